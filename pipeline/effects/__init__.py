@@ -1,0 +1,290 @@
+"""Effects: what orchestration asks a handler to do next (pure data).
+
+``Effect`` is a closed union like ``PipelineEvent``. Every effect carries an ``effect_id`` derived
+from the state it was decided from (``<run id>:<sequence>``), so that a handler resumed after a
+crash can recognise work it may already have done.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Mapping
+from typing import Final, NewType, TypeAlias, final
+
+from attrs import frozen
+
+from pipeline.events.values import (
+    AgentName,
+    CheckpointTrigger,
+    Instant,
+    PromptKind,
+    QuestionId,
+    Role,
+)
+from pipeline.state.termination import TerminationReason
+
+__all__ = [
+    "EFFECT_TAGS",
+    "AbortRebase",
+    "BackOff",
+    "BeginFinalizing",
+    "BeginFixAttempt",
+    "BeginIteration",
+    "BeginPlanning",
+    "BeginReviewPass",
+    "CompleteRun",
+    "CreateCommit",
+    "Effect",
+    "EffectId",
+    "InvokeAgent",
+    "MaterializePrompt",
+    "Rebase",
+    "RestorePromptPermissions",
+    "SaveCheckpoint",
+    "StartRun",
+    "Terminate",
+    "TriggerDevFix",
+    "ValidateFinalState",
+    "WaitForHuman",
+    "WriteCompletionMarker",
+]
+
+EffectId = NewType("EffectId", str)
+"""``<run id>:<sequence>``: the same state always asks for the same effect under the same id."""
+
+
+@final
+@frozen
+class StartRun:
+    """Start the run: read the configuration and prompt, make the run id, report ``RunStarted``."""
+
+    effect_id: EffectId
+
+
+@final
+@frozen
+class BeginPlanning:
+    """Record that planning begins."""
+
+    effect_id: EffectId
+
+
+@final
+@frozen
+class BeginIteration:
+    """Record that development iteration ``iteration`` begins."""
+
+    effect_id: EffectId
+    iteration: int
+
+
+@final
+@frozen
+class BeginReviewPass:
+    """Record that review pass ``review_pass`` begins."""
+
+    effect_id: EffectId
+    review_pass: int
+
+
+@final
+@frozen
+class BeginFixAttempt:
+    """Record that fixing the issues of review pass ``review_pass`` begins."""
+
+    effect_id: EffectId
+    review_pass: int
+
+
+@final
+@frozen
+class MaterializePrompt:
+    """Render the ``kind`` prompt for ``role`` into the workspace."""
+
+    effect_id: EffectId
+    kind: PromptKind
+    role: Role
+    iteration: int
+    review_pass: int
+
+
+@final
+@frozen
+class InvokeAgent:
+    """Run ``agent`` in ``role`` on the ``prompt_kind`` prompt (``attempt`` counts per task)."""
+
+    effect_id: EffectId
+    role: Role
+    agent: AgentName
+    attempt: int
+    prompt_kind: PromptKind
+    iteration: int
+    review_pass: int
+
+
+@final
+@frozen
+class BackOff:
+    """Wait before retrying ``role``: the handler picks a delay from 0 to ``ceiling_ms``."""
+
+    effect_id: EffectId
+    role: Role
+    ceiling_ms: int
+
+
+@final
+@frozen
+class SaveCheckpoint:
+    """Store the state folded from the first ``sequence`` events."""
+
+    effect_id: EffectId
+    trigger: CheckpointTrigger
+    sequence: int
+
+
+@final
+@frozen
+class CreateCommit:
+    """Commit the workspace's changes with ``message`` (skip when nothing changed)."""
+
+    effect_id: EffectId
+    message: str
+
+
+@final
+@frozen
+class Rebase:
+    """Rebase the working branch onto ``onto``."""
+
+    effect_id: EffectId
+    onto: str
+
+
+@final
+@frozen
+class AbortRebase:
+    """Abort the conflicted rebase in progress."""
+
+    effect_id: EffectId
+
+
+@final
+@frozen
+class ValidateFinalState:
+    """Run the final checks on the finished work."""
+
+    effect_id: EffectId
+
+
+@final
+@frozen
+class TriggerDevFix:
+    """Report that ``failed_role``'s chain is exhausted and start dev-fix."""
+
+    effect_id: EffectId
+    failed_role: Role
+    reason: str
+
+
+@final
+@frozen
+class WriteCompletionMarker:
+    """Write the completion marker with ``status`` and ``reason``."""
+
+    effect_id: EffectId
+    status: str
+    reason: str
+
+
+@final
+@frozen
+class WaitForHuman:
+    """Wait for the answer to ``question_id`` until ``deadline``."""
+
+    effect_id: EffectId
+    question_id: QuestionId
+    deadline: Instant
+
+
+@final
+@frozen
+class BeginFinalizing:
+    """Record that finalization begins."""
+
+    effect_id: EffectId
+
+
+@final
+@frozen
+class RestorePromptPermissions:
+    """Give the user's prompt file its original permissions back."""
+
+    effect_id: EffectId
+
+
+@final
+@frozen
+class CompleteRun:
+    """Record that the run is complete."""
+
+    effect_id: EffectId
+
+
+@final
+@frozen
+class Terminate:
+    """Stop: the run is terminal. ``reason`` decides the exit code."""
+
+    effect_id: EffectId
+    reason: TerminationReason
+
+
+Effect: TypeAlias = (
+    StartRun
+    | BeginPlanning
+    | BeginIteration
+    | BeginReviewPass
+    | BeginFixAttempt
+    | MaterializePrompt
+    | InvokeAgent
+    | BackOff
+    | SaveCheckpoint
+    | CreateCommit
+    | Rebase
+    | AbortRebase
+    | ValidateFinalState
+    | TriggerDevFix
+    | WriteCompletionMarker
+    | WaitForHuman
+    | BeginFinalizing
+    | RestorePromptPermissions
+    | CompleteRun
+    | Terminate
+)
+"""Everything orchestration can ask for: a closed union."""
+
+EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
+    {
+        StartRun: "effect.start_run",
+        BeginPlanning: "effect.begin_planning",
+        BeginIteration: "effect.begin_iteration",
+        BeginReviewPass: "effect.begin_review_pass",
+        BeginFixAttempt: "effect.begin_fix_attempt",
+        MaterializePrompt: "effect.materialize_prompt",
+        InvokeAgent: "effect.invoke_agent",
+        BackOff: "effect.back_off",
+        SaveCheckpoint: "effect.save_checkpoint",
+        CreateCommit: "effect.create_commit",
+        Rebase: "effect.rebase",
+        AbortRebase: "effect.abort_rebase",
+        ValidateFinalState: "effect.validate_final_state",
+        TriggerDevFix: "effect.trigger_dev_fix",
+        WriteCompletionMarker: "effect.write_completion_marker",
+        WaitForHuman: "effect.wait_for_human",
+        BeginFinalizing: "effect.begin_finalizing",
+        RestorePromptPermissions: "effect.restore_prompt_permissions",
+        CompleteRun: "effect.complete_run",
+        Terminate: "effect.terminate",
+    }
+)
+"""The stable ``type`` discriminator of each effect on the wire."""

@@ -1,0 +1,223 @@
+"""The frozen event vocabulary of ralph-pipeline (pure data).
+
+``PipelineEvent`` is the closed union of the category unions. Events are facts about what happened
+("the invocation failed, retriable"), never commands. Each event carries the time a handler read
+(``at``) and any ids; reducers never read a clock or make an id.
+
+The unions are frozen: ``tests/events/test_frozen_vocabulary.py`` compares them, their fields and
+their wire tags with snapshots. To extend a category on purpose, see
+``docs/architecture/extending-events.md``.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+from pipeline.events.agent import (
+    AgentEvent,
+    BackoffWaited,
+    InvocationFailed,
+    InvocationStarted,
+    InvocationSucceeded,
+    InvocationTimedOut,
+    OutputLineMalformed,
+    StructuredResponseMalformed,
+    StructuredResponseReceived,
+    TopicPublished,
+)
+from pipeline.events.commit import (
+    CommitCreated,
+    CommitEvent,
+    CommitMessageGenerated,
+    CommitSkipped,
+    RebaseAborted,
+    RebaseConflicted,
+    RebaseEvent,
+    RebaseStarted,
+    RebaseSucceeded,
+)
+from pipeline.events.dev_fix import (
+    AwaitingDevFixEvent,
+    CompletionMarkerEmitted,
+    DevFixCompleted,
+    DevFixTriggered,
+)
+from pipeline.events.development import (
+    ContinuationNeeded,
+    DevelopmentEvent,
+    DevelopmentIterationCompleted,
+    DevelopmentIterationStarted,
+)
+from pipeline.events.error import (
+    AgentChainExhausted,
+    BudgetExceeded,
+    BudgetKind,
+    ErrorEvent,
+    WorkspaceIoError,
+)
+from pipeline.events.human import (
+    HumanEvent,
+    HumanInterventionRequired,
+    HumanQuestionAsked,
+    HumanResponseReceived,
+    HumanTimedOut,
+)
+from pipeline.events.lifecycle import (
+    LifecycleEvent,
+    RunCompleted,
+    RunInterrupted,
+    RunResumed,
+    RunStarted,
+)
+from pipeline.events.misc import (
+    CheckpointSaved,
+    ContextCleaned,
+    FinalizingStarted,
+    LoopRecoveryTriggered,
+    MiscEvent,
+    PromptPermissionsRestored,
+)
+from pipeline.events.planning import PlanningEvent, PlanningStarted, PlanProduced, PlanRejected
+from pipeline.events.prompt import PromptInputEvent, PromptMaterialized
+from pipeline.events.review import (
+    FixAttemptCompleted,
+    FixAttemptStarted,
+    ReviewClean,
+    ReviewEvent,
+    ReviewIssuesFound,
+    ReviewPassStarted,
+)
+from pipeline.events.validation import (
+    FinalValidationFailed,
+    FinalValidationPassed,
+    ValidationEvent,
+)
+from pipeline.events.values import (
+    AgentName,
+    Budget,
+    CheckpointTrigger,
+    Count,
+    Digest,
+    DurationMs,
+    ErrorKind,
+    ExitCode,
+    Instant,
+    IterationStatus,
+    Ordinal,
+    PromptKind,
+    QuestionId,
+    Role,
+    RoleChain,
+    RunId,
+    Sequence,
+    TimeoutKind,
+    WorkspaceErrorKind,
+)
+from pipeline.events.wire import CATEGORIES, SCHEMA_VERSION, WIRE_TAGS, members
+
+PipelineEvent: TypeAlias = (
+    LifecycleEvent
+    | PlanningEvent
+    | DevelopmentEvent
+    | ReviewEvent
+    | PromptInputEvent
+    | AgentEvent
+    | CommitEvent
+    | RebaseEvent
+    | AwaitingDevFixEvent
+    | HumanEvent
+    | ErrorEvent
+    | ValidationEvent
+    | MiscEvent
+)
+"""Every fact the pipeline can record: the closed union of the category unions."""
+
+__all__ = [
+    "CATEGORIES",
+    "SCHEMA_VERSION",
+    "WIRE_TAGS",
+    "AgentChainExhausted",
+    "AgentEvent",
+    "AgentName",
+    "AwaitingDevFixEvent",
+    "BackoffWaited",
+    "Budget",
+    "BudgetExceeded",
+    "BudgetKind",
+    "CheckpointSaved",
+    "CheckpointTrigger",
+    "CommitCreated",
+    "CommitEvent",
+    "CommitMessageGenerated",
+    "CommitSkipped",
+    "CompletionMarkerEmitted",
+    "ContextCleaned",
+    "ContinuationNeeded",
+    "Count",
+    "DevFixCompleted",
+    "DevFixTriggered",
+    "DevelopmentEvent",
+    "DevelopmentIterationCompleted",
+    "DevelopmentIterationStarted",
+    "Digest",
+    "DurationMs",
+    "ErrorEvent",
+    "ErrorKind",
+    "ExitCode",
+    "FinalValidationFailed",
+    "FinalValidationPassed",
+    "FinalizingStarted",
+    "FixAttemptCompleted",
+    "FixAttemptStarted",
+    "HumanEvent",
+    "HumanInterventionRequired",
+    "HumanQuestionAsked",
+    "HumanResponseReceived",
+    "HumanTimedOut",
+    "Instant",
+    "InvocationFailed",
+    "InvocationStarted",
+    "InvocationSucceeded",
+    "InvocationTimedOut",
+    "IterationStatus",
+    "LifecycleEvent",
+    "LoopRecoveryTriggered",
+    "MiscEvent",
+    "Ordinal",
+    "OutputLineMalformed",
+    "PipelineEvent",
+    "PlanProduced",
+    "PlanRejected",
+    "PlanningEvent",
+    "PlanningStarted",
+    "PromptInputEvent",
+    "PromptKind",
+    "PromptMaterialized",
+    "PromptPermissionsRestored",
+    "QuestionId",
+    "RebaseAborted",
+    "RebaseConflicted",
+    "RebaseEvent",
+    "RebaseStarted",
+    "RebaseSucceeded",
+    "ReviewClean",
+    "ReviewEvent",
+    "ReviewIssuesFound",
+    "ReviewPassStarted",
+    "Role",
+    "RoleChain",
+    "RunCompleted",
+    "RunId",
+    "RunInterrupted",
+    "RunResumed",
+    "RunStarted",
+    "Sequence",
+    "StructuredResponseMalformed",
+    "StructuredResponseReceived",
+    "TimeoutKind",
+    "TopicPublished",
+    "ValidationEvent",
+    "WorkspaceErrorKind",
+    "WorkspaceIoError",
+    "members",
+]

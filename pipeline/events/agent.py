@@ -1,0 +1,158 @@
+"""Agent facts: invocations and their outcomes, backoff waits, and what agents reported (pure data).
+
+An invocation is ``InvocationStarted`` followed by exactly one of ``InvocationSucceeded``,
+``InvocationFailed`` or ``InvocationTimedOut``. A success is followed, in the same batch, by the
+role's output fact (a plan, an iteration status, a review verdict, a commit message, a dev-fix
+report); a success with no output fact counts as a failure when the next attempt starts.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias, final
+
+from attrs import field, frozen
+
+from pipeline.events.values import (
+    COUNT_VALIDATOR,
+    INSTANT_VALIDATOR,
+    ORDINAL_VALIDATOR,
+    AgentName,
+    Digest,
+    DurationMs,
+    ErrorKind,
+    ExitCode,
+    Instant,
+    Ordinal,
+    Role,
+    TimeoutKind,
+)
+
+__all__ = [
+    "AgentEvent",
+    "BackoffWaited",
+    "InvocationFailed",
+    "InvocationStarted",
+    "InvocationSucceeded",
+    "InvocationTimedOut",
+    "OutputLineMalformed",
+    "StructuredResponseMalformed",
+    "StructuredResponseReceived",
+    "TopicPublished",
+]
+
+
+@final
+@frozen
+class InvocationStarted:
+    """Agent ``agent`` (``model`` if known) started in ``role``; ``attempt`` counts per task."""
+
+    role: Role
+    agent: AgentName
+    model: str | None
+    attempt: Ordinal = field(validator=ORDINAL_VALIDATOR)
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class InvocationSucceeded:
+    """The agent process exited successfully."""
+
+    role: Role
+    agent: AgentName
+    exit_code: ExitCode
+    duration_ms: DurationMs = field(validator=COUNT_VALIDATOR)
+    output_digest: Digest
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class InvocationFailed:
+    """The agent invocation failed; ``retriable`` says whether the same agent may succeed later."""
+
+    role: Role
+    agent: AgentName
+    error: ErrorKind
+    message: str
+    retriable: bool
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class InvocationTimedOut:
+    """The agent was stopped after ``after_ms`` by the ``kind`` timeout (a retriable failure)."""
+
+    role: Role
+    agent: AgentName
+    kind: TimeoutKind
+    after_ms: DurationMs = field(validator=COUNT_VALIDATOR)
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class BackoffWaited:
+    """The handler waited ``delay_ms`` (its jitter choice) before retrying ``role``."""
+
+    role: Role
+    delay_ms: DurationMs = field(validator=COUNT_VALIDATOR)
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class TopicPublished:
+    """The agent published ``topic`` with ``payload`` on line ``line_number`` of its events file."""
+
+    topic: str
+    payload: str
+    line_number: Ordinal = field(validator=ORDINAL_VALIDATOR)
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class OutputLineMalformed:
+    """Line ``line_number`` of the agent's events file could not be read as an event."""
+
+    line_number: Ordinal = field(validator=ORDINAL_VALIDATOR)
+    content: str
+    error: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class StructuredResponseReceived:
+    """The agent in ``role`` answered with a structured response that parsed (its digest)."""
+
+    role: Role
+    response_digest: Digest
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class StructuredResponseMalformed:
+    """The agent in ``role`` answered with a structured response that did not parse or validate."""
+
+    role: Role
+    raw_response: str
+    error: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+AgentEvent: TypeAlias = (
+    InvocationStarted
+    | InvocationSucceeded
+    | InvocationFailed
+    | InvocationTimedOut
+    | BackoffWaited
+    | TopicPublished
+    | OutputLineMalformed
+    | StructuredResponseReceived
+    | StructuredResponseMalformed
+)
+"""Facts about agent processes and what they reported."""

@@ -1,0 +1,92 @@
+"""Commit and rebase facts (pure data)."""
+
+from __future__ import annotations
+
+from typing import TypeAlias, final
+
+from attrs import field, frozen
+
+from pipeline.events.values import INSTANT_VALIDATOR, Instant
+
+__all__ = [
+    "CommitCreated",
+    "CommitEvent",
+    "CommitMessageGenerated",
+    "CommitSkipped",
+    "RebaseAborted",
+    "RebaseConflicted",
+    "RebaseEvent",
+    "RebaseStarted",
+    "RebaseSucceeded",
+]
+
+
+@final
+@frozen
+class CommitMessageGenerated:
+    """The committer produced ``message`` for the pending changes."""
+
+    message: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class CommitCreated:
+    """A commit ``sha`` was created on ``branch``."""
+
+    sha: str
+    branch: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class CommitSkipped:
+    """No commit was made (``reason``: usually that nothing changed)."""
+
+    reason: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+CommitEvent: TypeAlias = CommitMessageGenerated | CommitCreated | CommitSkipped
+"""Facts about commits."""
+
+
+@final
+@frozen
+class RebaseStarted:
+    """A rebase onto ``onto`` began."""
+
+    onto: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class RebaseSucceeded:
+    """The rebase finished; the branch head is now ``head``."""
+
+    head: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class RebaseConflicted:
+    """The rebase stopped on conflicts in ``paths``."""
+
+    paths: tuple[str, ...]
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class RebaseAborted:
+    """The rebase was aborted; the branch is as it was before it."""
+
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+RebaseEvent: TypeAlias = RebaseStarted | RebaseSucceeded | RebaseConflicted | RebaseAborted
+"""Facts about rebases."""

@@ -1,0 +1,58 @@
+"""Development facts: iterations started and completed, continuation asked for (pure data)."""
+
+from __future__ import annotations
+
+from typing import TypeAlias, final
+
+from attrs import field, frozen
+
+from pipeline.events.values import (
+    INSTANT_VALIDATOR,
+    ORDINAL_VALIDATOR,
+    Instant,
+    IterationStatus,
+    Ordinal,
+)
+
+__all__ = [
+    "ContinuationNeeded",
+    "DevelopmentEvent",
+    "DevelopmentIterationCompleted",
+    "DevelopmentIterationStarted",
+]
+
+
+@final
+@frozen
+class DevelopmentIterationStarted:
+    """Development iteration ``iteration`` began."""
+
+    iteration: Ordinal = field(validator=ORDINAL_VALIDATOR)
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class DevelopmentIterationCompleted:
+    """The developer finished iteration ``iteration`` and judged it ``status``."""
+
+    iteration: Ordinal = field(validator=ORDINAL_VALIDATOR)
+    status: IterationStatus
+    summary: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class ContinuationNeeded:
+    """The developer said that more work remains after iteration ``iteration``."""
+
+    iteration: Ordinal = field(validator=ORDINAL_VALIDATOR)
+    reason: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+DevelopmentEvent: TypeAlias = (
+    DevelopmentIterationStarted | DevelopmentIterationCompleted | ContinuationNeeded
+)
+"""Facts of the development phase."""

@@ -1,0 +1,63 @@
+"""Human-in-the-loop facts: questions, answers, timeouts and calls for intervention (pure data)."""
+
+from __future__ import annotations
+
+from typing import TypeAlias, final
+
+from attrs import field, frozen
+
+from pipeline.events.values import INSTANT_VALIDATOR, Instant, QuestionId
+
+__all__ = [
+    "HumanEvent",
+    "HumanInterventionRequired",
+    "HumanQuestionAsked",
+    "HumanResponseReceived",
+    "HumanTimedOut",
+]
+
+
+@final
+@frozen
+class HumanQuestionAsked:
+    """A question went to a human; the answer is due by ``deadline``."""
+
+    question_id: QuestionId
+    question: str
+    deadline: Instant = field(validator=INSTANT_VALIDATOR)
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class HumanResponseReceived:
+    """A human answered question ``question_id`` with ``text``."""
+
+    question_id: QuestionId
+    text: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class HumanTimedOut:
+    """No answer to ``question_id`` arrived by its deadline."""
+
+    question_id: QuestionId
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class HumanInterventionRequired:
+    """The run cannot go on without a person (``reason`` and ``detail`` say why)."""
+
+    reason: str
+    detail: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+HumanEvent: TypeAlias = (
+    HumanQuestionAsked | HumanResponseReceived | HumanTimedOut | HumanInterventionRequired
+)
+"""Facts about people in the loop."""

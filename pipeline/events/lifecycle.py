@@ -1,0 +1,63 @@
+"""Lifecycle facts: a run started, was interrupted, resumed or completed (pure data)."""
+
+from __future__ import annotations
+
+from typing import TypeAlias, final
+
+from attrs import field, frozen
+
+from pipeline.events.values import (
+    INSTANT_VALIDATOR,
+    Budget,
+    Digest,
+    Instant,
+    RoleChain,
+    RunId,
+    Sequence,
+)
+
+__all__ = ["LifecycleEvent", "RunCompleted", "RunInterrupted", "RunResumed", "RunStarted"]
+
+
+@final
+@frozen
+class RunStarted:
+    """A run began with this configuration; everything replay needs is in the log from here on."""
+
+    run_id: RunId
+    config_digest: Digest
+    prompt_digest: Digest
+    budget: Budget
+    chains: tuple[RoleChain, ...]
+    rebase_onto: str | None
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class RunInterrupted:
+    """The run was stopped from outside (a signal, an operator); it can be resumed."""
+
+    reason: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class RunResumed:
+    """A new process took the run up again from a checkpoint (or from the start of the log)."""
+
+    checkpoint_sequence: Sequence | None
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class RunCompleted:
+    """Finalization finished; the run is over."""
+
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+LifecycleEvent: TypeAlias = RunStarted | RunInterrupted | RunResumed | RunCompleted
+"""Facts about the run as a whole."""

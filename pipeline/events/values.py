@@ -1,0 +1,211 @@
+"""Value types shared by events, effects and state (pure).
+
+Ids and bounded numbers are ``NewType``s so that hypothesis strategies can be registered for them
+(see :mod:`pipeline.testing`) and so that the type checker keeps an iteration apart from an exit
+code. Enums hold every closed set of names; their values are the stable wire spelling.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Any, NewType, final
+
+from attrs import Attribute, field, frozen
+
+__all__ = [
+    "COUNT_VALIDATOR",
+    "INSTANT_VALIDATOR",
+    "MAX_COUNT",
+    "ORDINAL_VALIDATOR",
+    "AgentName",
+    "Budget",
+    "CheckpointTrigger",
+    "Count",
+    "Digest",
+    "DurationMs",
+    "ErrorKind",
+    "ExitCode",
+    "Instant",
+    "IterationStatus",
+    "Ordinal",
+    "PromptKind",
+    "QuestionId",
+    "Role",
+    "RoleChain",
+    "RunId",
+    "Sequence",
+    "TimeoutKind",
+    "WorkspaceErrorKind",
+]
+
+RunId = NewType("RunId", str)
+"""Identifies one pipeline run; made by a handler (time plus randomness), carried in events."""
+
+AgentName = NewType("AgentName", str)
+"""The configured name of an agent backend (``claude``, ``codex``, ``my-script``)."""
+
+QuestionId = NewType("QuestionId", str)
+"""Identifies one question put to a human."""
+
+Digest = NewType("Digest", str)
+"""A hex content digest (sha256) of a prompt, config or output."""
+
+Instant = NewType("Instant", datetime)
+"""A timezone-aware UTC time read by a handler; the pure layers never read a clock."""
+
+Count = NewType("Count", int)
+"""A non-negative count, at most 2**53 so that every JSON reader keeps it exact."""
+
+Ordinal = NewType("Ordinal", int)
+"""A 1-based position (iteration, attempt, review pass, line number)."""
+
+Sequence = NewType("Sequence", int)
+"""A position in a run's event log: the number of events before it (0-based)."""
+
+DurationMs = NewType("DurationMs", int)
+"""A non-negative duration in milliseconds."""
+
+ExitCode = NewType("ExitCode", int)
+"""A process exit status (negative for death by signal, as subprocess reports it)."""
+
+MAX_COUNT = 2**53
+"""The largest count the wire format promises to keep exact."""
+
+
+@enum.unique
+class Role(enum.StrEnum):
+    """The part an agent plays in the pipeline; each role has its own agent chain."""
+
+    PLANNER = "planner"
+    DEVELOPER = "developer"
+    REVIEWER = "reviewer"
+    COMMITTER = "committer"
+    FIXER = "fixer"
+
+
+@enum.unique
+class PromptKind(enum.StrEnum):
+    """Which prompt template was materialised."""
+
+    PLANNING = "planning"
+    DEVELOPMENT = "development"
+    REVIEW = "review"
+    REVIEW_FIX = "review_fix"
+    COMMIT_MESSAGE = "commit_message"
+    DEV_FIX = "dev_fix"
+
+
+@enum.unique
+class IterationStatus(enum.StrEnum):
+    """How an agent judged its own development iteration or fix attempt."""
+
+    COMPLETED = "completed"
+    PARTIAL = "partial"
+    FAILED = "failed"
+
+
+@enum.unique
+class ErrorKind(enum.StrEnum):
+    """Why an agent invocation failed, as far as the handler could tell."""
+
+    NOT_FOUND = "not_found"
+    NON_ZERO_EXIT = "non_zero_exit"
+    KILLED = "killed"
+    RATE_LIMITED = "rate_limited"
+    OUTPUT_REJECTED = "output_rejected"
+    OTHER = "other"
+
+
+@enum.unique
+class TimeoutKind(enum.StrEnum):
+    """Which timeout ended an agent invocation."""
+
+    INACTIVITY = "inactivity"
+    TOTAL = "total"
+
+
+@enum.unique
+class WorkspaceErrorKind(enum.StrEnum):
+    """What kind of workspace I/O failed."""
+
+    READ = "read"
+    WRITE = "write"
+    PERMISSION = "permission"
+    GIT = "git"
+
+
+@enum.unique
+class CheckpointTrigger(enum.StrEnum):
+    """Why orchestration asked for a checkpoint."""
+
+    PHASE = "phase"
+    ITERATION = "iteration"
+    BEFORE_DEV_FIX = "before_dev_fix"
+    AFTER_DEV_FIX = "after_dev_fix"
+    INTERRUPTION = "interruption"
+    FINAL = "final"
+
+
+def _distinct_agents(_instance: object, _attribute: Attribute[Any], value: Any) -> None:
+    if len(set(value)) != len(value):
+        raise ValueError(f"an agent chain names an agent twice: {value!r}")
+
+
+@final
+@frozen
+class RoleChain:
+    """The ordered agents a role falls back through: first the preferred, then the fallbacks."""
+
+    role: Role
+    agents: tuple[AgentName, ...] = field(validator=_distinct_agents)
+
+
+def _check_count(_instance: object, attribute: Attribute[Any], value: Any) -> None:
+    if not 0 <= value <= MAX_COUNT:
+        raise ValueError(f"{attribute.name} must be from 0 to 2**53, got {value!r}")
+
+
+def _check_ordinal(_instance: object, attribute: Attribute[Any], value: Any) -> None:
+    if not 1 <= value <= MAX_COUNT:
+        raise ValueError(f"{attribute.name} must be from 1 to 2**53, got {value!r}")
+
+
+_count = _check_count
+_ordinal = _check_ordinal
+
+
+@final
+@frozen
+class Budget:
+    """The limits one run works within; carried by ``RunStarted`` so that replay needs no config."""
+
+    max_iterations: Ordinal = field(validator=_ordinal)
+    max_review_passes: Count = field(validator=_count)
+    max_retries_per_agent: Count = field(validator=_count)
+    backoff_base_ms: DurationMs = field(validator=_count)
+    backoff_cap_ms: DurationMs = field(validator=_count)
+    max_consecutive_failures: Ordinal = field(validator=_ordinal)
+    max_consecutive_malformed: Ordinal = field(validator=_ordinal)
+
+    def __attrs_post_init__(self) -> None:
+        if self.backoff_cap_ms < self.backoff_base_ms:
+            raise ValueError(
+                f"backoff_cap_ms ({self.backoff_cap_ms}) is below backoff_base_ms "
+                f"({self.backoff_base_ms})"
+            )
+
+
+def _aware(_instance: object, attribute: Attribute[Any], value: Any) -> None:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"{attribute.name} must be timezone-aware, got {value!r}")
+
+
+INSTANT_VALIDATOR = _aware
+"""Validator for :data:`Instant` fields: a naive datetime would replay differently elsewhere."""
+
+COUNT_VALIDATOR = _count
+"""Validator for :data:`Count`, :data:`DurationMs` and :data:`Sequence` fields."""
+
+ORDINAL_VALIDATOR = _ordinal
+"""Validator for :data:`Ordinal` fields."""

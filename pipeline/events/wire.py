@@ -1,0 +1,123 @@
+"""The wire contract of events: category membership, stable tags and the schema version (pure).
+
+A wire tag is ``"<category>.<event>"`` and never changes once released: renaming an event class
+keeps its tag; removing an event retires its tag for good. Evolve a changed event with a new
+``SCHEMA_VERSION`` and an upcaster instead.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Final
+
+from pipeline.events import (
+    agent,
+    commit,
+    dev_fix,
+    development,
+    error,
+    human,
+    lifecycle,
+    misc,
+    planning,
+    prompt,
+    review,
+    validation,
+)
+
+__all__ = ["CATEGORIES", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
+
+SCHEMA_VERSION: Final = 1
+"""The version written with every stored event; readers upcast older versions to this one."""
+
+
+def members(alias: Any) -> tuple[type, ...]:
+    """The classes of a union alias (or the one class of a single-member category), in order."""
+    if isinstance(alias, types.UnionType) or typing.get_origin(alias) is typing.Union:
+        result: list[type] = []
+        for arg in typing.get_args(alias):
+            result.extend(members(arg))
+        return tuple(result)
+    if isinstance(alias, type):
+        return (alias,)
+    raise TypeError(f"not an event union or class: {alias!r}")
+
+
+CATEGORIES: Final[Mapping[str, Any]] = types.MappingProxyType(
+    {
+        "lifecycle": lifecycle.LifecycleEvent,
+        "planning": planning.PlanningEvent,
+        "development": development.DevelopmentEvent,
+        "review": review.ReviewEvent,
+        "prompt": prompt.PromptInputEvent,
+        "agent": agent.AgentEvent,
+        "commit": commit.CommitEvent,
+        "rebase": commit.RebaseEvent,
+        "dev_fix": dev_fix.AwaitingDevFixEvent,
+        "human": human.HumanEvent,
+        "error": error.ErrorEvent,
+        "validation": validation.ValidationEvent,
+        "misc": misc.MiscEvent,
+    }
+)
+"""Each category's name and union, in the order ``PipelineEvent`` lists them."""
+
+
+# The contract itself: one literal line per event. A renamed class keeps its old tag; a removed
+# event's tag is never given to another; the snapshot test pins this table.
+WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
+    {
+        lifecycle.RunStarted: "lifecycle.run_started",
+        lifecycle.RunInterrupted: "lifecycle.run_interrupted",
+        lifecycle.RunResumed: "lifecycle.run_resumed",
+        lifecycle.RunCompleted: "lifecycle.run_completed",
+        planning.PlanningStarted: "planning.planning_started",
+        planning.PlanProduced: "planning.plan_produced",
+        planning.PlanRejected: "planning.plan_rejected",
+        development.DevelopmentIterationStarted: "development.development_iteration_started",
+        development.DevelopmentIterationCompleted: "development.development_iteration_completed",
+        development.ContinuationNeeded: "development.continuation_needed",
+        review.ReviewPassStarted: "review.review_pass_started",
+        review.ReviewIssuesFound: "review.review_issues_found",
+        review.ReviewClean: "review.review_clean",
+        review.FixAttemptStarted: "review.fix_attempt_started",
+        review.FixAttemptCompleted: "review.fix_attempt_completed",
+        prompt.PromptMaterialized: "prompt.prompt_materialized",
+        agent.InvocationStarted: "agent.invocation_started",
+        agent.InvocationSucceeded: "agent.invocation_succeeded",
+        agent.InvocationFailed: "agent.invocation_failed",
+        agent.InvocationTimedOut: "agent.invocation_timed_out",
+        agent.BackoffWaited: "agent.backoff_waited",
+        agent.TopicPublished: "agent.topic_published",
+        agent.OutputLineMalformed: "agent.output_line_malformed",
+        agent.StructuredResponseReceived: "agent.structured_response_received",
+        agent.StructuredResponseMalformed: "agent.structured_response_malformed",
+        commit.CommitMessageGenerated: "commit.commit_message_generated",
+        commit.CommitCreated: "commit.commit_created",
+        commit.CommitSkipped: "commit.commit_skipped",
+        commit.RebaseStarted: "rebase.rebase_started",
+        commit.RebaseSucceeded: "rebase.rebase_succeeded",
+        commit.RebaseConflicted: "rebase.rebase_conflicted",
+        commit.RebaseAborted: "rebase.rebase_aborted",
+        dev_fix.DevFixTriggered: "dev_fix.dev_fix_triggered",
+        dev_fix.DevFixCompleted: "dev_fix.dev_fix_completed",
+        dev_fix.CompletionMarkerEmitted: "dev_fix.completion_marker_emitted",
+        human.HumanQuestionAsked: "human.human_question_asked",
+        human.HumanResponseReceived: "human.human_response_received",
+        human.HumanTimedOut: "human.human_timed_out",
+        human.HumanInterventionRequired: "human.human_intervention_required",
+        error.AgentChainExhausted: "error.agent_chain_exhausted",
+        error.WorkspaceIoError: "error.workspace_io_error",
+        error.BudgetExceeded: "error.budget_exceeded",
+        validation.FinalValidationPassed: "validation.final_validation_passed",
+        validation.FinalValidationFailed: "validation.final_validation_failed",
+        misc.CheckpointSaved: "misc.checkpoint_saved",
+        misc.ContextCleaned: "misc.context_cleaned",
+        misc.FinalizingStarted: "misc.finalizing_started",
+        misc.PromptPermissionsRestored: "misc.prompt_permissions_restored",
+        misc.LoopRecoveryTriggered: "misc.loop_recovery_triggered",
+    }
+)
+"""The stable ``type`` discriminator of each event class on the wire."""

@@ -1,0 +1,9 @@
+"""Orchestration: ``next_effect(state) -> Effect``, decided from state alone (pure).
+
+Orchestration decides; it never performs. Handlers carry out the effect and report facts.
+"""
+
+from pipeline.orchestration._bounds import step_bound
+from pipeline.orchestration._next import effect_id, next_effect
+
+__all__ = ["effect_id", "next_effect", "step_bound"]

@@ -1,0 +1,160 @@
+"""``next_effect``: what to do next, decided from the state alone (pure).
+
+Priorities: a due checkpoint first (so that every transition is durable before work goes on),
+then termination, then a pending human question, then the current phase's step.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from pipeline.effects import (
+    AbortRebase,
+    BackOff,
+    BeginFinalizing,
+    BeginFixAttempt,
+    BeginIteration,
+    BeginPlanning,
+    BeginReviewPass,
+    CompleteRun,
+    CreateCommit,
+    Effect,
+    EffectId,
+    InvokeAgent,
+    MaterializePrompt,
+    Rebase,
+    RestorePromptPermissions,
+    SaveCheckpoint,
+    StartRun,
+    Terminate,
+    TriggerDevFix,
+    ValidateFinalState,
+    WaitForHuman,
+    WriteCompletionMarker,
+)
+from pipeline.state import (
+    Phase,
+    PipelineState,
+    Step,
+    TerminationReason,
+    prompt_kind_for,
+)
+
+__all__ = ["effect_id", "next_effect"]
+
+
+def effect_id(state: PipelineState) -> EffectId:
+    """The id of the effect decided from ``state``: ``<run id>:<sequence>``."""
+    run_id = "unstarted" if state.run is None else state.run.run_id
+    return EffectId(f"{run_id}:{state.sequence}")
+
+
+def next_effect(state: PipelineState) -> Effect:
+    """The one effect the run needs next; total over every state."""
+    eid = effect_id(state)
+    progress, ledger = state.progress, state.ledger
+    phase = progress.phase
+    if ledger.checkpoint_due is not None and phase is not Phase.NOT_STARTED:
+        return SaveCheckpoint(eid, ledger.checkpoint_due, state.sequence)
+    if phase is Phase.COMPLETE or phase is Phase.INTERRUPTED:
+        return Terminate(eid, progress.termination or TerminationReason.STOPPED)
+    if phase is Phase.NOT_STARTED:
+        return StartRun(eid)
+    if ledger.pending_question is not None:
+        question = ledger.pending_question
+        return WaitForHuman(eid, question.question_id, question.deadline)
+    step = progress.step
+    match step:
+        case Step.BEGIN:
+            return _begin(state, eid)
+        case Step.PROMPT:
+            return _prompt(state, eid)
+        case Step.INVOKE:
+            return _invoke(state, eid)
+        case Step.COMMIT:
+            return CreateCommit(eid, ledger.pending_commit_message or _default_message(state))
+        case Step.REBASE:
+            assert state.run is not None
+            if state.run.rebase_onto is None:
+                # Only a run configured to rebase gets here; without a target, skip past it.
+                return AbortRebase(eid)
+            return Rebase(eid, state.run.rebase_onto)
+        case Step.ABORT_REBASE:
+            return AbortRebase(eid)
+        case Step.VALIDATE:
+            return ValidateFinalState(eid)
+        case Step.RESTORE:
+            return RestorePromptPermissions(eid)
+        case Step.COMPLETE:
+            return CompleteRun(eid)
+        case Step.TRIGGER:
+            role = progress.dev_fix_role
+            if role is None:
+                return Terminate(eid, TerminationReason.STOPPED)
+            return TriggerDevFix(eid, role, ledger.last_error or "agent chain exhausted")
+        case Step.MARKER:
+            status = "dev_fix_succeeded" if progress.dev_fix_success else "dev_fix_failed"
+            role = progress.dev_fix_role
+            reason = f"agent chain exhausted for {role.value if role else 'unknown'} role"
+            return WriteCompletionMarker(eid, status, reason)
+        case Step.DONE:
+            return Terminate(eid, progress.termination or TerminationReason.STOPPED)
+        case _:
+            assert_never(step)
+
+
+def _begin(state: PipelineState, eid: EffectId) -> Effect:
+    progress = state.progress
+    phase = progress.phase
+    if phase is Phase.PLANNING:
+        return BeginPlanning(eid)
+    if phase is Phase.DEVELOPMENT:
+        return BeginIteration(eid, progress.iteration)
+    if phase is Phase.REVIEW:
+        if progress.fixing:
+            return BeginFixAttempt(eid, progress.review_pass)
+        return BeginReviewPass(eid, progress.review_pass)
+    if phase is Phase.FINALIZING:
+        return BeginFinalizing(eid)
+    # No other phase begins with a start fact; no reducer puts one at BEGIN.
+    return Terminate(eid, progress.termination or TerminationReason.STOPPED)
+
+
+def _prompt(state: PipelineState, eid: EffectId) -> Effect:
+    progress = state.progress
+    kind = prompt_kind_for(progress.phase, progress.fixing)
+    role = progress.role
+    if kind is None or role is None:
+        return Terminate(eid, progress.termination or TerminationReason.STOPPED)
+    return MaterializePrompt(eid, kind, role, progress.iteration, progress.review_pass)
+
+
+def _invoke(state: PipelineState, eid: EffectId) -> Effect:
+    progress, agent, run = state.progress, state.agent, state.run
+    role = progress.role
+    kind = prompt_kind_for(progress.phase, progress.fixing)
+    if role is None or kind is None or run is None:
+        return Terminate(eid, progress.termination or TerminationReason.STOPPED)
+    if agent.backoff_ceiling_ms is not None:
+        return BackOff(eid, role, agent.backoff_ceiling_ms)
+    chain = run.chain(role)
+    position = agent.position(role)
+    if position >= len(chain):
+        # Reducers move an exhausted chain to dev-fix; this keeps next_effect total regardless.
+        return Terminate(eid, TerminationReason.AGENT_CHAIN_EXHAUSTED)
+    return InvokeAgent(
+        eid,
+        role,
+        chain[position],
+        agent.attempt + 1,
+        kind,
+        progress.iteration,
+        progress.review_pass,
+    )
+
+
+def _default_message(state: PipelineState) -> str:
+    progress = state.progress
+    if progress.after_commit is Phase.REVIEW and progress.review_pass:
+        return f"ralph: fixes from review pass {progress.review_pass}"
+    return f"ralph: development iteration {progress.iteration}"

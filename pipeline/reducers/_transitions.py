@@ -1,0 +1,237 @@
+"""Phase transitions and the agent-chain policy, shared by the category reducers (pure).
+
+Each function here ends the handling of one event: it returns the next state with the sequence
+moved on (through :func:`~pipeline.reducers._build.advance`).
+"""
+
+from __future__ import annotations
+
+from attrs import evolve
+
+from pipeline.events import CheckpointTrigger, Role
+from pipeline.reducers._build import advance
+from pipeline.state import (
+    AgentCursor,
+    Ledger,
+    Phase,
+    PipelineState,
+    Progress,
+    Step,
+    TerminationReason,
+)
+
+__all__ = [
+    "after_commit",
+    "agent_failed",
+    "backoff_ceiling",
+    "chain_exhausted",
+    "finalize",
+    "interrupt",
+    "new_task",
+    "start_commit",
+    "start_development",
+    "start_review",
+    "start_validation",
+    "transition",
+]
+
+
+def new_task(agent: AgentCursor) -> AgentCursor:
+    """The cursor for a new agent task: retries and attempts reset, chain positions kept."""
+    return AgentCursor(agent.chain_positions, 0, 0, False, False, None, agent.failures)
+
+
+def transition(
+    state: PipelineState,
+    progress: Progress,
+    trigger: CheckpointTrigger | None = CheckpointTrigger.PHASE,
+    ledger: Ledger | None = None,
+) -> PipelineState:
+    """Move to ``progress`` with a fresh agent task, asking for a checkpoint by ``trigger``."""
+    base = state.ledger if ledger is None else ledger
+    if trigger is not None:
+        base = evolve(base, checkpoint_due=trigger)
+    return advance(state, progress=progress, agent=new_task(state.agent), ledger=base)
+
+
+def finalize(
+    state: PipelineState, reason: TerminationReason, ledger: Ledger | None = None
+) -> PipelineState:
+    """Begin finalization; the run will end with ``reason``."""
+    progress = evolve(state.progress, phase=Phase.FINALIZING, step=Step.BEGIN, termination=reason)
+    return transition(state, progress, CheckpointTrigger.PHASE, ledger)
+
+
+def interrupt(
+    state: PipelineState,
+    reason: TerminationReason,
+    resume_phase: Phase,
+    resume_step: Step,
+    ledger: Ledger | None = None,
+) -> PipelineState:
+    """Stop the run resumably: it will go on from ``resume_phase`` at ``resume_step``."""
+    progress = evolve(
+        state.progress,
+        phase=Phase.INTERRUPTED,
+        step=Step.DONE,
+        termination=reason,
+        resume_phase=resume_phase,
+        resume_step=resume_step,
+        # Finalization already knows how the run ends; a resume must not forget it.
+        resume_termination=state.progress.termination,
+    )
+    return transition(state, progress, CheckpointTrigger.INTERRUPTION, ledger)
+
+
+def start_development(
+    state: PipelineState,
+    progress: Progress | None = None,
+    ledger: Ledger | None = None,
+    trigger: CheckpointTrigger = CheckpointTrigger.PHASE,
+) -> PipelineState:
+    """Begin the next development iteration, or finalize when the iteration budget is spent."""
+    assert state.run is not None, "development needs a started run"
+    base = state.progress if progress is None else progress
+    iteration = base.iteration + 1
+    if iteration > state.run.budget.max_iterations:
+        return finalize(advance_view(state, base), TerminationReason.MAX_ITERATIONS, ledger)
+    next_progress = evolve(
+        base,
+        phase=Phase.DEVELOPMENT,
+        step=Step.BEGIN,
+        iteration=iteration,
+        fixing=False,
+        continuation_requested=False,
+        after_commit=None,
+    )
+    return transition(state, next_progress, trigger, ledger)
+
+
+def advance_view(state: PipelineState, progress: Progress) -> PipelineState:
+    """``state`` seen with ``progress`` but the same sequence (to chain into another transition)."""
+    return PipelineState(
+        state.sequence, state.run, progress, state.agent, state.intake, state.ledger
+    )
+
+
+def start_review(
+    state: PipelineState, progress: Progress | None = None, ledger: Ledger | None = None
+) -> PipelineState:
+    """Begin the next review pass, or go to final validation when the review budget is spent."""
+    assert state.run is not None, "review needs a started run"
+    base = state.progress if progress is None else progress
+    review_pass = base.review_pass + 1
+    if review_pass > state.run.budget.max_review_passes:
+        return start_validation(state, base, ledger)
+    next_progress = evolve(
+        base,
+        phase=Phase.REVIEW,
+        step=Step.BEGIN,
+        review_pass=review_pass,
+        fixing=False,
+        after_commit=None,
+    )
+    return transition(state, next_progress, CheckpointTrigger.PHASE, ledger)
+
+
+def start_validation(
+    state: PipelineState, progress: Progress | None = None, ledger: Ledger | None = None
+) -> PipelineState:
+    """Begin final validation."""
+    base = state.progress if progress is None else progress
+    next_progress = evolve(
+        base, phase=Phase.FINAL_VALIDATION, step=Step.VALIDATE, fixing=False, after_commit=None
+    )
+    return transition(state, next_progress, CheckpointTrigger.PHASE, ledger)
+
+
+def start_commit(
+    state: PipelineState,
+    after: Phase,
+    progress: Progress | None = None,
+    ledger: Ledger | None = None,
+    trigger: CheckpointTrigger = CheckpointTrigger.ITERATION,
+) -> PipelineState:
+    """Begin committing the work; afterwards the run goes on to ``after``."""
+    base = state.progress if progress is None else progress
+    next_progress = evolve(base, phase=Phase.COMMIT_MESSAGE, step=Step.PROMPT, after_commit=after)
+    return transition(state, next_progress, trigger, ledger)
+
+
+def after_commit(state: PipelineState, ledger: Ledger | None = None) -> PipelineState:
+    """Go where the run was heading when it stopped to commit."""
+    target = state.progress.after_commit
+    if target is Phase.DEVELOPMENT:
+        return start_development(state, ledger=ledger)
+    if target is Phase.REVIEW:
+        return start_review(state, ledger=ledger)
+    return start_validation(state, ledger=ledger)
+
+
+def backoff_ceiling(base_ms: int, cap_ms: int, retries: int) -> int:
+    """The exponential backoff window before retry number ``retries`` (1-based), capped."""
+    if base_ms == 0:
+        return 0
+    # Past 62 doublings any positive base exceeds every cap a 64-bit field can hold.
+    if retries > 62:
+        return cap_ms
+    return min(cap_ms, base_ms << (retries - 1))
+
+
+def agent_failed(state: PipelineState, retriable: bool, message: str) -> PipelineState:
+    """The active agent's attempt failed: retry it, fall back along the chain, or give up.
+
+    A retriable failure with retries left backs off and retries the same agent; otherwise the
+    next agent in the role's chain takes over with its retries reset; when the chain has no agent
+    left, the role's chain is exhausted (see :func:`chain_exhausted`).
+    """
+    run, progress, agent = state.run, state.progress, state.agent
+    role = progress.role
+    assert run is not None, "only a started run has agents"
+    assert role is not None, "only an active agent task can fail"
+    budget = run.budget
+    failures = agent.failures + 1
+    ledger = evolve(state.ledger, last_error=message)
+    if retriable and agent.retries < budget.max_retries_per_agent:
+        retries = agent.retries + 1
+        ceiling = backoff_ceiling(budget.backoff_base_ms, budget.backoff_cap_ms, retries)
+        cursor = AgentCursor(
+            agent.chain_positions,
+            retries,
+            agent.attempt,
+            False,
+            False,
+            ceiling if ceiling > 0 else None,
+            failures,
+        )
+        return advance(state, agent=cursor, ledger=ledger)
+    position = agent.position(role) + 1
+    positions = {**agent.chain_positions, role: position}
+    cursor = AgentCursor(positions, 0, agent.attempt, False, False, None, failures)
+    if position < len(run.chain(role)):
+        return advance(state, agent=cursor, ledger=ledger)
+    return chain_exhausted(
+        PipelineState(state.sequence, run, progress, cursor, state.intake, ledger), role
+    )
+
+
+def chain_exhausted(state: PipelineState, role: Role) -> PipelineState:
+    """No agent of ``role``'s chain is left for the current task.
+
+    A failing fixer ends dev-fix unsuccessfully (straight to the completion marker); any other
+    role hands the run to dev-fix, to be resumed at the same task afterwards.
+    """
+    progress = state.progress
+    if role is Role.FIXER:
+        next_progress = evolve(progress, step=Step.MARKER, dev_fix_success=False)
+        return transition(state, next_progress, CheckpointTrigger.AFTER_DEV_FIX)
+    next_progress = evolve(
+        progress,
+        phase=Phase.AWAITING_DEV_FIX,
+        step=Step.TRIGGER,
+        dev_fix_role=role,
+        dev_fix_success=None,
+        resume_phase=progress.phase,
+        resume_step=Step.PROMPT,
+    )
+    return transition(state, next_progress, CheckpointTrigger.BEFORE_DEV_FIX)

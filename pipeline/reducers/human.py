@@ -1,0 +1,56 @@
+"""Reducer for human-in-the-loop facts (pure)."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from attrs import evolve
+
+from pipeline.events import (
+    HumanEvent,
+    HumanInterventionRequired,
+    HumanQuestionAsked,
+    HumanResponseReceived,
+    HumanTimedOut,
+)
+from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._transitions import interrupt
+from pipeline.state import PendingQuestion, PipelineState, TerminationReason
+
+__all__ = ["reduce_human"]
+
+
+def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
+    """Fold one human fact: a question is waited for; an answer or a timeout ends the wait."""
+    ledger = state.ledger
+    pending = ledger.pending_question
+    match event:
+        case HumanQuestionAsked():
+            question = PendingQuestion(event.question_id, event.question, event.deadline)
+            return advance(state, ledger=evolve(ledger, pending_question=question))
+        case HumanResponseReceived():
+            if pending is None or pending.question_id != event.question_id:
+                return anomaly(state, event, f"question {event.question_id!r} is not pending")
+            answered = evolve(ledger, pending_question=None, last_human_answer=event.text)
+            return advance(state, ledger=answered)
+        case HumanTimedOut():
+            if pending is None or pending.question_id != event.question_id:
+                return anomaly(state, event, f"question {event.question_id!r} is not pending")
+            timed_out = evolve(
+                ledger,
+                pending_question=None,
+                last_error=f"no answer to {pending.question!r} by {pending.deadline.isoformat()}",
+            )
+            return advance(state, ledger=timed_out)
+        case HumanInterventionRequired():
+            progress = state.progress
+            needed = evolve(ledger, last_error=f"{event.reason}: {event.detail}")
+            return interrupt(
+                state,
+                TerminationReason.HUMAN_INTERVENTION_REQUIRED,
+                progress.phase,
+                progress.step,
+                needed,
+            )
+        case _:
+            assert_never(event)

@@ -1,0 +1,90 @@
+"""Reducer for lifecycle facts: start, interruption, resumption, completion (pure)."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from attrs import evolve
+
+from pipeline.events import (
+    LifecycleEvent,
+    Role,
+    RunCompleted,
+    RunInterrupted,
+    RunResumed,
+    RunStarted,
+)
+from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._transitions import interrupt, new_task
+from pipeline.state import Phase, PipelineState, Progress, RunInfo, Step, TerminationReason
+
+__all__ = ["reduce_lifecycle"]
+
+
+def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineState:
+    """Fold one lifecycle fact into ``state``."""
+    progress = state.progress
+    match event:
+        case RunStarted():
+            if progress.phase is not Phase.NOT_STARTED:
+                return anomaly(state, event, "the run has already started")
+            run = RunInfo(
+                event.run_id,
+                event.budget,
+                {chain.role: chain.agents for chain in event.chains},
+                event.rebase_onto,
+                event.at,
+            )
+            return advance(state, run=run, progress=Progress(Phase.PLANNING, Step.BEGIN))
+        case RunInterrupted():
+            if progress.phase is Phase.NOT_STARTED:
+                return anomaly(state, event, "the run has not started")
+            ledger = evolve(state.ledger, last_error=f"interrupted: {event.reason}")
+            return interrupt(
+                state, TerminationReason.INTERRUPTED, progress.phase, progress.step, ledger
+            )
+        case RunResumed():
+            return _resume(state, event)
+        case RunCompleted():
+            if progress.phase is Phase.FINALIZING and progress.step is Step.COMPLETE:
+                return advance(
+                    state,
+                    progress=evolve(progress, phase=Phase.COMPLETE, step=Step.DONE),
+                    ledger=evolve(state.ledger, completed_at=event.at),
+                )
+            return anomaly(state, event, "finalization has not reached completion")
+        case _:
+            assert_never(event)
+
+
+def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
+    """Take the run up again.
+
+    From ``INTERRUPTED`` the run goes back to where it stopped, with the chains of a role that
+    was handed to dev-fix starting over. In a running phase (the process died without an
+    interruption fact) an invocation that started but never reported is run again without
+    counting it as a failure.
+    """
+    progress, agent = state.progress, state.agent
+    if progress.phase is Phase.NOT_STARTED:
+        return anomaly(state, event, "the run has not started")
+    if progress.phase is not Phase.INTERRUPTED:
+        return advance(state, agent=evolve(agent, in_flight=False))
+    positions = dict(agent.chain_positions)
+    if progress.dev_fix_role is not None:
+        positions[progress.dev_fix_role] = 0
+        positions.pop(Role.FIXER, None)
+    resumed = evolve(
+        progress,
+        phase=progress.resume_phase or Phase.PLANNING,
+        step=progress.resume_step or Step.BEGIN,
+        termination=progress.resume_termination,
+        resume_phase=None,
+        resume_step=None,
+        resume_termination=None,
+        dev_fix_role=None,
+        dev_fix_success=None,
+    )
+    return advance(
+        state, progress=resumed, agent=new_task(evolve(agent, chain_positions=positions))
+    )

@@ -1,0 +1,33 @@
+"""Reducer for prompt facts (pure)."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from attrs import evolve
+
+from pipeline.events import PromptInputEvent, PromptMaterialized
+from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._transitions import chain_exhausted
+from pipeline.state import PipelineState, Step, prompt_kind_for
+
+__all__ = ["reduce_prompt"]
+
+
+def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineState:
+    """Fold one prompt fact into ``state``: the awaited prompt lets the agent be invoked."""
+    progress = state.progress
+    match event:
+        case PromptMaterialized():
+            expected = prompt_kind_for(progress.phase, progress.fixing)
+            if progress.step is not Step.PROMPT or event.kind is not expected:
+                return anomaly(state, event, f"no {event.kind.value} prompt was asked for")
+            role = progress.role
+            assert role is not None
+            assert state.run is not None
+            # A role configured with no agent (or none left) cannot be invoked at all.
+            if state.agent.position(role) >= len(state.run.chain(role)):
+                return chain_exhausted(state, role)
+            return advance(state, progress=evolve(progress, step=Step.INVOKE))
+        case _:
+            assert_never(event)

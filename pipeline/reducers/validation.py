@@ -1,0 +1,32 @@
+"""Reducer for final validation facts (pure)."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from attrs import evolve
+
+from pipeline.events import FinalValidationFailed, FinalValidationPassed, ValidationEvent
+from pipeline.reducers._build import anomaly
+from pipeline.reducers._transitions import finalize, start_development
+from pipeline.state import Phase, PipelineState, Step, TerminationReason
+
+__all__ = ["reduce_validation"]
+
+
+def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineState:
+    """Fold one validation fact: a pass completes the run, a failure asks for another iteration."""
+    progress = state.progress
+    validating = progress.phase is Phase.FINAL_VALIDATION and progress.step is Step.VALIDATE
+    match event:
+        case FinalValidationPassed():
+            if validating:
+                return finalize(state, TerminationReason.COMPLETED)
+            return anomaly(state, event, "no validation was asked for")
+        case FinalValidationFailed():
+            if validating:
+                ledger = evolve(state.ledger, last_error=f"final validation: {event.reason}")
+                return start_development(state, ledger=ledger)
+            return anomaly(state, event, "no validation was asked for")
+        case _:
+            assert_never(event)

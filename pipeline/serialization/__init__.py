@@ -1,0 +1,30 @@
+"""Serialization of events, effects and state through one cattrs converter (pure).
+
+No hand-written ``to_dict``: cattrs generates the code, configured once in ``_converter``.
+"""
+
+from pipeline.serialization._codec import (
+    CONVERTER,
+    decode_effect,
+    decode_event,
+    decode_state,
+    encode_effect,
+    encode_event,
+    encode_state,
+    structure,
+    unstructure_event,
+)
+from pipeline.serialization._converter import make_converter
+
+__all__ = [
+    "CONVERTER",
+    "decode_effect",
+    "decode_event",
+    "decode_state",
+    "encode_effect",
+    "encode_event",
+    "encode_state",
+    "make_converter",
+    "structure",
+    "unstructure_event",
+]

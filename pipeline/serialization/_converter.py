@@ -1,0 +1,74 @@
+"""The one cattrs converter for events, effects and state, configured once (pure).
+
+Built from ``cattrs.preconf.orjson`` with ``forbid_extra_keys``; events and effects are tagged
+unions with a stable ``type`` discriminator taken from ``WIRE_TAGS`` / ``EFFECT_TAGS``. Primitive
+hooks are strict: stored data is structured exactly as written, never coerced (``"1"`` is not
+an ``int``, ``1`` is not a ``bool``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from cattrs import Converter
+from cattrs.preconf.orjson import make_converter as make_orjson_converter
+from cattrs.strategies import configure_tagged_union
+
+from pipeline.effects import EFFECT_TAGS, Effect
+from pipeline.events import WIRE_TAGS, PipelineEvent
+
+__all__ = ["make_converter"]
+
+
+def _strict_bool(value: Any, _type: Any) -> bool:
+    if type(value) is not bool:
+        raise TypeError(f"expected a boolean, got {value!r}")
+    return value
+
+
+def _strict_int(value: Any, _type: Any) -> int:
+    if type(value) is not int:
+        raise TypeError(f"expected an integer, got {value!r}")
+    return value
+
+
+def _strict_str(value: Any, _type: Any) -> str:
+    if type(value) is not str:
+        raise TypeError(f"expected a string, got {value!r}")
+    return value
+
+
+def _strict_datetime(value: Any, _type: Any) -> datetime:
+    if type(value) is not str:
+        raise TypeError(f"expected an ISO 8601 time, got {value!r}")
+    parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is None:
+        raise ValueError(f"expected a time with a UTC offset, got {value!r}")
+    return parsed
+
+
+def configure_primitives(converter: Converter) -> None:
+    """Make primitive structuring strict (no coercion of stored or received data)."""
+    converter.register_structure_hook(bool, _strict_bool)
+    converter.register_structure_hook(int, _strict_int)
+    converter.register_structure_hook(str, _strict_str)
+    converter.register_structure_hook(datetime, _strict_datetime)
+
+
+def configure_unions(converter: Converter) -> None:
+    """Tag ``PipelineEvent`` and ``Effect`` with their stable wire tags under ``type``."""
+    configure_tagged_union(
+        PipelineEvent, converter, tag_generator=WIRE_TAGS.__getitem__, tag_name="type"
+    )
+    configure_tagged_union(
+        Effect, converter, tag_generator=EFFECT_TAGS.__getitem__, tag_name="type"
+    )
+
+
+def make_converter() -> Converter:
+    """A new converter configured for every ralph-pipeline type."""
+    converter = make_orjson_converter(forbid_extra_keys=True)
+    configure_primitives(converter)
+    configure_unions(converter)
+    return converter

@@ -1,0 +1,42 @@
+"""The state of a pipeline run and the views decisions are made from (pure)."""
+
+from pipeline.state.model import (
+    AgentCursor,
+    Intake,
+    Ledger,
+    PendingQuestion,
+    PipelineState,
+    Progress,
+    RunInfo,
+    is_complete,
+    is_terminal,
+)
+from pipeline.state.phase import (
+    RUNNING_PHASES,
+    TERMINAL_PHASES,
+    Phase,
+    Step,
+    prompt_kind_for,
+    role_for,
+)
+from pipeline.state.termination import EXIT_CODES, TerminationReason
+
+__all__ = [
+    "EXIT_CODES",
+    "RUNNING_PHASES",
+    "TERMINAL_PHASES",
+    "AgentCursor",
+    "Intake",
+    "Ledger",
+    "PendingQuestion",
+    "Phase",
+    "PipelineState",
+    "Progress",
+    "RunInfo",
+    "Step",
+    "TerminationReason",
+    "is_complete",
+    "is_terminal",
+    "prompt_kind_for",
+    "role_for",
+]

@@ -1,0 +1,182 @@
+"""``PipelineState``: everything a decision needs, as immutable records (pure data).
+
+The state is split by how often each part changes, because the reducer rebuilds the top-level
+record for every event: ``progress`` changes on phase and step transitions, ``agent`` on agent
+events, ``intake`` on what agents publish, ``ledger`` on bookkeeping. A reducer rebuilds the
+top-level record and the one or two parts an event touches, nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import final
+
+from attrs import field, frozen
+
+from pipeline.events.values import (
+    AgentName,
+    Budget,
+    CheckpointTrigger,
+    Digest,
+    Instant,
+    QuestionId,
+    Role,
+    RunId,
+)
+from pipeline.state.phase import TERMINAL_PHASES, Phase, Step, role_for
+from pipeline.state.termination import TerminationReason
+
+__all__ = [
+    "AgentCursor",
+    "Intake",
+    "Ledger",
+    "PendingQuestion",
+    "PipelineState",
+    "Progress",
+    "RunInfo",
+    "is_complete",
+    "is_terminal",
+]
+
+
+@final
+@frozen
+class RunInfo:
+    """The run's identity and configuration, fixed by ``RunStarted``."""
+
+    run_id: RunId
+    budget: Budget
+    chains: Mapping[Role, tuple[AgentName, ...]]
+    rebase_onto: str | None
+    started_at: Instant
+
+    def chain(self, role: Role) -> tuple[AgentName, ...]:
+        """The agents of ``role``'s chain (empty when the configuration names none)."""
+        return self.chains.get(role, ())
+
+
+@final
+@frozen
+class Progress:
+    """Where the run is: phase, step, iteration and review pass, and what comes after a commit."""
+
+    phase: Phase = Phase.NOT_STARTED
+    step: Step = Step.BEGIN
+    iteration: int = 0
+    review_pass: int = 0
+    fixing: bool = False
+    after_commit: Phase | None = None
+    continuation_requested: bool = False
+    consecutive_failed_iterations: int = 0
+    resume_phase: Phase | None = None
+    resume_step: Step | None = None
+    resume_termination: TerminationReason | None = None
+    dev_fix_role: Role | None = None
+    dev_fix_success: bool | None = None
+    termination: TerminationReason | None = None
+
+    @property
+    def role(self) -> Role | None:
+        """The role whose agent works now, if any."""
+        return role_for(self.phase, self.fixing)
+
+
+@final
+@frozen
+class AgentCursor:
+    """Where the active role's task stands in its agent chain, and its retries."""
+
+    chain_positions: Mapping[Role, int] = field(factory=dict)
+    retries: int = 0
+    attempt: int = 0
+    in_flight: bool = False
+    awaiting_output: bool = False
+    backoff_ceiling_ms: int | None = None
+    failures: int = 0
+
+    def position(self, role: Role) -> int:
+        """The index of the agent ``role`` uses now in its chain."""
+        return self.chain_positions.get(role, 0)
+
+
+@final
+@frozen
+class Intake:
+    """What agents published: topics seen during the run's lifetime and malformed-line counters."""
+
+    seen_topics: frozenset[str] = frozenset()
+    topics_published: int = 0
+    malformed_lines: int = 0
+    consecutive_malformed: int = 0
+    malformed_responses: int = 0
+
+
+@final
+@frozen
+class PendingQuestion:
+    """A question to a human awaiting an answer by ``deadline``."""
+
+    question_id: QuestionId
+    question: str
+    deadline: Instant
+
+
+@final
+@frozen
+class Ledger:
+    """Bookkeeping: checkpoints, commits, the plan, errors, anomalies and human questions."""
+
+    checkpoint_due: CheckpointTrigger | None = None
+    checkpoint_count: int = 0
+    last_checkpoint_sequence: int | None = None
+    plan_digest: Digest | None = None
+    pending_commit_message: str | None = None
+    commits: int = 0
+    last_commit_sha: str | None = None
+    last_error: str | None = None
+    anomalies: int = 0
+    last_anomaly: str | None = None
+    pending_question: PendingQuestion | None = None
+    last_human_answer: str | None = None
+    loop_recoveries: int = 0
+    completed_at: Instant | None = None
+
+
+@final
+@frozen
+class PipelineState:
+    """The folded state of one run: the fold of its event log, and nothing but that."""
+
+    sequence: int = 0
+    """How many events have been folded; the next event's position in the log."""
+    run: RunInfo | None = None
+    progress: Progress = Progress()
+    agent: AgentCursor = AgentCursor()
+    intake: Intake = Intake()
+    ledger: Ledger = Ledger()
+
+    @property
+    def phase(self) -> Phase:
+        """The current phase."""
+        return self.progress.phase
+
+    @property
+    def termination(self) -> TerminationReason | None:
+        """Why the run ended (or is ending), if it did."""
+        return self.progress.termination
+
+    @property
+    def started_at(self) -> datetime | None:
+        """When the run started, if it did."""
+        return None if self.run is None else self.run.started_at
+
+
+def is_terminal(state: PipelineState) -> bool:
+    """Whether the run has stopped (complete, or interrupted and waiting to be resumed)."""
+    return state.progress.phase in TERMINAL_PHASES
+
+
+def is_complete(state: PipelineState) -> bool:
+    """Whether nothing is left to do: terminal, with its last checkpoint saved."""
+    return state.progress.phase in TERMINAL_PHASES and state.ledger.checkpoint_due is None

@@ -1,0 +1,92 @@
+"""Where a run is: its phase and the step within it (pure data)."""
+
+from __future__ import annotations
+
+import enum
+
+from pipeline.events.values import PromptKind, Role
+
+__all__ = ["RUNNING_PHASES", "TERMINAL_PHASES", "Phase", "Step", "prompt_kind_for", "role_for"]
+
+
+@enum.unique
+class Phase(enum.StrEnum):
+    """The phase of a run; ``COMPLETE`` and ``INTERRUPTED`` are terminal."""
+
+    NOT_STARTED = "not_started"
+    PLANNING = "planning"
+    DEVELOPMENT = "development"
+    REVIEW = "review"
+    COMMIT_MESSAGE = "commit_message"
+    FINAL_VALIDATION = "final_validation"
+    FINALIZING = "finalizing"
+    AWAITING_DEV_FIX = "awaiting_dev_fix"
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"
+
+
+@enum.unique
+class Step(enum.StrEnum):
+    """What the current phase waits for next."""
+
+    BEGIN = "begin"
+    """The phase (or review fix) has not recorded its start yet."""
+    PROMPT = "prompt"
+    """The agent's prompt must be materialised."""
+    INVOKE = "invoke"
+    """The agent must be invoked (again, after a retriable failure)."""
+    COMMIT = "commit"
+    """The commit must be created with the generated message."""
+    REBASE = "rebase"
+    """The branch must be rebased onto the configured branch."""
+    ABORT_REBASE = "abort_rebase"
+    """A conflicted rebase must be aborted."""
+    VALIDATE = "validate"
+    """The final checks must run."""
+    RESTORE = "restore"
+    """The prompt file's permissions must be restored."""
+    COMPLETE = "complete"
+    """The run's completion must be recorded."""
+    TRIGGER = "trigger"
+    """Dev-fix must be triggered."""
+    MARKER = "marker"
+    """The completion marker must be written."""
+    DONE = "done"
+    """Nothing is left to do in this phase."""
+
+
+TERMINAL_PHASES = frozenset({Phase.COMPLETE, Phase.INTERRUPTED})
+"""Phases in which the run has stopped (``INTERRUPTED`` may be resumed)."""
+
+RUNNING_PHASES = frozenset(set(Phase) - TERMINAL_PHASES - {Phase.NOT_STARTED})
+"""Phases in which the run is under way."""
+
+
+def role_for(phase: Phase, fixing: bool) -> Role | None:
+    """The role whose agent works in ``phase`` (``fixing``: the review fix), or ``None``."""
+    if phase is Phase.PLANNING:
+        return Role.PLANNER
+    if phase is Phase.DEVELOPMENT:
+        return Role.DEVELOPER
+    if phase is Phase.REVIEW:
+        return Role.DEVELOPER if fixing else Role.REVIEWER
+    if phase is Phase.COMMIT_MESSAGE:
+        return Role.COMMITTER
+    if phase is Phase.AWAITING_DEV_FIX:
+        return Role.FIXER
+    return None
+
+
+def prompt_kind_for(phase: Phase, fixing: bool) -> PromptKind | None:
+    """The prompt template the agent of ``phase`` gets, or ``None`` where no agent works."""
+    if phase is Phase.PLANNING:
+        return PromptKind.PLANNING
+    if phase is Phase.DEVELOPMENT:
+        return PromptKind.DEVELOPMENT
+    if phase is Phase.REVIEW:
+        return PromptKind.REVIEW_FIX if fixing else PromptKind.REVIEW
+    if phase is Phase.COMMIT_MESSAGE:
+        return PromptKind.COMMIT_MESSAGE
+    if phase is Phase.AWAITING_DEV_FIX:
+        return PromptKind.DEV_FIX
+    return None
