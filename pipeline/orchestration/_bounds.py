@@ -6,12 +6,14 @@ and embedders can use it as a watchdog.
 
 from __future__ import annotations
 
-from pipeline.events import Budget, Role
+from collections.abc import Sequence
+
+from pipeline.events import Budget, RoleChain
 
 __all__ = ["step_bound"]
 
 
-def step_bound(budget: Budget, chains: dict[Role, int]) -> int:
+def step_bound(budget: Budget, chains: Sequence[RoleChain]) -> int:
     """An upper bound on the effects of a run with ``budget`` and chains of the given lengths.
 
     Each agent task takes at most ``(retries + 1)`` attempts per agent in its chain, each
@@ -21,7 +23,7 @@ def step_bound(budget: Budget, chains: dict[Role, int]) -> int:
     passes (each with a fix and a commit task), a validation per iteration, dev-fix once,
     finalization and termination.
     """
-    longest = max([*chains.values(), 1])
+    longest = max([*(len(chain.agents) for chain in chains), 1])
     attempts = (budget.max_retries_per_agent + 1) * longest
     per_task = 2 * attempts + 8
     tasks = 1 + 2 * budget.max_iterations + 3 * budget.max_review_passes + 2

@@ -1,0 +1,5 @@
+"""Handlers: the only layer that does I/O. Each carries out one effect and reports events."""
+
+from pipeline.handlers._protocol import EffectHandler
+
+__all__ = ["EffectHandler"]

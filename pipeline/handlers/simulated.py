@@ -1,0 +1,375 @@
+"""A simulated world: handlers for every effect with outcomes chosen by a :class:`Chooser`.
+
+It stands in for agents, git and people in the demo and in property tests. Every choice it makes
+(an agent's outcome, a review verdict, a backoff jitter) goes through the chooser, so a seeded
+random chooser gives a repeatable demo and a hypothesis chooser lets hypothesis explore worlds.
+Time comes from an injected clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Protocol, TypeVar, assert_never
+
+from attrs import define, field
+
+from pipeline.effects import (
+    AbortRebase,
+    BackOff,
+    BeginFinalizing,
+    BeginFixAttempt,
+    BeginIteration,
+    BeginPlanning,
+    BeginReviewPass,
+    CompleteRun,
+    CreateCommit,
+    Effect,
+    InvokeAgent,
+    MaterializePrompt,
+    Rebase,
+    RestorePromptPermissions,
+    SaveCheckpoint,
+    StartRun,
+    Terminate,
+    TriggerDevFix,
+    ValidateFinalState,
+    WaitForHuman,
+    WriteCompletionMarker,
+)
+from pipeline.events import (
+    AgentChainExhausted,
+    AgentName,
+    BackoffWaited,
+    Budget,
+    CheckpointSaved,
+    CommitCreated,
+    CommitMessageGenerated,
+    CommitSkipped,
+    CompletionMarkerEmitted,
+    Count,
+    DevelopmentIterationCompleted,
+    DevelopmentIterationStarted,
+    DevFixCompleted,
+    DevFixTriggered,
+    Digest,
+    DurationMs,
+    ErrorKind,
+    ExitCode,
+    FinalizingStarted,
+    FinalValidationFailed,
+    FinalValidationPassed,
+    FixAttemptCompleted,
+    FixAttemptStarted,
+    HumanResponseReceived,
+    HumanTimedOut,
+    Instant,
+    InvocationFailed,
+    InvocationStarted,
+    InvocationSucceeded,
+    InvocationTimedOut,
+    IterationStatus,
+    Ordinal,
+    PipelineEvent,
+    PlanningStarted,
+    PlanProduced,
+    PlanRejected,
+    PromptKind,
+    PromptMaterialized,
+    PromptPermissionsRestored,
+    RebaseAborted,
+    RebaseConflicted,
+    RebaseStarted,
+    RebaseSucceeded,
+    ReviewClean,
+    ReviewIssuesFound,
+    ReviewPassStarted,
+    Role,
+    RoleChain,
+    RunCompleted,
+    RunId,
+    RunStarted,
+    TimeoutKind,
+    TopicPublished,
+)
+from pipeline.events import (
+    Sequence as Seq,
+)
+
+__all__ = [
+    "AgentOutcome",
+    "Chooser",
+    "RandomChooser",
+    "ScriptedChooser",
+    "SimulatedWorld",
+    "WorldConfig",
+    "default_chains",
+    "fake_clock",
+]
+
+T = TypeVar("T")
+
+
+class Chooser(Protocol):
+    """Makes the world's choices."""
+
+    def pick(self, options: Sequence[T], what: str) -> T:
+        """One of ``options`` (``what`` names the choice, for logs and shrinking)."""
+        ...
+
+    def number(self, low: int, high: int, what: str) -> int:
+        """A whole number from ``low`` to ``high`` inclusive."""
+        ...
+
+
+@define
+class RandomChooser:
+    """Choices from a seeded pseudo-random generator, optionally weighted."""
+
+    seed: int
+    weights: dict[str, Sequence[float]] = field(factory=dict)
+    _random: random.Random = field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._random = random.Random(self.seed)
+
+    def pick(self, options: Sequence[T], what: str) -> T:
+        """One of ``options``, weighted by ``weights[what]`` when given."""
+        weights = self.weights.get(what)
+        if weights is not None and len(weights) == len(options):
+            return self._random.choices(list(options), weights=list(weights))[0]
+        return self._random.choice(list(options))
+
+    def number(self, low: int, high: int, what: str) -> int:
+        """A uniform whole number from ``low`` to ``high``."""
+        return self._random.randint(low, high)
+
+
+@define
+class ScriptedChooser:
+    """Choices read from a script: ``answers[what]`` is used up in order, then defaults apply.
+
+    The default is the first option (every outcome list starts with the happy one) and the
+    lowest number, so a script names only the choices that differ from a smooth run.
+    """
+
+    answers: dict[str, list[object]] = field(factory=dict)
+    asked: list[str] = field(factory=list)
+
+    def pick(self, options: Sequence[T], what: str) -> T:
+        """The next scripted answer for ``what``, else the first option."""
+        self.asked.append(what)
+        queue = self.answers.get(what)
+        if queue:
+            answer = queue.pop(0)
+            for option in options:
+                if option == answer:
+                    return option
+            raise ValueError(f"scripted answer {answer!r} for {what!r} is not in {options!r}")
+        return options[0]
+
+    def number(self, low: int, high: int, what: str) -> int:
+        """The next scripted number for ``what``, else ``low``."""
+        self.asked.append(what)
+        queue = self.answers.get(what)
+        if queue:
+            answer = queue.pop(0)
+            if not isinstance(answer, int) or not low <= answer <= high:
+                raise ValueError(f"scripted answer {answer!r} for {what!r} is not in {low}..{high}")
+            return answer
+        return low
+
+
+class AgentOutcome(StrEnum):
+    """How a simulated agent invocation ends."""
+
+    SUCCESS = "success"
+    RETRIABLE_FAILURE = "retriable_failure"
+    FATAL_FAILURE = "fatal_failure"
+    TIMEOUT = "timeout"
+
+
+def fake_clock(
+    start: datetime | None = None, step: timedelta = timedelta(seconds=1)
+) -> Callable[[], Instant]:
+    """A clock that starts at ``start`` and moves on by ``step`` at every reading."""
+    current = [start or datetime(2026, 1, 1, tzinfo=UTC)]
+
+    def now() -> Instant:
+        value = current[0]
+        current[0] = value + step
+        return Instant(value)
+
+    return now
+
+
+def _digest(text: str) -> Digest:
+    return Digest(hashlib.sha256(text.encode()).hexdigest())
+
+
+@define(frozen=True)
+class WorldConfig:
+    """What the simulated run is configured with."""
+
+    budget: Budget
+    chains: tuple[RoleChain, ...]
+    rebase_onto: str | None = None
+    run_id: str = "sim-run"
+
+
+@define
+class SimulatedWorld:
+    """An :class:`~pipeline.handlers.EffectHandler` for every effect, with chosen outcomes."""
+
+    config: WorldConfig
+    chooser: Chooser
+    clock: Callable[[], Instant] = field(factory=fake_clock)
+    _topic_line: int = 0
+
+    def __call__(self, effect: Effect) -> Sequence[PipelineEvent]:
+        """Carry out ``effect`` in the simulated world."""
+        now = self.clock
+        match effect:
+            case StartRun():
+                c = self.config
+                return (
+                    RunStarted(
+                        RunId(c.run_id),
+                        _digest("config"),
+                        _digest("prompt"),
+                        c.budget,
+                        c.chains,
+                        c.rebase_onto,
+                        now(),
+                    ),
+                )
+            case BeginPlanning():
+                return (PlanningStarted(now()),)
+            case BeginIteration():
+                return (DevelopmentIterationStarted(Ordinal(effect.iteration), now()),)
+            case BeginReviewPass():
+                return (ReviewPassStarted(Ordinal(effect.review_pass), now()),)
+            case BeginFixAttempt():
+                return (FixAttemptStarted(Ordinal(effect.review_pass), now()),)
+            case BeginFinalizing():
+                return (FinalizingStarted(now()),)
+            case MaterializePrompt():
+                path = f".agent/prompts/{effect.kind.value}.md"
+                return (PromptMaterialized(effect.kind, path, _digest(effect.effect_id), now()),)
+            case InvokeAgent():
+                return self._invoke(effect)
+            case BackOff():
+                delay = self.chooser.number(0, effect.ceiling_ms, "backoff jitter")
+                return (BackoffWaited(effect.role, DurationMs(delay), now()),)
+            case SaveCheckpoint():
+                return (CheckpointSaved(effect.trigger, Seq(effect.sequence), now()),)
+            case CreateCommit():
+                if self.chooser.pick((True, False), "changes to commit"):
+                    sha = _digest(effect.effect_id)[:40]
+                    return (CommitCreated(sha, "main", now()),)
+                return (CommitSkipped("no changes", now()),)
+            case Rebase():
+                started = RebaseStarted(effect.onto, now())
+                if self.chooser.pick((True, False), "rebase clean"):
+                    return (started, RebaseSucceeded(_digest(effect.effect_id)[:40], now()))
+                return (started, RebaseConflicted(("src/app.py",), now()))
+            case AbortRebase():
+                return (RebaseAborted(now()),)
+            case ValidateFinalState():
+                if self.chooser.pick((True, False), "validation passes"):
+                    return (FinalValidationPassed(now()),)
+                return (FinalValidationFailed("tests failed", now()),)
+            case TriggerDevFix():
+                return (
+                    AgentChainExhausted(effect.failed_role, now()),
+                    DevFixTriggered(effect.failed_role, effect.reason, now()),
+                )
+            case WriteCompletionMarker():
+                path = ".agent/tmp/completion_marker"
+                return (CompletionMarkerEmitted(path, effect.status, effect.reason, now()),)
+            case WaitForHuman():
+                if self.chooser.pick((True, False), "human answers"):
+                    return (HumanResponseReceived(effect.question_id, "go ahead", now()),)
+                return (HumanTimedOut(effect.question_id, now()),)
+            case RestorePromptPermissions():
+                return (PromptPermissionsRestored("PROMPT.md", now()),)
+            case CompleteRun():
+                return (RunCompleted(now()),)
+            case Terminate():
+                return ()
+            case _:
+                assert_never(effect)
+
+    def _invoke(self, effect: InvokeAgent) -> Sequence[PipelineEvent]:
+        now, choose = self.clock, self.chooser
+        role, agent = effect.role, effect.agent
+        started = InvocationStarted(role, agent, None, Ordinal(effect.attempt), now())
+        outcome = choose.pick(tuple(AgentOutcome), f"{role.value} outcome")
+        if outcome is AgentOutcome.RETRIABLE_FAILURE:
+            failed = InvocationFailed(
+                role, agent, ErrorKind.NON_ZERO_EXIT, "exit status 1", True, now()
+            )
+            return (started, failed)
+        if outcome is AgentOutcome.FATAL_FAILURE:
+            failed = InvocationFailed(
+                role, agent, ErrorKind.NOT_FOUND, "not installed", False, now()
+            )
+            return (started, failed)
+        if outcome is AgentOutcome.TIMEOUT:
+            return (
+                started,
+                InvocationTimedOut(role, agent, TimeoutKind.INACTIVITY, DurationMs(60_000), now()),
+            )
+        topics = self._topics(effect)
+        succeeded = InvocationSucceeded(
+            role, agent, ExitCode(0), DurationMs(1500), _digest(effect.effect_id), now()
+        )
+        return (started, *topics, succeeded, *self._output(effect))
+
+    def _topics(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
+        count = self.chooser.number(0, 2, "topics published")
+        events: list[PipelineEvent] = []
+        for index in range(count):
+            self._topic_line += 1
+            topic = f"{effect.role.value}.progress"
+            payload = f"step {index + 1} of attempt {effect.attempt}"
+            events.append(TopicPublished(topic, payload, Ordinal(self._topic_line), self.clock()))
+        return tuple(events)
+
+    def _output(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
+        now, choose = self.clock, self.chooser
+        role = effect.role
+        if role is Role.PLANNER:
+            if choose.pick((True, False), "plan usable"):
+                return (PlanProduced(_digest(f"plan {effect.effect_id}"), now()),)
+            return (PlanRejected("the plan has no steps", now()),)
+        if role is Role.DEVELOPER and effect.prompt_kind is PromptKind.REVIEW_FIX:
+            status = choose.pick(tuple(IterationStatus), "fix status")
+            return (FixAttemptCompleted(Ordinal(effect.review_pass), status, now()),)
+        if role is Role.DEVELOPER:
+            status = choose.pick(tuple(IterationStatus), "iteration status")
+            return (
+                DevelopmentIterationCompleted(
+                    Ordinal(effect.iteration), status, f"iteration {effect.iteration}", now()
+                ),
+            )
+        if role is Role.REVIEWER:
+            issues = choose.number(0, 3, "review issues")
+            if issues == 0:
+                return (ReviewClean(Ordinal(effect.review_pass), now()),)
+            return (ReviewIssuesFound(Ordinal(effect.review_pass), Count(issues), now()),)
+        if role is Role.COMMITTER:
+            return (
+                CommitMessageGenerated(f"Iteration {effect.iteration}: simulated change", now()),
+            )
+        success = choose.pick((True, False), "dev-fix succeeds")
+        return (DevFixCompleted(success, "diagnosed the failing agent", now()),)
+
+
+def default_chains(agents: Sequence[str] = ("primary", "fallback")) -> tuple[RoleChain, ...]:
+    """The same chain of agents for every role."""
+    names = tuple(AgentName(a) for a in agents)
+    return tuple(RoleChain(role, names) for role in Role)

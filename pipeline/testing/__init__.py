@@ -1,0 +1,32 @@
+"""Hypothesis strategies for property-testing pipelines (needs the ``testing`` extra).
+
+``from pipeline.testing import events, reachable_states`` gives strategies for every event
+variant and for states that simulated runs pass through. Importing this package registers
+strategies for the value types, so ``st.from_type`` works on any event class.
+"""
+
+from pipeline.testing._strategies import (
+    HypothesisChooser,
+    budgets,
+    chains,
+    effects,
+    events,
+    instants,
+    reachable_states,
+    register_strategies,
+    simulated_runs,
+    world_configs,
+)
+
+__all__ = [
+    "HypothesisChooser",
+    "budgets",
+    "chains",
+    "effects",
+    "events",
+    "instants",
+    "reachable_states",
+    "register_strategies",
+    "simulated_runs",
+    "world_configs",
+]

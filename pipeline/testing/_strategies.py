@@ -1,0 +1,187 @@
+"""Hypothesis strategies for events, effects, budgets and reachable states.
+
+Importing this module registers strategies for the value ``NewType``s and for ``Budget``, so
+``st.from_type(PipelineEvent)`` builds valid events of every variant, including variants added
+later, with no edits here. Hypothesis does not read attrs validators, so every bounded type has
+a registered strategy that stays inside its bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TypeVar
+
+from hypothesis import strategies as st
+
+from pipeline.effects import Effect, EffectId
+from pipeline.engine import run_in_memory
+from pipeline.events import (
+    AgentName,
+    Budget,
+    Count,
+    Digest,
+    DurationMs,
+    ExitCode,
+    Instant,
+    Ordinal,
+    PipelineEvent,
+    QuestionId,
+    Role,
+    RoleChain,
+    RunId,
+)
+from pipeline.events import (
+    Sequence as Seq,
+)
+from pipeline.events.values import MAX_COUNT
+from pipeline.handlers.simulated import SimulatedWorld, WorldConfig, fake_clock
+from pipeline.orchestration import step_bound
+from pipeline.reducers import fold
+from pipeline.state import PipelineState
+
+__all__ = [
+    "HypothesisChooser",
+    "budgets",
+    "chains",
+    "effects",
+    "events",
+    "instants",
+    "reachable_states",
+    "register_strategies",
+    "simulated_runs",
+    "world_configs",
+]
+
+T = TypeVar("T")
+
+_ID_ALPHABET = st.characters(codec="ascii", categories=("L", "N"), include_characters="-_.")
+
+
+def instants() -> st.SearchStrategy[Instant]:
+    """Timezone-aware UTC times between 2000 and 2100."""
+    return st.datetimes(
+        min_value=datetime(2000, 1, 1),
+        max_value=datetime(2100, 1, 1),
+        timezones=st.just(UTC),
+    ).map(Instant)
+
+
+def budgets(
+    max_iterations: int = 4, max_review_passes: int = 3, max_retries: int = 3
+) -> st.SearchStrategy[Budget]:
+    """Valid budgets, small enough that simulated runs end quickly."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Budget:
+        base = draw(st.integers(0, 2_000))
+        return Budget(
+            max_iterations=Ordinal(draw(st.integers(1, max_iterations))),
+            max_review_passes=Count(draw(st.integers(0, max_review_passes))),
+            max_retries_per_agent=Count(draw(st.integers(0, max_retries))),
+            backoff_base_ms=DurationMs(base),
+            backoff_cap_ms=DurationMs(draw(st.integers(base, base + 60_000))),
+            max_consecutive_failures=Ordinal(draw(st.integers(1, 4))),
+            max_consecutive_malformed=Ordinal(draw(st.integers(1, 5))),
+        )
+
+    return build()
+
+
+def _agent_names() -> st.SearchStrategy[AgentName]:
+    return st.text(_ID_ALPHABET, min_size=1, max_size=12).map(AgentName)
+
+
+def chains(max_agents: int = 3) -> st.SearchStrategy[tuple[RoleChain, ...]]:
+    """A chain of 1 to ``max_agents`` distinct agents for every role."""
+    agents = st.lists(_agent_names(), min_size=1, max_size=max_agents, unique=True).map(tuple)
+
+    def chain_of(role: Role) -> st.SearchStrategy[RoleChain]:
+        return st.builds(RoleChain, st.just(role), agents)
+
+    return st.tuples(*(chain_of(role) for role in Role))
+
+
+def register_strategies() -> None:
+    """Register strategies for every bounded value type (idempotent)."""
+    register = st.register_type_strategy
+    register(RunId, st.text(_ID_ALPHABET, min_size=1, max_size=24).map(RunId))
+    register(AgentName, _agent_names())
+    register(QuestionId, st.text(_ID_ALPHABET, min_size=1, max_size=16).map(QuestionId))
+    register(EffectId, st.text(_ID_ALPHABET, min_size=1, max_size=32).map(EffectId))
+    register(Digest, st.text("0123456789abcdef", min_size=64, max_size=64).map(Digest))
+    register(Instant, instants())
+    register(Count, st.integers(0, MAX_COUNT).map(Count))
+    register(Ordinal, st.integers(1, MAX_COUNT).map(Ordinal))
+    register(Seq, st.integers(0, MAX_COUNT).map(Seq))
+    register(DurationMs, st.integers(0, MAX_COUNT).map(DurationMs))
+    register(ExitCode, st.integers(-64, 255).map(ExitCode))
+    register(Budget, budgets())
+    register(
+        RoleChain,
+        st.builds(
+            RoleChain,
+            st.sampled_from(Role),
+            st.lists(_agent_names(), max_size=3, unique=True).map(tuple),
+        ),
+    )
+
+
+register_strategies()
+
+
+def events() -> st.SearchStrategy[PipelineEvent]:
+    """Any event of any variant, with valid field values."""
+    return st.from_type(PipelineEvent)  # type: ignore[arg-type]  # a union alias is a valid type form
+
+
+def effects() -> st.SearchStrategy[Effect]:
+    """Any effect of any variant."""
+    return st.from_type(Effect)  # type: ignore[arg-type]  # a union alias is a valid type form
+
+
+def world_configs() -> st.SearchStrategy[WorldConfig]:
+    """Configurations for a simulated run: budget, chains, maybe a rebase target."""
+    return st.builds(
+        WorldConfig,
+        budget=budgets(),
+        chains=chains(),
+        rebase_onto=st.one_of(st.none(), st.just("main")),
+    )
+
+
+class HypothesisChooser:
+    """Lets hypothesis make the simulated world's choices, so it can explore and shrink them."""
+
+    def __init__(self, draw: st.DrawFn) -> None:
+        self._draw = draw
+
+    def pick(self, options: Sequence[T], what: str) -> T:
+        """One of ``options``, chosen by hypothesis."""
+        return self._draw(st.sampled_from(options), label=what)
+
+    def number(self, low: int, high: int, what: str) -> int:
+        """A whole number from ``low`` to ``high``, chosen by hypothesis."""
+        return self._draw(st.integers(low, high), label=what)
+
+
+@st.composite
+def simulated_runs(
+    draw: st.DrawFn, configs: st.SearchStrategy[WorldConfig] | None = None
+) -> tuple[WorldConfig, tuple[PipelineEvent, ...], PipelineState]:
+    """A whole run in a simulated world whose every outcome hypothesis chooses.
+
+    Returns the configuration, the event log and the final state.
+    """
+    config = draw(configs if configs is not None else world_configs())
+    world = SimulatedWorld(config, HypothesisChooser(draw), fake_clock(step=timedelta(seconds=1)))
+    result = run_in_memory(world, max_effects=step_bound(config.budget, config.chains))
+    return config, result.events, result.state
+
+
+@st.composite
+def reachable_states(draw: st.DrawFn) -> PipelineState:
+    """A state some simulated run passes through (from not started to terminal)."""
+    _config, log, _final = draw(simulated_runs())
+    cut = draw(st.integers(0, len(log)), label="prefix length")
+    return fold(log[:cut])
