@@ -16,10 +16,14 @@ from attrs import frozen
 from pipeline.events.values import (
     AgentName,
     CheckpointTrigger,
+    Count,
+    DurationMs,
     Instant,
+    Ordinal,
     PromptKind,
     QuestionId,
     Role,
+    Sequence,
 )
 from pipeline.state.termination import TerminationReason
 
@@ -75,7 +79,7 @@ class BeginIteration:
     """Record that development iteration ``iteration`` begins."""
 
     effect_id: EffectId
-    iteration: int
+    iteration: Count
 
 
 @final
@@ -84,7 +88,7 @@ class BeginReviewPass:
     """Record that review pass ``review_pass`` begins."""
 
     effect_id: EffectId
-    review_pass: int
+    review_pass: Count
 
 
 @final
@@ -93,7 +97,7 @@ class BeginFixAttempt:
     """Record that fixing the issues of review pass ``review_pass`` begins."""
 
     effect_id: EffectId
-    review_pass: int
+    review_pass: Count
 
 
 @final
@@ -104,8 +108,8 @@ class MaterializePrompt:
     effect_id: EffectId
     kind: PromptKind
     role: Role
-    iteration: int
-    review_pass: int
+    iteration: Count
+    review_pass: Count
 
 
 @final
@@ -116,10 +120,10 @@ class InvokeAgent:
     effect_id: EffectId
     role: Role
     agent: AgentName
-    attempt: int
+    attempt: Ordinal
     prompt_kind: PromptKind
-    iteration: int
-    review_pass: int
+    iteration: Count
+    review_pass: Count
 
 
 @final
@@ -129,7 +133,7 @@ class BackOff:
 
     effect_id: EffectId
     role: Role
-    ceiling_ms: int
+    ceiling_ms: DurationMs
 
 
 @final
@@ -139,7 +143,7 @@ class SaveCheckpoint:
 
     effect_id: EffectId
     trigger: CheckpointTrigger
-    sequence: int
+    sequence: Sequence
 
 
 @final

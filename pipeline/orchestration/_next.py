@@ -32,6 +32,7 @@ from pipeline.effects import (
     WaitForHuman,
     WriteCompletionMarker,
 )
+from pipeline.events import Count, DurationMs, Ordinal, Sequence
 from pipeline.state import (
     Phase,
     PipelineState,
@@ -55,7 +56,7 @@ def next_effect(state: PipelineState) -> Effect:
     progress, ledger = state.progress, state.ledger
     phase = progress.phase
     if ledger.checkpoint_due is not None and phase is not Phase.NOT_STARTED:
-        return SaveCheckpoint(eid, ledger.checkpoint_due, state.sequence)
+        return SaveCheckpoint(eid, ledger.checkpoint_due, Sequence(state.sequence))
     if phase is Phase.COMPLETE or phase is Phase.INTERRUPTED:
         return Terminate(eid, progress.termination or TerminationReason.STOPPED)
     if phase is Phase.NOT_STARTED:
@@ -109,11 +110,11 @@ def _begin(state: PipelineState, eid: EffectId) -> Effect:
     if phase is Phase.PLANNING:
         return BeginPlanning(eid)
     if phase is Phase.DEVELOPMENT:
-        return BeginIteration(eid, progress.iteration)
+        return BeginIteration(eid, Count(progress.iteration))
     if phase is Phase.REVIEW:
         if progress.fixing:
-            return BeginFixAttempt(eid, progress.review_pass)
-        return BeginReviewPass(eid, progress.review_pass)
+            return BeginFixAttempt(eid, Count(progress.review_pass))
+        return BeginReviewPass(eid, Count(progress.review_pass))
     if phase is Phase.FINALIZING:
         return BeginFinalizing(eid)
     # No other phase begins with a start fact; no reducer puts one at BEGIN.
@@ -126,7 +127,9 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
     role = progress.role
     if kind is None or role is None:
         return Terminate(eid, progress.termination or TerminationReason.STOPPED)
-    return MaterializePrompt(eid, kind, role, progress.iteration, progress.review_pass)
+    return MaterializePrompt(
+        eid, kind, role, Count(progress.iteration), Count(progress.review_pass)
+    )
 
 
 def _invoke(state: PipelineState, eid: EffectId) -> Effect:
@@ -136,7 +139,7 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
     if role is None or kind is None or run is None:
         return Terminate(eid, progress.termination or TerminationReason.STOPPED)
     if agent.backoff_ceiling_ms is not None:
-        return BackOff(eid, role, agent.backoff_ceiling_ms)
+        return BackOff(eid, role, DurationMs(agent.backoff_ceiling_ms))
     chain = run.chain(role)
     position = agent.position(role)
     if position >= len(chain):
@@ -146,10 +149,10 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
         eid,
         role,
         chain[position],
-        agent.attempt + 1,
+        Ordinal(agent.attempt + 1),
         kind,
-        progress.iteration,
-        progress.review_pass,
+        Count(progress.iteration),
+        Count(progress.review_pass),
     )
 
 

@@ -33,9 +33,13 @@ def _strict_int(value: Any, _type: Any) -> int:
     return value
 
 
-def _strict_str(value: Any, _type: Any) -> str:
+def _strict_str(value: Any, type_: Any) -> str:
     if type(value) is not str:
         raise TypeError(f"expected a string, got {value!r}")
+    # This hook also receives str subclasses (the StrEnums): build the member, not a plain str.
+    if type_ is not str and isinstance(type_, type) and issubclass(type_, str):
+        member: str = type_(value)
+        return member
     return value
 
 

@@ -1,0 +1,127 @@
+"""Every event, effect and state round-trips through the cattrs converter, tags included."""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import UTC, datetime
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.effects import EFFECT_TAGS, Effect
+from pipeline.errors import WireFormatError
+from pipeline.events import WIRE_TAGS, Instant, Ordinal, PipelineEvent, TopicPublished
+from pipeline.serialization import (
+    decode_effect,
+    decode_event,
+    decode_state,
+    encode_effect,
+    encode_event,
+    encode_state,
+)
+from pipeline.state import PipelineState
+from pipeline.testing import effects, events, reachable_states
+from tests.support import identical
+
+
+@given(events())
+def test_every_event_round_trips_with_its_wire_tag(event: PipelineEvent) -> None:
+    """decode(encode(e)) == e, and the JSON carries the event's stable ``type`` tag."""
+    data = encode_event(event)
+    assert orjson.loads(data)["type"] == WIRE_TAGS[type(event)]
+    assert identical(decode_event(data), event)
+
+
+@given(effects())
+def test_every_effect_round_trips_with_its_tag(effect: Effect) -> None:
+    """decode(encode(x)) == x for effects, with the effect's ``type`` tag."""
+    data = encode_effect(effect)
+    assert orjson.loads(data)["type"] == EFFECT_TAGS[type(effect)]
+    assert identical(decode_effect(data), effect)
+
+
+@given(reachable_states())
+def test_every_reachable_state_round_trips(state: PipelineState) -> None:
+    """States encode deterministically and decode to an equal state."""
+    data = encode_state(state)
+    assert identical(decode_state(data), state)
+    assert encode_state(decode_state(data)) == data
+
+
+def test_identical_sees_a_str_enum_decoded_as_plain_str() -> None:
+    """The comparison used above catches what ``==`` misses."""
+    from pipeline.events import Role
+
+    assert Role.PLANNER == "planner"
+    assert not identical(Role.PLANNER, "planner")
+    assert not identical({"planner": 1}, {Role.PLANNER: 1})
+
+
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_decode_to_an_event_or_a_wire_format_error(data: bytes) -> None:
+    """Garbage never escapes as anything but WireFormatError."""
+    with contextlib.suppress(WireFormatError):
+        decode_event(data)
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        (b'{"type": "agent.no_such_event"}', "unknown type tag 'agent.no_such_event'"),
+        (b"[1, 2]", "expected a JSON object, got list"),
+        (b"{", "is not valid JSON"),
+        (
+            b'{"type": "agent.topic_published", "topic": 7, "payload": "p", '
+            b'"line_number": 1, "at": "2026-01-01T00:00:00+00:00"}',
+            "expected a string, got 7 @ event.topic",
+        ),
+        (
+            b'{"type": "agent.topic_published", "topic": "t", "payload": "p", '
+            b'"line_number": 0, "at": "2026-01-01T00:00:00+00:00"}',
+            "line_number must be from 1 to 2**53, got 0",
+        ),
+        (
+            b'{"type": "agent.topic_published", "topic": "t", "payload": "p", '
+            b'"line_number": 1, "at": "2026-01-01T00:00:00"}',
+            "expected a time with a UTC offset",
+        ),
+        (
+            b'{"type": "agent.topic_published", "topic": "t", "payload": "p", "extra": 1, '
+            b'"line_number": 1, "at": "2026-01-01T00:00:00+00:00"}',
+            "extra fields found (extra)",
+        ),
+        (
+            b'{"type": "agent.invocation_failed", "role": "developer", "agent": "a", '
+            b'"error": "other", "message": "m", "retriable": "yes", '
+            b'"at": "2026-01-01T00:00:00+00:00"}',
+            "expected a boolean, got 'yes' @ event.retriable",
+        ),
+    ],
+)
+def test_bad_event_data_is_named_in_the_error(payload: bytes, message: str) -> None:
+    """Each kind of bad input raises WireFormatError naming the problem and the field."""
+    with pytest.raises(WireFormatError) as raised:
+        decode_event(payload)
+    assert message in str(raised.value)
+
+
+def test_wire_format_error_is_a_value_error() -> None:
+    """Callers can catch the builtin the error resembles."""
+    assert issubclass(WireFormatError, ValueError)
+
+
+def test_an_event_encodes_to_the_documented_shape() -> None:
+    """A concrete example of the wire format, so a change to it is seen in review."""
+
+    event = TopicPublished(
+        "build.done", "ok", Ordinal(3), Instant(datetime(2026, 1, 2, tzinfo=UTC))
+    )
+    assert orjson.loads(encode_event(event)) == {
+        "type": "agent.topic_published",
+        "topic": "build.done",
+        "payload": "ok",
+        "line_number": 3,
+        "at": "2026-01-02T00:00:00+00:00",
+    }

@@ -1,0 +1,59 @@
+"""Semantic invariants of a run, checked at every step of simulations and the state machine."""
+
+from __future__ import annotations
+
+from pipeline.state import Phase, PipelineState
+
+P = Phase
+_RUNNING_EXITS = {P.FINALIZING, P.INTERRUPTED, P.AWAITING_DEV_FIX}
+
+ALLOWED_TRANSITIONS: dict[Phase, set[Phase]] = {
+    P.NOT_STARTED: {P.PLANNING},
+    P.PLANNING: {P.DEVELOPMENT} | _RUNNING_EXITS,
+    P.DEVELOPMENT: {P.DEVELOPMENT, P.COMMIT_MESSAGE} | _RUNNING_EXITS,
+    P.COMMIT_MESSAGE: {P.DEVELOPMENT, P.REVIEW, P.FINAL_VALIDATION} | _RUNNING_EXITS,
+    P.REVIEW: {P.REVIEW, P.COMMIT_MESSAGE, P.FINAL_VALIDATION} | _RUNNING_EXITS,
+    P.FINAL_VALIDATION: {P.DEVELOPMENT, P.FINALIZING, P.INTERRUPTED},
+    P.AWAITING_DEV_FIX: {P.INTERRUPTED, P.FINALIZING},
+    P.FINALIZING: {P.COMPLETE, P.INTERRUPTED},
+    P.INTERRUPTED: {
+        P.PLANNING,
+        P.DEVELOPMENT,
+        P.COMMIT_MESSAGE,
+        P.REVIEW,
+        P.FINAL_VALIDATION,
+        P.AWAITING_DEV_FIX,
+        P.FINALIZING,
+    },
+    P.COMPLETE: set(),
+}
+"""Every phase change a run may make (staying in a phase is always allowed)."""
+
+
+def check_step(before: PipelineState, after: PipelineState) -> None:
+    """Assert the invariants that relate a state to the next one."""
+    assert after.sequence == before.sequence + 1
+    if before.phase is not after.phase:
+        allowed = ALLOWED_TRANSITIONS[before.phase]
+        assert after.phase in allowed, f"{before.phase} -> {after.phase} is not allowed"
+    assert after.intake.seen_topics >= before.intake.seen_topics, "seen topics only grow"
+    assert after.ledger.checkpoint_count >= before.ledger.checkpoint_count
+    assert after.progress.iteration >= before.progress.iteration
+    assert after.progress.review_pass >= before.progress.review_pass
+
+
+def check_state(state: PipelineState) -> None:
+    """Assert the invariants of a single state: counters stay within their budgets."""
+    if state.run is None:
+        assert state.phase in {P.NOT_STARTED}
+        return
+    budget = state.run.budget
+    assert 0 <= state.agent.retries <= budget.max_retries_per_agent
+    assert 0 <= state.progress.iteration <= budget.max_iterations
+    assert 0 <= state.progress.review_pass <= budget.max_review_passes
+    assert state.progress.consecutive_failed_iterations <= budget.max_consecutive_failures
+    assert state.intake.consecutive_malformed <= state.intake.malformed_lines
+    if state.phase in {P.COMPLETE, P.INTERRUPTED}:
+        assert state.termination is not None
+    if state.phase is P.COMPLETE:
+        assert state.ledger.checkpoint_due is None

@@ -1,0 +1,81 @@
+"""A stateful test: the loop driven by a simulated world, with arbitrary facts injected.
+
+Invariants: the fold of the log equals the incremental state; replay from any prefix equals the
+full fold; terminal states absorb (a complete run stays complete, an interrupted one leaves only
+by resumption); once terminal, orchestration asks only for its checkpoint or termination.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from pipeline.effects import SaveCheckpoint, Terminate
+from pipeline.events import PipelineEvent, RunResumed
+from pipeline.handlers.simulated import SimulatedWorld, WorldConfig, fake_clock
+from pipeline.orchestration import next_effect
+from pipeline.reducers import fold, reduce
+from pipeline.state import Phase, PipelineState, is_complete, is_terminal
+from pipeline.testing import HypothesisChooser, events, world_configs
+from tests.simulation.invariants import check_state
+
+
+class PipelineMachine(RuleBasedStateMachine):
+    """Drives ``next_effect -> simulated handler -> reduce`` and injects outside facts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.state = PipelineState()
+        self.log: list[PipelineEvent] = []
+        self.config: WorldConfig | None = None
+        self.clock = fake_clock()
+
+    @initialize(config=world_configs())
+    def configure(self, config: WorldConfig) -> None:
+        self.config = config
+
+    def _apply(self, event: PipelineEvent) -> None:
+        before = self.state
+        after = reduce(before, event)
+        if before.phase is Phase.COMPLETE:
+            assert after.phase is Phase.COMPLETE, "a complete run was revived"
+        if before.phase is Phase.INTERRUPTED and not isinstance(event, RunResumed):
+            assert after.phase is Phase.INTERRUPTED, "an interrupted run left without resuming"
+        self.state = after
+        self.log.append(event)
+
+    @precondition(lambda self: not is_complete(self.state))
+    @rule(data=st.data())
+    def take_the_next_effect(self, data: st.DataObject) -> None:
+        assert self.config is not None
+        effect = next_effect(self.state)
+        if is_terminal(self.state):
+            assert isinstance(effect, SaveCheckpoint | Terminate)
+        world = SimulatedWorld(self.config, HypothesisChooser(data.draw), self.clock)
+        for event in world(effect):
+            self._apply(event)
+
+    @rule(event=events())
+    def inject_an_outside_fact(self, event: PipelineEvent) -> None:
+        self._apply(event)
+
+    @rule(data=st.data())
+    def replay_from_a_prefix(self, data: st.DataObject) -> None:
+        cut = data.draw(st.integers(0, len(self.log)), label="prefix")
+        assert fold(self.log[cut:], fold(self.log[:cut])) == self.state
+
+    @invariant()
+    def fold_of_the_log_is_the_state(self) -> None:
+        assert fold(self.log) == self.state
+
+    @invariant()
+    def counters_stay_within_budgets(self) -> None:
+        check_state(self.state)
+
+    @invariant()
+    def a_complete_run_asks_only_to_terminate(self) -> None:
+        if is_complete(self.state):
+            assert isinstance(next_effect(self.state), Terminate)
+
+
+TestPipelineMachine = PipelineMachine.TestCase

@@ -1,0 +1,73 @@
+"""Helpers shared by the tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+
+def identical(a: Any, b: Any) -> bool:
+    """Equal and of the same types all the way down.
+
+    ``==`` is not enough after decoding: a str enum decoded as a plain ``str`` compares equal.
+    Dicts are compared by key, so their order does not matter.
+    """
+    if type(a) is not type(b):
+        return False
+    if attrs.has(type(a)):
+        return all(identical(getattr(a, f.name), getattr(b, f.name)) for f in attrs.fields(type(a)))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(
+            identical(key, next(k for k in b if k == key)) and identical(a[key], b[key])
+            for key in a
+        )
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, frozenset | set):
+        return a == b and all(type(x) is type(next(y for y in b if y == x)) for x in a)
+    return bool(a == b)
+
+
+def budget(**overrides: int) -> Any:
+    """A budget for examples: 3 iterations, 1 review pass, 2 retries, 100..1000 ms backoff."""
+    from pipeline.events import Budget
+
+    values = {
+        "max_iterations": 3,
+        "max_review_passes": 1,
+        "max_retries_per_agent": 2,
+        "backoff_base_ms": 100,
+        "backoff_cap_ms": 1000,
+        "max_consecutive_failures": 2,
+        "max_consecutive_malformed": 3,
+    }
+    values.update(overrides)
+    return Budget(**values)
+
+
+def scripted_run(
+    answers: dict[str, list[object]] | None = None,
+    *,
+    budget_: Any = None,
+    agents: tuple[str, ...] = ("claude", "codex"),
+    rebase_onto: str | None = None,
+) -> Any:
+    """Run the real orchestration and reducers against a simulated world that answers from a
+    script (``ScriptedChooser``); every choice not scripted is the happy one."""
+    from pipeline.engine import run_in_memory
+    from pipeline.handlers.simulated import (
+        ScriptedChooser,
+        SimulatedWorld,
+        WorldConfig,
+        default_chains,
+    )
+
+    config = WorldConfig(budget_ or budget(), default_chains(agents), rebase_onto)
+    world = SimulatedWorld(config, ScriptedChooser(dict(answers or {})))
+    return run_in_memory(world, max_effects=10_000)
+
+
+def names(items: Any) -> list[str]:
+    """The class names of ``items``, for readable sequence assertions."""
+    return [type(item).__name__ for item in items]
