@@ -60,6 +60,16 @@ def configure_primitives(converter: Converter) -> None:
     converter.register_structure_hook(datetime, _strict_datetime)
 
 
+def _sorted_strings(values: frozenset[str]) -> list[str]:
+    return sorted(values)
+
+
+def configure_sets(converter: Converter) -> None:
+    """Encode sets of strings sorted: set order changes between processes (hash seeds), and
+    equal states must encode to equal bytes for checkpoints and ``replay --verify``."""
+    converter.register_unstructure_hook_func(lambda t: t == frozenset[str], _sorted_strings)
+
+
 def configure_unions(converter: Converter) -> None:
     """Tag ``PipelineEvent`` and ``Effect`` with their stable wire tags under ``type``."""
     configure_tagged_union(
@@ -74,5 +84,6 @@ def make_converter() -> Converter:
     """A new converter configured for every ralph-pipeline type."""
     converter = make_orjson_converter(forbid_extra_keys=True)
     configure_primitives(converter)
+    configure_sets(converter)
     configure_unions(converter)
     return converter

@@ -1,0 +1,5 @@
+"""``python -m pipeline.cli``: the same as the ``ralph`` command."""
+
+from pipeline.cli import main
+
+main()

@@ -1,0 +1,77 @@
+"""Turning events and states into lines and tables for people (pure formatting, no I/O)."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Any
+
+import attrs
+from rich.table import Table
+
+from pipeline.events import WIRE_TAGS, PipelineEvent
+from pipeline.state import PipelineState
+
+__all__ = ["describe_event", "state_table"]
+
+_MAX_VALUE = 60
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="seconds")
+    if attrs.has(type(value)):
+        return type(value).__name__
+    text = str(value)
+    if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
+        return text[:12]  # a sha256 digest: the prefix identifies it for people
+    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
+
+
+def describe_event(event: PipelineEvent) -> str:
+    """One line: the event's wire tag and its fields but the time."""
+    fields = [
+        f"{f.name}={_show(getattr(event, f.name))}"
+        for f in attrs.fields(type(event))
+        if f.name != "at" and getattr(event, f.name) is not None
+    ]
+    return f"{WIRE_TAGS[type(event)]} " + " ".join(fields)
+
+
+def state_table(state: PipelineState, title: str = "Run state") -> Table:
+    """The state's headline figures as a two-column table."""
+    table = Table(title=title, show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    run, progress, ledger = state.run, state.progress, state.ledger
+    budget = run.budget if run else None
+    rows = [
+        ("run", run.run_id if run else "(not started)"),
+        ("phase", progress.phase.value),
+        ("step", progress.step.value),
+        (
+            "iteration",
+            f"{progress.iteration}/{budget.max_iterations}" if budget else str(progress.iteration),
+        ),
+        (
+            "review pass",
+            f"{progress.review_pass}/{budget.max_review_passes}"
+            if budget
+            else str(progress.review_pass),
+        ),
+        ("termination", progress.termination.value if progress.termination else "-"),
+        ("exit code", str(progress.termination.exit_code) if progress.termination else "-"),
+        ("events folded", str(state.sequence)),
+        ("agent failures", str(state.agent.failures)),
+        ("commits", str(ledger.commits)),
+        ("checkpoints", str(ledger.checkpoint_count)),
+        ("topics published", str(state.intake.topics_published)),
+        ("malformed lines", str(state.intake.malformed_lines)),
+        ("last error", ledger.last_error or "-"),
+        ("anomalies", str(ledger.anomalies)),
+    ]
+    for what, value in rows:
+        table.add_row(what, value)
+    return table

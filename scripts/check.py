@@ -1,0 +1,42 @@
+"""Run every check CI runs, in order, and fail on the first failure.
+
+ruff (lint and format), mypy --strict on pipeline/, import-linter, then pytest. Run it from the
+repository root with the development extra installed: ``python scripts/check.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+CHECKS: list[tuple[str, list[str]]] = [
+    ("ruff check", [str(BIN / "ruff"), "check", "."]),
+    ("ruff format", [str(BIN / "ruff"), "format", "--check", "."]),
+    ("mypy --strict", [sys.executable, "-m", "mypy"]),
+    ("import contracts", [str(BIN / "lint-imports")]),
+    ("pytest", [sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider"]),
+]
+
+
+def main() -> int:
+    """Run the checks; return the exit status of the first that fails, else 0."""
+    env = {**os.environ}
+    if os.environ.get("CI"):
+        env.setdefault("HYPOTHESIS_PROFILE", "ci")
+    for name, command in CHECKS:
+        print(f"==> {name}: {' '.join(command)}", flush=True)
+        status = subprocess.run(command, cwd=ROOT, env=env, check=False).returncode
+        if status != 0:
+            print(f"==> {name} FAILED (exit {status})", flush=True)
+            return status
+    print("==> all checks passed", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

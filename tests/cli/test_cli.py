@@ -1,0 +1,134 @@
+"""The ``ralph`` command line, run as real subprocesses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from pipeline.reducers import fold
+from pipeline.serialization import decode_event, decode_state
+from pipeline.state import Phase, TerminationReason
+
+RALPH = [sys.executable, "-m", "pipeline.cli"]
+
+
+def ralph(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``ralph`` with ``args`` (stdout is a pipe, so not a terminal)."""
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"}
+    return subprocess.run(
+        [*RALPH, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One demo run shared by the tests that read its output."""
+    base = tmp_path_factory.mktemp("demo")
+    result = ralph("demo", "run", cwd=base)
+    assert result.returncode == 0, result.stderr
+    (base / "stdout.txt").write_text(result.stdout)
+    return base / "run"
+
+
+def test_demo_completes_and_its_log_folds_to_the_state_it_wrote(demo_dir: Path) -> None:
+    """Exit 0; the event log folds to a complete run equal to the stored final state."""
+    lines = (demo_dir / "events.jsonl").read_bytes().splitlines()
+    state = fold(decode_event(line) for line in lines)
+    assert state.phase is Phase.COMPLETE
+    assert state.termination is TerminationReason.COMPLETED
+    assert state == decode_state((demo_dir / "state.json").read_bytes())
+    assert state.ledger.commits >= 2
+    assert state.agent.failures >= 2
+
+
+def test_demo_shows_retry_fallback_and_review_fix(demo_dir: Path) -> None:
+    """The demo's progress shows the decisions it exists to show."""
+    stdout = (demo_dir.parent / "stdout.txt").read_text()
+    assert "agent.backoff_waited" in stdout
+    assert "agent=codex" in stdout
+    assert "review.review_issues_found" in stdout
+    assert "review.fix_attempt_completed" in stdout
+    assert "Demo run finished" in stdout
+
+
+def test_output_to_a_pipe_has_no_control_sequences(demo_dir: Path) -> None:
+    """Not a terminal: no colour or cursor codes in the output."""
+    assert "\x1b" not in (demo_dir.parent / "stdout.txt").read_text()
+
+
+def test_demo_refuses_a_non_empty_directory(tmp_path: Path) -> None:
+    """An existing non-empty directory is left alone, with a one-line error and exit 2."""
+    target = tmp_path / "busy"
+    target.mkdir()
+    (target / "keep.txt").write_text("mine")
+    result = ralph("demo", str(target), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "exists and is not empty" in result.stderr
+    assert (target / "keep.txt").read_text() == "mine"
+    assert sorted(p.name for p in target.iterdir()) == ["keep.txt"]
+
+
+def test_replay_verify_passes_in_another_process(demo_dir: Path) -> None:
+    """``replay --verify`` in a fresh process (another hash seed) matches the stored state."""
+    result = ralph("replay", "events.jsonl", "--verify", "state.json", cwd=demo_dir)
+    assert result.returncode == 0, result.stderr
+    assert "verified" in result.stdout
+
+
+def test_replay_verify_fails_on_a_different_state(demo_dir: Path, tmp_path: Path) -> None:
+    """A state file that is not the fold of the log is reported, exit 1."""
+    partial = ralph(
+        "replay", str(demo_dir / "events.jsonl"), "--until", "10", "--json", cwd=tmp_path
+    )
+    assert partial.returncode == 0
+    (tmp_path / "other.json").write_text(partial.stdout)
+    result = ralph("replay", str(demo_dir / "events.jsonl"), "--verify", "other.json", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "differs" in result.stderr
+
+
+def test_replay_until_folds_a_prefix(demo_dir: Path) -> None:
+    """``--until N`` folds exactly the first N events."""
+    result = ralph("replay", "events.jsonl", "--until", "5", "--json", cwd=demo_dir)
+    assert result.returncode == 0
+    assert orjson.loads(result.stdout)["sequence"] == 5
+
+
+def test_replay_of_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    """A missing log: one line naming the file, exit 2."""
+    result = ralph("replay", "nope.jsonl", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "cannot read the event log nope.jsonl" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_replay_of_a_bad_line_names_the_file_and_line(demo_dir: Path, tmp_path: Path) -> None:
+    """A line that is not an event is reported with its file and line number, exit 2."""
+    log = tmp_path / "broken.jsonl"
+    good = (demo_dir / "events.jsonl").read_bytes().splitlines()
+    log.write_bytes(b"\n".join([good[0], good[1], b'{"type": "agent.nope"}']) + b"\n")
+    result = ralph("replay", str(log), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "broken.jsonl:3: unknown type tag 'agent.nope'" in result.stderr
+
+
+def test_events_jsonl_prints_every_event_with_its_tag(demo_dir: Path) -> None:
+    """``events --format jsonl`` prints one decodable event per line of the log."""
+    result = ralph("events", "events.jsonl", "--format", "jsonl", cwd=demo_dir)
+    assert result.returncode == 0
+    printed = result.stdout.splitlines()
+    stored = (demo_dir / "events.jsonl").read_bytes().splitlines()
+    assert len(printed) == len(stored)
+    assert [decode_event(p) for p in printed] == [decode_event(s) for s in stored]
+
+
+def test_events_with_an_unknown_format_is_a_usage_error(demo_dir: Path) -> None:
+    """A bad option value exits 2 with typer's message."""
+    result = ralph("events", "events.jsonl", "--format", "xml", cwd=demo_dir)
+    assert result.returncode == 2
+    assert "xml" in result.stderr
