@@ -55,8 +55,9 @@ def next_effect(state: PipelineState) -> Effect:
     eid = effect_id(state)
     progress, ledger = state.progress, state.ledger
     phase = progress.phase
-    if ledger.checkpoint_due is not None and phase is not Phase.NOT_STARTED:
-        return SaveCheckpoint(eid, ledger.checkpoint_due, Sequence(state.sequence))
+    due = state.checkpoints.due
+    if due is not None and phase is not Phase.NOT_STARTED:
+        return SaveCheckpoint(eid, due, Sequence(state.sequence))
     if phase is Phase.COMPLETE or phase is Phase.INTERRUPTED:
         return Terminate(eid, progress.termination or TerminationReason.STOPPED)
     if phase is Phase.NOT_STARTED:

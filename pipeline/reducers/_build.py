@@ -7,12 +7,91 @@ fold fast; see docs/architecture/performance.md.
 
 from __future__ import annotations
 
-from attrs import evolve
-
 from pipeline.events import WIRE_TAGS, PipelineEvent
-from pipeline.state import AgentCursor, Intake, Ledger, PipelineState, Progress, RunInfo
+from pipeline.state import (
+    AgentCursor,
+    Checkpoints,
+    Intake,
+    Ledger,
+    PipelineState,
+    Progress,
+    RunInfo,
+)
+from pipeline.state.changes import ledger_with
 
-__all__ = ["advance", "anomaly", "restamp"]
+__all__ = ["advance", "anomaly", "restamp", "with_agent", "with_intake", "with_progress"]
+
+_new = object.__new__
+# The slot descriptors of PipelineState: setting through them is what the frozen class's
+# generated __init__ does (via object.__setattr__), minus a lookup per field. The fold builds
+# one PipelineState per event, so this is its single hottest line.
+_SET_SEQUENCE = PipelineState.__dict__["sequence"].__set__
+_SET_RUN = PipelineState.__dict__["run"].__set__
+_SET_PROGRESS = PipelineState.__dict__["progress"].__set__
+_SET_AGENT = PipelineState.__dict__["agent"].__set__
+_SET_INTAKE = PipelineState.__dict__["intake"].__set__
+_SET_LEDGER = PipelineState.__dict__["ledger"].__set__
+_SET_CHECKPOINTS = PipelineState.__dict__["checkpoints"].__set__
+
+
+def build_state(
+    sequence: int,
+    run: RunInfo | None,
+    progress: Progress,
+    agent: AgentCursor,
+    intake: Intake,
+    ledger: Ledger,
+    checkpoints: Checkpoints,
+) -> PipelineState:
+    """A ``PipelineState`` equal to ``PipelineState(sequence, run, ...)``, built faster."""
+    state: PipelineState = _new(PipelineState)
+    _SET_SEQUENCE(state, sequence)
+    _SET_RUN(state, run)
+    _SET_PROGRESS(state, progress)
+    _SET_AGENT(state, agent)
+    _SET_INTAKE(state, intake)
+    _SET_LEDGER(state, ledger)
+    _SET_CHECKPOINTS(state, checkpoints)
+    return state
+
+
+def with_agent(state: PipelineState, agent: AgentCursor) -> PipelineState:
+    """The state after one more event that changed only the agent cursor."""
+    return build_state(
+        state.sequence + 1,
+        state.run,
+        state.progress,
+        agent,
+        state.intake,
+        state.ledger,
+        state.checkpoints,
+    )
+
+
+def with_intake(state: PipelineState, intake: Intake) -> PipelineState:
+    """The state after one more event that changed only the intake counters."""
+    return build_state(
+        state.sequence + 1,
+        state.run,
+        state.progress,
+        state.agent,
+        intake,
+        state.ledger,
+        state.checkpoints,
+    )
+
+
+def with_progress(state: PipelineState, progress: Progress) -> PipelineState:
+    """The state after one more event that changed only the progress."""
+    return build_state(
+        state.sequence + 1,
+        state.run,
+        progress,
+        state.agent,
+        state.intake,
+        state.ledger,
+        state.checkpoints,
+    )
 
 
 def advance(
@@ -23,15 +102,17 @@ def advance(
     agent: AgentCursor | None = None,
     intake: Intake | None = None,
     ledger: Ledger | None = None,
+    checkpoints: Checkpoints | None = None,
 ) -> PipelineState:
     """The state after one more event, with the given parts replaced."""
-    return PipelineState(
+    return build_state(
         state.sequence + 1,
         state.run if run is None else run,
         state.progress if progress is None else progress,
         state.agent if agent is None else agent,
         state.intake if intake is None else intake,
         state.ledger if ledger is None else ledger,
+        state.checkpoints if checkpoints is None else checkpoints,
     )
 
 
@@ -41,8 +122,14 @@ def restamp(state: PipelineState, *, agent: AgentCursor) -> PipelineState:
     For a reducer that first applies an implied fact (an earlier attempt that never reported)
     through a helper that already advanced the sequence.
     """
-    return PipelineState(
-        state.sequence, state.run, state.progress, agent, state.intake, state.ledger
+    return build_state(
+        state.sequence,
+        state.run,
+        state.progress,
+        agent,
+        state.intake,
+        state.ledger,
+        state.checkpoints,
     )
 
 
@@ -51,5 +138,5 @@ def anomaly(state: PipelineState, event: PipelineEvent, why: str) -> PipelineSta
     ledger = state.ledger
     description = f"{WIRE_TAGS[type(event)]} in {state.progress.phase.value}: {why}"
     return advance(
-        state, ledger=evolve(ledger, anomalies=ledger.anomalies + 1, last_anomaly=description)
+        state, ledger=ledger_with(ledger, anomalies=ledger.anomalies + 1, last_anomaly=description)
     )

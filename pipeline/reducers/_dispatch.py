@@ -1,14 +1,15 @@
 """``reduce``: route an event to its category's reducer (pure).
 
-Terminal states absorb: a complete run takes no fact but records it as an anomaly; an
-interrupted run takes only ``RunResumed`` and ``CheckpointSaved``; a run that has not started
-takes only ``RunStarted``.
+Terminal states absorb: a complete run takes no fact but ``CheckpointSaved`` (bookkeeping that
+revives nothing, and without which a checkpoint asked for before completion could never be
+recorded) and records every other as an anomaly; an interrupted run takes only ``RunResumed``
+and ``CheckpointSaved``; a run that has not started takes only ``RunStarted``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import assert_never
+from collections.abc import Callable, Iterable
+from typing import Any, assert_never
 
 from pipeline.events import (
     AgentEvent,
@@ -47,43 +48,58 @@ from pipeline.state import Phase, PipelineState
 __all__ = ["fold", "reduce"]
 
 
+CategoryReducer = Callable[[PipelineState, Any], PipelineState]
+
+
+def _route(event: PipelineEvent) -> CategoryReducer:
+    """The reducer of ``event``'s category; the type checker proves every category is routed."""
+    if isinstance(event, AgentEvent):
+        return reduce_agent
+    if isinstance(event, PromptInputEvent):
+        return reduce_prompt
+    if isinstance(event, MiscEvent):
+        return reduce_misc
+    if isinstance(event, DevelopmentEvent):
+        return reduce_development
+    if isinstance(event, CommitEvent):
+        return reduce_commit
+    if isinstance(event, ReviewEvent):
+        return reduce_review
+    if isinstance(event, PlanningEvent):
+        return reduce_planning
+    if isinstance(event, LifecycleEvent):
+        return reduce_lifecycle
+    if isinstance(event, RebaseEvent):
+        return reduce_rebase
+    if isinstance(event, AwaitingDevFixEvent):
+        return reduce_dev_fix
+    if isinstance(event, HumanEvent):
+        return reduce_human
+    if isinstance(event, ErrorEvent):
+        return reduce_error
+    if isinstance(event, ValidationEvent):
+        return reduce_validation
+    assert_never(event)
+
+
+# Routing depends on the event's class only, so it is worked out once per class: a dict lookup
+# instead of up to thirteen union isinstance checks per event on the fold's hot path.
+_ROUTES: dict[type, CategoryReducer] = {}
+
+
 def reduce(state: PipelineState, event: PipelineEvent) -> PipelineState:
     """The state after ``event``: total, deterministic, and never mutating ``state``."""
     phase = state.progress.phase
-    if phase is Phase.COMPLETE:
+    if phase is Phase.COMPLETE and type(event) is not CheckpointSaved:
         return anomaly(state, event, "the run is complete")
     if phase is Phase.INTERRUPTED and not isinstance(event, RunResumed | CheckpointSaved):
         return anomaly(state, event, "the run is interrupted; resume it first")
     if phase is Phase.NOT_STARTED and not isinstance(event, RunStarted):
         return anomaly(state, event, "the run has not started")
-    # Most common categories first: this is the fold's hot path.
-    if isinstance(event, AgentEvent):
-        return reduce_agent(state, event)
-    if isinstance(event, PromptInputEvent):
-        return reduce_prompt(state, event)
-    if isinstance(event, MiscEvent):
-        return reduce_misc(state, event)
-    if isinstance(event, DevelopmentEvent):
-        return reduce_development(state, event)
-    if isinstance(event, CommitEvent):
-        return reduce_commit(state, event)
-    if isinstance(event, ReviewEvent):
-        return reduce_review(state, event)
-    if isinstance(event, PlanningEvent):
-        return reduce_planning(state, event)
-    if isinstance(event, LifecycleEvent):
-        return reduce_lifecycle(state, event)
-    if isinstance(event, RebaseEvent):
-        return reduce_rebase(state, event)
-    if isinstance(event, AwaitingDevFixEvent):
-        return reduce_dev_fix(state, event)
-    if isinstance(event, HumanEvent):
-        return reduce_human(state, event)
-    if isinstance(event, ErrorEvent):
-        return reduce_error(state, event)
-    if isinstance(event, ValidationEvent):
-        return reduce_validation(state, event)
-    assert_never(event)
+    route = _ROUTES.get(type(event))
+    if route is None:
+        route = _ROUTES[type(event)] = _route(event)
+    return route(state, event)
 
 
 def fold(events: Iterable[PipelineEvent], state: PipelineState | None = None) -> PipelineState:

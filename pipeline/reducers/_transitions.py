@@ -12,6 +12,7 @@ from pipeline.events import CheckpointTrigger, Role
 from pipeline.reducers._build import advance
 from pipeline.state import (
     AgentCursor,
+    Checkpoints,
     Ledger,
     Phase,
     PipelineState,
@@ -19,6 +20,7 @@ from pipeline.state import (
     Step,
     TerminationReason,
 )
+from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = [
     "after_commit",
@@ -36,9 +38,18 @@ __all__ = [
 ]
 
 
+_FRESH = AgentCursor()
+
+
 def new_task(agent: AgentCursor) -> AgentCursor:
-    """The cursor for a new agent task: retries and attempts reset, chain positions kept."""
-    return AgentCursor(agent.chain_positions, 0, 0, False, False, None, agent.failures)
+    """The cursor for a new agent task: every role starts again at its preferred agent.
+
+    A fallback lasts for the task that needed it, not for the rest of the run: an agent that
+    was rate limited an hour ago deserves another try, and a long run must not drain its
+    chains one rare failure at a time.
+    """
+    # Cursors are immutable, so every new task can share one (no construction per task).
+    return _FRESH
 
 
 def transition(
@@ -48,17 +59,25 @@ def transition(
     ledger: Ledger | None = None,
 ) -> PipelineState:
     """Move to ``progress`` with a fresh agent task, asking for a checkpoint by ``trigger``."""
-    base = state.ledger if ledger is None else ledger
+    checkpoints = state.checkpoints
     if trigger is not None:
-        base = evolve(base, checkpoint_due=trigger)
-    return advance(state, progress=progress, agent=new_task(state.agent), ledger=base)
+        checkpoints = Checkpoints(trigger, checkpoints.count, checkpoints.last_sequence)
+    return advance(
+        state,
+        progress=progress,
+        agent=new_task(state.agent),
+        ledger=ledger,
+        checkpoints=checkpoints,
+    )
 
 
 def finalize(
     state: PipelineState, reason: TerminationReason, ledger: Ledger | None = None
 ) -> PipelineState:
     """Begin finalization; the run will end with ``reason``."""
-    progress = evolve(state.progress, phase=Phase.FINALIZING, step=Step.BEGIN, termination=reason)
+    progress = progress_with(
+        state.progress, phase=Phase.FINALIZING, step=Step.BEGIN, termination=reason
+    )
     return transition(state, progress, CheckpointTrigger.PHASE, ledger)
 
 
@@ -70,7 +89,7 @@ def interrupt(
     ledger: Ledger | None = None,
 ) -> PipelineState:
     """Stop the run resumably: it will go on from ``resume_phase`` at ``resume_step``."""
-    progress = evolve(
+    progress = progress_with(
         state.progress,
         phase=Phase.INTERRUPTED,
         step=Step.DONE,
@@ -95,7 +114,7 @@ def start_development(
     iteration = base.iteration + 1
     if iteration > state.run.budget.max_iterations:
         return finalize(advance_view(state, base), TerminationReason.MAX_ITERATIONS, ledger)
-    next_progress = evolve(
+    next_progress = progress_with(
         base,
         phase=Phase.DEVELOPMENT,
         step=Step.BEGIN,
@@ -109,9 +128,7 @@ def start_development(
 
 def advance_view(state: PipelineState, progress: Progress) -> PipelineState:
     """``state`` seen with ``progress`` but the same sequence (to chain into another transition)."""
-    return PipelineState(
-        state.sequence, state.run, progress, state.agent, state.intake, state.ledger
-    )
+    return evolve(state, progress=progress)
 
 
 def start_review(
@@ -123,7 +140,7 @@ def start_review(
     review_pass = base.review_pass + 1
     if review_pass > state.run.budget.max_review_passes:
         return start_validation(state, base, ledger)
-    next_progress = evolve(
+    next_progress = progress_with(
         base,
         phase=Phase.REVIEW,
         step=Step.BEGIN,
@@ -139,7 +156,7 @@ def start_validation(
 ) -> PipelineState:
     """Begin final validation."""
     base = state.progress if progress is None else progress
-    next_progress = evolve(
+    next_progress = progress_with(
         base, phase=Phase.FINAL_VALIDATION, step=Step.VALIDATE, fixing=False, after_commit=None
     )
     return transition(state, next_progress, CheckpointTrigger.PHASE, ledger)
@@ -154,7 +171,9 @@ def start_commit(
 ) -> PipelineState:
     """Begin committing the work; afterwards the run goes on to ``after``."""
     base = state.progress if progress is None else progress
-    next_progress = evolve(base, phase=Phase.COMMIT_MESSAGE, step=Step.PROMPT, after_commit=after)
+    next_progress = progress_with(
+        base, phase=Phase.COMMIT_MESSAGE, step=Step.PROMPT, after_commit=after
+    )
     return transition(state, next_progress, trigger, ledger)
 
 
@@ -190,8 +209,9 @@ def agent_failed(state: PipelineState, retriable: bool, message: str) -> Pipelin
     assert run is not None, "only a started run has agents"
     assert role is not None, "only an active agent task can fail"
     budget = run.budget
-    failures = agent.failures + 1
-    ledger = evolve(state.ledger, last_error=message)
+    ledger = ledger_with(
+        state.ledger, last_error=message, agent_failures=state.ledger.agent_failures + 1
+    )
     if retriable and agent.retries < budget.max_retries_per_agent:
         retries = agent.retries + 1
         ceiling = backoff_ceiling(budget.backoff_base_ms, budget.backoff_cap_ms, retries)
@@ -202,17 +222,14 @@ def agent_failed(state: PipelineState, retriable: bool, message: str) -> Pipelin
             False,
             False,
             ceiling if ceiling > 0 else None,
-            failures,
         )
         return advance(state, agent=cursor, ledger=ledger)
     position = agent.position(role) + 1
     positions = {**agent.chain_positions, role: position}
-    cursor = AgentCursor(positions, 0, agent.attempt, False, False, None, failures)
+    cursor = AgentCursor(positions, 0, agent.attempt, False, False, None)
     if position < len(run.chain(role)):
         return advance(state, agent=cursor, ledger=ledger)
-    return chain_exhausted(
-        PipelineState(state.sequence, run, progress, cursor, state.intake, ledger), role
-    )
+    return chain_exhausted(evolve(state, agent=cursor, ledger=ledger), role)
 
 
 def chain_exhausted(state: PipelineState, role: Role) -> PipelineState:
@@ -223,9 +240,9 @@ def chain_exhausted(state: PipelineState, role: Role) -> PipelineState:
     """
     progress = state.progress
     if role is Role.FIXER:
-        next_progress = evolve(progress, step=Step.MARKER, dev_fix_success=False)
+        next_progress = progress_with(progress, step=Step.MARKER, dev_fix_success=False)
         return transition(state, next_progress, CheckpointTrigger.AFTER_DEV_FIX)
-    next_progress = evolve(
+    next_progress = progress_with(
         progress,
         phase=Phase.AWAITING_DEV_FIX,
         step=Step.TRIGGER,

@@ -23,7 +23,7 @@ from pipeline.events import (
     StructuredResponseReceived,
     TopicPublished,
 )
-from pipeline.reducers._build import advance, anomaly, restamp
+from pipeline.reducers._build import advance, anomaly, restamp, with_agent, with_intake
 from pipeline.reducers._transitions import agent_failed, finalize
 from pipeline.state import AgentCursor, Intake, Phase, PipelineState, Step, TerminationReason
 
@@ -41,10 +41,8 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             if not _working(state, event.role):
                 return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
             a = state.agent
-            cursor = AgentCursor(
-                a.chain_positions, a.retries, a.attempt, False, True, None, a.failures
-            )
-            return advance(state, agent=cursor)
+            cursor = AgentCursor(a.chain_positions, a.retries, a.attempt, False, True, None)
+            return with_agent(state, cursor)
         case InvocationFailed():
             if not _working(state, event.role):
                 return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
@@ -58,13 +56,29 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
         case BackoffWaited():
             if not _working(state, event.role) or state.agent.backoff_ceiling_ms is None:
                 return anomaly(state, event, "no backoff was asked for")
-            return advance(state, agent=evolve(state.agent, backoff_ceiling_ms=None))
+            a = state.agent
+            cursor = AgentCursor(
+                a.chain_positions,
+                a.retries,
+                a.attempt,
+                a.in_flight,
+                a.awaiting_output,
+                None,
+            )
+            return with_agent(state, cursor)
         case OutputLineMalformed():
             return _malformed_line(state)
         case StructuredResponseReceived():
             return advance(state)
         case StructuredResponseMalformed():
-            intake = evolve(state.intake, malformed_responses=state.intake.malformed_responses + 1)
+            i = state.intake
+            intake = Intake(
+                i.seen_topics,
+                i.topics_published,
+                i.malformed_lines,
+                i.consecutive_malformed,
+                i.malformed_responses + 1,
+            )
             return advance(state, intake=intake)
         case _:
             assert_never(event)
@@ -90,20 +104,19 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
             # That failure exhausted the chain: this start belongs to no task any more.
             return restamp(state, agent=state.agent)
         return restamp(state, agent=_running(state.agent))
-    return advance(state, agent=_running(previous))
+    return with_agent(state, _running(previous))
 
 
 def _running(a: AgentCursor) -> AgentCursor:
     """The cursor once attempt ``a.attempt + 1`` is running (any pending backoff is over)."""
-    return AgentCursor(a.chain_positions, a.retries, a.attempt + 1, True, False, None, a.failures)
+    return AgentCursor(a.chain_positions, a.retries, a.attempt + 1, True, False, None)
 
 
 def _topic(state: PipelineState, event: TopicPublished) -> PipelineState:
     i = state.intake
     seen = i.seen_topics if event.topic in i.seen_topics else i.seen_topics | {event.topic}
-    intake = Intake(seen, i.topics_published + 1, i.malformed_lines, 0, i.malformed_responses)
-    return PipelineState(
-        state.sequence + 1, state.run, state.progress, state.agent, intake, state.ledger
+    return with_intake(
+        state, Intake(seen, i.topics_published + 1, i.malformed_lines, 0, i.malformed_responses)
     )
 
 
@@ -123,8 +136,6 @@ def _malformed_line(state: PipelineState) -> PipelineState:
         consecutive >= state.run.budget.max_consecutive_malformed
         and state.progress.phase is not Phase.FINALIZING
     ):
-        counted = PipelineState(
-            state.sequence, state.run, state.progress, state.agent, intake, state.ledger
-        )
+        counted = evolve(state, intake=intake)
         return finalize(counted, TerminationReason.VALIDATION_FAILURE)
     return advance(state, intake=intake)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from attrs import evolve
-
 from pipeline.events import (
     CommitCreated,
     CommitEvent,
@@ -20,6 +18,7 @@ from pipeline.events import (
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import after_commit, new_task
 from pipeline.state import Ledger, Phase, PipelineState, Step
+from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_commit", "reduce_rebase"]
 
@@ -37,14 +36,14 @@ def reduce_commit(state: PipelineState, event: CommitEvent) -> PipelineState:
                 return anomaly(state, event, "no committer is at work")
             return advance(
                 state,
-                progress=evolve(state.progress, step=Step.COMMIT),
+                progress=progress_with(state.progress, step=Step.COMMIT),
                 agent=new_task(state.agent),
-                ledger=evolve(ledger, pending_commit_message=event.message),
+                ledger=ledger_with(ledger, pending_commit_message=event.message),
             )
         case CommitCreated():
             if not _at(state, Step.COMMIT):
                 return anomaly(state, event, "no commit was asked for")
-            committed = evolve(
+            committed = ledger_with(
                 ledger,
                 commits=ledger.commits + 1,
                 last_commit_sha=event.sha,
@@ -54,7 +53,7 @@ def reduce_commit(state: PipelineState, event: CommitEvent) -> PipelineState:
         case CommitSkipped():
             if not _at(state, Step.COMMIT):
                 return anomaly(state, event, "no commit was asked for")
-            return _committed(state, evolve(ledger, pending_commit_message=None))
+            return _committed(state, ledger_with(ledger, pending_commit_message=None))
         case _:
             assert_never(event)
 
@@ -63,7 +62,9 @@ def _committed(state: PipelineState, ledger: Ledger) -> PipelineState:
     """Rebase when the run is configured to, else go on where the run was heading."""
     assert state.run is not None
     if state.run.rebase_onto is not None:
-        return advance(state, progress=evolve(state.progress, step=Step.REBASE), ledger=ledger)
+        return advance(
+            state, progress=progress_with(state.progress, step=Step.REBASE), ledger=ledger
+        )
     return after_commit(state, ledger)
 
 
@@ -81,11 +82,11 @@ def reduce_rebase(state: PipelineState, event: RebaseEvent) -> PipelineState:
         case RebaseConflicted():
             if not _at(state, Step.REBASE):
                 return anomaly(state, event, "no rebase is under way")
-            ledger = evolve(
+            ledger = ledger_with(
                 state.ledger, last_error=f"rebase conflicted in {', '.join(event.paths)}"
             )
             return advance(
-                state, progress=evolve(state.progress, step=Step.ABORT_REBASE), ledger=ledger
+                state, progress=progress_with(state.progress, step=Step.ABORT_REBASE), ledger=ledger
             )
         case RebaseAborted():
             if not _at(state, Step.ABORT_REBASE):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from attrs import evolve
-
 from pipeline.events import (
     CheckpointTrigger,
     ContinuationNeeded,
@@ -14,7 +12,7 @@ from pipeline.events import (
     DevelopmentIterationStarted,
     IterationStatus,
 )
-from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._build import anomaly, with_progress
 from pipeline.reducers._transitions import (
     advance_view,
     finalize,
@@ -22,6 +20,7 @@ from pipeline.reducers._transitions import (
     start_development,
 )
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
+from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_development"]
 
@@ -33,11 +32,11 @@ def reduce_development(state: PipelineState, event: DevelopmentEvent) -> Pipelin
     match event:
         case DevelopmentIterationStarted():
             if current and progress.step is Step.BEGIN:
-                return advance(state, progress=evolve(progress, step=Step.PROMPT))
+                return with_progress(state, progress_with(progress, step=Step.PROMPT))
             return anomaly(state, event, f"iteration {event.iteration} is not about to begin")
         case ContinuationNeeded():
             if current:
-                return advance(state, progress=evolve(progress, continuation_requested=True))
+                return with_progress(state, progress_with(progress, continuation_requested=True))
             return anomaly(state, event, f"iteration {event.iteration} is not under way")
         case DevelopmentIterationCompleted():
             if current and progress.step is Step.INVOKE:
@@ -58,13 +57,13 @@ def _iteration_completed(
     progress = state.progress
     if event.status is IterationStatus.FAILED:
         failed = progress.consecutive_failed_iterations + 1
-        counted = evolve(progress, consecutive_failed_iterations=failed)
-        ledger = evolve(state.ledger, last_error=f"iteration {event.iteration} failed")
+        counted = progress_with(progress, consecutive_failed_iterations=failed)
+        ledger = ledger_with(state.ledger, last_error=f"iteration {event.iteration} failed")
         if failed >= state.run.budget.max_consecutive_failures:
             return finalize(
                 advance_view(state, counted), TerminationReason.CONSECUTIVE_FAILURES, ledger
             )
         return start_development(state, counted, ledger, CheckpointTrigger.ITERATION)
     more = event.status is IterationStatus.PARTIAL or progress.continuation_requested
-    counted = evolve(progress, consecutive_failed_iterations=0)
+    counted = progress_with(progress, consecutive_failed_iterations=0)
     return start_commit(state, Phase.DEVELOPMENT if more else Phase.REVIEW, counted)

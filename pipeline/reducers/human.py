@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from attrs import evolve
-
 from pipeline.events import (
     HumanEvent,
     HumanInterventionRequired,
@@ -16,6 +14,7 @@ from pipeline.events import (
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import interrupt
 from pipeline.state import PendingQuestion, PipelineState, TerminationReason
+from pipeline.state.changes import ledger_with
 
 __all__ = ["reduce_human"]
 
@@ -27,16 +26,16 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
     match event:
         case HumanQuestionAsked():
             question = PendingQuestion(event.question_id, event.question, event.deadline)
-            return advance(state, ledger=evolve(ledger, pending_question=question))
+            return advance(state, ledger=ledger_with(ledger, pending_question=question))
         case HumanResponseReceived():
             if pending is None or pending.question_id != event.question_id:
                 return anomaly(state, event, f"question {event.question_id!r} is not pending")
-            answered = evolve(ledger, pending_question=None, last_human_answer=event.text)
+            answered = ledger_with(ledger, pending_question=None, last_human_answer=event.text)
             return advance(state, ledger=answered)
         case HumanTimedOut():
             if pending is None or pending.question_id != event.question_id:
                 return anomaly(state, event, f"question {event.question_id!r} is not pending")
-            timed_out = evolve(
+            timed_out = ledger_with(
                 ledger,
                 pending_question=None,
                 last_error=f"no answer to {pending.question!r} by {pending.deadline.isoformat()}",
@@ -44,7 +43,7 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             return advance(state, ledger=timed_out)
         case HumanInterventionRequired():
             progress = state.progress
-            needed = evolve(ledger, last_error=f"{event.reason}: {event.detail}")
+            needed = ledger_with(ledger, last_error=f"{event.reason}: {event.detail}")
             return interrupt(
                 state,
                 TerminationReason.HUMAN_INTERVENTION_REQUIRED,

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from attrs import evolve
-
 from pipeline.events import (
     LifecycleEvent,
-    Role,
     RunCompleted,
     RunInterrupted,
     RunResumed,
@@ -16,7 +13,16 @@ from pipeline.events import (
 )
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import interrupt, new_task
-from pipeline.state import Phase, PipelineState, Progress, RunInfo, Step, TerminationReason
+from pipeline.state import (
+    AgentCursor,
+    Phase,
+    PipelineState,
+    Progress,
+    RunInfo,
+    Step,
+    TerminationReason,
+)
+from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_lifecycle"]
 
@@ -39,7 +45,7 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
         case RunInterrupted():
             if progress.phase is Phase.NOT_STARTED:
                 return anomaly(state, event, "the run has not started")
-            ledger = evolve(state.ledger, last_error=f"interrupted: {event.reason}")
+            ledger = ledger_with(state.ledger, last_error=f"interrupted: {event.reason}")
             return interrupt(
                 state, TerminationReason.INTERRUPTED, progress.phase, progress.step, ledger
             )
@@ -49,8 +55,8 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
             if progress.phase is Phase.FINALIZING and progress.step is Step.COMPLETE:
                 return advance(
                     state,
-                    progress=evolve(progress, phase=Phase.COMPLETE, step=Step.DONE),
-                    ledger=evolve(state.ledger, completed_at=event.at),
+                    progress=progress_with(progress, phase=Phase.COMPLETE, step=Step.DONE),
+                    ledger=ledger_with(state.ledger, completed_at=event.at),
                 )
             return anomaly(state, event, "finalization has not reached completion")
         case _:
@@ -69,12 +75,16 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
     if progress.phase is Phase.NOT_STARTED:
         return anomaly(state, event, "the run has not started")
     if progress.phase is not Phase.INTERRUPTED:
-        return advance(state, agent=evolve(agent, in_flight=False))
-    positions = dict(agent.chain_positions)
-    if progress.dev_fix_role is not None:
-        positions[progress.dev_fix_role] = 0
-        positions.pop(Role.FIXER, None)
-    resumed = evolve(
+        cursor = AgentCursor(
+            agent.chain_positions,
+            agent.retries,
+            agent.attempt,
+            False,
+            agent.awaiting_output,
+            agent.backoff_ceiling_ms,
+        )
+        return advance(state, agent=cursor)
+    resumed = progress_with(
         progress,
         phase=progress.resume_phase or Phase.PLANNING,
         step=progress.resume_step or Step.BEGIN,
@@ -85,6 +95,4 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
         dev_fix_role=None,
         dev_fix_success=None,
     )
-    return advance(
-        state, progress=resumed, agent=new_task(evolve(agent, chain_positions=positions))
-    )
+    return advance(state, progress=resumed, agent=new_task(agent))

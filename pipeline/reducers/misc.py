@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from attrs import evolve
-
 from pipeline.events import (
     CheckpointSaved,
     CheckpointTrigger,
@@ -15,8 +13,9 @@ from pipeline.events import (
     MiscEvent,
     PromptPermissionsRestored,
 )
-from pipeline.reducers._build import advance, anomaly
-from pipeline.state import Phase, PipelineState, Step
+from pipeline.reducers._build import advance, anomaly, with_progress
+from pipeline.state import Checkpoints, Phase, PipelineState, Step
+from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_misc"]
 
@@ -27,28 +26,29 @@ def reduce_misc(state: PipelineState, event: MiscEvent) -> PipelineState:
     finalizing = progress.phase is Phase.FINALIZING
     match event:
         case CheckpointSaved():
-            saved = evolve(
-                ledger,
-                checkpoint_due=None,
-                checkpoint_count=ledger.checkpoint_count + 1,
-                last_checkpoint_sequence=event.sequence,
-            )
-            return advance(state, ledger=saved)
+            saved = Checkpoints(None, state.checkpoints.count + 1, event.sequence)
+            return advance(state, checkpoints=saved)
         case ContextCleaned():
             return advance(state)
         case FinalizingStarted():
             if finalizing and progress.step is Step.BEGIN:
-                return advance(state, progress=evolve(progress, step=Step.RESTORE))
+                return with_progress(state, progress_with(progress, step=Step.RESTORE))
             return anomaly(state, event, "finalization is not about to begin")
         case PromptPermissionsRestored():
             if finalizing and progress.step is Step.RESTORE:
                 return advance(
                     state,
-                    progress=evolve(progress, step=Step.COMPLETE),
-                    ledger=evolve(ledger, checkpoint_due=CheckpointTrigger.FINAL),
+                    progress=progress_with(progress, step=Step.COMPLETE),
+                    checkpoints=Checkpoints(
+                        CheckpointTrigger.FINAL,
+                        state.checkpoints.count,
+                        state.checkpoints.last_sequence,
+                    ),
                 )
             return anomaly(state, event, "no permissions restore was asked for")
         case LoopRecoveryTriggered():
-            return advance(state, ledger=evolve(ledger, loop_recoveries=ledger.loop_recoveries + 1))
+            return advance(
+                state, ledger=ledger_with(ledger, loop_recoveries=ledger.loop_recoveries + 1)
+            )
         case _:
             assert_never(event)

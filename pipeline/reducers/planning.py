@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from attrs import evolve
-
 from pipeline.events import PlanningEvent, PlanningStarted, PlanProduced, PlanRejected
-from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._build import anomaly, with_progress
 from pipeline.reducers._transitions import agent_failed, start_development
 from pipeline.state import Phase, PipelineState, Step
+from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_planning"]
 
@@ -21,11 +20,11 @@ def reduce_planning(state: PipelineState, event: PlanningEvent) -> PipelineState
     match event:
         case PlanningStarted():
             if in_planning and progress.step is Step.BEGIN:
-                return advance(state, progress=evolve(progress, step=Step.PROMPT))
+                return with_progress(state, progress_with(progress, step=Step.PROMPT))
             return anomaly(state, event, "planning is not about to begin")
         case PlanProduced():
             if in_planning and progress.step is Step.INVOKE:
-                ledger = evolve(state.ledger, plan_digest=event.plan_digest)
+                ledger = ledger_with(state.ledger, plan_digest=event.plan_digest)
                 return start_development(state, ledger=ledger)
             return anomaly(state, event, "no planner is at work")
         case PlanRejected():

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from attrs import evolve
-
 from pipeline.events import PromptInputEvent, PromptMaterialized
-from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._build import anomaly, with_progress
 from pipeline.reducers._transitions import chain_exhausted
 from pipeline.state import PipelineState, Step, prompt_kind_for
+from pipeline.state.changes import progress_with
 
 __all__ = ["reduce_prompt"]
 
@@ -28,6 +27,6 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
             # A role configured with no agent (or none left) cannot be invoked at all.
             if state.agent.position(role) >= len(state.run.chain(role)):
                 return chain_exhausted(state, role)
-            return advance(state, progress=evolve(progress, step=Step.INVOKE))
+            return with_progress(state, progress_with(progress, step=Step.INVOKE))
         case _:
             assert_never(event)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from attrs import evolve
-
 from pipeline.events import FinalValidationFailed, FinalValidationPassed, ValidationEvent
 from pipeline.reducers._build import anomaly
 from pipeline.reducers._transitions import finalize, start_development
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
+from pipeline.state.changes import ledger_with
 
 __all__ = ["reduce_validation"]
 
@@ -25,7 +24,7 @@ def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineS
             return anomaly(state, event, "no validation was asked for")
         case FinalValidationFailed():
             if validating:
-                ledger = evolve(state.ledger, last_error=f"final validation: {event.reason}")
+                ledger = ledger_with(state.ledger, last_error=f"final validation: {event.reason}")
                 return start_development(state, ledger=ledger)
             return anomaly(state, event, "no validation was asked for")
         case _:

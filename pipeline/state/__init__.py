@@ -2,6 +2,7 @@
 
 from pipeline.state.model import (
     AgentCursor,
+    Checkpoints,
     Intake,
     Ledger,
     PendingQuestion,
@@ -26,6 +27,7 @@ __all__ = [
     "RUNNING_PHASES",
     "TERMINAL_PHASES",
     "AgentCursor",
+    "Checkpoints",
     "Intake",
     "Ledger",
     "PendingQuestion",

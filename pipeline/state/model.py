@@ -29,6 +29,7 @@ from pipeline.state.termination import TerminationReason
 
 __all__ = [
     "AgentCursor",
+    "Checkpoints",
     "Intake",
     "Ledger",
     "PendingQuestion",
@@ -93,7 +94,6 @@ class AgentCursor:
     in_flight: bool = False
     awaiting_output: bool = False
     backoff_ceiling_ms: int | None = None
-    failures: int = 0
 
     def position(self, role: Role) -> int:
         """The index of the agent ``role`` uses now in its chain."""
@@ -125,11 +125,8 @@ class PendingQuestion:
 @final
 @frozen
 class Ledger:
-    """Bookkeeping: checkpoints, commits, the plan, errors, anomalies and human questions."""
+    """Bookkeeping: commits, the plan, errors, anomalies and human questions."""
 
-    checkpoint_due: CheckpointTrigger | None = None
-    checkpoint_count: int = 0
-    last_checkpoint_sequence: int | None = None
     plan_digest: Digest | None = None
     pending_commit_message: str | None = None
     commits: int = 0
@@ -140,7 +137,18 @@ class Ledger:
     pending_question: PendingQuestion | None = None
     last_human_answer: str | None = None
     loop_recoveries: int = 0
+    agent_failures: int = 0
     completed_at: Instant | None = None
+
+
+@final
+@frozen
+class Checkpoints:
+    """Checkpoint bookkeeping: the checkpoint orchestration asked for, and those saved."""
+
+    due: CheckpointTrigger | None = None
+    count: int = 0
+    last_sequence: int | None = None
 
 
 @final
@@ -155,6 +163,7 @@ class PipelineState:
     agent: AgentCursor = AgentCursor()
     intake: Intake = Intake()
     ledger: Ledger = Ledger()
+    checkpoints: Checkpoints = Checkpoints()
 
     @property
     def phase(self) -> Phase:
@@ -179,4 +188,4 @@ def is_terminal(state: PipelineState) -> bool:
 
 def is_complete(state: PipelineState) -> bool:
     """Whether nothing is left to do: terminal, with its last checkpoint saved."""
-    return state.progress.phase in TERMINAL_PHASES and state.ledger.checkpoint_due is None
+    return state.progress.phase in TERMINAL_PHASES and state.checkpoints.due is None

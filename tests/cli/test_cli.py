@@ -43,7 +43,7 @@ def test_demo_completes_and_its_log_folds_to_the_state_it_wrote(demo_dir: Path) 
     assert state.termination is TerminationReason.COMPLETED
     assert state == decode_state((demo_dir / "state.json").read_bytes())
     assert state.ledger.commits >= 2
-    assert state.agent.failures >= 2
+    assert state.ledger.agent_failures >= 2
 
 
 def test_demo_shows_retry_fallback_and_review_fix(demo_dir: Path) -> None:

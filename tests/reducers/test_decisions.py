@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import attrs
+
 from pipeline.effects import BackOff, InvokeAgent, SaveCheckpoint, Terminate
 from pipeline.events import (
     AgentName,
+    CheckpointSaved,
     CheckpointTrigger,
     Digest,
     DurationMs,
@@ -30,6 +33,9 @@ from pipeline.events import (
     RunResumed,
     RunStarted,
     TopicPublished,
+)
+from pipeline.events import (
+    Sequence as Seq,
 )
 from pipeline.handlers.simulated import AgentOutcome, default_chains
 from pipeline.orchestration import next_effect
@@ -79,7 +85,15 @@ def test_retries_exhausted_falls_back_to_the_next_agent_with_retries_reset() -> 
     """Three retriable failures (2 retries) move the role to the next agent in its chain."""
     result = scripted_run({"planner outcome": [R, R, R, R, OK]})
     assert _invocations(result, Role.PLANNER) == ["claude"] * 3 + ["codex"] * 2
-    assert result.state.agent.position(Role.PLANNER) == 1
+
+
+def test_the_next_task_starts_again_with_the_preferred_agent() -> None:
+    """A fallback lasts for its task: the next iteration tries the first agent again."""
+    result = scripted_run(
+        {"developer outcome": [F, OK, OK], "iteration status": [IterationStatus.PARTIAL]},
+        budget_=budget(max_review_passes=0),
+    )
+    assert _invocations(result, Role.DEVELOPER) == ["claude", "codex", "claude"]
 
 
 def test_a_fatal_failure_falls_back_at_once() -> None:
@@ -225,6 +239,20 @@ def test_an_event_that_does_not_fit_is_recorded_as_an_anomaly() -> None:
     assert after.ledger.anomalies == 1
     assert after.ledger.last_anomaly is not None
     assert "agent.invocation_succeeded in planning" in after.ledger.last_anomaly
+
+
+def test_a_checkpoint_due_at_completion_can_still_be_recorded() -> None:
+    """RunCompleted reported before the final checkpoint: the checkpoint is saved afterwards."""
+    done = scripted_run().state
+    due = attrs.evolve(
+        done, checkpoints=attrs.evolve(done.checkpoints, due=CheckpointTrigger.FINAL)
+    )
+    effect = next_effect(due)
+    assert isinstance(effect, SaveCheckpoint)
+    after = reduce(due, CheckpointSaved(CheckpointTrigger.FINAL, Seq(due.sequence), T))
+    assert after.phase is Phase.COMPLETE
+    assert after.checkpoints.due is None
+    assert isinstance(next_effect(after), Terminate)
 
 
 def test_a_complete_run_absorbs_every_event() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pipeline.effects import SaveCheckpoint
+from pipeline.orchestration import next_effect
 from pipeline.state import Phase, PipelineState
 
 P = Phase
@@ -37,7 +39,7 @@ def check_step(before: PipelineState, after: PipelineState) -> None:
         allowed = ALLOWED_TRANSITIONS[before.phase]
         assert after.phase in allowed, f"{before.phase} -> {after.phase} is not allowed"
     assert after.intake.seen_topics >= before.intake.seen_topics, "seen topics only grow"
-    assert after.ledger.checkpoint_count >= before.ledger.checkpoint_count
+    assert after.checkpoints.count >= before.checkpoints.count
     assert after.progress.iteration >= before.progress.iteration
     assert after.progress.review_pass >= before.progress.review_pass
 
@@ -55,5 +57,6 @@ def check_state(state: PipelineState) -> None:
     assert state.intake.consecutive_malformed <= state.intake.malformed_lines
     if state.phase in {P.COMPLETE, P.INTERRUPTED}:
         assert state.termination is not None
-    if state.phase is P.COMPLETE:
-        assert state.ledger.checkpoint_due is None
+    if state.phase in {P.COMPLETE, P.INTERRUPTED} and state.checkpoints.due is not None:
+        # Liveness: a due checkpoint in a terminal state is the next thing done.
+        assert isinstance(next_effect(state), SaveCheckpoint)

@@ -1,0 +1,117 @@
+"""``python -m benchmarks [--quick] [--output DIR]``: run the benchmarks, write the results.
+
+Writes ``RESULTS.md`` (a table, the goals and the machine) and ``results.json`` (raw numbers)
+into ``DIR`` (default: this folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from benchmarks.fold import run_fold_benchmark
+
+HERE = Path(__file__).resolve().parent
+
+
+def machine() -> dict[str, Any]:
+    """The facts a reader needs to compare figures across machines."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    packages = {}
+    for name in ("attrs", "cattrs", "orjson", "hypothesis"):
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            packages[name] = "not installed"
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "packages": packages,
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def render(results: dict[str, Any]) -> str:
+    """RESULTS.md from the raw results."""
+    m = results["machine"]
+    f = results["fold"]
+    ours = next(iter(f["events_per_second"].values()))
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Written by `python -m benchmarks{' --quick' if results['quick'] else ''}` on "
+        f"{m['date']}: {m['cpu']}, {m['cores']} cores, {m['implementation']} {m['python']}, "
+        + ", ".join(f"{k} {v}" for k, v in m["packages"].items())
+        + ".",
+        "",
+        "## Reducer fold",
+        "",
+        f"{f['events']:,} events from long simulated runs (a realistic mix: invocations, topics, "
+        f"prompts, checkpoints, commits, iterations), folded {f['repeats']} times by each "
+        "contender in turn; medians. The fold ended with "
+        f"{f['anomalies_in_fold']} anomalies (the log is consistent).",
+        "",
+        "| contender | events/s |",
+        "| --- | ---: |",
+    ]
+    for name, rate in f["events_per_second"].items():
+        lines.append(f"| {name} | {rate:,} |")
+    lines += [
+        "",
+        "| goal | figure | met |",
+        "| --- | --- | --- |",
+        f"| at least 500,000 events/s | {ours:,} | {'yes' if f['goal_met'] else 'no'} |",
+        f"| within 2x of the match + evolve floor | ratio {f['ratio_to_evolve_floor']} "
+        f"| {'yes' if f['within_2x_of_evolve_floor'] else 'no'} |",
+        f"| (issue 8) within 2x of the mutable-dict floor | ratio {f['ratio_to_dict_floor']} "
+        f"| {'yes' if f['ratio_to_dict_floor'] >= 0.5 else 'no'} |",
+        "",
+    ]
+    notes = HERE / "NOTES.md"
+    if notes.exists():
+        lines += [notes.read_text().rstrip(), ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmarks and write the results."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a smoke run of about a minute")
+    parser.add_argument("--events", type=int, help="events in the fold benchmark")
+    parser.add_argument("--output", type=Path, default=HERE, help="where to write the results")
+    args = parser.parse_args(argv)
+    if args.events is not None and args.events < 1:
+        parser.error("--events must be at least 1")
+    events = args.events or (100_000 if args.quick else 1_000_000)
+    repeats = 3 if args.quick else 5
+    print(f"fold benchmark: {events:,} events, {repeats} repeats", flush=True)
+    results = {
+        "quick": args.quick,
+        "machine": machine(),
+        "fold": run_fold_benchmark(events, repeats),
+    }
+    args.output.mkdir(parents=True, exist_ok=True)
+    (args.output / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (args.output / "RESULTS.md").write_text(render(results))
+    print((args.output / "RESULTS.md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

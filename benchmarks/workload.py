@@ -1,0 +1,63 @@
+"""The benchmark workload: long, realistic event logs made by the simulated world."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pipeline.effects import Terminate
+from pipeline.events import Budget, Count, DurationMs, Ordinal, PipelineEvent
+from pipeline.handlers.simulated import (
+    RandomChooser,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+)
+from pipeline.orchestration import next_effect
+from pipeline.reducers import reduce
+from pipeline.state import PipelineState
+
+__all__ = ["LONG_RUN_BUDGET", "long_log"]
+
+_ROLES = ("planner", "developer", "reviewer", "committer", "fixer")
+_WEIGHTS: dict[str, list[float]] = {
+    # success, retriable failure, fatal failure, timeout
+    **{f"{role} outcome": [0.85, 0.1, 0.0, 0.05] for role in _ROLES},
+    # completed, partial, failed: mostly partial, so that development goes on and on
+    "iteration status": [0.0, 0.97, 0.03],
+    "plan usable": [0.95, 0.05],
+    "changes to commit": [0.9, 0.1],
+}
+
+LONG_RUN_BUDGET = Budget(
+    max_iterations=Ordinal(10**7),
+    max_review_passes=Count(3),
+    max_retries_per_agent=Count(3),
+    backoff_base_ms=DurationMs(100),
+    backoff_cap_ms=DurationMs(10_000),
+    max_consecutive_failures=Ordinal(50),
+    max_consecutive_malformed=Ordinal(5),
+)
+"""Budgets large enough that one simulated run goes on for millions of events."""
+
+
+def long_log(events: int, seed: int = 7) -> list[PipelineEvent]:
+    """The first ``events`` events of simulated runs (one run, unless it ends first)."""
+    log: list[PipelineEvent] = []
+    run = 0
+    while len(log) < events:
+        config = WorldConfig(
+            LONG_RUN_BUDGET, default_chains(("claude", "codex", "gemini")), None, f"bench-{run}"
+        )
+        chooser = RandomChooser(seed + run, dict(_WEIGHTS))
+        world = SimulatedWorld(config, chooser, fake_clock(step=timedelta(milliseconds=10)))
+        state = PipelineState()
+        while len(log) < events:
+            effect = next_effect(state)
+            if isinstance(effect, Terminate):
+                break
+            for event in world(effect):
+                state = reduce(state, event)
+                log.append(event)
+        run += 1
+    return log[:events]

@@ -1,0 +1,54 @@
+"""The benchmark code cannot rot: a tiny run completes and writes its results."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_a_small_benchmark_run_writes_results(tmp_path: Path) -> None:
+    """``python -m benchmarks --quick --events N`` writes RESULTS.md and results.json."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--quick",
+            "--events",
+            "3000",
+            "--output",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert data["fold"]["events"] == 3000
+    assert data["fold"]["anomalies_in_fold"] == 0
+    assert all(rate > 0 for rate in data["fold"]["events_per_second"].values())
+    assert "| ralph reduce" in (tmp_path / "RESULTS.md").read_text()
+
+
+def test_bad_arguments_are_refused(tmp_path: Path) -> None:
+    """A nonsensical event count is a usage error, exit 2."""
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--events", "0", "--output", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "--events must be at least 1" in result.stderr
