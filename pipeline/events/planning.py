@@ -6,7 +6,7 @@ from typing import TypeAlias, final
 
 from attrs import field, frozen
 
-from pipeline.events.values import INSTANT_VALIDATOR, Digest, Instant
+from pipeline.events.values import INSTANT_VALIDATOR, ORDINAL_VALIDATOR, Digest, Instant, Ordinal
 
 __all__ = ["PlanProduced", "PlanRejected", "PlanningEvent", "PlanningStarted"]
 
@@ -22,8 +22,9 @@ class PlanningStarted:
 @final
 @frozen
 class PlanProduced:
-    """The planner wrote a usable plan (its content digest identifies it)."""
+    """The planner wrote a usable plan for iteration ``iteration`` (its digest identifies it)."""
 
+    iteration: Ordinal = field(validator=ORDINAL_VALIDATOR)
     plan_digest: Digest
     at: Instant = field(validator=INSTANT_VALIDATOR)
 

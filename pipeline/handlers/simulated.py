@@ -344,7 +344,8 @@ class SimulatedWorld:
         role = effect.role
         if role is Role.PLANNER:
             if choose.pick((True, False), "plan usable"):
-                return (PlanProduced(_digest(f"plan {effect.effect_id}"), now()),)
+                plan = _digest(f"plan {effect.effect_id}")
+                return (PlanProduced(Ordinal(effect.iteration + 1), plan, now()),)
             return (PlanRejected("the plan has no steps", now()),)
         if role is Role.DEVELOPER and effect.prompt_kind is PromptKind.REVIEW_FIX:
             status = choose.pick(tuple(IterationStatus), "fix status")

@@ -23,6 +23,8 @@ def reduce_planning(state: PipelineState, event: PlanningEvent) -> PipelineState
                 return with_progress(state, progress_with(progress, step=Step.PROMPT))
             return anomaly(state, event, "planning is not about to begin")
         case PlanProduced():
+            if event.iteration != progress.iteration + 1:
+                return anomaly(state, event, f"no plan for iteration {event.iteration} is due")
             if in_planning and progress.step is Step.INVOKE:
                 ledger = ledger_with(state.ledger, plan_digest=event.plan_digest)
                 return start_development(state, ledger=ledger)

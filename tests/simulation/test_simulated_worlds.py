@@ -8,26 +8,32 @@ validations go either way.
 from __future__ import annotations
 
 from hypothesis import given
+from hypothesis import strategies as st
 
 from pipeline.effects import SaveCheckpoint, Terminate
+from pipeline.engine import run_in_memory
 from pipeline.events import PipelineEvent
-from pipeline.handlers.simulated import WorldConfig
+from pipeline.handlers.simulated import SimulatedWorld, WorldConfig
 from pipeline.orchestration import next_effect, step_bound
 from pipeline.reducers import reduce
 from pipeline.state import PipelineState, is_complete, is_terminal
-from pipeline.testing import simulated_runs
+from pipeline.testing import HypothesisChooser, simulated_runs, world_configs
 from tests.simulation.invariants import check_state, check_step
 
 Run = tuple[WorldConfig, tuple[PipelineEvent, ...], PipelineState]
 
 
-@given(simulated_runs())
-def test_every_run_terminates_within_the_bound_from_its_budgets(run: Run) -> None:
-    """The run reaches a terminal phase with its last checkpoint saved (strategy bounds effects)."""
-    config, log, final = run
-    assert is_complete(final)
-    assert isinstance(next_effect(final), Terminate)
-    assert len(log) <= 4 * step_bound(config.budget, config.chains)
+@given(world_configs(), st.data())
+def test_every_run_terminates_within_the_bound_from_its_budgets(
+    config: WorldConfig, data: st.DataObject
+) -> None:
+    """Whatever the world reports, the run completes within step_bound(budget) effects."""
+    world = SimulatedWorld(config, HypothesisChooser(data.draw))
+    bound = step_bound(config.budget, config.chains)
+    result = run_in_memory(world, max_effects=10 * bound)
+    assert is_complete(result.state)
+    assert isinstance(next_effect(result.state), Terminate)
+    assert len(result.effects) <= bound
 
 
 @given(simulated_runs())
