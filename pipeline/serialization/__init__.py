@@ -3,6 +3,13 @@
 No hand-written ``to_dict``: cattrs generates the code, configured once in ``_converter``.
 """
 
+from pipeline.serialization._checkpoint import (
+    CHECKPOINT_FORMAT,
+    CheckpointError,
+    EncodedCheckpoint,
+    checkpoint_state,
+    encode_checkpoint,
+)
 from pipeline.serialization._codec import (
     CONVERTER,
     decode_effect,
@@ -17,10 +24,15 @@ from pipeline.serialization._codec import (
 from pipeline.serialization._converter import make_converter
 
 __all__ = [
+    "CHECKPOINT_FORMAT",
     "CONVERTER",
+    "CheckpointError",
+    "EncodedCheckpoint",
+    "checkpoint_state",
     "decode_effect",
     "decode_event",
     "decode_state",
+    "encode_checkpoint",
     "encode_effect",
     "encode_event",
     "encode_state",

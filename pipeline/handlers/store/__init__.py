@@ -1,0 +1,20 @@
+"""Event stores: the port and its adapters (I/O)."""
+
+from pipeline.handlers.store._port import (
+    EventStore,
+    RunSummary,
+    SequenceConflictError,
+    StoreCorruptError,
+    StoreError,
+)
+from pipeline.handlers.store._sqlite import DEFAULT_STORE_PATH, SqliteEventStore
+
+__all__ = [
+    "DEFAULT_STORE_PATH",
+    "EventStore",
+    "RunSummary",
+    "SequenceConflictError",
+    "SqliteEventStore",
+    "StoreCorruptError",
+    "StoreError",
+]

@@ -1,0 +1,91 @@
+"""The event store port: an append-only log per run, with checkpoints (the contract all
+adapters pass; see ``tests/handlers/store/contract.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Protocol, final
+
+from attrs import frozen
+
+from pipeline.errors import PipelineError
+from pipeline.events import PipelineEvent, RunId
+from pipeline.serialization import EncodedCheckpoint
+
+__all__ = [
+    "EventStore",
+    "RunSummary",
+    "SequenceConflictError",
+    "StoreCorruptError",
+    "StoreError",
+]
+
+
+class StoreError(PipelineError, OSError):
+    """The event store could not do what was asked (the message names the store and why)."""
+
+
+class SequenceConflictError(StoreError):
+    """An append expected the run's log to end at one sequence, and it ends at another.
+
+    Another writer appended first; nothing of this append was written.
+    """
+
+    def __init__(self, run_id: str, expected: int, actual: int) -> None:
+        super().__init__(
+            f"run {run_id!r}: expected the log to hold {expected} events, it holds {actual}; "
+            "another writer appended first and nothing was written"
+        )
+        self.run_id = run_id
+        self.expected = expected
+        self.actual = actual
+
+
+class StoreCorruptError(StoreError):
+    """The store's file is damaged or not a store at all; it was left untouched."""
+
+
+@final
+@frozen
+class RunSummary:
+    """A run in the store: its id, how many events it holds, and when it started."""
+
+    run_id: RunId
+    events: int
+    started_at: str
+
+
+class EventStore(Protocol):
+    """An append-only event log per run, plus checkpoints of folded state."""
+
+    def append(self, run_id: RunId, expected_sequence: int, events: Sequence[PipelineEvent]) -> int:
+        """Append ``events`` atomically if the log holds exactly ``expected_sequence`` events.
+
+        Returns the new number of events. Raises :class:`SequenceConflictError` (and writes
+        nothing) when the log holds another number.
+        """
+        ...
+
+    def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
+        """The run's events from position ``from_sequence`` on, streamed in order."""
+        ...
+
+    def head(self, run_id: RunId) -> int:
+        """How many events the run's log holds (0 for an unknown run)."""
+        ...
+
+    def runs(self) -> list[RunSummary]:
+        """Every run in the store, oldest first."""
+        ...
+
+    def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
+        """Store ``checkpoint`` for the run (replacing one at the same sequence)."""
+        ...
+
+    def checkpoints(self, run_id: RunId) -> list[EncodedCheckpoint]:
+        """The run's stored checkpoints, newest first, unverified."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's resources."""
+        ...

@@ -1,0 +1,192 @@
+"""The SQLite event store: the embedded default, at ``.ralph/pipeline.db`` in the workspace.
+
+WAL mode, ``synchronous=FULL`` and one ``BEGIN IMMEDIATE`` transaction per append, so a
+handler's facts are on disk before the next effect starts. Events are stored as the JSON the
+cattrs converter writes, with their type, schema version and time in their own columns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+import orjson
+
+from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
+from pipeline.handlers.store._migrations import MIGRATIONS
+from pipeline.handlers.store._port import (
+    RunSummary,
+    SequenceConflictError,
+    StoreCorruptError,
+    StoreError,
+)
+from pipeline.serialization import EncodedCheckpoint, decode_event, unstructure_event
+
+__all__ = ["DEFAULT_STORE_PATH", "SqliteEventStore"]
+
+DEFAULT_STORE_PATH: Final = Path(".ralph") / "pipeline.db"
+"""Where a workspace keeps its store, relative to the workspace root."""
+
+_READ_BATCH = 1_000
+
+
+class SqliteEventStore:
+    """An :class:`~pipeline.handlers.store.EventStore` in one SQLite file."""
+
+    def __init__(self, path: Path | str, *, synchronous: str = "FULL") -> None:
+        self.path = Path(path)
+        if synchronous not in {"FULL", "NORMAL", "OFF", "EXTRA"}:
+            raise ValueError(f"synchronous must be FULL, NORMAL, EXTRA or OFF, not {synchronous!r}")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._guard("open"):
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={synchronous}")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.execute("PRAGMA busy_timeout=10000")
+            self.migrate()
+
+    @contextlib.contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """Turn SQLite's errors into the store's, naming the file."""
+        try:
+            yield
+        except sqlite3.DatabaseError as error:
+            message = str(error)
+            if "malformed" in message or "not a database" in message or "corrupt" in message:
+                raise StoreCorruptError(
+                    f"{self.path}: the event store is damaged ({message}); it was left "
+                    "untouched. Restore it from a backup, or move it aside to start afresh."
+                ) from error
+            raise StoreError(f"{self.path}: could not {action}: {message}") from error
+
+    def migrate(self) -> list[int]:
+        """Apply the migrations not yet applied; return their numbers (none the second time)."""
+        db = self._db
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations "
+            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        applied = {row[0] for row in db.execute("SELECT version FROM schema_migrations")}
+        done = []
+        for version, name, sql in MIGRATIONS:
+            if version in applied:
+                continue
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(
+                    "INSERT INTO schema_migrations VALUES (?, ?, ?)",
+                    (version, name, datetime.now(UTC).isoformat()),
+                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            done.append(version)
+        return done
+
+    def append(self, run_id: RunId, expected_sequence: int, events: Sequence[PipelineEvent]) -> int:
+        """Append ``events`` in one transaction if the log holds ``expected_sequence`` events."""
+        rows = []
+        for offset, event in enumerate(events):
+            rows.append(
+                (
+                    run_id,
+                    expected_sequence + offset,
+                    WIRE_TAGS[type(event)],
+                    SCHEMA_VERSION,
+                    event.at.isoformat(),
+                    orjson.dumps(unstructure_event(event)),
+                )
+            )
+        db = self._db
+        with self._guard(f"append to run {run_id!r}"):
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                actual = 0 if row is None else int(row[0])
+                if actual != expected_sequence:
+                    raise SequenceConflictError(run_id, expected_sequence, actual)
+                head = expected_sequence + len(rows)
+                if row is None:
+                    started = rows[0][4] if rows else datetime.now(UTC).isoformat()
+                    db.execute("INSERT INTO runs VALUES (?, ?, ?)", (run_id, started, head))
+                else:
+                    db.execute("UPDATE runs SET head = ? WHERE run_id = ?", (head, run_id))
+                db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", rows)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        return head
+
+    def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
+        """The run's events from ``from_sequence`` on, fetched in batches (constant memory)."""
+        position = from_sequence
+        while True:
+            with self._guard(f"read run {run_id!r}"):
+                rows = self._db.execute(
+                    "SELECT sequence, body FROM events WHERE run_id = ? AND sequence >= ? "
+                    "ORDER BY sequence LIMIT ?",
+                    (run_id, position, _READ_BATCH),
+                ).fetchall()
+            for sequence, body in rows:
+                yield decode_event(body, what=f"{self.path} run {run_id} event {sequence}")
+            if len(rows) < _READ_BATCH:
+                return
+            position = rows[-1][0] + 1
+
+    def head(self, run_id: RunId) -> int:
+        """How many events the run's log holds."""
+        with self._guard(f"read run {run_id!r}"):
+            row = self._db.execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def runs(self) -> list[RunSummary]:
+        """Every run, oldest first."""
+        with self._guard("list runs"):
+            rows = self._db.execute(
+                "SELECT run_id, head, started_at FROM runs ORDER BY started_at, run_id"
+            ).fetchall()
+        return [RunSummary(RunId(run_id), int(head), started) for run_id, head, started in rows]
+
+    def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
+        """Store ``checkpoint`` (the run must exist)."""
+        with self._guard(f"save a checkpoint of run {run_id!r}"):
+            self._db.execute(
+                "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    checkpoint.sequence,
+                    checkpoint.format_version,
+                    checkpoint.checksum,
+                    checkpoint.body,
+                ),
+            )
+
+    def checkpoints(self, run_id: RunId) -> list[EncodedCheckpoint]:
+        """The run's checkpoints, newest first."""
+        with self._guard(f"read checkpoints of run {run_id!r}"):
+            rows = self._db.execute(
+                "SELECT sequence, format_version, checksum, body FROM checkpoints "
+                "WHERE run_id = ? ORDER BY sequence DESC",
+                (run_id,),
+            ).fetchall()
+        return [EncodedCheckpoint(int(s), int(v), str(c), bytes(b)) for s, v, c, b in rows]
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def __enter__(self) -> SqliteEventStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

@@ -1,0 +1,94 @@
+"""The SQLite event store passes the contract, migrates idempotently and refuses damage."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pipeline.events import RunId
+from pipeline.handlers.store import SqliteEventStore, StoreCorruptError
+from tests.handlers.store.contract import RUN, EventStoreContract, StoreFactory, topics
+
+
+class TestSqliteEventStore(EventStoreContract):
+    """The shared contract against a real SQLite file."""
+
+    @pytest.fixture
+    def make_store(self, tmp_path: Path) -> StoreFactory:
+        opened: list[SqliteEventStore] = []
+
+        def make() -> SqliteEventStore:
+            store = SqliteEventStore(tmp_path / ".ralph" / "pipeline.db")
+            opened.append(store)
+            return store
+
+        yield make  # type: ignore[misc]
+        for store in opened:
+            store.close()
+
+
+def test_migrations_are_idempotent(tmp_path: Path) -> None:
+    """Opening twice, or migrating again, applies nothing more and keeps the data."""
+    path = tmp_path / "pipeline.db"
+    with SqliteEventStore(path) as store:
+        store.append(RUN, 0, topics(3))
+        assert store.migrate() == []
+    with SqliteEventStore(path) as store:
+        assert store.migrate() == []
+        assert store.head(RUN) == 3
+    rows = sqlite3.connect(path).execute("SELECT version FROM schema_migrations").fetchall()
+    assert rows == [(1,)]
+
+
+def test_the_store_uses_wal_and_stores_type_version_and_time_in_columns(tmp_path: Path) -> None:
+    """The columns a person or a projection queries without decoding JSON."""
+    path = tmp_path / "pipeline.db"
+    with SqliteEventStore(path) as store:
+        store.append(RUN, 0, topics(1))
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    row = db.execute("SELECT sequence, type, schema_version, at FROM events").fetchone()
+    assert row == (0, "agent.topic_published", 1, "2026-05-01T00:00:00+00:00")
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_truncated_database_is_reported_and_left_untouched(tmp_path: Path) -> None:
+    """Cut the file mid-page: a clear error naming the file, and not one byte changed."""
+    path = tmp_path / "pipeline.db"
+    with SqliteEventStore(path) as store:
+        for start in range(0, 5_000, 1_000):
+            store.append(RUN, start, topics(1_000, start=start))
+    sqlite3.connect(path).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2 + 100])
+    for leftover in (tmp_path / "pipeline.db-wal", tmp_path / "pipeline.db-shm"):
+        leftover.unlink(missing_ok=True)
+    before = _digest(path)
+    with pytest.raises(StoreCorruptError) as raised, SqliteEventStore(path) as store:
+        list(store.read(RUN))
+    assert str(path) in str(raised.value)
+    assert "left untouched" in str(raised.value)
+    assert _digest(path) == before
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
+    """A stray file where the store should be is reported, not overwritten."""
+    path = tmp_path / "pipeline.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    before = _digest(path)
+    with pytest.raises(StoreCorruptError):
+        SqliteEventStore(path)
+    assert _digest(path) == before
+
+
+def test_an_unknown_run_lists_nothing(tmp_path: Path) -> None:
+    """A fresh store has no runs."""
+    with SqliteEventStore(tmp_path / "pipeline.db") as store:
+        assert store.runs() == []
+        assert store.checkpoints(RunId("x")) == []
