@@ -1,5 +1,24 @@
-"""The engine: the loop that joins orchestration, handlers and reducers."""
+"""The engine: the loop that joins orchestration, handlers, reducers and the event store."""
 
+from pipeline.engine._durable import (
+    DurableRun,
+    RunNotFoundError,
+    load_state,
+    run_durable,
+    utc_now,
+)
 from pipeline.engine._memory import LoopBoundExceededError, RunResult, run_in_memory
+from pipeline.engine._registry import HandlerRegistry, MissingHandlerError
 
-__all__ = ["LoopBoundExceededError", "RunResult", "run_in_memory"]
+__all__ = [
+    "DurableRun",
+    "HandlerRegistry",
+    "LoopBoundExceededError",
+    "MissingHandlerError",
+    "RunNotFoundError",
+    "RunResult",
+    "load_state",
+    "run_durable",
+    "run_in_memory",
+    "utc_now",
+]

@@ -227,7 +227,8 @@ class SimulatedWorld:
     config: WorldConfig
     chooser: Chooser
     clock: Callable[[], Instant] = field(factory=fake_clock)
-    _topic_line: int = 0
+    topic_lines: int = 0
+    """Lines already in the agents' events file (a resumed world counts them from the log)."""
 
     def __call__(self, effect: Effect) -> Sequence[PipelineEvent]:
         """Carry out ``effect`` in the simulated world."""
@@ -333,10 +334,10 @@ class SimulatedWorld:
         count = self.chooser.number(0, 2, "topics published")
         events: list[PipelineEvent] = []
         for index in range(count):
-            self._topic_line += 1
+            self.topic_lines += 1
             topic = f"{effect.role.value}.progress"
             payload = f"step {index + 1} of attempt {effect.attempt}"
-            events.append(TopicPublished(topic, payload, Ordinal(self._topic_line), self.clock()))
+            events.append(TopicPublished(topic, payload, Ordinal(self.topic_lines), self.clock()))
         return tuple(events)
 
     def _output(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:

@@ -74,6 +74,7 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
     progress, agent = state.progress, state.agent
     if progress.phase is Phase.NOT_STARTED:
         return anomaly(state, event, "the run has not started")
+    resumed_ledger = ledger_with(state.ledger, resumes=state.ledger.resumes + 1)
     if progress.phase is not Phase.INTERRUPTED:
         cursor = AgentCursor(
             agent.chain_positions,
@@ -83,7 +84,7 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
             agent.awaiting_output,
             agent.backoff_ceiling_ms,
         )
-        return advance(state, agent=cursor)
+        return advance(state, agent=cursor, ledger=resumed_ledger)
     resumed = progress_with(
         progress,
         phase=progress.resume_phase or Phase.PLANNING,
@@ -95,4 +96,4 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
         dev_fix_role=None,
         dev_fix_success=None,
     )
-    return advance(state, progress=resumed, agent=new_task(agent))
+    return advance(state, progress=resumed, agent=new_task(agent), ledger=resumed_ledger)

@@ -84,6 +84,7 @@ def ledger_with(
     last_human_answer: str | Keep | None = KEEP,
     loop_recoveries: int | Keep = KEEP,
     agent_failures: int | Keep = KEEP,
+    resumes: int | Keep = KEEP,
     completed_at: Instant | Keep | None = KEEP,
 ) -> Ledger:
     """``ledger`` with the given fields changed (the rest kept)."""
@@ -99,5 +100,6 @@ def ledger_with(
         ledger.last_human_answer if last_human_answer is KEEP else last_human_answer,
         ledger.loop_recoveries if loop_recoveries is KEEP else loop_recoveries,
         ledger.agent_failures if agent_failures is KEEP else agent_failures,
+        ledger.resumes if resumes is KEEP else resumes,
         ledger.completed_at if completed_at is KEEP else completed_at,
     )

@@ -138,6 +138,7 @@ class Ledger:
     last_human_answer: str | None = None
     loop_recoveries: int = 0
     agent_failures: int = 0
+    resumes: int = 0
     completed_at: Instant | None = None
 
 

@@ -1,0 +1,143 @@
+"""The durable runner: every step's facts are committed to the store before the next effect.
+
+``run_durable`` starts a run or resumes one: state = the latest valid checkpoint + the fold of
+the events after it. The runner holds no policy: it asks ``next_effect``, calls the handler,
+appends the facts with the expected sequence, folds them, and saves checkpoints when
+orchestration asks for one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from attrs import frozen
+
+from pipeline.effects import SaveCheckpoint, StartRun, Terminate
+from pipeline.errors import PipelineError
+from pipeline.events import (
+    CheckpointSaved,
+    Instant,
+    PipelineEvent,
+    RunId,
+    RunResumed,
+    RunStarted,
+    Sequence,
+)
+from pipeline.handlers import EffectHandler
+from pipeline.handlers.store import EventStore
+from pipeline.orchestration import next_effect
+from pipeline.reducers import reduce
+from pipeline.serialization import CheckpointError, checkpoint_state, encode_checkpoint
+from pipeline.state import PipelineState, is_complete
+
+__all__ = ["DurableRun", "RunNotFoundError", "load_state", "run_durable", "utc_now"]
+
+
+class RunNotFoundError(PipelineError, LookupError):
+    """The store holds no run with the id asked for."""
+
+
+def utc_now() -> Instant:
+    """The current UTC time: the engine's clock."""
+    return Instant(datetime.now(UTC))
+
+
+@frozen
+class DurableRun:
+    """Where a durable run stands after ``run_durable`` returns."""
+
+    run_id: RunId
+    state: PipelineState
+    resumed_from: int | None
+    """The sequence of the checkpoint the run resumed from (None: a new run, or a full replay)."""
+    effects: int
+
+
+def load_state(
+    store: EventStore, run_id: RunId, on_warning: Callable[[str], None] | None = None
+) -> tuple[PipelineState, int | None]:
+    """The run's state: the newest checkpoint that verifies, plus the fold of its tail.
+
+    A checkpoint that fails (checksum, format, content) is reported through ``on_warning`` and
+    skipped; with none usable the whole log is folded.
+    """
+    state, used = PipelineState(), None
+    for checkpoint in store.checkpoints(run_id):
+        try:
+            state = checkpoint_state(checkpoint, f"checkpoint {checkpoint.sequence} of {run_id}")
+        except CheckpointError as error:
+            if on_warning is not None:
+                on_warning(f"{error}; rebuilding from the event log instead")
+            continue
+        used = checkpoint.sequence
+        break
+    for event in store.read(run_id, state.sequence):
+        state = reduce(state, event)
+    return state, used
+
+
+def run_durable(
+    store: EventStore,
+    handler: EffectHandler,
+    *,
+    run_id: RunId | None = None,
+    clock: Callable[[], Instant] = utc_now,
+    max_effects: int | None = None,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> DurableRun:
+    """Start a new run (``run_id`` None) or resume ``run_id``, and run until it is complete
+    or ``max_effects`` effects have been carried out (a later call resumes it)."""
+    resumed_from = None
+    if run_id is None:
+        state = PipelineState()
+        effect = next_effect(state)
+        assert isinstance(effect, StartRun)
+        started = list(handler(effect))
+        if not started or not isinstance(started[0], RunStarted):
+            raise PipelineError("the StartRun handler must report RunStarted first")
+        run_id = started[0].run_id
+        state = _commit(store, run_id, state, started, on_event)
+    else:
+        state, resumed_from = load_state(store, run_id, on_warning)
+        if state.sequence == 0:
+            raise RunNotFoundError(f"no run {run_id!r} in the store")
+        if not is_complete(state):
+            cp = None if resumed_from is None else Sequence(resumed_from)
+            state = _commit(store, run_id, state, [RunResumed(cp, clock())], on_event)
+    effects = 0
+    while not is_complete(state):
+        if max_effects is not None and effects >= max_effects:
+            break
+        effect = next_effect(state)
+        if isinstance(effect, Terminate):
+            break
+        effects += 1
+        if isinstance(effect, SaveCheckpoint):
+            store.save_checkpoint(run_id, encode_checkpoint(state))
+            facts: list[PipelineEvent] = [
+                CheckpointSaved(effect.trigger, Sequence(state.sequence), clock())
+            ]
+        else:
+            facts = list(handler(effect))
+        state = _commit(store, run_id, state, facts, on_event)
+    return DurableRun(run_id, state, resumed_from, effects)
+
+
+def _commit(
+    store: EventStore,
+    run_id: RunId,
+    state: PipelineState,
+    facts: list[PipelineEvent],
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+) -> PipelineState:
+    """Append the facts (durable before anything acts on them), then fold them."""
+    if not facts:
+        return state
+    store.append(run_id, state.sequence, facts)
+    for fact in facts:
+        state = reduce(state, fact)
+        if on_event is not None:
+            on_event(state, fact)
+    return state

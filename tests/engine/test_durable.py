@@ -1,0 +1,196 @@
+"""The durable runner: facts committed before the next effect, checkpoints, resume."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline.effects import InvokeAgent
+from pipeline.engine import (
+    HandlerRegistry,
+    MissingHandlerError,
+    RunNotFoundError,
+    load_state,
+    run_durable,
+    run_in_memory,
+)
+from pipeline.events import Instant, RunId, RunResumed
+from pipeline.handlers.simulated import (
+    ScriptedChooser,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+)
+from pipeline.handlers.store import SqliteEventStore
+from pipeline.reducers import fold
+from pipeline.serialization import checkpoint_state
+from pipeline.state import Phase, TerminationReason, is_complete
+from pipeline.testing import HypothesisChooser, world_configs
+from tests.support import budget
+
+T = Instant(datetime(2026, 6, 1, tzinfo=UTC))
+
+
+def _frozen_clock() -> Instant:
+    return T
+
+
+def _world(answers: dict[str, list[object]] | None = None) -> SimulatedWorld:
+    config = WorldConfig(budget(), default_chains(("claude", "codex")), None, "durable-1")
+    return SimulatedWorld(
+        config, ScriptedChooser(dict(answers or {})), fake_clock(step=timedelta(0), start=T)
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SqliteEventStore:
+    with SqliteEventStore(tmp_path / ".ralph" / "pipeline.db") as opened:
+        yield opened  # type: ignore[misc]
+
+
+def test_a_durable_run_records_the_same_facts_as_the_in_memory_loop(
+    store: SqliteEventStore,
+) -> None:
+    """Same world, same clock: the stored log is the in-memory run's log, and folds to it."""
+    durable = run_durable(store, _world(), clock=_frozen_clock)
+    memory = run_in_memory(_world())
+    stored = list(store.read(durable.run_id))
+    assert stored == list(memory.events)
+    assert fold(stored) == durable.state == memory.state
+    assert durable.state.phase is Phase.COMPLETE
+
+
+def test_every_checkpoint_equals_the_fold_of_the_log_up_to_it(store: SqliteEventStore) -> None:
+    """checkpoint(k) == fold(log[:k]) and checkpoint(k) + fold(tail) == fold(all)."""
+    run = run_durable(store, _world({"iteration status": ["partial"]}), clock=_frozen_clock)
+    log = list(store.read(run.run_id))
+    saved = store.checkpoints(run.run_id)
+    assert len(saved) == run.state.checkpoints.count >= 5
+    for checkpoint in saved:
+        state = checkpoint_state(checkpoint, "test")
+        assert state == fold(log[: checkpoint.sequence])
+        assert fold(log[checkpoint.sequence :], state) == fold(log)
+
+
+def test_a_stopped_run_resumes_from_its_latest_checkpoint_and_completes(
+    store: SqliteEventStore,
+) -> None:
+    """Stop after a few effects; resuming records RunResumed and finishes the run."""
+    first = run_durable(store, _world(), clock=_frozen_clock, max_effects=12)
+    assert not is_complete(first.state)
+    second = run_durable(store, _world(), run_id=first.run_id, clock=_frozen_clock)
+    assert second.resumed_from is not None
+    log = list(store.read(first.run_id))
+    assert sum(isinstance(e, RunResumed) for e in log) == 1
+    assert second.state == fold(log)
+    assert second.state.termination is TerminationReason.COMPLETED
+
+
+def test_resuming_a_complete_run_does_nothing(store: SqliteEventStore) -> None:
+    """A finished run is left as it is: no RunResumed, no effect."""
+    done = run_durable(store, _world(), clock=_frozen_clock)
+    head = store.head(done.run_id)
+    again = run_durable(store, _world(), run_id=done.run_id, clock=_frozen_clock)
+    assert again.effects == 0
+    assert store.head(done.run_id) == head
+
+
+def test_resuming_an_unknown_run_is_an_error(store: SqliteEventStore) -> None:
+    """No such run: RunNotFoundError naming it."""
+    with pytest.raises(RunNotFoundError, match="nope"):
+        run_durable(store, _world(), run_id=RunId("nope"))
+
+
+def _corrupt_newest_checkpoint(path: Path, run_id: str, column: str, value: object) -> int:
+    db = sqlite3.connect(path)
+    (sequence,) = db.execute(
+        "SELECT max(sequence) FROM checkpoints WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    db.execute(
+        f"UPDATE checkpoints SET {column} = ? WHERE run_id = ? AND sequence = ?",
+        (value, run_id, sequence),
+    )
+    db.commit()
+    db.close()
+    return int(sequence)
+
+
+def test_a_corrupted_checkpoint_is_reported_and_the_log_replayed(tmp_path: Path) -> None:
+    """A flipped byte fails the checksum: a warning, and the state comes from the log."""
+    path = tmp_path / "pipeline.db"
+    with SqliteEventStore(path) as store:
+        run = run_durable(store, _world(), clock=_frozen_clock)
+        body = bytearray(store.checkpoints(run.run_id)[0].body)
+    body[len(body) // 2] ^= 0x01
+    newest = _corrupt_newest_checkpoint(path, run.run_id, "body", bytes(body))
+    warnings: list[str] = []
+    with SqliteEventStore(path) as store:
+        state, used = load_state(store, run.run_id, warnings.append)
+        assert state == fold(store.read(run.run_id))
+    assert used is not None
+    assert used < newest
+    assert len(warnings) == 1
+    assert "checksum mismatch" in warnings[0]
+    assert "rebuilding from the event log" in warnings[0]
+
+
+def test_a_checkpoint_of_an_unknown_format_is_skipped(tmp_path: Path) -> None:
+    """A checkpoint from a future release is reported and ignored."""
+    path = tmp_path / "pipeline.db"
+    with SqliteEventStore(path) as store:
+        run = run_durable(store, _world(), clock=_frozen_clock)
+    _corrupt_newest_checkpoint(path, run.run_id, "format_version", 99)
+    warnings: list[str] = []
+    with SqliteEventStore(path) as store:
+        state, _ = load_state(store, run.run_id, warnings.append)
+        assert state == fold(store.read(run.run_id))
+    assert "unknown checkpoint format 99" in warnings[0]
+
+
+def test_a_registry_routes_by_effect_type_and_names_a_missing_handler() -> None:
+    """Embedders replace one handler; an effect with no handler is a clear error."""
+    world = _world()
+    calls: list[str] = []
+
+    def agents(effect: object) -> list[object]:
+        calls.append(type(effect).__name__)
+        return list(world(effect))  # type: ignore[arg-type]
+
+    registry = HandlerRegistry({InvokeAgent: agents}, fallback=world)  # type: ignore[dict-item]
+    result = run_in_memory(registry)
+    assert result.state.phase is Phase.COMPLETE
+    assert set(calls) == {"InvokeAgent"}
+    with pytest.raises(MissingHandlerError, match="StartRun"):
+        run_in_memory(HandlerRegistry())
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(config=world_configs(), data=st.data(), stop_after=st.integers(1, 60))
+def test_stopping_and_resuming_anywhere_gives_a_consistent_log(
+    tmp_path_factory: pytest.TempPathFactory,
+    config: WorldConfig,
+    data: st.DataObject,
+    stop_after: int,
+) -> None:
+    """For any world and any stopping point: the log folds to the runner's state, every
+    checkpoint is a fold of a prefix, and the resumed run completes."""
+    path = tmp_path_factory.mktemp("db") / "pipeline.db"
+    world = SimulatedWorld(config, HypothesisChooser(data.draw))
+    with SqliteEventStore(path, synchronous="OFF") as store:
+        first = run_durable(store, world, max_effects=stop_after)
+        final = (
+            run_durable(store, world, run_id=first.run_id)
+            if not is_complete(first.state)
+            else first
+        )
+        log = list(store.read(first.run_id))
+        assert fold(log) == final.state
+        assert is_complete(final.state)
+        for checkpoint in store.checkpoints(first.run_id):
+            assert checkpoint_state(checkpoint, "t") == fold(log[: checkpoint.sequence])
