@@ -13,14 +13,22 @@ from typing import Annotated
 import orjson
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from pipeline.cli._demo import demo_world, prepare_directory
-from pipeline.cli._logfile import EventLogError, read_event_log, write_event_log
+from pipeline.cli._logfile import EventLogError, write_event_log
 from pipeline.cli._render import describe_event, state_table
-from pipeline.engine import run_in_memory
+from pipeline.cli._source import LogSource, open_source
+from pipeline.engine import run_durable
 from pipeline.events import PipelineEvent
+from pipeline.handlers.store import DEFAULT_STORE_PATH, SqliteEventStore, StoreError
 from pipeline.reducers import reduce
-from pipeline.serialization import encode_state, unstructure_event
+from pipeline.serialization import (
+    CheckpointError,
+    checkpoint_state,
+    encode_state,
+    unstructure_event,
+)
 from pipeline.state import PipelineState
 
 __all__ = ["app", "main"]
@@ -65,11 +73,11 @@ def _fail(message: str) -> typer.Exit:
 @app.command()
 def demo(
     directory: Annotated[
-        Path, typer.Argument(help="Where to put the demo's event log and final state.")
+        Path, typer.Argument(help="A new directory for the demo's store, log and final state.")
     ] = Path("ralph-demo"),
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary.")] = False,
 ) -> None:
-    """Run a whole pipeline against a simulated world and show every fact it records."""
+    """Run a whole pipeline durably against a simulated world and show every fact it records."""
     try:
         prepare_directory(directory)
     except (FileExistsError, OSError) as error:
@@ -82,72 +90,147 @@ def demo(
             line = f"[dim]{state.sequence:>4}[/] [cyan]{phase:<16}[/] {describe_event(event)}"
             out.print(line, soft_wrap=True)
 
-    result = run_in_memory(demo_world(run_id), on_event=show, max_effects=10_000)
-    log_path = directory / "events.jsonl"
-    state_path = directory / "state.json"
-    write_event_log(log_path, result.events)
-    state_path.write_bytes(encode_state(result.state) + b"\n")
+    store_path = directory / DEFAULT_STORE_PATH
+    with SqliteEventStore(store_path) as store:
+        result = run_durable(store, demo_world(run_id), on_event=show, max_effects=10_000)
+        write_event_log(directory / "events.jsonl", store.read(result.run_id))
+    (directory / "state.json").write_bytes(encode_state(result.state) + b"\n")
     out.print(state_table(result.state, title="Demo run finished"))
-    out.print(f"Event log: {log_path}  ({len(result.events)} events)")
-    out.print(f"Final state: {state_path}")
-    out.print(f"Replay it: ralph replay {log_path}")
+    out.print(f"Event store: {store_path}  (run {result.run_id}, {result.state.sequence} events)")
+    out.print(f"Exported: {directory / 'events.jsonl'} and {directory / 'state.json'}")
+    out.print(f"Replay it: ralph replay {store_path} --verify")
     termination = result.state.termination
     raise typer.Exit(termination.exit_code if termination else 1)
 
 
+SourceArgument = Annotated[
+    Path | None,
+    typer.Argument(help="An event store (default .ralph/pipeline.db) or a .jsonl log."),
+]
+RunOption = Annotated[
+    str | None, typer.Option("--run", help="The run to read (default: the latest).")
+]
+
+
 @app.command()
 def replay(
-    log: Annotated[Path, typer.Argument(help="An event log (JSON Lines) to fold.")],
+    source: SourceArgument = None,
+    run: RunOption = None,
     until: Annotated[
         int | None, typer.Option(help="Fold only the first UNTIL events.", min=0)
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the state as JSON.")] = False,
     verify: Annotated[
+        bool,
+        typer.Option("--verify", help="Check the fold against every stored checkpoint."),
+    ] = False,
+    against: Annotated[
         Path | None,
         typer.Option(help="A state file (JSON) the fold must equal; exit 1 when it differs."),
     ] = None,
 ) -> None:
-    """Fold an event log into the run's state and print it."""
-    state = PipelineState()
+    """Fold a run's event log into its state and print it (works on a run in progress)."""
     try:
-        for event in read_event_log(log):
-            if until is not None and state.sequence >= until:
-                break
-            state = reduce(state, event)
+        with open_source(source, run) as log:
+            if verify and not log.is_store:
+                raise _fail(f"--verify checks a store's checkpoints; {log.label} has none")
+            state, problems, checked = _fold_and_check(log, until, verify)
     except EventLogError as error:
         raise _fail(str(error)) from error
     if as_json:
         sys.stdout.write(encode_state(state).decode() + "\n")
     else:
-        out.print(state_table(state, title=f"Replay of {log}"))
-    if verify is not None:
-        try:
-            expected = verify.read_bytes().strip()
-        except OSError as error:
-            raise _fail(f"cannot read {verify}: {error.strerror}") from error
-        if encode_state(state) != expected:
-            err.print(f"[bold red]mismatch:[/] the fold of {log} differs from {verify}")
+        out.print(state_table(state, title=f"Replay of {log.label}"))
+    if verify:
+        for problem in problems:
+            err.print(f"[bold red]mismatch:[/] {problem}", soft_wrap=True)
+        if problems:
             raise typer.Exit(1)
-        out.print(f"verified: the fold equals {verify}")
+        out.print(f"verified: the fold equals all {checked} stored checkpoints")
+    if against is not None:
+        try:
+            expected = against.read_bytes().strip()
+        except OSError as error:
+            raise _fail(f"cannot read {against}: {error.strerror}") from error
+        if encode_state(state) != expected:
+            err.print(f"[bold red]mismatch:[/] the fold of {log.label} differs from {against}")
+            raise typer.Exit(1)
+        out.print(f"verified: the fold equals {against}")
+
+
+def _fold_and_check(
+    log: LogSource, until: int | None, verify: bool
+) -> tuple[PipelineState, list[str], int]:
+    """Fold the log (up to ``until``); with ``verify``, compare every checkpoint on the way."""
+    checkpoints = {c.sequence: c for c in log.checkpoints} if verify else {}
+    problems: list[str] = []
+    checked = 0
+
+    def check(state: PipelineState) -> None:
+        nonlocal checked
+        checkpoint = checkpoints.pop(state.sequence, None)
+        if checkpoint is None:
+            return
+        checked += 1
+        try:
+            stored = checkpoint_state(checkpoint, f"checkpoint {checkpoint.sequence}")
+        except CheckpointError as error:
+            problems.append(str(error))
+            return
+        if stored != state:
+            problems.append(f"checkpoint {checkpoint.sequence} differs from the fold of the log")
+
+    state = PipelineState()
+    for event in log.events():
+        if until is not None and state.sequence >= until:
+            break
+        check(state)
+        state = reduce(state, event)
+    check(state)
+    if until is None:
+        problems += [f"checkpoint {s} lies beyond the end of the log" for s in sorted(checkpoints)]
+    return state, problems, checked
 
 
 @app.command()
 def events(
-    log: Annotated[Path, typer.Argument(help="An event log (JSON Lines) to print.")],
+    source: SourceArgument = None,
+    run: RunOption = None,
     output: Annotated[
         LogFormat, typer.Option("--format", help="table or jsonl.")
     ] = LogFormat.TABLE,
 ) -> None:
-    """Print the events of a log, one per line."""
+    """Print a run's events, one per line (works on a run in progress)."""
     try:
-        for number, event in enumerate(read_event_log(log)):
-            if output is LogFormat.JSONL:
-                sys.stdout.write(orjson.dumps(unstructure_event(event)).decode() + "\n")
-            else:
-                at = event.at.isoformat(timespec="seconds")
-                out.print(f"{number:>5}  {at}  {describe_event(event)}", soft_wrap=True)
+        with open_source(source, run) as log:
+            for number, event in enumerate(log.events()):
+                if output is LogFormat.JSONL:
+                    sys.stdout.write(orjson.dumps(unstructure_event(event)).decode() + "\n")
+                else:
+                    at = event.at.isoformat(timespec="seconds")
+                    out.print(f"{number:>5}  {at}  {describe_event(event)}", soft_wrap=True)
     except EventLogError as error:
         raise _fail(str(error)) from error
+
+
+@app.command()
+def runs(
+    store: Annotated[Path, typer.Argument(help="An event store.")] = DEFAULT_STORE_PATH,
+) -> None:
+    """List the runs in an event store."""
+    if not store.is_file():
+        raise _fail(f"no event store at {store}")
+    try:
+        with SqliteEventStore(store) as opened:
+            listed = opened.runs()
+    except StoreError as error:
+        raise _fail(str(error)) from error
+    table = Table(title=f"Runs in {store}")
+    for column in ("run", "events", "started"):
+        table.add_column(column)
+    for summary in listed:
+        table.add_row(summary.run_id, str(summary.events), summary.started_at)
+    out.print(table)
 
 
 def main() -> None:

@@ -73,21 +73,76 @@ def test_demo_refuses_a_non_empty_directory(tmp_path: Path) -> None:
     assert sorted(p.name for p in target.iterdir()) == ["keep.txt"]
 
 
-def test_replay_verify_passes_in_another_process(demo_dir: Path) -> None:
-    """``replay --verify`` in a fresh process (another hash seed) matches the stored state."""
-    result = ralph("replay", "events.jsonl", "--verify", "state.json", cwd=demo_dir)
+def test_replay_against_passes_in_another_process(demo_dir: Path) -> None:
+    """``replay LOG --against STATE`` in a fresh process (another hash seed) matches."""
+    result = ralph("replay", "events.jsonl", "--against", "state.json", cwd=demo_dir)
     assert result.returncode == 0, result.stderr
     assert "verified" in result.stdout
 
 
-def test_replay_verify_fails_on_a_different_state(demo_dir: Path, tmp_path: Path) -> None:
+def test_replay_verify_checks_every_stored_checkpoint(demo_dir: Path) -> None:
+    """In the demo's workspace, ``ralph replay --verify`` reads the default store."""
+    result = ralph("replay", "--verify", cwd=demo_dir)
+    assert result.returncode == 0, result.stderr
+    checked = int(result.stdout.split("all ")[1].split()[0])
+    state = decode_state((demo_dir / "state.json").read_bytes())
+    assert checked == state.checkpoints.count > 5
+
+
+def test_replay_verify_reports_a_corrupted_checkpoint(demo_dir: Path, tmp_path: Path) -> None:
+    """A flipped byte in a stored checkpoint: reported with its sequence, exit 1."""
+    import shutil
+    import sqlite3
+
+    copy = tmp_path / "pipeline.db"
+    shutil.copy(demo_dir / ".ralph" / "pipeline.db", copy)
+    db = sqlite3.connect(copy)
+    sequence, body = db.execute("SELECT sequence, body FROM checkpoints LIMIT 1").fetchone()
+    damaged = bytearray(body)
+    damaged[10] ^= 0x20
+    db.execute("UPDATE checkpoints SET body = ? WHERE sequence = ?", (bytes(damaged), sequence))
+    db.commit()
+    db.close()
+    result = ralph("replay", str(copy), "--verify", cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"checkpoint {sequence}: checksum mismatch" in result.stderr
+
+
+def test_runs_lists_the_demo_run(demo_dir: Path) -> None:
+    """``ralph runs`` shows the run with its number of events."""
+    result = ralph("runs", cwd=demo_dir)
+    assert result.returncode == 0, result.stderr
+    state = decode_state((demo_dir / "state.json").read_bytes())
+    assert state.run is not None
+    assert state.run.run_id in result.stdout
+    assert str(state.sequence) in result.stdout
+
+
+def test_an_unknown_run_is_named_with_the_runs_there_are(demo_dir: Path) -> None:
+    """``--run`` with a wrong id: exit 2, listing the store's runs."""
+    result = ralph("events", "--run", "nope", cwd=demo_dir)
+    assert result.returncode == 2
+    assert "no run 'nope'" in result.stderr
+
+
+def test_replay_without_a_store_creates_none(tmp_path: Path) -> None:
+    """No store in the workspace: a clear error, and no empty store is left behind."""
+    result = ralph("replay", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no event store at .ralph/pipeline.db" in result.stderr
+    assert not (tmp_path / ".ralph").exists()
+
+
+def test_replay_against_fails_on_a_different_state(demo_dir: Path, tmp_path: Path) -> None:
     """A state file that is not the fold of the log is reported, exit 1."""
     partial = ralph(
         "replay", str(demo_dir / "events.jsonl"), "--until", "10", "--json", cwd=tmp_path
     )
     assert partial.returncode == 0
     (tmp_path / "other.json").write_text(partial.stdout)
-    result = ralph("replay", str(demo_dir / "events.jsonl"), "--verify", "other.json", cwd=tmp_path)
+    result = ralph(
+        "replay", str(demo_dir / "events.jsonl"), "--against", "other.json", cwd=tmp_path
+    )
     assert result.returncode == 1
     assert "differs" in result.stderr
 
