@@ -29,8 +29,11 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 1
-"""The version written with every stored event; readers upcast older versions to this one."""
+SCHEMA_VERSION: Final = 2
+"""The version written with every stored event; readers upcast older versions to this one.
+
+History: 2 added ``PlanProduced.iteration``.
+"""
 
 
 def members(alias: Any) -> tuple[type, ...]:

@@ -22,16 +22,25 @@ from pipeline.serialization._codec import (
     unstructure_event,
 )
 from pipeline.serialization._converter import make_converter
+from pipeline.serialization._upcasting import (
+    UPCASTERS,
+    Upcaster,
+    decode_stored_event,
+    upcast,
+)
 
 __all__ = [
     "CHECKPOINT_FORMAT",
     "CONVERTER",
+    "UPCASTERS",
     "CheckpointError",
     "EncodedCheckpoint",
+    "Upcaster",
     "checkpoint_state",
     "decode_effect",
     "decode_event",
     "decode_state",
+    "decode_stored_event",
     "encode_checkpoint",
     "encode_effect",
     "encode_event",
@@ -39,4 +48,5 @@ __all__ = [
     "make_converter",
     "structure",
     "unstructure_event",
+    "upcast",
 ]

@@ -24,7 +24,7 @@ from pipeline.handlers.store._port import (
     StoreCorruptError,
     StoreError,
 )
-from pipeline.serialization import EncodedCheckpoint, decode_event, unstructure_event
+from pipeline.serialization import EncodedCheckpoint, decode_stored_event, unstructure_event
 
 __all__ = ["DEFAULT_STORE_PATH", "SqliteEventStore"]
 
@@ -133,12 +133,14 @@ class SqliteEventStore:
         while True:
             with self._guard(f"read run {run_id!r}"):
                 rows = self._db.execute(
-                    "SELECT sequence, body FROM events WHERE run_id = ? AND sequence >= ? "
+                    "SELECT sequence, schema_version, body FROM events "
+                    "WHERE run_id = ? AND sequence >= ? "
                     "ORDER BY sequence LIMIT ?",
                     (run_id, position, _READ_BATCH),
                 ).fetchall()
-            for sequence, body in rows:
-                yield decode_event(body, what=f"{self.path} run {run_id} event {sequence}")
+            for sequence, version, body in rows:
+                what = f"{self.path} run {run_id} event {sequence}"
+                yield decode_stored_event(body, version, what)
             if len(rows) < _READ_BATCH:
                 return
             position = rows[-1][0] + 1

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.events import RunId
+from pipeline.events import SCHEMA_VERSION, RunId
 from pipeline.handlers.store import SqliteEventStore, StoreCorruptError
 from tests.handlers.store.contract import RUN, EventStoreContract, StoreFactory, topics
 
@@ -51,7 +51,7 @@ def test_the_store_uses_wal_and_stores_type_version_and_time_in_columns(tmp_path
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     row = db.execute("SELECT sequence, type, schema_version, at FROM events").fetchone()
-    assert row == (0, "agent.topic_published", 1, "2026-05-01T00:00:00+00:00")
+    assert row == (0, "agent.topic_published", SCHEMA_VERSION, "2026-05-01T00:00:00+00:00")
 
 
 def _digest(path: Path) -> str:

@@ -1,0 +1,68 @@
+"""Schema evolution: stored events of older schema versions are upcast on read (pure).
+
+``SCHEMA_VERSION`` covers the whole vocabulary. An event whose shape changed in version
+``v + 1`` has an upcaster registered under ``(wire tag, v)`` that turns its version-``v`` JSON
+into version ``v + 1``; every other event passes through unchanged. Stored data is never
+rewritten: a log written by an older release still replays, and stays as it was written.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import orjson
+
+from pipeline.errors import WireFormatError
+from pipeline.events import SCHEMA_VERSION, PipelineEvent
+from pipeline.serialization._codec import decode_event
+
+__all__ = ["UPCASTERS", "Upcaster", "decode_stored_event", "upcast"]
+
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+"""Turns one event's JSON object from version ``v`` into version ``v + 1``."""
+
+
+def _plan_produced_v1(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 1 planned once, before the first iteration: that is the plan's iteration.
+    return {**data, "iteration": 1}
+
+
+UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = types.MappingProxyType(
+    {
+        ("planning.plan_produced", 1): _plan_produced_v1,
+    }
+)
+"""``(wire tag, version)`` -> the upcaster to version + 1."""
+
+
+def upcast(data: dict[str, Any], version: int, what: str = "event") -> dict[str, Any]:
+    """``data`` (an event's JSON object written at ``version``) as of ``SCHEMA_VERSION``."""
+    if version > SCHEMA_VERSION:
+        raise WireFormatError(
+            f"{what} was written with schema version {version}, by a newer release; "
+            f"this release reads versions up to {SCHEMA_VERSION}"
+        )
+    if version < 1:
+        raise WireFormatError(f"{what} has an invalid schema version {version}")
+    tag = data.get("type")
+    while version < SCHEMA_VERSION:
+        step = UPCASTERS.get((str(tag), version))
+        if step is not None:
+            data = step(data)
+        version += 1
+    return data
+
+
+def decode_stored_event(body: bytes, version: int, what: str = "event") -> PipelineEvent:
+    """The event stored as ``body`` at schema ``version``, upcast to the current schema."""
+    if version == SCHEMA_VERSION:
+        return decode_event(body, what)
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        raise WireFormatError(f"{what} is not valid JSON: {error}") from error
+    if not isinstance(data, dict):
+        raise WireFormatError(f"{what}: expected a JSON object, got {type(data).__name__}")
+    return decode_event(orjson.dumps(upcast(data, version, what)), what)
