@@ -38,6 +38,10 @@ def test_a_small_benchmark_run_writes_results(tmp_path: Path) -> None:
     assert data["fold"]["anomalies_in_fold"] == 0
     assert all(rate > 0 for rate in data["fold"]["events_per_second"].values())
     assert "| ralph reduce" in (tmp_path / "RESULTS.md").read_text()
+    durable = data["durable"]
+    assert durable["steps"]["ralph durable steps/s"] > 0
+    assert [row["events"] for row in durable["replay"]] == [300, 3000]
+    assert "## Durable loop" in (tmp_path / "RESULTS.md").read_text()
 
 
 def test_bad_arguments_are_refused(tmp_path: Path) -> None:

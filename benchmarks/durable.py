@@ -1,0 +1,113 @@
+"""Durable-loop benchmarks: steps per second, full replay, and resume from a checkpoint.
+
+Each figure stands next to its floor measured in the same run: a bare SQLite insert+commit loop
+(for steps) and a bare ``SELECT`` + ``orjson.loads`` loop (for replay).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from benchmarks.workload import LONG_RUN_BUDGET, long_log
+from pipeline.engine import load_state, run_durable
+from pipeline.events import RunId
+from pipeline.handlers.simulated import RandomChooser, SimulatedWorld, WorldConfig, default_chains
+from pipeline.handlers.store import SqliteEventStore
+from pipeline.reducers import fold
+from pipeline.serialization import encode_checkpoint
+
+__all__ = ["run_durable_benchmarks"]
+
+
+def _steps(directory: Path, steps: int) -> dict[str, float]:
+    """A run whose handler does no real work, every step committed (synchronous=FULL)."""
+    config = WorldConfig(LONG_RUN_BUDGET, default_chains(("a", "b")), None, "steps")
+    world = SimulatedWorld(config, RandomChooser(1, {"iteration status": [0, 1, 0]}))
+    with SqliteEventStore(directory / "steps.db") as store:
+        start = time.perf_counter()
+        run = run_durable(store, world, max_effects=steps)
+        ours = run.effects / (time.perf_counter() - start)
+    db = sqlite3.connect(directory / "floor.db", isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, body BLOB)")
+    payload = b'{"type":"agent.topic_published","topic":"t","payload":"p","line_number":1}'
+    start = time.perf_counter()
+    for k in range(steps):
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("INSERT INTO t VALUES (?, ?)", (k, payload))
+        db.execute("COMMIT")
+    floor = steps / (time.perf_counter() - start)
+    db.close()
+    return {"ralph durable steps/s": round(ours), "floor: bare insert+commit/s": round(floor)}
+
+
+def _replay(directory: Path, sizes: list[int], repeats: int) -> list[dict[str, Any]]:
+    """Full replay and resume-from-checkpoint times for growing logs."""
+    log = long_log(max(sizes))
+    rows = []
+    for size in sizes:
+        path = directory / f"replay-{size}.db"
+        run_id = RunId(f"replay-{size}")
+        with SqliteEventStore(path, synchronous="OFF") as store:
+            for start in range(0, size, 5_000):
+                store.append(run_id, start, log[start : min(size, start + 5_000)])
+            full, floor, resume = [], [], []
+            for _ in range(repeats):
+                began = time.perf_counter()
+                state, _ = load_state(store, run_id)
+                full.append(time.perf_counter() - began)
+                db = sqlite3.connect(path)
+                began = time.perf_counter()
+                for (body,) in db.execute(
+                    "SELECT body FROM events WHERE run_id = ? ORDER BY sequence", (run_id,)
+                ):
+                    orjson.loads(body)
+                floor.append(time.perf_counter() - began)
+                db.close()
+            # A checkpoint 100 events before the end, as a run that checkpoints as it goes has.
+            store.save_checkpoint(run_id, encode_checkpoint(fold(log[: size - 100])))
+            load_state(store, run_id)  # warm the page cache, as a resuming process finds it
+            for _ in range(max(repeats, 5)):
+                began = time.perf_counter()
+                resumed, used = load_state(store, run_id)
+                resume.append(time.perf_counter() - began)
+            assert resumed == state
+            assert used == size - 100
+        rows.append(
+            {
+                "events": size,
+                "full_replay_s": round(statistics.median(full), 3),
+                "floor_read_and_loads_s": round(statistics.median(floor), 3),
+                "resume_from_checkpoint_ms": round(statistics.median(resume) * 1000, 1),
+            }
+        )
+    return rows
+
+
+def run_durable_benchmarks(quick: bool, largest: int | None = None) -> dict[str, Any]:
+    """All durable-loop figures: logs of 10^4 to 10^6 events (10^5 with ``quick``), or up to
+    ``largest`` events when given."""
+    sizes = [10_000, 100_000] if quick else [10_000, 100_000, 1_000_000]
+    if largest is not None:
+        sizes = [max(200, largest // 10), max(1_000, largest)]
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = Path(scratch)
+        steps = _steps(directory, 300 if quick else 3_000)
+        replay = _replay(directory, sizes, 1 if quick else 3)
+    resumes = [row["resume_from_checkpoint_ms"] for row in replay]
+    return {
+        "steps": steps,
+        "replay": replay,
+        "resume_flat_within_20_percent": max(resumes) <= 1.2 * min(resumes) + 1.0,
+        "full_replay_1e6_under_3s": next(
+            (row["full_replay_s"] < 3 for row in replay if row["events"] == 1_000_000), None
+        ),
+    }
