@@ -149,10 +149,16 @@ class SaveCheckpoint:
 @final
 @frozen
 class CreateCommit:
-    """Commit the workspace's changes with ``message`` (skip when nothing changed)."""
+    """Commit the workspace's changes with ``message`` (skip when nothing changed).
+
+    ``may_exist``: this commit is asked for again right after a resume, so the process that
+    died may have made it already; the handler must look for a commit carrying
+    ``effect_id`` before making another.
+    """
 
     effect_id: EffectId
     message: str
+    may_exist: bool
 
 
 @final

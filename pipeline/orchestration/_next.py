@@ -79,7 +79,10 @@ def next_effect(state: PipelineState) -> Effect:
         case Step.INVOKE:
             return _invoke(state, eid)
         case Step.COMMIT:
-            return CreateCommit(eid, ledger.pending_commit_message or _default_message(state))
+            message = ledger.pending_commit_message or _default_message(state)
+            # Right after a resume, the commit may be the one the dead process was making.
+            just_resumed = ledger.last_resume_sequence == state.sequence
+            return CreateCommit(eid, message, just_resumed)
         case Step.REBASE:
             assert state.run is not None
             if state.run.rebase_onto is None:

@@ -74,7 +74,11 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
     progress, agent = state.progress, state.agent
     if progress.phase is Phase.NOT_STARTED:
         return anomaly(state, event, "the run has not started")
-    resumed_ledger = ledger_with(state.ledger, resumes=state.ledger.resumes + 1)
+    resumed_ledger = ledger_with(
+        state.ledger,
+        resumes=state.ledger.resumes + 1,
+        last_resume_sequence=state.sequence + 1,
+    )
     if progress.phase is not Phase.INTERRUPTED:
         cursor = AgentCursor(
             agent.chain_positions,

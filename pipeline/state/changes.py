@@ -85,6 +85,7 @@ def ledger_with(
     loop_recoveries: int | Keep = KEEP,
     agent_failures: int | Keep = KEEP,
     resumes: int | Keep = KEEP,
+    last_resume_sequence: int | Keep | None = KEEP,
     completed_at: Instant | Keep | None = KEEP,
 ) -> Ledger:
     """``ledger`` with the given fields changed (the rest kept)."""
@@ -101,5 +102,6 @@ def ledger_with(
         ledger.loop_recoveries if loop_recoveries is KEEP else loop_recoveries,
         ledger.agent_failures if agent_failures is KEEP else agent_failures,
         ledger.resumes if resumes is KEEP else resumes,
+        ledger.last_resume_sequence if last_resume_sequence is KEEP else last_resume_sequence,
         ledger.completed_at if completed_at is KEEP else completed_at,
     )

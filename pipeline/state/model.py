@@ -139,6 +139,7 @@ class Ledger:
     loop_recoveries: int = 0
     agent_failures: int = 0
     resumes: int = 0
+    last_resume_sequence: int | None = None
     completed_at: Instant | None = None
 
 

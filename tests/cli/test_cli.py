@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
 import pytest
 
+from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
 from pipeline.serialization import decode_event, decode_state
 from pipeline.state import Phase, TerminationReason
@@ -187,3 +189,35 @@ def test_events_with_an_unknown_format_is_a_usage_error(demo_dir: Path) -> None:
     result = ralph("events", "events.jsonl", "--format", "xml", cwd=demo_dir)
     assert result.returncode == 2
     assert "xml" in result.stderr
+
+
+@pytest.mark.slow
+def test_events_and_replay_read_a_run_in_progress(tmp_path: Path) -> None:
+    """While another process is still appending, ``ralph events`` and ``replay`` read it."""
+    root = Path(__file__).resolve().parents[2]
+    db = tmp_path / "pipeline.db"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "tests.engine.crash_worker", str(db), "7", "0.01"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert worker.stdout is not None
+        assert worker.stdout.readline().strip() == "ready"
+        for _ in range(100):  # until the run has some events, 10 s at most
+            if db.exists():
+                with SqliteEventStore(db) as store:
+                    if any(r.events > 20 for r in store.runs()):
+                        break
+            time.sleep(0.1)
+        shown = ralph("events", str(db), "--format", "jsonl", cwd=tmp_path)
+        folded = ralph("replay", str(db), "--json", cwd=tmp_path)
+        assert worker.poll() is None, "the run finished before it could be read in progress"
+    finally:
+        worker.kill()
+        worker.wait()
+    assert shown.returncode == 0, shown.stderr
+    assert folded.returncode == 0, folded.stderr
+    assert len(shown.stdout.splitlines()) >= 1
+    assert orjson.loads(folded.stdout)["sequence"] >= len(shown.stdout.splitlines())

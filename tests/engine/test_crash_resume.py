@@ -39,7 +39,7 @@ def _comparable(state: PipelineState) -> PipelineState:
         state,
         sequence=0,
         checkpoints=attrs.evolve(state.checkpoints, last_sequence=None),
-        ledger=attrs.evolve(state.ledger, resumes=0),
+        ledger=attrs.evolve(state.ledger, resumes=0, last_resume_sequence=None),
     )
 
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import attrs
 
-from pipeline.effects import BackOff, InvokeAgent, SaveCheckpoint, Terminate
+from pipeline.effects import BackOff, CreateCommit, InvokeAgent, SaveCheckpoint, Terminate
 from pipeline.events import (
     AgentName,
     CheckpointSaved,
@@ -311,3 +311,20 @@ def test_a_success_without_its_output_counts_as_a_failure_at_the_next_attempt() 
     state = fold([start, success, start], state)
     assert state.agent.retries == 1
     assert state.ledger.last_error == "previous attempt reported no output"
+
+
+def test_a_commit_asked_for_right_after_a_resume_may_already_exist() -> None:
+    """The process died at the commit step: the re-issued commit tells the handler to check."""
+    state = PipelineState()
+    for event in scripted_run().events:
+        state = reduce(state, event)
+        if state.progress.step is Step.COMMIT:
+            break
+    first = next_effect(state)
+    assert isinstance(first, CreateCommit)
+    assert first.may_exist is False
+    resumed = reduce(state, RunResumed(None, T))
+    again = next_effect(resumed)
+    assert isinstance(again, CreateCommit)
+    assert again.may_exist is True
+    assert again.effect_id == first.effect_id, "the re-issued effect keeps its id"
