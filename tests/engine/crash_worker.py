@@ -2,17 +2,46 @@
 
 Prints ``ready`` once imported (so the killer's timer starts at the run, not at Python's
 start-up), then runs the keyed crash world durably until the run is complete.
+
+With ``CRASH_STALL_COMMIT=N`` set, the N-th append stops inside its transaction (its rows
+inserted, its COMMIT not yet sent), prints ``in-transaction`` and waits to be killed.
 """
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import sys
+import time
 from pathlib import Path
 
 from pipeline.engine import run_durable
-from pipeline.events import RunId, TopicPublished
+from pipeline.events import RunId
 from pipeline.handlers.store import SqliteEventStore
-from tests.engine.crash_world import CrashWorld, clock
+from tests.engine.crash_world import CrashWorld, clock, resumed_world
+
+
+class _StallingConnection:
+    """Passes everything to the real connection, but stalls before the N-th COMMIT."""
+
+    def __init__(self, connection: sqlite3.Connection, stall_at: int) -> None:
+        self._connection = connection
+        self._stall_at = stall_at
+        self._commits = 0
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql == "COMMIT":
+            self._commits += 1
+            if self._commits == self._stall_at:
+                print("in-transaction", flush=True)
+                time.sleep(60)
+        return self._connection.execute(sql, *args)  # type: ignore[arg-type]
+
+    def executemany(self, sql: str, rows: object) -> sqlite3.Cursor:
+        return self._connection.executemany(sql, rows)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        self._connection.close()
 
 
 def main(argv: list[str]) -> int:
@@ -21,11 +50,14 @@ def main(argv: list[str]) -> int:
     run_id = RunId(argv[3]) if len(argv) > 3 else None
     print("ready", flush=True)
     with SqliteEventStore(db) as store:
-        world = CrashWorld(seed, delay)
-        if run_id is not None:
-            # Like the real events-file reader, the world's line count comes from the log.
-            published = (e for e in store.read(run_id) if isinstance(e, TopicPublished))
-            world.world.topic_lines = sum(1 for _ in published)
+        stall = os.environ.get("CRASH_STALL_COMMIT")
+        if stall:
+            # Counting from the store's opening: migrations commit too.
+            store._db = _StallingConnection(store._db, int(stall))  # type: ignore[assignment]
+        if run_id is None:
+            world = CrashWorld(seed, delay)
+        else:
+            world = resumed_world(seed, delay, store, run_id)
         result = run_durable(store, world, run_id=run_id, clock=clock)
     print(f"done {result.run_id}", flush=True)
     return 0

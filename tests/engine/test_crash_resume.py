@@ -18,7 +18,7 @@ from pipeline.events import CheckpointSaved, PipelineEvent, RunId, RunResumed, S
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
 from pipeline.state import PipelineState, is_complete
-from tests.engine.crash_world import CrashWorld, clock
+from tests.engine.crash_world import CrashWorld, clock, resumed_world
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 20261122
@@ -111,3 +111,38 @@ def test_a_run_killed_at_twenty_random_points_ends_as_an_uninterrupted_one(
     resumes = sum(isinstance(e, RunResumed) for e in log)
     assert resumes >= 15, f"only {resumes} of {kills} kills hit a started run"
     assert state.ledger.resumes == resumes
+
+
+@pytest.mark.slow
+def test_a_kill_inside_an_append_transaction_loses_the_batch_whole(tmp_path: Path) -> None:
+    """Killed after its rows were inserted but before COMMIT: none of the batch is in the log,
+    and resuming produces the same facts as an uninterrupted run."""
+    with SqliteEventStore(tmp_path / "reference.db", synchronous="OFF") as store:
+        reference = run_durable(store, CrashWorld(SEED, 0.0), clock=clock)
+        reference_log = list(store.read(reference.run_id))
+    db = tmp_path / "crashed.db"
+    args = [sys.executable, "-m", "tests.engine.crash_worker", str(db), str(SEED), "0"]
+    worker = subprocess.Popen(
+        args,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "CRASH_STALL_COMMIT": "40"},
+        start_new_session=True,
+    )
+    assert worker.stdout is not None
+    assert worker.stdout.readline().strip() == "ready"
+    assert worker.stdout.readline().strip() == "in-transaction"
+    with SqliteEventStore(db) as store:
+        (run,) = store.runs()
+        head_before_kill = store.head(run.run_id)
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait(timeout=30)
+    with SqliteEventStore(db) as store:
+        assert store.head(run.run_id) == head_before_kill
+        assert list(store.read(run.run_id)) == reference_log[:head_before_kill]
+        world = resumed_world(SEED, 0.0, store, run.run_id)
+        final = run_durable(store, world, run_id=run.run_id, clock=clock)
+        log = list(store.read(run.run_id))
+    assert _facts(log) == _facts(reference_log)
+    assert _comparable(final.state) == _comparable(reference.state)
