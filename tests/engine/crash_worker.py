@@ -1,7 +1,8 @@
 """``python -m tests.engine.crash_worker DB SEED DELAY [RUN_ID]``: start or resume a run.
 
-Prints ``ready`` once imported (so the killer's timer starts at the run, not at Python's
-start-up), then runs the keyed crash world durably until the run is complete.
+Prints ``ready`` once imported, and ``running`` once this process has made its first fact
+durable (``RunStarted`` or ``RunResumed``), so a killer's timer starts inside the run; then runs
+the keyed crash world durably until the run is complete.
 
 With ``CRASH_STALL_COMMIT=N`` set, the N-th append stops inside its transaction (its rows
 inserted, its COMMIT not yet sent), prints ``in-transaction`` and waits to be killed.
@@ -58,7 +59,14 @@ def main(argv: list[str]) -> int:
             world = CrashWorld(seed, delay)
         else:
             world = resumed_world(seed, delay, store, run_id)
-        result = run_durable(store, world, run_id=run_id, clock=clock)
+        announced = []
+
+        def announce(_state: object, _event: object) -> None:
+            if not announced:
+                announced.append(True)
+                print("running", flush=True)
+
+        result = run_durable(store, world, run_id=run_id, clock=clock, on_event=announce)
     print(f"done {result.run_id}", flush=True)
     return 0
 
