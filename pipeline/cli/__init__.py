@@ -20,6 +20,7 @@ from pipeline.cli._logfile import EventLogError, write_event_log
 from pipeline.cli._render import describe_event, state_table
 from pipeline.cli._source import LogSource, open_source
 from pipeline.engine import run_durable
+from pipeline.errors import WireFormatError
 from pipeline.events import PipelineEvent
 from pipeline.handlers.store import DEFAULT_STORE_PATH, SqliteEventStore, StoreError
 from pipeline.reducers import reduce
@@ -135,7 +136,7 @@ def replay(
             if verify and not log.is_store:
                 raise _fail(f"--verify checks a store's checkpoints; {log.label} has none")
             state, problems, checked = _fold_and_check(log, until, verify)
-    except EventLogError as error:
+    except (EventLogError, StoreError, WireFormatError) as error:
         raise _fail(str(error)) from error
     if as_json:
         sys.stdout.write(encode_state(state).decode() + "\n")
@@ -209,7 +210,7 @@ def events(
                 else:
                     at = event.at.isoformat(timespec="seconds")
                     out.print(f"{number:>5}  {at}  {describe_event(event)}", soft_wrap=True)
-    except EventLogError as error:
+    except (EventLogError, StoreError, WireFormatError) as error:
         raise _fail(str(error)) from error
 
 

@@ -221,3 +221,20 @@ def test_events_and_replay_read_a_run_in_progress(tmp_path: Path) -> None:
     assert folded.returncode == 0, folded.stderr
     assert len(shown.stdout.splitlines()) >= 1
     assert orjson.loads(folded.stdout)["sequence"] >= len(shown.stdout.splitlines())
+
+
+def test_an_event_from_a_newer_schema_is_a_clear_error(demo_dir: Path, tmp_path: Path) -> None:
+    """A stored event of a schema this release cannot read: one line, exit 2, no traceback."""
+    import shutil
+    import sqlite3
+
+    copy = tmp_path / "pipeline.db"
+    shutil.copy(demo_dir / ".ralph" / "pipeline.db", copy)
+    db = sqlite3.connect(copy)
+    db.execute("UPDATE events SET schema_version = 9 WHERE sequence = 3")
+    db.commit()
+    db.close()
+    result = ralph("replay", str(copy), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "schema version 9, by a newer release" in result.stderr
+    assert "Traceback" not in result.stderr

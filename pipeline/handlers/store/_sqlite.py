@@ -72,6 +72,12 @@ class SqliteEventStore:
             "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
         )
         applied = {row[0] for row in db.execute("SELECT version FROM schema_migrations")}
+        known = {version for version, _, _ in MIGRATIONS}
+        if unknown := sorted(applied - known):
+            raise StoreError(
+                f"{self.path}: the store has schema migrations {unknown} from a newer release "
+                f"(this release knows up to {max(known)}); it was left untouched"
+            )
         done = []
         for version, name, sql in MIGRATIONS:
             if version in applied:

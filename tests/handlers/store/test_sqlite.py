@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.events import SCHEMA_VERSION, RunId
-from pipeline.handlers.store import SqliteEventStore, StoreCorruptError
+from pipeline.handlers.store import SqliteEventStore, StoreCorruptError, StoreError
 from tests.handlers.store.contract import RUN, EventStoreContract, StoreFactory, topics
 
 
@@ -92,3 +92,19 @@ def test_an_unknown_run_lists_nothing(tmp_path: Path) -> None:
     with SqliteEventStore(tmp_path / "pipeline.db") as store:
         assert store.runs() == []
         assert store.checkpoints(RunId("x")) == []
+
+
+def test_a_store_from_a_newer_release_is_refused(tmp_path: Path) -> None:
+    """A migration this release does not know: a clear error, and the store untouched."""
+    path = tmp_path / "pipeline.db"
+    with SqliteEventStore(path) as store:
+        store.append(RUN, 0, topics(2))
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO schema_migrations VALUES (99, 'from the future', 'later')")
+    db.commit()
+    db.close()
+    sqlite3.connect(path).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
+    before = _digest(path)
+    with pytest.raises(StoreError, match=r"migrations \[99\] from a newer release"):
+        SqliteEventStore(path)
+    assert _digest(path) == before
