@@ -13,7 +13,15 @@ import pytest
 
 import pipeline
 
-PURE_PACKAGES = ("events", "effects", "state", "reducers", "orchestration", "serialization")
+PURE_PACKAGES = (
+    "events",
+    "effects",
+    "state",
+    "reducers",
+    "orchestration",
+    "serialization",
+    "config",
+)
 FORBIDDEN_CALLS = {
     "now",
     "utcnow",

@@ -1,0 +1,150 @@
+"""Parsing ``ralph.toml`` text into :class:`RalphConfig`, with errors that name the key (pure).
+
+Strict: an unknown key, a value of the wrong type (``"3"`` is not a number, ``1`` is not a
+boolean) or a chain naming an agent that is not configured is an error naming the key and the
+file. Nothing is ever silently ignored or coerced.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+import attrs
+from cattrs import transform_error
+from cattrs.errors import BaseValidationError, ForbiddenExtraKeysError
+from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn
+from cattrs.preconf.orjson import make_converter
+
+from pipeline.config._model import AgentConfig, RalphConfig
+from pipeline.errors import PipelineError
+from pipeline.events import Role
+from pipeline.serialization._converter import configure_primitives
+
+__all__ = ["PRESETS", "ConfigError", "parse_config"]
+
+PRESETS = frozenset({"claude", "codex", "gemini", "opencode", "aider"})
+"""Names of the built-in agent presets."""
+
+
+class ConfigError(PipelineError, ValueError):
+    """The configuration is invalid; the message names the file and every offending key."""
+
+
+_TOML_TYPES = {dict: "a table", list: "an array", str: "a string", int: "an integer"}
+
+
+def _kind(value: Any) -> str:
+    return _TOML_TYPES.get(type(value), type(value).__name__)
+
+
+def _converter() -> Any:
+    converter = make_converter(forbid_extra_keys=True)
+    configure_primitives(converter)
+
+    def tables(cls: type) -> Any:
+        """Classes come from tables only, with no unknown key."""
+        inner: Any = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True)
+
+        def structure(value: Any, type_: Any) -> Any:
+            if not isinstance(value, dict):
+                raise TypeError(f"expected a table, got {_kind(value)}")
+            return inner(value, type_)
+
+        return structure
+
+    # Registered before the agents' mapping is generated, so that it uses it for each agent.
+    converter.register_structure_hook_factory(attrs.has, tables)
+    agents_mapping: Any = make_mapping_structure_fn(dict[str, AgentConfig], converter)
+
+    def agents(value: Any, type_: Any) -> dict[str, AgentConfig]:
+        if not isinstance(value, dict):
+            raise TypeError(f"expected a table of agents, got {_kind(value)}")
+        result: dict[str, AgentConfig] = agents_mapping(value, type_)
+        return result
+
+    def strings(value: Any, _type: Any) -> tuple[str, ...]:
+        """Arrays of strings only: a lone string is not turned into its letters."""
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise TypeError(f"expected an array of strings, got {_kind(value)}")
+        return tuple(value)
+
+    converter.register_structure_hook_func(lambda t: t == dict[str, AgentConfig], agents)
+    converter.register_structure_hook_func(lambda t: t == tuple[str, ...], strings)
+    return converter
+
+
+_CONVERTER = _converter()
+
+
+_UNKNOWN = "unknown key:"
+
+
+def _format(error: BaseException, type_: Any) -> str:
+    if isinstance(error, ForbiddenExtraKeysError):
+        return _UNKNOWN + ",".join(sorted(error.extra_fields))
+    if isinstance(error, KeyError):
+        return "is required"
+    if str(error):
+        return str(error)
+    return type(error).__name__
+
+
+def _key(path: str) -> str:
+    """``$.agents['claude'].model`` as a TOML key: ``agents.claude.model``."""
+    key = path.removeprefix("$").lstrip(".")
+    return key.replace("['", ".").replace("']", "").replace("[", ".").replace("]", "")
+
+
+def parse_config(text: str, source: str) -> RalphConfig:
+    """The configuration in ``text`` (read from ``source``, named in errors)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{source}: not valid TOML: {error}") from error
+    try:
+        config: RalphConfig = _CONVERTER.structure(data, RalphConfig)
+    except BaseValidationError as error:
+        problems = []
+        for line in transform_error(error, path="$", format_exception=_format):
+            message, _, path = line.rpartition(" @ ")
+            key = _key(path)
+            if message.startswith(_UNKNOWN):
+                for name in message.removeprefix(_UNKNOWN).split(","):
+                    problems.append(f"{key + '.' if key else ''}{name}: unknown key")
+            else:
+                problems.append(f"{key}: {message}")
+        raise ConfigError(f"{source}: " + "; ".join(problems)) from error
+    _check(config, source)
+    return config
+
+
+def _check(config: RalphConfig, source: str) -> None:
+    """Rules that span keys: agents are well formed and every chain names known agents."""
+    problems = []
+    for name, agent in config.agents.items():
+        if (agent.preset is None) == (agent.command is None):
+            problems.append(f"agents.{name}: give exactly one of preset or command")
+        if agent.preset is not None and agent.preset not in PRESETS:
+            known = ", ".join(sorted(PRESETS))
+            problems.append(f"agents.{name}.preset: unknown preset {agent.preset!r} ({known})")
+        if agent.command is not None and not agent.command:
+            problems.append(f"agents.{name}.command: must name a program")
+        if agent.timeout_s <= 0 or agent.inactivity_timeout_s <= 0:
+            problems.append(f"agents.{name}: timeouts must be positive")
+    for role in Role:
+        chain = config.chains.for_role(role)
+        for agent_name in chain:
+            if agent_name not in config.agents:
+                problems.append(
+                    f"chains.{role.value}: names agent {agent_name!r}, which is not configured "
+                    f"under [agents.{agent_name}]"
+                )
+        if len(set(chain)) != len(chain):
+            problems.append(f"chains.{role.value}: names an agent twice")
+    try:
+        config.budgets.to_budget()
+    except ValueError as error:
+        problems.append(f"budgets: {error}")
+    if problems:
+        raise ConfigError(f"{source}: " + "; ".join(problems))

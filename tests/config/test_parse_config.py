@@ -1,0 +1,111 @@
+"""``ralph.toml`` is parsed strictly: every mistake is a one-line error naming key and file."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.config import ConfigError, PromptVia, RalphConfig, parse_config
+from pipeline.events import Role
+
+GOOD = """
+prompt_file = "TASK.md"
+rebase_onto = "main"
+
+[budgets]
+max_iterations = 3
+backoff_base_ms = 500
+
+[agents.claude]
+preset = "claude"
+model = "opus"
+
+[agents.mine]
+command = ["./my-agent", "--fast"]
+prompt_via = "file"
+
+[chains]
+developer = ["claude", "mine"]
+reviewer = ["claude"]
+"""
+
+
+def test_a_valid_file_gives_frozen_config_with_defaults() -> None:
+    """Given keys are read, the rest take their defaults."""
+    config = parse_config(GOOD, "ralph.toml")
+    assert isinstance(config, RalphConfig)
+    assert config.prompt_file == "TASK.md"
+    assert config.budgets.max_iterations == 3
+    assert config.budgets.max_review_passes == 2
+    assert config.agents["mine"].command == ("./my-agent", "--fast")
+    assert config.agents["mine"].prompt_via is PromptVia.FILE
+    assert config.chains.for_role(Role.DEVELOPER) == ("claude", "mine")
+    assert config.chains.for_role(Role.PLANNER) == ()
+    assert config.budgets.to_budget().backoff_base_ms == 500
+
+
+def test_an_empty_file_is_the_default_configuration() -> None:
+    """Every key has a default."""
+    assert parse_config("", "ralph.toml") == RalphConfig()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[budgets]\nmax_iteratons = 3", "ralph.toml: budgets.max_iteratons: unknown key"),
+        ("colour = 'blue'", "ralph.toml: colour: unknown key"),
+        (
+            "[budgets]\nmax_iterations = '3'",
+            "ralph.toml: budgets.max_iterations: expected an integer, got '3'",
+        ),
+        (
+            "[agents.a]\npreset = 'claude'\nmodel = 3",
+            "ralph.toml: agents.a.model: expected a string, got 3",
+        ),
+        (
+            "[agents.a]\npreset = 'claude'\n[chains]\ndeveloper = ['a', 'ghost']",
+            "ralph.toml: chains.developer: names agent 'ghost', which is not configured",
+        ),
+        ("[agents.a]\npreset = 'nope'", "agents.a.preset: unknown preset 'nope'"),
+        ("[agents.a]\nmodel = 'x'", "agents.a: give exactly one of preset or command"),
+        (
+            "[agents.a]\ncommand = ['x']\nprompt_via = 'smoke'",
+            "agents.a.prompt_via: 'smoke' is not a valid PromptVia",
+        ),
+        ("[budgets]\nmax_iterations = 0", "budgets: max_iterations must be from 1 to 2**53"),
+        ("[budgets\n", "ralph.toml: not valid TOML"),
+        ("agents = 3", "ralph.toml: agents: expected a table of agents, got an integer"),
+        ("budgets = []", "ralph.toml: budgets: expected a table, got an array"),
+        (
+            "[agents.a]\npreset = 'claude'\n[chains]\ndeveloper = 'a'",
+            "ralph.toml: chains.developer: expected an array of strings, got a string",
+        ),
+        ("[agents]\na = 1", "ralph.toml: agents.a: expected a table, got an integer"),
+        (
+            "[budgets]\nbackoff_base_ms = 10\nbackoff_cap_ms = 5",
+            "backoff_cap_ms (5) is below backoff_base_ms (10)",
+        ),
+    ],
+)
+def test_each_mistake_names_the_file_and_key(text: str, message: str) -> None:
+    """One line, naming ``ralph.toml`` and the offending key."""
+    with pytest.raises(ConfigError) as raised:
+        parse_config(text, "ralph.toml")
+    assert message in str(raised.value)
+    assert str(raised.value).startswith("ralph.toml: ")
+    assert "\n" not in str(raised.value)
+
+
+def test_config_error_is_a_value_error() -> None:
+    """Callers can catch the builtin it resembles."""
+    assert issubclass(ConfigError, ValueError)
+
+
+@given(st.text(max_size=200))
+def test_any_text_is_a_config_or_a_config_error(text: str) -> None:
+    """Nothing but ConfigError escapes, whatever the file holds."""
+    with contextlib.suppress(ConfigError):
+        parse_config(text, "ralph.toml")
