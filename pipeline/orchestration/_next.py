@@ -150,7 +150,7 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
     if agent.backoff_ceiling_ms is not None:
         return BackOff(eid, role, DurationMs(agent.backoff_ceiling_ms))
     chain = run.chain(role)
-    position = agent.position(role)
+    position = agent.chain_position
     if position >= len(chain):
         # Reducers move an exhausted chain to dev-fix; this keeps next_effect total regardless.
         return Terminate(eid, TerminationReason.AGENT_CHAIN_EXHAUSTED)

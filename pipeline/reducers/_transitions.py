@@ -216,7 +216,7 @@ def agent_failed(state: PipelineState, retriable: bool, message: str) -> Pipelin
         retries = agent.retries + 1
         ceiling = backoff_ceiling(budget.backoff_base_ms, budget.backoff_cap_ms, retries)
         cursor = AgentCursor(
-            agent.chain_positions,
+            agent.chain_position,
             retries,
             agent.attempt,
             False,
@@ -224,9 +224,8 @@ def agent_failed(state: PipelineState, retriable: bool, message: str) -> Pipelin
             ceiling if ceiling > 0 else None,
         )
         return advance(state, agent=cursor, ledger=ledger)
-    position = agent.position(role) + 1
-    positions = {**agent.chain_positions, role: position}
-    cursor = AgentCursor(positions, 0, agent.attempt, False, False, None)
+    position = agent.chain_position + 1
+    cursor = AgentCursor(position, 0, agent.attempt, False, False, None)
     if position < len(run.chain(role)):
         return advance(state, agent=cursor, ledger=ledger)
     return chain_exhausted(evolve(state, agent=cursor, ledger=ledger), role)

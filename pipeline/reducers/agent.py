@@ -41,7 +41,7 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             if not _working(state, event.role):
                 return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
             a = state.agent
-            cursor = AgentCursor(a.chain_positions, a.retries, a.attempt, False, True, None)
+            cursor = AgentCursor(a.chain_position, a.retries, a.attempt, False, True, None)
             return with_agent(state, cursor)
         case InvocationFailed():
             if not _working(state, event.role):
@@ -58,7 +58,7 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
                 return anomaly(state, event, "no backoff was asked for")
             a = state.agent
             cursor = AgentCursor(
-                a.chain_positions,
+                a.chain_position,
                 a.retries,
                 a.attempt,
                 a.in_flight,
@@ -109,7 +109,7 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
 
 def _running(a: AgentCursor) -> AgentCursor:
     """The cursor once attempt ``a.attempt + 1`` is running (any pending backoff is over)."""
-    return AgentCursor(a.chain_positions, a.retries, a.attempt + 1, True, False, None)
+    return AgentCursor(a.chain_position, a.retries, a.attempt + 1, True, False, None)
 
 
 def _topic(state: PipelineState, event: TopicPublished) -> PipelineState:

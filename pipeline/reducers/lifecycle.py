@@ -81,7 +81,7 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
     )
     if progress.phase is not Phase.INTERRUPTED:
         cursor = AgentCursor(
-            agent.chain_positions,
+            agent.chain_position,
             agent.retries,
             agent.attempt,
             False,

@@ -25,7 +25,7 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
             assert role is not None
             assert state.run is not None
             # A role configured with no agent (or none left) cannot be invoked at all.
-            if state.agent.position(role) >= len(state.run.chain(role)):
+            if state.agent.chain_position >= len(state.run.chain(role)):
                 return chain_exhausted(state, role)
             return with_progress(state, progress_with(progress, step=Step.INVOKE))
         case _:

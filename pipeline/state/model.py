@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import final
 
-from attrs import field, frozen
+from attrs import frozen
 
 from pipeline.events.values import (
     AgentName,
@@ -86,18 +86,19 @@ class Progress:
 @final
 @frozen
 class AgentCursor:
-    """Where the active role's task stands in its agent chain, and its retries."""
+    """Where the active role's task stands in its agent chain, and its retries.
 
-    chain_positions: Mapping[Role, int] = field(factory=dict)
+    A cursor belongs to one task, and a task to one role (``Progress.role``); every new task
+    starts a fresh cursor at the role's preferred agent.
+    """
+
+    chain_position: int = 0
+    """The index, in the active role's chain, of the agent this task uses now."""
     retries: int = 0
     attempt: int = 0
     in_flight: bool = False
     awaiting_output: bool = False
     backoff_ceiling_ms: int | None = None
-
-    def position(self, role: Role) -> int:
-        """The index of the agent ``role`` uses now in its chain."""
-        return self.chain_positions.get(role, 0)
 
 
 @final

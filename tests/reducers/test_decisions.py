@@ -147,7 +147,7 @@ def test_resume_after_dev_fix_retries_the_failed_task_from_the_start_of_its_chai
     assert resumed.phase is Phase.DEVELOPMENT
     assert resumed.progress.step is Step.PROMPT
     assert resumed.termination is None
-    assert resumed.agent.position(Role.DEVELOPER) == 0
+    assert resumed.agent.chain_position == 0
     effect = next_effect(resumed)
     assert effect.__class__.__name__ == "MaterializePrompt"
 
