@@ -19,7 +19,7 @@ from cattrs.preconf.orjson import make_converter
 from pipeline.config._model import AgentConfig, RalphConfig
 from pipeline.errors import PipelineError
 from pipeline.events import Role
-from pipeline.serialization._converter import configure_primitives
+from pipeline.serialization import configure_primitives
 
 __all__ = ["PRESETS", "ConfigError", "parse_config"]
 

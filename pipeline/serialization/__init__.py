@@ -21,7 +21,7 @@ from pipeline.serialization._codec import (
     structure,
     unstructure_event,
 )
-from pipeline.serialization._converter import make_converter
+from pipeline.serialization._converter import configure_primitives, make_converter
 from pipeline.serialization._upcasting import (
     UPCASTERS,
     Upcaster,
@@ -37,6 +37,7 @@ __all__ = [
     "EncodedCheckpoint",
     "Upcaster",
     "checkpoint_state",
+    "configure_primitives",
     "decode_effect",
     "decode_event",
     "decode_state",
