@@ -84,6 +84,12 @@ class SqliteEventStore:
                 continue
             db.execute("BEGIN IMMEDIATE")
             try:
+                # Another process may have applied it while we waited for the write lock.
+                if db.execute(
+                    "SELECT 1 FROM schema_migrations WHERE version = ?", (version,)
+                ).fetchone():
+                    db.execute("ROLLBACK")
+                    continue
                 for statement in sql.split(";"):
                     if statement.strip():
                         db.execute(statement)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +42,27 @@ def test_migrations_are_idempotent(tmp_path: Path) -> None:
     with SqliteEventStore(path) as store:
         assert store.migrate() == []
         assert store.head(RUN) == 3
+    rows = sqlite3.connect(path).execute("SELECT version FROM schema_migrations").fetchall()
+    assert rows == [(1,)]
+
+
+def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> None:
+    """Eight processes open a store that does not exist yet, at the same moment: each one
+    migrates or sees the other's migration, none fails ("table runs already exists")."""
+    path = tmp_path / "pipeline.db"
+    opener = (
+        "import sys, time\n"
+        "from pipeline.handlers.store import SqliteEventStore\n"
+        "time.sleep(max(0.0, float(sys.argv[2]) - time.time()))\n"
+        "SqliteEventStore(sys.argv[1]).close()\n"
+    )
+    start = str(time.time() + 1.0)
+    root = Path(__file__).resolve().parents[3]
+    workers = [
+        subprocess.Popen([sys.executable, "-c", opener, str(path), start], cwd=root)
+        for _ in range(8)
+    ]
+    assert [w.wait(timeout=60) for w in workers] == [0] * 8
     rows = sqlite3.connect(path).execute("SELECT version FROM schema_migrations").fetchall()
     assert rows == [(1,)]
 
