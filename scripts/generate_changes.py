@@ -29,7 +29,7 @@ import enum
 from typing import Final
 
 from pipeline.events.values import Digest, Instant, Role
-from pipeline.state.model import Ledger, PendingQuestion, Progress
+from pipeline.state.model import Ledger, PendingQuestion, Progress, ProtectedPrompt
 from pipeline.state.phase import Phase, Step
 from pipeline.state.termination import TerminationReason
 

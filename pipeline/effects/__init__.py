@@ -110,6 +110,8 @@ class MaterializePrompt:
     role: Role
     iteration: Count
     review_pass: Count
+    last_error: str | None
+    """The latest failure the run recorded (a dev-fix prompt is about it)."""
 
 
 @final
@@ -227,9 +229,11 @@ class BeginFinalizing:
 @final
 @frozen
 class RestorePromptPermissions:
-    """Give the user's prompt file its original permissions back."""
+    """Give the user's prompt file at ``path`` its ``mode`` back (None: nothing was protected)."""
 
     effect_id: EffectId
+    path: str | None
+    mode: int | None
 
 
 @final

@@ -78,7 +78,7 @@ from pipeline.events.misc import (
     PromptPermissionsRestored,
 )
 from pipeline.events.planning import PlanningEvent, PlanningStarted, PlanProduced, PlanRejected
-from pipeline.events.prompt import PromptInputEvent, PromptMaterialized
+from pipeline.events.prompt import PromptFileProtected, PromptInputEvent, PromptMaterialized
 from pipeline.events.review import (
     FixAttemptCompleted,
     FixAttemptStarted,
@@ -190,6 +190,7 @@ __all__ = [
     "PlanRejected",
     "PlanningEvent",
     "PlanningStarted",
+    "PromptFileProtected",
     "PromptInputEvent",
     "PromptKind",
     "PromptMaterialized",

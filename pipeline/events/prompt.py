@@ -1,4 +1,5 @@
-"""Prompt input facts: a prompt was rendered to a file (pure data)."""
+"""Prompt input facts: a prompt was rendered to a file; the user's prompt file was protected
+(pure data)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,16 @@ from typing import TypeAlias, final
 
 from attrs import field, frozen
 
-from pipeline.events.values import INSTANT_VALIDATOR, Digest, Instant, PromptKind
+from pipeline.events.values import (
+    COUNT_VALIDATOR,
+    INSTANT_VALIDATOR,
+    Count,
+    Digest,
+    Instant,
+    PromptKind,
+)
 
-__all__ = ["PromptInputEvent", "PromptMaterialized"]
+__all__ = ["PromptFileProtected", "PromptInputEvent", "PromptMaterialized"]
 
 
 @final
@@ -22,5 +30,16 @@ class PromptMaterialized:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
-PromptInputEvent: TypeAlias = PromptMaterialized
-"""Facts about the prompts handed to agents."""
+@final
+@frozen
+class PromptFileProtected:
+    """The user's prompt file at ``path`` was made read-only; ``original_mode`` is restored at
+    finalization (its permission bits, as ``stat`` gives them)."""
+
+    path: str
+    original_mode: Count = field(validator=COUNT_VALIDATOR)
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+PromptInputEvent: TypeAlias = PromptMaterialized | PromptFileProtected
+"""Facts about the prompts handed to agents and the user's prompt file."""

@@ -88,6 +88,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         review.FixAttemptStarted: "review.fix_attempt_started",
         review.FixAttemptCompleted: "review.fix_attempt_completed",
         prompt.PromptMaterialized: "prompt.prompt_materialized",
+        prompt.PromptFileProtected: "prompt.prompt_file_protected",
         agent.InvocationStarted: "agent.invocation_started",
         agent.InvocationSucceeded: "agent.invocation_succeeded",
         agent.InvocationFailed: "agent.invocation_failed",

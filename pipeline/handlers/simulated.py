@@ -77,6 +77,7 @@ from pipeline.events import (
     PlanningStarted,
     PlanProduced,
     PlanRejected,
+    PromptFileProtected,
     PromptKind,
     PromptMaterialized,
     PromptPermissionsRestored,
@@ -246,6 +247,7 @@ class SimulatedWorld:
                         c.rebase_onto,
                         now(),
                     ),
+                    PromptFileProtected("PROMPT.md", Count(0o644), now()),
                 )
             case BeginPlanning():
                 return (PlanningStarted(now()),)
@@ -296,7 +298,7 @@ class SimulatedWorld:
                     return (HumanResponseReceived(effect.question_id, "go ahead", now()),)
                 return (HumanTimedOut(effect.question_id, now()),)
             case RestorePromptPermissions():
-                return (PromptPermissionsRestored("PROMPT.md", now()),)
+                return (PromptPermissionsRestored(effect.path or "", now()),)
             case CompleteRun():
                 return (RunCompleted(now()),)
             case Terminate():

@@ -94,7 +94,10 @@ def next_effect(state: PipelineState) -> Effect:
         case Step.VALIDATE:
             return ValidateFinalState(eid)
         case Step.RESTORE:
-            return RestorePromptPermissions(eid)
+            protected = ledger.protected_prompt
+            if protected is None:
+                return RestorePromptPermissions(eid, None, None)
+            return RestorePromptPermissions(eid, protected.path, protected.original_mode)
         case Step.COMPLETE:
             return CompleteRun(eid)
         case Step.TRIGGER:
@@ -137,7 +140,12 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
     if kind is None or role is None:
         return Terminate(eid, progress.termination or TerminationReason.STOPPED)
     return MaterializePrompt(
-        eid, kind, role, Count(progress.iteration), Count(progress.review_pass)
+        eid,
+        kind,
+        role,
+        Count(progress.iteration),
+        Count(progress.review_pass),
+        state.ledger.last_error,
     )
 
 

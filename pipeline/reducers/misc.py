@@ -39,6 +39,7 @@ def reduce_misc(state: PipelineState, event: MiscEvent) -> PipelineState:
                 return advance(
                     state,
                     progress=progress_with(progress, step=Step.COMPLETE),
+                    ledger=ledger_with(ledger, protected_prompt=None),
                     checkpoints=Checkpoints(
                         CheckpointTrigger.FINAL,
                         state.checkpoints.count,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from pipeline.events import PromptInputEvent, PromptMaterialized
-from pipeline.reducers._build import anomaly, with_progress
+from pipeline.events import PromptFileProtected, PromptInputEvent, PromptMaterialized
+from pipeline.reducers._build import advance, anomaly, with_progress
 from pipeline.reducers._transitions import chain_exhausted
-from pipeline.state import PipelineState, Step, prompt_kind_for
-from pipeline.state.changes import progress_with
+from pipeline.state import Phase, PipelineState, ProtectedPrompt, Step, prompt_kind_for
+from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_prompt"]
 
@@ -28,5 +28,10 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
             if state.agent.chain_position >= len(state.run.chain(role)):
                 return chain_exhausted(state, role)
             return with_progress(state, progress_with(progress, step=Step.INVOKE))
+        case PromptFileProtected():
+            if progress.phase is Phase.NOT_STARTED:
+                return anomaly(state, event, "the run has not started")
+            protected = ProtectedPrompt(event.path, event.original_mode)
+            return advance(state, ledger=ledger_with(state.ledger, protected_prompt=protected))
         case _:
             assert_never(event)

@@ -12,7 +12,7 @@ import enum
 from typing import Final
 
 from pipeline.events.values import Digest, Instant, Role
-from pipeline.state.model import Ledger, PendingQuestion, Progress
+from pipeline.state.model import Ledger, PendingQuestion, Progress, ProtectedPrompt
 from pipeline.state.phase import Phase, Step
 from pipeline.state.termination import TerminationReason
 
@@ -87,6 +87,7 @@ def ledger_with(
     resumes: int | Keep = KEEP,
     last_resume_sequence: int | Keep | None = KEEP,
     completed_at: Instant | Keep | None = KEEP,
+    protected_prompt: ProtectedPrompt | Keep | None = KEEP,
 ) -> Ledger:
     """``ledger`` with the given fields changed (the rest kept)."""
     return Ledger(
@@ -104,4 +105,5 @@ def ledger_with(
         ledger.resumes if resumes is KEEP else resumes,
         ledger.last_resume_sequence if last_resume_sequence is KEEP else last_resume_sequence,
         ledger.completed_at if completed_at is KEEP else completed_at,
+        ledger.protected_prompt if protected_prompt is KEEP else protected_prompt,
     )

@@ -35,6 +35,7 @@ __all__ = [
     "PendingQuestion",
     "PipelineState",
     "Progress",
+    "ProtectedPrompt",
     "RunInfo",
     "is_complete",
     "is_terminal",
@@ -125,6 +126,15 @@ class PendingQuestion:
 
 @final
 @frozen
+class ProtectedPrompt:
+    """The user's prompt file, made read-only for the run, and the mode to give back."""
+
+    path: str
+    original_mode: int
+
+
+@final
+@frozen
 class Ledger:
     """Bookkeeping: commits, the plan, errors, anomalies and human questions."""
 
@@ -142,6 +152,7 @@ class Ledger:
     resumes: int = 0
     last_resume_sequence: int | None = None
     completed_at: Instant | None = None
+    protected_prompt: ProtectedPrompt | None = None
 
 
 @final
