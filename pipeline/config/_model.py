@@ -6,23 +6,14 @@ defaults a user gets; ``docs/architecture/configuration.md`` describes every key
 
 from __future__ import annotations
 
-import enum
 from typing import final
 
 from attrs import field, frozen
 
+from pipeline.config._presets import PRESETS, PromptVia
 from pipeline.events import Budget, Count, DurationMs, Ordinal, Role
 
-__all__ = ["AgentConfig", "BudgetConfig", "ChainConfig", "PromptVia", "RalphConfig"]
-
-
-@enum.unique
-class PromptVia(enum.StrEnum):
-    """How an agent receives its prompt."""
-
-    STDIN = "stdin"
-    ARGUMENT = "argument"
-    FILE = "file"
+__all__ = ["AgentConfig", "BudgetConfig", "ChainConfig", "Invocation", "RalphConfig"]
 
 
 @final
@@ -60,10 +51,34 @@ class AgentConfig:
     preset: str | None = None
     command: tuple[str, ...] | None = None
     model: str | None = None
-    prompt_via: PromptVia = PromptVia.STDIN
+    prompt_via: PromptVia | None = None
+    """None: the preset's way, or stdin for a command."""
     timeout_s: int = 3_600
     inactivity_timeout_s: int = 600
     args: tuple[str, ...] = ()
+
+    def invocation(self) -> Invocation:
+        """The argv template and prompt channel this agent is run with.
+
+        A preset's arguments come first, then ``--model`` when a model is set, then ``args``.
+        Only a validated configuration (exactly one of ``preset`` and ``command``) has one.
+        """
+        if self.preset is not None:
+            preset = PRESETS[self.preset]
+            model = (preset.model_flag, self.model) if self.model else ()
+            via = self.prompt_via or preset.prompt_via
+            return Invocation((*preset.argv, *model, *self.args), via)
+        assert self.command is not None, "a validated agent has a preset or a command"
+        return Invocation((*self.command, *self.args), self.prompt_via or PromptVia.STDIN)
+
+
+@final
+@frozen
+class Invocation:
+    """How to start an agent: ``argv`` (``{prompt_file}`` / ``{prompt}`` are placeholders)."""
+
+    argv: tuple[str, ...]
+    prompt_via: PromptVia
 
 
 @final
@@ -76,11 +91,13 @@ class ChainConfig:
     reviewer: tuple[str, ...] = field(factory=tuple)
     committer: tuple[str, ...] = field(factory=tuple)
     fixer: tuple[str, ...] = field(factory=tuple)
+    default: tuple[str, ...] = field(factory=tuple)
+    """The chain of every role that names none of its own."""
 
     def for_role(self, role: Role) -> tuple[str, ...]:
-        """The chain of ``role``."""
+        """The chain of ``role`` (the default chain when the role names none)."""
         chain: tuple[str, ...] = getattr(self, role.value)
-        return chain
+        return chain or self.default
 
 
 @final
@@ -90,6 +107,8 @@ class RalphConfig:
 
     prompt_file: str = "PROMPT.md"
     rebase_onto: str | None = None
+    validate: tuple[str, ...] = ()
+    """The final check (argv, run in the workspace; exit 0 passes); empty: none."""
     budgets: BudgetConfig = BudgetConfig()
     agents: dict[str, AgentConfig] = field(factory=dict)
     chains: ChainConfig = ChainConfig()

@@ -17,14 +17,12 @@ from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn
 from cattrs.preconf.orjson import make_converter
 
 from pipeline.config._model import AgentConfig, RalphConfig
+from pipeline.config._presets import PRESETS
 from pipeline.errors import PipelineError
 from pipeline.events import Role
 from pipeline.serialization import configure_primitives
 
-__all__ = ["PRESETS", "ConfigError", "parse_config"]
-
-PRESETS = frozenset({"claude", "codex", "gemini", "opencode", "aider"})
-"""Names of the built-in agent presets."""
+__all__ = ["ConfigError", "parse_config", "require_chains"]
 
 
 class ConfigError(PipelineError, ValueError):
@@ -142,9 +140,21 @@ def _check(config: RalphConfig, source: str) -> None:
                 )
         if len(set(chain)) != len(chain):
             problems.append(f"chains.{role.value}: names an agent twice")
+
     try:
         config.budgets.to_budget()
     except ValueError as error:
         problems.append(f"budgets: {error}")
     if problems:
         raise ConfigError(f"{source}: " + "; ".join(problems))
+
+
+def require_chains(config: RalphConfig, source: str) -> None:
+    """Raise :class:`ConfigError` unless every role has an agent to run (needed to start a run)."""
+    missing = [role.value for role in Role if not config.chains.for_role(role)]
+    if missing:
+        raise ConfigError(
+            f"{source}: chains.{missing[0]}: no agent for the "
+            f"{', '.join(missing)} role{'s' if len(missing) > 1 else ''} "
+            '(set [chains] default = ["AGENT"] or a chain per role; `ralph init` writes one)'
+        )

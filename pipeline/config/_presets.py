@@ -1,0 +1,103 @@
+"""Built-in agent presets: the usual headless invocation of each common agent CLI (pure data).
+
+A preset is data, not code: the program and its arguments, how the prompt reaches it, and the
+flag that names a model. ``{prompt_file}`` in an argument is replaced by the path of the
+rendered prompt file. The invocations follow each tool's documented non-interactive mode:
+
+- Claude Code: print mode (``-p``) reading the prompt on stdin, ``stream-json`` output (which
+  print mode only gives together with ``--verbose``), edits and commands allowed without asking.
+- Codex: ``codex exec`` with ``-`` (the prompt on stdin) in the ``workspace-write`` sandbox.
+- Gemini CLI: headless, the prompt on stdin; ``-p`` adds an instruction after it; ``yolo``
+  approval so that no confirmation blocks the run.
+- OpenCode: ``opencode run`` with the prompt file attached (prompts can exceed what one
+  argument may hold).
+- Aider: ``--message-file`` with the prompt file, answering yes to every question, without
+  streaming or its own commits (ralph commits).
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+from collections.abc import Mapping
+from typing import Final, final
+
+from attrs import frozen
+
+__all__ = ["PRESETS", "AgentPreset", "PromptVia"]
+
+
+@enum.unique
+class PromptVia(enum.StrEnum):
+    """How an agent receives its prompt."""
+
+    STDIN = "stdin"
+    ARGUMENT = "argument"
+    FILE = "file"
+
+
+@final
+@frozen
+class AgentPreset:
+    """One built-in agent backend."""
+
+    argv: tuple[str, ...]
+    prompt_via: PromptVia
+    model_flag: str
+    """The flag that precedes a model name (``--model``)."""
+
+
+PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
+    {
+        "claude": AgentPreset(
+            (
+                "claude",
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--dangerously-skip-permissions",
+            ),
+            PromptVia.STDIN,
+            "--model",
+        ),
+        "codex": AgentPreset(
+            ("codex", "exec", "--sandbox", "workspace-write", "-"), PromptVia.STDIN, "--model"
+        ),
+        "gemini": AgentPreset(
+            (
+                "gemini",
+                "--approval-mode",
+                "yolo",
+                "-p",
+                "Carry out the instructions given above.",
+            ),
+            PromptVia.STDIN,
+            "--model",
+        ),
+        "opencode": AgentPreset(
+            (
+                "opencode",
+                "run",
+                "--file",
+                "{prompt_file}",
+                "Carry out the instructions in the attached file.",
+            ),
+            PromptVia.FILE,
+            "--model",
+        ),
+        "aider": AgentPreset(
+            (
+                "aider",
+                "--yes-always",
+                "--no-stream",
+                "--no-auto-commits",
+                "--message-file",
+                "{prompt_file}",
+            ),
+            PromptVia.FILE,
+            "--model",
+        ),
+    }
+)
+"""The built-in presets by name."""
