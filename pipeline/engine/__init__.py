@@ -7,12 +7,15 @@ from pipeline.engine._durable import (
     run_durable,
     utc_now,
 )
+from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.engine._memory import LoopBoundExceededError, RunResult, run_in_memory
 from pipeline.engine._registry import HandlerRegistry, MissingHandlerError
 
 __all__ = [
     "DurableRun",
     "HandlerRegistry",
+    "Interrupted",
+    "Interruption",
     "LoopBoundExceededError",
     "MissingHandlerError",
     "RunNotFoundError",

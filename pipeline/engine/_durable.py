@@ -14,12 +14,14 @@ from datetime import UTC, datetime
 from attrs import frozen
 
 from pipeline.effects import SaveCheckpoint, StartRun, Terminate
+from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.errors import PipelineError
 from pipeline.events import (
     CheckpointSaved,
     Instant,
     PipelineEvent,
     RunId,
+    RunInterrupted,
     RunResumed,
     RunStarted,
     Sequence,
@@ -29,7 +31,7 @@ from pipeline.handlers.store import EventStore
 from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
 from pipeline.serialization import CheckpointError, checkpoint_state, encode_checkpoint
-from pipeline.state import PipelineState, is_complete
+from pipeline.state import Phase, PipelineState, is_complete, is_terminal
 
 __all__ = ["DurableRun", "RunNotFoundError", "load_state", "run_durable", "utc_now"]
 
@@ -86,9 +88,16 @@ def run_durable(
     max_effects: int | None = None,
     on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    interruption: Interruption | None = None,
 ) -> DurableRun:
     """Start a new run (``run_id`` None) or resume ``run_id``, and run until it is complete
-    or ``max_effects`` effects have been carried out (a later call resumes it)."""
+    or ``max_effects`` effects have been carried out (a later call resumes it).
+
+    With ``interruption``, a request stops the run cleanly: the handler at work is abandoned,
+    ``RunInterrupted`` is recorded, the interruption checkpoint saved, and the run returned in
+    the ``INTERRUPTED`` phase, ready to be resumed.
+    """
+    interruption = Interruption() if interruption is None else interruption
     resumed_from = None
     if run_id is None:
         state = PipelineState()
@@ -103,7 +112,8 @@ def run_durable(
         state, resumed_from = load_state(store, run_id, on_warning)
         if state.sequence == 0:
             raise RunNotFoundError(f"no run {run_id!r} in the store")
-        if not is_complete(state):
+        # An interrupted run is stopped, not finished: resuming it is what it waits for.
+        if state.phase is Phase.INTERRUPTED or not is_complete(state):
             cp = None if resumed_from is None else Sequence(resumed_from)
             state = _commit(store, run_id, state, [RunResumed(cp, clock())], on_event)
     effects = 0
@@ -119,8 +129,14 @@ def run_durable(
             facts: list[PipelineEvent] = [
                 CheckpointSaved(effect.trigger, Sequence(state.sequence), clock())
             ]
+        elif interruption.reason is not None and not is_terminal(state):
+            facts = [RunInterrupted(interruption.reason, clock())]
         else:
-            facts = list(handler(effect))
+            try:
+                with interruption.armed():
+                    facts = list(handler(effect))
+            except Interrupted as stopped:
+                facts = [RunInterrupted(str(stopped), clock())]
         state = _commit(store, run_id, state, facts, on_event)
     return DurableRun(run_id, state, resumed_from, effects)
 

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, final
+from typing import IO, Any, final
 
 from attrs import frozen
 
@@ -107,11 +107,44 @@ def run_process(spec: ProcessSpec) -> ProcessResult:
         # A thread, so that a prompt larger than the pipe cannot deadlock against our reads.
         feeder = threading.Thread(target=_feed, args=(process.stdin, spec.stdin), daemon=True)
         feeder.start()
-    timed_out: TimeoutKind | None = None
-    size = 0
     assert process.stdout is not None
     selector = selectors.DefaultSelector()
     selector.register(process.stdout, selectors.EVENT_READ)
+    try:
+        timed_out, size = _pump(process, spec, selector, digest, started)
+    except BaseException:
+        # Interrupted (a signal, an error): the agent's whole group goes before we do.
+        selector.close()
+        _stop_group(process, spec.grace_s)
+        process.stdout.close()
+        raise
+    selector.close()
+    if timed_out is not None:
+        _stop_group(process, spec.grace_s)
+    else:
+        process.wait()
+        # The leader is gone; anything it left in its group goes with it.
+        _kill_group(process.pid, signal.SIGKILL)
+    process.stdout.close()
+    if feeder is not None:
+        feeder.join(timeout=1)
+    duration_ms = int((time.monotonic() - started) * 1000)
+    return ProcessResult(
+        process.returncode, duration_ms, timed_out, False, None, digest.hexdigest(), size
+    )
+
+
+def _pump(
+    process: subprocess.Popen[bytes],
+    spec: ProcessSpec,
+    selector: selectors.BaseSelector,
+    digest: Any,
+    started: float,
+) -> tuple[TimeoutKind | None, int]:
+    """Copy the output to the file until the process ends or a timeout fires."""
+    assert process.stdout is not None
+    timed_out: TimeoutKind | None = None
+    size = 0
     last_output = started
     with spec.output_path.open("wb") as output:
         while True:
@@ -136,17 +169,4 @@ def run_process(spec: ProcessSpec) -> ProcessResult:
             digest.update(chunk)
             size += len(chunk)
             last_output = time.monotonic()
-    selector.close()
-    if timed_out is not None:
-        _stop_group(process, spec.grace_s)
-    else:
-        process.wait()
-        # The leader is gone; anything it left in its group goes with it.
-        _kill_group(process.pid, signal.SIGKILL)
-    process.stdout.close()
-    if feeder is not None:
-        feeder.join(timeout=1)
-    duration_ms = int((time.monotonic() - started) * 1000)
-    return ProcessResult(
-        process.returncode, duration_ms, timed_out, False, None, digest.hexdigest(), size
-    )
+    return timed_out, size

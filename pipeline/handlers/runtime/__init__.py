@@ -1,0 +1,35 @@
+"""The runtime: handlers that carry out every effect in a real git workspace (I/O)."""
+
+from pipeline.handlers.runtime._agents import MAX_ARGUMENT_BYTES, AgentInvoker, is_rate_limited
+from pipeline.handlers.runtime._git import EFFECT_TRAILER, GitError, GitHandler, ensure_excluded
+from pipeline.handlers.runtime._layout import OUTPUT_FILES, WorkspaceLayout
+from pipeline.handlers.runtime._prompts import render_prompt, template_text
+from pipeline.handlers.runtime._reports import Report, read_report
+from pipeline.handlers.runtime._runtime import (
+    PromptSource,
+    Runtime,
+    agent_environment,
+    new_run_id,
+    ralph_executable,
+)
+
+__all__ = [
+    "EFFECT_TRAILER",
+    "MAX_ARGUMENT_BYTES",
+    "OUTPUT_FILES",
+    "AgentInvoker",
+    "GitError",
+    "GitHandler",
+    "PromptSource",
+    "Report",
+    "Runtime",
+    "WorkspaceLayout",
+    "agent_environment",
+    "ensure_excluded",
+    "is_rate_limited",
+    "new_run_id",
+    "ralph_executable",
+    "read_report",
+    "render_prompt",
+    "template_text",
+]

@@ -1,0 +1,207 @@
+"""The ``InvokeAgent`` handler: run the configured agent program and report facts (I/O).
+
+The agent is started from its configuration (a preset or a command; argv only, never a shell),
+in its own process group, with the run's environment. Its output is stored under the run's
+folder. What happened is reported as facts: the start, then success plus the role's report, or
+a failure with its kind and whether the same agent may succeed later. Whether to retry, fall
+back or give up is the reducer's decision, never this handler's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from attrs import frozen
+from returns.result import Failure, Success
+
+from pipeline.config import AgentConfig, PromptVia
+from pipeline.effects import InvokeAgent
+from pipeline.events import (
+    AgentName,
+    Digest,
+    DurationMs,
+    ErrorKind,
+    ExitCode,
+    Instant,
+    InvocationFailed,
+    InvocationStarted,
+    InvocationSucceeded,
+    InvocationTimedOut,
+    Ordinal,
+    PipelineEvent,
+)
+from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
+from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._reports import read_report
+
+__all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker", "is_rate_limited"]
+
+MAX_ARGUMENT_BYTES = 100_000
+"""The longest prompt passed as one argument (Linux refuses arguments over 128 KiB)."""
+
+_RATE_LIMIT = re.compile(
+    rb"rate[ _-]?limit|too many requests|\b429\b|quota (?:exceeded|exhausted)|usage limit|"
+    rb"resource[ _]exhausted|overloaded",
+    re.IGNORECASE,
+)
+_TAIL_BYTES = 65_536
+
+
+def is_rate_limited(output_tail: bytes) -> bool:
+    """Whether an agent's output says it was rate limited (or its provider overloaded)."""
+    return _RATE_LIMIT.search(output_tail) is not None
+
+
+def _tail(path: Path) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - _TAIL_BYTES))
+            return handle.read()
+    except OSError:
+        return b""
+
+
+def _last_line(tail: bytes) -> str:
+    lines = [line for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1].strip()[:300] if lines else "no output"
+
+
+@frozen
+class AgentInvoker:
+    """Runs agents for one run of one workspace."""
+
+    layout: WorkspaceLayout
+    run_id: str
+    agents: Mapping[str, AgentConfig]
+    environment: Mapping[str, str]
+    """The run's environment for agents (``RALPH_*`` and ``PATH`` already set)."""
+    clock: Callable[[], Instant]
+    grace_s: float = 5.0
+
+    def __call__(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
+        """Run the agent ``effect`` names and report what happened."""
+        now = self.clock
+        role, name = effect.role, effect.agent
+        config = self.agents.get(name)
+        started = InvocationStarted(
+            role, name, None if config is None else config.model, Ordinal(effect.attempt), now()
+        )
+        if config is None:
+            message = f"agent {name!r} is not configured in ralph.toml"
+            return (
+                started,
+                InvocationFailed(role, name, ErrorKind.NOT_FOUND, message, False, now()),
+            )
+        prompt_path = self.layout.prompt(effect.prompt_kind)
+        try:
+            prompt = prompt_path.read_bytes()
+            # Every invocation starts with an empty report folder: no stale report counts.
+            shutil.rmtree(self.layout.output_dir, ignore_errors=True)
+            self.layout.output_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            message = f"cannot prepare the prompt {prompt_path}: {error}"
+            return (started, InvocationFailed(role, name, ErrorKind.OTHER, message, True, now()))
+        invocation = config.invocation()
+        argv, stdin = _argv(invocation.argv, invocation.prompt_via, prompt, prompt_path)
+        if argv is None:
+            message = (
+                f"the prompt is {len(prompt)} bytes, too long to pass as an argument; "
+                f'set prompt_via = "file" for agent {name!r}'
+            )
+            return (started, InvocationFailed(role, name, ErrorKind.OTHER, message, False, now()))
+        log = self.layout.agent_log(self.run_id, _log_name(effect))
+        log.parent.mkdir(parents=True, exist_ok=True)
+        env = {
+            **self.environment,
+            "RALPH_ROLE": role.value,
+            "RALPH_PROMPT_KIND": effect.prompt_kind.value,
+            "RALPH_PROMPT_FILE": str(prompt_path),
+            "RALPH_OUTPUT_DIR": str(self.layout.output_dir),
+            "RALPH_ITERATION": str(effect.iteration),
+            "RALPH_REVIEW_PASS": str(effect.review_pass),
+            "RALPH_ATTEMPT": str(effect.attempt),
+            "RALPH_AGENT": name,
+        }
+        spec = ProcessSpec(
+            argv=argv,
+            cwd=self.layout.root,
+            env=env,
+            output_path=log,
+            stdin=stdin,
+            total_timeout_s=float(config.timeout_s),
+            inactivity_timeout_s=float(config.inactivity_timeout_s),
+            grace_s=self.grace_s,
+        )
+        result = run_process(spec)
+        return (started, *self._outcome(effect, result, log))
+
+    def _outcome(
+        self, effect: InvokeAgent, result: ProcessResult, log: Path
+    ) -> tuple[PipelineEvent, ...]:
+        now = self.clock
+        role, name = effect.role, AgentName(effect.agent)
+        if result.timed_out is not None:
+            return (
+                InvocationTimedOut(
+                    role, name, result.timed_out, DurationMs(result.duration_ms), now()
+                ),
+            )
+        if result.exit_code is None:
+            kind = ErrorKind.NOT_FOUND if result.not_found else ErrorKind.OTHER
+            message = result.start_error or "the agent could not be started"
+            return (InvocationFailed(role, name, kind, message, False, now()),)
+        if result.exit_code != 0:
+            tail = _tail(log)
+            if is_rate_limited(tail):
+                kind = ErrorKind.RATE_LIMITED
+            elif result.exit_code < 0:
+                kind = ErrorKind.KILLED
+            else:
+                kind = ErrorKind.NON_ZERO_EXIT
+            message = f"exit status {result.exit_code}: {_last_line(tail)}"
+            return (InvocationFailed(role, name, kind, message, True, now()),)
+        report = read_report(effect, self.layout, now)
+        match report:
+            case Success(facts):
+                succeeded = InvocationSucceeded(
+                    role,
+                    name,
+                    ExitCode(0),
+                    DurationMs(result.duration_ms),
+                    Digest(result.output_digest),
+                    now(),
+                )
+                return (succeeded, *facts)
+            case Failure(why):
+                return (InvocationFailed(role, name, ErrorKind.OUTPUT_REJECTED, why, True, now()),)
+        raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
+
+
+def _argv(
+    template: tuple[str, ...], via: PromptVia, prompt: bytes, prompt_path: Path
+) -> tuple[tuple[str, ...] | None, bytes | None]:
+    """The argv with placeholders filled, and what goes to stdin; ``None`` argv: impossible."""
+    if via is PromptVia.STDIN:
+        return tuple(a.replace("{prompt_file}", str(prompt_path)) for a in template), prompt
+    if via is PromptVia.FILE:
+        if any("{prompt_file}" in a for a in template):
+            return tuple(a.replace("{prompt_file}", str(prompt_path)) for a in template), None
+        return (*template, str(prompt_path)), None
+    if len(prompt) > MAX_ARGUMENT_BYTES:
+        return None, None
+    text = prompt.decode("utf-8", "surrogateescape")
+    if "{prompt}" in template:
+        return tuple(text if a == "{prompt}" else a for a in template), None
+    return (*template, text), None
+
+
+def _log_name(effect: InvokeAgent) -> str:
+    sequence = effect.effect_id.rpartition(":")[2]
+    agent = re.sub(r"[^\w.-]", "_", effect.agent)
+    return f"{sequence}-{effect.role.value}-{agent}-{effect.attempt}"

@@ -1,0 +1,101 @@
+"""Where a run keeps its files in the workspace (paths only; nothing here touches the disk).
+
+Orchestrator metadata lives under ``.ralph/`` (the event store, each run's saved prompt and
+agent logs, the agents' events file); agent-facing files live under ``.agent/`` (rendered
+prompts, the plan, review findings, the outputs agents write, the completion marker).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import final
+
+from attrs import frozen
+
+from pipeline.events import PromptKind
+
+__all__ = ["OUTPUT_FILES", "WorkspaceLayout"]
+
+OUTPUT_FILES = {
+    "plan": "plan.md",
+    "status": "status",
+    "issues": "issues.md",
+    "commit_message": "commit-message",
+}
+"""The files an agent writes into ``.agent/out/`` to report its work, by purpose."""
+
+
+@final
+@frozen
+class WorkspaceLayout:
+    """The paths of one workspace, all under ``root``."""
+
+    root: Path
+
+    @property
+    def ralph_dir(self) -> Path:
+        """Orchestrator metadata."""
+        return self.root / ".ralph"
+
+    @property
+    def agent_dir(self) -> Path:
+        """Files meant for agents."""
+        return self.root / ".agent"
+
+    @property
+    def store(self) -> Path:
+        """The default SQLite event store."""
+        return self.ralph_dir / "pipeline.db"
+
+    @property
+    def config(self) -> Path:
+        """The workspace's ``ralph.toml``."""
+        return self.root / "ralph.toml"
+
+    def run_dir(self, run_id: str) -> Path:
+        """Files of one run: its saved prompt and its agents' output logs."""
+        return self.ralph_dir / "runs" / run_id
+
+    def saved_prompt(self, run_id: str) -> Path:
+        """The user's prompt as the run started with it (a resume reads this copy)."""
+        return self.run_dir(run_id) / "prompt.md"
+
+    def agent_log(self, run_id: str, name: str) -> Path:
+        """Where one invocation's output is kept."""
+        return self.run_dir(run_id) / "logs" / f"{name}.log"
+
+    def events_file(self, run_id: str) -> Path:
+        """The file agents append their topics to (``RALPH_EVENTS_FILE``)."""
+        return self.ralph_dir / f"events-{run_id}.jsonl"
+
+    def prompt(self, kind: PromptKind) -> Path:
+        """Where the ``kind`` prompt is rendered."""
+        return self.agent_dir / "prompts" / f"{kind.value}.md"
+
+    @property
+    def output_dir(self) -> Path:
+        """Where an agent writes its report; emptied before every invocation."""
+        return self.agent_dir / "out"
+
+    def output(self, purpose: str) -> Path:
+        """One report file in :attr:`output_dir` (see :data:`OUTPUT_FILES`)."""
+        return self.output_dir / OUTPUT_FILES[purpose]
+
+    @property
+    def plan(self) -> Path:
+        """The current plan, kept from the planner's report."""
+        return self.agent_dir / "PLAN.md"
+
+    @property
+    def issues(self) -> Path:
+        """The latest review's findings, kept from the reviewer's report."""
+        return self.agent_dir / "ISSUES.md"
+
+    @property
+    def completion_marker(self) -> Path:
+        """Written when dev-fix ends a run: status, reason, time."""
+        return self.agent_dir / "tmp" / "completion_marker"
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the workspace root, as stored in facts."""
+        return path.relative_to(self.root).as_posix()

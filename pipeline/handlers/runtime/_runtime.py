@@ -1,0 +1,390 @@
+"""The real world's handler: every effect carried out in a git workspace (I/O).
+
+``Runtime`` composes the agent invoker, the git handler and the prompt renderer with the small
+handlers for lifecycle facts. It reads the clock and the random jitter, and reports both inside
+facts, so that replaying the log needs neither.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import random
+import secrets
+import shutil
+import stat
+import sys
+import time
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import assert_never
+
+from attrs import define, field, frozen
+
+from pipeline.config import RalphConfig
+from pipeline.effects import (
+    AbortRebase,
+    BackOff,
+    BeginFinalizing,
+    BeginFixAttempt,
+    BeginIteration,
+    BeginPlanning,
+    BeginReviewPass,
+    CompleteRun,
+    CreateCommit,
+    Effect,
+    InvokeAgent,
+    MaterializePrompt,
+    Rebase,
+    RestorePromptPermissions,
+    SaveCheckpoint,
+    StartRun,
+    Terminate,
+    TriggerDevFix,
+    ValidateFinalState,
+    WaitForHuman,
+    WriteCompletionMarker,
+)
+from pipeline.errors import PipelineError
+from pipeline.events import (
+    AgentChainExhausted,
+    AgentName,
+    BackoffWaited,
+    BudgetExceeded,
+    BudgetKind,
+    CheckpointSaved,
+    CompletionMarkerEmitted,
+    Count,
+    DevelopmentIterationStarted,
+    DevFixTriggered,
+    Digest,
+    DurationMs,
+    FinalizingStarted,
+    FinalValidationFailed,
+    FinalValidationPassed,
+    FixAttemptStarted,
+    HumanResponseReceived,
+    HumanTimedOut,
+    Instant,
+    Ordinal,
+    PipelineEvent,
+    PlanningStarted,
+    PromptFileProtected,
+    PromptMaterialized,
+    PromptPermissionsRestored,
+    ReviewPassStarted,
+    Role,
+    RoleChain,
+    RunCompleted,
+    RunId,
+    RunStarted,
+    Sequence,
+    WorkspaceErrorKind,
+    WorkspaceIoError,
+)
+from pipeline.handlers.agents import ProcessSpec, run_process
+from pipeline.handlers.runtime._agents import AgentInvoker
+from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
+from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._prompts import render_prompt
+
+__all__ = ["PromptSource", "Runtime", "agent_environment", "new_run_id", "ralph_executable"]
+
+
+@frozen
+class PromptSource:
+    """The user's prompt for a new run: literal ``text``, or the file at ``path``."""
+
+    text: str | None = None
+    path: Path | None = None
+
+
+def new_run_id(now: datetime) -> str:
+    """A run id: the UTC time as ``YYYYMMDD-HHMMSS`` plus random hex, unique within a second."""
+    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def ralph_executable() -> Path:
+    """The ``ralph`` program of this installation (agents call it, e.g. ``ralph emit``)."""
+    beside = Path(sys.executable).parent / "ralph"
+    if beside.is_file():
+        return beside
+    found = shutil.which("ralph")
+    return Path(found) if found else beside
+
+
+def agent_environment(
+    layout: WorkspaceLayout, run_id: str, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment every agent of run ``run_id`` gets: ``base`` (default: this process's)
+    plus the ``RALPH_*`` variables, with ``ralph`` on ``PATH``."""
+    env = dict(os.environ if base is None else base)
+    ralph = ralph_executable()
+    path = env.get("PATH", "")
+    env.update(
+        RALPH_RUN_ID=run_id,
+        RALPH_EVENTS_FILE=str(layout.events_file(run_id)),
+        RALPH_WORKSPACE_ROOT=str(layout.root),
+        RALPH_BIN=str(ralph),
+        PATH=f"{ralph.parent}{os.pathsep}{path}" if path else str(ralph.parent),
+    )
+    return env
+
+
+def _digest(data: bytes) -> Digest:
+    return Digest(hashlib.sha256(data).hexdigest())
+
+
+@define
+class Runtime:
+    """An :class:`~pipeline.handlers.EffectHandler` for every effect, in a real workspace.
+
+    ``run_id`` is None until ``StartRun`` makes one; a resumed run passes its own.
+    """
+
+    layout: WorkspaceLayout
+    config: RalphConfig
+    config_digest: Digest
+    clock: Callable[[], Instant]
+    prompt: PromptSource | None = None
+    run_id: str | None = None
+    deadline: datetime | None = None
+    """When the runtime budget is spent (None: no runtime budget)."""
+    environment: Mapping[str, str] | None = None
+    """The base environment of agents (default: this process's)."""
+    rng: random.Random = field(factory=random.Random)
+    sleep: Callable[[float], None] = time.sleep
+    grace_s: float = 5.0
+    _agents: AgentInvoker | None = field(default=None, init=False)
+
+    def __call__(self, effect: Effect) -> tuple[PipelineEvent, ...]:
+        """Carry out ``effect`` in the workspace and report what happened."""
+        now = self.clock
+        match effect:
+            case StartRun():
+                return self._start()
+            case BeginPlanning():
+                return self._spent() or (PlanningStarted(now()),)
+            case BeginIteration():
+                started = DevelopmentIterationStarted(Ordinal(effect.iteration), now())
+                return self._spent() or (started,)
+            case BeginReviewPass():
+                return self._spent() or (ReviewPassStarted(Ordinal(effect.review_pass), now()),)
+            case BeginFixAttempt():
+                return self._spent() or (FixAttemptStarted(Ordinal(effect.review_pass), now()),)
+            case BeginFinalizing():
+                return (FinalizingStarted(now()),)
+            case MaterializePrompt():
+                return self._materialize(effect)
+            case InvokeAgent():
+                return self._invoker()(effect)
+            case BackOff():
+                delay = self.rng.randint(0, effect.ceiling_ms)
+                self.sleep(delay / 1000)
+                return (BackoffWaited(effect.role, DurationMs(delay), now()),)
+            case SaveCheckpoint():
+                # The durable runner stores checkpoints itself; in memory there is no store.
+                return (CheckpointSaved(effect.trigger, Sequence(effect.sequence), now()),)
+            case CreateCommit():
+                return self._git().commit(effect)
+            case Rebase():
+                return self._git().rebase(effect)
+            case AbortRebase():
+                return self._git().abort(effect)
+            case ValidateFinalState():
+                return self._validate()
+            case TriggerDevFix():
+                return (
+                    AgentChainExhausted(effect.failed_role, now()),
+                    DevFixTriggered(effect.failed_role, effect.reason, now()),
+                )
+            case WriteCompletionMarker():
+                return self._marker(effect)
+            case WaitForHuman():
+                return self._wait(effect)
+            case RestorePromptPermissions():
+                return self._restore(effect)
+            case CompleteRun():
+                return (RunCompleted(now()),)
+            case Terminate():
+                return ()
+            case _:
+                assert_never(effect)
+
+    def _run_id(self) -> str:
+        if self.run_id is None:
+            raise PipelineError("the run has not started: StartRun comes first")
+        return self.run_id
+
+    def _invoker(self) -> AgentInvoker:
+        if self._agents is None:
+            run_id = self._run_id()
+            self._agents = AgentInvoker(
+                self.layout,
+                run_id,
+                self.config.agents,
+                agent_environment(self.layout, run_id, self.environment),
+                self.clock,
+                self.grace_s,
+            )
+        return self._agents
+
+    def _git(self) -> GitHandler:
+        return GitHandler(self.layout.root, self.clock)
+
+    def _spent(self) -> tuple[PipelineEvent, ...]:
+        """``BudgetExceeded`` when the runtime budget is spent (checked as each phase or
+        iteration begins), else nothing."""
+        if self.deadline is None:
+            return ()
+        now = self.clock()
+        if now < self.deadline:
+            return ()
+        limit = self.config.budgets.max_runtime_s
+        detail = f"ran past the {limit} s runtime budget (deadline {self.deadline.isoformat()})"
+        return (BudgetExceeded(BudgetKind.RUNTIME, detail, now),)
+
+    def _start(self) -> tuple[PipelineEvent, ...]:
+        """Make the run id, keep a copy of the prompt, protect the prompt file."""
+        source = self.prompt
+        if source is None or (source.text is None) == (source.path is None):
+            raise PipelineError("a new run needs exactly one of a prompt text or a prompt file")
+        data = source.text.encode() if source.text is not None else source.path.read_bytes()  # type: ignore[union-attr]  # one of them is set, checked above
+        started = self.clock()
+        run_id = new_run_id(started)
+        self.run_id = run_id
+        layout = self.layout
+        saved = layout.saved_prompt(run_id)
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_bytes(data)
+        layout.events_file(run_id).touch()
+        try:
+            ensure_excluded(layout.root)
+        except GitError as error:
+            raise PipelineError(
+                f"{layout.root} is not usable as a git workspace: {error}"
+            ) from error
+        if self.config.budgets.max_runtime_s is not None:
+            self.deadline = started + timedelta(seconds=self.config.budgets.max_runtime_s)
+        budget = self.config.budgets.to_budget()
+        chains = tuple(
+            RoleChain(role, tuple(AgentName(a) for a in self.config.chains.for_role(role)))
+            for role in Role
+        )
+        facts: list[PipelineEvent] = [
+            RunStarted(
+                RunId(run_id),
+                self.config_digest,
+                _digest(data),
+                budget,
+                chains,
+                self.config.rebase_onto,
+                started,
+            )
+        ]
+        if source.path is not None:
+            mode = stat.S_IMODE(source.path.stat().st_mode)
+            source.path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+            facts.append(PromptFileProtected(str(source.path.resolve()), Count(mode), self.clock()))
+        return tuple(facts)
+
+    def _text(self, path: Path, missing: str) -> str:
+        try:
+            text = path.read_text("utf-8").strip()
+        except FileNotFoundError:
+            return missing
+        return text or missing
+
+    def _materialize(self, effect: MaterializePrompt) -> tuple[PipelineEvent, ...]:
+        layout = self.layout
+        values = {
+            "user_prompt": self._text(layout.saved_prompt(self._run_id()), "(no prompt)"),
+            "plan": self._text(layout.plan, "(no plan yet)"),
+            "issues": self._text(layout.issues, "(no issues recorded)"),
+            "last_error": effect.last_error or "(none)",
+            "iteration": str(effect.iteration),
+            "review_pass": str(effect.review_pass),
+            "out_dir": layout.relative(layout.output_dir),
+        }
+        text = render_prompt(effect.kind, values).encode()
+        path = layout.prompt(effect.kind)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text)
+        except OSError as error:
+            return (
+                WorkspaceIoError(WorkspaceErrorKind.WRITE, str(path), str(error), self.clock()),
+            )
+        return (
+            PromptMaterialized(effect.kind, layout.relative(path), _digest(text), self.clock()),
+        )
+
+    def _validate(self) -> tuple[PipelineEvent, ...]:
+        argv = self.config.validate
+        if not argv:
+            return (FinalValidationPassed(self.clock()),)
+        log = self.layout.agent_log(self._run_id(), f"validate-{secrets.token_hex(2)}")
+        log.parent.mkdir(parents=True, exist_ok=True)
+        result = run_process(
+            ProcessSpec(
+                argv=argv,
+                cwd=self.layout.root,
+                env=dict(os.environ if self.environment is None else self.environment),
+                output_path=log,
+                grace_s=self.grace_s,
+            )
+        )
+        if result.exit_code == 0:
+            return (FinalValidationPassed(self.clock()),)
+        if result.exit_code is None:
+            why = result.start_error or "could not start"
+        elif result.timed_out is not None:
+            why = f"timed out ({result.timed_out.value})"
+        else:
+            why = f"exited with status {result.exit_code}"
+        tail = log.read_text("utf-8", "replace").strip().splitlines()[-5:] if log.exists() else []
+        reason = f"`{' '.join(argv)}` {why}" + ("\n" + "\n".join(tail) if tail else "")
+        return (FinalValidationFailed(reason, self.clock()),)
+
+    def _marker(self, effect: WriteCompletionMarker) -> tuple[PipelineEvent, ...]:
+        marker = self.layout.completion_marker
+        at = self.clock()
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(
+                f"status={effect.status}\nreason={effect.reason}\ntime={at.isoformat()}\n",
+                "utf-8",
+            )
+        except OSError as error:
+            return (WorkspaceIoError(WorkspaceErrorKind.WRITE, str(marker), str(error), at),)
+        path = self.layout.relative(marker)
+        return (CompletionMarkerEmitted(path, effect.status, effect.reason, at),)
+
+    def _wait(self, effect: WaitForHuman) -> tuple[PipelineEvent, ...]:
+        """Wait for an answer file ``.ralph/answers/<question id>`` until the deadline."""
+        answer = self.layout.ralph_dir / "answers" / effect.question_id
+        while True:
+            with contextlib.suppress(FileNotFoundError):
+                text = answer.read_text("utf-8").strip()
+                return (HumanResponseReceived(effect.question_id, text, self.clock()),)
+            now = self.clock()
+            if now >= effect.deadline:
+                return (HumanTimedOut(effect.question_id, now),)
+            self.sleep(min(1.0, (effect.deadline - now).total_seconds()))
+
+    def _restore(self, effect: RestorePromptPermissions) -> tuple[PipelineEvent, ...]:
+        if effect.path is None or effect.mode is None:
+            return (PromptPermissionsRestored("", self.clock()),)
+        try:
+            Path(effect.path).chmod(effect.mode)
+        except FileNotFoundError:
+            pass  # The user removed the file: there is nothing left to give permissions back to.
+        except OSError as error:
+            return (
+                WorkspaceIoError(
+                    WorkspaceErrorKind.PERMISSION, effect.path, str(error), self.clock()
+                ),
+            )
+        return (PromptPermissionsRestored(effect.path, self.clock()),)
