@@ -16,8 +16,9 @@ once the list is used up. A step may::
     exit = 0                          # the exit status
 
 How many steps of each kind each script has taken is kept in
-``.ralph/scripted-agent-state.json`` under the workspace root (``RALPH_WORKSPACE_ROOT``, else the current directory), so consecutive
-invocations move through the script. A malformed script exits 2 with a one-line error.
+``.ralph/scripted-agent-state.json`` under the workspace root (``RALPH_WORKSPACE_ROOT``, else
+the current directory), so consecutive invocations move through the script. A malformed script
+exits 2 with a one-line error.
 """
 
 from __future__ import annotations

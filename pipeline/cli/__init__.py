@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import secrets
+import subprocess
 import sys
-from datetime import UTC, datetime
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -15,13 +15,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.cli._demo import demo_world, prepare_directory
+from pipeline.cli._demo import create_demo_repository, prepare_directory
+from pipeline.cli._init import installed_presets, write_starter
 from pipeline.cli._logfile import EventLogError, write_event_log
 from pipeline.cli._render import describe_event, state_table
+from pipeline.cli._run import RunSetupError, Workspace, drive, open_workspace, resolve_prompt
 from pipeline.cli._source import LogSource, open_source
-from pipeline.engine import run_durable
-from pipeline.errors import WireFormatError
-from pipeline.events import PipelineEvent
+from pipeline.config import ConfigError
+from pipeline.engine import DurableRun
+from pipeline.errors import PipelineError, WireFormatError
+from pipeline.events import PipelineEvent, RunId
+from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import DEFAULT_STORE_PATH, SqliteEventStore, StoreError
 from pipeline.reducers import reduce
 from pipeline.serialization import (
@@ -30,7 +34,7 @@ from pipeline.serialization import (
     encode_state,
     unstructure_event,
 )
-from pipeline.state import PipelineState
+from pipeline.state import Phase, PipelineState
 
 __all__ = ["app", "main"]
 
@@ -71,37 +75,151 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(USAGE_ERROR)
 
 
-@app.command()
-def demo(
-    directory: Annotated[
-        Path, typer.Argument(help="A new directory for the demo's store, log and final state.")
-    ] = Path("ralph-demo"),
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary.")] = False,
-) -> None:
-    """Run a whole pipeline durably against a simulated world and show every fact it records."""
-    try:
-        prepare_directory(directory)
-    except (FileExistsError, OSError) as error:
-        raise _fail(str(error)) from error
-    run_id = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
+def _progress(quiet: bool) -> Callable[[PipelineState, PipelineEvent], None]:
     def show(state: PipelineState, event: PipelineEvent) -> None:
         if not quiet:
             phase = state.phase.value
             line = f"[dim]{state.sequence:>4}[/] [cyan]{phase:<16}[/] {describe_event(event)}"
             out.print(line, soft_wrap=True)
 
-    store_path = directory / DEFAULT_STORE_PATH
-    with SqliteEventStore(store_path) as store:
-        result = run_durable(store, demo_world(run_id), on_event=show, max_effects=10_000)
-        write_event_log(directory / "events.jsonl", store.read(result.run_id))
-    (directory / "state.json").write_bytes(encode_state(result.state) + b"\n")
-    out.print(state_table(result.state, title="Demo run finished"))
-    out.print(f"Event store: {store_path}  (run {result.run_id}, {result.state.sequence} events)")
-    out.print(f"Exported: {directory / 'events.jsonl'} and {directory / 'state.json'}")
-    out.print(f"Replay it: ralph replay {store_path} --verify")
-    termination = result.state.termination
-    raise typer.Exit(termination.exit_code if termination else 1)
+    return show
+
+
+def _warn(message: str) -> None:
+    err.print(f"[yellow]warning:[/] {message}", soft_wrap=True)
+
+
+def _open(root: Path) -> Workspace:
+    try:
+        return open_workspace(root)
+    except (ConfigError, RunSetupError) as error:
+        raise _fail(str(error)) from error
+
+
+def _drive(
+    workspace: Workspace, prompt: PromptSource | None, run_id: RunId | None, quiet: bool
+) -> DurableRun:
+    try:
+        return drive(
+            workspace,
+            prompt=prompt,
+            run_id=run_id,
+            on_event=_progress(quiet),
+            on_warning=_warn,
+        )
+    except (PipelineError, StoreError, OSError) as error:
+        raise _fail(str(error)) from error
+
+
+def _finish(workspace: Workspace, result: DurableRun) -> typer.Exit:
+    """Print the run's summary; the exit status is its termination reason's code."""
+    state = result.state
+    out.print(state_table(state, title=f"Run {result.run_id}"))
+    termination = state.termination
+    store = workspace.layout.store
+    out.print(f"Event store: {store}  ({state.sequence} events)")
+    if state.phase is Phase.INTERRUPTED:
+        out.print(f"Resume it: ralph resume {result.run_id} -C {workspace.layout.root}")
+    code = termination.exit_code if termination else 1
+    out.print(f"Exit status {code}: {termination.value if termination else 'unknown'}")
+    return typer.Exit(code)
+
+
+WorkspaceOption = Annotated[
+    Path, typer.Option("--workspace", "-C", help="The git repository to work in.")
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary.")]
+
+
+@app.command()
+def init(workspace: WorkspaceOption = Path()) -> None:
+    """Write a commented starter ralph.toml for the agent CLIs installed here."""
+    try:
+        path = write_starter(workspace)
+    except FileExistsError as error:
+        raise _fail(f"{workspace / 'ralph.toml'} exists already; edit it instead") from error
+    except OSError as error:
+        raise _fail(f"cannot write {workspace / 'ralph.toml'}: {error.strerror}") from error
+    found = installed_presets()
+    out.print(f"Wrote {path}" + (f" (agents found: {', '.join(found)})" if found else ""))
+    if not (workspace / "PROMPT.md").exists():
+        out.print("Next: describe the task in PROMPT.md, then `ralph run`.")
+
+
+@app.command()
+def run(
+    workspace: WorkspaceOption = Path(),
+    prompt: Annotated[str | None, typer.Option(help="The task, as text.")] = None,
+    prompt_file: Annotated[
+        Path | None, typer.Option(help="A file holding the task (default: PROMPT.md).")
+    ] = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Start a new run in the workspace and drive it until it completes or stops."""
+    opened = _open(workspace)
+    try:
+        source = resolve_prompt(opened, prompt, prompt_file)
+    except RunSetupError as error:
+        raise _fail(str(error)) from error
+    raise _finish(opened, _drive(opened, source, None, quiet))
+
+
+@app.command()
+def resume(
+    run_id: Annotated[
+        str | None, typer.Argument(help="The run to resume (default: the latest).")
+    ] = None,
+    workspace: WorkspaceOption = Path(),
+    quiet: QuietOption = False,
+) -> None:
+    """Resume an interrupted or crashed run from its last checkpoint and event tail."""
+    opened = _open(workspace)
+    store_path = opened.layout.store
+    if not store_path.is_file():
+        raise _fail(f"no runs yet in {opened.layout.root} (no {store_path}); start one: ralph run")
+    try:
+        with SqliteEventStore(store_path) as store:
+            known = [r.run_id for r in store.runs()]
+    except StoreError as error:
+        raise _fail(str(error)) from error
+    if not known:
+        raise _fail(f"the store {store_path} holds no runs; start one: ralph run")
+    if run_id is not None and run_id not in known:
+        raise _fail(f"no run {run_id!r} in {store_path}; its runs: {', '.join(known)}")
+    chosen = RunId(run_id or known[-1])
+    raise _finish(opened, _drive(opened, None, chosen, quiet))
+
+
+@app.command()
+def demo(
+    directory: Annotated[
+        Path, typer.Argument(help="A new directory for the demo's git repository.")
+    ] = Path("ralph-demo"),
+    quiet: QuietOption = False,
+) -> None:
+    """Create a scratch git repository with a small task and run the whole pipeline on it
+    with the scripted agent (offline, no AI model)."""
+    try:
+        prepare_directory(directory)
+        create_demo_repository(directory)
+    except (OSError, subprocess.CalledProcessError) as error:
+        raise _fail(f"cannot create the demo repository in {directory}: {error}") from error
+    opened = _open(directory)
+    try:
+        source = resolve_prompt(opened, None, None)
+    except RunSetupError as error:
+        raise _fail(str(error)) from error
+    out.print(f"Demo repository: {opened.layout.root}")
+    result = _drive(opened, source, None, quiet)
+    with SqliteEventStore(opened.layout.store) as store:
+        write_event_log(opened.layout.ralph_dir / "events.jsonl", store.read(result.run_id))
+    (opened.layout.ralph_dir / "state.json").write_bytes(encode_state(result.state) + b"\n")
+    log = subprocess.run(
+        ["git", "log", "--oneline"], cwd=directory, capture_output=True, text=True, check=False
+    )
+    out.print("Commits:\n" + log.stdout.rstrip())
+    out.print(f"Replay it: cd {directory} && ralph replay --verify")
+    raise _finish(opened, result)
 
 
 SourceArgument = Annotated[

@@ -1,59 +1,160 @@
-"""``ralph demo``: the pure core driven through a whole run by a simulated world (I/O: files).
+"""``ralph demo``: a scratch git repository with a small task, run end to end by the scripted
+agent (I/O: files, git, processes).
 
-The world is scripted so that the run shows the interesting decisions: a retry with backoff, a
-fallback to the second agent, a partial iteration, a review that finds issues and their fix.
+The script makes the run show the interesting decisions with real processes: the developer's
+preferred agent is not installed (fallback), the scripted developer crashes once (retry after
+backoff), the first iteration is partial, the first review finds an issue that a fix attempt
+resolves, and the final check runs the repository's real unit tests.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import json
+import subprocess
+import sys
 from pathlib import Path
 
-from pipeline.events import Budget, Count, DurationMs, Instant, IterationStatus, Ordinal
-from pipeline.handlers.simulated import (
-    AgentOutcome,
-    ScriptedChooser,
-    SimulatedWorld,
-    WorldConfig,
-    default_chains,
+__all__ = ["create_demo_repository", "prepare_directory"]
+
+_TASK = """\
+# Task
+
+Add a `slugify(text)` function to `textkit.py`: lower-case the text, turn every run of
+characters that are not letters or digits into one `-`, and never start or end with `-`.
+Cover it with unit tests in `test_textkit.py`.
+"""
+
+_SLUGIFY_V1 = '''\
+"""Small text helpers."""
+
+import re
+
+
+def slugify(text: str) -> str:
+    """``text`` as a URL slug."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower())
+'''
+
+_SLUGIFY_V2 = _SLUGIFY_V1.replace(
+    'return re.sub(r"[^a-z0-9]+", "-", text.lower())',
+    'return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")',
 )
 
-__all__ = ["DEMO_BUDGET", "demo_world"]
+_TESTS_V1 = """\
+import unittest
 
-DEMO_BUDGET = Budget(
-    max_iterations=Ordinal(3),
-    max_review_passes=Count(2),
-    max_retries_per_agent=Count(2),
-    backoff_base_ms=DurationMs(200),
-    backoff_cap_ms=DurationMs(5_000),
-    max_consecutive_failures=Ordinal(2),
-    max_consecutive_malformed=Ordinal(3),
+from textkit import slugify
+
+
+class SlugifyTest(unittest.TestCase):
+    def test_words_are_joined_by_dashes(self) -> None:
+        self.assertEqual(slugify("Hello World"), "hello-world")
+"""
+
+_TESTS_V2 = (
+    _TESTS_V1
+    + """
+    def test_no_dash_at_either_end(self) -> None:
+        self.assertEqual(slugify("  Hello, World!  "), "hello-world")
+"""
 )
-"""The demo's budgets: room for the scripted retries, fallback and review fix."""
 
 
-def _clock() -> Instant:
-    return Instant(datetime.now(UTC))
+def _toml(value: str) -> str:
+    # JSON string escapes are valid TOML basic-string escapes.
+    return json.dumps(value)
 
 
-def demo_world(run_id: str) -> SimulatedWorld:
-    """The scripted world of the demo, with a real clock."""
-    script: dict[str, list[object]] = {
-        # Iteration 1: the developer agent fails once (retried after backoff), then succeeds
-        # with partial work; iteration 2: it is missing (fatal), so the chain falls back.
-        "developer outcome": [
-            AgentOutcome.RETRIABLE_FAILURE,
-            AgentOutcome.SUCCESS,
-            AgentOutcome.FATAL_FAILURE,
-            AgentOutcome.SUCCESS,
-        ],
-        "iteration status": [IterationStatus.PARTIAL, IterationStatus.COMPLETED],
-        "backoff jitter": [137],
-        "topics published": [2, 1, 1],
-        "review issues": [2, 0],
-    }
-    config = WorldConfig(DEMO_BUDGET, default_chains(("claude", "codex")), None, run_id)
-    return SimulatedWorld(config, ScriptedChooser(script), _clock)
+def _step(kind: str, **fields: str | int) -> str:
+    lines = [f"[[{kind}]]"]
+    for key, value in fields.items():
+        lines.append(f"{key} = {_toml(value) if isinstance(value, str) else value}")
+    return "\n".join(lines) + "\n"
+
+
+def _writes(kind: str, files: dict[str, str], **fields: str | int) -> str:
+    table = ", ".join(f"{_toml(path)} = {_toml(text)}" for path, text in files.items())
+    return _step(kind, **fields) + f"write = {{ {table} }}\n"
+
+
+def _script() -> str:
+    out = ".agent/out/"
+    return "\n".join(
+        [
+            _writes(
+                "planning",
+                {out + "plan.md": "1. Add slugify() to textkit.py.\n2. Add unit tests.\n"},
+                print="Read the task; wrote a two-step plan.",
+            ),
+            _step("development", print="Simulated crash: the agent process died.", exit=1),
+            _writes(
+                "development",
+                {
+                    "textkit.py": _SLUGIFY_V1,
+                    out + "status": "partial\nAdded slugify(); tests come next.",
+                },
+                print="Step 1 of the plan done.",
+            ),
+            _writes(
+                "development",
+                {"test_textkit.py": _TESTS_V1, out + "status": "completed\nAdded unit tests."},
+                print="Step 2 of the plan done.",
+            ),
+            _writes("commit_message", {out + "commit-message": "Add slugify()"}),
+            _writes("commit_message", {out + "commit-message": "Test slugify()"}),
+            _writes(
+                "commit_message",
+                {out + "commit-message": "Trim dashes at both ends of a slug"},
+            ),
+            _writes(
+                "review",
+                {
+                    out + "issues.md": "- textkit.py: slugify('  Hello, World!  ') gives "
+                    "'-hello-world-'; the task says a slug never starts or ends with '-'.\n"
+                },
+                print="Found one issue.",
+            ),
+            _writes("review", {out + "issues.md": "No issues found.\n"}, print="All good."),
+            _writes(
+                "review_fix",
+                {
+                    "textkit.py": _SLUGIFY_V2,
+                    "test_textkit.py": _TESTS_V2,
+                    out + "status": "completed\nStripped dashes at both ends; added a test.",
+                },
+                print="Fixed the review's issue.",
+            ),
+        ]
+    )
+
+
+def _config(python: str) -> str:
+    scripted = [python, "-m", "pipeline.agents.scripted", ".ralph/scripted-agent.toml"]
+    return f"""\
+# The demo's configuration: the scripted agent plays every role.
+prompt_file = "PROMPT.md"
+validate = {json.dumps([python, "-m", "unittest", "-q"])}
+
+[budgets]
+max_iterations = 4
+max_review_passes = 2
+max_retries_per_agent = 2
+backoff_base_ms = 100
+backoff_cap_ms = 400
+
+[agents.scripted]
+command = {json.dumps(scripted)}
+timeout_s = 120
+inactivity_timeout_s = 60
+
+# Not installed anywhere: the developer's chain falls back from it to the scripted agent.
+[agents.absent]
+command = ["ralph-demo-agent-that-is-not-installed"]
+
+[chains]
+default = ["scripted"]
+developer = ["absent", "scripted"]
+"""
 
 
 def prepare_directory(directory: Path) -> None:
@@ -61,3 +162,22 @@ def prepare_directory(directory: Path) -> None:
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise FileExistsError(f"{directory} exists and is not empty; choose another directory")
     directory.mkdir(parents=True, exist_ok=True)
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def create_demo_repository(root: Path) -> None:
+    """Fill the empty ``root`` with the demo's git repository, task, config and script."""
+    _git(root, "init", "--quiet", "--initial-branch", "main")
+    _git(root, "config", "user.name", "ralph demo")
+    _git(root, "config", "user.email", "demo@ralph-pipeline.invalid")
+    _git(root, "config", "commit.gpgsign", "false")
+    (root / "PROMPT.md").write_text(_TASK, "utf-8")
+    (root / "textkit.py").write_text('"""Small text helpers."""\n', "utf-8")
+    (root / "ralph.toml").write_text(_config(sys.executable), "utf-8")
+    (root / ".ralph").mkdir()
+    (root / ".ralph" / "scripted-agent.toml").write_text(_script(), "utf-8")
+    _git(root, "add", "PROMPT.md", "textkit.py", "ralph.toml")
+    _git(root, "commit", "--quiet", "-m", "The task: slugify")

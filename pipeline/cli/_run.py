@@ -1,0 +1,147 @@
+"""Starting and resuming runs in a workspace for ``ralph run``, ``resume`` and ``demo`` (I/O).
+
+Everything a run needs is checked before any agent starts: the configuration (every mistake
+one line naming the key), the prompt, and the git repository.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import signal
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from types import FrameType
+
+from attrs import frozen
+
+from pipeline.config import RalphConfig, parse_config, require_chains
+from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
+from pipeline.errors import PipelineError
+from pipeline.events import Digest, PipelineEvent, RunId
+from pipeline.handlers.runtime import (
+    GitError,
+    PromptSource,
+    Runtime,
+    WorkspaceLayout,
+    ensure_excluded,
+)
+from pipeline.handlers.store import SqliteEventStore
+from pipeline.state import PipelineState
+
+__all__ = ["RunSetupError", "Workspace", "drive", "open_workspace", "resolve_prompt"]
+
+
+class RunSetupError(PipelineError, ValueError):
+    """The run cannot start as asked; the message says what to fix."""
+
+
+@frozen
+class Workspace:
+    """A workspace ready to run in: its layout and its parsed configuration."""
+
+    layout: WorkspaceLayout
+    config: RalphConfig
+    config_digest: Digest
+
+
+def open_workspace(root: Path) -> Workspace:
+    """Check ``root`` (a git repository with a valid ``ralph.toml``) and load its config.
+
+    Raises ``ConfigError`` for configuration mistakes and :class:`RunSetupError` otherwise.
+    """
+    root = root.resolve()
+    if not root.is_dir():
+        raise RunSetupError(f"{root} is not a directory")
+    layout = WorkspaceLayout(root)
+    path = layout.config
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError as error:
+        raise RunSetupError(
+            f"{path}: not found; run `ralph init` there to write a starter configuration"
+        ) from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise RunSetupError(f"{path}: cannot read it: {error}") from error
+    config = parse_config(text, str(path))
+    require_chains(config, str(path))
+    try:
+        ensure_excluded(root)
+    except GitError as error:
+        raise RunSetupError(f"{root} is not a git repository ({error}); run `git init`") from error
+    return Workspace(layout, config, Digest(hashlib.sha256(text.encode()).hexdigest()))
+
+
+def resolve_prompt(
+    workspace: Workspace, prompt: str | None, prompt_file: Path | None
+) -> PromptSource:
+    """The prompt of a new run: ``--prompt``, else ``--prompt-file``, else the configured file."""
+    if prompt is not None and prompt_file is not None:
+        raise RunSetupError("give --prompt or --prompt-file, not both")
+    if prompt is not None:
+        if not prompt.strip():
+            raise RunSetupError("--prompt is empty")
+        return PromptSource(text=prompt)
+    root = workspace.layout.root
+    # --prompt-file is relative to where the command runs; the configured file to the workspace.
+    path = prompt_file.resolve() if prompt_file is not None else root / workspace.config.prompt_file
+    try:
+        content = path.read_text("utf-8")
+    except FileNotFoundError as error:
+        raise RunSetupError(
+            f"no prompt: {path} does not exist (write the task there, or give --prompt)"
+        ) from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise RunSetupError(f"cannot read the prompt {path}: {error}") from error
+    if not content.strip():
+        raise RunSetupError(f"the prompt {path} is empty")
+    return PromptSource(path=path.resolve())
+
+
+@contextlib.contextmanager
+def _signals(interruption: Interruption) -> Iterator[None]:
+    """SIGINT and SIGTERM interrupt the run cleanly instead of killing the process."""
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        interruption.request(signal.Signals(signum).name)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def drive(
+    workspace: Workspace,
+    *,
+    prompt: PromptSource | None,
+    run_id: RunId | None,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> DurableRun:
+    """Start (``prompt``) or resume (``run_id``) a run and drive it until it stops."""
+    budget = workspace.config.budgets.max_runtime_s
+    runtime = Runtime(
+        workspace.layout,
+        workspace.config,
+        workspace.config_digest,
+        utc_now,
+        prompt=prompt,
+        run_id=run_id,
+        # The runtime budget counts this process's time, so a resumed run gets it afresh.
+        deadline=None if budget is None else utc_now() + timedelta(seconds=budget),
+    )
+    interruption = Interruption()
+    workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)
+    with SqliteEventStore(workspace.layout.store) as store, _signals(interruption):
+        return run_durable(
+            store,
+            runtime,
+            run_id=run_id,
+            on_event=on_event,
+            on_warning=on_warning,
+            interruption=interruption,
+        )

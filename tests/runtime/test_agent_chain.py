@@ -1,0 +1,208 @@
+"""Each agent-chain decision, taken through real agent processes in real git repositories."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+
+from pipeline.events import (
+    BackoffWaited,
+    ErrorKind,
+    InvocationFailed,
+    InvocationStarted,
+    InvocationTimedOut,
+    PlanProduced,
+    PromptFileProtected,
+    TimeoutKind,
+)
+from pipeline.state import Phase, TerminationReason
+from tests.runtime.workspace import (
+    FINISH_EVERYTHING,
+    PYTHON,
+    events_of,
+    make_workspace,
+    processes_with,
+    ralph,
+    run_here,
+    scripted,
+)
+
+CRASH_TWICE = (
+    """
+[[planning]]
+print = "crash one"
+exit = 1
+[[planning]]
+print = "crash two"
+exit = 1
+"""
+    + FINISH_EVERYTHING.replace("[[default]]", "[[planning]]")
+    + FINISH_EVERYTHING
+)
+
+
+def test_an_agent_that_exits_1_twice_is_retried_and_then_succeeds(tmp_path: Path) -> None:
+    """Two retriable failures, each followed by a backoff, then the same agent succeeds."""
+    root = make_workspace(
+        tmp_path / "ws", scripts={"s.toml": CRASH_TWICE}, agents={"main": scripted("s.toml")}
+    )
+    result = run_here(root)
+    assert result.state.phase is Phase.COMPLETE
+    events = events_of(root, result)
+    planner = [e for e in events if getattr(e, "role", None) is not None][:8]
+    failures = [e for e in planner if isinstance(e, InvocationFailed)]
+    assert [(f.error, f.retriable) for f in failures] == [(ErrorKind.NON_ZERO_EXIT, True)] * 2
+    assert "crash two" in failures[1].message
+    assert sum(isinstance(e, BackoffWaited) for e in planner) == 2
+    starts = [e for e in planner if isinstance(e, InvocationStarted)]
+    assert [(s.agent, s.attempt) for s in starts] == [("main", 1), ("main", 2), ("main", 3)]
+    assert any(isinstance(e, PlanProduced) for e in events)
+
+
+def test_an_agent_that_is_not_installed_falls_to_the_next_in_chain(tmp_path: Path) -> None:
+    """A missing program is a non-retriable failure: no retry, the next agent takes over."""
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": FINISH_EVERYTHING},
+        agents={"ghost": ["ralph-test-no-such-agent"], "main": scripted("s.toml")},
+        chains='default = ["ghost", "main"]',
+    )
+    result = run_here(root)
+    assert result.state.phase is Phase.COMPLETE
+    events = events_of(root, result)
+    first = next(e for e in events if isinstance(e, InvocationFailed))
+    assert (first.agent, first.error, first.retriable) == ("ghost", ErrorKind.NOT_FOUND, False)
+    after = events[events.index(first) + 1]
+    assert isinstance(after, InvocationStarted)
+    assert after.agent == "main"
+
+
+def test_a_hanging_agent_is_stopped_by_the_inactivity_timeout_with_its_group(
+    tmp_path: Path,
+) -> None:
+    """The silent agent and the child it spawned are both gone; the chain falls back."""
+    marker = f"ralph-hang-{uuid.uuid4().hex}"
+    hang = f"""
+[[planning]]
+print = "working..."
+spawn = ["{PYTHON}", "-c", "import time; time.sleep(300)", "{marker}"]
+hang = true
+"""
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"hang.toml": hang, "s.toml": FINISH_EVERYTHING},
+        agents={"hanger": scripted("hang.toml"), "main": scripted("s.toml")},
+        chains='default = ["main"]\nplanner = ["hanger", "main"]',
+        budgets="max_retries_per_agent = 0",
+        agent_options="timeout_s = 60\ninactivity_timeout_s = 1",
+    )
+    started = time.monotonic()
+    result = run_here(root)
+    assert result.state.phase is Phase.COMPLETE
+    timed_out = [e for e in events_of(root, result) if isinstance(e, InvocationTimedOut)]
+    assert [(t.agent, t.kind) for t in timed_out] == [("hanger", TimeoutKind.INACTIVITY)]
+    assert 1_000 <= timed_out[0].after_ms < 20_000
+    assert processes_with(marker) == [], "the hanging agent's child outlived it"
+    assert time.monotonic() - started < 60
+
+
+def test_a_rate_limit_is_recognised_from_the_output(tmp_path: Path) -> None:
+    """'429 Too Many Requests' in the output of a failed agent: a rate-limit failure."""
+    script = (
+        """
+[[planning]]
+print = "Error: 429 Too Many Requests (rate limit reached)"
+exit = 1
+"""
+        + FINISH_EVERYTHING.replace("[[default]]", "[[planning]]")
+        + FINISH_EVERYTHING
+    )
+    root = make_workspace(
+        tmp_path / "ws", scripts={"s.toml": script}, agents={"main": scripted("s.toml")}
+    )
+    result = run_here(root)
+    failed = next(e for e in events_of(root, result) if isinstance(e, InvocationFailed))
+    assert (failed.error, failed.retriable) == (ErrorKind.RATE_LIMITED, True)
+    assert result.state.phase is Phase.COMPLETE
+
+
+def test_a_success_without_its_report_is_a_retriable_rejection(tmp_path: Path) -> None:
+    """Exit 0 but no .agent/out/plan.md: rejected, naming the file, and retried."""
+    script = (
+        '[[planning]]\nprint = "forgot the plan"\n'
+        + FINISH_EVERYTHING.replace("[[default]]", "[[planning]]")
+        + FINISH_EVERYTHING
+    )
+    root = make_workspace(
+        tmp_path / "ws", scripts={"s.toml": script}, agents={"main": scripted("s.toml")}
+    )
+    result = run_here(root)
+    failed = next(e for e in events_of(root, result) if isinstance(e, InvocationFailed))
+    assert failed.error is ErrorKind.OUTPUT_REJECTED
+    assert failed.retriable
+    assert ".agent/out/plan.md" in failed.message
+    assert result.state.phase is Phase.COMPLETE
+
+
+def test_the_whole_chain_failing_runs_dev_fix_and_stops_resumably(tmp_path: Path) -> None:
+    """Every developer agent fails: the fixer diagnoses, the marker is written, the run is
+    interrupted with agent_chain_exhausted (exit 1), with its checkpoint saved."""
+    broken = '[[default]]\nprint = "segmentation fault"\nexit = 1\n'
+    fixer = (
+        '[[dev_fix]]\nwrite = { ".agent/out/status" = "failed\\nThe developer agent crashes." }\n'
+    )
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"broken.toml": broken, "s.toml": FINISH_EVERYTHING, "fix.toml": fixer},
+        agents={
+            "broken": scripted("broken.toml"),
+            "main": scripted("s.toml"),
+            "fixer": scripted("fix.toml"),
+        },
+        chains='default = ["main"]\ndeveloper = ["broken"]\nfixer = ["fixer"]',
+        budgets="max_retries_per_agent = 1\nbackoff_base_ms = 10\nbackoff_cap_ms = 20",
+    )
+    mode_before = (root / "PROMPT.md").stat().st_mode
+    done = ralph("run", cwd=root)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "agent_chain_exhausted" in done.stdout
+    marker = (root / ".agent" / "tmp" / "completion_marker").read_text()
+    assert "status=dev_fix_failed" in marker
+    assert "reason=agent chain exhausted for developer role" in marker
+    assert "time=" in marker
+    replayed = ralph("replay", "--verify", "--json", cwd=root)
+    assert replayed.returncode == 0, replayed.stderr
+    from pipeline.serialization import decode_state
+
+    state = decode_state(replayed.stdout.splitlines()[0].encode())
+    assert state.phase is Phase.INTERRUPTED
+    assert state.termination is TerminationReason.AGENT_CHAIN_EXHAUSTED
+    assert state.checkpoints.last_sequence == state.sequence - 1  # saved, then recorded
+    assert state.checkpoints.due is None
+    # The run is not over, so the prompt stays protected until it is resumed and finished.
+    assert (root / "PROMPT.md").stat().st_mode & 0o222 == 0
+    assert state.ledger.protected_prompt is not None
+    assert state.ledger.protected_prompt.original_mode == mode_before & 0o7777
+
+
+def test_the_prompt_file_is_read_only_during_the_run_and_restored_after(tmp_path: Path) -> None:
+    """The agent finds PROMPT.md without write permission; afterwards its mode is back."""
+    probe = [
+        PYTHON,
+        "-c",
+        "import os, pathlib; os.makedirs('.agent/out', exist_ok=True); "
+        "mode = os.stat('PROMPT.md').st_mode & 0o777; "
+        "pathlib.Path('.agent/seen-mode').write_text(oct(mode)); "
+        "[pathlib.Path('.agent/out', n).write_text(t) for n, t in "
+        "[('plan.md', 'p'), ('status', 'completed'), ('issues.md', ''), "
+        "('commit-message', 'm')]]",
+    ]
+    root = make_workspace(tmp_path / "ws", scripts={}, agents={"main": probe})
+    (root / "PROMPT.md").chmod(0o640)
+    result = run_here(root)
+    assert result.state.phase is Phase.COMPLETE
+    assert (root / ".agent" / "seen-mode").read_text() == oct(0o440)
+    assert (root / "PROMPT.md").stat().st_mode & 0o777 == 0o640
+    protected = [e for e in events_of(root, result) if isinstance(e, PromptFileProtected)]
+    assert [p.original_mode for p in protected] == [0o640]

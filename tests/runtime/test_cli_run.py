@@ -1,0 +1,116 @@
+"""``ralph init``, ``run`` and ``resume`` as real subprocesses: setup errors before any agent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import PRESETS, AgentConfig, PromptVia, parse_config
+from tests.runtime.workspace import FINISH_EVERYTHING, make_workspace, ralph, scripted
+
+
+def started_any_agent(root: Path) -> bool:
+    """Whether the scripted agent ever ran, or a run was ever started, in ``root``."""
+    ralph_dir = root / ".ralph"
+    return (ralph_dir / "scripted-agent-state.json").exists() or (ralph_dir / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    ("mistake", "expected"),
+    [
+        ("[budgets]\nmax_iterationz = 3\n", "budgets.max_iterationz: unknown key"),
+        ('[budgets]\nmax_iterations = "3"\n', "budgets.max_iterations: expected an integer"),
+        ('[chains]\nreviewer = ["nobody"]\n', "chains.reviewer: names agent 'nobody'"),
+    ],
+)
+def test_a_config_mistake_is_one_line_naming_the_key_before_any_agent_starts(
+    tmp_path: Path, mistake: str, expected: str
+) -> None:
+    """Exit 2, one line on stderr with the file and the key; no agent started."""
+    root = make_workspace(
+        tmp_path / "ws", scripts={"s.toml": FINISH_EVERYTHING}, agents={"main": scripted("s.toml")}
+    )
+    config = root / "ralph.toml"
+    text = config.read_text()
+    if mistake.startswith("[budgets]"):
+        text = text.replace("[budgets]\n", mistake, 1)
+    else:
+        text = text.replace("[chains]\n", mistake, 1)
+    config.write_text(text)
+    result = ralph("run", cwd=root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert str(config) in lines[0]
+    assert expected in lines[0]
+    assert not started_any_agent(root)
+
+
+def test_run_outside_a_git_repository_or_without_config_says_what_to_do(tmp_path: Path) -> None:
+    """No ralph.toml: points to ``ralph init``; not a repository: points to ``git init``."""
+    result = ralph("run", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "run `ralph init`" in result.stderr
+    (tmp_path / "ralph.toml").write_text(
+        '[agents.a]\ncommand = ["true"]\n[chains]\ndefault = ["a"]\n'
+    )
+    result = ralph("run", "--prompt", "x", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "not a git repository" in result.stderr
+    assert not (tmp_path / ".ralph" / "runs").exists()
+
+
+def test_a_missing_or_empty_prompt_is_refused(tmp_path: Path) -> None:
+    """No PROMPT.md and no --prompt: a clear error; so is an empty --prompt."""
+    root = make_workspace(tmp_path / "ws", scripts={}, agents={"main": ["true"]})
+    (root / "PROMPT.md").unlink()
+    result = ralph("run", cwd=root)
+    assert result.returncode == 2
+    assert "PROMPT.md does not exist" in result.stderr
+    assert ralph("run", "--prompt", "  ", cwd=root).returncode == 2
+    both = ralph("run", "--prompt", "a", "--prompt-file", "x.md", cwd=root)
+    assert both.returncode == 2
+    assert "not both" in both.stderr
+
+
+def test_run_with_a_prompt_text_completes_with_exit_0(tmp_path: Path) -> None:
+    """``--prompt TEXT`` needs no PROMPT.md; a finished run exits 0."""
+    root = make_workspace(
+        tmp_path / "ws", scripts={"s.toml": FINISH_EVERYTHING}, agents={"main": scripted("s.toml")}
+    )
+    (root / "PROMPT.md").unlink()
+    result = ralph("run", "--prompt", "Say hello", "--quiet", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Exit status 0: completed" in result.stdout
+    resumed = ralph("resume", cwd=root)
+    assert resumed.returncode == 0  # nothing left to do: it reports the finished run
+    assert "completed" in resumed.stdout
+    unknown = ralph("resume", "no-such-run", cwd=root)
+    assert unknown.returncode == 2
+    assert "no run 'no-such-run'" in unknown.stderr
+
+
+def test_init_writes_a_starter_config_that_parses_and_never_overwrites(tmp_path: Path) -> None:
+    """The starter names a default chain; a second init leaves the file alone."""
+    result = ralph("init", "-C", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "ralph.toml").read_text()
+    config = parse_config(text, "ralph.toml")
+    assert config.chains.default
+    assert all(name in config.agents for name in config.chains.default)
+    again = ralph("init", "-C", str(tmp_path), cwd=tmp_path)
+    assert again.returncode == 2
+    assert "exists already" in again.stderr
+    assert (tmp_path / "ralph.toml").read_text() == text
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_is_a_headless_argv_with_its_model_flag(name: str) -> None:
+    """A preset resolves to its program's argv; ``model`` adds the preset's flag; args last."""
+    plain = AgentConfig(preset=name).invocation()
+    assert plain.argv[0] == PRESETS[name].argv[0]
+    if plain.prompt_via is PromptVia.FILE:
+        assert any("{prompt_file}" in a for a in plain.argv)
+    tuned = AgentConfig(preset=name, model="m-1", args=("--extra",)).invocation()
+    assert tuned.argv[-3:] == (PRESETS[name].model_flag, "m-1", "--extra")

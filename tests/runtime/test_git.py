@@ -1,0 +1,128 @@
+"""The git handler on real repositories: commits with their effect trailer, skips, rebases."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from pipeline.effects import AbortRebase, CreateCommit, EffectId, Rebase
+from pipeline.events import (
+    CommitCreated,
+    CommitSkipped,
+    RebaseAborted,
+    RebaseConflicted,
+    RebaseStarted,
+    RebaseSucceeded,
+    WorkspaceErrorKind,
+    WorkspaceIoError,
+)
+from pipeline.handlers.runtime import EFFECT_TRAILER, GitHandler, ensure_excluded
+from pipeline.handlers.simulated import fake_clock
+from tests.runtime.workspace import make_workspace
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def handler(tmp_path: Path) -> tuple[Path, GitHandler]:
+    root = make_workspace(tmp_path / "repo", scripts={}, agents={"a": ["true"]})
+    ensure_excluded(root)
+    return root, GitHandler(root, fake_clock())
+
+
+def test_a_commit_carries_its_effect_trailer_and_leaves_ralphs_files_out(tmp_path: Path) -> None:
+    """All changes are committed with the message; .ralph/ and .agent/ never are."""
+    root, git_handler = handler(tmp_path)
+    (root / "new.py").write_text("x = 1\n")
+    (root / ".agent").mkdir()
+    (root / ".agent" / "PLAN.md").write_text("plan")
+    facts = git_handler.commit(CreateCommit(EffectId("run:7"), "Add x", False))
+    assert len(facts) == 1
+    assert isinstance(facts[0], CommitCreated)
+    assert facts[0].sha == git(root, "rev-parse", "HEAD")
+    assert facts[0].branch == "main"
+    assert git(root, "log", "-1", "--format=%B").splitlines() == [
+        "Add x",
+        "",
+        f"{EFFECT_TRAILER}: run:7",
+    ]
+    assert git(root, "show", "--name-only", "--format=", "HEAD") == "new.py"
+    assert git(root, "status", "--porcelain") == ""
+
+
+def test_nothing_changed_is_a_skip(tmp_path: Path) -> None:
+    """A clean tree: CommitSkipped, and no commit made."""
+    root, git_handler = handler(tmp_path)
+    head = git(root, "rev-parse", "HEAD")
+    facts = git_handler.commit(CreateCommit(EffectId("run:3"), "nothing", False))
+    assert [type(f) for f in facts] == [CommitSkipped]
+    assert git(root, "rev-parse", "HEAD") == head
+
+
+def test_a_commit_asked_for_again_after_a_crash_is_found_not_repeated(tmp_path: Path) -> None:
+    """``may_exist``: the commit made before the crash is reported again, none is added."""
+    root, git_handler = handler(tmp_path)
+    (root / "a.txt").write_text("a")
+    first = git_handler.commit(CreateCommit(EffectId("run:9"), "Add a", False))
+    (root / "b.txt").write_text("b")  # work of a later step, not to be swept into it
+    again = git_handler.commit(CreateCommit(EffectId("run:9"), "Add a", True))
+    assert isinstance(first[0], CommitCreated)
+    assert isinstance(again[0], CommitCreated)
+    assert again[0].sha == first[0].sha
+    assert git(root, "rev-list", "--count", "HEAD") == "2"
+    # Without may_exist the same effect id would commit anew: the lookup is what saves it.
+    other = git_handler.commit(CreateCommit(EffectId("run:10"), "Add b", True))
+    assert isinstance(other[0], CommitCreated)
+    assert other[0].sha != first[0].sha
+
+
+def test_a_commit_git_refuses_is_a_workspace_error(tmp_path: Path) -> None:
+    """Git failing (here: another git process holds the index lock) is a fact, not a crash."""
+    root, git_handler = handler(tmp_path)
+    (root / ".git" / "index.lock").write_text("")
+    (root / "c.txt").write_text("c")
+    facts = git_handler.commit(CreateCommit(EffectId("r:1"), "m", False))
+    assert len(facts) == 1
+    assert isinstance(facts[0], WorkspaceIoError)
+    assert facts[0].kind is WorkspaceErrorKind.GIT
+    assert "git add --all failed" in facts[0].message
+    assert "index.lock" in facts[0].message
+
+
+def test_a_clean_rebase_succeeds_and_a_conflict_is_reported_then_aborted(
+    tmp_path: Path,
+) -> None:
+    """Rebase onto a branch: clean -> the new head; conflicting -> the paths, and the abort
+    puts the branch back exactly as it was."""
+    root, git_handler = handler(tmp_path)
+    git(root, "checkout", "-q", "-b", "upstream")
+    (root / "up.txt").write_text("upstream\n")
+    git(root, "add", "up.txt")
+    git(root, "commit", "-q", "-m", "upstream work")
+    git(root, "checkout", "-q", "main")
+    (root / "mine.txt").write_text("mine\n")
+    git(root, "add", "mine.txt")
+    git(root, "commit", "-q", "-m", "my work")
+    clean = git_handler.rebase(Rebase(EffectId("r:2"), "upstream"))
+    assert [type(f) for f in clean] == [RebaseStarted, RebaseSucceeded]
+    assert isinstance(clean[1], RebaseSucceeded)
+    assert clean[1].head == git(root, "rev-parse", "HEAD")
+
+    git(root, "checkout", "-q", "upstream")
+    (root / "README.md").write_text("theirs\n")
+    git(root, "commit", "-q", "-am", "theirs")
+    git(root, "checkout", "-q", "main")
+    (root / "README.md").write_text("ours\n")
+    git(root, "commit", "-q", "-am", "ours")
+    before = git(root, "rev-parse", "HEAD")
+    conflicted = git_handler.rebase(Rebase(EffectId("r:3"), "upstream"))
+    assert [type(f) for f in conflicted] == [RebaseStarted, RebaseConflicted]
+    assert isinstance(conflicted[1], RebaseConflicted)
+    assert conflicted[1].paths == ("README.md",)
+    aborted = git_handler.abort(AbortRebase(EffectId("r:4")))
+    assert [type(f) for f in aborted] == [RebaseAborted]
+    assert git(root, "rev-parse", "HEAD") == before
+    assert (root / "README.md").read_text() == "ours\n"

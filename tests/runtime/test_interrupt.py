@@ -1,0 +1,84 @@
+"""SIGINT and SIGTERM during an agent invocation: clean stop, no orphan, resumable."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pipeline.serialization import decode_state
+from pipeline.state import Phase, TerminationReason
+from tests.runtime.workspace import (
+    FINISH_EVERYTHING,
+    PYTHON,
+    RALPH,
+    ROOT,
+    make_workspace,
+    processes_with,
+    ralph,
+    scripted,
+)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_an_agent_stops_its_group_and_resume_finishes(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """The agent (and its child) are gone, the run exits 130 interrupted with a checkpoint,
+    and ``ralph resume`` takes it from there to completion."""
+    marker = f"ralph-sigint-{uuid.uuid4().hex}"
+    script = (
+        f"""
+[[development]]
+print = "thinking hard..."
+spawn = ["{PYTHON}", "-c", "import time; time.sleep(300)", "{marker}"]
+hang = true
+"""
+        + FINISH_EVERYTHING.replace("[[default]]", "[[development]]")
+        + FINISH_EVERYTHING
+    )
+    root = make_workspace(
+        tmp_path / "ws", scripts={"s.toml": script}, agents={"main": scripted("s.toml")}
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.Popen(
+        [*RALPH, "run"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not processes_with(marker):
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "the agent never started"
+            time.sleep(0.1)
+        run.send_signal(signum)
+        stdout, stderr = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == 130, stdout + stderr
+    assert "Resume it: ralph resume" in stdout
+    time.sleep(0.2)
+    assert processes_with(marker) == [], "the agent's process group outlived the run"
+    replayed = ralph("replay", "--verify", "--json", cwd=root)
+    assert replayed.returncode == 0, replayed.stderr
+    state = decode_state(replayed.stdout.splitlines()[0].encode())
+    assert state.phase is Phase.INTERRUPTED
+    assert state.termination is TerminationReason.INTERRUPTED
+    assert state.ledger.last_error == f"interrupted: {signum.name}"
+    assert state.checkpoints.due is None
+
+    resumed = ralph("resume", cwd=root)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "Exit status 0: completed" in resumed.stdout
+    final = decode_state(ralph("replay", "--json", cwd=root).stdout.splitlines()[0].encode())
+    assert final.phase is Phase.COMPLETE
+    assert final.ledger.resumes == 1

@@ -1,0 +1,105 @@
+"""Real git workspaces driven by the scripted agent, for the runtime's tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipeline.cli._run import drive, open_workspace, resolve_prompt
+from pipeline.engine import DurableRun
+from pipeline.events import PipelineEvent
+from pipeline.handlers.store import SqliteEventStore
+
+PYTHON = sys.executable
+RALPH = [PYTHON, "-m", "pipeline.cli"]
+ROOT = Path(__file__).resolve().parents[2]
+
+FINISH_EVERYTHING = """
+[[default]]
+write.".agent/out/plan.md" = "1. do it"
+write.".agent/out/status" = "completed\\ndone"
+write.".agent/out/issues.md" = ""
+write.".agent/out/commit-message" = "Do it"
+"""
+"""One step that reports success for every role (each role reads only its own file)."""
+
+
+def scripted(script: str) -> list[str]:
+    """The command of a scripted agent following ``.ralph/<script>``."""
+    return [PYTHON, "-m", "pipeline.agents.scripted", f".ralph/{script}"]
+
+
+def make_workspace(
+    root: Path,
+    *,
+    scripts: dict[str, str],
+    agents: dict[str, Sequence[str]],
+    chains: str = 'default = ["main"]',
+    budgets: str = "max_retries_per_agent = 2\nbackoff_base_ms = 10\nbackoff_cap_ms = 20",
+    extra: str = "",
+    prompt: str = "Make the tests pass.\n",
+    agent_options: str = "timeout_s = 60\ninactivity_timeout_s = 30",
+) -> Path:
+    """A git repository at ``root`` with PROMPT.md, ralph.toml and scripts under .ralph/."""
+    root.mkdir(parents=True, exist_ok=True)
+    for args in (
+        ["init", "--quiet", "--initial-branch", "main"],
+        ["config", "user.name", "test"],
+        ["config", "user.email", "test@example.invalid"],
+        ["config", "commit.gpgsign", "false"],
+    ):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    (root / "PROMPT.md").write_text(prompt)
+    (root / ".ralph").mkdir(exist_ok=True)
+    for name, text in scripts.items():
+        (root / ".ralph" / name).write_text(text)
+    blocks = "\n".join(
+        f"[agents.{name}]\ncommand = {json.dumps(list(command))}\n{agent_options}\n"
+        for name, command in agents.items()
+    )
+    config = f"{extra}\n[budgets]\n{budgets}\n\n{blocks}\n[chains]\n{chains}\n"
+    (root / "ralph.toml").write_text(config)
+    (root / "README.md").write_text("a repository\n")
+    subprocess.run(["git", "add", "README.md", "PROMPT.md", "ralph.toml"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "--quiet", "-m", "start"], cwd=root, check=True)
+    return root
+
+
+def run_here(root: Path) -> DurableRun:
+    """Start a run in ``root`` in this process (agents are real subprocesses)."""
+    workspace = open_workspace(root)
+    return drive(workspace, prompt=resolve_prompt(workspace, None, None), run_id=None)
+
+
+def events_of(root: Path, run: DurableRun) -> list[PipelineEvent]:
+    """The run's stored events."""
+    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+        return list(store.read(run.run_id))
+
+
+def ralph(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``ralph ARGS`` as a real subprocess."""
+    env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [*RALPH, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids of live processes whose command line contains ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and "\nState:\tZ" not in status:
+            found.append(int(entry.name))
+    return found
