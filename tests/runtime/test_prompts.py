@@ -104,3 +104,61 @@ def test_rendering_fills_values_without_expanding_them() -> None:
     assert "THE PLAN" in text
     assert "iteration 2" in text
     assert ".agent/out/status" in text
+
+
+def test_a_prompt_too_long_for_an_argument_is_refused_clearly(tmp_path: Path) -> None:
+    """Over 100 KB by argument: a non-retriable failure that says to use a file instead."""
+    from pipeline.events import ErrorKind, InvocationFailed
+    from tests.runtime.workspace import events_of
+
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": FINISH_EVERYTHING},
+        agents={"arg": [PYTHON, "-c", RECORD_ARGV], "main": scripted("s.toml")},
+        chains='default = ["arg", "main"]',
+        prompt=nasty_prompt(120_000),
+    )
+    config = root / "ralph.toml"
+    config.write_text(
+        config.read_text().replace("[agents.arg]\n", '[agents.arg]\nprompt_via = "argument"\n')
+    )
+    result = run_here(root)
+    failed = next(e for e in events_of(root, result) if isinstance(e, InvocationFailed))
+    assert (failed.agent, failed.error, failed.retriable) == ("arg", ErrorKind.OTHER, False)
+    assert 'prompt_via = "file"' in failed.message
+    assert result.state.phase is Phase.COMPLETE  # the next agent of the chain took over
+
+
+def test_agents_get_the_run_environment_with_ralph_on_path(tmp_path: Path) -> None:
+    """RALPH_EVENTS_FILE (this run's file, under .ralph/), RALPH_WORKSPACE_ROOT, RALPH_BIN
+    (an executable ralph, whose folder leads PATH) and the task's coordinates."""
+    import json
+
+    from tests.runtime.workspace import events_of
+
+    record = (
+        "import json, os, pathlib; out = pathlib.Path('.agent/out'); "
+        "out.mkdir(parents=True, exist_ok=True); "
+        "keep = {k: v for k, v in os.environ.items() if k.startswith('RALPH_') or k == 'PATH'}; "
+        "kind = os.environ['RALPH_PROMPT_KIND']; "
+        "pathlib.Path('.agent/env-' + kind).write_text(json.dumps(keep)); "
+        "[pathlib.Path(out, n).write_text(t) for n, t in [('plan.md', 'p'), "
+        "('status', 'completed'), ('issues.md', ''), ('commit-message', 'm')]]"
+    )
+    root = make_workspace(tmp_path / "ws", scripts={}, agents={"main": [PYTHON, "-c", record]})
+    result = run_here(root)
+    env = json.loads((root / ".agent" / "env-development").read_text())
+    events_file = Path(env["RALPH_EVENTS_FILE"])
+    assert events_file == root.resolve() / ".ralph" / f"events-{result.run_id}.jsonl"
+    assert events_file.exists()
+    assert Path(env["RALPH_WORKSPACE_ROOT"]) == root.resolve()
+    ralph_bin = Path(env["RALPH_BIN"])
+    assert ralph_bin.name == "ralph"
+    assert env["PATH"].split(":")[0] == str(ralph_bin.parent)
+    assert (env["RALPH_ROLE"], env["RALPH_ITERATION"], env["RALPH_ATTEMPT"]) == (
+        "developer",
+        "1",
+        "1",
+    )
+    assert env["RALPH_RUN_ID"] == result.run_id
+    assert len(events_of(root, result)) == result.state.sequence

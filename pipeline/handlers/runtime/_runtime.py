@@ -249,9 +249,12 @@ class Runtime:
     def _start(self) -> tuple[PipelineEvent, ...]:
         """Make the run id, keep a copy of the prompt, protect the prompt file."""
         source = self.prompt
-        if source is None or (source.text is None) == (source.path is None):
+        if source is not None and source.text is not None and source.path is None:
+            data = source.text.encode()
+        elif source is not None and source.path is not None and source.text is None:
+            data = source.path.read_bytes()
+        else:
             raise PipelineError("a new run needs exactly one of a prompt text or a prompt file")
-        data = source.text.encode() if source.text is not None else source.path.read_bytes()  # type: ignore[union-attr]  # one of them is set, checked above
         started = self.clock()
         run_id = new_run_id(started)
         self.run_id = run_id
