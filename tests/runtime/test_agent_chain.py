@@ -26,9 +26,11 @@ from tests.runtime.workspace import (
     ralph,
     run_here,
     scripted,
+    then_finish,
 )
 
-CRASH_TWICE = (
+CRASH_TWICE = then_finish(
+    "planning",
     """
 [[planning]]
 print = "crash one"
@@ -36,9 +38,7 @@ exit = 1
 [[planning]]
 print = "crash two"
 exit = 1
-"""
-    + FINISH_EVERYTHING.replace("[[default]]", "[[planning]]")
-    + FINISH_EVERYTHING
+""",
 )
 
 
@@ -109,14 +109,9 @@ hang = true
 
 def test_a_rate_limit_is_recognised_from_the_output(tmp_path: Path) -> None:
     """'429 Too Many Requests' in the output of a failed agent: a rate-limit failure."""
-    script = (
-        """
-[[planning]]
-print = "Error: 429 Too Many Requests (rate limit reached)"
-exit = 1
-"""
-        + FINISH_EVERYTHING.replace("[[default]]", "[[planning]]")
-        + FINISH_EVERYTHING
+    script = then_finish(
+        "planning",
+        '[[planning]]\nprint = "Error: 429 Too Many Requests (rate limit reached)"\nexit = 1\n',
     )
     root = make_workspace(
         tmp_path / "ws", scripts={"s.toml": script}, agents={"main": scripted("s.toml")}
@@ -129,11 +124,7 @@ exit = 1
 
 def test_a_success_without_its_report_is_a_retriable_rejection(tmp_path: Path) -> None:
     """Exit 0 but no .agent/out/plan.md: rejected, naming the file, and retried."""
-    script = (
-        '[[planning]]\nprint = "forgot the plan"\n'
-        + FINISH_EVERYTHING.replace("[[default]]", "[[planning]]")
-        + FINISH_EVERYTHING
-    )
+    script = then_finish("planning", '[[planning]]\nprint = "forgot the plan"\n')
     root = make_workspace(
         tmp_path / "ws", scripts={"s.toml": script}, agents={"main": scripted("s.toml")}
     )

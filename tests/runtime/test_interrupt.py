@@ -14,7 +14,6 @@ import pytest
 from pipeline.serialization import decode_state
 from pipeline.state import Phase, TerminationReason
 from tests.runtime.workspace import (
-    FINISH_EVERYTHING,
     PYTHON,
     RALPH,
     ROOT,
@@ -22,6 +21,7 @@ from tests.runtime.workspace import (
     processes_with,
     ralph,
     scripted,
+    then_finish,
 )
 
 
@@ -32,15 +32,14 @@ def test_a_signal_during_an_agent_stops_its_group_and_resume_finishes(
     """The agent (and its child) are gone, the run exits 130 interrupted with a checkpoint,
     and ``ralph resume`` takes it from there to completion."""
     marker = f"ralph-sigint-{uuid.uuid4().hex}"
-    script = (
+    script = then_finish(
+        "development",
         f"""
 [[development]]
 print = "thinking hard..."
 spawn = ["{PYTHON}", "-c", "import time; time.sleep(300)", "{marker}"]
 hang = true
-"""
-        + FINISH_EVERYTHING.replace("[[default]]", "[[development]]")
-        + FINISH_EVERYTHING
+""",
     )
     root = make_workspace(
         tmp_path / "ws", scripts={"s.toml": script}, agents={"main": scripted("s.toml")}

@@ -28,6 +28,11 @@ write.".agent/out/commit-message" = "Do it"
 """One step that reports success for every role (each role reads only its own file)."""
 
 
+def then_finish(kind: str, first_steps: str) -> str:
+    """A script where ``kind`` takes ``first_steps`` (TOML), then every role succeeds."""
+    return first_steps + FINISH_EVERYTHING.replace("[[default]]", f"[[{kind}]]") + FINISH_EVERYTHING
+
+
 def scripted(script: str) -> list[str]:
     """The command of a scripted agent following ``.ralph/<script>``."""
     return [PYTHON, "-m", "pipeline.agents.scripted", f".ralph/{script}"]
