@@ -33,6 +33,9 @@ def starter_config(installed: list[str]) -> str:
 # The task, read at the start of each run (or give --prompt / --prompt-file).
 prompt_file = "PROMPT.md"
 
+# The branch to work on, switched to (and created when missing) at run and resume.
+# branch = "ralph/work"
+
 # Rebase the branch onto this one after each commit (unset: never rebase).
 # rebase_onto = "main"
 

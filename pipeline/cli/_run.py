@@ -26,6 +26,7 @@ from pipeline.handlers.runtime import (
     Runtime,
     WorkspaceLayout,
     ensure_excluded,
+    switch_branch,
 )
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.state import PipelineState
@@ -70,6 +71,11 @@ def open_workspace(root: Path) -> Workspace:
         ensure_excluded(root)
     except GitError as error:
         raise RunSetupError(f"{root} is not a git repository ({error}); run `git init`") from error
+    if config.branch is not None:
+        try:
+            switch_branch(root, config.branch)
+        except GitError as error:
+            raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
     return Workspace(layout, config, Digest(hashlib.sha256(text.encode()).hexdigest()))
 
 

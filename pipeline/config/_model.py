@@ -107,6 +107,8 @@ class RalphConfig:
 
     prompt_file: str = "PROMPT.md"
     rebase_onto: str | None = None
+    branch: str | None = None
+    """The branch the run works on (switched to, created when missing); None: the current one."""
     validate: tuple[str, ...] = ()
     """The final check (argv, run in the workspace; exit 0 passes); empty: none."""
     budgets: BudgetConfig = BudgetConfig()

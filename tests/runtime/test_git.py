@@ -126,3 +126,22 @@ def test_a_clean_rebase_succeeds_and_a_conflict_is_reported_then_aborted(
     assert [type(f) for f in aborted] == [RebaseAborted]
     assert git(root, "rev-parse", "HEAD") == before
     assert (root / "README.md").read_text() == "ours\n"
+
+
+def test_a_configured_branch_is_created_and_the_run_commits_there(tmp_path: Path) -> None:
+    """``branch = ...``: the run switches to it (creating it); main is left as it was."""
+    from tests.runtime.workspace import FINISH_EVERYTHING, run_here, scripted
+
+    change = FINISH_EVERYTHING.replace("[[default]]", '[[development]]\nwrite."f.txt" = "x"')
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": change + FINISH_EVERYTHING},
+        agents={"main": scripted("s.toml")},
+        extra='branch = "ralph/work"',
+    )
+    main_before = git(root, "rev-parse", "main")
+    result = run_here(root)
+    assert git(root, "rev-parse", "--abbrev-ref", "HEAD") == "ralph/work"
+    assert git(root, "rev-parse", "main") == main_before
+    assert git(root, "show", "--name-only", "--format=", "ralph/work") == "f.txt"
+    assert result.state.ledger.commits == 1

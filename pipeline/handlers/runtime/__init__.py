@@ -1,7 +1,13 @@
 """The runtime: handlers that carry out every effect in a real git workspace (I/O)."""
 
 from pipeline.handlers.runtime._agents import MAX_ARGUMENT_BYTES, AgentInvoker, is_rate_limited
-from pipeline.handlers.runtime._git import EFFECT_TRAILER, GitError, GitHandler, ensure_excluded
+from pipeline.handlers.runtime._git import (
+    EFFECT_TRAILER,
+    GitError,
+    GitHandler,
+    ensure_excluded,
+    switch_branch,
+)
 from pipeline.handlers.runtime._layout import OUTPUT_FILES, WorkspaceLayout
 from pipeline.handlers.runtime._prompts import render_prompt, template_text
 from pipeline.handlers.runtime._reports import Report, read_report
@@ -31,5 +37,6 @@ __all__ = [
     "ralph_executable",
     "read_report",
     "render_prompt",
+    "switch_branch",
     "template_text",
 ]

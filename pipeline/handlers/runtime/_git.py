@@ -28,7 +28,7 @@ from pipeline.events import (
     WorkspaceIoError,
 )
 
-__all__ = ["EFFECT_TRAILER", "GitError", "GitHandler", "ensure_excluded"]
+__all__ = ["EFFECT_TRAILER", "GitError", "GitHandler", "ensure_excluded", "switch_branch"]
 
 EFFECT_TRAILER = "Ralph-Effect"
 """The commit trailer naming the effect a commit was made for."""
@@ -77,6 +77,19 @@ def ensure_excluded(root: Path, patterns: tuple[str, ...] = ("/.ralph/", "/.agen
             if present and present[-1].strip():
                 handle.write("\n")
             handle.write("# ralph-pipeline's own files\n" + "\n".join(missing) + "\n")
+
+
+def switch_branch(root: Path, branch: str) -> None:
+    """Work on ``branch``: switch to it, creating it at the current commit when missing.
+    Uncommitted changes come along; raises :class:`GitError` when git refuses."""
+    current = _git(root, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip()
+    if current == branch:
+        return
+    exists = _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
+    if exists.returncode == 0:
+        _git(root, "switch", "--quiet", branch)
+    else:
+        _git(root, "switch", "--quiet", "--create", branch)
 
 
 @frozen
