@@ -29,7 +29,6 @@ import subprocess
 import sys
 import time
 import tomllib
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, final
 
@@ -38,6 +37,7 @@ from cattrs import transform_error
 from cattrs.errors import BaseValidationError
 from cattrs.preconf.orjson import make_converter
 
+from pipeline.handlers.intake import emit, events_file_for
 from pipeline.serialization import configure_primitives
 
 __all__ = ["Script", "Step", "main"]
@@ -120,12 +120,11 @@ def _perform(step: Step, root: Path) -> int:
         target = root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, "utf-8")
-    events_file = os.environ.get("RALPH_EVENTS_FILE")
-    if step.emit and events_file:
-        with open(events_file, "a", encoding="utf-8") as handle:
-            for topic, payload in step.emit:
-                ts = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-                handle.write(json.dumps({"topic": topic, "payload": payload, "ts": ts}) + "\n")
+    if step.emit:
+        # The same function as `ralph emit`, called in-process: one O_APPEND write per line.
+        events_file = events_file_for(Path.cwd(), os.environ, None)
+        for topic, payload in step.emit:
+            emit(events_file, topic, payload)
     if step.spawn:
         subprocess.Popen(list(step.spawn), stdin=subprocess.DEVNULL)  # left running on purpose
     if step.print:

@@ -25,6 +25,8 @@ from pipeline.config import ConfigError
 from pipeline.engine import DurableRun
 from pipeline.errors import PipelineError, WireFormatError
 from pipeline.events import PipelineEvent, RunId
+from pipeline.handlers.intake import EmitError, EventsFileError, events_file_for
+from pipeline.handlers.intake import emit as emit_topic
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import DEFAULT_STORE_PATH, SqliteEventStore, StoreError
 from pipeline.reducers import reduce
@@ -188,6 +190,27 @@ def resume(
         raise _fail(f"no run {run_id!r} in {store_path}; its runs: {', '.join(known)}")
     chosen = RunId(run_id or known[-1])
     raise _finish(opened, _drive(opened, None, chosen, quiet))
+
+
+@app.command()
+def emit(
+    topic: Annotated[str, typer.Argument(help="The topic: letters, digits and _ . : - only.")],
+    payload: Annotated[str | None, typer.Argument(help="Text, or JSON with --json.")] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="PAYLOAD is a JSON value, kept structured.")
+    ] = False,
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", help="The events file when no run names one (no marker)."),
+    ] = None,
+) -> None:
+    """Append a topic to the run's events file (agents call this from their shell)."""
+    try:
+        target = events_file_for(Path.cwd(), os.environ, file)
+        emit_topic(target, topic, payload, as_json=as_json)
+    except (EmitError, EventsFileError) as error:
+        raise _fail(str(error)) from error
+    out.print(f"Event emitted: {topic}", markup=False)
 
 
 @app.command()

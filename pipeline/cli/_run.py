@@ -20,6 +20,7 @@ from pipeline.config import RalphConfig, parse_config, require_chains
 from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import Digest, PipelineEvent, RunId
+from pipeline.handlers.intake import write_marker
 from pipeline.handlers.runtime import (
     GitError,
     PromptSource,
@@ -142,6 +143,11 @@ def drive(
     )
     interruption = Interruption()
     workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)
+    if run_id is not None:
+        # A resume goes on writing to its own run's file; the marker points there again.
+        events_file = workspace.layout.events_file(run_id)
+        if events_file.is_file():
+            write_marker(workspace.layout.root, events_file)
     with SqliteEventStore(workspace.layout.store) as store, _signals(interruption):
         return run_durable(
             store,

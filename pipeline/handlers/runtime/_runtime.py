@@ -85,6 +85,7 @@ from pipeline.events import (
     WorkspaceIoError,
 )
 from pipeline.handlers.agents import ProcessSpec, run_process
+from pipeline.handlers.intake import write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._layout import WorkspaceLayout
@@ -263,6 +264,7 @@ class Runtime:
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_bytes(data)
         layout.events_file(run_id).touch()
+        write_marker(layout.root, layout.events_file(run_id))
         try:
             ensure_excluded(layout.root)
         except GitError as error:

@@ -1,0 +1,28 @@
+"""Agent event intake: the run's events file, its marker, and ``emit`` (I/O)."""
+
+from pipeline.handlers.intake._emit import TOPIC_PATTERN, EmitError, emit, emit_line
+from pipeline.handlers.intake._files import (
+    DEFAULT_EVENTS_FILE,
+    MARKER,
+    EventsFileError,
+    checked_events_path,
+    events_file_for,
+    read_marker,
+    workspace_root,
+    write_marker,
+)
+
+__all__ = [
+    "DEFAULT_EVENTS_FILE",
+    "MARKER",
+    "TOPIC_PATTERN",
+    "EmitError",
+    "EventsFileError",
+    "checked_events_path",
+    "emit",
+    "emit_line",
+    "events_file_for",
+    "read_marker",
+    "workspace_root",
+    "write_marker",
+]

@@ -1,0 +1,167 @@
+"""Run-isolated events files, the marker that names them, and ``ralph emit`` (real files and
+real processes)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from pipeline.handlers.intake import (
+    EventsFileError,
+    checked_events_path,
+    events_file_for,
+    read_marker,
+    write_marker,
+)
+from tests.runtime.workspace import (
+    FINISH_EVERYTHING,
+    ROOT,
+    make_workspace,
+    ralph,
+    run_here,
+    scripted,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("/etc/passwd.jsonl", "absolute"),
+        (".ralph/../../x.jsonl", "'..'"),
+        ("events.jsonl", "outside .ralph/"),
+        (".agent/events.jsonl", "outside .ralph/"),
+        (".ralph/events.txt", "not a .jsonl file"),
+        ("", "empty"),
+    ],
+)
+def test_a_marker_naming_a_forbidden_path_is_refused(text: str, why: str) -> None:
+    """Absolute, climbing, outside .ralph/ or not .jsonl: an error that says which."""
+    with pytest.raises(EventsFileError, match=why):
+        checked_events_path(text)
+
+
+def test_the_events_file_is_found_in_the_documented_order(tmp_path: Path) -> None:
+    """RALPH_EVENTS_FILE, else the marker (found from a subdirectory), else --file, else the
+    default under the workspace root."""
+    root = tmp_path / "ws"
+    nested = root / "src" / "deep"
+    nested.mkdir(parents=True)
+    (root / ".ralph").mkdir()
+    option = tmp_path / "given.jsonl"
+    assert events_file_for(nested, {}, None) == root / ".ralph" / "events.jsonl"
+    assert events_file_for(nested, {}, option) == option
+    write_marker(root, root / ".ralph" / "events-1.jsonl")
+    assert read_marker(root) is not None
+    assert events_file_for(nested, {}, option) == root / ".ralph" / "events-1.jsonl"
+    env = {"RALPH_EVENTS_FILE": str(tmp_path / "env.jsonl")}
+    assert events_file_for(nested, env, option) == tmp_path / "env.jsonl"
+    assert events_file_for(tmp_path, {"RALPH_WORKSPACE_ROOT": str(root)}, None) == (
+        root / ".ralph" / "events-1.jsonl"
+    )
+
+
+def test_ralph_emit_writes_one_line_and_refuses_bad_input_writing_nothing(tmp_path: Path) -> None:
+    """Text and JSON payloads; a bad topic or bad JSON: exit 2 and the file untouched."""
+    (tmp_path / ".ralph").mkdir()
+    target = tmp_path / ".ralph" / "events.jsonl"
+    ok = ralph("emit", "build.done", "all green", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.strip() == "Event emitted: build.done"
+    structured = ralph("emit", "plan:ready", '{"steps": [1, 2]}', "--json", cwd=tmp_path)
+    assert structured.returncode == 0, structured.stderr
+    before = target.read_bytes()
+    for args in (("bad topic", "x"), ("t", "{nope", "--json"), ("t", "--json")):
+        refused = ralph("emit", *args, cwd=tmp_path)
+        assert refused.returncode == 2
+        assert refused.stderr.startswith("error:")
+    assert target.read_bytes() == before
+    lines = [orjson.loads(line) for line in before.splitlines()]
+    assert [(x["topic"], x["payload"]) for x in lines] == [
+        ("build.done", "all green"),
+        ("plan:ready", {"steps": [1, 2]}),
+    ]
+    assert all(x["ts"].endswith("Z") for x in lines)
+
+
+EMITTER = """
+import sys
+from pathlib import Path
+from pipeline.handlers.intake import emit
+target, who = Path(sys.argv[1]), sys.argv[2]
+for n in range(100):
+    emit(target, f"worker.{who}", f"line {n} " + "x" * 300)
+"""
+
+
+def test_fifty_concurrent_emitters_give_five_thousand_whole_lines(tmp_path: Path) -> None:
+    """50 processes x 100 lines at once: every line whole, valid and present exactly once."""
+    target = tmp_path / ".ralph" / "events.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    workers = [
+        subprocess.Popen([sys.executable, "-c", EMITTER, str(target), str(n)], env=env)
+        for n in range(50)
+    ]
+    assert [w.wait(timeout=120) for w in workers] == [0] * 50
+    lines = target.read_bytes().split(b"\n")
+    assert lines[-1] == b""
+    records = [orjson.loads(line) for line in lines[:-1]]
+    assert len(records) == 5_000
+    seen = {(r["topic"], r["payload"]) for r in records}
+    assert len(seen) == 5_000
+
+
+def test_ralph_emit_processes_at_once_do_not_tear_lines(tmp_path: Path) -> None:
+    """Twenty real ``ralph emit`` processes started together: twenty whole lines."""
+    (tmp_path / ".ralph").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "pipeline.cli", "emit", f"t.{n}", "y" * 5_000],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
+        for n in range(20)
+    ]
+    assert [w.wait(timeout=120) for w in workers] == [0] * 20
+    records = [
+        orjson.loads(line)
+        for line in (tmp_path / ".ralph" / "events.jsonl").read_bytes().splitlines()
+    ]
+    assert sorted(r["topic"] for r in records) == sorted(f"t.{n}" for n in range(20))
+
+
+def test_each_run_writes_its_own_events_file_and_resume_reuses_it(tmp_path: Path) -> None:
+    """A first run's topics stay in its own file; a second fresh run starts a new, empty file
+    that the marker names; resuming the first points the marker back and creates no file."""
+    first_steps = FINISH_EVERYTHING.replace(
+        "[[default]]",
+        '[[planning]]\nemit = [["archaeology.start", "dig"], ["map.created", "map"]]',
+    )
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": first_steps + FINISH_EVERYTHING},
+        agents={"main": scripted("s.toml")},
+    )
+    first = run_here(root)
+    first_file = root / ".ralph" / f"events-{first.run_id}.jsonl"
+    topics = [orjson.loads(x)["topic"] for x in first_file.read_bytes().splitlines()]
+    assert topics == ["archaeology.start", "map.created"]
+    (root / ".ralph" / "s.toml").write_text(FINISH_EVERYTHING)
+    (root / ".ralph" / "scripted-agent-state.json").unlink()
+    second = run_here(root)
+    second_file = root / ".ralph" / f"events-{second.run_id}.jsonl"
+    assert second.run_id != first.run_id
+    assert second_file.read_bytes() == b""
+    assert read_marker(root) is not None
+    assert root / str(read_marker(root)) == second_file
+    files_before = sorted((root / ".ralph").glob("events-*.jsonl"))
+    resumed = ralph("resume", first.run_id, cwd=root)
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted((root / ".ralph").glob("events-*.jsonl")) == files_before
+    assert root / str(read_marker(root)) == first_file
