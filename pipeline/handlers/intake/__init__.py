@@ -11,17 +11,29 @@ from pipeline.handlers.intake._files import (
     workspace_root,
     write_marker,
 )
+from pipeline.handlers.intake._reader import (
+    AgentLine,
+    EventsFileReader,
+    MalformedLine,
+    ReadResult,
+    parse_lines,
+)
 
 __all__ = [
     "DEFAULT_EVENTS_FILE",
     "MARKER",
     "TOPIC_PATTERN",
+    "AgentLine",
     "EmitError",
     "EventsFileError",
+    "EventsFileReader",
+    "MalformedLine",
+    "ReadResult",
     "checked_events_path",
     "emit",
     "emit_line",
     "events_file_for",
+    "parse_lines",
     "read_marker",
     "workspace_root",
     "write_marker",
