@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import PRESETS, AgentConfig, PromptVia, parse_config
-from tests.runtime.workspace import FINISH_EVERYTHING, make_workspace, ralph, scripted
+from tests.runtime.workspace import FINISH_EVERYTHING, make_workspace, ralph, scripted, then_finish
 
 
 def started_any_agent(root: Path) -> bool:
@@ -114,3 +114,21 @@ def test_every_preset_is_a_headless_argv_with_its_model_flag(name: str) -> None:
         assert any("{prompt_file}" in a for a in plain.argv)
     tuned = AgentConfig(preset=name, model="m-1", args=("--extra",)).invocation()
     assert tuned.argv[-3:] == (PRESETS[name].model_flag, "m-1", "--extra")
+
+
+def test_the_runtime_budget_ends_the_run_with_exit_2(tmp_path: Path) -> None:
+    """``max_runtime_s``: once spent, the next phase does not begin; the run finalizes with
+    ``max_runtime`` and exits 2."""
+    slow = then_finish(
+        "development", "[[development]]\ndelay_s = 1.5\n" + FINISH_EVERYTHING.split("\n", 2)[2]
+    )
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": slow},
+        agents={"main": scripted("s.toml")},
+        budgets="max_runtime_s = 1",
+    )
+    result = ralph("run", cwd=root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "error.budget_exceeded budget=runtime" in result.stdout
+    assert "Exit status 2: max_runtime" in result.stdout
