@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, final
+from typing import Any, NamedTuple, final
 
 import orjson
 from attrs import define, frozen
@@ -23,10 +23,11 @@ __all__ = ["AgentLine", "EventsFileReader", "MalformedLine", "ReadResult", "pars
 _KEYS = frozenset({"topic", "payload", "ts"})
 
 
-@final
-@frozen
-class AgentLine:
-    """A valid line: ``topic``, its ``payload`` (any JSON value) and ``ts`` when it had one."""
+class AgentLine(NamedTuple):
+    """A valid line: ``topic``, its ``payload`` (any JSON value) and ``ts`` when it had one.
+
+    A named tuple rather than an attrs class: a long events file makes millions of them, and
+    a tuple is built in a third of the time."""
 
     line_number: int
     topic: str
@@ -34,9 +35,7 @@ class AgentLine:
     ts: datetime | None
 
 
-@final
-@frozen
-class MalformedLine:
+class MalformedLine(NamedTuple):
     """A line that is not a valid event: its whole ``content`` and what is wrong with it."""
 
     line_number: int
@@ -71,28 +70,43 @@ def _shape(value: Any) -> str | None:
     return None
 
 
+_VALID_TOPICS: set[str] = set()
+"""Topics already checked against the pattern: a run uses few, over and over."""
+
+
+def _topic_ok(topic: str) -> bool:
+    if topic in _VALID_TOPICS:
+        return True
+    if TOPIC_PATTERN.fullmatch(topic) is None:
+        return False
+    if len(_VALID_TOPICS) < 10_000:
+        _VALID_TOPICS.add(topic)
+    return True
+
+
 def _line(raw: bytes, number: int) -> AgentLine | MalformedLine:
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
         return MalformedLine(number, raw.decode("utf-8", "replace"), f"invalid JSON: {error}")
-    problem = _shape(value)
-    if problem is not None:
-        return MalformedLine(number, raw.decode("utf-8", "replace"), problem)
+    # The fast path checks the common, valid shape inline; _shape explains anything else.
+    if type(value) is not dict or not value.keys() <= _KEYS:
+        return MalformedLine(number, raw.decode("utf-8", "replace"), _shape(value) or "invalid")
+    topic = value.get("topic")
+    if type(topic) is not str or not _topic_ok(topic):
+        return MalformedLine(number, raw.decode("utf-8", "replace"), _shape(value) or "invalid")
     stamp = value.get("ts")
-    ts = None
-    if stamp is not None:
-        try:
-            if not isinstance(stamp, str):
-                raise ValueError(stamp)
-            ts = datetime.fromisoformat(stamp)
-            if ts.tzinfo is None:
-                raise ValueError(stamp)
-        except ValueError:
-            return MalformedLine(
-                number, raw.decode("utf-8", "replace"), "ts is not an RFC 3339 time with a zone"
-            )
-    return AgentLine(number, value["topic"], value.get("payload"), ts)
+    if stamp is None:
+        return AgentLine(number, topic, value.get("payload"), None)
+    try:
+        ts = datetime.fromisoformat(stamp) if type(stamp) is str else None
+    except ValueError:
+        ts = None
+    if ts is None or ts.tzinfo is None:
+        return MalformedLine(
+            number, raw.decode("utf-8", "replace"), "ts is not an RFC 3339 time with a zone"
+        )
+    return AgentLine(number, topic, value.get("payload"), ts)
 
 
 def parse_lines(data: bytes, first_line: int = 1) -> ReadResult:
