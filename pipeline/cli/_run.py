@@ -10,7 +10,6 @@ import contextlib
 import hashlib
 import signal
 from collections.abc import Callable, Iterator
-from datetime import timedelta
 from pathlib import Path
 from types import FrameType
 
@@ -130,7 +129,6 @@ def drive(
     on_warning: Callable[[str], None] | None = None,
 ) -> DurableRun:
     """Start (``prompt``) or resume (``run_id``) a run and drive it until it stops."""
-    budget = workspace.config.budgets.max_runtime_s
     runtime = Runtime(
         workspace.layout,
         workspace.config,
@@ -138,8 +136,6 @@ def drive(
         utc_now,
         prompt=prompt,
         run_id=run_id,
-        # The runtime budget counts this process's time, so a resumed run gets it afresh.
-        deadline=None if budget is None else utc_now() + timedelta(seconds=budget),
     )
     interruption = Interruption()
     workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,6 @@ from returns.result import Failure, Success
 from pipeline.config import AgentConfig, PromptVia
 from pipeline.effects import InvokeAgent
 from pipeline.events import (
-    AgentName,
     Digest,
     DurationMs,
     ErrorKind,
@@ -145,7 +144,7 @@ class AgentInvoker:
         self, effect: InvokeAgent, result: ProcessResult, log: Path
     ) -> tuple[PipelineEvent, ...]:
         now = self.clock
-        role, name = effect.role, AgentName(effect.agent)
+        role, name = effect.role, effect.agent
         if result.timed_out is not None:
             return (
                 InvocationTimedOut(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shutil
 from collections.abc import Callable
 
 from returns.result import Failure, Result, Success
@@ -109,7 +108,8 @@ def _plan(
 def _review(
     layout: WorkspaceLayout, text: str, effect: InvokeAgent, now: Callable[[], Instant]
 ) -> tuple[PipelineEvent, ...]:
-    shutil.copyfile(layout.output("issues"), layout.issues)
+    # Kept where the review-fix prompt reads it (the report folder is emptied per invocation).
+    layout.issues.write_text(text, "utf-8")
     count = len(_ISSUE.findall(text))
     review_pass = Ordinal(effect.review_pass)
     if count == 0:

@@ -152,13 +152,19 @@ class Runtime:
     prompt: PromptSource | None = None
     run_id: str | None = None
     deadline: datetime | None = None
-    """When the runtime budget is spent (None: no runtime budget)."""
+    """When the runtime budget is spent; by default ``max_runtime_s`` from now, so that a
+    resumed run gets its budget afresh (None with no runtime budget)."""
     environment: Mapping[str, str] | None = None
     """The base environment of agents (default: this process's)."""
     rng: random.Random = field(factory=random.Random)
     sleep: Callable[[float], None] = time.sleep
     grace_s: float = 5.0
     _agents: AgentInvoker | None = field(default=None, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        limit = self.config.budgets.max_runtime_s
+        if self.deadline is None and limit is not None:
+            self.deadline = self.clock() + timedelta(seconds=limit)
 
     def __call__(self, effect: Effect) -> tuple[PipelineEvent, ...]:
         """Carry out ``effect`` in the workspace and report what happened."""
@@ -271,8 +277,6 @@ class Runtime:
             raise PipelineError(
                 f"{layout.root} is not usable as a git workspace: {error}"
             ) from error
-        if self.config.budgets.max_runtime_s is not None:
-            self.deadline = started + timedelta(seconds=self.config.budgets.max_runtime_s)
         budget = self.config.budgets.to_budget()
         chains = tuple(
             RoleChain(role, tuple(AgentName(a) for a in self.config.chains.for_role(role)))
