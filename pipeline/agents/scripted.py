@@ -9,6 +9,7 @@ once the list is used up. A step may::
     print = "text for the output"     # written to stdout
     write = { "path" = "content" }    # files written, relative to the workspace
     emit = [["topic", "payload"]]     # lines appended to the run's events file
+    raw_lines = ["not json"]          # lines appended as they are (a misbehaving agent)
     save_prompt = "path"              # the prompt received on stdin, saved byte for byte
     spawn = ["sleep", "300"]          # a child process started and left running
     delay_s = 0.5                     # a pause before exiting
@@ -51,6 +52,7 @@ class Step:
     print: str = ""
     write: dict[str, str] = field(factory=dict)
     emit: tuple[tuple[str, str], ...] = ()
+    raw_lines: tuple[str, ...] = ()
     save_prompt: str | None = None
     spawn: tuple[str, ...] = ()
     delay_s: float = 0.0
@@ -120,11 +122,14 @@ def _perform(step: Step, root: Path) -> int:
         target = root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, "utf-8")
-    if step.emit:
-        # The same function as `ralph emit`, called in-process: one O_APPEND write per line.
+    if step.emit or step.raw_lines:
         events_file = events_file_for(Path.cwd(), os.environ, None)
+        # The same function as `ralph emit`, called in-process: one O_APPEND write per line.
         for topic, payload in step.emit:
             emit(events_file, topic, payload)
+        with events_file.open("ab") as handle:
+            for line in step.raw_lines:
+                handle.write(line.encode() + b"\n")
     if step.spawn:
         subprocess.Popen(list(step.spawn), stdin=subprocess.DEVNULL)  # left running on purpose
     if step.print:

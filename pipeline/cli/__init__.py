@@ -31,12 +31,14 @@ from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import DEFAULT_STORE_PATH, SqliteEventStore, StoreError
 from pipeline.reducers import reduce
 from pipeline.serialization import (
+    CONVERTER,
     CheckpointError,
     checkpoint_state,
     encode_state,
     unstructure_event,
 )
 from pipeline.state import Phase, PipelineState
+from pipeline.views import topic_log
 
 __all__ = ["app", "main"]
 
@@ -235,13 +237,14 @@ def demo(
     out.print(f"Demo repository: {opened.layout.root}")
     result = _drive(opened, source, None, quiet)
     with SqliteEventStore(opened.layout.store) as store:
-        write_event_log(opened.layout.ralph_dir / "events.jsonl", store.read(result.run_id))
+        write_event_log(opened.layout.ralph_dir / "event-log.jsonl", store.read(result.run_id))
     (opened.layout.ralph_dir / "state.json").write_bytes(encode_state(result.state) + b"\n")
     log = subprocess.run(
         ["git", "log", "--oneline"], cwd=directory, capture_output=True, text=True, check=False
     )
     out.print("Commits:\n" + log.stdout.rstrip())
     out.print(f"Replay it: cd {directory} && ralph replay --verify")
+    out.print(f"What the agents published: cd {directory} && ralph topics")
     raise _finish(opened, result)
 
 
@@ -351,6 +354,28 @@ def events(
                 else:
                     at = event.at.isoformat(timespec="seconds")
                     out.print(f"{number:>5}  {at}  {describe_event(event)}", soft_wrap=True)
+    except (EventLogError, StoreError, WireFormatError) as error:
+        raise _fail(str(error)) from error
+
+
+@app.command()
+def topics(
+    source: SourceArgument = None,
+    run: RunOption = None,
+    output: Annotated[
+        LogFormat, typer.Option("--format", help="table or jsonl.")
+    ] = LogFormat.TABLE,
+) -> None:
+    """Print the topics agents published, rejected lines included (as event.malformed)."""
+    try:
+        with open_source(source, run) as log:
+            for entry in topic_log(log.events()):
+                if output is LogFormat.JSONL:
+                    sys.stdout.write(orjson.dumps(CONVERTER.unstructure(entry)).decode() + "\n")
+                else:
+                    at = entry.at.isoformat(timespec="seconds")
+                    line = f"{entry.line_number:>5}  {at}  {entry.topic}  {entry.payload.text}"
+                    out.print(line, soft_wrap=True, markup=False)
     except (EventLogError, StoreError, WireFormatError) as error:
         raise _fail(str(error)) from error
 

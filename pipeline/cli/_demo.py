@@ -2,9 +2,11 @@
 agent (I/O: files, git, processes).
 
 The script makes the run show the interesting decisions with real processes: the developer's
-preferred agent is not installed (fallback), the scripted developer crashes once (retry after
-backoff), the first iteration is partial, the first review finds an issue that a fix attempt
-resolves, and the final check runs the repository's real unit tests.
+preferred agent is not installed (fallback), the scripted developer crashes once after writing
+a malformed line to its events file (retry after backoff, with the rejected line shown in the
+retry's prompt), the first iteration is partial, the first review finds an issue that a fix
+attempt resolves, agents publish topics (``ralph topics`` lists them), and the final check
+runs the repository's real unit tests.
 """
 
 from __future__ import annotations
@@ -85,8 +87,10 @@ def _script() -> str:
                 "planning",
                 {out + "plan.md": "1. Add slugify() to textkit.py.\n2. Add unit tests.\n"},
                 print="Read the task; wrote a two-step plan.",
-            ),
-            _step("development", print="Simulated crash: the agent process died.", exit=1),
+            )
+            + 'emit = [["plan.ready", "2 steps"]]\n',
+            _step("development", print="Simulated crash: the agent process died.", exit=1)
+            + 'raw_lines = ["{\\"topic\\": \\"build.progress\\", half a line"]\n',
             _writes(
                 "development",
                 {
@@ -94,7 +98,8 @@ def _script() -> str:
                     out + "status": "partial\nAdded slugify(); tests come next.",
                 },
                 print="Step 1 of the plan done.",
-            ),
+            )
+            + 'emit = [["build.progress", "slugify() added"]]\n',
             _writes(
                 "development",
                 {"test_textkit.py": _TESTS_V1, out + "status": "completed\nAdded unit tests."},
@@ -123,7 +128,8 @@ def _script() -> str:
                     out + "status": "completed\nStripped dashes at both ends; added a test.",
                 },
                 print="Fixed the review's issue.",
-            ),
+            )
+            + 'emit = [["review.fixed", "1 issue"]]\n',
         ]
     )
 

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 from rich.table import Table
 
-from pipeline.events import WIRE_TAGS, PipelineEvent
+from pipeline.events import WIRE_TAGS, Json, PipelineEvent
 from pipeline.state import PipelineState
 
 __all__ = ["describe_event", "state_table"]
@@ -22,9 +22,12 @@ def _show(value: Any) -> str:
         return str(value.value)
     if isinstance(value, datetime):
         return value.isoformat(timespec="seconds")
-    if attrs.has(type(value)):
+    if isinstance(value, Json):
+        text = value.text
+    elif attrs.has(type(value)):
         return type(value).__name__
-    text = str(value)
+    else:
+        text = str(value)
     if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
         return text[:12]  # a sha256 digest: the prefix identifies it for people
     return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"

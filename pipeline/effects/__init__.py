@@ -25,6 +25,7 @@ from pipeline.events.values import (
     Role,
     Sequence,
 )
+from pipeline.state.model import MalformedLineNote
 from pipeline.state.termination import TerminationReason
 
 __all__ = [
@@ -112,6 +113,10 @@ class MaterializePrompt:
     review_pass: Count
     last_error: str | None
     """The latest failure the run recorded (a dev-fix prompt is about it)."""
+    feedback: tuple[MalformedLineNote, ...]
+    """Malformed lines of the events file since the last prompt: the agent must learn of them."""
+    feedback_omitted: Count
+    """How many more malformed lines there were than ``feedback`` lists."""
 
 
 @final
@@ -126,6 +131,10 @@ class InvokeAgent:
     prompt_kind: PromptKind
     iteration: Count
     review_pass: Count
+    events_offset: Count
+    """Bytes of the events file already read into the log: read on from here afterwards."""
+    events_lines: Count
+    """Lines of the events file already read (the next line is ``events_lines + 1``)."""
 
 
 @final
@@ -239,9 +248,10 @@ class RestorePromptPermissions:
 @final
 @frozen
 class CompleteRun:
-    """Record that the run is complete."""
+    """Record that the run is complete, ended by ``reason``."""
 
     effect_id: EffectId
+    reason: TerminationReason
 
 
 @final

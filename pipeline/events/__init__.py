@@ -14,8 +14,10 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from pipeline.events.agent import (
+    MALFORMED_TOPIC,
     AgentEvent,
     BackoffWaited,
+    EventsFileRead,
     InvocationFailed,
     InvocationStarted,
     InvocationSucceeded,
@@ -103,6 +105,8 @@ from pipeline.events.values import (
     ExitCode,
     Instant,
     IterationStatus,
+    Json,
+    JsonValue,
     Ordinal,
     PromptKind,
     QuestionId,
@@ -110,6 +114,7 @@ from pipeline.events.values import (
     RoleChain,
     RunId,
     Sequence,
+    TerminationReason,
     TimeoutKind,
     WorkspaceErrorKind,
 )
@@ -134,6 +139,7 @@ PipelineEvent: TypeAlias = (
 
 __all__ = [
     "CATEGORIES",
+    "MALFORMED_TOPIC",
     "SCHEMA_VERSION",
     "WIRE_TAGS",
     "AgentChainExhausted",
@@ -163,6 +169,7 @@ __all__ = [
     "DurationMs",
     "ErrorEvent",
     "ErrorKind",
+    "EventsFileRead",
     "ExitCode",
     "FinalValidationFailed",
     "FinalValidationPassed",
@@ -180,6 +187,8 @@ __all__ = [
     "InvocationSucceeded",
     "InvocationTimedOut",
     "IterationStatus",
+    "Json",
+    "JsonValue",
     "LifecycleEvent",
     "LoopRecoveryTriggered",
     "MiscEvent",
@@ -215,6 +224,7 @@ __all__ = [
     "Sequence",
     "StructuredResponseMalformed",
     "StructuredResponseReceived",
+    "TerminationReason",
     "TimeoutKind",
     "TopicPublished",
     "ValidationEvent",

@@ -8,7 +8,7 @@ report); a success with no output fact counts as a failure when the next attempt
 
 from __future__ import annotations
 
-from typing import TypeAlias, final
+from typing import Final, TypeAlias, final
 
 from attrs import field, frozen
 
@@ -17,19 +17,23 @@ from pipeline.events.values import (
     INSTANT_VALIDATOR,
     ORDINAL_VALIDATOR,
     AgentName,
+    Count,
     Digest,
     DurationMs,
     ErrorKind,
     ExitCode,
     Instant,
+    Json,
     Ordinal,
     Role,
     TimeoutKind,
 )
 
 __all__ = [
+    "MALFORMED_TOPIC",
     "AgentEvent",
     "BackoffWaited",
+    "EventsFileRead",
     "InvocationFailed",
     "InvocationStarted",
     "InvocationSucceeded",
@@ -104,12 +108,21 @@ class BackoffWaited:
 @final
 @frozen
 class TopicPublished:
-    """The agent published ``topic`` with ``payload`` on line ``line_number`` of its events file."""
+    """The agent published ``topic`` with ``payload`` on line ``line_number`` of its events file.
+
+    ``emitted_at`` is the line's own ``ts`` (None when it had none); ``at`` is when the handler
+    read the line.
+    """
 
     topic: str
-    payload: str
+    payload: Json
     line_number: Ordinal = field(validator=ORDINAL_VALIDATOR)
+    emitted_at: Instant | None
     at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+MALFORMED_TOPIC: Final = "event.malformed"
+"""The topic each malformed line stands for in the run's topic log."""
 
 
 @final
@@ -120,6 +133,20 @@ class OutputLineMalformed:
     line_number: Ordinal = field(validator=ORDINAL_VALIDATOR)
     content: str
     error: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class EventsFileRead:
+    """The run's events file was read through byte ``offset``, the end of line ``lines``.
+
+    Every topic and malformed line up to there is already in the log, so a resumed run reads
+    on from here and never reads a line twice.
+    """
+
+    offset: Count = field(validator=COUNT_VALIDATOR)
+    lines: Count = field(validator=COUNT_VALIDATOR)
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
@@ -152,6 +179,7 @@ AgentEvent: TypeAlias = (
     | BackoffWaited
     | TopicPublished
     | OutputLineMalformed
+    | EventsFileRead
     | StructuredResponseReceived
     | StructuredResponseMalformed
 )

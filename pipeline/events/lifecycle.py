@@ -14,6 +14,7 @@ from pipeline.events.values import (
     RoleChain,
     RunId,
     Sequence,
+    TerminationReason,
 )
 
 __all__ = ["LifecycleEvent", "RunCompleted", "RunInterrupted", "RunResumed", "RunStarted"]
@@ -54,8 +55,12 @@ class RunResumed:
 @final
 @frozen
 class RunCompleted:
-    """Finalization finished; the run is over."""
+    """Finalization finished; the run is over, ended by ``reason``.
 
+    ``reason`` is None only in logs written before schema version 3, which did not record it.
+    """
+
+    reason: TerminationReason | None
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 

@@ -8,13 +8,18 @@ code. Enums hold every closed set of names; their values are the stable wire spe
 from __future__ import annotations
 
 import enum
+import math
+import types
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, NewType, final
+from typing import Any, Final, NewType, TypeAlias, final
 
+import orjson
 from attrs import Attribute, field, frozen
 
 __all__ = [
     "COUNT_VALIDATOR",
+    "EXIT_CODES",
     "INSTANT_VALIDATOR",
     "MAX_COUNT",
     "ORDINAL_VALIDATOR",
@@ -28,6 +33,8 @@ __all__ = [
     "ExitCode",
     "Instant",
     "IterationStatus",
+    "Json",
+    "JsonValue",
     "Ordinal",
     "PromptKind",
     "QuestionId",
@@ -35,6 +42,7 @@ __all__ = [
     "RoleChain",
     "RunId",
     "Sequence",
+    "TerminationReason",
     "TimeoutKind",
     "WorkspaceErrorKind",
 ]
@@ -209,3 +217,118 @@ COUNT_VALIDATOR = _count
 
 ORDINAL_VALIDATOR = _ordinal
 """Validator for :data:`Ordinal` fields."""
+
+
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
+"""A JSON value as Python builds it: objects are dicts, arrays are lists."""
+
+
+def _finite(value: object) -> bool:
+    """Whether no float inside ``value`` is NaN or infinite (orjson would write them as null)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return all(_finite(item) for item in value)
+    return True
+
+
+def _canonical(value: object) -> str:
+    """``value`` as canonical JSON text: compact, keys sorted, no NaN or infinity."""
+    if not _finite(value):
+        raise ValueError("not representable as JSON: NaN and infinity are not JSON numbers")
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError as error:  # orjson's JSONEncodeError is a TypeError
+        raise ValueError(f"not representable as JSON: {error}") from error
+
+
+def _check_canonical(_instance: object, attribute: Attribute[Any], value: str) -> None:
+    try:
+        canonical = _canonical(orjson.loads(value))
+    except (orjson.JSONDecodeError, ValueError) as error:
+        raise ValueError(f"{attribute.name} must be JSON text: {error}") from error
+    if canonical != value:
+        raise ValueError(f"{attribute.name} must be canonical JSON ({canonical!r}), got {value!r}")
+
+
+@final
+@frozen
+class Json:
+    """Any JSON value, immutable and hashable, kept as its canonical text.
+
+    Agents publish payloads of any JSON type; a dict would make the frozen event holding it
+    unhashable and mutable, so the event holds this instead. On the wire it is the value itself
+    (an object stays an object). Build one with :meth:`of`; read it with :attr:`value`.
+    """
+
+    text: str = field(validator=_check_canonical)
+    """Compact JSON with sorted keys: equal values have equal text."""
+
+    @classmethod
+    def of(cls, value: object) -> Json:
+        """The ``Json`` of a value built from dicts, lists, str, int, float, bool and None.
+
+        Raises ``ValueError`` for anything else (a set, NaN, an int beyond 64 bits)."""
+        made = object.__new__(cls)
+        # The text is canonical by construction: skip the validator's second encoding.
+        object.__setattr__(made, "text", _canonical(value))
+        return made
+
+    @property
+    def value(self) -> JsonValue:
+        """A fresh Python copy of the value (changing it changes nothing here)."""
+        parsed: JsonValue = orjson.loads(self.text)
+        return parsed
+
+
+@enum.unique
+class TerminationReason(enum.StrEnum):
+    """Why a run stopped; ``value`` is the stable string shown to people and stored in the log."""
+
+    COMPLETED = "completed"
+    MAX_ITERATIONS = "max_iterations"
+    MAX_RUNTIME = "max_runtime"
+    MAX_COST = "max_cost"
+    CONSECUTIVE_FAILURES = "consecutive_failures"
+    AGENT_CHAIN_EXHAUSTED = "agent_chain_exhausted"
+    LOOP_STALE = "loop_stale"
+    LOOP_THRASHING = "loop_thrashing"
+    VALIDATION_FAILURE = "validation_failure"
+    WORKSPACE_ERROR = "workspace_error"
+    STOPPED = "stopped"
+    INTERRUPTED = "interrupted"
+    CANCELLED = "cancelled"
+    HUMAN_INTERVENTION_REQUIRED = "human_intervention_required"
+
+    @property
+    def exit_code(self) -> int:
+        """The process exit status ``ralph`` ends with for this reason."""
+        return EXIT_CODES[self]
+
+    @property
+    def is_success(self) -> bool:
+        """Whether the run did what it was asked (``cancelled`` exits 0 but is no success)."""
+        return self is TerminationReason.COMPLETED
+
+
+EXIT_CODES: Final[Mapping[TerminationReason, int]] = types.MappingProxyType(
+    {
+        TerminationReason.COMPLETED: 0,
+        TerminationReason.MAX_ITERATIONS: 2,
+        TerminationReason.MAX_RUNTIME: 2,
+        TerminationReason.MAX_COST: 2,
+        TerminationReason.CONSECUTIVE_FAILURES: 1,
+        TerminationReason.AGENT_CHAIN_EXHAUSTED: 1,
+        TerminationReason.LOOP_STALE: 1,
+        TerminationReason.LOOP_THRASHING: 1,
+        TerminationReason.VALIDATION_FAILURE: 1,
+        TerminationReason.WORKSPACE_ERROR: 1,
+        TerminationReason.STOPPED: 1,
+        TerminationReason.INTERRUPTED: 130,
+        TerminationReason.CANCELLED: 0,
+        TerminationReason.HUMAN_INTERVENTION_REQUIRED: 3,
+    }
+)
+"""The exit code of every termination reason (documented in docs/architecture/termination.md)."""

@@ -29,10 +29,11 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 """The version written with every stored event; readers upcast older versions to this one.
 
-History: 2 added ``PlanProduced.iteration``.
+History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
+and added its ``emitted_at``, added ``RunCompleted.reason`` and the ``EventsFileRead`` fact.
 """
 
 
@@ -96,6 +97,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         agent.BackoffWaited: "agent.backoff_waited",
         agent.TopicPublished: "agent.topic_published",
         agent.OutputLineMalformed: "agent.output_line_malformed",
+        agent.EventsFileRead: "agent.events_file_read",
         agent.StructuredResponseReceived: "agent.structured_response_received",
         agent.StructuredResponseMalformed: "agent.structured_response_malformed",
         commit.CommitMessageGenerated: "commit.commit_message_generated",

@@ -58,6 +58,7 @@ from pipeline.events import (
     Digest,
     DurationMs,
     ErrorKind,
+    EventsFileRead,
     ExitCode,
     FinalizingStarted,
     FinalValidationFailed,
@@ -72,7 +73,9 @@ from pipeline.events import (
     InvocationSucceeded,
     InvocationTimedOut,
     IterationStatus,
+    Json,
     Ordinal,
+    OutputLineMalformed,
     PipelineEvent,
     PlanningStarted,
     PlanProduced,
@@ -228,8 +231,6 @@ class SimulatedWorld:
     config: WorldConfig
     chooser: Chooser
     clock: Callable[[], Instant] = field(factory=fake_clock)
-    topic_lines: int = 0
-    """Lines already in the agents' events file (a resumed world counts them from the log)."""
 
     def __call__(self, effect: Effect) -> Sequence[PipelineEvent]:
         """Carry out ``effect`` in the simulated world."""
@@ -300,13 +301,15 @@ class SimulatedWorld:
             case RestorePromptPermissions():
                 return (PromptPermissionsRestored(effect.path or "", now()),)
             case CompleteRun():
-                return (RunCompleted(now()),)
+                return (RunCompleted(effect.reason, now()),)
             case Terminate():
                 return ()
             case _:
                 assert_never(effect)
 
     def _invoke(self, effect: InvokeAgent) -> Sequence[PipelineEvent]:
+        """The invocation's outcome, then what the agent wrote to its events file meanwhile
+        (the real handler reads the file once the agent has exited)."""
         now, choose = self.clock, self.chooser
         role, agent = effect.role, effect.agent
         started = InvocationStarted(role, agent, None, Ordinal(effect.attempt), now())
@@ -315,31 +318,43 @@ class SimulatedWorld:
             failed = InvocationFailed(
                 role, agent, ErrorKind.NON_ZERO_EXIT, "exit status 1", True, now()
             )
-            return (started, failed)
+            return (started, failed, *self._intake(effect))
         if outcome is AgentOutcome.FATAL_FAILURE:
             failed = InvocationFailed(
                 role, agent, ErrorKind.NOT_FOUND, "not installed", False, now()
             )
             return (started, failed)
         if outcome is AgentOutcome.TIMEOUT:
-            return (
-                started,
-                InvocationTimedOut(role, agent, TimeoutKind.INACTIVITY, DurationMs(60_000), now()),
+            timed_out = InvocationTimedOut(
+                role, agent, TimeoutKind.INACTIVITY, DurationMs(60_000), now()
             )
-        topics = self._topics(effect)
+            return (started, timed_out, *self._intake(effect))
         succeeded = InvocationSucceeded(
             role, agent, ExitCode(0), DurationMs(1500), _digest(effect.effect_id), now()
         )
-        return (started, *topics, succeeded, *self._output(effect))
+        return (started, succeeded, *self._output(effect), *self._intake(effect))
 
-    def _topics(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
-        count = self.chooser.number(0, 2, "topics published")
+    def _intake(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
+        """The lines the agent appended, numbered on from where the log says reading stopped."""
+        count = self.chooser.number(0, 3, "lines written to the events file")
         events: list[PipelineEvent] = []
+        offset: int = effect.events_offset
+        line: int = effect.events_lines
         for index in range(count):
-            self.topic_lines += 1
-            topic = f"{effect.role.value}.progress"
-            payload = f"step {index + 1} of attempt {effect.attempt}"
-            events.append(TopicPublished(topic, payload, Ordinal(self.topic_lines), self.clock()))
+            line += 1
+            if self.chooser.pick((True, False), "line well formed"):
+                text = f"step {index + 1} of attempt {effect.attempt}"
+                topic = f"{effect.role.value}.progress"
+                published = TopicPublished(topic, Json.of(text), Ordinal(line), None, self.clock())
+                events.append(published)
+                offset += len(topic) + len(text) + 30
+            else:
+                content = f"not json {index}"
+                error = "invalid JSON: unexpected character"
+                events.append(OutputLineMalformed(Ordinal(line), content, error, self.clock()))
+                offset += len(content) + 1
+        if count:
+            events.append(EventsFileRead(Count(offset), Count(line), self.clock()))
         return tuple(events)
 
     def _output(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:

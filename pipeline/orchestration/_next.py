@@ -99,7 +99,7 @@ def next_effect(state: PipelineState) -> Effect:
                 return RestorePromptPermissions(eid, None, None)
             return RestorePromptPermissions(eid, protected.path, protected.original_mode)
         case Step.COMPLETE:
-            return CompleteRun(eid)
+            return CompleteRun(eid, progress.termination or TerminationReason.COMPLETED)
         case Step.TRIGGER:
             role = progress.dev_fix_role
             if role is None:
@@ -146,6 +146,8 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
         Count(progress.iteration),
         Count(progress.review_pass),
         state.ledger.last_error,
+        state.intake.feedback,
+        Count(state.intake.feedback_omitted),
     )
 
 
@@ -170,6 +172,8 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
         kind,
         Count(progress.iteration),
         Count(progress.review_pass),
+        Count(state.intake.events_offset),
+        Count(state.intake.events_lines),
     )
 
 

@@ -11,8 +11,10 @@ from typing import assert_never
 from attrs import evolve
 
 from pipeline.events import (
+    MALFORMED_TOPIC,
     AgentEvent,
     BackoffWaited,
+    EventsFileRead,
     InvocationFailed,
     InvocationStarted,
     InvocationSucceeded,
@@ -25,7 +27,18 @@ from pipeline.events import (
 )
 from pipeline.reducers._build import advance, anomaly, restamp, with_agent, with_intake
 from pipeline.reducers._transitions import agent_failed, finalize
-from pipeline.state import AgentCursor, Intake, Phase, PipelineState, Step, TerminationReason
+from pipeline.state import (
+    FEEDBACK_EXCERPT_CHARS,
+    MAX_FEEDBACK_LINES,
+    AgentCursor,
+    Intake,
+    MalformedLineNote,
+    Phase,
+    PipelineState,
+    Step,
+    TerminationReason,
+)
+from pipeline.state.changes import progress_with
 
 __all__ = ["reduce_agent"]
 
@@ -67,7 +80,9 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             )
             return with_agent(state, cursor)
         case OutputLineMalformed():
-            return _malformed_line(state)
+            return _malformed_line(state, event)
+        case EventsFileRead():
+            return _read(state, event)
         case StructuredResponseReceived():
             return advance(state)
         case StructuredResponseMalformed():
@@ -78,6 +93,10 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
                 i.malformed_lines,
                 i.consecutive_malformed,
                 i.malformed_responses + 1,
+                i.events_offset,
+                i.events_lines,
+                i.feedback,
+                i.feedback_omitted,
             )
             return advance(state, intake=intake)
         case _:
@@ -115,27 +134,79 @@ def _running(a: AgentCursor) -> AgentCursor:
 def _topic(state: PipelineState, event: TopicPublished) -> PipelineState:
     i = state.intake
     seen = i.seen_topics if event.topic in i.seen_topics else i.seen_topics | {event.topic}
-    return with_intake(
-        state, Intake(seen, i.topics_published + 1, i.malformed_lines, 0, i.malformed_responses)
+    intake = Intake(
+        seen,
+        i.topics_published + 1,
+        i.malformed_lines,
+        0,
+        i.malformed_responses,
+        i.events_offset,
+        i.events_lines,
+        i.feedback,
+        i.feedback_omitted,
     )
+    return with_intake(state, intake)
 
 
-def _malformed_line(state: PipelineState) -> PipelineState:
-    """Count a malformed line; too many in a row with no valid line between end the run."""
+def _malformed_line(state: PipelineState, event: OutputLineMalformed) -> PipelineState:
+    """Count a malformed line and owe the agent feedback on it; too many in a row with no
+    valid line between end the run.
+
+    The line is also a :data:`MALFORMED_TOPIC` in the topic log. When it arrives while the
+    task waits to invoke its agent again (a retry), the task goes back to its prompt, so that
+    the very next prompt the agent reads carries the feedback.
+    """
     i = state.intake
     consecutive = i.consecutive_malformed + 1
+    note = MalformedLineNote(event.line_number, event.error, event.content[:FEEDBACK_EXCERPT_CHARS])
+    feedback, omitted = (*i.feedback, note), i.feedback_omitted
+    if len(feedback) > MAX_FEEDBACK_LINES:
+        feedback, omitted = feedback[1:], omitted + 1
+    seen = i.seen_topics
+    if MALFORMED_TOPIC not in seen:
+        seen = seen | {MALFORMED_TOPIC}
     intake = Intake(
-        i.seen_topics,
+        seen,
         i.topics_published,
         i.malformed_lines + 1,
         consecutive,
         i.malformed_responses,
+        i.events_offset,
+        i.events_lines,
+        feedback,
+        omitted,
     )
     assert state.run is not None
+    progress = state.progress
     if (
         consecutive >= state.run.budget.max_consecutive_malformed
-        and state.progress.phase is not Phase.FINALIZING
+        and progress.phase is not Phase.FINALIZING
     ):
         counted = evolve(state, intake=intake)
         return finalize(counted, TerminationReason.VALIDATION_FAILURE)
+    if progress.step is Step.INVOKE and not state.agent.in_flight:
+        return advance(state, progress=progress_with(progress, step=Step.PROMPT), intake=intake)
     return advance(state, intake=intake)
+
+
+def _read(state: PipelineState, event: EventsFileRead) -> PipelineState:
+    """The events file was read further: a resumed run reads on from here."""
+    i = state.intake
+    if event.offset < i.events_offset or event.lines < i.events_lines:
+        why = (
+            f"the events file was read to byte {event.offset} (line {event.lines}), "
+            f"before byte {i.events_offset} (line {i.events_lines}) read already"
+        )
+        return anomaly(state, event, why)
+    intake = Intake(
+        i.seen_topics,
+        i.topics_published,
+        i.malformed_lines,
+        i.consecutive_malformed,
+        i.malformed_responses,
+        event.offset,
+        event.lines,
+        i.feedback,
+        i.feedback_omitted,
+    )
+    return with_intake(state, intake)

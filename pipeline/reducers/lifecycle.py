@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from pipeline.events import (
+    WIRE_TAGS,
     LifecycleEvent,
     RunCompleted,
     RunInterrupted,
@@ -15,6 +16,7 @@ from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import interrupt, new_task
 from pipeline.state import (
     AgentCursor,
+    Ledger,
     Phase,
     PipelineState,
     Progress,
@@ -53,14 +55,28 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
             return _resume(state, event)
         case RunCompleted():
             if progress.phase is Phase.FINALIZING and progress.step is Step.COMPLETE:
+                ledger = ledger_with(state.ledger, completed_at=event.at)
+                if event.reason is not None and event.reason is not progress.termination:
+                    # The fold decided how the run ends; a handler echoing another reason
+                    # completes the run all the same, and the mismatch is recorded.
+                    ledger = _mismatch(ledger, event, progress.termination)
                 return advance(
                     state,
                     progress=progress_with(progress, phase=Phase.COMPLETE, step=Step.DONE),
-                    ledger=ledger_with(state.ledger, completed_at=event.at),
+                    ledger=ledger,
                 )
             return anomaly(state, event, "finalization has not reached completion")
         case _:
             assert_never(event)
+
+
+def _mismatch(ledger: Ledger, event: RunCompleted, decided: TerminationReason | None) -> Ledger:
+    reason = event.reason.value if event.reason else "none"
+    why = (
+        f"{WIRE_TAGS[RunCompleted]} in finalizing: reports {reason}, "
+        f"but the run ends with {decided.value if decided else 'none'}"
+    )
+    return ledger_with(ledger, anomalies=ledger.anomalies + 1, last_anomaly=why)
 
 
 def _resume(state: PipelineState, event: RunResumed) -> PipelineState:

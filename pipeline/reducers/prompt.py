@@ -7,7 +7,14 @@ from typing import assert_never
 from pipeline.events import PromptFileProtected, PromptInputEvent, PromptMaterialized
 from pipeline.reducers._build import advance, anomaly, with_progress
 from pipeline.reducers._transitions import chain_exhausted
-from pipeline.state import Phase, PipelineState, ProtectedPrompt, Step, prompt_kind_for
+from pipeline.state import (
+    Intake,
+    Phase,
+    PipelineState,
+    ProtectedPrompt,
+    Step,
+    prompt_kind_for,
+)
 from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_prompt"]
@@ -27,7 +34,23 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
             # A role configured with no agent (or none left) cannot be invoked at all.
             if state.agent.chain_position >= len(state.run.chain(role)):
                 return chain_exhausted(state, role)
-            return with_progress(state, progress_with(progress, step=Step.INVOKE))
+            invoke = progress_with(progress, step=Step.INVOKE)
+            i = state.intake
+            if not i.feedback and not i.feedback_omitted:
+                return with_progress(state, invoke)
+            # The prompt carried the malformed-line feedback: it is delivered.
+            delivered = Intake(
+                i.seen_topics,
+                i.topics_published,
+                i.malformed_lines,
+                i.consecutive_malformed,
+                i.malformed_responses,
+                i.events_offset,
+                i.events_lines,
+                (),
+                0,
+            )
+            return advance(state, progress=invoke, intake=delivered)
         case PromptFileProtected():
             if progress.phase is Phase.NOT_STARTED:
                 return anomaly(state, event, "the run has not started")

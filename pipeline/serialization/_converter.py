@@ -11,12 +11,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import orjson
 from cattrs import Converter
 from cattrs.preconf.orjson import make_converter as make_orjson_converter
 from cattrs.strategies import configure_tagged_union
 
 from pipeline.effects import EFFECT_TAGS, Effect
-from pipeline.events import WIRE_TAGS, PipelineEvent
+from pipeline.events import WIRE_TAGS, Json, PipelineEvent
 
 __all__ = ["make_converter"]
 
@@ -70,6 +71,22 @@ def configure_sets(converter: Converter) -> None:
     converter.register_unstructure_hook_func(lambda t: t == frozenset[str], _sorted_strings)
 
 
+def _json_value(value: Json) -> Any:
+    return orjson.loads(value.text)
+
+
+def _structure_json(value: Any, _type: Any) -> Json:
+    # Json.of refuses (ValueError) whatever is not a JSON value; the wire only holds those.
+    return Json.of(value)
+
+
+def configure_json(converter: Converter) -> None:
+    """Put a :class:`~pipeline.events.Json` on the wire as the value itself (an object stays
+    an object), and read any JSON value back into one."""
+    converter.register_unstructure_hook(Json, _json_value)
+    converter.register_structure_hook(Json, _structure_json)
+
+
 def configure_unions(converter: Converter) -> None:
     """Tag ``PipelineEvent`` and ``Effect`` with their stable wire tags under ``type``."""
     configure_tagged_union(
@@ -85,5 +102,6 @@ def make_converter() -> Converter:
     converter = make_orjson_converter(forbid_extra_keys=True)
     configure_primitives(converter)
     configure_sets(converter)
+    configure_json(converter)
     configure_unions(converter)
     return converter

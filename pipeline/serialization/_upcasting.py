@@ -29,9 +29,21 @@ def _plan_produced_v1(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "iteration": 1}
 
 
+def _topic_published_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 2 kept no emission time (its payload, a string, is already a JSON value).
+    return {**data, "emitted_at": None}
+
+
+def _run_completed_v2(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 2 did not record why the run ended; the fold still knows, the fact cannot.
+    return {**data, "reason": None}
+
+
 UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = types.MappingProxyType(
     {
         ("planning.plan_produced", 1): _plan_produced_v1,
+        ("agent.topic_published", 2): _topic_published_v2,
+        ("lifecycle.run_completed", 2): _run_completed_v2,
     }
 )
 """``(wire tag, version)`` -> the upcaster to version + 1."""

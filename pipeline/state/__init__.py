@@ -1,10 +1,13 @@
 """The state of a pipeline run and the views decisions are made from (pure)."""
 
 from pipeline.state.model import (
+    FEEDBACK_EXCERPT_CHARS,
+    MAX_FEEDBACK_LINES,
     AgentCursor,
     Checkpoints,
     Intake,
     Ledger,
+    MalformedLineNote,
     PendingQuestion,
     PipelineState,
     Progress,
@@ -25,12 +28,15 @@ from pipeline.state.termination import EXIT_CODES, TerminationReason
 
 __all__ = [
     "EXIT_CODES",
+    "FEEDBACK_EXCERPT_CHARS",
+    "MAX_FEEDBACK_LINES",
     "RUNNING_PHASES",
     "TERMINAL_PHASES",
     "AgentCursor",
     "Checkpoints",
     "Intake",
     "Ledger",
+    "MalformedLineNote",
     "PendingQuestion",
     "Phase",
     "PipelineState",

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import final
+from typing import Final, final
 
-from attrs import frozen
+from attrs import field, frozen
 
 from pipeline.events.values import (
+    ORDINAL_VALIDATOR,
     AgentName,
     Budget,
     CheckpointTrigger,
     Digest,
     Instant,
+    Ordinal,
     QuestionId,
     Role,
     RunId,
@@ -28,10 +30,13 @@ from pipeline.state.phase import TERMINAL_PHASES, Phase, Step, role_for
 from pipeline.state.termination import TerminationReason
 
 __all__ = [
+    "FEEDBACK_EXCERPT_CHARS",
+    "MAX_FEEDBACK_LINES",
     "AgentCursor",
     "Checkpoints",
     "Intake",
     "Ledger",
+    "MalformedLineNote",
     "PendingQuestion",
     "PipelineState",
     "Progress",
@@ -102,16 +107,44 @@ class AgentCursor:
     backoff_ceiling_ms: int | None = None
 
 
+FEEDBACK_EXCERPT_CHARS: Final = 100
+"""How much of a malformed line the next prompt shows (the log keeps the whole line)."""
+
+MAX_FEEDBACK_LINES: Final = 10
+"""How many malformed lines, the most recent, the next prompt lists; it counts the rest."""
+
+
+@final
+@frozen
+class MalformedLineNote:
+    """A malformed line as the next prompt shows it to the agent."""
+
+    line_number: Ordinal = field(validator=ORDINAL_VALIDATOR)
+    error: str
+    excerpt: str
+    """The line's first :data:`FEEDBACK_EXCERPT_CHARS` characters."""
+
+
 @final
 @frozen
 class Intake:
-    """What agents published: topics seen during the run's lifetime and malformed-line counters."""
+    """What agents published: topics seen during the run's lifetime, malformed-line counters,
+    how far the events file has been read, and the feedback owed to the next prompt."""
 
     seen_topics: frozenset[str] = frozenset()
     topics_published: int = 0
     malformed_lines: int = 0
     consecutive_malformed: int = 0
     malformed_responses: int = 0
+    events_offset: int = 0
+    """Bytes of the events file already read into the log."""
+    events_lines: int = 0
+    """Lines of the events file already read into the log."""
+    feedback: tuple[MalformedLineNote, ...] = ()
+    """Malformed lines since the last prompt was rendered (at most the last
+    :data:`MAX_FEEDBACK_LINES`)."""
+    feedback_omitted: int = 0
+    """Malformed lines since the last prompt that ``feedback`` no longer lists."""
 
 
 @final

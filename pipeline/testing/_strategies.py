@@ -24,6 +24,7 @@ from pipeline.events import (
     DurationMs,
     ExitCode,
     Instant,
+    Json,
     Ordinal,
     PipelineEvent,
     QuestionId,
@@ -47,6 +48,7 @@ __all__ = [
     "effects",
     "events",
     "instants",
+    "json_values",
     "reachable_states",
     "register_strategies",
     "simulated_runs",
@@ -103,6 +105,25 @@ def chains(max_agents: int = 3) -> st.SearchStrategy[tuple[RoleChain, ...]]:
     return st.tuples(*(chain_of(role) for role in Role))
 
 
+def json_values() -> st.SearchStrategy[Json]:
+    """Any JSON value an agent could publish: scalars, and arrays and objects of them."""
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**63), 2**64 - 1)
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=20)
+    )
+    values = st.recursive(
+        scalars,
+        lambda inner: (
+            st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+        ),
+        max_leaves=12,
+    )
+    return values.map(Json.of)
+
+
 def register_strategies() -> None:
     """Register strategies for every bounded value type (idempotent)."""
     register = st.register_type_strategy
@@ -118,6 +139,7 @@ def register_strategies() -> None:
     register(DurationMs, st.integers(0, MAX_COUNT).map(DurationMs))
     register(ExitCode, st.integers(-64, 255).map(ExitCode))
     register(Budget, budgets())
+    register(Json, json_values())
     register(
         RoleChain,
         st.builds(

@@ -21,6 +21,7 @@ PURE_PACKAGES = (
     "orchestration",
     "serialization",
     "config",
+    "views",
 )
 FORBIDDEN_CALLS = {
     "now",

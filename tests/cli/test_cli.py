@@ -39,7 +39,7 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_demo_completes_and_its_log_folds_to_the_state_it_wrote(demo_dir: Path) -> None:
     """Exit 0; the event log folds to a complete run equal to the stored final state."""
-    lines = (demo_dir / ".ralph" / "events.jsonl").read_bytes().splitlines()
+    lines = (demo_dir / ".ralph" / "event-log.jsonl").read_bytes().splitlines()
     state = fold(decode_event(line) for line in lines)
     assert state.phase is Phase.COMPLETE
     assert state.termination is TerminationReason.COMPLETED
@@ -89,7 +89,9 @@ def test_demo_refuses_a_non_empty_directory(tmp_path: Path) -> None:
 
 def test_replay_against_passes_in_another_process(demo_dir: Path) -> None:
     """``replay LOG --against STATE`` in a fresh process (another hash seed) matches."""
-    result = ralph("replay", ".ralph/events.jsonl", "--against", ".ralph/state.json", cwd=demo_dir)
+    result = ralph(
+        "replay", ".ralph/event-log.jsonl", "--against", ".ralph/state.json", cwd=demo_dir
+    )
     assert result.returncode == 0, result.stderr
     assert "verified" in result.stdout
 
@@ -150,12 +152,21 @@ def test_replay_without_a_store_creates_none(tmp_path: Path) -> None:
 def test_replay_against_fails_on_a_different_state(demo_dir: Path, tmp_path: Path) -> None:
     """A state file that is not the fold of the log is reported, exit 1."""
     partial = ralph(
-        "replay", str(demo_dir / ".ralph" / "events.jsonl"), "--until", "10", "--json", cwd=tmp_path
+        "replay",
+        str(demo_dir / ".ralph" / "event-log.jsonl"),
+        "--until",
+        "10",
+        "--json",
+        cwd=tmp_path,
     )
     assert partial.returncode == 0
     (tmp_path / "other.json").write_text(partial.stdout)
     result = ralph(
-        "replay", str(demo_dir / ".ralph" / "events.jsonl"), "--against", "other.json", cwd=tmp_path
+        "replay",
+        str(demo_dir / ".ralph" / "event-log.jsonl"),
+        "--against",
+        "other.json",
+        cwd=tmp_path,
     )
     assert result.returncode == 1
     assert "differs" in result.stderr
@@ -163,7 +174,7 @@ def test_replay_against_fails_on_a_different_state(demo_dir: Path, tmp_path: Pat
 
 def test_replay_until_folds_a_prefix(demo_dir: Path) -> None:
     """``--until N`` folds exactly the first N events."""
-    result = ralph("replay", ".ralph/events.jsonl", "--until", "5", "--json", cwd=demo_dir)
+    result = ralph("replay", ".ralph/event-log.jsonl", "--until", "5", "--json", cwd=demo_dir)
     assert result.returncode == 0
     assert orjson.loads(result.stdout)["sequence"] == 5
 
@@ -179,7 +190,7 @@ def test_replay_of_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
 def test_replay_of_a_bad_line_names_the_file_and_line(demo_dir: Path, tmp_path: Path) -> None:
     """A line that is not an event is reported with its file and line number, exit 2."""
     log = tmp_path / "broken.jsonl"
-    good = (demo_dir / ".ralph" / "events.jsonl").read_bytes().splitlines()
+    good = (demo_dir / ".ralph" / "event-log.jsonl").read_bytes().splitlines()
     log.write_bytes(b"\n".join([good[0], good[1], b'{"type": "agent.nope"}']) + b"\n")
     result = ralph("replay", str(log), cwd=tmp_path)
     assert result.returncode == 2
@@ -188,17 +199,17 @@ def test_replay_of_a_bad_line_names_the_file_and_line(demo_dir: Path, tmp_path: 
 
 def test_events_jsonl_prints_every_event_with_its_tag(demo_dir: Path) -> None:
     """``events --format jsonl`` prints one decodable event per line of the log."""
-    result = ralph("events", ".ralph/events.jsonl", "--format", "jsonl", cwd=demo_dir)
+    result = ralph("events", ".ralph/event-log.jsonl", "--format", "jsonl", cwd=demo_dir)
     assert result.returncode == 0
     printed = result.stdout.splitlines()
-    stored = (demo_dir / ".ralph" / "events.jsonl").read_bytes().splitlines()
+    stored = (demo_dir / ".ralph" / "event-log.jsonl").read_bytes().splitlines()
     assert len(printed) == len(stored)
     assert [decode_event(p) for p in printed] == [decode_event(s) for s in stored]
 
 
 def test_events_with_an_unknown_format_is_a_usage_error(demo_dir: Path) -> None:
     """A bad option value exits 2 with typer's message."""
-    result = ralph("events", ".ralph/events.jsonl", "--format", "xml", cwd=demo_dir)
+    result = ralph("events", ".ralph/event-log.jsonl", "--format", "xml", cwd=demo_dir)
     assert result.returncode == 2
     assert "xml" in result.stderr
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from pipeline.engine import run_durable
 from pipeline.events import RunId
 from pipeline.handlers.store import SqliteEventStore
-from tests.engine.crash_world import CrashWorld, clock, resumed_world
+from tests.engine.crash_world import CrashWorld, clock
 
 
 class _StallingConnection:
@@ -55,10 +55,9 @@ def main(argv: list[str]) -> int:
         if stall:
             # Counting from the store's opening: migrations commit too.
             store._db = _StallingConnection(store._db, int(stall))  # type: ignore[assignment]
-        if run_id is None:
-            world = CrashWorld(seed, delay)
-        else:
-            world = resumed_world(seed, delay, store, run_id)
+        # A resumed world is a fresh one too: it numbers events-file lines on from the
+        # position each InvokeAgent carries from the log, as the real reader does.
+        world = CrashWorld(seed, delay)
         announced = []
 
         def announce(_state: object, _event: object) -> None:

@@ -23,11 +23,8 @@ from pipeline.events import (
     Instant,
     Ordinal,
     PipelineEvent,
-    RunId,
-    TopicPublished,
 )
 from pipeline.handlers.simulated import SimulatedWorld, WorldConfig, default_chains, fake_clock
-from pipeline.handlers.store import EventStore
 
 T = TypeVar("T")
 START = Instant(datetime(2026, 7, 1, tzinfo=UTC))
@@ -94,15 +91,6 @@ class CrashWorld:
         if self.delay:
             time.sleep(self.delay)
         return self.world(effect)
-
-
-def resumed_world(seed: int, delay: float, store: EventStore, run_id: RunId) -> CrashWorld:
-    """The world for resuming ``run_id``: like the real events-file reader, it takes its line
-    count from the log."""
-    world = CrashWorld(seed, delay)
-    published = (e for e in store.read(run_id) if isinstance(e, TopicPublished))
-    world.world.topic_lines = sum(1 for _ in published)
-    return world
 
 
 def clock() -> Instant:

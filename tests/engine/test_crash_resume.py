@@ -18,7 +18,7 @@ from pipeline.events import CheckpointSaved, PipelineEvent, RunId, RunResumed, S
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
 from pipeline.state import PipelineState, is_complete
-from tests.engine.crash_world import CrashWorld, clock, resumed_world
+from tests.engine.crash_world import CrashWorld, clock
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 20261122
@@ -143,7 +143,7 @@ def test_a_kill_inside_an_append_transaction_loses_the_batch_whole(tmp_path: Pat
     with SqliteEventStore(db) as store:
         assert store.head(run.run_id) == head_before_kill
         assert list(store.read(run.run_id)) == reference_log[:head_before_kill]
-        world = resumed_world(SEED, 0.0, store, run.run_id)
+        world = CrashWorld(SEED, 0.0)
         final = run_durable(store, world, run_id=run.run_id, clock=clock)
         log = list(store.read(run.run_id))
     assert _facts(log) == _facts(reference_log)

@@ -22,6 +22,7 @@ from pipeline.events import (
     InvocationStarted,
     InvocationSucceeded,
     IterationStatus,
+    Json,
     Ordinal,
     OutputLineMalformed,
     PlanningStarted,
@@ -219,7 +220,7 @@ def _started(**overrides: int) -> PipelineState:
 def test_three_malformed_lines_in_a_row_end_with_validation_failure() -> None:
     """Malformed lines count up, a valid line resets the count, and the limit ends the run."""
     line = OutputLineMalformed(Ordinal(1), "{", "JSON syntax error", T)
-    topic = TopicPublished("build.done", "", Ordinal(2), T)
+    topic = TopicPublished("build.done", Json.of(""), Ordinal(2), None, T)
     state = fold([line, line, topic, line, line], _started())
     assert state.intake.consecutive_malformed == 2
     assert state.intake.malformed_lines == 4
@@ -261,7 +262,7 @@ def test_a_complete_run_absorbs_every_event() -> None:
     for event in (
         RunResumed(None, T),
         RunInterrupted("SIGINT", T),
-        TopicPublished("x", "", Ordinal(1), T),
+        TopicPublished("x", Json.of(""), Ordinal(1), None, T),
     ):
         after = reduce(done, event)
         assert after.phase is Phase.COMPLETE

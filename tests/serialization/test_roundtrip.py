@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pipeline.effects import EFFECT_TAGS, Effect
 from pipeline.errors import WireFormatError
-from pipeline.events import WIRE_TAGS, Instant, Ordinal, PipelineEvent, TopicPublished
+from pipeline.events import WIRE_TAGS, Instant, Json, Ordinal, PipelineEvent, TopicPublished
 from pipeline.serialization import (
     decode_effect,
     decode_event,
@@ -90,7 +90,7 @@ def test_arbitrary_bytes_decode_to_an_event_or_a_wire_format_error(data: bytes) 
         ),
         (
             b'{"type": "agent.topic_published", "topic": "t", "payload": "p", '
-            b'"line_number": 0, "at": "2026-01-01T00:00:00+00:00"}',
+            b'"line_number": 0, "emitted_at": null, "at": "2026-01-01T00:00:00+00:00"}',
             "line_number must be from 1 to 2**53, got 0",
         ),
         (
@@ -127,12 +127,17 @@ def test_an_event_encodes_to_the_documented_shape() -> None:
     """A concrete example of the wire format, so a change to it is seen in review."""
 
     event = TopicPublished(
-        "build.done", "ok", Ordinal(3), Instant(datetime(2026, 1, 2, tzinfo=UTC))
+        "build.done",
+        Json.of({"tests": 12, "failed": []}),
+        Ordinal(3),
+        None,
+        Instant(datetime(2026, 1, 2, tzinfo=UTC)),
     )
     assert orjson.loads(encode_event(event)) == {
         "type": "agent.topic_published",
         "topic": "build.done",
-        "payload": "ok",
+        "payload": {"failed": [], "tests": 12},
         "line_number": 3,
+        "emitted_at": None,
         "at": "2026-01-02T00:00:00+00:00",
     }

@@ -9,28 +9,39 @@ import orjson
 import pytest
 
 from pipeline.errors import WireFormatError
-from pipeline.events import SCHEMA_VERSION, PlanProduced, RunId
+from pipeline.events import (
+    SCHEMA_VERSION,
+    Json,
+    PlanProduced,
+    RunCompleted,
+    RunId,
+    TopicPublished,
+)
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
 from pipeline.serialization import UPCASTERS, decode_stored_event, upcast
 from pipeline.state import Phase, TerminationReason
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "schema-v1-run.jsonl"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURE = FIXTURES / "schema-v1-run.jsonl"
 RUN = RunId("20260301-120000-v1demo")
+FIXTURE_V2 = FIXTURES / "schema-v2-run.jsonl"
+"""A simulated run recorded by the schema-2 release (topics as strings, before the reader)."""
+RUN_V2 = RunId("20261101-090000-v2demo")
 
 
-def _old_store(path: Path) -> None:
-    """A store as a schema-1 release left it: the rows of the frozen v1 log."""
+def _old_store(path: Path, fixture: Path = FIXTURE, run: RunId = RUN) -> None:
+    """A store as an older release left it: the rows of a frozen log."""
     SqliteEventStore(path).close()  # the table layout has not changed since
-    rows = [orjson.loads(line) for line in FIXTURE.read_bytes().splitlines()]
+    rows = [orjson.loads(line) for line in fixture.read_bytes().splitlines()]
     db = sqlite3.connect(path)
     first_at = rows[0]["body"]["at"]
-    db.execute("INSERT INTO runs VALUES (?, ?, ?)", (RUN, first_at, len(rows)))
+    db.execute("INSERT INTO runs VALUES (?, ?, ?)", (run, first_at, len(rows)))
     db.executemany(
         "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
         [
             (
-                RUN,
+                run,
                 r["sequence"],
                 r["body"]["type"],
                 r["schema_version"],
@@ -74,16 +85,39 @@ def test_reading_upcasts_without_rewriting_the_stored_rows(tmp_path: Path) -> No
     assert {version for version, _ in after} == {1}
 
 
-def test_the_current_schema_has_the_upcaster_of_its_change() -> None:
-    """Version 2 changed PlanProduced; its upcaster from version 1 is registered."""
-    assert SCHEMA_VERSION == 2
+def test_a_frozen_schema_2_log_replays_with_its_topics(tmp_path: Path) -> None:
+    """The checked-in v2 log: string payloads become JSON strings, no emission time, and
+    completion without a recorded reason; the fold reaches the same end as it did then."""
+    path = tmp_path / "pipeline.db"
+    _old_store(path, FIXTURE_V2, RUN_V2)
+    with SqliteEventStore(path) as store:
+        events = list(store.read(RUN_V2))
+    topics = [e for e in events if isinstance(e, TopicPublished)]
+    assert len(topics) == 7
+    assert all(isinstance(t.payload.value, str) and t.emitted_at is None for t in topics)
+    assert topics[0].payload == Json.of("step 1 of attempt 4")
+    completed = [e for e in events if isinstance(e, RunCompleted)]
+    assert [c.reason for c in completed] == [None]
+    state = fold(events)
+    assert state.phase is Phase.COMPLETE
+    assert state.termination is TerminationReason.MAX_ITERATIONS
+    assert state.intake.topics_published == 7
+    assert state.ledger.commits == 2
+    assert state.ledger.anomalies == 0
+
+
+def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
+    """Version 2 changed PlanProduced, version 3 TopicPublished and RunCompleted."""
+    assert SCHEMA_VERSION == 3
     assert ("planning.plan_produced", 1) in UPCASTERS
+    assert ("agent.topic_published", 2) in UPCASTERS
+    assert ("lifecycle.run_completed", 2) in UPCASTERS
 
 
 def test_an_event_from_a_newer_release_is_refused_clearly() -> None:
     """A version above ours names both versions instead of guessing."""
-    with pytest.raises(WireFormatError, match="schema version 3, by a newer release"):
-        upcast({"type": "misc.context_cleaned", "at": "2026-01-01T00:00:00+00:00"}, 3)
+    with pytest.raises(WireFormatError, match="schema version 4, by a newer release"):
+        upcast({"type": "misc.context_cleaned", "at": "2026-01-01T00:00:00+00:00"}, 4)
 
 
 def test_events_unchanged_since_version_1_pass_through() -> None:

@@ -1,6 +1,7 @@
 """Agent event intake: the run's events file, its marker, and ``emit`` (I/O)."""
 
 from pipeline.handlers.intake._emit import TOPIC_PATTERN, EmitError, emit, emit_line
+from pipeline.handlers.intake._facts import read_agent_events
 from pipeline.handlers.intake._files import (
     DEFAULT_EVENTS_FILE,
     MARKER,
@@ -34,6 +35,7 @@ __all__ = [
     "emit_line",
     "events_file_for",
     "parse_lines",
+    "read_agent_events",
     "read_marker",
     "workspace_root",
     "write_marker",

@@ -7,14 +7,15 @@ Templates use ``string.Template`` placeholders (``$user_prompt``, ``$plan``, ``$
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from string import Template
 
 from pipeline.events import PromptKind
+from pipeline.state import MalformedLineNote
 
-__all__ = ["render_prompt", "template_text"]
+__all__ = ["render_feedback", "render_prompt", "template_text"]
 
 
 @cache
@@ -27,3 +28,26 @@ def render_prompt(kind: PromptKind, values: Mapping[str, str]) -> str:
     """The ``kind`` prompt with ``values`` filled in; the template's text is kept verbatim
     around them, and values are never themselves expanded."""
     return Template(template_text(kind)).safe_substitute(values)
+
+
+@cache
+def _feedback_template() -> Template:
+    text = (resources.files(__package__) / "templates" / "malformed_feedback.md").read_text()
+    return Template(text)
+
+
+def render_feedback(notes: Sequence[MalformedLineNote], omitted: int) -> str:
+    """The section appended to a prompt about rejected events-file lines ("" when none)."""
+    if not notes and not omitted:
+        return ""
+    lines = [
+        f"- line {note.line_number}: {note.error}\n  `{_one_line(note.excerpt)}`" for note in notes
+    ]
+    if omitted:
+        lines.append(f"- and {omitted} more malformed line(s) before these")
+    return _feedback_template().safe_substitute(lines="\n".join(lines))
+
+
+def _one_line(text: str) -> str:
+    """``text`` safe inside one inline code span: no line breaks, no backticks."""
+    return text.replace("\r", " ").replace("\n", " ").replace("`", "'")

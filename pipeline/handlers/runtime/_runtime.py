@@ -85,11 +85,11 @@ from pipeline.events import (
     WorkspaceIoError,
 )
 from pipeline.handlers.agents import ProcessSpec, run_process
-from pipeline.handlers.intake import write_marker
+from pipeline.handlers.intake import read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._prompts import render_prompt
+from pipeline.handlers.runtime._prompts import render_feedback, render_prompt
 
 __all__ = ["PromptSource", "Runtime", "agent_environment", "new_run_id", "ralph_executable"]
 
@@ -186,7 +186,11 @@ class Runtime:
             case MaterializePrompt():
                 return self._materialize(effect)
             case InvokeAgent():
-                return self._invoker()(effect)
+                outcome = self._invoker()(effect)
+                # The agent has exited: what it appended to the events file is complete.
+                events_file = self.layout.events_file(self._run_id())
+                offset, lines = effect.events_offset, effect.events_lines
+                return (*outcome, *read_agent_events(events_file, offset, lines, now))
             case BackOff():
                 delay = self.rng.randint(0, effect.ceiling_ms)
                 self.sleep(delay / 1000)
@@ -214,7 +218,7 @@ class Runtime:
             case RestorePromptPermissions():
                 return self._restore(effect)
             case CompleteRun():
-                return (RunCompleted(now()),)
+                return (RunCompleted(effect.reason, now()),)
             case Terminate():
                 return ()
             case _:
@@ -317,7 +321,8 @@ class Runtime:
             "review_pass": str(effect.review_pass),
             "out_dir": layout.relative(layout.output_dir),
         }
-        text = render_prompt(effect.kind, values).encode()
+        rendered = render_prompt(effect.kind, values)
+        text = (rendered + render_feedback(effect.feedback, effect.feedback_omitted)).encode()
         path = layout.prompt(effect.kind)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,9 @@ import pytest
 
 from pipeline.events import (
     Instant,
+    Json,
     Ordinal,
+    OutputLineMalformed,
     PipelineEvent,
     RunId,
     TopicPublished,
@@ -35,7 +37,11 @@ def topics(count: int, start: int = 0) -> list[PipelineEvent]:
     """``count`` distinct small events."""
     return [
         TopicPublished(
-            f"t.{i}", f"payload {i}", Ordinal(i + 1), Instant(T0 + timedelta(milliseconds=i))
+            f"t.{i}",
+            Json.of(f"payload {i}"),
+            Ordinal(i + 1),
+            None,
+            Instant(T0 + timedelta(milliseconds=i)),
         )
         for i in range(start, start + count)
     ]
@@ -82,7 +88,7 @@ class EventStoreContract:
         """A batch is atomic: one bad event (a lone surrogate) and none of it is stored."""
         store = make_store()
         store.append(RUN, 0, topics(2))
-        bad = TopicPublished("t.bad", "\ud800", Ordinal(9), Instant(T0))
+        bad = OutputLineMalformed(Ordinal(9), "\ud800", "invalid JSON", Instant(T0))
         with pytest.raises(TypeError):
             store.append(RUN, 2, [*topics(3, start=2), bad])
         assert store.head(RUN) == 2

@@ -1,0 +1,174 @@
+"""Agent event intake end to end: real `ralph run`, real shell-script agents, real files."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from pipeline.events import (
+    EventsFileRead,
+    Json,
+    OutputLineMalformed,
+    RunCompleted,
+    TopicPublished,
+)
+from pipeline.handlers.intake import read_marker
+from pipeline.handlers.store import SqliteEventStore
+from pipeline.serialization import decode_state
+from pipeline.state import Phase, TerminationReason
+from tests.runtime.workspace import RALPH, ROOT, make_workspace, ralph
+
+REPORTS = """
+mkdir -p .agent/out
+printf '1. do it' > .agent/out/plan.md
+printf 'completed\\ndone' > .agent/out/status
+: > .agent/out/issues.md
+printf 'Do it' > .agent/out/commit-message
+"""
+"""Shell lines that report success for whichever role runs (each reads only its own file)."""
+
+COUNT_CALLS = """
+n=$(cat .ralph/calls 2>/dev/null || echo 0)
+n=$((n + 1))
+echo "$n" > .ralph/calls
+cat > ".ralph/prompt-$n.md"
+"""
+"""Shell lines that number this call and keep the prompt (given on stdin) as prompt-N.md."""
+
+
+def _agent(root: Path, body: str) -> list[str]:
+    script = root / "agent.sh"
+    script.write_text("#!/bin/sh\nset -e\n" + body)
+    script.chmod(0o755)
+    return [str(script)]
+
+
+def _events(root: Path) -> list[object]:
+    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+        (run,) = store.runs()
+        return list(store.read(run.run_id))
+
+
+def test_an_agent_that_emits_garbage_ends_the_run_with_validation_failure(
+    tmp_path: Path,
+) -> None:
+    """Three malformed lines in a row: `ralph run` exits 1, says validation_failure, and the
+    log holds every line whole and the reason the run ended."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    agent = _agent(
+        root,
+        'printf \'garbage one\\n{"topic": "bad topic!"}\\n[1, 2]\\n\' >> "$RALPH_EVENTS_FILE"\n'
+        "exit 1\n",
+    )
+    make_workspace(root, scripts={}, agents={"main": agent}, budgets="max_retries_per_agent = 0")
+    done = ralph("run", cwd=root)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "validation_failure" in done.stdout
+    assert "Exit status 1: validation_failure" in done.stdout
+    events = _events(root)
+    malformed = [e for e in events if isinstance(e, OutputLineMalformed)]
+    assert [(m.line_number, m.content) for m in malformed] == [
+        (1, "garbage one"),
+        (2, '{"topic": "bad topic!"}'),
+        (3, "[1, 2]"),
+    ]
+    assert "letters, digits" in malformed[1].error
+    assert malformed[2].error == "expected a JSON object, got list"
+    completed = [e for e in events if isinstance(e, RunCompleted)]
+    assert [c.reason for c in completed] == [TerminationReason.VALIDATION_FAILURE]
+
+
+def test_the_next_prompt_tells_the_agent_which_lines_were_rejected(tmp_path: Path) -> None:
+    """A first call writes a bad line and fails; the retry's prompt lists it (number, error,
+    content); later prompts do not repeat it; `ralph emit` from the agent lands in the log with
+    its JSON payload; and `ralph topics` shows both the topic and event.malformed."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    agent = _agent(
+        root,
+        COUNT_CALLS
+        + 'if [ "$n" -eq 1 ]; then\n'
+        + "  printf 'this is not json\\n' >> \"$RALPH_EVENTS_FILE\"\n"
+        + "  exit 1\n"
+        + "fi\n"
+        + REPORTS
+        + "ralph emit build.done '{\"tests\": 3}' --json\n",
+    )
+    make_workspace(root, scripts={}, agents={"main": agent})
+    done = ralph("run", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    first = (root / ".ralph" / "prompt-1.md").read_text()
+    retry = (root / ".ralph" / "prompt-2.md").read_text()
+    later = (root / ".ralph" / "prompt-3.md").read_text()
+    assert "rejected" not in first
+    assert "Lines of your events file that ralph rejected" in retry
+    assert "- line 1: invalid JSON" in retry
+    assert "`this is not json`" in retry
+    assert "rejected" not in later
+    events = _events(root)
+    topics = [e for e in events if isinstance(e, TopicPublished)]
+    assert topics
+    assert all(t.topic == "build.done" and t.payload == Json.of({"tests": 3}) for t in topics)
+    assert all(t.emitted_at is not None for t in topics)
+    assert [t.line_number for t in topics] == list(range(2, 2 + len(topics)))
+    shown = ralph("topics", cwd=root)
+    assert shown.returncode == 0, shown.stderr
+    assert "event.malformed" in shown.stdout
+    assert "this is not json" in shown.stdout
+    assert 'build.done  {"tests":3}' in shown.stdout
+
+
+def test_a_resumed_run_reads_on_from_the_logged_position_and_never_twice(
+    tmp_path: Path,
+) -> None:
+    """Interrupted while an agent hangs after emitting: the resume reuses the marker's file,
+    reads the line the dead invocation wrote exactly once, and numbers on from there."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    agent = _agent(
+        root,
+        COUNT_CALLS
+        + 'ralph emit "call.$n" "$RALPH_ROLE"\n'
+        + 'if [ "$n" -eq 2 ] && [ ! -e .ralph/resumed ]; then\n'
+        + "  touch .ralph/hanging\n"
+        + "  sleep 300\n"
+        + "fi\n"
+        + REPORTS,
+    )
+    make_workspace(root, scripts={}, agents={"main": agent})
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.Popen(
+        [*RALPH, "run"], cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (root / ".ralph" / "hanging").exists():
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "the agent never got to hang"
+            time.sleep(0.05)
+        run.send_signal(signal.SIGINT)
+        run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == 130
+    marker_before = read_marker(root)
+    (root / ".ralph" / "resumed").touch()
+    resumed = ralph("resume", cwd=root)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert read_marker(root) == marker_before
+    assert len(list((root / ".ralph").glob("events-*.jsonl"))) == 1
+    events = _events(root)
+    topics = [e for e in events if isinstance(e, TopicPublished)]
+    calls = int((root / ".ralph" / "calls").read_text())
+    assert [t.topic for t in topics] == [f"call.{n}" for n in range(1, calls + 1)]
+    assert [t.line_number for t in topics] == list(range(1, calls + 1))
+    reads = [e for e in events if isinstance(e, EventsFileRead)]
+    assert [r.lines for r in reads] == sorted({r.lines for r in reads})
+    final = decode_state(ralph("replay", "--json", cwd=root).stdout.splitlines()[0].encode())
+    assert final.phase is Phase.COMPLETE
+    assert final.intake.events_lines == calls
+    assert final.intake.topics_published == calls
