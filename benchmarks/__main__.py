@@ -18,6 +18,7 @@ from typing import Any
 
 from benchmarks.durable import run_durable_benchmarks
 from benchmarks.fold import run_fold_benchmark
+from benchmarks.reader import run_reader_benchmark
 
 HERE = Path(__file__).resolve().parent
 
@@ -33,7 +34,7 @@ def machine() -> dict[str, Any]:
     except OSError:
         pass
     packages = {}
-    for name in ("attrs", "cattrs", "orjson", "hypothesis"):
+    for name in ("attrs", "cattrs", "orjson", "msgspec", "hypothesis"):
         try:
             packages[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -118,6 +119,34 @@ def render(results: dict[str, Any]) -> str:
             f"| (issue 8) full replay of 10^6 events under 3 s | {replay_goal} |",
             "",
         ]
+    reader = results.get("reader")
+    if reader is not None:
+        rates = reader["lines_per_second"]
+        peaks = reader["peak_bytes"]
+        lines += [
+            "## Events-file reader",
+            "",
+            f"{reader['lines']:,} lines ({reader['file_bytes']:,} bytes) as agents write them "
+            "with `ralph emit` (text and JSON payloads, one line in a hundred malformed), read",
+            f"in the same process, alternating, {reader['repeats']} times; medians.",
+            "",
+            "| reader | lines/s |",
+            "| --- | ---: |",
+            *[f"| {name} | {rate:,} |" for name, rate in rates.items()],
+            "",
+            "| peak memory (tracemalloc) | bytes |",
+            "| --- | ---: |",
+            *[f"| {name} | {value:,} |" for name, value in peaks.items()],
+            "",
+            "| goal | figure | met |",
+            "| --- | --- | --- |",
+            f"| at least {reader['goal_ratio']} of the bare loop | ratio "
+            f"{reader['ratio_to_bare_loop']} | {'yes' if reader['goal_met'] else 'no'} |",
+            f"| peak memory does not grow with the file | "
+            f"{peaks['whole file']:,} bytes for 10x the lines | "
+            f"{'yes' if reader['peak_flat'] else 'no'} |",
+            "",
+        ]
     notes = HERE / "NOTES.md"
     if notes.exists():
         lines += [notes.read_text().rstrip(), ""]
@@ -131,9 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, help="events in the fold benchmark")
     parser.add_argument("--output", type=Path, default=HERE, help="where to write the results")
     parser.add_argument("--fold-only", action="store_true", help="only the fold benchmark")
+    parser.add_argument("--lines", type=int, help="lines in the events-file reader benchmark")
     args = parser.parse_args(argv)
     if args.events is not None and args.events < 1:
         parser.error("--events must be at least 1")
+    if args.lines is not None and args.lines < 10:
+        parser.error("--lines must be at least 10")
     events = args.events or (100_000 if args.quick else 1_000_000)
     repeats = 3 if args.quick else 5
     print(f"fold benchmark: {events:,} events, {repeats} repeats", flush=True)
@@ -145,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.fold_only:
         print("durable loop benchmarks", flush=True)
         results["durable"] = run_durable_benchmarks(args.quick, args.events)
+        lines = args.lines or (100_000 if args.quick else 1_000_000)
+        print(f"events-file reader: {lines:,} lines", flush=True)
+        results["reader"] = run_reader_benchmark(lines, 3 if args.quick else 5)
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     (args.output / "RESULTS.md").write_text(render(results))

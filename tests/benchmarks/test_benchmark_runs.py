@@ -23,6 +23,8 @@ def test_a_small_benchmark_run_writes_results(tmp_path: Path) -> None:
             "--quick",
             "--events",
             "3000",
+            "--lines",
+            "2000",
             "--output",
             str(tmp_path),
         ],
@@ -42,6 +44,11 @@ def test_a_small_benchmark_run_writes_results(tmp_path: Path) -> None:
     assert durable["steps"]["ralph durable steps/s"] > 0
     assert [row["events"] for row in durable["replay"]] == [300, 3000]
     assert "## Durable loop" in (tmp_path / "RESULTS.md").read_text()
+    reader = data["reader"]
+    assert reader["lines"] == 2000
+    assert all(rate > 0 for rate in reader["lines_per_second"].values())
+    assert reader["peak_bytes"]["whole file"] > 0
+    assert "## Events-file reader" in (tmp_path / "RESULTS.md").read_text()
 
 
 def test_bad_arguments_are_refused(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Agent event intake: the run's events file, its marker, and ``emit`` (I/O)."""
 
 from pipeline.handlers.intake._emit import TOPIC_PATTERN, EmitError, emit, emit_line
-from pipeline.handlers.intake._facts import read_agent_events
+from pipeline.handlers.intake._facts import read_agent_events, storable_payload
 from pipeline.handlers.intake._files import (
     DEFAULT_EVENTS_FILE,
     MARKER,
@@ -37,6 +37,7 @@ __all__ = [
     "parse_lines",
     "read_agent_events",
     "read_marker",
+    "storable_payload",
     "workspace_root",
     "write_marker",
 ]

@@ -27,7 +27,34 @@ from pipeline.events import (
 )
 from pipeline.handlers.intake._reader import AgentLine, EventsFileReader
 
-__all__ = ["read_agent_events"]
+__all__ = ["read_agent_events", "storable_payload"]
+
+_INT_RANGE = range(-(2**63), 2**64)
+"""Integers the log keeps exactly (what orjson reads and writes as integers)."""
+
+
+def _bounded(value: object) -> object:
+    """``value`` with every integer outside :data:`_INT_RANGE` as a float, as orjson reads it."""
+    if type(value) is int:
+        return value if value in _INT_RANGE else float(value)
+    if isinstance(value, dict):
+        return {key: _bounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_bounded(item) for item in value]
+    return value
+
+
+def storable_payload(value: object) -> Json:
+    """A parsed payload as the log keeps it. An integer beyond 64 bits becomes a float (as
+    most JSON readers take it); ``ValueError`` says why a payload cannot be kept at all
+    (nested too deeply, a number too large even for a float)."""
+    try:
+        return Json.of(value)
+    except ValueError:
+        try:
+            return Json.of(_bounded(value))
+        except OverflowError as error:
+            raise ValueError(f"a number is too large: {error}") from error
 
 
 def read_agent_events(
@@ -60,9 +87,15 @@ def read_agent_events(
         for record in reader.read():
             at = clock()
             if isinstance(record, AgentLine):
-                emitted = None if record.ts is None else Instant(record.ts.astimezone(UTC))
-                payload = Json.of(record.payload)
                 number = Ordinal(record.line_number)
+                try:
+                    payload = storable_payload(record.payload)
+                except ValueError as error:
+                    content = f"{{topic {record.topic!r}: payload not kept}}"
+                    why = f"the payload cannot be kept: {error}"
+                    facts.append(OutputLineMalformed(number, content, why, at))
+                    continue
+                emitted = None if record.ts is None else Instant(record.ts.astimezone(UTC))
                 facts.append(TopicPublished(record.topic, payload, number, emitted, at))
             else:
                 number = Ordinal(record.line_number)

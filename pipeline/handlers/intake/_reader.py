@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple, final
+from typing import Annotated, Any, Final, final
 
+import msgspec
 import orjson
 from attrs import define, frozen
 
@@ -23,11 +24,12 @@ __all__ = ["AgentLine", "EventsFileReader", "MalformedLine", "ReadResult", "pars
 _KEYS = frozenset({"topic", "payload", "ts"})
 
 
-class AgentLine(NamedTuple):
+class AgentLine(msgspec.Struct, frozen=True, gc=False):
     """A valid line: ``topic``, its ``payload`` (any JSON value) and ``ts`` when it had one.
 
-    A named tuple rather than an attrs class: a long events file makes millions of them, and
-    a tuple is built in a third of the time."""
+    A frozen msgspec struct rather than an attrs class or a named tuple: a long events file
+    makes millions of them, and this one is built in C in a third of a named tuple's time.
+    """
 
     line_number: int
     topic: str
@@ -35,7 +37,7 @@ class AgentLine(NamedTuple):
     ts: datetime | None
 
 
-class MalformedLine(NamedTuple):
+class MalformedLine(msgspec.Struct, frozen=True, gc=False):
     """A line that is not a valid event: its whole ``content`` and what is wrong with it."""
 
     line_number: int
@@ -84,29 +86,65 @@ def _topic_ok(topic: str) -> bool:
     return True
 
 
-def _line(raw: bytes, number: int) -> AgentLine | MalformedLine:
+class _Wire(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """The shape of a valid line, decoded and checked in one C call."""
+
+    topic: str
+    payload: Any = None
+    ts: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+
+
+_DECODE: Final = msgspec.json.Decoder(_Wire).decode
+_DECODE_TS: Final = msgspec.json.Decoder(Annotated[datetime, msgspec.Meta(tz=True)]).decode
+
+
+def _slow_line(raw: bytes, number: int) -> AgentLine | MalformedLine:
+    """The reference reading of one line, which also explains what is wrong with it."""
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
         return MalformedLine(number, raw.decode("utf-8", "replace"), f"invalid JSON: {error}")
-    # The fast path checks the common, valid shape inline; _shape explains anything else.
-    if type(value) is not dict or not value.keys() <= _KEYS:
-        return MalformedLine(number, raw.decode("utf-8", "replace"), _shape(value) or "invalid")
-    topic = value.get("topic")
-    if type(topic) is not str or not _topic_ok(topic):
-        return MalformedLine(number, raw.decode("utf-8", "replace"), _shape(value) or "invalid")
+    problem = _shape(value)
+    if problem is not None:
+        return MalformedLine(number, raw.decode("utf-8", "replace"), problem)
     stamp = value.get("ts")
     if stamp is None:
-        return AgentLine(number, topic, value.get("payload"), None)
+        return AgentLine(number, value["topic"], value.get("payload"), None)
     try:
-        ts = datetime.fromisoformat(stamp) if type(stamp) is str else None
-    except ValueError:
+        ts = _DECODE_TS(orjson.dumps(stamp)) if type(stamp) is str else None
+    except msgspec.ValidationError:
         ts = None
-    if ts is None or ts.tzinfo is None:
+    if ts is None:
         return MalformedLine(
             number, raw.decode("utf-8", "replace"), "ts is not an RFC 3339 time with a zone"
         )
-    return AgentLine(number, topic, value.get("payload"), ts)
+    return AgentLine(number, value["topic"], value.get("payload"), ts)
+
+
+def _records(lines: list[bytes], first_line: int) -> Iterator[AgentLine | MalformedLine]:
+    """The record of each line in ``lines`` (complete lines, the first numbered ``first_line``).
+
+    The common case, a valid line, is decoded and checked by msgspec in C; anything it refuses
+    is read again by :func:`_slow_line`, which names the problem. A hypothesis test checks that
+    both readings agree on every line. (They differ in one way: an integer beyond 64 bits is
+    exact here and a float there; the fact keeps it as a float either way.) Records are
+    yielded one by one, not collected: a list of a chunk's records kept them all alive, and
+    the garbage collector's scans of them cost a quarter of the time.
+    """
+    decode, valid = _DECODE, _VALID_TOPICS
+    for number, raw in enumerate(lines, first_line):
+        try:
+            wire = decode(raw)
+        except msgspec.DecodeError:
+            # Blank lines are rare: they are told apart only once the fast path refused one.
+            if raw and not raw.isspace():
+                yield _slow_line(raw, number)
+            continue
+        topic = wire.topic
+        if topic in valid or _topic_ok(topic):
+            yield AgentLine(number, topic, wire.payload, wire.ts)
+        else:
+            yield _slow_line(raw, number)
 
 
 def parse_lines(data: bytes, first_line: int = 1) -> ReadResult:
@@ -114,13 +152,8 @@ def parse_lines(data: bytes, first_line: int = 1) -> ReadResult:
     end = data.rfind(b"\n")
     if end < 0:
         return ReadResult((), 0, 0)
-    records: list[AgentLine | MalformedLine] = []
-    number = first_line
-    for raw in data[:end].split(b"\n"):
-        if raw.strip():
-            records.append(_line(raw, number))
-        number += 1
-    return ReadResult(tuple(records), end + 1, number - first_line)
+    lines = data[:end].split(b"\n")
+    return ReadResult(tuple(_records(lines, first_line)), end + 1, len(lines))
 
 
 @define
@@ -128,7 +161,8 @@ class EventsFileReader:
     """Reads what was appended to ``path`` since the last read.
 
     ``offset`` and ``lines_read`` say where the previous reads stopped; a resumed run starts
-    the reader from the values recorded in its log, so no line is ever read twice.
+    the reader from the values recorded in its log, so no line is ever read twice. They move
+    on once every record of a chunk has been yielded.
     """
 
     path: Path
@@ -147,8 +181,12 @@ class EventsFileReader:
             pending = b""  # an incomplete line; it starts at self.offset
             while chunk := handle.read(self.chunk_bytes):
                 buffer = pending + chunk
-                result = parse_lines(buffer, self.lines_read + 1)
-                self.offset += result.consumed
-                self.lines_read += result.lines
-                pending = buffer[result.consumed :]
-                yield from result.records
+                end = buffer.rfind(b"\n")
+                if end < 0:
+                    pending = buffer
+                    continue
+                lines = buffer[:end].split(b"\n")
+                yield from _records(lines, self.lines_read + 1)
+                self.offset += end + 1
+                self.lines_read += len(lines)
+                pending = buffer[end + 1 :]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import orjson
@@ -14,7 +15,9 @@ from pipeline.handlers.intake import (
     MalformedLine,
     emit,
     parse_lines,
+    storable_payload,
 )
+from pipeline.handlers.intake._reader import _records, _slow_line
 
 
 def test_valid_invalid_valid_gives_two_events_and_one_malformed_record(tmp_path: Path) -> None:
@@ -137,3 +140,76 @@ def test_a_structured_payload_stays_structured() -> None:
     assert isinstance(record, AgentLine)
     assert record.payload == {"a": [1, {"b": None}]}
     assert record.ts is None
+
+
+_GOOD_TOPICS = st.sampled_from(["build.done", "a", "x:y-z_1"]) | st.from_regex(
+    r"[A-Za-z0-9_.:-]{1,8}", fullmatch=True
+)
+_BAD_TOPICS = st.one_of(st.sampled_from(["bad topic", ""]), st.text(max_size=8), st.integers())
+_STAMPS = st.one_of(
+    st.datetimes(timezones=st.none() | st.timezones()).map(lambda d: d.isoformat()),
+    st.sampled_from(
+        ["2026-01-01T00:00:00Z", "2026-01-01 10:00:00+02:00", "2026-01-01T23:59:60Z", "soon"]
+    ),
+    st.integers(),
+    st.none(),
+)
+_PAYLOADS = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=8,
+)
+
+
+@st.composite
+def _event_like_lines(draw: st.DrawFn) -> bytes:
+    """A valid line, or one with a single thing wrong: keys in any order, any kind of value."""
+    obj: dict[str, object] = {"topic": draw(_GOOD_TOPICS)}
+    if draw(st.booleans()):
+        obj["payload"] = draw(_PAYLOADS)
+    if draw(st.booleans()):
+        obj["ts"] = draw(_STAMPS)
+    wrong = draw(st.sampled_from(["nothing", "extra key", "bad topic", "no topic", "no"]))
+    if wrong == "extra key":
+        obj[draw(st.sampled_from(["extra", "line_number", "Topic"]))] = draw(_PAYLOADS)
+    elif wrong == "bad topic":
+        obj["topic"] = draw(_BAD_TOPICS)
+    elif wrong == "no topic":
+        del obj["topic"]
+    ordered = {key: obj[key] for key in draw(st.permutations(list(obj)))}
+    # The standard library writes integers of any size, as an agent's own JSON writer might.
+    return json.dumps(ordered, ensure_ascii=draw(st.booleans())).encode()
+
+
+@given(st.lists(_event_like_lines() | st.binary(max_size=40).map(lambda b: b.replace(b"\n", b""))))
+def test_the_fast_path_reads_every_line_as_the_reference_reading_does(
+    lines: list[bytes],
+) -> None:
+    """The C fast path and the reference reading (orjson plus explicit checks) agree on every
+    line: same kind of record, topic, time and error, and the same payload once it is kept in
+    the log (integers beyond 64 bits are exact in one and floats in the other)."""
+    fast = list(_records(lines, 1))
+    slow = [_slow_line(raw, n) for n, raw in enumerate(lines, 1) if raw.strip()]
+    assert [type(r) for r in fast] == [type(r) for r in slow]
+    for got, expected in zip(fast, slow, strict=True):
+        if isinstance(got, AgentLine):
+            assert isinstance(expected, AgentLine)
+            assert (got.line_number, got.topic, got.ts) == (
+                expected.line_number,
+                expected.topic,
+                expected.ts,
+            )
+            assert _kept(got.payload) == _kept(expected.payload)
+        else:
+            assert got == expected
+
+
+def _kept(payload: object) -> object:
+    try:
+        return storable_payload(payload)
+    except ValueError as error:
+        return str(error)
