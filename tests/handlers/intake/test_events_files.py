@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from pipeline.events import TopicPublished
 from pipeline.handlers.intake import (
     EventsFileError,
     checked_events_path,
@@ -21,6 +22,7 @@ from pipeline.handlers.intake import (
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     ROOT,
+    events_of,
     make_workspace,
     ralph,
     run_here,
@@ -158,6 +160,12 @@ def test_each_run_writes_its_own_events_file_and_resume_reuses_it(tmp_path: Path
     second_file = root / ".ralph" / f"events-{second.run_id}.jsonl"
     assert second.run_id != first.run_id
     assert second_file.read_bytes() == b""
+    # What each run's log holds: the first run read its topics, the second sees none of them.
+    first_topics = [e.topic for e in events_of(root, first) if isinstance(e, TopicPublished)]
+    assert first_topics == ["archaeology.start", "map.created"]
+    assert first.state.intake.seen_topics == {"archaeology.start", "map.created"}
+    assert not [e for e in events_of(root, second) if isinstance(e, TopicPublished)]
+    assert second.state.intake.seen_topics == frozenset()
     assert read_marker(root) is not None
     assert root / str(read_marker(root)) == second_file
     files_before = sorted((root / ".ralph").glob("events-*.jsonl"))
