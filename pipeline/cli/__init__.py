@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -337,47 +338,46 @@ def _fold_and_check(
     return state, problems, checked
 
 
-@app.command()
-def events(
-    source: SourceArgument = None,
-    run: RunOption = None,
-    output: Annotated[
-        LogFormat, typer.Option("--format", help="table or jsonl.")
-    ] = LogFormat.TABLE,
-) -> None:
-    """Print a run's events, one per line (works on a run in progress)."""
+FormatOption = Annotated[LogFormat, typer.Option("--format", help="table or jsonl.")]
+
+
+@contextlib.contextmanager
+def _reading_log(source: Path | None, run: str | None) -> Iterator[LogSource]:
+    """The run's log from ``source``; a log that cannot be read is a usage error (exit 2)."""
     try:
         with open_source(source, run) as log:
-            for number, event in enumerate(log.events()):
-                if output is LogFormat.JSONL:
-                    sys.stdout.write(orjson.dumps(unstructure_event(event)).decode() + "\n")
-                else:
-                    at = event.at.isoformat(timespec="seconds")
-                    out.print(f"{number:>5}  {at}  {describe_event(event)}", soft_wrap=True)
+            yield log
     except (EventLogError, StoreError, WireFormatError) as error:
         raise _fail(str(error)) from error
+
+
+@app.command()
+def events(
+    source: SourceArgument = None, run: RunOption = None, output: FormatOption = LogFormat.TABLE
+) -> None:
+    """Print a run's events, one per line (works on a run in progress)."""
+    with _reading_log(source, run) as log:
+        for number, event in enumerate(log.events()):
+            if output is LogFormat.JSONL:
+                sys.stdout.write(orjson.dumps(unstructure_event(event)).decode() + "\n")
+            else:
+                at = event.at.isoformat(timespec="seconds")
+                out.print(f"{number:>5}  {at}  {describe_event(event)}", soft_wrap=True)
 
 
 @app.command()
 def topics(
-    source: SourceArgument = None,
-    run: RunOption = None,
-    output: Annotated[
-        LogFormat, typer.Option("--format", help="table or jsonl.")
-    ] = LogFormat.TABLE,
+    source: SourceArgument = None, run: RunOption = None, output: FormatOption = LogFormat.TABLE
 ) -> None:
     """Print the topics agents published, rejected lines included (as event.malformed)."""
-    try:
-        with open_source(source, run) as log:
-            for entry in topic_log(log.events()):
-                if output is LogFormat.JSONL:
-                    sys.stdout.write(orjson.dumps(CONVERTER.unstructure(entry)).decode() + "\n")
-                else:
-                    at = entry.at.isoformat(timespec="seconds")
-                    line = f"{entry.line_number:>5}  {at}  {entry.topic}  {entry.payload.text}"
-                    out.print(line, soft_wrap=True, markup=False)
-    except (EventLogError, StoreError, WireFormatError) as error:
-        raise _fail(str(error)) from error
+    with _reading_log(source, run) as log:
+        for entry in topic_log(log.events()):
+            if output is LogFormat.JSONL:
+                sys.stdout.write(orjson.dumps(CONVERTER.unstructure(entry)).decode() + "\n")
+            else:
+                at = entry.at.isoformat(timespec="seconds")
+                line = f"{entry.line_number:>5}  {at}  {entry.topic}  {entry.payload.text}"
+                out.print(line, soft_wrap=True, markup=False)
 
 
 @app.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -205,6 +206,29 @@ def test_events_jsonl_prints_every_event_with_its_tag(demo_dir: Path) -> None:
     stored = (demo_dir / ".ralph" / "event-log.jsonl").read_bytes().splitlines()
     assert len(printed) == len(stored)
     assert [decode_event(p) for p in printed] == [decode_event(s) for s in stored]
+
+
+def test_topics_lists_what_the_demo_agents_published_and_what_was_rejected(
+    demo_dir: Path,
+) -> None:
+    """The demo's scripted agents publish three topics and write one broken line: ``topics``
+    shows them in file order, the broken one as event.malformed, in either format."""
+    table = ralph("topics", cwd=demo_dir)
+    assert table.returncode == 0, table.stderr
+    shown = [line.split()[2] for line in table.stdout.splitlines()]
+    assert shown == ["plan.ready", "event.malformed", "build.progress", "review.fixed"]
+    as_json = ralph("topics", "--format", "jsonl", cwd=demo_dir)
+    entries = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert [e["line_number"] for e in entries] == [1, 2, 3, 4]
+    assert entries[1]["payload"]["content"] == '{"topic": "build.progress", half a line'
+    assert entries[0]["payload"] == "2 steps"
+
+
+def test_topics_of_a_missing_log_is_a_usage_error(tmp_path: Path) -> None:
+    """A log that does not exist: a clear message and exit 2."""
+    result = ralph("topics", str(tmp_path / "nope.jsonl"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "nope.jsonl" in result.stderr
 
 
 def test_events_with_an_unknown_format_is_a_usage_error(demo_dir: Path) -> None:
