@@ -47,6 +47,17 @@ class Workspace:
     config_digest: Digest
 
 
+def _read_text(path: Path, *, missing: str, unreadable: str) -> str:
+    """The UTF-8 text of a file a run needs; ``RunSetupError`` with ``missing`` when it does not
+    exist, or ``unreadable`` plus the reason when it cannot be read."""
+    try:
+        return path.read_text("utf-8")
+    except FileNotFoundError as error:
+        raise RunSetupError(missing) from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise RunSetupError(f"{unreadable}: {error}") from error
+
+
 def open_workspace(root: Path) -> Workspace:
     """Check ``root`` (a git repository with a valid ``ralph.toml``) and load its config.
 
@@ -57,14 +68,11 @@ def open_workspace(root: Path) -> Workspace:
         raise RunSetupError(f"{root} is not a directory")
     layout = WorkspaceLayout(root)
     path = layout.config
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError as error:
-        raise RunSetupError(
-            f"{path}: not found; run `ralph init` there to write a starter configuration"
-        ) from error
-    except (OSError, UnicodeDecodeError) as error:
-        raise RunSetupError(f"{path}: cannot read it: {error}") from error
+    text = _read_text(
+        path,
+        missing=f"{path}: not found; run `ralph init` there to write a starter configuration",
+        unreadable=f"{path}: cannot read it",
+    )
     config = parse_config(text, str(path))
     require_chains(config, str(path))
     try:
@@ -92,14 +100,11 @@ def resolve_prompt(
     root = workspace.layout.root
     # --prompt-file is relative to where the command runs; the configured file to the workspace.
     path = prompt_file.resolve() if prompt_file is not None else root / workspace.config.prompt_file
-    try:
-        content = path.read_text("utf-8")
-    except FileNotFoundError as error:
-        raise RunSetupError(
-            f"no prompt: {path} does not exist (write the task there, or give --prompt)"
-        ) from error
-    except (OSError, UnicodeDecodeError) as error:
-        raise RunSetupError(f"cannot read the prompt {path}: {error}") from error
+    content = _read_text(
+        path,
+        missing=f"no prompt: {path} does not exist (write the task there, or give --prompt)",
+        unreadable=f"cannot read the prompt {path}",
+    )
     if not content.strip():
         raise RunSetupError(f"the prompt {path} is empty")
     return PromptSource(path=path.resolve())
