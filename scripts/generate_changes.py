@@ -1,6 +1,6 @@
 """Regenerate ``pipeline/state/changes.py`` from the state records' fields.
 
-Run it after adding, removing or retyping a field of ``Progress`` or ``Ledger``:
+Run it after adding, removing or retyping a field of ``Progress``, ``Intake`` or ``Ledger``:
 ``python scripts/generate_changes.py && ruff format pipeline/state/changes.py``.
 ``tests/state/test_changes.py`` fails until the file matches the classes.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import attrs
 
-from pipeline.state.model import Ledger, Progress
+from pipeline.state.model import Intake, Ledger, Progress
 
 HEADER = '''"""Copies of the state records with some fields changed, fast (pure).
 
@@ -29,11 +29,18 @@ import enum
 from typing import Final
 
 from pipeline.events.values import Digest, Instant, Role
-from pipeline.state.model import Ledger, PendingQuestion, Progress, ProtectedPrompt
+from pipeline.state.model import (
+    Intake,
+    Ledger,
+    MalformedLineNote,
+    PendingQuestion,
+    Progress,
+    ProtectedPrompt,
+)
 from pipeline.state.phase import Phase, Step
 from pipeline.state.termination import TerminationReason
 
-__all__ = ["KEEP", "Keep", "ledger_with", "progress_with"]
+__all__ = ["KEEP", "Keep", "intake_with", "ledger_with", "progress_with"]
 
 
 class Keep(enum.Enum):
@@ -82,6 +89,7 @@ def source() -> str:
     return (
         HEADER
         + function(Progress, "progress_with", "progress")
+        + function(Intake, "intake_with", "intake")
         + function(Ledger, "ledger_with", "ledger")
     )
 

@@ -31,14 +31,13 @@ from pipeline.state import (
     FEEDBACK_EXCERPT_CHARS,
     MAX_FEEDBACK_LINES,
     AgentCursor,
-    Intake,
     MalformedLineNote,
     Phase,
     PipelineState,
     Step,
     TerminationReason,
 )
-from pipeline.state.changes import progress_with
+from pipeline.state.changes import intake_with, progress_with
 
 __all__ = ["reduce_agent"]
 
@@ -87,18 +86,9 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             return advance(state)
         case StructuredResponseMalformed():
             i = state.intake
-            intake = Intake(
-                i.seen_topics,
-                i.topics_published,
-                i.malformed_lines,
-                i.consecutive_malformed,
-                i.malformed_responses + 1,
-                i.events_offset,
-                i.events_lines,
-                i.feedback,
-                i.feedback_omitted,
+            return advance(
+                state, intake=intake_with(i, malformed_responses=i.malformed_responses + 1)
             )
-            return advance(state, intake=intake)
         case _:
             assert_never(event)
 
@@ -134,16 +124,8 @@ def _running(a: AgentCursor) -> AgentCursor:
 def _topic(state: PipelineState, event: TopicPublished) -> PipelineState:
     i = state.intake
     seen = i.seen_topics if event.topic in i.seen_topics else i.seen_topics | {event.topic}
-    intake = Intake(
-        seen,
-        i.topics_published + 1,
-        i.malformed_lines,
-        0,
-        i.malformed_responses,
-        i.events_offset,
-        i.events_lines,
-        i.feedback,
-        i.feedback_omitted,
+    intake = intake_with(
+        i, seen_topics=seen, topics_published=i.topics_published + 1, consecutive_malformed=0
     )
     return with_intake(state, intake)
 
@@ -165,16 +147,13 @@ def _malformed_line(state: PipelineState, event: OutputLineMalformed) -> Pipelin
     seen = i.seen_topics
     if MALFORMED_TOPIC not in seen:
         seen = seen | {MALFORMED_TOPIC}
-    intake = Intake(
-        seen,
-        i.topics_published,
-        i.malformed_lines + 1,
-        consecutive,
-        i.malformed_responses,
-        i.events_offset,
-        i.events_lines,
-        feedback,
-        omitted,
+    intake = intake_with(
+        i,
+        seen_topics=seen,
+        malformed_lines=i.malformed_lines + 1,
+        consecutive_malformed=consecutive,
+        feedback=feedback,
+        feedback_omitted=omitted,
     )
     assert state.run is not None
     progress = state.progress
@@ -198,15 +177,4 @@ def _read(state: PipelineState, event: EventsFileRead) -> PipelineState:
             f"before byte {i.events_offset} (line {i.events_lines}) read already"
         )
         return anomaly(state, event, why)
-    intake = Intake(
-        i.seen_topics,
-        i.topics_published,
-        i.malformed_lines,
-        i.consecutive_malformed,
-        i.malformed_responses,
-        event.offset,
-        event.lines,
-        i.feedback,
-        i.feedback_omitted,
-    )
-    return with_intake(state, intake)
+    return with_intake(state, intake_with(i, events_offset=event.offset, events_lines=event.lines))

@@ -8,14 +8,13 @@ from pipeline.events import PromptFileProtected, PromptInputEvent, PromptMateria
 from pipeline.reducers._build import advance, anomaly, with_progress
 from pipeline.reducers._transitions import chain_exhausted
 from pipeline.state import (
-    Intake,
     Phase,
     PipelineState,
     ProtectedPrompt,
     Step,
     prompt_kind_for,
 )
-from pipeline.state.changes import ledger_with, progress_with
+from pipeline.state.changes import intake_with, ledger_with, progress_with
 
 __all__ = ["reduce_prompt"]
 
@@ -39,17 +38,7 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
             if not i.feedback and not i.feedback_omitted:
                 return with_progress(state, invoke)
             # The prompt carried the malformed-line feedback: it is delivered.
-            delivered = Intake(
-                i.seen_topics,
-                i.topics_published,
-                i.malformed_lines,
-                i.consecutive_malformed,
-                i.malformed_responses,
-                i.events_offset,
-                i.events_lines,
-                (),
-                0,
-            )
+            delivered = intake_with(i, feedback=(), feedback_omitted=0)
             return advance(state, progress=invoke, intake=delivered)
         case PromptFileProtected():
             if progress.phase is Phase.NOT_STARTED:

@@ -12,11 +12,18 @@ import enum
 from typing import Final
 
 from pipeline.events.values import Digest, Instant, Role
-from pipeline.state.model import Ledger, PendingQuestion, Progress, ProtectedPrompt
+from pipeline.state.model import (
+    Intake,
+    Ledger,
+    MalformedLineNote,
+    PendingQuestion,
+    Progress,
+    ProtectedPrompt,
+)
 from pipeline.state.phase import Phase, Step
 from pipeline.state.termination import TerminationReason
 
-__all__ = ["KEEP", "Keep", "ledger_with", "progress_with"]
+__all__ = ["KEEP", "Keep", "intake_with", "ledger_with", "progress_with"]
 
 
 class Keep(enum.Enum):
@@ -67,6 +74,33 @@ def progress_with(
         progress.dev_fix_role if dev_fix_role is KEEP else dev_fix_role,
         progress.dev_fix_success if dev_fix_success is KEEP else dev_fix_success,
         progress.termination if termination is KEEP else termination,
+    )
+
+
+def intake_with(
+    intake: Intake,
+    *,
+    seen_topics: frozenset[str] | Keep = KEEP,
+    topics_published: int | Keep = KEEP,
+    malformed_lines: int | Keep = KEEP,
+    consecutive_malformed: int | Keep = KEEP,
+    malformed_responses: int | Keep = KEEP,
+    events_offset: int | Keep = KEEP,
+    events_lines: int | Keep = KEEP,
+    feedback: tuple[MalformedLineNote, ...] | Keep = KEEP,
+    feedback_omitted: int | Keep = KEEP,
+) -> Intake:
+    """``intake`` with the given fields changed (the rest kept)."""
+    return Intake(
+        intake.seen_topics if seen_topics is KEEP else seen_topics,
+        intake.topics_published if topics_published is KEEP else topics_published,
+        intake.malformed_lines if malformed_lines is KEEP else malformed_lines,
+        intake.consecutive_malformed if consecutive_malformed is KEEP else consecutive_malformed,
+        intake.malformed_responses if malformed_responses is KEEP else malformed_responses,
+        intake.events_offset if events_offset is KEEP else events_offset,
+        intake.events_lines if events_lines is KEEP else events_lines,
+        intake.feedback if feedback is KEEP else feedback,
+        intake.feedback_omitted if feedback_omitted is KEEP else feedback_omitted,
     )
 
 

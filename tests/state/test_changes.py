@@ -9,7 +9,7 @@ from hypothesis import given
 
 from pipeline.reducers._build import build_state
 from pipeline.state import Ledger, PipelineState, Progress
-from pipeline.state.changes import ledger_with, progress_with
+from pipeline.state.changes import intake_with, ledger_with, progress_with
 from pipeline.testing import reachable_states
 
 
@@ -53,10 +53,15 @@ def test_the_generated_module_is_up_to_date() -> None:
 
 @given(reachable_states())
 def test_copies_equal_attrs_evolve(state: PipelineState) -> None:
-    """progress_with / ledger_with give what attrs.evolve gives, with or without changes."""
-    progress, ledger = state.progress, state.ledger
+    """progress_with / intake_with / ledger_with give what attrs.evolve gives, with or without
+    changes."""
+    progress, intake, ledger = state.progress, state.intake, state.ledger
     assert progress_with(progress) == progress
+    assert intake_with(intake) == intake
     assert ledger_with(ledger) == ledger
+    assert intake_with(intake, consecutive_malformed=2, feedback=()) == attrs.evolve(
+        intake, consecutive_malformed=2, feedback=()
+    )
     assert progress_with(progress, iteration=7, fixing=True) == attrs.evolve(
         progress, iteration=7, fixing=True
     )

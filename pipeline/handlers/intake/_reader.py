@@ -77,8 +77,7 @@ _VALID_TOPICS: set[str] = set()
 
 
 def _topic_ok(topic: str) -> bool:
-    if topic in _VALID_TOPICS:
-        return True
+    """Whether a topic not yet in :data:`_VALID_TOPICS` is valid (then it is remembered)."""
     if TOPIC_PATTERN.fullmatch(topic) is None:
         return False
     if len(_VALID_TOPICS) < 10_000:
