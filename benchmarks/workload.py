@@ -29,6 +29,8 @@ _WEIGHTS: dict[str, list[float]] = {
     "changes to commit": [0.9, 0.1],
     # One malformed events-file line in a hundred: five in a row (which ends a run) never happen.
     "line well formed": [0.99, 0.01],
+    # Progress reports only: no cancellation, completion or question ends the long run.
+    "a loop-control topic": [1.0, 0.0],
 }
 
 LONG_RUN_BUDGET = Budget(

@@ -33,6 +33,7 @@ from pipeline.state.model import (
     Intake,
     Ledger,
     MalformedLineNote,
+    Notice,
     PendingQuestion,
     Progress,
     ProtectedPrompt,

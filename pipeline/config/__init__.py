@@ -1,5 +1,6 @@
 """Configuration: ``ralph.toml`` parsed strictly into frozen classes (pure)."""
 
+from pipeline.config._loop import DEFAULT_PUBLISHES, HatConfig, HatsConfig, LoopConfig
 from pipeline.config._model import (
     AgentConfig,
     BudgetConfig,
@@ -11,13 +12,17 @@ from pipeline.config._parse import ConfigError, parse_config, require_chains
 from pipeline.config._presets import PRESETS, AgentPreset, PromptVia
 
 __all__ = [
+    "DEFAULT_PUBLISHES",
     "PRESETS",
     "AgentConfig",
     "AgentPreset",
     "BudgetConfig",
     "ChainConfig",
     "ConfigError",
+    "HatConfig",
+    "HatsConfig",
     "Invocation",
+    "LoopConfig",
     "PromptVia",
     "RalphConfig",
     "parse_config",

@@ -10,10 +10,13 @@ from typing import final
 
 from attrs import field, frozen
 
+from pipeline.config._loop import HatConfig, HatsConfig, LoopConfig
 from pipeline.config._presets import PRESETS, PromptVia
-from pipeline.events import Budget, Count, DurationMs, Ordinal, Role
+from pipeline.events import Budget, Count, DurationMs, LoopPolicy, Ordinal, Role
 
 __all__ = ["AgentConfig", "BudgetConfig", "ChainConfig", "Invocation", "RalphConfig"]
+
+# HatConfig, HatsConfig and LoopConfig live in _loop; re-exported by the package.
 
 
 @final
@@ -57,19 +60,27 @@ class AgentConfig:
     inactivity_timeout_s: int = 600
     args: tuple[str, ...] = ()
 
-    def invocation(self) -> Invocation:
-        """The argv template and prompt channel this agent is run with.
+    def invocation(self, hat: HatConfig | None = None) -> Invocation:
+        """The argv template and prompt channel this agent is run with, wearing ``hat``.
 
-        A preset's arguments come first, then ``--model`` when a model is set, then ``args``.
-        Only a validated configuration (exactly one of ``preset`` and ``command``) has one.
+        A preset's arguments come first, then ``--model`` when a model is set (the hat's model
+        before the agent's), then ``args``, then the hat's ``args``. Only a validated
+        configuration (exactly one of ``preset`` and ``command``) has one.
         """
+        extra = () if hat is None else hat.args
         if self.preset is not None:
             preset = PRESETS[self.preset]
-            model = (preset.model_flag, self.model) if self.model else ()
+            chosen = self.model_for(hat)
+            model = (preset.model_flag, chosen) if chosen else ()
             via = self.prompt_via or preset.prompt_via
-            return Invocation((*preset.argv, *model, *self.args), via)
+            return Invocation((*preset.argv, *model, *self.args, *extra), via)
         assert self.command is not None, "a validated agent has a preset or a command"
-        return Invocation((*self.command, *self.args), self.prompt_via or PromptVia.STDIN)
+        via = self.prompt_via or PromptVia.STDIN
+        return Invocation((*self.command, *self.args, *extra), via)
+
+    def model_for(self, hat: HatConfig | None) -> str | None:
+        """The model this agent runs when wearing ``hat`` (the hat's model wins)."""
+        return (hat.model if hat is not None else None) or self.model
 
 
 @final
@@ -114,3 +125,13 @@ class RalphConfig:
     budgets: BudgetConfig = BudgetConfig()
     agents: dict[str, AgentConfig] = field(factory=dict)
     chains: ChainConfig = ChainConfig()
+    hats: HatsConfig = field(factory=HatsConfig)
+    loop: LoopConfig = field(factory=LoopConfig)
+
+    def chain_for(self, role: Role) -> tuple[str, ...]:
+        """The agents ``role`` falls back through: its hat's chain, else ``[chains]``."""
+        return self.hats.for_role(role).chain or self.chains.for_role(role)
+
+    def loop_policy(self) -> LoopPolicy:
+        """The loop policy a run of this configuration records in ``RunStarted``."""
+        return self.loop.policy(self.hats)

@@ -16,6 +16,7 @@ from cattrs.errors import BaseValidationError, ForbiddenExtraKeysError
 from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn
 from cattrs.preconf.orjson import make_converter
 
+from pipeline.config._loop import check_hats, check_loop
 from pipeline.config._model import AgentConfig, RalphConfig
 from pipeline.config._presets import PRESETS
 from pipeline.errors import PipelineError
@@ -131,15 +132,23 @@ def _check(config: RalphConfig, source: str) -> None:
         if agent.timeout_s <= 0 or agent.inactivity_timeout_s <= 0:
             problems.append(f"agents.{name}: timeouts must be positive")
     for role in Role:
-        chain = config.chains.for_role(role)
+        hat_chain = config.hats.for_role(role).chain
+        key = f"hats.{role.value}.chain" if hat_chain else f"chains.{role.value}"
+        if hat_chain and getattr(config.chains, role.value):
+            problems.append(
+                f"{key}: the {role.value} chain is also given as chains.{role.value}; give it once"
+            )
+        chain = config.chain_for(role)
         for agent_name in chain:
             if agent_name not in config.agents:
                 problems.append(
-                    f"chains.{role.value}: names agent {agent_name!r}, which is not configured "
+                    f"{key}: names agent {agent_name!r}, which is not configured "
                     f"under [agents.{agent_name}]"
                 )
         if len(set(chain)) != len(chain):
-            problems.append(f"chains.{role.value}: names an agent twice")
+            problems.append(f"{key}: names an agent twice")
+    problems.extend(check_hats(config.hats))
+    problems.extend(check_loop(config.loop))
 
     try:
         config.budgets.to_budget()
@@ -151,7 +160,7 @@ def _check(config: RalphConfig, source: str) -> None:
 
 def require_chains(config: RalphConfig, source: str) -> None:
     """Raise :class:`ConfigError` unless every role has an agent to run (needed to start a run)."""
-    missing = [role.value for role in Role if not config.chains.for_role(role)]
+    missing = [role.value for role in Role if not config.chain_for(role)]
     if missing:
         raise ConfigError(
             f"{source}: chains.{missing[0]}: no agent for the "

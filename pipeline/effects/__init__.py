@@ -25,7 +25,7 @@ from pipeline.events.values import (
     Role,
     Sequence,
 )
-from pipeline.state.model import MalformedLineNote
+from pipeline.state.model import MalformedLineNote, Notice
 from pipeline.state.termination import TerminationReason
 
 __all__ = [
@@ -117,6 +117,9 @@ class MaterializePrompt:
     """Malformed lines of the events file since the last prompt: the agent must learn of them."""
     feedback_omitted: Count
     """How many more malformed lines there were than ``feedback`` lists."""
+    notices: tuple[Notice, ...]
+    """What ralph must tell the agent: scope violations, a refused completion, abandoned
+    tasks, a person's answer or a question's timeout."""
 
 
 @final

@@ -80,6 +80,21 @@ from pipeline.events.misc import (
     PromptPermissionsRestored,
 )
 from pipeline.events.planning import PlanningEvent, PlanningStarted, PlanProduced, PlanRejected
+from pipeline.events.policy import (
+    HUMAN_INTERACT_TOPIC,
+    HUMAN_RESPONSE_TOPIC,
+    HUMAN_TIMEOUT_TOPIC,
+    TASK_ABANDONED_TOPIC,
+    TASK_BLOCKED_TOPIC,
+    TASK_COMPLETE_TOPIC,
+    TASK_RESUME_TOPIC,
+    Hat,
+    LoopPolicy,
+    PatternError,
+    check_pattern,
+    in_scope,
+    topic_matches,
+)
 from pipeline.events.prompt import PromptFileProtected, PromptInputEvent, PromptMaterialized
 from pipeline.events.review import (
     FixAttemptCompleted,
@@ -139,8 +154,15 @@ PipelineEvent: TypeAlias = (
 
 __all__ = [
     "CATEGORIES",
+    "HUMAN_INTERACT_TOPIC",
+    "HUMAN_RESPONSE_TOPIC",
+    "HUMAN_TIMEOUT_TOPIC",
     "MALFORMED_TOPIC",
     "SCHEMA_VERSION",
+    "TASK_ABANDONED_TOPIC",
+    "TASK_BLOCKED_TOPIC",
+    "TASK_COMPLETE_TOPIC",
+    "TASK_RESUME_TOPIC",
     "WIRE_TAGS",
     "AgentChainExhausted",
     "AgentEvent",
@@ -176,6 +198,7 @@ __all__ = [
     "FinalizingStarted",
     "FixAttemptCompleted",
     "FixAttemptStarted",
+    "Hat",
     "HumanEvent",
     "HumanInterventionRequired",
     "HumanQuestionAsked",
@@ -190,10 +213,12 @@ __all__ = [
     "Json",
     "JsonValue",
     "LifecycleEvent",
+    "LoopPolicy",
     "LoopRecoveryTriggered",
     "MiscEvent",
     "Ordinal",
     "OutputLineMalformed",
+    "PatternError",
     "PipelineEvent",
     "PlanProduced",
     "PlanRejected",
@@ -230,5 +255,8 @@ __all__ = [
     "ValidationEvent",
     "WorkspaceErrorKind",
     "WorkspaceIoError",
+    "check_pattern",
+    "in_scope",
     "members",
+    "topic_matches",
 ]

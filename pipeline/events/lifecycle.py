@@ -6,6 +6,7 @@ from typing import TypeAlias, final
 
 from attrs import field, frozen
 
+from pipeline.events.policy import LoopPolicy
 from pipeline.events.values import (
     INSTANT_VALIDATOR,
     Budget,
@@ -31,6 +32,8 @@ class RunStarted:
     budget: Budget
     chains: tuple[RoleChain, ...]
     rebase_onto: str | None
+    loop: LoopPolicy
+    """Hats, the completion gate, cancellation, loop detectors and the human timeout."""
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 

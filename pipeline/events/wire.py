@@ -29,11 +29,12 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
 and added its ``emitted_at``, added ``RunCompleted.reason`` and the ``EventsFileRead`` fact.
+4 added ``RunStarted.loop`` (the loop policy: hats, completion gate, detectors).
 """
 
 

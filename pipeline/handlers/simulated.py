@@ -65,6 +65,7 @@ from pipeline.events import (
     FinalValidationPassed,
     FixAttemptCompleted,
     FixAttemptStarted,
+    Hat,
     HumanResponseReceived,
     HumanTimedOut,
     Instant,
@@ -74,6 +75,8 @@ from pipeline.events import (
     InvocationTimedOut,
     IterationStatus,
     Json,
+    JsonValue,
+    LoopPolicy,
     Ordinal,
     OutputLineMalformed,
     PipelineEvent,
@@ -214,6 +217,42 @@ def _digest(text: str) -> Digest:
     return Digest(hashlib.sha256(text.encode()).hexdigest())
 
 
+def simulated_policy() -> LoopPolicy:
+    """The loop policy of simulated runs unless one is given: every control on."""
+    hats = (
+        Hat(Role.PLANNER, "planner", ("plan.**", "planner.*", "human.interact")),
+        Hat(Role.DEVELOPER, "builder", ("build.**", "developer.*", "task.*", "human.interact")),
+        Hat(Role.REVIEWER, "reviewer", ("review.**", "reviewer.*", "human.interact")),
+        Hat(Role.COMMITTER, "committer", ("commit.**", "committer.*")),
+        Hat(Role.FIXER, "fixer", ("fix.**", "fixer.*", "human.interact")),
+    )
+    return LoopPolicy(
+        hats=hats,
+        enforce_hat_scope=True,
+        completion_promise="LOOP_COMPLETE",
+        cancellation_promise="loop.cancel",
+        required_events=("review.passed",),
+        stale_repeats=Count(3),
+        max_task_blocks=Count(2),
+        max_abandoned_tasks=Count(2),
+        human_timeout_s=Count(60),
+    )
+
+
+SPECIAL_TOPICS: tuple[tuple[str, JsonValue], ...] = (
+    ("human.interact", {"question": "Which database should I use?"}),
+    ("build.blocked", {"task": "task-1"}),
+    ("build.blocked", {"task": "task-2"}),
+    ("LOOP_COMPLETE", "all done"),
+    ("loop.cancel", "giving up"),
+    ("review.passed", None),
+    ("task.complete", "a task"),
+    ("build.same", "same again"),
+    ("commit.pushed", "out of scope for most hats"),
+)
+"""Topics simulated agents publish now and then besides their progress reports."""
+
+
 @define(frozen=True)
 class WorldConfig:
     """What the simulated run is configured with."""
@@ -222,6 +261,7 @@ class WorldConfig:
     chains: tuple[RoleChain, ...]
     rebase_onto: str | None = None
     run_id: str = "sim-run"
+    loop: LoopPolicy = field(factory=simulated_policy)
 
 
 @define
@@ -246,6 +286,7 @@ class SimulatedWorld:
                         c.budget,
                         c.chains,
                         c.rebase_onto,
+                        c.loop,
                         now(),
                     ),
                     PromptFileProtected("PROMPT.md", Count(0o644), now()),
@@ -343,11 +384,10 @@ class SimulatedWorld:
         for index in range(count):
             line += 1
             if self.chooser.pick((True, False), "line well formed"):
-                text = f"step {index + 1} of attempt {effect.attempt}"
-                topic = f"{effect.role.value}.progress"
-                published = TopicPublished(topic, Json.of(text), Ordinal(line), None, self.clock())
+                topic, payload = self._topic(effect, index)
+                published = TopicPublished(topic, payload, Ordinal(line), None, self.clock())
                 events.append(published)
-                offset += len(topic) + len(text) + 30
+                offset += len(topic) + len(payload.text) + 30
             else:
                 content = f"not json {index}"
                 error = "invalid JSON: unexpected character"
@@ -356,6 +396,15 @@ class SimulatedWorld:
         if count:
             events.append(EventsFileRead(Count(offset), Count(line), self.clock()))
         return tuple(events)
+
+    def _topic(self, effect: InvokeAgent, index: int) -> tuple[str, Json]:
+        """A progress report, unique to this line, or now and then a loop-control topic."""
+        if self.chooser.pick((False, True), "a loop-control topic"):
+            which = self.chooser.number(0, len(SPECIAL_TOPICS) - 1, "which loop-control topic")
+            topic, value = SPECIAL_TOPICS[which]
+            return topic, Json.of(value)
+        text = f"{effect.effect_id}: step {index + 1} of attempt {effect.attempt}"
+        return f"{effect.role.value}.progress", Json.of(text)
 
     def _output(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
         now, choose = self.clock, self.chooser

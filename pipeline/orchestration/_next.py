@@ -148,6 +148,7 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
         state.ledger.last_error,
         state.intake.feedback,
         Count(state.intake.feedback_omitted),
+        state.intake.notices,
     )
 
 

@@ -111,6 +111,9 @@ def start_development(
     """Begin the next development iteration, or finalize when the iteration budget is spent."""
     assert state.run is not None, "development needs a started run"
     base = state.progress if progress is None else progress
+    if state.intake.completion_claimed:
+        # An agent claimed completion and the gate accepted it: validate instead.
+        return start_validation(state, base, ledger)
     iteration = base.iteration + 1
     if iteration > state.run.budget.max_iterations:
         return finalize(advance_view(state, base), TerminationReason.MAX_ITERATIONS, ledger)
@@ -137,6 +140,8 @@ def start_review(
     """Begin the next review pass, or go to final validation when the review budget is spent."""
     assert state.run is not None, "review needs a started run"
     base = state.progress if progress is None else progress
+    if state.intake.completion_claimed:
+        return start_validation(state, base, ledger)
     review_pass = base.review_pass + 1
     if review_pass > state.run.budget.max_review_passes:
         return start_validation(state, base, ledger)

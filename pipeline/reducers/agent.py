@@ -26,6 +26,7 @@ from pipeline.events import (
     TopicPublished,
 )
 from pipeline.reducers._build import advance, anomaly, restamp, with_agent, with_intake
+from pipeline.reducers._topics import judge_topic
 from pipeline.reducers._transitions import agent_failed, finalize
 from pipeline.state import (
     FEEDBACK_EXCERPT_CHARS,
@@ -46,7 +47,7 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
     """Fold one agent fact into ``state``."""
     match event:
         case TopicPublished():
-            return _topic(state, event)
+            return judge_topic(state, event)
         case InvocationStarted():
             return _started(state, event)
         case InvocationSucceeded():
@@ -105,6 +106,9 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
     handler can keep the loop going forever."""
     if not _working(state, event.role):
         return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
+    if state.intake.publisher is not event.role:
+        # Lines read after this invocation are judged by this role's hat.
+        state = evolve(state, intake=intake_with(state.intake, publisher=event.role))
     previous = state.agent
     if previous.in_flight or previous.awaiting_output:
         why = "no outcome" if previous.in_flight else "no output"
@@ -119,15 +123,6 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
 def _running(a: AgentCursor) -> AgentCursor:
     """The cursor once attempt ``a.attempt + 1`` is running (any pending backoff is over)."""
     return AgentCursor(a.chain_position, a.retries, a.attempt + 1, True, False, None)
-
-
-def _topic(state: PipelineState, event: TopicPublished) -> PipelineState:
-    i = state.intake
-    seen = i.seen_topics if event.topic in i.seen_topics else i.seen_topics | {event.topic}
-    intake = intake_with(
-        i, seen_topics=seen, topics_published=i.topics_published + 1, consecutive_malformed=0
-    )
-    return with_intake(state, intake)
 
 
 def _malformed_line(state: PipelineState, event: OutputLineMalformed) -> PipelineState:

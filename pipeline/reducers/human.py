@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import assert_never
 
 from pipeline.events import (
+    HUMAN_RESPONSE_TOPIC,
+    HUMAN_TIMEOUT_TOPIC,
+    Count,
     HumanEvent,
     HumanInterventionRequired,
     HumanQuestionAsked,
@@ -12,8 +15,9 @@ from pipeline.events import (
     HumanTimedOut,
 )
 from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._topics import add_notice, notify
 from pipeline.reducers._transitions import interrupt
-from pipeline.state import PendingQuestion, PipelineState, TerminationReason
+from pipeline.state import Notice, PendingQuestion, PipelineState, TerminationReason
 from pipeline.state.changes import ledger_with
 
 __all__ = ["reduce_human"]
@@ -31,7 +35,9 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             if pending is None or pending.question_id != event.question_id:
                 return anomaly(state, event, f"question {event.question_id!r} is not pending")
             answered = ledger_with(ledger, pending_question=None, last_human_answer=event.text)
-            return advance(state, ledger=answered)
+            # The answer goes to the agent in its next prompt.
+            notice = Notice(HUMAN_RESPONSE_TOPIC, event.text, Count(0))
+            return notify(state, add_notice(state.intake, notice), answered)
         case HumanTimedOut():
             if pending is None or pending.question_id != event.question_id:
                 return anomaly(state, event, f"question {event.question_id!r} is not pending")
@@ -40,7 +46,9 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
                 pending_question=None,
                 last_error=f"no answer to {pending.question!r} by {pending.deadline.isoformat()}",
             )
-            return advance(state, ledger=timed_out)
+            # Never a silent continue: the agent is told nobody answered.
+            notice = Notice(HUMAN_TIMEOUT_TOPIC, _timeout_text(state, pending), Count(0))
+            return notify(state, add_notice(state.intake, notice), timed_out)
         case HumanInterventionRequired():
             progress = state.progress
             needed = ledger_with(ledger, last_error=f"{event.reason}: {event.detail}")
@@ -53,3 +61,11 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             )
         case _:
             assert_never(event)
+
+
+def _timeout_text(state: PipelineState, pending: PendingQuestion) -> str:
+    timeout = None if state.run is None else state.run.loop.human_timeout_s
+    waited = (
+        f"{timeout}s" if timeout is not None else f"the deadline {pending.deadline.isoformat()}"
+    )
+    return f"No response after {waited}. Original question: {pending.question}"

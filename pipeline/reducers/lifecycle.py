@@ -42,6 +42,7 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
                 {chain.role: chain.agents for chain in event.chains},
                 event.rebase_onto,
                 event.at,
+                event.loop,
             )
             return advance(state, run=run, progress=Progress(Phase.PLANNING, Step.BEGIN))
         case RunInterrupted():

@@ -35,10 +35,10 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
                 return chain_exhausted(state, role)
             invoke = progress_with(progress, step=Step.INVOKE)
             i = state.intake
-            if not i.feedback and not i.feedback_omitted:
+            if not i.feedback and not i.feedback_omitted and not i.notices:
                 return with_progress(state, invoke)
-            # The prompt carried the malformed-line feedback: it is delivered.
-            delivered = intake_with(i, feedback=(), feedback_omitted=0)
+            # The prompt carried the malformed-line feedback and the notices: delivered.
+            delivered = intake_with(i, feedback=(), feedback_omitted=0, notices=())
             return advance(state, progress=invoke, intake=delivered)
         case PromptFileProtected():
             if progress.phase is Phase.NOT_STARTED:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from attrs import evolve
+
 from pipeline.events import FinalValidationFailed, FinalValidationPassed, ValidationEvent
 from pipeline.reducers._build import anomaly
 from pipeline.reducers._transitions import finalize, start_development
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
-from pipeline.state.changes import ledger_with
+from pipeline.state.changes import intake_with, ledger_with
 
 __all__ = ["reduce_validation"]
 
@@ -25,6 +27,11 @@ def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineS
         case FinalValidationFailed():
             if validating:
                 ledger = ledger_with(state.ledger, last_error=f"final validation: {event.reason}")
+                if state.intake.completion_claimed:
+                    # The claim is spent: the agent must claim completion again after more work.
+                    state = evolve(
+                        state, intake=intake_with(state.intake, completion_claimed=False)
+                    )
                 return start_development(state, ledger=ledger)
             return anomaly(state, event, "no validation was asked for")
         case _:

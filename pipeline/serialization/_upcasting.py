@@ -15,8 +15,8 @@ from typing import Any, Final
 import orjson
 
 from pipeline.errors import WireFormatError
-from pipeline.events import SCHEMA_VERSION, PipelineEvent
-from pipeline.serialization._codec import decode_event
+from pipeline.events import SCHEMA_VERSION, LoopPolicy, PipelineEvent
+from pipeline.serialization._codec import CONVERTER, decode_event
 
 __all__ = ["UPCASTERS", "Upcaster", "decode_stored_event", "upcast"]
 
@@ -39,11 +39,18 @@ def _run_completed_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "reason": None}
 
 
+def _run_started_v3(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 3 had no loop control: its runs replay with every detector and promise off,
+    # so topics they published mean now what they meant when they were folded.
+    return {**data, "loop": CONVERTER.unstructure(LoopPolicy.off())}
+
+
 UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = types.MappingProxyType(
     {
         ("planning.plan_produced", 1): _plan_produced_v1,
         ("agent.topic_published", 2): _topic_published_v2,
         ("lifecycle.run_completed", 2): _run_completed_v2,
+        ("lifecycle.run_started", 3): _run_started_v3,
     }
 )
 """``(wire tag, version)`` -> the upcaster to version + 1."""

@@ -16,6 +16,7 @@ from pipeline.state.model import (
     Intake,
     Ledger,
     MalformedLineNote,
+    Notice,
     PendingQuestion,
     Progress,
     ProtectedPrompt,
@@ -89,6 +90,16 @@ def intake_with(
     events_lines: int | Keep = KEEP,
     feedback: tuple[MalformedLineNote, ...] | Keep = KEEP,
     feedback_omitted: int | Keep = KEEP,
+    publisher: Role | Keep | None = KEEP,
+    completion_claimed: bool | Keep = KEEP,
+    repeat_signature: str | Keep | None = KEEP,
+    repeats: int | Keep = KEEP,
+    blocked: tuple[tuple[str, int], ...] | Keep = KEEP,
+    abandoned_tasks: int | Keep = KEEP,
+    scope_violations: int | Keep = KEEP,
+    completion_refusals: int | Keep = KEEP,
+    notices: tuple[Notice, ...] | Keep = KEEP,
+    notices_total: int | Keep = KEEP,
 ) -> Intake:
     """``intake`` with the given fields changed (the rest kept)."""
     return Intake(
@@ -101,6 +112,16 @@ def intake_with(
         intake.events_lines if events_lines is KEEP else events_lines,
         intake.feedback if feedback is KEEP else feedback,
         intake.feedback_omitted if feedback_omitted is KEEP else feedback_omitted,
+        intake.publisher if publisher is KEEP else publisher,
+        intake.completion_claimed if completion_claimed is KEEP else completion_claimed,
+        intake.repeat_signature if repeat_signature is KEEP else repeat_signature,
+        intake.repeats if repeats is KEEP else repeats,
+        intake.blocked if blocked is KEEP else blocked,
+        intake.abandoned_tasks if abandoned_tasks is KEEP else abandoned_tasks,
+        intake.scope_violations if scope_violations is KEEP else scope_violations,
+        intake.completion_refusals if completion_refusals is KEEP else completion_refusals,
+        intake.notices if notices is KEEP else notices,
+        intake.notices_total if notices_total is KEEP else notices_total,
     )
 
 

@@ -14,11 +14,14 @@ from typing import Final, final
 
 from attrs import field, frozen
 
+from pipeline.events.policy import LoopPolicy
 from pipeline.events.values import (
+    COUNT_VALIDATOR,
     ORDINAL_VALIDATOR,
     AgentName,
     Budget,
     CheckpointTrigger,
+    Count,
     Digest,
     Instant,
     Ordinal,
@@ -32,11 +35,13 @@ from pipeline.state.termination import TerminationReason
 __all__ = [
     "FEEDBACK_EXCERPT_CHARS",
     "MAX_FEEDBACK_LINES",
+    "MAX_NOTICES",
     "AgentCursor",
     "Checkpoints",
     "Intake",
     "Ledger",
     "MalformedLineNote",
+    "Notice",
     "PendingQuestion",
     "PipelineState",
     "Progress",
@@ -57,6 +62,7 @@ class RunInfo:
     chains: Mapping[Role, tuple[AgentName, ...]]
     rebase_onto: str | None
     started_at: Instant
+    loop: LoopPolicy
 
     def chain(self, role: Role) -> tuple[AgentName, ...]:
         """The agents of ``role``'s chain (empty when the configuration names none)."""
@@ -125,11 +131,29 @@ class MalformedLineNote:
     """The line's first :data:`FEEDBACK_EXCERPT_CHARS` characters."""
 
 
+MAX_NOTICES: Final = 10
+"""How many notices, the most recent, the next prompt carries."""
+
+
+@final
+@frozen
+class Notice:
+    """What ralph tells the agent in its next prompt, also shown in the topic log as ``topic``
+    with ``text`` as its payload: a scope violation, a refused completion, an abandoned task, a
+    person's answer or a question's timeout."""
+
+    topic: str
+    text: str
+    line_number: Count = field(validator=COUNT_VALIDATOR)
+    """The events-file line the notice is about (0: none)."""
+
+
 @final
 @frozen
 class Intake:
     """What agents published: topics seen during the run's lifetime, malformed-line counters,
-    how far the events file has been read, and the feedback owed to the next prompt."""
+    how far the events file has been read, the feedback and notices owed to the next prompt,
+    and the loop-control judgements on topics (scope, completion, loop detectors)."""
 
     seen_topics: frozenset[str] = frozenset()
     topics_published: int = 0
@@ -145,6 +169,24 @@ class Intake:
     :data:`MAX_FEEDBACK_LINES`)."""
     feedback_omitted: int = 0
     """Malformed lines since the last prompt that ``feedback`` no longer lists."""
+    publisher: Role | None = None
+    """The role of the last invocation started: the hat its events-file lines are judged by
+    (None before any invocation: coordination, unrestricted)."""
+    completion_claimed: bool = False
+    """An accepted completion promise: the run goes to final validation at the next boundary."""
+    repeat_signature: str | None = None
+    """(topic, hat, payload digest) of the last topic, for stale-loop detection."""
+    repeats: int = 0
+    """How many times in a row ``repeat_signature`` was published."""
+    blocked: tuple[tuple[str, int], ...] = ()
+    """How often each task was reported blocked since it was last abandoned."""
+    abandoned_tasks: int = 0
+    scope_violations: int = 0
+    completion_refusals: int = 0
+    notices: tuple[Notice, ...] = ()
+    """Notices owed to the next prompt (at most the last :data:`MAX_NOTICES`)."""
+    notices_total: int = 0
+    """Every notice ever made in the run (the topic log tells new ones by this count)."""
 
 
 @final

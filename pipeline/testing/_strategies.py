@@ -23,8 +23,10 @@ from pipeline.events import (
     Digest,
     DurationMs,
     ExitCode,
+    Hat,
     Instant,
     Json,
+    LoopPolicy,
     Ordinal,
     PipelineEvent,
     QuestionId,
@@ -36,7 +38,12 @@ from pipeline.events import (
     Sequence as Seq,
 )
 from pipeline.events.values import MAX_COUNT
-from pipeline.handlers.simulated import SimulatedWorld, WorldConfig, fake_clock
+from pipeline.handlers.simulated import (
+    SimulatedWorld,
+    WorldConfig,
+    fake_clock,
+    simulated_policy,
+)
 from pipeline.orchestration import step_bound
 from pipeline.reducers import fold
 from pipeline.state import PipelineState
@@ -47,11 +54,15 @@ __all__ = [
     "chains",
     "effects",
     "events",
+    "hats",
     "instants",
     "json_values",
+    "loop_policies",
     "reachable_states",
     "register_strategies",
     "simulated_runs",
+    "topic_patterns",
+    "topics",
     "world_configs",
 ]
 
@@ -124,6 +135,47 @@ def json_values() -> st.SearchStrategy[Json]:
     return values.map(Json.of)
 
 
+_SEGMENTS = st.sampled_from(["build", "review", "plan", "task", "done", "x", "human", "interact"])
+
+
+def topics() -> st.SearchStrategy[str]:
+    """Topics of one to three segments from a small alphabet, so that patterns often match."""
+    return st.lists(_SEGMENTS, min_size=1, max_size=3).map(".".join)
+
+
+def topic_patterns() -> st.SearchStrategy[str]:
+    """Well-formed topic patterns: ``*`` alone, or segments that may be ``*`` or ``**``."""
+    segment = _SEGMENTS | st.just("*") | st.just("**")
+    return st.just("*") | st.lists(segment, min_size=1, max_size=3).map(".".join)
+
+
+def hats() -> st.SearchStrategy[tuple[Hat, ...]]:
+    """A hat for each role, each with one to three patterns."""
+
+    def hat(role: Role) -> st.SearchStrategy[Hat]:
+        patterns = st.lists(topic_patterns(), min_size=1, max_size=3).map(tuple)
+        return st.builds(Hat, st.just(role), st.just(f"{role.value}-hat"), patterns)
+
+    return st.tuples(*(hat(role) for role in Role))
+
+
+def loop_policies() -> st.SearchStrategy[LoopPolicy]:
+    """Any valid loop policy: controls on or off, small thresholds so detectors fire."""
+    promise = st.none() | st.sampled_from(["LOOP_COMPLETE", "task.done"])
+    return st.builds(
+        LoopPolicy,
+        hats=hats(),
+        enforce_hat_scope=st.booleans(),
+        completion_promise=promise,
+        cancellation_promise=st.none() | st.just("loop.cancel"),
+        required_events=st.lists(topics(), max_size=3, unique=True).map(tuple),
+        stale_repeats=st.integers(0, 4).map(Count),
+        max_task_blocks=st.integers(0, 3).map(Count),
+        max_abandoned_tasks=st.integers(0, 3).map(Count),
+        human_timeout_s=st.none() | st.integers(0, 3_600).map(Count),
+    )
+
+
 def register_strategies() -> None:
     """Register strategies for every bounded value type (idempotent)."""
     register = st.register_type_strategy
@@ -140,6 +192,7 @@ def register_strategies() -> None:
     register(ExitCode, st.integers(-64, 255).map(ExitCode))
     register(Budget, budgets())
     register(Json, json_values())
+    register(LoopPolicy, loop_policies())
     register(
         RoleChain,
         st.builds(
@@ -170,6 +223,7 @@ def world_configs() -> st.SearchStrategy[WorldConfig]:
         budget=budgets(),
         chains=chains(),
         rebase_onto=st.one_of(st.none(), st.just("main")),
+        loop=st.just(simulated_policy()) | loop_policies(),
     )
 
 

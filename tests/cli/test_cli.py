@@ -244,7 +244,7 @@ def test_events_and_replay_read_a_run_in_progress(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[2]
     db = tmp_path / "pipeline.db"
     worker = subprocess.Popen(
-        [sys.executable, "-m", "tests.engine.crash_worker", str(db), "7", "0.03"],
+        [sys.executable, "-m", "tests.engine.crash_worker", str(db), "7", "0.08"],
         cwd=root,
         stdout=subprocess.PIPE,
         text=True,

@@ -21,6 +21,7 @@ from pipeline.events import (
     Count,
     DurationMs,
     Instant,
+    LoopPolicy,
     Ordinal,
     PipelineEvent,
 )
@@ -74,8 +75,14 @@ class CrashWorld:
 
     def __init__(self, seed: int, delay: float) -> None:
         self.chooser = KeyedChooser(seed)
+        # No loop control: the run must go on to its iteration budget, long enough to be
+        # killed at twenty points (a cancellation or a stale loop would end it early).
         config = WorldConfig(
-            CRASH_BUDGET, default_chains(("claude", "codex")), None, f"crash-{seed}"
+            CRASH_BUDGET,
+            default_chains(("claude", "codex")),
+            None,
+            f"crash-{seed}",
+            LoopPolicy.off(),
         )
         self.world = SimulatedWorld(config, self.chooser, fake_clock(START, timedelta(0)))
         self.delay = delay

@@ -34,7 +34,7 @@ def _event_classes_defined() -> set[type]:
     """Every attrs class defined in an event module (the unions must hold each of them)."""
     found: set[type] = set()
     for info in pkgutil.iter_modules(pipeline.events.__path__):
-        if info.name in {"values", "wire"}:
+        if info.name in {"values", "policy", "wire"}:
             continue
         module = __import__(f"pipeline.events.{info.name}", fromlist=["_"])
         for _, obj in inspect.getmembers(module, inspect.isclass):

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from pipeline.events import error as error_events
-from pipeline.events import members, values
+from pipeline.events import members, policy, values
 
 HOW_TO_EXTEND = (
     "The event vocabulary is frozen. If this change is on purpose, follow "
@@ -57,7 +57,8 @@ def describe(categories: Mapping[str, Any], tags: Mapping[type, str]) -> dict[st
 def describe_values() -> dict[str, Any]:
     """The value types events are made of: enum values and the fields of value classes."""
     described: dict[str, Any] = {}
-    for name, obj in sorted(vars(values).items()):
+    module_items = {**vars(values), **vars(policy)}.items()
+    for name, obj in sorted(module_items, key=lambda item: item[0]):
         if (
             isinstance(obj, type)
             and issubclass(obj, enum.Enum)

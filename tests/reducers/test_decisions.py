@@ -23,6 +23,7 @@ from pipeline.events import (
     InvocationSucceeded,
     IterationStatus,
     Json,
+    LoopPolicy,
     Ordinal,
     OutputLineMalformed,
     PlanningStarted,
@@ -212,6 +213,7 @@ def _started(**overrides: int) -> PipelineState:
         budget(**overrides),
         default_chains(("a", "b")),
         None,
+        LoopPolicy.off(),
         T,
     )
     return reduce(PipelineState(), started)

@@ -12,9 +12,11 @@ from pipeline.errors import WireFormatError
 from pipeline.events import (
     SCHEMA_VERSION,
     Json,
+    LoopPolicy,
     PlanProduced,
     RunCompleted,
     RunId,
+    RunStarted,
     TopicPublished,
 )
 from pipeline.handlers.store import SqliteEventStore
@@ -26,6 +28,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FIXTURE = FIXTURES / "schema-v1-run.jsonl"
 RUN = RunId("20260301-120000-v1demo")
 FIXTURE_V2 = FIXTURES / "schema-v2-run.jsonl"
+FIXTURE_V3 = FIXTURES / "schema-v3-run.jsonl"
+RUN_V3 = RunId("20261120-090000-v3demo")
 """A simulated run recorded by the schema-2 release (topics as strings, before the reader)."""
 RUN_V2 = RunId("20261101-090000-v2demo")
 
@@ -107,17 +111,19 @@ def test_a_frozen_schema_2_log_replays_with_its_topics(tmp_path: Path) -> None:
 
 
 def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
-    """Version 2 changed PlanProduced, version 3 TopicPublished and RunCompleted."""
-    assert SCHEMA_VERSION == 3
+    """Version 2 changed PlanProduced, version 3 TopicPublished and RunCompleted, version 4
+    RunStarted."""
+    assert SCHEMA_VERSION == 4
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS
     assert ("lifecycle.run_completed", 2) in UPCASTERS
+    assert ("lifecycle.run_started", 3) in UPCASTERS
 
 
 def test_an_event_from_a_newer_release_is_refused_clearly() -> None:
     """A version above ours names both versions instead of guessing."""
-    with pytest.raises(WireFormatError, match="schema version 4, by a newer release"):
-        upcast({"type": "misc.context_cleaned", "at": "2026-01-01T00:00:00+00:00"}, 4)
+    with pytest.raises(WireFormatError, match="schema version 5, by a newer release"):
+        upcast({"type": "misc.context_cleaned", "at": "2026-01-01T00:00:00+00:00"}, 5)
 
 
 def test_events_unchanged_since_version_1_pass_through() -> None:
@@ -126,3 +132,27 @@ def test_events_unchanged_since_version_1_pass_through() -> None:
     assert upcast(dict(data), 1) == data
     event = decode_stored_event(orjson.dumps(data), 1)
     assert type(event).__name__ == "ContextCleaned"
+
+
+def test_a_frozen_schema_3_log_replays_with_loop_control_off(tmp_path: Path) -> None:
+    """The checked-in v3 log (recorded by the release before loop control) has developers
+    publishing LOOP_COMPLETE; v3 runs start with every control off, so those topics change
+    nothing and the fold ends exactly as the v3 release folded it."""
+    path = tmp_path / "pipeline.db"
+    _old_store(path, FIXTURE_V3, RUN_V3)
+    with SqliteEventStore(path) as store:
+        events = list(store.read(RUN_V3))
+    started = events[0]
+    assert isinstance(started, RunStarted)
+    assert started.loop == LoopPolicy.off()
+    claims = [e for e in events if isinstance(e, TopicPublished) and e.topic == "LOOP_COMPLETE"]
+    assert len(claims) == 3
+    state = fold(events)
+    # As the v3 release printed it: complete, max_iterations, 17 topics, 2 commits, 3 iterations.
+    assert state.phase is Phase.COMPLETE
+    assert state.termination is TerminationReason.MAX_ITERATIONS
+    assert state.intake.topics_published == 17
+    assert state.ledger.commits == 2
+    assert state.progress.iteration == 3
+    assert state.ledger.anomalies == 0
+    assert not state.intake.completion_claimed

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from pipeline.effects import SaveCheckpoint
 from pipeline.orchestration import next_effect
-from pipeline.state import Phase, PipelineState
+from pipeline.state import Phase, PipelineState, TerminationReason
 
 P = Phase
 _RUNNING_EXITS = {P.FINALIZING, P.INTERRUPTED, P.AWAITING_DEV_FIX}
 
 ALLOWED_TRANSITIONS: dict[Phase, set[Phase]] = {
     P.NOT_STARTED: {P.PLANNING},
-    P.PLANNING: {P.DEVELOPMENT} | _RUNNING_EXITS,
-    P.DEVELOPMENT: {P.DEVELOPMENT, P.COMMIT_MESSAGE} | _RUNNING_EXITS,
+    # An accepted completion promise goes to final validation at the next boundary.
+    P.PLANNING: {P.DEVELOPMENT, P.FINAL_VALIDATION} | _RUNNING_EXITS,
+    P.DEVELOPMENT: {P.DEVELOPMENT, P.COMMIT_MESSAGE, P.FINAL_VALIDATION} | _RUNNING_EXITS,
     P.COMMIT_MESSAGE: {P.DEVELOPMENT, P.REVIEW, P.FINAL_VALIDATION} | _RUNNING_EXITS,
     P.REVIEW: {P.REVIEW, P.COMMIT_MESSAGE, P.FINAL_VALIDATION} | _RUNNING_EXITS,
     P.FINAL_VALIDATION: {P.DEVELOPMENT, P.FINALIZING, P.INTERRUPTED},
     P.AWAITING_DEV_FIX: {P.INTERRUPTED, P.FINALIZING},
-    P.FINALIZING: {P.COMPLETE, P.INTERRUPTED},
+    # Completion claimed in the batch that spent the iteration budget: validated, not failed.
+    P.FINALIZING: {P.COMPLETE, P.INTERRUPTED, P.FINAL_VALIDATION},
     P.INTERRUPTED: {
         P.PLANNING,
         P.DEVELOPMENT,
@@ -42,6 +44,17 @@ def check_step(before: PipelineState, after: PipelineState) -> None:
     assert after.checkpoints.count >= before.checkpoints.count
     assert after.progress.iteration >= before.progress.iteration
     assert after.progress.review_pass >= before.progress.review_pass
+    if after.run is not None:
+        policy = after.run.loop
+        if after.intake.completion_claimed and not before.intake.completion_claimed:
+            missing = set(policy.required_events) - after.intake.seen_topics
+            assert not missing, f"completion accepted while {missing} were never seen"
+        cancelled = TerminationReason.CANCELLED
+        if after.termination is cancelled and before.termination is not cancelled:
+            assert after.phase in {P.FINALIZING, P.COMPLETE, P.INTERRUPTED}
+    if before.phase is P.FINALIZING and after.phase is P.FINAL_VALIDATION:
+        assert before.termination is TerminationReason.MAX_ITERATIONS
+        assert after.intake.completion_claimed
 
 
 def check_state(state: PipelineState) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from attrs import frozen
 from returns.result import Failure, Success
 
-from pipeline.config import AgentConfig, PromptVia
+from pipeline.config import AgentConfig, HatsConfig, PromptVia
 from pipeline.effects import InvokeAgent
 from pipeline.events import (
     Digest,
@@ -78,6 +78,8 @@ class AgentInvoker:
     layout: WorkspaceLayout
     run_id: str
     agents: Mapping[str, AgentConfig]
+    hats: HatsConfig
+    """Each role's hat: its model and agent arguments apply to whichever agent runs it."""
     environment: Mapping[str, str]
     """The run's environment for agents (``RALPH_*`` and ``PATH`` already set)."""
     clock: Callable[[], Instant]
@@ -88,9 +90,9 @@ class AgentInvoker:
         now = self.clock
         role, name = effect.role, effect.agent
         config = self.agents.get(name)
-        started = InvocationStarted(
-            role, name, None if config is None else config.model, Ordinal(effect.attempt), now()
-        )
+        hat = self.hats.for_role(role)
+        model = None if config is None else config.model_for(hat)
+        started = InvocationStarted(role, name, model, Ordinal(effect.attempt), now())
         if config is None:
             message = f"agent {name!r} is not configured in ralph.toml"
             return (
@@ -106,7 +108,7 @@ class AgentInvoker:
         except OSError as error:
             message = f"cannot prepare the prompt {prompt_path}: {error}"
             return (started, InvocationFailed(role, name, ErrorKind.OTHER, message, True, now()))
-        invocation = config.invocation()
+        invocation = config.invocation(hat)
         argv, stdin = _argv(invocation.argv, invocation.prompt_via, prompt, prompt_path)
         if argv is None:
             message = (

@@ -12,10 +12,11 @@ from functools import cache
 from importlib import resources
 from string import Template
 
-from pipeline.events import PromptKind
-from pipeline.state import MalformedLineNote
+from pipeline.config import HatConfig
+from pipeline.events import Hat, LoopPolicy, PromptKind
+from pipeline.state import MalformedLineNote, Notice
 
-__all__ = ["render_feedback", "render_prompt", "template_text"]
+__all__ = ["render_feedback", "render_hat", "render_notices", "render_prompt", "template_text"]
 
 
 @cache
@@ -51,3 +52,30 @@ def render_feedback(notes: Sequence[MalformedLineNote], omitted: int) -> str:
 def _one_line(text: str) -> str:
     """``text`` safe inside one inline code span: no line breaks, no backticks."""
     return text.replace("\r", " ").replace("\n", " ").replace("`", "'")
+
+
+def render_hat(hat: Hat, config: HatConfig, policy: LoopPolicy) -> str:
+    """The section about the hat the agent wears ("" when there is nothing to say): its
+    description and instructions, and, with scope enforcement on, the topics it may publish."""
+    parts: list[str] = []
+    if config.description.strip():
+        parts.append(config.description.strip())
+    if config.instructions.strip():
+        parts.append(config.instructions.strip())
+    if policy.enforce_hat_scope:
+        patterns = ", ".join(f"`{p}`" for p in hat.publishes)
+        parts.append(
+            f"You may publish only these topics: {patterns}. ralph does not act on any other "
+            "topic you publish."
+        )
+    if not parts:
+        return ""
+    return f"\n## Your hat: {hat.name}\n\n" + "\n\n".join(parts) + "\n"
+
+
+def render_notices(notices: Sequence[Notice]) -> str:
+    """The section listing what ralph must tell the agent ("" when nothing)."""
+    if not notices:
+        return ""
+    lines = "\n".join(f"- `{n.topic}`: {_one_line(n.text)}" for n in notices)
+    return f"\n## Notices from ralph\n\n{lines}\n"

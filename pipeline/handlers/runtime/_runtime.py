@@ -89,7 +89,12 @@ from pipeline.handlers.intake import read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._prompts import render_feedback, render_prompt
+from pipeline.handlers.runtime._prompts import (
+    render_feedback,
+    render_hat,
+    render_notices,
+    render_prompt,
+)
 
 __all__ = ["PromptSource", "Runtime", "agent_environment", "new_run_id", "ralph_executable"]
 
@@ -236,6 +241,7 @@ class Runtime:
                 self.layout,
                 run_id,
                 self.config.agents,
+                self.config.hats,
                 agent_environment(self.layout, run_id, self.environment),
                 self.clock,
                 self.grace_s,
@@ -283,7 +289,7 @@ class Runtime:
             ) from error
         budget = self.config.budgets.to_budget()
         chains = tuple(
-            RoleChain(role, tuple(AgentName(a) for a in self.config.chains.for_role(role)))
+            RoleChain(role, tuple(AgentName(a) for a in self.config.chain_for(role)))
             for role in Role
         )
         facts: list[PipelineEvent] = [
@@ -294,6 +300,7 @@ class Runtime:
                 budget,
                 chains,
                 self.config.rebase_onto,
+                self.config.loop_policy(),
                 started,
             )
         ]
@@ -322,7 +329,14 @@ class Runtime:
             "out_dir": layout.relative(layout.output_dir),
         }
         rendered = render_prompt(effect.kind, values)
-        text = (rendered + render_feedback(effect.feedback, effect.feedback_omitted)).encode()
+        hat = self.config.hats.for_role(effect.role)
+        policy = self.config.loop_policy()
+        text = (
+            rendered
+            + render_hat(hat.hat(effect.role), hat, policy)
+            + render_notices(effect.notices)
+            + render_feedback(effect.feedback, effect.feedback_omitted)
+        ).encode()
         path = layout.prompt(effect.kind)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,11 +45,25 @@ class SqliteEventStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._guard("open"):
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA busy_timeout=10000")
+            self._enter_wal()
             self._db.execute(f"PRAGMA synchronous={synchronous}")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.execute("PRAGMA busy_timeout=10000")
             self.migrate()
+
+    def _enter_wal(self) -> None:
+        """Switch the file to write-ahead logging. While other processes are creating the same
+        file, SQLite can answer "locked" at once without waiting for the busy timeout, so the
+        switch is tried again for up to ten seconds."""
+        deadline = time.monotonic() + 10.0
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     @contextlib.contextmanager
     def _guard(self, action: str) -> Iterator[None]:

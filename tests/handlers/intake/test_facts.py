@@ -20,6 +20,7 @@ from pipeline.events import (
     EventsFileRead,
     Instant,
     Json,
+    LoopPolicy,
     Ordinal,
     OutputLineMalformed,
     PipelineEvent,
@@ -47,7 +48,9 @@ def _started(max_malformed: int = 3) -> PipelineState:
         Ordinal(max_malformed),
     )  # fmt: skip
     chains = tuple(RoleChain(role, (AgentName("a"),)) for role in Role)
-    started = RunStarted(RunId("r"), Digest("c"), Digest("p"), budget, chains, None, Instant(T0))
+    started = RunStarted(
+        RunId("r"), Digest("c"), Digest("p"), budget, chains, None, LoopPolicy.off(), Instant(T0)
+    )
     return reduce(PipelineState(), started)
 
 

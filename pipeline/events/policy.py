@@ -1,0 +1,161 @@
+"""The loop policy a run records when it starts: hats and their topic scopes, the completion
+gate, cancellation, loop detectors and the human timeout (pure data).
+
+``RunStarted`` carries a :class:`LoopPolicy`, so replaying a log never needs the configuration:
+the reducer judges every published topic against the policy the run started with.
+
+Topic patterns: ``*`` alone matches every topic. Otherwise a pattern and a topic are split on
+``.``; each pattern segment ``*`` matches exactly one topic segment, ``**`` matches any number of
+segments (none included), and any other segment must equal the topic's. So ``build.*`` matches
+``build.done`` but not ``build.x.done``; ``build.**`` matches ``build``, ``build.done`` and
+``build.x.done``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any, Final, final
+
+from attrs import Attribute, field, frozen
+from attrs.validators import optional
+
+from pipeline.events.values import COUNT_VALIDATOR, Count, Role
+
+__all__ = [
+    "HUMAN_INTERACT_TOPIC",
+    "HUMAN_RESPONSE_TOPIC",
+    "HUMAN_TIMEOUT_TOPIC",
+    "TASK_ABANDONED_TOPIC",
+    "TASK_BLOCKED_TOPIC",
+    "TASK_COMPLETE_TOPIC",
+    "TASK_RESUME_TOPIC",
+    "Hat",
+    "LoopPolicy",
+    "PatternError",
+    "check_pattern",
+    "in_scope",
+    "topic_matches",
+]
+
+HUMAN_INTERACT_TOPIC: Final = "human.interact"
+"""An agent asks a person a question (the payload: the question, or ``{"question": ...}``)."""
+HUMAN_RESPONSE_TOPIC: Final = "human.response"
+"""The topic-log entry (and seen topic) for a person's answer."""
+HUMAN_TIMEOUT_TOPIC: Final = "human.timeout"
+"""The topic-log entry (and seen topic) for a question nobody answered in time."""
+TASK_BLOCKED_TOPIC: Final = "build.blocked"
+"""An agent reports it is blocked on a task (the payload names the task)."""
+TASK_ABANDONED_TOPIC: Final = "build.task.abandoned"
+"""The topic-log entry for a task abandoned after being blocked too often."""
+TASK_COMPLETE_TOPIC: Final = "task.complete"
+"""An agent reports a task done; exempt from stale-loop detection (it repeats by nature)."""
+TASK_RESUME_TOPIC: Final = "task.resume"
+"""The notice given to the agent when its completion promise was refused."""
+
+_SEGMENT = re.compile(r"[A-Za-z0-9_:-]+")
+
+
+class PatternError(ValueError):
+    """A topic pattern is malformed; the message names the pattern and what is wrong."""
+
+
+def check_pattern(pattern: str) -> None:
+    """Raise :class:`PatternError` unless ``pattern`` is a well-formed topic pattern."""
+    if pattern == "*":
+        return
+    if not pattern:
+        raise PatternError("empty pattern")
+    for segment in pattern.split("."):
+        if segment in ("*", "**"):
+            continue
+        if not segment:
+            raise PatternError(f"{pattern!r} has an empty segment")
+        if "*" in segment:
+            raise PatternError(
+                f"{pattern!r}: '*' must be a whole segment ('build.*', not 'build*')"
+            )
+        if not _SEGMENT.fullmatch(segment):
+            raise PatternError(
+                f"{pattern!r}: segment {segment!r} has characters other than "
+                "letters, digits and _ : -"
+            )
+
+
+def _match(pattern: tuple[str, ...], topic: tuple[str, ...]) -> bool:
+    if not pattern:
+        return not topic
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        return any(_match(rest, topic[skip:]) for skip in range(len(topic) + 1))
+    if not topic:
+        return False
+    return (head == "*" or head == topic[0]) and _match(rest, topic[1:])
+
+
+@lru_cache(maxsize=4096)
+def topic_matches(pattern: str, topic: str) -> bool:
+    """Whether ``topic`` matches ``pattern`` (see the module's documentation)."""
+    if pattern == "*":
+        return True
+    if "*" not in pattern:
+        return pattern == topic
+    return _match(tuple(pattern.split(".")), tuple(topic.split(".")))
+
+
+def in_scope(patterns: tuple[str, ...], topic: str) -> bool:
+    """Whether ``topic`` matches any of ``patterns``."""
+    return any(topic_matches(pattern, topic) for pattern in patterns)
+
+
+def _patterns(_instance: object, attribute: Attribute[Any], value: tuple[str, ...]) -> None:
+    for pattern in value:
+        try:
+            check_pattern(pattern)
+        except PatternError as error:
+            raise ValueError(f"{attribute.name}: {error}") from error
+
+
+@final
+@frozen
+class Hat:
+    """The hat a role wears: its name (shown in scope violations) and the topics it may publish."""
+
+    role: Role
+    name: str
+    publishes: tuple[str, ...] = field(validator=_patterns)
+
+
+@final
+@frozen
+class LoopPolicy:
+    """How the run controls its loop. A threshold of 0 turns its detector off.
+
+    ``completion_promise`` and ``cancellation_promise`` are topics; None turns them off.
+    ``human_timeout_s`` None means ``human.interact`` is a topic like any other.
+    """
+
+    hats: tuple[Hat, ...]
+    enforce_hat_scope: bool
+    completion_promise: str | None
+    cancellation_promise: str | None
+    required_events: tuple[str, ...]
+    stale_repeats: Count = field(validator=COUNT_VALIDATOR)
+    """The same (topic, hat, payload) this many times in a row ends the run ``loop_stale``."""
+    max_task_blocks: Count = field(validator=COUNT_VALIDATOR)
+    """A task reported blocked this many times is abandoned."""
+    max_abandoned_tasks: Count = field(validator=COUNT_VALIDATOR)
+    """This many abandonments end the run ``loop_thrashing``."""
+    human_timeout_s: Count | None = field(validator=optional(COUNT_VALIDATOR))
+
+    @classmethod
+    def off(cls) -> LoopPolicy:
+        """No hats, no promises, no detectors: the policy of runs recorded before schema 4."""
+        return cls((), False, None, None, (), Count(0), Count(0), Count(0), None)
+
+    def hat(self, role: Role) -> Hat | None:
+        """The hat ``role`` wears, if the policy names one."""
+        for hat in self.hats:
+            if hat.role is role:
+                return hat
+        return None

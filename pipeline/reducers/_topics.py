@@ -1,0 +1,246 @@
+"""Judging a published topic by the run's loop policy (pure).
+
+In order: the cancellation promise ends the run; a topic outside its hat's scope is not acted
+on (recorded and noticed, nothing else); the stale-loop detector; the completion gate; a
+question to a person; a blocked task and the thrash detector. Every judgement is recorded in
+the state (counters and notices for the next prompt), so replaying the log judges again exactly
+as the run did.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+
+from attrs import evolve
+
+from pipeline.events import (
+    HUMAN_INTERACT_TOPIC,
+    TASK_ABANDONED_TOPIC,
+    TASK_BLOCKED_TOPIC,
+    TASK_COMPLETE_TOPIC,
+    TASK_RESUME_TOPIC,
+    Count,
+    Instant,
+    LoopPolicy,
+    QuestionId,
+    TopicPublished,
+    in_scope,
+)
+from pipeline.reducers._build import advance, with_intake
+from pipeline.reducers._transitions import finalize, start_validation
+from pipeline.state import (
+    MAX_NOTICES,
+    Intake,
+    Ledger,
+    Notice,
+    PendingQuestion,
+    Phase,
+    PipelineState,
+    Step,
+    TerminationReason,
+)
+from pipeline.state.changes import intake_with, ledger_with, progress_with
+
+__all__ = ["add_notice", "judge_topic", "notify", "seen_with"]
+
+
+def seen_with(seen: frozenset[str], topic: str) -> frozenset[str]:
+    """``seen`` with ``topic`` in it (the same set when it already was)."""
+    return seen if topic in seen else seen | {topic}
+
+
+def add_notice(intake: Intake, notice: Notice) -> Intake:
+    """``intake`` owing the next prompt ``notice`` too (the oldest dropped past the cap); the
+    notice's topic counts as seen."""
+    notices = (*intake.notices, notice)[-MAX_NOTICES:]
+    return intake_with(
+        intake,
+        notices=notices,
+        notices_total=intake.notices_total + 1,
+        seen_topics=seen_with(intake.seen_topics, notice.topic),
+    )
+
+
+def notify(state: PipelineState, intake: Intake, ledger: Ledger | None = None) -> PipelineState:
+    """The state after an event that owes the agent a notice in ``intake``. A task waiting to
+    invoke its agent again (a retry) goes back to its prompt, so the very next prompt the agent
+    reads carries the notice."""
+    progress = state.progress
+    if progress.step is Step.INVOKE and not state.agent.in_flight:
+        rewound = progress_with(progress, step=Step.PROMPT)
+        return advance(state, progress=rewound, intake=intake, ledger=ledger)
+    return advance(state, intake=intake, ledger=ledger)
+
+
+def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
+    """Fold ``event``: count it, and act on it as the run's loop policy says."""
+    run = state.run
+    assert run is not None, "reduce lets topics into started runs only"
+    policy = run.loop
+    i = state.intake
+    topic = event.topic
+    if topic == policy.cancellation_promise:
+        return _cancel(state, _counted(i, topic))
+    publisher = i.publisher
+    hat = None if publisher is None else policy.hat(publisher)
+    if (
+        policy.enforce_hat_scope
+        and hat is not None
+        and topic != policy.completion_promise
+        and not in_scope(hat.publishes, topic)
+    ):
+        text = f"Attempted to publish '{topic}': {event.payload.text}"
+        notice = Notice(f"{hat.name}.scope_violation", text, Count(event.line_number))
+        counted = intake_with(
+            i,
+            topics_published=i.topics_published + 1,
+            consecutive_malformed=0,
+            scope_violations=i.scope_violations + 1,
+        )
+        return notify(state, add_notice(counted, notice))
+    intake = _counted(i, topic)
+    if policy.stale_repeats and topic != TASK_COMPLETE_TOPIC:
+        who = "-" if publisher is None else publisher.value
+        signature = hashlib.sha256(f"{topic}\n{who}\n{event.payload.text}".encode()).hexdigest()
+        repeats = intake.repeats + 1 if signature == intake.repeat_signature else 1
+        intake = intake_with(intake, repeat_signature=signature[:16], repeats=repeats)
+        if repeats >= policy.stale_repeats:
+            why = (
+                f"loop stale: '{topic}' was published {repeats} times in a row by the "
+                f"{who} hat with the same payload"
+            )
+            return _end(state, intake, TerminationReason.LOOP_STALE, why)
+    if topic == policy.completion_promise:
+        return _completion(state, intake, policy, event)
+    if topic == HUMAN_INTERACT_TOPIC and policy.human_timeout_s is not None:
+        return _question(state, intake, event, policy.human_timeout_s)
+    if topic == TASK_BLOCKED_TOPIC and policy.max_task_blocks:
+        return _blocked(state, intake, policy, event)
+    return with_intake(state, intake)
+
+
+def _counted(i: Intake, topic: str) -> Intake:
+    return intake_with(
+        i,
+        seen_topics=seen_with(i.seen_topics, topic),
+        topics_published=i.topics_published + 1,
+        consecutive_malformed=0,
+    )
+
+
+def _end(
+    state: PipelineState, intake: Intake, reason: TerminationReason, why: str
+) -> PipelineState:
+    """End the run with ``reason`` (a run already finalizing keeps the reason it has)."""
+    ledger = ledger_with(state.ledger, last_error=why)
+    if state.progress.phase is Phase.FINALIZING:
+        return advance(state, intake=intake, ledger=ledger)
+    return finalize(evolve(state, intake=intake), reason, ledger)
+
+
+def _cancel(state: PipelineState, intake: Intake) -> PipelineState:
+    """The cancellation promise ends the run cleanly, whatever else is going on."""
+    progress = state.progress
+    if progress.phase is Phase.FINALIZING:
+        cancelled = progress_with(progress, termination=TerminationReason.CANCELLED)
+        return advance(state, progress=cancelled, intake=intake)
+    return finalize(evolve(state, intake=intake), TerminationReason.CANCELLED)
+
+
+def _completion(
+    state: PipelineState, intake: Intake, policy: LoopPolicy, event: TopicPublished
+) -> PipelineState:
+    """The completion gate: accepted only once every required event has been seen."""
+    missing = [t for t in policy.required_events if t not in intake.seen_topics]
+    if missing:
+        cancel = policy.cancellation_promise
+        how_to_cancel = (
+            f"or publish '{cancel}' to cancel the run"
+            if cancel
+            else "no cancellation topic is configured"
+        )
+        text = (
+            f"Completion refused: required events not yet seen: {', '.join(missing)}. "
+            f"Publish them before '{event.topic}' again; {how_to_cancel}."
+        )
+        refused = intake_with(intake, completion_refusals=intake.completion_refusals + 1)
+        return notify(
+            state, add_notice(refused, Notice(TASK_RESUME_TOPIC, text, Count(event.line_number)))
+        )
+    claimed = intake_with(intake, completion_claimed=True)
+    progress = state.progress
+    phase, step = progress.phase, progress.step
+    if phase is Phase.COMMIT_MESSAGE:
+        # The work in hand is committed first; validation comes instead of the next task.
+        onward = progress_with(progress, after_commit=Phase.FINAL_VALIDATION)
+        return advance(state, progress=onward, intake=claimed)
+    between_tasks = step is Step.BEGIN or step is Step.PROMPT
+    if (phase in _WORK_PHASES and between_tasks and not state.agent.in_flight) or (
+        # The last allowed iteration claimed completion in the batch that spent the budget:
+        # that is a completion to validate, not a run out of iterations.
+        phase is Phase.FINALIZING
+        and step is Step.BEGIN
+        and progress.termination is TerminationReason.MAX_ITERATIONS
+    ):
+        return start_validation(
+            evolve(state, intake=claimed), progress_with(progress, termination=None)
+        )
+    # An agent still at work, or validation under way: the next boundary honours the claim.
+    return with_intake(state, claimed)
+
+
+_WORK_PHASES = frozenset({Phase.PLANNING, Phase.DEVELOPMENT, Phase.REVIEW})
+
+
+def _question(
+    state: PipelineState, intake: Intake, event: TopicPublished, timeout_s: int
+) -> PipelineState:
+    """A question to a person: the run waits for the answer until the deadline."""
+    value = event.payload.value
+    if isinstance(value, dict) and isinstance(value.get("question"), str):
+        question = str(value["question"])
+    elif isinstance(value, str):
+        question = value
+    else:
+        question = event.payload.text
+    ledger = state.ledger
+    if ledger.pending_question is not None:
+        text = (
+            f"Question not asked: '{ledger.pending_question.question}' is still waiting for "
+            "an answer; ask again after it is answered."
+        )
+        notice = Notice(HUMAN_INTERACT_TOPIC, text, Count(event.line_number))
+        return notify(state, add_notice(intake, notice))
+    deadline = Instant(event.at + timedelta(seconds=timeout_s))
+    pending = PendingQuestion(QuestionId(f"line-{event.line_number}"), question, deadline)
+    return advance(state, intake=intake, ledger=ledger_with(ledger, pending_question=pending))
+
+
+def _blocked(
+    state: PipelineState, intake: Intake, policy: LoopPolicy, event: TopicPublished
+) -> PipelineState:
+    """Count a blocked task; abandon it after too many blocks, and end the run after too many
+    abandonments."""
+    value = event.payload.value
+    if isinstance(value, dict) and isinstance(value.get("task"), str):
+        task = str(value["task"])
+    elif isinstance(value, str):
+        task = value
+    else:
+        task = event.payload.text
+    counts = dict(intake.blocked)
+    blocks = counts.pop(task, 0) + 1
+    if blocks < policy.max_task_blocks:
+        counts[task] = blocks
+        return with_intake(state, intake_with(intake, blocked=tuple(sorted(counts.items()))))
+    abandoned = intake.abandoned_tasks + 1
+    text = f"Task '{task}' was reported blocked {blocks} times and is abandoned: move on."
+    intake = add_notice(
+        intake_with(intake, blocked=tuple(sorted(counts.items())), abandoned_tasks=abandoned),
+        Notice(TASK_ABANDONED_TOPIC, text, Count(event.line_number)),
+    )
+    if policy.max_abandoned_tasks and abandoned >= policy.max_abandoned_tasks:
+        why = f"loop thrashing: {abandoned} tasks abandoned, the last '{task}'"
+        return _end(state, intake, TerminationReason.LOOP_THRASHING, why)
+    return notify(state, intake)
