@@ -1,0 +1,381 @@
+"""Hats and loop control, as readable examples and hypothesis laws: topic patterns, scope
+enforcement, the completion gate, cancellation, the stale and thrash detectors, and questions
+to a person."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.effects import Effect, InvokeAgent, MaterializePrompt, WaitForHuman
+from pipeline.engine import run_in_memory
+from pipeline.events import (
+    Count,
+    Digest,
+    EventsFileRead,
+    Hat,
+    HumanResponseReceived,
+    HumanTimedOut,
+    Instant,
+    InvocationSucceeded,
+    IterationStatus,
+    Json,
+    LoopPolicy,
+    Ordinal,
+    PatternError,
+    PipelineEvent,
+    PlanningStarted,
+    Role,
+    RunId,
+    RunStarted,
+    TopicPublished,
+    check_pattern,
+    topic_matches,
+)
+from pipeline.handlers.simulated import (
+    ScriptedChooser,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+)
+from pipeline.orchestration import next_effect
+from pipeline.reducers import fold, reduce
+from pipeline.serialization import decode_state, encode_state
+from pipeline.state import Phase, PipelineState, TerminationReason
+from pipeline.state.changes import intake_with
+from pipeline.testing import topics
+from tests.support import budget
+
+T = Instant(datetime(2026, 3, 1, tzinfo=UTC))
+
+HATS = (
+    Hat(Role.PLANNER, "planner", ("plan.*",)),
+    Hat(Role.DEVELOPER, "builder", ("build.*", "human.interact")),
+    Hat(Role.REVIEWER, "reviewer", ("review.**",)),
+    Hat(Role.COMMITTER, "committer", ("commit.*",)),
+    Hat(Role.FIXER, "fixer", ("fix.*",)),
+)
+
+
+def policy(**changes: object) -> LoopPolicy:
+    """Every control on, with thresholds of 3; ``changes`` override fields."""
+    base = LoopPolicy(
+        hats=HATS,
+        enforce_hat_scope=True,
+        completion_promise="LOOP_COMPLETE",
+        cancellation_promise="loop.cancel",
+        required_events=("review.passed", "build.done"),
+        stale_repeats=Count(3),
+        max_task_blocks=Count(3),
+        max_abandoned_tasks=Count(2),
+        human_timeout_s=Count(30),
+    )
+    return attrs.evolve(base, **changes)  # type: ignore[misc]
+
+
+def started(loop: LoopPolicy, publisher: Role | None = Role.DEVELOPER) -> PipelineState:
+    """A run just started with ``loop``, whose events-file lines come from ``publisher``."""
+    event = RunStarted(
+        RunId("r"), Digest("c"), Digest("p"), budget(), default_chains(("a",)), None, loop, T
+    )
+    state = reduce(PipelineState(), event)
+    return attrs.evolve(state, intake=intake_with(state.intake, publisher=publisher))
+
+
+_lines = iter(range(1, 10**9))
+
+
+def topic(name: str, payload: object = "", at: Instant = T) -> TopicPublished:
+    """A well-formed line publishing ``name``."""
+    return TopicPublished(name, Json.of(payload), Ordinal(next(_lines)), None, at)
+
+
+# Patterns
+
+
+@pytest.mark.parametrize(
+    ("pattern", "name", "matches"),
+    [
+        ("*", "anything.at.all", True),
+        ("build.*", "build.done", True),
+        ("build.*", "build.x.done", False),
+        ("build.*", "build", False),
+        ("build.done", "build.done", True),
+        ("build.done", "build.doner", False),
+        ("*.done", "review.done", True),
+        ("build.**", "build", True),
+        ("build.**", "build.x.done", True),
+        ("**.done", "a.b.done", True),
+        ("**.done", "a.b.undone", False),
+    ],
+)
+def test_pattern_semantics(pattern: str, name: str, matches: bool) -> None:
+    """`*` alone matches all; segments must line up; `*` is one segment, `**` any number."""
+    assert topic_matches(pattern, name) is matches
+
+
+@pytest.mark.parametrize("pattern", ["", "build..done", "build*", ".build", "bu ild", "b.*x"])
+def test_malformed_patterns_are_refused(pattern: str) -> None:
+    """Empty segments, partial wildcards and bad characters are errors naming the pattern."""
+    with pytest.raises(PatternError):
+        check_pattern(pattern)
+
+
+# Scope
+
+
+def test_an_in_scope_topic_is_acted_on() -> None:
+    """The builder may publish build.*: the topic is seen and nothing is noticed."""
+    state = reduce(started(policy()), topic("build.done"))
+    assert "build.done" in state.intake.seen_topics
+    assert state.intake.scope_violations == 0
+    assert state.intake.notices == ()
+
+
+def test_an_out_of_scope_topic_is_dropped_and_reported() -> None:
+    """Not seen, not acted on: recorded as <hat>.scope_violation and owed to the next prompt."""
+    state = reduce(started(policy()), topic("review.passed", {"ok": True}))
+    assert "review.passed" not in state.intake.seen_topics
+    assert state.intake.scope_violations == 1
+    (notice,) = state.intake.notices
+    assert notice.topic == "builder.scope_violation"
+    assert notice.text == """Attempted to publish 'review.passed': {"ok":true}"""
+    planning = reduce(state, PlanningStarted(T))
+    undue = attrs.evolve(planning.checkpoints, due=None)
+    effect = next_effect(attrs.evolve(planning, checkpoints=undue))
+    assert isinstance(effect, MaterializePrompt)
+    assert effect.notices == (notice,)
+
+
+def test_an_out_of_scope_question_is_not_asked() -> None:
+    """Scope comes before every other judgement: a reviewer's human.interact is dropped."""
+    state = reduce(started(policy(), Role.REVIEWER), topic("human.interact", "why?"))
+    assert state.ledger.pending_question is None
+    assert state.intake.notices[0].topic == "reviewer.scope_violation"
+
+
+def test_coordination_publishes_unrestricted() -> None:
+    """With no active hat (no invocation yet) every topic is acted on."""
+    state = reduce(started(policy(), publisher=None), topic("review.passed"))
+    assert "review.passed" in state.intake.seen_topics
+    assert state.intake.scope_violations == 0
+
+
+def test_enforcement_is_off_unless_asked_for() -> None:
+    """With enforce_hat_scope false, a hat may publish anything."""
+    from pipeline.config import parse_config
+
+    assert parse_config("", "ralph.toml").loop_policy().enforce_hat_scope is False
+    state = reduce(started(policy(enforce_hat_scope=False)), topic("review.passed"))
+    assert "review.passed" in state.intake.seen_topics
+
+
+# The completion gate
+
+
+def test_completion_with_missing_events_is_refused_with_the_list() -> None:
+    """The refusal is a task.resume notice listing what is missing and naming the cancel topic."""
+    state = fold([topic("build.done"), topic("LOOP_COMPLETE")], started(policy()))
+    assert not state.intake.completion_claimed
+    assert state.intake.completion_refusals == 1
+    (notice,) = state.intake.notices
+    assert notice.topic == "task.resume"
+    assert "review.passed" in notice.text
+    assert "build.done" not in notice.text
+    assert "'loop.cancel'" in notice.text
+
+
+def test_completion_with_every_required_event_is_accepted_in_any_order() -> None:
+    """A flat presence check: order does not matter, repeats do not matter."""
+    for order in (["build.done", "review.passed"], ["review.passed", "build.done"]):
+        state = started(policy(enforce_hat_scope=False))
+        state = fold([*(topic(t) for t in order), topic("LOOP_COMPLETE")], state)
+        assert state.intake.completion_claimed
+        assert state.phase is Phase.FINAL_VALIDATION
+
+
+def test_seen_topics_survive_a_checkpoint_and_resume() -> None:
+    """seen_topics is state: a checkpointed run that resumes still counts what it saw."""
+    state = fold([topic("build.done"), topic("review.passed")], started(policy(), None))
+    resumed = decode_state(encode_state(state))
+    assert resumed == state
+    after = reduce(resumed, topic("LOOP_COMPLETE"))
+    assert after.intake.completion_claimed
+
+
+@given(st.lists(topics() | st.just("LOOP_COMPLETE"), max_size=30))
+def test_completion_is_never_accepted_while_a_required_event_is_missing(
+    names: Sequence[str],
+) -> None:
+    """For any topic sequence the claim implies every required event was seen, and seen_topics
+    only grows."""
+    loop = policy(required_events=("build.done", "review.x"), stale_repeats=Count(0))
+    state = started(loop, publisher=None)
+    for name in names:
+        before = state.intake.seen_topics
+        state = reduce(state, topic(name))
+        assert state.intake.seen_topics >= before
+        if state.intake.completion_claimed:
+            assert {"build.done", "review.x"} <= state.intake.seen_topics
+
+
+def _last_iteration_claims_completion(
+    status: IterationStatus,
+) -> tuple[PipelineState, list[Effect]]:
+    """A real loop with 2 iterations; the developer of iteration 2 reports ``status`` and
+    publishes LOOP_COMPLETE."""
+    chooser = ScriptedChooser({"iteration status": [status, status]})
+    config = WorldConfig(
+        budget(max_iterations=2, max_consecutive_failures=3),
+        default_chains(("a",)),
+        None,
+        "r",
+        policy(required_events=()),
+    )
+    world = SimulatedWorld(config, chooser, fake_clock())
+    effects: list[Effect] = []
+
+    def handler(effect: Effect) -> Sequence[PipelineEvent]:
+        effects.append(effect)
+        facts = list(world(effect))
+        developer_done = any(
+            isinstance(f, InvocationSucceeded) and f.role is Role.DEVELOPER for f in facts
+        )
+        if isinstance(effect, InvokeAgent) and effect.iteration == 2 and developer_done:
+            line = effect.events_lines + 1
+            facts += [
+                TopicPublished("LOOP_COMPLETE", Json.of(""), Ordinal(line), None, T),
+                EventsFileRead(Count(effect.events_offset + 30), Count(line), T),
+            ]
+        return facts
+
+    result = run_in_memory(handler, max_effects=500)
+    return result.state, effects
+
+
+@pytest.mark.parametrize("status", [IterationStatus.PARTIAL, IterationStatus.FAILED])
+def test_completion_on_the_last_iteration_completes_the_run(status: IterationStatus) -> None:
+    """The known defect fixed: a claim on the last allowed iteration is validated and
+    completes the run; it is not reported as max_iterations."""
+    state, effects = _last_iteration_claims_completion(status)
+    assert state.termination is TerminationReason.COMPLETED
+    assert any(type(e).__name__ == "ValidateFinalState" for e in effects)
+
+
+# Cancellation
+
+
+def test_cancellation_ends_the_run_cleanly_and_is_no_success() -> None:
+    """loop.cancel finalizes with cancelled: exit 0, but not a success."""
+    state = reduce(started(policy()), topic("loop.cancel"))
+    assert state.phase is Phase.FINALIZING
+    assert state.termination is TerminationReason.CANCELLED
+    assert state.termination.exit_code == 0
+    assert not state.termination.is_success
+
+
+def test_cancellation_bypasses_the_gate_and_any_hat_scope() -> None:
+    """Required events missing and a committer publishing: cancellation still ends the run."""
+    state = reduce(started(policy(), Role.COMMITTER), topic("loop.cancel"))
+    assert state.termination is TerminationReason.CANCELLED
+
+
+def test_cancellation_is_checked_before_completion() -> None:
+    """Configured as the same family of signals, cancellation wins over a pending completion."""
+    loop = policy(required_events=(), enforce_hat_scope=False)
+    state = fold([topic("loop.cancel"), topic("LOOP_COMPLETE")], started(loop))
+    assert state.termination is TerminationReason.CANCELLED
+
+
+@given(st.lists(topics(), max_size=10))
+def test_cancellation_always_terminates_the_run_within_one_step(names: Sequence[str]) -> None:
+    """Whatever came before, the cancel topic leaves the run finalizing as cancelled."""
+    state = fold([topic(n) for n in names], started(policy(stale_repeats=Count(0))))
+    if state.phase in (Phase.COMPLETE, Phase.INTERRUPTED):
+        return
+    state = reduce(state, topic("loop.cancel"))
+    assert state.phase is Phase.FINALIZING
+    assert state.termination is TerminationReason.CANCELLED
+
+
+# Stale loops and thrashing
+
+
+def test_the_same_topic_three_times_in_a_row_ends_the_run_stale() -> None:
+    """Same (topic, hat, payload) N times in a row: loop_stale."""
+    state = fold([topic("build.step", "same")] * 3, started(policy()))
+    assert state.termination is TerminationReason.LOOP_STALE
+    assert "3 times in a row" in (state.ledger.last_error or "")
+
+
+def test_a_different_payload_or_topic_resets_the_stale_count() -> None:
+    """Only repeats in a row count."""
+    seq = [topic("build.step", "a"), topic("build.step", "a"), topic("build.step", "b")]
+    seq += [topic("build.step", "a"), topic("build.other", "a"), topic("build.step", "a")]
+    state = fold(seq, started(policy()))
+    assert state.termination is None
+
+
+def test_task_complete_is_exempt_from_stale_detection() -> None:
+    """task.complete repeats by nature."""
+    state = fold([topic("task.complete", "x")] * 5, started(policy(enforce_hat_scope=False)))
+    assert state.termination is None
+
+
+def test_a_task_blocked_too_often_is_abandoned_and_too_many_abandonments_thrash() -> None:
+    """3 blocks abandon a task (build.task.abandoned notice); 2 abandonments: loop_thrashing."""
+    blocked = [topic("build.blocked", {"task": "db", "n": n}) for n in range(3)]
+    state = fold(blocked, started(policy()))
+    assert state.intake.abandoned_tasks == 1
+    assert state.intake.notices[-1].topic == "build.task.abandoned"
+    assert "'db'" in state.intake.notices[-1].text
+    assert state.termination is None
+    state = fold([topic("build.blocked", {"task": "api", "n": n}) for n in range(3)], state)
+    assert state.termination is TerminationReason.LOOP_THRASHING
+
+
+def test_thresholds_of_zero_turn_the_detectors_off() -> None:
+    """stale_repeats = 0 and max_task_blocks = 0: nothing fires."""
+    loop = policy(stale_repeats=Count(0), max_task_blocks=Count(0))
+    state = fold([topic("build.blocked", "db")] * 9, started(loop))
+    assert state.termination is None
+    assert state.intake.abandoned_tasks == 0
+
+
+# Questions to a person
+
+
+def test_a_question_waits_until_its_deadline_and_an_answer_reaches_the_next_prompt() -> None:
+    """human.interact records the question with its deadline; the answer is a notice."""
+    asked_at = Instant(T + timedelta(minutes=5))
+    state = reduce(started(policy()), topic("human.interact", {"question": "Which DB?"}, asked_at))
+    pending = state.ledger.pending_question
+    assert pending is not None
+    assert pending.question == "Which DB?"
+    assert pending.deadline == asked_at + timedelta(seconds=30)
+    due_done = attrs.evolve(state, checkpoints=attrs.evolve(state.checkpoints, due=None))
+    effect = next_effect(due_done)
+    assert isinstance(effect, WaitForHuman)
+    assert effect.deadline == pending.deadline
+    answered = reduce(state, HumanResponseReceived(pending.question_id, "Postgres", T))
+    assert answered.ledger.pending_question is None
+    assert answered.intake.notices[-1].topic == "human.response"
+    assert answered.intake.notices[-1].text == "Postgres"
+    assert "human.response" in answered.intake.seen_topics
+
+
+def test_no_answer_by_the_deadline_is_a_timeout_notice_never_a_silent_continue() -> None:
+    """The timeout notice says how long and repeats the question."""
+    state = reduce(started(policy()), topic("human.interact", "Which DB?"))
+    pending = state.ledger.pending_question
+    assert pending is not None
+    timed_out = reduce(state, HumanTimedOut(pending.question_id, pending.deadline))
+    notice = timed_out.intake.notices[-1]
+    assert notice.topic == "human.timeout"
+    assert notice.text == "No response after 30s. Original question: Which DB?"
