@@ -102,8 +102,8 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
     intake = _counted(i, topic)
     if policy.stale_repeats and topic != TASK_COMPLETE_TOPIC:
         who = "-" if publisher is None else publisher.value
-        text = f"{topic}\n{who}\n{event.payload.text}".encode()
-        signature = hashlib.sha256(text).hexdigest()[:16]
+        line = f"{topic}\n{who}\n{event.payload.text}".encode()
+        signature = hashlib.sha256(line).hexdigest()[:16]
         repeats = intake.repeats + 1 if signature == intake.repeat_signature else 1
         intake = intake_with(intake, repeat_signature=signature, repeats=repeats)
         if repeats >= policy.stale_repeats:

@@ -2,7 +2,10 @@
 
 A malformed line of the events file is in the topic log as ``event.malformed``, with its line
 number, error and whole content as the payload, so that what was rejected is as visible as
-what was accepted.
+what was accepted. The log is folded alongside, and every notice the reducer makes for the
+agent is an entry too: ``<hat>.scope_violation`` (payload ``Attempted to publish '<topic>':
+<payload>``), ``task.resume`` (a refused completion), ``build.task.abandoned``,
+``human.response`` and ``human.timeout``.
 """
 
 from __future__ import annotations
@@ -14,12 +17,15 @@ from attrs import frozen
 
 from pipeline.events import (
     MALFORMED_TOPIC,
+    Count,
     Instant,
     Json,
     OutputLineMalformed,
     PipelineEvent,
     TopicPublished,
 )
+from pipeline.reducers import reduce
+from pipeline.state import PipelineState
 
 __all__ = ["TopicEntry", "topic_log"]
 
@@ -38,11 +44,21 @@ class TopicEntry:
 
 def topic_log(events: Iterable[PipelineEvent]) -> Iterator[TopicEntry]:
     """The topic log of a run's ``events``, in log order."""
+    state = PipelineState()
     for event in events:
+        before, violations = state.intake.notices_total, state.intake.scope_violations
+        state = reduce(state, event)
         if isinstance(event, TopicPublished):
-            yield TopicEntry(event.line_number, event.topic, event.payload, event.at)
+            # An out-of-scope topic shows only as its hat's scope violation, below.
+            if state.intake.scope_violations == violations:
+                yield TopicEntry(event.line_number, event.topic, event.payload, event.at)
         elif isinstance(event, OutputLineMalformed):
             payload = Json.of(
                 {"line": event.line_number, "error": event.error, "content": event.content}
             )
             yield TopicEntry(event.line_number, MALFORMED_TOPIC, payload, event.at)
+        made = state.intake.notices_total - before
+        if made > 0:
+            for notice in state.intake.notices[-made:]:
+                payload = Json.of(notice.text)
+                yield TopicEntry(Count(notice.line_number), notice.topic, payload, event.at)
