@@ -23,7 +23,7 @@ from pipeline.cli._render import describe_event, state_table
 from pipeline.cli._run import RunSetupError, Workspace, drive, open_workspace, resolve_prompt
 from pipeline.cli._source import LogSource, open_source
 from pipeline.config import ConfigError
-from pipeline.engine import DurableRun
+from pipeline.engine import AnswerError, DurableRun, respond
 from pipeline.errors import PipelineError, WireFormatError
 from pipeline.events import PipelineEvent, RunId
 from pipeline.handlers.intake import EmitError, EventsFileError, events_file_for
@@ -126,7 +126,10 @@ def _finish(workspace: Workspace, result: DurableRun) -> typer.Exit:
     if state.phase is Phase.INTERRUPTED:
         out.print(f"Resume it: ralph resume {result.run_id} -C {workspace.layout.root}")
     code = termination.exit_code if termination else 1
-    out.print(f"Exit status {code}: {termination.value if termination else 'unknown'}")
+    verdict = termination.value if termination else "unknown"
+    if termination is not None and code == 0 and not termination.is_success:
+        verdict += " (not a success)"
+    out.print(f"Exit status {code}: {verdict}")
     return typer.Exit(code)
 
 
@@ -214,6 +217,20 @@ def emit(
     except (EmitError, EventsFileError) as error:
         raise _fail(str(error)) from error
     out.print(f"Event emitted: {topic}", markup=False)
+
+
+@app.command(name="respond")
+def respond_command(
+    text: Annotated[str, typer.Argument(help="The answer to the agent's question.")],
+    run: Annotated[str | None, typer.Option("--run", help="The run (default: the latest).")] = None,
+    workspace: WorkspaceOption = Path(),
+) -> None:
+    """Answer the question a run is waiting on (an agent's human.interact)."""
+    try:
+        run_id, question = respond(workspace, text, run)
+    except (AnswerError, StoreError, WireFormatError) as error:
+        raise _fail(str(error)) from error
+    out.print(f"Answered {question.question_id} of run {run_id}: {question.question}", markup=False)
 
 
 @app.command()

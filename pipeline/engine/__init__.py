@@ -10,8 +10,10 @@ from pipeline.engine._durable import (
 from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.engine._memory import LoopBoundExceededError, RunResult, run_in_memory
 from pipeline.engine._registry import HandlerRegistry, MissingHandlerError
+from pipeline.engine._respond import AnswerError, respond
 
 __all__ = [
+    "AnswerError",
     "DurableRun",
     "HandlerRegistry",
     "Interrupted",
@@ -21,6 +23,7 @@ __all__ = [
     "RunNotFoundError",
     "RunResult",
     "load_state",
+    "respond",
     "run_durable",
     "run_in_memory",
     "utc_now",

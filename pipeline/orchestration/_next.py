@@ -32,7 +32,7 @@ from pipeline.effects import (
     WaitForHuman,
     WriteCompletionMarker,
 )
-from pipeline.events import Count, DurationMs, Ordinal, Sequence
+from pipeline.events import Count, DurationMs, Ordinal, PromptKind, Sequence
 from pipeline.state import (
     Phase,
     PipelineState,
@@ -148,7 +148,8 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
         state.ledger.last_error,
         state.intake.feedback,
         Count(state.intake.feedback_omitted),
-        state.intake.notices,
+        # Notices are for the agents doing the work, not for the one writing a commit message.
+        () if kind is PromptKind.COMMIT_MESSAGE else state.intake.notices,
     )
 
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from pipeline.events import PromptFileProtected, PromptInputEvent, PromptMaterialized
+from pipeline.events import (
+    PromptFileProtected,
+    PromptInputEvent,
+    PromptKind,
+    PromptMaterialized,
+)
 from pipeline.reducers._build import advance, anomaly, with_progress
 from pipeline.reducers._transitions import chain_exhausted
 from pipeline.state import (
@@ -35,10 +40,12 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
                 return chain_exhausted(state, role)
             invoke = progress_with(progress, step=Step.INVOKE)
             i = state.intake
-            if not i.feedback and not i.feedback_omitted and not i.notices:
+            # A commit-message prompt carries no notices: they stay owed to the next worker.
+            notices = i.notices if event.kind is PromptKind.COMMIT_MESSAGE else ()
+            if not i.feedback and not i.feedback_omitted and notices is i.notices:
                 return with_progress(state, invoke)
-            # The prompt carried the malformed-line feedback and the notices: delivered.
-            delivered = intake_with(i, feedback=(), feedback_omitted=0, notices=())
+            # The prompt carried the malformed-line feedback (and the notices): delivered.
+            delivered = intake_with(i, feedback=(), feedback_omitted=0, notices=notices)
             return advance(state, progress=invoke, intake=delivered)
         case PromptFileProtected():
             if progress.phase is Phase.NOT_STARTED:

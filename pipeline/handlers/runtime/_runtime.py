@@ -392,7 +392,7 @@ class Runtime:
 
     def _wait(self, effect: WaitForHuman) -> tuple[PipelineEvent, ...]:
         """Wait for an answer file ``.ralph/answers/<question id>`` until the deadline."""
-        answer = self.layout.ralph_dir / "answers" / effect.question_id
+        answer = self.layout.answer(effect.question_id)
         while True:
             with contextlib.suppress(FileNotFoundError):
                 text = answer.read_text("utf-8").strip()

@@ -1,0 +1,251 @@
+"""Hats and loop control end to end: real `ralph` processes, the scripted agent, real git.
+
+Scope violations and refused completions reach the agent's next prompt; cancellation exits 0
+and says it is no success; a question waits for `ralph respond`, times out into the next
+prompt, and survives kill -9 with its deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.engine import load_state
+from pipeline.events import (
+    HumanResponseReceived,
+    HumanTimedOut,
+    InvocationStarted,
+    RunCompleted,
+    RunId,
+    RunResumed,
+    TerminationReason,
+)
+from pipeline.handlers.store import SqliteEventStore
+from pipeline.state import PendingQuestion
+from tests.runtime.workspace import RALPH, ROOT, make_workspace, ralph, scripted
+
+REPORTS = """
+write.".agent/out/plan.md" = "1. do it"
+write.".agent/out/status" = "{status}\\nsummary"
+write.".agent/out/issues.md" = ""
+write.".agent/out/commit-message" = "Do it"
+"""
+
+
+def step(kind: str, *, status: str = "completed", extra: str = "") -> str:
+    """One script step of ``kind`` that reports success (with ``status``) plus ``extra``."""
+    return f"[[{kind}]]\n{extra}\n{REPORTS.format(status=status)}\n"
+
+
+def workspace(tmp_path: Path, script: str, loop: str = "", hats: str = "") -> Path:
+    """A repository whose every role is the scripted agent following ``script``."""
+    return make_workspace(
+        tmp_path / "ws",
+        scripts={"script.toml": script + step("default")},
+        agents={"main": scripted("script.toml")},
+        budgets="max_iterations = 3\nmax_review_passes = 1\nbackoff_base_ms = 10\n"
+        "backoff_cap_ms = 20",
+        extra=f"[loop]\n{loop}\n{hats}\n",
+    )
+
+
+def stored(root: Path) -> list[object]:
+    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+        (run,) = store.runs()
+        return list(store.read(run.run_id))
+
+
+def test_an_out_of_scope_topic_is_reported_in_the_next_prompt_and_the_topic_log(
+    tmp_path: Path,
+) -> None:
+    """The planner's hat may not publish review.passed: the topic is not acted on, the
+    developer's prompt says so, `ralph topics` shows planner.scope_violation, and the hat's
+    instructions and scope are in the developer's prompt."""
+    script = step("planning", extra='emit = [["review.passed", "looks fine"]]') + step(
+        "development", extra='save_prompt = ".ralph/dev-prompt.md"'
+    )
+    hats = '[hats.developer]\nname = "builder"\ninstructions = "Write the test first."\n'
+    root = workspace(tmp_path, script, loop="enforce_hat_scope = true", hats=hats)
+    result = ralph("run", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    prompt = (root / ".ralph" / "dev-prompt.md").read_text()
+    assert "## Your hat: builder" in prompt
+    assert "Write the test first." in prompt
+    assert "You may publish only these topics: `build.**`, `task.**`" in prompt
+    assert (
+        "- `planner.scope_violation`: Attempted to publish 'review.passed': \"looks fine\""
+        in prompt
+    )
+    topics = ralph("topics", cwd=root).stdout
+    assert """planner.scope_violation  "Attempted to publish 'review.passed'""" in topics
+    assert "review.passed  " not in topics
+
+
+def test_a_hat_gives_its_role_its_own_model_and_agent_arguments(tmp_path: Path) -> None:
+    """[hats.reviewer] model and args apply to the reviewer's invocations only."""
+    root = tmp_path / "ws"
+    agent = tmp_path / "agent.sh"
+    agent.write_text(
+        '#!/bin/sh\necho "$RALPH_ROLE $*" >> .ralph/argv\nmkdir -p .agent/out\n'
+        "printf '1. do it' > .agent/out/plan.md\nprintf 'completed\\nok' > .agent/out/status\n"
+        ": > .agent/out/issues.md\nprintf 'Do it' > .agent/out/commit-message\n"
+    )
+    agent.chmod(0o755)
+    make_workspace(
+        root,
+        scripts={},
+        agents={"main": [str(agent)]},
+        extra='[hats.reviewer]\nmodel = "big-model"\nargs = ["--careful"]\n',
+    )
+    result = ralph("run", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = [line.strip() for line in (root / ".ralph" / "argv").read_text().splitlines()]
+    assert "reviewer --careful" in calls
+    assert "developer" in calls
+    started = [e for e in stored(root) if isinstance(e, InvocationStarted)]
+    assert {e.model for e in started if e.role.value == "reviewer"} == {"big-model"}
+    assert {e.model for e in started if e.role.value != "reviewer"} == {None}
+
+
+def test_cancellation_exits_zero_but_is_no_success(tmp_path: Path) -> None:
+    """loop.cancel from the developer: exit 0, the summary says cancelled (not a success), and
+    the log records why the run ended."""
+    script = step("development", status="partial", extra='emit = [["loop.cancel", "stuck"]]')
+    root = workspace(tmp_path, script, loop='cancellation_promise = "loop.cancel"')
+    result = ralph("run", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Exit status 0: cancelled (not a success)" in result.stdout
+    (completed,) = [e for e in stored(root) if isinstance(e, RunCompleted)]
+    assert completed.reason is TerminationReason.CANCELLED
+
+
+def test_completion_is_refused_until_the_required_events_were_seen(tmp_path: Path) -> None:
+    """Iteration 1 claims completion too early: refused, and the next prompt carries the
+    task.resume notice. Iteration 2 publishes review.passed and claims again: accepted, the
+    work is committed and validated, and the run completes without iteration 3 or a review."""
+    script = step("development", status="partial", extra='emit = [["LOOP_COMPLETE", ""]]') + step(
+        "development",
+        status="partial",
+        extra='emit = [["review.passed", ""], ["LOOP_COMPLETE", ""]]\n'
+        'save_prompt = ".ralph/second.md"',
+    )
+    loop = 'required_events = ["review.passed"]\ncancellation_promise = "loop.cancel"'
+    root = workspace(tmp_path, script, loop=loop)
+    result = ralph("run", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    second = (root / ".ralph" / "second.md").read_text()
+    assert "- `task.resume`: Completion refused: required events not yet seen: review.passed" in (
+        second
+    )
+    assert "'loop.cancel'" in second
+    events = stored(root)
+    roles = [e.role.value for e in events if isinstance(e, InvocationStarted)]
+    assert roles.count("developer") == 2
+    assert "reviewer" not in roles
+    (completed,) = [e for e in events if isinstance(e, RunCompleted)]
+    assert completed.reason is TerminationReason.COMPLETED
+
+
+QUESTION = step(
+    "development",
+    status="partial",
+    extra='emit = [["human.interact", "Which database should I use?"]]',
+) + step("development", extra='save_prompt = ".ralph/after-question.md"')
+
+
+def _start(root: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [*RALPH, "run"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _pending(root: Path, within_s: float = 60) -> tuple[RunId, PendingQuestion]:
+    """The question the workspace's run waits on, as soon as the log shows one."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        store_path = root / ".ralph" / "pipeline.db"
+        if store_path.is_file():
+            with SqliteEventStore(store_path) as store:
+                runs = store.runs()
+                if runs:
+                    state, _ = load_state(store, runs[-1].run_id)
+                    if state.ledger.pending_question is not None:
+                        return runs[-1].run_id, state.ledger.pending_question
+        time.sleep(0.1)
+    raise AssertionError("no question was asked")
+
+
+def test_ralph_respond_answers_a_waiting_question_and_the_answer_reaches_the_next_prompt(
+    tmp_path: Path,
+) -> None:
+    """The run waits; `ralph respond` (another process) answers; the next prompt has it."""
+    root = workspace(tmp_path, QUESTION, loop="human_timeout_s = 120")
+    process = _start(root)
+    try:
+        _run_id, question = _pending(root)
+        assert question.question == "Which database should I use?"
+        answered = ralph("respond", "Use PostgreSQL", cwd=root)
+        assert answered.returncode == 0, answered.stderr
+        assert f"Answered {question.question_id}" in answered.stdout
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 0, out + err
+    prompt = (root / ".ralph" / "after-question.md").read_text()
+    assert "- `human.response`: Use PostgreSQL" in prompt
+    (response,) = [e for e in stored(root) if isinstance(e, HumanResponseReceived)]
+    assert response.text == "Use PostgreSQL"
+    again = ralph("respond", "too late", cwd=root)
+    assert again.returncode == 2
+    assert "is not waiting for an answer" in again.stderr
+
+
+def test_an_unanswered_question_times_out_into_the_next_prompt(tmp_path: Path) -> None:
+    """No answer within human_timeout_s: a human.timeout notice, never a silent continue."""
+    root = workspace(tmp_path, QUESTION, loop="human_timeout_s = 1")
+    result = ralph("run", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    prompt = (root / ".ralph" / "after-question.md").read_text()
+    expected = "No response after 1s. Original question: Which database should I use?"
+    assert f"- `human.timeout`: {expected}" in prompt
+    assert len([e for e in stored(root) if isinstance(e, HumanTimedOut)]) == 1
+    topics = ralph("topics", cwd=root).stdout
+    assert f'human.timeout  "{expected}"' in topics
+
+
+@pytest.mark.slow
+def test_a_run_killed_while_waiting_waits_again_until_the_same_deadline(tmp_path: Path) -> None:
+    """kill -9 during the wait; `ralph resume` waits for the same question until the deadline
+    in the log (not a fresh timeout), then records the timeout once."""
+    root = workspace(tmp_path, QUESTION, loop="human_timeout_s = 5")
+    process = _start(root)
+    try:
+        run_id, question = _pending(root)
+        time.sleep(1)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    finally:
+        process.kill()
+    resumed_at = time.time()
+    result = ralph("resume", run_id, cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    events = stored(root)
+    assert any(isinstance(e, RunResumed) for e in events)
+    (timed_out,) = [e for e in events if isinstance(e, HumanTimedOut)]
+    assert timed_out.question_id == question.question_id
+    # The resumed wait ended at the logged deadline (polled at least once a second), which
+    # came sooner than a fresh 5 s wait from the resume would have.
+    assert question.deadline <= timed_out.at
+    assert (timed_out.at - question.deadline).total_seconds() < 1.5
+    assert question.deadline.timestamp() < resumed_at + 5
