@@ -52,6 +52,8 @@ class Keep(enum.Enum):
 
 KEEP: Final = Keep.KEEP
 """Default of every parameter below: the field keeps its value."""
+
+_new = object.__new__
 '''
 
 
@@ -70,18 +72,40 @@ def _with_keep(type_name: str) -> str:
     return f"{type_name} | Keep"
 
 
+def setters(cls: type) -> str:
+    """The slot setters of ``cls``, bound once at import."""
+    prefix = _prefix(cls)
+    return "\n" + "".join(
+        f'{prefix}{f.name.upper()} = {cls.__name__}.__dict__["{f.name}"].__set__\n'
+        for f in attrs.fields(cls)
+    )
+
+
+def _prefix(cls: type) -> str:
+    return f"_SET_{cls.__name__.upper()}_"
+
+
 def function(cls: type, name: str, var: str) -> str:
-    """The source of ``name(var, *, field=KEEP, ...)`` for the attrs class ``cls``."""
+    """The source of ``name(var, *, field=KEEP, ...)`` for the attrs class ``cls``.
+
+    The copy is made by setting the slots directly, as the frozen class's generated
+    ``__init__`` does minus a lookup per field; the classes have no validators, so nothing is
+    skipped (``tests/state/test_changes.py`` checks that, and equality with ``attrs.evolve``).
+    """
     hints = typing.get_type_hints(cls)
     fields = attrs.fields(cls)
+    prefix = _prefix(cls)
     params = "\n".join(
         f"    {f.name}: {_with_keep(_type_name(hints[f.name]))} = KEEP," for f in fields
     )
-    args = "\n".join(f"        {var}.{f.name} if {f.name} is KEEP else {f.name}," for f in fields)
+    sets = "\n".join(
+        f"    {prefix}{f.name.upper()}(made, {var}.{f.name} if {f.name} is KEEP else {f.name})"
+        for f in fields
+    )
     return (
         f"\n\ndef {name}(\n    {var}: {cls.__name__},\n    *,\n{params}\n) -> {cls.__name__}:\n"
         f'    """``{var}`` with the given fields changed (the rest kept)."""\n'
-        f"    return {cls.__name__}(\n{args}\n    )\n"
+        f"    made: {cls.__name__} = _new({cls.__name__})\n{sets}\n    return made\n"
     )
 
 
@@ -89,6 +113,9 @@ def source() -> str:
     """The whole generated module."""
     return (
         HEADER
+        + setters(Progress)
+        + setters(Intake)
+        + setters(Ledger)
         + function(Progress, "progress_with", "progress")
         + function(Intake, "intake_with", "intake")
         + function(Ledger, "ledger_with", "ledger")

@@ -62,6 +62,25 @@ max_consecutive_malformed = 3
 # The agents each role falls back through, preferred first; `default` serves every role
 # without a chain of its own (planner, developer, reviewer, committer, fixer).
 default = [{chain}]
+
+# Loop control: see docs/architecture/loop-control.md.
+[loop]
+enforce_hat_scope = false       # true: a hat's out-of-scope topics are reported, never acted on
+completion_promise = "LOOP_COMPLETE"
+# cancellation_promise = "loop.cancel"   # an agent publishing it ends the run (exit 0)
+required_events = []            # topics that must be seen before completion is accepted
+stale_repeats = 3               # the same topic, hat and payload N times in a row: loop_stale
+max_task_blocks = 3             # build.blocked N times for one task: the task is abandoned
+max_abandoned_tasks = 3         # N abandoned tasks: loop_thrashing
+human_timeout_s = 600           # how long an agent's human.interact question waits
+
+# A hat per role (planner, developer, reviewer, committer, fixer), all keys optional:
+#   [hats.developer]
+#   name = "builder"
+#   publishes = ["build.**", "task.**", "human.interact"]
+#   instructions = "Write the failing test first."
+#   model = "sonnet"
+#   args = ["--max-turns", "50"]
 """
 
 

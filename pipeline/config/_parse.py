@@ -109,8 +109,14 @@ def parse_config(text: str, source: str) -> RalphConfig:
             message, _, path = line.rpartition(" @ ")
             key = _key(path)
             if message.startswith(_UNKNOWN):
+                # A hat is named by its role; say which names there are.
+                hint = (
+                    f" (a hat per role: {', '.join(r.value for r in Role)})"
+                    if key == "hats"
+                    else ""
+                )
                 for name in message.removeprefix(_UNKNOWN).split(","):
-                    problems.append(f"{key + '.' if key else ''}{name}: unknown key")
+                    problems.append(f"{key + '.' if key else ''}{name}: unknown key{hint}")
             else:
                 problems.append(f"{key}: {message}")
         raise ConfigError(f"{source}: " + "; ".join(problems)) from error

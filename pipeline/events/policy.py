@@ -103,6 +103,7 @@ def topic_matches(pattern: str, topic: str) -> bool:
     return _match(tuple(pattern.split(".")), tuple(topic.split(".")))
 
 
+@lru_cache(maxsize=4096)
 def in_scope(patterns: tuple[str, ...], topic: str) -> bool:
     """Whether ``topic`` matches any of ``patterns``."""
     return any(topic_matches(pattern, topic) for pattern in patterns)

@@ -17,8 +17,9 @@ def step_bound(budget: Budget, chains: Sequence[RoleChain]) -> int:
     """An upper bound on the effects of a run with ``budget`` and chains of the given lengths.
 
     Each agent task takes at most ``(retries + 1)`` attempts per agent in its chain, each
-    attempt at most a prompt (rendered again to carry malformed-line feedback), a backoff and
-    an invocation; a task adds its begin, prompt, commit, rebase,
+    attempt at most a prompt (rendered again to carry malformed-line feedback or notices), a
+    backoff, an invocation and a wait for a person (one question is pending at a time, and
+    only an invocation asks one); a task adds its begin, prompt, commit, rebase,
     abort and checkpoint effects. A run has one planning task, at most ``max_iterations``
     development iterations (each with a commit task), at most ``max_review_passes`` review
     passes (each with a fix and a commit task), a validation per iteration, dev-fix once,
@@ -26,7 +27,7 @@ def step_bound(budget: Budget, chains: Sequence[RoleChain]) -> int:
     """
     longest = max([*(len(chain.agents) for chain in chains), 1])
     attempts = (budget.max_retries_per_agent + 1) * longest
-    per_task = 3 * attempts + 8
+    per_task = 4 * attempts + 8
     tasks = 1 + 2 * budget.max_iterations + 3 * budget.max_review_passes + 2
     validations = budget.max_iterations
     return tasks * per_task + 2 * validations + 16

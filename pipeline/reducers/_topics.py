@@ -9,7 +9,7 @@ as the run did.
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 from datetime import timedelta
 
 from attrs import evolve
@@ -83,35 +83,35 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
     if topic == policy.cancellation_promise:
         return _cancel(state, _counted(i, topic))
     publisher = i.publisher
-    hat = None if publisher is None else policy.hat(publisher)
-    if (
-        policy.enforce_hat_scope
-        and hat is not None
-        and topic != policy.completion_promise
-        and not in_scope(hat.publishes, topic)
-    ):
-        text = f"Attempted to publish '{topic}': {event.payload.text}"
-        notice = Notice(f"{hat.name}.scope_violation", text, Count(event.line_number))
-        counted = intake_with(
-            i,
-            topics_published=i.topics_published + 1,
-            consecutive_malformed=0,
-            scope_violations=i.scope_violations + 1,
-        )
-        return notify(state, add_notice(counted, notice))
-    intake = _counted(i, topic)
+    if policy.enforce_hat_scope and publisher is not None and topic != policy.completion_promise:
+        hat = policy.hat(publisher)
+        if hat is not None and not in_scope(hat.publishes, topic):
+            return _out_of_scope(state, event, hat.name)
+    seen = i.seen_topics if topic in i.seen_topics else i.seen_topics | {topic}
     if policy.stale_repeats and topic != TASK_COMPLETE_TOPIC:
         who = "-" if publisher is None else publisher.value
-        line = f"{topic}\n{who}\n{event.payload.text}".encode()
-        signature = hashlib.sha256(line).hexdigest()[:16]
-        repeats = intake.repeats + 1 if signature == intake.repeat_signature else 1
-        intake = intake_with(intake, repeat_signature=signature, repeats=repeats)
+        # A digest of the payload keeps the state small; crc32 is deterministic across
+        # processes (unlike hash()) and cheap, and a false repeat needs N collisions in a row.
+        signature = f"{topic}|{who}|{zlib.crc32(event.payload.text.encode()):08x}"
+        repeats = i.repeats + 1 if signature == i.repeat_signature else 1
+        intake = intake_with(
+            i,
+            seen_topics=seen,
+            topics_published=i.topics_published + 1,
+            consecutive_malformed=0,
+            repeat_signature=signature,
+            repeats=repeats,
+        )
         if repeats >= policy.stale_repeats:
             why = (
                 f"loop stale: '{topic}' was published {repeats} times in a row by the "
                 f"{who} hat with the same payload"
             )
             return _end(state, intake, TerminationReason.LOOP_STALE, why)
+    else:
+        intake = intake_with(
+            i, seen_topics=seen, topics_published=i.topics_published + 1, consecutive_malformed=0
+        )
     if topic == policy.completion_promise:
         return _completion(state, intake, policy, event)
     if topic == HUMAN_INTERACT_TOPIC and policy.human_timeout_s is not None:
@@ -119,6 +119,20 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
     if topic == TASK_BLOCKED_TOPIC and policy.max_task_blocks:
         return _blocked(state, intake, policy, event)
     return with_intake(state, intake)
+
+
+def _out_of_scope(state: PipelineState, event: TopicPublished, hat: str) -> PipelineState:
+    """Not acted on at all: counted, noticed, and shown as ``<hat>.scope_violation``."""
+    i = state.intake
+    text = f"Attempted to publish '{event.topic}': {event.payload.text}"
+    notice = Notice(f"{hat}.scope_violation", text, Count(event.line_number))
+    counted = intake_with(
+        i,
+        topics_published=i.topics_published + 1,
+        consecutive_malformed=0,
+        scope_violations=i.scope_violations + 1,
+    )
+    return notify(state, add_notice(counted, notice))
 
 
 def _counted(i: Intake, topic: str) -> Intake:

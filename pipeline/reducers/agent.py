@@ -106,18 +106,19 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
     handler can keep the loop going forever."""
     if not _working(state, event.role):
         return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
-    if state.intake.publisher is not event.role:
-        # Lines read after this invocation are judged by this role's hat.
-        state = evolve(state, intake=intake_with(state.intake, publisher=event.role))
     previous = state.agent
+    i = state.intake
+    # Lines read after this invocation are judged by this role's hat.
+    intake = i if i.publisher is event.role else intake_with(i, publisher=event.role)
     if previous.in_flight or previous.awaiting_output:
+        state = evolve(state, intake=intake)
         why = "no outcome" if previous.in_flight else "no output"
         state = agent_failed(state, True, f"previous attempt reported {why}")
         if not _working(state, event.role):
             # That failure exhausted the chain: this start belongs to no task any more.
             return restamp(state, agent=state.agent)
         return restamp(state, agent=_running(state.agent))
-    return with_agent(state, _running(previous))
+    return advance(state, agent=_running(previous), intake=intake)
 
 
 def _running(a: AgentCursor) -> AgentCursor:

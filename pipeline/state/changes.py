@@ -36,6 +36,61 @@ class Keep(enum.Enum):
 KEEP: Final = Keep.KEEP
 """Default of every parameter below: the field keeps its value."""
 
+_new = object.__new__
+
+_SET_PROGRESS_PHASE = Progress.__dict__["phase"].__set__
+_SET_PROGRESS_STEP = Progress.__dict__["step"].__set__
+_SET_PROGRESS_ITERATION = Progress.__dict__["iteration"].__set__
+_SET_PROGRESS_REVIEW_PASS = Progress.__dict__["review_pass"].__set__
+_SET_PROGRESS_FIXING = Progress.__dict__["fixing"].__set__
+_SET_PROGRESS_AFTER_COMMIT = Progress.__dict__["after_commit"].__set__
+_SET_PROGRESS_CONTINUATION_REQUESTED = Progress.__dict__["continuation_requested"].__set__
+_SET_PROGRESS_CONSECUTIVE_FAILED_ITERATIONS = Progress.__dict__[
+    "consecutive_failed_iterations"
+].__set__
+_SET_PROGRESS_RESUME_PHASE = Progress.__dict__["resume_phase"].__set__
+_SET_PROGRESS_RESUME_STEP = Progress.__dict__["resume_step"].__set__
+_SET_PROGRESS_RESUME_TERMINATION = Progress.__dict__["resume_termination"].__set__
+_SET_PROGRESS_DEV_FIX_ROLE = Progress.__dict__["dev_fix_role"].__set__
+_SET_PROGRESS_DEV_FIX_SUCCESS = Progress.__dict__["dev_fix_success"].__set__
+_SET_PROGRESS_TERMINATION = Progress.__dict__["termination"].__set__
+
+_SET_INTAKE_SEEN_TOPICS = Intake.__dict__["seen_topics"].__set__
+_SET_INTAKE_TOPICS_PUBLISHED = Intake.__dict__["topics_published"].__set__
+_SET_INTAKE_MALFORMED_LINES = Intake.__dict__["malformed_lines"].__set__
+_SET_INTAKE_CONSECUTIVE_MALFORMED = Intake.__dict__["consecutive_malformed"].__set__
+_SET_INTAKE_MALFORMED_RESPONSES = Intake.__dict__["malformed_responses"].__set__
+_SET_INTAKE_EVENTS_OFFSET = Intake.__dict__["events_offset"].__set__
+_SET_INTAKE_EVENTS_LINES = Intake.__dict__["events_lines"].__set__
+_SET_INTAKE_FEEDBACK = Intake.__dict__["feedback"].__set__
+_SET_INTAKE_FEEDBACK_OMITTED = Intake.__dict__["feedback_omitted"].__set__
+_SET_INTAKE_PUBLISHER = Intake.__dict__["publisher"].__set__
+_SET_INTAKE_COMPLETION_CLAIMED = Intake.__dict__["completion_claimed"].__set__
+_SET_INTAKE_REPEAT_SIGNATURE = Intake.__dict__["repeat_signature"].__set__
+_SET_INTAKE_REPEATS = Intake.__dict__["repeats"].__set__
+_SET_INTAKE_BLOCKED = Intake.__dict__["blocked"].__set__
+_SET_INTAKE_ABANDONED_TASKS = Intake.__dict__["abandoned_tasks"].__set__
+_SET_INTAKE_SCOPE_VIOLATIONS = Intake.__dict__["scope_violations"].__set__
+_SET_INTAKE_COMPLETION_REFUSALS = Intake.__dict__["completion_refusals"].__set__
+_SET_INTAKE_NOTICES = Intake.__dict__["notices"].__set__
+_SET_INTAKE_NOTICES_TOTAL = Intake.__dict__["notices_total"].__set__
+
+_SET_LEDGER_PLAN_DIGEST = Ledger.__dict__["plan_digest"].__set__
+_SET_LEDGER_PENDING_COMMIT_MESSAGE = Ledger.__dict__["pending_commit_message"].__set__
+_SET_LEDGER_COMMITS = Ledger.__dict__["commits"].__set__
+_SET_LEDGER_LAST_COMMIT_SHA = Ledger.__dict__["last_commit_sha"].__set__
+_SET_LEDGER_LAST_ERROR = Ledger.__dict__["last_error"].__set__
+_SET_LEDGER_ANOMALIES = Ledger.__dict__["anomalies"].__set__
+_SET_LEDGER_LAST_ANOMALY = Ledger.__dict__["last_anomaly"].__set__
+_SET_LEDGER_PENDING_QUESTION = Ledger.__dict__["pending_question"].__set__
+_SET_LEDGER_LAST_HUMAN_ANSWER = Ledger.__dict__["last_human_answer"].__set__
+_SET_LEDGER_LOOP_RECOVERIES = Ledger.__dict__["loop_recoveries"].__set__
+_SET_LEDGER_AGENT_FAILURES = Ledger.__dict__["agent_failures"].__set__
+_SET_LEDGER_RESUMES = Ledger.__dict__["resumes"].__set__
+_SET_LEDGER_LAST_RESUME_SEQUENCE = Ledger.__dict__["last_resume_sequence"].__set__
+_SET_LEDGER_COMPLETED_AT = Ledger.__dict__["completed_at"].__set__
+_SET_LEDGER_PROTECTED_PROMPT = Ledger.__dict__["protected_prompt"].__set__
+
 
 def progress_with(
     progress: Progress,
@@ -56,26 +111,42 @@ def progress_with(
     termination: TerminationReason | Keep | None = KEEP,
 ) -> Progress:
     """``progress`` with the given fields changed (the rest kept)."""
-    return Progress(
-        progress.phase if phase is KEEP else phase,
-        progress.step if step is KEEP else step,
-        progress.iteration if iteration is KEEP else iteration,
-        progress.review_pass if review_pass is KEEP else review_pass,
-        progress.fixing if fixing is KEEP else fixing,
-        progress.after_commit if after_commit is KEEP else after_commit,
+    made: Progress = _new(Progress)
+    _SET_PROGRESS_PHASE(made, progress.phase if phase is KEEP else phase)
+    _SET_PROGRESS_STEP(made, progress.step if step is KEEP else step)
+    _SET_PROGRESS_ITERATION(made, progress.iteration if iteration is KEEP else iteration)
+    _SET_PROGRESS_REVIEW_PASS(made, progress.review_pass if review_pass is KEEP else review_pass)
+    _SET_PROGRESS_FIXING(made, progress.fixing if fixing is KEEP else fixing)
+    _SET_PROGRESS_AFTER_COMMIT(
+        made, progress.after_commit if after_commit is KEEP else after_commit
+    )
+    _SET_PROGRESS_CONTINUATION_REQUESTED(
+        made,
         progress.continuation_requested
         if continuation_requested is KEEP
         else continuation_requested,
+    )
+    _SET_PROGRESS_CONSECUTIVE_FAILED_ITERATIONS(
+        made,
         progress.consecutive_failed_iterations
         if consecutive_failed_iterations is KEEP
         else consecutive_failed_iterations,
-        progress.resume_phase if resume_phase is KEEP else resume_phase,
-        progress.resume_step if resume_step is KEEP else resume_step,
-        progress.resume_termination if resume_termination is KEEP else resume_termination,
-        progress.dev_fix_role if dev_fix_role is KEEP else dev_fix_role,
-        progress.dev_fix_success if dev_fix_success is KEEP else dev_fix_success,
-        progress.termination if termination is KEEP else termination,
     )
+    _SET_PROGRESS_RESUME_PHASE(
+        made, progress.resume_phase if resume_phase is KEEP else resume_phase
+    )
+    _SET_PROGRESS_RESUME_STEP(made, progress.resume_step if resume_step is KEEP else resume_step)
+    _SET_PROGRESS_RESUME_TERMINATION(
+        made, progress.resume_termination if resume_termination is KEEP else resume_termination
+    )
+    _SET_PROGRESS_DEV_FIX_ROLE(
+        made, progress.dev_fix_role if dev_fix_role is KEEP else dev_fix_role
+    )
+    _SET_PROGRESS_DEV_FIX_SUCCESS(
+        made, progress.dev_fix_success if dev_fix_success is KEEP else dev_fix_success
+    )
+    _SET_PROGRESS_TERMINATION(made, progress.termination if termination is KEEP else termination)
+    return made
 
 
 def intake_with(
@@ -102,27 +173,52 @@ def intake_with(
     notices_total: int | Keep = KEEP,
 ) -> Intake:
     """``intake`` with the given fields changed (the rest kept)."""
-    return Intake(
-        intake.seen_topics if seen_topics is KEEP else seen_topics,
-        intake.topics_published if topics_published is KEEP else topics_published,
-        intake.malformed_lines if malformed_lines is KEEP else malformed_lines,
-        intake.consecutive_malformed if consecutive_malformed is KEEP else consecutive_malformed,
-        intake.malformed_responses if malformed_responses is KEEP else malformed_responses,
-        intake.events_offset if events_offset is KEEP else events_offset,
-        intake.events_lines if events_lines is KEEP else events_lines,
-        intake.feedback if feedback is KEEP else feedback,
-        intake.feedback_omitted if feedback_omitted is KEEP else feedback_omitted,
-        intake.publisher if publisher is KEEP else publisher,
-        intake.completion_claimed if completion_claimed is KEEP else completion_claimed,
-        intake.repeat_signature if repeat_signature is KEEP else repeat_signature,
-        intake.repeats if repeats is KEEP else repeats,
-        intake.blocked if blocked is KEEP else blocked,
-        intake.abandoned_tasks if abandoned_tasks is KEEP else abandoned_tasks,
-        intake.scope_violations if scope_violations is KEEP else scope_violations,
-        intake.completion_refusals if completion_refusals is KEEP else completion_refusals,
-        intake.notices if notices is KEEP else notices,
-        intake.notices_total if notices_total is KEEP else notices_total,
+    made: Intake = _new(Intake)
+    _SET_INTAKE_SEEN_TOPICS(made, intake.seen_topics if seen_topics is KEEP else seen_topics)
+    _SET_INTAKE_TOPICS_PUBLISHED(
+        made, intake.topics_published if topics_published is KEEP else topics_published
     )
+    _SET_INTAKE_MALFORMED_LINES(
+        made, intake.malformed_lines if malformed_lines is KEEP else malformed_lines
+    )
+    _SET_INTAKE_CONSECUTIVE_MALFORMED(
+        made,
+        intake.consecutive_malformed if consecutive_malformed is KEEP else consecutive_malformed,
+    )
+    _SET_INTAKE_MALFORMED_RESPONSES(
+        made, intake.malformed_responses if malformed_responses is KEEP else malformed_responses
+    )
+    _SET_INTAKE_EVENTS_OFFSET(
+        made, intake.events_offset if events_offset is KEEP else events_offset
+    )
+    _SET_INTAKE_EVENTS_LINES(made, intake.events_lines if events_lines is KEEP else events_lines)
+    _SET_INTAKE_FEEDBACK(made, intake.feedback if feedback is KEEP else feedback)
+    _SET_INTAKE_FEEDBACK_OMITTED(
+        made, intake.feedback_omitted if feedback_omitted is KEEP else feedback_omitted
+    )
+    _SET_INTAKE_PUBLISHER(made, intake.publisher if publisher is KEEP else publisher)
+    _SET_INTAKE_COMPLETION_CLAIMED(
+        made, intake.completion_claimed if completion_claimed is KEEP else completion_claimed
+    )
+    _SET_INTAKE_REPEAT_SIGNATURE(
+        made, intake.repeat_signature if repeat_signature is KEEP else repeat_signature
+    )
+    _SET_INTAKE_REPEATS(made, intake.repeats if repeats is KEEP else repeats)
+    _SET_INTAKE_BLOCKED(made, intake.blocked if blocked is KEEP else blocked)
+    _SET_INTAKE_ABANDONED_TASKS(
+        made, intake.abandoned_tasks if abandoned_tasks is KEEP else abandoned_tasks
+    )
+    _SET_INTAKE_SCOPE_VIOLATIONS(
+        made, intake.scope_violations if scope_violations is KEEP else scope_violations
+    )
+    _SET_INTAKE_COMPLETION_REFUSALS(
+        made, intake.completion_refusals if completion_refusals is KEEP else completion_refusals
+    )
+    _SET_INTAKE_NOTICES(made, intake.notices if notices is KEEP else notices)
+    _SET_INTAKE_NOTICES_TOTAL(
+        made, intake.notices_total if notices_total is KEEP else notices_total
+    )
+    return made
 
 
 def ledger_with(
@@ -145,20 +241,37 @@ def ledger_with(
     protected_prompt: ProtectedPrompt | Keep | None = KEEP,
 ) -> Ledger:
     """``ledger`` with the given fields changed (the rest kept)."""
-    return Ledger(
-        ledger.plan_digest if plan_digest is KEEP else plan_digest,
+    made: Ledger = _new(Ledger)
+    _SET_LEDGER_PLAN_DIGEST(made, ledger.plan_digest if plan_digest is KEEP else plan_digest)
+    _SET_LEDGER_PENDING_COMMIT_MESSAGE(
+        made,
         ledger.pending_commit_message if pending_commit_message is KEEP else pending_commit_message,
-        ledger.commits if commits is KEEP else commits,
-        ledger.last_commit_sha if last_commit_sha is KEEP else last_commit_sha,
-        ledger.last_error if last_error is KEEP else last_error,
-        ledger.anomalies if anomalies is KEEP else anomalies,
-        ledger.last_anomaly if last_anomaly is KEEP else last_anomaly,
-        ledger.pending_question if pending_question is KEEP else pending_question,
-        ledger.last_human_answer if last_human_answer is KEEP else last_human_answer,
-        ledger.loop_recoveries if loop_recoveries is KEEP else loop_recoveries,
-        ledger.agent_failures if agent_failures is KEEP else agent_failures,
-        ledger.resumes if resumes is KEEP else resumes,
-        ledger.last_resume_sequence if last_resume_sequence is KEEP else last_resume_sequence,
-        ledger.completed_at if completed_at is KEEP else completed_at,
-        ledger.protected_prompt if protected_prompt is KEEP else protected_prompt,
     )
+    _SET_LEDGER_COMMITS(made, ledger.commits if commits is KEEP else commits)
+    _SET_LEDGER_LAST_COMMIT_SHA(
+        made, ledger.last_commit_sha if last_commit_sha is KEEP else last_commit_sha
+    )
+    _SET_LEDGER_LAST_ERROR(made, ledger.last_error if last_error is KEEP else last_error)
+    _SET_LEDGER_ANOMALIES(made, ledger.anomalies if anomalies is KEEP else anomalies)
+    _SET_LEDGER_LAST_ANOMALY(made, ledger.last_anomaly if last_anomaly is KEEP else last_anomaly)
+    _SET_LEDGER_PENDING_QUESTION(
+        made, ledger.pending_question if pending_question is KEEP else pending_question
+    )
+    _SET_LEDGER_LAST_HUMAN_ANSWER(
+        made, ledger.last_human_answer if last_human_answer is KEEP else last_human_answer
+    )
+    _SET_LEDGER_LOOP_RECOVERIES(
+        made, ledger.loop_recoveries if loop_recoveries is KEEP else loop_recoveries
+    )
+    _SET_LEDGER_AGENT_FAILURES(
+        made, ledger.agent_failures if agent_failures is KEEP else agent_failures
+    )
+    _SET_LEDGER_RESUMES(made, ledger.resumes if resumes is KEEP else resumes)
+    _SET_LEDGER_LAST_RESUME_SEQUENCE(
+        made, ledger.last_resume_sequence if last_resume_sequence is KEEP else last_resume_sequence
+    )
+    _SET_LEDGER_COMPLETED_AT(made, ledger.completed_at if completed_at is KEEP else completed_at)
+    _SET_LEDGER_PROTECTED_PROMPT(
+        made, ledger.protected_prompt if protected_prompt is KEEP else protected_prompt
+    )
+    return made

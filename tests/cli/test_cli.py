@@ -285,3 +285,34 @@ def test_an_event_from_a_newer_schema_is_a_clear_error(demo_dir: Path, tmp_path:
     assert result.returncode == 2
     assert "schema version 9, by a newer release" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("reason", list(TerminationReason), ids=lambda r: r.value)
+def test_the_cli_exits_with_each_reasons_code_and_says_when_exit_0_is_no_success(
+    reason: TerminationReason, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The summary `ralph run` prints ends in the reason's exit code (the table in
+    termination.md, checked against the code in tests/architecture), and a zero exit that is
+    no success (cancelled) says so."""
+    import attrs
+    import typer
+
+    from pipeline.cli import _finish
+    from pipeline.cli._run import Workspace
+    from pipeline.config import RalphConfig
+    from pipeline.engine import DurableRun
+    from pipeline.events import Digest, RunId
+    from pipeline.handlers.runtime import WorkspaceLayout
+    from pipeline.state import PipelineState
+
+    state = PipelineState()
+    state = attrs.evolve(
+        state, progress=attrs.evolve(state.progress, phase=Phase.COMPLETE, termination=reason)
+    )
+    workspace = Workspace(WorkspaceLayout(tmp_path), RalphConfig(), Digest("d"))
+    exit_ = _finish(workspace, DurableRun(RunId("r"), state, None, 0))
+    assert isinstance(exit_, typer.Exit)
+    assert exit_.exit_code == reason.exit_code
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith(f"Exit status {reason.exit_code}: {reason.value}")
+    assert last.endswith("(not a success)") is (reason.exit_code == 0 and not reason.is_success)

@@ -88,6 +88,30 @@ def test_an_empty_file_is_the_default_configuration() -> None:
             "[budgets]\nbackoff_base_ms = 10\nbackoff_cap_ms = 5",
             "backoff_cap_ms (5) is below backoff_base_ms (10)",
         ),
+        (
+            "[hats.developer]\npublishes = ['build..done']",
+            "hats.developer.publishes: malformed pattern: 'build..done' has an empty segment",
+        ),
+        (
+            "[hats.reviewer]\npublishes = ['review*']",
+            "hats.reviewer.publishes: malformed pattern: 'review*': '*' must be a whole segment",
+        ),
+        ("[hats.reviewer]\npublishes = []", "hats.reviewer.publishes: empty"),
+        ("[hats.builder]\nname = 'b'", "hats.builder: unknown key (a hat per role: planner,"),
+        ("[hats.developer]\nname = 'my builder'", "hats.developer.name: 'my builder' must be"),
+        (
+            "[agents.a]\npreset = 'claude'\n[chains]\nplanner = ['a']\n"
+            "[hats.planner]\nchain = ['a']",
+            "hats.planner.chain: the planner chain is also given as chains.planner; give it once",
+        ),
+        ("[loop]\ncompletion_promise = 'ALL DONE'", "loop.completion_promise: 'ALL DONE' is not"),
+        (
+            "[loop]\ncancellation_promise = 'LOOP_COMPLETE'",
+            "loop.cancellation_promise: the same topic as completion_promise",
+        ),
+        ("[loop]\nstale_repeats = -1", "loop.stale_repeats: must be 0 (off) or more, got -1"),
+        ("[loop]\nenforce_hat_scope = 1", "loop.enforce_hat_scope: expected a boolean, got 1"),
+        ("[loop]\nrequired_events = 'a'", "loop.required_events: expected an array of strings"),
     ],
 )
 def test_each_mistake_names_the_file_and_key(text: str, message: str) -> None:
@@ -109,3 +133,45 @@ def test_any_text_is_a_config_or_a_config_error(text: str) -> None:
     """Nothing but ConfigError escapes, whatever the file holds."""
     with contextlib.suppress(ConfigError):
         parse_config(text, "ralph.toml")
+
+
+def test_hats_and_loop_settings_become_the_policy_a_run_records() -> None:
+    """Each role's hat (defaults where unset), the promises, thresholds and timeout; "" and 0
+    turn a promise or the human wait off; a hat's chain serves its role."""
+    from pipeline.config import DEFAULT_PUBLISHES
+    from pipeline.events import Role
+
+    config = parse_config(
+        """
+        [agents.a]
+        preset = "claude"
+        [chains]
+        default = ["a"]
+        [hats.developer]
+        name = "builder"
+        publishes = ["build.*"]
+        chain = ["a"]
+        [loop]
+        enforce_hat_scope = true
+        completion_promise = ""
+        cancellation_promise = "loop.cancel"
+        required_events = ["review.passed"]
+        stale_repeats = 0
+        human_timeout_s = 0
+        """,
+        "ralph.toml",
+    )
+    policy = config.loop_policy()
+    builder = policy.hat(Role.DEVELOPER)
+    assert builder is not None
+    assert (builder.name, builder.publishes) == ("builder", ("build.*",))
+    reviewer = policy.hat(Role.REVIEWER)
+    assert reviewer is not None
+    assert (reviewer.name, reviewer.publishes) == ("reviewer", DEFAULT_PUBLISHES[Role.REVIEWER])
+    assert policy.enforce_hat_scope
+    assert policy.completion_promise is None
+    assert policy.cancellation_promise == "loop.cancel"
+    assert policy.required_events == ("review.passed",)
+    assert policy.stale_repeats == 0
+    assert policy.human_timeout_s is None
+    assert config.chain_for(Role.DEVELOPER) == ("a",)

@@ -86,3 +86,15 @@ def test_a_built_state_is_still_frozen() -> None:
     built = build_state(*[getattr(PipelineState(), f.name) for f in attrs.fields(PipelineState)])
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         built.sequence = 5  # type: ignore[misc]
+
+
+def test_the_copied_records_have_no_validators_or_init_hooks_to_skip() -> None:
+    """The copies set slots directly, skipping __init__: safe only while the records validate
+    nothing and have no post-init hook. A validator added later must fail here first."""
+    import attrs
+
+    from pipeline.state import Intake, Ledger, Progress
+
+    for cls in (Progress, Intake, Ledger):
+        assert all(f.validator is None and f.converter is None for f in attrs.fields(cls)), cls
+        assert not hasattr(cls, "__attrs_post_init__"), cls
