@@ -104,7 +104,9 @@ def _script() -> str:
                 "development",
                 {"test_textkit.py": _TESTS_V1, out + "status": "completed\nAdded unit tests."},
                 print="Step 2 of the plan done.",
-            ),
+            )
+            # Too early: the review has not passed yet, so the completion gate refuses it.
+            + 'emit = [["LOOP_COMPLETE", "all steps done"]]\n',
             _writes("commit_message", {out + "commit-message": "Add slugify()"}),
             _writes("commit_message", {out + "commit-message": "Test slugify()"}),
             _writes(
@@ -118,8 +120,11 @@ def _script() -> str:
                     "'-hello-world-'; the task says a slug never starts or ends with '-'.\n"
                 },
                 print="Found one issue.",
-            ),
-            _writes("review", {out + "issues.md": "No issues found.\n"}, print="All good."),
+            )
+            # Not the reviewer's topic: with hat scope enforced it is reported, never acted on.
+            + 'emit = [["build.done", "marking the build done myself"]]\n',
+            _writes("review", {out + "issues.md": "No issues found.\n"}, print="All good.")
+            + 'emit = [["review.clean", "pass 2"]]\n',
             _writes(
                 "review_fix",
                 {
@@ -159,7 +164,18 @@ command = ["ralph-demo-agent-that-is-not-installed"]
 
 [chains]
 default = ["scripted"]
-developer = ["absent", "scripted"]
+
+# The developer's hat: its own chain, the topics it may publish, words for its prompts.
+[hats.developer]
+name = "builder"
+publishes = ["build.**", "review.fixed", "task.**", "human.interact"]
+instructions = "Keep each change small; the unit tests are the final check."
+chain = ["absent", "scripted"]
+
+[loop]
+enforce_hat_scope = true                # out-of-scope topics are reported, never acted on
+required_events = ["review.clean"]      # LOOP_COMPLETE is refused until a review came back clean
+cancellation_promise = "loop.cancel"
 """
 
 

@@ -32,12 +32,13 @@ from pipeline.effects import (
     WaitForHuman,
     WriteCompletionMarker,
 )
-from pipeline.events import Count, DurationMs, Ordinal, PromptKind, Sequence
+from pipeline.events import Count, DurationMs, Ordinal, Sequence
 from pipeline.state import (
     Phase,
     PipelineState,
     Step,
     TerminationReason,
+    notices_for,
     prompt_kind_for,
 )
 
@@ -148,8 +149,7 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
         state.ledger.last_error,
         state.intake.feedback,
         Count(state.intake.feedback_omitted),
-        # Notices are for the agents doing the work, not for the one writing a commit message.
-        () if kind is PromptKind.COMMIT_MESSAGE else state.intake.notices,
+        notices_for(state.intake.notices, role),
     )
 
 

@@ -125,7 +125,7 @@ def _out_of_scope(state: PipelineState, event: TopicPublished, hat: str) -> Pipe
     """Not acted on at all: counted, noticed, and shown as ``<hat>.scope_violation``."""
     i = state.intake
     text = f"Attempted to publish '{event.topic}': {event.payload.text}"
-    notice = Notice(f"{hat}.scope_violation", text, Count(event.line_number))
+    notice = Notice(f"{hat}.scope_violation", text, Count(event.line_number), i.publisher)
     counted = intake_with(
         i,
         topics_published=i.topics_published + 1,
@@ -181,7 +181,10 @@ def _completion(
         )
         refused = intake_with(intake, completion_refusals=intake.completion_refusals + 1)
         return notify(
-            state, add_notice(refused, Notice(TASK_RESUME_TOPIC, text, Count(event.line_number)))
+            state,
+            add_notice(
+                refused, Notice(TASK_RESUME_TOPIC, text, Count(event.line_number), intake.publisher)
+            ),
         )
     claimed = intake_with(intake, completion_claimed=True)
     progress = state.progress
@@ -225,10 +228,11 @@ def _question(
             f"Question not asked: '{ledger.pending_question.question}' is still waiting for "
             "an answer; ask again after it is answered."
         )
-        notice = Notice(HUMAN_INTERACT_TOPIC, text, Count(event.line_number))
+        notice = Notice(HUMAN_INTERACT_TOPIC, text, Count(event.line_number), intake.publisher)
         return notify(state, add_notice(intake, notice))
     deadline = Instant(event.at + timedelta(seconds=timeout_s))
-    pending = PendingQuestion(QuestionId(f"line-{event.line_number}"), question, deadline)
+    question_id = QuestionId(f"line-{event.line_number}")
+    pending = PendingQuestion(question_id, question, deadline, intake.publisher)
     return advance(state, intake=intake, ledger=ledger_with(ledger, pending_question=pending))
 
 
@@ -253,7 +257,7 @@ def _blocked(
     text = f"Task '{task}' was reported blocked {blocks} times and is abandoned: move on."
     intake = add_notice(
         intake_with(intake, blocked=tuple(sorted(counts.items())), abandoned_tasks=abandoned),
-        Notice(TASK_ABANDONED_TOPIC, text, Count(event.line_number)),
+        Notice(TASK_ABANDONED_TOPIC, text, Count(event.line_number), intake.publisher),
     )
     if policy.max_abandoned_tasks and abandoned >= policy.max_abandoned_tasks:
         why = f"loop thrashing: {abandoned} tasks abandoned, the last '{task}'"

@@ -36,7 +36,7 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
                 return anomaly(state, event, f"question {event.question_id!r} is not pending")
             answered = ledger_with(ledger, pending_question=None, last_human_answer=event.text)
             # The answer goes to the agent in its next prompt.
-            notice = Notice(HUMAN_RESPONSE_TOPIC, event.text, Count(0))
+            notice = Notice(HUMAN_RESPONSE_TOPIC, event.text, Count(0), pending.asked_by)
             return notify(state, add_notice(state.intake, notice), answered)
         case HumanTimedOut():
             if pending is None or pending.question_id != event.question_id:
@@ -47,7 +47,9 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
                 last_error=f"no answer to {pending.question!r} by {pending.deadline.isoformat()}",
             )
             # Never a silent continue: the agent is told nobody answered.
-            notice = Notice(HUMAN_TIMEOUT_TOPIC, _timeout_text(state, pending), Count(0))
+            notice = Notice(
+                HUMAN_TIMEOUT_TOPIC, _timeout_text(state, pending), Count(0), pending.asked_by
+            )
             return notify(state, add_notice(state.intake, notice), timed_out)
         case HumanInterventionRequired():
             progress = state.progress

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from pipeline.events import (
-    PromptFileProtected,
-    PromptInputEvent,
-    PromptKind,
-    PromptMaterialized,
-)
+from pipeline.events import PromptFileProtected, PromptInputEvent, PromptMaterialized
 from pipeline.reducers._build import advance, anomaly, with_progress
 from pipeline.reducers._transitions import chain_exhausted
 from pipeline.state import (
@@ -17,6 +12,7 @@ from pipeline.state import (
     PipelineState,
     ProtectedPrompt,
     Step,
+    notices_for,
     prompt_kind_for,
 )
 from pipeline.state.changes import intake_with, ledger_with, progress_with
@@ -40,12 +36,13 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
                 return chain_exhausted(state, role)
             invoke = progress_with(progress, step=Step.INVOKE)
             i = state.intake
-            # A commit-message prompt carries no notices: they stay owed to the next worker.
-            notices = i.notices if event.kind is PromptKind.COMMIT_MESSAGE else ()
-            if not i.feedback and not i.feedback_omitted and notices is i.notices:
+            # The prompt carried the malformed-line feedback and the role's notices: delivered;
+            # notices for other hats stay owed to their next prompts.
+            carried = notices_for(i.notices, role) if i.notices else ()
+            if not i.feedback and not i.feedback_omitted and not carried:
                 return with_progress(state, invoke)
-            # The prompt carried the malformed-line feedback (and the notices): delivered.
-            delivered = intake_with(i, feedback=(), feedback_omitted=0, notices=notices)
+            owed = tuple(n for n in i.notices if n not in carried) if carried else i.notices
+            delivered = intake_with(i, feedback=(), feedback_omitted=0, notices=owed)
             return advance(state, progress=invoke, intake=delivered)
         case PromptFileProtected():
             if progress.phase is Phase.NOT_STARTED:

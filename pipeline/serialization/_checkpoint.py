@@ -23,8 +23,11 @@ __all__ = [
     "encode_checkpoint",
 ]
 
-CHECKPOINT_FORMAT: Final = 1
-"""The format version written with every checkpoint."""
+CHECKPOINT_FORMAT: Final = 2
+"""The format version written with every checkpoint.
+
+2: the state holds the loop policy and the loop-control counters (event schema 4). A format-1
+checkpoint is reported and skipped; the run's log, upcast, rebuilds the state instead."""
 
 
 class CheckpointError(PipelineError, ValueError):

@@ -17,6 +17,7 @@ from pipeline.state.model import (
     RunInfo,
     is_complete,
     is_terminal,
+    notices_for,
 )
 from pipeline.state.phase import (
     RUNNING_PHASES,
@@ -51,6 +52,7 @@ __all__ = [
     "TerminationReason",
     "is_complete",
     "is_terminal",
+    "notices_for",
     "prompt_kind_for",
     "role_for",
 ]

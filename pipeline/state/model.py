@@ -49,6 +49,7 @@ __all__ = [
     "RunInfo",
     "is_complete",
     "is_terminal",
+    "notices_for",
 ]
 
 
@@ -146,6 +147,20 @@ class Notice:
     text: str
     line_number: Count = field(validator=COUNT_VALIDATOR)
     """The events-file line the notice is about (0: none)."""
+    role: Role | None = None
+    """The hat the notice is for (its next prompt carries it); None: the next working prompt."""
+
+
+def notices_for(notices: tuple[Notice, ...], role: Role) -> tuple[Notice, ...]:
+    """The notices a prompt for ``role`` carries: those addressed to it, and, unless it is the
+    committer's (a commit message is no place to act on them), the unaddressed ones and the
+    planner's (planning happens once: its notices go to whoever works next)."""
+    return tuple(
+        n
+        for n in notices
+        if n.role is role
+        or (role is not Role.COMMITTER and (n.role is None or n.role is Role.PLANNER))
+    )
 
 
 @final
@@ -197,6 +212,8 @@ class PendingQuestion:
     question_id: QuestionId
     question: str
     deadline: Instant
+    asked_by: Role | None = None
+    """The hat that asked: the answer goes into its next prompt."""
 
 
 @final

@@ -211,15 +211,28 @@ def test_events_jsonl_prints_every_event_with_its_tag(demo_dir: Path) -> None:
 def test_topics_lists_what_the_demo_agents_published_and_what_was_rejected(
     demo_dir: Path,
 ) -> None:
-    """The demo's scripted agents publish three topics and write one broken line: ``topics``
-    shows them in file order, the broken one as event.malformed, in either format."""
+    """The demo's scripted agents publish topics and write one broken line: ``topics`` shows
+    them in file order, the broken one as event.malformed, the refused early completion with
+    its task.resume notice, and the reviewer's out-of-scope topic as its scope violation."""
     table = ralph("topics", cwd=demo_dir)
     assert table.returncode == 0, table.stderr
     shown = [line.split()[2] for line in table.stdout.splitlines()]
-    assert shown == ["plan.ready", "event.malformed", "build.progress", "review.fixed"]
+    assert shown == [
+        "plan.ready",
+        "event.malformed",
+        "build.progress",
+        "LOOP_COMPLETE",
+        "task.resume",
+        "reviewer.scope_violation",
+        "review.fixed",
+        "review.clean",
+    ]
     as_json = ralph("topics", "--format", "jsonl", cwd=demo_dir)
     entries = [json.loads(line) for line in as_json.stdout.splitlines()]
-    assert [e["line_number"] for e in entries] == [1, 2, 3, 4]
+    assert [e["line_number"] for e in entries] == [1, 2, 3, 4, 4, 5, 6, 7]
+    assert entries[5]["payload"] == (
+        "Attempted to publish 'build.done': \"marking the build done myself\""
+    )
     assert entries[1]["payload"]["content"] == '{"topic": "build.progress", half a line'
     assert entries[0]["payload"] == "2 steps"
 
@@ -316,3 +329,14 @@ def test_the_cli_exits_with_each_reasons_code_and_says_when_exit_0_is_no_success
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith(f"Exit status {reason.exit_code}: {reason.value}")
     assert last.endswith("(not a success)") is (reason.exit_code == 0 and not reason.is_success)
+
+
+def test_the_demo_tells_each_hat_what_concerns_it_in_its_next_prompt(demo_dir: Path) -> None:
+    """The developer's refused completion reaches the developer's next prompt (the review
+    fix); the reviewer's scope violation reaches the reviewer's next one (the second pass)."""
+    prompts = demo_dir / ".agent" / "prompts"
+    fix, review = (prompts / "review_fix.md").read_text(), (prompts / "review.md").read_text()
+    assert "- `task.resume`: Completion refused: required events not yet seen: review.clean" in fix
+    assert "scope_violation" not in fix
+    assert "- `reviewer.scope_violation`: Attempted to publish 'build.done'" in review
+    assert "task.resume" not in review

@@ -140,11 +140,11 @@ def test_an_in_scope_topic_is_acted_on() -> None:
 
 def test_an_out_of_scope_topic_is_dropped_and_reported() -> None:
     """Not seen, not acted on: recorded as <hat>.scope_violation and owed to the next prompt."""
-    state = reduce(started(policy()), topic("review.passed", {"ok": True}))
+    state = reduce(started(policy(), Role.PLANNER), topic("review.passed", {"ok": True}))
     assert "review.passed" not in state.intake.seen_topics
     assert state.intake.scope_violations == 1
     (notice,) = state.intake.notices
-    assert notice.topic == "builder.scope_violation"
+    assert notice.topic == "planner.scope_violation"
     assert notice.text == """Attempted to publish 'review.passed': {"ok":true}"""
     planning = reduce(state, PlanningStarted(T))
     undue = attrs.evolve(planning.checkpoints, due=None)
@@ -379,3 +379,26 @@ def test_no_answer_by_the_deadline_is_a_timeout_notice_never_a_silent_continue()
     notice = timed_out.intake.notices[-1]
     assert notice.topic == "human.timeout"
     assert notice.text == "No response after 30s. Original question: Which DB?"
+
+
+def test_a_notice_waits_for_the_prompt_of_the_hat_it_concerns() -> None:
+    """A reviewer's scope violation is not shown to the developer (nor consumed by its
+    prompt); unaddressed notices go to any working prompt but never a commit message."""
+    from pipeline.events import PromptKind, PromptMaterialized
+    from pipeline.state import Notice, Progress, Step, notices_for
+
+    reviewer = Notice("reviewer.scope_violation", "x", Count(1), Role.REVIEWER)
+    anyone = Notice("human.response", "y", Count(0), None)
+    planner = Notice("planner.scope_violation", "z", Count(2), Role.PLANNER)
+    assert notices_for((reviewer, anyone), Role.DEVELOPER) == (anyone,)
+    assert notices_for((reviewer, anyone), Role.REVIEWER) == (reviewer, anyone)
+    assert notices_for((reviewer, anyone, planner), Role.COMMITTER) == ()
+    assert notices_for((planner,), Role.DEVELOPER) == (planner,)
+    state = started(policy())
+    state = attrs.evolve(
+        state,
+        progress=Progress(Phase.DEVELOPMENT, Step.PROMPT, iteration=1),
+        intake=intake_with(state.intake, notices=(reviewer, anyone)),
+    )
+    prompted = reduce(state, PromptMaterialized(PromptKind.DEVELOPMENT, "p.md", Digest("d"), T))
+    assert prompted.intake.notices == (reviewer,)
