@@ -211,17 +211,24 @@ def _completion(
 _WORK_PHASES = frozenset({Phase.PLANNING, Phase.DEVELOPMENT, Phase.REVIEW})
 
 
+def _text_of(event: TopicPublished, key: str) -> str:
+    """The payload's ``key`` when it is an object with that string field, the payload itself
+    when it is a string, else its JSON text."""
+    value = event.payload.value
+    if isinstance(value, dict):
+        field = value.get(key)
+        if isinstance(field, str):
+            return field
+    if isinstance(value, str):
+        return value
+    return event.payload.text
+
+
 def _question(
     state: PipelineState, intake: Intake, event: TopicPublished, timeout_s: int
 ) -> PipelineState:
     """A question to a person: the run waits for the answer until the deadline."""
-    value = event.payload.value
-    if isinstance(value, dict) and isinstance(value.get("question"), str):
-        question = str(value["question"])
-    elif isinstance(value, str):
-        question = value
-    else:
-        question = event.payload.text
+    question = _text_of(event, "question")
     ledger = state.ledger
     if ledger.pending_question is not None:
         text = (
@@ -241,13 +248,7 @@ def _blocked(
 ) -> PipelineState:
     """Count a blocked task; abandon it after too many blocks, and end the run after too many
     abandonments."""
-    value = event.payload.value
-    if isinstance(value, dict) and isinstance(value.get("task"), str):
-        task = str(value["task"])
-    elif isinstance(value, str):
-        task = value
-    else:
-        task = event.payload.text
+    task = _text_of(event, "task")
     counts = dict(intake.blocked)
     blocks = counts.pop(task, 0) + 1
     if blocks < policy.max_task_blocks:

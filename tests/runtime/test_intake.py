@@ -16,10 +16,9 @@ from pipeline.events import (
     TopicPublished,
 )
 from pipeline.handlers.intake import read_marker
-from pipeline.handlers.store import SqliteEventStore
 from pipeline.serialization import decode_state
 from pipeline.state import Phase, TerminationReason
-from tests.runtime.workspace import RALPH, ROOT, make_workspace, ralph
+from tests.runtime.workspace import RALPH, ROOT, make_workspace, ralph, stored_events
 
 REPORTS = """
 mkdir -p .agent/out
@@ -46,12 +45,6 @@ def _agent(root: Path, body: str) -> list[str]:
     return [str(script)]
 
 
-def _events(root: Path) -> list[object]:
-    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
-        (run,) = store.runs()
-        return list(store.read(run.run_id))
-
-
 def test_an_agent_that_emits_garbage_ends_the_run_with_validation_failure(
     tmp_path: Path,
 ) -> None:
@@ -69,7 +62,7 @@ def test_an_agent_that_emits_garbage_ends_the_run_with_validation_failure(
     assert done.returncode == 1, done.stdout + done.stderr
     assert "validation_failure" in done.stdout
     assert "Exit status 1: validation_failure" in done.stdout
-    events = _events(root)
+    events = stored_events(root)
     malformed = [e for e in events if isinstance(e, OutputLineMalformed)]
     assert [(m.line_number, m.content) for m in malformed] == [
         (1, "garbage one"),
@@ -109,7 +102,7 @@ def test_the_next_prompt_tells_the_agent_which_lines_were_rejected(tmp_path: Pat
     assert "- line 1: invalid JSON" in retry
     assert "`this is not json`" in retry
     assert "rejected" not in later
-    events = _events(root)
+    events = stored_events(root)
     topics = [e for e in events if isinstance(e, TopicPublished)]
     assert topics
     assert all(t.topic == "build.done" and t.payload == Json.of({"tests": 3}) for t in topics)
@@ -161,7 +154,7 @@ def test_a_resumed_run_reads_on_from_the_logged_position_and_never_twice(
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert read_marker(root) == marker_before
     assert len(list((root / ".ralph").glob("events-*.jsonl"))) == 1
-    events = _events(root)
+    events = stored_events(root)
     topics = [e for e in events if isinstance(e, TopicPublished)]
     calls = int((root / ".ralph" / "calls").read_text())
     assert [t.topic for t in topics] == [f"call.{n}" for n in range(1, calls + 1)]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -27,7 +26,13 @@ from pipeline.events import (
 )
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.state import PendingQuestion
-from tests.runtime.workspace import RALPH, ROOT, make_workspace, ralph, scripted
+from tests.runtime.workspace import (
+    make_workspace,
+    ralph,
+    scripted,
+    start_ralph,
+    stored_events,
+)
 
 REPORTS = """
 write.".agent/out/plan.md" = "1. do it"
@@ -52,12 +57,6 @@ def workspace(tmp_path: Path, script: str, loop: str = "", hats: str = "") -> Pa
         "backoff_cap_ms = 20",
         extra=f"[loop]\n{loop}\n{hats}\n",
     )
-
-
-def stored(root: Path) -> list[object]:
-    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
-        (run,) = store.runs()
-        return list(store.read(run.run_id))
 
 
 def test_an_out_of_scope_topic_is_reported_in_the_next_prompt_and_the_topic_log(
@@ -107,7 +106,7 @@ def test_a_hat_gives_its_role_its_own_model_and_agent_arguments(tmp_path: Path) 
     calls = [line.strip() for line in (root / ".ralph" / "argv").read_text().splitlines()]
     assert "reviewer --careful" in calls
     assert "developer" in calls
-    started = [e for e in stored(root) if isinstance(e, InvocationStarted)]
+    started = [e for e in stored_events(root) if isinstance(e, InvocationStarted)]
     assert {e.model for e in started if e.role.value == "reviewer"} == {"big-model"}
     assert {e.model for e in started if e.role.value != "reviewer"} == {None}
 
@@ -120,7 +119,7 @@ def test_cancellation_exits_zero_but_is_no_success(tmp_path: Path) -> None:
     result = ralph("run", cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Exit status 0: cancelled (not a success)" in result.stdout
-    (completed,) = [e for e in stored(root) if isinstance(e, RunCompleted)]
+    (completed,) = [e for e in stored_events(root) if isinstance(e, RunCompleted)]
     assert completed.reason is TerminationReason.CANCELLED
 
 
@@ -143,7 +142,7 @@ def test_completion_is_refused_until_the_required_events_were_seen(tmp_path: Pat
         second
     )
     assert "'loop.cancel'" in second
-    events = stored(root)
+    events = stored_events(root)
     roles = [e.role.value for e in events if isinstance(e, InvocationStarted)]
     assert roles.count("developer") == 2
     assert "reviewer" not in roles
@@ -156,18 +155,6 @@ QUESTION = step(
     status="partial",
     extra='emit = [["human.interact", "Which database should I use?"]]',
 ) + step("development", extra='save_prompt = ".ralph/after-question.md"')
-
-
-def _start(root: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen(
-        [*RALPH, "run"],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def _pending(root: Path, within_s: float = 60) -> tuple[RunId, PendingQuestion]:
@@ -191,7 +178,7 @@ def test_ralph_respond_answers_a_waiting_question_and_the_answer_reaches_the_nex
 ) -> None:
     """The run waits; `ralph respond` (another process) answers; the next prompt has it."""
     root = workspace(tmp_path, QUESTION, loop="human_timeout_s = 120")
-    process = _start(root)
+    process = start_ralph("run", cwd=root)
     try:
         _run_id, question = _pending(root)
         assert question.question == "Which database should I use?"
@@ -204,7 +191,7 @@ def test_ralph_respond_answers_a_waiting_question_and_the_answer_reaches_the_nex
     assert process.returncode == 0, out + err
     prompt = (root / ".ralph" / "after-question.md").read_text()
     assert "- `human.response`: Use PostgreSQL" in prompt
-    (response,) = [e for e in stored(root) if isinstance(e, HumanResponseReceived)]
+    (response,) = [e for e in stored_events(root) if isinstance(e, HumanResponseReceived)]
     assert response.text == "Use PostgreSQL"
     again = ralph("respond", "too late", cwd=root)
     assert again.returncode == 2
@@ -219,7 +206,7 @@ def test_an_unanswered_question_times_out_into_the_next_prompt(tmp_path: Path) -
     prompt = (root / ".ralph" / "after-question.md").read_text()
     expected = "No response after 1s. Original question: Which database should I use?"
     assert f"- `human.timeout`: {expected}" in prompt
-    assert len([e for e in stored(root) if isinstance(e, HumanTimedOut)]) == 1
+    assert len([e for e in stored_events(root) if isinstance(e, HumanTimedOut)]) == 1
     topics = ralph("topics", cwd=root).stdout
     assert f'human.timeout  "{expected}"' in topics
 
@@ -229,7 +216,7 @@ def test_a_run_killed_while_waiting_waits_again_until_the_same_deadline(tmp_path
     """kill -9 during the wait; `ralph resume` waits for the same question until the deadline
     in the log (not a fresh timeout), then records the timeout once."""
     root = workspace(tmp_path, QUESTION, loop="human_timeout_s = 5")
-    process = _start(root)
+    process = start_ralph("run", cwd=root)
     try:
         run_id, question = _pending(root)
         time.sleep(1)
@@ -240,7 +227,7 @@ def test_a_run_killed_while_waiting_waits_again_until_the_same_deadline(tmp_path
     resumed_at = time.time()
     result = ralph("resume", run_id, cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
-    events = stored(root)
+    events = stored_events(root)
     assert any(isinstance(e, RunResumed) for e in events)
     (timed_out,) = [e for e in events if isinstance(e, HumanTimedOut)]
     assert timed_out.question_id == question.question_id
@@ -249,3 +236,28 @@ def test_a_run_killed_while_waiting_waits_again_until_the_same_deadline(tmp_path
     assert question.deadline <= timed_out.at
     assert (timed_out.at - question.deadline).total_seconds() < 1.5
     assert question.deadline.timestamp() < resumed_at + 5
+
+
+def test_ralph_respond_refuses_clearly_when_there_is_nothing_to_answer(tmp_path: Path) -> None:
+    """No store, an unknown run, an empty answer: exit 2 with a message, nothing written."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    no_store = ralph("respond", "yes", cwd=empty)
+    assert no_store.returncode == 2
+    assert "no runs in" in no_store.stderr
+    root = workspace(tmp_path, QUESTION, loop="human_timeout_s = 120")
+    process = start_ralph("run", cwd=root)
+    try:
+        _run_id, question = _pending(root)
+        unknown = ralph("respond", "yes", "--run", "no-such-run", cwd=root)
+        assert unknown.returncode == 2
+        assert "no run 'no-such-run'" in unknown.stderr
+        blank = ralph("respond", "   ", cwd=root)
+        assert blank.returncode == 2
+        assert "the answer is empty" in blank.stderr
+        assert not (root / ".ralph" / "answers" / question.question_id).exists()
+        assert ralph("respond", "fine", cwd=root).returncode == 0
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 0, out + err

@@ -86,6 +86,26 @@ def events_of(root: Path, run: DurableRun) -> list[PipelineEvent]:
         return list(store.read(run.run_id))
 
 
+def stored_events(root: Path) -> list[PipelineEvent]:
+    """The events of the one run in ``root``'s store."""
+    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+        (run,) = store.runs()
+        return list(store.read(run.run_id))
+
+
+def start_ralph(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    """``ralph ARGS`` started in the background, its output captured."""
+    env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [*RALPH, *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def ralph(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """``ralph ARGS`` as a real subprocess."""
     env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
