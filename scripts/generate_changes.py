@@ -37,6 +37,7 @@ from pipeline.state.model import (
     PendingQuestion,
     Progress,
     ProtectedPrompt,
+    ResponseCheck,
 )
 from pipeline.state.phase import Phase, Step
 from pipeline.state.termination import TerminationReason

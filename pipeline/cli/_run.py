@@ -26,6 +26,7 @@ from pipeline.handlers.runtime import (
     Runtime,
     WorkspaceLayout,
     ensure_excluded,
+    load_response_schemas,
     switch_branch,
 )
 from pipeline.handlers.store import SqliteEventStore
@@ -75,6 +76,7 @@ def open_workspace(root: Path) -> Workspace:
     )
     config = parse_config(text, str(path))
     require_chains(config, str(path))
+    load_response_schemas(config, root, str(path))  # a bad schema stops the run before it starts
     try:
         ensure_excluded(root)
     except GitError as error:

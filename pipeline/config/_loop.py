@@ -15,7 +15,7 @@ from typing import Final, final
 
 from attrs import field, frozen
 
-from pipeline.events import Count, Hat, LoopPolicy, PatternError, Role, check_pattern
+from pipeline.events import Count, Hat, Json, LoopPolicy, PatternError, Role, check_pattern
 
 __all__ = [
     "DEFAULT_PUBLISHES",
@@ -59,11 +59,14 @@ class HatConfig:
     """The model for this role's invocations, whichever agent runs them."""
     args: tuple[str, ...] = field(factory=tuple)
     """Appended to the agent's arguments for this role."""
+    response_schema: str | None = None
+    """The role answers with a structured response meeting this JSON Schema: a built-in name
+    (``agent-response``) or a file, relative to the workspace."""
 
-    def hat(self, role: Role) -> Hat:
-        """The hat as the log records it."""
+    def hat(self, role: Role, schema: Json | None = None) -> Hat:
+        """The hat as the log records it (``schema``: its loaded ``response_schema``)."""
         publishes = DEFAULT_PUBLISHES[role] if self.publishes is None else self.publishes
-        return Hat(role, self.name or role.value, publishes)
+        return Hat(role, self.name or role.value, publishes, schema)
 
 
 @final
@@ -100,11 +103,15 @@ class LoopConfig:
     max_abandoned_tasks: int = 3
     human_timeout_s: int = 600
     """How long a question to a person waits (0: ``human.interact`` is a plain topic)."""
+    max_formatting_retries: int = 2
+    """Correction turns after a malformed structured response, before a person is needed."""
 
-    def policy(self, hats: HatsConfig) -> LoopPolicy:
-        """The policy ``RunStarted`` records (raises ValueError when a value is out of range)."""
+    def policy(self, hats: HatsConfig, schemas: Mapping[Role, Json] | None = None) -> LoopPolicy:
+        """The policy ``RunStarted`` records, with the hats' loaded response ``schemas``
+        (raises ValueError when a value is out of range)."""
+        loaded = schemas or {}
         return LoopPolicy(
-            hats=tuple(hats.for_role(role).hat(role) for role in Role),
+            hats=tuple(hats.for_role(role).hat(role, loaded.get(role)) for role in Role),
             enforce_hat_scope=self.enforce_hat_scope,
             completion_promise=self.completion_promise or None,
             cancellation_promise=self.cancellation_promise or None,
@@ -113,6 +120,7 @@ class LoopConfig:
             max_task_blocks=Count(self.max_task_blocks),
             max_abandoned_tasks=Count(self.max_abandoned_tasks),
             human_timeout_s=Count(self.human_timeout_s) if self.human_timeout_s else None,
+            max_formatting_retries=Count(self.max_formatting_retries),
         )
 
 
@@ -133,6 +141,8 @@ def check_hats(hats: HatsConfig) -> list[str]:
                 problems.append(f"{key}.publishes: malformed pattern: {error}")
         if hat.publishes is not None and not hat.publishes:
             problems.append(f"{key}.publishes: empty; give at least one pattern ('*' for any)")
+        if hat.response_schema is not None and not hat.response_schema.strip():
+            problems.append(f"{key}.response_schema: empty; name a built-in schema or a file")
     return problems
 
 
@@ -148,7 +158,13 @@ def check_loop(loop: LoopConfig) -> list[str]:
     for topic in loop.required_events:
         if not _TOPIC.fullmatch(topic):
             problems.append(f"loop.required_events: {topic!r} is not a topic")
-    for key in ("stale_repeats", "max_task_blocks", "max_abandoned_tasks", "human_timeout_s"):
+    for key in (
+        "stale_repeats",
+        "max_task_blocks",
+        "max_abandoned_tasks",
+        "human_timeout_s",
+        "max_formatting_retries",
+    ):
         value: int = getattr(loop, key)
         if value < 0:
             problems.append(f"loop.{key}: must be 0 (off) or more, got {value}")

@@ -6,13 +6,14 @@ defaults a user gets; ``docs/architecture/configuration.md`` describes every key
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import final
 
 from attrs import field, frozen
 
 from pipeline.config._loop import HatConfig, HatsConfig, LoopConfig
 from pipeline.config._presets import PRESETS, PromptVia
-from pipeline.events import Budget, Count, DurationMs, LoopPolicy, Ordinal, Role
+from pipeline.events import Budget, Count, DurationMs, Json, LoopPolicy, Ordinal, Role
 
 __all__ = ["AgentConfig", "BudgetConfig", "ChainConfig", "Invocation", "RalphConfig"]
 
@@ -132,6 +133,7 @@ class RalphConfig:
         """The agents ``role`` falls back through: its hat's chain, else ``[chains]``."""
         return self.hats.for_role(role).chain or self.chains.for_role(role)
 
-    def loop_policy(self) -> LoopPolicy:
-        """The loop policy a run of this configuration records in ``RunStarted``."""
-        return self.loop.policy(self.hats)
+    def loop_policy(self, schemas: Mapping[Role, Json] | None = None) -> LoopPolicy:
+        """The loop policy a run of this configuration records in ``RunStarted``, with the
+        hats' response ``schemas`` as loaded from ``response_schema``."""
+        return self.loop.policy(self.hats, schemas)

@@ -19,13 +19,14 @@ from pipeline.events.values import (
     Count,
     DurationMs,
     Instant,
+    Json,
     Ordinal,
     PromptKind,
     QuestionId,
     Role,
     Sequence,
 )
-from pipeline.state.model import MalformedLineNote, Notice
+from pipeline.state.model import MalformedLineNote, Notice, ResponseCheck
 from pipeline.state.termination import TerminationReason
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "BeginIteration",
     "BeginPlanning",
     "BeginReviewPass",
+    "CollectReport",
     "CompleteRun",
     "CreateCommit",
     "Effect",
@@ -44,6 +46,7 @@ __all__ = [
     "InvokeAgent",
     "MaterializePrompt",
     "Rebase",
+    "RequireHuman",
     "RestorePromptPermissions",
     "SaveCheckpoint",
     "StartRun",
@@ -120,6 +123,10 @@ class MaterializePrompt:
     notices: tuple[Notice, ...]
     """What ralph must tell the agent: scope violations, a refused completion, abandoned
     tasks, a person's answer or a question's timeout."""
+    response_schema: Json | None
+    """The schema the role's structured response must meet (None: the role gives none)."""
+    correction: ResponseCheck | None
+    """For a ``FORMAT_CORRECTION`` prompt: the malformed response and what is wrong with it."""
 
 
 @final
@@ -138,6 +145,9 @@ class InvokeAgent:
     """Bytes of the events file already read into the log: read on from here afterwards."""
     events_lines: Count
     """Lines of the events file already read (the next line is ``events_lines + 1``)."""
+    expects_response: bool
+    """Whether the agent answers with a structured response (``response.json``) to be judged
+    before its role's report is collected."""
 
 
 @final
@@ -266,6 +276,30 @@ class Terminate:
     reason: TerminationReason
 
 
+@final
+@frozen
+class CollectReport:
+    """Read the role's report after its structured response was accepted."""
+
+    effect_id: EffectId
+    role: Role
+    agent: AgentName
+    """The agent whose report it is (named when the report is rejected)."""
+    prompt_kind: PromptKind
+    iteration: Count
+    review_pass: Count
+
+
+@final
+@frozen
+class RequireHuman:
+    """Record that the run cannot go on without a person: ``reason`` and ``detail``."""
+
+    effect_id: EffectId
+    reason: str
+    detail: str
+
+
 Effect: TypeAlias = (
     StartRun
     | BeginPlanning
@@ -274,6 +308,8 @@ Effect: TypeAlias = (
     | BeginFixAttempt
     | MaterializePrompt
     | InvokeAgent
+    | CollectReport
+    | RequireHuman
     | BackOff
     | SaveCheckpoint
     | CreateCommit
@@ -299,6 +335,8 @@ EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         BeginFixAttempt: "effect.begin_fix_attempt",
         MaterializePrompt: "effect.materialize_prompt",
         InvokeAgent: "effect.invoke_agent",
+        CollectReport: "effect.collect_report",
+        RequireHuman: "effect.require_human",
         BackOff: "effect.back_off",
         SaveCheckpoint: "effect.save_checkpoint",
         CreateCommit: "effect.create_commit",

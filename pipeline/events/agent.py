@@ -39,6 +39,7 @@ __all__ = [
     "InvocationSucceeded",
     "InvocationTimedOut",
     "OutputLineMalformed",
+    "ResponseSubmitted",
     "StructuredResponseMalformed",
     "StructuredResponseReceived",
     "TopicPublished",
@@ -171,6 +172,18 @@ class StructuredResponseMalformed:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
+@final
+@frozen
+class ResponseSubmitted:
+    """The agent in ``role``, asked for a structured response, answered with ``raw_response``
+    (its whole ``response.json``; empty when it wrote none). Classifying it against the role's
+    schema is the reducer's business."""
+
+    role: Role
+    raw_response: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
 AgentEvent: TypeAlias = (
     InvocationStarted
     | InvocationSucceeded
@@ -182,5 +195,6 @@ AgentEvent: TypeAlias = (
     | EventsFileRead
     | StructuredResponseReceived
     | StructuredResponseMalformed
+    | ResponseSubmitted
 )
 """Facts about agent processes and what they reported."""

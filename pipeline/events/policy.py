@@ -20,7 +20,7 @@ from typing import Any, Final, final
 from attrs import Attribute, field, frozen
 from attrs.validators import optional
 
-from pipeline.events.values import COUNT_VALIDATOR, Count, Role
+from pipeline.events.values import COUNT_VALIDATOR, Count, Json, Role
 
 __all__ = [
     "HUMAN_INTERACT_TOPIC",
@@ -125,6 +125,8 @@ class Hat:
     role: Role
     name: str
     publishes: tuple[str, ...] = field(validator=_patterns)
+    response_schema: Json | None = None
+    """The JSON Schema the role's structured response must meet (None: it gives none)."""
 
 
 @final
@@ -148,11 +150,13 @@ class LoopPolicy:
     max_abandoned_tasks: Count = field(validator=COUNT_VALIDATOR)
     """This many abandonments end the run ``loop_thrashing``."""
     human_timeout_s: Count | None = field(validator=optional(COUNT_VALIDATOR))
+    max_formatting_retries: Count = field(default=Count(2), validator=COUNT_VALIDATOR)
+    """Correction turns after a malformed structured response (the original call plus these)."""
 
     @classmethod
     def off(cls) -> LoopPolicy:
         """No hats, no promises, no detectors: the policy of runs recorded before schema 4."""
-        return cls((), False, None, None, (), Count(0), Count(0), Count(0), None)
+        return cls((), False, None, None, (), Count(0), Count(0), Count(0), None, Count(0))
 
     def hat(self, role: Role) -> Hat | None:
         """The hat ``role`` wears, if the policy names one."""

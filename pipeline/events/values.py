@@ -102,6 +102,8 @@ class PromptKind(enum.StrEnum):
     REVIEW_FIX = "review_fix"
     COMMIT_MESSAGE = "commit_message"
     DEV_FIX = "dev_fix"
+    FORMAT_CORRECTION = "format_correction"
+    """A correction turn: the agent's malformed structured response, to be answered again."""
 
 
 @enum.unique

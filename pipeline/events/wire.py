@@ -34,7 +34,9 @@ SCHEMA_VERSION: Final = 4
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
 and added its ``emitted_at``, added ``RunCompleted.reason`` and the ``EventsFileRead`` fact.
-4 added ``RunStarted.loop`` (the loop policy: hats, completion gate, detectors).
+4 added ``RunStarted.loop`` (the loop policy: hats with their response schemas, completion
+gate, detectors, formatting retries), the ``ResponseSubmitted`` fact and
+``PromptKind.FORMAT_CORRECTION``.
 """
 
 
@@ -101,6 +103,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         agent.EventsFileRead: "agent.events_file_read",
         agent.StructuredResponseReceived: "agent.structured_response_received",
         agent.StructuredResponseMalformed: "agent.structured_response_malformed",
+        agent.ResponseSubmitted: "agent.response_submitted",
         commit.CommitMessageGenerated: "commit.commit_message_generated",
         commit.CommitCreated: "commit.commit_created",
         commit.CommitSkipped: "commit.commit_skipped",

@@ -25,12 +25,14 @@ from pipeline.effects import (
     BeginIteration,
     BeginPlanning,
     BeginReviewPass,
+    CollectReport,
     CompleteRun,
     CreateCommit,
     Effect,
     InvokeAgent,
     MaterializePrompt,
     Rebase,
+    RequireHuman,
     RestorePromptPermissions,
     SaveCheckpoint,
     StartRun,
@@ -66,6 +68,7 @@ from pipeline.events import (
     FixAttemptCompleted,
     FixAttemptStarted,
     Hat,
+    HumanInterventionRequired,
     HumanResponseReceived,
     HumanTimedOut,
     Instant,
@@ -91,6 +94,7 @@ from pipeline.events import (
     RebaseConflicted,
     RebaseStarted,
     RebaseSucceeded,
+    ResponseSubmitted,
     ReviewClean,
     ReviewIssuesFound,
     ReviewPassStarted,
@@ -105,6 +109,8 @@ from pipeline.events import (
 from pipeline.events import (
     Sequence as Seq,
 )
+from pipeline.events.values import MAX_COUNT
+from pipeline.responses import AGENT_RESPONSE
 
 __all__ = [
     "AgentOutcome",
@@ -222,7 +228,12 @@ def simulated_policy() -> LoopPolicy:
     hats = (
         Hat(Role.PLANNER, "planner", ("plan.**", "planner.*", "human.interact")),
         Hat(Role.DEVELOPER, "builder", ("build.**", "developer.*", "task.*", "human.interact")),
-        Hat(Role.REVIEWER, "reviewer", ("review.**", "reviewer.*", "human.interact")),
+        Hat(
+            Role.REVIEWER,
+            "reviewer",
+            ("review.**", "reviewer.*", "human.interact"),
+            AGENT_RESPONSE,
+        ),
         Hat(Role.COMMITTER, "committer", ("commit.**", "committer.*")),
         Hat(Role.FIXER, "fixer", ("fix.**", "fixer.*", "human.interact")),
     )
@@ -238,6 +249,15 @@ def simulated_policy() -> LoopPolicy:
         human_timeout_s=Count(60),
     )
 
+
+SIMULATED_RESPONSES: tuple[str, ...] = (
+    '{"action": "report", "parameters": {"done": true}}',
+    '```json\n{"action": "report", "parameters": {}}\n```',
+    '{"action": "report"}',
+    "I have finished the task.",
+)
+"""Structured responses simulated agents give: a valid ``agent-response`` first, then a fenced
+one (invalid JSON), one missing ``parameters`` (a schema violation), and prose."""
 
 SPECIAL_TOPICS: tuple[tuple[str, JsonValue], ...] = (
     ("human.interact", {"question": "Which database should I use?"}),
@@ -335,6 +355,10 @@ class SimulatedWorld:
             case WriteCompletionMarker():
                 path = ".agent/tmp/completion_marker"
                 return (CompletionMarkerEmitted(path, effect.status, effect.reason, now()),)
+            case CollectReport():
+                return self._output(effect)
+            case RequireHuman():
+                return (HumanInterventionRequired(effect.reason, effect.detail, now()),)
             case WaitForHuman():
                 if self.chooser.pick((True, False), "human answers"):
                     return (HumanResponseReceived(effect.question_id, "go ahead", now()),)
@@ -373,6 +397,11 @@ class SimulatedWorld:
         succeeded = InvocationSucceeded(
             role, agent, ExitCode(0), DurationMs(1500), _digest(effect.effect_id), now()
         )
+        if effect.expects_response:
+            # The role's report is collected only once its structured response is accepted.
+            raw = choose.pick(SIMULATED_RESPONSES, "structured response")
+            answered = ResponseSubmitted(role, raw, now())
+            return (started, succeeded, answered, *self._intake(effect))
         return (started, succeeded, *self._output(effect), *self._intake(effect))
 
     def _intake(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
@@ -381,6 +410,9 @@ class SimulatedWorld:
         events: list[PipelineEvent] = []
         offset: int = effect.events_offset
         line: int = effect.events_lines
+        if line + count > MAX_COUNT or offset + 1_000 * count > MAX_COUNT:
+            # Only an injected position gets here: a file that long holds no more lines.
+            count = 0
         for index in range(count):
             line += 1
             if self.chooser.pick((True, False), "line well formed"):
@@ -406,7 +438,7 @@ class SimulatedWorld:
         text = f"{effect.effect_id}: step {index + 1} of attempt {effect.attempt}"
         return f"{effect.role.value}.progress", Json.of(text)
 
-    def _output(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
+    def _output(self, effect: InvokeAgent | CollectReport) -> tuple[PipelineEvent, ...]:
         now, choose = self.clock, self.chooser
         role = effect.role
         if role is Role.PLANNER:

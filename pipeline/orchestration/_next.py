@@ -16,6 +16,7 @@ from pipeline.effects import (
     BeginIteration,
     BeginPlanning,
     BeginReviewPass,
+    CollectReport,
     CompleteRun,
     CreateCommit,
     Effect,
@@ -23,6 +24,7 @@ from pipeline.effects import (
     InvokeAgent,
     MaterializePrompt,
     Rebase,
+    RequireHuman,
     RestorePromptPermissions,
     SaveCheckpoint,
     StartRun,
@@ -32,17 +34,20 @@ from pipeline.effects import (
     WaitForHuman,
     WriteCompletionMarker,
 )
-from pipeline.events import Count, DurationMs, Ordinal, Sequence
+from pipeline.events import Count, DurationMs, Json, Ordinal, PromptKind, Role, Sequence
 from pipeline.state import (
     Phase,
     PipelineState,
+    ResponseCheck,
     Step,
     TerminationReason,
+    correcting,
     notices_for,
     prompt_kind_for,
+    task_prompt_kind,
 )
 
-__all__ = ["effect_id", "next_effect"]
+__all__ = ["FORMATTING_CORRECTION_EXHAUSTED", "effect_id", "next_effect"]
 
 
 def effect_id(state: PipelineState) -> EffectId:
@@ -134,9 +139,14 @@ def _begin(state: PipelineState, eid: EffectId) -> Effect:
     return Terminate(eid, progress.termination or TerminationReason.STOPPED)
 
 
+def _schema(state: PipelineState, role: Role) -> Json | None:
+    hat = None if state.run is None else state.run.loop.hat(role)
+    return None if hat is None else hat.response_schema
+
+
 def _prompt(state: PipelineState, eid: EffectId) -> Effect:
     progress = state.progress
-    kind = prompt_kind_for(progress.phase, progress.fixing)
+    kind = task_prompt_kind(state)
     role = progress.role
     if kind is None or role is None:
         return Terminate(eid, progress.termination or TerminationReason.STOPPED)
@@ -150,15 +160,21 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
         state.intake.feedback,
         Count(state.intake.feedback_omitted),
         notices_for(state.intake.notices, role),
+        _schema(state, role),
+        correcting(state),
     )
 
 
 def _invoke(state: PipelineState, eid: EffectId) -> Effect:
     progress, agent, run = state.progress, state.agent, state.run
     role = progress.role
-    kind = prompt_kind_for(progress.phase, progress.fixing)
+    kind = task_prompt_kind(state)
     if role is None or kind is None or run is None:
         return Terminate(eid, progress.termination or TerminationReason.STOPPED)
+    check = state.ledger.response
+    if check is not None and not check.valid and kind is not PromptKind.FORMAT_CORRECTION:
+        # Every correction turn was used: a person has to look.
+        return RequireHuman(eid, FORMATTING_CORRECTION_EXHAUSTED, _exhausted(check))
     if agent.backoff_ceiling_ms is not None:
         return BackOff(eid, role, DurationMs(agent.backoff_ceiling_ms))
     chain = run.chain(role)
@@ -166,6 +182,16 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
     if position >= len(chain):
         # Reducers move an exhausted chain to dev-fix; this keeps next_effect total regardless.
         return Terminate(eid, TerminationReason.AGENT_CHAIN_EXHAUSTED)
+    if check is not None and check.valid:
+        report_kind = prompt_kind_for(progress.phase, progress.fixing) or kind
+        return CollectReport(
+            eid,
+            role,
+            chain[position],
+            report_kind,
+            Count(progress.iteration),
+            Count(progress.review_pass),
+        )
     return InvokeAgent(
         eid,
         role,
@@ -176,6 +202,20 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
         Count(progress.review_pass),
         Count(state.intake.events_offset),
         Count(state.intake.events_lines),
+        _schema(state, role) is not None,
+    )
+
+
+FORMATTING_CORRECTION_EXHAUSTED = "FORMATTING_CORRECTION_EXHAUSTED"
+"""The reason recorded when an agent's response stayed malformed after every correction."""
+
+
+def _exhausted(check: ResponseCheck) -> str:
+    """What a person needs to see: how many answers, the last one, and what is wrong with it."""
+    return (
+        f"{check.failures} malformed structured responses in a row (the original and "
+        f"{check.failures - 1} correction(s)); violations: {'; '.join(check.violations)}; "
+        f"last response: {check.raw_response!r}"
     )
 
 

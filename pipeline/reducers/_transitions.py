@@ -62,6 +62,10 @@ def transition(
     checkpoints = state.checkpoints
     if trigger is not None:
         checkpoints = Checkpoints(trigger, checkpoints.count, checkpoints.last_sequence)
+    judged = state.ledger if ledger is None else ledger
+    if judged.response is not None:
+        # A structured response belongs to its task; the next task starts without one.
+        ledger = ledger_with(judged, response=None)
     return advance(
         state,
         progress=progress,

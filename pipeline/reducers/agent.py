@@ -20,12 +20,14 @@ from pipeline.events import (
     InvocationSucceeded,
     InvocationTimedOut,
     OutputLineMalformed,
+    ResponseSubmitted,
     Role,
     StructuredResponseMalformed,
     StructuredResponseReceived,
     TopicPublished,
 )
 from pipeline.reducers._build import advance, anomaly, restamp, with_agent, with_intake
+from pipeline.reducers._responses import judge_response
 from pipeline.reducers._topics import judge_topic
 from pipeline.reducers._transitions import agent_failed, finalize
 from pipeline.state import (
@@ -85,6 +87,8 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             return _read(state, event)
         case StructuredResponseReceived():
             return advance(state)
+        case ResponseSubmitted():
+            return judge_response(state, event)
         case StructuredResponseMalformed():
             i = state.intake
             return advance(

@@ -17,7 +17,7 @@ from pipeline.events import (
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._topics import add_notice, notify
 from pipeline.reducers._transitions import interrupt
-from pipeline.state import Notice, PendingQuestion, PipelineState, TerminationReason
+from pipeline.state import Notice, PendingQuestion, PipelineState, Step, TerminationReason
 from pipeline.state.changes import ledger_with
 
 __all__ = ["reduce_human"]
@@ -54,12 +54,10 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
         case HumanInterventionRequired():
             progress = state.progress
             needed = ledger_with(ledger, last_error=f"{event.reason}: {event.detail}")
+            # After the person acted, an agent's task starts again from its prompt.
+            step = Step.PROMPT if progress.step is Step.INVOKE else progress.step
             return interrupt(
-                state,
-                TerminationReason.HUMAN_INTERVENTION_REQUIRED,
-                progress.phase,
-                progress.step,
-                needed,
+                state, TerminationReason.HUMAN_INTERVENTION_REQUIRED, progress.phase, step, needed
             )
         case _:
             assert_never(event)

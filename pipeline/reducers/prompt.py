@@ -13,7 +13,7 @@ from pipeline.state import (
     ProtectedPrompt,
     Step,
     notices_for,
-    prompt_kind_for,
+    task_prompt_kind,
 )
 from pipeline.state.changes import intake_with, ledger_with, progress_with
 
@@ -25,7 +25,7 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
     progress = state.progress
     match event:
         case PromptMaterialized():
-            expected = prompt_kind_for(progress.phase, progress.fixing)
+            expected = task_prompt_kind(state)
             if progress.step is not Step.PROMPT or event.kind is not expected:
                 return anomaly(state, event, f"no {event.kind.value} prompt was asked for")
             role = progress.role

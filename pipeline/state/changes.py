@@ -20,6 +20,7 @@ from pipeline.state.model import (
     PendingQuestion,
     Progress,
     ProtectedPrompt,
+    ResponseCheck,
 )
 from pipeline.state.phase import Phase, Step
 from pipeline.state.termination import TerminationReason
@@ -90,6 +91,7 @@ _SET_LEDGER_RESUMES = Ledger.__dict__["resumes"].__set__
 _SET_LEDGER_LAST_RESUME_SEQUENCE = Ledger.__dict__["last_resume_sequence"].__set__
 _SET_LEDGER_COMPLETED_AT = Ledger.__dict__["completed_at"].__set__
 _SET_LEDGER_PROTECTED_PROMPT = Ledger.__dict__["protected_prompt"].__set__
+_SET_LEDGER_RESPONSE = Ledger.__dict__["response"].__set__
 
 
 def progress_with(
@@ -239,6 +241,7 @@ def ledger_with(
     last_resume_sequence: int | Keep | None = KEEP,
     completed_at: Instant | Keep | None = KEEP,
     protected_prompt: ProtectedPrompt | Keep | None = KEEP,
+    response: ResponseCheck | Keep | None = KEEP,
 ) -> Ledger:
     """``ledger`` with the given fields changed (the rest kept)."""
     made: Ledger = _new(Ledger)
@@ -274,4 +277,5 @@ def ledger_with(
     _SET_LEDGER_PROTECTED_PROMPT(
         made, ledger.protected_prompt if protected_prompt is KEEP else protected_prompt
     )
+    _SET_LEDGER_RESPONSE(made, ledger.response if response is KEEP else response)
     return made

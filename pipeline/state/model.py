@@ -25,11 +25,12 @@ from pipeline.events.values import (
     Digest,
     Instant,
     Ordinal,
+    PromptKind,
     QuestionId,
     Role,
     RunId,
 )
-from pipeline.state.phase import TERMINAL_PHASES, Phase, Step, role_for
+from pipeline.state.phase import TERMINAL_PHASES, Phase, Step, prompt_kind_for, role_for
 from pipeline.state.termination import TerminationReason
 
 __all__ = [
@@ -46,10 +47,13 @@ __all__ = [
     "PipelineState",
     "Progress",
     "ProtectedPrompt",
+    "ResponseCheck",
     "RunInfo",
+    "correcting",
     "is_complete",
     "is_terminal",
     "notices_for",
+    "task_prompt_kind",
 ]
 
 
@@ -218,6 +222,21 @@ class PendingQuestion:
 
 @final
 @frozen
+class ResponseCheck:
+    """The current task's structured response as judged so far (see ``Hat.response_schema``)."""
+
+    valid: bool
+    failures: int
+    """Invalid responses in this task so far; correction turns follow while it is at most the
+    policy's ``max_formatting_retries``."""
+    raw_response: str
+    """The last response, whole."""
+    violations: tuple[str, ...]
+    """What is wrong with the last response: ``pointer: message`` each, or why it is no JSON."""
+
+
+@final
+@frozen
 class ProtectedPrompt:
     """The user's prompt file, made read-only for the run, and the mode to give back."""
 
@@ -245,6 +264,8 @@ class Ledger:
     last_resume_sequence: int | None = None
     completed_at: Instant | None = None
     protected_prompt: ProtectedPrompt | None = None
+    response: ResponseCheck | None = None
+    """The current task's structured response, once one was submitted."""
 
 
 @final
@@ -295,3 +316,20 @@ def is_terminal(state: PipelineState) -> bool:
 def is_complete(state: PipelineState) -> bool:
     """Whether nothing is left to do: terminal, with its last checkpoint saved."""
     return state.progress.phase in TERMINAL_PHASES and state.checkpoints.due is None
+
+
+def correcting(state: PipelineState) -> ResponseCheck | None:
+    """The current task's malformed structured response while a correction turn is due."""
+    check = state.ledger.response
+    if check is None or check.valid or state.run is None:
+        return None
+    return check if check.failures <= state.run.loop.max_formatting_retries else None
+
+
+def task_prompt_kind(state: PipelineState) -> PromptKind | None:
+    """The prompt the current task needs: its phase's, or a formatting correction's."""
+    progress = state.progress
+    kind = prompt_kind_for(progress.phase, progress.fixing)
+    if kind is not None and correcting(state) is not None:
+        return PromptKind.FORMAT_CORRECTION
+    return kind

@@ -46,6 +46,7 @@ from pipeline.handlers.simulated import (
 )
 from pipeline.orchestration import step_bound
 from pipeline.reducers import fold
+from pipeline.responses import AGENT_RESPONSE
 from pipeline.state import PipelineState
 
 __all__ = [
@@ -154,7 +155,8 @@ def hats() -> st.SearchStrategy[tuple[Hat, ...]]:
 
     def hat(role: Role) -> st.SearchStrategy[Hat]:
         patterns = st.lists(topic_patterns(), min_size=1, max_size=3).map(tuple)
-        return st.builds(Hat, st.just(role), st.just(f"{role.value}-hat"), patterns)
+        schema = st.none() | st.just(AGENT_RESPONSE)
+        return st.builds(Hat, st.just(role), st.just(f"{role.value}-hat"), patterns, schema)
 
     return st.tuples(*(hat(role) for role in Role))
 
@@ -173,6 +175,7 @@ def loop_policies() -> st.SearchStrategy[LoopPolicy]:
         max_task_blocks=st.integers(0, 3).map(Count),
         max_abandoned_tasks=st.integers(0, 3).map(Count),
         human_timeout_s=st.none() | st.integers(0, 3_600).map(Count),
+        max_formatting_retries=st.integers(0, 3).map(Count),
     )
 
 
@@ -256,7 +259,7 @@ def simulated_runs(
     """
     config = draw(configs if configs is not None else world_configs())
     world = SimulatedWorld(config, HypothesisChooser(draw), fake_clock(step=timedelta(seconds=1)))
-    result = run_in_memory(world, max_effects=step_bound(config.budget, config.chains))
+    result = run_in_memory(world, max_effects=step_bound(config.budget, config.chains, config.loop))
     return config, result.events, result.state
 
 

@@ -81,11 +81,25 @@ def test_a_prompt_by_argument_or_by_file_arrives_byte_for_byte(
 
 
 def test_every_prompt_kind_has_a_template_naming_its_report_file() -> None:
-    """Each template exists in package data and tells the agent where to report."""
+    """Each template exists in package data and tells the agent where to report; every one
+    but the formatting correction's carries the user's task (a correction must not)."""
     for kind in PromptKind:
         text = template_text(kind)
         assert "$out_dir/" in text, kind
-        assert "$user_prompt" in text, kind
+        assert ("$user_prompt" in text) is (kind is not PromptKind.FORMAT_CORRECTION), kind
+
+
+def test_the_correction_template_holds_the_response_the_violations_and_the_directive() -> None:
+    """Its three required parts (and the schema), and nothing of the earlier prompt."""
+    text = template_text(PromptKind.FORMAT_CORRECTION)
+    assert "$raw_response" in text
+    assert "$violations" in text
+    assert "$schema" in text
+    assert (
+        "Return ONLY a valid JSON object conforming to the schema. "
+        "Do not include markdown fences or prose." in text
+    )
+    assert not {"$plan", "$issues", "$last_error", "$user_prompt"} & set(text.split())
 
 
 def test_rendering_fills_values_without_expanding_them() -> None:

@@ -29,7 +29,7 @@ def test_every_run_terminates_within_the_bound_from_its_budgets(
 ) -> None:
     """Whatever the world reports, the run completes within step_bound(budget) effects."""
     world = SimulatedWorld(config, HypothesisChooser(data.draw))
-    bound = step_bound(config.budget, config.chains)
+    bound = step_bound(config.budget, config.chains, config.loop)
     result = run_in_memory(world, max_effects=10 * bound)
     assert is_complete(result.state)
     assert isinstance(next_effect(result.state), Terminate)

@@ -18,6 +18,7 @@ from pipeline.handlers.runtime._runtime import (
     new_run_id,
     ralph_executable,
 )
+from pipeline.handlers.runtime._schemas import load_response_schemas
 
 __all__ = [
     "EFFECT_TRAILER",
@@ -33,6 +34,7 @@ __all__ = [
     "agent_environment",
     "ensure_excluded",
     "is_rate_limited",
+    "load_response_schemas",
     "new_run_id",
     "ralph_executable",
     "read_report",

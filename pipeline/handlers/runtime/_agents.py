@@ -32,6 +32,8 @@ from pipeline.events import (
     InvocationTimedOut,
     Ordinal,
     PipelineEvent,
+    PromptKind,
+    ResponseSubmitted,
 )
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
 from pipeline.handlers.runtime._layout import WorkspaceLayout
@@ -102,8 +104,12 @@ class AgentInvoker:
         prompt_path = self.layout.prompt(effect.prompt_kind)
         try:
             prompt = prompt_path.read_bytes()
-            # Every invocation starts with an empty report folder: no stale report counts.
-            shutil.rmtree(self.layout.output_dir, ignore_errors=True)
+            if effect.prompt_kind is PromptKind.FORMAT_CORRECTION:
+                # A correction rewrites only the response: the role's report stays for later.
+                self.layout.output("response").unlink(missing_ok=True)
+            else:
+                # Every invocation starts with an empty report folder: no stale report counts.
+                shutil.rmtree(self.layout.output_dir, ignore_errors=True)
             self.layout.output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             message = f"cannot prepare the prompt {prompt_path}: {error}"
@@ -142,6 +148,9 @@ class AgentInvoker:
         result = run_process(spec)
         return (started, *self._outcome(effect, result, log))
 
+    def _response(self) -> str:
+        return _read_response(self.layout.output("response"))
+
     def _outcome(
         self, effect: InvokeAgent, result: ProcessResult, log: Path
     ) -> tuple[PipelineEvent, ...]:
@@ -167,6 +176,17 @@ class AgentInvoker:
                 kind = ErrorKind.NON_ZERO_EXIT
             message = f"exit status {result.exit_code}: {_last_line(tail)}"
             return (InvocationFailed(role, name, kind, message, True, now()),)
+        if effect.expects_response:
+            succeeded = InvocationSucceeded(
+                role,
+                name,
+                ExitCode(0),
+                DurationMs(result.duration_ms),
+                Digest(result.output_digest),
+                now(),
+            )
+            # Judged by the reducer; the role's report is collected once it is accepted.
+            return (succeeded, ResponseSubmitted(role, self._response(), now()))
         report = read_report(effect, self.layout, now)
         match report:
             case Success(facts):
@@ -182,6 +202,23 @@ class AgentInvoker:
             case Failure(why):
                 return (InvocationFailed(role, name, ErrorKind.OUTPUT_REJECTED, why, True, now()),)
         raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
+
+
+MAX_RESPONSE_BYTES = 1_048_576
+"""The most of a ``response.json`` the log keeps (a longer one cannot be valid anyway)."""
+
+
+def _read_response(path: Path) -> str:
+    """The agent's structured response as text ("" when it wrote none)."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_RESPONSE_BYTES + 1)
+    except FileNotFoundError:
+        return ""
+    except OSError as error:
+        return f"(the response could not be read: {error})"
+    text = data[:MAX_RESPONSE_BYTES].decode("utf-8", "replace")
+    return text + ("\n(cut at 1 MiB)" if len(data) > MAX_RESPONSE_BYTES else "")
 
 
 def _argv(

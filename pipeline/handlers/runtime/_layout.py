@@ -21,6 +21,7 @@ OUTPUT_FILES = {
     "status": "status",
     "issues": "issues.md",
     "commit_message": "commit-message",
+    "response": "response.json",
 }
 """The files an agent writes into ``.agent/out/`` to report its work, by purpose."""
 

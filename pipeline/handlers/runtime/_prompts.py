@@ -7,16 +7,27 @@ Templates use ``string.Template`` placeholders (``$user_prompt``, ``$plan``, ``$
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from string import Template
 
-from pipeline.config import HatConfig
-from pipeline.events import Hat, LoopPolicy, PromptKind
-from pipeline.state import MalformedLineNote, Notice
+import orjson
 
-__all__ = ["render_feedback", "render_hat", "render_notices", "render_prompt", "template_text"]
+from pipeline.config import HatConfig
+from pipeline.events import Hat, Json, LoopPolicy, PromptKind
+from pipeline.state import MalformedLineNote, Notice, ResponseCheck
+
+__all__ = [
+    "render_correction",
+    "render_feedback",
+    "render_hat",
+    "render_notices",
+    "render_prompt",
+    "render_response_request",
+    "template_text",
+]
 
 
 @cache
@@ -79,3 +90,42 @@ def render_notices(notices: Sequence[Notice]) -> str:
         return ""
     lines = "\n".join(f"- `{n.topic}`: {_one_line(n.text)}" for n in notices)
     return f"\n## Notices from ralph\n\n{lines}\n"
+
+
+def _template(name: str) -> Template:
+    return Template((resources.files(__package__) / "templates" / f"{name}.md").read_text())
+
+
+def render_response_request(schema: Json, out_dir: str) -> str:
+    """The section asking a role for its structured response, with the schema."""
+    values = {"schema": _schema_block(schema), "out_dir": out_dir}
+    return _template("response_request").safe_substitute(values)
+
+
+def render_correction(check: ResponseCheck, schema: Json, out_dir: str) -> str:
+    """The whole formatting-correction prompt: the directive, the malformed response, what is
+    wrong with it and the schema; never the earlier prompt or the agent's reasoning."""
+    raw = check.raw_response if check.raw_response.strip() else "(nothing: no response.json)"
+    values = {
+        "raw_response": _fenced(raw, "text"),
+        "violations": "\n".join(f"- {v}" for v in check.violations),
+        "schema": _schema_block(schema),
+        "out_dir": out_dir,
+    }
+    return _template("format_correction").safe_substitute(values)
+
+
+def _schema_block(schema: Json) -> str:
+    pretty = orjson.dumps(schema.value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    return _fenced(pretty.decode(), "json")
+
+
+def _fenced(text: str, language: str) -> str:
+    """``text`` in a code fence longer than any run of backticks inside it."""
+    longest = max((len(run) for run in text.split("\n") if set(run) == {"`"}), default=0)
+    inner = max([3, longest + 1, *(len(m) + 1 for m in _BACKTICKS.findall(text))])
+    fence = "`" * inner
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+_BACKTICKS = re.compile(r"`{3,}")

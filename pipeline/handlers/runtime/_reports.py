@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from returns.result import Failure, Result, Success
 
-from pipeline.effects import InvokeAgent
+from pipeline.effects import CollectReport, InvokeAgent
 from pipeline.events import (
     CommitMessageGenerated,
     Count,
@@ -65,7 +65,9 @@ def _status(layout: WorkspaceLayout, text: str) -> Result[tuple[IterationStatus,
     return Success((status, rest.strip()[:_MAX_SUMMARY]))
 
 
-def read_report(effect: InvokeAgent, layout: WorkspaceLayout, now: Callable[[], Instant]) -> Report:
+def read_report(
+    effect: InvokeAgent | CollectReport, layout: WorkspaceLayout, now: Callable[[], Instant]
+) -> Report:
     """The output facts of the agent that just finished ``effect``, read from its report."""
     kind = effect.prompt_kind
     if kind is PromptKind.PLANNING:
@@ -95,7 +97,10 @@ def read_report(effect: InvokeAgent, layout: WorkspaceLayout, now: Callable[[], 
 
 
 def _plan(
-    layout: WorkspaceLayout, text: str, effect: InvokeAgent, now: Callable[[], Instant]
+    layout: WorkspaceLayout,
+    text: str,
+    effect: InvokeAgent | CollectReport,
+    now: Callable[[], Instant],
 ) -> Report:
     if not text.strip():
         return Failure(f"the plan in {layout.relative(layout.output('plan'))} is empty")
@@ -106,7 +111,10 @@ def _plan(
 
 
 def _review(
-    layout: WorkspaceLayout, text: str, effect: InvokeAgent, now: Callable[[], Instant]
+    layout: WorkspaceLayout,
+    text: str,
+    effect: InvokeAgent | CollectReport,
+    now: Callable[[], Instant],
 ) -> tuple[PipelineEvent, ...]:
     # Kept where the review-fix prompt reads it (the report folder is emptied per invocation).
     layout.issues.write_text(text, "utf-8")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import assert_never
 
 from attrs import define, field, frozen
+from returns.result import Failure, Success
 
 from pipeline.config import RalphConfig
 from pipeline.effects import (
@@ -32,12 +33,14 @@ from pipeline.effects import (
     BeginIteration,
     BeginPlanning,
     BeginReviewPass,
+    CollectReport,
     CompleteRun,
     CreateCommit,
     Effect,
     InvokeAgent,
     MaterializePrompt,
     Rebase,
+    RequireHuman,
     RestorePromptPermissions,
     SaveCheckpoint,
     StartRun,
@@ -61,17 +64,22 @@ from pipeline.events import (
     DevFixTriggered,
     Digest,
     DurationMs,
+    ErrorKind,
     FinalizingStarted,
     FinalValidationFailed,
     FinalValidationPassed,
     FixAttemptStarted,
+    HumanInterventionRequired,
     HumanResponseReceived,
     HumanTimedOut,
     Instant,
+    InvocationFailed,
+    Json,
     Ordinal,
     PipelineEvent,
     PlanningStarted,
     PromptFileProtected,
+    PromptKind,
     PromptMaterialized,
     PromptPermissionsRestored,
     ReviewPassStarted,
@@ -90,11 +98,15 @@ from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._prompts import (
+    render_correction,
     render_feedback,
     render_hat,
     render_notices,
     render_prompt,
+    render_response_request,
 )
+from pipeline.handlers.runtime._reports import read_report
+from pipeline.handlers.runtime._schemas import load_response_schemas
 
 __all__ = ["PromptSource", "Runtime", "agent_environment", "new_run_id", "ralph_executable"]
 
@@ -165,8 +177,11 @@ class Runtime:
     sleep: Callable[[float], None] = time.sleep
     grace_s: float = 5.0
     _agents: AgentInvoker | None = field(default=None, init=False)
+    schemas: dict[Role, Json] = field(init=False, factory=dict)
+    """The hats' response schemas, loaded (and checked) when the runtime is made."""
 
     def __attrs_post_init__(self) -> None:
+        self.schemas = load_response_schemas(self.config, self.layout.root, str(self.layout.config))
         limit = self.config.budgets.max_runtime_s
         if self.deadline is None and limit is not None:
             self.deadline = self.clock() + timedelta(seconds=limit)
@@ -218,6 +233,10 @@ class Runtime:
                 )
             case WriteCompletionMarker():
                 return self._marker(effect)
+            case CollectReport():
+                return self._collect(effect)
+            case RequireHuman():
+                return (HumanInterventionRequired(effect.reason, effect.detail, now()),)
             case WaitForHuman():
                 return self._wait(effect)
             case RestorePromptPermissions():
@@ -300,7 +319,7 @@ class Runtime:
                 budget,
                 chains,
                 self.config.rebase_onto,
-                self.config.loop_policy(),
+                self.config.loop_policy(self.schemas),
                 started,
             )
         ]
@@ -317,8 +336,24 @@ class Runtime:
             return missing
         return text or missing
 
-    def _materialize(self, effect: MaterializePrompt) -> tuple[PipelineEvent, ...]:
+    def _collect(self, effect: CollectReport) -> tuple[PipelineEvent, ...]:
+        """The role's report, read now that its structured response was accepted."""
+        match read_report(effect, self.layout, self.clock):
+            case Success(facts):
+                return (*facts,)
+            case Failure(why):
+                kind = ErrorKind.OUTPUT_REJECTED
+                return (InvocationFailed(effect.role, effect.agent, kind, why, True, self.clock()),)
+        raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
+
+    def _prompt_text(self, effect: MaterializePrompt) -> str:
+        """The prompt ``effect`` asks for, with the sections its role's hat and state add."""
         layout = self.layout
+        out_dir = layout.relative(layout.output_dir)
+        if effect.kind is PromptKind.FORMAT_CORRECTION:
+            if effect.correction is None or effect.response_schema is None:
+                raise PipelineError("a formatting correction needs the response and its schema")
+            return render_correction(effect.correction, effect.response_schema, out_dir)
         values = {
             "user_prompt": self._text(layout.saved_prompt(self._run_id()), "(no prompt)"),
             "plan": self._text(layout.plan, "(no plan yet)"),
@@ -326,17 +361,21 @@ class Runtime:
             "last_error": effect.last_error or "(none)",
             "iteration": str(effect.iteration),
             "review_pass": str(effect.review_pass),
-            "out_dir": layout.relative(layout.output_dir),
+            "out_dir": out_dir,
         }
-        rendered = render_prompt(effect.kind, values)
         hat = self.config.hats.for_role(effect.role)
-        policy = self.config.loop_policy()
-        text = (
-            rendered
-            + render_hat(hat.hat(effect.role), hat, policy)
+        schema = effect.response_schema
+        return (
+            render_prompt(effect.kind, values)
+            + render_hat(hat.hat(effect.role), hat, self.config.loop_policy(self.schemas))
+            + ("" if schema is None else render_response_request(schema, out_dir))
             + render_notices(effect.notices)
             + render_feedback(effect.feedback, effect.feedback_omitted)
-        ).encode()
+        )
+
+    def _materialize(self, effect: MaterializePrompt) -> tuple[PipelineEvent, ...]:
+        layout = self.layout
+        text = self._prompt_text(effect).encode()
         path = layout.prompt(effect.kind)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

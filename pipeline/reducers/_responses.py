@@ -1,0 +1,53 @@
+"""Judging an agent's structured response: accept it, ask for a correction, or give up (pure).
+
+A role whose hat has a ``response_schema`` answers with a structured response after each
+invocation. A valid one lets the role's report be collected; an invalid one is followed by a
+formatting-correction turn with the same agent, at most ``max_formatting_retries`` times; after
+that the run needs a person (``FORMATTING_CORRECTION_EXHAUSTED``).
+"""
+
+from __future__ import annotations
+
+from pipeline.events import ResponseSubmitted
+from pipeline.reducers._build import advance, anomaly
+from pipeline.responses import ResponseStatus, classify
+from pipeline.state import AgentCursor, PipelineState, ResponseCheck, Step
+from pipeline.state.changes import ledger_with, progress_with
+
+__all__ = ["judge_response"]
+
+
+def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineState:
+    """Fold ``event``: classify the response against the role's schema and decide."""
+    progress, agent, run = state.progress, state.agent, state.run
+    assert run is not None, "reduce lets responses into started runs only"
+    role = event.role
+    if progress.step is not Step.INVOKE or progress.role is not role or not agent.awaiting_output:
+        return anomaly(state, event, f"no {role.value} response is awaited")
+    hat = run.loop.hat(role)
+    if hat is None or hat.response_schema is None:
+        return anomaly(state, event, f"the {role.value} hat asks for no structured response")
+    verdict = classify(event.raw_response, hat.response_schema)
+    previous = state.ledger.response
+    failures = 0 if previous is None else previous.failures
+    ledger = state.ledger
+    if verdict.is_valid:
+        check = ResponseCheck(True, failures, event.raw_response, ())
+        return advance(state, ledger=ledger_with(ledger, response=check))
+    if verdict.status is ResponseStatus.INVALID_JSON:
+        violations: tuple[str, ...] = ("not one JSON value (invalid JSON, or none at all)",)
+    else:
+        violations = tuple(str(v) for v in verdict.violations)
+    failures += 1
+    check = ResponseCheck(False, failures, event.raw_response, violations)
+    why = f"{role.value} response {verdict.status.value}: " + "; ".join(violations)
+    judged = ledger_with(ledger, response=check, last_error=why)
+    # The invocation's output was this response: the next turn is a new attempt's.
+    a = agent
+    cursor = AgentCursor(a.chain_position, a.retries, a.attempt, False, False, None)
+    if failures <= run.loop.max_formatting_retries:
+        # A correction turn: its own prompt, then the same agent again.
+        correcting = progress_with(progress, step=Step.PROMPT)
+        return advance(state, progress=correcting, agent=cursor, ledger=judged)
+    # Exhausted: orchestration asks for a person.
+    return advance(state, agent=cursor, ledger=judged)

@@ -1,0 +1,121 @@
+"""Classifying an agent's structured response against its JSON Schema (pure).
+
+The handler reports the raw text an agent answered with; :func:`classify` says what it is:
+``VALID`` with the parsed value, ``INVALID_JSON`` (not parseable as one JSON value) or
+``SCHEMA_VIOLATION`` (parseable, but the schema refuses it) with every violation, each with the
+JSON pointer of the offending place and the validator's message. It never raises on any text,
+and it is deterministic: violations come sorted, so replaying a log classifies alike.
+"""
+
+from __future__ import annotations
+
+import enum
+from functools import lru_cache
+from typing import Any, final
+
+import orjson
+from attrs import frozen
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, ValidationError
+
+from pipeline.events import Json
+
+__all__ = [
+    "InvalidSchemaError",
+    "ResponseStatus",
+    "ResponseVerdict",
+    "Violation",
+    "check_schema",
+    "classify",
+]
+
+
+@enum.unique
+class ResponseStatus(enum.StrEnum):
+    """What a structured response turned out to be."""
+
+    VALID = "valid"
+    INVALID_JSON = "invalid_json"
+    SCHEMA_VIOLATION = "schema_violation"
+
+
+@final
+@frozen
+class Violation:
+    """One way a response breaks its schema: where (a JSON pointer) and what."""
+
+    pointer: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.pointer or '/'}: {self.message}"
+
+
+@final
+@frozen
+class ResponseVerdict:
+    """The classification of one raw response."""
+
+    status: ResponseStatus
+    value: Json | None
+    """The parsed response when it is valid JSON (even when the schema refuses it)."""
+    violations: tuple[Violation, ...]
+
+    @property
+    def is_valid(self) -> bool:
+        """Whether the response can be acted on."""
+        return self.status is ResponseStatus.VALID
+
+
+class InvalidSchemaError(ValueError):
+    """A response schema is not a valid JSON Schema (draft 2020-12)."""
+
+
+def check_schema(schema: Json) -> None:
+    """Raise :class:`InvalidSchemaError` unless ``schema`` is a valid draft 2020-12 schema."""
+    value = schema.value
+    if not isinstance(value, dict | bool):
+        raise InvalidSchemaError("not a valid JSON Schema: a schema is an object (or a boolean)")
+    try:
+        Draft202012Validator.check_schema(value)
+    except SchemaError as error:
+        where = _pointer(error.path)
+        raise InvalidSchemaError(f"not a valid JSON Schema at {where}: {error.message}") from None
+
+
+@lru_cache(maxsize=64)
+def _validator(schema_text: str) -> Draft202012Validator:
+    # Built once per schema: compiling a validator costs far more than one validation.
+    return Draft202012Validator(orjson.loads(schema_text))
+
+
+def _pointer(path: Any) -> str:
+    """The JSON pointer (RFC 6901) of a path of keys and indices."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+
+
+def _message(error: ValidationError) -> str:
+    message: str = error.message
+    return message
+
+
+def classify(raw: str, schema: Json) -> ResponseVerdict:
+    """Classify ``raw`` (the agent's whole answer) against ``schema``; never raises."""
+    try:
+        value = orjson.loads(raw)
+        parsed = Json.of(value)
+    except (orjson.JSONDecodeError, ValueError):
+        return ResponseVerdict(ResponseStatus.INVALID_JSON, None, ())
+    try:
+        errors = list(_validator(schema.text).iter_errors(value))
+    except RecursionError:
+        # A recursive schema over a deeply nested value: refuse it rather than crash.
+        too_deep = Violation("", "nested too deeply to validate")
+        return ResponseVerdict(ResponseStatus.SCHEMA_VIOLATION, parsed, (too_deep,))
+    violations = sorted(
+        {Violation(_pointer(e.absolute_path), _message(e)) for e in errors},
+        key=lambda v: (v.pointer, v.message),
+    )
+    if violations:
+        return ResponseVerdict(ResponseStatus.SCHEMA_VIOLATION, parsed, tuple(violations))
+    return ResponseVerdict(ResponseStatus.VALID, parsed, ())
