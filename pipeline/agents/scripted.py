@@ -2,7 +2,8 @@
 
 ``python -m pipeline.agents.scripted SCRIPT`` reads SCRIPT (TOML). The script holds a list of
 steps per prompt kind (``planning``, ``development``, ``review``, ``review_fix``,
-``commit_message``, ``dev_fix``, or ``default`` for any kind without its own list); each
+``commit_message``, ``dev_fix``, ``format_correction``, or ``default`` for any kind without its
+own list); each
 invocation takes the next step of its kind (``RALPH_PROMPT_KIND``), and the last step repeats
 once the list is used up. A step may::
 
@@ -71,6 +72,7 @@ class Script:
     review_fix: tuple[Step, ...] = ()
     commit_message: tuple[Step, ...] = ()
     dev_fix: tuple[Step, ...] = ()
+    format_correction: tuple[Step, ...] = ()
     default: tuple[Step, ...] = ()
 
     def steps(self, kind: str) -> tuple[Step, ...]:

@@ -417,6 +417,28 @@ def runs(
     out.print(table)
 
 
+projections = typer.Typer(
+    help="Tables computed from the event log (the agent_response_log).", no_args_is_help=True
+)
+app.add_typer(projections, name="projections")
+
+
+@projections.command("rebuild")
+def rebuild_projections(
+    store: Annotated[Path, typer.Argument(help="An event store.")] = DEFAULT_STORE_PATH,
+) -> None:
+    """Recreate the agent_response_log table from the events alone."""
+    if not store.is_file():
+        raise _fail(f"no event store at {store}")
+    try:
+        with SqliteEventStore(store) as opened:
+            rows = opened.rebuild_response_log()
+            runs = len(opened.runs())
+    except (StoreError, WireFormatError) as error:
+        raise _fail(str(error)) from error
+    out.print(f"Rebuilt agent_response_log in {store}: {rows} rows from {runs} runs")
+
+
 def main() -> None:
     """Entry point of the ``ralph`` console script."""
     app()

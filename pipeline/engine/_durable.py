@@ -32,6 +32,7 @@ from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
 from pipeline.serialization import CheckpointError, checkpoint_state, encode_checkpoint
 from pipeline.state import Phase, PipelineState, is_complete, is_terminal
+from pipeline.views import ResponseLogRow, response_row
 
 __all__ = ["DurableRun", "RunNotFoundError", "load_state", "run_durable", "utc_now"]
 
@@ -148,12 +149,24 @@ def _commit(
     facts: list[PipelineEvent],
     on_event: Callable[[PipelineState, PipelineEvent], None] | None,
 ) -> PipelineState:
-    """Append the facts (durable before anything acts on them), then fold them."""
+    """Append the facts (durable before anything acts on them) with the response-log rows they
+    project to, then report them folded. The fold is pure, so folding before the append only
+    lets the projection go into the same transaction; nothing acts on the new state until the
+    facts are stored."""
     if not facts:
         return state
-    store.append(run_id, state.sequence, facts)
+    states: list[PipelineState] = []
+    responses: list[ResponseLogRow] = []
+    current = state
     for fact in facts:
-        state = reduce(state, fact)
-        if on_event is not None:
-            on_event(state, fact)
-    return state
+        folded = reduce(current, fact)
+        row = response_row(current, fact, folded)
+        if row is not None:
+            responses.append(row)
+        states.append(folded)
+        current = folded
+    store.append(run_id, state.sequence, facts, responses)
+    if on_event is not None:
+        for folded, fact in zip(states, facts, strict=True):
+            on_event(folded, fact)
+    return current

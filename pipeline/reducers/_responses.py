@@ -35,7 +35,7 @@ def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineSt
         check = ResponseCheck(True, failures, event.raw_response, ())
         return advance(state, ledger=ledger_with(ledger, response=check))
     if verdict.status is ResponseStatus.INVALID_JSON:
-        violations: tuple[str, ...] = ("not one JSON value (invalid JSON, or none at all)",)
+        violations: tuple[str, ...] = (f"not one JSON value ({verdict.error})",)
     else:
         violations = tuple(str(v) for v in verdict.violations)
     failures += 1

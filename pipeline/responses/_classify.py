@@ -60,6 +60,8 @@ class ResponseVerdict:
     value: Json | None
     """The parsed response when it is valid JSON (even when the schema refuses it)."""
     violations: tuple[Violation, ...]
+    error: str | None = None
+    """Why the text is not JSON (``INVALID_JSON`` only)."""
 
     @property
     def is_valid(self) -> bool:
@@ -104,8 +106,9 @@ def classify(raw: str, schema: Json) -> ResponseVerdict:
     try:
         value = orjson.loads(raw)
         parsed = Json.of(value)
-    except (orjson.JSONDecodeError, ValueError):
-        return ResponseVerdict(ResponseStatus.INVALID_JSON, None, ())
+    except (orjson.JSONDecodeError, ValueError) as error:
+        why = "empty" if not raw.strip() else str(error)
+        return ResponseVerdict(ResponseStatus.INVALID_JSON, None, (), f"invalid JSON: {why}")
     try:
         errors = list(_validator(schema.text).iter_errors(value))
     except RecursionError:

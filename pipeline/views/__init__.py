@@ -1,5 +1,13 @@
 """Read-only views of a run computed from its event log (pure): what a user looks at."""
 
+from pipeline.views._responses import LoggedStatus, ResponseLogRow, response_log, response_row
 from pipeline.views._topics import TopicEntry, topic_log
 
-__all__ = ["TopicEntry", "topic_log"]
+__all__ = [
+    "LoggedStatus",
+    "ResponseLogRow",
+    "TopicEntry",
+    "response_log",
+    "response_row",
+    "topic_log",
+]

@@ -5,6 +5,7 @@ from pipeline.handlers.store._port import (
     RunSummary,
     SequenceConflictError,
     StoreCorruptError,
+    StoredResponse,
     StoreError,
 )
 from pipeline.handlers.store._sqlite import DEFAULT_STORE_PATH, SqliteEventStore
@@ -17,4 +18,5 @@ __all__ = [
     "SqliteEventStore",
     "StoreCorruptError",
     "StoreError",
+    "StoredResponse",
 ]

@@ -35,5 +35,26 @@ MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        2,
+        "agent response log",
+        """
+        CREATE TABLE agent_response_log (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            turn_number INTEGER NOT NULL,
+            raw_response TEXT,
+            status TEXT NOT NULL CHECK (status IN ('SUCCESS', 'MALFORMED', 'SCHEMA_VIOLATION')),
+            violations TEXT,
+            correction_attempt INTEGER DEFAULT 0,
+            timestamp TEXT NOT NULL DEFAULT (datetime('now'))
+        );
+        CREATE INDEX agent_response_log_by_run ON agent_response_log (run_id, id);
+        """,
+    ),
 )
-"""(number, name, SQL) in order; each runs once, in its own transaction."""
+"""(number, name, SQL) in order; each runs once, in its own transaction. The
+``agent_response_log`` table is a projection of the event log (``pipeline.views.response_log``),
+written in the same transaction as the facts it comes from, and rebuilt from the events by
+``ralph projections rebuild``."""

@@ -11,6 +11,7 @@ from attrs import frozen
 from pipeline.errors import PipelineError
 from pipeline.events import PipelineEvent, RunId
 from pipeline.serialization import EncodedCheckpoint
+from pipeline.views import ResponseLogRow
 
 __all__ = [
     "EventStore",
@@ -18,6 +19,7 @@ __all__ = [
     "SequenceConflictError",
     "StoreCorruptError",
     "StoreError",
+    "StoredResponse",
 ]
 
 
@@ -47,6 +49,16 @@ class StoreCorruptError(StoreError):
 
 @final
 @frozen
+class StoredResponse:
+    """A row of ``agent_response_log`` as stored: its id and run, and the projected row."""
+
+    id: int
+    run_id: RunId
+    row: ResponseLogRow
+
+
+@final
+@frozen
 class RunSummary:
     """A run in the store: its id, how many events it holds, and when it started."""
 
@@ -58,12 +70,28 @@ class RunSummary:
 class EventStore(Protocol):
     """An append-only event log per run, plus checkpoints of folded state."""
 
-    def append(self, run_id: RunId, expected_sequence: int, events: Sequence[PipelineEvent]) -> int:
-        """Append ``events`` atomically if the log holds exactly ``expected_sequence`` events.
+    def append(
+        self,
+        run_id: RunId,
+        expected_sequence: int,
+        events: Sequence[PipelineEvent],
+        responses: Sequence[ResponseLogRow] = (),
+    ) -> int:
+        """Append ``events`` atomically if the log holds exactly ``expected_sequence`` events,
+        with the ``agent_response_log`` rows they project to, in the same transaction.
 
         Returns the new number of events. Raises :class:`SequenceConflictError` (and writes
         nothing) when the log holds another number.
         """
+        ...
+
+    def response_log(self, run_id: RunId) -> list[StoredResponse]:
+        """The run's ``agent_response_log`` rows, in order."""
+        ...
+
+    def rebuild_response_log(self) -> int:
+        """Recreate ``agent_response_log`` from the events of every run (one transaction);
+        returns the number of rows."""
         ...
 
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:

@@ -23,9 +23,11 @@ from pipeline.handlers.store._port import (
     RunSummary,
     SequenceConflictError,
     StoreCorruptError,
+    StoredResponse,
     StoreError,
 )
 from pipeline.serialization import EncodedCheckpoint, decode_stored_event, unstructure_event
+from pipeline.views import LoggedStatus, ResponseLogRow, response_log
 
 __all__ = ["DEFAULT_STORE_PATH", "SqliteEventStore"]
 
@@ -119,8 +121,15 @@ class SqliteEventStore:
             done.append(version)
         return done
 
-    def append(self, run_id: RunId, expected_sequence: int, events: Sequence[PipelineEvent]) -> int:
-        """Append ``events`` in one transaction if the log holds ``expected_sequence`` events."""
+    def append(
+        self,
+        run_id: RunId,
+        expected_sequence: int,
+        events: Sequence[PipelineEvent],
+        responses: Sequence[ResponseLogRow] = (),
+    ) -> int:
+        """Append ``events`` in one transaction if the log holds ``expected_sequence`` events,
+        with the ``agent_response_log`` rows they project to."""
         rows = []
         for offset, event in enumerate(events):
             rows.append(
@@ -148,6 +157,7 @@ class SqliteEventStore:
                 else:
                     db.execute("UPDATE runs SET head = ? WHERE run_id = ?", (head, run_id))
                 db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", rows)
+                _insert_responses(db, run_id, responses)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -186,6 +196,50 @@ class SqliteEventStore:
             ).fetchall()
         return [RunSummary(RunId(run_id), int(head), started) for run_id, head, started in rows]
 
+    def response_log(self, run_id: RunId) -> list[StoredResponse]:
+        """The run's ``agent_response_log`` rows, in order."""
+        with self._guard(f"read the response log of run {run_id!r}"):
+            rows = self._db.execute(
+                "SELECT id, run_id, task_id, turn_number, raw_response, status, violations, "
+                "correction_attempt, timestamp FROM agent_response_log WHERE run_id = ? "
+                "ORDER BY id",
+                (run_id,),
+            ).fetchall()
+        return [
+            StoredResponse(
+                int(row[0]),
+                RunId(row[1]),
+                ResponseLogRow(
+                    row[2],
+                    int(row[3]),
+                    row[4],
+                    LoggedStatus(row[5]),
+                    tuple(orjson.loads(row[6])),
+                    int(row[7]),
+                    row[8],
+                ),
+            )
+            for row in rows
+        ]
+
+    def rebuild_response_log(self) -> int:
+        """Recreate ``agent_response_log`` from every run's events, in one transaction."""
+        db = self._db
+        count = 0
+        with self._guard("rebuild the response log"):
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM agent_response_log")
+                for run in self.runs():
+                    rows = list(response_log(self.read(run.run_id)))
+                    _insert_responses(db, run.run_id, rows)
+                    count += len(rows)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        return count
+
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
         """Store ``checkpoint`` (the run must exist)."""
         with self._guard(f"save a checkpoint of run {run_id!r}"):
@@ -219,3 +273,25 @@ class SqliteEventStore:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _insert_responses(
+    db: sqlite3.Connection, run_id: RunId, rows: Sequence[ResponseLogRow]
+) -> None:
+    db.executemany(
+        "INSERT INTO agent_response_log (run_id, task_id, turn_number, raw_response, status, "
+        "violations, correction_attempt, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                run_id,
+                r.task_id,
+                r.turn_number,
+                r.raw_response,
+                r.status.value,
+                orjson.dumps(list(r.violations)).decode(),
+                r.correction_attempt,
+                r.timestamp,
+            )
+            for r in rows
+        ],
+    )

@@ -26,6 +26,7 @@ from pipeline.events import (
 from pipeline.handlers.store import EventStore, SequenceConflictError
 from pipeline.reducers import fold
 from pipeline.serialization import checkpoint_state, encode_checkpoint
+from pipeline.views import LoggedStatus, ResponseLogRow
 from tests.support import scripted_run
 
 StoreFactory = Callable[[], EventStore]
@@ -83,6 +84,25 @@ class EventStoreContract:
         assert raised.value.actual == 3
         assert "another writer appended first" in str(raised.value)
         assert list(store.read(RUN)) == topics(3)
+
+    def test_response_rows_are_written_with_their_events_or_not_at_all(
+        self, make_store: StoreFactory
+    ) -> None:
+        """The projection's rows go in the events' transaction: a conflicting append writes
+        neither; a good one both, read back in order."""
+        store = make_store()
+        rows = [
+            ResponseLogRow("developer:development:1:0", n, "{", s, ("why",), n - 1, T0.isoformat())
+            for n, s in ((1, LoggedStatus.MALFORMED), (2, LoggedStatus.SUCCESS))
+        ]
+        store.append(RUN, 0, topics(1), rows[:1])
+        with pytest.raises(SequenceConflictError):
+            store.append(RUN, 0, topics(1, start=5), rows[1:])
+        store.append(RUN, 1, topics(1, start=9), rows[1:])
+        stored = store.response_log(RUN)
+        assert [s.row for s in stored] == rows
+        assert {s.run_id for s in stored} == {RUN}
+        assert store.response_log(RunId("other")) == []
 
     def test_a_batch_that_fails_to_encode_writes_nothing(self, make_store: StoreFactory) -> None:
         """A batch is atomic: one bad event (a lone surrogate) and none of it is stored."""

@@ -43,7 +43,45 @@ def test_migrations_are_idempotent(tmp_path: Path) -> None:
         assert store.migrate() == []
         assert store.head(RUN) == 3
     rows = sqlite3.connect(path).execute("SELECT version FROM schema_migrations").fetchall()
-    assert rows == [(1,)]
+    assert rows == [(1,), (2,)]
+
+
+def test_the_response_log_table_has_the_documented_columns_and_check(tmp_path: Path) -> None:
+    """agent_response_log: its columns, defaults, and a status outside the three refused."""
+    path = tmp_path / "pipeline.db"
+    SqliteEventStore(path).close()
+    db = sqlite3.connect(path)
+    columns = {
+        name: (kind, notnull, default, pk)
+        for _, name, kind, notnull, default, pk in db.execute(
+            "PRAGMA table_info(agent_response_log)"
+        )
+    }
+    assert columns == {
+        "id": ("INTEGER", 0, None, 1),
+        "run_id": ("TEXT", 1, None, 0),
+        "task_id": ("TEXT", 1, None, 0),
+        "turn_number": ("INTEGER", 1, None, 0),
+        "raw_response": ("TEXT", 0, None, 0),
+        "status": ("TEXT", 1, None, 0),
+        "violations": ("TEXT", 0, None, 0),
+        "correction_attempt": ("INTEGER", 0, "0", 0),
+        "timestamp": ("TEXT", 1, "datetime('now')", 0),
+    }
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        db.execute(
+            "INSERT INTO agent_response_log (run_id, task_id, turn_number, status) "
+            "VALUES ('r', 't', 1, 'FINE')"
+        )
+    db.execute(
+        "INSERT INTO agent_response_log (run_id, task_id, turn_number, status) "
+        "VALUES ('r', 't', 1, 'MALFORMED')"
+    )
+    (stamp, attempt) = db.execute(
+        "SELECT timestamp, correction_attempt FROM agent_response_log"
+    ).fetchone()
+    assert stamp
+    assert attempt == 0
 
 
 def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> None:
@@ -64,7 +102,7 @@ def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> Non
     ]
     assert [w.wait(timeout=60) for w in workers] == [0] * 8
     rows = sqlite3.connect(path).execute("SELECT version FROM schema_migrations").fetchall()
-    assert rows == [(1,)]
+    assert rows == [(1,), (2,)]
 
 
 def test_the_store_uses_wal_and_stores_type_version_and_time_in_columns(tmp_path: Path) -> None:

@@ -1,0 +1,166 @@
+"""Structured responses end to end: real `ralph` processes, the scripted agent, real git.
+
+The developer's hat asks for an ``agent-response``: a malformed answer is followed by
+formatting-correction turns with the same agent, at most two; then a person is needed, and
+`ralph resume` goes on after they acted.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from pipeline.events import (
+    HumanInterventionRequired,
+    InvocationStarted,
+    ResponseSubmitted,
+    Role,
+    RunCompleted,
+    TerminationReason,
+)
+from pipeline.responses import AGENT_RESPONSE, ResponseStatus, classify
+from tests.runtime.test_loop_control import step, workspace
+from tests.runtime.workspace import ralph, stored_events
+
+VALID = """'{"action": "report", "parameters": {"files": 2}}'"""
+FENCED = """'''```json
+{"action": "report", "parameters": {}}
+```'''"""
+JS_OBJECT = """'''{ action: 'report' }'''"""
+MISSING_PARAMETERS = """'{"action": "report"}'"""
+
+HAT = '[hats.developer]\nresponse_schema = "agent-response"\n'
+
+
+def answer(raw_toml: str, kind: str = "development", extra: str = "") -> str:
+    """A step of ``kind`` that answers ``raw_toml`` (a TOML string) in response.json."""
+    body = f'write.".agent/out/response.json" = {raw_toml}\n{extra}'
+    if kind == "development":
+        return step("development", extra=body)
+    return f"[[{kind}]]\n{body}\n"
+
+
+def developer_calls(root: Path) -> list[InvocationStarted]:
+    return [
+        e
+        for e in stored_events(root)
+        if isinstance(e, InvocationStarted) and e.role is Role.DEVELOPER
+    ]
+
+
+def verdicts(root: Path) -> list[ResponseStatus]:
+    responses = [e for e in stored_events(root) if isinstance(e, ResponseSubmitted)]
+    return [classify(r.raw_response, AGENT_RESPONSE).status for r in responses]
+
+
+def test_a_valid_answer_needs_one_call(tmp_path: Path) -> None:
+    """Valid at once: one call, the report collected, the run completes."""
+    root = workspace(tmp_path, answer(VALID), hats=HAT)
+    result = ralph("run", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(developer_calls(root)) == 1
+    assert verdicts(root) == [ResponseStatus.VALID]
+
+
+def test_invalid_then_valid_takes_two_calls_and_the_run_goes_on(tmp_path: Path) -> None:
+    """One correction turn with the same agent; its prompt holds the raw response, the
+    violations, the schema and the directive, and nothing of the task's prompt."""
+    script = answer(JS_OBJECT) + answer(
+        VALID, "format_correction", 'save_prompt = ".ralph/correction.md"'
+    )
+    root = workspace(tmp_path, script, hats=HAT)
+    result = ralph("run", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = developer_calls(root)
+    assert len(calls) == 2
+    assert calls[0].agent == calls[1].agent
+    assert verdicts(root) == [ResponseStatus.INVALID_JSON, ResponseStatus.VALID]
+    prompt = (root / ".ralph" / "correction.md").read_text()
+    assert "{ action: 'report' }" in prompt
+    assert "not one JSON value" in prompt
+    assert (
+        "Return ONLY a valid JSON object conforming to the schema. "
+        "Do not include markdown fences or prose." in prompt
+    )
+    assert '"required"' in prompt
+    assert "invalid JSON: " in prompt
+    assert "Make the tests pass." not in prompt
+    assert "Role: developer" not in prompt
+    (completed,) = [e for e in stored_events(root) if isinstance(e, RunCompleted)]
+    assert completed.reason is TerminationReason.COMPLETED
+
+
+def test_invalid_twice_then_valid_takes_three_calls_and_logs_three_rows(tmp_path: Path) -> None:
+    """A JavaScript-style object, then a fenced one, then a valid answer: 3 calls, and
+    agent_response_log rows MALFORMED, MALFORMED, SUCCESS with correction_attempt 0, 1, 2;
+    `ralph projections rebuild` recreates exactly the same table from the events."""
+    script = (
+        answer(JS_OBJECT) + answer(FENCED, "format_correction") + answer(VALID, "format_correction")
+    )
+    root = workspace(tmp_path, script, hats=HAT)
+    result = ralph("run", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(developer_calls(root)) == 3
+    live = response_table(root)
+    assert [(r[5], r[7], r[3]) for r in live] == [
+        ("MALFORMED", 0, 1),
+        ("MALFORMED", 1, 2),
+        ("SUCCESS", 2, 3),
+    ]
+    assert len({r[2] for r in live}) == 1  # one task
+    assert "invalid JSON" in json.loads(live[0][6])[0]
+    assert json.loads(live[2][6]) == []
+    rebuilt = ralph("projections", "rebuild", ".ralph/pipeline.db", cwd=root)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "3 rows from 1 runs" in rebuilt.stdout
+    assert response_table(root) == live
+
+
+def response_table(root: Path) -> list[tuple[object, ...]]:
+    """Every row of agent_response_log, as stored."""
+    db = sqlite3.connect(root / ".ralph" / "pipeline.db")
+    try:
+        return db.execute("SELECT * FROM agent_response_log ORDER BY id").fetchall()
+    finally:
+        db.close()
+
+
+def test_always_invalid_stops_after_three_calls_for_a_person_then_resumes(
+    tmp_path: Path,
+) -> None:
+    """Exactly 3 calls, then HUMAN_INTERVENTION_REQUIRED / FORMATTING_CORRECTION_EXHAUSTED
+    with the last response and its violations; exit 3. After the person fixed the agent,
+    `ralph resume` runs the task again and the run completes."""
+    script = answer(JS_OBJECT) + answer(MISSING_PARAMETERS, "format_correction")
+    root = workspace(tmp_path, script, hats=HAT)
+    result = ralph("run", cwd=root)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "human_intervention_required" in result.stdout
+    assert len(developer_calls(root)) == 3
+    (needed,) = [e for e in stored_events(root) if isinstance(e, HumanInterventionRequired)]
+    assert needed.reason == "FORMATTING_CORRECTION_EXHAUSTED"
+    assert "3 malformed structured responses" in needed.detail
+    assert """'{"action": "report"}'""" in needed.detail
+    assert "'parameters' is a required property" in needed.detail
+    # The person fixes the agent: from now on it answers well.
+    (root / ".ralph" / "script.toml").write_text(answer(VALID) + step("default"))
+    (root / ".ralph" / "scripted-agent-state.json").unlink()
+    resumed = ralph("resume", cwd=root)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert len(developer_calls(root)) == 4
+    (completed,) = [e for e in stored_events(root) if isinstance(e, RunCompleted)]
+    assert completed.reason is TerminationReason.COMPLETED
+
+
+def test_a_missing_or_broken_schema_file_stops_the_run_before_any_agent(tmp_path: Path) -> None:
+    """response_schema naming no file, or a file that is no JSON Schema: exit 2, one line."""
+    root = workspace(tmp_path, answer(VALID), hats='[hats.developer]\nresponse_schema = "s.json"\n')
+    missing = ralph("run", cwd=root)
+    assert missing.returncode == 2
+    assert "hats.developer.response_schema: cannot read" in missing.stderr
+    (root / "s.json").write_text('{"type": 12}')
+    broken = ralph("run", cwd=root)
+    assert broken.returncode == 2
+    assert "is not a valid JSON Schema" in broken.stderr
+    assert not (root / ".ralph" / "pipeline.db").exists()
