@@ -397,18 +397,25 @@ def topics(
                 out.print(line, soft_wrap=True, markup=False)
 
 
+@contextlib.contextmanager
+def _existing_store(store: Path) -> Iterator[SqliteEventStore]:
+    """The event store at ``store``; a missing or unreadable one is a usage error (exit 2)."""
+    if not store.is_file():
+        raise _fail(f"no event store at {store}")
+    try:
+        with SqliteEventStore(store) as opened:
+            yield opened
+    except (StoreError, WireFormatError) as error:
+        raise _fail(str(error)) from error
+
+
 @app.command()
 def runs(
     store: Annotated[Path, typer.Argument(help="An event store.")] = DEFAULT_STORE_PATH,
 ) -> None:
     """List the runs in an event store."""
-    if not store.is_file():
-        raise _fail(f"no event store at {store}")
-    try:
-        with SqliteEventStore(store) as opened:
-            listed = opened.runs()
-    except StoreError as error:
-        raise _fail(str(error)) from error
+    with _existing_store(store) as opened:
+        listed = opened.runs()
     table = Table(title=f"Runs in {store}")
     for column in ("run", "events", "started"):
         table.add_column(column)
@@ -428,14 +435,9 @@ def rebuild_projections(
     store: Annotated[Path, typer.Argument(help="An event store.")] = DEFAULT_STORE_PATH,
 ) -> None:
     """Recreate the agent_response_log table from the events alone."""
-    if not store.is_file():
-        raise _fail(f"no event store at {store}")
-    try:
-        with SqliteEventStore(store) as opened:
-            rows = opened.rebuild_response_log()
-            runs = len(opened.runs())
-    except (StoreError, WireFormatError) as error:
-        raise _fail(str(error)) from error
+    with _existing_store(store) as opened:
+        rows = opened.rebuild_response_log()
+        runs = len(opened.runs())
     out.print(f"Rebuilt agent_response_log in {store}: {rows} rows from {runs} runs")
 
 

@@ -73,6 +73,7 @@ stale_repeats = 3               # the same topic, hat and payload N times in a r
 max_task_blocks = 3             # build.blocked N times for one task: the task is abandoned
 max_abandoned_tasks = 3         # N abandoned tasks: loop_thrashing
 human_timeout_s = 600           # how long an agent's human.interact question waits
+max_formatting_retries = 2      # correction turns after a malformed structured response
 
 # A hat per role (planner, developer, reviewer, committer, fixer), all keys optional:
 #   [hats.developer]
@@ -81,6 +82,7 @@ human_timeout_s = 600           # how long an agent's human.interact question wa
 #   instructions = "Write the failing test first."
 #   model = "sonnet"
 #   args = ["--max-turns", "50"]
+#   response_schema = "agent-response"   # answer in .agent/out/response.json (or a schema file)
 """
 
 

@@ -176,28 +176,20 @@ class AgentInvoker:
                 kind = ErrorKind.NON_ZERO_EXIT
             message = f"exit status {result.exit_code}: {_last_line(tail)}"
             return (InvocationFailed(role, name, kind, message, True, now()),)
+        succeeded = InvocationSucceeded(
+            role,
+            name,
+            ExitCode(0),
+            DurationMs(result.duration_ms),
+            Digest(result.output_digest),
+            now(),
+        )
         if effect.expects_response:
-            succeeded = InvocationSucceeded(
-                role,
-                name,
-                ExitCode(0),
-                DurationMs(result.duration_ms),
-                Digest(result.output_digest),
-                now(),
-            )
             # Judged by the reducer; the role's report is collected once it is accepted.
             return (succeeded, ResponseSubmitted(role, self._response(), now()))
         report = read_report(effect, self.layout, now)
         match report:
             case Success(facts):
-                succeeded = InvocationSucceeded(
-                    role,
-                    name,
-                    ExitCode(0),
-                    DurationMs(result.duration_ms),
-                    Digest(result.output_digest),
-                    now(),
-                )
                 return (succeeded, *facts)
             case Failure(why):
                 return (InvocationFailed(role, name, ErrorKind.OUTPUT_REJECTED, why, True, now()),)
