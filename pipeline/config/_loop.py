@@ -15,7 +15,16 @@ from typing import Final, final
 
 from attrs import field, frozen
 
-from pipeline.events import Count, Hat, Json, LoopPolicy, PatternError, Role, check_pattern
+from pipeline.events import (
+    MAX_FORMATTING_RETRIES,
+    Count,
+    Hat,
+    Json,
+    LoopPolicy,
+    PatternError,
+    Role,
+    check_pattern,
+)
 
 __all__ = [
     "DEFAULT_PUBLISHES",
@@ -103,7 +112,7 @@ class LoopConfig:
     max_abandoned_tasks: int = 3
     human_timeout_s: int = 600
     """How long a question to a person waits (0: ``human.interact`` is a plain topic)."""
-    max_formatting_retries: int = 2
+    max_formatting_retries: int = MAX_FORMATTING_RETRIES
     """Correction turns after a malformed structured response, before a person is needed."""
 
     def policy(self, hats: HatsConfig, schemas: Mapping[Role, Json] | None = None) -> LoopPolicy:

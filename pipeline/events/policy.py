@@ -26,6 +26,7 @@ __all__ = [
     "HUMAN_INTERACT_TOPIC",
     "HUMAN_RESPONSE_TOPIC",
     "HUMAN_TIMEOUT_TOPIC",
+    "MAX_FORMATTING_RETRIES",
     "TASK_ABANDONED_TOPIC",
     "TASK_BLOCKED_TOPIC",
     "TASK_COMPLETE_TOPIC",
@@ -52,6 +53,10 @@ TASK_COMPLETE_TOPIC: Final = "task.complete"
 """An agent reports a task done; exempt from stale-loop detection (it repeats by nature)."""
 TASK_RESUME_TOPIC: Final = "task.resume"
 """The notice given to the agent when its completion promise was refused."""
+
+MAX_FORMATTING_RETRIES: Final = 2
+"""Correction turns after a malformed structured response unless the config says otherwise:
+the original call plus these, three calls in all."""
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_:-]+")
 
@@ -150,7 +155,9 @@ class LoopPolicy:
     max_abandoned_tasks: Count = field(validator=COUNT_VALIDATOR)
     """This many abandonments end the run ``loop_thrashing``."""
     human_timeout_s: Count | None = field(validator=optional(COUNT_VALIDATOR))
-    max_formatting_retries: Count = field(default=Count(2), validator=COUNT_VALIDATOR)
+    max_formatting_retries: Count = field(
+        default=Count(MAX_FORMATTING_RETRIES), validator=COUNT_VALIDATOR
+    )
     """Correction turns after a malformed structured response (the original call plus these)."""
 
     @classmethod
