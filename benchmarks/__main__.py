@@ -18,7 +18,9 @@ from typing import Any
 
 from benchmarks.durable import run_durable_benchmarks
 from benchmarks.fold import run_fold_benchmark
+from benchmarks.peers import run_peer_benchmark
 from benchmarks.reader import run_reader_benchmark
+from benchmarks.serialization import run_serialization_benchmark
 
 HERE = Path(__file__).resolve().parent
 
@@ -104,11 +106,13 @@ def render(results: dict[str, Any]) -> str:
             "to the floor (bare `SELECT` + `orjson.loads`), and resume from a checkpoint 100",
             "events before the end.",
             "",
-            "| events | full replay (s) | floor (s) | resume from checkpoint (ms) |",
-            "| ---: | ---: | ---: | ---: |",
+            "| events | full replay (s) | floor (s) | resume from checkpoint (ms) | "
+            "replay peak RSS growth (MiB) | store (MiB) |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: |",
             *[
                 f"| {row['events']:,} | {row['full_replay_s']} | "
-                f"{row['floor_read_and_loads_s']} | {row['resume_from_checkpoint_ms']} |"
+                f"{row['floor_read_and_loads_s']} | {row['resume_from_checkpoint_ms']} | "
+                f"{row.get('replay_peak_rss_growth_mb', '-')} | {row.get('store_mb', '-')} |"
                 for row in durable["replay"]
             ],
             "",
@@ -117,6 +121,8 @@ def render(results: dict[str, Any]) -> str:
             f"| resume time flat (within 20%) as the history grows | "
             f"{'yes' if durable['resume_flat_within_20_percent'] else 'no'} |",
             f"| (issue 8) full replay of 10^6 events under 3 s | {replay_goal} |",
+            "| (issue 8) replay memory does not hold the history (peak RSS growth under a quarter "
+            f"of the store, or 50 MiB) | {'yes' if durable.get('replay_memory_flat') else 'no'} |",
             "",
         ]
     reader = results.get("reader")
@@ -147,10 +153,66 @@ def render(results: dict[str, Any]) -> str:
             f"{'yes' if reader['peak_flat'] else 'no'} |",
             "",
         ]
+    peers = results.get("peers")
+    if peers is not None:
+        lines += _render_peers(peers)
+    serialization = results.get("serialization")
+    if serialization is not None:
+        lines += _render_serialization(serialization)
     notes = HERE / "NOTES.md"
     if notes.exists():
         lines += [notes.read_text().rstrip(), ""]
     return "\n".join(lines)
+
+
+def _render_serialization(s: dict[str, Any]) -> list[str]:
+    """The serialization section: our converter next to bare orjson on plain dicts."""
+    lines = [
+        "## Serialization",
+        "",
+        f"{s['events']:,} events and {s['state_round_trips']:,} states of growing runs, each",
+        "encoded and decoded through the cattrs converter (tags, strict types, validators) and,",
+        "as the floor, the equivalent plain dicts through bare orjson; alternating,",
+        f"{s['repeats']} times, medians.",
+        "",
+        "| round trips | per second |",
+        "| --- | ---: |",
+    ]
+    lines += [f"| {name} | {rate:,} |" for name, rate in s["round_trips_per_second"].items()]
+    lines += [
+        "",
+        f"Events at {s['ratio_events']}x the floor, states at {s['ratio_states']}x.",
+        "",
+    ]
+    return lines
+
+
+def _render_peers(peers: dict[str, Any]) -> list[str]:
+    """The engine step overhead section: ralph next to LangGraph and Burr."""
+    sizes = [str(n) for n in peers["sizes"]]
+    lines = [
+        "## Engine step overhead, side by side",
+        "",
+        "The same loop in every engine: N steps that do no real work, a tiny state. Durable",
+        "contenders make each step durable in SQLite before the next (ralph: its event store,",
+        "WAL, `synchronous=FULL`; LangGraph: `SqliteSaver`; Burr: `SQLitePersister`).",
+        f"Contenders alternate, {peers['repeats']} runs each; medians (steps/s).",
+        "",
+        "| contender | " + " | ".join(f"N = {int(n):,}" for n in sizes) + " |",
+        "| --- | " + " | ".join("---:" for _ in sizes) + " |",
+    ]
+    names = list(peers["steps_per_second"][sizes[-1]])
+    for name in names:
+        row = [f"{peers['steps_per_second'][n].get(name, 0):,}" for n in sizes]
+        lines.append(f"| {name} | " + " | ".join(row) + " |")
+    if peers["not_installed"]:
+        missing = ", ".join(peers["not_installed"])
+        lines += ["", f"Not installed here (`pip install -e '.[bench]'`): {missing}."]
+    lines += ["", "| goal | met |", "| --- | --- |"]
+    for goal, met in peers["goals"].items():
+        verdict = "not measured (peer not installed)" if met is None else ("yes" if met else "no")
+        lines.append(f"| {goal} | {verdict} |")
+    return [*lines, ""]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,6 +242,13 @@ def main(argv: list[str] | None = None) -> int:
         lines = args.lines or (100_000 if args.quick else 1_000_000)
         print(f"events-file reader: {lines:,} lines", flush=True)
         results["reader"] = run_reader_benchmark(lines, 3 if args.quick else 5)
+        sizes = [200] if args.quick else [1_000, 10_000]
+        print(f"engine step overhead: ralph, LangGraph, Burr at N = {sizes}", flush=True)
+        results["peers"] = run_peer_benchmark(sizes, 3 if args.quick else 5)
+        print("serialization round trips", flush=True)
+        results["serialization"] = run_serialization_benchmark(
+            min(events, 10_000 if args.quick else 100_000), 3 if args.quick else 5
+        )
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     (args.output / "RESULTS.md").write_text(render(results))

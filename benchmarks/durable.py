@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sqlite3
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from benchmarks.workload import LONG_RUN_BUDGET, long_log
+from benchmarks.workload import LONG_RUN_BUDGET, NOOP_WEIGHTS, long_log
 from pipeline.engine import load_state, run_durable
 from pipeline.events import RunId
 from pipeline.handlers.simulated import RandomChooser, SimulatedWorld, WorldConfig, default_chains
@@ -29,11 +31,13 @@ __all__ = ["run_durable_benchmarks"]
 def _steps(directory: Path, steps: int) -> dict[str, float]:
     """A run whose handler does no real work, every step committed (synchronous=FULL)."""
     config = WorldConfig(LONG_RUN_BUDGET, default_chains(("a", "b")), None, "steps")
-    world = SimulatedWorld(config, RandomChooser(1, {"iteration status": [0, 1, 0]}))
+    world = SimulatedWorld(config, RandomChooser(1, dict(NOOP_WEIGHTS)))
     with SqliteEventStore(directory / "steps.db") as store:
         start = time.perf_counter()
         run = run_durable(store, world, max_effects=steps)
         ours = run.effects / (time.perf_counter() - start)
+    if run.effects != steps:
+        raise AssertionError(f"the run stopped after {run.effects} of {steps} steps")
     db = sqlite3.connect(directory / "floor.db", isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
@@ -87,9 +91,48 @@ def _replay(directory: Path, sizes: list[int], repeats: int) -> list[dict[str, A
                 "full_replay_s": round(statistics.median(full), 3),
                 "floor_read_and_loads_s": round(statistics.median(floor), 3),
                 "resume_from_checkpoint_ms": round(statistics.median(resume) * 1000, 1),
+                "replay_peak_rss_growth_mb": _replay_rss_growth(path, run_id),
+                "store_mb": round(path.stat().st_size / 2**20, 1),
             }
         )
     return rows
+
+
+_RSS_PROBE = """
+import sys
+from pipeline.events import RunId
+from pipeline.handlers.store import SqliteEventStore
+from pipeline.reducers import fold
+
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+
+with SqliteEventStore(sys.argv[1]) as store:
+    run = RunId(sys.argv[2])
+    fold(store.read(run, store.head(run) - 10))  # warm every code path on a short tail
+    before = status("VmRSS")
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")  # the peak RSS starts again from the current RSS
+    fold(store.read(run))  # the whole history, as a resume with no checkpoint replays it
+    after = status("VmHWM")
+print(before, after)
+"""
+
+
+def _replay_rss_growth(path: Path, run_id: RunId) -> float:
+    """How much a fresh process's peak RSS grows while it replays the whole log (MiB): the
+    peak (``VmHWM``, reset just before) less the resident size before the replay."""
+    result = subprocess.run(
+        [sys.executable, "-c", _RSS_PROBE, str(path), run_id],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    before, after = (int(v) for v in result.stdout.split())
+    return round((after - before) / 1024, 1)  # /proc reports KiB
 
 
 def run_durable_benchmarks(quick: bool, largest: int | None = None) -> dict[str, Any]:
@@ -103,7 +146,10 @@ def run_durable_benchmarks(quick: bool, largest: int | None = None) -> dict[str,
         steps = _steps(directory, 300 if quick else 3_000)
         replay = _replay(directory, sizes, 1 if quick else 3)
     resumes = [row["resume_from_checkpoint_ms"] for row in replay]
+    largest_row = replay[-1]
     return {
+        "replay_memory_flat": largest_row["replay_peak_rss_growth_mb"]
+        < max(50.0, largest_row["store_mb"] / 4),
         "steps": steps,
         "replay": replay,
         "resume_flat_within_20_percent": max(resumes) <= 1.2 * min(resumes) + 1.0,

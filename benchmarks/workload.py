@@ -17,7 +17,7 @@ from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
 from pipeline.state import PipelineState
 
-__all__ = ["LONG_RUN_BUDGET", "long_log"]
+__all__ = ["LONG_RUN_BUDGET", "NOOP_WEIGHTS", "long_log"]
 
 _ROLES = ("planner", "developer", "reviewer", "committer", "fixer")
 _WEIGHTS: dict[str, list[float]] = {
@@ -32,6 +32,18 @@ _WEIGHTS: dict[str, list[float]] = {
     # Progress reports only: no cancellation, completion or question ends the long run.
     "a loop-control topic": [1.0, 0.0],
 }
+
+NOOP_WEIGHTS: dict[str, list[float]] = {
+    # Every agent succeeds, every iteration is partial (so the run goes on), every line is
+    # well formed: a loop that does no work and never ends by itself.
+    **{f"{role} outcome": [1.0, 0.0, 0.0, 0.0] for role in _ROLES},
+    "iteration status": [0.0, 1.0, 0.0],
+    "plan usable": [1.0, 0.0],
+    "changes to commit": [1.0, 0.0],
+    "line well formed": [1.0, 0.0],
+    "a loop-control topic": [1.0, 0.0],
+}
+"""Choices for step-overhead benchmarks: the simulated world at its smoothest."""
 
 LONG_RUN_BUDGET = Budget(
     max_iterations=Ordinal(10**7),

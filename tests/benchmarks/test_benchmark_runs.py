@@ -38,6 +38,11 @@ def test_a_small_benchmark_run_writes_results(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "results.json").read_text())
     assert data["fold"]["events"] == 3000
     assert data["fold"]["anomalies_in_fold"] == 0
+    ours = data["peers"]["steps_per_second"]["200"]
+    assert ours["ralph durable (SQLite, every step committed)"] > 0
+    assert ours["ralph in memory"] > 0
+    assert "Engine step overhead, side by side" in (tmp_path / "RESULTS.md").read_text()
+    assert data["serialization"]["round_trips_per_second"]["events, cattrs + orjson"] > 0
     assert all(rate > 0 for rate in data["fold"]["events_per_second"].values())
     assert "| ralph reduce" in (tmp_path / "RESULTS.md").read_text()
     durable = data["durable"]
