@@ -29,7 +29,12 @@ from pipeline.events import PipelineEvent, RunId
 from pipeline.handlers.intake import EmitError, EventsFileError, events_file_for
 from pipeline.handlers.intake import emit as emit_topic
 from pipeline.handlers.runtime import PromptSource
-from pipeline.handlers.store import DEFAULT_STORE_PATH, SqliteEventStore, StoreError
+from pipeline.handlers.store import (
+    DEFAULT_STORE_PATH,
+    SqliteEventStore,
+    StoreError,
+    UnknownRunError,
+)
 from pipeline.reducers import reduce
 from pipeline.serialization import (
     CONVERTER,
@@ -187,14 +192,12 @@ def resume(
         raise _fail(f"no runs yet in {opened.layout.root} (no {store_path}); start one: ralph run")
     try:
         with SqliteEventStore(store_path) as store:
-            known = [r.run_id for r in store.runs()]
+            chosen = store.choose_run(run_id)
+    except UnknownRunError as error:
+        hint = "" if error.known else "; start one: ralph run"
+        raise _fail(f"{error}{hint}") from error
     except StoreError as error:
         raise _fail(str(error)) from error
-    if not known:
-        raise _fail(f"the store {store_path} holds no runs; start one: ralph run")
-    if run_id is not None and run_id not in known:
-        raise _fail(f"no run {run_id!r} in {store_path}; its runs: {', '.join(known)}")
-    chosen = RunId(run_id or known[-1])
     raise _finish(opened, _drive(opened, None, chosen, quiet))
 
 

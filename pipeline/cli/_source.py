@@ -9,7 +9,7 @@ from pathlib import Path
 from attrs import frozen
 
 from pipeline.cli._logfile import EventLogError, read_event_log
-from pipeline.events import PipelineEvent, RunId
+from pipeline.events import PipelineEvent
 from pipeline.handlers.store import DEFAULT_STORE_PATH, SqliteEventStore, StoreError
 from pipeline.serialization import EncodedCheckpoint
 
@@ -45,16 +45,7 @@ def open_source(source: Path | None, run: str | None) -> Iterator[LogSource]:
         )
     try:
         with SqliteEventStore(path) as store:
-            runs = store.runs()
-            if not runs:
-                raise SourceError(f"the store at {path} holds no runs")
-            known = [r.run_id for r in runs]
-            if run is None:
-                run_id = known[-1]
-            elif run in known:
-                run_id = RunId(run)
-            else:
-                raise SourceError(f"no run {run!r} in {path}; its runs: {', '.join(known)}")
+            run_id = store.choose_run(run)
             yield LogSource(
                 f"{path} run {run_id}",
                 lambda: store.read(run_id),

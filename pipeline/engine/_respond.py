@@ -20,18 +20,14 @@ def respond(root: Path, text: str, run_id: str | None = None) -> tuple[RunId, Pe
 
     The run's state is folded from its store (the question and its deadline are in the log),
     and the answer is left where the waiting handler polls for it; the handler records it as
-    a ``HumanResponseReceived`` fact. Raises :class:`AnswerError` when no question waits.
+    a ``HumanResponseReceived`` fact. Raises :class:`AnswerError` when no question waits, and
+    :class:`~pipeline.handlers.store.UnknownRunError` for a run the store does not hold.
     """
     layout = WorkspaceLayout(root.resolve())
     if not layout.store.is_file():
         raise AnswerError(f"no runs in {layout.root} (no {layout.store})")
     with SqliteEventStore(layout.store) as store:
-        known = [r.run_id for r in store.runs()]
-        if not known:
-            raise AnswerError(f"the store {layout.store} holds no runs")
-        if run_id is not None and run_id not in known:
-            raise AnswerError(f"no run {run_id!r} in {layout.store}; its runs: {', '.join(known)}")
-        chosen = RunId(run_id or known[-1])
+        chosen = store.choose_run(run_id)
         state, _ = load_state(store, chosen)
     question = state.ledger.pending_question
     if question is None:

@@ -7,6 +7,7 @@ from pipeline.handlers.store._port import (
     StoreCorruptError,
     StoredResponse,
     StoreError,
+    UnknownRunError,
 )
 from pipeline.handlers.store._sqlite import DEFAULT_STORE_PATH, SqliteEventStore
 
@@ -19,4 +20,5 @@ __all__ = [
     "StoreCorruptError",
     "StoreError",
     "StoredResponse",
+    "UnknownRunError",
 ]

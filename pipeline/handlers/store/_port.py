@@ -20,6 +20,7 @@ __all__ = [
     "StoreCorruptError",
     "StoreError",
     "StoredResponse",
+    "UnknownRunError",
 ]
 
 
@@ -45,6 +46,14 @@ class SequenceConflictError(StoreError):
 
 class StoreCorruptError(StoreError):
     """The store's file is damaged or not a store at all; it was left untouched."""
+
+
+class UnknownRunError(StoreError, LookupError):
+    """The run asked for is not in the store (``known`` lists the runs it holds)."""
+
+    def __init__(self, message: str, known: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.known = known
 
 
 @final

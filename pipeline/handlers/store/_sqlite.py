@@ -25,6 +25,7 @@ from pipeline.handlers.store._port import (
     StoreCorruptError,
     StoredResponse,
     StoreError,
+    UnknownRunError,
 )
 from pipeline.serialization import EncodedCheckpoint, decode_stored_event, unstructure_event
 from pipeline.views import LoggedStatus, ResponseLogRow, response_log
@@ -239,6 +240,20 @@ class SqliteEventStore:
                 raise
             db.execute("COMMIT")
         return count
+
+    def choose_run(self, run_id: str | None) -> RunId:
+        """``run_id`` when the store holds it, or the latest run when None;
+        :class:`UnknownRunError` naming the runs it holds otherwise."""
+        known = tuple(r.run_id for r in self.runs())
+        if not known:
+            raise UnknownRunError(f"the store {self.path} holds no runs", known)
+        if run_id is None:
+            return RunId(known[-1])
+        if run_id not in known:
+            raise UnknownRunError(
+                f"no run {run_id!r} in {self.path}; its runs: {', '.join(known)}", known
+            )
+        return RunId(run_id)
 
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
         """Store ``checkpoint`` (the run must exist)."""

@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from pipeline.events import SCHEMA_VERSION, RunId
-from pipeline.handlers.store import SqliteEventStore, StoreCorruptError, StoreError
+from pipeline.handlers.store import (
+    SqliteEventStore,
+    StoreCorruptError,
+    StoreError,
+    UnknownRunError,
+)
 from tests.handlers.store.contract import RUN, EventStoreContract, StoreFactory, topics
 
 
@@ -170,3 +175,19 @@ def test_a_store_from_a_newer_release_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=r"migrations \[99\] from a newer release"):
         SqliteEventStore(path)
     assert _digest(path) == before
+
+
+def test_choose_run_gives_the_named_or_the_latest_run_and_names_the_others(tmp_path: Path) -> None:
+    """One place picks a run for resume, respond and the log readers."""
+    with SqliteEventStore(tmp_path / "pipeline.db") as store:
+        with pytest.raises(UnknownRunError, match="holds no runs") as empty:
+            store.choose_run(None)
+        assert empty.value.known == ()
+        store.append(RunId("a"), 0, topics(1))
+        store.append(RunId("b"), 0, topics(1, start=5))
+        assert store.choose_run(None) == "b"
+        assert store.choose_run("a") == "a"
+        with pytest.raises(UnknownRunError, match=r"no run 'c' in .*; its runs: a, b") as unknown:
+            store.choose_run("c")
+        assert isinstance(unknown.value, LookupError)
+        assert unknown.value.known == ("a", "b")
