@@ -63,9 +63,9 @@ def add_notice(intake: Intake, notice: Notice) -> Intake:
 
 
 def notify(state: PipelineState, intake: Intake, ledger: Ledger | None = None) -> PipelineState:
-    """The state after an event that owes the agent a notice in ``intake``. A task waiting to
-    invoke its agent again (a retry) goes back to its prompt, so the very next prompt the agent
-    reads carries the notice."""
+    """The state after an event that owes the agent something in ``intake`` (a notice, or
+    feedback on a malformed line). A task waiting to invoke its agent again (a retry) goes back
+    to its prompt, so the very next prompt the agent reads carries it."""
     progress = state.progress
     if progress.step is Step.INVOKE and not state.agent.in_flight:
         rewound = progress_with(progress, step=Step.PROMPT)
@@ -87,7 +87,7 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
         hat = policy.hat(publisher)
         if hat is not None and not in_scope(hat.publishes, topic):
             return _out_of_scope(state, event, hat.name)
-    seen = i.seen_topics if topic in i.seen_topics else i.seen_topics | {topic}
+    seen = seen_with(i.seen_topics, topic)
     if policy.stale_repeats and topic != TASK_COMPLETE_TOPIC:
         who = "-" if publisher is None else publisher.value
         # A digest of the payload keeps the state small; crc32 is deterministic across

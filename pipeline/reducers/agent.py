@@ -28,7 +28,7 @@ from pipeline.events import (
 )
 from pipeline.reducers._build import advance, anomaly, restamp, with_agent, with_intake
 from pipeline.reducers._responses import judge_response
-from pipeline.reducers._topics import judge_topic
+from pipeline.reducers._topics import judge_topic, notify, seen_with
 from pipeline.reducers._transitions import agent_failed, finalize
 from pipeline.state import (
     FEEDBACK_EXCERPT_CHARS,
@@ -40,7 +40,7 @@ from pipeline.state import (
     Step,
     TerminationReason,
 )
-from pipeline.state.changes import intake_with, progress_with
+from pipeline.state.changes import intake_with
 
 __all__ = ["reduce_agent"]
 
@@ -144,12 +144,9 @@ def _malformed_line(state: PipelineState, event: OutputLineMalformed) -> Pipelin
     feedback, omitted = (*i.feedback, note), i.feedback_omitted
     if len(feedback) > MAX_FEEDBACK_LINES:
         feedback, omitted = feedback[1:], omitted + 1
-    seen = i.seen_topics
-    if MALFORMED_TOPIC not in seen:
-        seen = seen | {MALFORMED_TOPIC}
     intake = intake_with(
         i,
-        seen_topics=seen,
+        seen_topics=seen_with(i.seen_topics, MALFORMED_TOPIC),
         malformed_lines=i.malformed_lines + 1,
         consecutive_malformed=consecutive,
         feedback=feedback,
@@ -163,9 +160,7 @@ def _malformed_line(state: PipelineState, event: OutputLineMalformed) -> Pipelin
     ):
         counted = evolve(state, intake=intake)
         return finalize(counted, TerminationReason.VALIDATION_FAILURE)
-    if progress.step is Step.INVOKE and not state.agent.in_flight:
-        return advance(state, progress=progress_with(progress, step=Step.PROMPT), intake=intake)
-    return advance(state, intake=intake)
+    return notify(state, intake)
 
 
 def _read(state: PipelineState, event: EventsFileRead) -> PipelineState:
