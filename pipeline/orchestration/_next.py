@@ -43,7 +43,6 @@ from pipeline.state import (
     TerminationReason,
     correcting,
     notices_for,
-    prompt_kind_for,
     task_prompt_kind,
 )
 
@@ -183,12 +182,12 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
         # Reducers move an exhausted chain to dev-fix; this keeps next_effect total regardless.
         return Terminate(eid, TerminationReason.AGENT_CHAIN_EXHAUSTED)
     if check is not None and check.valid:
-        report_kind = prompt_kind_for(progress.phase, progress.fixing) or kind
+        # No correction is due, so the task's prompt kind is its report's kind.
         return CollectReport(
             eid,
             role,
             chain[position],
-            report_kind,
+            kind,
             Count(progress.iteration),
             Count(progress.review_pass),
         )

@@ -148,9 +148,6 @@ class AgentInvoker:
         result = run_process(spec)
         return (started, *self._outcome(effect, result, log))
 
-    def _response(self) -> str:
-        return _read_response(self.layout.output("response"))
-
     def _outcome(
         self, effect: InvokeAgent, result: ProcessResult, log: Path
     ) -> tuple[PipelineEvent, ...]:
@@ -186,7 +183,8 @@ class AgentInvoker:
         )
         if effect.expects_response:
             # Judged by the reducer; the role's report is collected once it is accepted.
-            return (succeeded, ResponseSubmitted(role, self._response(), now()))
+            response = _read_response(self.layout.output("response"))
+            return (succeeded, ResponseSubmitted(role, response, now()))
         report = read_report(effect, self.layout, now)
         match report:
             case Success(facts):

@@ -16,7 +16,7 @@ from string import Template
 import orjson
 
 from pipeline.config import HatConfig
-from pipeline.events import Hat, Json, LoopPolicy, PromptKind
+from pipeline.events import Hat, Json, PromptKind
 from pipeline.state import MalformedLineNote, Notice, ResponseCheck
 
 __all__ = [
@@ -31,21 +31,20 @@ __all__ = [
 
 
 @cache
+def _template(name: str) -> Template:
+    """``templates/<name>.md`` from the package, read once."""
+    return Template((resources.files(__package__) / "templates" / f"{name}.md").read_text("utf-8"))
+
+
 def template_text(kind: PromptKind) -> str:
     """The template of ``kind``, from the package's ``templates/`` folder."""
-    return (resources.files(__package__) / "templates" / f"{kind.value}.md").read_text("utf-8")
+    return _template(kind.value).template
 
 
 def render_prompt(kind: PromptKind, values: Mapping[str, str]) -> str:
     """The ``kind`` prompt with ``values`` filled in; the template's text is kept verbatim
     around them, and values are never themselves expanded."""
-    return Template(template_text(kind)).safe_substitute(values)
-
-
-@cache
-def _feedback_template() -> Template:
-    text = (resources.files(__package__) / "templates" / "malformed_feedback.md").read_text()
-    return Template(text)
+    return _template(kind.value).safe_substitute(values)
 
 
 def render_feedback(notes: Sequence[MalformedLineNote], omitted: int) -> str:
@@ -57,7 +56,7 @@ def render_feedback(notes: Sequence[MalformedLineNote], omitted: int) -> str:
     ]
     if omitted:
         lines.append(f"- and {omitted} more malformed line(s) before these")
-    return _feedback_template().safe_substitute(lines="\n".join(lines))
+    return _template("malformed_feedback").safe_substitute(lines="\n".join(lines))
 
 
 def _one_line(text: str) -> str:
@@ -65,7 +64,7 @@ def _one_line(text: str) -> str:
     return text.replace("\r", " ").replace("\n", " ").replace("`", "'")
 
 
-def render_hat(hat: Hat, config: HatConfig, policy: LoopPolicy) -> str:
+def render_hat(hat: Hat, config: HatConfig, enforce_scope: bool) -> str:
     """The section about the hat the agent wears ("" when there is nothing to say): its
     description and instructions, and, with scope enforcement on, the topics it may publish."""
     parts: list[str] = []
@@ -73,7 +72,7 @@ def render_hat(hat: Hat, config: HatConfig, policy: LoopPolicy) -> str:
         parts.append(config.description.strip())
     if config.instructions.strip():
         parts.append(config.instructions.strip())
-    if policy.enforce_hat_scope:
+    if enforce_scope:
         patterns = ", ".join(f"`{p}`" for p in hat.publishes)
         parts.append(
             f"You may publish only these topics: {patterns}. ralph does not act on any other "
@@ -92,10 +91,6 @@ def render_notices(notices: Sequence[Notice]) -> str:
     return f"\n## Notices from ralph\n\n{lines}\n"
 
 
-def _template(name: str) -> Template:
-    return Template((resources.files(__package__) / "templates" / f"{name}.md").read_text())
-
-
 def render_response_request(schema: Json, out_dir: str) -> str:
     """The section asking a role for its structured response, with the schema."""
     values = {"schema": _schema_block(schema), "out_dir": out_dir}
@@ -112,7 +107,7 @@ def render_correction(check: ResponseCheck, schema: Json, out_dir: str) -> str:
         "schema": _schema_block(schema),
         "out_dir": out_dir,
     }
-    return _template("format_correction").safe_substitute(values)
+    return render_prompt(PromptKind.FORMAT_CORRECTION, values)
 
 
 def _schema_block(schema: Json) -> str:
@@ -122,9 +117,7 @@ def _schema_block(schema: Json) -> str:
 
 def _fenced(text: str, language: str) -> str:
     """``text`` in a code fence longer than any run of backticks inside it."""
-    longest = max((len(run) for run in text.split("\n") if set(run) == {"`"}), default=0)
-    inner = max([3, longest + 1, *(len(m) + 1 for m in _BACKTICKS.findall(text))])
-    fence = "`" * inner
+    fence = "`" * max([3, *(len(run) + 1 for run in _BACKTICKS.findall(text))])
     return f"{fence}{language}\n{text}\n{fence}"
 
 

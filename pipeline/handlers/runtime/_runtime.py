@@ -367,7 +367,7 @@ class Runtime:
         schema = effect.response_schema
         return (
             render_prompt(effect.kind, values)
-            + render_hat(hat.hat(effect.role), hat, self.config.loop_policy(self.schemas))
+            + render_hat(hat.hat(effect.role), hat, self.config.loop.enforce_hat_scope)
             + ("" if schema is None else render_response_request(schema, out_dir))
             + render_notices(effect.notices)
             + render_feedback(effect.feedback, effect.feedback_omitted)
