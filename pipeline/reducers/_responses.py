@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pipeline.events import ResponseSubmitted
 from pipeline.reducers._build import advance, anomaly
-from pipeline.responses import ResponseStatus, classify
+from pipeline.responses import classify
 from pipeline.state import AgentCursor, PipelineState, ResponseCheck, Step
 from pipeline.state.changes import ledger_with, progress_with
 
@@ -34,10 +34,7 @@ def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineSt
     if verdict.is_valid:
         check = ResponseCheck(True, failures, event.raw_response, ())
         return advance(state, ledger=ledger_with(ledger, response=check))
-    if verdict.status is ResponseStatus.INVALID_JSON:
-        violations: tuple[str, ...] = (f"not one JSON value ({verdict.error})",)
-    else:
-        violations = tuple(str(v) for v in verdict.violations)
+    violations = verdict.problems
     failures += 1
     check = ResponseCheck(False, failures, event.raw_response, violations)
     why = f"{role.value} response {verdict.status.value}: " + "; ".join(violations)

@@ -64,6 +64,14 @@ class ResponseVerdict:
     """Why the text is not JSON (``INVALID_JSON`` only)."""
 
     @property
+    def problems(self) -> tuple[str, ...]:
+        """What is wrong, one line each: ``pointer: message`` per violation, or why the text
+        is no JSON; none for a valid response."""
+        if self.status is ResponseStatus.INVALID_JSON:
+            return (f"not one JSON value ({self.error})",)
+        return tuple(str(v) for v in self.violations)
+
+    @property
     def is_valid(self) -> bool:
         """Whether the response can be acted on."""
         return self.status is ResponseStatus.VALID

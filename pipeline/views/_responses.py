@@ -49,7 +49,7 @@ class ResponseLogRow:
     raw_response: str
     status: LoggedStatus
     violations: tuple[str, ...]
-    """``pointer: message`` per schema violation; the parse error for a malformed one."""
+    """``pointer: message`` per schema violation; why a malformed one is no JSON."""
     correction_attempt: int
     """0 for the original answer, then 1, 2, ... for correction turns."""
     timestamp: str
@@ -74,16 +74,12 @@ def response_row(
     turn = check.failures + 1 if check.valid else check.failures
     progress = before.progress
     task = f"{event.role.value}:{progress.phase.value}:{progress.iteration}:{progress.review_pass}"
-    if verdict.status is ResponseStatus.INVALID_JSON:
-        violations: tuple[str, ...] = (verdict.error or "invalid JSON",)
-    else:
-        violations = tuple(str(v) for v in verdict.violations)
     return ResponseLogRow(
         task,
         turn,
         event.raw_response,
         _LOGGED[verdict.status],
-        violations,
+        verdict.problems,
         turn - 1,
         event.at.isoformat(),
     )

@@ -89,3 +89,12 @@ def test_every_json_value_is_parsed_and_judged_deterministically(value: object) 
     first, second = classify(raw, AGENT_RESPONSE), classify(raw, AGENT_RESPONSE)
     assert first.status is not ResponseStatus.INVALID_JSON
     assert first == second
+
+
+def test_problems_say_what_is_wrong_one_line_each() -> None:
+    """The lines the correction prompt and the response log show: none when valid."""
+    assert classify('{"action": "a", "parameters": {}}', AGENT_RESPONSE).problems == ()
+    (malformed,) = classify("{ action: 'a' }", AGENT_RESPONSE).problems
+    assert malformed.startswith("not one JSON value (invalid JSON: ")
+    problems = classify('{"action": 3, "parameters": {}}', AGENT_RESPONSE).problems
+    assert problems == ("/action: 3 is not of type 'string'",)
