@@ -29,7 +29,7 @@ __all__ = ["run_durable_benchmarks"]
 
 
 def _steps(directory: Path, steps: int) -> dict[str, float]:
-    """A run whose handler does no real work, every step committed (synchronous=FULL)."""
+    """A run whose handler does no real work, every step committed (the default durability)."""
     config = WorldConfig(LONG_RUN_BUDGET, default_chains(("a", "b")), None, "steps")
     world = SimulatedWorld(config, RandomChooser(1, dict(NOOP_WEIGHTS)))
     with SqliteEventStore(directory / "steps.db") as store:

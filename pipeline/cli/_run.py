@@ -15,7 +15,7 @@ from types import FrameType
 
 from attrs import frozen
 
-from pipeline.config import RalphConfig, parse_config, require_chains
+from pipeline.config import Durability, RalphConfig, parse_config, require_chains
 from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import Digest, PipelineEvent, RunId
@@ -32,7 +32,7 @@ from pipeline.handlers.runtime import (
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.state import PipelineState
 
-__all__ = ["RunSetupError", "Workspace", "drive", "open_workspace", "resolve_prompt"]
+__all__ = ["RunSetupError", "Workspace", "drive", "open_store", "open_workspace", "resolve_prompt"]
 
 
 class RunSetupError(PipelineError, ValueError):
@@ -127,6 +127,13 @@ def _signals(interruption: Interruption) -> Iterator[None]:
             signal.signal(signum, old)
 
 
+def open_store(workspace: Workspace) -> SqliteEventStore:
+    """The workspace's store, opened with the durability its ``[store]`` asks for."""
+    durability = workspace.config.store.durability
+    synchronous = "NORMAL" if durability is Durability.PROCESS else "FULL"
+    return SqliteEventStore(workspace.layout.store, synchronous=synchronous)
+
+
 def drive(
     workspace: Workspace,
     *,
@@ -151,7 +158,7 @@ def drive(
         events_file = workspace.layout.events_file(run_id)
         if events_file.is_file():
             write_marker(workspace.layout.root, events_file)
-    with SqliteEventStore(workspace.layout.store) as store, _signals(interruption):
+    with open_store(workspace) as store, _signals(interruption):
         return run_durable(
             store,
             runtime,

@@ -5,8 +5,10 @@ from pipeline.config._model import (
     AgentConfig,
     BudgetConfig,
     ChainConfig,
+    Durability,
     Invocation,
     RalphConfig,
+    StoreConfig,
 )
 from pipeline.config._parse import ConfigError, parse_config, require_chains
 from pipeline.config._presets import PRESETS, AgentPreset, PromptVia
@@ -19,12 +21,14 @@ __all__ = [
     "BudgetConfig",
     "ChainConfig",
     "ConfigError",
+    "Durability",
     "HatConfig",
     "HatsConfig",
     "Invocation",
     "LoopConfig",
     "PromptVia",
     "RalphConfig",
+    "StoreConfig",
     "parse_config",
     "require_chains",
 ]

@@ -6,6 +6,7 @@ defaults a user gets; ``docs/architecture/configuration.md`` describes every key
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import final
 
@@ -15,7 +16,15 @@ from pipeline.config._loop import HatConfig, HatsConfig, LoopConfig
 from pipeline.config._presets import PRESETS, PromptVia
 from pipeline.events import Budget, Count, DurationMs, Json, LoopPolicy, Ordinal, Role
 
-__all__ = ["AgentConfig", "BudgetConfig", "ChainConfig", "Invocation", "RalphConfig"]
+__all__ = [
+    "AgentConfig",
+    "BudgetConfig",
+    "ChainConfig",
+    "Durability",
+    "Invocation",
+    "RalphConfig",
+    "StoreConfig",
+]
 
 # HatConfig, HatsConfig and LoopConfig live in _loop; re-exported by the package.
 
@@ -112,6 +121,26 @@ class ChainConfig:
         return chain or self.default
 
 
+class Durability(enum.Enum):
+    """How far a committed step's facts are protected (``[store] durability``)."""
+
+    FULL = "full"
+    """Every fact a handler acted on is synced to disk before the next effect: a power cut
+    loses nothing that was acted on (facts of redoable effects are redone)."""
+    PROCESS = "process"
+    """Every fact is committed before the next effect, but not synced: the run survives its
+    process being killed, and a power cut may lose the last steps (never corrupting the store).
+    About twice the step rate; for disposable machines and benchmarks."""
+
+
+@final
+@frozen(kw_only=True)
+class StoreConfig:
+    """``[store]``: where and how durably events are kept."""
+
+    durability: Durability = Durability.FULL
+
+
 @final
 @frozen(kw_only=True)
 class RalphConfig:
@@ -128,6 +157,7 @@ class RalphConfig:
     chains: ChainConfig = ChainConfig()
     hats: HatsConfig = field(factory=HatsConfig)
     loop: LoopConfig = field(factory=LoopConfig)
+    store: StoreConfig = StoreConfig()
 
     def chain_for(self, role: Role) -> tuple[str, ...]:
         """The agents ``role`` falls back through: its hat's chain, else ``[chains]``."""

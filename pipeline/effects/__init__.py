@@ -55,6 +55,7 @@ __all__ = [
     "ValidateFinalState",
     "WaitForHuman",
     "WriteCompletionMarker",
+    "is_redoable",
 ]
 
 EffectId = NewType("EffectId", str)
@@ -353,3 +354,27 @@ EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
     }
 )
 """The stable ``type`` discriminator of each effect on the wire."""
+
+
+_REDOABLE: Final[frozenset[type]] = frozenset(
+    {
+        BeginPlanning,
+        BeginIteration,
+        BeginReviewPass,
+        BeginFixAttempt,
+        BeginFinalizing,
+        SaveCheckpoint,
+    }
+)
+
+
+def is_redoable(effect: Effect) -> bool:
+    """Whether ``effect``'s facts may be lost to a power cut without harm: its handler touches
+    nothing outside the store, so after the cut orchestration asks for it again from the state
+    before it and the redo records the same facts (a fresh time aside).
+
+    The durable loop commits these facts without flushing them to disk; they reach it with the
+    next flushed commit, and every other effect's facts are flushed before the next effect runs.
+    A process crash loses nothing either way: a commit is in the file once it returns.
+    """
+    return type(effect) in _REDOABLE

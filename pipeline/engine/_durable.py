@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from attrs import frozen
 
-from pipeline.effects import SaveCheckpoint, StartRun, Terminate
+from pipeline.effects import SaveCheckpoint, StartRun, Terminate, is_redoable
 from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.errors import PipelineError
 from pipeline.events import (
@@ -138,7 +138,7 @@ def run_durable(
                     facts = list(handler(effect))
             except Interrupted as stopped:
                 facts = [RunInterrupted(str(stopped), clock())]
-        state = _commit(store, run_id, state, facts, on_event)
+        state = _commit(store, run_id, state, facts, on_event, flush=not is_redoable(effect))
     return DurableRun(run_id, state, resumed_from, effects)
 
 
@@ -148,11 +148,14 @@ def _commit(
     state: PipelineState,
     facts: list[PipelineEvent],
     on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+    *,
+    flush: bool = True,
 ) -> PipelineState:
     """Append the facts (durable before anything acts on them) with the response-log rows they
     project to, then report them folded. The fold is pure, so folding before the append only
     lets the projection go into the same transaction; nothing acts on the new state until the
-    facts are stored."""
+    facts are stored. ``flush`` False (facts of a redoable effect) commits without syncing to
+    disk: a power cut may lose them, and orchestration then asks for the same effect again."""
     if not facts:
         return state
     states: list[PipelineState] = []
@@ -165,7 +168,7 @@ def _commit(
             responses.append(row)
         states.append(folded)
         current = folded
-    store.append(run_id, state.sequence, facts, responses)
+    store.append(run_id, state.sequence, facts, responses, flush=flush)
     if on_event is not None:
         for folded, fact in zip(states, facts, strict=True):
             on_event(folded, fact)

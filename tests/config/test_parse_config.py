@@ -75,6 +75,11 @@ def test_an_empty_file_is_the_default_configuration() -> None:
             "[agents.a]\ncommand = ['x']\nprompt_via = 'smoke'",
             "agents.a.prompt_via: 'smoke' is not a valid PromptVia",
         ),
+        (
+            "[store]\ndurability = 'fast'",
+            "ralph.toml: store.durability: 'fast' is not a valid Durability",
+        ),
+        ("[store]\nsync = true", "ralph.toml: store.sync: unknown key"),
         ("[budgets]\nmax_iterations = 0", "budgets: max_iterations must be from 1 to 2**53"),
         ("[budgets\n", "ralph.toml: not valid TOML"),
         ("agents = 3", "ralph.toml: agents: expected a table of agents, got an integer"),

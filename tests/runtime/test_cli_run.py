@@ -6,8 +6,17 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.cli._run import open_store, open_workspace
 from pipeline.config import PRESETS, AgentConfig, PromptVia, parse_config
-from tests.runtime.workspace import FINISH_EVERYTHING, make_workspace, ralph, scripted, then_finish
+from pipeline.events import RunCompleted
+from tests.runtime.workspace import (
+    FINISH_EVERYTHING,
+    make_workspace,
+    ralph,
+    scripted,
+    stored_events,
+    then_finish,
+)
 
 
 def started_any_agent(root: Path) -> bool:
@@ -89,6 +98,25 @@ def test_run_with_a_prompt_text_completes_with_exit_0(tmp_path: Path) -> None:
     unknown = ralph("resume", "no-such-run", cwd=root)
     assert unknown.returncode == 2
     assert "no run 'no-such-run'" in unknown.stderr
+
+
+@pytest.mark.parametrize(("durability", "synchronous"), [("full", "FULL"), ("process", "NORMAL")])
+def test_store_durability_sets_how_commits_are_synced_and_a_run_completes(
+    tmp_path: Path, durability: str, synchronous: str
+) -> None:
+    """``[store] durability``: "full" syncs every fact a handler acted on, "process" syncs
+    none; either way a run completes and every fact is in the store."""
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": FINISH_EVERYTHING},
+        agents={"main": scripted("s.toml")},
+        extra=f'[store]\ndurability = "{durability}"\n',
+    )
+    with open_store(open_workspace(root)) as store:
+        assert store.synchronous == synchronous
+    result = ralph("run", "--quiet", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert isinstance(stored_events(root)[-1], RunCompleted)
 
 
 def test_init_writes_a_starter_config_that_parses_and_never_overwrites(tmp_path: Path) -> None:

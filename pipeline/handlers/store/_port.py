@@ -85,12 +85,18 @@ class EventStore(Protocol):
         expected_sequence: int,
         events: Sequence[PipelineEvent],
         responses: Sequence[ResponseLogRow] = (),
+        *,
+        flush: bool = True,
     ) -> int:
         """Append ``events`` atomically if the log holds exactly ``expected_sequence`` events,
         with the ``agent_response_log`` rows they project to, in the same transaction.
 
-        Returns the new number of events. Raises :class:`SequenceConflictError` (and writes
-        nothing) when the log holds another number.
+        With ``flush`` the events are on stable storage when this returns (as far as the
+        store's durability setting asks); without it they are committed (every reader sees
+        them, a crash of this process keeps them) and reach stable storage with the next
+        flushed append, so a power cut can lose them, never anything before them. Returns the
+        new number of events. Raises :class:`SequenceConflictError` (and writes nothing) when
+        the log holds another number.
         """
         ...
 
@@ -116,7 +122,9 @@ class EventStore(Protocol):
         ...
 
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
-        """Store ``checkpoint`` for the run (replacing one at the same sequence)."""
+        """Store ``checkpoint`` for the run (replacing one at the same sequence), unflushed:
+        a checkpoint is a cache of the fold, and one lost to a power cut costs a longer
+        replay, nothing more."""
         ...
 
     def checkpoints(self, run_id: RunId) -> list[EncodedCheckpoint]:

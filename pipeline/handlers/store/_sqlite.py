@@ -1,7 +1,9 @@
 """The SQLite event store: the embedded default, at ``.ralph/pipeline.db`` in the workspace.
 
 WAL mode, ``synchronous=FULL`` and one ``BEGIN IMMEDIATE`` transaction per append, so a
-handler's facts are on disk before the next effect starts. Events are stored as the JSON the
+handler's facts are on disk before the next effect starts. An append asked not to flush is
+committed with ``synchronous=NORMAL`` (written to the WAL, not synced); the next ``FULL``
+commit syncs the WAL and with it every frame before it. Events are stored as the JSON the
 cattrs converter writes, with their type, schema version and time in their own columns.
 """
 
@@ -45,6 +47,10 @@ class SqliteEventStore:
         self.path = Path(path)
         if synchronous not in {"FULL", "NORMAL", "OFF", "EXTRA"}:
             raise ValueError(f"synchronous must be FULL, NORMAL, EXTRA or OFF, not {synchronous!r}")
+        self.synchronous = synchronous
+        """The setting of flushed commits; unflushed ones use ``NORMAL`` (or this, if weaker)."""
+        self._unflushed = "NORMAL" if synchronous in {"FULL", "EXTRA"} else synchronous
+        self._current = synchronous
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._guard("open"):
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -122,15 +128,32 @@ class SqliteEventStore:
             done.append(version)
         return done
 
+    def _sync(self, flush: bool) -> None:
+        """Set the connection's ``synchronous`` for the next commit (only when it changes:
+        the pragma costs a statement)."""
+        wanted = self.synchronous if flush else self._unflushed
+        if wanted != self._current:
+            self._db.execute(f"PRAGMA synchronous={wanted}")
+            self._current = wanted
+
+    def synchronous_now(self) -> str:
+        """The connection's ``synchronous`` setting as SQLite reports it (``FULL`` after a
+        flushed commit, ``NORMAL`` after an unflushed one)."""
+        with self._guard("read the synchronous setting"):
+            level = int(self._db.execute("PRAGMA synchronous").fetchone()[0])
+        return ("OFF", "NORMAL", "FULL", "EXTRA")[level]
+
     def append(
         self,
         run_id: RunId,
         expected_sequence: int,
         events: Sequence[PipelineEvent],
         responses: Sequence[ResponseLogRow] = (),
+        *,
+        flush: bool = True,
     ) -> int:
         """Append ``events`` in one transaction if the log holds ``expected_sequence`` events,
-        with the ``agent_response_log`` rows they project to."""
+        with the ``agent_response_log`` rows they project to; synced to disk with ``flush``."""
         rows = []
         for offset, event in enumerate(events):
             rows.append(
@@ -145,20 +168,30 @@ class SqliteEventStore:
             )
         db = self._db
         with self._guard(f"append to run {run_id!r}"):
+            self._sync(flush)
             db.execute("BEGIN IMMEDIATE")
             try:
-                row = db.execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-                actual = 0 if row is None else int(row[0])
-                if actual != expected_sequence:
-                    raise SequenceConflictError(run_id, expected_sequence, actual)
                 head = expected_sequence + len(rows)
-                if row is None:
+                # One conditional write both checks the expected sequence and moves the head;
+                # the head is read only to explain a conflict.
+                moved = 0
+                if expected_sequence == 0:
                     started = rows[0][4] if rows else datetime.now(UTC).isoformat()
-                    db.execute("INSERT INTO runs VALUES (?, ?, ?)", (run_id, started, head))
-                else:
-                    db.execute("UPDATE runs SET head = ? WHERE run_id = ?", (head, run_id))
+                    moved = db.execute(
+                        "INSERT OR IGNORE INTO runs VALUES (?, ?, ?)", (run_id, started, head)
+                    ).rowcount
+                if not moved:
+                    moved = db.execute(
+                        "UPDATE runs SET head = ? WHERE run_id = ? AND head = ?",
+                        (head, run_id, expected_sequence),
+                    ).rowcount
+                if not moved:
+                    row = db.execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                    actual = 0 if row is None else int(row[0])
+                    raise SequenceConflictError(run_id, expected_sequence, actual)
                 db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", rows)
-                _insert_responses(db, run_id, responses)
+                if responses:
+                    _insert_responses(db, run_id, responses)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -258,6 +291,7 @@ class SqliteEventStore:
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
         """Store ``checkpoint`` (the run must exist)."""
         with self._guard(f"save a checkpoint of run {run_id!r}"):
+            self._sync(flush=False)
             self._db.execute(
                 "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?)",
                 (

@@ -104,6 +104,19 @@ class EventStoreContract:
         assert {s.run_id for s in stored} == {RUN}
         assert store.response_log(RunId("other")) == []
 
+    def test_an_unflushed_append_is_committed_and_checked_like_any_other(
+        self, make_store: StoreFactory
+    ) -> None:
+        """``flush=False`` changes only when the events reach the disk: another handle reads
+        them at once, and the expected sequence is checked the same way."""
+        store, other = make_store(), make_store()
+        assert store.append(RUN, 0, topics(2), flush=False) == 2
+        assert list(other.read(RUN)) == topics(2)
+        with pytest.raises(SequenceConflictError):
+            store.append(RUN, 0, topics(1, start=7), flush=False)
+        assert store.append(RUN, 2, topics(3, start=2)) == 5
+        assert list(other.read(RUN)) == topics(5)
+
     def test_a_batch_that_fails_to_encode_writes_nothing(self, make_store: StoreFactory) -> None:
         """A batch is atomic: one bad event (a lone surrogate) and none of it is stored."""
         store = make_store()

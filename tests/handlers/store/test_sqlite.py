@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -18,6 +19,8 @@ from pipeline.handlers.store import (
     StoreError,
     UnknownRunError,
 )
+from pipeline.reducers import fold
+from pipeline.serialization import encode_checkpoint
 from tests.handlers.store.contract import RUN, EventStoreContract, StoreFactory, topics
 
 
@@ -119,6 +122,43 @@ def test_the_store_uses_wal_and_stores_type_version_and_time_in_columns(tmp_path
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     row = db.execute("SELECT sequence, type, schema_version, at FROM events").fetchone()
     assert row == (0, "agent.topic_published", SCHEMA_VERSION, "2026-05-01T00:00:00+00:00")
+
+
+def test_unflushed_commits_use_normal_and_flushed_ones_the_store_setting(tmp_path: Path) -> None:
+    """``flush=False`` commits with ``synchronous=NORMAL`` (not synced); the next flushed
+    commit (``FULL``) syncs the WAL and every frame before it. A store opened with ``NORMAL``
+    (durability "process") never syncs a commit; checkpoints are never flushed."""
+    with SqliteEventStore(tmp_path / "full.db") as store:
+        assert store.synchronous_now() == "FULL"
+        store.append(RUN, 0, topics(1), flush=False)
+        assert store.synchronous_now() == "NORMAL"
+        store.append(RUN, 1, topics(1, start=1))
+        assert store.synchronous_now() == "FULL"
+        store.save_checkpoint(RUN, encode_checkpoint(fold(topics(0))))
+        assert store.synchronous_now() == "NORMAL"
+    with SqliteEventStore(tmp_path / "process.db", synchronous="NORMAL") as store:
+        store.append(RUN, 0, topics(1))
+        assert store.synchronous_now() == "NORMAL"
+
+
+def test_unflushed_appends_survive_the_killing_of_their_process(tmp_path: Path) -> None:
+    """A process that appends without flushing and is then killed (SIGKILL, no cleanup)
+    leaves every committed event readable: only a power cut can take them."""
+    path = tmp_path / "pipeline.db"
+    writer = (
+        "import os, signal, sys\n"
+        "from pipeline.handlers.store import SqliteEventStore\n"
+        "from tests.handlers.store.contract import RUN, topics\n"
+        "store = SqliteEventStore(sys.argv[1])\n"
+        "for k in range(50):\n"
+        "    store.append(RUN, k, topics(1, start=k), flush=False)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run([sys.executable, "-c", writer, str(path)], cwd=root, check=False)
+    assert done.returncode == -signal.SIGKILL
+    with SqliteEventStore(path) as store:
+        assert list(store.read(RUN)) == topics(50)
 
 
 def _digest(path: Path) -> str:
