@@ -17,15 +17,17 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.cli._demo import create_demo_repository, prepare_directory
+from pipeline.cli._follow import category_filter, follow
 from pipeline.cli._init import installed_presets, write_starter
 from pipeline.cli._logfile import EventLogError, write_event_log
 from pipeline.cli._render import describe_event, state_table
+from pipeline.cli._report import html_report, markdown_report
 from pipeline.cli._run import RunSetupError, Workspace, drive, open_workspace, resolve_prompt
 from pipeline.cli._source import LogSource, open_source
 from pipeline.config import ConfigError
-from pipeline.engine import AnswerError, DurableRun, respond
+from pipeline.engine import AnswerError, DurableRun, load_state, respond
 from pipeline.errors import PipelineError, WireFormatError
-from pipeline.events import PipelineEvent, RunId
+from pipeline.events import CATEGORIES, PipelineEvent, RunId
 from pipeline.handlers.intake import EmitError, EventsFileError, events_file_for
 from pipeline.handlers.intake import emit as emit_topic
 from pipeline.handlers.runtime import PromptSource
@@ -44,7 +46,7 @@ from pipeline.serialization import (
     unstructure_event,
 )
 from pipeline.state import Phase, PipelineState
-from pipeline.views import topic_log
+from pipeline.views import timeline, topic_log
 
 __all__ = ["app", "main"]
 
@@ -371,18 +373,80 @@ def _reading_log(source: Path | None, run: str | None) -> Iterator[LogSource]:
         raise _fail(str(error)) from error
 
 
+def _print_event(number: int, event: PipelineEvent, output: LogFormat) -> None:
+    if output is LogFormat.JSONL:
+        sys.stdout.write(orjson.dumps(unstructure_event(event)).decode() + "\n")
+        sys.stdout.flush()  # a reader of a followed log sees each event as it comes
+    else:
+        at = event.at.isoformat(timespec="seconds")
+        out.print(f"{number:>5}  {at}  {describe_event(event)}", soft_wrap=True, markup=False)
+
+
 @app.command()
 def events(
-    source: SourceArgument = None, run: RunOption = None, output: FormatOption = LogFormat.TABLE
+    source: SourceArgument = None,
+    run: RunOption = None,
+    output: FormatOption = LogFormat.TABLE,
+    category: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--category",
+            help=f"Only events of this category (repeatable): {', '.join(CATEGORIES)}.",
+        ),
+    ] = None,
+    follow_run: Annotated[
+        bool,
+        typer.Option(
+            "--follow", "-f", help="Keep printing events as they are appended, until the run stops."
+        ),
+    ] = False,
 ) -> None:
     """Print a run's events, one per line (works on a run in progress)."""
+    try:
+        wanted = category_filter(category or ())
+    except ValueError as error:
+        raise _fail(f"--category: {error}") from error
+    if follow_run:
+        path = DEFAULT_STORE_PATH if source is None else source
+        if path.suffix == ".jsonl":
+            raise _fail(f"--follow reads a store; {path} is a finished run's log")
+        with _existing_store(path) as store:
+            try:
+                run_id = store.choose_run(run)
+                for number, event in follow(store, run_id):
+                    if wanted(event):
+                        _print_event(number, event, output)
+            except (UnknownRunError, StoreError, WireFormatError) as error:
+                raise _fail(str(error)) from error
+            except KeyboardInterrupt:
+                raise typer.Exit(130) from None
+        return
     with _reading_log(source, run) as log:
         for number, event in enumerate(log.events()):
-            if output is LogFormat.JSONL:
-                sys.stdout.write(orjson.dumps(unstructure_event(event)).decode() + "\n")
-            else:
-                at = event.at.isoformat(timespec="seconds")
-                out.print(f"{number:>5}  {at}  {describe_event(event)}", soft_wrap=True)
+            if wanted(event):
+                _print_event(number, event, output)
+
+
+@app.command()
+def status(
+    run: RunOption = None,
+    workspace: WorkspaceOption = Path(),
+    as_json: Annotated[bool, typer.Option("--json", help="Print the state as JSON.")] = False,
+) -> None:
+    """Where a run stands: phase, iteration, the agent at work, counters, last error and
+    termination (its newest checkpoint plus the events after it; works on a run in progress)."""
+    with _existing_store(workspace / DEFAULT_STORE_PATH) as store:
+        try:
+            run_id = store.choose_run(run)
+        except UnknownRunError as error:
+            raise _fail(str(error)) from error
+        state, _checkpoint = load_state(store, run_id, _warn)
+    if as_json:
+        sys.stdout.write(encode_state(state).decode() + "\n")
+        return
+    out.print(state_table(state, title=f"Run {run_id}"))
+    if state.phase is Phase.INTERRUPTED:
+        out.print(f"Resume it: ralph resume {run_id}")
 
 
 @app.command()
@@ -398,6 +462,40 @@ def topics(
                 at = entry.at.isoformat(timespec="seconds")
                 line = f"{entry.line_number:>5}  {at}  {entry.topic}  {entry.payload.text}"
                 out.print(line, soft_wrap=True, markup=False)
+
+
+@app.command()
+def report(
+    source: SourceArgument = None,
+    run: RunOption = None,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Write a self-contained HTML page here.")
+    ] = None,
+    markdown: Annotated[
+        Path | None,
+        typer.Option("--markdown", help="Write Markdown here (- for standard output)."),
+    ] = None,
+) -> None:
+    """Draw a run: a timeline of its agent invocations per phase, coloured by outcome, with
+    retries, fallbacks, malformed lines and scope violations marked, and its final state."""
+    if html is None and markdown is None:
+        raise _fail("say where the report goes: --html FILE and/or --markdown FILE")
+    with _reading_log(source, run) as log:
+        drawn = timeline(log.events())
+    title = f"ralph run {drawn.final.run.run_id if drawn.final.run else log.label}"
+    outputs = [(html, html_report), (markdown, markdown_report)]
+    for target, render in outputs:
+        if target is None:
+            continue
+        text = render(drawn, title)
+        if str(target) == "-":
+            sys.stdout.write(text)
+            continue
+        try:
+            target.write_text(text, encoding="utf-8")
+        except OSError as error:
+            raise _fail(f"cannot write {target}: {error.strerror}") from error
+        out.print(f"Wrote {target} ({len(drawn.bars)} invocations)", markup=False)
 
 
 @contextlib.contextmanager

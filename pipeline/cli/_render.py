@@ -12,7 +12,7 @@ from rich.table import Table
 from pipeline.events import WIRE_TAGS, Json, PipelineEvent
 from pipeline.state import PipelineState
 
-__all__ = ["describe_event", "state_table"]
+__all__ = ["active_agent", "describe_event", "state_rows", "state_table"]
 
 _MAX_VALUE = 60
 
@@ -43,14 +43,33 @@ def describe_event(event: PipelineEvent) -> str:
     return f"{WIRE_TAGS[type(event)]} " + " ".join(fields)
 
 
-def state_table(state: PipelineState, title: str = "Run state") -> Table:
-    """The state's headline figures as a two-column table."""
-    table = Table(title=title, show_header=False)
-    table.add_column("what", style="bold")
-    table.add_column("value")
+def active_agent(state: PipelineState) -> str | None:
+    """Who works now: the role (its hat's name when it has one), the agent of its chain in
+    use, the attempt and the retries spent; None when no role is at work."""
+    role = state.progress.role
+    if role is None or state.run is None:
+        return None
+    chain = state.run.chains.get(role, ())
+    position = state.agent.chain_position
+    agent = chain[position] if position < len(chain) else "?"
+    hat = state.run.loop.hat(role)
+    who = role.value if hat is None or hat.name == role.value else f"{role.value} ({hat.name})"
+    text = f"{who}: {agent}"
+    if position:
+        text += f" (fallback {position} of {len(chain) - 1})"
+    if state.agent.attempt:
+        text += f", attempt {state.agent.attempt}"
+    if state.agent.retries:
+        text += f", {state.agent.retries} retries"
+    return text
+
+
+def state_rows(state: PipelineState) -> list[tuple[str, str]]:
+    """The state's headline figures as (what, value) pairs, for tables in any format."""
     run, progress, ledger = state.run, state.progress, state.ledger
     budget = run.budget if run else None
-    rows = [
+    question = ledger.pending_question
+    return [
         ("run", run.run_id if run else "(not started)"),
         ("phase", progress.phase.value),
         ("step", progress.step.value),
@@ -64,6 +83,7 @@ def state_table(state: PipelineState, title: str = "Run state") -> Table:
             if budget
             else str(progress.review_pass),
         ),
+        ("active", active_agent(state) or "-"),
         ("termination", progress.termination.value if progress.termination else "-"),
         ("exit code", str(progress.termination.exit_code) if progress.termination else "-"),
         ("events folded", str(state.sequence)),
@@ -72,9 +92,19 @@ def state_table(state: PipelineState, title: str = "Run state") -> Table:
         ("checkpoints", str(state.checkpoints.count)),
         ("topics published", str(state.intake.topics_published)),
         ("malformed lines", str(state.intake.malformed_lines)),
+        ("scope violations", str(state.intake.scope_violations)),
+        ("resumes", str(ledger.resumes)),
+        ("waiting for an answer to", question.question if question else "-"),
         ("last error", ledger.last_error or "-"),
         ("anomalies", str(ledger.anomalies)),
     ]
-    for what, value in rows:
+
+
+def state_table(state: PipelineState, title: str = "Run state") -> Table:
+    """The state's headline figures as a two-column table."""
+    table = Table(title=title, show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    for what, value in state_rows(state):
         table.add_row(what, value)
     return table

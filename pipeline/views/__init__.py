@@ -1,13 +1,19 @@
 """Read-only views of a run computed from its event log (pure): what a user looks at."""
 
 from pipeline.views._responses import LoggedStatus, ResponseLogRow, response_log, response_row
+from pipeline.views._timeline import InvocationBar, Outcome, PhaseSpan, Timeline, timeline
 from pipeline.views._topics import TopicEntry, topic_log
 
 __all__ = [
+    "InvocationBar",
     "LoggedStatus",
+    "Outcome",
+    "PhaseSpan",
     "ResponseLogRow",
+    "Timeline",
     "TopicEntry",
     "response_log",
     "response_row",
+    "timeline",
     "topic_log",
 ]

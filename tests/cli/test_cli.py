@@ -340,3 +340,109 @@ def test_the_demo_tells_each_hat_what_concerns_it_in_its_next_prompt(demo_dir: P
     assert "scope_violation" not in fix
     assert "- `reviewer.scope_violation`: Attempted to publish 'build.done'" in review
     assert "task.resume" not in review
+
+
+def test_status_is_the_state_of_the_latest_run_from_its_checkpoint_and_tail(
+    demo_dir: Path,
+) -> None:
+    """``status`` shows the phase, the termination and the counters; ``--json`` equals the
+    full fold of the log (it reads the newest checkpoint and the events after it)."""
+    shown = ralph("status", cwd=demo_dir)
+    assert shown.returncode == 0, shown.stderr
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in _table(shown)}
+    assert rows["phase"] == "complete"
+    assert rows["termination"] == "completed"
+    assert rows["commits"] == "3"
+    assert int(rows["agent failures"]) >= 2
+    as_json = ralph("status", "--json", cwd=demo_dir)
+    assert decode_state(as_json.stdout.encode()) == decode_state(
+        (demo_dir / ".ralph" / "state.json").read_bytes()
+    )
+    unknown = ralph("status", "--run", "nope", cwd=demo_dir)
+    assert unknown.returncode == 2
+    assert "no run 'nope'" in unknown.stderr
+    nowhere = ralph("status", "-C", str(demo_dir / "src"), cwd=demo_dir)
+    assert nowhere.returncode == 2
+    assert "no event store" in nowhere.stderr
+
+
+def _table(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """The body rows of a rich table printed to a pipe."""
+    return [line for line in result.stdout.splitlines() if line.count("│") == 3]
+
+
+def test_events_category_keeps_the_named_categories_only(demo_dir: Path) -> None:
+    """``--category`` (repeatable) filters by the wire tag's category; an unknown name is a
+    usage error listing the categories."""
+    everything = ralph("events", "--format", "jsonl", cwd=demo_dir).stdout.splitlines()
+    chosen = ralph(
+        "events", "--format", "jsonl", "--category", "agent", "--category", "commit", cwd=demo_dir
+    )
+    assert chosen.returncode == 0, chosen.stderr
+    tags = [orjson.loads(line)["type"] for line in chosen.stdout.splitlines()]
+    expected = [
+        orjson.loads(line)["type"]
+        for line in everything
+        if orjson.loads(line)["type"].split(".")[0] in {"agent", "commit"}
+    ]
+    assert tags == expected
+    assert {tag.split(".")[0] for tag in tags} == {"agent", "commit"}
+    table = ralph("events", "--category", "review", cwd=demo_dir)
+    assert table.returncode == 0
+    assert table.stdout.splitlines()
+    assert all(" review." in line for line in table.stdout.splitlines())
+    wrong = ralph("events", "--category", "agents", cwd=demo_dir)
+    assert wrong.returncode == 2
+    assert "unknown category agents (known: lifecycle, planning" in wrong.stderr
+
+
+def test_events_follow_prints_a_run_in_progress_in_another_process_until_it_ends(
+    tmp_path: Path,
+) -> None:
+    """``events --follow`` started while another process runs the pipeline prints the events
+    appended after it started, as they come, and exits 0 when the run is complete; what it
+    printed is the whole log."""
+    root = Path(__file__).resolve().parents[2]
+    db = tmp_path / "pipeline.db"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "tests.engine.crash_worker", str(db), "7", "0.01"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert worker.stdout is not None
+        assert worker.stdout.readline().strip() == "ready"
+        head_at_start = 0
+        for _ in range(200):  # until the run has begun, 10 s at most
+            if db.exists():
+                with SqliteEventStore(db) as store:
+                    runs = store.runs()
+                if runs and runs[0].events > 5:
+                    head_at_start = runs[0].events
+                    break
+            time.sleep(0.05)
+        follower = subprocess.Popen(
+            [*RALPH, "events", str(db), "--follow", "--format", "jsonl"],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert follower.stdout is not None
+        first = follower.stdout.readline()
+        still_running = worker.poll() is None
+        out, err = follower.communicate(timeout=120)
+        out = first + out
+        assert worker.wait(timeout=120) == 0
+    finally:
+        worker.kill()
+        worker.wait()
+    assert follower.returncode == 0, err
+    with SqliteEventStore(db) as store:
+        (run,) = store.runs()
+        stored = list(store.read(run.run_id))
+    printed = [decode_event(line) for line in out.splitlines()]
+    assert printed == stored
+    assert 0 < head_at_start < len(stored) / 2, "the follower should start early in the run"
+    assert still_running, "the run ended before the follower printed anything"

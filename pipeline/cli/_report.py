@@ -1,0 +1,259 @@
+"""``ralph report``: a run's timeline as one self-contained HTML page or as Markdown (pure:
+strings in, strings out; the command writes the file).
+
+The HTML page fetches nothing: its style is inline and it needs no script. Each invocation is
+one ``div.bar`` placed on its phase's lane by start time and duration, coloured by outcome,
+marked when it was a retry or a fallback, and flagged when its agent wrote malformed lines or
+published outside its hat's scope.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from html import escape
+from typing import Final
+
+from pipeline.cli._render import state_rows
+from pipeline.state import Phase
+from pipeline.views import InvocationBar, Outcome, Timeline
+
+__all__ = ["html_report", "markdown_report"]
+
+_MIN_WIDTH_PCT: Final = 0.6
+"""A bar never narrower than this, so that an invocation of a millisecond still shows."""
+
+_STYLE: Final = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1f2328; }
+h1 { font-size: 20px; margin: 0 0 4px; }
+.summary { color: #57606a; margin-bottom: 16px; }
+.timeline { border: 1px solid #d0d7de; border-radius: 6px; padding: 8px; }
+.lane { display: flex; align-items: center; height: 30px; border-bottom: 1px dashed #eaeef2; }
+.lane:last-child { border-bottom: none; }
+.lane-name { width: 150px; flex: none; font-weight: 600; font-size: 12px; }
+.track { position: relative; flex: 1; height: 22px; }
+.bar { position: absolute; top: 2px; height: 18px; border-radius: 3px; color: #fff;
+       font-size: 11px; line-height: 18px; overflow: hidden; white-space: nowrap;
+       box-sizing: border-box; padding: 0 2px; }
+.bar.succeeded { background: #2da44e; }
+.bar.failed { background: #cf222e; }
+.bar.timed_out { background: #bc4c00; }
+.bar.cut_short { background: #6e7781; }
+.bar.running { background: #0969da; }
+.bar.retry { outline: 2px dashed #1f2328; }
+.bar.fallback { border-left: 4px solid #8250df; }
+.bar.flagged::after { content: "\\26A0"; position: absolute; right: 2px; }
+.axis { height: 18px; border-bottom: none; }
+.tick { position: absolute; font-size: 11px; color: #57606a; transform: translateX(-50%);
+        white-space: nowrap; }
+.tick:first-child { transform: none; }
+.tick:last-child { transform: translateX(-100%); }
+.legend span { display: inline-block; margin-right: 12px; font-size: 12px; }
+.legend i { display: inline-block; width: 12px; height: 12px; border-radius: 2px;
+            vertical-align: middle; margin-right: 4px; }
+table { border-collapse: collapse; margin-top: 16px; font-size: 13px; }
+th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+"""
+
+_COLOURS: Final = {
+    Outcome.SUCCEEDED: "#2da44e",
+    Outcome.FAILED: "#cf222e",
+    Outcome.TIMED_OUT: "#bc4c00",
+    Outcome.CUT_SHORT: "#6e7781",
+    Outcome.RUNNING: "#0969da",
+}
+
+
+def _seconds(value: float | None) -> str:
+    return "running" if value is None else f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
+
+
+def _marks(bar: InvocationBar) -> list[str]:
+    """Retry, fallback and flags of ``bar``, in words."""
+    marks = []
+    if bar.is_retry:
+        marks.append(f"retry {bar.retries} of {bar.agent}")
+    if bar.is_fallback:
+        marks.append(f"fallback (agent {bar.chain_position + 1} of the chain)")
+    if bar.malformed_lines:
+        marks.append(f"{bar.malformed_lines} malformed line(s)")
+    if bar.scope_violations:
+        marks.append(f"{bar.scope_violations} scope violation(s)")
+    return marks
+
+
+def _title(bar: InvocationBar) -> str:
+    parts = [
+        f"#{bar.number} {bar.role.value} via {bar.agent}",
+        f"{bar.phase.value}, iteration {bar.iteration}, review pass {bar.review_pass}",
+        f"{bar.outcome.value}: {bar.detail}" if bar.detail else bar.outcome.value,
+        f"duration {_seconds(bar.duration_s)}",
+        *_marks(bar),
+    ]
+    return "\n".join(parts)
+
+
+def _position(at: datetime, start: datetime, total: float) -> float:
+    return 100.0 * (at - start).total_seconds() / total
+
+
+def _bar_html(bar: InvocationBar, left: float, width: float) -> str:
+    classes = ["bar", bar.outcome.value]
+    if bar.is_retry:
+        classes.append("retry")
+    if bar.is_fallback:
+        classes.append("fallback")
+    if bar.malformed_lines or bar.scope_violations:
+        classes.append("flagged")
+    return (
+        f'<div class="{" ".join(classes)}" data-number="{bar.number}" '
+        f'data-role="{bar.role.value}" data-agent="{escape(bar.agent)}" '
+        f'data-outcome="{bar.outcome.value}" style="left:{left:.3f}%;width:{width:.3f}%" '
+        f'title="{escape(_title(bar))}">{bar.number} {escape(bar.agent)}</div>'
+    )
+
+
+def _lane_html(bars: list[InvocationBar], start: datetime, end: datetime, total: float) -> str:
+    """A lane's bars, in start order, each placed by its time but never over the one before
+    (a failure of a millisecond is drawn wider than it was, so it must not be hidden)."""
+    html = []
+    cursor = 0.0
+    for bar in sorted(bars, key=lambda b: (b.started_at, b.number)):
+        left = max(_position(bar.started_at, start, total), cursor)
+        right = _position(bar.ended_at or end, start, total)
+        width = max(right - left, _MIN_WIDTH_PCT)
+        left = max(0.0, min(left, 100.0 - width))
+        cursor = left + width
+        html.append(_bar_html(bar, left, width))
+    return "".join(html)
+
+
+def _axis(total: float) -> str:
+    """Tick labels under the lanes: the time since the run started."""
+    ticks = "".join(
+        f'<span class="tick" style="left:{pct}%">{_seconds(total * pct / 100)}</span>'
+        for pct in (0, 25, 50, 75, 100)
+    )
+    return (
+        '<div class="lane axis"><div class="lane-name">time</div>'
+        f'<div class="track">{ticks}</div></div>'
+    )
+
+
+def _lanes(timeline: Timeline) -> list[Phase]:
+    """The phases the run's invocations ran in, in the order first seen."""
+    return list(dict.fromkeys(bar.phase for bar in timeline.bars))
+
+
+def html_report(timeline: Timeline, title: str) -> str:
+    """The run as one HTML page: a summary, the timeline, every invocation and the final
+    state."""
+    start, end = timeline.started_at, timeline.ended_at
+    final = timeline.final
+    verdict = final.termination.value if final.termination else final.phase.value
+    total = max((end - start).total_seconds(), 1e-3) if start and end else 1.0
+    lanes = []
+    for phase in _lanes(timeline):
+        in_lane = [bar for bar in timeline.bars if bar.phase is phase]
+        bars = _lane_html(in_lane, start, end, total) if start and end else ""
+        lanes.append(
+            f'<div class="lane" data-phase="{phase.value}"><div class="lane-name">'
+            f'{phase.value}</div><div class="track">{bars}</div></div>'
+        )
+    if timeline.bars:
+        lanes.append(_axis(total))
+    legend = "".join(
+        f'<span><i style="background:{colour}"></i>{outcome.value}</span>'
+        for outcome, colour in _COLOURS.items()
+    )
+    legend += (
+        '<span><i style="outline:2px dashed #1f2328"></i>retry</span>'
+        '<span><i style="border-left:4px solid #8250df;background:#eee"></i>fallback</span>'
+        "<span>\u26a0 malformed lines or scope violations</span>"
+    )
+    rows = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{escape(str(cell))}</td>"
+            for cell in (
+                bar.number,
+                bar.phase.value,
+                bar.role.value,
+                bar.agent,
+                bar.attempt,
+                bar.outcome.value,
+                _seconds(bar.duration_s),
+                bar.topics,
+                bar.malformed_lines,
+                bar.scope_violations,
+                "; ".join([*_marks(bar), bar.detail]).strip("; "),
+            )
+        )
+        + "</tr>"
+        for bar in timeline.bars
+    )
+    heads = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "#",
+            "phase",
+            "role",
+            "agent",
+            "attempt",
+            "outcome",
+            "duration",
+            "topics",
+            "malformed",
+            "scope violations",
+            "notes",
+        )
+    )
+    state = "".join(
+        f"<tr><th>{escape(what)}</th><td>{escape(value)}</td></tr>"
+        for what, value in state_rows(final)
+    )
+    summary = (
+        f"{verdict} · {len(timeline.bars)} invocations · "
+        f"{_seconds(total if start and end else None)}"
+        + (f" · started {start.isoformat(timespec='seconds')}" if start else "")
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>"
+        f'<h1>{escape(title)}</h1><div class="summary">{escape(summary)}</div>'
+        f'<div class="legend">{legend}</div>'
+        f'<div class="timeline" id="timeline">{"".join(lanes)}</div>'
+        f'<table class="invocations"><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>'
+        f'<table class="state"><tbody>{state}</tbody></table>'
+        "</body></html>\n"
+    )
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_report(timeline: Timeline, title: str) -> str:
+    """The run as Markdown for a pull request: a summary line, the invocations and the final
+    state."""
+    final = timeline.final
+    verdict = final.termination.value if final.termination else final.phase.value
+    lines = [
+        f"### {_cell(title)}",
+        "",
+        f"**{verdict}** after {len(timeline.bars)} agent invocations, "
+        f"{final.ledger.commits} commits, {final.ledger.agent_failures} agent failures.",
+        "",
+        "| # | phase | role | agent | attempt | outcome | duration | notes |",
+        "| ---: | --- | --- | --- | ---: | --- | ---: | --- |",
+    ]
+    for bar in timeline.bars:
+        notes = "; ".join([*_marks(bar), bar.detail]).strip("; ")
+        lines.append(
+            f"| {bar.number} | {bar.phase.value} | {bar.role.value} | {_cell(bar.agent)} | "
+            f"{bar.attempt} | {bar.outcome.value} | {_seconds(bar.duration_s)} | "
+            f"{_cell(notes)} |"
+        )
+    lines += ["", "| | |", "| --- | --- |"]
+    lines += [f"| {_cell(what)} | {_cell(value)} |" for what, value in state_rows(final)]
+    return "\n".join(lines) + "\n"

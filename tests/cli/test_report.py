@@ -1,0 +1,184 @@
+"""``ralph report``: the HTML timeline and the Markdown summary of finished runs, rendered
+in headless Chromium to check what a reader sees."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from pipeline.events import InvocationStarted, PipelineEvent
+from pipeline.views import Outcome, timeline
+from tests.runtime.workspace import (
+    FINISH_EVERYTHING,
+    make_workspace,
+    ralph,
+    run_here,
+    scripted,
+    stored_events,
+)
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+class _Bars(HTMLParser):
+    """The ``div.bar`` elements of a page, with their attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bars: list[dict[str, str]] = []
+        self.external: list[str] = []
+        self._lane = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        if "data-phase" in values:
+            self._lane = values["data-phase"]
+        if tag == "div" and "bar" in values.get("class", "").split():
+            self.bars.append({**values, "lane": self._lane})
+        for name in ("src", "href"):
+            if values.get(name):
+                self.external.append(values[name])
+
+
+def _bars(html: str) -> _Bars:
+    parser = _Bars()
+    parser.feed(html)
+    return parser
+
+
+@pytest.fixture(scope="module")
+def failover_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run whose preferred agent always fails, so every task falls over to the
+    scripted agent after its retries."""
+    root = make_workspace(
+        tmp_path_factory.mktemp("failover") / "ws",
+        scripts={"s.toml": FINISH_EVERYTHING},
+        agents={
+            "broken": [sys.executable, "-c", "raise SystemExit(3)"],
+            "main": scripted("s.toml"),
+        },
+        chains='default = ["broken", "main"]',
+        budgets="max_retries_per_agent = 1\nbackoff_base_ms = 1\nbackoff_cap_ms = 2",
+    )
+    run_here(root)
+    return root
+
+
+def _invocations(log: list[PipelineEvent]) -> int:
+    return sum(isinstance(e, InvocationStarted) for e in log)
+
+
+def test_the_html_report_has_one_bar_per_invocation_and_fetches_nothing(
+    failover_run: Path, tmp_path: Path
+) -> None:
+    """One bar per invocation, placed on its phase's lane, coloured by outcome, fallbacks and
+    retries marked; no external resource."""
+    page = tmp_path / "report.html"
+    result = ralph("report", "--html", str(page), cwd=failover_run)
+    assert result.returncode == 0, result.stderr
+    log = stored_events(failover_run)
+    parsed = _bars(page.read_text())
+    assert len(parsed.bars) == _invocations(log) > 0
+    assert parsed.external == []
+    drawn = timeline(log)
+    by_number = {int(b["data-number"]): b for b in parsed.bars}
+    for bar in drawn.bars:
+        shown = by_number[bar.number]
+        classes = shown["class"].split()
+        assert shown["data-outcome"] == bar.outcome.value
+        assert shown["data-agent"] == bar.agent
+        assert bar.outcome.value in classes
+        assert ("fallback" in classes) == bar.is_fallback
+        assert ("retry" in classes) == bar.is_retry
+    assert any(bar.is_fallback for bar in drawn.bars)
+    assert any(bar.is_retry for bar in drawn.bars)
+    assert {bar.outcome for bar in drawn.bars} == {Outcome.FAILED, Outcome.SUCCEEDED}
+
+
+def test_the_markdown_report_lists_every_invocation_and_the_final_state(
+    failover_run: Path,
+) -> None:
+    """``--markdown -`` prints a table row per invocation and the final state."""
+    result = ralph("report", "--markdown", "-", cwd=failover_run)
+    assert result.returncode == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "|" in line]
+    numbered = [row for row in rows if row.split("|")[1].strip().isdigit()]
+    assert len(numbered) == _invocations(stored_events(failover_run))
+    assert "**completed**" in result.stdout
+    assert any("fallback" in row and "broken" not in row for row in numbered)
+    assert "| termination | completed |" in result.stdout
+
+
+def test_report_without_a_destination_or_run_is_a_usage_error(
+    failover_run: Path, tmp_path: Path
+) -> None:
+    """No --html/--markdown, an unknown run, or an unwritable file: exit 2, one line."""
+    nothing = ralph("report", cwd=failover_run)
+    assert nothing.returncode == 2
+    assert "--html FILE and/or --markdown FILE" in nothing.stderr
+    unknown = ralph("report", "--run", "nope", "--markdown", "-", cwd=failover_run)
+    assert unknown.returncode == 2
+    assert "no run 'nope'" in unknown.stderr
+    unwritable = ralph("report", "--html", str(tmp_path / "no" / "dir.html"), cwd=failover_run)
+    assert unwritable.returncode == 2
+    assert "cannot write" in unwritable.stderr
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None and not os.environ.get("CI"),
+    reason="no chromium here (.ci/run installs Debian's chromium)",
+)
+@pytest.mark.parametrize("run", ["demo", "failover"])
+def test_headless_chromium_renders_one_visible_bar_per_invocation(
+    run: str, failover_run: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The page as Chromium renders it: the DOM it dumps holds one bar per invocation, each
+    on the timeline; a screenshot is saved next to the report."""
+    assert CHROMIUM is not None, "CI must have chromium: .ci/run installs it"
+    if run == "demo":
+        base = tmp_path_factory.mktemp("demo")
+        made = ralph("demo", "d", "--quiet", cwd=base)
+        assert made.returncode == 0, made.stderr
+        root = base / "d"
+    else:
+        root = failover_run
+    page = tmp_path / "report.html"
+    assert ralph("report", "--html", str(page), cwd=root).returncode == 0
+    chromium = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+    dumped = subprocess.run(
+        [*chromium, "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert dumped.returncode == 0, dumped.stderr
+    rendered = _bars(dumped.stdout)
+    assert len(rendered.bars) == _invocations(stored_events(root))
+    lanes: dict[str, list[tuple[float, float]]] = {}
+    for b in rendered.bars:
+        left, width = (float(part.split(":")[1].rstrip("%")) for part in b["style"].split(";"))
+        assert width > 0
+        assert left >= 0
+        assert left + width <= 100.001
+        lanes.setdefault(b["lane"], []).append((left, left + width))
+    for spans in lanes.values():  # no bar hides another
+        spans.sort()
+        assert all(a[1] <= b[0] + 1e-6 for a, b in itertools.pairwise(spans))
+    shot = tmp_path / f"report-{run}.png"
+    taken = subprocess.run(
+        [*chromium, f"--screenshot={shot}", "--window-size=1400,900", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert taken.returncode == 0, taken.stderr
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
