@@ -6,7 +6,7 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -20,6 +20,7 @@ from pipeline.cli._demo import create_demo_repository, prepare_directory
 from pipeline.cli._follow import category_filter, follow
 from pipeline.cli._init import installed_presets, write_starter
 from pipeline.cli._logfile import EventLogError, write_event_log
+from pipeline.cli._progress import Display, choose_display, showing
 from pipeline.cli._render import describe_event, state_table
 from pipeline.cli._report import html_report, markdown_report
 from pipeline.cli._run import RunSetupError, Workspace, drive, open_workspace, resolve_prompt
@@ -28,6 +29,7 @@ from pipeline.config import ConfigError
 from pipeline.engine import AnswerError, DurableRun, load_state, respond
 from pipeline.errors import PipelineError, WireFormatError
 from pipeline.events import CATEGORIES, PipelineEvent, RunId
+from pipeline.graph import Edge, phase_changes, stored_edges, to_dot, to_mermaid
 from pipeline.handlers.intake import EmitError, EventsFileError, events_file_for
 from pipeline.handlers.intake import emit as emit_topic
 from pipeline.handlers.runtime import PromptSource
@@ -87,16 +89,6 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(USAGE_ERROR)
 
 
-def _progress(quiet: bool) -> Callable[[PipelineState, PipelineEvent], None]:
-    def show(state: PipelineState, event: PipelineEvent) -> None:
-        if not quiet:
-            phase = state.phase.value
-            line = f"[dim]{state.sequence:>4}[/] [cyan]{phase:<16}[/] {describe_event(event)}"
-            out.print(line, soft_wrap=True)
-
-    return show
-
-
 def _warn(message: str) -> None:
     err.print(f"[yellow]warning:[/] {message}", soft_wrap=True)
 
@@ -109,31 +101,40 @@ def _open(root: Path) -> Workspace:
 
 
 def _drive(
-    workspace: Workspace, prompt: PromptSource | None, run_id: RunId | None, quiet: bool
+    workspace: Workspace, prompt: PromptSource | None, run_id: RunId | None, display: Display
 ) -> DurableRun:
     try:
-        return drive(
-            workspace,
-            prompt=prompt,
-            run_id=run_id,
-            on_event=_progress(quiet),
-            on_warning=_warn,
-        )
+        with showing(display, out) as on_event:
+            return drive(
+                workspace, prompt=prompt, run_id=run_id, on_event=on_event, on_warning=_warn
+            )
     except (PipelineError, StoreError, OSError) as error:
         raise _fail(str(error)) from error
 
 
-def _finish(workspace: Workspace, result: DurableRun) -> typer.Exit:
+def _finish(workspace: Workspace, result: DurableRun, display: Display) -> typer.Exit:
     """Print the run's summary; the exit status is its termination reason's code."""
     state = result.state
-    out.print(state_table(state, title=f"Run {result.run_id}"))
     termination = state.termination
+    code = termination.exit_code if termination else 1
+    verdict = termination.value if termination else "unknown"
+    if display is Display.JSON:
+        summary = {
+            "run_id": result.run_id,
+            "phase": state.phase.value,
+            "termination": termination.value if termination else None,
+            "success": bool(termination and termination.is_success),
+            "exit_code": code,
+            "events": state.sequence,
+            "store": str(workspace.layout.store),
+        }
+        sys.stdout.write(orjson.dumps({"summary": summary}).decode() + "\n")
+        return typer.Exit(code)
+    out.print(state_table(state, title=f"Run {result.run_id}"))
     store = workspace.layout.store
     out.print(f"Event store: {store}  ({state.sequence} events)")
     if state.phase is Phase.INTERRUPTED:
         out.print(f"Resume it: ralph resume {result.run_id} -C {workspace.layout.root}")
-    code = termination.exit_code if termination else 1
-    verdict = termination.value if termination else "unknown"
     if termination is not None and code == 0 and not termination.is_success:
         verdict += " (not a success)"
     out.print(f"Exit status {code}: {verdict}")
@@ -144,6 +145,17 @@ WorkspaceOption = Annotated[
     Path, typer.Option("--workspace", "-C", help="The git repository to work in.")
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary.")]
+PlainOption = Annotated[
+    bool, typer.Option("--plain", help="One line per fact, no live panel (as when piped).")
+]
+JsonLogsOption = Annotated[
+    bool,
+    typer.Option("--json-logs", help="One JSON object per fact, then a JSON summary line."),
+]
+
+
+def _display(quiet: bool, plain: bool, json_logs: bool) -> Display:
+    return choose_display(terminal=out.is_terminal, plain=plain, quiet=quiet, json_logs=json_logs)
 
 
 @app.command()
@@ -169,6 +181,8 @@ def run(
         Path | None, typer.Option(help="A file holding the task (default: PROMPT.md).")
     ] = None,
     quiet: QuietOption = False,
+    plain: PlainOption = False,
+    json_logs: JsonLogsOption = False,
 ) -> None:
     """Start a new run in the workspace and drive it until it completes or stops."""
     opened = _open(workspace)
@@ -176,7 +190,8 @@ def run(
         source = resolve_prompt(opened, prompt, prompt_file)
     except RunSetupError as error:
         raise _fail(str(error)) from error
-    raise _finish(opened, _drive(opened, source, None, quiet))
+    display = _display(quiet, plain, json_logs)
+    raise _finish(opened, _drive(opened, source, None, display), display)
 
 
 @app.command()
@@ -186,6 +201,8 @@ def resume(
     ] = None,
     workspace: WorkspaceOption = Path(),
     quiet: QuietOption = False,
+    plain: PlainOption = False,
+    json_logs: JsonLogsOption = False,
 ) -> None:
     """Resume an interrupted or crashed run from its last checkpoint and event tail."""
     opened = _open(workspace)
@@ -200,7 +217,8 @@ def resume(
         raise _fail(f"{error}{hint}") from error
     except StoreError as error:
         raise _fail(str(error)) from error
-    raise _finish(opened, _drive(opened, None, chosen, quiet))
+    display = _display(quiet, plain, json_logs)
+    raise _finish(opened, _drive(opened, None, chosen, display), display)
 
 
 @app.command()
@@ -244,6 +262,7 @@ def demo(
         Path, typer.Argument(help="A new directory for the demo's git repository.")
     ] = Path("ralph-demo"),
     quiet: QuietOption = False,
+    plain: PlainOption = False,
 ) -> None:
     """Create a scratch git repository with a small task and run the whole pipeline on it
     with the scripted agent (offline, no AI model)."""
@@ -258,7 +277,8 @@ def demo(
     except RunSetupError as error:
         raise _fail(str(error)) from error
     out.print(f"Demo repository: {opened.layout.root}")
-    result = _drive(opened, source, None, quiet)
+    display = _display(quiet, plain, json_logs=False)
+    result = _drive(opened, source, None, display)
     with SqliteEventStore(opened.layout.store) as store:
         write_event_log(opened.layout.ralph_dir / "event-log.jsonl", store.read(result.run_id))
     (opened.layout.ralph_dir / "state.json").write_bytes(encode_state(result.state) + b"\n")
@@ -268,7 +288,7 @@ def demo(
     out.print("Commits:\n" + log.stdout.rstrip())
     out.print(f"Replay it: cd {directory} && ralph replay --verify")
     out.print(f"What the agents published: cd {directory} && ralph topics")
-    raise _finish(opened, result)
+    raise _finish(opened, result, display)
 
 
 SourceArgument = Annotated[
@@ -496,6 +516,46 @@ def report(
         except OSError as error:
             raise _fail(f"cannot write {target}: {error.strerror}") from error
         out.print(f"Wrote {target} ({len(drawn.bars)} invocations)", markup=False)
+
+
+class GraphFormat(StrEnum):
+    """How ``ralph graph`` draws."""
+
+    MERMAID = "mermaid"
+    DOT = "dot"
+
+
+@app.command()
+def graph(
+    source: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A store or .jsonl log whose run to highlight (with --run: the store)."
+        ),
+    ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="Highlight the edges this run took (default store: .ralph/)."),
+    ] = None,
+    output: Annotated[
+        GraphFormat, typer.Option("--format", help="mermaid or dot.")
+    ] = GraphFormat.MERMAID,
+) -> None:
+    """Draw the phase graph, found by exploring the orchestration itself; with a run, the
+    phase changes it made in red."""
+    taken: list[Edge] = []
+    if source is not None or run is not None:
+        with _reading_log(source, run) as log:
+            taken = list(phase_changes(log.events()))
+    edges = stored_edges()
+    draw = to_mermaid if output is GraphFormat.MERMAID else to_dot
+    sys.stdout.write(draw(edges, taken))
+    unknown = sorted({e for e in taken if e not in edges})
+    for edge in unknown:
+        _warn(
+            f"the run changed phase {edge.source.value} -> {edge.target.value} on {edge.fact}, "
+            "which the explored graph does not hold (drawn dashed)"
+        )
 
 
 @contextlib.contextmanager

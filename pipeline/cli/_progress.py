@@ -1,0 +1,152 @@
+"""How ``ralph run`` / ``resume`` / ``demo`` show a run as it goes (I/O: writes to the console).
+
+Four ways, chosen by :func:`choose_display`:
+
+- **live** (stdout is a terminal): every fact as a line, under them a panel that stays in
+  place and shows the phase, iteration i/N, review pass, the hat and agent at work, the time
+  since the run began (ticking while an agent works), agent failures, fallbacks and retries,
+  and the last topics the agents published;
+- **plain** (not a terminal, or ``--plain``): the same lines, no panel, no control sequences;
+- **quiet** (``--quiet``): nothing until the summary;
+- **json** (``--json-logs``): one JSON object per fact (sequence, phase, the event as stored),
+  for machines.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+
+import orjson
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from pipeline.cli._render import active_agent, describe_event
+from pipeline.events import InvocationStarted, PipelineEvent, TopicPublished
+from pipeline.serialization import unstructure_event
+from pipeline.state import PipelineState
+
+__all__ = ["Display", "LiveView", "choose_display", "showing"]
+
+_LAST_TOPICS = 5
+
+
+class Display(enum.Enum):
+    """How a run is shown while it goes."""
+
+    LIVE = "live"
+    PLAIN = "plain"
+    QUIET = "quiet"
+    JSON = "json"
+
+
+def choose_display(*, terminal: bool, plain: bool, quiet: bool, json_logs: bool) -> Display:
+    """The display the options ask for: ``--json-logs`` first, then ``--quiet``, then plain
+    output unless stdout is a terminal."""
+    if json_logs:
+        return Display.JSON
+    if quiet:
+        return Display.QUIET
+    if plain or not terminal:
+        return Display.PLAIN
+    return Display.LIVE
+
+
+def event_line(state: PipelineState, event: PipelineEvent) -> str:
+    """One fact as a line: its position, the phase after it, and the fact."""
+    return f"{state.sequence:>4} {state.phase.value:<16} {describe_event(event)}"
+
+
+def _elapsed(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+
+
+class LiveView:
+    """The panel of the live display: re-rendered on every fact and four times a second."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._began = clock()
+        self.state = PipelineState()
+        self.fallbacks = 0
+        self.retries = 0
+        self.topics: deque[str] = deque(maxlen=_LAST_TOPICS)
+
+    def record(self, state: PipelineState, event: PipelineEvent) -> None:
+        """Take in one fact and the state after it."""
+        self.state = state
+        if isinstance(event, InvocationStarted):
+            self.fallbacks += state.agent.chain_position > 0 and state.agent.retries == 0
+            self.retries += state.agent.retries > 0
+        elif isinstance(event, TopicPublished):
+            self.topics.append(event.topic)
+
+    def __rich__(self) -> RenderableType:
+        """The panel as it stands now (the elapsed time is read at each refresh)."""
+        state = self.state
+        progress, budget = state.progress, state.run.budget if state.run else None
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold")
+        grid.add_column()
+        iteration = f"{progress.iteration}/{budget.max_iterations}" if budget else "-"
+        review = f"{progress.review_pass}/{budget.max_review_passes}" if budget else "-"
+        grid.add_row("phase", f"{progress.phase.value} ({progress.step.value})")
+        grid.add_row("iteration", f"{iteration}    review pass {review}")
+        grid.add_row("at work", active_agent(state) or "-")
+        grid.add_row(
+            "trouble",
+            f"{state.ledger.agent_failures} agent failures, {self.fallbacks} fallbacks, "
+            f"{self.retries} retries, {state.intake.malformed_lines} malformed lines",
+        )
+        grid.add_row("topics", ", ".join(self.topics) or "-")
+        title = state.run.run_id if state.run else "starting"
+        elapsed = _elapsed(self._clock() - self._began)
+        return Panel(grid, title=f"ralph {title}", subtitle=f"elapsed {elapsed}", expand=False)
+
+
+@contextlib.contextmanager
+def showing(
+    display: Display, console: Console
+) -> Iterator[Callable[[PipelineState, PipelineEvent], None]]:
+    """A callback that shows each fact of a run the way ``display`` says, for as long as the
+    block runs (the live panel is taken down at its end, leaving the lines)."""
+    match display:
+        case Display.QUIET:
+            yield lambda _state, _event: None
+        case Display.PLAIN:
+            yield lambda state, event: console.print(
+                event_line(state, event), soft_wrap=True, markup=False, highlight=False
+            )
+        case Display.JSON:
+
+            def emit(state: PipelineState, event: PipelineEvent) -> None:
+                line = {
+                    "sequence": state.sequence - 1,
+                    "phase": state.phase.value,
+                    "event": unstructure_event(event),
+                }
+                sys.stdout.write(orjson.dumps(line).decode() + "\n")
+                sys.stdout.flush()
+
+            yield emit
+        case Display.LIVE:
+            view = LiveView()
+            with Live(view, console=console, refresh_per_second=4, transient=True) as live:
+
+                def show(state: PipelineState, event: PipelineEvent) -> None:
+                    view.record(state, event)
+                    live.console.print(
+                        Group(Text(event_line(state, event), overflow="fold")), soft_wrap=True
+                    )
+                    live.refresh()
+
+                yield show

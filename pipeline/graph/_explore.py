@@ -1,0 +1,294 @@
+"""The phase graph, found by running orchestration: every phase change it can lead to.
+
+Nothing here is drawn by hand. From the state before ``RunStarted``, the explorer asks
+``next_effect`` for the effect, lets the simulated world carry it out in *every* way it can
+(each of its choices, enumerated; a backoff's jitter and a number of issues only at their
+ends), folds each outcome with ``reduce`` and records a phase change as an edge labelled with
+the fact that made it. Besides the world's facts come those only the real handlers and the
+engine report: a workspace I/O error, the runtime budget spent, an interruption and a
+resumption.
+
+States are visited once per *shape*: the state with its growing counters, digests and texts
+set aside (what no decision reads), so that the exploration ends. Small budgets make every
+limit reachable, every loop control is on at its lowest threshold, and the run is explored
+with and without a rebase target. Each edge keeps a witness: the facts from the first one to
+the change, so that anyone can fold them and see the edge happen.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Final, TypeVar, final
+
+import attrs
+from attrs import frozen
+
+from pipeline.effects import (
+    BeginFixAttempt,
+    BeginIteration,
+    BeginPlanning,
+    BeginReviewPass,
+    InvokeAgent,
+    Terminate,
+)
+from pipeline.events import (
+    WIRE_TAGS,
+    Budget,
+    BudgetExceeded,
+    BudgetKind,
+    Count,
+    DurationMs,
+    Instant,
+    Json,
+    Ordinal,
+    PipelineEvent,
+    RunInterrupted,
+    RunResumed,
+    TopicPublished,
+    WorkspaceErrorKind,
+    WorkspaceIoError,
+)
+from pipeline.handlers.simulated import (
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    simulated_policy,
+)
+from pipeline.orchestration import next_effect
+from pipeline.reducers import reduce
+from pipeline.responses import AGENT_RESPONSE
+from pipeline.state import Phase, PipelineState, is_complete, is_terminal
+
+__all__ = ["Edge", "PhaseGraph", "explore", "phase_changes"]
+
+T = TypeVar("T")
+
+_AT: Final = Instant(datetime(2026, 1, 1, tzinfo=UTC))
+_MAX_STATES: Final = 200_000
+"""A guard: the exploration stops with an error rather than run away."""
+
+
+@final
+@frozen(order=True)
+class Edge:
+    """A phase change: ``source`` to ``target``, made by the fact tagged ``fact``."""
+
+    source: Phase
+    target: Phase
+    fact: str
+    """The wire tag of the fact that made the change (``planning.plan_produced``)."""
+
+
+@final
+@frozen
+class PhaseGraph:
+    """Every phase orchestration reaches and every change between them, each with a witness:
+    the facts, from the first one, whose fold ends with the change."""
+
+    phases: frozenset[Phase]
+    edges: frozenset[Edge]
+    witnesses: dict[Edge, tuple[PipelineEvent, ...]] = attrs.field(eq=False)
+
+
+class _Enumerator:
+    """A chooser that follows a given list of choices and records every choice point past it
+    (how many options it had), so that all lists can be walked like an odometer."""
+
+    def __init__(self, prefix: Sequence[int]) -> None:
+        self.prefix = list(prefix)
+        self.arities: list[int] = []
+
+    def _choose(self, count: int) -> int:
+        index = len(self.arities)
+        self.arities.append(count)
+        return self.prefix[index] if index < len(self.prefix) else 0
+
+    def pick(self, options: Sequence[T], what: str) -> T:
+        """Option number ``prefix[i]`` (the first, past the prefix)."""
+        return options[self._choose(len(options))]
+
+    def number(self, low: int, high: int, what: str) -> int:
+        """Every value of a small range; only the two ends of a wide one (a backoff delay)."""
+        if what == "lines written to the events file":
+            high = min(high, 1)  # one line per invocation reaches every detector, in turn
+        values = list(range(low, high + 1)) if high - low <= 9 else [low, high]
+        return values[self._choose(len(values))]
+
+
+def _outcomes(
+    world_config: WorldConfig, state: PipelineState
+) -> Iterator[tuple[PipelineEvent, ...]]:
+    """Every way the simulated world can carry out the effect ``state`` asks for."""
+    effect = next_effect(state)
+    if isinstance(effect, Terminate):
+        return
+    prefix: list[int] = []
+    while True:
+        chooser = _Enumerator(prefix)
+        world = SimulatedWorld(world_config, chooser, lambda: _AT)
+        facts = tuple(world(effect))
+        if isinstance(effect, InvokeAgent):
+            facts = tuple(_steady(f) for f in facts)
+        yield facts
+        arities = chooser.arities
+        chosen = [*prefix, *([0] * (len(arities) - len(prefix)))]
+        # The next list: bump the last choice that has options left, drop what follows it.
+        position = len(arities) - 1
+        while position >= 0 and chosen[position] + 1 >= arities[position]:
+            position -= 1
+        if position < 0:
+            return
+        prefix = [*chosen[:position], chosen[position] + 1]
+
+
+def _steady(fact: PipelineEvent) -> PipelineEvent:
+    """A progress report with the same payload every time (the world makes each one unique):
+    an agent may well repeat itself, and unique payloads would make every state new."""
+    if isinstance(fact, TopicPublished) and fact.topic.endswith(".progress"):
+        return attrs.evolve(fact, payload=Json.of("progress"))
+    return fact
+
+
+def _shape(state: PipelineState) -> tuple[object, ...]:
+    """What of ``state`` decides where the run can go: phase and step, the budgets' use, the
+    agent cursor, the loop detectors' counts, what is pending. Counters that only grow, digests,
+    texts, the prompts' notes and which topic was repeated are set aside, so the exploration
+    ends; the hypothesis test of the graph is the check that nothing deciding was left out."""
+    p, a, i, ledger = state.progress, state.agent, state.intake, state.ledger
+    required = frozenset(state.run.loop.required_events) if state.run else frozenset()
+    question = ledger.pending_question
+    response = ledger.response
+    return (
+        attrs.astuple(p, recurse=False),
+        attrs.astuple(a, recurse=False),
+        i.seen_topics & required,
+        i.consecutive_malformed,
+        i.completion_claimed,
+        min(i.repeats, 3),
+        tuple(count for _task, count in i.blocked),
+        i.abandoned_tasks,
+        question is None,
+        None if response is None else (response.valid, response.failures),
+        ledger.pending_commit_message is None,
+        ledger.protected_prompt is None,
+        state.checkpoints.due,
+    )
+
+
+def _configs() -> tuple[WorldConfig, ...]:
+    """Small budgets (every limit within reach), a chain of two agents, every loop control on;
+    with and without a rebase target (a rebase ends the commit phase: its own edges), and with
+    every hat's responses checked."""
+    budget = Budget(
+        max_iterations=Ordinal(2),
+        max_review_passes=Count(1),
+        max_retries_per_agent=Count(1),
+        backoff_base_ms=DurationMs(1),
+        backoff_cap_ms=DurationMs(2),
+        max_consecutive_failures=Ordinal(2),
+        max_consecutive_malformed=Ordinal(2),
+    )
+    chains = default_chains(("a", "b"))
+    # Every control on, each at the lowest threshold that still needs a repetition to trip.
+    controls = attrs.evolve(
+        simulated_policy(),
+        stale_repeats=Count(2),
+        max_task_blocks=Count(1),
+        max_abandoned_tasks=Count(1),
+        max_formatting_retries=Count(1),
+    )
+    # Every hat answering in a structured response, so that each role's responses can run out
+    # of correction turns (in the simulated policy only the reviewer's are checked).
+    answering = attrs.evolve(
+        controls,
+        hats=tuple(attrs.evolve(hat, response_schema=AGENT_RESPONSE) for hat in controls.hats),
+    )
+    # With every control off the graph is a part of this one (checked when this was written).
+    return (
+        WorldConfig(budget, chains, None, "graph", controls),
+        WorldConfig(budget, chains, "main", "graph", controls),
+        WorldConfig(budget, chains, None, "graph", answering),
+    )
+
+
+_BEGINS: Final = (BeginPlanning, BeginIteration, BeginReviewPass, BeginFixAttempt)
+
+
+def _handler_facts(state: PipelineState) -> tuple[tuple[PipelineEvent, ...], ...]:
+    """Facts the real handlers and the engine report that the simulated world never does: a
+    workspace I/O error in any step, the runtime budget spent as a phase or iteration begins,
+    an interruption (then the resumption at once: an interrupted run only waits for it), and
+    the resumption of a stopped run."""
+    if state.phase is Phase.INTERRUPTED:
+        return ((RunResumed(None, _AT),),)
+    if is_terminal(state) or state.phase is Phase.NOT_STARTED:
+        return ()
+    facts: list[tuple[PipelineEvent, ...]] = [
+        (RunInterrupted("SIGINT", _AT), RunResumed(None, _AT)),
+        (WorkspaceIoError(WorkspaceErrorKind.WRITE, "file", "disk full", _AT),),
+    ]
+    if isinstance(next_effect(state), _BEGINS):
+        facts.append((BudgetExceeded(BudgetKind.RUNTIME, "spent", _AT),))
+    return tuple(facts)
+
+
+@final
+class _Node:
+    """A visited state and how it was reached (for witnesses)."""
+
+    __slots__ = ("facts", "parent", "state")
+
+    def __init__(
+        self, state: PipelineState, parent: _Node | None, facts: tuple[PipelineEvent, ...]
+    ) -> None:
+        self.state, self.parent, self.facts = state, parent, facts
+
+    def path(self) -> list[PipelineEvent]:
+        """The facts from the first one to this state."""
+        chunks: list[tuple[PipelineEvent, ...]] = []
+        node: _Node | None = self
+        while node is not None:
+            chunks.append(node.facts)
+            node = node.parent
+        return [fact for chunk in reversed(chunks) for fact in chunk]
+
+
+def phase_changes(events: Iterable[PipelineEvent]) -> Iterator[Edge]:
+    """The phase changes folding ``events`` makes, in order (a run's path through the graph)."""
+    state = PipelineState()
+    for event in events:
+        before, state = state, reduce(state, event)
+        if state.phase is not before.phase:
+            yield Edge(before.phase, state.phase, WIRE_TAGS[type(event)])
+
+
+def explore() -> PhaseGraph:
+    """The phase graph of the orchestration, found by running it (see the module's doc)."""
+    edges: dict[Edge, tuple[PipelineEvent, ...]] = {}
+    phases: set[Phase] = {Phase.NOT_STARTED}
+    for config in _configs():
+        seen: set[tuple[object, ...]] = set()
+        queue: deque[_Node] = deque([_Node(PipelineState(), None, ())])
+        while queue:
+            node = queue.popleft()
+            if len(seen) > _MAX_STATES:
+                raise RuntimeError("the phase exploration does not end; check _shape")
+            if is_complete(node.state) and node.state.phase is Phase.COMPLETE:
+                continue
+            outcomes = [*_outcomes(config, node.state), *_handler_facts(node.state)]
+            for facts in outcomes:
+                state = node.state
+                for index, fact in enumerate(facts):
+                    before, state = state, reduce(state, fact)
+                    phases.add(state.phase)
+                    if state.phase is not before.phase:
+                        edge = Edge(before.phase, state.phase, WIRE_TAGS[type(fact)])
+                        if edge not in edges:
+                            edges[edge] = (*node.path(), *facts[: index + 1])
+                shape = _shape(state)
+                if shape not in seen:
+                    seen.add(shape)
+                    queue.append(_Node(state, node, facts))
+    return PhaseGraph(frozenset(phases), frozenset(edges), edges)

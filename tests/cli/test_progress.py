@@ -1,0 +1,135 @@
+"""How a run is shown while it goes: the live panel on a terminal (a real pseudo-terminal),
+plain lines, JSON logs."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+from rich.console import Console
+
+from pipeline.cli._progress import Display, LiveView, choose_display
+from pipeline.reducers import reduce
+from pipeline.serialization import decode_event, decode_stored_event
+from pipeline.state import PipelineState
+from tests.cli.test_cli import RALPH, ralph
+
+
+def _in_a_terminal(*args: str, cwd: Path) -> tuple[int, str]:
+    """``ralph ARGS`` with stdout and stderr on a pseudo-terminal; its exit code and output."""
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "120", "LINES": "40", "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    process = subprocess.Popen(
+        [*RALPH, *args], cwd=cwd, stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=env
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # the other end closed: the process has exited
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif process.poll() is not None:
+            break
+    os.close(master)
+    return process.wait(timeout=120), b"".join(chunks).decode(errors="replace")
+
+
+def test_choose_display_follows_the_options_and_the_terminal() -> None:
+    """--json-logs wins, then --quiet; plain when asked or when not a terminal."""
+    assert choose_display(terminal=True, plain=False, quiet=False, json_logs=False) is Display.LIVE
+    assert choose_display(terminal=False, plain=False, quiet=False, json_logs=False) is (
+        Display.PLAIN
+    )
+    assert choose_display(terminal=True, plain=True, quiet=False, json_logs=False) is (
+        Display.PLAIN
+    )
+    assert choose_display(terminal=True, plain=True, quiet=True, json_logs=False) is (Display.QUIET)
+    assert choose_display(terminal=False, plain=False, quiet=True, json_logs=True) is (Display.JSON)
+
+
+def test_the_live_panel_shows_phase_iteration_agent_trouble_topics_and_elapsed_time() -> None:
+    """Fed the demo's facts, the panel shows where the run ended, the fallbacks and retries it
+    went through, the last topics and the time on its clock."""
+    root = Path(__file__).resolve().parents[2]
+    lines = (root / "tests" / "fixtures" / "schema-v3-run.jsonl").read_bytes().splitlines()
+    now = [100.0]
+    view = LiveView(clock=lambda: now[0])
+    state = PipelineState()
+    for line in lines:
+        row = orjson.loads(line)
+        event = decode_stored_event(orjson.dumps(row["body"]), row["schema_version"], "fixture")
+        state = reduce(state, event)
+        view.record(state, event)
+    now[0] = 100.0 + 125
+    console = Console(record=True, width=120, color_system=None)
+    console.print(view)
+    text = console.export_text()
+    assert "elapsed 2m05s" in text
+    assert f"iteration  {state.progress.iteration}/{state.run.budget.max_iterations}" in text
+    assert f"{state.ledger.agent_failures} agent failures" in text
+    assert f"{view.fallbacks} fallbacks, {view.retries} retries" in text
+    assert view.fallbacks + view.retries > 0
+    assert list(view.topics)
+    assert ", ".join(view.topics) in text
+
+
+@pytest.mark.slow
+def test_a_run_on_a_terminal_shows_the_live_panel_and_plain_shows_lines_only(
+    tmp_path: Path,
+) -> None:
+    """On a terminal the demo draws the panel (redrawn in place) above the summary; with
+    --plain it prints the same fact lines and no cursor movement."""
+    code, live = _in_a_terminal("demo", "live", cwd=tmp_path)
+    assert code == 0, live
+    assert "at work" in live
+    assert "elapsed" in live
+    assert "\x1b[1A" in live  # the panel is redrawn in place
+    assert "lifecycle.run_completed" in live
+    code, plain = _in_a_terminal("demo", "plain", "--plain", cwd=tmp_path)
+    assert code == 0, plain
+    assert "lifecycle.run_completed" in plain
+    assert "elapsed" not in plain
+    assert "\x1b[1A" not in plain
+    assert "\x1b[2K" not in plain
+
+
+def test_json_logs_print_one_object_per_fact_and_a_summary(tmp_path: Path) -> None:
+    """--json-logs: every line is JSON; the facts decode, in sequence, and the last line sums
+    up the run with its exit code."""
+    from tests.runtime.workspace import FINISH_EVERYTHING, make_workspace, scripted, stored_events
+
+    root = make_workspace(
+        tmp_path / "ws", scripts={"s.toml": FINISH_EVERYTHING}, agents={"main": scripted("s.toml")}
+    )
+    result = subprocess.run(
+        [*RALPH, "run", "--json-logs"], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [orjson.loads(line) for line in result.stdout.splitlines()]
+    *facts, last = lines
+    stored = stored_events(root)
+    assert [decode_event(orjson.dumps(f["event"])) for f in facts] == stored
+    assert [f["sequence"] for f in facts] == list(range(len(stored)))
+    assert last["summary"]["exit_code"] == 0
+    assert last["summary"]["termination"] == "completed"
+    assert last["summary"]["events"] == len(stored)
+
+
+def test_quiet_prints_only_the_summary(tmp_path: Path) -> None:
+    """--quiet: no fact lines, the summary and the exit status."""
+    result = ralph("demo", "q", "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "lifecycle.run_started" not in result.stdout
+    assert "Exit status 0: completed" in result.stdout

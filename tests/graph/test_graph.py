@@ -1,0 +1,157 @@
+"""The phase graph: found by exploring orchestration, shipped current, every edge witnessed,
+and no phase change outside it (hypothesis over simulated runs and reachable states)."""
+
+from __future__ import annotations
+
+import importlib.util
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.effects import BeginFixAttempt, BeginIteration, BeginPlanning, BeginReviewPass
+from pipeline.events import (
+    BudgetExceeded,
+    BudgetKind,
+    Instant,
+    PipelineEvent,
+    RunInterrupted,
+    RunResumed,
+    WorkspaceErrorKind,
+    WorkspaceIoError,
+)
+from pipeline.graph import (
+    STORED_GRAPH,
+    PhaseGraph,
+    dump_edges,
+    explore,
+    phase_changes,
+    stored_edges,
+    to_dot,
+    to_mermaid,
+)
+from pipeline.handlers.store import SqliteEventStore
+from pipeline.orchestration import next_effect
+from pipeline.reducers import fold
+from pipeline.state import Phase
+from pipeline.testing import simulated_runs
+from tests.cli.test_cli import ralph
+
+ROOT = Path(__file__).resolve().parents[2]
+BEGINS = (BeginPlanning, BeginIteration, BeginReviewPass, BeginFixAttempt)
+
+
+def _generator() -> object:
+    spec = importlib.util.spec_from_file_location(
+        "generate_graph", ROOT / "scripts" / "generate_graph.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def explored() -> PhaseGraph:
+    """One fresh exploration (about twenty seconds) shared by the tests that need it."""
+    return explore()
+
+
+@pytest.mark.slow
+def test_the_shipped_graph_and_its_drawing_equal_a_fresh_exploration(
+    explored: PhaseGraph,
+) -> None:
+    """phase_graph.json and docs/architecture/phase-graph.md are what exploring now gives
+    (regenerate with scripts/generate_graph.py), and every phase is in the graph."""
+    assert STORED_GRAPH.read_bytes() == dump_edges(explored.edges)
+    assert stored_edges() == explored.edges
+    document = _generator().document(to_mermaid(explored.edges))  # type: ignore[attr-defined]
+    assert (ROOT / "docs" / "architecture" / "phase-graph.md").read_text() == document
+    assert explored.phases == frozenset(Phase)
+    for phase in Phase:
+        if phase is not Phase.NOT_STARTED:
+            assert phase.name in document
+
+
+@pytest.mark.slow
+def test_every_edge_has_a_witness_whose_fold_makes_it(explored: PhaseGraph) -> None:
+    """No edge the orchestration cannot produce: each one's witness log, folded from the
+    start, ends with exactly that phase change."""
+    assert explored.witnesses.keys() == explored.edges
+    for edge, witness in explored.witnesses.items():
+        assert list(phase_changes(witness))[-1] == edge
+
+
+@given(run=simulated_runs())
+def test_no_simulated_run_changes_phase_along_an_edge_the_graph_lacks(
+    run: tuple[object, tuple[PipelineEvent, ...], object],
+) -> None:
+    """Runs of any budgets, chains and loop policies hypothesis draws stay on the graph."""
+    _config, log, _final = run
+    edges = stored_edges()
+    for change in phase_changes(log):
+        assert change in edges, f"{change} is not in the phase graph"
+
+
+T = Instant(datetime(2026, 1, 1, tzinfo=UTC))
+HANDLER_FACTS: tuple[PipelineEvent, ...] = (
+    WorkspaceIoError(WorkspaceErrorKind.READ, "f", "gone", T),
+    BudgetExceeded(BudgetKind.RUNTIME, "spent", T),
+    RunInterrupted("SIGTERM", T),
+)
+
+
+@given(run=simulated_runs(), fact=st.sampled_from(HANDLER_FACTS), data=st.data())
+def test_facts_only_real_handlers_report_keep_any_reachable_state_on_the_graph(
+    run: tuple[object, tuple[PipelineEvent, ...], object],
+    fact: PipelineEvent,
+    data: st.DataObject,
+) -> None:
+    """An I/O error or an interruption in any state a simulated run passes through (then a
+    resumption), the runtime budget spent where a phase or iteration begins: every phase
+    change is in the graph."""
+    _config, log, _final = run
+    cut = data.draw(st.integers(1, len(log)), label="facts before")
+    if isinstance(fact, BudgetExceeded) and not isinstance(next_effect(fold(log[:cut])), BEGINS):
+        return  # the runtime measures its budget only as a phase or an iteration begins
+    path = [*log[:cut], fact]
+    if fold(path).phase is Phase.INTERRUPTED:
+        path.append(RunResumed(None, T))
+    edges = stored_edges()
+    for change in phase_changes(path):
+        assert change in edges, f"{change} is not in the phase graph"
+
+
+def test_ralph_graph_draws_every_phase_and_a_runs_edges_in_red(tmp_path: Path) -> None:
+    """``ralph graph`` prints the shipped graph (Mermaid or DOT); with ``--run`` the arrows
+    the demo run took, and only those, are red."""
+    made = ralph("demo", "d", "--quiet", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    root = tmp_path / "d"
+    plain = ralph("graph", cwd=root)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == to_mermaid(stored_edges())
+    assert "linkStyle" not in plain.stdout
+    dot = ralph("graph", "--format", "dot", cwd=root)
+    assert dot.stdout == to_dot(stored_edges())
+    assert dot.stdout.startswith("digraph phases {")
+    highlighted = ralph("graph", "--run", _latest_run(root), cwd=root)
+    assert highlighted.returncode == 0, highlighted.stderr
+    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+        (summary,) = store.runs()
+        taken = list(phase_changes(store.read(summary.run_id)))
+    assert taken
+    assert highlighted.stdout == to_mermaid(stored_edges(), taken)
+    red = [line for line in highlighted.stdout.splitlines() if "stroke:#d00" in line]
+    assert len(red) == len({(e.source, e.target) for e in taken})
+    assert highlighted.stderr == ""
+    wrong = ralph("graph", "--format", "svg", cwd=root)
+    assert wrong.returncode == 2
+
+
+def _latest_run(root: Path) -> str:
+    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+        return store.runs()[-1].run_id
