@@ -14,7 +14,7 @@ from html import escape
 from typing import Final
 
 from pipeline.cli._render import state_rows
-from pipeline.state import Phase
+from pipeline.state import Phase, PipelineState
 from pipeline.views import InvocationBar, Outcome, Timeline
 
 __all__ = ["html_report", "markdown_report"]
@@ -62,6 +62,11 @@ _COLOURS: Final = {
     Outcome.CUT_SHORT: "#6e7781",
     Outcome.RUNNING: "#0969da",
 }
+
+
+def _verdict(final: PipelineState) -> str:
+    """How the run ended, or the phase it is in while it goes on."""
+    return final.termination.value if final.termination else final.phase.value
 
 
 def _seconds(value: float | None) -> str:
@@ -150,7 +155,7 @@ def html_report(timeline: Timeline, title: str) -> str:
     state."""
     start, end = timeline.started_at, timeline.ended_at
     final = timeline.final
-    verdict = final.termination.value if final.termination else final.phase.value
+    verdict = _verdict(final)
     total = max((end - start).total_seconds(), 1e-3) if start and end else 1.0
     lanes = []
     for phase in _lanes(timeline):
@@ -237,7 +242,7 @@ def markdown_report(timeline: Timeline, title: str) -> str:
     """The run as Markdown for a pull request: a summary line, the invocations and the final
     state."""
     final = timeline.final
-    verdict = final.termination.value if final.termination else final.phase.value
+    verdict = _verdict(final)
     lines = [
         f"### {_cell(title)}",
         "",

@@ -28,20 +28,25 @@ def arrows(
 ) -> list[tuple[Phase, Phase, list[str], bool, bool]]:
     """One arrow per pair of phases, in a stable order: (source, target, the facts' labels,
     whether a run took it, whether the graph holds it)."""
-    known = set(edges)
-    taken = set(taken)
+    known, taken = list(edges), list(taken)
+    known_pairs = {(e.source, e.target) for e in known}
+    taken_pairs = {(e.source, e.target) for e in taken}
     facts: dict[tuple[Phase, Phase], set[str]] = defaultdict(set)
-    for edge in known | taken:
+    for edge in [*known, *taken]:
         facts[(edge.source, edge.target)].add(_label(edge.fact))
     order = list(Phase)
-    result = []
-    for (source, target), labels in sorted(
-        facts.items(), key=lambda item: (order.index(item[0][0]), order.index(item[0][1]))
-    ):
-        pair_taken = any(e.source is source and e.target is target for e in taken)
-        pair_known = any(e.source is source and e.target is target for e in known)
-        result.append((source, target, sorted(labels), pair_taken, pair_known))
-    return result
+    return [
+        (
+            source,
+            target,
+            sorted(labels),
+            (source, target) in taken_pairs,
+            (source, target) in known_pairs,
+        )
+        for (source, target), labels in sorted(
+            facts.items(), key=lambda item: (order.index(item[0][0]), order.index(item[0][1]))
+        )
+    ]
 
 
 def _node(phase: Phase) -> str:

@@ -61,7 +61,7 @@ from pipeline.reducers import reduce
 from pipeline.responses import AGENT_RESPONSE
 from pipeline.state import Phase, PipelineState, is_complete, is_terminal
 
-__all__ = ["Edge", "PhaseGraph", "explore", "phase_changes"]
+__all__ = ["RUNTIME_BUDGET_CHECKS", "Edge", "PhaseGraph", "explore", "phase_changes"]
 
 T = TypeVar("T")
 
@@ -213,7 +213,8 @@ def _configs() -> tuple[WorldConfig, ...]:
     )
 
 
-_BEGINS: Final = (BeginPlanning, BeginIteration, BeginReviewPass, BeginFixAttempt)
+RUNTIME_BUDGET_CHECKS: Final = (BeginPlanning, BeginIteration, BeginReviewPass, BeginFixAttempt)
+"""The effects whose runtime handler measures the runtime budget (and may report it spent)."""
 
 
 def _handler_facts(state: PipelineState) -> tuple[tuple[PipelineEvent, ...], ...]:
@@ -229,7 +230,7 @@ def _handler_facts(state: PipelineState) -> tuple[tuple[PipelineEvent, ...], ...
         (RunInterrupted("SIGINT", _AT), RunResumed(None, _AT)),
         (WorkspaceIoError(WorkspaceErrorKind.WRITE, "file", "disk full", _AT),),
     ]
-    if isinstance(next_effect(state), _BEGINS):
+    if isinstance(next_effect(state), RUNTIME_BUDGET_CHECKS):
         facts.append((BudgetExceeded(BudgetKind.RUNTIME, "spent", _AT),))
     return tuple(facts)
 

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from pathlib import Path
 from typing import Final
 
@@ -17,7 +16,7 @@ from pipeline.serialization import CONVERTER
 __all__ = ["STORED_GRAPH", "dump_edges", "stored_edges"]
 
 STORED_GRAPH: Final = Path(__file__).with_name("phase_graph.json")
-"""Where the shipped graph lives in a source checkout (the generator writes it here)."""
+"""Where the shipped graph lives, beside this module (the generator writes it here)."""
 
 
 def dump_edges(edges: frozenset[Edge]) -> bytes:
@@ -29,6 +28,5 @@ def dump_edges(edges: frozenset[Edge]) -> bytes:
 @functools.cache
 def stored_edges() -> frozenset[Edge]:
     """The shipped graph's edges."""
-    text = resources.files("pipeline.graph").joinpath("phase_graph.json").read_bytes()
-    edges: list[Edge] = CONVERTER.structure(orjson.loads(text), list[Edge])
+    edges: list[Edge] = CONVERTER.structure(orjson.loads(STORED_GRAPH.read_bytes()), list[Edge])
     return frozenset(edges)

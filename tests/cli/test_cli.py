@@ -252,25 +252,40 @@ def test_events_with_an_unknown_format_is_a_usage_error(demo_dir: Path) -> None:
 
 
 @pytest.mark.slow
-def test_events_and_replay_read_a_run_in_progress(tmp_path: Path) -> None:
-    """While another process is still appending, ``ralph events`` and ``replay`` read it."""
+def _start_run(db: Path, delay: float) -> subprocess.Popen[str]:
+    """A crash worker running a simulated pipeline into ``db`` in another process, ``delay``
+    seconds per handler step; returned once it is ready."""
     root = Path(__file__).resolve().parents[2]
-    db = tmp_path / "pipeline.db"
     worker = subprocess.Popen(
-        [sys.executable, "-m", "tests.engine.crash_worker", str(db), "7", "0.08"],
+        [sys.executable, "-m", "tests.engine.crash_worker", str(db), "7", str(delay)],
         cwd=root,
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert worker.stdout is not None
+    assert worker.stdout.readline().strip() == "ready"
+    return worker
+
+
+def _wait_for_events(db: Path, more_than: int) -> int:
+    """Wait (10 s at most) until the run in ``db`` holds more than ``more_than`` events; how
+    many it holds then (0 if it never did)."""
+    for _ in range(200):
+        if db.exists():
+            with SqliteEventStore(db) as store:
+                runs = store.runs()
+            if runs and runs[0].events > more_than:
+                return runs[0].events
+        time.sleep(0.05)
+    return 0
+
+
+def test_events_and_replay_read_a_run_in_progress(tmp_path: Path) -> None:
+    """While another process is still appending, ``ralph events`` and ``replay`` read it."""
+    db = tmp_path / "pipeline.db"
+    worker = _start_run(db, 0.08)
     try:
-        assert worker.stdout is not None
-        assert worker.stdout.readline().strip() == "ready"
-        for _ in range(100):  # until the run has some events, 10 s at most
-            if db.exists():
-                with SqliteEventStore(db) as store:
-                    if any(r.events > 20 for r in store.runs()):
-                        break
-            time.sleep(0.1)
+        _wait_for_events(db, 20)
         shown = ralph("events", str(db), "--format", "jsonl", cwd=tmp_path)
         folded = ralph("replay", str(db), "--json", cwd=tmp_path)
         assert worker.poll() is None, "the run finished before it could be read in progress"
@@ -403,26 +418,10 @@ def test_events_follow_prints_a_run_in_progress_in_another_process_until_it_ends
     """``events --follow`` started while another process runs the pipeline prints the events
     appended after it started, as they come, and exits 0 when the run is complete; what it
     printed is the whole log."""
-    root = Path(__file__).resolve().parents[2]
     db = tmp_path / "pipeline.db"
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "tests.engine.crash_worker", str(db), "7", "0.01"],
-        cwd=root,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    worker = _start_run(db, 0.01)
     try:
-        assert worker.stdout is not None
-        assert worker.stdout.readline().strip() == "ready"
-        head_at_start = 0
-        for _ in range(200):  # until the run has begun, 10 s at most
-            if db.exists():
-                with SqliteEventStore(db) as store:
-                    runs = store.runs()
-                if runs and runs[0].events > 5:
-                    head_at_start = runs[0].events
-                    break
-            time.sleep(0.05)
+        head_at_start = _wait_for_events(db, 5)
         follower = subprocess.Popen(
             [*RALPH, "events", str(db), "--follow", "--format", "jsonl"],
             cwd=tmp_path,

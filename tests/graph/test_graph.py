@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.effects import BeginFixAttempt, BeginIteration, BeginPlanning, BeginReviewPass
 from pipeline.events import (
     BudgetExceeded,
     BudgetKind,
@@ -23,6 +22,7 @@ from pipeline.events import (
     WorkspaceIoError,
 )
 from pipeline.graph import (
+    RUNTIME_BUDGET_CHECKS,
     STORED_GRAPH,
     PhaseGraph,
     dump_edges,
@@ -40,7 +40,6 @@ from pipeline.testing import simulated_runs
 from tests.cli.test_cli import ralph
 
 ROOT = Path(__file__).resolve().parents[2]
-BEGINS = (BeginPlanning, BeginIteration, BeginReviewPass, BeginFixAttempt)
 
 
 def _generator() -> object:
@@ -115,7 +114,9 @@ def test_facts_only_real_handlers_report_keep_any_reachable_state_on_the_graph(
     change is in the graph."""
     _config, log, _final = run
     cut = data.draw(st.integers(1, len(log)), label="facts before")
-    if isinstance(fact, BudgetExceeded) and not isinstance(next_effect(fold(log[:cut])), BEGINS):
+    if isinstance(fact, BudgetExceeded) and not isinstance(
+        next_effect(fold(log[:cut])), RUNTIME_BUDGET_CHECKS
+    ):
         return  # the runtime measures its budget only as a phase or an iteration begins
     path = [*log[:cut], fact]
     if fold(path).phase is Phase.INTERRUPTED:
