@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -422,23 +423,32 @@ def test_events_follow_prints_a_run_in_progress_in_another_process_until_it_ends
     worker = _start_run(db, 0.01)
     try:
         head_at_start = _wait_for_events(db, 5)
-        follower = subprocess.Popen(
-            [*RALPH, "events", str(db), "--follow", "--format", "jsonl"],
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert follower.stdout is not None
-        first = follower.stdout.readline()
-        still_running = worker.poll() is None
-        out, err = follower.communicate(timeout=120)
-        out = first + out
+        errors = tmp_path / "follower.err"
+        with errors.open("w") as err_file:
+            follower = subprocess.Popen(
+                [*RALPH, "events", str(db), "--follow", "--format", "jsonl"],
+                cwd=tmp_path,
+                stdout=subprocess.PIPE,
+                stderr=err_file,
+                text=True,
+            )
+        # Never communicate() after readline(): it reads the pipe's descriptor directly and
+        # loses what readline() already buffered. A timer stands in for its timeout.
+        watchdog = threading.Timer(120, follower.kill)
+        watchdog.start()
+        try:
+            assert follower.stdout is not None
+            first = follower.stdout.readline()
+            still_running = worker.poll() is None
+            out = first + follower.stdout.read()
+            follower.wait()
+        finally:
+            watchdog.cancel()
         assert worker.wait(timeout=120) == 0
     finally:
         worker.kill()
         worker.wait()
-    assert follower.returncode == 0, err
+    assert follower.returncode == 0, errors.read_text()
     with SqliteEventStore(db) as store:
         (run,) = store.runs()
         stored = list(store.read(run.run_id))
