@@ -13,7 +13,9 @@ from typing import Annotated
 
 import orjson
 import typer
+from attrs import frozen
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from pipeline.cli._demo import create_demo_repository, prepare_directory
@@ -25,6 +27,7 @@ from pipeline.cli._render import describe_event, state_table
 from pipeline.cli._report import html_report, markdown_report
 from pipeline.cli._run import RunSetupError, Workspace, drive, open_workspace, resolve_prompt
 from pipeline.cli._source import LogSource, open_source
+from pipeline.cli._tracing import tracing
 from pipeline.config import ConfigError
 from pipeline.engine import AnswerError, DurableRun, load_state, respond
 from pipeline.errors import PipelineError, WireFormatError
@@ -85,12 +88,13 @@ class LogFormat(StrEnum):
 
 
 def _fail(message: str) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    # Messages quote paths, config sections and extras ("[store]", "[otel]"): never markup.
+    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     return typer.Exit(USAGE_ERROR)
 
 
 def _warn(message: str) -> None:
-    err.print(f"[yellow]warning:[/] {message}", soft_wrap=True)
+    err.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
 
 
 def _open(root: Path) -> Workspace:
@@ -100,13 +104,34 @@ def _open(root: Path) -> Workspace:
         raise _fail(str(error)) from error
 
 
+@frozen
+class _Watching:
+    """How a run command shows and traces the run it drives."""
+
+    display: Display
+    otel: bool = False
+    otel_file: Path | None = None
+
+
 def _drive(
-    workspace: Workspace, prompt: PromptSource | None, run_id: RunId | None, display: Display
+    command: str,
+    workspace: Workspace,
+    prompt: PromptSource | None,
+    run_id: RunId | None,
+    watching: _Watching,
 ) -> DurableRun:
     try:
-        with showing(display, out) as on_event:
+        with (
+            tracing(command, otel=watching.otel, otel_file=watching.otel_file) as tracer,
+            showing(watching.display, out) as on_event,
+        ):
             return drive(
-                workspace, prompt=prompt, run_id=run_id, on_event=on_event, on_warning=_warn
+                workspace,
+                prompt=prompt,
+                run_id=run_id,
+                on_event=on_event,
+                on_warning=_warn,
+                tracer=tracer,
             )
     except (PipelineError, StoreError, OSError) as error:
         raise _fail(str(error)) from error
@@ -152,6 +177,22 @@ JsonLogsOption = Annotated[
     bool,
     typer.Option("--json-logs", help="One JSON object per fact, then a JSON summary line."),
 ]
+OtelOption = Annotated[
+    bool,
+    typer.Option(
+        "--otel",
+        help="OpenTelemetry spans (one per effect) to the configured provider, e.g. under "
+        "opentelemetry-instrument. Needs the extra ralph-pipeline[otel].",
+    ),
+]
+OtelFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--otel-file",
+        help="Write the OpenTelemetry spans to this file, one JSON span per line.",
+        dir_okay=False,
+    ),
+]
 
 
 def _display(quiet: bool, plain: bool, json_logs: bool) -> Display:
@@ -183,6 +224,8 @@ def run(
     quiet: QuietOption = False,
     plain: PlainOption = False,
     json_logs: JsonLogsOption = False,
+    otel: OtelOption = False,
+    otel_file: OtelFileOption = None,
 ) -> None:
     """Start a new run in the workspace and drive it until it completes or stops."""
     opened = _open(workspace)
@@ -190,8 +233,9 @@ def run(
         source = resolve_prompt(opened, prompt, prompt_file)
     except RunSetupError as error:
         raise _fail(str(error)) from error
-    display = _display(quiet, plain, json_logs)
-    raise _finish(opened, _drive(opened, source, None, display), display)
+    watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
+    result = _drive("run", opened, source, None, watching)
+    raise _finish(opened, result, watching.display)
 
 
 @app.command()
@@ -203,6 +247,8 @@ def resume(
     quiet: QuietOption = False,
     plain: PlainOption = False,
     json_logs: JsonLogsOption = False,
+    otel: OtelOption = False,
+    otel_file: OtelFileOption = None,
 ) -> None:
     """Resume an interrupted or crashed run from its last checkpoint and event tail."""
     opened = _open(workspace)
@@ -217,8 +263,9 @@ def resume(
         raise _fail(f"{error}{hint}") from error
     except StoreError as error:
         raise _fail(str(error)) from error
-    display = _display(quiet, plain, json_logs)
-    raise _finish(opened, _drive(opened, None, chosen, display), display)
+    watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
+    result = _drive("resume", opened, None, chosen, watching)
+    raise _finish(opened, result, watching.display)
 
 
 @app.command()
@@ -263,6 +310,8 @@ def demo(
     ] = Path("ralph-demo"),
     quiet: QuietOption = False,
     plain: PlainOption = False,
+    otel: OtelOption = False,
+    otel_file: OtelFileOption = None,
 ) -> None:
     """Create a scratch git repository with a small task and run the whole pipeline on it
     with the scripted agent (offline, no AI model)."""
@@ -278,7 +327,7 @@ def demo(
         raise _fail(str(error)) from error
     out.print(f"Demo repository: {opened.layout.root}")
     display = _display(quiet, plain, json_logs=False)
-    result = _drive(opened, source, None, display)
+    result = _drive("demo", opened, source, None, _Watching(display, otel, otel_file))
     with SqliteEventStore(opened.layout.store) as store:
         write_event_log(opened.layout.ralph_dir / "event-log.jsonl", store.read(result.run_id))
     (opened.layout.ralph_dir / "state.json").write_bytes(encode_state(result.state) + b"\n")
@@ -331,7 +380,7 @@ def replay(
         out.print(state_table(state, title=f"Replay of {log.label}"))
     if verify:
         for problem in problems:
-            err.print(f"[bold red]mismatch:[/] {problem}", soft_wrap=True)
+            err.print(f"[bold red]mismatch:[/] {escape(problem)}", soft_wrap=True)
         if problems:
             raise typer.Exit(1)
         out.print(f"verified: the fold equals all {checked} stored checkpoints")
@@ -341,7 +390,8 @@ def replay(
         except OSError as error:
             raise _fail(f"cannot read {against}: {error.strerror}") from error
         if encode_state(state) != expected:
-            err.print(f"[bold red]mismatch:[/] the fold of {log.label} differs from {against}")
+            mismatch = f"the fold of {log.label} differs from {against}"
+            err.print(f"[bold red]mismatch:[/] {escape(mismatch)}")
             raise typer.Exit(1)
         out.print(f"verified: the fold equals {against}")
 

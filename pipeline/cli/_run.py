@@ -19,6 +19,7 @@ from pipeline.config import Durability, RalphConfig, parse_config, require_chain
 from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import Digest, PipelineEvent, RunId
+from pipeline.handlers import EffectTracer
 from pipeline.handlers.intake import write_marker
 from pipeline.handlers.runtime import (
     GitError,
@@ -141,6 +142,7 @@ def drive(
     run_id: RunId | None,
     on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    tracer: EffectTracer | None = None,
 ) -> DurableRun:
     """Start (``prompt``) or resume (``run_id``) a run and drive it until it stops."""
     runtime = Runtime(
@@ -166,4 +168,5 @@ def drive(
             on_event=on_event,
             on_warning=on_warning,
             interruption=interruption,
+            tracer=tracer,
         )

@@ -8,12 +8,13 @@ orchestration asks for one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from attrs import frozen
 
-from pipeline.effects import SaveCheckpoint, StartRun, Terminate, is_redoable
+from pipeline.effects import Effect, SaveCheckpoint, StartRun, Terminate, is_redoable
 from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.errors import PipelineError
 from pipeline.events import (
@@ -26,7 +27,7 @@ from pipeline.events import (
     RunStarted,
     Sequence,
 )
-from pipeline.handlers import EffectHandler
+from pipeline.handlers import EffectHandler, EffectTracer
 from pipeline.handlers.store import EventStore
 from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
@@ -90,13 +91,15 @@ def run_durable(
     on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     interruption: Interruption | None = None,
+    tracer: EffectTracer | None = None,
 ) -> DurableRun:
     """Start a new run (``run_id`` None) or resume ``run_id``, and run until it is complete
     or ``max_effects`` effects have been carried out (a later call resumes it).
 
     With ``interruption``, a request stops the run cleanly: the handler at work is abandoned,
     ``RunInterrupted`` is recorded, the interruption checkpoint saved, and the run returned in
-    the ``INTERRUPTED`` phase, ready to be resumed.
+    the ``INTERRUPTED`` phase, ready to be resumed. With ``tracer``, every effect carried out
+    (checkpoints included) is one span holding the facts it produced.
     """
     interruption = Interruption() if interruption is None else interruption
     resumed_from = None
@@ -104,7 +107,7 @@ def run_durable(
         state = PipelineState()
         effect = next_effect(state)
         assert isinstance(effect, StartRun)
-        started = list(handler(effect))
+        started = _observed(tracer, None, 0, effect, lambda: list(handler(effect)))
         if not started or not isinstance(started[0], RunStarted):
             raise PipelineError("the StartRun handler must report RunStarted first")
         run_id = started[0].run_id
@@ -125,21 +128,51 @@ def run_durable(
         if isinstance(effect, Terminate):
             break
         effects += 1
-        if isinstance(effect, SaveCheckpoint):
-            store.save_checkpoint(run_id, encode_checkpoint(state))
-            facts: list[PipelineEvent] = [
-                CheckpointSaved(effect.trigger, Sequence(state.sequence), clock())
-            ]
-        elif interruption.reason is not None and not is_terminal(state):
-            facts = [RunInterrupted(interruption.reason, clock())]
-        else:
-            try:
-                with interruption.armed():
-                    facts = list(handler(effect))
-            except Interrupted as stopped:
-                facts = [RunInterrupted(str(stopped), clock())]
+        act = functools.partial(
+            _carry_out, store, handler, run_id, state, effect, interruption, clock
+        )
+        facts = _observed(tracer, run_id, state.sequence, effect, act)
         state = _commit(store, run_id, state, facts, on_event, flush=not is_redoable(effect))
     return DurableRun(run_id, state, resumed_from, effects)
+
+
+def _carry_out(
+    store: EventStore,
+    handler: EffectHandler,
+    run_id: RunId,
+    state: PipelineState,
+    effect: Effect,
+    interruption: Interruption,
+    clock: Callable[[], Instant],
+) -> list[PipelineEvent]:
+    """The facts of one effect: a checkpoint the runner saves itself, an interruption asked
+    for before it starts, or what the handler reports (cut short by an interruption)."""
+    if isinstance(effect, SaveCheckpoint):
+        store.save_checkpoint(run_id, encode_checkpoint(state))
+        return [CheckpointSaved(effect.trigger, Sequence(state.sequence), clock())]
+    if interruption.reason is not None and not is_terminal(state):
+        return [RunInterrupted(interruption.reason, clock())]
+    try:
+        with interruption.armed():
+            return list(handler(effect))
+    except Interrupted as stopped:
+        return [RunInterrupted(str(stopped), clock())]
+
+
+def _observed(
+    tracer: EffectTracer | None,
+    run_id: RunId | None,
+    sequence: int,
+    effect: Effect,
+    carry_out: Callable[[], list[PipelineEvent]],
+) -> list[PipelineEvent]:
+    """The facts of carrying ``effect`` out, inside the tracer's span when there is one."""
+    if tracer is None:
+        return carry_out()
+    with tracer.effect(run_id, sequence, effect) as span:
+        facts = carry_out()
+        span.record(facts)
+    return facts
 
 
 def _commit(

@@ -1,5 +1,5 @@
 """Handlers: the only layer that does I/O. Each carries out one effect and reports events."""
 
-from pipeline.handlers._protocol import EffectHandler
+from pipeline.handlers._protocol import EffectHandler, EffectSpan, EffectTracer
 
-__all__ = ["EffectHandler"]
+__all__ = ["EffectHandler", "EffectSpan", "EffectTracer"]
