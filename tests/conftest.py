@@ -1,4 +1,5 @@
-"""Shared test configuration: hypothesis profiles chosen by ``HYPOTHESIS_PROFILE``.
+"""Shared test configuration: hypothesis profiles chosen by ``HYPOTHESIS_PROFILE``, and the
+throwaway PostgreSQL server.
 
 ``dev`` (the default) runs 100 examples per property; ``ci`` runs more, derandomized, so that
 CI is repeatable.
@@ -7,10 +8,13 @@ CI is repeatable.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 import pipeline.testing  # noqa: F401  (registers the value-type strategies)
+from tests.postgres import PostgresServer, find_binaries, postgres_server
 
 settings.register_profile(
     "dev",
@@ -27,3 +31,26 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A throwaway PostgreSQL server for this test session (one per xdist worker).
+
+    Where no server binaries exist the tests that need one skip, saying so; under CI
+    (``CI`` set, and ``.ci/run`` installs the server) they fail instead, so CI never skips.
+    """
+    binaries = find_binaries()
+    if binaries is None:
+        reason = "no PostgreSQL server binaries (initdb, pg_ctl); apt-get install postgresql"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    with postgres_server(binaries) as server:
+        yield server
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresServer) -> str:
+    """The URL of a new, empty database on the session's server."""
+    return postgres.new_database()

@@ -74,7 +74,7 @@ def upcast(data: dict[str, Any], version: int, what: str = "event") -> dict[str,
     return data
 
 
-def decode_stored_event(body: bytes, version: int, what: str = "event") -> PipelineEvent:
+def decode_stored_event(body: bytes | str, version: int, what: str = "event") -> PipelineEvent:
     """The event stored as ``body`` at schema ``version``, upcast to the current schema."""
     if version == SCHEMA_VERSION:
         return decode_event(body, what)

@@ -2,6 +2,7 @@
 
 from pipeline.handlers.store._port import (
     EventStore,
+    LeaseLostError,
     RunSummary,
     SequenceConflictError,
     StoreCorruptError,
@@ -14,6 +15,7 @@ from pipeline.handlers.store._sqlite import DEFAULT_STORE_PATH, SqliteEventStore
 __all__ = [
     "DEFAULT_STORE_PATH",
     "EventStore",
+    "LeaseLostError",
     "RunSummary",
     "SequenceConflictError",
     "SqliteEventStore",

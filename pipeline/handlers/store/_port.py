@@ -15,6 +15,7 @@ from pipeline.views import ResponseLogRow
 
 __all__ = [
     "EventStore",
+    "LeaseLostError",
     "RunSummary",
     "SequenceConflictError",
     "StoreCorruptError",
@@ -42,6 +43,11 @@ class SequenceConflictError(StoreError):
         self.run_id = run_id
         self.expected = expected
         self.actual = actual
+
+
+class LeaseLostError(StoreError):
+    """A worker appended to a run it no longer holds (its lease expired and another worker
+    took the run over, or it was released); nothing was written."""
 
 
 class StoreCorruptError(StoreError):

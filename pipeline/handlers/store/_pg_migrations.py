@@ -1,0 +1,82 @@
+"""Numbered, idempotent schema migrations for the PostgreSQL event store and its run queue."""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["PG_MIGRATIONS"]
+
+PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
+    (
+        1,
+        "event log, runs and checkpoints",
+        """
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            started_at TIMESTAMPTZ NOT NULL,
+            head BIGINT NOT NULL CHECK (head >= 0)
+        );
+        CREATE TABLE events (
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            sequence BIGINT NOT NULL CHECK (sequence >= 0),
+            type TEXT NOT NULL,
+            schema_version INTEGER NOT NULL,
+            at TIMESTAMPTZ NOT NULL,
+            body JSON NOT NULL,
+            PRIMARY KEY (run_id, sequence)
+        );
+        CREATE TABLE checkpoints (
+            run_id TEXT NOT NULL REFERENCES runs (run_id),
+            sequence BIGINT NOT NULL CHECK (sequence >= 0),
+            format_version INTEGER NOT NULL,
+            checksum TEXT NOT NULL,
+            body BYTEA NOT NULL,
+            PRIMARY KEY (run_id, sequence)
+        );
+        """,
+    ),
+    (
+        2,
+        "agent response log",
+        """
+        CREATE TABLE agent_response_log (
+            id BIGSERIAL PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            turn_number INTEGER NOT NULL,
+            raw_response TEXT,
+            status TEXT NOT NULL CHECK (status IN ('SUCCESS', 'MALFORMED', 'SCHEMA_VIOLATION')),
+            violations TEXT,
+            correction_attempt INTEGER DEFAULT 0,
+            timestamp TEXT NOT NULL DEFAULT (now()::text)
+        );
+        CREATE INDEX agent_response_log_by_run ON agent_response_log (run_id, id);
+        """,
+    ),
+    (
+        3,
+        "run queue",
+        """
+        CREATE TABLE run_queue (
+            ticket TEXT PRIMARY KEY,
+            workspace TEXT NOT NULL,
+            config TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed')),
+            run_id TEXT UNIQUE,
+            worker TEXT,
+            lease_expires TIMESTAMPTZ,
+            claims INTEGER NOT NULL DEFAULT 0,
+            outcome TEXT,
+            submitted_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        CREATE INDEX run_queue_claimable ON run_queue (state, submitted_at);
+        """,
+    ),
+)
+"""(number, name, SQL) in order; each runs once, in its own transaction, under an advisory
+lock so that workers starting together do not race. Event bodies are ``JSON`` (kept as
+written, queryable with ``->>``), not ``JSONB``, which refuses the ``\\u0000`` an agent's output
+may hold. ``run_queue`` holds submitted pipelines; ``run_id`` is filled in by the append that
+starts the run, so a worker taking a run over knows what to resume."""

@@ -1,0 +1,471 @@
+"""The PostgreSQL event store (the optional extra ``postgres``): one database shared by many
+workers on many machines.
+
+Same contract as the SQLite store (``tests/handlers/store/contract.py`` runs against both).
+One transaction per append: the run's head is checked and moved by one conditional
+``UPDATE`` (PostgreSQL re-checks its ``WHERE`` after a concurrent writer commits, so of two
+appenders expecting the same head exactly one moves it), then the events and their response
+rows are inserted. An append asked not to flush commits with ``synchronous_commit = off``.
+
+Bound to a :class:`Lease`, every append also locks the run's queue row and checks that this
+worker still holds it, so a worker that lost its lease (stalled past it, taken over) cannot
+write another event.
+
+A dropped connection is reopened with backoff, within ``retry_s`` seconds; an append retried
+after its connection dropped during the commit finds its own events stored and succeeds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final, TypeVar
+
+import orjson
+import psycopg
+from attrs import frozen
+from psycopg.conninfo import conninfo_to_dict
+
+from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
+from pipeline.handlers.store._pg_migrations import PG_MIGRATIONS
+from pipeline.handlers.store._port import (
+    LeaseLostError,
+    RunSummary,
+    SequenceConflictError,
+    StoredResponse,
+    StoreError,
+    UnknownRunError,
+)
+from pipeline.serialization import EncodedCheckpoint, decode_stored_event, unstructure_event
+from pipeline.views import LoggedStatus, ResponseLogRow, response_log
+
+__all__ = ["Lease", "PostgresEventStore", "describe_url"]
+
+_READ_BATCH: Final = 1_000
+_COPY_FROM: Final = 32
+"""Batches longer than this go in with COPY (about ten times faster per row), shorter ones
+with one pipelined INSERT (less set-up per append)."""
+_MIGRATION_LOCK: Final = 0x7261_6C70_6800  # "ralph": one advisory lock for every migrator
+
+T = TypeVar("T")
+
+
+@frozen
+class Lease:
+    """The claim a worker holds on a queued run: appends check it is still this worker's."""
+
+    ticket: str
+    worker: str
+
+
+def describe_url(url: str) -> str:
+    """``url`` without its password, for messages: ``postgresql://user@host:port/db``."""
+    try:
+        parts = conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "postgresql://(an unreadable URL)"
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    port = f":{parts['port']}" if parts.get("port") else ""
+    return f"postgresql://{user}{parts.get('host', 'localhost')}{port}/{parts.get('dbname', '')}"
+
+
+class PostgresEventStore:
+    """An :class:`~pipeline.handlers.store.EventStore` in a PostgreSQL database.
+
+    ``url`` is a libpq URL (``postgresql://user@host:5432/db``). ``synchronous_commit`` False
+    commits every append without waiting for the server's disk (the ``process`` durability).
+    ``retry_s`` bounds how long a lost or refused connection is retried before
+    :class:`StoreError` says the database is unreachable.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        lease: Lease | None = None,
+        synchronous_commit: bool = True,
+        retry_s: float = 10.0,
+    ) -> None:
+        self.url = url
+        self.label = describe_url(url)
+        self.lease = lease
+        self.synchronous_commit = synchronous_commit
+        self.retry_s = retry_s
+        self._conn: psycopg.Connection[Any] | None = None
+        self._connect()
+        self.migrate()
+
+    # -- connections -------------------------------------------------------------------
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        """An open connection, reconnecting with backoff for up to ``retry_s`` seconds."""
+        if self._conn is not None and not self._conn.closed:
+            return self._conn
+        deadline = time.monotonic() + self.retry_s
+        delay = 0.05
+        while True:
+            try:
+                conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
+            except psycopg.OperationalError as error:
+                if time.monotonic() + delay > deadline:
+                    reason = str(error).strip().splitlines()[-1] if str(error).strip() else ""
+                    raise StoreError(
+                        f"{self.label}: cannot reach the PostgreSQL server ({reason}); "
+                        "is it running, and does the URL name the right host, port and database?"
+                    ) from error
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                continue
+            except psycopg.ProgrammingError as error:
+                raise StoreError(f"{self.label}: not a usable PostgreSQL URL: {error}") from error
+            # Times come back in UTC, as the SQLite store writes them.
+            conn.execute("SET TIME ZONE 'UTC'")
+            if not self.synchronous_commit:
+                conn.execute("SET synchronous_commit = off")
+            self._conn = conn
+            return conn
+
+    def _retrying(self, action: str, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """``work`` on a live connection; a connection lost midway is reopened and ``work``
+        tried again (within ``retry_s``). Other database errors become :class:`StoreError`."""
+        deadline = time.monotonic() + self.retry_s
+        while True:
+            conn = self._connect()
+            try:
+                return work(conn)
+            except psycopg.OperationalError as error:
+                if not conn.closed and not conn.broken:
+                    raise StoreError(f"{self.label}: could not {action}: {error}") from error
+                conn.close()
+                if time.monotonic() > deadline:
+                    raise StoreError(
+                        f"{self.label}: could not {action}: the connection was lost ({error})"
+                    ) from error
+            except psycopg.Error as error:
+                raise StoreError(f"{self.label}: could not {action}: {error}") from error
+
+    def migrate(self) -> list[int]:
+        """Apply the migrations not yet applied; return their numbers (none the second time)."""
+
+        def work(conn: psycopg.Connection[Any]) -> list[int]:
+            done: list[int] = []
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                    "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+                )
+                applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+                known = {version for version, _, _ in PG_MIGRATIONS}
+                if unknown := sorted(applied - known):
+                    raise StoreError(
+                        f"{self.label}: the store has schema migrations {unknown} from a newer "
+                        f"release (this release knows up to {max(known)}); it was left untouched"
+                    )
+                for version, name, sql in PG_MIGRATIONS:
+                    if version in applied:
+                        continue
+                    conn.execute(sql)  # a constant of this package, never built from input
+                    conn.execute(
+                        "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                        (version, name),
+                    )
+                    done.append(version)
+            return done
+
+        return self._retrying("migrate the schema", work)
+
+    # -- the log -----------------------------------------------------------------------
+
+    def append(
+        self,
+        run_id: RunId,
+        expected_sequence: int,
+        events: Sequence[PipelineEvent],
+        responses: Sequence[ResponseLogRow] = (),
+        *,
+        flush: bool = True,
+    ) -> int:
+        """Append ``events`` in one transaction if the log holds ``expected_sequence`` events
+        (and, with a lease, this worker still holds it), with their response rows."""
+        rows = [
+            (
+                run_id,
+                expected_sequence + offset,
+                WIRE_TAGS[type(event)],
+                SCHEMA_VERSION,
+                event.at,
+                orjson.dumps(unstructure_event(event)).decode(),
+            )
+            for offset, event in enumerate(events)
+        ]
+        head = expected_sequence + len(rows)
+        attempts = 0
+
+        def work(conn: psycopg.Connection[Any]) -> int:
+            nonlocal attempts
+            attempts += 1
+            try:
+                self._append(conn, run_id, expected_sequence, rows, responses, flush=flush)
+            except SequenceConflictError:
+                # A retry after a commit whose answer was lost: the events may be ours.
+                if attempts > 1 and self._holds(conn, run_id, expected_sequence, rows):
+                    return head
+                raise
+            return head
+
+        return self._retrying(f"append to run {run_id!r}", work)
+
+    def _append(
+        self,
+        conn: psycopg.Connection[Any],
+        run_id: RunId,
+        expected: int,
+        rows: list[tuple[Any, ...]],
+        responses: Sequence[ResponseLogRow],
+        *,
+        flush: bool,
+    ) -> None:
+        head = expected + len(rows)
+        with conn.transaction():
+            if not flush and self.synchronous_commit:
+                conn.execute("SET LOCAL synchronous_commit = off")
+            if self.lease is not None:
+                self._check_lease(conn, run_id, starting=expected == 0)
+            moved = 0
+            if expected == 0:
+                started = rows[0][4] if rows else None
+                moved = conn.execute(
+                    "INSERT INTO runs VALUES (%s, coalesce(%s, now()), %s) "
+                    "ON CONFLICT (run_id) DO NOTHING",
+                    (run_id, started, head),
+                ).rowcount
+            if not moved:
+                moved = conn.execute(
+                    "UPDATE runs SET head = %s WHERE run_id = %s AND head = %s",
+                    (head, run_id, expected),
+                ).rowcount
+            if not moved:
+                found = conn.execute("SELECT head FROM runs WHERE run_id = %s", (run_id,))
+                row = found.fetchone()
+                raise SequenceConflictError(run_id, expected, 0 if row is None else int(row[0]))
+            with conn.cursor() as cursor:
+                if len(rows) > _COPY_FROM:
+                    with cursor.copy("COPY events FROM STDIN") as copy:
+                        for row in rows:
+                            copy.write_row(row)
+                else:
+                    cursor.executemany(
+                        "INSERT INTO events VALUES (%s, %s, %s, %s, %s, %s)", rows, returning=False
+                    )
+                if responses:
+                    _insert_responses(cursor, run_id, responses)
+
+    def _check_lease(self, conn: psycopg.Connection[Any], run_id: RunId, *, starting: bool) -> None:
+        """Lock the run's queue row (a takeover waits for this append, or this append sees
+        the takeover) and check it is still ours; the append that starts the run records its
+        id there, so a worker taking over knows what to resume."""
+        lease = self.lease
+        assert lease is not None
+        row = conn.execute(
+            "SELECT worker, state FROM run_queue WHERE ticket = %s FOR SHARE", (lease.ticket,)
+        ).fetchone()
+        if row is None or row[0] != lease.worker or row[1] != "running":
+            holder = "nobody" if row is None or row[0] is None else f"worker {row[0]}"
+            raise LeaseLostError(
+                f"{self.label}: worker {lease.worker} no longer holds run {lease.ticket} "
+                f"(now held by {holder}); nothing was written"
+            )
+        if starting:
+            conn.execute(
+                "UPDATE run_queue SET run_id = %s, updated_at = now() WHERE ticket = %s",
+                (run_id, lease.ticket),
+            )
+
+    @staticmethod
+    def _holds(
+        conn: psycopg.Connection[Any], run_id: RunId, expected: int, rows: list[tuple[Any, ...]]
+    ) -> bool:
+        """Whether the log holds exactly ``rows`` from ``expected`` on."""
+        stored = conn.execute(
+            "SELECT body::text FROM events WHERE run_id = %s AND sequence >= %s "
+            "AND sequence < %s ORDER BY sequence",
+            (run_id, expected, expected + len(rows)),
+        ).fetchall()
+        return [orjson.loads(s[0]) for s in stored] == [orjson.loads(r[5]) for r in rows]
+
+    def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
+        """The run's events from ``from_sequence`` on, fetched in batches (constant memory)."""
+        position = from_sequence
+        while True:
+            start = position
+
+            def batch(conn: psycopg.Connection[Any], start: int = start) -> list[Any]:
+                return conn.execute(
+                    "SELECT sequence, schema_version, body::text FROM events "
+                    "WHERE run_id = %s AND sequence >= %s ORDER BY sequence LIMIT %s",
+                    (run_id, start, _READ_BATCH),
+                ).fetchall()
+
+            rows = self._retrying(f"read run {run_id!r}", batch)
+            for sequence, version, body in rows:
+                what = f"{self.label} run {run_id} event {sequence}"
+                yield decode_stored_event(body, version, what)
+            if len(rows) < _READ_BATCH:
+                return
+            position = rows[-1][0] + 1
+
+    def head(self, run_id: RunId) -> int:
+        """How many events the run's log holds."""
+        row = self._retrying(
+            f"read run {run_id!r}",
+            lambda conn: conn.execute(
+                "SELECT head FROM runs WHERE run_id = %s", (run_id,)
+            ).fetchone(),
+        )
+        return 0 if row is None else int(row[0])
+
+    def runs(self) -> list[RunSummary]:
+        """Every run, oldest first."""
+        rows = self._retrying(
+            "list runs",
+            lambda conn: conn.execute(
+                "SELECT run_id, head, started_at FROM runs ORDER BY started_at, run_id"
+            ).fetchall(),
+        )
+        return [RunSummary(RunId(r), int(h), started.isoformat()) for r, h, started in rows]
+
+    def choose_run(self, run_id: str | None) -> RunId:
+        """``run_id`` when the store holds it, or the latest run when None;
+        :class:`UnknownRunError` naming the runs it holds otherwise."""
+        known = tuple(r.run_id for r in self.runs())
+        if not known:
+            raise UnknownRunError(f"the store {self.label} holds no runs", known)
+        if run_id is None:
+            return RunId(known[-1])
+        if run_id not in known:
+            raise UnknownRunError(
+                f"no run {run_id!r} in {self.label}; its runs: {', '.join(known)}", known
+            )
+        return RunId(run_id)
+
+    # -- projections and checkpoints ---------------------------------------------------
+
+    def response_log(self, run_id: RunId) -> list[StoredResponse]:
+        """The run's ``agent_response_log`` rows, in order."""
+        rows = self._retrying(
+            f"read the response log of run {run_id!r}",
+            lambda conn: conn.execute(
+                "SELECT id, run_id, task_id, turn_number, raw_response, status, violations, "
+                "correction_attempt, timestamp FROM agent_response_log WHERE run_id = %s "
+                "ORDER BY id",
+                (run_id,),
+            ).fetchall(),
+        )
+        return [
+            StoredResponse(
+                int(row[0]),
+                RunId(row[1]),
+                ResponseLogRow(
+                    row[2],
+                    int(row[3]),
+                    row[4],
+                    LoggedStatus(row[5]),
+                    tuple(orjson.loads(row[6])),
+                    int(row[7]),
+                    row[8],
+                ),
+            )
+            for row in rows
+        ]
+
+    def rebuild_response_log(self) -> int:
+        """Recreate ``agent_response_log`` from every run's events, in one transaction."""
+
+        def work(conn: psycopg.Connection[Any]) -> int:
+            count = 0
+            with conn.transaction(), conn.cursor() as cursor:
+                cursor.execute("DELETE FROM agent_response_log")
+                for run in self.runs():
+                    rows = list(response_log(self.read(run.run_id)))
+                    _insert_responses(cursor, run.run_id, rows)
+                    count += len(rows)
+            return count
+
+        return self._retrying("rebuild the response log", work)
+
+    def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
+        """Store ``checkpoint`` (the run must exist), without waiting for the server's disk."""
+
+        def work(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction():
+                conn.execute("SET LOCAL synchronous_commit = off")
+                conn.execute(
+                    "INSERT INTO checkpoints VALUES (%s, %s, %s, %s, %s) "
+                    "ON CONFLICT (run_id, sequence) DO UPDATE SET format_version = "
+                    "excluded.format_version, checksum = excluded.checksum, body = excluded.body",
+                    (
+                        run_id,
+                        checkpoint.sequence,
+                        checkpoint.format_version,
+                        checkpoint.checksum,
+                        checkpoint.body,
+                    ),
+                )
+
+        self._retrying(f"save a checkpoint of run {run_id!r}", work)
+
+    def checkpoints(self, run_id: RunId) -> list[EncodedCheckpoint]:
+        """The run's checkpoints, newest first."""
+        rows = self._retrying(
+            f"read checkpoints of run {run_id!r}",
+            lambda conn: conn.execute(
+                "SELECT sequence, format_version, checksum, body FROM checkpoints "
+                "WHERE run_id = %s ORDER BY sequence DESC",
+                (run_id,),
+            ).fetchall(),
+        )
+        return [EncodedCheckpoint(int(s), int(v), str(c), bytes(b)) for s, v, c, b in rows]
+
+    def connection(self) -> psycopg.Connection[Any]:
+        """The store's live connection (reopened if it was lost), for the run queue."""
+        return self._connect()
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self._conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> PostgresEventStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def _insert_responses(
+    cursor: psycopg.Cursor[Any], run_id: RunId, rows: Sequence[ResponseLogRow]
+) -> None:
+    # PostgreSQL text cannot hold NUL; the projection keeps U+FFFD where an agent wrote one
+    # (the event log, JSON-escaped, keeps the exact text).
+    cursor.executemany(
+        "INSERT INTO agent_response_log (run_id, task_id, turn_number, raw_response, status, "
+        "violations, correction_attempt, timestamp) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        [
+            (
+                run_id,
+                r.task_id.replace("\x00", "\ufffd"),
+                r.turn_number,
+                None if r.raw_response is None else r.raw_response.replace("\x00", "\ufffd"),
+                r.status.value,
+                orjson.dumps(list(r.violations)).decode(),
+                r.correction_attempt,
+                r.timestamp,
+            )
+            for r in rows
+        ],
+        returning=False,
+    )

@@ -1,0 +1,84 @@
+"""The PostgreSQL event store passes the contract against a real server, migrates
+idempotently, survives a dropped connection, and says clearly when the server is away."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from pipeline.handlers.store import StoreError
+from pipeline.handlers.store.postgres import PostgresEventStore, describe_url
+from tests.handlers.store.contract import RUN, EventStoreContract, StoreFactory, topics
+from tests.postgres import PostgresServer
+
+
+class TestPostgresEventStore(EventStoreContract):
+    """The shared contract against a fresh database on a real PostgreSQL server."""
+
+    @pytest.fixture
+    def make_store(self, postgres_url: str) -> Iterator[StoreFactory]:
+        opened: list[PostgresEventStore] = []
+
+        def make() -> PostgresEventStore:
+            store = PostgresEventStore(postgres_url)
+            opened.append(store)
+            return store
+
+        yield make
+        for store in opened:
+            store.close()
+
+
+def test_migrations_are_idempotent_and_recorded(postgres_url: str) -> None:
+    """Opening twice applies nothing more and keeps the data; the versions are recorded."""
+    with PostgresEventStore(postgres_url) as store:
+        store.append(RUN, 0, topics(3))
+        assert store.migrate() == []
+    with PostgresEventStore(postgres_url) as store:
+        assert store.head(RUN) == 3
+    with psycopg.connect(postgres_url) as conn:
+        versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
+    assert versions == [1, 2, 3]
+
+
+def test_a_store_from_a_newer_release_is_refused_untouched(postgres_url: str) -> None:
+    """A migration number this release does not know: a clear error, nothing changed."""
+    PostgresEventStore(postgres_url).close()
+    with psycopg.connect(postgres_url) as conn:
+        conn.execute("INSERT INTO schema_migrations (version, name) VALUES (99, 'future')")
+    with pytest.raises(StoreError, match=r"migrations \[99\] from a newer release"):
+        PostgresEventStore(postgres_url)
+
+
+def test_a_dropped_connection_is_reopened_and_the_append_lands_once(postgres_url: str) -> None:
+    """The server ends the store's session between appends: the next append reconnects and
+    lands; the log holds every event once."""
+    with PostgresEventStore(postgres_url) as store:
+        store.append(RUN, 0, topics(2))
+        pid = store.connection().info.backend_pid
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        assert store.append(RUN, 2, topics(3, start=2)) == 5
+        assert list(store.read(RUN)) == topics(5)
+        assert store.connection().info.backend_pid != pid
+
+
+def test_an_unreachable_server_is_a_clear_error_after_retrying(postgres: PostgresServer) -> None:
+    """Nothing listens on the port: retried with backoff for retry_s, then one error naming
+    the server (never the password)."""
+    url = f"postgresql://ralph:secret@127.0.0.1:{postgres.port + 1}/nowhere"
+    with pytest.raises(StoreError) as raised:
+        PostgresEventStore(url, retry_s=0.3)
+    message = str(raised.value)
+    assert "cannot reach the PostgreSQL server" in message
+    assert f"postgresql://ralph@127.0.0.1:{postgres.port + 1}/nowhere" in message
+    assert "secret" not in message
+
+
+def test_urls_are_described_without_their_password() -> None:
+    """The label of a URL keeps user, host, port and database, never the password."""
+    assert describe_url("postgresql://u:pw@db.example:6543/ralph") == (
+        "postgresql://u@db.example:6543/ralph"
+    )

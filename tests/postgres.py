@@ -1,0 +1,108 @@
+"""A throwaway PostgreSQL server for the tests: initdb + pg_ctl in a temporary directory,
+listening on a free port of 127.0.0.1, stopped (and its files removed) at the end.
+
+As root (CI), the server runs as the ``postgres`` user the Debian package creates, since
+PostgreSQL refuses to run as root.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+from attrs import frozen
+
+__all__ = ["PostgresServer", "find_binaries", "postgres_server"]
+
+
+def find_binaries() -> Path | None:
+    """The directory holding ``initdb`` and ``pg_ctl`` (PATH first, then Debian's
+    ``/usr/lib/postgresql/<version>/bin``), or None when there is none."""
+    initdb = shutil.which("initdb")
+    if initdb is not None and shutil.which("pg_ctl") is not None:
+        return Path(os.path.realpath(initdb)).parent
+    for found in sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True):
+        return Path(found).parent
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@frozen
+class PostgresServer:
+    """A running server: where it listens and how to make a fresh database on it."""
+
+    port: int
+    user: str = "ralph"
+
+    def url(self, database: str = "postgres") -> str:
+        """The connection URL of ``database`` on this server."""
+        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        """Create an empty database with a unique name; its URL."""
+        name = f"t_{uuid.uuid4().hex[:16]}"
+        with psycopg.connect(self.url(), autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+
+@contextmanager
+def postgres_server(binaries: Path) -> Iterator[PostgresServer]:
+    """Start a server from ``binaries``; stop it and remove its files afterwards."""
+    as_root = os.geteuid() == 0
+    base = Path(tempfile.mkdtemp(prefix="ralph-pg-"))
+    prefix: list[str] = []
+    if as_root:
+        shutil.chown(base, "postgres", "postgres")
+        prefix = ["runuser", "-u", "postgres", "--"]
+    data, log = base / "data", base / "server.log"
+    port = _free_port()
+    server = PostgresServer(port)
+
+    def run(*command: str) -> None:
+        subprocess.run([*prefix, *command], check=True, capture_output=True, timeout=120)
+
+    try:
+        run(
+            str(binaries / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            server.user,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        )
+        options = (
+            f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c max_connections=200 "
+            # A test server: what matters is the protocol, not surviving a power cut.
+            "-c fsync=off -c full_page_writes=off"
+        )
+        run(str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log), "-w", "start")
+        try:
+            yield server
+        finally:
+            run(str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
+    except subprocess.CalledProcessError as error:
+        detail = error.stderr.decode(errors="replace") if error.stderr else ""
+        if log.exists():
+            detail += log.read_text(errors="replace")
+        raise RuntimeError(f"the test PostgreSQL server failed: {detail}") from error
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
