@@ -25,7 +25,15 @@ from pipeline.cli._logfile import EventLogError, write_event_log
 from pipeline.cli._progress import Display, choose_display, showing
 from pipeline.cli._render import describe_event, state_table
 from pipeline.cli._report import html_report, markdown_report
-from pipeline.cli._run import RunSetupError, Workspace, drive, open_workspace, resolve_prompt
+from pipeline.cli._run import (
+    RunSetupError,
+    Workspace,
+    drive,
+    open_store,
+    open_workspace,
+    resolve_prompt,
+    store_location,
+)
 from pipeline.cli._source import LogSource, open_source
 from pipeline.cli._tracing import tracing
 from pipeline.config import ConfigError
@@ -38,9 +46,11 @@ from pipeline.handlers.intake import emit as emit_topic
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import (
     DEFAULT_STORE_PATH,
-    SqliteEventStore,
+    NamedStore,
     StoreError,
     UnknownRunError,
+    open_store_at,
+    store_path,
 )
 from pipeline.reducers import reduce
 from pipeline.serialization import (
@@ -119,25 +129,33 @@ def _drive(
     prompt: PromptSource | None,
     run_id: RunId | None,
     watching: _Watching,
-) -> DurableRun:
+    store: str | None,
+) -> tuple[DurableRun, str]:
+    """Drive the run in the workspace's store (``store``: ``--store``); the result and the
+    store's label."""
     try:
         with (
             tracing(command, otel=watching.otel, otel_file=watching.otel_file) as tracer,
+            open_store(workspace, store) as events,
             showing(watching.display, out) as on_event,
         ):
-            return drive(
+            result = drive(
                 workspace,
                 prompt=prompt,
                 run_id=run_id,
                 on_event=on_event,
                 on_warning=_warn,
                 tracer=tracer,
+                store=events,
             )
+            return result, events.label
     except (PipelineError, StoreError, OSError) as error:
         raise _fail(str(error)) from error
 
 
-def _finish(workspace: Workspace, result: DurableRun, display: Display) -> typer.Exit:
+def _finish(
+    workspace: Workspace, result: DurableRun, display: Display, store_label: str
+) -> typer.Exit:
     """Print the run's summary; the exit status is its termination reason's code."""
     state = result.state
     termination = state.termination
@@ -151,13 +169,12 @@ def _finish(workspace: Workspace, result: DurableRun, display: Display) -> typer
             "success": bool(termination and termination.is_success),
             "exit_code": code,
             "events": state.sequence,
-            "store": str(workspace.layout.store),
+            "store": store_label,
         }
         sys.stdout.write(orjson.dumps({"summary": summary}).decode() + "\n")
         return typer.Exit(code)
     out.print(state_table(state, title=f"Run {result.run_id}"))
-    store = workspace.layout.store
-    out.print(f"Event store: {store}  ({state.sequence} events)")
+    out.print(f"Event store: {store_label}  ({state.sequence} events)", markup=False)
     if state.phase is Phase.INTERRUPTED:
         out.print(f"Resume it: ralph resume {result.run_id} -C {workspace.layout.root}")
     if termination is not None and code == 0 and not termination.is_success:
@@ -176,6 +193,18 @@ PlainOption = Annotated[
 JsonLogsOption = Annotated[
     bool,
     typer.Option("--json-logs", help="One JSON object per fact, then a JSON summary line."),
+]
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        envvar="RALPH_STORE",
+        help="The event store: a path, sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
+        "(default: [store] url in ralph.toml, else .ralph/pipeline.db).",
+    ),
+]
+StoreArgument = Annotated[
+    str, typer.Argument(help="An event store: a path, sqlite:///PATH or postgresql://...")
 ]
 OtelOption = Annotated[
     bool,
@@ -226,6 +255,7 @@ def run(
     json_logs: JsonLogsOption = False,
     otel: OtelOption = False,
     otel_file: OtelFileOption = None,
+    store: StoreOption = None,
 ) -> None:
     """Start a new run in the workspace and drive it until it completes or stops."""
     opened = _open(workspace)
@@ -234,8 +264,8 @@ def run(
     except RunSetupError as error:
         raise _fail(str(error)) from error
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
-    result = _drive("run", opened, source, None, watching)
-    raise _finish(opened, result, watching.display)
+    result, label = _drive("run", opened, source, None, watching, store)
+    raise _finish(opened, result, watching.display, label)
 
 
 @app.command()
@@ -249,23 +279,25 @@ def resume(
     json_logs: JsonLogsOption = False,
     otel: OtelOption = False,
     otel_file: OtelFileOption = None,
+    store: StoreOption = None,
 ) -> None:
     """Resume an interrupted or crashed run from its last checkpoint and event tail."""
     opened = _open(workspace)
-    store_path = opened.layout.store
-    if not store_path.is_file():
-        raise _fail(f"no runs yet in {opened.layout.root} (no {store_path}); start one: ralph run")
+    location = store_location(opened, store)
     try:
-        with SqliteEventStore(store_path) as store:
-            chosen = store.choose_run(run_id)
+        path = store_path(location)
+        if path is not None and not path.is_file():
+            raise _fail(f"no runs yet in {opened.layout.root} (no {path}); start one: ralph run")
+        with open_store_at(location) as events:
+            chosen = events.choose_run(run_id)
     except UnknownRunError as error:
         hint = "" if error.known else "; start one: ralph run"
         raise _fail(f"{error}{hint}") from error
     except StoreError as error:
         raise _fail(str(error)) from error
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
-    result = _drive("resume", opened, None, chosen, watching)
-    raise _finish(opened, result, watching.display)
+    result, label = _drive("resume", opened, None, chosen, watching, store)
+    raise _finish(opened, result, watching.display, label)
 
 
 @app.command()
@@ -327,8 +359,8 @@ def demo(
         raise _fail(str(error)) from error
     out.print(f"Demo repository: {opened.layout.root}")
     display = _display(quiet, plain, json_logs=False)
-    result = _drive("demo", opened, source, None, _Watching(display, otel, otel_file))
-    with SqliteEventStore(opened.layout.store) as store:
+    result, label = _drive("demo", opened, source, None, _Watching(display, otel, otel_file), None)
+    with open_store(opened) as store:
         write_event_log(opened.layout.ralph_dir / "event-log.jsonl", store.read(result.run_id))
     (opened.layout.ralph_dir / "state.json").write_bytes(encode_state(result.state) + b"\n")
     log = subprocess.run(
@@ -337,12 +369,15 @@ def demo(
     out.print("Commits:\n" + log.stdout.rstrip())
     out.print(f"Replay it: cd {directory} && ralph replay --verify")
     out.print(f"What the agents published: cd {directory} && ralph topics")
-    raise _finish(opened, result, display)
+    raise _finish(opened, result, display, label)
 
 
 SourceArgument = Annotated[
-    Path | None,
-    typer.Argument(help="An event store (default .ralph/pipeline.db) or a .jsonl log."),
+    str | None,
+    typer.Argument(
+        help="An event store (a path, sqlite:///PATH or postgresql://...; default "
+        ".ralph/pipeline.db) or a .jsonl log."
+    ),
 ]
 RunOption = Annotated[
     str | None, typer.Option("--run", help="The run to read (default: the latest).")
@@ -434,7 +469,7 @@ FormatOption = Annotated[LogFormat, typer.Option("--format", help="table or json
 
 
 @contextlib.contextmanager
-def _reading_log(source: Path | None, run: str | None) -> Iterator[LogSource]:
+def _reading_log(source: str | None, run: str | None) -> Iterator[LogSource]:
     """The run's log from ``source``; a log that cannot be read is a usage error (exit 2)."""
     try:
         with open_source(source, run) as log:
@@ -477,10 +512,10 @@ def events(
     except ValueError as error:
         raise _fail(f"--category: {error}") from error
     if follow_run:
-        path = DEFAULT_STORE_PATH if source is None else source
-        if path.suffix == ".jsonl":
-            raise _fail(f"--follow reads a store; {path} is a finished run's log")
-        with _existing_store(path) as store:
+        location = str(DEFAULT_STORE_PATH) if source is None else source
+        if location.endswith(".jsonl"):
+            raise _fail(f"--follow reads a store; {location} is a finished run's log")
+        with _existing_store(location) as store:
             try:
                 run_id = store.choose_run(run)
                 for number, event in follow(store, run_id):
@@ -502,15 +537,17 @@ def status(
     run: RunOption = None,
     workspace: WorkspaceOption = Path(),
     as_json: Annotated[bool, typer.Option("--json", help="Print the state as JSON.")] = False,
+    store: StoreOption = None,
 ) -> None:
     """Where a run stands: phase, iteration, the agent at work, counters, last error and
     termination (its newest checkpoint plus the events after it; works on a run in progress)."""
-    with _existing_store(workspace / DEFAULT_STORE_PATH) as store:
+    location = store if store is not None else workspace / DEFAULT_STORE_PATH
+    with _existing_store(location) as events:
         try:
-            run_id = store.choose_run(run)
+            run_id = events.choose_run(run)
         except UnknownRunError as error:
             raise _fail(str(error)) from error
-        state, _checkpoint = load_state(store, run_id, _warn)
+        state, _checkpoint = load_state(events, run_id, _warn)
     if as_json:
         sys.stdout.write(encode_state(state).decode() + "\n")
         return
@@ -578,9 +615,10 @@ class GraphFormat(StrEnum):
 @app.command()
 def graph(
     source: Annotated[
-        Path | None,
+        str | None,
         typer.Argument(
-            help="A store or .jsonl log whose run to highlight (with --run: the store)."
+            help="A store (path or URL) or .jsonl log whose run to highlight "
+            "(with --run: the store)."
         ),
     ] = None,
     run: Annotated[
@@ -609,12 +647,11 @@ def graph(
 
 
 @contextlib.contextmanager
-def _existing_store(store: Path) -> Iterator[SqliteEventStore]:
-    """The event store at ``store``; a missing or unreadable one is a usage error (exit 2)."""
-    if not store.is_file():
-        raise _fail(f"no event store at {store}")
+def _existing_store(location: str | Path) -> Iterator[NamedStore]:
+    """The event store at ``location`` (a path or URL); a missing or unreadable one is a
+    usage error (exit 2)."""
     try:
-        with SqliteEventStore(store) as opened:
+        with open_store_at(location, must_exist=True) as opened:
             yield opened
     except (StoreError, WireFormatError) as error:
         raise _fail(str(error)) from error
@@ -622,12 +659,12 @@ def _existing_store(store: Path) -> Iterator[SqliteEventStore]:
 
 @app.command()
 def runs(
-    store: Annotated[Path, typer.Argument(help="An event store.")] = DEFAULT_STORE_PATH,
+    store: StoreArgument = str(DEFAULT_STORE_PATH),
 ) -> None:
     """List the runs in an event store."""
     with _existing_store(store) as opened:
         listed = opened.runs()
-    table = Table(title=f"Runs in {store}")
+    table = Table(title=f"Runs in {opened.label}")
     for column in ("run", "events", "started"):
         table.add_column(column)
     for summary in listed:
@@ -643,13 +680,13 @@ app.add_typer(projections, name="projections")
 
 @projections.command("rebuild")
 def rebuild_projections(
-    store: Annotated[Path, typer.Argument(help="An event store.")] = DEFAULT_STORE_PATH,
+    store: StoreArgument = str(DEFAULT_STORE_PATH),
 ) -> None:
     """Recreate the agent_response_log table from the events alone."""
     with _existing_store(store) as opened:
         rows = opened.rebuild_response_log()
         runs = len(opened.runs())
-    out.print(f"Rebuilt agent_response_log in {store}: {rows} rows from {runs} runs")
+    out.print(f"Rebuilt agent_response_log in {opened.label}: {rows} rows from {runs} runs")
 
 
 def main() -> None:

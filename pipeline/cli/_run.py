@@ -30,10 +30,18 @@ from pipeline.handlers.runtime import (
     load_response_schemas,
     switch_branch,
 )
-from pipeline.handlers.store import SqliteEventStore
+from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
 from pipeline.state import PipelineState
 
-__all__ = ["RunSetupError", "Workspace", "drive", "open_store", "open_workspace", "resolve_prompt"]
+__all__ = [
+    "RunSetupError",
+    "Workspace",
+    "drive",
+    "open_store",
+    "open_workspace",
+    "resolve_prompt",
+    "store_location",
+]
 
 
 class RunSetupError(PipelineError, ValueError):
@@ -128,11 +136,25 @@ def _signals(interruption: Interruption) -> Iterator[None]:
             signal.signal(signum, old)
 
 
-def open_store(workspace: Workspace) -> SqliteEventStore:
-    """The workspace's store, opened with the durability its ``[store]`` asks for."""
-    durability = workspace.config.store.durability
-    synchronous = "NORMAL" if durability is Durability.PROCESS else "FULL"
-    return SqliteEventStore(workspace.layout.store, synchronous=synchronous)
+def store_location(workspace: Workspace, store: str | None = None) -> str:
+    """Where the workspace's events go: ``store`` (``--store``), else ``[store] url`` (a
+    relative path is relative to the workspace), else ``.ralph/pipeline.db``."""
+    if store is not None:
+        return store
+    configured = workspace.config.store.url
+    if configured is None:
+        return str(workspace.layout.store)
+    path = store_path(configured)
+    if path is None or path.is_absolute():
+        return configured
+    return str(workspace.layout.root / path)
+
+
+def open_store(workspace: Workspace, store: str | None = None) -> NamedStore:
+    """The workspace's store (see :func:`store_location`), opened with the durability its
+    ``[store]`` asks for."""
+    synced = workspace.config.store.durability is not Durability.PROCESS
+    return open_store_at(store_location(workspace, store), synced=synced)
 
 
 def drive(
@@ -143,8 +165,16 @@ def drive(
     on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     tracer: EffectTracer | None = None,
+    store: EventStore | None = None,
+    signals: bool = True,
+    interruption: Interruption | None = None,
 ) -> DurableRun:
-    """Start (``prompt``) or resume (``run_id``) a run and drive it until it stops."""
+    """Start (``prompt``) or resume (``run_id``) a run and drive it until it stops.
+
+    ``store`` defaults to the workspace's own (:func:`open_store`); a store given is left
+    open. With ``signals``, SIGINT and SIGTERM interrupt the run cleanly (main thread only),
+    through ``interruption`` when given (its ``reason`` then tells the caller why it stopped).
+    """
     runtime = Runtime(
         workspace.layout,
         workspace.config,
@@ -153,14 +183,18 @@ def drive(
         prompt=prompt,
         run_id=run_id,
     )
-    interruption = Interruption()
+    interruption = Interruption() if interruption is None else interruption
     workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)
     if run_id is not None:
         # A resume goes on writing to its own run's file; the marker points there again.
         events_file = workspace.layout.events_file(run_id)
         if events_file.is_file():
             write_marker(workspace.layout.root, events_file)
-    with open_store(workspace) as store, _signals(interruption):
+    with contextlib.ExitStack() as stack:
+        if store is None:
+            store = stack.enter_context(open_store(workspace))
+        if signals:
+            stack.enter_context(_signals(interruption))
         return run_durable(
             store,
             runtime,

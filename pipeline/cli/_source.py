@@ -10,7 +10,12 @@ from attrs import frozen
 
 from pipeline.cli._logfile import EventLogError, read_event_log
 from pipeline.events import PipelineEvent
-from pipeline.handlers.store import DEFAULT_STORE_PATH, SqliteEventStore, StoreError
+from pipeline.handlers.store import (
+    DEFAULT_STORE_PATH,
+    StoreError,
+    open_store_at,
+    store_path,
+)
 from pipeline.serialization import EncodedCheckpoint
 
 __all__ = ["LogSource", "SourceError", "open_source"]
@@ -31,23 +36,29 @@ class LogSource:
 
 
 @contextlib.contextmanager
-def open_source(source: Path | None, run: str | None) -> Iterator[LogSource]:
-    """Open ``source`` (default: the workspace's store) at run ``run`` (default: the latest)."""
-    path = DEFAULT_STORE_PATH if source is None else source
-    if path.suffix == ".jsonl":
+def open_source(source: str | Path | None, run: str | None) -> Iterator[LogSource]:
+    """Open ``source`` (default: the workspace's store; a path, a store URL or a ``.jsonl``
+    log) at run ``run`` (default: the latest)."""
+    location = str(DEFAULT_STORE_PATH if source is None else source)
+    try:
+        path = store_path(location)
+    except StoreError as error:
+        raise SourceError(str(error)) from error
+    if path is not None and path.suffix == ".jsonl":
+        log_path = path
         if run is not None:
             raise SourceError(f"{path} is a single run's log; --run applies to a store")
-        yield LogSource(str(path), lambda: read_event_log(path), [], False)
+        yield LogSource(str(path), lambda: read_event_log(log_path), [], False)
         return
-    if not path.is_file():
+    if path is not None and not path.is_file():
         raise SourceError(
             f"no event store at {path} (give a store or a .jsonl log, or run `ralph demo`)"
         )
     try:
-        with SqliteEventStore(path) as store:
+        with open_store_at(location, must_exist=True) as store:
             run_id = store.choose_run(run)
             yield LogSource(
-                f"{path} run {run_id}",
+                f"{store.label} run {run_id}",
                 lambda: store.read(run_id),
                 store.checkpoints(run_id),
                 True,

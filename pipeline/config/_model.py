@@ -139,6 +139,9 @@ class StoreConfig:
     """``[store]``: where and how durably events are kept."""
 
     durability: Durability = Durability.FULL
+    url: str | None = None
+    """Where the events go: a SQLite path or ``sqlite:///PATH``, or ``postgresql://...``;
+    None: the workspace's ``.ralph/pipeline.db``. ``--store`` on the command line wins."""
 
 
 @final

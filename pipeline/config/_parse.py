@@ -153,6 +153,15 @@ def _check(config: RalphConfig, source: str) -> None:
                 )
         if len(set(chain)) != len(chain):
             problems.append(f"{key}: names an agent twice")
+    url = config.store.url
+    if url is not None and (
+        not url.strip()
+        or ("://" in url and not url.startswith(("postgresql://", "postgres://", "sqlite:///")))
+    ):
+        problems.append(
+            f"store.url: {url!r} is not a store (use a path, sqlite:///PATH or "
+            "postgresql://USER@HOST:PORT/DATABASE)"
+        )
     problems.extend(check_hats(config.hats))
     problems.extend(check_loop(config.loop))
 

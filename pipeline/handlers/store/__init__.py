@@ -1,5 +1,6 @@
 """Event stores: the port and its adapters (I/O)."""
 
+from pipeline.handlers.store._location import NamedStore, is_store_url, open_store_at, store_path
 from pipeline.handlers.store._port import (
     EventStore,
     LeaseLostError,
@@ -16,6 +17,7 @@ __all__ = [
     "DEFAULT_STORE_PATH",
     "EventStore",
     "LeaseLostError",
+    "NamedStore",
     "RunSummary",
     "SequenceConflictError",
     "SqliteEventStore",
@@ -23,4 +25,7 @@ __all__ = [
     "StoreError",
     "StoredResponse",
     "UnknownRunError",
+    "is_store_url",
+    "open_store_at",
+    "store_path",
 ]

@@ -60,6 +60,11 @@ class SqliteEventStore:
             self._db.execute("PRAGMA foreign_keys=ON")
             self.migrate()
 
+    @property
+    def label(self) -> str:
+        """The file's path, for messages."""
+        return str(self.path)
+
     def _enter_wal(self) -> None:
         """Switch the file to write-ahead logging. While other processes are creating the same
         file, SQLite can answer "locked" at once without waiting for the busy timeout, so the

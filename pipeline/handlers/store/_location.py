@@ -1,0 +1,78 @@
+"""Opening an event store from where the user says it is: a path or a URL (I/O)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from pipeline.events import RunId
+from pipeline.handlers.store._port import EventStore, StoreError
+from pipeline.handlers.store._sqlite import SqliteEventStore
+
+__all__ = ["NamedStore", "is_store_url", "open_store_at", "store_path"]
+
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_SQLITE_SCHEME = "sqlite:///"
+
+
+class NamedStore(EventStore, Protocol):
+    """An event store the command line can name in messages and pick a run from."""
+
+    @property
+    def label(self) -> str:
+        """Where the store is, for messages (a URL never shows its password)."""
+        ...
+
+    def choose_run(self, run_id: str | None) -> RunId:
+        """``run_id`` when the store holds it, else the latest run when None."""
+        ...
+
+    def __enter__(self) -> NamedStore: ...
+
+    def __exit__(self, *_exc: object) -> None: ...
+
+
+def is_store_url(location: str) -> bool:
+    """Whether ``location`` is a store URL (``postgresql://``, ``postgres://``, ``sqlite:///``)
+    rather than a file path."""
+    return location.startswith((*_POSTGRES_SCHEMES, _SQLITE_SCHEME))
+
+
+def store_path(location: str | Path) -> Path | None:
+    """The SQLite file ``location`` names (a path or ``sqlite:///path``), or None for a
+    PostgreSQL URL. As with SQLAlchemy, ``sqlite:///x.db`` is relative and
+    ``sqlite:////tmp/x.db`` absolute."""
+    text = str(location)
+    if text.startswith(_POSTGRES_SCHEMES):
+        return None
+    if text.startswith(_SQLITE_SCHEME):
+        return Path(text.removeprefix(_SQLITE_SCHEME))
+    if "://" in text:
+        scheme = text.split("://", 1)[0]
+        raise StoreError(
+            f"{text}: unknown store scheme {scheme!r} (use a path, sqlite:///PATH or "
+            "postgresql://USER@HOST:PORT/DATABASE)"
+        )
+    return Path(text)
+
+
+def open_store_at(
+    location: str | Path, *, synced: bool = True, must_exist: bool = False
+) -> NamedStore:
+    """The store at ``location``: a SQLite file (created when missing, unless ``must_exist``)
+    or a PostgreSQL database (the ``postgres`` extra). ``synced`` False is the ``process``
+    durability: commits do not wait for the disk."""
+    path = store_path(location)
+    if path is None:
+        try:
+            # Imported here: psycopg comes with the optional extra only.
+            from pipeline.handlers.store.postgres import PostgresEventStore
+        except ImportError as error:
+            raise StoreError(
+                "a PostgreSQL store needs psycopg; install the extra: "
+                "pip install 'ralph-pipeline[postgres]'"
+            ) from error
+        return PostgresEventStore(str(location), synchronous_commit=synced)
+    if must_exist and not path.is_file():
+        raise StoreError(f"no event store at {path}")
+    return SqliteEventStore(path, synchronous="FULL" if synced else "NORMAL")

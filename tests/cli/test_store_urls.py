@@ -1,0 +1,89 @@
+"""The command line on a store named by URL: a run kept in PostgreSQL is run, resumed, read,
+listed and checked like one kept in the workspace's SQLite file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from pipeline.handlers.store.postgres import PostgresEventStore
+from pipeline.reducers import fold
+from pipeline.serialization import decode_event, decode_state
+from tests.runtime.workspace import FINISH_EVERYTHING, RALPH, make_workspace, ralph, scripted
+
+
+def _workspace(root: Path, extra: str = "") -> Path:
+    return make_workspace(
+        root,
+        scripts={"finish.toml": FINISH_EVERYTHING},
+        agents={"main": scripted("finish.toml")},
+        budgets="max_iterations = 1\nmax_review_passes = 1",
+        extra=extra,
+    )
+
+
+def test_a_run_with_store_url_lives_in_postgresql_and_every_reader_takes_the_url(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """``ralph run --store URL`` keeps no SQLite file; events, replay --verify, status and
+    runs read the run from the URL, and its log folds to the state status reports."""
+    root = _workspace(tmp_path / "ws")
+    started = ralph("run", "--plain", "--store", postgres_url, cwd=root)
+    assert started.returncode == 0, started.stderr
+    assert not (root / ".ralph" / "pipeline.db").exists()
+    assert "Event store: postgresql://ralph@127.0.0.1:" in started.stdout
+    with PostgresEventStore(postgres_url) as store:
+        (run,) = store.runs()
+        stored = list(store.read(run.run_id))
+    printed = ralph("events", postgres_url, "--format", "jsonl", cwd=tmp_path)
+    assert printed.returncode == 0, printed.stderr
+    assert [decode_event(line) for line in printed.stdout.splitlines()] == stored
+    verified = ralph("replay", postgres_url, "--verify", cwd=tmp_path)
+    assert verified.returncode == 0, verified.stderr
+    assert "verified: the fold equals all" in verified.stdout
+    status = ralph("status", "--store", postgres_url, "--json", cwd=tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert decode_state(status.stdout) == fold(stored)
+    listed = ralph("runs", postgres_url, cwd=tmp_path)
+    assert run.run_id in listed.stdout
+
+
+def test_the_store_comes_from_ralph_toml_or_ralph_store_and_the_flag_wins(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """``[store] url`` sends the run to PostgreSQL; RALPH_STORE (or ``--store``) overrides
+    it, here with a relative sqlite:/// path, taken from where the command runs."""
+    root = _workspace(tmp_path / "ws", extra=f'[store]\nurl = "{postgres_url}"\n')
+    assert ralph("run", "--quiet", cwd=root).returncode == 0
+    with PostgresEventStore(postgres_url) as store:
+        assert len(store.runs()) == 1
+    env_run = subprocess.run(
+        [*RALPH, "run", "--quiet"],
+        cwd=root,
+        env={**os.environ, "RALPH_STORE": "sqlite:///elsewhere.db"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert env_run.returncode == 0, env_run.stderr
+    assert (root / "elsewhere.db").is_file()
+    with PostgresEventStore(postgres_url) as store:
+        assert len(store.runs()) == 1
+
+
+def test_bad_store_locations_are_clear_usage_errors(tmp_path: Path) -> None:
+    """An unknown scheme, a bad [store] url and an unreachable server each exit 2 with one
+    line saying what is wrong; nothing is run."""
+    root = _workspace(tmp_path / "ws")
+    scheme = ralph("events", "mysql://db/x", cwd=tmp_path)
+    assert scheme.returncode == 2
+    assert "unknown store scheme 'mysql'" in scheme.stderr
+    away = ralph("run", "--store", "postgresql://nobody@127.0.0.1:1/none", cwd=root)
+    assert away.returncode == 2
+    assert "cannot reach the PostgreSQL server" in away.stderr
+    bad = _workspace(tmp_path / "bad", extra='[store]\nurl = "redis://x"\n')
+    configured = ralph("run", cwd=bad)
+    assert configured.returncode == 2
+    assert "store.url: 'redis://x' is not a store" in configured.stderr
