@@ -39,8 +39,7 @@ from cattrs import transform_error
 from cattrs.errors import BaseValidationError
 from cattrs.preconf.orjson import make_converter
 
-from pipeline.handlers.intake import emit, events_file_for
-from pipeline.serialization import configure_primitives
+from pipeline._strict import configure_primitives
 
 __all__ = ["Script", "Step", "main"]
 
@@ -125,6 +124,10 @@ def _perform(step: Step, root: Path) -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, "utf-8")
     if step.emit or step.raw_lines:
+        # Imported only when needed: the agent starts once per invocation, and most steps
+        # never emit (the intake loads the whole event vocabulary).
+        from pipeline.handlers.intake import emit, events_file_for
+
         events_file = events_file_for(Path.cwd(), os.environ, None)
         # The same function as `ralph emit`, called in-process: one O_APPEND write per line.
         for topic, payload in step.emit:

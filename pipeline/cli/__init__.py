@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
@@ -23,17 +23,9 @@ from pipeline.cli._follow import category_filter, follow
 from pipeline.cli._init import installed_presets, write_starter
 from pipeline.cli._logfile import EventLogError, write_event_log
 from pipeline.cli._progress import Display, choose_display, showing
+from pipeline.cli._queue import queue_rows, run_worker_processes
 from pipeline.cli._render import describe_event, state_table
 from pipeline.cli._report import html_report, markdown_report
-from pipeline.cli._run import (
-    RunSetupError,
-    Workspace,
-    drive,
-    open_store,
-    open_workspace,
-    resolve_prompt,
-    store_location,
-)
 from pipeline.cli._source import LogSource, open_source
 from pipeline.cli._tracing import tracing
 from pipeline.config import ConfigError
@@ -62,6 +54,18 @@ from pipeline.serialization import (
 )
 from pipeline.state import Phase, PipelineState
 from pipeline.views import timeline, topic_log
+from pipeline.workspace import (
+    RunSetupError,
+    Workspace,
+    drive,
+    open_store,
+    open_workspace,
+    resolve_prompt,
+    store_location,
+)
+
+if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
+    from pipeline.handlers.store.queue import Ticket
 
 __all__ = ["app", "main"]
 
@@ -661,15 +665,126 @@ def _existing_store(location: str | Path) -> Iterator[NamedStore]:
 def runs(
     store: StoreArgument = str(DEFAULT_STORE_PATH),
 ) -> None:
-    """List the runs in an event store."""
+    """List the runs in an event store; on a PostgreSQL store, the queue's tickets too
+    (state, run, events, worker, claims, age, outcome)."""
     with _existing_store(store) as opened:
         listed = opened.runs()
-    table = Table(title=f"Runs in {opened.label}")
-    for column in ("run", "events", "started"):
-        table.add_column(column)
-    for summary in listed:
-        table.add_row(summary.run_id, str(summary.events), summary.started_at)
+        tickets = _queue_tickets(opened)
+    if tickets is None:
+        table = Table(title=f"Runs in {opened.label}")
+        for column in ("run", "events", "started"):
+            table.add_column(column)
+        for summary in listed:
+            table.add_row(summary.run_id, str(summary.events), summary.started_at)
+    else:
+        table = Table(title=f"Runs in {opened.label}")
+        for column in ("ticket", "state", "run", "events", "worker", "claims", "age", "outcome"):
+            table.add_column(column)
+        for row in queue_rows(tickets, listed):
+            table.add_row(*row)
     out.print(table)
+
+
+def _queue_tickets(store: NamedStore) -> list[Ticket] | None:
+    """The queue's tickets when ``store`` is a PostgreSQL store, else None."""
+    if store_path(store.label) is not None:
+        return None
+    from pipeline.handlers.store.postgres import PostgresEventStore
+    from pipeline.handlers.store.queue import RunQueue
+
+    assert isinstance(store, PostgresEventStore)
+    try:
+        return RunQueue(store).tickets()
+    except StoreError as error:
+        raise _fail(str(error)) from error
+
+
+def _queue_url(store: str | None) -> str:
+    """The PostgreSQL URL ``--store`` (or RALPH_STORE) names; a usage error otherwise."""
+    if store is None:
+        raise _fail("say which queue: --store postgresql://USER@HOST:PORT/DATABASE or RALPH_STORE")
+    try:
+        path = store_path(store)
+    except StoreError as error:
+        raise _fail(str(error)) from error
+    if path is not None:
+        raise _fail(f"the queue lives in PostgreSQL; {store} is a SQLite store")
+    return store
+
+
+@app.command()
+def submit(
+    workspace: WorkspaceOption = Path(),
+    prompt: Annotated[str | None, typer.Option(help="The task, as text.")] = None,
+    prompt_file: Annotated[
+        Path | None, typer.Option(help="A file holding the task (default: PROMPT.md).")
+    ] = None,
+    store: StoreOption = None,
+) -> None:
+    """Queue a pipeline run of the workspace for the workers (prints the ticket)."""
+    url = _queue_url(store)
+    try:
+        from pipeline.workers import submit as submit_run
+    except ImportError as error:
+        raise _fail(_POSTGRES_HINT) from error
+    try:
+        ticket = submit_run(url, workspace, prompt=prompt, prompt_file=prompt_file)
+    except (ConfigError, RunSetupError, StoreError, OSError) as error:
+        raise _fail(str(error)) from error
+    err.print(f"Queued {ticket.ticket} for {ticket.workspace}", markup=False)
+    sys.stdout.write(ticket.ticket + "\n")
+
+
+@app.command()
+def worker(
+    store: StoreOption = None,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="How many pipelines to run at once (one process each).")
+    ] = 1,
+    lease_seconds: Annotated[
+        float,
+        typer.Option(
+            min=0.1, help="How long a claim holds without renewal (takeover after death)."
+        ),
+    ] = 30.0,
+    poll_seconds: Annotated[
+        float, typer.Option(min=0.01, help="How long an idle worker waits between looks.")
+    ] = 1.0,
+    exit_when_idle: Annotated[
+        bool, typer.Option("--exit-when-idle", help="Stop when nothing is left to claim.")
+    ] = False,
+) -> None:
+    """Claim queued pipelines and run them, holding a lease; SIGTERM interrupts the run at
+    work cleanly and gives its ticket back to the queue."""
+    url = _queue_url(store)
+    if concurrency > 1:
+        argv = ["--store", url, "--lease-seconds", str(lease_seconds)]
+        argv += ["--poll-seconds", str(poll_seconds)]
+        argv += ["--exit-when-idle"] if exit_when_idle else []
+        raise typer.Exit(run_worker_processes(concurrency, argv))
+    try:
+        from pipeline.workers import Worker
+    except ImportError as error:
+        raise _fail(_POSTGRES_HINT) from error
+
+    def say(line: str) -> None:
+        err.print(line, markup=False, soft_wrap=True)
+
+    try:
+        report = Worker(url, lease_s=lease_seconds, poll_s=poll_seconds, on_message=say).run(
+            exit_when_idle=exit_when_idle
+        )
+    except StoreError as error:
+        raise _fail(str(error)) from error
+    say(
+        f"claimed {report.claimed}: {report.done} done, {report.failed} failed, "
+        f"{report.released} released, {report.lost} taken over"
+    )
+
+
+_POSTGRES_HINT = (
+    "the queue needs PostgreSQL support; install the extra: pip install 'ralph-pipeline[postgres]'"
+)
 
 
 projections = typer.Typer(

@@ -8,7 +8,6 @@ an ``int``, ``1`` is not a ``bool``).
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import orjson
@@ -16,49 +15,11 @@ from cattrs import Converter
 from cattrs.preconf.orjson import make_converter as make_orjson_converter
 from cattrs.strategies import configure_tagged_union
 
+from pipeline._strict import configure_primitives
 from pipeline.effects import EFFECT_TAGS, Effect
 from pipeline.events import WIRE_TAGS, Json, PipelineEvent
 
-__all__ = ["make_converter"]
-
-
-def _strict_bool(value: Any, _type: Any) -> bool:
-    if type(value) is not bool:
-        raise TypeError(f"expected a boolean, got {value!r}")
-    return value
-
-
-def _strict_int(value: Any, _type: Any) -> int:
-    if type(value) is not int:
-        raise TypeError(f"expected an integer, got {value!r}")
-    return value
-
-
-def _strict_str(value: Any, type_: Any) -> str:
-    if type(value) is not str:
-        raise TypeError(f"expected a string, got {value!r}")
-    # This hook also receives str subclasses (the StrEnums): build the member, not a plain str.
-    if type_ is not str and isinstance(type_, type) and issubclass(type_, str):
-        member: str = type_(value)
-        return member
-    return value
-
-
-def _strict_datetime(value: Any, _type: Any) -> datetime:
-    if type(value) is not str:
-        raise TypeError(f"expected an ISO 8601 time, got {value!r}")
-    parsed = datetime.fromisoformat(value)
-    if parsed.tzinfo is None:
-        raise ValueError(f"expected a time with a UTC offset, got {value!r}")
-    return parsed
-
-
-def configure_primitives(converter: Converter) -> None:
-    """Make primitive structuring strict (no coercion of stored or received data)."""
-    converter.register_structure_hook(bool, _strict_bool)
-    converter.register_structure_hook(int, _strict_int)
-    converter.register_structure_hook(str, _strict_str)
-    converter.register_structure_hook(datetime, _strict_datetime)
+__all__ = ["configure_primitives", "make_converter"]
 
 
 def _sorted_strings(values: frozenset[str]) -> list[str]:

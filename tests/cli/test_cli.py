@@ -328,12 +328,12 @@ def test_the_cli_exits_with_each_reasons_code_and_says_when_exit_0_is_no_success
 
     from pipeline.cli import _finish
     from pipeline.cli._progress import Display
-    from pipeline.cli._run import Workspace
     from pipeline.config import RalphConfig
     from pipeline.engine import DurableRun
     from pipeline.events import Digest, RunId
     from pipeline.handlers.runtime import WorkspaceLayout
     from pipeline.state import PipelineState
+    from pipeline.workspace import Workspace
 
     state = PipelineState()
     state = attrs.evolve(

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli._run import open_store, open_workspace
 from pipeline.config import PRESETS, AgentConfig, PromptVia, parse_config
 from pipeline.events import RunCompleted
+from pipeline.workspace import open_store, open_workspace
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     make_workspace,

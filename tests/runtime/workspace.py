@@ -9,10 +9,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.cli._run import drive, open_workspace, resolve_prompt
 from pipeline.engine import DurableRun
 from pipeline.events import PipelineEvent
 from pipeline.handlers.store import SqliteEventStore
+from pipeline.workspace import drive, open_workspace, resolve_prompt
 
 PYTHON = sys.executable
 RALPH = [PYTHON, "-m", "pipeline.cli"]

@@ -123,12 +123,17 @@ class PostgresEventStore:
             conn.execute("SET TIME ZONE 'UTC'")
             if not self.synchronous_commit:
                 conn.execute("SET synchronous_commit = off")
+            if self.lease is not None:
+                # A worker frozen inside an append would hold its run's queue row locked, and
+                # no other worker could take the run over: the server ends such a session.
+                conn.execute("SET idle_in_transaction_session_timeout = '5s'")
             self._conn = conn
             return conn
 
-    def _retrying(self, action: str, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+    def retrying(self, action: str, work: Callable[[psycopg.Connection[Any]], T]) -> T:
         """``work`` on a live connection; a connection lost midway is reopened and ``work``
-        tried again (within ``retry_s``). Other database errors become :class:`StoreError`."""
+        tried again (within ``retry_s``), so ``work`` must be safe to repeat. Other database
+        errors become :class:`StoreError` saying it could not ``action``."""
         deadline = time.monotonic() + self.retry_s
         while True:
             conn = self._connect()
@@ -174,7 +179,7 @@ class PostgresEventStore:
                     done.append(version)
             return done
 
-        return self._retrying("migrate the schema", work)
+        return self.retrying("migrate the schema", work)
 
     # -- the log -----------------------------------------------------------------------
 
@@ -215,7 +220,7 @@ class PostgresEventStore:
                 raise
             return head
 
-        return self._retrying(f"append to run {run_id!r}", work)
+        return self.retrying(f"append to run {run_id!r}", work)
 
     def _append(
         self,
@@ -308,7 +313,7 @@ class PostgresEventStore:
                     (run_id, start, _READ_BATCH),
                 ).fetchall()
 
-            rows = self._retrying(f"read run {run_id!r}", batch)
+            rows = self.retrying(f"read run {run_id!r}", batch)
             for sequence, version, body in rows:
                 what = f"{self.label} run {run_id} event {sequence}"
                 yield decode_stored_event(body, version, what)
@@ -318,7 +323,7 @@ class PostgresEventStore:
 
     def head(self, run_id: RunId) -> int:
         """How many events the run's log holds."""
-        row = self._retrying(
+        row = self.retrying(
             f"read run {run_id!r}",
             lambda conn: conn.execute(
                 "SELECT head FROM runs WHERE run_id = %s", (run_id,)
@@ -328,7 +333,7 @@ class PostgresEventStore:
 
     def runs(self) -> list[RunSummary]:
         """Every run, oldest first."""
-        rows = self._retrying(
+        rows = self.retrying(
             "list runs",
             lambda conn: conn.execute(
                 "SELECT run_id, head, started_at FROM runs ORDER BY started_at, run_id"
@@ -354,7 +359,7 @@ class PostgresEventStore:
 
     def response_log(self, run_id: RunId) -> list[StoredResponse]:
         """The run's ``agent_response_log`` rows, in order."""
-        rows = self._retrying(
+        rows = self.retrying(
             f"read the response log of run {run_id!r}",
             lambda conn: conn.execute(
                 "SELECT id, run_id, task_id, turn_number, raw_response, status, violations, "
@@ -393,7 +398,7 @@ class PostgresEventStore:
                     count += len(rows)
             return count
 
-        return self._retrying("rebuild the response log", work)
+        return self.retrying("rebuild the response log", work)
 
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
         """Store ``checkpoint`` (the run must exist), without waiting for the server's disk."""
@@ -414,11 +419,11 @@ class PostgresEventStore:
                     ),
                 )
 
-        self._retrying(f"save a checkpoint of run {run_id!r}", work)
+        self.retrying(f"save a checkpoint of run {run_id!r}", work)
 
     def checkpoints(self, run_id: RunId) -> list[EncodedCheckpoint]:
         """The run's checkpoints, newest first."""
-        rows = self._retrying(
+        rows = self.retrying(
             f"read checkpoints of run {run_id!r}",
             lambda conn: conn.execute(
                 "SELECT sequence, format_version, checksum, body FROM checkpoints "

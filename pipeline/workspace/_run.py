@@ -1,4 +1,4 @@
-"""Starting and resuming runs in a workspace for ``ralph run``, ``resume`` and ``demo`` (I/O).
+"""Starting and resuming runs in a workspace: `ralph run`, `resume`, `demo`, the workers (I/O).
 
 Everything a run needs is checked before any agent starts: the configuration (every mistake
 one line naming the key), the prompt, and the git repository.
@@ -68,8 +68,9 @@ def _read_text(path: Path, *, missing: str, unreadable: str) -> str:
         raise RunSetupError(f"{unreadable}: {error}") from error
 
 
-def open_workspace(root: Path) -> Workspace:
-    """Check ``root`` (a git repository with a valid ``ralph.toml``) and load its config.
+def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
+    """Check ``root`` (a git repository with a valid ``ralph.toml``) and load its config
+    (``config_text`` instead of the file's, for a run submitted to the queue).
 
     Raises ``ConfigError`` for configuration mistakes and :class:`RunSetupError` otherwise.
     """
@@ -78,14 +79,18 @@ def open_workspace(root: Path) -> Workspace:
         raise RunSetupError(f"{root} is not a directory")
     layout = WorkspaceLayout(root)
     path = layout.config
-    text = _read_text(
-        path,
-        missing=f"{path}: not found; run `ralph init` there to write a starter configuration",
-        unreadable=f"{path}: cannot read it",
-    )
-    config = parse_config(text, str(path))
-    require_chains(config, str(path))
-    load_response_schemas(config, root, str(path))  # a bad schema stops the run before it starts
+    if config_text is None:
+        text = _read_text(
+            path,
+            missing=f"{path}: not found; run `ralph init` there to write a starter configuration",
+            unreadable=f"{path}: cannot read it",
+        )
+        source = str(path)
+    else:
+        text, source = config_text, f"{path} (as submitted)"
+    config = parse_config(text, source)
+    require_chains(config, source)
+    load_response_schemas(config, root, source)  # a bad schema stops the run before it starts
     try:
         ensure_excluded(root)
     except GitError as error:

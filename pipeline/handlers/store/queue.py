@@ -1,0 +1,173 @@
+"""The run queue in PostgreSQL (the optional extra ``postgres``): pipelines submitted for
+workers to run, claimed with ``SELECT ... FOR UPDATE SKIP LOCKED`` and held by a lease.
+
+A ticket moves ``queued -> running -> done | failed``. A claim takes the oldest ticket that is
+queued, or running under a lease that has expired (its worker died or stalled), and hands it
+to the claiming worker for ``lease_s`` seconds, which the worker renews while it works. The
+event store bound to that lease (:class:`~pipeline.handlers.store.postgres.Lease`) refuses any
+append once another worker holds the ticket, so two workers never both write one run. Times
+are the database's, so the workers' clocks need not agree.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final, final
+
+import psycopg
+from attrs import frozen
+from psycopg.rows import class_row
+
+from pipeline.events import RunId
+from pipeline.handlers.store.postgres import PostgresEventStore
+
+__all__ = ["RunQueue", "Ticket", "TicketState"]
+
+
+class TicketState(enum.StrEnum):
+    """Where a submitted pipeline stands."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    """The run stopped with a termination reason (a success or not: see ``outcome``)."""
+    FAILED = "failed"
+    """The run could not be run (bad configuration, missing workspace, a bug): see ``outcome``."""
+
+
+@final
+@frozen
+class Ticket:
+    """A submitted pipeline: what to run, and who runs it now."""
+
+    ticket: str
+    workspace: str
+    config: str
+    prompt: str
+    state: str
+    run_id: str | None
+    worker: str | None
+    lease_expires: datetime | None
+    claims: int
+    outcome: str | None
+    submitted_at: datetime
+    updated_at: datetime
+
+    @property
+    def status(self) -> TicketState:
+        """``state`` as a :class:`TicketState`."""
+        return TicketState(self.state)
+
+
+_COLUMNS: Final = (
+    "ticket, workspace, config, prompt, state, run_id, worker, lease_expires, claims, "
+    "outcome, submitted_at, updated_at"
+)
+
+
+class RunQueue:
+    """The queue in the store's database (its migrations create the table).
+
+    Every call is one statement, retried like the store's on a lost connection.
+    """
+
+    def __init__(self, store: PostgresEventStore) -> None:
+        self.store = store
+
+    def submit(self, ticket: str, workspace: Path, config: str, prompt: str) -> Ticket:
+        """Queue a pipeline run: the workspace it runs in, the ``ralph.toml`` text and the
+        prompt text it runs with (what was submitted is what runs)."""
+        # A retry after a lost answer finds the ticket it inserted.
+        inserted = self._maybe(
+            "submit a run",
+            f"INSERT INTO run_queue (ticket, workspace, config, prompt, state) "
+            f"VALUES (%s, %s, %s, %s, 'queued') ON CONFLICT (ticket) DO NOTHING "
+            f"RETURNING {_COLUMNS}",
+            (ticket, str(workspace), config, prompt),
+        )
+        found = inserted or self.get(ticket)
+        assert found is not None
+        return found
+
+    def claim(self, worker: str, lease_s: float) -> Ticket | None:
+        """The oldest claimable ticket, now running under ``worker``'s lease for ``lease_s``
+        seconds, or None. Workers claiming at once each get a different ticket."""
+        return self._maybe(
+            "claim a run",
+            "UPDATE run_queue SET state = 'running', worker = %(worker)s, "
+            "lease_expires = now() + make_interval(secs => %(lease)s), claims = claims + 1, "
+            "updated_at = now() WHERE ticket = ("
+            "  SELECT ticket FROM run_queue"
+            "  WHERE state = 'queued' OR (state = 'running' AND lease_expires < now())"
+            "  ORDER BY submitted_at, ticket FOR UPDATE SKIP LOCKED LIMIT 1"
+            f") RETURNING {_COLUMNS}",
+            {"worker": worker, "lease": lease_s},
+        )
+
+    def renew(self, ticket: str, worker: str, lease_s: float) -> bool:
+        """Extend ``worker``'s lease on ``ticket``; False when it no longer holds it."""
+        return self._changed(
+            "renew a lease",
+            "UPDATE run_queue SET lease_expires = now() + make_interval(secs => %s), "
+            "updated_at = now() WHERE ticket = %s AND worker = %s AND state = 'running'",
+            (lease_s, ticket, worker),
+        )
+
+    def release(self, ticket: str, worker: str) -> bool:
+        """Give ``ticket`` back to the queue (a worker shutting down): the next claim resumes
+        it at once. False when ``worker`` no longer held it."""
+        return self._changed(
+            "release a run",
+            "UPDATE run_queue SET state = 'queued', worker = NULL, lease_expires = NULL, "
+            "updated_at = now() WHERE ticket = %s AND worker = %s AND state = 'running'",
+            (ticket, worker),
+        )
+
+    def finish(self, ticket: str, worker: str, state: TicketState, outcome: str) -> bool:
+        """Record that ``worker`` finished ``ticket`` (``DONE`` or ``FAILED``, and why); False
+        when it no longer held it, and nothing changes."""
+        if state not in (TicketState.DONE, TicketState.FAILED):
+            raise ValueError(f"a ticket finishes done or failed, not {state.value}")
+        return self._changed(
+            "finish a run",
+            "UPDATE run_queue SET state = %s, outcome = %s, lease_expires = NULL, "
+            "updated_at = now() WHERE ticket = %s AND worker = %s AND state = 'running'",
+            (state.value, outcome, ticket, worker),
+        )
+
+    def get(self, ticket: str) -> Ticket | None:
+        """The ticket, or None."""
+        return self._maybe(
+            "read a ticket", f"SELECT {_COLUMNS} FROM run_queue WHERE ticket = %s", (ticket,)
+        )
+
+    def tickets(self) -> list[Ticket]:
+        """Every ticket, oldest first."""
+
+        def work(conn: psycopg.Connection[Any]) -> list[Ticket]:
+            with conn.cursor(row_factory=class_row(Ticket)) as cursor:
+                cursor.execute(f"SELECT {_COLUMNS} FROM run_queue ORDER BY submitted_at, ticket")
+                return cursor.fetchall()
+
+        return self.store.retrying("list the queue", work)
+
+    def run_of(self, ticket: str) -> RunId | None:
+        """The id of the run the ticket started, once its first events are stored."""
+        found = self.get(ticket)
+        return None if found is None or found.run_id is None else RunId(found.run_id)
+
+    def _maybe(self, action: str, sql: str, params: Any) -> Ticket | None:
+        def work(conn: psycopg.Connection[Any]) -> Ticket | None:
+            with conn.cursor(row_factory=class_row(Ticket)) as cursor:
+                cursor.execute(sql, params)
+                return cursor.fetchone()
+
+        return self.store.retrying(action, work)
+
+    def _changed(self, action: str, sql: str, params: Any) -> bool:
+        def work(conn: psycopg.Connection[Any]) -> bool:
+            return conn.execute(sql, params).rowcount == 1
+
+        return self.store.retrying(action, work)

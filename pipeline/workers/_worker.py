@@ -1,0 +1,300 @@
+"""A worker: claims submitted pipelines from the PostgreSQL queue and runs each one with the
+same runtime as ``ralph run``, holding a lease it renews while it works (I/O).
+
+One worker runs one pipeline at a time (``ralph worker --concurrency N`` starts N of them as
+processes). A worker that dies leaves its lease to expire; the next claim of that ticket
+resumes the run from its last checkpoint and event tail. On SIGTERM or SIGINT the run at work
+is interrupted cleanly (its checkpoint saved) and its ticket released to the queue at once.
+"""
+
+from __future__ import annotations
+
+import _thread
+import contextlib
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+
+from attrs import define, frozen
+
+from pipeline.config import ConfigError, Durability
+from pipeline.engine import Interruption
+from pipeline.errors import PipelineError
+from pipeline.events import RunId
+from pipeline.handlers.runtime import PromptSource
+from pipeline.handlers.store import LeaseLostError, StoreError
+from pipeline.handlers.store.postgres import Lease, PostgresEventStore
+from pipeline.handlers.store.queue import RunQueue, Ticket, TicketState
+from pipeline.state import Phase
+from pipeline.workspace import RunSetupError, drive, open_workspace, resolve_prompt
+
+__all__ = ["Worker", "WorkerReport", "submit", "worker_name"]
+
+_LEASE_LOST = signal.SIGUSR1
+"""Raised in the worker's main thread by its lease keeper when the lease is gone."""
+
+
+def worker_name() -> str:
+    """A name unique to this worker process: host, process id and a random suffix."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def submit(
+    url: str,
+    workspace: Path,
+    *,
+    prompt: str | None = None,
+    prompt_file: Path | None = None,
+) -> Ticket:
+    """Queue a pipeline run for the workers: the workspace is checked now (its ``ralph.toml``
+    and the prompt, read now: what is submitted is what runs) and the ticket returned.
+
+    Raises ``ConfigError`` or :class:`~pipeline.workspace.RunSetupError` for a workspace that
+    could not run, :class:`~pipeline.handlers.store.StoreError` when the queue is unreachable.
+    """
+    opened = open_workspace(workspace)
+    source = resolve_prompt(opened, prompt, prompt_file)
+    text = source.text if source.path is None else source.path.read_text("utf-8")
+    assert text is not None
+    config_text = opened.layout.config.read_text("utf-8")
+    with PostgresEventStore(url) as store:
+        ticket = f"t-{uuid.uuid4().hex[:12]}"
+        return RunQueue(store).submit(ticket, opened.layout.root, config_text, text)
+
+
+@define
+class WorkerReport:
+    """What a worker did before it stopped."""
+
+    claimed: int = 0
+    done: int = 0
+    failed: int = 0
+    released: int = 0
+    """Tickets given back to the queue when the worker was asked to stop."""
+    lost: int = 0
+    """Tickets another worker took over (this one stalled past its lease)."""
+
+
+@frozen
+class _Outcome:
+    state: TicketState | None
+    """DONE or FAILED to record; None: released or lost, the ticket is not ours to finish."""
+    detail: str
+
+
+class _LeaseKeeper:
+    """Renews a lease every third of its length on its own connection; when the lease is
+    gone, says so in the main thread (which interrupts the run at work)."""
+
+    def __init__(self, url: str, lease: Lease, lease_s: float, *, interrupt: bool) -> None:
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._keep, args=(url, lease, lease_s, interrupt), daemon=True
+        )
+        self._thread.start()
+
+    def _keep(self, url: str, lease: Lease, lease_s: float, interrupt: bool) -> None:
+        store: PostgresEventStore | None = None
+        try:
+            while not self._stop.wait(lease_s / 3):
+                try:
+                    store = store or PostgresEventStore(url, retry_s=lease_s / 3)
+                    held = RunQueue(store).renew(lease.ticket, lease.worker, lease_s)
+                except StoreError:
+                    continue  # the database is away: try again; appends fail meanwhile
+                if not held:
+                    self.lost = True
+                    if interrupt:
+                        _thread.interrupt_main(_LEASE_LOST)
+                    return
+        finally:
+            if store is not None:
+                store.close()
+
+    def stop(self) -> None:
+        """Stop renewing (the run is over) and wait for the thread."""
+        self._stop.set()
+        self._thread.join()
+
+
+class Worker:
+    """Claims and runs queued pipelines from the store at ``url`` until stopped.
+
+    ``lease_s`` is how long a claim lasts without renewal (a dead worker's runs are taken
+    over that long after it died); ``poll_s`` how long an idle worker waits before looking
+    again. ``on_message`` receives one line per thing worth telling an operator.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: str | None = None,
+        lease_s: float = 30.0,
+        poll_s: float = 1.0,
+        durability: Durability = Durability.FULL,
+        on_message: Callable[[str], None] | None = None,
+    ) -> None:
+        if lease_s <= 0 or poll_s <= 0:
+            raise ValueError("lease_s and poll_s must be positive")
+        self.url = url
+        self.name = name or worker_name()
+        self.lease_s = lease_s
+        self.poll_s = poll_s
+        self.durability = durability
+        self.stopping: str | None = None
+        self._say = on_message or (lambda _line: None)
+        self._current: Interruption | None = None
+        self._signals = threading.current_thread() is threading.main_thread()
+
+    def stop(self, reason: str) -> None:
+        """Ask the worker to stop: the run at work is interrupted (and its ticket released),
+        no new ticket is claimed. Safe to call from a signal handler."""
+        if self.stopping is None:
+            self.stopping = reason
+        if self._current is not None:
+            self._current.request(reason)
+
+    def run(self, *, exit_when_idle: bool = False, max_runs: int | None = None) -> WorkerReport:
+        """Claim and run tickets until stopped (or, with ``exit_when_idle``, until the queue
+        has nothing to claim; with ``max_runs``, after that many claims)."""
+        report = WorkerReport()
+        delay = self.poll_s
+        with self._handling_signals(), PostgresEventStore(self.url) as store:
+            queue = RunQueue(store)
+            self._say(f"worker {self.name} polling {store.label}")
+            while self.stopping is None and (max_runs is None or report.claimed < max_runs):
+                try:
+                    ticket = queue.claim(self.name, self.lease_s)
+                except StoreError as error:
+                    # Unreachable for the store's whole retry period: wait longer each time.
+                    self._say(f"cannot claim: {error}; retrying in {delay:g} s")
+                    self._sleep(delay)
+                    delay = min(delay * 2, 30.0)
+                    continue
+                delay = self.poll_s
+                if ticket is None:
+                    if exit_when_idle:
+                        break
+                    self._sleep(self.poll_s)
+                    continue
+                report.claimed += 1
+                self._settle(queue, ticket, self._run(ticket), report)
+        self._say(f"worker {self.name} stopped ({self.stopping or 'idle'})")
+        return report
+
+    def _sleep(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while self.stopping is None and time.monotonic() < deadline:
+            time.sleep(min(0.05, seconds))
+
+    def _run(self, ticket: Ticket) -> _Outcome:
+        """Run (or resume) the ticket's pipeline under this worker's lease."""
+        taking_over = ticket.claims > 1
+        verb = "resuming" if ticket.run_id else "starting"
+        self._say(
+            f"{verb} {ticket.ticket} in {ticket.workspace}"
+            + (f" (run {ticket.run_id}, claim {ticket.claims})" if taking_over else "")
+        )
+        lease = Lease(ticket.ticket, self.name)
+        interruption = Interruption()
+        self._current = interruption
+        if self.stopping is not None:
+            interruption.request(self.stopping)
+        keeper = _LeaseKeeper(self.url, lease, self.lease_s, interrupt=self._signals)
+        try:
+            return self._drive(ticket, lease, interruption)
+        except LeaseLostError as error:
+            return _Outcome(None, f"lost: {error}")
+        finally:
+            self._current = None
+            keeper.stop()
+            if keeper.lost:
+                self._say(f"{ticket.ticket}: the lease was taken over; left to its new worker")
+
+    def _drive(self, ticket: Ticket, lease: Lease, interruption: Interruption) -> _Outcome:
+        try:
+            workspace = open_workspace(Path(ticket.workspace), config_text=ticket.config)
+        except (ConfigError, RunSetupError, OSError) as error:
+            return _Outcome(TicketState.FAILED, f"cannot run: {error}")
+        synced = self.durability is not Durability.PROCESS
+        try:
+            with PostgresEventStore(self.url, lease=lease, synchronous_commit=synced) as store:
+                result = drive(
+                    workspace,
+                    prompt=None if ticket.run_id else PromptSource(text=ticket.prompt),
+                    run_id=None if ticket.run_id is None else RunId(ticket.run_id),
+                    on_warning=self._say,
+                    store=store,
+                    signals=False,
+                    interruption=interruption,
+                )
+        except LeaseLostError:
+            raise
+        except StoreError as error:
+            # The database went away for longer than the store retries: the lease expires
+            # and the run is taken over; nothing more to record from here.
+            return _Outcome(None, f"store error: {error}")
+        except PipelineError as error:
+            return _Outcome(TicketState.FAILED, f"failed: {error}")
+        state = result.state
+        if state.progress.phase is Phase.INTERRUPTED and interruption.reason is not None:
+            return _Outcome(None, f"interrupted ({interruption.reason})")
+        termination = state.progress.termination
+        verdict = termination.value if termination is not None else state.progress.phase.value
+        return _Outcome(TicketState.DONE, verdict)
+
+    def _settle(
+        self, queue: RunQueue, ticket: Ticket, outcome: _Outcome, report: WorkerReport
+    ) -> None:
+        """Record the outcome in the queue (or give the ticket back) and count it."""
+        try:
+            if outcome.state is not None:
+                held = queue.finish(ticket.ticket, self.name, outcome.state, outcome.detail)
+                if held:
+                    report.done += outcome.state is TicketState.DONE
+                    report.failed += outcome.state is TicketState.FAILED
+                else:
+                    report.lost += 1
+            elif outcome.detail.startswith("interrupted"):
+                report.released += queue.release(ticket.ticket, self.name)
+            else:
+                report.lost += 1
+        except StoreError as error:
+            self._say(f"{ticket.ticket}: could not record {outcome.detail}: {error}")
+            return
+        if outcome.state is not None:
+            verdict = outcome.state.value
+        else:
+            verdict = "released" if outcome.detail.startswith("interrupted") else "left"
+        self._say(f"{ticket.ticket}: {verdict} ({outcome.detail})")
+
+    @contextlib.contextmanager
+    def _handling_signals(self) -> Iterator[None]:
+        """SIGTERM and SIGINT stop the worker; the lease keeper's signal interrupts the run
+        whose lease is gone. Only in the main thread (Python's signals are delivered there)."""
+        if not self._signals:
+            yield
+            return
+
+        def stop(signum: int, _frame: FrameType | None) -> None:
+            self.stop(signal.Signals(signum).name)
+
+        def lease_lost(_signum: int, _frame: FrameType | None) -> None:
+            if self._current is not None:
+                self._current.request("the lease was taken over")
+
+        handlers = {signal.SIGTERM: stop, signal.SIGINT: stop, _LEASE_LOST: lease_lost}
+        previous = {s: signal.signal(s, h) for s, h in handlers.items()}
+        try:
+            yield
+        finally:
+            for signum, old in previous.items():
+                signal.signal(signum, old)

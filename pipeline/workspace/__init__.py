@@ -1,0 +1,23 @@
+"""Running the pipeline in a workspace (a git repository with a ``ralph.toml``): checking it,
+choosing its store, and driving a run there with the real runtime. ``ralph run``, ``resume``,
+``demo`` and the queue's workers all start runs through here."""
+
+from pipeline.workspace._run import (
+    RunSetupError,
+    Workspace,
+    drive,
+    open_store,
+    open_workspace,
+    resolve_prompt,
+    store_location,
+)
+
+__all__ = [
+    "RunSetupError",
+    "Workspace",
+    "drive",
+    "open_store",
+    "open_workspace",
+    "resolve_prompt",
+    "store_location",
+]

@@ -1,0 +1,129 @@
+"""The run queue on a real PostgreSQL server: claims never collide, leases expire and move,
+and an append by a worker that lost its lease writes nothing."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.events import RunId
+from pipeline.handlers.store import LeaseLostError, SequenceConflictError
+from pipeline.handlers.store.postgres import Lease, PostgresEventStore
+from pipeline.handlers.store.queue import RunQueue, TicketState
+from tests.handlers.store.contract import topics
+
+
+def _queue(url: str, tickets: int) -> None:
+    with PostgresEventStore(url) as store:
+        queue = RunQueue(store)
+        for i in range(tickets):
+            queue.submit(f"t-{i:03}", Path(f"/ws/{i}"), "[chains]", "do it")
+
+
+def test_workers_claiming_at_once_each_get_a_different_ticket(postgres_url: str) -> None:
+    """Eight claimers race over twenty tickets (SKIP LOCKED): every ticket is claimed by
+    exactly one of them, and a ninth finds nothing left."""
+    _queue(postgres_url, 20)
+    claimed: dict[str, list[str]] = {}
+    barrier = threading.Barrier(8)
+
+    def claim_all(worker: str) -> None:
+        with PostgresEventStore(postgres_url) as store:
+            queue = RunQueue(store)
+            barrier.wait()
+            mine = []
+            while (ticket := queue.claim(worker, 60)) is not None:
+                mine.append(ticket.ticket)
+            claimed[worker] = mine
+
+    threads = [threading.Thread(target=claim_all, args=(f"w{i}",)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    every = [t for mine in claimed.values() for t in mine]
+    assert sorted(every) == [f"t-{i:03}" for i in range(20)]
+    with PostgresEventStore(postgres_url) as store:
+        queue = RunQueue(store)
+        assert queue.claim("w9", 60) is None
+        assert {t.status for t in queue.tickets()} == {TicketState.RUNNING}
+
+
+def test_an_expired_lease_is_claimed_again_and_the_stale_worker_cannot_write(
+    postgres_url: str,
+) -> None:
+    """A claims, starts the run, stops renewing; after the lease B claims the ticket. A's
+    next append fails with LeaseLostError and writes nothing; A can neither renew, finish
+    nor release it; B appends and finishes."""
+    _queue(postgres_url, 1)
+    with (
+        PostgresEventStore(postgres_url) as plain,
+        PostgresEventStore(postgres_url, lease=Lease("t-000", "A")) as as_a,
+        PostgresEventStore(postgres_url, lease=Lease("t-000", "B")) as as_b,
+    ):
+        queue = RunQueue(plain)
+        first = queue.claim("A", 0.5)
+        assert first is not None
+        assert first.claims == 1
+        run = RunId("run-q")
+        as_a.append(run, 0, topics(2))
+        assert queue.run_of("t-000") == run
+        assert queue.claim("B", 0.5) is None, "the lease still holds"
+        time.sleep(0.6)
+        second = queue.claim("B", 30)
+        assert second is not None
+        assert (second.worker, second.claims, second.run_id) == ("B", 2, run)
+        with pytest.raises(LeaseLostError, match="no longer holds run t-000"):
+            as_a.append(run, 2, topics(1, start=2))
+        assert plain.head(run) == 2
+        assert not queue.renew("t-000", "A", 30)
+        assert not queue.finish("t-000", "A", TicketState.DONE, "x")
+        assert not queue.release("t-000", "A")
+        assert as_b.append(run, 2, topics(3, start=2)) == 5
+        assert queue.finish("t-000", "B", TicketState.DONE, "completed")
+        done = queue.get("t-000")
+        assert done is not None
+        assert (done.status, done.outcome) == (TicketState.DONE, "completed")
+        assert queue.claim("C", 30) is None
+
+
+def test_a_released_ticket_is_claimed_at_once_and_resumes_its_run(postgres_url: str) -> None:
+    """Released (a worker shutting down), the ticket is queued again with its run id, and
+    the next claim takes it without waiting for a lease."""
+    _queue(postgres_url, 1)
+    with (
+        PostgresEventStore(postgres_url) as plain,
+        PostgresEventStore(postgres_url, lease=Lease("t-000", "A")) as as_a,
+    ):
+        queue = RunQueue(plain)
+        assert queue.claim("A", 600) is not None
+        as_a.append(RunId("run-r"), 0, topics(1))
+        assert queue.release("t-000", "A")
+        again = queue.claim("B", 600)
+        assert again is not None
+        assert (again.worker, again.run_id, again.claims) == ("B", "run-r", 2)
+
+
+def test_a_leased_append_still_checks_the_expected_sequence(postgres_url: str) -> None:
+    """Holding the lease does not excuse a stale expected sequence."""
+    _queue(postgres_url, 1)
+    with (
+        PostgresEventStore(postgres_url) as plain,
+        PostgresEventStore(postgres_url, lease=Lease("t-000", "A")) as as_a,
+    ):
+        assert RunQueue(plain).claim("A", 600) is not None
+        as_a.append(RunId("run-s"), 0, topics(2))
+        with pytest.raises(SequenceConflictError):
+            as_a.append(RunId("run-s"), 1, topics(1, start=9))
+
+
+def test_finish_refuses_a_state_that_is_not_an_end(postgres_url: str) -> None:
+    """A ticket ends done or failed; asking for another state is a programming error."""
+    with (
+        PostgresEventStore(postgres_url) as store,
+        pytest.raises(ValueError, match="done or failed"),
+    ):
+        RunQueue(store).finish("t-x", "A", TicketState.QUEUED, "no")

@@ -1,0 +1,43 @@
+"""Workspaces and worker processes for the queue's tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tests.runtime.workspace import RALPH, make_workspace, scripted
+
+ITERATE = """
+[[default]]
+write.".agent/out/plan.md" = "1. do it"
+write.".agent/out/status" = "partial\\nmore to do"
+write.".agent/out/issues.md" = ""
+write.".agent/out/commit-message" = "Do a part"
+"""
+"""Every role succeeds; development reports partial progress, so the run goes on until its
+iteration budget is spent (each step the same, so a step taken twice changes nothing)."""
+
+
+def queue_workspace(root: Path, *, iterations: int = 1, delay_s: float = 0.0) -> Path:
+    """A workspace whose scripted agent follows :data:`ITERATE` for ``iterations``
+    iterations, pausing ``delay_s`` in each invocation."""
+    script = ITERATE + (f"delay_s = {delay_s}\n" if delay_s else "")
+    return make_workspace(
+        root,
+        scripts={"iterate.toml": script},
+        agents={"main": scripted("iterate.toml")},
+        budgets=f"max_iterations = {iterations}\nmax_review_passes = 1\nmax_retries_per_agent = 1",
+    )
+
+
+def start_worker(url: str, *args: str, cwd: Path) -> subprocess.Popen[str]:
+    """``ralph worker --store URL ARGS`` in its own process (its lines on stderr)."""
+    return subprocess.Popen(
+        [*RALPH, "worker", "--store", url, *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TERM": "dumb"},
+    )

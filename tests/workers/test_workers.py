@@ -1,0 +1,287 @@
+"""Submitting pipelines and running them with workers against a real PostgreSQL server:
+one worker, four workers sharing two hundred runs, and a worker killed mid-run whose run
+another worker takes over."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.events import (
+    CheckpointSaved,
+    PipelineEvent,
+    RunCompleted,
+    RunInterrupted,
+    RunResumed,
+    RunStarted,
+)
+from pipeline.handlers.store.postgres import PostgresEventStore
+from pipeline.handlers.store.queue import RunQueue, TicketState
+from pipeline.serialization import unstructure_event
+from pipeline.workers import submit
+from tests.runtime.workspace import ralph
+from tests.workers.support import queue_workspace, start_worker
+
+
+def _log(url: str, run_id: str) -> list[PipelineEvent]:
+    with PostgresEventStore(url) as store:
+        return list(store.read(run_id))  # type: ignore[arg-type]
+
+
+def test_a_submitted_run_is_run_by_a_worker_with_what_was_submitted(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """``ralph submit`` prints a ticket; ``ralph worker --exit-when-idle`` runs it to its end
+    with the configuration submitted (the file broken afterwards changes nothing); the
+    ticket is done with the termination reason, and ``ralph runs`` lists it."""
+    root = queue_workspace(tmp_path / "ws", iterations=2)
+    submitted = ralph("submit", "--store", postgres_url, "-C", str(root), cwd=tmp_path)
+    assert submitted.returncode == 0, submitted.stderr
+    ticket = submitted.stdout.strip()
+    assert ticket.startswith("t-")
+    (root / "ralph.toml").write_text("this is not [valid toml")
+    worker = start_worker(postgres_url, "--exit-when-idle", "--poll-seconds", "0.1", cwd=tmp_path)
+    _out, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    assert "claimed 1: 1 done, 0 failed" in err
+    with PostgresEventStore(postgres_url) as store:
+        done = RunQueue(store).get(ticket)
+    assert done is not None
+    assert done.status is TicketState.DONE
+    assert done.outcome == "max_iterations"
+    assert done.run_id is not None
+    log = _log(postgres_url, done.run_id)
+    assert isinstance(log[0], RunStarted)
+    assert isinstance(log[-1], RunCompleted)
+    assert sum(isinstance(e, RunStarted) for e in log) == 1
+    listed = ralph("runs", postgres_url, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if ticket in line)
+    assert " done " in row
+    assert "max_iterations" in row
+
+
+def test_submissions_that_cannot_run_are_refused_before_anything_is_queued(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """No queue named, a SQLite store as queue, or a workspace without a configuration:
+    exit 2 with the reason, and the queue stays empty."""
+    root = queue_workspace(tmp_path / "ws")
+    env_free = {k: v for k, v in os.environ.items() if k != "RALPH_STORE"}
+    assert env_free == dict(env_free)  # RALPH_STORE is not set by the test environment
+    nowhere = ralph("submit", "-C", str(root), cwd=tmp_path)
+    assert nowhere.returncode == 2
+    assert "say which queue" in nowhere.stderr
+    sqlite = ralph("submit", "--store", "sqlite:///q.db", "-C", str(root), cwd=tmp_path)
+    assert sqlite.returncode == 2
+    assert "the queue lives in PostgreSQL" in sqlite.stderr
+    (root / "ralph.toml").unlink()
+    missing = ralph("submit", "--store", postgres_url, "-C", str(root), cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "ralph.toml: not found" in missing.stderr
+    with PostgresEventStore(postgres_url) as store:
+        assert RunQueue(store).tickets() == []
+
+
+def test_four_workers_run_two_hundred_pipelines_each_exactly_once(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """4 worker processes share 200 queued pipelines: every ticket ends done, claimed once,
+    by the one worker that says it started it; every run's log starts once, ends once and
+    was never resumed (nobody else wrote to it)."""
+    tickets = [submit(postgres_url, queue_workspace(tmp_path / f"ws{i}")) for i in range(200)]
+    workers = start_worker(
+        postgres_url,
+        "--concurrency",
+        "4",
+        "--exit-when-idle",
+        "--poll-seconds",
+        "0.05",
+        cwd=tmp_path,
+    )
+    _out, err = workers.communicate(timeout=400)
+    assert workers.returncode == 0, err[-3000:]
+    started = [line.split()[1] for line in err.splitlines() if line.startswith("starting ")]
+    assert sorted(started) == sorted(t.ticket for t in tickets)
+    pollers = {line.split()[1] for line in err.splitlines() if line.startswith("worker ")}
+    assert len(pollers) == 4
+    with PostgresEventStore(postgres_url) as store:
+        final = {t.ticket: t for t in RunQueue(store).tickets()}
+        for ticket in tickets:
+            done = final[ticket.ticket]
+            assert done.status is TicketState.DONE, (done.ticket, done.outcome)
+            assert done.claims == 1
+            assert done.run_id is not None
+            log = list(store.read(done.run_id))  # type: ignore[arg-type]
+            assert sum(isinstance(e, RunStarted) for e in log) == 1
+            assert sum(isinstance(e, RunCompleted) for e in log) == 1
+            assert not any(isinstance(e, RunResumed) for e in log)
+            assert isinstance(log[-1], RunCompleted)
+        assert len(store.runs()) == 200
+
+
+def _facts(log: list[PipelineEvent]) -> list[dict[str, Any]]:
+    """The log as data without what differs between two runs of one script by design: the
+    times, the run id, the resumption marks and where checkpoints fell."""
+    facts = []
+    for event in log:
+        if isinstance(event, RunResumed):
+            continue
+        data = unstructure_event(event)
+        for varying in ("at", "duration_ms", "emitted_at", "run_id"):
+            data.pop(varying, None)
+        if isinstance(event, CheckpointSaved):
+            data.pop("sequence")
+        facts.append(data)
+    return facts
+
+
+def _wait_for(url: str, ticket: str, events: int, timeout_s: float = 60) -> str:
+    """Wait until the ticket's run holds more than ``events`` events; its run id."""
+    deadline = time.monotonic() + timeout_s
+    with PostgresEventStore(url) as store:
+        queue = RunQueue(store)
+        while time.monotonic() < deadline:
+            run_id = queue.run_of(ticket)
+            if run_id is not None and store.head(run_id) > events:
+                return run_id
+            time.sleep(0.02)
+    raise AssertionError(f"the run of {ticket} never reached {events} events")
+
+
+def _wait_until_done(url: str, ticket: str, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    with PostgresEventStore(url) as store:
+        queue = RunQueue(store)
+        while time.monotonic() < deadline:
+            found = queue.get(ticket)
+            if found is not None and found.status is TicketState.DONE:
+                return
+            time.sleep(0.05)
+    raise AssertionError(f"{ticket} was not done within {timeout_s} s")
+
+
+@pytest.mark.parametrize("kill_after", [12, 40])
+def test_a_killed_workers_run_is_taken_over_and_ends_as_if_never_interrupted(
+    tmp_path: Path, postgres: Any, monkeypatch: pytest.MonkeyPatch, kill_after: int
+) -> None:
+    """kill -9 the worker mid-run: another worker claims the ticket once the lease expires,
+    resumes from the checkpoint and tail, and the final log holds the same facts as an
+    uninterrupted run of the same script in the same place, none twice."""
+    # Fixed git dates: the same commits in both runs, so their shas compare.
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "2026-07-01T00:00:00Z")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-07-01T00:00:00Z")
+    root = tmp_path / "ws"
+    logs = []
+    for kill in (False, True):
+        url = postgres.new_database()
+        if root.exists():
+            shutil.rmtree(root)
+        ticket = submit(url, queue_workspace(root, iterations=4, delay_s=0.05)).ticket
+        lease = ("--lease-seconds", "1.5", "--poll-seconds", "0.1")
+        first = start_worker(url, *lease, "--exit-when-idle", cwd=tmp_path)
+        if kill:
+            _wait_for(url, ticket, kill_after)
+            os.kill(first.pid, signal.SIGKILL)
+            first.wait(timeout=30)
+            killed_at = time.monotonic()
+            # It finds the ticket held at first, and keeps looking until the lease expires.
+            second = start_worker(url, *lease, cwd=tmp_path)
+            _wait_until_done(url, ticket)
+            second.send_signal(signal.SIGTERM)
+            _out, err = second.communicate(timeout=60)
+            assert second.returncode == 0, err
+            assert f"resuming {ticket}" in err
+            assert time.monotonic() - killed_at > 1.0
+        else:
+            _out, err = first.communicate(timeout=120)
+            assert first.returncode == 0, err
+        with PostgresEventStore(url) as store:
+            done = RunQueue(store).get(ticket)
+            assert done is not None
+            assert done.status is TicketState.DONE
+            assert done.claims == (2 if kill else 1)
+            assert done.run_id is not None
+            logs.append(list(store.read(done.run_id)))  # type: ignore[arg-type]
+    uninterrupted, taken_over = logs
+    assert any(isinstance(e, RunResumed) for e in taken_over)
+    assert _facts(taken_over) == _facts(uninterrupted)
+
+
+def test_sigterm_interrupts_the_run_and_gives_the_ticket_back_for_another_worker(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """SIGTERM mid-run: the worker records the interruption and its checkpoint, releases the
+    ticket (queued again, no worker) and exits 0 at once; the next worker resumes the run
+    to its end, one start and one completion in the log."""
+    ticket = submit(postgres_url, queue_workspace(tmp_path / "ws", iterations=4, delay_s=0.3))
+    first = start_worker(postgres_url, "--poll-seconds", "0.1", cwd=tmp_path)
+    _wait_for(postgres_url, ticket.ticket, 8)
+    first.send_signal(signal.SIGTERM)
+    _out, err = first.communicate(timeout=30)
+    assert first.returncode == 0, err
+    assert "1 released" in err
+    with PostgresEventStore(postgres_url) as store:
+        released = RunQueue(store).get(ticket.ticket)
+        assert released is not None
+        assert (released.status, released.worker) == (TicketState.QUEUED, None)
+        assert released.run_id is not None
+        tail = list(store.read(released.run_id))[-2:]  # type: ignore[arg-type]
+    assert isinstance(tail[0], RunInterrupted)
+    assert tail[0].reason == "SIGTERM"
+    assert isinstance(tail[1], CheckpointSaved)
+    second = start_worker(postgres_url, "--exit-when-idle", "--poll-seconds", "0.1", cwd=tmp_path)
+    _out, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err
+    with PostgresEventStore(postgres_url) as store:
+        done = RunQueue(store).get(ticket.ticket)
+        assert done is not None
+        assert (done.status, done.claims) == (TicketState.DONE, 2)
+        log = list(store.read(released.run_id))  # type: ignore[arg-type]
+    assert sum(isinstance(e, RunStarted) for e in log) == 1
+    assert sum(isinstance(e, RunCompleted) for e in log) == 1
+
+
+def test_a_stalled_worker_that_wakes_after_a_takeover_writes_nothing(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A worker frozen (SIGSTOP) past its lease: another takes the run over and finishes it;
+    thawed, the first finds its lease gone, stops its run without writing, and leaves the
+    ticket to its new worker. The log has one start, one completion."""
+    ticket = submit(postgres_url, queue_workspace(tmp_path / "ws", iterations=3, delay_s=0.2))
+    lease = ("--lease-seconds", "1", "--poll-seconds", "0.1")
+    first = start_worker(postgres_url, *lease, cwd=tmp_path)
+    run_id = _wait_for(postgres_url, ticket.ticket, 8)
+    os.kill(first.pid, signal.SIGSTOP)
+    second = start_worker(postgres_url, *lease, cwd=tmp_path)
+    try:
+        _wait_until_done(postgres_url, ticket.ticket)
+        with PostgresEventStore(postgres_url) as store:
+            head = store.head(run_id)  # type: ignore[arg-type]
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
+    time.sleep(1.5)  # the thawed worker renews (and learns), or appends (and is refused)
+    first.send_signal(signal.SIGTERM)
+    second.send_signal(signal.SIGTERM)
+    _out, first_err = first.communicate(timeout=60)
+    second.communicate(timeout=60)
+    assert first.returncode == 0, first_err
+    assert "taken over" in first_err
+    assert "1 taken over" in first_err
+    with PostgresEventStore(postgres_url) as store:
+        done = RunQueue(store).get(ticket.ticket)
+        assert done is not None
+        assert (done.status, done.claims) == (TicketState.DONE, 2)
+        assert done.worker is not None
+        first_name = first_err.splitlines()[0].split()[1]
+        assert done.worker != first_name
+        log = list(store.read(run_id))  # type: ignore[arg-type]
+    assert len(log) == head, "the thawed worker appended after the takeover"
+    assert sum(isinstance(e, RunStarted) for e in log) == 1
+    assert sum(isinstance(e, RunCompleted) for e in log) == 1
