@@ -20,6 +20,7 @@ from benchmarks.durable import run_durable_benchmarks
 from benchmarks.fold import run_fold_benchmark
 from benchmarks.peers import run_peer_benchmark
 from benchmarks.reader import run_reader_benchmark
+from benchmarks.scaleout import run_scaleout_benchmark
 from benchmarks.serialization import run_serialization_benchmark
 
 HERE = Path(__file__).resolve().parent
@@ -161,6 +162,9 @@ def render(results: dict[str, Any]) -> str:
     serialization = results.get("serialization")
     if serialization is not None:
         lines += _render_serialization(serialization)
+    scaleout = results.get("scaleout")
+    if scaleout is not None:
+        lines += _render_scaleout(scaleout)
     notes = HERE / "NOTES.md"
     if notes.exists():
         lines += [notes.read_text().rstrip(), ""]
@@ -187,6 +191,35 @@ def _render_serialization(s: dict[str, Any]) -> list[str]:
         "",
     ]
     return lines
+
+
+def _render_scaleout(s: dict[str, Any]) -> list[str]:
+    """The scale-out section: PostgreSQL appends and workers draining one queue."""
+    lines = ["## Scale-out on PostgreSQL", ""]
+    if "skipped" in s:
+        return [*lines, f"Not measured: {s['skipped']}.", ""]
+    server = "a throwaway server syncing to disk" if s["own_server"] else "the server given"
+    lines += [
+        f"Against {server}, on this machine. Appends: one store, medians of the runs.",
+        "",
+        "| appends | events/s |",
+        "| --- | ---: |",
+        *[f"| {name} | {rate:,} |" for name, rate in s["append_events_per_second"].items()],
+        "",
+        "Workers draining a queue of real pipelines (a git workspace each, the scripted agent",
+        "as a subprocess for every role, one iteration, one review pass), timed from",
+        "`ralph worker --concurrency N --exit-when-idle` starting to its exit (worker start-up",
+        "included).",
+        "",
+        "| workers | pipelines | seconds | pipelines/s | events/s |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for workers, row in s["workers"].items():
+        lines.append(
+            f"| {workers} | {row['pipelines']} | {row['seconds']} | "
+            f"{row['pipelines_per_second']} | {row['events_per_second']:,} |"
+        )
+    return [*lines, ""]
 
 
 def _render_peers(peers: dict[str, Any]) -> list[str]:
@@ -227,6 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=HERE, help="where to write the results")
     parser.add_argument("--fold-only", action="store_true", help="only the fold benchmark")
     parser.add_argument("--lines", type=int, help="lines in the events-file reader benchmark")
+    parser.add_argument(
+        "--store",
+        help="a PostgreSQL URL for the scale-out benchmark (default: a throwaway server)",
+    )
     args = parser.parse_args(argv)
     if args.events is not None and args.events < 1:
         parser.error("--events must be at least 1")
@@ -253,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         results["serialization"] = run_serialization_benchmark(
             min(events, 10_000 if args.quick else 100_000), 3 if args.quick else 5
         )
+        print("scale-out: PostgreSQL appends, and 1, 2 and 4 workers", flush=True)
+        results["scaleout"] = run_scaleout_benchmark(args.quick, args.store)
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     (args.output / "RESULTS.md").write_text(render(results))

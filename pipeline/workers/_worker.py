@@ -139,7 +139,6 @@ class Worker:
         name: str | None = None,
         lease_s: float = 30.0,
         poll_s: float = 1.0,
-        durability: Durability = Durability.FULL,
         on_message: Callable[[str], None] | None = None,
     ) -> None:
         if lease_s <= 0 or poll_s <= 0:
@@ -148,7 +147,6 @@ class Worker:
         self.name = name or worker_name()
         self.lease_s = lease_s
         self.poll_s = poll_s
-        self.durability = durability
         self.stopping: str | None = None
         self._say = on_message or (lambda _line: None)
         self._current: Interruption | None = None
@@ -224,7 +222,8 @@ class Worker:
             workspace = open_workspace(Path(ticket.workspace), config_text=ticket.config)
         except (ConfigError, RunSetupError, OSError) as error:
             return _Outcome(TicketState.FAILED, f"cannot run: {error}")
-        synced = self.durability is not Durability.PROCESS
+        # The submitted [store] durability applies; its url does not (the run lives here).
+        synced = workspace.config.store.durability is not Durability.PROCESS
         try:
             with PostgresEventStore(self.url, lease=lease, synchronous_commit=synced) as store:
                 result = drive(

@@ -24,6 +24,7 @@ from pipeline.events import (
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import RunQueue, TicketState
 from pipeline.serialization import unstructure_event
+from pipeline.testing.postgres import find_binaries, postgres_server
 from pipeline.workers import submit
 from tests.runtime.workspace import ralph
 from tests.workers.support import queue_workspace, start_worker
@@ -285,3 +286,37 @@ def test_a_stalled_worker_that_wakes_after_a_takeover_writes_nothing(
     assert len(log) == head, "the thawed worker appended after the takeover"
     assert sum(isinstance(e, RunStarted) for e in log) == 1
     assert sum(isinstance(e, RunCompleted) for e in log) == 1
+
+
+def test_a_worker_rides_out_a_database_restart_mid_run(tmp_path: Path, postgres: Any) -> None:
+    """The server goes down for two seconds while a worker runs a pipeline: the worker's
+    appends and lease renewals are retried with backoff, and the run ends done, claimed
+    once, never resumed, every event stored once."""
+    binaries = find_binaries()
+    assert binaries is not None  # the session's server (``postgres``) was found the same way
+    with postgres_server(binaries) as server:  # its own: this test stops it
+        url = server.new_database()
+        ticket = submit(url, queue_workspace(tmp_path / "ws", iterations=3, delay_s=0.2))
+        worker = start_worker(url, "--lease-seconds", "10", "--poll-seconds", "0.1", cwd=tmp_path)
+        try:
+            _wait_for(url, ticket.ticket, 8)
+            server.stop()
+            time.sleep(2)
+            server.start()
+            _wait_until_done(url, ticket.ticket)
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            _out, err = worker.communicate(timeout=60)
+        assert worker.returncode == 0, err
+        with PostgresEventStore(url) as store:
+            done = RunQueue(store).get(ticket.ticket)
+            assert done is not None
+            assert (done.status, done.claims, done.outcome) == (
+                TicketState.DONE,
+                1,
+                "max_iterations",
+            )
+            log = list(store.read(done.run_id))  # type: ignore[arg-type]
+    assert sum(isinstance(e, RunStarted) for e in log) == 1
+    assert sum(isinstance(e, RunCompleted) for e in log) == 1
+    assert not any(isinstance(e, RunResumed) for e in log)

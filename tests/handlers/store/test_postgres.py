@@ -10,8 +10,8 @@ import pytest
 
 from pipeline.handlers.store import StoreError
 from pipeline.handlers.store.postgres import PostgresEventStore, describe_url
+from pipeline.testing.postgres import PostgresServer
 from tests.handlers.store.contract import RUN, EventStoreContract, StoreFactory, topics
-from tests.postgres import PostgresServer
 
 
 class TestPostgresEventStore(EventStoreContract):

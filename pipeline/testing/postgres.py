@@ -1,12 +1,15 @@
-"""A throwaway PostgreSQL server for the tests: initdb + pg_ctl in a temporary directory,
-listening on a free port of 127.0.0.1, stopped (and its files removed) at the end.
+"""A throwaway PostgreSQL server for tests and benchmarks (needs the server binaries and the
+``postgres`` extra): initdb + pg_ctl in a temporary directory, listening on a free port of
+127.0.0.1, stopped (and its files removed) at the end.
 
-As root (CI), the server runs as the ``postgres`` user the Debian package creates, since
-PostgreSQL refuses to run as root.
+``with postgres_server(find_binaries()) as server: url = server.new_database()`` gives each
+test its own empty database. As root, the server runs as the ``postgres`` user (Debian's
+package creates it), since PostgreSQL refuses to run as root.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -14,7 +17,7 @@ import socket
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -44,9 +47,11 @@ def _free_port() -> int:
 
 @frozen
 class PostgresServer:
-    """A running server: where it listens and how to make a fresh database on it."""
+    """A running server: where it listens, how to make a fresh database on it, and how to
+    take it down and bring it back (to test what clients do meanwhile)."""
 
     port: int
+    _control: Callable[[str], None]
     user: str = "ralph"
 
     def url(self, database: str = "postgres") -> str:
@@ -60,10 +65,23 @@ class PostgresServer:
             admin.execute(f"CREATE DATABASE {name}")
         return self.url(name)
 
+    def stop(self) -> None:
+        """Stop the server at once (clients' connections drop); :meth:`start` brings it back
+        on the same port with the same data."""
+        self._control("stop")
+
+    def start(self) -> None:
+        """Start the server again after :meth:`stop` (waits until it accepts connections)."""
+        self._control("start")
+
 
 @contextmanager
-def postgres_server(binaries: Path) -> Iterator[PostgresServer]:
-    """Start a server from ``binaries``; stop it and remove its files afterwards."""
+def postgres_server(binaries: Path, *, durable: bool = False) -> Iterator[PostgresServer]:
+    """Start a server from ``binaries``; stop it and remove its files afterwards.
+
+    Not ``durable`` (for tests), it never syncs to disk; ``durable`` (for benchmarks), it
+    syncs as a production server does.
+    """
     as_root = os.geteuid() == 0
     base = Path(tempfile.mkdtemp(prefix="ralph-pg-"))
     prefix: list[str] = []
@@ -72,11 +90,22 @@ def postgres_server(binaries: Path) -> Iterator[PostgresServer]:
         prefix = ["runuser", "-u", "postgres", "--"]
     data, log = base / "data", base / "server.log"
     port = _free_port()
-    server = PostgresServer(port)
+    options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c max_connections=200"
+    if not durable:
+        # A test server: what matters is the protocol, not surviving a power cut.
+        options += " -c fsync=off -c full_page_writes=off"
 
     def run(*command: str) -> None:
         subprocess.run([*prefix, *command], check=True, capture_output=True, timeout=120)
 
+    def control(action: str) -> None:
+        pg_ctl = [str(binaries / "pg_ctl"), "-D", str(data)]
+        if action == "start":
+            run(*pg_ctl, "-o", options, "-l", str(log), "-w", "start")
+        else:
+            run(*pg_ctl, "-m", "immediate", "-w", "stop")
+
+    server = PostgresServer(port, control)
     try:
         run(
             str(binaries / "initdb"),
@@ -89,16 +118,12 @@ def postgres_server(binaries: Path) -> Iterator[PostgresServer]:
             "UTF8",
             "--no-sync",
         )
-        options = (
-            f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c max_connections=200 "
-            # A test server: what matters is the protocol, not surviving a power cut.
-            "-c fsync=off -c full_page_writes=off"
-        )
-        run(str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log), "-w", "start")
+        control("start")
         try:
             yield server
         finally:
-            run(str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
+            with contextlib.suppress(subprocess.CalledProcessError):
+                control("stop")
     except subprocess.CalledProcessError as error:
         detail = error.stderr.decode(errors="replace") if error.stderr else ""
         if log.exists():
