@@ -758,10 +758,9 @@ def worker(
     work cleanly and gives its ticket back to the queue."""
     url = _queue_url(store)
     if concurrency > 1:
-        argv = ["--store", url, "--lease-seconds", str(lease_seconds)]
-        argv += ["--poll-seconds", str(poll_seconds)]
+        argv = ["--lease-seconds", str(lease_seconds), "--poll-seconds", str(poll_seconds)]
         argv += ["--exit-when-idle"] if exit_when_idle else []
-        raise typer.Exit(run_worker_processes(concurrency, argv))
+        raise typer.Exit(run_worker_processes(concurrency, url, argv))
     try:
         from pipeline.workers import Worker
     except ImportError as error:

@@ -3,6 +3,7 @@ printing (I/O: starts worker processes, reads the queue)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -20,11 +21,13 @@ if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load wi
 __all__ = ["age", "queue_rows", "run_worker_processes"]
 
 
-def run_worker_processes(count: int, argv: Sequence[str]) -> int:
-    """Start ``count`` single-run workers (``ralph worker`` with ``argv``), pass SIGTERM and
-    SIGINT on to them, and wait for all; the exit status is the worst of theirs."""
+def run_worker_processes(count: int, url: str, argv: Sequence[str]) -> int:
+    """Start ``count`` single-run workers (``ralph worker`` with ``argv``, the store ``url``
+    in their environment, never on a command line others can read), pass SIGTERM and SIGINT
+    on to them, and wait for all; the exit status is the worst of theirs."""
     command = [sys.executable, "-m", "pipeline.cli", "worker", *argv, "--concurrency", "1"]
-    children = [subprocess.Popen(command) for _ in range(count)]
+    env = {**os.environ, "RALPH_STORE": url}
+    children = [subprocess.Popen(command, env=env) for _ in range(count)]
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         for child in children:

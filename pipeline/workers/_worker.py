@@ -129,7 +129,9 @@ class Worker:
 
     ``lease_s`` is how long a claim lasts without renewal (a dead worker's runs are taken
     over that long after it died); ``poll_s`` how long an idle worker waits before looking
-    again. ``on_message`` receives one line per thing worth telling an operator.
+    again. A ticket claimed more than ``max_claims`` times (its workers keep dying on it) is
+    marked failed instead of run again. ``on_message`` receives one line per thing worth
+    telling an operator.
     """
 
     def __init__(
@@ -139,14 +141,16 @@ class Worker:
         name: str | None = None,
         lease_s: float = 30.0,
         poll_s: float = 1.0,
+        max_claims: int = 5,
         on_message: Callable[[str], None] | None = None,
     ) -> None:
-        if lease_s <= 0 or poll_s <= 0:
-            raise ValueError("lease_s and poll_s must be positive")
+        if lease_s <= 0 or poll_s <= 0 or max_claims < 1:
+            raise ValueError("lease_s and poll_s must be positive, max_claims at least 1")
         self.url = url
         self.name = name or worker_name()
         self.lease_s = lease_s
         self.poll_s = poll_s
+        self.max_claims = max_claims
         self.stopping: str | None = None
         self._say = on_message or (lambda _line: None)
         self._current: Interruption | None = None
@@ -201,6 +205,9 @@ class Worker:
             f"{verb} {ticket.ticket} in {ticket.workspace}"
             + (f" (run {ticket.run_id}, claim {ticket.claims})" if taking_over else "")
         )
+        if ticket.claims > self.max_claims:
+            detail = f"claimed {ticket.claims} times without finishing; not run again"
+            return _Outcome(TicketState.FAILED, detail)
         lease = Lease(ticket.ticket, self.name)
         interruption = Interruption()
         self._current = interruption
@@ -243,6 +250,8 @@ class Worker:
             return _Outcome(None, f"store error: {error}")
         except PipelineError as error:
             return _Outcome(TicketState.FAILED, f"failed: {error}")
+        except Exception as error:  # a bug in one run must not stop the worker
+            return _Outcome(TicketState.FAILED, f"crashed: {type(error).__name__}: {error}")
         state = result.state
         if state.progress.phase is Phase.INTERRUPTED and interruption.reason is not None:
             return _Outcome(None, f"interrupted ({interruption.reason})")

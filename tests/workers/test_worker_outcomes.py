@@ -1,0 +1,53 @@
+"""How a worker settles tickets it cannot run: a workspace gone, a ticket its workers keep
+dying on. The worker runs in this process (the Python API), against a real server."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from pipeline.handlers.store.postgres import PostgresEventStore
+from pipeline.handlers.store.queue import RunQueue, TicketState
+from pipeline.workers import Worker, submit
+from tests.workers.support import queue_workspace
+
+
+def test_a_ticket_whose_workspace_is_gone_fails_with_the_reason(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """The workspace was removed after submission: the ticket is failed, saying so, and the
+    worker goes on (exit when idle) instead of stopping."""
+    root = queue_workspace(tmp_path / "ws")
+    ticket = submit(postgres_url, root)
+    shutil.rmtree(root)
+    lines: list[str] = []
+    report = Worker(postgres_url, poll_s=0.05, on_message=lines.append).run(exit_when_idle=True)
+    assert (report.claimed, report.failed, report.done) == (1, 1, 0)
+    with PostgresEventStore(postgres_url) as store:
+        failed = RunQueue(store).get(ticket.ticket)
+    assert failed is not None
+    assert failed.status is TicketState.FAILED
+    assert failed.outcome is not None
+    assert f"{root.resolve()} is not a directory" in failed.outcome
+    assert any(line.startswith(f"{ticket.ticket}: failed") for line in lines)
+
+
+def test_a_ticket_claimed_too_often_is_failed_instead_of_run_again(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A ticket whose worker died (its lease lapsed) past ``max_claims`` claims is marked
+    failed by the next worker, which does not run it."""
+    ticket = submit(postgres_url, queue_workspace(tmp_path / "ws"))
+    with PostgresEventStore(postgres_url) as store:
+        assert RunQueue(store).claim("ghost", 0.2) is not None
+    time.sleep(0.3)
+    report = Worker(postgres_url, poll_s=0.05, max_claims=1).run(exit_when_idle=True)
+    assert (report.claimed, report.failed) == (1, 1)
+    with PostgresEventStore(postgres_url) as store:
+        failed = RunQueue(store).get(ticket.ticket)
+        assert failed is not None
+        assert failed.status is TicketState.FAILED
+        assert failed.outcome == "claimed 2 times without finishing; not run again"
+        assert failed.run_id is None
+        assert store.runs() == []
