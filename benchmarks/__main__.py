@@ -63,7 +63,13 @@ def render(results: dict[str, Any]) -> str:
         f"Written by `python -m benchmarks{' --quick' if results['quick'] else ''}` on "
         f"{m['date']}: {m['cpu']}, {m['cores']} cores, {m['implementation']} {m['python']}, "
         + ", ".join(f"{k} {v}" for k, v in m["packages"].items())
-        + ".",
+        + "."
+        + (
+            f" Sections rerun then with `--only`: {', '.join(results['rerun'])}; the others"
+            " are from the run before."
+            if results.get("rerun")
+            else ""
+        ),
         "",
         "## Reducer fold",
         "",
@@ -252,6 +258,9 @@ def _render_peers(peers: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+SECTIONS = ("fold", "durable", "reader", "peers", "serialization", "scaleout")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmarks and write the results."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
@@ -259,6 +268,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, help="events in the fold benchmark")
     parser.add_argument("--output", type=Path, default=HERE, help="where to write the results")
     parser.add_argument("--fold-only", action="store_true", help="only the fold benchmark")
+    parser.add_argument(
+        "--only",
+        choices=SECTIONS,
+        action="append",
+        help="run only this section (repeatable), keeping the other sections of the "
+        "results.json already in --output",
+    )
     parser.add_argument("--lines", type=int, help="lines in the events-file reader benchmark")
     parser.add_argument(
         "--store",
@@ -269,29 +285,40 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--events must be at least 1")
     if args.lines is not None and args.lines < 10:
         parser.error("--lines must be at least 10")
+    chosen = set(args.only or (["fold"] if args.fold_only else SECTIONS))
     events = args.events or (100_000 if args.quick else 1_000_000)
     repeats = 3 if args.quick else 5
-    print(f"fold benchmark: {events:,} events, {repeats} repeats", flush=True)
-    results = {
-        "quick": args.quick,
-        "machine": machine(),
-        "fold": run_fold_benchmark(events, repeats),
-    }
-    if not args.fold_only:
+    results: dict[str, Any] = {}
+    previous = args.output / "results.json"
+    if args.only and previous.exists():
+        results = json.loads(previous.read_text())
+    results["quick"] = args.quick
+    results["machine"] = machine()
+    results["rerun"] = sorted(chosen) if args.only else None
+    if "fold" in chosen:
+        print(f"fold benchmark: {events:,} events, {repeats} repeats", flush=True)
+        results["fold"] = run_fold_benchmark(events, repeats)
+    if "durable" in chosen:
         print("durable loop benchmarks", flush=True)
         results["durable"] = run_durable_benchmarks(args.quick, args.events)
+    if "reader" in chosen:
         lines = args.lines or (100_000 if args.quick else 1_000_000)
         print(f"events-file reader: {lines:,} lines", flush=True)
         results["reader"] = run_reader_benchmark(lines, 3 if args.quick else 5)
+    if "peers" in chosen:
         sizes = [200] if args.quick else [1_000, 10_000]
         print(f"engine step overhead: ralph, LangGraph, Burr at N = {sizes}", flush=True)
         results["peers"] = run_peer_benchmark(sizes, 3 if args.quick else 5)
+    if "serialization" in chosen:
         print("serialization round trips", flush=True)
         results["serialization"] = run_serialization_benchmark(
             min(events, 10_000 if args.quick else 100_000), 3 if args.quick else 5
         )
+    if "scaleout" in chosen:
         print("scale-out: PostgreSQL appends, and 1, 2 and 4 workers", flush=True)
         results["scaleout"] = run_scaleout_benchmark(args.quick, args.store)
+    if "fold" not in results:
+        parser.error("no fold results to report: run the fold section too")
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     (args.output / "RESULTS.md").write_text(render(results))

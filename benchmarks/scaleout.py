@@ -21,7 +21,7 @@ from typing import Any
 
 from pipeline.events import RunId
 
-QUICK_PIPELINES = 8
+QUICK_PIPELINES = 4
 FULL_PIPELINES = 48
 WORKER_COUNTS = (1, 2, 4)
 
@@ -115,8 +115,11 @@ def run_scaleout_benchmark(quick: bool, url: str | None = None) -> dict[str, Any
     """The scale-out figures, or a reason they could not be measured."""
     try:
         from pipeline.testing.postgres import find_binaries, postgres_server
-    except ImportError:
-        return {"skipped": "psycopg is not installed (pip install -e '.[postgres]')"}
+    except ImportError as error:
+        return {
+            "skipped": f"cannot load the PostgreSQL helpers ({error}); "
+            "pip install -e '.[bench,postgres,testing]'"
+        }
     with ExitStack() as stack:
         if url is None:
             binaries = find_binaries()

@@ -54,6 +54,41 @@ def test_a_small_benchmark_run_writes_results(tmp_path: Path) -> None:
     assert all(rate > 0 for rate in reader["lines_per_second"].values())
     assert reader["peak_bytes"]["whole file"] > 0
     assert "## Events-file reader" in (tmp_path / "RESULTS.md").read_text()
+    scaleout = data["scaleout"]
+    assert set(scaleout["workers"]) == {"1", "2", "4"}
+    assert all(row["pipelines_per_second"] > 0 for row in scaleout["workers"].values())
+    assert all(rate > 0 for rate in scaleout["append_events_per_second"].values())
+    assert "## Scale-out on PostgreSQL" in (tmp_path / "RESULTS.md").read_text()
+
+
+def _benchmarks(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_only_reruns_one_section_and_keeps_the_others(tmp_path: Path) -> None:
+    """``--only serialization`` over an earlier results.json adds that section and keeps the
+    fold measured before; RESULTS.md says which sections were rerun."""
+    first = _benchmarks("--quick", "--only", "fold", "--events", "500", "--output", str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    fold = json.loads((tmp_path / "results.json").read_text())["fold"]
+    second = _benchmarks(
+        "--quick", "--only", "serialization", "--events", "500", "--output", str(tmp_path)
+    )
+    assert second.returncode == 0, second.stderr
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert data["fold"] == fold
+    assert data["serialization"]["round_trips_per_second"]["events, cattrs + orjson"] > 0
+    assert "durable" not in data
+    report = (tmp_path / "RESULTS.md").read_text()
+    assert "Sections rerun then with `--only`: serialization" in report
+    assert "## Serialization" in report
 
 
 def test_bad_arguments_are_refused(tmp_path: Path) -> None:

@@ -47,6 +47,14 @@ def test_a_run_with_store_url_lives_in_postgresql_and_every_reader_takes_the_url
     assert decode_state(status.stdout) == fold(stored)
     listed = ralph("runs", postgres_url, cwd=tmp_path)
     assert run.run_id in listed.stdout
+    assert " direct " in listed.stdout  # started with ralph run, not from the queue
+    resumed = ralph("resume", "--plain", "--store", postgres_url, cwd=root)
+    assert resumed.returncode == started.returncode, resumed.stderr
+    with PostgresEventStore(postgres_url) as store:
+        assert list(store.read(run.run_id)) == stored, "resuming a finished run adds nothing"
+    unknown = ralph("resume", "nope", "--store", postgres_url, cwd=root)
+    assert unknown.returncode == 2
+    assert "no run 'nope' in postgresql://ralph@127.0.0.1:" in unknown.stderr
 
 
 def test_the_store_comes_from_ralph_toml_or_ralph_store_and_the_flag_wins(
