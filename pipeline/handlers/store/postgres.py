@@ -212,7 +212,10 @@ class PostgresEventStore:
             nonlocal attempts
             attempts += 1
             try:
-                self._append(conn, run_id, expected_sequence, rows, responses, flush=flush)
+                if expected_sequence > 0 and 0 < len(rows) <= _COPY_FROM:
+                    self._append_in_one(conn, run_id, expected_sequence, rows, responses, flush)
+                else:
+                    self._append(conn, run_id, expected_sequence, rows, responses, flush=flush)
             except SequenceConflictError:
                 # A retry after a commit whose answer was lost: the events may be ours.
                 if attempts > 1 and self._holds(conn, run_id, expected_sequence, rows):
@@ -266,6 +269,47 @@ class PostgresEventStore:
                     )
                 if responses:
                     _insert_responses(cursor, run_id, responses)
+
+    def _append_in_one(
+        self,
+        conn: psycopg.Connection[Any],
+        run_id: RunId,
+        expected: int,
+        rows: list[tuple[Any, ...]],
+        responses: Sequence[ResponseLogRow],
+        flush: bool,
+    ) -> None:
+        """The usual append (a run already started, a short batch) as one statement, so one
+        round trip: the conditional head move, the lease check, the events and the response
+        rows in common table expressions, committed on their own (autocommit)."""
+        params: dict[str, Any] = {
+            "run": run_id,
+            "expected": expected,
+            "head": expected + len(rows),
+            "sequences": [row[1] for row in rows],
+            "types": [row[2] for row in rows],
+            "versions": [row[3] for row in rows],
+            "ats": [row[4] for row in rows],
+            "bodies": [row[5] for row in rows],
+            "sync": "on" if flush or not self.synchronous_commit else "off",
+        }
+        lease = self.lease
+        if lease is not None:
+            params["ticket"], params["worker"] = lease.ticket, lease.worker
+        if responses:
+            response_rows = _response_rows(run_id, responses)
+            for index, name in enumerate(_RESPONSE_COLUMNS):
+                params[f"r_{name}"] = [row[index + 1] for row in response_rows]
+        sql = _APPEND_SQL[lease is not None, bool(responses)]
+        found = conn.execute(sql, params).fetchone()
+        assert found is not None
+        if found[0] == 1:
+            return
+        if lease is not None:
+            with conn.transaction():
+                self._check_lease(conn, run_id, starting=False)
+        row = conn.execute("SELECT head FROM runs WHERE run_id = %s", (run_id,)).fetchone()
+        raise SequenceConflictError(run_id, expected, 0 if row is None else int(row[0]))
 
     def _check_lease(self, conn: psycopg.Connection[Any], run_id: RunId, *, starting: bool) -> None:
         """Lock the run's queue row (a takeover waits for this append, or this append sees
@@ -451,26 +495,98 @@ class PostgresEventStore:
         self.close()
 
 
+_RESPONSE_COLUMNS: Final = (
+    "task_id",
+    "turn_number",
+    "raw_response",
+    "status",
+    "violations",
+    "correction_attempt",
+    "timestamp",
+)
+
+
+def _response_rows(run_id: RunId, rows: Sequence[ResponseLogRow]) -> list[tuple[Any, ...]]:
+    # PostgreSQL text cannot hold NUL; the projection keeps U+FFFD where an agent wrote one
+    # (the event log, JSON-escaped, keeps the exact text).
+    return [
+        (
+            run_id,
+            r.task_id.replace("\x00", "\ufffd"),
+            r.turn_number,
+            None if r.raw_response is None else r.raw_response.replace("\x00", "\ufffd"),
+            r.status.value,
+            orjson.dumps(list(r.violations)).decode(),
+            r.correction_attempt,
+            r.timestamp,
+        )
+        for r in rows
+    ]
+
+
 def _insert_responses(
     cursor: psycopg.Cursor[Any], run_id: RunId, rows: Sequence[ResponseLogRow]
 ) -> None:
-    # PostgreSQL text cannot hold NUL; the projection keeps U+FFFD where an agent wrote one
-    # (the event log, JSON-escaped, keeps the exact text).
     cursor.executemany(
         "INSERT INTO agent_response_log (run_id, task_id, turn_number, raw_response, status, "
         "violations, correction_attempt, timestamp) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-        [
-            (
-                run_id,
-                r.task_id.replace("\x00", "\ufffd"),
-                r.turn_number,
-                None if r.raw_response is None else r.raw_response.replace("\x00", "\ufffd"),
-                r.status.value,
-                orjson.dumps(list(r.violations)).decode(),
-                r.correction_attempt,
-                r.timestamp,
-            )
-            for r in rows
-        ],
+        _response_rows(run_id, rows),
         returning=False,
     )
+
+
+def _append_sql(*, leased: bool, responses: bool) -> str:
+    """The one-statement append, checking the lease or not, writing response rows or not.
+
+    Every CTE runs against the statement's snapshot; the inserts read ``moved``, so they
+    write only when the head moved. ``set_config(..., true)`` sets ``synchronous_commit``
+    for this statement's own transaction, which ends with it.
+    """
+    lease_check = (
+        "AND EXISTS (SELECT 1 FROM run_queue WHERE ticket = %(ticket)s AND worker = %(worker)s "
+        "AND state = 'running' FOR SHARE)"
+        if leased
+        else ""
+    )
+    responded = (
+        """,
+    responded AS (
+        INSERT INTO agent_response_log (run_id, task_id, turn_number, raw_response, status,
+                                        violations, correction_attempt, timestamp)
+        SELECT moved.run_id, r.*
+        FROM moved, unnest(%(r_task_id)s::text[], %(r_turn_number)s::int[],
+                           %(r_raw_response)s::text[], %(r_status)s::text[],
+                           %(r_violations)s::text[], %(r_correction_attempt)s::int[],
+                           %(r_timestamp)s::text[])
+             AS r(task_id, turn_number, raw_response, status, violations,
+                  correction_attempt, timestamp)
+        RETURNING 1
+    )"""
+        if responses
+        else ""
+    )
+    return f"""
+    WITH sync AS (SELECT set_config('synchronous_commit', %(sync)s, true) AS value),
+    moved AS (
+        UPDATE runs SET head = %(head)s
+        WHERE run_id = %(run)s AND head = %(expected)s {lease_check}
+        RETURNING run_id
+    ),
+    written AS (
+        INSERT INTO events (run_id, sequence, type, schema_version, at, body)
+        SELECT moved.run_id, e.sequence, e.type, e.schema_version, e.at, e.body::json
+        FROM moved, unnest(%(sequences)s::bigint[], %(types)s::text[], %(versions)s::int[],
+                           %(ats)s::timestamptz[], %(bodies)s::text[])
+             AS e(sequence, type, schema_version, at, body)
+        RETURNING 1
+    ){responded}
+    SELECT (SELECT count(*) FROM moved), (SELECT count(*) FROM written), (SELECT value FROM sync)
+    """
+
+
+_APPEND_SQL: Final = {
+    (leased, responses): _append_sql(leased=leased, responses=responses)
+    for leased in (False, True)
+    for responses in (False, True)
+}
+"""The four one-statement appends, by (leased, with response rows)."""

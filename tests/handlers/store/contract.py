@@ -98,6 +98,8 @@ class EventStoreContract:
         store.append(RUN, 0, topics(1), rows[:1])
         with pytest.raises(SequenceConflictError):
             store.append(RUN, 0, topics(1, start=5), rows[1:])
+        with pytest.raises(SequenceConflictError):
+            store.append(RUN, 3, topics(1, start=6), rows[1:])
         store.append(RUN, 1, topics(1, start=9), rows[1:])
         stored = store.response_log(RUN)
         assert [s.row for s in stored] == rows
