@@ -39,6 +39,7 @@ from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import (
     DEFAULT_STORE_PATH,
     NamedStore,
+    SqliteEventStore,
     StoreError,
     UnknownRunError,
     open_store_at,
@@ -687,7 +688,7 @@ def runs(
 
 def _queue_tickets(store: NamedStore) -> list[Ticket] | None:
     """The queue's tickets when ``store`` is a PostgreSQL store, else None."""
-    if store_path(store.label) is not None:
+    if isinstance(store, SqliteEventStore):
         return None
     from pipeline.handlers.store.postgres import PostgresEventStore
     from pipeline.handlers.store.queue import RunQueue

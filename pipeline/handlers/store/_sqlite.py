@@ -27,10 +27,10 @@ from pipeline.handlers.store._port import (
     StoreCorruptError,
     StoredResponse,
     StoreError,
-    UnknownRunError,
 )
+from pipeline.handlers.store._rows import choose_run, response_values, stored_response
 from pipeline.serialization import EncodedCheckpoint, decode_stored_event, unstructure_event
-from pipeline.views import LoggedStatus, ResponseLogRow, response_log
+from pipeline.views import ResponseLogRow, response_log
 
 __all__ = ["DEFAULT_STORE_PATH", "SqliteEventStore"]
 
@@ -244,22 +244,7 @@ class SqliteEventStore:
                 "ORDER BY id",
                 (run_id,),
             ).fetchall()
-        return [
-            StoredResponse(
-                int(row[0]),
-                RunId(row[1]),
-                ResponseLogRow(
-                    row[2],
-                    int(row[3]),
-                    row[4],
-                    LoggedStatus(row[5]),
-                    tuple(orjson.loads(row[6])),
-                    int(row[7]),
-                    row[8],
-                ),
-            )
-            for row in rows
-        ]
+        return [stored_response(row) for row in rows]
 
     def rebuild_response_log(self) -> int:
         """Recreate ``agent_response_log`` from every run's events, in one transaction."""
@@ -282,16 +267,7 @@ class SqliteEventStore:
     def choose_run(self, run_id: str | None) -> RunId:
         """``run_id`` when the store holds it, or the latest run when None;
         :class:`UnknownRunError` naming the runs it holds otherwise."""
-        known = tuple(r.run_id for r in self.runs())
-        if not known:
-            raise UnknownRunError(f"the store {self.path} holds no runs", known)
-        if run_id is None:
-            return RunId(known[-1])
-        if run_id not in known:
-            raise UnknownRunError(
-                f"no run {run_id!r} in {self.path}; its runs: {', '.join(known)}", known
-            )
-        return RunId(run_id)
+        return choose_run(self.label, [r.run_id for r in self.runs()], run_id)
 
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
         """Store ``checkpoint`` (the run must exist)."""
@@ -335,17 +311,5 @@ def _insert_responses(
     db.executemany(
         "INSERT INTO agent_response_log (run_id, task_id, turn_number, raw_response, status, "
         "violations, correction_attempt, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                run_id,
-                r.task_id,
-                r.turn_number,
-                r.raw_response,
-                r.status.value,
-                orjson.dumps(list(r.violations)).decode(),
-                r.correction_attempt,
-                r.timestamp,
-            )
-            for r in rows
-        ],
+        response_values(run_id, rows),
     )

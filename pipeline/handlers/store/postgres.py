@@ -35,10 +35,15 @@ from pipeline.handlers.store._port import (
     SequenceConflictError,
     StoredResponse,
     StoreError,
-    UnknownRunError,
+)
+from pipeline.handlers.store._rows import (
+    RESPONSE_COLUMNS,
+    choose_run,
+    response_values,
+    stored_response,
 )
 from pipeline.serialization import EncodedCheckpoint, decode_stored_event, unstructure_event
-from pipeline.views import LoggedStatus, ResponseLogRow, response_log
+from pipeline.views import ResponseLogRow, response_log
 
 __all__ = ["Lease", "PostgresEventStore", "describe_url"]
 
@@ -297,8 +302,8 @@ class PostgresEventStore:
         if lease is not None:
             params["ticket"], params["worker"] = lease.ticket, lease.worker
         if responses:
-            response_rows = _response_rows(run_id, responses)
-            for index, name in enumerate(_RESPONSE_COLUMNS):
+            response_rows = response_values(run_id, responses, _nul_free)
+            for index, name in enumerate(RESPONSE_COLUMNS):
                 params[f"r_{name}"] = [row[index + 1] for row in response_rows]
         sql = _APPEND_SQL[lease is not None, bool(responses)]
         found = conn.execute(sql, params).fetchone()
@@ -388,16 +393,7 @@ class PostgresEventStore:
     def choose_run(self, run_id: str | None) -> RunId:
         """``run_id`` when the store holds it, or the latest run when None;
         :class:`UnknownRunError` naming the runs it holds otherwise."""
-        known = tuple(r.run_id for r in self.runs())
-        if not known:
-            raise UnknownRunError(f"the store {self.label} holds no runs", known)
-        if run_id is None:
-            return RunId(known[-1])
-        if run_id not in known:
-            raise UnknownRunError(
-                f"no run {run_id!r} in {self.label}; its runs: {', '.join(known)}", known
-            )
-        return RunId(run_id)
+        return choose_run(self.label, [r.run_id for r in self.runs()], run_id)
 
     # -- projections and checkpoints ---------------------------------------------------
 
@@ -412,22 +408,7 @@ class PostgresEventStore:
                 (run_id,),
             ).fetchall(),
         )
-        return [
-            StoredResponse(
-                int(row[0]),
-                RunId(row[1]),
-                ResponseLogRow(
-                    row[2],
-                    int(row[3]),
-                    row[4],
-                    LoggedStatus(row[5]),
-                    tuple(orjson.loads(row[6])),
-                    int(row[7]),
-                    row[8],
-                ),
-            )
-            for row in rows
-        ]
+        return [stored_response(row) for row in rows]
 
     def rebuild_response_log(self) -> int:
         """Recreate ``agent_response_log`` from every run's events, in one transaction."""
@@ -495,33 +476,10 @@ class PostgresEventStore:
         self.close()
 
 
-_RESPONSE_COLUMNS: Final = (
-    "task_id",
-    "turn_number",
-    "raw_response",
-    "status",
-    "violations",
-    "correction_attempt",
-    "timestamp",
-)
-
-
-def _response_rows(run_id: RunId, rows: Sequence[ResponseLogRow]) -> list[tuple[Any, ...]]:
+def _nul_free(text: str) -> str:
     # PostgreSQL text cannot hold NUL; the projection keeps U+FFFD where an agent wrote one
     # (the event log, JSON-escaped, keeps the exact text).
-    return [
-        (
-            run_id,
-            r.task_id.replace("\x00", "\ufffd"),
-            r.turn_number,
-            None if r.raw_response is None else r.raw_response.replace("\x00", "\ufffd"),
-            r.status.value,
-            orjson.dumps(list(r.violations)).decode(),
-            r.correction_attempt,
-            r.timestamp,
-        )
-        for r in rows
-    ]
+    return text.replace("\x00", "\ufffd")
 
 
 def _insert_responses(
@@ -530,7 +488,7 @@ def _insert_responses(
     cursor.executemany(
         "INSERT INTO agent_response_log (run_id, task_id, turn_number, raw_response, status, "
         "violations, correction_attempt, timestamp) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-        _response_rows(run_id, rows),
+        response_values(run_id, rows, _nul_free),
         returning=False,
     )
 

@@ -1,0 +1,79 @@
+"""What the SQL stores share: the response log's rows as written and as read back, and
+choosing a run by id (I/O-free helpers of the adapters)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+
+from pipeline.events import RunId
+from pipeline.handlers.store._port import StoredResponse, UnknownRunError
+from pipeline.views import LoggedStatus, ResponseLogRow
+
+__all__ = ["RESPONSE_COLUMNS", "choose_run", "response_values", "stored_response"]
+
+RESPONSE_COLUMNS = (
+    "task_id",
+    "turn_number",
+    "raw_response",
+    "status",
+    "violations",
+    "correction_attempt",
+    "timestamp",
+)
+"""The ``agent_response_log`` columns a row writes, after ``run_id``, in order."""
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def response_values(
+    run_id: RunId, rows: Sequence[ResponseLogRow], text: Callable[[str], str] = _same
+) -> list[tuple[Any, ...]]:
+    """``(run_id, *RESPONSE_COLUMNS)`` per row, the free texts passed through ``text``."""
+    return [
+        (
+            run_id,
+            text(r.task_id),
+            r.turn_number,
+            None if r.raw_response is None else text(r.raw_response),
+            r.status.value,
+            orjson.dumps(list(r.violations)).decode(),
+            r.correction_attempt,
+            r.timestamp,
+        )
+        for r in rows
+    ]
+
+
+def stored_response(row: Sequence[Any]) -> StoredResponse:
+    """A row read as ``id, run_id, *RESPONSE_COLUMNS``."""
+    return StoredResponse(
+        int(row[0]),
+        RunId(row[1]),
+        ResponseLogRow(
+            row[2],
+            int(row[3]),
+            row[4],
+            LoggedStatus(row[5]),
+            tuple(orjson.loads(row[6])),
+            int(row[7]),
+            row[8],
+        ),
+    )
+
+
+def choose_run(label: str, known: Sequence[str], run_id: str | None) -> RunId:
+    """``run_id`` when ``known`` holds it, or the latest run when None;
+    :class:`UnknownRunError` naming the runs of the store ``label`` otherwise."""
+    runs = tuple(known)
+    if not runs:
+        raise UnknownRunError(f"the store {label} holds no runs", runs)
+    if run_id is None:
+        return RunId(runs[-1])
+    if run_id not in runs:
+        raise UnknownRunError(f"no run {run_id!r} in {label}; its runs: {', '.join(runs)}", runs)
+    return RunId(run_id)
