@@ -209,7 +209,12 @@ StoreOption = Annotated[
     ),
 ]
 StoreArgument = Annotated[
-    str, typer.Argument(help="An event store: a path, sqlite:///PATH or postgresql://...")
+    str,
+    typer.Argument(
+        envvar="RALPH_STORE",
+        show_envvar=True,
+        help="An event store: a path, sqlite:///PATH or postgresql://...",
+    ),
 ]
 OtelOption = Annotated[
     bool,
@@ -380,8 +385,10 @@ def demo(
 SourceArgument = Annotated[
     str | None,
     typer.Argument(
+        envvar="RALPH_STORE",
+        show_envvar=True,
         help="An event store (a path, sqlite:///PATH or postgresql://...; default "
-        ".ralph/pipeline.db) or a .jsonl log."
+        ".ralph/pipeline.db) or a .jsonl log.",
     ),
 ]
 RunOption = Annotated[
@@ -723,6 +730,9 @@ def submit(
     store: StoreOption = None,
 ) -> None:
     """Queue a pipeline run of the workspace for the workers (prints the ticket)."""
+    if store is None:
+        # The workspace may name its team's database itself ([store] url).
+        store = _open(workspace).config.store.url
     url = _queue_url(store)
     try:
         from pipeline.workers import submit as submit_run

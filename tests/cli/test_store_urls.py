@@ -39,6 +39,16 @@ def test_a_run_with_store_url_lives_in_postgresql_and_every_reader_takes_the_url
     printed = ralph("events", postgres_url, "--format", "jsonl", cwd=tmp_path)
     assert printed.returncode == 0, printed.stderr
     assert [decode_event(line) for line in printed.stdout.splitlines()] == stored
+    from_env = subprocess.run(
+        [*RALPH, "events", "--format", "jsonl"],
+        cwd=tmp_path,
+        env={**os.environ, "RALPH_STORE": postgres_url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert from_env.stdout == printed.stdout, from_env.stderr
     verified = ralph("replay", postgres_url, "--verify", cwd=tmp_path)
     assert verified.returncode == 0, verified.stderr
     assert "verified: the fold equals all" in verified.stdout

@@ -72,13 +72,17 @@ def test_submissions_that_cannot_run_are_refused_before_anything_is_queued(
     tmp_path: Path, postgres_url: str
 ) -> None:
     """No queue named, a SQLite store as queue, or a workspace without a configuration:
-    exit 2 with the reason, and the queue stays empty."""
+    exit 2 with the reason, and nothing is queued; a workspace naming its database in
+    ``[store] url`` needs no ``--store``."""
     root = queue_workspace(tmp_path / "ws")
-    env_free = {k: v for k, v in os.environ.items() if k != "RALPH_STORE"}
-    assert env_free == dict(env_free)  # RALPH_STORE is not set by the test environment
     nowhere = ralph("submit", "-C", str(root), cwd=tmp_path)
     assert nowhere.returncode == 2
     assert "say which queue" in nowhere.stderr
+    configured = queue_workspace(tmp_path / "configured")
+    with (configured / "ralph.toml").open("a") as toml:
+        toml.write(f'\n[store]\nurl = "{postgres_url}"\n')
+    from_config = ralph("submit", "-C", str(configured), cwd=tmp_path)
+    assert from_config.returncode == 0, from_config.stderr
     sqlite = ralph("submit", "--store", "sqlite:///q.db", "-C", str(root), cwd=tmp_path)
     assert sqlite.returncode == 2
     assert "the queue lives in PostgreSQL" in sqlite.stderr
@@ -87,7 +91,9 @@ def test_submissions_that_cannot_run_are_refused_before_anything_is_queued(
     assert missing.returncode == 2
     assert "ralph.toml: not found" in missing.stderr
     with PostgresEventStore(postgres_url) as store:
-        assert RunQueue(store).tickets() == []
+        (queued,) = RunQueue(store).tickets()
+    assert queued.ticket == from_config.stdout.strip()
+    assert queued.workspace == str(configured.resolve())
 
 
 def test_four_workers_run_two_hundred_pipelines_each_exactly_once(
