@@ -51,6 +51,15 @@ _READ_BATCH: Final = 1_000
 _COPY_FROM: Final = 32
 """Batches longer than this go in with COPY (about ten times faster per row), shorter ones
 with one pipelined INSERT (less set-up per append)."""
+_PERMANENT: Final = (
+    "does not exist",
+    "authentication failed",
+    "no pg_hba.conf entry",
+    "permission denied",
+)
+"""What a server answers to a connection that no retry will cure (a missing database or
+role, refused credentials). libpq gives these no SQLSTATE, so they are told by their text;
+a server starting up or shutting down says otherwise, and is retried."""
 _MIGRATION_LOCK: Final = 0x7261_6C70_6800  # "ralph": one advisory lock for every migrator
 
 T = TypeVar("T")
@@ -113,8 +122,10 @@ class PostgresEventStore:
             try:
                 conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
             except psycopg.OperationalError as error:
+                reason = str(error).strip().splitlines()[-1] if str(error).strip() else ""
+                if any(answer in reason for answer in _PERMANENT):
+                    raise StoreError(f"{self.label}: the server refused: {reason}") from error
                 if time.monotonic() + delay > deadline:
-                    reason = str(error).strip().splitlines()[-1] if str(error).strip() else ""
                     raise StoreError(
                         f"{self.label}: cannot reach the PostgreSQL server ({reason}); "
                         "is it running, and does the URL name the right host, port and database?"

@@ -3,6 +3,7 @@ idempotently, survives a dropped connection, and says clearly when the server is
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import psycopg
@@ -82,3 +83,12 @@ def test_urls_are_described_without_their_password() -> None:
     assert describe_url("postgresql://u:pw@db.example:6543/ralph") == (
         "postgresql://u@db.example:6543/ralph"
     )
+
+
+def test_a_database_that_does_not_exist_is_reported_at_once(postgres: PostgresServer) -> None:
+    """A server that answers "no such database" is not retried: the error comes at once and
+    names the database."""
+    started = time.monotonic()
+    with pytest.raises(StoreError, match='database "missing_db" does not exist'):
+        PostgresEventStore(postgres.url("missing_db"), retry_s=30)
+    assert time.monotonic() - started < 5
