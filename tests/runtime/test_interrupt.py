@@ -81,3 +81,48 @@ hang = true
     final = decode_state(ralph("replay", "--json", cwd=root).stdout.splitlines()[0].encode())
     assert final.phase is Phase.COMPLETE
     assert final.ledger.resumes == 1
+
+
+def test_after_kill_9_resume_stops_the_agent_the_dead_run_left_behind(tmp_path: Path) -> None:
+    """``ralph run`` killed with SIGKILL while its agent hangs: the agent and its child
+    outlive it (they lead their own group). ``ralph resume`` stops them before invoking the
+    agent again, and finishes the run."""
+    marker = f"ralph-kill9-{uuid.uuid4().hex}"
+    script = then_finish(
+        "development",
+        f"""
+[[development]]
+spawn = ["{PYTHON}", "-c", "import time; time.sleep(300)", "{marker}"]
+hang = true
+""",
+    )
+    root = make_workspace(
+        tmp_path / "ws", scripts={"s.toml": script}, agents={"main": scripted("s.toml")}
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.Popen(
+        [*RALPH, "run", "--quiet"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not processes_with(marker):
+            assert run.poll() is None, "the run ended before its agent hung"
+            assert time.monotonic() < deadline, "the agent never started"
+            time.sleep(0.1)
+        run.send_signal(signal.SIGKILL)
+        run.wait(timeout=30)
+    finally:
+        run.kill()
+    time.sleep(0.3)
+    left_behind = processes_with(marker)
+    assert left_behind, "kill -9 took the agent's group with it (nothing to test)"
+    assert (root / ".ralph" / "agent-group.json").exists()
+    resumed = ralph("resume", cwd=root)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "Exit status 0: completed" in resumed.stdout
+    assert processes_with(marker) == [], "the dead run's agent was never stopped"
+    assert not (root / ".ralph" / "agent-group.json").exists()

@@ -24,6 +24,7 @@ from typing import IO, Any, final
 from attrs import frozen
 
 from pipeline.events import TimeoutKind
+from pipeline.handlers.agents._groups import forget_group, record_group, stop_recorded_group
 
 __all__ = ["ProcessResult", "ProcessSpec", "run_process"]
 
@@ -43,6 +44,9 @@ class ProcessSpec:
     total_timeout_s: float = 3_600.0
     inactivity_timeout_s: float = 600.0
     grace_s: float = 5.0
+    group_file: Path | None = None
+    """Where the running group is recorded (one per workspace): a group left there by a
+    driver that was killed is stopped before this one starts."""
 
 
 @final
@@ -87,6 +91,8 @@ def _stop_group(process: subprocess.Popen[bytes], grace_s: float) -> None:
 def run_process(spec: ProcessSpec) -> ProcessResult:
     """Run ``spec`` to completion or timeout; never leaves a process of its group behind."""
     digest = hashlib.sha256()
+    if spec.group_file is not None:
+        stop_recorded_group(spec.group_file, spec.grace_s)
     started = time.monotonic()
     try:
         process = subprocess.Popen(
@@ -102,6 +108,22 @@ def run_process(spec: ProcessSpec) -> ProcessResult:
         return ProcessResult(None, 0, None, True, str(error), digest.hexdigest(), 0)
     except OSError as error:
         return ProcessResult(None, 0, None, False, str(error), digest.hexdigest(), 0)
+    if spec.group_file is not None:
+        record_group(spec.group_file, process.pid)
+    try:
+        return _supervise(process, spec, digest, started)
+    finally:
+        if spec.group_file is not None:
+            forget_group(spec.group_file)
+
+
+def _supervise(
+    process: subprocess.Popen[bytes],
+    spec: ProcessSpec,
+    digest: Any,
+    started: float,
+) -> ProcessResult:
+    """Feed, read and time the process until its whole group is gone."""
     feeder = None
     if spec.stdin is not None and process.stdin is not None:
         # A thread, so that a prompt larger than the pipe cannot deadlock against our reads.

@@ -144,6 +144,7 @@ class AgentInvoker:
             total_timeout_s=float(config.timeout_s),
             inactivity_timeout_s=float(config.inactivity_timeout_s),
             grace_s=self.grace_s,
+            group_file=self.layout.agent_group,
         )
         result = run_process(spec)
         return (started, *self._outcome(effect, result, log))

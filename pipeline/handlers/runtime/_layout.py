@@ -49,6 +49,11 @@ class WorkspaceLayout:
         return self.ralph_dir / "pipeline.db"
 
     @property
+    def agent_group(self) -> Path:
+        """The record of the agent (or check) process group at work in this workspace."""
+        return self.ralph_dir / "agent-group.json"
+
+    @property
     def config(self) -> Path:
         """The workspace's ``ralph.toml``."""
         return self.root / "ralph.toml"

@@ -401,6 +401,7 @@ class Runtime:
                 env=dict(os.environ if self.environment is None else self.environment),
                 output_path=log,
                 grace_s=self.grace_s,
+                group_file=self.layout.agent_group,
             )
         )
         if result.exit_code == 0:

@@ -139,10 +139,10 @@ class PostgresEventStore:
             conn.execute("SET TIME ZONE 'UTC'")
             if not self.synchronous_commit:
                 conn.execute("SET synchronous_commit = off")
-            if self.lease is not None:
-                # A worker frozen inside an append would hold its run's queue row locked, and
-                # no other worker could take the run over: the server ends such a session.
-                conn.execute("SET idle_in_transaction_session_timeout = '5s'")
+            # A process frozen inside a transaction (an append holding its run's queue row,
+            # a migration holding the migration lock) would block every other worker: the
+            # server ends such a session. Our transactions never wait on the client.
+            conn.execute("SET idle_in_transaction_session_timeout = '5s'")
             self._conn = conn
             return conn
 
@@ -169,8 +169,21 @@ class PostgresEventStore:
     def migrate(self) -> list[int]:
         """Apply the migrations not yet applied; return their numbers (none the second time)."""
 
+        known_versions = {version for version, _, _ in PG_MIGRATIONS}
+
+        def up_to_date(conn: psycopg.Connection[Any]) -> bool:
+            """Whether every migration is applied, found without taking the lock (every store
+            opened checks; only a database that needs a migration serializes its openers)."""
+            exists = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()
+            if exists is None or exists[0] is None:
+                return False
+            rows = conn.execute("SELECT version FROM schema_migrations").fetchall()
+            return {row[0] for row in rows} == known_versions
+
         def work(conn: psycopg.Connection[Any]) -> list[int]:
             done: list[int] = []
+            if up_to_date(conn):
+                return done
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
                 conn.execute(

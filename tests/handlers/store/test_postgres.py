@@ -92,3 +92,18 @@ def test_a_database_that_does_not_exist_is_reported_at_once(postgres: PostgresSe
     with pytest.raises(StoreError, match='database "missing_db" does not exist'):
         PostgresEventStore(postgres.url("missing_db"), retry_s=30)
     assert time.monotonic() - started < 5
+
+
+def test_a_frozen_migrator_does_not_block_opening_an_up_to_date_store(
+    postgres_url: str,
+) -> None:
+    """A session holding the migration lock in an open transaction (a worker frozen while it
+    opened its store) blocks nobody once the schema is current: a store opens at once."""
+    PostgresEventStore(postgres_url).close()
+    with psycopg.connect(postgres_url) as frozen:
+        frozen.execute("SELECT pg_advisory_xact_lock(%s)", (0x7261_6C70_6800,))
+        started = time.monotonic()
+        with PostgresEventStore(postgres_url) as store:
+            assert store.append(RUN, 0, topics(2)) == 2
+        assert time.monotonic() - started < 3
+        frozen.rollback()

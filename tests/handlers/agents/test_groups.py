@@ -1,0 +1,132 @@
+"""An agent left running by a driver killed with kill -9 is stopped before the next agent
+starts in the same workspace; a record that no longer names that agent stops nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import orjson
+
+from pipeline.handlers.agents import ProcessSpec, run_process
+from pipeline.handlers.agents._groups import record_group, stop_recorded_group
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purpose: it holds no files and runs nothing.
+    state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    return state != "Z"
+
+
+def _wait_gone(pid: int, timeout_s: float = 10) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_the_agent_of_a_killed_driver_is_stopped_before_the_next_one_starts(
+    tmp_path: Path,
+) -> None:
+    """A driver runs an agent (which starts a child of its own) and is killed with SIGKILL:
+    both stay running. The next run_process with the same group file stops them first."""
+    group_file = tmp_path / "agent-group.json"
+    pids = tmp_path / "pids"
+    agent = textwrap.dedent(
+        f"""
+        import os, subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+        open({str(pids)!r}, "w").write(f"{{os.getpid()}} {{child.pid}}")
+        time.sleep(300)
+        """
+    )
+    driver = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from pipeline.handlers.agents import ProcessSpec, run_process
+        run_process(ProcessSpec(
+            argv=({sys.executable!r}, "-c", {agent!r}),
+            cwd=Path({str(tmp_path)!r}),
+            env={{}},
+            output_path=Path({str(tmp_path / "out.log")!r}),
+            group_file=Path({str(group_file)!r}),
+        ))
+        """
+    )
+    killed = subprocess.Popen([sys.executable, "-c", driver], cwd=ROOT)
+    deadline = time.monotonic() + 30
+    while not (pids.exists() and pids.read_text()):
+        assert time.monotonic() < deadline, "the agent never started"
+        time.sleep(0.02)
+    agent_pid, child_pid = (int(p) for p in pids.read_text().split())
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()
+    assert group_file.exists()
+    assert _alive(agent_pid)
+    assert _alive(child_pid)
+    result = run_process(
+        ProcessSpec(
+            argv=("true",),
+            cwd=tmp_path,
+            env=dict(os.environ),
+            output_path=tmp_path / "next.log",
+            grace_s=1,
+            group_file=group_file,
+        )
+    )
+    assert result.exit_code == 0
+    assert _wait_gone(agent_pid)
+    assert _wait_gone(child_pid)
+    assert not group_file.exists(), "a finished agent's record is forgotten"
+
+
+def test_a_record_whose_process_id_was_recycled_stops_nothing(tmp_path: Path) -> None:
+    """The recorded group's leader is alive but started at another time (the id belongs to
+    someone else now): it is left alone, and the record forgotten."""
+    bystander = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True
+    )
+    try:
+        group_file = tmp_path / "agent-group.json"
+        record_group(group_file, bystander.pid)
+        record = orjson.loads(group_file.read_bytes())
+        group_file.write_bytes(orjson.dumps({**record, "started": record["started"] - 1}))
+        assert stop_recorded_group(group_file, grace_s=0.1) is None
+        assert _alive(bystander.pid)
+        assert not group_file.exists()
+        record_group(group_file, bystander.pid)
+        assert stop_recorded_group(group_file, grace_s=1) == bystander.pid
+        assert bystander.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_a_record_of_a_gone_group_or_another_host_stops_nothing(tmp_path: Path) -> None:
+    """A group that has exited, a record from another host and an unreadable record are
+    each forgotten without stopping anything."""
+    group_file = tmp_path / "agent-group.json"
+    finished = subprocess.Popen(["true"], start_new_session=True)
+    finished.wait()
+    record_group(group_file, finished.pid)
+    assert stop_recorded_group(group_file, grace_s=0.1) is None
+    elsewhere = {"host": "not-this-host", "boot": "", "pgid": os.getpgid(0), "started": 0}
+    group_file.write_bytes(orjson.dumps(elsewhere))
+    assert stop_recorded_group(group_file, grace_s=0.1) is None
+    assert not group_file.exists()
+    group_file.write_text("{not json")
+    assert stop_recorded_group(group_file, grace_s=0.1) is None
+    assert not group_file.exists()
