@@ -2,6 +2,8 @@
 
 from pipeline.config._loop import DEFAULT_PUBLISHES, HatConfig, HatsConfig, LoopConfig
 from pipeline.config._model import (
+    POSTGRES_SCHEMES,
+    SQLITE_SCHEME,
     AgentConfig,
     BudgetConfig,
     ChainConfig,
@@ -15,7 +17,9 @@ from pipeline.config._presets import PRESETS, AgentPreset, PromptVia
 
 __all__ = [
     "DEFAULT_PUBLISHES",
+    "POSTGRES_SCHEMES",
     "PRESETS",
+    "SQLITE_SCHEME",
     "AgentConfig",
     "AgentPreset",
     "BudgetConfig",

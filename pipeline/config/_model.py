@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import final
+from typing import Final, final
 
 from attrs import field, frozen
 
@@ -17,6 +17,8 @@ from pipeline.config._presets import PRESETS, PromptVia
 from pipeline.events import Budget, Count, DurationMs, Json, LoopPolicy, Ordinal, Role
 
 __all__ = [
+    "POSTGRES_SCHEMES",
+    "SQLITE_SCHEME",
     "AgentConfig",
     "BudgetConfig",
     "ChainConfig",
@@ -131,6 +133,12 @@ class Durability(enum.Enum):
     """Every fact is committed before the next effect, but not synced: the run survives its
     process being killed, and a power cut may lose the last steps (never corrupting the store).
     About twice the step rate; for disposable machines and benchmarks."""
+
+
+POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
+"""How a PostgreSQL store URL starts."""
+SQLITE_SCHEME: Final = "sqlite:///"
+"""How a SQLite store URL starts (a plain path names a SQLite file too)."""
 
 
 @final

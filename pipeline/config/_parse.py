@@ -17,7 +17,7 @@ from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn
 from cattrs.preconf.orjson import make_converter
 
 from pipeline.config._loop import check_hats, check_loop
-from pipeline.config._model import AgentConfig, RalphConfig
+from pipeline.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
 from pipeline.config._presets import PRESETS
 from pipeline.errors import PipelineError
 from pipeline.events import Role
@@ -155,8 +155,7 @@ def _check(config: RalphConfig, source: str) -> None:
             problems.append(f"{key}: names an agent twice")
     url = config.store.url
     if url is not None and (
-        not url.strip()
-        or ("://" in url and not url.startswith(("postgresql://", "postgres://", "sqlite:///")))
+        not url.strip() or ("://" in url and not url.startswith((*POSTGRES_SCHEMES, SQLITE_SCHEME)))
     ):
         problems.append(
             f"store.url: {url!r} is not a store (use a path, sqlite:///PATH or "

@@ -86,6 +86,8 @@ class _Outcome:
     state: TicketState | None
     """DONE or FAILED to record; None: released or lost, the ticket is not ours to finish."""
     detail: str
+    release: bool = False
+    """The run was interrupted on request: give the ticket back to the queue."""
 
 
 class _LeaseKeeper:
@@ -254,7 +256,7 @@ class Worker:
             return _Outcome(TicketState.FAILED, f"crashed: {type(error).__name__}: {error}")
         state = result.state
         if state.progress.phase is Phase.INTERRUPTED and interruption.reason is not None:
-            return _Outcome(None, f"interrupted ({interruption.reason})")
+            return _Outcome(None, f"interrupted ({interruption.reason})", release=True)
         termination = state.progress.termination
         verdict = termination.value if termination is not None else state.progress.phase.value
         return _Outcome(TicketState.DONE, verdict)
@@ -271,7 +273,7 @@ class Worker:
                     report.failed += outcome.state is TicketState.FAILED
                 else:
                     report.lost += 1
-            elif outcome.detail.startswith("interrupted"):
+            elif outcome.release:
                 report.released += queue.release(ticket.ticket, self.name)
             else:
                 report.lost += 1
@@ -281,7 +283,7 @@ class Worker:
         if outcome.state is not None:
             verdict = outcome.state.value
         else:
-            verdict = "released" if outcome.detail.startswith("interrupted") else "left"
+            verdict = "released" if outcome.release else "left"
         self._say(f"{ticket.ticket}: {verdict} ({outcome.detail})")
 
     @contextlib.contextmanager

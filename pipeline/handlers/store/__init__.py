@@ -1,6 +1,6 @@
 """Event stores: the port and its adapters (I/O)."""
 
-from pipeline.handlers.store._location import NamedStore, is_store_url, open_store_at, store_path
+from pipeline.handlers.store._location import NamedStore, open_store_at, store_path
 from pipeline.handlers.store._port import (
     EventStore,
     LeaseLostError,
@@ -25,7 +25,6 @@ __all__ = [
     "StoreError",
     "StoredResponse",
     "UnknownRunError",
-    "is_store_url",
     "open_store_at",
     "store_path",
 ]

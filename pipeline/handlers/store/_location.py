@@ -5,14 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from pipeline.config import POSTGRES_SCHEMES, SQLITE_SCHEME
 from pipeline.events import RunId
 from pipeline.handlers.store._port import EventStore, StoreError
 from pipeline.handlers.store._sqlite import SqliteEventStore
 
-__all__ = ["NamedStore", "is_store_url", "open_store_at", "store_path"]
-
-_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-_SQLITE_SCHEME = "sqlite:///"
+__all__ = ["NamedStore", "open_store_at", "store_path"]
 
 
 class NamedStore(EventStore, Protocol):
@@ -32,21 +30,15 @@ class NamedStore(EventStore, Protocol):
     def __exit__(self, *_exc: object) -> None: ...
 
 
-def is_store_url(location: str) -> bool:
-    """Whether ``location`` is a store URL (``postgresql://``, ``postgres://``, ``sqlite:///``)
-    rather than a file path."""
-    return location.startswith((*_POSTGRES_SCHEMES, _SQLITE_SCHEME))
-
-
 def store_path(location: str | Path) -> Path | None:
     """The SQLite file ``location`` names (a path or ``sqlite:///path``), or None for a
     PostgreSQL URL. As with SQLAlchemy, ``sqlite:///x.db`` is relative and
     ``sqlite:////tmp/x.db`` absolute."""
     text = str(location)
-    if text.startswith(_POSTGRES_SCHEMES):
+    if text.startswith(POSTGRES_SCHEMES):
         return None
-    if text.startswith(_SQLITE_SCHEME):
-        return Path(text.removeprefix(_SQLITE_SCHEME))
+    if text.startswith(SQLITE_SCHEME):
+        return Path(text.removeprefix(SQLITE_SCHEME))
     if "://" in text:
         scheme = text.split("://", 1)[0]
         raise StoreError(

@@ -1,5 +1,5 @@
-"""What the SQL stores share: the response log's rows as written and as read back, and
-choosing a run by id (I/O-free helpers of the adapters)."""
+"""What the SQL stores share: the response log's rows as written and as read back, choosing
+a run by id, and refusing a schema from a newer release (I/O-free helpers of the adapters)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,16 @@ from typing import Any
 import orjson
 
 from pipeline.events import RunId
-from pipeline.handlers.store._port import StoredResponse, UnknownRunError
+from pipeline.handlers.store._port import StoredResponse, StoreError, UnknownRunError
 from pipeline.views import LoggedStatus, ResponseLogRow
 
-__all__ = ["RESPONSE_COLUMNS", "choose_run", "response_values", "stored_response"]
+__all__ = [
+    "RESPONSE_COLUMNS",
+    "choose_run",
+    "refuse_newer_schema",
+    "response_values",
+    "stored_response",
+]
 
 RESPONSE_COLUMNS = (
     "task_id",
@@ -77,3 +83,13 @@ def choose_run(label: str, known: Sequence[str], run_id: str | None) -> RunId:
     if run_id not in runs:
         raise UnknownRunError(f"no run {run_id!r} in {label}; its runs: {', '.join(runs)}", runs)
     return RunId(run_id)
+
+
+def refuse_newer_schema(label: str, applied: set[int], known: set[int]) -> None:
+    """Raise :class:`StoreError` when the store ``label`` has migrations this release does not
+    know (a newer release wrote it), before anything touches it."""
+    if unknown := sorted(applied - known):
+        raise StoreError(
+            f"{label}: the store has schema migrations {unknown} from a newer release "
+            f"(this release knows up to {max(known)}); it was left untouched"
+        )

@@ -28,7 +28,12 @@ from pipeline.handlers.store._port import (
     StoredResponse,
     StoreError,
 )
-from pipeline.handlers.store._rows import choose_run, response_values, stored_response
+from pipeline.handlers.store._rows import (
+    choose_run,
+    refuse_newer_schema,
+    response_values,
+    stored_response,
+)
 from pipeline.serialization import EncodedCheckpoint, decode_stored_event, unstructure_event
 from pipeline.views import ResponseLogRow, response_log
 
@@ -101,12 +106,7 @@ class SqliteEventStore:
             "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
         )
         applied = {row[0] for row in db.execute("SELECT version FROM schema_migrations")}
-        known = {version for version, _, _ in MIGRATIONS}
-        if unknown := sorted(applied - known):
-            raise StoreError(
-                f"{self.path}: the store has schema migrations {unknown} from a newer release "
-                f"(this release knows up to {max(known)}); it was left untouched"
-            )
+        refuse_newer_schema(self.label, applied, {version for version, _, _ in MIGRATIONS})
         done = []
         for version, name, sql in MIGRATIONS:
             if version in applied:

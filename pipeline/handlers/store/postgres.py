@@ -39,6 +39,7 @@ from pipeline.handlers.store._port import (
 from pipeline.handlers.store._rows import (
     RESPONSE_COLUMNS,
     choose_run,
+    refuse_newer_schema,
     response_values,
     stored_response,
 )
@@ -191,12 +192,7 @@ class PostgresEventStore:
                     "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
                 )
                 applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-                known = {version for version, _, _ in PG_MIGRATIONS}
-                if unknown := sorted(applied - known):
-                    raise StoreError(
-                        f"{self.label}: the store has schema migrations {unknown} from a newer "
-                        f"release (this release knows up to {max(known)}); it was left untouched"
-                    )
+                refuse_newer_schema(self.label, applied, known_versions)
                 for version, name, sql in PG_MIGRATIONS:
                     if version in applied:
                         continue
@@ -284,9 +280,7 @@ class PostgresEventStore:
                     (head, run_id, expected),
                 ).rowcount
             if not moved:
-                found = conn.execute("SELECT head FROM runs WHERE run_id = %s", (run_id,))
-                row = found.fetchone()
-                raise SequenceConflictError(run_id, expected, 0 if row is None else int(row[0]))
+                raise _conflict(conn, run_id, expected)
             with conn.cursor() as cursor:
                 if len(rows) > _COPY_FROM:
                     with cursor.copy("COPY events FROM STDIN") as copy:
@@ -337,8 +331,7 @@ class PostgresEventStore:
         if lease is not None:
             with conn.transaction():
                 self._check_lease(conn, run_id, starting=False)
-        row = conn.execute("SELECT head FROM runs WHERE run_id = %s", (run_id,)).fetchone()
-        raise SequenceConflictError(run_id, expected, 0 if row is None else int(row[0]))
+        raise _conflict(conn, run_id, expected)
 
     def _check_lease(self, conn: psycopg.Connection[Any], run_id: RunId, *, starting: bool) -> None:
         """Lock the run's queue row (a takeover waits for this append, or this append sees
@@ -498,6 +491,12 @@ class PostgresEventStore:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _conflict(conn: psycopg.Connection[Any], run_id: RunId, expected: int) -> SequenceConflictError:
+    """The error for an append that expected ``expected`` events, naming the head found."""
+    row = conn.execute("SELECT head FROM runs WHERE run_id = %s", (run_id,)).fetchone()
+    return SequenceConflictError(run_id, expected, 0 if row is None else int(row[0]))
 
 
 def _nul_free(text: str) -> str:
