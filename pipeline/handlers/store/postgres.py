@@ -314,7 +314,8 @@ class PostgresEventStore:
             "versions": [row[3] for row in rows],
             "ats": [row[4] for row in rows],
             "bodies": [row[5] for row in rows],
-            "sync": "on" if flush or not self.synchronous_commit else "off",
+            # Synced only when asked and the store syncs at all ("process" never does).
+            "sync": "on" if flush and self.synchronous_commit else "off",
         }
         lease = self.lease
         if lease is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 import pytest
@@ -107,3 +108,28 @@ def test_a_frozen_migrator_does_not_block_opening_an_up_to_date_store(
             assert store.append(RUN, 0, topics(2)) == 2
         assert time.monotonic() - started < 3
         frozen.rollback()
+
+
+@pytest.mark.parametrize(
+    ("store_syncs", "flush", "expected"),
+    [(True, True, "on"), (True, False, "off"), (False, True, "off"), (False, False, "off")],
+)
+def test_an_append_waits_for_the_disk_only_when_flushed_by_a_store_that_syncs(
+    postgres_url: str, store_syncs: bool, flush: bool, expected: str
+) -> None:
+    """The one-statement append sets synchronous_commit for its own transaction: on only for
+    a flushed append of a store that syncs; a "process" store never turns it back on."""
+    with PostgresEventStore(postgres_url, synchronous_commit=store_syncs) as store:
+        store.append(RUN, 0, topics(1))
+        conn = store.connection()
+        sent: list[Any] = []
+        execute = conn.execute
+
+        def spy(query: Any, params: Any = None, **kwargs: Any) -> Any:
+            sent.append(params)
+            return execute(query, params, **kwargs)
+
+        conn.execute = spy  # type: ignore[method-assign]
+        assert store.append(RUN, 1, topics(1, start=1), flush=flush) == 2
+    (params,) = [p for p in sent if isinstance(p, dict) and "sync" in p]
+    assert params["sync"] == expected
