@@ -7,8 +7,10 @@ agent starts once per invocation) get the hooks without loading the whole serial
 
 from __future__ import annotations
 
+import enum
+import functools
 from datetime import datetime
-from typing import Any
+from typing import Any, NewType
 
 from cattrs import Converter
 
@@ -27,13 +29,9 @@ def _strict_int(value: Any, _type: Any) -> int:
     return value
 
 
-def _strict_str(value: Any, type_: Any) -> str:
+def _strict_str(value: Any, _type: Any) -> str:
     if type(value) is not str:
         raise TypeError(f"expected a string, got {value!r}")
-    # This hook also receives str subclasses (the StrEnums): build the member, not a plain str.
-    if type_ is not str and isinstance(type_, type) and issubclass(type_, str):
-        member: str = type_(value)
-        return member
     return value
 
 
@@ -46,9 +44,42 @@ def _strict_datetime(value: Any, _type: Any) -> datetime:
     return parsed
 
 
+_STRICT_HOOKS: dict[type, Any] = {
+    bool: _strict_bool,
+    int: _strict_int,
+    str: _strict_str,
+    datetime: _strict_datetime,
+}
+
+
+def _primitive_newtype(type_: Any) -> bool:
+    return isinstance(type_, NewType) and type_.__supertype__ in _STRICT_HOOKS
+
+
+def _newtype_hook(type_: Any) -> Any:
+    return _STRICT_HOOKS[type_.__supertype__]
+
+
+@functools.cache
+def _members(type_: type[enum.StrEnum]) -> dict[str, enum.StrEnum]:
+    return {member.value: member for member in type_}
+
+
+def _strict_enum(value: Any, type_: type[enum.StrEnum]) -> enum.StrEnum:
+    if type(value) is not str:
+        raise TypeError(f"expected a string, got {value!r}")
+    # A lookup of the values: calling the class costs several times that, on every event.
+    member = _members(type_).get(value)
+    if member is None:
+        raise ValueError(f"{value!r} is not a valid {type_.__name__}")
+    return member
+
+
 def configure_primitives(converter: Converter) -> None:
     """Make primitive structuring strict (no coercion of stored or received data)."""
-    converter.register_structure_hook(bool, _strict_bool)
-    converter.register_structure_hook(int, _strict_int)
-    converter.register_structure_hook(str, _strict_str)
-    converter.register_structure_hook(datetime, _strict_datetime)
+    for type_, hook in _STRICT_HOOKS.items():
+        converter.register_structure_hook(type_, hook)
+    # A NewType over a primitive (an id, a count, a time) goes straight to the primitive's
+    # hook: cattrs would wrap it in one more call per field, on every event decoded.
+    converter.register_structure_hook_factory(_primitive_newtype, _newtype_hook)
+    converter.register_structure_hook(enum.StrEnum, _strict_enum)

@@ -14,12 +14,14 @@ from pipeline.effects import EFFECT_TAGS, Effect
 from pipeline.errors import WireFormatError
 from pipeline.events import WIRE_TAGS, Instant, Json, Ordinal, PipelineEvent, TopicPublished
 from pipeline.serialization import (
+    CONVERTER,
     decode_effect,
     decode_event,
     decode_state,
     encode_effect,
     encode_event,
     encode_state,
+    make_converter,
 )
 from pipeline.state import PipelineState
 from pipeline.testing import effects, events, reachable_states
@@ -109,6 +111,29 @@ def test_arbitrary_bytes_decode_to_an_event_or_a_wire_format_error(data: bytes) 
             b'"at": "2026-01-01T00:00:00+00:00"}',
             "expected a boolean, got 'yes' @ event.retriable",
         ),
+        (
+            b'{"type": "agent.invocation_failed", "role": "wizard", "agent": "a", '
+            b'"error": "other", "message": "m", "retriable": true, '
+            b'"at": "2026-01-01T00:00:00+00:00"}',
+            "'wizard' is not a valid Role @ event.role",
+        ),
+        (
+            b'{"type": "agent.invocation_failed", "role": 3, "agent": "a", '
+            b'"error": "other", "message": "m", "retriable": true, '
+            b'"at": "2026-01-01T00:00:00+00:00"}',
+            "expected a string, got 3 @ event.role",
+        ),
+        (
+            b'{"type": "agent.invocation_failed", "role": "developer", "agent": 5, '
+            b'"error": "other", "message": "m", "retriable": true, '
+            b'"at": "2026-01-01T00:00:00+00:00"}',
+            "expected a string, got 5 @ event.agent",
+        ),
+        (
+            b'{"type": "agent.topic_published", "topic": "t", "payload": "p", '
+            b'"line_number": true, "emitted_at": null, "at": "2026-01-01T00:00:00+00:00"}',
+            "expected an integer, got True @ event.line_number",
+        ),
     ],
 )
 def test_bad_event_data_is_named_in_the_error(payload: bytes, message: str) -> None:
@@ -116,6 +141,31 @@ def test_bad_event_data_is_named_in_the_error(payload: bytes, message: str) -> N
     with pytest.raises(WireFormatError) as raised:
         decode_event(payload)
     assert message in str(raised.value)
+
+
+_FAST = make_converter(detailed_validation=False)
+
+
+@given(events())
+def test_the_fast_and_the_detailed_converter_structure_every_event_alike(
+    event: PipelineEvent,
+) -> None:
+    """Decoding tries a converter without detailed validation first; it must build exactly
+    what the detailed one builds."""
+    data = orjson.loads(encode_event(event))
+    fast = _FAST.structure(data, PipelineEvent)  # type: ignore[arg-type]
+    assert identical(fast, CONVERTER.structure(data, PipelineEvent))  # type: ignore[arg-type]
+    assert identical(fast, event)
+
+
+@given(reachable_states())
+def test_the_fast_and_the_detailed_converter_structure_every_state_alike(
+    state: PipelineState,
+) -> None:
+    """The same for states (checkpoints)."""
+    data = orjson.loads(encode_state(state))
+    fast = _FAST.structure(data, PipelineState)
+    assert identical(fast, CONVERTER.structure(data, PipelineState))
 
 
 def test_wire_format_error_is_a_value_error() -> None:

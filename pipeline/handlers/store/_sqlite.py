@@ -30,11 +30,12 @@ from pipeline.handlers.store._port import (
 )
 from pipeline.handlers.store._rows import (
     choose_run,
+    decode_row,
     refuse_newer_schema,
     response_values,
     stored_response,
 )
-from pipeline.serialization import EncodedCheckpoint, decode_stored_event, unstructure_event
+from pipeline.serialization import EncodedCheckpoint, unstructure_event
 from pipeline.views import ResponseLogRow, response_log
 
 __all__ = ["DEFAULT_STORE_PATH", "SqliteEventStore"]
@@ -206,6 +207,7 @@ class SqliteEventStore:
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
         """The run's events from ``from_sequence`` on, fetched in batches (constant memory)."""
         position = from_sequence
+        log = f"{self.path} run {run_id}"
         while True:
             with self._guard(f"read run {run_id!r}"):
                 rows = self._db.execute(
@@ -215,8 +217,7 @@ class SqliteEventStore:
                     (run_id, position, _READ_BATCH),
                 ).fetchall()
             for sequence, version, body in rows:
-                what = f"{self.path} run {run_id} event {sequence}"
-                yield decode_stored_event(body, version, what)
+                yield decode_row(body, version, log, sequence)
             if len(rows) < _READ_BATCH:
                 return
             position = rows[-1][0] + 1

@@ -39,11 +39,12 @@ from pipeline.handlers.store._port import (
 from pipeline.handlers.store._rows import (
     RESPONSE_COLUMNS,
     choose_run,
+    decode_row,
     refuse_newer_schema,
     response_values,
     stored_response,
 )
-from pipeline.serialization import EncodedCheckpoint, decode_stored_event, unstructure_event
+from pipeline.serialization import EncodedCheckpoint, unstructure_event
 from pipeline.views import ResponseLogRow, response_log
 
 __all__ = ["Lease", "PostgresEventStore", "describe_url"]
@@ -370,6 +371,7 @@ class PostgresEventStore:
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
         """The run's events from ``from_sequence`` on, fetched in batches (constant memory)."""
         position = from_sequence
+        log = f"{self.label} run {run_id}"
         while True:
             start = position
 
@@ -382,8 +384,7 @@ class PostgresEventStore:
 
             rows = self.retrying(f"read run {run_id!r}", batch)
             for sequence, version, body in rows:
-                what = f"{self.label} run {run_id} event {sequence}"
-                yield decode_stored_event(body, version, what)
+                yield decode_row(body, version, log, sequence)
             if len(rows) < _READ_BATCH:
                 return
             position = rows[-1][0] + 1

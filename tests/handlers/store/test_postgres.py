@@ -10,6 +10,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from pipeline.errors import WireFormatError
 from pipeline.handlers.store import StoreError
 from pipeline.handlers.store.postgres import PostgresEventStore, describe_url
 from pipeline.testing.postgres import PostgresServer
@@ -133,3 +134,24 @@ def test_an_append_waits_for_the_disk_only_when_flushed_by_a_store_that_syncs(
         assert store.append(RUN, 1, topics(1, start=1), flush=flush) == 2
     (params,) = [p for p in sent if isinstance(p, dict) and "sync" in p]
     assert params["sync"] == expected
+
+
+def test_a_damaged_event_row_is_named_in_the_read_error(postgres_url: str) -> None:
+    """A row edited behind the store's back fails the read with the server, run and event
+    sequence in the message (no password), and the bad field's path."""
+    with PostgresEventStore(postgres_url) as store:
+        store.append(RUN, 0, topics(5))
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(
+                "UPDATE events SET body = jsonb_set(body::jsonb, '{topic}', '7')::json "
+                "WHERE run_id = %s AND sequence = 3",
+                (RUN,),
+            )
+        read: list[object] = []
+        with pytest.raises(WireFormatError) as raised:
+            read.extend(store.read(RUN))
+        assert len(read) == 3  # events 0, 1 and 2
+        message = str(raised.value)
+        assert f"{store.label} run {RUN} event 3" in message
+        assert "expected a string, got 7" in message
+        assert ".topic" in message

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.events import SCHEMA_VERSION, RunId
+from pipeline.errors import WireFormatError
 from pipeline.handlers.store import (
     SqliteEventStore,
     StoreCorruptError,
@@ -231,3 +232,25 @@ def test_choose_run_gives_the_named_or_the_latest_run_and_names_the_others(tmp_p
             store.choose_run("c")
         assert isinstance(unknown.value, LookupError)
         assert unknown.value.known == ("a", "b")
+
+
+def test_a_damaged_event_row_is_named_in_the_read_error(tmp_path: Path) -> None:
+    """A row edited behind the store's back fails the read with the store, run and event
+    sequence in the message, and the bad field's path; the rows before it were read."""
+    path = tmp_path / "pipeline.db"
+    with SqliteEventStore(path) as store:
+        store.append(RUN, 0, topics(5))
+    db = sqlite3.connect(path)
+    with db:
+        db.execute(
+            "UPDATE events SET body = json_set(body, '$.topic', 7) WHERE sequence = 3",
+        )
+    db.close()
+    read: list[object] = []
+    with SqliteEventStore(path) as store, pytest.raises(WireFormatError) as raised:
+        read.extend(store.read(RUN))
+    assert len(read) == 3  # events 0, 1 and 2
+    message = str(raised.value)
+    assert f"{path} run {RUN} event 3" in message
+    assert "expected a string, got 7" in message
+    assert ".topic" in message
