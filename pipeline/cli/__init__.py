@@ -128,34 +128,53 @@ class _Watching:
     otel_file: Path | None = None
 
 
+@frozen
+class _Resume:
+    """Resume ``run_id`` (None: the latest run) of the workspace's store."""
+
+    run_id: str | None
+
+
 def _drive(
     command: str,
     workspace: Workspace,
-    prompt: PromptSource | None,
-    run_id: RunId | None,
+    what: PromptSource | _Resume,
     watching: _Watching,
     store: str | None,
 ) -> tuple[DurableRun, str]:
-    """Drive the run in the workspace's store (``store``: ``--store``); the result and the
-    store's label."""
+    """Start (``what``: the prompt) or resume a run in the workspace's store (``store``:
+    ``--store``) and drive it; the result and the store's label. The store is opened once:
+    a resume picks its run in the store it then drives."""
     try:
         with (
             tracing(command, otel=watching.otel, otel_file=watching.otel_file) as tracer,
             open_store(workspace, store) as events,
-            showing(watching.display, out) as on_event,
         ):
-            result = drive(
-                workspace,
-                prompt=prompt,
-                run_id=run_id,
-                on_event=on_event,
-                on_warning=_warn,
-                tracer=tracer,
-                store=events,
+            prompt, run_id = (
+                (None, _chosen(events, what)) if isinstance(what, _Resume) else (what, None)
             )
+            with showing(watching.display, out) as on_event:
+                result = drive(
+                    workspace,
+                    prompt=prompt,
+                    run_id=run_id,
+                    on_event=on_event,
+                    on_warning=_warn,
+                    tracer=tracer,
+                    store=events,
+                )
             return result, events.label
     except (PipelineError, StoreError, OSError) as error:
         raise _fail(str(error)) from error
+
+
+def _chosen(events: NamedStore, resume: _Resume) -> RunId:
+    """The run to resume: the one named, else the latest; an unknown one is a usage error."""
+    try:
+        return events.choose_run(resume.run_id)
+    except UnknownRunError as error:
+        hint = "" if error.known else "; start one: ralph run"
+        raise _fail(f"{error}{hint}") from error
 
 
 def _finish(
@@ -274,7 +293,7 @@ def run(
     except RunSetupError as error:
         raise _fail(str(error)) from error
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
-    result, label = _drive("run", opened, source, None, watching, store)
+    result, label = _drive("run", opened, source, watching, store)
     raise _finish(opened, result, watching.display, label)
 
 
@@ -293,20 +312,11 @@ def resume(
 ) -> None:
     """Resume an interrupted or crashed run from its last checkpoint and event tail."""
     opened = _open(workspace)
-    location = store_location(opened, store)
-    try:
-        path = store_path(location)
-        if path is not None and not path.is_file():
-            raise _fail(f"no runs yet in {opened.layout.root} (no {path}); start one: ralph run")
-        with open_store_at(location) as events:
-            chosen = events.choose_run(run_id)
-    except UnknownRunError as error:
-        hint = "" if error.known else "; start one: ralph run"
-        raise _fail(f"{error}{hint}") from error
-    except StoreError as error:
-        raise _fail(str(error)) from error
+    path = store_path(store_location(opened, store))
+    if path is not None and not path.is_file():
+        raise _fail(f"no runs yet in {opened.layout.root} (no {path}); start one: ralph run")
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
-    result, label = _drive("resume", opened, None, chosen, watching, store)
+    result, label = _drive("resume", opened, _Resume(run_id), watching, store)
     raise _finish(opened, result, watching.display, label)
 
 
@@ -369,7 +379,7 @@ def demo(
         raise _fail(str(error)) from error
     out.print(f"Demo repository: {opened.layout.root}")
     display = _display(quiet, plain, json_logs=False)
-    result, label = _drive("demo", opened, source, None, _Watching(display, otel, otel_file), None)
+    result, label = _drive("demo", opened, source, _Watching(display, otel, otel_file), None)
     with open_store(opened) as store:
         write_event_log(opened.layout.ralph_dir / "event-log.jsonl", store.read(result.run_id))
     (opened.layout.ralph_dir / "state.json").write_bytes(encode_state(result.state) + b"\n")
