@@ -9,16 +9,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from types import FrameType
+from types import FrameType, MappingProxyType
 
 from attrs import frozen
 
 from pipeline.config import Durability, RalphConfig, parse_config, require_chains
 from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
 from pipeline.errors import PipelineError
-from pipeline.events import Digest, PipelineEvent, RunId
+from pipeline.events import Digest, Json, PipelineEvent, Role, RunId
 from pipeline.handlers import EffectTracer
 from pipeline.handlers.intake import write_marker
 from pipeline.handlers.runtime import (
@@ -50,11 +50,13 @@ class RunSetupError(PipelineError, ValueError):
 
 @frozen
 class Workspace:
-    """A workspace ready to run in: its layout and its parsed configuration."""
+    """A workspace ready to run in: its layout, its parsed configuration and the response
+    schemas that configuration names (read and checked once, before the run starts)."""
 
     layout: WorkspaceLayout
     config: RalphConfig
     config_digest: Digest
+    schemas: Mapping[Role, Json]
 
 
 def _read_text(path: Path, *, missing: str, unreadable: str) -> str:
@@ -90,7 +92,7 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
         text, source = config_text, f"{path} (as submitted)"
     config = parse_config(text, source)
     require_chains(config, source)
-    load_response_schemas(config, root, source)  # a bad schema stops the run before it starts
+    schemas = load_response_schemas(config, root, source)  # a bad one stops the run now
     try:
         ensure_excluded(root)
     except GitError as error:
@@ -100,7 +102,8 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
             switch_branch(root, config.branch)
         except GitError as error:
             raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
-    return Workspace(layout, config, Digest(hashlib.sha256(text.encode()).hexdigest()))
+    digest = Digest(hashlib.sha256(text.encode()).hexdigest())
+    return Workspace(layout, config, digest, MappingProxyType(schemas))
 
 
 def resolve_prompt(
@@ -187,6 +190,7 @@ def drive(
         utc_now,
         prompt=prompt,
         run_id=run_id,
+        schemas=workspace.schemas,
     )
     interruption = Interruption() if interruption is None else interruption
     workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)

@@ -339,7 +339,7 @@ def test_the_cli_exits_with_each_reasons_code_and_says_when_exit_0_is_no_success
     state = attrs.evolve(
         state, progress=attrs.evolve(state.progress, phase=Phase.COMPLETE, termination=reason)
     )
-    workspace = Workspace(WorkspaceLayout(tmp_path), RalphConfig(), Digest("d"))
+    workspace = Workspace(WorkspaceLayout(tmp_path), RalphConfig(), Digest("d"), {})
     exit_ = _finish(workspace, DurableRun(RunId("r"), state, None, 0), Display.PLAIN, "s.db")
     assert isinstance(exit_, typer.Exit)
     assert exit_.exit_code == reason.exit_code

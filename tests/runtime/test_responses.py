@@ -164,3 +164,17 @@ def test_a_missing_or_broken_schema_file_stops_the_run_before_any_agent(tmp_path
     assert broken.returncode == 2
     assert "is not a valid JSON Schema" in broken.stderr
     assert not (root / ".ralph" / "pipeline.db").exists()
+
+
+def test_the_schema_checked_before_the_run_is_the_one_it_uses(tmp_path: Path) -> None:
+    """The schema file is read once, when the workspace is opened: removing it afterwards
+    changes nothing for the run that was checked with it."""
+    from pipeline.workspace import drive, open_workspace, resolve_prompt
+
+    root = workspace(tmp_path, answer(VALID), hats='[hats.developer]\nresponse_schema = "s.json"\n')
+    (root / "s.json").write_text(json.dumps(AGENT_RESPONSE.value))
+    opened = open_workspace(root)
+    (root / "s.json").unlink()
+    result = drive(opened, prompt=resolve_prompt(opened, None, None), run_id=None, signals=False)
+    assert result.state.termination is TerminationReason.COMPLETED
+    assert verdicts(root) == [ResponseStatus.VALID]

@@ -177,11 +177,14 @@ class Runtime:
     sleep: Callable[[float], None] = time.sleep
     grace_s: float = 5.0
     _agents: AgentInvoker | None = field(default=None, init=False)
-    schemas: dict[Role, Json] = field(init=False, factory=dict)
-    """The hats' response schemas, loaded (and checked) when the runtime is made."""
+    schemas: Mapping[Role, Json] | None = None
+    """The hats' response schemas as already loaded and checked (see
+    :func:`load_response_schemas`); None: loaded (and checked) when the runtime is made."""
 
     def __attrs_post_init__(self) -> None:
-        self.schemas = load_response_schemas(self.config, self.layout.root, str(self.layout.config))
+        if self.schemas is None:
+            source = str(self.layout.config)
+            self.schemas = load_response_schemas(self.config, self.layout.root, source)
         limit = self.config.budgets.max_runtime_s
         if self.deadline is None and limit is not None:
             self.deadline = self.clock() + timedelta(seconds=limit)
@@ -319,7 +322,7 @@ class Runtime:
                 budget,
                 chains,
                 self.config.rebase_onto,
-                self.config.loop_policy(self.schemas),
+                self.config.loop_policy(self.schemas or {}),
                 started,
             )
         ]
