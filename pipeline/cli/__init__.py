@@ -769,7 +769,12 @@ def worker(
         ),
     ] = 30.0,
     poll_seconds: Annotated[
-        float, typer.Option(min=0.01, help="How long an idle worker waits between looks.")
+        float,
+        typer.Option(
+            min=0.01,
+            help="How long an idle worker waits between looks at the queue (a submission "
+            "wakes it sooner).",
+        ),
     ] = 1.0,
     exit_when_idle: Annotated[
         bool, typer.Option("--exit-when-idle", help="Stop when nothing is left to claim.")

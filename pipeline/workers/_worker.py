@@ -30,7 +30,7 @@ from pipeline.events import RunId
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import LeaseLostError, StoreError
 from pipeline.handlers.store.postgres import Lease, PostgresEventStore
-from pipeline.handlers.store.queue import RunQueue, Ticket, TicketState
+from pipeline.handlers.store.queue import QueueBell, RunQueue, Ticket, TicketState
 from pipeline.state import Phase
 from pipeline.workspace import RunSetupError, drive, open_workspace, resolve_prompt
 
@@ -131,9 +131,9 @@ class Worker:
 
     ``lease_s`` is how long a claim lasts without renewal (a dead worker's runs are taken
     over that long after it died); ``poll_s`` how long an idle worker waits before looking
-    again. A ticket claimed more than ``max_claims`` times (its workers keep dying on it) is
-    marked failed instead of run again. ``on_message`` receives one line per thing worth
-    telling an operator.
+    again, unless a ticket submitted or released meanwhile wakes it at once. A ticket claimed
+    more than ``max_claims`` times (its workers keep dying on it) is marked failed instead of
+    run again. ``on_message`` receives one line per thing worth telling an operator.
     """
 
     def __init__(
@@ -171,7 +171,12 @@ class Worker:
         has nothing to claim; with ``max_runs``, after that many claims)."""
         report = WorkerReport()
         delay = self.poll_s
-        with self._handling_signals(), PostgresEventStore(self.url) as store:
+        bell = QueueBell(self.url)
+        with (
+            self._handling_signals(),
+            PostgresEventStore(self.url) as store,
+            contextlib.closing(bell),
+        ):
             queue = RunQueue(store)
             self._say(f"worker {self.name} polling {store.label}")
             while self.stopping is None and (max_runs is None or report.claimed < max_runs):
@@ -187,7 +192,9 @@ class Worker:
                 if ticket is None:
                     if exit_when_idle:
                         break
-                    self._sleep(self.poll_s)
+                    # A submitted or released ticket rings the bell; an expired lease does
+                    # not, and is found by looking again after poll_s.
+                    bell.wait(self.poll_s, lambda: self.stopping is not None)
                     continue
                 report.claimed += 1
                 self._settle(queue, ticket, self._run(ticket), report)

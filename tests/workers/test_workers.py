@@ -255,6 +255,31 @@ def test_sigterm_interrupts_the_run_and_gives_the_ticket_back_for_another_worker
     assert sum(isinstance(e, RunCompleted) for e in log) == 1
 
 
+def test_an_idle_worker_is_woken_by_a_submission_instead_of_waiting_its_poll(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A worker polling every 60 s, idle, starts a run submitted meanwhile within seconds:
+    the submission rings the queue's bell. SIGTERM then stops the idle worker at once."""
+    worker = start_worker(postgres_url, "--poll-seconds", "60", cwd=tmp_path)
+    try:
+        assert worker.stderr is not None
+        assert "polling" in worker.stderr.readline()
+        time.sleep(0.5)  # past its first look at the empty queue: now it waits
+        submitted_at = time.monotonic()
+        ticket = submit(postgres_url, queue_workspace(tmp_path / "ws"))
+        _wait_for(postgres_url, ticket.ticket, 0, timeout_s=30)
+        assert time.monotonic() - submitted_at < 30, "claimed only when the poll came round"
+        _wait_until_done(postgres_url, ticket.ticket, timeout_s=60)
+        stopped_at = time.monotonic()
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0
+        assert time.monotonic() - stopped_at < 10
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+
+
 def test_a_stalled_worker_that_wakes_after_a_takeover_writes_nothing(
     tmp_path: Path, postgres_url: str
 ) -> None:

@@ -7,11 +7,19 @@ to the claiming worker for ``lease_s`` seconds, which the worker renews while it
 event store bound to that lease (:class:`~pipeline.handlers.store.postgres.Lease`) refuses any
 append once another worker holds the ticket, so two workers never both write one run. Times
 are the database's, so the workers' clocks need not agree.
+
+A ticket that becomes claimable at once (submitted, or released by a worker shutting down) is
+announced on the ``NOTIFY`` channel :data:`CHANNEL`; an idle worker waits on it
+(:class:`QueueBell`) instead of only polling. A lease that expires is not announced: polling
+finds it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, final
@@ -23,7 +31,10 @@ from psycopg.rows import class_row
 from pipeline.events import RunId
 from pipeline.handlers.store.postgres import PostgresEventStore
 
-__all__ = ["RunQueue", "Ticket", "TicketState"]
+__all__ = ["CHANNEL", "QueueBell", "RunQueue", "Ticket", "TicketState"]
+
+CHANNEL: Final = "ralph_run_queue"
+"""The ``NOTIFY`` channel on which a claimable ticket is announced (payload: the ticket)."""
 
 
 class TicketState(enum.StrEnum):
@@ -80,11 +91,13 @@ class RunQueue:
         """Queue a pipeline run: the workspace it runs in, the ``ralph.toml`` text and the
         prompt text it runs with (what was submitted is what runs)."""
         # A retry after a lost answer finds the ticket it inserted.
+        # The announcement is sent when the insert commits (the statement's own transaction).
         inserted = self._maybe(
             "submit a run",
-            f"INSERT INTO run_queue (ticket, workspace, config, prompt, state) "
+            f"WITH inserted AS (INSERT INTO run_queue (ticket, workspace, config, prompt, state) "
             f"VALUES (%s, %s, %s, %s, 'queued') ON CONFLICT (ticket) DO NOTHING "
-            f"RETURNING {_COLUMNS}",
+            f"RETURNING {_COLUMNS}) "
+            f"SELECT inserted.* FROM inserted, LATERAL pg_notify('{CHANNEL}', inserted.ticket)",
             (ticket, str(workspace), config, prompt),
         )
         found = inserted or self.get(ticket)
@@ -120,8 +133,10 @@ class RunQueue:
         it at once. False when ``worker`` no longer held it."""
         return self._changed(
             "release a run",
-            "UPDATE run_queue SET state = 'queued', worker = NULL, lease_expires = NULL, "
-            "updated_at = now() WHERE ticket = %s AND worker = %s AND state = 'running'",
+            "WITH released AS (UPDATE run_queue SET state = 'queued', worker = NULL, "
+            "lease_expires = NULL, updated_at = now() "
+            "WHERE ticket = %s AND worker = %s AND state = 'running' RETURNING ticket) "
+            f"SELECT pg_notify('{CHANNEL}', ticket) FROM released",
             (ticket, worker),
         )
 
@@ -171,3 +186,55 @@ class RunQueue:
             return conn.execute(sql, params).rowcount == 1
 
         return self.store.retrying(action, work)
+
+
+class QueueBell:
+    """Wakes an idle worker when a ticket becomes claimable: a connection of its own that
+    ``LISTEN``s on :data:`CHANNEL`.
+
+    Best effort by design: a bell that cannot connect, or whose connection is lost, waits the
+    whole time asked (as plain polling does) and tries to listen again on the next wait.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def wait(self, seconds: float, stopping: Callable[[], bool], tick: float = 0.05) -> bool:
+        """Wait up to ``seconds`` for an announcement (True) or until ``stopping()`` says so
+        (looked at every ``tick`` seconds); False when none came."""
+        deadline = time.monotonic() + seconds
+        conn = self._listening()
+        while not stopping():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            if conn is None:
+                time.sleep(min(tick, left))
+                continue
+            try:
+                for _ in conn.notifies(timeout=min(tick, left), stop_after=1):
+                    return True
+            except psycopg.Error:
+                self.close()  # listen again on the next wait; meanwhile, poll
+                conn = None
+        return False
+
+    def _listening(self) -> psycopg.Connection[Any] | None:
+        if self._conn is not None and not self._conn.closed and not self._conn.broken:
+            return self._conn
+        self.close()
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
+            conn.execute(f"LISTEN {CHANNEL}")
+        except psycopg.Error:
+            return None
+        self._conn = conn
+        return conn
+
+    def close(self) -> None:
+        """Stop listening (the next wait listens again)."""
+        if self._conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._conn.close()
+            self._conn = None

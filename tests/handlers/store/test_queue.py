@@ -7,12 +7,13 @@ import threading
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from pipeline.events import RunId
 from pipeline.handlers.store import LeaseLostError, SequenceConflictError
 from pipeline.handlers.store.postgres import Lease, PostgresEventStore
-from pipeline.handlers.store.queue import RunQueue, TicketState
+from pipeline.handlers.store.queue import QueueBell, RunQueue, TicketState
 from tests.handlers.store.contract import topics
 
 
@@ -127,3 +128,49 @@ def test_finish_refuses_a_state_that_is_not_an_end(postgres_url: str) -> None:
         pytest.raises(ValueError, match="done or failed"),
     ):
         RunQueue(store).finish("t-x", "A", TicketState.QUEUED, "no")
+
+
+def test_a_submitted_or_released_ticket_is_announced_once(postgres_url: str) -> None:
+    """Submitting rings the bell (a retried submit of the same ticket does not); a release
+    by the holder rings it, a release by anyone else does not."""
+    bell = QueueBell(postgres_url)
+    try:
+        assert not bell.wait(0.2, lambda: False), "nothing announced yet"
+        _queue(postgres_url, 1)
+        assert bell.wait(5, lambda: False)
+        with PostgresEventStore(postgres_url) as store:
+            queue = RunQueue(store)
+            queue.submit("t-000", Path("/ws/0"), "[chains]", "do it")  # a retry
+            assert not bell.wait(0.3, lambda: False)
+            assert queue.claim("w1", 60) is not None
+            assert not queue.release("t-000", "w2")
+            assert not bell.wait(0.3, lambda: False)
+            assert queue.release("t-000", "w1")
+            assert bell.wait(5, lambda: False)
+    finally:
+        bell.close()
+
+
+def test_a_waiting_bell_stops_when_asked_and_survives_a_lost_connection(
+    postgres_url: str,
+) -> None:
+    """``stopping()`` ends a wait early; a listening session the server ends makes that wait
+    a plain sleep, and the next wait listens again."""
+    bell = QueueBell(postgres_url)
+    try:
+        began = time.monotonic()
+        assert not bell.wait(30, lambda: time.monotonic() - began > 0.3)
+        assert time.monotonic() - began < 5
+        listener = bell._listening()
+        assert listener is not None
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (listener.info.backend_pid,))
+        assert not bell.wait(0.5, lambda: False)
+        later = threading.Timer(1.0, _queue, (postgres_url, 1))
+        later.start()  # submitted while the next wait listens again
+        try:
+            assert bell.wait(20, lambda: False)
+        finally:
+            later.join()
+    finally:
+        bell.close()

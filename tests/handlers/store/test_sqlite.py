@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.events import SCHEMA_VERSION, RunId
 from pipeline.errors import WireFormatError
+from pipeline.events import SCHEMA_VERSION, RunId
 from pipeline.handlers.store import (
     SqliteEventStore,
     StoreCorruptError,
