@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from pipeline.errors import WireFormatError
 from pipeline.events import (
     Instant,
     Json,
@@ -46,6 +47,19 @@ def topics(count: int, start: int = 0) -> list[PipelineEvent]:
         )
         for i in range(start, start + count)
     ]
+
+
+def assert_read_stops_at_damaged_event_3(store: EventStore, label: str) -> None:
+    """Reading :data:`RUN`, whose event 3 has ``topic`` 7, yields events 0-2, then fails
+    naming the store (``label``), the run, the event and the bad field."""
+    read: list[PipelineEvent] = []
+    with pytest.raises(WireFormatError) as raised:
+        read.extend(store.read(RUN))
+    assert len(read) == 3  # events 0, 1 and 2
+    message = str(raised.value)
+    assert f"{label} run {RUN} event 3" in message
+    assert "expected a string, got 7" in message
+    assert ".topic" in message
 
 
 class EventStoreContract:

@@ -10,11 +10,16 @@ from typing import Any
 import psycopg
 import pytest
 
-from pipeline.errors import WireFormatError
 from pipeline.handlers.store import StoreError
 from pipeline.handlers.store.postgres import PostgresEventStore, describe_url
 from pipeline.testing.postgres import PostgresServer
-from tests.handlers.store.contract import RUN, EventStoreContract, StoreFactory, topics
+from tests.handlers.store.contract import (
+    RUN,
+    EventStoreContract,
+    StoreFactory,
+    assert_read_stops_at_damaged_event_3,
+    topics,
+)
 
 
 class TestPostgresEventStore(EventStoreContract):
@@ -147,11 +152,4 @@ def test_a_damaged_event_row_is_named_in_the_read_error(postgres_url: str) -> No
                 "WHERE run_id = %s AND sequence = 3",
                 (RUN,),
             )
-        read: list[object] = []
-        with pytest.raises(WireFormatError) as raised:
-            read.extend(store.read(RUN))
-        assert len(read) == 3  # events 0, 1 and 2
-        message = str(raised.value)
-        assert f"{store.label} run {RUN} event 3" in message
-        assert "expected a string, got 7" in message
-        assert ".topic" in message
+        assert_read_stops_at_damaged_event_3(store, store.label)
