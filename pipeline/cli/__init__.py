@@ -27,7 +27,7 @@ from pipeline.cli._queue import queue_rows, run_worker_processes
 from pipeline.cli._render import describe_event, state_table
 from pipeline.cli._report import html_report, markdown_report
 from pipeline.cli._source import LogSource, open_source
-from pipeline.cli._tracing import tracing
+from pipeline.cli._tracing import TracingSetupError, ticket_tracing, tracing
 from pipeline.config import ConfigError
 from pipeline.engine import AnswerError, DurableRun, load_state, respond
 from pipeline.errors import PipelineError, WireFormatError
@@ -779,13 +779,22 @@ def worker(
     exit_when_idle: Annotated[
         bool, typer.Option("--exit-when-idle", help="Stop when nothing is left to claim.")
     ] = False,
+    otel: OtelOption = False,
+    otel_file: OtelFileOption = None,
 ) -> None:
     """Claim queued pipelines and run them, holding a lease; SIGTERM interrupts the run at
-    work cleanly and gives its ticket back to the queue."""
+    work cleanly and gives its ticket back to the queue. With --otel or --otel-file, each
+    ticket's run is a trace of its own: a ``ralph ticket`` span parenting its effect spans."""
     url = _queue_url(store)
     if concurrency > 1:
+        if otel_file is not None:
+            raise _fail(
+                "--otel-file takes one worker's spans; with --concurrency, use --otel and "
+                "a collector (opentelemetry-instrument ralph worker ...)"
+            )
         argv = ["--lease-seconds", str(lease_seconds), "--poll-seconds", str(poll_seconds)]
         argv += ["--exit-when-idle"] if exit_when_idle else []
+        argv += ["--otel"] if otel else []
         raise typer.Exit(run_worker_processes(concurrency, url, argv))
     try:
         from pipeline.workers import Worker
@@ -796,10 +805,11 @@ def worker(
         err.print(line, markup=False, soft_wrap=True)
 
     try:
-        report = Worker(url, lease_s=lease_seconds, poll_s=poll_seconds, on_message=say).run(
-            exit_when_idle=exit_when_idle
-        )
-    except StoreError as error:
+        with ticket_tracing(otel=otel, otel_file=otel_file) as traced:
+            report = Worker(
+                url, lease_s=lease_seconds, poll_s=poll_seconds, on_message=say, traced=traced
+            ).run(exit_when_idle=exit_when_idle)
+    except (StoreError, TracingSetupError) as error:
         raise _fail(str(error)) from error
     say(
         f"claimed {report.claimed}: {report.done} done, {report.failed} failed, "

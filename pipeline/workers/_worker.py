@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import FrameType
 
@@ -27,6 +28,7 @@ from pipeline.config import ConfigError, Durability
 from pipeline.engine import Interruption
 from pipeline.errors import PipelineError
 from pipeline.events import RunId
+from pipeline.handlers import EffectTracer
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import LeaseLostError, StoreError
 from pipeline.handlers.store.postgres import Lease, PostgresEventStore
@@ -34,7 +36,11 @@ from pipeline.handlers.store.queue import QueueBell, RunQueue, Ticket, TicketSta
 from pipeline.state import Phase
 from pipeline.workspace import RunSetupError, drive, open_workspace, resolve_prompt
 
-__all__ = ["Worker", "WorkerReport", "submit", "worker_name"]
+__all__ = ["TicketTracing", "Worker", "WorkerReport", "submit", "worker_name"]
+
+TicketTracing = Callable[[Ticket], AbstractContextManager[EffectTracer | None]]
+"""Opens the tracing of one ticket's run and gives its tracer (for example a span per ticket
+parenting the run's effect spans; see ``ralph worker --otel``)."""
 
 _LEASE_LOST = signal.SIGUSR1
 """Raised in the worker's main thread by its lease keeper when the lease is gone."""
@@ -133,7 +139,8 @@ class Worker:
     over that long after it died); ``poll_s`` how long an idle worker waits before looking
     again, unless a ticket submitted or released meanwhile wakes it at once. A ticket claimed
     more than ``max_claims`` times (its workers keep dying on it) is marked failed instead of
-    run again. ``on_message`` receives one line per thing worth telling an operator.
+    run again. ``on_message`` receives one line per thing worth telling an operator;
+    ``traced``, when given, the tracer of each ticket's run (see :data:`TicketTracing`).
     """
 
     def __init__(
@@ -145,6 +152,7 @@ class Worker:
         poll_s: float = 1.0,
         max_claims: int = 5,
         on_message: Callable[[str], None] | None = None,
+        traced: TicketTracing | None = None,
     ) -> None:
         if lease_s <= 0 or poll_s <= 0 or max_claims < 1:
             raise ValueError("lease_s and poll_s must be positive, max_claims at least 1")
@@ -155,6 +163,7 @@ class Worker:
         self.max_claims = max_claims
         self.stopping: str | None = None
         self._say = on_message or (lambda _line: None)
+        self._traced = traced
         self._current: Interruption | None = None
         self._signals = threading.current_thread() is threading.main_thread()
 
@@ -241,12 +250,17 @@ class Worker:
         # The submitted [store] durability applies; its url does not (the run lives here).
         synced = workspace.config.store.durability is not Durability.PROCESS
         try:
-            with PostgresEventStore(self.url, lease=lease, synchronous_commit=synced) as store:
+            traced = contextlib.nullcontext() if self._traced is None else self._traced(ticket)
+            with (
+                traced as tracer,
+                PostgresEventStore(self.url, lease=lease, synchronous_commit=synced) as store,
+            ):
                 result = drive(
                     workspace,
                     prompt=None if ticket.run_id else PromptSource(text=ticket.prompt),
                     run_id=None if ticket.run_id is None else RunId(ticket.run_id),
                     on_warning=self._say,
+                    tracer=tracer,
                     store=store,
                     signals=False,
                     interruption=interruption,

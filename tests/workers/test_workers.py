@@ -11,9 +11,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from pipeline.events import (
+    WIRE_TAGS,
     CheckpointSaved,
     PipelineEvent,
     RunCompleted,
@@ -351,3 +353,61 @@ def test_a_worker_rides_out_a_database_restart_mid_run(tmp_path: Path, postgres:
     assert sum(isinstance(e, RunStarted) for e in log) == 1
     assert sum(isinstance(e, RunCompleted) for e in log) == 1
     assert not any(isinstance(e, RunResumed) for e in log)
+
+
+def test_with_otel_file_each_tickets_run_is_a_trace_of_its_own(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Two tickets, one worker with --otel-file: two ``ralph ticket`` root spans naming their
+    tickets, in two traces; every effect span sits under its ticket's root, and the facts a
+    trace's spans carry, in order, are that run's stored log."""
+    tickets = [submit(postgres_url, queue_workspace(tmp_path / f"ws{i}")).ticket for i in range(2)]
+    spans_file = tmp_path / "spans.jsonl"
+    worker = start_worker(
+        postgres_url, "--exit-when-idle", "--otel-file", str(spans_file), cwd=tmp_path
+    )
+    _out, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    spans = [orjson.loads(line) for line in spans_file.read_text().splitlines()]
+    roots = {
+        span["attributes"]["ralph.ticket"]: span for span in spans if span["name"] == "ralph ticket"
+    }
+    assert sorted(roots) == sorted(tickets)
+    assert len({root["context"]["trace_id"] for root in roots.values()}) == 2
+    with PostgresEventStore(postgres_url) as store:
+        queue = RunQueue(store)
+        for ticket, root in roots.items():
+            assert root["parent_id"] is None
+            trace = sorted(
+                (
+                    span
+                    for span in spans
+                    if span["context"]["trace_id"] == root["context"]["trace_id"]
+                    and span is not root
+                ),
+                key=lambda span: span["start_time"],
+            )
+            assert {span["parent_id"] for span in trace} == {root["context"]["span_id"]}
+            run_id = queue.run_of(ticket)
+            assert run_id is not None
+            stored = [WIRE_TAGS[type(event)] for event in store.read(run_id)]
+            assert [tag for span in trace for tag in span["attributes"]["ralph.facts"]] == stored
+
+
+def test_otel_file_with_several_worker_processes_is_a_usage_error(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """One file cannot take the spans of several processes: exit 2, saying what to use."""
+    result = ralph(
+        "worker",
+        "--store",
+        postgres_url,
+        "--concurrency",
+        "2",
+        "--otel-file",
+        "s.jsonl",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2
+    assert "--otel-file takes one worker's spans" in result.stderr
+    assert not (tmp_path / "s.jsonl").exists()
