@@ -397,7 +397,8 @@ def test_with_otel_file_each_tickets_run_is_a_trace_of_its_own(
 def test_otel_file_with_several_worker_processes_is_a_usage_error(
     tmp_path: Path, postgres_url: str
 ) -> None:
-    """One file cannot take the spans of several processes: exit 2, saying what to use."""
+    """One file cannot take the spans of several processes: exit 2, saying what to use;
+    --otel is passed on to every process."""
     result = ralph(
         "worker",
         "--store",
@@ -411,3 +412,14 @@ def test_otel_file_with_several_worker_processes_is_a_usage_error(
     assert result.returncode == 2
     assert "--otel-file takes one worker's spans" in result.stderr
     assert not (tmp_path / "s.jsonl").exists()
+    passed_on = ralph(
+        "worker",
+        "--store",
+        postgres_url,
+        "--concurrency",
+        "2",
+        "--otel",
+        "--exit-when-idle",
+        cwd=tmp_path,
+    )
+    assert passed_on.returncode == 0, passed_on.stderr  # each process took --otel
