@@ -757,6 +757,31 @@ def submit(
 
 
 @app.command()
+def cancel(
+    ticket: Annotated[str, typer.Argument(help="The ticket, as ralph submit printed it.")],
+    store: StoreOption = None,
+    reason: Annotated[str, typer.Option(help="Recorded as the ticket's outcome.")] = "cancelled",
+) -> None:
+    """Cancel a queued or running pipeline: a queued one never runs; a running one is
+    stopped by its worker (agent included) within a third of its lease."""
+    url = _queue_url(store)
+    try:
+        from pipeline.workers import CancelError
+        from pipeline.workers import cancel as cancel_ticket
+    except ImportError as error:
+        raise _fail(_POSTGRES_HINT) from error
+    try:
+        before = cancel_ticket(url, ticket, why=reason)
+    except (CancelError, StoreError) as error:
+        raise _fail(str(error)) from error
+    if before.worker is not None and before.state == "running":
+        was = f"running under worker {before.worker}, which stops it"
+    else:
+        was = before.state
+    err.print(f"Cancelled {before.ticket} (it was {was})", markup=False)
+
+
+@app.command()
 def worker(
     store: StoreOption = None,
     concurrency: Annotated[
@@ -813,7 +838,7 @@ def worker(
         raise _fail(str(error)) from error
     say(
         f"claimed {report.claimed}: {report.done} done, {report.failed} failed, "
-        f"{report.released} released, {report.lost} taken over"
+        f"{report.released} released, {report.lost} taken over, {report.cancelled} cancelled"
     )
 
 

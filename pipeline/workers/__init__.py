@@ -1,6 +1,22 @@
 """Many pipelines, many workers: submit runs to the PostgreSQL queue and run them with workers
 that hold leases and take over the runs of workers that died (needs the ``postgres`` extra)."""
 
-from pipeline.workers._worker import TicketTracing, Worker, WorkerReport, submit, worker_name
+from pipeline.workers._worker import (
+    CancelError,
+    TicketTracing,
+    Worker,
+    WorkerReport,
+    cancel,
+    submit,
+    worker_name,
+)
 
-__all__ = ["TicketTracing", "Worker", "WorkerReport", "submit", "worker_name"]
+__all__ = [
+    "CancelError",
+    "TicketTracing",
+    "Worker",
+    "WorkerReport",
+    "cancel",
+    "submit",
+    "worker_name",
+]

@@ -36,7 +36,15 @@ from pipeline.handlers.store.queue import QueueBell, RunQueue, Ticket, TicketSta
 from pipeline.state import Phase
 from pipeline.workspace import RunSetupError, drive, open_workspace, resolve_prompt
 
-__all__ = ["TicketTracing", "Worker", "WorkerReport", "submit", "worker_name"]
+__all__ = [
+    "CancelError",
+    "TicketTracing",
+    "Worker",
+    "WorkerReport",
+    "cancel",
+    "submit",
+    "worker_name",
+]
 
 TicketTracing = Callable[[Ticket], AbstractContextManager[EffectTracer | None]]
 """Opens the tracing of one ticket's run and gives its tracer (for example a span per ticket
@@ -74,6 +82,29 @@ def submit(
         return RunQueue(store).submit(ticket, opened.layout.root, config_text, text)
 
 
+class CancelError(PipelineError, ValueError):
+    """The ticket cannot be cancelled (unknown, or its run has ended); the message says why."""
+
+
+def cancel(url: str, ticket: str, *, why: str = "cancelled") -> Ticket:
+    """Cancel a queued or running ticket (``why`` becomes its outcome) and return it as it
+    was just before: ``worker`` says who was running it.
+
+    A queued ticket is never claimed; a running one's worker is refused its next append and
+    stops the run (and its agent) at its next lease renewal, within a third of its lease.
+    Raises :class:`CancelError` for an unknown ticket or one that has ended.
+    """
+    with PostgresEventStore(url) as store:
+        queue = RunQueue(store)
+        before = queue.cancel(ticket, why)
+        if before is None:
+            now = queue.get(ticket)
+            if now is None:
+                raise CancelError(f"no ticket {ticket!r} in {store.label}")
+            raise CancelError(f"{ticket} has ended ({now.state}: {now.outcome}); nothing to cancel")
+    return before
+
+
 @define
 class WorkerReport:
     """What a worker did before it stopped."""
@@ -85,12 +116,14 @@ class WorkerReport:
     """Tickets given back to the queue when the worker was asked to stop."""
     lost: int = 0
     """Tickets another worker took over (this one stalled past its lease)."""
+    cancelled: int = 0
+    """Tickets cancelled while this worker ran them (their runs were stopped)."""
 
 
 @frozen
 class _Outcome:
     state: TicketState | None
-    """DONE or FAILED to record; None: released or lost, the ticket is not ours to finish."""
+    """DONE or FAILED to record; None: released, lost or cancelled, not ours to finish."""
     detail: str
     release: bool = False
     """The run was interrupted on request: give the ticket back to the queue."""
@@ -239,8 +272,6 @@ class Worker:
         finally:
             self._current = None
             keeper.stop()
-            if keeper.lost:
-                self._say(f"{ticket.ticket}: the lease was taken over; left to its new worker")
 
     def _drive(self, ticket: Ticket, lease: Lease, interruption: Interruption) -> _Outcome:
         try:
@@ -287,25 +318,41 @@ class Worker:
     ) -> None:
         """Record the outcome in the queue (or give the ticket back) and count it."""
         try:
-            if outcome.state is not None:
-                held = queue.finish(ticket.ticket, self.name, outcome.state, outcome.detail)
-                if held:
-                    report.done += outcome.state is TicketState.DONE
-                    report.failed += outcome.state is TicketState.FAILED
+            if outcome.state is not None and queue.finish(
+                ticket.ticket, self.name, outcome.state, outcome.detail
+            ):
+                report.done += outcome.state is TicketState.DONE
+                report.failed += outcome.state is TicketState.FAILED
+                line = f"{outcome.state.value} ({outcome.detail})"
+            elif (
+                outcome.state is None
+                and outcome.release
+                and queue.release(ticket.ticket, self.name)
+            ):
+                report.released += 1
+                line = f"released ({outcome.detail})"
+            else:
+                # Not ours any more: cancelled, or taken over by a worker that found the
+                # lease expired.
+                now = self._current_ticket(queue, ticket.ticket)
+                if now is not None and now.status is TicketState.CANCELLED:
+                    report.cancelled += 1
+                    line = f"cancelled ({now.outcome}); its run was stopped"
                 else:
                     report.lost += 1
-            elif outcome.release:
-                report.released += queue.release(ticket.ticket, self.name)
-            else:
-                report.lost += 1
+                    line = f"left to the worker that took it over ({outcome.detail})"
         except StoreError as error:
             self._say(f"{ticket.ticket}: could not record {outcome.detail}: {error}")
             return
-        if outcome.state is not None:
-            verdict = outcome.state.value
-        else:
-            verdict = "released" if outcome.release else "left"
-        self._say(f"{ticket.ticket}: {verdict} ({outcome.detail})")
+        self._say(f"{ticket.ticket}: {line}")
+
+    @staticmethod
+    def _current_ticket(queue: RunQueue, ticket: str) -> Ticket | None:
+        """The ticket as the queue has it now; None when the queue cannot be read."""
+        try:
+            return queue.get(ticket)
+        except StoreError:
+            return None
 
     @contextlib.contextmanager
     def _handling_signals(self) -> Iterator[None]:
@@ -320,7 +367,7 @@ class Worker:
 
         def lease_lost(_signum: int, _frame: FrameType | None) -> None:
             if self._current is not None:
-                self._current.request("the lease was taken over")
+                self._current.request("the lease is gone (cancelled or taken over)")
 
         handlers = {signal.SIGTERM: stop, signal.SIGINT: stop, _LEASE_LOST: lease_lost}
         previous = {s: signal.signal(s, h) for s, h in handlers.items()}

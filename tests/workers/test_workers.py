@@ -423,3 +423,67 @@ def test_otel_file_with_several_worker_processes_is_a_usage_error(
         cwd=tmp_path,
     )
     assert passed_on.returncode == 0, passed_on.stderr  # each process took --otel
+
+
+def test_ralph_cancel_stops_a_running_ticket_and_the_worker_goes_on(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """``ralph cancel`` on a running ticket: its worker stops the run within a third of its
+    lease, writes nothing more to it, counts it cancelled and runs the next ticket; a queued
+    ticket cancelled never runs; an unknown or ended ticket is a usage error."""
+    long_one = submit(postgres_url, queue_workspace(tmp_path / "ws1", iterations=6, delay_s=0.5))
+    skipped = submit(postgres_url, queue_workspace(tmp_path / "ws2"))
+    after = submit(postgres_url, queue_workspace(tmp_path / "ws3"))
+    cancelled = ralph("cancel", skipped.ticket, "--store", postgres_url, cwd=tmp_path)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert f"Cancelled {skipped.ticket} (it was queued)" in cancelled.stderr
+    worker = start_worker(
+        postgres_url,
+        "--exit-when-idle",
+        "--lease-seconds",
+        "3",
+        "--poll-seconds",
+        "0.1",
+        cwd=tmp_path,
+    )
+    run_id = _wait_for(postgres_url, long_one.ticket, 8)
+    stopped = ralph(
+        "cancel",
+        long_one.ticket,
+        "--store",
+        postgres_url,
+        "--reason",
+        "wrong branch",
+        cwd=tmp_path,
+    )
+    assert stopped.returncode == 0, stopped.stderr
+    assert "it was running under worker" in stopped.stderr
+    with PostgresEventStore(postgres_url) as store:
+        # Every append after the cancel committed is refused: this is the run's last head.
+        head_at_cancel = store.head(run_id)  # type: ignore[arg-type]
+    _out, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    assert f"{long_one.ticket}: cancelled (wrong branch); its run was stopped" in err
+    assert "claimed 2: 1 done, 0 failed, 0 released, 0 taken over, 1 cancelled" in err
+    with PostgresEventStore(postgres_url) as store:
+        queue = RunQueue(store)
+        states = {t: queue.get(t) for t in (long_one.ticket, skipped.ticket, after.ticket)}
+        head = store.head(run_id)  # type: ignore[arg-type]
+        log = list(store.read(run_id))  # type: ignore[arg-type]
+    assert {t: s.status for t, s in states.items() if s is not None} == {
+        long_one.ticket: TicketState.CANCELLED,
+        skipped.ticket: TicketState.CANCELLED,
+        after.ticket: TicketState.DONE,
+    }
+    never_run = states[skipped.ticket]
+    assert never_run is not None
+    assert never_run.claims == 0
+    assert not any(isinstance(e, RunCompleted) for e in log), "stopped before its end"
+    assert head == head_at_cancel, "nothing written after the cancel"
+    assert not any(isinstance(e, RunInterrupted) for e in log), "its interruption was refused"
+    unknown = ralph("cancel", "t-nope", "--store", postgres_url, cwd=tmp_path)
+    assert unknown.returncode == 2
+    assert "no ticket 't-nope'" in unknown.stderr
+    ended = ralph("cancel", after.ticket, "--store", postgres_url, cwd=tmp_path)
+    assert ended.returncode == 2
+    assert f"{after.ticket} has ended (done: " in ended.stderr

@@ -74,9 +74,19 @@ PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         CREATE INDEX run_queue_claimable ON run_queue (state, submitted_at);
         """,
     ),
+    (
+        4,
+        "cancelled tickets",
+        """
+        ALTER TABLE run_queue DROP CONSTRAINT run_queue_state_check;
+        ALTER TABLE run_queue ADD CONSTRAINT run_queue_state_check
+            CHECK (state IN ('queued', 'running', 'done', 'failed', 'cancelled'));
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction, under an advisory
 lock so that workers starting together do not race. Event bodies are ``JSON`` (kept as
 written, queryable with ``->>``), not ``JSONB``, which refuses the ``\\u0000`` an agent's output
 may hold. ``run_queue`` holds submitted pipelines; ``run_id`` is filled in by the append that
-starts the run, so a worker taking a run over knows what to resume."""
+starts the run, so a worker taking a run over knows what to resume; a ticket can be
+``cancelled`` from version 4."""

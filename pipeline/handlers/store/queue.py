@@ -1,7 +1,8 @@
 """The run queue in PostgreSQL (the optional extra ``postgres``): pipelines submitted for
 workers to run, claimed with ``SELECT ... FOR UPDATE SKIP LOCKED`` and held by a lease.
 
-A ticket moves ``queued -> running -> done | failed``. A claim takes the oldest ticket that is
+A ticket moves ``queued -> running -> done | failed``, and to ``cancelled`` from queued or
+running when someone cancels it. A claim takes the oldest ticket that is
 queued, or running under a lease that has expired (its worker died or stalled), and hands it
 to the claiming worker for ``lease_s`` seconds, which the worker renews while it works. The
 event store bound to that lease (:class:`~pipeline.handlers.store.postgres.Lease`) refuses any
@@ -46,6 +47,8 @@ class TicketState(enum.StrEnum):
     """The run stopped with a termination reason (a success or not: see ``outcome``)."""
     FAILED = "failed"
     """The run could not be run (bad configuration, missing workspace, a bug): see ``outcome``."""
+    CANCELLED = "cancelled"
+    """Cancelled before it finished (see :meth:`RunQueue.cancel`); no worker runs it again."""
 
 
 @final
@@ -76,6 +79,7 @@ _COLUMNS: Final = (
     "ticket, workspace, config, prompt, state, run_id, worker, lease_expires, claims, "
     "outcome, submitted_at, updated_at"
 )
+_OLD_COLUMNS: Final = ", ".join(f"old.{column.strip()}" for column in _COLUMNS.split(","))
 
 
 class RunQueue:
@@ -150,6 +154,24 @@ class RunQueue:
             "UPDATE run_queue SET state = %s, outcome = %s, lease_expires = NULL, "
             "updated_at = now() WHERE ticket = %s AND worker = %s AND state = 'running'",
             (state.value, outcome, ticket, worker),
+        )
+
+    def cancel(self, ticket: str, why: str = "cancelled") -> Ticket | None:
+        """Cancel ``ticket`` if it is queued or running (``why`` becomes its outcome); the
+        ticket as it was just before (its state, the worker running it), or None when it is
+        unknown or had already ended.
+
+        A running ticket's worker loses its lease at once: its appends are refused, and its
+        lease keeper interrupts the run (and stops the agent) at the next renewal.
+        """
+        return self._maybe(
+            "cancel a run",
+            "UPDATE run_queue AS q SET state = 'cancelled', outcome = %s, lease_expires = NULL, "
+            "updated_at = now() "
+            "FROM (SELECT * FROM run_queue WHERE ticket = %s FOR UPDATE) AS old "
+            "WHERE q.ticket = old.ticket AND old.state IN ('queued', 'running') "
+            f"RETURNING {_OLD_COLUMNS}",
+            (why, ticket),
         )
 
     def get(self, ticket: str) -> Ticket | None:

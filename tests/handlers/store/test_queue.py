@@ -174,3 +174,42 @@ def test_a_waiting_bell_stops_when_asked_and_survives_a_lost_connection(
             later.join()
     finally:
         bell.close()
+
+
+def test_a_cancelled_ticket_is_never_claimed_and_its_worker_cannot_write(
+    postgres_url: str,
+) -> None:
+    """Cancelling gives the ticket as it was (queued, or running under A); a cancelled
+    ticket is never claimed, its worker can neither append, renew, finish nor release it,
+    and an ended or unknown ticket cannot be cancelled."""
+    _queue(postgres_url, 3)
+    with (
+        PostgresEventStore(postgres_url) as plain,
+        PostgresEventStore(postgres_url, lease=Lease("t-000", "A")) as as_a,
+    ):
+        queue = RunQueue(plain)
+        assert queue.claim("A", 600) is not None  # t-000
+        run = RunId("run-c")
+        as_a.append(run, 0, topics(2))
+        was = queue.cancel("t-000", "not needed any more")
+        assert was is not None
+        assert (was.status, was.worker) == (TicketState.RUNNING, "A")
+        with pytest.raises(LeaseLostError):
+            as_a.append(run, 2, topics(1, start=2))
+        assert plain.head(run) == 2
+        assert not queue.renew("t-000", "A", 30)
+        assert not queue.finish("t-000", "A", TicketState.DONE, "x")
+        assert not queue.release("t-000", "A")
+        queued = queue.cancel("t-001")
+        assert queued is not None
+        assert (queued.status, queued.worker) == (TicketState.QUEUED, None)
+        claimed = queue.claim("B", 600)
+        assert claimed is not None
+        assert claimed.ticket == "t-002", "cancelled tickets are skipped"
+        assert queue.finish("t-002", "B", TicketState.DONE, "completed")
+        assert queue.cancel("t-002") is None, "ended already"
+        assert queue.cancel("t-000") is None, "cancelled already"
+        assert queue.cancel("t-nope") is None
+        ended = queue.get("t-000")
+        assert ended is not None
+        assert (ended.status, ended.outcome) == (TicketState.CANCELLED, "not needed any more")
