@@ -13,10 +13,11 @@ from pipeline.config._model import (
     StoreConfig,
 )
 from pipeline.config._parse import ConfigError, parse_config, require_chains
-from pipeline.config._presets import PRESETS, AgentPreset, PromptVia
+from pipeline.config._presets import OUTPUT_FORMATS, PRESETS, AgentPreset, PromptVia
 
 __all__ = [
     "DEFAULT_PUBLISHES",
+    "OUTPUT_FORMATS",
     "POSTGRES_SCHEMES",
     "PRESETS",
     "SQLITE_SCHEME",

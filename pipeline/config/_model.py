@@ -71,6 +71,17 @@ class AgentConfig:
     timeout_s: int = 3_600
     inactivity_timeout_s: int = 600
     args: tuple[str, ...] = ()
+    env: dict[str, str] = field(factory=dict)
+    """Variables added to the agent's environment (``IS_SANDBOX = "1"``, an API base URL)."""
+    output_format: str | None = None
+    """How the agent's output reports usage (one of ``OUTPUT_FORMATS``); None: the preset's,
+    or none for a command."""
+
+    def usage_format(self) -> str | None:
+        """The output format its usage is read with (``output_format``, else the preset's)."""
+        if self.output_format is not None:
+            return self.output_format
+        return PRESETS[self.preset].output_format if self.preset is not None else None
 
     def invocation(self, hat: HatConfig | None = None) -> Invocation:
         """The argv template and prompt channel this agent is run with, wearing ``hat``.

@@ -18,7 +18,7 @@ from cattrs.preconf.orjson import make_converter
 
 from pipeline.config._loop import check_hats, check_loop
 from pipeline.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
-from pipeline.config._presets import PRESETS
+from pipeline.config._presets import OUTPUT_FORMATS, PRESETS
 from pipeline.errors import PipelineError
 from pipeline.events import Role
 from pipeline.serialization import configure_primitives
@@ -133,6 +133,11 @@ def _check(config: RalphConfig, source: str) -> None:
         if agent.preset is not None and agent.preset not in PRESETS:
             known = ", ".join(sorted(PRESETS))
             problems.append(f"agents.{name}.preset: unknown preset {agent.preset!r} ({known})")
+        if agent.output_format is not None and agent.output_format not in OUTPUT_FORMATS:
+            known = ", ".join(OUTPUT_FORMATS)
+            problems.append(
+                f"agents.{name}.output_format: unknown format {agent.output_format!r} ({known})"
+            )
         if agent.command is not None and not agent.command:
             problems.append(f"agents.{name}.command: must name a program")
         if agent.timeout_s <= 0 or agent.inactivity_timeout_s <= 0:

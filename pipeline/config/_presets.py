@@ -24,7 +24,16 @@ from typing import Final, final
 
 from attrs import frozen
 
-__all__ = ["PRESETS", "AgentPreset", "PromptVia"]
+__all__ = ["OUTPUT_FORMATS", "PRESETS", "AgentPreset", "PromptVia"]
+
+OUTPUT_FORMATS: Final = (
+    "claude-stream-json",
+    "codex-json",
+    "gemini-stream-json",
+    "opencode-json",
+    "aider",
+)
+"""The output formats whose usage ralph can read (``output_format`` in ``[agents.NAME]``)."""
 
 
 @enum.unique
@@ -45,6 +54,8 @@ class AgentPreset:
     prompt_via: PromptVia
     model_flag: str
     """The flag that precedes a model name (``--model``)."""
+    output_format: str | None = None
+    """How its output reports usage (a key of ``pipeline.handlers.agents.usage.PARSERS``)."""
 
 
 PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(

@@ -126,6 +126,7 @@ class AgentInvoker:
         log.parent.mkdir(parents=True, exist_ok=True)
         env = {
             **self.environment,
+            **config.env,
             "RALPH_ROLE": role.value,
             "RALPH_PROMPT_KIND": effect.prompt_kind.value,
             "RALPH_PROMPT_FILE": str(prompt_path),

@@ -1,0 +1,53 @@
+"""What an agent's output says one invocation used (pure data).
+
+Every parser reads the log of one invocation (stdout and stderr merged, as the process runner
+wrote it) and returns :class:`UsageFigures`, each field None when the output did not say. A
+parser never raises on what an agent printed: unknown lines, broken JSON and a truncated last
+line are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TypeAlias, final
+
+from attrs import frozen
+
+__all__ = ["UsageFigures", "UsageParser"]
+
+
+@final
+@frozen(kw_only=True)
+class UsageFigures:
+    """Usage of one invocation as its CLI reported it (None: not reported)."""
+
+    model: str | None = None
+    input_tokens: int | None = None
+    """Tokens sent that were not read from a cache."""
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    turns: int | None = None
+    session_id: str | None = None
+    api_duration_ms: int | None = None
+    cost_usd: float | None = None
+    """The cost the CLI itself reported, in US dollars."""
+
+    @property
+    def reported_anything(self) -> bool:
+        """Whether the output said anything about usage at all."""
+        return any(
+            value is not None
+            for value in (
+                self.input_tokens,
+                self.output_tokens,
+                self.cache_read_tokens,
+                self.cache_write_tokens,
+                self.turns,
+                self.cost_usd,
+            )
+        )
+
+
+UsageParser: TypeAlias = Callable[[Iterable[bytes]], UsageFigures]
+"""Reads an invocation's log, line by line (each line as written, newline included or not)."""

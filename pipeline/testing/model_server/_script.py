@@ -1,0 +1,150 @@
+"""What a scripted model is asked and what it answers, independent of any API (pure data).
+
+A request from any agent CLI, in any of the APIs the server speaks, is read into one
+:class:`ModelRequest`: the user's text, how many times the model has already answered in this
+conversation, the last tool result, and the tools the client offers. A script is any callable
+``(ModelRequest) -> ModelReply``; the reply says what to write, which actions to take (run a
+shell command, write a file, call a named tool), what usage to report, or which error to answer
+with. Each API's adapter turns the reply into that API's wire format, choosing the client's own
+tool for an abstract action (``Shell`` becomes Claude Code's ``Bash``, Gemini CLI's
+``run_shell_command``, ...).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from typing import Any, TypeAlias, final
+
+from attrs import field, frozen
+
+__all__ = [
+    "Action",
+    "Api",
+    "ApiError",
+    "ModelReply",
+    "ModelRequest",
+    "Script",
+    "Shell",
+    "ToolCall",
+    "ToolSpec",
+    "Usage",
+    "WriteFile",
+]
+
+
+@enum.unique
+class Api(enum.StrEnum):
+    """The model APIs the server speaks."""
+
+    ANTHROPIC = "anthropic"
+    """The Anthropic Messages API (``POST /v1/messages``), used by Claude Code."""
+    OPENAI_RESPONSES = "openai-responses"
+    """The OpenAI Responses API (``POST /v1/responses``), used by Codex."""
+    OPENAI_CHAT = "openai-chat"
+    """OpenAI Chat Completions (``POST /v1/chat/completions``), used by OpenCode and aider."""
+    GEMINI = "gemini"
+    """The Gemini API (``:generateContent`` / ``:streamGenerateContent``), used by Gemini CLI."""
+
+
+@final
+@frozen
+class ToolSpec:
+    """A tool the client offers the model: its name and its JSON Schema of parameters."""
+
+    name: str
+    parameters: Mapping[str, Any] = field(factory=dict)
+
+
+@final
+@frozen
+class ModelRequest:
+    """One request to the model, read out of whichever API it came in."""
+
+    api: Api
+    model: str
+    prompt: str
+    """The text of every user message of the conversation, joined by blank lines (tool results
+    and system text excluded): ralph's rendered prompt is in here."""
+    turn: int
+    """How many times the model has answered in this conversation before (0: the first call)."""
+    last_tool_result: str | None
+    """The output of the tool the model called last, when the latest message carries one."""
+    tools: tuple[ToolSpec, ...]
+    system: str = ""
+    stream: bool = False
+    body: Mapping[str, Any] = field(factory=dict, eq=False, repr=False)
+    """The request as it arrived (JSON), for scripts that need more."""
+
+    def offers(self, name: str) -> bool:
+        """Whether the client offers a tool called ``name``."""
+        return any(tool.name == name for tool in self.tools)
+
+
+@final
+@frozen
+class Shell:
+    """Run ``command`` in the client's shell tool (``Bash``, ``run_shell_command``, ...)."""
+
+    command: str
+
+
+@final
+@frozen
+class WriteFile:
+    """Write ``content`` to ``path`` (relative to the agent's working directory) with the
+    client's file-writing tool; for a client without tools (aider), as an edit block."""
+
+    path: str
+    content: str
+
+
+@final
+@frozen
+class ToolCall:
+    """Call the client's tool ``name`` with ``arguments`` as they are."""
+
+    name: str
+    arguments: Mapping[str, Any] = field(factory=dict)
+
+
+Action: TypeAlias = Shell | WriteFile | ToolCall
+"""Something the model asks the client to do."""
+
+
+@final
+@frozen
+class Usage:
+    """The token counts a reply reports (what the API's usage fields say)."""
+
+    input_tokens: int = 100
+    output_tokens: int = 20
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@final
+@frozen
+class ApiError:
+    """Answer with an HTTP error instead of a reply (a rate limit is ``status=429``)."""
+
+    status: int
+    message: str
+    retry_after_s: int | None = None
+
+
+@final
+@frozen
+class ModelReply:
+    """What the model answers: text, then actions (tool calls), with ``usage``; or ``error``."""
+
+    text: str = ""
+    actions: tuple[Action, ...] = ()
+    usage: Usage = Usage()
+    error: ApiError | None = None
+    chunk_delay_s: float = 0.0
+    """Seconds to wait before each streamed chunk (a slow stream)."""
+
+
+Script: TypeAlias = Callable[[ModelRequest], ModelReply]
+"""A scripted model: decides the reply to each request."""
