@@ -1,0 +1,98 @@
+"""A small repository whose test fails, run by ``ralph run`` with a real agent CLI.
+
+``app.py`` answers 41 where ``test_app.py`` wants 42; the validation is the test itself. The
+scripted model (``pipeline.testing.model_server.fixing_pipeline``) makes the agent write the
+fix with its own tools, publish ``build.done`` from its shell and hand in each role's report.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+PYTHON = sys.executable
+FIXED_APP = "def answer():\n    return 42\n"
+"""What the agent writes to ``app.py``."""
+
+
+def git(root: Path, *args: str) -> str:
+    """Run git in ``root`` and return its output."""
+    done = subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
+    return done.stdout
+
+
+def failing_repo(root: Path, agent_toml: str) -> Path:
+    """A git repository at ``root`` with a failing test and ``ralph.toml`` holding
+    ``agent_toml`` (the ``[agents.NAME]`` tables) with every role's chain ``["main"]``.
+
+    ``ralph.toml`` and ``PROMPT.md`` are left untracked, as ``ralph init`` leaves them.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    for args in (
+        ("init", "--quiet", "--initial-branch", "main"),
+        ("config", "user.name", "test"),
+        ("config", "user.email", "test@example.invalid"),
+        ("config", "commit.gpgsign", "false"),
+    ):
+        git(root, *args)
+    (root / "app.py").write_text("def answer():\n    return 41\n")
+    (root / "test_app.py").write_text(
+        "import unittest\n\nimport app\n\n\n"
+        "class AnswerTest(unittest.TestCase):\n"
+        "    def test_answer(self):\n"
+        "        self.assertEqual(app.answer(), 42)\n"
+    )
+    git(root, "add", "app.py", "test_app.py")
+    git(root, "commit", "--quiet", "-m", "A failing test")
+    (root / "PROMPT.md").write_text("Make the test in test_app.py pass by fixing app.py.\n")
+    (root / "ralph.toml").write_text(
+        f'validate = ["{PYTHON}", "-m", "unittest", "-q"]\n\n'
+        "[budgets]\nmax_iterations = 2\nmax_review_passes = 1\nmax_retries_per_agent = 1\n"
+        "backoff_base_ms = 10\nbackoff_cap_ms = 20\n\n"
+        f'{agent_toml}\n\n[chains]\ndefault = ["main"]\n'
+    )
+    return root
+
+
+def run_ralph(
+    root: Path, env: Mapping[str, str], *args: str, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """``ralph ARGS -C root`` as a subprocess with ``env`` added to this environment."""
+    return subprocess.run(
+        [PYTHON, "-m", "pipeline.cli", *args, "-C", str(root)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def stored_events(root: Path) -> list[dict[str, Any]]:
+    """Every fact of the latest run in ``root``'s store, as JSON objects."""
+    done = subprocess.run(
+        [
+            PYTHON,
+            "-m",
+            "pipeline.cli",
+            "events",
+            str(root / ".ralph" / "pipeline.db"),
+            "--format",
+            "jsonl",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [orjson.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def path_with(program: Path) -> str:
+    """PATH with the folder of ``program`` first (and Node's, for npm CLIs)."""
+    return f"{program.parent}{os.pathsep}{os.environ.get('PATH', '')}"
