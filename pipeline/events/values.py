@@ -229,7 +229,16 @@ def _role_costs(instance: object, attribute: Attribute[Any], value: Any) -> None
     if roles != sorted(set(roles), key=list(Role).index):
         raise ValueError(f"{attribute.name} must name each role once, in role order: {value!r}")
     for _, usd in value:
-        _check_usd(instance, attribute, usd)
+        _limit(instance, attribute, usd)
+
+
+def _limit(instance: object, attribute: Attribute[Any], value: Any) -> None:
+    """A spend limit is above 0 (a limit of 0 would stop a run before it starts)."""
+    if value is None:
+        return
+    _check_usd(instance, attribute, value)
+    if not value > 0:
+        raise ValueError(f"{attribute.name} must be more than 0 (leave it out for no limit)")
 
 
 @final
@@ -244,11 +253,11 @@ class Budget:
     backoff_cap_ms: DurationMs = field(validator=_count)
     max_consecutive_failures: Ordinal = field(validator=_ordinal)
     max_consecutive_malformed: Ordinal = field(validator=_ordinal)
-    max_cost_usd: Usd | None = field(default=None, validator=_check_usd)
+    max_cost_usd: Usd | None = field(default=None, validator=_limit)
     """The most the run may spend (known costs only); None: no limit."""
-    max_tokens: Count | None = field(default=None, validator=_optional_count)
+    max_tokens: Count | None = field(default=None, validator=_limit)
     """The most tokens (input, cached or not, plus output) the run may use; None: no limit."""
-    max_cost_without_progress_usd: Usd | None = field(default=None, validator=_check_usd)
+    max_cost_without_progress_usd: Usd | None = field(default=None, validator=_limit)
     """The most the run may spend since its last commit with changes (a breaker)."""
     role_max_cost_usd: tuple[tuple[Role, Usd], ...] = field(default=(), validator=_role_costs)
     """The most each named role may spend, in role order."""

@@ -35,6 +35,7 @@ __all__ = [
     "start_development",
     "start_review",
     "start_validation",
+    "stop_when_spent",
     "transition",
 ]
 
@@ -66,7 +67,7 @@ def transition(
     """
     run = state.run
     if run is not None and run.budget.limits_spend and progress.role is not None:
-        spent = _over_budget(state, ledger)
+        spent = stop_when_spent(state, ledger)
         if spent is not None:
             return spent
     checkpoints = state.checkpoints
@@ -85,8 +86,9 @@ def transition(
     )
 
 
-def _over_budget(state: PipelineState, ledger: Ledger | None) -> PipelineState | None:
-    """The run finalizing as ``max_cost`` when a spend limit is reached, else None."""
+def stop_when_spent(state: PipelineState, ledger: Ledger | None = None) -> PipelineState | None:
+    """The run finalizing as ``max_cost`` when a spend limit is reached (judged with
+    ``ledger``, else the state's), else None; for a point where an agent would start."""
     assert state.run is not None, "only a started run has budgets"
     judged = state.ledger if ledger is None else ledger
     why = spent_budget(state.run.budget, judged.spend)
@@ -244,7 +246,7 @@ def agent_failed(state: PipelineState, retriable: bool, message: str) -> Pipelin
         state.ledger, last_error=message, agent_failures=state.ledger.agent_failures + 1
     )
     if budget.limits_spend:
-        spent = _over_budget(state, ledger)
+        spent = stop_when_spent(state, ledger)
         if spent is not None:
             return spent
     if retriable and agent.retries < budget.max_retries_per_agent:

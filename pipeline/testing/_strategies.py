@@ -101,17 +101,22 @@ def budgets(
             backoff_cap_ms=DurationMs(draw(st.integers(base, base + 60_000))),
             max_consecutive_failures=Ordinal(draw(st.integers(1, 4))),
             max_consecutive_malformed=Ordinal(draw(st.integers(1, 5))),
-            max_cost_usd=draw(st.none() | usd(max_value=5.0)),
-            max_tokens=draw(st.none() | st.integers(0, 200_000).map(Count)),
-            max_cost_without_progress_usd=draw(st.none() | usd(max_value=3.0)),
+            max_cost_usd=draw(st.none() | limits(5.0)),
+            max_tokens=draw(st.none() | st.integers(1, 200_000).map(Count)),
+            max_cost_without_progress_usd=draw(st.none() | limits(3.0)),
             role_max_cost_usd=tuple(
-                (role, draw(usd(max_value=3.0)))
+                (role, draw(limits(3.0)))
                 for role in Role
                 if draw(st.integers(0, 7), label=f"limit the {role.value}") == 0
             ),
         )
 
     return build()
+
+
+def limits(max_value: float) -> st.SearchStrategy[Usd]:
+    """Spend limits: amounts above 0 up to ``max_value``."""
+    return usd(max_value).filter(lambda amount: amount > 0)
 
 
 def usd(max_value: float = 1_000.0) -> st.SearchStrategy[Usd]:
