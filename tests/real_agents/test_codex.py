@@ -1,0 +1,111 @@
+"""The ``codex`` preset with the real Codex CLI (pinned) against the scripted model server.
+
+``ralph run`` plans, develops, commits, reviews and validates a repository whose test fails;
+Codex edits the file and publishes ``build.done`` through its own shell tool
+(``exec_command``, a ``bash -lc`` whose ``/etc/profile`` resets PATH, hence ``"$RALPH_BIN"``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import PRESETS
+from pipeline.handlers.agents.usage import PARSERS
+from pipeline.testing.model_server import (
+    ApiError,
+    ModelReply,
+    ModelServer,
+    Usage,
+    by_kind,
+    fixing_pipeline,
+)
+from tests.real_agents.codex import codex_environment
+from tests.real_agents.repo import FIXED_APP, PYTHON, failing_repo, git, run_ralph, stored_events
+
+pytestmark = pytest.mark.slow
+
+CODEX_AGENT = '[agents.main]\npreset = "codex"\ninactivity_timeout_s = 60\ntimeout_s = 120\n'
+
+
+def test_the_codex_preset_fixes_the_failing_repository(
+    agent_cli: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """Codex writes app.py with its own shell, publishes build.done from it and hands in every
+    role's report; ralph commits the fix and the repository's test passes."""
+    program = agent_cli("codex")
+    root = failing_repo(tmp_path / "repo", CODEX_AGENT)
+    with ModelServer(by_kind(fixing_pipeline("app.py", FIXED_APP))) as server:
+        env = codex_environment(tmp_path / "home", server.url, program)
+        done = run_ralph(root, env, "run", "--plain", timeout=300)
+        exchanges = server.exchanges
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert {(e.method, e.path, e.status) for e in exchanges} == {("POST", "/v1/responses", 200)}
+    assert (root / "app.py").read_text() == FIXED_APP
+    assert "app.py" in git(root, "log", "--name-only", "--format=%s", "main")
+    assert git(root, "status", "--porcelain") == ""
+    passed = subprocess.run(
+        [PYTHON, "-m", "unittest", "-q"], cwd=root, capture_output=True, check=False
+    )
+    assert passed.returncode == 0
+    facts = stored_events(root)
+    topics = [f["topic"] for f in facts if f["type"] == "agent.topic_published"]
+    assert topics == ["build.done"], topics
+
+
+def _exec_once(
+    program: Path, tmp_path: Path, reply: ModelReply, *extra: str
+) -> tuple[subprocess.CompletedProcess[bytes], ModelServer]:
+    """The codex preset's argv (with ``extra`` after it) run once in a fresh git repository,
+    against a server answering ``reply`` to every request."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    git(workspace, "init", "--quiet")
+    argv = [str(program), *PRESETS["codex"].argv[1:], *extra]
+    with ModelServer(lambda _: reply) as server:
+        env = codex_environment(tmp_path / "home", server.url, program)
+        done = subprocess.run(
+            argv,
+            input=b"Say hello.",
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+    return done, server
+
+
+def test_the_pinned_codex_accepts_the_presets_argv(
+    agent_cli: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """The preset's argv, with a model after it as ralph adds one, is a valid command line of
+    the pinned Codex: it exits 0 and its JSON lines report the server's usage."""
+    program = agent_cli("codex")
+    usage = Usage(input_tokens=700, output_tokens=45, cache_read_tokens=300)
+    done, server = _exec_once(
+        program, tmp_path, ModelReply(text="Hello.", usage=usage), "--model", "scripted"
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert len(server.model_requests()) == 1
+    figures = PARSERS["codex-json"](done.stdout.splitlines())
+    reported = (figures.input_tokens, figures.cache_read_tokens, figures.output_tokens)
+    assert reported == (700, 300, 45)
+    assert figures.turns == 1
+    assert figures.session_id
+
+
+def test_codex_gives_up_on_a_rate_limit_with_a_message_ralph_recognises(
+    agent_cli: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """A model that answers 429 (with retry-after) to every request makes Codex retry once,
+    as configured, then exit non-zero saying 429, which ralph reads as rate limited."""
+    program = agent_cli("codex")
+    limited = ModelReply(error=ApiError(429, "Rate limit reached.", retry_after_s=1))
+    done, server = _exec_once(program, tmp_path, limited)
+    assert done.returncode != 0
+    assert [e.status for e in server.exchanges] == [429, 429]
+    assert b"429 Too Many Requests" in done.stdout
