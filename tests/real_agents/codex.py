@@ -9,9 +9,26 @@ are off; with no login Codex calls nothing else.
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from tests.real_agents.repo import path_with
+from pipeline.config import PRESETS
+from pipeline.testing.model_server import (
+    ApiError,
+    Exchange,
+    ModelReply,
+    ModelRequest,
+    ModelServer,
+    Script,
+    Shell,
+    Usage,
+    WriteFile,
+)
+from tests.real_agents.repo import git, path_with
 
 API_KEY_VARIABLE = "SCRIPTED_MODEL_API_KEY"
 """The variable the provider's ``env_key`` names: a dummy key."""
@@ -54,3 +71,68 @@ def codex_environment(home: Path, server_url: str, program: Path) -> dict[str, s
         API_KEY_VARIABLE: "scripted-dummy-key",
         "PATH": path_with(program),
     }
+
+
+def exec_once(
+    program: Path, root: Path, script: Script, *extra: str, prompt: bytes = b"Say hello."
+) -> tuple[subprocess.CompletedProcess[bytes], tuple[Exchange, ...]]:
+    """The codex preset's argv (``extra`` after it, as ralph adds ``--model``) run once, its
+    prompt on stdin, in a fresh git repository under ``root`` against a server answering
+    from ``script``; stderr is merged into stdout as ralph's log file merges them."""
+    workspace = root / "workspace"
+    workspace.mkdir(parents=True)
+    git(workspace, "init", "--quiet")
+    with ModelServer(script) as server:
+        env = codex_environment(root / "home", server.url, program)
+        done = subprocess.run(
+            [str(program), *PRESETS["codex"].argv[1:], *extra],
+            input=prompt,
+            cwd=workspace,
+            env={**os.environ, **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=120,
+            check=False,
+        )
+        return done, server.exchanges
+
+
+def scrub(output: bytes, root: Path) -> bytes:
+    """``output`` without the temporary folder's path, so a fixture stays the same."""
+    return re.sub(re.escape(str(root).encode()), b"/TMP", output)
+
+
+def capture(folder: Path, root: Path, cases: Sequence[tuple[str, Script]]) -> None:
+    """Run each case's script through the installed pinned Codex and keep its output as
+    ``folder/<name>.jsonl``."""
+    from pipeline.testing.agent_clis import install
+
+    program = install("codex")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, script in cases:
+        done, _ = exec_once(program, root / name, script)
+        (folder / f"{name}.jsonl").write_bytes(scrub(done.stdout, root / name))
+
+
+def _working(request: ModelRequest) -> ModelReply:
+    """Three model turns: a command, a file written, a closing text; cache reads grow."""
+    turns = (
+        ModelReply(actions=(Shell("echo hello"),), usage=Usage(1200, 40, 0)),
+        ModelReply(actions=(WriteFile("notes.txt", "a\n"),), usage=Usage(300, 60, 1100)),
+    )
+    closing = ModelReply(text="Done.", usage=Usage(150, 12, 1400))
+    return turns[request.turn] if request.turn < len(turns) else closing
+
+
+def _limited(request: ModelRequest) -> ModelReply:
+    return ModelReply(error=ApiError(429, "Rate limit reached.", retry_after_s=1))
+
+
+FIXTURE_CASES: Sequence[tuple[str, Script]] = (("working", _working), ("rate-limited", _limited))
+"""The invocations whose output ``tests/fixtures/agent_output/codex/`` keeps, by file name."""
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "agent_output" / "codex"
+"""Where the captured output lives."""
+
+
+if __name__ == "__main__":  # python -m tests.real_agents.codex SCRATCH: capture again
+    capture(FIXTURES, Path(sys.argv[1]), FIXTURE_CASES)

@@ -11,19 +11,21 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
+import orjson
 import pytest
 
-from pipeline.config import PRESETS
 from pipeline.handlers.agents.usage import PARSERS
 from pipeline.testing.model_server import (
     ApiError,
     ModelReply,
     ModelServer,
+    Script,
     Usage,
     by_kind,
     fixing_pipeline,
 )
-from tests.real_agents.codex import codex_environment
+from tests.real_agents.codex import FIXTURE_CASES, FIXTURES, codex_environment, exec_once
 from tests.real_agents.repo import FIXED_APP, PYTHON, failing_repo, git, run_ralph, stored_events
 
 pytestmark = pytest.mark.slow
@@ -56,29 +58,6 @@ def test_the_codex_preset_fixes_the_failing_repository(
     assert topics == ["build.done"], topics
 
 
-def _exec_once(
-    program: Path, tmp_path: Path, reply: ModelReply, *extra: str
-) -> tuple[subprocess.CompletedProcess[bytes], ModelServer]:
-    """The codex preset's argv (with ``extra`` after it) run once in a fresh git repository,
-    against a server answering ``reply`` to every request."""
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    git(workspace, "init", "--quiet")
-    argv = [str(program), *PRESETS["codex"].argv[1:], *extra]
-    with ModelServer(lambda _: reply) as server:
-        env = codex_environment(tmp_path / "home", server.url, program)
-        done = subprocess.run(
-            argv,
-            input=b"Say hello.",
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            timeout=120,
-            check=False,
-        )
-    return done, server
-
-
 def test_the_pinned_codex_accepts_the_presets_argv(
     agent_cli: Callable[[str], Path], tmp_path: Path
 ) -> None:
@@ -86,11 +65,11 @@ def test_the_pinned_codex_accepts_the_presets_argv(
     the pinned Codex: it exits 0 and its JSON lines report the server's usage."""
     program = agent_cli("codex")
     usage = Usage(input_tokens=700, output_tokens=45, cache_read_tokens=300)
-    done, server = _exec_once(
-        program, tmp_path, ModelReply(text="Hello.", usage=usage), "--model", "scripted"
+    done, exchanges = exec_once(
+        program, tmp_path, lambda _: ModelReply(text="Hello.", usage=usage), "--model", "scripted"
     )
-    assert done.returncode == 0, done.stderr.decode()
-    assert len(server.model_requests()) == 1
+    assert done.returncode == 0, done.stdout.decode()
+    assert [(e.path, e.status) for e in exchanges] == [("/v1/responses", 200)]
     figures = PARSERS["codex-json"](done.stdout.splitlines())
     reported = (figures.input_tokens, figures.cache_read_tokens, figures.output_tokens)
     assert reported == (700, 300, 45)
@@ -105,7 +84,30 @@ def test_codex_gives_up_on_a_rate_limit_with_a_message_ralph_recognises(
     as configured, then exit non-zero saying 429, which ralph reads as rate limited."""
     program = agent_cli("codex")
     limited = ModelReply(error=ApiError(429, "Rate limit reached.", retry_after_s=1))
-    done, server = _exec_once(program, tmp_path, limited)
+    done, exchanges = exec_once(program, tmp_path, lambda _: limited)
     assert done.returncode != 0
-    assert [e.status for e in server.exchanges] == [429, 429]
+    assert [e.status for e in exchanges] == [429, 429]
     assert b"429 Too Many Requests" in done.stdout
+
+
+def _event_types(output: bytes) -> list[str]:
+    types = []
+    for line in output.splitlines():
+        if line.startswith(b"{"):
+            types.append(orjson.loads(line)["type"])
+    return types
+
+
+@pytest.mark.parametrize(("name", "script"), FIXTURE_CASES, ids=[n for n, _ in FIXTURE_CASES])
+def test_the_captured_output_is_what_the_pinned_codex_prints(
+    agent_cli: Callable[[str], Path], tmp_path: Path, name: str, script: Script
+) -> None:
+    """The fixtures the usage parser is tested with still match the pinned Codex: the same
+    events in the same order, parsed to the same figures (the thread id aside)."""
+    program = agent_cli("codex")
+    done, _ = exec_once(program, tmp_path, script)
+    kept = (FIXTURES / f"{name}.jsonl").read_bytes()
+    assert _event_types(done.stdout) == _event_types(kept)
+    parse = PARSERS["codex-json"]
+    now, then = parse(done.stdout.splitlines()), parse(kept.splitlines())
+    assert attrs.evolve(now, session_id=None) == attrs.evolve(then, session_id=None)
