@@ -44,11 +44,12 @@ def test_the_codex_preset_fixes_the_failing_repository(
         env = codex_environment(tmp_path / "home", server.url, program)
         done = run_ralph(root, env, "run", "--plain", timeout=300)
         exchanges = server.exchanges
+        results = [request.last_tool_result or "" for request in server.model_requests()]
     assert done.returncode == 0, done.stdout + done.stderr
     assert {(e.method, e.path, e.status) for e in exchanges} == {("POST", "/v1/responses", 200)}
     assert (root / "app.py").read_text() == FIXED_APP
     assert "app.py" in git(root, "log", "--name-only", "--format=%s", "main")
-    assert git(root, "status", "--porcelain") == ""
+    assert git(root, "show", "HEAD:app.py") == FIXED_APP
     passed = subprocess.run(
         [PYTHON, "-m", "unittest", "-q"], cwd=root, capture_output=True, check=False
     )
@@ -56,6 +57,8 @@ def test_the_codex_preset_fixes_the_failing_repository(
     facts = stored_events(root)
     topics = [f["topic"] for f in facts if f["type"] == "agent.topic_published"]
     assert topics == ["build.done"], topics
+    # ... published by the command Codex ran in its own shell, which told the model so.
+    assert any("Event emitted: build.done" in result for result in results)
 
 
 def test_the_pinned_codex_accepts_the_presets_argv(
