@@ -372,3 +372,19 @@ def test_every_exchange_is_recorded_with_the_request_read(
     assert (exchange.path, exchange.status) == ("/responses", 200)
     assert exchange.request is not None
     assert exchange.request.api is Api.OPENAI_RESPONSES
+
+
+def test_a_response_that_fails_for_another_reason_says_server_error() -> None:
+    """Without a delay, a failed response is a ``server_error``, which Codex retries as a
+    broken stream."""
+    adapter = OpenAIResponsesAdapter()
+    request = adapter.read("/v1/responses", _body())
+    answer = adapter.answer(request, ModelReply(error=ApiError(200, "Something broke.")))
+    name, data = _events(b"".join(answer.chunks))[-1]
+    assert name == "response.failed"
+    assert data["response"]["error"] == {
+        "message": "Something broke.",
+        "type": "server_error",
+        "param": None,
+        "code": "server_error",
+    }

@@ -70,7 +70,6 @@ _ERROR_TYPES: Final = {
     401: "invalid_request_error",
     403: "invalid_request_error",
     404: "invalid_request_error",
-    429: "rate_limit_exceeded",
 }
 _DELTA_WORDS: Final = 3
 """Words per streamed text delta (the real API streams a token or a few at a time)."""
@@ -206,13 +205,17 @@ def _error_body(error: ApiError) -> dict[str, Any]:
     if rate_limited and error.retry_after_s is not None and "try again" not in message.lower():
         # Codex reads the delay of an in-stream rate limit from the message only.
         message = f"{message} Please try again in {error.retry_after_s}s."
-    kind = _ERROR_TYPES.get(error.status, "server_error" if error.status >= 500 else "api_error")
-    return {
-        "message": message,
-        "type": "requests" if rate_limited else kind,
-        "param": None,
-        "code": "rate_limit_exceeded" if rate_limited else None,
-    }
+    if rate_limited:
+        kind, code = "requests", "rate_limit_exceeded"
+    elif error.status == 200:
+        # A response that failed midway names its cause in ``code``, as the API does.
+        kind, code = "server_error", "server_error"
+    else:
+        kind = _ERROR_TYPES.get(
+            error.status, "server_error" if error.status >= 500 else "api_error"
+        )
+        code = None
+    return {"message": message, "type": kind, "param": None, "code": code}
 
 
 @final
