@@ -8,17 +8,20 @@ Codex edits the file and publishes ``build.done`` through its own shell tool
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
 import orjson
 import pytest
 
-from pipeline.handlers.agents.usage import PARSERS
+from pipeline.handlers.agents.usage import PARSERS, read_usage
 from pipeline.testing.model_server import (
     ApiError,
+    Exchange,
     ModelReply,
+    ModelRequest,
     ModelServer,
     Script,
     Usage,
@@ -31,6 +34,21 @@ from tests.real_agents.repo import FIXED_APP, PYTHON, failing_repo, git, run_ral
 pytestmark = pytest.mark.slow
 
 CODEX_AGENT = '[agents.main]\npreset = "codex"\ninactivity_timeout_s = 60\ntimeout_s = 120\n'
+PER_REQUEST = Usage(input_tokens=150, output_tokens=25, cache_read_tokens=50)
+"""What the model reports for each request of the end-to-end run."""
+
+
+def _with_usage(script: Script, usage: Usage) -> Script:
+    def reporting(request: ModelRequest) -> ModelReply:
+        return attrs.evolve(script(request), usage=usage)
+
+    return reporting
+
+
+def _requests_per_session(exchanges: Sequence[Exchange]) -> Counter[str]:
+    """How many model requests each Codex session (thread) made; Codex sends its thread id
+    as the ``prompt_cache_key``."""
+    return Counter(str(e.body["prompt_cache_key"]) for e in exchanges)
 
 
 def test_the_codex_preset_fixes_the_failing_repository(
@@ -40,7 +58,8 @@ def test_the_codex_preset_fixes_the_failing_repository(
     role's report; ralph commits the fix and the repository's test passes."""
     program = agent_cli("codex")
     root = failing_repo(tmp_path / "repo", CODEX_AGENT)
-    with ModelServer(by_kind(fixing_pipeline("app.py", FIXED_APP))) as server:
+    script = _with_usage(by_kind(fixing_pipeline("app.py", FIXED_APP)), PER_REQUEST)
+    with ModelServer(script) as server:
         env = codex_environment(tmp_path / "home", server.url, program)
         done = run_ralph(root, env, "run", "--plain", timeout=300)
         exchanges = server.exchanges
@@ -59,6 +78,18 @@ def test_the_codex_preset_fixes_the_failing_repository(
     assert topics == ["build.done"], topics
     # ... published by the command Codex ran in its own shell, which told the model so.
     assert any("Event emitted: build.done" in result for result in results)
+    # Each invocation's log reports what the server answered to that Codex session.
+    sessions = _requests_per_session(exchanges)
+    logs = sorted((root / ".ralph" / "runs").glob("*/logs/*-main-*.log"))
+    figures = [read_usage("codex-json", log) for log in logs]
+    assert sorted(f.session_id or "" for f in figures) == sorted(sessions)
+    for found in figures:
+        requests = sessions[found.session_id or ""]
+        assert (found.input_tokens, found.output_tokens, found.cache_read_tokens) == (
+            150 * requests,
+            25 * requests,
+            50 * requests,
+        )
 
 
 def test_the_pinned_codex_accepts_the_presets_argv(
