@@ -16,7 +16,7 @@ import attrs
 import orjson
 import pytest
 
-from pipeline.handlers.agents.usage import PARSERS, read_usage
+from pipeline.handlers.agents.usage import PARSERS
 from pipeline.testing.model_server import (
     ApiError,
     Exchange,
@@ -33,7 +33,14 @@ from tests.real_agents.repo import FIXED_APP, PYTHON, failing_repo, git, run_ral
 
 pytestmark = pytest.mark.slow
 
-CODEX_AGENT = '[agents.main]\npreset = "codex"\ninactivity_timeout_s = 60\ntimeout_s = 120\n'
+CODEX_AGENT = (
+    '[agents.main]\npreset = "codex"\nmodel = "scripted"\n'
+    "inactivity_timeout_s = 60\ntimeout_s = 120\n\n"
+    '[prices."scripted"]\n'
+    "input_usd_per_mtok = 2.0\noutput_usd_per_mtok = 10.0\ncache_read_usd_per_mtok = 0.5\n"
+)
+"""Codex with a model ralph passes as ``--model`` and a price for it: Codex reports tokens
+only, so ralph estimates the cost."""
 PER_REQUEST = Usage(input_tokens=150, output_tokens=25, cache_read_tokens=50)
 """What the model reports for each request of the end-to-end run."""
 
@@ -55,7 +62,8 @@ def test_the_codex_preset_fixes_the_failing_repository(
     agent_cli: Callable[[str], Path], tmp_path: Path
 ) -> None:
     """Codex writes app.py with its own shell, publishes build.done from it and hands in every
-    role's report; ralph commits the fix and the repository's test passes."""
+    role's report; ralph commits the fix, the repository's test passes, and each invocation
+    has a usage fact with the tokens the server reported and a cost estimated from them."""
     program = agent_cli("codex")
     root = failing_repo(tmp_path / "repo", CODEX_AGENT)
     script = _with_usage(by_kind(fixing_pipeline("app.py", FIXED_APP)), PER_REQUEST)
@@ -78,18 +86,40 @@ def test_the_codex_preset_fixes_the_failing_repository(
     assert topics == ["build.done"], topics
     # ... published by the command Codex ran in its own shell, which told the model so.
     assert any("Event emitted: build.done" in result for result in results)
-    # Each invocation's log reports what the server answered to that Codex session.
+    # One usage fact per invocation, with what the server answered that Codex session.
     sessions = _requests_per_session(exchanges)
-    logs = sorted((root / ".ralph" / "runs").glob("*/logs/*-main-*.log"))
-    figures = [read_usage("codex-json", log) for log in logs]
-    assert sorted(f.session_id or "" for f in figures) == sorted(sessions)
-    for found in figures:
-        requests = sessions[found.session_id or ""]
-        assert (found.input_tokens, found.output_tokens, found.cache_read_tokens) == (
-            150 * requests,
-            25 * requests,
-            50 * requests,
-        )
+    usage = [f for f in facts if f["type"] == "agent.usage_reported"]
+    assert sorted(f["role"] for f in usage) == ["committer", "developer", "planner", "reviewer"]
+    assert sorted(f["session_id"] for f in usage) == sorted(sessions)
+    for fact in usage:
+        requests = sessions[fact["session_id"]]
+        figures = {key: fact[key] for key in _FIGURES}
+        assert figures == {
+            "agent": "main",
+            "model": "scripted",
+            "input_tokens": 150 * requests,
+            "output_tokens": 25 * requests,
+            "cache_read_tokens": 50 * requests,
+            "cache_write_tokens": 0,
+            "turns": 1,
+            "api_duration_ms": None,
+            "cost_source": "estimated",
+        }
+        per_request = (150 * 2.0 + 25 * 10.0 + 50 * 0.5) / 1e6
+        assert fact["cost_usd"] == pytest.approx(per_request * requests)
+
+
+_FIGURES = (
+    "agent",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "turns",
+    "api_duration_ms",
+    "cost_source",
+)
 
 
 def test_the_pinned_codex_accepts_the_presets_argv(
