@@ -6,7 +6,9 @@ rendered prompt file. The invocations follow each tool's documented non-interact
 
 - Claude Code: print mode (``-p``) reading the prompt on stdin, ``stream-json`` output (which
   print mode only gives together with ``--verbose``), edits and commands allowed without asking.
-- Codex: ``codex exec`` with ``-`` (the prompt on stdin) in the ``workspace-write`` sandbox.
+- Codex: ``codex exec --json`` (JSON lines, whose ``turn.completed`` reports usage) with ``-``
+  (the prompt on stdin) in the ``workspace-write`` sandbox: it edits the workspace and runs
+  commands there (``"$RALPH_BIN" emit`` writes the events file inside it) without asking.
 - Gemini CLI: headless, the prompt on stdin; ``-p`` adds an instruction after it; ``yolo``
   approval so that no confirmation blocks the run.
 - OpenCode: ``opencode run`` with the prompt file attached (prompts can exceed what one
@@ -73,7 +75,10 @@ PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
             "--model",
         ),
         "codex": AgentPreset(
-            ("codex", "exec", "--sandbox", "workspace-write", "-"), PromptVia.STDIN, "--model"
+            ("codex", "exec", "--json", "--sandbox", "workspace-write", "-"),
+            PromptVia.STDIN,
+            "--model",
+            "codex-json",
         ),
         "gemini": AgentPreset(
             (
