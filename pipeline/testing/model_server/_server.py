@@ -65,7 +65,9 @@ class ModelServer:
         self._exchanges: list[Exchange] = []
         self._http = ThreadingHTTPServer(("127.0.0.1", port), _handler_class(self))
         self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
 
     @property
