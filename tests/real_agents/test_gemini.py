@@ -1,0 +1,156 @@
+"""The ``gemini`` preset with the real Gemini CLI (pinned) against the scripted model server.
+
+Gemini CLI is pointed at the server with ``GOOGLE_GEMINI_BASE_URL`` and a dummy
+``GEMINI_API_KEY``; its home is a temporary folder whose ``~/.gemini/settings.json`` selects
+the API-key auth and turns off usage statistics, telemetry, update checks and the IDE, so it
+reads nothing of the person's own configuration and calls nothing but the server. A model is
+named (``gemini-2.5-flash``): with none, Gemini CLI routes each request through a classifier
+model first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import attrs
+import pytest
+
+from pipeline.config import PRESETS
+from pipeline.testing.model_server import (
+    ModelReply,
+    ModelRequest,
+    ModelServer,
+    Script,
+    Shell,
+    Usage,
+    by_kind,
+    fixing_pipeline,
+)
+from tests.real_agents.repo import (
+    FIXED_APP,
+    PYTHON,
+    failing_repo,
+    git,
+    path_with,
+    run_ralph,
+    stored_events,
+)
+
+MODEL = "gemini-2.5-flash"
+
+SETTINGS = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    "ide": {"enabled": False},
+}
+"""``~/.gemini/settings.json``: the API key's auth (with a base URL alone Gemini CLI picks a
+gateway auth headless mode refuses), and nothing that calls home."""
+
+
+def gemini_env(home: Path, server: ModelServer) -> dict[str, str]:
+    """The environment that points Gemini CLI at ``server`` with ``home`` as its home."""
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(SETTINGS))
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "GOOGLE_GEMINI_BASE_URL": server.url,
+        "GEMINI_API_KEY": "scripted-model-dummy-key",
+    }
+
+
+def with_usage(script: Script) -> Script:
+    """``script`` reporting distinct usage figures on each request (cache reads included), so
+    that a test can find the server's figures in what ralph recorded."""
+
+    def scripted(request: ModelRequest) -> ModelReply:
+        reply = script(request)
+        usage = Usage(1000 + 10 * request.turn, 50 + request.turn, 3000, 0)
+        return attrs.evolve(reply, usage=usage)
+
+    return scripted
+
+
+def agent_toml(env: Mapping[str, str]) -> str:
+    """``[agents.main]``: the gemini preset with ``env`` added to its environment."""
+    pairs = ", ".join(f"{key} = {json.dumps(value)}" for key, value in env.items())
+    return f'[agents.main]\npreset = "gemini"\nmodel = "{MODEL}"\nenv = {{ {pairs} }}\n'
+
+
+@pytest.mark.slow
+def test_gemini_preset_fixes_the_failing_repository(
+    tmp_path: Path, agent_cli: Callable[[str], Path]
+) -> None:
+    """``ralph run`` with the gemini preset plans, writes the fix with Gemini CLI's own
+    ``write_file``, publishes ``build.done`` from its ``run_shell_command``, commits, reviews
+    and validates: exit 0, the fix committed, the test passing."""
+    program = agent_cli("gemini")
+    with ModelServer(with_usage(by_kind(fixing_pipeline("app.py", FIXED_APP)))) as server:
+        env = gemini_env(tmp_path / "home", server)
+        root = failing_repo(tmp_path / "repo", agent_toml(env))
+        done = run_ralph(root, {"PATH": path_with(program)}, "run", "--plain", timeout=300)
+        requests = server.model_requests()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert git(root, "show", "HEAD:app.py") == FIXED_APP
+    assert git(root, "status", "--porcelain", "--", "app.py") == ""
+    tested = subprocess.run(
+        [PYTHON, "-m", "unittest", "-q"], cwd=root, capture_output=True, check=False
+    )
+    assert tested.returncode == 0
+    facts = stored_events(root)
+    topics = [fact for fact in facts if fact["type"] == "agent.topic_published"]
+    assert any(fact["topic"] == "build.done" for fact in topics), topics
+    assert {request.model for request in requests} == {MODEL}
+    assert all(request.offers("run_shell_command") for request in requests)
+    assert all(request.offers("write_file") for request in requests)
+    assert not [e for e in server.exchanges if e.status != 200], server.exchanges
+
+
+@pytest.mark.slow
+def test_the_pinned_gemini_cli_accepts_the_presets_argv(
+    tmp_path: Path, agent_cli: Callable[[str], Path]
+) -> None:
+    """The preset's argv, run in a folder nobody trusted (a fresh repository), is accepted:
+    no usage error, no untrusted-folder refusal (exit 55), yolo kept (the shell tool ran),
+    and stream-json output ending in a ``result`` line."""
+    program = agent_cli("gemini")
+    preset = PRESETS["gemini"]
+    work = tmp_path / "work"
+    work.mkdir()
+    git(work, "init", "--quiet")
+
+    def script(request: ModelRequest) -> ModelReply:
+        if request.turn == 0:
+            return ModelReply(actions=(Shell("echo ran > ran.txt"),))
+        return ModelReply(text="Done.")
+
+    with ModelServer(script) as server:
+        env = {**os.environ, **gemini_env(tmp_path / "home", server)}
+        env["PATH"] = path_with(program)
+        argv = [str(program), *preset.argv[1:], preset.model_flag, MODEL]
+        done = subprocess.run(
+            argv,
+            cwd=work,
+            env=env,
+            input="Say hello.",
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "not running in a trusted directory" not in done.stderr
+    assert (work / "ran.txt").read_text() == "ran\n"
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert lines[0]["type"] == "init"
+    assert lines[-1]["type"] == "result"
+    assert lines[-1]["status"] == "success"
