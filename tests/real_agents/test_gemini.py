@@ -15,12 +15,14 @@ import os
 import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
 
 from pipeline.config import PRESETS
 from pipeline.testing.model_server import (
+    ApiError,
     ModelReply,
     ModelRequest,
     ModelServer,
@@ -53,10 +55,12 @@ SETTINGS = {
 gateway auth headless mode refuses), and nothing that calls home."""
 
 
-def gemini_env(home: Path, server: ModelServer) -> dict[str, str]:
+def gemini_env(
+    home: Path, server: ModelServer, settings: Mapping[str, Any] = SETTINGS
+) -> dict[str, str]:
     """The environment that points Gemini CLI at ``server`` with ``home`` as its home."""
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
-    (home / ".gemini" / "settings.json").write_text(json.dumps(SETTINGS))
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
     return {
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -154,3 +158,24 @@ def test_the_pinned_gemini_cli_accepts_the_presets_argv(
     assert lines[0]["type"] == "init"
     assert lines[-1]["type"] == "result"
     assert lines[-1]["status"] == "success"
+
+
+@pytest.mark.slow
+def test_a_rate_limit_reaches_ralph_as_rate_limited(
+    tmp_path: Path, agent_cli: Callable[[str], Path]
+) -> None:
+    """Every request answered 429 (Google's RESOURCE_EXHAUSTED) with Gemini CLI told to
+    attempt once (``general.maxAttempts``; it would retry ten times over minutes): ralph
+    records each invocation as ``rate_limited``, retriable, and the run fails."""
+    program = agent_cli("gemini")
+    limited = ModelReply(error=ApiError(429, "Quota exceeded for model", retry_after_s=1))
+    settings = {**SETTINGS, "general": {**SETTINGS["general"], "maxAttempts": 1}}
+    with ModelServer(lambda request: limited) as server:
+        env = gemini_env(tmp_path / "home", server, settings)
+        root = failing_repo(tmp_path / "repo", agent_toml(env))
+        done = run_ralph(root, {"PATH": path_with(program)}, "run", "--plain", timeout=300)
+    assert done.returncode != 0
+    failures = [fact for fact in stored_events(root) if fact["type"] == "agent.invocation_failed"]
+    assert failures, done.stdout + done.stderr
+    assert {(fact["error"], fact["retriable"]) for fact in failures} == {("rate_limited", True)}
+    assert all(exchange.status == 429 for exchange in server.exchanges)

@@ -25,12 +25,19 @@ from pipeline.testing.model_server import (
 )
 from pipeline.testing.model_server._gemini import GeminiAdapter, google_status
 
+# Gemini CLI 0.61.0's declarations of its shell and file-writing tools (descriptions shortened).
 SHELL_TOOL = {
     "name": "run_shell_command",
     "description": "Runs a shell command.",
     "parametersJsonSchema": {
         "type": "object",
-        "properties": {"command": {"type": "string"}, "description": {"type": "string"}},
+        "properties": {
+            "command": {"type": "string"},
+            "description": {"type": "string"},
+            "dir_path": {"type": "string"},
+            "is_background": {"type": "boolean"},
+            "delay_ms": {"type": "integer"},
+        },
         "required": ["command"],
     },
 }
