@@ -3,7 +3,8 @@
 ``POST /v1beta/models/{model}:generateContent`` answers one ``GenerateContentResponse``;
 ``:streamGenerateContent?alt=sse`` streams one as server-sent events (``data:`` lines only, no
 event names), and without ``alt=sse`` as a JSON array written element by element;
-``:countTokens`` answers ``{"totalTokens": N}`` estimated from the request's size.
+``:countTokens`` answers ``{"totalTokens": N}`` estimated from the request's size (the script
+is asked too, as for every request the server takes, but its reply is not used).
 
 A conversation is ``contents``: ``user`` turns hold text and the results of the model's
 function calls (``functionResponse`` parts), ``model`` turns hold text and ``functionCall``
