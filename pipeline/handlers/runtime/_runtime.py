@@ -267,6 +267,7 @@ class Runtime:
                 agent_environment(self.layout, run_id, self.environment),
                 self.clock,
                 self.grace_s,
+                self.config.price_for,
             )
         return self._agents
 
