@@ -31,6 +31,7 @@ from pipeline.testing.model_server import (
     Usage,
     by_kind,
     fixing_pipeline,
+    prompt_kind,
 )
 from tests.real_agents.repo import (
     FIXED_APP,
@@ -84,10 +85,40 @@ def with_usage(script: Script) -> Script:
     return scripted
 
 
+PRICE = {"input": 0.30, "output": 2.50, "cache_read": 0.03}
+"""US dollars per million tokens: ``[prices."gemini-2.5-*"]`` (Gemini CLI reports no cost)."""
+
+ROLES = {
+    "planning": "planner",
+    "development": "developer",
+    "review": "reviewer",
+    "commit_message": "committer",
+}
+"""The role that receives each of ralph's prompt kinds in a run without failures."""
+
+
 def agent_toml(env: Mapping[str, str]) -> str:
-    """``[agents.main]``: the gemini preset with ``env`` added to its environment."""
+    """``[agents.main]``: the gemini preset with ``env`` added to its environment, and the
+    model's prices."""
     pairs = ", ".join(f"{key} = {json.dumps(value)}" for key, value in env.items())
-    return f'[agents.main]\npreset = "gemini"\nmodel = "{MODEL}"\nenv = {{ {pairs} }}\n'
+    return (
+        f'[agents.main]\npreset = "gemini"\nmodel = "{MODEL}"\nenv = {{ {pairs} }}\n\n'
+        f'[prices."gemini-2.5-*"]\ninput_usd_per_mtok = {PRICE["input"]}\n'
+        f"output_usd_per_mtok = {PRICE['output']}\n"
+        f"cache_read_usd_per_mtok = {PRICE['cache_read']}\n"
+    )
+
+
+def served_usage(server: ModelServer) -> dict[str, list[Usage]]:
+    """The usage the server reported to each role, one entry per model request."""
+    served: dict[str, list[Usage]] = {}
+    for exchange in server.exchanges:
+        if exchange.request is None or exchange.reply is None:
+            continue
+        kind = prompt_kind(exchange.request.prompt)
+        assert kind in ROLES, f"a request of no expected kind: {kind}"
+        served.setdefault(ROLES[kind], []).append(exchange.reply.usage)
+    return served
 
 
 @pytest.mark.slow
@@ -96,13 +127,15 @@ def test_gemini_preset_fixes_the_failing_repository(
 ) -> None:
     """``ralph run`` with the gemini preset plans, writes the fix with Gemini CLI's own
     ``write_file``, publishes ``build.done`` from its ``run_shell_command``, commits, reviews
-    and validates: exit 0, the fix committed, the test passing."""
+    and validates: exit 0, the fix committed, the test passing; and every invocation's usage
+    fact holds the tokens the server reported to it, priced from ``[prices]``."""
     program = agent_cli("gemini")
     with ModelServer(with_usage(by_kind(fixing_pipeline("app.py", FIXED_APP)))) as server:
         env = gemini_env(tmp_path / "home", server)
         root = failing_repo(tmp_path / "repo", agent_toml(env))
         done = run_ralph(root, {"PATH": path_with(program)}, "run", "--plain", timeout=300)
         requests = server.model_requests()
+        served = served_usage(server)
     assert done.returncode == 0, done.stdout + done.stderr
     assert git(root, "show", "HEAD:app.py") == FIXED_APP
     assert git(root, "status", "--porcelain", "--", "app.py") == ""
@@ -117,6 +150,22 @@ def test_gemini_preset_fixes_the_failing_repository(
     assert all(request.offers("run_shell_command") for request in requests)
     assert all(request.offers("write_file") for request in requests)
     assert not [e for e in server.exchanges if e.status != 200], server.exchanges
+    reported = {f["role"]: f for f in facts if f["type"] == "agent.usage_reported"}
+    assert len(reported) == len([f for f in facts if f["type"] == "agent.usage_reported"])
+    assert set(reported) == set(served) == set(ROLES.values())
+    for role, usages in served.items():
+        fact = reported[role]
+        fresh = sum(u.input_tokens for u in usages)
+        output = sum(u.output_tokens for u in usages)
+        cached = sum(u.cache_read_tokens for u in usages)
+        assert (fact["input_tokens"], fact["output_tokens"]) == (fresh, output), fact
+        assert (fact["cache_read_tokens"], fact["cache_write_tokens"]) == (cached, None), fact
+        assert fact["turns"] == len(usages), fact
+        assert fact["model"] == MODEL
+        assert fact["session_id"]
+        assert fact["cost_source"] == "estimated"
+        cost = fresh * PRICE["input"] + output * PRICE["output"] + cached * PRICE["cache_read"]
+        assert fact["cost_usd"] == pytest.approx(cost / 1e6), fact
 
 
 @pytest.mark.slow
@@ -166,7 +215,8 @@ def test_a_rate_limit_reaches_ralph_as_rate_limited(
 ) -> None:
     """Every request answered 429 (Google's RESOURCE_EXHAUSTED) with Gemini CLI told to
     attempt once (``general.maxAttempts``; it would retry ten times over minutes): ralph
-    records each invocation as ``rate_limited``, retriable, and the run fails."""
+    records each invocation as ``rate_limited``, retriable, having used no tokens, and the
+    run fails."""
     program = agent_cli("gemini")
     limited = ModelReply(error=ApiError(429, "Quota exceeded for model", retry_after_s=1))
     settings = {**SETTINGS, "general": {**SETTINGS["general"], "maxAttempts": 1}}
@@ -179,3 +229,6 @@ def test_a_rate_limit_reaches_ralph_as_rate_limited(
     assert failures, done.stdout + done.stderr
     assert {(fact["error"], fact["retriable"]) for fact in failures} == {("rate_limited", True)}
     assert all(exchange.status == 429 for exchange in server.exchanges)
+    usage = [fact for fact in stored_events(root) if fact["type"] == "agent.usage_reported"]
+    assert len(usage) == len(failures)
+    assert {(f["input_tokens"], f["output_tokens"], f["turns"]) for f in usage} == {(0, 0, 0)}
