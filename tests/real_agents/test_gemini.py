@@ -62,7 +62,10 @@ def gemini_env(
     """The environment that points Gemini CLI at ``server`` with ``home`` as its home."""
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    (home / "tmp").mkdir(exist_ok=True)
     return {
+        # Gemini CLI writes a report of every failed API call to the temporary folder.
+        "TMPDIR": str(home / "tmp"),
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_CACHE_HOME": str(home / ".cache"),
