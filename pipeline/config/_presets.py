@@ -10,7 +10,9 @@ rendered prompt file. The invocations follow each tool's documented non-interact
   (the prompt on stdin) in the ``workspace-write`` sandbox: it edits the workspace and runs
   commands there (``"$RALPH_BIN" emit`` writes the events file inside it) without asking.
 - Gemini CLI: headless, the prompt on stdin; ``-p`` adds an instruction after it; ``yolo``
-  approval so that no confirmation blocks the run.
+  approval so that no confirmation blocks the run; ``--skip-trust`` because in a folder the
+  person never trusted it refuses to run headless (exit 55) and would downgrade ``yolo``;
+  ``stream-json`` output, whose ``result`` line reports the tokens used.
 - OpenCode: ``opencode run`` with the prompt file attached (prompts can exceed what one
   argument may hold).
 - Aider: ``--message-file`` with the prompt file, answering yes to every question, without
@@ -83,13 +85,17 @@ PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
         "gemini": AgentPreset(
             (
                 "gemini",
+                "--skip-trust",
                 "--approval-mode",
                 "yolo",
+                "--output-format",
+                "stream-json",
                 "-p",
                 "Carry out the instructions given above.",
             ),
             PromptVia.STDIN,
             "--model",
+            "gemini-stream-json",
         ),
         "opencode": AgentPreset(
             (
