@@ -256,7 +256,8 @@ class RestorePromptPermissions:
 
     effect_id: EffectId
     path: str | None
-    mode: int | None
+    mode: Count | None
+    """The mode ``PromptFileProtected`` recorded (a count, like there: it fits the wire)."""
 
 
 @final

@@ -243,7 +243,7 @@ class ProtectedPrompt:
     """The user's prompt file, made read-only for the run, and the mode to give back."""
 
     path: str
-    original_mode: int
+    original_mode: Count
 
 
 @final
