@@ -5,7 +5,9 @@ flag that names a model. ``{prompt_file}`` in an argument is replaced by the pat
 rendered prompt file. The invocations follow each tool's documented non-interactive mode:
 
 - Claude Code: print mode (``-p``) reading the prompt on stdin, ``stream-json`` output (which
-  print mode only gives together with ``--verbose``), edits and commands allowed without asking.
+  print mode only gives together with ``--verbose``), edits and commands allowed without asking
+  by naming the tools (``acceptEdits`` plus ``--allowedTools``), which also works as root,
+  where ``--dangerously-skip-permissions`` is refused unless ``IS_SANDBOX=1``.
 - Codex: ``codex exec`` with ``-`` (the prompt on stdin) in the ``workspace-write`` sandbox.
 - Gemini CLI: headless, the prompt on stdin; ``-p`` adds an instruction after it; ``yolo``
   approval so that no confirmation blocks the run.
@@ -67,10 +69,13 @@ PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
                 "--output-format",
                 "stream-json",
                 "--verbose",
-                "--dangerously-skip-permissions",
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools=Bash,Edit,Write,Read",
             ),
             PromptVia.STDIN,
             "--model",
+            "claude-stream-json",
         ),
         "codex": AgentPreset(
             ("codex", "exec", "--sandbox", "workspace-write", "-"), PromptVia.STDIN, "--model"
