@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import signal
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -20,6 +21,7 @@ from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import Digest, Json, PipelineEvent, Role, RunId
 from pipeline.handlers import EffectTracer
+from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import write_marker
 from pipeline.handlers.runtime import (
     GitError,
@@ -70,11 +72,28 @@ def _read_text(path: Path, *, missing: str, unreadable: str) -> str:
         raise RunSetupError(f"{unreadable}: {error}") from error
 
 
+def _refuse_known_pitfalls(config: RalphConfig, source: str) -> None:
+    """Raise :class:`RunSetupError` when an agent the chains use would fail whatever it is
+    asked (Claude Code's bypass mode as root, ...): one line per problem, with its fix."""
+    used = dict.fromkeys(name for role in Role for name in config.chain_for(role))
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    problems = [
+        problem
+        for name in used
+        if (agent := config.agents.get(name)) is not None
+        for problem in known_pitfalls(name, agent, os.environ, is_root)
+    ]
+    if problems:
+        raise RunSetupError(f"{source}: " + "\n".join(problems))
+
+
 def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
     """Check ``root`` (a git repository with a valid ``ralph.toml``) and load its config
     (``config_text`` instead of the file's, for a run submitted to the queue).
 
-    Raises ``ConfigError`` for configuration mistakes and :class:`RunSetupError` otherwise.
+    Raises ``ConfigError`` for configuration mistakes and :class:`RunSetupError` otherwise,
+    also when an agent the chains use is known to fail in this environment
+    (:func:`~pipeline.handlers.agents.known_pitfalls`).
     """
     root = root.resolve()
     if not root.is_dir():
@@ -92,6 +111,7 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
         text, source = config_text, f"{path} (as submitted)"
     config = parse_config(text, source)
     require_chains(config, source)
+    _refuse_known_pitfalls(config, source)
     schemas = load_response_schemas(config, root, source)  # a bad one stops the run now
     try:
         ensure_excluded(root)
