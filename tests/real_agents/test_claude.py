@@ -21,6 +21,7 @@ import pytest
 
 from pipeline.config import PRESETS
 from pipeline.testing.model_server import (
+    ApiError,
     ModelReply,
     ModelRequest,
     ModelServer,
@@ -119,7 +120,8 @@ def test_the_pinned_claude_accepts_the_preset_argv(
     tmp_path: Path, agent_cli: Callable[[str], Path]
 ) -> None:
     """The preset's argv, as ralph runs it (prompt on stdin), is accepted by the pinned CLI:
-    it asks the model, carries out a write and a command, and ends with a success result."""
+    it asks the model, carries out a write and a command, and ends with a success result. The
+    first answer is a slow stream (each event 50 ms apart), which it waits for."""
     program = agent_cli("claude")
     work = tmp_path / "work"
     work.mkdir()
@@ -127,7 +129,9 @@ def test_the_pinned_claude_accepts_the_preset_argv(
     def script(request: ModelRequest) -> ModelReply:
         turn = request.turn
         steps = (WriteFile("note.txt", "written\n"), Shell("echo ran > ran.txt"))
-        return ModelReply(actions=(steps[turn],)) if turn < len(steps) else ModelReply("Done.")
+        if turn >= len(steps):
+            return ModelReply("Done.")
+        return ModelReply(actions=(steps[turn],), chunk_delay_s=0.05 if turn == 0 else 0.0)
 
     argv = [str(program), *PRESETS["claude"].argv[1:]]
     with ModelServer(script) as server:
@@ -183,3 +187,24 @@ def test_as_root_the_pinned_claude_refuses_bypass_unless_is_sandbox(
     assert b"cannot be used with root/sudo privileges" in refused.stderr
     assert sandboxed.returncode == 0, sandboxed.stdout + sandboxed.stderr
     assert asked == 1
+
+
+@pytest.mark.usefixtures("own_environment")
+def test_a_rate_limited_claude_is_reported_as_rate_limited(
+    tmp_path: Path, agent_cli: Callable[[str], Path]
+) -> None:
+    """Every request answered 429 with ``retry-after``: Claude Code gives up after its retry and
+    exits 1, and ralph records the failure as ``rate_limited`` (from Claude's own output)."""
+    program = agent_cli("claude")
+    root = failing_repo(tmp_path / "repo", '[agents.main]\npreset = "claude"\n')
+    limited = ModelReply(error=ApiError(429, "scripted rate limit", retry_after_s=0))
+    with ModelServer(lambda request: limited) as server:
+        done = run_ralph(
+            root, claude_environment(server.url, tmp_path / "home", program), "run", "--plain"
+        )
+        asked = len(server.model_requests())
+    assert done.returncode != 0
+    failures = [f for f in stored_events(root) if f["type"] == "agent.invocation_failed"]
+    assert failures, done.stdout + done.stderr
+    assert {f["error"] for f in failures} == {"rate_limited"}
+    assert asked >= 2 * len(failures), "Claude Code retried each request once"
