@@ -20,6 +20,7 @@ import orjson
 import pytest
 
 from pipeline.config import PRESETS
+from pipeline.handlers.agents.usage import read_usage
 from pipeline.testing.model_server import (
     ApiError,
     ModelReply,
@@ -91,7 +92,8 @@ def test_ralph_run_with_the_claude_preset_fixes_the_repository(
     tmp_path: Path, agent_cli: Callable[[str], Path]
 ) -> None:
     """plan, develop, commit, review and validate with Claude Code's own tools: app.py is
-    fixed and committed, the test passes, and ``build.done`` came from Claude's Bash tool."""
+    fixed and committed, the test passes, ``build.done`` came from Claude's Bash tool, and the
+    usage each invocation's log reports adds up to what the server said."""
     program = agent_cli("claude")
     root = failing_repo(tmp_path / "repo", '[agents.main]\npreset = "claude"\n')
     with ModelServer(_script_with(USAGE)) as server:
@@ -113,6 +115,15 @@ def test_ralph_run_with_the_claude_preset_fixes_the_repository(
     unanswered = [e for e in exchanges if e.status != 200]
     assert unanswered == [], [(e.method, e.path, e.status) for e in unanswered]
     assert all(e.path == "/v1/messages" for e in exchanges)
+    logs = sorted((root / ".ralph" / "runs").glob("*/logs/*-main-*.log"))
+    figures = [read_usage(PRESETS["claude"].output_format, log) for log in logs]
+    assert len(figures) == 4  # planner, developer, committer, reviewer
+    requests = len(exchanges)
+    assert sum(f.input_tokens or 0 for f in figures) == USAGE.input_tokens * requests
+    assert sum(f.output_tokens or 0 for f in figures) == USAGE.output_tokens * requests
+    assert sum(f.cache_read_tokens or 0 for f in figures) == USAGE.cache_read_tokens * requests
+    assert sum(f.cache_write_tokens or 0 for f in figures) == USAGE.cache_write_tokens * requests
+    assert all(f.cost_usd and f.cost_usd > 0 and f.session_id for f in figures)
 
 
 @pytest.mark.usefixtures("own_environment")
