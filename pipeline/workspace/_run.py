@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType, MappingProxyType
 
+import attrs
 from attrs import frozen
 
 from pipeline.config import Durability, RalphConfig, parse_config, require_chains
@@ -75,14 +76,16 @@ def _read_text(path: Path, *, missing: str, unreadable: str) -> str:
 def _refuse_known_pitfalls(config: RalphConfig, source: str) -> None:
     """Raise :class:`RunSetupError` when an agent the chains use would fail whatever it is
     asked (Claude Code's bypass mode as root, ...): one line per problem, with its fix."""
-    used = dict.fromkeys(name for role in Role for name in config.chain_for(role))
     is_root = hasattr(os, "geteuid") and os.geteuid() == 0
-    problems = [
-        problem
-        for name in used
-        if (agent := config.agents.get(name)) is not None
-        for problem in known_pitfalls(name, agent, os.environ, is_root)
-    ]
+    problems: dict[str, None] = {}  # an agent in several chains has its problem once
+    for role in Role:
+        hat_args = config.hats.for_role(role).args
+        for name in config.chain_for(role):
+            agent = config.agents.get(name)
+            if agent is not None:
+                # The hat's arguments are the agent's too when it works for this role.
+                worn = attrs.evolve(agent, args=(*agent.args, *hat_args))
+                problems.update(dict.fromkeys(known_pitfalls(name, worn, os.environ, is_root)))
     if problems:
         raise RunSetupError(f"{source}: " + "\n".join(problems))
 

@@ -27,12 +27,12 @@ def fake_claude(folder: Path) -> Path:
     return marker
 
 
-def claude_workspace(root: Path, agent_lines: str) -> Path:
+def claude_workspace(root: Path, agent_lines: str, hats: str = "") -> Path:
     return make_workspace(
         root,
         scripts={},
         agents={},
-        extra=f'[agents.main]\npreset = "claude"\n{agent_lines}\n',
+        extra=f'{hats}\n[agents.main]\npreset = "claude"\n{agent_lines}\n',
         budgets="max_retries_per_agent = 0\nbackoff_base_ms = 10\nbackoff_cap_ms = 20",
     )
 
@@ -47,12 +47,21 @@ def marker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return started
 
 
+@pytest.mark.parametrize(
+    ("agent_lines", "hats"),
+    [
+        ('args = ["--dangerously-skip-permissions"]', ""),
+        ("", '[hats.reviewer]\nargs = ["--permission-mode", "bypassPermissions"]'),
+    ],
+    ids=["agent-args", "a-hats-args"],
+)
 def test_claude_bypass_as_root_is_one_clear_error_and_no_agent_starts(
-    tmp_path: Path, marker: Path
+    tmp_path: Path, marker: Path, agent_lines: str, hats: str
 ) -> None:
     """Exit 2 with one line naming the agent and the fix; no agent process, no run, no
-    retries, nothing for ``ralph resume`` to repeat."""
-    root = claude_workspace(tmp_path / "ws", 'args = ["--dangerously-skip-permissions"]')
+    retries, nothing for ``ralph resume`` to repeat. A hat's arguments count too: the agent
+    gets them when it works for that role."""
+    root = claude_workspace(tmp_path / "ws", agent_lines, hats)
     result = ralph("run", "--plain", cwd=root)
     assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
