@@ -25,9 +25,11 @@ from pipeline.events import (
     StructuredResponseMalformed,
     StructuredResponseReceived,
     TopicPublished,
+    UsageReported,
 )
 from pipeline.reducers._build import advance, anomaly, restamp, with_agent, with_intake
 from pipeline.reducers._responses import judge_response
+from pipeline.reducers._spend import fold_usage
 from pipeline.reducers._topics import judge_topic, notify, seen_with
 from pipeline.reducers._transitions import agent_failed, finalize
 from pipeline.state import (
@@ -89,6 +91,8 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             return advance(state)
         case ResponseSubmitted():
             return judge_response(state, event)
+        case UsageReported():
+            return fold_usage(state, event)
         case StructuredResponseMalformed():
             i = state.intake
             return advance(

@@ -103,6 +103,7 @@ from pipeline.handlers.runtime._prompts import (
     render_hat,
     render_notices,
     render_prompt,
+    render_publishing,
     render_response_request,
 )
 from pipeline.handlers.runtime._reports import read_report
@@ -267,6 +268,7 @@ class Runtime:
                 agent_environment(self.layout, run_id, self.environment),
                 self.clock,
                 self.grace_s,
+                self.config.price_for,
             )
         return self._agents
 
@@ -371,6 +373,7 @@ class Runtime:
         return (
             render_prompt(effect.kind, values)
             + render_hat(hat.hat(effect.role), hat, self.config.loop.enforce_hat_scope)
+            + render_publishing(effect.publishing)
             + ("" if schema is None else render_response_request(schema, out_dir))
             + render_notices(effect.notices)
             + render_feedback(effect.feedback, effect.feedback_omitted)
