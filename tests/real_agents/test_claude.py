@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +21,6 @@ import orjson
 import pytest
 
 from pipeline.config import PRESETS
-from pipeline.handlers.agents.usage import read_usage
 from pipeline.testing.model_server import (
     ApiError,
     ModelReply,
@@ -32,6 +32,7 @@ from pipeline.testing.model_server import (
     WriteFile,
     by_kind,
     fixing_pipeline,
+    prompt_kind,
 )
 from tests.real_agents.repo import (
     FIXED_APP,
@@ -45,6 +46,13 @@ from tests.real_agents.repo import (
 
 pytestmark = pytest.mark.slow
 
+ROLES = {
+    "planning": "planner",
+    "development": "developer",
+    "review": "reviewer",
+    "commit_message": "committer",
+}
+"""The role each of ralph's prompt kinds in this run is for."""
 USAGE = Usage(input_tokens=120, output_tokens=30, cache_read_tokens=7, cache_write_tokens=5)
 """What every scripted reply reports, so the figures in the logs can be told apart."""
 
@@ -93,7 +101,8 @@ def test_ralph_run_with_the_claude_preset_fixes_the_repository(
 ) -> None:
     """plan, develop, commit, review and validate with Claude Code's own tools: app.py is
     fixed and committed, the test passes, ``build.done`` came from Claude's Bash tool, and the
-    usage each invocation's log reports adds up to what the server said."""
+    usage fact of each invocation holds the tokens the server reported to it, the model it
+    asked for, and the cost Claude Code computed (``reported``)."""
     program = agent_cli("claude")
     root = failing_repo(tmp_path / "repo", '[agents.main]\npreset = "claude"\n')
     with ModelServer(_script_with(USAGE)) as server:
@@ -115,15 +124,26 @@ def test_ralph_run_with_the_claude_preset_fixes_the_repository(
     unanswered = [e for e in exchanges if e.status != 200]
     assert unanswered == [], [(e.method, e.path, e.status) for e in unanswered]
     assert all(e.path == "/v1/messages" for e in exchanges)
-    logs = sorted((root / ".ralph" / "runs").glob("*/logs/*-main-*.log"))
-    figures = [read_usage(PRESETS["claude"].output_format, log) for log in logs]
-    assert len(figures) == 4  # planner, developer, committer, reviewer
-    requests = len(exchanges)
-    assert sum(f.input_tokens or 0 for f in figures) == USAGE.input_tokens * requests
-    assert sum(f.output_tokens or 0 for f in figures) == USAGE.output_tokens * requests
-    assert sum(f.cache_read_tokens or 0 for f in figures) == USAGE.cache_read_tokens * requests
-    assert sum(f.cache_write_tokens or 0 for f in figures) == USAGE.cache_write_tokens * requests
-    assert all(f.cost_usd and f.cost_usd > 0 and f.session_id for f in figures)
+    asked = Counter(
+        ROLES[kind]
+        for e in exchanges
+        if e.request is not None and (kind := prompt_kind(e.request.prompt)) is not None
+    )
+    assert set(asked) == set(ROLES.values())
+    reported = [f for f in facts if f["type"] == "agent.usage_reported"]
+    assert sorted(f["role"] for f in reported) == sorted(asked)
+    models = {e.request.model for e in exchanges if e.request is not None}
+    for fact in reported:
+        requests = asked[fact["role"]]
+        assert fact["input_tokens"] == USAGE.input_tokens * requests, fact
+        assert fact["output_tokens"] == USAGE.output_tokens * requests, fact
+        assert fact["cache_read_tokens"] == USAGE.cache_read_tokens * requests, fact
+        assert fact["cache_write_tokens"] == USAGE.cache_write_tokens * requests, fact
+        assert fact["cost_source"] == "reported", fact
+        assert fact["cost_usd"] > 0
+        assert {fact["model"]} == models
+        assert fact["session_id"]
+        assert fact["turns"] >= requests
 
 
 @pytest.mark.usefixtures("own_environment")
@@ -205,7 +225,8 @@ def test_a_rate_limited_claude_is_reported_as_rate_limited(
     tmp_path: Path, agent_cli: Callable[[str], Path]
 ) -> None:
     """Every request answered 429 with ``retry-after``: Claude Code gives up after its retry and
-    exits 1, and ralph records the failure as ``rate_limited`` (from Claude's own output)."""
+    exits 1, and ralph records the failure as ``rate_limited`` (from Claude's own output) and a
+    usage fact of nothing spent."""
     program = agent_cli("claude")
     root = failing_repo(tmp_path / "repo", '[agents.main]\npreset = "claude"\n')
     limited = ModelReply(error=ApiError(429, "scripted rate limit", retry_after_s=0))
@@ -219,3 +240,9 @@ def test_a_rate_limited_claude_is_reported_as_rate_limited(
     assert failures, done.stdout + done.stderr
     assert {f["error"] for f in failures} == {"rate_limited"}
     assert asked >= 2 * len(failures), "Claude Code retried each request once"
+    usage = [f for f in stored_events(root) if f["type"] == "agent.usage_reported"]
+    assert len(usage) == len(failures)
+    spent = {
+        (f["input_tokens"], f["output_tokens"], f["cost_usd"], f["cost_source"]) for f in usage
+    }
+    assert spent == {(0, 0, 0.0, "reported")}, "nothing was spent, as Claude Code says itself"
