@@ -132,6 +132,9 @@ class ErrorKind(enum.StrEnum):
     RATE_LIMITED = "rate_limited"
     OUTPUT_REJECTED = "output_rejected"
     OTHER = "other"
+    CONFIGURATION = "configuration"
+    """The agent refused how it was set up (an option, a permission, trust): retrying or
+    falling back to dev-fix cannot help; a person must change the configuration."""
 
 
 @enum.unique

@@ -396,9 +396,9 @@ class SimulatedWorld:
             return (started, failed)
         begun: tuple[PipelineEvent, ...] = (started, *self._usage(effect))
         if outcome is AgentOutcome.RETRIABLE_FAILURE:
-            failed = InvocationFailed(
-                role, agent, ErrorKind.NON_ZERO_EXIT, "exit status 1", True, now()
-            )
+            # Each attempt fails its own way: the same message twice is a permanent failure.
+            message = f"exit status 1 (attempt {effect.attempt})"
+            failed = InvocationFailed(role, agent, ErrorKind.NON_ZERO_EXIT, message, True, now())
             return (*begun, failed, *self._intake(effect))
         if outcome is AgentOutcome.TIMEOUT:
             timed_out = InvocationTimedOut(

@@ -230,12 +230,16 @@ def backoff_ceiling(base_ms: int, cap_ms: int, retries: int) -> int:
     return min(cap_ms, base_ms << (retries - 1))
 
 
-def agent_failed(state: PipelineState, retriable: bool, message: str) -> PipelineState:
+def agent_failed(
+    state: PipelineState, retriable: bool, message: str, *, configuration: bool = False
+) -> PipelineState:
     """The active agent's attempt failed: retry it, fall back along the chain, or give up.
 
     A retriable failure with retries left backs off and retries the same agent; otherwise the
     next agent in the role's chain takes over with its retries reset; when the chain has no agent
-    left, the role's chain is exhausted (see :func:`chain_exhausted`).
+    left, the role's chain is exhausted (see :func:`chain_exhausted`) — unless the last failure
+    was the agent refusing its ``configuration``: then no dev-fix can help (it would run the
+    same agents), and the run stops for a person, resumable at the same task.
     """
     run, progress, agent = state.run, state.progress, state.agent
     role = progress.role
@@ -265,6 +269,16 @@ def agent_failed(state: PipelineState, retriable: bool, message: str) -> Pipelin
     cursor = AgentCursor(position, 0, agent.attempt, False, False, None)
     if position < len(run.chain(role)):
         return advance(state, agent=cursor, ledger=ledger)
+    if configuration and role is not Role.FIXER:
+        needed = ledger_with(
+            ledger,
+            last_error=f"{message} (no agent of the {role.value} chain is left: fix the "
+            "configuration in ralph.toml, then ralph resume)",
+        )
+        phase = state.progress.phase
+        return interrupt(
+            state, TerminationReason.HUMAN_INTERVENTION_REQUIRED, phase, Step.PROMPT, needed
+        )
     return chain_exhausted(evolve(state, agent=cursor, ledger=ledger), role)
 
 

@@ -43,6 +43,7 @@ from pipeline.events import (
 from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
 from pipeline.handlers.agents.usage import UsageFigures, read_usage
+from pipeline.handlers.runtime._failures import configuration_error, strip_ansi
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._reports import read_report
 
@@ -76,6 +77,7 @@ def _tail(path: Path) -> bytes:
 
 
 def _last_line(tail: bytes) -> str:
+    """The last line of output, colour codes removed, at most 300 characters."""
     lines = [line for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[-1].strip()[:300] if lines else "no output"
 
@@ -163,13 +165,15 @@ class AgentInvoker:
         result = run_process(spec)
         if result.exit_code is None and result.timed_out is None:
             return (started, *self._outcome(effect, result, log))  # it never ran: no usage
-        usage = self._usage(effect, config, model, log)
-        return (started, usage, *self._outcome(effect, result, log))
+        usage, reached_model = self._usage(effect, config, model, log)
+        return (started, usage, *self._outcome(effect, result, log, reached_model))
 
     def _usage(
         self, effect: InvokeAgent, config: AgentConfig, model: str | None, log: Path
-    ) -> UsageReported:
-        """What the invocation used, read from its log by its output format's parser."""
+    ) -> tuple[UsageReported, bool]:
+        """What the invocation used, read from its log by its output format's parser, and
+        whether it reached its model (as far as the output tells: an agent whose format
+        reports usage but reported none did not)."""
         output_format = config.usage_format()
         figures = read_usage(output_format, log)
         reported_model = figures.model or model
@@ -177,7 +181,7 @@ class AgentInvoker:
         cost, source, note = _cost(figures, price, output_format, reported_model)
         if output_format is not None and not figures.reported_anything:
             note = f"the {output_format} output reported no usage" + (f"; {note}" if note else "")
-        return UsageReported(
+        fact = UsageReported(
             effect.role,
             effect.agent,
             reported_model,
@@ -193,9 +197,14 @@ class AgentInvoker:
             note,
             self.clock(),
         )
+        return fact, output_format is None or figures.reported_anything
 
     def _outcome(
-        self, effect: InvokeAgent, result: ProcessResult, log: Path
+        self,
+        effect: InvokeAgent,
+        result: ProcessResult,
+        log: Path,
+        reached_model: bool = True,
     ) -> tuple[PipelineEvent, ...]:
         now = self.clock
         role, name = effect.role, effect.agent
@@ -210,15 +219,26 @@ class AgentInvoker:
             message = result.start_error or "the agent could not be started"
             return (InvocationFailed(role, name, kind, message, False, now()),)
         if result.exit_code != 0:
-            tail = _tail(log)
+            tail = strip_ansi(_tail(log))
+            where = self.layout.relative(log)
+            refused = configuration_error(tail)
+            if refused is not None:
+                message = f"exit status {result.exit_code}: {refused} (see {where})"
+                kind = ErrorKind.CONFIGURATION
+                return (InvocationFailed(role, name, kind, message, False, now()),)
             if is_rate_limited(tail):
                 kind = ErrorKind.RATE_LIMITED
             elif result.exit_code < 0:
                 kind = ErrorKind.KILLED
             else:
                 kind = ErrorKind.NON_ZERO_EXIT
-            message = f"exit status {result.exit_code}: {_last_line(tail)}"
-            return (InvocationFailed(role, name, kind, message, True, now()),)
+            message = f"exit status {result.exit_code}: {_last_line(tail)} (see {where})"
+            # An agent whose output format reports usage but that reported none never reached
+            # its model: what stopped it will stop it again.
+            retriable = kind is not ErrorKind.NON_ZERO_EXIT or reached_model
+            if not retriable:
+                message += "; it failed before any model request"
+            return (InvocationFailed(role, name, kind, message, retriable, now()),)
         succeeded = InvocationSucceeded(
             role,
             name,
@@ -236,6 +256,7 @@ class AgentInvoker:
             case Success(facts):
                 return (succeeded, *facts)
             case Failure(why):
+                why = f"{why} (its output: {self.layout.relative(log)})"
                 return (InvocationFailed(role, name, ErrorKind.OUTPUT_REJECTED, why, True, now()),)
         raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
 
