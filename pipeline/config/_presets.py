@@ -5,7 +5,9 @@ flag that names a model. ``{prompt_file}`` in an argument is replaced by the pat
 rendered prompt file. The invocations follow each tool's documented non-interactive mode:
 
 - Claude Code: print mode (``-p``) reading the prompt on stdin, ``stream-json`` output (which
-  print mode only gives together with ``--verbose``), edits and commands allowed without asking.
+  print mode only gives together with ``--verbose``), edits and commands allowed without asking
+  by naming the tools (``acceptEdits`` plus ``--allowedTools``), which also works as root,
+  where ``--dangerously-skip-permissions`` is refused unless ``IS_SANDBOX=1``.
 - Codex: ``codex exec --json`` (JSON lines, whose ``turn.completed`` reports usage) with ``-``
   (the prompt on stdin) in the ``workspace-write`` sandbox: it edits the workspace and runs
   commands there (``"$RALPH_BIN" emit`` writes the events file inside it) without asking.
@@ -71,10 +73,13 @@ PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
                 "--output-format",
                 "stream-json",
                 "--verbose",
-                "--dangerously-skip-permissions",
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools=Bash,Edit,Write,Read",
             ),
             PromptVia.STDIN,
             "--model",
+            "claude-stream-json",
         ),
         "codex": AgentPreset(
             ("codex", "exec", "--json", "--sandbox", "workspace-write", "-"),

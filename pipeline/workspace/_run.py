@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import signal
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType, MappingProxyType
 
+import attrs
 from attrs import frozen
 
 from pipeline.config import Durability, RalphConfig, parse_config, require_chains
@@ -20,6 +22,7 @@ from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import Digest, Json, PipelineEvent, Role, RunId
 from pipeline.handlers import EffectTracer
+from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import write_marker
 from pipeline.handlers.runtime import (
     GitError,
@@ -70,11 +73,30 @@ def _read_text(path: Path, *, missing: str, unreadable: str) -> str:
         raise RunSetupError(f"{unreadable}: {error}") from error
 
 
+def _refuse_known_pitfalls(config: RalphConfig, source: str) -> None:
+    """Raise :class:`RunSetupError` when an agent the chains use would fail whatever it is
+    asked (Claude Code's bypass mode as root, ...): one line per problem, with its fix."""
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    problems: dict[str, None] = {}  # an agent in several chains has its problem once
+    for role in Role:
+        hat_args = config.hats.for_role(role).args
+        for name in config.chain_for(role):
+            agent = config.agents.get(name)
+            if agent is not None:
+                # The hat's arguments are the agent's too when it works for this role.
+                worn = attrs.evolve(agent, args=(*agent.args, *hat_args))
+                problems.update(dict.fromkeys(known_pitfalls(name, worn, os.environ, is_root)))
+    if problems:
+        raise RunSetupError(f"{source}: " + "\n".join(problems))
+
+
 def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
     """Check ``root`` (a git repository with a valid ``ralph.toml``) and load its config
     (``config_text`` instead of the file's, for a run submitted to the queue).
 
-    Raises ``ConfigError`` for configuration mistakes and :class:`RunSetupError` otherwise.
+    Raises ``ConfigError`` for configuration mistakes and :class:`RunSetupError` otherwise,
+    also when an agent the chains use is known to fail in this environment
+    (:func:`~pipeline.handlers.agents.known_pitfalls`).
     """
     root = root.resolve()
     if not root.is_dir():
@@ -92,6 +114,7 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
         text, source = config_text, f"{path} (as submitted)"
     config = parse_config(text, source)
     require_chains(config, source)
+    _refuse_known_pitfalls(config, source)
     schemas = load_response_schemas(config, root, source)  # a bad one stops the run now
     try:
         ensure_excluded(root)

@@ -1,16 +1,130 @@
-"""Usage from claude's output (pure). NOT YET WRITTEN: a skeleton that finds nothing."""
+"""Usage from Claude Code's ``stream-json`` output (pure).
+
+Claude Code in print mode with ``--output-format stream-json --verbose`` writes one JSON
+object per line: a ``system`` line (subtype ``init``) naming the session and the model, one
+``assistant`` line per content block the model sent, ``user`` lines with tool results, and at
+the end one ``result`` line with the totals of the invocation: ``usage`` (``input_tokens``
+not read from cache, as the Messages API counts them, ``output_tokens``,
+``cache_read_input_tokens``, ``cache_creation_input_tokens``), ``num_turns``,
+``duration_api_ms``, ``session_id`` and ``total_cost_usd``, which the CLI computes itself.
+
+Without a ``result`` line (the agent was killed or timed out) the input and cache tokens are
+added up over the distinct messages of the ``assistant`` lines, which carry the usage the
+stream started with; their output counts are not final, so output, cost and turns (Claude
+Code counts a turn per tool result, not per request) are not reported. A model of
+``<synthetic>`` is Claude Code's own stand-in for a failed request, not a model.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
 
 from pipeline.handlers.agents.usage._figures import UsageFigures
 
 __all__ = ["parse_claude"]
 
 
+def _record(line: bytes) -> Mapping[str, Any] | None:
+    """The JSON object on the line, or None (not JSON, truncated, or not an object)."""
+    stripped = line.strip()
+    if not stripped.startswith(b"{"):
+        return None
+    try:
+        value = orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, Mapping) else None
+
+
+def _count(value: Any) -> int | None:
+    """A token count or duration: a non-negative integer (a bool is not one)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def _dollars(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        amount = float(value)
+        return amount if math.isfinite(amount) and amount >= 0 else None
+    return None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _model(value: Any) -> str | None:
+    name = _text(value)
+    return None if name is None or name.startswith("<") else name
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _from_result(result: Mapping[str, Any], model: str | None) -> UsageFigures:
+    usage = _mapping(result.get("usage"))
+    return UsageFigures(
+        model=model,
+        input_tokens=_count(usage.get("input_tokens")),
+        output_tokens=_count(usage.get("output_tokens")),
+        cache_read_tokens=_count(usage.get("cache_read_input_tokens")),
+        cache_write_tokens=_count(usage.get("cache_creation_input_tokens")),
+        turns=_count(result.get("num_turns")),
+        session_id=_text(result.get("session_id")),
+        api_duration_ms=_count(result.get("duration_api_ms")),
+        cost_usd=_dollars(result.get("total_cost_usd")),
+    )
+
+
+def _from_messages(
+    messages: Mapping[str, Mapping[str, Any]], model: str | None, session: str | None
+) -> UsageFigures:
+    if not messages:
+        return UsageFigures(model=model, session_id=session)
+
+    def total(key: str) -> int | None:
+        counts = [_count(usage.get(key)) for usage in messages.values()]
+        return None if any(c is None for c in counts) else sum(c for c in counts if c)
+
+    return UsageFigures(
+        model=model,
+        input_tokens=total("input_tokens"),
+        cache_read_tokens=total("cache_read_input_tokens"),
+        cache_write_tokens=total("cache_creation_input_tokens"),
+        session_id=session,
+    )
+
+
 def parse_claude(lines: Iterable[bytes]) -> UsageFigures:
-    """The usage claude's output reports (every field None when it says nothing)."""
-    for _ in lines:
-        pass
-    return UsageFigures()
+    """The usage Claude Code's ``stream-json`` output reports (every field None when it says
+    nothing); never raises on what the agent printed."""
+    model: str | None = None
+    session: str | None = None
+    result: Mapping[str, Any] | None = None
+    messages: dict[str, Mapping[str, Any]] = {}
+    for line in lines:
+        record = _record(line)
+        if record is None:
+            continue
+        kind = record.get("type")
+        if kind == "system" and record.get("subtype") == "init":
+            model = _model(record.get("model")) or model
+            session = _text(record.get("session_id")) or session
+        elif kind == "assistant" and record.get("parent_tool_use_id") is None:
+            # The main conversation only: a subagent's messages are in the result's totals.
+            message = _mapping(record.get("message"))
+            model = _model(message.get("model")) or model
+            ident = _text(message.get("id"))
+            if ident is not None and _model(message.get("model")) is not None:
+                messages[ident] = _mapping(message.get("usage"))
+        elif kind == "result":
+            result = record
+    if result is not None:
+        return _from_result(result, model)
+    return _from_messages(messages, model, session)

@@ -1,0 +1,140 @@
+"""Claude Code's ``stream-json`` output, captured from the pinned CLI against the scripted
+model server, parses to the usage it reports; nothing an agent prints makes the parser raise.
+
+The fixtures (``tests/fixtures/agent_output/claude``, temporary paths scrubbed) were written
+by ``claude -p --output-format stream-json --verbose`` with the ``claude`` preset:
+``developer.jsonl`` is the developer's invocation of ``tests/real_agents/test_claude.py`` (four
+model requests, each reporting 120 input, 30 output, 7 cache-read and 5 cache-write tokens);
+``rate-limited.jsonl`` is an invocation whose every request got a 429.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.handlers.agents.usage import PARSERS, UsageFigures, read_usage
+from pipeline.handlers.agents.usage._claude import parse_claude
+
+FIXTURES = Path(__file__).parents[3] / "fixtures" / "agent_output" / "claude"
+DEVELOPER = (FIXTURES / "developer.jsonl").read_bytes().splitlines(keepends=True)
+SESSION = "5a5a44d4-5723-4d18-8371-c23942f86cf4"
+
+
+def test_a_finished_invocation_reports_the_result_lines_totals() -> None:
+    """The ``result`` line: tokens (input without cache), turns, session, API time and the
+    cost Claude Code computed; the model from the stream."""
+    assert parse_claude(DEVELOPER) == UsageFigures(
+        model="claude-opus-5-5",
+        input_tokens=480,
+        output_tokens=120,
+        cache_read_tokens=28,
+        cache_write_tokens=20,
+        turns=6,
+        session_id=SESSION,
+        api_duration_ms=121,
+        cost_usd=0.0044256,
+    )
+
+
+def test_the_format_is_read_from_the_log_file_by_its_name() -> None:
+    """``claude-stream-json`` is the preset's format and reads a log file."""
+    assert PARSERS["claude-stream-json"] is parse_claude
+    figures = read_usage("claude-stream-json", FIXTURES / "developer.jsonl")
+    assert (figures.input_tokens, figures.cost_usd) == (480, 0.0044256)
+
+
+def test_an_invocation_that_was_rate_limited_reports_zero_spent() -> None:
+    """Every request refused: the CLI still reports its totals (nothing spent, one turn); its
+    stand-in ``<synthetic>`` message does not count as the model."""
+    figures = parse_claude((FIXTURES / "rate-limited.jsonl").read_bytes().splitlines())
+    assert figures.model == "claude-opus-5-5"
+    assert (figures.input_tokens, figures.output_tokens, figures.cost_usd) == (0, 0, 0.0)
+    assert figures.turns == 1
+    assert figures.reported_anything
+
+
+def test_without_a_result_line_input_and_cache_tokens_come_from_the_messages() -> None:
+    """A killed invocation (no ``result``; the last line cut halfway): input and cache tokens
+    of each distinct message, once; output, cost and turns are not known."""
+    cut = [*DEVELOPER[:-1], DEVELOPER[-1][:200]]
+    assert parse_claude(cut) == UsageFigures(
+        model="claude-opus-5-5",
+        input_tokens=480,
+        cache_read_tokens=28,
+        cache_write_tokens=20,
+        session_id=SESSION,
+    )
+
+
+def test_output_that_says_nothing_reports_nothing() -> None:
+    """No JSON at all (a crash before the stream): every field None."""
+    figures = parse_claude([b"Error: something broke\n", b"\n", b"[1, 2]\n", b"{not json\n"])
+    assert figures == UsageFigures()
+    assert not figures.reported_anything
+
+
+def test_fields_of_the_wrong_type_are_not_reported() -> None:
+    """A count that is text, negative or a bool, a cost that is not a number: left out."""
+    result = {
+        "type": "result",
+        "usage": {"input_tokens": "9", "output_tokens": -1, "cache_read_input_tokens": True},
+        "num_turns": 2.5,
+        "total_cost_usd": "0.1",
+        "session_id": 7,
+    }
+    figures = parse_claude([orjson.dumps(result)])
+    assert figures == UsageFigures()
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=10,
+)
+KEYS = st.sampled_from(
+    [
+        "type",
+        "subtype",
+        "model",
+        "message",
+        "usage",
+        "id",
+        "input_tokens",
+        "total_cost_usd",
+        "num_turns",
+        "session_id",
+        "parent_tool_use_id",
+        "cache_read_input_tokens",
+    ]
+)
+RECORDS = st.dictionaries(
+    KEYS, JSON | st.sampled_from(["result", "assistant", "system", "init"]), max_size=6
+)
+
+
+@given(st.lists(st.binary(max_size=200), max_size=20))
+def test_arbitrary_bytes_never_raise(lines: list[bytes]) -> None:
+    """Whatever bytes the log holds, the parser returns figures."""
+    assert isinstance(parse_claude(lines), UsageFigures)
+
+
+@given(st.lists(RECORDS.map(lambda r: json.dumps(r).encode()), max_size=8))
+def test_records_of_any_shape_never_raise(lines: list[bytes]) -> None:
+    """JSON objects with the known keys holding anything (nested objects where numbers
+    belong, numbers where objects belong) never make the parser raise."""
+    assert isinstance(parse_claude(lines), UsageFigures)
+
+
+@given(st.integers(min_value=0, max_value=sum(len(line) for line in DEVELOPER)))
+def test_a_log_cut_at_any_byte_never_raises(end: int) -> None:
+    """The captured log truncated anywhere (a killed agent) parses; before the ``result``
+    line is complete, no cost is reported."""
+    data = b"".join(DEVELOPER)[:end]
+    figures = parse_claude(data.splitlines(keepends=True))
+    if end < len(b"".join(DEVELOPER)) - 1:
+        assert figures.cost_usd is None
