@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pipeline.events import ResponseSubmitted
 from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._transitions import stop_when_spent
 from pipeline.responses import classify
 from pipeline.state import AgentCursor, PipelineState, ResponseCheck, Step
 from pipeline.state.changes import ledger_with, progress_with
@@ -43,7 +44,12 @@ def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineSt
     a = agent
     cursor = AgentCursor(a.chain_position, a.retries, a.attempt, False, False, None)
     if failures <= run.loop.max_formatting_retries:
-        # A correction turn: its own prompt, then the same agent again.
+        # A correction turn: its own prompt, then the same agent again (an invocation like
+        # any other: not once a spend limit is reached).
+        if run.budget.limits_spend:
+            spent = stop_when_spent(state, judged)
+            if spent is not None:
+                return spent
         correcting = progress_with(progress, step=Step.PROMPT)
         return advance(state, progress=correcting, agent=cursor, ledger=judged)
     # Exhausted: orchestration asks for a person.
