@@ -90,12 +90,15 @@ PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
             (
                 "opencode",
                 "run",
-                "--file",
-                "{prompt_file}",
-                "Carry out the instructions in the attached file.",
+                "--format",
+                "json",
+                "--title",
+                "ralph",
+                "Carry out the instructions below.",
             ),
-            PromptVia.FILE,
+            PromptVia.STDIN,
             "--model",
+            "opencode-json",
         ),
         "aider": AgentPreset(
             (
