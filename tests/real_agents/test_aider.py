@@ -124,6 +124,15 @@ def test_aider_fixes_the_failing_repository(
     events = stored_events(root)
     assert not [e for e in events if e["type"] == "agent.topic_published"]
     assert all(e.request is not None and not e.request.tools for e in exchanges)
+    # each invocation's log reads as the usage the server reported ("1.5k sent": aider
+    # does not see OpenAI's cached count) and the cost aider computed from the prices
+    logs = sorted((root / ".ralph" / "runs").glob("*/logs/*-main-*.log"))
+    assert len(logs) == len(exchanges)
+    for log in logs:
+        figures = read_usage("aider", log)
+        assert (figures.model, figures.turns) == (MODEL, 1)
+        assert (figures.input_tokens, figures.output_tokens) == (1500, 80)
+        assert figures.cost_usd == pytest.approx(1500 * 0.000002 + 80 * 0.00001, rel=0.02)
     print(f"aider run took {elapsed:.1f}s, {len(exchanges)} requests")
 
 

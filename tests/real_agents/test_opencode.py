@@ -19,6 +19,7 @@ import orjson
 import pytest
 
 from pipeline.config import PRESETS, PromptVia
+from pipeline.handlers.agents.usage import read_usage
 from pipeline.testing.model_server import (
     ModelReply,
     ModelRequest,
@@ -126,6 +127,18 @@ def test_opencode_fixes_the_failing_repository(
     unknown = [e for e in exchanges if e.request is None and e.method == "POST"]
     assert not unknown, unknown
     assert all(e.request is not None and e.request.stream for e in exchanges if e.request)
+    # each invocation's log reads as the usage the server reported for its requests
+    logs = sorted((root / ".ralph" / "runs").glob("*/logs/*-main-*.log"))
+    figures = [read_usage("opencode-json", log) for log in logs]
+    assert sum(f.turns or 0 for f in figures) == len(exchanges)
+    for f in figures:
+        assert f.turns
+        assert (f.input_tokens, f.output_tokens, f.cache_read_tokens) == (
+            1200 * f.turns,
+            80 * f.turns,
+            300 * f.turns,
+        )
+        assert f.cost_usd is None, "opencode's 0 for an unpriced model is not a cost"
     print(f"opencode run took {elapsed:.1f}s, {len(exchanges)} requests")
 
 
