@@ -131,6 +131,14 @@ def test_a_request_is_read_into_the_scripts_terms() -> None:
     assert request.stream
 
 
+def test_the_older_functions_field_offers_tools_too() -> None:
+    """``functions`` (before ``tools`` existed) lists tools the same way."""
+    body = {"messages": [], "functions": [TOOLS[0]["function"]]}
+    request = OpenAIChatAdapter().read("/chat/completions", body)
+    assert [t.name for t in request.tools] == ["bash"]
+    assert "command" in request.tools[0].parameters["properties"]
+
+
 def test_a_tool_result_before_a_later_answer_is_not_the_last() -> None:
     """A result the model has already answered belongs to an earlier turn."""
     body = {"messages": [*CONVERSATION, {"role": "assistant", "content": "Done."}]}

@@ -75,15 +75,10 @@ def _text(content: Any) -> str:
 
 def _tools(body: Mapping[str, Any]) -> tuple[ToolSpec, ...]:
     """The functions offered (``tools``, or the older ``functions``)."""
+    functions = [t.get("function") for t in body.get("tools") or () if isinstance(t, Mapping)]
+    functions += list(body.get("functions") or ())
     specs: list[ToolSpec] = []
-    for tool in body.get("tools") or ():
-        function = tool.get("function") if isinstance(tool, Mapping) else None
-        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
-            parameters = function.get("parameters")
-            specs.append(
-                ToolSpec(function["name"], parameters if isinstance(parameters, Mapping) else {})
-            )
-    for function in body.get("functions") or ():
+    for function in functions:
         if isinstance(function, Mapping) and isinstance(function.get("name"), str):
             parameters = function.get("parameters")
             specs.append(
