@@ -29,6 +29,13 @@ def _strict_int(value: Any, _type: Any) -> int:
     return value
 
 
+def _strict_float(value: Any, _type: Any) -> float:
+    # A whole number is a number too (TOML's ``3`` for 3.0), but a boolean or text is not.
+    if type(value) is not float and type(value) is not int:
+        raise TypeError(f"expected a number, got {value!r}")
+    return float(value)
+
+
 def _strict_str(value: Any, _type: Any) -> str:
     if type(value) is not str:
         raise TypeError(f"expected a string, got {value!r}")
@@ -47,6 +54,7 @@ def _strict_datetime(value: Any, _type: Any) -> datetime:
 _STRICT_HOOKS: dict[type, Any] = {
     bool: _strict_bool,
     int: _strict_int,
+    float: _strict_float,
     str: _strict_str,
     datetime: _strict_datetime,
 }

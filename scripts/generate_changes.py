@@ -38,6 +38,7 @@ from pipeline.state.model import (
     Progress,
     ProtectedPrompt,
     ResponseCheck,
+    Spend,
 )
 from pipeline.state.phase import Phase, Step
 from pipeline.state.termination import TerminationReason

@@ -9,6 +9,7 @@ from pipeline.config._model import (
     ChainConfig,
     Durability,
     Invocation,
+    Price,
     RalphConfig,
     StoreConfig,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "HatsConfig",
     "Invocation",
     "LoopConfig",
+    "Price",
     "PromptVia",
     "RalphConfig",
     "StoreConfig",

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
+from fnmatch import fnmatchcase
 from typing import Final, final
 
 from attrs import field, frozen
 
 from pipeline.config._loop import HatConfig, HatsConfig, LoopConfig
 from pipeline.config._presets import PRESETS, PromptVia
-from pipeline.events import Budget, Count, DurationMs, Json, LoopPolicy, Ordinal, Role
+from pipeline.events import Budget, Count, DurationMs, Json, LoopPolicy, Ordinal, Role, Usd
 
 __all__ = [
     "POSTGRES_SCHEMES",
@@ -24,6 +25,7 @@ __all__ = [
     "ChainConfig",
     "Durability",
     "Invocation",
+    "Price",
     "RalphConfig",
     "StoreConfig",
 ]
@@ -44,9 +46,26 @@ class BudgetConfig:
     max_consecutive_failures: int = 3
     max_consecutive_malformed: int = 3
     max_runtime_s: int | None = None
+    max_cost_usd: float | None = None
+    """The most the run may spend, in US dollars (known costs only); None: no limit."""
+    max_tokens: int | None = None
+    """The most tokens the run may use (input, cached or not, and output); None: no limit."""
+    max_cost_without_progress_usd: float | None = None
+    """The most the run may spend since its last commit with changes; None: no breaker."""
+    role_max_cost_usd: dict[str, float] = field(factory=dict)
+    """The most each role may spend (``{ developer = 2.0 }``)."""
 
     def to_budget(self) -> Budget:
         """The ``Budget`` a run records in ``RunStarted`` (raises ValueError when out of range)."""
+        unknown = sorted(set(self.role_max_cost_usd) - {r.value for r in Role})
+        if unknown:
+            roles = ", ".join(r.value for r in Role)
+            raise ValueError(f"role_max_cost_usd names no role {unknown[0]!r} ({roles})")
+        per_role = tuple(
+            (role, Usd(self.role_max_cost_usd[role.value]))
+            for role in Role
+            if role.value in self.role_max_cost_usd
+        )
         return Budget(
             max_iterations=Ordinal(self.max_iterations),
             max_review_passes=Count(self.max_review_passes),
@@ -55,6 +74,14 @@ class BudgetConfig:
             backoff_cap_ms=DurationMs(self.backoff_cap_ms),
             max_consecutive_failures=Ordinal(self.max_consecutive_failures),
             max_consecutive_malformed=Ordinal(self.max_consecutive_malformed),
+            max_cost_usd=None if self.max_cost_usd is None else Usd(self.max_cost_usd),
+            max_tokens=None if self.max_tokens is None else Count(self.max_tokens),
+            max_cost_without_progress_usd=(
+                None
+                if self.max_cost_without_progress_usd is None
+                else Usd(self.max_cost_without_progress_usd)
+            ),
+            role_max_cost_usd=per_role,
         )
 
 
@@ -104,6 +131,41 @@ class AgentConfig:
     def model_for(self, hat: HatConfig | None) -> str | None:
         """The model this agent runs when wearing ``hat`` (the hat's model wins)."""
         return (hat.model if hat is not None else None) or self.model
+
+
+@final
+@frozen(kw_only=True)
+class Price:
+    """``[prices."MODEL"]``: what a model costs per million tokens, in US dollars, for
+    estimating the cost of agents whose CLI reports only tokens."""
+
+    input_usd_per_mtok: float
+    output_usd_per_mtok: float
+    cache_read_usd_per_mtok: float | None = None
+    """None: the input price."""
+    cache_write_usd_per_mtok: float | None = None
+    """None: the input price."""
+
+    def cost(
+        self, input_tokens: int, output_tokens: int, cache_read: int, cache_write: int
+    ) -> float:
+        """The cost of these token counts, in US dollars."""
+        read = (
+            self.input_usd_per_mtok
+            if self.cache_read_usd_per_mtok is None
+            else (self.cache_read_usd_per_mtok)
+        )
+        write = (
+            self.input_usd_per_mtok
+            if self.cache_write_usd_per_mtok is None
+            else (self.cache_write_usd_per_mtok)
+        )
+        return (
+            input_tokens * self.input_usd_per_mtok
+            + output_tokens * self.output_usd_per_mtok
+            + cache_read * read
+            + cache_write * write
+        ) / 1_000_000
 
 
 @final
@@ -180,6 +242,17 @@ class RalphConfig:
     hats: HatsConfig = field(factory=HatsConfig)
     loop: LoopConfig = field(factory=LoopConfig)
     store: StoreConfig = StoreConfig()
+    prices: dict[str, Price] = field(factory=dict)
+    """Prices by model name or pattern (``claude-sonnet-*``), first match in file order."""
+
+    def price_for(self, model: str | None) -> Price | None:
+        """The price of ``model``: an exact key first, then the first pattern that matches."""
+        if model is None:
+            return None
+        exact = self.prices.get(model)
+        if exact is not None:
+            return exact
+        return next((p for key, p in self.prices.items() if fnmatchcase(model, key)), None)
 
     def chain_for(self, role: Role) -> tuple[str, ...]:
         """The agents ``role`` falls back through: its hat's chain, else ``[chains]``."""

@@ -169,6 +169,15 @@ def _check(config: RalphConfig, source: str) -> None:
     problems.extend(check_hats(config.hats))
     problems.extend(check_loop(config.loop))
 
+    for model, price in config.prices.items():
+        figures = (
+            price.input_usd_per_mtok,
+            price.output_usd_per_mtok,
+            price.cache_read_usd_per_mtok or 0.0,
+            price.cache_write_usd_per_mtok or 0.0,
+        )
+        if not all(0 <= figure < 1e9 for figure in figures):
+            problems.append(f"prices.{model}: prices must be from 0 (US dollars per 1M tokens)")
     try:
         config.budgets.to_budget()
     except ValueError as error:

@@ -6,9 +6,13 @@ rendered prompt file. The invocations follow each tool's documented non-interact
 
 - Claude Code: print mode (``-p``) reading the prompt on stdin, ``stream-json`` output (which
   print mode only gives together with ``--verbose``), edits and commands allowed without asking.
-- Codex: ``codex exec`` with ``-`` (the prompt on stdin) in the ``workspace-write`` sandbox.
+- Codex: ``codex exec --json`` (JSON lines, whose ``turn.completed`` reports usage) with ``-``
+  (the prompt on stdin) in the ``workspace-write`` sandbox: it edits the workspace and runs
+  commands there (``"$RALPH_BIN" emit`` writes the events file inside it) without asking.
 - Gemini CLI: headless, the prompt on stdin; ``-p`` adds an instruction after it; ``yolo``
-  approval so that no confirmation blocks the run.
+  approval so that no confirmation blocks the run; ``--skip-trust`` because in a folder the
+  person never trusted it refuses to run headless (exit 55) and would downgrade ``yolo``;
+  ``stream-json`` output, whose ``result`` line reports the tokens used.
 - OpenCode: ``opencode run --format json`` (JSON events), the prompt on stdin, which opencode
   appends to the message as it is (an attached file would reach the model as a Read tool
   result with line numbers); a fixed ``--title`` spares a model request per invocation.
@@ -77,18 +81,25 @@ PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
             "--model",
         ),
         "codex": AgentPreset(
-            ("codex", "exec", "--sandbox", "workspace-write", "-"), PromptVia.STDIN, "--model"
+            ("codex", "exec", "--json", "--sandbox", "workspace-write", "-"),
+            PromptVia.STDIN,
+            "--model",
+            "codex-json",
         ),
         "gemini": AgentPreset(
             (
                 "gemini",
+                "--skip-trust",
                 "--approval-mode",
                 "yolo",
+                "--output-format",
+                "stream-json",
                 "-p",
                 "Carry out the instructions given above.",
             ),
             PromptVia.STDIN,
             "--model",
+            "gemini-stream-json",
         ),
         "opencode": AgentPreset(
             (

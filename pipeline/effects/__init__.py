@@ -45,6 +45,7 @@ __all__ = [
     "EffectId",
     "InvokeAgent",
     "MaterializePrompt",
+    "Publishing",
     "Rebase",
     "RequireHuman",
     "RestorePromptPermissions",
@@ -107,6 +108,22 @@ class BeginFixAttempt:
 
 @final
 @frozen
+class Publishing:
+    """What a prompt tells its agent about publishing topics (decided from the run's policy)."""
+
+    publishes: tuple[str, ...]
+    """The topic patterns the role's hat may publish (empty: no hat names any)."""
+    enforced: bool
+    """Whether ralph ignores topics outside ``publishes``."""
+    completion_promise: str | None
+    required_missing: tuple[str, ...]
+    """Required events not yet published: the completion promise is refused until they are."""
+    human_topic: str | None
+    """The topic that asks a person and waits for the answer (None: questions are off)."""
+
+
+@final
+@frozen
 class MaterializePrompt:
     """Render the ``kind`` prompt for ``role`` into the workspace."""
 
@@ -128,6 +145,9 @@ class MaterializePrompt:
     """The schema the role's structured response must meet (None: the role gives none)."""
     correction: ResponseCheck | None
     """For a ``FORMAT_CORRECTION`` prompt: the malformed response and what is wrong with it."""
+    publishing: Publishing | None = None
+    """How the agent publishes topics (None: this prompt does not ask it to, e.g. a commit
+    message or a formatting correction)."""
 
 
 @final
@@ -256,7 +276,8 @@ class RestorePromptPermissions:
 
     effect_id: EffectId
     path: str | None
-    mode: int | None
+    mode: Count | None
+    """The mode ``PromptFileProtected`` recorded (a count, like there: it fits the wire)."""
 
 
 @final

@@ -27,6 +27,7 @@ from pipeline.events.agent import (
     StructuredResponseMalformed,
     StructuredResponseReceived,
     TopicPublished,
+    UsageReported,
 )
 from pipeline.events.commit import (
     CommitCreated,
@@ -115,6 +116,7 @@ from pipeline.events.values import (
     AgentName,
     Budget,
     CheckpointTrigger,
+    CostSource,
     Count,
     Digest,
     DurationMs,
@@ -133,6 +135,7 @@ from pipeline.events.values import (
     Sequence,
     TerminationReason,
     TimeoutKind,
+    Usd,
     WorkspaceErrorKind,
 )
 from pipeline.events.wire import CATEGORIES, SCHEMA_VERSION, WIRE_TAGS, members
@@ -184,6 +187,7 @@ __all__ = [
     "CompletionMarkerEmitted",
     "ContextCleaned",
     "ContinuationNeeded",
+    "CostSource",
     "Count",
     "DevFixCompleted",
     "DevFixTriggered",
@@ -256,6 +260,8 @@ __all__ = [
     "TerminationReason",
     "TimeoutKind",
     "TopicPublished",
+    "UsageReported",
+    "Usd",
     "ValidationEvent",
     "WorkspaceErrorKind",
     "WorkspaceIoError",

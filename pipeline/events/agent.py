@@ -15,8 +15,11 @@ from attrs import field, frozen
 from pipeline.events.values import (
     COUNT_VALIDATOR,
     INSTANT_VALIDATOR,
+    OPTIONAL_COUNT_VALIDATOR,
     ORDINAL_VALIDATOR,
+    USD_VALIDATOR,
     AgentName,
+    CostSource,
     Count,
     Digest,
     DurationMs,
@@ -27,6 +30,7 @@ from pipeline.events.values import (
     Ordinal,
     Role,
     TimeoutKind,
+    Usd,
 )
 
 __all__ = [
@@ -43,6 +47,7 @@ __all__ = [
     "StructuredResponseMalformed",
     "StructuredResponseReceived",
     "TopicPublished",
+    "UsageReported",
 ]
 
 
@@ -184,6 +189,51 @@ class ResponseSubmitted:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
+@final
+@frozen
+class UsageReported:
+    """What the invocation of ``agent`` in ``role`` used, as its output said (None: not said).
+
+    Reported once per invocation whose agent ran, before its outcome. ``input_tokens`` counts
+    the tokens sent that were not read from a cache. ``cost_usd`` is None exactly when
+    ``cost_source`` is ``unknown``; ``note`` says why when something is missing.
+    """
+
+    role: Role
+    agent: AgentName
+    model: str | None
+    input_tokens: Count | None = field(validator=OPTIONAL_COUNT_VALIDATOR)
+    output_tokens: Count | None = field(validator=OPTIONAL_COUNT_VALIDATOR)
+    cache_read_tokens: Count | None = field(validator=OPTIONAL_COUNT_VALIDATOR)
+    cache_write_tokens: Count | None = field(validator=OPTIONAL_COUNT_VALIDATOR)
+    turns: Count | None = field(validator=OPTIONAL_COUNT_VALIDATOR)
+    session_id: str | None
+    api_duration_ms: DurationMs | None = field(validator=OPTIONAL_COUNT_VALIDATOR)
+    cost_usd: Usd | None = field(validator=USD_VALIDATOR)
+    cost_source: CostSource
+    note: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+    def __attrs_post_init__(self) -> None:
+        if (self.cost_usd is None) != (self.cost_source is CostSource.UNKNOWN):
+            raise ValueError(
+                f"cost_usd is {self.cost_usd!r} but cost_source is {self.cost_source.value}"
+            )
+
+    @property
+    def tokens(self) -> int:
+        """Every token counted: input (cached or not) and output."""
+        return sum(
+            n or 0
+            for n in (
+                self.input_tokens,
+                self.output_tokens,
+                self.cache_read_tokens,
+                self.cache_write_tokens,
+            )
+        )
+
+
 AgentEvent: TypeAlias = (
     InvocationStarted
     | InvocationSucceeded
@@ -196,5 +246,6 @@ AgentEvent: TypeAlias = (
     | StructuredResponseReceived
     | StructuredResponseMalformed
     | ResponseSubmitted
+    | UsageReported
 )
 """Facts about agent processes and what they reported."""

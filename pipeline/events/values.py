@@ -22,10 +22,13 @@ __all__ = [
     "EXIT_CODES",
     "INSTANT_VALIDATOR",
     "MAX_COUNT",
+    "OPTIONAL_COUNT_VALIDATOR",
     "ORDINAL_VALIDATOR",
+    "USD_VALIDATOR",
     "AgentName",
     "Budget",
     "CheckpointTrigger",
+    "CostSource",
     "Count",
     "Digest",
     "DurationMs",
@@ -44,6 +47,7 @@ __all__ = [
     "Sequence",
     "TerminationReason",
     "TimeoutKind",
+    "Usd",
     "WorkspaceErrorKind",
 ]
 
@@ -76,6 +80,9 @@ DurationMs = NewType("DurationMs", int)
 
 ExitCode = NewType("ExitCode", int)
 """A process exit status (negative for death by signal, as subprocess reports it)."""
+
+Usd = NewType("Usd", float)
+"""An amount of money in US dollars: finite and not negative."""
 
 MAX_COUNT = 2**53
 """The largest count the wire format promises to keep exact."""
@@ -125,6 +132,21 @@ class ErrorKind(enum.StrEnum):
     RATE_LIMITED = "rate_limited"
     OUTPUT_REJECTED = "output_rejected"
     OTHER = "other"
+    CONFIGURATION = "configuration"
+    """The agent refused how it was set up (an option, a permission, trust): retrying or
+    falling back to dev-fix cannot help; a person must change the configuration."""
+
+
+@enum.unique
+class CostSource(enum.StrEnum):
+    """Where an invocation's cost comes from."""
+
+    REPORTED = "reported"
+    """The agent CLI reported it."""
+    ESTIMATED = "estimated"
+    """Computed from the reported tokens and the model's prices in ``ralph.toml``."""
+    UNKNOWN = "unknown"
+    """Neither: the CLI reported no cost and no price is configured (never a made-up 0)."""
 
 
 @enum.unique
@@ -181,8 +203,45 @@ def _check_ordinal(_instance: object, attribute: Attribute[Any], value: Any) -> 
         raise ValueError(f"{attribute.name} must be from 1 to 2**53, got {value!r}")
 
 
+def _check_usd(_instance: object, attribute: Attribute[Any], value: Any) -> None:
+    if value is not None and not (math.isfinite(value) and 0 <= value <= 1e12):
+        raise ValueError(f"{attribute.name} must be a finite amount from 0, got {value!r}")
+
+
+USD_VALIDATOR = _check_usd
+"""Validator for :data:`Usd` fields (and optional ones: None passes)."""
+
+
+"""Validator for :data:`Usd` fields (and optional ones: None passes)."""
+
 _count = _check_count
 _ordinal = _check_ordinal
+
+
+def _optional_count(instance: object, attribute: Attribute[Any], value: Any) -> None:
+    if value is not None:
+        _check_count(instance, attribute, value)
+
+
+OPTIONAL_COUNT_VALIDATOR = _optional_count
+"""Validator for optional :data:`Count` and :data:`DurationMs` fields."""
+
+
+def _role_costs(instance: object, attribute: Attribute[Any], value: Any) -> None:
+    roles = [role for role, _ in value]
+    if roles != sorted(set(roles), key=list(Role).index):
+        raise ValueError(f"{attribute.name} must name each role once, in role order: {value!r}")
+    for _, usd in value:
+        _limit(instance, attribute, usd)
+
+
+def _limit(instance: object, attribute: Attribute[Any], value: Any) -> None:
+    """A spend limit is above 0 (a limit of 0 would stop a run before it starts)."""
+    if value is None:
+        return
+    _check_usd(instance, attribute, value)
+    if not value > 0:
+        raise ValueError(f"{attribute.name} must be more than 0 (leave it out for no limit)")
 
 
 @final
@@ -197,6 +256,24 @@ class Budget:
     backoff_cap_ms: DurationMs = field(validator=_count)
     max_consecutive_failures: Ordinal = field(validator=_ordinal)
     max_consecutive_malformed: Ordinal = field(validator=_ordinal)
+    max_cost_usd: Usd | None = field(default=None, validator=_limit)
+    """The most the run may spend (known costs only); None: no limit."""
+    max_tokens: Count | None = field(default=None, validator=_limit)
+    """The most tokens (input, cached or not, plus output) the run may use; None: no limit."""
+    max_cost_without_progress_usd: Usd | None = field(default=None, validator=_limit)
+    """The most the run may spend since its last commit with changes (a breaker)."""
+    role_max_cost_usd: tuple[tuple[Role, Usd], ...] = field(default=(), validator=_role_costs)
+    """The most each named role may spend, in role order."""
+
+    @property
+    def limits_spend(self) -> bool:
+        """Whether any cost or token budget is set."""
+        return (
+            self.max_cost_usd is not None
+            or self.max_tokens is not None
+            or self.max_cost_without_progress_usd is not None
+            or bool(self.role_max_cost_usd)
+        )
 
     def __attrs_post_init__(self) -> None:
         if self.backoff_cap_ms < self.backoff_base_ms:

@@ -29,14 +29,16 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
 and added its ``emitted_at``, added ``RunCompleted.reason`` and the ``EventsFileRead`` fact.
 4 added ``RunStarted.loop`` (the loop policy: hats with their response schemas, completion
 gate, detectors, formatting retries), the ``ResponseSubmitted`` fact and
-``PromptKind.FORMAT_CORRECTION``.
+``PromptKind.FORMAT_CORRECTION``. 5 added the ``UsageReported`` fact, ``CostSource``, and
+the spend limits of ``Budget`` (``max_cost_usd``, ``max_tokens``,
+``max_cost_without_progress_usd``, ``role_max_cost_usd``; absent in older events: no limit).
 """
 
 
@@ -104,6 +106,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         agent.StructuredResponseReceived: "agent.structured_response_received",
         agent.StructuredResponseMalformed: "agent.structured_response_malformed",
         agent.ResponseSubmitted: "agent.response_submitted",
+        agent.UsageReported: "agent.usage_reported",
         commit.CommitMessageGenerated: "commit.commit_message_generated",
         commit.CommitCreated: "commit.commit_created",
         commit.CommitSkipped: "commit.commit_skipped",

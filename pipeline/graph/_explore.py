@@ -47,10 +47,13 @@ from pipeline.events import (
     RunInterrupted,
     RunResumed,
     TopicPublished,
+    Usd,
     WorkspaceErrorKind,
     WorkspaceIoError,
 )
 from pipeline.handlers.simulated import (
+    USAGE_CHOICE,
+    USAGE_UNIT_USD,
     SimulatedWorld,
     WorldConfig,
     default_chains,
@@ -96,9 +99,11 @@ class _Enumerator:
     """A chooser that follows a given list of choices and records every choice point past it
     (how many options it had), so that all lists can be walked like an odometer."""
 
-    def __init__(self, prefix: Sequence[int]) -> None:
+    def __init__(self, prefix: Sequence[int], spend: bool) -> None:
         self.prefix = list(prefix)
         self.arities: list[int] = []
+        self.spend = spend
+        """Whether invocations may report usage (only where a spend limit can be reached)."""
 
     def _choose(self, count: int) -> int:
         index = len(self.arities)
@@ -113,6 +118,10 @@ class _Enumerator:
         """Every value of a small range; only the two ends of a wide one (a backoff delay)."""
         if what == "lines written to the events file":
             high = min(high, 1)  # one line per invocation reaches every detector, in turn
+        if what == USAGE_CHOICE:
+            # One unit at a time reaches the spend limit; where none is set, usage decides
+            # nothing, and leaving it out keeps the exploration small.
+            high = min(high, 1) if self.spend else low
         values = list(range(low, high + 1)) if high - low <= 9 else [low, high]
         return values[self._choose(len(values))]
 
@@ -126,7 +135,7 @@ def _outcomes(
         return
     prefix: list[int] = []
     while True:
-        chooser = _Enumerator(prefix)
+        chooser = _Enumerator(prefix, world_config.budget.limits_spend)
         world = SimulatedWorld(world_config, chooser, lambda: _AT)
         facts = tuple(world(effect))
         if isinstance(effect, InvokeAgent):
@@ -174,13 +183,14 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
         ledger.pending_commit_message is None,
         ledger.protected_prompt is None,
         state.checkpoints.due,
+        min(ledger.spend.total.cost_usd, 2 * USAGE_UNIT_USD),
     )
 
 
 def _configs() -> tuple[WorldConfig, ...]:
     """Small budgets (every limit within reach), a chain of two agents, every loop control on;
     with and without a rebase target (a rebase ends the commit phase: its own edges), and with
-    every hat's responses checked."""
+    every hat's responses checked; and a spend limit with the simulated policy."""
     budget = Budget(
         max_iterations=Ordinal(2),
         max_review_passes=Count(1),
@@ -189,6 +199,14 @@ def _configs() -> tuple[WorldConfig, ...]:
         backoff_cap_ms=DurationMs(2),
         max_consecutive_failures=Ordinal(2),
         max_consecutive_malformed=Ordinal(2),
+    )
+    # Two invocations that report usage spend it: the max_cost edges are reachable.
+    # Smaller otherwise: every other edge is found by the configurations without one.
+    spending = attrs.evolve(
+        budget,
+        max_iterations=Ordinal(1),
+        max_retries_per_agent=Count(0),
+        max_cost_usd=Usd(2 * USAGE_UNIT_USD),
     )
     chains = default_chains(("a", "b"))
     # Every control on, each at the lowest threshold that still needs a repetition to trip.
@@ -210,6 +228,7 @@ def _configs() -> tuple[WorldConfig, ...]:
         WorldConfig(budget, chains, None, "graph", controls),
         WorldConfig(budget, chains, "main", "graph", controls),
         WorldConfig(budget, chains, None, "graph", answering),
+        WorldConfig(spending, chains, None, "graph", controls),
     )
 
 

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Protocol, TypeVar, assert_never
+from typing import Final, Protocol, TypeVar, assert_never
 
 from attrs import define, field
 
@@ -52,6 +52,7 @@ from pipeline.events import (
     CommitMessageGenerated,
     CommitSkipped,
     CompletionMarkerEmitted,
+    CostSource,
     Count,
     DevelopmentIterationCompleted,
     DevelopmentIterationStarted,
@@ -105,6 +106,8 @@ from pipeline.events import (
     RunStarted,
     TimeoutKind,
     TopicPublished,
+    UsageReported,
+    Usd,
 )
 from pipeline.events import (
     Sequence as Seq,
@@ -113,6 +116,8 @@ from pipeline.events.values import MAX_COUNT
 from pipeline.responses import AGENT_RESPONSE
 
 __all__ = [
+    "USAGE_CHOICE",
+    "USAGE_UNIT_USD",
     "AgentOutcome",
     "Chooser",
     "RandomChooser",
@@ -124,6 +129,11 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+USAGE_CHOICE: Final = "usage units"
+"""The choice of how much an invocation used (0: no usage reported)."""
+USAGE_UNIT_USD: Final = 0.25
+"""What one unit of simulated usage costs."""
 
 
 class Chooser(Protocol):
@@ -379,21 +389,22 @@ class SimulatedWorld:
         role, agent = effect.role, effect.agent
         started = InvocationStarted(role, agent, None, Ordinal(effect.attempt), now())
         outcome = choose.pick(tuple(AgentOutcome), f"{role.value} outcome")
-        if outcome is AgentOutcome.RETRIABLE_FAILURE:
-            failed = InvocationFailed(
-                role, agent, ErrorKind.NON_ZERO_EXIT, "exit status 1", True, now()
-            )
-            return (started, failed, *self._intake(effect))
         if outcome is AgentOutcome.FATAL_FAILURE:
             failed = InvocationFailed(
                 role, agent, ErrorKind.NOT_FOUND, "not installed", False, now()
             )
             return (started, failed)
+        begun: tuple[PipelineEvent, ...] = (started, *self._usage(effect))
+        if outcome is AgentOutcome.RETRIABLE_FAILURE:
+            # Each attempt fails its own way: the same message twice is a permanent failure.
+            message = f"exit status 1 (attempt {effect.attempt})"
+            failed = InvocationFailed(role, agent, ErrorKind.NON_ZERO_EXIT, message, True, now())
+            return (*begun, failed, *self._intake(effect))
         if outcome is AgentOutcome.TIMEOUT:
             timed_out = InvocationTimedOut(
                 role, agent, TimeoutKind.INACTIVITY, DurationMs(60_000), now()
             )
-            return (started, timed_out, *self._intake(effect))
+            return (*begun, timed_out, *self._intake(effect))
         succeeded = InvocationSucceeded(
             role, agent, ExitCode(0), DurationMs(1500), _digest(effect.effect_id), now()
         )
@@ -401,8 +412,34 @@ class SimulatedWorld:
             # The role's report is collected only once its structured response is accepted.
             raw = choose.pick(SIMULATED_RESPONSES, "structured response")
             answered = ResponseSubmitted(role, raw, now())
-            return (started, succeeded, answered, *self._intake(effect))
-        return (started, succeeded, *self._output(effect), *self._intake(effect))
+            return (*begun, succeeded, answered, *self._intake(effect))
+        return (*begun, succeeded, *self._output(effect), *self._intake(effect))
+
+    def _usage(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
+        """What the invocation used, in units of 1,000 tokens and $0.25 (none: an agent
+        whose output reports nothing, which is also what a script gets unless it asks)."""
+        units = self.chooser.number(0, 4, USAGE_CHOICE)
+        if units == 0:
+            return ()
+        tokens = Count(units * 1_000)
+        return (
+            UsageReported(
+                effect.role,
+                effect.agent,
+                "simulated",
+                tokens,
+                Count(units * 100),
+                Count(0),
+                Count(0),
+                Count(1),
+                None,
+                None,
+                Usd(units * USAGE_UNIT_USD),
+                CostSource.REPORTED,
+                "",
+                self.clock(),
+            ),
+        )
 
     def _intake(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
         """The lines the agent appended, numbered on from where the log says reading stopped."""

@@ -23,6 +23,7 @@ from pipeline.effects import (
     EffectId,
     InvokeAgent,
     MaterializePrompt,
+    Publishing,
     Rebase,
     RequireHuman,
     RestorePromptPermissions,
@@ -34,7 +35,16 @@ from pipeline.effects import (
     WaitForHuman,
     WriteCompletionMarker,
 )
-from pipeline.events import Count, DurationMs, Json, Ordinal, PromptKind, Role, Sequence
+from pipeline.events import (
+    HUMAN_INTERACT_TOPIC,
+    Count,
+    DurationMs,
+    Json,
+    Ordinal,
+    PromptKind,
+    Role,
+    Sequence,
+)
 from pipeline.state import (
     Phase,
     PipelineState,
@@ -161,6 +171,28 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
         notices_for(state.intake.notices, role),
         _schema(state, role),
         correcting(state),
+        _publishing(state, kind, role),
+    )
+
+
+def _publishing(state: PipelineState, kind: PromptKind, role: Role) -> Publishing | None:
+    """What the prompt says about publishing: every working prompt, none for a commit message
+    or a formatting correction (they answer in a file and nothing else)."""
+    run = state.run
+    if run is None or kind in (PromptKind.COMMIT_MESSAGE, PromptKind.FORMAT_CORRECTION):
+        return None
+    policy = run.loop
+    hat = policy.hat(role)
+    seen = state.intake.seen_topics
+    promise = policy.completion_promise
+    return Publishing(
+        () if hat is None else hat.publishes,
+        policy.enforce_hat_scope,
+        promise,
+        tuple(topic for topic in policy.required_events if topic not in seen)
+        if promise is not None
+        else (),
+        HUMAN_INTERACT_TOPIC if policy.human_timeout_s is not None else None,
     )
 
 

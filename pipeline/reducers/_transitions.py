@@ -10,6 +10,7 @@ from attrs import evolve
 
 from pipeline.events import CheckpointTrigger, Role
 from pipeline.reducers._build import advance
+from pipeline.reducers._spend import spent_budget
 from pipeline.state import (
     AgentCursor,
     Checkpoints,
@@ -34,6 +35,7 @@ __all__ = [
     "start_development",
     "start_review",
     "start_validation",
+    "stop_when_spent",
     "transition",
 ]
 
@@ -58,7 +60,16 @@ def transition(
     trigger: CheckpointTrigger | None = CheckpointTrigger.PHASE,
     ledger: Ledger | None = None,
 ) -> PipelineState:
-    """Move to ``progress`` with a fresh agent task, asking for a checkpoint by ``trigger``."""
+    """Move to ``progress`` with a fresh agent task, asking for a checkpoint by ``trigger``.
+
+    A task for an agent does not begin once a spend limit is reached: the run finalizes as
+    ``max_cost`` instead (see ``_spend``).
+    """
+    run = state.run
+    if run is not None and run.budget.limits_spend and progress.role is not None:
+        spent = stop_when_spent(state, ledger)
+        if spent is not None:
+            return spent
     checkpoints = state.checkpoints
     if trigger is not None:
         checkpoints = Checkpoints(trigger, checkpoints.count, checkpoints.last_sequence)
@@ -72,6 +83,19 @@ def transition(
         agent=new_task(state.agent),
         ledger=ledger,
         checkpoints=checkpoints,
+    )
+
+
+def stop_when_spent(state: PipelineState, ledger: Ledger | None = None) -> PipelineState | None:
+    """The run finalizing as ``max_cost`` when a spend limit is reached (judged with
+    ``ledger``, else the state's), else None; for a point where an agent would start."""
+    assert state.run is not None, "only a started run has budgets"
+    judged = state.ledger if ledger is None else ledger
+    why = spent_budget(state.run.budget, judged.spend)
+    if why is None:
+        return None
+    return finalize(
+        state, TerminationReason.MAX_COST, ledger_with(judged, last_error=f"spend budget: {why}")
     )
 
 
@@ -206,12 +230,16 @@ def backoff_ceiling(base_ms: int, cap_ms: int, retries: int) -> int:
     return min(cap_ms, base_ms << (retries - 1))
 
 
-def agent_failed(state: PipelineState, retriable: bool, message: str) -> PipelineState:
+def agent_failed(
+    state: PipelineState, retriable: bool, message: str, *, configuration: bool = False
+) -> PipelineState:
     """The active agent's attempt failed: retry it, fall back along the chain, or give up.
 
     A retriable failure with retries left backs off and retries the same agent; otherwise the
     next agent in the role's chain takes over with its retries reset; when the chain has no agent
-    left, the role's chain is exhausted (see :func:`chain_exhausted`).
+    left, the role's chain is exhausted (see :func:`chain_exhausted`) — unless the last failure
+    was the agent refusing its ``configuration``: then no dev-fix can help (it would run the
+    same agents), and the run stops for a person, resumable at the same task.
     """
     run, progress, agent = state.run, state.progress, state.agent
     role = progress.role
@@ -221,6 +249,10 @@ def agent_failed(state: PipelineState, retriable: bool, message: str) -> Pipelin
     ledger = ledger_with(
         state.ledger, last_error=message, agent_failures=state.ledger.agent_failures + 1
     )
+    if budget.limits_spend:
+        spent = stop_when_spent(state, ledger)
+        if spent is not None:
+            return spent
     if retriable and agent.retries < budget.max_retries_per_agent:
         retries = agent.retries + 1
         ceiling = backoff_ceiling(budget.backoff_base_ms, budget.backoff_cap_ms, retries)
@@ -237,6 +269,16 @@ def agent_failed(state: PipelineState, retriable: bool, message: str) -> Pipelin
     cursor = AgentCursor(position, 0, agent.attempt, False, False, None)
     if position < len(run.chain(role)):
         return advance(state, agent=cursor, ledger=ledger)
+    if configuration and role is not Role.FIXER:
+        needed = ledger_with(
+            ledger,
+            last_error=f"{message} (no agent of the {role.value} chain is left: fix the "
+            "configuration in ralph.toml, then ralph resume)",
+        )
+        phase = state.progress.phase
+        return interrupt(
+            state, TerminationReason.HUMAN_INTERVENTION_REQUIRED, phase, Step.PROMPT, needed
+        )
     return chain_exhausted(evolve(state, agent=cursor, ledger=ledger), role)
 
 

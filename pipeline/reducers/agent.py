@@ -6,6 +6,7 @@ constructor calls instead of ``attrs.evolve``.
 
 from __future__ import annotations
 
+import re
 from typing import assert_never
 
 from attrs import evolve
@@ -14,6 +15,7 @@ from pipeline.events import (
     MALFORMED_TOPIC,
     AgentEvent,
     BackoffWaited,
+    ErrorKind,
     EventsFileRead,
     InvocationFailed,
     InvocationStarted,
@@ -25,9 +27,11 @@ from pipeline.events import (
     StructuredResponseMalformed,
     StructuredResponseReceived,
     TopicPublished,
+    UsageReported,
 )
 from pipeline.reducers._build import advance, anomaly, restamp, with_agent, with_intake
 from pipeline.reducers._responses import judge_response
+from pipeline.reducers._spend import fold_usage
 from pipeline.reducers._topics import judge_topic, notify, seen_with
 from pipeline.reducers._transitions import agent_failed, finalize
 from pipeline.state import (
@@ -43,6 +47,14 @@ from pipeline.state import (
 from pipeline.state.changes import intake_with
 
 __all__ = ["reduce_agent"]
+
+_LOG_NAMED = re.compile(r" \(see [^()]*\)")
+
+
+def _repeats(last_error: str | None, message: str) -> bool:
+    """Whether ``message`` says what ``last_error`` said, apart from the log file each names
+    (every attempt writes its own)."""
+    return last_error is not None and _LOG_NAMED.sub("", last_error) == _LOG_NAMED.sub("", message)
 
 
 def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
@@ -62,7 +74,11 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             if not _working(state, event.role):
                 return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
             message = f"{event.agent} failed ({event.error.value}): {event.message}"
-            return agent_failed(state, event.retriable, message)
+            # The same failure twice in a row from the same agent will not go away by itself.
+            retriable = event.retriable and not _repeats(state.ledger.last_error, message)
+            return agent_failed(
+                state, retriable, message, configuration=event.error is ErrorKind.CONFIGURATION
+            )
         case InvocationTimedOut():
             if not _working(state, event.role):
                 return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
@@ -89,6 +105,8 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             return advance(state)
         case ResponseSubmitted():
             return judge_response(state, event)
+        case UsageReported():
+            return fold_usage(state, event)
         case StructuredResponseMalformed():
             i = state.intake
             return advance(

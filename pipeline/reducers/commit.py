@@ -16,6 +16,7 @@ from pipeline.events import (
     RebaseSucceeded,
 )
 from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._spend import mark_progress
 from pipeline.reducers._transitions import after_commit, new_task
 from pipeline.state import Ledger, Phase, PipelineState, Step
 from pipeline.state.changes import ledger_with, progress_with
@@ -48,6 +49,7 @@ def reduce_commit(state: PipelineState, event: CommitEvent) -> PipelineState:
                 commits=ledger.commits + 1,
                 last_commit_sha=event.sha,
                 pending_commit_message=None,
+                spend=mark_progress(ledger.spend),
             )
             return _committed(state, committed)
         case CommitSkipped():

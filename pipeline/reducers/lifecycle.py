@@ -13,7 +13,7 @@ from pipeline.events import (
     RunStarted,
 )
 from pipeline.reducers._build import advance, anomaly
-from pipeline.reducers._transitions import interrupt, new_task
+from pipeline.reducers._transitions import advance_view, interrupt, new_task, stop_when_spent
 from pipeline.state import (
     AgentCursor,
     Ledger,
@@ -44,6 +44,7 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
                 event.at,
                 event.loop,
             )
+            # Spend limits are above 0 (``Budget``), so a new run always has room to start.
             return advance(state, run=run, progress=Progress(Phase.PLANNING, Step.BEGIN))
         case RunInterrupted():
             if progress.phase is Phase.NOT_STARTED:
@@ -96,7 +97,13 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
         resumes=state.ledger.resumes + 1,
         last_resume_sequence=state.sequence + 1,
     )
+    run = state.run
+    limited = run is not None and run.budget.limits_spend
     if progress.phase is not Phase.INTERRUPTED:
+        if limited and progress.role is not None:
+            spent = stop_when_spent(state, resumed_ledger)
+            if spent is not None:
+                return spent
         cursor = AgentCursor(
             agent.chain_position,
             agent.retries,
@@ -117,4 +124,10 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
         dev_fix_role=None,
         dev_fix_success=None,
     )
+    if limited and resumed.role is not None:
+        # The limits are folds of the log: a resumed run does not get its money back.
+        view = advance_view(state, resumed)
+        spent = stop_when_spent(view, resumed_ledger)
+        if spent is not None:
+            return spent
     return advance(state, progress=resumed, agent=new_task(agent), ledger=resumed_ledger)

@@ -21,6 +21,7 @@ from pipeline.state.model import (
     Progress,
     ProtectedPrompt,
     ResponseCheck,
+    Spend,
 )
 from pipeline.state.phase import Phase, Step
 from pipeline.state.termination import TerminationReason
@@ -92,6 +93,7 @@ _SET_LEDGER_LAST_RESUME_SEQUENCE = Ledger.__dict__["last_resume_sequence"].__set
 _SET_LEDGER_COMPLETED_AT = Ledger.__dict__["completed_at"].__set__
 _SET_LEDGER_PROTECTED_PROMPT = Ledger.__dict__["protected_prompt"].__set__
 _SET_LEDGER_RESPONSE = Ledger.__dict__["response"].__set__
+_SET_LEDGER_SPEND = Ledger.__dict__["spend"].__set__
 
 
 def progress_with(
@@ -242,6 +244,7 @@ def ledger_with(
     completed_at: Instant | Keep | None = KEEP,
     protected_prompt: ProtectedPrompt | Keep | None = KEEP,
     response: ResponseCheck | Keep | None = KEEP,
+    spend: Spend | Keep = KEEP,
 ) -> Ledger:
     """``ledger`` with the given fields changed (the rest kept)."""
     made: Ledger = _new(Ledger)
@@ -278,4 +281,5 @@ def ledger_with(
         made, ledger.protected_prompt if protected_prompt is KEEP else protected_prompt
     )
     _SET_LEDGER_RESPONSE(made, ledger.response if response is KEEP else response)
+    _SET_LEDGER_SPEND(made, ledger.spend if spend is KEEP else spend)
     return made

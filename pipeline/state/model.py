@@ -49,6 +49,8 @@ __all__ = [
     "ProtectedPrompt",
     "ResponseCheck",
     "RunInfo",
+    "Spend",
+    "SpendLine",
     "correcting",
     "is_complete",
     "is_terminal",
@@ -241,7 +243,49 @@ class ProtectedPrompt:
     """The user's prompt file, made read-only for the run, and the mode to give back."""
 
     path: str
-    original_mode: int
+    original_mode: Count
+
+
+@final
+@frozen
+class SpendLine:
+    """What a set of invocations used: tokens, and the cost where it is known."""
+
+    invocations: int = 0
+    """Invocations with a usage fact."""
+    cost_usd: float = 0.0
+    """The sum of the known costs (reported or estimated)."""
+    unknown_cost: int = 0
+    """Invocations whose cost is unknown (not in ``cost_usd``)."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def tokens(self) -> int:
+        """Every token counted: input (cached or not) and output."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + (self.cache_write_tokens)
+        )
+
+
+@final
+@frozen
+class Spend:
+    """The run's usage ledger, folded from its usage facts: in all, per role, per agent and
+    per model, and the cost when the run last made progress (a commit with changes)."""
+
+    total: SpendLine = SpendLine()
+    by_role: Mapping[Role, SpendLine] = field(factory=dict)
+    by_agent: Mapping[AgentName, SpendLine] = field(factory=dict)
+    by_model: Mapping[str, SpendLine] = field(factory=dict)
+    """Keyed by model name; ``""`` for invocations whose model is unknown."""
+    cost_at_progress: float = 0.0
+    """``total.cost_usd`` when the last commit with changes was made."""
 
 
 @final
@@ -266,6 +310,8 @@ class Ledger:
     protected_prompt: ProtectedPrompt | None = None
     response: ResponseCheck | None = None
     """The current task's structured response, once one was submitted."""
+    spend: Spend = Spend()
+    """What the run's invocations used (see :class:`Spend`)."""
 
 
 @final

@@ -20,6 +20,8 @@ from pipeline.testing._strategies import (
     simulated_runs,
     topic_patterns,
     topics,
+    usage_facts,
+    usd,
     world_configs,
 )
 
@@ -38,5 +40,7 @@ __all__ = [
     "simulated_runs",
     "topic_patterns",
     "topics",
+    "usage_facts",
+    "usd",
     "world_configs",
 ]

@@ -19,6 +19,7 @@ from pipeline.engine import run_in_memory
 from pipeline.events import (
     AgentName,
     Budget,
+    CostSource,
     Count,
     Digest,
     DurationMs,
@@ -33,6 +34,8 @@ from pipeline.events import (
     Role,
     RoleChain,
     RunId,
+    UsageReported,
+    Usd,
 )
 from pipeline.events import (
     Sequence as Seq,
@@ -98,9 +101,53 @@ def budgets(
             backoff_cap_ms=DurationMs(draw(st.integers(base, base + 60_000))),
             max_consecutive_failures=Ordinal(draw(st.integers(1, 4))),
             max_consecutive_malformed=Ordinal(draw(st.integers(1, 5))),
+            max_cost_usd=draw(st.none() | limits(5.0)),
+            max_tokens=draw(st.none() | st.integers(1, 200_000).map(Count)),
+            max_cost_without_progress_usd=draw(st.none() | limits(3.0)),
+            role_max_cost_usd=tuple(
+                (role, draw(limits(3.0)))
+                for role in Role
+                if draw(st.integers(0, 7), label=f"limit the {role.value}") == 0
+            ),
         )
 
     return build()
+
+
+def limits(max_value: float) -> st.SearchStrategy[Usd]:
+    """Spend limits: amounts above 0 up to ``max_value``."""
+    return usd(max_value).filter(lambda amount: amount > 0)
+
+
+def usd(max_value: float = 1_000.0) -> st.SearchStrategy[Usd]:
+    """Amounts of US dollars from 0 to ``max_value`` (finite)."""
+    return st.floats(0.0, max_value, allow_nan=False, allow_infinity=False).map(Usd)
+
+
+def usage_facts() -> st.SearchStrategy[UsageReported]:
+    """``UsageReported`` facts whose cost and cost source agree."""
+
+    def build(source: CostSource, cost: Usd) -> st.SearchStrategy[UsageReported]:
+        maybe = st.none() | st.from_type(Count)
+        return st.builds(
+            UsageReported,
+            role=st.sampled_from(Role),
+            agent=_agent_names(),
+            model=st.none() | st.text(max_size=20),
+            input_tokens=maybe,
+            output_tokens=maybe,
+            cache_read_tokens=maybe,
+            cache_write_tokens=maybe,
+            turns=maybe,
+            session_id=st.none() | st.text(max_size=20),
+            api_duration_ms=st.none() | st.from_type(DurationMs),
+            cost_usd=st.none() if source is CostSource.UNKNOWN else st.just(cost),
+            cost_source=st.just(source),
+            note=st.text(max_size=40),
+            at=instants(),
+        )
+
+    return st.tuples(st.sampled_from(CostSource), usd()).flatmap(lambda pair: build(*pair))
 
 
 def _agent_names() -> st.SearchStrategy[AgentName]:
@@ -194,6 +241,8 @@ def register_strategies() -> None:
     register(DurationMs, st.integers(0, MAX_COUNT).map(DurationMs))
     register(ExitCode, st.integers(-64, 255).map(ExitCode))
     register(Budget, budgets())
+    register(Usd, usd())
+    register(UsageReported, usage_facts())
     register(Json, json_values())
     register(LoopPolicy, loop_policies())
     register(

@@ -165,6 +165,15 @@ def open_store(workspace: Workspace, store: str | None = None) -> NamedStore:
     return open_store_at(store_location(workspace, store), synced=synced)
 
 
+def _store_files(workspace: Workspace, store: EventStore | None) -> tuple[Path, ...]:
+    """The SQLite file the run's events go to, when it is a file (never to be committed)."""
+    located = getattr(store, "path", None)
+    if isinstance(located, Path):
+        return (located,)
+    path = store_path(store_location(workspace))
+    return () if path is None else (path if path.is_absolute() else workspace.layout.root / path,)
+
+
 def drive(
     workspace: Workspace,
     *,
@@ -191,6 +200,7 @@ def drive(
         prompt=prompt,
         run_id=run_id,
         schemas=workspace.schemas,
+        own_files=_store_files(workspace, store),
     )
     interruption = Interruption() if interruption is None else interruption
     workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)

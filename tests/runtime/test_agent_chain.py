@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pipeline.events import (
     BackoffWaited,
+    CostSource,
     ErrorKind,
     InvocationFailed,
     InvocationStarted,
@@ -15,6 +16,7 @@ from pipeline.events import (
     PlanProduced,
     PromptFileProtected,
     TimeoutKind,
+    UsageReported,
 )
 from pipeline.state import Phase, TerminationReason
 from tests.runtime.workspace import (
@@ -50,7 +52,12 @@ def test_an_agent_that_exits_1_twice_is_retried_and_then_succeeds(tmp_path: Path
     result = run_here(root)
     assert result.state.phase is Phase.COMPLETE
     events = events_of(root, result)
-    planner = [e for e in events if getattr(e, "role", None) is not None][:8]
+    # The planner's facts; its usage facts are counted apart (one per invocation that ran).
+    with_role = [e for e in events if getattr(e, "role", None) is not None]
+    planner = [e for e in with_role if not isinstance(e, UsageReported)][:8]
+    usage = [e for e in with_role[:11] if isinstance(e, UsageReported)]
+    assert [u.cost_source for u in usage] == [CostSource.UNKNOWN] * 3
+    assert "no output_format" in usage[0].note
     failures = [e for e in planner if isinstance(e, InvocationFailed)]
     assert [(f.error, f.retriable) for f in failures] == [(ErrorKind.NON_ZERO_EXIT, True)] * 2
     assert "crash two" in failures[1].message

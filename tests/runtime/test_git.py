@@ -18,7 +18,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.runtime import EFFECT_TRAILER, GitHandler, ensure_excluded
 from pipeline.handlers.simulated import fake_clock
-from tests.runtime.workspace import make_workspace
+from tests.runtime.workspace import make_workspace, scripted
 
 
 def git(root: Path, *args: str) -> str:
@@ -88,7 +88,8 @@ def test_a_commit_git_refuses_is_a_workspace_error(tmp_path: Path) -> None:
     assert len(facts) == 1
     assert isinstance(facts[0], WorkspaceIoError)
     assert facts[0].kind is WorkspaceErrorKind.GIT
-    assert "git add --all failed" in facts[0].message
+    assert "git add --all" in facts[0].message
+    assert "failed" in facts[0].message
     assert "index.lock" in facts[0].message
 
 
@@ -145,3 +146,57 @@ def test_a_configured_branch_is_created_and_the_run_commits_there(tmp_path: Path
     assert git(root, "rev-parse", "main") == main_before
     assert git(root, "show", "--name-only", "--format=", "ralph/work") == "f.txt"
     assert result.state.ledger.commits == 1
+
+
+OWN_FILES_SCRIPT = """
+[[development]]
+write."app.py" = "x = 2\\n"
+write.".aider.chat.history.md" = "# aider chat"
+write."ralph.toml.bak" = "a copy the agent made"
+write.".agent/out/status" = "completed\\ndone"
+
+[[default]]
+write.".agent/out/plan.md" = "1. do it"
+write.".agent/out/status" = "completed\\ndone"
+write.".agent/out/issues.md" = ""
+write.".agent/out/commit-message" = "Do it"
+"""
+
+
+def test_a_run_commits_the_agents_work_and_never_ralphs_files_or_its_store(
+    tmp_path: Path,
+) -> None:
+    """ralph.toml and PROMPT.md left untracked (as ``ralph init`` leaves them), a store given
+    by path inside the repository, and an agent's own history file: the run's commit holds
+    the agent's work only, and every one of those files is still there, untracked."""
+    import sys
+
+    root = make_workspace(
+        tmp_path / "repo", scripts={"s.toml": OWN_FILES_SCRIPT}, agents={"main": scripted("s.toml")}
+    )
+    git(root, "rm", "--quiet", "--cached", "ralph.toml", "PROMPT.md")
+    git(root, "commit", "--quiet", "-m", "untrack ralph's files")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "run",
+            "-C",
+            str(root),
+            "--plain",
+            "--store",
+            "mystore.db",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    committed = set(git(root, "log", "--name-only", "--format=", "HEAD~1..HEAD").split())
+    assert committed == {"app.py", "ralph.toml.bak"}
+    untracked = git(root, "status", "--porcelain", "--untracked-files=all")
+    for own in ("ralph.toml", "PROMPT.md", "mystore.db", ".aider.chat.history.md"):
+        assert f"?? {own}" in untracked.splitlines()

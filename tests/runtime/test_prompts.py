@@ -181,3 +181,38 @@ def test_agents_get_the_run_environment_with_ralph_on_path(tmp_path: Path) -> No
     )
     assert env["RALPH_RUN_ID"] == result.run_id
     assert len(events_of(root, result)) == result.state.sequence
+
+
+PUBLISH_AND_FINISH = FINISH_EVERYTHING.replace(
+    "[[default]]", '[[development]]\nemit = [["build.done", "ok"]]'
+)
+
+
+def test_working_prompts_tell_the_agent_how_to_publish_and_what_is_still_missing(
+    tmp_path: Path,
+) -> None:
+    """Every working prompt names ``"$RALPH_BIN" emit``, the hat's topics and the completion
+    promise with the required events not yet published (so a second development prompt no
+    longer lists what the first published); a commit message's prompt says none of it."""
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": PUBLISH_AND_FINISH + FINISH_EVERYTHING},
+        agents={"main": scripted("s.toml")},
+        extra=(
+            '[loop]\nrequired_events = ["build.done", "review.clean"]\nenforce_hat_scope = true\n'
+            '[hats.developer]\npublishes = ["build.*"]\n'
+        ),
+    )
+    run_here(root)
+    prompts = root / ".agent" / "prompts"
+    development = (prompts / "development.md").read_text()
+    assert '"$RALPH_BIN" emit TOPIC' in development
+    assert "Your hat publishes: `build.*`. ralph ignores any other topic." in development
+    assert "publish `LOOP_COMPLETE`" in development
+    assert "`review.clean`" in development
+    assert "ask a person" in development
+    planning = (prompts / "planning.md").read_text()
+    assert "`build.done`, `review.clean`" in planning
+    review = (prompts / "review.md").read_text()
+    assert "only once these topics have been published: `review.clean`." in review
+    assert "RALPH_BIN" not in (prompts / "commit_message.md").read_text()

@@ -30,6 +30,9 @@ RUN = RunId("20260301-120000-v1demo")
 FIXTURE_V2 = FIXTURES / "schema-v2-run.jsonl"
 FIXTURE_V3 = FIXTURES / "schema-v3-run.jsonl"
 RUN_V3 = RunId("20261120-090000-v3demo")
+FIXTURE_V4 = FIXTURES / "schema-v4-run.jsonl"
+RUN_V4 = RunId("20261123-193846-716483")
+"""The demo recorded by the schema-4 release (before usage facts and spend limits)."""
 """A simulated run recorded by the schema-2 release (topics as strings, before the reader)."""
 RUN_V2 = RunId("20261101-090000-v2demo")
 
@@ -112,8 +115,9 @@ def test_a_frozen_schema_2_log_replays_with_its_topics(tmp_path: Path) -> None:
 
 def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     """Version 2 changed PlanProduced, version 3 TopicPublished and RunCompleted, version 4
-    RunStarted."""
-    assert SCHEMA_VERSION == 4
+    RunStarted; version 5 only added (a fact, and budget fields whose absence means no limit),
+    so it needs no upcaster."""
+    assert SCHEMA_VERSION == 5
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS
     assert ("lifecycle.run_completed", 2) in UPCASTERS
@@ -122,8 +126,8 @@ def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
 
 def test_an_event_from_a_newer_release_is_refused_clearly() -> None:
     """A version above ours names both versions instead of guessing."""
-    with pytest.raises(WireFormatError, match="schema version 5, by a newer release"):
-        upcast({"type": "misc.context_cleaned", "at": "2026-01-01T00:00:00+00:00"}, 5)
+    with pytest.raises(WireFormatError, match="schema version 6, by a newer release"):
+        upcast({"type": "misc.context_cleaned", "at": "2026-01-01T00:00:00+00:00"}, 6)
 
 
 def test_events_unchanged_since_version_1_pass_through() -> None:
@@ -156,3 +160,23 @@ def test_a_frozen_schema_3_log_replays_with_loop_control_off(tmp_path: Path) -> 
     assert state.progress.iteration == 3
     assert state.ledger.anomalies == 0
     assert not state.intake.completion_claimed
+
+
+def test_a_frozen_schema_4_log_replays_with_no_spend_limit(tmp_path: Path) -> None:
+    """The checked-in v4 demo (recorded before usage facts) reads with every spend limit
+    absent, and folds to the end the v4 release printed: completed, 85 events, no spend."""
+    path = tmp_path / "pipeline.db"
+    _old_store(path, FIXTURE_V4, RUN_V4)
+    with SqliteEventStore(path) as store:
+        events = list(store.read(RUN_V4))
+    started = events[0]
+    assert isinstance(started, RunStarted)
+    assert not started.budget.limits_spend
+    assert started.budget.max_cost_usd is None
+    assert started.budget.role_max_cost_usd == ()
+    state = fold(events)
+    assert len(events) == 85
+    assert state.phase is Phase.COMPLETE
+    assert state.termination is TerminationReason.COMPLETED
+    assert state.ledger.anomalies == 0
+    assert state.ledger.spend.total.invocations == 0

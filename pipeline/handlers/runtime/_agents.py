@@ -9,6 +9,7 @@ back or give up is the reducer's decision, never this handler's.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -18,9 +19,11 @@ from pathlib import Path
 from attrs import frozen
 from returns.result import Failure, Success
 
-from pipeline.config import AgentConfig, HatsConfig, PromptVia
+from pipeline.config import AgentConfig, HatsConfig, Price, PromptVia
 from pipeline.effects import InvokeAgent
 from pipeline.events import (
+    CostSource,
+    Count,
     Digest,
     DurationMs,
     ErrorKind,
@@ -34,8 +37,13 @@ from pipeline.events import (
     PipelineEvent,
     PromptKind,
     ResponseSubmitted,
+    UsageReported,
+    Usd,
 )
+from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
+from pipeline.handlers.agents.usage import UsageFigures, read_usage
+from pipeline.handlers.runtime._failures import configuration_error, strip_ansi
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._reports import read_report
 
@@ -69,8 +77,13 @@ def _tail(path: Path) -> bytes:
 
 
 def _last_line(tail: bytes) -> str:
+    """The last line of output, colour codes removed, at most 300 characters."""
     lines = [line for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[-1].strip()[:300] if lines else "no output"
+
+
+def _no_price(_model: str | None) -> Price | None:
+    return None
 
 
 @frozen
@@ -86,6 +99,8 @@ class AgentInvoker:
     """The run's environment for agents (``RALPH_*`` and ``PATH`` already set)."""
     clock: Callable[[], Instant]
     grace_s: float = 5.0
+    price_for: Callable[[str | None], Price | None] = _no_price
+    """The configured price of a model (``[prices]``), for agents that report only tokens."""
 
     def __call__(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
         """Run the agent ``effect`` names and report what happened."""
@@ -148,10 +163,48 @@ class AgentInvoker:
             group_file=self.layout.agent_group,
         )
         result = run_process(spec)
-        return (started, *self._outcome(effect, result, log))
+        if result.exit_code is None and result.timed_out is None:
+            return (started, *self._outcome(effect, result, log))  # it never ran: no usage
+        usage, reached_model = self._usage(effect, config, model, log)
+        return (started, usage, *self._outcome(effect, result, log, reached_model))
+
+    def _usage(
+        self, effect: InvokeAgent, config: AgentConfig, model: str | None, log: Path
+    ) -> tuple[UsageReported, bool]:
+        """What the invocation used, read from its log by its output format's parser, and
+        whether it reached its model (as far as the output tells: an agent whose format
+        reports usage but reported none did not)."""
+        output_format = config.usage_format()
+        figures = read_usage(output_format, log)
+        reported_model = figures.model or model
+        price = self.price_for(reported_model)
+        cost, source, note = _cost(figures, price, output_format, reported_model)
+        if output_format is not None and not figures.reported_anything:
+            note = f"the {output_format} output reported no usage" + (f"; {note}" if note else "")
+        fact = UsageReported(
+            effect.role,
+            effect.agent,
+            reported_model,
+            _count(figures.input_tokens),
+            _count(figures.output_tokens),
+            _count(figures.cache_read_tokens),
+            _count(figures.cache_write_tokens),
+            _count(figures.turns),
+            figures.session_id,
+            None if figures.api_duration_ms is None else DurationMs(figures.api_duration_ms),
+            cost,
+            source,
+            note,
+            self.clock(),
+        )
+        return fact, output_format is None or figures.reported_anything
 
     def _outcome(
-        self, effect: InvokeAgent, result: ProcessResult, log: Path
+        self,
+        effect: InvokeAgent,
+        result: ProcessResult,
+        log: Path,
+        reached_model: bool = True,
     ) -> tuple[PipelineEvent, ...]:
         now = self.clock
         role, name = effect.role, effect.agent
@@ -166,15 +219,26 @@ class AgentInvoker:
             message = result.start_error or "the agent could not be started"
             return (InvocationFailed(role, name, kind, message, False, now()),)
         if result.exit_code != 0:
-            tail = _tail(log)
+            tail = strip_ansi(_tail(log))
+            where = self.layout.relative(log)
+            refused = configuration_error(tail)
+            if refused is not None:
+                message = f"exit status {result.exit_code}: {refused} (see {where})"
+                kind = ErrorKind.CONFIGURATION
+                return (InvocationFailed(role, name, kind, message, False, now()),)
             if is_rate_limited(tail):
                 kind = ErrorKind.RATE_LIMITED
             elif result.exit_code < 0:
                 kind = ErrorKind.KILLED
             else:
                 kind = ErrorKind.NON_ZERO_EXIT
-            message = f"exit status {result.exit_code}: {_last_line(tail)}"
-            return (InvocationFailed(role, name, kind, message, True, now()),)
+            message = f"exit status {result.exit_code}: {_last_line(tail)} (see {where})"
+            # An agent whose output format reports usage but that reported none never reached
+            # its model: what stopped it will stop it again.
+            retriable = kind is not ErrorKind.NON_ZERO_EXIT or reached_model
+            if not retriable:
+                message += "; it failed before any model request"
+            return (InvocationFailed(role, name, kind, message, retriable, now()),)
         succeeded = InvocationSucceeded(
             role,
             name,
@@ -192,8 +256,39 @@ class AgentInvoker:
             case Success(facts):
                 return (succeeded, *facts)
             case Failure(why):
+                why = f"{why} (its output: {self.layout.relative(log)})"
                 return (InvocationFailed(role, name, ErrorKind.OUTPUT_REJECTED, why, True, now()),)
         raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
+
+
+def _count(value: int | None) -> Count | None:
+    """A figure an agent printed, as a count (a negative or absurd one is not kept)."""
+    return Count(value) if value is not None and 0 <= value <= MAX_COUNT else None
+
+
+def _cost(
+    figures: UsageFigures, price: Price | None, output_format: str | None, model: str | None
+) -> tuple[Usd | None, CostSource, str]:
+    """The invocation's cost, where it comes from, and a note when it is unknown."""
+    reported = figures.cost_usd
+    if reported is not None and math.isfinite(reported) and 0 <= reported <= 1e9:
+        return Usd(reported), CostSource.REPORTED, ""
+    tokens = (figures.input_tokens, figures.output_tokens)
+    if price is not None and all(t is not None for t in tokens):
+        cost = price.cost(
+            figures.input_tokens or 0,
+            figures.output_tokens or 0,
+            figures.cache_read_tokens or 0,
+            figures.cache_write_tokens or 0,
+        )
+        return Usd(cost), CostSource.ESTIMATED, ""
+    if output_format is None:
+        return None, CostSource.UNKNOWN, "no output_format: ralph cannot read this agent's usage"
+    if model is None:
+        return None, CostSource.UNKNOWN, "no cost reported and the model is unknown"
+    if price is None:
+        return None, CostSource.UNKNOWN, f'no cost reported and no [prices."{model}"] entry'
+    return None, CostSource.UNKNOWN, "no cost reported and no token counts to price"
 
 
 MAX_RESPONSE_BYTES = 1_048_576

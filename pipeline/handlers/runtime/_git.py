@@ -35,6 +35,10 @@ EFFECT_TRAILER = "Ralph-Effect"
 
 _TIMEOUT_S = 600
 
+_AGENT_DROPPINGS = (":(exclude,glob).aider*",)
+"""Files agent CLIs leave in the work tree about themselves (aider's chat and input history,
+its tags cache): never the agent's work."""
+
 
 class GitError(Exception):
     """A git command failed; the message holds the command and what git said."""
@@ -98,9 +102,13 @@ class GitHandler:
 
     root: Path
     clock: Callable[[], Instant]
+    keep_out: tuple[str, ...] = ()
+    """Paths (relative to ``root``) never staged: ralph's own files (its config, the user's
+    prompt, a store kept inside the repository) whatever the agent did to them."""
 
     def commit(self, effect: CreateCommit) -> tuple[PipelineEvent, ...]:
-        """Commit every change in the working tree (skip when there is none)."""
+        """Commit every change in the working tree but ralph's own files (skip when there is
+        none)."""
         try:
             return self._commit(effect)
         except GitError as error:
@@ -114,12 +122,32 @@ class GitHandler:
             ).stdout.strip()
             if found:
                 return (CommitCreated(found, self._branch(), self.clock()),)
-        _git(self.root, "add", "--all")
+        excluded = [f":(exclude,literal){path}" for path in self._not_ignored(self.keep_out)]
+        _git(self.root, "add", "--all", "--", ".", *excluded, *_AGENT_DROPPINGS)
         if _git(self.root, "diff", "--cached", "--quiet", check=False).returncode == 0:
             return (CommitSkipped("nothing changed", self.clock()),)
         _git(self.root, "commit", "--quiet", "--no-verify", "-m", effect.message, "-m", trailer)
         sha = _git(self.root, "rev-parse", "HEAD").stdout.strip()
         return (CommitCreated(sha, self._branch(), self.clock()),)
+
+    def _not_ignored(self, paths: tuple[str, ...]) -> list[str]:
+        """``paths`` but those git ignores anyway (naming an ignored path makes ``add`` fail)."""
+        if not paths:
+            return []
+        try:
+            done = subprocess.run(
+                ["git", "check-ignore", "--stdin", "-z"],
+                cwd=self.root,
+                input="\0".join(paths) + "\0",
+                capture_output=True,
+                text=True,
+                timeout=_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise GitError(f"git check-ignore: {error}") from error
+        ignored = set(done.stdout.split("\0"))
+        return [path for path in paths if path not in ignored]
 
     def _branch(self) -> str:
         return _git(self.root, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip()

@@ -16,6 +16,7 @@ from string import Template
 import orjson
 
 from pipeline.config import HatConfig
+from pipeline.effects import Publishing
 from pipeline.events import Hat, Json, PromptKind
 from pipeline.state import MalformedLineNote, Notice, ResponseCheck
 
@@ -25,6 +26,7 @@ __all__ = [
     "render_hat",
     "render_notices",
     "render_prompt",
+    "render_publishing",
     "render_response_request",
     "template_text",
 ]
@@ -81,6 +83,51 @@ def render_hat(hat: Hat, config: HatConfig, enforce_scope: bool) -> str:
     if not parts:
         return ""
     return f"\n## Your hat: {hat.name}\n\n" + "\n\n".join(parts) + "\n"
+
+
+def render_publishing(publishing: Publishing | None) -> str:
+    """The section telling the agent how to publish topics, which ones, and how to finish
+    ("" when the prompt does not ask for topics)."""
+    if publishing is None:
+        return ""
+    lines = [
+        "Tell ralph what happened by publishing a topic from your shell, one command each:",
+        "",
+        "```sh",
+        "\"$RALPH_BIN\" emit TOPIC 'PAYLOAD'",
+        "```",
+        "",
+        "`$RALPH_BIN` is the ralph program of this run: use it as written (a bare `ralph` may "
+        "not be on your shell's PATH). The payload is text, or JSON with `--json`.",
+    ]
+    if publishing.publishes:
+        patterns = ", ".join(f"`{p}`" for p in publishing.publishes)
+        rule = (
+            "ralph ignores any other topic."
+            if publishing.enforced
+            else "These are the topics ralph expects of you."
+        )
+        lines += ["", f"Your hat publishes: {patterns}. {rule}"]
+    promise = publishing.completion_promise
+    if promise is not None:
+        finish = (
+            f"When the whole task is done and checked, publish `{promise}`."
+            if not publishing.required_missing
+            else (
+                f"When the whole task is done and checked, publish `{promise}`; ralph accepts "
+                "it only once these topics have been published: "
+                + ", ".join(f"`{t}`" for t in publishing.required_missing)
+                + "."
+            )
+        )
+        lines += ["", finish]
+    if publishing.human_topic is not None:
+        lines += [
+            "",
+            f"To ask a person and wait for the answer, publish `{publishing.human_topic}` with "
+            "your question as the payload; the answer comes in your next prompt.",
+        ]
+    return "\n## Publishing topics\n\n" + "\n".join(lines) + "\n"
 
 
 def render_notices(notices: Sequence[Notice]) -> str:

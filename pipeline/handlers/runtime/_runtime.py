@@ -103,6 +103,7 @@ from pipeline.handlers.runtime._prompts import (
     render_hat,
     render_notices,
     render_prompt,
+    render_publishing,
     render_response_request,
 )
 from pipeline.handlers.runtime._reports import read_report
@@ -158,6 +159,9 @@ def _digest(data: bytes) -> Digest:
     return Digest(hashlib.sha256(data).hexdigest())
 
 
+_SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
 @define
 class Runtime:
     """An :class:`~pipeline.handlers.EffectHandler` for every effect, in a real workspace.
@@ -183,6 +187,9 @@ class Runtime:
     schemas: Mapping[Role, Json] | None = None
     """The hats' response schemas as already loaded and checked (see
     :func:`load_response_schemas`); None: loaded (and checked) when the runtime is made."""
+    own_files: tuple[Path, ...] = ()
+    """Files of ralph's that may lie in the work tree and are never committed (a SQLite store
+    named by path; its ``-wal``, ``-shm`` and ``-journal`` files are kept out too)."""
 
     def __attrs_post_init__(self) -> None:
         if self.schemas is None:
@@ -270,11 +277,27 @@ class Runtime:
                 agent_environment(self.layout, run_id, self.environment),
                 self.clock,
                 self.grace_s,
+                self.config.price_for,
             )
         return self._agents
 
     def _git(self) -> GitHandler:
-        return GitHandler(self.layout.root, self.clock)
+        return GitHandler(self.layout.root, self.clock, self._keep_out())
+
+    def _keep_out(self) -> tuple[str, ...]:
+        """ralph's own files inside the repository, which no commit may take: its config, the
+        prompt file, and a store given as a path in the work tree (with SQLite's side files)."""
+        root = self.layout.root.resolve()
+        paths = [self.layout.config, root / self.config.prompt_file]
+        for store in self.own_files:
+            paths += [store, *(store.with_name(store.name + s) for s in _SQLITE_SIDE_FILES)]
+        kept: list[str] = []
+        for path in paths:
+            try:
+                kept.append(path.resolve().relative_to(root).as_posix())
+            except ValueError:
+                continue  # outside the repository: no commit can take it anyway
+        return tuple(dict.fromkeys(kept))
 
     def _spent(self) -> tuple[PipelineEvent, ...]:
         """``BudgetExceeded`` when the runtime budget is spent (checked as each phase or
@@ -374,6 +397,7 @@ class Runtime:
         return (
             render_prompt(effect.kind, values)
             + render_hat(hat.hat(effect.role), hat, self.config.loop.enforce_hat_scope)
+            + render_publishing(effect.publishing)
             + ("" if schema is None else render_response_request(schema, out_dir))
             + render_notices(effect.notices)
             + render_feedback(effect.feedback, effect.feedback_omitted)

@@ -65,7 +65,9 @@ class ModelServer:
         self._exchanges: list[Exchange] = []
         self._http = ThreadingHTTPServer(("127.0.0.1", port), _handler_class(self))
         self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
 
     @property
@@ -105,14 +107,18 @@ class ModelServer:
         with self._lock:
             self._exchanges.append(exchange)
 
-    def _route(self, method: str, path: str, body: Any) -> tuple[Answer, float]:
-        """The answer to one request and the delay before each of its chunks."""
+    def _route(self, method: str, target: str, body: Any) -> tuple[Answer, float]:
+        """The answer to one request and the delay before each of its chunks.
+
+        ``target`` is the request's path with its query; adapters choose by the path alone
+        and read the whole target (Gemini's ``?alt=sse`` chooses how to stream)."""
+        path = target.partition("?")[0]
         if method == "GET" and path.rstrip("/").endswith("/models"):
             self._record(Exchange(method, path, body, None, None, 200))
             return json_answer(200, {"object": "list", "data": [_MODEL_ENTRY]}), 0.0
         for adapter in self.adapters:
             if adapter.handles(method, path):
-                request = adapter.read(path, body if isinstance(body, Mapping) else {})
+                request = adapter.read(target, body if isinstance(body, Mapping) else {})
                 reply = self.script(request)
                 answer = adapter.answer(request, reply)
                 self._record(Exchange(method, path, body, request, reply, answer.status))
@@ -145,9 +151,8 @@ def _handler_class(server: ModelServer) -> type[BaseHTTPRequestHandler]:
             self._serve("POST", body)
 
         def _serve(self, method: str, body: Any) -> None:
-            path = self.path.partition("?")[0]
             try:
-                answer, delay = server._route(method, path, body)
+                answer, delay = server._route(method, self.path, body)
             except Exception as error:  # a script bug must reach the test, not hang the client
                 answer = json_answer(500, {"error": {"message": f"script failed: {error!r}"}})
                 delay = 0.0

@@ -51,7 +51,8 @@ class Adapter(Protocol):
         ...
 
     def read(self, path: str, body: Mapping[str, Any]) -> ModelRequest:
-        """The request's content, independent of the API."""
+        """The request's content, independent of the API; ``path`` keeps its query string
+        (``?alt=sse``), which some APIs read."""
         ...
 
     def answer(self, request: ModelRequest, reply: ModelReply) -> Answer:

@@ -1,0 +1,85 @@
+"""The run's usage ledger and its spend limits (pure).
+
+Every ``UsageReported`` fact adds to the run's :class:`Spend`: in all, for its role, its agent
+and its model. The limits (``Budget.max_cost_usd``, ``max_tokens``, ``role_max_cost_usd`` and
+the breaker ``max_cost_without_progress_usd``) are checked at the boundaries where a new agent
+invocation would begin (a new task, a retry or a fallback), never in the middle of one: a
+spent budget ends the run there as ``max_cost``, the figures in ``last_error``. Only known
+costs count towards a cost limit; an invocation of unknown cost is counted apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TypeVar
+
+from pipeline.events import Budget, UsageReported
+from pipeline.reducers._build import advance
+from pipeline.state import PipelineState, Spend, SpendLine
+from pipeline.state.changes import ledger_with
+
+__all__ = ["fold_usage", "mark_progress", "spent_budget"]
+
+K = TypeVar("K")
+
+
+def _plus(line: SpendLine, event: UsageReported) -> SpendLine:
+    return SpendLine(
+        line.invocations + 1,
+        line.cost_usd + (event.cost_usd or 0.0),
+        line.unknown_cost + (event.cost_usd is None),
+        line.input_tokens + (event.input_tokens or 0),
+        line.output_tokens + (event.output_tokens or 0),
+        line.cache_read_tokens + (event.cache_read_tokens or 0),
+        line.cache_write_tokens + (event.cache_write_tokens or 0),
+    )
+
+
+def _add(lines: Mapping[K, SpendLine], key: K, event: UsageReported) -> Mapping[K, SpendLine]:
+    return {**lines, key: _plus(lines.get(key, _NONE), event)}
+
+
+_NONE = SpendLine()
+
+
+def fold_usage(state: PipelineState, event: UsageReported) -> PipelineState:
+    """``state`` with ``event``'s usage added to the ledger (money spent always counts)."""
+    spend = state.ledger.spend
+    added = Spend(
+        _plus(spend.total, event),
+        _add(spend.by_role, event.role, event),
+        _add(spend.by_agent, event.agent, event),
+        _add(spend.by_model, event.model or "", event),
+        spend.cost_at_progress,
+    )
+    return advance(state, ledger=ledger_with(state.ledger, spend=added))
+
+
+def mark_progress(spend: Spend) -> Spend:
+    """``spend`` as of a commit with changes: the breaker counts from here."""
+    if spend.cost_at_progress == spend.total.cost_usd:
+        return spend
+    return Spend(spend.total, spend.by_role, spend.by_agent, spend.by_model, spend.total.cost_usd)
+
+
+def spent_budget(budget: Budget, spend: Spend) -> str | None:
+    """Which spend limit is reached, with the figures; None while every one has room left."""
+    if not budget.limits_spend:
+        return None
+    total = spend.total
+    if budget.max_cost_usd is not None and total.cost_usd >= budget.max_cost_usd:
+        return f"spent ${total.cost_usd:.4f} of max_cost_usd = ${budget.max_cost_usd:.4f}"
+    if budget.max_tokens is not None and total.tokens >= budget.max_tokens:
+        return f"used {total.tokens} tokens of max_tokens = {budget.max_tokens}"
+    for role, limit in budget.role_max_cost_usd:
+        used = spend.by_role.get(role, _NONE).cost_usd
+        if used >= limit:
+            return f"the {role.value} spent ${used:.4f} of its max_cost_usd = ${limit:.4f}"
+    breaker = budget.max_cost_without_progress_usd
+    if breaker is not None and total.cost_usd - spend.cost_at_progress >= breaker:
+        since = total.cost_usd - spend.cost_at_progress
+        return (
+            f"spent ${since:.4f} since the last commit with changes, "
+            f"max_cost_without_progress_usd = ${breaker:.4f}"
+        )
+    return None
