@@ -117,8 +117,8 @@ def test_aider_fixes_the_failing_repository(
     assert (root / "app.py").read_text() == FIXED_APP
     assert FIXED_APP in git(root, "show", "HEAD:app.py")
     # nothing of aider's own (.aider.chat.history.md, .aider.tags.cache.v4, a .gitignore)
-    # reaches a commit; ralph's own files are ralph's business
-    tracked = set(git(root, "ls-files").split()) - {"PROMPT.md", "ralph.toml"}
+    # nor ralph's reaches a commit
+    tracked = set(git(root, "ls-files").split())
     assert tracked == {"app.py", "test_app.py"}, tracked
     assert not [p for p in os.listdir(root) if p.startswith(".aider")]
     events = stored_events(root)
@@ -133,6 +133,18 @@ def test_aider_fixes_the_failing_repository(
         assert (figures.model, figures.turns) == (MODEL, 1)
         assert (figures.input_tokens, figures.output_tokens) == (1500, 80)
         assert figures.cost_usd == pytest.approx(1500 * 0.000002 + 80 * 0.00001, rel=0.02)
+    # one usage fact per invocation, the cost as aider reported it
+    facts = [e for e in events if e["type"] == "agent.usage_reported"]
+    assert sorted(str(f["role"]) for f in facts) == [
+        "committer",
+        "developer",
+        "planner",
+        "reviewer",
+    ]
+    for fact in facts:
+        assert (fact["model"], fact["input_tokens"], fact["output_tokens"]) == (MODEL, 1500, 80)
+        assert (fact["turns"], fact["cost_source"]) == (1, "reported")
+        assert fact["cost_usd"] == pytest.approx(0.0038)
     print(f"aider run took {elapsed:.1f}s, {len(exchanges)} requests")
 
 

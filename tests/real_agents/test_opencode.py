@@ -87,6 +87,30 @@ def opencode_env(home: Path, url: str, program: Path) -> dict[str, str]:
     }
 
 
+AGENT_TOML = f"""[agents.main]
+preset = "opencode"
+model = "ralph/{MODEL}"
+
+[prices."ralph/{MODEL}"]
+input_usd_per_mtok = 2.0
+output_usd_per_mtok = 10.0
+cache_read_usd_per_mtok = 0.5
+"""
+"""The opencode agent, its model named (through the preset's ``--model``), and its prices:
+opencode reports no cost for a model it has no price for, so ralph estimates it."""
+
+_USAGE_KEYS = (
+    "agent",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "turns",
+    "cost_source",
+)
+
+
 def with_usage(script: Script, usage: Usage) -> Script:
     """``script`` with every reply reporting ``usage``, so that the totals are known."""
 
@@ -110,7 +134,7 @@ def test_opencode_fixes_the_failing_repository(
     playbooks = fixing_pipeline("app.py", FIXED_APP)
     with ModelServer(with_usage(by_kind(playbooks), usage)) as server:
         env = opencode_env(tmp_path / "home", server.url, program)
-        root = failing_repo(tmp_path / "repo", '[agents.main]\npreset = "opencode"\n')
+        root = failing_repo(tmp_path / "repo", AGENT_TOML)
         started = time.monotonic()
         done = run_ralph(root, env, "run")
         elapsed = time.monotonic() - started
@@ -118,8 +142,8 @@ def test_opencode_fixes_the_failing_repository(
     assert done.returncode == 0, done.stdout + done.stderr
     assert (root / "app.py").read_text() == FIXED_APP
     assert FIXED_APP in git(root, "show", "HEAD:app.py")
-    # nothing of opencode's own reaches a commit (ralph's own files are ralph's business)
-    tracked = set(git(root, "ls-files").split()) - {"PROMPT.md", "ralph.toml"}
+    # nothing of opencode's own (nor ralph's) reaches a commit
+    tracked = set(git(root, "ls-files").split())
     assert tracked == {"app.py", "test_app.py"}, tracked
     events = stored_events(root)
     topics = _by_type(events, "agent.topic_published")
@@ -139,6 +163,32 @@ def test_opencode_fixes_the_failing_repository(
             300 * f.turns,
         )
         assert f.cost_usd is None, "opencode's 0 for an unpriced model is not a cost"
+    # one usage fact per invocation: the server's figures, the cost estimated from [prices]
+    # (opencode's own 0 says nothing), the session opencode named
+    facts = _by_type(events, "agent.usage_reported")
+    assert sorted(str(f["role"]) for f in facts) == [
+        "committer",
+        "developer",
+        "planner",
+        "reviewer",
+    ]
+    by_session = {f.session_id: f for f in figures}
+    assert sorted(str(f["session_id"]) for f in facts) == sorted(map(str, by_session))
+    for fact in facts:
+        turns = by_session[str(fact["session_id"])].turns or 0
+        assert {k: fact[k] for k in _USAGE_KEYS} == {
+            "agent": "main",
+            "model": f"ralph/{MODEL}",
+            "input_tokens": 1200 * turns,
+            "output_tokens": 80 * turns,
+            "cache_read_tokens": 300 * turns,
+            "cache_write_tokens": 0,
+            "turns": turns,
+            "cost_source": "estimated",
+        }
+        cost = fact["cost_usd"]
+        assert isinstance(cost, float)
+        assert cost == pytest.approx(turns * (1200 * 2 + 80 * 10 + 300 * 0.5) / 1e6)
     print(f"opencode run took {elapsed:.1f}s, {len(exchanges)} requests")
 
 
