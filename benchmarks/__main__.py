@@ -18,6 +18,7 @@ from typing import Any
 
 from benchmarks.durable import run_durable_benchmarks
 from benchmarks.fold import run_fold_benchmark
+from benchmarks.invocation import run_invocation_benchmark
 from benchmarks.peers import run_peer_benchmark
 from benchmarks.reader import run_reader_benchmark
 from benchmarks.scaleout import run_scaleout_benchmark
@@ -171,6 +172,9 @@ def render(results: dict[str, Any]) -> str:
     scaleout = results.get("scaleout")
     if scaleout is not None:
         lines += _render_scaleout(scaleout)
+    invocation = results.get("invocation")
+    if invocation is not None:
+        lines += _render_invocation(invocation)
     notes = HERE / "NOTES.md"
     if notes.exists():
         lines += [notes.read_text().rstrip(), ""]
@@ -197,6 +201,28 @@ def _render_serialization(s: dict[str, Any]) -> list[str]:
         "",
     ]
     return lines
+
+
+def _render_invocation(s: dict[str, Any]) -> list[str]:
+    """The engine's time per agent invocation next to the bare spawn of the agent."""
+    verdict = "yes" if s["goal_met"] else "no"
+    return [
+        "## The engine's time per agent invocation",
+        "",
+        f"Whole pipelines with a no-op agent (`sh` writing every role's report), {s['runs']}",
+        f"runs of {s['invocations_per_run']} invocations, in a real git workspace with a SQLite",
+        "store syncing to disk; the engine's time is the run's wall time less the agents'",
+        "process time, per invocation (medians).",
+        "",
+        "| measure | ms |",
+        "| --- | ---: |",
+        f"| the engine, per invocation (all but the agent) | {s['engine_ms_per_invocation']} |",
+        f"| the agent process, per invocation | {s['agent_process_ms_per_invocation']} |",
+        f"| spawning the agent command alone | {s['bare_spawn_ms']} |",
+        "",
+        f"The engine costs {s['ratio']}x a bare spawn; goal under 2x: {verdict}.",
+        "",
+    ]
 
 
 def _render_scaleout(s: dict[str, Any]) -> list[str]:
@@ -258,7 +284,7 @@ def _render_peers(peers: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
-SECTIONS = ("fold", "durable", "reader", "peers", "serialization", "scaleout")
+SECTIONS = ("fold", "durable", "reader", "peers", "serialization", "scaleout", "invocation")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -314,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
         results["serialization"] = run_serialization_benchmark(
             min(events, 10_000 if args.quick else 100_000), 3 if args.quick else 5
         )
+    if "invocation" in chosen:
+        print("invocation: the engine's time per agent invocation", flush=True)
+        results["invocation"] = run_invocation_benchmark(args.quick)
     if "scaleout" in chosen:
         print("scale-out: PostgreSQL appends, and 1, 2 and 4 workers", flush=True)
         results["scaleout"] = run_scaleout_benchmark(args.quick, args.store)

@@ -59,6 +59,11 @@ def test_a_small_benchmark_run_writes_results(tmp_path: Path) -> None:
     assert all(row["pipelines_per_second"] > 0 for row in scaleout["workers"].values())
     assert all(rate > 0 for rate in scaleout["append_events_per_second"].values())
     assert "## Scale-out on PostgreSQL" in (tmp_path / "RESULTS.md").read_text()
+    invocation = data["invocation"]
+    assert invocation["invocations_per_run"] >= 4
+    assert invocation["engine_ms_per_invocation"] > 0
+    assert invocation["bare_spawn_ms"] > 0
+    assert "## The engine's time per agent invocation" in (tmp_path / "RESULTS.md").read_text()
 
 
 def _benchmarks(*args: str) -> subprocess.CompletedProcess[str]:

@@ -94,7 +94,7 @@ def test_a_failed_invocation_marks_its_span_as_an_error_with_the_facts_fields(
     invocations = [span for span in spans if span.name == "ralph invoke_agent"]
     failed, retried = invocations[0], invocations[1]
     assert failed.status.status_code is StatusCode.ERROR
-    assert failed.status.description == "agent.invocation_failed: exit status 1"
+    assert failed.status.description == "agent.invocation_failed: exit status 1 (attempt 1)"
     assert failed.attributes is not None
     assert failed.attributes["ralph.effect.role"] == "planner"
     assert failed.attributes["ralph.effect.agent"] == "claude"

@@ -1,0 +1,101 @@
+"""The engine's own time per agent invocation, next to the bare spawn of the agent's process.
+
+A user waits for the agent; what ralph adds around each invocation (rendering the prompt,
+committing the facts, reading the events file and the report, git, checkpoints) should cost
+less than starting one more process. A no-op agent (``sh`` writing every role's report)
+runs whole pipelines in a real git workspace, in this process with the real runtime and a
+SQLite store syncing to disk. The engine's time is the run's wall time less the time the agent
+processes ran (as the process runner measured them), per invocation; the floor is the median
+wall time of spawning the same agent command alone. Goal: under 2x the spawn.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pipeline.events import InvocationStarted, InvocationSucceeded
+from pipeline.handlers.store import SqliteEventStore
+
+_REPORTS = (
+    "mkdir -p .agent/out && cd .agent/out && printf '1. do it\\n' > plan.md && "
+    "printf 'completed\\ndone\\n' > status && : > issues.md && printf 'Do it\\n' > commit-message"
+)
+AGENT = ("sh", "-c", _REPORTS)
+"""The no-op agent: writes every role's report and exits."""
+
+
+def _workspace(root: Path, iterations: int) -> Path:
+    root.mkdir(parents=True)
+    for args in (
+        ["init", "--quiet", "--initial-branch", "main"],
+        ["config", "user.name", "bench"],
+        ["config", "user.email", "bench@example.invalid"],
+        ["config", "commit.gpgsign", "false"],
+    ):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    (root / "PROMPT.md").write_text("Do it.\n")
+    (root / "ralph.toml").write_text(
+        f"[budgets]\nmax_iterations = {iterations}\nmax_review_passes = 1\n\n"
+        f'[loop]\ncompletion_promise = ""\n\n'
+        f'[agents.noop]\ncommand = {json.dumps(list(AGENT))}\n\n[chains]\ndefault = ["noop"]\n'
+    )
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "--quiet", "-m", "start"], cwd=root, check=True)
+    return root
+
+
+def _one_run(root: Path) -> tuple[float, float, int]:
+    """Wall seconds of a whole run, seconds inside agent processes, invocations."""
+    from pipeline.workspace import drive, open_workspace, resolve_prompt
+
+    workspace = open_workspace(root)
+    started = time.perf_counter()
+    run = drive(workspace, prompt=resolve_prompt(workspace, None, None), run_id=None)
+    wall = time.perf_counter() - started
+    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+        events = list(store.read(run.run_id))
+    agent_ms = sum(e.duration_ms for e in events if isinstance(e, InvocationSucceeded))
+    invocations = sum(isinstance(e, InvocationStarted) for e in events)
+    return wall, agent_ms / 1000, invocations
+
+
+def _spawn_seconds(cwd: Path, times: int) -> float:
+    """The median wall time of running the agent command alone."""
+    samples = []
+    for _ in range(times):
+        started = time.perf_counter()
+        subprocess.run(AGENT, cwd=cwd, check=True)
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def run_invocation_benchmark(quick: bool) -> dict[str, Any]:
+    """Measure and return the figures (milliseconds per invocation)."""
+    runs = 2 if quick else 5
+    iterations = 2 if quick else 6
+    engine, agent, counts = [], [], []
+    with tempfile.TemporaryDirectory(prefix="ralph-bench-invocation-") as tmp:
+        base = Path(tmp)
+        spawn = _spawn_seconds(base, 20 if quick else 100)
+        for index in range(runs):
+            wall, inside, invocations = _one_run(_workspace(base / f"w{index}", iterations))
+            engine.append((wall - inside) / invocations)
+            agent.append(inside / invocations)
+            counts.append(invocations)
+    engine_ms = statistics.median(engine) * 1000
+    spawn_ms = spawn * 1000
+    return {
+        "runs": runs,
+        "invocations_per_run": statistics.median(counts),
+        "engine_ms_per_invocation": round(engine_ms, 2),
+        "agent_process_ms_per_invocation": round(statistics.median(agent) * 1000, 2),
+        "bare_spawn_ms": round(spawn_ms, 2),
+        "ratio": round(engine_ms / spawn_ms, 2),
+        "goal_met": engine_ms < 2 * spawn_ms,
+    }
