@@ -15,10 +15,14 @@ rendered prompt file. The invocations follow each tool's documented non-interact
   approval so that no confirmation blocks the run; ``--skip-trust`` because in a folder the
   person never trusted it refuses to run headless (exit 55) and would downgrade ``yolo``;
   ``stream-json`` output, whose ``result`` line reports the tokens used.
-- OpenCode: ``opencode run`` with the prompt file attached (prompts can exceed what one
-  argument may hold).
+- OpenCode: ``opencode run --format json`` (JSON events), the prompt on stdin, which opencode
+  appends to the message as it is (an attached file would reach the model as a Read tool
+  result with line numbers); a fixed ``--title`` spares a model request per invocation.
 - Aider: ``--message-file`` with the prompt file, answering yes to every question, without
-  streaming or its own commits (ralph commits).
+  git (with git it refuses to write ralph's ignored report files and would add ``.aider*``
+  to ``.gitignore``), without streaming, colours, history files, update checks, analytics or
+  URL fetching, in the ``whole`` edit format. It cannot run commands, so it cannot publish
+  topics (see docs/architecture/agents/aider.md).
 """
 
 from __future__ import annotations
@@ -106,24 +110,42 @@ PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
             (
                 "opencode",
                 "run",
-                "--file",
-                "{prompt_file}",
-                "Carry out the instructions in the attached file.",
+                "--format",
+                "json",
+                "--title",
+                "ralph",
+                "Carry out the instructions below.",
             ),
-            PromptVia.FILE,
+            PromptVia.STDIN,
             "--model",
+            "opencode-json",
         ),
         "aider": AgentPreset(
             (
                 "aider",
+                "--no-git",
+                "--edit-format",
+                "whole",
                 "--yes-always",
                 "--no-stream",
-                "--no-auto-commits",
+                "--no-pretty",
+                "--no-fancy-input",
+                "--chat-history-file",
+                "/dev/null",
+                "--input-history-file",
+                "/dev/null",
+                "--no-check-update",
+                "--no-show-release-notes",
+                "--no-show-model-warnings",
+                "--no-analytics",
+                "--no-detect-urls",
+                "--no-suggest-shell-commands",
                 "--message-file",
                 "{prompt_file}",
             ),
             PromptVia.FILE,
             "--model",
+            "aider",
         ),
     }
 )

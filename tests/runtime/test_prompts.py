@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -145,7 +146,8 @@ def test_a_prompt_too_long_for_an_argument_is_refused_clearly(tmp_path: Path) ->
 
 def test_agents_get_the_run_environment_with_ralph_on_path(tmp_path: Path) -> None:
     """RALPH_EVENTS_FILE (this run's file, under .ralph/), RALPH_WORKSPACE_ROOT, RALPH_BIN
-    (an executable ralph, whose folder leads PATH) and the task's coordinates."""
+    (an executable ralph, whose folder leads PATH), PWD the workspace (whatever this
+    process's PWD: OpenCode takes its project folder from it) and the task's coordinates."""
     import json
 
     from tests.runtime.workspace import events_of
@@ -153,7 +155,8 @@ def test_agents_get_the_run_environment_with_ralph_on_path(tmp_path: Path) -> No
     record = (
         "import json, os, pathlib; out = pathlib.Path('.agent/out'); "
         "out.mkdir(parents=True, exist_ok=True); "
-        "keep = {k: v for k, v in os.environ.items() if k.startswith('RALPH_') or k == 'PATH'}; "
+        "keep = {k: v for k, v in os.environ.items() if k.startswith('RALPH_') or k in "
+        "('PATH', 'PWD')}; "
         "kind = os.environ['RALPH_PROMPT_KIND']; "
         "pathlib.Path('.agent/env-' + kind).write_text(json.dumps(keep)); "
         "[pathlib.Path(out, n).write_text(t) for n, t in [('plan.md', 'p'), "
@@ -166,6 +169,8 @@ def test_agents_get_the_run_environment_with_ralph_on_path(tmp_path: Path) -> No
     assert events_file == root.resolve() / ".ralph" / f"events-{result.run_id}.jsonl"
     assert events_file.exists()
     assert Path(env["RALPH_WORKSPACE_ROOT"]) == root.resolve()
+    assert Path(env["PWD"]).resolve() == root.resolve()
+    assert Path(os.environ.get("PWD", "/")).resolve() != root.resolve()
     ralph_bin = Path(env["RALPH_BIN"])
     assert ralph_bin.name == "ralph"
     assert env["PATH"].split(":")[0] == str(ralph_bin.parent)

@@ -138,11 +138,14 @@ def agent_environment(
     layout: WorkspaceLayout, run_id: str, base: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """The environment every agent of run ``run_id`` gets: ``base`` (default: this process's)
-    plus the ``RALPH_*`` variables, with ``ralph`` on ``PATH``."""
+    plus the ``RALPH_*`` variables, with ``ralph`` on ``PATH`` and ``PWD`` the workspace."""
     env = dict(os.environ if base is None else base)
     ralph = ralph_executable()
     path = env.get("PATH", "")
     env.update(
+        # agents run in the workspace; a PWD inherited from ``ralph -C DIR`` names another
+        # folder, and some CLIs (OpenCode) take their project folder from PWD
+        PWD=str(layout.root),
         RALPH_RUN_ID=run_id,
         RALPH_EVENTS_FILE=str(layout.events_file(run_id)),
         RALPH_WORKSPACE_ROOT=str(layout.root),
