@@ -1,28 +1,21 @@
 """Built-in agent presets: the usual headless invocation of each common agent CLI (pure data).
 
-A preset is data, not code: the program and its arguments, how the prompt reaches it, and the
-flag that names a model. ``{prompt_file}`` in an argument is replaced by the path of the
-rendered prompt file. The invocations follow each tool's documented non-interactive mode:
+A preset is data, not code: the program and its arguments, how the prompt reaches it, the
+flag that names a model, and the output format its usage is read from. ``{prompt_file}`` in an
+argument is replaced by the path of the rendered prompt file. Each is tested end to end with
+the real CLI at its pinned version (``pipeline.testing.agent_clis``); the reasons for every
+flag are in ``docs/architecture/agents/<name>.md``:
 
-- Claude Code: print mode (``-p``) reading the prompt on stdin, ``stream-json`` output (which
-  print mode only gives together with ``--verbose``), edits and commands allowed without asking
-  by naming the tools (``acceptEdits`` plus ``--allowedTools``), which also works as root,
-  where ``--dangerously-skip-permissions`` is refused unless ``IS_SANDBOX=1``.
-- Codex: ``codex exec --json`` (JSON lines, whose ``turn.completed`` reports usage) with ``-``
-  (the prompt on stdin) in the ``workspace-write`` sandbox: it edits the workspace and runs
-  commands there (``"$RALPH_BIN" emit`` writes the events file inside it) without asking.
-- Gemini CLI: headless, the prompt on stdin; ``-p`` adds an instruction after it; ``yolo``
-  approval so that no confirmation blocks the run; ``--skip-trust`` because in a folder the
-  person never trusted it refuses to run headless (exit 55) and would downgrade ``yolo``;
-  ``stream-json`` output, whose ``result`` line reports the tokens used.
-- OpenCode: ``opencode run --format json`` (JSON events), the prompt on stdin, which opencode
-  appends to the message as it is (an attached file would reach the model as a Read tool
-  result with line numbers); a fixed ``--title`` spares a model request per invocation.
-- Aider: ``--message-file`` with the prompt file, answering yes to every question, without
-  git (with git it refuses to write ralph's ignored report files and would add ``.aider*``
-  to ``.gitignore``), without streaming, colours, history files, update checks, analytics or
-  URL fetching, in the ``whole`` edit format. It cannot run commands, so it cannot publish
-  topics (see docs/architecture/agents/aider.md).
+- Claude Code: print mode (``-p``) reading the prompt on stdin, ``stream-json`` output (with
+  ``--verbose``), edits accepted and the tools it needs allowed by name, which works as root
+  (bypass mode refuses root outside a sandbox).
+- Codex: ``codex exec --json`` with ``-`` (the prompt on stdin) in the ``workspace-write``
+  sandbox.
+- Gemini CLI: headless, the prompt on stdin and ``-p`` after it, ``--skip-trust`` (a fresh
+  folder is not trusted, and yolo would be downgraded there), ``stream-json`` output.
+- OpenCode: ``opencode run --format json`` with the message first and the prompt on stdin.
+- Aider: without git (it would refuse to write ralph's ignored reports), whole-file edits, no
+  history files, update checks or analytics; it cannot run commands, so it cannot publish.
 """
 
 from __future__ import annotations
