@@ -27,7 +27,7 @@ def git(root: Path, *args: str) -> str:
     return done.stdout
 
 
-def failing_repo(root: Path, agent_toml: str) -> Path:
+def failing_repo(root: Path, agent_toml: str, budgets: str = "") -> Path:
     """A git repository at ``root`` with a failing test and ``ralph.toml`` holding
     ``agent_toml`` (the ``[agents.NAME]`` tables) with every role's chain ``["main"]``.
 
@@ -54,7 +54,7 @@ def failing_repo(root: Path, agent_toml: str) -> Path:
     (root / "ralph.toml").write_text(
         f'validate = ["{PYTHON}", "-m", "unittest", "-q"]\n\n'
         "[budgets]\nmax_iterations = 2\nmax_review_passes = 1\nmax_retries_per_agent = 1\n"
-        "backoff_base_ms = 10\nbackoff_cap_ms = 20\n\n"
+        f"backoff_base_ms = 10\nbackoff_cap_ms = 20\n{budgets}\n\n"
         f'{agent_toml}\n\n[chains]\ndefault = ["main"]\n'
     )
     return root
