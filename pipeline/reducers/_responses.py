@@ -42,7 +42,7 @@ def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineSt
     judged = ledger_with(ledger, response=check, last_error=why)
     # The invocation's output was this response: the next turn is a new attempt's.
     a = agent
-    cursor = AgentCursor(a.chain_position, a.retries, a.attempt, False, False, None)
+    cursor = AgentCursor(a.chain_position, a.retries, a.attempt, False, False, None, a.last_failure)
     if failures <= run.loop.max_formatting_retries:
         # A correction turn: its own prompt, then the same agent again (an invocation like
         # any other: not once a spend limit is reached).

@@ -6,6 +6,9 @@ moved on (through :func:`~pipeline.reducers._build.advance`).
 
 from __future__ import annotations
 
+import re
+from typing import Final
+
 from attrs import evolve
 
 from pipeline.events import CheckpointTrigger, Role
@@ -41,6 +44,10 @@ __all__ = [
 
 
 _FRESH = AgentCursor()
+
+LOG_NAMED: Final = re.compile(r" \(see [^()]*\)")
+"""The log file a failure message names (`` (see .ralph/...)``), which differs per attempt."""
+_LOG_NAMED = LOG_NAMED
 
 
 def new_task(agent: AgentCursor) -> AgentCursor:
@@ -263,6 +270,8 @@ def agent_failed(
             False,
             False,
             ceiling if ceiling > 0 else None,
+            # The message without the log it names: every attempt writes its own log.
+            _LOG_NAMED.sub("", message),
         )
         return advance(state, agent=cursor, ledger=ledger)
     position = agent.chain_position + 1

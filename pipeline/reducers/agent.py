@@ -6,7 +6,6 @@ constructor calls instead of ``attrs.evolve``.
 
 from __future__ import annotations
 
-import re
 from typing import assert_never
 
 from attrs import evolve
@@ -33,7 +32,7 @@ from pipeline.reducers._build import advance, anomaly, restamp, with_agent, with
 from pipeline.reducers._responses import judge_response
 from pipeline.reducers._spend import fold_usage
 from pipeline.reducers._topics import judge_topic, notify, seen_with
-from pipeline.reducers._transitions import agent_failed, finalize
+from pipeline.reducers._transitions import LOG_NAMED, agent_failed, finalize
 from pipeline.state import (
     FEEDBACK_EXCERPT_CHARS,
     MAX_FEEDBACK_LINES,
@@ -48,13 +47,11 @@ from pipeline.state.changes import intake_with
 
 __all__ = ["reduce_agent"]
 
-_LOG_NAMED = re.compile(r" \(see [^()]*\)")
 
-
-def _repeats(last_error: str | None, message: str) -> bool:
-    """Whether ``message`` says what ``last_error`` said, apart from the log file each names
+def _repeats(last_failure: str | None, message: str) -> bool:
+    """Whether ``message`` says what ``last_failure`` said, apart from the log file each names
     (every attempt writes its own)."""
-    return last_error is not None and _LOG_NAMED.sub("", last_error) == _LOG_NAMED.sub("", message)
+    return last_failure is not None and last_failure == LOG_NAMED.sub("", message)
 
 
 def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
@@ -68,14 +65,16 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             if not _working(state, event.role):
                 return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
             a = state.agent
-            cursor = AgentCursor(a.chain_position, a.retries, a.attempt, False, True, None)
+            cursor = AgentCursor(
+                a.chain_position, a.retries, a.attempt, False, True, None, a.last_failure
+            )
             return with_agent(state, cursor)
         case InvocationFailed():
             if not _working(state, event.role):
                 return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
             message = f"{event.agent} failed ({event.error.value}): {event.message}"
             # The same failure twice in a row from the same agent will not go away by itself.
-            retriable = event.retriable and not _repeats(state.ledger.last_error, message)
+            retriable = event.retriable and not _repeats(state.agent.last_failure, message)
             return agent_failed(
                 state, retriable, message, configuration=event.error is ErrorKind.CONFIGURATION
             )
@@ -95,6 +94,7 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
                 a.in_flight,
                 a.awaiting_output,
                 None,
+                a.last_failure,
             )
             return with_agent(state, cursor)
         case OutputLineMalformed():
@@ -145,7 +145,9 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
 
 def _running(a: AgentCursor) -> AgentCursor:
     """The cursor once attempt ``a.attempt + 1`` is running (any pending backoff is over)."""
-    return AgentCursor(a.chain_position, a.retries, a.attempt + 1, True, False, None)
+    return AgentCursor(
+        a.chain_position, a.retries, a.attempt + 1, True, False, None, a.last_failure
+    )
 
 
 def _malformed_line(state: PipelineState, event: OutputLineMalformed) -> PipelineState:

@@ -111,6 +111,7 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
             False,
             agent.awaiting_output,
             agent.backoff_ceiling_ms,
+            agent.last_failure,
         )
         return advance(state, agent=cursor, ledger=resumed_ledger)
     resumed = progress_with(

@@ -118,6 +118,9 @@ class AgentCursor:
     in_flight: bool = False
     awaiting_output: bool = False
     backoff_ceiling_ms: int | None = None
+    last_failure: str | None = None
+    """How this agent's last attempt at this task failed (the same failure twice in a row is
+    not retried: it will not go away by itself)."""
 
 
 FEEDBACK_EXCERPT_CHARS: Final = 100
