@@ -54,7 +54,7 @@ from pipeline.serialization import (
     unstructure_event,
 )
 from pipeline.state import Phase, PipelineState
-from pipeline.views import timeline, topic_log
+from pipeline.views import cost_text, timeline, topic_log
 from pipeline.workspace import (
     RunSetupError,
     Workspace,
@@ -683,24 +683,45 @@ def _existing_store(location: str | Path) -> Iterator[NamedStore]:
 def runs(
     store: StoreArgument = str(DEFAULT_STORE_PATH),
 ) -> None:
-    """List the runs in an event store; on a PostgreSQL store, the queue's tickets too
-    (state, run, events, worker, claims, age, outcome)."""
+    """List the runs in an event store with their cost so far; on a PostgreSQL store, the
+    queue's tickets too (state, run, events, cost, worker, claims, age, outcome)."""
     with _existing_store(store) as opened:
         listed = opened.runs()
         tickets = _queue_tickets(opened)
+        costs: dict[str, str] = {s.run_id: _run_cost(opened, s.run_id) for s in listed}
     if tickets is None:
         table = Table(title=f"Runs in {opened.label}")
-        for column in ("run", "events", "started"):
+        for column in ("run", "events", "cost", "started"):
             table.add_column(column)
         for summary in listed:
-            table.add_row(summary.run_id, str(summary.events), summary.started_at)
+            table.add_row(
+                summary.run_id, str(summary.events), costs[summary.run_id], summary.started_at
+            )
     else:
         table = Table(title=f"Runs in {opened.label}")
-        for column in ("ticket", "state", "run", "events", "worker", "claims", "age", "outcome"):
+        for column in (
+            "ticket",
+            "state",
+            "run",
+            "events",
+            "cost",
+            "worker",
+            "claims",
+            "age",
+            "outcome",
+        ):
             table.add_column(column)
-        for row in queue_rows(tickets, listed):
+        for row in queue_rows(tickets, listed, costs):
             table.add_row(*row)
     out.print(table)
+
+
+def _run_cost(store: NamedStore, run_id: RunId) -> str:
+    """The known cost of ``run_id`` so far, from its newest checkpoint and the events after
+    it (``-`` when no invocation reported usage; unknown costs named, never $0)."""
+    state, _checkpoint = load_state(store, run_id, _warn)
+    total = state.ledger.spend.total
+    return cost_text(total) if total.invocations else "-"
 
 
 def _queue_tickets(store: NamedStore) -> list[Ticket] | None:
