@@ -56,13 +56,17 @@ from pipeline.serialization import (
 from pipeline.state import Phase, PipelineState
 from pipeline.views import cost_text, timeline, topic_log
 from pipeline.workspace import (
+    Check,
     RunSetupError,
+    Status,
     Workspace,
+    diagnose,
     drive,
     open_store,
     open_workspace,
     resolve_prompt,
     store_location,
+    would_fail,
 )
 
 if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
@@ -576,6 +580,51 @@ def status(
     out.print(state_table(state, title=f"Run {run_id}"))
     if state.phase is Phase.INTERRUPTED:
         out.print(f"Resume it: ralph resume {run_id}")
+
+
+_STATUS_STYLE = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
+
+
+@app.command()
+def doctor(
+    workspace: WorkspaceOption = Path(),
+    store: StoreOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+) -> None:
+    """Check what a run in the workspace needs: git, ralph.toml, the prompt, .ralph/, the
+    store, and each agent CLI (on PATH, --version, known pitfalls). Exit 1 when a run would
+    fail."""
+    if not workspace.is_dir():
+        raise _fail(f"{workspace} is not a directory")
+    checks = diagnose(workspace, os.environ, store=store, is_root=os.geteuid() == 0)
+    failing = would_fail(checks)
+    if as_json:
+        document = {
+            "ok": not failing,
+            "workspace": str(workspace.resolve()),
+            "checks": [_check_json(check) for check in checks],
+        }
+        sys.stdout.write(orjson.dumps(document).decode() + "\n")
+    else:
+        table = Table(title=f"ralph doctor: {workspace.resolve()}")
+        for column in ("check", "status", "found", "fix"):
+            table.add_column(column, overflow="fold")  # a path or fix is never cut short
+        for check in checks:
+            status = f"[{_STATUS_STYLE[check.status]}]{check.status.value}[/]"
+            table.add_row(escape(check.name), status, escape(check.detail), escape(check.fix))
+        out.print(table)
+        verdict = "a run would fail: fix the FAIL rows" if failing else "ready to run"
+        out.print(verdict, markup=False)
+    raise typer.Exit(1 if failing else 0)
+
+
+def _check_json(check: Check) -> dict[str, str]:
+    return {
+        "name": check.name,
+        "status": check.status.value,
+        "detail": check.detail,
+        "fix": check.fix,
+    }
 
 
 @app.command()
