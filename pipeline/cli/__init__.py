@@ -54,15 +54,19 @@ from pipeline.serialization import (
     unstructure_event,
 )
 from pipeline.state import Phase, PipelineState
-from pipeline.views import timeline, topic_log
+from pipeline.views import cost_text, timeline, topic_log
 from pipeline.workspace import (
+    Check,
     RunSetupError,
+    Status,
     Workspace,
+    diagnose,
     drive,
     open_store,
     open_workspace,
     resolve_prompt,
     store_location,
+    would_fail,
 )
 
 if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
@@ -578,6 +582,51 @@ def status(
         out.print(f"Resume it: ralph resume {run_id}")
 
 
+_STATUS_STYLE = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
+
+
+@app.command()
+def doctor(
+    workspace: WorkspaceOption = Path(),
+    store: StoreOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+) -> None:
+    """Check what a run in the workspace needs: git, ralph.toml, the prompt, .ralph/, the
+    store, and each agent CLI (on PATH, --version, known pitfalls). Exit 1 when a run would
+    fail."""
+    if not workspace.is_dir():
+        raise _fail(f"{workspace} is not a directory")
+    checks = diagnose(workspace, os.environ, store=store, is_root=os.geteuid() == 0)
+    failing = would_fail(checks)
+    if as_json:
+        document = {
+            "ok": not failing,
+            "workspace": str(workspace.resolve()),
+            "checks": [_check_json(check) for check in checks],
+        }
+        sys.stdout.write(orjson.dumps(document).decode() + "\n")
+    else:
+        table = Table(title=f"ralph doctor: {workspace.resolve()}")
+        for column in ("check", "status", "found", "fix"):
+            table.add_column(column, overflow="fold")  # a path or fix is never cut short
+        for check in checks:
+            status = f"[{_STATUS_STYLE[check.status]}]{check.status.value}[/]"
+            table.add_row(escape(check.name), status, escape(check.detail), escape(check.fix))
+        out.print(table)
+        verdict = "a run would fail: fix the FAIL rows" if failing else "ready to run"
+        out.print(verdict, markup=False)
+    raise typer.Exit(1 if failing else 0)
+
+
+def _check_json(check: Check) -> dict[str, str]:
+    return {
+        "name": check.name,
+        "status": check.status.value,
+        "detail": check.detail,
+        "fix": check.fix,
+    }
+
+
 @app.command()
 def topics(
     source: SourceArgument = None, run: RunOption = None, output: FormatOption = LogFormat.TABLE
@@ -683,24 +732,45 @@ def _existing_store(location: str | Path) -> Iterator[NamedStore]:
 def runs(
     store: StoreArgument = str(DEFAULT_STORE_PATH),
 ) -> None:
-    """List the runs in an event store; on a PostgreSQL store, the queue's tickets too
-    (state, run, events, worker, claims, age, outcome)."""
+    """List the runs in an event store with their cost so far; on a PostgreSQL store, the
+    queue's tickets too (state, run, events, cost, worker, claims, age, outcome)."""
     with _existing_store(store) as opened:
         listed = opened.runs()
         tickets = _queue_tickets(opened)
+        costs: dict[str, str] = {s.run_id: _run_cost(opened, s.run_id) for s in listed}
     if tickets is None:
         table = Table(title=f"Runs in {opened.label}")
-        for column in ("run", "events", "started"):
+        for column in ("run", "events", "cost", "started"):
             table.add_column(column)
         for summary in listed:
-            table.add_row(summary.run_id, str(summary.events), summary.started_at)
+            table.add_row(
+                summary.run_id, str(summary.events), costs[summary.run_id], summary.started_at
+            )
     else:
         table = Table(title=f"Runs in {opened.label}")
-        for column in ("ticket", "state", "run", "events", "worker", "claims", "age", "outcome"):
+        for column in (
+            "ticket",
+            "state",
+            "run",
+            "events",
+            "cost",
+            "worker",
+            "claims",
+            "age",
+            "outcome",
+        ):
             table.add_column(column)
-        for row in queue_rows(tickets, listed):
+        for row in queue_rows(tickets, listed, costs):
             table.add_row(*row)
     out.print(table)
+
+
+def _run_cost(store: NamedStore, run_id: RunId) -> str:
+    """The known cost of ``run_id`` so far, from its newest checkpoint and the events after
+    it (``-`` when no invocation reported usage; unknown costs named, never $0)."""
+    state, _checkpoint = load_state(store, run_id, _warn)
+    total = state.ledger.spend.total
+    return cost_text(total) if total.invocations else "-"
 
 
 def _queue_tickets(store: NamedStore) -> list[Ticket] | None:

@@ -4,8 +4,9 @@ Four ways, chosen by :func:`choose_display`:
 
 - **live** (stdout is a terminal): every fact as a line, under them a panel that stays in
   place and shows the phase, iteration i/N, review pass, the hat and agent at work, the time
-  since the run began (ticking while an agent works), agent failures, fallbacks and retries,
-  and the last topics the agents published;
+  since the run began (ticking while an agent works), the cost so far and the tokens (from the
+  run's ledger; unknown costs named as such, never $0), agent failures, fallbacks and
+  retries, and the last topics the agents published;
 - **plain** (not a terminal, or ``--plain``): the same lines, no panel, no control sequences;
 - **quiet** (``--quiet``): nothing until the summary;
 - **json** (``--json-logs``): one JSON object per fact (sequence, phase, the event as stored),
@@ -28,7 +29,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from pipeline.cli._render import active_agent, describe_event
+from pipeline.cli._render import active_agent, describe_event, spent
 from pipeline.events import InvocationStarted, PipelineEvent, TopicPublished
 from pipeline.serialization import unstructure_event
 from pipeline.state import PipelineState
@@ -102,6 +103,8 @@ class LiveView:
         grid.add_row("phase", f"{progress.phase.value} ({progress.step.value})")
         grid.add_row("iteration", f"{iteration}    review pass {review}")
         grid.add_row("at work", active_agent(state) or "-")
+        total = state.ledger.spend.total
+        grid.add_row("spent", f"{spent(total)}, {total.tokens:,} tokens")
         grid.add_row(
             "trouble",
             f"{state.ledger.agent_failures} agent failures, {self.fallbacks} fallbacks, "

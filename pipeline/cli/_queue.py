@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -53,9 +53,12 @@ def age(since: datetime, now: datetime | None = None) -> str:
     return f"{seconds}s"
 
 
-def queue_rows(tickets: Sequence[Ticket], runs: Sequence[RunSummary]) -> list[list[str]]:
-    """One row per ticket (ticket, state, run, events, worker, claims, age, outcome), then the
-    store's runs that no ticket started (run with ``ralph run --store``)."""
+def queue_rows(
+    tickets: Sequence[Ticket], runs: Sequence[RunSummary], costs: Mapping[str, str]
+) -> list[list[str]]:
+    """One row per ticket (ticket, state, run, events, cost, worker, claims, age, outcome),
+    then the store's runs that no ticket started (run with ``ralph run --store``); ``costs``
+    gives each run's cost as shown."""
     events: dict[str, int] = {run.run_id: run.events for run in runs}
     rows = []
     for ticket in tickets:
@@ -65,6 +68,7 @@ def queue_rows(tickets: Sequence[Ticket], runs: Sequence[RunSummary]) -> list[li
                 ticket.state,
                 ticket.run_id or "-",
                 str(events.get(ticket.run_id, 0)) if ticket.run_id else "-",
+                costs.get(ticket.run_id, "-") if ticket.run_id else "-",
                 ticket.worker or "-",
                 str(ticket.claims),
                 age(ticket.submitted_at),
@@ -75,5 +79,8 @@ def queue_rows(tickets: Sequence[Ticket], runs: Sequence[RunSummary]) -> list[li
     for run in runs:
         if run.run_id not in queued:
             started = datetime.fromisoformat(run.started_at)
-            rows.append(["-", "direct", run.run_id, str(run.events), "-", "-", age(started), ""])
+            cost = costs.get(run.run_id, "-")
+            rows.append(
+                ["-", "direct", run.run_id, str(run.events), cost, "-", "-", age(started), ""]
+            )
     return rows

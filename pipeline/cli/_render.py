@@ -10,9 +10,10 @@ import attrs
 from rich.table import Table
 
 from pipeline.events import WIRE_TAGS, Json, PipelineEvent
-from pipeline.state import PipelineState
+from pipeline.state import PipelineState, SpendLine
+from pipeline.views import cost_text, models_text, tokens_text
 
-__all__ = ["active_agent", "describe_event", "state_rows", "state_table"]
+__all__ = ["active_agent", "describe_event", "spent", "state_rows", "state_table"]
 
 _MAX_VALUE = 60
 
@@ -64,11 +65,25 @@ def active_agent(state: PipelineState) -> str | None:
     return text
 
 
+def spent(line: SpendLine) -> str:
+    """The known cost of ``line`` and how many invocations it covers: ``$0.42 + 3 of unknown
+    cost (7 invocations)``, ``unknown (2 invocations)``, or that none reported usage."""
+    if line.invocations == 0:
+        return "no usage reported"
+    plural = "s" if line.invocations != 1 else ""
+    return f"{cost_text(line)} ({line.invocations} invocation{plural})"
+
+
+def _by(lines: dict[str, SpendLine]) -> str:
+    return ", ".join(f"{name} {cost_text(line)}" for name, line in lines.items()) or "-"
+
+
 def state_rows(state: PipelineState) -> list[tuple[str, str]]:
     """The state's headline figures as (what, value) pairs, for tables in any format."""
     run, progress, ledger = state.run, state.progress, state.ledger
     budget = run.budget if run else None
     question = ledger.pending_question
+    spend = ledger.spend
     return [
         ("run", run.run_id if run else "(not started)"),
         ("phase", progress.phase.value),
@@ -89,6 +104,13 @@ def state_rows(state: PipelineState) -> list[tuple[str, str]]:
         ("events folded", str(state.sequence)),
         ("agent failures", str(ledger.agent_failures)),
         ("commits", str(ledger.commits)),
+        ("cost", spent(spend.total)),
+        ("tokens", tokens_text(spend.total)),
+        ("cost by role", _by({role.value: line for role, line in spend.by_role.items()})),
+        (
+            "cost by model",
+            _by({models_text((model,)): line for model, line in spend.by_model.items()}),
+        ),
         ("checkpoints", str(state.checkpoints.count)),
         ("topics published", str(state.intake.topics_published)),
         ("malformed lines", str(state.intake.malformed_lines)),

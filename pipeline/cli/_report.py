@@ -4,20 +4,31 @@ strings in, strings out; the command writes the file).
 The HTML page fetches nothing: its style is inline and it needs no script. Each invocation is
 one ``div.bar`` placed on its phase's lane by start time and duration, coloured by outcome,
 marked when it was a retry or a fallback, and flagged when its agent wrote malformed lines or
-published outside its hat's scope.
+published outside its hat's scope; its tooltip gives the tokens and cost it reported. A small
+table gives the cost and tokens per role and per iteration (an unknown cost is named, never
+counted as $0).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from html import escape
 from typing import Final
 
 from pipeline.cli._render import state_rows
 from pipeline.state import Phase, PipelineState
-from pipeline.views import InvocationBar, Outcome, Timeline
+from pipeline.views import (
+    InvocationBar,
+    Outcome,
+    Timeline,
+    cost_text,
+    spend_line,
+    spend_summary,
+    usage_text,
+)
 
-__all__ = ["html_report", "markdown_report"]
+__all__ = ["html_report", "markdown_report", "spend_rows"]
 
 _MIN_WIDTH_PCT: Final = 0.6
 """A bar never narrower than this, so that an invocation of a millisecond still shows."""
@@ -93,9 +104,41 @@ def _title(bar: InvocationBar) -> str:
         f"{bar.phase.value}, iteration {bar.iteration}, review pass {bar.review_pass}",
         f"{bar.outcome.value}: {bar.detail}" if bar.detail else bar.outcome.value,
         f"duration {_seconds(bar.duration_s)}",
+        usage_text(bar.usage),
         *_marks(bar),
     ]
     return "\n".join(parts)
+
+
+def _tokens(bar: InvocationBar) -> str:
+    return "-" if bar.usage is None else f"{bar.usage.tokens:,}"
+
+
+def _cost(bar: InvocationBar) -> str:
+    """The cost ``bar`` reported: dollars, ``unknown``, or ``-`` when it reported no usage."""
+    return "-" if bar.usage is None else cost_text(spend_line((bar.usage,)))
+
+
+def _iteration(bar: InvocationBar) -> str:
+    return f"iteration {bar.iteration}" if bar.iteration else "before iteration 1"
+
+
+def spend_rows(timeline: Timeline) -> list[tuple[str, str, str, str]]:
+    """The cost table: (by what, which, cost, tokens) per role, per iteration, then the run's
+    total."""
+    rows: list[tuple[str, str, str, str]] = []
+    groups: tuple[tuple[str, Callable[[InvocationBar], str]], ...] = (
+        ("role", lambda bar: bar.role.value),
+        ("iteration", _iteration),
+    )
+    for what, key in groups:
+        keys = list(dict.fromkeys(key(bar) for bar in timeline.bars))
+        for name in keys:
+            line = spend_line(bar.usage for bar in timeline.bars if key(bar) == name)
+            rows.append((what, name, cost_text(line), f"{line.tokens:,}"))
+    total = timeline.final.ledger.spend.total
+    rows.append(("run", "total", cost_text(total), f"{total.tokens:,}"))
+    return rows
 
 
 def _position(at: datetime, start: datetime, total: float) -> float:
@@ -113,7 +156,8 @@ def _bar_html(bar: InvocationBar, left: float, width: float) -> str:
     return (
         f'<div class="{" ".join(classes)}" data-number="{bar.number}" '
         f'data-role="{bar.role.value}" data-agent="{escape(bar.agent)}" '
-        f'data-outcome="{bar.outcome.value}" style="left:{left:.3f}%;width:{width:.3f}%" '
+        f'data-outcome="{bar.outcome.value}" data-tokens="{_tokens(bar)}" '
+        f'data-cost="{escape(_cost(bar))}" style="left:{left:.3f}%;width:{width:.3f}%" '
         f'title="{escape(_title(bar))}">{bar.number} {escape(bar.agent)}</div>'
     )
 
@@ -188,6 +232,8 @@ def html_report(timeline: Timeline, title: str) -> str:
                 bar.attempt,
                 bar.outcome.value,
                 _seconds(bar.duration_s),
+                _tokens(bar),
+                _cost(bar),
                 bar.topics,
                 bar.malformed_lines,
                 bar.scope_violations,
@@ -207,6 +253,8 @@ def html_report(timeline: Timeline, title: str) -> str:
             "attempt",
             "outcome",
             "duration",
+            "tokens",
+            "cost",
             "topics",
             "malformed",
             "scope violations",
@@ -217,8 +265,13 @@ def html_report(timeline: Timeline, title: str) -> str:
         f"<tr><th>{escape(what)}</th><td>{escape(value)}</td></tr>"
         for what, value in state_rows(final)
     )
+    spend = "".join(
+        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>"
+        for row in spend_rows(timeline)
+    )
     summary = (
         f"{verdict} · {len(timeline.bars)} invocations · "
+        f"{spend_summary(final.ledger.spend.total)} · "
         f"{_seconds(total if start and end else None)}"
         + (f" · started {start.isoformat(timespec='seconds')}" if start else "")
     )
@@ -229,6 +282,8 @@ def html_report(timeline: Timeline, title: str) -> str:
         f'<div class="legend">{legend}</div>'
         f'<div class="timeline" id="timeline">{"".join(lanes)}</div>'
         f'<table class="invocations"><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>'
+        '<table class="spend"><thead><tr><th>by</th><th></th><th>cost</th><th>tokens</th>'
+        f"</tr></thead><tbody>{spend}</tbody></table>"
         f'<table class="state"><tbody>{state}</tbody></table>'
         "</body></html>\n"
     )
@@ -247,18 +302,21 @@ def markdown_report(timeline: Timeline, title: str) -> str:
         f"### {_cell(title)}",
         "",
         f"**{verdict}** after {len(timeline.bars)} agent invocations, "
-        f"{final.ledger.commits} commits, {final.ledger.agent_failures} agent failures.",
+        f"{final.ledger.commits} commits, {final.ledger.agent_failures} agent failures; "
+        f"spent {spend_summary(final.ledger.spend.total)}.",
         "",
-        "| # | phase | role | agent | attempt | outcome | duration | notes |",
-        "| ---: | --- | --- | --- | ---: | --- | ---: | --- |",
+        "| # | phase | role | agent | attempt | outcome | duration | tokens | cost | notes |",
+        "| ---: | --- | --- | --- | ---: | --- | ---: | ---: | ---: | --- |",
     ]
     for bar in timeline.bars:
         notes = "; ".join([*_marks(bar), bar.detail]).strip("; ")
         lines.append(
             f"| {bar.number} | {bar.phase.value} | {bar.role.value} | {_cell(bar.agent)} | "
             f"{bar.attempt} | {bar.outcome.value} | {_seconds(bar.duration_s)} | "
-            f"{_cell(notes)} |"
+            f"{_tokens(bar)} | {_cell(_cost(bar))} | {_cell(notes)} |"
         )
+    lines += ["", "| by | | cost | tokens |", "| --- | --- | ---: | ---: |"]
+    lines += [f"| {' | '.join(_cell(cell) for cell in row)} |" for row in spend_rows(timeline)]
     lines += ["", "| | |", "| --- | --- |"]
     lines += [f"| {_cell(what)} | {_cell(value)} |" for what, value in state_rows(final)]
     return "\n".join(lines) + "\n"

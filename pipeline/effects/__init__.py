@@ -26,7 +26,7 @@ from pipeline.events.values import (
     Role,
     Sequence,
 )
-from pipeline.state.model import MalformedLineNote, Notice, ResponseCheck
+from pipeline.state.model import MalformedLineNote, Notice, ResponseCheck, SpendLine
 from pipeline.state.termination import TerminationReason
 
 __all__ = [
@@ -198,12 +198,16 @@ class CreateCommit:
 
     ``may_exist``: this commit is asked for again right after a resume, so the process that
     died may have made it already; the handler must look for a commit carrying
-    ``effect_id`` before making another.
+    ``effect_id`` before making another. ``spent`` and ``models``: what the invocations since
+    the last commit used, and their models (``""``: unknown), for the commit's ``Ralph-Cost``
+    and ``Ralph-Model`` trailers.
     """
 
     effect_id: EffectId
     message: str
     may_exist: bool
+    spent: SpendLine
+    models: tuple[str, ...]
 
 
 @final

@@ -97,7 +97,10 @@ def next_effect(state: PipelineState) -> Effect:
             message = ledger.pending_commit_message or _default_message(state)
             # Right after a resume, the commit may be the one the dead process was making.
             just_resumed = ledger.last_resume_sequence == state.sequence
-            return CreateCommit(eid, message, just_resumed)
+            spend = ledger.spend
+            return CreateCommit(
+                eid, message, just_resumed, spend.since_commit, spend.models_since_commit
+            )
         case Step.REBASE:
             assert state.run is not None
             if state.run.rebase_onto is None:

@@ -45,21 +45,32 @@ _NONE = SpendLine()
 def fold_usage(state: PipelineState, event: UsageReported) -> PipelineState:
     """``state`` with ``event``'s usage added to the ledger (money spent always counts)."""
     spend = state.ledger.spend
+    model = event.model or ""
+    models = spend.models_since_commit
     added = Spend(
         _plus(spend.total, event),
         _add(spend.by_role, event.role, event),
         _add(spend.by_agent, event.agent, event),
-        _add(spend.by_model, event.model or "", event),
+        _add(spend.by_model, model, event),
         spend.cost_at_progress,
+        _plus(spend.since_commit, event),
+        models if model in models else (*models, model),
     )
     return advance(state, ledger=ledger_with(state.ledger, spend=added))
 
 
 def mark_progress(spend: Spend) -> Spend:
-    """``spend`` as of a commit with changes: the breaker counts from here."""
-    if spend.cost_at_progress == spend.total.cost_usd:
+    """``spend`` as of a commit with changes: the breaker and the next commit's trailers
+    count from here."""
+    if (
+        spend.cost_at_progress == spend.total.cost_usd
+        and spend.since_commit == _NONE
+        and not spend.models_since_commit
+    ):
         return spend
-    return Spend(spend.total, spend.by_role, spend.by_agent, spend.by_model, spend.total.cost_usd)
+    return Spend(
+        spend.total, spend.by_role, spend.by_agent, spend.by_model, spend.total.cost_usd, _NONE, ()
+    )
 
 
 def spent_budget(budget: Budget, spend: Spend) -> str | None:

@@ -289,6 +289,12 @@ class Spend:
     """Keyed by model name; ``""`` for invocations whose model is unknown."""
     cost_at_progress: float = 0.0
     """``total.cost_usd`` when the last commit with changes was made."""
+    since_commit: SpendLine = SpendLine()
+    """What the invocations since the last commit with changes used: the next commit's
+    ``Ralph-Cost`` trailer."""
+    models_since_commit: tuple[str, ...] = ()
+    """The models of those invocations, in the order first seen (``""``: unknown); the next
+    commit's ``Ralph-Model`` trailer."""
 
 
 @final

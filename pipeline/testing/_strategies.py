@@ -50,7 +50,7 @@ from pipeline.handlers.simulated import (
 from pipeline.orchestration import step_bound
 from pipeline.reducers import fold
 from pipeline.responses import AGENT_RESPONSE
-from pipeline.state import PipelineState
+from pipeline.state import PipelineState, SpendLine
 
 __all__ = [
     "HypothesisChooser",
@@ -65,6 +65,7 @@ __all__ = [
     "reachable_states",
     "register_strategies",
     "simulated_runs",
+    "spend_lines",
     "topic_patterns",
     "topics",
     "world_configs",
@@ -226,6 +227,22 @@ def loop_policies() -> st.SearchStrategy[LoopPolicy]:
     )
 
 
+def spend_lines() -> st.SearchStrategy[SpendLine]:
+    """What a set of invocations used, as the ledger folds it: counts, and a finite known
+    cost (a fold of validated ``Usd`` values is never infinite)."""
+    counts = st.integers(0, MAX_COUNT)
+    return st.builds(
+        SpendLine,
+        invocations=counts,
+        cost_usd=st.floats(0.0, 1e6, allow_nan=False, allow_infinity=False),
+        unknown_cost=counts,
+        input_tokens=counts,
+        output_tokens=counts,
+        cache_read_tokens=counts,
+        cache_write_tokens=counts,
+    )
+
+
 def register_strategies() -> None:
     """Register strategies for every bounded value type (idempotent)."""
     register = st.register_type_strategy
@@ -243,6 +260,7 @@ def register_strategies() -> None:
     register(Budget, budgets())
     register(Usd, usd())
     register(UsageReported, usage_facts())
+    register(SpendLine, spend_lines())
     register(Json, json_values())
     register(LoopPolicy, loop_policies())
     register(

@@ -1,6 +1,15 @@
 """Read-only views of a run computed from its event log (pure): what a user looks at."""
 
 from pipeline.views._responses import LoggedStatus, ResponseLogRow, response_log, response_row
+from pipeline.views._spend import (
+    cost_text,
+    dollars,
+    models_text,
+    spend_line,
+    spend_summary,
+    tokens_text,
+    usage_text,
+)
 from pipeline.views._timeline import InvocationBar, Outcome, PhaseSpan, Timeline, timeline
 from pipeline.views._topics import TopicEntry, topic_log
 
@@ -12,8 +21,15 @@ __all__ = [
     "ResponseLogRow",
     "Timeline",
     "TopicEntry",
+    "cost_text",
+    "dollars",
+    "models_text",
     "response_log",
     "response_row",
+    "spend_line",
+    "spend_summary",
     "timeline",
+    "tokens_text",
     "topic_log",
+    "usage_text",
 ]

@@ -3,8 +3,9 @@ published (pure). ``ralph report`` draws it; anything else may read it.
 
 The log is folded alongside, so each bar knows the phase, iteration and review pass it ran in,
 its place in the role's agent chain (a fallback when past the first agent) and its attempt (a
-retry after the first), and counts the topics, malformed lines and scope violations read from
-the agent's events file after it.
+retry after the first), carries the usage it reported (the ``UsageReported`` between its start
+and its outcome), and counts the topics, malformed lines and scope violations read from the
+agent's events file after it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pipeline.events import (
     RunInterrupted,
     RunResumed,
     TopicPublished,
+    UsageReported,
 )
 from pipeline.reducers import reduce
 from pipeline.state import Phase, PipelineState
@@ -75,6 +77,9 @@ class InvocationBar:
     topics: int = 0
     malformed_lines: int = 0
     scope_violations: int = 0
+    usage: UsageReported | None = None
+    """What it used and cost, as it reported; None when it reported nothing (it never ran,
+    or the log ends before its usage was read)."""
 
     @property
     def is_fallback(self) -> bool:
@@ -161,6 +166,8 @@ def timeline(events: Iterable[PipelineEvent]) -> Timeline:
         elif current is not None:
             # Topics are read after the agent exits: they stay with it until the next one.
             if current.ended_at is None:
+                if isinstance(event, UsageReported) and current.usage is None:
+                    current = attrs.evolve(current, usage=event)
                 current = _ended(current, event)
             current = _counted(current, event, before, state)
     if current is not None:

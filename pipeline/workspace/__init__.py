@@ -1,7 +1,9 @@
 """Running the pipeline in a workspace (a git repository with a ``ralph.toml``): checking it,
 choosing its store, and driving a run there with the real runtime. ``ralph run``, ``resume``,
-``demo`` and the queue's workers all start runs through here."""
+``demo`` and the queue's workers all start runs through here; ``ralph doctor`` checks one
+with :func:`diagnose`."""
 
+from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
 from pipeline.workspace._run import (
     RunSetupError,
     Workspace,
@@ -13,11 +15,15 @@ from pipeline.workspace._run import (
 )
 
 __all__ = [
+    "Check",
     "RunSetupError",
+    "Status",
     "Workspace",
+    "diagnose",
     "drive",
     "open_store",
     "open_workspace",
     "resolve_prompt",
     "store_location",
+    "would_fail",
 ]

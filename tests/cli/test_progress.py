@@ -16,7 +16,7 @@ from rich.console import Console
 from pipeline.cli._progress import Display, LiveView, choose_display
 from pipeline.reducers import reduce
 from pipeline.serialization import decode_event, decode_stored_event
-from pipeline.state import PipelineState
+from pipeline.state import Ledger, PipelineState, Spend, SpendLine
 from tests.cli.test_cli import RALPH, ralph
 
 
@@ -83,6 +83,28 @@ def test_the_live_panel_shows_phase_iteration_agent_trouble_topics_and_elapsed_t
     assert view.fallbacks + view.retries > 0
     assert list(view.topics)
     assert ", ".join(view.topics) in text
+
+
+def test_the_live_panel_shows_the_cost_so_far_with_unknown_costs_named() -> None:
+    """The panel's spend row is the ledger's: the known cost, how many invocations are of
+    unknown cost (never counted as $0) and the tokens; before any usage, it says so."""
+    view = LiveView(clock=lambda: 0.0)
+    console = Console(record=True, width=120, color_system=None)
+    console.print(view)
+    assert "no usage reported, 0 tokens" in console.export_text()
+    total = SpendLine(
+        invocations=5, cost_usd=0.42, unknown_cost=3, input_tokens=1_000, output_tokens=234
+    )
+    state = PipelineState(ledger=Ledger(spend=Spend(total=total)))
+    view.state = state
+    console.print(view)
+    assert "$0.4200 + 3 of unknown cost (5 invocations), 1,234 tokens" in console.export_text()
+    unknown = SpendLine(invocations=2, unknown_cost=2, output_tokens=7)
+    view.state = PipelineState(ledger=Ledger(spend=Spend(total=unknown)))
+    console.print(view)
+    text = console.export_text()
+    assert "unknown (2 invocations), 7 tokens" in text
+    assert "$0.0000" not in text
 
 
 @pytest.mark.slow

@@ -11,9 +11,12 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import attrs
 import pytest
 
-from pipeline.events import InvocationStarted, PipelineEvent
+from pipeline.cli._report import html_report, markdown_report, spend_rows
+from pipeline.events import CostSource, InvocationStarted, PipelineEvent, UsageReported
+from pipeline.handlers.simulated import USAGE_CHOICE
 from pipeline.views import Outcome, timeline
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
@@ -23,6 +26,7 @@ from tests.runtime.workspace import (
     scripted,
     stored_events,
 )
+from tests.support import scripted_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -182,3 +186,56 @@ def test_headless_chromium_renders_one_visible_bar_per_invocation(
     )
     assert taken.returncode == 0, taken.stderr
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _priced_log() -> list[PipelineEvent]:
+    """A simulated run whose first invocation cost $0.50 (2,200 tokens), second reported no
+    usage, third reported tokens of unknown cost, the rest nothing."""
+    result = scripted_run({USAGE_CHOICE: [2, 0, 1]})
+    log: list[PipelineEvent] = list(result.events)
+    usages = [i for i, e in enumerate(log) if isinstance(e, UsageReported)]
+    assert len(usages) == 2
+    third = log[usages[1]]
+    assert isinstance(third, UsageReported)
+    log[usages[1]] = attrs.evolve(
+        third, cost_usd=None, cost_source=CostSource.UNKNOWN, note="no price for simulated"
+    )
+    return log
+
+
+def test_the_report_shows_each_invocations_usage_and_the_cost_per_role_and_iteration() -> None:
+    """Each bar's tooltip and data attributes give its tokens and cost; the cost table sums
+    per role and per iteration; an unknown cost is named, never counted as $0."""
+    drawn = timeline(_priced_log())
+    page = html_report(drawn, "priced")
+    parsed = _bars(page)
+    by_number = {int(bar["data-number"]): bar for bar in parsed.bars}
+    first, second, third = by_number[1], by_number[2], by_number[3]
+    assert (first["data-tokens"], first["data-cost"]) == ("2,200", "$0.5000")
+    assert "simulated: 2,200 tokens, $0.5000 (reported)" in first["title"]
+    assert (second["data-tokens"], second["data-cost"]) == ("-", "-")
+    assert "no usage reported" in second["title"]
+    assert (third["data-tokens"], third["data-cost"]) == ("1,100", "unknown")
+    assert "cost unknown (no price for simulated)" in third["title"]
+    rows = spend_rows(drawn)
+    roles = {name: cost for by, name, cost, _tokens in rows if by == "role"}
+    assert roles[drawn.bars[0].role.value] == "$0.5000"
+    assert roles[drawn.bars[2].role.value] == "unknown"
+    assert ("run", "total", "$0.5000 + 1 of unknown cost", "3,300") in rows
+    iterations = [name for by, name, _cost, _tokens in rows if by == "iteration"]
+    assert iterations == list(dict.fromkeys(iterations))
+    assert "iteration 1" in iterations
+    assert '<table class="spend">' in page
+    assert "$0.5000 + 1 of unknown cost, 3,300 tokens" in page
+    markdown = markdown_report(drawn, "priced")
+    assert "spent $0.5000 + 1 of unknown cost, 3,300 tokens." in markdown
+    assert "| run | total | $0.5000 + 1 of unknown cost | 3,300 |" in markdown
+    assert "$0.0000" not in page + markdown
+
+
+def test_a_run_of_agents_that_report_no_cost_shows_it_as_unknown(failover_run: Path) -> None:
+    """Command agents have no output format to read usage from: the report says unknown."""
+    result = ralph("report", "--markdown", "-", cwd=failover_run)
+    assert result.returncode == 0, result.stderr
+    assert "| run | total | unknown | 0 |" in result.stdout
+    assert "$0" not in result.stdout

@@ -58,6 +58,10 @@ def test_a_run_with_store_url_lives_in_postgresql_and_every_reader_takes_the_url
     listed = ralph("runs", postgres_url, cwd=tmp_path)
     assert run.run_id in listed.stdout
     assert " direct " in listed.stdout  # started with ralph run, not from the queue
+    row = next(line for line in listed.stdout.splitlines() if run.run_id in line)
+    total = fold(stored).ledger.spend.total
+    # The cost column, read from the PostgreSQL store: never $0 for costs nobody reported.
+    assert (" unknown " if total.invocations else " - ") in row
     resumed = ralph("resume", "--plain", "--store", postgres_url, cwd=root)
     assert resumed.returncode == started.returncode, resumed.stderr
     with PostgresEventStore(postgres_url) as store:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.effects import EFFECT_TAGS, Effect, StartRun, Terminate
-from pipeline.events import PipelineEvent
+from pipeline.effects import EFFECT_TAGS, CreateCommit, Effect, StartRun, Terminate
+from pipeline.events import CommitCreated, PipelineEvent, UsageReported
 from pipeline.orchestration import effect_id, next_effect
-from pipeline.reducers import fold
+from pipeline.reducers import fold, reduce
 from pipeline.state import PipelineState, is_complete
-from pipeline.testing import events, reachable_states
+from pipeline.testing import events, reachable_states, simulated_runs
 
 
 @given(reachable_states())
@@ -52,3 +53,30 @@ def test_terminate_is_asked_for_only_when_the_run_is_complete(state: PipelineSta
     """The loop never stops early: Terminate means the run is complete."""
     if isinstance(next_effect(state), Terminate):
         assert is_complete(state)
+
+
+@given(simulated_runs())
+def test_a_commit_carries_the_usage_of_the_invocations_since_the_last_commit(
+    run: tuple[object, tuple[PipelineEvent, ...], object],
+) -> None:
+    """Each ``CreateCommit`` asked for along a run carries what the usage facts since the
+    last ``CommitCreated`` say: their count, known cost, unknown costs, tokens and models in
+    the order first seen. Its trailers are these figures, so they must match the log."""
+    _config, log, _final = run
+    state = PipelineState()
+    since: list[UsageReported] = []
+    commits = 0
+    for event in log:
+        effect = next_effect(state)
+        if isinstance(effect, CreateCommit):
+            commits += 1
+            assert effect.spent.invocations == len(since)
+            assert effect.spent.cost_usd == pytest.approx(sum(u.cost_usd or 0 for u in since))
+            assert effect.spent.unknown_cost == sum(u.cost_usd is None for u in since)
+            assert effect.spent.tokens == sum(u.tokens for u in since)
+            assert effect.models == tuple(dict.fromkeys(u.model or "" for u in since))
+        if isinstance(event, UsageReported):
+            since.append(event)
+        elif isinstance(event, CommitCreated):
+            since = []
+        state = reduce(state, event)

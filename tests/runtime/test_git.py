@@ -16,9 +16,19 @@ from pipeline.events import (
     WorkspaceErrorKind,
     WorkspaceIoError,
 )
-from pipeline.handlers.runtime import EFFECT_TRAILER, GitHandler, ensure_excluded
+from pipeline.handlers.runtime import (
+    COST_TRAILER,
+    EFFECT_TRAILER,
+    MODEL_TRAILER,
+    GitHandler,
+    ensure_excluded,
+)
 from pipeline.handlers.simulated import fake_clock
+from pipeline.state import SpendLine
 from tests.runtime.workspace import make_workspace, scripted
+
+_NONE = SpendLine()
+"""No usage reported since the last commit."""
 
 
 def git(root: Path, *args: str) -> str:
@@ -39,7 +49,7 @@ def test_a_commit_carries_its_effect_trailer_and_leaves_ralphs_files_out(tmp_pat
     (root / "new.py").write_text("x = 1\n")
     (root / ".agent").mkdir()
     (root / ".agent" / "PLAN.md").write_text("plan")
-    facts = git_handler.commit(CreateCommit(EffectId("run:7"), "Add x", False))
+    facts = git_handler.commit(CreateCommit(EffectId("run:7"), "Add x", False, _NONE, ()))
     assert len(facts) == 1
     assert isinstance(facts[0], CommitCreated)
     assert facts[0].sha == git(root, "rev-parse", "HEAD")
@@ -48,16 +58,60 @@ def test_a_commit_carries_its_effect_trailer_and_leaves_ralphs_files_out(tmp_pat
         "Add x",
         "",
         f"{EFFECT_TRAILER}: run:7",
+        f"{MODEL_TRAILER}: unknown",
+        f"{COST_TRAILER}: unknown",
     ]
     assert git(root, "show", "--name-only", "--format=", "HEAD") == "new.py"
     assert git(root, "status", "--porcelain") == ""
+
+
+def _trailers(root: Path) -> list[str]:
+    """The trailers of HEAD's message, as git itself parses them."""
+    message = git(root, "log", "-1", "--format=%B")
+    parsed = subprocess.run(
+        ["git", "interpret-trailers", "--parse"],
+        cwd=root,
+        input=message,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return parsed.stdout.splitlines()
+
+
+def test_a_commit_carries_the_models_and_known_cost_since_the_last_commit(
+    tmp_path: Path,
+) -> None:
+    """The effect's figures become ``Ralph-Model`` and ``Ralph-Cost`` trailers that git
+    reads as trailers; invocations of unknown cost are named, never counted as $0."""
+    root, git_handler = handler(tmp_path)
+    (root / "a.txt").write_text("a")
+    spent = SpendLine(invocations=2, cost_usd=0.0123, input_tokens=10, output_tokens=5)
+    effect = CreateCommit(EffectId("run:4"), "Add a", False, spent, ("sonnet", "haiku"))
+    assert isinstance(git_handler.commit(effect)[0], CommitCreated)
+    assert _trailers(root) == [
+        f"{EFFECT_TRAILER}: run:4",
+        f"{MODEL_TRAILER}: sonnet, haiku",
+        f"{COST_TRAILER}: $0.0123",
+    ]
+    (root / "b.txt").write_text("b")
+    partly = SpendLine(invocations=3, cost_usd=0.42, unknown_cost=2)
+    git_handler.commit(CreateCommit(EffectId("run:8"), "Add b", False, partly, ("gpt", "")))
+    assert _trailers(root)[1:] == [
+        f"{MODEL_TRAILER}: gpt, unknown",
+        f"{COST_TRAILER}: $0.4200 + 2 of unknown cost",
+    ]
+    (root / "c.txt").write_text("c")
+    unknown = SpendLine(invocations=1, unknown_cost=1)
+    git_handler.commit(CreateCommit(EffectId("run:9"), "Add c", False, unknown, ("gpt",)))
+    assert _trailers(root)[2] == f"{COST_TRAILER}: unknown"
 
 
 def test_nothing_changed_is_a_skip(tmp_path: Path) -> None:
     """A clean tree: CommitSkipped, and no commit made."""
     root, git_handler = handler(tmp_path)
     head = git(root, "rev-parse", "HEAD")
-    facts = git_handler.commit(CreateCommit(EffectId("run:3"), "nothing", False))
+    facts = git_handler.commit(CreateCommit(EffectId("run:3"), "nothing", False, _NONE, ()))
     assert [type(f) for f in facts] == [CommitSkipped]
     assert git(root, "rev-parse", "HEAD") == head
 
@@ -66,15 +120,15 @@ def test_a_commit_asked_for_again_after_a_crash_is_found_not_repeated(tmp_path: 
     """``may_exist``: the commit made before the crash is reported again, none is added."""
     root, git_handler = handler(tmp_path)
     (root / "a.txt").write_text("a")
-    first = git_handler.commit(CreateCommit(EffectId("run:9"), "Add a", False))
+    first = git_handler.commit(CreateCommit(EffectId("run:9"), "Add a", False, _NONE, ()))
     (root / "b.txt").write_text("b")  # work of a later step, not to be swept into it
-    again = git_handler.commit(CreateCommit(EffectId("run:9"), "Add a", True))
+    again = git_handler.commit(CreateCommit(EffectId("run:9"), "Add a", True, _NONE, ()))
     assert isinstance(first[0], CommitCreated)
     assert isinstance(again[0], CommitCreated)
     assert again[0].sha == first[0].sha
     assert git(root, "rev-list", "--count", "HEAD") == "2"
     # Without may_exist the same effect id would commit anew: the lookup is what saves it.
-    other = git_handler.commit(CreateCommit(EffectId("run:10"), "Add b", True))
+    other = git_handler.commit(CreateCommit(EffectId("run:10"), "Add b", True, _NONE, ()))
     assert isinstance(other[0], CommitCreated)
     assert other[0].sha != first[0].sha
 
@@ -84,7 +138,7 @@ def test_a_commit_git_refuses_is_a_workspace_error(tmp_path: Path) -> None:
     root, git_handler = handler(tmp_path)
     (root / ".git" / "index.lock").write_text("")
     (root / "c.txt").write_text("c")
-    facts = git_handler.commit(CreateCommit(EffectId("r:1"), "m", False))
+    facts = git_handler.commit(CreateCommit(EffectId("r:1"), "m", False, _NONE, ()))
     assert len(facts) == 1
     assert isinstance(facts[0], WorkspaceIoError)
     assert facts[0].kind is WorkspaceErrorKind.GIT

@@ -18,6 +18,7 @@ from pipeline.events import (
     RunInterrupted,
     RunResumed,
     TopicPublished,
+    UsageReported,
 )
 from pipeline.reducers import fold
 from pipeline.testing import simulated_runs
@@ -86,3 +87,36 @@ def test_every_invocation_is_one_bar_ended_by_what_the_log_says(
     else:
         assert drawn.bars == ()
         assert drawn.phases == ()
+
+
+def _expected_usage(log: tuple[PipelineEvent, ...]) -> list[UsageReported | None]:
+    """Each invocation's usage, read straight off the log: the first UsageReported after its
+    start and before what ended it."""
+    usages: list[UsageReported | None] = []
+    open_one = False
+    for event in log:
+        if isinstance(event, InvocationStarted):
+            usages.append(None)
+            open_one = True
+        elif open_one and isinstance(event, UsageReported) and usages[-1] is None:
+            usages[-1] = event
+        elif open_one and type(event) in _ENDS:
+            open_one = False
+    return usages
+
+
+@given(run=simulated_runs(), data=st.data())
+def test_each_bar_carries_the_usage_reported_between_its_start_and_its_outcome(
+    run: tuple[object, tuple[PipelineEvent, ...], object], data: st.DataObject
+) -> None:
+    """For a whole run or any prefix: a bar's usage is the UsageReported between its start
+    and its outcome (None when there is none), so the report's figures add up to the
+    ledger's: every usage fact after the first start is on exactly one bar."""
+    _config, log, _final = run
+    log = log[: data.draw(st.integers(0, len(log)), label="prefix")]
+    drawn = timeline(log)
+    assert [bar.usage for bar in drawn.bars] == _expected_usage(log)
+    reported = [e for e in log if isinstance(e, UsageReported)]
+    assert [bar.usage for bar in drawn.bars if bar.usage is not None] == reported
+    spend = drawn.final.ledger.spend.total
+    assert sum(bar.usage.tokens for bar in drawn.bars if bar.usage) == spend.tokens

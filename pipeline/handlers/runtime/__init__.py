@@ -2,9 +2,12 @@
 
 from pipeline.handlers.runtime._agents import MAX_ARGUMENT_BYTES, AgentInvoker, is_rate_limited
 from pipeline.handlers.runtime._git import (
+    COST_TRAILER,
     EFFECT_TRAILER,
+    MODEL_TRAILER,
     GitError,
     GitHandler,
+    commit_trailers,
     ensure_excluded,
     switch_branch,
 )
@@ -21,8 +24,10 @@ from pipeline.handlers.runtime._runtime import (
 from pipeline.handlers.runtime._schemas import load_response_schemas
 
 __all__ = [
+    "COST_TRAILER",
     "EFFECT_TRAILER",
     "MAX_ARGUMENT_BYTES",
+    "MODEL_TRAILER",
     "OUTPUT_FILES",
     "AgentInvoker",
     "GitError",
@@ -32,6 +37,7 @@ __all__ = [
     "Runtime",
     "WorkspaceLayout",
     "agent_environment",
+    "commit_trailers",
     "ensure_excluded",
     "is_rate_limited",
     "load_response_schemas",

@@ -2,8 +2,10 @@
 
 Everything goes through the ``git`` command line in the workspace, with argv lists. A commit
 carries an ``Ralph-Effect: <effect id>`` trailer, so that a commit asked for again after a crash
-(``CreateCommit.may_exist``) is found instead of made twice. Failures of git itself are reported
-as ``WorkspaceIoError(GIT)``; a rebase conflict is a fact of its own.
+(``CreateCommit.may_exist``) is found instead of made twice, and ``Ralph-Model`` and
+``Ralph-Cost`` trailers: the models of the invocations since the last commit and their known
+cost, as the effect carries them from the state. Failures of git itself are reported as
+``WorkspaceIoError(GIT)``; a rebase conflict is a fact of its own.
 """
 
 from __future__ import annotations
@@ -27,11 +29,27 @@ from pipeline.events import (
     WorkspaceErrorKind,
     WorkspaceIoError,
 )
+from pipeline.views import cost_text, models_text
 
-__all__ = ["EFFECT_TRAILER", "GitError", "GitHandler", "ensure_excluded", "switch_branch"]
+__all__ = [
+    "COST_TRAILER",
+    "EFFECT_TRAILER",
+    "MODEL_TRAILER",
+    "GitError",
+    "GitHandler",
+    "commit_trailers",
+    "ensure_excluded",
+    "switch_branch",
+]
 
 EFFECT_TRAILER = "Ralph-Effect"
 """The commit trailer naming the effect a commit was made for."""
+
+MODEL_TRAILER = "Ralph-Model"
+"""The commit trailer naming the models of the invocations since the last commit."""
+
+COST_TRAILER = "Ralph-Cost"
+"""The commit trailer giving the known cost of the invocations since the last commit."""
 
 _TIMEOUT_S = 600
 
@@ -96,6 +114,17 @@ def switch_branch(root: Path, branch: str) -> None:
         _git(root, "switch", "--quiet", "--create", branch)
 
 
+def commit_trailers(effect: CreateCommit) -> str:
+    """The trailer block of ``effect``'s commit: its effect id, models and cost."""
+    return "\n".join(
+        (
+            f"{EFFECT_TRAILER}: {effect.effect_id}",
+            f"{MODEL_TRAILER}: {models_text(effect.models)}",
+            f"{COST_TRAILER}: {cost_text(effect.spent)}",
+        )
+    )
+
+
 @frozen
 class GitHandler:
     """Commits and rebases in the repository at ``root``."""
@@ -126,7 +155,8 @@ class GitHandler:
         _git(self.root, "add", "--all", "--", ".", *excluded, *_AGENT_DROPPINGS)
         if _git(self.root, "diff", "--cached", "--quiet", check=False).returncode == 0:
             return (CommitSkipped("nothing changed", self.clock()),)
-        _git(self.root, "commit", "--quiet", "--no-verify", "-m", effect.message, "-m", trailer)
+        trailers = commit_trailers(effect)
+        _git(self.root, "commit", "--quiet", "--no-verify", "-m", effect.message, "-m", trailers)
         sha = _git(self.root, "rev-parse", "HEAD").stdout.strip()
         return (CommitCreated(sha, self._branch(), self.clock()),)
 

@@ -1,0 +1,170 @@
+"""The doctor's checks, one at a time, with real fake CLIs on PATH (shell scripts) and real
+git: each finds what it is for and names the fix."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import orjson
+
+from pipeline.config import parse_config
+from pipeline.workspace import Status
+from pipeline.workspace._doctor import (
+    agent_pitfalls,
+    check_agents,
+    check_store,
+    diagnose,
+)
+from tests.runtime.workspace import make_workspace
+
+
+def _cli(folder: Path, name: str, body: str = 'echo "9.9.9 (fake)"') -> Path:
+    """An executable ``name`` in ``folder`` running ``body`` (a stand-in for an agent CLI)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def _environ(bin_dir: Path, home: Path) -> dict[str, str]:
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(home)}
+
+
+def test_claude_as_root_without_is_sandbox_fails_and_names_the_fix(tmp_path: Path) -> None:
+    """The claude preset as root: a FAIL naming IS_SANDBOX; not as root, or with IS_SANDBOX
+    in the agent's env (or ralph's), no pitfall."""
+    config = parse_config('[agents.claude]\npreset = "claude"\n', "t")
+    agent = config.agents["claude"]
+    environ = {"PATH": "/usr/bin"}
+    (problem, fix), *rest = agent_pitfalls("claude", agent, tmp_path, environ, is_root=True)
+    assert rest == []
+    assert "root" in problem
+    assert '[agents.claude] env = { IS_SANDBOX = "1" }' in fix
+    assert agent_pitfalls("claude", agent, tmp_path, environ, is_root=False) == []
+    sandboxed = parse_config(
+        '[agents.claude]\npreset = "claude"\nenv = { IS_SANDBOX = "1" }\n', "t"
+    ).agents["claude"]
+    assert agent_pitfalls("claude", sandboxed, tmp_path, environ, is_root=True) == []
+    assert agent_pitfalls("claude", agent, tmp_path, {"IS_SANDBOX": "1"}, is_root=True) == []
+
+
+def test_gemini_in_a_folder_it_does_not_trust_fails_unless_trusted_or_skipped(
+    tmp_path: Path,
+) -> None:
+    """No trust entry: a FAIL naming --skip-trust; a TRUST_FOLDER above the workspace, a
+    TRUST_PARENT beside it, folder trust off, or --skip-trust in the args: none."""
+    root = tmp_path / "projects" / "repo"
+    root.mkdir(parents=True)
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    environ = {"HOME": str(home)}
+    agent = parse_config('[agents.g]\npreset = "gemini"\n', "t").agents["g"]
+    ((problem, fix),) = agent_pitfalls("g", agent, root, environ, is_root=False)
+    assert "does not trust" in problem
+    assert "--skip-trust" in fix
+    trusted = home / ".gemini" / "trustedFolders.json"
+    for entries in (
+        {str(tmp_path / "projects"): "TRUST_FOLDER"},
+        {str(tmp_path / "projects" / "other"): "TRUST_PARENT"},
+    ):
+        trusted.write_bytes(orjson.dumps(entries))
+        assert agent_pitfalls("g", agent, root, environ, is_root=False) == []
+    trusted.write_bytes(orjson.dumps({str(root): "DO_NOT_TRUST"}))
+    assert len(agent_pitfalls("g", agent, root, environ, is_root=False)) == 1
+    skipping = parse_config('[agents.g]\npreset = "gemini"\nargs = ["--skip-trust"]\n', "t")
+    assert agent_pitfalls("g", skipping.agents["g"], root, environ, is_root=False) == []
+    (home / ".gemini" / "settings.json").write_text(
+        '{"security": {"folderTrust": {"enabled": false}}}'
+    )
+    assert agent_pitfalls("g", agent, root, environ, is_root=False) == []
+
+
+def test_a_preset_cli_is_run_for_its_version_and_a_silent_one_fails(tmp_path: Path) -> None:
+    """A real fake CLI answering --version is OK and shown; one that exits non-zero fails;
+    one that overruns the timeout fails saying so."""
+    bin_dir, home = tmp_path / "bin", tmp_path / "home"
+    _cli(bin_dir, "codex", 'echo "codex-cli 0.169.0"')
+    _cli(bin_dir, "opencode", "echo broken >&2; exit 3")
+    config = parse_config(
+        '[agents.codex]\npreset = "codex"\n[agents.oc]\npreset = "opencode"\n'
+        '[chains]\ndefault = ["codex", "oc"]\n',
+        "t",
+    )
+    checks = check_agents(tmp_path, config, _environ(bin_dir, home), is_root=False)
+    by_name = {c.name: c for c in checks if c.name.startswith("agent ") and "pitfall" not in c.name}
+    assert by_name["agent codex"].status is Status.OK
+    assert "codex-cli 0.169.0" in by_name["agent codex"].detail
+    assert by_name["agent oc"].status is Status.FAIL
+    assert "exited 3: broken" in by_name["agent oc"].detail
+
+    def overrun(
+        argv: Sequence[str], _cwd: Path, _env: Mapping[str, str], timeout: float
+    ) -> tuple[int, str]:
+        raise subprocess.TimeoutExpired(list(argv), timeout)
+
+    slow = check_agents(tmp_path, config, _environ(bin_dir, home), is_root=False, run=overrun)
+    versions = [c for c in slow if c.name in {"agent codex", "agent oc"}]
+    assert len(versions) == 2
+    assert all("did not answer within 5 s" in c.detail for c in versions)
+
+
+def test_a_missing_agent_fails_only_when_a_chain_has_nothing_left(tmp_path: Path) -> None:
+    """A missing program with a found agent after it in every chain is a warning (the chain
+    falls back); the only agent of a role's chain missing is a failure naming the role."""
+    bin_dir, home = tmp_path / "bin", tmp_path / "home"
+    _cli(bin_dir, "here")
+    config = parse_config(
+        '[agents.gone]\ncommand = ["gone-xyz"]\n[agents.here]\ncommand = ["here"]\n'
+        '[chains]\ndefault = ["gone", "here"]\nreviewer = ["gone"]\n',
+        "t",
+    )
+    (gone, here) = check_agents(tmp_path, config, _environ(bin_dir, home), is_root=False)
+    assert gone.status is Status.FAIL
+    assert "'gone-xyz' not found on PATH" in gone.detail
+    assert "reviewer" in gone.detail
+    assert "install gone-xyz" in gone.fix
+    assert here.status is Status.OK
+    fallback = parse_config(
+        '[agents.gone]\ncommand = ["gone-xyz"]\n[agents.here]\ncommand = ["here"]\n'
+        '[chains]\ndefault = ["gone", "here"]\n',
+        "t",
+    )
+    (gone, _here) = check_agents(tmp_path, fallback, _environ(bin_dir, home), is_root=False)
+    assert gone.status is Status.WARN
+    assert "fall back" in gone.detail
+
+
+def test_the_store_check_reads_sqlite_paths_and_refuses_unknown_schemes(tmp_path: Path) -> None:
+    """A SQLite file to be created in a writable folder is OK; an unknown scheme and a folder
+    that cannot be written fail."""
+    (ok,) = check_store(str(tmp_path / ".ralph" / "pipeline.db"))
+    assert ok.status is Status.OK
+    (scheme,) = check_store("mysql://db/x")
+    assert scheme.status is Status.FAIL
+    assert "unknown store scheme 'mysql'" in scheme.detail
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    if os.geteuid() != 0:  # root writes anywhere: the check would rightly pass
+        (denied,) = check_store(str(locked / "x.db"))
+        assert denied.status is Status.FAIL
+
+
+def test_git_identity_missing_fails_with_the_command_to_set_it(tmp_path: Path) -> None:
+    """A repository with no user.name/email anywhere: git would refuse to commit."""
+    root = make_workspace(tmp_path / "ws", scripts={}, agents={"a": ["true"]})
+    subprocess.run(["git", "config", "--unset", "user.name"], cwd=root, check=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    environ = {
+        k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))
+    }
+    environ |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
+    checks = {c.name: c for c in diagnose(root, environ)}
+    assert checks["git identity"].status is Status.FAIL
+    assert "user.name" in checks["git identity"].detail
+    assert 'git config user.name "..."' in checks["git identity"].fix
+    assert checks["repository"].status is Status.OK
