@@ -28,6 +28,7 @@ from pipeline.config import (
     require_chains,
 )
 from pipeline.events import Role
+from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import EventsFileError, read_marker
 from pipeline.handlers.runtime import WorkspaceLayout, load_response_schemas
 from pipeline.handlers.store import StoreError, store_path
@@ -407,21 +408,11 @@ def agent_pitfalls(
     fix) pairs."""
     argv = agent.invocation().argv
     program = Path(argv[0]).name
-    found: list[tuple[str, str]] = []
     env = {**environ, **agent.env}
-    if (
-        program == "claude"
-        and "--dangerously-skip-permissions" in argv
-        and is_root
-        and not env.get("IS_SANDBOX")
-    ):
-        found.append(
-            (
-                "claude refuses --dangerously-skip-permissions as root (every invocation exits 1)",
-                f'in a sandbox: [agents.{name}] env = {{ IS_SANDBOX = "1" }}; '
-                "otherwise run ralph as a normal user",
-            )
-        )
+    # The checks a run makes before it starts (each line already says its fix).
+    found: list[tuple[str, str]] = [
+        (problem, "as the line says") for problem in known_pitfalls(name, agent, environ, is_root)
+    ]
     if program == "gemini" and "--skip-trust" not in argv and not _gemini_trusts(root, env):
         found.append(
             (

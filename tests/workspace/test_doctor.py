@@ -35,18 +35,22 @@ def _environ(bin_dir: Path, home: Path) -> dict[str, str]:
 
 
 def test_claude_as_root_without_is_sandbox_fails_and_names_the_fix(tmp_path: Path) -> None:
-    """The claude preset as root: a FAIL naming IS_SANDBOX; not as root, or with IS_SANDBOX
-    in the agent's env (or ralph's), no pitfall."""
-    config = parse_config('[agents.claude]\npreset = "claude"\n', "t")
+    """claude in bypass mode as root: a FAIL naming IS_SANDBOX (the run's own check, shared);
+    the preset as it is, not as root, or with IS_SANDBOX in the agent's env (or ralph's), no
+    pitfall."""
+    bypass = 'args = ["--dangerously-skip-permissions"]\n'
+    config = parse_config(f'[agents.claude]\npreset = "claude"\n{bypass}', "t")
     agent = config.agents["claude"]
     environ = {"PATH": "/usr/bin"}
-    (problem, fix), *rest = agent_pitfalls("claude", agent, tmp_path, environ, is_root=True)
+    (problem, _fix), *rest = agent_pitfalls("claude", agent, tmp_path, environ, is_root=True)
     assert rest == []
     assert "root" in problem
-    assert '[agents.claude] env = { IS_SANDBOX = "1" }' in fix
+    assert '[agents.claude] env = { IS_SANDBOX = "1" }' in problem
     assert agent_pitfalls("claude", agent, tmp_path, environ, is_root=False) == []
+    preset = parse_config('[agents.claude]\npreset = "claude"\n', "t").agents["claude"]
+    assert agent_pitfalls("claude", preset, tmp_path, environ, is_root=True) == []
     sandboxed = parse_config(
-        '[agents.claude]\npreset = "claude"\nenv = { IS_SANDBOX = "1" }\n', "t"
+        f'[agents.claude]\npreset = "claude"\n{bypass}env = {{ IS_SANDBOX = "1" }}\n', "t"
     ).agents["claude"]
     assert agent_pitfalls("claude", sandboxed, tmp_path, environ, is_root=True) == []
     assert agent_pitfalls("claude", agent, tmp_path, {"IS_SANDBOX": "1"}, is_root=True) == []
@@ -62,7 +66,9 @@ def test_gemini_in_a_folder_it_does_not_trust_fails_unless_trusted_or_skipped(
     home = tmp_path / "home"
     (home / ".gemini").mkdir(parents=True)
     environ = {"HOME": str(home)}
-    agent = parse_config('[agents.g]\npreset = "gemini"\n', "t").agents["g"]
+    # The preset passes --skip-trust; a command of one's own may not.
+    agent = parse_config('[agents.g]\ncommand = ["gemini", "--approval-mode", "yolo"]\n', "t")
+    agent = agent.agents["g"]
     ((problem, fix),) = agent_pitfalls("g", agent, root, environ, is_root=False)
     assert "does not trust" in problem
     assert "--skip-trust" in fix
@@ -75,8 +81,8 @@ def test_gemini_in_a_folder_it_does_not_trust_fails_unless_trusted_or_skipped(
         assert agent_pitfalls("g", agent, root, environ, is_root=False) == []
     trusted.write_bytes(orjson.dumps({str(root): "DO_NOT_TRUST"}))
     assert len(agent_pitfalls("g", agent, root, environ, is_root=False)) == 1
-    skipping = parse_config('[agents.g]\npreset = "gemini"\nargs = ["--skip-trust"]\n', "t")
-    assert agent_pitfalls("g", skipping.agents["g"], root, environ, is_root=False) == []
+    preset = parse_config('[agents.g]\npreset = "gemini"\n', "t").agents["g"]
+    assert agent_pitfalls("g", preset, root, environ, is_root=False) == []
     (home / ".gemini" / "settings.json").write_text(
         '{"security": {"folderTrust": {"enabled": false}}}'
     )
