@@ -190,7 +190,8 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
 def _configs() -> tuple[WorldConfig, ...]:
     """Small budgets (every limit within reach), a chain of two agents, every loop control on;
     with and without a rebase target (a rebase ends the commit phase: its own edges), and with
-    every hat's responses checked; and a spend limit with the simulated policy."""
+    every hat's responses checked; and a spend limit, every hat answering (a correction turn
+    is stopped by it too)."""
     budget = Budget(
         max_iterations=Ordinal(2),
         max_review_passes=Count(1),
@@ -228,7 +229,7 @@ def _configs() -> tuple[WorldConfig, ...]:
         WorldConfig(budget, chains, None, "graph", controls),
         WorldConfig(budget, chains, "main", "graph", controls),
         WorldConfig(budget, chains, None, "graph", answering),
-        WorldConfig(spending, chains, None, "graph", controls),
+        WorldConfig(spending, chains, None, "graph", answering),
     )
 
 
