@@ -67,7 +67,36 @@ def _toml(value: str) -> str:
     return json.dumps(value)
 
 
+_USAGE = {
+    "planning": (2_400, 310, 0.0127),
+    "development": (6_800, 1_450, 0.0421),
+    "commit_message": (1_900, 40, 0.0062),
+    "review": (5_200, 260, 0.0195),
+    "review_fix": (7_100, 980, 0.0364),
+}
+"""Tokens in and out and the cost each kind of invocation reports, as a real CLI would."""
+
+
+def _usage_lines(kind: str) -> str:
+    """What Claude Code's stream-json output says of an invocation's usage (the demo's agent
+    reports in that format, so the run shows tokens and cost)."""
+    tokens_in, tokens_out, cost = _USAGE[kind]
+    init = {"type": "system", "subtype": "init", "model": "demo-model", "session_id": kind}
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "num_turns": 3,
+        "session_id": kind,
+        "duration_api_ms": 1_800,
+        "total_cost_usd": cost,
+        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+    }
+    return json.dumps(init) + "\n" + json.dumps(result)
+
+
 def _step(kind: str, **fields: str | int) -> str:
+    said = str(fields.pop("print", ""))
+    fields = {"print": (said + "\n" if said else "") + _usage_lines(kind), **fields}
     lines = [f"[[{kind}]]"]
     for key, value in fields.items():
         lines.append(f"{key} = {_toml(value) if isinstance(value, str) else value}")
@@ -155,6 +184,7 @@ backoff_cap_ms = 400
 
 [agents.scripted]
 command = {json.dumps(scripted)}
+output_format = "claude-stream-json"   # it prints its usage as Claude Code does
 timeout_s = 120
 inactivity_timeout_s = 60
 
