@@ -18,7 +18,15 @@ from pipeline.events import (
 from pipeline.handlers.intake import read_marker
 from pipeline.serialization import decode_state
 from pipeline.state import Phase, TerminationReason
-from tests.runtime.workspace import RALPH, ROOT, make_workspace, ralph, stored_events
+from tests.runtime.workspace import (
+    RALPH,
+    ROOT,
+    events_of,
+    make_workspace,
+    ralph,
+    run_here,
+    stored_events,
+)
 
 REPORTS = """
 mkdir -p .agent/out
@@ -165,3 +173,34 @@ def test_a_resumed_run_reads_on_from_the_logged_position_and_never_twice(
     assert final.phase is Phase.COMPLETE
     assert final.intake.events_lines == calls
     assert final.intake.topics_published == calls
+
+
+HOSTILE_AGENT = (
+    "import os, pathlib; "
+    "open(os.environ['RALPH_EVENTS_FILE'], 'ab').write("
+    'b\'{"topic": "a", "payload": "\\xff"}\\n\' '
+    '+ b\'{"topic": "a", "ts": "0001-01-01T00:00:00+14:00"}\\n\'); '
+    "out = pathlib.Path('.agent/out'); out.mkdir(parents=True, exist_ok=True); "
+    "[pathlib.Path(out, n).write_text(t) for n, t in [('plan.md', 'p'), "
+    "('status', 'completed'), ('issues.md', ''), ('commit-message', 'm')]]"
+)
+
+
+def test_an_agent_writing_invalid_utf8_or_an_impossible_time_does_not_stop_the_run(
+    tmp_path: Path,
+) -> None:
+    """A real agent process appends a line with a byte that is not UTF-8 and one whose time
+    leaves the calendar in UTC: the run completes, each line a malformed-line fact (before,
+    the first crashed ``ralph run`` and every resume)."""
+    import sys
+
+    from pipeline.events import OutputLineMalformed
+
+    root = make_workspace(
+        tmp_path / "ws", scripts={}, agents={"main": [sys.executable, "-c", HOSTILE_AGENT]}
+    )
+    result = run_here(root)
+    assert result.state.phase is Phase.COMPLETE
+    malformed = [e for e in events_of(root, result) if isinstance(e, OutputLineMalformed)]
+    assert any("UTF-8" in e.error for e in malformed)
+    assert any("out of range" in e.error for e in malformed)

@@ -50,11 +50,15 @@ def storable_payload(value: object) -> Json:
     (nested too deeply, a number too large even for a float)."""
     try:
         return Json.of(value)
+    except RecursionError as error:
+        raise ValueError("it is nested too deeply") from error
     except ValueError:
         try:
             return Json.of(_bounded(value))
         except OverflowError as error:
             raise ValueError(f"a number is too large: {error}") from error
+        except RecursionError as error:
+            raise ValueError("it is nested too deeply") from error
 
 
 def read_agent_events(
@@ -95,7 +99,15 @@ def read_agent_events(
                     why = f"the payload cannot be kept: {error}"
                     facts.append(OutputLineMalformed(number, content, why, at))
                     continue
-                emitted = None if record.ts is None else Instant(record.ts.astimezone(UTC))
+                stamp = record.ts
+                try:
+                    emitted = None if stamp is None else Instant(stamp.astimezone(UTC))
+                except OverflowError:
+                    # A zone offset that moves the time out of the calendar (year 1 at +14:00).
+                    why = "ts is out of range once taken to UTC"
+                    content = f"{{topic {record.topic!r}: ts {stamp}}}"
+                    facts.append(OutputLineMalformed(number, content, why, at))
+                    continue
                 facts.append(TopicPublished(record.topic, payload, number, emitted, at))
             else:
                 number = Ordinal(record.line_number)

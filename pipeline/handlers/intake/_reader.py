@@ -101,7 +101,7 @@ def _slow_line(raw: bytes, number: int) -> AgentLine | MalformedLine:
     """The reference reading of one line, which also explains what is wrong with it."""
     try:
         value = orjson.loads(raw)
-    except orjson.JSONDecodeError as error:
+    except (orjson.JSONDecodeError, RecursionError) as error:
         return MalformedLine(number, raw.decode("utf-8", "replace"), f"invalid JSON: {error}")
     problem = _shape(value)
     if problem is not None:
@@ -134,7 +134,9 @@ def _records(lines: list[bytes], first_line: int) -> Iterator[AgentLine | Malfor
     for number, raw in enumerate(lines, first_line):
         try:
             wire = decode(raw)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            # Invalid UTF-8 in a string and nesting beyond the decoder's depth are an agent's
+            # bad lines like any other: the slow reading names them.
             # Blank lines are rare: they are told apart only once the fast path refused one.
             if raw and not raw.isspace():
                 yield _slow_line(raw, number)

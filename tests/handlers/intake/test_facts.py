@@ -230,3 +230,37 @@ def test_reading_after_every_append_equals_one_read_at_the_end(
         final.intake.events_lines,
     )
     assert state.ledger.anomalies == 0
+
+
+HOSTILE_LINES = (
+    (b'{"topic": "a", "payload": "\xff"}', "not valid UTF-8"),
+    (b'{"topic": "a", "payload": ' + b"[" * 500 + b"]" * 500 + b"}", "nested too deeply"),
+    (b'{"topic": "a", "payload": ' + b"[" * 1100 + b"]" * 1100 + b"}", "depth limit"),
+    (b'{"topic": "a", "ts": "0001-01-01T00:00:00+14:00"}', "ts is out of range"),
+)
+"""Lines a hostile agent wrote that once crashed the intake (and every resume after it)."""
+
+
+@pytest.mark.parametrize(("line", "why"), HOSTILE_LINES)
+def test_a_hostile_line_is_a_malformed_line_and_reading_moves_past_it(
+    tmp_path: Path, line: bytes, why: str
+) -> None:
+    """Invalid UTF-8 in a string, a payload nested hundreds or a thousand levels deep, a time
+    that leaves the calendar in UTC: each is one ``OutputLineMalformed`` saying why, the valid
+    line after it is a topic, and the position moves past both, so a resume never meets it."""
+    path = tmp_path / "events.jsonl"
+    _append(path, line + b'\n{"topic": "after"}\n')
+    facts = read_agent_events(path, 0, 0, _clock)
+    malformed = [f for f in facts if isinstance(f, OutputLineMalformed)]
+    assert len(malformed) == 1
+    assert why in malformed[0].error
+    assert [f.topic for f in facts if isinstance(f, TopicPublished)] == ["after"]
+    position = facts[-1]
+    assert isinstance(position, EventsFileRead)
+    assert position.offset == path.stat().st_size
+    assert position.lines == 2
+    state = _started()
+    for fact in facts:
+        state = reduce(state, fact)
+    assert state.ledger.anomalies == 0
+    assert state.intake.malformed_lines == 1
