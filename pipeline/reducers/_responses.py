@@ -46,10 +46,9 @@ def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineSt
     if failures <= run.loop.max_formatting_retries:
         # A correction turn: its own prompt, then the same agent again (an invocation like
         # any other: not once a spend limit is reached).
-        if run.budget.limits_spend:
-            spent = stop_when_spent(state, judged)
-            if spent is not None:
-                return spent
+        spent = stop_when_spent(state, judged)
+        if spent is not None:
+            return spent
         correcting = progress_with(progress, step=Step.PROMPT)
         return advance(state, progress=correcting, agent=cursor, ledger=judged)
     # Exhausted: orchestration asks for a person.

@@ -52,7 +52,6 @@ def fold_usage(state: PipelineState, event: UsageReported) -> PipelineState:
         _add(spend.by_role, event.role, event),
         _add(spend.by_agent, event.agent, event),
         _add(spend.by_model, model, event),
-        spend.cost_at_progress,
         _plus(spend.since_commit, event),
         models if model in models else (*models, model),
     )
@@ -62,15 +61,9 @@ def fold_usage(state: PipelineState, event: UsageReported) -> PipelineState:
 def mark_progress(spend: Spend) -> Spend:
     """``spend`` as of a commit with changes: the breaker and the next commit's trailers
     count from here."""
-    if (
-        spend.cost_at_progress == spend.total.cost_usd
-        and spend.since_commit == _NONE
-        and not spend.models_since_commit
-    ):
+    if spend.since_commit == _NONE and not spend.models_since_commit:
         return spend
-    return Spend(
-        spend.total, spend.by_role, spend.by_agent, spend.by_model, spend.total.cost_usd, _NONE, ()
-    )
+    return Spend(spend.total, spend.by_role, spend.by_agent, spend.by_model, _NONE, ())
 
 
 def spent_budget(budget: Budget, spend: Spend) -> str | None:
@@ -87,8 +80,8 @@ def spent_budget(budget: Budget, spend: Spend) -> str | None:
         if used >= limit:
             return f"the {role.value} spent ${used:.4f} of its max_cost_usd = ${limit:.4f}"
     breaker = budget.max_cost_without_progress_usd
-    if breaker is not None and total.cost_usd - spend.cost_at_progress >= breaker:
-        since = total.cost_usd - spend.cost_at_progress
+    since = spend.since_commit.cost_usd
+    if breaker is not None and since >= breaker:
         return (
             f"spent ${since:.4f} since the last commit with changes, "
             f"max_cost_without_progress_usd = ${breaker:.4f}"

@@ -47,7 +47,6 @@ _FRESH = AgentCursor()
 
 LOG_NAMED: Final = re.compile(r" \(see [^()]*\)")
 """The log file a failure message names (`` (see .ralph/...)``), which differs per attempt."""
-_LOG_NAMED = LOG_NAMED
 
 
 def new_task(agent: AgentCursor) -> AgentCursor:
@@ -72,8 +71,7 @@ def transition(
     A task for an agent does not begin once a spend limit is reached: the run finalizes as
     ``max_cost`` instead (see ``_spend``).
     """
-    run = state.run
-    if run is not None and run.budget.limits_spend and progress.role is not None:
+    if progress.role is not None:
         spent = stop_when_spent(state, ledger)
         if spent is not None:
             return spent
@@ -96,9 +94,11 @@ def transition(
 def stop_when_spent(state: PipelineState, ledger: Ledger | None = None) -> PipelineState | None:
     """The run finalizing as ``max_cost`` when a spend limit is reached (judged with
     ``ledger``, else the state's), else None; for a point where an agent would start."""
-    assert state.run is not None, "only a started run has budgets"
+    run = state.run
+    if run is None or not run.budget.limits_spend:
+        return None
     judged = state.ledger if ledger is None else ledger
-    why = spent_budget(state.run.budget, judged.spend)
+    why = spent_budget(run.budget, judged.spend)
     if why is None:
         return None
     return finalize(
@@ -256,10 +256,9 @@ def agent_failed(
     ledger = ledger_with(
         state.ledger, last_error=message, agent_failures=state.ledger.agent_failures + 1
     )
-    if budget.limits_spend:
-        spent = stop_when_spent(state, ledger)
-        if spent is not None:
-            return spent
+    spent = stop_when_spent(state, ledger)
+    if spent is not None:
+        return spent
     if retriable and agent.retries < budget.max_retries_per_agent:
         retries = agent.retries + 1
         ceiling = backoff_ceiling(budget.backoff_base_ms, budget.backoff_cap_ms, retries)
@@ -271,7 +270,7 @@ def agent_failed(
             False,
             ceiling if ceiling > 0 else None,
             # The message without the log it names: every attempt writes its own log.
-            _LOG_NAMED.sub("", message),
+            LOG_NAMED.sub("", message),
         )
         return advance(state, agent=cursor, ledger=ledger)
     position = agent.chain_position + 1

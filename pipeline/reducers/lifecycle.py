@@ -97,10 +97,8 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
         resumes=state.ledger.resumes + 1,
         last_resume_sequence=state.sequence + 1,
     )
-    run = state.run
-    limited = run is not None and run.budget.limits_spend
     if progress.phase is not Phase.INTERRUPTED:
-        if limited and progress.role is not None:
+        if progress.role is not None:
             spent = stop_when_spent(state, resumed_ledger)
             if spent is not None:
                 return spent
@@ -125,7 +123,7 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
         dev_fix_role=None,
         dev_fix_success=None,
     )
-    if limited and resumed.role is not None:
+    if resumed.role is not None:
         # The limits are folds of the log: a resumed run does not get its money back.
         view = advance_view(state, resumed)
         spent = stop_when_spent(view, resumed_ledger)

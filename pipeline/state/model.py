@@ -280,18 +280,16 @@ class SpendLine:
 @frozen
 class Spend:
     """The run's usage ledger, folded from its usage facts: in all, per role, per agent and
-    per model, and the cost when the run last made progress (a commit with changes)."""
+    per model, and since the run last made progress (a commit with changes)."""
 
     total: SpendLine = SpendLine()
     by_role: Mapping[Role, SpendLine] = field(factory=dict)
     by_agent: Mapping[AgentName, SpendLine] = field(factory=dict)
     by_model: Mapping[str, SpendLine] = field(factory=dict)
     """Keyed by model name; ``""`` for invocations whose model is unknown."""
-    cost_at_progress: float = 0.0
-    """``total.cost_usd`` when the last commit with changes was made."""
     since_commit: SpendLine = SpendLine()
     """What the invocations since the last commit with changes used: the next commit's
-    ``Ralph-Cost`` trailer."""
+    ``Ralph-Cost`` trailer, and what the breaker (``max_cost_without_progress_usd``) counts."""
     models_since_commit: tuple[str, ...] = ()
     """The models of those invocations, in the order first seen (``""``: unknown); the next
     commit's ``Ralph-Model`` trailer."""
