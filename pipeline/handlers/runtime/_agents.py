@@ -77,7 +77,7 @@ def _tail(path: Path) -> bytes:
 
 
 def _last_line(tail: bytes) -> str:
-    """The last line of output, colour codes removed, at most 300 characters."""
+    """The last non-blank line of ``tail``, at most 300 characters."""
     lines = [line for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[-1].strip()[:300] if lines else "no output"
 

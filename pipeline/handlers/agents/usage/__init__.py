@@ -33,8 +33,6 @@ PARSERS: Final[Mapping[str, UsageParser]] = types.MappingProxyType(
 )
 """The parser of each output format, by the name ``output_format`` takes."""
 
-_MAX_LOG_BYTES: Final = 64 * 1024 * 1024
-
 
 def read_usage(output_format: str | None, log: Path) -> UsageFigures:
     """What the invocation whose output is ``log`` used, as far as its format tells.

@@ -21,30 +21,9 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import orjson
-
-from pipeline.handlers.agents.usage._figures import UsageFigures
+from pipeline.handlers.agents.usage._figures import UsageFigures, count, json_object
 
 __all__ = ["parse_claude"]
-
-
-def _record(line: bytes) -> Mapping[str, Any] | None:
-    """The JSON object on the line, or None (not JSON, truncated, or not an object)."""
-    stripped = line.strip()
-    if not stripped.startswith(b"{"):
-        return None
-    try:
-        value = orjson.loads(stripped)
-    except orjson.JSONDecodeError:
-        return None
-    return value if isinstance(value, Mapping) else None
-
-
-def _count(value: Any) -> int | None:
-    """A token count or duration: a non-negative integer (a bool is not one)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
 
 
 def _dollars(value: Any) -> float | None:
@@ -71,13 +50,13 @@ def _from_result(result: Mapping[str, Any], model: str | None) -> UsageFigures:
     usage = _mapping(result.get("usage"))
     return UsageFigures(
         model=model,
-        input_tokens=_count(usage.get("input_tokens")),
-        output_tokens=_count(usage.get("output_tokens")),
-        cache_read_tokens=_count(usage.get("cache_read_input_tokens")),
-        cache_write_tokens=_count(usage.get("cache_creation_input_tokens")),
-        turns=_count(result.get("num_turns")),
+        input_tokens=count(usage.get("input_tokens")),
+        output_tokens=count(usage.get("output_tokens")),
+        cache_read_tokens=count(usage.get("cache_read_input_tokens")),
+        cache_write_tokens=count(usage.get("cache_creation_input_tokens")),
+        turns=count(result.get("num_turns")),
         session_id=_text(result.get("session_id")),
-        api_duration_ms=_count(result.get("duration_api_ms")),
+        api_duration_ms=count(result.get("duration_api_ms")),
         cost_usd=_dollars(result.get("total_cost_usd")),
     )
 
@@ -89,7 +68,7 @@ def _from_messages(
         return UsageFigures(model=model, session_id=session)
 
     def total(key: str) -> int | None:
-        counts = [_count(usage.get(key)) for usage in messages.values()]
+        counts = [count(usage.get(key)) for usage in messages.values()]
         return None if any(c is None for c in counts) else sum(c for c in counts if c)
 
     return UsageFigures(
@@ -109,7 +88,7 @@ def parse_claude(lines: Iterable[bytes]) -> UsageFigures:
     result: Mapping[str, Any] | None = None
     messages: dict[str, Mapping[str, Any]] = {}
     for line in lines:
-        record = _record(line)
+        record = json_object(line)
         if record is None:
             continue
         kind = record.get("type")

@@ -14,17 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import orjson
-
-from pipeline.handlers.agents.usage._figures import UsageFigures
+from pipeline.handlers.agents.usage._figures import UsageFigures, count, json_object
 
 __all__ = ["parse_codex"]
 
 
 def _count(usage: Mapping[str, Any], key: str) -> int:
-    value = usage.get(key)
-    # bool is an int to Python, never a token count.
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    """The count under ``key``, 0 when there is none."""
+    return count(usage.get(key)) or 0
 
 
 def parse_codex(lines: Iterable[bytes]) -> UsageFigures:
@@ -37,11 +34,8 @@ def parse_codex(lines: Iterable[bytes]) -> UsageFigures:
     turns = 0
     uncached = cached = written = output = 0
     for line in lines:
-        try:
-            event = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(event, dict):
+        event = json_object(line)
+        if event is None:
             continue
         kind = event.get("type")
         if kind == "thread.started" and isinstance(event.get("thread_id"), str):
@@ -49,7 +43,7 @@ def parse_codex(lines: Iterable[bytes]) -> UsageFigures:
         elif kind == "turn.completed":
             turns += 1
             usage = event.get("usage")
-            if not isinstance(usage, dict):
+            if not isinstance(usage, Mapping):
                 continue
             read = _count(usage, "cached_input_tokens")
             wrote = _count(usage, "cache_write_input_tokens")

@@ -8,12 +8,13 @@ line are skipped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TypeAlias, final
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeAlias, final
 
+import orjson
 from attrs import frozen
 
-__all__ = ["UsageFigures", "UsageParser"]
+__all__ = ["UsageFigures", "UsageParser", "count", "json_object"]
 
 
 @final
@@ -47,6 +48,26 @@ class UsageFigures:
                 self.cost_usd,
             )
         )
+
+
+def json_object(line: bytes) -> Mapping[str, Any] | None:
+    """The JSON object on an output line, or None (not JSON, cut short, or not an object)."""
+    stripped = line.strip()
+    if not stripped.startswith(b"{"):
+        return None
+    try:
+        value = orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, Mapping) else None
+
+
+def count(value: Any) -> int | None:
+    """A token count or duration as printed: a non-negative integer (a JSON boolean, which
+    Python takes for an int, is not one); None for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
 
 
 UsageParser: TypeAlias = Callable[[Iterable[bytes]], UsageFigures]

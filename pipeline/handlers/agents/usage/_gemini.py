@@ -18,9 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-import orjson
-
-from pipeline.handlers.agents.usage._figures import UsageFigures
+from pipeline.handlers.agents.usage._figures import UsageFigures, count, json_object
 
 __all__ = ["parse_gemini"]
 
@@ -28,30 +26,12 @@ _AUTO_MODELS: Final = frozenset({"", "auto"})
 """What ``init`` names when Gemini CLI routes each request to a model of its choosing."""
 
 
-def _count(value: Any) -> int | None:
-    """A token count or duration: a non-negative integer (JSON booleans are not counts)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
-
-
-def _event(line: bytes) -> Mapping[str, Any] | None:
-    text = line.strip()
-    if not text.startswith(b"{"):
-        return None
-    try:
-        event = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return None
-    return event if isinstance(event, Mapping) else None
-
-
 def _busiest_model(models: Any) -> str | None:
     """The model that used the most tokens, when the CLI routed requests to several."""
     if not isinstance(models, Mapping):
         return None
     totals = {
-        name: _count(figures.get("total_tokens")) or 0
+        name: count(figures.get("total_tokens")) or 0
         for name, figures in models.items()
         if isinstance(name, str) and isinstance(figures, Mapping)
     }
@@ -59,15 +39,15 @@ def _busiest_model(models: Any) -> str | None:
 
 
 def _from_stats(stats: Mapping[str, Any], figures: dict[str, Any]) -> None:
-    prompt = _count(stats.get("input_tokens"))
-    cached = _count(stats.get("cached"))
-    fresh = _count(stats.get("input"))
+    prompt = count(stats.get("input_tokens"))
+    cached = count(stats.get("cached"))
+    fresh = count(stats.get("input"))
     if fresh is None and prompt is not None:
         fresh = max(0, prompt - (cached or 0))
     figures["input_tokens"] = fresh
-    figures["output_tokens"] = _count(stats.get("output_tokens"))
+    figures["output_tokens"] = count(stats.get("output_tokens"))
     figures["cache_read_tokens"] = cached
-    duration = _count(stats.get("duration_ms"))
+    duration = count(stats.get("duration_ms"))
     figures["api_duration_ms"] = duration or None
     figures["result_model"] = _busiest_model(stats.get("models"))
 
@@ -82,7 +62,7 @@ def parse_gemini(lines: Iterable[bytes]) -> UsageFigures:
     answering = False
     seen_result = False
     for line in lines:
-        event = _event(line)
+        event = json_object(line)
         if event is None:
             continue
         kind = event.get("type")

@@ -17,16 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import orjson
-
-from pipeline.handlers.agents.usage._figures import UsageFigures
+from pipeline.handlers.agents.usage._figures import UsageFigures, count, json_object
 
 __all__ = ["parse_opencode"]
 
 
 def _count(value: Any) -> int:
     """A token count as given, 0 for anything that is not a non-negative integer."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return count(value) or 0
 
 
 def _cost(value: Any) -> float:
@@ -42,11 +40,8 @@ def parse_opencode(lines: Iterable[bytes]) -> UsageFigures:
     cost = 0.0
     session: str | None = None
     for line in lines:
-        try:
-            event = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(event, Mapping):
+        event = json_object(line)
+        if event is None:
             continue
         if session is None and isinstance(event.get("sessionID"), str):
             session = event["sessionID"]
