@@ -157,8 +157,9 @@ class GitHandler:
             return (CommitSkipped("nothing changed", self.clock()),)
         trailers = commit_trailers(effect)
         _git(self.root, "commit", "--quiet", "--no-verify", "-m", effect.message, "-m", trailers)
-        sha = _git(self.root, "rev-parse", "HEAD").stdout.strip()
-        return (CommitCreated(sha, self._branch(), self.clock()),)
+        # One git process answers both: the commit's sha and the branch it is on.
+        sha, branch = _git(self.root, "rev-parse", "HEAD", "--abbrev-ref", "HEAD").stdout.split()
+        return (CommitCreated(sha, branch, self.clock()),)
 
     def _not_ignored(self, paths: tuple[str, ...]) -> list[str]:
         """``paths`` but those git ignores anyway (naming an ignored path makes ``add`` fail)."""
