@@ -32,6 +32,7 @@ from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import EventsFileError, read_marker
 from pipeline.handlers.runtime import WorkspaceLayout, load_response_schemas
 from pipeline.handlers.store import StoreError, store_path
+from pipeline.workspace._run import locate_store
 
 __all__ = ["Check", "Status", "diagnose", "would_fail"]
 
@@ -229,18 +230,11 @@ def _location(root: Path, config: RalphConfig | None, store: str | None) -> str:
     """Where the workspace's events go, as ``ralph run`` chooses: ``store`` (``--store`` or
     ``RALPH_STORE``), else ``[store] url`` (relative to the workspace), else
     ``.ralph/pipeline.db``."""
-    if store is not None:
-        return store
     configured = None if config is None else config.store.url
-    if configured is None:
-        return str(WorkspaceLayout(root).store)
     try:
-        path = store_path(configured)
+        return locate_store(WorkspaceLayout(root), configured, store)
     except StoreError:
-        return configured
-    if path is None or path.is_absolute():
-        return configured
-    return str(root / path)
+        return configured or ""  # a malformed url: check_store names what is wrong with it
 
 
 def check_store(location: str) -> list[Check]:

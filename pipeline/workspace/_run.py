@@ -170,15 +170,20 @@ def _signals(interruption: Interruption) -> Iterator[None]:
 def store_location(workspace: Workspace, store: str | None = None) -> str:
     """Where the workspace's events go: ``store`` (``--store``), else ``[store] url`` (a
     relative path is relative to the workspace), else ``.ralph/pipeline.db``."""
+    return locate_store(workspace.layout, workspace.config.store.url, store)
+
+
+def locate_store(layout: WorkspaceLayout, configured: str | None, store: str | None) -> str:
+    """:func:`store_location` from its parts: the workspace's ``layout``, its ``[store] url``
+    (None: not set) and ``--store`` (None: not given)."""
     if store is not None:
         return store
-    configured = workspace.config.store.url
     if configured is None:
-        return str(workspace.layout.store)
+        return str(layout.store)
     path = store_path(configured)
     if path is None or path.is_absolute():
         return configured
-    return str(workspace.layout.root / path)
+    return str(layout.root / path)
 
 
 def open_store(workspace: Workspace, store: str | None = None) -> NamedStore:
