@@ -25,7 +25,9 @@ from typing import Any, final
 import cattrs
 import orjson
 from attrs import field, frozen
+from cattrs.v import format_exception
 
+from pipeline._strict import configure_primitives
 from pipeline.testing.model_server._ralph import SIDE_REPLY, prompt_kind
 from pipeline.testing.model_server._script import (
     Action,
@@ -117,50 +119,44 @@ class RulesScript:
 
 @final
 @frozen(kw_only=True)
-class _RuleEntry:
-    reply: _ReplyEntry
-    kind: str | None = None
-    turn: int | None = None
-    prompt_contains: str | None = None
-    tool_result_contains: str | None = None
-    api: Api | None = None
-    model: str | None = None
-
-
-@final
-@frozen(kw_only=True)
 class _RulesFile:
-    rules: tuple[_RuleEntry, ...] = ()
-    default: _ReplyEntry | None = None
+    rules: tuple[Rule, ...] = ()
+    default: ModelReply = SIDE_REPLY
 
 
-_CONVERTER = cattrs.Converter(forbid_extra_keys=True)
+def _converter() -> cattrs.Converter:
+    """Rules as written: a reply is read through its file shape (actions as tables)."""
+    converter = cattrs.Converter(forbid_extra_keys=True)
+    configure_primitives(converter)  # "3" is not a turn: nothing a person wrote is coerced
+
+    def reply(value: Any, _type: Any) -> ModelReply:
+        return converter.structure(value, _ReplyEntry).reply()
+
+    converter.register_structure_hook(ModelReply, reply)
+    return converter
+
+
+_CONVERTER = _converter()
+
+
+def _explain(error: BaseException, type_: Any) -> str:
+    """cattrs' words for an error, or the error's own where it says more (a bad action)."""
+    if type(error) is ValueError and str(error):
+        return str(error)
+    return format_exception(error, type_)
 
 
 def _rules(data: Mapping[str, Any], source: str) -> RulesScript:
     try:
         parsed = _CONVERTER.structure(data, _RulesFile)
-        rules = tuple(
-            Rule(
-                reply=entry.reply.reply(),
-                kind=entry.kind,
-                turn=entry.turn,
-                prompt_contains=entry.prompt_contains,
-                tool_result_contains=entry.tool_result_contains,
-                api=entry.api,
-                model=entry.model,
-            )
-            for entry in parsed.rules
-        )
-        default = parsed.default.reply() if parsed.default is not None else SIDE_REPLY
     except (cattrs.BaseValidationError, ValueError) as error:
         details = (
-            "; ".join(cattrs.transform_error(error))
+            "; ".join(cattrs.transform_error(error, format_exception=_explain))
             if isinstance(error, cattrs.BaseValidationError)
             else str(error)
         )
         raise ScriptFileError(f"{source}: {details}") from error
-    return RulesScript(rules, default)
+    return RulesScript(parsed.rules, parsed.default)
 
 
 def load_rules(path: Path) -> RulesScript:
