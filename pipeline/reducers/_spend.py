@@ -23,20 +23,8 @@ __all__ = ["fold_usage", "mark_progress", "spent_budget"]
 K = TypeVar("K")
 
 
-def _plus(line: SpendLine, event: UsageReported) -> SpendLine:
-    return SpendLine(
-        line.invocations + 1,
-        line.cost_usd + (event.cost_usd or 0.0),
-        line.unknown_cost + (event.cost_usd is None),
-        line.input_tokens + (event.input_tokens or 0),
-        line.output_tokens + (event.output_tokens or 0),
-        line.cache_read_tokens + (event.cache_read_tokens or 0),
-        line.cache_write_tokens + (event.cache_write_tokens or 0),
-    )
-
-
 def _add(lines: Mapping[K, SpendLine], key: K, event: UsageReported) -> Mapping[K, SpendLine]:
-    return {**lines, key: _plus(lines.get(key, _NONE), event)}
+    return {**lines, key: lines.get(key, _NONE).plus(event)}
 
 
 _NONE = SpendLine()
@@ -48,11 +36,11 @@ def fold_usage(state: PipelineState, event: UsageReported) -> PipelineState:
     model = event.model or ""
     models = spend.models_since_commit
     added = Spend(
-        _plus(spend.total, event),
+        spend.total.plus(event),
         _add(spend.by_role, event.role, event),
         _add(spend.by_agent, event.agent, event),
         _add(spend.by_model, model, event),
-        _plus(spend.since_commit, event),
+        spend.since_commit.plus(event),
         models if model in models else (*models, model),
     )
     return advance(state, ledger=ledger_with(state.ledger, spend=added))

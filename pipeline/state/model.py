@@ -14,6 +14,7 @@ from typing import Final, final
 
 from attrs import field, frozen
 
+from pipeline.events.agent import UsageReported
 from pipeline.events.policy import LoopPolicy
 from pipeline.events.values import (
     COUNT_VALIDATOR,
@@ -264,6 +265,18 @@ class SpendLine:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+
+    def plus(self, usage: UsageReported) -> SpendLine:
+        """This line with one more invocation's usage added (an unknown cost counted apart)."""
+        return SpendLine(
+            self.invocations + 1,
+            self.cost_usd + (usage.cost_usd or 0.0),
+            self.unknown_cost + (usage.cost_usd is None),
+            self.input_tokens + (usage.input_tokens or 0),
+            self.output_tokens + (usage.output_tokens or 0),
+            self.cache_read_tokens + (usage.cache_read_tokens or 0),
+            self.cache_write_tokens + (usage.cache_write_tokens or 0),
+        )
 
     @property
     def tokens(self) -> int:

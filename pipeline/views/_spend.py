@@ -76,23 +76,11 @@ def usage_text(usage: UsageReported | None) -> str:
 def spend_line(usages: Iterable[UsageReported | None]) -> SpendLine:
     """The sum of ``usages`` as the ledger adds them (None, an invocation that reported
     nothing, adds nothing)."""
-    invocations = unknown = input_tokens = output_tokens = cache_read = cache_write = 0
-    cost = 0.0
+    line = SpendLine()
     for usage in usages:
-        if usage is None:
-            continue
-        invocations += 1
-        if usage.cost_usd is None:
-            unknown += 1
-        else:
-            cost += usage.cost_usd
-        input_tokens += usage.input_tokens or 0
-        output_tokens += usage.output_tokens or 0
-        cache_read += usage.cache_read_tokens or 0
-        cache_write += usage.cache_write_tokens or 0
-    return SpendLine(
-        invocations, cost, unknown, input_tokens, output_tokens, cache_read, cache_write
-    )
+        if usage is not None:
+            line = line.plus(usage)
+    return line
 
 
 def spend_summary(line: SpendLine) -> str:
