@@ -26,6 +26,7 @@ from pipeline.cli._progress import Display, choose_display, showing
 from pipeline.cli._queue import queue_rows, run_worker_processes
 from pipeline.cli._render import describe_event, state_table
 from pipeline.cli._report import html_report, markdown_report
+from pipeline.cli._shutdown import routed_signals, run_interruption
 from pipeline.cli._source import LogSource, open_source
 from pipeline.cli._tracing import TracingSetupError, ticket_tracing, tracing
 from pipeline.config import ConfigError
@@ -166,6 +167,7 @@ def _drive(
                     on_warning=_warn,
                     tracer=tracer,
                     store=events,
+                    interruption=run_interruption(),
                 )
             return result, events.label
     except (PipelineError, StoreError, OSError) as error:
@@ -936,4 +938,5 @@ def rebuild_projections(
 
 def main() -> None:
     """Entry point of the ``ralph`` console script."""
-    app()
+    with routed_signals():
+        app()
