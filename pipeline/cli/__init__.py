@@ -6,11 +6,12 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import attrs
 import orjson
 import typer
 from attrs import frozen
@@ -36,7 +37,7 @@ from pipeline.events import CATEGORIES, PipelineEvent, RunId
 from pipeline.graph import Edge, phase_changes, stored_edges, to_dot, to_mermaid
 from pipeline.handlers.intake import EmitError, EventsFileError, events_file_for
 from pipeline.handlers.intake import emit as emit_topic
-from pipeline.handlers.runtime import PromptSource
+from pipeline.handlers.runtime import GitError, PromptSource, WorkspaceLayout, run_history
 from pipeline.handlers.store import (
     DEFAULT_STORE_PATH,
     NamedStore,
@@ -58,6 +59,8 @@ from pipeline.state import Phase, PipelineState
 from pipeline.views import cost_text, timeline, topic_log
 from pipeline.workspace import (
     Check,
+    Reconciliation,
+    RunDivergedError,
     RunSetupError,
     Status,
     Workspace,
@@ -65,6 +68,8 @@ from pipeline.workspace import (
     drive,
     open_store,
     open_workspace,
+    reconcile,
+    recorded_commits,
     resolve_prompt,
     store_location,
     would_fail,
@@ -170,6 +175,10 @@ def _drive(
                     interruption=run_interruption(),
                 )
             return result, events.label
+    except RunDivergedError as error:
+        # Not a usage error: the store and git are fine to read, they disagree.
+        err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+        raise typer.Exit(1) from error
     except (PipelineError, StoreError, OSError) as error:
         raise _fail(str(error)) from error
 
@@ -435,6 +444,10 @@ def replay(
             if verify and not log.is_store:
                 raise _fail(f"--verify checks a store's checkpoints; {log.label} has none")
             state, problems, checked = _fold_and_check(log, until, verify)
+            if verify and source is None and log.run_id is not None and until is None:
+                # The workspace's own store: its run's commits and events file are here.
+                found = _reconciled(Path(), log.run_id, log.events())
+                problems += [] if found is None else list(found.problems)
     except (EventLogError, StoreError, WireFormatError) as error:
         raise _fail(str(error)) from error
     if as_json:
@@ -447,6 +460,8 @@ def replay(
         if problems:
             raise typer.Exit(1)
         out.print(f"verified: the fold equals all {checked} stored checkpoints")
+        if source is None:
+            out.print("verified: the run's commits in git and its events file agree with the log")
     if against is not None:
         try:
             expected = against.read_bytes().strip()
@@ -576,12 +591,38 @@ def status(
         except UnknownRunError as error:
             raise _fail(str(error)) from error
         state, _checkpoint = load_state(events, run_id, _warn)
+        # Only the workspace's own store is known to hold runs of this repository.
+        found = (
+            _reconciled(workspace, run_id, events.read(run_id), events_file=False)
+            if store is None
+            else None
+        )
+    if found is not None and found.missing:
+        # Count only the commits git still has, and say which it lost.
+        kept = state.ledger.commits - len(found.missing)
+        state = attrs.evolve(state, ledger=attrs.evolve(state.ledger, commits=max(kept, 0)))
+        for problem in found.problems:
+            _warn(problem)
     if as_json:
         sys.stdout.write(encode_state(state).decode() + "\n")
         return
     out.print(state_table(state, title=f"Run {run_id}"))
     if state.phase is Phase.INTERRUPTED:
         out.print(f"Resume it: ralph resume {run_id}")
+
+
+def _reconciled(
+    root: Path, run_id: str, events: Iterable[PipelineEvent], *, events_file: bool = True
+) -> Reconciliation | None:
+    """The run's log against the git repository at ``root`` (and, with ``events_file``, its
+    events file); None when ``root`` is not a git repository."""
+    try:
+        history = run_history(root, run_id)
+    except GitError:
+        return None
+    state, recorded = recorded_commits(events)
+    layout = WorkspaceLayout(root.resolve()) if events_file else None
+    return reconcile(run_id, state, recorded, history, layout)
 
 
 _STATUS_STYLE = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}

@@ -4,6 +4,13 @@ choosing its store, and driving a run there with the real runtime. ``ralph run``
 with :func:`diagnose`."""
 
 from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
+from pipeline.workspace._reconcile import (
+    Reconciliation,
+    RecordedCommit,
+    RunDivergedError,
+    reconcile,
+    recorded_commits,
+)
 from pipeline.workspace._run import (
     RunSetupError,
     Workspace,
@@ -16,6 +23,9 @@ from pipeline.workspace._run import (
 
 __all__ = [
     "Check",
+    "Reconciliation",
+    "RecordedCommit",
+    "RunDivergedError",
     "RunSetupError",
     "Status",
     "Workspace",
@@ -23,6 +33,8 @@ __all__ = [
     "drive",
     "open_store",
     "open_workspace",
+    "reconcile",
+    "recorded_commits",
     "resolve_prompt",
     "store_location",
     "would_fail",

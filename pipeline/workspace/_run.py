@@ -31,10 +31,12 @@ from pipeline.handlers.runtime import (
     WorkspaceLayout,
     ensure_excluded,
     load_response_schemas,
+    run_history,
     switch_branch,
 )
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
 from pipeline.state import PipelineState
+from pipeline.workspace._reconcile import RunDivergedError, reconcile, recorded_commits
 
 __all__ = [
     "RunSetupError",
@@ -240,6 +242,8 @@ def drive(
     with contextlib.ExitStack() as stack:
         if store is None:
             store = stack.enter_context(open_store(workspace))
+        if run_id is not None:
+            _check_reconciled(workspace, store, run_id)
         if signals:
             stack.enter_context(_signals(interruption))
         return run_durable(
@@ -250,4 +254,21 @@ def drive(
             on_warning=on_warning,
             interruption=interruption,
             tracer=tracer,
+        )
+
+
+def _check_reconciled(workspace: Workspace, store: EventStore, run_id: RunId) -> None:
+    """Raise :class:`RunDivergedError` when the run's log and git (or its events file)
+    disagree: a resume then would do a step twice or build on history that is gone."""
+    state, recorded = recorded_commits(store.read(run_id))
+    root = workspace.layout.root
+    try:
+        history = run_history(root, run_id)
+    except GitError as error:
+        raise RunSetupError(f"cannot read the git history of {root}: {error}") from error
+    found = reconcile(run_id, state, recorded, history, workspace.layout)
+    if found.problems:
+        raise RunDivergedError(
+            f"run {run_id} was not resumed: its log and the workspace disagree: "
+            + "; ".join(found.problems)
         )

@@ -11,6 +11,7 @@ from pipeline.handlers.runtime._git import (
     ensure_excluded,
     switch_branch,
 )
+from pipeline.handlers.runtime._history import GitCommit, GitHistory, run_history
 from pipeline.handlers.runtime._layout import OUTPUT_FILES, WorkspaceLayout
 from pipeline.handlers.runtime._prompts import render_prompt, template_text
 from pipeline.handlers.runtime._reports import Report, read_report
@@ -30,8 +31,10 @@ __all__ = [
     "MODEL_TRAILER",
     "OUTPUT_FILES",
     "AgentInvoker",
+    "GitCommit",
     "GitError",
     "GitHandler",
+    "GitHistory",
     "PromptSource",
     "Report",
     "Runtime",
@@ -45,6 +48,7 @@ __all__ = [
     "ralph_executable",
     "read_report",
     "render_prompt",
+    "run_history",
     "switch_branch",
     "template_text",
 ]
