@@ -935,9 +935,13 @@ def worker(
         argv += ["--otel"] if otel else []
         raise typer.Exit(run_worker_processes(concurrency, url, argv))
     try:
-        from pipeline.workers import Worker
+        from pipeline.workers import PARENT_ENV, Worker, exit_with_parent
     except ImportError as error:
         raise _fail(_POSTGRES_HINT) from error
+    parent = os.environ.pop(PARENT_ENV, None)
+    if parent is not None and parent.isdigit():
+        # One of --concurrency N's workers: it must not outlive the process that started it.
+        exit_with_parent(int(parent))
 
     def say(line: str) -> None:
         err.print(line, markup=False, soft_wrap=True)
