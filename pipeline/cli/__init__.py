@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pipeline.cli._demo import create_demo_repository, prepare_directory
+from pipeline.cli._faults import FaultError, fault_from, with_fault
 from pipeline.cli._follow import category_filter, follow
 from pipeline.cli._init import installed_presets, write_starter
 from pipeline.cli._logfile import EventLogError, write_event_log
@@ -168,13 +169,15 @@ def _drive(
                     workspace,
                     prompt=prompt,
                     run_id=run_id,
-                    on_event=on_event,
+                    on_event=with_fault(fault_from(os.environ), on_event),
                     on_warning=_warn,
                     tracer=tracer,
                     store=events,
                     interruption=run_interruption(),
                 )
             return result, events.label
+    except FaultError as error:
+        raise _fail(str(error)) from error
     except RunDivergedError as error:
         # Not a usage error: the store and git are fine to read, they disagree.
         err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)

@@ -17,9 +17,9 @@ from typing import final
 
 from attrs import frozen
 
-from pipeline.effects import CreateCommit
+from pipeline.effects import CreateCommit, SaveCheckpoint
 from pipeline.errors import PipelineError
-from pipeline.events import CommitCreated, Instant, PipelineEvent, RunResumed
+from pipeline.events import CheckpointSaved, CommitCreated, Instant, PipelineEvent, RunResumed
 from pipeline.handlers.runtime import GitHistory, WorkspaceLayout
 from pipeline.orchestration import effect_id, next_effect
 from pipeline.reducers import reduce
@@ -75,8 +75,13 @@ def _pending_commit(state: PipelineState) -> str | None:
     """The id of the commit step a resume would ask for first, if it is one."""
     if state.run is None or state.phase is Phase.COMPLETE:
         return None
-    resumed = reduce(state, RunResumed(None, Instant(datetime(2000, 1, 1, tzinfo=UTC))))
+    at = Instant(datetime(2000, 1, 1, tzinfo=UTC))  # never stored: any instant will do
+    resumed = reduce(state, RunResumed(None, at))
     effect = next_effect(resumed)
+    # A checkpoint still due (the process died before saving it) comes first.
+    while isinstance(effect, SaveCheckpoint):
+        resumed = reduce(resumed, CheckpointSaved(effect.trigger, effect.sequence, at))
+        effect = next_effect(resumed)
     return str(effect.effect_id) if isinstance(effect, CreateCommit) else None
 
 

@@ -30,8 +30,12 @@ POINTS = ["add --all", "diff --cached", "commit --quiet", "rev-parse HEAD"]
 """The git commands of the commit step, in order: the fault fires right after one of them."""
 
 
-def interrupted_run(tmp_path: Path, after: str, signum: signal.Signals) -> Path:
-    """A workspace whose run got ``signum`` right after its first commit step's ``after``."""
+def interrupted_run(
+    tmp_path: Path, after: str, signum: signal.Signals, *, then_kill: bool = False
+) -> Path:
+    """A workspace whose run got ``signum`` right after its first commit step's ``after``
+    (with ``then_kill``, a kill -9 once the interruption fact is stored, before its
+    checkpoint)."""
     root = make_workspace(
         tmp_path / "ws", scripts={"s.toml": WORK}, agents={"main": scripted("s.toml")}
     )
@@ -45,11 +49,13 @@ def interrupted_run(tmp_path: Path, after: str, signum: signal.Signals) -> Path:
         "GITFAULT_ARMED": str(armed),
         "GITFAULT_SIGNAL": signum.name,
     }
+    if then_kill:
+        env["RALPH_FAULT_INJECT"] = "lifecycle.run_interrupted:1:SIGKILL"
     done = subprocess.run(
         [*RALPH, "run"], cwd=root, env=env, capture_output=True, text=True, timeout=120
     )
     assert not armed.exists(), f"the commit step never ran {after!r}: {done.stdout}"
-    expected = -signal.SIGKILL if signum is signal.SIGKILL else 130
+    expected = -signal.SIGKILL if signum is signal.SIGKILL or then_kill else 130
     assert done.returncode == expected, done.stdout + done.stderr
     return root
 
@@ -84,6 +90,17 @@ def test_other_changes_at_resume_do_not_commit_the_step_twice(
     """Stopped after ``git commit`` made the commit; a file changed before the resume: the
     resumed step finds its own commit by its trailer instead of committing again."""
     root = interrupted_run(tmp_path, "commit --quiet", signum)
+    (root / "other.txt").write_text("changed while the run was stopped\n")
+    resumed = ralph("resume", cwd=root)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert_each_commit_logged_once(root)
+
+
+def test_a_kill_before_the_interruption_checkpoint_still_finds_the_commit(tmp_path: Path) -> None:
+    """SIGINT after ``git commit``, then kill -9 once ``RunInterrupted`` is stored and before
+    its checkpoint: the resume saves that checkpoint first, reconciliation still knows the
+    commit as the pending step's, and the step finds it instead of committing again."""
+    root = interrupted_run(tmp_path, "commit --quiet", signal.SIGINT, then_kill=True)
     (root / "other.txt").write_text("changed while the run was stopped\n")
     resumed = ralph("resume", cwd=root)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
