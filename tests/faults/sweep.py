@@ -176,7 +176,7 @@ def _fact_scenarios() -> list[Scenario]:
                 CORRECTION,
                 extra='[hats.developer]\nresponse_schema = "agent-response"\n',
             ),
-            "agent.structured_response_malformed:1:0.3",
+            "agent.response_submitted:1:0.4",
             0,
         ),
     ]
