@@ -41,6 +41,7 @@ __all__ = [
     "SECRET_VARIABLES",
     "TOKEN_SHAPES",
     "Redactor",
+    "mask_password_of",
     "mask_url_passwords",
     "secret_values",
 ]
@@ -91,7 +92,7 @@ Every match of the expression contains one of its hints: a text with no hint (ne
 fact) is passed by one fast search, without running the expressions."""
 
 # ``scheme://user:password@``: the user is kept, the password masked.
-_URL_PASSWORD: Final = r"(?P<url>[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^:/?#@\s]*):[^@/?#\s]+@)"
+_URL_PASSWORD: Final = r"(?P<url>[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^:/?#@\s]*):[^@\s]+@)"
 _URL_PASSWORD_RE: Final = re.compile(_URL_PASSWORD)
 
 
@@ -104,6 +105,23 @@ def mask_url_passwords(text: str) -> str:
     """``text`` with the password of every URL in it masked (``postgresql://u:[redacted:password]@h``),
     for messages that name a store URL."""
     return _URL_PASSWORD_RE.sub(_url_replacement, text)
+
+
+_LOOSE_PASSWORD: Final = re.compile(r"://[^:/@]*:(.+)@")
+
+
+def mask_password_of(url: str, text: str) -> str:
+    """``text`` (a message about ``url``) with ``url``'s password masked wherever it appears,
+    even when ``url`` cannot be parsed (a password with spaces or slashes in it), and any
+    other URL's password too."""
+    loose = _LOOSE_PASSWORD.search(url)
+    found = [p for p in (_url_password(url), loose.group(1) if loose else None) if p]
+    # libpq quotes the piece of a URL it stumbled on ("unexpected spaces found in ..."): the
+    # pieces of a password are masked too
+    pieces = [piece for p in found for piece in re.split(r"[\s/]+", p) if len(piece) >= 4]
+    for password in sorted({*found, *pieces}, key=len, reverse=True):
+        text = text.replace(password, "[redacted:password]")
+    return mask_url_passwords(text)
 
 
 def _url_password(value: str) -> str | None:

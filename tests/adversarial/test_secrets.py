@@ -117,3 +117,24 @@ def test_no_secret_of_the_environment_reaches_the_store_outputs_reports_or_spans
     assert "app:[redacted:password]@db.invalid" in topics[0].payload.text
     assert '"[redacted:ANTHROPIC_API_KEY]":' in topics[1].payload.text
     assert topics[2].topic == "[redacted:SERVICE_TOKEN]"
+
+
+def test_a_store_url_that_cannot_be_used_is_never_echoed_with_its_password(
+    tmp_path: Path,
+) -> None:
+    """An unparsable PostgreSQL URL, a URL of an unknown scheme and an unreachable server:
+    each is a message that names the store without its password."""
+    password = "hunter2-" + secrets.token_hex(4)
+    for url in (
+        f"postgresql://bob:{password}@[::1/db",
+        f"postgresql://bob:{password}@host/db?sslmode=not a mode",
+        f"postgresql://bob:{password} with/spaces@[::1/db",
+        f"mysql://bob:{password}@db.invalid/db",
+        f"postgresql://bob:{password}@127.0.0.1:1/db?connect_timeout=1",
+    ):
+        for command in (["status", "--store", url], ["doctor", "--store", url]):
+            done = _ralph(*command, cwd=tmp_path)
+            said = (done.stdout + done.stderr).decode()
+            assert done.returncode != 0, (command, said)
+            assert password not in said, (command, said)
+            assert "[redacted:password]" in said or "postgresql://bob@" in said, (command, said)
