@@ -24,6 +24,7 @@ every fact a handler reports, before anything stores, folds, traces or shows it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
@@ -151,6 +152,29 @@ def secret_values(environ: Mapping[str, str], patterns: Iterable[str] = ()) -> d
     return found
 
 
+@functools.cache
+def _shapes() -> re.Pattern[str]:
+    """The token shapes and URL passwords as one expression (compiled once, when first used:
+    it takes milliseconds, and most commands never need it)."""
+    parts = [f"(?P<shape{i}>{regex})" for i, (_, regex, _) in enumerate(TOKEN_SHAPES)]
+    return re.compile("|".join([*parts, _URL_PASSWORD]))
+
+
+@functools.cache
+def _hints() -> re.Pattern[str]:
+    """A plain alternation of the shapes' literal prefixes: Python's re scans it several times
+    faster than the shapes themselves."""
+    hints = dict.fromkeys(h for *_, shape_hints in TOKEN_SHAPES for h in shape_hints)
+    return re.compile("|".join(map(re.escape, [*hints, "://"])))
+
+
+_SHAPE_NAMES: Final = {f"shape{i}": name for i, (name, _, _) in enumerate(TOKEN_SHAPES)}
+
+
+def _label(name: str, bare: bool) -> str:
+    return f"redacted:{name}" if bare else f"[redacted:{name}]"
+
+
 class Redactor:
     """Masks the secrets it was built with, and every token shape, in text and in facts."""
 
@@ -158,40 +182,33 @@ class Redactor:
         """``secrets``: value -> the name shown in its place (see :func:`secret_values`)."""
         self._names = {value: name for value, name in secrets.items() if value}
         # Longest first, so that a secret containing another is masked whole.
-        literals = sorted(self._names, key=len, reverse=True)
-        parts = [f"(?P<literal>{'|'.join(map(re.escape, literals))})"] if literals else []
-        parts += [f"(?P<shape{i}>{regex})" for i, (_, regex, _) in enumerate(TOKEN_SHAPES)]
-        parts.append(_URL_PASSWORD)
-        self._pattern = re.compile("|".join(parts))
-        self._shape_names = {f"shape{i}": name for i, (name, _, _) in enumerate(TOKEN_SHAPES)}
-        self._literals = tuple(literals)
-        # A plain alternation of literals: Python's re scans it several times faster than the
-        # shapes themselves.
-        hints = dict.fromkeys(h for *_, shape_hints in TOKEN_SHAPES for h in shape_hints)
-        self._hints = re.compile("|".join(map(re.escape, [*hints, "://"])))
+        self._literals = tuple(sorted(self._names, key=len, reverse=True))
+        self._literal = (
+            re.compile("|".join(map(re.escape, self._literals))) if self._literals else None
+        )
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str], patterns: Iterable[str] = ()) -> Redactor:
         """A redactor for the secret variables of ``environ`` (plus ``patterns``)."""
         return cls(secret_values(environ, patterns))
 
-    def _mask(self, match: re.Match[str], bare: bool) -> str:
+    def _shape(self, match: re.Match[str], bare: bool) -> str:
         group = match.lastgroup
         if group == "url":
             return _url_replacement(match)
-        name = (
-            self._names[match.group()]
-            if group == "literal"
-            else self._shape_names.get(group or "", "secret")
-        )
-        return f"redacted:{name}" if bare else f"[redacted:{name}]"
+        return _label(_SHAPE_NAMES.get(group or "", "secret"), bare)
 
     def text(self, text: str, *, bare: bool = False) -> str:
         """``text`` with every secret masked as ``[redacted:NAME]`` (``bare``: ``redacted:NAME``,
-        for values that may not hold brackets, such as topics)."""
-        if self._pattern.search(text) is None:
-            return text
-        return self._pattern.sub(lambda m: self._mask(m, bare), text)
+        for values that may not hold brackets): the environment's secrets first, named by
+        their variables, then the token shapes."""
+        literal = self._literal
+        if literal is not None and literal.search(text) is not None:
+            text = literal.sub(lambda m: _label(self._names[m.group()], bare), text)
+        shapes = _shapes()
+        if shapes.search(text) is not None:
+            text = shapes.sub(lambda m: self._shape(m, bare), text)
+        return text
 
     def _holds_secret(self, data: Any) -> bool:
         """Whether a secret may be in ``data``: never False when one is (a True is checked
@@ -201,7 +218,7 @@ class Redactor:
         # NUL never occurs in an environment value; a hint spanning two strings only costs a
         # needless exact pass.
         joined = "\x00".join(strings)
-        return self._hints.search(joined) is not None or any(
+        return _hints().search(joined) is not None or any(
             secret in joined for secret in self._literals
         )
 
