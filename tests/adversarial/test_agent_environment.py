@@ -4,10 +4,13 @@ real PostgreSQL server runs a shell agent that writes down everything it was giv
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
-from pipeline.workers import submit
+from pipeline.handlers.store.postgres import PostgresEventStore
+from pipeline.handlers.store.queue import RunQueue
+from pipeline.workers import Worker, submit
 from tests.runtime.workspace import RALPH, ROOT, make_workspace
 
 REPORTS = """
@@ -70,3 +73,25 @@ def test_a_worker_hands_no_agent_its_store_url_or_database_password(
         assert "RALPH_STORE" not in names
         assert not {name for name in names if name.startswith("PG")}
         assert {"TEAM_SETTING", "RALPH_RUN_ID", "RALPH_EVENTS_FILE", "PATH"} <= names
+
+
+def test_a_tickets_outcome_is_stored_with_its_secrets_masked(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """An outcome quotes the error that ended the ticket (here, its workspace's path, which
+    holds a token): the queue the team reads stores it masked, and the worker says it masked."""
+    token = "ghp_" + "a1b2c3d4e5" * 4
+    root = make_workspace(
+        tmp_path / token, scripts={}, agents={"main": ["true"]}, budgets="max_iterations = 1"
+    )
+    ticket = submit(postgres_url, root)
+    shutil.rmtree(root)
+    lines: list[str] = []
+    Worker(postgres_url, poll_s=0.05, on_message=lines.append).run(exit_when_idle=True)
+    with PostgresEventStore(postgres_url) as store:
+        failed = RunQueue(store).get(ticket.ticket)
+    assert failed is not None
+    assert failed.outcome is not None
+    assert token not in failed.outcome
+    assert "[redacted:github-token] is not a directory" in failed.outcome
+    assert not [line for line in lines if token in line]
