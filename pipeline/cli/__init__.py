@@ -17,6 +17,7 @@ from attrs import frozen
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from pipeline.cli._demo import create_demo_repository, prepare_directory
 from pipeline.cli._follow import category_filter, follow
@@ -26,6 +27,7 @@ from pipeline.cli._progress import Display, choose_display, showing
 from pipeline.cli._queue import queue_rows, run_worker_processes
 from pipeline.cli._render import describe_event, state_table
 from pipeline.cli._report import html_report, markdown_report
+from pipeline.cli._safe import message_safe, terminal_safe
 from pipeline.cli._source import LogSource, open_source
 from pipeline.cli._tracing import TracingSetupError, ticket_tracing, tracing
 from pipeline.config import ConfigError
@@ -93,8 +95,9 @@ class _Console(Console):
         os.dup2(devnull, sys.stdout.fileno())
 
 
-out = _Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+# No emoji codes anywhere: ``:x:`` in agent text (``root:x:0:0``) must not become an emoji.
+out = _Console(highlight=False, emoji=False)
+err = Console(stderr=True, highlight=False, emoji=False)
 
 USAGE_ERROR = 2
 
@@ -108,12 +111,12 @@ class LogFormat(StrEnum):
 
 def _fail(message: str) -> typer.Exit:
     # Messages quote paths, config sections and extras ("[store]", "[otel]"): never markup.
-    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(message_safe(message))}", soft_wrap=True)
     return typer.Exit(USAGE_ERROR)
 
 
 def _warn(message: str) -> None:
-    err.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
+    err.print(f"[yellow]warning:[/] {escape(message_safe(message))}", soft_wrap=True)
 
 
 def _open(root: Path) -> Workspace:
@@ -356,7 +359,8 @@ def respond_command(
         run_id, question = respond(workspace, text, run)
     except (AnswerError, StoreError, WireFormatError) as error:
         raise _fail(str(error)) from error
-    out.print(f"Answered {question.question_id} of run {run_id}: {question.question}", markup=False)
+    asked = terminal_safe(question.question)  # an agent's words
+    out.print(f"Answered {question.question_id} of run {run_id}: {asked}", markup=False)
 
 
 @app.command()
@@ -606,7 +610,7 @@ def doctor(
         }
         sys.stdout.write(orjson.dumps(document).decode() + "\n")
     else:
-        table = Table(title=f"ralph doctor: {workspace.resolve()}")
+        table = Table(title=Text(f"ralph doctor: {workspace.resolve()}"))
         for column in ("check", "status", "found", "fix"):
             table.add_column(column, overflow="fold")  # a path or fix is never cut short
         for check in checks:
@@ -639,7 +643,7 @@ def topics(
             else:
                 at = entry.at.isoformat(timespec="seconds")
                 line = f"{entry.line_number:>5}  {at}  {entry.topic}  {entry.payload.text}"
-                out.print(line, soft_wrap=True, markup=False)
+                out.print(terminal_safe(line), soft_wrap=True, markup=False)
 
 
 @app.command()
@@ -739,15 +743,17 @@ def runs(
         tickets = _queue_tickets(opened)
         costs: dict[str, str] = {s.run_id: _run_cost(opened, s.run_id) for s in listed}
     if tickets is None:
-        table = Table(title=f"Runs in {opened.label}")
+        table = Table(title=Text(f"Runs in {opened.label}"))
         for column in ("run", "events", "cost", "started"):
             table.add_column(column)
         for summary in listed:
             table.add_row(
-                summary.run_id, str(summary.events), costs[summary.run_id], summary.started_at
+                *_cells(
+                    summary.run_id, str(summary.events), costs[summary.run_id], summary.started_at
+                )
             )
     else:
-        table = Table(title=f"Runs in {opened.label}")
+        table = Table(title=Text(f"Runs in {opened.label}"))
         for column in (
             "ticket",
             "state",
@@ -761,8 +767,13 @@ def runs(
         ):
             table.add_column(column)
         for row in queue_rows(tickets, listed, costs):
-            table.add_row(*row)
+            table.add_row(*_cells(*row))
     out.print(table)
+
+
+def _cells(*values: str) -> list[Text]:
+    """Table cells shown as written (outcomes quote agents' failures): no markup, escaped."""
+    return [Text(terminal_safe(value)) for value in values]
 
 
 def _run_cost(store: NamedStore, run_id: RunId) -> str:
@@ -897,7 +908,7 @@ def worker(
         raise _fail(_POSTGRES_HINT) from error
 
     def say(line: str) -> None:
-        err.print(line, markup=False, soft_wrap=True)
+        err.print(message_safe(line), markup=False, soft_wrap=True)
 
     try:
         with ticket_tracing(otel=otel, otel_file=otel_file) as traced:

@@ -227,6 +227,16 @@ class StoreConfig:
 
 @final
 @frozen(kw_only=True)
+class RedactionConfig:
+    """``[redaction]``: which secrets are masked in every fact before it is stored."""
+
+    variables: tuple[str, ...] = ()
+    """More names of environment variables (shell patterns, any case: ``"*_DSN"``) whose values
+    are masked, beside the built-in ``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``, ..."""
+
+
+@final
+@frozen(kw_only=True)
 class RalphConfig:
     """The whole ``ralph.toml``."""
 
@@ -242,6 +252,7 @@ class RalphConfig:
     hats: HatsConfig = field(factory=HatsConfig)
     loop: LoopConfig = field(factory=LoopConfig)
     store: StoreConfig = StoreConfig()
+    redaction: RedactionConfig = RedactionConfig()
     prices: dict[str, Price] = field(factory=dict)
     """Prices by model name or pattern (``claude-sonnet-*``), first match in file order."""
 

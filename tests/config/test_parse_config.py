@@ -117,6 +117,8 @@ def test_an_empty_file_is_the_default_configuration() -> None:
         ("[loop]\nstale_repeats = -1", "loop.stale_repeats: must be 0 (off) or more, got -1"),
         ("[loop]\nenforce_hat_scope = 1", "loop.enforce_hat_scope: expected a boolean, got 1"),
         ("[loop]\nrequired_events = 'a'", "loop.required_events: expected an array of strings"),
+        ("[redaction]\nvariables = 'A_*'", "redaction.variables: expected an array of strings"),
+        ("[redaction]\nnames = ['A_*']", "redaction.names: unknown key"),
     ],
 )
 def test_each_mistake_names_the_file_and_key(text: str, message: str) -> None:

@@ -15,11 +15,13 @@ from pipeline.handlers.runtime._layout import OUTPUT_FILES, WorkspaceLayout
 from pipeline.handlers.runtime._prompts import render_prompt, template_text
 from pipeline.handlers.runtime._reports import Report, read_report
 from pipeline.handlers.runtime._runtime import (
+    RALPH_ONLY_VARIABLES,
     PromptSource,
     Runtime,
     agent_environment,
     new_run_id,
     ralph_executable,
+    without_ralph_credentials,
 )
 from pipeline.handlers.runtime._schemas import load_response_schemas
 
@@ -29,6 +31,7 @@ __all__ = [
     "MAX_ARGUMENT_BYTES",
     "MODEL_TRAILER",
     "OUTPUT_FILES",
+    "RALPH_ONLY_VARIABLES",
     "AgentInvoker",
     "GitError",
     "GitHandler",
@@ -47,4 +50,5 @@ __all__ = [
     "render_prompt",
     "switch_branch",
     "template_text",
+    "without_ralph_credentials",
 ]
