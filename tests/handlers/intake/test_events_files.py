@@ -35,34 +35,36 @@ from tests.runtime.workspace import (
     [
         ("/etc/passwd.jsonl", "absolute"),
         (".ralph/../../x.jsonl", "'..'"),
-        ("events.jsonl", "outside .ralph/"),
-        (".agent/events.jsonl", "outside .ralph/"),
+        ("events.jsonl", "not directly in .ralph/"),
+        (".agent/events.jsonl", "not directly in .ralph/"),
+        (".ralph/sub/events.jsonl", "not directly in .ralph/"),
         (".ralph/events.txt", "not a .jsonl file"),
         ("", "empty"),
     ],
 )
 def test_a_marker_naming_a_forbidden_path_is_refused(text: str, why: str) -> None:
-    """Absolute, climbing, outside .ralph/ or not .jsonl: an error that says which."""
+    """Absolute, climbing, not directly in .ralph/ or not .jsonl: an error that says which."""
     with pytest.raises(EventsFileError, match=why):
         checked_events_path(text)
 
 
 def test_the_events_file_is_found_in_the_documented_order(tmp_path: Path) -> None:
-    """RALPH_EVENTS_FILE, else the marker (found from a subdirectory), else --file, else the
-    default under the workspace root."""
+    """RALPH_EVENTS_FILE, else the marker (found from a subdirectory); with neither there is
+    no run to emit to, and that is an error saying so."""
     root = tmp_path / "ws"
     nested = root / "src" / "deep"
     nested.mkdir(parents=True)
+    with pytest.raises(EventsFileError, match="no run to emit to"):
+        events_file_for(nested, {})
     (root / ".ralph").mkdir()
-    option = tmp_path / "given.jsonl"
-    assert events_file_for(nested, {}, None) == root / ".ralph" / "events.jsonl"
-    assert events_file_for(nested, {}, option) == option
+    with pytest.raises(EventsFileError, match="current-events does not exist"):
+        events_file_for(nested, {})
     write_marker(root, root / ".ralph" / "events-1.jsonl")
     assert read_marker(root) is not None
-    assert events_file_for(nested, {}, option) == root / ".ralph" / "events-1.jsonl"
+    assert events_file_for(nested, {}) == root / ".ralph" / "events-1.jsonl"
     env = {"RALPH_EVENTS_FILE": str(tmp_path / "env.jsonl")}
-    assert events_file_for(nested, env, option) == tmp_path / "env.jsonl"
-    assert events_file_for(tmp_path, {"RALPH_WORKSPACE_ROOT": str(root)}, None) == (
+    assert events_file_for(nested, env) == tmp_path / "env.jsonl"
+    assert events_file_for(tmp_path, {"RALPH_WORKSPACE_ROOT": str(root)}) == (
         root / ".ralph" / "events-1.jsonl"
     )
 
@@ -71,6 +73,7 @@ def test_ralph_emit_writes_one_line_and_refuses_bad_input_writing_nothing(tmp_pa
     """Text and JSON payloads; a bad topic or bad JSON: exit 2 and the file untouched."""
     (tmp_path / ".ralph").mkdir()
     target = tmp_path / ".ralph" / "events.jsonl"
+    write_marker(tmp_path, target)
     ok = ralph("emit", "build.done", "all green", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.strip() == "Event emitted: build.done"
@@ -120,6 +123,7 @@ def test_fifty_concurrent_emitters_give_five_thousand_whole_lines(tmp_path: Path
 def test_ralph_emit_processes_at_once_do_not_tear_lines(tmp_path: Path) -> None:
     """Twenty real ``ralph emit`` processes started together: twenty whole lines."""
     (tmp_path / ".ralph").mkdir()
+    write_marker(tmp_path, tmp_path / ".ralph" / "events.jsonl")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     workers = [
         subprocess.Popen(
