@@ -144,20 +144,28 @@ def read_marker(root: Path) -> PurePosixPath | None:
     return checked_events_path(text, str(marker))
 
 
-def write_marker(root: Path, events_file: Path) -> None:
-    """Point the marker under ``root`` at ``events_file`` (written whole, then renamed)."""
+def write_marker(root: Path, events_file: Path) -> bool:
+    """Point the marker under ``root`` at ``events_file`` (written whole, then renamed).
+
+    False when it cannot be written: an agent put a directory there, say. That stops
+    nothing: every agent of the run gets ``RALPH_EVENTS_FILE``, and the marker only serves a
+    ``ralph emit`` run without it.
+    """
     relative = events_file.relative_to(root).as_posix()
     checked_events_path(relative, "the events file")
     marker = root / MARKER
-    marker.parent.mkdir(parents=True, exist_ok=True)
     partial = marker.with_name(marker.name + ".tmp")
-    # A link planted at the temporary name would take the write elsewhere: start afresh.
-    partial.unlink(missing_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(partial, flags, 0o644)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write((relative + "\n").encode())
-    os.replace(partial, marker)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        # A link planted at the temporary name would take the write elsewhere: start afresh.
+        partial.unlink(missing_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(partial, flags, 0o644), "wb") as handle:
+            handle.write((relative + "\n").encode())
+        os.replace(partial, marker)
+    except OSError:
+        return False
+    return True
 
 
 def workspace_root(start: Path, environ: Mapping[str, str]) -> Path | None:
