@@ -72,7 +72,7 @@ def test_an_events_file_rewritten_shorter_is_read_again_and_the_run_completes(
         '  ralph emit first.two "another long payload"\n'
         "fi\n"
         'if [ "$n" -eq 2 ]; then\n'
-        "  printf '{\"topic\": \"again\"}\\n' > \"$RALPH_EVENTS_FILE\"\n"
+        '  printf \'{"topic": "again"}\\n\' > "$RALPH_EVENTS_FILE"\n'
         "fi\n" + REPORTS,
     )
     done = ralph("run", cwd=root)
@@ -119,9 +119,9 @@ def test_a_flood_of_lines_and_a_huge_line_are_summed_up_not_stored(tmp_path: Pat
     root = _workspace(
         tmp_path / "ws",
         'if [ "$n" -eq 1 ]; then\n'
-        "  python3 -c 'import sys; sys.stdout.write(\"x\" * 10_000_000 + \"\\n\")'"
+        '  python3 -c \'import sys; sys.stdout.write("x" * 10_000_000 + "\\n")\''
         ' >> "$RALPH_EVENTS_FILE"\n'
-        "  seq 1 100000 | sed 's/.*/{\"topic\": \"n\", \"payload\": &}/'"
+        '  seq 1 100000 | sed \'s/.*/{"topic": "n", "payload": &}/\''
         ' >> "$RALPH_EVENTS_FILE"\n'
         "fi\n" + REPORTS,
     )
@@ -143,9 +143,9 @@ def test_a_flood_of_lines_and_a_huge_line_are_summed_up_not_stored(tmp_path: Pat
     assert read.lines == 100_001
 
 
-def _emit(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: bytes = b"") -> (
-    subprocess.CompletedProcess[bytes]
-):
+def _emit(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: bytes = b""
+) -> subprocess.CompletedProcess[bytes]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("RALPH_")}
     return subprocess.run(
         [*RALPH, "emit", *args],
@@ -250,8 +250,8 @@ def test_wrong_types_at_ralphs_paths_stop_no_run_for_good(tmp_path: Path) -> Non
     root = _workspace(
         tmp_path / "ws",
         'if [ "$n" -eq 1 ]; then\n'
-        "  rm -f .ralph/agent-group.json .ralph/current-events \"$RALPH_EVENTS_FILE\"\n"
-        "  mkdir .ralph/agent-group.json .ralph/current-events \"$RALPH_EVENTS_FILE\"\n"
+        '  rm -f .ralph/agent-group.json .ralph/current-events "$RALPH_EVENTS_FILE"\n'
+        '  mkdir .ralph/agent-group.json .ralph/current-events "$RALPH_EVENTS_FILE"\n'
         "  exit 1\n"
         "fi\n"
         'rmdir "$RALPH_EVENTS_FILE" 2>/dev/null || true\n'
@@ -268,3 +268,27 @@ def test_wrong_types_at_ralphs_paths_stop_no_run_for_good(tmp_path: Path) -> Non
     resumed = ralph("resume", cwd=root)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "error" not in resumed.stderr
+
+
+def test_the_limits_are_read_from_ralph_toml(tmp_path: Path) -> None:
+    """`[budgets] max_event_lines = 3, max_event_line_bytes = 30`: a 50-byte line is one
+    malformed fact, the next two lines are topics, and one fact sums up the three after."""
+    root = _workspace(
+        tmp_path / "ws",
+        'if [ "$n" -eq 1 ]; then\n'
+        '  printf \'{"topic": "long", "payload": "0123456789012345"}\\n\''
+        ' >> "$RALPH_EVENTS_FILE"\n'
+        '  for t in b c d e f; do printf \'{"topic": "%s"}\\n\' $t'
+        ' >> "$RALPH_EVENTS_FILE"; done\n'
+        "fi\n" + REPORTS,
+        budgets="max_event_lines = 3\nmax_event_line_bytes = 30\n",
+    )
+    done = ralph("run", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    events, _ = _stored(root)
+    topics = [e.topic for e in events if isinstance(e, TopicPublished)]
+    malformed = [e for e in events if isinstance(e, OutputLineMalformed)]
+    assert topics == ["b", "c"]
+    assert [m.line_number for m in malformed] == [1, 4]
+    assert "longer than the 30 bytes" in malformed[0].error
+    assert malformed[1].error.startswith("lines 4-6 (3 lines, ")
