@@ -83,9 +83,12 @@ class _Skipped:
         return MalformedLine(self.first, _excerpt(self.head), why)
 
 
-def read_bounded(handle: BinaryIO, first_line: int, limits: IntakeLimits) -> BoundedRead:
+def read_bounded(
+    handle: BinaryIO, first_line: int, limits: IntakeLimits, chunk_bytes: int = _CHUNK
+) -> BoundedRead:
     """The records of the complete lines from ``handle``'s position (the first numbered
-    ``first_line``), within ``limits``. A last line without its newline is left unread."""
+    ``first_line``), within ``limits``, read ``chunk_bytes`` at a time. A last line without
+    its newline is left unread."""
     cap = limits.line_bytes
     records: list[AgentLine | MalformedLine] = []
     kept = 0  # bytes of the agent's lines held by records
@@ -115,7 +118,7 @@ def read_bounded(handle: BinaryIO, first_line: int, limits: IntakeLimits) -> Bou
             records.extend(records_of([line], number))
             kept += size + 1
 
-    while data := handle.read(_CHUNK):
+    while data := handle.read(chunk_bytes):
         start = 0
         while True:
             if skipped is not None and length == 0:
