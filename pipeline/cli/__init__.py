@@ -33,7 +33,13 @@ from pipeline.engine import AnswerError, DurableRun, load_state, respond
 from pipeline.errors import PipelineError, WireFormatError
 from pipeline.events import CATEGORIES, PipelineEvent, RunId
 from pipeline.graph import Edge, phase_changes, stored_edges, to_dot, to_mermaid
-from pipeline.handlers.intake import MAX_TOPIC_CHARS, EmitError, EventsFileError, events_file_for
+from pipeline.handlers.intake import (
+    MAX_TOPIC_CHARS,
+    EmitError,
+    EventsFileError,
+    UnsafeFileError,
+    events_file_for,
+)
 from pipeline.handlers.intake import emit as emit_topic
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import (
@@ -378,6 +384,10 @@ def emit(
         text = _payload_text(payload, payload_file)
         target = events_file_for(Path.cwd(), os.environ)
         emit_topic(target, topic, text, as_json=as_json)
+    except UnsafeFileError as error:
+        # Not the command line's fault: something in the workspace is not what it should be.
+        err.print(f"[bold red]error:[/] {escape(f'not written: {error}')}", soft_wrap=True)
+        raise typer.Exit(1) from error
     except (EmitError, EventsFileError) as error:
         raise _fail(str(error)) from error
     out.print(f"Event emitted: {topic}", markup=False)

@@ -81,13 +81,17 @@ def emit(
     at: datetime | None = None,
 ) -> bytes:
     """Append one line to ``events_file``; return it. ``as_json``: ``payload`` is JSON text,
-    kept structured; otherwise it is text (or null when omitted)."""
+    kept structured; otherwise it is text (or null when omitted).
+
+    Raises :class:`EmitError` for bad input or a failed write, and
+    :class:`~pipeline.handlers.intake.UnsafeFileError` when the events file is a link, a FIFO
+    or no regular file; nothing is written then."""
     line = emit_line(topic, _payload(payload, as_json), at or datetime.now(UTC))
     try:
         events_file.parent.mkdir(parents=True, exist_ok=True)
         fd = open_regular(events_file, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-    except UnsafeFileError as error:
-        raise EmitError(f"not written: {error}") from error
+    except UnsafeFileError:
+        raise  # a link or a FIFO where the events file should be: the caller says so
     except OSError as error:
         raise EmitError(f"cannot open {events_file}: {error.strerror}") from error
     try:
