@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import orjson
 import pytest
@@ -14,6 +14,7 @@ import pytest
 from pipeline.events import TopicPublished
 from pipeline.handlers.intake import (
     EventsFileError,
+    UnsafeFileError,
     checked_events_path,
     events_file_for,
     read_marker,
@@ -177,3 +178,25 @@ def test_each_run_writes_its_own_events_file_and_resume_reuses_it(tmp_path: Path
     assert resumed.returncode == 0, resumed.stderr
     assert sorted((root / ".ralph").glob("events-*.jsonl")) == files_before
     assert root / str(read_marker(root)) == first_file
+
+
+def test_the_marker_is_read_and_written_through_no_link(tmp_path: Path) -> None:
+    """A marker that is a link is refused, saying so; a link planted at the marker's
+    temporary name is replaced, not written through; a directory at the marker's name makes
+    write_marker report False instead of raising."""
+    root = tmp_path / "ws"
+    (root / ".ralph").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.write_text(".ralph/events-x.jsonl\n")
+    marker = root / ".ralph" / "current-events"
+    marker.symlink_to(outside)
+    with pytest.raises(UnsafeFileError, match="symbolic link"):
+        read_marker(root)
+    marker.unlink()
+    (root / ".ralph" / "current-events.tmp").symlink_to(outside)
+    assert write_marker(root, root / ".ralph" / "events-1.jsonl")
+    assert outside.read_text() == ".ralph/events-x.jsonl\n"
+    assert read_marker(root) == PurePosixPath(".ralph/events-1.jsonl")
+    marker.unlink()
+    marker.mkdir()
+    assert not write_marker(root, root / ".ralph" / "events-2.jsonl")
