@@ -35,7 +35,13 @@ from pipeline.engine import AnswerError, DurableRun, load_state, respond
 from pipeline.errors import PipelineError, WireFormatError
 from pipeline.events import CATEGORIES, PipelineEvent, RunId
 from pipeline.graph import Edge, phase_changes, stored_edges, to_dot, to_mermaid
-from pipeline.handlers.intake import EmitError, EventsFileError, events_file_for
+from pipeline.handlers.intake import (
+    MAX_TOPIC_CHARS,
+    EmitError,
+    EventsFileError,
+    UnsafeFileError,
+    events_file_for,
+)
 from pipeline.handlers.intake import emit as emit_topic
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import (
@@ -327,22 +333,64 @@ def resume(
     raise _finish(opened, result, watching.display, label)
 
 
+_PAYLOAD_FILE_BYTES = 64 << 20
+"""The largest payload ``ralph emit`` reads from stdin or a file (an events line that long is
+far over any sensible intake limit already)."""
+
+
+def _payload_text(payload: str | None, payload_file: Path | None) -> str | None:
+    """The payload: the argument, stdin for ``-``, or the file ``--file`` names."""
+    if payload_file is not None and payload is not None:
+        raise EmitError("give the payload once: as PAYLOAD, as - (stdin) or with --file")
+    try:
+        if payload_file is not None:
+            with payload_file.open("rb") as handle:
+                data = handle.read(_PAYLOAD_FILE_BYTES + 1)
+        elif payload == "-":
+            data = sys.stdin.buffer.read(_PAYLOAD_FILE_BYTES + 1)
+        else:
+            return payload
+    except OSError as error:
+        raise EmitError(f"cannot read the payload from {payload_file}: {error.strerror}") from error
+    if len(data) > _PAYLOAD_FILE_BYTES:
+        raise EmitError(f"the payload is over {_PAYLOAD_FILE_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise EmitError(f"the payload is not UTF-8 text: {error}") from error
+
+
 @app.command()
 def emit(
-    topic: Annotated[str, typer.Argument(help="The topic: letters, digits and _ . : - only.")],
-    payload: Annotated[str | None, typer.Argument(help="Text, or JSON with --json.")] = None,
+    topic: Annotated[
+        str,
+        typer.Argument(
+            help=(
+                f"The topic: letters, digits and _ . : - only, at most {MAX_TOPIC_CHARS} "
+                "characters, no empty dot-separated part."
+            )
+        ),
+    ],
+    payload: Annotated[
+        str | None, typer.Argument(help="Text, or JSON with --json; - reads it from stdin.")
+    ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="PAYLOAD is a JSON value, kept structured.")
+        bool, typer.Option("--json", help="The payload is a JSON value, kept structured.")
     ] = False,
-    file: Annotated[
+    payload_file: Annotated[
         Path | None,
-        typer.Option("--file", help="The events file when no run names one (no marker)."),
+        typer.Option("--file", help="Read the payload from this file (for large payloads)."),
     ] = None,
 ) -> None:
     """Append a topic to the run's events file (agents call this from their shell)."""
     try:
-        target = events_file_for(Path.cwd(), os.environ, file)
-        emit_topic(target, topic, payload, as_json=as_json)
+        text = _payload_text(payload, payload_file)
+        target = events_file_for(Path.cwd(), os.environ)
+        emit_topic(target, topic, text, as_json=as_json)
+    except UnsafeFileError as error:
+        # Not the command line's fault: something in the workspace is not what it should be.
+        err.print(f"[bold red]error:[/] {escape(f'not written: {error}')}", soft_wrap=True)
+        raise typer.Exit(1) from error
     except (EmitError, EventsFileError) as error:
         raise _fail(str(error)) from error
     out.print(f"Event emitted: {topic}", markup=False)

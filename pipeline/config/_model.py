@@ -54,6 +54,12 @@ class BudgetConfig:
     """The most the run may spend since its last commit with changes; None: no breaker."""
     role_max_cost_usd: dict[str, float] = field(factory=dict)
     """The most each role may spend (``{ developer = 2.0 }``)."""
+    max_event_lines: int = 1_000
+    """Lines of one invocation's events file kept as facts; the rest is summed up in one."""
+    max_event_bytes: int = 1 << 20
+    """Bytes of one invocation's events lines kept (1 MiB); the rest is summed up in one fact."""
+    max_event_line_bytes: int = 64 << 10
+    """The longest events line kept whole (64 KiB); a longer one keeps only its start."""
 
     def to_budget(self) -> Budget:
         """The ``Budget`` a run records in ``RunStarted`` (raises ValueError when out of range)."""

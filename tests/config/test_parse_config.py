@@ -81,6 +81,11 @@ def test_an_empty_file_is_the_default_configuration() -> None:
         ),
         ("[store]\nsync = true", "ralph.toml: store.sync: unknown key"),
         ("[budgets]\nmax_iterations = 0", "budgets: max_iterations must be from 1 to 2**53"),
+        ("[budgets]\nmax_event_lines = 0", "budgets.max_event_lines: must be from 1 to 2**40"),
+        (
+            "[budgets]\nmax_event_line_bytes = 1099511627777",
+            "budgets.max_event_line_bytes: must be from 1 to 2**40",
+        ),
         ("[budgets\n", "ralph.toml: not valid TOML"),
         ("agents = 3", "ralph.toml: agents: expected a table of agents, got an integer"),
         ("budgets = []", "ralph.toml: budgets: expected a table, got an array"),

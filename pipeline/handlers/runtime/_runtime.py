@@ -94,7 +94,7 @@ from pipeline.events import (
     WorkspaceIoError,
 )
 from pipeline.handlers.agents import ProcessSpec, run_process
-from pipeline.handlers.intake import read_agent_events, write_marker
+from pipeline.handlers.intake import IntakeLimits, read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._layout import WorkspaceLayout
@@ -248,7 +248,8 @@ class Runtime:
                 # The agent has exited: what it appended to the events file is complete.
                 events_file = self.layout.events_file(self._run_id())
                 offset, lines = effect.events_offset, effect.events_lines
-                return (*outcome, *read_agent_events(events_file, offset, lines, now))
+                read = read_agent_events(events_file, offset, lines, now, self._limits())
+                return (*outcome, *read)
             case BackOff():
                 delay = self.rng.randint(0, effect.ceiling_ms)
                 self.sleep(delay / 1000)
@@ -305,6 +306,13 @@ class Runtime:
                 self.config.price_for,
             )
         return self._agents
+
+    def _limits(self) -> IntakeLimits:
+        """What one invocation's events may add to the log (``[budgets]``)."""
+        budgets = self.config.budgets
+        return IntakeLimits(
+            budgets.max_event_lines, budgets.max_event_bytes, budgets.max_event_line_bytes
+        )
 
     def _git(self) -> GitHandler:
         return GitHandler(self.layout.root, self.clock, self._keep_out())
