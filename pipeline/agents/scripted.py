@@ -128,7 +128,7 @@ def _perform(step: Step, root: Path) -> int:
         # never emit (the intake loads the whole event vocabulary).
         from pipeline.handlers.intake import emit, events_file_for
 
-        events_file = events_file_for(Path.cwd(), os.environ, None)
+        events_file = events_file_for(Path.cwd(), os.environ)
         # The same function as `ralph emit`, called in-process: one O_APPEND write per line.
         for topic, payload in step.emit:
             emit(events_file, topic, payload)

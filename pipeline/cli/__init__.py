@@ -18,6 +18,7 @@ from attrs import frozen
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from pipeline.cli._demo import create_demo_repository, prepare_directory
 from pipeline.cli._faults import FaultError, fault_from, with_fault
@@ -28,6 +29,7 @@ from pipeline.cli._progress import Display, choose_display, showing
 from pipeline.cli._queue import queue_rows, run_worker_processes
 from pipeline.cli._render import describe_event, state_table
 from pipeline.cli._report import html_report, markdown_report
+from pipeline.cli._safe import message_safe, terminal_safe
 from pipeline.cli._shutdown import routed_signals, run_interruption
 from pipeline.cli._source import LogSource, open_source
 from pipeline.cli._tracing import TracingSetupError, ticket_tracing, tracing
@@ -36,7 +38,13 @@ from pipeline.engine import AnswerError, DurableRun, load_state, respond
 from pipeline.errors import PipelineError, WireFormatError
 from pipeline.events import CATEGORIES, PipelineEvent, RunId
 from pipeline.graph import Edge, phase_changes, stored_edges, to_dot, to_mermaid
-from pipeline.handlers.intake import EmitError, EventsFileError, events_file_for
+from pipeline.handlers.intake import (
+    MAX_TOPIC_CHARS,
+    EmitError,
+    EventsFileError,
+    UnsafeFileError,
+    events_file_for,
+)
 from pipeline.handlers.intake import emit as emit_topic
 from pipeline.handlers.runtime import GitError, PromptSource, WorkspaceLayout, run_history
 from pipeline.handlers.store import (
@@ -100,8 +108,9 @@ class _Console(Console):
         os.dup2(devnull, sys.stdout.fileno())
 
 
-out = _Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+# No emoji codes anywhere: ``:x:`` in agent text (``root:x:0:0``) must not become an emoji.
+out = _Console(highlight=False, emoji=False)
+err = Console(stderr=True, highlight=False, emoji=False)
 
 USAGE_ERROR = 2
 
@@ -115,12 +124,12 @@ class LogFormat(StrEnum):
 
 def _fail(message: str) -> typer.Exit:
     # Messages quote paths, config sections and extras ("[store]", "[otel]"): never markup.
-    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(message_safe(message))}", soft_wrap=True)
     return typer.Exit(USAGE_ERROR)
 
 
 def _warn(message: str) -> None:
-    err.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
+    err.print(f"[yellow]warning:[/] {escape(message_safe(message))}", soft_wrap=True)
 
 
 def _open(root: Path) -> Workspace:
@@ -180,7 +189,7 @@ def _drive(
         raise _fail(str(error)) from error
     except RunDivergedError as error:
         # Not a usage error: the store and git are fine to read, they disagree.
-        err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
         raise typer.Exit(1) from error
     except (PipelineError, StoreError, OSError) as error:
         raise _fail(str(error)) from error
@@ -338,22 +347,64 @@ def resume(
     raise _finish(opened, result, watching.display, label)
 
 
+_PAYLOAD_FILE_BYTES = 64 << 20
+"""The largest payload ``ralph emit`` reads from stdin or a file (an events line that long is
+far over any sensible intake limit already)."""
+
+
+def _payload_text(payload: str | None, payload_file: Path | None) -> str | None:
+    """The payload: the argument, stdin for ``-``, or the file ``--file`` names."""
+    if payload_file is not None and payload is not None:
+        raise EmitError("give the payload once: as PAYLOAD, as - (stdin) or with --file")
+    try:
+        if payload_file is not None:
+            with payload_file.open("rb") as handle:
+                data = handle.read(_PAYLOAD_FILE_BYTES + 1)
+        elif payload == "-":
+            data = sys.stdin.buffer.read(_PAYLOAD_FILE_BYTES + 1)
+        else:
+            return payload
+    except OSError as error:
+        raise EmitError(f"cannot read the payload from {payload_file}: {error.strerror}") from error
+    if len(data) > _PAYLOAD_FILE_BYTES:
+        raise EmitError(f"the payload is over {_PAYLOAD_FILE_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise EmitError(f"the payload is not UTF-8 text: {error}") from error
+
+
 @app.command()
 def emit(
-    topic: Annotated[str, typer.Argument(help="The topic: letters, digits and _ . : - only.")],
-    payload: Annotated[str | None, typer.Argument(help="Text, or JSON with --json.")] = None,
+    topic: Annotated[
+        str,
+        typer.Argument(
+            help=(
+                f"The topic: letters, digits and _ . : - only, at most {MAX_TOPIC_CHARS} "
+                "characters, no empty dot-separated part."
+            )
+        ),
+    ],
+    payload: Annotated[
+        str | None, typer.Argument(help="Text, or JSON with --json; - reads it from stdin.")
+    ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="PAYLOAD is a JSON value, kept structured.")
+        bool, typer.Option("--json", help="The payload is a JSON value, kept structured.")
     ] = False,
-    file: Annotated[
+    payload_file: Annotated[
         Path | None,
-        typer.Option("--file", help="The events file when no run names one (no marker)."),
+        typer.Option("--file", help="Read the payload from this file (for large payloads)."),
     ] = None,
 ) -> None:
     """Append a topic to the run's events file (agents call this from their shell)."""
     try:
-        target = events_file_for(Path.cwd(), os.environ, file)
-        emit_topic(target, topic, payload, as_json=as_json)
+        text = _payload_text(payload, payload_file)
+        target = events_file_for(Path.cwd(), os.environ)
+        emit_topic(target, topic, text, as_json=as_json)
+    except UnsafeFileError as error:
+        # Not the command line's fault: something in the workspace is not what it should be.
+        err.print(f"[bold red]error:[/] {escape(f'not written: {error}')}", soft_wrap=True)
+        raise typer.Exit(1) from error
     except (EmitError, EventsFileError) as error:
         raise _fail(str(error)) from error
     out.print(f"Event emitted: {topic}", markup=False)
@@ -370,7 +421,8 @@ def respond_command(
         run_id, question = respond(workspace, text, run)
     except (AnswerError, StoreError, WireFormatError) as error:
         raise _fail(str(error)) from error
-    out.print(f"Answered {question.question_id} of run {run_id}: {question.question}", markup=False)
+    asked = terminal_safe(question.question)  # an agent's words
+    out.print(f"Answered {question.question_id} of run {run_id}: {asked}", markup=False)
 
 
 @app.command()
@@ -652,7 +704,7 @@ def doctor(
         }
         sys.stdout.write(orjson.dumps(document).decode() + "\n")
     else:
-        table = Table(title=f"ralph doctor: {workspace.resolve()}")
+        table = Table(title=Text(f"ralph doctor: {workspace.resolve()}"))
         for column in ("check", "status", "found", "fix"):
             table.add_column(column, overflow="fold")  # a path or fix is never cut short
         for check in checks:
@@ -685,7 +737,7 @@ def topics(
             else:
                 at = entry.at.isoformat(timespec="seconds")
                 line = f"{entry.line_number:>5}  {at}  {entry.topic}  {entry.payload.text}"
-                out.print(line, soft_wrap=True, markup=False)
+                out.print(terminal_safe(line), soft_wrap=True, markup=False)
 
 
 @app.command()
@@ -785,15 +837,17 @@ def runs(
         tickets = _queue_tickets(opened)
         costs: dict[str, str] = {s.run_id: _run_cost(opened, s.run_id) for s in listed}
     if tickets is None:
-        table = Table(title=f"Runs in {opened.label}")
+        table = Table(title=Text(f"Runs in {opened.label}"))
         for column in ("run", "events", "cost", "started"):
             table.add_column(column)
         for summary in listed:
             table.add_row(
-                summary.run_id, str(summary.events), costs[summary.run_id], summary.started_at
+                *_cells(
+                    summary.run_id, str(summary.events), costs[summary.run_id], summary.started_at
+                )
             )
     else:
-        table = Table(title=f"Runs in {opened.label}")
+        table = Table(title=Text(f"Runs in {opened.label}"))
         for column in (
             "ticket",
             "state",
@@ -807,8 +861,13 @@ def runs(
         ):
             table.add_column(column)
         for row in queue_rows(tickets, listed, costs):
-            table.add_row(*row)
+            table.add_row(*_cells(*row))
     out.print(table)
+
+
+def _cells(*values: str) -> list[Text]:
+    """Table cells shown as written (outcomes quote agents' failures): no markup, escaped."""
+    return [Text(terminal_safe(value)) for value in values]
 
 
 def _run_cost(store: NamedStore, run_id: RunId) -> str:
@@ -947,7 +1006,7 @@ def worker(
         exit_with_parent(int(parent))
 
     def say(line: str) -> None:
-        err.print(line, markup=False, soft_wrap=True)
+        err.print(message_safe(line), markup=False, soft_wrap=True)
 
     try:
         with ticket_tracing(otel=otel, otel_file=otel_file) as traced:

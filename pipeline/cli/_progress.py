@@ -30,6 +30,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pipeline.cli._render import active_agent, describe_event, spent
+from pipeline.cli._safe import terminal_safe
 from pipeline.events import InvocationStarted, PipelineEvent, TopicPublished
 from pipeline.serialization import unstructure_event
 from pipeline.state import PipelineState
@@ -89,7 +90,7 @@ class LiveView:
             self.fallbacks += state.agent.chain_position > 0 and state.agent.retries == 0
             self.retries += state.agent.retries > 0
         elif isinstance(event, TopicPublished):
-            self.topics.append(event.topic)
+            self.topics.append(terminal_safe(event.topic))
 
     def __rich__(self) -> RenderableType:
         """The panel as it stands now (the elapsed time is read at each refresh)."""
@@ -98,22 +99,27 @@ class LiveView:
         grid = Table.grid(padding=(0, 2))
         grid.add_column(style="bold")
         grid.add_column()
+
+        def row(what: str, value: str) -> None:
+            # never markup or emoji: agent names and topics are in these values
+            grid.add_row(Text(what), Text(terminal_safe(value)))
+
         iteration = f"{progress.iteration}/{budget.max_iterations}" if budget else "-"
         review = f"{progress.review_pass}/{budget.max_review_passes}" if budget else "-"
-        grid.add_row("phase", f"{progress.phase.value} ({progress.step.value})")
-        grid.add_row("iteration", f"{iteration}    review pass {review}")
-        grid.add_row("at work", active_agent(state) or "-")
+        row("phase", f"{progress.phase.value} ({progress.step.value})")
+        row("iteration", f"{iteration}    review pass {review}")
+        row("at work", active_agent(state) or "-")
         total = state.ledger.spend.total
-        grid.add_row("spent", f"{spent(total)}, {total.tokens:,} tokens")
-        grid.add_row(
+        row("spent", f"{spent(total)}, {total.tokens:,} tokens")
+        row(
             "trouble",
             f"{state.ledger.agent_failures} agent failures, {self.fallbacks} fallbacks, "
             f"{self.retries} retries, {state.intake.malformed_lines} malformed lines",
         )
-        grid.add_row("topics", ", ".join(self.topics) or "-")
-        title = state.run.run_id if state.run else "starting"
-        elapsed = _elapsed(self._clock() - self._began)
-        return Panel(grid, title=f"ralph {title}", subtitle=f"elapsed {elapsed}", expand=False)
+        row("topics", ", ".join(self.topics) or "-")
+        title = Text(f"ralph {terminal_safe(state.run.run_id) if state.run else 'starting'}")
+        elapsed = Text(f"elapsed {_elapsed(self._clock() - self._began)}")
+        return Panel(grid, title=title, subtitle=elapsed, expand=False)
 
 
 @contextlib.contextmanager
@@ -127,7 +133,7 @@ def showing(
             yield lambda _state, _event: None
         case Display.PLAIN:
             yield lambda state, event: console.print(
-                event_line(state, event), soft_wrap=True, markup=False, highlight=False
+                event_line(state, event), soft_wrap=True, markup=False, highlight=False, emoji=False
             )
         case Display.JSON:
 

@@ -8,7 +8,9 @@ from typing import Any
 
 import attrs
 from rich.table import Table
+from rich.text import Text
 
+from pipeline.cli._safe import terminal_safe
 from pipeline.events import WIRE_TAGS, Json, PipelineEvent
 from pipeline.state import PipelineState, SpendLine
 from pipeline.views import cost_text, models_text, tokens_text
@@ -29,6 +31,7 @@ def _show(value: Any) -> str:
         return type(value).__name__
     else:
         text = str(value)
+    text = terminal_safe(text)  # agent text: never a control sequence
     if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
         return text[:12]  # a sha256 digest: the prefix identifies it for people
     return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
@@ -79,7 +82,12 @@ def _by(lines: dict[str, SpendLine]) -> str:
 
 
 def state_rows(state: PipelineState) -> list[tuple[str, str]]:
-    """The state's headline figures as (what, value) pairs, for tables in any format."""
+    """The state's headline figures as (what, value) pairs, for tables in any format; values
+    that agents wrote (the question, the last error) are :func:`terminal_safe`."""
+    return [(what, terminal_safe(value)) for what, value in _state_rows(state)]
+
+
+def _state_rows(state: PipelineState) -> list[tuple[str, str]]:
     run, progress, ledger = state.run, state.progress, state.ledger
     budget = run.budget if run else None
     question = ledger.pending_question
@@ -123,10 +131,11 @@ def state_rows(state: PipelineState) -> list[tuple[str, str]]:
 
 
 def state_table(state: PipelineState, title: str = "Run state") -> Table:
-    """The state's headline figures as a two-column table."""
-    table = Table(title=title, show_header=False)
+    """The state's headline figures as a two-column table (its text never read as rich
+    markup or emoji codes: ``root:x:0:0`` stays itself)."""
+    table = Table(title=Text(terminal_safe(title)), show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value")
     for what, value in state_rows(state):
-        table.add_row(what, value)
+        table.add_row(Text(what), Text(value))
     return table

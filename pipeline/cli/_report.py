@@ -17,6 +17,7 @@ from html import escape
 from typing import Final
 
 from pipeline.cli._render import state_rows
+from pipeline.cli._safe import markdown_text
 from pipeline.state import Phase, PipelineState
 from pipeline.views import (
     InvocationBar,
@@ -290,7 +291,8 @@ def html_report(timeline: Timeline, title: str) -> str:
 
 
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    # agent text (names, failure messages, models): literal, never HTML or Markdown
+    return markdown_text(text)
 
 
 def markdown_report(timeline: Timeline, title: str) -> str:

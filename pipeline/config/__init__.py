@@ -11,6 +11,7 @@ from pipeline.config._model import (
     Invocation,
     Price,
     RalphConfig,
+    RedactionConfig,
     StoreConfig,
 )
 from pipeline.config._parse import ConfigError, parse_config, require_chains
@@ -35,6 +36,7 @@ __all__ = [
     "Price",
     "PromptVia",
     "RalphConfig",
+    "RedactionConfig",
     "StoreConfig",
     "parse_config",
     "require_chains",

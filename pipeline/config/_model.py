@@ -54,6 +54,12 @@ class BudgetConfig:
     """The most the run may spend since its last commit with changes; None: no breaker."""
     role_max_cost_usd: dict[str, float] = field(factory=dict)
     """The most each role may spend (``{ developer = 2.0 }``)."""
+    max_event_lines: int = 1_000
+    """Lines of one invocation's events file kept as facts; the rest is summed up in one."""
+    max_event_bytes: int = 1 << 20
+    """Bytes of one invocation's events lines kept (1 MiB); the rest is summed up in one fact."""
+    max_event_line_bytes: int = 64 << 10
+    """The longest events line kept whole (64 KiB); a longer one keeps only its start."""
 
     def to_budget(self) -> Budget:
         """The ``Budget`` a run records in ``RunStarted`` (raises ValueError when out of range)."""
@@ -227,6 +233,16 @@ class StoreConfig:
 
 @final
 @frozen(kw_only=True)
+class RedactionConfig:
+    """``[redaction]``: which secrets are masked in every fact before it is stored."""
+
+    variables: tuple[str, ...] = ()
+    """More names of environment variables (shell patterns, any case: ``"*_DSN"``) whose values
+    are masked, beside the built-in ``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``, ..."""
+
+
+@final
+@frozen(kw_only=True)
 class RalphConfig:
     """The whole ``ralph.toml``."""
 
@@ -242,6 +258,7 @@ class RalphConfig:
     hats: HatsConfig = field(factory=HatsConfig)
     loop: LoopConfig = field(factory=LoopConfig)
     store: StoreConfig = StoreConfig()
+    redaction: RedactionConfig = RedactionConfig()
     prices: dict[str, Price] = field(factory=dict)
     """Prices by model name or pattern (``claude-sonnet-*``), first match in file order."""
 

@@ -178,6 +178,10 @@ def _check(config: RalphConfig, source: str) -> None:
         )
         if not all(0 <= figure < 1e9 for figure in figures):
             problems.append(f"prices.{model}: prices must be from 0 (US dollars per 1M tokens)")
+    for key in ("max_event_lines", "max_event_bytes", "max_event_line_bytes"):
+        value = getattr(config.budgets, key)
+        if not 1 <= value <= 1 << 40:
+            problems.append(f"budgets.{key}: must be from 1 to 2**40, got {value}")
     try:
         config.budgets.to_budget()
     except ValueError as error:

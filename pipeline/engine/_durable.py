@@ -9,6 +9,7 @@ orchestration asks for one.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -28,6 +29,7 @@ from pipeline.events import (
     Sequence,
 )
 from pipeline.handlers import EffectHandler, EffectTracer
+from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.store import EventStore
 from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
@@ -92,6 +94,7 @@ def run_durable(
     on_warning: Callable[[str], None] | None = None,
     interruption: Interruption | None = None,
     tracer: EffectTracer | None = None,
+    redactor: Redactor | None = None,
 ) -> DurableRun:
     """Start a new run (``run_id`` None) or resume ``run_id``, and run until it is complete
     or ``max_effects`` effects have been carried out (a later call resumes it).
@@ -100,14 +103,19 @@ def run_durable(
     ``RunInterrupted`` is recorded, the interruption checkpoint saved, and the run returned in
     the ``INTERRUPTED`` phase, ready to be resumed. With ``tracer``, every effect carried out
     (checkpoints included) is one span holding the facts it produced.
+
+    Every fact a handler reports passes through ``redactor`` (default: the secret variables of
+    this process's environment and the known token shapes) before it is traced, stored, folded
+    or shown, so no secret reaches the log, a checkpoint, a span or an output.
     """
     interruption = Interruption() if interruption is None else interruption
+    redactor = Redactor.from_environment(os.environ) if redactor is None else redactor
     resumed_from = None
     if run_id is None:
         state = PipelineState()
         effect = next_effect(state)
         assert isinstance(effect, StartRun)
-        started = _observed(tracer, None, 0, effect, lambda: list(handler(effect)))
+        started = _observed(tracer, None, 0, effect, lambda: list(handler(effect)), redactor)
         if not started or not isinstance(started[0], RunStarted):
             raise PipelineError("the StartRun handler must report RunStarted first")
         run_id = started[0].run_id
@@ -131,7 +139,7 @@ def run_durable(
         act = functools.partial(
             _carry_out, store, handler, run_id, state, effect, interruption, clock
         )
-        facts = _observed(tracer, run_id, state.sequence, effect, act)
+        facts = _observed(tracer, run_id, state.sequence, effect, act, redactor)
         state = _commit(store, run_id, state, facts, on_event, flush=not is_redoable(effect))
     return DurableRun(run_id, state, resumed_from, effects)
 
@@ -165,12 +173,14 @@ def _observed(
     sequence: int,
     effect: Effect,
     carry_out: Callable[[], list[PipelineEvent]],
+    redactor: Redactor,
 ) -> list[PipelineEvent]:
-    """The facts of carrying ``effect`` out, inside the tracer's span when there is one."""
+    """The facts of carrying ``effect`` out, secrets masked, inside the tracer's span when
+    there is one. This is the one place every handler's facts pass before anything keeps them."""
     if tracer is None:
-        return carry_out()
+        return [redactor.event(fact) for fact in carry_out()]
     with tracer.effect(run_id, sequence, effect) as span:
-        facts = carry_out()
+        facts = [redactor.event(fact) for fact in carry_out()]
         span.record(facts)
     return facts
 

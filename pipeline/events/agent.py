@@ -38,6 +38,7 @@ __all__ = [
     "AgentEvent",
     "BackoffWaited",
     "EventsFileRead",
+    "EventsFileTruncated",
     "InvocationFailed",
     "InvocationStarted",
     "InvocationSucceeded",
@@ -158,6 +159,18 @@ class EventsFileRead:
 
 @final
 @frozen
+class EventsFileTruncated:
+    """The run's events file held ``size`` bytes, fewer than the ``offset`` already read: it
+    was truncated or replaced, and is read again from its start (line numbers go on).
+    """
+
+    offset: Count = field(validator=COUNT_VALIDATOR)
+    size: Count = field(validator=COUNT_VALIDATOR)
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
 class StructuredResponseReceived:
     """The agent in ``role`` answered with a structured response that parsed (its digest)."""
 
@@ -243,6 +256,7 @@ AgentEvent: TypeAlias = (
     | TopicPublished
     | OutputLineMalformed
     | EventsFileRead
+    | EventsFileTruncated
     | StructuredResponseReceived
     | StructuredResponseMalformed
     | ResponseSubmitted

@@ -29,7 +29,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -39,6 +39,7 @@ gate, detectors, formatting retries), the ``ResponseSubmitted`` fact and
 ``PromptKind.FORMAT_CORRECTION``. 5 added the ``UsageReported`` fact, ``CostSource``, and
 the spend limits of ``Budget`` (``max_cost_usd``, ``max_tokens``,
 ``max_cost_without_progress_usd``, ``role_max_cost_usd``; absent in older events: no limit).
+6 added the ``EventsFileTruncated`` fact.
 """
 
 
@@ -103,6 +104,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         agent.TopicPublished: "agent.topic_published",
         agent.OutputLineMalformed: "agent.output_line_malformed",
         agent.EventsFileRead: "agent.events_file_read",
+        agent.EventsFileTruncated: "agent.events_file_truncated",
         agent.StructuredResponseReceived: "agent.structured_response_received",
         agent.StructuredResponseMalformed: "agent.structured_response_malformed",
         agent.ResponseSubmitted: "agent.response_submitted",

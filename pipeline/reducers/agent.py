@@ -16,6 +16,7 @@ from pipeline.events import (
     BackoffWaited,
     ErrorKind,
     EventsFileRead,
+    EventsFileTruncated,
     InvocationFailed,
     InvocationStarted,
     InvocationSucceeded,
@@ -101,6 +102,9 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             return _malformed_line(state, event)
         case EventsFileRead():
             return _read(state, event)
+        case EventsFileTruncated():
+            # Read again from the start; line numbers go on, so none is used twice.
+            return with_intake(state, intake_with(state.intake, events_offset=0))
         case StructuredResponseReceived():
             return advance(state)
         case ResponseSubmitted():

@@ -22,6 +22,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from types import FrameType
 
+import attrs
 from attrs import define, frozen
 
 from pipeline.config import ConfigError, Durability
@@ -29,6 +30,7 @@ from pipeline.engine import Interruption
 from pipeline.errors import PipelineError
 from pipeline.events import RunId
 from pipeline.handlers import EffectTracer
+from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import LeaseLostError, StoreError
 from pipeline.handlers.store.postgres import Lease, PostgresEventStore
@@ -195,10 +197,16 @@ class Worker:
         self.poll_s = poll_s
         self.max_claims = max_claims
         self.stopping: str | None = None
-        self._say = on_message or (lambda _line: None)
+        self._tell = on_message or (lambda _line: None)
         self._traced = traced
         self._current: Interruption | None = None
         self._signals = threading.current_thread() is threading.main_thread()
+        # An outcome quotes errors, and is stored in the queue the whole team reads; the
+        # worker's lines go to logs.
+        self._redactor = Redactor.from_environment(os.environ)
+
+    def _say(self, line: str) -> None:
+        self._tell(self._redactor.text(line))
 
     def stop(self, reason: str) -> None:
         """Ask the worker to stop: the run at work is interrupted (and its ticket released),
@@ -317,6 +325,7 @@ class Worker:
         self, queue: RunQueue, ticket: Ticket, outcome: _Outcome, report: WorkerReport
     ) -> None:
         """Record the outcome in the queue (or give the ticket back) and count it."""
+        outcome = attrs.evolve(outcome, detail=self._redactor.text(outcome.detail))
         try:
             if outcome.state is not None and queue.finish(
                 ticket.ticket, self.name, outcome.state, outcome.detail

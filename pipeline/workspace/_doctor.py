@@ -30,6 +30,7 @@ from pipeline.config import (
 from pipeline.events import Role
 from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import EventsFileError, read_marker
+from pipeline.handlers.redaction import mask_password_of
 from pipeline.handlers.runtime import WorkspaceLayout, load_response_schemas
 from pipeline.handlers.store import StoreError, store_path
 from pipeline.workspace._run import locate_store
@@ -290,7 +291,8 @@ def _postgres(url: str) -> Check:
         with psycopg.connect(url, connect_timeout=_STORE_TIMEOUT_S) as conn:
             version = conn.execute("SHOW server_version").fetchone()
     except (psycopg.Error, ValueError) as error:
-        reason = " ".join(str(error).split()) or type(error).__name__
+        # psycopg quotes an unparsable URL whole: never its password
+        reason = mask_password_of(url, " ".join(str(error).split())) or type(error).__name__
         return Check(
             "store",
             Status.FAIL,

@@ -24,6 +24,7 @@ from pipeline.events import Digest, Json, PipelineEvent, Role, RunId
 from pipeline.handlers import EffectTracer
 from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import write_marker
+from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import (
     GitError,
     PromptSource,
@@ -254,6 +255,7 @@ def drive(
             on_warning=on_warning,
             interruption=interruption,
             tracer=tracer,
+            redactor=Redactor.from_environment(os.environ, workspace.config.redaction.variables),
         )
 
 

@@ -81,6 +81,11 @@ def test_an_empty_file_is_the_default_configuration() -> None:
         ),
         ("[store]\nsync = true", "ralph.toml: store.sync: unknown key"),
         ("[budgets]\nmax_iterations = 0", "budgets: max_iterations must be from 1 to 2**53"),
+        ("[budgets]\nmax_event_lines = 0", "budgets.max_event_lines: must be from 1 to 2**40"),
+        (
+            "[budgets]\nmax_event_line_bytes = 1099511627777",
+            "budgets.max_event_line_bytes: must be from 1 to 2**40",
+        ),
         ("[budgets\n", "ralph.toml: not valid TOML"),
         ("agents = 3", "ralph.toml: agents: expected a table of agents, got an integer"),
         ("budgets = []", "ralph.toml: budgets: expected a table, got an array"),
@@ -117,6 +122,8 @@ def test_an_empty_file_is_the_default_configuration() -> None:
         ("[loop]\nstale_repeats = -1", "loop.stale_repeats: must be 0 (off) or more, got -1"),
         ("[loop]\nenforce_hat_scope = 1", "loop.enforce_hat_scope: expected a boolean, got 1"),
         ("[loop]\nrequired_events = 'a'", "loop.required_events: expected an array of strings"),
+        ("[redaction]\nvariables = 'A_*'", "redaction.variables: expected an array of strings"),
+        ("[redaction]\nnames = ['A_*']", "redaction.names: unknown key"),
     ],
 )
 def test_each_mistake_names_the_file_and_key(text: str, message: str) -> None:

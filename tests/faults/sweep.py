@@ -222,11 +222,11 @@ SAMPLE: tuple[str, ...] = (
     "agent @ prompt.prompt_materialized:2:0.5 SIGKILL",
     "checkpoint @ misc.checkpoint_saved:2 SIGTERM",
     "human wait @ agent.topic_published:1:0.5 SIGINT",
-    "commit after `git commit --quiet` SIGINT",
     "rebase after `git rebase main` SIGKILL",
     "dev-fix @ dev_fix.dev_fix_triggered:1:0.5 SIGKILL",
 )
-"""The scenarios ``tests/faults/test_sweep.py`` runs (a few seconds each)."""
+"""The scenarios ``tests/faults/test_sweep.py`` runs (a few seconds each); the commit step's
+are all in ``tests/faults/test_commit_once.py``."""
 
 
 @frozen

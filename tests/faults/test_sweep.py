@@ -1,6 +1,7 @@
 """A sample of the fault-injection sweep (``python -m tests.faults.sweep`` runs it all):
-kill -9, SIGINT and SIGTERM inside an agent, at a checkpoint, in a wait for a person, in the
-commit step, in a rebase and in dev-fix; each run resumed to its end with every invariant."""
+kill -9, SIGINT and SIGTERM inside an agent, at a checkpoint, in a wait for a person, in a
+rebase and in dev-fix (the commit step's points are in ``test_commit_once.py``); each run
+resumed to its end with every invariant."""
 
 from __future__ import annotations
 

@@ -6,6 +6,11 @@ An agent leads its own process group, so that a timeout can stop all of it; the 
 it outlives a driver killed without warning. The record names the host, the boot, the group
 and its leader's start time: a group is stopped only when all of them still match, so a
 recycled process id is never mistaken for the agent.
+
+The record lies in the workspace, where an agent can put anything in its place: a directory,
+a link, a FIFO. Whatever is there that is not a regular file is never read, written through
+or removed; the record is then simply not kept (it is a safety net, not a condition of
+running), so no run or resume is stopped by it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import contextlib
 import os
 import signal
 import socket
+import stat
 import time
 from pathlib import Path
 
@@ -61,21 +67,47 @@ def record_group(path: Path, pgid: int) -> None:
     temporary = path.with_name(path.name + ".tmp")
     # A safety net, not a condition of running: an unwritable record costs only the clean-up.
     with contextlib.suppress(OSError):
-        temporary.write_bytes(orjson.dumps(record))
+        if not _replaceable(path) or not _replaceable(temporary):
+            return
+        temporary.unlink(missing_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(temporary, flags, 0o644), "wb") as handle:
+            handle.write(orjson.dumps(record))
         temporary.replace(path)
+
+
+def _replaceable(path: Path) -> bool:
+    """Whether ``path`` is missing, a regular file or a link (removing a link touches nothing
+    it points to); a directory or another kind of file is not ralph's to remove."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return True
+    return stat.S_ISREG(mode) or stat.S_ISLNK(mode)
 
 
 def forget_group(path: Path) -> None:
     """The recorded group has been stopped and reaped."""
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
+    with contextlib.suppress(OSError):
+        if _replaceable(path):
+            path.unlink(missing_ok=True)
+
+
+def _read_record(path: Path) -> bytes:
+    """The record's bytes: a regular file only, reached through no link, read without
+    waiting (``OSError`` otherwise)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    with os.fdopen(os.open(path, flags), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise IsADirectoryError(f"{path} is not a regular file")
+        return handle.read(4096)
 
 
 def stop_recorded_group(path: Path, grace_s: float) -> int | None:
     """Stop the group recorded at ``path`` if it is still this host's and alive (SIGTERM, a
     grace period, SIGKILL); forget the record. Returns the group stopped, or None."""
     try:
-        record = orjson.loads(path.read_bytes())
+        record = orjson.loads(_read_record(path))
         host, boot, pgid = record["host"], record["boot"], int(record["pgid"])
         started = record["started"]
     except (OSError, ValueError, KeyError, TypeError):

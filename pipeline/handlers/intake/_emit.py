@@ -3,25 +3,46 @@ that run in-process.
 
 A line is ``{"topic": ..., "payload": ..., "ts": "<RFC 3339 UTC>"}`` and a newline. It is
 written with one ``write()`` on a file opened with ``O_APPEND``, so concurrent emitters never
-interleave or tear lines. Everything is checked before anything is written.
+interleave or tear lines; when the file does not end in a newline (a writer left its line
+unfinished), the line starts with one, so it never becomes the end of another writer's line.
+The file must be a regular file reached through no symbolic link (a FIFO would block, a link
+could lead out of the workspace). Everything is checked before anything is written.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from pipeline.errors import PipelineError
+from pipeline.handlers.intake._files import UnsafeFileError, open_regular
 
-__all__ = ["TOPIC_PATTERN", "EmitError", "emit", "emit_line"]
+__all__ = ["MAX_TOPIC_CHARS", "TOPIC_PATTERN", "EmitError", "emit", "emit_line", "topic_problem"]
 
 TOPIC_PATTERN = re.compile(r"[A-Za-z0-9_.:-]+")
 """What a topic may consist of."""
+
+MAX_TOPIC_CHARS: Final = 200
+"""The longest topic: topics are names (``build.done``), kept in the state and shown in
+prompts; a longer one is an agent's mistake or an attack."""
+
+
+def topic_problem(topic: str) -> str | None:
+    """What is wrong with ``topic``, or None: letters, digits and ``_ . : -`` only, at most
+    :data:`MAX_TOPIC_CHARS`, and no empty dot-separated segment (``a..b``, ``.a``, ``a.``)."""
+    if len(topic) > MAX_TOPIC_CHARS:
+        return f"topic {topic[:40]!r}... is {len(topic)} characters, over {MAX_TOPIC_CHARS}"
+    if not TOPIC_PATTERN.fullmatch(topic):
+        return f"topic {topic[:40]!r} has characters other than letters, digits and _ . : -"
+    if "" in topic.split("."):
+        return f"topic {topic[:40]!r} has an empty segment (a leading, trailing or double '.')"
+    return None
 
 
 class EmitError(PipelineError, ValueError):
@@ -30,8 +51,9 @@ class EmitError(PipelineError, ValueError):
 
 def emit_line(topic: str, payload: Any, at: datetime) -> bytes:
     """The encoded line for ``topic`` and ``payload`` (any JSON value), newline included."""
-    if not TOPIC_PATTERN.fullmatch(topic):
-        raise EmitError(f"topic {topic!r} must consist of letters, digits and _ . : - only")
+    problem = topic_problem(topic)
+    if problem is not None:
+        raise EmitError(problem)
     stamp = at.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     try:
         return orjson.dumps({"topic": topic, "payload": payload, "ts": stamp}) + b"\n"
@@ -59,14 +81,26 @@ def emit(
     at: datetime | None = None,
 ) -> bytes:
     """Append one line to ``events_file``; return it. ``as_json``: ``payload`` is JSON text,
-    kept structured; otherwise it is text (or null when omitted)."""
+    kept structured; otherwise it is text (or null when omitted).
+
+    Raises :class:`EmitError` for bad input or a failed write, and
+    :class:`~pipeline.handlers.intake.UnsafeFileError` when the events file is a link, a FIFO
+    or no regular file; nothing is written then."""
     line = emit_line(topic, _payload(payload, as_json), at or datetime.now(UTC))
     try:
         events_file.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(events_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_regular(events_file, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    except UnsafeFileError:
+        raise  # a link or a FIFO where the events file should be: the caller says so
     except OSError as error:
         raise EmitError(f"cannot open {events_file}: {error.strerror}") from error
     try:
+        # Emitters take turns, so none sees another's line half written and ends it early.
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            # Another writer left its line unfinished: end it, or this line would join it.
+            line = b"\n" + line
         written = os.write(fd, line)
     except OSError as error:
         raise EmitError(f"cannot write {events_file}: {error.strerror}") from error

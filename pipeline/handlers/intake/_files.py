@@ -6,24 +6,30 @@ files sort by age, and ends with random hex, so two runs in one second differ). 
 run can never reach a new one, because the new run reads only its own file.
 
 The marker is input like any other file an agent can touch. A path that is absolute, holds
-``..``, lies outside ``.ralph/`` or does not end in ``.jsonl`` is refused, so no agent can
-redirect the engine's reads or writes.
+``..``, is not directly in ``.ralph/`` or does not end in ``.jsonl`` is refused, so no agent can
+redirect the engine's reads or writes. Neither are symbolic links followed: the marker and the
+events file are opened with ``O_NOFOLLOW``, inside a folder opened with ``O_NOFOLLOW`` too, and
+must be regular files (a FIFO would block a reader or a writer for ever; a directory or a
+device is no events file).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from pipeline.errors import PipelineError
 
 __all__ = [
-    "DEFAULT_EVENTS_FILE",
     "MARKER",
     "EventsFileError",
+    "UnsafeFileError",
     "checked_events_path",
     "events_file_for",
+    "open_regular",
     "read_marker",
     "workspace_root",
     "write_marker",
@@ -32,12 +38,76 @@ __all__ = [
 MARKER = ".ralph/current-events"
 """The marker file, relative to the workspace root."""
 
-DEFAULT_EVENTS_FILE = ".ralph/events.jsonl"
-"""The events file used when no marker names one."""
+_MARKER_BYTES = 4096
+"""More than any path the marker may name; a larger marker is not read whole."""
 
 
 class EventsFileError(PipelineError, ValueError):
     """The events file cannot be found or the marker names a path it may not."""
+
+
+class UnsafeFileError(EventsFileError):
+    """A path ralph reads or appends to is a symbolic link, or no regular file."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "a device or special file"
+
+
+def _refusal(path: Path, error: OSError) -> UnsafeFileError | None:
+    """The refusal an ``O_NOFOLLOW`` open's ``error`` means, or None for another error."""
+    if error.errno not in (errno.ELOOP, errno.ENOTDIR, errno.ENXIO, errno.EISDIR):
+        return None
+    for candidate in (path, path.parent):
+        try:
+            mode = candidate.lstat().st_mode
+        except OSError:
+            continue
+        if stat.S_ISLNK(mode) or (candidate == path and not stat.S_ISREG(mode)):
+            return UnsafeFileError(
+                f"{candidate} is {_kind(mode)}; ralph uses only a regular file there "
+                "and follows no link"
+            )
+    return UnsafeFileError(f"{path} is no regular file in a real folder: {error.strerror}")
+
+
+def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
+    """A descriptor of ``path`` opened with ``flags``, following no symbolic link in its last
+    two parts, and only if it is a regular file (a FIFO or device is never waited on).
+
+    Raises :class:`UnsafeFileError` for a link, a FIFO or another non-regular file (at either
+    part), ``FileNotFoundError`` when it is missing, ``OSError`` otherwise.
+    """
+    nofollow = os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | nofollow)
+    except OSError as error:
+        refusal = _refusal(path, error)
+        if refusal is not None:
+            raise refusal from error
+        raise
+    try:
+        fd = os.open(path.name, flags | nofollow | os.O_NONBLOCK, mode, dir_fd=folder)
+    except OSError as error:
+        refusal = _refusal(path, error)
+        if refusal is not None:
+            raise refusal from error
+        raise
+    finally:
+        os.close(folder)
+    kind = os.fstat(fd).st_mode
+    if not stat.S_ISREG(kind):
+        os.close(fd)
+        raise UnsafeFileError(f"{path} is {_kind(kind)}; ralph uses only a regular file there")
+    return fd
 
 
 def checked_events_path(text: str, source: str = MARKER) -> PurePosixPath:
@@ -50,8 +120,8 @@ def checked_events_path(text: str, source: str = MARKER) -> PurePosixPath:
         raise EventsFileError(f"{source} names an absolute path {value!r}; only .ralph/*.jsonl")
     if ".." in path.parts:
         raise EventsFileError(f"{source} names {value!r}, which climbs out with '..'")
-    if len(path.parts) < 2 or path.parts[0] != ".ralph":
-        raise EventsFileError(f"{source} names {value!r}, which is outside .ralph/")
+    if len(path.parts) != 2 or path.parts[0] != ".ralph":
+        raise EventsFileError(f"{source} names {value!r}, which is not directly in .ralph/")
     if path.suffix != ".jsonl":
         raise EventsFileError(f"{source} names {value!r}, which is not a .jsonl file")
     return path
@@ -61,23 +131,41 @@ def read_marker(root: Path) -> PurePosixPath | None:
     """The events file the marker under ``root`` names (None: no marker)."""
     marker = root / MARKER
     try:
-        text = marker.read_text("utf-8")
+        fd = open_regular(marker, os.O_RDONLY)
     except FileNotFoundError:
         return None
+    except OSError as error:
+        raise EventsFileError(f"cannot read {marker}: {error.strerror}") from error
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            text = handle.read(_MARKER_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise EventsFileError(f"cannot read {marker}: {error}") from error
     return checked_events_path(text, str(marker))
 
 
-def write_marker(root: Path, events_file: Path) -> None:
-    """Point the marker under ``root`` at ``events_file`` (written whole, then renamed)."""
+def write_marker(root: Path, events_file: Path) -> bool:
+    """Point the marker under ``root`` at ``events_file`` (written whole, then renamed).
+
+    False when it cannot be written: an agent put a directory there, say. That stops
+    nothing: every agent of the run gets ``RALPH_EVENTS_FILE``, and the marker only serves a
+    ``ralph emit`` run without it.
+    """
     relative = events_file.relative_to(root).as_posix()
     checked_events_path(relative, "the events file")
     marker = root / MARKER
-    marker.parent.mkdir(parents=True, exist_ok=True)
     partial = marker.with_name(marker.name + ".tmp")
-    partial.write_text(relative + "\n", "utf-8")
-    os.replace(partial, marker)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        # A link planted at the temporary name would take the write elsewhere: start afresh.
+        partial.unlink(missing_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(partial, flags, 0o644), "wb") as handle:
+            handle.write((relative + "\n").encode())
+        os.replace(partial, marker)
+    except OSError:
+        return False
+    return True
 
 
 def workspace_root(start: Path, environ: Mapping[str, str]) -> Path | None:
@@ -92,17 +180,22 @@ def workspace_root(start: Path, environ: Mapping[str, str]) -> Path | None:
     return None
 
 
-def events_file_for(start: Path, environ: Mapping[str, str], file_option: Path | None) -> Path:
-    """Where ``ralph emit`` writes, in this order: ``RALPH_EVENTS_FILE``; the marker under the
-    workspace root; ``--file``; the default file under the workspace root (or ``start``)."""
+def events_file_for(start: Path, environ: Mapping[str, str]) -> Path:
+    """Where ``ralph emit`` writes: ``RALPH_EVENTS_FILE``, else the file the marker under the
+    workspace root names. Outside a run there is neither: :class:`EventsFileError`."""
     given = environ.get("RALPH_EVENTS_FILE")
     if given:
         return Path(given)
     root = workspace_root(start, environ)
-    if root is not None:
-        named = read_marker(root)
-        if named is not None:
-            return root / named
-    if file_option is not None:
-        return file_option
-    return (root or start) / DEFAULT_EVENTS_FILE
+    if root is None:
+        raise EventsFileError(
+            f"no run to emit to: RALPH_EVENTS_FILE is not set and no folder from {start} up "
+            "holds .ralph/ (agents of `ralph run` get RALPH_EVENTS_FILE)"
+        )
+    named = read_marker(root)
+    if named is None:
+        raise EventsFileError(
+            f"no run to emit to: RALPH_EVENTS_FILE is not set and {root / MARKER} does not "
+            "exist (agents of `ralph run` get RALPH_EVENTS_FILE)"
+        )
+    return root / named

@@ -17,9 +17,16 @@ import msgspec
 import orjson
 from attrs import define, frozen
 
-from pipeline.handlers.intake._emit import TOPIC_PATTERN
+from pipeline.handlers.intake._emit import topic_problem
 
-__all__ = ["AgentLine", "EventsFileReader", "MalformedLine", "ReadResult", "parse_lines"]
+__all__ = [
+    "AgentLine",
+    "EventsFileReader",
+    "MalformedLine",
+    "ReadResult",
+    "parse_lines",
+    "records_of",
+]
 
 _KEYS = frozenset({"topic", "payload", "ts"})
 
@@ -64,11 +71,14 @@ def _shape(value: Any) -> str | None:
     topic = value["topic"]
     if not isinstance(topic, str):
         return f"topic is not a string ({type(topic).__name__})"
-    if not TOPIC_PATTERN.fullmatch(topic):
-        return f"topic {topic[:40]!r} has characters other than letters, digits and _ . : -"
+    problem = topic_problem(topic)
+    if problem is not None:
+        return problem
     if not _KEYS.issuperset(value):
-        extra = sorted(k for k in value if k not in _KEYS)
-        return f"unexpected key {', '.join(map(repr, extra))}"
+        # Keys are the agent's text: a few, cut short, so the error stays one short line.
+        extra = sorted(k[:40] for k in value if k not in _KEYS)
+        more = f" and {len(extra) - 3} more" if len(extra) > 3 else ""
+        return f"unexpected key {', '.join(map(repr, extra[:3]))}{more}"
     return None
 
 
@@ -78,7 +88,7 @@ _VALID_TOPICS: set[str] = set()
 
 def _topic_ok(topic: str) -> bool:
     """Whether a topic not yet in :data:`_VALID_TOPICS` is valid (then it is remembered)."""
-    if TOPIC_PATTERN.fullmatch(topic) is None:
+    if topic_problem(topic) is not None:
         return False
     if len(_VALID_TOPICS) < 10_000:
         _VALID_TOPICS.add(topic)
@@ -146,6 +156,11 @@ def _records(lines: list[bytes], first_line: int) -> Iterator[AgentLine | Malfor
             yield AgentLine(number, topic, wire.payload, wire.ts)
         else:
             yield _slow_line(raw, number)
+
+
+records_of = _records
+"""The record of each complete line of a list (blank lines make none), the first numbered as
+given: the reading :class:`EventsFileReader` and the bounded intake share."""
 
 
 def parse_lines(data: bytes, first_line: int = 1) -> ReadResult:

@@ -16,11 +16,13 @@ from pipeline.handlers.runtime._layout import OUTPUT_FILES, WorkspaceLayout
 from pipeline.handlers.runtime._prompts import render_prompt, template_text
 from pipeline.handlers.runtime._reports import Report, read_report
 from pipeline.handlers.runtime._runtime import (
+    RALPH_ONLY_VARIABLES,
     PromptSource,
     Runtime,
     agent_environment,
     new_run_id,
     ralph_executable,
+    without_ralph_credentials,
 )
 from pipeline.handlers.runtime._schemas import load_response_schemas
 
@@ -30,6 +32,7 @@ __all__ = [
     "MAX_ARGUMENT_BYTES",
     "MODEL_TRAILER",
     "OUTPUT_FILES",
+    "RALPH_ONLY_VARIABLES",
     "AgentInvoker",
     "GitCommit",
     "GitError",
@@ -51,4 +54,5 @@ __all__ = [
     "run_history",
     "switch_branch",
     "template_text",
+    "without_ralph_credentials",
 ]

@@ -18,8 +18,9 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
+from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import assert_never
+from typing import Final, assert_never
 
 from attrs import define, field, frozen
 from returns.result import Failure, Success
@@ -93,7 +94,7 @@ from pipeline.events import (
     WorkspaceIoError,
 )
 from pipeline.handlers.agents import ProcessSpec, run_process
-from pipeline.handlers.intake import read_agent_events, write_marker
+from pipeline.handlers.intake import IntakeLimits, read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._layout import WorkspaceLayout
@@ -109,7 +110,30 @@ from pipeline.handlers.runtime._prompts import (
 from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._schemas import load_response_schemas
 
-__all__ = ["PromptSource", "Runtime", "agent_environment", "new_run_id", "ralph_executable"]
+__all__ = [
+    "RALPH_ONLY_VARIABLES",
+    "PromptSource",
+    "Runtime",
+    "agent_environment",
+    "new_run_id",
+    "ralph_executable",
+    "without_ralph_credentials",
+]
+
+RALPH_ONLY_VARIABLES: Final = ("RALPH_STORE", "PG*")
+"""Variables of ralph's own that no agent (nor the ``validate`` program) gets: the store URL
+(``RALPH_STORE``, with the team's database password in a worker's environment) and every libpq
+variable (``PGPASSWORD``, ``PGPASSFILE``, ``PGHOST``, ...) that ralph's PostgreSQL store reads.
+An agent that needs a database of its own is given one in ``[agents.NAME] env``."""
+
+
+def without_ralph_credentials(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` less :data:`RALPH_ONLY_VARIABLES`."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if not any(fnmatchcase(name, pattern) for pattern in RALPH_ONLY_VARIABLES)
+    }
 
 
 @frozen
@@ -138,8 +162,9 @@ def agent_environment(
     layout: WorkspaceLayout, run_id: str, base: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """The environment every agent of run ``run_id`` gets: ``base`` (default: this process's)
-    plus the ``RALPH_*`` variables, with ``ralph`` on ``PATH`` and ``PWD`` the workspace."""
-    env = dict(os.environ if base is None else base)
+    less ralph's store URL and credentials (:data:`RALPH_ONLY_VARIABLES`), plus the
+    ``RALPH_*`` variables of the run, with ``ralph`` on ``PATH`` and ``PWD`` the workspace."""
+    env = without_ralph_credentials(os.environ if base is None else base)
     ralph = ralph_executable()
     path = env.get("PATH", "")
     env.update(
@@ -223,7 +248,8 @@ class Runtime:
                 # The agent has exited: what it appended to the events file is complete.
                 events_file = self.layout.events_file(self._run_id())
                 offset, lines = effect.events_offset, effect.events_lines
-                return (*outcome, *read_agent_events(events_file, offset, lines, now))
+                read = read_agent_events(events_file, offset, lines, now, self._limits())
+                return (*outcome, *read)
             case BackOff():
                 delay = self.rng.randint(0, effect.ceiling_ms)
                 self.sleep(delay / 1000)
@@ -280,6 +306,13 @@ class Runtime:
                 self.config.price_for,
             )
         return self._agents
+
+    def _limits(self) -> IntakeLimits:
+        """What one invocation's events may add to the log (``[budgets]``)."""
+        budgets = self.config.budgets
+        return IntakeLimits(
+            budgets.max_event_lines, budgets.max_event_bytes, budgets.max_event_line_bytes
+        )
 
     def _git(self) -> GitHandler:
         return GitHandler(self.layout.root, self.clock, self._keep_out())
@@ -428,7 +461,10 @@ class Runtime:
             ProcessSpec(
                 argv=argv,
                 cwd=self.layout.root,
-                env=dict(os.environ if self.environment is None else self.environment),
+                # the check runs code the agents wrote: it gets no more than they do
+                env=without_ralph_credentials(
+                    os.environ if self.environment is None else self.environment
+                ),
                 output_path=log,
                 grace_s=self.grace_s,
                 group_file=self.layout.agent_group,

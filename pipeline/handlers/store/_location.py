@@ -7,6 +7,7 @@ from typing import Protocol
 
 from pipeline.config import POSTGRES_SCHEMES, SQLITE_SCHEME
 from pipeline.events import RunId
+from pipeline.handlers.redaction import mask_password_of
 from pipeline.handlers.store._port import EventStore, StoreError
 from pipeline.handlers.store._sqlite import SqliteEventStore
 
@@ -42,8 +43,8 @@ def store_path(location: str | Path) -> Path | None:
     if "://" in text:
         scheme = text.split("://", 1)[0]
         raise StoreError(
-            f"{text}: unknown store scheme {scheme!r} (use a path, sqlite:///PATH or "
-            "postgresql://USER@HOST:PORT/DATABASE)"
+            f"{mask_password_of(text, text)}: unknown store scheme {scheme!r} (use a path, "
+            "sqlite:///PATH or postgresql://USER@HOST:PORT/DATABASE)"
         )
     return Path(text)
 

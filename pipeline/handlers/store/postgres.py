@@ -28,6 +28,7 @@ from attrs import frozen
 from psycopg.conninfo import conninfo_to_dict
 
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
+from pipeline.handlers.redaction import mask_password_of
 from pipeline.handlers.store._pg_migrations import PG_MIGRATIONS
 from pipeline.handlers.store._port import (
     LeaseLostError,
@@ -80,7 +81,7 @@ def describe_url(url: str) -> str:
     try:
         parts = conninfo_to_dict(url)
     except psycopg.ProgrammingError:
-        return "postgresql://(an unreadable URL)"
+        return mask_password_of(url, url)  # as given, to be corrected: less its password
     user = f"{parts['user']}@" if parts.get("user") else ""
     port = f":{parts['port']}" if parts.get("port") else ""
     return f"postgresql://{user}{parts.get('host', 'localhost')}{port}/{parts.get('dbname', '')}"
@@ -136,7 +137,9 @@ class PostgresEventStore:
                 delay = min(delay * 2, 1.0)
                 continue
             except psycopg.ProgrammingError as error:
-                raise StoreError(f"{self.label}: not a usable PostgreSQL URL: {error}") from error
+                # psycopg quotes the URL, password and all
+                why = mask_password_of(self.url, str(error))
+                raise StoreError(f"{self.label}: not a usable PostgreSQL URL: {why}") from error
             # Times come back in UTC, as the SQLite store writes them.
             conn.execute("SET TIME ZONE 'UTC'")
             if not self.synchronous_commit:

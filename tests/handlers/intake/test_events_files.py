@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import orjson
 import pytest
@@ -14,6 +14,7 @@ import pytest
 from pipeline.events import TopicPublished
 from pipeline.handlers.intake import (
     EventsFileError,
+    UnsafeFileError,
     checked_events_path,
     events_file_for,
     read_marker,
@@ -35,34 +36,36 @@ from tests.runtime.workspace import (
     [
         ("/etc/passwd.jsonl", "absolute"),
         (".ralph/../../x.jsonl", "'..'"),
-        ("events.jsonl", "outside .ralph/"),
-        (".agent/events.jsonl", "outside .ralph/"),
+        ("events.jsonl", "not directly in .ralph/"),
+        (".agent/events.jsonl", "not directly in .ralph/"),
+        (".ralph/sub/events.jsonl", "not directly in .ralph/"),
         (".ralph/events.txt", "not a .jsonl file"),
         ("", "empty"),
     ],
 )
 def test_a_marker_naming_a_forbidden_path_is_refused(text: str, why: str) -> None:
-    """Absolute, climbing, outside .ralph/ or not .jsonl: an error that says which."""
+    """Absolute, climbing, not directly in .ralph/ or not .jsonl: an error that says which."""
     with pytest.raises(EventsFileError, match=why):
         checked_events_path(text)
 
 
 def test_the_events_file_is_found_in_the_documented_order(tmp_path: Path) -> None:
-    """RALPH_EVENTS_FILE, else the marker (found from a subdirectory), else --file, else the
-    default under the workspace root."""
+    """RALPH_EVENTS_FILE, else the marker (found from a subdirectory); with neither there is
+    no run to emit to, and that is an error saying so."""
     root = tmp_path / "ws"
     nested = root / "src" / "deep"
     nested.mkdir(parents=True)
+    with pytest.raises(EventsFileError, match="no run to emit to"):
+        events_file_for(nested, {})
     (root / ".ralph").mkdir()
-    option = tmp_path / "given.jsonl"
-    assert events_file_for(nested, {}, None) == root / ".ralph" / "events.jsonl"
-    assert events_file_for(nested, {}, option) == option
+    with pytest.raises(EventsFileError, match="current-events does not exist"):
+        events_file_for(nested, {})
     write_marker(root, root / ".ralph" / "events-1.jsonl")
     assert read_marker(root) is not None
-    assert events_file_for(nested, {}, option) == root / ".ralph" / "events-1.jsonl"
+    assert events_file_for(nested, {}) == root / ".ralph" / "events-1.jsonl"
     env = {"RALPH_EVENTS_FILE": str(tmp_path / "env.jsonl")}
-    assert events_file_for(nested, env, option) == tmp_path / "env.jsonl"
-    assert events_file_for(tmp_path, {"RALPH_WORKSPACE_ROOT": str(root)}, None) == (
+    assert events_file_for(nested, env) == tmp_path / "env.jsonl"
+    assert events_file_for(tmp_path, {"RALPH_WORKSPACE_ROOT": str(root)}) == (
         root / ".ralph" / "events-1.jsonl"
     )
 
@@ -71,6 +74,7 @@ def test_ralph_emit_writes_one_line_and_refuses_bad_input_writing_nothing(tmp_pa
     """Text and JSON payloads; a bad topic or bad JSON: exit 2 and the file untouched."""
     (tmp_path / ".ralph").mkdir()
     target = tmp_path / ".ralph" / "events.jsonl"
+    write_marker(tmp_path, target)
     ok = ralph("emit", "build.done", "all green", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.strip() == "Event emitted: build.done"
@@ -120,6 +124,7 @@ def test_fifty_concurrent_emitters_give_five_thousand_whole_lines(tmp_path: Path
 def test_ralph_emit_processes_at_once_do_not_tear_lines(tmp_path: Path) -> None:
     """Twenty real ``ralph emit`` processes started together: twenty whole lines."""
     (tmp_path / ".ralph").mkdir()
+    write_marker(tmp_path, tmp_path / ".ralph" / "events.jsonl")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     workers = [
         subprocess.Popen(
@@ -173,3 +178,25 @@ def test_each_run_writes_its_own_events_file_and_resume_reuses_it(tmp_path: Path
     assert resumed.returncode == 0, resumed.stderr
     assert sorted((root / ".ralph").glob("events-*.jsonl")) == files_before
     assert root / str(read_marker(root)) == first_file
+
+
+def test_the_marker_is_read_and_written_through_no_link(tmp_path: Path) -> None:
+    """A marker that is a link is refused, saying so; a link planted at the marker's
+    temporary name is replaced, not written through; a directory at the marker's name makes
+    write_marker report False instead of raising."""
+    root = tmp_path / "ws"
+    (root / ".ralph").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.write_text(".ralph/events-x.jsonl\n")
+    marker = root / ".ralph" / "current-events"
+    marker.symlink_to(outside)
+    with pytest.raises(UnsafeFileError, match="symbolic link"):
+        read_marker(root)
+    marker.unlink()
+    (root / ".ralph" / "current-events.tmp").symlink_to(outside)
+    assert write_marker(root, root / ".ralph" / "events-1.jsonl")
+    assert outside.read_text() == ".ralph/events-x.jsonl\n"
+    assert read_marker(root) == PurePosixPath(".ralph/events-1.jsonl")
+    marker.unlink()
+    marker.mkdir()
+    assert not write_marker(root, root / ".ralph" / "events-2.jsonl")

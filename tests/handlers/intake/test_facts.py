@@ -18,6 +18,7 @@ from pipeline.events import (
     Digest,
     DurationMs,
     EventsFileRead,
+    EventsFileTruncated,
     Instant,
     Json,
     LoopPolicy,
@@ -29,7 +30,6 @@ from pipeline.events import (
     RunId,
     RunStarted,
     TopicPublished,
-    WorkspaceIoError,
 )
 from pipeline.handlers.intake import emit, read_agent_events
 from pipeline.reducers import fold, reduce
@@ -167,18 +167,28 @@ def test_feedback_keeps_the_last_lines_and_counts_the_rest(tmp_path: Path) -> No
     assert state.intake.feedback_omitted == 2
 
 
-def test_a_truncated_events_file_is_a_workspace_error_and_reads_nothing(tmp_path: Path) -> None:
-    """Offsets would mean nothing in a shorter file: the run stops (resumably) and says why."""
+def test_a_truncated_events_file_is_read_again_from_its_start(tmp_path: Path) -> None:
+    """An agent rewrote the file with ``>``: the fact says so, the new file is read from its
+    start with line numbers going on, and the run goes on (before: a workspace error that
+    every resume met again)."""
     path = tmp_path / "events.jsonl"
     emit(path, "a", "1")
+    emit(path, "b", "2")
+    state = fold(_read_on(path, _started()), _started())
     size = path.stat().st_size
-    path.write_bytes(b"")
-    facts = read_agent_events(path, size, 1, _clock)
-    assert len(facts) == 1
-    error = facts[0]
-    assert isinstance(error, WorkspaceIoError)
-    assert "truncated or replaced" in error.message
-    assert fold(facts, _started()).termination is TerminationReason.WORKSPACE_ERROR
+    path.write_bytes(b'{"topic": "c"}\n')
+    facts = _read_on(path, state)
+    assert [type(f) for f in facts] == [EventsFileTruncated, TopicPublished, EventsFileRead]
+    truncated, topic, position = facts
+    assert truncated == EventsFileTruncated(Count(size), Count(15), Instant(T0))
+    assert isinstance(topic, TopicPublished)
+    assert (topic.topic, topic.line_number) == ("c", 3)
+    assert position == EventsFileRead(Count(15), Count(3), Instant(T0))
+    state = fold(facts, state)
+    assert state.termination is None
+    assert state.ledger.anomalies == 0
+    assert (state.intake.events_offset, state.intake.events_lines) == (15, 3)
+    assert _read_on(path, state) == ()
 
 
 def test_reading_the_same_position_twice_gives_the_same_facts(tmp_path: Path) -> None:
@@ -234,7 +244,15 @@ def test_reading_after_every_append_equals_one_read_at_the_end(
 
 HOSTILE_LINES = (
     (b'{"topic": "a", "payload": "\xff"}', "not valid UTF-8"),
-    (b'{"topic": "a", "payload": ' + b"[" * 500 + b"]" * 500 + b"}", "nested too deeply"),
+    (b'{"topic": "a", "payload": ' + b"[" * 500 + b"]" * 500 + b"}", "more than 64 levels"),
+    # Parsed, and once kept as a payload, but then one level too deep to store as an event.
+    (b'{"topic": "a", "payload": ' + b"[" * 254 + b"]" * 254 + b"}", "more than 64 levels"),
+    (b'{"topic": "a", "payload": ' + b"[" * 65 + b"]" * 65 + b"}", "more than 64"),
+    (b'{"topic": "' + b"t" * 201 + b'"}', "over 200"),
+    (b'{"topic": "a..b"}', "empty segment"),
+    (b'{"topic": "a", "payload": 1' + b"0" * 400 + b"}", "number is too large"),
+    (b'{"topic": "a", "payload": "\\ud800"}', "surrogate"),
+    (b'{"topic": "a", "payload": NaN}', "invalid JSON"),
     (b'{"topic": "a", "payload": ' + b"[" * 1100 + b"]" * 1100 + b"}", "depth limit"),
     (b'{"topic": "a", "ts": "0001-01-01T00:00:00+14:00"}', "ts is out of range"),
 )
