@@ -34,6 +34,7 @@ from pipeline.events.commit import (
     CommitEvent,
     CommitMessageGenerated,
     CommitSkipped,
+    GitMetadataRestored,
     RebaseAborted,
     RebaseConflicted,
     RebaseEvent,
@@ -83,6 +84,7 @@ from pipeline.events.misc import (
 )
 from pipeline.events.planning import PlanningEvent, PlanningStarted, PlanProduced, PlanRejected
 from pipeline.events.policy import (
+    GIT_RESTORED_TOPIC,
     HUMAN_INTERACT_TOPIC,
     HUMAN_RESPONSE_TOPIC,
     HUMAN_TIMEOUT_TOPIC,
@@ -159,6 +161,7 @@ PipelineEvent: TypeAlias = (
 
 __all__ = [
     "CATEGORIES",
+    "GIT_RESTORED_TOPIC",
     "HUMAN_INTERACT_TOPIC",
     "HUMAN_RESPONSE_TOPIC",
     "HUMAN_TIMEOUT_TOPIC",
@@ -205,6 +208,7 @@ __all__ = [
     "FinalizingStarted",
     "FixAttemptCompleted",
     "FixAttemptStarted",
+    "GitMetadataRestored",
     "Hat",
     "HumanEvent",
     "HumanInterventionRequired",

@@ -29,7 +29,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -110,6 +110,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         commit.CommitMessageGenerated: "commit.commit_message_generated",
         commit.CommitCreated: "commit.commit_created",
         commit.CommitSkipped: "commit.commit_skipped",
+        commit.GitMetadataRestored: "commit.git_metadata_restored",
         commit.RebaseStarted: "rebase.rebase_started",
         commit.RebaseSucceeded: "rebase.rebase_succeeded",
         commit.RebaseConflicted: "rebase.rebase_conflicted",

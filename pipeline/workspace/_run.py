@@ -28,6 +28,7 @@ from pipeline.handlers.runtime import (
     GitError,
     PromptSource,
     Runtime,
+    UnsafePathError,
     WorkspaceLayout,
     ensure_excluded,
     load_response_schemas,
@@ -118,6 +119,8 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
     schemas = load_response_schemas(config, root, source)  # a bad one stops the run now
     try:
         ensure_excluded(root)
+    except UnsafePathError as error:
+        raise RunSetupError(str(error)) from error
     except GitError as error:
         raise RunSetupError(f"{root} is not a git repository ({error}); run `git init`") from error
     if config.branch is not None:

@@ -69,6 +69,7 @@ from pipeline.events import (
     FinalValidationFailed,
     FinalValidationPassed,
     FixAttemptStarted,
+    GitMetadataRestored,
     HumanInterventionRequired,
     HumanResponseReceived,
     HumanTimedOut,
@@ -96,6 +97,8 @@ from pipeline.handlers.agents import ProcessSpec, run_process
 from pipeline.handlers.intake import read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
+from pipeline.handlers.runtime._gitcmd import GitPolicy
+from pipeline.handlers.runtime._gitguard import GitGuard
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._prompts import (
     render_correction,
@@ -190,11 +193,18 @@ class Runtime:
     own_files: tuple[Path, ...] = ()
     """Files of ralph's that may lie in the work tree and are never committed (a SQLite store
     named by path; its ``-wal``, ``-shm`` and ``-journal`` files are kept out too)."""
+    kept_paths: tuple[str, ...] = ()
+    """Paths (relative to the workspace) ralph's commits leave alone: the person's own
+    uncommitted changes when a run started on a dirty tree (``--allow-dirty``)."""
+    _guard: GitGuard | None = field(default=None, init=False)
 
     def __attrs_post_init__(self) -> None:
         if self.schemas is None:
             source = str(self.layout.config)
             self.schemas = load_response_schemas(self.config, self.layout.root, source)
+        if self.run_id is not None:
+            # A resumed run: the repository's git files as it finds them are what counts.
+            self._guard = GitGuard.take(self.layout.root)
         limit = self.config.budgets.max_runtime_s
         if self.deadline is None and limit is not None:
             self.deadline = self.clock() + timedelta(seconds=limit)
@@ -223,7 +233,8 @@ class Runtime:
                 # The agent has exited: what it appended to the events file is complete.
                 events_file = self.layout.events_file(self._run_id())
                 offset, lines = effect.events_offset, effect.events_lines
-                return (*outcome, *read_agent_events(events_file, offset, lines, now))
+                published = read_agent_events(events_file, offset, lines, now)
+                return (*outcome, *published, *self._undo_git_changes())
             case BackOff():
                 delay = self.rng.randint(0, effect.ceiling_ms)
                 self.sleep(delay / 1000)
@@ -232,9 +243,10 @@ class Runtime:
                 # The durable runner stores checkpoints itself; in memory there is no store.
                 return (CheckpointSaved(effect.trigger, Sequence(effect.sequence), now()),)
             case CreateCommit():
-                return self._git().commit(effect)
+                # Checked again just before: a process the agent left behind may have written.
+                return (*self._undo_git_changes(), *self._git().commit(effect))
             case Rebase():
-                return self._git().rebase(effect)
+                return (*self._undo_git_changes(), *self._git().rebase(effect))
             case AbortRebase():
                 return self._git().abort(effect)
             case ValidateFinalState():
@@ -282,7 +294,34 @@ class Runtime:
         return self._agents
 
     def _git(self) -> GitHandler:
-        return GitHandler(self.layout.root, self.clock, self._keep_out())
+        trust = self.config.git
+        policy = GitPolicy(
+            run_hooks=trust.run_hooks, sign=trust.sign, run_filters=trust.run_filters
+        )
+        return GitHandler(self.layout.root, self.clock, self._keep_out(), policy)
+
+    def _guarded(self) -> GitGuard | None:
+        """The snapshot of the repository's git files, taken the first time it is needed (at
+        the start of a run or of a resumed run's first effect that needs it)."""
+        if self._guard is None:
+            self._guard = GitGuard.take(self.layout.root)
+        return self._guard
+
+    def _undo_git_changes(self) -> tuple[PipelineEvent, ...]:
+        """``GitMetadataRestored`` when an agent changed the repository's git configuration,
+        hooks or ``info/`` (all put back as the run found them), else nothing."""
+        guard = self._guarded()
+        if guard is None:
+            return ()
+        try:
+            undone = guard.undo()
+        except OSError as error:
+            return (
+                WorkspaceIoError(
+                    WorkspaceErrorKind.WRITE, ".git", f"cannot restore: {error}", self.clock()
+                ),
+            )
+        return (GitMetadataRestored(undone, self.clock()),) if undone else ()
 
     def _keep_out(self) -> tuple[str, ...]:
         """ralph's own files inside the repository, which no commit may take: its config, the
@@ -297,7 +336,7 @@ class Runtime:
                 kept.append(path.resolve().relative_to(root).as_posix())
             except ValueError:
                 continue  # outside the repository: no commit can take it anyway
-        return tuple(dict.fromkeys(kept))
+        return tuple(dict.fromkeys((*kept, *self.kept_paths)))
 
     def _spent(self) -> tuple[PipelineEvent, ...]:
         """``BudgetExceeded`` when the runtime budget is spent (checked as each phase or
@@ -335,6 +374,8 @@ class Runtime:
             raise PipelineError(
                 f"{layout.root} is not usable as a git workspace: {error}"
             ) from error
+        # What the run found, with ralph's own exclusions in it: every later change is undone.
+        self._guard = GitGuard.take(layout.root)
         budget = self.config.budgets.to_budget()
         chains = tuple(
             RoleChain(role, tuple(AgentName(a) for a in self.config.chain_for(role)))
