@@ -32,14 +32,17 @@ from pipeline.handlers.runtime import (
     WorkspaceLayout,
     ensure_excluded,
     load_response_schemas,
+    own_paths,
     switch_branch,
 )
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
 from pipeline.state import PipelineState
+from pipeline.workspace._dirty import dirty_message, dirty_paths
 
 __all__ = [
     "RunSetupError",
     "Workspace",
+    "check_clean",
     "drive",
     "open_store",
     "open_workspace",
@@ -205,6 +208,23 @@ def _store_files(workspace: Workspace, store: EventStore | None) -> tuple[Path, 
     return () if path is None else (path if path.is_absolute() else workspace.layout.root / path,)
 
 
+def check_clean(workspace: Workspace, store: str | None, *, allow_dirty: bool) -> tuple[str, ...]:
+    """The person's uncommitted changes a new run must leave alone: :class:`RunSetupError`
+    naming them unless ``allow_dirty`` (then they are returned, for ``drive``'s
+    ``kept_paths``); ralph's own files do not count (``store``: ``--store``)."""
+    located = store_path(store_location(workspace, store))
+    root = workspace.layout.root
+    files = () if located is None else (located if located.is_absolute() else root / located,)
+    own = own_paths(workspace.layout, workspace.config.prompt_file, files)
+    try:
+        dirty = dirty_paths(root, own)
+    except GitError as error:
+        raise RunSetupError(f"cannot tell what is uncommitted in {root}: {error}") from error
+    if dirty and not allow_dirty:
+        raise RunSetupError(dirty_message(root, dirty))
+    return dirty
+
+
 def drive(
     workspace: Workspace,
     *,
@@ -216,12 +236,14 @@ def drive(
     store: EventStore | None = None,
     signals: bool = True,
     interruption: Interruption | None = None,
+    kept_paths: tuple[str, ...] = (),
 ) -> DurableRun:
     """Start (``prompt``) or resume (``run_id``) a run and drive it until it stops.
 
     ``store`` defaults to the workspace's own (:func:`open_store`); a store given is left
     open. With ``signals``, SIGINT and SIGTERM interrupt the run cleanly (main thread only),
     through ``interruption`` when given (its ``reason`` then tells the caller why it stopped).
+    ``kept_paths``: paths a new run's commits leave alone (see :func:`check_clean`).
     """
     runtime = Runtime(
         workspace.layout,
@@ -232,6 +254,7 @@ def drive(
         run_id=run_id,
         schemas=workspace.schemas,
         own_files=_store_files(workspace, store),
+        kept_paths=kept_paths,
     )
     interruption = Interruption() if interruption is None else interruption
     workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)

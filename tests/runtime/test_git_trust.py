@@ -253,3 +253,50 @@ def test_rebase_onto_that_looks_like_an_option_is_refused_at_parse_time(tmp_path
     facts = GitHandler(root, fake_clock()).rebase(Rebase(EffectId(1), f"--exec=touch {marker}"))
     assert isinstance(facts[0], RebaseStarted)
     assert not marker.exists()
+
+
+def _dirty_workspace(tmp_path: Path) -> Path:
+    """A workspace whose agent adds app.py, with the person's own edit to README.md and an
+    untracked notes.txt made before the run."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    agent = _agent(root, "echo work >> app.py\n" + REPORTS)
+    make_workspace(root, scripts={}, agents={"main": agent})
+    (root / "README.md").write_text("the person's edit\n")
+    (root / "notes.txt").write_text("the person's notes\n")
+    return root
+
+
+def test_a_new_run_on_a_dirty_tree_is_refused_naming_the_paths(tmp_path: Path) -> None:
+    """The person's uncommitted edit and untracked file: `ralph run` exits 2 before writing
+    anything, naming both paths and the ways on (stash, --allow-dirty); ralph's own files
+    (an untracked ralph.toml and PROMPT.md, as `ralph init` leaves them) do not count."""
+    root = _dirty_workspace(tmp_path)
+    git(root, "rm", "--quiet", "--cached", "ralph.toml", "PROMPT.md")
+    git(root, "commit", "--quiet", "-m", "untrack ralph's files")
+    done = ralph("run", "--plain", cwd=root)
+    assert done.returncode == 2, done.stdout + done.stderr
+    message = " ".join(done.stderr.split())
+    assert "README.md" in message
+    assert "notes.txt" in message
+    assert "ralph.toml" not in message.replace(str(root), "")
+    assert "stash" in message
+    assert "--allow-dirty" in message
+    assert not (root / ".ralph" / "pipeline.db").exists()
+    (root / "README.md").write_text("a repository\n")
+    (root / "notes.txt").unlink()
+    done = ralph("run", "--plain", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_allow_dirty_keeps_the_persons_changes_out_of_the_runs_commits(tmp_path: Path) -> None:
+    """With --allow-dirty the run commits the agent's work only; the person's edit and file
+    stay as they were, uncommitted."""
+    root = _dirty_workspace(tmp_path)
+    done = ralph("run", "--plain", "--allow-dirty", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    committed = set(git(root, "log", "--name-only", "--format=", "HEAD~1..HEAD").split())
+    assert committed == {"app.py"}
+    assert "README.md" in git(root, "diff", "--name-only").split()
+    assert "notes.txt" in git(root, "ls-files", "--others", "--exclude-standard").split()
+    assert (root / "README.md").read_text() == "the person's edit\n"

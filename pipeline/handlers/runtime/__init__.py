@@ -25,6 +25,7 @@ from pipeline.handlers.runtime._runtime import (
     Runtime,
     agent_environment,
     new_run_id,
+    own_paths,
     ralph_executable,
 )
 from pipeline.handlers.runtime._schemas import load_response_schemas
@@ -55,6 +56,7 @@ __all__ = [
     "is_rate_limited",
     "load_response_schemas",
     "new_run_id",
+    "own_paths",
     "ralph_executable",
     "read_report",
     "render_prompt",

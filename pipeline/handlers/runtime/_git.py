@@ -34,9 +34,8 @@ from pipeline.events import (
 from pipeline.handlers.runtime._gitcmd import (
     GitError,
     GitPolicy,
-    configured_drivers,
-    git_dirs,
     outside_pathspec,
+    repository_drivers,
     run_git,
     said,
 )
@@ -142,13 +141,6 @@ def commit_trailers(effect: CreateCommit) -> str:
     )
 
 
-def _config_files(git_dir: Path, common: Path) -> tuple[Path, ...]:
-    """The repository's own config files (those a worktree adds included)."""
-    return tuple(
-        dict.fromkeys((common / "config", common / "config.worktree", git_dir / "config.worktree"))
-    )
-
-
 class OwnFilesStagedError(GitError):
     """ralph's own files were staged for a commit and could not be taken out again."""
 
@@ -175,12 +167,10 @@ class GitHandler:
 
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         policy = self.policy
-        if not policy.run_filters:
+        if not policy.run_filters and policy.drivers is None:
             if not self._drivers:
                 # Read once per handler (it serves one commit or rebase): no git process.
-                dirs = git_dirs(self.root)
-                files = () if dirs is None else _config_files(*dirs)
-                self._drivers.append(configured_drivers(files))
+                self._drivers.append(repository_drivers(self.root))
             policy = attrs.evolve(policy, drivers=self._drivers[0])
         return run_git(self.root, *args, policy=policy, check=check)
 

@@ -30,6 +30,7 @@ __all__ = [
     "git_environment",
     "git_options",
     "outside_pathspec",
+    "repository_drivers",
     "run_git",
 ]
 
@@ -51,9 +52,10 @@ class GitPolicy:
     """Sign ralph's commits with the configured signing program."""
     run_filters: bool = False
     """Run the attribute filters and merge drivers the repository's config defines."""
-    drivers: tuple[tuple[str, str], ...] = ()
+    drivers: tuple[tuple[str, str], ...] | None = None
     """(kind, name) of every filter and merge driver the repository's config defines, switched
-    off unless ``run_filters`` (see :func:`configured_drivers`)."""
+    off unless ``run_filters`` (see :func:`configured_drivers`); None: read from the repository
+    by :func:`run_git`."""
 
 
 _KEPT_VARIABLES = frozenset(
@@ -117,7 +119,7 @@ def git_options(policy: GitPolicy) -> tuple[str, ...]:
     if not policy.sign:
         options += ["-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false"]
     if not policy.run_filters:
-        for kind, name in policy.drivers:
+        for kind, name in policy.drivers or ():
             if kind == "filter":
                 # Without a command nothing runs; ``required`` makes a path that needs the
                 # filter fail the command instead of reaching a commit unfiltered.
@@ -138,6 +140,8 @@ def run_git(
 ) -> subprocess.CompletedProcess[str]:
     """``git ARGS`` in ``root`` with :func:`git_options` and :func:`git_environment`; raises
     :class:`GitError` when it cannot run or (with ``check``) fails."""
+    if not policy.run_filters and policy.drivers is None:
+        policy = GitPolicy(policy.run_hooks, policy.sign, False, repository_drivers(root))
     try:
         done = subprocess.run(
             ["git", *git_options(policy), *args],
@@ -220,6 +224,17 @@ def configured_drivers(config_files: tuple[Path, ...]) -> tuple[tuple[str, str],
                 target = Path(os.path.expanduser(include.group(1).strip('"')))
                 pending.append(target if target.is_absolute() else path.parent / target)
     return tuple(sorted(found))
+
+
+def repository_drivers(root: Path) -> tuple[tuple[str, str], ...]:
+    """:func:`configured_drivers` of the repository ``root`` lies in (its own config files,
+    a worktree's included); none outside a repository."""
+    dirs = git_dirs(root)
+    if dirs is None:
+        return ()
+    git_dir, common = dirs
+    files = (common / "config", common / "config.worktree", git_dir / "config.worktree")
+    return configured_drivers(tuple(dict.fromkeys(files)))
 
 
 _GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")

@@ -112,7 +112,14 @@ from pipeline.handlers.runtime._prompts import (
 from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._schemas import load_response_schemas
 
-__all__ = ["PromptSource", "Runtime", "agent_environment", "new_run_id", "ralph_executable"]
+__all__ = [
+    "PromptSource",
+    "Runtime",
+    "agent_environment",
+    "new_run_id",
+    "own_paths",
+    "ralph_executable",
+]
 
 
 @frozen
@@ -164,6 +171,28 @@ def _digest(data: bytes) -> Digest:
 
 _SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
+_KEPT_OUT_FILE = "kept-out"
+"""The file in a run's folder listing the paths its commits leave alone (read on resume)."""
+
+
+def own_paths(
+    layout: WorkspaceLayout, prompt_file: str, own_files: tuple[Path, ...] = ()
+) -> tuple[str, ...]:
+    """ralph's own files inside the repository (relative to it), which no commit may take: its
+    config, the prompt file, and a store given as a path in the work tree (with SQLite's side
+    files)."""
+    root = layout.root.resolve()
+    paths = [layout.config, root / prompt_file]
+    for store in own_files:
+        paths += [store, *(store.with_name(store.name + s) for s in _SQLITE_SIDE_FILES)]
+    kept: list[str] = []
+    for path in paths:
+        try:
+            kept.append(path.resolve().relative_to(root).as_posix())
+        except ValueError:
+            continue  # outside the repository: no commit can take it anyway
+    return tuple(dict.fromkeys(kept))
+
 
 @define
 class Runtime:
@@ -205,6 +234,9 @@ class Runtime:
         if self.run_id is not None:
             # A resumed run: the repository's git files as it finds them are what counts.
             self._guard = GitGuard.take(self.layout.root)
+            kept = self.layout.run_dir(self.run_id) / _KEPT_OUT_FILE
+            if not self.kept_paths and kept.is_file():
+                self.kept_paths = tuple(p for p in kept.read_text("utf-8").split("\0") if p)
         limit = self.config.budgets.max_runtime_s
         if self.deadline is None and limit is not None:
             self.deadline = self.clock() + timedelta(seconds=limit)
@@ -324,19 +356,10 @@ class Runtime:
         return (GitMetadataRestored(undone, self.clock()),) if undone else ()
 
     def _keep_out(self) -> tuple[str, ...]:
-        """ralph's own files inside the repository, which no commit may take: its config, the
-        prompt file, and a store given as a path in the work tree (with SQLite's side files)."""
-        root = self.layout.root.resolve()
-        paths = [self.layout.config, root / self.config.prompt_file]
-        for store in self.own_files:
-            paths += [store, *(store.with_name(store.name + s) for s in _SQLITE_SIDE_FILES)]
-        kept: list[str] = []
-        for path in paths:
-            try:
-                kept.append(path.resolve().relative_to(root).as_posix())
-            except ValueError:
-                continue  # outside the repository: no commit can take it anyway
-        return tuple(dict.fromkeys((*kept, *self.kept_paths)))
+        """ralph's own files inside the repository, which no commit may take, and the paths
+        the person kept out (``kept_paths``)."""
+        own = own_paths(self.layout, self.config.prompt_file, self.own_files)
+        return tuple(dict.fromkeys((*own, *self.kept_paths)))
 
     def _spent(self) -> tuple[PipelineEvent, ...]:
         """``BudgetExceeded`` when the runtime budget is spent (checked as each phase or
@@ -366,6 +389,10 @@ class Runtime:
         saved = layout.saved_prompt(run_id)
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_bytes(data)
+        if self.kept_paths:
+            # A resume reads them back: the person's changes stay out of every commit.
+            kept = layout.run_dir(run_id) / _KEPT_OUT_FILE
+            kept.write_text("\0".join(self.kept_paths), "utf-8")
         layout.events_file(run_id).touch()
         write_marker(layout.root, layout.events_file(run_id))
         try:
