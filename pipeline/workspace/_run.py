@@ -26,6 +26,7 @@ from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import write_marker
 from pipeline.handlers.runtime import (
     GitError,
+    GitPolicy,
     PromptSource,
     Runtime,
     UnsafePathError,
@@ -128,7 +129,9 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
         raise RunSetupError(f"{root} is not a git repository ({error}); run `git init`") from error
     if config.branch is not None:
         try:
-            switch_branch(root, config.branch)
+            trust = config.git
+            policy = GitPolicy(trust.run_hooks, trust.sign, trust.run_filters)
+            switch_branch(root, config.branch, policy)
         except GitError as error:
             raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
     digest = Digest(hashlib.sha256(text.encode()).hexdigest())

@@ -300,3 +300,40 @@ def test_allow_dirty_keeps_the_persons_changes_out_of_the_runs_commits(tmp_path:
     assert "README.md" in git(root, "diff", "--name-only").split()
     assert "notes.txt" in git(root, "ls-files", "--others", "--exclude-standard").split()
     assert (root / "README.md").read_text() == "the person's edit\n"
+
+
+def test_a_run_whose_agent_empties_the_exclude_file_commits_none_of_ralphs_files(
+    tmp_path: Path,
+) -> None:
+    """An agent that empties .git/info/exclude, un-ignores ralph's folders in .gitignore and
+    stages them itself with `git add -f`: no commit of the run holds the store, its WAL, the
+    logs or the prompts."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    agent = _agent(
+        root,
+        ": > .git/info/exclude\n"
+        "printf '!/.ralph/\\n!/.agent/\\n' > .gitignore\n"
+        "echo work >> app.py\n" + REPORTS + "git add -f .ralph .agent\n",
+    )
+    make_workspace(root, scripts={}, agents={"main": agent})
+    done = ralph("run", "--plain", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    committed = set(git(root, "log", "--name-only", "--format=", "HEAD~1..HEAD").split())
+    assert "app.py" in committed
+    assert not [p for p in committed if p.startswith((".ralph/", ".agent/"))], committed
+
+
+def test_an_exclusion_pathspec_keeps_out_exactly_its_path(tmp_path: Path) -> None:
+    """Paths with glob characters, spaces and a leading '!' are kept out literally; a path
+    that merely matches them as a pattern is still added."""
+    root = make_workspace(tmp_path / "repo", scripts={}, agents={"main": ["true"]})
+    ensure_excluded(root)
+    (root / "d ir").mkdir()
+    for name in ("my[1]*.db", "my1x.db", "d ir/!x", "!top"):
+        (root / name).write_text(name)
+    handler = GitHandler(root, fake_clock(), keep_out=("my[1]*.db", "d ir/!x", "!top"))
+    effect = CreateCommit(EffectId(3), "Add", False, SpendLine(), ())
+    (created,) = handler.commit(effect)
+    assert isinstance(created, CommitCreated), created
+    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["my1x.db"]

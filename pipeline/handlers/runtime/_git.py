@@ -117,17 +117,19 @@ def ensure_excluded(root: Path, patterns: tuple[str, ...] = ("/.ralph/", "/.agen
             handle.write("# ralph-pipeline's own files\n" + "\n".join(missing) + "\n")
 
 
-def switch_branch(root: Path, branch: str) -> None:
+def switch_branch(root: Path, branch: str, policy: GitPolicy = _LOCKED) -> None:
     """Work on ``branch``: switch to it, creating it at the current commit when missing.
-    Uncommitted changes come along; raises :class:`GitError` when git refuses."""
+    Uncommitted changes come along; raises :class:`GitError` when git refuses. ``policy``:
+    what of the repository's code the checkout may run (its smudge filters, its hooks)."""
     current = _git(root, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip()
     if current == branch:
         return
     exists = _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
+    # ``--create=NAME`` and ``--end-of-options``: a name can never be read as an option.
     if exists.returncode == 0:
-        _git(root, "switch", "--quiet", branch)
+        run_git(root, "switch", "--quiet", "--end-of-options", branch, policy=policy)
     else:
-        _git(root, "switch", "--quiet", "--create", branch)
+        run_git(root, "switch", "--quiet", f"--create={branch}", policy=policy)
 
 
 def commit_trailers(effect: CreateCommit) -> str:
