@@ -7,8 +7,8 @@ external diff and textconv programs, a signing program. Every git command ralph 
 :func:`run_git`, which switches those off on the command line (``-c`` beats every config file)
 unless the person opted in (``[git]`` in ``ralph.toml``; then the configuration as it was when
 the run started counts, since :mod:`._gitguard` puts back whatever an agent changed), in an
-environment of ralph's choosing: no system config, no editor, pager or terminal prompt, and no
-``GIT_*`` variable that would point git at another repository or program.
+environment of ralph's choosing: no editor, pager or terminal prompt, and no ``GIT_*`` variable
+that would point git at another repository or program.
 """
 
 from __future__ import annotations
@@ -77,11 +77,16 @@ global config is the person's."""
 def git_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of ralph's git: ``base`` (default: this process's) without the ``GIT_*``
     variables that redirect git (``GIT_DIR``, ``GIT_CONFIG_PARAMETERS``, ``GIT_EXTERNAL_DIFF``,
-    ...), with no system config, no editor or pager and no prompt for credentials."""
+    ...), with no editor or pager and no prompt for credentials.
+
+    The system config is kept on purpose: only an administrator writes it (an agent that can
+    is root, and could change ralph itself), and it holds what the repository may need to work
+    at all: ``safe.directory`` in containers, git-lfs's filter (without it a large file would
+    be committed whole).
+    """
     source = os.environ if base is None else base
     env = {k: v for k, v in source.items() if not k.startswith("GIT_") or k in _KEPT_VARIABLES}
     env.update(
-        GIT_CONFIG_NOSYSTEM="1",
         GIT_TERMINAL_PROMPT="0",
         GIT_EDITOR=":",
         GIT_SEQUENCE_EDITOR=":",
