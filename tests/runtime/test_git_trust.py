@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from pipeline.effects import CreateCommit, EffectId, Rebase
+from pipeline.engine import utc_now
 from pipeline.events import (
     GIT_RESTORED_TOPIC,
     CommitCreated,
+    Digest,
     GitMetadataRestored,
     RebaseStarted,
     WorkspaceIoError,
@@ -22,11 +24,13 @@ from pipeline.handlers.runtime import (
     EFFECT_TRAILER,
     GitGuard,
     GitHandler,
+    Runtime,
     UnsafePathError,
     ensure_excluded,
 )
 from pipeline.handlers.simulated import fake_clock
 from pipeline.state import SpendLine
+from pipeline.workspace import open_workspace
 from tests.runtime.workspace import make_workspace, ralph, stored_events
 
 REPORTS = """
@@ -337,3 +341,20 @@ def test_an_exclusion_pathspec_keeps_out_exactly_its_path(tmp_path: Path) -> Non
     (created,) = handler.commit(effect)
     assert isinstance(created, CommitCreated), created
     assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["my1x.db"]
+
+
+def test_a_resumed_run_keeps_the_paths_its_start_kept_out(tmp_path: Path) -> None:
+    """The paths --allow-dirty kept out are read back from the run's folder on resume, so the
+    resumed run's commits leave them alone too."""
+    root = make_workspace(tmp_path / "repo", scripts={}, agents={"main": ["true"]})
+    workspace = open_workspace(root)
+    run_dir = workspace.layout.run_dir("r1")
+    run_dir.mkdir(parents=True)
+    (run_dir / "kept-out").write_text("README.md\0notes.txt")
+    (root / "README.md").write_text("the person's edit\n")
+    (root / "app.py").write_text("work\n")
+    runtime = Runtime(workspace.layout, workspace.config, Digest("0"), utc_now, run_id="r1")
+    effect = CreateCommit(EffectId(3), "Add app", False, SpendLine(), ())
+    facts = runtime(effect)
+    assert isinstance(facts[-1], CommitCreated), facts
+    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["app.py"]
