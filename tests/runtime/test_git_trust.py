@@ -24,6 +24,7 @@ from pipeline.handlers.runtime import (
     EFFECT_TRAILER,
     GitGuard,
     GitHandler,
+    GitPolicy,
     Runtime,
     UnsafePathError,
     ensure_excluded,
@@ -358,3 +359,20 @@ def test_a_resumed_run_keeps_the_paths_its_start_kept_out(tmp_path: Path) -> Non
     facts = runtime(effect)
     assert isinstance(facts[-1], CommitCreated), facts
     assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["app.py"]
+
+
+def test_run_hooks_lets_the_repositorys_own_hooks_run(tmp_path: Path) -> None:
+    """``[git] run_hooks = true``: the post-commit hook the person installed runs in ralph's
+    commit (pre-commit still does not: ralph commits --no-verify)."""
+    root = make_workspace(tmp_path / "repo", scripts={}, agents={"main": ["true"]})
+    ensure_excluded(root)
+    marker = tmp_path / "ran"
+    for hook in ("post-commit", "pre-commit"):
+        path = root / ".git" / "hooks" / hook
+        path.write_text(f"#!/bin/sh\necho {hook} >> {marker}\n")
+        path.chmod(0o755)
+    (root / "app.py").write_text("work\n")
+    handler = GitHandler(root, fake_clock(), policy=GitPolicy(run_hooks=True))
+    (created,) = handler.commit(CreateCommit(EffectId(3), "Add", False, SpendLine(), ()))
+    assert isinstance(created, CommitCreated), created
+    assert marker.read_text() == "post-commit\n"
