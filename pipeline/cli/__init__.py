@@ -68,6 +68,7 @@ from pipeline.workspace import (
     RunSetupError,
     Status,
     Workspace,
+    check_clean,
     diagnose,
     drive,
     open_store,
@@ -154,6 +155,7 @@ def _drive(
     what: PromptSource | _Resume,
     watching: _Watching,
     store: str | None,
+    kept_paths: tuple[str, ...] = (),
 ) -> tuple[DurableRun, str]:
     """Start (``what``: the prompt) or resume a run in the workspace's store (``store``:
     ``--store``) and drive it; the result and the store's label. The store is opened once:
@@ -175,6 +177,7 @@ def _drive(
                     on_warning=_warn,
                     tracer=tracer,
                     store=events,
+                    kept_paths=kept_paths,
                 )
             return result, events.label
     except (PipelineError, StoreError, OSError) as error:
@@ -298,15 +301,24 @@ def run(
     otel: OtelOption = False,
     otel_file: OtelFileOption = None,
     store: StoreOption = None,
+    allow_dirty: Annotated[
+        bool,
+        typer.Option(
+            "--allow-dirty",
+            help="Start although the work tree has uncommitted changes; the run's commits "
+            "leave those paths alone.",
+        ),
+    ] = False,
 ) -> None:
     """Start a new run in the workspace and drive it until it completes or stops."""
     opened = _open(workspace)
     try:
         source = resolve_prompt(opened, prompt, prompt_file)
+        kept = check_clean(opened, store, allow_dirty=allow_dirty)
     except RunSetupError as error:
         raise _fail(str(error)) from error
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
-    result, label = _drive("run", opened, source, watching, store)
+    result, label = _drive("run", opened, source, watching, store, kept)
     raise _finish(opened, result, watching.display, label)
 
 

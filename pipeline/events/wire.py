@@ -112,6 +112,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         commit.CommitMessageGenerated: "commit.commit_message_generated",
         commit.CommitCreated: "commit.commit_created",
         commit.CommitSkipped: "commit.commit_skipped",
+        commit.GitMetadataRestored: "commit.git_metadata_restored",
         commit.RebaseStarted: "rebase.rebase_started",
         commit.RebaseSucceeded: "rebase.rebase_succeeded",
         commit.RebaseConflicted: "rebase.rebase_conflicted",

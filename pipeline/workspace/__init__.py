@@ -7,6 +7,7 @@ from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
 from pipeline.workspace._run import (
     RunSetupError,
     Workspace,
+    check_clean,
     drive,
     open_store,
     open_workspace,
@@ -19,6 +20,7 @@ __all__ = [
     "RunSetupError",
     "Status",
     "Workspace",
+    "check_clean",
     "diagnose",
     "drive",
     "open_store",

@@ -27,19 +27,24 @@ from pipeline.handlers.intake import write_marker
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import (
     GitError,
+    GitPolicy,
     PromptSource,
     Runtime,
+    UnsafePathError,
     WorkspaceLayout,
     ensure_excluded,
     load_response_schemas,
+    own_paths,
     switch_branch,
 )
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
 from pipeline.state import PipelineState
+from pipeline.workspace._dirty import dirty_message, dirty_paths
 
 __all__ = [
     "RunSetupError",
     "Workspace",
+    "check_clean",
     "drive",
     "open_store",
     "open_workspace",
@@ -119,11 +124,15 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
     schemas = load_response_schemas(config, root, source)  # a bad one stops the run now
     try:
         ensure_excluded(root)
+    except UnsafePathError as error:
+        raise RunSetupError(str(error)) from error
     except GitError as error:
         raise RunSetupError(f"{root} is not a git repository ({error}); run `git init`") from error
     if config.branch is not None:
         try:
-            switch_branch(root, config.branch)
+            trust = config.git
+            policy = GitPolicy(trust.run_hooks, trust.sign, trust.run_filters)
+            switch_branch(root, config.branch, policy)
         except GitError as error:
             raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
     digest = Digest(hashlib.sha256(text.encode()).hexdigest())
@@ -203,6 +212,23 @@ def _store_files(workspace: Workspace, store: EventStore | None) -> tuple[Path, 
     return () if path is None else (path if path.is_absolute() else workspace.layout.root / path,)
 
 
+def check_clean(workspace: Workspace, store: str | None, *, allow_dirty: bool) -> tuple[str, ...]:
+    """The person's uncommitted changes a new run must leave alone: :class:`RunSetupError`
+    naming them unless ``allow_dirty`` (then they are returned, for ``drive``'s
+    ``kept_paths``); ralph's own files do not count (``store``: ``--store``)."""
+    located = store_path(store_location(workspace, store))
+    root = workspace.layout.root
+    files = () if located is None else (located if located.is_absolute() else root / located,)
+    own = own_paths(workspace.layout, workspace.config.prompt_file, files)
+    try:
+        dirty = dirty_paths(root, own)
+    except GitError as error:
+        raise RunSetupError(f"cannot tell what is uncommitted in {root}: {error}") from error
+    if dirty and not allow_dirty:
+        raise RunSetupError(dirty_message(root, dirty))
+    return dirty
+
+
 def drive(
     workspace: Workspace,
     *,
@@ -214,12 +240,14 @@ def drive(
     store: EventStore | None = None,
     signals: bool = True,
     interruption: Interruption | None = None,
+    kept_paths: tuple[str, ...] = (),
 ) -> DurableRun:
     """Start (``prompt``) or resume (``run_id``) a run and drive it until it stops.
 
     ``store`` defaults to the workspace's own (:func:`open_store`); a store given is left
     open. With ``signals``, SIGINT and SIGTERM interrupt the run cleanly (main thread only),
     through ``interruption`` when given (its ``reason`` then tells the caller why it stopped).
+    ``kept_paths``: paths a new run's commits leave alone (see :func:`check_clean`).
     """
     runtime = Runtime(
         workspace.layout,
@@ -230,6 +258,7 @@ def drive(
         run_id=run_id,
         schemas=workspace.schemas,
         own_files=_store_files(workspace, store),
+        kept_paths=kept_paths,
     )
     interruption = Interruption() if interruption is None else interruption
     workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)
