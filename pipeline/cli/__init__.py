@@ -348,12 +348,24 @@ def emit(
 @app.command(name="respond")
 def respond_command(
     text: Annotated[str, typer.Argument(help="The answer to the agent's question.")],
+    question_id: Annotated[
+        str,
+        typer.Option(
+            "--question",
+            help="The id of the question answered, as the run shows it (ralph status).",
+        ),
+    ],
     run: Annotated[str | None, typer.Option("--run", help="The run (default: the latest).")] = None,
     workspace: WorkspaceOption = Path(),
+    store: StoreOption = None,
 ) -> None:
     """Answer the question a run is waiting on (an agent's human.interact)."""
+    # The configured store when there is a configuration; answering needs no more of it.
+    location = store
+    if store is None and (workspace / "ralph.toml").is_file():
+        location = store_location(_open(workspace), store)
     try:
-        run_id, question = respond(workspace, text, run)
+        run_id, question = respond(workspace, text, question_id, run, location)
     except (AnswerError, StoreError, WireFormatError) as error:
         raise _fail(str(error)) from error
     out.print(f"Answered {question.question_id} of run {run_id}: {question.question}", markup=False)

@@ -258,11 +258,16 @@ class WriteCompletionMarker:
 @final
 @frozen
 class WaitForHuman:
-    """Wait for the answer to ``question_id`` until ``deadline``."""
+    """Wait for the answer to ``question_id`` until ``deadline``.
+
+    With ``question_id`` None the question (``question``) has no id yet: the handler gives it
+    one nobody can predict and reports ``HumanQuestionAsked`` instead of waiting.
+    """
 
     effect_id: EffectId
-    question_id: QuestionId
+    question_id: QuestionId | None
     deadline: Instant
+    question: str = ""
 
 
 @final

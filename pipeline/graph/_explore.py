@@ -178,7 +178,7 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
         min(i.repeats, 3),
         tuple(count for _task, count in i.blocked),
         i.abandoned_tasks,
-        question is None,
+        None if question is None else question.asked,
         None if response is None else (response.valid, response.failures),
         ledger.pending_commit_message is None,
         ledger.protected_prompt is None,

@@ -84,7 +84,8 @@ def next_effect(state: PipelineState) -> Effect:
         return StartRun(eid)
     if ledger.pending_question is not None:
         question = ledger.pending_question
-        return WaitForHuman(eid, question.question_id, question.deadline)
+        asked = question.question_id if question.asked else None
+        return WaitForHuman(eid, asked, question.deadline, question.question)
     step = progress.step
     match step:
         case Step.BEGIN:

@@ -240,6 +240,8 @@ def drive(
     with contextlib.ExitStack() as stack:
         if store is None:
             store = stack.enter_context(open_store(workspace))
+        # People's answers reach the run through its store only (``ralph respond``).
+        runtime.answers = store
         if signals:
             stack.enter_context(_signals(interruption))
         return run_durable(

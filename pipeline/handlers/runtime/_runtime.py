@@ -70,6 +70,7 @@ from pipeline.events import (
     FinalValidationPassed,
     FixAttemptStarted,
     HumanInterventionRequired,
+    HumanQuestionAsked,
     HumanResponseReceived,
     HumanTimedOut,
     Instant,
@@ -82,6 +83,7 @@ from pipeline.events import (
     PromptKind,
     PromptMaterialized,
     PromptPermissionsRestored,
+    QuestionId,
     ReviewPassStarted,
     Role,
     RoleChain,
@@ -108,6 +110,7 @@ from pipeline.handlers.runtime._prompts import (
 )
 from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._schemas import load_response_schemas
+from pipeline.handlers.store import AnswerSource
 
 __all__ = ["PromptSource", "Runtime", "agent_environment", "new_run_id", "ralph_executable"]
 
@@ -187,6 +190,9 @@ class Runtime:
     schemas: Mapping[Role, Json] | None = None
     """The hats' response schemas as already loaded and checked (see
     :func:`load_response_schemas`); None: loaded (and checked) when the runtime is made."""
+    answers: AnswerSource | None = None
+    """Where people's answers are kept (the run's event store); None: no answer ever comes,
+    and a question waits until its deadline."""
     own_files: tuple[Path, ...] = ()
     """Files of ralph's that may lie in the work tree and are never committed (a SQLite store
     named by path; its ``-wal``, ``-shm`` and ``-journal`` files are kept out too)."""
@@ -461,11 +467,20 @@ class Runtime:
         return (CompletionMarkerEmitted(path, effect.status, effect.reason, at),)
 
     def _wait(self, effect: WaitForHuman) -> tuple[PipelineEvent, ...]:
-        """Wait for an answer file ``.ralph/answers/<question id>`` until the deadline."""
-        answer = self.layout.answer(effect.question_id)
+        """Give a new question its id, or poll the store for the answer to the question asked
+        until the deadline.
+
+        The id is random (an agent cannot guess it) and the answer is read from the store only
+        (``ralph respond`` keeps it there for this run and this question): nothing an agent
+        writes into the work tree can answer.
+        """
+        if effect.question_id is None:
+            question_id = QuestionId(secrets.token_hex(16))
+            return (HumanQuestionAsked(question_id, effect.question, effect.deadline, self.clock()),)
+        run_id = RunId(self._run_id())
         while True:
-            with contextlib.suppress(FileNotFoundError):
-                text = answer.read_text("utf-8").strip()
+            text = None if self.answers is None else self.answers.answer(run_id, effect.question_id)
+            if text is not None:
                 return (HumanResponseReceived(effect.question_id, text, self.clock()),)
             now = self.clock()
             if now >= effect.deadline:

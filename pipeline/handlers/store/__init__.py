@@ -2,6 +2,8 @@
 
 from pipeline.handlers.store._location import NamedStore, open_store_at, store_path
 from pipeline.handlers.store._port import (
+    AnswerSource,
+    AnswerTakenError,
     EventStore,
     LeaseLostError,
     RunSummary,
@@ -14,6 +16,8 @@ from pipeline.handlers.store._port import (
 from pipeline.handlers.store._sqlite import DEFAULT_STORE_PATH, SqliteEventStore
 
 __all__ = [
+    "AnswerSource",
+    "AnswerTakenError",
     "DEFAULT_STORE_PATH",
     "EventStore",
     "LeaseLostError",
