@@ -157,7 +157,7 @@ def _drive(
             prompt, run_id = (
                 (None, _chosen(events, what)) if isinstance(what, _Resume) else (what, None)
             )
-            with showing(watching.display, out) as on_event:
+            with showing(watching.display, out, workspace.layout.root) as on_event:
                 result = drive(
                     workspace,
                     prompt=prompt,

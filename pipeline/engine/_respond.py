@@ -55,9 +55,7 @@ def respond(
         if question is None:
             raise AnswerError(f"run {chosen} is not waiting for an answer")
         if not question.asked:
-            raise AnswerError(
-                f"run {chosen} has not asked its question yet; try again in a moment"
-            )
+            raise AnswerError(f"run {chosen} has not asked its question yet; try again in a moment")
         if question.question_id != question_id:
             raise AnswerError(
                 f"run {chosen} is not waiting on question {question_id!r}: it waits on "

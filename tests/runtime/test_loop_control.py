@@ -16,6 +16,7 @@ import pytest
 
 from pipeline.engine import load_state
 from pipeline.events import (
+    HumanQuestionAsked,
     HumanResponseReceived,
     HumanTimedOut,
     InvocationStarted,
@@ -186,9 +187,7 @@ def test_ralph_respond_answers_a_waiting_question_and_the_answer_reaches_the_nex
     try:
         _run_id, question = _pending(root)
         assert question.question == "Which database should I use?"
-        answered = ralph(
-            "respond", "Use PostgreSQL", "--question", question.question_id, cwd=root
-        )
+        answered = ralph("respond", "Use PostgreSQL", "--question", question.question_id, cwd=root)
         assert answered.returncode == 0, answered.stderr
         assert f"Answered {question.question_id}" in answered.stdout
         out, err = process.communicate(timeout=120)
@@ -270,6 +269,12 @@ def test_an_unanswered_question_times_out_into_the_next_prompt(tmp_path: Path) -
     expected = "No response after 1s. Original question: Which database should I use?"
     assert f"- `human.timeout`: {expected}" in prompt
     assert len([e for e in stored_events(root) if isinstance(e, HumanTimedOut)]) == 1
+    # Plain output (not a terminal) says once that the run waits, and how to answer.
+    (asked,) = [e for e in stored_events(root) if isinstance(e, HumanQuestionAsked)]
+    (waiting,) = [line for line in result.stdout.splitlines() if "waiting for a person" in line]
+    assert "'Which database should I use?'" in waiting
+    assert f"--question {asked.question_id} 'YOUR ANSWER'" in waiting
+    assert f"ralph respond -C {root}" in waiting
     topics = ralph("topics", cwd=root).stdout
     assert f'human.timeout  "{expected}"' in topics
 

@@ -7,7 +7,6 @@ facts, so that replaying the log needs neither.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import random
@@ -476,7 +475,9 @@ class Runtime:
         """
         if effect.question_id is None:
             question_id = QuestionId(secrets.token_hex(16))
-            return (HumanQuestionAsked(question_id, effect.question, effect.deadline, self.clock()),)
+            return (
+                HumanQuestionAsked(question_id, effect.question, effect.deadline, self.clock()),
+            )
         run_id = RunId(self._run_id())
         while True:
             text = None if self.answers is None else self.answers.answer(run_id, effect.question_id)

@@ -16,9 +16,9 @@ from pipeline.handlers.store._port import (
 from pipeline.handlers.store._sqlite import DEFAULT_STORE_PATH, SqliteEventStore
 
 __all__ = [
+    "DEFAULT_STORE_PATH",
     "AnswerSource",
     "AnswerTakenError",
-    "DEFAULT_STORE_PATH",
     "EventStore",
     "LeaseLostError",
     "NamedStore",
