@@ -153,7 +153,11 @@ class MaterializePrompt:
 @final
 @frozen
 class InvokeAgent:
-    """Run ``agent`` in ``role`` on the ``prompt_kind`` prompt (``attempt`` counts per task)."""
+    """Run ``agent`` in ``role`` on the ``prompt_kind`` prompt.
+
+    ``attempt`` counts the task's attempts (first try, retries, fallbacks: 1, 2, ...); a
+    formatting-correction turn carries the number of the attempt whose response it corrects.
+    """
 
     effect_id: EffectId
     role: Role
