@@ -205,6 +205,13 @@ def _finish(
     out.print(f"Event store: {store_label}  ({state.sequence} events)", markup=False)
     if state.phase is Phase.INTERRUPTED:
         out.print(f"Resume it: ralph resume {result.run_id} -C {workspace.layout.root}")
+        protected = state.ledger.protected_prompt
+        if protected is not None:
+            out.print(
+                f"{protected.path} stays read-only until the run ends; a new `ralph run` "
+                f"gives it back its mode {protected.original_mode:#o} when it ends",
+                markup=False,
+            )
     if termination is not None and code == 0 and not termination.is_success:
         verdict += " (not a success)"
     out.print(f"Exit status {code}: {verdict}")

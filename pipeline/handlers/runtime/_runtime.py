@@ -12,7 +12,6 @@ import os
 import random
 import secrets
 import shutil
-import stat
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -98,6 +97,7 @@ from pipeline.handlers.intake import read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._permissions import PromptPathError, protect_prompt, restore_prompt
 from pipeline.handlers.runtime._prompts import (
     render_correction,
     render_feedback,
@@ -189,6 +189,9 @@ class Runtime:
     schemas: Mapping[Role, Json] | None = None
     """The hats' response schemas as already loaded and checked (see
     :func:`load_response_schemas`); None: loaded (and checked) when the runtime is made."""
+    prompt_mode: int | None = None
+    """The prompt file's mode before an earlier run that never finished made it read-only:
+    the mode this run gives back at its end (None: the mode the file has now)."""
     answers: AnswerSource | None = None
     """Where people's answers are kept (the run's event store); None: no answer ever comes,
     and a question waits until its deadline."""
@@ -357,10 +360,20 @@ class Runtime:
                 started,
             )
         ]
-        if source.path is not None:
-            mode = stat.S_IMODE(source.path.stat().st_mode)
-            source.path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
-            facts.append(PromptFileProtected(str(source.path.resolve()), Count(mode), self.clock()))
+        inside = source.path is not None and source.path.parent.resolve().is_relative_to(
+            layout.root.resolve()
+        )
+        if source.path is not None and inside:
+            # A prompt file outside the workspace is the user's own: its mode is left alone.
+            try:
+                mode = protect_prompt(layout.root, source.path)
+            except PromptPathError as error:
+                raise PipelineError(str(error)) from error
+            if self.prompt_mode is not None:
+                # An earlier run that never finished left the file read-only: give back the
+                # mode it had before that run, not the read-only one.
+                mode = self.prompt_mode
+            facts.append(PromptFileProtected(str(source.path), Count(mode), self.clock()))
         return tuple(facts)
 
     def _text(self, path: Path, missing: str) -> str:
@@ -492,9 +505,12 @@ class Runtime:
         if effect.path is None or effect.mode is None:
             return (PromptPermissionsRestored("", self.clock()),)
         try:
-            Path(effect.path).chmod(effect.mode)
+            restore_prompt(self.layout.root, Path(effect.path), effect.mode)
         except FileNotFoundError:
             pass  # The user removed the file: there is nothing left to give permissions back to.
+        except PromptPathError:
+            # Replaced by a link, a directory, ...: what is there now is not ralph's to change.
+            return (PromptPermissionsRestored("", self.clock()),)
         except OSError as error:
             return (
                 WorkspaceIoError(
