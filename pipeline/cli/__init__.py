@@ -29,9 +29,9 @@ from pipeline.cli._report import html_report, markdown_report
 from pipeline.cli._source import LogSource, open_source
 from pipeline.cli._tracing import TracingSetupError, ticket_tracing, tracing
 from pipeline.config import ConfigError
-from pipeline.engine import AnswerError, DurableRun, load_state, respond
+from pipeline.engine import AnswerError, DurableRun, load_state, respond, utc_now
 from pipeline.errors import PipelineError, WireFormatError
-from pipeline.events import CATEGORIES, PipelineEvent, RunId
+from pipeline.events import CATEGORIES, PipelineEvent, RunAbandoned, RunId
 from pipeline.graph import Edge, phase_changes, stored_edges, to_dot, to_mermaid
 from pipeline.handlers.intake import EmitError, EventsFileError, events_file_for
 from pipeline.handlers.intake import emit as emit_topic
@@ -209,7 +209,8 @@ def _finish(
         if protected is not None:
             out.print(
                 f"{protected.path} stays read-only until the run ends; a new `ralph run` "
-                f"gives it back its mode {protected.original_mode:#o} when it ends",
+                f"gives it back its mode {protected.original_mode:#o} when it ends, and "
+                f"`ralph abandon {result.run_id} -C {workspace.layout.root}` gives it back now",
                 markup=False,
             )
     if termination is not None and code == 0 and not termination.is_success:
@@ -329,6 +330,39 @@ def resume(
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
     result, label = _drive("resume", opened, _Resume(run_id), watching, store)
     raise _finish(opened, result, watching.display, label)
+
+
+@app.command()
+def abandon(
+    run_id: Annotated[str, typer.Argument(help="The run to give up for good.")],
+    workspace: WorkspaceOption = Path(),
+    store: StoreOption = None,
+) -> None:
+    """Give an unfinished run up for good: recorded as a fact (RunAbandoned), the run
+    finalizes as abandoned and its prompt file gets its permissions back."""
+    opened = _open(workspace)
+    path = store_path(store_location(opened, store))
+    if path is not None and not path.is_file():
+        raise _fail(f"no runs yet in {opened.layout.root} (no {path})")
+    try:
+        with open_store(opened, store) as events:
+            chosen = _chosen(events, _Resume(run_id))
+            state, _ = load_state(events, chosen, _warn)
+            if state.phase is Phase.COMPLETE:
+                ended = state.termination.value if state.termination else "unknown"
+                raise _fail(f"run {chosen} is finished already ({ended}): nothing to abandon")
+            why = RunAbandoned("given up by a person (ralph abandon)", utc_now())
+            events.append(chosen, state.sequence, [why])
+            result = drive(opened, prompt=None, run_id=chosen, on_warning=_warn, store=events)
+    except (PipelineError, StoreError, OSError) as error:
+        raise _fail(str(error)) from error
+    protected = state.ledger.protected_prompt
+    back = (
+        f"; {protected.path} has its mode {protected.original_mode:#o} back"
+        if protected is not None and result.state.phase is Phase.COMPLETE
+        else ""
+    )
+    out.print(f"Abandoned run {chosen}{back}", markup=False)
 
 
 @app.command()

@@ -68,6 +68,7 @@ from pipeline.events.human import (
 )
 from pipeline.events.lifecycle import (
     LifecycleEvent,
+    RunAbandoned,
     RunCompleted,
     RunInterrupted,
     RunResumed,
@@ -249,6 +250,7 @@ __all__ = [
     "ReviewPassStarted",
     "Role",
     "RoleChain",
+    "RunAbandoned",
     "RunCompleted",
     "RunId",
     "RunInterrupted",

@@ -29,7 +29,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -39,6 +39,8 @@ gate, detectors, formatting retries), the ``ResponseSubmitted`` fact and
 ``PromptKind.FORMAT_CORRECTION``. 5 added the ``UsageReported`` fact, ``CostSource``, and
 the spend limits of ``Budget`` (``max_cost_usd``, ``max_tokens``,
 ``max_cost_without_progress_usd``, ``role_max_cost_usd``; absent in older events: no limit).
+6 added the ``RunAbandoned`` fact and ``TerminationReason.ABANDONED``, and questions to a
+person get a random id in ``HumanQuestionAsked`` (older logs answered ``line-N`` ids).
 """
 
 
@@ -80,6 +82,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
     {
         lifecycle.RunStarted: "lifecycle.run_started",
         lifecycle.RunInterrupted: "lifecycle.run_interrupted",
+        lifecycle.RunAbandoned: "lifecycle.run_abandoned",
         lifecycle.RunResumed: "lifecycle.run_resumed",
         lifecycle.RunCompleted: "lifecycle.run_completed",
         planning.PlanningStarted: "planning.planning_started",

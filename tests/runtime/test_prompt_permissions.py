@@ -7,7 +7,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pipeline.events import PromptPermissionsRestored
+from pipeline.events import (
+    PromptPermissionsRestored,
+    RunAbandoned,
+    RunCompleted,
+    RunStarted,
+    TerminationReason,
+)
 from tests.runtime.workspace import PYTHON, make_workspace, ralph, stored_events
 
 # Fails while .agent/fail exists; otherwise reports success for every role.
@@ -52,6 +58,31 @@ def test_a_fresh_run_gives_back_the_mode_an_unfinished_run_took_away(tmp_path: P
     assert second.returncode == 0, second.stdout + second.stderr
     assert "was left read-only by run" in second.stderr
     assert prompt.stat().st_mode & 0o777 == 0o640
+
+
+def test_ralph_abandon_records_the_fact_and_gives_the_prompt_back(tmp_path: Path) -> None:
+    """`ralph abandon RUN` on a stopped run: a RunAbandoned fact, the run finalized as
+    abandoned, PROMPT.md at its mode before the run; abandoning again is refused."""
+    root = _workspace(tmp_path)
+    prompt = root / "PROMPT.md"
+    prompt.chmod(0o640)
+    (root / ".agent" / "fail").write_text("")
+    first = ralph("run", cwd=root)
+    assert first.returncode != 0, first.stdout + first.stderr
+    assert "ralph abandon" in first.stdout
+    (run,) = {e.run_id for e in stored_events(root) if isinstance(e, RunStarted)}
+    abandoned = ralph("abandon", run, cwd=root)
+    assert abandoned.returncode == 0, abandoned.stdout + abandoned.stderr
+    assert f"Abandoned run {run}" in abandoned.stdout
+    assert "has its mode 0o640 back" in abandoned.stdout
+    assert prompt.stat().st_mode & 0o777 == 0o640
+    events = stored_events(root)
+    assert len([e for e in events if isinstance(e, RunAbandoned)]) == 1
+    (completed,) = [e for e in events if isinstance(e, RunCompleted)]
+    assert completed.reason is TerminationReason.ABANDONED
+    again = ralph("abandon", run, cwd=root)
+    assert again.returncode == 2
+    assert "is finished already (abandoned)" in again.stderr
 
 
 def test_a_prompt_that_is_a_symbolic_link_is_refused_and_its_target_untouched(
