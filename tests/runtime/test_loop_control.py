@@ -203,6 +203,20 @@ def test_ralph_respond_answers_a_waiting_question_and_the_answer_reaches_the_nex
     assert "is not waiting for an answer" in again.stderr
 
 
+def test_a_required_human_response_cannot_be_skipped_by_reporting_completed(
+    tmp_path: Path,
+) -> None:
+    """required_events = ["human.response"] and nobody asks: the developer reports completed,
+    the review is clean, validation passes, yet the run does not end completed (exit 0): the
+    gate refuses each time and the budget ends it."""
+    root = workspace(tmp_path, "", loop='required_events = ["human.response"]')
+    result = ralph("run", cwd=root)
+    assert result.returncode == TerminationReason.MAX_ITERATIONS.exit_code, result.stdout
+    assert "Exit status 2: max_iterations" in result.stdout
+    (completed,) = [e for e in stored_events(root) if isinstance(e, RunCompleted)]
+    assert completed.reason is TerminationReason.MAX_ITERATIONS
+
+
 def test_an_answer_from_an_earlier_run_does_not_answer_a_later_runs_question(
     tmp_path: Path,
 ) -> None:
