@@ -209,13 +209,20 @@ def _store_files(workspace: Workspace, store: EventStore | None) -> tuple[Path, 
     return () if path is None else (path if path.is_absolute() else workspace.layout.root / path,)
 
 
+_RECENT_RUNS = 20
+"""How many of the store's latest runs a new run looks through for one that left its prompt
+file read-only."""
+
+
 def _left_read_only(
     store: EventStore, path: Path, on_warning: Callable[[str], None] | None
 ) -> int | None:
     """The mode ``path`` had before an earlier run that never finished made it read-only
-    (None when no such run holds it): a new run gives that mode back when it ends."""
+    (None when no such run holds it): a new run gives that mode back when it ends. Only the
+    latest runs are looked at: a shared store may hold thousands, and the run that left the
+    file read-only is one of the last in its workspace."""
     target = path.resolve()
-    for summary in reversed(store.runs()):
+    for summary in reversed(store.runs()[-_RECENT_RUNS:]):
         state, _ = load_state(store, summary.run_id)
         protected = state.ledger.protected_prompt
         if protected is None or Path(protected.path).resolve() != target:
