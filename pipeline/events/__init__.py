@@ -70,6 +70,7 @@ from pipeline.events.human import (
 )
 from pipeline.events.lifecycle import (
     LifecycleEvent,
+    RunAbandoned,
     RunCompleted,
     RunInterrupted,
     RunResumed,
@@ -255,6 +256,7 @@ __all__ = [
     "ReviewPassStarted",
     "Role",
     "RoleChain",
+    "RunAbandoned",
     "RunCompleted",
     "RunId",
     "RunInterrupted",

@@ -7,13 +7,11 @@ facts, so that replaying the log needs neither.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import random
 import secrets
 import shutil
-import stat
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -72,6 +70,7 @@ from pipeline.events import (
     FixAttemptStarted,
     GitMetadataRestored,
     HumanInterventionRequired,
+    HumanQuestionAsked,
     HumanResponseReceived,
     HumanTimedOut,
     Instant,
@@ -84,6 +83,7 @@ from pipeline.events import (
     PromptKind,
     PromptMaterialized,
     PromptPermissionsRestored,
+    QuestionId,
     ReviewPassStarted,
     Role,
     RoleChain,
@@ -101,6 +101,7 @@ from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._permissions import PromptPathError, protect_prompt, restore_prompt
 from pipeline.handlers.runtime._prompts import (
     render_correction,
     render_feedback,
@@ -112,6 +113,7 @@ from pipeline.handlers.runtime._prompts import (
 )
 from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._schemas import load_response_schemas
+from pipeline.handlers.store import AnswerSource
 
 __all__ = [
     "RALPH_ONLY_VARIABLES",
@@ -238,6 +240,12 @@ class Runtime:
     schemas: Mapping[Role, Json] | None = None
     """The hats' response schemas as already loaded and checked (see
     :func:`load_response_schemas`); None: loaded (and checked) when the runtime is made."""
+    prompt_mode: int | None = None
+    """The prompt file's mode before an earlier run that never finished made it read-only:
+    the mode this run gives back at its end (None: the mode the file has now)."""
+    answers: AnswerSource | None = None
+    """Where people's answers are kept (the run's event store); None: no answer ever comes,
+    and a question waits until its deadline."""
     own_files: tuple[Path, ...] = ()
     """Files of ralph's that may lie in the work tree and are never committed (a SQLite store
     named by path; its ``-wal``, ``-shm`` and ``-journal`` files are kept out too)."""
@@ -446,10 +454,20 @@ class Runtime:
                 started,
             )
         ]
-        if source.path is not None:
-            mode = stat.S_IMODE(source.path.stat().st_mode)
-            source.path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
-            facts.append(PromptFileProtected(str(source.path.resolve()), Count(mode), self.clock()))
+        inside = source.path is not None and source.path.parent.resolve().is_relative_to(
+            layout.root.resolve()
+        )
+        if source.path is not None and inside:
+            # A prompt file outside the workspace is the user's own: its mode is left alone.
+            try:
+                mode = protect_prompt(layout.root, source.path)
+            except PromptPathError as error:
+                raise PipelineError(str(error)) from error
+            if self.prompt_mode is not None:
+                # An earlier run that never finished left the file read-only: give back the
+                # mode it had before that run, not the read-only one.
+                mode = self.prompt_mode
+            facts.append(PromptFileProtected(str(source.path), Count(mode), self.clock()))
         return tuple(facts)
 
     def _text(self, path: Path, missing: str) -> str:
@@ -558,11 +576,22 @@ class Runtime:
         return (CompletionMarkerEmitted(path, effect.status, effect.reason, at),)
 
     def _wait(self, effect: WaitForHuman) -> tuple[PipelineEvent, ...]:
-        """Wait for an answer file ``.ralph/answers/<question id>`` until the deadline."""
-        answer = self.layout.answer(effect.question_id)
+        """Give a new question its id, or poll the store for the answer to the question asked
+        until the deadline.
+
+        The id is random (an agent cannot guess it) and the answer is read from the store only
+        (``ralph respond`` keeps it there for this run and this question): nothing an agent
+        writes into the work tree can answer.
+        """
+        if effect.question_id is None:
+            question_id = QuestionId(secrets.token_hex(16))
+            return (
+                HumanQuestionAsked(question_id, effect.question, effect.deadline, self.clock()),
+            )
+        run_id = RunId(self._run_id())
         while True:
-            with contextlib.suppress(FileNotFoundError):
-                text = answer.read_text("utf-8").strip()
+            text = None if self.answers is None else self.answers.answer(run_id, effect.question_id)
+            if text is not None:
                 return (HumanResponseReceived(effect.question_id, text, self.clock()),)
             now = self.clock()
             if now >= effect.deadline:
@@ -573,9 +602,12 @@ class Runtime:
         if effect.path is None or effect.mode is None:
             return (PromptPermissionsRestored("", self.clock()),)
         try:
-            Path(effect.path).chmod(effect.mode)
+            restore_prompt(self.layout.root, Path(effect.path), effect.mode)
         except FileNotFoundError:
             pass  # The user removed the file: there is nothing left to give permissions back to.
+        except PromptPathError:
+            # Replaced by a link, a directory, ...: what is there now is not ralph's to change.
+            return (PromptPermissionsRestored("", self.clock()),)
         except OSError as error:
             return (
                 WorkspaceIoError(
