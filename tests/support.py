@@ -54,16 +54,22 @@ def scripted_run(
     rebase_onto: str | None = None,
 ) -> Any:
     """Run the real orchestration and reducers against a simulated world that answers from a
-    script (``ScriptedChooser``); every choice not scripted is the happy one."""
+    script (``ScriptedChooser``); every choice not scripted is the happy one. Every loop
+    control is on but no event is required: the happy agents publish no topic, and the
+    completion gate keeps a run that misses a required event from completing."""
+    import attrs
+
     from pipeline.engine import run_in_memory
     from pipeline.handlers.simulated import (
         ScriptedChooser,
         SimulatedWorld,
         WorldConfig,
         default_chains,
+        simulated_policy,
     )
 
-    config = WorldConfig(budget_ or budget(), default_chains(agents), rebase_onto)
+    loop = attrs.evolve(simulated_policy(), required_events=())
+    config = WorldConfig(budget_ or budget(), default_chains(agents), rebase_onto, loop=loop)
     world = SimulatedWorld(config, ScriptedChooser(dict(answers or {})))
     return run_in_memory(world, max_effects=10_000)
 

@@ -34,9 +34,9 @@ from pipeline.cli._shutdown import routed_signals, run_interruption
 from pipeline.cli._source import LogSource, open_source
 from pipeline.cli._tracing import TracingSetupError, ticket_tracing, tracing
 from pipeline.config import ConfigError
-from pipeline.engine import AnswerError, DurableRun, load_state, respond
+from pipeline.engine import AnswerError, DurableRun, load_state, respond, utc_now
 from pipeline.errors import PipelineError, WireFormatError
-from pipeline.events import CATEGORIES, PipelineEvent, RunId
+from pipeline.events import CATEGORIES, PipelineEvent, RunAbandoned, RunId
 from pipeline.graph import Edge, phase_changes, stored_edges, to_dot, to_mermaid
 from pipeline.handlers.intake import (
     MAX_TOPIC_CHARS,
@@ -73,6 +73,7 @@ from pipeline.workspace import (
     RunSetupError,
     Status,
     Workspace,
+    check_clean,
     diagnose,
     drive,
     open_store,
@@ -161,6 +162,7 @@ def _drive(
     what: PromptSource | _Resume,
     watching: _Watching,
     store: str | None,
+    kept_paths: tuple[str, ...] = (),
 ) -> tuple[DurableRun, str]:
     """Start (``what``: the prompt) or resume a run in the workspace's store (``store``:
     ``--store``) and drive it; the result and the store's label. The store is opened once:
@@ -173,7 +175,7 @@ def _drive(
             prompt, run_id = (
                 (None, _chosen(events, what)) if isinstance(what, _Resume) else (what, None)
             )
-            with showing(watching.display, out) as on_event:
+            with showing(watching.display, out, workspace.layout.root) as on_event:
                 result = drive(
                     workspace,
                     prompt=prompt,
@@ -183,6 +185,7 @@ def _drive(
                     tracer=tracer,
                     store=events,
                     interruption=run_interruption(),
+                    kept_paths=kept_paths,
                 )
             return result, events.label
     except FaultError as error:
@@ -228,6 +231,14 @@ def _finish(
     out.print(f"Event store: {store_label}  ({state.sequence} events)", markup=False)
     if state.phase is Phase.INTERRUPTED:
         out.print(f"Resume it: ralph resume {result.run_id} -C {workspace.layout.root}")
+        protected = state.ledger.protected_prompt
+        if protected is not None:
+            out.print(
+                f"{protected.path} stays read-only until the run ends; a new `ralph run` "
+                f"gives it back its mode {protected.original_mode:#o} when it ends, and "
+                f"`ralph abandon {result.run_id} -C {workspace.layout.root}` gives it back now",
+                markup=False,
+            )
     if termination is not None and code == 0 and not termination.is_success:
         verdict += " (not a success)"
     out.print(f"Exit status {code}: {verdict}")
@@ -312,15 +323,24 @@ def run(
     otel: OtelOption = False,
     otel_file: OtelFileOption = None,
     store: StoreOption = None,
+    allow_dirty: Annotated[
+        bool,
+        typer.Option(
+            "--allow-dirty",
+            help="Start although the work tree has uncommitted changes; the run's commits "
+            "leave those paths alone.",
+        ),
+    ] = False,
 ) -> None:
     """Start a new run in the workspace and drive it until it completes or stops."""
     opened = _open(workspace)
     try:
         source = resolve_prompt(opened, prompt, prompt_file)
+        kept = check_clean(opened, store, allow_dirty=allow_dirty)
     except RunSetupError as error:
         raise _fail(str(error)) from error
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
-    result, label = _drive("run", opened, source, watching, store)
+    result, label = _drive("run", opened, source, watching, store, kept)
     raise _finish(opened, result, watching.display, label)
 
 
@@ -375,6 +395,39 @@ def _payload_text(payload: str | None, payload_file: Path | None) -> str | None:
 
 
 @app.command()
+def abandon(
+    run_id: Annotated[str, typer.Argument(help="The run to give up for good.")],
+    workspace: WorkspaceOption = Path(),
+    store: StoreOption = None,
+) -> None:
+    """Give an unfinished run up for good: recorded as a fact (RunAbandoned), the run
+    finalizes as abandoned and its prompt file gets its permissions back."""
+    opened = _open(workspace)
+    path = store_path(store_location(opened, store))
+    if path is not None and not path.is_file():
+        raise _fail(f"no runs yet in {opened.layout.root} (no {path})")
+    try:
+        with open_store(opened, store) as events:
+            chosen = _chosen(events, _Resume(run_id))
+            state, _ = load_state(events, chosen, _warn)
+            if state.phase is Phase.COMPLETE:
+                ended = state.termination.value if state.termination else "unknown"
+                raise _fail(f"run {chosen} is finished already ({ended}): nothing to abandon")
+            why = RunAbandoned("given up by a person (ralph abandon)", utc_now())
+            events.append(chosen, state.sequence, [why])
+            result = drive(opened, prompt=None, run_id=chosen, on_warning=_warn, store=events)
+    except (PipelineError, StoreError, OSError) as error:
+        raise _fail(str(error)) from error
+    protected = state.ledger.protected_prompt
+    back = (
+        f"; {protected.path} has its mode {protected.original_mode:#o} back"
+        if protected is not None and result.state.phase is Phase.COMPLETE
+        else ""
+    )
+    out.print(f"Abandoned run {chosen}{back}", markup=False)
+
+
+@app.command()
 def emit(
     topic: Annotated[
         str,
@@ -413,12 +466,24 @@ def emit(
 @app.command(name="respond")
 def respond_command(
     text: Annotated[str, typer.Argument(help="The answer to the agent's question.")],
+    question_id: Annotated[
+        str,
+        typer.Option(
+            "--question",
+            help="The id of the question answered, as the run shows it (ralph status).",
+        ),
+    ],
     run: Annotated[str | None, typer.Option("--run", help="The run (default: the latest).")] = None,
     workspace: WorkspaceOption = Path(),
+    store: StoreOption = None,
 ) -> None:
     """Answer the question a run is waiting on (an agent's human.interact)."""
+    # The configured store when there is a configuration; answering needs no more of it.
+    location = store
+    if store is None and (workspace / "ralph.toml").is_file():
+        location = store_location(_open(workspace), store)
     try:
-        run_id, question = respond(workspace, text, run)
+        run_id, question = respond(workspace, text, question_id, run, location)
     except (AnswerError, StoreError, WireFormatError) as error:
         raise _fail(str(error)) from error
     asked = terminal_safe(question.question)  # an agent's words

@@ -6,8 +6,10 @@ Four ways, chosen by :func:`choose_display`:
   place and shows the phase, iteration i/N, review pass, the hat and agent at work, the time
   since the run began (ticking while an agent works), the cost so far and the tokens (from the
   run's ledger; unknown costs named as such, never $0), agent failures, fallbacks and
-  retries, and the last topics the agents published;
-- **plain** (not a terminal, or ``--plain``): the same lines, no panel, no control sequences;
+  retries, and the last topics the agents published; while the run waits for a person, the
+  question, its deadline and the exact ``ralph respond`` command instead of who is at work;
+- **plain** (not a terminal, or ``--plain``): the same lines, no panel, no control sequences,
+  and one line saying the run waits for a person (question and command) when it starts to;
 - **quiet** (``--quiet``): nothing until the summary;
 - **json** (``--json-logs``): one JSON object per fact (sequence, phase, the event as stored),
   for machines.
@@ -21,6 +23,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import orjson
 from rich.console import Console, Group, RenderableType
@@ -29,13 +32,25 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from pipeline.cli._render import active_agent, describe_event, spent
+from pipeline.cli._render import (
+    active_agent,
+    answer_command,
+    describe_event,
+    spent,
+    waiting_line,
+)
 from pipeline.cli._safe import terminal_safe
-from pipeline.events import InvocationStarted, PipelineEvent, TopicPublished
+from pipeline.events import (
+    HumanQuestionAsked,
+    InvocationStarted,
+    PipelineEvent,
+    RunResumed,
+    TopicPublished,
+)
 from pipeline.serialization import unstructure_event
 from pipeline.state import PipelineState
 
-__all__ = ["Display", "LiveView", "choose_display", "showing"]
+__all__ = ["Display", "LiveView", "choose_display", "showing", "wait_notice"]
 
 _LAST_TOPICS = 5
 
@@ -75,8 +90,11 @@ def _elapsed(seconds: float) -> str:
 class LiveView:
     """The panel of the live display: re-rendered on every fact and four times a second."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, workspace: Path | None = None
+    ) -> None:
         self._clock = clock
+        self._workspace = workspace
         self._began = clock()
         self.state = PipelineState()
         self.fallbacks = 0
@@ -108,7 +126,15 @@ class LiveView:
         review = f"{progress.review_pass}/{budget.max_review_passes}" if budget else "-"
         row("phase", f"{progress.phase.value} ({progress.step.value})")
         row("iteration", f"{iteration}    review pass {review}")
-        row("at work", active_agent(state) or "-")
+        command = answer_command(state, self._workspace)
+        question = state.ledger.pending_question
+        if command is not None and question is not None:
+            # Nobody is at work: the run waits for a person, who must see how to answer.
+            row("waiting", f"for a person, until {question.deadline:%Y-%m-%d %H:%M:%S}")
+            row("question", question.question)
+            row("answer with", command)
+        else:
+            row("at work", active_agent(state) or "-")
         total = state.ledger.spend.total
         row("spent", f"{spent(total)}, {total.tokens:,} tokens")
         row(
@@ -122,19 +148,45 @@ class LiveView:
         return Panel(grid, title=title, subtitle=elapsed, expand=False)
 
 
+def wait_notice(state: PipelineState, event: PipelineEvent, workspace: Path | None) -> str | None:
+    """The line announcing a wait for a person: after the question is asked, and after a
+    resume that goes on waiting (None after any other fact)."""
+    if isinstance(event, HumanQuestionAsked | RunResumed):
+        return waiting_line(state, workspace)
+    return None
+
+
 @contextlib.contextmanager
 def showing(
-    display: Display, console: Console
+    display: Display, console: Console, workspace: Path | None = None
 ) -> Iterator[Callable[[PipelineState, PipelineEvent], None]]:
     """A callback that shows each fact of a run the way ``display`` says, for as long as the
-    block runs (the live panel is taken down at its end, leaving the lines)."""
+    block runs (the live panel is taken down at its end, leaving the lines). ``workspace``
+    goes into the ``ralph respond -C`` command shown while the run waits for a person."""
     match display:
         case Display.QUIET:
             yield lambda _state, _event: None
         case Display.PLAIN:
-            yield lambda state, event: console.print(
-                event_line(state, event), soft_wrap=True, markup=False, highlight=False, emoji=False
-            )
+
+            def line(state: PipelineState, event: PipelineEvent) -> None:
+                console.print(
+                    event_line(state, event),
+                    soft_wrap=True,
+                    markup=False,
+                    highlight=False,
+                    emoji=False,
+                )
+                notice = wait_notice(state, event, workspace)
+                if notice is not None:
+                    console.print(
+                        terminal_safe(notice),
+                        soft_wrap=True,
+                        markup=False,
+                        highlight=False,
+                        emoji=False,
+                    )
+
+            yield line
         case Display.JSON:
 
             def emit(state: PipelineState, event: PipelineEvent) -> None:
@@ -148,7 +200,7 @@ def showing(
 
             yield emit
         case Display.LIVE:
-            view = LiveView()
+            view = LiveView(workspace=workspace)
             with Live(view, console=console, refresh_per_second=4, transient=True) as live:
 
                 def show(state: PipelineState, event: PipelineEvent) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import enum
+import shlex
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -15,7 +17,15 @@ from pipeline.events import WIRE_TAGS, Json, PipelineEvent
 from pipeline.state import PipelineState, SpendLine
 from pipeline.views import cost_text, models_text, tokens_text
 
-__all__ = ["active_agent", "describe_event", "spent", "state_rows", "state_table"]
+__all__ = [
+    "active_agent",
+    "answer_command",
+    "describe_event",
+    "spent",
+    "state_rows",
+    "state_table",
+    "waiting_line",
+]
 
 _MAX_VALUE = 60
 
@@ -45,6 +55,32 @@ def describe_event(event: PipelineEvent) -> str:
         if f.name != "at" and getattr(event, f.name) is not None
     ]
     return f"{WIRE_TAGS[type(event)]} " + " ".join(fields)
+
+
+def answer_command(state: PipelineState, workspace: Path | None = None) -> str | None:
+    """The exact ``ralph respond`` command that answers the question the run waits on (None
+    when it waits on none, or the question has no id yet); ``workspace`` adds ``-C``."""
+    question = state.ledger.pending_question
+    if question is None or not question.asked or state.run is None:
+        return None
+    where = "" if workspace is None else f" -C {shlex.quote(str(workspace))}"
+    return (
+        f"ralph respond{where} --run {shlex.quote(state.run.run_id)} "
+        f"--question {question.question_id} 'YOUR ANSWER'"
+    )
+
+
+def waiting_line(state: PipelineState, workspace: Path | None = None) -> str | None:
+    """One line saying the run waits for a person: the question, its deadline and how to
+    answer it (None when it waits for nobody)."""
+    command = answer_command(state, workspace)
+    question = state.ledger.pending_question
+    if command is None or question is None:
+        return None
+    return (
+        f"waiting for a person until {_show(question.deadline)}: {question.question!r}; "
+        f"answer with: {command}"
+    )
 
 
 def active_agent(state: PipelineState) -> str | None:
@@ -125,6 +161,7 @@ def _state_rows(state: PipelineState) -> list[tuple[str, str]]:
         ("scope violations", str(state.intake.scope_violations)),
         ("resumes", str(ledger.resumes)),
         ("waiting for an answer to", question.question if question else "-"),
+        ("answer with", answer_command(state) or "-"),
         ("last error", ledger.last_error or "-"),
         ("anomalies", str(ledger.anomalies)),
     ]

@@ -243,6 +243,21 @@ class RedactionConfig:
 
 @final
 @frozen(kw_only=True)
+class GitConfig:
+    """``[git]``: what of the repository's own code ralph's git commands may run. Off by
+    default: an agent can plant hooks, filters and signing programs in the repository."""
+
+    run_hooks: bool = False
+    """Run the repository's hooks (not pre-commit and commit-msg: ralph commits ``--no-verify``)."""
+    sign: bool = False
+    """Sign ralph's commits and rebases with the configured signing program."""
+    run_filters: bool = False
+    """Run the attribute filters (``filter.X.clean``...) and merge drivers of the repository's
+    own config; off, a path that needs one makes the commit fail rather than go in unfiltered."""
+
+
+@final
+@frozen(kw_only=True)
 class RalphConfig:
     """The whole ``ralph.toml``."""
 
@@ -259,6 +274,7 @@ class RalphConfig:
     loop: LoopConfig = field(factory=LoopConfig)
     store: StoreConfig = StoreConfig()
     redaction: RedactionConfig = RedactionConfig()
+    git: GitConfig = GitConfig()
     prices: dict[str, Price] = field(factory=dict)
     """Prices by model name or pattern (``claude-sonnet-*``), first match in file order."""
 

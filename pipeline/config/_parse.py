@@ -19,6 +19,7 @@ from cattrs.preconf.orjson import make_converter
 from pipeline.config._loop import check_hats, check_loop
 from pipeline.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS
+from pipeline.config._refs import ref_problem
 from pipeline.errors import PipelineError
 from pipeline.events import Role
 from pipeline.serialization import configure_primitives
@@ -158,6 +159,10 @@ def _check(config: RalphConfig, source: str) -> None:
                 )
         if len(set(chain)) != len(chain):
             problems.append(f"{key}: names an agent twice")
+    for key, ref in (("rebase_onto", config.rebase_onto), ("branch", config.branch)):
+        problem = None if ref is None else ref_problem(ref)
+        if problem is not None:
+            problems.append(f"{key}: {problem}")
     url = config.store.url
     if url is not None and (
         not url.strip() or ("://" in url and not url.startswith((*POSTGRES_SCHEMES, SQLITE_SCHEME)))

@@ -153,7 +153,11 @@ class MaterializePrompt:
 @final
 @frozen
 class InvokeAgent:
-    """Run ``agent`` in ``role`` on the ``prompt_kind`` prompt (``attempt`` counts per task)."""
+    """Run ``agent`` in ``role`` on the ``prompt_kind`` prompt.
+
+    ``attempt`` counts the task's attempts (first try, retries, fallbacks: 1, 2, ...); a
+    formatting-correction turn carries the number of the attempt whose response it corrects.
+    """
 
     effect_id: EffectId
     role: Role
@@ -258,11 +262,16 @@ class WriteCompletionMarker:
 @final
 @frozen
 class WaitForHuman:
-    """Wait for the answer to ``question_id`` until ``deadline``."""
+    """Wait for the answer to ``question_id`` until ``deadline``.
+
+    With ``question_id`` None the question (``question``) has no id yet: the handler gives it
+    one nobody can predict and reports ``HumanQuestionAsked`` instead of waiting.
+    """
 
     effect_id: EffectId
-    question_id: QuestionId
+    question_id: QuestionId | None
     deadline: Instant
+    question: str = ""
 
 
 @final

@@ -1,36 +1,69 @@
-"""Answering the question a run waits on: ``ralph respond`` and its Python API (I/O)."""
+"""Answering the question a run waits on: ``ralph respond`` and its Python API (I/O).
+
+The answer is kept in the run's event store for one question of one run; the waiting run polls
+the store and records it as a ``HumanResponseReceived`` fact. Nothing is read from a file an
+agent can write, and the question's id is random, so an agent cannot answer blindly.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from pipeline.engine._durable import load_state
+from pipeline.errors import PipelineError
 from pipeline.events import RunId
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.handlers.runtime._answers import AnswerError, write_answer
-from pipeline.handlers.store import SqliteEventStore
+from pipeline.handlers.store import AnswerTakenError, open_store_at, store_path
 from pipeline.state import PendingQuestion
 
 __all__ = ["AnswerError", "respond"]
 
 
-def respond(root: Path, text: str, run_id: str | None = None) -> tuple[RunId, PendingQuestion]:
-    """Answer the question run ``run_id`` (default: the latest) of the workspace at ``root``
-    is waiting on; returns the run and the question answered.
+class AnswerError(PipelineError, ValueError):
+    """The answer cannot be given (no question waits, another one does, or it was answered)."""
 
-    The run's state is folded from its store (the question and its deadline are in the log),
-    and the answer is left where the waiting handler polls for it; the handler records it as
-    a ``HumanResponseReceived`` fact. Raises :class:`AnswerError` when no question waits, and
+
+def respond(
+    root: Path,
+    text: str,
+    question_id: str,
+    run_id: str | None = None,
+    store: str | None = None,
+) -> tuple[RunId, PendingQuestion]:
+    """Answer question ``question_id``, which run ``run_id`` (default: the latest) waits on,
+    with ``text``; returns the run and the question answered.
+
+    ``store`` names the event store (a path or URL; default: the workspace's
+    ``.ralph/pipeline.db``). The run's state is folded from its store (the question, its id
+    and its deadline are in the log). Raises :class:`AnswerError` when the run waits on no
+    question, on another one, or the question holds an answer already, and
     :class:`~pipeline.handlers.store.UnknownRunError` for a run the store does not hold.
     """
+    if not text.strip():
+        raise AnswerError("the answer is empty")
+    if "\x00" in text:
+        raise AnswerError("the answer holds a NUL character")
     layout = WorkspaceLayout(root.resolve())
-    if not layout.store.is_file():
-        raise AnswerError(f"no runs in {layout.root} (no {layout.store})")
-    with SqliteEventStore(layout.store) as store:
-        chosen = store.choose_run(run_id)
-        state, _ = load_state(store, chosen)
-    question = state.ledger.pending_question
-    if question is None:
-        raise AnswerError(f"run {chosen} is not waiting for an answer")
-    write_answer(layout, question.question_id, text)
+    location = str(layout.store) if store is None else store
+    path = store_path(location)
+    if path is not None and not path.is_file():
+        raise AnswerError(f"no runs in {layout.root} (no {path})")
+    with open_store_at(location, must_exist=True) as opened:
+        chosen = opened.choose_run(run_id)
+        state, _ = load_state(opened, chosen)
+        question = state.ledger.pending_question
+        if question is None:
+            raise AnswerError(f"run {chosen} is not waiting for an answer")
+        if not question.asked:
+            raise AnswerError(f"run {chosen} has not asked its question yet; try again in a moment")
+        if question.question_id != question_id:
+            raise AnswerError(
+                f"run {chosen} is not waiting on question {question_id!r}: it waits on "
+                f"{question.question_id} ({question.question!r}); answer that one with "
+                f"--question {question.question_id}"
+            )
+        try:
+            opened.give_answer(chosen, question.question_id, text)
+        except AnswerTakenError as error:
+            raise AnswerError(str(error)) from error
     return chosen, question

@@ -35,6 +35,7 @@ from pipeline.events.commit import (
     CommitEvent,
     CommitMessageGenerated,
     CommitSkipped,
+    GitMetadataRestored,
     RebaseAborted,
     RebaseConflicted,
     RebaseEvent,
@@ -69,6 +70,7 @@ from pipeline.events.human import (
 )
 from pipeline.events.lifecycle import (
     LifecycleEvent,
+    RunAbandoned,
     RunCompleted,
     RunInterrupted,
     RunResumed,
@@ -84,6 +86,7 @@ from pipeline.events.misc import (
 )
 from pipeline.events.planning import PlanningEvent, PlanningStarted, PlanProduced, PlanRejected
 from pipeline.events.policy import (
+    GIT_RESTORED_TOPIC,
     HUMAN_INTERACT_TOPIC,
     HUMAN_RESPONSE_TOPIC,
     HUMAN_TIMEOUT_TOPIC,
@@ -160,6 +163,7 @@ PipelineEvent: TypeAlias = (
 
 __all__ = [
     "CATEGORIES",
+    "GIT_RESTORED_TOPIC",
     "HUMAN_INTERACT_TOPIC",
     "HUMAN_RESPONSE_TOPIC",
     "HUMAN_TIMEOUT_TOPIC",
@@ -207,6 +211,7 @@ __all__ = [
     "FinalizingStarted",
     "FixAttemptCompleted",
     "FixAttemptStarted",
+    "GitMetadataRestored",
     "Hat",
     "HumanEvent",
     "HumanInterventionRequired",
@@ -251,6 +256,7 @@ __all__ = [
     "ReviewPassStarted",
     "Role",
     "RoleChain",
+    "RunAbandoned",
     "RunCompleted",
     "RunId",
     "RunInterrupted",

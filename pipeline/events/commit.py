@@ -13,6 +13,7 @@ __all__ = [
     "CommitEvent",
     "CommitMessageGenerated",
     "CommitSkipped",
+    "GitMetadataRestored",
     "RebaseAborted",
     "RebaseConflicted",
     "RebaseEvent",
@@ -49,7 +50,20 @@ class CommitSkipped:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
-CommitEvent: TypeAlias = CommitMessageGenerated | CommitCreated | CommitSkipped
+@final
+@frozen
+class GitMetadataRestored:
+    """Files of the repository's git configuration, hooks or ``info/`` (``paths``, relative to
+    the workspace where they lie in it) differed from how the run found them, and were put back:
+    anything there can make ralph's own git commands run code."""
+
+    paths: tuple[str, ...]
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+CommitEvent: TypeAlias = (
+    CommitMessageGenerated | CommitCreated | CommitSkipped | GitMetadataRestored
+)
 """Facts about commits."""
 
 

@@ -18,7 +18,14 @@ from pipeline.events.values import (
     TerminationReason,
 )
 
-__all__ = ["LifecycleEvent", "RunCompleted", "RunInterrupted", "RunResumed", "RunStarted"]
+__all__ = [
+    "LifecycleEvent",
+    "RunAbandoned",
+    "RunCompleted",
+    "RunInterrupted",
+    "RunResumed",
+    "RunStarted",
+]
 
 
 @final
@@ -48,6 +55,16 @@ class RunInterrupted:
 
 @final
 @frozen
+class RunAbandoned:
+    """A person gave the run up (``ralph abandon``): it finalizes as ``abandoned`` and is
+    never resumed; ``reason`` says why."""
+
+    reason: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
 class RunResumed:
     """A new process took the run up again from a checkpoint (or from the start of the log)."""
 
@@ -67,5 +84,5 @@ class RunCompleted:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
-LifecycleEvent: TypeAlias = RunStarted | RunInterrupted | RunResumed | RunCompleted
+LifecycleEvent: TypeAlias = RunStarted | RunInterrupted | RunResumed | RunCompleted | RunAbandoned
 """Facts about the run as a whole."""

@@ -23,6 +23,7 @@ from attrs.validators import optional
 from pipeline.events.values import COUNT_VALIDATOR, Count, Json, Role
 
 __all__ = [
+    "GIT_RESTORED_TOPIC",
     "HUMAN_INTERACT_TOPIC",
     "HUMAN_RESPONSE_TOPIC",
     "HUMAN_TIMEOUT_TOPIC",
@@ -38,6 +39,9 @@ __all__ = [
     "in_scope",
     "topic_matches",
 ]
+
+GIT_RESTORED_TOPIC: Final = "ralph.git_restored"
+"""The notice telling the agent ralph undid its changes to the repository's git files."""
 
 HUMAN_INTERACT_TOPIC: Final = "human.interact"
 """An agent asks a person a question (the payload: the question, or ``{"question": ...}``)."""

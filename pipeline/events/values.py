@@ -380,6 +380,7 @@ class TerminationReason(enum.StrEnum):
     INTERRUPTED = "interrupted"
     CANCELLED = "cancelled"
     HUMAN_INTERVENTION_REQUIRED = "human_intervention_required"
+    ABANDONED = "abandoned"
 
     @property
     def exit_code(self) -> int:
@@ -408,6 +409,7 @@ EXIT_CODES: Final[Mapping[TerminationReason, int]] = types.MappingProxyType(
         TerminationReason.INTERRUPTED: 130,
         TerminationReason.CANCELLED: 0,
         TerminationReason.HUMAN_INTERVENTION_REQUIRED: 3,
+        TerminationReason.ABANDONED: 1,
     }
 )
 """The exit code of every termination reason (documented in docs/architecture/termination.md)."""

@@ -39,7 +39,9 @@ gate, detectors, formatting retries), the ``ResponseSubmitted`` fact and
 ``PromptKind.FORMAT_CORRECTION``. 5 added the ``UsageReported`` fact, ``CostSource``, and
 the spend limits of ``Budget`` (``max_cost_usd``, ``max_tokens``,
 ``max_cost_without_progress_usd``, ``role_max_cost_usd``; absent in older events: no limit).
-6 added the ``EventsFileTruncated`` fact.
+6 added the ``EventsFileTruncated``, ``GitMetadataRestored`` and ``RunAbandoned`` facts and
+``TerminationReason.ABANDONED``, and questions to a person get a random id in
+``HumanQuestionAsked`` (older logs answered ``line-N`` ids).
 """
 
 
@@ -81,6 +83,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
     {
         lifecycle.RunStarted: "lifecycle.run_started",
         lifecycle.RunInterrupted: "lifecycle.run_interrupted",
+        lifecycle.RunAbandoned: "lifecycle.run_abandoned",
         lifecycle.RunResumed: "lifecycle.run_resumed",
         lifecycle.RunCompleted: "lifecycle.run_completed",
         planning.PlanningStarted: "planning.planning_started",
@@ -112,6 +115,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         commit.CommitMessageGenerated: "commit.commit_message_generated",
         commit.CommitCreated: "commit.commit_created",
         commit.CommitSkipped: "commit.commit_skipped",
+        commit.GitMetadataRestored: "commit.git_metadata_restored",
         commit.RebaseStarted: "rebase.rebase_started",
         commit.RebaseSucceeded: "rebase.rebase_succeeded",
         commit.RebaseConflicted: "rebase.rebase_conflicted",

@@ -44,6 +44,7 @@ from pipeline.events import (
     Json,
     Ordinal,
     PipelineEvent,
+    RunAbandoned,
     RunInterrupted,
     RunResumed,
     TopicPublished,
@@ -178,7 +179,7 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
         min(i.repeats, 3),
         tuple(count for _task, count in i.blocked),
         i.abandoned_tasks,
-        question is None,
+        None if question is None else question.asked,
         None if response is None else (response.valid, response.failures),
         ledger.pending_commit_message is None,
         ledger.protected_prompt is None,
@@ -241,9 +242,9 @@ def _handler_facts(state: PipelineState) -> tuple[tuple[PipelineEvent, ...], ...
     """Facts the real handlers and the engine report that the simulated world never does: a
     workspace I/O error in any step, the runtime budget spent as a phase or iteration begins,
     an interruption (then the resumption at once: an interrupted run only waits for it), and
-    the resumption of a stopped run."""
+    the resumption of a stopped run, or a person abandoning it."""
     if state.phase is Phase.INTERRUPTED:
-        return ((RunResumed(None, _AT),),)
+        return ((RunResumed(None, _AT),), (RunAbandoned("given up", _AT),))
     if is_terminal(state) or state.phase is Phase.NOT_STARTED:
         return ()
     facts: list[tuple[PipelineEvent, ...]] = [

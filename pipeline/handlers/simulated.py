@@ -70,6 +70,7 @@ from pipeline.events import (
     FixAttemptStarted,
     Hat,
     HumanInterventionRequired,
+    HumanQuestionAsked,
     HumanResponseReceived,
     HumanTimedOut,
     Instant,
@@ -91,6 +92,7 @@ from pipeline.events import (
     PromptKind,
     PromptMaterialized,
     PromptPermissionsRestored,
+    QuestionId,
     RebaseAborted,
     RebaseConflicted,
     RebaseStarted,
@@ -370,6 +372,10 @@ class SimulatedWorld:
             case RequireHuman():
                 return (HumanInterventionRequired(effect.reason, effect.detail, now()),)
             case WaitForHuman():
+                if effect.question_id is None:
+                    # The simulated world is deterministic: the id comes from the effect's.
+                    asked = QuestionId(f"q-{effect.effect_id}")
+                    return (HumanQuestionAsked(asked, effect.question, effect.deadline, now()),)
                 if self.chooser.pick((True, False), "human answers"):
                     return (HumanResponseReceived(effect.question_id, "go ahead", now()),)
                 return (HumanTimedOut(effect.question_id, now()),)

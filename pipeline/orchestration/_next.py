@@ -86,7 +86,8 @@ def next_effect(state: PipelineState) -> Effect:
         return StartRun(eid)
     if ledger.pending_question is not None:
         question = ledger.pending_question
-        return WaitForHuman(eid, question.question_id, question.deadline)
+        asked = question.question_id if question.asked else None
+        return WaitForHuman(eid, asked, question.deadline, question.question)
     step = progress.step
     match step:
         case Step.BEGIN:
@@ -228,11 +229,14 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
             Count(progress.iteration),
             Count(progress.review_pass),
         )
+    # A correction turn is the attempt it corrects answering again, not an attempt of its own:
+    # the cursor counts every invocation, so the turns taken so far are taken off.
+    turns = check.failures if check is not None and kind is PromptKind.FORMAT_CORRECTION else 0
     return InvokeAgent(
         eid,
         role,
         chain[position],
-        Ordinal(agent.attempt + 1),
+        Ordinal(max(1, agent.attempt + 1 - turns)),
         kind,
         Count(progress.iteration),
         Count(progress.review_pass),

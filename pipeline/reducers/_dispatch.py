@@ -2,8 +2,9 @@
 
 Terminal states absorb: a complete run takes no fact but ``CheckpointSaved`` (bookkeeping that
 revives nothing, and without which a checkpoint asked for before completion could never be
-recorded) and records every other as an anomaly; an interrupted run takes only ``RunResumed``
-and ``CheckpointSaved``; a run that has not started takes only ``RunStarted``.
+recorded) and records every other as an anomaly; an interrupted run takes only ``RunResumed``,
+``RunAbandoned`` (a person gives it up) and ``CheckpointSaved``; a run that has not started
+takes only ``RunStarted``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pipeline.events import (
     PromptInputEvent,
     RebaseEvent,
     ReviewEvent,
+    RunAbandoned,
     RunResumed,
     RunStarted,
     ValidationEvent,
@@ -92,7 +94,9 @@ def reduce(state: PipelineState, event: PipelineEvent) -> PipelineState:
     phase = state.progress.phase
     if phase is Phase.COMPLETE and type(event) is not CheckpointSaved:
         return anomaly(state, event, "the run is complete")
-    if phase is Phase.INTERRUPTED and not isinstance(event, RunResumed | CheckpointSaved):
+    if phase is Phase.INTERRUPTED and not isinstance(
+        event, RunResumed | RunAbandoned | CheckpointSaved
+    ):
         return anomaly(state, event, "the run is interrupted; resume it first")
     if phase is Phase.NOT_STARTED and not isinstance(event, RunStarted):
         return anomaly(state, event, "the run has not started")

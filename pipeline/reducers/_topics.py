@@ -24,11 +24,12 @@ from pipeline.events import (
     Instant,
     LoopPolicy,
     QuestionId,
+    Role,
     TopicPublished,
     in_scope,
 )
 from pipeline.reducers._build import advance, with_intake
-from pipeline.reducers._transitions import finalize, start_validation
+from pipeline.reducers._transitions import finalize, start_development, start_validation
 from pipeline.state import (
     MAX_NOTICES,
     Intake,
@@ -42,7 +43,7 @@ from pipeline.state import (
 )
 from pipeline.state.changes import intake_with, ledger_with, progress_with
 
-__all__ = ["add_notice", "judge_topic", "notify", "seen_with"]
+__all__ = ["add_notice", "gate_success", "judge_topic", "notify", "seen_with"]
 
 
 def seen_with(seen: frozenset[str], topic: str) -> frozenset[str]:
@@ -167,17 +168,11 @@ def _completion(
     state: PipelineState, intake: Intake, policy: LoopPolicy, event: TopicPublished
 ) -> PipelineState:
     """The completion gate: accepted only once every required event has been seen."""
-    missing = [t for t in policy.required_events if t not in intake.seen_topics]
+    missing = _missing(policy, intake)
     if missing:
-        cancel = policy.cancellation_promise
-        how_to_cancel = (
-            f"or publish '{cancel}' to cancel the run"
-            if cancel
-            else "no cancellation topic is configured"
-        )
         text = (
             f"Completion refused: required events not yet seen: {', '.join(missing)}. "
-            f"Publish them before '{event.topic}' again; {how_to_cancel}."
+            f"Publish them before '{event.topic}' again; {_how_to_cancel(policy)}."
         )
         refused = intake_with(intake, completion_refusals=intake.completion_refusals + 1)
         return notify(
@@ -209,6 +204,47 @@ def _completion(
 
 
 _WORK_PHASES = frozenset({Phase.PLANNING, Phase.DEVELOPMENT, Phase.REVIEW})
+
+
+def _missing(policy: LoopPolicy, intake: Intake) -> list[str]:
+    """The required events not seen so far in the run."""
+    return [t for t in policy.required_events if t not in intake.seen_topics]
+
+
+def _how_to_cancel(policy: LoopPolicy) -> str:
+    cancel = policy.cancellation_promise
+    return (
+        f"or publish '{cancel}' to cancel the run"
+        if cancel
+        else "no cancellation topic is configured"
+    )
+
+
+def gate_success(state: PipelineState) -> PipelineState | None:
+    """The completion gate on the way every run succeeds (final validation passed), whether
+    an agent claimed completion or the developer and a clean review got there: None when
+    every required event was seen, else the refusal: a ``task.resume`` notice to the
+    developer listing what is missing, and development again (until the iteration budget
+    ends the run as ``max_iterations``, never as ``completed``)."""
+    run = state.run
+    if run is None:
+        return None
+    policy, intake = run.loop, state.intake
+    missing = _missing(policy, intake)
+    if not missing:
+        return None
+    listed = ", ".join(missing)
+    text = (
+        f"Completion refused: the work passed validation, but required events were not seen: "
+        f"{listed}. The run cannot succeed without them; publish them, {_how_to_cancel(policy)}."
+    )
+    refused = intake_with(
+        intake, completion_refusals=intake.completion_refusals + 1, completion_claimed=False
+    )
+    # The developer does the work that is missing (asking a person, say): it hears of it.
+    refused = add_notice(refused, Notice(TASK_RESUME_TOPIC, text, Count(0), Role.DEVELOPER))
+    ledger = ledger_with(state.ledger, last_error=f"required events not seen: {listed}")
+    return start_development(evolve(state, intake=refused), ledger=ledger)
 
 
 def _text_of(event: TopicPublished, key: str) -> str:

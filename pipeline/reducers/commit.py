@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import assert_never
 
 from pipeline.events import (
+    GIT_RESTORED_TOPIC,
     CommitCreated,
     CommitEvent,
     CommitMessageGenerated,
     CommitSkipped,
+    Count,
+    GitMetadataRestored,
     RebaseAborted,
     RebaseConflicted,
     RebaseEvent,
@@ -17,8 +20,9 @@ from pipeline.events import (
 )
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._spend import mark_progress
+from pipeline.reducers._topics import add_notice, notify
 from pipeline.reducers._transitions import after_commit, new_task
-from pipeline.state import Ledger, Phase, PipelineState, Step
+from pipeline.state import Ledger, Notice, Phase, PipelineState, Step
 from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_commit", "reduce_rebase"]
@@ -56,6 +60,15 @@ def reduce_commit(state: PipelineState, event: CommitEvent) -> PipelineState:
             if not _at(state, Step.COMMIT):
                 return anomaly(state, event, "no commit was asked for")
             return _committed(state, ledger_with(ledger, pending_commit_message=None))
+        case GitMetadataRestored():
+            # Whenever it is found, the next working prompt tells the agent what was undone.
+            text = (
+                "ralph undid your changes to the repository's git files "
+                f"({', '.join(event.paths)}): its configuration, hooks and info/ are not "
+                "yours to change, since ralph's own git commands read them"
+            )
+            notice = Notice(GIT_RESTORED_TOPIC, text, Count(0))
+            return notify(state, add_notice(state.intake, notice))
         case _:
             assert_never(event)
 

@@ -29,7 +29,13 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
     pending = ledger.pending_question
     match event:
         case HumanQuestionAsked():
-            question = PendingQuestion(event.question_id, event.question, event.deadline)
+            if pending is not None and pending.asked:
+                return anomaly(state, event, f"question {pending.question_id!r} is pending")
+            # The question an agent published gets its id; one asked from outside is new.
+            asked_by = None if pending is None else pending.asked_by
+            question = PendingQuestion(
+                event.question_id, event.question, event.deadline, asked_by, asked=True
+            )
             return advance(state, ledger=ledger_with(ledger, pending_question=question))
         case HumanResponseReceived():
             if pending is None or pending.question_id != event.question_id:

@@ -7,13 +7,20 @@ from typing import assert_never
 from pipeline.events import (
     WIRE_TAGS,
     LifecycleEvent,
+    RunAbandoned,
     RunCompleted,
     RunInterrupted,
     RunResumed,
     RunStarted,
 )
 from pipeline.reducers._build import advance, anomaly
-from pipeline.reducers._transitions import advance_view, interrupt, new_task, stop_when_spent
+from pipeline.reducers._transitions import (
+    advance_view,
+    finalize,
+    interrupt,
+    new_task,
+    stop_when_spent,
+)
 from pipeline.state import (
     AgentCursor,
     Ledger,
@@ -57,6 +64,12 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
             return interrupt(
                 state, TerminationReason.INTERRUPTED, progress.phase, progress.step, ledger
             )
+        case RunAbandoned():
+            if progress.phase is Phase.NOT_STARTED or progress.phase is Phase.COMPLETE:
+                return anomaly(state, event, "only a started, unfinished run can be abandoned")
+            ledger = ledger_with(state.ledger, last_error=f"abandoned: {event.reason}")
+            # Finalization gives the prompt file its permissions back, then the run ends.
+            return finalize(state, TerminationReason.ABANDONED, ledger)
         case RunResumed():
             return _resume(state, event)
         case RunCompleted():

@@ -8,6 +8,7 @@ from attrs import evolve
 
 from pipeline.events import FinalValidationFailed, FinalValidationPassed, ValidationEvent
 from pipeline.reducers._build import anomaly
+from pipeline.reducers._topics import gate_success
 from pipeline.reducers._transitions import finalize, start_development
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
 from pipeline.state.changes import intake_with, ledger_with
@@ -22,6 +23,10 @@ def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineS
     match event:
         case FinalValidationPassed():
             if validating:
+                # Every way to success ends here, so the completion gate stands here too.
+                refused = gate_success(state)
+                if refused is not None:
+                    return refused
                 return finalize(state, TerminationReason.COMPLETED)
             return anomaly(state, event, "no validation was asked for")
         case FinalValidationFailed():

@@ -224,6 +224,10 @@ class PendingQuestion:
     deadline: Instant
     asked_by: Role | None = None
     """The hat that asked: the answer goes into its next prompt."""
+    asked: bool = False
+    """Whether the handler gave the question its id (``HumanQuestionAsked``): only then can it
+    be answered. Before, ``question_id`` is ``line-N`` of the topic, which an agent can predict
+    (logs from before schema 6 were answered under it)."""
 
 
 @final

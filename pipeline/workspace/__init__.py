@@ -14,6 +14,7 @@ from pipeline.workspace._reconcile import (
 from pipeline.workspace._run import (
     RunSetupError,
     Workspace,
+    check_clean,
     drive,
     open_store,
     open_workspace,
@@ -29,6 +30,7 @@ __all__ = [
     "RunSetupError",
     "Status",
     "Workspace",
+    "check_clean",
     "diagnose",
     "drive",
     "open_store",

@@ -18,7 +18,7 @@ import attrs
 from attrs import frozen
 
 from pipeline.config import Durability, RalphConfig, parse_config, require_chains
-from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
+from pipeline.engine import DurableRun, Interruption, load_state, run_durable, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import Digest, Json, PipelineEvent, Role, RunId
 from pipeline.handlers import EffectTracer
@@ -27,21 +27,26 @@ from pipeline.handlers.intake import write_marker
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import (
     GitError,
+    GitPolicy,
     PromptSource,
     Runtime,
+    UnsafePathError,
     WorkspaceLayout,
     ensure_excluded,
     load_response_schemas,
+    own_paths,
     run_history,
     switch_branch,
 )
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
 from pipeline.state import PipelineState
+from pipeline.workspace._dirty import dirty_message, dirty_paths
 from pipeline.workspace._reconcile import RunDivergedError, reconcile, recorded_commits
 
 __all__ = [
     "RunSetupError",
     "Workspace",
+    "check_clean",
     "drive",
     "open_store",
     "open_workspace",
@@ -121,11 +126,15 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
     schemas = load_response_schemas(config, root, source)  # a bad one stops the run now
     try:
         ensure_excluded(root)
+    except UnsafePathError as error:
+        raise RunSetupError(str(error)) from error
     except GitError as error:
         raise RunSetupError(f"{root} is not a git repository ({error}); run `git init`") from error
     if config.branch is not None:
         try:
-            switch_branch(root, config.branch)
+            trust = config.git
+            policy = GitPolicy(trust.run_hooks, trust.sign, trust.run_filters)
+            switch_branch(root, config.branch, policy)
         except GitError as error:
             raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
     digest = Digest(hashlib.sha256(text.encode()).hexdigest())
@@ -152,7 +161,14 @@ def resolve_prompt(
     )
     if not content.strip():
         raise RunSetupError(f"the prompt {path} is empty")
-    return PromptSource(path=path.resolve())
+    if path.is_symlink():
+        raise RunSetupError(
+            f"the prompt {path} is a symbolic link (to {os.readlink(path)}); ralph makes the "
+            "prompt read-only during a run and never changes a file through a link: replace it "
+            "by a regular file"
+        )
+    # Not resolved: the path is the file in the workspace, never a link's target.
+    return PromptSource(path=Path(os.path.abspath(path)))
 
 
 @contextlib.contextmanager
@@ -205,6 +221,52 @@ def _store_files(workspace: Workspace, store: EventStore | None) -> tuple[Path, 
     return () if path is None else (path if path.is_absolute() else workspace.layout.root / path,)
 
 
+def check_clean(workspace: Workspace, store: str | None, *, allow_dirty: bool) -> tuple[str, ...]:
+    """The person's uncommitted changes a new run must leave alone: :class:`RunSetupError`
+    naming them unless ``allow_dirty`` (then they are returned, for ``drive``'s
+    ``kept_paths``); ralph's own files do not count (``store``: ``--store``)."""
+    located = store_path(store_location(workspace, store))
+    root = workspace.layout.root
+    files = () if located is None else (located if located.is_absolute() else root / located,)
+    own = own_paths(workspace.layout, workspace.config.prompt_file, files)
+    try:
+        dirty = dirty_paths(root, own)
+    except GitError as error:
+        raise RunSetupError(f"cannot tell what is uncommitted in {root}: {error}") from error
+    if dirty and not allow_dirty:
+        raise RunSetupError(dirty_message(root, dirty))
+    return dirty
+
+
+_RECENT_RUNS = 20
+"""How many of the store's latest runs a new run looks through for one that left its prompt
+file read-only."""
+
+
+def _left_read_only(
+    store: EventStore, path: Path, on_warning: Callable[[str], None] | None
+) -> int | None:
+    """The mode ``path`` had before an earlier run that never finished made it read-only
+    (None when no such run holds it): a new run gives that mode back when it ends. Only the
+    latest runs are looked at: a shared store may hold thousands, and the run that left the
+    file read-only is one of the last in its workspace."""
+    target = path.resolve()
+    for summary in reversed(store.runs()[-_RECENT_RUNS:]):
+        state, _ = load_state(store, summary.run_id)
+        protected = state.ledger.protected_prompt
+        if protected is None or Path(protected.path).resolve() != target:
+            continue
+        if on_warning is not None:
+            on_warning(
+                f"{path} was left read-only by run {summary.run_id}, which never finished; "
+                f"this run gives it back its mode {protected.original_mode:#o} when it ends "
+                f"(run {summary.run_id} can no longer be resumed safely once this one changed "
+                "the work tree)"
+            )
+        return protected.original_mode
+    return None
+
+
 def drive(
     workspace: Workspace,
     *,
@@ -216,12 +278,14 @@ def drive(
     store: EventStore | None = None,
     signals: bool = True,
     interruption: Interruption | None = None,
+    kept_paths: tuple[str, ...] = (),
 ) -> DurableRun:
     """Start (``prompt``) or resume (``run_id``) a run and drive it until it stops.
 
     ``store`` defaults to the workspace's own (:func:`open_store`); a store given is left
     open. With ``signals``, SIGINT and SIGTERM interrupt the run cleanly (main thread only),
     through ``interruption`` when given (its ``reason`` then tells the caller why it stopped).
+    ``kept_paths``: paths a new run's commits leave alone (see :func:`check_clean`).
     """
     runtime = Runtime(
         workspace.layout,
@@ -232,6 +296,7 @@ def drive(
         run_id=run_id,
         schemas=workspace.schemas,
         own_files=_store_files(workspace, store),
+        kept_paths=kept_paths,
     )
     interruption = Interruption() if interruption is None else interruption
     workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)
@@ -245,6 +310,10 @@ def drive(
             store = stack.enter_context(open_store(workspace))
         if run_id is not None:
             _check_reconciled(workspace, store, run_id)
+        # People's answers reach the run through its store only (``ralph respond``).
+        runtime.answers = store
+        if prompt is not None and prompt.path is not None and run_id is None:
+            runtime.prompt_mode = _left_read_only(store, prompt.path, on_warning)
         if signals:
             stack.enter_context(_signals(interruption))
         return run_durable(

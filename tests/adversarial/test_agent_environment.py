@@ -35,7 +35,7 @@ def test_a_worker_hands_no_agent_its_store_url_or_database_password(
     url = postgres_url.replace("@", f":{PASSWORD}@", 1)  # postgresql://USER@HOST:PORT/DB
     root = tmp_path / "ws"
     root.mkdir()
-    agent = root / "agent.sh"
+    agent = root.parent / "agent.sh"  # outside the repository: not a change to commit
     agent.write_text(
         '#!/bin/sh\nenv > "$RALPH_WORKSPACE_ROOT/.ralph/agent-env-$RALPH_ROLE"\n' + REPORTS
     )

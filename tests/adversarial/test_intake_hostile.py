@@ -40,7 +40,7 @@ cat > ".ralph/prompt-$n.md"
 
 def _workspace(root: Path, body: str, budgets: str = "") -> Path:
     root.mkdir(parents=True)
-    script = root / "agent.sh"
+    script = root.parent / "agent.sh"  # outside the repository: not a change to commit
     script.write_text("#!/bin/sh\nset -e\n" + COUNT_CALLS + body)
     script.chmod(0o755)
     limits = "max_retries_per_agent = 1\nbackoff_base_ms = 10\nbackoff_cap_ms = 20\n" + budgets

@@ -36,7 +36,7 @@ def test_agent_html_in_the_markdown_report_runs_nothing_when_rendered(tmp_path: 
     assert CHROMIUM is not None, "CI must have chromium: .ci/run installs it"
     root = tmp_path / "ws"
     root.mkdir()
-    agent = root / "agent.sh"
+    agent = root.parent / "agent.sh"  # outside the repository: not a change to commit
     agent.write_text(AGENT)
     agent.chmod(0o755)
     make_workspace(

@@ -69,7 +69,7 @@ def test_no_secret_of_the_environment_reaches_the_store_outputs_reports_or_spans
     were. (The agent's own output log is its own: see docs/architecture/runtime.md.)"""
     root = tmp_path / "ws"
     root.mkdir()
-    agent = root / "agent.sh"
+    agent = root.parent / "agent.sh"  # outside the repository: not a change to commit
     agent.write_text(AGENT)
     agent.chmod(0o755)
     make_workspace(

@@ -43,7 +43,7 @@ BIDI = ("\u202e".encode(), "\u2066".encode())
 
 def _workspace(root: Path, human_timeout_s: int) -> Path:
     root.mkdir(parents=True)
-    agent = root / "agent.sh"
+    agent = root.parent / "agent.sh"  # outside the repository: not a change to commit
     agent.write_text(AGENT)
     agent.chmod(0o755)
     return make_workspace(

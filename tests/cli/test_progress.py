@@ -7,16 +7,19 @@ import os
 import pty
 import select
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
+import attrs
 import orjson
 import pytest
 from rich.console import Console
 
 from pipeline.cli._progress import Display, LiveView, choose_display
+from pipeline.events import Instant, QuestionId
 from pipeline.reducers import reduce
 from pipeline.serialization import decode_event, decode_stored_event
-from pipeline.state import Ledger, PipelineState, Spend, SpendLine
+from pipeline.state import Ledger, PendingQuestion, PipelineState, Spend, SpendLine
 from tests.cli.test_cli import RALPH, ralph
 
 
@@ -105,6 +108,36 @@ def test_the_live_panel_shows_the_cost_so_far_with_unknown_costs_named() -> None
     text = console.export_text()
     assert "unknown (2 invocations), 7 tokens" in text
     assert "$0.0000" not in text
+
+
+def test_the_live_panel_shows_a_wait_for_a_person_with_the_command_that_answers() -> None:
+    """While the run waits on a question, the panel shows the question and the exact
+    `ralph respond` command (run, question id, workspace) instead of an agent at work."""
+    root = Path(__file__).resolve().parents[2]
+    first = (root / "tests" / "fixtures" / "schema-v3-run.jsonl").read_bytes().splitlines()[0]
+    row = orjson.loads(first)
+    state = reduce(
+        PipelineState(),
+        decode_stored_event(orjson.dumps(row["body"]), row["schema_version"], "fixture"),
+    )
+    assert state.run is not None
+    deadline = Instant(datetime(2026, 5, 1, 12, 30, tzinfo=UTC))
+    question = PendingQuestion(
+        QuestionId("9f" * 16), "May I [bold]delete[/bold] production data?", deadline, asked=True
+    )
+    view = LiveView(clock=lambda: 0.0, workspace=Path("/work/my repo"))
+    view.state = attrs.evolve(state, ledger=attrs.evolve(state.ledger, pending_question=question))
+    console = Console(record=True, width=200, color_system=None)
+    console.print(view)
+    text = console.export_text()
+    assert "May I [bold]delete[/bold] production data?" in text
+    command = (
+        f"ralph respond -C '/work/my repo' --run {state.run.run_id} --question {'9f' * 16} "
+        "'YOUR ANSWER'"
+    )
+    assert command in text
+    assert "until 2026-05-01 12:30:00" in text
+    assert "at work" not in text
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,6 +27,7 @@ from pipeline.handlers.simulated import (
     WorldConfig,
     default_chains,
     fake_clock,
+    simulated_policy,
 )
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
@@ -42,7 +44,10 @@ def _frozen_clock() -> Instant:
 
 
 def _world(answers: dict[str, list[object]] | None = None) -> SimulatedWorld:
-    config = WorldConfig(budget(), default_chains(("claude", "codex")), None, "durable-1")
+    # Nothing required: its agents never publish review.passed, and the completion gate
+    # (which now stands on every way to success) would rightly keep the run from completing.
+    loop = attrs.evolve(simulated_policy(), required_events=())
+    config = WorldConfig(budget(), default_chains(("claude", "codex")), None, "durable-1", loop)
     return SimulatedWorld(
         config, ScriptedChooser(dict(answers or {})), fake_clock(step=timedelta(0), start=T)
     )

@@ -44,7 +44,7 @@ def main(argv: list[str]) -> int:
     done = subprocess.run([real, *argv], check=False)
     after = os.environ.get("GITFAULT_AFTER", "").split()
     armed = os.environ.get("GITFAULT_ARMED")
-    if not after or armed is None or argv[: len(after)] != after:
+    if not after or armed is None or _command(argv)[: len(after)] != after:
         return done.returncode
     try:
         os.unlink(armed)
@@ -55,6 +55,14 @@ def main(argv: list[str]) -> int:
     if signum is not signal.SIGKILL:
         time.sleep(60)  # ralph abandons the git call and stops this process
     return done.returncode
+
+
+def _command(argv: list[str]) -> list[str]:
+    """``argv`` without git's global ``-c NAME=VALUE`` options (ralph passes some)."""
+    rest = list(argv)
+    while len(rest) >= 2 and rest[0] == "-c":
+        rest = rest[2:]
+    return rest
 
 
 if __name__ == "__main__":

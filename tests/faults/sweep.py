@@ -204,11 +204,11 @@ def _git_scenarios() -> list[Scenario]:
     ]
     found += [
         Scenario(
-            f"rebase after `git rebase main` {signum.name}",
+            f"rebase after `git rebase` {signum.name}",
             "rebase",
             _rebasing,
             signum,
-            git_after="rebase main",
+            git_after="rebase",
         )
         for signum in SIGNALS
     ]
@@ -222,7 +222,7 @@ SAMPLE: tuple[str, ...] = (
     "agent @ prompt.prompt_materialized:2:0.5 SIGKILL",
     "checkpoint @ misc.checkpoint_saved:2 SIGTERM",
     "human wait @ agent.topic_published:1:0.5 SIGINT",
-    "rebase after `git rebase main` SIGKILL",
+    "rebase after `git rebase` SIGKILL",
     "dev-fix @ dev_fix.dev_fix_triggered:1:0.5 SIGKILL",
 )
 """The scenarios ``tests/faults/test_sweep.py`` runs (a few seconds each); the commit step's

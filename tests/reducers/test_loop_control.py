@@ -18,6 +18,7 @@ from pipeline.events import (
     Count,
     Digest,
     EventsFileRead,
+    FinalValidationPassed,
     Hat,
     HumanResponseReceived,
     HumanTimedOut,
@@ -266,6 +267,62 @@ def test_completion_on_the_last_iteration_completes_the_run(status: IterationSta
     state, effects = _last_iteration_claims_completion(status)
     assert state.termination is TerminationReason.COMPLETED
     assert any(type(e).__name__ == "ValidateFinalState" for e in effects)
+
+
+def _smooth_run(loop: LoopPolicy) -> tuple[PipelineState, list[PipelineEvent]]:
+    """A smooth simulated run (every agent succeeds, the developer reports completed, the
+    review is clean, validation passes) under ``loop``; nobody publishes a topic."""
+    config = WorldConfig(
+        budget(max_iterations=2, max_consecutive_failures=3),
+        default_chains(("a",)),
+        None,
+        "r",
+        loop,
+    )
+    world = SimulatedWorld(config, ScriptedChooser(), fake_clock())
+    events: list[PipelineEvent] = []
+    result = run_in_memory(world, max_effects=500, on_event=lambda _s, e: events.append(e))
+    return result.state, events
+
+
+def test_a_run_that_never_saw_a_required_event_does_not_complete_by_any_path() -> None:
+    """required_events = ["human.response"] and nobody asked: the developer reporting
+    completed, a clean review and a passing validation do not end the run completed; each
+    pass is refused with a notice to the developer, and the budget ends the run."""
+    state, events = _smooth_run(policy(required_events=("human.response",)))
+    passed = [e for e in events if isinstance(e, FinalValidationPassed)]
+    assert passed, "the run must have reached final validation"
+    assert state.termination is not TerminationReason.COMPLETED
+    assert state.termination is TerminationReason.MAX_ITERATIONS
+    assert state.intake.completion_refusals == len(passed)
+    assert "required events not seen: human.response" in (state.ledger.last_error or "")
+
+
+def test_a_run_that_saw_every_required_event_completes_by_the_same_path() -> None:
+    """The same smooth run with nothing required completes at its first validation."""
+    state, events = _smooth_run(policy(required_events=()))
+    assert state.termination is TerminationReason.COMPLETED
+    assert len([e for e in events if isinstance(e, FinalValidationPassed)]) == 1
+
+
+def test_a_refused_validation_tells_the_developer_what_is_missing() -> None:
+    """The refusal is a task.resume notice addressed to the developer's next prompt."""
+    from pipeline.state import Progress, Step
+
+    state = started(policy(required_events=("human.response", "build.done")))
+    state = reduce(state, topic("build.done"))
+    validating = attrs.evolve(state, progress=Progress(Phase.FINAL_VALIDATION, Step.VALIDATE))
+    refused = reduce(validating, FinalValidationPassed(T))
+    assert refused.phase is Phase.DEVELOPMENT
+    notice = refused.intake.notices[-1]
+    assert notice.topic == "task.resume"
+    assert notice.role is Role.DEVELOPER
+    assert "required events were not seen: human.response." in notice.text
+    assert "publish 'loop.cancel' to cancel" in notice.text
+    # Published with no hat at work (a person's answer is seen the same way).
+    unscoped = attrs.evolve(validating, intake=intake_with(validating.intake, publisher=None))
+    seen = reduce(unscoped, topic("human.response"))
+    assert reduce(seen, FinalValidationPassed(T)).termination is TerminationReason.COMPLETED
 
 
 # Cancellation

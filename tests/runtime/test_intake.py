@@ -47,7 +47,8 @@ cat > ".ralph/prompt-$n.md"
 
 
 def _agent(root: Path, body: str) -> list[str]:
-    script = root / "agent.sh"
+    # Outside the repository: an untracked file in it would make `ralph run` refuse the tree.
+    script = root.parent / "agent.sh"
     script.write_text("#!/bin/sh\nset -e\n" + body)
     script.chmod(0o755)
     return [str(script)]

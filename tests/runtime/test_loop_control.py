@@ -16,6 +16,7 @@ import pytest
 
 from pipeline.engine import load_state
 from pipeline.events import (
+    HumanQuestionAsked,
     HumanResponseReceived,
     HumanTimedOut,
     InvocationStarted,
@@ -157,18 +158,22 @@ QUESTION = step(
 ) + step("development", extra='save_prompt = ".ralph/after-question.md"')
 
 
-def _pending(root: Path, within_s: float = 60) -> tuple[RunId, PendingQuestion]:
-    """The question the workspace's run waits on, as soon as the log shows one."""
+def _pending(
+    root: Path, within_s: float = 60, runs_before: int = 0
+) -> tuple[RunId, PendingQuestion]:
+    """The question the workspace's run (the one after ``runs_before`` runs) waits on, as soon
+    as the log shows it asked (with its id)."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         store_path = root / ".ralph" / "pipeline.db"
         if store_path.is_file():
             with SqliteEventStore(store_path) as store:
                 runs = store.runs()
-                if runs:
+                if len(runs) > runs_before:
                     state, _ = load_state(store, runs[-1].run_id)
-                    if state.ledger.pending_question is not None:
-                        return runs[-1].run_id, state.ledger.pending_question
+                    question = state.ledger.pending_question
+                    if question is not None and question.asked:
+                        return runs[-1].run_id, question
         time.sleep(0.1)
     raise AssertionError("no question was asked")
 
@@ -182,7 +187,7 @@ def test_ralph_respond_answers_a_waiting_question_and_the_answer_reaches_the_nex
     try:
         _run_id, question = _pending(root)
         assert question.question == "Which database should I use?"
-        answered = ralph("respond", "Use PostgreSQL", cwd=root)
+        answered = ralph("respond", "Use PostgreSQL", "--question", question.question_id, cwd=root)
         assert answered.returncode == 0, answered.stderr
         assert f"Answered {question.question_id}" in answered.stdout
         out, err = process.communicate(timeout=120)
@@ -193,9 +198,80 @@ def test_ralph_respond_answers_a_waiting_question_and_the_answer_reaches_the_nex
     assert "- `human.response`: Use PostgreSQL" in prompt
     (response,) = [e for e in stored_events(root) if isinstance(e, HumanResponseReceived)]
     assert response.text == "Use PostgreSQL"
-    again = ralph("respond", "too late", cwd=root)
+    again = ralph("respond", "too late", "--question", question.question_id, cwd=root)
     assert again.returncode == 2
     assert "is not waiting for an answer" in again.stderr
+
+
+def test_a_required_human_response_cannot_be_skipped_by_reporting_completed(
+    tmp_path: Path,
+) -> None:
+    """required_events = ["human.response"] and nobody asks: the developer reports completed,
+    the review is clean, validation passes, yet the run does not end completed (exit 0): the
+    gate refuses each time and the budget ends it."""
+    root = workspace(tmp_path, "", loop='required_events = ["human.response"]')
+    result = ralph("run", cwd=root)
+    assert result.returncode == TerminationReason.MAX_ITERATIONS.exit_code, result.stdout
+    assert "Exit status 2: max_iterations" in result.stdout
+    (completed,) = [e for e in stored_events(root) if isinstance(e, RunCompleted)]
+    assert completed.reason is TerminationReason.MAX_ITERATIONS
+
+
+def test_an_answer_from_an_earlier_run_does_not_answer_a_later_runs_question(
+    tmp_path: Path,
+) -> None:
+    """Run 1's question is answered "yes"; run 2 asks the same question at the same line of
+    its own events file: it gets no answer (it times out), and run 1's id is refused for it."""
+    root = workspace(tmp_path, QUESTION, loop="human_timeout_s = 120")
+    first = start_ralph("run", cwd=root)
+    try:
+        _run_id, question = _pending(root)
+        answered = ralph("respond", "yes", "--question", question.question_id, cwd=root)
+        assert answered.returncode == 0, answered.stderr
+        out, err = first.communicate(timeout=120)
+    finally:
+        first.kill()
+    assert first.returncode == 0, out + err
+    # The second run waits briefly: an answer would come at once; none must come at all.
+    toml = root / "ralph.toml"
+    toml.write_text(toml.read_text().replace("human_timeout_s = 120", "human_timeout_s = 4"))
+    (root / ".ralph" / "scripted-agent-state.json").unlink()  # the script starts over
+    second = start_ralph("run", cwd=root)
+    try:
+        second_run, asked = _pending(root, runs_before=1)
+        assert asked.question_id != question.question_id
+        stale = ralph("respond", "yes", "--question", question.question_id, cwd=root)
+        assert stale.returncode == 2
+        assert f"is not waiting on question '{question.question_id}'" in stale.stderr
+        out, err = second.communicate(timeout=120)
+    finally:
+        second.kill()
+    assert second.returncode == 0, out + err
+    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+        events = list(store.read(second_run))
+    assert not [e for e in events if isinstance(e, HumanResponseReceived)]
+    assert [e.question_id for e in events if isinstance(e, HumanTimedOut)] == [asked.question_id]
+
+
+def test_an_agent_writing_answer_files_does_not_answer_its_own_question(tmp_path: Path) -> None:
+    """The agent asks and, in the same turn, writes answers where the old handler looked
+    (``.ralph/answers/line-N``) under every id it could guess: nobody answered, so the
+    question times out and the log never says a person approved."""
+    guesses = "\n".join(f'write.".ralph/answers/line-{n}" = "yes, delete it"' for n in range(1, 6))
+    asking = step(
+        "development",
+        status="partial",
+        extra='emit = [["human.interact", "May I delete production data?"]]\n' + guesses,
+    ) + step("development", extra='save_prompt = ".ralph/after-question.md"')
+    root = workspace(tmp_path, asking, loop="human_timeout_s = 2")
+    result = ralph("run", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    events = stored_events(root)
+    assert not [e for e in events if isinstance(e, HumanResponseReceived)]
+    assert len([e for e in events if isinstance(e, HumanTimedOut)]) == 1
+    prompt = (root / ".ralph" / "after-question.md").read_text()
+    assert "human.timeout" in prompt
+    assert "yes, delete it" not in prompt
 
 
 def test_an_unanswered_question_times_out_into_the_next_prompt(tmp_path: Path) -> None:
@@ -207,6 +283,12 @@ def test_an_unanswered_question_times_out_into_the_next_prompt(tmp_path: Path) -
     expected = "No response after 1s. Original question: Which database should I use?"
     assert f"- `human.timeout`: {expected}" in prompt
     assert len([e for e in stored_events(root) if isinstance(e, HumanTimedOut)]) == 1
+    # Plain output (not a terminal) says once that the run waits, and how to answer.
+    (asked,) = [e for e in stored_events(root) if isinstance(e, HumanQuestionAsked)]
+    (waiting,) = [line for line in result.stdout.splitlines() if "waiting for a person" in line]
+    assert "'Which database should I use?'" in waiting
+    assert f"--question {asked.question_id} 'YOUR ANSWER'" in waiting
+    assert f"ralph respond -C {root}" in waiting
     topics = ralph("topics", cwd=root).stdout
     assert f'human.timeout  "{expected}"' in topics
 
@@ -242,21 +324,27 @@ def test_ralph_respond_refuses_clearly_when_there_is_nothing_to_answer(tmp_path:
     """No store, an unknown run, an empty answer: exit 2 with a message, nothing written."""
     empty = tmp_path / "empty"
     empty.mkdir()
-    no_store = ralph("respond", "yes", cwd=empty)
+    no_store = ralph("respond", "yes", "--question", "q", cwd=empty)
     assert no_store.returncode == 2
     assert "no runs in" in no_store.stderr
     root = workspace(tmp_path, QUESTION, loop="human_timeout_s = 120")
     process = start_ralph("run", cwd=root)
     try:
         _run_id, question = _pending(root)
-        unknown = ralph("respond", "yes", "--run", "no-such-run", cwd=root)
+        asked = question.question_id
+        unknown = ralph("respond", "yes", "--question", asked, "--run", "no-such-run", cwd=root)
         assert unknown.returncode == 2
         assert "no run 'no-such-run'" in unknown.stderr
-        blank = ralph("respond", "   ", cwd=root)
+        blank = ralph("respond", "   ", "--question", asked, cwd=root)
         assert blank.returncode == 2
         assert "the answer is empty" in blank.stderr
-        assert not (root / ".ralph" / "answers" / question.question_id).exists()
-        assert ralph("respond", "fine", cwd=root).returncode == 0
+        # A wrong id, or the predictable line-N id of the topic, answers nothing.
+        for wrong in ("line-1", "0" * 32):
+            refused = ralph("respond", "yes", "--question", wrong, cwd=root)
+            assert refused.returncode == 2
+            assert f"is not waiting on question '{wrong}'" in refused.stderr
+            assert f"--question {asked}" in refused.stderr
+        assert ralph("respond", "fine", "--question", asked, cwd=root).returncode == 0
         out, err = process.communicate(timeout=120)
     finally:
         process.kill()

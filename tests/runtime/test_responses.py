@@ -102,6 +102,8 @@ def test_invalid_twice_then_valid_takes_three_calls_and_logs_three_rows(tmp_path
     result = ralph("run", cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     assert len(developer_calls(root)) == 3
+    # The correction turns answer again for the first attempt; they are no attempts.
+    assert [call.attempt for call in developer_calls(root)] == [1, 1, 1]
     live = response_table(root)
     assert [(r[5], r[7], r[3]) for r in live] == [
         ("MALFORMED", 0, 1),

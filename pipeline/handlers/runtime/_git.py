@@ -10,11 +10,13 @@ cost, as the effect carries them from the state. Failures of git itself are repo
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from attrs import frozen
+import attrs
+from attrs import field, frozen
 
 from pipeline.effects import AbortRebase, CreateCommit, Rebase
 from pipeline.events import (
@@ -29,14 +31,26 @@ from pipeline.events import (
     WorkspaceErrorKind,
     WorkspaceIoError,
 )
+from pipeline.handlers.runtime._gitcmd import (
+    GitError,
+    GitPolicy,
+    outside_pathspec,
+    repository_drivers,
+    run_git,
+    said,
+)
 from pipeline.views import cost_text, models_text
 
 __all__ = [
     "COST_TRAILER",
     "EFFECT_TRAILER",
     "MODEL_TRAILER",
+    "OWN_FOLDERS",
     "GitError",
     "GitHandler",
+    "GitPolicy",
+    "OwnFilesStagedError",
+    "UnsafePathError",
     "commit_trailers",
     "ensure_excluded",
     "switch_branch",
@@ -51,67 +65,71 @@ MODEL_TRAILER = "Ralph-Model"
 COST_TRAILER = "Ralph-Cost"
 """The commit trailer giving the known cost of the invocations since the last commit."""
 
-_TIMEOUT_S = 600
+OWN_FOLDERS = (".ralph", ".agent")
+"""ralph's own folders at the top of the workspace: never in a commit."""
 
 _AGENT_DROPPINGS = (":(exclude,glob).aider*",)
 """Files agent CLIs leave in the work tree about themselves (aider's chat and input history,
 its tags cache): never the agent's work."""
 
 
-class GitError(Exception):
-    """A git command failed; the message holds the command and what git said."""
-
-
 def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=_TIMEOUT_S,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise GitError(f"git {' '.join(args)}: {error}") from error
-    if check and done.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed: {_said(done)}")
-    return done
+    """``git ARGS`` with every hook, filter and signing program switched off."""
+    return run_git(root, *args, policy=_LOCKED, check=check)
 
 
-def _said(done: subprocess.CompletedProcess[str]) -> str:
-    """What git printed, on one line (its first line usually names the cause)."""
-    text = " ".join((done.stderr or done.stdout).split())
-    return text[:500] if text else f"exit status {done.returncode}"
+_LOCKED = GitPolicy()
+"""The policy of git commands outside a run's commits and rebases: nothing of the repository's."""
+
+
+class UnsafePathError(GitError):
+    """A path ralph writes in the repository is a symlink or lies outside it."""
 
 
 def ensure_excluded(root: Path, patterns: tuple[str, ...] = ("/.ralph/", "/.agent/")) -> None:
     """Keep ralph's own folders out of commits, through the repository's ``info/exclude``
-    (the user's ``.gitignore`` is left alone). Raises :class:`GitError` outside a repository."""
+    (the user's ``.gitignore`` is left alone). Raises :class:`GitError` outside a repository,
+    :class:`UnsafePathError` when the file or its folder is a symlink (never written through)."""
     git_dir = Path(_git(root, "rev-parse", "--git-common-dir").stdout.strip())
-    exclude = (root / git_dir if not git_dir.is_absolute() else git_dir) / "info" / "exclude"
-    present = exclude.read_text("utf-8").splitlines() if exclude.is_file() else []
-    missing = [p for p in patterns if p not in present]
-    if missing:
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        with exclude.open("a", encoding="utf-8") as handle:
+    common = root / git_dir if not git_dir.is_absolute() else git_dir
+    info = common / "info"
+    exclude = info / "exclude"
+    for path in (info, exclude):
+        if path.is_symlink():
+            raise UnsafePathError(
+                f"{path} is a symlink; ralph does not write through it: "
+                "make it a plain file (folder) again, then start the run"
+            )
+    try:
+        info.mkdir(parents=True, exist_ok=True)
+        fd = os.open(exclude, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_APPEND, 0o644)
+    except OSError as error:
+        raise UnsafePathError(
+            f"{exclude}: cannot open it without following a link: {error}"
+        ) from error
+    with os.fdopen(fd, "r+", encoding="utf-8") as handle:
+        handle.seek(0)
+        present = handle.read().splitlines()
+        missing = [p for p in patterns if p not in present]
+        if missing:
             if present and present[-1].strip():
                 handle.write("\n")
             handle.write("# ralph-pipeline's own files\n" + "\n".join(missing) + "\n")
 
 
-def switch_branch(root: Path, branch: str) -> None:
+def switch_branch(root: Path, branch: str, policy: GitPolicy = _LOCKED) -> None:
     """Work on ``branch``: switch to it, creating it at the current commit when missing.
-    Uncommitted changes come along; raises :class:`GitError` when git refuses."""
+    Uncommitted changes come along; raises :class:`GitError` when git refuses. ``policy``:
+    what of the repository's code the checkout may run (its smudge filters, its hooks)."""
     current = _git(root, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip()
     if current == branch:
         return
     exists = _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
+    # ``--create=NAME`` and ``--end-of-options``: a name can never be read as an option.
     if exists.returncode == 0:
-        _git(root, "switch", "--quiet", branch)
+        run_git(root, "switch", "--quiet", "--end-of-options", branch, policy=policy)
     else:
-        _git(root, "switch", "--quiet", "--create", branch)
+        run_git(root, "switch", "--quiet", f"--create={branch}", policy=policy)
 
 
 def commit_trailers(effect: CreateCommit) -> str:
@@ -125,6 +143,15 @@ def commit_trailers(effect: CreateCommit) -> str:
     )
 
 
+class OwnFilesStagedError(GitError):
+    """ralph's own files were staged for a commit and could not be taken out again."""
+
+
+def _own(path: str, kept: tuple[str, ...]) -> bool:
+    """Whether the staged ``path`` is (under) one of the ``kept`` paths."""
+    return any(path == k or path.startswith(k + "/") for k in kept)
+
+
 @frozen
 class GitHandler:
     """Commits and rebases in the repository at ``root``."""
@@ -133,7 +160,21 @@ class GitHandler:
     clock: Callable[[], Instant]
     keep_out: tuple[str, ...] = ()
     """Paths (relative to ``root``) never staged: ralph's own files (its config, the user's
-    prompt, a store kept inside the repository) whatever the agent did to them."""
+    prompt, a store kept inside the repository) whatever the agent did to them; ralph's own
+    folders (:data:`OWN_FOLDERS`) are always kept out too."""
+    policy: GitPolicy = field(factory=GitPolicy)
+    """What of the repository's own code these git commands may run (``[git]``)."""
+
+    _drivers: list[tuple[tuple[str, str], ...]] = field(factory=list, init=False)
+
+    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        policy = self.policy
+        if not policy.run_filters and policy.drivers is None:
+            if not self._drivers:
+                # Read once per handler (it serves one commit or rebase): no git process.
+                self._drivers.append(repository_drivers(self.root))
+            policy = attrs.evolve(policy, drivers=self._drivers[0])
+        return run_git(self.root, *args, policy=policy, check=check)
 
     def commit(self, effect: CreateCommit) -> tuple[PipelineEvent, ...]:
         """Commit every change in the working tree but ralph's own files (skip when there is
@@ -146,54 +187,68 @@ class GitHandler:
     def _commit(self, effect: CreateCommit) -> tuple[PipelineEvent, ...]:
         trailer = f"{EFFECT_TRAILER}: {effect.effect_id}"
         if effect.may_exist:
-            found = _git(
-                self.root, "log", "-1", "--format=%H", "--fixed-strings", f"--grep={trailer}"
+            found = self._git(
+                "log", "-1", "--format=%H", "--fixed-strings", f"--grep={trailer}"
             ).stdout.strip()
             if found:
                 return (CommitCreated(found, self._branch(), self.clock()),)
-        excluded = [f":(exclude,literal){path}" for path in self._not_ignored(self.keep_out)]
-        _git(self.root, "add", "--all", "--", ".", *excluded, *_AGENT_DROPPINGS)
-        if _git(self.root, "diff", "--cached", "--quiet", check=False).returncode == 0:
+        kept = (*OWN_FOLDERS, *self.keep_out)
+        excluded = [spec for path in kept for spec in outside_pathspec(path)]
+        self._git("add", "--all", "--", ".", *excluded, *_AGENT_DROPPINGS)
+        staged = self._staged()
+        if not staged:
             return (CommitSkipped("nothing changed", self.clock()),)
+        own = [path for path in staged if _own(path, kept)]
+        if own:
+            # Staged by the agent itself (``git add -f``): taken out again, then checked.
+            self._git("reset", "--quiet", "--", *(f":(literal){path}" for path in own))
+            staged = self._staged()
+            still = [path for path in staged if _own(path, kept)]
+            if still:
+                raise OwnFilesStagedError(
+                    f"ralph's own files are staged and stay so: {', '.join(still[:10])}"
+                )
+            if not staged:
+                return (CommitSkipped("nothing changed", self.clock()),)
         trailers = commit_trailers(effect)
-        _git(self.root, "commit", "--quiet", "--no-verify", "-m", effect.message, "-m", trailers)
+        signing = "--gpg-sign" if self.policy.sign else "--no-gpg-sign"
+        self._git(
+            "commit",
+            "--quiet",
+            "--no-verify",
+            signing,
+            # Whatever commit.cleanup and core.commentChar say, the trailers stay in.
+            "--cleanup=whitespace",
+            "-m",
+            effect.message,
+            "-m",
+            trailers,
+        )
         # One git process answers both: the commit's sha and the branch it is on.
-        sha, branch = _git(self.root, "rev-parse", "HEAD", "--abbrev-ref", "HEAD").stdout.split()
+        sha, branch = self._git("rev-parse", "HEAD", "--abbrev-ref", "HEAD").stdout.split()
         return (CommitCreated(sha, branch, self.clock()),)
 
-    def _not_ignored(self, paths: tuple[str, ...]) -> list[str]:
-        """``paths`` but those git ignores anyway (naming an ignored path makes ``add`` fail)."""
-        if not paths:
-            return []
-        try:
-            done = subprocess.run(
-                ["git", "check-ignore", "--stdin", "-z"],
-                cwd=self.root,
-                input="\0".join(paths) + "\0",
-                capture_output=True,
-                text=True,
-                timeout=_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise GitError(f"git check-ignore: {error}") from error
-        ignored = set(done.stdout.split("\0"))
-        return [path for path in paths if path not in ignored]
+    def _staged(self) -> list[str]:
+        """The paths staged for the next commit."""
+        done = self._git("diff", "--cached", "--name-only", "--no-renames", "--no-ext-diff", "-z")
+        return [path for path in done.stdout.split("\0") if path]
 
     def _branch(self) -> str:
-        return _git(self.root, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip()
+        return self._git("rev-parse", "--abbrev-ref", "HEAD").stdout.strip()
 
     def rebase(self, effect: Rebase) -> tuple[PipelineEvent, ...]:
         """Rebase the current branch onto ``effect.onto``; a conflict is left for the reducer."""
         started = RebaseStarted(effect.onto, self.clock())
+        signing = "--gpg-sign" if self.policy.sign else "--no-gpg-sign"
         try:
-            done = _git(self.root, "rebase", effect.onto, check=False)
+            # After --end-of-options, ``onto`` is a revision whatever it looks like.
+            done = self._git("rebase", signing, "--end-of-options", effect.onto, check=False)
             if done.returncode == 0:
-                head = _git(self.root, "rev-parse", "HEAD").stdout.strip()
+                head = self._git("rev-parse", "HEAD").stdout.strip()
                 return (started, RebaseSucceeded(head, self.clock()))
-            conflicted = _git(self.root, "diff", "--name-only", "--diff-filter=U").stdout.split()
+            conflicted = self._git("diff", "--name-only", "--diff-filter=U").stdout.split()
             if not conflicted and not self._rebasing():
-                message = f"git rebase {effect.onto} failed: {_said(done)}"
+                message = f"git rebase {effect.onto} failed: {said(done)}"
                 return (
                     started,
                     WorkspaceIoError(WorkspaceErrorKind.GIT, ".", message, self.clock()),
@@ -207,7 +262,7 @@ class GitHandler:
 
     def _rebasing(self) -> bool:
         for name in ("rebase-merge", "rebase-apply"):
-            path = _git(self.root, "rev-parse", "--git-path", name).stdout.strip()
+            path = self._git("rev-parse", "--git-path", name).stdout.strip()
             if (self.root / path).exists():
                 return True
         return False
@@ -216,7 +271,7 @@ class GitHandler:
         """Abort the rebase in progress (a no-op when none is)."""
         try:
             if self._rebasing():
-                _git(self.root, "rebase", "--abort")
+                self._git("rebase", "--abort")
         except GitError as error:
             return (WorkspaceIoError(WorkspaceErrorKind.GIT, ".", str(error), self.clock()),)
         return (RebaseAborted(self.clock()),)

@@ -102,10 +102,6 @@ class WorkspaceLayout:
         """Written when dev-fix ends a run: status, reason, time."""
         return self.agent_dir / "tmp" / "completion_marker"
 
-    def answer(self, question_id: str) -> Path:
-        """Where a person's answer to ``question_id`` is left for the waiting run."""
-        return self.ralph_dir / "answers" / question_id
-
     def relative(self, path: Path) -> str:
         """``path`` relative to the workspace root, as stored in facts."""
         return path.relative_to(self.root).as_posix()

@@ -7,13 +7,11 @@ facts, so that replaying the log needs neither.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import random
 import secrets
 import shutil
-import stat
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -70,7 +68,9 @@ from pipeline.events import (
     FinalValidationFailed,
     FinalValidationPassed,
     FixAttemptStarted,
+    GitMetadataRestored,
     HumanInterventionRequired,
+    HumanQuestionAsked,
     HumanResponseReceived,
     HumanTimedOut,
     Instant,
@@ -83,6 +83,7 @@ from pipeline.events import (
     PromptKind,
     PromptMaterialized,
     PromptPermissionsRestored,
+    QuestionId,
     ReviewPassStarted,
     Role,
     RoleChain,
@@ -97,7 +98,10 @@ from pipeline.handlers.agents import ProcessSpec, run_process
 from pipeline.handlers.intake import IntakeLimits, read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
+from pipeline.handlers.runtime._gitcmd import GitPolicy
+from pipeline.handlers.runtime._gitguard import GitGuard
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._permissions import PromptPathError, protect_prompt, restore_prompt
 from pipeline.handlers.runtime._prompts import (
     render_correction,
     render_feedback,
@@ -109,6 +113,7 @@ from pipeline.handlers.runtime._prompts import (
 )
 from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._schemas import load_response_schemas
+from pipeline.handlers.store import AnswerSource
 
 __all__ = [
     "RALPH_ONLY_VARIABLES",
@@ -116,6 +121,7 @@ __all__ = [
     "Runtime",
     "agent_environment",
     "new_run_id",
+    "own_paths",
     "ralph_executable",
     "without_ralph_credentials",
 ]
@@ -186,6 +192,28 @@ def _digest(data: bytes) -> Digest:
 
 _SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
+_KEPT_OUT_FILE = "kept-out"
+"""The file in a run's folder listing the paths its commits leave alone (read on resume)."""
+
+
+def own_paths(
+    layout: WorkspaceLayout, prompt_file: str, own_files: tuple[Path, ...] = ()
+) -> tuple[str, ...]:
+    """ralph's own files inside the repository (relative to it), which no commit may take: its
+    config, the prompt file, and a store given as a path in the work tree (with SQLite's side
+    files)."""
+    root = layout.root.resolve()
+    paths = [layout.config, root / prompt_file]
+    for store in own_files:
+        paths += [store, *(store.with_name(store.name + s) for s in _SQLITE_SIDE_FILES)]
+    kept: list[str] = []
+    for path in paths:
+        try:
+            kept.append(path.resolve().relative_to(root).as_posix())
+        except ValueError:
+            continue  # outside the repository: no commit can take it anyway
+    return tuple(dict.fromkeys(kept))
+
 
 @define
 class Runtime:
@@ -212,14 +240,30 @@ class Runtime:
     schemas: Mapping[Role, Json] | None = None
     """The hats' response schemas as already loaded and checked (see
     :func:`load_response_schemas`); None: loaded (and checked) when the runtime is made."""
+    prompt_mode: int | None = None
+    """The prompt file's mode before an earlier run that never finished made it read-only:
+    the mode this run gives back at its end (None: the mode the file has now)."""
+    answers: AnswerSource | None = None
+    """Where people's answers are kept (the run's event store); None: no answer ever comes,
+    and a question waits until its deadline."""
     own_files: tuple[Path, ...] = ()
     """Files of ralph's that may lie in the work tree and are never committed (a SQLite store
     named by path; its ``-wal``, ``-shm`` and ``-journal`` files are kept out too)."""
+    kept_paths: tuple[str, ...] = ()
+    """Paths (relative to the workspace) ralph's commits leave alone: the person's own
+    uncommitted changes when a run started on a dirty tree (``--allow-dirty``)."""
+    _guard: GitGuard | None = field(default=None, init=False)
 
     def __attrs_post_init__(self) -> None:
         if self.schemas is None:
             source = str(self.layout.config)
             self.schemas = load_response_schemas(self.config, self.layout.root, source)
+        if self.run_id is not None:
+            # A resumed run: the repository's git files as it finds them are what counts.
+            self._guard = GitGuard.take(self.layout.root)
+            kept = self.layout.run_dir(self.run_id) / _KEPT_OUT_FILE
+            if not self.kept_paths and kept.is_file():
+                self.kept_paths = tuple(p for p in kept.read_text("utf-8").split("\0") if p)
         limit = self.config.budgets.max_runtime_s
         if self.deadline is None and limit is not None:
             self.deadline = self.clock() + timedelta(seconds=limit)
@@ -249,7 +293,7 @@ class Runtime:
                 events_file = self.layout.events_file(self._run_id())
                 offset, lines = effect.events_offset, effect.events_lines
                 read = read_agent_events(events_file, offset, lines, now, self._limits())
-                return (*outcome, *read)
+                return (*outcome, *read, *self._undo_git_changes())
             case BackOff():
                 delay = self.rng.randint(0, effect.ceiling_ms)
                 self.sleep(delay / 1000)
@@ -258,9 +302,10 @@ class Runtime:
                 # The durable runner stores checkpoints itself; in memory there is no store.
                 return (CheckpointSaved(effect.trigger, Sequence(effect.sequence), now()),)
             case CreateCommit():
-                return self._git().commit(effect)
+                # Checked again just before: a process the agent left behind may have written.
+                return (*self._undo_git_changes(), *self._git().commit(effect))
             case Rebase():
-                return self._git().rebase(effect)
+                return (*self._undo_git_changes(), *self._git().rebase(effect))
             case AbortRebase():
                 return self._git().abort(effect)
             case ValidateFinalState():
@@ -315,22 +360,40 @@ class Runtime:
         )
 
     def _git(self) -> GitHandler:
-        return GitHandler(self.layout.root, self.clock, self._keep_out())
+        trust = self.config.git
+        policy = GitPolicy(
+            run_hooks=trust.run_hooks, sign=trust.sign, run_filters=trust.run_filters
+        )
+        return GitHandler(self.layout.root, self.clock, self._keep_out(), policy)
+
+    def _guarded(self) -> GitGuard | None:
+        """The snapshot of the repository's git files, taken the first time it is needed (at
+        the start of a run or of a resumed run's first effect that needs it)."""
+        if self._guard is None:
+            self._guard = GitGuard.take(self.layout.root)
+        return self._guard
+
+    def _undo_git_changes(self) -> tuple[PipelineEvent, ...]:
+        """``GitMetadataRestored`` when an agent changed the repository's git configuration,
+        hooks or ``info/`` (all put back as the run found them), else nothing."""
+        guard = self._guarded()
+        if guard is None:
+            return ()
+        try:
+            undone = guard.undo()
+        except OSError as error:
+            return (
+                WorkspaceIoError(
+                    WorkspaceErrorKind.WRITE, ".git", f"cannot restore: {error}", self.clock()
+                ),
+            )
+        return (GitMetadataRestored(undone, self.clock()),) if undone else ()
 
     def _keep_out(self) -> tuple[str, ...]:
-        """ralph's own files inside the repository, which no commit may take: its config, the
-        prompt file, and a store given as a path in the work tree (with SQLite's side files)."""
-        root = self.layout.root.resolve()
-        paths = [self.layout.config, root / self.config.prompt_file]
-        for store in self.own_files:
-            paths += [store, *(store.with_name(store.name + s) for s in _SQLITE_SIDE_FILES)]
-        kept: list[str] = []
-        for path in paths:
-            try:
-                kept.append(path.resolve().relative_to(root).as_posix())
-            except ValueError:
-                continue  # outside the repository: no commit can take it anyway
-        return tuple(dict.fromkeys(kept))
+        """ralph's own files inside the repository, which no commit may take, and the paths
+        the person kept out (``kept_paths``)."""
+        own = own_paths(self.layout, self.config.prompt_file, self.own_files)
+        return tuple(dict.fromkeys((*own, *self.kept_paths)))
 
     def _spent(self) -> tuple[PipelineEvent, ...]:
         """``BudgetExceeded`` when the runtime budget is spent (checked as each phase or
@@ -360,6 +423,10 @@ class Runtime:
         saved = layout.saved_prompt(run_id)
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_bytes(data)
+        if self.kept_paths:
+            # A resume reads them back: the person's changes stay out of every commit.
+            kept = layout.run_dir(run_id) / _KEPT_OUT_FILE
+            kept.write_text("\0".join(self.kept_paths), "utf-8")
         layout.events_file(run_id).touch()
         write_marker(layout.root, layout.events_file(run_id))
         try:
@@ -368,6 +435,8 @@ class Runtime:
             raise PipelineError(
                 f"{layout.root} is not usable as a git workspace: {error}"
             ) from error
+        # What the run found, with ralph's own exclusions in it: every later change is undone.
+        self._guard = GitGuard.take(layout.root)
         budget = self.config.budgets.to_budget()
         chains = tuple(
             RoleChain(role, tuple(AgentName(a) for a in self.config.chain_for(role)))
@@ -385,10 +454,20 @@ class Runtime:
                 started,
             )
         ]
-        if source.path is not None:
-            mode = stat.S_IMODE(source.path.stat().st_mode)
-            source.path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
-            facts.append(PromptFileProtected(str(source.path.resolve()), Count(mode), self.clock()))
+        inside = source.path is not None and source.path.parent.resolve().is_relative_to(
+            layout.root.resolve()
+        )
+        if source.path is not None and inside:
+            # A prompt file outside the workspace is the user's own: its mode is left alone.
+            try:
+                mode = protect_prompt(layout.root, source.path)
+            except PromptPathError as error:
+                raise PipelineError(str(error)) from error
+            if self.prompt_mode is not None:
+                # An earlier run that never finished left the file read-only: give back the
+                # mode it had before that run, not the read-only one.
+                mode = self.prompt_mode
+            facts.append(PromptFileProtected(str(source.path), Count(mode), self.clock()))
         return tuple(facts)
 
     def _text(self, path: Path, missing: str) -> str:
@@ -497,11 +576,22 @@ class Runtime:
         return (CompletionMarkerEmitted(path, effect.status, effect.reason, at),)
 
     def _wait(self, effect: WaitForHuman) -> tuple[PipelineEvent, ...]:
-        """Wait for an answer file ``.ralph/answers/<question id>`` until the deadline."""
-        answer = self.layout.answer(effect.question_id)
+        """Give a new question its id, or poll the store for the answer to the question asked
+        until the deadline.
+
+        The id is random (an agent cannot guess it) and the answer is read from the store only
+        (``ralph respond`` keeps it there for this run and this question): nothing an agent
+        writes into the work tree can answer.
+        """
+        if effect.question_id is None:
+            question_id = QuestionId(secrets.token_hex(16))
+            return (
+                HumanQuestionAsked(question_id, effect.question, effect.deadline, self.clock()),
+            )
+        run_id = RunId(self._run_id())
         while True:
-            with contextlib.suppress(FileNotFoundError):
-                text = answer.read_text("utf-8").strip()
+            text = None if self.answers is None else self.answers.answer(run_id, effect.question_id)
+            if text is not None:
                 return (HumanResponseReceived(effect.question_id, text, self.clock()),)
             now = self.clock()
             if now >= effect.deadline:
@@ -512,9 +602,12 @@ class Runtime:
         if effect.path is None or effect.mode is None:
             return (PromptPermissionsRestored("", self.clock()),)
         try:
-            Path(effect.path).chmod(effect.mode)
+            restore_prompt(self.layout.root, Path(effect.path), effect.mode)
         except FileNotFoundError:
             pass  # The user removed the file: there is nothing left to give permissions back to.
+        except PromptPathError:
+            # Replaced by a link, a directory, ...: what is there now is not ralph's to change.
+            return (PromptPermissionsRestored("", self.clock()),)
         except OSError as error:
             return (
                 WorkspaceIoError(

@@ -2,6 +2,8 @@
 
 from pipeline.handlers.store._location import NamedStore, open_store_at, store_path
 from pipeline.handlers.store._port import (
+    AnswerSource,
+    AnswerTakenError,
     EventStore,
     LeaseLostError,
     RunSummary,
@@ -15,6 +17,8 @@ from pipeline.handlers.store._sqlite import DEFAULT_STORE_PATH, SqliteEventStore
 
 __all__ = [
     "DEFAULT_STORE_PATH",
+    "AnswerSource",
+    "AnswerTakenError",
     "EventStore",
     "LeaseLostError",
     "NamedStore",

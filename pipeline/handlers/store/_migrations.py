@@ -53,8 +53,22 @@ MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         CREATE INDEX agent_response_log_by_run ON agent_response_log (run_id, id);
         """,
     ),
+    (
+        3,
+        "answers to questions",
+        """
+        CREATE TABLE answers (
+            run_id TEXT NOT NULL,
+            question_id TEXT NOT NULL,
+            text TEXT NOT NULL,
+            answered_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, question_id)
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction. The
 ``agent_response_log`` table is a projection of the event log (``pipeline.views.response_log``),
 written in the same transaction as the facts it comes from, and rebuilt from the events by
-``ralph projections rebuild``."""
+``ralph projections rebuild``. ``answers`` holds what ``ralph respond`` gave for one question
+of one run, until the waiting run records it as a fact (version 3)."""

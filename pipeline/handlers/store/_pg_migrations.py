@@ -83,10 +83,24 @@ PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
             CHECK (state IN ('queued', 'running', 'done', 'failed', 'cancelled'));
         """,
     ),
+    (
+        5,
+        "answers to questions",
+        """
+        CREATE TABLE answers (
+            run_id TEXT NOT NULL,
+            question_id TEXT NOT NULL,
+            text TEXT NOT NULL,
+            answered_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            PRIMARY KEY (run_id, question_id)
+        );
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction, under an advisory
 lock so that workers starting together do not race. Event bodies are ``JSON`` (kept as
 written, queryable with ``->>``), not ``JSONB``, which refuses the ``\\u0000`` an agent's output
 may hold. ``run_queue`` holds submitted pipelines; ``run_id`` is filled in by the append that
 starts the run, so a worker taking a run over knows what to resume; a ticket can be
-``cancelled`` from version 4."""
+``cancelled`` from version 4. ``answers`` holds what ``ralph respond`` gave for one question of
+one run, until the waiting run records it as a fact (version 5)."""

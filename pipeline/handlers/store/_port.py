@@ -14,6 +14,8 @@ from pipeline.serialization import EncodedCheckpoint
 from pipeline.views import ResponseLogRow
 
 __all__ = [
+    "AnswerSource",
+    "AnswerTakenError",
     "EventStore",
     "LeaseLostError",
     "RunSummary",
@@ -50,6 +52,10 @@ class LeaseLostError(StoreError):
     took the run over, or it was released); nothing was written."""
 
 
+class AnswerTakenError(StoreError):
+    """The question was answered already; the first answer stands and nothing was written."""
+
+
 class StoreCorruptError(StoreError):
     """The store's file is damaged or not a store at all; it was left untouched."""
 
@@ -80,6 +86,14 @@ class RunSummary:
     run_id: RunId
     events: int
     started_at: str
+
+
+class AnswerSource(Protocol):
+    """Where a waiting run looks for people's answers (every event store is one)."""
+
+    def answer(self, run_id: RunId, question_id: str) -> str | None:
+        """The answer given to question ``question_id`` of run ``run_id`` (None: none yet)."""
+        ...
 
 
 class EventStore(Protocol):
@@ -135,6 +149,16 @@ class EventStore(Protocol):
 
     def checkpoints(self, run_id: RunId) -> list[EncodedCheckpoint]:
         """The run's stored checkpoints, newest first, unverified."""
+        ...
+
+    def give_answer(self, run_id: RunId, question_id: str, text: str) -> None:
+        """Keep ``text`` as the answer to question ``question_id`` of run ``run_id`` until the
+        waiting run records it; :class:`AnswerTakenError` (nothing written) when the question
+        holds an answer already."""
+        ...
+
+    def answer(self, run_id: RunId, question_id: str) -> str | None:
+        """The answer given to question ``question_id`` of run ``run_id`` (None: none yet)."""
         ...
 
     def close(self) -> None:

@@ -22,6 +22,7 @@ import orjson
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._migrations import MIGRATIONS
 from pipeline.handlers.store._port import (
+    AnswerTakenError,
     RunSummary,
     SequenceConflictError,
     StoreCorruptError,
@@ -294,6 +295,28 @@ class SqliteEventStore:
                 (run_id,),
             ).fetchall()
         return [EncodedCheckpoint(int(s), int(v), str(c), bytes(b)) for s, v, c, b in rows]
+
+    def give_answer(self, run_id: RunId, question_id: str, text: str) -> None:
+        """Keep the answer to one question of one run; the first answer stands."""
+        with self._guard(f"answer question {question_id!r} of run {run_id!r}"):
+            try:
+                self._db.execute(
+                    "INSERT INTO answers VALUES (?, ?, ?, ?)",
+                    (run_id, question_id, text, datetime.now(UTC).isoformat()),
+                )
+            except sqlite3.IntegrityError as error:
+                raise AnswerTakenError(
+                    f"question {question_id} of run {run_id} was answered already"
+                ) from error
+
+    def answer(self, run_id: RunId, question_id: str) -> str | None:
+        """The answer given to one question of one run, if any."""
+        with self._guard(f"read the answer to question {question_id!r} of run {run_id!r}"):
+            row = self._db.execute(
+                "SELECT text FROM answers WHERE run_id = ? AND question_id = ?",
+                (run_id, question_id),
+            ).fetchone()
+        return None if row is None else str(row[0])
 
     def close(self) -> None:
         """Close the connection."""

@@ -31,6 +31,7 @@ from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.redaction import mask_password_of
 from pipeline.handlers.store._pg_migrations import PG_MIGRATIONS
 from pipeline.handlers.store._port import (
+    AnswerTakenError,
     LeaseLostError,
     RunSummary,
     SequenceConflictError,
@@ -479,6 +480,32 @@ class PostgresEventStore:
             ).fetchall(),
         )
         return [EncodedCheckpoint(int(s), int(v), str(c), bytes(b)) for s, v, c, b in rows]
+
+    def give_answer(self, run_id: RunId, question_id: str, text: str) -> None:
+        """Keep the answer to one question of one run; the first answer stands."""
+
+        def work(conn: psycopg.Connection[Any]) -> bool:
+            with conn.transaction():
+                cursor = conn.execute(
+                    "INSERT INTO answers (run_id, question_id, text) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (run_id, question_id) DO NOTHING",
+                    (run_id, question_id, _nul_free(text)),
+                )
+                return cursor.rowcount == 1
+
+        if not self.retrying(f"answer question {question_id!r} of run {run_id!r}", work):
+            raise AnswerTakenError(f"question {question_id} of run {run_id} was answered already")
+
+    def answer(self, run_id: RunId, question_id: str) -> str | None:
+        """The answer given to one question of one run, if any."""
+        row = self.retrying(
+            f"read the answer to question {question_id!r} of run {run_id!r}",
+            lambda conn: conn.execute(
+                "SELECT text FROM answers WHERE run_id = %s AND question_id = %s",
+                (run_id, question_id),
+            ).fetchone(),
+        )
+        return None if row is None else str(row[0])
 
     def connection(self) -> psycopg.Connection[Any]:
         """The store's live connection (reopened if it was lost), for the run queue."""

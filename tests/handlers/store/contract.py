@@ -24,7 +24,7 @@ from pipeline.events import (
     RunId,
     TopicPublished,
 )
-from pipeline.handlers.store import EventStore, SequenceConflictError
+from pipeline.handlers.store import AnswerTakenError, EventStore, SequenceConflictError
 from pipeline.reducers import fold
 from pipeline.serialization import checkpoint_state, encode_checkpoint
 from pipeline.views import LoggedStatus, ResponseLogRow
@@ -87,6 +87,19 @@ class EventStoreContract:
         store = make_store()
         assert store.head(RunId("nobody")) == 0
         assert list(store.read(RunId("nobody"))) == []
+
+    def test_an_answer_belongs_to_one_question_of_one_run(self, make_store: StoreFactory) -> None:
+        """An answer is read back only for its own run and question (another handle sees it);
+        a second answer to the same question is refused and the first stands."""
+        store, other = make_store(), make_store()
+        assert store.answer(RUN, "q1") is None
+        store.give_answer(RUN, "q1", "yes")
+        assert other.answer(RUN, "q1") == "yes"
+        assert other.answer(RunId("run-2"), "q1") is None
+        assert other.answer(RUN, "q2") is None
+        with pytest.raises(AnswerTakenError, match="answered already"):
+            other.give_answer(RUN, "q1", "no")
+        assert store.answer(RUN, "q1") == "yes"
 
     def test_a_conflicting_append_fails_and_writes_nothing(self, make_store: StoreFactory) -> None:
         """Appending with a stale expected sequence raises and leaves the log as it was."""

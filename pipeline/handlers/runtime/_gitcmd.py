@@ -1,0 +1,260 @@
+"""The one way ralph runs git: with everything the workspace could plant switched off (I/O).
+
+An agent works in the repository with full rights, so anything git takes from the repository
+can be the agent's code: hooks (``.git/hooks``, ``core.hooksPath``), ``core.fsmonitor``,
+attribute filters and merge drivers (``filter.X.clean`` named by a ``.gitattributes`` line),
+external diff and textconv programs, a signing program. Every git command ralph runs goes through
+:func:`run_git`, which switches those off on the command line (``-c`` beats every config file)
+unless the person opted in (``[git]`` in ``ralph.toml``; then the configuration as it was when
+the run started counts, since :mod:`._gitguard` puts back whatever an agent changed), in an
+environment of ralph's choosing: no editor, pager or terminal prompt, and no ``GIT_*`` variable
+that would point git at another repository or program.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+
+from attrs import frozen
+
+__all__ = [
+    "GitError",
+    "GitPolicy",
+    "configured_drivers",
+    "git_dirs",
+    "git_environment",
+    "git_options",
+    "outside_pathspec",
+    "repository_drivers",
+    "run_git",
+]
+
+TIMEOUT_S = 600
+"""How long one git command may take."""
+
+
+class GitError(Exception):
+    """A git command failed; the message holds the command and what git said."""
+
+
+@frozen
+class GitPolicy:
+    """What of the repository's own code ralph's git commands may run (``[git]``)."""
+
+    run_hooks: bool = False
+    """Run the repository's hooks (but pre-commit and commit-msg: ralph commits ``--no-verify``)."""
+    sign: bool = False
+    """Sign ralph's commits with the configured signing program."""
+    run_filters: bool = False
+    """Run the attribute filters and merge drivers the repository's config defines."""
+    drivers: tuple[tuple[str, str], ...] | None = None
+    """(kind, name) of every filter and merge driver the repository's config defines, switched
+    off unless ``run_filters`` (see :func:`configured_drivers`); None: read from the repository
+    by :func:`run_git`."""
+
+
+_KEPT_VARIABLES = frozenset(
+    {
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_COMMITTER_DATE",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CEILING_DIRECTORIES",
+    }
+)
+"""The ``GIT_*`` variables of ralph's own environment its git keeps: who commits, and which
+global config is the person's."""
+
+
+def git_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of ralph's git: ``base`` (default: this process's) without the ``GIT_*``
+    variables that redirect git (``GIT_DIR``, ``GIT_CONFIG_PARAMETERS``, ``GIT_EXTERNAL_DIFF``,
+    ...), with no editor or pager and no prompt for credentials.
+
+    The system config is kept on purpose: only an administrator writes it (an agent that can
+    is root, and could change ralph itself), and it holds what the repository may need to work
+    at all: ``safe.directory`` in containers, git-lfs's filter (without it a large file would
+    be committed whole).
+    """
+    source = os.environ if base is None else base
+    env = {k: v for k, v in source.items() if not k.startswith("GIT_") or k in _KEPT_VARIABLES}
+    env.update(
+        GIT_TERMINAL_PROMPT="0",
+        GIT_EDITOR=":",
+        GIT_SEQUENCE_EDITOR=":",
+        GIT_PAGER="cat",
+        GIT_OPTIONAL_LOCKS="0",
+    )
+    return env
+
+
+@cache
+def _environment() -> Mapping[str, str]:
+    # Built once per process: ralph's own environment does not change under it.
+    return git_environment()
+
+
+_ALWAYS = (
+    "core.fsmonitor=false",
+    "core.useBuiltinFSMonitor=false",
+    # An automatic gc is a second git process inside ralph's commit (and a slow one).
+    "gc.auto=0",
+    "maintenance.auto=false",
+    # The ext:: transport runs any command; ralph's git never needs a transport.
+    "protocol.ext.allow=never",
+)
+
+
+def git_options(policy: GitPolicy) -> tuple[str, ...]:
+    """The ``-c`` options that switch off, for one git command, what ``policy`` does not allow."""
+    options: list[str] = []
+    for setting in _ALWAYS:
+        options += ["-c", setting]
+    if not policy.run_hooks:
+        # No hook can live under /dev/null: git finds none and runs none.
+        options += ["-c", f"core.hooksPath={os.devnull}"]
+    if not policy.sign:
+        options += ["-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false"]
+    if not policy.run_filters:
+        for kind, name in policy.drivers or ():
+            if kind == "filter":
+                # Without a command nothing runs; ``required`` makes a path that needs the
+                # filter fail the command instead of reaching a commit unfiltered.
+                for key, value in (("clean", ""), ("smudge", ""), ("process", "")):
+                    options += ["-c", f"filter.{name}.{key}={value}"]
+                options += ["-c", f"filter.{name}.required=true"]
+            else:
+                options += ["-c", f"merge.{name}.driver="]
+    return tuple(options)
+
+
+def run_git(
+    root: Path,
+    *args: str,
+    policy: GitPolicy,
+    check: bool = True,
+    input_text: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``git ARGS`` in ``root`` with :func:`git_options` and :func:`git_environment`; raises
+    :class:`GitError` when it cannot run or (with ``check``) fails."""
+    if not policy.run_filters and policy.drivers is None:
+        policy = GitPolicy(policy.run_hooks, policy.sign, False, repository_drivers(root))
+    try:
+        done = subprocess.run(
+            ["git", *git_options(policy), *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+            input=input_text,
+            stdin=subprocess.DEVNULL if input_text is None else None,
+            env=dict(_environment()),
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise GitError(f"git {' '.join(args)}: {error}") from error
+    if check and done.returncode != 0:
+        raise GitError(f"git {' '.join(args)} failed: {said(done)}")
+    return done
+
+
+def said(done: subprocess.CompletedProcess[str]) -> str:
+    """What git printed, on one line (its first line usually names the cause)."""
+    text = " ".join((done.stderr or done.stdout).split())
+    return text[:500] if text else f"exit status {done.returncode}"
+
+
+def git_dirs(root: Path) -> tuple[Path, Path] | None:
+    """The repository's git directory and common directory (they differ in a linked worktree),
+    found as git finds them from ``root``, without running git; None outside a repository."""
+    for folder in (root, *root.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir() and not dot_git.is_symlink():
+            return dot_git, dot_git
+        if dot_git.is_file():
+            try:
+                text = dot_git.read_text("utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            if not text.startswith("gitdir:"):
+                return None
+            git_dir = (folder / text.removeprefix("gitdir:").strip()).resolve()
+            try:
+                common = (git_dir / (git_dir / "commondir").read_text("utf-8").strip()).resolve()
+            except (OSError, UnicodeDecodeError):
+                common = git_dir
+            return git_dir, common
+    return None
+
+
+_SECTION = re.compile(r'^\s*\[\s*(filter|merge)\s*(?:"((?:[^"\\]|\\.)*)"|\.([^\]\s]+))\s*\]', re.I)
+_INCLUDE = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.I)
+_MAX_INCLUDES = 10
+
+
+def configured_drivers(config_files: tuple[Path, ...]) -> tuple[tuple[str, str], ...]:
+    """(kind, name) of every ``[filter "NAME"]`` and ``[merge "NAME"]`` section in
+    ``config_files`` and the files they include (read in Python: no git process)."""
+    found: dict[tuple[str, str], None] = {}
+    pending = list(config_files)
+    seen: set[Path] = set()
+    while pending and len(seen) < _MAX_INCLUDES + len(config_files):
+        path = pending.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            text = path.read_text("utf-8", "replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            match = _SECTION.match(line)
+            if match:
+                name = match.group(2) if match.group(2) is not None else match.group(3)
+                found[(match.group(1).lower(), name.replace('\\"', '"').replace("\\\\", "\\"))] = (
+                    None
+                )
+                continue
+            include = _INCLUDE.match(line)
+            if include:
+                # Any ``path =`` line may be an include: following one too many costs nothing.
+                target = Path(os.path.expanduser(include.group(1).strip('"')))
+                pending.append(target if target.is_absolute() else path.parent / target)
+    return tuple(sorted(found))
+
+
+def repository_drivers(root: Path) -> tuple[tuple[str, str], ...]:
+    """:func:`configured_drivers` of the repository ``root`` lies in (its own config files,
+    a worktree's included); none outside a repository."""
+    dirs = git_dirs(root)
+    if dirs is None:
+        return ()
+    git_dir, common = dirs
+    files = (common / "config", common / "config.worktree", git_dir / "config.worktree")
+    return configured_drivers(tuple(dict.fromkeys(files)))
+
+
+_GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
+
+
+def outside_pathspec(path: str) -> tuple[str, ...]:
+    """Pathspecs that keep ``path`` (a file or a folder, relative to the top) and everything
+    under it out of a ``git add``.
+
+    A plain ``:(exclude)`` of a path git already ignores makes ``git add`` fail ("paths are
+    ignored"), while one git does not ignore must be named. A glob whose first character is
+    bracketed has no literal prefix, which git does not hold against an ignored path: so the
+    same pathspec works whatever the exclude files say.
+    """
+    first, rest = path[0], _GLOB_SPECIAL.sub(r"\\\1", path[1:])
+    head = f"[\\{first}]" if first in "!^]\\[" else f"[{first}]"
+    pattern = head + rest
+    return (f":(exclude,glob){pattern}", f":(exclude,glob){pattern}/**")

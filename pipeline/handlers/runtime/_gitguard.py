@@ -1,0 +1,202 @@
+"""Keeping the repository's git configuration, hooks and ``info/`` as the run found them (I/O).
+
+ralph's own git commands read ``.git/config`` (and what it includes), ``.git/hooks/`` and
+``.git/info/`` (the exclude and attributes files): an agent that changes them can change what
+ralph's commits contain or run its code in them. :class:`GitGuard` takes a snapshot when the run
+(or a resumed run) starts and, after every agent invocation and before ralph's git runs, tells
+what differs and puts the snapshot back. Checking reads only ``stat`` results (a file's bytes
+only when its ``stat`` changed), and runs no process: it happens after every invocation.
+
+Writing back never follows a symlink: whatever lies at a path is removed first, then the
+snapshot's file, folder or link is made anew.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from attrs import define, frozen
+
+from pipeline.handlers.runtime._gitcmd import git_dirs
+
+__all__ = ["GitGuard"]
+
+_MAX_FILE_BYTES = 4 * 1024 * 1024
+"""A larger file under the guarded paths is not kept in the snapshot (restoring removes it)."""
+
+
+@frozen
+class _Entry:
+    """One path as the snapshot holds it."""
+
+    kind: str  # "file", "dir" or "link"
+    mode: int
+    data: bytes  # the file's bytes, or the link's target
+
+
+Signature = tuple[int, int, int, int]
+"""(mode, size, mtime_ns, inode) of a path: equal signatures need no closer look."""
+
+
+def _signature(info: os.stat_result) -> Signature:
+    return (info.st_mode, info.st_size, info.st_mtime_ns, info.st_ino)
+
+
+def _walk(roots: tuple[Path, ...]) -> dict[Path, os.stat_result]:
+    """Every path under ``roots`` (each a file, a folder or a link), never following links."""
+    found: dict[Path, os.stat_result] = {}
+    pending = list(roots)
+    while pending:
+        path = pending.pop()
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            continue
+        found[path] = info
+        if stat.S_ISDIR(info.st_mode):
+            try:
+                with os.scandir(path) as entries:
+                    pending.extend(Path(entry.path) for entry in entries)
+            except OSError:
+                continue
+    return found
+
+
+def _read(path: Path, info: os.stat_result) -> _Entry | None:
+    mode = stat.S_IMODE(info.st_mode)
+    if stat.S_ISLNK(info.st_mode):
+        return _Entry("link", mode, os.fsencode(os.readlink(path)))
+    if stat.S_ISDIR(info.st_mode):
+        return _Entry("dir", mode, b"")
+    if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_FILE_BYTES:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            return _Entry("file", mode, handle.read(_MAX_FILE_BYTES + 1))
+    return None  # a FIFO, a device, a huge file: never part of what the run found
+
+
+def _remove(path: Path) -> None:
+    """Remove whatever is at ``path`` (a folder with what is in it), following no link."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(path)  # rmtree does not follow symlinks inside the folder
+    else:
+        path.unlink()
+
+
+def _make(path: Path, entry: _Entry) -> None:
+    """Make ``entry`` at ``path`` anew (nothing may be there)."""
+    if entry.kind == "dir":
+        path.mkdir(mode=entry.mode)
+        path.chmod(entry.mode)
+    elif entry.kind == "link":
+        os.symlink(os.fsdecode(entry.data), path)
+    else:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        fd = os.open(path, flags, entry.mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(entry.data)
+        os.chmod(path, entry.mode)
+
+
+@define
+class GitGuard:
+    """The snapshot of a repository's git configuration, hooks and ``info/``, and the means to
+    find and undo changes to them."""
+
+    root: Path
+    """The workspace: paths under it are reported relative to it."""
+    roots: tuple[Path, ...]
+    """The guarded paths: the common directory's ``config``, ``config.worktree``, ``hooks``
+    and ``info``, the worktree's ``config.worktree``, and a ``.git`` file."""
+    entries: dict[Path, _Entry]
+    signatures: dict[Path, Signature]
+
+    @classmethod
+    def take(cls, root: Path) -> GitGuard | None:
+        """The snapshot of the repository ``root`` lies in (None outside one)."""
+        dirs = git_dirs(root)
+        if dirs is None:
+            return None
+        git_dir, common = dirs
+        roots = [common / name for name in ("config", "config.worktree", "hooks", "info")]
+        if git_dir != common:
+            roots += [git_dir / "config.worktree"]
+        dot_git = root / ".git"
+        if dot_git.is_file() and not dot_git.is_symlink():
+            roots.append(dot_git)  # a worktree's pointer to its git directory
+        guard = cls(root, tuple(roots), {}, {})
+        guard.refresh()
+        return guard
+
+    def refresh(self) -> None:
+        """Take the snapshot again, from what is there now (after ralph itself wrote there)."""
+        found = _walk(self.roots)
+        entries: dict[Path, _Entry] = {}
+        for path, info in found.items():
+            entry = _read(path, info)
+            if entry is not None:
+                entries[path] = entry
+        self.entries = entries
+        self.signatures = {path: _signature(found[path]) for path in entries}
+
+    def changed(self) -> tuple[Path, ...]:
+        """The guarded paths that differ from the snapshot: added, removed or changed."""
+        found = _walk(self.roots)
+        current = {path: _signature(info) for path, info in found.items()}
+        if current == self.signatures:
+            return ()
+        differ: list[Path] = []
+        for path in sorted(set(current) | set(self.entries)):
+            if current.get(path) == self.signatures.get(path):
+                continue
+            kept = self.entries.get(path)
+            info = found.get(path)
+            try:
+                now = None if info is None else _read(path, info)
+            except OSError:
+                now = None
+            if kept is None or now != kept:
+                differ.append(path)
+        return tuple(differ)
+
+    def restore(self, paths: tuple[Path, ...]) -> None:
+        """Put ``paths`` back as the snapshot has them (removing those it does not have)."""
+        ordered = sorted(paths, key=lambda p: len(p.parts))
+        # Parents first: once a folder (or a link put where one was) is gone, nothing under it
+        # is looked at through it, so no removal can follow a link out of the repository.
+        for path in ordered:
+            _remove(path)
+        kept = sorted(self.entries, key=lambda p: len(p.parts))
+        for path in ordered:
+            entry = self.entries.get(path)
+            if entry is None or os.path.lexists(path):
+                continue
+            _make(path, entry)
+            if entry.kind == "dir":
+                # What the folder held went with it: make that again too.
+                for inner in kept:
+                    if path in inner.parents and not os.path.lexists(inner):
+                        _make(inner, self.entries[inner])
+        found = _walk(self.roots)
+        self.signatures = {p: _signature(found[p]) for p in self.entries if p in found}
+
+    def undo(self) -> tuple[str, ...]:
+        """Find what differs, put it back, and say which paths those were (none: nothing did)."""
+        differ = self.changed()
+        if not differ:
+            return ()
+        self.restore(differ)
+        return tuple(self._shown(path) for path in differ)
+
+    def _shown(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
