@@ -60,6 +60,7 @@ from pipeline.workspace import (
     RunSetupError,
     Status,
     Workspace,
+    WorkspaceBusyError,
     diagnose,
     drive,
     open_store,
@@ -97,6 +98,8 @@ out = _Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 USAGE_ERROR = 2
+BUSY = 1
+"""The exit status when another run holds the workspace."""
 
 
 class LogFormat(StrEnum):
@@ -168,6 +171,10 @@ def _drive(
                     store=events,
                 )
             return result, events.label
+    except WorkspaceBusyError as error:
+        # Not a usage mistake: the same command works once the other run ends.
+        err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+        raise typer.Exit(BUSY) from error
     except (PipelineError, StoreError, OSError) as error:
         raise _fail(str(error)) from error
 

@@ -20,7 +20,7 @@ from attrs import frozen
 from pipeline.config import Durability, RalphConfig, parse_config, require_chains
 from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
 from pipeline.errors import PipelineError
-from pipeline.events import Digest, Json, PipelineEvent, Role, RunId
+from pipeline.events import Digest, Json, PipelineEvent, Role, RunId, RunStarted
 from pipeline.handlers import EffectTracer
 from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import write_marker
@@ -35,6 +35,7 @@ from pipeline.handlers.runtime import (
 )
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
 from pipeline.state import PipelineState
+from pipeline.workspace._lock import WorkspaceLock, hold_workspace
 
 __all__ = [
     "RunSetupError",
@@ -219,7 +220,51 @@ def drive(
     ``store`` defaults to the workspace's own (:func:`open_store`); a store given is left
     open. With ``signals``, SIGINT and SIGTERM interrupt the run cleanly (main thread only),
     through ``interruption`` when given (its ``reason`` then tells the caller why it stopped).
+    Only one run at a time drives a workspace: :class:`WorkspaceBusyError` when another holds it.
     """
+    with hold_workspace(workspace.layout.ralph_dir, run_id) as lock:
+        return _drive_held(
+            workspace,
+            lock,
+            prompt=prompt,
+            run_id=run_id,
+            on_event=on_event,
+            on_warning=on_warning,
+            tracer=tracer,
+            store=store,
+            signals=signals,
+            interruption=interruption,
+        )
+
+
+def _naming(
+    lock: WorkspaceLock, on_event: Callable[[PipelineState, PipelineEvent], None] | None
+) -> Callable[[PipelineState, PipelineEvent], None]:
+    """``on_event`` that also writes a new run's id into the lock once it is known."""
+
+    def observe(state: PipelineState, event: PipelineEvent) -> None:
+        if isinstance(event, RunStarted):
+            lock.name_run(event.run_id)
+        if on_event is not None:
+            on_event(state, event)
+
+    return observe
+
+
+def _drive_held(
+    workspace: Workspace,
+    lock: WorkspaceLock,
+    *,
+    prompt: PromptSource | None,
+    run_id: RunId | None,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+    on_warning: Callable[[str], None] | None,
+    tracer: EffectTracer | None,
+    store: EventStore | None,
+    signals: bool,
+    interruption: Interruption | None,
+) -> DurableRun:
+    """:func:`drive` once the workspace is held."""
     runtime = Runtime(
         workspace.layout,
         workspace.config,
@@ -246,7 +291,7 @@ def drive(
             store,
             runtime,
             run_id=run_id,
-            on_event=on_event,
+            on_event=_naming(lock, on_event),
             on_warning=on_warning,
             interruption=interruption,
             tracer=tracer,
