@@ -20,8 +20,13 @@ from attrs import Attribute, field, frozen
 __all__ = [
     "COUNT_VALIDATOR",
     "EXIT_CODES",
+    "EXIT_CODE_VALIDATOR",
+    "FILE_MODE_VALIDATOR",
     "INSTANT_VALIDATOR",
     "MAX_COUNT",
+    "MAX_EXIT_CODE",
+    "MAX_FILE_MODE",
+    "MIN_EXIT_CODE",
     "OPTIONAL_COUNT_VALIDATOR",
     "ORDINAL_VALIDATOR",
     "USD_VALIDATOR",
@@ -296,6 +301,31 @@ COUNT_VALIDATOR = _count
 
 ORDINAL_VALIDATOR = _ordinal
 """Validator for :data:`Ordinal` fields."""
+
+MAX_FILE_MODE = 0o7777
+"""The largest file mode ``chmod`` takes (permission bits with setuid, setgid and sticky)."""
+
+
+def _optional_file_mode(_instance: object, attribute: Attribute[Any], value: Any) -> None:
+    if value is not None and not 0 <= value <= MAX_FILE_MODE:
+        raise ValueError(f"{attribute.name} must be a file mode from 0 to 0o7777, got {value!r}")
+
+
+FILE_MODE_VALIDATOR = _optional_file_mode
+"""Validator for file modes (``Count`` fields holding ``chmod`` bits; None passes)."""
+
+MIN_EXIT_CODE = -(2**31)
+MAX_EXIT_CODE = 2**32 - 1
+"""Exit statuses as any platform reports them (negative: the signal), inside 64 bits."""
+
+
+def _exit_code(_instance: object, attribute: Attribute[Any], value: Any) -> None:
+    if not MIN_EXIT_CODE <= value <= MAX_EXIT_CODE:
+        raise ValueError(f"{attribute.name} must be from -2**31 to 2**32-1, got {value!r}")
+
+
+EXIT_CODE_VALIDATOR = _exit_code
+"""Validator for :data:`ExitCode` fields."""
 
 
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
