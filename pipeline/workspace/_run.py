@@ -36,6 +36,7 @@ from pipeline.handlers.runtime import (
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
 from pipeline.state import PipelineState
 from pipeline.workspace._lock import WorkspaceLock, hold_workspace
+from pipeline.workspace._programs import missing_programs
 
 __all__ = [
     "RunSetupError",
@@ -116,6 +117,9 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
     config = parse_config(text, source)
     require_chains(config, source)
     _refuse_known_pitfalls(config, source)
+    missing = missing_programs(config, root, os.environ)
+    if missing:
+        raise RunSetupError(f"{source}: " + "; ".join(missing))
     schemas = load_response_schemas(config, root, source)  # a bad one stops the run now
     try:
         ensure_excluded(root)

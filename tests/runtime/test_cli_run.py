@@ -160,3 +160,58 @@ def test_the_runtime_budget_ends_the_run_with_exit_2(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stdout + result.stderr
     assert "error.budget_exceeded budget=runtime" in result.stdout
     assert "Exit status 2: max_runtime" in result.stdout
+
+
+_HUGE = 9223372036854775807
+
+
+@pytest.mark.parametrize(
+    ("settings", "key"),
+    [
+        ({"budgets": f"max_runtime_s = {_HUGE}"}, "budgets.max_runtime_s"),
+        ({"budgets": "max_runtime_s = -1"}, "budgets.max_runtime_s"),
+        ({"extra": f"[loop]\nhuman_timeout_s = {_HUGE}"}, "loop.human_timeout_s"),
+        ({"extra": f"[loop]\nstale_repeats = {_HUGE}"}, "loop.stale_repeats"),
+        ({"agent_options": "timeout_s = -1"}, "agents.main.timeout_s"),
+        ({"agents": {"main": ["python3\0-c"]}}, "agents.main.command[0]"),
+        ({"agents": {"main": [""]}}, "agents.main.command"),
+        ({"agents": {"main": ["ralph-test-no-such-agent"]}}, "agents.main.command"),
+        ({"extra": 'validate = ["ralph-test-no-such-check"]'}, "validate"),
+        ({"extra": 'validate = ["make\\u0000test"]'}, "validate[0]"),
+    ],
+    ids=[
+        "huge-runtime",
+        "negative-runtime",
+        "huge-human-timeout",
+        "huge-stale-repeats",
+        "negative-timeout",
+        "nul-in-command",
+        "empty-program",
+        "missing-agent-program",
+        "missing-validate-program",
+        "nul-in-validate",
+    ],
+)
+def test_a_setting_a_run_would_trip_over_later_is_refused_before_the_store_exists(
+    tmp_path: Path, settings: dict[str, object], key: str
+) -> None:
+    """Values out of range, a NUL in any string and a program that cannot be found: exit 2
+    with one line naming the key, before the store is created and before any agent."""
+    options: dict[str, object] = {
+        "scripts": {"s.toml": FINISH_EVERYTHING},
+        "agents": {"main": scripted("s.toml")},
+        **settings,
+    }
+    if "budgets" in settings:
+        options["budgets"] = f"max_retries_per_agent = 0\n{settings['budgets']}"
+    if "agent_options" in settings:
+        options["agent_options"] = f"inactivity_timeout_s = 30\n{settings['agent_options']}"
+    root = make_workspace(tmp_path / "ws", **options)  # type: ignore[arg-type]
+    result = ralph("run", cwd=root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"{key}:" in lines[0], lines[0]
+    assert not (root / ".ralph" / "pipeline.db").exists()
+    assert not started_any_agent(root)
