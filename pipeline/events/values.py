@@ -397,6 +397,8 @@ class TerminationReason(enum.StrEnum):
     """Why a run stopped; ``value`` is the stable string shown to people and stored in the log."""
 
     COMPLETED = "completed"
+    NO_CHANGES = "no_changes"
+    """Validation passed but the run committed nothing: no work was done, so no success."""
     MAX_ITERATIONS = "max_iterations"
     MAX_RUNTIME = "max_runtime"
     MAX_COST = "max_cost"
@@ -425,6 +427,7 @@ class TerminationReason(enum.StrEnum):
 EXIT_CODES: Final[Mapping[TerminationReason, int]] = types.MappingProxyType(
     {
         TerminationReason.COMPLETED: 0,
+        TerminationReason.NO_CHANGES: 1,
         TerminationReason.MAX_ITERATIONS: 2,
         TerminationReason.MAX_RUNTIME: 2,
         TerminationReason.MAX_COST: 2,

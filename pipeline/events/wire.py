@@ -29,7 +29,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
