@@ -108,6 +108,7 @@ from pipeline.handlers.runtime._prompts import (
 )
 from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._schemas import load_response_schemas
+from pipeline.handlers.runtime._tail import output_tail
 
 __all__ = ["PromptSource", "Runtime", "agent_environment", "new_run_id", "ralph_executable"]
 
@@ -442,8 +443,9 @@ class Runtime:
             why = f"timed out ({result.timed_out.value})"
         else:
             why = f"exited with status {result.exit_code}"
-        tail = log.read_text("utf-8", "replace").strip().splitlines()[-5:] if log.exists() else []
-        reason = f"`{' '.join(argv)}` {why}" + ("\n" + "\n".join(tail) if tail else "")
+        tail = output_tail(log)
+        where = f" (its whole output: {self.layout.relative(log)})"
+        reason = f"`{' '.join(argv)}` {why}{where}" + (f"; it ends:\n{tail}" if tail else "")
         return (FinalValidationFailed(reason, self.clock()),)
 
     def _marker(self, effect: WriteCompletionMarker) -> tuple[PipelineEvent, ...]:
