@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -79,9 +81,28 @@ app = typer.Typer(
     name="ralph",
     help="Run AI coding agents in a durable, replayable plan/develop/review/commit loop.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"ralph {importlib.metadata.version('ralph-pipeline')}", markup=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Run AI coding agents in a durable, replayable plan/develop/review/commit loop."""
 
 
 class _Console(Console):
@@ -235,7 +256,8 @@ StoreOption = Annotated[
         "--store",
         envvar="RALPH_STORE",
         help="The event store: a path, sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
-        "(default: [store] url in ralph.toml, else .ralph/pipeline.db).",
+        # rich reads help as markup: "\\[" keeps a bracket that would be taken for a style.
+        "(default: \\[store] url in ralph.toml, else .ralph/pipeline.db).",
     ),
 ]
 StoreArgument = Annotated[
@@ -251,7 +273,7 @@ OtelOption = Annotated[
     typer.Option(
         "--otel",
         help="OpenTelemetry spans (one per effect) to the configured provider, e.g. under "
-        "opentelemetry-instrument. Needs the extra ralph-pipeline[otel].",
+        "opentelemetry-instrument. Needs the extra ralph-pipeline\\[otel].",
     ),
 ]
 OtelFileOption = Annotated[
@@ -272,13 +294,17 @@ def _display(quiet: bool, plain: bool, json_logs: bool) -> Display:
 def init(workspace: WorkspaceOption = Path()) -> None:
     """Write a commented starter ralph.toml for the agent CLIs installed here."""
     try:
-        path = write_starter(workspace)
+        path, validate = write_starter(workspace)
     except FileExistsError as error:
         raise _fail(f"{workspace / 'ralph.toml'} exists already; edit it instead") from error
     except OSError as error:
         raise _fail(f"cannot write {workspace / 'ralph.toml'}: {error.strerror}") from error
     found = installed_presets()
     out.print(f"Wrote {path}" + (f" (agents found: {', '.join(found)})" if found else ""))
+    if validate is not None:
+        out.print(f"Final check: {' '.join(validate)} (validate in ralph.toml)", markup=False)
+    else:
+        _warn("no test command found here: set validate in ralph.toml to your tests")
     if not (workspace / "PROMPT.md").exists():
         out.print("Next: describe the task in PROMPT.md, then `ralph run`.")
 
@@ -398,8 +424,17 @@ def demo(
         ["git", "log", "--oneline"], cwd=directory, capture_output=True, text=True, check=False
     )
     out.print("Commits:\n" + log.stdout.rstrip())
-    out.print(f"Replay it: cd {directory} && ralph replay --verify")
-    out.print(f"What the agents published: cd {directory} && ralph topics")
+    # The full command: `ralph` is on PATH only while its virtual environment is active.
+    ralph_command = f"{shlex.quote(sys.executable)} -m pipeline"
+    here = shlex.quote(str(opened.layout.root))
+    out.print(
+        f"Replay it: cd {here} && {ralph_command} replay --verify", markup=False, soft_wrap=True
+    )
+    out.print(
+        f"What the agents published: cd {here} && {ralph_command} topics",
+        markup=False,
+        soft_wrap=True,
+    )
     raise _finish(opened, result, display, label)
 
 
