@@ -295,6 +295,7 @@ class Worker:
                     store=store,
                     signals=False,
                     interruption=interruption,
+                    leased=True,
                 )
         except LeaseLostError:
             raise

@@ -61,10 +61,15 @@ def _holder(fd: int) -> str:
 
 
 @contextlib.contextmanager
-def hold_workspace(ralph_dir: Path, run_id: str | None = None) -> Iterator[WorkspaceLock]:
+def hold_workspace(
+    ralph_dir: Path, run_id: str | None = None, *, shared: bool = False
+) -> Iterator[WorkspaceLock]:
     """Hold the workspace whose metadata folder is ``ralph_dir`` for the ``with`` block.
 
-    Raises :class:`WorkspaceBusyError` at once (never waits) when another process holds it.
+    ``shared``: the queue's workers, whose leases already decide which of them drives a run
+    (a worker frozen past its lease still holds its lock while another takes the run over);
+    they exclude ``ralph run`` / ``resume`` / ``demo`` (exclusive) and are excluded by them.
+    Raises :class:`WorkspaceBusyError` at once (never waits) when the lock is not free.
     """
     ralph_dir.mkdir(parents=True, exist_ok=True)
     path = ralph_dir / LOCK_NAME
@@ -72,7 +77,7 @@ def hold_workspace(ralph_dir: Path, run_id: str | None = None) -> Iterator[Works
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             raise WorkspaceBusyError(
                 f"{ralph_dir.parent} is busy: {_holder(fd)} is in progress there; "

@@ -218,15 +218,19 @@ def drive(
     store: EventStore | None = None,
     signals: bool = True,
     interruption: Interruption | None = None,
+    leased: bool = False,
 ) -> DurableRun:
     """Start (``prompt``) or resume (``run_id``) a run and drive it until it stops.
 
     ``store`` defaults to the workspace's own (:func:`open_store`); a store given is left
     open. With ``signals``, SIGINT and SIGTERM interrupt the run cleanly (main thread only),
     through ``interruption`` when given (its ``reason`` then tells the caller why it stopped).
-    Only one run at a time drives a workspace: :class:`WorkspaceBusyError` when another holds it.
+    Only one run at a time drives a workspace: :class:`WorkspaceBusyError` when another holds it
+    (``leased``: a queue worker's run, which shares the workspace with other workers only,
+    their leases deciding between them).
     """
-    with hold_workspace(workspace.layout.ralph_dir, run_id) as lock:
+    # A worker's lease decides between workers; the lock keeps hand-started runs apart.
+    with hold_workspace(workspace.layout.ralph_dir, run_id, shared=leased) as lock:
         return _drive_held(
             workspace,
             lock,

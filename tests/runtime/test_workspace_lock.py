@@ -99,3 +99,20 @@ def test_a_run_killed_with_sigkill_leaves_no_lock_behind(tmp_path: Path) -> None
     finally:
         first.kill()
         _kill_all(marker)
+
+
+def test_workers_share_a_workspace_among_themselves_but_not_with_ralph_run(
+    tmp_path: Path,
+) -> None:
+    """A worker's run holds the lock shared (leases decide between workers): another
+    worker's hold succeeds, ``ralph run`` is refused naming the worker's run."""
+    from pipeline.workspace._lock import hold_workspace
+
+    root = _hanging_workspace(tmp_path / "ws", "unused")
+    ralph_dir = root / ".ralph"
+    with hold_workspace(ralph_dir, "worker-run", shared=True):
+        with hold_workspace(ralph_dir, "taken-over", shared=True) as second:
+            second.name_run("worker-run")
+        refused = ralph("run", cwd=root, timeout=60)
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert "run worker-run" in refused.stderr
