@@ -13,6 +13,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import attrs
 import orjson
 import typer
 from attrs import frozen
@@ -33,7 +34,14 @@ from pipeline.cli._tracing import TracingSetupError, ticket_tracing, tracing
 from pipeline.config import ConfigError
 from pipeline.engine import AnswerError, DurableRun, load_state, respond
 from pipeline.errors import PipelineError, WireFormatError
-from pipeline.events import CATEGORIES, PipelineEvent, RunId
+from pipeline.events import (
+    CATEGORIES,
+    PatternError,
+    PipelineEvent,
+    RunId,
+    check_pattern,
+    topic_matches,
+)
 from pipeline.graph import Edge, phase_changes, stored_edges, to_dot, to_mermaid
 from pipeline.handlers.intake import EmitError, EventsFileError, events_file_for
 from pipeline.handlers.intake import emit as emit_topic
@@ -260,6 +268,14 @@ StoreOption = Annotated[
         "(default: \\[store] url in ralph.toml, else .ralph/pipeline.db).",
     ),
 ]
+ReadWorkspaceOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        "-C",
+        help="Read the store of this workspace (its .ralph/pipeline.db) when no SOURCE is given.",
+    ),
+]
 StoreArgument = Annotated[
     str,
     typer.Argument(
@@ -312,9 +328,17 @@ def init(workspace: WorkspaceOption = Path()) -> None:
 @app.command()
 def run(
     workspace: WorkspaceOption = Path(),
-    prompt: Annotated[str | None, typer.Option(help="The task, as text.")] = None,
+    prompt: Annotated[str | None, typer.Option("--prompt", "-p", help="The task, as text.")] = None,
     prompt_file: Annotated[
         Path | None, typer.Option(help="A file holding the task (default: PROMPT.md).")
+    ] = None,
+    max_iterations: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=1_000_000_000,
+            help="Development iterations for this run (instead of [budgets] max_iterations).",
+        ),
     ] = None,
     quiet: QuietOption = False,
     plain: PlainOption = False,
@@ -325,6 +349,10 @@ def run(
 ) -> None:
     """Start a new run in the workspace and drive it until it completes or stops."""
     opened = _open(workspace)
+    if max_iterations is not None:
+        # RunStarted records the budget, so a replay or resume needs no flag.
+        budgets = attrs.evolve(opened.config.budgets, max_iterations=max_iterations)
+        opened = attrs.evolve(opened, config=attrs.evolve(opened.config, budgets=budgets))
     try:
         source = resolve_prompt(opened, prompt, prompt_file)
     except RunSetupError as error:
@@ -455,6 +483,7 @@ RunOption = Annotated[
 @app.command()
 def replay(
     source: SourceArgument = None,
+    workspace: ReadWorkspaceOption = None,
     run: RunOption = None,
     until: Annotated[
         int | None, typer.Option(help="Fold only the first UNTIL events.", min=0)
@@ -471,7 +500,7 @@ def replay(
 ) -> None:
     """Fold a run's event log into its state and print it (works on a run in progress)."""
     try:
-        with open_source(source, run) as log:
+        with open_source(_located(source, workspace), run) as log:
             if verify and not log.is_store:
                 raise _fail(f"--verify checks a store's checkpoints; {log.label} has none")
             state, problems, checked = _fold_and_check(log, until, verify)
@@ -536,6 +565,13 @@ def _fold_and_check(
 FormatOption = Annotated[LogFormat, typer.Option("--format", help="table or jsonl.")]
 
 
+def _located(source: str | None, workspace: Path | None) -> str | None:
+    """``source``, else ``-C``'s default store, else None (this folder's default store)."""
+    if source is not None or workspace is None:
+        return source
+    return str(workspace / DEFAULT_STORE_PATH)
+
+
 @contextlib.contextmanager
 def _reading_log(source: str | None, run: str | None) -> Iterator[LogSource]:
     """The run's log from ``source``; a log that cannot be read is a usage error (exit 2)."""
@@ -558,6 +594,7 @@ def _print_event(number: int, event: PipelineEvent, output: LogFormat) -> None:
 @app.command()
 def events(
     source: SourceArgument = None,
+    workspace: ReadWorkspaceOption = None,
     run: RunOption = None,
     output: FormatOption = LogFormat.TABLE,
     category: Annotated[
@@ -594,7 +631,7 @@ def events(
             except KeyboardInterrupt:
                 raise typer.Exit(130) from None
         return
-    with _reading_log(source, run) as log:
+    with _reading_log(_located(source, workspace), run) as log:
         for number, event in enumerate(log.events()):
             if wanted(event):
                 _print_event(number, event, output)
@@ -671,11 +708,30 @@ def _check_json(check: Check) -> dict[str, str]:
 
 @app.command()
 def topics(
-    source: SourceArgument = None, run: RunOption = None, output: FormatOption = LogFormat.TABLE
+    source: SourceArgument = None,
+    workspace: ReadWorkspaceOption = None,
+    run: RunOption = None,
+    output: FormatOption = LogFormat.TABLE,
+    patterns: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--topic",
+            "-t",
+            help="Only topics matching this pattern (build.*, review.**; repeat for more).",
+        ),
+    ] = None,
 ) -> None:
     """Print the topics agents published, rejected lines included (as event.malformed)."""
-    with _reading_log(source, run) as log:
+    wanted = tuple(patterns or ())
+    for pattern in wanted:
+        try:
+            check_pattern(pattern)
+        except PatternError as error:
+            raise _fail(f"--topic: {error}") from error
+    with _reading_log(_located(source, workspace), run) as log:
         for entry in topic_log(log.events()):
+            if wanted and not any(topic_matches(p, entry.topic) for p in wanted):
+                continue
             if output is LogFormat.JSONL:
                 sys.stdout.write(orjson.dumps(CONVERTER.unstructure(entry)).decode() + "\n")
             else:
@@ -687,6 +743,7 @@ def topics(
 @app.command()
 def report(
     source: SourceArgument = None,
+    workspace: ReadWorkspaceOption = None,
     run: RunOption = None,
     html: Annotated[
         Path | None, typer.Option("--html", help="Write a self-contained HTML page here.")
@@ -700,7 +757,7 @@ def report(
     retries, fallbacks, malformed lines and scope violations marked, and its final state."""
     if html is None and markdown is None:
         raise _fail("say where the report goes: --html FILE and/or --markdown FILE")
-    with _reading_log(source, run) as log:
+    with _reading_log(_located(source, workspace), run) as log:
         drawn = timeline(log.events())
     title = f"ralph run {drawn.final.run.run_id if drawn.final.run else log.label}"
     outputs = [(html, html_report), (markdown, markdown_report)]

@@ -70,3 +70,29 @@ def test_the_demos_closing_hints_run_without_the_virtual_environment(
     )
     assert result.returncode == 0, hint + result.stdout + result.stderr
     assert "verified" in result.stdout
+
+
+def test_every_reading_command_takes_dash_c(demo_dir: Path, tmp_path: Path) -> None:  # noqa: F811
+    """``replay``, ``events``, ``topics``, ``report`` and ``status`` read the store of the
+    workspace ``-C`` names, from anywhere."""
+    for args in (
+        ["replay", "--verify"],
+        ["events"],
+        ["topics"],
+        ["report", "--markdown", "-"],
+        ["status"],
+    ):
+        result = ralph(*args, "-C", str(demo_dir), cwd=tmp_path)
+        assert result.returncode == 0, (args, result.stderr)
+
+
+def test_topics_filters_by_pattern(demo_dir: Path) -> None:  # noqa: F811
+    """``--topic`` keeps the topics matching any of its patterns; a bad pattern is exit 2."""
+    everything = ralph("topics", cwd=demo_dir).stdout.splitlines()
+    reviews = ralph("topics", "--topic", "review.**", cwd=demo_dir).stdout.splitlines()
+    assert reviews
+    assert len(reviews) < len(everything)
+    assert all(line.split()[2].startswith("review.") for line in reviews)
+    bad = ralph("topics", "--topic", "a..b", cwd=demo_dir)
+    assert bad.returncode == 2
+    assert "--topic" in bad.stderr

@@ -215,3 +215,26 @@ def test_a_setting_a_run_would_trip_over_later_is_refused_before_the_store_exist
     assert f"{key}:" in lines[0], lines[0]
     assert not (root / ".ralph" / "pipeline.db").exists()
     assert not started_any_agent(root)
+
+
+def test_run_takes_p_and_max_iterations_as_the_rust_tool_does(tmp_path: Path) -> None:
+    """``-p TEXT`` is the prompt; ``--max-iterations N`` bounds this run's development
+    iterations (recorded in RunStarted); 0 is a usage error."""
+    from pipeline.events import RunStarted
+
+    partial = FINISH_EVERYTHING.replace('"completed\\ndone"', '"partial\\nmore to do"')
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": partial},
+        agents={"main": scripted("s.toml")},
+        budgets="max_iterations = 5\nmax_retries_per_agent = 0",
+    )
+    refused = ralph("run", "-p", "Say hello", "--max-iterations", "0", cwd=root)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    result = ralph("run", "-p", "Say hello", "--max-iterations", "1", cwd=root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Exit status 2: max_iterations" in result.stdout
+    started = next(e for e in stored_events(root) if isinstance(e, RunStarted))
+    assert started.budget.max_iterations == 1
+    saved = next((root / ".ralph" / "runs").iterdir()) / "prompt.md"
+    assert saved.read_text() == "Say hello"
