@@ -116,8 +116,8 @@ def test_a_frozen_schema_2_log_replays_with_its_topics(tmp_path: Path) -> None:
 def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     """Version 2 changed PlanProduced, version 3 TopicPublished and RunCompleted, version 4
     RunStarted; version 5 only added (a fact, and budget fields whose absence means no limit),
-    so it needs no upcaster."""
-    assert SCHEMA_VERSION == 5
+    and version 6 a termination reason (no_changes), so neither needs an upcaster."""
+    assert SCHEMA_VERSION == 6
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS
     assert ("lifecycle.run_completed", 2) in UPCASTERS
@@ -126,8 +126,9 @@ def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
 
 def test_an_event_from_a_newer_release_is_refused_clearly() -> None:
     """A version above ours names both versions instead of guessing."""
-    with pytest.raises(WireFormatError, match="schema version 6, by a newer release"):
-        upcast({"type": "misc.context_cleaned", "at": "2026-01-01T00:00:00+00:00"}, 6)
+    newer = SCHEMA_VERSION + 1
+    with pytest.raises(WireFormatError, match=f"schema version {newer}, by a newer release"):
+        upcast({"type": "misc.context_cleaned", "at": "2026-01-01T00:00:00+00:00"}, newer)
 
 
 def test_events_unchanged_since_version_1_pass_through() -> None:
