@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
@@ -36,7 +38,15 @@ from pipeline.cli._tracing import TracingSetupError, ticket_tracing, tracing
 from pipeline.config import ConfigError
 from pipeline.engine import AnswerError, DurableRun, load_state, respond, utc_now
 from pipeline.errors import PipelineError, WireFormatError
-from pipeline.events import CATEGORIES, PipelineEvent, RunAbandoned, RunId
+from pipeline.events import (
+    CATEGORIES,
+    PatternError,
+    PipelineEvent,
+    RunAbandoned,
+    RunId,
+    check_pattern,
+    topic_matches,
+)
 from pipeline.graph import Edge, phase_changes, stored_edges, to_dot, to_mermaid
 from pipeline.handlers.intake import (
     MAX_TOPIC_CHARS,
@@ -73,6 +83,7 @@ from pipeline.workspace import (
     RunSetupError,
     Status,
     Workspace,
+    WorkspaceBusyError,
     check_clean,
     diagnose,
     drive,
@@ -94,9 +105,28 @@ app = typer.Typer(
     name="ralph",
     help="Run AI coding agents in a durable, replayable plan/develop/review/commit loop.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"ralph {importlib.metadata.version('ralph-pipeline')}", markup=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Run AI coding agents in a durable, replayable plan/develop/review/commit loop."""
 
 
 class _Console(Console):
@@ -114,6 +144,8 @@ out = _Console(highlight=False, emoji=False)
 err = Console(stderr=True, highlight=False, emoji=False)
 
 USAGE_ERROR = 2
+BUSY = 1
+"""The exit status when another run holds the workspace."""
 
 
 class LogFormat(StrEnum):
@@ -194,6 +226,10 @@ def _drive(
         # Not a usage error: the store and git are fine to read, they disagree.
         err.print(f"[bold red]error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
         raise typer.Exit(1) from error
+    except WorkspaceBusyError as error:
+        # Not a usage mistake: the same command works once the other run ends.
+        err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+        raise typer.Exit(BUSY) from error
     except (PipelineError, StoreError, OSError) as error:
         raise _fail(str(error)) from error
 
@@ -262,7 +298,16 @@ StoreOption = Annotated[
         "--store",
         envvar="RALPH_STORE",
         help="The event store: a path, sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
-        "(default: [store] url in ralph.toml, else .ralph/pipeline.db).",
+        # rich reads help as markup: "\\[" keeps a bracket that would be taken for a style.
+        "(default: \\[store] url in ralph.toml, else .ralph/pipeline.db).",
+    ),
+]
+ReadWorkspaceOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        "-C",
+        help="Read the store of this workspace (its .ralph/pipeline.db) when no SOURCE is given.",
     ),
 ]
 StoreArgument = Annotated[
@@ -278,7 +323,7 @@ OtelOption = Annotated[
     typer.Option(
         "--otel",
         help="OpenTelemetry spans (one per effect) to the configured provider, e.g. under "
-        "opentelemetry-instrument. Needs the extra ralph-pipeline[otel].",
+        "opentelemetry-instrument. Needs the extra ralph-pipeline\\[otel].",
     ),
 ]
 OtelFileOption = Annotated[
@@ -299,13 +344,17 @@ def _display(quiet: bool, plain: bool, json_logs: bool) -> Display:
 def init(workspace: WorkspaceOption = Path()) -> None:
     """Write a commented starter ralph.toml for the agent CLIs installed here."""
     try:
-        path = write_starter(workspace)
+        path, validate = write_starter(workspace)
     except FileExistsError as error:
         raise _fail(f"{workspace / 'ralph.toml'} exists already; edit it instead") from error
     except OSError as error:
         raise _fail(f"cannot write {workspace / 'ralph.toml'}: {error.strerror}") from error
     found = installed_presets()
     out.print(f"Wrote {path}" + (f" (agents found: {', '.join(found)})" if found else ""))
+    if validate is not None:
+        out.print(f"Final check: {' '.join(validate)} (validate in ralph.toml)", markup=False)
+    else:
+        _warn("no test command found here: set validate in ralph.toml to your tests")
     if not (workspace / "PROMPT.md").exists():
         out.print("Next: describe the task in PROMPT.md, then `ralph run`.")
 
@@ -313,9 +362,17 @@ def init(workspace: WorkspaceOption = Path()) -> None:
 @app.command()
 def run(
     workspace: WorkspaceOption = Path(),
-    prompt: Annotated[str | None, typer.Option(help="The task, as text.")] = None,
+    prompt: Annotated[str | None, typer.Option("--prompt", "-p", help="The task, as text.")] = None,
     prompt_file: Annotated[
         Path | None, typer.Option(help="A file holding the task (default: PROMPT.md).")
+    ] = None,
+    max_iterations: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=1_000_000_000,
+            help="Development iterations for this run (instead of [budgets] max_iterations).",
+        ),
     ] = None,
     quiet: QuietOption = False,
     plain: PlainOption = False,
@@ -334,6 +391,10 @@ def run(
 ) -> None:
     """Start a new run in the workspace and drive it until it completes or stops."""
     opened = _open(workspace)
+    if max_iterations is not None:
+        # RunStarted records the budget, so a replay or resume needs no flag.
+        budgets = attrs.evolve(opened.config.budgets, max_iterations=max_iterations)
+        opened = attrs.evolve(opened, config=attrs.evolve(opened.config, budgets=budgets))
     try:
         source = resolve_prompt(opened, prompt, prompt_file)
         kept = check_clean(opened, store, allow_dirty=allow_dirty)
@@ -522,8 +583,17 @@ def demo(
         ["git", "log", "--oneline"], cwd=directory, capture_output=True, text=True, check=False
     )
     out.print("Commits:\n" + log.stdout.rstrip())
-    out.print(f"Replay it: cd {directory} && ralph replay --verify")
-    out.print(f"What the agents published: cd {directory} && ralph topics")
+    # The full command: `ralph` is on PATH only while its virtual environment is active.
+    ralph_command = f"{shlex.quote(sys.executable)} -m pipeline"
+    here = shlex.quote(str(opened.layout.root))
+    out.print(
+        f"Replay it: cd {here} && {ralph_command} replay --verify", markup=False, soft_wrap=True
+    )
+    out.print(
+        f"What the agents published: cd {here} && {ralph_command} topics",
+        markup=False,
+        soft_wrap=True,
+    )
     raise _finish(opened, result, display, label)
 
 
@@ -544,6 +614,7 @@ RunOption = Annotated[
 @app.command()
 def replay(
     source: SourceArgument = None,
+    workspace: ReadWorkspaceOption = None,
     run: RunOption = None,
     until: Annotated[
         int | None, typer.Option(help="Fold only the first UNTIL events.", min=0)
@@ -560,7 +631,7 @@ def replay(
 ) -> None:
     """Fold a run's event log into its state and print it (works on a run in progress)."""
     try:
-        with open_source(source, run) as log:
+        with open_source(_located(source, workspace), run) as log:
             if verify and not log.is_store:
                 raise _fail(f"--verify checks a store's checkpoints; {log.label} has none")
             state, problems, checked = _fold_and_check(log, until, verify)
@@ -631,6 +702,13 @@ def _fold_and_check(
 FormatOption = Annotated[LogFormat, typer.Option("--format", help="table or jsonl.")]
 
 
+def _located(source: str | None, workspace: Path | None) -> str | None:
+    """``source``, else ``-C``'s default store, else None (this folder's default store)."""
+    if source is not None or workspace is None:
+        return source
+    return str(workspace / DEFAULT_STORE_PATH)
+
+
 @contextlib.contextmanager
 def _reading_log(source: str | None, run: str | None) -> Iterator[LogSource]:
     """The run's log from ``source``; a log that cannot be read is a usage error (exit 2)."""
@@ -653,6 +731,7 @@ def _print_event(number: int, event: PipelineEvent, output: LogFormat) -> None:
 @app.command()
 def events(
     source: SourceArgument = None,
+    workspace: ReadWorkspaceOption = None,
     run: RunOption = None,
     output: FormatOption = LogFormat.TABLE,
     category: Annotated[
@@ -689,7 +768,7 @@ def events(
             except KeyboardInterrupt:
                 raise typer.Exit(130) from None
         return
-    with _reading_log(source, run) as log:
+    with _reading_log(_located(source, workspace), run) as log:
         for number, event in enumerate(log.events()):
             if wanted(event):
                 _print_event(number, event, output)
@@ -792,11 +871,30 @@ def _check_json(check: Check) -> dict[str, str]:
 
 @app.command()
 def topics(
-    source: SourceArgument = None, run: RunOption = None, output: FormatOption = LogFormat.TABLE
+    source: SourceArgument = None,
+    workspace: ReadWorkspaceOption = None,
+    run: RunOption = None,
+    output: FormatOption = LogFormat.TABLE,
+    patterns: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--topic",
+            "-t",
+            help="Only topics matching this pattern (build.*, review.**; repeat for more).",
+        ),
+    ] = None,
 ) -> None:
     """Print the topics agents published, rejected lines included (as event.malformed)."""
-    with _reading_log(source, run) as log:
+    wanted = tuple(patterns or ())
+    for pattern in wanted:
+        try:
+            check_pattern(pattern)
+        except PatternError as error:
+            raise _fail(f"--topic: {error}") from error
+    with _reading_log(_located(source, workspace), run) as log:
         for entry in topic_log(log.events()):
+            if wanted and not any(topic_matches(p, entry.topic) for p in wanted):
+                continue
             if output is LogFormat.JSONL:
                 sys.stdout.write(orjson.dumps(CONVERTER.unstructure(entry)).decode() + "\n")
             else:
@@ -808,6 +906,7 @@ def topics(
 @app.command()
 def report(
     source: SourceArgument = None,
+    workspace: ReadWorkspaceOption = None,
     run: RunOption = None,
     html: Annotated[
         Path | None, typer.Option("--html", help="Write a self-contained HTML page here.")
@@ -821,7 +920,7 @@ def report(
     retries, fallbacks, malformed lines and scope violations marked, and its final state."""
     if html is None and markdown is None:
         raise _fail("say where the report goes: --html FILE and/or --markdown FILE")
-    with _reading_log(source, run) as log:
+    with _reading_log(_located(source, workspace), run) as log:
         drawn = timeline(log.events())
     title = f"ralph run {drawn.final.run.run_id if drawn.final.run else log.label}"
     outputs = [(html, html_report), (markdown, markdown_report)]

@@ -1,13 +1,78 @@
-"""``ralph init``: a commented starter ``ralph.toml`` for the agent CLIs installed here (I/O)."""
+"""``ralph init``: a commented starter ``ralph.toml`` for the agent CLIs installed here, with
+the repository's test command as the final check where it can be found (I/O)."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
 from pipeline.config import PRESETS
 
-__all__ = ["installed_presets", "starter_config", "write_starter"]
+__all__ = ["detect_test_command", "installed_presets", "starter_config", "write_starter"]
+
+_MAKE_TEST = re.compile(r"^test\s*:", re.M)
+_NPM_PLACEHOLDER = "no test specified"  # what `npm init` writes: a test script that fails
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _npm_test(root: Path) -> bool:
+    try:
+        scripts = json.loads(_read(root / "package.json") or "{}").get("scripts") or {}
+    except (json.JSONDecodeError, AttributeError):
+        return False
+    test = scripts.get("test") if isinstance(scripts, dict) else None
+    return isinstance(test, str) and _NPM_PLACEHOLDER not in test
+
+
+def _uses_pytest(root: Path) -> bool:
+    configured = any(
+        "pytest" in _read(root / name) for name in ("pyproject.toml", "setup.cfg", "tox.ini")
+    )
+    found = (root / "pytest.ini").is_file() or (root / "conftest.py").is_file()
+    tests = any(
+        next((root / folder).glob(pattern), None) is not None
+        for folder in ("tests", "test")
+        for pattern in ("test_*.py", "*_test.py", "**/test_*.py")
+    )
+    return configured or found or tests
+
+
+def detect_test_command(root: Path) -> tuple[str, ...] | None:
+    """The command that runs ``root``'s tests, as far as its files tell: a Makefile's ``test``
+    target, ``npm test``, ``cargo test``, ``go test ./...`` or pytest; None: none found."""
+    if _MAKE_TEST.search(_read(root / "Makefile")):
+        return ("make", "test")
+    if _npm_test(root):
+        return ("npm", "test")
+    if (root / "Cargo.toml").is_file():
+        return ("cargo", "test")
+    if (root / "go.mod").is_file():
+        return ("go", "test", "./...")
+    if _uses_pytest(root):
+        # The project's own virtual environment has its dependencies; else python3.
+        venv = root / ".venv" / "bin" / "python"
+        python = ".venv/bin/python" if venv.is_file() else "python3"
+        return (python, "-m", "pytest", "-q")
+    return None
+
+
+def _validate_lines(validate: tuple[str, ...] | None) -> str:
+    if validate is None:
+        return """\
+# The final check; the run completes only when it exits 0. No test command was found here
+# (Makefile test target, npm test, cargo test, go test, pytest): set it to yours.
+# validate = ["pytest", "-q"]"""
+    return f"""\
+# The final check, found in this repository; the run completes only when it exits 0.
+validate = {json.dumps(list(validate))}"""
 
 
 def installed_presets() -> list[str]:
@@ -15,9 +80,10 @@ def installed_presets() -> list[str]:
     return [name for name, preset in PRESETS.items() if shutil.which(preset.argv[0])]
 
 
-def starter_config(installed: list[str]) -> str:
+def starter_config(installed: list[str], validate: tuple[str, ...] | None = None) -> str:
     """The text of a starter ``ralph.toml``: every installed agent configured, the first one
-    (else Claude Code) the default chain, and every key shown with its default."""
+    (else Claude Code) the default chain, ``validate`` as the final check (None: left for the
+    user to set), and every key shown with its default."""
     agents = installed or ["claude"]
     blocks = "\n".join(f'[agents.{name}]\npreset = "{name}"\n' for name in agents)
     chain = ", ".join(f'"{name}"' for name in agents)
@@ -39,8 +105,7 @@ prompt_file = "PROMPT.md"
 # Rebase the branch onto this one after each commit (unset: never rebase).
 # rebase_onto = "main"
 
-# The final check; the run completes only when it exits 0 (empty: no check).
-# validate = ["pytest", "-q"]
+{_validate_lines(validate)}
 
 [budgets]
 max_iterations = 5              # development iterations
@@ -86,9 +151,11 @@ max_formatting_retries = 2      # correction turns after a malformed structured 
 """
 
 
-def write_starter(root: Path) -> Path:
-    """Write ``ralph.toml`` in ``root``; raises FileExistsError when there is one."""
+def write_starter(root: Path) -> tuple[Path, tuple[str, ...] | None]:
+    """Write ``ralph.toml`` in ``root``; its path and the test command it validates with.
+    Raises FileExistsError when there is one."""
     path = root / "ralph.toml"
+    validate = detect_test_command(root)
     with path.open("x", encoding="utf-8") as handle:
-        handle.write(starter_config(installed_presets()))
-    return path
+        handle.write(starter_config(installed_presets(), validate))
+    return path, validate

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pipeline.cli._safe import terminal_safe
-from pipeline.events import WIRE_TAGS, Json, PipelineEvent
+from pipeline.events import WIRE_TAGS, Json, PipelineEvent, RoleChain
 from pipeline.state import PipelineState, SpendLine
 from pipeline.views import cost_text, models_text, tokens_text
 
@@ -30,20 +30,29 @@ __all__ = [
 _MAX_VALUE = 60
 
 
-def _show(value: Any) -> str:
+def _plain(value: Any) -> str:
+    """``value`` as people read it: enum values, not reprs; a chain as ``role:a>b``."""
     if isinstance(value, enum.Enum):
         return str(value.value)
     if isinstance(value, datetime):
         return value.isoformat(timespec="seconds")
     if isinstance(value, Json):
-        text = value.text
-    elif attrs.has(type(value)):
+        return value.text
+    if isinstance(value, RoleChain):
+        return f"{value.role.value}:{'>'.join(value.agents)}"
+    if attrs.has(type(value)):
         return type(value).__name__
-    else:
-        text = str(value)
-    text = terminal_safe(text)  # agent text: never a control sequence
+    if isinstance(value, tuple):
+        return ",".join(_plain(item) for item in value)
+    return str(value)
+
+
+def _show(value: Any) -> str:
+    text = terminal_safe(_plain(value))  # agent text: never a control sequence
     if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
         return text[:12]  # a sha256 digest: the prefix identifies it for people
+    # One fact, one line: a multi-line value (a commit message) keeps its breaks as \n.
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
     return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
 
 

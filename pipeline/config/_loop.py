@@ -167,14 +167,5 @@ def check_loop(loop: LoopConfig) -> list[str]:
     for topic in loop.required_events:
         if not _TOPIC.fullmatch(topic):
             problems.append(f"loop.required_events: {topic!r} is not a topic")
-    for key in (
-        "stale_repeats",
-        "max_task_blocks",
-        "max_abandoned_tasks",
-        "human_timeout_s",
-        "max_formatting_retries",
-    ):
-        value: int = getattr(loop, key)
-        if value < 0:
-            problems.append(f"loop.{key}: must be 0 (off) or more, got {value}")
+    # The integers' ranges are checked with every other setting's (pipeline.config._bounds).
     return problems

@@ -16,6 +16,7 @@ from cattrs.errors import BaseValidationError, ForbiddenExtraKeysError
 from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn
 from cattrs.preconf.orjson import make_converter
 
+from pipeline.config._bounds import check_ranges, find_nul
 from pipeline.config._loop import check_hats, check_loop
 from pipeline.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS
@@ -102,6 +103,9 @@ def parse_config(text: str, source: str) -> RalphConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from error
+    nul = list(find_nul(data))
+    if nul:
+        raise ConfigError(f"{source}: " + "; ".join(nul))
     try:
         config: RalphConfig = _CONVERTER.structure(data, RalphConfig)
     except BaseValidationError as error:
@@ -139,10 +143,8 @@ def _check(config: RalphConfig, source: str) -> None:
             problems.append(
                 f"agents.{name}.output_format: unknown format {agent.output_format!r} ({known})"
             )
-        if agent.command is not None and not agent.command:
+        if agent.command is not None and not (agent.command and agent.command[0].strip()):
             problems.append(f"agents.{name}.command: must name a program")
-        if agent.timeout_s <= 0 or agent.inactivity_timeout_s <= 0:
-            problems.append(f"agents.{name}: timeouts must be positive")
     for role in Role:
         hat_chain = config.hats.for_role(role).chain
         key = f"hats.{role.value}.chain" if hat_chain else f"chains.{role.value}"
@@ -171,8 +173,12 @@ def _check(config: RalphConfig, source: str) -> None:
             f"store.url: {url!r} is not a store (use a path, sqlite:///PATH or "
             "postgresql://USER@HOST:PORT/DATABASE)"
         )
+    if config.validate and not config.validate[0].strip():
+        problems.append("validate: must name a program (or leave validate out)")
     problems.extend(check_hats(config.hats))
     problems.extend(check_loop(config.loop))
+    ranges = check_ranges(config)
+    problems.extend(ranges)
 
     for model, price in config.prices.items():
         figures = (
@@ -188,7 +194,8 @@ def _check(config: RalphConfig, source: str) -> None:
         if not 1 <= value <= 1 << 40:
             problems.append(f"budgets.{key}: must be from 1 to 2**40, got {value}")
     try:
-        config.budgets.to_budget()
+        if not ranges:  # each out-of-range value is named once, above
+            config.budgets.to_budget()
     except ValueError as error:
         problems.append(f"budgets: {error}")
     if problems:

@@ -11,9 +11,12 @@ import types
 from collections.abc import Mapping
 from typing import Final, NewType, TypeAlias, final
 
-from attrs import frozen
+from attrs import field, frozen
 
 from pipeline.events.values import (
+    COUNT_VALIDATOR,
+    FILE_MODE_VALIDATOR,
+    ORDINAL_VALIDATOR,
     AgentName,
     CheckpointTrigger,
     Count,
@@ -85,7 +88,7 @@ class BeginIteration:
     """Record that development iteration ``iteration`` begins."""
 
     effect_id: EffectId
-    iteration: Count
+    iteration: Count = field(validator=COUNT_VALIDATOR)
 
 
 @final
@@ -94,7 +97,7 @@ class BeginReviewPass:
     """Record that review pass ``review_pass`` begins."""
 
     effect_id: EffectId
-    review_pass: Count
+    review_pass: Count = field(validator=COUNT_VALIDATOR)
 
 
 @final
@@ -103,7 +106,7 @@ class BeginFixAttempt:
     """Record that fixing the issues of review pass ``review_pass`` begins."""
 
     effect_id: EffectId
-    review_pass: Count
+    review_pass: Count = field(validator=COUNT_VALIDATOR)
 
 
 @final
@@ -130,13 +133,13 @@ class MaterializePrompt:
     effect_id: EffectId
     kind: PromptKind
     role: Role
-    iteration: Count
-    review_pass: Count
+    iteration: Count = field(validator=COUNT_VALIDATOR)
+    review_pass: Count = field(validator=COUNT_VALIDATOR)
     last_error: str | None
     """The latest failure the run recorded (a dev-fix prompt is about it)."""
     feedback: tuple[MalformedLineNote, ...]
     """Malformed lines of the events file since the last prompt: the agent must learn of them."""
-    feedback_omitted: Count
+    feedback_omitted: Count = field(validator=COUNT_VALIDATOR)
     """How many more malformed lines there were than ``feedback`` lists."""
     notices: tuple[Notice, ...]
     """What ralph must tell the agent: scope violations, a refused completion, abandoned
@@ -162,13 +165,13 @@ class InvokeAgent:
     effect_id: EffectId
     role: Role
     agent: AgentName
-    attempt: Ordinal
+    attempt: Ordinal = field(validator=ORDINAL_VALIDATOR)
     prompt_kind: PromptKind
-    iteration: Count
-    review_pass: Count
-    events_offset: Count
+    iteration: Count = field(validator=COUNT_VALIDATOR)
+    review_pass: Count = field(validator=COUNT_VALIDATOR)
+    events_offset: Count = field(validator=COUNT_VALIDATOR)
     """Bytes of the events file already read into the log: read on from here afterwards."""
-    events_lines: Count
+    events_lines: Count = field(validator=COUNT_VALIDATOR)
     """Lines of the events file already read (the next line is ``events_lines + 1``)."""
     expects_response: bool
     """Whether the agent answers with a structured response (``response.json``) to be judged
@@ -182,7 +185,7 @@ class BackOff:
 
     effect_id: EffectId
     role: Role
-    ceiling_ms: DurationMs
+    ceiling_ms: DurationMs = field(validator=COUNT_VALIDATOR)
 
 
 @final
@@ -192,7 +195,7 @@ class SaveCheckpoint:
 
     effect_id: EffectId
     trigger: CheckpointTrigger
-    sequence: Sequence
+    sequence: Sequence = field(validator=COUNT_VALIDATOR)
 
 
 @final
@@ -289,7 +292,7 @@ class RestorePromptPermissions:
 
     effect_id: EffectId
     path: str | None
-    mode: Count | None
+    mode: Count | None = field(validator=FILE_MODE_VALIDATOR)
     """The mode ``PromptFileProtected`` recorded (a count, like there: it fits the wire)."""
 
 
@@ -321,8 +324,8 @@ class CollectReport:
     agent: AgentName
     """The agent whose report it is (named when the report is rejected)."""
     prompt_kind: PromptKind
-    iteration: Count
-    review_pass: Count
+    iteration: Count = field(validator=COUNT_VALIDATOR)
+    review_pass: Count = field(validator=COUNT_VALIDATOR)
 
 
 @final

@@ -14,6 +14,7 @@ from attrs import field, frozen
 
 from pipeline.events.values import (
     COUNT_VALIDATOR,
+    EXIT_CODE_VALIDATOR,
     INSTANT_VALIDATOR,
     OPTIONAL_COUNT_VALIDATOR,
     ORDINAL_VALIDATOR,
@@ -71,7 +72,7 @@ class InvocationSucceeded:
 
     role: Role
     agent: AgentName
-    exit_code: ExitCode
+    exit_code: ExitCode = field(validator=EXIT_CODE_VALIDATOR)
     duration_ms: DurationMs = field(validator=COUNT_VALIDATOR)
     output_digest: Digest
     at: Instant = field(validator=INSTANT_VALIDATOR)

@@ -9,6 +9,7 @@ from attrs import field, frozen
 from pipeline.events.policy import LoopPolicy
 from pipeline.events.values import (
     INSTANT_VALIDATOR,
+    OPTIONAL_COUNT_VALIDATOR,
     Budget,
     Digest,
     Instant,
@@ -68,7 +69,7 @@ class RunAbandoned:
 class RunResumed:
     """A new process took the run up again from a checkpoint (or from the start of the log)."""
 
-    checkpoint_sequence: Sequence | None
+    checkpoint_sequence: Sequence | None = field(validator=OPTIONAL_COUNT_VALIDATOR)
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 

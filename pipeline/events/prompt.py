@@ -8,7 +8,7 @@ from typing import TypeAlias, final
 from attrs import field, frozen
 
 from pipeline.events.values import (
-    COUNT_VALIDATOR,
+    FILE_MODE_VALIDATOR,
     INSTANT_VALIDATOR,
     Count,
     Digest,
@@ -37,7 +37,7 @@ class PromptFileProtected:
     finalization (its permission bits, as ``stat`` gives them)."""
 
     path: str
-    original_mode: Count = field(validator=COUNT_VALIDATOR)
+    original_mode: Count = field(validator=FILE_MODE_VALIDATOR)
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 

@@ -20,8 +20,13 @@ from attrs import Attribute, field, frozen
 __all__ = [
     "COUNT_VALIDATOR",
     "EXIT_CODES",
+    "EXIT_CODE_VALIDATOR",
+    "FILE_MODE_VALIDATOR",
     "INSTANT_VALIDATOR",
     "MAX_COUNT",
+    "MAX_EXIT_CODE",
+    "MAX_FILE_MODE",
+    "MIN_EXIT_CODE",
     "OPTIONAL_COUNT_VALIDATOR",
     "ORDINAL_VALIDATOR",
     "USD_VALIDATOR",
@@ -297,6 +302,31 @@ COUNT_VALIDATOR = _count
 ORDINAL_VALIDATOR = _ordinal
 """Validator for :data:`Ordinal` fields."""
 
+MAX_FILE_MODE = 0o7777
+"""The largest file mode ``chmod`` takes (permission bits with setuid, setgid and sticky)."""
+
+
+def _optional_file_mode(_instance: object, attribute: Attribute[Any], value: Any) -> None:
+    if value is not None and not 0 <= value <= MAX_FILE_MODE:
+        raise ValueError(f"{attribute.name} must be a file mode from 0 to 0o7777, got {value!r}")
+
+
+FILE_MODE_VALIDATOR = _optional_file_mode
+"""Validator for file modes (``Count`` fields holding ``chmod`` bits; None passes)."""
+
+MIN_EXIT_CODE = -(2**31)
+MAX_EXIT_CODE = 2**32 - 1
+"""Exit statuses as any platform reports them (negative: the signal), inside 64 bits."""
+
+
+def _exit_code(_instance: object, attribute: Attribute[Any], value: Any) -> None:
+    if not MIN_EXIT_CODE <= value <= MAX_EXIT_CODE:
+        raise ValueError(f"{attribute.name} must be from -2**31 to 2**32-1, got {value!r}")
+
+
+EXIT_CODE_VALIDATOR = _exit_code
+"""Validator for :data:`ExitCode` fields."""
+
 
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 """A JSON value as Python builds it: objects are dicts, arrays are lists."""
@@ -367,6 +397,8 @@ class TerminationReason(enum.StrEnum):
     """Why a run stopped; ``value`` is the stable string shown to people and stored in the log."""
 
     COMPLETED = "completed"
+    NO_CHANGES = "no_changes"
+    """Validation passed but the run committed nothing: no work was done, so no success."""
     MAX_ITERATIONS = "max_iterations"
     MAX_RUNTIME = "max_runtime"
     MAX_COST = "max_cost"
@@ -396,6 +428,7 @@ class TerminationReason(enum.StrEnum):
 EXIT_CODES: Final[Mapping[TerminationReason, int]] = types.MappingProxyType(
     {
         TerminationReason.COMPLETED: 0,
+        TerminationReason.NO_CHANGES: 1,
         TerminationReason.MAX_ITERATIONS: 2,
         TerminationReason.MAX_RUNTIME: 2,
         TerminationReason.MAX_COST: 2,

@@ -17,18 +17,26 @@ __all__ = ["reduce_validation"]
 
 
 def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineState:
-    """Fold one validation fact: a pass completes the run, a failure asks for another iteration."""
+    """Fold one validation fact: a pass completes the run (``no_changes`` when it committed
+    nothing), a failure asks for another iteration."""
     progress = state.progress
     validating = progress.phase is Phase.FINAL_VALIDATION and progress.step is Step.VALIDATE
     match event:
         case FinalValidationPassed():
-            if validating:
-                # Every way to success ends here, so the completion gate stands here too.
-                refused = gate_success(state)
-                if refused is not None:
-                    return refused
-                return finalize(state, TerminationReason.COMPLETED)
-            return anomaly(state, event, "no validation was asked for")
+            if not validating:
+                return anomaly(state, event, "no validation was asked for")
+            # Every way to success ends here, so the completion gate stands here too.
+            refused = gate_success(state)
+            if refused is not None:
+                return refused
+            if state.ledger.commits == 0:
+                # A claim of completion with nothing committed (a LOOP_COMPLETE and no work,
+                # or checks that pass on the untouched tree) is not a success.
+                why = "validation passed, but the run committed no change"
+                return finalize(
+                    state, TerminationReason.NO_CHANGES, ledger_with(state.ledger, last_error=why)
+                )
+            return finalize(state, TerminationReason.COMPLETED)
         case FinalValidationFailed():
             if validating:
                 ledger = ledger_with(state.ledger, last_error=f"final validation: {event.reason}")

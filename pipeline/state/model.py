@@ -236,7 +236,7 @@ class ResponseCheck:
     """The current task's structured response as judged so far (see ``Hat.response_schema``)."""
 
     valid: bool
-    failures: int
+    failures: int = field(validator=COUNT_VALIDATOR)
     """Invalid responses in this task so far; correction turns follow while it is at most the
     policy's ``max_formatting_retries``."""
     raw_response: str

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
-from pipeline.effects import Effect, EffectId
+from pipeline.effects import Effect, EffectId, MaterializePrompt, RestorePromptPermissions
 from pipeline.engine import run_in_memory
 from pipeline.events import (
     AgentName,
@@ -30,6 +30,7 @@ from pipeline.events import (
     LoopPolicy,
     Ordinal,
     PipelineEvent,
+    PromptFileProtected,
     QuestionId,
     Role,
     RoleChain,
@@ -40,7 +41,7 @@ from pipeline.events import (
 from pipeline.events import (
     Sequence as Seq,
 )
-from pipeline.events.values import MAX_COUNT
+from pipeline.events.values import MAX_COUNT, MAX_FILE_MODE
 from pipeline.handlers.simulated import (
     SimulatedWorld,
     WorldConfig,
@@ -50,7 +51,7 @@ from pipeline.handlers.simulated import (
 from pipeline.orchestration import step_bound
 from pipeline.reducers import fold
 from pipeline.responses import AGENT_RESPONSE
-from pipeline.state import PipelineState, SpendLine
+from pipeline.state import PipelineState, ResponseCheck, SpendLine
 
 __all__ = [
     "HypothesisChooser",
@@ -257,6 +258,20 @@ def register_strategies() -> None:
     register(Seq, st.integers(0, MAX_COUNT).map(Seq))
     register(DurationMs, st.integers(0, MAX_COUNT).map(DurationMs))
     register(ExitCode, st.integers(-64, 255).map(ExitCode))
+    # File modes are Counts bounded to chmod's bits: the type alone cannot say so.
+    modes = st.integers(0, MAX_FILE_MODE).map(Count)
+    register(PromptFileProtected, st.builds(PromptFileProtected, original_mode=modes))
+    register(ResponseCheck, st.builds(ResponseCheck, failures=st.integers(0, MAX_COUNT)))
+    # A response schema is a JSON object (or boolean): a top-level null would read back as
+    # "no schema", so a prompt's schema is drawn as the hats' are.
+    register(
+        MaterializePrompt,
+        st.builds(MaterializePrompt, response_schema=st.none() | st.just(AGENT_RESPONSE)),
+    )
+    register(
+        RestorePromptPermissions,
+        st.builds(RestorePromptPermissions, mode=st.none() | modes),
+    )
     register(Budget, budgets())
     register(Usd, usd())
     register(UsageReported, usage_facts())

@@ -303,6 +303,7 @@ class Worker:
                     store=store,
                     signals=False,
                     interruption=interruption,
+                    leased=True,
                 )
         except LeaseLostError:
             raise

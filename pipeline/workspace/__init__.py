@@ -4,6 +4,7 @@ choosing its store, and driving a run there with the real runtime. ``ralph run``
 with :func:`diagnose`."""
 
 from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
+from pipeline.workspace._lock import WorkspaceBusyError
 from pipeline.workspace._reconcile import (
     Reconciliation,
     RecordedCommit,
@@ -30,6 +31,7 @@ __all__ = [
     "RunSetupError",
     "Status",
     "Workspace",
+    "WorkspaceBusyError",
     "check_clean",
     "diagnose",
     "drive",

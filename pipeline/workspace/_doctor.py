@@ -33,6 +33,7 @@ from pipeline.handlers.intake import EventsFileError, read_marker
 from pipeline.handlers.redaction import mask_password_of
 from pipeline.handlers.runtime import WorkspaceLayout, load_response_schemas
 from pipeline.handlers.store import StoreError, store_path
+from pipeline.workspace._programs import missing_programs
 from pipeline.workspace._run import locate_store
 
 __all__ = ["Check", "Status", "diagnose", "would_fail"]
@@ -140,6 +141,27 @@ def check_prompt(root: Path, config: RalphConfig) -> list[Check]:
     if not text.strip():
         return [Check("prompt", Status.FAIL, f"{path} is empty", fix)]
     return [Check("prompt", Status.OK, f"{path} ({len(text.splitlines())} lines)")]
+
+
+def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
+    """The final check's program can be found (a run refuses to start without it); a
+    configuration without one is a warning: any completion claim would then be believed."""
+    if not config.validate:
+        fix = 'set validate = ["your", "test", "command"] in ralph.toml'
+        return [Check("validate", Status.WARN, "no final check: nothing tests the work", fix)]
+    missing = [
+        line for line in missing_programs(config, root, environ) if line.startswith("validate")
+    ]
+    if missing:
+        return [
+            Check(
+                "validate",
+                Status.FAIL,
+                missing[0],
+                f"install {config.validate[0]} or correct validate",
+            )
+        ]
+    return [Check("validate", Status.OK, " ".join(config.validate))]
 
 
 def check_ralph_folder(root: Path) -> list[Check]:
@@ -499,6 +521,7 @@ def diagnose(
     checks += config_checks
     if config is not None:
         checks += check_prompt(root, config)
+        checks += check_validate(root, config, environ)
     checks += check_ralph_folder(root)
     checks += check_store(_location(root, config, store))
     if config is not None:

@@ -20,7 +20,7 @@ from attrs import frozen
 from pipeline.config import Durability, RalphConfig, parse_config, require_chains
 from pipeline.engine import DurableRun, Interruption, load_state, run_durable, utc_now
 from pipeline.errors import PipelineError
-from pipeline.events import Digest, Json, PipelineEvent, Role, RunId
+from pipeline.events import Digest, Json, PipelineEvent, Role, RunId, RunStarted
 from pipeline.handlers import EffectTracer
 from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import write_marker
@@ -41,6 +41,8 @@ from pipeline.handlers.runtime import (
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
 from pipeline.state import PipelineState
 from pipeline.workspace._dirty import dirty_message, dirty_paths
+from pipeline.workspace._lock import WorkspaceLock, hold_workspace
+from pipeline.workspace._programs import missing_programs
 from pipeline.workspace._reconcile import RunDivergedError, reconcile, recorded_commits
 
 __all__ = [
@@ -123,6 +125,9 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
     config = parse_config(text, source)
     require_chains(config, source)
     _refuse_known_pitfalls(config, source)
+    missing = missing_programs(config, root, os.environ)
+    if missing:
+        raise RunSetupError(f"{source}: " + "; ".join(missing))
     schemas = load_response_schemas(config, root, source)  # a bad one stops the run now
     try:
         ensure_excluded(root)
@@ -279,6 +284,7 @@ def drive(
     signals: bool = True,
     interruption: Interruption | None = None,
     kept_paths: tuple[str, ...] = (),
+    leased: bool = False,
 ) -> DurableRun:
     """Start (``prompt``) or resume (``run_id``) a run and drive it until it stops.
 
@@ -286,7 +292,57 @@ def drive(
     open. With ``signals``, SIGINT and SIGTERM interrupt the run cleanly (main thread only),
     through ``interruption`` when given (its ``reason`` then tells the caller why it stopped).
     ``kept_paths``: paths a new run's commits leave alone (see :func:`check_clean`).
+
+    Only one run at a time drives a workspace: :class:`WorkspaceBusyError` when another holds it
+    (``leased``: a queue worker's run, which shares the workspace with other workers only,
+    their leases deciding between them).
     """
+    # A worker's lease decides between workers; the lock keeps hand-started runs apart.
+    with hold_workspace(workspace.layout.ralph_dir, run_id, shared=leased) as lock:
+        return _drive_held(
+            workspace,
+            lock,
+            prompt=prompt,
+            run_id=run_id,
+            on_event=on_event,
+            on_warning=on_warning,
+            tracer=tracer,
+            store=store,
+            signals=signals,
+            interruption=interruption,
+            kept_paths=kept_paths,
+        )
+
+
+def _naming(
+    lock: WorkspaceLock, on_event: Callable[[PipelineState, PipelineEvent], None] | None
+) -> Callable[[PipelineState, PipelineEvent], None]:
+    """``on_event`` that also writes a new run's id into the lock once it is known."""
+
+    def observe(state: PipelineState, event: PipelineEvent) -> None:
+        if isinstance(event, RunStarted):
+            lock.name_run(event.run_id)
+        if on_event is not None:
+            on_event(state, event)
+
+    return observe
+
+
+def _drive_held(
+    workspace: Workspace,
+    lock: WorkspaceLock,
+    *,
+    prompt: PromptSource | None,
+    run_id: RunId | None,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+    on_warning: Callable[[str], None] | None,
+    tracer: EffectTracer | None,
+    store: EventStore | None,
+    signals: bool,
+    interruption: Interruption | None,
+    kept_paths: tuple[str, ...],
+) -> DurableRun:
+    """:func:`drive` once the workspace is held."""
     runtime = Runtime(
         workspace.layout,
         workspace.config,
@@ -320,7 +376,7 @@ def drive(
             store,
             runtime,
             run_id=run_id,
-            on_event=on_event,
+            on_event=_naming(lock, on_event),
             on_warning=on_warning,
             interruption=interruption,
             tracer=tracer,

@@ -70,15 +70,19 @@ def _raw(output: bytes) -> list[str]:
     return found + (["emoji"] if "❌".encode() in output else [])
 
 
-def _wait_for_question(root: Path, within_s: float = 60) -> None:
+def _wait_for_question(root: Path, within_s: float = 60) -> str:
+    """The id of the question the run waits on, once it has been asked."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         path = root / ".ralph" / "pipeline.db"
         if path.is_file():
             with SqliteEventStore(path) as store:
                 runs = store.runs()
-                if runs and load_state(store, runs[-1].run_id)[0].ledger.pending_question:
-                    return
+                question = (
+                    load_state(store, runs[-1].run_id)[0].ledger.pending_question if runs else None
+                )
+                if question is not None and question.asked:
+                    return question.question_id
         time.sleep(0.1)
     raise AssertionError("no question was asked")
 
@@ -98,8 +102,8 @@ def test_no_control_sequence_of_an_agent_reaches_plain_output_or_any_command(
         stderr=subprocess.PIPE,
     )
     try:
-        _wait_for_question(root)
-        outputs = {"respond": _ralph("respond", "fine", cwd=root)}
+        question = _wait_for_question(root)
+        outputs = {"respond": _ralph("respond", "fine", "--question", question, cwd=root)}
         out, err = run.communicate(timeout=120)
     finally:
         run.kill()

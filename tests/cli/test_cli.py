@@ -253,15 +253,18 @@ def test_events_with_an_unknown_format_is_a_usage_error(demo_dir: Path) -> None:
 
 
 @pytest.mark.slow
-def _start_run(db: Path, delay: float) -> subprocess.Popen[str]:
+def _start_run(db: Path, delay: float, gate: str | None = None) -> subprocess.Popen[str]:
     """A crash worker running a simulated pipeline into ``db`` in another process, ``delay``
-    seconds per handler step; returned once it is ready."""
+    seconds per handler step (``gate``: ``PATH:N``, stop after N facts until PATH exists);
+    returned once it is ready."""
     root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ) if gate is None else {**os.environ, "CRASH_GATE": gate}
     worker = subprocess.Popen(
         [sys.executable, "-m", "tests.engine.crash_worker", str(db), "7", str(delay)],
         cwd=root,
         stdout=subprocess.PIPE,
         text=True,
+        env=env,
     )
     assert worker.stdout is not None
     assert worker.stdout.readline().strip() == "ready"
@@ -269,9 +272,9 @@ def _start_run(db: Path, delay: float) -> subprocess.Popen[str]:
 
 
 def _wait_for_events(db: Path, more_than: int) -> int:
-    """Wait (10 s at most) until the run in ``db`` holds more than ``more_than`` events; how
-    many it holds then (0 if it never did)."""
-    for _ in range(200):
+    """Wait (60 s at most: a loaded machine is slow) until the run in ``db`` holds more than
+    ``more_than`` events; how many it holds then (0 if it never did)."""
+    for _ in range(1200):
         if db.exists():
             with SqliteEventStore(db) as store:
                 runs = store.runs()
@@ -418,9 +421,11 @@ def test_events_follow_prints_a_run_in_progress_in_another_process_until_it_ends
 ) -> None:
     """``events --follow`` started while another process runs the pipeline prints the events
     appended after it started, as they come, and exits 0 when the run is complete; what it
-    printed is the whole log."""
+    printed is the whole log. The run waits at a gate after 6 facts until the follower has
+    printed its first line, so the order does not depend on the machine's load."""
     db = tmp_path / "pipeline.db"
-    worker = _start_run(db, 0.01)
+    gate = tmp_path / "gate"
+    worker = _start_run(db, 0.01, gate=f"{gate}:6")
     try:
         head_at_start = _wait_for_events(db, 5)
         errors = tmp_path / "follower.err"
@@ -440,6 +445,7 @@ def test_events_follow_prints_a_run_in_progress_in_another_process_until_it_ends
             assert follower.stdout is not None
             first = follower.stdout.readline()
             still_running = worker.poll() is None
+            gate.touch()  # the run goes on only now
             out = first + follower.stdout.read()
             follower.wait()
         finally:

@@ -131,3 +131,20 @@ def test_a_reachable_postgresql_store_is_ok(tmp_path: Path, postgres_url: str) -
     (store,) = [c for c in _json(result)["checks"] if c["name"] == "store"]
     assert store["status"] == "OK"
     assert "PostgreSQL" in store["detail"]
+
+
+def test_the_final_check_is_looked_up_and_its_absence_warned(tmp_path: Path) -> None:
+    """A ``validate`` program nowhere to be found fails (a run would refuse to start); no
+    ``validate`` at all is a warning (any completion claim would be believed)."""
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": ""},
+        agents={"main": scripted("s.toml")},
+        extra='validate = ["ralph-test-no-such-check"]',
+    )
+    missing = doctor("-C", str(root), cwd=tmp_path)
+    assert missing.returncode == 1, missing.stdout + missing.stderr
+    assert "'ralph-test-no-such-check' not found" in missing.stdout
+    unset = doctor("-C", str(_healthy(tmp_path / "plain")), cwd=tmp_path)
+    assert unset.returncode == 0, unset.stdout + unset.stderr
+    assert "no final check" in unset.stdout

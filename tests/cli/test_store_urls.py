@@ -80,6 +80,9 @@ def test_the_store_comes_from_ralph_toml_or_ralph_store_and_the_flag_wins(
     assert ralph("run", "--quiet", cwd=root).returncode == 0
     with PostgresEventStore(postgres_url) as store:
         assert len(store.runs()) == 1
+    # The second run has work to do again (a run that commits nothing is no success).
+    subprocess.run(["git", "rm", "-q", "work.txt"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "Undo the work"], cwd=root, check=True)
     env_run = subprocess.run(
         [*RALPH, "run", "--quiet"],
         cwd=root,

@@ -80,7 +80,7 @@ def test_an_empty_file_is_the_default_configuration() -> None:
             "ralph.toml: store.durability: 'fast' is not a valid Durability",
         ),
         ("[store]\nsync = true", "ralph.toml: store.sync: unknown key"),
-        ("[budgets]\nmax_iterations = 0", "budgets: max_iterations must be from 1 to 2**53"),
+        ("[budgets]\nmax_iterations = 0", "budgets.max_iterations: must be from 1 to"),
         ("[budgets]\nmax_event_lines = 0", "budgets.max_event_lines: must be from 1 to 2**40"),
         (
             "[budgets]\nmax_event_line_bytes = 1099511627777",
@@ -119,7 +119,7 @@ def test_an_empty_file_is_the_default_configuration() -> None:
             "[loop]\ncancellation_promise = 'LOOP_COMPLETE'",
             "loop.cancellation_promise: the same topic as completion_promise",
         ),
-        ("[loop]\nstale_repeats = -1", "loop.stale_repeats: must be 0 (off) or more, got -1"),
+        ("[loop]\nstale_repeats = -1", "loop.stale_repeats: must be from 0 (off) to"),
         ("[loop]\nenforce_hat_scope = 1", "loop.enforce_hat_scope: expected a boolean, got 1"),
         ("[loop]\nrequired_events = 'a'", "loop.required_events: expected an array of strings"),
         ("[redaction]\nvariables = 'A_*'", "redaction.variables: expected an array of strings"),

@@ -6,6 +6,9 @@ the keyed crash world durably until the run is complete.
 
 With ``CRASH_STALL_COMMIT=N`` set, the N-th append stops inside its transaction (its rows
 inserted, its COMMIT not yet sent), prints ``in-transaction`` and waits to be killed.
+
+With ``CRASH_GATE=PATH:N`` set, the run stops after its N-th fact is durable until ``PATH``
+exists, so a test can act while the run is certainly in progress, whatever the machine's load.
 """
 
 from __future__ import annotations
@@ -59,11 +62,16 @@ def main(argv: list[str]) -> int:
         # position each InvokeAgent carries from the log, as the real reader does.
         world = CrashWorld(seed, delay)
         announced = []
+        gate_path, _, gate_at = os.environ.get("CRASH_GATE", "").rpartition(":")
 
         def announce(_state: object, _event: object) -> None:
             if not announced:
-                announced.append(True)
                 print("running", flush=True)
+            announced.append(True)
+            if gate_path and len(announced) == int(gate_at):
+                deadline = time.monotonic() + 120
+                while not Path(gate_path).exists() and time.monotonic() < deadline:
+                    time.sleep(0.02)
 
         result = run_durable(store, world, run_id=run_id, clock=clock, on_event=announce)
     print(f"done {result.run_id}", flush=True)

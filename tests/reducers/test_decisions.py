@@ -331,3 +331,16 @@ def test_a_commit_asked_for_right_after_a_resume_may_already_exist() -> None:
     assert isinstance(again, CreateCommit)
     assert again.may_exist is True
     assert again.effect_id == first.effect_id, "the re-issued effect keeps its id"
+
+
+def test_a_run_that_validates_with_nothing_committed_is_no_success() -> None:
+    """Validation passing after a run that committed no change ends ``no_changes`` (exit 1,
+    not a success): an agent that only claims completion has done nothing."""
+    result = scripted_run({"changes to commit": [False] * 50})
+    state = result.state
+    assert state.phase is Phase.COMPLETE
+    assert state.ledger.commits == 0
+    assert state.termination is TerminationReason.NO_CHANGES
+    assert state.termination.exit_code == 1
+    assert not state.termination.is_success
+    assert state.ledger.last_error == "validation passed, but the run committed no change"

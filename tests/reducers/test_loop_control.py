@@ -263,9 +263,12 @@ def _last_iteration_claims_completion(
 @pytest.mark.parametrize("status", [IterationStatus.PARTIAL, IterationStatus.FAILED])
 def test_completion_on_the_last_iteration_completes_the_run(status: IterationStatus) -> None:
     """The known defect fixed: a claim on the last allowed iteration is validated and
-    completes the run; it is not reported as max_iterations."""
+    completes the run; it is not reported as max_iterations. (Failed iterations commit
+    nothing, so that run validates to ``no_changes``: nothing was done.)"""
     state, effects = _last_iteration_claims_completion(status)
-    assert state.termination is TerminationReason.COMPLETED
+    done = TerminationReason.COMPLETED if state.ledger.commits else TerminationReason.NO_CHANGES
+    assert state.ledger.commits == (0 if status is IterationStatus.FAILED else 2)
+    assert state.termination is done
     assert any(type(e).__name__ == "ValidateFinalState" for e in effects)
 
 

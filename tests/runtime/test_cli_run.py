@@ -160,3 +160,81 @@ def test_the_runtime_budget_ends_the_run_with_exit_2(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stdout + result.stderr
     assert "error.budget_exceeded budget=runtime" in result.stdout
     assert "Exit status 2: max_runtime" in result.stdout
+
+
+_HUGE = 9223372036854775807
+
+
+@pytest.mark.parametrize(
+    ("settings", "key"),
+    [
+        ({"budgets": f"max_runtime_s = {_HUGE}"}, "budgets.max_runtime_s"),
+        ({"budgets": "max_runtime_s = -1"}, "budgets.max_runtime_s"),
+        ({"extra": f"[loop]\nhuman_timeout_s = {_HUGE}"}, "loop.human_timeout_s"),
+        ({"extra": f"[loop]\nstale_repeats = {_HUGE}"}, "loop.stale_repeats"),
+        ({"agent_options": "timeout_s = -1"}, "agents.main.timeout_s"),
+        ({"agents": {"main": ["python3\0-c"]}}, "agents.main.command[0]"),
+        ({"agents": {"main": [""]}}, "agents.main.command"),
+        ({"agents": {"main": ["ralph-test-no-such-agent"]}}, "agents.main.command"),
+        ({"extra": 'validate = ["ralph-test-no-such-check"]'}, "validate"),
+        ({"extra": 'validate = ["make\\u0000test"]'}, "validate[0]"),
+    ],
+    ids=[
+        "huge-runtime",
+        "negative-runtime",
+        "huge-human-timeout",
+        "huge-stale-repeats",
+        "negative-timeout",
+        "nul-in-command",
+        "empty-program",
+        "missing-agent-program",
+        "missing-validate-program",
+        "nul-in-validate",
+    ],
+)
+def test_a_setting_a_run_would_trip_over_later_is_refused_before_the_store_exists(
+    tmp_path: Path, settings: dict[str, object], key: str
+) -> None:
+    """Values out of range, a NUL in any string and a program that cannot be found: exit 2
+    with one line naming the key, before the store is created and before any agent."""
+    options: dict[str, object] = {
+        "scripts": {"s.toml": FINISH_EVERYTHING},
+        "agents": {"main": scripted("s.toml")},
+        **settings,
+    }
+    if "budgets" in settings:
+        options["budgets"] = f"max_retries_per_agent = 0\n{settings['budgets']}"
+    if "agent_options" in settings:
+        options["agent_options"] = f"inactivity_timeout_s = 30\n{settings['agent_options']}"
+    root = make_workspace(tmp_path / "ws", **options)  # type: ignore[arg-type]
+    result = ralph("run", cwd=root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"{key}:" in lines[0], lines[0]
+    assert not (root / ".ralph" / "pipeline.db").exists()
+    assert not started_any_agent(root)
+
+
+def test_run_takes_p_and_max_iterations_as_the_rust_tool_does(tmp_path: Path) -> None:
+    """``-p TEXT`` is the prompt; ``--max-iterations N`` bounds this run's development
+    iterations (recorded in RunStarted); 0 is a usage error."""
+    from pipeline.events import RunStarted
+
+    partial = FINISH_EVERYTHING.replace('"completed\\ndone"', '"partial\\nmore to do"')
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": partial},
+        agents={"main": scripted("s.toml")},
+        budgets="max_iterations = 5\nmax_retries_per_agent = 0",
+    )
+    refused = ralph("run", "-p", "Say hello", "--max-iterations", "0", cwd=root)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    result = ralph("run", "-p", "Say hello", "--max-iterations", "1", cwd=root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Exit status 2: max_iterations" in result.stdout
+    started = next(e for e in stored_events(root) if isinstance(e, RunStarted))
+    assert started.budget.max_iterations == 1
+    saved = next((root / ".ralph" / "runs").iterdir()) / "prompt.md"
+    assert saved.read_text() == "Say hello"

@@ -198,7 +198,8 @@ def test_a_configured_branch_is_created_and_the_run_commits_there(tmp_path: Path
     result = run_here(root)
     assert git(root, "rev-parse", "--abbrev-ref", "HEAD") == "ralph/work"
     assert git(root, "rev-parse", "main") == main_before
-    assert git(root, "show", "--name-only", "--format=", "ralph/work") == "f.txt"
+    # f.txt from the first development step, work.txt from every role (FINISH_EVERYTHING).
+    assert git(root, "show", "--name-only", "--format=", "ralph/work") == "f.txt\nwork.txt"
     assert result.state.ledger.commits == 1
 
 

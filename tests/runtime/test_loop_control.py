@@ -40,7 +40,9 @@ write.".agent/out/plan.md" = "1. do it"
 write.".agent/out/status" = "{status}\\nsummary"
 write.".agent/out/issues.md" = ""
 write.".agent/out/commit-message" = "Do it"
+write."work.txt" = "done"
 """
+"""Every role's report, and a change to commit (a run that commits nothing is no success)."""
 
 
 def step(kind: str, *, status: str = "completed", extra: str = "") -> str:
@@ -94,6 +96,7 @@ def test_a_hat_gives_its_role_its_own_model_and_agent_arguments(tmp_path: Path) 
         '#!/bin/sh\necho "$RALPH_ROLE $*" >> .ralph/argv\nmkdir -p .agent/out\n'
         "printf '1. do it' > .agent/out/plan.md\nprintf 'completed\\nok' > .agent/out/status\n"
         ": > .agent/out/issues.md\nprintf 'Do it' > .agent/out/commit-message\n"
+        "echo done > work.txt\n"
     )
     agent.chmod(0o755)
     make_workspace(

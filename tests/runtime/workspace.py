@@ -24,8 +24,11 @@ write.".agent/out/plan.md" = "1. do it"
 write.".agent/out/status" = "completed\\ndone"
 write.".agent/out/issues.md" = ""
 write.".agent/out/commit-message" = "Do it"
+write."work.txt" = "done"
 """
-"""One step that reports success for every role (each role reads only its own file)."""
+"""One step that reports success for every role (each role reads only its own file) and
+changes the work tree (``work.txt``), so that the run has something to commit: a run that
+commits nothing ends ``no_changes``."""
 
 
 def then_finish(kind: str, first_steps: str) -> str:

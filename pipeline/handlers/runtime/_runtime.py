@@ -113,6 +113,7 @@ from pipeline.handlers.runtime._prompts import (
 )
 from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._schemas import load_response_schemas
+from pipeline.handlers.runtime._tail import output_tail
 from pipeline.handlers.store import AnswerSource
 
 __all__ = [
@@ -557,8 +558,9 @@ class Runtime:
             why = f"timed out ({result.timed_out.value})"
         else:
             why = f"exited with status {result.exit_code}"
-        tail = log.read_text("utf-8", "replace").strip().splitlines()[-5:] if log.exists() else []
-        reason = f"`{' '.join(argv)}` {why}" + ("\n" + "\n".join(tail) if tail else "")
+        tail = output_tail(log)
+        where = f" (its whole output: {self.layout.relative(log)})"
+        reason = f"`{' '.join(argv)}` {why}{where}" + (f"; it ends:\n{tail}" if tail else "")
         return (FinalValidationFailed(reason, self.clock()),)
 
     def _marker(self, effect: WriteCompletionMarker) -> tuple[PipelineEvent, ...]:
