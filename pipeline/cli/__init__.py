@@ -8,7 +8,7 @@ import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pipeline.cli._demo import create_demo_repository, prepare_directory
+from pipeline.cli._faults import FaultError, fault_from, with_fault
 from pipeline.cli._follow import category_filter, follow
 from pipeline.cli._init import installed_presets, write_starter
 from pipeline.cli._logfile import EventLogError, write_event_log
@@ -31,6 +32,7 @@ from pipeline.cli._queue import queue_rows, run_worker_processes
 from pipeline.cli._render import describe_event, state_table
 from pipeline.cli._report import html_report, markdown_report
 from pipeline.cli._safe import message_safe, terminal_safe
+from pipeline.cli._shutdown import routed_signals, run_interruption
 from pipeline.cli._source import LogSource, open_source
 from pipeline.cli._tracing import TracingSetupError, ticket_tracing, tracing
 from pipeline.config import ConfigError
@@ -54,7 +56,7 @@ from pipeline.handlers.intake import (
     events_file_for,
 )
 from pipeline.handlers.intake import emit as emit_topic
-from pipeline.handlers.runtime import PromptSource
+from pipeline.handlers.runtime import GitError, PromptSource, WorkspaceLayout, run_history
 from pipeline.handlers.store import (
     DEFAULT_STORE_PATH,
     NamedStore,
@@ -76,6 +78,8 @@ from pipeline.state import Phase, PipelineState
 from pipeline.views import cost_text, timeline, topic_log
 from pipeline.workspace import (
     Check,
+    Reconciliation,
+    RunDivergedError,
     RunSetupError,
     Status,
     Workspace,
@@ -85,6 +89,8 @@ from pipeline.workspace import (
     drive,
     open_store,
     open_workspace,
+    reconcile,
+    recorded_commits,
     resolve_prompt,
     store_location,
     would_fail,
@@ -206,13 +212,20 @@ def _drive(
                     workspace,
                     prompt=prompt,
                     run_id=run_id,
-                    on_event=on_event,
+                    on_event=with_fault(fault_from(os.environ), on_event),
                     on_warning=_warn,
                     tracer=tracer,
                     store=events,
+                    interruption=run_interruption(),
                     kept_paths=kept_paths,
                 )
             return result, events.label
+    except FaultError as error:
+        raise _fail(str(error)) from error
+    except RunDivergedError as error:
+        # Not a usage error: the store and git are fine to read, they disagree.
+        err.print(f"[bold red]error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
+        raise typer.Exit(1) from error
     except WorkspaceBusyError as error:
         # Not a usage mistake: the same command works once the other run ends.
         err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
@@ -622,6 +635,10 @@ def replay(
             if verify and not log.is_store:
                 raise _fail(f"--verify checks a store's checkpoints; {log.label} has none")
             state, problems, checked = _fold_and_check(log, until, verify)
+            if verify and source is None and log.run_id is not None and until is None:
+                # The workspace's own store: its run's commits and events file are here.
+                found = _reconciled(Path(), log.run_id, log.events())
+                problems += [] if found is None else list(found.problems)
     except (EventLogError, StoreError, WireFormatError) as error:
         raise _fail(str(error)) from error
     if as_json:
@@ -634,6 +651,8 @@ def replay(
         if problems:
             raise typer.Exit(1)
         out.print(f"verified: the fold equals all {checked} stored checkpoints")
+        if source is None:
+            out.print("verified: the run's commits in git and its events file agree with the log")
     if against is not None:
         try:
             expected = against.read_bytes().strip()
@@ -771,12 +790,38 @@ def status(
         except UnknownRunError as error:
             raise _fail(str(error)) from error
         state, _checkpoint = load_state(events, run_id, _warn)
+        # Only the workspace's own store is known to hold runs of this repository.
+        found = (
+            _reconciled(workspace, run_id, events.read(run_id), events_file=False)
+            if store is None
+            else None
+        )
+    if found is not None and found.missing:
+        # Count only the commits git still has, and say which it lost.
+        kept = state.ledger.commits - len(found.missing)
+        state = attrs.evolve(state, ledger=attrs.evolve(state.ledger, commits=max(kept, 0)))
+        for problem in found.problems:
+            _warn(problem)
     if as_json:
         sys.stdout.write(encode_state(state).decode() + "\n")
         return
     out.print(state_table(state, title=f"Run {run_id}"))
     if state.phase is Phase.INTERRUPTED:
         out.print(f"Resume it: ralph resume {run_id}")
+
+
+def _reconciled(
+    root: Path, run_id: str, events: Iterable[PipelineEvent], *, events_file: bool = True
+) -> Reconciliation | None:
+    """The run's log against the git repository at ``root`` (and, with ``events_file``, its
+    events file); None when ``root`` is not a git repository."""
+    try:
+        history = run_history(root, run_id)
+    except GitError:
+        return None
+    state, recorded = recorded_commits(events)
+    layout = WorkspaceLayout(root.resolve()) if events_file else None
+    return reconcile(run_id, state, recorded, history, layout)
 
 
 _STATUS_STYLE = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
@@ -1116,9 +1161,13 @@ def worker(
         argv += ["--otel"] if otel else []
         raise typer.Exit(run_worker_processes(concurrency, url, argv))
     try:
-        from pipeline.workers import Worker
+        from pipeline.workers import PARENT_ENV, Worker, exit_with_parent
     except ImportError as error:
         raise _fail(_POSTGRES_HINT) from error
+    parent = os.environ.pop(PARENT_ENV, None)
+    if parent is not None and parent.isdigit():
+        # One of --concurrency N's workers: it must not outlive the process that started it.
+        exit_with_parent(int(parent))
 
     def say(line: str) -> None:
         err.print(message_safe(line), markup=False, soft_wrap=True)
@@ -1160,4 +1209,5 @@ def rebuild_projections(
 
 def main() -> None:
     """Entry point of the ``ralph`` console script."""
-    app()
+    with routed_signals():
+        app()

@@ -18,15 +18,21 @@ from pipeline.handlers.store import RunSummary
 if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
     from pipeline.handlers.store.queue import Ticket
 
-__all__ = ["age", "queue_rows", "run_worker_processes"]
+__all__ = ["WORKER_PARENT_ENV", "age", "queue_rows", "run_worker_processes"]
+
+WORKER_PARENT_ENV = "RALPH_WORKER_PARENT"
+"""The parent's pid, in the environment of each worker it starts (``pipeline.workers`` reads
+it under the same name; the CLI must load without that package's PostgreSQL driver)."""
 
 
 def run_worker_processes(count: int, url: str, argv: Sequence[str]) -> int:
     """Start ``count`` single-run workers (``ralph worker`` with ``argv``, the store ``url``
     in their environment, never on a command line others can read), pass SIGTERM and SIGINT
-    on to them, and wait for all; the exit status is the worst of theirs."""
+    on to them, and wait for all; the exit status is the worst of theirs. Each child stops
+    (as on SIGTERM) when this process dies, even by kill -9."""
     command = [sys.executable, "-m", "pipeline.cli", "worker", *argv, "--concurrency", "1"]
-    env = {**os.environ, "RALPH_STORE": url}
+    # The children watch this pid and stop when it is gone (kill -9 passes nothing on).
+    env = {**os.environ, "RALPH_STORE": url, WORKER_PARENT_ENV: str(os.getpid())}
     children = [subprocess.Popen(command, env=env) for _ in range(count)]
 
     def forward(signum: int, _frame: FrameType | None) -> None:

@@ -33,6 +33,8 @@ class LogSource:
     events: Callable[[], Iterator[PipelineEvent]]
     checkpoints: list[EncodedCheckpoint]
     is_store: bool
+    run_id: str | None = None
+    """The run read from a store (None for a ``.jsonl`` log)."""
 
 
 @contextlib.contextmanager
@@ -62,6 +64,7 @@ def open_source(source: str | Path | None, run: str | None) -> Iterator[LogSourc
                 lambda: store.read(run_id),
                 store.checkpoints(run_id),
                 True,
+                run_id,
             )
     except StoreError as error:
         raise SourceError(str(error)) from error

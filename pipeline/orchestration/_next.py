@@ -62,12 +62,14 @@ __all__ = ["FORMATTING_CORRECTION_EXHAUSTED", "effect_id", "next_effect"]
 def effect_id(state: PipelineState) -> EffectId:
     """The id of the effect decided from ``state``: ``<run id>:<facts before it>``.
 
-    Resumptions are not counted, so an effect that was carried out but whose facts were never
-    recorded (the process died) is asked for again after resuming under the same id, and its
+    Resumptions, interruptions and the checkpoints interruptions make are not counted, so an
+    effect that was carried out but whose facts were never recorded (the process died, or a
+    signal abandoned its handler) is asked for again after resuming under the same id, and its
     handler can recognise work it already did.
     """
     run_id = "unstarted" if state.run is None else state.run.run_id
-    return EffectId(f"{run_id}:{state.sequence - state.ledger.resumes}")
+    ledger = state.ledger
+    return EffectId(f"{run_id}:{state.sequence - ledger.resumes - ledger.interruption_facts}")
 
 
 def next_effect(state: PipelineState) -> Effect:

@@ -56,7 +56,11 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
         case RunInterrupted():
             if progress.phase is Phase.NOT_STARTED:
                 return anomaly(state, event, "the run has not started")
-            ledger = ledger_with(state.ledger, last_error=f"interrupted: {event.reason}")
+            ledger = ledger_with(
+                state.ledger,
+                last_error=f"interrupted: {event.reason}",
+                interruption_facts=state.ledger.interruption_facts + 1,
+            )
             return interrupt(
                 state, TerminationReason.INTERRUPTED, progress.phase, progress.step, ledger
             )

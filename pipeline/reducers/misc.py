@@ -14,7 +14,7 @@ from pipeline.events import (
     PromptPermissionsRestored,
 )
 from pipeline.reducers._build import advance, anomaly, with_progress
-from pipeline.state import Checkpoints, Phase, PipelineState, Step
+from pipeline.state import Checkpoints, Ledger, Phase, PipelineState, Step
 from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_misc"]
@@ -27,7 +27,7 @@ def reduce_misc(state: PipelineState, event: MiscEvent) -> PipelineState:
     match event:
         case CheckpointSaved():
             saved = Checkpoints(None, state.checkpoints.count + 1, event.sequence)
-            return advance(state, checkpoints=saved)
+            return advance(state, checkpoints=saved, ledger=_bookkept(ledger, state, event))
         case ContextCleaned():
             return advance(state)
         case FinalizingStarted():
@@ -53,3 +53,18 @@ def reduce_misc(state: PipelineState, event: MiscEvent) -> PipelineState:
             )
         case _:
             assert_never(event)
+
+
+def _bookkept(ledger: Ledger, state: PipelineState, event: CheckpointSaved) -> Ledger:
+    """The ledger after ``event``: an interruption's checkpoint is not counted in effect ids,
+    and a checkpoint saved right after a resume keeps the run just resumed (the commit asked
+    for next may still be the one the stopped process made)."""
+    interruption = event.trigger is CheckpointTrigger.INTERRUPTION
+    just_resumed = ledger.last_resume_sequence == state.sequence
+    if not interruption and not just_resumed:
+        return ledger
+    return ledger_with(
+        ledger,
+        interruption_facts=ledger.interruption_facts + interruption,
+        last_resume_sequence=state.sequence + 1 if just_resumed else ledger.last_resume_sequence,
+    )

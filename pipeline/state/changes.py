@@ -90,6 +90,7 @@ _SET_LEDGER_LOOP_RECOVERIES = Ledger.__dict__["loop_recoveries"].__set__
 _SET_LEDGER_AGENT_FAILURES = Ledger.__dict__["agent_failures"].__set__
 _SET_LEDGER_RESUMES = Ledger.__dict__["resumes"].__set__
 _SET_LEDGER_LAST_RESUME_SEQUENCE = Ledger.__dict__["last_resume_sequence"].__set__
+_SET_LEDGER_INTERRUPTION_FACTS = Ledger.__dict__["interruption_facts"].__set__
 _SET_LEDGER_COMPLETED_AT = Ledger.__dict__["completed_at"].__set__
 _SET_LEDGER_PROTECTED_PROMPT = Ledger.__dict__["protected_prompt"].__set__
 _SET_LEDGER_RESPONSE = Ledger.__dict__["response"].__set__
@@ -241,6 +242,7 @@ def ledger_with(
     agent_failures: int | Keep = KEEP,
     resumes: int | Keep = KEEP,
     last_resume_sequence: int | Keep | None = KEEP,
+    interruption_facts: int | Keep = KEEP,
     completed_at: Instant | Keep | None = KEEP,
     protected_prompt: ProtectedPrompt | Keep | None = KEEP,
     response: ResponseCheck | Keep | None = KEEP,
@@ -275,6 +277,9 @@ def ledger_with(
     _SET_LEDGER_RESUMES(made, ledger.resumes if resumes is KEEP else resumes)
     _SET_LEDGER_LAST_RESUME_SEQUENCE(
         made, ledger.last_resume_sequence if last_resume_sequence is KEEP else last_resume_sequence
+    )
+    _SET_LEDGER_INTERRUPTION_FACTS(
+        made, ledger.interruption_facts if interruption_facts is KEEP else interruption_facts
     )
     _SET_LEDGER_COMPLETED_AT(made, ledger.completed_at if completed_at is KEEP else completed_at)
     _SET_LEDGER_PROTECTED_PROMPT(

@@ -330,6 +330,12 @@ class Ledger:
     agent_failures: int = 0
     resumes: int = 0
     last_resume_sequence: int | None = None
+    """The sequence right after the last resume (and the checkpoints saved straight after it):
+    a commit asked for there may be the one the stopped process was making."""
+    interruption_facts: int = 0
+    """``RunInterrupted`` facts and the checkpoints they made due. Effect ids count neither
+    (nor resumptions), so the effect an interruption cut short is asked for again under its
+    own id and its handler finds work already done (a commit by its ``Ralph-Effect``)."""
     completed_at: Instant | None = None
     protected_prompt: ProtectedPrompt | None = None
     response: ResponseCheck | None = None

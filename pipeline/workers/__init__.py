@@ -1,6 +1,7 @@
 """Many pipelines, many workers: submit runs to the PostgreSQL queue and run them with workers
 that hold leases and take over the runs of workers that died (needs the ``postgres`` extra)."""
 
+from pipeline.workers._parent import PARENT_ENV, exit_with_parent
 from pipeline.workers._worker import (
     CancelError,
     TicketTracing,
@@ -12,11 +13,13 @@ from pipeline.workers._worker import (
 )
 
 __all__ = [
+    "PARENT_ENV",
     "CancelError",
     "TicketTracing",
     "Worker",
     "WorkerReport",
     "cancel",
+    "exit_with_parent",
     "submit",
     "worker_name",
 ]

@@ -342,19 +342,36 @@ class Worker:
                 report.released += 1
                 line = f"released ({outcome.detail})"
             else:
-                # Not ours any more: cancelled, or taken over by a worker that found the
-                # lease expired.
-                now = self._current_ticket(queue, ticket.ticket)
-                if now is not None and now.status is TicketState.CANCELLED:
-                    report.cancelled += 1
-                    line = f"cancelled ({now.outcome}); its run was stopped"
-                else:
-                    report.lost += 1
-                    line = f"left to the worker that took it over ({outcome.detail})"
+                line = self._left(queue, ticket, outcome, report)
         except StoreError as error:
             self._say(f"{ticket.ticket}: could not record {outcome.detail}: {error}")
             return
         self._say(f"{ticket.ticket}: {line}")
+
+    def _left(
+        self, queue: RunQueue, ticket: Ticket, outcome: _Outcome, report: WorkerReport
+    ) -> str:
+        """What became of a ticket this worker could not finish or release, said as it is:
+        cancelled, taken over by another worker, or still this worker's (a store outage cut
+        its run short) and given back to the queue now that the store answers."""
+        now = self._current_ticket(queue, ticket.ticket)
+        if now is None:
+            return (
+                f"not recorded ({outcome.detail}); the queue cannot be read, so the ticket is "
+                "left to its lease: once it expires, the next claim resumes the run"
+            )
+        if now.status is TicketState.CANCELLED:
+            report.cancelled += 1
+            return f"cancelled ({now.outcome}); its run was stopped"
+        if now.worker is not None and now.worker != self.name:
+            report.lost += 1
+            return f"taken over by {now.worker} ({outcome.detail})"
+        if now.status is TicketState.RUNNING and queue.release(ticket.ticket, self.name):
+            report.released += 1
+            return f"released: the next claim resumes its run ({outcome.detail})"
+        if now.status is TicketState.QUEUED:
+            return f"back in the queue: the next claim resumes its run ({outcome.detail})"
+        return f"now {now.state} ({now.outcome or 'no outcome'}); {outcome.detail}"
 
     @staticmethod
     def _current_ticket(queue: RunQueue, ticket: str) -> Ticket | None:

@@ -5,6 +5,13 @@ with :func:`diagnose`."""
 
 from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
 from pipeline.workspace._lock import WorkspaceBusyError
+from pipeline.workspace._reconcile import (
+    Reconciliation,
+    RecordedCommit,
+    RunDivergedError,
+    reconcile,
+    recorded_commits,
+)
 from pipeline.workspace._run import (
     RunSetupError,
     Workspace,
@@ -18,6 +25,9 @@ from pipeline.workspace._run import (
 
 __all__ = [
     "Check",
+    "Reconciliation",
+    "RecordedCommit",
+    "RunDivergedError",
     "RunSetupError",
     "Status",
     "Workspace",
@@ -27,6 +37,8 @@ __all__ = [
     "drive",
     "open_store",
     "open_workspace",
+    "reconcile",
+    "recorded_commits",
     "resolve_prompt",
     "store_location",
     "would_fail",

@@ -35,6 +35,7 @@ from pipeline.handlers.runtime import (
     ensure_excluded,
     load_response_schemas,
     own_paths,
+    run_history,
     switch_branch,
 )
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
@@ -42,6 +43,7 @@ from pipeline.state import PipelineState
 from pipeline.workspace._dirty import dirty_message, dirty_paths
 from pipeline.workspace._lock import WorkspaceLock, hold_workspace
 from pipeline.workspace._programs import missing_programs
+from pipeline.workspace._reconcile import RunDivergedError, reconcile, recorded_commits
 
 __all__ = [
     "RunSetupError",
@@ -362,6 +364,8 @@ def _drive_held(
     with contextlib.ExitStack() as stack:
         if store is None:
             store = stack.enter_context(open_store(workspace))
+        if run_id is not None:
+            _check_reconciled(workspace, store, run_id)
         # People's answers reach the run through its store only (``ralph respond``).
         runtime.answers = store
         if prompt is not None and prompt.path is not None and run_id is None:
@@ -377,4 +381,21 @@ def _drive_held(
             interruption=interruption,
             tracer=tracer,
             redactor=Redactor.from_environment(os.environ, workspace.config.redaction.variables),
+        )
+
+
+def _check_reconciled(workspace: Workspace, store: EventStore, run_id: RunId) -> None:
+    """Raise :class:`RunDivergedError` when the run's log and git (or its events file)
+    disagree: a resume then would do a step twice or build on history that is gone."""
+    state, recorded = recorded_commits(store.read(run_id))
+    root = workspace.layout.root
+    try:
+        history = run_history(root, run_id)
+    except GitError as error:
+        raise RunSetupError(f"cannot read the git history of {root}: {error}") from error
+    found = reconcile(run_id, state, recorded, history, workspace.layout)
+    if found.problems:
+        raise RunDivergedError(
+            f"run {run_id} was not resumed: its log and the workspace disagree: "
+            + "; ".join(found.problems)
         )

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import RunQueue, TicketState
-from pipeline.workers import Worker, submit
+from pipeline.workers import Worker, WorkerReport, submit
+from pipeline.workers._worker import _Outcome
 from tests.workers.support import queue_workspace
 
 
@@ -51,3 +52,33 @@ def test_a_ticket_claimed_too_often_is_failed_instead_of_run_again(
         assert failed.outcome == "claimed 2 times without finishing; not run again"
         assert failed.run_id is None
         assert store.runs() == []
+
+
+def test_a_run_cut_short_by_an_outage_is_released_not_said_taken_over(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A store error ended the run while this worker still held the ticket (nobody took it
+    over): once the store answers, the worker gives the ticket back and says so, instead of
+    "left to the worker that took it over". Held by another worker, it names that worker."""
+    ticket = submit(postgres_url, queue_workspace(tmp_path / "ws")).ticket
+    lines: list[str] = []
+    worker = Worker(postgres_url, name="w-1", on_message=lines.append)
+    report = WorkerReport()
+    outage = _Outcome(None, "store error: the server closed the connection")
+    with PostgresEventStore(postgres_url) as store:
+        queue = RunQueue(store)
+        claimed = queue.claim("w-1", 30)
+        assert claimed is not None
+        worker._settle(queue, claimed, outage, report)
+        assert lines[-1].startswith(f"{ticket}: released: the next claim resumes its run")
+        assert "took it over" not in lines[-1]
+        assert (report.released, report.lost) == (1, 0)
+        back = queue.get(ticket)
+        assert back is not None
+        assert (back.status, back.worker) == (TicketState.QUEUED, None)
+
+        taken = queue.claim("w-2", 30)
+        assert taken is not None
+        worker._settle(queue, taken, outage, report)
+        assert lines[-1].startswith(f"{ticket}: taken over by w-2")
+        assert report.lost == 1

@@ -487,3 +487,55 @@ def test_ralph_cancel_stops_a_running_ticket_and_the_worker_goes_on(
     ended = ralph("cancel", after.ticket, "--store", postgres_url, cwd=tmp_path)
     assert ended.returncode == 2
     assert f"{after.ticket} has ended (done: " in ended.stderr
+
+
+def _children(pid: int) -> list[int]:
+    """The pids of ``pid``'s child processes (Linux)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def test_workers_stop_when_their_parent_is_killed_with_kill_9(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """``ralph worker --concurrency 2`` killed with SIGKILL while its workers run tickets:
+    both workers stop within seconds (no orphans), each interrupting its run and giving its
+    ticket back to the queue."""
+    tickets = [
+        submit(postgres_url, queue_workspace(tmp_path / f"ws{i}", iterations=20, delay_s=0.3))
+        for i in range(2)
+    ]
+    parent = start_worker(postgres_url, "--concurrency", "2", "--poll-seconds", "0.1", cwd=tmp_path)
+    children: list[int] = []
+    try:
+        for ticket in tickets:
+            _wait_for(postgres_url, ticket.ticket, 4)
+        children = _children(parent.pid)
+        assert len(children) == 2
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 20
+        while any(_alive(child) for child in children):
+            assert time.monotonic() < deadline, "the workers outlived their parent"
+            time.sleep(0.1)
+    finally:
+        parent.kill()
+        for child in children:
+            if _alive(child):
+                os.kill(child, signal.SIGKILL)
+    with PostgresEventStore(postgres_url) as store:
+        queue = RunQueue(store)
+        for ticket in tickets:
+            back = queue.get(ticket.ticket)
+            assert back is not None
+            assert (back.status, back.worker) == (TicketState.QUEUED, None)

@@ -17,6 +17,7 @@ from pipeline.handlers.runtime._git import (
 )
 from pipeline.handlers.runtime._gitcmd import configured_drivers, git_dirs, run_git
 from pipeline.handlers.runtime._gitguard import GitGuard
+from pipeline.handlers.runtime._history import GitCommit, GitHistory, run_history
 from pipeline.handlers.runtime._layout import OUTPUT_FILES, WorkspaceLayout
 from pipeline.handlers.runtime._prompts import render_prompt, template_text
 from pipeline.handlers.runtime._reports import Report, read_report
@@ -41,9 +42,11 @@ __all__ = [
     "OWN_FOLDERS",
     "RALPH_ONLY_VARIABLES",
     "AgentInvoker",
+    "GitCommit",
     "GitError",
     "GitGuard",
     "GitHandler",
+    "GitHistory",
     "GitPolicy",
     "OwnFilesStagedError",
     "PromptSource",
@@ -64,6 +67,7 @@ __all__ = [
     "read_report",
     "render_prompt",
     "run_git",
+    "run_history",
     "switch_branch",
     "template_text",
     "without_ralph_credentials",

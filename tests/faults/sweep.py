@@ -1,0 +1,374 @@
+"""The fault-injection sweep: ``ralph run`` stopped by kill -9, SIGINT or SIGTERM at a chosen
+point of every kind of step, then ``ralph resume`` until it ends; after each trial the run
+must end as it would have, every commit git holds must be in its log exactly once, and
+``ralph replay --verify`` (which reconciles the log with git) must pass.
+
+``python -m tests.faults.sweep`` runs every scenario and writes ``benchmarks/faults.json``
+and ``benchmarks/FAULTS.md``; ``--sample`` runs the few the test suite runs
+(``tests/faults/test_sweep.py``). Points are chosen two ways: the k-th fact of a kind, through
+``ralph``'s own seam (``RALPH_FAULT_INJECT``, :mod:`pipeline.cli._faults`, with a delay to
+land inside the effect that follows), and right after one git command, through a ``git``
+on PATH (:mod:`tests.faults.gitfault`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from attrs import asdict, field, frozen
+
+from pipeline.events import RunCompleted, RunStarted
+from tests.faults.commits import commits_in_git, commits_in_log
+from tests.faults.gitfault import install
+from tests.runtime.workspace import (
+    FINISH_EVERYTHING,
+    RALPH,
+    ROOT,
+    make_workspace,
+    scripted,
+    stored_events,
+)
+
+__all__ = ["SAMPLE", "SCENARIOS", "Scenario", "Trial", "main", "run_trial"]
+
+SIGNALS = (signal.SIGKILL, signal.SIGINT, signal.SIGTERM)
+_STOPPED = (130, -signal.SIGKILL, -signal.SIGTERM)
+"""Exit codes of a ``ralph`` that a fault stopped: resume it."""
+
+WORK = """
+[[default]]
+write."work.txt" = "the work\\n"
+write.".agent/out/plan.md" = "1. do it"
+write.".agent/out/status" = "completed\\ndone"
+write.".agent/out/issues.md" = ""
+write.".agent/out/commit-message" = "Do it"
+"""
+"""Every role succeeds; the first invocation leaves work to commit."""
+
+SLOW_DEVELOPER = (
+    """
+[[development]]
+write."work.txt" = "the work\\n"
+write.".agent/out/status" = "completed\\ndone"
+delay_s = 1.5
+"""
+    + WORK
+)
+"""The developer takes 1.5 s: time for a fault to land inside it."""
+
+ITERATING = """
+[[default]]
+write.".agent/out/plan.md" = "1. do it"
+write.".agent/out/status" = "partial\\nmore to do"
+write.".agent/out/issues.md" = ""
+write.".agent/out/commit-message" = "Do a part"
+"""
+
+QUESTION = (
+    """
+[[development]]
+write.".agent/out/status" = "partial\\nmore"
+emit = [["human.interact", "Which database should I use?"]]
+"""
+    + WORK.replace("[[default]]", "[[development]]")
+    + WORK
+)
+
+CORRECTION = (
+    """
+[[development]]
+write."work.txt" = "the work\\n"
+write.".agent/out/status" = "completed\\ndone"
+write.".agent/out/response.json" = '''{ action: 'report' }'''
+
+[[format_correction]]
+write.".agent/out/response.json" = '{"action": "report", "parameters": {"files": 1}}'
+delay_s = 1.0
+"""
+    + WORK
+)
+
+
+def _plain(script: str, **options: str) -> Callable[[Path], Path]:
+    def build(root: Path) -> Path:
+        return make_workspace(
+            root,
+            scripts={"s.toml": script},
+            agents={"main": scripted("s.toml")},
+            budgets=options.get(
+                "budgets",
+                "max_iterations = 2\nmax_review_passes = 1\nmax_retries_per_agent = 2\n"
+                "backoff_base_ms = 10\nbackoff_cap_ms = 20",
+            ),
+            extra=options.get("extra", ""),
+        )
+
+    return build
+
+
+def _dev_fix(root: Path) -> Path:
+    broken = '[[default]]\nprint = "segmentation fault"\nexit = 1\n'
+    fixer = (
+        '[[dev_fix]]\nwrite = { ".agent/out/status" = "failed\\nThe developer agent crashes." }\n'
+        "delay_s = 1.0\n"
+    )
+    return make_workspace(
+        root,
+        scripts={"broken.toml": broken, "s.toml": FINISH_EVERYTHING, "fix.toml": fixer},
+        agents={
+            "broken": scripted("broken.toml"),
+            "main": scripted("s.toml"),
+            "fixer": scripted("fix.toml"),
+        },
+        chains='default = ["main"]\ndeveloper = ["broken"]\nfixer = ["fixer"]',
+        budgets="max_retries_per_agent = 1\nbackoff_base_ms = 10\nbackoff_cap_ms = 20",
+    )
+
+
+def _rebasing(root: Path) -> Path:
+    return _plain(WORK, extra='branch = "work"\nrebase_onto = "main"\n')(root)
+
+
+@frozen
+class Scenario:
+    """One fault: where (``phase``), how it is triggered, and how the run must end."""
+
+    name: str
+    phase: str
+    build: Callable[[Path], Path] = field(repr=False)
+    signum: signal.Signals
+    fact: str | None = None
+    """``<wire tag>:<k>[:<delay>]`` for ralph's seam; None: ``git_after`` instead."""
+    git_after: str | None = None
+    final_code: int = 0
+
+
+def _fact_scenarios() -> list[Scenario]:
+    points: list[tuple[str, Callable[[Path], Path], str, int]] = [
+        ("planning", _plain(WORK), "planning.planning_started:1", 0),
+        ("agent", _plain(SLOW_DEVELOPER), "prompt.prompt_materialized:2:0.5", 0),
+        ("development", _plain(WORK), "development.development_iteration_started:1", 0),
+        ("commit message", _plain(WORK), "commit.commit_message_generated:1", 0),
+        ("after commit", _plain(WORK), "commit.commit_created:1", 0),
+        ("checkpoint", _plain(WORK), "misc.checkpoint_saved:2", 0),
+        ("checkpoint", _plain(ITERATING), "misc.checkpoint_saved:4", 2),
+        ("review", _plain(WORK), "review.review_pass_started:1", 0),
+        ("finalizing", _plain(WORK), "misc.finalizing_started:1", 0),
+        ("dev-fix", _dev_fix, "dev_fix.dev_fix_triggered:1:0.5", 1),
+        (
+            "human wait",
+            _plain(QUESTION, extra="[loop]\nhuman_timeout_s = 2\n"),
+            "agent.topic_published:1:0.5",
+            0,
+        ),
+        (
+            "correction turn",
+            _plain(
+                CORRECTION,
+                extra='[hats.developer]\nresponse_schema = "agent-response"\n',
+            ),
+            "agent.response_submitted:1:0.4",
+            0,
+        ),
+    ]
+    return [
+        Scenario(
+            f"{phase} @ {fact} {signum.name}", phase, build, signum, fact=fact, final_code=code
+        )
+        for phase, build, fact, code in points
+        for signum in SIGNALS
+    ]
+
+
+def _git_scenarios() -> list[Scenario]:
+    commit = ["add --all", "diff --cached", "commit --quiet", "rev-parse HEAD"]
+    found = [
+        Scenario(
+            f"commit after `git {after}` {signum.name}",
+            "commit",
+            _plain(WORK),
+            signum,
+            git_after=after,
+        )
+        for after in commit
+        for signum in SIGNALS
+    ]
+    found += [
+        Scenario(
+            f"rebase after `git rebase` {signum.name}",
+            "rebase",
+            _rebasing,
+            signum,
+            git_after="rebase",
+        )
+        for signum in SIGNALS
+    ]
+    return found
+
+
+SCENARIOS: tuple[Scenario, ...] = (*_fact_scenarios(), *_git_scenarios())
+"""The whole sweep."""
+
+SAMPLE: tuple[str, ...] = (
+    "agent @ prompt.prompt_materialized:2:0.5 SIGKILL",
+    "checkpoint @ misc.checkpoint_saved:2 SIGTERM",
+    "human wait @ agent.topic_published:1:0.5 SIGINT",
+    "rebase after `git rebase` SIGKILL",
+    "dev-fix @ dev_fix.dev_fix_triggered:1:0.5 SIGKILL",
+)
+"""The scenarios ``tests/faults/test_sweep.py`` runs (a few seconds each); the commit step's
+are all in ``tests/faults/test_commit_once.py``."""
+
+
+@frozen
+class Trial:
+    """What happened in one scenario's trial."""
+
+    name: str
+    phase: str
+    signal: str
+    first_code: int
+    resumes: int
+    final_code: int
+    seconds: float
+    problems: tuple[str, ...]
+
+
+def _ralph(root: Path, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*RALPH, *args], cwd=root, env=env, capture_output=True, text=True, timeout=180
+    )
+
+
+def run_trial(scenario: Scenario, workdir: Path) -> Trial:
+    """Run ``scenario`` in a fresh workspace under ``workdir`` and check the invariants."""
+    started = time.monotonic()
+    root = scenario.build(workdir / "ws")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
+    faulty = dict(env)
+    armed = workdir / "armed"
+    if scenario.fact is not None:
+        tag, k, *delay = scenario.fact.split(":")
+        faulty["RALPH_FAULT_INJECT"] = ":".join([tag, k, scenario.signum.name, *delay])
+    else:
+        assert scenario.git_after is not None
+        armed.touch()
+        faulty |= {
+            "PATH": install(workdir / "bin"),
+            "GITFAULT_AFTER": scenario.git_after,
+            "GITFAULT_ARMED": str(armed),
+            "GITFAULT_SIGNAL": scenario.signum.name,
+        }
+    problems: list[str] = []
+    first = _ralph(root, ["run"], faulty)
+    if first.returncode not in _STOPPED:
+        problems.append(f"the fault never stopped the run (exit {first.returncode})")
+    if scenario.git_after is not None and armed.exists():
+        problems.append(f"git {scenario.git_after} never ran")
+    code, resumes, last = first.returncode, 0, first
+    while code in _STOPPED and resumes < 4:
+        last = _ralph(root, ["resume"], env)
+        code, resumes = last.returncode, resumes + 1
+    if code != scenario.final_code:
+        tail = " ".join((last.stdout + last.stderr).split())[-400:]
+        problems.append(f"ended with exit {code}, not {scenario.final_code}: {tail}")
+    problems += _invariants(root, env)
+    return Trial(
+        scenario.name,
+        scenario.phase,
+        scenario.signum.name,
+        first.returncode,
+        resumes,
+        code,
+        round(time.monotonic() - started, 2),
+        tuple(problems),
+    )
+
+
+def _invariants(root: Path, env: dict[str, str]) -> list[str]:
+    """Every commit git holds for the run in its log once; one start, at most one end;
+    ``replay --verify`` (checkpoints, and the log against git) passes."""
+    problems = []
+    in_git = commits_in_git(root)
+    effects = [effect for _sha, effect in in_git]
+    if len(effects) != len(set(effects)):
+        problems.append(f"a step was committed twice: {in_git}")
+    in_log = commits_in_log(root)
+    if len(in_log) != len(set(in_log)):
+        problems.append(f"a commit is in the log twice: {in_log}")
+    if sorted(in_log) != sorted(sha for sha, _effect in in_git):
+        problems.append(f"git and the log disagree: git {in_git}, log {in_log}")
+    events = stored_events(root)
+    if sum(isinstance(e, RunStarted) for e in events) != 1:
+        problems.append("the run did not start exactly once")
+    if sum(isinstance(e, RunCompleted) for e in events) > 1:
+        problems.append("the run completed more than once")
+    verified = _ralph(root, ["replay", "--verify"], env)
+    if verified.returncode != 0:
+        problems.append("replay --verify: " + " ".join(verified.stderr.split())[:400])
+    return problems
+
+
+def _report(trials: list[Trial], seconds: float) -> str:
+    failed = [t for t in trials if t.problems]
+    lines = [
+        "# Fault-injection sweep",
+        "",
+        "`python -m tests.faults.sweep` (see `tests/faults/sweep.py`): each row is one `ralph run`",
+        "stopped by the signal at the point named, then `ralph resume` until it ends; the run",
+        "must end with its expected code, every commit git holds for it must be in its log",
+        "exactly once, and `ralph replay --verify` must pass.",
+        "",
+        f"{len(trials)} trials, {len(failed)} failed, {seconds:.0f} s.",
+        "",
+        "| scenario | phase | first exit | resumes | final exit | s | problems |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for t in trials:
+        name = t.name.replace("|", "\\|")
+        problems = "; ".join(t.problems).replace("|", "\\|") or "none"
+        lines.append(
+            f"| {name} | {t.phase} | {t.first_code} | {t.resumes} | {t.final_code} "
+            f"| {t.seconds:.1f} | {problems} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the sweep (or ``--sample``, or ``--only NAME...``); write the figures; exit 1 when
+    a trial broke an invariant."""
+    parser = argparse.ArgumentParser(prog="python -m tests.faults.sweep")
+    parser.add_argument("--sample", action="store_true", help="only the test suite's sample")
+    parser.add_argument("--only", action="append", help="a scenario name (repeatable)")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks", help="where to write")
+    args = parser.parse_args(argv)
+    chosen = set(args.only or (SAMPLE if args.sample else ()))
+    scenarios = [s for s in SCENARIOS if not chosen or s.name in chosen]
+    started = time.monotonic()
+    trials = []
+    for scenario in scenarios:
+        with tempfile.TemporaryDirectory(prefix="ralph-fault-") as work:
+            trial = run_trial(scenario, Path(work))
+        trials.append(trial)
+        verdict = "ok" if not trial.problems else "FAILED: " + "; ".join(trial.problems)
+        print(f"{trial.seconds:6.1f}s  {trial.name}: {verdict}", flush=True)
+    seconds = time.monotonic() - started
+    if not args.only and not args.sample:
+        args.out.mkdir(parents=True, exist_ok=True)
+        figures = {"seconds": round(seconds, 1), "trials": [asdict(t) for t in trials]}
+        (args.out / "faults.json").write_text(json.dumps(figures, indent=1) + "\n")
+        (args.out / "FAULTS.md").write_text(_report(trials, seconds))
+    return 1 if any(t.problems for t in trials) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""SIGINT, SIGTERM and kill -9 at every point of the commit step, with and without other
+changes in the tree at resume: every commit git holds is in the run's log exactly once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.faults.commits import commits_in_git, commits_in_log
+from tests.faults.gitfault import install
+from tests.runtime.workspace import RALPH, ROOT, make_workspace, ralph, scripted
+
+WORK = """
+[[default]]
+write."work.txt" = "the work\\n"
+write.".agent/out/plan.md" = "1. do it"
+write.".agent/out/status" = "completed\\ndone"
+write.".agent/out/issues.md" = ""
+write.".agent/out/commit-message" = "Do it"
+"""
+"""Every role succeeds; the first invocation leaves work to commit, later ones none."""
+
+SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
+
+POINTS = ["add --all", "diff --cached", "commit --quiet", "rev-parse HEAD"]
+"""The git commands of the commit step, in order: the fault fires right after one of them."""
+
+
+def interrupted_run(
+    tmp_path: Path, after: str, signum: signal.Signals, *, then_kill: bool = False
+) -> Path:
+    """A workspace whose run got ``signum`` right after its first commit step's ``after``
+    (with ``then_kill``, a kill -9 once the interruption fact is stored, before its
+    checkpoint)."""
+    root = make_workspace(
+        tmp_path / "ws", scripts={"s.toml": WORK}, agents={"main": scripted("s.toml")}
+    )
+    armed = tmp_path / "armed"
+    armed.touch()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PATH": install(tmp_path / "bin"),
+        "GITFAULT_AFTER": after,
+        "GITFAULT_ARMED": str(armed),
+        "GITFAULT_SIGNAL": signum.name,
+    }
+    if then_kill:
+        env["RALPH_FAULT_INJECT"] = "lifecycle.run_interrupted:1:SIGKILL"
+    done = subprocess.run(
+        [*RALPH, "run"], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert not armed.exists(), f"the commit step never ran {after!r}: {done.stdout}"
+    expected = -signal.SIGKILL if signum is signal.SIGKILL or then_kill else 130
+    assert done.returncode == expected, done.stdout + done.stderr
+    return root
+
+
+def assert_each_commit_logged_once(root: Path) -> None:
+    in_git = commits_in_git(root)
+    effects = [effect for _sha, effect in in_git]
+    assert len(effects) == len(set(effects)), f"a step committed twice: {in_git}"
+    in_log = commits_in_log(root)
+    assert len(in_log) == len(set(in_log)), f"a commit recorded twice: {in_log}"
+    assert sorted(in_log) == sorted(sha for sha, _effect in in_git), (in_git, in_log)
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: s.name)
+@pytest.mark.parametrize("after", POINTS)
+def test_a_stop_inside_the_commit_step_leaves_every_commit_logged_once(
+    tmp_path: Path, after: str, signum: signal.Signals
+) -> None:
+    """Stopped right after ``after``; ``ralph resume`` finishes, and the run's commits in git
+    and its ``CommitCreated`` facts are the same, none doubled."""
+    root = interrupted_run(tmp_path, after, signum)
+    resumed = ralph("resume", cwd=root)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert_each_commit_logged_once(root)
+    assert commits_in_git(root), "the work was never committed"
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: s.name)
+def test_other_changes_at_resume_do_not_commit_the_step_twice(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """Stopped after ``git commit`` made the commit; a file changed before the resume: the
+    resumed step finds its own commit by its trailer instead of committing again."""
+    root = interrupted_run(tmp_path, "commit --quiet", signum)
+    (root / "other.txt").write_text("changed while the run was stopped\n")
+    resumed = ralph("resume", cwd=root)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert_each_commit_logged_once(root)
+
+
+def test_a_kill_before_the_interruption_checkpoint_still_finds_the_commit(tmp_path: Path) -> None:
+    """SIGINT after ``git commit``, then kill -9 once ``RunInterrupted`` is stored and before
+    its checkpoint: the resume saves that checkpoint first, reconciliation still knows the
+    commit as the pending step's, and the step finds it instead of committing again."""
+    root = interrupted_run(tmp_path, "commit --quiet", signal.SIGINT, then_kill=True)
+    (root / "other.txt").write_text("changed while the run was stopped\n")
+    resumed = ralph("resume", cwd=root)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert_each_commit_logged_once(root)
