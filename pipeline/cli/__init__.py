@@ -87,6 +87,7 @@ from pipeline.workspace import (
     check_clean,
     diagnose,
     drive,
+    ensure_idle,
     open_store,
     open_workspace,
     reconcile,
@@ -397,9 +398,14 @@ def run(
         opened = attrs.evolve(opened, config=attrs.evolve(opened.config, budgets=budgets))
     try:
         source = resolve_prompt(opened, prompt, prompt_file)
+        ensure_idle(opened.layout.ralph_dir)
         kept = check_clean(opened, store, allow_dirty=allow_dirty)
     except RunSetupError as error:
         raise _fail(str(error)) from error
+    except WorkspaceBusyError as error:
+        # Before the tree is judged: its changes are then the other run's, not the person's.
+        err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+        raise typer.Exit(BUSY) from error
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
     result, label = _drive("run", opened, source, watching, store, kept)
     raise _finish(opened, result, watching.display, label)

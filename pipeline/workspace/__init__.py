@@ -4,7 +4,7 @@ choosing its store, and driving a run there with the real runtime. ``ralph run``
 with :func:`diagnose`."""
 
 from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
-from pipeline.workspace._lock import WorkspaceBusyError
+from pipeline.workspace._lock import WorkspaceBusyError, ensure_idle
 from pipeline.workspace._reconcile import (
     Reconciliation,
     RecordedCommit,
@@ -35,6 +35,7 @@ __all__ = [
     "check_clean",
     "diagnose",
     "drive",
+    "ensure_idle",
     "open_store",
     "open_workspace",
     "reconcile",

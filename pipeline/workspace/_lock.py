@@ -21,7 +21,12 @@ import orjson
 
 from pipeline.errors import PipelineError
 
-__all__ = ["WorkspaceBusyError", "WorkspaceLock", "hold_workspace"]
+__all__ = [
+    "WorkspaceBusyError",
+    "WorkspaceLock",
+    "ensure_idle",
+    "hold_workspace",
+]
 
 LOCK_NAME = "run.lock"
 """The lock file's name under ``.ralph/``."""
@@ -88,3 +93,10 @@ def hold_workspace(
         yield lock
     finally:
         os.close(fd)  # closing the last descriptor releases the lock
+
+
+def ensure_idle(ralph_dir: Path) -> None:
+    """Raise :class:`WorkspaceBusyError` when a run holds the workspace now: a new run asks
+    before it judges the work tree, whose changes are then the other run's, not the person's."""
+    with hold_workspace(ralph_dir):
+        pass

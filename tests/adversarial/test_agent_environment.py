@@ -19,6 +19,7 @@ printf '1. do it' > .agent/out/plan.md
 printf 'completed\\ndone' > .agent/out/status
 : > .agent/out/issues.md
 printf 'Do it' > .agent/out/commit-message
+echo "$$" >> work.txt
 """
 
 PASSWORD = "team-db-password-0123"

@@ -314,7 +314,9 @@ def test_a_refused_validation_tells_the_developer_what_is_missing() -> None:
 
     state = started(policy(required_events=("human.response", "build.done")))
     state = reduce(state, topic("build.done"))
-    validating = attrs.evolve(state, progress=Progress(Phase.FINAL_VALIDATION, Step.VALIDATE))
+    # A run that committed work: one with none ends no_changes, gate or not.
+    worked = attrs.evolve(state, ledger=attrs.evolve(state.ledger, commits=1))
+    validating = attrs.evolve(worked, progress=Progress(Phase.FINAL_VALIDATION, Step.VALIDATE))
     refused = reduce(validating, FinalValidationPassed(T))
     assert refused.phase is Phase.DEVELOPMENT
     notice = refused.intake.notices[-1]

@@ -34,8 +34,10 @@ printf '1. do it' > .agent/out/plan.md
 printf 'completed\\ndone' > .agent/out/status
 : > .agent/out/issues.md
 printf 'Do it' > .agent/out/commit-message
+echo "$$" >> work.txt
 """
-"""Shell lines that report success for whichever role runs (each reads only its own file)."""
+"""Shell lines that report success for whichever role runs (each reads only its own file)
+and change the work tree, so the run has something to commit (none: ``no_changes``)."""
 
 COUNT_CALLS = """
 n=$(cat .ralph/calls 2>/dev/null || echo 0)

@@ -28,6 +28,7 @@ from pipeline.events import (
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.state import PendingQuestion
 from tests.runtime.workspace import (
+    commit_all,
     make_workspace,
     ralph,
     scripted,
@@ -239,6 +240,8 @@ def test_an_answer_from_an_earlier_run_does_not_answer_a_later_runs_question(
     toml = root / "ralph.toml"
     toml.write_text(toml.read_text().replace("human_timeout_s = 120", "human_timeout_s = 4"))
     (root / ".ralph" / "scripted-agent-state.json").unlink()  # the script starts over
+    (root / "work.txt").unlink()  # so that the second run's work is a change again
+    commit_all(root)
     second = start_ralph("run", cwd=root)
     try:
         second_run, asked = _pending(root, runs_before=1)

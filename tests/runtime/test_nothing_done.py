@@ -89,7 +89,7 @@ def test_an_agent_that_only_claims_completion_is_no_success(tmp_path: Path) -> N
     subprocess.run(["git", "add", "."], cwd=root, check=True)
     subprocess.run(["git", "commit", "--quiet", "-m", "start"], cwd=root, check=True)
     assert ralph("init", cwd=root).returncode == 0
-    agent = root / ".agent.sh"
+    agent = root.parent / "agent.sh"  # outside the repository: not a change to commit
     agent.write_text(_CLAIMER)
     agent.chmod(0o755)
     config = (root / "ralph.toml").read_text()
@@ -115,7 +115,7 @@ def test_checks_that_pass_on_an_untouched_tree_end_no_changes(tmp_path: Path) ->
     (root / "README.md").write_text("a repository\n")
     subprocess.run(["git", "add", "."], cwd=root, check=True)
     subprocess.run(["git", "commit", "--quiet", "-m", "start"], cwd=root, check=True)
-    agent = root / ".agent.sh"
+    agent = root.parent / "agent.sh"  # outside the repository: not a change to commit
     agent.write_text(_CLAIMER)
     agent.chmod(0o755)
     (root / "ralph.toml").write_text(

@@ -26,7 +26,8 @@ AGENT = [
     "    target = pathlib.Path('.agent/swap').read_text()\n"
     "    os.remove('PROMPT.md'); os.symlink(target, 'PROMPT.md')\n"
     "[pathlib.Path('.agent/out', n).write_text(t) for n, t in "
-    "[('plan.md', 'p'), ('status', 'completed'), ('issues.md', ''), ('commit-message', 'm')]]",
+    "[('plan.md', 'p'), ('status', 'completed'), ('issues.md', ''), ('commit-message', 'm')]]\n"
+    "open('work.txt', 'a').write('x')",  # a change to commit: a run that commits none fails
 ]
 
 
@@ -51,8 +52,9 @@ def test_a_fresh_run_gives_back_the_mode_an_unfinished_run_took_away(tmp_path: P
     first = ralph("run", cwd=root)
     assert first.returncode != 0, first.stdout + first.stderr
     assert prompt.stat().st_mode & 0o222 == 0
-    assert "stays read-only until the run ends" in first.stdout
-    assert "a new `ralph run` gives it back its mode 0o640" in first.stdout
+    said = " ".join(first.stdout.split())  # as read, whatever the terminal's width
+    assert "stays read-only until the run ends" in said
+    assert "a new `ralph run` gives it back its mode 0o640" in said
     (root / ".agent" / "fail").unlink()
     second = ralph("run", cwd=root)
     assert second.returncode == 0, second.stdout + second.stderr

@@ -9,6 +9,7 @@ from pipeline.events import FinalValidationFailed
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     PYTHON,
+    commit_all,
     make_workspace,
     ralph,
     scripted,
@@ -42,6 +43,7 @@ def test_a_failed_unittest_check_reaches_the_next_prompt_with_its_assertion_and_
         extra=f'validate = ["{PYTHON}", "-m", "unittest", "test_answer"]',
     )
     (root / "test_answer.py").write_text(_FAILING_TEST)
+    commit_all(root)  # the person's own test, committed: a new run refuses a dirty tree
     result = ralph("run", "--plain", cwd=root, timeout=300)
     assert result.returncode != 0, result.stdout + result.stderr
     failed = [e for e in stored_events(root) if isinstance(e, FinalValidationFailed)]

@@ -77,6 +77,12 @@ def make_workspace(
     return root
 
 
+def commit_all(root: Path, message: str = "the person's change") -> None:
+    """Commit everything in ``root``'s work tree, as a person does before ``ralph run``."""
+    subprocess.run(["git", "add", "--all"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "--quiet", "-m", message], cwd=root, check=True)
+
+
 def run_here(root: Path) -> DurableRun:
     """Start a run in ``root`` in this process (agents are real subprocesses)."""
     workspace = open_workspace(root)

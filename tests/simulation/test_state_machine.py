@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from pipeline.effects import SaveCheckpoint, Terminate
-from pipeline.events import PipelineEvent, RunResumed
+from pipeline.events import PipelineEvent, RunAbandoned, RunResumed
 from pipeline.handlers.simulated import SimulatedWorld, WorldConfig, fake_clock
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
@@ -39,7 +39,8 @@ class PipelineMachine(RuleBasedStateMachine):
         after = reduce(before, event)
         if before.phase is Phase.COMPLETE:
             assert after.phase is Phase.COMPLETE, "a complete run was revived"
-        if before.phase is Phase.INTERRUPTED and not isinstance(event, RunResumed):
+        if before.phase is Phase.INTERRUPTED and not isinstance(event, RunResumed | RunAbandoned):
+            # A person ends an interrupted run for good with ``ralph abandon``.
             assert after.phase is Phase.INTERRUPTED, "an interrupted run left without resuming"
         self.state = after
         self.log.append(event)
