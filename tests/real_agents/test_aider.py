@@ -68,7 +68,7 @@ def aider_env(
         "XDG_STATE_HOME": str(home / ".local" / "state"),
         "PATH": path_with(program),
         "OPENAI_API_BASE": f"{url}/v1",
-        "OPENAI_API_KEY": "scripted",
+        "OPENAI_API_KEY": "sk-scripted-dummy-key",  # unlike any model name: it is masked
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     }
 
