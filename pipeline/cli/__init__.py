@@ -302,7 +302,7 @@ StoreOption = Annotated[
         envvar="RALPH_STORE",
         help="The event store: a path, sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
         # rich reads help as markup: "\\[" keeps a bracket that would be taken for a style.
-        "(default: \\[store] url in ralph.toml, else .ralph/pipeline.db).",
+        "(default: \\[store] url in ralph.toml, else .git/ralph/pipeline.db).",
     ),
 ]
 ReadWorkspaceOption = Annotated[
