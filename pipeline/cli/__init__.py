@@ -58,10 +58,10 @@ from pipeline.handlers.intake import (
 from pipeline.handlers.intake import emit as emit_topic
 from pipeline.handlers.runtime import GitError, PromptSource, WorkspaceLayout, run_history
 from pipeline.handlers.store import (
-    DEFAULT_STORE_PATH,
     NamedStore,
     SqliteEventStore,
     StoreError,
+    StoreMissingError,
     UnknownRunError,
     open_store_at,
     store_path,
@@ -147,6 +147,9 @@ err = Console(stderr=True, highlight=False, emoji=False)
 USAGE_ERROR = 2
 BUSY = 1
 """The exit status when another run holds the workspace."""
+STORE_ERROR = 4
+"""The exit status when the event store or its disk failed: damaged, removed while a run wrote
+to it, full, unreachable or read-only (see termination.md)."""
 
 
 class LogFormat(StrEnum):
@@ -160,6 +163,15 @@ def _fail(message: str) -> typer.Exit:
     # Messages quote paths, config sections and extras ("[store]", "[otel]"): never markup.
     err.print(f"[bold red]error:[/] {escape(message_safe(message))}", soft_wrap=True)
     return typer.Exit(USAGE_ERROR)
+
+
+def _store_failure(error: Exception) -> typer.Exit:
+    """Say what went wrong with the store; exit :data:`STORE_ERROR`, or :data:`USAGE_ERROR`
+    for a store or run that was named wrongly (nothing failed: the input was bad)."""
+    if isinstance(error, (UnknownRunError, StoreMissingError)) or not isinstance(error, StoreError):
+        return _fail(str(error))
+    err.print(f"[bold red]store error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
+    return typer.Exit(STORE_ERROR)
 
 
 def _warn(message: str) -> None:
@@ -220,6 +232,8 @@ def _drive(
                     interruption=run_interruption(),
                     kept_paths=kept_paths,
                 )
+            # Never "N events" from a store that is gone: its facts went to a deleted file.
+            events.ensure_present()
             return result, events.label
     except FaultError as error:
         raise _fail(str(error)) from error
@@ -231,7 +245,9 @@ def _drive(
         # Not a usage mistake: the same command works once the other run ends.
         err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
         raise typer.Exit(BUSY) from error
-    except (PipelineError, StoreError, OSError) as error:
+    except StoreError as error:
+        raise _store_failure(error) from error
+    except (PipelineError, OSError) as error:
         raise _fail(str(error)) from error
 
 
@@ -300,7 +316,7 @@ StoreOption = Annotated[
         envvar="RALPH_STORE",
         help="The event store: a path, sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
         # rich reads help as markup: "\\[" keeps a bracket that would be taken for a style.
-        "(default: \\[store] url in ralph.toml, else .ralph/pipeline.db).",
+        "(default: \\[store] url in ralph.toml, else .git/ralph/pipeline.db).",
     ),
 ]
 ReadWorkspaceOption = Annotated[
@@ -312,11 +328,12 @@ ReadWorkspaceOption = Annotated[
     ),
 ]
 StoreArgument = Annotated[
-    str,
+    str | None,
     typer.Argument(
         envvar="RALPH_STORE",
         show_envvar=True,
-        help="An event store: a path, sqlite:///PATH or postgresql://...",
+        help="An event store: a path, sqlite:///PATH or postgresql://... "
+        "(default: this repository's store)",
     ),
 ]
 OtelOption = Annotated[
@@ -643,9 +660,11 @@ def replay(
             state, problems, checked = _fold_and_check(log, until, verify)
             if verify and source is None and log.run_id is not None and until is None:
                 # The workspace's own store: its run's commits and events file are here.
-                found = _reconciled(Path(), log.run_id, log.events())
+                found = _reconciled(workspace or Path(), log.run_id, log.events())
                 problems += [] if found is None else list(found.problems)
-    except (EventLogError, StoreError, WireFormatError) as error:
+    except StoreError as error:
+        raise _store_failure(error) from error
+    except (EventLogError, WireFormatError) as error:
         raise _fail(str(error)) from error
     if as_json:
         sys.stdout.write(encode_state(state).decode() + "\n")
@@ -712,7 +731,7 @@ def _located(source: str | None, workspace: Path | None) -> str | None:
     """``source``, else ``-C``'s default store, else None (this folder's default store)."""
     if source is not None or workspace is None:
         return source
-    return str(workspace / DEFAULT_STORE_PATH)
+    return str(WorkspaceLayout(workspace).store)
 
 
 @contextlib.contextmanager
@@ -721,7 +740,9 @@ def _reading_log(source: str | None, run: str | None) -> Iterator[LogSource]:
     try:
         with open_source(source, run) as log:
             yield log
-    except (EventLogError, StoreError, WireFormatError) as error:
+    except StoreError as error:
+        raise _store_failure(error) from error
+    except (EventLogError, WireFormatError) as error:
         raise _fail(str(error)) from error
 
 
@@ -760,7 +781,7 @@ def events(
     except ValueError as error:
         raise _fail(f"--category: {error}") from error
     if follow_run:
-        location = str(DEFAULT_STORE_PATH) if source is None else source
+        location = str(WorkspaceLayout(Path()).store) if source is None else source
         if location.endswith(".jsonl"):
             raise _fail(f"--follow reads a store; {location} is a finished run's log")
         with _existing_store(location) as store:
@@ -769,7 +790,9 @@ def events(
                 for number, event in follow(store, run_id):
                     if wanted(event):
                         _print_event(number, event, output)
-            except (UnknownRunError, StoreError, WireFormatError) as error:
+            except StoreError as error:
+                raise _store_failure(error) from error
+            except WireFormatError as error:
                 raise _fail(str(error)) from error
             except KeyboardInterrupt:
                 raise typer.Exit(130) from None
@@ -789,7 +812,7 @@ def status(
 ) -> None:
     """Where a run stands: phase, iteration, the agent at work, counters, last error and
     termination (its newest checkpoint plus the events after it; works on a run in progress)."""
-    location = store if store is not None else workspace / DEFAULT_STORE_PATH
+    location = store if store is not None else WorkspaceLayout(workspace).store
     with _existing_store(location) as events:
         try:
             run_id = events.choose_run(run)
@@ -986,24 +1009,31 @@ def graph(
 
 
 @contextlib.contextmanager
-def _existing_store(location: str | Path) -> Iterator[NamedStore]:
-    """The event store at ``location`` (a path or URL); a missing or unreadable one is a
-    usage error (exit 2)."""
+def _existing_store(location: str | Path | None, *, read_only: bool = True) -> Iterator[NamedStore]:
+    """The event store at ``location`` (a path or URL; None: this folder's default), opened
+    read-only unless asked; a missing one is a usage error (exit 2), a damaged or unreachable
+    one a store error (exit 4)."""
+    where = WorkspaceLayout(Path()).store if location is None else location
     try:
-        with open_store_at(location, must_exist=True) as opened:
+        with open_store_at(where, must_exist=True, read_only=read_only) as opened:
             yield opened
-    except (StoreError, WireFormatError) as error:
+    except StoreError as error:
+        raise _store_failure(error) from error
+    except WireFormatError as error:
         raise _fail(str(error)) from error
 
 
 @app.command()
 def runs(
-    store: StoreArgument = str(DEFAULT_STORE_PATH),
+    store: StoreArgument = None,
 ) -> None:
     """List the runs in an event store with their cost so far; on a PostgreSQL store, the
     queue's tickets too (state, run, events, cost, worker, claims, age, outcome)."""
     with _existing_store(store) as opened:
-        listed = opened.runs()
+        try:
+            listed = opened.runs()
+        except StoreError as error:
+            raise _store_failure(error) from error
         tickets = _queue_tickets(opened)
         costs: dict[str, str] = {s.run_id: _run_cost(opened, s.run_id) for s in listed}
     if tickets is None:
@@ -1204,10 +1234,10 @@ app.add_typer(projections, name="projections")
 
 @projections.command("rebuild")
 def rebuild_projections(
-    store: StoreArgument = str(DEFAULT_STORE_PATH),
+    store: StoreArgument = None,
 ) -> None:
     """Recreate the agent_response_log table from the events alone."""
-    with _existing_store(store) as opened:
+    with _existing_store(store, read_only=False) as opened:
         rows = opened.rebuild_response_log()
         runs = len(opened.runs())
     out.print(f"Rebuilt agent_response_log in {opened.label}: {rows} rows from {runs} runs")

@@ -10,12 +10,8 @@ from attrs import frozen
 
 from pipeline.cli._logfile import EventLogError, read_event_log
 from pipeline.events import PipelineEvent
-from pipeline.handlers.store import (
-    DEFAULT_STORE_PATH,
-    StoreError,
-    open_store_at,
-    store_path,
-)
+from pipeline.handlers.runtime import WorkspaceLayout
+from pipeline.handlers.store import StoreError, UnknownRunError, open_store_at, store_path
 from pipeline.serialization import EncodedCheckpoint
 
 __all__ = ["LogSource", "SourceError", "open_source"]
@@ -41,7 +37,7 @@ class LogSource:
 def open_source(source: str | Path | None, run: str | None) -> Iterator[LogSource]:
     """Open ``source`` (default: the workspace's store; a path, a store URL or a ``.jsonl``
     log) at run ``run`` (default: the latest)."""
-    location = str(DEFAULT_STORE_PATH if source is None else source)
+    location = str(WorkspaceLayout(Path()).store if source is None else source)
     try:
         path = store_path(location)
     except StoreError as error:
@@ -56,15 +52,17 @@ def open_source(source: str | Path | None, run: str | None) -> Iterator[LogSourc
         raise SourceError(
             f"no event store at {path} (give a store or a .jsonl log, or run `ralph demo`)"
         )
-    try:
-        with open_store_at(location, must_exist=True) as store:
+    # A reader opens the store read-only; a damaged or unreachable store stays a StoreError
+    # (the CLI's store-error exit), an unknown run is bad input.
+    with open_store_at(location, read_only=True) as store:
+        try:
             run_id = store.choose_run(run)
-            yield LogSource(
-                f"{store.label} run {run_id}",
-                lambda: store.read(run_id),
-                store.checkpoints(run_id),
-                True,
-                run_id,
-            )
-    except StoreError as error:
-        raise SourceError(str(error)) from error
+        except UnknownRunError as error:
+            raise SourceError(str(error)) from error
+        yield LogSource(
+            f"{store.label} run {run_id}",
+            lambda: store.read(run_id),
+            store.checkpoints(run_id),
+            True,
+            run_id,
+        )

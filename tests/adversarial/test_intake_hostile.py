@@ -17,6 +17,7 @@ from pipeline.events import (
     TopicPublished,
 )
 from pipeline.handlers.intake import read_agent_events, write_marker
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.runtime.workspace import RALPH, ROOT, make_workspace, ralph
 
@@ -51,12 +52,12 @@ def _workspace(root: Path, body: str, budgets: str = "") -> Path:
 
 def _stored(root: Path) -> tuple[list[PipelineEvent], list[bytes]]:
     """The one run's events, and each stored row's body as bytes."""
-    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+    with SqliteEventStore(WorkspaceLayout(root).store) as store:
         (run,) = store.runs()
         events = list(store.read(run.run_id))
     import sqlite3
 
-    with sqlite3.connect(root / ".ralph" / "pipeline.db") as db:
+    with sqlite3.connect(WorkspaceLayout(root).store) as db:
         bodies = [bytes(row[0]) for row in db.execute("SELECT body FROM events")]
     return events, bodies
 

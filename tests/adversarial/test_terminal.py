@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pipeline.engine import load_state
 from pipeline.events import InvocationFailed, TopicPublished
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.runtime.workspace import RALPH, ROOT, make_workspace, stored_events
 
@@ -74,7 +75,7 @@ def _wait_for_question(root: Path, within_s: float = 60) -> str:
     """The id of the question the run waits on, once it has been asked."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        path = root / ".ralph" / "pipeline.db"
+        path = WorkspaceLayout(root).store
         if path.is_file():
             with SqliteEventStore(path) as store:
                 runs = store.runs()

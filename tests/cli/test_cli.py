@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
 from pipeline.serialization import decode_event, decode_state
@@ -113,7 +114,7 @@ def test_replay_verify_reports_a_corrupted_checkpoint(demo_dir: Path, tmp_path: 
     import sqlite3
 
     copy = tmp_path / "pipeline.db"
-    shutil.copy(demo_dir / ".ralph" / "pipeline.db", copy)
+    shutil.copy(WorkspaceLayout(demo_dir).store, copy)
     db = sqlite3.connect(copy)
     sequence, body = db.execute("SELECT sequence, body FROM checkpoints LIMIT 1").fetchone()
     damaged = bytearray(body)
@@ -308,7 +309,7 @@ def test_an_event_from_a_newer_schema_is_a_clear_error(demo_dir: Path, tmp_path:
     import sqlite3
 
     copy = tmp_path / "pipeline.db"
-    shutil.copy(demo_dir / ".ralph" / "pipeline.db", copy)
+    shutil.copy(WorkspaceLayout(demo_dir).store, copy)
     db = sqlite3.connect(copy)
     db.execute("UPDATE events SET schema_version = 9 WHERE sequence = 3")
     db.commit()

@@ -7,6 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.reducers import fold
 from pipeline.serialization import decode_event, decode_state
@@ -31,7 +32,7 @@ def test_a_run_with_store_url_lives_in_postgresql_and_every_reader_takes_the_url
     root = _workspace(tmp_path / "ws")
     started = ralph("run", "--plain", "--store", postgres_url, cwd=root)
     assert started.returncode == 0, started.stderr
-    assert not (root / ".ralph" / "pipeline.db").exists()
+    assert not WorkspaceLayout(root).store.exists()
     assert "Event store: postgresql://ralph@127.0.0.1:" in started.stdout
     with PostgresEventStore(postgres_url) as store:
         (run,) = store.runs()

@@ -21,6 +21,7 @@ from pipeline.engine import (
     run_in_memory,
 )
 from pipeline.events import Instant, RunId, RunResumed
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.simulated import (
     ScriptedChooser,
     SimulatedWorld,
@@ -55,7 +56,7 @@ def _world(answers: dict[str, list[object]] | None = None) -> SimulatedWorld:
 
 @pytest.fixture
 def store(tmp_path: Path) -> SqliteEventStore:
-    with SqliteEventStore(tmp_path / ".ralph" / "pipeline.db") as opened:
+    with SqliteEventStore(WorkspaceLayout(tmp_path).store) as opened:
         yield opened  # type: ignore[misc]
 
 

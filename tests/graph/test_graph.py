@@ -32,6 +32,7 @@ from pipeline.graph import (
     to_dot,
     to_mermaid,
 )
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold
@@ -141,7 +142,7 @@ def test_ralph_graph_draws_every_phase_and_a_runs_edges_in_red(tmp_path: Path) -
     assert dot.stdout.startswith("digraph phases {")
     highlighted = ralph("graph", "--run", _latest_run(root), cwd=root)
     assert highlighted.returncode == 0, highlighted.stderr
-    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+    with SqliteEventStore(WorkspaceLayout(root).store) as store:
         (summary,) = store.runs()
         taken = list(phase_changes(store.read(summary.run_id)))
     assert taken
@@ -154,5 +155,5 @@ def test_ralph_graph_draws_every_phase_and_a_runs_edges_in_red(tmp_path: Path) -
 
 
 def _latest_run(root: Path) -> str:
-    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+    with SqliteEventStore(WorkspaceLayout(root).store) as store:
         return store.runs()[-1].run_id

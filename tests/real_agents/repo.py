@@ -16,6 +16,8 @@ from typing import Any
 
 import orjson
 
+from pipeline.handlers.runtime import WorkspaceLayout
+
 PYTHON = sys.executable
 FIXED_APP = "def answer():\n    return 42\n"
 """What the agent writes to ``app.py``."""
@@ -82,7 +84,7 @@ def stored_events(root: Path) -> list[dict[str, Any]]:
             "-m",
             "pipeline.cli",
             "events",
-            str(root / ".ralph" / "pipeline.db"),
+            str(WorkspaceLayout(root).store),
             "--format",
             "jsonl",
         ],

@@ -18,6 +18,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.testing.model_server import (
     ModelReply,
     ModelRequest,
@@ -144,7 +145,7 @@ def test_a_budget_still_holds_after_kill_9_and_resume(
     assert [f["role"] for f in usage] == ["planner", "developer"]
     assert [f["reason"] for f in _facts(root, "lifecycle.run_completed")] == ["max_cost"]
     verified = subprocess.run(
-        [PYTHON, "-m", "pipeline.cli", "replay", str(root / ".ralph" / "pipeline.db"), "--verify"],
+        [PYTHON, "-m", "pipeline.cli", "replay", str(WorkspaceLayout(root).store), "--verify"],
         capture_output=True,
         text=True,
         check=False,

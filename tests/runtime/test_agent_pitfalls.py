@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.handlers.runtime import WorkspaceLayout
 from tests.runtime.workspace import make_workspace, ralph
 
 pytestmark = pytest.mark.skipif(
@@ -70,7 +71,7 @@ def test_claude_bypass_as_root_is_one_clear_error_and_no_agent_starts(
     assert '[agents.main] env = { IS_SANDBOX = "1" }' in lines[0]
     assert not marker.exists()
     assert not (root / ".ralph" / "runs").exists()
-    assert not (root / ".ralph" / "pipeline.db").exists()
+    assert not WorkspaceLayout(root).store.exists()
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import pytest
 
 from pipeline.config import PRESETS, AgentConfig, PromptVia, parse_config
 from pipeline.events import RunCompleted
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.workspace import open_store, open_workspace
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
@@ -213,7 +214,7 @@ def test_a_setting_a_run_would_trip_over_later_is_refused_before_the_store_exist
     assert len(lines) == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert f"{key}:" in lines[0], lines[0]
-    assert not (root / ".ralph" / "pipeline.db").exists()
+    assert not WorkspaceLayout(root).store.exists()
     assert not started_any_agent(root)
 
 

@@ -27,6 +27,7 @@ from pipeline.handlers.runtime import (
     GitPolicy,
     Runtime,
     UnsafePathError,
+    WorkspaceLayout,
     ensure_excluded,
 )
 from pipeline.handlers.simulated import fake_clock
@@ -254,7 +255,7 @@ def test_rebase_onto_that_looks_like_an_option_is_refused_at_parse_time(tmp_path
     done = ralph("run", "--plain", cwd=root)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "rebase_onto" in done.stderr
-    assert not (root / ".ralph" / "pipeline.db").exists()
+    assert not WorkspaceLayout(root).store.exists()
     facts = GitHandler(root, fake_clock()).rebase(Rebase(EffectId(1), f"--exec=touch {marker}"))
     assert isinstance(facts[0], RebaseStarted)
     assert not marker.exists()
@@ -287,7 +288,7 @@ def test_a_new_run_on_a_dirty_tree_is_refused_naming_the_paths(tmp_path: Path) -
     assert "ralph.toml" not in message.replace(str(root), "")
     assert "stash" in message
     assert "--allow-dirty" in message
-    assert not (root / ".ralph" / "pipeline.db").exists()
+    assert not WorkspaceLayout(root).store.exists()
     (root / "README.md").write_text("a repository\n")
     (root / "notes.txt").unlink()
     done = ralph("run", "--plain", cwd=root)

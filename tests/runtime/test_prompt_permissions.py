@@ -14,6 +14,7 @@ from pipeline.events import (
     RunStarted,
     TerminationReason,
 )
+from pipeline.handlers.runtime import WorkspaceLayout
 from tests.runtime.workspace import PYTHON, make_workspace, ralph, stored_events
 
 # Fails while .agent/fail exists; otherwise reports success for every role.
@@ -102,7 +103,7 @@ def test_a_prompt_that_is_a_symbolic_link_is_refused_and_its_target_untouched(
     assert result.returncode == 2, result.stdout + result.stderr
     assert "is a symbolic link" in result.stderr
     assert secret.stat().st_mode & 0o777 == 0o600
-    assert not (root / ".ralph" / "pipeline.db").exists()
+    assert not WorkspaceLayout(root).store.exists()
 
 
 def test_an_agent_swapping_the_prompt_for_a_link_gets_no_chmod_through_it(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pipeline.engine import DurableRun
 from pipeline.events import PipelineEvent
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.workspace import drive, open_workspace, resolve_prompt
 
@@ -91,13 +92,13 @@ def run_here(root: Path) -> DurableRun:
 
 def events_of(root: Path, run: DurableRun) -> list[PipelineEvent]:
     """The run's stored events."""
-    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+    with SqliteEventStore(WorkspaceLayout(root).store) as store:
         return list(store.read(run.run_id))
 
 
 def stored_events(root: Path) -> list[PipelineEvent]:
     """The events of the one run in ``root``'s store."""
-    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+    with SqliteEventStore(WorkspaceLayout(root).store) as store:
         (run,) = store.runs()
         return list(store.read(run.run_id))
 

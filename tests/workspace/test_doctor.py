@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 
 from pipeline.config import parse_config
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.workspace import Status
 from pipeline.workspace._doctor import (
     agent_pitfalls,
@@ -147,7 +148,7 @@ def test_a_missing_agent_fails_only_when_a_chain_has_nothing_left(tmp_path: Path
 def test_the_store_check_reads_sqlite_paths_and_refuses_unknown_schemes(tmp_path: Path) -> None:
     """A SQLite file to be created in a writable folder is OK; an unknown scheme and a folder
     that cannot be written fail."""
-    (ok,) = check_store(str(tmp_path / ".ralph" / "pipeline.db"))
+    (ok,) = check_store(str(WorkspaceLayout(tmp_path).store))
     assert ok.status is Status.OK
     (scheme,) = check_store("mysql://db/x")
     assert scheme.status is Status.FAIL

@@ -71,9 +71,14 @@ def record_group(path: Path, pgid: int) -> None:
             return
         temporary.unlink(missing_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        with os.fdopen(os.open(temporary, flags, 0o644), "wb") as handle:
-            handle.write(orjson.dumps(record))
-        temporary.replace(path)
+        try:
+            with os.fdopen(os.open(temporary, flags, 0o644), "wb") as handle:
+                handle.write(orjson.dumps(record))
+            temporary.replace(path)
+        except OSError:
+            # A full disk: no half-written record left behind.
+            temporary.unlink(missing_ok=True)
+            raise
 
 
 def _replaceable(path: Path) -> bool:

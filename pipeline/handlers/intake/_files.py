@@ -15,6 +15,7 @@ device is no events file).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -164,6 +165,9 @@ def write_marker(root: Path, events_file: Path) -> bool:
             handle.write((relative + "\n").encode())
         os.replace(partial, marker)
     except OSError:
+        # A full disk: no half-written marker left behind.
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
         return False
     return True
 

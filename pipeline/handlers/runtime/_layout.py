@@ -1,8 +1,10 @@
 """Where a run keeps its files in the workspace (paths only; nothing here touches the disk).
 
-Orchestrator metadata lives under ``.ralph/`` (the event store, each run's saved prompt and
-agent logs, the agents' events file); agent-facing files live under ``.agent/`` (rendered
-prompts, the plan, review findings, the outputs agents write, the completion marker).
+Orchestrator metadata lives under ``.ralph/`` (each run's saved prompt and agent logs, the
+agents' events file); agent-facing files live under ``.agent/`` (rendered prompts, the plan,
+review findings, the outputs agents write, the completion marker). The default event store lives
+in the git directory (``.git/ralph/pipeline.db``), where ``git clean -fdx``, ``git stash -u`` and
+a branch switch never reach it; finding it is the one place here that looks at the disk.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import final
 from attrs import frozen
 
 from pipeline.events import PromptKind
+from pipeline.handlers.runtime._gitcmd import git_dirs
 
 __all__ = ["OUTPUT_FILES", "WorkspaceLayout"]
 
@@ -44,9 +47,22 @@ class WorkspaceLayout:
         return self.root / ".agent"
 
     @property
-    def store(self) -> Path:
-        """The default SQLite event store."""
+    def legacy_store(self) -> Path:
+        """Where releases before the store moved into the git directory kept it."""
         return self.ralph_dir / "pipeline.db"
+
+    @property
+    def store(self) -> Path:
+        """The default SQLite event store: ``ralph/pipeline.db`` in the worktree's git
+        directory (an agent's ``git clean -fdx`` deletes the git-excluded ``.ralph/``, never
+        ``.git/``), or the legacy ``.ralph/pipeline.db`` while one exists there, or that
+        legacy path when ``root`` is not the top of a git worktree."""
+        legacy = self.legacy_store
+        # Only at the top of a worktree: a folder inside one is not a workspace of its own.
+        dirs = git_dirs(self.root) if (self.root / ".git").exists() else None
+        if dirs is None or legacy.is_file():
+            return legacy
+        return dirs[0] / "ralph" / "pipeline.db"
 
     @property
     def agent_group(self) -> Path:

@@ -4,6 +4,7 @@ from pipeline.handlers.store._location import NamedStore, open_store_at, store_p
 from pipeline.handlers.store._port import (
     AnswerSource,
     AnswerTakenError,
+    DamagedEventError,
     EventStore,
     LeaseLostError,
     RunSummary,
@@ -11,6 +12,8 @@ from pipeline.handlers.store._port import (
     StoreCorruptError,
     StoredResponse,
     StoreError,
+    StoreMissingError,
+    StoreVanishedError,
     UnknownRunError,
 )
 from pipeline.handlers.store._sqlite import DEFAULT_STORE_PATH, SqliteEventStore
@@ -19,6 +22,7 @@ __all__ = [
     "DEFAULT_STORE_PATH",
     "AnswerSource",
     "AnswerTakenError",
+    "DamagedEventError",
     "EventStore",
     "LeaseLostError",
     "NamedStore",
@@ -27,6 +31,8 @@ __all__ = [
     "SqliteEventStore",
     "StoreCorruptError",
     "StoreError",
+    "StoreMissingError",
+    "StoreVanishedError",
     "StoredResponse",
     "UnknownRunError",
     "open_store_at",

@@ -8,7 +8,7 @@ from typing import Protocol
 from pipeline.config import POSTGRES_SCHEMES, SQLITE_SCHEME
 from pipeline.events import RunId
 from pipeline.handlers.redaction import mask_password_of
-from pipeline.handlers.store._port import EventStore, StoreError
+from pipeline.handlers.store._port import EventStore, StoreError, StoreMissingError
 from pipeline.handlers.store._sqlite import SqliteEventStore
 
 __all__ = ["NamedStore", "open_store_at", "store_path"]
@@ -20,6 +20,11 @@ class NamedStore(EventStore, Protocol):
     @property
     def label(self) -> str:
         """Where the store is, for messages (a URL never shows its password)."""
+        ...
+
+    def ensure_present(self) -> None:
+        """Raise :class:`~pipeline.handlers.store.StoreVanishedError` when the store was
+        removed while open (a file deleted under a SQLite store; a no-op for a server)."""
         ...
 
     def choose_run(self, run_id: str | None) -> RunId:
@@ -50,11 +55,16 @@ def store_path(location: str | Path) -> Path | None:
 
 
 def open_store_at(
-    location: str | Path, *, synced: bool = True, must_exist: bool = False
+    location: str | Path,
+    *,
+    synced: bool = True,
+    must_exist: bool = False,
+    read_only: bool = False,
 ) -> NamedStore:
     """The store at ``location``: a SQLite file (created when missing, unless ``must_exist``)
     or a PostgreSQL database (the ``postgres`` extra). ``synced`` False is the ``process``
-    durability: commits do not wait for the disk."""
+    durability: commits do not wait for the disk. ``read_only`` opens a SQLite file to read
+    only (never migrated nor changed; implies ``must_exist``)."""
     path = store_path(location)
     if path is None:
         try:
@@ -66,6 +76,6 @@ def open_store_at(
                 "pip install 'ralph-pipeline[postgres]'"
             ) from error
         return PostgresEventStore(str(location), synchronous_commit=synced)
-    if must_exist and not path.is_file():
-        raise StoreError(f"no event store at {path}")
-    return SqliteEventStore(path, synchronous="FULL" if synced else "NORMAL")
+    if (must_exist or read_only) and not path.is_file():
+        raise StoreMissingError(f"no event store at {path}")
+    return SqliteEventStore(path, synchronous="FULL" if synced else "NORMAL", read_only=read_only)

@@ -8,7 +8,7 @@ from typing import Protocol, final
 
 from attrs import frozen
 
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, WireFormatError
 from pipeline.events import PipelineEvent, RunId
 from pipeline.serialization import EncodedCheckpoint
 from pipeline.views import ResponseLogRow
@@ -16,12 +16,15 @@ from pipeline.views import ResponseLogRow
 __all__ = [
     "AnswerSource",
     "AnswerTakenError",
+    "DamagedEventError",
     "EventStore",
     "LeaseLostError",
     "RunSummary",
     "SequenceConflictError",
     "StoreCorruptError",
     "StoreError",
+    "StoreMissingError",
+    "StoreVanishedError",
     "StoredResponse",
     "UnknownRunError",
 ]
@@ -58,6 +61,22 @@ class AnswerTakenError(StoreError):
 
 class StoreCorruptError(StoreError):
     """The store's file is damaged or not a store at all; it was left untouched."""
+
+
+class DamagedEventError(StoreCorruptError, WireFormatError):
+    """A stored event cannot be decoded: the store is damaged at that row (the message names
+    the store, the run, the event and the last good position). A :class:`WireFormatError`
+    too, as any undecodable event is."""
+
+
+class StoreMissingError(StoreError, FileNotFoundError):
+    """A reader was pointed at a store file that does not exist (nothing is created)."""
+
+
+class StoreVanishedError(StoreError):
+    """The store's file was deleted or replaced while this process had it open (an agent ran
+    ``git clean -fdx``, or removed it): what was written since went to a file nobody can
+    open again, and nothing more is written."""
 
 
 class UnknownRunError(StoreError, LookupError):

@@ -10,8 +10,11 @@ cattrs converter writes, with their type, schema version and time in their own c
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,15 +22,18 @@ from typing import Final
 
 import orjson
 
+from pipeline.errors import WireFormatError
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._migrations import MIGRATIONS
 from pipeline.handlers.store._port import (
     AnswerTakenError,
+    DamagedEventError,
     RunSummary,
     SequenceConflictError,
     StoreCorruptError,
     StoredResponse,
     StoreError,
+    StoreVanishedError,
 )
 from pipeline.handlers.store._rows import (
     choose_run,
@@ -50,22 +56,68 @@ _READ_BATCH = 1_000
 class SqliteEventStore:
     """An :class:`~pipeline.handlers.store.EventStore` in one SQLite file."""
 
-    def __init__(self, path: Path | str, *, synchronous: str = "FULL") -> None:
+    def __init__(
+        self, path: Path | str, *, synchronous: str = "FULL", read_only: bool = False
+    ) -> None:
         self.path = Path(path)
         if synchronous not in {"FULL", "NORMAL", "OFF", "EXTRA"}:
             raise ValueError(f"synchronous must be FULL, NORMAL, EXTRA or OFF, not {synchronous!r}")
         self.synchronous = synchronous
         """The setting of flushed commits; unflushed ones use ``NORMAL`` (or this, if weaker)."""
+        self.read_only = read_only
+        """Opened to read only: never migrated, its journal mode never changed, no write."""
         self._unflushed = "NORMAL" if synchronous in {"FULL", "EXTRA"} else synchronous
         self._current = synchronous
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = -1
+        if read_only:
+            self._open_read_only()
+            return
         with self._guard("open"):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            # An own descriptor of the file, to tell later whether the path still names it.
+            self._fd = os.open(self.path, os.O_RDONLY)
             self._db.execute("PRAGMA busy_timeout=10000")
             self._enter_wal()
             self._db.execute(f"PRAGMA synchronous={synchronous}")
             self._db.execute("PRAGMA foreign_keys=ON")
             self.migrate()
+
+    def _open_read_only(self) -> None:
+        """Open for reading (SQLite's ``mode=ro``): the file is never changed, so a reader
+        works on a store it may not write, and an old schema is read as it is."""
+        uri = f"file:{urllib.parse.quote(str(self.path.absolute()))}?mode=ro"
+        with self._guard("open"):
+            self._db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA busy_timeout=10000")
+            applied = {row[0] for row in self._db.execute("SELECT version FROM schema_migrations")}
+        refuse_newer_schema(self.label, applied, {version for version, _, _ in MIGRATIONS})
+
+    def ensure_present(self) -> None:
+        """Raise :class:`StoreVanishedError` when the file this store writes is no longer the
+        one at its path (deleted, or replaced by another): SQLite would go on writing into
+        the unlinked file and every fact since would be lost unseen. Two ``stat`` calls."""
+        if self._fd < 0:
+            return
+        try:
+            named = os.stat(self.path)
+        except FileNotFoundError:
+            named = None
+        except OSError as error:
+            raise StoreError(f"{self.path}: cannot check the event store: {error}") from error
+        held = os.fstat(self._fd)
+        if (
+            named is None
+            or held.st_nlink == 0
+            or (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino)
+        ):
+            what = "removed" if named is None else "replaced by another file"
+            raise StoreVanishedError(
+                f"{self.path}: the event store was {what} while the run was writing to it; "
+                "nothing more was written, and the run's facts since it was opened are lost "
+                "with the removed file. Keep the store out of the agent's reach (the default "
+                "is inside the git directory)."
+            )
 
     @property
     def label(self) -> str:
@@ -88,17 +140,41 @@ class SqliteEventStore:
 
     @contextlib.contextmanager
     def _guard(self, action: str) -> Iterator[None]:
-        """Turn SQLite's errors into the store's, naming the file."""
+        """Turn SQLite's and the disk's errors into the store's, naming the file."""
         try:
             yield
+        except StoreError:
+            raise
+        except UnicodeDecodeError as error:
+            # Invalid UTF-8 in a stored text (the schema, a run id): damage, not a bug.
+            raise StoreCorruptError(
+                f"{self.path}: the event store is damaged (a stored text is not valid: "
+                f"{error}); it was left untouched. Restore it from a backup, or move it aside "
+                "to start afresh."
+            ) from error
         except sqlite3.DatabaseError as error:
             message = str(error)
-            if "malformed" in message or "not a database" in message or "corrupt" in message:
+            if (
+                "malformed" in message
+                or "not a database" in message
+                or "corrupt" in message
+                or "decode" in message
+            ):
                 raise StoreCorruptError(
                     f"{self.path}: the event store is damaged ({message}); it was left "
                     "untouched. Restore it from a backup, or move it aside to start afresh."
                 ) from error
+            if "readonly" in message or "read-only" in message:
+                raise StoreError(
+                    f"{self.path}: could not {action}: the store is read-only here ({message})"
+                ) from error
             raise StoreError(f"{self.path}: could not {action}: {message}") from error
+        except OSError as error:
+            if error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+                raise StoreError(
+                    f"{self.path}: could not {action}: the disk is full ({error.strerror})"
+                ) from error
+            raise StoreError(f"{self.path}: could not {action}: {error}") from error
 
     def migrate(self) -> list[int]:
         """Apply the migrations not yet applied; return their numbers (none the second time)."""
@@ -174,6 +250,7 @@ class SqliteEventStore:
                 )
             )
         db = self._db
+        self.ensure_present()
         with self._guard(f"append to run {run_id!r}"):
             self._sync(flush)
             db.execute("BEGIN IMMEDIATE")
@@ -218,7 +295,17 @@ class SqliteEventStore:
                     (run_id, position, _READ_BATCH),
                 ).fetchall()
             for sequence, version, body in rows:
-                yield decode_row(body, version, log, sequence)
+                try:
+                    event = decode_row(body, version, log, sequence)
+                except (WireFormatError, UnicodeDecodeError) as error:
+                    if version > SCHEMA_VERSION:
+                        raise
+                    raise DamagedEventError(
+                        f"the event store is damaged: {error} (the last good position is "
+                        f"{sequence} events of run {run_id}; the store was left untouched: "
+                        "restore it from a backup)"
+                    ) from error
+                yield event
             if len(rows) < _READ_BATCH:
                 return
             position = rows[-1][0] + 1
@@ -319,8 +406,11 @@ class SqliteEventStore:
         return None if row is None else str(row[0])
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (and the descriptor kept to check the file)."""
         self._db.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def __enter__(self) -> SqliteEventStore:
         return self

@@ -413,6 +413,9 @@ class PostgresEventStore:
         )
         return [RunSummary(RunId(r), int(h), started.isoformat()) for r, h, started in rows]
 
+    def ensure_present(self) -> None:
+        """A database server's store cannot be deleted under an open connection: a no-op."""
+
     def choose_run(self, run_id: str | None) -> RunId:
         """``run_id`` when the store holds it, or the latest run when None;
         :class:`UnknownRunError` naming the runs it holds otherwise."""

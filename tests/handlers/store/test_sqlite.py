@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.events import SCHEMA_VERSION, RunId
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import (
     SqliteEventStore,
     StoreCorruptError,
@@ -38,7 +39,7 @@ class TestSqliteEventStore(EventStoreContract):
         opened: list[SqliteEventStore] = []
 
         def make() -> SqliteEventStore:
-            store = SqliteEventStore(tmp_path / ".ralph" / "pipeline.db")
+            store = SqliteEventStore(WorkspaceLayout(tmp_path).store)
             opened.append(store)
             return store
 

@@ -1,0 +1,73 @@
+"""Readers of a store: read-only (the file is never changed, an old schema is read as it is),
+and a damaged store named as damage with the store-error exit (real ``ralph`` processes)."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pipeline.handlers.runtime import WorkspaceLayout
+from tests.runtime.workspace import ralph
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store of one demo run."""
+    base = tmp_path_factory.mktemp("demo")
+    assert ralph("demo", "run", cwd=base).returncode == 0
+    return WorkspaceLayout(base / "run").store
+
+
+_READERS = (("status", "--store"), ("replay",), ("events",), ("runs",))
+
+
+def test_readers_leave_an_old_schema_store_untouched(demo_store: Path, tmp_path: Path) -> None:
+    """A store at schema version 2 (no ``answers`` table): every reader works, and the file's
+        bytes and mtime stay the same and no migration runs. (SQLite's read-only WAL reader may
+    still create an empty -wal/-shm pair beside it.)"""
+    db = tmp_path / "old.db"
+    shutil.copy(demo_store, db)
+    with sqlite3.connect(db) as connection:
+        connection.execute("DROP TABLE answers")
+        connection.execute("DELETE FROM schema_migrations WHERE version = 3")
+    connection.close()
+    before = (db.read_bytes(), db.stat().st_mtime_ns)
+    for reader in _READERS:
+        result = ralph(*reader, str(db), cwd=tmp_path)
+        assert result.returncode == 0, (reader, result.stderr)
+    assert (db.read_bytes(), db.stat().st_mtime_ns) == before
+
+
+def test_a_damaged_row_is_a_store_error_naming_the_store(demo_store: Path, tmp_path: Path) -> None:
+    """An invalid UTF-8 byte in a run's stored text: every reader exits 4 with one message
+    naming the store and the damage, never a traceback."""
+    db = tmp_path / "damaged.db"
+    shutil.copy(demo_store, db)
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE runs SET started_at = CAST(x'ff' AS TEXT)")
+    connection.close()
+    for reader in _READERS:
+        result = ralph(*reader, str(db), cwd=tmp_path)
+        assert result.returncode == 4, (reader, result.stderr)
+        assert str(db) in result.stderr
+        assert "damaged" in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_a_damaged_event_names_the_last_good_position(demo_store: Path, tmp_path: Path) -> None:
+    """An event body with an invalid byte: ``replay`` and ``events`` exit 4 naming the
+    store, the event and the last good position."""
+    db = tmp_path / "damaged.db"
+    shutil.copy(demo_store, db)
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE events SET body = CAST(x'7b22ff22' AS BLOB) WHERE sequence = 5")
+    connection.close()
+    for reader in (("replay",), ("events",)):
+        result = ralph(*reader, str(db), cwd=tmp_path)
+        assert result.returncode == 4, (reader, result.stderr)
+        assert "event 5" in result.stderr
+        assert "last good position is 5" in result.stderr
+        assert "Traceback" not in result.stderr
