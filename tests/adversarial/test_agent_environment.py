@@ -11,16 +11,7 @@ from pathlib import Path
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import RunQueue
 from pipeline.workers import Worker, submit
-from tests.runtime.workspace import RALPH, ROOT, make_workspace
-
-REPORTS = """
-mkdir -p .agent/out
-printf '1. do it' > .agent/out/plan.md
-printf 'completed\\ndone' > .agent/out/status
-: > .agent/out/issues.md
-printf 'Do it' > .agent/out/commit-message
-echo "$$" >> work.txt
-"""
+from tests.runtime.workspace import RALPH, ROOT, SHELL_REPORTS, make_workspace
 
 PASSWORD = "team-db-password-0123"
 
@@ -38,7 +29,7 @@ def test_a_worker_hands_no_agent_its_store_url_or_database_password(
     root.mkdir()
     agent = root.parent / "agent.sh"  # outside the repository: not a change to commit
     agent.write_text(
-        '#!/bin/sh\nenv > "$RALPH_WORKSPACE_ROOT/.ralph/agent-env-$RALPH_ROLE"\n' + REPORTS
+        '#!/bin/sh\nenv > "$RALPH_WORKSPACE_ROOT/.ralph/agent-env-$RALPH_ROLE"\n' + SHELL_REPORTS
     )
     agent.chmod(0o755)
     make_workspace(

@@ -19,26 +19,7 @@ from pipeline.events import (
 from pipeline.handlers.intake import read_agent_events, write_marker
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
-from tests.runtime.workspace import RALPH, ROOT, make_workspace, ralph
-
-REPORTS = """
-mkdir -p .agent/out
-printf '1. do it' > .agent/out/plan.md
-printf 'completed\\ndone' > .agent/out/status
-: > .agent/out/issues.md
-printf 'Do it' > .agent/out/commit-message
-echo "$$" >> work.txt
-"""
-"""Shell lines that report success for whichever role runs, and change the work tree so the
-run has something to commit (a run that commits nothing ends ``no_changes``)."""
-
-COUNT_CALLS = """
-n=$(cat .ralph/calls 2>/dev/null || echo 0)
-n=$((n + 1))
-echo "$n" > .ralph/calls
-cat > ".ralph/prompt-$n.md"
-"""
-"""Shell lines that number this call and keep its prompt as .ralph/prompt-N.md."""
+from tests.runtime.workspace import COUNT_CALLS, RALPH, ROOT, SHELL_REPORTS, make_workspace, ralph
 
 
 def _workspace(root: Path, body: str, budgets: str = "") -> Path:
@@ -76,7 +57,7 @@ def test_an_events_file_rewritten_shorter_is_read_again_and_the_run_completes(
         "fi\n"
         'if [ "$n" -eq 2 ]; then\n'
         '  printf \'{"topic": "again"}\\n\' > "$RALPH_EVENTS_FILE"\n'
-        "fi\n" + REPORTS,
+        "fi\n" + SHELL_REPORTS,
     )
     done = ralph("run", cwd=root)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -126,7 +107,7 @@ def test_a_flood_of_lines_and_a_huge_line_are_summed_up_not_stored(tmp_path: Pat
         ' >> "$RALPH_EVENTS_FILE"\n'
         '  seq 1 100000 | sed \'s/.*/{"topic": "n", "payload": &}/\''
         ' >> "$RALPH_EVENTS_FILE"\n'
-        "fi\n" + REPORTS,
+        "fi\n" + SHELL_REPORTS,
     )
     done = ralph("run", cwd=root, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -259,7 +240,7 @@ def test_wrong_types_at_ralphs_paths_stop_no_run_for_good(tmp_path: Path) -> Non
         "  exit 1\n"
         "fi\n"
         'rmdir "$RALPH_EVENTS_FILE" 2>/dev/null || true\n'
-        "ralph emit fixed.it\n" + REPORTS,
+        "ralph emit fixed.it\n" + SHELL_REPORTS,
     )
     done = ralph("run", cwd=root)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -284,7 +265,7 @@ def test_the_limits_are_read_from_ralph_toml(tmp_path: Path) -> None:
         ' >> "$RALPH_EVENTS_FILE"\n'
         '  for t in b c d e f; do printf \'{"topic": "%s"}\\n\' $t'
         ' >> "$RALPH_EVENTS_FILE"; done\n'
-        "fi\n" + REPORTS,
+        "fi\n" + SHELL_REPORTS,
         budgets="max_event_lines = 3\nmax_event_line_bytes = 30\n",
     )
     done = ralph("run", cwd=root)
@@ -296,3 +277,32 @@ def test_the_limits_are_read_from_ralph_toml(tmp_path: Path) -> None:
     assert [m.line_number for m in malformed] == [1, 4]
     assert "longer than the 30 bytes" in malformed[0].error
     assert malformed[1].error.startswith("lines 4-6 (3 lines, ")
+
+
+def test_reports_and_prompts_are_read_and_written_through_no_link(tmp_path: Path) -> None:
+    """The planner plants a folder where the developer's prompt goes; the developer's first
+    status report is a link to a secret outside the workspace. The prompt is written anyway
+    (the folder moved aside), the linked report is refused and never read, and the run goes
+    on to complete (before: workspace_error on every resume, and the secret in the log)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("completed\nTOP-SECRET-VALUE-42\n")
+    root = _workspace(
+        tmp_path / "ws",
+        SHELL_REPORTS + 'if [ "$n" -eq 1 ]; then\n'
+        "  rm -f .agent/prompts/development.md\n"
+        "  mkdir -p .agent/prompts/development.md\n"
+        "fi\n"
+        'if [ "$n" -eq 2 ]; then\n'
+        f"  rm -f .agent/out/status; ln -s {secret} .agent/out/status\n"
+        "fi\n",
+        budgets="max_consecutive_malformed = 5\n",
+    )
+    done = ralph("run", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    _events, bodies = _stored(root)
+    assert not [body for body in bodies if b"TOP-SECRET-VALUE-42" in body]
+    prompts = root / ".agent" / "prompts"
+    assert (prompts / "development.md").is_file()
+    assert [p.name for p in prompts.iterdir() if p.name.startswith("development.md.moved-")]
+    assert secret.read_text() == "completed\nTOP-SECRET-VALUE-42\n"
+    assert b"TOP-SECRET-VALUE-42" not in (root / ".ralph" / "prompt-3.md").read_bytes()

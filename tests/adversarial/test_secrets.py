@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from pipeline.events import InvocationFailed, TopicPublished
+from pipeline.handlers.runtime import WorkspaceLayout
 from tests.runtime.workspace import RALPH, ROOT, make_workspace, stored_events
 
 ANTHROPIC_KEY = "sk-ant-api03-" + secrets.token_urlsafe(32)
@@ -99,9 +100,10 @@ def test_no_secret_of_the_environment_reaches_the_store_outputs_reports_or_spans
     }
     for prompt in (root / ".agent" / "prompts").iterdir():
         outputs[prompt.name] = prompt.read_bytes()
-    for name in ("pipeline.db", "pipeline.db-wal", "pipeline.db-shm"):
-        path = root / ".ralph" / name
-        outputs[name] = path.read_bytes() if path.exists() else b""
+    store = WorkspaceLayout(root).store  # the default store, in the git directory
+    for suffix in ("", "-wal", "-shm"):
+        path = store.with_name(store.name + suffix)
+        outputs["pipeline.db" + suffix] = path.read_bytes() if path.exists() else b""
     assert len(outputs["pipeline.db"]) > 0
     assert len(outputs["spans"]) > 0
     assert {name: _leaks(data) for name, data in outputs.items()} == {name: [] for name in outputs}

@@ -19,33 +19,16 @@ from pipeline.handlers.intake import read_marker
 from pipeline.serialization import decode_state
 from pipeline.state import Phase, TerminationReason
 from tests.runtime.workspace import (
+    COUNT_CALLS,
     RALPH,
     ROOT,
+    SHELL_REPORTS,
     events_of,
     make_workspace,
     ralph,
     run_here,
     stored_events,
 )
-
-REPORTS = """
-mkdir -p .agent/out
-printf '1. do it' > .agent/out/plan.md
-printf 'completed\\ndone' > .agent/out/status
-: > .agent/out/issues.md
-printf 'Do it' > .agent/out/commit-message
-echo "$$" >> work.txt
-"""
-"""Shell lines that report success for whichever role runs (each reads only its own file)
-and change the work tree, so the run has something to commit (none: ``no_changes``)."""
-
-COUNT_CALLS = """
-n=$(cat .ralph/calls 2>/dev/null || echo 0)
-n=$((n + 1))
-echo "$n" > .ralph/calls
-cat > ".ralph/prompt-$n.md"
-"""
-"""Shell lines that number this call and keep the prompt (given on stdin) as prompt-N.md."""
 
 
 def _agent(root: Path, body: str) -> list[str]:
@@ -99,7 +82,7 @@ def test_the_next_prompt_tells_the_agent_which_lines_were_rejected(tmp_path: Pat
         + "  printf 'this is not json\\n' >> \"$RALPH_EVENTS_FILE\"\n"
         + "  exit 1\n"
         + "fi\n"
-        + REPORTS
+        + SHELL_REPORTS
         + "ralph emit build.done '{\"tests\": 3}' --json\n",
     )
     make_workspace(root, scripts={}, agents={"main": agent})
@@ -141,7 +124,7 @@ def test_a_resumed_run_reads_on_from_the_logged_position_and_never_twice(
         + "  touch .ralph/hanging\n"
         + "  sleep 300\n"
         + "fi\n"
-        + REPORTS,
+        + SHELL_REPORTS,
     )
     make_workspace(root, scripts={}, agents={"main": agent})
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -32,6 +32,27 @@ changes the work tree (``work.txt``), so that the run has something to commit: a
 commits nothing ends ``no_changes``."""
 
 
+SHELL_REPORTS = """
+mkdir -p .agent/out
+printf '1. do it' > .agent/out/plan.md
+printf 'completed\\ndone' > .agent/out/status
+: > .agent/out/issues.md
+printf 'Do it' > .agent/out/commit-message
+echo "$$" >> work.txt
+"""
+"""Shell lines of a shell-script agent that report success for whichever role runs (each
+reads only its own file) and change the work tree, so the run has something to commit."""
+
+COUNT_CALLS = """
+n=$(cat .ralph/calls 2>/dev/null || echo 0)
+n=$((n + 1))
+echo "$n" > .ralph/calls
+cat > ".ralph/prompt-$n.md"
+"""
+"""Shell lines that number this call and keep its prompt (given on stdin) as
+``.ralph/prompt-N.md``."""
+
+
 def then_finish(kind: str, first_steps: str) -> str:
     """A script where ``kind`` takes ``first_steps`` (TOML), then every role succeeds."""
     return first_steps + FINISH_EVERYTHING.replace("[[default]]", f"[[{kind}]]") + FINISH_EVERYTHING

@@ -33,6 +33,7 @@ from pipeline.events import (
     ReviewIssuesFound,
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._ownfiles import read_own
 
 __all__ = ["Report", "read_report"]
 
@@ -46,10 +47,11 @@ _MAX_SUMMARY = 2_000
 def _read(layout: WorkspaceLayout, purpose: str) -> Result[str, str]:
     path = layout.output(purpose)
     try:
-        return Success(path.read_text("utf-8"))
+        return Success(read_own(path).decode("utf-8"))
     except FileNotFoundError:
         return Failure(f"the agent wrote no {layout.relative(path)}")
-    except (OSError, UnicodeDecodeError) as error:
+    except (OSError, ValueError) as error:
+        # ValueError: a link or no regular file (UnsafeFileError), too large, not UTF-8
         return Failure(f"cannot read {layout.relative(path)}: {error}")
 
 

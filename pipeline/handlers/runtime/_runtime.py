@@ -101,6 +101,7 @@ from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._ownfiles import write_own
 from pipeline.handlers.runtime._permissions import PromptPathError, protect_prompt, restore_prompt
 from pipeline.handlers.runtime._prompts import (
     render_correction,
@@ -521,9 +522,8 @@ class Runtime:
         text = self._prompt_text(effect).encode()
         path = layout.prompt(effect.kind)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(text)
-        except OSError as error:
+            write_own(path, text)  # an agent may have planted a link or a folder there
+        except (OSError, ValueError) as error:
             return (
                 WorkspaceIoError(WorkspaceErrorKind.WRITE, str(path), str(error), self.clock()),
             )
