@@ -912,9 +912,18 @@ def topics(
             help="Only topics matching this pattern (build.*, review.**; repeat for more).",
         ),
     ] = None,
+    hats: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--hat",
+            help="Only what this hat (or role) published, or 'ralph' for ralph's notices; "
+            "repeat for more.",
+        ),
+    ] = None,
 ) -> None:
     """Print the topics agents published, rejected lines included (as event.malformed)."""
     wanted = tuple(patterns or ())
+    wearers = frozenset(hats or ())
     for pattern in wanted:
         try:
             check_pattern(pattern)
@@ -923,6 +932,8 @@ def topics(
     with _reading_log(_located(source, workspace), run) as log:
         for entry in topic_log(log.events()):
             if wanted and not any(topic_matches(p, entry.topic) for p in wanted):
+                continue
+            if wearers and entry.hat not in wearers:
                 continue
             if output is LogFormat.JSONL:
                 sys.stdout.write(orjson.dumps(CONVERTER.unstructure(entry)).decode() + "\n")

@@ -40,6 +40,9 @@ class TopicEntry:
     payload: Json
     at: Instant
     """When the engine read the line."""
+    hat: str | None = None
+    """Who it came from: the hat (or role) at work when the line was read, ``ralph`` for a
+    notice of ralph's, None when no agent was at work (a person's answer)."""
 
 
 def topic_log(events: Iterable[PipelineEvent]) -> Iterator[TopicEntry]:
@@ -47,18 +50,30 @@ def topic_log(events: Iterable[PipelineEvent]) -> Iterator[TopicEntry]:
     state = PipelineState()
     for event in events:
         before, violations = state.intake.notices_total, state.intake.scope_violations
+        who = _wearer(state)
         state = reduce(state, event)
         if isinstance(event, TopicPublished):
             # An out-of-scope topic shows only as its hat's scope violation, below.
             if state.intake.scope_violations == violations:
-                yield TopicEntry(event.line_number, event.topic, event.payload, event.at)
+                yield TopicEntry(event.line_number, event.topic, event.payload, event.at, who)
         elif isinstance(event, OutputLineMalformed):
             payload = Json.of(
                 {"line": event.line_number, "error": event.error, "content": event.content}
             )
-            yield TopicEntry(event.line_number, MALFORMED_TOPIC, payload, event.at)
+            yield TopicEntry(event.line_number, MALFORMED_TOPIC, payload, event.at, who)
         made = state.intake.notices_total - before
         if made > 0:
             for notice in state.intake.notices[-made:]:
                 payload = Json.of(notice.text)
-                yield TopicEntry(Count(notice.line_number), notice.topic, payload, event.at)
+                yield TopicEntry(
+                    Count(notice.line_number), notice.topic, payload, event.at, "ralph"
+                )
+
+
+def _wearer(state: PipelineState) -> str | None:
+    """The hat (else the role) whose lines the intake reads now; None when no agent is."""
+    publisher = state.intake.publisher
+    if publisher is None:
+        return None
+    hat = state.run.loop.hat(publisher) if state.run is not None else None
+    return publisher.value if hat is None else hat.name

@@ -4,6 +4,7 @@ closing hints run as printed in a shell without the virtual environment, bracket
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import subprocess
 import sys
@@ -96,3 +97,18 @@ def test_topics_filters_by_pattern(demo_dir: Path) -> None:  # noqa: F811
     bad = ralph("topics", "--topic", "a..b", cwd=demo_dir)
     assert bad.returncode == 2
     assert "--topic" in bad.stderr
+
+
+def test_topics_filters_by_the_hat_that_published(demo_dir: Path) -> None:  # noqa: F811
+    """Each entry names who it came from (the hat at work, or ralph for its notices); ``--hat``
+    keeps exactly the entries of the hats named."""
+    everything = ralph("topics", "--format", "jsonl", cwd=demo_dir).stdout.splitlines()
+    entries = [json.loads(line) for line in everything]
+    hats = {entry["hat"] for entry in entries}
+    assert "ralph" in hats  # the demo's scope violation is reported by ralph
+    assert len(hats - {"ralph", None}) >= 2  # and more than one hat published
+    for hat in hats - {None}:
+        kept = ralph("topics", "--format", "jsonl", "--hat", hat, cwd=demo_dir).stdout
+        assert [json.loads(line) for line in kept.splitlines()] == [
+            entry for entry in entries if entry["hat"] == hat
+        ]
