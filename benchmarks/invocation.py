@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.events import InvocationStarted, InvocationSucceeded
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 
 _REPORTS = (
@@ -58,7 +59,7 @@ def _one_run(root: Path) -> tuple[float, float, int]:
     started = time.perf_counter()
     run = drive(workspace, prompt=resolve_prompt(workspace, None, None), run_id=None)
     wall = time.perf_counter() - started
-    with SqliteEventStore(root / ".ralph" / "pipeline.db") as store:
+    with SqliteEventStore(WorkspaceLayout(root).store) as store:
         events = list(store.read(run.run_id))
     agent_ms = sum(e.duration_ms for e in events if isinstance(e, InvocationSucceeded))
     invocations = sum(isinstance(e, InvocationStarted) for e in events)

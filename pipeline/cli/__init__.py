@@ -324,7 +324,7 @@ ReadWorkspaceOption = Annotated[
     typer.Option(
         "--workspace",
         "-C",
-        help="Read the store of this workspace (its .ralph/pipeline.db) when no SOURCE is given.",
+        help="Read the store of this workspace (its default store) when no SOURCE is given.",
     ),
 ]
 StoreArgument = Annotated[
@@ -625,8 +625,8 @@ SourceArgument = Annotated[
     typer.Argument(
         envvar="RALPH_STORE",
         show_envvar=True,
-        help="An event store (a path, sqlite:///PATH or postgresql://...; default "
-        ".ralph/pipeline.db) or a .jsonl log.",
+        help="An event store (a path, sqlite:///PATH or postgresql://...; default: "
+        "the workspace's store) or a .jsonl log.",
     ),
 ]
 RunOption = Annotated[

@@ -34,7 +34,7 @@ def respond(
     with ``text``; returns the run and the question answered.
 
     ``store`` names the event store (a path or URL; default: the workspace's
-    ``.ralph/pipeline.db``). The run's state is folded from its store (the question, its id
+    default store). The run's state is folded from its store (the question, its id
     and its deadline are in the log). Raises :class:`AnswerError` when the run waits on no
     question, on another one, or the question holds an answer already, and
     :class:`~pipeline.handlers.store.UnknownRunError` for a run the store does not hold.

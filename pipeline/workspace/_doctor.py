@@ -252,7 +252,7 @@ def _identity(root: Path, environ: Mapping[str, str], run: Runner) -> Check:
 def _location(root: Path, config: RalphConfig | None, store: str | None) -> str:
     """Where the workspace's events go, as ``ralph run`` chooses: ``store`` (``--store`` or
     ``RALPH_STORE``), else ``[store] url`` (relative to the workspace), else
-    ``.ralph/pipeline.db``."""
+    the default store (``.git/ralph/pipeline.db``)."""
     configured = None if config is None else config.store.url
     try:
         return locate_store(WorkspaceLayout(root), configured, store)

@@ -1,4 +1,4 @@
-"""The SQLite event store: the embedded default, at ``.ralph/pipeline.db`` in the workspace.
+"""The SQLite event store: the embedded default, at ``.git/ralph/pipeline.db`` in the workspace.
 
 WAL mode, ``synchronous=FULL`` and one ``BEGIN IMMEDIATE`` transaction per append, so a
 handler's facts are on disk before the next effect starts. An append asked not to flush is
