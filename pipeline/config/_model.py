@@ -228,7 +228,8 @@ class StoreConfig:
     durability: Durability = Durability.FULL
     url: str | None = None
     """Where the events go: a SQLite path or ``sqlite:///PATH``, or ``postgresql://...``;
-    None: the workspace's default store (``.git/ralph/pipeline.db``). ``--store`` on the command line wins."""
+    None: the workspace's default store (``.git/ralph/pipeline.db``). ``--store`` on the
+    command line wins."""
 
 
 @final

@@ -193,7 +193,8 @@ def _signals(interruption: Interruption) -> Iterator[None]:
 
 def store_location(workspace: Workspace, store: str | None = None) -> str:
     """Where the workspace's events go: ``store`` (``--store``), else ``[store] url`` (a
-    relative path is relative to the workspace), else the default store (``.git/ralph/pipeline.db``)."""
+    relative path is relative to the workspace), else the default store
+    (``.git/ralph/pipeline.db``)."""
     return locate_store(workspace.layout, workspace.config.store.url, store)
 
 
