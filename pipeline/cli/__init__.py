@@ -721,6 +721,8 @@ def _fold_and_check(
     check(state)
     if until is None:
         problems += [f"checkpoint {s} lies beyond the end of the log" for s in sorted(checkpoints)]
+    if verify and state.sequence == 0:
+        problems.append("the run has no events: there is nothing to verify")
     return state, problems, checked
 
 

@@ -71,3 +71,47 @@ def test_a_damaged_event_names_the_last_good_position(demo_store: Path, tmp_path
         assert "event 5" in result.stderr
         assert "last good position is 5" in result.stderr
         assert "Traceback" not in result.stderr
+
+
+def _damage(demo_store: Path, tmp_path: Path, *statements: str) -> Path:
+    db = tmp_path / "damaged.db"
+    shutil.copy(demo_store, db)
+    with sqlite3.connect(db) as connection:
+        for statement in statements:
+            connection.execute(statement)
+    connection.close()
+    return db
+
+
+def test_a_missing_event_is_damage_not_a_shorter_log(demo_store: Path, tmp_path: Path) -> None:
+    """A row taken out of the middle of the log: the fold would go on without it, so every
+    whole read names the hole (exit 4) instead of verifying a log with a fact missing. (A
+    reader that starts from a later checkpoint, as ``status`` does, never reads that row.)"""
+    db = _damage(demo_store, tmp_path, "DELETE FROM events WHERE sequence = 7")
+    for reader in (("replay", "--verify"), ("events",)):
+        result = ralph(*reader, str(db), cwd=tmp_path)
+        assert result.returncode == 4, (reader, result.stdout, result.stderr)
+        assert "event 7 is missing" in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_rows_beyond_the_runs_head_are_damage(demo_store: Path, tmp_path: Path) -> None:
+    """A head one short of the rows (the head moves with the rows, in one transaction)."""
+    db = _damage(demo_store, tmp_path, "UPDATE runs SET head = head - 1")
+    result = ralph("replay", "--verify", str(db), cwd=tmp_path)
+    assert result.returncode == 4, (result.stdout, result.stderr)
+    assert "the run's head says" in result.stderr
+
+
+def test_verify_refuses_a_run_with_no_events(demo_store: Path, tmp_path: Path) -> None:
+    """A run whose events and checkpoints are all gone is not "verified"."""
+    db = _damage(
+        demo_store,
+        tmp_path,
+        "DELETE FROM events",
+        "DELETE FROM checkpoints",
+        "UPDATE runs SET head = 0",
+    )
+    result = ralph("replay", "--verify", str(db), cwd=tmp_path)
+    assert result.returncode != 0, result.stdout
+    assert "the run has no events" in result.stdout + result.stderr

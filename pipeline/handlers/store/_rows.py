@@ -11,12 +11,19 @@ import orjson
 
 from pipeline.errors import WireFormatError
 from pipeline.events import PipelineEvent, RunId
-from pipeline.handlers.store._port import StoredResponse, StoreError, UnknownRunError
+from pipeline.handlers.store._port import (
+    DamagedEventError,
+    StoredResponse,
+    StoreError,
+    UnknownRunError,
+)
 from pipeline.serialization import decode_stored_event
 from pipeline.views import LoggedStatus, ResponseLogRow
 
 __all__ = [
     "RESPONSE_COLUMNS",
+    "check_sequence",
+    "check_within_head",
     "choose_run",
     "decode_row",
     "refuse_newer_schema",
@@ -34,6 +41,27 @@ RESPONSE_COLUMNS = (
     "timestamp",
 )
 """The ``agent_response_log`` columns a row writes, after ``run_id``, in order."""
+
+
+def check_sequence(sequence: int, expected: int, log: str) -> None:
+    """Raise :class:`DamagedEventError` unless the row read next is event ``expected``: a
+    missing or reordered row is damage, never a log that silently folds without it."""
+    if sequence != expected:
+        raise DamagedEventError(
+            f"{log}: the event store is damaged: event {expected} is missing (the next stored "
+            f"one is {sequence}; the last good position is {expected} events; the store was "
+            "left untouched: restore it from a backup)"
+        )
+
+
+def check_within_head(read: int, head: int, log: str) -> None:
+    """Raise :class:`DamagedEventError` when more events were read than the run's head counts
+    (the head moves in the same transaction as the rows, so more rows is damage)."""
+    if read > head:
+        raise DamagedEventError(
+            f"{log}: the event store is damaged: it holds {read} events, but the run's head "
+            f"says {head} (the last good position is {head} events)"
+        )
 
 
 def decode_row(body: bytes | str, version: int, log: str, sequence: int) -> PipelineEvent:

@@ -36,6 +36,8 @@ from pipeline.handlers.store._port import (
     StoreVanishedError,
 )
 from pipeline.handlers.store._rows import (
+    check_sequence,
+    check_within_head,
     choose_run,
     decode_row,
     refuse_newer_schema,
@@ -295,6 +297,8 @@ class SqliteEventStore:
                     (run_id, position, _READ_BATCH),
                 ).fetchall()
             for sequence, version, body in rows:
+                check_sequence(sequence, position, log)
+                position += 1
                 try:
                     event = decode_row(body, version, log, sequence)
                 except (WireFormatError, UnicodeDecodeError) as error:
@@ -307,8 +311,8 @@ class SqliteEventStore:
                     ) from error
                 yield event
             if len(rows) < _READ_BATCH:
+                check_within_head(position, self.head(run_id), log)
                 return
-            position = rows[-1][0] + 1
 
     def head(self, run_id: RunId) -> int:
         """How many events the run's log holds."""

@@ -40,6 +40,8 @@ from pipeline.handlers.store._port import (
 )
 from pipeline.handlers.store._rows import (
     RESPONSE_COLUMNS,
+    check_sequence,
+    check_within_head,
     choose_run,
     decode_row,
     refuse_newer_schema,
@@ -388,10 +390,12 @@ class PostgresEventStore:
 
             rows = self.retrying(f"read run {run_id!r}", batch)
             for sequence, version, body in rows:
+                check_sequence(sequence, position, log)
+                position += 1
                 yield decode_row(body, version, log, sequence)
             if len(rows) < _READ_BATCH:
+                check_within_head(position, self.head(run_id), log)
                 return
-            position = rows[-1][0] + 1
 
     def head(self, run_id: RunId) -> int:
         """How many events the run's log holds."""
