@@ -93,6 +93,18 @@ def run_process(spec: ProcessSpec) -> ProcessResult:
     digest = hashlib.sha256()
     if spec.group_file is not None:
         stop_recorded_group(spec.group_file, spec.grace_s)
+    try:
+        # Opened before the agent starts: an agent that removes the folder (``git clean
+        # -fdx``) cannot take the file from under the run, which keeps writing to it.
+        output = spec.output_path.open("wb")
+    except OSError as error:
+        return ProcessResult(None, 0, None, False, str(error), digest.hexdigest(), 0)
+    with output:
+        return _start(spec, output, digest)
+
+
+def _start(spec: ProcessSpec, output: IO[bytes], digest: Any) -> ProcessResult:
+    """Start ``spec``'s process, its output going to ``output``, and see it to its end."""
     started = time.monotonic()
     try:
         process = subprocess.Popen(
@@ -111,7 +123,7 @@ def run_process(spec: ProcessSpec) -> ProcessResult:
     if spec.group_file is not None:
         record_group(spec.group_file, process.pid)
     try:
-        return _supervise(process, spec, digest, started)
+        return _supervise(process, spec, output, digest, started)
     finally:
         if spec.group_file is not None:
             forget_group(spec.group_file)
@@ -120,6 +132,7 @@ def run_process(spec: ProcessSpec) -> ProcessResult:
 def _supervise(
     process: subprocess.Popen[bytes],
     spec: ProcessSpec,
+    output: IO[bytes],
     digest: Any,
     started: float,
 ) -> ProcessResult:
@@ -133,7 +146,7 @@ def _supervise(
     selector = selectors.DefaultSelector()
     selector.register(process.stdout, selectors.EVENT_READ)
     try:
-        timed_out, size = _pump(process, spec, selector, digest, started)
+        timed_out, size = _pump(process, spec, output, selector, digest, started)
     except BaseException:
         # Interrupted (a signal, an error): the agent's whole group goes before we do.
         selector.close()
@@ -159,6 +172,7 @@ def _supervise(
 def _pump(
     process: subprocess.Popen[bytes],
     spec: ProcessSpec,
+    output: IO[bytes],
     selector: selectors.BaseSelector,
     digest: Any,
     started: float,
@@ -168,27 +182,26 @@ def _pump(
     timed_out: TimeoutKind | None = None
     size = 0
     last_output = started
-    with spec.output_path.open("wb") as output:
-        while True:
-            now = time.monotonic()
-            total_left = spec.total_timeout_s - (now - started)
-            quiet_left = spec.inactivity_timeout_s - (now - last_output)
-            if total_left <= 0:
-                timed_out = TimeoutKind.TOTAL
+    while True:
+        now = time.monotonic()
+        total_left = spec.total_timeout_s - (now - started)
+        quiet_left = spec.inactivity_timeout_s - (now - last_output)
+        if total_left <= 0:
+            timed_out = TimeoutKind.TOTAL
+            break
+        if quiet_left <= 0:
+            timed_out = TimeoutKind.INACTIVITY
+            break
+        if not selector.select(timeout=min(total_left, quiet_left, 0.2)):
+            if process.poll() is not None:
+                # The leader exited; a child it left behind may hold the pipe open.
                 break
-            if quiet_left <= 0:
-                timed_out = TimeoutKind.INACTIVITY
-                break
-            if not selector.select(timeout=min(total_left, quiet_left, 0.2)):
-                if process.poll() is not None:
-                    # The leader exited; a child it left behind may hold the pipe open.
-                    break
-                continue
-            chunk = os.read(process.stdout.fileno(), _CHUNK)
-            if not chunk:
-                break
-            output.write(chunk)
-            digest.update(chunk)
-            size += len(chunk)
-            last_output = time.monotonic()
+            continue
+        chunk = os.read(process.stdout.fileno(), _CHUNK)
+        if not chunk:
+            break
+        output.write(chunk)
+        digest.update(chunk)
+        size += len(chunk)
+        last_output = time.monotonic()
     return timed_out, size

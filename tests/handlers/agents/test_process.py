@@ -185,3 +185,27 @@ def test_a_child_left_behind_after_a_normal_exit_is_not_left_running(tmp_path: P
     assert time.monotonic() - started < 10, "waited for the orphan's pipe instead of the agent"
     child = int((tmp_path / "child").read_text())
     assert _dies_soon(child)
+
+
+def test_an_agent_that_removes_its_log_folder_at_once_is_still_read_to_the_end(
+    tmp_path: Path,
+) -> None:
+    """The agent's first act removes the folder of its output file (as ``git clean -fdx``
+    does to ``.ralph/``): the output file was opened before the agent started, so the run
+    reads it all and reports the exit (before: a race, lost now and then, in which ralph's
+    open of the log failed and the run stopped with a traceback's message)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    result = run_process(
+        _spec(
+            tmp_path,
+            "/bin/sh",
+            "-c",
+            f"rm -rf {logs}; echo after",
+            output_path=logs / "agent.log",
+        )
+    )
+    assert result.exit_code == 0
+    assert result.start_error is None
+    assert result.output_bytes == len(b"after\n")
+    assert not logs.exists()
