@@ -218,23 +218,26 @@ def open_store(workspace: Workspace, store: str | None = None) -> NamedStore:
     return open_store_at(store_location(workspace, store), synced=synced)
 
 
+def _store_file(workspace: Workspace, store: str | None = None) -> tuple[Path, ...]:
+    """The SQLite file the workspace's events go to (see :func:`store_location`), as an
+    absolute path, when it is a file: it is ralph's own, never the person's or a commit's."""
+    path = store_path(store_location(workspace, store))
+    # A relative path left by store_location is a --store, opened relative to this process.
+    return () if path is None else (path.absolute(),)
+
+
 def _store_files(workspace: Workspace, store: EventStore | None) -> tuple[Path, ...]:
     """The SQLite file the run's events go to, when it is a file (never to be committed)."""
     located = getattr(store, "path", None)
-    if isinstance(located, Path):
-        return (located,)
-    path = store_path(store_location(workspace))
-    return () if path is None else (path if path.is_absolute() else workspace.layout.root / path,)
+    return (located,) if isinstance(located, Path) else _store_file(workspace)
 
 
 def check_clean(workspace: Workspace, store: str | None, *, allow_dirty: bool) -> tuple[str, ...]:
     """The person's uncommitted changes a new run must leave alone: :class:`RunSetupError`
     naming them unless ``allow_dirty`` (then they are returned, for ``drive``'s
     ``kept_paths``); ralph's own files do not count (``store``: ``--store``)."""
-    located = store_path(store_location(workspace, store))
     root = workspace.layout.root
-    files = () if located is None else (located if located.is_absolute() else root / located,)
-    own = own_paths(workspace.layout, workspace.config.prompt_file, files)
+    own = own_paths(workspace.layout, workspace.config.prompt_file, _store_file(workspace, store))
     try:
         dirty = dirty_paths(root, own)
     except GitError as error:
