@@ -12,13 +12,12 @@ from pathlib import Path
 
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
-    PYTHON,
     RALPH,
     ROOT,
+    hanging_developer,
     make_workspace,
     processes_with,
     scripted,
-    then_finish,
 )
 
 
@@ -50,17 +49,7 @@ def test_sigterm_again_and_again_during_shutdown_still_exits_130(tmp_path: Path)
     """One SIGTERM while the agent works, then SIGTERM after SIGTERM through the whole
     shutdown (interruption fact, checkpoint, summary, exit): the run's code, 130."""
     marker = f"ralph-shutdown-{uuid.uuid4().hex}"
-    script = then_finish(
-        "development",
-        f"""
-[[development]]
-spawn = ["{PYTHON}", "-c", "import time; time.sleep(300)", "{marker}"]
-hang = true
-""",
-    )
-    root = make_workspace(
-        tmp_path / "ws", scripts={"s.toml": script}, agents={"main": scripted("s.toml")}
-    )
+    root = hanging_developer(tmp_path / "ws", marker)
     run = _start(root)
     try:
         deadline = time.monotonic() + 60

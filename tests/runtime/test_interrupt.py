@@ -17,6 +17,7 @@ from tests.runtime.workspace import (
     PYTHON,
     RALPH,
     ROOT,
+    hanging_developer,
     make_workspace,
     processes_with,
     ralph,
@@ -88,17 +89,7 @@ def test_after_kill_9_resume_stops_the_agent_the_dead_run_left_behind(tmp_path: 
     outlive it (they lead their own group). ``ralph resume`` stops them before invoking the
     agent again, and finishes the run."""
     marker = f"ralph-kill9-{uuid.uuid4().hex}"
-    script = then_finish(
-        "development",
-        f"""
-[[development]]
-spawn = ["{PYTHON}", "-c", "import time; time.sleep(300)", "{marker}"]
-hang = true
-""",
-    )
-    root = make_workspace(
-        tmp_path / "ws", scripts={"s.toml": script}, agents={"main": scripted("s.toml")}
-    )
+    root = hanging_developer(tmp_path / "ws", marker)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     run = subprocess.Popen(
         [*RALPH, "run", "--quiet"],

@@ -13,27 +13,11 @@ import uuid
 from pathlib import Path
 
 from tests.runtime.workspace import (
-    PYTHON,
-    make_workspace,
+    hanging_developer,
     processes_with,
     ralph,
-    scripted,
     start_ralph,
-    then_finish,
 )
-
-
-def _hanging_workspace(root: Path, marker: str) -> Path:
-    """A workspace whose developer hangs (its child carries ``marker``), then all finish."""
-    script = then_finish(
-        "development",
-        f"""
-[[development]]
-spawn = ["{PYTHON}", "-c", "import time; time.sleep(300)", "{marker}"]
-hang = true
-""",
-    )
-    return make_workspace(root, scripts={"s.toml": script}, agents={"main": scripted("s.toml")})
 
 
 def _wait_for(marker: str, run: subprocess.Popen[str]) -> None:
@@ -55,7 +39,7 @@ def test_a_second_run_in_the_same_workspace_is_refused_naming_the_first(tmp_path
     the run in progress (its id and pid); the first run's agent is untouched and that run
     then finishes normally once its agent is released."""
     marker = f"ralph-lock-{uuid.uuid4().hex}"
-    root = _hanging_workspace(tmp_path / "ws", marker)
+    root = hanging_developer(tmp_path / "ws", marker)
     first = start_ralph("run", "--plain", cwd=root)
     try:
         _wait_for(marker, first)
@@ -85,7 +69,7 @@ def test_a_run_killed_with_sigkill_leaves_no_lock_behind(tmp_path: Path) -> None
     """``ralph run`` killed with SIGKILL mid-run: ``ralph resume`` is not refused, and takes
     the run to completion."""
     marker = f"ralph-lock9-{uuid.uuid4().hex}"
-    root = _hanging_workspace(tmp_path / "ws", marker)
+    root = hanging_developer(tmp_path / "ws", marker)
     first = start_ralph("run", "--plain", cwd=root)
     try:
         _wait_for(marker, first)
@@ -108,7 +92,7 @@ def test_workers_share_a_workspace_among_themselves_but_not_with_ralph_run(
     worker's hold succeeds, ``ralph run`` is refused naming the worker's run."""
     from pipeline.workspace._lock import hold_workspace
 
-    root = _hanging_workspace(tmp_path / "ws", "unused")
+    root = hanging_developer(tmp_path / "ws", "unused")
     ralph_dir = root / ".ralph"
     with hold_workspace(ralph_dir, "worker-run", shared=True):
         with hold_workspace(ralph_dir, "taken-over", shared=True) as second:

@@ -58,6 +58,20 @@ def then_finish(kind: str, first_steps: str) -> str:
     return first_steps + FINISH_EVERYTHING.replace("[[default]]", f"[[{kind}]]") + FINISH_EVERYTHING
 
 
+def hanging_developer(root: Path, marker: str) -> Path:
+    """A workspace whose developer hangs (its child process carries ``marker`` in its
+    command line, for :func:`processes_with`), and whose every role then succeeds."""
+    script = then_finish(
+        "development",
+        f"""
+[[development]]
+spawn = ["{PYTHON}", "-c", "import time; time.sleep(300)", "{marker}"]
+hang = true
+""",
+    )
+    return make_workspace(root, scripts={"s.toml": script}, agents={"main": scripted("s.toml")})
+
+
 def scripted(script: str) -> list[str]:
     """The command of a scripted agent following ``.ralph/<script>``."""
     return [PYTHON, "-m", "pipeline.agents.scripted", f".ralph/{script}"]
