@@ -110,7 +110,7 @@ def test_verify_refuses_a_run_with_no_events(demo_store: Path, tmp_path: Path) -
         tmp_path,
         "DELETE FROM events",
         "DELETE FROM checkpoints",
-        "UPDATE runs SET head = 0",
+        "UPDATE runs SET head = 0, tip = NULL",
     )
     result = ralph("replay", "--verify", str(db), cwd=tmp_path)
     assert result.returncode != 0, result.stdout

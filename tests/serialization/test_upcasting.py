@@ -43,9 +43,13 @@ def _old_store(path: Path, fixture: Path = FIXTURE, run: RunId = RUN) -> None:
     rows = [orjson.loads(line) for line in fixture.read_bytes().splitlines()]
     db = sqlite3.connect(path)
     first_at = rows[0]["body"]["at"]
-    db.execute("INSERT INTO runs VALUES (?, ?, ?)", (run, first_at, len(rows)))
+    # Rows from before the hash chain: no digests, no tip.
+    db.execute(
+        "INSERT INTO runs (run_id, started_at, head) VALUES (?, ?, ?)", (run, first_at, len(rows))
+    )
     db.executemany(
-        "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO events (run_id, sequence, type, schema_version, at, body) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
         [
             (
                 run,

@@ -96,6 +96,14 @@ PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         );
         """,
     ),
+    (
+        6,
+        "hash chain of the event log",
+        """
+        ALTER TABLE events ADD COLUMN digest TEXT;
+        ALTER TABLE runs ADD COLUMN tip TEXT;
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction, under an advisory
 lock so that workers starting together do not race. Event bodies are ``JSON`` (kept as
@@ -103,4 +111,7 @@ written, queryable with ``->>``), not ``JSONB``, which refuses the ``\\u0000`` a
 may hold. ``run_queue`` holds submitted pipelines; ``run_id`` is filled in by the append that
 starts the run, so a worker taking a run over knows what to resume; a ticket can be
 ``cancelled`` from version 4. ``answers`` holds what ``ralph respond`` gave for one question of
-one run, until the waiting run records it as a fact (version 5)."""
+one run, until the waiting run records it as a fact (version 5). Each event's ``digest`` chains
+it to the one before and ``runs.tip`` is the digest of the run's last event (version 6; see
+``_chain``): rows stored before it carry none, and their runs' chains start with the first
+event appended after it."""

@@ -24,6 +24,7 @@ import orjson
 
 from pipeline.errors import WireFormatError
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
+from pipeline.handlers.store._chain import ChainCheck, link
 from pipeline.handlers.store._migrations import MIGRATIONS
 from pipeline.handlers.store._port import (
     AnswerTakenError,
@@ -37,7 +38,6 @@ from pipeline.handlers.store._port import (
 )
 from pipeline.handlers.store._rows import (
     check_sequence,
-    check_within_head,
     choose_run,
     decode_row,
     refuse_newer_schema,
@@ -53,6 +53,8 @@ DEFAULT_STORE_PATH: Final = Path(".ralph") / "pipeline.db"
 """Where a workspace keeps its store, relative to the workspace root."""
 
 _READ_BATCH = 1_000
+_CHAIN_MIGRATION: Final = 4
+"""The migration that added the hash chain's columns."""
 
 
 class SqliteEventStore:
@@ -71,6 +73,8 @@ class SqliteEventStore:
         self._unflushed = "NORMAL" if synchronous in {"FULL", "EXTRA"} else synchronous
         self._current = synchronous
         self._fd = -1
+        self._digest, self._tip = "digest", "tip"
+        """The columns of the hash chain, or NULL in a store read as an older release left it."""
         if read_only:
             self._open_read_only()
             return
@@ -94,6 +98,9 @@ class SqliteEventStore:
             self._db.execute("PRAGMA busy_timeout=10000")
             applied = {row[0] for row in self._db.execute("SELECT version FROM schema_migrations")}
         refuse_newer_schema(self.label, applied, {version for version, _, _ in MIGRATIONS})
+        if _CHAIN_MIGRATION not in applied:
+            # An older release's store, read as it is: its rows and runs have no digests.
+            self._digest, self._tip = "NULL", "NULL"
 
     def ensure_present(self) -> None:
         """Raise :class:`StoreVanishedError` when the file this store writes is no longer the
@@ -239,43 +246,38 @@ class SqliteEventStore:
     ) -> int:
         """Append ``events`` in one transaction if the log holds ``expected_sequence`` events,
         with the ``agent_response_log`` rows they project to; synced to disk with ``flush``."""
-        rows = []
-        for offset, event in enumerate(events):
-            rows.append(
-                (
-                    run_id,
-                    expected_sequence + offset,
-                    WIRE_TAGS[type(event)],
-                    SCHEMA_VERSION,
-                    event.at.isoformat(),
-                    orjson.dumps(unstructure_event(event)),
-                )
-            )
+        bodies = [
+            (WIRE_TAGS[type(event)], event.at.isoformat(), orjson.dumps(unstructure_event(event)))
+            for event in events
+        ]
         db = self._db
         self.ensure_present()
         with self._guard(f"append to run {run_id!r}"):
             self._sync(flush)
             db.execute("BEGIN IMMEDIATE")
             try:
-                head = expected_sequence + len(rows)
-                # One conditional write both checks the expected sequence and moves the head;
-                # the head is read only to explain a conflict.
-                moved = 0
-                if expected_sequence == 0:
-                    started = rows[0][4] if rows else datetime.now(UTC).isoformat()
-                    moved = db.execute(
-                        "INSERT OR IGNORE INTO runs VALUES (?, ?, ?)", (run_id, started, head)
-                    ).rowcount
-                if not moved:
-                    moved = db.execute(
-                        "UPDATE runs SET head = ? WHERE run_id = ? AND head = ?",
-                        (head, run_id, expected_sequence),
-                    ).rowcount
-                if not moved:
-                    row = db.execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-                    actual = 0 if row is None else int(row[0])
+                head = expected_sequence + len(bodies)
+                # Under the write lock, the run's head and tip cannot move until COMMIT.
+                found = db.execute(
+                    "SELECT head, tip FROM runs WHERE run_id = ?", (run_id,)
+                ).fetchone()
+                actual = 0 if found is None else int(found[0])
+                if actual != expected_sequence:
                     raise SequenceConflictError(run_id, expected_sequence, actual)
-                db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", rows)
+                tip = None if found is None else found[1]
+                rows = []
+                for offset, (tag, at, body) in enumerate(bodies):
+                    sequence = expected_sequence + offset
+                    tip = link(tip, run_id, sequence, tag, SCHEMA_VERSION, body)
+                    rows.append((run_id, sequence, tag, SCHEMA_VERSION, at, body, tip))
+                if found is None:
+                    started = bodies[0][1] if bodies else datetime.now(UTC).isoformat()
+                    db.execute("INSERT INTO runs VALUES (?, ?, ?, ?)", (run_id, started, head, tip))
+                else:
+                    db.execute(
+                        "UPDATE runs SET head = ?, tip = ? WHERE run_id = ?", (head, tip, run_id)
+                    )
+                db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
                 if responses:
                     _insert_responses(db, run_id, responses)
             except BaseException:
@@ -285,18 +287,25 @@ class SqliteEventStore:
         return head
 
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
-        """The run's events from ``from_sequence`` on, fetched in batches (constant memory)."""
-        position = from_sequence
+        """The run's events from ``from_sequence`` on, fetched in batches (constant memory),
+        each checked against the hash chain; the last batch is checked against the run's head
+        and tip read in the same snapshot."""
         log = f"{self.path} run {run_id}"
+        with self._guard(f"read run {run_id!r}"):
+            chain = ChainCheck(log, run_id, self._chain_before(run_id, from_sequence, log))
+        position = from_sequence
         while True:
-            with self._guard(f"read run {run_id!r}"):
+            with self._guard(f"read run {run_id!r}"), self._snapshot():
                 rows = self._db.execute(
-                    "SELECT sequence, schema_version, body FROM events "
+                    f"SELECT sequence, type, schema_version, body, {self._digest} FROM events "
                     "WHERE run_id = ? AND sequence >= ? "
                     "ORDER BY sequence LIMIT ?",
                     (run_id, position, _READ_BATCH),
                 ).fetchall()
-            for sequence, version, body in rows:
+                ends = self._db.execute(
+                    f"SELECT head, {self._tip} FROM runs WHERE run_id = ?", (run_id,)
+                ).fetchone()
+            for sequence, tag, version, body, digest in rows:
                 check_sequence(sequence, position, log)
                 position += 1
                 try:
@@ -309,10 +318,45 @@ class SqliteEventStore:
                         f"{sequence} events of run {run_id}; the store was left untouched: "
                         "restore it from a backup)"
                     ) from error
+                # After decoding: a row that does not decode is named by what is wrong in it.
+                chain.feed(sequence, tag, version, body, digest)
                 yield event
             if len(rows) < _READ_BATCH:
-                check_within_head(position, self.head(run_id), log)
+                head, tip = (0, None) if ends is None else (int(ends[0]), ends[1])
+                chain.finish(position, head, tip)
                 return
+
+    def _chain_before(self, run_id: RunId, from_sequence: int, log: str) -> str | None:
+        """The digest of the event before ``from_sequence`` (None from the start, or before
+        the chain began); a reader that starts there also checks that no row before it is
+        missing, since it never reads them."""
+        if from_sequence <= 0:
+            return None
+        count, digest = self._db.execute(
+            f"SELECT count(*), max(CASE WHEN sequence = ? THEN {self._digest} END) FROM events "
+            "WHERE run_id = ? AND sequence < ?",
+            (from_sequence - 1, run_id, from_sequence),
+        ).fetchone()
+        if count != from_sequence:
+            raise DamagedEventError(
+                f"{log}: the event store is damaged: {from_sequence - int(count)} of the first "
+                f"{from_sequence} events are missing (run ralph replay --verify to find the "
+                "last good position; the store was left untouched)"
+            )
+        return None if digest is None else str(digest)
+
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """One read transaction (one consistent view), unless one is open already (a
+        rebuild reads inside its own write transaction)."""
+        if self._db.in_transaction:
+            yield
+            return
+        self._db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self._db.execute("COMMIT")
 
     def head(self, run_id: RunId) -> int:
         """How many events the run's log holds."""

@@ -29,9 +29,11 @@ from psycopg.conninfo import conninfo_to_dict
 
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.redaction import mask_password_of
+from pipeline.handlers.store._chain import ChainCheck, link
 from pipeline.handlers.store._pg_migrations import PG_MIGRATIONS
 from pipeline.handlers.store._port import (
     AnswerTakenError,
+    DamagedEventError,
     LeaseLostError,
     RunSummary,
     SequenceConflictError,
@@ -41,7 +43,6 @@ from pipeline.handlers.store._port import (
 from pipeline.handlers.store._rows import (
     RESPONSE_COLUMNS,
     check_sequence,
-    check_within_head,
     choose_run,
     decode_row,
     refuse_newer_schema,
@@ -66,6 +67,17 @@ _PERMANENT: Final = (
 """What a server answers to a connection that no retry will cure (a missing database or
 role, refused credentials). libpq gives these no SQLSTATE, so they are told by their text;
 a server starting up or shutting down says otherwise, and is retried."""
+_READ_SQL: Final = """
+    SELECT e.sequence, e.type, e.schema_version, e.body::text, e.digest, r.head, r.tip
+    FROM runs AS r
+    LEFT JOIN LATERAL (
+        SELECT sequence, type, schema_version, body, digest FROM events
+        WHERE events.run_id = r.run_id AND sequence >= %s ORDER BY sequence LIMIT %s
+    ) AS e ON true
+    WHERE r.run_id = %s
+"""
+"""A batch of a run's events with the run's head and tip on every row: one statement, so
+one snapshot (a run with no events in the batch gives one row of NULL events)."""
 _MIGRATION_LOCK: Final = 0x7261_6C70_6800  # "ralph": one advisory lock for every migrator
 
 T = TypeVar("T")
@@ -113,6 +125,9 @@ class PostgresEventStore:
         self.synchronous_commit = synchronous_commit
         self.retry_s = retry_s
         self._conn: psycopg.Connection[Any] | None = None
+        self._tips: dict[RunId, tuple[int, str | None]] = {}
+        """Per run this process appended to: the head and tip it left, so the usual append
+        (one statement) can chain its events without reading the tip first."""
         self._connect()
         self.migrate()
 
@@ -226,33 +241,46 @@ class PostgresEventStore:
     ) -> int:
         """Append ``events`` in one transaction if the log holds ``expected_sequence`` events
         (and, with a lease, this worker still holds it), with their response rows."""
-        rows = [
-            (
-                run_id,
-                expected_sequence + offset,
-                WIRE_TAGS[type(event)],
-                SCHEMA_VERSION,
-                event.at,
-                orjson.dumps(unstructure_event(event)).decode(),
-            )
-            for offset, event in enumerate(events)
+        bodies = [
+            (WIRE_TAGS[type(event)], event.at, orjson.dumps(unstructure_event(event)).decode())
+            for event in events
         ]
-        head = expected_sequence + len(rows)
+        head = expected_sequence + len(bodies)
         attempts = 0
 
         def work(conn: psycopg.Connection[Any]) -> int:
             nonlocal attempts
             attempts += 1
+            known = self._tips.get(run_id)
             try:
-                if expected_sequence > 0 and 0 < len(rows) <= _COPY_FROM:
-                    self._append_in_one(conn, run_id, expected_sequence, rows, responses, flush)
+                if (
+                    known is not None
+                    and known[0] == expected_sequence > 0
+                    and 0 < len(bodies) <= _COPY_FROM
+                ):
+                    rows = _chained(run_id, expected_sequence, bodies, known[1])
+                    try:
+                        self._append_in_one(conn, run_id, expected_sequence, rows, responses, flush)
+                    except SequenceConflictError as error:
+                        if error.actual != expected_sequence:
+                            raise
+                        # The head is where this process left it, its tip is not: read both
+                        # afresh under the row's lock.
+                        rows = self._append(
+                            conn, run_id, expected_sequence, bodies, responses, flush=flush
+                        )
                 else:
-                    self._append(conn, run_id, expected_sequence, rows, responses, flush=flush)
+                    rows = self._append(
+                        conn, run_id, expected_sequence, bodies, responses, flush=flush
+                    )
             except SequenceConflictError:
+                self._tips.pop(run_id, None)
                 # A retry after a commit whose answer was lost: the events may be ours.
-                if attempts > 1 and self._holds(conn, run_id, expected_sequence, rows):
+                if attempts > 1 and self._holds(conn, run_id, expected_sequence, bodies):
                     return head
                 raise
+            if rows:
+                self._tips[run_id] = (head, rows[-1][-1])
             return head
 
         return self.retrying(f"append to run {run_id!r}", work)
@@ -262,32 +290,40 @@ class PostgresEventStore:
         conn: psycopg.Connection[Any],
         run_id: RunId,
         expected: int,
-        rows: list[tuple[Any, ...]],
+        bodies: list[tuple[str, Any, str]],
         responses: Sequence[ResponseLogRow],
         *,
         flush: bool,
-    ) -> None:
-        head = expected + len(rows)
+    ) -> list[tuple[Any, ...]]:
+        """Append in one transaction, the run's row locked while its tip is read and moved;
+        returns the rows written."""
+        head = expected + len(bodies)
         with conn.transaction():
             if not flush and self.synchronous_commit:
                 conn.execute("SET LOCAL synchronous_commit = off")
             if self.lease is not None:
                 self._check_lease(conn, run_id, starting=expected == 0)
-            moved = 0
-            if expected == 0:
-                started = rows[0][4] if rows else None
+            found = conn.execute(
+                "SELECT head, tip FROM runs WHERE run_id = %s FOR UPDATE", (run_id,)
+            ).fetchone()
+            actual = 0 if found is None else int(found[0])
+            if actual != expected:
+                raise SequenceConflictError(run_id, expected, actual)
+            rows = _chained(run_id, expected, bodies, None if found is None else found[1])
+            tip = rows[-1][-1] if rows else None if found is None else found[1]
+            if found is None:
+                started = bodies[0][1] if bodies else None
                 moved = conn.execute(
-                    "INSERT INTO runs VALUES (%s, coalesce(%s, now()), %s) "
+                    "INSERT INTO runs VALUES (%s, coalesce(%s, now()), %s, %s) "
                     "ON CONFLICT (run_id) DO NOTHING",
-                    (run_id, started, head),
+                    (run_id, started, head, tip),
                 ).rowcount
-            if not moved:
-                moved = conn.execute(
-                    "UPDATE runs SET head = %s WHERE run_id = %s AND head = %s",
-                    (head, run_id, expected),
-                ).rowcount
-            if not moved:
-                raise _conflict(conn, run_id, expected)
+                if not moved:
+                    raise _conflict(conn, run_id, expected)
+            else:
+                conn.execute(
+                    "UPDATE runs SET head = %s, tip = %s WHERE run_id = %s", (head, tip, run_id)
+                )
             with conn.cursor() as cursor:
                 if len(rows) > _COPY_FROM:
                     with cursor.copy("COPY events FROM STDIN") as copy:
@@ -295,10 +331,13 @@ class PostgresEventStore:
                             copy.write_row(row)
                 else:
                     cursor.executemany(
-                        "INSERT INTO events VALUES (%s, %s, %s, %s, %s, %s)", rows, returning=False
+                        "INSERT INTO events VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        rows,
+                        returning=False,
                     )
                 if responses:
                     _insert_responses(cursor, run_id, responses)
+        return rows
 
     def _append_in_one(
         self,
@@ -321,6 +360,9 @@ class PostgresEventStore:
             "versions": [row[3] for row in rows],
             "ats": [row[4] for row in rows],
             "bodies": [row[5] for row in rows],
+            "digests": [row[6] for row in rows],
+            "prev": self._tips[run_id][1],
+            "tip": rows[-1][6],
             # Synced only when asked and the store syncs at all ("process" never does).
             "sync": "on" if flush and self.synchronous_commit else "off",
         }
@@ -364,38 +406,67 @@ class PostgresEventStore:
 
     @staticmethod
     def _holds(
-        conn: psycopg.Connection[Any], run_id: RunId, expected: int, rows: list[tuple[Any, ...]]
+        conn: psycopg.Connection[Any],
+        run_id: RunId,
+        expected: int,
+        bodies: list[tuple[str, Any, str]],
     ) -> bool:
-        """Whether the log holds exactly ``rows`` from ``expected`` on."""
+        """Whether the log holds exactly ``bodies`` from ``expected`` on."""
         stored = conn.execute(
             "SELECT body::text FROM events WHERE run_id = %s AND sequence >= %s "
             "AND sequence < %s ORDER BY sequence",
-            (run_id, expected, expected + len(rows)),
+            (run_id, expected, expected + len(bodies)),
         ).fetchall()
-        return [orjson.loads(s[0]) for s in stored] == [orjson.loads(r[5]) for r in rows]
+        return [orjson.loads(s[0]) for s in stored] == [orjson.loads(b[2]) for b in bodies]
 
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
-        """The run's events from ``from_sequence`` on, fetched in batches (constant memory)."""
-        position = from_sequence
+        """The run's events from ``from_sequence`` on, fetched in batches (constant memory),
+        each checked against the hash chain; each batch is read with the run's head and tip
+        in one statement (one snapshot), and the last is checked against them."""
         log = f"{self.label} run {run_id}"
+        chain = ChainCheck(log, run_id, self._chain_before(run_id, from_sequence, log))
+        position = from_sequence
         while True:
             start = position
 
             def batch(conn: psycopg.Connection[Any], start: int = start) -> list[Any]:
-                return conn.execute(
-                    "SELECT sequence, schema_version, body::text FROM events "
-                    "WHERE run_id = %s AND sequence >= %s ORDER BY sequence LIMIT %s",
-                    (run_id, start, _READ_BATCH),
-                ).fetchall()
+                return conn.execute(_READ_SQL, (start, _READ_BATCH, run_id)).fetchall()
 
             rows = self.retrying(f"read run {run_id!r}", batch)
-            for sequence, version, body in rows:
+            events = [row for row in rows if row[0] is not None]
+            for sequence, tag, version, body, digest, _, _ in events:
                 check_sequence(sequence, position, log)
                 position += 1
-                yield decode_row(body, version, log, sequence)
-            if len(rows) < _READ_BATCH:
-                check_within_head(position, self.head(run_id), log)
+                event = decode_row(body, version, log, sequence)
+                chain.feed(sequence, tag, version, body, digest)
+                yield event
+            if len(events) < _READ_BATCH:
+                head, tip = (int(rows[0][5]), rows[0][6]) if rows else (0, None)
+                chain.finish(position, head, tip)
                 return
+
+    def _chain_before(self, run_id: RunId, from_sequence: int, log: str) -> str | None:
+        """The digest of the event before ``from_sequence`` (None from the start, or before
+        the chain began), after checking that no row before it is missing."""
+        if from_sequence <= 0:
+            return None
+        found = self.retrying(
+            f"read run {run_id!r}",
+            lambda conn: conn.execute(
+                "SELECT count(*), max(CASE WHEN sequence = %s THEN digest END) FROM events "
+                "WHERE run_id = %s AND sequence < %s",
+                (from_sequence - 1, run_id, from_sequence),
+            ).fetchone(),
+        )
+        assert found is not None
+        count, digest = found
+        if count != from_sequence:
+            raise DamagedEventError(
+                f"{log}: the event store is damaged: {from_sequence - int(count)} of the first "
+                f"{from_sequence} events are missing (run ralph replay --verify to find the "
+                "last good position; the store was left untouched)"
+            )
+        return None if digest is None else str(digest)
 
     def head(self, run_id: RunId) -> int:
         """How many events the run's log holds."""
@@ -532,6 +603,19 @@ class PostgresEventStore:
         self.close()
 
 
+def _chained(
+    run_id: RunId, expected: int, bodies: list[tuple[str, Any, str]], tip: str | None
+) -> list[tuple[Any, ...]]:
+    """The rows of ``bodies`` (type, time, body) appended after an event whose digest is
+    ``tip``: ``(run_id, sequence, type, schema_version, at, body, digest)``."""
+    rows = []
+    for offset, (tag, at, body) in enumerate(bodies):
+        sequence = expected + offset
+        tip = link(tip, run_id, sequence, tag, SCHEMA_VERSION, body)
+        rows.append((run_id, sequence, tag, SCHEMA_VERSION, at, body, tip))
+    return rows
+
+
 def _conflict(conn: psycopg.Connection[Any], run_id: RunId, expected: int) -> SequenceConflictError:
     """The error for an append that expected ``expected`` events, naming the head found."""
     row = conn.execute("SELECT head FROM runs WHERE run_id = %s", (run_id,)).fetchone()
@@ -588,16 +672,17 @@ def _append_sql(*, leased: bool, responses: bool) -> str:
     return f"""
     WITH sync AS (SELECT set_config('synchronous_commit', %(sync)s, true) AS value),
     moved AS (
-        UPDATE runs SET head = %(head)s
-        WHERE run_id = %(run)s AND head = %(expected)s {lease_check}
+        UPDATE runs SET head = %(head)s, tip = %(tip)s
+        WHERE run_id = %(run)s AND head = %(expected)s AND tip IS NOT DISTINCT FROM %(prev)s
+        {lease_check}
         RETURNING run_id
     ),
     written AS (
-        INSERT INTO events (run_id, sequence, type, schema_version, at, body)
-        SELECT moved.run_id, e.sequence, e.type, e.schema_version, e.at, e.body::json
+        INSERT INTO events (run_id, sequence, type, schema_version, at, body, digest)
+        SELECT moved.run_id, e.sequence, e.type, e.schema_version, e.at, e.body::json, e.digest
         FROM moved, unnest(%(sequences)s::bigint[], %(types)s::text[], %(versions)s::int[],
-                           %(ats)s::timestamptz[], %(bodies)s::text[])
-             AS e(sequence, type, schema_version, at, body)
+                           %(ats)s::timestamptz[], %(bodies)s::text[], %(digests)s::text[])
+             AS e(sequence, type, schema_version, at, body, digest)
         RETURNING 1
     ){responded}
     SELECT (SELECT count(*) FROM moved), (SELECT count(*) FROM written), (SELECT value FROM sync)

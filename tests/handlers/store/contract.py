@@ -2,7 +2,8 @@
 
 An adapter's test module subclasses :class:`EventStoreContract` and provides ``make_store``
 (a fixture giving a factory that opens a store; called twice, it opens two handles on the
-same store, as two processes would).
+same store, as two processes would) and ``tamper`` (a :class:`Tamper` that changes the
+store's rows behind its back, as damage or a person with the database's own client would).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import threading
 import tracemalloc
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 import pytest
 
@@ -24,15 +26,43 @@ from pipeline.events import (
     RunId,
     TopicPublished,
 )
-from pipeline.handlers.store import AnswerTakenError, EventStore, SequenceConflictError
+from pipeline.handlers.store import (
+    AnswerTakenError,
+    DamagedEventError,
+    EventStore,
+    SequenceConflictError,
+)
 from pipeline.reducers import fold
 from pipeline.serialization import checkpoint_state, encode_checkpoint
 from pipeline.views import LoggedStatus, ResponseLogRow
 from tests.support import scripted_run
 
 StoreFactory = Callable[[], EventStore]
+
+
+class Tamper(Protocol):
+    """Changes a store's rows behind its back (the adapter's test module provides one)."""
+
+    def sql(self, *statements: str) -> None:
+        """Run ``statements`` (SQL both databases understand) in one transaction."""
+        ...
+
+    def edit_body(self, run_id: str, sequence: int, old: str, new: str) -> None:
+        """Replace ``old`` with ``new`` in the stored body of one event."""
+        ...
+
+
 RUN = RunId("run-1")
 T0 = datetime(2026, 5, 1, tzinfo=UTC)
+
+
+def read_until_damage(store: EventStore, run_id: str = RUN) -> tuple[int, str]:
+    """How many events a read of ``run_id`` yields before it fails as damage, and the
+    message (the read must fail)."""
+    read: list[PipelineEvent] = []
+    with pytest.raises(DamagedEventError) as raised:
+        read.extend(store.read(RunId(run_id)))
+    return len(read), str(raised.value)
 
 
 def topics(count: int, start: int = 0) -> list[PipelineEvent]:
@@ -219,3 +249,133 @@ class EventStoreContract:
         assert count == 100_000
         # Holding 100,000 decoded events takes well over 40 MB; a stream needs a batch.
         assert peak < 8 * 1024 * 1024, f"peak {peak / 1e6:.1f} MB"
+
+
+class ChainContract:
+    """The hash chain: any edited, missing, reordered, inserted or copied row, and a head or
+    tip that does not name the last row, fails the read as damage naming the last good
+    position; rows from before the chain still read. Subclasses provide ``make_store`` and
+    ``tamper``."""
+
+    def test_an_edited_body_that_still_decodes_is_damage(
+        self, make_store: StoreFactory, tamper: Tamper
+    ) -> None:
+        """A payload changed in place: the rows before it are read, then the read fails."""
+        store = make_store()
+        store.append(RUN, 0, topics(5))
+        tamper.edit_body(RUN, 2, "payload 2", "payload X")
+        read, message = read_until_damage(store)
+        assert read == 2
+        assert "damaged at event 2" in message
+        assert "does not match its digest" in message
+        assert "last good position is 2" in message
+
+    def test_two_events_swapped_are_damage(self, make_store: StoreFactory, tamper: Tamper) -> None:
+        """Events 1 and 2 exchanged (each row intact, the order not)."""
+        store = make_store()
+        store.append(RUN, 0, topics(5))
+        tamper.sql(
+            "UPDATE events SET sequence = 1000 WHERE sequence = 1",
+            "UPDATE events SET sequence = 1 WHERE sequence = 2",
+            "UPDATE events SET sequence = 2 WHERE sequence = 1000",
+        )
+        read, message = read_until_damage(store)
+        assert read == 1
+        assert "damaged at event 1" in message
+
+    def test_a_lost_tail_with_its_head_cut_is_damage(
+        self, make_store: StoreFactory, tamper: Tamper
+    ) -> None:
+        """The last event removed and the head moved back with it: the tip still names it."""
+        store = make_store()
+        store.append(RUN, 0, topics(5))
+        tamper.sql("DELETE FROM events WHERE sequence = 4", "UPDATE runs SET head = 4")
+        read, message = read_until_damage(store)
+        assert read == 4
+        assert "replaced or lost" in message
+
+    def test_a_head_beyond_the_rows_is_damage(
+        self, make_store: StoreFactory, tamper: Tamper
+    ) -> None:
+        """A head one past the rows: the read names the count, not a conflict later."""
+        store = make_store()
+        store.append(RUN, 0, topics(5))
+        tamper.sql("UPDATE runs SET head = head + 1")
+        read, message = read_until_damage(store)
+        assert read == 5
+        assert "holds 5 events, but the run's head says 6" in message
+
+    def test_a_run_copied_under_another_id_is_damage(
+        self, make_store: StoreFactory, tamper: Tamper
+    ) -> None:
+        """Another run's rows, digests and all, inserted as a new run: each digest names the
+        run it was written for."""
+        store = make_store()
+        store.append(RUN, 0, topics(3))
+        tamper.sql(
+            "INSERT INTO runs (run_id, started_at, head, tip) "
+            "SELECT 'copy', started_at, head, tip FROM runs",
+            "INSERT INTO events (run_id, sequence, type, schema_version, at, body, digest) "
+            "SELECT 'copy', sequence, type, schema_version, at, body, digest FROM events",
+        )
+        assert len(list(store.read(RUN))) == 3
+        read, message = read_until_damage(store, "copy")
+        assert read == 0
+        assert "damaged at event 0" in message
+
+    def test_rows_from_before_the_chain_read_and_the_chain_starts_after_them(
+        self, make_store: StoreFactory, tamper: Tamper
+    ) -> None:
+        """A run whose rows carry no digests (written before the migration) reads; events
+        appended to it are chained from there, and a chained row whose digest is removed is
+        damage."""
+        store = make_store()
+        store.append(RUN, 0, topics(3))
+        tamper.sql("UPDATE events SET digest = NULL", "UPDATE runs SET tip = NULL")
+        assert len(list(store.read(RUN))) == 3
+        fresh = make_store()  # another process, without anything remembered of the run
+        fresh.append(RUN, 3, topics(2, start=3))
+        fresh.append(RUN, 5, topics(1, start=5))
+        assert len(list(fresh.read(RUN))) == 6
+        assert len(list(fresh.read(RUN, 4))) == 2
+        tamper.edit_body(RUN, 4, "payload 4", "payload X")
+        assert read_until_damage(fresh)[0] == 4
+        tamper.edit_body(RUN, 4, "payload X", "payload 4")
+        tamper.sql("UPDATE events SET digest = NULL WHERE sequence = 5")
+        read, message = read_until_damage(fresh)
+        assert read == 5
+        assert "carries no digest" in message
+
+    def test_a_read_from_a_later_position_sees_a_hole_before_it(
+        self, make_store: StoreFactory, tamper: Tamper
+    ) -> None:
+        """A reader that starts from a checkpoint's position never reads the rows before it,
+        yet a row missing there is named."""
+        store = make_store()
+        store.append(RUN, 0, topics(6))
+        tamper.sql("DELETE FROM events WHERE sequence = 1")
+        with pytest.raises(DamagedEventError, match="1 of the first 4 events are missing"):
+            list(store.read(RUN, 4))
+
+    def test_a_read_from_a_later_position_checks_the_chain_from_there(
+        self, make_store: StoreFactory, tamper: Tamper
+    ) -> None:
+        """Edits after the starting position fail; the chain links to the row before it."""
+        store = make_store()
+        store.append(RUN, 0, topics(3))
+        store.append(RUN, 3, topics(3, start=3))
+        assert list(store.read(RUN, 3)) == topics(3, start=3)
+        tamper.edit_body(RUN, 4, "payload 4", "payload X")
+        with pytest.raises(DamagedEventError, match="damaged at event 4"):
+            list(store.read(RUN, 3))
+
+    def test_concurrent_writers_keep_one_chain(self, make_store: StoreFactory) -> None:
+        """Two handles appending in turn (each had the other's append in between): the log
+        reads whole, with its chain unbroken."""
+        first, second = make_store(), make_store()
+        head = 0
+        for round_ in range(6):
+            writer = first if round_ % 2 == 0 else second
+            head = writer.append(RUN, head, topics(2, start=head))
+        assert len(list(first.read(RUN))) == head == 12
+        assert len(list(second.read(RUN, 7))) == 5

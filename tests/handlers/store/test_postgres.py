@@ -15,8 +15,10 @@ from pipeline.handlers.store.postgres import PostgresEventStore, describe_url
 from pipeline.testing.postgres import PostgresServer
 from tests.handlers.store.contract import (
     RUN,
+    ChainContract,
     EventStoreContract,
     StoreFactory,
+    Tamper,
     assert_read_stops_at_damaged_event_3,
     topics,
 )
@@ -39,6 +41,48 @@ class TestPostgresEventStore(EventStoreContract):
             store.close()
 
 
+class _PostgresTamper:
+    """Changes a PostgreSQL store's rows with its own SQL, as a person with ``psql`` would."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def sql(self, *statements: str) -> None:
+        with psycopg.connect(self.url) as conn:
+            for statement in statements:
+                conn.execute(statement.encode())
+
+    def edit_body(self, run_id: str, sequence: int, old: str, new: str) -> None:
+        with psycopg.connect(self.url) as conn:
+            moved = conn.execute(
+                "UPDATE events SET body = replace(body::text, %s, %s)::json "
+                "WHERE run_id = %s AND sequence = %s AND body::text LIKE %s",
+                (old, new, run_id, sequence, f"%{old}%"),
+            ).rowcount
+            assert moved == 1
+
+
+class TestPostgresChain(ChainContract):
+    """The hash chain against a fresh database on a real PostgreSQL server."""
+
+    @pytest.fixture
+    def make_store(self, postgres_url: str) -> Iterator[StoreFactory]:
+        opened: list[PostgresEventStore] = []
+
+        def make() -> PostgresEventStore:
+            store = PostgresEventStore(postgres_url)
+            opened.append(store)
+            return store
+
+        yield make
+        for store in opened:
+            store.close()
+
+    @pytest.fixture
+    def tamper(self, postgres_url: str) -> Tamper:
+        return _PostgresTamper(postgres_url)
+
+
 def test_migrations_are_idempotent_and_recorded(postgres_url: str) -> None:
     """Opening twice applies nothing more and keeps the data; the versions are recorded."""
     with PostgresEventStore(postgres_url) as store:
@@ -48,7 +92,7 @@ def test_migrations_are_idempotent_and_recorded(postgres_url: str) -> None:
         assert store.head(RUN) == 3
     with psycopg.connect(postgres_url) as conn:
         versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
-    assert versions == [1, 2, 3, 4, 5]
+    assert versions == [1, 2, 3, 4, 5, 6]
 
 
 def test_a_store_from_a_newer_release_is_refused_untouched(postgres_url: str) -> None:

@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,18 +25,69 @@ from pipeline.reducers import fold
 from pipeline.serialization import encode_checkpoint
 from tests.handlers.store.contract import (
     RUN,
+    ChainContract,
     EventStoreContract,
     StoreFactory,
+    Tamper,
     assert_read_stops_at_damaged_event_3,
     topics,
 )
+
+
+class _SqliteTamper:
+    """Changes a SQLite store's rows with SQLite itself, as a person with ``sqlite3`` would."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def sql(self, *statements: str) -> None:
+        db = sqlite3.connect(self.path)
+        with db:
+            for statement in statements:
+                db.execute(statement)
+        db.close()
+
+    def edit_body(self, run_id: str, sequence: int, old: str, new: str) -> None:
+        db = sqlite3.connect(self.path)
+        with db:
+            (body,) = db.execute(
+                "SELECT body FROM events WHERE run_id = ? AND sequence = ?", (run_id, sequence)
+            ).fetchone()
+            edited = bytes(body).replace(old.encode(), new.encode())
+            assert edited != bytes(body)
+            db.execute(
+                "UPDATE events SET body = ? WHERE run_id = ? AND sequence = ?",
+                (edited, run_id, sequence),
+            )
+        db.close()
+
+
+class TestSqliteChain(ChainContract):
+    """The hash chain against a real SQLite file."""
+
+    @pytest.fixture
+    def make_store(self, tmp_path: Path) -> Iterator[StoreFactory]:
+        opened: list[SqliteEventStore] = []
+
+        def make() -> SqliteEventStore:
+            store = SqliteEventStore(tmp_path / "pipeline.db")
+            opened.append(store)
+            return store
+
+        yield make
+        for store in opened:
+            store.close()
+
+    @pytest.fixture
+    def tamper(self, tmp_path: Path) -> Tamper:
+        return _SqliteTamper(tmp_path / "pipeline.db")
 
 
 class TestSqliteEventStore(EventStoreContract):
     """The shared contract against a real SQLite file."""
 
     @pytest.fixture
-    def make_store(self, tmp_path: Path) -> StoreFactory:
+    def make_store(self, tmp_path: Path) -> Iterator[StoreFactory]:
         opened: list[SqliteEventStore] = []
 
         def make() -> SqliteEventStore:
@@ -43,7 +95,7 @@ class TestSqliteEventStore(EventStoreContract):
             opened.append(store)
             return store
 
-        yield make  # type: ignore[misc]
+        yield make
         for store in opened:
             store.close()
 
@@ -58,7 +110,7 @@ def test_migrations_are_idempotent(tmp_path: Path) -> None:
         assert store.migrate() == []
         assert store.head(RUN) == 3
     rows = sqlite3.connect(path).execute("SELECT version FROM schema_migrations").fetchall()
-    assert rows == [(1,), (2,), (3,)]
+    assert rows == [(1,), (2,), (3,), (4,)]
 
 
 def test_the_response_log_table_has_the_documented_columns_and_check(tmp_path: Path) -> None:
@@ -117,7 +169,7 @@ def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> Non
     ]
     assert [w.wait(timeout=60) for w in workers] == [0] * 8
     rows = sqlite3.connect(path).execute("SELECT version FROM schema_migrations").fetchall()
-    assert rows == [(1,), (2,), (3,)]
+    assert rows == [(1,), (2,), (3,), (4,)]
 
 
 def test_the_store_uses_wal_and_stores_type_version_and_time_in_columns(tmp_path: Path) -> None:
