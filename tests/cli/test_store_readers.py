@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import string
 from pathlib import Path
+from random import Random
 
 import pytest
 
 from pipeline.handlers.runtime import WorkspaceLayout
+from pipeline.handlers.store import DamagedEventError, SqliteEventStore
 from tests.runtime.workspace import ralph
 
 
@@ -25,14 +28,16 @@ _READERS = (("status", "--store"), ("replay",), ("events",), ("runs",))
 
 
 def test_readers_leave_an_old_schema_store_untouched(demo_store: Path, tmp_path: Path) -> None:
-    """A store at schema version 2 (no ``answers`` table): every reader works, and the file's
-        bytes and mtime stay the same and no migration runs. (SQLite's read-only WAL reader may
-    still create an empty -wal/-shm pair beside it.)"""
+    """A store at schema version 2 (no ``answers`` table, no hash chain): every reader works,
+    and the file's bytes and mtime stay the same and no migration runs. (SQLite's read-only
+    WAL reader may still create an empty -wal/-shm pair beside it.)"""
     db = tmp_path / "old.db"
     shutil.copy(demo_store, db)
     with sqlite3.connect(db) as connection:
         connection.execute("DROP TABLE answers")
-        connection.execute("DELETE FROM schema_migrations WHERE version = 3")
+        connection.execute("ALTER TABLE events DROP COLUMN digest")
+        connection.execute("ALTER TABLE runs DROP COLUMN tip")
+        connection.execute("DELETE FROM schema_migrations WHERE version >= 3")
     connection.close()
     before = (db.read_bytes(), db.stat().st_mtime_ns)
     for reader in _READERS:
@@ -115,3 +120,63 @@ def test_verify_refuses_a_run_with_no_events(demo_store: Path, tmp_path: Path) -
     result = ralph("replay", "--verify", str(db), cwd=tmp_path)
     assert result.returncode != 0, result.stdout
     assert "the run has no events" in result.stdout + result.stderr
+
+
+def test_every_single_character_edit_of_an_event_is_damage(
+    demo_store: Path, tmp_path: Path
+) -> None:
+    """Sixty edits of one character each, at random rows and offsets (a letter for another
+    letter, a digit for another digit, so most still decode: a time moved to 2066, a digest,
+    a path): every one fails the whole read as damage."""
+    db = tmp_path / "edited.db"
+    shutil.copy(demo_store, db)
+    with SqliteEventStore(db, read_only=True) as store:
+        run = store.choose_run(None)
+    random = Random(30)
+    connection = sqlite3.connect(db)
+    rows = connection.execute("SELECT sequence, body FROM events").fetchall()
+    for _ in range(60):
+        sequence, body = random.choice(rows)
+        offsets = [i for i, byte in enumerate(body) if chr(byte).isalnum()]
+        offset = random.choice(offsets)
+        old = chr(body[offset])
+        pool = string.digits if old.isdigit() else string.ascii_letters
+        new = random.choice(pool.replace(old, "")).encode()
+        edited = body[:offset] + new + body[offset + 1 :]
+        with connection:
+            connection.execute("UPDATE events SET body = ? WHERE sequence = ?", (edited, sequence))
+        with SqliteEventStore(db, read_only=True) as store:
+            with pytest.raises(DamagedEventError) as raised:
+                list(store.read(run))
+            assert f"event {sequence}" in str(raised.value)
+        with connection:
+            connection.execute("UPDATE events SET body = ? WHERE sequence = ?", (body, sequence))
+    connection.close()
+    with SqliteEventStore(db, read_only=True) as store:
+        assert len(list(store.read(run))) == len(rows)
+
+
+def test_verify_names_an_edited_time_as_damage(demo_store: Path, tmp_path: Path) -> None:
+    """A fact's time moved forty years on, still a valid time: ``replay --verify`` exits 4
+    naming the event and the last good position (it used to say "verified")."""
+    db = _damage(
+        demo_store,
+        tmp_path,
+        'UPDATE events SET body = CAST(replace(CAST(body AS TEXT), \'"at":"2026\', '
+        '\'"at":"2066\') AS BLOB) WHERE sequence = 9',
+    )
+    result = ralph("replay", "--verify", str(db), cwd=tmp_path)
+    assert result.returncode == 4, (result.stdout, result.stderr)
+    assert "damaged at event 9" in result.stderr
+    assert "does not match its digest" in result.stderr
+    assert "last good position is 9" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_status_sees_a_hole_before_its_checkpoint(demo_store: Path, tmp_path: Path) -> None:
+    """``status`` starts from the newest checkpoint, yet a row missing before it is named."""
+    db = _damage(demo_store, tmp_path, "DELETE FROM events WHERE sequence = 2")
+    result = ralph("status", "--store", str(db), cwd=tmp_path)
+    assert result.returncode == 4, (result.stdout, result.stderr)
+    assert "events are missing" in result.stderr
+    assert "Traceback" not in result.stderr

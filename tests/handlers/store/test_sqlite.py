@@ -16,6 +16,7 @@ import pytest
 from pipeline.events import SCHEMA_VERSION, RunId
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import (
+    DamagedEventError,
     SqliteEventStore,
     StoreCorruptError,
     StoreError,
@@ -306,3 +307,36 @@ def test_a_damaged_event_row_is_named_in_the_read_error(tmp_path: Path) -> None:
     db.close()
     with SqliteEventStore(path) as store:
         assert_read_stops_at_damaged_event_3(store, str(path))
+
+
+def test_a_store_from_before_the_chain_is_migrated_and_its_runs_go_on(tmp_path: Path) -> None:
+    """A store as the release before the hash chain left it (schema 3: no digest column, no
+    tip): a writer adds the columns, the old rows read as they are, and the run's next
+    events start its chain, which then catches an edit."""
+    path = tmp_path / "pipeline.db"
+    with SqliteEventStore(path) as store:
+        store.append(RUN, 0, topics(4))
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("ALTER TABLE events DROP COLUMN digest")
+        db.execute("ALTER TABLE runs DROP COLUMN tip")
+        db.execute("DELETE FROM schema_migrations WHERE version = 4")
+    db.close()
+    with SqliteEventStore(path, read_only=True) as reader:
+        assert list(reader.read(RUN)) == topics(4)  # read as it is, untouched
+    with SqliteEventStore(path) as store:
+        assert store.migrate() == []  # applied on opening
+        assert list(store.read(RUN)) == topics(4)
+        store.append(RUN, 4, topics(2, start=4))
+        assert list(store.read(RUN)) == topics(6)
+    db = sqlite3.connect(path)
+    with db:
+        digests = [row[0] for row in db.execute("SELECT digest FROM events ORDER BY sequence")]
+        db.execute(
+            "UPDATE events SET body = replace(body, 'payload 5', 'payload 6') WHERE sequence = 5"
+        )
+    db.close()
+    assert digests[:4] == [None] * 4
+    assert all(digests[4:])
+    with SqliteEventStore(path) as store, pytest.raises(DamagedEventError, match="event 5"):
+        list(store.read(RUN))
