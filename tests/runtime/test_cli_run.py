@@ -237,5 +237,6 @@ def test_run_takes_p_and_max_iterations_as_the_rust_tool_does(tmp_path: Path) ->
     assert "Exit status 2: max_iterations" in result.stdout
     started = next(e for e in stored_events(root) if isinstance(e, RunStarted))
     assert started.budget.max_iterations == 1
-    saved = next((root / ".ralph" / "runs").iterdir()) / "prompt.md"
+    saved = WorkspaceLayout(root).saved_prompt(started.run_id)
+    assert ".git" in saved.parts  # out of reach of an agent's git clean
     assert saved.read_text() == "Say hello"

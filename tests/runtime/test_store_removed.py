@@ -36,10 +36,16 @@ def _agent(tmp_path: Path, first_time: str) -> Path:
 
 def test_the_default_store_survives_git_clean_by_the_agent(tmp_path: Path) -> None:
     """The agent runs ``git clean -fdx`` mid-run (``.ralph/`` is only git-excluded): the run
-    goes on and completes, and its whole log is in the default store afterwards."""
+    goes on and completes, its whole log is in the default store afterwards, and the prompts
+    after the clean still carry the person's task (the run's saved prompt is kept in the git
+    directory too)."""
+    seen = tmp_path / "prompts-after-clean.txt"
     agent = _agent(tmp_path, "git clean -fdxq")
+    with agent.open("a") as script:  # the first prompt went with the clean
+        script.write(f"cat \"$RALPH_PROMPT_FILE\" >> '{seen}' 2>/dev/null || true\n")
     root = make_workspace(tmp_path / "ws", scripts={}, agents={"main": [str(agent)]})
     result = ralph("run", "--plain", cwd=root, timeout=300)
+    assert "Make the tests pass." in seen.read_text()
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Exit status 0: completed" in result.stdout
     store = WorkspaceLayout(root).store

@@ -1,10 +1,11 @@
-"""Where a run keeps its files in the workspace (paths only; nothing here touches the disk).
+"""Where a run keeps its files in the workspace (paths only, but for finding the git
+directory and files older releases left).
 
-Orchestrator metadata lives under ``.ralph/`` (each run's saved prompt and agent logs, the
-agents' events file); agent-facing files live under ``.agent/`` (rendered prompts, the plan,
-review findings, the outputs agents write, the completion marker). The default event store lives
-in the git directory (``.git/ralph/pipeline.db``), where ``git clean -fdx``, ``git stash -u`` and
-a branch switch never reach it; finding it is the one place here that looks at the disk.
+Orchestrator metadata lives under ``.ralph/`` (each run's agent logs, the agents' events file);
+agent-facing files live under ``.agent/`` (rendered prompts, the plan, review findings, the
+outputs agents write, the completion marker). What a run cannot go on without lives in the git
+directory (``.git/ralph/``): the default event store and each run's saved prompt and kept-out
+paths, where ``git clean -fdx``, ``git stash -u`` and a branch switch never reach them.
 """
 
 from __future__ import annotations
@@ -52,17 +53,20 @@ class WorkspaceLayout:
         return self.ralph_dir / "pipeline.db"
 
     @property
-    def store(self) -> Path:
-        """The default SQLite event store: ``ralph/pipeline.db`` in the worktree's git
-        directory (an agent's ``git clean -fdx`` deletes the git-excluded ``.ralph/``, never
-        ``.git/``), or the legacy ``.ralph/pipeline.db`` while one exists there, or that
-        legacy path when ``root`` is not the top of a git worktree."""
-        legacy = self.legacy_store
+    def state_dir(self) -> Path:
+        """ralph's own state out of an agent's ``git clean -fdx`` (which deletes the
+        git-excluded ``.ralph/``, never ``.git/``): ``ralph`` in the worktree's git directory,
+        or ``.ralph`` when ``root`` is not the top of a git worktree."""
         # Only at the top of a worktree: a folder inside one is not a workspace of its own.
         dirs = git_dirs(self.root) if (self.root / ".git").exists() else None
-        if dirs is None or legacy.is_file():
-            return legacy
-        return dirs[0] / "ralph" / "pipeline.db"
+        return self.ralph_dir if dirs is None else dirs[0] / "ralph"
+
+    @property
+    def store(self) -> Path:
+        """The default SQLite event store: ``pipeline.db`` in :attr:`state_dir`, or the legacy
+        ``.ralph/pipeline.db`` while one exists there."""
+        legacy = self.legacy_store
+        return legacy if legacy.is_file() else self.state_dir / "pipeline.db"
 
     @property
     def agent_group(self) -> Path:
@@ -78,9 +82,17 @@ class WorkspaceLayout:
         """Files of one run: its saved prompt and its agents' output logs."""
         return self.ralph_dir / "runs" / run_id
 
+    def run_state(self, run_id: str, name: str) -> Path:
+        """A file a run cannot go on without, in :attr:`state_dir`; a run started by an older
+        release kept it in its :meth:`run_dir`, where it is found while no newer copy exists."""
+        kept = self.state_dir / "runs" / run_id / name
+        legacy = self.run_dir(run_id) / name
+        return legacy if not kept.exists() and legacy.exists() else kept
+
     def saved_prompt(self, run_id: str) -> Path:
-        """The user's prompt as the run started with it (a resume reads this copy)."""
-        return self.run_dir(run_id) / "prompt.md"
+        """The user's prompt as the run started with it (every prompt and a resume read
+        this copy)."""
+        return self.run_state(run_id, "prompt.md")
 
     def agent_log(self, run_id: str, name: str) -> Path:
         """Where one invocation's output is kept."""

@@ -263,7 +263,7 @@ class Runtime:
         if self.run_id is not None:
             # A resumed run: the repository's git files as it finds them are what counts.
             self._guard = GitGuard.take(self.layout.root)
-            kept = self.layout.run_dir(self.run_id) / _KEPT_OUT_FILE
+            kept = self.layout.run_state(self.run_id, _KEPT_OUT_FILE)
             if not self.kept_paths and kept.is_file():
                 self.kept_paths = tuple(p for p in kept.read_text("utf-8").split("\0") if p)
         limit = self.config.budgets.max_runtime_s
@@ -427,7 +427,7 @@ class Runtime:
         saved.write_bytes(data)
         if self.kept_paths:
             # A resume reads them back: the person's changes stay out of every commit.
-            kept = layout.run_dir(run_id) / _KEPT_OUT_FILE
+            kept = layout.run_state(run_id, _KEPT_OUT_FILE)
             kept.write_text("\0".join(self.kept_paths), "utf-8")
         layout.events_file(run_id).touch()
         write_marker(layout.root, layout.events_file(run_id))
@@ -472,6 +472,18 @@ class Runtime:
             facts.append(PromptFileProtected(str(source.path), Count(mode), self.clock()))
         return tuple(facts)
 
+    def _user_prompt(self) -> str:
+        """The run's saved prompt; a run whose copy is gone cannot go on (an agent given
+        "no prompt" would work on nothing)."""
+        saved = self.layout.saved_prompt(self._run_id())
+        try:
+            return saved.read_text("utf-8", "replace").strip() or "(no prompt)"
+        except FileNotFoundError as error:
+            raise PipelineError(
+                f"the run's saved prompt {saved} is gone, so no agent can be told its task; "
+                "start a new run with the prompt"
+            ) from error
+
     def _text(self, path: Path, missing: str) -> str:
         try:
             text = path.read_text("utf-8").strip()
@@ -498,7 +510,7 @@ class Runtime:
                 raise PipelineError("a formatting correction needs the response and its schema")
             return render_correction(effect.correction, effect.response_schema, out_dir)
         values = {
-            "user_prompt": self._text(layout.saved_prompt(self._run_id()), "(no prompt)"),
+            "user_prompt": self._user_prompt(),
             "plan": self._text(layout.plan, "(no plan yet)"),
             "issues": self._text(layout.issues, "(no issues recorded)"),
             "last_error": effect.last_error or "(none)",
