@@ -84,5 +84,5 @@ def test_a_legacy_store_in_dot_ralph_is_still_the_default(tmp_path: Path) -> Non
     assert result.returncode == 0, result.stdout + result.stderr
     with SqliteEventStore(legacy) as opened:
         assert len(opened.runs()) == 1
-    assert not (root / ".git" / "ralph").exists()
+    assert not (root / ".git" / "ralph" / "pipeline.db").exists()
     subprocess.run(["git", "status"], cwd=root, check=True, capture_output=True)
