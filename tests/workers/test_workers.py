@@ -330,7 +330,9 @@ def test_a_worker_rides_out_a_database_restart_mid_run(tmp_path: Path, postgres:
     with postgres_server(binaries) as server:  # its own: this test stops it
         url = server.new_database()
         ticket = submit(url, queue_workspace(tmp_path / "ws", iterations=3, delay_s=0.2))
-        worker = start_worker(url, "--lease-seconds", "10", "--poll-seconds", "0.1", cwd=tmp_path)
+        # The store retries for a third of the lease (10 s here): room for the outage and a
+        # slow restart of the server on a loaded machine, where 10 s leases left 3.3 s.
+        worker = start_worker(url, "--lease-seconds", "30", "--poll-seconds", "0.1", cwd=tmp_path)
         try:
             _wait_for(url, ticket.ticket, 8)
             server.stop()
