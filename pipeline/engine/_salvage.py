@@ -69,8 +69,9 @@ class Salvaged:
 def good_prefix(store: EventStore, run_id: RunId) -> tuple[list[PipelineEvent], int, str | None]:
     """The run's events before the first damage, the head the store counts, and what the
     damage is (None: the whole log read fine). Damage is any :class:`StoreCorruptError` the
-    read raises part-way (a :class:`~pipeline.handlers.store.DamagedEventError` among them);
-    an event beyond the head is not kept, as the head moves with the rows it counts."""
+    read raises part-way (a :class:`~pipeline.handlers.store.DamagedEventError` among them),
+    or fewer rows than the head counts (a lost tail); an event beyond the head is not kept,
+    as the head moves with the rows it counts."""
     events: list[PipelineEvent] = []
     damage: str | None = None
     try:
@@ -86,6 +87,13 @@ def good_prefix(store: EventStore, run_id: RunId) -> tuple[list[PipelineEvent], 
         damage = damage or str(error)
     if len(events) > held:
         del events[held:]
+    elif len(events) < held and damage is None:
+        # The log's tail is gone: the head moved with rows that are no longer there.
+        damage = (
+            f"run {run_id}: the event store is damaged: the run's head counts {held} events, "
+            f"but only {len(events)} are stored (events {len(events)} to {held - 1} are "
+            f"missing; the last good position is {len(events)} events)"
+        )
     return events, held, damage
 
 
