@@ -545,7 +545,8 @@ def salvage_command(
         ),
     ],
     run_id: Annotated[
-        str | None, typer.Argument(help="The damaged run (default: the latest).")
+        str | None,
+        typer.Argument(metavar="RUN", help="The damaged run (default: the latest)."),
     ] = None,
     workspace: WorkspaceOption = Path(),
     store: DamagedStoreOption = None,
