@@ -644,6 +644,8 @@ def _salvage_summary(
         )
     out.print(message_safe(line), markup=False, soft_wrap=True)
     # A URL's password is never shown, not even in the command to type next.
+    verify = message_safe(f"Verify it: ralph replay {shlex.quote(to)} --run {run} --verify")
+    out.print(verify, markup=False, soft_wrap=True)
     where = message_safe(f"--store {shlex.quote(to)} -C {shlex.quote(str(workspace))}")
     if done.state.phase is Phase.COMPLETE:
         out.print(

@@ -96,6 +96,7 @@ def test_damage_after_the_last_commit_is_salvaged_verified_shown_and_resumed_to_
     assert f"kept {cut} of {EVENTS} events; damage at {cut}:" in said
     assert "not valid JSON" in said
     assert f"ralph resume {run_id} --store {new}" in said
+    assert f"Verify it: ralph replay {new} --run {run_id} --verify" in said
     assert _digest(damaged) == before, "salvage wrote to the damaged store"
 
     copied = _events(new, run_id)
@@ -107,7 +108,7 @@ def test_damage_after_the_last_commit_is_salvaged_verified_shown_and_resumed_to_
     assert "not valid JSON" in fact.reason
     assert len(fact.reason) <= 500
 
-    verified = ralph("replay", str(new), "--verify", cwd=tmp_path)
+    verified = ralph("replay", str(new), "--run", run_id, "--verify", cwd=tmp_path)
     assert verified.returncode == 0, _said(verified)
     status = ralph("status", "--store", str(new), cwd=root)
     assert status.returncode == 0, _said(status)
@@ -222,8 +223,8 @@ def test_rows_beyond_the_head_are_not_kept(tmp_path: Path) -> None:
 
 def test_bad_requests_exit_with_the_documented_codes_and_change_nothing(tmp_path: Path) -> None:
     """--to naming the damaged store, a store holding the run, an unknown run and a missing
-    store are bad input (exit 2); a run whose first event is damaged has nothing to salvage
-    (a store error, exit 4) and leaves no new file. No traceback, no byte of the damaged
+    store are bad input (exit 2); a file that is no store, and a run whose first event is
+    damaged, are store errors (exit 4) and leave no new file. No traceback, no byte of the damaged
     store changed."""
     root = tmp_path / "ws"
     run_id = _completed(root)
@@ -248,6 +249,12 @@ def test_bad_requests_exit_with_the_documented_codes_and_change_nothing(tmp_path
     assert "no event store at" in _said(missing)
     no_to = ralph("salvage", cwd=root)
     assert no_to.returncode == 2
+    garbage = tmp_path / "garbage.db"
+    garbage.write_text("not a database, not at all " * 100)
+    unreadable = ralph("salvage", "--store", str(garbage), "--to", "y.db", cwd=root)
+    assert unreadable.returncode == 4, _said(unreadable)
+    assert "damaged" in _said(unreadable)
+    assert not (root / "y.db").exists()
 
     assert _digest(damaged) == before, "a refused salvage wrote to the damaged store"
 
@@ -257,7 +264,7 @@ def test_bad_requests_exit_with_the_documented_codes_and_change_nothing(tmp_path
     assert "nothing to salvage" in _said(first)
     assert not list(tmp_path.glob("first.db*")), "a failed salvage left a store behind"
     assert not (tmp_path / "other.db").exists()
-    _no_traceback(itself, again, unknown, missing, no_to, first)
+    _no_traceback(itself, again, unknown, missing, no_to, unreadable, first)
 
 
 def test_a_damaged_postgresql_run_is_salvaged_into_sqlite_and_back_without_its_password(
