@@ -137,6 +137,8 @@ def _state_rows(state: PipelineState) -> list[tuple[str, str]]:
     budget = run.budget if run else None
     question = ledger.pending_question
     spend = ledger.spend
+    # Only a salvaged run has the row: what its damaged log lost is worth a line of its own.
+    salvaged = [("salvaged", ledger.salvages[-1])] if ledger.salvages else []
     return [
         ("run", run.run_id if run else "(not started)"),
         ("phase", progress.phase.value),
@@ -169,6 +171,7 @@ def _state_rows(state: PipelineState) -> list[tuple[str, str]]:
         ("malformed lines", str(state.intake.malformed_lines)),
         ("scope violations", str(state.intake.scope_violations)),
         ("resumes", str(ledger.resumes)),
+        *salvaged,
         ("waiting for an answer to", question.question if question else "-"),
         ("answer with", answer_command(state) or "-"),
         ("last error", ledger.last_error or "-"),

@@ -11,8 +11,19 @@ from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.engine._memory import LoopBoundExceededError, RunResult, run_in_memory
 from pipeline.engine._registry import HandlerRegistry, MissingHandlerError
 from pipeline.engine._respond import AnswerError, respond
+from pipeline.engine._salvage import (
+    MAX_SALVAGE_REASON_CHARS,
+    NOTHING_DAMAGED,
+    NothingToSalvageError,
+    RunPresentError,
+    Salvaged,
+    good_prefix,
+    salvage,
+)
 
 __all__ = [
+    "MAX_SALVAGE_REASON_CHARS",
+    "NOTHING_DAMAGED",
     "AnswerError",
     "DurableRun",
     "HandlerRegistry",
@@ -20,11 +31,16 @@ __all__ = [
     "Interruption",
     "LoopBoundExceededError",
     "MissingHandlerError",
+    "NothingToSalvageError",
     "RunNotFoundError",
+    "RunPresentError",
     "RunResult",
+    "Salvaged",
+    "good_prefix",
     "load_state",
     "respond",
     "run_durable",
     "run_in_memory",
+    "salvage",
     "utc_now",
 ]

@@ -74,6 +74,7 @@ from pipeline.events.lifecycle import (
     RunCompleted,
     RunInterrupted,
     RunResumed,
+    RunSalvaged,
     RunStarted,
 )
 from pipeline.events.misc import (
@@ -261,6 +262,7 @@ __all__ = [
     "RunId",
     "RunInterrupted",
     "RunResumed",
+    "RunSalvaged",
     "RunStarted",
     "Sequence",
     "StructuredResponseMalformed",

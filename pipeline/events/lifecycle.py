@@ -1,4 +1,4 @@
-"""Lifecycle facts: a run started, was interrupted, resumed or completed (pure data)."""
+"""Lifecycle facts: a run started, was interrupted, resumed, salvaged or completed (pure data)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from attrs import field, frozen
 
 from pipeline.events.policy import LoopPolicy
 from pipeline.events.values import (
+    COUNT_VALIDATOR,
     INSTANT_VALIDATOR,
     OPTIONAL_COUNT_VALIDATOR,
     Budget,
+    Count,
     Digest,
     Instant,
     RoleChain,
@@ -25,6 +27,7 @@ __all__ = [
     "RunCompleted",
     "RunInterrupted",
     "RunResumed",
+    "RunSalvaged",
     "RunStarted",
 ]
 
@@ -75,6 +78,22 @@ class RunResumed:
 
 @final
 @frozen
+class RunSalvaged:
+    """Only the first ``kept`` events of the run's damaged log in ``source`` were copied here.
+
+    ``ralph salvage`` copied every event before the damage from the store ``source`` (its
+    label, no password) into this store; the facts after them are lost, and ``reason`` says
+    what was wrong (bounded). Bookkeeping like a resumption: it changes no phase and effect
+    ids do not count it."""
+
+    source: str
+    kept: Count = field(validator=COUNT_VALIDATOR)
+    reason: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
 class RunCompleted:
     """Finalization finished; the run is over, ended by ``reason``.
 
@@ -85,5 +104,7 @@ class RunCompleted:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
-LifecycleEvent: TypeAlias = RunStarted | RunInterrupted | RunResumed | RunCompleted | RunAbandoned
+LifecycleEvent: TypeAlias = (
+    RunStarted | RunInterrupted | RunResumed | RunCompleted | RunAbandoned | RunSalvaged
+)
 """Facts about the run as a whole."""

@@ -29,7 +29,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -41,7 +41,8 @@ the spend limits of ``Budget`` (``max_cost_usd``, ``max_tokens``,
 ``max_cost_without_progress_usd``, ``role_max_cost_usd``; absent in older events: no limit).
 6 added the ``EventsFileTruncated``, ``GitMetadataRestored`` and ``RunAbandoned`` facts and
 ``TerminationReason.ABANDONED``, and questions to a person get a random id in
-``HumanQuestionAsked`` (older logs answered ``line-N`` ids).
+``HumanQuestionAsked`` (older logs answered ``line-N`` ids). 7 added the ``RunSalvaged``
+fact.
 """
 
 
@@ -86,6 +87,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         lifecycle.RunAbandoned: "lifecycle.run_abandoned",
         lifecycle.RunResumed: "lifecycle.run_resumed",
         lifecycle.RunCompleted: "lifecycle.run_completed",
+        lifecycle.RunSalvaged: "lifecycle.run_salvaged",
         planning.PlanningStarted: "planning.planning_started",
         planning.PlanProduced: "planning.plan_produced",
         planning.PlanRejected: "planning.plan_rejected",

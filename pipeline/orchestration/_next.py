@@ -62,14 +62,15 @@ __all__ = ["FORMATTING_CORRECTION_EXHAUSTED", "effect_id", "next_effect"]
 def effect_id(state: PipelineState) -> EffectId:
     """The id of the effect decided from ``state``: ``<run id>:<facts before it>``.
 
-    Resumptions, interruptions and the checkpoints interruptions make are not counted, so an
-    effect that was carried out but whose facts were never recorded (the process died, or a
-    signal abandoned its handler) is asked for again after resuming under the same id, and its
-    handler can recognise work it already did.
+    Resumptions, interruptions, the checkpoints interruptions make and salvages are not
+    counted, so an effect that was carried out but whose facts were never recorded (the
+    process died, a signal abandoned its handler, or damage lost them) is asked for again
+    after resuming under the same id, and its handler can recognise work it already did.
     """
     run_id = "unstarted" if state.run is None else state.run.run_id
     ledger = state.ledger
-    return EffectId(f"{run_id}:{state.sequence - ledger.resumes - ledger.interruption_facts}")
+    uncounted = ledger.resumes + ledger.interruption_facts + len(ledger.salvages)
+    return EffectId(f"{run_id}:{state.sequence - uncounted}")
 
 
 def next_effect(state: PipelineState) -> Effect:

@@ -2,9 +2,10 @@
 
 Terminal states absorb: a complete run takes no fact but ``CheckpointSaved`` (bookkeeping that
 revives nothing, and without which a checkpoint asked for before completion could never be
-recorded) and records every other as an anomaly; an interrupted run takes only ``RunResumed``,
-``RunAbandoned`` (a person gives it up) and ``CheckpointSaved``; a run that has not started
-takes only ``RunStarted``.
+recorded) and ``RunSalvaged`` (a note that its log was copied past damage) and records every
+other as an anomaly; an interrupted run takes only ``RunResumed``, ``RunAbandoned`` (a person
+gives it up), ``RunSalvaged`` and ``CheckpointSaved``; a run that has not started takes only
+``RunStarted``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pipeline.events import (
     ReviewEvent,
     RunAbandoned,
     RunResumed,
+    RunSalvaged,
     RunStarted,
     ValidationEvent,
 )
@@ -88,14 +90,17 @@ def _route(event: PipelineEvent) -> CategoryReducer:
 # instead of up to thirteen union isinstance checks per event on the fold's hot path.
 _ROUTES: dict[type, CategoryReducer] = {}
 
+_COMPLETE_TAKES: frozenset[type] = frozenset({CheckpointSaved, RunSalvaged})
+"""The facts a complete run still records (bookkeeping that revives nothing)."""
+
 
 def reduce(state: PipelineState, event: PipelineEvent) -> PipelineState:
     """The state after ``event``: total, deterministic, and never mutating ``state``."""
     phase = state.progress.phase
-    if phase is Phase.COMPLETE and type(event) is not CheckpointSaved:
+    if phase is Phase.COMPLETE and type(event) not in _COMPLETE_TAKES:
         return anomaly(state, event, "the run is complete")
     if phase is Phase.INTERRUPTED and not isinstance(
-        event, RunResumed | RunAbandoned | CheckpointSaved
+        event, RunResumed | RunAbandoned | RunSalvaged | CheckpointSaved
     ):
         return anomaly(state, event, "the run is interrupted; resume it first")
     if phase is Phase.NOT_STARTED and not isinstance(event, RunStarted):

@@ -1,4 +1,4 @@
-"""Reducer for lifecycle facts: start, interruption, resumption, completion (pure)."""
+"""Reducer for lifecycle facts: start, interruption, resumption, salvage, completion (pure)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pipeline.events import (
     RunCompleted,
     RunInterrupted,
     RunResumed,
+    RunSalvaged,
     RunStarted,
 )
 from pipeline.reducers._build import advance, anomaly
@@ -72,6 +73,13 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
             return finalize(state, TerminationReason.ABANDONED, ledger)
         case RunResumed():
             return _resume(state, event)
+        case RunSalvaged():
+            if progress.phase is Phase.NOT_STARTED:
+                return anomaly(state, event, "the run has not started")
+            # A note only: the phase stays, and effect ids do not count the fact.
+            note = f"from {event.source}: kept {event.kept} events; {event.reason}"
+            ledger = ledger_with(state.ledger, salvages=(*state.ledger.salvages, note))
+            return advance(state, ledger=ledger)
         case RunCompleted():
             if progress.phase is Phase.FINALIZING and progress.step is Step.COMPLETE:
                 ledger = ledger_with(state.ledger, completed_at=event.at)

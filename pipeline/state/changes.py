@@ -91,6 +91,7 @@ _SET_LEDGER_AGENT_FAILURES = Ledger.__dict__["agent_failures"].__set__
 _SET_LEDGER_RESUMES = Ledger.__dict__["resumes"].__set__
 _SET_LEDGER_LAST_RESUME_SEQUENCE = Ledger.__dict__["last_resume_sequence"].__set__
 _SET_LEDGER_INTERRUPTION_FACTS = Ledger.__dict__["interruption_facts"].__set__
+_SET_LEDGER_SALVAGES = Ledger.__dict__["salvages"].__set__
 _SET_LEDGER_COMPLETED_AT = Ledger.__dict__["completed_at"].__set__
 _SET_LEDGER_PROTECTED_PROMPT = Ledger.__dict__["protected_prompt"].__set__
 _SET_LEDGER_RESPONSE = Ledger.__dict__["response"].__set__
@@ -243,6 +244,7 @@ def ledger_with(
     resumes: int | Keep = KEEP,
     last_resume_sequence: int | Keep | None = KEEP,
     interruption_facts: int | Keep = KEEP,
+    salvages: tuple[str, ...] | Keep = KEEP,
     completed_at: Instant | Keep | None = KEEP,
     protected_prompt: ProtectedPrompt | Keep | None = KEEP,
     response: ResponseCheck | Keep | None = KEEP,
@@ -281,6 +283,7 @@ def ledger_with(
     _SET_LEDGER_INTERRUPTION_FACTS(
         made, ledger.interruption_facts if interruption_facts is KEEP else interruption_facts
     )
+    _SET_LEDGER_SALVAGES(made, ledger.salvages if salvages is KEEP else salvages)
     _SET_LEDGER_COMPLETED_AT(made, ledger.completed_at if completed_at is KEEP else completed_at)
     _SET_LEDGER_PROTECTED_PROMPT(
         made, ledger.protected_prompt if protected_prompt is KEEP else protected_prompt

@@ -336,6 +336,10 @@ class Ledger:
     """``RunInterrupted`` facts and the checkpoints they made due. Effect ids count neither
     (nor resumptions), so the effect an interruption cut short is asked for again under its
     own id and its handler finds work already done (a commit by its ``Ralph-Effect``)."""
+    salvages: tuple[str, ...] = ()
+    """What each ``RunSalvaged`` said (where from, the events kept, the damage). Effect ids
+    do not count these facts: the effect whose facts the damage lost is asked for again under
+    its own id, and its handler finds work already done (a commit by its ``Ralph-Effect``)."""
     completed_at: Instant | None = None
     protected_prompt: ProtectedPrompt | None = None
     response: ResponseCheck | None = None

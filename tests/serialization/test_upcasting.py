@@ -119,9 +119,9 @@ def test_a_frozen_schema_2_log_replays_with_its_topics(tmp_path: Path) -> None:
 
 def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     """Version 2 changed PlanProduced, version 3 TopicPublished and RunCompleted, version 4
-    RunStarted; versions 5 and 6 only added (facts, termination reasons, and budget fields
+    RunStarted; versions 5, 6 and 7 only added (facts, termination reasons, and budget fields
     whose absence means no limit), so they need no upcaster."""
-    assert SCHEMA_VERSION == 6
+    assert SCHEMA_VERSION == 7
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS
     assert ("lifecycle.run_completed", 2) in UPCASTERS
