@@ -89,8 +89,10 @@ def test_any_lost_row_keeps_the_events_before_it_and_the_run_resumes_to_its_end(
             fact = copied[-1]
             assert isinstance(fact, RunSalvaged)
             assert (fact.source, fact.kept, fact.at) == ("damaged.db", lost, T)
+            # A row lost from the middle is a hole; the last row lost, a head past the rows.
             assert f"event {lost} is missing" in fact.reason or (
-                lost == len(events) - 1 and f"events {lost} to {lost} are missing" in fact.reason
+                lost == len(events) - 1
+                and f"holds {lost} events, but the run's head says {len(events)}" in fact.reason
             )
             assert done.state == fold(copied)
             resumed = run_durable(target, _world(), run_id=run_id, clock=_clock)
@@ -143,9 +145,9 @@ def test_nothing_is_written_for_a_run_the_target_holds_or_with_no_good_event(
         assert target.head(run_id) == len(events) + 1
 
 
-def test_a_lost_tail_the_store_does_not_name_is_damage_by_the_head(tmp_path: Path) -> None:
-    """The last row deleted: the read ends early without an error, but the head counts one
-    more; salvage names the lost tail instead of calling the run undamaged."""
+def test_a_lost_tail_is_damage_by_the_head(tmp_path: Path) -> None:
+    """The last row deleted: the head counts one more, and salvage names the lost tail
+    instead of calling the run undamaged."""
     run_id, events = _whole_run(tmp_path / "whole.db")
     with sqlite3.connect(tmp_path / "whole.db") as db:
         db.execute("DELETE FROM events WHERE sequence = ?", (len(events) - 1,))
@@ -155,4 +157,4 @@ def test_a_lost_tail_the_store_does_not_name_is_damage_by_the_head(tmp_path: Pat
     assert kept == events[:-1]
     assert held == len(events)
     assert damage is not None
-    assert f"only {len(events) - 1} are stored" in damage
+    assert f"holds {len(events) - 1} events, but the run's head says {len(events)}" in damage

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from pipeline.errors import WireFormatError
-from pipeline.events import PipelineEvent, RunId
+from pipeline.events import SCHEMA_VERSION, PipelineEvent, RunId
 from pipeline.handlers.store._port import (
     DamagedEventError,
     StoredResponse,
@@ -65,14 +65,26 @@ def check_within_head(read: int, head: int, log: str) -> None:
 
 
 def decode_row(body: bytes | str, version: int, log: str, sequence: int) -> PipelineEvent:
-    """The event a row stores; a bad row raises :class:`WireFormatError` naming it as event
-    ``sequence`` of ``log`` (the store and the run). The name is made only then: formatting
-    one per row slowed a replay by about a tenth."""
+    """The event a row stores. A row this release cannot read because a newer one wrote it
+    raises :class:`WireFormatError`; any other bad row is damage: :class:`DamagedEventError`
+    naming it as event ``sequence`` of ``log`` (the store and the run) and the last good
+    position. The name is made only then: formatting one per row slowed a replay by about a
+    tenth."""
     try:
         return decode_stored_event(body, version)
-    except WireFormatError:
+    except (WireFormatError, UnicodeDecodeError):
+        pass
+    try:
         # Decoding again, with the row's name, raises the same error worded for people.
         return decode_stored_event(body, version, f"{log} event {sequence}")
+    except (WireFormatError, UnicodeDecodeError) as error:
+        if version > SCHEMA_VERSION:
+            raise
+        raise DamagedEventError(
+            f"the event store is damaged: {error} (the last good position is {sequence} "
+            f"events of {log}; the store was left untouched: restore it from a backup, or "
+            "salvage the good events with ralph salvage)"
+        ) from error
 
 
 def _same(text: str) -> str:

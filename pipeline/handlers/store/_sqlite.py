@@ -22,7 +22,6 @@ from typing import Final
 
 import orjson
 
-from pipeline.errors import WireFormatError
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, link
 from pipeline.handlers.store._migrations import MIGRATIONS
@@ -308,16 +307,7 @@ class SqliteEventStore:
             for sequence, tag, version, body, digest in rows:
                 check_sequence(sequence, position, log)
                 position += 1
-                try:
-                    event = decode_row(body, version, log, sequence)
-                except (WireFormatError, UnicodeDecodeError) as error:
-                    if version > SCHEMA_VERSION:
-                        raise
-                    raise DamagedEventError(
-                        f"the event store is damaged: {error} (the last good position is "
-                        f"{sequence} events of run {run_id}; the store was left untouched: "
-                        "restore it from a backup)"
-                    ) from error
+                event = decode_row(body, version, log, sequence)
                 # After decoding: a row that does not decode is named by what is wrong in it.
                 chain.feed(sequence, tag, version, body, digest)
                 yield event
