@@ -36,7 +36,9 @@ def python_blocks(text: str) -> list[str]:
 def test_the_block_finder_finds_indented_and_plain_blocks() -> None:
     """A block inside a list item (indented fence) is found and dedented; other languages
     are not Python."""
-    text = "x\n```python\na = 1\n```\n- item\n\n  ```python\n  b = a + 1\n  ```\n```toml\nc=1\n```\n"
+    text = (
+        "x\n```python\na = 1\n```\n- item\n\n  ```python\n  b = a + 1\n  ```\n```toml\nc=1\n```\n"
+    )
     assert python_blocks(text) == ["a = 1\n", "b = a + 1\n"]
 
 
@@ -79,7 +81,7 @@ def test_every_python_block_runs(
         namespace.update(given(tmp_path, request))
     for number, block in enumerate(python_blocks(document.read_text("utf-8")), start=1):
         code = compile(block, f"{document.relative_to(ROOT)} block {number}", "exec")
-        exec(code, namespace)  # noqa: S102 -- the project's own documentation, run as a reader would
+        exec(code, namespace)  # the project's own documentation, run as a reader would
     for name, value in list(namespace.items()):
         if name.startswith("test_") and callable(value):
             value()
