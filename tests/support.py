@@ -70,8 +70,10 @@ def scripted_run(
 
     loop = attrs.evolve(simulated_policy(), required_events=())
     config = WorldConfig(budget_ or budget(), default_chains(agents), rebase_onto, loop=loop)
-    world = SimulatedWorld(config, ScriptedChooser(dict(answers or {})))
-    return run_in_memory(world, max_effects=10_000)
+    chooser = ScriptedChooser({what: list(left) for what, left in (answers or {}).items()})
+    result = run_in_memory(SimulatedWorld(config, chooser), max_effects=10_000)
+    chooser.check_used()
+    return result
 
 
 def names(items: Any) -> list[str]:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Final, Protocol, TypeVar, assert_never
 
-from attrs import define, field
+from attrs import define, field, frozen
 
 from pipeline.effects import (
     AbortRebase,
@@ -121,6 +121,7 @@ __all__ = [
     "USAGE_CHOICE",
     "USAGE_UNIT_USD",
     "AgentOutcome",
+    "Always",
     "Chooser",
     "RandomChooser",
     "ScriptedChooser",
@@ -173,12 +174,21 @@ class RandomChooser:
         return self._random.randint(low, high)
 
 
+@frozen
+class Always:
+    """A scripted answer given every time its choice is asked from there on (never used up)."""
+
+    answer: object
+
+
 @define
 class ScriptedChooser:
     """Choices read from a script: ``answers[what]`` is used up in order, then defaults apply.
 
     The default is the first option (every outcome list starts with the happy one) and the
-    lowest number, so a script names only the choices that differ from a smooth run.
+    lowest number, so a script names only the choices that differ from a smooth run. An
+    :class:`Always` answer is given every time from there on. :meth:`check_used` after the run
+    refuses a script that named a choice the world never made or left answers unused.
     """
 
     answers: dict[str, list[object]] = field(factory=dict)
@@ -189,7 +199,7 @@ class ScriptedChooser:
         self.asked.append(what)
         queue = self.answers.get(what)
         if queue:
-            answer = queue.pop(0)
+            answer = _next_answer(queue)
             for option in options:
                 if option == answer:
                     return option
@@ -201,11 +211,38 @@ class ScriptedChooser:
         self.asked.append(what)
         queue = self.answers.get(what)
         if queue:
-            answer = queue.pop(0)
+            answer = _next_answer(queue)
             if not isinstance(answer, int) or not low <= answer <= high:
                 raise ValueError(f"scripted answer {answer!r} for {what!r} is not in {low}..{high}")
             return answer
         return low
+
+    def check_used(self) -> None:
+        """Raise ``ValueError`` when the script named a choice the world never made (a
+        misspelled key would otherwise leave the run on the happy path unnoticed) or left
+        answers unused (the run ended before the scripted story was told)."""
+        asked = set(self.asked)
+        problems = [
+            f"{what!r} was never asked (the world's choices: {', '.join(sorted(asked))})"
+            for what in sorted(self.answers)
+            if what not in asked
+        ]
+        problems += [
+            f"{what!r} has {len(left)} answers left unused: {left!r}"
+            for what, left in sorted(self.answers.items())
+            if left and not isinstance(left[0], Always) and what in asked
+        ]
+        if problems:
+            raise ValueError(
+                "the scripted world's script does not fit the run: " + "; ".join(problems)
+            )
+
+
+def _next_answer(queue: list[object]) -> object:
+    """The first answer of ``queue``, used up unless it is :class:`Always`."""
+    if isinstance(queue[0], Always):
+        return queue[0].answer
+    return queue.pop(0)
 
 
 class AgentOutcome(StrEnum):

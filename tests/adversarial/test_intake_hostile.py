@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import orjson
+import pytest
 
 from pipeline.events import (
     EventsFileRead,
@@ -20,6 +21,8 @@ from pipeline.handlers.intake import read_agent_events, write_marker
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.runtime.workspace import COUNT_CALLS, RALPH, ROOT, SHELL_REPORTS, make_workspace, ralph
+
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
 
 def _workspace(root: Path, body: str, budgets: str = "") -> Path:

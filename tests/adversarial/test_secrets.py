@@ -10,9 +10,13 @@ import secrets
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from pipeline.events import InvocationFailed, TopicPublished
 from pipeline.handlers.runtime import WorkspaceLayout
 from tests.runtime.workspace import RALPH, ROOT, make_workspace, stored_events
+
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
 ANTHROPIC_KEY = "sk-ant-api03-" + secrets.token_urlsafe(32)
 """A key in a variable named like one, and shaped like one."""

@@ -13,11 +13,15 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from pipeline.engine import load_state
 from pipeline.events import InvocationFailed, TopicPublished
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.runtime.workspace import RALPH, ROOT, make_workspace, stored_events
+
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
 HOSTILE = "a\x1b]0;pwned\x07b\x1b[2Jc\x1b]52;c;ZXZpbA==\x07d\u202ee root:x:0:0 [bold red]f[/] g"
 """Title, clear screen, clipboard write, right-to-left override, an emoji code, markup."""

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.events import WIRE_TAGS
+from pipeline.events.wire import CATEGORIES
 from pipeline.state import EXIT_CODES, Phase, TerminationReason
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +33,14 @@ def test_the_catalogue_names_every_wire_tag() -> None:
     text = (DOCS / "events.md").read_text()
     missing = [tag for tag in WIRE_TAGS.values() if f"`{tag}`" not in text]
     assert missing == []
+
+
+def test_the_readme_counts_the_vocabulary_as_the_code_has_it() -> None:
+    """The README's "N facts in M categories" is the number of wire tags and categories."""
+    text = (ROOT / "README.md").read_text("utf-8")
+    found = re.search(r"(\d+) facts in (\d+) categories", text)
+    assert found is not None, "the README no longer counts the vocabulary"
+    assert (int(found[1]), int(found[2])) == (len(WIRE_TAGS), len(CATEGORIES))
 
 
 def test_the_termination_table_matches_the_code() -> None:

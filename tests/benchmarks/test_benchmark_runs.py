@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -19,6 +19,8 @@ from pipeline.reducers import fold
 from pipeline.serialization import decode_event, decode_state
 from pipeline.state import Phase, TerminationReason
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 RALPH = [sys.executable, "-m", "pipeline.cli"]
 
 

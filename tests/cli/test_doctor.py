@@ -10,8 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from tests.runtime.workspace import ROOT, make_workspace, scripted
+
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
 RALPH = [sys.executable, "-m", "pipeline.cli"]
 

@@ -10,7 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
+
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -28,6 +28,8 @@ from tests.runtime.workspace import (
 )
 from tests.support import scripted_run
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 

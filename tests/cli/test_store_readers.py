@@ -15,6 +15,8 @@ from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import DamagedEventError, SqliteEventStore
 from tests.runtime.workspace import ralph
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -32,6 +32,8 @@ from pipeline.reducers import fold
 from pipeline.state import PipelineState, is_complete
 from tests.engine.crash_world import CrashWorld, clock
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 20261122
 

@@ -14,6 +14,8 @@ from tests.faults.commits import commits_in_git, commits_in_log
 from tests.faults.gitfault import install
 from tests.runtime.workspace import RALPH, ROOT, make_workspace, ralph, scripted
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 WORK = """
 [[default]]
 write."work.txt" = "the work\\n"

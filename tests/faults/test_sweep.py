@@ -21,6 +21,8 @@ from tests.runtime.workspace import (
     scripted,
 )
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 
 @pytest.mark.parametrize("name", SAMPLE)
 def test_a_run_stopped_by_a_fault_resumes_to_the_same_end(tmp_path: Path, name: str) -> None:

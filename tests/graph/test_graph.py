@@ -40,6 +40,8 @@ from pipeline.state import Phase
 from pipeline.testing import simulated_runs
 from tests.cli.test_cli import ralph
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -39,7 +39,7 @@ from pipeline.events import (
 from pipeline.events import (
     Sequence as Seq,
 )
-from pipeline.handlers.simulated import AgentOutcome, default_chains
+from pipeline.handlers.simulated import AgentOutcome, Always, default_chains
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
@@ -166,7 +166,7 @@ def test_a_partial_iteration_commits_and_starts_the_next_iteration() -> None:
 def test_partial_on_the_last_iteration_ends_with_max_iterations() -> None:
     """When the iteration budget is spent the run finalizes with max_iterations (exit 2)."""
     result = scripted_run(
-        {"iteration status": [IterationStatus.PARTIAL] * 3}, budget_=budget(max_iterations=2)
+        {"iteration status": [IterationStatus.PARTIAL] * 2}, budget_=budget(max_iterations=2)
     )
     assert result.state.termination is TerminationReason.MAX_ITERATIONS
     assert result.state.termination.exit_code == 2
@@ -336,7 +336,7 @@ def test_a_commit_asked_for_right_after_a_resume_may_already_exist() -> None:
 def test_a_run_that_validates_with_nothing_committed_is_no_success() -> None:
     """Validation passing after a run that committed no change ends ``no_changes`` (exit 1,
     not a success): an agent that only claims completion has done nothing."""
-    result = scripted_run({"changes to commit": [False] * 50})
+    result = scripted_run({"changes to commit": [Always(False)]})
     state = result.state
     assert state.phase is Phase.COMPLETE
     assert state.ledger.commits == 0

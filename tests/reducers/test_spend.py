@@ -19,7 +19,7 @@ from pipeline.events import (
     UsageReported,
     Usd,
 )
-from pipeline.handlers.simulated import USAGE_CHOICE, USAGE_UNIT_USD
+from pipeline.handlers.simulated import USAGE_CHOICE, USAGE_UNIT_USD, Always
 from pipeline.reducers import fold, reduce
 from pipeline.reducers._spend import spent_budget
 from pipeline.state import PipelineState, TerminationReason
@@ -30,7 +30,7 @@ from tests.support import budget, scripted_run
 def _spending(units: int, **limits: object) -> object:
     """A run where every invocation reports ``units`` of usage, under ``limits``."""
     return scripted_run(
-        {USAGE_CHOICE: [units] * 100},
+        {USAGE_CHOICE: [Always(units)]},
         budget_=attrs.evolve(budget(), **limits),  # type: ignore[misc]
     )
 

@@ -19,6 +19,8 @@ from tests.runtime.workspace import (
     then_finish,
 )
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 
 def started_any_agent(root: Path) -> bool:
     """Whether the scripted agent ever ran, or a run was ever started, in ``root``."""

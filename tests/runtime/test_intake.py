@@ -8,6 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from pipeline.events import (
     EventsFileRead,
     Json,
@@ -29,6 +31,8 @@ from tests.runtime.workspace import (
     run_here,
     stored_events,
 )
+
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
 
 def _agent(root: Path, body: str) -> list[str]:

@@ -25,6 +25,8 @@ from tests.runtime.workspace import (
     then_finish,
 )
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_during_an_agent_stops_its_group_and_resume_finishes(

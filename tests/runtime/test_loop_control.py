@@ -37,6 +37,8 @@ from tests.runtime.workspace import (
     stored_events,
 )
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 REPORTS = """
 write.".agent/out/plan.md" = "1. do it"
 write.".agent/out/status" = "{status}\\nsummary"

@@ -12,6 +12,8 @@ import pytest
 from pipeline.config import parse_config
 from tests.runtime.workspace import ralph
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 _PYTEST = ["python3", "-m", "pytest", "-q"]
 
 _CLAIMER = """#!/bin/sh

@@ -10,6 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from pipeline.events import CommitCreated, RunResumed
 from tests.faults.commits import commits_in_git
 from tests.runtime.workspace import (
@@ -20,6 +22,8 @@ from tests.runtime.workspace import (
     start_ralph,
     stored_events,
 )
+
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
 SCRIPT = (
     """

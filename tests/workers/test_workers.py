@@ -31,6 +31,8 @@ from pipeline.workers import submit
 from tests.runtime.workspace import ralph
 from tests.workers.support import queue_workspace, start_worker
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 
 def _log(url: str, run_id: str) -> list[PipelineEvent]:
     with PostgresEventStore(url) as store:

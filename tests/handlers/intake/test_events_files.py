@@ -30,6 +30,8 @@ from tests.runtime.workspace import (
     scripted,
 )
 
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
 
 @pytest.mark.parametrize(
     ("text", "why"),
