@@ -16,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cli import render_cli, run_cli_benchmark
 from benchmarks.durable import run_durable_benchmarks
 from benchmarks.fold import run_fold_benchmark
 from benchmarks.invocation import run_invocation_benchmark
@@ -175,6 +176,9 @@ def render(results: dict[str, Any]) -> str:
     invocation = results.get("invocation")
     if invocation is not None:
         lines += _render_invocation(invocation)
+    cli = results.get("cli")
+    if cli is not None:
+        lines += render_cli(cli)
     notes = HERE / "NOTES.md"
     if notes.exists():
         lines += [notes.read_text().rstrip(), ""]
@@ -284,7 +288,16 @@ def _render_peers(peers: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
-SECTIONS = ("fold", "durable", "reader", "peers", "serialization", "scaleout", "invocation")
+SECTIONS = (
+    "fold",
+    "durable",
+    "reader",
+    "peers",
+    "serialization",
+    "scaleout",
+    "invocation",
+    "cli",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -343,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     if "invocation" in chosen:
         print("invocation: the engine's time per agent invocation", flush=True)
         results["invocation"] = run_invocation_benchmark(args.quick)
+    if "cli" in chosen:
+        print("cli: ralph emit, respond and status next to a bare interpreter", flush=True)
+        results["cli"] = run_cli_benchmark(args.quick)
     if "scaleout" in chosen:
         print("scale-out: PostgreSQL appends, and 1, 2 and 4 workers", flush=True)
         results["scaleout"] = run_scaleout_benchmark(args.quick, args.store)

@@ -15,8 +15,6 @@ import html
 import re
 from typing import Final
 
-from pipeline.handlers.redaction import mask_url_passwords
-
 __all__ = ["markdown_text", "message_safe", "terminal_safe"]
 
 _BIDI: Final = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -51,6 +49,9 @@ def terminal_safe(text: str, *, newlines: bool = False) -> str:
 def message_safe(text: str) -> str:
     """An error or warning message as shown: lines kept, control characters escaped, and the
     password of any URL in it (a store URL) masked."""
+    # Imported here: ``ralph emit`` shows messages through this module and must start fast.
+    from pipeline.handlers.redaction import mask_url_passwords
+
     return terminal_safe(mask_url_passwords(text), newlines=True)
 
 

@@ -1,33 +1,47 @@
-"""Agent event intake: the run's events file, its marker, and ``emit`` (I/O)."""
+"""Agent event intake: the run's events file, its marker, and ``emit`` (I/O).
 
-from pipeline.handlers.intake._bounded import IntakeLimits, read_bounded
-from pipeline.handlers.intake._emit import (
-    MAX_TOPIC_CHARS,
-    TOPIC_PATTERN,
-    EmitError,
-    emit,
-    emit_line,
-    topic_problem,
-)
-from pipeline.handlers.intake._facts import MAX_PAYLOAD_DEPTH, read_agent_events, storable_payload
-from pipeline.handlers.intake._files import (
-    MARKER,
-    EventsFileError,
-    UnsafeFileError,
-    checked_events_path,
-    events_file_for,
-    open_regular,
-    read_marker,
-    workspace_root,
-    write_marker,
-)
-from pipeline.handlers.intake._reader import (
-    AgentLine,
-    EventsFileReader,
-    MalformedLine,
-    ReadResult,
-    parse_lines,
-)
+Its names are imported on first use: ``ralph emit`` needs two small modules of it, not the
+reader and the events it builds."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pipeline._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from pipeline.handlers.intake._bounded import IntakeLimits, read_bounded
+    from pipeline.handlers.intake._emit import (
+        MAX_TOPIC_CHARS,
+        TOPIC_PATTERN,
+        EmitError,
+        emit,
+        emit_line,
+        topic_problem,
+    )
+    from pipeline.handlers.intake._facts import (
+        MAX_PAYLOAD_DEPTH,
+        read_agent_events,
+        storable_payload,
+    )
+    from pipeline.handlers.intake._files import (
+        MARKER,
+        EventsFileError,
+        UnsafeFileError,
+        checked_events_path,
+        events_file_for,
+        open_regular,
+        read_marker,
+        workspace_root,
+        write_marker,
+    )
+    from pipeline.handlers.intake._reader import (
+        AgentLine,
+        EventsFileReader,
+        MalformedLine,
+        ReadResult,
+        parse_lines,
+    )
 
 __all__ = [
     "MARKER",
@@ -56,3 +70,35 @@ __all__ = [
     "workspace_root",
     "write_marker",
 ]
+
+_SOURCES = {
+    "IntakeLimits": ("pipeline.handlers.intake._bounded", "IntakeLimits"),
+    "read_bounded": ("pipeline.handlers.intake._bounded", "read_bounded"),
+    "MAX_TOPIC_CHARS": ("pipeline.handlers.intake._emit", "MAX_TOPIC_CHARS"),
+    "TOPIC_PATTERN": ("pipeline.handlers.intake._emit", "TOPIC_PATTERN"),
+    "EmitError": ("pipeline.handlers.intake._emit", "EmitError"),
+    "emit": ("pipeline.handlers.intake._emit", "emit"),
+    "emit_line": ("pipeline.handlers.intake._emit", "emit_line"),
+    "topic_problem": ("pipeline.handlers.intake._emit", "topic_problem"),
+    "MAX_PAYLOAD_DEPTH": ("pipeline.handlers.intake._facts", "MAX_PAYLOAD_DEPTH"),
+    "read_agent_events": ("pipeline.handlers.intake._facts", "read_agent_events"),
+    "storable_payload": ("pipeline.handlers.intake._facts", "storable_payload"),
+    "MARKER": ("pipeline.handlers.intake._files", "MARKER"),
+    "EventsFileError": ("pipeline.handlers.intake._files", "EventsFileError"),
+    "UnsafeFileError": ("pipeline.handlers.intake._files", "UnsafeFileError"),
+    "checked_events_path": ("pipeline.handlers.intake._files", "checked_events_path"),
+    "events_file_for": ("pipeline.handlers.intake._files", "events_file_for"),
+    "open_regular": ("pipeline.handlers.intake._files", "open_regular"),
+    "read_marker": ("pipeline.handlers.intake._files", "read_marker"),
+    "workspace_root": ("pipeline.handlers.intake._files", "workspace_root"),
+    "write_marker": ("pipeline.handlers.intake._files", "write_marker"),
+    "AgentLine": ("pipeline.handlers.intake._reader", "AgentLine"),
+    "EventsFileReader": ("pipeline.handlers.intake._reader", "EventsFileReader"),
+    "MalformedLine": ("pipeline.handlers.intake._reader", "MalformedLine"),
+    "ReadResult": ("pipeline.handlers.intake._reader", "ReadResult"),
+    "parse_lines": ("pipeline.handlers.intake._reader", "parse_lines"),
+}
+"""Where each public name is defined: (module, name)."""
+
+
+__getattr__ = lazy_names(__name__, globals(), _SOURCES)

@@ -1,0 +1,78 @@
+"""What a person or an agent waits for at the command line: ``ralph emit`` (an agent runs it
+once per topic), ``ralph respond`` and ``ralph status``, next to a bare interpreter start
+(``python -c pass``), each the median of fresh processes run side by side. Goals (issue 19):
+emit within 3x the bare start, respond and status within 6x.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+_RALPH = (sys.executable, "-m", "pipeline.cli")
+
+
+def _median_s(command: list[str], cwd: Path, runs: int) -> float:
+    """The median wall time of ``runs`` runs of ``command``, which must succeed (the ones
+    that answer a question that is not there may exit 2: what is timed is the start-up)."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, cwd=cwd, capture_output=True, check=False)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def run_cli_benchmark(quick: bool) -> dict[str, Any]:
+    """Time the bare start, emit, respond and status in a workspace holding one demo run."""
+    runs = 5 if quick else 21
+    with tempfile.TemporaryDirectory() as scratch:
+        base = Path(scratch)
+        subprocess.run([*_RALPH, "demo", "run"], cwd=base, capture_output=True, check=True)
+        root = base / "run"
+        events = root / ".ralph" / "bench-events.jsonl"
+        events.touch()
+        (root / ".ralph" / "current-events").write_text(".ralph/bench-events.jsonl")
+        bare = _median_s([sys.executable, "-c", "pass"], root, runs)
+        timed = {
+            "emit": _median_s([*_RALPH, "emit", "build.done", "ok"], root, runs),
+            # No run waits on this question: the command starts, opens the store, says so.
+            "respond": _median_s([*_RALPH, "respond", "yes", "--question", "q0"], root, runs),
+            "status": _median_s([*_RALPH, "status"], root, runs),
+        }
+    goals = {"emit": 3.0, "respond": 6.0, "status": 6.0}
+    return {
+        "runs": runs,
+        "bare_ms": round(bare * 1000, 1),
+        "commands": {
+            name: {
+                "ms": round(seconds * 1000, 1),
+                "ratio": round(seconds / bare, 1),
+                "goal": goals[name],
+                "goal_met": seconds / bare <= goals[name],
+            }
+            for name, seconds in timed.items()
+        },
+    }
+
+
+def render_cli(s: dict[str, Any]) -> list[str]:
+    """The command-line section of RESULTS.md."""
+    lines = [
+        "## The command line",
+        "",
+        f"Fresh processes in a workspace holding one demo run, medians of {s['runs']} runs each,",
+        f"next to a bare `python -c pass` ({s['bare_ms']} ms).",
+        "",
+        "| command | ms | x bare start | goal | met |",
+        "| --- | ---: | ---: | ---: | --- |",
+    ]
+    for name, c in s["commands"].items():
+        met = "yes" if c["goal_met"] else "no"
+        lines.append(f"| `ralph {name}` | {c['ms']} | {c['ratio']} | {c['goal']}x | {met} |")
+    return [*lines, ""]

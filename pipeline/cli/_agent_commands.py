@@ -1,0 +1,68 @@
+"""``ralph emit`` and ``ralph respond``: what agents and people call while a run is under way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pipeline.cli._app import (
+    StoreOption,
+    WorkspaceOption,
+    _fail,
+    _open,
+    app,
+    out,
+)
+from pipeline.cli._emit import HELP as EMIT_HELP
+from pipeline.cli._emit import main as emit_main
+from pipeline.cli._safe import terminal_safe
+from pipeline.engine import (
+    AnswerError,
+    respond,
+)
+from pipeline.errors import WireFormatError
+from pipeline.handlers.store import (
+    StoreError,
+)
+from pipeline.workspace import (
+    store_location,
+)
+
+
+@app.command(
+    help=EMIT_HELP,
+    add_help_option=False,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def emit(ctx: typer.Context) -> None:
+    """Forwarded to the lean ``ralph emit`` (``pipeline.cli._emit``), its one parser."""
+    raise typer.Exit(emit_main(ctx.args))
+
+
+@app.command(name="respond")
+def respond_command(
+    text: Annotated[str, typer.Argument(help="The answer to the agent's question.")],
+    question_id: Annotated[
+        str,
+        typer.Option(
+            "--question",
+            help="The id of the question answered, as the run shows it (ralph status).",
+        ),
+    ],
+    run: Annotated[str | None, typer.Option("--run", help="The run (default: the latest).")] = None,
+    workspace: WorkspaceOption = Path(),
+    store: StoreOption = None,
+) -> None:
+    """Answer the question a run is waiting on (an agent's human.interact)."""
+    # The configured store when there is a configuration; answering needs no more of it.
+    location = store
+    if store is None and (workspace / "ralph.toml").is_file():
+        location = store_location(_open(workspace), store)
+    try:
+        run_id, question = respond(workspace, text, question_id, run, location)
+    except (AnswerError, StoreError, WireFormatError) as error:
+        raise _fail(str(error)) from error
+    asked = terminal_safe(question.question)  # an agent's words
+    out.print(f"Answered {question.question_id} of run {run_id}: {asked}", markup=False)
