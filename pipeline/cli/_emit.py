@@ -89,7 +89,11 @@ def payload_text(payload: str | None, payload_file: Path | None) -> str | None:
 def main(argv: list[str]) -> int:
     """Run ``ralph emit ARGV``; the exit status: 0 written, 1 the workspace's events file is
     unsafe to write (not the command line's fault), 2 bad input."""
-    arguments = _parser().parse_args(argv)
+    parser = _parser()
+    # "emit TOPIC --json PAYLOAD" puts an option between the positionals, which only the
+    # intermixed parse takes; it cannot take "--" before them ("emit -- -x"), the plain one can.
+    parse = parser.parse_args if "--" in argv else parser.parse_intermixed_args
+    arguments = parse(argv)
     try:
         text = payload_text(arguments.payload, arguments.payload_file)
         target = events_file_for(Path.cwd(), os.environ)

@@ -1,0 +1,93 @@
+"""``ralph emit`` is dispatched before the rest of the command line loads, with one parser:
+the argument shapes agents use all parse, and the heavy packages stay unloaded."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+RALPH = [sys.executable, "-m", "pipeline.cli"]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A folder whose marker names an events file, as a run leaves it for its agents."""
+    (tmp_path / ".ralph").mkdir()
+    (tmp_path / ".ralph" / "events-r.jsonl").touch()
+    (tmp_path / ".ralph" / "current-events").write_text(".ralph/events-r.jsonl")
+    return tmp_path
+
+
+def _lines(workspace: Path) -> list[dict[str, object]]:
+    text = (workspace / ".ralph" / "events-r.jsonl").read_bytes()
+    return [orjson.loads(line) for line in text.splitlines() if line]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "topic", "payload"),
+    [
+        (["build.done"], "build.done", None),
+        (["note", "some text"], "note", "some text"),
+        (["progress", "--json", '{"a": 1}'], "progress", {"a": 1}),
+        (["--json", "progress", "[1, 2]"], "progress", [1, 2]),
+        (["progress", "[3]", "--json"], "progress", [3]),
+        (["note", "--", "-5 degrees"], "note", "-5 degrees"),
+    ],
+)
+def test_the_shapes_agents_use_are_parsed(
+    workspace: Path, arguments: list[str], topic: str, payload: object
+) -> None:
+    """Options before, between and after the positionals, and ``--`` before a payload that
+    looks like an option."""
+    result = subprocess.run(
+        [*RALPH, "emit", *arguments], cwd=workspace, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"Event emitted: {topic}\n"
+    (line,) = _lines(workspace)
+    assert (line["topic"], line["payload"]) == (topic, payload)
+
+
+def test_bad_input_is_a_usage_error_and_writes_nothing(workspace: Path) -> None:
+    """No topic, an unknown option, a bad topic, bad JSON: exit 2 with one error line."""
+    for arguments in ([], ["t", "--yaml"], ["a..b"], ["t", "--json", "{"]):
+        result = subprocess.run(
+            [*RALPH, "emit", *arguments], cwd=workspace, capture_output=True, text=True
+        )
+        assert result.returncode == 2, (arguments, result.stderr)
+        assert "error:" in result.stderr
+        assert "Traceback" not in result.stderr
+    assert _lines(workspace) == []
+
+
+def test_emit_loads_neither_typer_nor_the_engine(workspace: Path) -> None:
+    """What makes it fast, checked directly: the modules ``ralph emit`` leaves unloaded."""
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['ralph', 'emit', 'build.done']\n"
+        "try:\n"
+        "    runpy.run_module('pipeline.cli', run_name='__main__')\n"
+        "except SystemExit as done:\n"
+        "    assert done.code == 0, done.code\n"
+        "heavy = [m for m in ('typer', 'rich', 'cattrs', 'pipeline.engine', 'pipeline.events',"
+        " 'pipeline.handlers.store', 'jsonschema') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=workspace, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip().endswith("[]"), result.stdout
+
+
+def test_ralph_help_lists_emit_and_its_help_is_the_lean_parsers(workspace: Path) -> None:
+    """``ralph --help`` names emit with its purpose; ``ralph emit --help`` shows its usage."""
+    listed = subprocess.run([*RALPH, "--help"], cwd=workspace, capture_output=True, text=True)
+    assert "emit" in listed.stdout
+    assert "Append a topic" in listed.stdout
+    own = subprocess.run([*RALPH, "emit", "--help"], cwd=workspace, capture_output=True, text=True)
+    assert own.returncode == 0
+    assert "usage: ralph emit" in own.stdout
