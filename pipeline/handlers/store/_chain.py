@@ -21,7 +21,7 @@ import orjson
 
 from pipeline.handlers.store._port import DamagedEventError
 
-__all__ = ["ChainCheck", "link"]
+__all__ = ["ChainCheck", "chain_start", "link"]
 
 
 def link(
@@ -96,3 +96,16 @@ class ChainCheck:
             f"good position is {sequence} events; the store was left untouched: restore it "
             "from a backup, or salvage the good events with ralph salvage)"
         )
+
+
+def chain_start(log: str, from_sequence: int, count: int, digest: str | None) -> str | None:
+    """Where a read from ``from_sequence`` links to the chain: the digest of the event before
+    it (``digest``, None before the chain began), once ``count``, the rows stored before it,
+    shows none is missing (the reader never reads them)."""
+    if count != from_sequence:
+        raise DamagedEventError(
+            f"{log}: the event store is damaged: {from_sequence - count} of the first "
+            f"{from_sequence} events are missing (run ralph replay --verify to find the "
+            "last good position; the store was left untouched)"
+        )
+    return digest

@@ -23,11 +23,10 @@ from typing import Final
 import orjson
 
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
-from pipeline.handlers.store._chain import ChainCheck, link
+from pipeline.handlers.store._chain import ChainCheck, chain_start, link
 from pipeline.handlers.store._migrations import MIGRATIONS
 from pipeline.handlers.store._port import (
     AnswerTakenError,
-    DamagedEventError,
     RunSummary,
     SequenceConflictError,
     StoreCorruptError,
@@ -327,13 +326,7 @@ class SqliteEventStore:
             "WHERE run_id = ? AND sequence < ?",
             (from_sequence - 1, run_id, from_sequence),
         ).fetchone()
-        if count != from_sequence:
-            raise DamagedEventError(
-                f"{log}: the event store is damaged: {from_sequence - int(count)} of the first "
-                f"{from_sequence} events are missing (run ralph replay --verify to find the "
-                "last good position; the store was left untouched)"
-            )
-        return None if digest is None else str(digest)
+        return chain_start(log, from_sequence, int(count), None if digest is None else str(digest))
 
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[None]:

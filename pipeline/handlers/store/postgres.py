@@ -29,11 +29,10 @@ from psycopg.conninfo import conninfo_to_dict
 
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.redaction import mask_password_of
-from pipeline.handlers.store._chain import ChainCheck, link
+from pipeline.handlers.store._chain import ChainCheck, chain_start, link
 from pipeline.handlers.store._pg_migrations import PG_MIGRATIONS
 from pipeline.handlers.store._port import (
     AnswerTakenError,
-    DamagedEventError,
     LeaseLostError,
     RunSummary,
     SequenceConflictError,
@@ -460,13 +459,7 @@ class PostgresEventStore:
         )
         assert found is not None
         count, digest = found
-        if count != from_sequence:
-            raise DamagedEventError(
-                f"{log}: the event store is damaged: {from_sequence - int(count)} of the first "
-                f"{from_sequence} events are missing (run ralph replay --verify to find the "
-                "last good position; the store was left untouched)"
-            )
-        return None if digest is None else str(digest)
+        return chain_start(log, from_sequence, int(count), None if digest is None else str(digest))
 
     def head(self, run_id: RunId) -> int:
         """How many events the run's log holds."""

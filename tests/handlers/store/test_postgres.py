@@ -24,21 +24,26 @@ from tests.handlers.store.contract import (
 )
 
 
+def _stores(url: str) -> Iterator[StoreFactory]:
+    """A factory of stores on ``url`` (each call one more handle), closed afterwards."""
+    opened: list[PostgresEventStore] = []
+
+    def make() -> PostgresEventStore:
+        store = PostgresEventStore(url)
+        opened.append(store)
+        return store
+
+    yield make
+    for store in opened:
+        store.close()
+
+
 class TestPostgresEventStore(EventStoreContract):
     """The shared contract against a fresh database on a real PostgreSQL server."""
 
     @pytest.fixture
     def make_store(self, postgres_url: str) -> Iterator[StoreFactory]:
-        opened: list[PostgresEventStore] = []
-
-        def make() -> PostgresEventStore:
-            store = PostgresEventStore(postgres_url)
-            opened.append(store)
-            return store
-
-        yield make
-        for store in opened:
-            store.close()
+        yield from _stores(postgres_url)
 
 
 class _PostgresTamper:
@@ -67,16 +72,7 @@ class TestPostgresChain(ChainContract):
 
     @pytest.fixture
     def make_store(self, postgres_url: str) -> Iterator[StoreFactory]:
-        opened: list[PostgresEventStore] = []
-
-        def make() -> PostgresEventStore:
-            store = PostgresEventStore(postgres_url)
-            opened.append(store)
-            return store
-
-        yield make
-        for store in opened:
-            store.close()
+        yield from _stores(postgres_url)
 
     @pytest.fixture
     def tamper(self, postgres_url: str) -> Tamper:
