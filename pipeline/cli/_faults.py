@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 
 from attrs import frozen
 
+from pipeline.errors import PipelineError
 from pipeline.events import WIRE_TAGS, PipelineEvent
 from pipeline.state import PipelineState
 
@@ -28,7 +29,7 @@ FAULT_ENV = "RALPH_FAULT_INJECT"
 OnEvent = Callable[[PipelineState, PipelineEvent], None]
 
 
-class FaultError(ValueError):
+class FaultError(PipelineError, ValueError):
     """The fault variable is malformed; the message says how."""
 
 

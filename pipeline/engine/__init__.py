@@ -2,7 +2,6 @@
 
 from pipeline.engine._durable import (
     DurableRun,
-    RunNotFoundError,
     load_state,
     run_durable,
     utc_now,
@@ -32,7 +31,6 @@ __all__ = [
     "LoopBoundExceededError",
     "MissingHandlerError",
     "NothingToSalvageError",
-    "RunNotFoundError",
     "RunPresentError",
     "RunResult",
     "Salvaged",

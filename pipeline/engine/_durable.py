@@ -30,18 +30,14 @@ from pipeline.events import (
 )
 from pipeline.handlers import EffectHandler, EffectTracer
 from pipeline.handlers.redaction import Redactor
-from pipeline.handlers.store import EventStore
+from pipeline.handlers.store import EventStore, UnknownRunError
 from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
 from pipeline.serialization import CheckpointError, checkpoint_state, encode_checkpoint
 from pipeline.state import Phase, PipelineState, is_complete, is_terminal
 from pipeline.views import ResponseLogRow, response_row
 
-__all__ = ["DurableRun", "RunNotFoundError", "load_state", "run_durable", "utc_now"]
-
-
-class RunNotFoundError(PipelineError, LookupError):
-    """The store holds no run with the id asked for."""
+__all__ = ["DurableRun", "load_state", "run_durable", "utc_now"]
 
 
 def utc_now() -> Instant:
@@ -123,7 +119,8 @@ def run_durable(
     else:
         state, resumed_from = load_state(store, run_id, on_warning)
         if state.sequence == 0:
-            raise RunNotFoundError(f"no run {run_id!r} in the store")
+            known = tuple(run.run_id for run in store.runs())
+            raise UnknownRunError(f"no run {run_id!r} in the store", known)
         # An interrupted run is stopped, not finished: resuming it is what it waits for.
         if state.phase is Phase.INTERRUPTED or not is_complete(state):
             cp = None if resumed_from is None else Sequence(resumed_from)

@@ -20,6 +20,7 @@ from typing import Any, Final, final
 from attrs import Attribute, field, frozen
 from attrs.validators import optional
 
+from pipeline.errors import PipelineError
 from pipeline.events.values import COUNT_VALIDATOR, Count, Json, Role
 
 __all__ = [
@@ -65,7 +66,7 @@ the original call plus these, three calls in all."""
 _SEGMENT = re.compile(r"[A-Za-z0-9_:-]+")
 
 
-class PatternError(ValueError):
+class PatternError(PipelineError, ValueError):
     """A topic pattern is malformed; the message names the pattern and what is wrong."""
 
 

@@ -18,6 +18,7 @@ from attrs import frozen
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 
+from pipeline.errors import PipelineError
 from pipeline.events import Json
 
 __all__ = [
@@ -77,7 +78,7 @@ class ResponseVerdict:
         return self.status is ResponseStatus.VALID
 
 
-class InvalidSchemaError(ValueError):
+class InvalidSchemaError(PipelineError, ValueError):
     """A response schema is not a valid JSON Schema (draft 2020-12)."""
 
 

@@ -15,7 +15,6 @@ from pipeline.effects import InvokeAgent
 from pipeline.engine import (
     HandlerRegistry,
     MissingHandlerError,
-    RunNotFoundError,
     load_state,
     run_durable,
     run_in_memory,
@@ -30,7 +29,7 @@ from pipeline.handlers.simulated import (
     fake_clock,
     simulated_policy,
 )
-from pipeline.handlers.store import SqliteEventStore
+from pipeline.handlers.store import SqliteEventStore, UnknownRunError
 from pipeline.reducers import fold
 from pipeline.serialization import checkpoint_state
 from pipeline.state import Phase, TerminationReason, is_complete
@@ -108,8 +107,8 @@ def test_resuming_a_complete_run_does_nothing(store: SqliteEventStore) -> None:
 
 
 def test_resuming_an_unknown_run_is_an_error(store: SqliteEventStore) -> None:
-    """No such run: RunNotFoundError naming it."""
-    with pytest.raises(RunNotFoundError, match="nope"):
+    """No such run: UnknownRunError naming it (one name for one concept, as the stores say it)."""
+    with pytest.raises(UnknownRunError, match="nope"):
         run_durable(store, _world(), run_id=RunId("nope"))
 
 

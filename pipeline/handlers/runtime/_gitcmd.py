@@ -22,6 +22,8 @@ from pathlib import Path
 
 from attrs import frozen
 
+from pipeline.errors import PipelineError
+
 __all__ = [
     "GitError",
     "GitPolicy",
@@ -38,7 +40,7 @@ TIMEOUT_S = 600
 """How long one git command may take."""
 
 
-class GitError(Exception):
+class GitError(PipelineError):
     """A git command failed; the message holds the command and what git said."""
 
 
