@@ -63,8 +63,8 @@ def open_store_at(
 ) -> NamedStore:
     """The store at ``location``: a SQLite file (created when missing, unless ``must_exist``)
     or a PostgreSQL database (the ``postgres`` extra). ``synced`` False is the ``process``
-    durability: commits do not wait for the disk. ``read_only`` opens a SQLite file to read
-    only (never migrated nor changed; implies ``must_exist``)."""
+    durability: commits do not wait for the disk. ``read_only`` opens the store to read only:
+    never migrated nor changed (a SQLite file must exist; a PostgreSQL session is read-only)."""
     path = store_path(location)
     if path is None:
         try:
@@ -75,7 +75,7 @@ def open_store_at(
                 "a PostgreSQL store needs psycopg; install the extra: "
                 "pip install 'ralph-pipeline[postgres]'"
             ) from error
-        return PostgresEventStore(str(location), synchronous_commit=synced)
+        return PostgresEventStore(str(location), synchronous_commit=synced, read_only=read_only)
     if (must_exist or read_only) and not path.is_file():
         raise StoreMissingError(f"no event store at {path}")
     return SqliteEventStore(path, synchronous="FULL" if synced else "NORMAL", read_only=read_only)

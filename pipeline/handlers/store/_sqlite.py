@@ -12,7 +12,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import resource
+import shutil
 import sqlite3
+import tempfile
 import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
@@ -51,6 +54,8 @@ DEFAULT_STORE_PATH: Final = Path(".ralph") / "pipeline.db"
 """Where a workspace keeps its store, relative to the workspace root."""
 
 _READ_BATCH = 1_000
+_LOW_SPACE: Final = 1 << 20
+"""Free bytes below which a failed write is put down to a full disk."""
 _CHAIN_MIGRATION: Final = 4
 """The migration that added the hash chain's columns."""
 
@@ -71,6 +76,8 @@ class SqliteEventStore:
         self._unflushed = "NORMAL" if synchronous in {"FULL", "EXTRA"} else synchronous
         self._current = synchronous
         self._fd = -1
+        self._copy: tempfile.TemporaryDirectory[str] | None = None
+        """A private copy of a store read where nobody can write (see _open_read_only)."""
         self._digest, self._tip = "digest", "tip"
         """The columns of the hash chain, or NULL in a store read as an older release left it."""
         if read_only:
@@ -89,16 +96,69 @@ class SqliteEventStore:
 
     def _open_read_only(self) -> None:
         """Open for reading (SQLite's ``mode=ro``): the file is never changed, so a reader
-        works on a store it may not write, and an old schema is read as it is."""
-        uri = f"file:{urllib.parse.quote(str(self.path.absolute()))}?mode=ro"
+        works on a store it may not write, and an old schema is read as it is.
+
+        A reader of a write-ahead-logged file needs its ``-shm`` index, which SQLite creates
+        beside the file; where it cannot (a read-only mount, a folder this user may not
+        write) ``mode=ro`` fails. There, no writer can be at work either, so the file is opened
+        ``immutable``, unless a ``-wal`` holds facts the file does not have yet (a writer
+        stopped before its checkpoint): then a private copy of both is read instead."""
         with self._guard("open"):
-            self._db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA busy_timeout=10000")
-            applied = {row[0] for row in self._db.execute("SELECT version FROM schema_migrations")}
+            try:
+                self._db = self._connect_read_only(self.path, "mode=ro")
+                self._db.execute("PRAGMA busy_timeout=10000")
+                applied = self._applied()
+            except sqlite3.OperationalError as error:
+                if "unable to open" not in str(error) or os.access(self.path.parent, os.W_OK):
+                    raise
+                self._open_unwritable_place()
+                applied = self._applied()
         refuse_newer_schema(self.label, applied, {version for version, _, _ in MIGRATIONS})
         if _CHAIN_MIGRATION not in applied:
             # An older release's store, read as it is: its rows and runs have no digests.
             self._digest, self._tip = "NULL", "NULL"
+
+    def _open_unwritable_place(self) -> None:
+        """Open a store in a place nobody can write: as it is, or a copy with its log."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        if not wal.exists() or wal.stat().st_size == 0:
+            self._db = self._connect_read_only(self.path, "immutable=1")
+            return
+        self._copy = tempfile.TemporaryDirectory(prefix="ralph-store-")
+        copy = Path(self._copy.name) / self.path.name
+        shutil.copyfile(self.path, copy)
+        shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+        self._db = self._connect_read_only(copy, "mode=ro")
+
+    @staticmethod
+    def _connect_read_only(path: Path, mode: str) -> sqlite3.Connection:
+        uri = f"file:{urllib.parse.quote(str(path.absolute()))}?{mode}"
+        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+
+    def _no_room(self) -> str | None:
+        """Why the store's file cannot grow, when that is why a write failed (SQLite says
+        "disk I/O error" when a file size limit stops it, "disk is full" for ENOSPC)."""
+        soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+        if soft != resource.RLIM_INFINITY:
+            return f"the disk is full for this process: its file size limit is {soft} bytes"
+        try:
+            free = shutil.disk_usage(self.path.parent).free
+        except OSError:
+            return None
+        if free < _LOW_SPACE:
+            return f"the disk is full ({free} bytes free on {self.path.parent})"
+        return None
+
+    def _writable(self) -> bool:
+        """Whether this process may write the store's file and its folder (SQLite writes
+        its journal files beside it)."""
+        folder = self.path.parent
+        return os.access(folder, os.W_OK) and (
+            not self.path.exists() or os.access(self.path, os.W_OK)
+        )
+
+    def _applied(self) -> set[int]:
+        return {row[0] for row in self._db.execute("SELECT version FROM schema_migrations")}
 
     def ensure_present(self) -> None:
         """Raise :class:`StoreVanishedError` when the file this store writes is no longer the
@@ -161,6 +221,12 @@ class SqliteEventStore:
             ) from error
         except sqlite3.DatabaseError as error:
             message = str(error)
+            full = self._no_room() if "disk" in message else None
+            if full is not None:
+                raise StoreError(
+                    f"{self.path}: could not {action}: {full} ({message}); what was stored "
+                    "before stays; free space, then resume the run"
+                ) from error
             if (
                 "malformed" in message
                 or "not a database" in message
@@ -171,9 +237,12 @@ class SqliteEventStore:
                     f"{self.path}: the event store is damaged ({message}); it was left "
                     "untouched. Restore it from a backup, or move it aside to start afresh."
                 ) from error
-            if "readonly" in message or "read-only" in message:
+            if "readonly" in message or "read-only" in message or not self._writable():
                 raise StoreError(
-                    f"{self.path}: could not {action}: the store is read-only here ({message})"
+                    f"{self.path}: could not {action}: the store is read-only here (a read-only "
+                    f"mount, or a file or folder this user may not write: {message}); nothing "
+                    "was written. Readers (status, replay, events, report, runs) still work; "
+                    "to run, give a store that can be written (--store)."
                 ) from error
             raise StoreError(f"{self.path}: could not {action}: {message}") from error
         except OSError as error:
@@ -439,6 +508,9 @@ class SqliteEventStore:
     def close(self) -> None:
         """Close the connection (and the descriptor kept to check the file)."""
         self._db.close()
+        if self._copy is not None:
+            self._copy.cleanup()
+            self._copy = None
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1

@@ -67,16 +67,18 @@ _PERMANENT: Final = (
 role, refused credentials). libpq gives these no SQLSTATE, so they are told by their text;
 a server starting up or shutting down says otherwise, and is retried."""
 _READ_SQL: Final = """
-    SELECT e.sequence, e.type, e.schema_version, e.body::text, e.digest, r.head, r.tip
+    SELECT e.sequence, e.type, e.schema_version, e.body::text, e.digest, r.head, r.{tip}
     FROM runs AS r
     LEFT JOIN LATERAL (
-        SELECT sequence, type, schema_version, body, digest FROM events
+        SELECT sequence, type, schema_version, body, {digest} AS digest FROM events
         WHERE events.run_id = r.run_id AND sequence >= %s ORDER BY sequence LIMIT %s
     ) AS e ON true
     WHERE r.run_id = %s
 """
 """A batch of a run's events with the run's head and tip on every row: one statement, so
 one snapshot (a run with no events in the batch gives one row of NULL events)."""
+_CHAIN_MIGRATION: Final = 6
+"""The migration that added the hash chain's columns."""
 _MIGRATION_LOCK: Final = 0x7261_6C70_6800  # "ralph": one advisory lock for every migrator
 
 T = TypeVar("T")
@@ -117,18 +119,27 @@ class PostgresEventStore:
         lease: Lease | None = None,
         synchronous_commit: bool = True,
         retry_s: float = 10.0,
+        read_only: bool = False,
     ) -> None:
         self.url = url
         self.label = describe_url(url)
         self.lease = lease
         self.synchronous_commit = synchronous_commit
         self.retry_s = retry_s
+        self.read_only = read_only
+        """Opened to read only: never migrated, every transaction of the session read-only
+        (a write fails in the server), works for a role that may only SELECT."""
+        self._digest, self._tip = "digest", "tip"
+        """The columns of the hash chain, or NULL in a database an older release left."""
         self._conn: psycopg.Connection[Any] | None = None
         self._tips: dict[RunId, tuple[int, str | None]] = {}
         """Per run this process appended to: the head and tip it left, so the usual append
         (one statement) can chain its events without reading the tip first."""
         self._connect()
-        self.migrate()
+        if read_only:
+            self._check_schema()
+        else:
+            self.migrate()
 
     # -- connections -------------------------------------------------------------------
 
@@ -161,6 +172,8 @@ class PostgresEventStore:
             conn.execute("SET TIME ZONE 'UTC'")
             if not self.synchronous_commit:
                 conn.execute("SET synchronous_commit = off")
+            if self.read_only:
+                conn.execute("SET default_transaction_read_only = on")
             # A process frozen inside a transaction (an append holding its run's queue row,
             # a migration holding the migration lock) would block every other worker: the
             # server ends such a session. Our transactions never wait on the client.
@@ -187,6 +200,21 @@ class PostgresEventStore:
                     ) from error
             except psycopg.Error as error:
                 raise StoreError(f"{self.label}: could not {action}: {error}") from error
+
+    def _check_schema(self) -> None:
+        """For a reader: refuse a schema from a newer release, and read an older one as it is
+        (no digests before the hash chain's migration); nothing is changed."""
+
+        def applied(conn: psycopg.Connection[Any]) -> set[int]:
+            exists = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()
+            if exists is None or exists[0] is None:
+                raise StoreError(f"{self.label}: not an event store (no schema_migrations table)")
+            return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+
+        versions = self.retrying("read the schema version", applied)
+        refuse_newer_schema(self.label, versions, {version for version, _, _ in PG_MIGRATIONS})
+        if _CHAIN_MIGRATION not in versions:
+            self._digest, self._tip = "NULL", "NULL"
 
     def migrate(self) -> list[int]:
         """Apply the migrations not yet applied; return their numbers (none the second time)."""
@@ -429,7 +457,8 @@ class PostgresEventStore:
             start = position
 
             def batch(conn: psycopg.Connection[Any], start: int = start) -> list[Any]:
-                return conn.execute(_READ_SQL, (start, _READ_BATCH, run_id)).fetchall()
+                sql = _READ_SQL.format(digest=self._digest, tip=self._tip)
+                return conn.execute(sql.encode(), (start, _READ_BATCH, run_id)).fetchall()
 
             rows = self.retrying(f"read run {run_id!r}", batch)
             events = [row for row in rows if row[0] is not None]
@@ -452,8 +481,8 @@ class PostgresEventStore:
         found = self.retrying(
             f"read run {run_id!r}",
             lambda conn: conn.execute(
-                "SELECT count(*), max(CASE WHEN sequence = %s THEN digest END) FROM events "
-                "WHERE run_id = %s AND sequence < %s",
+                f"SELECT count(*), max(CASE WHEN sequence = %s THEN {self._digest} END) "
+                "FROM events WHERE run_id = %s AND sequence < %s",
                 (from_sequence - 1, run_id, from_sequence),
             ).fetchone(),
         )
