@@ -17,6 +17,7 @@ from rich.markup import escape
 
 from pipeline.cli._app import (
     BUSY,
+    STORE_ERROR,
     JsonLogsOption,
     OtelFileOption,
     OtelOption,
@@ -110,7 +111,9 @@ def _drive(
             open_store(workspace, store) as events,
         ):
             prompt, run_id = (
-                (None, _chosen(events, what)) if isinstance(what, _Resume) else (what, None)
+                (None, _chosen(events, what, workspace))
+                if isinstance(what, _Resume)
+                else (what, None)
             )
             with showing(watching.display, out, workspace.layout.root) as on_event:
                 result = drive(
@@ -143,13 +146,35 @@ def _drive(
         raise _fail(str(error)) from error
 
 
-def _chosen(events: NamedStore, resume: _Resume) -> RunId:
-    """The run to resume: the one named, else the latest; an unknown one is a usage error."""
+def _chosen(events: NamedStore, resume: _Resume, workspace: Workspace) -> RunId:
+    """The run to resume: the one named, else the latest; an unknown one is a usage error,
+    unless the workspace shows the store lost it."""
     try:
         return events.choose_run(resume.run_id)
     except UnknownRunError as error:
+        _lost_runs(workspace, events.label, set(error.known), resume.run_id)
         hint = "" if error.known else "; start one: ralph run"
         raise _fail(f"{error}{hint}") from error
+
+
+def _lost_runs(workspace: Workspace, label: str, known: set[str], asked: str | None) -> None:
+    """Stop with the store-error exit when a run this workspace started (its saved prompt is
+    here) is missing from the store: the store lost its facts (a journal damaged or removed,
+    the file replaced), which "no runs yet" would hide."""
+    lost = [r for r in workspace.layout.started_runs() if r not in known]
+    if asked is not None:
+        lost = [r for r in lost if r == asked]
+    if not lost:
+        return
+    err.print(
+        f"[bold red]store error:[/] {escape(message_safe(label))} holds no record of run "
+        f"{escape(lost[-1])}, which started in this workspace (its saved prompt is "
+        f"{escape(str(workspace.layout.saved_prompt(lost[-1])))}). If the run was recorded in "
+        "this store, the store lost its facts (its journal damaged or removed, or the file "
+        "replaced): restore the store from a backup, or start afresh with ralph run.",
+        soft_wrap=True,
+    )
+    raise typer.Exit(STORE_ERROR)
 
 
 def _finish(
@@ -277,6 +302,7 @@ def resume(
     opened = _open(workspace)
     path = store_path(store_location(opened, store))
     if path is not None and not path.is_file():
+        _lost_runs(opened, str(path), set(), run_id)
         raise _fail(f"no runs yet in {opened.layout.root} (no {path}); start one: ralph run")
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
     result, label = _drive("resume", opened, _Resume(run_id), watching, store)
@@ -297,7 +323,7 @@ def abandon(
         raise _fail(f"no runs yet in {opened.layout.root} (no {path})")
     try:
         with open_store(opened, store) as events:
-            chosen = _chosen(events, _Resume(run_id))
+            chosen = _chosen(events, _Resume(run_id), opened)
             state, _ = load_state(events, chosen, _warn)
             if state.phase is Phase.COMPLETE:
                 ended = state.termination.value if state.termination else "unknown"

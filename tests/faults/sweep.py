@@ -27,6 +27,7 @@ from pathlib import Path
 from attrs import asdict, field, frozen
 
 from pipeline.events import RunCompleted, RunStarted
+from pipeline.handlers.runtime import WorkspaceLayout
 from tests.faults.commits import commits_in_git, commits_in_log
 from tests.faults.gitfault import install
 from tests.runtime.workspace import (
@@ -150,6 +151,8 @@ class Scenario:
     """``<wire tag>:<k>[:<delay>]`` for ralph's seam; None: ``git_after`` instead."""
     git_after: str | None = None
     final_code: int = 0
+    damage: str | None = None
+    """Done to the store after the fault, before the resume (see :data:`DAMAGE`)."""
 
 
 def _fact_scenarios() -> list[Scenario]:
@@ -215,7 +218,62 @@ def _git_scenarios() -> list[Scenario]:
     return found
 
 
-SCENARIOS: tuple[Scenario, ...] = (*_fact_scenarios(), *_git_scenarios())
+def _wal(root: Path) -> Path:
+    store = WorkspaceLayout(root).store
+    return store.with_name(store.name + "-wal")
+
+
+def _cut_the_journal_tail(root: Path) -> None:
+    wal = _wal(root)
+    size = wal.stat().st_size
+    with wal.open("r+b") as journal:
+        journal.truncate(max(32, size - 3 * 4096 - 100))
+
+
+def _flip_journal_bytes(root: Path) -> None:
+    wal = _wal(root)
+    data = bytearray(wal.read_bytes())
+    for offset in range(len(data) // 2, len(data), 997):
+        data[offset] ^= 0x5A
+    wal.write_bytes(bytes(data))
+
+
+def _remove_the_store(root: Path) -> None:
+    store = WorkspaceLayout(root).store
+    for path in store.parent.glob(store.name + "*"):
+        path.unlink()
+
+
+DAMAGE: dict[str, Callable[[Path], None]] = {
+    "journal tail cut": _cut_the_journal_tail,
+    "journal bytes flipped": _flip_journal_bytes,
+    "store removed": _remove_the_store,
+}
+"""What a trial may do to the store of a killed run before resuming it: its write-ahead log
+(where the last facts of a run killed with -9 are) cut short or with bytes flipped, or the
+whole store gone."""
+
+
+def _damage_scenarios() -> list[Scenario]:
+    points = [
+        ("after commit", "commit.commit_created:1"),
+        ("agent", "prompt.prompt_materialized:2:0.5"),
+    ]
+    return [
+        Scenario(
+            f"{phase} @ {fact} SIGKILL, then {damage}",
+            phase,
+            _plain(SLOW_DEVELOPER),
+            signal.SIGKILL,
+            fact=fact,
+            damage=damage,
+        )
+        for phase, fact in points
+        for damage in DAMAGE
+    ]
+
+
+SCENARIOS: tuple[Scenario, ...] = (*_fact_scenarios(), *_git_scenarios(), *_damage_scenarios())
 """The whole sweep."""
 
 SAMPLE: tuple[str, ...] = (
@@ -224,6 +282,7 @@ SAMPLE: tuple[str, ...] = (
     "human wait @ agent.topic_published:1:0.5 SIGINT",
     "rebase after `git rebase` SIGKILL",
     "dev-fix @ dev_fix.dev_fix_triggered:1:0.5 SIGKILL",
+    "after commit @ commit.commit_created:1 SIGKILL, then journal tail cut",
 )
 """The scenarios ``tests/faults/test_sweep.py`` runs (a few seconds each); the commit step's
 are all in ``tests/faults/test_commit_once.py``."""
@@ -274,14 +333,20 @@ def run_trial(scenario: Scenario, workdir: Path) -> Trial:
         problems.append(f"the fault never stopped the run (exit {first.returncode})")
     if scenario.git_after is not None and armed.exists():
         problems.append(f"git {scenario.git_after} never ran")
+    if scenario.damage is not None:
+        DAMAGE[scenario.damage](root)
     code, resumes, last = first.returncode, 0, first
     while code in _STOPPED and resumes < 4:
         last = _ralph(root, ["resume"], env)
         code, resumes = last.returncode, resumes + 1
-    if code != scenario.final_code:
-        tail = " ".join((last.stdout + last.stderr).split())[-400:]
-        problems.append(f"ended with exit {code}, not {scenario.final_code}: {tail}")
-    problems += _invariants(root, env)
+    if scenario.damage is not None and code in _DAMAGE_NAMED:
+        # The damage stopped the resume: said in one message, never a step done twice.
+        problems += _damage_named(root, last)
+    else:
+        if code != scenario.final_code:
+            tail = " ".join((last.stdout + last.stderr).split())[-400:]
+            problems.append(f"ended with exit {code}, not {scenario.final_code}: {tail}")
+        problems += _invariants(root, env)
     return Trial(
         scenario.name,
         scenario.phase,
@@ -292,6 +357,22 @@ def run_trial(scenario: Scenario, workdir: Path) -> Trial:
         round(time.monotonic() - started, 2),
         tuple(problems),
     )
+
+
+_DAMAGE_NAMED = (1, 4)
+"""How a resume may refuse a damaged store: git ahead of what the log kept (1), the store
+damaged or the run gone from it (4)."""
+
+
+def _damage_named(root: Path, last: subprocess.CompletedProcess[str]) -> list[str]:
+    """A refusal after damage: one message and no traceback, and git holds no step twice."""
+    problems = []
+    if "Traceback" in last.stderr or not last.stderr.strip():
+        problems.append("the damage was not named: " + " ".join(last.stderr.split())[-400:])
+    effects = [effect for _sha, effect in commits_in_git(root)]
+    if len(effects) != len(set(effects)):
+        problems.append(f"a step was committed twice: {effects}")
+    return problems
 
 
 def _invariants(root: Path, env: dict[str, str]) -> list[str]:
@@ -326,7 +407,10 @@ def _report(trials: list[Trial], seconds: float) -> str:
         "`python -m tests.faults.sweep` (see `tests/faults/sweep.py`): each row is one `ralph run`",
         "stopped by the signal at the point named, then `ralph resume` until it ends; the run",
         "must end with its expected code, every commit git holds for it must be in its log",
-        "exactly once, and `ralph replay --verify` must pass.",
+        "exactly once, and `ralph replay --verify` must pass. Where the store was damaged after",
+        "the fault (its journal cut or flipped, or the store removed), the resume may instead",
+        "refuse in one message without a traceback (exit 1 or 4), and git must hold no step",
+        "twice.",
         "",
         f"{len(trials)} trials, {len(failed)} failed, {seconds:.0f} s.",
         "",

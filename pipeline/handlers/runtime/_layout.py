@@ -89,6 +89,15 @@ class WorkspaceLayout:
         legacy = self.run_dir(run_id) / name
         return legacy if not kept.exists() and legacy.exists() else kept
 
+    def started_runs(self) -> list[str]:
+        """The runs started in this workspace, by the saved prompts they left (in
+        :attr:`state_dir` or, from older releases, ``.ralph/runs``), oldest first."""
+        found = set()
+        for runs in (self.state_dir / "runs", self.ralph_dir / "runs"):
+            if runs.is_dir():
+                found |= {entry.name for entry in runs.iterdir() if (entry / "prompt.md").is_file()}
+        return sorted(found)
+
     def saved_prompt(self, run_id: str) -> Path:
         """The user's prompt as the run started with it (every prompt and a resume read
         this copy)."""
