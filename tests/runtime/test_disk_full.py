@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import resource
+import shlex
+import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -14,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.handlers.runtime import WorkspaceLayout
-from tests.runtime.workspace import RALPH, ROOT, ralph
+from tests.runtime.workspace import FINISH_EVERYTHING, RALPH, ROOT, make_workspace, ralph, scripted
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
@@ -67,3 +69,42 @@ def test_a_full_disk_stops_the_run_cleanly_and_it_resumes_once_there_is_room(
     ).stdout.split()
     assert trailers, "the run committed nothing"
     assert len(trailers) == len(set(trailers)), trailers
+
+
+def test_a_store_on_a_full_tmpfs_stops_the_run_saying_so(tmp_path: Path) -> None:
+    """A real ENOSPC: the store on a 256 KiB tmpfs (mounted in a private mount namespace,
+    where the machine allows it): exit 4, the disk named full, nothing left half-written."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1) on this machine")
+    root = make_workspace(
+        tmp_path / "ws", scripts={"s.toml": FINISH_EVERYTHING}, agents={"main": scripted("s.toml")}
+    )
+    small = tmp_path / "small"
+    small.mkdir()
+    store = small / "pipeline.db"
+    filler = small / "filler"
+    run = shlex.join([*RALPH, "run", "--plain", "--store", str(store)])
+    script = (
+        f"mount -t tmpfs -o size=256k tmpfs {shlex.quote(str(small))} || exit 99; "
+        # Fill all but about 160 KiB: the store and its schema fit, the run's log soon not.
+        f"head -c 90k /dev/zero > {shlex.quote(str(filler))}; {run}; "
+        f"echo exit=$?; ls -a {shlex.quote(str(small))}"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
+    done = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode == 99:
+        pytest.skip(f"no tmpfs mount in a user namespace here: {done.stderr.strip()}")
+    assert "exit=4" in done.stdout, (done.stdout[-2000:], done.stderr)
+    assert "could not append" in done.stderr  # mid-run, not at opening
+    assert "the disk is full" in done.stderr
+    assert str(store) in done.stderr
+    assert "Traceback" not in done.stderr
+    assert ".tmp" not in done.stdout.split("exit=4")[-1]
