@@ -268,6 +268,26 @@ def _reading_log(source: str | None, run: str | None) -> Iterator[LogSource]:
         raise _fail(str(error)) from error
 
 
+def lost_runs(layout: WorkspaceLayout, label: str, known: set[str], asked: str | None) -> None:
+    """Stop with the store-error exit when a run this workspace started (its saved prompt is
+    here) is missing from the store: the store lost its facts (a journal damaged or removed,
+    the file replaced), which "no runs yet" would hide."""
+    lost = [r for r in layout.started_runs() if r not in known]
+    if asked is not None:
+        lost = [r for r in lost if r == asked]
+    if not lost:
+        return
+    err.print(
+        f"[bold red]store error:[/] {escape(message_safe(label))} holds no record of run "
+        f"{escape(lost[-1])}, which started in this workspace (its saved prompt is "
+        f"{escape(str(layout.saved_prompt(lost[-1])))}). If the run was recorded in "
+        "this store, the store lost its facts (its journal damaged or removed, or the file "
+        "replaced): restore the store from a backup, or start afresh with ralph run.",
+        soft_wrap=True,
+    )
+    raise typer.Exit(STORE_ERROR)
+
+
 @contextlib.contextmanager
 def _existing_store(location: str | Path | None, *, read_only: bool = True) -> Iterator[NamedStore]:
     """The event store at ``location`` (a path or URL; None: this folder's default), opened

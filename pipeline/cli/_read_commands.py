@@ -30,6 +30,7 @@ from pipeline.cli._app import (
     _warn,
     app,
     err,
+    lost_runs,
     out,
 )
 from pipeline.cli._follow import category_filter, follow
@@ -225,11 +226,16 @@ def status(
 ) -> None:
     """Where a run stands: phase, iteration, the agent at work, counters, last error and
     termination (its newest checkpoint plus the events after it; works on a run in progress)."""
-    location = store if store is not None else WorkspaceLayout(workspace).store
+    layout = WorkspaceLayout(workspace)
+    location = store if store is not None else layout.store
+    if store is None and not layout.store.is_file():
+        lost_runs(layout, str(layout.store), set(), run)
     with _existing_store(location) as events:
         try:
             run_id = events.choose_run(run)
         except UnknownRunError as error:
+            if store is None:
+                lost_runs(layout, events.label, set(error.known), run)
             raise _fail(str(error)) from error
         state, _checkpoint = load_state(events, run_id, _warn)
         # Only the workspace's own store is known to hold runs of this repository.

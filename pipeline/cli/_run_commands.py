@@ -17,7 +17,6 @@ from rich.markup import escape
 
 from pipeline.cli._app import (
     BUSY,
-    STORE_ERROR,
     JsonLogsOption,
     OtelFileOption,
     OtelOption,
@@ -32,6 +31,7 @@ from pipeline.cli._app import (
     _warn,
     app,
     err,
+    lost_runs,
     out,
 )
 from pipeline.cli._demo import create_demo_repository, prepare_directory
@@ -152,29 +152,9 @@ def _chosen(events: NamedStore, resume: _Resume, workspace: Workspace) -> RunId:
     try:
         return events.choose_run(resume.run_id)
     except UnknownRunError as error:
-        _lost_runs(workspace, events.label, set(error.known), resume.run_id)
+        lost_runs(workspace.layout, events.label, set(error.known), resume.run_id)
         hint = "" if error.known else "; start one: ralph run"
         raise _fail(f"{error}{hint}") from error
-
-
-def _lost_runs(workspace: Workspace, label: str, known: set[str], asked: str | None) -> None:
-    """Stop with the store-error exit when a run this workspace started (its saved prompt is
-    here) is missing from the store: the store lost its facts (a journal damaged or removed,
-    the file replaced), which "no runs yet" would hide."""
-    lost = [r for r in workspace.layout.started_runs() if r not in known]
-    if asked is not None:
-        lost = [r for r in lost if r == asked]
-    if not lost:
-        return
-    err.print(
-        f"[bold red]store error:[/] {escape(message_safe(label))} holds no record of run "
-        f"{escape(lost[-1])}, which started in this workspace (its saved prompt is "
-        f"{escape(str(workspace.layout.saved_prompt(lost[-1])))}). If the run was recorded in "
-        "this store, the store lost its facts (its journal damaged or removed, or the file "
-        "replaced): restore the store from a backup, or start afresh with ralph run.",
-        soft_wrap=True,
-    )
-    raise typer.Exit(STORE_ERROR)
 
 
 def _finish(
@@ -302,7 +282,7 @@ def resume(
     opened = _open(workspace)
     path = store_path(store_location(opened, store))
     if path is not None and not path.is_file():
-        _lost_runs(opened, str(path), set(), run_id)
+        lost_runs(opened.layout, str(path), set(), run_id)
         raise _fail(f"no runs yet in {opened.layout.root} (no {path}); start one: ralph run")
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
     result, label = _drive("resume", opened, _Resume(run_id), watching, store)
@@ -320,6 +300,7 @@ def abandon(
     opened = _open(workspace)
     path = store_path(store_location(opened, store))
     if path is not None and not path.is_file():
+        lost_runs(opened.layout, str(path), set(), run_id)
         raise _fail(f"no runs yet in {opened.layout.root} (no {path})")
     try:
         with open_store(opened, store) as events:

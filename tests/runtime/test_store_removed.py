@@ -89,8 +89,9 @@ def test_a_legacy_store_in_dot_ralph_is_still_the_default(tmp_path: Path) -> Non
 
 
 def test_a_run_the_store_lost_is_named_at_resume(tmp_path: Path) -> None:
-    """The store removed after a run stopped: ``ralph resume`` says the store holds no record
-    of the run this workspace started (store-error exit 4), not "no runs yet, start one"."""
+    """The store removed after a run ended: ``resume``, ``status`` and ``abandon`` say the
+    store holds no record of the run this workspace started (store-error exit 4), not "no
+    runs yet, start one"."""
     agent = _agent(tmp_path, "true")
     root = make_workspace(tmp_path / "ws", scripts={}, agents={"main": [str(agent)]})
     assert ralph("run", "--plain", cwd=root, timeout=300).returncode == 0
@@ -99,7 +100,7 @@ def test_a_run_the_store_lost_is_named_at_resume(tmp_path: Path) -> None:
         (run,) = opened.runs()
     for path in store.parent.glob(store.name + "*"):
         path.unlink()
-    for args in (["resume"], ["resume", run.run_id]):
+    for args in (["resume"], ["resume", run.run_id], ["status"], ["abandon", run.run_id]):
         result = ralph(*args, cwd=root)
         assert result.returncode == 4, (args, result.stdout, result.stderr)
         assert f"holds no record of run {run.run_id}" in result.stderr
