@@ -19,7 +19,7 @@ from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import StoreError
 from pipeline.handlers.store.postgres import PostgresEventStore
 from tests.handlers.store.contract import topics
-from tests.runtime.workspace import RALPH, ROOT, ralph
+from tests.runtime.workspace import RALPH, ROOT, in_mount_namespace, ralph
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
@@ -51,20 +51,9 @@ def _can_mount_read_only(tmp_path: Path) -> str | None:
 
 def under_read_only(folder: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """``ralph ARGS`` run in ``cwd`` while ``folder`` is mounted read-only (for it alone)."""
+    mounted = shlex.quote(str(folder))
     command = shlex.join([*RALPH, *args])
-    script = (
-        f"mount --bind -o ro {shlex.quote(str(folder))} {shlex.quote(str(folder))} && {command}"
-    )
-    env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        ["unshare", "-rm", "sh", "-c", script],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return in_mount_namespace(f"mount --bind -o ro {mounted} {mounted} && {command}", cwd, 120)
 
 
 @pytest.fixture

@@ -16,7 +16,16 @@ from pathlib import Path
 import pytest
 
 from pipeline.handlers.runtime import WorkspaceLayout
-from tests.runtime.workspace import FINISH_EVERYTHING, RALPH, ROOT, make_workspace, ralph, scripted
+from tests.faults.commits import commits_in_git
+from tests.runtime.workspace import (
+    FINISH_EVERYTHING,
+    RALPH,
+    ROOT,
+    in_mount_namespace,
+    make_workspace,
+    ralph,
+    scripted,
+)
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
@@ -60,15 +69,9 @@ def test_a_full_disk_stops_the_run_cleanly_and_it_resumes_once_there_is_room(
     assert "Exit status 0: completed" in resumed.stdout
     verified = ralph("replay", "--verify", cwd=root)
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    trailers = subprocess.run(
-        ["git", "log", "--format=%(trailers:key=Ralph-Effect,valueonly)"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    assert trailers, "the run committed nothing"
-    assert len(trailers) == len(set(trailers)), trailers
+    effects = [effect for _sha, effect in commits_in_git(root)]
+    assert effects, "the run committed nothing"
+    assert len(effects) == len(set(effects)), effects
 
 
 def test_a_store_on_a_full_tmpfs_stops_the_run_saying_so(tmp_path: Path) -> None:
@@ -90,16 +93,7 @@ def test_a_store_on_a_full_tmpfs_stops_the_run_saying_so(tmp_path: Path) -> None
         f"head -c 90k /dev/zero > {shlex.quote(str(filler))}; {run}; "
         f"echo exit=$?; ls -a {shlex.quote(str(small))}"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
-    done = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", script],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = in_mount_namespace(script, root)
     if done.returncode == 99:
         pytest.skip(f"no tmpfs mount in a user namespace here: {done.stderr.strip()}")
     assert "exit=4" in done.stdout, (done.stdout[-2000:], done.stderr)

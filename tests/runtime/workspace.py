@@ -159,6 +159,24 @@ def ralph(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedPr
     )
 
 
+def in_mount_namespace(
+    script: str, cwd: Path, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``sh -c SCRIPT`` in a private user and mount namespace (``unshare -rm``), where it may
+    mount read-only folders or a small tmpfs that nobody else sees; ``ralph`` in it runs this
+    checkout."""
+    env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def processes_with(marker: str) -> list[int]:
     """Pids of live processes whose command line contains ``marker``."""
     found = []
