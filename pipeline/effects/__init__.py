@@ -173,9 +173,9 @@ class InvokeAgent:
     """Bytes of the events file already read into the log: read on from here afterwards."""
     events_lines: Count = field(validator=COUNT_VALIDATOR)
     """Lines of the events file already read (the next line is ``events_lines + 1``)."""
-    expects_response: bool
-    """Whether the agent answers with a structured response (``response.json``) to be judged
-    before its role's report is collected."""
+    response_schema: Json | None
+    """The schema of the structured response (``response.json``) the agent answers with, which
+    the handler judges before its role's report is collected (None: the role gives none)."""
 
 
 @final

@@ -25,8 +25,6 @@ from pipeline.events.agent import (
     InvocationTimedOut,
     OutputLineMalformed,
     ResponseSubmitted,
-    StructuredResponseMalformed,
-    StructuredResponseReceived,
     TopicPublished,
     UsageReported,
 )
@@ -49,7 +47,6 @@ from pipeline.events.dev_fix import (
     DevFixTriggered,
 )
 from pipeline.events.development import (
-    ContinuationNeeded,
     DevelopmentEvent,
     DevelopmentIterationCompleted,
     DevelopmentIterationStarted,
@@ -79,9 +76,7 @@ from pipeline.events.lifecycle import (
 )
 from pipeline.events.misc import (
     CheckpointSaved,
-    ContextCleaned,
     FinalizingStarted,
-    LoopRecoveryTriggered,
     MiscEvent,
     PromptPermissionsRestored,
 )
@@ -134,6 +129,7 @@ from pipeline.events.values import (
     Ordinal,
     PromptKind,
     QuestionId,
+    ResponseStatus,
     Role,
     RoleChain,
     RunId,
@@ -143,7 +139,7 @@ from pipeline.events.values import (
     Usd,
     WorkspaceErrorKind,
 )
-from pipeline.events.wire import CATEGORIES, SCHEMA_VERSION, WIRE_TAGS, members
+from pipeline.events.wire import CATEGORIES, RETIRED_TAGS, SCHEMA_VERSION, WIRE_TAGS, members
 
 PipelineEvent: TypeAlias = (
     LifecycleEvent
@@ -170,6 +166,7 @@ __all__ = [
     "HUMAN_TIMEOUT_TOPIC",
     "MALFORMED_TOPIC",
     "MAX_FORMATTING_RETRIES",
+    "RETIRED_TAGS",
     "SCHEMA_VERSION",
     "TASK_ABANDONED_TOPIC",
     "TASK_BLOCKED_TOPIC",
@@ -191,8 +188,6 @@ __all__ = [
     "CommitMessageGenerated",
     "CommitSkipped",
     "CompletionMarkerEmitted",
-    "ContextCleaned",
-    "ContinuationNeeded",
     "CostSource",
     "Count",
     "DevFixCompleted",
@@ -229,7 +224,6 @@ __all__ = [
     "JsonValue",
     "LifecycleEvent",
     "LoopPolicy",
-    "LoopRecoveryTriggered",
     "MiscEvent",
     "Ordinal",
     "OutputLineMalformed",
@@ -250,6 +244,7 @@ __all__ = [
     "RebaseEvent",
     "RebaseStarted",
     "RebaseSucceeded",
+    "ResponseStatus",
     "ResponseSubmitted",
     "ReviewClean",
     "ReviewEvent",
@@ -265,8 +260,6 @@ __all__ = [
     "RunSalvaged",
     "RunStarted",
     "Sequence",
-    "StructuredResponseMalformed",
-    "StructuredResponseReceived",
     "TerminationReason",
     "TimeoutKind",
     "TopicPublished",

@@ -29,6 +29,7 @@ from pipeline.events.values import (
     Instant,
     Json,
     Ordinal,
+    ResponseStatus,
     Role,
     TimeoutKind,
     Usd,
@@ -46,8 +47,6 @@ __all__ = [
     "InvocationTimedOut",
     "OutputLineMalformed",
     "ResponseSubmitted",
-    "StructuredResponseMalformed",
-    "StructuredResponseReceived",
     "TopicPublished",
     "UsageReported",
 ]
@@ -170,36 +169,27 @@ class EventsFileTruncated:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
-@final
-@frozen
-class StructuredResponseReceived:
-    """The agent in ``role`` answered with a structured response that parsed (its digest)."""
-
-    role: Role
-    response_digest: Digest
-    at: Instant = field(validator=INSTANT_VALIDATOR)
-
-
-@final
-@frozen
-class StructuredResponseMalformed:
-    """The agent in ``role`` answered with a structured response that did not parse or validate."""
-
-    role: Role
-    raw_response: str
-    error: str
-    at: Instant = field(validator=INSTANT_VALIDATOR)
+def _problems_match_status(
+    instance: ResponseSubmitted, _: object, problems: tuple[str, ...]
+) -> None:
+    # A valid response has nothing wrong with it; an invalid one says what is wrong.
+    if (instance.status is ResponseStatus.VALID) != (not problems):
+        raise ValueError(f"a {instance.status.value} response with {len(problems)} problems")
 
 
 @final
 @frozen
 class ResponseSubmitted:
     """The agent in ``role``, asked for a structured response, answered with ``raw_response``
-    (its whole ``response.json``; empty when it wrote none). Classifying it against the role's
-    schema is the reducer's business."""
+    (its whole ``response.json``; empty when it wrote none), which the handler judged against
+    the role's schema: ``status``, and what is wrong with it, one line each (``pointer:
+    message`` per schema violation, or why the text is no JSON). The verdict is an observation
+    made once: replaying the log never runs a validator again."""
 
     role: Role
     raw_response: str
+    status: ResponseStatus
+    problems: tuple[str, ...] = field(validator=_problems_match_status)
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
@@ -258,8 +248,6 @@ AgentEvent: TypeAlias = (
     | OutputLineMalformed
     | EventsFileRead
     | EventsFileTruncated
-    | StructuredResponseReceived
-    | StructuredResponseMalformed
     | ResponseSubmitted
     | UsageReported
 )

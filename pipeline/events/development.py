@@ -15,7 +15,6 @@ from pipeline.events.values import (
 )
 
 __all__ = [
-    "ContinuationNeeded",
     "DevelopmentEvent",
     "DevelopmentIterationCompleted",
     "DevelopmentIterationStarted",
@@ -42,17 +41,5 @@ class DevelopmentIterationCompleted:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
-@final
-@frozen
-class ContinuationNeeded:
-    """The developer said that more work remains after iteration ``iteration``."""
-
-    iteration: Ordinal = field(validator=ORDINAL_VALIDATOR)
-    reason: str
-    at: Instant = field(validator=INSTANT_VALIDATOR)
-
-
-DevelopmentEvent: TypeAlias = (
-    DevelopmentIterationStarted | DevelopmentIterationCompleted | ContinuationNeeded
-)
+DevelopmentEvent: TypeAlias = DevelopmentIterationStarted | DevelopmentIterationCompleted
 """Facts of the development phase."""

@@ -10,16 +10,13 @@ from pipeline.events.values import (
     COUNT_VALIDATOR,
     INSTANT_VALIDATOR,
     CheckpointTrigger,
-    Count,
     Instant,
     Sequence,
 )
 
 __all__ = [
     "CheckpointSaved",
-    "ContextCleaned",
     "FinalizingStarted",
-    "LoopRecoveryTriggered",
     "MiscEvent",
     "PromptPermissionsRestored",
 ]
@@ -32,14 +29,6 @@ class CheckpointSaved:
 
     trigger: CheckpointTrigger
     sequence: Sequence = field(validator=COUNT_VALIDATOR)
-    at: Instant = field(validator=INSTANT_VALIDATOR)
-
-
-@final
-@frozen
-class ContextCleaned:
-    """The agent-facing context files were cleared."""
-
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
@@ -60,21 +49,5 @@ class PromptPermissionsRestored:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
-@final
-@frozen
-class LoopRecoveryTriggered:
-    """A repeating pattern ``detected_loop`` was seen ``count`` times and recovery began."""
-
-    detected_loop: str
-    count: Count = field(validator=COUNT_VALIDATOR)
-    at: Instant = field(validator=INSTANT_VALIDATOR)
-
-
-MiscEvent: TypeAlias = (
-    CheckpointSaved
-    | ContextCleaned
-    | FinalizingStarted
-    | PromptPermissionsRestored
-    | LoopRecoveryTriggered
-)
+MiscEvent: TypeAlias = CheckpointSaved | FinalizingStarted | PromptPermissionsRestored
 """Facts that belong to no phase."""

@@ -155,6 +155,15 @@ class CostSource(enum.StrEnum):
 
 
 @enum.unique
+class ResponseStatus(enum.StrEnum):
+    """What an agent's structured response turned out to be, judged against its schema."""
+
+    VALID = "valid"
+    INVALID_JSON = "invalid_json"
+    SCHEMA_VIOLATION = "schema_violation"
+
+
+@enum.unique
 class TimeoutKind(enum.StrEnum):
     """Which timeout ended an agent invocation."""
 

@@ -27,9 +27,9 @@ from pipeline.events import (
     validation,
 )
 
-__all__ = ["CATEGORIES", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
+__all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 7
+SCHEMA_VERSION: Final = 8
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -42,7 +42,9 @@ the spend limits of ``Budget`` (``max_cost_usd``, ``max_tokens``,
 6 added the ``EventsFileTruncated``, ``GitMetadataRestored`` and ``RunAbandoned`` facts and
 ``TerminationReason.ABANDONED``, and questions to a person get a random id in
 ``HumanQuestionAsked`` (older logs answered ``line-N`` ids). 7 added the ``RunSalvaged``
-fact.
+fact. 8 put the verdict on a structured response into ``ResponseSubmitted`` (``status``,
+``problems``: the handler judges, the reducer reads) and retired the never-emitted
+``StructuredResponseReceived`` and ``StructuredResponseMalformed``.
 """
 
 
@@ -93,7 +95,6 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         planning.PlanRejected: "planning.plan_rejected",
         development.DevelopmentIterationStarted: "development.development_iteration_started",
         development.DevelopmentIterationCompleted: "development.development_iteration_completed",
-        development.ContinuationNeeded: "development.continuation_needed",
         review.ReviewPassStarted: "review.review_pass_started",
         review.ReviewIssuesFound: "review.review_issues_found",
         review.ReviewClean: "review.review_clean",
@@ -110,8 +111,6 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         agent.OutputLineMalformed: "agent.output_line_malformed",
         agent.EventsFileRead: "agent.events_file_read",
         agent.EventsFileTruncated: "agent.events_file_truncated",
-        agent.StructuredResponseReceived: "agent.structured_response_received",
-        agent.StructuredResponseMalformed: "agent.structured_response_malformed",
         agent.ResponseSubmitted: "agent.response_submitted",
         agent.UsageReported: "agent.usage_reported",
         commit.CommitMessageGenerated: "commit.commit_message_generated",
@@ -135,10 +134,22 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         validation.FinalValidationPassed: "validation.final_validation_passed",
         validation.FinalValidationFailed: "validation.final_validation_failed",
         misc.CheckpointSaved: "misc.checkpoint_saved",
-        misc.ContextCleaned: "misc.context_cleaned",
         misc.FinalizingStarted: "misc.finalizing_started",
         misc.PromptPermissionsRestored: "misc.prompt_permissions_restored",
-        misc.LoopRecoveryTriggered: "misc.loop_recovery_triggered",
     }
 )
 """The stable ``type`` discriminator of each event class on the wire."""
+
+RETIRED_TAGS: Final = frozenset(
+    {
+        # Schema 8: no handler ever emitted these; the response verdict lives in
+        # ResponseSubmitted, and continuation, context cleaning and loop recovery were never
+        # built. Reserved for good: a stored row with one of them is refused by name.
+        "agent.structured_response_received",
+        "agent.structured_response_malformed",
+        "development.continuation_needed",
+        "misc.context_cleaned",
+        "misc.loop_recovery_triggered",
+    }
+)
+"""Wire tags of events removed from the vocabulary: never given to another event."""

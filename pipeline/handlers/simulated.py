@@ -97,7 +97,6 @@ from pipeline.events import (
     RebaseConflicted,
     RebaseStarted,
     RebaseSucceeded,
-    ResponseSubmitted,
     ReviewClean,
     ReviewIssuesFound,
     ReviewPassStarted,
@@ -115,6 +114,7 @@ from pipeline.events import (
     Sequence as Seq,
 )
 from pipeline.events.values import MAX_COUNT
+from pipeline.handlers.responses import judged
 from pipeline.responses import AGENT_RESPONSE
 
 __all__ = [
@@ -451,10 +451,10 @@ class SimulatedWorld:
         succeeded = InvocationSucceeded(
             role, agent, ExitCode(0), DurationMs(1500), _digest(effect.effect_id), now()
         )
-        if effect.expects_response:
+        if effect.response_schema is not None:
             # The role's report is collected only once its structured response is accepted.
             raw = choose.pick(SIMULATED_RESPONSES, "structured response")
-            answered = ResponseSubmitted(role, raw, now())
+            answered = judged(role, raw, effect.response_schema, now())
             return (*begun, succeeded, answered, *self._intake(effect))
         return (*begun, succeeded, *self._output(effect), *self._intake(effect))
 

@@ -243,7 +243,7 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
         Count(progress.review_pass),
         Count(state.intake.events_offset),
         Count(state.intake.events_lines),
-        _schema(state, role) is not None,
+        _schema(state, role),
     )
 
 

@@ -1,17 +1,17 @@
 """Judging an agent's structured response: accept it, ask for a correction, or give up (pure).
 
 A role whose hat has a ``response_schema`` answers with a structured response after each
-invocation. A valid one lets the role's report be collected; an invalid one is followed by a
-formatting-correction turn with the same agent, at most ``max_formatting_retries`` times; after
-that the run needs a person (``FORMATTING_CORRECTION_EXHAUSTED``).
+invocation; the handler judged it against the schema, and the fact carries the verdict. A
+valid one lets the role's report be collected; an invalid one is followed by a
+formatting-correction turn with the same agent, at most ``max_formatting_retries`` times;
+after that the run needs a person (``FORMATTING_CORRECTION_EXHAUSTED``).
 """
 
 from __future__ import annotations
 
-from pipeline.events import ResponseSubmitted
+from pipeline.events import ResponseStatus, ResponseSubmitted
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import stop_when_spent
-from pipeline.responses import classify
 from pipeline.state import AgentCursor, PipelineState, ResponseCheck, Step
 from pipeline.state.changes import ledger_with, progress_with
 
@@ -19,7 +19,7 @@ __all__ = ["judge_response"]
 
 
 def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineState:
-    """Fold ``event``: classify the response against the role's schema and decide."""
+    """Fold ``event``: act on the verdict the handler recorded."""
     progress, agent, run = state.progress, state.agent, state.run
     assert run is not None, "reduce lets responses into started runs only"
     role = event.role
@@ -28,17 +28,16 @@ def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineSt
     hat = run.loop.hat(role)
     if hat is None or hat.response_schema is None:
         return anomaly(state, event, f"the {role.value} hat asks for no structured response")
-    verdict = classify(event.raw_response, hat.response_schema)
     previous = state.ledger.response
     failures = 0 if previous is None else previous.failures
     ledger = state.ledger
-    if verdict.is_valid:
+    if event.status is ResponseStatus.VALID:
         check = ResponseCheck(True, failures, event.raw_response, ())
         return advance(state, ledger=ledger_with(ledger, response=check))
-    violations = verdict.problems
+    violations = event.problems
     failures += 1
     check = ResponseCheck(False, failures, event.raw_response, violations)
-    why = f"{role.value} response {verdict.status.value}: " + "; ".join(violations)
+    why = f"{role.value} response {event.status.value}: " + "; ".join(violations)
     judged = ledger_with(ledger, response=check, last_error=why)
     # The invocation's output was this response: the next turn is a new attempt's.
     a = agent

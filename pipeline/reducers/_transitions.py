@@ -158,7 +158,6 @@ def start_development(
         step=Step.BEGIN,
         iteration=iteration,
         fixing=False,
-        continuation_requested=False,
         after_commit=None,
     )
     return transition(state, next_progress, trigger, ledger)

@@ -24,8 +24,6 @@ from pipeline.events import (
     OutputLineMalformed,
     ResponseSubmitted,
     Role,
-    StructuredResponseMalformed,
-    StructuredResponseReceived,
     TopicPublished,
     UsageReported,
 )
@@ -105,17 +103,10 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
         case EventsFileTruncated():
             # Read again from the start; line numbers go on, so none is used twice.
             return with_intake(state, intake_with(state.intake, events_offset=0))
-        case StructuredResponseReceived():
-            return advance(state)
         case ResponseSubmitted():
             return judge_response(state, event)
         case UsageReported():
             return fold_usage(state, event)
-        case StructuredResponseMalformed():
-            i = state.intake
-            return advance(
-                state, intake=intake_with(i, malformed_responses=i.malformed_responses + 1)
-            )
         case _:
             assert_never(event)
 

@@ -6,7 +6,6 @@ from typing import assert_never
 
 from pipeline.events import (
     CheckpointTrigger,
-    ContinuationNeeded,
     DevelopmentEvent,
     DevelopmentIterationCompleted,
     DevelopmentIterationStarted,
@@ -34,10 +33,6 @@ def reduce_development(state: PipelineState, event: DevelopmentEvent) -> Pipelin
             if current and progress.step is Step.BEGIN:
                 return with_progress(state, progress_with(progress, step=Step.PROMPT))
             return anomaly(state, event, f"iteration {event.iteration} is not about to begin")
-        case ContinuationNeeded():
-            if current:
-                return with_progress(state, progress_with(progress, continuation_requested=True))
-            return anomaly(state, event, f"iteration {event.iteration} is not under way")
         case DevelopmentIterationCompleted():
             if current and progress.step is Step.INVOKE:
                 return _iteration_completed(state, event)
@@ -64,6 +59,6 @@ def _iteration_completed(
                 advance_view(state, counted), TerminationReason.CONSECUTIVE_FAILURES, ledger
             )
         return start_development(state, counted, ledger, CheckpointTrigger.ITERATION)
-    more = event.status is IterationStatus.PARTIAL or progress.continuation_requested
+    more = event.status is IterationStatus.PARTIAL
     counted = progress_with(progress, consecutive_failed_iterations=0)
     return start_commit(state, Phase.DEVELOPMENT if more else Phase.REVIEW, counted)

@@ -7,9 +7,7 @@ from typing import assert_never
 from pipeline.events import (
     CheckpointSaved,
     CheckpointTrigger,
-    ContextCleaned,
     FinalizingStarted,
-    LoopRecoveryTriggered,
     MiscEvent,
     PromptPermissionsRestored,
 )
@@ -28,8 +26,6 @@ def reduce_misc(state: PipelineState, event: MiscEvent) -> PipelineState:
         case CheckpointSaved():
             saved = Checkpoints(None, state.checkpoints.count + 1, event.sequence)
             return advance(state, checkpoints=saved, ledger=_bookkept(ledger, state, event))
-        case ContextCleaned():
-            return advance(state)
         case FinalizingStarted():
             if finalizing and progress.step is Step.BEGIN:
                 return with_progress(state, progress_with(progress, step=Step.RESTORE))
@@ -47,10 +43,6 @@ def reduce_misc(state: PipelineState, event: MiscEvent) -> PipelineState:
                     ),
                 )
             return anomaly(state, event, "no permissions restore was asked for")
-        case LoopRecoveryTriggered():
-            return advance(
-                state, ledger=ledger_with(ledger, loop_recoveries=ledger.loop_recoveries + 1)
-            )
         case _:
             assert_never(event)
 

@@ -1,22 +1,9 @@
-"""Structured agent responses: built-in schemas and the pure classifier (pure)."""
+"""Structured agent responses: the built-in schemas (pure data).
+
+Judging a response against its schema is a handler's job (``pipeline.handlers.responses``):
+the verdict is recorded in the ``ResponseSubmitted`` fact, and no pure layer validates.
+"""
 
 from pipeline.responses._builtin import AGENT_RESPONSE, BUILTIN_SCHEMAS
-from pipeline.responses._classify import (
-    InvalidSchemaError,
-    ResponseStatus,
-    ResponseVerdict,
-    Violation,
-    check_schema,
-    classify,
-)
 
-__all__ = [
-    "AGENT_RESPONSE",
-    "BUILTIN_SCHEMAS",
-    "InvalidSchemaError",
-    "ResponseStatus",
-    "ResponseVerdict",
-    "Violation",
-    "check_schema",
-    "classify",
-]
+__all__ = ["AGENT_RESPONSE", "BUILTIN_SCHEMAS"]

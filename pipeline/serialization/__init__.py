@@ -24,6 +24,7 @@ from pipeline.serialization._codec import (
 from pipeline.serialization._converter import configure_primitives, make_converter
 from pipeline.serialization._upcasting import (
     UPCASTERS,
+    Judge,
     Upcaster,
     decode_stored_event,
     upcast,
@@ -35,6 +36,7 @@ __all__ = [
     "UPCASTERS",
     "CheckpointError",
     "EncodedCheckpoint",
+    "Judge",
     "Upcaster",
     "checkpoint_state",
     "configure_primitives",

@@ -18,7 +18,7 @@ from cattrs.v import format_exception
 
 from pipeline.effects import Effect
 from pipeline.errors import WireFormatError
-from pipeline.events import PipelineEvent
+from pipeline.events import RETIRED_TAGS, PipelineEvent
 from pipeline.serialization._converter import make_converter
 from pipeline.state import PipelineState
 
@@ -88,11 +88,17 @@ def _format(error: BaseException, type_: Any) -> str:
     """One problem, worded for people: keeps validator messages that cattrs would drop."""
     if isinstance(error, KeyError) and len(error.args) == 1 and isinstance(error.args[0], str):
         if type_ is None:
-            return f"unknown type tag {error.args[0]!r}"
+            return _unknown_tag(error.args[0])
         return "required field missing"
     if isinstance(error, (TypeError, ValueError)) and str(error):
         return str(error)
     return format_exception(error, type_)
+
+
+def _unknown_tag(tag: object) -> str:
+    if tag in RETIRED_TAGS:
+        return f"retired type tag {tag!r} (an event no release writes any more)"
+    return f"unknown type tag {tag!r}"
 
 
 def _describe(what: str, error: BaseValidationError) -> str:
@@ -118,7 +124,7 @@ def _structured(fast: Any, detailed: Any, data: Any, what: str) -> Any:
     except BaseValidationError as error:
         raise WireFormatError(_describe(what, error)) from error
     except KeyError as error:
-        raise WireFormatError(f"{what}: unknown type tag {error.args[0]!r}") from error
+        raise WireFormatError(f"{what}: {_unknown_tag(error.args[0])}") from error
     except (TypeError, ValueError, AttributeError) as error:
         raise WireFormatError(f"{what}: {error}") from error
 

@@ -46,7 +46,6 @@ _SET_PROGRESS_ITERATION = Progress.__dict__["iteration"].__set__
 _SET_PROGRESS_REVIEW_PASS = Progress.__dict__["review_pass"].__set__
 _SET_PROGRESS_FIXING = Progress.__dict__["fixing"].__set__
 _SET_PROGRESS_AFTER_COMMIT = Progress.__dict__["after_commit"].__set__
-_SET_PROGRESS_CONTINUATION_REQUESTED = Progress.__dict__["continuation_requested"].__set__
 _SET_PROGRESS_CONSECUTIVE_FAILED_ITERATIONS = Progress.__dict__[
     "consecutive_failed_iterations"
 ].__set__
@@ -61,7 +60,6 @@ _SET_INTAKE_SEEN_TOPICS = Intake.__dict__["seen_topics"].__set__
 _SET_INTAKE_TOPICS_PUBLISHED = Intake.__dict__["topics_published"].__set__
 _SET_INTAKE_MALFORMED_LINES = Intake.__dict__["malformed_lines"].__set__
 _SET_INTAKE_CONSECUTIVE_MALFORMED = Intake.__dict__["consecutive_malformed"].__set__
-_SET_INTAKE_MALFORMED_RESPONSES = Intake.__dict__["malformed_responses"].__set__
 _SET_INTAKE_EVENTS_OFFSET = Intake.__dict__["events_offset"].__set__
 _SET_INTAKE_EVENTS_LINES = Intake.__dict__["events_lines"].__set__
 _SET_INTAKE_FEEDBACK = Intake.__dict__["feedback"].__set__
@@ -86,7 +84,6 @@ _SET_LEDGER_ANOMALIES = Ledger.__dict__["anomalies"].__set__
 _SET_LEDGER_LAST_ANOMALY = Ledger.__dict__["last_anomaly"].__set__
 _SET_LEDGER_PENDING_QUESTION = Ledger.__dict__["pending_question"].__set__
 _SET_LEDGER_LAST_HUMAN_ANSWER = Ledger.__dict__["last_human_answer"].__set__
-_SET_LEDGER_LOOP_RECOVERIES = Ledger.__dict__["loop_recoveries"].__set__
 _SET_LEDGER_AGENT_FAILURES = Ledger.__dict__["agent_failures"].__set__
 _SET_LEDGER_RESUMES = Ledger.__dict__["resumes"].__set__
 _SET_LEDGER_LAST_RESUME_SEQUENCE = Ledger.__dict__["last_resume_sequence"].__set__
@@ -107,7 +104,6 @@ def progress_with(
     review_pass: int | Keep = KEEP,
     fixing: bool | Keep = KEEP,
     after_commit: Phase | Keep | None = KEEP,
-    continuation_requested: bool | Keep = KEEP,
     consecutive_failed_iterations: int | Keep = KEEP,
     resume_phase: Phase | Keep | None = KEEP,
     resume_step: Step | Keep | None = KEEP,
@@ -125,12 +121,6 @@ def progress_with(
     _SET_PROGRESS_FIXING(made, progress.fixing if fixing is KEEP else fixing)
     _SET_PROGRESS_AFTER_COMMIT(
         made, progress.after_commit if after_commit is KEEP else after_commit
-    )
-    _SET_PROGRESS_CONTINUATION_REQUESTED(
-        made,
-        progress.continuation_requested
-        if continuation_requested is KEEP
-        else continuation_requested,
     )
     _SET_PROGRESS_CONSECUTIVE_FAILED_ITERATIONS(
         made,
@@ -162,7 +152,6 @@ def intake_with(
     topics_published: int | Keep = KEEP,
     malformed_lines: int | Keep = KEEP,
     consecutive_malformed: int | Keep = KEEP,
-    malformed_responses: int | Keep = KEEP,
     events_offset: int | Keep = KEEP,
     events_lines: int | Keep = KEEP,
     feedback: tuple[MalformedLineNote, ...] | Keep = KEEP,
@@ -190,9 +179,6 @@ def intake_with(
     _SET_INTAKE_CONSECUTIVE_MALFORMED(
         made,
         intake.consecutive_malformed if consecutive_malformed is KEEP else consecutive_malformed,
-    )
-    _SET_INTAKE_MALFORMED_RESPONSES(
-        made, intake.malformed_responses if malformed_responses is KEEP else malformed_responses
     )
     _SET_INTAKE_EVENTS_OFFSET(
         made, intake.events_offset if events_offset is KEEP else events_offset
@@ -239,7 +225,6 @@ def ledger_with(
     last_anomaly: str | Keep | None = KEEP,
     pending_question: PendingQuestion | Keep | None = KEEP,
     last_human_answer: str | Keep | None = KEEP,
-    loop_recoveries: int | Keep = KEEP,
     agent_failures: int | Keep = KEEP,
     resumes: int | Keep = KEEP,
     last_resume_sequence: int | Keep | None = KEEP,
@@ -269,9 +254,6 @@ def ledger_with(
     )
     _SET_LEDGER_LAST_HUMAN_ANSWER(
         made, ledger.last_human_answer if last_human_answer is KEEP else last_human_answer
-    )
-    _SET_LEDGER_LOOP_RECOVERIES(
-        made, ledger.loop_recoveries if loop_recoveries is KEEP else loop_recoveries
     )
     _SET_LEDGER_AGENT_FAILURES(
         made, ledger.agent_failures if agent_failures is KEEP else agent_failures

@@ -88,7 +88,6 @@ class Progress:
     review_pass: int = 0
     fixing: bool = False
     after_commit: Phase | None = None
-    continuation_requested: bool = False
     consecutive_failed_iterations: int = 0
     resume_phase: Phase | None = None
     resume_step: Step | None = None
@@ -184,7 +183,6 @@ class Intake:
     topics_published: int = 0
     malformed_lines: int = 0
     consecutive_malformed: int = 0
-    malformed_responses: int = 0
     events_offset: int = 0
     """Bytes of the events file already read into the log."""
     events_lines: int = 0
@@ -326,7 +324,6 @@ class Ledger:
     last_anomaly: str | None = None
     pending_question: PendingQuestion | None = None
     last_human_answer: str | None = None
-    loop_recoveries: int = 0
     agent_failures: int = 0
     resumes: int = 0
     last_resume_sequence: int | None = None

@@ -14,7 +14,13 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
-from pipeline.effects import Effect, EffectId, MaterializePrompt, RestorePromptPermissions
+from pipeline.effects import (
+    Effect,
+    EffectId,
+    InvokeAgent,
+    MaterializePrompt,
+    RestorePromptPermissions,
+)
 from pipeline.engine import run_in_memory
 from pipeline.events import (
     AgentName,
@@ -32,6 +38,8 @@ from pipeline.events import (
     PipelineEvent,
     PromptFileProtected,
     QuestionId,
+    ResponseStatus,
+    ResponseSubmitted,
     Role,
     RoleChain,
     RunId,
@@ -244,6 +252,15 @@ def spend_lines() -> st.SearchStrategy[SpendLine]:
     )
 
 
+def response_facts() -> st.SearchStrategy[ResponseSubmitted]:
+    """A structured response with a verdict that agrees with itself: a valid one with no
+    problems, an invalid one with at least one."""
+    valid = st.builds(ResponseSubmitted, status=st.just(ResponseStatus.VALID), problems=st.just(()))
+    wrong = st.sampled_from([ResponseStatus.INVALID_JSON, ResponseStatus.SCHEMA_VIOLATION])
+    problems = st.lists(st.text(max_size=40), min_size=1, max_size=3).map(tuple)
+    return valid | st.builds(ResponseSubmitted, status=wrong, problems=problems)
+
+
 def register_strategies() -> None:
     """Register strategies for every bounded value type (idempotent)."""
     register = st.register_type_strategy
@@ -268,6 +285,11 @@ def register_strategies() -> None:
         MaterializePrompt,
         st.builds(MaterializePrompt, response_schema=st.none() | st.just(AGENT_RESPONSE)),
     )
+    register(
+        InvokeAgent,
+        st.builds(InvokeAgent, response_schema=st.none() | st.just(AGENT_RESPONSE)),
+    )
+    register(ResponseSubmitted, response_facts())
     register(
         RestorePromptPermissions,
         st.builds(RestorePromptPermissions, mode=st.none() | modes),

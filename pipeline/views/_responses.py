@@ -1,8 +1,7 @@
 """The agent response log: one row per structured response an agent submitted (pure).
 
-A projection of the event log: each accepted ``ResponseSubmitted`` is classified again against
-the schema its run recorded (the classifier is pure and deterministic), so the rows can be
-rebuilt from the events alone and always equal the ones written live.
+A projection of the event log: each accepted ``ResponseSubmitted`` carries its verdict, so the
+rows can be rebuilt from the events alone and always equal the ones written live.
 """
 
 from __future__ import annotations
@@ -13,9 +12,8 @@ from typing import final
 
 from attrs import frozen
 
-from pipeline.events import PipelineEvent, ResponseSubmitted
+from pipeline.events import PipelineEvent, ResponseStatus, ResponseSubmitted
 from pipeline.reducers import reduce
-from pipeline.responses import ResponseStatus, classify
 from pipeline.state import PipelineState
 
 __all__ = ["LoggedStatus", "ResponseLogRow", "response_log", "response_row"]
@@ -64,13 +62,8 @@ def response_row(
     if not isinstance(event, ResponseSubmitted):
         return None
     check = after.ledger.response
-    run = before.run
-    if check is None or run is None or after.ledger.anomalies != before.ledger.anomalies:
+    if check is None or after.ledger.anomalies != before.ledger.anomalies:
         return None
-    hat = run.loop.hat(event.role)
-    if hat is None or hat.response_schema is None:
-        return None
-    verdict = classify(event.raw_response, hat.response_schema)
     turn = check.failures + 1 if check.valid else check.failures
     progress = before.progress
     task = f"{event.role.value}:{progress.phase.value}:{progress.iteration}:{progress.review_pass}"
@@ -78,8 +71,8 @@ def response_row(
         task,
         turn,
         event.raw_response,
-        _LOGGED[verdict.status],
-        verdict.problems,
+        _LOGGED[event.status],
+        event.problems,
         turn - 1,
         event.at.isoformat(),
     )

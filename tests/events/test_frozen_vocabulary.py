@@ -13,14 +13,21 @@ import attrs
 import pytest
 
 import pipeline.events
-from pipeline.events import CATEGORIES, WIRE_TAGS, InvocationFailed, PipelineEvent, members
+from pipeline.events import (
+    CATEGORIES,
+    RETIRED_TAGS,
+    WIRE_TAGS,
+    InvocationFailed,
+    PipelineEvent,
+    members,
+)
 from tests.events.vocabulary import HOW_TO_EXTEND, describe, differences
 
 SNAPSHOT = Path(__file__).with_name("vocabulary.snapshot.json")
 
 
 def _current() -> dict[str, Any]:
-    return describe(CATEGORIES, WIRE_TAGS)
+    return describe(CATEGORIES, WIRE_TAGS, RETIRED_TAGS)
 
 
 def _recorded() -> dict[str, Any]:
@@ -92,7 +99,7 @@ def test_an_added_variant_is_rejected_with_instructions() -> None:
 
     categories = {**CATEGORIES, "agent": CATEGORIES["agent"] | InvocationCancelled}
     tags = {**WIRE_TAGS, InvocationCancelled: "agent.invocation_cancelled"}
-    problems = differences(_recorded(), describe(categories, tags))
+    problems = differences(_recorded(), describe(categories, tags, RETIRED_TAGS))
     assert problems == ["category 'agent' gained the variant InvocationCancelled"]
     assert "extending-events.md" in HOW_TO_EXTEND
 
@@ -133,8 +140,29 @@ def test_a_changed_enum_value_is_rejected() -> None:
 def test_a_removed_variant_is_rejected() -> None:
     """The snapshot check bites: a category that lost a variant is reported."""
     without = {**CATEGORIES, "agent": _union_without(CATEGORIES["agent"], InvocationFailed)}
-    problems = differences(_recorded(), describe(without, WIRE_TAGS))
-    assert problems == ["category 'agent' lost the variant InvocationFailed"]
+    problems = differences(_recorded(), describe(without, WIRE_TAGS, RETIRED_TAGS))
+    assert problems == [
+        "category 'agent' lost the variant InvocationFailed",
+        "InvocationFailed was removed without retiring its wire tag 'agent.invocation_failed'",
+    ]
+
+
+def test_a_retired_tag_stays_reserved() -> None:
+    """Retiring a removed event's tag is reported as such; a retired tag that is given to an
+    event again, or dropped from the reserve, is rejected."""
+    without = {**CATEGORIES, "agent": _union_without(CATEGORIES["agent"], InvocationFailed)}
+    retired = {*RETIRED_TAGS, "agent.invocation_failed"}
+    problems = differences(_recorded(), describe(without, WIRE_TAGS, retired))
+    assert problems == [
+        "category 'agent' lost the variant InvocationFailed",
+        "the wire tag 'agent.invocation_failed' was retired",
+    ]
+    reused = {**WIRE_TAGS, InvocationFailed: "misc.context_cleaned"}
+    problems = differences(_recorded(), describe(CATEGORIES, reused, RETIRED_TAGS))
+    assert "the retired wire tag 'misc.context_cleaned' was given to an event again" in problems
+    dropped = RETIRED_TAGS - {"misc.context_cleaned"}
+    problems = differences(_recorded(), describe(CATEGORIES, WIRE_TAGS, dropped))
+    assert problems == ["the retired wire tag 'misc.context_cleaned' is no longer reserved"]
 
 
 def _union_without(alias: Any, removed: type) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import re
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -34,8 +34,11 @@ def type_name(hint: Any) -> str:
     return re.sub(r"\b(?:[a-z_][\w]*\.)+([A-Za-z_]\w*)", r"\1", text)
 
 
-def describe(categories: Mapping[str, Any], tags: Mapping[type, str]) -> dict[str, Any]:
-    """The vocabulary as data: ``{"categories": {name: [class]}, "events": {class: {...}}}``."""
+def describe(
+    categories: Mapping[str, Any], tags: Mapping[type, str], retired: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The vocabulary as data: ``{"categories": {name: [class]}, "events": {class: {...}},
+    "values": {...}, "retired": [tag]}``."""
     described_categories: dict[str, list[str]] = {}
     described_events: dict[str, Any] = {}
     for category, alias in categories.items():
@@ -51,6 +54,7 @@ def describe(categories: Mapping[str, Any], tags: Mapping[type, str]) -> dict[st
         "categories": described_categories,
         "events": described_events,
         "values": describe_values(),
+        "retired": sorted(retired),
     }
 
 
@@ -72,6 +76,24 @@ def describe_values() -> dict[str, Any]:
         if isinstance(obj, type) and issubclass(obj, enum.Enum):
             described[name] = [member.value for member in obj]
     return described
+
+
+def _retirement_problems(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    """A removed event's tag must be retired, and a retired tag stays retired and unused."""
+    problems: list[str] = []
+    old_retired, new_retired = set(recorded.get("retired", ())), set(current["retired"])
+    for tag in sorted(old_retired - new_retired):
+        problems.append(f"the retired wire tag {tag!r} is no longer reserved")
+    live = {event["tag"] for event in current["events"].values()}
+    for tag in sorted(new_retired & live):
+        problems.append(f"the retired wire tag {tag!r} was given to an event again")
+    for name in sorted(set(recorded["events"]) - set(current["events"])):
+        tag = recorded["events"][name]["tag"]
+        if tag not in new_retired and tag not in live:
+            problems.append(f"{name} was removed without retiring its wire tag {tag!r}")
+    for tag in sorted(new_retired - old_retired):
+        problems.append(f"the wire tag {tag!r} was retired")
+    return problems
 
 
 def differences(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
@@ -97,6 +119,7 @@ def differences(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> list
                 problems.append(f"{name} lost the field {field}: {before}")
             elif before != after:
                 problems.append(f"{name}.{field} changed type from {before} to {after}")
+    problems.extend(_retirement_problems(recorded, current))
     old_values, new_values = recorded.get("values", {}), current.get("values", {})
     for name in sorted(set(old_values) | set(new_values)):
         before, after = old_values.get(name), new_values.get(name)

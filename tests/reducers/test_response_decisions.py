@@ -14,6 +14,7 @@ from pipeline.events import (
     HumanInterventionRequired,
     InvocationStarted,
     InvocationSucceeded,
+    ResponseStatus,
     ResponseSubmitted,
     Role,
 )
@@ -26,7 +27,7 @@ from pipeline.handlers.simulated import (
     fake_clock,
 )
 from pipeline.orchestration import step_bound
-from pipeline.responses import AGENT_RESPONSE, classify
+from pipeline.responses import AGENT_RESPONSE
 from pipeline.views import response_log
 from tests.reducers.test_loop_control import HATS, policy
 from tests.support import budget
@@ -59,7 +60,7 @@ def test_calls_per_response_are_bounded_and_every_call_is_logged_once(
     assert len(responses) == len(successes)
     assert len(list(response_log(events))) == len(successes), "one log row per call"
     assert 1 <= len(calls) <= 1 + retries
-    valid = [classify(r.raw_response, AGENT_RESPONSE).is_valid for r in responses]
+    valid = [r.status is ResponseStatus.VALID for r in responses]
     assert all(not v for v in valid[:-1]), "a valid response ends the corrections"
     needed = [e for e in events if isinstance(e, HumanInterventionRequired)]
     if not valid[-1]:

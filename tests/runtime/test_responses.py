@@ -14,13 +14,14 @@ from pathlib import Path
 from pipeline.events import (
     HumanInterventionRequired,
     InvocationStarted,
+    ResponseStatus,
     ResponseSubmitted,
     Role,
     RunCompleted,
     TerminationReason,
 )
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.responses import AGENT_RESPONSE, ResponseStatus, classify
+from pipeline.responses import AGENT_RESPONSE
 from tests.runtime.test_loop_control import step, workspace
 from tests.runtime.workspace import ralph, stored_events
 
@@ -52,7 +53,7 @@ def developer_calls(root: Path) -> list[InvocationStarted]:
 
 def verdicts(root: Path) -> list[ResponseStatus]:
     responses = [e for e in stored_events(root) if isinstance(e, ResponseSubmitted)]
-    return [classify(r.raw_response, AGENT_RESPONSE).status for r in responses]
+    return [r.status for r in responses]
 
 
 def test_a_valid_answer_needs_one_call(tmp_path: Path) -> None:

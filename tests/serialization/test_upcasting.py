@@ -10,10 +10,14 @@ import pytest
 
 from pipeline.errors import WireFormatError
 from pipeline.events import (
+    RETIRED_TAGS,
     SCHEMA_VERSION,
+    WIRE_TAGS,
     Json,
     LoopPolicy,
     PlanProduced,
+    ResponseStatus,
+    ResponseSubmitted,
     RunCompleted,
     RunId,
     RunStarted,
@@ -23,6 +27,7 @@ from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
 from pipeline.serialization import UPCASTERS, decode_stored_event, upcast
 from pipeline.state import Phase, TerminationReason
+from pipeline.views import LoggedStatus, response_log
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FIXTURE = FIXTURES / "schema-v1-run.jsonl"
@@ -30,6 +35,10 @@ RUN = RunId("20260301-120000-v1demo")
 FIXTURE_V2 = FIXTURES / "schema-v2-run.jsonl"
 FIXTURE_V3 = FIXTURES / "schema-v3-run.jsonl"
 RUN_V3 = RunId("20261120-090000-v3demo")
+FIXTURE_V7 = FIXTURES / "schema-v7-run.jsonl"
+RUN_V7 = RunId("20261126-075339-ceb850")
+"""A run recorded by the schema-7 release whose developer answered with structured responses
+(invalid JSON, a schema violation, valid), which that release's reducer judged."""
 FIXTURE_V4 = FIXTURES / "schema-v4-run.jsonl"
 RUN_V4 = RunId("20261123-193846-716483")
 """The demo recorded by the schema-4 release (before usage facts and spend limits)."""
@@ -120,8 +129,9 @@ def test_a_frozen_schema_2_log_replays_with_its_topics(tmp_path: Path) -> None:
 def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     """Version 2 changed PlanProduced, version 3 TopicPublished and RunCompleted, version 4
     RunStarted; versions 5, 6 and 7 only added (facts, termination reasons, and budget fields
-    whose absence means no limit), so they need no upcaster."""
-    assert SCHEMA_VERSION == 7
+    whose absence means no limit), so they need no upcaster; version 8's ResponseSubmitted
+    verdict is upcast with its run's schema (tests below)."""
+    assert SCHEMA_VERSION == 8
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS
     assert ("lifecycle.run_completed", 2) in UPCASTERS
@@ -132,15 +142,89 @@ def test_an_event_from_a_newer_release_is_refused_clearly() -> None:
     """A version above ours names both versions instead of guessing."""
     newer = SCHEMA_VERSION + 1
     with pytest.raises(WireFormatError, match=f"schema version {newer}, by a newer release"):
-        upcast({"type": "misc.context_cleaned", "at": "2026-01-01T00:00:00+00:00"}, newer)
+        upcast({"type": "misc.finalizing_started", "at": "2026-01-01T00:00:00+00:00"}, newer)
 
 
 def test_events_unchanged_since_version_1_pass_through() -> None:
     """Only events with a registered upcaster are changed."""
-    data = {"type": "misc.context_cleaned", "at": "2026-01-01T00:00:00+00:00"}
+    data = {"type": "misc.finalizing_started", "at": "2026-01-01T00:00:00+00:00"}
     assert upcast(dict(data), 1) == data
     event = decode_stored_event(orjson.dumps(data), 1)
-    assert type(event).__name__ == "ContextCleaned"
+    assert type(event).__name__ == "FinalizingStarted"
+
+
+@pytest.mark.parametrize("tag", sorted(RETIRED_TAGS))
+def test_a_retired_event_is_refused_by_name(tag: str) -> None:
+    """A row with a retired tag (an event no release emitted) is refused, saying so."""
+    data = {"type": tag, "at": "2026-01-01T00:00:00+00:00"}
+    with pytest.raises(WireFormatError, match=f"retired type tag '{tag}'"):
+        decode_stored_event(orjson.dumps(data), 7)
+    assert tag not in set(WIRE_TAGS.values())
+
+
+V7_VERDICTS = [
+    (
+        ResponseStatus.INVALID_JSON,
+        (
+            "not one JSON value (invalid JSON: unexpected character, expected a string key: "
+            "line 1 column 3 (char 2))",
+        ),
+    ),
+    (ResponseStatus.SCHEMA_VIOLATION, ("/: 'parameters' is a required property",)),
+    (ResponseStatus.VALID, ()),
+]
+"""What the schema-7 release's reducer judged the three answers of the v7 fixture."""
+
+
+def test_a_frozen_schema_7_log_gets_its_response_verdicts_on_read(tmp_path: Path) -> None:
+    """The checked-in v7 run (written when the reducer judged responses: invalid JSON, a schema
+    violation, then a valid answer) reads with each verdict the v7 release folded, and folds
+    and projects its response log as it did then."""
+    path = tmp_path / "pipeline.db"
+    _old_store(path, FIXTURE_V7, RUN_V7)
+    with SqliteEventStore(path) as store:
+        events = list(store.read(RUN_V7))
+        store.rebuild_response_log()
+        stored = [r.row for r in store.response_log(RUN_V7)]
+    responses = [e for e in events if isinstance(e, ResponseSubmitted)]
+    assert [(r.status, r.problems) for r in responses] == V7_VERDICTS
+    state = fold(events)
+    assert state.phase is Phase.COMPLETE
+    assert state.ledger.anomalies == 0
+    assert state.ledger.last_error == (
+        "developer response schema_violation: /: 'parameters' is a required property"
+    )
+    logged = [(r.status, r.violations, r.turn_number) for r in response_log(events)]
+    assert logged == [
+        (LoggedStatus.MALFORMED, V7_VERDICTS[0][1], 1),
+        (LoggedStatus.SCHEMA_VIOLATION, V7_VERDICTS[1][1], 2),
+        (LoggedStatus.SUCCESS, (), 3),
+    ]
+    assert stored == list(response_log(events))
+
+
+def test_a_read_from_mid_log_judges_old_responses_with_the_runs_schema(tmp_path: Path) -> None:
+    """A read that starts after the run's start (as resume does from a checkpoint) still
+    finds the run's schema, so the verdicts are the same as from the start."""
+    path = tmp_path / "pipeline.db"
+    _old_store(path, FIXTURE_V7, RUN_V7)
+    with SqliteEventStore(path) as store:
+        events = list(store.read(RUN_V7))
+        start = next(i for i, e in enumerate(events) if isinstance(e, ResponseSubmitted))
+        later = list(store.read(RUN_V7, start))
+    assert later == events[start:]
+
+
+def test_an_old_response_without_its_run_is_refused_clearly() -> None:
+    """Decoding a pre-8 response on its own cannot judge it: the error says why."""
+    data = {
+        "type": "agent.response_submitted",
+        "role": "developer",
+        "raw_response": "{}",
+        "at": "2026-01-01T00:00:00+00:00",
+    }
+    with pytest.raises(WireFormatError, match="read only through its run's log"):
+        decode_stored_event(orjson.dumps(data), 7)
 
 
 def test_a_frozen_schema_3_log_replays_with_loop_control_off(tmp_path: Path) -> None:

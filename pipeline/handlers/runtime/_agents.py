@@ -36,13 +36,13 @@ from pipeline.events import (
     Ordinal,
     PipelineEvent,
     PromptKind,
-    ResponseSubmitted,
     UsageReported,
     Usd,
 )
 from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
 from pipeline.handlers.agents.usage import UsageFigures, read_usage
+from pipeline.handlers.responses import judged
 from pipeline.handlers.runtime._failures import configuration_error, strip_ansi
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._reports import read_report
@@ -247,10 +247,11 @@ class AgentInvoker:
             Digest(result.output_digest),
             now(),
         )
-        if effect.expects_response:
-            # Judged by the reducer; the role's report is collected once it is accepted.
+        if effect.response_schema is not None:
+            # Judged here, acted on by the reducer: the role's report is collected once the
+            # response is accepted.
             response = _read_response(self.layout.output("response"))
-            return (succeeded, ResponseSubmitted(role, response, now()))
+            return (succeeded, judged(role, response, effect.response_schema, now()))
         report = read_report(effect, self.layout, now)
         match report:
             case Success(facts):

@@ -12,7 +12,8 @@ import orjson
 
 from pipeline.config import ConfigError, RalphConfig
 from pipeline.events import Json, Role
-from pipeline.responses import BUILTIN_SCHEMAS, InvalidSchemaError, check_schema
+from pipeline.handlers.responses import InvalidSchemaError, check_schema
+from pipeline.responses import BUILTIN_SCHEMAS
 
 __all__ = ["load_response_schemas"]
 

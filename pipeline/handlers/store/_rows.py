@@ -1,4 +1,5 @@
-"""What the SQL stores share: decoding an event row, the response log's rows as written and as
+"""What the SQL stores share: decoding an event row (with the verdicts old structured
+responses need), the response log's rows as written and as
 read back, choosing a run by id, and refusing a schema from a newer release (I/O-free helpers
 of the adapters)."""
 
@@ -10,7 +11,16 @@ from typing import Any
 import orjson
 
 from pipeline.errors import WireFormatError
-from pipeline.events import SCHEMA_VERSION, PipelineEvent, RunId
+from pipeline.events import (
+    SCHEMA_VERSION,
+    Json,
+    LoopPolicy,
+    PipelineEvent,
+    Role,
+    RunId,
+    RunStarted,
+)
+from pipeline.handlers.responses import classify
 from pipeline.handlers.store._port import (
     DamagedEventError,
     StoredResponse,
@@ -22,6 +32,7 @@ from pipeline.views import LoggedStatus, ResponseLogRow
 
 __all__ = [
     "RESPONSE_COLUMNS",
+    "LegacyVerdicts",
     "check_sequence",
     "check_within_head",
     "choose_run",
@@ -64,19 +75,62 @@ def check_within_head(read: int, head: int, log: str) -> None:
         )
 
 
-def decode_row(body: bytes | str, version: int, log: str, sequence: int) -> PipelineEvent:
+_ROLES = frozenset(role.value for role in Role)
+_ANY = Json.of(True)
+
+
+class LegacyVerdicts:
+    """The verdicts of one run's structured responses written before schema 8, which left
+    judging to the reducer: each is judged once, on read, against the schema the run started
+    with. ``first`` fetches the run's first event when the read starts later than it."""
+
+    def __init__(self, first: Callable[[], PipelineEvent | None] | None) -> None:
+        self._first = first
+        self._loop: LoopPolicy | None = None
+
+    def saw(self, event: PipelineEvent) -> None:
+        """Remember the run's loop policy (its response schemas) from its start."""
+        if isinstance(event, RunStarted):
+            self._loop = event.loop
+
+    def __call__(self, role: str, raw: str) -> tuple[str, tuple[str, ...]]:
+        if self._loop is None and self._first is not None:
+            first, self._first = self._first, None
+            started = first()
+            if started is not None:
+                self.saw(started)
+        hat = None
+        if self._loop is not None and role in _ROLES:
+            hat = self._loop.hat(Role(role))
+        # A response no hat asked for was an anomaly when folded; any verdict keeps it one.
+        schema = _ANY if hat is None or hat.response_schema is None else hat.response_schema
+        verdict = classify(raw, schema)
+        return verdict.status.value, verdict.problems
+
+
+def decode_row(
+    body: bytes | str,
+    version: int,
+    log: str,
+    sequence: int,
+    legacy: LegacyVerdicts | None = None,
+) -> PipelineEvent:
     """The event a row stores. A row this release cannot read because a newer one wrote it
     raises :class:`WireFormatError`; any other bad row is damage: :class:`DamagedEventError`
     naming it as event ``sequence`` of ``log`` (the store and the run) and the last good
     position. The name is made only then: formatting one per row slowed a replay by about a
     tenth."""
     try:
-        return decode_stored_event(body, version)
+        event = decode_stored_event(body, version, judge=legacy)
     except (WireFormatError, UnicodeDecodeError):
         pass
+    else:
+        if legacy is not None and version < SCHEMA_VERSION:
+            legacy.saw(event)
+        return event
     try:
         # Decoding again, with the row's name, raises the same error worded for people.
-        return decode_stored_event(body, version, f"{log} event {sequence}")
+        return decode_stored_event(body, version, f"{log} event {sequence}", legacy)
     except (WireFormatError, UnicodeDecodeError) as error:
         if version > SCHEMA_VERSION:
             raise

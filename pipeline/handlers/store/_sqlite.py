@@ -38,6 +38,7 @@ from pipeline.handlers.store._port import (
     StoreVanishedError,
 )
 from pipeline.handlers.store._rows import (
+    LegacyVerdicts,
     check_sequence,
     choose_run,
     decode_row,
@@ -360,6 +361,8 @@ class SqliteEventStore:
         log = f"{self.path} run {run_id}"
         with self._guard(f"read run {run_id!r}"):
             chain = ChainCheck(log, run_id, self._chain_before(run_id, from_sequence, log))
+        first = None if from_sequence <= 0 else lambda: self._first_event(run_id, log)
+        legacy = LegacyVerdicts(first)
         position = from_sequence
         while True:
             with self._guard(f"read run {run_id!r}"), self._snapshot():
@@ -375,7 +378,7 @@ class SqliteEventStore:
             for sequence, tag, version, body, digest in rows:
                 check_sequence(sequence, position, log)
                 position += 1
-                event = decode_row(body, version, log, sequence)
+                event = decode_row(body, version, log, sequence, legacy)
                 # After decoding: a row that does not decode is named by what is wrong in it.
                 chain.feed(sequence, tag, version, body, digest)
                 yield event
@@ -383,6 +386,15 @@ class SqliteEventStore:
                 head, tip = (0, None) if ends is None else (int(ends[0]), ends[1])
                 chain.finish(position, head, tip)
                 return
+
+    def _first_event(self, run_id: RunId, log: str) -> PipelineEvent | None:
+        """The run's first event (its start), for a read that begins later."""
+        with self._guard(f"read run {run_id!r}"):
+            row = self._db.execute(
+                "SELECT schema_version, body FROM events WHERE run_id = ? AND sequence = 0",
+                (run_id,),
+            ).fetchone()
+        return None if row is None else decode_row(row[1], int(row[0]), log, 0)
 
     def _chain_before(self, run_id: RunId, from_sequence: int, log: str) -> str | None:
         """The digest of the event before ``from_sequence`` (None from the start, or before

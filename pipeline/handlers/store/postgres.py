@@ -41,6 +41,7 @@ from pipeline.handlers.store._port import (
 )
 from pipeline.handlers.store._rows import (
     RESPONSE_COLUMNS,
+    LegacyVerdicts,
     check_sequence,
     choose_run,
     decode_row,
@@ -452,6 +453,8 @@ class PostgresEventStore:
         in one statement (one snapshot), and the last is checked against them."""
         log = f"{self.label} run {run_id}"
         chain = ChainCheck(log, run_id, self._chain_before(run_id, from_sequence, log))
+        first = None if from_sequence <= 0 else lambda: self._first_event(run_id, log)
+        legacy = LegacyVerdicts(first)
         position = from_sequence
         while True:
             start = position
@@ -465,13 +468,24 @@ class PostgresEventStore:
             for sequence, tag, version, body, digest, _, _ in events:
                 check_sequence(sequence, position, log)
                 position += 1
-                event = decode_row(body, version, log, sequence)
+                event = decode_row(body, version, log, sequence, legacy)
                 chain.feed(sequence, tag, version, body, digest)
                 yield event
             if len(events) < _READ_BATCH:
                 head, tip = (int(rows[0][5]), rows[0][6]) if rows else (0, None)
                 chain.finish(position, head, tip)
                 return
+
+    def _first_event(self, run_id: RunId, log: str) -> PipelineEvent | None:
+        """The run's first event (its start), for a read that begins later."""
+        row = self.retrying(
+            f"read run {run_id!r}",
+            lambda conn: conn.execute(
+                "SELECT schema_version, body::text FROM events WHERE run_id = %s AND sequence = 0",
+                (run_id,),
+            ).fetchone(),
+        )
+        return None if row is None else decode_row(row[1], int(row[0]), log, 0)
 
     def _chain_before(self, run_id: RunId, from_sequence: int, log: str) -> str | None:
         """The digest of the event before ``from_sequence`` (None from the start, or before

@@ -7,9 +7,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 import psycopg
 import pytest
 
+from pipeline.events import ResponseSubmitted
 from pipeline.handlers.store import StoreError
 from pipeline.handlers.store.postgres import PostgresEventStore, describe_url
 from pipeline.testing.postgres import PostgresServer
@@ -22,6 +24,7 @@ from tests.handlers.store.contract import (
     assert_read_stops_at_damaged_event_3,
     topics,
 )
+from tests.serialization.test_upcasting import FIXTURE_V7, RUN_V7, V7_VERDICTS
 
 
 def _stores(url: str) -> Iterator[StoreFactory]:
@@ -193,3 +196,36 @@ def test_a_damaged_event_row_is_named_in_the_read_error(postgres_url: str) -> No
                 (RUN,),
             )
         assert_read_stops_at_damaged_event_3(store, store.label)
+
+
+def test_a_schema_7_log_gets_its_response_verdicts_from_any_position(postgres_url: str) -> None:
+    """The frozen v7 run in PostgreSQL rows as that release wrote them (no digests): read from
+    its start and from its first response on, each old response gets the verdict its run's
+    schema gives (the store fetches the run's start for the later read)."""
+    rows = [orjson.loads(line) for line in FIXTURE_V7.read_bytes().splitlines()]
+    with PostgresEventStore(postgres_url) as store, psycopg.connect(postgres_url) as conn:
+        conn.execute(
+            "INSERT INTO runs (run_id, started_at, head) VALUES (%s, %s, %s)",
+            (RUN_V7, rows[0]["body"]["at"], len(rows)),
+        )
+        conn.cursor().executemany(
+            "INSERT INTO events (run_id, sequence, type, schema_version, at, body) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            [
+                (
+                    RUN_V7,
+                    r["sequence"],
+                    r["body"]["type"],
+                    r["schema_version"],
+                    r["body"]["at"],
+                    orjson.dumps(r["body"]).decode(),
+                )
+                for r in rows
+            ],
+        )
+        conn.commit()
+        events = list(store.read(RUN_V7))
+        responses = [e for e in events if isinstance(e, ResponseSubmitted)]
+        assert [(r.status, r.problems) for r in responses] == V7_VERDICTS
+        start = events.index(responses[0])
+        assert list(store.read(RUN_V7, start)) == events[start:]

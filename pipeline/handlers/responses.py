@@ -1,15 +1,16 @@
-"""Classifying an agent's structured response against its JSON Schema (pure).
+"""Judging an agent's structured response against its JSON Schema.
 
-The handler reports the raw text an agent answered with; :func:`classify` says what it is:
-``VALID`` with the parsed value, ``INVALID_JSON`` (not parseable as one JSON value) or
+The handler that reads an agent's ``response.json`` judges it here and records the verdict in
+its ``ResponseSubmitted`` fact, so a replay reads the verdict instead of running a validator
+(whose messages may change between releases of the library). :func:`classify` says what the
+text is: ``VALID`` with the parsed value, ``INVALID_JSON`` (not parseable as one JSON value) or
 ``SCHEMA_VIOLATION`` (parseable, but the schema refuses it) with every violation, each with the
 JSON pointer of the offending place and the validator's message. It never raises on any text,
-and it is deterministic: violations come sorted, so replaying a log classifies alike.
+and violations come sorted, so one release judges one text alike every time.
 """
 
 from __future__ import annotations
 
-import enum
 from functools import lru_cache
 from typing import Any, final
 
@@ -19,7 +20,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 
 from pipeline.errors import PipelineError
-from pipeline.events import Json
+from pipeline.events import Instant, Json, ResponseStatus, ResponseSubmitted, Role
 
 __all__ = [
     "InvalidSchemaError",
@@ -28,16 +29,8 @@ __all__ = [
     "Violation",
     "check_schema",
     "classify",
+    "judged",
 ]
-
-
-@enum.unique
-class ResponseStatus(enum.StrEnum):
-    """What a structured response turned out to be."""
-
-    VALID = "valid"
-    INVALID_JSON = "invalid_json"
-    SCHEMA_VIOLATION = "schema_violation"
 
 
 @final
@@ -131,3 +124,10 @@ def classify(raw: str, schema: Json) -> ResponseVerdict:
     if violations:
         return ResponseVerdict(ResponseStatus.SCHEMA_VIOLATION, parsed, tuple(violations))
     return ResponseVerdict(ResponseStatus.VALID, parsed, ())
+
+
+def judged(role: Role, raw: str, schema: Json, at: Instant) -> ResponseSubmitted:
+    """The fact that the agent in ``role`` answered ``raw``, with its verdict against
+    ``schema``: what the reducer acts on and what a replay reads back."""
+    verdict = classify(raw, schema)
+    return ResponseSubmitted(role, raw, verdict.status, verdict.problems, at)

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.events import Json
-from pipeline.responses import (
-    AGENT_RESPONSE,
-    InvalidSchemaError,
-    ResponseStatus,
-    check_schema,
-    classify,
-)
+from pipeline.events import Instant, Json, ResponseStatus, ResponseSubmitted, Role
+from pipeline.handlers.responses import InvalidSchemaError, check_schema, classify, judged
+from pipeline.responses import AGENT_RESPONSE
+
+INSTANT = Instant(datetime(2026, 1, 1, tzinfo=UTC))
 
 
 def test_a_valid_response_is_parsed() -> None:
@@ -98,3 +97,25 @@ def test_problems_say_what_is_wrong_one_line_each() -> None:
     assert malformed.startswith("not one JSON value (invalid JSON: ")
     problems = classify('{"action": 3, "parameters": {}}', AGENT_RESPONSE).problems
     assert problems == ("/action: 3 is not of type 'string'",)
+
+
+@given(
+    st.sampled_from(['{"action": "a", "parameters": {}}', "{ action: 'a' }", '{"action": 3}', ""])
+)
+def test_the_fact_carries_the_verdict(raw: str) -> None:
+    """What the handler records is the classifier's verdict, so a replay needs no validator."""
+    verdict = classify(raw, AGENT_RESPONSE)
+    fact = judged(Role.DEVELOPER, raw, AGENT_RESPONSE, INSTANT)
+    assert (fact.raw_response, fact.status, fact.problems) == (
+        raw,
+        verdict.status,
+        verdict.problems,
+    )
+
+
+def test_a_verdict_that_contradicts_its_problems_is_no_fact() -> None:
+    """A valid response with problems, or an invalid one without, cannot be recorded."""
+    with pytest.raises(ValueError, match="a valid response with 1 problems"):
+        ResponseSubmitted(Role.DEVELOPER, "{}", ResponseStatus.VALID, ("/: bad",), INSTANT)
+    with pytest.raises(ValueError, match="a schema_violation response with 0 problems"):
+        ResponseSubmitted(Role.DEVELOPER, "{}", ResponseStatus.SCHEMA_VIOLATION, (), INSTANT)
