@@ -39,7 +39,7 @@ def machine() -> dict[str, Any]:
     except OSError:
         pass
     packages = {}
-    for name in ("attrs", "cattrs", "orjson", "msgspec", "hypothesis"):
+    for name in ("attrs", "cattrs", "orjson", "hypothesis"):
         try:
             packages[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -90,8 +90,8 @@ def render(results: dict[str, Any]) -> str:
         "| goal | figure | met |",
         "| --- | --- | --- |",
         f"| at least 500,000 events/s | {ours:,} | {'yes' if f['goal_met'] else 'no'} |",
-        f"| within 2x of the match + evolve floor | ratio {f['ratio_to_evolve_floor']} "
-        f"| {'yes' if f['within_2x_of_evolve_floor'] else 'no'} |",
+        f"| (issue 19) within 1.5x of the match + evolve floor | ratio "
+        f"{f['ratio_to_evolve_floor']} | {'yes' if f['within_1_5x_of_evolve_floor'] else 'no'} |",
         f"| (issue 8) within 2x of the mutable-dict floor | ratio {f['ratio_to_dict_floor']} "
         f"| {'yes' if f['ratio_to_dict_floor'] >= 0.5 else 'no'} |",
         "",

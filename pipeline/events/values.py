@@ -389,10 +389,7 @@ class Json:
         """The ``Json`` of a value built from dicts, lists, str, int, float, bool and None.
 
         Raises ``ValueError`` for anything else (a set, NaN, an int beyond 64 bits)."""
-        made = object.__new__(cls)
-        # The text is canonical by construction: skip the validator's second encoding.
-        object.__setattr__(made, "text", _canonical(value))
-        return made
+        return cls(_canonical(value))
 
     @property
     def value(self) -> JsonValue:

@@ -9,11 +9,12 @@ after that the run needs a person (``FORMATTING_CORRECTION_EXHAUSTED``).
 
 from __future__ import annotations
 
+from attrs import evolve
+
 from pipeline.events import ResponseStatus, ResponseSubmitted
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import stop_when_spent
 from pipeline.state import AgentCursor, PipelineState, ResponseCheck, Step
-from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["judge_response"]
 
@@ -33,12 +34,12 @@ def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineSt
     ledger = state.ledger
     if event.status is ResponseStatus.VALID:
         check = ResponseCheck(True, failures, event.raw_response, ())
-        return advance(state, ledger=ledger_with(ledger, response=check))
+        return advance(state, ledger=evolve(ledger, response=check))
     violations = event.problems
     failures += 1
     check = ResponseCheck(False, failures, event.raw_response, violations)
     why = f"{role.value} response {event.status.value}: " + "; ".join(violations)
-    judged = ledger_with(ledger, response=check, last_error=why)
+    judged = evolve(ledger, response=check, last_error=why)
     # The invocation's output was this response: the next turn is a new attempt's.
     a = agent
     cursor = AgentCursor(a.chain_position, a.retries, a.attempt, False, False, None, a.last_failure)
@@ -48,7 +49,7 @@ def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineSt
         spent = stop_when_spent(state, judged)
         if spent is not None:
             return spent
-        correcting = progress_with(progress, step=Step.PROMPT)
+        correcting = evolve(progress, step=Step.PROMPT)
         return advance(state, progress=correcting, agent=cursor, ledger=judged)
     # Exhausted: orchestration asks for a person.
     return advance(state, agent=cursor, ledger=judged)

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TypeVar
 
+from attrs import evolve
+
 from pipeline.events import Budget, UsageReported
 from pipeline.reducers._build import advance
 from pipeline.state import PipelineState, Spend, SpendLine
-from pipeline.state.changes import ledger_with
 
 __all__ = ["fold_usage", "mark_progress", "spent_budget"]
 
@@ -43,7 +44,7 @@ def fold_usage(state: PipelineState, event: UsageReported) -> PipelineState:
         spend.since_commit.plus(event),
         models if model in models else (*models, model),
     )
-    return advance(state, ledger=ledger_with(state.ledger, spend=added))
+    return advance(state, ledger=evolve(state.ledger, spend=added))
 
 
 def mark_progress(spend: Spend) -> Spend:

@@ -28,7 +28,7 @@ from pipeline.events import (
     TopicPublished,
     in_scope,
 )
-from pipeline.reducers._build import advance, with_intake
+from pipeline.reducers._build import advance
 from pipeline.reducers._transitions import finalize, start_development, start_validation
 from pipeline.state import (
     MAX_NOTICES,
@@ -41,7 +41,6 @@ from pipeline.state import (
     Step,
     TerminationReason,
 )
-from pipeline.state.changes import intake_with, ledger_with, progress_with
 
 __all__ = ["add_notice", "gate_success", "judge_topic", "notify", "seen_with"]
 
@@ -55,7 +54,7 @@ def add_notice(intake: Intake, notice: Notice) -> Intake:
     """``intake`` owing the next prompt ``notice`` too (the oldest dropped past the cap); the
     notice's topic counts as seen."""
     notices = (*intake.notices, notice)[-MAX_NOTICES:]
-    return intake_with(
+    return evolve(
         intake,
         notices=notices,
         notices_total=intake.notices_total + 1,
@@ -69,7 +68,7 @@ def notify(state: PipelineState, intake: Intake, ledger: Ledger | None = None) -
     to its prompt, so the very next prompt the agent reads carries it."""
     progress = state.progress
     if progress.step is Step.INVOKE and not state.agent.in_flight:
-        rewound = progress_with(progress, step=Step.PROMPT)
+        rewound = evolve(progress, step=Step.PROMPT)
         return advance(state, progress=rewound, intake=intake, ledger=ledger)
     return advance(state, intake=intake, ledger=ledger)
 
@@ -95,7 +94,7 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
         # processes (unlike hash()) and cheap, and a false repeat needs N collisions in a row.
         signature = f"{topic}|{who}|{zlib.crc32(event.payload.text.encode()):08x}"
         repeats = i.repeats + 1 if signature == i.repeat_signature else 1
-        intake = intake_with(
+        intake = evolve(
             i,
             seen_topics=seen,
             topics_published=i.topics_published + 1,
@@ -110,7 +109,7 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
             )
             return _end(state, intake, TerminationReason.LOOP_STALE, why)
     else:
-        intake = intake_with(
+        intake = evolve(
             i, seen_topics=seen, topics_published=i.topics_published + 1, consecutive_malformed=0
         )
     if topic == policy.completion_promise:
@@ -119,7 +118,7 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
         return _question(state, intake, event, policy.human_timeout_s)
     if topic == TASK_BLOCKED_TOPIC and policy.max_task_blocks:
         return _blocked(state, intake, policy, event)
-    return with_intake(state, intake)
+    return advance(state, intake=intake)
 
 
 def _out_of_scope(state: PipelineState, event: TopicPublished, hat: str) -> PipelineState:
@@ -127,7 +126,7 @@ def _out_of_scope(state: PipelineState, event: TopicPublished, hat: str) -> Pipe
     i = state.intake
     text = f"Attempted to publish '{event.topic}': {event.payload.text}"
     notice = Notice(f"{hat}.scope_violation", text, Count(event.line_number), i.publisher)
-    counted = intake_with(
+    counted = evolve(
         i,
         topics_published=i.topics_published + 1,
         consecutive_malformed=0,
@@ -137,7 +136,7 @@ def _out_of_scope(state: PipelineState, event: TopicPublished, hat: str) -> Pipe
 
 
 def _counted(i: Intake, topic: str) -> Intake:
-    return intake_with(
+    return evolve(
         i,
         seen_topics=seen_with(i.seen_topics, topic),
         topics_published=i.topics_published + 1,
@@ -149,7 +148,7 @@ def _end(
     state: PipelineState, intake: Intake, reason: TerminationReason, why: str
 ) -> PipelineState:
     """End the run with ``reason`` (a run already finalizing keeps the reason it has)."""
-    ledger = ledger_with(state.ledger, last_error=why)
+    ledger = evolve(state.ledger, last_error=why)
     if state.progress.phase is Phase.FINALIZING:
         return advance(state, intake=intake, ledger=ledger)
     return finalize(evolve(state, intake=intake), reason, ledger)
@@ -159,7 +158,7 @@ def _cancel(state: PipelineState, intake: Intake) -> PipelineState:
     """The cancellation promise ends the run cleanly, whatever else is going on."""
     progress = state.progress
     if progress.phase is Phase.FINALIZING:
-        cancelled = progress_with(progress, termination=TerminationReason.CANCELLED)
+        cancelled = evolve(progress, termination=TerminationReason.CANCELLED)
         return advance(state, progress=cancelled, intake=intake)
     return finalize(evolve(state, intake=intake), TerminationReason.CANCELLED)
 
@@ -174,19 +173,19 @@ def _completion(
             f"Completion refused: required events not yet seen: {', '.join(missing)}. "
             f"Publish them before '{event.topic}' again; {_how_to_cancel(policy)}."
         )
-        refused = intake_with(intake, completion_refusals=intake.completion_refusals + 1)
+        refused = evolve(intake, completion_refusals=intake.completion_refusals + 1)
         return notify(
             state,
             add_notice(
                 refused, Notice(TASK_RESUME_TOPIC, text, Count(event.line_number), intake.publisher)
             ),
         )
-    claimed = intake_with(intake, completion_claimed=True)
+    claimed = evolve(intake, completion_claimed=True)
     progress = state.progress
     phase, step = progress.phase, progress.step
     if phase is Phase.COMMIT_MESSAGE:
         # The work in hand is committed first; validation comes instead of the next task.
-        onward = progress_with(progress, after_commit=Phase.FINAL_VALIDATION)
+        onward = evolve(progress, after_commit=Phase.FINAL_VALIDATION)
         return advance(state, progress=onward, intake=claimed)
     between_tasks = step is Step.BEGIN or step is Step.PROMPT
     if (phase in _WORK_PHASES and between_tasks and not state.agent.in_flight) or (
@@ -196,11 +195,9 @@ def _completion(
         and step is Step.BEGIN
         and progress.termination is TerminationReason.MAX_ITERATIONS
     ):
-        return start_validation(
-            evolve(state, intake=claimed), progress_with(progress, termination=None)
-        )
+        return start_validation(evolve(state, intake=claimed), evolve(progress, termination=None))
     # An agent still at work, or validation under way: the next boundary honours the claim.
-    return with_intake(state, claimed)
+    return advance(state, intake=claimed)
 
 
 _WORK_PHASES = frozenset({Phase.PLANNING, Phase.DEVELOPMENT, Phase.REVIEW})
@@ -238,12 +235,12 @@ def gate_success(state: PipelineState) -> PipelineState | None:
         f"Completion refused: the work passed validation, but required events were not seen: "
         f"{listed}. The run cannot succeed without them; publish them, {_how_to_cancel(policy)}."
     )
-    refused = intake_with(
+    refused = evolve(
         intake, completion_refusals=intake.completion_refusals + 1, completion_claimed=False
     )
     # The developer does the work that is missing (asking a person, say): it hears of it.
     refused = add_notice(refused, Notice(TASK_RESUME_TOPIC, text, Count(0), Role.DEVELOPER))
-    ledger = ledger_with(state.ledger, last_error=f"required events not seen: {listed}")
+    ledger = evolve(state.ledger, last_error=f"required events not seen: {listed}")
     return start_development(evolve(state, intake=refused), ledger=ledger)
 
 
@@ -276,7 +273,7 @@ def _question(
     deadline = Instant(event.at + timedelta(seconds=timeout_s))
     question_id = QuestionId(f"line-{event.line_number}")
     pending = PendingQuestion(question_id, question, deadline, intake.publisher)
-    return advance(state, intake=intake, ledger=ledger_with(ledger, pending_question=pending))
+    return advance(state, intake=intake, ledger=evolve(ledger, pending_question=pending))
 
 
 def _blocked(
@@ -289,11 +286,11 @@ def _blocked(
     blocks = counts.pop(task, 0) + 1
     if blocks < policy.max_task_blocks:
         counts[task] = blocks
-        return with_intake(state, intake_with(intake, blocked=tuple(sorted(counts.items()))))
+        return advance(state, intake=evolve(intake, blocked=tuple(sorted(counts.items()))))
     abandoned = intake.abandoned_tasks + 1
     text = f"Task '{task}' was reported blocked {blocks} times and is abandoned: move on."
     intake = add_notice(
-        intake_with(intake, blocked=tuple(sorted(counts.items())), abandoned_tasks=abandoned),
+        evolve(intake, blocked=tuple(sorted(counts.items())), abandoned_tasks=abandoned),
         Notice(TASK_ABANDONED_TOPIC, text, Count(event.line_number), intake.publisher),
     )
     if policy.max_abandoned_tasks and abandoned >= policy.max_abandoned_tasks:

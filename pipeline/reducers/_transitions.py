@@ -24,7 +24,6 @@ from pipeline.state import (
     Step,
     TerminationReason,
 )
-from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = [
     "after_commit",
@@ -81,7 +80,7 @@ def transition(
     judged = state.ledger if ledger is None else ledger
     if judged.response is not None:
         # A structured response belongs to its task; the next task starts without one.
-        ledger = ledger_with(judged, response=None)
+        ledger = evolve(judged, response=None)
     return advance(
         state,
         progress=progress,
@@ -102,7 +101,7 @@ def stop_when_spent(state: PipelineState, ledger: Ledger | None = None) -> Pipel
     if why is None:
         return None
     return finalize(
-        state, TerminationReason.MAX_COST, ledger_with(judged, last_error=f"spend budget: {why}")
+        state, TerminationReason.MAX_COST, evolve(judged, last_error=f"spend budget: {why}")
     )
 
 
@@ -110,9 +109,7 @@ def finalize(
     state: PipelineState, reason: TerminationReason, ledger: Ledger | None = None
 ) -> PipelineState:
     """Begin finalization; the run will end with ``reason``."""
-    progress = progress_with(
-        state.progress, phase=Phase.FINALIZING, step=Step.BEGIN, termination=reason
-    )
+    progress = evolve(state.progress, phase=Phase.FINALIZING, step=Step.BEGIN, termination=reason)
     return transition(state, progress, CheckpointTrigger.PHASE, ledger)
 
 
@@ -124,7 +121,7 @@ def interrupt(
     ledger: Ledger | None = None,
 ) -> PipelineState:
     """Stop the run resumably: it will go on from ``resume_phase`` at ``resume_step``."""
-    progress = progress_with(
+    progress = evolve(
         state.progress,
         phase=Phase.INTERRUPTED,
         step=Step.DONE,
@@ -152,7 +149,7 @@ def start_development(
     iteration = base.iteration + 1
     if iteration > state.run.budget.max_iterations:
         return finalize(advance_view(state, base), TerminationReason.MAX_ITERATIONS, ledger)
-    next_progress = progress_with(
+    next_progress = evolve(
         base,
         phase=Phase.DEVELOPMENT,
         step=Step.BEGIN,
@@ -179,7 +176,7 @@ def start_review(
     review_pass = base.review_pass + 1
     if review_pass > state.run.budget.max_review_passes:
         return start_validation(state, base, ledger)
-    next_progress = progress_with(
+    next_progress = evolve(
         base,
         phase=Phase.REVIEW,
         step=Step.BEGIN,
@@ -195,7 +192,7 @@ def start_validation(
 ) -> PipelineState:
     """Begin final validation."""
     base = state.progress if progress is None else progress
-    next_progress = progress_with(
+    next_progress = evolve(
         base, phase=Phase.FINAL_VALIDATION, step=Step.VALIDATE, fixing=False, after_commit=None
     )
     return transition(state, next_progress, CheckpointTrigger.PHASE, ledger)
@@ -210,9 +207,7 @@ def start_commit(
 ) -> PipelineState:
     """Begin committing the work; afterwards the run goes on to ``after``."""
     base = state.progress if progress is None else progress
-    next_progress = progress_with(
-        base, phase=Phase.COMMIT_MESSAGE, step=Step.PROMPT, after_commit=after
-    )
+    next_progress = evolve(base, phase=Phase.COMMIT_MESSAGE, step=Step.PROMPT, after_commit=after)
     return transition(state, next_progress, trigger, ledger)
 
 
@@ -252,7 +247,7 @@ def agent_failed(
     assert run is not None, "only a started run has agents"
     assert role is not None, "only an active agent task can fail"
     budget = run.budget
-    ledger = ledger_with(
+    ledger = evolve(
         state.ledger, last_error=message, agent_failures=state.ledger.agent_failures + 1
     )
     spent = stop_when_spent(state, ledger)
@@ -277,7 +272,7 @@ def agent_failed(
     if position < len(run.chain(role)):
         return advance(state, agent=cursor, ledger=ledger)
     if configuration and role is not Role.FIXER:
-        needed = ledger_with(
+        needed = evolve(
             ledger,
             last_error=f"{message} (no agent of the {role.value} chain is left: fix the "
             "configuration in ralph.toml, then ralph resume)",
@@ -297,9 +292,9 @@ def chain_exhausted(state: PipelineState, role: Role) -> PipelineState:
     """
     progress = state.progress
     if role is Role.FIXER:
-        next_progress = progress_with(progress, step=Step.MARKER, dev_fix_success=False)
+        next_progress = evolve(progress, step=Step.MARKER, dev_fix_success=False)
         return transition(state, next_progress, CheckpointTrigger.AFTER_DEV_FIX)
-    next_progress = progress_with(
+    next_progress = evolve(
         progress,
         phase=Phase.AWAITING_DEV_FIX,
         step=Step.TRIGGER,

@@ -27,7 +27,7 @@ from pipeline.events import (
     TopicPublished,
     UsageReported,
 )
-from pipeline.reducers._build import advance, anomaly, restamp, with_agent, with_intake
+from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._responses import judge_response
 from pipeline.reducers._spend import fold_usage
 from pipeline.reducers._topics import judge_topic, notify, seen_with
@@ -42,7 +42,6 @@ from pipeline.state import (
     Step,
     TerminationReason,
 )
-from pipeline.state.changes import intake_with
 
 __all__ = ["reduce_agent"]
 
@@ -67,7 +66,7 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             cursor = AgentCursor(
                 a.chain_position, a.retries, a.attempt, False, True, None, a.last_failure
             )
-            return with_agent(state, cursor)
+            return advance(state, agent=cursor)
         case InvocationFailed():
             if not _working(state, event.role):
                 return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
@@ -95,14 +94,14 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
                 None,
                 a.last_failure,
             )
-            return with_agent(state, cursor)
+            return advance(state, agent=cursor)
         case OutputLineMalformed():
             return _malformed_line(state, event)
         case EventsFileRead():
             return _read(state, event)
         case EventsFileTruncated():
             # Read again from the start; line numbers go on, so none is used twice.
-            return with_intake(state, intake_with(state.intake, events_offset=0))
+            return advance(state, intake=evolve(state.intake, events_offset=0))
         case ResponseSubmitted():
             return judge_response(state, event)
         case UsageReported():
@@ -126,15 +125,15 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
     previous = state.agent
     i = state.intake
     # Lines read after this invocation are judged by this role's hat.
-    intake = i if i.publisher is event.role else intake_with(i, publisher=event.role)
+    intake = i if i.publisher is event.role else evolve(i, publisher=event.role)
     if previous.in_flight or previous.awaiting_output:
         state = evolve(state, intake=intake)
         why = "no outcome" if previous.in_flight else "no output"
         state = agent_failed(state, True, f"previous attempt reported {why}")
         if not _working(state, event.role):
             # That failure exhausted the chain: this start belongs to no task any more.
-            return restamp(state, agent=state.agent)
-        return restamp(state, agent=_running(state.agent))
+            return evolve(state, agent=state.agent)
+        return evolve(state, agent=_running(state.agent))
     return advance(state, agent=_running(previous), intake=intake)
 
 
@@ -159,7 +158,7 @@ def _malformed_line(state: PipelineState, event: OutputLineMalformed) -> Pipelin
     feedback, omitted = (*i.feedback, note), i.feedback_omitted
     if len(feedback) > MAX_FEEDBACK_LINES:
         feedback, omitted = feedback[1:], omitted + 1
-    intake = intake_with(
+    intake = evolve(
         i,
         seen_topics=seen_with(i.seen_topics, MALFORMED_TOPIC),
         malformed_lines=i.malformed_lines + 1,
@@ -187,4 +186,4 @@ def _read(state: PipelineState, event: EventsFileRead) -> PipelineState:
             f"before byte {i.events_offset} (line {i.events_lines}) read already"
         )
         return anomaly(state, event, why)
-    return with_intake(state, intake_with(i, events_offset=event.offset, events_lines=event.lines))
+    return advance(state, intake=evolve(i, events_offset=event.offset, events_lines=event.lines))

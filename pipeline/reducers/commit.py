@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from attrs import evolve
+
 from pipeline.events import (
     GIT_RESTORED_TOPIC,
     CommitCreated,
@@ -23,7 +25,6 @@ from pipeline.reducers._spend import mark_progress
 from pipeline.reducers._topics import add_notice, notify
 from pipeline.reducers._transitions import after_commit, new_task
 from pipeline.state import Ledger, Notice, Phase, PipelineState, Step
-from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_commit", "reduce_rebase"]
 
@@ -41,14 +42,14 @@ def reduce_commit(state: PipelineState, event: CommitEvent) -> PipelineState:
                 return anomaly(state, event, "no committer is at work")
             return advance(
                 state,
-                progress=progress_with(state.progress, step=Step.COMMIT),
+                progress=evolve(state.progress, step=Step.COMMIT),
                 agent=new_task(state.agent),
-                ledger=ledger_with(ledger, pending_commit_message=event.message),
+                ledger=evolve(ledger, pending_commit_message=event.message),
             )
         case CommitCreated():
             if not _at(state, Step.COMMIT):
                 return anomaly(state, event, "no commit was asked for")
-            committed = ledger_with(
+            committed = evolve(
                 ledger,
                 commits=ledger.commits + 1,
                 last_commit_sha=event.sha,
@@ -59,7 +60,7 @@ def reduce_commit(state: PipelineState, event: CommitEvent) -> PipelineState:
         case CommitSkipped():
             if not _at(state, Step.COMMIT):
                 return anomaly(state, event, "no commit was asked for")
-            return _committed(state, ledger_with(ledger, pending_commit_message=None))
+            return _committed(state, evolve(ledger, pending_commit_message=None))
         case GitMetadataRestored():
             # Whenever it is found, the next working prompt tells the agent what was undone.
             text = (
@@ -77,9 +78,7 @@ def _committed(state: PipelineState, ledger: Ledger) -> PipelineState:
     """Rebase when the run is configured to, else go on where the run was heading."""
     assert state.run is not None
     if state.run.rebase_onto is not None:
-        return advance(
-            state, progress=progress_with(state.progress, step=Step.REBASE), ledger=ledger
-        )
+        return advance(state, progress=evolve(state.progress, step=Step.REBASE), ledger=ledger)
     return after_commit(state, ledger)
 
 
@@ -97,11 +96,11 @@ def reduce_rebase(state: PipelineState, event: RebaseEvent) -> PipelineState:
         case RebaseConflicted():
             if not _at(state, Step.REBASE):
                 return anomaly(state, event, "no rebase is under way")
-            ledger = ledger_with(
+            ledger = evolve(
                 state.ledger, last_error=f"rebase conflicted in {', '.join(event.paths)}"
             )
             return advance(
-                state, progress=progress_with(state.progress, step=Step.ABORT_REBASE), ledger=ledger
+                state, progress=evolve(state.progress, step=Step.ABORT_REBASE), ledger=ledger
             )
         case RebaseAborted():
             if not _at(state, Step.ABORT_REBASE):

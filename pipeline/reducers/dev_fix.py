@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from attrs import evolve
+
 from pipeline.events import (
     AwaitingDevFixEvent,
     CheckpointTrigger,
@@ -14,7 +16,6 @@ from pipeline.events import (
 from pipeline.reducers._build import anomaly
 from pipeline.reducers._transitions import interrupt, transition
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
-from pipeline.state.changes import progress_with
 
 __all__ = ["reduce_dev_fix"]
 
@@ -26,11 +27,11 @@ def reduce_dev_fix(state: PipelineState, event: AwaitingDevFixEvent) -> Pipeline
     match event:
         case DevFixTriggered():
             if in_dev_fix and progress.step is Step.TRIGGER:
-                return transition(state, progress_with(progress, step=Step.PROMPT), None)
+                return transition(state, evolve(progress, step=Step.PROMPT), None)
             return anomaly(state, event, "dev-fix was not asked for")
         case DevFixCompleted():
             if in_dev_fix and progress.step is Step.INVOKE:
-                done = progress_with(progress, step=Step.MARKER, dev_fix_success=event.success)
+                done = evolve(progress, step=Step.MARKER, dev_fix_success=event.success)
                 return transition(state, done, CheckpointTrigger.AFTER_DEV_FIX)
             return anomaly(state, event, "no fixer is at work")
         case CompletionMarkerEmitted():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from attrs import evolve
+
 from pipeline.events import (
     CheckpointTrigger,
     DevelopmentEvent,
@@ -11,7 +13,7 @@ from pipeline.events import (
     DevelopmentIterationStarted,
     IterationStatus,
 )
-from pipeline.reducers._build import anomaly, with_progress
+from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import (
     advance_view,
     finalize,
@@ -19,7 +21,6 @@ from pipeline.reducers._transitions import (
     start_development,
 )
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
-from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_development"]
 
@@ -31,7 +32,7 @@ def reduce_development(state: PipelineState, event: DevelopmentEvent) -> Pipelin
     match event:
         case DevelopmentIterationStarted():
             if current and progress.step is Step.BEGIN:
-                return with_progress(state, progress_with(progress, step=Step.PROMPT))
+                return advance(state, progress=evolve(progress, step=Step.PROMPT))
             return anomaly(state, event, f"iteration {event.iteration} is not about to begin")
         case DevelopmentIterationCompleted():
             if current and progress.step is Step.INVOKE:
@@ -52,13 +53,13 @@ def _iteration_completed(
     progress = state.progress
     if event.status is IterationStatus.FAILED:
         failed = progress.consecutive_failed_iterations + 1
-        counted = progress_with(progress, consecutive_failed_iterations=failed)
-        ledger = ledger_with(state.ledger, last_error=f"iteration {event.iteration} failed")
+        counted = evolve(progress, consecutive_failed_iterations=failed)
+        ledger = evolve(state.ledger, last_error=f"iteration {event.iteration} failed")
         if failed >= state.run.budget.max_consecutive_failures:
             return finalize(
                 advance_view(state, counted), TerminationReason.CONSECUTIVE_FAILURES, ledger
             )
         return start_development(state, counted, ledger, CheckpointTrigger.ITERATION)
     more = event.status is IterationStatus.PARTIAL
-    counted = progress_with(progress, consecutive_failed_iterations=0)
+    counted = evolve(progress, consecutive_failed_iterations=0)
     return start_commit(state, Phase.DEVELOPMENT if more else Phase.REVIEW, counted)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from attrs import evolve
+
 from pipeline.events import (
     AgentChainExhausted,
     BudgetExceeded,
@@ -14,7 +16,6 @@ from pipeline.events import (
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import chain_exhausted, finalize, interrupt
 from pipeline.state import Phase, PipelineState, TerminationReason
-from pipeline.state.changes import ledger_with
 
 __all__ = ["reduce_error"]
 
@@ -30,7 +31,7 @@ def reduce_error(state: PipelineState, event: ErrorEvent) -> PipelineState:
                 return chain_exhausted(state, event.role)
             return anomaly(state, event, f"no {event.role.value} task is under way")
         case WorkspaceIoError():
-            ledger = ledger_with(
+            ledger = evolve(
                 state.ledger,
                 last_error=f"workspace {event.kind.value} error at {event.path}: {event.message}",
             )
@@ -38,9 +39,7 @@ def reduce_error(state: PipelineState, event: ErrorEvent) -> PipelineState:
                 state, TerminationReason.WORKSPACE_ERROR, progress.phase, progress.step, ledger
             )
         case BudgetExceeded():
-            ledger = ledger_with(
-                state.ledger, last_error=f"{event.budget.value} budget: {event.detail}"
-            )
+            ledger = evolve(state.ledger, last_error=f"{event.budget.value} budget: {event.detail}")
             if progress.phase is Phase.FINALIZING:
                 return advance(state, ledger=ledger)
             reason = (

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from attrs import evolve
+
 from pipeline.events import (
     HUMAN_RESPONSE_TOPIC,
     HUMAN_TIMEOUT_TOPIC,
@@ -18,7 +20,6 @@ from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._topics import add_notice, notify
 from pipeline.reducers._transitions import interrupt
 from pipeline.state import Notice, PendingQuestion, PipelineState, Step, TerminationReason
-from pipeline.state.changes import ledger_with
 
 __all__ = ["reduce_human"]
 
@@ -36,18 +37,18 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             question = PendingQuestion(
                 event.question_id, event.question, event.deadline, asked_by, asked=True
             )
-            return advance(state, ledger=ledger_with(ledger, pending_question=question))
+            return advance(state, ledger=evolve(ledger, pending_question=question))
         case HumanResponseReceived():
             if pending is None or pending.question_id != event.question_id:
                 return anomaly(state, event, f"question {event.question_id!r} is not pending")
-            answered = ledger_with(ledger, pending_question=None, last_human_answer=event.text)
+            answered = evolve(ledger, pending_question=None, last_human_answer=event.text)
             # The answer goes to the agent in its next prompt.
             notice = Notice(HUMAN_RESPONSE_TOPIC, event.text, Count(0), pending.asked_by)
             return notify(state, add_notice(state.intake, notice), answered)
         case HumanTimedOut():
             if pending is None or pending.question_id != event.question_id:
                 return anomaly(state, event, f"question {event.question_id!r} is not pending")
-            timed_out = ledger_with(
+            timed_out = evolve(
                 ledger,
                 pending_question=None,
                 last_error=f"no answer to {pending.question!r} by {pending.deadline.isoformat()}",
@@ -59,7 +60,7 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             return notify(state, add_notice(state.intake, notice), timed_out)
         case HumanInterventionRequired():
             progress = state.progress
-            needed = ledger_with(ledger, last_error=f"{event.reason}: {event.detail}")
+            needed = evolve(ledger, last_error=f"{event.reason}: {event.detail}")
             # After the person acted, an agent's task starts again from its prompt.
             step = Step.PROMPT if progress.step is Step.INVOKE else progress.step
             return interrupt(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from attrs import evolve
+
 from pipeline.events import (
     WIRE_TAGS,
     LifecycleEvent,
@@ -32,7 +34,6 @@ from pipeline.state import (
     Step,
     TerminationReason,
 )
-from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_lifecycle"]
 
@@ -57,7 +58,7 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
         case RunInterrupted():
             if progress.phase is Phase.NOT_STARTED:
                 return anomaly(state, event, "the run has not started")
-            ledger = ledger_with(
+            ledger = evolve(
                 state.ledger,
                 last_error=f"interrupted: {event.reason}",
                 interruption_facts=state.ledger.interruption_facts + 1,
@@ -68,7 +69,7 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
         case RunAbandoned():
             if progress.phase is Phase.NOT_STARTED or progress.phase is Phase.COMPLETE:
                 return anomaly(state, event, "only a started, unfinished run can be abandoned")
-            ledger = ledger_with(state.ledger, last_error=f"abandoned: {event.reason}")
+            ledger = evolve(state.ledger, last_error=f"abandoned: {event.reason}")
             # Finalization gives the prompt file its permissions back, then the run ends.
             return finalize(state, TerminationReason.ABANDONED, ledger)
         case RunResumed():
@@ -78,18 +79,18 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
                 return anomaly(state, event, "the run has not started")
             # A note only: the phase stays, and effect ids do not count the fact.
             note = f"from {event.source}: kept {event.kept} events; {event.reason}"
-            ledger = ledger_with(state.ledger, salvages=(*state.ledger.salvages, note))
+            ledger = evolve(state.ledger, salvages=(*state.ledger.salvages, note))
             return advance(state, ledger=ledger)
         case RunCompleted():
             if progress.phase is Phase.FINALIZING and progress.step is Step.COMPLETE:
-                ledger = ledger_with(state.ledger, completed_at=event.at)
+                ledger = evolve(state.ledger, completed_at=event.at)
                 if event.reason is not None and event.reason is not progress.termination:
                     # The fold decided how the run ends; a handler echoing another reason
                     # completes the run all the same, and the mismatch is recorded.
                     ledger = _mismatch(ledger, event, progress.termination)
                 return advance(
                     state,
-                    progress=progress_with(progress, phase=Phase.COMPLETE, step=Step.DONE),
+                    progress=evolve(progress, phase=Phase.COMPLETE, step=Step.DONE),
                     ledger=ledger,
                 )
             return anomaly(state, event, "finalization has not reached completion")
@@ -103,7 +104,7 @@ def _mismatch(ledger: Ledger, event: RunCompleted, decided: TerminationReason | 
         f"{WIRE_TAGS[RunCompleted]} in finalizing: reports {reason}, "
         f"but the run ends with {decided.value if decided else 'none'}"
     )
-    return ledger_with(ledger, anomalies=ledger.anomalies + 1, last_anomaly=why)
+    return evolve(ledger, anomalies=ledger.anomalies + 1, last_anomaly=why)
 
 
 def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
@@ -117,7 +118,7 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
     progress, agent = state.progress, state.agent
     if progress.phase is Phase.NOT_STARTED:
         return anomaly(state, event, "the run has not started")
-    resumed_ledger = ledger_with(
+    resumed_ledger = evolve(
         state.ledger,
         resumes=state.ledger.resumes + 1,
         last_resume_sequence=state.sequence + 1,
@@ -137,7 +138,7 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
             agent.last_failure,
         )
         return advance(state, agent=cursor, ledger=resumed_ledger)
-    resumed = progress_with(
+    resumed = evolve(
         progress,
         phase=progress.resume_phase or Phase.PLANNING,
         step=progress.resume_step or Step.BEGIN,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from attrs import evolve
+
 from pipeline.events import (
     CheckpointSaved,
     CheckpointTrigger,
@@ -11,9 +13,8 @@ from pipeline.events import (
     MiscEvent,
     PromptPermissionsRestored,
 )
-from pipeline.reducers._build import advance, anomaly, with_progress
+from pipeline.reducers._build import advance, anomaly
 from pipeline.state import Checkpoints, Ledger, Phase, PipelineState, Step
-from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_misc"]
 
@@ -28,14 +29,14 @@ def reduce_misc(state: PipelineState, event: MiscEvent) -> PipelineState:
             return advance(state, checkpoints=saved, ledger=_bookkept(ledger, state, event))
         case FinalizingStarted():
             if finalizing and progress.step is Step.BEGIN:
-                return with_progress(state, progress_with(progress, step=Step.RESTORE))
+                return advance(state, progress=evolve(progress, step=Step.RESTORE))
             return anomaly(state, event, "finalization is not about to begin")
         case PromptPermissionsRestored():
             if finalizing and progress.step is Step.RESTORE:
                 return advance(
                     state,
-                    progress=progress_with(progress, step=Step.COMPLETE),
-                    ledger=ledger_with(ledger, protected_prompt=None),
+                    progress=evolve(progress, step=Step.COMPLETE),
+                    ledger=evolve(ledger, protected_prompt=None),
                     checkpoints=Checkpoints(
                         CheckpointTrigger.FINAL,
                         state.checkpoints.count,
@@ -55,7 +56,7 @@ def _bookkept(ledger: Ledger, state: PipelineState, event: CheckpointSaved) -> L
     just_resumed = ledger.last_resume_sequence == state.sequence
     if not interruption and not just_resumed:
         return ledger
-    return ledger_with(
+    return evolve(
         ledger,
         interruption_facts=ledger.interruption_facts + interruption,
         last_resume_sequence=state.sequence + 1 if just_resumed else ledger.last_resume_sequence,

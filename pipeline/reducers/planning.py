@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from attrs import evolve
+
 from pipeline.events import PlanningEvent, PlanningStarted, PlanProduced, PlanRejected
-from pipeline.reducers._build import anomaly, with_progress
+from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import agent_failed, start_development
 from pipeline.state import Phase, PipelineState, Step
-from pipeline.state.changes import ledger_with, progress_with
 
 __all__ = ["reduce_planning"]
 
@@ -20,13 +21,13 @@ def reduce_planning(state: PipelineState, event: PlanningEvent) -> PipelineState
     match event:
         case PlanningStarted():
             if in_planning and progress.step is Step.BEGIN:
-                return with_progress(state, progress_with(progress, step=Step.PROMPT))
+                return advance(state, progress=evolve(progress, step=Step.PROMPT))
             return anomaly(state, event, "planning is not about to begin")
         case PlanProduced():
             if event.iteration != progress.iteration + 1:
                 return anomaly(state, event, f"no plan for iteration {event.iteration} is due")
             if in_planning and progress.step is Step.INVOKE:
-                ledger = ledger_with(state.ledger, plan_digest=event.plan_digest)
+                ledger = evolve(state.ledger, plan_digest=event.plan_digest)
                 return start_development(state, ledger=ledger)
             return anomaly(state, event, "no planner is at work")
         case PlanRejected():

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from attrs import evolve
+
 from pipeline.events import PromptFileProtected, PromptInputEvent, PromptMaterialized
-from pipeline.reducers._build import advance, anomaly, with_progress
+from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import chain_exhausted
 from pipeline.state import (
     Phase,
@@ -15,7 +17,6 @@ from pipeline.state import (
     notices_for,
     task_prompt_kind,
 )
-from pipeline.state.changes import intake_with, ledger_with, progress_with
 
 __all__ = ["reduce_prompt"]
 
@@ -34,20 +35,20 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
             # A role configured with no agent (or none left) cannot be invoked at all.
             if state.agent.chain_position >= len(state.run.chain(role)):
                 return chain_exhausted(state, role)
-            invoke = progress_with(progress, step=Step.INVOKE)
+            invoke = evolve(progress, step=Step.INVOKE)
             i = state.intake
             # The prompt carried the malformed-line feedback and the role's notices: delivered;
             # notices for other hats stay owed to their next prompts.
             carried = notices_for(i.notices, role) if i.notices else ()
             if not i.feedback and not i.feedback_omitted and not carried:
-                return with_progress(state, invoke)
+                return advance(state, progress=invoke)
             owed = tuple(n for n in i.notices if n not in carried) if carried else i.notices
-            delivered = intake_with(i, feedback=(), feedback_omitted=0, notices=owed)
+            delivered = evolve(i, feedback=(), feedback_omitted=0, notices=owed)
             return advance(state, progress=invoke, intake=delivered)
         case PromptFileProtected():
             if progress.phase is Phase.NOT_STARTED:
                 return anomaly(state, event, "the run has not started")
             protected = ProtectedPrompt(event.path, event.original_mode)
-            return advance(state, ledger=ledger_with(state.ledger, protected_prompt=protected))
+            return advance(state, ledger=evolve(state.ledger, protected_prompt=protected))
         case _:
             assert_never(event)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from attrs import evolve
+
 from pipeline.events import (
     FixAttemptCompleted,
     FixAttemptStarted,
@@ -13,10 +15,9 @@ from pipeline.events import (
     ReviewIssuesFound,
     ReviewPassStarted,
 )
-from pipeline.reducers._build import anomaly, with_progress
+from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import start_commit, start_review, start_validation, transition
 from pipeline.state import Phase, PipelineState, Step
-from pipeline.state.changes import progress_with
 
 __all__ = ["reduce_review"]
 
@@ -30,7 +31,7 @@ def reduce_review(state: PipelineState, event: ReviewEvent) -> PipelineState:
     match event:
         case ReviewPassStarted():
             if reviewing and progress.step is Step.BEGIN:
-                return with_progress(state, progress_with(progress, step=Step.PROMPT))
+                return advance(state, progress=evolve(progress, step=Step.PROMPT))
             return anomaly(state, event, f"review pass {event.review_pass} is not about to begin")
         case ReviewClean():
             if reviewing and progress.step is Step.INVOKE:
@@ -41,16 +42,16 @@ def reduce_review(state: PipelineState, event: ReviewEvent) -> PipelineState:
                 return anomaly(state, event, "no reviewer is at work")
             if event.count == 0:
                 return start_validation(state)
-            return transition(state, progress_with(progress, fixing=True, step=Step.BEGIN), None)
+            return transition(state, evolve(progress, fixing=True, step=Step.BEGIN), None)
         case FixAttemptStarted():
             if fixing and progress.step is Step.BEGIN:
-                return with_progress(state, progress_with(progress, step=Step.PROMPT))
+                return advance(state, progress=evolve(progress, step=Step.PROMPT))
             return anomaly(state, event, "no fix attempt is about to begin")
         case FixAttemptCompleted():
             if not (fixing and progress.step is Step.INVOKE):
                 return anomaly(state, event, "no fix attempt is under way")
             if event.status is IterationStatus.FAILED:
-                return start_review(state, progress_with(progress, fixing=False))
+                return start_review(state, evolve(progress, fixing=False))
             return start_commit(state, Phase.REVIEW)
         case _:
             assert_never(event)

@@ -11,7 +11,6 @@ from pipeline.reducers._build import anomaly
 from pipeline.reducers._topics import gate_success
 from pipeline.reducers._transitions import finalize, start_development
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
-from pipeline.state.changes import intake_with, ledger_with
 
 __all__ = ["reduce_validation"]
 
@@ -34,17 +33,15 @@ def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineS
                 # or checks that pass on the untouched tree) is not a success.
                 why = "validation passed, but the run committed no change"
                 return finalize(
-                    state, TerminationReason.NO_CHANGES, ledger_with(state.ledger, last_error=why)
+                    state, TerminationReason.NO_CHANGES, evolve(state.ledger, last_error=why)
                 )
             return finalize(state, TerminationReason.COMPLETED)
         case FinalValidationFailed():
             if validating:
-                ledger = ledger_with(state.ledger, last_error=f"final validation: {event.reason}")
+                ledger = evolve(state.ledger, last_error=f"final validation: {event.reason}")
                 if state.intake.completion_claimed:
                     # The claim is spent: the agent must claim completion again after more work.
-                    state = evolve(
-                        state, intake=intake_with(state.intake, completion_claimed=False)
-                    )
+                    state = evolve(state, intake=evolve(state.intake, completion_claimed=False))
                 return start_development(state, ledger=ledger)
             return anomaly(state, event, "no validation was asked for")
         case _:

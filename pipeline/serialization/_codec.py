@@ -1,10 +1,7 @@
 """Encoding events, effects and state to JSON and back, with clear errors (pure).
 
-Unstructure hooks are fetched once and orjson is called directly, because the event log
-encodes every event the pipeline produces. Decoding tries a converter without detailed
-validation first, because a replay decodes every stored event and nearly all of them are
-well formed; only data that fails is structured again by the detailed converter, whose error
-names every bad field and its path.
+One converter does it all. Its hooks are fetched once and orjson is called directly; a
+decoding error names every bad field and its path.
 """
 
 from __future__ import annotations
@@ -43,11 +40,6 @@ _unstructure_effect = CONVERTER.get_unstructure_hook(Effect)
 _structure_effect = CONVERTER.get_structure_hook(Effect)
 _unstructure_state = CONVERTER.get_unstructure_hook(PipelineState)
 _structure_state = CONVERTER.get_structure_hook(PipelineState)
-
-_FAST: Final = make_converter(detailed_validation=False)
-_fast_structure_event = _FAST.get_structure_hook(PipelineEvent)
-_fast_structure_effect = _FAST.get_structure_hook(Effect)
-_fast_structure_state = _FAST.get_structure_hook(PipelineState)
 
 T = TypeVar("T")
 
@@ -112,15 +104,11 @@ def _loads(data: bytes | str, what: str) -> Any:
         raise WireFormatError(f"{what} is not valid JSON: {error}") from error
 
 
-def _structured(fast: Any, detailed: Any, data: Any, what: str) -> Any:
+def _structured(hook: Any, data: Any, what: str) -> Any:
     if not isinstance(data, dict):
         raise WireFormatError(f"{what}: expected a JSON object, got {type(data).__name__}")
     try:
-        return fast(data, object)
-    except Exception:
-        pass  # the detailed converter below says what is wrong, with every bad field's path
-    try:
-        return detailed(data, object)
+        return hook(data, object)
     except BaseValidationError as error:
         raise WireFormatError(_describe(what, error)) from error
     except KeyError as error:
@@ -131,23 +119,17 @@ def _structured(fast: Any, detailed: Any, data: Any, what: str) -> Any:
 
 def decode_event(data: bytes | str, what: str = "event") -> PipelineEvent:
     """The event encoded in ``data``; bad data raises :class:`WireFormatError`."""
-    result: PipelineEvent = _structured(
-        _fast_structure_event, _structure_event, _loads(data, what), what
-    )
+    result: PipelineEvent = _structured(_structure_event, _loads(data, what), what)
     return result
 
 
 def decode_effect(data: bytes | str, what: str = "effect") -> Effect:
     """The effect encoded in ``data``; bad data raises :class:`WireFormatError`."""
-    result: Effect = _structured(
-        _fast_structure_effect, _structure_effect, _loads(data, what), what
-    )
+    result: Effect = _structured(_structure_effect, _loads(data, what), what)
     return result
 
 
 def decode_state(data: bytes | str, what: str = "state") -> PipelineState:
     """The state encoded in ``data``; bad data raises :class:`WireFormatError`."""
-    result: PipelineState = _structured(
-        _fast_structure_state, _structure_state, _loads(data, what), what
-    )
+    result: PipelineState = _structured(_structure_state, _loads(data, what), what)
     return result

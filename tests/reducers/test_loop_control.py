@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import attrs
 import pytest
+from attrs import evolve
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -49,7 +50,6 @@ from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
 from pipeline.serialization import decode_state, encode_state
 from pipeline.state import Phase, PipelineState, TerminationReason
-from pipeline.state.changes import intake_with
 from pipeline.testing import topics
 from tests.support import budget
 
@@ -86,7 +86,7 @@ def started(loop: LoopPolicy, publisher: Role | None = Role.DEVELOPER) -> Pipeli
         RunId("r"), Digest("c"), Digest("p"), budget(), default_chains(("a",)), None, loop, T
     )
     state = reduce(PipelineState(), event)
-    return attrs.evolve(state, intake=intake_with(state.intake, publisher=publisher))
+    return attrs.evolve(state, intake=evolve(state.intake, publisher=publisher))
 
 
 _lines = iter(range(1, 10**9))
@@ -325,7 +325,7 @@ def test_a_refused_validation_tells_the_developer_what_is_missing() -> None:
     assert "required events were not seen: human.response." in notice.text
     assert "publish 'loop.cancel' to cancel" in notice.text
     # Published with no hat at work (a person's answer is seen the same way).
-    unscoped = attrs.evolve(validating, intake=intake_with(validating.intake, publisher=None))
+    unscoped = attrs.evolve(validating, intake=evolve(validating.intake, publisher=None))
     seen = reduce(unscoped, topic("human.response"))
     assert reduce(seen, FinalValidationPassed(T)).termination is TerminationReason.COMPLETED
 
@@ -460,7 +460,7 @@ def test_a_notice_waits_for_the_prompt_of_the_hat_it_concerns() -> None:
     state = attrs.evolve(
         state,
         progress=Progress(Phase.DEVELOPMENT, Step.PROMPT, iteration=1),
-        intake=intake_with(state.intake, notices=(reviewer, anyone)),
+        intake=evolve(state.intake, notices=(reviewer, anyone)),
     )
     prompted = reduce(state, PromptMaterialized(PromptKind.DEVELOPMENT, "p.md", Digest("d"), T))
     assert prompted.intake.notices == (reviewer,)

@@ -14,14 +14,12 @@ from pipeline.effects import EFFECT_TAGS, Effect
 from pipeline.errors import WireFormatError
 from pipeline.events import WIRE_TAGS, Instant, Json, Ordinal, PipelineEvent, TopicPublished
 from pipeline.serialization import (
-    CONVERTER,
     decode_effect,
     decode_event,
     decode_state,
     encode_effect,
     encode_event,
     encode_state,
-    make_converter,
 )
 from pipeline.state import PipelineState
 from pipeline.testing import effects, events, reachable_states
@@ -141,31 +139,6 @@ def test_bad_event_data_is_named_in_the_error(payload: bytes, message: str) -> N
     with pytest.raises(WireFormatError) as raised:
         decode_event(payload)
     assert message in str(raised.value)
-
-
-_FAST = make_converter(detailed_validation=False)
-
-
-@given(events())
-def test_the_fast_and_the_detailed_converter_structure_every_event_alike(
-    event: PipelineEvent,
-) -> None:
-    """Decoding tries a converter without detailed validation first; it must build exactly
-    what the detailed one builds."""
-    data = orjson.loads(encode_event(event))
-    fast = _FAST.structure(data, PipelineEvent)  # type: ignore[arg-type]
-    assert identical(fast, CONVERTER.structure(data, PipelineEvent))  # type: ignore[arg-type]
-    assert identical(fast, event)
-
-
-@given(reachable_states())
-def test_the_fast_and_the_detailed_converter_structure_every_state_alike(
-    state: PipelineState,
-) -> None:
-    """The same for states (checkpoints)."""
-    data = orjson.loads(encode_state(state))
-    fast = _FAST.structure(data, PipelineState)
-    assert identical(fast, CONVERTER.structure(data, PipelineState))
 
 
 def test_wire_format_error_is_a_value_error() -> None:

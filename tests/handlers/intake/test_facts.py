@@ -250,7 +250,7 @@ HOSTILE_LINES = (
     (b'{"topic": "a", "payload": ' + b"[" * 65 + b"]" * 65 + b"}", "more than 64"),
     (b'{"topic": "' + b"t" * 201 + b'"}', "over 200"),
     (b'{"topic": "a..b"}', "empty segment"),
-    (b'{"topic": "a", "payload": 1' + b"0" * 400 + b"}", "number is too large"),
+    (b'{"topic": "a", "payload": 1' + b"0" * 400 + b"}", "number is infinity"),
     (b'{"topic": "a", "payload": "\\ud800"}', "surrogate"),
     (b'{"topic": "a", "payload": NaN}', "invalid JSON"),
     (b'{"topic": "a", "payload": ' + b"[" * 1100 + b"]" * 1100 + b"}", "depth limit"),
