@@ -23,11 +23,11 @@ from pipeline.events.values import (
     DurationMs,
     Instant,
     Json,
+    LogPosition,
     Ordinal,
     PromptKind,
     QuestionId,
     Role,
-    Sequence,
 )
 from pipeline.state.model import MalformedLineNote, Notice, ResponseCheck, SpendLine
 from pipeline.state.termination import TerminationReason
@@ -195,7 +195,7 @@ class SaveCheckpoint:
 
     effect_id: EffectId
     trigger: CheckpointTrigger
-    sequence: Sequence = field(validator=COUNT_VALIDATOR)
+    sequence: LogPosition = field(validator=COUNT_VALIDATOR)
 
 
 @final

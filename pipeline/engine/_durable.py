@@ -21,12 +21,12 @@ from pipeline.errors import PipelineError
 from pipeline.events import (
     CheckpointSaved,
     Instant,
+    LogPosition,
     PipelineEvent,
     RunId,
     RunInterrupted,
     RunResumed,
     RunStarted,
-    Sequence,
 )
 from pipeline.handlers import EffectHandler, EffectTracer
 from pipeline.handlers.redaction import Redactor
@@ -123,7 +123,7 @@ def run_durable(
             raise UnknownRunError(f"no run {run_id!r} in the store", known)
         # An interrupted run is stopped, not finished: resuming it is what it waits for.
         if state.phase is Phase.INTERRUPTED or not is_complete(state):
-            cp = None if resumed_from is None else Sequence(resumed_from)
+            cp = None if resumed_from is None else LogPosition(resumed_from)
             state = _commit(store, run_id, state, [RunResumed(cp, clock())], on_event)
     effects = 0
     while not is_complete(state):
@@ -154,7 +154,7 @@ def _carry_out(
     for before it starts, or what the handler reports (cut short by an interruption)."""
     if isinstance(effect, SaveCheckpoint):
         store.save_checkpoint(run_id, encode_checkpoint(state))
-        return [CheckpointSaved(effect.trigger, Sequence(state.sequence), clock())]
+        return [CheckpointSaved(effect.trigger, LogPosition(state.sequence), clock())]
     if interruption.reason is not None and not is_terminal(state):
         return [RunInterrupted(interruption.reason, clock())]
     try:

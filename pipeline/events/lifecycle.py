@@ -15,9 +15,9 @@ from pipeline.events.values import (
     Count,
     Digest,
     Instant,
+    LogPosition,
     RoleChain,
     RunId,
-    Sequence,
     TerminationReason,
 )
 
@@ -72,7 +72,7 @@ class RunAbandoned:
 class RunResumed:
     """A new process took the run up again from a checkpoint (or from the start of the log)."""
 
-    checkpoint_sequence: Sequence | None = field(validator=OPTIONAL_COUNT_VALIDATOR)
+    checkpoint_sequence: LogPosition | None = field(validator=OPTIONAL_COUNT_VALIDATOR)
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 

@@ -11,7 +11,7 @@ from pipeline.events.values import (
     INSTANT_VALIDATOR,
     CheckpointTrigger,
     Instant,
-    Sequence,
+    LogPosition,
 )
 
 __all__ = [
@@ -28,7 +28,7 @@ class CheckpointSaved:
     """A checkpoint covering the first ``sequence`` events was stored (asked for by ``trigger``)."""
 
     trigger: CheckpointTrigger
-    sequence: Sequence = field(validator=COUNT_VALIDATOR)
+    sequence: LogPosition = field(validator=COUNT_VALIDATOR)
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 

@@ -43,13 +43,13 @@ __all__ = [
     "IterationStatus",
     "Json",
     "JsonValue",
+    "LogPosition",
     "Ordinal",
     "PromptKind",
     "QuestionId",
     "Role",
     "RoleChain",
     "RunId",
-    "Sequence",
     "TerminationReason",
     "TimeoutKind",
     "Usd",
@@ -77,7 +77,7 @@ Count = NewType("Count", int)
 Ordinal = NewType("Ordinal", int)
 """A 1-based position (iteration, attempt, review pass, line number)."""
 
-Sequence = NewType("Sequence", int)
+LogPosition = NewType("LogPosition", int)
 """A position in a run's event log: the number of events before it (0-based)."""
 
 DurationMs = NewType("DurationMs", int)
@@ -306,7 +306,7 @@ INSTANT_VALIDATOR = _aware
 """Validator for :data:`Instant` fields: a naive datetime would replay differently elsewhere."""
 
 COUNT_VALIDATOR = _count
-"""Validator for :data:`Count`, :data:`DurationMs` and :data:`Sequence` fields."""
+"""Validator for :data:`Count`, :data:`DurationMs` and :data:`LogPosition` fields."""
 
 ORDINAL_VALIDATOR = _ordinal
 """Validator for :data:`Ordinal` fields."""

@@ -81,6 +81,7 @@ from pipeline.events import (
     IterationStatus,
     Json,
     JsonValue,
+    LogPosition,
     LoopPolicy,
     Ordinal,
     OutputLineMalformed,
@@ -109,9 +110,6 @@ from pipeline.events import (
     TopicPublished,
     UsageReported,
     Usd,
-)
-from pipeline.events import (
-    Sequence as Seq,
 )
 from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.responses import judged
@@ -379,7 +377,7 @@ class SimulatedWorld:
                 delay = self.chooser.number(0, effect.ceiling_ms, "backoff jitter")
                 return (BackoffWaited(effect.role, DurationMs(delay), now()),)
             case SaveCheckpoint():
-                return (CheckpointSaved(effect.trigger, Seq(effect.sequence), now()),)
+                return (CheckpointSaved(effect.trigger, LogPosition(effect.sequence), now()),)
             case CreateCommit():
                 if self.chooser.pick((True, False), "changes to commit"):
                     sha = _digest(effect.effect_id)[:40]

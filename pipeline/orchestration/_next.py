@@ -40,10 +40,10 @@ from pipeline.events import (
     Count,
     DurationMs,
     Json,
+    LogPosition,
     Ordinal,
     PromptKind,
     Role,
-    Sequence,
 )
 from pipeline.state import (
     Phase,
@@ -80,7 +80,7 @@ def next_effect(state: PipelineState) -> Effect:
     phase = progress.phase
     due = state.checkpoints.due
     if due is not None and phase is not Phase.NOT_STARTED:
-        return SaveCheckpoint(eid, due, Sequence(state.sequence))
+        return SaveCheckpoint(eid, due, LogPosition(state.sequence))
     if phase is Phase.COMPLETE or phase is Phase.INTERRUPTED:
         return Terminate(eid, progress.termination or TerminationReason.STOPPED)
     if phase is Phase.NOT_STARTED:

@@ -33,6 +33,7 @@ from pipeline.events import (
     Hat,
     Instant,
     Json,
+    LogPosition,
     LoopPolicy,
     Ordinal,
     PipelineEvent,
@@ -45,9 +46,6 @@ from pipeline.events import (
     RunId,
     UsageReported,
     Usd,
-)
-from pipeline.events import (
-    Sequence as Seq,
 )
 from pipeline.events.values import MAX_COUNT, MAX_FILE_MODE
 from pipeline.handlers.simulated import (
@@ -272,7 +270,7 @@ def register_strategies() -> None:
     register(Instant, instants())
     register(Count, st.integers(0, MAX_COUNT).map(Count))
     register(Ordinal, st.integers(1, MAX_COUNT).map(Ordinal))
-    register(Seq, st.integers(0, MAX_COUNT).map(Seq))
+    register(LogPosition, st.integers(0, MAX_COUNT).map(LogPosition))
     register(DurationMs, st.integers(0, MAX_COUNT).map(DurationMs))
     register(ExitCode, st.integers(-64, 255).map(ExitCode))
     # File modes are Counts bounded to chmod's bits: the type alone cannot say so.

@@ -20,12 +20,12 @@ from pipeline.events import (
     DevelopmentIterationStarted,
     FinalizingStarted,
     FixAttemptStarted,
+    LogPosition,
     PipelineEvent,
     PlanningStarted,
     ReviewPassStarted,
     RunId,
     RunResumed,
-    Sequence,
 )
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
@@ -41,7 +41,7 @@ SEED = 20261122
 def _facts(log: list[PipelineEvent]) -> list[PipelineEvent]:
     """The log without resumption marks, checkpoint positions blanked (they move by design)."""
     return [
-        attrs.evolve(e, sequence=Sequence(0)) if isinstance(e, CheckpointSaved) else e
+        attrs.evolve(e, sequence=LogPosition(0)) if isinstance(e, CheckpointSaved) else e
         for e in log
         if not isinstance(e, RunResumed)
     ]

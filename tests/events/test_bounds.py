@@ -21,11 +21,11 @@ from pipeline.events import (
     ExitCode,
     Instant,
     InvocationSucceeded,
+    LogPosition,
     PipelineEvent,
     PromptFileProtected,
     Role,
     RunResumed,
-    Sequence,
 )
 from pipeline.serialization import encode_effect, encode_event
 from pipeline.testing import effects, events
@@ -78,7 +78,7 @@ def test_out_of_range_exit_codes_and_sequences_are_refused() -> None:
     """An exit code and a checkpoint sequence are bounded too (both reach the wire)."""
     at = Instant(datetime(2026, 1, 1, tzinfo=UTC))
     with pytest.raises(ValueError, match="checkpoint_sequence"):
-        RunResumed(Sequence(-1), at)
+        RunResumed(LogPosition(-1), at)
     with pytest.raises(ValueError, match="exit_code"):
         InvocationSucceeded(
             Role.DEVELOPER, AgentName("a"), ExitCode(2**63), DurationMs(1), Digest("0" * 64), at

@@ -23,6 +23,7 @@ from pipeline.events import (
     InvocationSucceeded,
     IterationStatus,
     Json,
+    LogPosition,
     LoopPolicy,
     Ordinal,
     OutputLineMalformed,
@@ -35,9 +36,6 @@ from pipeline.events import (
     RunResumed,
     RunStarted,
     TopicPublished,
-)
-from pipeline.events import (
-    Sequence as Seq,
 )
 from pipeline.handlers.simulated import AgentOutcome, Always, default_chains
 from pipeline.orchestration import next_effect
@@ -252,7 +250,7 @@ def test_a_checkpoint_due_at_completion_can_still_be_recorded() -> None:
     )
     effect = next_effect(due)
     assert isinstance(effect, SaveCheckpoint)
-    after = reduce(due, CheckpointSaved(CheckpointTrigger.FINAL, Seq(due.sequence), T))
+    after = reduce(due, CheckpointSaved(CheckpointTrigger.FINAL, LogPosition(due.sequence), T))
     assert after.phase is Phase.COMPLETE
     assert after.checkpoints.due is None
     assert isinstance(next_effect(after), Terminate)

@@ -76,6 +76,7 @@ from pipeline.events import (
     Instant,
     InvocationFailed,
     Json,
+    LogPosition,
     Ordinal,
     PipelineEvent,
     PlanningStarted,
@@ -90,7 +91,6 @@ from pipeline.events import (
     RunCompleted,
     RunId,
     RunStarted,
-    Sequence,
     WorkspaceErrorKind,
     WorkspaceIoError,
 )
@@ -302,7 +302,7 @@ class Runtime:
                 return (BackoffWaited(effect.role, DurationMs(delay), now()),)
             case SaveCheckpoint():
                 # The durable runner stores checkpoints itself; in memory there is no store.
-                return (CheckpointSaved(effect.trigger, Sequence(effect.sequence), now()),)
+                return (CheckpointSaved(effect.trigger, LogPosition(effect.sequence), now()),)
             case CreateCommit():
                 # Checked again just before: a process the agent left behind may have written.
                 return (*self._undo_git_changes(), *self._git().commit(effect))
