@@ -58,7 +58,7 @@ def ralph_durable_process(n: int, directory: Path) -> float:
 
 
 def ralph_in_memory(n: int, _directory: Path) -> float:
-    """ralph's loop with no store."""
+    """ralph's loop over the in-memory store (the durable loop, nothing synced or written)."""
     start = time.perf_counter()
     try:
         result = run_in_memory(_world("memory"), max_effects=n)

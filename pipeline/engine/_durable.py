@@ -91,6 +91,7 @@ def run_durable(
     interruption: Interruption | None = None,
     tracer: EffectTracer | None = None,
     redactor: Redactor | None = None,
+    on_effect: Callable[[Effect], None] | None = None,
 ) -> DurableRun:
     """Start a new run (``run_id`` None) or resume ``run_id``, and run until it is complete
     or ``max_effects`` effects have been carried out (a later call resumes it).
@@ -102,7 +103,8 @@ def run_durable(
 
     Every fact a handler reports passes through ``redactor`` (default: the secret variables of
     this process's environment and the known token shapes) before it is traced, stored, folded
-    or shown, so no secret reaches the log, a checkpoint, a span or an output.
+    or shown, so no secret reaches the log, a checkpoint, a span or an output. ``on_effect``
+    sees each effect as it is carried out (the start of a new run and checkpoints included).
     """
     interruption = Interruption() if interruption is None else interruption
     redactor = Redactor.from_environment(os.environ) if redactor is None else redactor
@@ -111,6 +113,8 @@ def run_durable(
         state = PipelineState()
         effect = next_effect(state)
         assert isinstance(effect, StartRun)
+        if on_effect is not None:
+            on_effect(effect)
         started = _observed(tracer, None, 0, effect, lambda: list(handler(effect)), redactor)
         if not started or not isinstance(started[0], RunStarted):
             raise PipelineError("the StartRun handler must report RunStarted first")
@@ -133,6 +137,8 @@ def run_durable(
         if isinstance(effect, Terminate):
             break
         effects += 1
+        if on_effect is not None:
+            on_effect(effect)
         act = functools.partial(
             _carry_out, store, handler, run_id, state, effect, interruption, clock
         )

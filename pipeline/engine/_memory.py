@@ -1,7 +1,9 @@
-"""Drive a pipeline in memory: next effect, handler, fold, until the run is complete.
+"""Drive a pipeline in memory: the durable runner over an in-memory store.
 
-This is the loop without durability, for simulations, tests and embedding with a custom store.
-The durable runner adds the event store and checkpoints around the same steps.
+For simulations, tests and embedding where nothing must outlive the process. It is the same
+loop as :func:`~pipeline.engine.run_durable` (checkpoints, redaction, interruption and all),
+over a :class:`~pipeline.handlers.store.MemoryEventStore`, so what a simulation shows is what a
+stored run does.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from collections.abc import Callable
 from attrs import frozen
 
 from pipeline.effects import Effect, Terminate
+from pipeline.engine._durable import run_durable, utc_now
 from pipeline.errors import PipelineError
-from pipeline.events import PipelineEvent
+from pipeline.events import Instant, PipelineEvent
 from pipeline.handlers import EffectHandler
+from pipeline.handlers.store import EventStore, MemoryEventStore
 from pipeline.orchestration import next_effect
-from pipeline.reducers import reduce
 from pipeline.state import PipelineState, is_complete
 
 __all__ = ["LoopBoundExceededError", "RunResult", "run_in_memory"]
@@ -36,31 +39,34 @@ class RunResult:
 
 def run_in_memory(
     handler: EffectHandler,
-    state: PipelineState | None = None,
     *,
     max_effects: int | None = None,
     on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
+    clock: Callable[[], Instant] = utc_now,
+    store: EventStore | None = None,
 ) -> RunResult:
-    """Run from ``state`` (a fresh run when omitted) until it is complete or asks to terminate.
+    """Start a run and carry it on until it is complete or asks to terminate.
 
-    ``max_effects`` guards against a handler that never lets the run end; ``on_event`` sees
-    every event with the state it produced (for progress output).
+    ``max_effects`` guards against a handler that never lets the run end
+    (:class:`LoopBoundExceededError`); ``on_event`` sees every event with the state it
+    produced; ``clock`` stamps the facts the runner records itself (checkpoints, resumes);
+    ``store`` keeps the log (a new in-memory store when omitted).
     """
-    current = PipelineState() if state is None else state
-    events: list[PipelineEvent] = []
+    store = MemoryEventStore() if store is None else store
     effects: list[Effect] = []
-    while not is_complete(current):
-        effect = next_effect(current)
-        if isinstance(effect, Terminate):
-            break
-        if max_effects is not None and len(effects) >= max_effects:
+    run = run_durable(
+        store,
+        handler,
+        clock=clock,
+        max_effects=max_effects,
+        on_event=on_event,
+        on_effect=effects.append,
+    )
+    state = run.state
+    if not is_complete(state):
+        effect = next_effect(state)
+        if not isinstance(effect, Terminate):
             raise LoopBoundExceededError(
-                f"the run took more than {max_effects} effects; the last was {effect!r}"
+                f"the run took more than {max_effects} effects; the next was {effect!r}"
             )
-        effects.append(effect)
-        for event in handler(effect):
-            current = reduce(current, event)
-            events.append(event)
-            if on_event is not None:
-                on_event(current, event)
-    return RunResult(current, tuple(events), tuple(effects))
+    return RunResult(state, tuple(store.read(run.run_id)), tuple(effects))

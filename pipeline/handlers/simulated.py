@@ -42,12 +42,12 @@ from pipeline.effects import (
     WaitForHuman,
     WriteCompletionMarker,
 )
+from pipeline.errors import PipelineError
 from pipeline.events import (
     AgentChainExhausted,
     AgentName,
     BackoffWaited,
     Budget,
-    CheckpointSaved,
     CommitCreated,
     CommitMessageGenerated,
     CommitSkipped,
@@ -81,7 +81,6 @@ from pipeline.events import (
     IterationStatus,
     Json,
     JsonValue,
-    LogPosition,
     LoopPolicy,
     Ordinal,
     OutputLineMalformed,
@@ -377,7 +376,7 @@ class SimulatedWorld:
                 delay = self.chooser.number(0, effect.ceiling_ms, "backoff jitter")
                 return (BackoffWaited(effect.role, DurationMs(delay), now()),)
             case SaveCheckpoint():
-                return (CheckpointSaved(effect.trigger, LogPosition(effect.sequence), now()),)
+                raise PipelineError("checkpoints are saved by the runner, never by a handler")
             case CreateCommit():
                 if self.chooser.pick((True, False), "changes to commit"):
                     sha = _digest(effect.effect_id)[:40]

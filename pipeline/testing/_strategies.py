@@ -360,8 +360,10 @@ def simulated_runs(
     Returns the configuration, the event log and the final state.
     """
     config = draw(configs if configs is not None else world_configs())
-    world = SimulatedWorld(config, HypothesisChooser(draw), fake_clock(step=timedelta(seconds=1)))
-    result = run_in_memory(world, max_effects=step_bound(config.budget, config.chains, config.loop))
+    clock = fake_clock(step=timedelta(seconds=1))
+    world = SimulatedWorld(config, HypothesisChooser(draw), clock)
+    bound = step_bound(config.budget, config.chains, config.loop)
+    result = run_in_memory(world, max_effects=bound, clock=clock)
     return config, result.events, result.state
 
 

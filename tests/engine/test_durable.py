@@ -64,7 +64,7 @@ def test_a_durable_run_records_the_same_facts_as_the_in_memory_loop(
 ) -> None:
     """Same world, same clock: the stored log is the in-memory run's log, and folds to it."""
     durable = run_durable(store, _world(), clock=_frozen_clock)
-    memory = run_in_memory(_world())
+    memory = run_in_memory(_world(), clock=_frozen_clock)
     stored = list(store.read(durable.run_id))
     assert stored == list(memory.events)
     assert fold(stored) == durable.state == memory.state

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from pipeline.effects import SaveCheckpoint, Terminate
-from pipeline.events import PipelineEvent, RunAbandoned, RunResumed
+from pipeline.events import CheckpointSaved, LogPosition, PipelineEvent, RunAbandoned, RunResumed
 from pipeline.handlers.simulated import SimulatedWorld, WorldConfig, fake_clock
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
@@ -52,6 +52,11 @@ class PipelineMachine(RuleBasedStateMachine):
         effect = next_effect(self.state)
         if is_terminal(self.state):
             assert isinstance(effect, SaveCheckpoint | Terminate)
+        if isinstance(effect, SaveCheckpoint):
+            # The runner saves checkpoints itself, never a handler.
+            saved = CheckpointSaved(effect.trigger, LogPosition(self.state.sequence), self.clock())
+            self._apply(saved)
+            return
         world = SimulatedWorld(self.config, HypothesisChooser(data.draw), self.clock)
         for event in world(effect):
             self._apply(event)

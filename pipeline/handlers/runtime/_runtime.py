@@ -56,7 +56,6 @@ from pipeline.events import (
     BackoffWaited,
     BudgetExceeded,
     BudgetKind,
-    CheckpointSaved,
     CompletionMarkerEmitted,
     Count,
     DevelopmentIterationStarted,
@@ -76,7 +75,6 @@ from pipeline.events import (
     Instant,
     InvocationFailed,
     Json,
-    LogPosition,
     Ordinal,
     PipelineEvent,
     PlanningStarted,
@@ -301,8 +299,7 @@ class Runtime:
                 self.sleep(delay / 1000)
                 return (BackoffWaited(effect.role, DurationMs(delay), now()),)
             case SaveCheckpoint():
-                # The durable runner stores checkpoints itself; in memory there is no store.
-                return (CheckpointSaved(effect.trigger, LogPosition(effect.sequence), now()),)
+                raise PipelineError("checkpoints are saved by the runner, never by a handler")
             case CreateCommit():
                 # Checked again just before: a process the agent left behind may have written.
                 return (*self._undo_git_changes(), *self._git().commit(effect))

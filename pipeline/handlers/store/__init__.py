@@ -1,6 +1,7 @@
 """Event stores: the port and its adapters (I/O)."""
 
 from pipeline.handlers.store._location import NamedStore, open_store_at, store_path
+from pipeline.handlers.store._memory import MemoryEventStore, MemoryStorage
 from pipeline.handlers.store._port import (
     AnswerSource,
     AnswerTakenError,
@@ -25,6 +26,8 @@ __all__ = [
     "DamagedEventError",
     "EventStore",
     "LeaseLostError",
+    "MemoryEventStore",
+    "MemoryStorage",
     "NamedStore",
     "RunSummary",
     "SequenceConflictError",

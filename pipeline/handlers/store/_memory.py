@@ -1,0 +1,153 @@
+"""An event store in this process's memory: the same contract as the SQL stores, no file.
+
+For simulations, tests and embedding where nothing must outlive the process. Events are kept
+encoded, as the SQL stores keep them, so a run through it crosses the wire format exactly as a
+stored run does (a batch that does not encode is refused whole), and reading decodes one event
+at a time. Several handles may share one :class:`MemoryStorage`, as several connections share
+a database; a lock makes each append atomic.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+
+from attrs import define, field
+
+from pipeline.events import PipelineEvent, RunId
+from pipeline.handlers.store._port import (
+    AnswerTakenError,
+    RunSummary,
+    SequenceConflictError,
+    StoredResponse,
+)
+from pipeline.serialization import EncodedCheckpoint, decode_event, encode_event
+from pipeline.views import ResponseLogRow, response_log
+
+__all__ = ["MemoryEventStore", "MemoryStorage"]
+
+
+@define
+class _Run:
+    """One run's log, checkpoints and response rows."""
+
+    started_at: str
+    bodies: list[bytes] = field(factory=list)
+    checkpoints: dict[int, EncodedCheckpoint] = field(factory=dict)
+
+
+@define
+class MemoryStorage:
+    """What the handles of one in-memory store share."""
+
+    runs: dict[RunId, _Run] = field(factory=dict)
+    responses: list[StoredResponse] = field(factory=list)
+    answers: dict[tuple[RunId, str], str] = field(factory=dict)
+    lock: threading.Lock = field(factory=threading.Lock)
+
+
+class MemoryEventStore:
+    """An :class:`~pipeline.handlers.store.EventStore` kept in memory (``storage``: share
+    another handle's data; a new, empty store when omitted)."""
+
+    def __init__(self, storage: MemoryStorage | None = None) -> None:
+        self.storage = MemoryStorage() if storage is None else storage
+        self.label = "the in-memory store"
+
+    def append(
+        self,
+        run_id: RunId,
+        expected_sequence: int,
+        events: Sequence[PipelineEvent],
+        responses: Sequence[ResponseLogRow] = (),
+        *,
+        flush: bool = True,
+    ) -> int:
+        """Append ``events`` (and their response rows) if the log holds ``expected_sequence``
+        events; ``flush`` changes nothing here (memory is never synced)."""
+        bodies = [encode_event(event) for event in events]  # all or nothing: encode first
+        shared = self.storage
+        with shared.lock:
+            run = shared.runs.get(run_id)
+            actual = 0 if run is None else len(run.bodies)
+            if actual != expected_sequence:
+                raise SequenceConflictError(run_id, expected_sequence, actual)
+            if run is None:
+                run = shared.runs[run_id] = _Run(datetime.now(UTC).isoformat())
+            run.bodies.extend(bodies)
+            for row in responses:
+                shared.responses.append(StoredResponse(len(shared.responses) + 1, run_id, row))
+            return len(run.bodies)
+
+    def response_log(self, run_id: RunId) -> list[StoredResponse]:
+        """The run's response rows, in order."""
+        with self.storage.lock:
+            return [row for row in self.storage.responses if row.run_id == run_id]
+
+    def rebuild_response_log(self) -> int:
+        """Recreate the response rows from every run's events."""
+        rows = [(run, row) for run in self._run_ids() for row in response_log(self.read(run))]
+        with self.storage.lock:
+            self.storage.responses = [
+                StoredResponse(number, run, row) for number, (run, row) in enumerate(rows, 1)
+            ]
+        return len(rows)
+
+    def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
+        """The run's events from ``from_sequence`` on, decoded one at a time."""
+        with self.storage.lock:
+            run = self.storage.runs.get(run_id)
+            bodies = [] if run is None else run.bodies[from_sequence:]
+        for body in bodies:
+            yield decode_event(body)
+
+    def head(self, run_id: RunId) -> int:
+        """How many events the run's log holds."""
+        with self.storage.lock:
+            run = self.storage.runs.get(run_id)
+            return 0 if run is None else len(run.bodies)
+
+    def runs(self) -> list[RunSummary]:
+        """Every run, oldest first."""
+        with self.storage.lock:
+            listed = [
+                RunSummary(run_id, len(run.bodies), run.started_at)
+                for run_id, run in self.storage.runs.items()
+            ]
+        return sorted(listed, key=lambda summary: (summary.started_at, summary.run_id))
+
+    def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
+        """Keep ``checkpoint`` (replacing one at the same sequence)."""
+        with self.storage.lock:
+            run = self.storage.runs.get(run_id)
+            if run is not None:
+                run.checkpoints[checkpoint.sequence] = checkpoint
+
+    def checkpoints(self, run_id: RunId) -> list[EncodedCheckpoint]:
+        """The run's checkpoints, newest first."""
+        with self.storage.lock:
+            run = self.storage.runs.get(run_id)
+            kept = [] if run is None else list(run.checkpoints.values())
+        return sorted(kept, key=lambda checkpoint: checkpoint.sequence, reverse=True)
+
+    def give_answer(self, run_id: RunId, question_id: str, text: str) -> None:
+        """Keep the answer to one question of one run; the first answer stands."""
+        with self.storage.lock:
+            if (run_id, question_id) in self.storage.answers:
+                raise AnswerTakenError(
+                    f"question {question_id} of run {run_id} was answered already"
+                )
+            self.storage.answers[(run_id, question_id)] = text
+
+    def answer(self, run_id: RunId, question_id: str) -> str | None:
+        """The answer given to one question of one run, if any."""
+        with self.storage.lock:
+            return self.storage.answers.get((run_id, question_id))
+
+    def close(self) -> None:
+        """Nothing to release: the data lives as long as its storage."""
+
+    def _run_ids(self) -> list[RunId]:
+        with self.storage.lock:
+            return list(self.storage.runs)
