@@ -8,9 +8,8 @@ orchestration asks for one.
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 
 from attrs import frozen
@@ -28,7 +27,7 @@ from pipeline.events import (
     RunResumed,
     RunStarted,
 )
-from pipeline.handlers import EffectHandler, EffectTracer
+from pipeline.handlers import EffectHandler, EffectTracer, facts_of, steps_of
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.store import EventStore, UnknownRunError
 from pipeline.orchestration import next_effect
@@ -115,7 +114,7 @@ def run_durable(
         assert isinstance(effect, StartRun)
         if on_effect is not None:
             on_effect(effect)
-        started = _observed(tracer, None, 0, effect, lambda: list(handler(effect)), redactor)
+        started = _observed(tracer, None, 0, effect, lambda: facts_of(handler(effect)), redactor)
         if not started or not isinstance(started[0], RunStarted):
             raise PipelineError("the StartRun handler must report RunStarted first")
         run_id = started[0].run_id
@@ -139,11 +138,20 @@ def run_durable(
         effects += 1
         if on_effect is not None:
             on_effect(effect)
-        act = functools.partial(
-            _carry_out, store, handler, run_id, state, effect, interruption, clock
-        )
-        facts = _observed(tracer, run_id, state.sequence, effect, act, redactor)
-        state = _commit(store, run_id, state, facts, on_event, flush=not is_redoable(effect))
+        steps = _carry_out(store, handler, run_id, state, effect, interruption, clock)
+        flush = not is_redoable(effect)
+        recorded: list[PipelineEvent] = []
+        if tracer is None:
+            for step in steps:
+                facts = [redactor.event(fact) for fact in step]
+                state = _commit(store, run_id, state, facts, on_event, flush=flush)
+        else:
+            with tracer.effect(run_id, state.sequence, effect) as span:
+                for step in steps:
+                    facts = [redactor.event(fact) for fact in step]
+                    recorded.extend(facts)
+                    state = _commit(store, run_id, state, facts, on_event, flush=flush)
+                span.record(recorded)
     return DurableRun(run_id, state, resumed_from, effects)
 
 
@@ -155,19 +163,29 @@ def _carry_out(
     effect: Effect,
     interruption: Interruption,
     clock: Callable[[], Instant],
-) -> list[PipelineEvent]:
-    """The facts of one effect: a checkpoint the runner saves itself, an interruption asked
-    for before it starts, or what the handler reports (cut short by an interruption)."""
+) -> Iterator[Sequence[PipelineEvent]]:
+    """The steps of facts of one effect: a checkpoint the runner saves itself, an
+    interruption asked for before it starts, or what the handler reports, step by step (each
+    is recorded before the handler goes on; an interruption cuts it short). The handler runs
+    armed for interruption, never while a step is being recorded."""
     if isinstance(effect, SaveCheckpoint):
         store.save_checkpoint(run_id, encode_checkpoint(state))
-        return [CheckpointSaved(effect.trigger, LogPosition(state.sequence), clock())]
+        yield [CheckpointSaved(effect.trigger, LogPosition(state.sequence), clock())]
+        return
     if interruption.reason is not None and not is_terminal(state):
-        return [RunInterrupted(interruption.reason, clock())]
+        yield [RunInterrupted(interruption.reason, clock())]
+        return
     try:
         with interruption.armed():
-            return list(handler(effect))
+            steps = steps_of(handler(effect))
+        while True:
+            with interruption.armed():
+                step = next(steps, None)
+            if step is None:
+                return
+            yield step
     except Interrupted as stopped:
-        return [RunInterrupted(str(stopped), clock())]
+        yield [RunInterrupted(str(stopped), clock())]
 
 
 def _observed(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from pipeline.effects import Effect
 from pipeline.errors import PipelineError
-from pipeline.events import PipelineEvent
-from pipeline.handlers import EffectHandler
+from pipeline.handlers import EffectHandler, HandlerResult
 
 __all__ = ["HandlerRegistry", "MissingHandlerError"]
 
@@ -35,7 +34,7 @@ class HandlerRegistry:
         """A registry like this one with ``handler`` for ``effect_type``."""
         return HandlerRegistry({**self._handlers, effect_type: handler}, self._fallback)
 
-    def __call__(self, effect: Effect) -> Sequence[PipelineEvent]:
+    def __call__(self, effect: Effect) -> HandlerResult:
         """Carry out ``effect`` with its registered handler (or the fallback)."""
         handler = self._handlers.get(type(effect), self._fallback)
         if handler is None:

@@ -52,6 +52,7 @@ from pipeline.events import (
     WorkspaceErrorKind,
     WorkspaceIoError,
 )
+from pipeline.handlers import facts_of
 from pipeline.handlers.simulated import (
     USAGE_CHOICE,
     USAGE_UNIT_USD,
@@ -138,7 +139,7 @@ def _outcomes(
     while True:
         chooser = _Enumerator(prefix, world_config.budget.limits_spend)
         world = SimulatedWorld(world_config, chooser, lambda: _AT)
-        facts = tuple(world(effect))
+        facts = tuple(facts_of(world(effect)))
         if isinstance(effect, InvokeAgent):
             facts = tuple(_steady(f) for f in facts)
         yield facts

@@ -10,14 +10,24 @@ from typing import TYPE_CHECKING
 from pipeline._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from pipeline.handlers._protocol import EffectHandler, EffectSpan, EffectTracer
+    from pipeline.handlers._protocol import (
+        EffectHandler,
+        EffectSpan,
+        EffectTracer,
+        HandlerResult,
+        facts_of,
+        steps_of,
+    )
 
-__all__ = ["EffectHandler", "EffectSpan", "EffectTracer"]
+__all__ = ["EffectHandler", "EffectSpan", "EffectTracer", "HandlerResult", "facts_of", "steps_of"]
 
 _SOURCES = {
     "EffectHandler": ("pipeline.handlers._protocol", "EffectHandler"),
     "EffectSpan": ("pipeline.handlers._protocol", "EffectSpan"),
     "EffectTracer": ("pipeline.handlers._protocol", "EffectTracer"),
+    "HandlerResult": ("pipeline.handlers._protocol", "HandlerResult"),
+    "facts_of": ("pipeline.handlers._protocol", "facts_of"),
+    "steps_of": ("pipeline.handlers._protocol", "steps_of"),
 }
 """Where each public name is defined: (module, name)."""
 

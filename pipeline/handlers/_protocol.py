@@ -1,27 +1,47 @@
 """The handler port: carry out one effect, report what happened as events (impure by nature).
 
 A handler never decides policy. Expected failures (an agent that exits 1, a rebase conflict)
-are reported as events; only bugs raise.
+are reported as events; only bugs raise. A handler returns its facts at once, or, for work that
+takes long, yields them in steps: the runner records each step before the handler goes on, so
+``InvocationStarted`` is in the log while the agent is still at work.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from pipeline.effects import Effect
 from pipeline.events import PipelineEvent, RunId
 
-__all__ = ["EffectHandler", "EffectSpan", "EffectTracer"]
+__all__ = ["EffectHandler", "EffectSpan", "EffectTracer", "HandlerResult", "facts_of", "steps_of"]
+
+HandlerResult: TypeAlias = Sequence[PipelineEvent] | Iterator[Sequence[PipelineEvent]]
+"""What a handler reports: its facts, or an iterator of steps of facts, each recorded before
+the next is asked for."""
 
 
 class EffectHandler(Protocol):
-    """Carries out ``effect`` and returns the facts it observed, in order."""
+    """Carries out ``effect`` and reports the facts it observed, in order."""
 
-    def __call__(self, effect: Effect, /) -> Sequence[PipelineEvent]:
-        """Carry out ``effect``; return what happened."""
+    def __call__(self, effect: Effect, /) -> HandlerResult:
+        """Carry out ``effect``; report what happened (at once, or in steps)."""
         ...
+
+
+def steps_of(result: HandlerResult) -> Iterator[Sequence[PipelineEvent]]:
+    """The steps of a handler's report: one step when it reported its facts at once."""
+    if isinstance(result, Sequence):
+        yield result
+    else:
+        yield from result
+
+
+def facts_of(result: HandlerResult) -> list[PipelineEvent]:
+    """Every fact of a handler's report, its steps run to the end (for callers that record
+    nothing between steps)."""
+    return [fact for step in steps_of(result) for fact in step]
 
 
 class EffectSpan(Protocol):

@@ -42,12 +42,12 @@ from pipeline.effects import (
     WaitForHuman,
     WriteCompletionMarker,
 )
-from pipeline.errors import PipelineError
 from pipeline.events import (
     AgentChainExhausted,
     AgentName,
     BackoffWaited,
     Budget,
+    CheckpointSaved,
     CommitCreated,
     CommitMessageGenerated,
     CommitSkipped,
@@ -81,6 +81,7 @@ from pipeline.events import (
     IterationStatus,
     Json,
     JsonValue,
+    LogPosition,
     LoopPolicy,
     Ordinal,
     OutputLineMalformed,
@@ -376,7 +377,10 @@ class SimulatedWorld:
                 delay = self.chooser.number(0, effect.ceiling_ms, "backoff jitter")
                 return (BackoffWaited(effect.role, DurationMs(delay), now()),)
             case SaveCheckpoint():
-                raise PipelineError("checkpoints are saved by the runner, never by a handler")
+                # Never asked by a runner (it saves checkpoints itself); the world answers it
+                # as a runner would for code that drives the world directly (the graph's
+                # exploration, workloads).
+                return (CheckpointSaved(effect.trigger, LogPosition(effect.sequence), now()),)
             case CreateCommit():
                 if self.chooser.pick((True, False), "changes to commit"):
                     sha = _digest(effect.effect_id)[:40]

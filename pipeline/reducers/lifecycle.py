@@ -128,10 +128,13 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
             spent = stop_when_spent(state, resumed_ledger)
             if spent is not None:
                 return spent
+        # An attempt cut short (its start is in the log, its outcome never came) is run
+        # again under its own number.
+        attempt = agent.attempt - 1 if agent.in_flight else agent.attempt
         cursor = AgentCursor(
             agent.chain_position,
             agent.retries,
-            agent.attempt,
+            attempt,
             False,
             agent.awaiting_output,
             agent.backoff_ceiling_ms,

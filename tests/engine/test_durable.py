@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.effects import InvokeAgent
+from pipeline.effects import Effect, InvokeAgent
 from pipeline.engine import (
     HandlerRegistry,
     MissingHandlerError,
@@ -19,7 +20,7 @@ from pipeline.engine import (
     run_durable,
     run_in_memory,
 )
-from pipeline.events import Instant, RunId, RunResumed
+from pipeline.events import Instant, PipelineEvent, RunId, RunResumed
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.simulated import (
     ScriptedChooser,
@@ -29,7 +30,7 @@ from pipeline.handlers.simulated import (
     fake_clock,
     simulated_policy,
 )
-from pipeline.handlers.store import SqliteEventStore, UnknownRunError
+from pipeline.handlers.store import MemoryEventStore, SqliteEventStore, UnknownRunError
 from pipeline.reducers import fold
 from pipeline.serialization import checkpoint_state
 from pipeline.state import Phase, TerminationReason, is_complete
@@ -199,3 +200,30 @@ def test_stopping_and_resuming_anywhere_gives_a_consistent_log(
         assert is_complete(final.state)
         for checkpoint in store.checkpoints(first.run_id):
             assert checkpoint_state(checkpoint, "t") == fold(log[: checkpoint.sequence])
+
+
+def test_a_handler_that_reports_in_steps_has_each_step_stored_before_it_goes_on() -> None:
+    """A handler yielding its facts in steps (as an agent's start, then its outcome): the
+    runner stores and folds each step before asking for the next, and the log is the same as
+    when the handler reports everything at once."""
+    store = MemoryEventStore()
+    world = _world()
+    heads_seen: list[tuple[int, int]] = []
+
+    def in_steps(effect: Effect) -> Iterator[Sequence[PipelineEvent]]:
+        facts = list(world(effect))
+        if not isinstance(effect, InvokeAgent):
+            yield facts
+            return
+        runs = store.runs()
+        before = runs[-1].events if runs else 0
+        yield facts[:1]  # the start, stored before the rest is carried out
+        heads_seen.append((before, store.runs()[-1].events))
+        yield facts[1:]
+
+    stepped = run_in_memory(in_steps, clock=_frozen_clock, store=store)
+    at_once = run_in_memory(_world(), clock=_frozen_clock)
+    assert heads_seen, "the world invoked agents"
+    assert all(after == before + 1 for before, after in heads_seen)
+    assert stepped.events == at_once.events
+    assert stepped.state == at_once.state

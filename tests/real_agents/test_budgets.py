@@ -136,11 +136,12 @@ def test_a_budget_still_holds_after_kill_9_and_resume(
             and prompt_kind(e.request.prompt) == "development"
         ]
     assert resumed.returncode == 2, resumed.stdout + resumed.stderr
-    # The killed invocation's facts were never committed (a step commits when its handler
-    # returns); the resumed run started the developer again, as the server saw.
+    # The killed invocation's start was committed before its process started, its outcome
+    # never; the resumed run started the developer again (the same attempt), as the server saw.
     assert len(first_turns) == 2
-    roles = [f["role"] for f in _facts(root, "agent.invocation_started")]
-    assert roles == ["planner", "developer"]
+    starts = _facts(root, "agent.invocation_started")
+    assert [f["role"] for f in starts] == ["planner", "developer", "developer"]
+    assert starts[1]["attempt"] == starts[2]["attempt"]
     usage = _facts(root, "agent.usage_reported")
     assert [f["role"] for f in usage] == ["planner", "developer"]
     assert [f["reason"] for f in _facts(root, "lifecycle.run_completed")] == ["max_cost"]

@@ -17,6 +17,7 @@ import pytest
 from pipeline.events import (
     WIRE_TAGS,
     CheckpointSaved,
+    InvocationStarted,
     PipelineEvent,
     RunCompleted,
     RunInterrupted,
@@ -222,7 +223,16 @@ def test_a_killed_workers_run_is_taken_over_and_ends_as_if_never_interrupted(
             logs.append(list(store.read(done.run_id)))  # type: ignore[arg-type]
     uninterrupted, taken_over = logs
     assert any(isinstance(e, RunResumed) for e in taken_over)
-    assert _facts(taken_over) == _facts(uninterrupted)
+    # An agent the kill cut short left its start in the log (recorded before its process
+    # started); the resumed run ran that attempt again under its number. Nothing else differs.
+    cut_short = [
+        i
+        for i, event in enumerate(taken_over[:-1])
+        if isinstance(event, InvocationStarted) and isinstance(taken_over[i + 1], RunResumed)
+    ]
+    assert len(cut_short) <= 1
+    kept = [e for i, e in enumerate(taken_over) if i not in cut_short]
+    assert _facts(kept) == _facts(uninterrupted)
 
 
 def test_sigterm_interrupts_the_run_and_gives_the_ticket_back_for_another_worker(

@@ -13,7 +13,7 @@ import math
 import os
 import re
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from attrs import frozen
@@ -102,20 +102,29 @@ class AgentInvoker:
     price_for: Callable[[str | None], Price | None] = _no_price
     """The configured price of a model (``[prices]``), for agents that report only tokens."""
 
-    def __call__(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
-        """Run the agent ``effect`` names and report what happened."""
+    def __call__(self, effect: InvokeAgent) -> Iterator[tuple[PipelineEvent, ...]]:
+        """Run the agent ``effect`` names, in two steps: the fact that it starts (recorded
+        before its process does, so a reader of the log sees an agent at work, and a crash
+        leaves a trace of the attempt), then what happened."""
+        config = self.agents.get(effect.agent)
+        model = None if config is None else config.model_for(self.hats.for_role(effect.role))
+        yield (
+            InvocationStarted(
+                effect.role, effect.agent, model, Ordinal(effect.attempt), self.clock()
+            ),
+        )
+        yield self._run(effect, config, model)
+
+    def _run(
+        self, effect: InvokeAgent, config: AgentConfig | None, model: str | None
+    ) -> tuple[PipelineEvent, ...]:
+        """Run the agent and report what happened after its start."""
         now = self.clock
         role, name = effect.role, effect.agent
-        config = self.agents.get(name)
         hat = self.hats.for_role(role)
-        model = None if config is None else config.model_for(hat)
-        started = InvocationStarted(role, name, model, Ordinal(effect.attempt), now())
         if config is None:
             message = f"agent {name!r} is not configured in ralph.toml"
-            return (
-                started,
-                InvocationFailed(role, name, ErrorKind.NOT_FOUND, message, False, now()),
-            )
+            return (InvocationFailed(role, name, ErrorKind.NOT_FOUND, message, False, now()),)
         prompt_path = self.layout.prompt(effect.prompt_kind)
         try:
             prompt = prompt_path.read_bytes()
@@ -128,7 +137,7 @@ class AgentInvoker:
             self.layout.output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             message = f"cannot prepare the prompt {prompt_path}: {error}"
-            return (started, InvocationFailed(role, name, ErrorKind.OTHER, message, True, now()))
+            return (InvocationFailed(role, name, ErrorKind.OTHER, message, True, now()),)
         invocation = config.invocation(hat)
         argv, stdin = _argv(invocation.argv, invocation.prompt_via, prompt, prompt_path)
         if argv is None:
@@ -136,7 +145,7 @@ class AgentInvoker:
                 f"the prompt is {len(prompt)} bytes, too long to pass as an argument; "
                 f'set prompt_via = "file" for agent {name!r}'
             )
-            return (started, InvocationFailed(role, name, ErrorKind.OTHER, message, False, now()))
+            return (InvocationFailed(role, name, ErrorKind.OTHER, message, False, now()),)
         log = self.layout.agent_log(self.run_id, _log_name(effect))
         log.parent.mkdir(parents=True, exist_ok=True)
         env = {
@@ -164,9 +173,9 @@ class AgentInvoker:
         )
         result = run_process(spec)
         if result.exit_code is None and result.timed_out is None:
-            return (started, *self._outcome(effect, result, log))  # it never ran: no usage
+            return self._outcome(effect, result, log)  # it never ran: no usage
         usage, reached_model = self._usage(effect, config, model, log)
-        return (started, usage, *self._outcome(effect, result, log, reached_model))
+        return (usage, *self._outcome(effect, result, log, reached_model))
 
     def _usage(
         self, effect: InvokeAgent, config: AgentConfig, model: str | None, log: Path

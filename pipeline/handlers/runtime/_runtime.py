@@ -14,7 +14,7 @@ import secrets
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -92,6 +92,7 @@ from pipeline.events import (
     WorkspaceErrorKind,
     WorkspaceIoError,
 )
+from pipeline.handlers._protocol import HandlerResult
 from pipeline.handlers.agents import ProcessSpec, run_process
 from pipeline.handlers.intake import IntakeLimits, read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
@@ -268,8 +269,9 @@ class Runtime:
         if self.deadline is None and limit is not None:
             self.deadline = self.clock() + timedelta(seconds=limit)
 
-    def __call__(self, effect: Effect) -> tuple[PipelineEvent, ...]:
-        """Carry out ``effect`` in the workspace and report what happened."""
+    def __call__(self, effect: Effect) -> HandlerResult:
+        """Carry out ``effect`` in the workspace and report what happened (an agent's
+        invocation in two steps: its start, then the rest)."""
         now = self.clock
         match effect:
             case StartRun():
@@ -288,12 +290,7 @@ class Runtime:
             case MaterializePrompt():
                 return self._materialize(effect)
             case InvokeAgent():
-                outcome = self._invoker()(effect)
-                # The agent has exited: what it appended to the events file is complete.
-                events_file = self.layout.events_file(self._run_id())
-                offset, lines = effect.events_offset, effect.events_lines
-                read = read_agent_events(events_file, offset, lines, now, self._limits())
-                return (*outcome, *read, *self._undo_git_changes())
+                return self._invoke(effect)
             case BackOff():
                 delay = self.rng.randint(0, effect.ceiling_ms)
                 self.sleep(delay / 1000)
@@ -335,6 +332,18 @@ class Runtime:
         if self.run_id is None:
             raise PipelineError("the run has not started: StartRun comes first")
         return self.run_id
+
+    def _invoke(self, effect: InvokeAgent) -> Iterator[tuple[PipelineEvent, ...]]:
+        """The agent's start, recorded before its process starts; then, once it has exited,
+        its outcome, what it appended to the events file (complete now) and the git files it
+        changed put back."""
+        steps = self._invoker()(effect)
+        yield next(steps)
+        outcome = tuple(fact for step in steps for fact in step)
+        events_file = self.layout.events_file(self._run_id())
+        offset, lines = effect.events_offset, effect.events_lines
+        read = read_agent_events(events_file, offset, lines, self.clock, self._limits())
+        yield (*outcome, *read, *self._undo_git_changes())
 
     def _invoker(self) -> AgentInvoker:
         if self._agents is None:
