@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from attrs import frozen
-from returns.result import Failure, Success
+from returns.methods import unwrap_or_failure
 
 from pipeline.config import AgentConfig, HatsConfig, Price, PromptVia
 from pipeline.effects import InvokeAgent
@@ -261,14 +261,15 @@ class AgentInvoker:
             # response is accepted.
             response = _read_response(self.layout.output("response"))
             return (succeeded, judged(role, response, effect.response_schema, now()))
-        report = read_report(effect, self.layout, now)
-        match report:
-            case Success(facts):
-                return (succeeded, *facts)
-            case Failure(why):
-                why = f"{why} (its output: {self.layout.relative(log)})"
-                return (InvocationFailed(role, name, ErrorKind.OUTPUT_REJECTED, why, True, now()),)
-        raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
+
+        def accepted(facts: tuple[PipelineEvent, ...]) -> tuple[PipelineEvent, ...]:
+            return (succeeded, *facts)
+
+        def rejected(why: str) -> tuple[PipelineEvent, ...]:
+            why = f"{why} (its output: {self.layout.relative(log)})"
+            return (InvocationFailed(role, name, ErrorKind.OUTPUT_REJECTED, why, True, now()),)
+
+        return unwrap_or_failure(read_report(effect, self.layout, now).map(accepted).alt(rejected))
 
 
 def _count(value: int | None) -> Count | None:

@@ -39,6 +39,7 @@ from pipeline.handlers.runtime._gitcmd import (
     run_git,
     said,
 )
+from pipeline.handlers.runtime._io import facts_or_io_error
 from pipeline.views import cost_text, models_text
 
 __all__ = [
@@ -179,10 +180,7 @@ class GitHandler:
     def commit(self, effect: CreateCommit) -> tuple[PipelineEvent, ...]:
         """Commit every change in the working tree but ralph's own files (skip when there is
         none)."""
-        try:
-            return self._commit(effect)
-        except GitError as error:
-            return (WorkspaceIoError(WorkspaceErrorKind.GIT, ".", str(error), self.clock()),)
+        return self._reported(lambda: self._commit(effect))
 
     def _commit(self, effect: CreateCommit) -> tuple[PipelineEvent, ...]:
         trailer = f"{EFFECT_TRAILER}: {effect.effect_id}"
@@ -239,26 +237,20 @@ class GitHandler:
     def rebase(self, effect: Rebase) -> tuple[PipelineEvent, ...]:
         """Rebase the current branch onto ``effect.onto``; a conflict is left for the reducer."""
         started = RebaseStarted(effect.onto, self.clock())
+        return (started, *self._reported(lambda: self._rebase(effect)))
+
+    def _rebase(self, effect: Rebase) -> tuple[PipelineEvent, ...]:
         signing = "--gpg-sign" if self.policy.sign else "--no-gpg-sign"
-        try:
-            # After --end-of-options, ``onto`` is a revision whatever it looks like.
-            done = self._git("rebase", signing, "--end-of-options", effect.onto, check=False)
-            if done.returncode == 0:
-                head = self._git("rev-parse", "HEAD").stdout.strip()
-                return (started, RebaseSucceeded(head, self.clock()))
-            conflicted = self._git("diff", "--name-only", "--diff-filter=U").stdout.split()
-            if not conflicted and not self._rebasing():
-                message = f"git rebase {effect.onto} failed: {said(done)}"
-                return (
-                    started,
-                    WorkspaceIoError(WorkspaceErrorKind.GIT, ".", message, self.clock()),
-                )
-            return (started, RebaseConflicted(tuple(conflicted), self.clock()))
-        except GitError as error:
-            return (
-                started,
-                WorkspaceIoError(WorkspaceErrorKind.GIT, ".", str(error), self.clock()),
-            )
+        # After --end-of-options, ``onto`` is a revision whatever it looks like.
+        done = self._git("rebase", signing, "--end-of-options", effect.onto, check=False)
+        if done.returncode == 0:
+            head = self._git("rev-parse", "HEAD").stdout.strip()
+            return (RebaseSucceeded(head, self.clock()),)
+        conflicted = self._git("diff", "--name-only", "--diff-filter=U").stdout.split()
+        if not conflicted and not self._rebasing():
+            message = f"git rebase {effect.onto} failed: {said(done)}"
+            return (WorkspaceIoError(WorkspaceErrorKind.GIT, ".", message, self.clock()),)
+        return (RebaseConflicted(tuple(conflicted), self.clock()),)
 
     def _rebasing(self) -> bool:
         for name in ("rebase-merge", "rebase-apply"):
@@ -269,9 +261,18 @@ class GitHandler:
 
     def abort(self, effect: AbortRebase) -> tuple[PipelineEvent, ...]:
         """Abort the rebase in progress (a no-op when none is)."""
-        try:
+
+        def abort() -> tuple[PipelineEvent, ...]:
             if self._rebasing():
                 self._git("rebase", "--abort")
-        except GitError as error:
-            return (WorkspaceIoError(WorkspaceErrorKind.GIT, ".", str(error), self.clock()),)
-        return (RebaseAborted(self.clock()),)
+            return (RebaseAborted(self.clock()),)
+
+        return self._reported(abort)
+
+    def _reported(
+        self, action: Callable[[], tuple[PipelineEvent, ...]]
+    ) -> tuple[PipelineEvent, ...]:
+        """The facts of a git step, or the ``WorkspaceIoError`` of the git command that failed."""
+        return facts_or_io_error(
+            action, WorkspaceErrorKind.GIT, ".", self.clock, catching=(GitError,)
+        )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
+from functools import partial
 
 from returns.result import Failure, Result, Success
 
@@ -37,8 +38,11 @@ from pipeline.handlers.runtime._ownfiles import read_own
 
 __all__ = ["Report", "read_report"]
 
-Report = Result[tuple[PipelineEvent, ...], str]
+Facts = tuple[PipelineEvent, ...]
+Report = Result[Facts, str]
 """The role's output facts, or why the report was rejected."""
+_Status = tuple[IterationStatus, str]
+"""A status report: the status word and the summary after it."""
 
 _ISSUE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S", re.MULTILINE)
 _MAX_SUMMARY = 2_000
@@ -55,7 +59,7 @@ def _read(layout: WorkspaceLayout, purpose: str) -> Result[str, str]:
         return Failure(f"cannot read {layout.relative(path)}: {error}")
 
 
-def _status(layout: WorkspaceLayout, text: str) -> Result[tuple[IterationStatus, str], str]:
+def _status(layout: WorkspaceLayout, text: str) -> Result[_Status, str]:
     first, _, rest = text.strip().partition("\n")
     word = first.strip().lower()
     try:
@@ -70,39 +74,49 @@ def _status(layout: WorkspaceLayout, text: str) -> Result[tuple[IterationStatus,
 def read_report(
     effect: InvokeAgent | CollectReport, layout: WorkspaceLayout, now: Callable[[], Instant]
 ) -> Report:
-    """The output facts of the agent that just finished ``effect``, read from its report."""
+    """The output facts of the agent that just finished ``effect``, read from its report:
+    read the role's file, check it, and make its facts; the first step that fails says why."""
     kind = effect.prompt_kind
     if kind is PromptKind.PLANNING:
-        return _read(layout, "plan").bind(lambda text: _plan(layout, text, effect, now))
+        return _read(layout, "plan").bind(partial(_plan, layout, effect, now))
     if kind is PromptKind.REVIEW:
-        return _read(layout, "issues").map(lambda text: _review(layout, text, effect, now))
+        return _read(layout, "issues").map(partial(_review, layout, effect, now))
     if kind is PromptKind.COMMIT_MESSAGE:
-        return _read(layout, "commit_message").bind(lambda text: _message(layout, text, now))
-    status = _read(layout, "status").bind(lambda text: _status(layout, text))
+        return _read(layout, "commit_message").bind(partial(_message, layout, now))
+    status = _read(layout, "status").bind(partial(_status, layout))
     if kind is PromptKind.DEVELOPMENT:
-        return status.map(
-            lambda s: (
-                DevelopmentIterationCompleted(
-                    Ordinal(effect.iteration), s[0], s[1] or s[0].value, now()
-                ),
-            )
-        )
+        return status.map(partial(_iteration_completed, effect, now))
     if kind is PromptKind.REVIEW_FIX:
-        return status.map(
-            lambda s: (FixAttemptCompleted(Ordinal(effect.review_pass), s[0], now()),)
-        )
-    return status.map(
-        lambda s: (
-            DevFixCompleted(s[0] is IterationStatus.COMPLETED, s[1] or "no diagnosis", now()),
-        )
+        return status.map(partial(_fix_completed, effect, now))
+    return status.map(partial(_dev_fix_completed, now))
+
+
+def _iteration_completed(
+    effect: InvokeAgent | CollectReport, now: Callable[[], Instant], said: _Status
+) -> Facts:
+    status, summary = said
+    iteration = Ordinal(effect.iteration)
+    return (DevelopmentIterationCompleted(iteration, status, summary or status.value, now()),)
+
+
+def _fix_completed(
+    effect: InvokeAgent | CollectReport, now: Callable[[], Instant], said: _Status
+) -> Facts:
+    return (FixAttemptCompleted(Ordinal(effect.review_pass), said[0], now()),)
+
+
+def _dev_fix_completed(now: Callable[[], Instant], said: _Status) -> Facts:
+    status, diagnosis = said
+    return (
+        DevFixCompleted(status is IterationStatus.COMPLETED, diagnosis or "no diagnosis", now()),
     )
 
 
 def _plan(
     layout: WorkspaceLayout,
-    text: str,
     effect: InvokeAgent | CollectReport,
     now: Callable[[], Instant],
+    text: str,
 ) -> Report:
     if not text.strip():
         return Failure(f"the plan in {layout.relative(layout.output('plan'))} is empty")
@@ -114,10 +128,10 @@ def _plan(
 
 def _review(
     layout: WorkspaceLayout,
-    text: str,
     effect: InvokeAgent | CollectReport,
     now: Callable[[], Instant],
-) -> tuple[PipelineEvent, ...]:
+    text: str,
+) -> Facts:
     # Kept where the review-fix prompt reads it (the report folder is emptied per invocation).
     layout.issues.write_text(text, "utf-8")
     count = len(_ISSUE.findall(text))
@@ -127,7 +141,7 @@ def _review(
     return (ReviewIssuesFound(review_pass, Count(count), now()),)
 
 
-def _message(layout: WorkspaceLayout, text: str, now: Callable[[], Instant]) -> Report:
+def _message(layout: WorkspaceLayout, now: Callable[[], Instant], text: str) -> Report:
     message = text.strip()
     if not message:
         where = layout.relative(layout.output("commit_message"))

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Final, assert_never
 
 from attrs import define, field, frozen
-from returns.result import Failure, Success
+from returns.methods import unwrap_or_failure
 
 from pipeline.config import RalphConfig
 from pipeline.effects import (
@@ -90,7 +90,6 @@ from pipeline.events import (
     RunId,
     RunStarted,
     WorkspaceErrorKind,
-    WorkspaceIoError,
 )
 from pipeline.handlers._protocol import HandlerResult
 from pipeline.handlers.agents import ProcessSpec, run_process
@@ -99,6 +98,7 @@ from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard
+from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._ownfiles import write_own
 from pipeline.handlers.runtime._permissions import PromptPathError, protect_prompt, restore_prompt
@@ -387,15 +387,13 @@ class Runtime:
         guard = self._guarded()
         if guard is None:
             return ()
-        try:
+
+        def undo() -> Facts:
             undone = guard.undo()
-        except OSError as error:
-            return (
-                WorkspaceIoError(
-                    WorkspaceErrorKind.WRITE, ".git", f"cannot restore: {error}", self.clock()
-                ),
-            )
-        return (GitMetadataRestored(undone, self.clock()),) if undone else ()
+            return (GitMetadataRestored(undone, self.clock()),) if undone else ()
+
+        write = WorkspaceErrorKind.WRITE
+        return facts_or_io_error(undo, write, ".git", self.clock, "cannot restore: ")
 
     def _keep_out(self) -> tuple[str, ...]:
         """ralph's own files inside the repository, which no commit may take, and the paths
@@ -499,13 +497,12 @@ class Runtime:
 
     def _collect(self, effect: CollectReport) -> tuple[PipelineEvent, ...]:
         """The role's report, read now that its structured response was accepted."""
-        match read_report(effect, self.layout, self.clock):
-            case Success(facts):
-                return (*facts,)
-            case Failure(why):
-                kind = ErrorKind.OUTPUT_REJECTED
-                return (InvocationFailed(effect.role, effect.agent, kind, why, True, self.clock()),)
-        raise AssertionError("a Result is a Success or a Failure")  # pragma: no cover
+
+        def rejected(why: str) -> Facts:
+            kind = ErrorKind.OUTPUT_REJECTED
+            return (InvocationFailed(effect.role, effect.agent, kind, why, True, self.clock()),)
+
+        return unwrap_or_failure(read_report(effect, self.layout, self.clock).alt(rejected))
 
     def _prompt_text(self, effect: MaterializePrompt) -> str:
         """The prompt ``effect`` asks for, with the sections its role's hat and state add."""
@@ -539,15 +536,16 @@ class Runtime:
         layout = self.layout
         text = self._prompt_text(effect).encode()
         path = layout.prompt(effect.kind)
-        try:
+
+        def write() -> Facts:
             write_own(path, text)  # an agent may have planted a link or a folder there
-        except (OSError, ValueError) as error:
-            return (
-                WorkspaceIoError(WorkspaceErrorKind.WRITE, str(path), str(error), self.clock()),
-            )
-        return (
-            PromptMaterialized(effect.kind, layout.relative(path), _digest(text), self.clock()),
-        )
+            relative = layout.relative(path)
+            return (PromptMaterialized(effect.kind, relative, _digest(text), self.clock()),)
+
+        # ValueError: what is there is a link or no regular file (UnsafeFileError).
+        catching = (OSError, ValueError)
+        write_error = WorkspaceErrorKind.WRITE
+        return facts_or_io_error(write, write_error, str(path), self.clock, catching=catching)
 
     def _validate(self) -> tuple[PipelineEvent, ...]:
         argv = self.config.validate
@@ -584,16 +582,17 @@ class Runtime:
     def _marker(self, effect: WriteCompletionMarker) -> tuple[PipelineEvent, ...]:
         marker = self.layout.completion_marker
         at = self.clock()
-        try:
+
+        def write() -> Facts:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.write_text(
                 f"status={effect.status}\nreason={effect.reason}\ntime={at.isoformat()}\n",
                 "utf-8",
             )
-        except OSError as error:
-            return (WorkspaceIoError(WorkspaceErrorKind.WRITE, str(marker), str(error), at),)
-        path = self.layout.relative(marker)
-        return (CompletionMarkerEmitted(path, effect.status, effect.reason, at),)
+            path = self.layout.relative(marker)
+            return (CompletionMarkerEmitted(path, effect.status, effect.reason, at),)
+
+        return facts_or_io_error(write, WorkspaceErrorKind.WRITE, str(marker), lambda: at)
 
     def _wait(self, effect: WaitForHuman) -> tuple[PipelineEvent, ...]:
         """Give a new question its id, or poll the store for the answer to the question asked
@@ -619,19 +618,18 @@ class Runtime:
             self.sleep(min(1.0, (effect.deadline - now).total_seconds()))
 
     def _restore(self, effect: RestorePromptPermissions) -> tuple[PipelineEvent, ...]:
-        if effect.path is None or effect.mode is None:
+        path, mode = effect.path, effect.mode
+        if path is None or mode is None:
             return (PromptPermissionsRestored("", self.clock()),)
-        try:
-            restore_prompt(self.layout.root, Path(effect.path), effect.mode)
-        except FileNotFoundError:
-            pass  # The user removed the file: there is nothing left to give permissions back to.
-        except PromptPathError:
-            # Replaced by a link, a directory, ...: what is there now is not ralph's to change.
-            return (PromptPermissionsRestored("", self.clock()),)
-        except OSError as error:
-            return (
-                WorkspaceIoError(
-                    WorkspaceErrorKind.PERMISSION, effect.path, str(error), self.clock()
-                ),
-            )
-        return (PromptPermissionsRestored(effect.path, self.clock()),)
+
+        def restore() -> Facts:
+            try:
+                restore_prompt(self.layout.root, Path(path), mode)
+            except FileNotFoundError:
+                pass  # The user removed the file: nothing is left to give permissions back to.
+            except PromptPathError:
+                # Replaced by a link, a directory, ...: what is there is not ralph's to change.
+                return (PromptPermissionsRestored("", self.clock()),)
+            return (PromptPermissionsRestored(path, self.clock()),)
+
+        return facts_or_io_error(restore, WorkspaceErrorKind.PERMISSION, path, self.clock)

@@ -1,0 +1,42 @@
+"""The runtime's I/O boundary: an operating-system failure becomes a fact, in one place.
+
+A handler step that touches the file system (or runs git) is an ``action`` returning its
+facts; when it raises ``OSError`` (or ``GitError``) the step reports ``WorkspaceIoError``
+naming the place instead, and the reducer decides what the run does about it. ``returns``
+carries the failure from the action to the fact (``impure_safe`` catches, ``alt`` turns the
+error into the fact), so no handler writes its own ``try``/``except`` for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from returns.io import IOResult, impure_safe
+from returns.methods import unwrap_or_failure
+from returns.unsafe import unsafe_perform_io
+
+from pipeline.events import Instant, PipelineEvent, WorkspaceErrorKind, WorkspaceIoError
+
+__all__ = ["Facts", "facts_or_io_error"]
+
+Facts = tuple[PipelineEvent, ...]
+"""What one step of a handler reports."""
+
+
+def facts_or_io_error(
+    action: Callable[[], Facts],
+    kind: WorkspaceErrorKind,
+    path: str,
+    clock: Callable[[], Instant],
+    what: str = "",
+    catching: tuple[type[Exception], ...] = (OSError,),
+) -> Facts:
+    """The facts of ``action``, or, when it fails with one of ``catching`` (``OSError``; a
+    git command's failure for git steps), the ``WorkspaceIoError`` of ``kind`` at ``path``
+    (its message ``what`` followed by the error)."""
+    attempt: IOResult[Facts, Exception] = impure_safe(exceptions=catching)(action)()
+
+    def io_error(error: Exception) -> Facts:
+        return (WorkspaceIoError(kind, path, f"{what}{error}", clock()),)
+
+    return unsafe_perform_io(unwrap_or_failure(attempt.alt(io_error)))
