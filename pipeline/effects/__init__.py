@@ -67,7 +67,7 @@ EffectId = NewType("EffectId", str)
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class StartRun:
     """Start the run: read the configuration and prompt, make the run id, report ``RunStarted``."""
 
@@ -75,7 +75,7 @@ class StartRun:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class BeginPlanning:
     """Record that planning begins."""
 
@@ -83,7 +83,7 @@ class BeginPlanning:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class BeginIteration:
     """Record that development iteration ``iteration`` begins."""
 
@@ -92,7 +92,7 @@ class BeginIteration:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class BeginReviewPass:
     """Record that review pass ``review_pass`` begins."""
 
@@ -101,7 +101,7 @@ class BeginReviewPass:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class BeginFixAttempt:
     """Record that fixing the issues of review pass ``review_pass`` begins."""
 
@@ -110,7 +110,7 @@ class BeginFixAttempt:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Publishing:
     """What a prompt tells its agent about publishing topics (decided from the run's policy)."""
 
@@ -126,7 +126,7 @@ class Publishing:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class MaterializePrompt:
     """Render the ``kind`` prompt for ``role`` into the workspace."""
 
@@ -154,7 +154,7 @@ class MaterializePrompt:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class InvokeAgent:
     """Run ``agent`` in ``role`` on the ``prompt_kind`` prompt.
 
@@ -179,7 +179,7 @@ class InvokeAgent:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class BackOff:
     """Wait before retrying ``role``: the handler picks a delay from 0 to ``ceiling_ms``."""
 
@@ -189,7 +189,7 @@ class BackOff:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class SaveCheckpoint:
     """Store the state folded from the first ``sequence`` events."""
 
@@ -199,7 +199,7 @@ class SaveCheckpoint:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class CreateCommit:
     """Commit the workspace's changes with ``message`` (skip when nothing changed).
 
@@ -218,7 +218,7 @@ class CreateCommit:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Rebase:
     """Rebase the working branch onto ``onto``."""
 
@@ -227,7 +227,7 @@ class Rebase:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class AbortRebase:
     """Abort the conflicted rebase in progress."""
 
@@ -235,7 +235,7 @@ class AbortRebase:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ValidateFinalState:
     """Run the final checks on the finished work."""
 
@@ -243,7 +243,7 @@ class ValidateFinalState:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class TriggerDevFix:
     """Report that ``failed_role``'s chain is exhausted and start dev-fix."""
 
@@ -253,7 +253,7 @@ class TriggerDevFix:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class WriteCompletionMarker:
     """Write the completion marker with ``status`` and ``reason``."""
 
@@ -263,7 +263,7 @@ class WriteCompletionMarker:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class WaitForHuman:
     """Wait for the answer to ``question_id`` until ``deadline``.
 
@@ -278,7 +278,7 @@ class WaitForHuman:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class BeginFinalizing:
     """Record that finalization begins."""
 
@@ -286,7 +286,7 @@ class BeginFinalizing:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RestorePromptPermissions:
     """Give the user's prompt file at ``path`` its ``mode`` back (None: nothing was protected)."""
 
@@ -297,7 +297,7 @@ class RestorePromptPermissions:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class CompleteRun:
     """Record that the run is complete, ended by ``reason``."""
 
@@ -306,7 +306,7 @@ class CompleteRun:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Terminate:
     """Stop: the run is terminal. ``reason`` decides the exit code."""
 
@@ -315,7 +315,7 @@ class Terminate:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class CollectReport:
     """Read the role's report after its structured response was accepted."""
 
@@ -329,7 +329,7 @@ class CollectReport:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RequireHuman:
     """Record that the run cannot go on without a person: ``reason`` and ``detail``."""
 

@@ -80,15 +80,17 @@ def next_effect(state: PipelineState) -> Effect:
     phase = progress.phase
     due = state.checkpoints.due
     if due is not None and phase is not Phase.NOT_STARTED:
-        return SaveCheckpoint(eid, due, LogPosition(state.sequence))
+        return SaveCheckpoint(effect_id=eid, trigger=due, sequence=LogPosition(state.sequence))
     if phase is Phase.COMPLETE or phase is Phase.INTERRUPTED:
-        return Terminate(eid, progress.termination or TerminationReason.STOPPED)
+        return Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
     if phase is Phase.NOT_STARTED:
-        return StartRun(eid)
+        return StartRun(effect_id=eid)
     if ledger.pending_question is not None:
         question = ledger.pending_question
         asked = question.question_id if question.asked else None
-        return WaitForHuman(eid, asked, question.deadline, question.question)
+        return WaitForHuman(
+            effect_id=eid, question_id=asked, deadline=question.deadline, question=question.question
+        )
     step = progress.step
     match step:
         case Step.BEGIN:
@@ -103,37 +105,49 @@ def next_effect(state: PipelineState) -> Effect:
             just_resumed = ledger.last_resume_sequence == state.sequence
             spend = ledger.spend
             return CreateCommit(
-                eid, message, just_resumed, spend.since_commit, spend.models_since_commit
+                effect_id=eid,
+                message=message,
+                may_exist=just_resumed,
+                spent=spend.since_commit,
+                models=spend.models_since_commit,
             )
         case Step.REBASE:
             assert state.run is not None
             if state.run.rebase_onto is None:
                 # Only a run configured to rebase gets here; without a target, skip past it.
-                return AbortRebase(eid)
-            return Rebase(eid, state.run.rebase_onto)
+                return AbortRebase(effect_id=eid)
+            return Rebase(effect_id=eid, onto=state.run.rebase_onto)
         case Step.ABORT_REBASE:
-            return AbortRebase(eid)
+            return AbortRebase(effect_id=eid)
         case Step.VALIDATE:
-            return ValidateFinalState(eid)
+            return ValidateFinalState(effect_id=eid)
         case Step.RESTORE:
             protected = ledger.protected_prompt
             if protected is None:
-                return RestorePromptPermissions(eid, None, None)
-            return RestorePromptPermissions(eid, protected.path, protected.original_mode)
+                return RestorePromptPermissions(effect_id=eid, path=None, mode=None)
+            return RestorePromptPermissions(
+                effect_id=eid, path=protected.path, mode=protected.original_mode
+            )
         case Step.COMPLETE:
-            return CompleteRun(eid, progress.termination or TerminationReason.COMPLETED)
+            return CompleteRun(
+                effect_id=eid, reason=progress.termination or TerminationReason.COMPLETED
+            )
         case Step.TRIGGER:
             role = progress.dev_fix_role
             if role is None:
-                return Terminate(eid, TerminationReason.STOPPED)
-            return TriggerDevFix(eid, role, ledger.last_error or "agent chain exhausted")
+                return Terminate(effect_id=eid, reason=TerminationReason.STOPPED)
+            return TriggerDevFix(
+                effect_id=eid, failed_role=role, reason=ledger.last_error or "agent chain exhausted"
+            )
         case Step.MARKER:
             status = "dev_fix_succeeded" if progress.dev_fix_success else "dev_fix_failed"
             role = progress.dev_fix_role
             reason = f"agent chain exhausted for {role.value if role else 'unknown'} role"
-            return WriteCompletionMarker(eid, status, reason)
+            return WriteCompletionMarker(effect_id=eid, status=status, reason=reason)
         case Step.DONE:
-            return Terminate(eid, progress.termination or TerminationReason.STOPPED)
+            return Terminate(
+                effect_id=eid, reason=progress.termination or TerminationReason.STOPPED
+            )
         case _:
             assert_never(step)
 
@@ -142,17 +156,17 @@ def _begin(state: PipelineState, eid: EffectId) -> Effect:
     progress = state.progress
     phase = progress.phase
     if phase is Phase.PLANNING:
-        return BeginPlanning(eid)
+        return BeginPlanning(effect_id=eid)
     if phase is Phase.DEVELOPMENT:
-        return BeginIteration(eid, Count(progress.iteration))
+        return BeginIteration(effect_id=eid, iteration=Count(progress.iteration))
     if phase is Phase.REVIEW:
         if progress.fixing:
-            return BeginFixAttempt(eid, Count(progress.review_pass))
-        return BeginReviewPass(eid, Count(progress.review_pass))
+            return BeginFixAttempt(effect_id=eid, review_pass=Count(progress.review_pass))
+        return BeginReviewPass(effect_id=eid, review_pass=Count(progress.review_pass))
     if phase is Phase.FINALIZING:
-        return BeginFinalizing(eid)
+        return BeginFinalizing(effect_id=eid)
     # No other phase begins with a start fact; no reducer puts one at BEGIN.
-    return Terminate(eid, progress.termination or TerminationReason.STOPPED)
+    return Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
 
 
 def _schema(state: PipelineState, role: Role) -> Json | None:
@@ -165,20 +179,20 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
     kind = task_prompt_kind(state)
     role = progress.role
     if kind is None or role is None:
-        return Terminate(eid, progress.termination or TerminationReason.STOPPED)
+        return Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
     return MaterializePrompt(
-        eid,
-        kind,
-        role,
-        Count(progress.iteration),
-        Count(progress.review_pass),
-        state.ledger.last_error,
-        state.intake.feedback,
-        Count(state.intake.feedback_omitted),
-        notices_for(state.intake.notices, role),
-        _schema(state, role),
-        correcting(state),
-        _publishing(state, kind, role),
+        effect_id=eid,
+        kind=kind,
+        role=role,
+        iteration=Count(progress.iteration),
+        review_pass=Count(progress.review_pass),
+        last_error=state.ledger.last_error,
+        feedback=state.intake.feedback,
+        feedback_omitted=Count(state.intake.feedback_omitted),
+        notices=notices_for(state.intake.notices, role),
+        response_schema=_schema(state, role),
+        correction=correcting(state),
+        publishing=_publishing(state, kind, role),
     )
 
 
@@ -193,13 +207,13 @@ def _publishing(state: PipelineState, kind: PromptKind, role: Role) -> Publishin
     seen = state.intake.seen_topics
     promise = policy.completion_promise
     return Publishing(
-        () if hat is None else hat.publishes,
-        policy.enforce_hat_scope,
-        promise,
-        tuple(topic for topic in policy.required_events if topic not in seen)
+        publishes=() if hat is None else hat.publishes,
+        enforced=policy.enforce_hat_scope,
+        completion_promise=promise,
+        required_missing=tuple(topic for topic in policy.required_events if topic not in seen)
         if promise is not None
         else (),
-        HUMAN_INTERACT_TOPIC if policy.human_timeout_s is not None else None,
+        human_topic=HUMAN_INTERACT_TOPIC if policy.human_timeout_s is not None else None,
     )
 
 
@@ -208,42 +222,44 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
     role = progress.role
     kind = task_prompt_kind(state)
     if role is None or kind is None or run is None:
-        return Terminate(eid, progress.termination or TerminationReason.STOPPED)
+        return Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
     check = state.ledger.response
     if check is not None and not check.valid and kind is not PromptKind.FORMAT_CORRECTION:
         # Every correction turn was used: a person has to look.
-        return RequireHuman(eid, FORMATTING_CORRECTION_EXHAUSTED, _exhausted(check))
+        return RequireHuman(
+            effect_id=eid, reason=FORMATTING_CORRECTION_EXHAUSTED, detail=_exhausted(check)
+        )
     if agent.backoff_ceiling_ms is not None:
-        return BackOff(eid, role, DurationMs(agent.backoff_ceiling_ms))
+        return BackOff(effect_id=eid, role=role, ceiling_ms=DurationMs(agent.backoff_ceiling_ms))
     chain = run.chain(role)
     position = agent.chain_position
     if position >= len(chain):
         # Reducers move an exhausted chain to dev-fix; this keeps next_effect total regardless.
-        return Terminate(eid, TerminationReason.AGENT_CHAIN_EXHAUSTED)
+        return Terminate(effect_id=eid, reason=TerminationReason.AGENT_CHAIN_EXHAUSTED)
     if check is not None and check.valid:
         # No correction is due, so the task's prompt kind is its report's kind.
         return CollectReport(
-            eid,
-            role,
-            chain[position],
-            kind,
-            Count(progress.iteration),
-            Count(progress.review_pass),
+            effect_id=eid,
+            role=role,
+            agent=chain[position],
+            prompt_kind=kind,
+            iteration=Count(progress.iteration),
+            review_pass=Count(progress.review_pass),
         )
     # A correction turn is the attempt it corrects answering again, not an attempt of its own:
     # the cursor counts every invocation, so the turns taken so far are taken off.
     turns = check.failures if check is not None and kind is PromptKind.FORMAT_CORRECTION else 0
     return InvokeAgent(
-        eid,
-        role,
-        chain[position],
-        Ordinal(max(1, agent.attempt + 1 - turns)),
-        kind,
-        Count(progress.iteration),
-        Count(progress.review_pass),
-        Count(state.intake.events_offset),
-        Count(state.intake.events_lines),
-        _schema(state, role),
+        effect_id=eid,
+        role=role,
+        agent=chain[position],
+        attempt=Ordinal(max(1, agent.attempt + 1 - turns)),
+        prompt_kind=kind,
+        iteration=Count(progress.iteration),
+        review_pass=Count(progress.review_pass),
+        events_offset=Count(state.intake.events_offset),
+        events_lines=Count(state.intake.events_lines),
+        response_schema=_schema(state, role),
     )
 
 

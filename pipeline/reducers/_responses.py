@@ -33,16 +33,28 @@ def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineSt
     failures = 0 if previous is None else previous.failures
     ledger = state.ledger
     if event.status is ResponseStatus.VALID:
-        check = ResponseCheck(True, failures, event.raw_response, ())
+        check = ResponseCheck(
+            valid=True, failures=failures, raw_response=event.raw_response, violations=()
+        )
         return advance(state, ledger=evolve(ledger, response=check))
     violations = event.problems
     failures += 1
-    check = ResponseCheck(False, failures, event.raw_response, violations)
+    check = ResponseCheck(
+        valid=False, failures=failures, raw_response=event.raw_response, violations=violations
+    )
     why = f"{role.value} response {event.status.value}: " + "; ".join(violations)
     judged = evolve(ledger, response=check, last_error=why)
     # The invocation's output was this response: the next turn is a new attempt's.
     a = agent
-    cursor = AgentCursor(a.chain_position, a.retries, a.attempt, False, False, None, a.last_failure)
+    cursor = AgentCursor(
+        chain_position=a.chain_position,
+        retries=a.retries,
+        attempt=a.attempt,
+        in_flight=False,
+        awaiting_output=False,
+        backoff_ceiling_ms=None,
+        last_failure=a.last_failure,
+    )
     if failures <= run.loop.max_formatting_retries:
         # A correction turn: its own prompt, then the same agent again (an invocation like
         # any other: not once a spend limit is reached).

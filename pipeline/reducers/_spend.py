@@ -37,12 +37,12 @@ def fold_usage(state: PipelineState, event: UsageReported) -> PipelineState:
     model = event.model or ""
     models = spend.models_since_commit
     added = Spend(
-        spend.total.plus(event),
-        _add(spend.by_role, event.role, event),
-        _add(spend.by_agent, event.agent, event),
-        _add(spend.by_model, model, event),
-        spend.since_commit.plus(event),
-        models if model in models else (*models, model),
+        total=spend.total.plus(event),
+        by_role=_add(spend.by_role, event.role, event),
+        by_agent=_add(spend.by_agent, event.agent, event),
+        by_model=_add(spend.by_model, model, event),
+        since_commit=spend.since_commit.plus(event),
+        models_since_commit=models if model in models else (*models, model),
     )
     return advance(state, ledger=evolve(state.ledger, spend=added))
 
@@ -52,7 +52,14 @@ def mark_progress(spend: Spend) -> Spend:
     count from here."""
     if spend.since_commit == _NONE and not spend.models_since_commit:
         return spend
-    return Spend(spend.total, spend.by_role, spend.by_agent, spend.by_model, _NONE, ())
+    return Spend(
+        total=spend.total,
+        by_role=spend.by_role,
+        by_agent=spend.by_agent,
+        by_model=spend.by_model,
+        since_commit=_NONE,
+        models_since_commit=(),
+    )
 
 
 def spent_budget(budget: Budget, spend: Spend) -> str | None:

@@ -125,7 +125,12 @@ def _out_of_scope(state: PipelineState, event: TopicPublished, hat: str) -> Pipe
     """Not acted on at all: counted, noticed, and shown as ``<hat>.scope_violation``."""
     i = state.intake
     text = f"Attempted to publish '{event.topic}': {event.payload.text}"
-    notice = Notice(f"{hat}.scope_violation", text, Count(event.line_number), i.publisher)
+    notice = Notice(
+        topic=f"{hat}.scope_violation",
+        text=text,
+        line_number=Count(event.line_number),
+        role=i.publisher,
+    )
     counted = evolve(
         i,
         topics_published=i.topics_published + 1,
@@ -177,7 +182,13 @@ def _completion(
         return notify(
             state,
             add_notice(
-                refused, Notice(TASK_RESUME_TOPIC, text, Count(event.line_number), intake.publisher)
+                refused,
+                Notice(
+                    topic=TASK_RESUME_TOPIC,
+                    text=text,
+                    line_number=Count(event.line_number),
+                    role=intake.publisher,
+                ),
             ),
         )
     claimed = evolve(intake, completion_claimed=True)
@@ -239,7 +250,10 @@ def gate_success(state: PipelineState) -> PipelineState | None:
         intake, completion_refusals=intake.completion_refusals + 1, completion_claimed=False
     )
     # The developer does the work that is missing (asking a person, say): it hears of it.
-    refused = add_notice(refused, Notice(TASK_RESUME_TOPIC, text, Count(0), Role.DEVELOPER))
+    refused = add_notice(
+        refused,
+        Notice(topic=TASK_RESUME_TOPIC, text=text, line_number=Count(0), role=Role.DEVELOPER),
+    )
     ledger = evolve(state.ledger, last_error=f"required events not seen: {listed}")
     return start_development(evolve(state, intake=refused), ledger=ledger)
 
@@ -268,11 +282,18 @@ def _question(
             f"Question not asked: '{ledger.pending_question.question}' is still waiting for "
             "an answer; ask again after it is answered."
         )
-        notice = Notice(HUMAN_INTERACT_TOPIC, text, Count(event.line_number), intake.publisher)
+        notice = Notice(
+            topic=HUMAN_INTERACT_TOPIC,
+            text=text,
+            line_number=Count(event.line_number),
+            role=intake.publisher,
+        )
         return notify(state, add_notice(intake, notice))
     deadline = Instant(event.at + timedelta(seconds=timeout_s))
     question_id = QuestionId(f"line-{event.line_number}")
-    pending = PendingQuestion(question_id, question, deadline, intake.publisher)
+    pending = PendingQuestion(
+        question_id=question_id, question=question, deadline=deadline, asked_by=intake.publisher
+    )
     return advance(state, intake=intake, ledger=evolve(ledger, pending_question=pending))
 
 
@@ -291,7 +312,12 @@ def _blocked(
     text = f"Task '{task}' was reported blocked {blocks} times and is abandoned: move on."
     intake = add_notice(
         evolve(intake, blocked=tuple(sorted(counts.items())), abandoned_tasks=abandoned),
-        Notice(TASK_ABANDONED_TOPIC, text, Count(event.line_number), intake.publisher),
+        Notice(
+            topic=TASK_ABANDONED_TOPIC,
+            text=text,
+            line_number=Count(event.line_number),
+            role=intake.publisher,
+        ),
     )
     if policy.max_abandoned_tasks and abandoned >= policy.max_abandoned_tasks:
         why = f"loop thrashing: {abandoned} tasks abandoned, the last '{task}'"

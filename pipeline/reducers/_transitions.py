@@ -76,7 +76,9 @@ def transition(
             return spent
     checkpoints = state.checkpoints
     if trigger is not None:
-        checkpoints = Checkpoints(trigger, checkpoints.count, checkpoints.last_sequence)
+        checkpoints = Checkpoints(
+            due=trigger, count=checkpoints.count, last_sequence=checkpoints.last_sequence
+        )
     judged = state.ledger if ledger is None else ledger
     if judged.response is not None:
         # A structured response belongs to its task; the next task starts without one.
@@ -257,18 +259,25 @@ def agent_failed(
         retries = agent.retries + 1
         ceiling = backoff_ceiling(budget.backoff_base_ms, budget.backoff_cap_ms, retries)
         cursor = AgentCursor(
-            agent.chain_position,
-            retries,
-            agent.attempt,
-            False,
-            False,
-            ceiling if ceiling > 0 else None,
+            chain_position=agent.chain_position,
+            retries=retries,
+            attempt=agent.attempt,
+            in_flight=False,
+            awaiting_output=False,
+            backoff_ceiling_ms=ceiling if ceiling > 0 else None,
             # The message without the log it names: every attempt writes its own log.
-            LOG_NAMED.sub("", message),
+            last_failure=LOG_NAMED.sub("", message),
         )
         return advance(state, agent=cursor, ledger=ledger)
     position = agent.chain_position + 1
-    cursor = AgentCursor(position, 0, agent.attempt, False, False, None)
+    cursor = AgentCursor(
+        chain_position=position,
+        retries=0,
+        attempt=agent.attempt,
+        in_flight=False,
+        awaiting_output=False,
+        backoff_ceiling_ms=None,
+    )
     if position < len(run.chain(role)):
         return advance(state, agent=cursor, ledger=ledger)
     if configuration and role is not Role.FIXER:

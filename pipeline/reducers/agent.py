@@ -64,7 +64,13 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
                 return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
             a = state.agent
             cursor = AgentCursor(
-                a.chain_position, a.retries, a.attempt, False, True, None, a.last_failure
+                chain_position=a.chain_position,
+                retries=a.retries,
+                attempt=a.attempt,
+                in_flight=False,
+                awaiting_output=True,
+                backoff_ceiling_ms=None,
+                last_failure=a.last_failure,
             )
             return advance(state, agent=cursor)
         case InvocationFailed():
@@ -86,13 +92,13 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
                 return anomaly(state, event, "no backoff was asked for")
             a = state.agent
             cursor = AgentCursor(
-                a.chain_position,
-                a.retries,
-                a.attempt,
-                a.in_flight,
-                a.awaiting_output,
-                None,
-                a.last_failure,
+                chain_position=a.chain_position,
+                retries=a.retries,
+                attempt=a.attempt,
+                in_flight=a.in_flight,
+                awaiting_output=a.awaiting_output,
+                backoff_ceiling_ms=None,
+                last_failure=a.last_failure,
             )
             return advance(state, agent=cursor)
         case OutputLineMalformed():
@@ -140,7 +146,13 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
 def _running(a: AgentCursor) -> AgentCursor:
     """The cursor once attempt ``a.attempt + 1`` is running (any pending backoff is over)."""
     return AgentCursor(
-        a.chain_position, a.retries, a.attempt + 1, True, False, None, a.last_failure
+        chain_position=a.chain_position,
+        retries=a.retries,
+        attempt=a.attempt + 1,
+        in_flight=True,
+        awaiting_output=False,
+        backoff_ceiling_ms=None,
+        last_failure=a.last_failure,
     )
 
 
@@ -154,7 +166,11 @@ def _malformed_line(state: PipelineState, event: OutputLineMalformed) -> Pipelin
     """
     i = state.intake
     consecutive = i.consecutive_malformed + 1
-    note = MalformedLineNote(event.line_number, event.error, event.content[:FEEDBACK_EXCERPT_CHARS])
+    note = MalformedLineNote(
+        line_number=event.line_number,
+        error=event.error,
+        excerpt=event.content[:FEEDBACK_EXCERPT_CHARS],
+    )
     feedback, omitted = (*i.feedback, note), i.feedback_omitted
     if len(feedback) > MAX_FEEDBACK_LINES:
         feedback, omitted = feedback[1:], omitted + 1

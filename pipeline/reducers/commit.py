@@ -68,7 +68,7 @@ def reduce_commit(state: PipelineState, event: CommitEvent) -> PipelineState:
                 f"({', '.join(event.paths)}): its configuration, hooks and info/ are not "
                 "yours to change, since ralph's own git commands read them"
             )
-            notice = Notice(GIT_RESTORED_TOPIC, text, Count(0))
+            notice = Notice(topic=GIT_RESTORED_TOPIC, text=text, line_number=Count(0))
             return notify(state, add_notice(state.intake, notice))
         case _:
             assert_never(event)

@@ -35,7 +35,11 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             # The question an agent published gets its id; one asked from outside is new.
             asked_by = None if pending is None else pending.asked_by
             question = PendingQuestion(
-                event.question_id, event.question, event.deadline, asked_by, asked=True
+                question_id=event.question_id,
+                question=event.question,
+                deadline=event.deadline,
+                asked_by=asked_by,
+                asked=True,
             )
             return advance(state, ledger=evolve(ledger, pending_question=question))
         case HumanResponseReceived():
@@ -43,7 +47,12 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
                 return anomaly(state, event, f"question {event.question_id!r} is not pending")
             answered = evolve(ledger, pending_question=None, last_human_answer=event.text)
             # The answer goes to the agent in its next prompt.
-            notice = Notice(HUMAN_RESPONSE_TOPIC, event.text, Count(0), pending.asked_by)
+            notice = Notice(
+                topic=HUMAN_RESPONSE_TOPIC,
+                text=event.text,
+                line_number=Count(0),
+                role=pending.asked_by,
+            )
             return notify(state, add_notice(state.intake, notice), answered)
         case HumanTimedOut():
             if pending is None or pending.question_id != event.question_id:
@@ -55,7 +64,10 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             )
             # Never a silent continue: the agent is told nobody answered.
             notice = Notice(
-                HUMAN_TIMEOUT_TOPIC, _timeout_text(state, pending), Count(0), pending.asked_by
+                topic=HUMAN_TIMEOUT_TOPIC,
+                text=_timeout_text(state, pending),
+                line_number=Count(0),
+                role=pending.asked_by,
             )
             return notify(state, add_notice(state.intake, notice), timed_out)
         case HumanInterventionRequired():

@@ -46,15 +46,15 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
             if progress.phase is not Phase.NOT_STARTED:
                 return anomaly(state, event, "the run has already started")
             run = RunInfo(
-                event.run_id,
-                event.budget,
-                {chain.role: chain.agents for chain in event.chains},
-                event.rebase_onto,
-                event.at,
-                event.loop,
+                run_id=event.run_id,
+                budget=event.budget,
+                chains={chain.role: chain.agents for chain in event.chains},
+                rebase_onto=event.rebase_onto,
+                started_at=event.at,
+                loop=event.loop,
             )
             # Spend limits are above 0 (``Budget``), so a new run always has room to start.
-            return advance(state, run=run, progress=Progress(Phase.PLANNING, Step.BEGIN))
+            return advance(state, run=run, progress=Progress(phase=Phase.PLANNING, step=Step.BEGIN))
         case RunInterrupted():
             if progress.phase is Phase.NOT_STARTED:
                 return anomaly(state, event, "the run has not started")
@@ -132,13 +132,13 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
         # again under its own number.
         attempt = agent.attempt - 1 if agent.in_flight else agent.attempt
         cursor = AgentCursor(
-            agent.chain_position,
-            agent.retries,
-            attempt,
-            False,
-            agent.awaiting_output,
-            agent.backoff_ceiling_ms,
-            agent.last_failure,
+            chain_position=agent.chain_position,
+            retries=agent.retries,
+            attempt=attempt,
+            in_flight=False,
+            awaiting_output=agent.awaiting_output,
+            backoff_ceiling_ms=agent.backoff_ceiling_ms,
+            last_failure=agent.last_failure,
         )
         return advance(state, agent=cursor, ledger=resumed_ledger)
     resumed = evolve(

@@ -25,7 +25,9 @@ def reduce_misc(state: PipelineState, event: MiscEvent) -> PipelineState:
     finalizing = progress.phase is Phase.FINALIZING
     match event:
         case CheckpointSaved():
-            saved = Checkpoints(None, state.checkpoints.count + 1, event.sequence)
+            saved = Checkpoints(
+                due=None, count=state.checkpoints.count + 1, last_sequence=event.sequence
+            )
             return advance(state, checkpoints=saved, ledger=_bookkept(ledger, state, event))
         case FinalizingStarted():
             if finalizing and progress.step is Step.BEGIN:
@@ -38,9 +40,9 @@ def reduce_misc(state: PipelineState, event: MiscEvent) -> PipelineState:
                     progress=evolve(progress, step=Step.COMPLETE),
                     ledger=evolve(ledger, protected_prompt=None),
                     checkpoints=Checkpoints(
-                        CheckpointTrigger.FINAL,
-                        state.checkpoints.count,
-                        state.checkpoints.last_sequence,
+                        due=CheckpointTrigger.FINAL,
+                        count=state.checkpoints.count,
+                        last_sequence=state.checkpoints.last_sequence,
                     ),
                 )
             return anomaly(state, event, "no permissions restore was asked for")

@@ -48,7 +48,7 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
         case PromptFileProtected():
             if progress.phase is Phase.NOT_STARTED:
                 return anomaly(state, event, "the run has not started")
-            protected = ProtectedPrompt(event.path, event.original_mode)
+            protected = ProtectedPrompt(path=event.path, original_mode=event.original_mode)
             return advance(state, ledger=evolve(state.ledger, protected_prompt=protected))
         case _:
             assert_never(event)

@@ -61,7 +61,7 @@ __all__ = [
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RunInfo:
     """The run's identity and configuration, fixed by ``RunStarted``."""
 
@@ -78,7 +78,7 @@ class RunInfo:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Progress:
     """Where the run is: phase, step, iteration and review pass, and what comes after a commit."""
 
@@ -103,7 +103,7 @@ class Progress:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class AgentCursor:
     """Where the active role's task stands in its agent chain, and its retries.
 
@@ -131,7 +131,7 @@ MAX_FEEDBACK_LINES: Final = 10
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class MalformedLineNote:
     """A malformed line as the next prompt shows it to the agent."""
 
@@ -146,7 +146,7 @@ MAX_NOTICES: Final = 10
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Notice:
     """What ralph tells the agent in its next prompt, also shown in the topic log as ``topic``
     with ``text`` as its payload: a scope violation, a refused completion, an abandoned task, a
@@ -173,7 +173,7 @@ def notices_for(notices: tuple[Notice, ...], role: Role) -> tuple[Notice, ...]:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Intake:
     """What agents published: topics seen during the run's lifetime, malformed-line counters,
     how far the events file has been read, the feedback and notices owed to the next prompt,
@@ -213,7 +213,7 @@ class Intake:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PendingQuestion:
     """A question to a human awaiting an answer by ``deadline``."""
 
@@ -229,7 +229,7 @@ class PendingQuestion:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ResponseCheck:
     """The current task's structured response as judged so far (see ``Hat.response_schema``)."""
 
@@ -244,7 +244,7 @@ class ResponseCheck:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ProtectedPrompt:
     """The user's prompt file, made read-only for the run, and the mode to give back."""
 
@@ -253,7 +253,7 @@ class ProtectedPrompt:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class SpendLine:
     """What a set of invocations used: tokens, and the cost where it is known."""
 
@@ -271,13 +271,13 @@ class SpendLine:
     def plus(self, usage: UsageReported) -> SpendLine:
         """This line with one more invocation's usage added (an unknown cost counted apart)."""
         return SpendLine(
-            self.invocations + 1,
-            self.cost_usd + (usage.cost_usd or 0.0),
-            self.unknown_cost + (usage.cost_usd is None),
-            self.input_tokens + (usage.input_tokens or 0),
-            self.output_tokens + (usage.output_tokens or 0),
-            self.cache_read_tokens + (usage.cache_read_tokens or 0),
-            self.cache_write_tokens + (usage.cache_write_tokens or 0),
+            invocations=self.invocations + 1,
+            cost_usd=self.cost_usd + (usage.cost_usd or 0.0),
+            unknown_cost=self.unknown_cost + (usage.cost_usd is None),
+            input_tokens=self.input_tokens + (usage.input_tokens or 0),
+            output_tokens=self.output_tokens + (usage.output_tokens or 0),
+            cache_read_tokens=self.cache_read_tokens + (usage.cache_read_tokens or 0),
+            cache_write_tokens=self.cache_write_tokens + (usage.cache_write_tokens or 0),
         )
 
     @property
@@ -292,7 +292,7 @@ class SpendLine:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Spend:
     """The run's usage ledger, folded from its usage facts: in all, per role, per agent and
     per model, and since the run last made progress (a commit with changes)."""
@@ -311,7 +311,7 @@ class Spend:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Ledger:
     """Bookkeeping: commits, the plan, errors, anomalies and human questions."""
 
@@ -346,7 +346,7 @@ class Ledger:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Checkpoints:
     """Checkpoint bookkeeping: the checkpoint orchestration asked for, and those saved."""
 
@@ -356,7 +356,7 @@ class Checkpoints:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PipelineState:
     """The folded state of one run: the fold of its event log, and nothing but that."""
 

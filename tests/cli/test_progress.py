@@ -123,7 +123,10 @@ def test_the_live_panel_shows_a_wait_for_a_person_with_the_command_that_answers(
     assert state.run is not None
     deadline = Instant(datetime(2026, 5, 1, 12, 30, tzinfo=UTC))
     question = PendingQuestion(
-        QuestionId("9f" * 16), "May I [bold]delete[/bold] production data?", deadline, asked=True
+        question_id=QuestionId("9f" * 16),
+        question="May I [bold]delete[/bold] production data?",
+        deadline=deadline,
+        asked=True,
     )
     view = LiveView(clock=lambda: 0.0, workspace=Path("/work/my repo"))
     view.state = attrs.evolve(state, ledger=attrs.evolve(state.ledger, pending_question=question))

@@ -64,8 +64,12 @@ def test_every_number_of_every_event_and_effect_has_a_validator(cls: type) -> No
 @pytest.mark.parametrize(
     "build",
     [
-        lambda: RestorePromptPermissions(EffectId("r:1"), "PROMPT.md", Count(-(2**63) - 1)),
-        lambda: RestorePromptPermissions(EffectId("r:1"), "PROMPT.md", Count(0o10000)),
+        lambda: RestorePromptPermissions(
+            effect_id=EffectId("r:1"), path="PROMPT.md", mode=Count(-(2**63) - 1)
+        ),
+        lambda: RestorePromptPermissions(
+            effect_id=EffectId("r:1"), path="PROMPT.md", mode=Count(0o10000)
+        ),
     ],
 )
 def test_a_file_mode_outside_chmods_bits_is_refused(build: Callable[[], object]) -> None:

@@ -316,7 +316,9 @@ def test_a_refused_validation_tells_the_developer_what_is_missing() -> None:
     state = reduce(state, topic("build.done"))
     # A run that committed work: one with none ends no_changes, gate or not.
     worked = attrs.evolve(state, ledger=attrs.evolve(state.ledger, commits=1))
-    validating = attrs.evolve(worked, progress=Progress(Phase.FINAL_VALIDATION, Step.VALIDATE))
+    validating = attrs.evolve(
+        worked, progress=Progress(phase=Phase.FINAL_VALIDATION, step=Step.VALIDATE)
+    )
     refused = reduce(validating, FinalValidationPassed(T))
     assert refused.phase is Phase.DEVELOPMENT
     notice = refused.intake.notices[-1]
@@ -449,9 +451,13 @@ def test_a_notice_waits_for_the_prompt_of_the_hat_it_concerns() -> None:
     from pipeline.events import PromptKind, PromptMaterialized
     from pipeline.state import Notice, Progress, Step, notices_for
 
-    reviewer = Notice("reviewer.scope_violation", "x", Count(1), Role.REVIEWER)
-    anyone = Notice("human.response", "y", Count(0), None)
-    planner = Notice("planner.scope_violation", "z", Count(2), Role.PLANNER)
+    reviewer = Notice(
+        topic="reviewer.scope_violation", text="x", line_number=Count(1), role=Role.REVIEWER
+    )
+    anyone = Notice(topic="human.response", text="y", line_number=Count(0), role=None)
+    planner = Notice(
+        topic="planner.scope_violation", text="z", line_number=Count(2), role=Role.PLANNER
+    )
     assert notices_for((reviewer, anyone), Role.DEVELOPER) == (anyone,)
     assert notices_for((reviewer, anyone), Role.REVIEWER) == (reviewer, anyone)
     assert notices_for((reviewer, anyone, planner), Role.COMMITTER) == ()
@@ -459,7 +465,7 @@ def test_a_notice_waits_for_the_prompt_of_the_hat_it_concerns() -> None:
     state = started(policy())
     state = attrs.evolve(
         state,
-        progress=Progress(Phase.DEVELOPMENT, Step.PROMPT, iteration=1),
+        progress=Progress(phase=Phase.DEVELOPMENT, step=Step.PROMPT, iteration=1),
         intake=evolve(state.intake, notices=(reviewer, anyone)),
     )
     prompted = reduce(state, PromptMaterialized(PromptKind.DEVELOPMENT, "p.md", Digest("d"), T))

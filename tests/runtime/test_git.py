@@ -49,7 +49,11 @@ def test_a_commit_carries_its_effect_trailer_and_leaves_ralphs_files_out(tmp_pat
     (root / "new.py").write_text("x = 1\n")
     (root / ".agent").mkdir()
     (root / ".agent" / "PLAN.md").write_text("plan")
-    facts = git_handler.commit(CreateCommit(EffectId("run:7"), "Add x", False, _NONE, ()))
+    facts = git_handler.commit(
+        CreateCommit(
+            effect_id=EffectId("run:7"), message="Add x", may_exist=False, spent=_NONE, models=()
+        )
+    )
     assert len(facts) == 1
     assert isinstance(facts[0], CommitCreated)
     assert facts[0].sha == git(root, "rev-parse", "HEAD")
@@ -87,7 +91,13 @@ def test_a_commit_carries_the_models_and_known_cost_since_the_last_commit(
     root, git_handler = handler(tmp_path)
     (root / "a.txt").write_text("a")
     spent = SpendLine(invocations=2, cost_usd=0.0123, input_tokens=10, output_tokens=5)
-    effect = CreateCommit(EffectId("run:4"), "Add a", False, spent, ("sonnet", "haiku"))
+    effect = CreateCommit(
+        effect_id=EffectId("run:4"),
+        message="Add a",
+        may_exist=False,
+        spent=spent,
+        models=("sonnet", "haiku"),
+    )
     assert isinstance(git_handler.commit(effect)[0], CommitCreated)
     assert _trailers(root) == [
         f"{EFFECT_TRAILER}: run:4",
@@ -96,14 +106,30 @@ def test_a_commit_carries_the_models_and_known_cost_since_the_last_commit(
     ]
     (root / "b.txt").write_text("b")
     partly = SpendLine(invocations=3, cost_usd=0.42, unknown_cost=2)
-    git_handler.commit(CreateCommit(EffectId("run:8"), "Add b", False, partly, ("gpt", "")))
+    git_handler.commit(
+        CreateCommit(
+            effect_id=EffectId("run:8"),
+            message="Add b",
+            may_exist=False,
+            spent=partly,
+            models=("gpt", ""),
+        )
+    )
     assert _trailers(root)[1:] == [
         f"{MODEL_TRAILER}: gpt, unknown",
         f"{COST_TRAILER}: $0.4200 + 2 of unknown cost",
     ]
     (root / "c.txt").write_text("c")
     unknown = SpendLine(invocations=1, unknown_cost=1)
-    git_handler.commit(CreateCommit(EffectId("run:9"), "Add c", False, unknown, ("gpt",)))
+    git_handler.commit(
+        CreateCommit(
+            effect_id=EffectId("run:9"),
+            message="Add c",
+            may_exist=False,
+            spent=unknown,
+            models=("gpt",),
+        )
+    )
     assert _trailers(root)[2] == f"{COST_TRAILER}: unknown"
 
 
@@ -111,7 +137,11 @@ def test_nothing_changed_is_a_skip(tmp_path: Path) -> None:
     """A clean tree: CommitSkipped, and no commit made."""
     root, git_handler = handler(tmp_path)
     head = git(root, "rev-parse", "HEAD")
-    facts = git_handler.commit(CreateCommit(EffectId("run:3"), "nothing", False, _NONE, ()))
+    facts = git_handler.commit(
+        CreateCommit(
+            effect_id=EffectId("run:3"), message="nothing", may_exist=False, spent=_NONE, models=()
+        )
+    )
     assert [type(f) for f in facts] == [CommitSkipped]
     assert git(root, "rev-parse", "HEAD") == head
 
@@ -120,15 +150,27 @@ def test_a_commit_asked_for_again_after_a_crash_is_found_not_repeated(tmp_path: 
     """``may_exist``: the commit made before the crash is reported again, none is added."""
     root, git_handler = handler(tmp_path)
     (root / "a.txt").write_text("a")
-    first = git_handler.commit(CreateCommit(EffectId("run:9"), "Add a", False, _NONE, ()))
+    first = git_handler.commit(
+        CreateCommit(
+            effect_id=EffectId("run:9"), message="Add a", may_exist=False, spent=_NONE, models=()
+        )
+    )
     (root / "b.txt").write_text("b")  # work of a later step, not to be swept into it
-    again = git_handler.commit(CreateCommit(EffectId("run:9"), "Add a", True, _NONE, ()))
+    again = git_handler.commit(
+        CreateCommit(
+            effect_id=EffectId("run:9"), message="Add a", may_exist=True, spent=_NONE, models=()
+        )
+    )
     assert isinstance(first[0], CommitCreated)
     assert isinstance(again[0], CommitCreated)
     assert again[0].sha == first[0].sha
     assert git(root, "rev-list", "--count", "HEAD") == "2"
     # Without may_exist the same effect id would commit anew: the lookup is what saves it.
-    other = git_handler.commit(CreateCommit(EffectId("run:10"), "Add b", True, _NONE, ()))
+    other = git_handler.commit(
+        CreateCommit(
+            effect_id=EffectId("run:10"), message="Add b", may_exist=True, spent=_NONE, models=()
+        )
+    )
     assert isinstance(other[0], CommitCreated)
     assert other[0].sha != first[0].sha
 
@@ -138,7 +180,11 @@ def test_a_commit_git_refuses_is_a_workspace_error(tmp_path: Path) -> None:
     root, git_handler = handler(tmp_path)
     (root / ".git" / "index.lock").write_text("")
     (root / "c.txt").write_text("c")
-    facts = git_handler.commit(CreateCommit(EffectId("r:1"), "m", False, _NONE, ()))
+    facts = git_handler.commit(
+        CreateCommit(
+            effect_id=EffectId("r:1"), message="m", may_exist=False, spent=_NONE, models=()
+        )
+    )
     assert len(facts) == 1
     assert isinstance(facts[0], WorkspaceIoError)
     assert facts[0].kind is WorkspaceErrorKind.GIT
@@ -161,7 +207,7 @@ def test_a_clean_rebase_succeeds_and_a_conflict_is_reported_then_aborted(
     (root / "mine.txt").write_text("mine\n")
     git(root, "add", "mine.txt")
     git(root, "commit", "-q", "-m", "my work")
-    clean = git_handler.rebase(Rebase(EffectId("r:2"), "upstream"))
+    clean = git_handler.rebase(Rebase(effect_id=EffectId("r:2"), onto="upstream"))
     assert [type(f) for f in clean] == [RebaseStarted, RebaseSucceeded]
     assert isinstance(clean[1], RebaseSucceeded)
     assert clean[1].head == git(root, "rev-parse", "HEAD")
@@ -173,11 +219,11 @@ def test_a_clean_rebase_succeeds_and_a_conflict_is_reported_then_aborted(
     (root / "README.md").write_text("ours\n")
     git(root, "commit", "-q", "-am", "ours")
     before = git(root, "rev-parse", "HEAD")
-    conflicted = git_handler.rebase(Rebase(EffectId("r:3"), "upstream"))
+    conflicted = git_handler.rebase(Rebase(effect_id=EffectId("r:3"), onto="upstream"))
     assert [type(f) for f in conflicted] == [RebaseStarted, RebaseConflicted]
     assert isinstance(conflicted[1], RebaseConflicted)
     assert conflicted[1].paths == ("README.md",)
-    aborted = git_handler.abort(AbortRebase(EffectId("r:4")))
+    aborted = git_handler.abort(AbortRebase(effect_id=EffectId("r:4")))
     assert [type(f) for f in aborted] == [RebaseAborted]
     assert git(root, "rev-parse", "HEAD") == before
     assert (root / "README.md").read_text() == "ours\n"

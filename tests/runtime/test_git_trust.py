@@ -150,7 +150,9 @@ def test_planted_code_is_switched_off_even_when_it_is_still_in_place(tmp_path: P
     subprocess.run(["sh", "-c", _plant(root, marker)], cwd=root, check=True)
     assert not marker.exists()
     (root / "app.py").write_text("work\n")
-    effect = CreateCommit(EffectId(3), "Add app", False, SpendLine(), ())
+    effect = CreateCommit(
+        effect_id=EffectId(3), message="Add app", may_exist=False, spent=SpendLine(), models=()
+    )
     (refused,) = GitHandler(root, fake_clock()).commit(effect)
     assert isinstance(refused, WorkspaceIoError), refused
     assert "clean filter 'evil' failed" in refused.message
@@ -180,7 +182,9 @@ def test_an_agent_that_empties_the_exclude_file_gets_none_of_ralphs_files_commit
     (root / "ralph.toml").write_text("# changed by the agent\n")
     git(root, "add", "--force", ".ralph/pipeline.db", ".agent/prompts/developer.md")
     handler = GitHandler(root, fake_clock(), keep_out=("ralph.toml", "PROMPT.md"))
-    effect = CreateCommit(EffectId(3), "Add app", False, SpendLine(), ())
+    effect = CreateCommit(
+        effect_id=EffectId(3), message="Add app", may_exist=False, spent=SpendLine(), models=()
+    )
     (created,) = handler.commit(effect)
     assert isinstance(created, CommitCreated), created
     committed = set(git(root, "show", "--name-only", "--format=", "HEAD").split())
@@ -256,7 +260,9 @@ def test_rebase_onto_that_looks_like_an_option_is_refused_at_parse_time(tmp_path
     assert done.returncode == 2, done.stdout + done.stderr
     assert "rebase_onto" in done.stderr
     assert not WorkspaceLayout(root).store.exists()
-    facts = GitHandler(root, fake_clock()).rebase(Rebase(EffectId(1), f"--exec=touch {marker}"))
+    facts = GitHandler(root, fake_clock()).rebase(
+        Rebase(effect_id=EffectId(1), onto=f"--exec=touch {marker}")
+    )
     assert isinstance(facts[0], RebaseStarted)
     assert not marker.exists()
 
@@ -339,7 +345,9 @@ def test_an_exclusion_pathspec_keeps_out_exactly_its_path(tmp_path: Path) -> Non
     for name in ("my[1]*.db", "my1x.db", "d ir/!x", "!top"):
         (root / name).write_text(name)
     handler = GitHandler(root, fake_clock(), keep_out=("my[1]*.db", "d ir/!x", "!top"))
-    effect = CreateCommit(EffectId(3), "Add", False, SpendLine(), ())
+    effect = CreateCommit(
+        effect_id=EffectId(3), message="Add", may_exist=False, spent=SpendLine(), models=()
+    )
     (created,) = handler.commit(effect)
     assert isinstance(created, CommitCreated), created
     assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["my1x.db"]
@@ -356,7 +364,9 @@ def test_a_resumed_run_keeps_the_paths_its_start_kept_out(tmp_path: Path) -> Non
     (root / "README.md").write_text("the person's edit\n")
     (root / "app.py").write_text("work\n")
     runtime = Runtime(workspace.layout, workspace.config, Digest("0"), utc_now, run_id="r1")
-    effect = CreateCommit(EffectId(3), "Add app", False, SpendLine(), ())
+    effect = CreateCommit(
+        effect_id=EffectId(3), message="Add app", may_exist=False, spent=SpendLine(), models=()
+    )
     facts = runtime(effect)
     assert isinstance(facts[-1], CommitCreated), facts
     assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["app.py"]
@@ -374,6 +384,10 @@ def test_run_hooks_lets_the_repositorys_own_hooks_run(tmp_path: Path) -> None:
         path.chmod(0o755)
     (root / "app.py").write_text("work\n")
     handler = GitHandler(root, fake_clock(), policy=GitPolicy(run_hooks=True))
-    (created,) = handler.commit(CreateCommit(EffectId(3), "Add", False, SpendLine(), ()))
+    (created,) = handler.commit(
+        CreateCommit(
+            effect_id=EffectId(3), message="Add", may_exist=False, spent=SpendLine(), models=()
+        )
+    )
     assert isinstance(created, CommitCreated), created
     assert marker.read_text() == "post-commit\n"
