@@ -6,15 +6,15 @@ from datetime import timedelta
 
 from pipeline.effects import Terminate
 from pipeline.events import Budget, Count, DurationMs, Ordinal, PipelineEvent
-from pipeline.handlers.simulated import (
+from pipeline.orchestration import next_effect
+from pipeline.reducers import reduce
+from pipeline.simulation import (
     RandomChooser,
     SimulatedWorld,
     WorldConfig,
     default_chains,
     fake_clock,
 )
-from pipeline.orchestration import next_effect
-from pipeline.reducers import reduce
 from pipeline.state import PipelineState
 
 __all__ = ["LONG_RUN_BUDGET", "NOOP_WEIGHTS", "long_log"]

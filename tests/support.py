@@ -60,7 +60,7 @@ def scripted_run(
     import attrs
 
     from pipeline.engine import run_in_memory
-    from pipeline.handlers.simulated import (
+    from pipeline.simulation import (
         ScriptedChooser,
         SimulatedWorld,
         WorldConfig,

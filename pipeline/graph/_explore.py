@@ -53,7 +53,10 @@ from pipeline.events import (
     WorkspaceIoError,
 )
 from pipeline.handlers import facts_of
-from pipeline.handlers.simulated import (
+from pipeline.orchestration import next_effect
+from pipeline.reducers import reduce
+from pipeline.responses import AGENT_RESPONSE
+from pipeline.simulation import (
     USAGE_CHOICE,
     USAGE_UNIT_USD,
     SimulatedWorld,
@@ -61,9 +64,6 @@ from pipeline.handlers.simulated import (
     default_chains,
     simulated_policy,
 )
-from pipeline.orchestration import next_effect
-from pipeline.reducers import reduce
-from pipeline.responses import AGENT_RESPONSE
 from pipeline.state import Phase, PipelineState, is_complete, is_terminal
 
 __all__ = ["RUNTIME_BUDGET_CHECKS", "Edge", "PhaseGraph", "explore", "phase_changes"]

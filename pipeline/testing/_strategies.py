@@ -48,15 +48,15 @@ from pipeline.events import (
     Usd,
 )
 from pipeline.events.values import MAX_COUNT, MAX_FILE_MODE
-from pipeline.handlers.simulated import (
+from pipeline.orchestration import step_bound
+from pipeline.reducers import fold
+from pipeline.responses import AGENT_RESPONSE
+from pipeline.simulation import (
     SimulatedWorld,
     WorldConfig,
     fake_clock,
     simulated_policy,
 )
-from pipeline.orchestration import step_bound
-from pipeline.reducers import fold
-from pipeline.responses import AGENT_RESPONSE
 from pipeline.state import PipelineState, ResponseCheck, SpendLine
 
 __all__ = [

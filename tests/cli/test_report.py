@@ -16,7 +16,7 @@ import pytest
 
 from pipeline.cli._report import html_report, markdown_report, spend_rows
 from pipeline.events import CostSource, InvocationStarted, PipelineEvent, UsageReported
-from pipeline.handlers.simulated import USAGE_CHOICE
+from pipeline.simulation import USAGE_CHOICE
 from pipeline.views import Outcome, timeline
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,

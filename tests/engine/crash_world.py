@@ -25,7 +25,7 @@ from pipeline.events import (
     Ordinal,
     PipelineEvent,
 )
-from pipeline.handlers.simulated import SimulatedWorld, WorldConfig, default_chains, fake_clock
+from pipeline.simulation import SimulatedWorld, WorldConfig, default_chains, fake_clock
 
 T = TypeVar("T")
 START = Instant(datetime(2026, 7, 1, tzinfo=UTC))

@@ -22,7 +22,10 @@ from pipeline.engine import (
 )
 from pipeline.events import Instant, PipelineEvent, RunId, RunResumed
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.handlers.simulated import (
+from pipeline.handlers.store import MemoryEventStore, SqliteEventStore, UnknownRunError
+from pipeline.reducers import fold
+from pipeline.serialization import checkpoint_state
+from pipeline.simulation import (
     ScriptedChooser,
     SimulatedWorld,
     WorldConfig,
@@ -30,9 +33,6 @@ from pipeline.handlers.simulated import (
     fake_clock,
     simulated_policy,
 )
-from pipeline.handlers.store import MemoryEventStore, SqliteEventStore, UnknownRunError
-from pipeline.reducers import fold
-from pipeline.serialization import checkpoint_state
 from pipeline.state import Phase, TerminationReason, is_complete
 from pipeline.testing import HypothesisChooser, world_configs
 from tests.support import budget

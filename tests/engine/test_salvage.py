@@ -23,7 +23,9 @@ from pipeline.engine import (
 )
 from pipeline.events import Instant, PipelineEvent, RunId, RunSalvaged
 from pipeline.handlers.redaction import Redactor
-from pipeline.handlers.simulated import (
+from pipeline.handlers.store import SqliteEventStore, StoreCorruptError
+from pipeline.reducers import fold
+from pipeline.simulation import (
     ScriptedChooser,
     SimulatedWorld,
     WorldConfig,
@@ -31,8 +33,6 @@ from pipeline.handlers.simulated import (
     fake_clock,
     simulated_policy,
 )
-from pipeline.handlers.store import SqliteEventStore, StoreCorruptError
-from pipeline.reducers import fold
 from pipeline.state import Phase
 from tests.support import budget
 

@@ -15,14 +15,14 @@ from opentelemetry.trace import StatusCode
 from pipeline.engine import run_durable
 from pipeline.events import WIRE_TAGS, Instant
 from pipeline.handlers.otel import OpenTelemetryTracer
-from pipeline.handlers.simulated import (
+from pipeline.handlers.store import SqliteEventStore
+from pipeline.simulation import (
     ScriptedChooser,
     SimulatedWorld,
     WorldConfig,
     default_chains,
     fake_clock,
 )
-from pipeline.handlers.store import SqliteEventStore
 from tests.support import budget
 
 T = Instant(datetime(2026, 6, 1, tzinfo=UTC))

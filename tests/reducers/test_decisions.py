@@ -37,9 +37,9 @@ from pipeline.events import (
     RunStarted,
     TopicPublished,
 )
-from pipeline.handlers.simulated import AgentOutcome, Always, default_chains
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
+from pipeline.simulation import AgentOutcome, Always, default_chains
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
 from tests.support import budget, names, scripted_run
 

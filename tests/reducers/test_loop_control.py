@@ -39,16 +39,16 @@ from pipeline.events import (
     check_pattern,
     topic_matches,
 )
-from pipeline.handlers.simulated import (
+from pipeline.orchestration import next_effect
+from pipeline.reducers import fold, reduce
+from pipeline.serialization import decode_state, encode_state
+from pipeline.simulation import (
     ScriptedChooser,
     SimulatedWorld,
     WorldConfig,
     default_chains,
     fake_clock,
 )
-from pipeline.orchestration import next_effect
-from pipeline.reducers import fold, reduce
-from pipeline.serialization import decode_state, encode_state
 from pipeline.state import Phase, PipelineState, TerminationReason
 from pipeline.testing import topics
 from tests.support import budget

@@ -18,7 +18,9 @@ from pipeline.events import (
     ResponseSubmitted,
     Role,
 )
-from pipeline.handlers.simulated import (
+from pipeline.orchestration import step_bound
+from pipeline.responses import AGENT_RESPONSE
+from pipeline.simulation import (
     SIMULATED_RESPONSES,
     ScriptedChooser,
     SimulatedWorld,
@@ -26,8 +28,6 @@ from pipeline.handlers.simulated import (
     default_chains,
     fake_clock,
 )
-from pipeline.orchestration import step_bound
-from pipeline.responses import AGENT_RESPONSE
 from pipeline.views import response_log
 from tests.reducers.test_loop_control import HATS, policy
 from tests.support import budget

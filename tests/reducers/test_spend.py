@@ -19,9 +19,9 @@ from pipeline.events import (
     UsageReported,
     Usd,
 )
-from pipeline.handlers.simulated import USAGE_CHOICE, USAGE_UNIT_USD, Always
 from pipeline.reducers import fold, reduce
 from pipeline.reducers._spend import spent_budget
+from pipeline.simulation import USAGE_CHOICE, USAGE_UNIT_USD, Always
 from pipeline.state import PipelineState, TerminationReason
 from pipeline.testing import simulated_runs
 from tests.support import budget, scripted_run

@@ -23,7 +23,7 @@ from pipeline.handlers.runtime import (
     GitHandler,
     ensure_excluded,
 )
-from pipeline.handlers.simulated import fake_clock
+from pipeline.simulation import fake_clock
 from pipeline.state import SpendLine
 from tests.runtime.workspace import make_workspace, scripted
 

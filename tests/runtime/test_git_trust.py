@@ -30,7 +30,7 @@ from pipeline.handlers.runtime import (
     WorkspaceLayout,
     ensure_excluded,
 )
-from pipeline.handlers.simulated import fake_clock
+from pipeline.simulation import fake_clock
 from pipeline.state import SpendLine
 from pipeline.workspace import open_workspace
 from tests.runtime.workspace import make_workspace, ralph, stored_events

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from pipeline.effects import SaveCheckpoint, Terminate
 from pipeline.engine import run_in_memory
 from pipeline.events import PipelineEvent
-from pipeline.handlers.simulated import SimulatedWorld, WorldConfig
 from pipeline.orchestration import next_effect, step_bound
 from pipeline.reducers import reduce
+from pipeline.simulation import SimulatedWorld, WorldConfig
 from pipeline.state import PipelineState, is_complete, is_terminal
 from pipeline.testing import HypothesisChooser, simulated_runs, world_configs
 from tests.simulation.invariants import check_state, check_step

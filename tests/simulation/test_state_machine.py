@@ -12,9 +12,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from pipeline.effects import SaveCheckpoint, Terminate
 from pipeline.events import CheckpointSaved, LogPosition, PipelineEvent, RunAbandoned, RunResumed
-from pipeline.handlers.simulated import SimulatedWorld, WorldConfig, fake_clock
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
+from pipeline.simulation import SimulatedWorld, WorldConfig, fake_clock
 from pipeline.state import Phase, PipelineState, is_complete, is_terminal
 from pipeline.testing import HypothesisChooser, events, world_configs
 from tests.simulation.invariants import check_state

@@ -18,7 +18,7 @@ from pipeline.events import (
     RunStarted,
     TopicPublished,
 )
-from pipeline.handlers.simulated import default_chains
+from pipeline.simulation import default_chains
 from pipeline.views import topic_log
 from tests.reducers.test_loop_control import T, policy
 from tests.support import budget

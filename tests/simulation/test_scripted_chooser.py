@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.events import IterationStatus
-from pipeline.handlers.simulated import Always
+from pipeline.simulation import Always
 from pipeline.state import TerminationReason
 from tests.support import scripted_run
 

@@ -1,0 +1,38 @@
+"""The simulated world: a model of agents, git and people whose every outcome a chooser
+decides (for the demo, property tests and the phase graph); pure, beside the handlers."""
+
+from pipeline.simulation._choosers import (
+    Always,
+    Chooser,
+    RandomChooser,
+    ScriptedChooser,
+)
+from pipeline.simulation._world import (
+    SIMULATED_RESPONSES,
+    SPECIAL_TOPICS,
+    USAGE_CHOICE,
+    USAGE_UNIT_USD,
+    AgentOutcome,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+    simulated_policy,
+)
+
+__all__ = [
+    "SIMULATED_RESPONSES",
+    "SPECIAL_TOPICS",
+    "USAGE_CHOICE",
+    "USAGE_UNIT_USD",
+    "AgentOutcome",
+    "Always",
+    "Chooser",
+    "RandomChooser",
+    "ScriptedChooser",
+    "SimulatedWorld",
+    "WorldConfig",
+    "default_chains",
+    "fake_clock",
+    "simulated_policy",
+]
