@@ -9,27 +9,29 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping
-from typing import Final, NewType, TypeAlias, final
+from typing import Final, TypeAlias, final
 
 from attrs import field, frozen
 
+from pipeline.effects._agent import (
+    BackOff,
+    CollectReport,
+    InvokeAgent,
+    MaterializePrompt,
+    Publishing,
+)
+from pipeline.effects._id import EffectId
 from pipeline.events.values import (
     COUNT_VALIDATOR,
     FILE_MODE_VALIDATOR,
-    ORDINAL_VALIDATOR,
-    AgentName,
     CheckpointTrigger,
     Count,
-    DurationMs,
     Instant,
-    Json,
     LogPosition,
-    Ordinal,
-    PromptKind,
     QuestionId,
     Role,
 )
-from pipeline.state.model import MalformedLineNote, Notice, ResponseCheck, SpendLine
+from pipeline.state.model import SpendLine
 from pipeline.state.termination import TerminationReason
 
 __all__ = [
@@ -61,9 +63,6 @@ __all__ = [
     "WriteCompletionMarker",
     "is_redoable",
 ]
-
-EffectId = NewType("EffectId", str)
-"""``<run id>:<sequence>``: the same state always asks for the same effect under the same id."""
 
 
 @final
@@ -107,85 +106,6 @@ class BeginFixAttempt:
 
     effect_id: EffectId
     review_pass: Count = field(validator=COUNT_VALIDATOR)
-
-
-@final
-@frozen(kw_only=True)
-class Publishing:
-    """What a prompt tells its agent about publishing topics (decided from the run's policy)."""
-
-    publishes: tuple[str, ...]
-    """The topic patterns the role's hat may publish (empty: no hat names any)."""
-    enforced: bool
-    """Whether ralph ignores topics outside ``publishes``."""
-    completion_promise: str | None
-    required_missing: tuple[str, ...]
-    """Required events not yet published: the completion promise is refused until they are."""
-    human_topic: str | None
-    """The topic that asks a person and waits for the answer (None: questions are off)."""
-
-
-@final
-@frozen(kw_only=True)
-class MaterializePrompt:
-    """Render the ``kind`` prompt for ``role`` into the workspace."""
-
-    effect_id: EffectId
-    kind: PromptKind
-    role: Role
-    iteration: Count = field(validator=COUNT_VALIDATOR)
-    review_pass: Count = field(validator=COUNT_VALIDATOR)
-    last_error: str | None
-    """The latest failure the run recorded (a dev-fix prompt is about it)."""
-    feedback: tuple[MalformedLineNote, ...]
-    """Malformed lines of the events file since the last prompt: the agent must learn of them."""
-    feedback_omitted: Count = field(validator=COUNT_VALIDATOR)
-    """How many more malformed lines there were than ``feedback`` lists."""
-    notices: tuple[Notice, ...]
-    """What ralph must tell the agent: scope violations, a refused completion, abandoned
-    tasks, a person's answer or a question's timeout."""
-    response_schema: Json | None
-    """The schema the role's structured response must meet (None: the role gives none)."""
-    correction: ResponseCheck | None
-    """For a ``FORMAT_CORRECTION`` prompt: the malformed response and what is wrong with it."""
-    publishing: Publishing | None = None
-    """How the agent publishes topics (None: this prompt does not ask it to, e.g. a commit
-    message or a formatting correction)."""
-
-
-@final
-@frozen(kw_only=True)
-class InvokeAgent:
-    """Run ``agent`` in ``role`` on the ``prompt_kind`` prompt.
-
-    ``attempt`` counts the task's attempts (first try, retries, fallbacks: 1, 2, ...); a
-    formatting-correction turn carries the number of the attempt whose response it corrects.
-    """
-
-    effect_id: EffectId
-    role: Role
-    agent: AgentName
-    attempt: Ordinal = field(validator=ORDINAL_VALIDATOR)
-    prompt_kind: PromptKind
-    iteration: Count = field(validator=COUNT_VALIDATOR)
-    review_pass: Count = field(validator=COUNT_VALIDATOR)
-    events_offset: Count = field(validator=COUNT_VALIDATOR)
-    """Bytes of the events file already read into the log: read on from here afterwards."""
-    events_lines: Count = field(validator=COUNT_VALIDATOR)
-    """Lines of the events file already read (the next line is ``events_lines + 1``)."""
-    response_schema: Json | None
-    """The schema of the structured response (``response.json``) the agent answers with, which
-    the handler judges before its role's report is collected (None: the role gives none)."""
-
-
-@final
-@frozen(kw_only=True)
-class BackOff:
-    """Wait before retrying ``role``: the handler picks a delay from 0 to ``ceiling_ms``."""
-
-    effect_id: EffectId
-    role: Role
-    ceiling_ms: DurationMs = field(validator=COUNT_VALIDATOR)
 
 
 @final
@@ -312,20 +232,6 @@ class Terminate:
 
     effect_id: EffectId
     reason: TerminationReason
-
-
-@final
-@frozen(kw_only=True)
-class CollectReport:
-    """Read the role's report after its structured response was accepted."""
-
-    effect_id: EffectId
-    role: Role
-    agent: AgentName
-    """The agent whose report it is (named when the report is rejected)."""
-    prompt_kind: PromptKind
-    iteration: Count = field(validator=COUNT_VALIDATOR)
-    review_pass: Count = field(validator=COUNT_VALIDATOR)
 
 
 @final

@@ -7,18 +7,18 @@ from pipeline.simulation._choosers import (
     RandomChooser,
     ScriptedChooser,
 )
-from pipeline.simulation._world import (
+from pipeline.simulation._config import (
     SIMULATED_RESPONSES,
     SPECIAL_TOPICS,
     USAGE_CHOICE,
     USAGE_UNIT_USD,
     AgentOutcome,
-    SimulatedWorld,
     WorldConfig,
     default_chains,
     fake_clock,
     simulated_policy,
 )
+from pipeline.simulation._world import SimulatedWorld
 
 __all__ = [
     "SIMULATED_RESPONSES",
