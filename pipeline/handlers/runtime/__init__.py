@@ -21,16 +21,16 @@ from pipeline.handlers.runtime._history import GitCommit, GitHistory, run_histor
 from pipeline.handlers.runtime._layout import OUTPUT_FILES, WorkspaceLayout
 from pipeline.handlers.runtime._prompts import render_prompt, template_text
 from pipeline.handlers.runtime._reports import Report, read_report
-from pipeline.handlers.runtime._runtime import (
+from pipeline.handlers.runtime._run_setup import (
     RALPH_ONLY_VARIABLES,
     PromptSource,
-    Runtime,
     agent_environment,
     new_run_id,
     own_paths,
     ralph_executable,
     without_ralph_credentials,
 )
+from pipeline.handlers.runtime._runtime import Runtime
 from pipeline.handlers.runtime._schemas import load_response_schemas
 
 __all__ = [

@@ -7,20 +7,14 @@ facts, so that replaying the log needs neither.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import random
-import secrets
-import shutil
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta
-from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Final, assert_never
+from typing import assert_never
 
-from attrs import define, field, frozen
+from attrs import define, field
 from returns.methods import unwrap_or_failure
 
 from pipeline.config import RalphConfig
@@ -56,7 +50,6 @@ from pipeline.events import (
     BackoffWaited,
     BudgetExceeded,
     BudgetKind,
-    CompletionMarkerEmitted,
     Count,
     DevelopmentIterationStarted,
     DevFixTriggered,
@@ -64,14 +57,9 @@ from pipeline.events import (
     DurationMs,
     ErrorKind,
     FinalizingStarted,
-    FinalValidationFailed,
-    FinalValidationPassed,
     FixAttemptStarted,
     GitMetadataRestored,
     HumanInterventionRequired,
-    HumanQuestionAsked,
-    HumanResponseReceived,
-    HumanTimedOut,
     Instant,
     InvocationFailed,
     Json,
@@ -79,10 +67,6 @@ from pipeline.events import (
     PipelineEvent,
     PlanningStarted,
     PromptFileProtected,
-    PromptKind,
-    PromptMaterialized,
-    PromptPermissionsRestored,
-    QuestionId,
     ReviewPassStarted,
     Role,
     RoleChain,
@@ -92,128 +76,36 @@ from pipeline.events import (
     WorkspaceErrorKind,
 )
 from pipeline.handlers._protocol import HandlerResult
-from pipeline.handlers.agents import ProcessSpec, run_process
 from pipeline.handlers.intake import IntakeLimits, read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
+from pipeline.handlers.runtime._finishing import (
+    restore_permissions,
+    wait_for_answer,
+    write_completion_marker,
+)
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._ownfiles import write_own
-from pipeline.handlers.runtime._permissions import PromptPathError, protect_prompt, restore_prompt
-from pipeline.handlers.runtime._prompts import (
-    render_correction,
-    render_feedback,
-    render_hat,
-    render_notices,
-    render_prompt,
-    render_publishing,
-    render_response_request,
-)
+from pipeline.handlers.runtime._permissions import PromptPathError, protect_prompt
+from pipeline.handlers.runtime._prompting import digest_of, materialize
 from pipeline.handlers.runtime._reports import read_report
+from pipeline.handlers.runtime._run_setup import (
+    PromptSource,
+    agent_environment,
+    new_run_id,
+    own_paths,
+)
 from pipeline.handlers.runtime._schemas import load_response_schemas
-from pipeline.handlers.runtime._tail import output_tail
+from pipeline.handlers.runtime._validation import validate
 from pipeline.handlers.store import AnswerSource
 
-__all__ = [
-    "RALPH_ONLY_VARIABLES",
-    "PromptSource",
-    "Runtime",
-    "agent_environment",
-    "new_run_id",
-    "own_paths",
-    "ralph_executable",
-    "without_ralph_credentials",
-]
+__all__ = ["Runtime"]
 
-RALPH_ONLY_VARIABLES: Final = ("RALPH_STORE", "PG*")
-"""Variables of ralph's own that no agent (nor the ``validate`` program) gets: the store URL
-(``RALPH_STORE``, with the team's database password in a worker's environment) and every libpq
-variable (``PGPASSWORD``, ``PGPASSFILE``, ``PGHOST``, ...) that ralph's PostgreSQL store reads.
-An agent that needs a database of its own is given one in ``[agents.NAME] env``."""
-
-
-def without_ralph_credentials(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` less :data:`RALPH_ONLY_VARIABLES`."""
-    return {
-        name: value
-        for name, value in environ.items()
-        if not any(fnmatchcase(name, pattern) for pattern in RALPH_ONLY_VARIABLES)
-    }
-
-
-@frozen
-class PromptSource:
-    """The user's prompt for a new run: literal ``text``, or the file at ``path``."""
-
-    text: str | None = None
-    path: Path | None = None
-
-
-def new_run_id(now: datetime) -> str:
-    """A run id: the UTC time as ``YYYYMMDD-HHMMSS`` plus random hex, unique within a second."""
-    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
-
-def ralph_executable() -> Path:
-    """The ``ralph`` program of this installation (agents call it, e.g. ``ralph emit``)."""
-    beside = Path(sys.executable).parent / "ralph"
-    if beside.is_file():
-        return beside
-    found = shutil.which("ralph")
-    return Path(found) if found else beside
-
-
-def agent_environment(
-    layout: WorkspaceLayout, run_id: str, base: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """The environment every agent of run ``run_id`` gets: ``base`` (default: this process's)
-    less ralph's store URL and credentials (:data:`RALPH_ONLY_VARIABLES`), plus the
-    ``RALPH_*`` variables of the run, with ``ralph`` on ``PATH`` and ``PWD`` the workspace."""
-    env = without_ralph_credentials(os.environ if base is None else base)
-    ralph = ralph_executable()
-    path = env.get("PATH", "")
-    env.update(
-        # agents run in the workspace; a PWD inherited from ``ralph -C DIR`` names another
-        # folder, and some CLIs (OpenCode) take their project folder from PWD
-        PWD=str(layout.root),
-        RALPH_RUN_ID=run_id,
-        RALPH_EVENTS_FILE=str(layout.events_file(run_id)),
-        RALPH_WORKSPACE_ROOT=str(layout.root),
-        RALPH_BIN=str(ralph),
-        PATH=f"{ralph.parent}{os.pathsep}{path}" if path else str(ralph.parent),
-    )
-    return env
-
-
-def _digest(data: bytes) -> Digest:
-    return Digest(hashlib.sha256(data).hexdigest())
-
-
-_SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 _KEPT_OUT_FILE = "kept-out"
 """The file in a run's folder listing the paths its commits leave alone (read on resume)."""
-
-
-def own_paths(
-    layout: WorkspaceLayout, prompt_file: str, own_files: tuple[Path, ...] = ()
-) -> tuple[str, ...]:
-    """ralph's own files inside the repository (relative to it), which no commit may take: its
-    config, the prompt file, and a store given as a path in the work tree (with SQLite's side
-    files)."""
-    root = layout.root.resolve()
-    paths = [layout.config, root / prompt_file]
-    for store in own_files:
-        paths += [store, *(store.with_name(store.name + s) for s in _SQLITE_SIDE_FILES)]
-    kept: list[str] = []
-    for path in paths:
-        try:
-            kept.append(path.resolve().relative_to(root).as_posix())
-        except ValueError:
-            continue  # outside the repository: no commit can take it anyway
-    return tuple(dict.fromkeys(kept))
 
 
 @define
@@ -288,7 +180,7 @@ class Runtime:
             case BeginFinalizing():
                 return (FinalizingStarted(now()),)
             case MaterializePrompt():
-                return self._materialize(effect)
+                return materialize(effect, self.layout, self.config, self._run_id(), self.clock)
             case InvokeAgent():
                 return self._invoke(effect)
             case BackOff():
@@ -305,22 +197,30 @@ class Runtime:
             case AbortRebase():
                 return self._git().abort(effect)
             case ValidateFinalState():
-                return self._validate()
+                return validate(
+                    self.config.validate,
+                    self.layout,
+                    self._run_id(),
+                    self.environment,
+                    self.grace_s,
+                    self.clock,
+                )
             case TriggerDevFix():
                 return (
                     AgentChainExhausted(effect.failed_role, now()),
                     DevFixTriggered(effect.failed_role, effect.reason, now()),
                 )
             case WriteCompletionMarker():
-                return self._marker(effect)
+                return write_completion_marker(effect, self.layout, self.clock)
             case CollectReport():
                 return self._collect(effect)
             case RequireHuman():
                 return (HumanInterventionRequired(effect.reason, effect.detail, now()),)
             case WaitForHuman():
-                return self._wait(effect)
+                run_id = RunId(self._run_id())
+                return wait_for_answer(effect, run_id, self.answers, self.clock, self.sleep)
             case RestorePromptPermissions():
-                return self._restore(effect)
+                return restore_permissions(effect, self.layout, self.clock)
             case CompleteRun():
                 return (RunCompleted(effect.reason, now()),)
             case Terminate():
@@ -452,7 +352,7 @@ class Runtime:
             RunStarted(
                 RunId(run_id),
                 self.config_digest,
-                _digest(data),
+                digest_of(data),
                 budget,
                 chains,
                 self.config.rebase_onto,
@@ -476,25 +376,6 @@ class Runtime:
             facts.append(PromptFileProtected(str(source.path), Count(mode), self.clock()))
         return tuple(facts)
 
-    def _user_prompt(self) -> str:
-        """The run's saved prompt; a run whose copy is gone cannot go on (an agent given
-        "no prompt" would work on nothing)."""
-        saved = self.layout.saved_prompt(self._run_id())
-        try:
-            return saved.read_text("utf-8", "replace").strip() or "(no prompt)"
-        except FileNotFoundError as error:
-            raise PipelineError(
-                f"the run's saved prompt {saved} is gone, so no agent can be told its task; "
-                "start a new run with the prompt"
-            ) from error
-
-    def _text(self, path: Path, missing: str) -> str:
-        try:
-            text = path.read_text("utf-8").strip()
-        except FileNotFoundError:
-            return missing
-        return text or missing
-
     def _collect(self, effect: CollectReport) -> tuple[PipelineEvent, ...]:
         """The role's report, read now that its structured response was accepted."""
 
@@ -503,133 +384,3 @@ class Runtime:
             return (InvocationFailed(effect.role, effect.agent, kind, why, True, self.clock()),)
 
         return unwrap_or_failure(read_report(effect, self.layout, self.clock).alt(rejected))
-
-    def _prompt_text(self, effect: MaterializePrompt) -> str:
-        """The prompt ``effect`` asks for, with the sections its role's hat and state add."""
-        layout = self.layout
-        out_dir = layout.relative(layout.output_dir)
-        if effect.kind is PromptKind.FORMAT_CORRECTION:
-            if effect.correction is None or effect.response_schema is None:
-                raise PipelineError("a formatting correction needs the response and its schema")
-            return render_correction(effect.correction, effect.response_schema, out_dir)
-        values = {
-            "user_prompt": self._user_prompt(),
-            "plan": self._text(layout.plan, "(no plan yet)"),
-            "issues": self._text(layout.issues, "(no issues recorded)"),
-            "last_error": effect.last_error or "(none)",
-            "iteration": str(effect.iteration),
-            "review_pass": str(effect.review_pass),
-            "out_dir": out_dir,
-        }
-        hat = self.config.hats.for_role(effect.role)
-        schema = effect.response_schema
-        return (
-            render_prompt(effect.kind, values)
-            + render_hat(hat.hat(effect.role), hat, self.config.loop.enforce_hat_scope)
-            + render_publishing(effect.publishing)
-            + ("" if schema is None else render_response_request(schema, out_dir))
-            + render_notices(effect.notices)
-            + render_feedback(effect.feedback, effect.feedback_omitted)
-        )
-
-    def _materialize(self, effect: MaterializePrompt) -> tuple[PipelineEvent, ...]:
-        layout = self.layout
-        text = self._prompt_text(effect).encode()
-        path = layout.prompt(effect.kind)
-
-        def write() -> Facts:
-            write_own(path, text)  # an agent may have planted a link or a folder there
-            relative = layout.relative(path)
-            return (PromptMaterialized(effect.kind, relative, _digest(text), self.clock()),)
-
-        # ValueError: what is there is a link or no regular file (UnsafeFileError).
-        catching = (OSError, ValueError)
-        write_error = WorkspaceErrorKind.WRITE
-        return facts_or_io_error(write, write_error, str(path), self.clock, catching=catching)
-
-    def _validate(self) -> tuple[PipelineEvent, ...]:
-        argv = self.config.validate
-        if not argv:
-            return (FinalValidationPassed(self.clock()),)
-        log = self.layout.agent_log(self._run_id(), f"validate-{secrets.token_hex(2)}")
-        log.parent.mkdir(parents=True, exist_ok=True)
-        result = run_process(
-            ProcessSpec(
-                argv=argv,
-                cwd=self.layout.root,
-                # the check runs code the agents wrote: it gets no more than they do
-                env=without_ralph_credentials(
-                    os.environ if self.environment is None else self.environment
-                ),
-                output_path=log,
-                grace_s=self.grace_s,
-                group_file=self.layout.agent_group,
-            )
-        )
-        if result.exit_code == 0:
-            return (FinalValidationPassed(self.clock()),)
-        if result.exit_code is None:
-            why = result.start_error or "could not start"
-        elif result.timed_out is not None:
-            why = f"timed out ({result.timed_out.value})"
-        else:
-            why = f"exited with status {result.exit_code}"
-        tail = output_tail(log)
-        where = f" (its whole output: {self.layout.relative(log)})"
-        reason = f"`{' '.join(argv)}` {why}{where}" + (f"; it ends:\n{tail}" if tail else "")
-        return (FinalValidationFailed(reason, self.clock()),)
-
-    def _marker(self, effect: WriteCompletionMarker) -> tuple[PipelineEvent, ...]:
-        marker = self.layout.completion_marker
-        at = self.clock()
-
-        def write() -> Facts:
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.write_text(
-                f"status={effect.status}\nreason={effect.reason}\ntime={at.isoformat()}\n",
-                "utf-8",
-            )
-            path = self.layout.relative(marker)
-            return (CompletionMarkerEmitted(path, effect.status, effect.reason, at),)
-
-        return facts_or_io_error(write, WorkspaceErrorKind.WRITE, str(marker), lambda: at)
-
-    def _wait(self, effect: WaitForHuman) -> tuple[PipelineEvent, ...]:
-        """Give a new question its id, or poll the store for the answer to the question asked
-        until the deadline.
-
-        The id is random (an agent cannot guess it) and the answer is read from the store only
-        (``ralph respond`` keeps it there for this run and this question): nothing an agent
-        writes into the work tree can answer.
-        """
-        if effect.question_id is None:
-            question_id = QuestionId(secrets.token_hex(16))
-            return (
-                HumanQuestionAsked(question_id, effect.question, effect.deadline, self.clock()),
-            )
-        run_id = RunId(self._run_id())
-        while True:
-            text = None if self.answers is None else self.answers.answer(run_id, effect.question_id)
-            if text is not None:
-                return (HumanResponseReceived(effect.question_id, text, self.clock()),)
-            now = self.clock()
-            if now >= effect.deadline:
-                return (HumanTimedOut(effect.question_id, now),)
-            self.sleep(min(1.0, (effect.deadline - now).total_seconds()))
-
-    def _restore(self, effect: RestorePromptPermissions) -> tuple[PipelineEvent, ...]:
-        path, mode = effect.path, effect.mode
-        if path is None or mode is None:
-            return (PromptPermissionsRestored("", self.clock()),)
-
-        def restore() -> Facts:
-            try:
-                restore_prompt(self.layout.root, Path(path), mode)
-            except FileNotFoundError:
-                pass  # The user removed the file: nothing is left to give permissions back to.
-            except PromptPathError:
-                # Replaced by a link, a directory, ...: what is there is not ralph's to change.
-                return (PromptPermissionsRestored("", self.clock()),)
-            return (PromptPermissionsRestored(path, self.clock()),)
-
-        return facts_or_io_error(restore, WorkspaceErrorKind.PERMISSION, path, self.clock)

@@ -1,0 +1,94 @@
+"""The end of a run and its questions to people: the completion marker, the prompt file's
+permissions given back, and waiting for an answer (I/O: files, the store)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+
+from pipeline.effects import RestorePromptPermissions, WaitForHuman, WriteCompletionMarker
+from pipeline.events import (
+    CompletionMarkerEmitted,
+    HumanQuestionAsked,
+    HumanResponseReceived,
+    HumanTimedOut,
+    Instant,
+    PromptPermissionsRestored,
+    QuestionId,
+    RunId,
+    WorkspaceErrorKind,
+)
+from pipeline.handlers.runtime._io import Facts, facts_or_io_error
+from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._permissions import PromptPathError, restore_prompt
+from pipeline.handlers.store import AnswerSource
+
+__all__ = ["restore_permissions", "wait_for_answer", "write_completion_marker"]
+
+
+def write_completion_marker(
+    effect: WriteCompletionMarker, layout: WorkspaceLayout, clock: Callable[[], Instant]
+) -> Facts:
+    """Write the completion marker (status, reason, time) where tools look for it."""
+    marker = layout.completion_marker
+    at = clock()
+
+    def write() -> Facts:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(
+            f"status={effect.status}\nreason={effect.reason}\ntime={at.isoformat()}\n",
+            "utf-8",
+        )
+        path = layout.relative(marker)
+        return (CompletionMarkerEmitted(path, effect.status, effect.reason, at),)
+
+    return facts_or_io_error(write, WorkspaceErrorKind.WRITE, str(marker), lambda: at)
+
+
+def wait_for_answer(
+    effect: WaitForHuman,
+    run_id: RunId,
+    answers: AnswerSource | None,
+    clock: Callable[[], Instant],
+    sleep: Callable[[float], None],
+) -> Facts:
+    """Give a new question its id, or poll the store for the answer to the question asked
+    until the deadline.
+
+    The id is random (an agent cannot guess it) and the answer is read from the store only
+    (``ralph respond`` keeps it there for this run and this question): nothing an agent
+    writes into the work tree can answer.
+    """
+    if effect.question_id is None:
+        question_id = QuestionId(secrets.token_hex(16))
+        return (HumanQuestionAsked(question_id, effect.question, effect.deadline, clock()),)
+    while True:
+        text = None if answers is None else answers.answer(run_id, effect.question_id)
+        if text is not None:
+            return (HumanResponseReceived(effect.question_id, text, clock()),)
+        now = clock()
+        if now >= effect.deadline:
+            return (HumanTimedOut(effect.question_id, now),)
+        sleep(min(1.0, (effect.deadline - now).total_seconds()))
+
+
+def restore_permissions(
+    effect: RestorePromptPermissions, layout: WorkspaceLayout, clock: Callable[[], Instant]
+) -> Facts:
+    """Give the prompt file the mode it had before the run protected it."""
+    path, mode = effect.path, effect.mode
+    if path is None or mode is None:
+        return (PromptPermissionsRestored("", clock()),)
+
+    def restore() -> Facts:
+        try:
+            restore_prompt(layout.root, Path(path), mode)
+        except FileNotFoundError:
+            pass  # The user removed the file: nothing is left to give permissions back to.
+        except PromptPathError:
+            # Replaced by a link, a directory, ...: what is there is not ralph's to change.
+            return (PromptPermissionsRestored("", clock()),)
+        return (PromptPermissionsRestored(path, clock()),)
+
+    return facts_or_io_error(restore, WorkspaceErrorKind.PERMISSION, path, clock)

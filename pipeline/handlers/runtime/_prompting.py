@@ -1,0 +1,110 @@
+"""Writing a task's prompt into the workspace: its template filled in, with the sections the
+role's hat and the run's state add, written as ralph's own file (I/O: files)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+from pipeline.config import RalphConfig
+from pipeline.effects import MaterializePrompt
+from pipeline.errors import PipelineError
+from pipeline.events import (
+    Digest,
+    Instant,
+    PromptKind,
+    PromptMaterialized,
+    WorkspaceErrorKind,
+)
+from pipeline.handlers.runtime._io import Facts, facts_or_io_error
+from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._ownfiles import write_own
+from pipeline.handlers.runtime._prompts import (
+    render_correction,
+    render_feedback,
+    render_hat,
+    render_notices,
+    render_prompt,
+    render_publishing,
+    render_response_request,
+)
+
+__all__ = ["digest_of", "materialize", "prompt_text", "user_prompt"]
+
+
+def digest_of(data: bytes) -> Digest:
+    """The SHA-256 of ``data``, as events record it."""
+    return Digest(hashlib.sha256(data).hexdigest())
+
+
+def user_prompt(layout: WorkspaceLayout, run_id: str) -> str:
+    """The run's saved prompt; a run whose copy is gone cannot go on (an agent given
+    "no prompt" would work on nothing)."""
+    saved = layout.saved_prompt(run_id)
+    try:
+        return saved.read_text("utf-8", "replace").strip() or "(no prompt)"
+    except FileNotFoundError as error:
+        raise PipelineError(
+            f"the run's saved prompt {saved} is gone, so no agent can be told its task; "
+            "start a new run with the prompt"
+        ) from error
+
+
+def _text(path: Path, missing: str) -> str:
+    try:
+        text = path.read_text("utf-8").strip()
+    except FileNotFoundError:
+        return missing
+    return text or missing
+
+
+def prompt_text(
+    effect: MaterializePrompt, layout: WorkspaceLayout, config: RalphConfig, run_id: str
+) -> str:
+    """The prompt ``effect`` asks for, with the sections its role's hat and state add."""
+    out_dir = layout.relative(layout.output_dir)
+    if effect.kind is PromptKind.FORMAT_CORRECTION:
+        if effect.correction is None or effect.response_schema is None:
+            raise PipelineError("a formatting correction needs the response and its schema")
+        return render_correction(effect.correction, effect.response_schema, out_dir)
+    values = {
+        "user_prompt": user_prompt(layout, run_id),
+        "plan": _text(layout.plan, "(no plan yet)"),
+        "issues": _text(layout.issues, "(no issues recorded)"),
+        "last_error": effect.last_error or "(none)",
+        "iteration": str(effect.iteration),
+        "review_pass": str(effect.review_pass),
+        "out_dir": out_dir,
+    }
+    hat = config.hats.for_role(effect.role)
+    schema = effect.response_schema
+    return (
+        render_prompt(effect.kind, values)
+        + render_hat(hat.hat(effect.role), hat, config.loop.enforce_hat_scope)
+        + render_publishing(effect.publishing)
+        + ("" if schema is None else render_response_request(schema, out_dir))
+        + render_notices(effect.notices)
+        + render_feedback(effect.feedback, effect.feedback_omitted)
+    )
+
+
+def materialize(
+    effect: MaterializePrompt,
+    layout: WorkspaceLayout,
+    config: RalphConfig,
+    run_id: str,
+    clock: Callable[[], Instant],
+) -> Facts:
+    """Write the prompt ``effect`` asks for; ``PromptMaterialized`` with its digest."""
+    text = prompt_text(effect, layout, config, run_id).encode()
+    path = layout.prompt(effect.kind)
+
+    def write() -> Facts:
+        write_own(path, text)  # an agent may have planted a link or a folder there
+        relative = layout.relative(path)
+        return (PromptMaterialized(effect.kind, relative, digest_of(text), clock()),)
+
+    # ValueError: what is there is a link or no regular file (UnsafeFileError).
+    catching = (OSError, ValueError)
+    return facts_or_io_error(write, WorkspaceErrorKind.WRITE, str(path), clock, catching=catching)

@@ -1,0 +1,109 @@
+"""What a run is set up with: its id, the user's prompt, the environment its agents get, and the
+paths of ralph's own that no commit may take."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import sys
+from collections.abc import Mapping
+from datetime import datetime
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Final
+
+from attrs import frozen
+
+from pipeline.handlers.runtime._layout import WorkspaceLayout
+
+__all__ = [
+    "RALPH_ONLY_VARIABLES",
+    "PromptSource",
+    "agent_environment",
+    "new_run_id",
+    "own_paths",
+    "ralph_executable",
+    "without_ralph_credentials",
+]
+
+RALPH_ONLY_VARIABLES: Final = ("RALPH_STORE", "PG*")
+"""Variables of ralph's own that no agent (nor the ``validate`` program) gets: the store URL
+(``RALPH_STORE``, with the team's database password in a worker's environment) and every libpq
+variable (``PGPASSWORD``, ``PGPASSFILE``, ``PGHOST``, ...) that ralph's PostgreSQL store reads.
+An agent that needs a database of its own is given one in ``[agents.NAME] env``."""
+
+
+def without_ralph_credentials(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` less :data:`RALPH_ONLY_VARIABLES`."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if not any(fnmatchcase(name, pattern) for pattern in RALPH_ONLY_VARIABLES)
+    }
+
+
+@frozen
+class PromptSource:
+    """The user's prompt for a new run: literal ``text``, or the file at ``path``."""
+
+    text: str | None = None
+    path: Path | None = None
+
+
+def new_run_id(now: datetime) -> str:
+    """A run id: the UTC time as ``YYYYMMDD-HHMMSS`` plus random hex, unique within a second."""
+    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def ralph_executable() -> Path:
+    """The ``ralph`` program of this installation (agents call it, e.g. ``ralph emit``)."""
+    beside = Path(sys.executable).parent / "ralph"
+    if beside.is_file():
+        return beside
+    found = shutil.which("ralph")
+    return Path(found) if found else beside
+
+
+def agent_environment(
+    layout: WorkspaceLayout, run_id: str, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment every agent of run ``run_id`` gets: ``base`` (default: this process's)
+    less ralph's store URL and credentials (:data:`RALPH_ONLY_VARIABLES`), plus the
+    ``RALPH_*`` variables of the run, with ``ralph`` on ``PATH`` and ``PWD`` the workspace."""
+    env = without_ralph_credentials(os.environ if base is None else base)
+    ralph = ralph_executable()
+    path = env.get("PATH", "")
+    env.update(
+        # agents run in the workspace; a PWD inherited from ``ralph -C DIR`` names another
+        # folder, and some CLIs (OpenCode) take their project folder from PWD
+        PWD=str(layout.root),
+        RALPH_RUN_ID=run_id,
+        RALPH_EVENTS_FILE=str(layout.events_file(run_id)),
+        RALPH_WORKSPACE_ROOT=str(layout.root),
+        RALPH_BIN=str(ralph),
+        PATH=f"{ralph.parent}{os.pathsep}{path}" if path else str(ralph.parent),
+    )
+    return env
+
+
+_SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def own_paths(
+    layout: WorkspaceLayout, prompt_file: str, own_files: tuple[Path, ...] = ()
+) -> tuple[str, ...]:
+    """ralph's own files inside the repository (relative to it), which no commit may take: its
+    config, the prompt file, and a store given as a path in the work tree (with SQLite's side
+    files)."""
+    root = layout.root.resolve()
+    paths = [layout.config, root / prompt_file]
+    for store in own_files:
+        paths += [store, *(store.with_name(store.name + s) for s in _SQLITE_SIDE_FILES)]
+    kept: list[str] = []
+    for path in paths:
+        try:
+            kept.append(path.resolve().relative_to(root).as_posix())
+        except ValueError:
+            continue  # outside the repository: no commit can take it anyway
+    return tuple(dict.fromkeys(kept))
