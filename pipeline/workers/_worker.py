@@ -9,7 +9,6 @@ is interrupted cleanly (its checkpoint saved) and its ticket released to the que
 
 from __future__ import annotations
 
-import _thread
 import contextlib
 import os
 import signal
@@ -36,6 +35,7 @@ from pipeline.handlers.store import LeaseLostError, StoreError
 from pipeline.handlers.store.postgres import Lease, PostgresEventStore
 from pipeline.handlers.store.queue import QueueBell, RunQueue, Ticket, TicketState
 from pipeline.state import Phase
+from pipeline.workers._lease import LEASE_LOST, LeaseKeeper
 from pipeline.workspace import RunSetupError, drive, open_workspace, resolve_prompt
 
 __all__ = [
@@ -51,9 +51,6 @@ __all__ = [
 TicketTracing = Callable[[Ticket], AbstractContextManager[EffectTracer | None]]
 """Opens the tracing of one ticket's run and gives its tracer (for example a span per ticket
 parenting the run's effect spans; see ``ralph worker --otel``)."""
-
-_LEASE_LOST = signal.SIGUSR1
-"""Raised in the worker's main thread by its lease keeper when the lease is gone."""
 
 
 def worker_name() -> str:
@@ -129,42 +126,6 @@ class _Outcome:
     detail: str
     release: bool = False
     """The run was interrupted on request: give the ticket back to the queue."""
-
-
-class _LeaseKeeper:
-    """Renews a lease every third of its length on its own connection; when the lease is
-    gone, says so in the main thread (which interrupts the run at work)."""
-
-    def __init__(self, url: str, lease: Lease, lease_s: float, *, interrupt: bool) -> None:
-        self.lost = False
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._keep, args=(url, lease, lease_s, interrupt), daemon=True
-        )
-        self._thread.start()
-
-    def _keep(self, url: str, lease: Lease, lease_s: float, interrupt: bool) -> None:
-        store: PostgresEventStore | None = None
-        try:
-            while not self._stop.wait(lease_s / 3):
-                try:
-                    store = store or PostgresEventStore(url, retry_s=lease_s / 3)
-                    held = RunQueue(store).renew(lease.ticket, lease.worker, lease_s)
-                except StoreError:
-                    continue  # the database is away: try again; appends fail meanwhile
-                if not held:
-                    self.lost = True
-                    if interrupt:
-                        _thread.interrupt_main(_LEASE_LOST)
-                    return
-        finally:
-            if store is not None:
-                store.close()
-
-    def stop(self) -> None:
-        """Stop renewing (the run is over) and wait for the thread."""
-        self._stop.set()
-        self._thread.join()
 
 
 class Worker:
@@ -272,7 +233,7 @@ class Worker:
         self._current = interruption
         if self.stopping is not None:
             interruption.request(self.stopping)
-        keeper = _LeaseKeeper(self.url, lease, self.lease_s, interrupt=self._signals)
+        keeper = LeaseKeeper(self.url, lease, self.lease_s, interrupt=self._signals)
         try:
             return self._drive(ticket, lease, interruption)
         except LeaseLostError as error:
@@ -396,7 +357,7 @@ class Worker:
             if self._current is not None:
                 self._current.request("the lease is gone (cancelled or taken over)")
 
-        handlers = {signal.SIGTERM: stop, signal.SIGINT: stop, _LEASE_LOST: lease_lost}
+        handlers = {signal.SIGTERM: stop, signal.SIGINT: stop, LEASE_LOST: lease_lost}
         previous = {s: signal.signal(s, h) for s, h in handlers.items()}
         try:
             yield

@@ -18,7 +18,7 @@ import attrs
 from attrs import frozen
 
 from pipeline.config import Durability, RalphConfig, parse_config, require_chains
-from pipeline.engine import DurableRun, Interruption, load_state, run_durable, utc_now
+from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import Digest, Json, PipelineEvent, Role, RunId, RunStarted
 from pipeline.handlers import EffectTracer
@@ -43,6 +43,7 @@ from pipeline.state import PipelineState
 from pipeline.workspace._dirty import dirty_message, dirty_paths
 from pipeline.workspace._lock import WorkspaceLock, hold_workspace
 from pipeline.workspace._programs import missing_programs
+from pipeline.workspace._read_only import left_read_only
 from pipeline.workspace._reconcile import RunDivergedError, reconcile, recorded_commits
 
 __all__ = [
@@ -247,35 +248,6 @@ def check_clean(workspace: Workspace, store: str | None, *, allow_dirty: bool) -
     return dirty
 
 
-_RECENT_RUNS = 20
-"""How many of the store's latest runs a new run looks through for one that left its prompt
-file read-only."""
-
-
-def _left_read_only(
-    store: EventStore, path: Path, on_warning: Callable[[str], None] | None
-) -> int | None:
-    """The mode ``path`` had before an earlier run that never finished made it read-only
-    (None when no such run holds it): a new run gives that mode back when it ends. Only the
-    latest runs are looked at: a shared store may hold thousands, and the run that left the
-    file read-only is one of the last in its workspace."""
-    target = path.resolve()
-    for summary in reversed(store.runs()[-_RECENT_RUNS:]):
-        state, _ = load_state(store, summary.run_id)
-        protected = state.ledger.protected_prompt
-        if protected is None or Path(protected.path).resolve() != target:
-            continue
-        if on_warning is not None:
-            on_warning(
-                f"{path} was left read-only by run {summary.run_id}, which never finished; "
-                f"this run gives it back its mode {protected.original_mode:#o} when it ends "
-                f"(run {summary.run_id} can no longer be resumed safely once this one changed "
-                "the work tree)"
-            )
-        return protected.original_mode
-    return None
-
-
 def drive(
     workspace: Workspace,
     *,
@@ -373,7 +345,7 @@ def _drive_held(
         # People's answers reach the run through its store only (``ralph respond``).
         runtime.answers = store
         if prompt is not None and prompt.path is not None and run_id is None:
-            runtime.prompt_mode = _left_read_only(store, prompt.path, on_warning)
+            runtime.prompt_mode = left_read_only(store, prompt.path, on_warning)
         if signals:
             stack.enter_context(_signals(interruption))
         return run_durable(
