@@ -1,10 +1,14 @@
-"""Numbered, idempotent schema migrations for the SQLite event store."""
+"""Numbered, idempotent schema migrations for the SQLite event store, and applying them."""
 
 from __future__ import annotations
 
+import sqlite3
+from datetime import UTC, datetime
 from typing import Final
 
-__all__ = ["MIGRATIONS"]
+from pipeline.handlers.store._rows import refuse_newer_schema
+
+__all__ = ["MIGRATIONS", "applied_migrations", "apply_migrations"]
 
 MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
     (
@@ -83,3 +87,44 @@ of one run, until the waiting run records it as a fact (version 3). Each event's
 chains it to the one before, and ``runs.tip`` is the digest of the run's last event
 (version 4; see ``_chain``): rows stored before it carry none, and their runs' chains start
 with the first event appended after it."""
+
+
+def applied_migrations(db: sqlite3.Connection) -> set[int]:
+    """The numbers of the migrations applied to the store."""
+    return {row[0] for row in db.execute("SELECT version FROM schema_migrations")}
+
+
+def apply_migrations(db: sqlite3.Connection, label: str) -> list[int]:
+    """Apply the migrations not yet applied, each in its own transaction; return their
+    numbers (none the second time)."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    applied = applied_migrations(db)
+    refuse_newer_schema(label, applied, {version for version, _, _ in MIGRATIONS})
+    done = []
+    for version, name, sql in MIGRATIONS:
+        if version in applied:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have applied it while we waited for the write lock.
+            if db.execute(
+                "SELECT 1 FROM schema_migrations WHERE version = ?", (version,)
+            ).fetchone():
+                db.execute("ROLLBACK")
+                continue
+            for statement in sql.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(
+                "INSERT INTO schema_migrations VALUES (?, ?, ?)",
+                (version, name, datetime.now(UTC).isoformat()),
+            )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        done.append(version)
+    return done

@@ -1,10 +1,18 @@
-"""Numbered, idempotent schema migrations for the PostgreSQL event store and its run queue."""
+"""Numbered, idempotent schema migrations for the PostgreSQL event store and its run queue,
+and applying them."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["PG_MIGRATIONS"]
+import psycopg
+
+from pipeline.handlers.store._port import StoreError
+from pipeline.handlers.store._rows import refuse_newer_schema
+
+__all__ = ["PG_MIGRATIONS", "applied_migrations", "apply_migrations"]
+
+_MIGRATION_LOCK: Final = 0x7261_6C70_6800  # "ralph": one advisory lock for every migrator
 
 PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
     (
@@ -115,3 +123,49 @@ one run, until the waiting run records it as a fact (version 5). Each event's ``
 it to the one before and ``runs.tip`` is the digest of the run's last event (version 6; see
 ``_chain``): rows stored before it carry none, and their runs' chains start with the first
 event appended after it."""
+
+
+def applied_migrations(conn: psycopg.Connection[Any], label: str) -> set[int]:
+    """The numbers of the migrations applied to the database, read without changing it;
+    :class:`StoreError` when it holds no event store."""
+    exists = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()
+    if exists is None or exists[0] is None:
+        raise StoreError(f"{label}: not an event store (no schema_migrations table)")
+    return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+
+
+def apply_migrations(conn: psycopg.Connection[Any], label: str) -> list[int]:
+    """Apply the migrations not yet applied, in one transaction under the advisory lock;
+    return their numbers (none the second time)."""
+    known_versions = {version for version, _, _ in PG_MIGRATIONS}
+    done: list[int] = []
+    if _up_to_date(conn, known_versions):
+        return done
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+            "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+        applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+        refuse_newer_schema(label, applied, known_versions)
+        for version, name, sql in PG_MIGRATIONS:
+            if version in applied:
+                continue
+            conn.execute(sql)  # a constant of this package, never built from input
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                (version, name),
+            )
+            done.append(version)
+    return done
+
+
+def _up_to_date(conn: psycopg.Connection[Any], known_versions: set[int]) -> bool:
+    """Whether every migration is applied, found without taking the lock (every store
+    opened checks; only a database that needs a migration serializes its openers)."""
+    exists = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()
+    if exists is None or exists[0] is None:
+        return False
+    rows = conn.execute("SELECT version FROM schema_migrations").fetchall()
+    return {row[0] for row in rows} == known_versions

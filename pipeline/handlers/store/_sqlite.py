@@ -10,14 +10,9 @@ cattrs converter writes, with their type, schema version and time in their own c
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import resource
-import shutil
 import sqlite3
 import tempfile
-import time
-import urllib.parse
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,12 +22,11 @@ import orjson
 
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, chain_start, link
-from pipeline.handlers.store._migrations import MIGRATIONS
+from pipeline.handlers.store._migrations import MIGRATIONS, apply_migrations
 from pipeline.handlers.store._port import (
     AnswerTakenError,
     RunSummary,
     SequenceConflictError,
-    StoreCorruptError,
     StoredResponse,
     StoreError,
     StoreVanishedError,
@@ -46,6 +40,7 @@ from pipeline.handlers.store._rows import (
     response_values,
     stored_response,
 )
+from pipeline.handlers.store._sqlite_open import guard, open_read_only, open_to_write
 from pipeline.serialization import EncodedCheckpoint, unstructure_event
 from pipeline.views import ResponseLogRow, response_log
 
@@ -55,8 +50,6 @@ DEFAULT_STORE_PATH: Final = Path(".ralph") / "pipeline.db"
 """Where a workspace keeps its store, relative to the workspace root."""
 
 _READ_BATCH = 1_000
-_LOW_SPACE: Final = 1 << 20
-"""Free bytes below which a failed write is put down to a full disk."""
 _CHAIN_MIGRATION: Final = 4
 """The migration that added the hash chain's columns."""
 
@@ -85,81 +78,18 @@ class SqliteEventStore:
             self._open_read_only()
             return
         with self._guard("open"):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            # An own descriptor of the file, to tell later whether the path still names it.
-            self._fd = os.open(self.path, os.O_RDONLY)
-            self._db.execute("PRAGMA busy_timeout=10000")
-            self._enter_wal()
-            self._db.execute(f"PRAGMA synchronous={synchronous}")
-            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db, self._fd = open_to_write(self.path, synchronous)
             self.migrate()
 
     def _open_read_only(self) -> None:
-        """Open for reading (SQLite's ``mode=ro``): the file is never changed, so a reader
-        works on a store it may not write, and an old schema is read as it is.
-
-        A reader of a write-ahead-logged file needs its ``-shm`` index, which SQLite creates
-        beside the file; where it cannot (a read-only mount, a folder this user may not
-        write) ``mode=ro`` fails. There, no writer can be at work either, so the file is opened
-        ``immutable``, unless a ``-wal`` holds facts the file does not have yet (a writer
-        stopped before its checkpoint): then a private copy of both is read instead."""
+        """Open for reading, never changing the file (see :func:`open_read_only`): a schema
+        from a newer release is refused, an older one read as it is."""
         with self._guard("open"):
-            try:
-                self._db = self._connect_read_only(self.path, "mode=ro")
-                self._db.execute("PRAGMA busy_timeout=10000")
-                applied = self._applied()
-            except sqlite3.OperationalError as error:
-                if "unable to open" not in str(error) or os.access(self.path.parent, os.W_OK):
-                    raise
-                self._open_unwritable_place()
-                applied = self._applied()
+            self._db, self._copy, applied = open_read_only(self.path)
         refuse_newer_schema(self.label, applied, {version for version, _, _ in MIGRATIONS})
         if _CHAIN_MIGRATION not in applied:
             # An older release's store, read as it is: its rows and runs have no digests.
             self._digest, self._tip = "NULL", "NULL"
-
-    def _open_unwritable_place(self) -> None:
-        """Open a store in a place nobody can write: as it is, or a copy with its log."""
-        wal = self.path.with_name(self.path.name + "-wal")
-        if not wal.exists() or wal.stat().st_size == 0:
-            self._db = self._connect_read_only(self.path, "immutable=1")
-            return
-        self._copy = tempfile.TemporaryDirectory(prefix="ralph-store-")
-        copy = Path(self._copy.name) / self.path.name
-        shutil.copyfile(self.path, copy)
-        shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
-        self._db = self._connect_read_only(copy, "mode=ro")
-
-    @staticmethod
-    def _connect_read_only(path: Path, mode: str) -> sqlite3.Connection:
-        uri = f"file:{urllib.parse.quote(str(path.absolute()))}?{mode}"
-        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-
-    def _no_room(self) -> str | None:
-        """Why the store's file cannot grow, when that is why a write failed (SQLite says
-        "disk I/O error" when a file size limit stops it, "disk is full" for ENOSPC)."""
-        soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
-        if soft != resource.RLIM_INFINITY:
-            return f"the disk is full for this process: its file size limit is {soft} bytes"
-        try:
-            free = shutil.disk_usage(self.path.parent).free
-        except OSError:
-            return None
-        if free < _LOW_SPACE:
-            return f"the disk is full ({free} bytes free on {self.path.parent})"
-        return None
-
-    def _writable(self) -> bool:
-        """Whether this process may write the store's file and its folder (SQLite writes
-        its journal files beside it)."""
-        folder = self.path.parent
-        return os.access(folder, os.W_OK) and (
-            not self.path.exists() or os.access(self.path, os.W_OK)
-        )
-
-    def _applied(self) -> set[int]:
-        return {row[0] for row in self._db.execute("SELECT version FROM schema_migrations")}
 
     def ensure_present(self) -> None:
         """Raise :class:`StoreVanishedError` when the file this store writes is no longer the
@@ -192,101 +122,13 @@ class SqliteEventStore:
         """The file's path, for messages."""
         return str(self.path)
 
-    def _enter_wal(self) -> None:
-        """Switch the file to write-ahead logging. While other processes are creating the same
-        file, SQLite can answer "locked" at once without waiting for the busy timeout, so the
-        switch is tried again for up to ten seconds."""
-        deadline = time.monotonic() + 10.0
-        while True:
-            try:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                return
-            except sqlite3.OperationalError as error:
-                if "locked" not in str(error) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
-
-    @contextlib.contextmanager
-    def _guard(self, action: str) -> Iterator[None]:
+    def _guard(self, action: str) -> contextlib.AbstractContextManager[None]:
         """Turn SQLite's and the disk's errors into the store's, naming the file."""
-        try:
-            yield
-        except StoreError:
-            raise
-        except UnicodeDecodeError as error:
-            # Invalid UTF-8 in a stored text (the schema, a run id): damage, not a bug.
-            raise StoreCorruptError(
-                f"{self.path}: the event store is damaged (a stored text is not valid: "
-                f"{error}); it was left untouched. Restore it from a backup, or move it aside "
-                "to start afresh."
-            ) from error
-        except sqlite3.DatabaseError as error:
-            message = str(error)
-            full = self._no_room() if "disk" in message else None
-            if full is not None:
-                raise StoreError(
-                    f"{self.path}: could not {action}: {full} ({message}); what was stored "
-                    "before stays; free space, then resume the run"
-                ) from error
-            if (
-                "malformed" in message
-                or "not a database" in message
-                or "corrupt" in message
-                or "decode" in message
-            ):
-                raise StoreCorruptError(
-                    f"{self.path}: the event store is damaged ({message}); it was left "
-                    "untouched. Restore it from a backup, or move it aside to start afresh."
-                ) from error
-            if "readonly" in message or "read-only" in message or not self._writable():
-                raise StoreError(
-                    f"{self.path}: could not {action}: the store is read-only here (a read-only "
-                    f"mount, or a file or folder this user may not write: {message}); nothing "
-                    "was written. Readers (status, replay, events, report, runs) still work; "
-                    "to run, give a store that can be written (--store)."
-                ) from error
-            raise StoreError(f"{self.path}: could not {action}: {message}") from error
-        except OSError as error:
-            if error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-                raise StoreError(
-                    f"{self.path}: could not {action}: the disk is full ({error.strerror})"
-                ) from error
-            raise StoreError(f"{self.path}: could not {action}: {error}") from error
+        return guard(self.path, action)
 
     def migrate(self) -> list[int]:
         """Apply the migrations not yet applied; return their numbers (none the second time)."""
-        db = self._db
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations "
-            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-        )
-        applied = {row[0] for row in db.execute("SELECT version FROM schema_migrations")}
-        refuse_newer_schema(self.label, applied, {version for version, _, _ in MIGRATIONS})
-        done = []
-        for version, name, sql in MIGRATIONS:
-            if version in applied:
-                continue
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                # Another process may have applied it while we waited for the write lock.
-                if db.execute(
-                    "SELECT 1 FROM schema_migrations WHERE version = ?", (version,)
-                ).fetchone():
-                    db.execute("ROLLBACK")
-                    continue
-                for statement in sql.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute(
-                    "INSERT INTO schema_migrations VALUES (?, ?, ?)",
-                    (version, name, datetime.now(UTC).isoformat()),
-                )
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-            done.append(version)
-        return done
+        return apply_migrations(self._db, self.label)
 
     def _sync(self, flush: bool) -> None:
         """Set the connection's ``synchronous`` for the next commit (only when it changes:
