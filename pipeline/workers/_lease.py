@@ -27,7 +27,6 @@ class LeaseKeeper:
     gone, says so in the main thread (which interrupts the run at work)."""
 
     def __init__(self, url: str, lease: Lease, lease_s: float, *, interrupt: bool) -> None:
-        self.lost = False
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._keep, args=(url, lease, lease_s, interrupt), daemon=True
@@ -44,7 +43,6 @@ class LeaseKeeper:
                 except StoreError:
                     continue  # the database is away: try again; appends fail meanwhile
                 if not held:
-                    self.lost = True
                     if interrupt:
                         _thread.interrupt_main(LEASE_LOST)
                     return
