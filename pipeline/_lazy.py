@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import Any
+
+# ``typing`` is imported for the type checker only: ``ralph emit`` loads this module, and
+# an agent runs it once per topic.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 __all__ = ["lazy_names"]
 

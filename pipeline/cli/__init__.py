@@ -8,7 +8,11 @@ agent runs once per topic, is dispatched before typer, rich or the engine are im
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+
+# ``typing`` is imported for the type checker only: ``ralph emit`` loads this module, and
+# an agent runs it once per topic.
+TYPE_CHECKING = False
+
 
 if TYPE_CHECKING:
     import typer

@@ -9,11 +9,16 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Final
 
 from pipeline.cli._safe import terminal_safe
 from pipeline.handlers.intake._emit import MAX_TOPIC_CHARS, EmitError, emit
 from pipeline.handlers.intake._files import EventsFileError, UnsafeFileError, events_file_for
+
+# ``typing`` is imported for the type checker only: ``ralph emit`` loads this module, and
+# an agent runs it once per topic.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["HELP", "main"]
 
@@ -36,8 +41,20 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(_USAGE_ERROR)
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, measuring the terminal only when help is shown (argparse
+    builds a formatter for every argument, and measuring imports ``shutil``, which with its
+    compression modules costs more than the rest of a parse)."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_HELP_WIDTH)
+
+
+_HELP_WIDTH: Final = 100
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ralph emit", description=HELP)
+    parser = _Parser(prog="ralph emit", description=HELP, formatter_class=_Formatter)
     parser.add_argument(
         "topic",
         help=f"The topic: letters, digits and _ . : - only, at most {MAX_TOPIC_CHARS} "

@@ -11,9 +11,14 @@ off (``root:x:0:0`` stays itself, ``[bold]`` stays text).
 
 from __future__ import annotations
 
-import html
 import re
-from typing import Final
+
+# ``typing`` is imported for the type checker only: ``ralph emit`` loads this module, and
+# an agent runs it once per topic.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
+
 
 __all__ = ["markdown_text", "message_safe", "terminal_safe"]
 
@@ -65,4 +70,6 @@ def markdown_text(text: object) -> str:
     agent's reaches a renderer), Markdown punctuation backslash-escaped (no link, image or
     emphasis), line breaks as spaces, and control characters escaped."""
     one_line = terminal_safe(str(text).replace("\r\n", " ").replace("\n", " "))
+    import html  # only markdown needs it; the terminal path stays lean
+
     return html.escape(_MARKDOWN_SPECIAL.sub(r"\\\1", one_line), quote=True)

@@ -5,9 +5,11 @@ needs the intake's) does not load the effects and events."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pipeline._lazy import lazy_names
+
+# ``typing`` is imported for the type checker only: ``ralph emit`` loads this module, and
+# an agent runs it once per topic.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from pipeline.handlers._protocol import (

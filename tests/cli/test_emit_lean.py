@@ -74,7 +74,7 @@ def test_emit_loads_neither_typer_nor_the_engine(workspace: Path) -> None:
         "except SystemExit as done:\n"
         "    assert done.code == 0, done.code\n"
         "heavy = [m for m in ('typer', 'rich', 'cattrs', 'pipeline.engine', 'pipeline.events',"
-        " 'pipeline.handlers.store', 'jsonschema') if m in sys.modules]\n"
+        " 'pipeline.handlers.store', 'jsonschema', 'orjson') if m in sys.modules]\n"
         "print(heavy)\n"
     )
     result = subprocess.run(

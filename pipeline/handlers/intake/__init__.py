@@ -5,9 +5,11 @@ reader and the events it builds."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pipeline._lazy import lazy_names
+
+# ``typing`` is imported for the type checker only: ``ralph emit`` loads this module, and
+# an agent runs it once per topic.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from pipeline.handlers.intake._bounded import IntakeLimits, read_bounded

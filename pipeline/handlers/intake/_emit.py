@@ -12,16 +12,20 @@ could lead out of the workspace). Everything is checked before anything is writt
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
-
-import orjson
 
 from pipeline.errors import PipelineError
 from pipeline.handlers.intake._files import UnsafeFileError, open_regular
+
+# ``typing`` is imported for the type checker only: ``ralph emit`` loads this module, and
+# an agent runs it once per topic.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = ["MAX_TOPIC_CHARS", "TOPIC_PATTERN", "EmitError", "emit", "emit_line", "topic_problem"]
 
@@ -55,9 +59,14 @@ def emit_line(topic: str, payload: Any, at: datetime) -> bytes:
     if problem is not None:
         raise EmitError(problem)
     stamp = at.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    line = {"topic": topic, "payload": payload, "ts": stamp}
     try:
-        return orjson.dumps({"topic": topic, "payload": payload, "ts": stamp}) + b"\n"
-    except TypeError as error:
+        # The standard library's encoder, not orjson: an agent runs this once per topic, and
+        # importing orjson costs more than the rest of the command (the reader uses orjson).
+        text = json.dumps(line, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8") + b"\n"
+    except (TypeError, ValueError, RecursionError) as error:
+        # ValueError: NaN or infinity, or (UnicodeEncodeError) a lone surrogate in a string.
         raise EmitError(f"the payload is not a JSON value: {error}") from error
 
 
@@ -67,9 +76,58 @@ def _payload(payload: str | None, as_json: bool) -> Any:
     if payload is None:
         raise EmitError("--json needs a PAYLOAD")
     try:
-        return orjson.loads(payload)
-    except orjson.JSONDecodeError as error:
+        value = json.loads(
+            payload,
+            parse_constant=_no_constant,
+            parse_int=_integer,
+            parse_float=_finite,
+            object_pairs_hook=_object,
+        )
+        _check_strings(value)
+        return value
+    except (ValueError, RecursionError, OverflowError) as error:
         raise EmitError(f"the payload is not valid JSON: {error}") from error
+
+
+def _integer(digits: str) -> int:
+    # The reader (orjson) reads an integer past 64 bits as a float: one past a double's range
+    # it cannot read at all (OverflowError here, as there).
+    value = int(digits)
+    if not -(2**63) <= value < 2**64:
+        float(value)
+    return value
+
+
+def _check_strings(value: Any) -> None:
+    # A lone surrogate (\ud800) is no text: UnicodeEncodeError, a ValueError. Objects were
+    # checked as they were built (their pairs, duplicates included, by :func:`_object`).
+    if isinstance(value, str):
+        value.encode("utf-8")
+    elif isinstance(value, list):
+        for item in value:
+            _check_strings(item)
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Every pair, even one a later duplicate key replaces: the reader refuses the whole line
+    # when any of them is no JSON.
+    for key, item in pairs:
+        key.encode("utf-8")
+        _check_strings(item)
+    return dict(pairs)
+
+
+def _finite(digits: str) -> float:
+    # 1e400 is a JSON number no double holds; the reader refuses it, so does this.
+    value = float(digits)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {digits[:40]} is out of a double's range")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    # NaN, Infinity and -Infinity are not JSON; the standard library would accept them.
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def emit(

@@ -1,0 +1,45 @@
+"""``ralph emit --json`` encodes with the standard library and the reader decodes with orjson:
+whatever JSON text an agent passes, emit writes it exactly when orjson can read it, and the
+reader reads back the same value; anything else is refused before a byte is written."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from pipeline.handlers.intake import AgentLine, EmitError, emit, parse_lines
+from tests.handlers.intake.test_whole_path import _VALUES
+
+T0 = datetime(2026, 11, 26, tzinfo=UTC)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=_VALUES)
+def test_emit_writes_exactly_what_the_reader_can_read(tmp_path: Path, raw: bytes) -> None:
+    # An agent's argument arrives as text; bytes that are no UTF-8 arrive as surrogates.
+    text = raw.decode("utf-8", "surrogateescape")
+    events = tmp_path / "events.jsonl"
+    events.unlink(missing_ok=True)
+    try:
+        expected = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        with pytest.raises(EmitError):
+            emit(events, "t", text, as_json=True, at=T0)
+        assert not events.exists() or events.read_bytes() == b""
+        return
+    emit(events, "t", text, as_json=True, at=T0)
+    (record,) = parse_lines(events.read_bytes()).records
+    assert isinstance(record, AgentLine)
+    assert record.payload == expected
+
+
+@pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"a": -Infinity}', "1e400"])
+def test_non_finite_numbers_are_refused(tmp_path: Path, text: str) -> None:
+    """The standard library would read and write them; JSON has no such numbers."""
+    with pytest.raises(EmitError):
+        emit(tmp_path / "events.jsonl", "t", text, as_json=True, at=T0)
+    assert not (tmp_path / "events.jsonl").exists()
