@@ -12,15 +12,17 @@ and violations come sorted, so one release judges one text alike every time.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, final
+from typing import TYPE_CHECKING, Any, final
 
 import orjson
 from attrs import frozen
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError
 
 from pipeline.errors import PipelineError
 from pipeline.events import Instant, Json, ResponseStatus, ResponseSubmitted, Role
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 __all__ = [
     "InvalidSchemaError",
@@ -80,6 +82,11 @@ def check_schema(schema: Json) -> None:
     value = schema.value
     if not isinstance(value, dict | bool):
         raise InvalidSchemaError("not a valid JSON Schema: a schema is an object (or a boolean)")
+    # jsonschema is imported when a schema is first checked or a response judged: every
+    # command that opens a store imports this module, and most never validate anything.
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(value)
     except SchemaError as error:
@@ -90,6 +97,8 @@ def check_schema(schema: Json) -> None:
 @lru_cache(maxsize=64)
 def _validator(schema_text: str) -> Draft202012Validator:
     # Built once per schema: compiling a validator costs far more than one validation.
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(orjson.loads(schema_text))
 
 
