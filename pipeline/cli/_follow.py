@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from pipeline.events import CATEGORIES, PipelineEvent, RunId
-from pipeline.handlers.store import EventStore
+from pipeline.handlers.store import EventLog
 from pipeline.reducers import reduce
 from pipeline.state import PipelineState, is_complete
 
@@ -32,7 +32,7 @@ def category_filter(names: Iterable[str]) -> Callable[[PipelineEvent], bool]:
 
 
 def follow(
-    store: EventStore,
+    store: EventLog,
     run_id: RunId,
     *,
     poll_s: float = 0.25,

@@ -29,7 +29,7 @@ from pipeline.events import (
 )
 from pipeline.handlers import EffectHandler, EffectTracer, facts_of, steps_of
 from pipeline.handlers.redaction import Redactor
-from pipeline.handlers.store import EventStore, UnknownRunError
+from pipeline.handlers.store import RunStore, UnknownRunError
 from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
 from pipeline.serialization import CheckpointError, checkpoint_state, encode_checkpoint
@@ -56,7 +56,7 @@ class DurableRun:
 
 
 def load_state(
-    store: EventStore, run_id: RunId, on_warning: Callable[[str], None] | None = None
+    store: RunStore, run_id: RunId, on_warning: Callable[[str], None] | None = None
 ) -> tuple[PipelineState, int | None]:
     """The run's state: the newest checkpoint that verifies, plus the fold of its tail.
 
@@ -79,7 +79,7 @@ def load_state(
 
 
 def run_durable(
-    store: EventStore,
+    store: RunStore,
     handler: EffectHandler,
     *,
     run_id: RunId | None = None,
@@ -156,7 +156,7 @@ def run_durable(
 
 
 def _carry_out(
-    store: EventStore,
+    store: RunStore,
     handler: EffectHandler,
     run_id: RunId,
     state: PipelineState,
@@ -207,7 +207,7 @@ def _observed(
 
 
 def _commit(
-    store: EventStore,
+    store: RunStore,
     run_id: RunId,
     state: PipelineState,
     facts: list[PipelineEvent],

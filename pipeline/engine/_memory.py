@@ -17,7 +17,7 @@ from pipeline.engine._durable import run_durable, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import Instant, PipelineEvent
 from pipeline.handlers import EffectHandler
-from pipeline.handlers.store import EventStore, MemoryEventStore
+from pipeline.handlers.store import MemoryEventStore, RunStore
 from pipeline.orchestration import next_effect
 from pipeline.state import PipelineState, is_complete
 
@@ -43,7 +43,7 @@ def run_in_memory(
     max_effects: int | None = None,
     on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
     clock: Callable[[], Instant] = utc_now,
-    store: EventStore | None = None,
+    store: RunStore | None = None,
 ) -> RunResult:
     """Start a run and carry it on until it is complete or asks to terminate.
 

@@ -20,7 +20,7 @@ from attrs import frozen
 from pipeline.errors import PipelineError
 from pipeline.events import Count, Instant, PipelineEvent, RunId, RunSalvaged
 from pipeline.handlers.redaction import Redactor
-from pipeline.handlers.store import EventStore, StoreCorruptError
+from pipeline.handlers.store import EventLog, StoreCorruptError
 from pipeline.reducers import reduce
 from pipeline.state import PipelineState
 from pipeline.views import ResponseLogRow, response_row
@@ -66,7 +66,7 @@ class Salvaged:
     """The fold of the salvaged log, ``RunSalvaged`` included."""
 
 
-def good_prefix(store: EventStore, run_id: RunId) -> tuple[list[PipelineEvent], int, str | None]:
+def good_prefix(store: EventLog, run_id: RunId) -> tuple[list[PipelineEvent], int, str | None]:
     """The run's events before the first damage, the head the store counts, and what the
     damage is (None: the whole log read fine). Damage is any :class:`StoreCorruptError` the
     read raises part-way (a :class:`~pipeline.handlers.store.DamagedEventError` among them),
@@ -98,9 +98,9 @@ def good_prefix(store: EventStore, run_id: RunId) -> tuple[list[PipelineEvent], 
 
 
 def salvage(
-    source: EventStore,
+    source: EventLog,
     run_id: RunId,
-    target: EventStore,
+    target: EventLog,
     *,
     source_label: str,
     clock: Callable[[], Instant],

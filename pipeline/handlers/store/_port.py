@@ -14,11 +14,16 @@ from pipeline.serialization import EncodedCheckpoint
 from pipeline.views import ResponseLogRow
 
 __all__ = [
+    "AnswerBox",
     "AnswerSource",
     "AnswerTakenError",
+    "CheckpointCache",
     "DamagedEventError",
+    "EventLog",
     "EventStore",
     "LeaseLostError",
+    "ResponseLogStore",
+    "RunStore",
     "RunSummary",
     "SequenceConflictError",
     "StoreCorruptError",
@@ -115,8 +120,8 @@ class AnswerSource(Protocol):
         ...
 
 
-class EventStore(Protocol):
-    """An append-only event log per run, plus checkpoints of folded state."""
+class EventLog(Protocol):
+    """An append-only event log per run: what a reader and an appender need."""
 
     def append(
         self,
@@ -139,15 +144,6 @@ class EventStore(Protocol):
         """
         ...
 
-    def response_log(self, run_id: RunId) -> list[StoredResponse]:
-        """The run's ``agent_response_log`` rows, in order."""
-        ...
-
-    def rebuild_response_log(self) -> int:
-        """Recreate ``agent_response_log`` from the events of every run (one transaction);
-        returns the number of rows."""
-        ...
-
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
         """The run's events from position ``from_sequence`` on, streamed in order."""
         ...
@@ -160,6 +156,10 @@ class EventStore(Protocol):
         """Every run in the store, oldest first."""
         ...
 
+
+class CheckpointCache(Protocol):
+    """Checkpoints of folded state: a cache of the fold, never the truth."""
+
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
         """Store ``checkpoint`` for the run (replacing one at the same sequence), unflushed:
         a checkpoint is a cache of the fold, and one lost to a power cut costs a longer
@@ -170,15 +170,38 @@ class EventStore(Protocol):
         """The run's stored checkpoints, newest first, unverified."""
         ...
 
+
+class RunStore(EventLog, CheckpointCache, Protocol):
+    """What the durable runner needs of a store: the log and its checkpoints. An embedding
+    application with a store of its own implements this much to run pipelines on it."""
+
+
+class ResponseLogStore(Protocol):
+    """The ``agent_response_log`` projection, kept with the events it projects."""
+
+    def response_log(self, run_id: RunId) -> list[StoredResponse]:
+        """The run's ``agent_response_log`` rows, in order."""
+        ...
+
+    def rebuild_response_log(self) -> int:
+        """Recreate ``agent_response_log`` from the events of every run (one transaction);
+        returns the number of rows."""
+        ...
+
+
+class AnswerBox(AnswerSource, Protocol):
+    """Where people's answers are kept until the waiting run records them."""
+
     def give_answer(self, run_id: RunId, question_id: str, text: str) -> None:
         """Keep ``text`` as the answer to question ``question_id`` of run ``run_id`` until the
         waiting run records it; :class:`AnswerTakenError` (nothing written) when the question
         holds an answer already."""
         ...
 
-    def answer(self, run_id: RunId, question_id: str) -> str | None:
-        """The answer given to question ``question_id`` of run ``run_id`` (None: none yet)."""
-        ...
+
+class EventStore(RunStore, ResponseLogStore, AnswerBox, Protocol):
+    """A whole event store: the log, its checkpoints, the response log and the answers (what
+    the SQLite, PostgreSQL and in-memory stores are)."""
 
     def close(self) -> None:
         """Release the store's resources."""
