@@ -16,11 +16,10 @@ import pytest
 from pipeline.events import InvocationStarted, PipelineEvent, Role, RunResumed
 from tests.faults.commits import commits_in_git
 from tests.runtime.workspace import (
-    RALPH,
-    ROOT,
     hanging_developer,
     processes_with,
     ralph,
+    start_ralph,
     stored_events,
 )
 
@@ -52,15 +51,7 @@ def test_another_terminal_sees_the_agent_at_work_and_a_kill_leaves_its_trace(
     number, not counted as a failure) and completes, with every step committed once."""
     marker = f"ralph-at-work-{uuid.uuid4().hex}"
     root = hanging_developer(tmp_path / "ws", marker)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    run = subprocess.Popen(
-        [*RALPH, "run"],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    run = start_ralph("run", cwd=root)
     try:
         _wait_for_the_agent(run, marker)
         seen = ralph("events", "--format", "jsonl", cwd=root)
