@@ -13,8 +13,8 @@ import signal
 import threading
 
 from pipeline.handlers.store import StoreError
-from pipeline.handlers.store.postgres import Lease, PostgresEventStore
-from pipeline.handlers.store.queue import RunQueue
+from pipeline.handlers.store.postgres import PostgresEventStore
+from pipeline.handlers.store.queue import Lease, RunQueue
 
 __all__ = ["LEASE_LOST", "LeaseKeeper"]
 

@@ -32,8 +32,8 @@ from pipeline.handlers import EffectTracer
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import LeaseLostError, StoreError
-from pipeline.handlers.store.postgres import Lease, PostgresEventStore
-from pipeline.handlers.store.queue import QueueBell, RunQueue, Ticket, TicketState
+from pipeline.handlers.store.postgres import PostgresEventStore
+from pipeline.handlers.store.queue import Lease, QueueBell, RunQueue, Ticket, TicketState
 from pipeline.state import Phase
 from pipeline.workers._lease import LEASE_LOST, LeaseKeeper
 from pipeline.workspace import RunSetupError, drive, open_workspace, resolve_prompt
@@ -253,7 +253,7 @@ class Worker:
             traced = contextlib.nullcontext() if self._traced is None else self._traced(ticket)
             with (
                 traced as tracer,
-                PostgresEventStore(self.url, lease=lease, synchronous_commit=synced) as store,
+                PostgresEventStore(self.url, guard=lease, synchronous_commit=synced) as store,
             ):
                 result = drive(
                     workspace,

@@ -1,30 +1,30 @@
-"""How the PostgreSQL event store writes an append, and the :class:`Lease` it checks.
+"""How the PostgreSQL event store writes an append, and the :class:`AppendGuard` it checks.
 
 The usual append (a run already started, a short batch, the run's tip known) is one
 statement: one round trip. Any other is a transaction that locks the run's row while it
-reads and moves the head and tip. Bound to a lease, both lock the run's queue row and check
-that this worker still holds it before anything is written.
+reads and moves the head and tip. A store bound to a guard (the run queue binds a worker's
+store to its lease) checks the guard's condition in the same statement or transaction, so
+nothing is written once it no longer holds; the store knows nothing of what the guard means.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Protocol
 
 import orjson
 import psycopg
-from attrs import frozen
 
 from pipeline.events import SCHEMA_VERSION, RunId
 from pipeline.handlers.store._chain import link
-from pipeline.handlers.store._pg_sql import APPEND_SQL, insert_responses, nul_free
-from pipeline.handlers.store._port import LeaseLostError, SequenceConflictError
+from pipeline.handlers.store._pg_sql import append_sql, insert_responses, nul_free
+from pipeline.handlers.store._port import SequenceConflictError
 from pipeline.handlers.store._rows import RESPONSE_COLUMNS, response_values
 from pipeline.views import ResponseLogRow
 
 __all__ = [
     "COPY_FROM",
-    "Lease",
+    "AppendGuard",
     "append_in_one",
     "append_under_lock",
     "chained",
@@ -36,12 +36,30 @@ COPY_FROM: Final = 32
 with one pipelined INSERT (less set-up per append)."""
 
 
-@frozen
-class Lease:
-    """The claim a worker holds on a queued run: appends check it is still this worker's."""
+class AppendGuard(Protocol):
+    """A condition every append of a bound store must meet, supplied by whoever binds it.
 
-    ticket: str
-    worker: str
+    ``condition`` is a SQL boolean over the guard's own ``%(name)s`` parameters
+    (:meth:`parameters`), checked in the one-statement append; :meth:`check` is run in the
+    transaction of any other append, and after a one-statement append the condition refused,
+    to raise the error that says why (it may also record what it needs, such as the run's id).
+    """
+
+    @property
+    def condition(self) -> str:
+        """The SQL condition the append's head move requires."""
+        ...
+
+    def parameters(self) -> Mapping[str, Any]:
+        """The values of the condition's parameters."""
+        ...
+
+    def check(
+        self, conn: psycopg.Connection[Any], label: str, run_id: RunId, *, starting: bool
+    ) -> None:
+        """Raise a :class:`~pipeline.handlers.store.StoreError` unless the guard holds
+        (``starting``: this append starts the run)."""
+        ...
 
 
 def chained(
@@ -64,7 +82,7 @@ def append_under_lock(
     bodies: list[tuple[str, Any, str]],
     responses: Sequence[ResponseLogRow],
     *,
-    lease: Lease | None,
+    guard: AppendGuard | None,
     label: str,
     unsynced: bool,
 ) -> list[tuple[Any, ...]]:
@@ -75,8 +93,8 @@ def append_under_lock(
     with conn.transaction():
         if unsynced:
             conn.execute("SET LOCAL synchronous_commit = off")
-        if lease is not None:
-            _check_lease(conn, lease, label, run_id, starting=expected == 0)
+        if guard is not None:
+            guard.check(conn, label, run_id, starting=expected == 0)
         found = conn.execute(
             "SELECT head, tip FROM runs WHERE run_id = %s FOR UPDATE", (run_id,)
         ).fetchone()
@@ -122,12 +140,12 @@ def append_in_one(
     responses: Sequence[ResponseLogRow],
     *,
     prev: str | None,
-    lease: Lease | None,
+    guard: AppendGuard | None,
     label: str,
     sync: bool,
 ) -> None:
     """The usual append (a run already started, a short batch) as one statement, so one
-    round trip: the conditional head move from the tip ``prev``, the lease check, the events
+    round trip: the conditional head move from the tip ``prev``, the guard, the events
     and the response rows in common table expressions, committed on their own (autocommit),
     waiting for the server's disk when ``sync``."""
     params: dict[str, Any] = {
@@ -144,20 +162,20 @@ def append_in_one(
         "tip": rows[-1][6],
         "sync": "on" if sync else "off",
     }
-    if lease is not None:
-        params["ticket"], params["worker"] = lease.ticket, lease.worker
+    if guard is not None:
+        params.update(guard.parameters())
     if responses:
         response_rows = response_values(run_id, responses, nul_free)
         for index, name in enumerate(RESPONSE_COLUMNS):
             params[f"r_{name}"] = [row[index + 1] for row in response_rows]
-    sql = APPEND_SQL[lease is not None, bool(responses)]
+    sql = append_sql(None if guard is None else guard.condition, bool(responses))
     found = conn.execute(sql, params).fetchone()
     assert found is not None
     if found[0] == 1:
         return
-    if lease is not None:
+    if guard is not None:
         with conn.transaction():
-            _check_lease(conn, lease, label, run_id, starting=False)
+            guard.check(conn, label, run_id, starting=False)
     raise _conflict(conn, run_id, expected)
 
 
@@ -174,28 +192,6 @@ def holds(
         (run_id, expected, expected + len(bodies)),
     ).fetchall()
     return [orjson.loads(s[0]) for s in stored] == [orjson.loads(b[2]) for b in bodies]
-
-
-def _check_lease(
-    conn: psycopg.Connection[Any], lease: Lease, label: str, run_id: RunId, *, starting: bool
-) -> None:
-    """Lock the run's queue row (a takeover waits for this append, or this append sees
-    the takeover) and check it is still ours; the append that starts the run records its
-    id there, so a worker taking over knows what to resume."""
-    row = conn.execute(
-        "SELECT worker, state FROM run_queue WHERE ticket = %s FOR SHARE", (lease.ticket,)
-    ).fetchone()
-    if row is None or row[0] != lease.worker or row[1] != "running":
-        holder = "nobody" if row is None or row[0] is None else f"worker {row[0]}"
-        raise LeaseLostError(
-            f"{label}: worker {lease.worker} no longer holds run {lease.ticket} "
-            f"(now held by {holder}); nothing was written"
-        )
-    if starting:
-        conn.execute(
-            "UPDATE run_queue SET run_id = %s, updated_at = now() WHERE ticket = %s",
-            (run_id, lease.ticket),
-        )
 
 
 def _conflict(conn: psycopg.Connection[Any], run_id: RunId, expected: int) -> SequenceConflictError:

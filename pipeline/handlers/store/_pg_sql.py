@@ -3,6 +3,7 @@ appends, and the insert of response rows (with the text PostgreSQL cannot hold m
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -12,7 +13,7 @@ from pipeline.events import RunId
 from pipeline.handlers.store._rows import response_values
 from pipeline.views import ResponseLogRow
 
-__all__ = ["APPEND_SQL", "READ_SQL", "insert_responses", "nul_free"]
+__all__ = ["READ_SQL", "append_sql", "insert_responses", "nul_free"]
 
 READ_SQL: Final = """
     SELECT e.sequence, e.type, e.schema_version, e.body::text, e.digest, r.head, r.{tip}
@@ -46,19 +47,16 @@ def insert_responses(
     )
 
 
-def _append_sql(*, leased: bool, responses: bool) -> str:
-    """The one-statement append, checking the lease or not, writing response rows or not.
+@functools.lru_cache(maxsize=16)
+def append_sql(guard: str | None, responses: bool) -> str:
+    """The one-statement append, checking the ``guard`` condition (a SQL boolean over its own
+    named parameters; None: none), writing response rows or not.
 
     Every CTE runs against the statement's snapshot; the inserts read ``moved``, so they
     write only when the head moved. ``set_config(..., true)`` sets ``synchronous_commit``
     for this statement's own transaction, which ends with it.
     """
-    lease_check = (
-        "AND EXISTS (SELECT 1 FROM run_queue WHERE ticket = %(ticket)s AND worker = %(worker)s "
-        "AND state = 'running' FOR SHARE)"
-        if leased
-        else ""
-    )
+    guard_check = "" if guard is None else f"AND {guard}"
     responded = (
         """,
     responded AS (
@@ -81,7 +79,7 @@ def _append_sql(*, leased: bool, responses: bool) -> str:
     moved AS (
         UPDATE runs SET head = %(head)s, tip = %(tip)s
         WHERE run_id = %(run)s AND head = %(expected)s AND tip IS NOT DISTINCT FROM %(prev)s
-        {lease_check}
+        {guard_check}
         RETURNING run_id
     ),
     written AS (
@@ -94,11 +92,3 @@ def _append_sql(*, leased: bool, responses: bool) -> str:
     ){responded}
     SELECT (SELECT count(*) FROM moved), (SELECT count(*) FROM written), (SELECT value FROM sync)
     """
-
-
-APPEND_SQL: Final = {
-    (leased, responses): _append_sql(leased=leased, responses=responses)
-    for leased in (False, True)
-    for responses in (False, True)
-}
-"""The four one-statement appends, by (leased, with response rows)."""

@@ -7,9 +7,10 @@ One transaction per append: the run's head is checked and moved by one condition
 appenders expecting the same head exactly one moves it), then the events and their response
 rows are inserted. An append asked not to flush commits with ``synchronous_commit = off``.
 
-Bound to a :class:`Lease`, every append also locks the run's queue row and checks that this
-worker still holds it, so a worker that lost its lease (stalled past it, taken over) cannot
-write another event.
+Bound to a ``guard`` (an :class:`AppendGuard`: the run queue binds a worker's store to its
+lease, :class:`~pipeline.handlers.store.queue.Lease`), every append also checks the guard's
+condition where it moves the run's head, so a worker that lost its lease (stalled past it,
+taken over) cannot write another event.
 
 A dropped connection is reopened with backoff, within ``retry_s`` seconds; an append retried
 after its connection dropped during the commit finds its own events stored and succeeds.
@@ -27,7 +28,7 @@ from pipeline.events import WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, chain_start
 from pipeline.handlers.store._pg_append import (
     COPY_FROM,
-    Lease,
+    AppendGuard,
     append_in_one,
     append_under_lock,
     chained,
@@ -57,7 +58,7 @@ from pipeline.handlers.store._rows import (
 from pipeline.serialization import EncodedCheckpoint, unstructure_event
 from pipeline.views import ResponseLogRow, response_log
 
-__all__ = ["Lease", "PostgresEventStore", "describe_url"]
+__all__ = ["AppendGuard", "PostgresEventStore", "describe_url"]
 
 _READ_BATCH: Final = 1_000
 _CHAIN_MIGRATION: Final = 6
@@ -77,7 +78,7 @@ class PostgresEventStore(PgSession):
         self,
         url: str,
         *,
-        lease: Lease | None = None,
+        guard: AppendGuard | None = None,
         synchronous_commit: bool = True,
         retry_s: float = 10.0,
         read_only: bool = False,
@@ -85,7 +86,7 @@ class PostgresEventStore(PgSession):
         super().__init__(
             url, synchronous_commit=synchronous_commit, retry_s=retry_s, read_only=read_only
         )
-        self.lease = lease
+        self.guard = guard
         self._digest, self._tip = "digest", "tip"
         """The columns of the hash chain, or NULL in a database an older release left."""
         self._tips: dict[RunId, tuple[int, str | None]] = {}
@@ -125,7 +126,7 @@ class PostgresEventStore(PgSession):
         flush: bool = True,
     ) -> int:
         """Append ``events`` in one transaction if the log holds ``expected_sequence`` events
-        (and, with a lease, this worker still holds it), with their response rows."""
+        (and, with a guard, it holds), with their response rows."""
         bodies = [
             (WIRE_TAGS[type(event)], event.at, orjson.dumps(unstructure_event(event)).decode())
             for event in events
@@ -141,7 +142,7 @@ class PostgresEventStore(PgSession):
                 expected_sequence,
                 bodies,
                 responses,
-                lease=self.lease,
+                guard=self.guard,
                 label=self.label,
                 unsynced=not flush and self.synchronous_commit,
             )
@@ -165,7 +166,7 @@ class PostgresEventStore(PgSession):
                             rows,
                             responses,
                             prev=known[1],
-                            lease=self.lease,
+                            guard=self.guard,
                             label=self.label,
                             # Synced only when asked and the store syncs at all ("process"
                             # never does).

@@ -5,7 +5,7 @@ A ticket moves ``queued -> running -> done | failed``, and to ``cancelled`` from
 running when someone cancels it. A claim takes the oldest ticket that is
 queued, or running under a lease that has expired (its worker died or stalled), and hands it
 to the claiming worker for ``lease_s`` seconds, which the worker renews while it works. The
-event store bound to that lease (:class:`~pipeline.handlers.store.postgres.Lease`) refuses any
+event store bound to that lease (:class:`Lease`, the store's append guard) refuses any
 append once another worker holds the ticket, so two workers never both write one run. Times
 are the database's, so the workers' clocks need not agree.
 
@@ -23,16 +23,17 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final, final
+from typing import Any, ClassVar, Final, final
 
 import psycopg
 from attrs import frozen
 from psycopg.rows import class_row
 
 from pipeline.events import RunId
+from pipeline.handlers.store._port import LeaseLostError
 from pipeline.handlers.store.postgres import PostgresEventStore
 
-__all__ = ["CHANNEL", "QueueBell", "RunQueue", "Ticket", "TicketState"]
+__all__ = ["CHANNEL", "Lease", "QueueBell", "RunQueue", "Ticket", "TicketState"]
 
 CHANNEL: Final = "ralph_run_queue"
 """The ``NOTIFY`` channel on which a claimable ticket is announced (payload: the ticket)."""
@@ -80,6 +81,48 @@ _COLUMNS: Final = (
     "outcome, submitted_at, updated_at"
 )
 _OLD_COLUMNS: Final = ", ".join(f"old.{column.strip()}" for column in _COLUMNS.split(","))
+
+
+@final
+@frozen
+class Lease:
+    """The claim a worker holds on a queued run, as the guard of its event store: an append
+    goes on only while the run's queue row is still this worker's and running, and the append
+    that starts the run records the run's id there (a worker taking over knows what to
+    resume). Bind it with ``PostgresEventStore(url, guard=Lease(ticket, worker))``."""
+
+    ticket: str
+    worker: str
+
+    condition: ClassVar[str] = (
+        "EXISTS (SELECT 1 FROM run_queue WHERE ticket = %(lease_ticket)s "
+        "AND worker = %(lease_worker)s AND state = 'running' FOR SHARE)"
+    )
+    """The lease's condition in the one-statement append (the queue row locked for it)."""
+
+    def parameters(self) -> dict[str, Any]:
+        """The condition's parameters: this lease's ticket and worker."""
+        return {"lease_ticket": self.ticket, "lease_worker": self.worker}
+
+    def check(
+        self, conn: psycopg.Connection[Any], label: str, run_id: RunId, *, starting: bool
+    ) -> None:
+        """Lock the run's queue row (a takeover waits for this append, or this append sees
+        the takeover) and check it is still ours; a starting append records the run's id."""
+        row = conn.execute(
+            "SELECT worker, state FROM run_queue WHERE ticket = %s FOR SHARE", (self.ticket,)
+        ).fetchone()
+        if row is None or row[0] != self.worker or row[1] != "running":
+            holder = "nobody" if row is None or row[0] is None else f"worker {row[0]}"
+            raise LeaseLostError(
+                f"{label}: worker {self.worker} no longer holds run {self.ticket} "
+                f"(now held by {holder}); nothing was written"
+            )
+        if starting:
+            conn.execute(
+                "UPDATE run_queue SET run_id = %s, updated_at = now() WHERE ticket = %s",
+                (run_id, self.ticket),
+            )
 
 
 class RunQueue:
