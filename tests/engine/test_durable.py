@@ -9,7 +9,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from pipeline.effects import Effect, InvokeAgent
@@ -20,7 +20,14 @@ from pipeline.engine import (
     run_durable,
     run_in_memory,
 )
-from pipeline.events import Instant, PipelineEvent, RunId, RunResumed
+from pipeline.events import (
+    CheckpointSaved,
+    Instant,
+    InvocationStarted,
+    PipelineEvent,
+    RunId,
+    RunResumed,
+)
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import MemoryEventStore, SqliteEventStore, UnknownRunError
 from pipeline.reducers import fold
@@ -35,6 +42,7 @@ from pipeline.simulation import (
 )
 from pipeline.state import Phase, TerminationReason, is_complete
 from pipeline.testing import HypothesisChooser, world_configs
+from tests.simulation.invariants import check_state
 from tests.support import budget
 
 T = Instant(datetime(2026, 6, 1, tzinfo=UTC))
@@ -227,3 +235,58 @@ def test_a_handler_that_reports_in_steps_has_each_step_stored_before_it_goes_on(
     assert all(after == before + 1 for before, after in heads_seen)
     assert stepped.events == at_once.events
     assert stepped.state == at_once.state
+
+
+class _ProcessDiedError(Exception):
+    """Stands for the process dying between two steps of a handler (kill -9)."""
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(config=world_configs(), data=st.data(), die_at=st.integers(1, 2))
+def test_dying_while_an_agent_works_anywhere_resumes_to_a_consistent_end(
+    config: WorldConfig, data: st.DataObject, die_at: int
+) -> None:
+    """Agents' starts are recorded as their own step; the process dies after the start of
+    the ``die_at``-th invocation, before its outcome. The log keeps that start, followed by
+    the resume; the resumed run completes within its budgets, its log folds to its state,
+    and the attempt cut short runs again under its own number."""
+    store = MemoryEventStore()
+    world = SimulatedWorld(config, HypothesisChooser(data.draw))
+    invocations = 0
+
+    def dies_mid_agent(effect: Effect) -> Iterator[Sequence[PipelineEvent]]:
+        nonlocal invocations
+        facts = list(world(effect))
+        if not isinstance(effect, InvokeAgent):
+            yield facts
+            return
+        invocations += 1
+        yield facts[:1]
+        if invocations == die_at:
+            raise _ProcessDiedError
+        yield facts[1:]
+
+    try:
+        done = run_durable(store, dies_mid_agent, clock=_frozen_clock)
+    except _ProcessDiedError:
+        event("died mid-agent")
+        (run,) = store.runs()
+        done = run_durable(store, world, run_id=run.run_id, clock=_frozen_clock)
+        log = list(store.read(run.run_id))
+        cut = next(
+            i
+            for i, e in enumerate(log)
+            if isinstance(e, RunResumed) and isinstance(log[i - 1], InvocationStarted)
+        )
+        started = log[cut - 1]
+        assert isinstance(started, InvocationStarted)
+        again = [
+            e for e in log[cut:] if isinstance(e, InvocationStarted) and e.role is started.role
+        ]
+        if again and not isinstance(log[cut + 1], CheckpointSaved):
+            event("the attempt ran again")
+            assert again[0].attempt == started.attempt
+    log = list(store.read(done.run_id))
+    assert fold(log) == done.state
+    assert is_complete(done.state)
+    check_state(done.state)
