@@ -133,15 +133,17 @@ def next_effect(state: PipelineState) -> Effect:
                 effect_id=eid, reason=progress.termination or TerminationReason.COMPLETED
             )
         case Step.TRIGGER:
-            role = progress.dev_fix_role
+            role = None if progress.dev_fix is None else progress.dev_fix.role
             if role is None:
                 return Terminate(effect_id=eid, reason=TerminationReason.STOPPED)
             return TriggerDevFix(
                 effect_id=eid, failed_role=role, reason=ledger.last_error or "agent chain exhausted"
             )
         case Step.MARKER:
-            status = "dev_fix_succeeded" if progress.dev_fix_success else "dev_fix_failed"
-            role = progress.dev_fix_role
+            fix = progress.dev_fix
+            succeeded = fix is not None and fix.success
+            status = "dev_fix_succeeded" if succeeded else "dev_fix_failed"
+            role = None if fix is None else fix.role
             reason = f"agent chain exhausted for {role.value if role else 'unknown'} role"
             return WriteCompletionMarker(effect_id=eid, status=status, reason=reason)
         case Step.DONE:

@@ -17,10 +17,12 @@ from pipeline.reducers._spend import spent_budget
 from pipeline.state import (
     AgentCursor,
     Checkpoints,
+    DevFixTask,
     Ledger,
     Phase,
     PipelineState,
     Progress,
+    ResumePoint,
     Step,
     TerminationReason,
 )
@@ -31,6 +33,7 @@ __all__ = [
     "backoff_ceiling",
     "chain_exhausted",
     "finalize",
+    "fixed",
     "interrupt",
     "new_task",
     "start_commit",
@@ -128,10 +131,12 @@ def interrupt(
         phase=Phase.INTERRUPTED,
         step=Step.DONE,
         termination=reason,
-        resume_phase=resume_phase,
-        resume_step=resume_step,
-        # Finalization already knows how the run ends; a resume must not forget it.
-        resume_termination=state.progress.termination,
+        resume=ResumePoint(
+            phase=resume_phase,
+            step=resume_step,
+            # Finalization already knows how the run ends; a resume must not forget it.
+            termination=state.progress.termination,
+        ),
     )
     return transition(state, progress, CheckpointTrigger.INTERRUPTION, ledger)
 
@@ -301,15 +306,18 @@ def chain_exhausted(state: PipelineState, role: Role) -> PipelineState:
     """
     progress = state.progress
     if role is Role.FIXER:
-        next_progress = evolve(progress, step=Step.MARKER, dev_fix_success=False)
+        next_progress = evolve(progress, step=Step.MARKER, dev_fix=fixed(progress, False))
         return transition(state, next_progress, CheckpointTrigger.AFTER_DEV_FIX)
     next_progress = evolve(
         progress,
         phase=Phase.AWAITING_DEV_FIX,
         step=Step.TRIGGER,
-        dev_fix_role=role,
-        dev_fix_success=None,
-        resume_phase=progress.phase,
-        resume_step=Step.PROMPT,
+        dev_fix=DevFixTask(role=role),
+        resume=ResumePoint(phase=progress.phase, step=Step.PROMPT),
     )
     return transition(state, next_progress, CheckpointTrigger.BEFORE_DEV_FIX)
+
+
+def fixed(progress: Progress, success: bool) -> DevFixTask | None:
+    """The dev-fix task once its fixer has reported ``success`` (None: no task was set)."""
+    return None if progress.dev_fix is None else evolve(progress.dev_fix, success=success)

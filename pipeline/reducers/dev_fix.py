@@ -14,7 +14,7 @@ from pipeline.events import (
     DevFixTriggered,
 )
 from pipeline.reducers._build import anomaly
-from pipeline.reducers._transitions import interrupt, transition
+from pipeline.reducers._transitions import fixed, interrupt, transition
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
 
 __all__ = ["reduce_dev_fix"]
@@ -31,7 +31,7 @@ def reduce_dev_fix(state: PipelineState, event: AwaitingDevFixEvent) -> Pipeline
             return anomaly(state, event, "dev-fix was not asked for")
         case DevFixCompleted():
             if in_dev_fix and progress.step is Step.INVOKE:
-                done = evolve(progress, step=Step.MARKER, dev_fix_success=event.success)
+                done = evolve(progress, step=Step.MARKER, dev_fix=fixed(progress, event.success))
                 return transition(state, done, CheckpointTrigger.AFTER_DEV_FIX)
             return anomaly(state, event, "no fixer is at work")
         case CompletionMarkerEmitted():
@@ -39,7 +39,7 @@ def reduce_dev_fix(state: PipelineState, event: AwaitingDevFixEvent) -> Pipeline
                 return interrupt(
                     state,
                     TerminationReason.AGENT_CHAIN_EXHAUSTED,
-                    progress.resume_phase or Phase.PLANNING,
+                    Phase.PLANNING if progress.resume is None else progress.resume.phase,
                     Step.PROMPT,
                 )
             return anomaly(state, event, "no completion marker was asked for")

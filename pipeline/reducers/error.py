@@ -25,7 +25,12 @@ def reduce_error(state: PipelineState, event: ErrorEvent) -> PipelineState:
     progress = state.progress
     match event:
         case AgentChainExhausted():
-            if progress.phase is Phase.AWAITING_DEV_FIX and progress.dev_fix_role is event.role:
+            fix = progress.dev_fix
+            if (
+                progress.phase is Phase.AWAITING_DEV_FIX
+                and fix is not None
+                and fix.role is event.role
+            ):
                 return advance(state)
             if progress.role is event.role:
                 return chain_exhausted(state, event.role)

@@ -141,16 +141,14 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
             last_failure=agent.last_failure,
         )
         return advance(state, agent=cursor, ledger=resumed_ledger)
+    point = progress.resume
     resumed = evolve(
         progress,
-        phase=progress.resume_phase or Phase.PLANNING,
-        step=progress.resume_step or Step.BEGIN,
-        termination=progress.resume_termination,
-        resume_phase=None,
-        resume_step=None,
-        resume_termination=None,
-        dev_fix_role=None,
-        dev_fix_success=None,
+        phase=Phase.PLANNING if point is None else point.phase,
+        step=Step.BEGIN if point is None else point.step,
+        termination=None if point is None else point.termination,
+        resume=None,
+        dev_fix=None,
     )
     if resumed.role is not None:
         # The limits are folds of the log: a resumed run does not get its money back.

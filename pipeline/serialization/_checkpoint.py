@@ -23,13 +23,15 @@ __all__ = [
     "encode_checkpoint",
 ]
 
-CHECKPOINT_FORMAT: Final = 3
+CHECKPOINT_FORMAT: Final = 4
 """The format version written with every checkpoint.
 
 2: the state holds the loop policy and the loop-control counters (event schema 4). A format-1
 checkpoint is reported and skipped; the run's log, upcast, rebuilds the state instead.
 3: the counters of the retired events (continuation, malformed responses, loop recoveries)
-left the state (event schema 8); an older checkpoint is skipped the same way."""
+left the state (event schema 8); an older checkpoint is skipped the same way.
+4: the progress keeps where a stopped run goes on (``ResumePoint``) and its dev-fix task
+(``DevFixTask``) as records instead of five loose fields."""
 
 
 class CheckpointError(PipelineError, ValueError):

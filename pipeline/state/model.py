@@ -79,6 +79,27 @@ class RunInfo:
 
 @final
 @frozen(kw_only=True)
+class ResumePoint:
+    """Where a stopped run goes on: its phase and step, and how it was ending when it stopped
+    (an interruption during finalization keeps the reason the run ends with)."""
+
+    phase: Phase
+    step: Step
+    termination: TerminationReason | None = None
+
+
+@final
+@frozen(kw_only=True)
+class DevFixTask:
+    """The dev-fix agent's task: the role whose chain was exhausted, and whether the fix
+    worked once the fixer has reported (None: not yet)."""
+
+    role: Role
+    success: bool | None = None
+
+
+@final
+@frozen(kw_only=True)
 class Progress:
     """Where the run is: phase, step, iteration and review pass, and what comes after a commit."""
 
@@ -89,11 +110,10 @@ class Progress:
     fixing: bool = False
     after_commit: Phase | None = None
     consecutive_failed_iterations: int = 0
-    resume_phase: Phase | None = None
-    resume_step: Step | None = None
-    resume_termination: TerminationReason | None = None
-    dev_fix_role: Role | None = None
-    dev_fix_success: bool | None = None
+    resume: ResumePoint | None = None
+    """Where the run goes on when resumed (interrupted, or handed to dev-fix)."""
+    dev_fix: DevFixTask | None = None
+    """The dev-fix task while the run awaits or runs one."""
     termination: TerminationReason | None = None
 
     @property

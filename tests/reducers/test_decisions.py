@@ -115,7 +115,8 @@ def test_chain_exhausted_hands_over_to_dev_fix_and_interrupts_resumably() -> Non
     assert state.phase is Phase.INTERRUPTED
     assert state.termination is TerminationReason.AGENT_CHAIN_EXHAUSTED
     assert state.termination.exit_code == 1
-    assert state.progress.resume_phase is Phase.DEVELOPMENT
+    assert state.progress.resume is not None
+    assert state.progress.resume.phase is Phase.DEVELOPMENT
     assert names(result.events)[-14:] == [
         "InvocationStarted",
         "InvocationFailed",
