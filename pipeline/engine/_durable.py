@@ -139,20 +139,41 @@ def run_durable(
         if on_effect is not None:
             on_effect(effect)
         steps = _carry_out(store, handler, run_id, state, effect, interruption, clock)
-        flush = not is_redoable(effect)
-        recorded: list[PipelineEvent] = []
         if tracer is None:
-            for step in steps:
-                facts = [redactor.event(fact) for fact in step]
-                state = _commit(store, run_id, state, facts, on_event, flush=flush)
+            state, _ = _record(
+                store, run_id, state, effect, steps, interruption, redactor, on_event
+            )
         else:
             with tracer.effect(run_id, state.sequence, effect) as span:
-                for step in steps:
-                    facts = [redactor.event(fact) for fact in step]
-                    recorded.extend(facts)
-                    state = _commit(store, run_id, state, facts, on_event, flush=flush)
+                state, recorded = _record(
+                    store, run_id, state, effect, steps, interruption, redactor, on_event
+                )
                 span.record(recorded)
     return DurableRun(run_id, state, resumed_from, effects)
+
+
+def _record(
+    store: RunStore,
+    run_id: RunId,
+    state: PipelineState,
+    effect: Effect,
+    steps: Iterator[Sequence[PipelineEvent]],
+    interruption: Interruption,
+    redactor: Redactor,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+) -> tuple[PipelineState, list[PipelineEvent]]:
+    """Store and fold each step of an effect's facts, secrets masked, before the next is asked
+    for; the state after them, and every fact recorded. A run that a step left stopped takes
+    no interruption asked for meanwhile: there is nothing left to interrupt."""
+    flush = not is_redoable(effect)
+    recorded: list[PipelineEvent] = []
+    for step in steps:
+        facts = [redactor.event(fact) for fact in step]
+        recorded.extend(facts)
+        state = _commit(store, run_id, state, facts, on_event, flush=flush)
+        if interruption.reason is not None and is_terminal(state):
+            break
+    return state, recorded
 
 
 def _carry_out(

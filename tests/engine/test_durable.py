@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from pipeline.effects import Effect, InvokeAgent
 from pipeline.engine import (
     HandlerRegistry,
+    Interruption,
     MissingHandlerError,
     load_state,
     run_durable,
@@ -25,7 +26,9 @@ from pipeline.events import (
     Instant,
     InvocationStarted,
     PipelineEvent,
+    RunCompleted,
     RunId,
+    RunInterrupted,
     RunResumed,
 )
 from pipeline.handlers.runtime import WorkspaceLayout
@@ -290,3 +293,23 @@ def test_dying_while_an_agent_works_anywhere_resumes_to_a_consistent_end(
     assert fold(log) == done.state
     assert is_complete(done.state)
     check_state(done.state)
+
+
+def test_an_interruption_asked_as_the_run_ends_is_not_recorded_after_its_end() -> None:
+    """A signal that arrives while the run's last facts are being stored finds nothing left
+    to interrupt: the log ends with the run's end, and no anomaly is counted."""
+    interruption = Interruption()
+
+    def on_event(_state: object, event: PipelineEvent) -> None:
+        if isinstance(event, RunCompleted):
+            interruption.request("SIGTERM")
+
+    store = MemoryEventStore()
+    done = run_durable(
+        store, _world(), clock=_frozen_clock, on_event=on_event, interruption=interruption
+    )
+    log = list(store.read(done.run_id))
+    assert isinstance(log[-1], RunCompleted)
+    assert not any(isinstance(e, RunInterrupted) for e in log)
+    assert done.state.ledger.anomalies == 0
+    assert is_complete(done.state)

@@ -23,7 +23,7 @@ from pipeline.events import (
     RunStarted,
     TopicPublished,
 )
-from pipeline.handlers.store import SqliteEventStore
+from pipeline.handlers.store import DamagedEventError, SqliteEventStore
 from pipeline.reducers import fold
 from pipeline.serialization import UPCASTERS, decode_stored_event, upcast
 from pipeline.state import Phase, TerminationReason
@@ -269,3 +269,22 @@ def test_a_frozen_schema_4_log_replays_with_no_spend_limit(tmp_path: Path) -> No
     assert state.termination is TerminationReason.COMPLETED
     assert state.ledger.anomalies == 0
     assert state.ledger.spend.total.invocations == 0
+
+
+def test_an_old_response_whose_runs_start_is_damaged_is_not_judged(tmp_path: Path) -> None:
+    """Read from later on, an old response needs the run's first event for its schema; when
+    that row is damaged, the read says so, naming it, instead of judging without a schema."""
+    path = tmp_path / "pipeline.db"
+    _old_store(path, FIXTURE_V7, RUN_V7)
+    with SqliteEventStore(path) as store:
+        events = list(store.read(RUN_V7))
+    start = next(i for i, e in enumerate(events) if isinstance(e, ResponseSubmitted))
+    db = sqlite3.connect(path)
+    db.execute(
+        "UPDATE events SET body = ? WHERE run_id = ? AND sequence = 0",
+        (b'{"type": "lifecycle.run_started", "garbage": 1}', RUN_V7),
+    )
+    db.commit()
+    db.close()
+    with SqliteEventStore(path) as store, pytest.raises(DamagedEventError, match="event 0"):
+        list(store.read(RUN_V7, start))

@@ -61,11 +61,12 @@ def emit_line(topic: str, payload: Any, at: datetime) -> bytes:
     stamp = at.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     line = {"topic": topic, "payload": payload, "ts": stamp}
     try:
+        _check_value(payload)
         # The standard library's encoder, not orjson: an agent runs this once per topic, and
         # importing orjson costs more than the rest of the command (the reader uses orjson).
         text = json.dumps(line, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         return text.encode("utf-8") + b"\n"
-    except (TypeError, ValueError, RecursionError) as error:
+    except (TypeError, ValueError, RecursionError, OverflowError) as error:
         # ValueError: NaN or infinity, or (UnicodeEncodeError) a lone surrogate in a string.
         raise EmitError(f"the payload is not a JSON value: {error}") from error
 
@@ -96,6 +97,28 @@ def _integer(digits: str) -> int:
     if not -(2**63) <= value < 2**64:
         float(value)
     return value
+
+
+def _check_value(value: Any) -> None:
+    """Refuse what the reader (orjson) could not read back as this value: a key that is no
+    string, an integer past a double, a lone surrogate, anything that is no JSON type."""
+    if value is None or isinstance(value, bool | float):
+        return  # NaN and infinity: json.dumps refuses them (allow_nan=False)
+    if isinstance(value, int):
+        _integer(str(value))
+    elif isinstance(value, str):
+        value.encode("utf-8")
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _check_value(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"an object key is not a string ({type(key).__name__})")
+            key.encode("utf-8")
+            _check_value(item)
+    else:
+        raise TypeError(f"a {type(value).__name__} is not a JSON value")
 
 
 def _check_strings(value: Any) -> None:

@@ -44,7 +44,8 @@ class MemoryStorage:
     runs: dict[RunId, _Run] = field(factory=dict)
     responses: list[StoredResponse] = field(factory=list)
     answers: dict[tuple[RunId, str], str] = field(factory=dict)
-    lock: threading.Lock = field(factory=threading.Lock)
+    lock: threading.RLock = field(factory=threading.RLock)
+    """Held by every operation (reentrant: a rebuild reads the runs under it)."""
 
 
 class MemoryEventStore:
@@ -74,7 +75,9 @@ class MemoryEventStore:
             if actual != expected_sequence:
                 raise SequenceConflictError(run_id, expected_sequence, actual)
             if run is None:
-                run = shared.runs[run_id] = _Run(datetime.now(UTC).isoformat())
+                # Started when its first event says, as the SQL stores record it.
+                started = events[0].at if events else datetime.now(UTC)
+                run = shared.runs[run_id] = _Run(started.isoformat())
             run.bodies.extend(bodies)
             for row in responses:
                 shared.responses.append(StoredResponse(len(shared.responses) + 1, run_id, row))
@@ -87,8 +90,8 @@ class MemoryEventStore:
 
     def rebuild_response_log(self) -> int:
         """Recreate the response rows from every run's events."""
-        rows = [(run, row) for run in self._run_ids() for row in response_log(self.read(run))]
-        with self.storage.lock:
+        with self.storage.lock:  # one transaction: no append lands between read and swap
+            rows = [(run, row) for run in self._run_ids() for row in response_log(self.read(run))]
             self.storage.responses = [
                 StoredResponse(number, run, row) for number, (run, row) in enumerate(rows, 1)
             ]

@@ -95,8 +95,9 @@ class LegacyVerdicts:
 
     def __call__(self, role: str, raw: str) -> tuple[str, tuple[str, ...]]:
         if self._loop is None and self._first is not None:
-            first, self._first = self._first, None
-            started = first()
+            # A damaged start raises here, named as such: no verdict is made without the schema.
+            started = self._first()
+            self._first = None
             if started is not None:
                 self.saw(started)
         hat = None
@@ -122,6 +123,8 @@ def decode_row(
     tenth."""
     try:
         event = decode_stored_event(body, version, judge=legacy)
+    except DamagedEventError:
+        raise  # another row, read to judge this one, is damaged: that one is named
     except (WireFormatError, UnicodeDecodeError):
         pass
     else:
@@ -131,6 +134,8 @@ def decode_row(
     try:
         # Decoding again, with the row's name, raises the same error worded for people.
         return decode_stored_event(body, version, f"{log} event {sequence}", legacy)
+    except DamagedEventError:
+        raise
     except (WireFormatError, UnicodeDecodeError) as error:
         if version > SCHEMA_VERSION:
             raise

@@ -11,7 +11,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from pipeline.handlers.intake import AgentLine, EmitError, emit, parse_lines
+from pipeline.handlers.intake import AgentLine, EmitError, emit, emit_line, parse_lines
 from tests.handlers.intake.test_whole_path import _VALUES
 
 T0 = datetime(2026, 11, 26, tzinfo=UTC)
@@ -43,3 +43,28 @@ def test_non_finite_numbers_are_refused(tmp_path: Path, text: str) -> None:
     with pytest.raises(EmitError):
         emit(tmp_path / "events.jsonl", "t", text, as_json=True, at=T0)
     assert not (tmp_path / "events.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("payload", "why"),
+    [
+        (10**400, "too large"),
+        ({1: "a"}, "key is not a string"),
+        (T0, "datetime is not a JSON value"),
+        (["\ud800"], "surrogates not allowed"),
+        (float("nan"), "Out of range float"),
+    ],
+)
+def test_a_payload_built_in_python_is_refused_unless_the_reader_reads_it_back(
+    payload: object, why: str
+) -> None:
+    """What an in-process caller passes is checked as the agent's text is: nothing is
+    encoded that the reader would refuse or read as something else."""
+    with pytest.raises(EmitError, match=why):
+        emit_line("t", payload, T0)
+
+
+def test_an_integer_past_64_bits_is_written_and_read_back_as_the_reader_reads_it() -> None:
+    (record,) = parse_lines(emit_line("t", {"n": 2**70}, T0)).records
+    assert isinstance(record, AgentLine)
+    assert record.payload == {"n": float(2**70)}
