@@ -47,10 +47,11 @@ def run_in_memory(
 ) -> RunResult:
     """Start a run and carry it on until it is complete or asks to terminate.
 
-    ``max_effects`` guards against a handler that never lets the run end
-    (:class:`LoopBoundExceededError`); ``on_event`` sees every event with the state it
-    produced; ``clock`` stamps the facts the runner records itself (checkpoints, resumes);
-    ``store`` keeps the log (a new in-memory store when omitted).
+    ``max_effects`` (the effects after the run's start) guards against a handler that never
+    lets the run end (:class:`LoopBoundExceededError`); ``on_event`` sees every event with the
+    state it produced; ``clock`` stamps the facts the runner records itself (checkpoints,
+    resumes); ``store`` keeps the log (a new in-memory store when omitted). As in a stored run,
+    facts pass the redactor of this process's environment before they are kept.
     """
     store = MemoryEventStore() if store is None else store
     effects: list[Effect] = []
