@@ -14,7 +14,7 @@ from attrs import evolve
 from pipeline.events import ResponseStatus, ResponseSubmitted
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import stop_when_spent
-from pipeline.state import AgentCursor, PipelineState, ResponseCheck, Step
+from pipeline.state import PipelineState, ResponseCheck, Step
 
 __all__ = ["judge_response"]
 
@@ -45,16 +45,7 @@ def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineSt
     why = f"{role.value} response {event.status.value}: " + "; ".join(violations)
     judged = evolve(ledger, response=check, last_error=why)
     # The invocation's output was this response: the next turn is a new attempt's.
-    a = agent
-    cursor = AgentCursor(
-        chain_position=a.chain_position,
-        retries=a.retries,
-        attempt=a.attempt,
-        in_flight=False,
-        awaiting_output=False,
-        backoff_ceiling_ms=None,
-        last_failure=a.last_failure,
-    )
+    cursor = evolve(agent, in_flight=False, awaiting_output=False, backoff_ceiling_ms=None)
     if failures <= run.loop.max_formatting_retries:
         # A correction turn: its own prompt, then the same agent again (an invocation like
         # any other: not once a spend limit is reached).

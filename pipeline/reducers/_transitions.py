@@ -263,10 +263,9 @@ def agent_failed(
     if retriable and agent.retries < budget.max_retries_per_agent:
         retries = agent.retries + 1
         ceiling = backoff_ceiling(budget.backoff_base_ms, budget.backoff_cap_ms, retries)
-        cursor = AgentCursor(
-            chain_position=agent.chain_position,
+        cursor = evolve(
+            agent,
             retries=retries,
-            attempt=agent.attempt,
             in_flight=False,
             awaiting_output=False,
             backoff_ceiling_ms=ceiling if ceiling > 0 else None,

@@ -62,17 +62,10 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
         case InvocationSucceeded():
             if not _working(state, event.role):
                 return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
-            a = state.agent
-            cursor = AgentCursor(
-                chain_position=a.chain_position,
-                retries=a.retries,
-                attempt=a.attempt,
-                in_flight=False,
-                awaiting_output=True,
-                backoff_ceiling_ms=None,
-                last_failure=a.last_failure,
+            done = evolve(
+                state.agent, in_flight=False, awaiting_output=True, backoff_ceiling_ms=None
             )
-            return advance(state, agent=cursor)
+            return advance(state, agent=done)
         case InvocationFailed():
             if not _working(state, event.role):
                 return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
@@ -90,17 +83,7 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
         case BackoffWaited():
             if not _working(state, event.role) or state.agent.backoff_ceiling_ms is None:
                 return anomaly(state, event, "no backoff was asked for")
-            a = state.agent
-            cursor = AgentCursor(
-                chain_position=a.chain_position,
-                retries=a.retries,
-                attempt=a.attempt,
-                in_flight=a.in_flight,
-                awaiting_output=a.awaiting_output,
-                backoff_ceiling_ms=None,
-                last_failure=a.last_failure,
-            )
-            return advance(state, agent=cursor)
+            return advance(state, agent=evolve(state.agent, backoff_ceiling_ms=None))
         case OutputLineMalformed():
             return _malformed_line(state, event)
         case EventsFileRead():
@@ -145,14 +128,8 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
 
 def _running(a: AgentCursor) -> AgentCursor:
     """The cursor once attempt ``a.attempt + 1`` is running (any pending backoff is over)."""
-    return AgentCursor(
-        chain_position=a.chain_position,
-        retries=a.retries,
-        attempt=a.attempt + 1,
-        in_flight=True,
-        awaiting_output=False,
-        backoff_ceiling_ms=None,
-        last_failure=a.last_failure,
+    return evolve(
+        a, attempt=a.attempt + 1, in_flight=True, awaiting_output=False, backoff_ceiling_ms=None
     )
 
 

@@ -25,7 +25,6 @@ from pipeline.reducers._transitions import (
     stop_when_spent,
 )
 from pipeline.state import (
-    AgentCursor,
     Ledger,
     Phase,
     PipelineState,
@@ -131,15 +130,7 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
         # An attempt cut short (its start is in the log, its outcome never came) is run
         # again under its own number.
         attempt = agent.attempt - 1 if agent.in_flight else agent.attempt
-        cursor = AgentCursor(
-            chain_position=agent.chain_position,
-            retries=agent.retries,
-            attempt=attempt,
-            in_flight=False,
-            awaiting_output=agent.awaiting_output,
-            backoff_ceiling_ms=agent.backoff_ceiling_ms,
-            last_failure=agent.last_failure,
-        )
+        cursor = evolve(agent, attempt=attempt, in_flight=False)
         return advance(state, agent=cursor, ledger=resumed_ledger)
     point = progress.resume
     resumed = evolve(
