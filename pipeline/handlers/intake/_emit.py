@@ -84,10 +84,9 @@ def _payload(payload: str | None, as_json: bool) -> Any:
             parse_float=_finite,
             object_pairs_hook=_object,
         )
-        _check_strings(value)
-        return value
     except (ValueError, RecursionError, OverflowError) as error:
         raise EmitError(f"the payload is not valid JSON: {error}") from error
+    return value  # its strings and keys are checked with every payload, by emit_line
 
 
 def _integer(digits: str) -> int:
@@ -121,23 +120,15 @@ def _check_value(value: Any) -> None:
         raise TypeError(f"a {type(value).__name__} is not a JSON value")
 
 
-def _check_strings(value: Any) -> None:
-    # A lone surrogate (\ud800) is no text: UnicodeEncodeError, a ValueError. Objects were
-    # checked as they were built (their pairs, duplicates included, by :func:`_object`).
-    if isinstance(value, str):
-        value.encode("utf-8")
-    elif isinstance(value, list):
-        for item in value:
-            _check_strings(item)
-
-
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # Every pair, even one a later duplicate key replaces: the reader refuses the whole line
-    # when any of them is no JSON.
-    for key, item in pairs:
-        key.encode("utf-8")
-        _check_strings(item)
-    return dict(pairs)
+    # A value a later duplicate key replaces is not in the payload emit_line checks, yet the
+    # reader refuses the whole line when it is no JSON: it is checked here.
+    kept = dict(pairs)
+    if len(kept) < len(pairs):
+        for key, item in pairs:
+            if kept[key] is not item:
+                _check_value(item)
+    return kept
 
 
 def _finite(digits: str) -> float:

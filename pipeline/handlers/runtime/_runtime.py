@@ -75,7 +75,7 @@ from pipeline.events import (
     RunStarted,
     WorkspaceErrorKind,
 )
-from pipeline.handlers._protocol import HandlerResult
+from pipeline.handlers._protocol import HandlerResult, facts_of
 from pipeline.handlers.intake import IntakeLimits, read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._finishing import (
@@ -239,7 +239,7 @@ class Runtime:
         changed put back."""
         steps = self._invoker()(effect)
         yield next(steps)
-        outcome = tuple(fact for step in steps for fact in step)
+        outcome = facts_of(steps)
         events_file = self.layout.events_file(self._run_id())
         offset, lines = effect.events_offset, effect.events_lines
         read = read_agent_events(events_file, offset, lines, self.clock, self._limits())

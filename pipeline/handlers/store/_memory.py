@@ -30,7 +30,7 @@ __all__ = ["MemoryEventStore", "MemoryStorage"]
 
 @define
 class _Run:
-    """One run's log, checkpoints and response rows."""
+    """One run's log (encoded events) and its checkpoints."""
 
     started_at: str
     bodies: list[bytes] = field(factory=list)
