@@ -9,6 +9,10 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.cli._emit import Arguments, parsed_arguments, plain_arguments
 
 RALPH = [sys.executable, "-m", "pipeline.cli"]
 
@@ -91,3 +95,40 @@ def test_ralph_help_lists_emit_and_its_help_is_the_lean_parsers(workspace: Path)
     own = subprocess.run([*RALPH, "emit", "--help"], cwd=workspace, capture_output=True, text=True)
     assert own.returncode == 0
     assert "usage: ralph emit" in own.stdout
+
+
+def _fields(arguments: Arguments) -> tuple[object, ...]:
+    return (arguments.topic, arguments.payload, arguments.as_json, arguments.payload_file)
+
+
+_TOKENS = st.one_of(
+    st.text(max_size=8),
+    st.sampled_from(["--json", "-", "--", "--file", "-5", "--help", "--js", "--json=1", ""]),
+)
+
+
+@given(argv=st.lists(_TOKENS, max_size=4))
+def test_the_plain_reading_agrees_with_argparse_wherever_it_reads(argv: list[str]) -> None:
+    """Wherever the lean path reads an argument list without argparse, argparse reads it the
+    same; what the lean path declines is left to argparse whole."""
+    plain = plain_arguments(argv)
+    if plain is not None:
+        assert _fields(parsed_arguments(argv)) == _fields(plain)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["t"], ["t", "p"], ["t", "p", "--json"], ["--json", "t", "{}"], ["t", ""], ["t", "a b"]],
+)
+def test_the_plain_shapes_skip_argparse(argv: list[str]) -> None:
+    """The shapes agents use most are read without building argparse (what keeps emit fast)."""
+    plain = plain_arguments(argv)
+    assert plain is not None
+    assert _fields(plain) == _fields(parsed_arguments(argv))
+
+
+@pytest.mark.parametrize(
+    "argv", [[], ["t", "-"], ["t", "--file", "f"], ["--", "-x"], ["t", "--help"], ["a", "b", "c"]]
+)
+def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
+    assert plain_arguments(argv) is None

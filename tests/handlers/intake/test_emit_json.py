@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pipeline.handlers.intake import AgentLine, EmitError, emit, emit_line, parse_lines
 from tests.handlers.intake.test_whole_path import _VALUES
@@ -68,3 +69,16 @@ def test_an_integer_past_64_bits_is_written_and_read_back_as_the_reader_reads_it
     (record,) = parse_lines(emit_line("t", {"n": 2**70}, T0)).records
     assert isinstance(record, AgentLine)
     assert record.payload == {"n": float(2**70)}
+
+
+@given(
+    at=st.datetimes(
+        min_value=datetime(1971, 1, 1),
+        max_value=datetime(9998, 12, 31),
+        timezones=st.timezones(),
+    )
+)
+def test_a_line_is_stamped_with_its_time_in_utc_to_the_millisecond(at: datetime) -> None:
+    # emit formats the stamp with ``time``, not ``datetime``: it must say what isoformat says.
+    stamp = orjson.loads(emit_line("t", None, at))["ts"]
+    assert stamp == at.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
