@@ -21,7 +21,7 @@ from attrs import Attribute, field, frozen
 from attrs.validators import optional
 
 from pipeline.errors import PipelineError
-from pipeline.events.values import COUNT_VALIDATOR, Count, Json, Role
+from pipeline.events.values import COUNT_VALIDATOR, AgentName, Count, Json, Role
 
 __all__ = [
     "GIT_RESTORED_TOPIC",
@@ -29,6 +29,7 @@ __all__ = [
     "HUMAN_RESPONSE_TOPIC",
     "HUMAN_TIMEOUT_TOPIC",
     "MAX_FORMATTING_RETRIES",
+    "STARTING_EVENT",
     "TASK_ABANDONED_TOPIC",
     "TASK_BLOCKED_TOPIC",
     "TASK_COMPLETE_TOPIC",
@@ -36,6 +37,8 @@ __all__ = [
     "Hat",
     "LoopPolicy",
     "PatternError",
+    "Topology",
+    "WorkHat",
     "check_pattern",
     "in_scope",
     "topic_matches",
@@ -58,6 +61,9 @@ TASK_COMPLETE_TOPIC: Final = "task.complete"
 """An agent reports a task done; exempt from stale-loop detection (it repeats by nature)."""
 TASK_RESUME_TOPIC: Final = "task.resume"
 """The notice given to the agent when its completion promise was refused."""
+
+STARTING_EVENT: Final = "task.start"
+"""The topic a topology's run starts with unless ``[loop] starting_event`` names another."""
 
 MAX_FORMATTING_RETRIES: Final = 2
 """Correction turns after a malformed structured response unless the config says otherwise:
@@ -139,6 +145,76 @@ class Hat:
     """The JSON Schema the role's structured response must meet (None: it gives none)."""
 
 
+def _topic(_instance: object, attribute: Attribute[Any], value: str | None) -> None:
+    if value is not None and (not _TOPIC.fullmatch(value) or "" in value.split(".")):
+        raise ValueError(f"{attribute.name}: {value!r} is not a topic")
+
+
+_TOPIC = re.compile(r"[A-Za-z0-9_.:-]+")
+
+
+def _some_patterns(instance: object, attribute: Attribute[Any], value: tuple[str, ...]) -> None:
+    if not value:
+        raise ValueError(f"{attribute.name}: a hat of a topology needs at least one pattern")
+    _patterns(instance, attribute, value)
+
+
+@final
+@frozen(kw_only=True)
+class WorkHat:
+    """A hat of a user's topology: the topics that wake it (``triggers``), those it may
+    publish, and what ralph publishes for it when it publishes nothing routable."""
+
+    name: str = field(validator=lambda _i, _a, v: _segment(v))
+    triggers: tuple[str, ...] = field(validator=_some_patterns)
+    publishes: tuple[str, ...] = field(validator=_patterns)
+    default_publishes: str | None = field(default=None, validator=_topic)
+    """Routed when nothing is pending after this hat's activation (None: the run stalls)."""
+    max_activations: Count = field(default=Count(0), validator=COUNT_VALIDATOR)
+    """Activations this hat may have in a run (0: no limit); past it, its topics are dropped
+    and ``<name>.exhausted`` is published once."""
+    chain: tuple[AgentName, ...] = ()
+    """The hat's own agent chain (empty: the developer's)."""
+    response_schema: Json | None = None
+    """The JSON Schema the hat's structured response must meet (None: it gives none)."""
+
+
+def _segment(name: str) -> None:
+    if not _SEGMENT.fullmatch(name):
+        raise ValueError(f"hat name {name!r}: letters, digits, _ : - only (it names topics)")
+
+
+def _distinct_hats(
+    _instance: object, _attribute: Attribute[Any], value: tuple[WorkHat, ...]
+) -> None:
+    names = [hat.name for hat in value]
+    if not names:
+        raise ValueError("hats: a topology needs at least one hat")
+    if len(set(names)) != len(names):
+        raise ValueError(f"hats: a name is given twice: {sorted(names)}")
+
+
+@final
+@frozen(kw_only=True)
+class Topology:
+    """A workflow of the user's own: hats woken by the topics agents publish, instead of the
+    built-in plan, develop, review sequence. The run starts with ``starting_event`` pending."""
+
+    hats: tuple[WorkHat, ...] = field(validator=_distinct_hats)
+    starting_event: str = field(default=STARTING_EVENT, validator=_topic)
+    coordinator: str | None = None
+    """The hat that gets topics no hat triggers on (None: they are reported and dropped)."""
+    commits: bool = True
+    """Whether the work of each activation is committed (False: a read-only workflow)."""
+
+    def hat(self, name: str) -> WorkHat | None:
+        """The hat called ``name``, if the topology has one."""
+        for hat in self.hats:
+            if hat.name == name:
+                return hat
+        return None
+
+
 @final
 @frozen
 class LoopPolicy:
@@ -164,6 +240,8 @@ class LoopPolicy:
         default=Count(MAX_FORMATTING_RETRIES), validator=COUNT_VALIDATOR
     )
     """Correction turns after a malformed structured response (the original call plus these)."""
+    topology: Topology | None = None
+    """The user's workflow of hats routed by topics (None: the built-in pipeline)."""
 
     @classmethod
     def off(cls) -> LoopPolicy:
