@@ -99,6 +99,7 @@ from pipeline.events.policy import (
     WorkHat,
     check_pattern,
     in_scope,
+    specificity,
     topic_matches,
 )
 from pipeline.events.prompt import PromptFileProtected, PromptInputEvent, PromptMaterialized
@@ -277,5 +278,6 @@ __all__ = [
     "check_pattern",
     "in_scope",
     "members",
+    "specificity",
     "topic_matches",
 ]

@@ -41,6 +41,7 @@ __all__ = [
     "WorkHat",
     "check_pattern",
     "in_scope",
+    "specificity",
     "topic_matches",
 ]
 
@@ -123,6 +124,18 @@ def topic_matches(pattern: str, topic: str) -> bool:
 def in_scope(patterns: tuple[str, ...], topic: str) -> bool:
     """Whether ``topic`` matches any of ``patterns``."""
     return any(topic_matches(pattern, topic) for pattern in patterns)
+
+
+def specificity(pattern: str) -> int:
+    """How specific a trigger is, most specific first: 0 a topic itself (``build.done``),
+    1 a pattern of ``*`` segments only (``build.*``), 2 one with ``**`` (``build.**``),
+    3 ``*`` alone (every topic)."""
+    if pattern == "*":
+        return 3
+    segments = pattern.split(".")
+    if "**" in segments:
+        return 2
+    return 1 if "*" in segments else 0
 
 
 def _patterns(_instance: object, attribute: Attribute[Any], value: tuple[str, ...]) -> None:
@@ -213,6 +226,18 @@ class Topology:
             if hat.name == name:
                 return hat
         return None
+
+    def waking(self, topic: str) -> WorkHat | None:
+        """The hat ``topic`` wakes: of the hats with a trigger matching it, the one whose best
+        matching trigger is the most specific (:func:`specificity`), ties broken by name;
+        None when no trigger matches."""
+        best: tuple[int, str] | None = None
+        chosen: WorkHat | None = None
+        for hat in self.hats:
+            ranks = [specificity(p) for p in hat.triggers if topic_matches(p, topic)]
+            if ranks and (best is None or (min(ranks), hat.name) < best):
+                best, chosen = (min(ranks), hat.name), hat
+        return chosen
 
 
 @final
