@@ -17,7 +17,7 @@ from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn
 from cattrs.preconf.orjson import make_converter
 
 from pipeline.config._bounds import check_ranges, find_nul
-from pipeline.config._loop import check_hats, check_loop
+from pipeline.config._loop import HatConfig, HatsConfig, check_hats, check_loop
 from pipeline.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS
 from pipeline.config._refs import ref_problem
@@ -72,7 +72,27 @@ def _converter() -> Any:
 
     converter.register_structure_hook_func(lambda t: t == dict[str, AgentConfig], agents)
     converter.register_structure_hook_func(lambda t: t == tuple[str, ...], strings)
+    role_hats: Any = make_dict_structure_fn(HatsConfig, converter, _cattrs_forbid_extra_keys=True)
+    work_hats: Any = make_mapping_structure_fn(dict[str, HatConfig], converter)
+
+    def hats(value: Any, type_: Any) -> HatsConfig:
+        """``[hats]``: a table named after a role is the role's hat, unless it has triggers;
+        a table with triggers is a hat of the user's topology, whatever its name."""
+        if not isinstance(value, dict):
+            raise TypeError(f"expected a table of hats, got {_kind(value)}")
+        work = {k: v for k, v in value.items() if isinstance(v, dict) and "triggers" in v}
+        roles = {k: v for k, v in value.items() if k not in work}
+        unknown = sorted(set(roles) - _ROLE_NAMES)
+        if unknown:
+            raise ForbiddenExtraKeysError("", HatsConfig, set(unknown))
+        configured: HatsConfig = role_hats(roles, type_)
+        return attrs.evolve(configured, work=work_hats(work, dict[str, HatConfig]))
+
+    converter.register_structure_hook(HatsConfig, hats)
     return converter
+
+
+_ROLE_NAMES = frozenset(role.value for role in Role)
 
 
 _CONVERTER = _converter()
@@ -114,9 +134,10 @@ def parse_config(text: str, source: str) -> RalphConfig:
             message, _, path = line.rpartition(" @ ")
             key = _key(path)
             if message.startswith(_UNKNOWN):
-                # A hat is named by its role; say which names there are.
+                # A hat is named by its role, or has triggers; say which names there are.
                 hint = (
-                    f" (a hat per role: {', '.join(r.value for r in Role)})"
+                    f" (a hat per role: {', '.join(r.value for r in Role)}; a hat of your "
+                    "own topology has triggers)"
                     if key == "hats"
                     else ""
                 )
@@ -161,6 +182,15 @@ def _check(config: RalphConfig, source: str) -> None:
                 )
         if len(set(chain)) != len(chain):
             problems.append(f"{key}: names an agent twice")
+    for name, hat in config.hats.work.items():
+        for agent_name in hat.chain:
+            if agent_name not in config.agents:
+                problems.append(
+                    f"hats.{name}.chain: names agent {agent_name!r}, which is not configured "
+                    f"under [agents.{agent_name}]"
+                )
+        if len(set(hat.chain)) != len(hat.chain):
+            problems.append(f"hats.{name}.chain: names an agent twice")
     for key, ref in (("rebase_onto", config.rebase_onto), ("branch", config.branch)):
         problem = None if ref is None else ref_problem(ref)
         if problem is not None:
@@ -176,7 +206,7 @@ def _check(config: RalphConfig, source: str) -> None:
     if config.validate and not config.validate[0].strip():
         problems.append("validate: must name a program (or leave validate out)")
     problems.extend(check_hats(config.hats))
-    problems.extend(check_loop(config.loop))
+    problems.extend(check_loop(config.loop, config.hats))
     ranges = check_ranges(config)
     problems.extend(ranges)
 
@@ -204,10 +234,24 @@ def _check(config: RalphConfig, source: str) -> None:
 
 def require_chains(config: RalphConfig, source: str) -> None:
     """Raise :class:`ConfigError` unless every role has an agent to run (needed to start a run)."""
-    missing = [role.value for role in Role if not config.chain_for(role)]
+    missing = [role.value for role in _needed_roles(config) if not config.chain_for(role)]
     if missing:
         raise ConfigError(
             f"{source}: chains.{missing[0]}: no agent for the "
             f"{', '.join(missing)} role{'s' if len(missing) > 1 else ''} "
             '(set [chains] default = ["AGENT"] or a chain per role; `ralph init` writes one)'
         )
+
+
+def _needed_roles(config: RalphConfig) -> tuple[Role, ...]:
+    """The roles a run of ``config`` may need an agent for: all of them in the built-in
+    pipeline; in a topology the developer (unless every hat has its own chain), the
+    committer when it commits, and the fixer (dev-fix)."""
+    if not config.hats.topology:
+        return tuple(Role)
+    needed = [Role.FIXER]
+    if not all(hat.chain for hat in config.hats.work.values()):
+        needed.insert(0, Role.DEVELOPER)
+    if config.loop.commits:
+        needed.insert(-1, Role.COMMITTER)
+    return tuple(needed)

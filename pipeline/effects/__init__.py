@@ -19,6 +19,7 @@ from pipeline.effects._agent import (
     InvokeAgent,
     MaterializePrompt,
     Publishing,
+    ends_after_topics,
 )
 from pipeline.effects._id import EffectId
 from pipeline.events.values import (
@@ -38,6 +39,7 @@ __all__ = [
     "EFFECT_TAGS",
     "AbortRebase",
     "BackOff",
+    "BeginActivation",
     "BeginFinalizing",
     "BeginFixAttempt",
     "BeginIteration",
@@ -61,6 +63,7 @@ __all__ = [
     "ValidateFinalState",
     "WaitForHuman",
     "WriteCompletionMarker",
+    "ends_after_topics",
     "is_redoable",
 ]
 
@@ -88,6 +91,18 @@ class BeginIteration:
 
     effect_id: EffectId
     iteration: Count = field(validator=COUNT_VALIDATOR)
+
+
+@final
+@frozen(kw_only=True)
+class BeginActivation:
+    """Record that iteration ``iteration`` of a user's topology begins: hat ``hat`` woken by
+    ``topic`` (as the state routed it)."""
+
+    effect_id: EffectId
+    iteration: Count = field(validator=COUNT_VALIDATOR)
+    hat: str
+    topic: str
 
 
 @final
@@ -248,6 +263,7 @@ Effect: TypeAlias = (
     StartRun
     | BeginPlanning
     | BeginIteration
+    | BeginActivation
     | BeginReviewPass
     | BeginFixAttempt
     | MaterializePrompt
@@ -275,6 +291,7 @@ EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         StartRun: "effect.start_run",
         BeginPlanning: "effect.begin_planning",
         BeginIteration: "effect.begin_iteration",
+        BeginActivation: "effect.begin_activation",
         BeginReviewPass: "effect.begin_review_pass",
         BeginFixAttempt: "effect.begin_fix_attempt",
         MaterializePrompt: "effect.materialize_prompt",
@@ -303,6 +320,7 @@ _REDOABLE: Final[frozenset[type]] = frozenset(
     {
         BeginPlanning,
         BeginIteration,
+        BeginActivation,
         BeginReviewPass,
         BeginFixAttempt,
         BeginFinalizing,

@@ -8,6 +8,7 @@ from typing import final
 from attrs import field, frozen
 
 from pipeline.effects._id import EffectId
+from pipeline.events import DevelopmentIterationCompleted, PipelineEvent
 from pipeline.events.values import (
     COUNT_VALIDATOR,
     ORDINAL_VALIDATOR,
@@ -20,8 +21,16 @@ from pipeline.events.values import (
     Role,
 )
 from pipeline.state.model import MalformedLineNote, Notice, ResponseCheck
+from pipeline.state.routing import RoutedTopic
 
-__all__ = ["BackOff", "CollectReport", "InvokeAgent", "MaterializePrompt", "Publishing"]
+__all__ = [
+    "BackOff",
+    "CollectReport",
+    "InvokeAgent",
+    "MaterializePrompt",
+    "Publishing",
+    "ends_after_topics",
+]
 
 
 @final
@@ -66,6 +75,10 @@ class MaterializePrompt:
     publishing: Publishing | None = None
     """How the agent publishes topics (None: this prompt does not ask it to, e.g. a commit
     message or a formatting correction)."""
+    hat: str | None = None
+    """The hat of a user's topology the prompt is for (a ``HAT`` prompt, or its correction)."""
+    trigger: RoutedTopic | None = None
+    """The topic that woke ``hat``, with its payload."""
 
 
 @final
@@ -91,6 +104,8 @@ class InvokeAgent:
     response_schema: Json | None
     """The schema of the structured response (``response.json``) the agent answers with, which
     the handler judges before its role's report is collected (None: the role gives none)."""
+    hat: str | None = None
+    """The hat of a user's topology the agent works as (its model and arguments)."""
 
 
 @final
@@ -115,3 +130,17 @@ class CollectReport:
     prompt_kind: PromptKind
     iteration: Count = field(validator=COUNT_VALIDATOR)
     review_pass: Count = field(validator=COUNT_VALIDATOR)
+
+
+def ends_after_topics(
+    effect: InvokeAgent, facts: tuple[PipelineEvent, ...]
+) -> tuple[PipelineEvent, ...]:
+    """``facts`` of ``effect``'s invocation in the order the log records them: as they are,
+    except that a topology hat's activation ends (``DevelopmentIterationCompleted``) after the
+    topics it published, which decide the hat that works next."""
+    if effect.prompt_kind is not PromptKind.HAT:
+        return facts
+    ends = tuple(f for f in facts if isinstance(f, DevelopmentIterationCompleted))
+    if not ends:
+        return facts
+    return (*(f for f in facts if not isinstance(f, DevelopmentIterationCompleted)), *ends)

@@ -50,6 +50,7 @@ from pipeline.events.development import (
     DevelopmentEvent,
     DevelopmentIterationCompleted,
     DevelopmentIterationStarted,
+    HatActivated,
 )
 from pipeline.events.error import (
     AgentChainExhausted,
@@ -214,6 +215,7 @@ __all__ = [
     "FixAttemptStarted",
     "GitMetadataRestored",
     "Hat",
+    "HatActivated",
     "HumanEvent",
     "HumanInterventionRequired",
     "HumanQuestionAsked",

@@ -1,4 +1,5 @@
-"""Development facts: iterations started and completed, continuation asked for (pure data)."""
+"""Development facts: iterations started and completed, and the hat a topology's iteration
+woke (pure data)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ __all__ = [
     "DevelopmentEvent",
     "DevelopmentIterationCompleted",
     "DevelopmentIterationStarted",
+    "HatActivated",
 ]
 
 
@@ -41,5 +43,19 @@ class DevelopmentIterationCompleted:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
-DevelopmentEvent: TypeAlias = DevelopmentIterationStarted | DevelopmentIterationCompleted
+@final
+@frozen
+class HatActivated:
+    """Iteration ``iteration`` of a run of a user's topology began: hat ``hat`` was woken by
+    ``topic`` (the reducer chose both; this records that the activation started)."""
+
+    iteration: Ordinal = field(validator=ORDINAL_VALIDATOR)
+    hat: str
+    topic: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+DevelopmentEvent: TypeAlias = (
+    DevelopmentIterationStarted | DevelopmentIterationCompleted | HatActivated
+)
 """Facts of the development phase."""

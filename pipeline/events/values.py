@@ -117,6 +117,8 @@ class PromptKind(enum.StrEnum):
     DEV_FIX = "dev_fix"
     FORMAT_CORRECTION = "format_correction"
     """A correction turn: the agent's malformed structured response, to be answered again."""
+    HAT = "hat"
+    """A hat of a user's topology at work on the topic that woke it."""
 
 
 @enum.unique
@@ -359,6 +361,8 @@ class TerminationReason(enum.StrEnum):
     CANCELLED = "cancelled"
     HUMAN_INTERVENTION_REQUIRED = "human_intervention_required"
     ABANDONED = "abandoned"
+    WORKFLOW_STALLED = "workflow_stalled"
+    """A user's topology has no topic pending after an activation and no default to publish."""
 
     @property
     def exit_code(self) -> int:
@@ -389,6 +393,7 @@ EXIT_CODES: Final[Mapping[TerminationReason, int]] = types.MappingProxyType(
         TerminationReason.CANCELLED: 0,
         TerminationReason.HUMAN_INTERVENTION_REQUIRED: 3,
         TerminationReason.ABANDONED: 1,
+        TerminationReason.WORKFLOW_STALLED: 1,
     }
 )
 """The exit code of every termination reason (documented in docs/architecture/termination.md)."""

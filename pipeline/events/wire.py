@@ -29,7 +29,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 8
+SCHEMA_VERSION: Final = 9
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -44,7 +44,10 @@ the spend limits of ``Budget`` (``max_cost_usd``, ``max_tokens``,
 ``HumanQuestionAsked`` (older logs answered ``line-N`` ids). 7 added the ``RunSalvaged``
 fact. 8 put the verdict on a structured response into ``ResponseSubmitted`` (``status``,
 ``problems``: the handler judges, the reducer reads) and retired the never-emitted
-``StructuredResponseReceived`` and ``StructuredResponseMalformed``.
+``StructuredResponseReceived`` and ``StructuredResponseMalformed``. 9 added the user's
+topology (``LoopPolicy.topology``: hats routed by topics; absent before: the built-in
+pipeline), the ``HatActivated`` fact, ``PromptKind.HAT`` and
+``TerminationReason.WORKFLOW_STALLED``.
 """
 
 
@@ -95,6 +98,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         planning.PlanRejected: "planning.plan_rejected",
         development.DevelopmentIterationStarted: "development.development_iteration_started",
         development.DevelopmentIterationCompleted: "development.development_iteration_completed",
+        development.HatActivated: "development.hat_activated",
         review.ReviewPassStarted: "review.review_pass_started",
         review.ReviewIssuesFound: "review.review_issues_found",
         review.ReviewClean: "review.review_clean",

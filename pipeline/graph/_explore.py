@@ -26,6 +26,7 @@ import attrs
 from attrs import frozen
 
 from pipeline.effects import (
+    BeginActivation,
     BeginFixAttempt,
     BeginIteration,
     BeginPlanning,
@@ -235,7 +236,13 @@ def _configs() -> tuple[WorldConfig, ...]:
     )
 
 
-RUNTIME_BUDGET_CHECKS: Final = (BeginPlanning, BeginIteration, BeginReviewPass, BeginFixAttempt)
+RUNTIME_BUDGET_CHECKS: Final = (
+    BeginPlanning,
+    BeginIteration,
+    BeginActivation,
+    BeginReviewPass,
+    BeginFixAttempt,
+)
 """The effects whose runtime handler measures the runtime budget (and may report it spent)."""
 
 

@@ -26,9 +26,12 @@ def step_bound(budget: Budget, chains: Sequence[RoleChain], loop: LoopPolicy | N
     abort and checkpoint effects. A run has one planning task, at most ``max_iterations``
     development iterations (each with a commit task), at most ``max_review_passes`` review
     passes (each with a fix and a commit task), a validation per iteration, dev-fix once,
-    finalization and termination.
+    finalization and termination. A topology's hats work in the development iterations, each
+    through its own chain when it has one.
     """
-    longest = max([*(len(chain.agents) for chain in chains), 1])
+    topology = None if loop is None else loop.topology
+    hat_chains = () if topology is None else tuple(len(hat.chain) for hat in topology.hats)
+    longest = max([*(len(chain.agents) for chain in chains), *hat_chains, 1])
     # A structured response may be malformed max_formatting_retries + 1 times per task, each
     # time after an invocation that counts against no retry.
     corrections = 1 + (2 if loop is None else loop.max_formatting_retries)

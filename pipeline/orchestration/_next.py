@@ -11,6 +11,7 @@ from typing import assert_never
 from pipeline.effects import (
     AbortRebase,
     BackOff,
+    BeginActivation,
     BeginFinalizing,
     BeginFixAttempt,
     BeginIteration,
@@ -51,9 +52,12 @@ from pipeline.state import (
     ResponseCheck,
     Step,
     TerminationReason,
+    agents_for,
     correcting,
     notices_for,
+    response_schema_for,
     task_prompt_kind,
+    working_hat,
 )
 
 __all__ = ["FORMATTING_CORRECTION_EXHAUSTED", "effect_id", "next_effect"]
@@ -160,6 +164,14 @@ def _begin(state: PipelineState, eid: EffectId) -> Effect:
     if phase is Phase.PLANNING:
         return BeginPlanning(effect_id=eid)
     if phase is Phase.DEVELOPMENT:
+        routing = state.routing
+        if routing.hat is not None and routing.trigger is not None:
+            return BeginActivation(
+                effect_id=eid,
+                iteration=Count(progress.iteration),
+                hat=routing.hat,
+                topic=routing.trigger.topic,
+            )
         return BeginIteration(effect_id=eid, iteration=Count(progress.iteration))
     if phase is Phase.REVIEW:
         if progress.fixing:
@@ -172,8 +184,7 @@ def _begin(state: PipelineState, eid: EffectId) -> Effect:
 
 
 def _schema(state: PipelineState, role: Role) -> Json | None:
-    hat = None if state.run is None else state.run.loop.hat(role)
-    return None if hat is None else hat.response_schema
+    return response_schema_for(state, role)
 
 
 def _prompt(state: PipelineState, eid: EffectId) -> Effect:
@@ -182,6 +193,7 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
     role = progress.role
     if kind is None or role is None:
         return Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
+    working = working_hat(state, role)
     return MaterializePrompt(
         effect_id=eid,
         kind=kind,
@@ -195,6 +207,8 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
         response_schema=_schema(state, role),
         correction=correcting(state),
         publishing=_publishing(state, kind, role),
+        hat=None if working is None else working.name,
+        trigger=None if working is None else state.routing.trigger,
     )
 
 
@@ -205,11 +219,13 @@ def _publishing(state: PipelineState, kind: PromptKind, role: Role) -> Publishin
     if run is None or kind in (PromptKind.COMMIT_MESSAGE, PromptKind.FORMAT_CORRECTION):
         return None
     policy = run.loop
+    working = working_hat(state, role)
     hat = policy.hat(role)
+    publishes = working.publishes if working is not None else () if hat is None else hat.publishes
     seen = state.intake.seen_topics
     promise = policy.completion_promise
     return Publishing(
-        publishes=() if hat is None else hat.publishes,
+        publishes=publishes,
         enforced=policy.enforce_hat_scope,
         completion_promise=promise,
         required_missing=tuple(topic for topic in policy.required_events if topic not in seen)
@@ -233,7 +249,7 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
         )
     if agent.backoff_ceiling_ms is not None:
         return BackOff(effect_id=eid, role=role, ceiling_ms=DurationMs(agent.backoff_ceiling_ms))
-    chain = run.chain(role)
+    chain = agents_for(state, role)
     position = agent.chain_position
     if position >= len(chain):
         # Reducers move an exhausted chain to dev-fix; this keeps next_effect total regardless.
@@ -262,6 +278,7 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
         events_offset=Count(state.intake.events_offset),
         events_lines=Count(state.intake.events_lines),
         response_schema=_schema(state, role),
+        hat=state.routing.hat if working_hat(state, role) is not None else None,
     )
 
 

@@ -16,6 +16,7 @@ from pipeline.state import (
     Ledger,
     PipelineState,
     Progress,
+    Routing,
     RunInfo,
 )
 
@@ -31,6 +32,7 @@ def advance(
     intake: Intake | None = None,
     ledger: Ledger | None = None,
     checkpoints: Checkpoints | None = None,
+    routing: Routing | None = None,
 ) -> PipelineState:
     """The state after one more event, with the given parts replaced."""
     return PipelineState(
@@ -41,6 +43,7 @@ def advance(
         intake=state.intake if intake is None else intake,
         ledger=state.ledger if ledger is None else ledger,
         checkpoints=state.checkpoints if checkpoints is None else checkpoints,
+        routing=state.routing if routing is None else routing,
     )
 
 

@@ -14,7 +14,7 @@ from attrs import evolve
 from pipeline.events import ResponseStatus, ResponseSubmitted
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import stop_when_spent
-from pipeline.state import PipelineState, ResponseCheck, Step
+from pipeline.state import PipelineState, ResponseCheck, Step, response_schema_for
 
 __all__ = ["judge_response"]
 
@@ -26,8 +26,7 @@ def judge_response(state: PipelineState, event: ResponseSubmitted) -> PipelineSt
     role = event.role
     if progress.step is not Step.INVOKE or progress.role is not role or not agent.awaiting_output:
         return anomaly(state, event, f"no {role.value} response is awaited")
-    hat = run.loop.hat(role)
-    if hat is None or hat.response_schema is None:
+    if response_schema_for(state, role) is None:
         return anomaly(state, event, f"the {role.value} hat asks for no structured response")
     previous = state.ledger.response
     failures = 0 if previous is None else previous.failures

@@ -22,6 +22,7 @@ from pipeline.events import (
     TASK_RESUME_TOPIC,
     Count,
     Instant,
+    Json,
     LoopPolicy,
     QuestionId,
     Role,
@@ -29,48 +30,41 @@ from pipeline.events import (
     in_scope,
 )
 from pipeline.reducers._build import advance
+from pipeline.reducers._notices import add_notice, seen_with
+from pipeline.reducers._routing import queued
 from pipeline.reducers._transitions import finalize, start_development, start_validation
 from pipeline.state import (
-    MAX_NOTICES,
     Intake,
     Ledger,
     Notice,
     PendingQuestion,
     Phase,
     PipelineState,
+    RoutedTopic,
+    Routing,
     Step,
     TerminationReason,
 )
 
-__all__ = ["add_notice", "gate_success", "judge_topic", "notify", "seen_with"]
+__all__ = ["gate_success", "judge_topic", "notify"]
 
 
-def seen_with(seen: frozenset[str], topic: str) -> frozenset[str]:
-    """``seen`` with ``topic`` in it (the same set when it already was)."""
-    return seen if topic in seen else seen | {topic}
-
-
-def add_notice(intake: Intake, notice: Notice) -> Intake:
-    """``intake`` owing the next prompt ``notice`` too (the oldest dropped past the cap); the
-    notice's topic counts as seen."""
-    notices = (*intake.notices, notice)[-MAX_NOTICES:]
-    return evolve(
-        intake,
-        notices=notices,
-        notices_total=intake.notices_total + 1,
-        seen_topics=seen_with(intake.seen_topics, notice.topic),
-    )
-
-
-def notify(state: PipelineState, intake: Intake, ledger: Ledger | None = None) -> PipelineState:
+def notify(
+    state: PipelineState,
+    intake: Intake,
+    ledger: Ledger | None = None,
+    routing: Routing | None = None,
+) -> PipelineState:
     """The state after an event that owes the agent something in ``intake`` (a notice, or
     feedback on a malformed line). A task waiting to invoke its agent again (a retry) goes back
     to its prompt, so the very next prompt the agent reads carries it."""
-    progress = state.progress
-    if progress.step is Step.INVOKE and not state.agent.in_flight:
+    progress, agent = state.progress, state.agent
+    # Not while the agent's output is still to be collected: a topology hat's topics come
+    # before the end of its activation.
+    if progress.step is Step.INVOKE and not agent.in_flight and not agent.awaiting_output:
         rewound = evolve(progress, step=Step.PROMPT)
-        return advance(state, progress=rewound, intake=intake, ledger=ledger)
-    return advance(state, intake=intake, ledger=ledger)
+        return advance(state, progress=rewound, intake=intake, ledger=ledger, routing=routing)
+    return advance(state, intake=intake, ledger=ledger, routing=routing)
 
 
 def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
@@ -84,9 +78,9 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
         return _cancel(state, _counted(i, topic))
     publisher = i.publisher
     if policy.enforce_hat_scope and publisher is not None and topic != policy.completion_promise:
-        hat = policy.hat(publisher)
-        if hat is not None and not in_scope(hat.publishes, topic):
-            return _out_of_scope(state, event, hat.name)
+        scope = _scope(state, policy, publisher)
+        if scope is not None and not in_scope(scope[1], topic):
+            return _out_of_scope(state, event, scope[0])
     seen = seen_with(i.seen_topics, topic)
     if policy.stale_repeats and topic != TASK_COMPLETE_TOPIC:
         who = "-" if publisher is None else publisher.value
@@ -118,7 +112,20 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
         return _question(state, intake, event, policy.human_timeout_s)
     if topic == TASK_BLOCKED_TOPIC and policy.max_task_blocks:
         return _blocked(state, intake, policy, event)
-    return advance(state, intake=intake)
+    return advance(state, intake=intake, routing=queued(state, event))
+
+
+def _scope(
+    state: PipelineState, policy: LoopPolicy, publisher: Role
+) -> tuple[str, tuple[str, ...]] | None:
+    """The name and ``publishes`` of the hat that judges ``publisher``'s topics: the topology
+    hat at work for a developer of a user's topology, else the role's hat (None: none)."""
+    topology, working = policy.topology, state.routing.hat
+    if topology is not None and working is not None and publisher is Role.DEVELOPER:
+        hat = topology.hat(working)
+        return None if hat is None else (hat.name, hat.publishes)
+    role_hat = policy.hat(publisher)
+    return None if role_hat is None else (role_hat.name, role_hat.publishes)
 
 
 def _out_of_scope(state: PipelineState, event: TopicPublished, hat: str) -> PipelineState:
@@ -255,7 +262,14 @@ def gate_success(state: PipelineState) -> PipelineState | None:
         Notice(topic=TASK_RESUME_TOPIC, text=text, line_number=Count(0), role=Role.DEVELOPER),
     )
     ledger = evolve(state.ledger, last_error=f"required events not seen: {listed}")
-    return start_development(evolve(state, intake=refused), ledger=ledger)
+    routing = state.routing
+    if run.loop.topology is not None and routing.hat is not None:
+        # A topology goes on with the hat that worked last, told what is missing.
+        resume = RoutedTopic(
+            topic=TASK_RESUME_TOPIC, payload=Json.of(text), line_number=Count(0), hat=routing.hat
+        )
+        routing = evolve(routing, pending=(resume, *routing.pending))
+    return start_development(evolve(state, intake=refused, routing=routing), ledger=ledger)
 
 
 def _text_of(event: TopicPublished, key: str) -> str:
@@ -305,9 +319,11 @@ def _blocked(
     task = _text_of(event, "task")
     counts = dict(intake.blocked)
     blocks = counts.pop(task, 0) + 1
+    routing = queued(state, event)
     if blocks < policy.max_task_blocks:
         counts[task] = blocks
-        return advance(state, intake=evolve(intake, blocked=tuple(sorted(counts.items()))))
+        blocked = evolve(intake, blocked=tuple(sorted(counts.items())))
+        return advance(state, intake=blocked, routing=routing)
     abandoned = intake.abandoned_tasks + 1
     text = f"Task '{task}' was reported blocked {blocks} times and is abandoned: move on."
     intake = add_notice(
@@ -322,4 +338,4 @@ def _blocked(
     if policy.max_abandoned_tasks and abandoned >= policy.max_abandoned_tasks:
         why = f"loop thrashing: {abandoned} tasks abandoned, the last '{task}'"
         return _end(state, intake, TerminationReason.LOOP_THRASHING, why)
-    return notify(state, intake)
+    return notify(state, intake, routing=routing)

@@ -13,6 +13,7 @@ from attrs import evolve
 
 from pipeline.events import CheckpointTrigger, Role
 from pipeline.reducers._build import advance
+from pipeline.reducers._routing import next_activation
 from pipeline.reducers._spend import spent_budget
 from pipeline.state import (
     AgentCursor,
@@ -25,6 +26,7 @@ from pipeline.state import (
     ResumePoint,
     Step,
     TerminationReason,
+    agents_for,
 )
 
 __all__ = [
@@ -156,6 +158,22 @@ def start_development(
     iteration = base.iteration + 1
     if iteration > state.run.budget.max_iterations:
         return finalize(advance_view(state, base), TerminationReason.MAX_ITERATIONS, ledger)
+    topology = state.run.loop.topology
+    if topology is not None:
+        route = next_activation(state, topology)
+        state = evolve(state, routing=route.routing, intake=route.intake)
+        if not route.woke:
+            judged = state.ledger if ledger is None else ledger
+            why = "workflow stalled: no topic waits for a hat" + (
+                f" after hat '{route.routing.hat}', which has no default_publishes"
+                if route.routing.hat is not None
+                else ""
+            )
+            return finalize(
+                advance_view(state, base),
+                TerminationReason.WORKFLOW_STALLED,
+                evolve(judged, last_error=why),
+            )
     next_progress = evolve(
         base,
         phase=Phase.DEVELOPMENT,
@@ -282,7 +300,7 @@ def agent_failed(
         awaiting_output=False,
         backoff_ceiling_ms=None,
     )
-    if position < len(run.chain(role)):
+    if position < len(agents_for(state, role)):
         return advance(state, agent=cursor, ledger=ledger)
     if configuration and role is not Role.FIXER:
         needed = evolve(

@@ -28,9 +28,10 @@ from pipeline.events import (
     UsageReported,
 )
 from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._notices import seen_with
 from pipeline.reducers._responses import judge_response
 from pipeline.reducers._spend import fold_usage
-from pipeline.reducers._topics import judge_topic, notify, seen_with
+from pipeline.reducers._topics import judge_topic, notify
 from pipeline.reducers._transitions import LOG_NAMED, agent_failed, finalize
 from pipeline.state import (
     FEEDBACK_EXCERPT_CHARS,

@@ -21,8 +21,9 @@ from pipeline.events import (
     RebaseSucceeded,
 )
 from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._notices import add_notice
 from pipeline.reducers._spend import mark_progress
-from pipeline.reducers._topics import add_notice, notify
+from pipeline.reducers._topics import notify
 from pipeline.reducers._transitions import after_commit, new_task
 from pipeline.state import Ledger, Notice, Phase, PipelineState, Step
 

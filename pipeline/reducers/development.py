@@ -11,6 +11,7 @@ from pipeline.events import (
     DevelopmentEvent,
     DevelopmentIterationCompleted,
     DevelopmentIterationStarted,
+    HatActivated,
     IterationStatus,
 )
 from pipeline.reducers._build import advance, anomaly
@@ -29,14 +30,23 @@ def reduce_development(state: PipelineState, event: DevelopmentEvent) -> Pipelin
     """Fold one development fact into ``state``."""
     progress = state.progress
     current = progress.phase is Phase.DEVELOPMENT and event.iteration == progress.iteration
+    hat = state.routing.hat
     match event:
         case DevelopmentIterationStarted():
-            if current and progress.step is Step.BEGIN:
+            if current and progress.step is Step.BEGIN and hat is None:
                 return advance(state, progress=evolve(progress, step=Step.PROMPT))
             return anomaly(state, event, f"iteration {event.iteration} is not about to begin")
+        case HatActivated():
+            if current and progress.step is Step.BEGIN and hat is not None and event.hat == hat:
+                return advance(state, progress=evolve(progress, step=Step.PROMPT))
+            return anomaly(
+                state, event, f"hat {event.hat!r} is not about to begin iteration {event.iteration}"
+            )
         case DevelopmentIterationCompleted():
             if current and progress.step is Step.INVOKE:
                 return _iteration_completed(state, event)
+            if hat is not None and _ended_by_its_topics(state, event):
+                return advance(state)
             return anomaly(state, event, f"no developer is at work on iteration {event.iteration}")
         case _:
             assert_never(event)
@@ -47,19 +57,40 @@ def _iteration_completed(
 ) -> PipelineState:
     """Commit useful work and go on: another iteration when more is needed, else review.
 
-    A failed iteration commits nothing; too many failures in a row end the run.
+    A failed iteration commits nothing; too many failures in a row end the run. In a user's
+    topology, the next hat is routed when the next iteration starts; a failed activation
+    gives its topic back, so that its hat tries again; a topology that does not commit goes
+    straight on.
     """
-    assert state.run is not None
+    run = state.run
+    assert run is not None
     progress = state.progress
+    topology = run.loop.topology
+    if topology is not None and event.status is IterationStatus.FAILED:
+        routing = state.routing
+        if routing.trigger is not None:
+            again = evolve(routing.trigger, hat=routing.hat)
+            state = evolve(state, routing=evolve(routing, pending=(again, *routing.pending)))
     if event.status is IterationStatus.FAILED:
         failed = progress.consecutive_failed_iterations + 1
         counted = evolve(progress, consecutive_failed_iterations=failed)
         ledger = evolve(state.ledger, last_error=f"iteration {event.iteration} failed")
-        if failed >= state.run.budget.max_consecutive_failures:
+        if failed >= run.budget.max_consecutive_failures:
             return finalize(
                 advance_view(state, counted), TerminationReason.CONSECUTIVE_FAILURES, ledger
             )
         return start_development(state, counted, ledger, CheckpointTrigger.ITERATION)
-    more = event.status is IterationStatus.PARTIAL
     counted = evolve(progress, consecutive_failed_iterations=0)
+    if topology is not None:
+        if not topology.commits:
+            return start_development(state, counted, trigger=CheckpointTrigger.ITERATION)
+        return start_commit(state, Phase.DEVELOPMENT, counted)
+    more = event.status is IterationStatus.PARTIAL
     return start_commit(state, Phase.DEVELOPMENT if more else Phase.REVIEW, counted)
+
+
+def _ended_by_its_topics(state: PipelineState, event: DevelopmentIterationCompleted) -> bool:
+    """Whether ``event`` ends a topology hat's activation whose own topics already ended the
+    run (a cancellation, a stale loop): they come before it, and it changes nothing then."""
+    progress = state.progress
+    return progress.phase is Phase.FINALIZING and event.iteration == progress.iteration

@@ -17,7 +17,8 @@ from pipeline.events import (
     HumanTimedOut,
 )
 from pipeline.reducers._build import advance, anomaly
-from pipeline.reducers._topics import add_notice, notify
+from pipeline.reducers._notices import add_notice
+from pipeline.reducers._topics import notify
 from pipeline.reducers._transitions import interrupt
 from pipeline.state import Notice, PendingQuestion, PipelineState, Step, TerminationReason
 

@@ -17,11 +17,13 @@ from pipeline.events import (
     RunStarted,
 )
 from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._routing import first_topic
 from pipeline.reducers._transitions import (
     advance_view,
     finalize,
     interrupt,
     new_task,
+    start_development,
     stop_when_spent,
 )
 from pipeline.state import (
@@ -29,6 +31,7 @@ from pipeline.state import (
     Phase,
     PipelineState,
     Progress,
+    Routing,
     RunInfo,
     Step,
     TerminationReason,
@@ -52,6 +55,13 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
                 started_at=event.at,
                 loop=event.loop,
             )
+            topology = event.loop.topology
+            if topology is not None:
+                # A user's topology has no planning phase: its starting event wakes a hat.
+                first = first_topic(topology)
+                intake = evolve(state.intake, seen_topics=frozenset({first.topic}))
+                started = evolve(state, run=run, intake=intake, routing=Routing(pending=(first,)))
+                return start_development(started)
             # Spend limits are above 0 (``Budget``), so a new run always has room to start.
             return advance(state, run=run, progress=Progress(phase=Phase.PLANNING, step=Step.BEGIN))
         case RunInterrupted():

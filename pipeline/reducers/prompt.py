@@ -14,6 +14,7 @@ from pipeline.state import (
     PipelineState,
     ProtectedPrompt,
     Step,
+    agents_for,
     notices_for,
     task_prompt_kind,
 )
@@ -33,7 +34,7 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
             assert role is not None
             assert state.run is not None
             # A role configured with no agent (or none left) cannot be invoked at all.
-            if state.agent.chain_position >= len(state.run.chain(role)):
+            if state.agent.chain_position >= len(agents_for(state, role)):
                 return chain_exhausted(state, role)
             invoke = evolve(progress, step=Step.INVOKE)
             i = state.intake

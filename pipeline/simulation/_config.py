@@ -22,6 +22,7 @@ from pipeline.events import (
     LoopPolicy,
     Role,
     RoleChain,
+    Topology,
 )
 from pipeline.responses import AGENT_RESPONSE
 
@@ -106,6 +107,17 @@ SPECIAL_TOPICS: tuple[tuple[str, JsonValue], ...] = (
     ("commit.pushed", "out of scope for most hats"),
 )
 """Topics simulated agents publish now and then besides their progress reports."""
+
+
+def topology_topics(topology: Topology) -> tuple[str, ...]:
+    """The topics a topology names that are topics (no pattern): what its hats publish, trigger
+    on and publish by default, and its starting event, sorted."""
+    named = {topology.starting_event}
+    for hat in topology.hats:
+        for topic in (*hat.publishes, *hat.triggers, hat.default_publishes):
+            if topic is not None and "*" not in topic:
+                named.add(topic)
+    return tuple(sorted(named))
 
 
 @define(frozen=True)

@@ -17,6 +17,7 @@ from attrs import define, field
 from pipeline.effects import (
     AbortRebase,
     BackOff,
+    BeginActivation,
     BeginFinalizing,
     BeginFixAttempt,
     BeginIteration,
@@ -38,6 +39,7 @@ from pipeline.effects import (
     ValidateFinalState,
     WaitForHuman,
     WriteCompletionMarker,
+    ends_after_topics,
 )
 from pipeline.events import (
     AgentChainExhausted,
@@ -62,6 +64,7 @@ from pipeline.events import (
     FinalValidationPassed,
     FixAttemptCompleted,
     FixAttemptStarted,
+    HatActivated,
     HumanInterventionRequired,
     HumanQuestionAsked,
     HumanResponseReceived,
@@ -113,6 +116,7 @@ from pipeline.simulation._config import (
     WorldConfig,
     _digest,
     fake_clock,
+    topology_topics,
 )
 
 
@@ -147,6 +151,8 @@ class SimulatedWorld:
                 return (PlanningStarted(now()),)
             case BeginIteration():
                 return (DevelopmentIterationStarted(Ordinal(effect.iteration), now()),)
+            case BeginActivation():
+                return (HatActivated(Ordinal(effect.iteration), effect.hat, effect.topic, now()),)
             case BeginReviewPass():
                 return (ReviewPassStarted(Ordinal(effect.review_pass), now()),)
             case BeginFixAttempt():
@@ -242,7 +248,8 @@ class SimulatedWorld:
             raw = choose.pick(SIMULATED_RESPONSES, "structured response")
             answered = judged(role, raw, effect.response_schema, now())
             return (*begun, succeeded, answered, *self._intake(effect))
-        return (*begun, succeeded, *self._output(effect), *self._intake(effect))
+        facts = (*begun, succeeded, *self._output(effect), *self._intake(effect))
+        return ends_after_topics(effect, facts)
 
     def _usage(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
         """What the invocation used, in units of 1,000 tokens and $0.25 (none: an agent
@@ -296,7 +303,13 @@ class SimulatedWorld:
         return tuple(events)
 
     def _topic(self, effect: InvokeAgent, index: int) -> tuple[str, Json]:
-        """A progress report, unique to this line, or now and then a loop-control topic."""
+        """A progress report, unique to this line, or now and then a loop-control topic; a
+        topology's hat mostly hands work on with a topic some hat triggers on."""
+        topology = self.config.loop.topology
+        if topology is not None and self.chooser.pick((True, False), "a topology's topic"):
+            known = topology_topics(topology)
+            which = self.chooser.number(0, len(known) - 1, "which topology topic")
+            return known[which], Json.of(f"{effect.effect_id}: line {index + 1}")
         if self.chooser.pick((False, True), "a loop-control topic"):
             which = self.chooser.number(0, len(SPECIAL_TOPICS) - 1, "which loop-control topic")
             topic, value = SPECIAL_TOPICS[which]

@@ -1,5 +1,6 @@
 """The state of a pipeline run and the views decisions are made from (pure)."""
 
+from pipeline.state.hats import agents_for, response_schema_for, working_hat
 from pipeline.state.model import (
     FEEDBACK_EXCERPT_CHARS,
     MAX_FEEDBACK_LINES,
@@ -34,6 +35,7 @@ from pipeline.state.phase import (
     prompt_kind_for,
     role_for,
 )
+from pipeline.state.routing import MAX_PENDING_TOPICS, RoutedTopic, Routing
 from pipeline.state.termination import EXIT_CODES, TerminationReason
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "FEEDBACK_EXCERPT_CHARS",
     "MAX_FEEDBACK_LINES",
     "MAX_NOTICES",
+    "MAX_PENDING_TOPICS",
     "RUNNING_PHASES",
     "TERMINAL_PHASES",
     "AgentCursor",
@@ -57,16 +60,21 @@ __all__ = [
     "ProtectedPrompt",
     "ResponseCheck",
     "ResumePoint",
+    "RoutedTopic",
+    "Routing",
     "RunInfo",
     "Spend",
     "SpendLine",
     "Step",
     "TerminationReason",
+    "agents_for",
     "correcting",
     "is_complete",
     "is_terminal",
     "notices_for",
     "prompt_kind_for",
+    "response_schema_for",
     "role_for",
     "task_prompt_kind",
+    "working_hat",
 ]

@@ -31,6 +31,7 @@ from pipeline.events.values import (
     RunId,
 )
 from pipeline.state.phase import TERMINAL_PHASES, Phase, Step, prompt_kind_for, role_for
+from pipeline.state.routing import Routing
 from pipeline.state.spend import Spend, SpendLine
 from pipeline.state.termination import TerminationReason
 
@@ -330,6 +331,8 @@ class PipelineState:
     intake: Intake = Intake()
     ledger: Ledger = Ledger()
     checkpoints: Checkpoints = Checkpoints()
+    routing: Routing = field(factory=Routing)
+    """A user's topology: topics waiting for a hat, the hat at work (empty otherwise)."""
 
     @property
     def phase(self) -> Phase:
@@ -366,9 +369,12 @@ def correcting(state: PipelineState) -> ResponseCheck | None:
 
 
 def task_prompt_kind(state: PipelineState) -> PromptKind | None:
-    """The prompt the current task needs: its phase's, or a formatting correction's."""
+    """The prompt the current task needs: its phase's (a topology's hat's in development),
+    or a formatting correction's."""
     progress = state.progress
     kind = prompt_kind_for(progress.phase, progress.fixing)
     if kind is not None and correcting(state) is not None:
         return PromptKind.FORMAT_CORRECTION
+    if kind is PromptKind.DEVELOPMENT and state.routing.hat is not None:
+        return PromptKind.HAT
     return kind

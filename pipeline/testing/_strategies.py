@@ -58,6 +58,8 @@ from pipeline.simulation import (
     simulated_policy,
 )
 from pipeline.state import PipelineState, ResponseCheck, SpendLine
+from pipeline.testing._topics import ID_ALPHABET, agent_names, topic_patterns, topics
+from pipeline.testing._topologies import topologies
 
 __all__ = [
     "HypothesisChooser",
@@ -75,12 +77,11 @@ __all__ = [
     "spend_lines",
     "topic_patterns",
     "topics",
+    "topologies",
     "world_configs",
 ]
 
 T = TypeVar("T")
-
-_ID_ALPHABET = st.characters(codec="ascii", categories=("L", "N"), include_characters="-_.")
 
 
 def instants() -> st.SearchStrategy[Instant]:
@@ -140,7 +141,7 @@ def usage_facts() -> st.SearchStrategy[UsageReported]:
         return st.builds(
             UsageReported,
             role=st.sampled_from(Role),
-            agent=_agent_names(),
+            agent=agent_names(),
             model=st.none() | st.text(max_size=20),
             input_tokens=maybe,
             output_tokens=maybe,
@@ -158,13 +159,9 @@ def usage_facts() -> st.SearchStrategy[UsageReported]:
     return st.tuples(st.sampled_from(CostSource), usd()).flatmap(lambda pair: build(*pair))
 
 
-def _agent_names() -> st.SearchStrategy[AgentName]:
-    return st.text(_ID_ALPHABET, min_size=1, max_size=12).map(AgentName)
-
-
 def chains(max_agents: int = 3) -> st.SearchStrategy[tuple[RoleChain, ...]]:
     """A chain of 1 to ``max_agents`` distinct agents for every role."""
-    agents = st.lists(_agent_names(), min_size=1, max_size=max_agents, unique=True).map(tuple)
+    agents = st.lists(agent_names(), min_size=1, max_size=max_agents, unique=True).map(tuple)
 
     def chain_of(role: Role) -> st.SearchStrategy[RoleChain]:
         return st.builds(RoleChain, st.just(role), agents)
@@ -191,20 +188,6 @@ def json_values() -> st.SearchStrategy[Json]:
     return values.map(Json.of)
 
 
-_SEGMENTS = st.sampled_from(["build", "review", "plan", "task", "done", "x", "human", "interact"])
-
-
-def topics() -> st.SearchStrategy[str]:
-    """Topics of one to three segments from a small alphabet, so that patterns often match."""
-    return st.lists(_SEGMENTS, min_size=1, max_size=3).map(".".join)
-
-
-def topic_patterns() -> st.SearchStrategy[str]:
-    """Well-formed topic patterns: ``*`` alone, or segments that may be ``*`` or ``**``."""
-    segment = _SEGMENTS | st.just("*") | st.just("**")
-    return st.just("*") | st.lists(segment, min_size=1, max_size=3).map(".".join)
-
-
 def hats() -> st.SearchStrategy[tuple[Hat, ...]]:
     """A hat for each role, each with one to three patterns."""
 
@@ -217,7 +200,8 @@ def hats() -> st.SearchStrategy[tuple[Hat, ...]]:
 
 
 def loop_policies() -> st.SearchStrategy[LoopPolicy]:
-    """Any valid loop policy: controls on or off, small thresholds so detectors fire."""
+    """Any valid loop policy: controls on or off, small thresholds so detectors fire; the
+    built-in pipeline, or a topology of the user's own."""
     promise = st.none() | st.sampled_from(["LOOP_COMPLETE", "task.done"])
     return st.builds(
         LoopPolicy,
@@ -231,6 +215,7 @@ def loop_policies() -> st.SearchStrategy[LoopPolicy]:
         max_abandoned_tasks=st.integers(0, 3).map(Count),
         human_timeout_s=st.none() | st.integers(0, 3_600).map(Count),
         max_formatting_retries=st.integers(0, 3).map(Count),
+        topology=st.none() | topologies(),
     )
 
 
@@ -262,10 +247,10 @@ def response_facts() -> st.SearchStrategy[ResponseSubmitted]:
 def register_strategies() -> None:
     """Register strategies for every bounded value type (idempotent)."""
     register = st.register_type_strategy
-    register(RunId, st.text(_ID_ALPHABET, min_size=1, max_size=24).map(RunId))
-    register(AgentName, _agent_names())
-    register(QuestionId, st.text(_ID_ALPHABET, min_size=1, max_size=16).map(QuestionId))
-    register(EffectId, st.text(_ID_ALPHABET, min_size=1, max_size=32).map(EffectId))
+    register(RunId, st.text(ID_ALPHABET, min_size=1, max_size=24).map(RunId))
+    register(AgentName, agent_names())
+    register(QuestionId, st.text(ID_ALPHABET, min_size=1, max_size=16).map(QuestionId))
+    register(EffectId, st.text(ID_ALPHABET, min_size=1, max_size=32).map(EffectId))
     register(Digest, st.text("0123456789abcdef", min_size=64, max_size=64).map(Digest))
     register(Instant, instants())
     register(Count, st.integers(0, MAX_COUNT).map(Count))
@@ -303,7 +288,7 @@ def register_strategies() -> None:
         st.builds(
             RoleChain,
             st.sampled_from(Role),
-            st.lists(_agent_names(), max_size=3, unique=True).map(tuple),
+            st.lists(agent_names(), max_size=3, unique=True).map(tuple),
         ),
     )
 

@@ -82,11 +82,12 @@ def test_a_prompt_by_argument_or_by_file_arrives_byte_for_byte(
 
 
 def test_every_prompt_kind_has_a_template_naming_its_report_file() -> None:
-    """Each template exists in package data and tells the agent where to report; every one
-    but the formatting correction's carries the user's task (a correction must not)."""
+    """Each template exists in package data and tells the agent where to report (a topology
+    hat reports by the topics it publishes: its prompt names none); every one but the
+    formatting correction's carries the user's task (a correction must not)."""
     for kind in PromptKind:
         text = template_text(kind)
-        assert "$out_dir/" in text, kind
+        assert ("$out_dir/" in text) is (kind is not PromptKind.HAT), kind
         assert ("$user_prompt" in text) is (kind is not PromptKind.FORMAT_CORRECTION), kind
 
 

@@ -10,7 +10,9 @@ P = Phase
 _RUNNING_EXITS = {P.FINALIZING, P.INTERRUPTED, P.AWAITING_DEV_FIX}
 
 ALLOWED_TRANSITIONS: dict[Phase, set[Phase]] = {
-    P.NOT_STARTED: {P.PLANNING},
+    # A topology of the user's own has no planning: its starting event wakes a hat, or
+    # nothing, and the run finalizes as stalled.
+    P.NOT_STARTED: {P.PLANNING, P.DEVELOPMENT, P.FINALIZING},
     # An accepted completion promise goes to final validation at the next boundary.
     P.PLANNING: {P.DEVELOPMENT, P.FINAL_VALIDATION} | _RUNNING_EXITS,
     P.DEVELOPMENT: {P.DEVELOPMENT, P.COMMIT_MESSAGE, P.FINAL_VALIDATION} | _RUNNING_EXITS,

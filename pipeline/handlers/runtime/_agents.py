@@ -19,7 +19,7 @@ from pathlib import Path
 from attrs import frozen
 from returns.methods import unwrap_or_failure
 
-from pipeline.config import AgentConfig, HatsConfig, Price, PromptVia
+from pipeline.config import AgentConfig, HatConfig, HatsConfig, Price, PromptVia
 from pipeline.effects import InvokeAgent
 from pipeline.events import (
     CostSource,
@@ -107,7 +107,7 @@ class AgentInvoker:
         before its process does, so a reader of the log sees an agent at work, and a crash
         leaves a trace of the attempt), then what happened."""
         config = self.agents.get(effect.agent)
-        model = None if config is None else config.model_for(self.hats.for_role(effect.role))
+        model = None if config is None else config.model_for(self._hat(effect))
         yield (
             InvocationStarted(
                 effect.role, effect.agent, model, Ordinal(effect.attempt), self.clock()
@@ -115,13 +115,19 @@ class AgentInvoker:
         )
         yield self._run(effect, config, model)
 
+    def _hat(self, effect: InvokeAgent) -> HatConfig:
+        """The hat the agent wears: a topology's hat by name, else its role's."""
+        if effect.hat is not None:
+            return self.hats.work.get(effect.hat, HatConfig())
+        return self.hats.for_role(effect.role)
+
     def _run(
         self, effect: InvokeAgent, config: AgentConfig | None, model: str | None
     ) -> tuple[PipelineEvent, ...]:
         """Run the agent and report what happened after its start."""
         now = self.clock
         role, name = effect.role, effect.agent
-        hat = self.hats.for_role(role)
+        hat = self._hat(effect)
         if config is None:
             message = f"agent {name!r} is not configured in ralph.toml"
             return (InvocationFailed(role, name, ErrorKind.NOT_FOUND, message, False, now()),)

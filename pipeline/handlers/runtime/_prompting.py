@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
-from pipeline.config import RalphConfig
+from pipeline.config import HatConfig, RalphConfig
 from pipeline.effects import MaterializePrompt
 from pipeline.errors import PipelineError
 from pipeline.events import (
@@ -21,6 +21,7 @@ from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._ownfiles import write_own
 from pipeline.handlers.runtime._prompts import (
+    fenced,
     render_correction,
     render_feedback,
     render_hat,
@@ -28,6 +29,7 @@ from pipeline.handlers.runtime._prompts import (
     render_prompt,
     render_publishing,
     render_response_request,
+    render_work_hat,
 )
 
 __all__ = ["digest_of", "materialize", "prompt_text", "user_prompt"]
@@ -77,16 +79,37 @@ def prompt_text(
         "review_pass": str(effect.review_pass),
         "out_dir": out_dir,
     }
-    hat = config.hats.for_role(effect.role)
     schema = effect.response_schema
+    if effect.hat is not None:
+        hat = config.hats.work.get(effect.hat, HatConfig())
+        values |= _trigger_values(effect)
+        section = render_work_hat(hat, effect.hat)
+    else:
+        hat = config.hats.for_role(effect.role)
+        section = render_hat(hat.hat(effect.role), hat, config.loop.enforce_hat_scope)
     return (
         render_prompt(effect.kind, values)
-        + render_hat(hat.hat(effect.role), hat, config.loop.enforce_hat_scope)
+        + section
         + render_publishing(effect.publishing)
         + ("" if schema is None else render_response_request(schema, out_dir))
         + render_notices(effect.notices)
         + render_feedback(effect.feedback, effect.feedback_omitted)
     )
+
+
+def _trigger_values(effect: MaterializePrompt) -> dict[str, str]:
+    """The placeholders of a hat's prompt: its name, and the topic that woke it with its
+    payload (fenced: agents wrote it)."""
+    trigger = effect.trigger
+    payload = "(none)"
+    if trigger is not None and trigger.payload.value is not None:
+        value = trigger.payload.value
+        payload = fenced(value if isinstance(value, str) else trigger.payload.text, "text")
+    return {
+        "hat": effect.hat or "",
+        "topic": "(none)" if trigger is None else trigger.topic,
+        "payload": payload,
+    }
 
 
 def materialize(

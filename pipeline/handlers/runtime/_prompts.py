@@ -21,6 +21,7 @@ from pipeline.events import Hat, Json, PromptKind
 from pipeline.state import MalformedLineNote, Notice, ResponseCheck
 
 __all__ = [
+    "fenced",
     "render_correction",
     "render_feedback",
     "render_hat",
@@ -28,6 +29,7 @@ __all__ = [
     "render_prompt",
     "render_publishing",
     "render_response_request",
+    "render_work_hat",
     "template_text",
 ]
 
@@ -83,6 +85,14 @@ def render_hat(hat: Hat, config: HatConfig, enforce_scope: bool) -> str:
     if not parts:
         return ""
     return f"\n## Your hat: {hat.name}\n\n" + "\n\n".join(parts) + "\n"
+
+
+def render_work_hat(config: HatConfig, name: str) -> str:
+    """The section about a topology hat ("" when it has no description or instructions)."""
+    parts = [text.strip() for text in (config.description, config.instructions) if text.strip()]
+    if not parts:
+        return ""
+    return f"\n## Your hat: {name}\n\n" + "\n\n".join(parts) + "\n"
 
 
 def render_publishing(publishing: Publishing | None) -> str:
@@ -149,7 +159,7 @@ def render_correction(check: ResponseCheck, schema: Json, out_dir: str) -> str:
     wrong with it and the schema; never the earlier prompt or the agent's reasoning."""
     raw = check.raw_response if check.raw_response.strip() else "(nothing: no response.json)"
     values = {
-        "raw_response": _fenced(raw, "text"),
+        "raw_response": fenced(raw, "text"),
         "violations": "\n".join(f"- {v}" for v in check.violations),
         "schema": _schema_block(schema),
         "out_dir": out_dir,
@@ -159,10 +169,10 @@ def render_correction(check: ResponseCheck, schema: Json, out_dir: str) -> str:
 
 def _schema_block(schema: Json) -> str:
     pretty = orjson.dumps(schema.value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
-    return _fenced(pretty.decode(), "json")
+    return fenced(pretty.decode(), "json")
 
 
-def _fenced(text: str, language: str) -> str:
+def fenced(text: str, language: str) -> str:
     """``text`` in a code fence longer than any run of backticks inside it."""
     fence = "`" * max([3, *(len(run) + 1 for run in _BACKTICKS.findall(text))])
     return f"{fence}{language}\n{text}\n{fence}"

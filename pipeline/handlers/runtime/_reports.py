@@ -83,6 +83,11 @@ def read_report(
         return _read(layout, "issues").map(partial(_review, layout, effect, now))
     if kind is PromptKind.COMMIT_MESSAGE:
         return _read(layout, "commit_message").bind(partial(_message, layout, now))
+    if kind is PromptKind.HAT:
+        # A hat reports by the topics it publishes, which routing reads: it writes no file.
+        done = IterationStatus.COMPLETED
+        iteration = Ordinal(effect.iteration)
+        return Success((DevelopmentIterationCompleted(iteration, done, "hat finished", now()),))
     status = _read(layout, "status").bind(partial(_status, layout))
     if kind is PromptKind.DEVELOPMENT:
         return status.map(partial(_iteration_completed, effect, now))

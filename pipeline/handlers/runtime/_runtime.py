@@ -21,6 +21,7 @@ from pipeline.config import RalphConfig
 from pipeline.effects import (
     AbortRebase,
     BackOff,
+    BeginActivation,
     BeginFinalizing,
     BeginFixAttempt,
     BeginIteration,
@@ -42,6 +43,7 @@ from pipeline.effects import (
     ValidateFinalState,
     WaitForHuman,
     WriteCompletionMarker,
+    ends_after_topics,
 )
 from pipeline.errors import PipelineError
 from pipeline.events import (
@@ -59,6 +61,7 @@ from pipeline.events import (
     FinalizingStarted,
     FixAttemptStarted,
     GitMetadataRestored,
+    HatActivated,
     HumanInterventionRequired,
     Instant,
     InvocationFailed,
@@ -173,6 +176,9 @@ class Runtime:
             case BeginIteration():
                 started = DevelopmentIterationStarted(Ordinal(effect.iteration), now())
                 return self._spent() or (started,)
+            case BeginActivation():
+                woke = HatActivated(Ordinal(effect.iteration), effect.hat, effect.topic, now())
+                return self._spent() or (woke,)
             case BeginReviewPass():
                 return self._spent() or (ReviewPassStarted(Ordinal(effect.review_pass), now()),)
             case BeginFixAttempt():
@@ -243,7 +249,7 @@ class Runtime:
         events_file = self.layout.events_file(self._run_id())
         offset, lines = effect.events_offset, effect.events_lines
         read = read_agent_events(events_file, offset, lines, self.clock, self._limits())
-        yield (*outcome, *read, *self._undo_git_changes())
+        yield ends_after_topics(effect, (*outcome, *read, *self._undo_git_changes()))
 
     def _invoker(self) -> AgentInvoker:
         if self._agents is None:

@@ -1,0 +1,42 @@
+"""Hypothesis strategies for topologies of the user's own (hats routed by topics)."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from pipeline.events import Count, Topology, WorkHat
+from pipeline.responses import AGENT_RESPONSE
+from pipeline.testing._topics import agent_names, topic_patterns, topics
+
+__all__ = ["topologies"]
+
+
+_HAT_NAMES = ("alpha", "beta", "gamma", "delta")
+
+
+@st.composite
+def topologies(draw: st.DrawFn) -> Topology:
+    """A user's topology of one to four hats over the small topic alphabet of :func:`topics`,
+    so that triggers and published topics often meet: any triggers and publishes, maybe a
+    default, a limit on activations, an own chain, a schema, a coordinator; committing or not."""
+    names = draw(st.lists(st.sampled_from(_HAT_NAMES), min_size=1, max_size=4, unique=True))
+    patterns = st.lists(topics() | topic_patterns(), min_size=1, max_size=3).map(tuple)
+    own_chain = st.lists(agent_names(), min_size=1, max_size=2, unique=True).map(tuple)
+    hats_ = tuple(
+        WorkHat(
+            name=name,
+            triggers=draw(patterns),
+            publishes=draw(patterns | st.just(())),
+            default_publishes=draw(st.none() | topics()),
+            max_activations=Count(draw(st.integers(0, 3))),
+            chain=draw(st.just(()) | own_chain),
+            response_schema=draw(st.none() | st.just(AGENT_RESPONSE)),
+        )
+        for name in names
+    )
+    return Topology(
+        hats=hats_,
+        starting_event=draw(topics()),
+        coordinator=draw(st.none() | st.sampled_from(names)),
+        commits=draw(st.booleans()),
+    )
