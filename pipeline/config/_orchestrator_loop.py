@@ -8,7 +8,7 @@ original was: ralph's own defaults are far smaller (5 iterations).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final, TypeVar, final
 
 from attrs import frozen
@@ -70,13 +70,32 @@ class LoopSettings:
 
 _T = TypeVar("_T")
 
+_V1_KEYS: Final[Mapping[str, str]] = {
+    "prompt_file": "prompt_file",
+    "completion_promise": "completion_promise",
+    "max_iterations": "max_iterations",
+    "max_runtime_seconds": "max_runtime",
+    "max_cost_usd": "max_cost",
+}
+"""The ``event_loop`` keys a v1 top-level key stands for, and that key."""
 
-def _winner(reader: Reader, nested: _T | None, path: str, flat: _T | None, key: str) -> _T | None:
-    """The v1 top-level value when given (it wins, as in ralph-orchestrator), else the nested."""
+
+def _setting(
+    reader: Reader,
+    read: Callable[[Mapping[str, object], str, str], _T | None],
+    event_loop: Mapping[str, object],
+    top: Mapping[str, object],
+    key: str,
+) -> _T | None:
+    """``event_loop.KEY``, or its v1 top-level key when given: that wins, as in
+    ralph-orchestrator (the other value, when it differs, is noted as overridden)."""
+    nested = read(event_loop, key, "event_loop")
+    v1 = _V1_KEYS.get(key)
+    flat = None if v1 is None else read(top, v1, "")
     if flat is None:
         return nested
     if nested is not None and nested != flat:
-        reader.skip(path, f"overridden by the top-level {key} ({flat!r})")
+        reader.skip(f"event_loop.{key}", f"overridden by the top-level {v1} ({flat!r})")
     return flat
 
 
@@ -94,36 +113,12 @@ def translate_loop(
     """The settings of ``event_loop`` and of the v1 keys of ``top`` (the whole file); the
     starting event is kept only when a hat was translated (``hats``)."""
     e = "event_loop"
-    prompt_file = _winner(
-        reader,
-        reader.text(event_loop, "prompt_file", e),
-        f"{e}.prompt_file",
-        reader.text(top, "prompt_file", ""),
-        "prompt_file",
-    )
+    prompt_file = _setting(reader, reader.text, event_loop, top, "prompt_file")
     figures: dict[str, int | float | None] = {
-        "max_iterations": _winner(
-            reader,
-            reader.count(event_loop, "max_iterations", e),
-            f"{e}.max_iterations",
-            reader.count(top, "max_iterations", ""),
-            "max_iterations",
-        ),
-        "max_runtime_s": _winner(
-            reader,
-            reader.count(event_loop, "max_runtime_seconds", e),
-            f"{e}.max_runtime_seconds",
-            reader.count(top, "max_runtime", ""),
-            "max_runtime",
-        ),
+        "max_iterations": _setting(reader, reader.count, event_loop, top, "max_iterations"),
+        "max_runtime_s": _setting(reader, reader.count, event_loop, top, "max_runtime_seconds"),
         "max_consecutive_failures": reader.count(event_loop, "max_consecutive_failures", e),
-        "max_cost_usd": _winner(
-            reader,
-            reader.amount(event_loop, "max_cost_usd", e),
-            f"{e}.max_cost_usd",
-            reader.amount(top, "max_cost", ""),
-            "max_cost",
-        ),
+        "max_cost_usd": _setting(reader, reader.amount, event_loop, top, "max_cost_usd"),
     }
     defaulted = tuple(key for key in ORCHESTRATOR_BUDGETS if figures[key] is None)
     budgets: dict[str, object] = {
@@ -139,13 +134,7 @@ def translate_loop(
     elif starting is not None:
         reader.skip(f"{e}.starting_event", "no hat was translated, so no topology starts with it")
     promise_path = f"{e}.completion_promise"
-    promise = _winner(
-        reader,
-        reader.text(event_loop, "completion_promise", e),
-        promise_path,
-        reader.text(top, "completion_promise", ""),
-        "completion_promise",
-    )
+    promise = _setting(reader, reader.text, event_loop, top, "completion_promise")
     instead = f"ralph's default {_COMPLETION_PROMISE} is written instead"
     if promise == "":
         reader.skip(promise_path, f"empty (refused by ralph-orchestrator); {instead}")
