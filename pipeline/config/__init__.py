@@ -15,6 +15,7 @@ from pipeline.config._model import (
     RedactionConfig,
     StoreConfig,
 )
+from pipeline.config._orchestrator import Translation, translate_orchestrator_config
 from pipeline.config._parse import ConfigError, parse_config, require_chains
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS, AgentPreset, PromptVia
 
@@ -40,6 +41,8 @@ __all__ = [
     "RalphConfig",
     "RedactionConfig",
     "StoreConfig",
+    "Translation",
     "parse_config",
     "require_chains",
+    "translate_orchestrator_config",
 ]
