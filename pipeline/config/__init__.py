@@ -17,6 +17,7 @@ from pipeline.config._model import (
 )
 from pipeline.config._parse import ConfigError, parse_config, require_chains
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS, AgentPreset, PromptVia
+from pipeline.config._topology_routes import Arrival, Route, Via, topology_routes
 
 __all__ = [
     "DEFAULT_PUBLISHES",
@@ -26,6 +27,7 @@ __all__ = [
     "SQLITE_SCHEME",
     "AgentConfig",
     "AgentPreset",
+    "Arrival",
     "BudgetConfig",
     "ChainConfig",
     "ConfigError",
@@ -39,7 +41,10 @@ __all__ = [
     "PromptVia",
     "RalphConfig",
     "RedactionConfig",
+    "Route",
     "StoreConfig",
+    "Via",
     "parse_config",
     "require_chains",
+    "topology_routes",
 ]
