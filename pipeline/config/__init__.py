@@ -17,6 +17,7 @@ from pipeline.config._model import (
 )
 from pipeline.config._parse import ConfigError, parse_config, require_chains
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS, AgentPreset, PromptVia
+from pipeline.config._topology_checks import Severity, TopologyProblem, topology_problems
 from pipeline.config._topology_routes import Arrival, Route, Via, topology_routes
 
 __all__ = [
@@ -42,9 +43,12 @@ __all__ = [
     "RalphConfig",
     "RedactionConfig",
     "Route",
+    "Severity",
     "StoreConfig",
+    "TopologyProblem",
     "Via",
     "parse_config",
     "require_chains",
+    "topology_problems",
     "topology_routes",
 ]
