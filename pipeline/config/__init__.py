@@ -18,6 +18,8 @@ from pipeline.config._model import (
 from pipeline.config._orchestrator import Translation, translate_orchestrator_config
 from pipeline.config._parse import ConfigError, parse_config, require_chains
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS, AgentPreset, PromptVia
+from pipeline.config._topology_checks import Severity, TopologyProblem, topology_problems
+from pipeline.config._topology_routes import Arrival, Route, Via, topology_routes
 
 __all__ = [
     "DEFAULT_PUBLISHES",
@@ -27,6 +29,7 @@ __all__ = [
     "SQLITE_SCHEME",
     "AgentConfig",
     "AgentPreset",
+    "Arrival",
     "BudgetConfig",
     "ChainConfig",
     "ConfigError",
@@ -40,9 +43,15 @@ __all__ = [
     "PromptVia",
     "RalphConfig",
     "RedactionConfig",
+    "Route",
+    "Severity",
     "StoreConfig",
+    "TopologyProblem",
     "Translation",
+    "Via",
     "parse_config",
     "require_chains",
+    "topology_problems",
+    "topology_routes",
     "translate_orchestrator_config",
 ]

@@ -1,4 +1,5 @@
-"""The phase graph of the pipeline, found by running its orchestration, and drawn."""
+"""The phase graph of the pipeline, found by running its orchestration, and drawn; and the
+drawing of a topology, the workflow of a user's own."""
 
 from pipeline.graph._draw import arrows, to_dot, to_mermaid
 from pipeline.graph._explore import (
@@ -9,6 +10,7 @@ from pipeline.graph._explore import (
     phase_changes,
 )
 from pipeline.graph._stored import STORED_GRAPH, dump_edges, stored_edges
+from pipeline.graph._topology import topology_dot, topology_mermaid
 
 __all__ = [
     "RUNTIME_BUDGET_CHECKS",
@@ -22,4 +24,6 @@ __all__ = [
     "stored_edges",
     "to_dot",
     "to_mermaid",
+    "topology_dot",
+    "topology_mermaid",
 ]
