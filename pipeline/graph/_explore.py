@@ -49,7 +49,9 @@ from pipeline.events import (
     RunInterrupted,
     RunResumed,
     TopicPublished,
+    Topology,
     Usd,
+    WorkHat,
     WorkspaceErrorKind,
     WorkspaceIoError,
 )
@@ -227,12 +229,32 @@ def _configs() -> tuple[WorldConfig, ...]:
         controls,
         hats=tuple(attrs.evolve(hat, response_schema=AGENT_RESPONSE) for hat in controls.hats),
     )
+    # A topology of the user's own: a hat that hands on by default, once, and one that can
+    # complete; and one whose starting event wakes no hat (it stalls at once). One iteration
+    # and no retries keep them small: their other edges are the pipeline's development ones.
+    small = attrs.evolve(spending, max_cost_usd=None)
+    topology = Topology(
+        hats=(
+            WorkHat(
+                name="first",
+                triggers=("task.start",),
+                publishes=("build.done",),
+                default_publishes="build.done",
+                max_activations=Count(1),
+            ),
+            WorkHat(name="second", triggers=("build.done",), publishes=("LOOP_COMPLETE",)),
+        )
+    )
+    routed = attrs.evolve(controls, topology=topology)
+    stalled = attrs.evolve(controls, topology=attrs.evolve(topology, starting_event="nobody"))
     # With every control off the graph is a part of this one (checked when this was written).
     return (
         WorldConfig(budget, chains, None, "graph", controls),
         WorldConfig(budget, chains, "main", "graph", controls),
         WorldConfig(budget, chains, None, "graph", answering),
         WorldConfig(spending, chains, None, "graph", answering),
+        WorldConfig(small, chains, None, "graph", routed),
+        WorldConfig(small, chains, None, "graph", stalled),
     )
 
 

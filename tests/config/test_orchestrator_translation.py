@@ -89,15 +89,23 @@ def test_the_header_names_the_source_and_lists_what_is_not_translated(path: Path
         assert "# Everything in it was translated." in comments
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="parse_config does not read topology hats ([hats.ID] with triggers) or "
-    "[loop] starting_event yet; the team is adding them",
-)
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_each_translation_is_a_valid_ralph_toml(path: Path) -> None:
-    """ralph's own parser accepts every translation."""
-    parse_config(_translate(path).toml_text, "ralph.toml")
+    """ralph's own parser accepts every translation, and the run it configures follows a
+    topology with the YAML's hats, triggers and starting event."""
+    translation = _translate(path)
+    config = parse_config(translation.toml_text, "ralph.toml")
+    document = tomllib.loads(translation.toml_text)
+    topology = config.loop_policy().topology
+    hats = document.get("hats", {})
+    if not hats:
+        assert topology is None
+        return
+    assert topology is not None
+    assert [hat.name for hat in topology.hats] == list(hats)
+    for hat in topology.hats:
+        assert list(hat.triggers) == hats[hat.name]["triggers"]
+    assert topology.starting_event == document.get("loop", {}).get("starting_event", "task.start")
 
 
 def test_importing_the_configuration_package_imports_neither_yaml_nor_toml_writer() -> None:
