@@ -2,10 +2,10 @@
 
 ``python -m pipeline.agents.scripted SCRIPT`` reads SCRIPT (TOML). The script holds a list of
 steps per prompt kind (``planning``, ``development``, ``review``, ``review_fix``,
-``commit_message``, ``dev_fix``, ``format_correction``, or ``default`` for any kind without its
-own list); each
-invocation takes the next step of its kind (``RALPH_PROMPT_KIND``), and the last step repeats
-once the list is used up. A step may::
+``commit_message``, ``dev_fix``, ``format_correction``, ``hat``, or ``default`` for any kind
+without its own list), and per hat of a topology (``[[hats.NAME]]``: the steps of that hat,
+``RALPH_HAT``, before the ``hat`` list); each invocation takes the next step of its list, and
+the last step repeats once the list is used up. A step may::
 
     print = "text for the output"     # written to stdout
     write = { "path" = "content" }    # files written, relative to the workspace
@@ -72,15 +72,21 @@ class Script:
     commit_message: tuple[Step, ...] = ()
     dev_fix: tuple[Step, ...] = ()
     format_correction: tuple[Step, ...] = ()
+    hat: tuple[Step, ...] = ()
     default: tuple[Step, ...] = ()
+    hats: dict[str, tuple[Step, ...]] = field(factory=dict)
+    """Steps per hat of a topology, by the hat's name."""
 
-    def steps(self, kind: str) -> tuple[Step, ...]:
-        """The steps for ``kind`` (the default steps when it has none)."""
+    def steps(self, kind: str, hat: str = "") -> tuple[Step, ...]:
+        """The steps for ``kind`` worn as ``hat`` (the hat's own, else the kind's, else the
+        default steps)."""
+        if kind == "hat" and self.hats.get(hat):
+            return self.hats[hat]
         own: tuple[Step, ...] = getattr(self, kind, ()) if kind in _KINDS else ()
         return own or self.default
 
 
-_KINDS = frozenset(a for a in Script.__annotations__ if a != "default")
+_KINDS = frozenset(a for a in Script.__annotations__ if a not in ("default", "hats"))
 _CONVERTER = make_converter(forbid_extra_keys=True)
 configure_primitives(_CONVERTER)
 
@@ -99,14 +105,16 @@ def load_script(path: Path) -> Script:
     return script
 
 
-def _next_step(script: Script, script_path: Path, kind: str, root: Path) -> Step | None:
+def _next_step(
+    script: Script, script_path: Path, kind: str, root: Path, hat: str = ""
+) -> Step | None:
     state_path = root / ".ralph" / "scripted-agent-state.json"
     taken: dict[str, Any] = {}
     if state_path.is_file():
         taken = json.loads(state_path.read_text("utf-8"))
-    steps = script.steps(kind)
+    steps = script.steps(kind, hat)
     # Counted per script, so that two scripted agents in one chain keep their own places.
-    key = f"{script_path.resolve()}:{kind}"
+    key = f"{script_path.resolve()}:{kind}" + (f":{hat}" if hat in script.hats else "")
     count = int(taken.get(key, 0))
     taken[key] = count + 1
     state_path.parent.mkdir(parents=True, exist_ok=True)
@@ -160,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     root = Path(os.environ.get("RALPH_WORKSPACE_ROOT") or Path.cwd())
     kind = os.environ.get("RALPH_PROMPT_KIND", "default")
-    step = _next_step(script, Path(args[0]), kind, root)
+    hat = os.environ.get("RALPH_HAT", "")
+    step = _next_step(script, Path(args[0]), kind, root, hat)
     if step is None:
         return 0
     return _perform(step, root)

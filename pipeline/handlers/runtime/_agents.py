@@ -165,6 +165,8 @@ class AgentInvoker:
             "RALPH_REVIEW_PASS": str(effect.review_pass),
             "RALPH_ATTEMPT": str(effect.attempt),
             "RALPH_AGENT": name,
+            # The hat of a topology the agent works as ("" in the built-in pipeline).
+            "RALPH_HAT": effect.hat or "",
         }
         spec = ProcessSpec(
             argv=argv,
