@@ -292,7 +292,12 @@ class RalphConfig:
         """The agents ``role`` falls back through: its hat's chain, else ``[chains]``."""
         return self.hats.for_role(role).chain or self.chains.for_role(role)
 
-    def loop_policy(self, schemas: Mapping[Role, Json] | None = None) -> LoopPolicy:
+    def loop_policy(
+        self,
+        schemas: Mapping[Role, Json] | None = None,
+        hat_schemas: Mapping[str, Json] | None = None,
+    ) -> LoopPolicy:
         """The loop policy a run of this configuration records in ``RunStarted``, with the
-        hats' response ``schemas`` as loaded from ``response_schema``."""
-        return self.loop.policy(self.hats, schemas)
+        response schemas of the roles' hats and of a topology's hats as loaded from their
+        ``response_schema``."""
+        return self.loop.policy(self.hats, schemas, hat_schemas)

@@ -21,6 +21,7 @@ from pipeline.config._loop import HatConfig, HatsConfig, check_hats, check_loop
 from pipeline.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS
 from pipeline.config._refs import ref_problem
+from pipeline.config._topology_checks import Severity, topology_problems
 from pipeline.errors import PipelineError
 from pipeline.events import Role
 from pipeline.serialization import configure_primitives
@@ -228,8 +229,20 @@ def _check(config: RalphConfig, source: str) -> None:
             config.budgets.to_budget()
     except ValueError as error:
         problems.append(f"budgets: {error}")
+    if not problems and config.hats.topology:
+        problems.extend(_topology_errors(config))
     if problems:
         raise ConfigError(f"{source}: " + "; ".join(problems))
+
+
+def _topology_errors(config: RalphConfig) -> list[str]:
+    """What makes a topology unable to work as written (its warnings are shown by ``ralph
+    run`` and ``ralph doctor``)."""
+    return [
+        f"the topology: {problem.message}"
+        for problem in topology_problems(config.loop_policy())
+        if problem.severity is Severity.ERROR
+    ]
 
 
 def require_chains(config: RalphConfig, source: str) -> None:

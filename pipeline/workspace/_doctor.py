@@ -17,10 +17,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
-from pipeline.config import ConfigError, RalphConfig, parse_config, require_chains
+from pipeline.config import (
+    ConfigError,
+    RalphConfig,
+    parse_config,
+    require_chains,
+    topology_problems,
+)
 from pipeline.handlers.intake import EventsFileError, read_marker
 from pipeline.handlers.redaction import mask_password_of
-from pipeline.handlers.runtime import WorkspaceLayout, load_response_schemas
+from pipeline.handlers.runtime import WorkspaceLayout, load_hat_schemas, load_response_schemas
 from pipeline.handlers.store import StoreError, store_path
 
 # Re-exported: callers ask the doctor for the pitfalls it checks, wherever they live.
@@ -61,9 +67,14 @@ def check_config(root: Path) -> tuple[list[Check], RalphConfig | None]:
         config = parse_config(text, str(path))
         require_chains(config, str(path))
         load_response_schemas(config, root, str(path))
+        load_hat_schemas(config, root, str(path))
     except ConfigError as error:
         return [Check("config", Status.FAIL, str(error), f"correct {path.name}")], None
-    return [Check("config", Status.OK, f"{path} parses")], config
+    checks = [Check("config", Status.OK, f"{path} parses")]
+    for problem in topology_problems(config.loop_policy()):
+        # Errors were refused by the parser already: what is left works, but maybe not as meant.
+        checks.append(Check("topology", Status.WARN, problem.message, f"review {path.name}"))
+    return checks, config
 
 
 def check_prompt(root: Path, config: RalphConfig) -> list[Check]:

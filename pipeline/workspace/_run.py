@@ -17,7 +17,7 @@ from types import FrameType, MappingProxyType
 import attrs
 from attrs import frozen
 
-from pipeline.config import Durability, RalphConfig, parse_config, require_chains
+from pipeline.config import Durability, RalphConfig, parse_config, require_chains, topology_problems
 from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import Digest, Json, PipelineEvent, Role, RunId, RunStarted
@@ -33,6 +33,7 @@ from pipeline.handlers.runtime import (
     UnsafePathError,
     WorkspaceLayout,
     ensure_excluded,
+    load_hat_schemas,
     load_response_schemas,
     own_paths,
     run_history,
@@ -71,6 +72,8 @@ class Workspace:
     config: RalphConfig
     config_digest: Digest
     schemas: Mapping[Role, Json]
+    hat_schemas: Mapping[str, Json] = MappingProxyType({})
+    """A topology's hats' response schemas, by hat name."""
 
 
 def _read_text(path: Path, *, missing: str, unreadable: str) -> str:
@@ -130,6 +133,7 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
     if missing:
         raise RunSetupError(f"{source}: " + "; ".join(missing))
     schemas = load_response_schemas(config, root, source)  # a bad one stops the run now
+    hat_schemas = load_hat_schemas(config, root, source)
     try:
         ensure_excluded(root)
     except UnsafePathError as error:
@@ -144,7 +148,9 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
         except GitError as error:
             raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
     digest = Digest(hashlib.sha256(text.encode()).hexdigest())
-    return Workspace(layout, config, digest, MappingProxyType(schemas))
+    return Workspace(
+        layout, config, digest, MappingProxyType(schemas), MappingProxyType(hat_schemas)
+    )
 
 
 def resolve_prompt(
@@ -327,6 +333,7 @@ def _drive_held(
         prompt=prompt,
         run_id=run_id,
         schemas=workspace.schemas,
+        hat_schemas=workspace.hat_schemas,
         own_files=_store_files(workspace, store),
         kept_paths=kept_paths,
     )
@@ -346,6 +353,9 @@ def _drive_held(
         runtime.answers = store
         if prompt is not None and prompt.path is not None and run_id is None:
             runtime.prompt_mode = left_read_only(store, prompt.path, on_warning)
+        if run_id is None and on_warning is not None:
+            for problem in topology_problems(workspace.config.loop_policy()):
+                on_warning(f"the topology: {problem.message}")
         if signals:
             stack.enter_context(_signals(interruption))
         return run_durable(

@@ -31,7 +31,7 @@ from pipeline.handlers.runtime._run_setup import (
     without_ralph_credentials,
 )
 from pipeline.handlers.runtime._runtime import Runtime
-from pipeline.handlers.runtime._schemas import load_response_schemas
+from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
 
 __all__ = [
     "COST_TRAILER",
@@ -60,6 +60,7 @@ __all__ = [
     "ensure_excluded",
     "git_dirs",
     "is_rate_limited",
+    "load_hat_schemas",
     "load_response_schemas",
     "new_run_id",
     "own_paths",

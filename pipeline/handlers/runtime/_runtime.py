@@ -100,7 +100,7 @@ from pipeline.handlers.runtime._run_setup import (
     new_run_id,
     own_paths,
 )
-from pipeline.handlers.runtime._schemas import load_response_schemas
+from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
 from pipeline.handlers.runtime._validation import validate
 from pipeline.handlers.store import AnswerSource
 
@@ -136,6 +136,8 @@ class Runtime:
     schemas: Mapping[Role, Json] | None = None
     """The hats' response schemas as already loaded and checked (see
     :func:`load_response_schemas`); None: loaded (and checked) when the runtime is made."""
+    hat_schemas: Mapping[str, Json] | None = None
+    """A topology's hats' response schemas, likewise (:func:`load_hat_schemas`)."""
     prompt_mode: int | None = None
     """The prompt file's mode before an earlier run that never finished made it read-only:
     the mode this run gives back at its end (None: the mode the file has now)."""
@@ -151,9 +153,11 @@ class Runtime:
     _guard: GitGuard | None = field(default=None, init=False)
 
     def __attrs_post_init__(self) -> None:
+        source = str(self.layout.config)
         if self.schemas is None:
-            source = str(self.layout.config)
             self.schemas = load_response_schemas(self.config, self.layout.root, source)
+        if self.hat_schemas is None:
+            self.hat_schemas = load_hat_schemas(self.config, self.layout.root, source)
         if self.run_id is not None:
             # A resumed run: the repository's git files as it finds them are what counts.
             self._guard = GitGuard.take(self.layout.root)
@@ -362,7 +366,7 @@ class Runtime:
                 budget,
                 chains,
                 self.config.rebase_onto,
-                self.config.loop_policy(self.schemas or {}),
+                self.config.loop_policy(self.schemas or {}, self.hat_schemas or {}),
                 started,
             )
         ]
