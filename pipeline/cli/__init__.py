@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "pipeline.cli._run_commands",
     "pipeline.cli._agent_commands",
     "pipeline.cli._read_commands",
+    "pipeline.cli._graph_command",
     "pipeline.cli._doctor_command",
     "pipeline.cli._store_commands",
     "pipeline.cli._queue_commands",

@@ -14,7 +14,6 @@ from rich.markup import escape
 
 from pipeline.cli._app import (
     FormatOption,
-    GraphFormat,
     LogFormat,
     ReadWorkspaceOption,
     RunOption,
@@ -50,7 +49,6 @@ from pipeline.events import (
     check_pattern,
     topic_matches,
 )
-from pipeline.graph import Edge, phase_changes, stored_edges, to_dot, to_mermaid
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import (
     StoreError,
@@ -336,37 +334,3 @@ def report(
         except OSError as error:
             raise _fail(f"cannot write {target}: {error.strerror}") from error
         out.print(f"Wrote {target} ({len(drawn.bars)} invocations)", markup=False)
-
-
-@app.command()
-def graph(
-    source: Annotated[
-        str | None,
-        typer.Argument(
-            help="A store (path or URL) or .jsonl log whose run to highlight "
-            "(with --run: the store)."
-        ),
-    ] = None,
-    run: Annotated[
-        str | None,
-        typer.Option("--run", help="Highlight the edges this run took (default store: .ralph/)."),
-    ] = None,
-    output: Annotated[
-        GraphFormat, typer.Option("--format", help="mermaid or dot.")
-    ] = GraphFormat.MERMAID,
-) -> None:
-    """Draw the phase graph, found by exploring the orchestration itself; with a run, the
-    phase changes it made in red."""
-    taken: list[Edge] = []
-    if source is not None or run is not None:
-        with _reading_log(source, run) as log:
-            taken = list(phase_changes(log.events()))
-    edges = stored_edges()
-    draw = to_mermaid if output is GraphFormat.MERMAID else to_dot
-    sys.stdout.write(draw(edges, taken))
-    unknown = sorted({e for e in taken if e not in edges})
-    for edge in unknown:
-        _warn(
-            f"the run changed phase {edge.source.value} -> {edge.target.value} on {edge.fact}, "
-            "which the explored graph does not hold (drawn dashed)"
-        )

@@ -18,6 +18,7 @@ from pipeline.events import (
     InvocationStarted,
     PipelineEvent,
     RunCompleted,
+    RunStarted,
     TerminationReason,
 )
 from pipeline.handlers.runtime import WorkspaceLayout
@@ -112,6 +113,14 @@ def test_hats_hand_the_work_on_by_topics_and_the_run_completes(tmp_path: Path) -
     assert "`review.ready`" in second  # what the builder may publish
     verified = ralph("replay", "--verify", cwd=root)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+    (run_id,) = {e.run_id for e in events if isinstance(e, RunStarted)}
+    drawn = ralph("graph", "--run", run_id, cwd=root)
+    assert drawn.returncode == 0, drawn.stderr
+    assert 'hat0["builder"]' in drawn.stdout
+    assert 'hat0 -->|"review.ready"| hat1' in drawn.stdout
+    assert "class start,hat0,hat1 visited" in drawn.stdout  # the hats the run woke
+    configured = ralph("graph", "--topology", cwd=root)
+    assert configured.stdout == drawn.stdout.split("    classDef")[0]
 
 
 def test_a_hat_that_hands_nothing_on_stalls_the_run_with_a_clear_reason(tmp_path: Path) -> None:
