@@ -139,6 +139,20 @@ def _state_rows(state: PipelineState) -> list[tuple[str, str]]:
     spend = ledger.spend
     # Only a salvaged run has the row: what its damaged log lost is worth a line of its own.
     salvaged = [("salvaged", ledger.salvages[-1])] if ledger.salvages else []
+    topology = run is not None and run.loop.topology is not None
+    # A topology has hats instead of review passes: where it stands in its routing.
+    passes = (
+        _routing_rows(state)
+        if topology
+        else [
+            (
+                "review pass",
+                f"{progress.review_pass}/{budget.max_review_passes}"
+                if budget
+                else str(progress.review_pass),
+            )
+        ]
+    )
     return [
         ("run", run.run_id if run else "(not started)"),
         ("phase", progress.phase.value),
@@ -147,12 +161,7 @@ def _state_rows(state: PipelineState) -> list[tuple[str, str]]:
             "iteration",
             f"{progress.iteration}/{budget.max_iterations}" if budget else str(progress.iteration),
         ),
-        (
-            "review pass",
-            f"{progress.review_pass}/{budget.max_review_passes}"
-            if budget
-            else str(progress.review_pass),
-        ),
+        *passes,
         ("active", active_agent(state) or "-"),
         ("termination", progress.termination.value if progress.termination else "-"),
         ("exit code", str(progress.termination.exit_code) if progress.termination else "-"),
@@ -176,6 +185,21 @@ def _state_rows(state: PipelineState) -> list[tuple[str, str]]:
         ("answer with", answer_command(state) or "-"),
         ("last error", ledger.last_error or "-"),
         ("anomalies", str(ledger.anomalies)),
+    ]
+
+
+def _routing_rows(state: PipelineState) -> list[tuple[str, str]]:
+    """A topology's hat at work (and what woke it), each hat's activations, and the topics
+    waiting for a hat or dropped."""
+    routing = state.routing
+    woke = f" (woken by {routing.trigger.topic})" if routing.trigger is not None else ""
+    counts = ", ".join(f"{hat} {count}" for hat, count in routing.activations) or "-"
+    waiting = ", ".join(t.topic for t in routing.pending) or "-"
+    return [
+        ("hat", f"{routing.hat}{woke}" if routing.hat else "-"),
+        ("activations", counts),
+        ("topics waiting", waiting),
+        ("topics dropped", str(routing.dropped)),
     ]
 
 

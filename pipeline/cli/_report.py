@@ -101,7 +101,7 @@ def _marks(bar: InvocationBar) -> list[str]:
 
 def _title(bar: InvocationBar) -> str:
     parts = [
-        f"#{bar.number} {bar.role.value} via {bar.agent}",
+        f"#{bar.number} {_worn(bar)} via {bar.agent}",
         f"{bar.phase.value}, iteration {bar.iteration}, review pass {bar.review_pass}",
         f"{bar.outcome.value}: {bar.detail}" if bar.detail else bar.outcome.value,
         f"duration {_seconds(bar.duration_s)}",
@@ -228,7 +228,7 @@ def html_report(timeline: Timeline, title: str) -> str:
             for cell in (
                 bar.number,
                 bar.phase.value,
-                bar.role.value,
+                _worn(bar),
                 bar.agent,
                 bar.attempt,
                 bar.outcome.value,
@@ -290,6 +290,11 @@ def html_report(timeline: Timeline, title: str) -> str:
     )
 
 
+def _worn(bar: InvocationBar) -> str:
+    """The role, and the topology hat it worked as."""
+    return bar.role.value if bar.hat is None else f"{bar.role.value} ({bar.hat})"
+
+
 def _cell(text: object) -> str:
     # agent text (names, failure messages, models): literal, never HTML or Markdown
     return markdown_text(text)
@@ -313,7 +318,7 @@ def markdown_report(timeline: Timeline, title: str) -> str:
     for bar in timeline.bars:
         notes = "; ".join([*_marks(bar), bar.detail]).strip("; ")
         lines.append(
-            f"| {bar.number} | {bar.phase.value} | {bar.role.value} | {_cell(bar.agent)} | "
+            f"| {bar.number} | {bar.phase.value} | {_cell(_worn(bar))} | {_cell(bar.agent)} | "
             f"{bar.attempt} | {bar.outcome.value} | {_seconds(bar.duration_s)} | "
             f"{_tokens(bar)} | {_cell(_cost(bar))} | {_cell(notes)} |"
         )

@@ -33,7 +33,7 @@ from pipeline.events import (
     UsageReported,
 )
 from pipeline.reducers import reduce
-from pipeline.state import Phase, PipelineState
+from pipeline.state import Phase, PipelineState, working_hat
 
 __all__ = ["InvocationBar", "Outcome", "PhaseSpan", "Timeline", "timeline"]
 
@@ -78,6 +78,8 @@ class InvocationBar:
     malformed_lines: int = 0
     scope_violations: int = 0
     usage: UsageReported | None = None
+    hat: str | None = None
+    """The hat of a topology the agent worked as (None: the built-in pipeline's role)."""
     """What it used and cost, as it reported; None when it reported nothing (it never ran,
     or the log ends before its usage was read)."""
 
@@ -162,6 +164,7 @@ def timeline(events: Iterable[PipelineEvent]) -> Timeline:
                 ended_at=None,
                 outcome=Outcome.RUNNING,
                 detail="",
+                hat=working.name if (working := working_hat(state, event.role)) else None,
             )
         elif current is not None:
             # Topics are read after the agent exits: they stay with it until the next one.

@@ -121,6 +121,10 @@ def test_hats_hand_the_work_on_by_topics_and_the_run_completes(tmp_path: Path) -
     assert "class start,hat0,hat1 visited" in drawn.stdout  # the hats the run woke
     configured = ralph("graph", "--topology", cwd=root)
     assert configured.stdout == drawn.stdout.split("    classDef")[0]
+    status = ralph("status", cwd=root)
+    assert "builder 2, critic 2" in status.stdout  # each hat's activations
+    report = ralph("report", "--markdown", "-", cwd=root)
+    assert "| developer (critic) |" in report.stdout  # who worked as which hat
 
 
 def test_a_hat_that_hands_nothing_on_stalls_the_run_with_a_clear_reason(tmp_path: Path) -> None:
