@@ -1,7 +1,8 @@
 """Scripts that play ralph's roles: a model for running ralph pipelines offline (pure).
 
-ralph's prompts start with a heading naming the role (``# Role: planner``); :func:`by_kind`
-reads it into the prompt kind (``planning``, ``development``, ``review_fix``, ...) and answers
+ralph's prompts start with a heading naming the role (``# Role: planner``) or a topology's hat
+(``# Hat: builder``); :func:`by_kind` reads it into the prompt kind (``planning``,
+``development``, ``review_fix``, ..., ``hat:builder`` for a hat) and answers
 with that kind's :class:`Playbook`, one reply per model turn of the invocation. A request
 that is not one of ralph's prompts (a CLI's own side request, such as a title) gets a short
 text answer. :func:`fixing_pipeline` is the whole happy path of a run that fixes one file.
@@ -36,8 +37,15 @@ _HEADINGS: Final = (
 )
 
 
+_HAT: Final = re.compile(r"^# Hat: ([A-Za-z0-9_:-]+)", re.MULTILINE)
+
+
 def prompt_kind(prompt: str) -> str | None:
-    """The kind of ralph prompt ``prompt`` holds (a ``PromptKind`` value), or None."""
+    """The kind of ralph prompt ``prompt`` holds (a ``PromptKind`` value, or ``hat:NAME`` for
+    a topology hat's), or None."""
+    hat = _HAT.search(prompt)
+    if hat is not None:
+        return f"hat:{hat.group(1)}"
     for pattern, kind in _HEADINGS:
         if pattern.search(prompt):
             return kind
