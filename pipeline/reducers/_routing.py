@@ -36,7 +36,7 @@ from pipeline.state import (
     Routing,
 )
 
-__all__ = ["DROPPED_TOPIC", "Route", "first_topic", "next_activation", "queued"]
+__all__ = ["DROPPED_TOPIC", "Routed", "first_topic", "next_activation", "queued"]
 
 DROPPED_TOPIC: Final = "ralph.topic_dropped"
 """The notice for a topic no hat gets (nobody triggers on it, its hat is exhausted, or too
@@ -73,7 +73,7 @@ def _routable(policy: LoopPolicy, topic: str) -> bool:
 
 @final
 @frozen(kw_only=True)
-class Route:
+class Routed:
     """What routing decided: the routing and intake after it (``routing.hat`` the hat that
     works next when ``woke``), and whether any hat was woken at all."""
 
@@ -82,7 +82,7 @@ class Route:
     woke: bool
 
 
-def next_activation(state: PipelineState, topology: Topology) -> Route:
+def next_activation(state: PipelineState, topology: Topology) -> Routed:
     """Choose the hat that works next, as the module's documentation says."""
     routing, intake = state.routing, state.intake
     pending = list(routing.pending)
@@ -128,9 +128,9 @@ def next_activation(state: PipelineState, topology: Topology) -> Route:
             exhausted=exhausted,
             dropped=dropped,
         )
-        return Route(routing=chosen, intake=intake, woke=True)
+        return Routed(routing=chosen, intake=intake, woke=True)
     stalled = evolve(routing, pending=(), exhausted=exhausted, dropped=dropped)
-    return Route(routing=stalled, intake=intake, woke=False)
+    return Routed(routing=stalled, intake=intake, woke=False)
 
 
 def _hat_for(topology: Topology, topic: RoutedTopic) -> WorkHat | None:

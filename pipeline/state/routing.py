@@ -51,10 +51,3 @@ class Routing:
     dropped: int = 0
     """Topics reported and dropped: nobody triggers on them, their hat is exhausted, or too
     many were pending."""
-
-    def activations_of(self, hat: str) -> int:
-        """How often ``hat`` was activated so far."""
-        for name, count in self.activations:
-            if name == hat:
-                return count
-        return 0
