@@ -1,0 +1,32 @@
+"""Workflow presets: whole workflows (a ``[loop]`` and its ``[hats]``) shipped as data, read,
+merged over a workspace's ``ralph.toml``, remembered for a resume, and the handoff between
+the runs of a chain. See ``docs/architecture/topologies.md`` ("Presets").
+"""
+
+from pipeline.workflows._handoff import handoff_section
+from pipeline.workflows._merge import KEPT_HATS, WORKFLOW_LOOP_KEYS, apply_preset
+from pipeline.workflows._preset import Preset, PresetError, dump_toml, parse_preset
+from pipeline.workflows._record import recall_workflow, remember_workflow
+from pipeline.workflows._shipped import (
+    DEFAULT_PRESET,
+    load_preset,
+    preset_names,
+    shipped_presets,
+)
+
+__all__ = [
+    "DEFAULT_PRESET",
+    "KEPT_HATS",
+    "WORKFLOW_LOOP_KEYS",
+    "Preset",
+    "PresetError",
+    "apply_preset",
+    "dump_toml",
+    "handoff_section",
+    "load_preset",
+    "parse_preset",
+    "preset_names",
+    "recall_workflow",
+    "remember_workflow",
+    "shipped_presets",
+]
