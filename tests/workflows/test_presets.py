@@ -181,7 +181,10 @@ def test_an_unknown_preset_is_refused_naming_the_known_ones() -> None:
         assert all(known in message for known in EXPECTED)
 
 
-GOOD = '[preset]\ndescription = "A loop."\n[hats.a]\ntriggers = ["task.start"]\n'
+GOOD = (
+    '[preset]\ndescription = "A loop."\n'
+    '[hats.a]\ntriggers = ["task.start"]\npublishes = ["LOOP_COMPLETE"]\n'
+)
 
 
 @pytest.mark.parametrize(
@@ -213,6 +216,7 @@ def test_a_file_that_is_no_preset_is_refused_with_one_line(text: str, said: str)
 def test_a_good_preset_file_reads_back_its_parts() -> None:
     """Name, description, the text as given and the hats in file order."""
     preset = parse_preset("mine", GOOD, "mine.toml")
-    assert preset == Preset("mine", "A loop.", GOOD, {}, {"a": {"triggers": ["task.start"]}})
+    hats = {"a": {"triggers": ["task.start"], "publishes": ["LOOP_COMPLETE"]}}
+    assert preset == Preset("mine", "A loop.", GOOD, {}, hats)
     assert preset.topology
-    assert preset.workflow() == {"hats": {"a": {"triggers": ["task.start"]}}}
+    assert preset.workflow() == {"hats": hats}
