@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 __all__ = ["app", "main"]
 
 _COMMAND_MODULES = (
+    "pipeline.cli._init_commands",
     "pipeline.cli._run_commands",
+    "pipeline.cli._preset_commands",
     "pipeline.cli._agent_commands",
     "pipeline.cli._read_commands",
     "pipeline.cli._graph_command",

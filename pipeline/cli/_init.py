@@ -8,7 +8,8 @@ import re
 import shutil
 from pathlib import Path
 
-from pipeline.config import PRESETS
+from pipeline.config import PRESETS, parse_config
+from pipeline.workflows import Preset, dump_toml
 
 __all__ = ["detect_test_command", "installed_presets", "starter_config", "write_starter"]
 
@@ -75,15 +76,74 @@ def _validate_lines(validate: tuple[str, ...] | None) -> str:
 validate = {json.dumps(list(validate))}"""
 
 
+_LOOP_LINES = """\
+enforce_hat_scope = false       # true: a hat's out-of-scope topics are reported, never acted on
+completion_promise = "LOOP_COMPLETE"
+# cancellation_promise = "loop.cancel"   # an agent publishing it ends the run (exit 0)
+required_events = []            # topics that must be seen before completion is accepted
+stale_repeats = 3               # the same topic, hat and payload N times in a row: loop_stale
+max_task_blocks = 3             # build.blocked N times for one task: the task is abandoned
+max_abandoned_tasks = 3         # N abandoned tasks: loop_thrashing
+human_timeout_s = 600           # how long an agent's human.interact question waits
+max_formatting_retries = 2      # correction turns after a malformed structured response
+""".splitlines()
+"""The starter's ``[loop]`` lines, by the key each sets; a workflow's own keys replace them."""
+
+_ROLE_HATS = """\
+# A hat per role (planner, developer, reviewer, committer, fixer), all keys optional:
+#   [hats.developer]
+#   name = "builder"
+#   publishes = ["build.**", "task.**", "human.interact"]
+#   instructions = "Write the failing test first."
+#   model = "sonnet"
+#   args = ["--max-turns", "50"]
+#   response_schema = "agent-response"   # answer in .agent/out/response.json (or a schema file)
+"""
+
+
+def _iterations_line(workflow: Preset | None) -> str:
+    if workflow is None or workflow.max_iterations is None:
+        return "max_iterations = 5              # development iterations"
+    return (
+        f"max_iterations = {workflow.max_iterations}"
+        f"  # activations of hats; about what a run of {workflow.name} needs"
+    )
+
+
+def _workflow_lines(workflow: Preset | None) -> str:
+    """The starter's ``[loop]`` table and its hats: the built-in pipeline's, or
+    ``workflow``'s keys and hats with the other guards as the built-in pipeline has them."""
+    own = workflow.workflow() if workflow is not None else {}
+    loop = own.get("loop", {})
+    lines = ["# Loop control: see docs/architecture/loop-control.md.", "[loop]"]
+    if workflow is not None and loop:
+        lines.append(f"# The workflow of the preset {workflow.name}: {workflow.description}")
+        lines.append(f"# (`ralph presets show {workflow.name}` draws it)")
+        lines.append(dump_toml(loop).rstrip())
+        lines.append("# Guards:")
+    lines += [line for line in _LOOP_LINES if line.lstrip("# ").split(" ")[0] not in loop]
+    hats = own.get("hats")
+    if workflow is None or not hats:
+        return "\n".join(lines) + "\n\n" + _ROLE_HATS
+    intro = (
+        f"# The {workflow.name} workflow's hats; each wakes on the topics in its triggers.\n"
+        "# Edit them or add hats of your own: docs/architecture/topologies.md.\n"
+    )
+    return "\n".join(lines) + "\n\n" + intro + dump_toml({"hats": hats})
+
+
 def installed_presets() -> list[str]:
     """The built-in presets whose program is on ``PATH``, in preset order."""
     return [name for name, preset in PRESETS.items() if shutil.which(preset.argv[0])]
 
 
-def starter_config(installed: list[str], validate: tuple[str, ...] | None = None) -> str:
+def starter_config(
+    installed: list[str], validate: tuple[str, ...] | None = None, workflow: Preset | None = None
+) -> str:
     """The text of a starter ``ralph.toml``: every installed agent configured, the first one
     (else Claude Code) the default chain, ``validate`` as the final check (None: left for the
-    user to set), and every key shown with its default."""
+    user to set), ``workflow``'s loop and hats (None: the built-in pipeline's), and every key
+    shown with its default."""
     agents = installed or ["claude"]
     blocks = "\n".join(f'[agents.{name}]\npreset = "{name}"\n' for name in agents)
     chain = ", ".join(f'"{name}"' for name in agents)
@@ -108,7 +168,7 @@ prompt_file = "PROMPT.md"
 {_validate_lines(validate)}
 
 [budgets]
-max_iterations = 5              # development iterations
+{_iterations_line(workflow)}
 max_review_passes = 2
 max_retries_per_agent = 2       # retries of one agent before falling back to the next
 backoff_base_ms = 1000          # the backoff window doubles per retry from here ...
@@ -128,34 +188,19 @@ max_consecutive_malformed = 3
 # without a chain of its own (planner, developer, reviewer, committer, fixer).
 default = [{chain}]
 
-# Loop control: see docs/architecture/loop-control.md.
-[loop]
-enforce_hat_scope = false       # true: a hat's out-of-scope topics are reported, never acted on
-completion_promise = "LOOP_COMPLETE"
-# cancellation_promise = "loop.cancel"   # an agent publishing it ends the run (exit 0)
-required_events = []            # topics that must be seen before completion is accepted
-stale_repeats = 3               # the same topic, hat and payload N times in a row: loop_stale
-max_task_blocks = 3             # build.blocked N times for one task: the task is abandoned
-max_abandoned_tasks = 3         # N abandoned tasks: loop_thrashing
-human_timeout_s = 600           # how long an agent's human.interact question waits
-max_formatting_retries = 2      # correction turns after a malformed structured response
-
-# A hat per role (planner, developer, reviewer, committer, fixer), all keys optional:
-#   [hats.developer]
-#   name = "builder"
-#   publishes = ["build.**", "task.**", "human.interact"]
-#   instructions = "Write the failing test first."
-#   model = "sonnet"
-#   args = ["--max-turns", "50"]
-#   response_schema = "agent-response"   # answer in .agent/out/response.json (or a schema file)
-"""
+{_workflow_lines(workflow)}"""
 
 
-def write_starter(root: Path) -> tuple[Path, tuple[str, ...] | None]:
-    """Write ``ralph.toml`` in ``root``; its path and the test command it validates with.
-    Raises FileExistsError when there is one."""
+def write_starter(
+    root: Path, workflow: Preset | None = None
+) -> tuple[Path, tuple[str, ...] | None]:
+    """Write ``ralph.toml`` in ``root`` (with ``workflow``'s loop and hats); its path and the
+    test command it validates with. Raises FileExistsError when there is one, and ConfigError
+    (writing nothing) if the text would not parse."""
     path = root / "ralph.toml"
     validate = detect_test_command(root)
+    text = starter_config(installed_presets(), validate, workflow)
+    parse_config(text, str(path))  # never a file `ralph run` would refuse
     with path.open("x", encoding="utf-8") as handle:
-        handle.write(starter_config(installed_presets(), validate))
+        handle.write(text)
     return path, validate

@@ -104,9 +104,12 @@ def _refuse_known_pitfalls(config: RalphConfig, source: str) -> None:
         raise RunSetupError(f"{source}: " + "\n".join(problems))
 
 
-def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
+def open_workspace(
+    root: Path, *, config_text: str | None = None, config_source: str | None = None
+) -> Workspace:
     """Check ``root`` (a git repository with a valid ``ralph.toml``) and load its config
-    (``config_text`` instead of the file's, for a run submitted to the queue).
+    (``config_text`` instead of the file's, for a run submitted to the queue or a preset's
+    workflow over the file; ``config_source`` names that text in errors).
 
     Raises ``ConfigError`` for configuration mistakes and :class:`RunSetupError` otherwise,
     also when an agent the chains use is known to fail in this environment
@@ -125,7 +128,7 @@ def open_workspace(root: Path, *, config_text: str | None = None) -> Workspace:
         )
         source = str(path)
     else:
-        text, source = config_text, f"{path} (as submitted)"
+        text, source = config_text, config_source or f"{path} (as submitted)"
     config = parse_config(text, source)
     require_chains(config, source)
     _refuse_known_pitfalls(config, source)

@@ -332,8 +332,8 @@ def test_the_cli_exits_with_each_reasons_code_and_says_when_exit_0_is_no_success
     import attrs
     import typer
 
+    from pipeline.cli._driving import _finish
     from pipeline.cli._progress import Display
-    from pipeline.cli._run_commands import _finish
     from pipeline.config import RalphConfig
     from pipeline.engine import DurableRun
     from pipeline.events import Digest, RunId
