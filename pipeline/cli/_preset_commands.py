@@ -90,10 +90,10 @@ def show(
         else "%% No hats of its own: the built-in pipeline (ralph graph draws its phases).\n"
     )
     if show_format is ShowFormat.TOML:
-        out.print(preset.text, markup=False, end="")
+        out.print(preset.text, markup=False, end="", soft_wrap=True)
         return
     if show_format is ShowFormat.MERMAID:
-        out.print(drawing, markup=False, end="")
+        out.print(drawing, markup=False, end="", soft_wrap=True)
         return
     lines = [
         preset.text.rstrip("\n"),

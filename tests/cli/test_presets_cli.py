@@ -4,6 +4,7 @@ ralph.toml never overwritten, and bad input one line with exit 2 before anything
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from pipeline.config import parse_config
 from pipeline.workflows import load_preset, preset_names
-from tests.runtime.workspace import ralph
+from tests.runtime.workspace import RALPH, ROOT, ralph
 
 pytestmark = pytest.mark.slow  # subprocesses: a second or so each
 
@@ -51,8 +52,17 @@ def test_show_prints_the_toml_the_drawing_and_the_checks(name: str, tmp_path: Pa
     else:
         assert "built-in pipeline" in shown.stdout
     assert "Checks: no problems found." in shown.stdout
-    toml = ralph("presets", "show", name, "--format", "toml", cwd=tmp_path)
-    assert toml.stdout == preset.text
+    narrow = {**os.environ, "COLUMNS": "40", "PYTHONPATH": str(ROOT)}
+    toml = subprocess.run(
+        [*RALPH, "presets", "show", name, "--format", "toml"],
+        cwd=tmp_path,
+        env=narrow,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert toml.stdout == preset.text  # byte for byte, never wrapped to the terminal
     drawing = ralph("presets", "show", name, "--format", "mermaid", cwd=tmp_path)
     assert ("flowchart LR" in drawing.stdout) is preset.topology
     assert "Checks" not in drawing.stdout
