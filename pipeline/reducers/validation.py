@@ -28,9 +28,10 @@ def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineS
             refused = gate_success(state)
             if refused is not None:
                 return refused
-            if state.ledger.commits == 0:
+            if state.ledger.commits == 0 and _commits(state):
                 # A claim of completion with nothing committed (a LOOP_COMPLETE and no work,
-                # or checks that pass on the untouched tree) is not a success.
+                # or checks that pass on the untouched tree) is not a success; a read-only
+                # topology (commits = false) commits nothing by design.
                 why = "validation passed, but the run committed no change"
                 return finalize(
                     state, TerminationReason.NO_CHANGES, evolve(state.ledger, last_error=why)
@@ -46,3 +47,9 @@ def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineS
             return anomaly(state, event, "no validation was asked for")
         case _:
             assert_never(event)
+
+
+def _commits(state: PipelineState) -> bool:
+    """Whether the run's work is committed (all but a topology with ``commits = false``)."""
+    topology = None if state.run is None else state.run.loop.topology
+    return topology is None or topology.commits

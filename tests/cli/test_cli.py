@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from pipeline.events import SCHEMA_VERSION
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
@@ -313,12 +314,13 @@ def test_an_event_from_a_newer_schema_is_a_clear_error(demo_dir: Path, tmp_path:
     copy = tmp_path / "pipeline.db"
     shutil.copy(WorkspaceLayout(demo_dir).store, copy)
     db = sqlite3.connect(copy)
-    db.execute("UPDATE events SET schema_version = 9 WHERE sequence = 3")
+    newer = SCHEMA_VERSION + 1
+    db.execute("UPDATE events SET schema_version = ? WHERE sequence = 3", (newer,))
     db.commit()
     db.close()
     result = ralph("replay", str(copy), cwd=tmp_path)
     assert result.returncode == 2
-    assert "schema version 9, by a newer release" in result.stderr
+    assert f"schema version {newer}, by a newer release" in result.stderr
     assert "Traceback" not in result.stderr
 
 

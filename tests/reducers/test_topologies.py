@@ -275,11 +275,14 @@ def test_the_completion_gate_holds_in_a_topology() -> None:
 
 
 def test_a_read_only_topology_commits_nothing() -> None:
-    loop = policy(hat("reader", ["task.start"], default_publishes="LOOP_COMPLETE"), commits=False)
+    """commits = false: no commit message is asked for, and the run completes all the same
+    (nothing committed by design is not a run that did nothing)."""
+    loop = policy(hat("reader", ["task.start", "more"]), commits=False)
     loop_commits = policy(hat("reader", ["task.start", "more"]))
-    read_only = run_log(loop, {"reader": [["more"]]})
+    read_only = run_log(loop, {"reader": [["more"], ["LOOP_COMPLETE"]]})
     committing = run_log(loop_commits, {"reader": [["more"], ["LOOP_COMPLETE"]]})
     assert not any(type(e).__name__ == "CommitMessageGenerated" for e in read_only)
+    assert fold(read_only).termination is TerminationReason.COMPLETED
     assert any(type(e).__name__ in ("CommitCreated", "CommitSkipped") for e in committing)
 
 

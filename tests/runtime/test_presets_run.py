@@ -205,21 +205,11 @@ def commits_on_head(root: Path) -> int:
     return len(log.stdout.splitlines()) - 1
 
 
-NO_COMMIT_COMPLETES = pytest.mark.xfail(
-    strict=True,
-    reason="the validation reducer ends a run that committed nothing as no_changes (exit 1), "
-    "also a topology's with commits = false, which can never commit "
-    "(pipeline/reducers/validation.py: the ledger.commits == 0 check needs to spare it)",
-)
-"""The read-only presets cannot complete until the engine lets a non-committing run do so."""
-
 COMMITTING = ["debug", "spec", "tdd"]
 READ_ONLY = ["research", "review-only"]
 
 
-@pytest.mark.parametrize(
-    "name", [*COMMITTING, *(pytest.param(n, marks=NO_COMMIT_COMPLETES) for n in READ_ONLY)]
-)
+@pytest.mark.parametrize("name", [*COMMITTING, *READ_ONLY])
 def test_each_topology_preset_runs_its_hats_in_order_and_completes(
     name: str, tmp_path: Path
 ) -> None:
@@ -315,7 +305,6 @@ def test_a_chain_runs_the_next_workflow_after_one_completes(tmp_path: Path) -> N
     assert "off by one in slice" in (root / ".ralph" / "test-writer.md").read_text()
 
 
-@NO_COMMIT_COMPLETES
 def test_a_read_only_workflows_report_stays_out_of_the_next_ones_commits(tmp_path: Path) -> None:
     """research,tdd: the research notes left uncommitted stay in the work tree, out of tdd's
     commits, and tdd commits its own work."""
