@@ -8,8 +8,8 @@ import re
 import shutil
 from pathlib import Path
 
-from pipeline.config import PRESETS, parse_config
-from pipeline.workflows import Preset, dump_toml
+from pipeline.config import PRESETS, dump_toml, parse_config
+from pipeline.workflows import Preset
 
 __all__ = ["detect_test_command", "installed_presets", "starter_config", "write_starter"]
 

@@ -24,6 +24,7 @@ from pipeline.config._orchestrator_hats import translate_hat
 from pipeline.config._orchestrator_loop import ORCHESTRATOR_BUDGETS, translate_loop
 from pipeline.config._orchestrator_reading import Reader, key_path, kind, one_line, says_something
 from pipeline.config._parse import ConfigError
+from pipeline.config._toml import dump_toml
 
 __all__ = ["Translation", "translate_orchestrator_config"]
 
@@ -104,16 +105,6 @@ def _load(yaml_text: str, source: str) -> dict[str, object]:
     return data
 
 
-def _holds_crlf(value: object) -> bool:
-    if isinstance(value, str):
-        return "\r\n" in value
-    if isinstance(value, dict):
-        return any(_holds_crlf(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_holds_crlf(v) for v in value)
-    return False
-
-
 def _header(source: str, untranslated: list[str], notes: list[str]) -> str:
     name = one_line(source)
     lines = [f"# Translated by ralph from {name}, a ralph-orchestrator configuration.", *notes]
@@ -151,8 +142,6 @@ def translate_orchestrator_config(yaml_text: str, source: str) -> Translation:
     """The ``ralph.toml`` equivalent of the ralph-orchestrator configuration ``yaml_text``,
     read from ``source`` (named in errors and in the text). Raises :class:`ConfigError` when
     the text is not YAML or a setting has the wrong shape or type."""
-    import tomli_w  # on first use: see the module's docstring
-
     top = _load(yaml_text, source)
     reader = Reader(source)
     agents = Agents()
@@ -189,8 +178,7 @@ def translate_orchestrator_config(yaml_text: str, source: str) -> Translation:
         notes.append(
             f"# It names no backend: ralph-orchestrator's default, {DEFAULT_BACKEND}, is used."
         )
-    # A multi-line TOML string reads back a CRLF as LF: such text is written escaped instead.
-    body = tomli_w.dumps(document, multiline_strings=not _holds_crlf(document))
+    body = dump_toml(document)
     return Translation(
         toml_text=_header(source, reader.untranslated, notes) + body,
         untranslated=tuple(reader.untranslated),

@@ -5,7 +5,7 @@ the runs of a chain. See ``docs/architecture/topologies.md`` ("Presets").
 
 from pipeline.workflows._handoff import handoff_section
 from pipeline.workflows._merge import KEPT_HATS, WORKFLOW_LOOP_KEYS, apply_preset
-from pipeline.workflows._preset import Preset, PresetError, dump_toml, parse_preset
+from pipeline.workflows._preset import Preset, PresetError, parse_preset
 from pipeline.workflows._record import recall_workflow, remember_workflow
 from pipeline.workflows._shipped import (
     DEFAULT_PRESET,
@@ -21,7 +21,6 @@ __all__ = [
     "Preset",
     "PresetError",
     "apply_preset",
-    "dump_toml",
     "handoff_section",
     "load_preset",
     "parse_preset",

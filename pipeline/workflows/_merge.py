@@ -28,8 +28,8 @@ from __future__ import annotations
 import tomllib
 from typing import Any, Final
 
-from pipeline.config import ConfigError
-from pipeline.workflows._preset import Preset, dump_toml
+from pipeline.config import ConfigError, dump_toml
+from pipeline.workflows._preset import Preset
 
 __all__ = ["KEPT_HATS", "WORKFLOW_LOOP_KEYS", "apply_preset"]
 

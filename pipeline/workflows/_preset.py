@@ -19,11 +19,11 @@ from typing import Any, Final, final
 
 from attrs import frozen
 
-from pipeline.config import ConfigError, RalphConfig, parse_config
+from pipeline.config import ConfigError, RalphConfig, dump_toml, parse_config
 from pipeline.errors import PipelineError
 from pipeline.events import LoopPolicy
 
-__all__ = ["NAME_PATTERN", "Preset", "PresetError", "dump_toml", "parse_preset"]
+__all__ = ["NAME_PATTERN", "Preset", "PresetError", "parse_preset"]
 
 NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9-]*")
 """What a preset's name looks like (it is a file name and a command-line word)."""
@@ -74,24 +74,6 @@ class Preset:
     def policy(self) -> LoopPolicy:
         """The loop policy a run of the preset records (what the checks and drawings read)."""
         return self.config().loop_policy()
-
-
-def _holds_crlf(value: object) -> bool:
-    if isinstance(value, str):
-        return "\r\n" in value
-    if isinstance(value, dict):
-        return any(_holds_crlf(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_holds_crlf(v) for v in value)
-    return False
-
-
-def dump_toml(document: Mapping[str, Any]) -> str:
-    """``document`` as TOML text, long strings as multi-line strings where that reads back
-    the same (a CRLF in a multi-line string would read back as LF: escaped instead)."""
-    import tomli_w  # on first use: most commands never write TOML
-
-    return tomli_w.dumps(document, multiline_strings=not _holds_crlf(document))
 
 
 def _about(table: object, source: str) -> tuple[str, int | None]:

@@ -33,3 +33,11 @@ def agent_cli() -> Callable[[str], Path]:
         return program
 
     return find
+
+
+@pytest.fixture
+def own_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's own Anthropic and Claude Code settings (a token, a sandbox flag) stay out."""
+    for name in list(os.environ):
+        if name.startswith(("ANTHROPIC_", "CLAUDE_")) or name == "IS_SANDBOX":
+            monkeypatch.delenv(name)

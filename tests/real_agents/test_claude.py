@@ -77,14 +77,6 @@ def claude_environment(server_url: str, home: Path, program: Path) -> dict[str, 
     }
 
 
-@pytest.fixture
-def own_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The runner's own Anthropic and Claude Code settings (a token, a sandbox flag) stay out."""
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "CLAUDE_")) or name == "IS_SANDBOX":
-            monkeypatch.delenv(name)
-
-
 def _script_with(usage: Usage) -> Script:
     """ralph's fixing pipeline, every reply reporting ``usage``."""
     inner = by_kind(fixing_pipeline("app.py", FIXED_APP))

@@ -6,7 +6,6 @@ its shell."""
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -97,14 +96,6 @@ def walking(path: Sequence[Activation]) -> Callable[[ModelRequest], ModelReply]:
         )
 
     return script
-
-
-@pytest.fixture
-def own_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The runner's own Anthropic and Claude Code settings stay out."""
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "CLAUDE_")) or name == "IS_SANDBOX":
-            monkeypatch.delenv(name)
 
 
 @pytest.mark.usefixtures("own_environment")

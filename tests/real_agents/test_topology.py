@@ -56,16 +56,6 @@ def _playbooks() -> dict[str, Playbook]:
     }
 
 
-@pytest.fixture
-def own_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The runner's own Anthropic and Claude Code settings stay out."""
-    import os
-
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "CLAUDE_")) or name == "IS_SANDBOX":
-            monkeypatch.delenv(name)
-
-
 def test_claude_wears_each_hat_of_a_topology_and_completes_it(
     tmp_path: Path, agent_cli: Callable[[str], Path]
 ) -> None:
