@@ -27,14 +27,16 @@ from pipeline.events import (
     Ordinal,
     PipelineEvent,
     PromptKind,
+    Role,
     TopicPublished,
     Topology,
     WorkHat,
+    in_scope,
     specificity,
 )
 from pipeline.events.values import Digest, DurationMs
 from pipeline.orchestration import step_bound
-from pipeline.reducers import fold
+from pipeline.reducers import fold, reduce
 from pipeline.simulation import (
     ScriptedChooser,
     SimulatedWorld,
@@ -362,6 +364,43 @@ def test_any_topology_routes_deterministically_within_its_hats_and_ends(
     again = run_log(loop, {k: [list(x) for x in v] for k, v in says.items()}, iterations=5)
     assert again == log
     assert fold(log) == final
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_with_scope_enforced_no_topic_outside_its_hats_scope_ever_waits(
+    data: st.DataObject,
+) -> None:
+    """enforce_hat_scope: a topic the hat at work may not publish is counted as a violation
+    and never waits for a hat, and no completion is accepted while a required event is
+    missing, at every step of any topology's run."""
+    topology = data.draw(topologies())
+    required = tuple(data.draw(st.lists(topics(), max_size=2, unique=True)))
+    loop = policy(
+        *topology.hats,
+        starting_event=topology.starting_event,
+        coordinator=topology.coordinator,
+        commits=topology.commits,
+        enforce_hat_scope=True,
+        required_events=required,
+    )
+    says = _says(data.draw, topology)
+    log = run_log(loop, {k: [list(x) for x in v] for k, v in says.items()}, iterations=5)
+    state = PipelineState()
+    for event in log:
+        after = reduce(state, event)
+        working = state.routing.hat
+        by_hat = state.intake.publisher is Role.DEVELOPER  # not the committer's, say
+        if isinstance(event, TopicPublished) and working is not None and by_hat:
+            hat = topology.hat(working)
+            assert hat is not None
+            grew = len(after.routing.pending) > len(state.routing.pending)
+            if event.topic != "LOOP_COMPLETE" and not in_scope(hat.publishes, event.topic):
+                assert not grew, f"{event.topic} waits although {working} may not publish it"
+                assert after.intake.scope_violations == state.intake.scope_violations + 1
+        if after.intake.completion_claimed and not state.intake.completion_claimed:
+            assert set(required) <= after.intake.seen_topics
+        state = after
 
 
 @settings(max_examples=40, deadline=None)
