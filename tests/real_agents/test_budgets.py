@@ -30,10 +30,7 @@ from pipeline.testing.model_server import (
     prompt_kind,
 )
 from tests.real_agents.repo import FIXED_APP, PYTHON, failing_repo, run_ralph, stored_events
-from tests.real_agents.test_claude import (  # the fixture is used by name
-    claude_environment,
-    own_environment,  # noqa: F401
-)
+from tests.real_agents.test_claude import claude_environment
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("own_environment")]
 
