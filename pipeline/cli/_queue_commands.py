@@ -27,6 +27,7 @@ from pipeline.handlers.store import (
     StoreError,
     store_path,
 )
+from pipeline.workflows import PresetError, load_preset
 from pipeline.workspace import (
     RunSetupError,
 )
@@ -57,8 +58,27 @@ def submit(
         Path | None, typer.Option(help="A file holding the task (default: PROMPT.md).")
     ] = None,
     store: StoreOption = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            help="Run this workflow preset over the workspace's ralph.toml (ralph presets "
+            "lists them; a chain NAME,NAME is for ralph run only).",
+        ),
+    ] = None,
 ) -> None:
     """Queue a pipeline run of the workspace for the workers (prints the ticket)."""
+    chosen = None
+    if preset is not None:
+        if "," in preset:
+            raise _fail(
+                f"--preset {preset!r}: a chain runs in one workspace with ralph run; "
+                "submit one preset per ticket"
+            )
+        try:
+            chosen = load_preset(preset)
+        except PresetError as error:
+            raise _fail(str(error)) from error
     if store is None:
         # The workspace may name its team's database itself ([store] url).
         store = _open(workspace).config.store.url
@@ -68,7 +88,7 @@ def submit(
     except ImportError as error:
         raise _fail(_POSTGRES_HINT) from error
     try:
-        ticket = submit_run(url, workspace, prompt=prompt, prompt_file=prompt_file)
+        ticket = submit_run(url, workspace, prompt=prompt, prompt_file=prompt_file, preset=chosen)
     except (ConfigError, RunSetupError, StoreError, OSError) as error:
         raise _fail(str(error)) from error
     err.print(f"Queued {ticket.ticket} for {ticket.workspace}", markup=False)

@@ -30,12 +30,13 @@ from pipeline.errors import PipelineError
 from pipeline.events import RunId
 from pipeline.handlers import EffectTracer
 from pipeline.handlers.redaction import Redactor
-from pipeline.handlers.runtime import PromptSource
+from pipeline.handlers.runtime import PromptSource, WorkspaceLayout
 from pipeline.handlers.store import LeaseLostError, StoreError
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import Lease, QueueBell, RunQueue, Ticket, TicketState
 from pipeline.state import Phase
 from pipeline.workers._lease import LEASE_LOST, LeaseKeeper
+from pipeline.workflows import Preset, apply_preset
 from pipeline.workspace import RunSetupError, drive, open_workspace, resolve_prompt
 
 __all__ = [
@@ -64,18 +65,30 @@ def submit(
     *,
     prompt: str | None = None,
     prompt_file: Path | None = None,
+    preset: Preset | None = None,
 ) -> Ticket:
-    """Queue a pipeline run for the workers: the workspace is checked now (its ``ralph.toml``
-    and the prompt, read now: what is submitted is what runs) and the ticket returned.
+    """Queue a pipeline run for the workers: the workspace is checked now (its ``ralph.toml``,
+    with ``preset``'s workflow over it when given, and the prompt, read now: what is
+    submitted is what runs) and the ticket returned.
 
     Raises ``ConfigError`` or :class:`~pipeline.workspace.RunSetupError` for a workspace that
     could not run, :class:`~pipeline.handlers.store.StoreError` when the queue is unreachable.
     """
-    opened = open_workspace(workspace)
+    config_text, source_name = None, None
+    if preset is not None:
+        path = WorkspaceLayout(workspace).config
+        try:
+            own = path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise RunSetupError(f"cannot read {path}: {error}") from error
+        config_text = apply_preset(own, preset, str(path))
+        source_name = f"{path} with the preset {preset.name}"
+    opened = open_workspace(workspace, config_text=config_text, config_source=source_name)
     source = resolve_prompt(opened, prompt, prompt_file)
     text = source.text if source.path is None else source.path.read_text("utf-8")
     assert text is not None
-    config_text = opened.layout.config.read_text("utf-8")
+    if config_text is None:
+        config_text = opened.layout.config.read_text("utf-8")
     with PostgresEventStore(url) as store:
         ticket = f"t-{uuid.uuid4().hex[:12]}"
         return RunQueue(store).submit(ticket, opened.layout.root, config_text, text)

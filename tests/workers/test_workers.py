@@ -17,6 +17,7 @@ import pytest
 from pipeline.events import (
     WIRE_TAGS,
     CheckpointSaved,
+    HatActivated,
     InvocationStarted,
     PipelineEvent,
     RunCompleted,
@@ -29,7 +30,7 @@ from pipeline.handlers.store.queue import RunQueue, TicketState
 from pipeline.serialization import unstructure_event
 from pipeline.testing.postgres import find_binaries, postgres_server
 from pipeline.workers import submit
-from tests.runtime.workspace import ralph
+from tests.runtime.workspace import make_workspace, ralph, scripted
 from tests.workers.support import queue_workspace, start_worker
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
@@ -99,6 +100,52 @@ def test_submissions_that_cannot_run_are_refused_before_anything_is_queued(
         (queued,) = RunQueue(store).tickets()
     assert queued.ticket == from_config.stdout.strip()
     assert queued.workspace == str(configured.resolve())
+
+
+RESEARCH = """
+[[hats.researcher]]
+write."RESEARCH.md" = "finding"
+emit = [["research.finding", "it is sqlite"]]
+
+[[hats.synthesizer]]
+emit = [["LOOP_COMPLETE", "sqlite"]]
+"""
+
+
+def test_a_submitted_preset_runs_its_workflow_on_a_worker(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """``ralph submit --preset research``: the worker runs the preset's hats over the
+    workspace's ralph.toml as submitted (the ticket holds the merged configuration), and the
+    read-only run completes; a chain or an unknown preset is refused before anything is
+    queued."""
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"research.toml": RESEARCH},
+        agents={"main": scripted("research.toml")},
+        budgets="max_iterations = 4",
+    )
+    for wrong, said in (("research,tdd", "submit one preset per ticket"), ("nope", "nope")):
+        refused = ralph(
+            "submit", "--store", postgres_url, "--preset", wrong, "-C", str(root), cwd=tmp_path
+        )
+        assert refused.returncode == 2, refused.stderr
+        assert said in refused.stderr
+    submitted = ralph(
+        "submit", "--store", postgres_url, "--preset", "research", "-C", str(root), cwd=tmp_path
+    )
+    assert submitted.returncode == 0, submitted.stderr
+    worker = start_worker(postgres_url, "--exit-when-idle", "--poll-seconds", "0.1", cwd=tmp_path)
+    _out, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    with PostgresEventStore(postgres_url) as store:
+        (done,) = RunQueue(store).tickets()
+    assert done.status is TicketState.DONE, done.outcome
+    assert done.outcome == "completed"
+    assert done.run_id is not None
+    log = _log(postgres_url, done.run_id)
+    woken = [(e.hat, e.topic) for e in log if isinstance(e, HatActivated)]
+    assert woken == [("researcher", "research.start"), ("synthesizer", "research.finding")]
 
 
 def test_four_workers_run_two_hundred_pipelines_each_exactly_once(
