@@ -160,6 +160,10 @@ def start_development(
         return finalize(advance_view(state, base), TerminationReason.MAX_ITERATIONS, ledger)
     topology = state.run.loop.topology
     if topology is not None:
+        # A spent budget ends the run before a hat is woken: no activation is counted then.
+        spent = stop_when_spent(advance_view(state, base), ledger)
+        if spent is not None:
+            return spent
         route = next_activation(state, topology)
         state = evolve(state, routing=route.routing, intake=route.intake)
         if not route.woke:
