@@ -30,11 +30,12 @@ from pipeline.events import (
     Role,
     TopicPublished,
     Topology,
+    UsageReported,
     WorkHat,
     in_scope,
     specificity,
 )
-from pipeline.events.values import Digest, DurationMs
+from pipeline.events.values import CostSource, Digest, DurationMs, Usd
 from pipeline.orchestration import step_bound
 from pipeline.reducers import fold, reduce
 from pipeline.simulation import (
@@ -87,6 +88,8 @@ class HatScript:
 
     world: SimulatedWorld
     says: Mapping[str, list[list[str]]]
+    cost_usd: float = 0.0
+    """What each hat invocation reports having cost (0: it reports no usage)."""
 
     def __call__(self, effect: Effect) -> Sequence[PipelineEvent]:
         if not isinstance(effect, InvokeAgent) or effect.hat is None:
@@ -97,6 +100,7 @@ class HatScript:
         line = effect.events_lines
         facts: list[PipelineEvent] = [
             InvocationStarted(effect.role, effect.agent, None, effect.attempt, now()),
+            *self._usage(effect),
             InvocationSucceeded(
                 effect.role, effect.agent, ExitCode(0), DurationMs(1), Digest("d"), now()
             ),
@@ -117,6 +121,28 @@ class HatScript:
         )
         return (*facts, done)
 
+    def _usage(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
+        if not self.cost_usd:
+            return ()
+        return (
+            UsageReported(
+                effect.role,
+                effect.agent,
+                "m",
+                Count(10),
+                Count(1),
+                None,
+                None,
+                None,
+                None,
+                None,
+                Usd(self.cost_usd),
+                CostSource.REPORTED,
+                "",
+                self.world.clock(),
+            ),
+        )
+
 
 def activated(state_events: Sequence[PipelineEvent]) -> list[tuple[str, str]]:
     """The (hat, topic) of every activation in ``state_events``, in order."""
@@ -124,15 +150,22 @@ def activated(state_events: Sequence[PipelineEvent]) -> list[tuple[str, str]]:
 
 
 def run_log(
-    loop: LoopPolicy, says: Mapping[str, list[list[str]]], iterations: int = 6
+    loop: LoopPolicy,
+    says: Mapping[str, list[list[str]]],
+    iterations: int = 6,
+    *,
+    cost_usd: float = 0.0,
+    max_cost_usd: float | None = None,
 ) -> tuple[PipelineEvent, ...]:
-    """The log of the run :func:`run` makes."""
-    config = WorldConfig(
-        budget=budget(max_iterations=iterations), chains=default_chains(("a",)), loop=loop
-    )
+    """The log of a whole run of ``loop`` whose hats say what ``says`` scripts (each hat
+    invocation costing ``cost_usd``, within ``max_cost_usd``)."""
+    limit = None if max_cost_usd is None else Usd(max_cost_usd)
+    spend = attrs.evolve(budget(max_iterations=iterations), max_cost_usd=limit)
+    config = WorldConfig(budget=spend, chains=default_chains(("a",)), loop=loop)
     clock = fake_clock(step=timedelta(seconds=1))
     world = SimulatedWorld(config, ScriptedChooser(), clock)
-    script = HatScript(world, {name: [list(t) for t in lists] for name, lists in says.items()})
+    lines = {name: [list(t) for t in lists] for name, lists in says.items()}
+    script = HatScript(world, lines, cost_usd)
     result = run_in_memory(
         script, max_effects=step_bound(config.budget, config.chains, loop), clock=clock
     )
@@ -274,6 +307,18 @@ def test_the_completion_gate_holds_in_a_topology() -> None:
     final = fold(run_log(loop, says))
     assert final.intake.completion_refusals == 1
     assert final.termination is TerminationReason.COMPLETED
+
+
+def test_a_spent_budget_ends_the_run_before_the_next_hat_is_woken() -> None:
+    """The first activation spends the budget: the run ends max_cost, and no activation is
+    counted for the hat that would have worked next."""
+    loop = policy(hat("a", ["task.start"], ["go.b"]), hat("b", ["go.b"]))
+    log = run_log(loop, {"a": [["go.b"]]}, cost_usd=1.0, max_cost_usd=0.5)
+    final = fold(log)
+    assert final.termination is TerminationReason.MAX_COST
+    assert activated(log) == [("a", "task.start")]
+    assert final.routing.activations == (("a", 1),)
+    assert [t.topic for t in final.routing.pending] == ["go.b"]
 
 
 def test_a_read_only_topology_commits_nothing() -> None:
