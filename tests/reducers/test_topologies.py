@@ -312,7 +312,9 @@ def test_the_completion_gate_holds_in_a_topology() -> None:
 def test_a_spent_budget_ends_the_run_before_the_next_hat_is_woken() -> None:
     """The first activation spends the budget: the run ends max_cost, and no activation is
     counted for the hat that would have worked next."""
-    loop = policy(hat("a", ["task.start"], ["go.b"]), hat("b", ["go.b"]))
+    # Without commits the next hat is routed right after the activation (a commit step in
+    # between would end the run there first).
+    loop = policy(hat("a", ["task.start"], ["go.b"]), hat("b", ["go.b"]), commits=False)
     log = run_log(loop, {"a": [["go.b"]]}, cost_usd=1.0, max_cost_usd=0.5)
     final = fold(log)
     assert final.termination is TerminationReason.MAX_COST
