@@ -153,6 +153,15 @@ def _state_rows(state: PipelineState) -> list[tuple[str, str]]:
             )
         ]
     )
+    gating = state.gating
+    gates = (
+        [
+            ("gates", f"{gating.ran} run, {gating.blocked} blocked, {gating.warned} warned"),
+            ("last gate block", gating.last_block or "-"),
+        ]
+        if run is not None and run.loop.gates
+        else []
+    )
     return [
         ("run", run.run_id if run else "(not started)"),
         ("phase", progress.phase.value),
@@ -179,6 +188,7 @@ def _state_rows(state: PipelineState) -> list[tuple[str, str]]:
         ("topics published", str(state.intake.topics_published)),
         ("malformed lines", str(state.intake.malformed_lines)),
         ("scope violations", str(state.intake.scope_violations)),
+        *gates,
         ("resumes", str(ledger.resumes)),
         *salvaged,
         ("waiting for an answer to", question.question if question else "-"),

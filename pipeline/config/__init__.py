@@ -1,5 +1,6 @@
 """Configuration: ``ralph.toml`` parsed strictly into frozen classes (pure)."""
 
+from pipeline.config._gates import GateConfig
 from pipeline.config._loop import DEFAULT_PUBLISHES, HatConfig, HatsConfig, LoopConfig
 from pipeline.config._model import (
     POSTGRES_SCHEMES,
@@ -35,6 +36,7 @@ __all__ = [
     "ChainConfig",
     "ConfigError",
     "Durability",
+    "GateConfig",
     "GitConfig",
     "HatConfig",
     "HatsConfig",

@@ -57,6 +57,9 @@ def check_ranges(config: RalphConfig) -> list[str]:
     problems.extend(_range("budgets.max_tokens", budgets.max_tokens, 1, MAX_COUNT))
     for name in _LOOP:
         problems.extend(_range(f"loop.{name}", getattr(config.loop, name), 0))
+    for index, gate in enumerate(config.gates):
+        problems.extend(_range(f"gates.{index}.timeout_s", gate.timeout_s, 1))
+        problems.extend(_range(f"gates.{index}.inactivity_timeout_s", gate.inactivity_timeout_s, 1))
     for hat_name, hat in config.hats.work.items():
         problems.extend(_range(f"hats.{hat_name}.max_activations", hat.max_activations, 0))
     for agent_name, agent in config.agents.items():

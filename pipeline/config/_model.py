@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Final, final
 
+import attrs
 from attrs import field, frozen
 
+from pipeline.config._gates import GateConfig
 from pipeline.config._loop import HatConfig, HatsConfig, LoopConfig
 from pipeline.config._presets import PRESETS, PromptVia
 from pipeline.events import Budget, Count, DurationMs, Json, LoopPolicy, Ordinal, Role, Usd
@@ -268,6 +270,8 @@ class RalphConfig:
     """The branch the run works on (switched to, created when missing); None: the current one."""
     validate: tuple[str, ...] = ()
     """The final check (argv, run in the workspace; exit 0 passes); empty: none."""
+    gates: tuple[GateConfig, ...] = ()
+    """``[[gates]]``: the commands a completion must pass, run before ``validate``."""
     budgets: BudgetConfig = BudgetConfig()
     agents: dict[str, AgentConfig] = field(factory=dict)
     chains: ChainConfig = ChainConfig()
@@ -300,4 +304,5 @@ class RalphConfig:
         """The loop policy a run of this configuration records in ``RunStarted``, with the
         response schemas of the roles' hats and of a topology's hats as loaded from their
         ``response_schema``."""
-        return self.loop.policy(self.hats, schemas, hat_schemas)
+        policy = self.loop.policy(self.hats, schemas, hat_schemas)
+        return attrs.evolve(policy, gates=tuple(gate.spec() for gate in self.gates))

@@ -17,6 +17,7 @@ from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn
 from cattrs.preconf.orjson import make_converter
 
 from pipeline.config._bounds import check_ranges, find_nul
+from pipeline.config._gates import check_gates
 from pipeline.config._loop import HatConfig, HatsConfig, check_hats, check_loop
 from pipeline.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS
@@ -118,6 +119,15 @@ def _key(path: str) -> str:
     return key.replace("['", ".").replace("']", "").replace("[", ".").replace("]", "")
 
 
+def _hint(key: str, message: str) -> str:
+    """More to say about a value of the wrong type, where a common mistake explains it."""
+    if key.startswith("gates.") and key.endswith(".argv") and message.endswith("a string"):
+        return (
+            ' (a gate\'s argv is never a shell string: ["sh", "-c", "..."] runs a shell on purpose)'
+        )
+    return ""
+
+
 def parse_config(text: str, source: str) -> RalphConfig:
     """The configuration in ``text`` (read from ``source``, named in errors)."""
     try:
@@ -145,7 +155,7 @@ def parse_config(text: str, source: str) -> RalphConfig:
                 for name in message.removeprefix(_UNKNOWN).split(","):
                     problems.append(f"{key + '.' if key else ''}{name}: unknown key{hint}")
             else:
-                problems.append(f"{key}: {message}")
+                problems.append(f"{key}: {message}{_hint(key, message)}")
         raise ConfigError(f"{source}: " + "; ".join(problems)) from error
     _check(config, source)
     return config
@@ -207,6 +217,7 @@ def _check(config: RalphConfig, source: str) -> None:
     if config.validate and not config.validate[0].strip():
         problems.append("validate: must name a program (or leave validate out)")
     problems.extend(check_hats(config.hats))
+    problems.extend(check_gates(config.gates))
     problems.extend(check_loop(config.loop, config.hats))
     ranges = check_ranges(config)
     problems.extend(ranges)

@@ -25,8 +25,10 @@ from pipeline.effects._id import EffectId
 from pipeline.events.values import (
     COUNT_VALIDATOR,
     FILE_MODE_VALIDATOR,
+    OPTIONAL_COUNT_VALIDATOR,
     CheckpointTrigger,
     Count,
+    GateBoundary,
     Instant,
     LogPosition,
     QuestionId,
@@ -56,6 +58,7 @@ __all__ = [
     "Rebase",
     "RequireHuman",
     "RestorePromptPermissions",
+    "RunGate",
     "SaveCheckpoint",
     "StartRun",
     "Terminate",
@@ -103,6 +106,20 @@ class BeginActivation:
     iteration: Count = field(validator=COUNT_VALIDATOR)
     hat: str
     topic: str
+
+
+@final
+@frozen(kw_only=True)
+class RunGate:
+    """Run gate ``gate``'s command ``argv`` in the workspace (at ``boundary``) within its
+    timeouts, and report its start and how it ended."""
+
+    effect_id: EffectId
+    gate: str
+    boundary: GateBoundary
+    argv: tuple[str, ...]
+    timeout_s: Count = field(validator=COUNT_VALIDATOR)
+    inactivity_timeout_s: Count | None = field(default=None, validator=OPTIONAL_COUNT_VALIDATOR)
 
 
 @final
@@ -275,6 +292,7 @@ Effect: TypeAlias = (
     | CreateCommit
     | Rebase
     | AbortRebase
+    | RunGate
     | ValidateFinalState
     | TriggerDevFix
     | WriteCompletionMarker
@@ -303,6 +321,7 @@ EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         CreateCommit: "effect.create_commit",
         Rebase: "effect.rebase",
         AbortRebase: "effect.abort_rebase",
+        RunGate: "effect.run_gate",
         ValidateFinalState: "effect.validate_final_state",
         TriggerDevFix: "effect.trigger_dev_fix",
         WriteCompletionMarker: "effect.write_completion_marker",

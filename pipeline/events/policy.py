@@ -21,7 +21,15 @@ from attrs import Attribute, field, frozen
 from attrs.validators import optional
 
 from pipeline.errors import PipelineError
-from pipeline.events.values import COUNT_VALIDATOR, AgentName, Count, Json, Role
+from pipeline.events.values import (
+    COUNT_VALIDATOR,
+    AgentName,
+    Count,
+    GateAction,
+    GateBoundary,
+    Json,
+    Role,
+)
 
 __all__ = [
     "GIT_RESTORED_TOPIC",
@@ -34,6 +42,7 @@ __all__ = [
     "TASK_BLOCKED_TOPIC",
     "TASK_COMPLETE_TOPIC",
     "TASK_RESUME_TOPIC",
+    "GateSpec",
     "Hat",
     "LoopPolicy",
     "PatternError",
@@ -240,6 +249,38 @@ class Topology:
         return chosen
 
 
+def _gate_name(_instance: object, _attribute: Attribute[Any], value: str) -> None:
+    if not _GATE_NAME.fullmatch(value):
+        raise ValueError(f"gate name {value!r}: 1 to 64 letters, digits, _ and -")
+
+
+_GATE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _argv(_instance: object, _attribute: Attribute[Any], value: tuple[str, ...]) -> None:
+    if not value or not value[0].strip():
+        raise ValueError("a gate's argv must name a program")
+
+
+def _boundaries(_instance: object, _attribute: Attribute[Any], value: tuple[object, ...]) -> None:
+    if not value or len(set(value)) != len(value):
+        raise ValueError("a gate runs at one or more boundaries, each named once")
+
+
+@final
+@frozen(kw_only=True)
+class GateSpec:
+    """A gate: a command ralph runs in the workspace (never in an agent's session) whose exit
+    status 0 passes, where it runs, and what a failure does."""
+
+    name: str = field(validator=_gate_name)
+    argv: tuple[str, ...] = field(validator=_argv)
+    timeout_s: Count = field(validator=COUNT_VALIDATOR)
+    inactivity_timeout_s: Count | None = field(default=None, validator=optional(COUNT_VALIDATOR))
+    on: tuple[GateBoundary, ...] = field(default=(GateBoundary.FINAL,), validator=_boundaries)
+    on_failure: GateAction = GateAction.BLOCK
+
+
 @final
 @frozen
 class LoopPolicy:
@@ -267,6 +308,15 @@ class LoopPolicy:
     """Correction turns after a malformed structured response (the original call plus these)."""
     topology: Topology | None = None
     """The user's workflow of hats routed by topics (None: the built-in pipeline)."""
+    gates: tuple[GateSpec, ...] = ()
+    """The gates a completion must pass, in the order they run (none before schema 10)."""
+
+    def gate(self, name: str) -> GateSpec | None:
+        """The gate called ``name``, if the policy has one."""
+        for gate in self.gates:
+            if gate.name == name:
+                return gate
+        return None
 
     @classmethod
     def off(cls) -> LoopPolicy:

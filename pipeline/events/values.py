@@ -8,7 +8,6 @@ code. Enums hold every closed set of names; their values are the stable wire spe
 from __future__ import annotations
 
 import enum
-import math
 import types
 from collections.abc import Mapping
 from datetime import datetime
@@ -40,6 +39,9 @@ __all__ = [
     "DurationMs",
     "ErrorKind",
     "ExitCode",
+    "GateAction",
+    "GateBoundary",
+    "GateStatus",
     "Instant",
     "IterationStatus",
     "Json",
@@ -56,6 +58,20 @@ __all__ = [
     "Usd",
     "WorkspaceErrorKind",
 ]
+
+from pipeline.events._validators import (
+    COUNT_VALIDATOR,
+    EXIT_CODE_VALIDATOR,
+    FILE_MODE_VALIDATOR,
+    INSTANT_VALIDATOR,
+    MAX_COUNT,
+    MAX_EXIT_CODE,
+    MAX_FILE_MODE,
+    MIN_EXIT_CODE,
+    OPTIONAL_COUNT_VALIDATOR,
+    ORDINAL_VALIDATOR,
+    USD_VALIDATOR,
+)
 
 RunId = NewType("RunId", str)
 """Identifies one pipeline run; made by a handler (time plus randomness), carried in events."""
@@ -89,9 +105,6 @@ ExitCode = NewType("ExitCode", int)
 
 Usd = NewType("Usd", float)
 """An amount of money in US dollars: finite and not negative."""
-
-MAX_COUNT = 2**53
-"""The largest count the wire format promises to keep exact."""
 
 
 @enum.unique
@@ -167,6 +180,36 @@ class ResponseStatus(enum.StrEnum):
 
 
 @enum.unique
+class GateBoundary(enum.StrEnum):
+    """Where a gate runs: at every final validation, or when a claimed completion takes the
+    run there."""
+
+    FINAL = "final"
+    COMPLETION = "completion"
+
+
+@enum.unique
+class GateAction(enum.StrEnum):
+    """What a failed gate does: the agent is told and works on (block), told only (warn), or
+    the run ends (stop)."""
+
+    BLOCK = "block"
+    WARN = "warn"
+    STOP = "stop"
+
+
+@enum.unique
+class GateStatus(enum.StrEnum):
+    """How a gate's command ended."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    TIMED_OUT = "timed_out"
+    NOT_STARTED = "not_started"
+    """The program is missing or could not be run."""
+
+
+@enum.unique
 class TimeoutKind(enum.StrEnum):
     """Which timeout ended an agent invocation."""
 
@@ -210,40 +253,6 @@ class RoleChain:
     agents: tuple[AgentName, ...] = field(validator=_distinct_agents)
 
 
-def _check_count(_instance: object, attribute: Attribute[Any], value: Any) -> None:
-    if not 0 <= value <= MAX_COUNT:
-        raise ValueError(f"{attribute.name} must be from 0 to 2**53, got {value!r}")
-
-
-def _check_ordinal(_instance: object, attribute: Attribute[Any], value: Any) -> None:
-    if not 1 <= value <= MAX_COUNT:
-        raise ValueError(f"{attribute.name} must be from 1 to 2**53, got {value!r}")
-
-
-def _check_usd(_instance: object, attribute: Attribute[Any], value: Any) -> None:
-    if value is not None and not (math.isfinite(value) and 0 <= value <= 1e12):
-        raise ValueError(f"{attribute.name} must be a finite amount from 0, got {value!r}")
-
-
-USD_VALIDATOR = _check_usd
-"""Validator for :data:`Usd` fields (and optional ones: None passes)."""
-
-
-"""Validator for :data:`Usd` fields (and optional ones: None passes)."""
-
-_count = _check_count
-_ordinal = _check_ordinal
-
-
-def _optional_count(instance: object, attribute: Attribute[Any], value: Any) -> None:
-    if value is not None:
-        _check_count(instance, attribute, value)
-
-
-OPTIONAL_COUNT_VALIDATOR = _optional_count
-"""Validator for optional :data:`Count` and :data:`DurationMs` fields."""
-
-
 def _role_costs(instance: object, attribute: Attribute[Any], value: Any) -> None:
     roles = [role for role, _ in value]
     if roles != sorted(set(roles), key=list(Role).index):
@@ -256,7 +265,7 @@ def _limit(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """A spend limit is above 0 (a limit of 0 would stop a run before it starts)."""
     if value is None:
         return
-    _check_usd(instance, attribute, value)
+    USD_VALIDATOR(instance, attribute, value)
     if not value > 0:
         raise ValueError(f"{attribute.name} must be more than 0 (leave it out for no limit)")
 
@@ -266,13 +275,13 @@ def _limit(instance: object, attribute: Attribute[Any], value: Any) -> None:
 class Budget:
     """The limits one run works within; carried by ``RunStarted`` so that replay needs no config."""
 
-    max_iterations: Ordinal = field(validator=_ordinal)
-    max_review_passes: Count = field(validator=_count)
-    max_retries_per_agent: Count = field(validator=_count)
-    backoff_base_ms: DurationMs = field(validator=_count)
-    backoff_cap_ms: DurationMs = field(validator=_count)
-    max_consecutive_failures: Ordinal = field(validator=_ordinal)
-    max_consecutive_malformed: Ordinal = field(validator=_ordinal)
+    max_iterations: Ordinal = field(validator=ORDINAL_VALIDATOR)
+    max_review_passes: Count = field(validator=COUNT_VALIDATOR)
+    max_retries_per_agent: Count = field(validator=COUNT_VALIDATOR)
+    backoff_base_ms: DurationMs = field(validator=COUNT_VALIDATOR)
+    backoff_cap_ms: DurationMs = field(validator=COUNT_VALIDATOR)
+    max_consecutive_failures: Ordinal = field(validator=ORDINAL_VALIDATOR)
+    max_consecutive_malformed: Ordinal = field(validator=ORDINAL_VALIDATOR)
     max_cost_usd: Usd | None = field(default=None, validator=_limit)
     """The most the run may spend (known costs only); None: no limit."""
     max_tokens: Count | None = field(default=None, validator=_limit)
@@ -300,46 +309,6 @@ class Budget:
             )
 
 
-def _aware(_instance: object, attribute: Attribute[Any], value: Any) -> None:
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"{attribute.name} must be timezone-aware, got {value!r}")
-
-
-INSTANT_VALIDATOR = _aware
-"""Validator for :data:`Instant` fields: a naive datetime would replay differently elsewhere."""
-
-COUNT_VALIDATOR = _count
-"""Validator for :data:`Count`, :data:`DurationMs` and :data:`LogPosition` fields."""
-
-ORDINAL_VALIDATOR = _ordinal
-"""Validator for :data:`Ordinal` fields."""
-
-MAX_FILE_MODE = 0o7777
-"""The largest file mode ``chmod`` takes (permission bits with setuid, setgid and sticky)."""
-
-
-def _optional_file_mode(_instance: object, attribute: Attribute[Any], value: Any) -> None:
-    if value is not None and not 0 <= value <= MAX_FILE_MODE:
-        raise ValueError(f"{attribute.name} must be a file mode from 0 to 0o7777, got {value!r}")
-
-
-FILE_MODE_VALIDATOR = _optional_file_mode
-"""Validator for file modes (``Count`` fields holding ``chmod`` bits; None passes)."""
-
-MIN_EXIT_CODE = -(2**31)
-MAX_EXIT_CODE = 2**32 - 1
-"""Exit statuses as any platform reports them (negative: the signal), inside 64 bits."""
-
-
-def _exit_code(_instance: object, attribute: Attribute[Any], value: Any) -> None:
-    if not MIN_EXIT_CODE <= value <= MAX_EXIT_CODE:
-        raise ValueError(f"{attribute.name} must be from -2**31 to 2**32-1, got {value!r}")
-
-
-EXIT_CODE_VALIDATOR = _exit_code
-"""Validator for :data:`ExitCode` fields."""
-
-
 @enum.unique
 class TerminationReason(enum.StrEnum):
     """Why a run stopped; ``value`` is the stable string shown to people and stored in the log."""
@@ -363,6 +332,8 @@ class TerminationReason(enum.StrEnum):
     ABANDONED = "abandoned"
     WORKFLOW_STALLED = "workflow_stalled"
     """A user's topology has no topic pending after an activation and no default to publish."""
+    GATE_FAILED = "gate_failed"
+    """A gate whose failure stops the run (``on_failure = "stop"``) failed."""
 
     @property
     def exit_code(self) -> int:
@@ -394,6 +365,7 @@ EXIT_CODES: Final[Mapping[TerminationReason, int]] = types.MappingProxyType(
         TerminationReason.HUMAN_INTERVENTION_REQUIRED: 3,
         TerminationReason.ABANDONED: 1,
         TerminationReason.WORKFLOW_STALLED: 1,
+        TerminationReason.GATE_FAILED: 1,
     }
 )
 """The exit code of every termination reason (documented in docs/architecture/termination.md)."""

@@ -29,7 +29,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 9
+SCHEMA_VERSION: Final = 10
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -47,7 +47,9 @@ fact. 8 put the verdict on a structured response into ``ResponseSubmitted`` (``s
 ``StructuredResponseReceived`` and ``StructuredResponseMalformed``. 9 added the user's
 topology (``LoopPolicy.topology``: hats routed by topics; absent before: the built-in
 pipeline), the ``HatActivated`` fact, ``PromptKind.HAT`` and
-``TerminationReason.WORKFLOW_STALLED``.
+``TerminationReason.WORKFLOW_STALLED``. 10 added gates (``LoopPolicy.gates``: commands run by
+ralph at final validation; absent before: none), the ``GateStarted`` and ``GateFinished``
+facts and ``TerminationReason.GATE_FAILED``.
 """
 
 
@@ -137,6 +139,8 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         error.BudgetExceeded: "error.budget_exceeded",
         validation.FinalValidationPassed: "validation.final_validation_passed",
         validation.FinalValidationFailed: "validation.final_validation_failed",
+        validation.GateStarted: "validation.gate_started",
+        validation.GateFinished: "validation.gate_finished",
         misc.CheckpointSaved: "misc.checkpoint_saved",
         misc.FinalizingStarted: "misc.finalizing_started",
         misc.PromptPermissionsRestored: "misc.prompt_permissions_restored",

@@ -32,6 +32,7 @@ from pipeline.effects import (
     BeginPlanning,
     BeginReviewPass,
     InvokeAgent,
+    RunGate,
     Terminate,
 )
 from pipeline.events import (
@@ -41,6 +42,8 @@ from pipeline.events import (
     BudgetKind,
     Count,
     DurationMs,
+    GateAction,
+    GateSpec,
     Instant,
     Json,
     Ordinal,
@@ -189,7 +192,16 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
         ledger.protected_prompt is None,
         state.checkpoints.due,
         min(ledger.spend.total.cost_usd, 2 * USAGE_UNIT_USD),
+        _round_shape(state),
     )
+
+
+def _round_shape(state: PipelineState) -> tuple[object, ...] | None:
+    """The gates still to run at final validation, the one started, and what failed so far."""
+    round_ = state.gating.round
+    if round_ is None:
+        return None
+    return (round_.pending, round_.in_flight, tuple(f.action for f in round_.failures))
 
 
 def _configs() -> tuple[WorldConfig, ...]:
@@ -246,6 +258,19 @@ def _configs() -> tuple[WorldConfig, ...]:
         )
     )
     routed = attrs.evolve(controls, topology=topology)
+    # Gates at final validation: one that blocks (back to development), one that stops.
+    gated = attrs.evolve(
+        controls,
+        gates=(
+            GateSpec(name="tests", argv=("true",), timeout_s=Count(60)),
+            GateSpec(
+                name="secrets",
+                argv=("true",),
+                timeout_s=Count(60),
+                on_failure=GateAction.STOP,
+            ),
+        ),
+    )
     stalled = attrs.evolve(controls, topology=attrs.evolve(topology, starting_event="nobody"))
     # With every control off the graph is a part of this one (checked when this was written).
     return (
@@ -255,6 +280,7 @@ def _configs() -> tuple[WorldConfig, ...]:
         WorldConfig(spending, chains, None, "graph", answering),
         WorldConfig(small, chains, None, "graph", routed),
         WorldConfig(small, chains, None, "graph", stalled),
+        WorldConfig(budget, chains, None, "graph", gated),
     )
 
 
@@ -264,6 +290,7 @@ RUNTIME_BUDGET_CHECKS: Final = (
     BeginActivation,
     BeginReviewPass,
     BeginFixAttempt,
+    RunGate,
 )
 """The effects whose runtime handler measures the runtime budget (and may report it spent)."""
 

@@ -28,6 +28,7 @@ from pipeline.effects import (
     Rebase,
     RequireHuman,
     RestorePromptPermissions,
+    RunGate,
     SaveCheckpoint,
     StartRun,
     Terminate,
@@ -123,6 +124,8 @@ def next_effect(state: PipelineState) -> Effect:
             return Rebase(effect_id=eid, onto=state.run.rebase_onto)
         case Step.ABORT_REBASE:
             return AbortRebase(effect_id=eid)
+        case Step.GATE:
+            return _gate(state, eid)
         case Step.VALIDATE:
             return ValidateFinalState(effect_id=eid)
         case Step.RESTORE:
@@ -156,6 +159,25 @@ def next_effect(state: PipelineState) -> Effect:
             )
         case _:
             assert_never(step)
+
+
+def _gate(state: PipelineState, eid: EffectId) -> Effect:
+    """The head gate of the round under way, with its command as the run recorded it."""
+    round_, run = state.gating.round, state.run
+    head = round_.pending[0] if round_ is not None and round_.pending else None
+    spec = None if head is None or run is None else run.loop.gate(head[0])
+    if head is None or spec is None:
+        # Only a round with gates puts a run at this step; this keeps next_effect total.
+        reason = state.progress.termination or TerminationReason.STOPPED
+        return Terminate(effect_id=eid, reason=reason)
+    return RunGate(
+        effect_id=eid,
+        gate=spec.name,
+        boundary=head[1],
+        argv=spec.argv,
+        timeout_s=spec.timeout_s,
+        inactivity_timeout_s=spec.inactivity_timeout_s,
+    )
 
 
 def _begin(state: PipelineState, eid: EffectId) -> Effect:

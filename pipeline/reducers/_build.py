@@ -12,6 +12,7 @@ from pipeline.events import WIRE_TAGS, PipelineEvent
 from pipeline.state import (
     AgentCursor,
     Checkpoints,
+    Gating,
     Intake,
     Ledger,
     PipelineState,
@@ -33,6 +34,7 @@ def advance(
     ledger: Ledger | None = None,
     checkpoints: Checkpoints | None = None,
     routing: Routing | None = None,
+    gating: Gating | None = None,
 ) -> PipelineState:
     """The state after one more event, with the given parts replaced."""
     return PipelineState(
@@ -44,6 +46,7 @@ def advance(
         ledger=state.ledger if ledger is None else ledger,
         checkpoints=state.checkpoints if checkpoints is None else checkpoints,
         routing=state.routing if routing is None else routing,
+        gating=state.gating if gating is None else gating,
     )
 
 

@@ -13,6 +13,7 @@ from attrs import evolve
 
 from pipeline.events import CheckpointTrigger, Role
 from pipeline.reducers._build import advance
+from pipeline.reducers._rounds import final_round
 from pipeline.reducers._routing import next_activation
 from pipeline.reducers._spend import spent_budget
 from pipeline.state import (
@@ -219,11 +220,16 @@ def start_review(
 def start_validation(
     state: PipelineState, progress: Progress | None = None, ledger: Ledger | None = None
 ) -> PipelineState:
-    """Begin final validation."""
+    """Begin final validation: its gates first (``_gates``), when any applies, then the
+    final check."""
     base = state.progress if progress is None else progress
+    round_ = final_round(state)
+    step = Step.VALIDATE if round_ is None else Step.GATE
     next_progress = evolve(
-        base, phase=Phase.FINAL_VALIDATION, step=Step.VALIDATE, fixing=False, after_commit=None
+        base, phase=Phase.FINAL_VALIDATION, step=step, fixing=False, after_commit=None
     )
+    if round_ is not None:
+        state = evolve(state, gating=evolve(state.gating, round=round_))
     return transition(state, next_progress, CheckpointTrigger.PHASE, ledger)
 
 

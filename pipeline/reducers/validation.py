@@ -6,8 +6,15 @@ from typing import assert_never
 
 from attrs import evolve
 
-from pipeline.events import FinalValidationFailed, FinalValidationPassed, ValidationEvent
+from pipeline.events import (
+    FinalValidationFailed,
+    FinalValidationPassed,
+    GateFinished,
+    GateStarted,
+    ValidationEvent,
+)
 from pipeline.reducers._build import anomaly
+from pipeline.reducers._gates import gate_finished, gate_started
 from pipeline.reducers._topics import gate_success
 from pipeline.reducers._transitions import finalize, start_development
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
@@ -16,8 +23,9 @@ __all__ = ["reduce_validation"]
 
 
 def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineState:
-    """Fold one validation fact: a pass completes the run (``no_changes`` when it committed
-    nothing), a failure asks for another iteration."""
+    """Fold one validation fact: a gate's start or end (see ``_gates``); a pass of the final
+    check completes the run (``no_changes`` when it committed nothing), a failure asks for
+    another iteration."""
     progress = state.progress
     validating = progress.phase is Phase.FINAL_VALIDATION and progress.step is Step.VALIDATE
     match event:
@@ -45,6 +53,10 @@ def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineS
                     state = evolve(state, intake=evolve(state.intake, completion_claimed=False))
                 return start_development(state, ledger=ledger)
             return anomaly(state, event, "no validation was asked for")
+        case GateStarted():
+            return gate_started(state, event)
+        case GateFinished():
+            return gate_finished(state, event)
         case _:
             assert_never(event)
 

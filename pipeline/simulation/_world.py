@@ -32,6 +32,7 @@ from pipeline.effects import (
     Rebase,
     RequireHuman,
     RestorePromptPermissions,
+    RunGate,
     SaveCheckpoint,
     StartRun,
     Terminate,
@@ -64,6 +65,9 @@ from pipeline.events import (
     FinalValidationPassed,
     FixAttemptCompleted,
     FixAttemptStarted,
+    GateFinished,
+    GateStarted,
+    GateStatus,
     HatActivated,
     HumanInterventionRequired,
     HumanQuestionAsked,
@@ -184,6 +188,8 @@ class SimulatedWorld:
                 return (started, RebaseConflicted(("src/app.py",), now()))
             case AbortRebase():
                 return (RebaseAborted(now()),)
+            case RunGate():
+                return self._gate(effect)
             case ValidateFinalState():
                 if self.chooser.pick((True, False), "validation passes"):
                     return (FinalValidationPassed(now()),)
@@ -216,6 +222,25 @@ class SimulatedWorld:
                 return ()
             case _:
                 assert_never(effect)
+
+    def _gate(self, effect: RunGate) -> Sequence[PipelineEvent]:
+        """The gate's start and how it ended (passing, mostly)."""
+        now = self.clock
+        status = self.chooser.pick(tuple(GateStatus), "gate status")
+        code = {GateStatus.PASSED: 0, GateStatus.FAILED: 1}.get(status)
+        finished = GateFinished(
+            effect.gate,
+            effect.boundary,
+            effect.argv,
+            status,
+            None if code is None else ExitCode(code),
+            DurationMs(1200),
+            _digest(effect.effect_id),
+            f".ralph/logs/gate-{effect.gate}.log",
+            "" if status is GateStatus.PASSED else "1 failed, 3 passed",
+            now(),
+        )
+        return (GateStarted(effect.gate, effect.boundary, now()), finished)
 
     def _invoke(self, effect: InvokeAgent) -> Sequence[PipelineEvent]:
         """The invocation's outcome, then what the agent wrote to its events file meanwhile

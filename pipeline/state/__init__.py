@@ -1,5 +1,6 @@
 """The state of a pipeline run and the views decisions are made from (pure)."""
 
+from pipeline.state.gating import GateFailure, GateRound, Gating
 from pipeline.state.hats import agents_for, response_schema_for, working_hat
 from pipeline.state.model import (
     FEEDBACK_EXCERPT_CHARS,
@@ -49,6 +50,9 @@ __all__ = [
     "AgentCursor",
     "Checkpoints",
     "DevFixTask",
+    "GateFailure",
+    "GateRound",
+    "Gating",
     "Intake",
     "Ledger",
     "MalformedLineNote",

@@ -30,6 +30,7 @@ from pipeline.events.values import (
     Role,
     RunId,
 )
+from pipeline.state.gating import Gating
 from pipeline.state.phase import TERMINAL_PHASES, Phase, Step, prompt_kind_for, role_for
 from pipeline.state.routing import Routing
 from pipeline.state.spend import Spend, SpendLine
@@ -333,6 +334,8 @@ class PipelineState:
     checkpoints: Checkpoints = Checkpoints()
     routing: Routing = field(factory=Routing)
     """A user's topology: topics waiting for a hat, the hat at work (empty otherwise)."""
+    gating: Gating = field(factory=Gating)
+    """The gates: the round under way at final validation, and the run's counts."""
 
     @property
     def phase(self) -> Phase:

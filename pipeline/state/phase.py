@@ -41,6 +41,8 @@ class Step(enum.StrEnum):
     """The branch must be rebased onto the configured branch."""
     ABORT_REBASE = "abort_rebase"
     """A conflicted rebase must be aborted."""
+    GATE = "gate"
+    """The gates of the round under way must run (``PipelineState.gating``)."""
     VALIDATE = "validate"
     """The final checks must run."""
     RESTORE = "restore"

@@ -27,6 +27,7 @@ from pipeline.testing._strategies import (
     usd,
     world_configs,
 )
+from pipeline.testing._topologies import gate_specs
 
 __all__ = [
     "HypothesisChooser",
@@ -34,6 +35,7 @@ __all__ = [
     "chains",
     "effects",
     "events",
+    "gate_specs",
     "hats",
     "instants",
     "json_values",

@@ -59,7 +59,7 @@ from pipeline.simulation import (
 )
 from pipeline.state import PipelineState, ResponseCheck, SpendLine
 from pipeline.testing._topics import ID_ALPHABET, agent_names, topic_patterns, topics
-from pipeline.testing._topologies import topologies
+from pipeline.testing._topologies import gate_specs, topologies
 
 __all__ = [
     "HypothesisChooser",
@@ -216,6 +216,7 @@ def loop_policies() -> st.SearchStrategy[LoopPolicy]:
         human_timeout_s=st.none() | st.integers(0, 3_600).map(Count),
         max_formatting_retries=st.integers(0, 3).map(Count),
         topology=st.none() | topologies(),
+        gates=gate_specs(),
     )
 
 

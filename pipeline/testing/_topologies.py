@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from pipeline.events import Count, Topology, WorkHat
+from pipeline.events import Count, GateAction, GateBoundary, GateSpec, Topology, WorkHat
 from pipeline.responses import AGENT_RESPONSE
 from pipeline.testing._topics import agent_names, topic_patterns, topics
 
-__all__ = ["topologies"]
+__all__ = ["gate_specs", "topologies"]
 
 
 _HAT_NAMES = ("alpha", "beta", "gamma", "delta")
@@ -40,3 +40,17 @@ def topologies(draw: st.DrawFn) -> Topology:
         coordinator=draw(st.none() | st.sampled_from(names)),
         commits=draw(st.booleans()),
     )
+
+
+def gate_specs() -> st.SearchStrategy[tuple[GateSpec, ...]]:
+    """Up to three gates with distinct names, at any boundaries, with any action on failure."""
+    boundaries = st.lists(st.sampled_from(tuple(GateBoundary)), min_size=1, unique=True)
+    gate = st.builds(
+        GateSpec,
+        name=st.sampled_from(("tests", "lint", "types")),
+        argv=st.just(("true",)),
+        timeout_s=st.integers(1, 600).map(Count),
+        on=boundaries.map(tuple),
+        on_failure=st.sampled_from(tuple(GateAction)),
+    )
+    return st.lists(gate, max_size=3, unique_by=lambda g: g.name).map(tuple)

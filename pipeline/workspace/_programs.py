@@ -41,6 +41,12 @@ def missing_programs(config: RalphConfig, root: Path, environ: Mapping[str, str]
     problems: list[str] = []
     if config.validate and not _found(config.validate[0], root, environ.get("PATH")):
         problems.append(f"validate: program {config.validate[0]!r} not found (on PATH or here)")
+    for index, gate in enumerate(config.gates):
+        path = gate.env.get("PATH", environ.get("PATH"))
+        if gate.argv and not _found(gate.argv[0], root, path):
+            problems.append(
+                f"gates.{index}.argv: program {gate.argv[0]!r} not found (on PATH or here)"
+            )
     named: set[str] = set()  # an agent in several chains is named once
     for role in Role:
         chain = [(name, config.agents[name]) for name in config.chain_for(role)]

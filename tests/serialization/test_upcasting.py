@@ -131,8 +131,9 @@ def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     RunStarted; versions 5, 6 and 7 only added (facts, termination reasons, and budget fields
     whose absence means no limit), so they need no upcaster; version 8's ResponseSubmitted
     verdict is upcast with its run's schema (tests below); version 9 only added (a topology
-    in the loop policy, whose absence means the built-in pipeline, and a fact)."""
-    assert SCHEMA_VERSION == 9
+    in the loop policy, whose absence means the built-in pipeline, and a fact); version 10
+    only added too (gates in the loop policy, whose absence means none, and two facts)."""
+    assert SCHEMA_VERSION == 10
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS
     assert ("lifecycle.run_completed", 2) in UPCASTERS

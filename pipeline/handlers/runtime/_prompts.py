@@ -144,8 +144,17 @@ def render_notices(notices: Sequence[Notice]) -> str:
     """The section listing what ralph must tell the agent ("" when nothing)."""
     if not notices:
         return ""
-    lines = "\n".join(f"- `{n.topic}`: {_one_line(n.text)}" for n in notices)
-    return f"\n## Notices from ralph\n\n{lines}\n"
+    return "\n## Notices from ralph\n\n" + "\n".join(_notice_text(n) for n in notices) + "\n"
+
+
+def _notice_text(notice: Notice) -> str:
+    """A notice as a bullet: its first line, and what follows (a gate's output) fenced below."""
+    first, _, rest = notice.text.partition("\n")
+    bullet = f"- `{notice.topic}`: {_one_line(first)}"
+    if not rest.strip():
+        return bullet
+    block = fenced(rest.rstrip(), "text").replace("\n", "\n  ")
+    return f"{bullet}\n\n  {block}\n"
 
 
 def render_response_request(schema: Json, out_dir: str) -> str:

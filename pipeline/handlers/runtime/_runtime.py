@@ -36,6 +36,7 @@ from pipeline.effects import (
     Rebase,
     RequireHuman,
     RestorePromptPermissions,
+    RunGate,
     SaveCheckpoint,
     StartRun,
     Terminate,
@@ -86,6 +87,7 @@ from pipeline.handlers.runtime._finishing import (
     wait_for_answer,
     write_completion_marker,
 )
+from pipeline.handlers.runtime._gates import run_gate
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard
@@ -206,6 +208,11 @@ class Runtime:
                 return (*self._undo_git_changes(), *self._git().rebase(effect))
             case AbortRebase():
                 return self._git().abort(effect)
+            case RunGate():
+                # Its env comes from the configuration: it may hold secrets, never recorded.
+                env = next((g.env for g in self.config.gates if g.name == effect.gate), {})
+                gate = (self.layout, self._run_id(), self.environment, env, self.grace_s, now)
+                return self._spent() or run_gate(effect, *gate)
             case ValidateFinalState():
                 return validate(
                     self.config.validate,
@@ -252,7 +259,9 @@ class Runtime:
         outcome = facts_of(steps)
         events_file = self.layout.events_file(self._run_id())
         offset, lines = effect.events_offset, effect.events_lines
-        read = read_agent_events(events_file, offset, lines, self.clock, self._limits())
+        b = self.config.budgets  # what one invocation's events may add to the log
+        limits = IntakeLimits(b.max_event_lines, b.max_event_bytes, b.max_event_line_bytes)
+        read = read_agent_events(events_file, offset, lines, self.clock, limits)
         yield ends_after_topics(effect, (*outcome, *read, *self._undo_git_changes()))
 
     def _invoker(self) -> AgentInvoker:
@@ -269,13 +278,6 @@ class Runtime:
                 self.config.price_for,
             )
         return self._agents
-
-    def _limits(self) -> IntakeLimits:
-        """What one invocation's events may add to the log (``[budgets]``)."""
-        budgets = self.config.budgets
-        return IntakeLimits(
-            budgets.max_event_lines, budgets.max_event_bytes, budgets.max_event_line_bytes
-        )
 
     def _git(self) -> GitHandler:
         trust = self.config.git

@@ -1,0 +1,103 @@
+"""Running a gate: its command in the workspace, in its own process group, within its
+timeouts, as an agent is run (I/O: processes).
+
+Its start is recorded before its process starts (a crash leaves a trace, and the resume runs it
+again), then how it ended: the status, the exit code, the time, the digest of its output, where
+the whole output is, and the end of it for the agent. A gate gets the environment an agent
+gets less ralph's credentials, plus its own ``env``, and no events file: it reports only by
+its exit status.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+from pipeline.effects import RunGate
+from pipeline.events import (
+    Digest,
+    DurationMs,
+    ExitCode,
+    GateFinished,
+    GateStarted,
+    GateStatus,
+    Instant,
+)
+from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
+from pipeline.handlers.runtime._io import Facts
+from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._run_setup import without_ralph_credentials
+from pipeline.handlers.runtime._tail import output_tail
+
+__all__ = ["run_gate"]
+
+_NO_INACTIVITY_LIMIT = 1_000_000_000.0
+"""A test suite may be silent for long: without ``inactivity_timeout_s`` only the total
+timeout applies."""
+
+
+def run_gate(
+    effect: RunGate,
+    layout: WorkspaceLayout,
+    run_id: str,
+    environment: Mapping[str, str] | None,
+    gate_env: Mapping[str, str],
+    grace_s: float,
+    clock: Callable[[], Instant],
+) -> Iterator[Facts]:
+    """Run ``effect``'s gate: its start, then how it ended."""
+    yield (GateStarted(effect.gate, effect.boundary, clock()),)
+    log = layout.agent_log(run_id, f"gate-{effect.gate}-{effect.effect_id.rsplit(':', 1)[-1]}")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    base = without_ralph_credentials(os.environ if environment is None else environment)
+    env = {
+        **base,
+        **gate_env,
+        "RALPH_RUN_ID": run_id,
+        "RALPH_GATE": effect.gate,
+        "RALPH_GATE_BOUNDARY": effect.boundary.value,
+        # A gate reports by its exit status only: `ralph emit` refuses a non-regular file.
+        "RALPH_EVENTS_FILE": os.devnull,
+    }
+    inactivity = effect.inactivity_timeout_s
+    result = run_process(
+        ProcessSpec(
+            argv=effect.argv,
+            cwd=layout.root,
+            env=env,
+            output_path=log,
+            total_timeout_s=float(effect.timeout_s),
+            inactivity_timeout_s=_NO_INACTIVITY_LIMIT if inactivity is None else float(inactivity),
+            grace_s=grace_s,
+            group_file=layout.agent_group,
+        )
+    )
+    yield (
+        GateFinished(
+            effect.gate,
+            effect.boundary,
+            effect.argv,
+            _status(result),
+            None if result.exit_code is None else ExitCode(result.exit_code),
+            DurationMs(result.duration_ms),
+            Digest(result.output_digest),
+            layout.relative(log),
+            _tail(result, log),
+            clock(),
+        ),
+    )
+
+
+def _status(result: ProcessResult) -> GateStatus:
+    if result.timed_out is not None:
+        return GateStatus.TIMED_OUT
+    if result.exit_code is None:
+        return GateStatus.NOT_STARTED
+    return GateStatus.PASSED if result.exit_code == 0 else GateStatus.FAILED
+
+
+def _tail(result: ProcessResult, log: Path) -> str:
+    if result.exit_code is None and result.timed_out is None:
+        return result.start_error or "the program could not be started"
+    return output_tail(log)

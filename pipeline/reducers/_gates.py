@@ -1,0 +1,151 @@
+"""Gates: the commands a completion must pass, run by ralph at final validation (pure).
+
+Final validation opens a **round** of the gates whose boundary applies (``final`` always,
+``completion`` when an agent's completion was accepted), in the order the policy lists them;
+a round with no gate goes straight to the final check, so a run without gates is as before.
+Each gate's command runs (``GateStarted``, then ``GateFinished``); a failure does what its
+gate says:
+
+- ``stop`` ends the run at once as ``gate_failed`` (exit 1);
+- ``warn`` becomes a ``ralph.gate_warning`` notice to the developer, and the round goes on;
+- ``block`` is kept until the round is over: then every blocking failure is a
+  ``build.blocked`` notice with the end of the gate's output, the completion claim is spent,
+  and development goes on (in a topology, with the hat that worked last). A block costs an
+  iteration, so ``max_iterations`` bounds them.
+
+A round that ends with nothing blocking goes on to the final check (``validate``).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from attrs import evolve
+
+from pipeline.events import (
+    TASK_BLOCKED_TOPIC,
+    Count,
+    GateAction,
+    GateFinished,
+    GateStarted,
+    GateStatus,
+    Json,
+    Role,
+)
+from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._notices import add_notice
+from pipeline.reducers._transitions import finalize, start_development
+from pipeline.state import (
+    GateFailure,
+    GateRound,
+    Gating,
+    Notice,
+    Phase,
+    PipelineState,
+    RoutedTopic,
+    Step,
+    TerminationReason,
+)
+
+__all__ = ["GATE_WARNING_TOPIC", "gate_finished", "gate_started"]
+
+GATE_WARNING_TOPIC: Final = "ralph.gate_warning"
+"""The notice of a gate whose failure only warns."""
+
+
+def _head(state: PipelineState) -> tuple[GateRound, str] | None:
+    """The round under way and the gate at its head, when a gate is what the run waits for."""
+    progress, round_ = state.progress, state.gating.round
+    if progress.phase is not Phase.FINAL_VALIDATION or progress.step is not Step.GATE:
+        return None
+    if round_ is None or not round_.pending:
+        return None
+    return round_, round_.pending[0][0]
+
+
+def gate_started(state: PipelineState, event: GateStarted) -> PipelineState:
+    """The head gate's command started (again, after a crash: it runs whole again)."""
+    head = _head(state)
+    if head is None or head[1] != event.gate:
+        return anomaly(state, event, f"gate {event.gate!r} is not the one to run")
+    round_ = evolve(head[0], in_flight=event.gate)
+    return advance(state, gating=evolve(state.gating, round=round_))
+
+
+def gate_finished(state: PipelineState, event: GateFinished) -> PipelineState:
+    """The head gate's command ended: act on a failure as its gate says, and resolve the
+    round once no gate is left in it."""
+    head = _head(state)
+    if head is None or head[1] != event.gate or head[0].in_flight != event.gate:
+        return anomaly(state, event, f"gate {event.gate!r} was not started")
+    round_ = head[0]
+    gating = evolve(state.gating, ran=state.gating.ran + 1)
+    failures = round_.failures
+    if event.status is not GateStatus.PASSED:
+        assert state.run is not None, "a round runs in a started run"
+        spec = state.run.loop.gate(event.gate)
+        action = GateAction.BLOCK if spec is None else spec.on_failure
+        failure = GateFailure(
+            gate=event.gate, action=action, summary=_summary(event), tail=event.tail
+        )
+        if action is GateAction.STOP:
+            ledger = evolve(state.ledger, last_error=failure.summary)
+            stopped = evolve(state, gating=evolve(gating, round=None))
+            return finalize(stopped, TerminationReason.GATE_FAILED, ledger)
+        failures = (*failures, failure)
+    rest = round_.pending[1:]
+    if rest:
+        return advance(
+            state, gating=evolve(gating, round=GateRound(pending=rest, failures=failures))
+        )
+    return _resolved(state, evolve(gating, round=None), failures)
+
+
+def _resolved(
+    state: PipelineState, gating: Gating, failures: tuple[GateFailure, ...]
+) -> PipelineState:
+    """The round is over: warnings told, then the final check, or development again when a
+    gate blocked."""
+    intake = state.intake
+    warnings = [f for f in failures if f.action is GateAction.WARN]
+    for failure in warnings:
+        intake = add_notice(intake, _notice(GATE_WARNING_TOPIC, failure))
+    gating = evolve(gating, warned=gating.warned + len(warnings))
+    blocks = [f for f in failures if f.action is GateAction.BLOCK]
+    if not blocks:
+        validate = evolve(state.progress, step=Step.VALIDATE)
+        return advance(state, progress=validate, intake=intake, gating=gating)
+    for failure in blocks:
+        intake = add_notice(intake, _notice(TASK_BLOCKED_TOPIC, failure))
+    # The claim did not hold up: the agent must claim again once the gates can pass.
+    intake = evolve(intake, completion_claimed=False)
+    last = blocks[-1].summary
+    gating = evolve(gating, blocked=gating.blocked + 1, last_block=last)
+    ledger = evolve(state.ledger, last_error="; ".join(f.summary for f in blocks))
+    routing = state.routing
+    if routing.hat is not None:
+        # A topology goes on with the hat that worked last, told what blocked.
+        blocked = RoutedTopic(
+            topic=TASK_BLOCKED_TOPIC, payload=Json.of(last), line_number=Count(0), hat=routing.hat
+        )
+        routing = evolve(routing, pending=(blocked, *routing.pending))
+    again = evolve(state, intake=intake, gating=gating, routing=routing)
+    return start_development(again, ledger=ledger)
+
+
+def _notice(topic: str, failure: GateFailure) -> Notice:
+    text = failure.summary if not failure.tail else f"{failure.summary}\n{failure.tail}"
+    return Notice(topic=topic, text=text, line_number=Count(0), role=Role.DEVELOPER)
+
+
+def _summary(event: GateFinished) -> str:
+    """One line: which gate, its command, how it ended, how long it took, where its output is."""
+    command = " ".join(event.argv)
+    seconds = event.duration_ms / 1000
+    if event.status is GateStatus.NOT_STARTED:
+        how = "could not be started"
+    elif event.status is GateStatus.TIMED_OUT:
+        how = f"timed out after {seconds:.1f} s"
+    else:
+        how = f"exited with status {event.exit_code} after {seconds:.1f} s"
+    return f"Gate '{event.gate}' failed: `{command}` {how} (whole output: {event.log_path})"

@@ -1,0 +1,136 @@
+"""Gates end to end: real `ralph` processes, real gate commands, the scripted agent, real git.
+A gate that fails sends the work back with its output in the developer's next prompt and the
+run completes once it passes; a stopping gate ends the run; kill -9 during a gate and the
+resume runs it again; a gate whose program is missing is refused before anything runs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.events import GateFinished, GateStarted, GateStatus, RunCompleted, TerminationReason
+from tests.runtime.test_topology import events_so_far
+from tests.runtime.workspace import make_workspace, ralph, scripted, start_ralph, stored_events
+
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
+REPORTS = """
+write.".agent/out/plan.md" = "1. do it"
+write.".agent/out/status" = "completed\\nsummary"
+write.".agent/out/issues.md" = ""
+write.".agent/out/commit-message" = "Do it"
+"""
+
+SCRIPT = f"""
+[[development]]
+save_prompt = ".ralph/dev-1.md"
+write."work.txt" = "first"
+{REPORTS}
+[[development]]
+save_prompt = ".ralph/dev-2.md"
+write."fixed.txt" = "fixed"
+{REPORTS}
+[[default]]
+{REPORTS}
+"""
+"""The developer does some work, then (told why) the work the gate checks."""
+
+CHECK = (
+    "import pathlib, sys\n"
+    "ok = pathlib.Path('fixed.txt').exists()\n"
+    "print('checking fixed.txt:', 'present' if ok else 'MISSING: write fixed.txt')\n"
+    "sys.exit(0 if ok else 1)\n"
+)
+
+
+def gated_workspace(tmp_path: Path, gates: str, script: str = SCRIPT) -> Path:
+    """A repository whose every role is the scripted agent, with ``gates``."""
+    return make_workspace(
+        tmp_path / "ws",
+        scripts={"script.toml": script},
+        agents={"main": scripted("script.toml")},
+        budgets="max_iterations = 3\nmax_review_passes = 0\nbackoff_base_ms = 10\n"
+        "backoff_cap_ms = 20",
+        extra=gates,
+    )
+
+
+def gate_toml(name: str, code: str, on_failure: str = "block") -> str:
+    """A ``[[gates]]`` table running ``code`` with this interpreter."""
+    argv = f'["{sys.executable}", "-c", """{code}"""]'
+    return (
+        f'[[gates]]\nname = "{name}"\nargv = {argv}\ntimeout_s = 60\non_failure = "{on_failure}"\n'
+    )
+
+
+def test_a_failing_gate_sends_the_work_back_and_the_run_completes_once_it_passes(
+    tmp_path: Path,
+) -> None:
+    root = gated_workspace(tmp_path, gate_toml("fixed", CHECK))
+    result = ralph("run", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    events = stored_events(root)
+    ran = [(e.gate, e.status) for e in events if isinstance(e, GateFinished)]
+    assert ran == [("fixed", GateStatus.FAILED), ("fixed", GateStatus.PASSED)]
+    (ended,) = [e for e in events if isinstance(e, RunCompleted)]
+    assert ended.reason is TerminationReason.COMPLETED
+    told = (root / ".ralph" / "dev-2.md").read_text()
+    assert "`build.blocked`: Gate 'fixed' failed:" in told
+    assert "MISSING: write fixed.txt" in told  # the end of the gate's output
+    failed = next(e for e in events if isinstance(e, GateFinished))
+    assert (root / failed.log_path).read_text().startswith("checking fixed.txt: MISSING")
+    status = ralph("status", cwd=root)
+    assert "2 run, 1 blocked, 0 warned" in status.stdout
+
+
+def test_a_stopping_gate_ends_the_run_as_gate_failed(tmp_path: Path) -> None:
+    root = gated_workspace(tmp_path, gate_toml("secrets", "import sys; sys.exit(3)", "stop"))
+    result = ralph("run", cwd=root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "gate_failed" in result.stdout + result.stderr
+    (ended,) = [e for e in stored_events(root) if isinstance(e, RunCompleted)]
+    assert ended.reason is TerminationReason.GATE_FAILED
+
+
+def test_kill_during_a_gate_and_the_resume_runs_it_again(tmp_path: Path) -> None:
+    """The gate sleeps the first time; ralph is killed with SIGKILL while it runs: the log
+    holds its start, and the resume (after stopping the left-over process group) runs the
+    gate again, which passes this time, and the run completes."""
+    slow = (
+        "import pathlib, sys, time\n"
+        "ran = pathlib.Path('.ralph/gate-ran')\n"
+        "if ran.exists(): sys.exit(0)\n"
+        "ran.touch(); time.sleep(30)\n"
+    )
+    root = gated_workspace(tmp_path, gate_toml("slow", slow))
+    process = start_ralph("run", cwd=root)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        started = any(isinstance(e, GateStarted) for e in events_so_far(root))
+        if started and (root / ".ralph" / "gate-ran").exists():
+            break
+        time.sleep(0.1)
+    else:
+        process.kill()
+        pytest.fail("the gate never started")
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    resumed = ralph("resume", cwd=root, timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = stored_events(root)
+    assert [e.gate for e in events if isinstance(e, GateStarted)] == ["slow", "slow"]
+    assert [e.status for e in events if isinstance(e, GateFinished)] == [GateStatus.PASSED]
+
+
+def test_a_gate_whose_program_is_missing_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    gates = '[[gates]]\nname = "lint"\nargv = ["no-such-linter-here", "--check"]\n'
+    root = gated_workspace(tmp_path, gates)
+    result = ralph("run", cwd=root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "gates.0.argv: program 'no-such-linter-here' not found" in result.stderr
+    assert events_so_far(root) == []
