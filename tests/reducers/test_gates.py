@@ -197,3 +197,27 @@ def test_no_run_completes_while_a_gate_that_blocks_or_stops_last_failed(
     for spec in gates:
         if spec.on_failure is not GateAction.WARN and GateBoundary.FINAL in spec.on:
             assert last.get(spec.name) is GateStatus.PASSED, (spec.name, last)
+
+
+def test_in_a_topology_a_block_wakes_the_hat_that_worked_last() -> None:
+    """The critic's LOOP_COMPLETE is accepted, the gate fails at final validation: the critic
+    works again, woken by build.blocked, and completes once the gate passes."""
+    from tests.reducers.test_topologies import activated, hat, policy
+    from tests.reducers.test_topologies import run_log as topology_log
+
+    loop = attrs.evolve(
+        policy(
+            hat("builder", ["task.start"], ["review.ready"]),
+            hat("critic", ["review.ready"], ["LOOP_COMPLETE"]),
+        ),
+        gates=(gate("tests"),),
+    )
+    says = {"builder": [["review.ready"]], "critic": [["LOOP_COMPLETE"], ["LOOP_COMPLETE"]]}
+    # The gate fails the first time, then passes.
+    log = topology_log(loop, says, answers={"gate status": [GateStatus.FAILED]})
+    assert activated(log) == [
+        ("builder", "task.start"),
+        ("critic", "review.ready"),
+        ("critic", "build.blocked"),
+    ]
+    assert ended(log) is TerminationReason.COMPLETED

@@ -156,14 +156,16 @@ def run_log(
     *,
     cost_usd: float = 0.0,
     max_cost_usd: float | None = None,
+    answers: dict[str, list[object]] | None = None,
 ) -> tuple[PipelineEvent, ...]:
     """The log of a whole run of ``loop`` whose hats say what ``says`` scripts (each hat
-    invocation costing ``cost_usd``, within ``max_cost_usd``)."""
+    invocation costing ``cost_usd``, within ``max_cost_usd``; the simulated world's other
+    choices as ``answers`` script them)."""
     limit = None if max_cost_usd is None else Usd(max_cost_usd)
     spend = attrs.evolve(budget(max_iterations=iterations), max_cost_usd=limit)
     config = WorldConfig(budget=spend, chains=default_chains(("a",)), loop=loop)
     clock = fake_clock(step=timedelta(seconds=1))
-    world = SimulatedWorld(config, ScriptedChooser(), clock)
+    world = SimulatedWorld(config, ScriptedChooser(answers or {}), clock)
     lines = {name: [list(t) for t in lists] for name, lists in says.items()}
     script = HatScript(world, lines, cost_usd)
     result = run_in_memory(
