@@ -33,6 +33,8 @@ _FILTERS: Final = tuple(
         r"(?:^|[\s\"'=\[,])-k(?:[\s=\"']|$)",
         r"\btestPathIgnorePatterns\b",
         r"\bexclude\b",
+        # mocha's own key for the files it leaves out (.mocharc.yml, .json, .js)
+        r"(?:^|[\s{,])[\"']?ignore[\"']?\s*:",
         r"^\s*(?:async\s+)?def\s+pytest_(?:collection_modifyitems|sessionfinish|runtest_\w+)\b",
         r"^\s*collect_ignore(?:_glob)?\b",
     )

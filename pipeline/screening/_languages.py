@@ -117,7 +117,7 @@ _JVM: Final = Syntax(
     comment="//",
     item=None,
     attribute=re.compile(r"@(?:Test|ParameterizedTest|RepeatedTest)\b"),
-    declaration=re.compile(r"\bfun\s+(?P<name>`[^`]+`|\w+)\s*\(|(?P<java>\w+)\s*\("),
+    declaration=re.compile(r"\bfun\s+(?P<name>`[^`]+`|\w+)\s*\(|\b(?P<java>\w+)\s*\("),
     skips=_all(
         r"@(?:Disabled\w*|Ignore|EnabledIf\w*)\b",
         r"\b(?:Assumptions\.)?assume\w*\s*\(",
