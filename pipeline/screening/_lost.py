@@ -71,7 +71,7 @@ def _whole_file(pair: Pair, before: int, gone: list[str]) -> ScreenHit | None:
             line=0,
             detail=f"deleted (tests gone: {listed})",
         )
-    if pair.new is not None and not pair.new.test_code:
+    if change.status is ChangeStatus.RENAMED and pair.new is not None and not pair.new.test_code:
         return ScreenHit(
             kind=ScreenKind.TEST_FILE_DELETED,
             path=change.before,

@@ -88,6 +88,19 @@ def test_an_emptied_test_file_is_named(language: Language) -> None:
     assert hits[0].detail.startswith("3 tests before, none now")
 
 
+def test_inline_rust_tests_deleted_with_their_module_empty_the_file() -> None:
+    """A test attribute in either image makes a file test code: ``src/lib.rs`` losing its
+    ``#[cfg(test)] mod tests`` is emptied, though its new text has no attribute left."""
+    code = "pub fn add(a: i32, b: i32) -> i32 { a + b }\n"
+    tests = (
+        "#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(add(1, 1), 2); }\n}\n"
+    )
+    hits = screen([_modified("src/lib.rs", code + tests, code)], RULES)
+    assert [(h.kind, h.path, h.detail) for h in hits] == [
+        (ScreenKind.TEST_FILE_EMPTIED, "src/lib.rs", "1 test before, none now (tests gone: adds)")
+    ]
+
+
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_a_removed_test_is_named_with_its_file(language: Language) -> None:
     """``test_removed`` (and the assertions it took): a net count, naming the gone test."""
