@@ -62,3 +62,14 @@ def test_a_reducer_importing_a_handler_breaks_the_layers(tree_copy: Path) -> Non
     result = _lint(tree_copy)
     assert result.returncode == 1
     assert "BROKEN" in result.stdout
+
+
+@pytest.mark.slow
+def test_the_screen_reading_files_breaks_the_purity_contract(tree_copy: Path) -> None:
+    """``pipeline.screening`` is inside the forbidden contract: it works on texts it is given,
+    and an ``import os`` there (to read the work tree itself) is named."""
+    module = tree_copy / "pipeline" / "screening" / "_screen.py"
+    module.write_text("import os\n" + module.read_text())
+    result = _lint(tree_copy)
+    assert result.returncode == 1
+    assert "pipeline.screening is not allowed to import os" in result.stdout

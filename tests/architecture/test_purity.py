@@ -22,6 +22,7 @@ PURE_PACKAGES = (
     "serialization",
     "config",
     "views",
+    "screening",
 )
 FORBIDDEN_CALLS = {
     "now",

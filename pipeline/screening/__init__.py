@@ -1,0 +1,71 @@
+"""The tamper screen and the pure postconditions: what a change did to the tests (pure).
+
+A handler gathers a change set (``FileChange``: a path's texts before and after) and hands it
+to :func:`screen` with the run's :class:`ScreenRules`; the screen returns :class:`ScreenHit`
+values in one order. Nothing here reads a file, a clock or git: the parsers read git's output
+as text. The design is ``docs/research/gates-design.md``, sections 8 and 9.
+"""
+
+from pipeline.screening._classify import (
+    CI_PATTERNS,
+    RUN_CONFIGURATION,
+    TEST_PATTERNS,
+    FileClass,
+    classify,
+)
+from pipeline.screening._counters import (
+    count_assertions,
+    count_items,
+    find_skips,
+    find_todos,
+)
+from pipeline.screening._git_output import (
+    StatusEntry,
+    parse_name_status,
+    parse_porcelain,
+    tree_dirty,
+)
+from pipeline.screening._languages import language_of
+from pipeline.screening._lines import MAX_LINE_CHARS
+from pipeline.screening._model import (
+    ChangeStatus,
+    FileChange,
+    Language,
+    Marker,
+    Protection,
+    ScreenHit,
+    ScreeningError,
+    ScreenKind,
+    ScreenRules,
+    TestItem,
+)
+from pipeline.screening._screen import screen
+
+__all__ = [
+    "CI_PATTERNS",
+    "MAX_LINE_CHARS",
+    "RUN_CONFIGURATION",
+    "TEST_PATTERNS",
+    "ChangeStatus",
+    "FileChange",
+    "FileClass",
+    "Language",
+    "Marker",
+    "Protection",
+    "ScreenHit",
+    "ScreenKind",
+    "ScreenRules",
+    "ScreeningError",
+    "StatusEntry",
+    "TestItem",
+    "classify",
+    "count_assertions",
+    "count_items",
+    "find_skips",
+    "find_todos",
+    "language_of",
+    "parse_name_status",
+    "parse_porcelain",
+    "screen",
+    "tree_dirty",
+]

@@ -1,0 +1,88 @@
+"""Markers added to a change: skips, tautologies, forced exits, filters, TODOs (pure).
+
+A detector finds marker lines in every old and every new image it reads. It hits only when
+the new images hold more markers than the old ones, so a marker moved within a file or to
+another changes nothing; it then names the new lines whose text has more copies than before,
+those in files where that text grew first.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from pipeline.screening._counters import find_exits, find_filters, find_skips, find_tautologies
+from pipeline.screening._images import Image, Pair
+from pipeline.screening._model import Marker, ScreenHit, ScreenKind
+
+__all__ = ["added_markers", "config_filters", "exits", "skips", "tautologies"]
+
+Finder = Callable[[Image], tuple[Marker, ...]]
+"""Reads one image's marker lines (empty when the detector does not read that image)."""
+
+
+def _key(marker: Marker) -> str:
+    return " ".join(marker.text.split())
+
+
+def added_markers(kind: ScreenKind, pairs: tuple[Pair, ...], find: Finder) -> list[ScreenHit]:
+    """Hits of ``kind`` for the marker lines the new images add, as a net count."""
+    old = [find(p.old) if p.old is not None else () for p in pairs]
+    new = [find(p.new) if p.new is not None else () for p in pairs]
+    if sum(m.count for ms in new for m in ms) <= sum(m.count for ms in old for m in ms):
+        return []
+    old_weight: Counter[str] = Counter()
+    for markers in old:
+        for m in markers:
+            old_weight[_key(m)] += m.count
+    candidates: dict[str, list[tuple[bool, str, Marker]]] = {}
+    new_weight: Counter[str] = Counter()
+    for index, markers in enumerate(new):
+        here_before: Counter[str] = Counter()
+        for m in old[index]:
+            here_before[_key(m)] += m.count
+        here_now: Counter[str] = Counter()
+        for m in markers:
+            here_now[_key(m)] += m.count
+        for m in markers:
+            key = _key(m)
+            new_weight[key] += m.count
+            grew = here_now[key] > here_before[key]
+            candidates.setdefault(key, []).append((not grew, pairs[index].change.path, m))
+    hits = []
+    for key, found in candidates.items():
+        excess = new_weight[key] - old_weight[key]
+        for _, path, m in sorted(found, key=lambda c: (c[0], c[1], c[2].line)):
+            if excess <= 0:
+                break
+            hits.append(ScreenHit(kind=kind, path=path, line=m.line, detail=m.text))
+            excess -= m.count
+    return hits
+
+
+def skips(image: Image) -> tuple[Marker, ...]:
+    """Skip and focus markers of a test image."""
+    if not image.test_code or image.language is None:
+        return ()
+    return find_skips(image.language, image.text)
+
+
+def tautologies(image: Image) -> tuple[Marker, ...]:
+    """Assertions of a constant truth in a test image."""
+    if not image.test_code or image.language is None:
+        return ()
+    return find_tautologies(image.language, image.text)
+
+
+def exits(image: Image) -> tuple[Marker, ...]:
+    """Forced exits in test code or a test runner's configuration."""
+    if not (image.test_code or image.runner_config):
+        return ()
+    return find_exits(image.language, image.text)
+
+
+def config_filters(image: Image) -> tuple[Marker, ...]:
+    """Lines of a runner's configuration that deselect, ignore or filter tests."""
+    if not image.runner_config:
+        return ()
+    return find_filters(image.path, image.text)

@@ -1,0 +1,163 @@
+"""The screen's values: what a change is, what the screen is told, what it finds (pure data).
+
+``ScreenKind`` and ``ScreenHit`` are the shapes section 6 of ``docs/research/gates-design.md``
+gives the vocabulary; they live here until the facts that carry them are added (schema 10).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final, final
+
+from attrs import frozen
+
+from pipeline.errors import PipelineError
+
+__all__ = [
+    "ChangeStatus",
+    "FileChange",
+    "Language",
+    "Marker",
+    "Protection",
+    "ScreenHit",
+    "ScreenKind",
+    "ScreenRules",
+    "ScreeningError",
+    "TestItem",
+]
+
+DETAIL_CHARS: Final = 200
+"""A quoted line is cut to this many characters in a hit's detail, so a hit stays one line."""
+
+
+class ScreeningError(PipelineError, ValueError):
+    """Git's output handed to a parser is not in the expected shape (names the bad record)."""
+
+
+@enum.unique
+class ScreenKind(enum.StrEnum):
+    """What a hit is about: one tamper detector or postcondition of the design."""
+
+    TEST_FILE_DELETED = "test_file_deleted"
+    TEST_FILE_EMPTIED = "test_file_emptied"
+    TEST_REMOVED = "test_removed"
+    SKIP_ADDED = "skip_added"
+    ASSERTIONS_REMOVED = "assertions_removed"
+    TAUTOLOGY_ADDED = "tautology_added"
+    EXIT_FORCED = "exit_forced"
+    TEST_CONFIG_CHANGED = "test_config_changed"
+    PROTECTED_CHANGED = "protected_changed"
+    TODO_ADDED = "todo_added"
+    SECRET_ADDED = "secret_added"
+    """Found by the secret adapter (a handler), never by this pure package."""
+    TREE_DIRTY = "tree_dirty"
+    SCREEN_INCOMPLETE = "screen_incomplete"
+    """The handler stopped gathering changes at its file limit."""
+
+
+@enum.unique
+class ChangeStatus(enum.StrEnum):
+    """How a path changed between the base and the work tree."""
+
+    ADDED = "added"
+    MODIFIED = "modified"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+
+
+@enum.unique
+class Language(enum.StrEnum):
+    """A language whose test frameworks the screen knows how to count."""
+
+    PYTHON = "python"
+    """pytest and unittest."""
+    JAVASCRIPT = "javascript"
+    """JavaScript and TypeScript: jest, mocha, vitest, jasmine."""
+    GO = "go"
+    RUST = "rust"
+    JVM = "jvm"
+    """Java and Kotlin: JUnit 4 and 5, TestNG's ``enabled = false``."""
+
+
+@final
+@frozen
+class FileChange:
+    """One changed path: its texts before and after (None: absent, binary or too large).
+
+    ``old_path`` is set for a rename and names where the old text was.
+    """
+
+    path: str
+    old_path: str | None
+    status: ChangeStatus
+    old_text: str | None
+    new_text: str | None
+
+    @property
+    def before(self) -> str:
+        """The path the old text was read from."""
+        return self.old_path if self.old_path is not None else self.path
+
+
+@final
+@frozen
+class Protection:
+    """A glob no change may touch, and why (``"a CI file"``, ``"gate 'tests' runs it"``)."""
+
+    pattern: str
+    reason: str
+
+
+@final
+@frozen
+class ScreenRules:
+    """What one screen looks for; built by a handler from the run's recorded policy.
+
+    ``tamper`` turns on the tamper detectors (section 8); ``no_skipped_tests`` alone turns on
+    ``skip_added`` (the run-scope postcondition); ``todo_markers`` empty means no TODO check.
+    """
+
+    tamper: bool = True
+    no_skipped_tests: bool = False
+    todo_markers: tuple[str, ...] = ()
+    test_paths: tuple[str, ...] = ()
+    protect: tuple[Protection, ...] = ()
+    allow: tuple[str, ...] = ()
+
+
+@final
+@frozen
+class ScreenHit:
+    """One finding, named precisely: ``line`` is 1-based, or 0 when it is about a whole file."""
+
+    kind: ScreenKind
+    path: str
+    line: int
+    detail: str
+
+    @property
+    def summary(self) -> str:
+        """The one-line form for notices and reports: ``kind path:line: detail``."""
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{self.kind} {where}: {self.detail}"
+
+
+@final
+@frozen
+class TestItem:
+    """A test the counters found: its name and the 1-based line that declares it."""
+
+    __test__ = False  # a value, not a test class (pytest collects Test* names)
+
+    name: str
+    line: int
+
+
+@final
+@frozen
+class Marker:
+    """A line holding one or more markers (skips, TODOs...): its number, text and weight."""
+
+    line: int
+    text: str
+    count: int = 1

@@ -1,0 +1,316 @@
+"""Each detector of the screen, by example, in every language it reads: what it catches,
+how it names it, and the look-alike it leaves alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.screening import (
+    ChangeStatus,
+    FileChange,
+    Language,
+    Protection,
+    ScreenHit,
+    ScreenKind,
+    ScreenRules,
+    screen,
+)
+from tests.screening.sources import SKIP_FORMS, Case, Project, changes, path_for, reported_name
+
+LANGUAGES = list(Language)
+RULES = ScreenRules(todo_markers=("TODO", "FIXME"))
+
+
+def _project(language: Language) -> Project:
+    return Project(language).with_file(
+        path_for(language, "calc"), (Case("add", 2), Case("div", 1), Case("mul", 1))
+    )
+
+
+def _kinds(hits: tuple[ScreenHit, ...]) -> list[tuple[ScreenKind, str, int]]:
+    return [(h.kind, h.path, h.line) for h in hits]
+
+
+def _modified(path: str, old: str, new: str) -> FileChange:
+    return FileChange(path, None, ChangeStatus.MODIFIED, old, new)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_deleted_test_file_is_named_with_its_tests(language: Language) -> None:
+    """``test_file_deleted``: the file's path and the tests that went nowhere."""
+    before = _project(language)
+    path = path_for(language, "calc")
+    hits = screen(changes(before, before.without(path)), RULES)
+    assert _kinds(hits) == [(ScreenKind.TEST_FILE_DELETED, path, 0)]
+    names = ", ".join(reported_name(language, n) for n in ("add", "div", "mul"))
+    assert hits[0].detail == f"deleted (tests gone: {names})"
+
+
+def test_a_test_file_renamed_out_of_test_code_is_a_deletion() -> None:
+    """Renaming ``tests/test_calc.py`` to ``notes/calc.txt`` hides its tests from the runner."""
+    before = _project(Language.PYTHON)
+    old = path_for(Language.PYTHON, "calc")
+    text = changes(Project(Language.PYTHON), before)[0].new_text
+    change = FileChange("notes/calc.py", old, ChangeStatus.RENAMED, text, text)
+    hits = screen([change], RULES)
+    assert _kinds(hits) == [(ScreenKind.TEST_FILE_DELETED, old, 0)]
+    assert hits[0].detail.startswith("renamed to notes/calc.py, not test code")
+
+
+def test_a_deleted_file_whose_tests_moved_elsewhere_is_no_hit() -> None:
+    """Splitting a test file into two is a move: every name is in some new text."""
+    before = _project(Language.PYTHON)
+    old = path_for(Language.PYTHON, "calc")
+    after = (
+        before.without(old)
+        .with_file(path_for(Language.PYTHON, "add"), (Case("add", 2),))
+        .with_file(path_for(Language.PYTHON, "rest"), (Case("div", 1), Case("mul", 1)))
+    )
+    assert screen(changes(before, after), RULES) == ()
+
+
+def test_a_deleted_fixture_or_data_file_is_no_hit() -> None:
+    """Files without test items (fixtures, data, helpers) may go."""
+    gone = [
+        FileChange("tests/data/input.json", None, ChangeStatus.DELETED, "{}", None),
+        FileChange("tests/helpers.py", None, ChangeStatus.DELETED, "def make(): ...\n", None),
+    ]
+    assert screen(gone, RULES) == ()
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_an_emptied_test_file_is_named(language: Language) -> None:
+    """``test_file_emptied``: the file stays but declares no test any more."""
+    before = _project(language)
+    path = path_for(language, "calc")
+    hits = screen(changes(before, before.with_file(path, ())), RULES)
+    assert _kinds(hits) == [(ScreenKind.TEST_FILE_EMPTIED, path, 0)]
+    assert hits[0].detail.startswith("3 tests before, none now")
+
+
+def test_inline_rust_tests_deleted_with_their_module_empty_the_file() -> None:
+    """A test attribute in either image makes a file test code: ``src/lib.rs`` losing its
+    ``#[cfg(test)] mod tests`` is emptied, though its new text has no attribute left."""
+    code = "pub fn add(a: i32, b: i32) -> i32 { a + b }\n"
+    tests = (
+        "#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(add(1, 1), 2); }\n}\n"
+    )
+    hits = screen([_modified("src/lib.rs", code + tests, code)], RULES)
+    assert [(h.kind, h.path, h.detail) for h in hits] == [
+        (ScreenKind.TEST_FILE_EMPTIED, "src/lib.rs", "1 test before, none now (tests gone: adds)")
+    ]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_removed_test_is_named_with_its_file(language: Language) -> None:
+    """``test_removed`` (and the assertions it took): a net count, naming the gone test."""
+    before = _project(language)
+    path = path_for(language, "calc")
+    after = before.with_file(path, (Case("add", 2), Case("mul", 1)))
+    hits = screen(changes(before, after), RULES)
+    assert _kinds(hits) == [
+        (ScreenKind.TEST_REMOVED, path, 0),
+        (ScreenKind.ASSERTIONS_REMOVED, path, 0),
+    ]
+    assert hits[0].detail == f"1 fewer test in all; gone here: {reported_name(language, 'div')}"
+    assert hits[1].detail == "4 -> 3 assertions (1 fewer in all)"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_renamed_test_is_no_hit(language: Language) -> None:
+    """``test_div`` renamed ``test_div_by_zero`` with its body kept changes no count."""
+    before = _project(language)
+    path = path_for(language, "calc")
+    after = before.with_file(path, (Case("add", 2), Case("divbyzero", 1), Case("mul", 1)))
+    assert screen(changes(before, after), RULES) == ()
+
+
+@pytest.mark.parametrize(
+    ("language", "form"),
+    [(language, form) for language, forms in SKIP_FORMS.items() for form in forms],
+)
+def test_an_added_skip_is_named_at_its_line(language: Language, form: str) -> None:
+    """``skip_added`` in every syntax the generated files use, at the marker's line."""
+    before = _project(language)
+    path = path_for(language, "calc")
+    after = before.with_file(path, (Case("add", 2), Case("div", 1, form), Case("mul", 1)))
+    change = changes(before, after)
+    hits = screen(change, RULES)
+    assert [(h.kind, h.path) for h in hits] == [(ScreenKind.SKIP_ADDED, path)]
+    new_lines = (change[0].new_text or "").split("\n")
+    assert new_lines[hits[0].line - 1].strip() == hits[0].detail
+
+
+def test_a_moved_skip_is_no_hit() -> None:
+    """A skip marker moved from one test to another changes no count."""
+    before = Project(Language.PYTHON).with_file(
+        "tests/test_a.py", (Case("a", 1, "@pytest.mark.skip"), Case("b", 1))
+    )
+    after = before.with_file("tests/test_a.py", (Case("a", 1), Case("b", 1, "@pytest.mark.skip")))
+    assert screen(changes(before, after), RULES) == ()
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_removed_assertion_is_named_with_its_file(language: Language) -> None:
+    """``assertions_removed``: old and new counts of the file, and the net loss."""
+    before = _project(language)
+    path = path_for(language, "calc")
+    after = before.with_file(path, (Case("add", 1), Case("div", 1), Case("mul", 1)))
+    hits = screen(changes(before, after), RULES)
+    assert _kinds(hits) == [(ScreenKind.ASSERTIONS_REMOVED, path, 0)]
+    assert hits[0].detail == "4 -> 3 assertions (1 fewer in all)"
+
+
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [
+        ("tests/test_calc.py", "    assert True"),
+        ("tests/test_calc.py", "    self.assertTrue(True)"),
+        ("src/calc.test.js", "  expect(true).toBe(true);"),
+        ("src/calc.test.js", "  assert(true);"),
+        ("calc_test.go", "\tassert.True(t, true)"),
+        ("tests/calc.rs", "    assert!(true);"),
+        ("src/test/java/CalcTest.java", "        assertTrue(true);"),
+    ],
+)
+def test_an_added_tautology_is_named(path: str, line: str) -> None:
+    """``tautology_added``: a constant truth added to test code."""
+    old = "first line\n"
+    hits = screen([_modified(path, old, old + line + "\n")], RULES)
+    assert (ScreenKind.TAUTOLOGY_ADDED, path, 2) in _kinds(hits)
+
+
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [
+        ("conftest.py", "    session.exitstatus = 0"),
+        ("tests/test_calc.py", "os._exit(0)"),
+        ("tests/test_calc.py", "sys.exit(0)"),
+        ("src/calc.test.js", "process.exit(0);"),
+        ("main_test.go", "\tos.Exit(0)"),
+    ],
+)
+def test_a_forced_exit_in_test_code_or_config_is_named(path: str, line: str) -> None:
+    """``exit_forced``: test code or a runner's configuration ends the run as passed."""
+    hits = screen([_modified(path, "x = 1\n", f"x = 1\n{line}\n")], RULES)
+    assert (ScreenKind.EXIT_FORCED, path, 2) in _kinds(hits)
+
+
+def test_an_exit_in_application_code_is_not_the_screen_s_business() -> None:
+    """A CLI's own ``sys.exit(0)`` is not test code."""
+    assert screen([_modified("app/cli.py", "x = 1\n", "x = 1\nsys.exit(0)\n")], RULES) == ()
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "line"),
+    [
+        ("pytest.ini", "[pytest]\n", "addopts = --deselect tests/test_calc.py::test_div"),
+        ("tox.ini", "[pytest]\n", "addopts = --ignore=tests/slow"),
+        ("setup.cfg", "[tool:pytest]\n", "addopts = -k 'not div'"),
+        ("pyproject.toml", "[tool.pytest.ini_options]\n", 'addopts = "--ignore-glob=*div*"'),
+        ("conftest.py", "import pytest\n", "def pytest_collection_modifyitems(items):"),
+        ("conftest.py", "import pytest\n", "collect_ignore = ['test_calc.py']"),
+        ("jest.config.js", "module.exports = {\n", "  testPathIgnorePatterns: ['calc'],"),
+        ("vitest.config.ts", "export default {\n", "  exclude: ['**/calc.test.ts'],"),
+        (".mocharc.yml", "spec: test\n", "ignore: test/calc.js"),
+    ],
+)
+def test_a_runner_filter_is_named(path: str, old: str, line: str) -> None:
+    """``test_config_changed``: an added line that deselects, ignores or filters tests."""
+    hits = screen([_modified(path, old, old + line + "\n")], RULES)
+    assert _kinds(hits) == [(ScreenKind.TEST_CONFIG_CHANGED, path, 2)]
+    assert hits[0].detail == line.strip()
+
+
+def test_other_tools_sections_are_not_runner_configuration() -> None:
+    """An ``exclude`` for ruff in ``pyproject.toml`` filters no test."""
+    old = "[tool.ruff]\n"
+    assert screen([_modified("pyproject.toml", old, old + "exclude = ['x']\n")], RULES) == ()
+
+
+@pytest.mark.parametrize(
+    ("change", "path", "detail"),
+    [
+        (_modified("ralph.toml", "a", "b"), "ralph.toml", "modified (the run's configuration)"),
+        (
+            FileChange(".github/workflows/ci.yml", None, ChangeStatus.DELETED, "a", None),
+            ".github/workflows/ci.yml",
+            "deleted (a CI file)",
+        ),
+        (
+            FileChange(".ci/run", None, ChangeStatus.ADDED, None, "x"),
+            ".ci/run",
+            "added (a CI file)",
+        ),
+        (
+            FileChange("old/check.sh", "scripts/check.sh", ChangeStatus.RENAMED, "a", "a"),
+            "scripts/check.sh",
+            "renamed to old/check.sh (gate 'tests' runs it)",
+        ),
+        (_modified("Makefile", "a", "b"), "Makefile", "modified ([tamper] protect)"),
+    ],
+)
+def test_protected_paths(change: FileChange, path: str, detail: str) -> None:
+    """``protected_changed``: ralph.toml, CI files, and the globs the rules protect, with why."""
+    rules = ScreenRules(
+        protect=(
+            Protection("scripts/check.sh", "gate 'tests' runs it"),
+            Protection("Makefile", "[tamper] protect"),
+        )
+    )
+    hits = screen([change], rules)
+    assert [(h.kind, h.path, h.detail) for h in hits] == [
+        (ScreenKind.PROTECTED_CHANGED, path, detail)
+    ]
+
+
+def test_an_unchanged_text_is_no_change() -> None:
+    """A path listed with equal texts (a mode change) changes no protected content."""
+    assert screen([_modified("ralph.toml", "a", "a")], RULES) == ()
+
+
+def test_allowed_paths_are_never_hits() -> None:
+    """``[tamper] allow``: a legacy test folder the task really removes."""
+    before = Project(Language.PYTHON).with_file("tests/legacy/test_old.py", (Case("old", 1),))
+    change = changes(before, before.without("tests/legacy/test_old.py"))
+    assert screen(change, ScreenRules(allow=("tests/legacy/**",))) == ()
+    assert screen(change, ScreenRules()) != ()
+
+
+def test_an_added_todo_is_named_outside_markdown() -> None:
+    """``todo_added``: more marker lines in a file than before; Markdown is prose."""
+    todo = "x = 1  # TODO handle overflow\n"
+    hits = screen(
+        [
+            _modified("app.py", "x = 1\n", todo),
+            _modified("NOTES.md", "x\n", "x\n- TODO write the docs\n"),
+        ],
+        RULES,
+    )
+    assert [(h.kind, h.path, h.line, h.detail) for h in hits] == [
+        (ScreenKind.TODO_ADDED, "app.py", 1, "x = 1  # TODO handle overflow")
+    ]
+    assert screen([_modified("app.py", todo, "y = 0\n" + todo)], RULES) == ()
+
+
+def test_the_rules_choose_the_detectors() -> None:
+    """Iteration scope screens tamper only; run scope may add the postconditions alone."""
+    before = _project(Language.PYTHON)
+    path = path_for(Language.PYTHON, "calc")
+    skipped = before.with_file(
+        path, (Case("add", 2, "@pytest.mark.xfail"), Case("div"), Case("mul"))
+    )
+    change = [*changes(before, skipped), _modified("app.py", "", "# TODO\n")]
+    assert screen(change, ScreenRules(tamper=False)) == ()
+    only_skips = screen(change, ScreenRules(tamper=False, no_skipped_tests=True))
+    assert [h.kind for h in only_skips] == [ScreenKind.SKIP_ADDED]
+    only_todos = screen(change, ScreenRules(tamper=False, todo_markers=("TODO",)))
+    assert [h.kind for h in only_todos] == [ScreenKind.TODO_ADDED]
+
+
+def test_a_hit_reads_as_one_line() -> None:
+    """``summary`` is the form notices and reports show."""
+    hit = ScreenHit(ScreenKind.SKIP_ADDED, "tests/test_calc.py", 14, "@pytest.mark.skip")
+    assert hit.summary == "skip_added tests/test_calc.py:14: @pytest.mark.skip"
+    whole = ScreenHit(ScreenKind.TEST_FILE_DELETED, "t.py", 0, "deleted")
+    assert whole.summary == "test_file_deleted t.py: deleted"
