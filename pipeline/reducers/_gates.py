@@ -34,6 +34,7 @@ from pipeline.events import (
 )
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._notices import add_notice
+from pipeline.reducers._routing import back_to_last_hat
 from pipeline.reducers._transitions import finalize, start_development
 from pipeline.state import (
     GateFailure,
@@ -42,7 +43,6 @@ from pipeline.state import (
     Notice,
     Phase,
     PipelineState,
-    RoutedTopic,
     Step,
     TerminationReason,
 )
@@ -122,13 +122,7 @@ def _resolved(
     last = blocks[-1].summary
     gating = evolve(gating, blocked=gating.blocked + 1, last_block=last)
     ledger = evolve(state.ledger, last_error="; ".join(f.summary for f in blocks))
-    routing = state.routing
-    if routing.hat is not None:
-        # A topology goes on with the hat that worked last, told what blocked.
-        blocked = RoutedTopic(
-            topic=TASK_BLOCKED_TOPIC, payload=Json.of(last), line_number=Count(0), hat=routing.hat
-        )
-        routing = evolve(routing, pending=(blocked, *routing.pending))
+    routing = back_to_last_hat(state.routing, TASK_BLOCKED_TOPIC, Json.of(last))
     again = evolve(state, intake=intake, gating=gating, routing=routing)
     return start_development(again, ledger=ledger)
 

@@ -36,7 +36,14 @@ from pipeline.state import (
     Routing,
 )
 
-__all__ = ["DROPPED_TOPIC", "Routed", "first_topic", "next_activation", "queued"]
+__all__ = [
+    "DROPPED_TOPIC",
+    "Routed",
+    "back_to_last_hat",
+    "first_topic",
+    "next_activation",
+    "queued",
+]
 
 DROPPED_TOPIC: Final = "ralph.topic_dropped"
 """The notice for a topic no hat gets (nobody triggers on it, its hat is exhausted, or too
@@ -48,6 +55,16 @@ _NO_PAYLOAD: Final = Json.of(None)
 def first_topic(topology: Topology) -> RoutedTopic:
     """The topic a run of ``topology`` starts with."""
     return RoutedTopic(topic=topology.starting_event, payload=_NO_PAYLOAD, line_number=Count(0))
+
+
+def back_to_last_hat(routing: Routing, topic: str, payload: Json) -> Routing:
+    """``routing`` with ralph's ``topic`` waiting first, for the hat that worked last whatever
+    its triggers (a refused completion, a blocking gate: that hat is told and works again);
+    unchanged when no hat has worked (the built-in pipeline)."""
+    if routing.hat is None:
+        return routing
+    first = RoutedTopic(topic=topic, payload=payload, line_number=Count(0), hat=routing.hat)
+    return evolve(routing, pending=(first, *routing.pending))
 
 
 def queued(state: PipelineState, event: TopicPublished) -> Routing | None:

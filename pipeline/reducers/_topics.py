@@ -31,7 +31,7 @@ from pipeline.events import (
 )
 from pipeline.reducers._build import advance
 from pipeline.reducers._notices import add_notice, seen_with
-from pipeline.reducers._routing import queued
+from pipeline.reducers._routing import back_to_last_hat, queued
 from pipeline.reducers._transitions import finalize, start_development, start_validation
 from pipeline.state import (
     Intake,
@@ -40,7 +40,6 @@ from pipeline.state import (
     PendingQuestion,
     Phase,
     PipelineState,
-    RoutedTopic,
     Routing,
     Step,
     TerminationReason,
@@ -262,13 +261,7 @@ def gate_success(state: PipelineState) -> PipelineState | None:
         Notice(topic=TASK_RESUME_TOPIC, text=text, line_number=Count(0), role=Role.DEVELOPER),
     )
     ledger = evolve(state.ledger, last_error=f"required events not seen: {listed}")
-    routing = state.routing
-    if run.loop.topology is not None and routing.hat is not None:
-        # A topology goes on with the hat that worked last, told what is missing.
-        resume = RoutedTopic(
-            topic=TASK_RESUME_TOPIC, payload=Json.of(text), line_number=Count(0), hat=routing.hat
-        )
-        routing = evolve(routing, pending=(resume, *routing.pending))
+    routing = back_to_last_hat(state.routing, TASK_RESUME_TOPIC, Json.of(text))
     return start_development(evolve(state, intake=refused, routing=routing), ledger=ledger)
 
 
