@@ -32,12 +32,12 @@ from pipeline.cli._progress import Display
 from pipeline.config import ConfigError
 from pipeline.errors import PipelineError
 from pipeline.events import RunId, RunStarted
-from pipeline.handlers.runtime import PromptSource, WorkspaceLayout
+from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import StoreError
 from pipeline.workflows import (
     Preset,
     PresetError,
-    apply_preset,
+    config_with_preset,
     handoff_section,
     load_preset,
     recall_workflow,
@@ -78,19 +78,8 @@ def open_with_preset(root: Path, preset: Preset) -> Workspace:
     resolved = root.resolve()
     if not resolved.is_dir():
         raise _fail(f"{resolved} is not a directory")
-    path = WorkspaceLayout(resolved).config
     try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError as error:
-        raise _fail(
-            f"{path}: not found; run `ralph init --preset {preset.name}` there to write a "
-            "starter configuration"
-        ) from error
-    except (OSError, UnicodeDecodeError) as error:
-        raise _fail(f"{path}: cannot read it: {error}") from error
-    try:
-        merged = apply_preset(text, preset, str(path))
-        source = f"{path} with the preset {preset.name}"
+        merged, source = config_with_preset(resolved, preset)
         return open_workspace(root, config_text=merged, config_source=source)
     except (ConfigError, RunSetupError) as error:
         raise _fail(str(error)) from error

@@ -30,13 +30,13 @@ from pipeline.errors import PipelineError
 from pipeline.events import RunId
 from pipeline.handlers import EffectTracer
 from pipeline.handlers.redaction import Redactor
-from pipeline.handlers.runtime import PromptSource, WorkspaceLayout
+from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import LeaseLostError, StoreError
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import Lease, QueueBell, RunQueue, Ticket, TicketState
 from pipeline.state import Phase
 from pipeline.workers._lease import LEASE_LOST, LeaseKeeper
-from pipeline.workflows import Preset, apply_preset
+from pipeline.workflows import Preset, config_with_preset
 from pipeline.workspace import RunSetupError, drive, open_workspace, resolve_prompt
 
 __all__ = [
@@ -76,13 +76,7 @@ def submit(
     """
     config_text, source_name = None, None
     if preset is not None:
-        path = WorkspaceLayout(workspace).config
-        try:
-            own = path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise RunSetupError(f"cannot read {path}: {error}") from error
-        config_text = apply_preset(own, preset, str(path))
-        source_name = f"{path} with the preset {preset.name}"
+        config_text, source_name = config_with_preset(workspace, preset)
     opened = open_workspace(workspace, config_text=config_text, config_source=source_name)
     source = resolve_prompt(opened, prompt, prompt_file)
     text = source.text if source.path is None else source.path.read_text("utf-8")

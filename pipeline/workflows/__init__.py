@@ -13,6 +13,7 @@ from pipeline.workflows._shipped import (
     preset_names,
     shipped_presets,
 )
+from pipeline.workflows._workspace import config_with_preset
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -21,6 +22,7 @@ __all__ = [
     "Preset",
     "PresetError",
     "apply_preset",
+    "config_with_preset",
     "handoff_section",
     "load_preset",
     "parse_preset",
