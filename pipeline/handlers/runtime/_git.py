@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import attrs
@@ -54,6 +54,7 @@ __all__ = [
     "UnsafePathError",
     "commit_trailers",
     "ensure_excluded",
+    "own_pathspecs",
     "switch_branch",
 ]
 
@@ -72,6 +73,14 @@ OWN_FOLDERS = (".ralph", ".agent")
 _AGENT_DROPPINGS = (":(exclude,glob).aider*",)
 """Files agent CLIs leave in the work tree about themselves (aider's chat and input history,
 its tags cache): never the agent's work."""
+
+
+def own_pathspecs(keep_out: Iterable[str] = ()) -> tuple[str, ...]:
+    """The pathspecs that leave ralph's own folders (:data:`OWN_FOLDERS`), the ``keep_out``
+    paths (relative to the top) and agent CLIs' droppings out of a git command: what a commit
+    never takes, and what the tamper screen never reads."""
+    kept = (*OWN_FOLDERS, *keep_out)
+    return (*(spec for path in kept for spec in outside_pathspec(path)), *_AGENT_DROPPINGS)
 
 
 def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -191,8 +200,7 @@ class GitHandler:
             if found:
                 return (CommitCreated(found, self._branch(), self.clock()),)
         kept = (*OWN_FOLDERS, *self.keep_out)
-        excluded = [spec for path in kept for spec in outside_pathspec(path)]
-        self._git("add", "--all", "--", ".", *excluded, *_AGENT_DROPPINGS)
+        self._git("add", "--all", "--", ".", *own_pathspecs(self.keep_out))
         staged = self._staged()
         if not staged:
             return (CommitSkipped("nothing changed", self.clock()),)

@@ -34,6 +34,7 @@ __all__ = [
     "outside_pathspec",
     "repository_drivers",
     "run_git",
+    "run_git_bytes",
 ]
 
 TIMEOUT_S = 600
@@ -138,6 +139,13 @@ def git_options(policy: GitPolicy) -> tuple[str, ...]:
     return tuple(options)
 
 
+def _argv(root: Path, args: tuple[str, ...], policy: GitPolicy) -> list[str]:
+    """The command line of ``git ARGS`` under ``policy`` (the repository's drivers read once)."""
+    if not policy.run_filters and policy.drivers is None:
+        policy = GitPolicy(policy.run_hooks, policy.sign, False, repository_drivers(root))
+    return ["git", *git_options(policy), *args]
+
+
 def run_git(
     root: Path,
     *args: str,
@@ -147,11 +155,9 @@ def run_git(
 ) -> subprocess.CompletedProcess[str]:
     """``git ARGS`` in ``root`` with :func:`git_options` and :func:`git_environment`; raises
     :class:`GitError` when it cannot run or (with ``check``) fails."""
-    if not policy.run_filters and policy.drivers is None:
-        policy = GitPolicy(policy.run_hooks, policy.sign, False, repository_drivers(root))
     try:
         done = subprocess.run(
-            ["git", *git_options(policy), *args],
+            _argv(root, args, policy),
             cwd=root,
             capture_output=True,
             text=True,
@@ -168,9 +174,40 @@ def run_git(
     return done
 
 
-def said(done: subprocess.CompletedProcess[str]) -> str:
+def run_git_bytes(
+    root: Path,
+    *args: str,
+    policy: GitPolicy,
+    check: bool = True,
+    input_bytes: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """:func:`run_git` with bytes in and out: for file contents (``cat-file``), which may be
+    any bytes, and for path listings, whose paths need not be UTF-8."""
+    try:
+        done = subprocess.run(
+            _argv(root, args, policy),
+            cwd=root,
+            capture_output=True,
+            timeout=TIMEOUT_S,
+            check=False,
+            input=input_bytes,
+            stdin=subprocess.DEVNULL if input_bytes is None else None,
+            env=dict(_environment()),
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise GitError(f"git {' '.join(args)}: {error}") from error
+    if check and done.returncode != 0:
+        raise GitError(f"git {' '.join(args)} failed: {said(done)}")
+    return done
+
+
+def said(done: subprocess.CompletedProcess[str] | subprocess.CompletedProcess[bytes]) -> str:
     """What git printed, on one line (its first line usually names the cause)."""
-    text = " ".join((done.stderr or done.stdout).split())
+    printed = done.stderr or done.stdout
+    if isinstance(printed, bytes):
+        # Only the start is shown, so a blob on stdout is not decoded whole.
+        printed = printed[:2000].decode("utf-8", "replace")
+    text = " ".join(printed.split())
     return text[:500] if text else f"exit status {done.returncode}"
 
 
