@@ -32,6 +32,7 @@ from pipeline.handlers.runtime._run_setup import (
 )
 from pipeline.handlers.runtime._runtime import Runtime
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
+from pipeline.handlers.runtime._secrets import find_secrets
 
 __all__ = [
     "COST_TRAILER",
@@ -58,6 +59,7 @@ __all__ = [
     "commit_trailers",
     "configured_drivers",
     "ensure_excluded",
+    "find_secrets",
     "git_dirs",
     "is_rate_limited",
     "load_hat_schemas",
