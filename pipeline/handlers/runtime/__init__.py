@@ -32,17 +32,27 @@ from pipeline.handlers.runtime._run_setup import (
 )
 from pipeline.handlers.runtime._runtime import Runtime
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
+from pipeline.handlers.runtime._screen import (
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    Gathered,
+    gather_changes,
+    untracked_baseline,
+)
 from pipeline.handlers.runtime._secrets import find_secrets
 
 __all__ = [
     "COST_TRAILER",
     "EFFECT_TRAILER",
     "MAX_ARGUMENT_BYTES",
+    "MAX_FILES",
+    "MAX_FILE_BYTES",
     "MODEL_TRAILER",
     "OUTPUT_FILES",
     "OWN_FOLDERS",
     "RALPH_ONLY_VARIABLES",
     "AgentInvoker",
+    "Gathered",
     "GitCommit",
     "GitError",
     "GitGuard",
@@ -60,6 +70,7 @@ __all__ = [
     "configured_drivers",
     "ensure_excluded",
     "find_secrets",
+    "gather_changes",
     "git_dirs",
     "is_rate_limited",
     "load_hat_schemas",
@@ -73,5 +84,6 @@ __all__ = [
     "run_history",
     "switch_branch",
     "template_text",
+    "untracked_baseline",
     "without_ralph_credentials",
 ]

@@ -1,0 +1,256 @@
+"""The tamper screen's change set gathered from git and the work tree (I/O, not wired yet).
+
+:func:`gather_changes` lists what changed from a base commit to the work tree: the commits an
+agent made itself, staged and unstaged changes (``git diff <base>``, renames found), and
+untracked files that are not ignored (as added); it reads the old texts through one ``git
+cat-file --batch`` and the new ones from the work tree, through no symbolic link (see
+:mod:`._changed_texts`). ralph's own folders, the kept-out paths and agent CLIs' droppings
+are left out by the pathspecs the commit handler uses (:func:`._git.own_pathspecs`). The
+result goes to :func:`pipeline.screening.screen`, ``Gathered.dirty`` to
+:func:`pipeline.screening.tree_dirty`. Git runs through :func:`._gitcmd.run_git_bytes` only.
+
+A **baseline** holds the texts of files that were untracked when the run started (``ralph
+init`` leaves ``ralph.toml`` so): git cannot say what such a file was, so it is judged against
+its baseline text, whatever git says about it now (see :func:`gather_changes`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Final, final
+
+from attrs import frozen
+
+from pipeline.handlers.runtime._changed_texts import blob_texts, worktree_text
+from pipeline.handlers.runtime._git import own_pathspecs
+from pipeline.handlers.runtime._gitcmd import GitPolicy, run_git_bytes
+from pipeline.screening import (
+    ChangeStatus,
+    FileChange,
+    StatusEntry,
+    parse_name_status,
+    parse_porcelain,
+)
+
+__all__ = [
+    "MAX_FILES",
+    "MAX_FILE_BYTES",
+    "Gathered",
+    "gather_changes",
+    "untracked_baseline",
+]
+
+MAX_FILES: Final = 5000
+"""How many changed paths a screen reads; past them it stops (``Gathered.incomplete``)."""
+
+MAX_FILE_BYTES: Final = 1 << 20
+"""The most of one file a screen reads (1 MiB); a larger file has no text."""
+
+_NO_BASELINE: Final[Mapping[str, str]] = MappingProxyType({})
+
+
+@final
+@frozen
+class Gathered:
+    """A change set as the screen reads it, and the work tree's uncommitted paths.
+
+    ``changes`` are sorted by path; ``incomplete``: more paths changed than were read (the
+    first ones by path were); ``dirty``: what ``git status`` shows, less the excluded and the
+    baseline paths, for :func:`pipeline.screening.tree_dirty`.
+    """
+
+    changes: tuple[FileChange, ...]
+    incomplete: bool
+    dirty: tuple[StatusEntry, ...]
+
+
+def _listed(output: bytes) -> list[str]:
+    return [field for field in _decoded(output).split("\0") if field]
+
+
+def _decoded(output: bytes) -> str:
+    # git writes paths as raw bytes: fsdecode turns bytes that are not UTF-8 into surrogate
+    # escapes, which os.open turns back, so such a file can still be read.
+    return os.fsdecode(output)
+
+
+def _empty_tree(root: Path, policy: GitPolicy) -> str:
+    """The empty tree's id in this repository's hash (``4b825dc...`` with SHA-1)."""
+    done = run_git_bytes(
+        root, "hash-object", "-t", "tree", "--stdin", policy=policy, input_bytes=b""
+    )
+    return done.stdout.decode("ascii").strip()
+
+
+def _tracked_changes(
+    root: Path, base: str, policy: GitPolicy, excludes: tuple[str, ...]
+) -> tuple[FileChange, ...]:
+    done = run_git_bytes(
+        root,
+        "diff",
+        "--name-status",
+        "-z",
+        "-M",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-color",
+        "--ignore-submodules",
+        "--end-of-options",
+        base,
+        "--",
+        ".",
+        *excludes,
+        policy=policy,
+    )
+    return parse_name_status(_decoded(done.stdout))
+
+
+def _untracked(root: Path, policy: GitPolicy, excludes: tuple[str, ...]) -> list[str]:
+    done = run_git_bytes(
+        root,
+        "ls-files",
+        "--others",
+        "--exclude-standard",
+        "-z",
+        "--",
+        ".",
+        *excludes,
+        policy=policy,
+    )
+    # An embedded repository is listed as ``dir/``: a change whose path has no text.
+    return [path.rstrip("/") for path in _listed(done.stdout)]
+
+
+def _dirty(
+    root: Path, policy: GitPolicy, excludes: tuple[str, ...], baseline: Mapping[str, str]
+) -> tuple[StatusEntry, ...]:
+    done = run_git_bytes(
+        root,
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        # A staged rename is two dirty paths: its source is gone from the commit too.
+        "--no-renames",
+        "--",
+        ".",
+        *excludes,
+        policy=policy,
+    )
+    entries = parse_porcelain(_decoded(done.stdout))
+    return tuple(entry for entry in entries if entry.path not in baseline)
+
+
+def _outside_baseline(change: FileChange, baseline: Mapping[str, str]) -> FileChange | None:
+    """git's ``change`` with the baseline's paths taken out (they are judged apart)."""
+    if change.status is not ChangeStatus.RENAMED:
+        return None if change.path in baseline else change
+    source, target = change.before not in baseline, change.path not in baseline
+    if source and target:
+        return change
+    if target:
+        return FileChange(change.path, None, ChangeStatus.ADDED, None, None)
+    if source:
+        return FileChange(change.before, None, ChangeStatus.DELETED, None, None)
+    return None
+
+
+def _against_baseline(
+    root: Path, baseline: Mapping[str, str], max_bytes: int
+) -> Iterable[FileChange]:
+    """Each baseline path the work tree no longer holds as it was."""
+    for path, before in baseline.items():
+        if not os.path.lexists(root / path):
+            yield FileChange(path, None, ChangeStatus.DELETED, before, None)
+            continue
+        now = worktree_text(root, path, max_bytes)
+        if now != before:
+            yield FileChange(path, None, ChangeStatus.MODIFIED, before, now)
+
+
+def _with_texts(
+    root: Path, base: str, changes: list[FileChange], policy: GitPolicy, max_bytes: int
+) -> list[FileChange]:
+    """``changes`` as git listed them, with their old texts from ``base`` and their new ones
+    from the work tree."""
+    had_old = [i for i, c in enumerate(changes) if c.status is not ChangeStatus.ADDED]
+    names = [f"{base}:{changes[i].before}" for i in had_old]
+    old = dict(zip(had_old, blob_texts(root, names, policy, max_bytes), strict=False))
+    return [
+        FileChange(
+            c.path,
+            c.old_path,
+            c.status,
+            old.get(i),
+            None if c.status is ChangeStatus.DELETED else worktree_text(root, c.path, max_bytes),
+        )
+        for i, c in enumerate(changes)
+    ]
+
+
+def gather_changes(
+    root: Path,
+    base: str | None,
+    *,
+    policy: GitPolicy,
+    excludes: Sequence[str],
+    baseline: Mapping[str, str] = _NO_BASELINE,
+    max_files: int = MAX_FILES,
+    max_bytes: int = MAX_FILE_BYTES,
+) -> Gathered:
+    """What changed in the repository at ``root`` from the commit ``base`` (None: the empty
+    tree) to the work tree, and what ``git status`` shows there.
+
+    ``excludes``: paths (relative to the top, a file or a folder) left out besides ralph's own
+    folders, as :class:`._git.GitHandler`'s ``keep_out``. ``baseline``: path -> text of files
+    that were untracked when the run started (see :func:`untracked_baseline`). Such a path is
+    judged against that text whatever git says of it now: the same text is no change, another
+    is ``MODIFIED`` (the baseline as old text), a path gone is ``DELETED``; it is never dirty.
+    A rename into or out of a baseline path keeps only its other side (added or deleted).
+    Past ``max_files`` changed paths (in path order) the rest are left unread and
+    ``incomplete`` is set. Raises ``GitError`` when a git command fails, ``OSError`` when a
+    file that is there cannot be read.
+    """
+    specs = own_pathspecs(excludes)
+    since = base if base is not None else _empty_tree(root, policy)
+    untracked = (
+        FileChange(path, None, ChangeStatus.ADDED, None, None)
+        for path in _untracked(root, policy, specs)
+    )
+    listed = [*_tracked_changes(root, since, policy, specs), *untracked]
+    # (change, whether its texts are still to read): the baseline's are read already.
+    entries = [(kept, True) for c in listed if (kept := _outside_baseline(c, baseline))]
+    entries += [(c, False) for c in _against_baseline(root, baseline, max_bytes)]
+    entries.sort(key=lambda entry: (entry[0].path, entry[0].before))
+    chosen = entries[:max_files]
+    read = iter(_with_texts(root, since, [c for c, unread in chosen if unread], policy, max_bytes))
+    changes = tuple(next(read) if unread else c for c, unread in chosen)
+    return Gathered(changes, len(entries) > max_files, _dirty(root, policy, specs, baseline))
+
+
+def untracked_baseline(
+    root: Path, paths: Iterable[str], policy: GitPolicy, max_bytes: int = MAX_FILE_BYTES
+) -> dict[str, str]:
+    """The texts of those ``paths`` (relative to the top) that git does not track now, read
+    as the screen reads them, for :func:`gather_changes`'s ``baseline``: the runtime keeps
+    them when a run starts. Ignored files count as untracked. A path that is missing, not a
+    regular file or has no text (binary, too large) is left out: while it stays so, an
+    untracked one shows as added. Raises ``GitError`` when git fails."""
+    wanted = list(dict.fromkeys(paths))
+    if not wanted:
+        return {}
+    done = run_git_bytes(
+        root, "ls-files", "-z", "--", *(f":(literal){p}" for p in wanted), policy=policy
+    )
+    tracked = set(_listed(done.stdout))
+    found: dict[str, str] = {}
+    for path in wanted:
+        if path in tracked:
+            continue
+        text = worktree_text(root, path, max_bytes)
+        if text is not None:
+            found[path] = text
+    return found
