@@ -10,13 +10,10 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.engine import run_in_memory
 from pipeline.events import (
-    Count,
     GateAction,
     GateBoundary,
     GateFinished,
-    GateSpec,
     GateStarted,
     GateStatus,
     PipelineEvent,
@@ -26,16 +23,13 @@ from pipeline.events import (
 )
 from pipeline.reducers import fold
 from pipeline.simulation import (
-    ScriptedChooser,
-    SimulatedWorld,
     WorldConfig,
-    default_chains,
     simulated_policy,
 )
 from pipeline.state import PipelineState
 from pipeline.testing import budgets, chains, gate_specs, loop_policies, simulated_runs
 from pipeline.views import GateOutcome, GateRun, gate_runs
-from tests.support import budget
+from tests.support import budget, gate_spec, scripted_run
 
 _ACTION_OUTCOME = {
     GateAction.BLOCK: GateOutcome.BLOCKED,
@@ -116,22 +110,11 @@ def test_a_run_stops_on_a_gate_exactly_when_its_last_gate_run_stopped_it(
     assert sum(r.status is not None for r in runs) == final.gating.ran
 
 
-def _simulated_log(
-    gates: tuple[GateSpec, ...], statuses: Sequence[GateStatus] = ()
-) -> tuple[PipelineEvent, ...]:
-    """A simulated run with ``gates``, whose gate commands end ``statuses`` in turn."""
-    loop = attrs.evolve(simulated_policy(), required_events=(), gates=gates)
-    config = WorldConfig(budget(max_iterations=4), default_chains(("claude",)), loop=loop)
-    chooser = ScriptedChooser({"gate status": list(statuses)} if statuses else {})
-    result = run_in_memory(SimulatedWorld(config, chooser), max_effects=10_000)
-    chooser.check_used()
-    return result.events
-
-
 def _gated_log(*statuses: GateStatus, on_failure: GateAction) -> tuple[PipelineEvent, ...]:
     """A simulated run with one ``tests`` gate whose commands end ``statuses`` in turn."""
-    gate = GateSpec(name="tests", argv=("pytest",), timeout_s=Count(60), on_failure=on_failure)
-    return _simulated_log((gate,), statuses)
+    answers: dict[str, list[object]] = {"gate status": list(statuses)}
+    run = scripted_run(answers, budget_=budget(max_iterations=4), gates=(gate_spec(on_failure),))
+    return tuple(run.events)
 
 
 def test_a_blocking_failure_then_a_pass_are_two_runs_in_their_iterations() -> None:
@@ -198,5 +181,5 @@ def test_a_log_that_ends_in_a_gate_shows_it_running() -> None:
 
 def test_a_run_without_gates_has_no_gate_run() -> None:
     """No gate, no run: the report then shows no gates section."""
-    assert gate_runs(_simulated_log(())) == ()
+    assert gate_runs(scripted_run().events) == ()
     assert gate_runs(()) == ()

@@ -1,6 +1,7 @@
-"""``ralph report``'s gates: a lane with one bar per gate run coloured by its outcome, and a
-Gates table, in HTML and Markdown; a gate's output (a command the agent may have written) is
-shown as text, never markup; a run without gates shows none of it."""
+"""Gates shown to people. ``ralph report``: a lane with one bar per gate run coloured by its
+outcome, and a Gates table, in HTML and Markdown; a gate's output (a command the agent may
+have written) is shown as text, never markup; a run without gates shows none of it. ``ralph
+run --plain`` and ``ralph events``: one line per gate start and report."""
 
 from __future__ import annotations
 
@@ -19,25 +20,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.cli._report import html_report, markdown_report
-from pipeline.engine import run_in_memory
 from pipeline.events import (
-    Count,
     GateAction,
-    GateSpec,
     GateStatus,
     PipelineEvent,
-)
-from pipeline.simulation import (
-    ScriptedChooser,
-    SimulatedWorld,
-    WorldConfig,
-    default_chains,
-    simulated_policy,
 )
 from pipeline.views import GateOutcome, GateRun, gate_runs, timeline
 from tests.runtime.test_gates import CHECK, gate_toml, gated_workspace
 from tests.runtime.workspace import FINISH_EVERYTHING, make_workspace, ralph, scripted
-from tests.support import budget
+from tests.support import budget, gate_spec, scripted_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -85,15 +76,9 @@ def _simulated_log(
 ) -> tuple[PipelineEvent, ...]:
     """A simulated run with one ``tests`` gate whose commands end ``statuses`` in turn (no
     gate when ``on_failure`` is None)."""
-    gates = (
-        ()
-        if on_failure is None
-        else (GateSpec(name="tests", argv=("pytest",), timeout_s=Count(60), on_failure=on_failure),)
-    )
-    loop = attrs.evolve(simulated_policy(), required_events=(), gates=gates)
-    config = WorldConfig(budget(max_iterations=4), default_chains(("claude",)), loop=loop)
-    chooser = ScriptedChooser({"gate status": list(statuses)} if statuses else {})
-    return run_in_memory(SimulatedWorld(config, chooser), max_effects=10_000).events
+    gates = () if on_failure is None else (gate_spec(on_failure),)
+    answers: dict[str, list[object]] = {"gate status": list(statuses)} if statuses else {}
+    return tuple(scripted_run(answers, budget_=budget(max_iterations=4), gates=gates).events)
 
 
 def _reports(
@@ -189,14 +174,46 @@ def test_a_run_without_gates_has_no_gates_lane_table_or_legend() -> None:
 
 
 @pytest.fixture(scope="module")
-def gated_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def gated_plain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A finished run with a blocking gate that fails once then passes, and a warning gate
-    that always fails printing HTML and a Markdown link."""
+    that always fails printing HTML and a Markdown link; its workspace and what ``ralph run
+    --plain`` printed."""
     gates = gate_toml("fixed", CHECK) + gate_toml("hostile", HOSTILE, "warn")
     root = gated_workspace(tmp_path_factory.mktemp("gated"), gates)
-    result = ralph("run", "--quiet", cwd=root)
+    result = ralph("run", "--plain", cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
-    return root
+    return root, result.stdout
+
+
+@pytest.fixture
+def gated_run(gated_plain: tuple[Path, str]) -> Path:
+    """The gated run's workspace."""
+    return gated_plain[0]
+
+
+@pytest.mark.slow
+def test_plain_lines_and_events_show_each_gate_start_and_report(
+    gated_plain: tuple[Path, str],
+) -> None:
+    """``--plain`` prints a line per gate start and per report (status, exit, last line of
+    output, log); ``ralph events`` prints the same lines from the store."""
+    root, plain = gated_plain
+    started = "validation.gate_started gate=fixed boundary=final"
+    failed = (
+        "validation.gate_finished gate=fixed boundary=final status=failed exit_code=1 duration="
+    )
+    told = "last_line=checking fixed.txt: MISSING: write fixed.txt log_path=.ralph/runs/"
+    passed = "validation.gate_finished gate=fixed boundary=final status=passed exit_code=0"
+    events = ralph("events", "--category", "validation", cwd=root)
+    assert events.returncode == 0, events.stderr
+    for output in (plain, events.stdout):
+        lines = [line for line in output.splitlines() if "validation.gate_" in line]
+        assert len(lines) == 8  # two rounds of two gates, a start and a report each
+        assert started in lines[0]
+        assert failed in lines[1]
+        assert told in lines[1]
+        assert passed in lines[5]
+        assert all("\x1b" not in line and "argv=" not in line for line in lines)
 
 
 @pytest.mark.slow
