@@ -52,11 +52,13 @@ def scripted_run(
     budget_: Any = None,
     agents: tuple[str, ...] = ("claude", "codex"),
     rebase_onto: str | None = None,
+    gates: tuple[Any, ...] = (),
 ) -> Any:
     """Run the real orchestration and reducers against a simulated world that answers from a
     script (``ScriptedChooser``); every choice not scripted is the happy one. Every loop
     control is on but no event is required: the happy agents publish no topic, and the
-    completion gate keeps a run that misses a required event from completing."""
+    completion gate keeps a run that misses a required event from completing. ``gates``
+    (``GateSpec``) run at final validation, ending as ``answers["gate status"]`` says."""
     import attrs
 
     from pipeline.engine import run_in_memory
@@ -68,12 +70,20 @@ def scripted_run(
         simulated_policy,
     )
 
-    loop = attrs.evolve(simulated_policy(), required_events=())
+    loop = attrs.evolve(simulated_policy(), required_events=(), gates=gates)
     config = WorldConfig(budget_ or budget(), default_chains(agents), rebase_onto, loop=loop)
     chooser = ScriptedChooser({what: list(left) for what, left in (answers or {}).items()})
     result = run_in_memory(SimulatedWorld(config, chooser), max_effects=10_000)
     chooser.check_used()
     return result
+
+
+def gate_spec(on_failure: Any, name: str = "tests") -> Any:
+    """A gate for simulated runs: ``pytest`` at final validation, failing as ``on_failure``
+    (a ``GateAction``) says."""
+    from pipeline.events import Count, GateSpec
+
+    return GateSpec(name=name, argv=("pytest",), timeout_s=Count(60), on_failure=on_failure)
 
 
 def names(items: Any) -> list[str]:

@@ -36,9 +36,9 @@ def doctor(
     store: StoreOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
 ) -> None:
-    """Check what a run in the workspace needs: git, ralph.toml, the prompt, .ralph/, the
-    store, and each agent CLI (on PATH, --version, known pitfalls). Exit 1 when a run would
-    fail."""
+    """Check what a run in the workspace needs: git, ralph.toml, the prompt, the validate and
+    gate programs, .ralph/, the store, and each agent CLI (on PATH, --version, known
+    pitfalls). Exit 1 when a run would fail."""
     if not workspace.is_dir():
         raise _fail(f"{workspace} is not a directory")
     checks = diagnose(workspace, os.environ, store=store, is_root=os.geteuid() == 0)

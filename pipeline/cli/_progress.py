@@ -3,11 +3,12 @@
 Four ways, chosen by :func:`choose_display`:
 
 - **live** (stdout is a terminal): every fact as a line, under them a panel that stays in
-  place and shows the phase, iteration i/N, review pass, the hat and agent at work, the time
-  since the run began (ticking while an agent works), the cost so far and the tokens (from the
-  run's ledger; unknown costs named as such, never $0), agent failures, fallbacks and
-  retries, and the last topics the agents published; while the run waits for a person, the
-  question, its deadline and the exact ``ralph respond`` command instead of who is at work;
+  place and shows the phase, iteration i/N, review pass, the hat and agent at work (or the
+  gate whose command runs, and for how long), the time since the run began (ticking while an
+  agent works), the cost so far and the tokens (from the run's ledger; unknown costs named as
+  such, never $0), agent failures, fallbacks, retries and gate blocks, and the last topics
+  the agents published; while the run waits for a person, the question, its deadline and the
+  exact ``ralph respond`` command instead of who is at work;
 - **plain** (not a terminal, or ``--plain``): the same lines, no panel, no control sequences,
   and one line saying the run waits for a person (question and command) when it starts to;
 - **quiet** (``--quiet``): nothing until the summary;
@@ -41,6 +42,7 @@ from pipeline.cli._render import (
 )
 from pipeline.cli._safe import terminal_safe
 from pipeline.events import (
+    GateStarted,
     HumanQuestionAsked,
     InvocationStarted,
     PipelineEvent,
@@ -100,6 +102,8 @@ class LiveView:
         self.fallbacks = 0
         self.retries = 0
         self.topics: deque[str] = deque(maxlen=_LAST_TOPICS)
+        # The gate last started and when, on the clock: how long the one at work has run.
+        self._gate_since: tuple[str, float] | None = None
 
     def record(self, state: PipelineState, event: PipelineEvent) -> None:
         """Take in one fact and the state after it."""
@@ -109,6 +113,18 @@ class LiveView:
             self.retries += state.agent.retries > 0
         elif isinstance(event, TopicPublished):
             self.topics.append(terminal_safe(event.topic))
+        elif isinstance(event, GateStarted):
+            self._gate_since = (event.gate, self._clock())
+
+    def _at_work(self) -> str:
+        """Who works now; for a gate, how long its command has run (when this view saw it
+        start: a resumed run's gate has no start here)."""
+        who = active_agent(self.state) or "-"
+        round_ = self.state.gating.round
+        in_flight = round_.in_flight if round_ is not None else None
+        if in_flight is None or self._gate_since is None or self._gate_since[0] != in_flight:
+            return who
+        return f"{who}, since {_elapsed(self._clock() - self._gate_since[1])}"
 
     def __rich__(self) -> RenderableType:
         """The panel as it stands now (the elapsed time is read at each refresh)."""
@@ -134,13 +150,16 @@ class LiveView:
             row("question", question.question)
             row("answer with", command)
         else:
-            row("at work", active_agent(state) or "-")
+            row("at work", self._at_work())
         total = state.ledger.spend.total
         row("spent", f"{spent(total)}, {total.tokens:,} tokens")
+        # Only a run with gates has gate blocks to count.
+        gated = state.run is not None and bool(state.run.loop.gates)
+        blocks = f", {state.gating.blocked} gate blocks" if gated else ""
         row(
             "trouble",
             f"{state.ledger.agent_failures} agent failures, {self.fallbacks} fallbacks, "
-            f"{self.retries} retries, {state.intake.malformed_lines} malformed lines",
+            f"{self.retries} retries, {state.intake.malformed_lines} malformed lines{blocks}",
         )
         row("topics", ", ".join(self.topics) or "-")
         title = Text(f"ralph {terminal_safe(state.run.run_id) if state.run else 'starting'}")

@@ -63,7 +63,7 @@ from pipeline.serialization import (
     unstructure_event,
 )
 from pipeline.state import Phase, PipelineState
-from pipeline.views import timeline, topic_log
+from pipeline.views import gate_runs, timeline, topic_log
 
 
 @app.command()
@@ -315,17 +315,19 @@ def report(
     ] = None,
 ) -> None:
     """Draw a run: a timeline of its agent invocations per phase, coloured by outcome, with
-    retries, fallbacks, malformed lines and scope violations marked, and its final state."""
+    retries, fallbacks, malformed lines and scope violations marked, its gate runs (a lane
+    and a table: status, exit, the action a failure took, the log), and its final state."""
     if html is None and markdown is None:
         raise _fail("say where the report goes: --html FILE and/or --markdown FILE")
     with _reading_log(_located(source, workspace), run) as log:
-        drawn = timeline(log.events())
+        read = tuple(log.events())
+    drawn, gates = timeline(read), gate_runs(read)
     title = f"ralph run {drawn.final.run.run_id if drawn.final.run else log.label}"
     outputs = [(html, html_report), (markdown, markdown_report)]
     for target, render in outputs:
         if target is None:
             continue
-        text = render(drawn, title)
+        text = render(drawn, title, gates)
         if str(target) == "-":
             sys.stdout.write(text)
             continue
@@ -333,4 +335,5 @@ def report(
             target.write_text(text, encoding="utf-8")
         except OSError as error:
             raise _fail(f"cannot write {target}: {error.strerror}") from error
-        out.print(f"Wrote {target} ({len(drawn.bars)} invocations)", markup=False)
+        ran = f", {len(gates)} gate runs" if gates else ""
+        out.print(f"Wrote {target} ({len(drawn.bars)} invocations{ran})", markup=False)

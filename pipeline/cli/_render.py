@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pipeline.cli._safe import terminal_safe
-from pipeline.events import WIRE_TAGS, Json, PipelineEvent, RoleChain
+from pipeline.events import WIRE_TAGS, GateFinished, Json, PipelineEvent, RoleChain
 from pipeline.state import PipelineState, SpendLine
 from pipeline.views import cost_text, models_text, tokens_text
 
@@ -28,6 +28,8 @@ __all__ = [
 ]
 
 _MAX_VALUE = 60
+_MAX_PATH = 240
+"""A log's path is shown whole up to this (a path cut short cannot be opened)."""
 
 
 def _plain(value: Any) -> str:
@@ -47,22 +49,44 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
-def _show(value: Any) -> str:
+def _show(value: Any, limit: int = _MAX_VALUE) -> str:
     text = terminal_safe(_plain(value))  # agent text: never a control sequence
     if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
         return text[:12]  # a sha256 digest: the prefix identifies it for people
     # One fact, one line: a multi-line value (a commit message) keeps its breaks as \n.
     text = text.replace("\r", "\\r").replace("\n", "\\n")
-    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def describe_event(event: PipelineEvent) -> str:
-    """One line: the event's wire tag and its fields but the time."""
+    """One line: the event's wire tag and its fields but the time; a gate's report says how
+    it ended, the last line of its output and where the whole output is."""
+    if isinstance(event, GateFinished):
+        return _gate_finished(event)
     fields = [
         f"{f.name}={_show(getattr(event, f.name))}"
         for f in attrs.fields(type(event))
         if f.name != "at" and getattr(event, f.name) is not None
     ]
+    return f"{WIRE_TAGS[type(event)]} " + " ".join(fields)
+
+
+def _gate_finished(event: GateFinished) -> str:
+    """A gate's report on one line. Its command and output digest are left to the log: the
+    command can be a whole script, and the first characters of its output say less than its
+    last line (a test runner's summary)."""
+    fields = [
+        f"gate={_show(event.gate)}",
+        f"boundary={event.boundary.value}",
+        f"status={event.status.value}",
+    ]
+    if event.exit_code is not None:
+        fields.append(f"exit_code={event.exit_code}")
+    fields.append(f"duration={event.duration_ms / 1000:.3f}s")
+    last = event.tail.rstrip().rsplit("\n", 1)[-1].strip()
+    if last:
+        fields.append(f"last_line={_show(last)}")
+    fields.append(f"log_path={_show(event.log_path, _MAX_PATH)}")
     return f"{WIRE_TAGS[type(event)]} " + " ".join(fields)
 
 
@@ -92,9 +116,23 @@ def waiting_line(state: PipelineState, workspace: Path | None = None) -> str | N
     )
 
 
+def _gate_at_work(state: PipelineState) -> str | None:
+    """The gate whose command runs now and the boundary it runs at: ``gate tests (final)``."""
+    round_ = state.gating.round
+    if round_ is None or round_.in_flight is None:
+        return None
+    boundary = next((b for name, b in round_.pending if name == round_.in_flight), None)
+    where = "" if boundary is None else f" ({boundary.value})"
+    return f"gate {round_.in_flight}{where}"
+
+
 def active_agent(state: PipelineState) -> str | None:
-    """Who works now: the role (its hat's name when it has one), the agent of its chain in
-    use, the attempt and the retries spent; None when no role is at work."""
+    """Who works now: the gate whose command runs (``gate tests (final)``), or the role (its
+    hat's name when it has one), the agent of its chain in use, the attempt and the retries
+    spent; None when nothing is at work."""
+    gate = _gate_at_work(state)
+    if gate is not None:
+        return gate
     role = state.progress.role
     if role is None or state.run is None:
         return None

@@ -11,15 +11,25 @@ counted as $0).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from html import escape
 from typing import Final
 
 from pipeline.cli._render import state_rows
+from pipeline.cli._report_gates import (
+    GATE_STYLE,
+    gate_lane_html,
+    gate_legend_html,
+    gates_markdown,
+    gates_summary,
+    gates_table_html,
+)
+from pipeline.cli._report_layout import placed, seconds_text
 from pipeline.cli._safe import markdown_text
 from pipeline.state import Phase, PipelineState
 from pipeline.views import (
+    GateRun,
     InvocationBar,
     Outcome,
     Timeline,
@@ -30,9 +40,6 @@ from pipeline.views import (
 )
 
 __all__ = ["html_report", "markdown_report", "spend_rows"]
-
-_MIN_WIDTH_PCT: Final = 0.6
-"""A bar never narrower than this, so that an invocation of a millisecond still shows."""
 
 _STYLE: Final = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1f2328; }
@@ -81,10 +88,6 @@ def _verdict(final: PipelineState) -> str:
     return final.termination.value if final.termination else final.phase.value
 
 
-def _seconds(value: float | None) -> str:
-    return "running" if value is None else f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
-
-
 def _marks(bar: InvocationBar) -> list[str]:
     """Retry, fallback and flags of ``bar``, in words."""
     marks = []
@@ -104,7 +107,7 @@ def _title(bar: InvocationBar) -> str:
         f"#{bar.number} {_worn(bar)} via {bar.agent}",
         f"{bar.phase.value}, iteration {bar.iteration}, review pass {bar.review_pass}",
         f"{bar.outcome.value}: {bar.detail}" if bar.detail else bar.outcome.value,
-        f"duration {_seconds(bar.duration_s)}",
+        f"duration {seconds_text(bar.duration_s)}",
         usage_text(bar.usage),
         *_marks(bar),
     ]
@@ -142,10 +145,6 @@ def spend_rows(timeline: Timeline) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def _position(at: datetime, start: datetime, total: float) -> float:
-    return 100.0 * (at - start).total_seconds() / total
-
-
 def _bar_html(bar: InvocationBar, left: float, width: float) -> str:
     classes = ["bar", bar.outcome.value]
     if bar.is_retry:
@@ -164,24 +163,18 @@ def _bar_html(bar: InvocationBar, left: float, width: float) -> str:
 
 
 def _lane_html(bars: list[InvocationBar], start: datetime, end: datetime, total: float) -> str:
-    """A lane's bars, in start order, each placed by its time but never over the one before
-    (a failure of a millisecond is drawn wider than it was, so it must not be hidden)."""
-    html = []
-    cursor = 0.0
-    for bar in sorted(bars, key=lambda b: (b.started_at, b.number)):
-        left = max(_position(bar.started_at, start, total), cursor)
-        right = _position(bar.ended_at or end, start, total)
-        width = max(right - left, _MIN_WIDTH_PCT)
-        left = max(0.0, min(left, 100.0 - width))
-        cursor = left + width
-        html.append(_bar_html(bar, left, width))
-    return "".join(html)
+    """A lane's bars, in start order, each placed by its time but never over the one before."""
+    in_order = sorted(bars, key=lambda b: (b.started_at, b.number))
+    places = placed([(bar.started_at, bar.ended_at) for bar in in_order], start, end, total)
+    return "".join(
+        _bar_html(bar, left, width) for bar, (left, width) in zip(in_order, places, strict=True)
+    )
 
 
 def _axis(total: float) -> str:
     """Tick labels under the lanes: the time since the run started."""
     ticks = "".join(
-        f'<span class="tick" style="left:{pct}%">{_seconds(total * pct / 100)}</span>'
+        f'<span class="tick" style="left:{pct}%">{seconds_text(total * pct / 100)}</span>'
         for pct in (0, 25, 50, 75, 100)
     )
     return (
@@ -195,9 +188,9 @@ def _lanes(timeline: Timeline) -> list[Phase]:
     return list(dict.fromkeys(bar.phase for bar in timeline.bars))
 
 
-def html_report(timeline: Timeline, title: str) -> str:
-    """The run as one HTML page: a summary, the timeline, every invocation and the final
-    state."""
+def html_report(timeline: Timeline, title: str, gates: Sequence[GateRun] = ()) -> str:
+    """The run as one HTML page: a summary, the timeline (with a lane for its ``gates``), every
+    invocation, every gate run and the final state."""
     start, end = timeline.started_at, timeline.ended_at
     final = timeline.final
     verdict = _verdict(final)
@@ -210,7 +203,9 @@ def html_report(timeline: Timeline, title: str) -> str:
             f'<div class="lane" data-phase="{phase.value}"><div class="lane-name">'
             f'{phase.value}</div><div class="track">{bars}</div></div>'
         )
-    if timeline.bars:
+    if start and end:
+        lanes.append(gate_lane_html(gates, start, end, total))
+    if timeline.bars or gates:
         lanes.append(_axis(total))
     legend = "".join(
         f'<span><i style="background:{colour}"></i>{outcome.value}</span>'
@@ -220,7 +215,7 @@ def html_report(timeline: Timeline, title: str) -> str:
         '<span><i style="outline:2px dashed #1f2328"></i>retry</span>'
         '<span><i style="border-left:4px solid #8250df;background:#eee"></i>fallback</span>'
         "<span>\u26a0 malformed lines or scope violations</span>"
-    )
+    ) + gate_legend_html(gates)
     rows = "".join(
         "<tr>"
         + "".join(
@@ -232,7 +227,7 @@ def html_report(timeline: Timeline, title: str) -> str:
                 bar.agent,
                 bar.attempt,
                 bar.outcome.value,
-                _seconds(bar.duration_s),
+                seconds_text(bar.duration_s),
                 _tokens(bar),
                 _cost(bar),
                 bar.topics,
@@ -272,17 +267,20 @@ def html_report(timeline: Timeline, title: str) -> str:
     )
     summary = (
         f"{verdict} · {len(timeline.bars)} invocations · "
-        f"{spend_summary(final.ledger.spend.total)} · "
-        f"{_seconds(total if start and end else None)}"
+        + (f"{gates_summary(gates)} · " if gates else "")
+        + f"{spend_summary(final.ledger.spend.total)} · "
+        f"{seconds_text(total if start and end else None)}"
         + (f" · started {start.isoformat(timespec='seconds')}" if start else "")
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>"
+        f"<title>{escape(title)}</title><style>{_STYLE}{GATE_STYLE if gates else ''}</style>"
+        "</head><body>"
         f'<h1>{escape(title)}</h1><div class="summary">{escape(summary)}</div>'
         f'<div class="legend">{legend}</div>'
         f'<div class="timeline" id="timeline">{"".join(lanes)}</div>'
         f'<table class="invocations"><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>'
+        f"{gates_table_html(gates)}"
         '<table class="spend"><thead><tr><th>by</th><th></th><th>cost</th><th>tokens</th>'
         f"</tr></thead><tbody>{spend}</tbody></table>"
         f'<table class="state"><tbody>{state}</tbody></table>'
@@ -300,9 +298,9 @@ def _cell(text: object) -> str:
     return markdown_text(text)
 
 
-def markdown_report(timeline: Timeline, title: str) -> str:
-    """The run as Markdown for a pull request: a summary line, the invocations and the final
-    state."""
+def markdown_report(timeline: Timeline, title: str, gates: Sequence[GateRun] = ()) -> str:
+    """The run as Markdown for a pull request: a summary line, the invocations, the ``gates``
+    run and the final state."""
     final = timeline.final
     verdict = _verdict(final)
     lines = [
@@ -310,7 +308,8 @@ def markdown_report(timeline: Timeline, title: str) -> str:
         "",
         f"**{verdict}** after {len(timeline.bars)} agent invocations, "
         f"{final.ledger.commits} commits, {final.ledger.agent_failures} agent failures; "
-        f"spent {spend_summary(final.ledger.spend.total)}.",
+        + (f"{gates_summary(gates)}; " if gates else "")
+        + f"spent {spend_summary(final.ledger.spend.total)}.",
         "",
         "| # | phase | role | agent | attempt | outcome | duration | tokens | cost | notes |",
         "| ---: | --- | --- | --- | ---: | --- | ---: | ---: | ---: | --- |",
@@ -319,9 +318,10 @@ def markdown_report(timeline: Timeline, title: str) -> str:
         notes = "; ".join([*_marks(bar), bar.detail]).strip("; ")
         lines.append(
             f"| {bar.number} | {bar.phase.value} | {_cell(_worn(bar))} | {_cell(bar.agent)} | "
-            f"{bar.attempt} | {bar.outcome.value} | {_seconds(bar.duration_s)} | "
+            f"{bar.attempt} | {bar.outcome.value} | {seconds_text(bar.duration_s)} | "
             f"{_tokens(bar)} | {_cell(_cost(bar))} | {_cell(notes)} |"
         )
+    lines += gates_markdown(gates)
     lines += ["", "| by | | cost | tokens |", "| --- | --- | ---: | ---: |"]
     lines += [f"| {' | '.join(_cell(cell) for cell in row)} |" for row in spend_rows(timeline)]
     lines += ["", "| | |", "| --- | --- |"]

@@ -1,5 +1,6 @@
 """Read-only views of a run computed from its event log (pure): what a user looks at."""
 
+from pipeline.views._gates import GateOutcome, GateRun, gate_runs
 from pipeline.views._responses import LoggedStatus, ResponseLogRow, response_log, response_row
 from pipeline.views._spend import (
     cost_text,
@@ -14,6 +15,8 @@ from pipeline.views._timeline import InvocationBar, Outcome, PhaseSpan, Timeline
 from pipeline.views._topics import TopicEntry, topic_log
 
 __all__ = [
+    "GateOutcome",
+    "GateRun",
     "InvocationBar",
     "LoggedStatus",
     "Outcome",
@@ -23,6 +26,7 @@ __all__ = [
     "TopicEntry",
     "cost_text",
     "dollars",
+    "gate_runs",
     "models_text",
     "response_log",
     "response_row",

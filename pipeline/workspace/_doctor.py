@@ -33,6 +33,7 @@ from pipeline.handlers.store import StoreError, store_path
 from pipeline.workspace._doctor_agents import agent_pitfalls as agent_pitfalls
 from pipeline.workspace._doctor_agents import check_agents
 from pipeline.workspace._doctor_check import Check, Runner, Status, run_command
+from pipeline.workspace._doctor_gates import check_gates
 from pipeline.workspace._programs import missing_programs
 from pipeline.workspace._run import locate_store
 
@@ -94,7 +95,10 @@ def check_prompt(root: Path, config: RalphConfig) -> list[Check]:
 
 def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
     """The final check's program can be found (a run refuses to start without it); a
-    configuration without one is a warning: any completion claim would then be believed."""
+    configuration with neither it nor gates is a warning: any completion claim would then be
+    believed."""
+    if not config.validate and config.gates:
+        return [Check("validate", Status.OK, "none: the gates check the work")]
     if not config.validate:
         fix = 'set validate = ["your", "test", "command"] in ralph.toml'
         return [Check("validate", Status.WARN, "no final check: nothing tests the work", fix)]
@@ -285,7 +289,8 @@ def diagnose(
     run: Runner = run_command,
 ) -> tuple[Check, ...]:
     """Every check of the workspace at ``root``, in the order a run meets them: git, the
-    configuration, the prompt, ``.ralph/``, the store, then each agent."""
+    configuration, the prompt, the final check and the gates, ``.ralph/``, the store, then
+    each agent."""
     root = root.resolve()
     checks = check_git(root, environ, run)
     config_checks, config = check_config(root)
@@ -293,6 +298,7 @@ def diagnose(
     if config is not None:
         checks += check_prompt(root, config)
         checks += check_validate(root, config, environ)
+        checks += check_gates(root, config, environ)
     checks += check_ralph_folder(root)
     checks += check_store(_location(root, config, store))
     if config is not None:

@@ -151,3 +151,22 @@ def test_the_final_check_is_looked_up_and_its_absence_warned(tmp_path: Path) -> 
     unset = doctor("-C", str(_healthy(tmp_path / "plain")), cwd=tmp_path)
     assert unset.returncode == 0, unset.stdout + unset.stderr
     assert "no final check" in unset.stdout
+
+
+def test_each_gate_program_is_listed_found_or_missing(tmp_path: Path) -> None:
+    """A gate whose program is found is a row of its own; one whose program is missing fails
+    the doctor (a run would refuse to start), naming the key and the program."""
+    gates = (
+        f'[[gates]]\nname = "here"\nargv = ["{sys.executable}", "-V"]\n'
+        '[[gates]]\nname = "gone"\nargv = ["ralph-test-no-such-runner"]\n'
+    )
+    root = make_workspace(
+        tmp_path / "ws", scripts={"s.toml": ""}, agents={"main": scripted("s.toml")}, extra=gates
+    )
+    result = doctor("-C", str(root), "--json", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    rows = {c["name"]: c for c in _json(result)["checks"]}
+    assert rows["gate here"]["status"] == "OK"
+    assert rows["gate gone"]["status"] == "FAIL"
+    missing = "gates.1.argv: program 'ralph-test-no-such-runner' not found"
+    assert missing in rows["gate gone"]["detail"]

@@ -16,11 +16,21 @@ import pytest
 from rich.console import Console
 
 from pipeline.cli._progress import Display, LiveView, choose_display
-from pipeline.events import Instant, QuestionId
+from pipeline.cli._render import state_rows
+from pipeline.events import (
+    GateAction,
+    GateFinished,
+    GateStarted,
+    GateStatus,
+    Instant,
+    PipelineEvent,
+    QuestionId,
+)
 from pipeline.reducers import reduce
 from pipeline.serialization import decode_event, decode_stored_event
 from pipeline.state import Ledger, PendingQuestion, PipelineState, Spend, SpendLine
 from tests.cli.test_cli import RALPH, ralph
+from tests.support import budget, gate_spec, scripted_run
 
 
 def _in_a_terminal(*args: str, cwd: Path) -> tuple[int, str]:
@@ -191,3 +201,52 @@ def test_quiet_prints_only_the_summary(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "lifecycle.run_started" not in result.stdout
     assert "Exit status 0: completed" in result.stdout
+
+
+def _gated_log() -> tuple[PipelineEvent, ...]:
+    """A simulated run whose blocking ``tests`` gate fails once, then passes."""
+    answers: dict[str, list[object]] = {"gate status": [GateStatus.FAILED, GateStatus.PASSED]}
+    gates = (gate_spec(GateAction.BLOCK),)
+    return tuple(scripted_run(answers, budget_=budget(max_iterations=4), gates=gates).events)
+
+
+def _panel(view: LiveView) -> str:
+    console = Console(record=True, width=120, color_system=None)
+    console.print(view)
+    return console.export_text()
+
+
+def test_the_live_panel_shows_the_gate_at_work_and_counts_gate_blocks() -> None:
+    """While a gate's command runs, "at work" names the gate, its boundary and how long it has
+    run (``ralph status``'s "active" names it too); once its failure blocked, "trouble" counts
+    the block and the developer is at work."""
+    log = _gated_log()
+    now = [0.0]
+    view = LiveView(clock=lambda: now[0])
+    state = PipelineState()
+    started = next(i for i, e in enumerate(log) if isinstance(e, GateStarted))
+    finished = next(i for i, e in enumerate(log) if isinstance(e, GateFinished))
+    for event in log[: started + 1]:
+        state = reduce(state, event)
+        view.record(state, event)
+    now[0] = 41.0
+    text = _panel(view)
+    assert "at work    gate tests (final), since 0m41s" in text
+    assert dict(state_rows(state))["active"] == "gate tests (final)"  # ralph status too
+    assert "0 gate blocks" in text
+    for event in log[started + 1 : finished + 1]:
+        state = reduce(state, event)
+        view.record(state, event)
+    text = _panel(view)
+    assert "1 gate blocks" in text
+    assert "gate tests" not in text
+
+
+def test_the_live_panel_of_a_run_without_gates_says_nothing_of_gates() -> None:
+    """No gate configured: no gate blocks to count."""
+    view = LiveView(clock=lambda: 0.0)
+    state = PipelineState()
+    for event in scripted_run().events:
+        state = reduce(state, event)
+        view.record(state, event)
+    assert "gate" not in _panel(view)

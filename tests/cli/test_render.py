@@ -12,6 +12,13 @@ from pipeline.cli._render import describe_event
 from pipeline.events import (
     AgentName,
     CommitMessageGenerated,
+    Digest,
+    DurationMs,
+    ExitCode,
+    GateBoundary,
+    GateFinished,
+    GateStarted,
+    GateStatus,
     Instant,
     PipelineEvent,
     Role,
@@ -47,3 +54,38 @@ def test_a_multi_line_commit_message_stays_on_one_line() -> None:
     line = describe_event(fact)
     assert "\n" not in line
     assert "Fix it\\n\\nThe body" in line
+
+
+def test_a_gate_start_is_its_gate_and_boundary() -> None:
+    """``validation.gate_started``: which gate, at which boundary."""
+    line = describe_event(GateStarted("tests", GateBoundary.FINAL, T))
+    assert line == "validation.gate_started gate=tests boundary=final"
+
+
+def test_a_gate_report_says_how_it_ended_its_last_line_and_the_whole_log_path() -> None:
+    """``validation.gate_finished``: status, exit code, duration, the last line of the output
+    (a test runner's summary; control characters escaped) and the log's path, never cut short;
+    not the command (it can be a whole script) nor the digest."""
+    log = ".ralph/runs/20260101-120000-abcdef/logs/gate-a-rather-long-gate-name-1234.log"
+    fact = GateFinished(
+        gate="tests",
+        boundary=GateBoundary.COMPLETION,
+        argv=("python", "-c", "import sys\nsys.exit(1)"),
+        status=GateStatus.FAILED,
+        exit_code=ExitCode(1),
+        duration_ms=DurationMs(41_250),
+        output_digest=Digest("ab" * 32),
+        log_path=log,
+        tail="FAILED tests/test_calc.py::test_div\n\x1b[31m1 failed, 3 passed\x1b[0m\n",
+        at=T,
+    )
+    assert describe_event(fact) == (
+        "validation.gate_finished gate=tests boundary=completion status=failed exit_code=1 "
+        "duration=41.250s last_line=\\x1b[31m1 failed, 3 passed\\x1b[0m "
+        f"log_path={log}"
+    )
+    not_started = attrs.evolve(fact, status=GateStatus.NOT_STARTED, exit_code=None, tail="")
+    assert describe_event(not_started) == (
+        "validation.gate_finished gate=tests boundary=completion status=not_started "
+        f"duration=41.250s log_path={log}"
+    )

@@ -17,8 +17,10 @@ from pipeline.workspace._doctor import (
     agent_pitfalls,
     check_agents,
     check_store,
+    check_validate,
     diagnose,
 )
+from pipeline.workspace._doctor_gates import check_gates
 from tests.runtime.workspace import make_workspace
 
 
@@ -175,3 +177,59 @@ def test_git_identity_missing_fails_with_the_command_to_set_it(tmp_path: Path) -
     assert "user.name" in checks["git identity"].detail
     assert 'git config user.name "..."' in checks["git identity"].fix
     assert checks["repository"].status is Status.OK
+
+
+def test_each_gate_program_is_found_or_fails_and_a_completion_gate_without_a_promise_warns(
+    tmp_path: Path,
+) -> None:
+    """One check per gate: a program on PATH or in the workspace is OK, a missing one fails
+    with the line ``ralph run`` refuses with and the fix; a ``completion`` gate with the
+    completion promise off warns (it waits for a claim that cannot come); with gates, no
+    ``validate`` is no warning."""
+    bin_dir, home = tmp_path / "bin", tmp_path / "home"
+    _cli(bin_dir, "lint-here")
+    _cli(tmp_path / "scripts", "check.sh")
+    config = parse_config(
+        '[loop]\ncompletion_promise = ""\n'
+        '[[gates]]\nname = "lint"\nargv = ["lint-here"]\non_failure = "warn"\n'
+        '[[gates]]\nname = "local"\nargv = ["scripts/check.sh"]\non = ["completion", "final"]\n'
+        '[[gates]]\nname = "tests"\nargv = ["ralph-test-no-such-runner", "-q"]\n'
+        'on = ["completion"]\n',
+        "t",
+    )
+    checks = check_gates(tmp_path, config, _environ(bin_dir, home))
+    shown = [(c.name, c.status, c.detail) for c in checks]
+    assert shown == [
+        ("gate lint", Status.OK, "program 'lint-here' found; at final, on failure warn"),
+        (
+            "gate local",
+            Status.OK,
+            "program 'scripts/check.sh' found; at completion, final, on failure block",
+        ),
+        (
+            "gate local",
+            Status.WARN,
+            "gates.1.on: completion never applies (loop.completion_promise is off): "
+            "it runs at final only",
+        ),
+        (
+            "gate tests",
+            Status.FAIL,
+            "gates.2.argv: program 'ralph-test-no-such-runner' not found (on PATH or here)",
+        ),
+        (
+            "gate tests",
+            Status.WARN,
+            "gates.2.on: completion never applies (loop.completion_promise is off): it never runs",
+        ),
+    ]
+    fix = "install ralph-test-no-such-runner or correct gates.2.argv in ralph.toml"
+    assert checks[3].fix == fix
+    (validate,) = check_validate(tmp_path, config, _environ(bin_dir, home))
+    assert (validate.status, validate.detail) == (Status.OK, "none: the gates check the work")
+    with_promise = parse_config(
+        '[[gates]]\nname = "tests"\nargv = ["lint-here"]\non = ["completion"]\n', "t"
+    )
+    assert [c.status for c in check_gates(tmp_path, with_promise, _environ(bin_dir, home))] == [
+        Status.OK
+    ]

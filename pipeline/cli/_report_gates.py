@@ -1,0 +1,204 @@
+"""``ralph report``'s gates: a lane on the timeline with one bar per gate run, coloured by
+outcome, and a table of the runs, in HTML and in Markdown (pure: strings in, strings out).
+
+A gate's output is the text of a command the agent may have written: every text is escaped
+(HTML, or literal Markdown), never markup. A run with no gate run gets none of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from html import escape
+from typing import Final
+
+from pipeline.cli._report_layout import placed, seconds_text
+from pipeline.cli._safe import markdown_text, terminal_safe
+from pipeline.events import GateAction
+from pipeline.views import GateOutcome, GateRun
+
+__all__ = [
+    "GATE_STYLE",
+    "gate_lane_html",
+    "gate_legend_html",
+    "gates_markdown",
+    "gates_summary",
+    "gates_table_html",
+]
+
+_COLOURS: Final = {
+    GateOutcome.PASSED: "#2da44e",
+    GateOutcome.BLOCKED: "#cf222e",
+    GateOutcome.WARNED: "#bf8700",
+    GateOutcome.STOPPED: "#82071e",
+    GateOutcome.CUT_SHORT: "#6e7781",
+    GateOutcome.RUNNING: "#0969da",
+}
+
+GATE_STYLE: Final = (
+    "".join(f".gate-bar.{o.value} {{ background: {c}; }}\n" for o, c in _COLOURS.items())
+    + """
+.gate-bar { position: absolute; top: 2px; height: 18px; border-radius: 3px; color: #fff;
+            font-size: 11px; line-height: 18px; overflow: hidden; white-space: nowrap;
+            box-sizing: border-box; padding: 0 2px; }
+table.gates caption { text-align: left; font-weight: 600; padding-bottom: 4px; }
+table.gates pre { margin: 0; max-width: 60em; overflow-x: auto; font-size: 12px; }
+"""
+)
+"""The gates' part of the page's style (only in a page that has gate runs)."""
+
+_LAST_LINE_CHARS: Final = 120
+"""The most of a gate's last output line the Markdown table shows (the log has it all)."""
+
+
+def gates_summary(runs: Sequence[GateRun]) -> str:
+    """The gate runs in a few words: ``4 gate runs (2 passed, 1 blocked, 1 warned)`` (empty
+    when there is none)."""
+    if not runs:
+        return ""
+    counts = {o: sum(r.outcome is o for r in runs) for o in GateOutcome}
+    parts = ", ".join(f"{n} {o.value.replace('_', ' ')}" for o, n in counts.items() if n)
+    plural = "s" if len(runs) != 1 else ""
+    return f"{len(runs)} gate run{plural} ({parts})"
+
+
+def _status(run: GateRun) -> str:
+    """How the command ended, with its exit code: ``failed, exit 1``; ``cut short`` when the
+    run stopped before it reported."""
+    if run.outcome is GateOutcome.CUT_SHORT:
+        return "cut short (never reported)"
+    if run.status is None:
+        return "running"
+    if run.exit_code is None:
+        return run.status.value
+    return f"{run.status.value}, exit {run.exit_code}"
+
+
+_DOES: Final = {
+    GateAction.BLOCK: "block (work sent back)",
+    GateAction.WARN: "warn (developer told)",
+    GateAction.STOP: "stop (run ended)",
+}
+
+
+def _action(run: GateRun) -> str:
+    """What the run's failure did, or ``-``."""
+    return "-" if run.action is None else _DOES[run.action]
+
+
+def _duration(run: GateRun) -> str:
+    return seconds_text(run.duration_s)
+
+
+def _rows(runs: Sequence[GateRun]) -> list[tuple[str, ...]]:
+    """Each run's cells, as text: number, gate, boundary, iteration, duration, status,
+    action, log."""
+    return [
+        (
+            str(run.number),
+            run.gate,
+            run.boundary.value,
+            str(run.iteration),
+            _duration(run),
+            _status(run),
+            _action(run),
+            run.log_path or "-",
+        )
+        for run in runs
+    ]
+
+
+_HEADS: Final = ("#", "gate", "boundary", "iteration", "duration", "status", "action", "log")
+
+
+def _title(run: GateRun) -> str:
+    parts = [
+        f"gate {run.gate} ({run.boundary.value}), iteration {run.iteration}",
+        _status(run),
+        f"duration {_duration(run)}",
+        f"action: {_action(run)}",
+        f"log: {run.log_path or '-'}",
+    ]
+    return "\n".join(parts)
+
+
+def gate_lane_html(runs: Sequence[GateRun], start: datetime, end: datetime, total: float) -> str:
+    """The timeline's gates lane: one bar per run, placed by its time, coloured by its
+    outcome (empty when there is no run)."""
+    if not runs:
+        return ""
+    in_order = sorted(runs, key=lambda r: (r.started_at, r.number))
+    places = placed([(r.started_at, r.ended_at) for r in in_order], start, end, total)
+    bars = "".join(
+        f'<div class="gate-bar {run.outcome.value}" data-number="{run.number}" '
+        f'data-gate="{escape(run.gate)}" data-outcome="{run.outcome.value}" '
+        f'style="left:{left:.3f}%;width:{width:.3f}%" title="{escape(_title(run))}">'
+        f"{escape(run.gate)}</div>"
+        for run, (left, width) in zip(in_order, places, strict=True)
+    )
+    return (
+        '<div class="lane" data-lane="gates"><div class="lane-name">gates</div>'
+        f'<div class="track">{bars}</div></div>'
+    )
+
+
+def gate_legend_html(runs: Sequence[GateRun]) -> str:
+    """The gate outcomes' colours for the legend (empty when there is no run)."""
+    if not runs:
+        return ""
+    return "".join(
+        f'<span><i style="background:{colour}"></i>gate {outcome.value}</span>'
+        for outcome, colour in _COLOURS.items()
+    )
+
+
+def _output_html(run: GateRun) -> str:
+    """The end of the gate's output, folded under its last line, escaped."""
+    if not run.tail:
+        return ""
+    last = run.tail.rstrip().rsplit("\n", 1)[-1]
+    return (
+        f"<details><summary>{escape(terminal_safe(last))}</summary>"
+        f"<pre>{escape(terminal_safe(run.tail, newlines=True))}</pre></details>"
+    )
+
+
+def gates_table_html(runs: Sequence[GateRun]) -> str:
+    """The Gates table: one row per run, with the end of its output (empty when there is no
+    run)."""
+    if not runs:
+        return ""
+    heads = "".join(f"<th>{head}</th>" for head in (*_HEADS, "end of output"))
+    body = "".join(
+        f'<tr data-outcome="{run.outcome.value}">'
+        + "".join(f"<td>{escape(terminal_safe(cell))}</td>" for cell in row)
+        + f"<td>{_output_html(run)}</td></tr>"
+        for run, row in zip(runs, _rows(runs), strict=True)
+    )
+    return (
+        '<table class="gates" id="gates"><caption>Gates</caption>'
+        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def _last_line(tail: str) -> str:
+    line = tail.rstrip().rsplit("\n", 1)[-1]
+    return line if len(line) <= _LAST_LINE_CHARS else line[: _LAST_LINE_CHARS - 1] + "…"
+
+
+def gates_markdown(runs: Sequence[GateRun]) -> list[str]:
+    """The Gates table in Markdown, each cell literal text, with the last line of each run's
+    output (no line when there is no run)."""
+    if not runs:
+        return []
+    lines = [
+        "",
+        "**Gates**",
+        "",
+        f"| {' | '.join((*_HEADS, 'last line of output'))} |",
+        "| ---: | --- | --- | ---: | ---: | --- | --- | --- | --- |",
+    ]
+    for run, row in zip(runs, _rows(runs), strict=True):
+        cells = (*row, _last_line(run.tail))
+        lines.append(f"| {' | '.join(markdown_text(cell) for cell in cells)} |")
+    return lines
