@@ -17,6 +17,7 @@ from attrs import field, frozen
 from pipeline.config._gates import GateConfig
 from pipeline.config._loop import HatConfig, HatsConfig, LoopConfig
 from pipeline.config._presets import PRESETS, PromptVia
+from pipeline.config._screen import PostconditionConfig, TamperConfig
 from pipeline.events import Budget, Count, DurationMs, Json, LoopPolicy, Ordinal, Role, Usd
 
 __all__ = [
@@ -272,6 +273,8 @@ class RalphConfig:
     """The final check (argv, run in the workspace; exit 0 passes); empty: none."""
     gates: tuple[GateConfig, ...] = ()
     """``[[gates]]``: the commands a completion must pass, run before ``validate``."""
+    tamper: TamperConfig = field(factory=TamperConfig)
+    postconditions: PostconditionConfig = field(factory=PostconditionConfig)
     budgets: BudgetConfig = BudgetConfig()
     agents: dict[str, AgentConfig] = field(factory=dict)
     chains: ChainConfig = ChainConfig()
@@ -305,4 +308,10 @@ class RalphConfig:
         response schemas of the roles' hats and of a topology's hats as loaded from their
         ``response_schema``."""
         policy = self.loop.policy(self.hats, schemas, hat_schemas)
-        return attrs.evolve(policy, gates=tuple(gate.spec() for gate in self.gates))
+        has_gates = bool(self.gates)
+        return attrs.evolve(
+            policy,
+            gates=tuple(gate.spec() for gate in self.gates),
+            tamper=self.tamper.policy(has_gates),
+            postconditions=self.postconditions.policy(has_gates),
+        )

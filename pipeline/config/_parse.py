@@ -22,6 +22,7 @@ from pipeline.config._loop import HatConfig, HatsConfig, check_hats, check_loop
 from pipeline.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS
 from pipeline.config._refs import ref_problem
+from pipeline.config._screen import check_screen
 from pipeline.config._topology_checks import Severity, topology_problems
 from pipeline.errors import PipelineError
 from pipeline.events import Role
@@ -218,6 +219,7 @@ def _check(config: RalphConfig, source: str) -> None:
         problems.append("validate: must name a program (or leave validate out)")
     problems.extend(check_hats(config.hats))
     problems.extend(check_gates(config.gates))
+    problems.extend(check_screen(config.tamper, config.postconditions, config.loop.commits))
     problems.extend(check_loop(config.loop, config.hats))
     ranges = check_ranges(config)
     problems.extend(ranges)

@@ -22,6 +22,8 @@ from pipeline.effects._agent import (
     ends_after_topics,
 )
 from pipeline.effects._id import EffectId
+from pipeline.events.policy import GateSpec
+from pipeline.events.screen import PostconditionPolicy, ScreenScope, TamperPolicy
 from pipeline.events.values import (
     COUNT_VALIDATOR,
     FILE_MODE_VALIDATOR,
@@ -60,6 +62,7 @@ __all__ = [
     "RestorePromptPermissions",
     "RunGate",
     "SaveCheckpoint",
+    "ScreenChanges",
     "StartRun",
     "Terminate",
     "TriggerDevFix",
@@ -120,6 +123,21 @@ class RunGate:
     argv: tuple[str, ...]
     timeout_s: Count = field(validator=COUNT_VALIDATOR)
     inactivity_timeout_s: Count | None = field(default=None, validator=OPTIONAL_COUNT_VALIDATOR)
+
+
+@final
+@frozen(kw_only=True)
+class ScreenChanges:
+    """Screen the change from ``base`` (None: the empty tree) to the work tree under the run's
+    recorded policies, and report the hits. ``gates`` are the run's gates: the workspace files
+    their commands run are protected."""
+
+    effect_id: EffectId
+    scope: ScreenScope
+    base: str | None
+    tamper: TamperPolicy | None
+    postconditions: PostconditionPolicy | None
+    gates: tuple[GateSpec, ...]
 
 
 @final
@@ -293,6 +311,7 @@ Effect: TypeAlias = (
     | Rebase
     | AbortRebase
     | RunGate
+    | ScreenChanges
     | ValidateFinalState
     | TriggerDevFix
     | WriteCompletionMarker
@@ -322,6 +341,7 @@ EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         Rebase: "effect.rebase",
         AbortRebase: "effect.abort_rebase",
         RunGate: "effect.run_gate",
+        ScreenChanges: "effect.screen_changes",
         ValidateFinalState: "effect.validate_final_state",
         TriggerDevFix: "effect.trigger_dev_fix",
         WriteCompletionMarker: "effect.write_completion_marker",

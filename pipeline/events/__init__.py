@@ -113,11 +113,21 @@ from pipeline.events.review import (
     ReviewIssuesFound,
     ReviewPassStarted,
 )
+from pipeline.events.screen import (
+    POSTCONDITION_KINDS,
+    PostconditionPolicy,
+    ScreenHit,
+    ScreenKind,
+    ScreenScope,
+    TamperPolicy,
+)
 from pipeline.events.validation import (
+    ChangesScreened,
     FinalValidationFailed,
     FinalValidationPassed,
     GateFinished,
     GateStarted,
+    ScreenBaseRecorded,
     ValidationEvent,
 )
 from pipeline.events.values import (
@@ -177,6 +187,7 @@ __all__ = [
     "HUMAN_TIMEOUT_TOPIC",
     "MALFORMED_TOPIC",
     "MAX_FORMATTING_RETRIES",
+    "POSTCONDITION_KINDS",
     "RETIRED_TAGS",
     "SCHEMA_VERSION",
     "STARTING_EVENT",
@@ -193,6 +204,7 @@ __all__ = [
     "Budget",
     "BudgetExceeded",
     "BudgetKind",
+    "ChangesScreened",
     "CheckpointSaved",
     "CheckpointTrigger",
     "CommitCreated",
@@ -253,6 +265,7 @@ __all__ = [
     "PlanRejected",
     "PlanningEvent",
     "PlanningStarted",
+    "PostconditionPolicy",
     "PromptFileProtected",
     "PromptInputEvent",
     "PromptKind",
@@ -279,6 +292,11 @@ __all__ = [
     "RunResumed",
     "RunSalvaged",
     "RunStarted",
+    "ScreenBaseRecorded",
+    "ScreenHit",
+    "ScreenKind",
+    "ScreenScope",
+    "TamperPolicy",
     "TerminationReason",
     "TimeoutKind",
     "TopicPublished",

@@ -21,6 +21,7 @@ from attrs import Attribute, field, frozen
 from attrs.validators import optional
 
 from pipeline.errors import PipelineError
+from pipeline.events.screen import PostconditionPolicy, TamperPolicy
 from pipeline.events.values import (
     COUNT_VALIDATOR,
     AgentName,
@@ -310,6 +311,15 @@ class LoopPolicy:
     """The user's workflow of hats routed by topics (None: the built-in pipeline)."""
     gates: tuple[GateSpec, ...] = ()
     """The gates a completion must pass, in the order they run (none before schema 10)."""
+    tamper: TamperPolicy | None = None
+    """The tamper screen run before the gates (None: off; always None before schema 11)."""
+    postconditions: PostconditionPolicy | None = None
+    """What the finished work must hold before completion (None: nothing; none before 11)."""
+
+    @property
+    def screens(self) -> bool:
+        """Whether final validation screens the run's changes before its gates."""
+        return self.tamper is not None or self.postconditions is not None
 
     def gate(self, name: str) -> GateSpec | None:
         """The gate called ``name``, if the policy has one."""

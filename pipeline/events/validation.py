@@ -8,10 +8,12 @@ from typing import TypeAlias, final
 from attrs import field, frozen
 from attrs.validators import optional
 
+from pipeline.events.screen import ScreenHit, ScreenScope
 from pipeline.events.values import (
     COUNT_VALIDATOR,
     EXIT_CODE_VALIDATOR,
     INSTANT_VALIDATOR,
+    Count,
     Digest,
     DurationMs,
     ExitCode,
@@ -21,10 +23,12 @@ from pipeline.events.values import (
 )
 
 __all__ = [
+    "ChangesScreened",
     "FinalValidationFailed",
     "FinalValidationPassed",
     "GateFinished",
     "GateStarted",
+    "ScreenBaseRecorded",
     "ValidationEvent",
 ]
 
@@ -76,7 +80,35 @@ class GateFinished:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
+@final
+@frozen
+class ScreenBaseRecorded:
+    """The run's changes are screened from commit ``sha`` (None: the repository had no commit
+    yet, so from the empty tree): recorded when the run starts, and again after a rebase."""
+
+    sha: str | None
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class ChangesScreened:
+    """ralph screened the change from ``base`` (None: the empty tree) to the work tree, ``files``
+    changed paths, and found ``hits`` (none: the change is clean)."""
+
+    scope: ScreenScope
+    base: str | None
+    files: Count = field(validator=COUNT_VALIDATOR)
+    hits: tuple[ScreenHit, ...]
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
 ValidationEvent: TypeAlias = (
-    FinalValidationPassed | FinalValidationFailed | GateStarted | GateFinished
+    FinalValidationPassed
+    | FinalValidationFailed
+    | GateStarted
+    | GateFinished
+    | ScreenBaseRecorded
+    | ChangesScreened
 )
 """Facts of the final validation phase."""

@@ -29,7 +29,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 10
+SCHEMA_VERSION: Final = 11
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -49,7 +49,9 @@ topology (``LoopPolicy.topology``: hats routed by topics; absent before: the bui
 pipeline), the ``HatActivated`` fact, ``PromptKind.HAT`` and
 ``TerminationReason.WORKFLOW_STALLED``. 10 added gates (``LoopPolicy.gates``: commands run by
 ralph at final validation; absent before: none), the ``GateStarted`` and ``GateFinished``
-facts and ``TerminationReason.GATE_FAILED``.
+facts and ``TerminationReason.GATE_FAILED``. 11 added the tamper screen and the postconditions
+(``LoopPolicy.tamper`` and ``LoopPolicy.postconditions``; absent before: none) and the
+``ScreenBaseRecorded`` and ``ChangesScreened`` facts.
 """
 
 
@@ -141,6 +143,8 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         validation.FinalValidationFailed: "validation.final_validation_failed",
         validation.GateStarted: "validation.gate_started",
         validation.GateFinished: "validation.gate_finished",
+        validation.ScreenBaseRecorded: "validation.screen_base_recorded",
+        validation.ChangesScreened: "validation.changes_screened",
         misc.CheckpointSaved: "misc.checkpoint_saved",
         misc.FinalizingStarted: "misc.finalizing_started",
         misc.PromptPermissionsRestored: "misc.prompt_permissions_restored",

@@ -25,8 +25,9 @@ def step_bound(budget: Budget, chains: Sequence[RoleChain], loop: LoopPolicy | N
     commit, rebase,
     abort and checkpoint effects. A run has one planning task, at most ``max_iterations``
     development iterations (each with a commit task), at most ``max_review_passes`` review
-    passes (each with a fix and a commit task), a validation per iteration, dev-fix once,
-    finalization and termination. A topology's hats work in the development iterations, each
+    passes (each with a fix and a commit task), a validation per iteration (each a round of
+    the screen and the gates before the final check), dev-fix once, finalization and
+    termination. A topology's hats work in the development iterations, each
     through its own chain when it has one.
     """
     topology = None if loop is None else loop.topology
@@ -39,4 +40,5 @@ def step_bound(budget: Budget, chains: Sequence[RoleChain], loop: LoopPolicy | N
     per_task = 5 * attempts + 9
     tasks = 1 + 2 * budget.max_iterations + 3 * budget.max_review_passes + 2
     validations = budget.max_iterations
-    return tasks * per_task + 2 * validations + 16
+    round_size = 0 if loop is None else len(loop.gates) + int(loop.screens)
+    return tasks * per_task + (2 + round_size) * validations + 16

@@ -30,6 +30,7 @@ from pipeline.effects import (
     RestorePromptPermissions,
     RunGate,
     SaveCheckpoint,
+    ScreenChanges,
     StartRun,
     Terminate,
     TriggerDevFix,
@@ -46,6 +47,7 @@ from pipeline.events import (
     Ordinal,
     PromptKind,
     Role,
+    ScreenScope,
 )
 from pipeline.state import (
     Phase,
@@ -162,8 +164,19 @@ def next_effect(state: PipelineState) -> Effect:
 
 
 def _gate(state: PipelineState, eid: EffectId) -> Effect:
-    """The head gate of the round under way, with its command as the run recorded it."""
+    """The screen of the run's changes when it is still due, else the head gate of the round
+    under way, with its command as the run recorded it."""
     round_, run = state.gating.round, state.run
+    if round_ is not None and round_.screen_due and run is not None:
+        loop = run.loop
+        return ScreenChanges(
+            effect_id=eid,
+            scope=ScreenScope.RUN,
+            base=state.gating.run_base,
+            tamper=loop.tamper,
+            postconditions=loop.postconditions,
+            gates=loop.gates,
+        )
     head = round_.pending[0] if round_ is not None and round_.pending else None
     spec = None if head is None or run is None else run.loop.gate(head[0])
     if head is None or spec is None:

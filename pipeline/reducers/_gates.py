@@ -1,6 +1,7 @@
 """Gates: the commands a completion must pass, run by ralph at final validation (pure).
 
-Final validation opens a **round** of the gates whose boundary applies (``final`` always,
+Final validation opens a **round**: the screen of the run's changes first when the run screens
+them (``_screening``), then the gates whose boundary applies (``final`` always,
 ``completion`` when an agent's completion was accepted), in the order the policy lists them;
 a round with no gate goes straight to the final check, so a run without gates is as before.
 Each gate's command runs (``GateStarted``, then ``GateFinished``); a failure does what its
@@ -47,7 +48,7 @@ from pipeline.state import (
     TerminationReason,
 )
 
-__all__ = ["GATE_WARNING_TOPIC", "gate_finished", "gate_started"]
+__all__ = ["GATE_WARNING_TOPIC", "gate_finished", "gate_started", "resolve_round"]
 
 GATE_WARNING_TOPIC: Final = "ralph.gate_warning"
 """The notice of a gate whose failure only warns."""
@@ -58,7 +59,7 @@ def _head(state: PipelineState) -> tuple[GateRound, str] | None:
     progress, round_ = state.progress, state.gating.round
     if progress.phase is not Phase.FINAL_VALIDATION or progress.step is not Step.GATE:
         return None
-    if round_ is None or not round_.pending:
+    if round_ is None or round_.screen_due or not round_.pending:
         return None
     return round_, round_.pending[0][0]
 
@@ -98,10 +99,10 @@ def gate_finished(state: PipelineState, event: GateFinished) -> PipelineState:
         return advance(
             state, gating=evolve(gating, round=GateRound(pending=rest, failures=failures))
         )
-    return _resolved(state, evolve(gating, round=None), failures)
+    return resolve_round(state, evolve(gating, round=None), failures)
 
 
-def _resolved(
+def resolve_round(
     state: PipelineState, gating: Gating, failures: tuple[GateFailure, ...]
 ) -> PipelineState:
     """The round is over: warnings told, then the final check, or development again when a

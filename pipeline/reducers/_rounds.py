@@ -9,7 +9,8 @@ __all__ = ["final_round"]
 
 
 def final_round(state: PipelineState) -> GateRound | None:
-    """The round of gates final validation runs now (None: no gate applies)."""
+    """The round final validation runs now: the screen of the run's changes when the run
+    screens them, then the gates that apply (None: neither)."""
     run = state.run
     if run is None:
         return None
@@ -20,4 +21,7 @@ def final_round(state: PipelineState) -> GateRound | None:
             pending.append((gate.name, GateBoundary.COMPLETION))
         elif GateBoundary.FINAL in gate.on:
             pending.append((gate.name, GateBoundary.FINAL))
-    return GateRound(pending=tuple(pending)) if pending else None
+    screen = run.loop.screens and state.gating.base_recorded
+    if not pending and not screen:
+        return None
+    return GateRound(pending=tuple(pending), screen_due=screen)

@@ -7,14 +7,17 @@ from typing import assert_never
 from attrs import evolve
 
 from pipeline.events import (
+    ChangesScreened,
     FinalValidationFailed,
     FinalValidationPassed,
     GateFinished,
     GateStarted,
+    ScreenBaseRecorded,
     ValidationEvent,
 )
 from pipeline.reducers._build import anomaly
 from pipeline.reducers._gates import gate_finished, gate_started
+from pipeline.reducers._screening import changes_screened, screen_base_recorded
 from pipeline.reducers._topics import gate_success
 from pipeline.reducers._transitions import finalize, start_development
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
@@ -57,6 +60,10 @@ def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineS
             return gate_started(state, event)
         case GateFinished():
             return gate_finished(state, event)
+        case ScreenBaseRecorded():
+            return screen_base_recorded(state, event)
+        case ChangesScreened():
+            return changes_screened(state, event)
         case _:
             assert_never(event)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
+from pipeline.events.values import Count
 from pipeline.screening._counters import find_exits, find_filters, find_skips, find_tautologies
 from pipeline.screening._images import Image, Pair
 from pipeline.screening._model import Marker, ScreenHit, ScreenKind
@@ -55,7 +56,7 @@ def added_markers(kind: ScreenKind, pairs: tuple[Pair, ...], find: Finder) -> li
         for _, path, m in sorted(found, key=lambda c: (c[0], c[1], c[2].line)):
             if excess <= 0:
                 break
-            hits.append(ScreenHit(kind=kind, path=path, line=m.line, detail=m.text))
+            hits.append(ScreenHit(kind=kind, path=path, line=Count(m.line), detail=m.text))
             excess -= m.count
     return hits
 

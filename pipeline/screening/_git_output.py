@@ -10,6 +10,7 @@ from typing import Final, final
 
 from attrs import frozen
 
+from pipeline.events.values import Count
 from pipeline.screening._model import (
     DETAIL_CHARS,
     ChangeStatus,
@@ -109,5 +110,5 @@ def tree_dirty(entries: tuple[StatusEntry, ...]) -> tuple[ScreenHit, ...]:
     hits = []
     for entry in entries:
         detail = "untracked" if entry.code == "??" else f"not committed (git status {entry.code})"
-        hits.append(ScreenHit(ScreenKind.TREE_DIRTY, entry.path, 0, detail))
+        hits.append(ScreenHit(ScreenKind.TREE_DIRTY, entry.path, Count(0), detail))
     return tuple(sorted(set(hits), key=lambda h: (h.path, h.detail)))

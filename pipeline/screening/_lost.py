@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from pipeline.events.values import Count
 from pipeline.screening._counters import count_assertions, count_items
 from pipeline.screening._images import Image, Pair
 from pipeline.screening._model import ChangeStatus, ScreenHit, ScreenKind, TestItem
@@ -68,20 +69,20 @@ def _whole_file(pair: Pair, before: int, gone: list[str]) -> ScreenHit | None:
         return ScreenHit(
             kind=ScreenKind.TEST_FILE_DELETED,
             path=change.before,
-            line=0,
+            line=Count(0),
             detail=f"deleted (tests gone: {listed})",
         )
     if change.status is ChangeStatus.RENAMED and pair.new is not None and not pair.new.test_code:
         return ScreenHit(
             kind=ScreenKind.TEST_FILE_DELETED,
             path=change.before,
-            line=0,
+            line=Count(0),
             detail=f"renamed to {change.path}, not test code (tests gone: {listed})",
         )
     return ScreenHit(
         kind=ScreenKind.TEST_FILE_EMPTIED,
         path=change.path,
-        line=0,
+        line=Count(0),
         detail=f"{_plural(before, 'test')} before, none now (tests gone: {listed})",
     )
 
@@ -105,7 +106,7 @@ def lost_tests(pairs: tuple[Pair, ...]) -> list[ScreenHit]:
         for index, pair in enumerate(pairs):
             if gone[index] and index not in whole:
                 detail = f"{_plural(fewer, 'fewer test')} in all; gone here: {_names(gone[index])}"
-                hits.append(ScreenHit(ScreenKind.TEST_REMOVED, pair.change.path, 0, detail))
+                hits.append(ScreenHit(ScreenKind.TEST_REMOVED, pair.change.path, Count(0), detail))
     asserted = [(_assertions(p.old), _assertions(p.new)) for p in pairs]
     dropped = sum(a for a, _ in asserted) - sum(b for _, b in asserted)
     if dropped > 0:
@@ -113,5 +114,7 @@ def lost_tests(pairs: tuple[Pair, ...]) -> list[ScreenHit]:
             before, after = asserted[index]
             if before > after and index not in whole:
                 detail = f"{before} -> {_plural(after, 'assertion')} ({dropped} fewer in all)"
-                hits.append(ScreenHit(ScreenKind.ASSERTIONS_REMOVED, pair.change.path, 0, detail))
+                hits.append(
+                    ScreenHit(ScreenKind.ASSERTIONS_REMOVED, pair.change.path, Count(0), detail)
+                )
     return hits

@@ -1,7 +1,7 @@
 """The screen's values: what a change is, what the screen is told, what it finds (pure data).
 
-``ScreenKind`` and ``ScreenHit`` are the shapes section 6 of ``docs/research/gates-design.md``
-gives the vocabulary; they live here until the facts that carry them are added (schema 10).
+``ScreenKind`` and ``ScreenHit`` belong to the event vocabulary (``ChangesScreened`` carries
+them) and are re-exported from here.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Final, final
 from attrs import frozen
 
 from pipeline.errors import PipelineError
+from pipeline.events.screen import ScreenHit, ScreenKind
 
 __all__ = [
     "ChangeStatus",
@@ -32,27 +33,6 @@ DETAIL_CHARS: Final = 200
 
 class ScreeningError(PipelineError, ValueError):
     """Git's output handed to a parser is not in the expected shape (names the bad record)."""
-
-
-@enum.unique
-class ScreenKind(enum.StrEnum):
-    """What a hit is about: one tamper detector or postcondition of the design."""
-
-    TEST_FILE_DELETED = "test_file_deleted"
-    TEST_FILE_EMPTIED = "test_file_emptied"
-    TEST_REMOVED = "test_removed"
-    SKIP_ADDED = "skip_added"
-    ASSERTIONS_REMOVED = "assertions_removed"
-    TAUTOLOGY_ADDED = "tautology_added"
-    EXIT_FORCED = "exit_forced"
-    TEST_CONFIG_CHANGED = "test_config_changed"
-    PROTECTED_CHANGED = "protected_changed"
-    TODO_ADDED = "todo_added"
-    SECRET_ADDED = "secret_added"
-    """Found by the secret adapter (a handler), never by this pure package."""
-    TREE_DIRTY = "tree_dirty"
-    SCREEN_INCOMPLETE = "screen_incomplete"
-    """The handler stopped gathering changes at its file limit."""
 
 
 @enum.unique
@@ -123,23 +103,6 @@ class ScreenRules:
     test_paths: tuple[str, ...] = ()
     protect: tuple[Protection, ...] = ()
     allow: tuple[str, ...] = ()
-
-
-@final
-@frozen
-class ScreenHit:
-    """One finding, named precisely: ``line`` is 1-based, or 0 when it is about a whole file."""
-
-    kind: ScreenKind
-    path: str
-    line: int
-    detail: str
-
-    @property
-    def summary(self) -> str:
-        """The one-line form for notices and reports: ``kind path:line: detail``."""
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{self.kind} {where}: {self.detail}"
 
 
 @final

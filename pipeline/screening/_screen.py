@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pipeline.events.values import Count
 from pipeline.screening._added import (
     added_markers,
     config_filters,
@@ -61,7 +62,7 @@ def _protected(pair: Pair, rules: ScreenRules) -> ScreenHit | None:
             verb = f"renamed to {change.path}" if path == change.before else "renamed here"
         else:
             verb = change.status.value
-        return ScreenHit(ScreenKind.PROTECTED_CHANGED, path, 0, f"{verb} ({reason})")
+        return ScreenHit(ScreenKind.PROTECTED_CHANGED, path, Count(0), f"{verb} ({reason})")
     return None
 
 

@@ -18,9 +18,10 @@ from pipeline.simulation._config import (
     fake_clock,
     simulated_policy,
 )
-from pipeline.simulation._world import SimulatedWorld
+from pipeline.simulation._world import SCREEN_FINDINGS, SimulatedWorld
 
 __all__ = [
+    "SCREEN_FINDINGS",
     "SIMULATED_RESPONSES",
     "SPECIAL_TOPICS",
     "USAGE_CHOICE",

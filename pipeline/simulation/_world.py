@@ -34,6 +34,7 @@ from pipeline.effects import (
     RestorePromptPermissions,
     RunGate,
     SaveCheckpoint,
+    ScreenChanges,
     StartRun,
     Terminate,
     TriggerDevFix,
@@ -45,6 +46,7 @@ from pipeline.effects import (
 from pipeline.events import (
     AgentChainExhausted,
     BackoffWaited,
+    ChangesScreened,
     CheckpointSaved,
     CommitCreated,
     CommitMessageGenerated,
@@ -103,6 +105,9 @@ from pipeline.events import (
     RunCompleted,
     RunId,
     RunStarted,
+    ScreenBaseRecorded,
+    ScreenHit,
+    ScreenKind,
     TimeoutKind,
     TopicPublished,
     UsageReported,
@@ -122,6 +127,14 @@ from pipeline.simulation._config import (
     fake_clock,
     topology_topics,
 )
+
+SCREEN_FINDINGS: tuple[tuple[ScreenHit, ...], ...] = (
+    (),
+    (ScreenHit(ScreenKind.TEST_REMOVED, "tests/test_app.py", Count(0), "1 test fewer"),),
+    (ScreenHit(ScreenKind.TODO_ADDED, "src/app.py", Count(3), "# TODO"),),
+    (ScreenHit(ScreenKind.SCREEN_INCOMPLETE, ".", Count(0), "over 5000 files"),),
+)
+"""What a simulated screen finds: nothing, a tamper hit, a postcondition's, a cut-short screen."""
 
 
 @define
@@ -150,6 +163,7 @@ class SimulatedWorld:
                         now(),
                     ),
                     PromptFileProtected("PROMPT.md", Count(0o644), now()),
+                    *((ScreenBaseRecorded(None, now()),) if c.loop.screens else ()),
                 )
             case BeginPlanning():
                 return (PlanningStarted(now()),)
@@ -190,6 +204,9 @@ class SimulatedWorld:
                 return (RebaseAborted(now()),)
             case RunGate():
                 return self._gate(effect)
+            case ScreenChanges():
+                hits = self.chooser.pick(SCREEN_FINDINGS, "screen hits")
+                return (ChangesScreened(effect.scope, effect.base, Count(3), hits, now()),)
             case ValidateFinalState():
                 if self.chooser.pick((True, False), "validation passes"):
                     return (FinalValidationPassed(now()),)

@@ -1,6 +1,6 @@
 """The state of a pipeline run and the views decisions are made from (pure)."""
 
-from pipeline.state.gating import GateFailure, GateRound, Gating
+from pipeline.state.gating import SCREEN, GateFailure, GateRound, Gating
 from pipeline.state.hats import agents_for, response_schema_for, working_hat
 from pipeline.state.model import (
     FEEDBACK_EXCERPT_CHARS,
@@ -46,6 +46,7 @@ __all__ = [
     "MAX_NOTICES",
     "MAX_PENDING_TOPICS",
     "RUNNING_PHASES",
+    "SCREEN",
     "TERMINAL_PHASES",
     "AgentCursor",
     "Checkpoints",

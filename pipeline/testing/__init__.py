@@ -27,7 +27,11 @@ from pipeline.testing._strategies import (
     usd,
     world_configs,
 )
-from pipeline.testing._topologies import gate_specs
+from pipeline.testing._topologies import (
+    gate_specs,
+    postcondition_policies,
+    tamper_policies,
+)
 
 __all__ = [
     "HypothesisChooser",
@@ -40,11 +44,13 @@ __all__ = [
     "instants",
     "json_values",
     "loop_policies",
+    "postcondition_policies",
     "reachable_states",
     "register_strategies",
     "response_facts",
     "simulated_runs",
     "spend_lines",
+    "tamper_policies",
     "topic_patterns",
     "topics",
     "topologies",

@@ -30,6 +30,7 @@ from pipeline.events import (
     Digest,
     DurationMs,
     ExitCode,
+    GateSpec,
     Hat,
     Instant,
     Json,
@@ -59,7 +60,13 @@ from pipeline.simulation import (
 )
 from pipeline.state import PipelineState, ResponseCheck, SpendLine
 from pipeline.testing._topics import ID_ALPHABET, agent_names, topic_patterns, topics
-from pipeline.testing._topologies import gate_specs, topologies
+from pipeline.testing._topologies import (
+    gate_spec,
+    gate_specs,
+    postcondition_policies,
+    tamper_policies,
+    topologies,
+)
 
 __all__ = [
     "HypothesisChooser",
@@ -217,6 +224,8 @@ def loop_policies() -> st.SearchStrategy[LoopPolicy]:
         max_formatting_retries=st.integers(0, 3).map(Count),
         topology=st.none() | topologies(),
         gates=gate_specs(),
+        tamper=tamper_policies(),
+        postconditions=postcondition_policies(),
     )
 
 
@@ -284,6 +293,7 @@ def register_strategies() -> None:
     register(SpendLine, spend_lines())
     register(Json, json_values())
     register(LoopPolicy, loop_policies())
+    register(GateSpec, gate_spec())
     register(
         RoleChain,
         st.builds(

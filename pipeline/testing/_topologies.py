@@ -4,11 +4,27 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from pipeline.events import Count, GateAction, GateBoundary, GateSpec, Topology, WorkHat
+from pipeline.events import (
+    Count,
+    GateAction,
+    GateBoundary,
+    GateSpec,
+    PostconditionPolicy,
+    ScreenKind,
+    TamperPolicy,
+    Topology,
+    WorkHat,
+)
 from pipeline.responses import AGENT_RESPONSE
 from pipeline.testing._topics import agent_names, topic_patterns, topics
 
-__all__ = ["gate_specs", "topologies"]
+__all__ = [
+    "gate_spec",
+    "gate_specs",
+    "postcondition_policies",
+    "tamper_policies",
+    "topologies",
+]
 
 
 _HAT_NAMES = ("alpha", "beta", "gamma", "delta")
@@ -42,10 +58,10 @@ def topologies(draw: st.DrawFn) -> Topology:
     )
 
 
-def gate_specs() -> st.SearchStrategy[tuple[GateSpec, ...]]:
-    """Up to three gates with distinct names, at any boundaries, with any action on failure."""
+def gate_spec() -> st.SearchStrategy[GateSpec]:
+    """One gate, at any boundaries, with any action on failure."""
     boundaries = st.lists(st.sampled_from(tuple(GateBoundary)), min_size=1, unique=True)
-    gate = st.builds(
+    return st.builds(
         GateSpec,
         name=st.sampled_from(("tests", "lint", "types")),
         argv=st.just(("true",)),
@@ -53,4 +69,30 @@ def gate_specs() -> st.SearchStrategy[tuple[GateSpec, ...]]:
         on=boundaries.map(tuple),
         on_failure=st.sampled_from(tuple(GateAction)),
     )
-    return st.lists(gate, max_size=3, unique_by=lambda g: g.name).map(tuple)
+
+
+def gate_specs() -> st.SearchStrategy[tuple[GateSpec, ...]]:
+    """Up to three gates with distinct names."""
+    return st.lists(gate_spec(), max_size=3, unique_by=lambda g: g.name).map(tuple)
+
+
+def tamper_policies() -> st.SearchStrategy[TamperPolicy | None]:
+    """No tamper screen, or one with any action on a hit and a per-detector override."""
+    actions = st.sampled_from(tuple(GateAction))
+    override = st.tuples(st.sampled_from(tuple(ScreenKind)), actions)
+    return st.none() | st.builds(
+        TamperPolicy,
+        protect=st.just(("Makefile",)),
+        actions=st.lists(override, max_size=2, unique_by=lambda o: o[0]).map(tuple),
+        on_hit=actions,
+    )
+
+
+def postcondition_policies() -> st.SearchStrategy[PostconditionPolicy | None]:
+    """No postconditions, or any with any action on a failure."""
+    return st.none() | st.builds(
+        PostconditionPolicy,
+        no_secrets=st.booleans(),
+        clean_tree=st.booleans(),
+        on_failure=st.sampled_from(tuple(GateAction)),
+    )

@@ -13,12 +13,13 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pipeline.errors import PipelineError
+from pipeline.events import Count, Instant, PromptFileProtected
 
-__all__ = ["PromptPathError", "protect_prompt", "restore_prompt"]
+__all__ = ["PromptPathError", "prompt_protected", "protect_prompt", "restore_prompt"]
 
 _WRITE_BITS = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
 
@@ -64,3 +65,20 @@ def restore_prompt(root: Path, path: Path, mode: int) -> None:
     """Give ``path`` back ``mode``."""
     with _opened(root, path) as descriptor:
         os.fchmod(descriptor, mode)
+
+
+def prompt_protected(
+    root: Path, prompt: Path, earlier_mode: int | None, clock: Callable[[], Instant]
+) -> PromptFileProtected | None:
+    """Make a new run's prompt file inside the workspace read-only: the fact with the mode to
+    give back at the end (``earlier_mode`` when an earlier run that never finished left it
+    read-only), or None for a prompt file outside the workspace, which is the user's own and
+    left alone. Raises :class:`PipelineError` when the prompt path is not a regular file."""
+    if not prompt.parent.resolve().is_relative_to(root.resolve()):
+        return None
+    try:
+        mode = protect_prompt(root, prompt)
+    except PromptPathError as error:
+        raise PipelineError(str(error)) from error
+    given_back = mode if earlier_mode is None else earlier_mode
+    return PromptFileProtected(str(prompt), Count(given_back), clock())

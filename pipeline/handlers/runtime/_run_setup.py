@@ -15,6 +15,7 @@ from typing import Final
 
 from attrs import frozen
 
+from pipeline.errors import PipelineError
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 
 __all__ = [
@@ -49,6 +50,14 @@ class PromptSource:
 
     text: str | None = None
     path: Path | None = None
+
+    def read(self) -> bytes:
+        """The prompt's bytes: the text's, or the file's as it is now."""
+        if self.text is not None and self.path is None:
+            return self.text.encode()
+        if self.path is not None and self.text is None:
+            return self.path.read_bytes()
+        raise PipelineError("a new run needs exactly one of a prompt text or a prompt file")
 
 
 def new_run_id(now: datetime) -> str:

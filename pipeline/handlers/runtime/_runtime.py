@@ -38,6 +38,7 @@ from pipeline.effects import (
     RestorePromptPermissions,
     RunGate,
     SaveCheckpoint,
+    ScreenChanges,
     StartRun,
     Terminate,
     TriggerDevFix,
@@ -53,7 +54,6 @@ from pipeline.events import (
     BackoffWaited,
     BudgetExceeded,
     BudgetKind,
-    Count,
     DevelopmentIterationStarted,
     DevFixTriggered,
     Digest,
@@ -70,7 +70,6 @@ from pipeline.events import (
     Ordinal,
     PipelineEvent,
     PlanningStarted,
-    PromptFileProtected,
     ReviewPassStarted,
     Role,
     RoleChain,
@@ -88,12 +87,12 @@ from pipeline.handlers.runtime._finishing import (
     write_completion_marker,
 )
 from pipeline.handlers.runtime._gates import run_gate
-from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
+from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded, own_pathspecs
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._permissions import PromptPathError, protect_prompt
+from pipeline.handlers.runtime._permissions import prompt_protected
 from pipeline.handlers.runtime._prompting import digest_of, materialize
 from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._run_setup import (
@@ -103,6 +102,7 @@ from pipeline.handlers.runtime._run_setup import (
     own_paths,
 )
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
+from pipeline.handlers.runtime._screening import RunScreen
 from pipeline.handlers.runtime._validation import validate
 from pipeline.handlers.store import AnswerSource
 
@@ -205,7 +205,8 @@ class Runtime:
                 # Checked again just before: a process the agent left behind may have written.
                 return (*self._undo_git_changes(), *self._git().commit(effect))
             case Rebase():
-                return (*self._undo_git_changes(), *self._git().rebase(effect))
+                rebased = (*self._undo_git_changes(), *self._git().rebase(effect))
+                return (*rebased, *self._screen().rebased(rebased, effect.onto))
             case AbortRebase():
                 return self._git().abort(effect)
             case RunGate():
@@ -213,6 +214,8 @@ class Runtime:
                 env = next((g.env for g in self.config.gates if g.name == effect.gate), {})
                 gate = (self.layout, self._run_id(), self.environment, env, self.grace_s, now)
                 return self._spent() or run_gate(effect, *gate)
+            case ScreenChanges():
+                return self._screen().changes(effect)
             case ValidateFinalState():
                 return validate(
                     self.config.validate,
@@ -279,12 +282,22 @@ class Runtime:
             )
         return self._agents
 
-    def _git(self) -> GitHandler:
+    def _git_policy(self) -> GitPolicy:
         trust = self.config.git
-        policy = GitPolicy(
-            run_hooks=trust.run_hooks, sign=trust.sign, run_filters=trust.run_filters
-        )
-        return GitHandler(self.layout.root, self.clock, self._keep_out(), policy)
+        return GitPolicy(run_hooks=trust.run_hooks, sign=trust.sign, run_filters=trust.run_filters)
+
+    def _git(self) -> GitHandler:
+        return GitHandler(self.layout.root, self.clock, self._keep_out(), self._git_policy())
+
+    def _screen(self) -> RunScreen:
+        """The screen of this run's changes: what commits leave out is left out of it too, but
+        ``ralph.toml`` and the prompt file, which an agent must not change either."""
+        config_and_prompt = set(own_paths(self.layout, self.config.prompt_file))
+        kept = [p for p in self._keep_out() if p not in config_and_prompt]
+        excludes = own_pathspecs(kept)
+        saved = self.layout.run_state(self._run_id(), "screen-baseline.json")
+        on = self.config.loop_policy().screens
+        return RunScreen(on, self.layout.root, saved, self._git_policy(), excludes, self.clock)
 
     def _guarded(self) -> GitGuard | None:
         """The snapshot of the repository's git files, taken the first time it is needed (at
@@ -328,12 +341,9 @@ class Runtime:
     def _start(self) -> tuple[PipelineEvent, ...]:
         """Make the run id, keep a copy of the prompt, protect the prompt file."""
         source = self.prompt
-        if source is not None and source.text is not None and source.path is None:
-            data = source.text.encode()
-        elif source is not None and source.path is not None and source.text is None:
-            data = source.path.read_bytes()
-        else:
-            raise PipelineError("a new run needs exactly one of a prompt text or a prompt file")
+        if source is None:
+            raise PipelineError("a new run needs a prompt text or a prompt file")
+        data = source.read()
         started = self.clock()
         run_id = new_run_id(started)
         self.run_id = run_id
@@ -360,32 +370,22 @@ class Runtime:
             RoleChain(role, tuple(AgentName(a) for a in self.config.chain_for(role)))
             for role in Role
         )
-        facts: list[PipelineEvent] = [
-            RunStarted(
-                RunId(run_id),
-                self.config_digest,
-                digest_of(data),
-                budget,
-                chains,
-                self.config.rebase_onto,
-                self.config.loop_policy(self.schemas or {}, self.hat_schemas or {}),
-                started,
-            )
-        ]
-        inside = source.path is not None and source.path.parent.resolve().is_relative_to(
-            layout.root.resolve()
+        start = RunStarted(
+            RunId(run_id),
+            self.config_digest,
+            digest_of(data),
+            budget,
+            chains,
+            self.config.rebase_onto,
+            self.config.loop_policy(self.schemas or {}, self.hat_schemas or {}),
+            started,
         )
-        if source.path is not None and inside:
-            # A prompt file outside the workspace is the user's own: its mode is left alone.
-            try:
-                mode = protect_prompt(layout.root, source.path)
-            except PromptPathError as error:
-                raise PipelineError(str(error)) from error
-            if self.prompt_mode is not None:
-                # An earlier run that never finished left the file read-only: give back the
-                # mode it had before that run, not the read-only one.
-                mode = self.prompt_mode
-            facts.append(PromptFileProtected(str(source.path), Count(mode), self.clock()))
+        facts: list[PipelineEvent] = [start]
+        if source.path is not None:
+            root, mode = layout.root, self.prompt_mode
+            protected = prompt_protected(root, source.path, mode, self.clock)
+            facts.extend(() if protected is None else (protected,))
+        facts.extend(self._screen().started())
         return tuple(facts)
 
     def _collect(self, effect: CollectReport) -> tuple[PipelineEvent, ...]:

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Final
 
+from pipeline.events import Count
 from pipeline.handlers.redaction import TOKEN_SHAPES
 from pipeline.screening import ChangeStatus, FileChange, ScreenHit, ScreenKind
 
@@ -129,7 +130,9 @@ def _shape_hits(path: str, added: dict[int, str]) -> Iterable[ScreenHit]:
     for number, line in added.items():
         for match in shapes.finditer(line):
             name = TOKEN_SHAPES[int((match.lastgroup or "s0")[1:])][0]
-            yield ScreenHit(ScreenKind.SECRET_ADDED, path, number, SHAPE_NAMES.get(name, name))
+            yield ScreenHit(
+                ScreenKind.SECRET_ADDED, path, Count(number), SHAPE_NAMES.get(name, name)
+            )
 
 
 _Scanned = tuple[str, str, dict[int, str]]
@@ -169,7 +172,9 @@ def _plugin_hits(scanned: Sequence[_Scanned]) -> Iterable[ScreenHit]:
             for secret in scan_file(str(file)):
                 if secret.line_number in added:
                     hits.append(
-                        ScreenHit(ScreenKind.SECRET_ADDED, path, secret.line_number, secret.type)
+                        ScreenHit(
+                            ScreenKind.SECRET_ADDED, path, Count(secret.line_number), secret.type
+                        )
                     )
     return hits
 

@@ -1,0 +1,179 @@
+"""The screen of a run's changes, carried out in the workspace (I/O): where the run's changes
+start, the untracked files it started with, and what the change from there holds.
+
+The pure detectors (:mod:`pipeline.screening`) judge the texts; this module gathers them
+(:mod:`._screen`), adds what only I/O can tell (secrets on added lines, the work tree left
+dirty, the workspace files a gate's command runs) and reports one ``ChangesScreened``. It
+decides nothing: what a hit does is the reducer's (``pipeline.reducers._screening``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Final
+
+import orjson
+from attrs import frozen
+
+from pipeline.effects import ScreenChanges
+from pipeline.events import (
+    ChangesScreened,
+    Count,
+    GateSpec,
+    Instant,
+    PipelineEvent,
+    RebaseSucceeded,
+    ScreenBaseRecorded,
+    ScreenHit,
+    ScreenKind,
+    WorkspaceErrorKind,
+)
+from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
+from pipeline.handlers.runtime._io import facts_or_io_error
+from pipeline.handlers.runtime._screen import Gathered, gather_changes, untracked_baseline
+from pipeline.handlers.runtime._secrets import find_secrets
+from pipeline.screening import Protection, ScreenRules, screen, tree_dirty
+
+__all__ = ["RunScreen", "gate_protections", "record_screen_base", "save_baseline"]
+
+_BASELINE_FILES: Final = 200
+"""The most untracked files a run keeps the text of when it starts; past it, later changes to
+the rest read as added files."""
+
+
+def record_screen_base(
+    root: Path, policy: GitPolicy, clock: Callable[[], Instant], ref: str = "HEAD^{commit}"
+) -> PipelineEvent:
+    """``ScreenBaseRecorded`` with the commit ``ref`` names now (None: no commit yet)."""
+    done = run_git(root, "rev-parse", "--verify", "-q", ref, policy=policy, check=False)
+    sha = done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+    return ScreenBaseRecorded(sha, clock())
+
+
+def save_baseline(root: Path, saved: Path, policy: GitPolicy, excludes: Sequence[str]) -> None:
+    """Keep the text of the untracked files the run starts with (``ralph.toml`` and the
+    prompt, as ``ralph init`` leaves them), so the screen tells the agent's changes to them
+    from the files themselves."""
+    listed = run_git(
+        root,
+        "ls-files",
+        "--others",
+        "--exclude-standard",
+        "-z",
+        "--",
+        ".",
+        *excludes,
+        policy=policy,
+    ).stdout
+    paths = sorted(p for p in listed.split("\0") if p)[:_BASELINE_FILES]
+    baseline = untracked_baseline(root, paths, policy)
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_bytes(orjson.dumps(baseline))
+
+
+def _baseline(saved: Path) -> dict[str, str]:
+    try:
+        data = orjson.loads(saved.read_bytes())
+    except FileNotFoundError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): v for k, v in data.items() if isinstance(v, str)}
+
+
+def gate_protections(root: Path, gates: Sequence[GateSpec]) -> tuple[Protection, ...]:
+    """A protection for each workspace file a gate's command names (``scripts/check.sh``,
+    ``tests/conftest.py``): an agent that edits what its gate runs has edited the gate."""
+    top = root.resolve()
+    found: dict[str, Protection] = {}
+    for gate in gates:
+        for arg in gate.argv:
+            if not arg or arg.startswith("-") or "\0" in arg or "\n" in arg:
+                continue  # an option or inline code (``-c "..."``), not a file
+            try:
+                path = (top / arg).resolve()
+                if not path.is_relative_to(top) or not path.is_file():
+                    continue
+            except OSError:  # a name too long for a path, a loop of links...
+                continue
+            relative = path.relative_to(top).as_posix()
+            found.setdefault(relative, Protection(relative, f"gate '{gate.name}' runs it"))
+    return tuple(found.values())
+
+
+def _rules(effect: ScreenChanges, root: Path) -> ScreenRules:
+    tamper, post = effect.tamper, effect.postconditions
+    protect = gate_protections(root, effect.gates) if tamper is not None else ()
+    if tamper is not None:
+        protect += tuple(Protection(g, "protected in [tamper]") for g in tamper.protect)
+    return ScreenRules(
+        tamper=tamper is not None,
+        no_skipped_tests=post is not None and post.no_skipped_tests,
+        todo_markers=() if post is None else post.todo_markers,
+        test_paths=() if tamper is None else tamper.test_paths,
+        protect=protect,
+        allow=() if tamper is None else tamper.allow,
+    )
+
+
+def _hits(effect: ScreenChanges, root: Path, gathered: Gathered) -> tuple[ScreenHit, ...]:
+    hits = list(screen(gathered.changes, _rules(effect, root)))
+    post = effect.postconditions
+    if post is not None and post.no_secrets:
+        hits.extend(find_secrets(gathered.changes))
+    if post is not None and post.clean_tree:
+        hits.extend(tree_dirty(gathered.dirty))
+    if gathered.incomplete:
+        detail = f"stopped after {len(gathered.changes)} changed files"
+        hits.append(ScreenHit(ScreenKind.SCREEN_INCOMPLETE, ".", Count(0), detail))
+    return tuple(hits)
+
+
+@frozen
+class RunScreen:
+    """The screen of one run's changes in its workspace; ``on`` False (the run does not
+    screen) makes it record nothing."""
+
+    on: bool
+    root: Path
+    saved: Path
+    """Where the run keeps the untracked files it started with."""
+    policy: GitPolicy
+    excludes: tuple[str, ...]
+    """Pathspecs of what the screen leaves out (ralph's own files, the person's kept paths)."""
+    clock: Callable[[], Instant]
+
+    def started(self) -> tuple[PipelineEvent, ...]:
+        """At a run's start: keep its untracked files, and record where its changes start."""
+        if not self.on:
+            return ()
+        save_baseline(self.root, self.saved, self.policy, self.excludes)
+        return (record_screen_base(self.root, self.policy, self.clock),)
+
+    def rebased(self, facts: Sequence[PipelineEvent], onto: str) -> tuple[PipelineEvent, ...]:
+        """After a rebase that succeeded, the run's changes start at the tip of ``onto``: the
+        upstream commits are not the agent's work."""
+        if not self.on or not any(isinstance(f, RebaseSucceeded) for f in facts):
+            return ()
+        return (record_screen_base(self.root, self.policy, self.clock, f"{onto}^{{commit}}"),)
+
+    def changes(self, effect: ScreenChanges) -> tuple[PipelineEvent, ...]:
+        """Screen the change from ``effect.base`` to the work tree: ``ChangesScreened``, or a
+        ``WorkspaceIoError`` when git cannot tell (the screen is asked for again on resume)."""
+
+        def run() -> tuple[PipelineEvent, ...]:
+            baseline = _baseline(self.saved)
+            gathered = gather_changes(
+                self.root,
+                effect.base,
+                policy=self.policy,
+                excludes=self.excludes,
+                baseline=baseline,
+            )
+            hits = _hits(effect, self.root, gathered)
+            files = Count(len(gathered.changes))
+            return (ChangesScreened(effect.scope, effect.base, files, hits, self.clock()),)
+
+        kind, clock = WorkspaceErrorKind.GIT, self.clock
+        return facts_or_io_error(run, kind, ".", clock, "cannot screen: ", (GitError, OSError))
