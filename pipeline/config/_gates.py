@@ -30,7 +30,8 @@ class GateConfig:
     """How long its output may stay silent (None: no limit, only ``timeout_s``)."""
     on: tuple[str, ...] = ("final",)
     """``final``: at every final validation; ``completion``: when an accepted completion
-    takes the run there."""
+    takes the run there; ``iteration``: after each developer task that did work, before its
+    commit; ``commit``: as ``iteration``, only where a commit follows."""
     on_failure: str = "block"
     """``block``: the agent is told and works on; ``warn``: told only; ``stop``: the run ends."""
     env: dict[str, str] = field(factory=dict)
@@ -49,8 +50,9 @@ class GateConfig:
         )
 
 
-def check_gates(gates: tuple[GateConfig, ...]) -> list[str]:
-    """Every problem with ``[[gates]]``, one line each, naming the gate's key."""
+def check_gates(gates: tuple[GateConfig, ...], commits: bool = True) -> list[str]:
+    """Every problem with ``[[gates]]``, one line each, naming the gate's key. ``commits``
+    False (a read-only workflow) refuses ``commit``: such a gate would never run."""
     problems: list[str] = []
     seen: set[str] = set()
     for index, gate in enumerate(gates):
@@ -63,10 +65,17 @@ def check_gates(gates: tuple[GateConfig, ...]) -> list[str]:
         if not gate.argv or not gate.argv[0].strip():
             problems.append(f"{key}.argv: must name a program")
         if not gate.on:
-            problems.append(f"{key}.on: empty; give final or completion")
+            problems.append(f"{key}.on: empty; give final, completion, iteration or commit")
         for boundary in gate.on:
             if boundary not in _BOUNDARIES:
-                problems.append(f"{key}.on: {boundary!r} is not one of final, completion")
+                problems.append(
+                    f"{key}.on: {boundary!r} is not one of final, completion, iteration, commit"
+                )
+        if "commit" in gate.on and not commits:
+            problems.append(
+                f"{key}.on: commit never runs in a workflow with [loop] commits = false "
+                "(use iteration)"
+            )
         if len(set(gate.on)) != len(gate.on):
             problems.append(f"{key}.on: names a boundary twice")
         if gate.on_failure not in _ACTIONS:

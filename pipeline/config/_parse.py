@@ -218,7 +218,7 @@ def _check(config: RalphConfig, source: str) -> None:
     if config.validate and not config.validate[0].strip():
         problems.append("validate: must name a program (or leave validate out)")
     problems.extend(check_hats(config.hats))
-    problems.extend(check_gates(config.gates))
+    problems.extend(check_gates(config.gates, config.loop.commits))
     problems.extend(check_screen(config.tamper, config.postconditions, config.loop.commits))
     problems.extend(check_loop(config.loop, config.hats))
     ranges = check_ranges(config)

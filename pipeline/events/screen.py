@@ -57,9 +57,12 @@ POSTCONDITION_KINDS: Final = frozenset(
 
 @enum.unique
 class ScreenScope(enum.StrEnum):
-    """Which change a screen looked at: the whole run's, from its base to the work tree."""
+    """Which change a screen looked at."""
 
     RUN = "run"
+    """The whole run's, from its base to the work tree (final validation)."""
+    ITERATION = "iteration"
+    """One developer task's, from the last commit (or the run's base) to the work tree."""
 
 
 @final

@@ -181,11 +181,15 @@ class ResponseStatus(enum.StrEnum):
 
 @enum.unique
 class GateBoundary(enum.StrEnum):
-    """Where a gate runs: at every final validation, or when a claimed completion takes the
-    run there."""
+    """Where a gate runs: at every final validation, when a claimed completion takes the run
+    there, after every developer task that did work, or only before such work is committed."""
 
     FINAL = "final"
     COMPLETION = "completion"
+    ITERATION = "iteration"
+    """After each development iteration, hat activation or review fix that reports work."""
+    COMMIT = "commit"
+    """As ``iteration``, but only where a commit follows (never in a read-only workflow)."""
 
 
 @enum.unique

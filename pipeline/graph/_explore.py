@@ -43,14 +43,17 @@ from pipeline.events import (
     Count,
     DurationMs,
     GateAction,
+    GateBoundary,
     GateSpec,
     Instant,
     Json,
     Ordinal,
     PipelineEvent,
+    PostconditionPolicy,
     RunAbandoned,
     RunInterrupted,
     RunResumed,
+    TamperPolicy,
     TopicPublished,
     Topology,
     Usd,
@@ -197,11 +200,13 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
 
 
 def _round_shape(state: PipelineState) -> tuple[object, ...] | None:
-    """The gates still to run at final validation, the one started, and what failed so far."""
+    """The round under way: whether its screen is due, the gates still to run, the one
+    started, what failed so far, and where a pass goes."""
     round_ = state.gating.round
     if round_ is None:
         return None
-    return (round_.pending, round_.in_flight, tuple(f.action for f in round_.failures))
+    failed = tuple(f.action for f in round_.failures)
+    return (round_.screen_due, round_.pending, round_.in_flight, failed, round_.then, round_.after)
 
 
 def _configs() -> tuple[WorldConfig, ...]:
@@ -258,11 +263,17 @@ def _configs() -> tuple[WorldConfig, ...]:
         )
     )
     routed = attrs.evolve(controls, topology=topology)
-    # Gates at final validation: one that blocks (back to development), one that stops.
+    # Gates: one that blocks (a task's work is not committed; a final round goes back to
+    # development) and one that stops.
     gated = attrs.evolve(
         controls,
         gates=(
-            GateSpec(name="tests", argv=("true",), timeout_s=Count(60)),
+            GateSpec(
+                name="tests",
+                argv=("true",),
+                timeout_s=Count(60),
+                on=(GateBoundary.ITERATION, GateBoundary.FINAL),
+            ),
             GateSpec(
                 name="secrets",
                 argv=("true",),
@@ -271,6 +282,8 @@ def _configs() -> tuple[WorldConfig, ...]:
             ),
         ),
     )
+    # The screen alone: a task's round and the final one resolved by what it finds.
+    screened = attrs.evolve(controls, tamper=TamperPolicy(), postconditions=PostconditionPolicy())
     stalled = attrs.evolve(controls, topology=attrs.evolve(topology, starting_event="nobody"))
     # With every control off the graph is a part of this one (checked when this was written).
     return (
@@ -281,6 +294,7 @@ def _configs() -> tuple[WorldConfig, ...]:
         WorldConfig(small, chains, None, "graph", routed),
         WorldConfig(small, chains, None, "graph", stalled),
         WorldConfig(budget, chains, None, "graph", gated),
+        WorldConfig(small, chains, None, "graph", screened),
     )
 
 

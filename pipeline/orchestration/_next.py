@@ -169,12 +169,15 @@ def _gate(state: PipelineState, eid: EffectId) -> Effect:
     round_, run = state.gating.round, state.run
     if round_ is not None and round_.screen_due and run is not None:
         loop = run.loop
+        # A task's screen looks for tampering only; the postconditions hold for the run's
+        # finished work.
+        task = round_.scope is ScreenScope.ITERATION
         return ScreenChanges(
             effect_id=eid,
-            scope=ScreenScope.RUN,
-            base=state.gating.run_base,
+            scope=round_.scope,
+            base=state.gating.work_base if task else state.gating.run_base,
             tamper=loop.tamper,
-            postconditions=loop.postconditions,
+            postconditions=None if task else loop.postconditions,
             gates=loop.gates,
         )
     head = round_.pending[0] if round_ is not None and round_.pending else None

@@ -25,6 +25,7 @@ from attrs import evolve
 
 from pipeline.events import (
     TASK_BLOCKED_TOPIC,
+    CheckpointTrigger,
     Count,
     GateAction,
     GateFinished,
@@ -36,13 +37,18 @@ from pipeline.events import (
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._notices import add_notice
 from pipeline.reducers._routing import back_to_last_hat
-from pipeline.reducers._transitions import finalize, start_development
+from pipeline.reducers._transitions import (
+    advance_view,
+    finalize,
+    start_development,
+    task_passed,
+)
 from pipeline.state import (
     GateFailure,
     GateRound,
+    GateThen,
     Gating,
     Notice,
-    Phase,
     PipelineState,
     Step,
     TerminationReason,
@@ -57,7 +63,7 @@ GATE_WARNING_TOPIC: Final = "ralph.gate_warning"
 def _head(state: PipelineState) -> tuple[GateRound, str] | None:
     """The round under way and the gate at its head, when a gate is what the run waits for."""
     progress, round_ = state.progress, state.gating.round
-    if progress.phase is not Phase.FINAL_VALIDATION or progress.step is not Step.GATE:
+    if progress.step is not Step.GATE:
         return None
     if round_ is None or round_.screen_due or not round_.pending:
         return None
@@ -94,28 +100,29 @@ def gate_finished(state: PipelineState, event: GateFinished) -> PipelineState:
             stopped = evolve(state, gating=evolve(gating, round=None))
             return finalize(stopped, TerminationReason.GATE_FAILED, ledger)
         failures = (*failures, failure)
-    rest = round_.pending[1:]
-    if rest:
-        return advance(
-            state, gating=evolve(gating, round=GateRound(pending=rest, failures=failures))
-        )
-    return resolve_round(state, evolve(gating, round=None), failures)
+    round_ = evolve(round_, pending=round_.pending[1:], in_flight=None, failures=failures)
+    if round_.pending:
+        return advance(state, gating=evolve(gating, round=round_))
+    return resolve_round(state, gating, round_)
 
 
-def resolve_round(
-    state: PipelineState, gating: Gating, failures: tuple[GateFailure, ...]
-) -> PipelineState:
-    """The round is over: warnings told, then the final check, or development again when a
-    gate blocked."""
+def resolve_round(state: PipelineState, gating: Gating, round_: GateRound) -> PipelineState:
+    """``round_`` is over (``gating`` is the gating part to keep, the round still in it):
+    warnings told, then what the round was for (the final check, or the task's commit), or
+    development again when something blocked."""
+    gating = evolve(gating, round=None)
     intake = state.intake
-    warnings = [f for f in failures if f.action is GateAction.WARN]
+    warnings = [f for f in round_.failures if f.action is GateAction.WARN]
     for failure in warnings:
         intake = add_notice(intake, _notice(GATE_WARNING_TOPIC, failure))
     gating = evolve(gating, warned=gating.warned + len(warnings))
-    blocks = [f for f in failures if f.action is GateAction.BLOCK]
+    blocks = [f for f in round_.failures if f.action is GateAction.BLOCK]
     if not blocks:
-        validate = evolve(state.progress, step=Step.VALIDATE)
-        return advance(state, progress=validate, intake=intake, gating=gating)
+        if round_.then is GateThen.VALIDATE:
+            validate = evolve(state.progress, step=Step.VALIDATE)
+            return advance(state, progress=validate, intake=intake, gating=gating)
+        passed = evolve(state, intake=intake, gating=gating)
+        return task_passed(passed, round_.after, state.progress)
     for failure in blocks:
         intake = add_notice(intake, _notice(TASK_BLOCKED_TOPIC, failure))
     # The claim did not hold up: the agent must claim again once the gates can pass.
@@ -125,7 +132,18 @@ def resolve_round(
     ledger = evolve(state.ledger, last_error="; ".join(f.summary for f in blocks))
     routing = back_to_last_hat(state.routing, TASK_BLOCKED_TOPIC, Json.of(last))
     again = evolve(state, intake=intake, gating=gating, routing=routing)
-    return start_development(again, ledger=ledger)
+    progress = state.progress
+    if round_.then is not GateThen.VALIDATE:
+        # A task's work that does not hold up is a failed iteration: it is not committed,
+        # and too many in a row end the run.
+        assert state.run is not None, "a round runs in a started run"
+        failed = progress.consecutive_failed_iterations + 1
+        progress = evolve(progress, consecutive_failed_iterations=failed)
+        if failed >= state.run.budget.max_consecutive_failures:
+            reason = TerminationReason.CONSECUTIVE_FAILURES
+            return finalize(advance_view(again, progress), reason, ledger)
+        return start_development(again, progress, ledger, CheckpointTrigger.ITERATION)
+    return start_development(again, progress, ledger)
 
 
 def _notice(topic: str, failure: GateFailure) -> Notice:

@@ -1,11 +1,18 @@
-"""The round of gates final validation opens (pure): see ``_gates``."""
+"""The rounds of gates a run opens (pure): see ``_gates``.
+
+Final validation's round screens the run's changes and runs the ``final`` gates (and the
+``completion`` ones when an agent's completion was accepted). A developer task that reports
+work (a development iteration, a hat's activation, a review fix) opens a round before its work
+is committed: the screen of that task's changes and the ``iteration`` gates (and the
+``commit`` ones when a commit follows).
+"""
 
 from __future__ import annotations
 
-from pipeline.events import GateBoundary
-from pipeline.state import GateRound, PipelineState
+from pipeline.events import GateBoundary, ScreenScope
+from pipeline.state import GateRound, GateThen, Phase, PipelineState
 
-__all__ = ["final_round"]
+__all__ = ["final_round", "task_round"]
 
 
 def final_round(state: PipelineState) -> GateRound | None:
@@ -25,3 +32,30 @@ def final_round(state: PipelineState) -> GateRound | None:
     if not pending and not screen:
         return None
     return GateRound(pending=tuple(pending), screen_due=screen)
+
+
+def task_round(state: PipelineState, after: Phase | None) -> GateRound | None:
+    """The round a developer task that did work opens before its work goes on: the tamper
+    screen of its changes, then its ``commit`` gates (only when a commit follows: ``after``
+    is where the run goes after it; None, a read-only workflow, commits nothing) and its
+    ``iteration`` gates (None: neither applies)."""
+    run = state.run
+    if run is None:
+        return None
+    pending: list[tuple[str, GateBoundary]] = []
+    for gate in run.loop.gates:
+        if after is not None and GateBoundary.COMMIT in gate.on:
+            pending.append((gate.name, GateBoundary.COMMIT))
+        elif GateBoundary.ITERATION in gate.on:
+            pending.append((gate.name, GateBoundary.ITERATION))
+    screen = run.loop.tamper is not None and state.gating.base_recorded
+    if not pending and not screen:
+        return None
+    then = GateThen.DEVELOP if after is None else GateThen.COMMIT
+    return GateRound(
+        pending=tuple(pending),
+        screen_due=screen,
+        scope=ScreenScope.ITERATION,
+        then=then,
+        after=after,
+    )

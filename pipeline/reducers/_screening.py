@@ -30,7 +30,6 @@ from pipeline.reducers._transitions import finalize
 from pipeline.state import (
     SCREEN,
     GateFailure,
-    Phase,
     PipelineState,
     Step,
     TerminationReason,
@@ -52,7 +51,11 @@ def screen_base_recorded(state: PipelineState, event: ScreenBaseRecorded) -> Pip
     """Where the run's changes are screened from, from now on."""
     if state.run is None:
         return anomaly(state, event, "no run has started")
-    gating = evolve(state.gating, base_recorded=True, run_base=event.sha)
+    gating = state.gating
+    # The first base is where the tasks' screens start too; a later one (a rebase) comes
+    # after the RebaseSucceeded that moved the tasks' base to the rebased head.
+    work_base = gating.work_base if gating.base_recorded else event.sha
+    gating = evolve(gating, base_recorded=True, run_base=event.sha, work_base=work_base)
     return advance(state, gating=gating)
 
 
@@ -72,9 +75,10 @@ def changes_screened(state: PipelineState, event: ChangesScreened) -> PipelineSt
     """The screen reported: its hits join the round's failures, grouped by what they do; a
     stopping hit ends the run at once."""
     progress, round_, run = state.progress, state.gating.round, state.run
-    at_gate = progress.phase is Phase.FINAL_VALIDATION and progress.step is Step.GATE
-    if not at_gate or round_ is None or not round_.screen_due or run is None:
+    if progress.step is not Step.GATE or round_ is None or not round_.screen_due or run is None:
         return anomaly(state, event, "no screen was asked for")
+    if event.scope is not round_.scope:
+        return anomaly(state, event, f"the round screens the {round_.scope} scope")
     gating = evolve(state.gating, hits=state.gating.hits + len(event.hits))
     grouped: dict[GateAction, list[ScreenHit]] = {}
     for hit in event.hits:
@@ -88,7 +92,7 @@ def changes_screened(state: PipelineState, event: ChangesScreened) -> PipelineSt
     round_ = evolve(round_, screen_due=False, failures=(*round_.failures, *failures))
     if round_.pending:
         return advance(state, gating=evolve(gating, round=round_))
-    return resolve_round(state, evolve(gating, round=None), round_.failures)
+    return resolve_round(state, gating, round_)
 
 
 def _failure(action: GateAction, hits: tuple[ScreenHit, ...], base: str | None) -> GateFailure:

@@ -13,7 +13,7 @@ from attrs import evolve
 
 from pipeline.events import CheckpointTrigger, Role
 from pipeline.reducers._build import advance
-from pipeline.reducers._rounds import final_round
+from pipeline.reducers._rounds import final_round, task_round
 from pipeline.reducers._routing import next_activation
 from pipeline.reducers._spend import spent_budget
 from pipeline.state import (
@@ -44,6 +44,8 @@ __all__ = [
     "start_review",
     "start_validation",
     "stop_when_spent",
+    "task_done",
+    "task_passed",
     "transition",
 ]
 
@@ -244,6 +246,35 @@ def start_commit(
     base = state.progress if progress is None else progress
     next_progress = evolve(base, phase=Phase.COMMIT_MESSAGE, step=Step.PROMPT, after_commit=after)
     return transition(state, next_progress, trigger, ledger)
+
+
+def task_done(
+    state: PipelineState, after: Phase | None, progress: Progress | None = None
+) -> PipelineState:
+    """A developer task did work: its round of gates first, when one applies (``_gates``),
+    then its commit and ``after``; ``after`` None (a read-only workflow): the next iteration.
+
+    ``progress`` still counts the failed iterations before this one: a round that blocks
+    counts one more, a round that passes (or none) clears them.
+    """
+    base = state.progress if progress is None else progress
+    round_ = task_round(state, after)
+    if round_ is not None:
+        # No checkpoint here: the round's end asks for one, as its commit always has.
+        gating = evolve(state.gating, round=round_)
+        return advance(
+            state, progress=evolve(base, step=Step.GATE, after_commit=after), gating=gating
+        )
+    return task_passed(state, after, base)
+
+
+def task_passed(state: PipelineState, after: Phase | None, progress: Progress) -> PipelineState:
+    """A developer task's work holds up: commit it and go on to ``after``, or (None, a
+    read-only workflow) begin the next iteration."""
+    counted = evolve(progress, consecutive_failed_iterations=0)
+    if after is None:
+        return start_development(state, counted, trigger=CheckpointTrigger.ITERATION)
+    return start_commit(state, after, counted)
 
 
 def after_commit(state: PipelineState, ledger: Ledger | None = None) -> PipelineState:

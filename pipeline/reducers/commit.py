@@ -30,6 +30,14 @@ from pipeline.state import Ledger, Notice, Phase, PipelineState, Step
 __all__ = ["reduce_commit", "reduce_rebase"]
 
 
+def _moved_base(state: PipelineState, head: str) -> PipelineState:
+    """``state`` whose developer tasks' screens start at ``head`` from now on (when the run
+    screens): ralph's own commit, or the branch rebased."""
+    if not state.gating.base_recorded:
+        return state
+    return evolve(state, gating=evolve(state.gating, work_base=head))
+
+
 def _at(state: PipelineState, step: Step) -> bool:
     return state.progress.phase is Phase.COMMIT_MESSAGE and state.progress.step is step
 
@@ -57,7 +65,7 @@ def reduce_commit(state: PipelineState, event: CommitEvent) -> PipelineState:
                 pending_commit_message=None,
                 spend=mark_progress(ledger.spend),
             )
-            return _committed(state, committed)
+            return _committed(_moved_base(state, event.sha), committed)
         case CommitSkipped():
             if not _at(state, Step.COMMIT):
                 return anomaly(state, event, "no commit was asked for")
@@ -93,7 +101,7 @@ def reduce_rebase(state: PipelineState, event: RebaseEvent) -> PipelineState:
         case RebaseSucceeded():
             if not _at(state, Step.REBASE):
                 return anomaly(state, event, "no rebase is under way")
-            return after_commit(state)
+            return after_commit(_moved_base(state, event.head))
         case RebaseConflicted():
             if not _at(state, Step.REBASE):
                 return anomaly(state, event, "no rebase is under way")

@@ -18,8 +18,8 @@ from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import (
     advance_view,
     finalize,
-    start_commit,
     start_development,
+    task_done,
 )
 from pipeline.state import Phase, PipelineState, Step, TerminationReason
 
@@ -55,7 +55,8 @@ def reduce_development(state: PipelineState, event: DevelopmentEvent) -> Pipelin
 def _iteration_completed(
     state: PipelineState, event: DevelopmentIterationCompleted
 ) -> PipelineState:
-    """Commit useful work and go on: another iteration when more is needed, else review.
+    """Commit useful work and go on: another iteration when more is needed, else review;
+    the iteration's round of gates first, when one applies.
 
     A failed iteration commits nothing; too many failures in a row end the run. In a user's
     topology, the next hat is routed when the next iteration starts; a failed activation
@@ -80,13 +81,10 @@ def _iteration_completed(
                 advance_view(state, counted), TerminationReason.CONSECUTIVE_FAILURES, ledger
             )
         return start_development(state, counted, ledger, CheckpointTrigger.ITERATION)
-    counted = evolve(progress, consecutive_failed_iterations=0)
     if topology is not None:
-        if not topology.commits:
-            return start_development(state, counted, trigger=CheckpointTrigger.ITERATION)
-        return start_commit(state, Phase.DEVELOPMENT, counted)
+        return task_done(state, Phase.DEVELOPMENT if topology.commits else None)
     more = event.status is IterationStatus.PARTIAL
-    return start_commit(state, Phase.DEVELOPMENT if more else Phase.REVIEW, counted)
+    return task_done(state, Phase.DEVELOPMENT if more else Phase.REVIEW)
 
 
 def _ended_by_its_topics(state: PipelineState, event: DevelopmentIterationCompleted) -> bool:

@@ -16,7 +16,7 @@ from pipeline.events import (
     ReviewPassStarted,
 )
 from pipeline.reducers._build import advance, anomaly
-from pipeline.reducers._transitions import start_commit, start_review, start_validation, transition
+from pipeline.reducers._transitions import start_review, start_validation, task_done, transition
 from pipeline.state import Phase, PipelineState, Step
 
 __all__ = ["reduce_review"]
@@ -52,6 +52,6 @@ def reduce_review(state: PipelineState, event: ReviewEvent) -> PipelineState:
                 return anomaly(state, event, "no fix attempt is under way")
             if event.status is IterationStatus.FAILED:
                 return start_review(state, evolve(progress, fixing=False))
-            return start_commit(state, Phase.REVIEW)
+            return task_done(state, Phase.REVIEW)
         case _:
             assert_never(event)

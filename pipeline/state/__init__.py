@@ -1,6 +1,6 @@
 """The state of a pipeline run and the views decisions are made from (pure)."""
 
-from pipeline.state.gating import SCREEN, GateFailure, GateRound, Gating
+from pipeline.state.gating import SCREEN, GateFailure, GateRound, GateThen, Gating
 from pipeline.state.hats import agents_for, response_schema_for, working_hat
 from pipeline.state.model import (
     FEEDBACK_EXCERPT_CHARS,
@@ -53,6 +53,7 @@ __all__ = [
     "DevFixTask",
     "GateFailure",
     "GateRound",
+    "GateThen",
     "Gating",
     "Intake",
     "Ledger",

@@ -7,16 +7,31 @@ A run with no gates keeps the empty :class:`Gating` for its whole life.
 
 from __future__ import annotations
 
+import enum
 from typing import Final, final
 
 from attrs import frozen
 
+from pipeline.events.screen import ScreenScope
 from pipeline.events.values import GateAction, GateBoundary
+from pipeline.state.phase import Phase
 
-__all__ = ["SCREEN", "GateFailure", "GateRound", "Gating"]
+__all__ = ["SCREEN", "GateFailure", "GateRound", "GateThen", "Gating"]
 
 SCREEN: Final = "tamper screen"
 """The name a screen's failures go by (no gate can be called this: a gate's name has no space)."""
+
+
+@enum.unique
+class GateThen(enum.StrEnum):
+    """Where a round that passes goes on to."""
+
+    VALIDATE = "validate"
+    """The final check (final validation's round)."""
+    COMMIT = "commit"
+    """Commit the developer task's work, then ``GateRound.after``."""
+    DEVELOP = "develop"
+    """The next development iteration (a read-only workflow commits nothing)."""
 
 
 @final
@@ -40,7 +55,12 @@ class GateRound:
     far."""
 
     screen_due: bool = False
-    """The run's changes are still to be screened (before any gate runs)."""
+    """The changes are still to be screened (before any gate runs)."""
+    scope: ScreenScope = ScreenScope.RUN
+    """Whose changes: the run's (final validation) or the last developer task's."""
+    then: GateThen = GateThen.VALIDATE
+    after: Phase | None = None
+    """Where the run goes after the commit ``then`` asks for."""
     pending: tuple[tuple[str, GateBoundary], ...]
     """Each gate still to run, with the boundary that put it in the round."""
     in_flight: str | None = None
@@ -58,6 +78,9 @@ class Gating:
     """Whether the run recorded where its screen starts (``ScreenBaseRecorded``)."""
     run_base: str | None = None
     """The commit the run's changes are screened from (None: the empty tree)."""
+    work_base: str | None = None
+    """The commit a developer task's changes are screened from: the last one ralph made or
+    rebased to, else the run's base."""
     ran: int = 0
     """Gate commands that reported, in the whole run."""
     blocked: int = 0

@@ -15,10 +15,15 @@ from pipeline.effects import MaterializePrompt, ScreenChanges
 from pipeline.engine import run_in_memory
 from pipeline.events import (
     ChangesScreened,
+    CommitCreated,
     Count,
+    DevelopmentIterationStarted,
     GateAction,
+    GateBoundary,
     GateFinished,
     GateSpec,
+    GateStatus,
+    HatActivated,
     LoopPolicy,
     PipelineEvent,
     PostconditionPolicy,
@@ -73,8 +78,12 @@ def run_screened(
     return run_in_memory(world, max_effects=bound, clock=clock).events
 
 
-def screened(log: Sequence[PipelineEvent]) -> list[tuple[ScreenKind, ...]]:
-    return [tuple(h.kind for h in e.hits) for e in log if isinstance(e, ChangesScreened)]
+def screened(log: Sequence[PipelineEvent]) -> list[tuple[ScreenScope, tuple[ScreenKind, ...]]]:
+    """Each screen's scope and the kinds of its hits, in order."""
+    return [(e.scope, tuple(h.kind for h in e.hits)) for e in log if isinstance(e, ChangesScreened)]
+
+
+TASK, RUN = ScreenScope.ITERATION, ScreenScope.RUN
 
 
 TAMPER = attrs.evolve(simulated_policy(), tamper=TamperPolicy())
@@ -86,21 +95,31 @@ def test_a_run_that_does_not_screen_records_no_base_and_screens_nothing() -> Non
     assert ended(log) is TerminationReason.COMPLETED
 
 
-def test_a_clean_screen_lets_the_run_complete_and_comes_before_every_gate() -> None:
+def test_clean_screens_let_the_run_complete_each_before_its_round_s_gates() -> None:
+    """The developer's task is screened before its commit, the run's changes before the
+    final gate; the tasks' postconditions wait for the run's screen."""
     loop = attrs.evolve(TAMPER, gates=(gate("tests"),))
     log = run_screened(loop, [NOTHING_FOUND])
-    kinds = [type(e) for e in log if isinstance(e, ChangesScreened | GateFinished)]
-    assert kinds == [ChangesScreened, GateFinished]
+    order = [
+        e.scope if isinstance(e, ChangesScreened) else type(e).__name__
+        for e in log
+        if isinstance(e, ChangesScreened | GateFinished | CommitCreated)
+    ]
+    assert order == [TASK, "CommitCreated", RUN, "GateFinished"]
     assert ended(log) is TerminationReason.COMPLETED
 
 
 def test_a_tamper_hit_blocks_names_the_file_and_spends_an_iteration() -> None:
-    """The first screen finds a deleted test file: the developer is told precisely, with the
-    way out; the gates of that round still run; the next screen is clean: completed."""
+    """The task's screen finds a test removed: nothing is committed, the developer is told
+    precisely, with the way out, and works again; the next screens are clean: completed."""
     loop = attrs.evolve(TAMPER, gates=(gate("tests"),))
-    log = run_screened(loop, [A_TAMPER_HIT, NOTHING_FOUND])
-    assert screened(log) == [(ScreenKind.TEST_REMOVED,), ()]
-    assert len(finished(log)) == 2  # the round's gate ran both times
+    log = run_screened(loop, [A_TAMPER_HIT])
+    assert screened(log) == [(TASK, (ScreenKind.TEST_REMOVED,)), (TASK, ()), (RUN, ())]
+    commits = [i for i, e in enumerate(log) if isinstance(e, CommitCreated)]
+    first_screen = next(i for i, e in enumerate(log) if isinstance(e, ChangesScreened))
+    assert len(commits) == 1  # the blocked iteration committed nothing
+    assert commits[0] > first_screen
+    assert len(finished(log)) == 1  # a final gate: only the final round runs it
     assert ended(log) is TerminationReason.COMPLETED
     state, prompts = PipelineState(), []
     for event in log:
@@ -115,9 +134,25 @@ def test_a_tamper_hit_blocks_names_the_file_and_spends_an_iteration() -> None:
     assert state.gating.blocked == 1
 
 
-def test_a_screen_that_never_comes_clean_never_completes() -> None:
-    log = run_screened(TAMPER, [A_TAMPER_HIT] * 10, iterations=2)
+def test_a_task_screen_that_never_comes_clean_never_commits_nor_completes() -> None:
+    """Every task's work is blocked: no commit, and the blocks count as failed iterations
+    (the smooth world's budget allows three in a row)."""
+    log = run_screened(TAMPER, [A_TAMPER_HIT] * 10, iterations=5)
+    assert not [e for e in log if isinstance(e, CommitCreated)]
+    assert ended(log) is TerminationReason.CONSECUTIVE_FAILURES
+    assert all(scope is TASK for scope, _kinds in screened(log))
+
+
+def test_a_final_screen_that_never_comes_clean_never_completes() -> None:
+    """The tasks' screens pass and the run's finds a new TODO every time."""
+    loop = attrs.evolve(TAMPER, postconditions=PostconditionPolicy())
+    findings = [NOTHING_FOUND, A_TODO] * 5
+    log = run_screened(loop, findings, iterations=2)
     assert ended(log) is TerminationReason.MAX_ITERATIONS
+    assert [kinds for scope, kinds in screened(log) if scope is RUN] == [
+        (ScreenKind.TODO_ADDED,),
+        (ScreenKind.TODO_ADDED,),
+    ]
 
 
 def test_a_tamper_hit_the_policy_turns_to_warn_only_warns() -> None:
@@ -182,15 +217,20 @@ def test_the_screen_starts_at_the_recorded_base_and_moves_with_a_rebase() -> Non
         if isinstance(effect, ScreenChanges):
             asked.append(effect)
         state = reduce(state, event)
-    assert [a.base for a in asked] == [None]  # the simulated repository had no commit
-    assert asked[0].scope is ScreenScope.RUN
+    # The simulated repository had no commit: the task's screen starts at the run's base
+    # (the empty tree), the run's too; the task's work was committed in between.
+    assert [(a.scope, a.base) for a in asked] == [(TASK, None), (RUN, None)]
     assert asked[0].tamper == TamperPolicy()
+    assert asked[0].postconditions is None  # a task's screen looks for tampering only
     started = fold(log[:3])
     assert isinstance(log[2], ScreenBaseRecorded)
     assert started.gating.base_recorded
     moved = reduce(started, ScreenBaseRecorded("a" * 40, log[3].at))
     assert moved.gating.run_base == "a" * 40
+    assert moved.gating.work_base is None  # a later base (a rebase) leaves the tasks' alone
     assert moved.ledger.anomalies == 0
+    committed = next(e for e in log if isinstance(e, CommitCreated))
+    assert fold(log).gating.work_base == committed.sha
 
 
 def test_a_screen_nobody_asked_for_is_an_anomaly_and_changes_nothing_else() -> None:
@@ -213,6 +253,24 @@ def test_without_a_recorded_base_no_screen_is_asked_for() -> None:
             break
         assert not isinstance(next_effect(state), ScreenChanges)
         state = reduce(state, event)
+
+
+def _committed_after_a_block(events: Sequence[PipelineEvent], loop: LoopPolicy) -> bool:
+    """Whether a commit followed a developer task's round that blocked (a screen's blocking
+    hit or a blocking gate at the task's boundary) before development began again."""
+    blocked = False
+    for event in events:
+        if isinstance(event, ChangesScreened) and event.scope is TASK:
+            blocked |= GateAction.BLOCK in {screen_action(loop, h.kind) for h in event.hits}
+        elif isinstance(event, GateFinished) and event.status is not GateStatus.PASSED:
+            spec = loop.gate(event.gate)
+            task = event.boundary in (GateBoundary.ITERATION, GateBoundary.COMMIT)
+            blocked |= task and spec is not None and spec.on_failure is GateAction.BLOCK
+        elif isinstance(event, DevelopmentIterationStarted | HatActivated):
+            blocked = False
+        elif isinstance(event, CommitCreated) and blocked:
+            return True
+    return False
 
 
 class _DrawnFindings(HypothesisChooser):
@@ -255,9 +313,12 @@ def test_no_run_completes_while_its_last_screen_found_a_hit_that_blocks_or_stops
     assert result.state.ledger.anomalies == 0, result.state.ledger.last_anomaly
     screens = [e for e in result.events if isinstance(e, ChangesScreened)]
     if loop.screens:
-        assert len(screens) <= config.budget.max_iterations + 1
+        # A task's screen per iteration and review fix, and the run's per validation.
+        budget = config.budget
+        assert len(screens) <= 2 * budget.max_iterations + budget.max_review_passes
     else:
         assert not screens
+    assert not _committed_after_a_block(result.events, loop)
     if result.state.termination is not TerminationReason.COMPLETED or not screens:
         return
     actions = {screen_action(loop, h.kind) for h in screens[-1].hits}

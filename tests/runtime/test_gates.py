@@ -7,13 +7,22 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from pipeline.events import GateFinished, GateStarted, GateStatus, RunCompleted, TerminationReason
+from pipeline.events import (
+    CommitCreated,
+    GateBoundary,
+    GateFinished,
+    GateStarted,
+    GateStatus,
+    RunCompleted,
+    TerminationReason,
+)
 from tests.runtime.test_topology import events_so_far
 from tests.runtime.workspace import make_workspace, ralph, scripted, start_ralph, stored_events
 
@@ -134,3 +143,30 @@ def test_a_gate_whose_program_is_missing_is_refused_before_anything_runs(tmp_pat
     assert result.returncode == 2, result.stdout + result.stderr
     assert "gates.0.argv: program 'no-such-linter-here' not found" in result.stderr
     assert events_so_far(root) == []
+
+
+def test_an_iteration_gate_keeps_work_that_fails_it_out_of_every_commit(tmp_path: Path) -> None:
+    """`on = ["iteration"]`: the first iteration's work fails the gate and is not committed;
+    the developer, told why, does the work, the gate passes, and one commit takes it all."""
+    gate = gate_toml("fixed", CHECK).replace("on_failure", 'on = ["iteration"]\non_failure')
+    root = gated_workspace(tmp_path, gate)
+    result = ralph("run", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    events = stored_events(root)
+    ran = [(e.boundary, e.status) for e in events if isinstance(e, GateFinished)]
+    assert ran == [
+        (GateBoundary.ITERATION, GateStatus.FAILED),
+        (GateBoundary.ITERATION, GateStatus.PASSED),
+    ]
+    commits = [i for i, e in enumerate(events) if isinstance(e, CommitCreated)]
+    passed = [i for i, e in enumerate(events) if isinstance(e, GateFinished)][1]
+    assert len(commits) == 1
+    assert commits[0] > passed
+    files = subprocess.run(
+        ["git", "show", "--name-only", "--format=", "HEAD"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert sorted(files) == ["fixed.txt", "work.txt"]
+    assert "`build.blocked`: Gate 'fixed' failed:" in (root / ".ralph" / "dev-2.md").read_text()

@@ -21,6 +21,7 @@ from pipeline.events import (
     RunCompleted,
     ScreenBaseRecorded,
     ScreenKind,
+    ScreenScope,
     TerminationReason,
 )
 from pipeline.handlers.runtime import WorkspaceLayout
@@ -97,16 +98,19 @@ def test_deleting_the_failing_test_is_caught_and_the_run_completes_once_it_is_pu
     result = ralph("run", cwd=root, timeout=240)
     assert result.returncode == 0, result.stdout + result.stderr
     found = screens(root)
-    assert [tuple(h.kind for h in s.hits) for s in found] == [
-        (ScreenKind.TEST_FILE_DELETED,),
-        (),
+    # The task's screen blocks before the deletion is committed; the next task's and the
+    # run's are clean.
+    assert [(s.scope, tuple(h.kind for h in s.hits)) for s in found] == [
+        (ScreenScope.ITERATION, (ScreenKind.TEST_FILE_DELETED,)),
+        (ScreenScope.ITERATION, ()),
+        (ScreenScope.RUN, ()),
     ]
     (hit,) = found[0].hits
     assert hit.path == "tests/test_calc.py"
     assert "test_add" in hit.detail
     assert "test_div" in hit.detail
     gates = [e.status for e in stored_events(root) if isinstance(e, GateFinished)]
-    assert gates == [GateStatus.PASSED, GateStatus.PASSED]  # pytest alone was fooled
+    assert gates == [GateStatus.PASSED]  # the final gate: pytest alone would have been fooled
     assert ended(root) is TerminationReason.COMPLETED
     assert (root / "tests" / "test_calc.py").read_text() == TESTS
 
@@ -143,7 +147,7 @@ def test_a_renamed_test_file_keeping_its_tests_is_no_hit(tmp_path: Path) -> None
     root = cheating_workspace(tmp_path, body)
     result = ralph("run", cwd=root, timeout=240)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert [s.hits for s in screens(root)] == [()]
+    assert [s.hits for s in screens(root)] == [(), ()]
     assert ended(root) is TerminationReason.COMPLETED
 
 
@@ -154,7 +158,8 @@ def test_a_secret_written_into_the_work_tree_is_named_and_never_stored(tmp_path:
     )
     root = cheating_workspace(tmp_path, body, iterations=1)
     ralph("run", cwd=root, timeout=240)
-    found = screens(root)
+    # A task's screen looks for tampering only; the run's holds the postconditions.
+    found = [s for s in screens(root) if s.scope is ScreenScope.RUN]
     assert found
     hits = [h for h in found[0].hits if h.kind is ScreenKind.SECRET_ADDED]
     assert [(h.path, h.line) for h in hits] == [("settings.py", 1)]
@@ -187,7 +192,7 @@ def test_an_untracked_ralph_toml_left_alone_is_no_hit(tmp_path: Path) -> None:
     (root / "PROMPT.md").write_text("Make the tests pass. TODO: everything\n")
     result = ralph("run", cwd=root, timeout=240)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert [s.hits for s in screens(root)] == [()]
+    assert [s.hits for s in screens(root)] == [(), ()]
     bases = [e for e in stored_events(root) if isinstance(e, ScreenBaseRecorded)]
     head = subprocess.run(
         ["git", "rev-list", "--max-parents=0", "HEAD"], cwd=root, capture_output=True, text=True
