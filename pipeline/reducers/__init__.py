@@ -5,5 +5,6 @@ state is recorded as an anomaly in the state, never raised and never dropped sil
 """
 
 from pipeline.reducers._dispatch import fold, reduce
+from pipeline.reducers._screening import screen_action
 
-__all__ = ["fold", "reduce"]
+__all__ = ["fold", "reduce", "screen_action"]

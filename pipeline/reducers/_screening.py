@@ -23,6 +23,7 @@ from pipeline.events import (
     ScreenBaseRecorded,
     ScreenHit,
     ScreenKind,
+    ScreenScope,
 )
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._gates import resolve_round
@@ -95,14 +96,17 @@ def changes_screened(state: PipelineState, event: ChangesScreened) -> PipelineSt
     return resolve_round(state, gating, round_)
 
 
-def _failure(action: GateAction, hits: tuple[ScreenHit, ...], base: str | None) -> GateFailure:
+def _failure(
+    action: GateAction, hits: tuple[ScreenHit, ...], event: ChangesScreened
+) -> GateFailure:
     """One failure of the round for the hits of one action: a summary line naming the first
     few, and a tail listing them with the way out."""
-    since = "the empty tree" if base is None else base[:12]
+    since = "the empty tree" if event.base is None else event.base[:12]
+    whose = "the run's" if event.scope is ScreenScope.RUN else "this task's"
     count = f"{len(hits)} finding" + ("" if len(hits) == 1 else "s")
     named = "; ".join(h.summary for h in hits[:_NAMED])
     more = f"; and {len(hits) - _NAMED} more" if len(hits) > _NAMED else ""
-    summary = f"The screen of the run's changes (since {since}) found {count}: {named}{more}"
+    summary = f"The screen of {whose} changes (since {since}) found {count}: {named}{more}"
     listed = [h.summary for h in hits[:_LISTED]]
     if len(hits) > _LISTED:
         listed.append(f"... and {len(hits) - _LISTED} more")
