@@ -93,6 +93,17 @@ def _blocked_then_clean() -> tuple[PipelineEvent, ...]:
     return run_screened(attrs.evolve(TAMPER, gates=(gate("tests"),)), [A_TAMPER_HIT, NOTHING_FOUND])
 
 
+def _two_screens() -> tuple[ScreenRun, ScreenRun]:
+    """The first screen of :func:`_blocked_then_clean` (it blocked) and its last (clean), as
+    screens 1 and 2 of the run's scope (how many screens a run has between them depends on
+    the boundaries it screens at)."""
+    first, *_, last = screen_runs(_blocked_then_clean())
+    return (
+        attrs.evolve(first, scope=ScreenScope.RUN),
+        attrs.evolve(last, number=2, scope=ScreenScope.RUN),
+    )
+
+
 def _markdown_rows(markdown: str) -> list[str]:
     section = markdown.split("**Screen**", 1)[1].split("**Gates**", 1)[0].split("| by |")[0]
     return [line for line in section.splitlines() if line[2:3].isdigit()]
@@ -101,10 +112,10 @@ def _markdown_rows(markdown: str) -> list[str]:
 def test_a_blocked_then_a_clean_screen_are_marks_on_the_gates_lane_and_rows_of_the_table() -> None:
     """Each screen a mark before its round's gate bar, coloured blocked then clean; each hit
     a row with its kind, place, detail and action; a clean screen one row saying so."""
-    html, markdown = _reports(_blocked_then_clean())
+    html, markdown = _reports(_blocked_then_clean(), _two_screens())
     page = _page(html)
     assert [mark["data-outcome"] for mark in page.marks] == ["blocked", "clean"]
-    assert len(page.gate_bars) == 2
+    assert page.gate_bars
     track = html.split('data-lane="gates"', 1)[1]
     assert track.index('data-outcome="blocked"') < track.index("gate-bar")
     assert page.screen_rows == [("1", "block"), ("2", "clean")]
@@ -131,7 +142,7 @@ def test_a_screen_that_stopped_the_run_is_drawn_alone_on_the_lane() -> None:
 
 
 def _hostile(path: str, detail: str) -> ScreenRun:
-    (screen, _clean) = screen_runs(_blocked_then_clean())
+    screen, _clean = _two_screens()
     (judged,) = screen.hits
     hit = attrs.evolve(judged.hit, path=path, detail=detail, line=Count(7))
     return attrs.evolve(screen, hits=(attrs.evolve(judged, hit=hit),))
@@ -201,7 +212,7 @@ def test_a_hostile_path_in_a_plain_line_is_escaped() -> None:
 def test_the_screen_row_counts_screens_and_names_hits_once() -> None:
     """``ralph status``'s row: the screens, the hits (each kind and place once, the first
     three named) and what the last screen did; clean, or none yet."""
-    (blocked, clean) = screen_runs(_blocked_then_clean())
+    blocked, clean = _two_screens()
     assert screens_text(()) == "none yet"
     assert screens_text((clean,)) == "1 screen, clean"
     assert screens_text((blocked, clean)) == (
@@ -223,7 +234,7 @@ def _loop_of(state: PipelineState) -> LoopPolicy:
 def test_the_live_panel_shows_the_screen_at_work_and_for_how_long() -> None:
     """From the fact that opens the round until the screen reports, "at work" says the run's
     changes are being screened (``ralph status``'s "active" too), for as long as this view
-    has seen it; its report ends it, and its block waits for the round's gate."""
+    has seen it; its report ends it."""
     log = _blocked_then_clean()
     now = [0.0]
     view = LiveView(clock=lambda: now[0])
@@ -240,7 +251,6 @@ def test_the_live_panel_shows_the_screen_at_work_and_for_how_long() -> None:
     state = reduce(state, log[screened])
     view.record(state, log[screened])
     assert "screening" not in _panel(view)
-    assert "1 gate blocks" not in _panel(view)  # the round's gate still runs
 
 
 # -- a real run ---------------------------------------------------------------------------
@@ -282,16 +292,21 @@ def cheated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def test_the_html_report_of_a_cheating_run_marks_each_screen_and_lists_each_hit(
     cheated: tuple[Path, str], tmp_path: Path
 ) -> None:
-    """A blocked mark then a clean one; a row per hit, the skip line's HTML as text."""
+    """The first screen's mark blocked, the last one's clean; a row per hit, the skip line's
+    HTML as text. (How many screens come between depends on the boundaries the run screens
+    at.)"""
     root, _plain = cheated
     target = tmp_path / "report.html"
     result = ralph("report", "--html", str(target), cwd=root)
     assert result.returncode == 0, result.stderr
-    assert "2 gate runs, 2 screens" in result.stdout
+    assert re.search(r"gate runs?, \d+ screens\)", result.stdout), result.stdout
     html = target.read_text()
     page = _page(html)
-    assert [mark["data-outcome"] for mark in page.marks] == ["blocked", "clean"]
-    assert page.screen_rows == [("1", "block"), ("1", "block"), ("2", "clean")]
+    outcomes = [mark["data-outcome"] for mark in page.marks]
+    assert (outcomes[0], outcomes[-1]) == ("blocked", "clean")
+    assert set(outcomes) == {"blocked", "clean"}
+    assert page.screen_rows[:2] == [("1", "block"), ("1", "block")]
+    assert page.screen_rows[-1] == (str(len(outcomes)), "clean")
     assert "script" not in page.tags
     assert "&lt;script&gt;document.body.dataset.ran=1&lt;/script&gt;" in html
     assert "<td>tests/test_calc.py:9</td>" in html
@@ -305,15 +320,14 @@ def test_the_markdown_report_of_a_cheating_run_lists_each_hit_as_text(
     root, _plain = cheated
     result = ralph("report", "--markdown", "-", cwd=root)
     assert result.returncode == 0, result.stderr
-    deleted, skipped, clean = _markdown_rows(result.stdout)
+    deleted, skipped, *_, clean = _markdown_rows(result.stdout)
     assert "| test\\_file\\_deleted | tests/test\\_other.py | deleted (tests gone: " in deleted
     assert "| skip\\_added | tests/test\\_calc.py:9 | @pytest.mark.skip(" in skipped
     assert "\\[docs\\](javascript:alert(3))" in skipped
     assert all(row.endswith("| block (work sent back) |") for row in (deleted, skipped))
-    assert "| 2 | " in clean
     assert clean.endswith("| clean | - | - | - |")
     assert "<script" not in result.stdout
-    assert "2 screens, 2 hits (1 clean, 1 blocked)" in result.stdout
+    assert re.search(r"\d+ screens, 2 hits \(\d+ clean, 1 blocked\)", result.stdout)
 
 
 @pytest.mark.slow
@@ -322,25 +336,27 @@ def test_status_has_a_screen_row(cheated: tuple[Path, str]) -> None:
     result = ralph("status", cwd=root)
     assert result.returncode == 0, result.stderr
     (row,) = [line for line in result.stdout.splitlines() if "│ screen " in line]
-    assert (
-        "2 screens, 2 hits: test_file_deleted tests/test_other.py, skip_added "
-        "tests/test_calc.py:9; the last screen clean"
-    ) in row
+    assert re.search(
+        r"\d+ screens, 2 hits: test_file_deleted tests/test_other.py, skip_added "
+        r"tests/test_calc.py:9; the last screen clean",
+        row,
+    ), row
 
 
 @pytest.mark.slow
 def test_plain_lines_and_events_show_each_screen_and_its_base(cheated: tuple[Path, str]) -> None:
-    """``--plain`` and ``ralph events`` print the base once and each screen on a line."""
+    """``--plain`` and ``ralph events`` print the base once and each screen on a line: the
+    first with its hits, the last clean."""
     root, plain = cheated
     events = ralph("events", "--category", "validation", cwd=root)
     assert events.returncode == 0, events.stderr
     for output in (plain, events.stdout):
         tags = ("validation.screen_base_recorded", "validation.changes_screened")
         lines = [line for line in output.splitlines() if any(tag in line for tag in tags)]
-        base, first, second = lines
+        base, first, *_, last = lines
         assert "validation.screen_base_recorded sha=" in base
         assert (
             "hits=2 (test_file_deleted tests/test_other.py; skip_added tests/test_calc.py:9)"
             in (first)
         )
-        assert "hits=0 (clean)" in second
+        assert "hits=0 (clean)" in last

@@ -20,7 +20,6 @@ from pipeline.events import (
     PostconditionPolicy,
     RunStarted,
     ScreenKind,
-    ScreenScope,
     TamperPolicy,
 )
 from pipeline.orchestration import step_bound
@@ -171,18 +170,19 @@ def test_a_run_stops_on_its_screen_exactly_when_its_last_screen_stopped_before_a
     assert not [e for e in after if isinstance(e, GateStarted)]
 
 
-def test_a_blocked_screen_then_a_clean_one_are_two_entries_an_iteration_apart() -> None:
-    """A tamper hit blocks the round; the next round's screen, an iteration later, is clean.
-    The simulated repository had no commit: the base is the empty tree."""
+def test_a_blocked_screen_then_clean_ones_are_entries_in_later_iterations() -> None:
+    """A tamper hit blocks its round; the screens after it, an iteration later, are clean.
+    The simulated repository had no commit: the base is the empty tree. (How many screens
+    a run has depends on the boundaries it screens at: only the first and last are named.)"""
     log = run_screened(attrs.evolve(TAMPER, gates=(gate("tests"),)), [A_TAMPER_HIT, NOTHING_FOUND])
-    first, second = screen_runs(log)
+    first, *_, last = screen_runs(log)
     assert first.outcome is ScreenOutcome.BLOCKED
     assert [(h.hit.kind, h.where, h.action) for h in first.hits] == [
         (ScreenKind.TEST_REMOVED, "tests/test_app.py", GateAction.BLOCK)
     ]
-    assert (second.outcome, second.hits, second.number) == (ScreenOutcome.CLEAN, (), 2)
-    assert second.iteration == first.iteration + 1
-    assert (first.scope, first.base, first.short_base) == (ScreenScope.RUN, None, "empty tree")
+    assert (last.outcome, last.hits) == (ScreenOutcome.CLEAN, ())
+    assert last.iteration > first.iteration
+    assert (first.base, first.short_base) == (None, "empty tree")
 
 
 def test_a_postcondition_warns_by_the_postconditions_and_a_cut_short_screen_only_warns() -> None:
@@ -193,16 +193,16 @@ def test_a_postcondition_warns_by_the_postconditions_and_a_cut_short_screen_only
         tamper=TamperPolicy(on_hit=GateAction.STOP),
         postconditions=PostconditionPolicy(on_failure=GateAction.WARN),
     )
-    (todo,) = screen_runs(run_screened(loop, [A_TODO]))
+    todo = screen_runs(run_screened(loop, [A_TODO]))[0]
     assert [(h.where, h.action) for h in todo.hits] == [("src/app.py:3", GateAction.WARN)]
     assert todo.outcome is ScreenOutcome.WARNED
-    (cut,) = screen_runs(run_screened(loop, [CUT_SHORT]))
+    cut = screen_runs(run_screened(loop, [CUT_SHORT]))[0]
     assert [h.action for h in cut.hits] == [GateAction.WARN]
 
 
 def test_a_stop_outweighs_a_block_and_a_warning() -> None:
     """A screen's outcome is its strongest hit's action."""
-    (clean,) = screen_runs(run_screened(TAMPER, [NOTHING_FOUND]))
+    clean = screen_runs(run_screened(TAMPER, [NOTHING_FOUND]))[0]
     (hit,) = SCREEN_FINDINGS[A_TODO]
 
     def judged(*actions: GateAction) -> ScreenRun:
@@ -215,7 +215,7 @@ def test_a_stop_outweighs_a_block_and_a_warning() -> None:
 
 
 def test_a_long_base_is_shown_by_its_first_twelve_characters() -> None:
-    (screen,) = screen_runs(run_screened(TAMPER, [NOTHING_FOUND]))
+    screen = screen_runs(run_screened(TAMPER, [NOTHING_FOUND]))[0]
     assert attrs.evolve(screen, base="0123456789abcdef" * 2).short_base == "0123456789ab"
 
 
