@@ -4,11 +4,12 @@ Four ways, chosen by :func:`choose_display`:
 
 - **live** (stdout is a terminal): every fact as a line, under them a panel that stays in
   place and shows the phase, iteration i/N, review pass, the hat and agent at work (or the
-  gate whose command runs, and for how long), the time since the run began (ticking while an
-  agent works), the cost so far and the tokens (from the run's ledger; unknown costs named as
-  such, never $0), agent failures, fallbacks, retries and gate blocks, and the last topics
-  the agents published; while the run waits for a person, the question, its deadline and the
-  exact ``ralph respond`` command instead of who is at work;
+  gate whose command runs, or the screen of the run's changes, and for how long), the time
+  since the run began (ticking while an agent works), the cost so far and the tokens (from
+  the run's ledger; unknown costs named as such, never $0), agent failures, fallbacks,
+  retries and gate blocks, and the last topics the agents published; while the run waits
+  for a person, the question, its deadline and the exact ``ralph respond`` command instead
+  of who is at work;
 - **plain** (not a terminal, or ``--plain``): the same lines, no panel, no control sequences,
   and one line saying the run waits for a person (question and command) when it starts to;
 - **quiet** (``--quiet``): nothing until the summary;
@@ -37,6 +38,7 @@ from pipeline.cli._render import (
     active_agent,
     answer_command,
     describe_event,
+    screen_at_work,
     spent,
     waiting_line,
 )
@@ -104,6 +106,8 @@ class LiveView:
         self.topics: deque[str] = deque(maxlen=_LAST_TOPICS)
         # The gate last started and when, on the clock: how long the one at work has run.
         self._gate_since: tuple[str, float] | None = None
+        # When this view saw the screen of the run's changes begin (it reports no start).
+        self._screen_since: float | None = None
 
     def record(self, state: PipelineState, event: PipelineEvent) -> None:
         """Take in one fact and the state after it."""
@@ -115,11 +119,17 @@ class LiveView:
             self.topics.append(terminal_safe(event.topic))
         elif isinstance(event, GateStarted):
             self._gate_since = (event.gate, self._clock())
+        if not screen_at_work(state):
+            self._screen_since = None
+        elif self._screen_since is None:
+            self._screen_since = self._clock()
 
     def _at_work(self) -> str:
-        """Who works now; for a gate, how long its command has run (when this view saw it
-        start: a resumed run's gate has no start here)."""
+        """Who works now; for a gate or the screen, how long it has run (when this view saw
+        it start: a resumed run's gate has no start here)."""
         who = active_agent(self.state) or "-"
+        if self._screen_since is not None and screen_at_work(self.state):
+            return f"{who}, since {_elapsed(self._clock() - self._screen_since)}"
         round_ = self.state.gating.round
         in_flight = round_.in_flight if round_ is not None else None
         if in_flight is None or self._gate_since is None or self._gate_since[0] != in_flight:
@@ -153,8 +163,10 @@ class LiveView:
             row("at work", self._at_work())
         total = state.ledger.spend.total
         row("spent", f"{spent(total)}, {total.tokens:,} tokens")
-        # Only a run with gates has gate blocks to count.
-        gated = state.run is not None and bool(state.run.loop.gates)
+        # Only a run with gates or a screen has gate blocks to count (a screen's hits block
+        # as a gate's failure does).
+        loop = state.run.loop if state.run is not None else None
+        gated = loop is not None and (bool(loop.gates) or loop.screens)
         blocks = f", {state.gating.blocked} gate blocks" if gated else ""
         row(
             "trouble",

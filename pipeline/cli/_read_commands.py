@@ -63,7 +63,7 @@ from pipeline.serialization import (
     unstructure_event,
 )
 from pipeline.state import Phase, PipelineState
-from pipeline.views import gate_runs, timeline, topic_log
+from pipeline.views import gate_runs, screen_runs, timeline, topic_log
 
 
 @app.command()
@@ -236,6 +236,12 @@ def status(
                 lost_runs(layout, events.label, set(error.known), run)
             raise _fail(str(error)) from error
         state, _checkpoint = load_state(events, run_id, _warn)
+        # The state counts hits only: the screen row names them, from the log.
+        screens = (
+            screen_runs(events.read(run_id))
+            if not as_json and state.run is not None and state.run.loop.screens
+            else None
+        )
         # Only the workspace's own store is known to hold runs of this repository.
         found = (
             _reconciled(workspace, run_id, events.read(run_id), events_file=False)
@@ -251,7 +257,7 @@ def status(
     if as_json:
         sys.stdout.write(encode_state(state).decode() + "\n")
         return
-    out.print(state_table(state, title=f"Run {run_id}"))
+    out.print(state_table(state, title=f"Run {run_id}", screens=screens))
     if state.phase is Phase.INTERRUPTED:
         out.print(f"Resume it: ralph resume {run_id}")
 
@@ -315,19 +321,21 @@ def report(
     ] = None,
 ) -> None:
     """Draw a run: a timeline of its agent invocations per phase, coloured by outcome, with
-    retries, fallbacks, malformed lines and scope violations marked, its gate runs (a lane
-    and a table: status, exit, the action a failure took, the log), and its final state."""
+    retries, fallbacks, malformed lines and scope violations marked, its screens of its
+    changes (a mark on the gates lane and a table of every hit and what it did), its gate
+    runs (a lane and a table: status, exit, the action a failure took, the log), and its
+    final state."""
     if html is None and markdown is None:
         raise _fail("say where the report goes: --html FILE and/or --markdown FILE")
     with _reading_log(_located(source, workspace), run) as log:
         read = tuple(log.events())
-    drawn, gates = timeline(read), gate_runs(read)
+    drawn, gates, screens = timeline(read), gate_runs(read), screen_runs(read)
     title = f"ralph run {drawn.final.run.run_id if drawn.final.run else log.label}"
     outputs = [(html, html_report), (markdown, markdown_report)]
     for target, render in outputs:
         if target is None:
             continue
-        text = render(drawn, title, gates)
+        text = render(drawn, title, gates, screens)
         if str(target) == "-":
             sys.stdout.write(text)
             continue
@@ -336,4 +344,5 @@ def report(
         except OSError as error:
             raise _fail(f"cannot write {target}: {error.strerror}") from error
         ran = f", {len(gates)} gate runs" if gates else ""
+        ran += f", {len(screens)} screen{'s' if len(screens) != 1 else ''}" if screens else ""
         out.print(f"Wrote {target} ({len(drawn.bars)} invocations{ran})", markup=False)

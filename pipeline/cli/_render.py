@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import shlex
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -13,14 +14,24 @@ from rich.table import Table
 from rich.text import Text
 
 from pipeline.cli._safe import terminal_safe
-from pipeline.events import WIRE_TAGS, GateFinished, Json, PipelineEvent, RoleChain
-from pipeline.state import PipelineState, SpendLine
-from pipeline.views import cost_text, models_text, tokens_text
+from pipeline.events import (
+    WIRE_TAGS,
+    ChangesScreened,
+    GateFinished,
+    Json,
+    PipelineEvent,
+    RoleChain,
+    ScreenBaseRecorded,
+)
+from pipeline.state import PipelineState, SpendLine, Step
+from pipeline.views import ScreenOutcome, ScreenRun, cost_text, models_text, tokens_text
 
 __all__ = [
     "active_agent",
     "answer_command",
     "describe_event",
+    "screen_at_work",
+    "screens_text",
     "spent",
     "state_rows",
     "state_table",
@@ -30,6 +41,9 @@ __all__ = [
 _MAX_VALUE = 60
 _MAX_PATH = 240
 """A log's path is shown whole up to this (a path cut short cannot be opened)."""
+_HITS_NAMED = 3
+"""Hits a one-line account of screens names; the rest are counted."""
+_SHORT_SHA = 12
 
 
 def _plain(value: Any) -> str:
@@ -60,9 +74,14 @@ def _show(value: Any, limit: int = _MAX_VALUE) -> str:
 
 def describe_event(event: PipelineEvent) -> str:
     """One line: the event's wire tag and its fields but the time; a gate's report says how
-    it ended, the last line of its output and where the whole output is."""
+    it ended, the last line of its output and where the whole output is; a screen, what it
+    found."""
     if isinstance(event, GateFinished):
         return _gate_finished(event)
+    if isinstance(event, ChangesScreened):
+        return _changes_screened(event)
+    if isinstance(event, ScreenBaseRecorded):
+        return f"{WIRE_TAGS[type(event)]} sha={_commit(event.sha)}"
     fields = [
         f"{f.name}={_show(getattr(event, f.name))}"
         for f in attrs.fields(type(event))
@@ -88,6 +107,27 @@ def _gate_finished(event: GateFinished) -> str:
         fields.append(f"last_line={_show(last)}")
     fields.append(f"log_path={_show(event.log_path, _MAX_PATH)}")
     return f"{WIRE_TAGS[type(event)]} " + " ".join(fields)
+
+
+def _commit(sha: str | None) -> str:
+    """A commit as people read it: its first characters, or ``empty-tree`` for none."""
+    return "empty-tree" if sha is None else _show(sha[:_SHORT_SHA])
+
+
+def _changes_screened(event: ChangesScreened) -> str:
+    """A screen's report on one line: where from, how many files, and its first hits (kind
+    and place; their details are in the log and the report)."""
+    hits = event.hits
+    named = "; ".join(
+        _show(f"{h.kind.value} {h.path}:{h.line}" if h.line else f"{h.kind.value} {h.path}")
+        for h in hits[:_HITS_NAMED]
+    )
+    more = f"; and {len(hits) - _HITS_NAMED} more" if len(hits) > _HITS_NAMED else ""
+    found = f"({named}{more})" if hits else "(clean)"
+    return (
+        f"{WIRE_TAGS[type(event)]} scope={event.scope.value} base={_commit(event.base)} "
+        f"files={event.files} hits={len(hits)} {found}"
+    )
 
 
 def answer_command(state: PipelineState, workspace: Path | None = None) -> str | None:
@@ -126,13 +166,22 @@ def _gate_at_work(state: PipelineState) -> str | None:
     return f"gate {round_.in_flight}{where}"
 
 
+def screen_at_work(state: PipelineState) -> bool:
+    """Whether the run is screening its changes now: its round of gates opened with the
+    screen still due."""
+    round_ = state.gating.round
+    return state.progress.step is Step.GATE and round_ is not None and round_.screen_due
+
+
 def active_agent(state: PipelineState) -> str | None:
-    """Who works now: the gate whose command runs (``gate tests (final)``), or the role (its
-    hat's name when it has one), the agent of its chain in use, the attempt and the retries
-    spent; None when nothing is at work."""
+    """Who works now: the gate whose command runs (``gate tests (final)``), the screen of the
+    run's changes, or the role (its hat's name when it has one), the agent of its chain in
+    use, the attempt and the retries spent; None when nothing is at work."""
     gate = _gate_at_work(state)
     if gate is not None:
         return gate
+    if screen_at_work(state):
+        return "screening the run's changes"
     role = state.progress.role
     if role is None or state.run is None:
         return None
@@ -164,13 +213,37 @@ def _by(lines: dict[str, SpendLine]) -> str:
     return ", ".join(f"{name} {cost_text(line)}" for name, line in lines.items()) or "-"
 
 
-def state_rows(state: PipelineState) -> list[tuple[str, str]]:
+def screens_text(screens: Sequence[ScreenRun]) -> str:
+    """The run's screens on one line: ``2 screens, clean``, or the hits (each kind and place
+    once, the first few named) and what the last screen did; ``none yet`` before the first."""
+    if not screens:
+        return "none yet"
+    count = f"{len(screens)} screen" + ("" if len(screens) == 1 else "s")
+    hits = [hit for screen in screens for hit in screen.hits]
+    if not hits:
+        return f"{count}, clean"
+    named = list(dict.fromkeys(f"{h.hit.kind.value} {h.where}" for h in hits))
+    more = f", and {len(named) - _HITS_NAMED} more" if len(named) > _HITS_NAMED else ""
+    last = screens[-1].outcome
+    said = "clean" if last is ScreenOutcome.CLEAN else f"{last.value} the run"
+    plural = "" if len(hits) == 1 else "s"
+    return (
+        f"{count}, {len(hits)} hit{plural}: {', '.join(named[:_HITS_NAMED])}{more}; "
+        f"the last screen {said}"
+    )
+
+
+def state_rows(
+    state: PipelineState, screens: Sequence[ScreenRun] | None = None
+) -> list[tuple[str, str]]:
     """The state's headline figures as (what, value) pairs, for tables in any format; values
-    that agents wrote (the question, the last error) are :func:`terminal_safe`."""
-    return [(what, terminal_safe(value)) for what, value in _state_rows(state)]
+    that agents wrote (the question, the last error, a screen's paths) are
+    :func:`terminal_safe`. ``screens`` (read from the log: the state only counts hits) adds
+    a ``screen`` row for a run that screens its changes."""
+    return [(what, terminal_safe(value)) for what, value in _state_rows(state, screens)]
 
 
-def _state_rows(state: PipelineState) -> list[tuple[str, str]]:
+def _state_rows(state: PipelineState, screens: Sequence[ScreenRun] | None) -> list[tuple[str, str]]:
     run, progress, ledger = state.run, state.progress, state.ledger
     budget = run.budget if run else None
     question = ledger.pending_question
@@ -200,6 +273,11 @@ def _state_rows(state: PipelineState) -> list[tuple[str, str]]:
         if run is not None and run.loop.gates
         else []
     )
+    screened = (
+        [("screen", screens_text(screens))]
+        if screens is not None and run is not None and run.loop.screens
+        else []
+    )
     return [
         ("run", run.run_id if run else "(not started)"),
         ("phase", progress.phase.value),
@@ -227,6 +305,7 @@ def _state_rows(state: PipelineState) -> list[tuple[str, str]]:
         ("malformed lines", str(state.intake.malformed_lines)),
         ("scope violations", str(state.intake.scope_violations)),
         *gates,
+        *screened,
         ("resumes", str(ledger.resumes)),
         *salvaged,
         ("waiting for an answer to", question.question if question else "-"),
@@ -251,12 +330,15 @@ def _routing_rows(state: PipelineState) -> list[tuple[str, str]]:
     ]
 
 
-def state_table(state: PipelineState, title: str = "Run state") -> Table:
+def state_table(
+    state: PipelineState, title: str = "Run state", screens: Sequence[ScreenRun] | None = None
+) -> Table:
     """The state's headline figures as a two-column table (its text never read as rich
-    markup or emoji codes: ``root:x:0:0`` stays itself)."""
+    markup or emoji codes: ``root:x:0:0`` stays itself); ``screens`` as for
+    :func:`state_rows`."""
     table = Table(title=Text(terminal_safe(title)), show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value")
-    for what, value in state_rows(state):
+    for what, value in state_rows(state, screens):
         table.add_row(Text(what), Text(value))
     return table

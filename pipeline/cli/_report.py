@@ -26,12 +26,20 @@ from pipeline.cli._report_gates import (
     gates_table_html,
 )
 from pipeline.cli._report_layout import placed, seconds_text
+from pipeline.cli._report_screens import (
+    SCREEN_STYLE,
+    screen_legend_html,
+    screens_markdown,
+    screens_summary,
+    screens_table_html,
+)
 from pipeline.cli._safe import markdown_text
 from pipeline.state import Phase, PipelineState
 from pipeline.views import (
     GateRun,
     InvocationBar,
     Outcome,
+    ScreenRun,
     Timeline,
     cost_text,
     spend_line,
@@ -188,9 +196,15 @@ def _lanes(timeline: Timeline) -> list[Phase]:
     return list(dict.fromkeys(bar.phase for bar in timeline.bars))
 
 
-def html_report(timeline: Timeline, title: str, gates: Sequence[GateRun] = ()) -> str:
-    """The run as one HTML page: a summary, the timeline (with a lane for its ``gates``), every
-    invocation, every gate run and the final state."""
+def html_report(
+    timeline: Timeline,
+    title: str,
+    gates: Sequence[GateRun] = (),
+    screens: Sequence[ScreenRun] = (),
+) -> str:
+    """The run as one HTML page: a summary, the timeline (with a lane for its ``gates`` and
+    ``screens``), every invocation, every hit of a screen, every gate run and the final
+    state."""
     start, end = timeline.started_at, timeline.ended_at
     final = timeline.final
     verdict = _verdict(final)
@@ -204,18 +218,22 @@ def html_report(timeline: Timeline, title: str, gates: Sequence[GateRun] = ()) -
             f'{phase.value}</div><div class="track">{bars}</div></div>'
         )
     if start and end:
-        lanes.append(gate_lane_html(gates, start, end, total))
-    if timeline.bars or gates:
+        lanes.append(gate_lane_html(gates, start, end, total, screens))
+    if timeline.bars or gates or screens:
         lanes.append(_axis(total))
     legend = "".join(
         f'<span><i style="background:{colour}"></i>{outcome.value}</span>'
         for outcome, colour in _COLOURS.items()
     )
     legend += (
-        '<span><i style="outline:2px dashed #1f2328"></i>retry</span>'
-        '<span><i style="border-left:4px solid #8250df;background:#eee"></i>fallback</span>'
-        "<span>\u26a0 malformed lines or scope violations</span>"
-    ) + gate_legend_html(gates)
+        (
+            '<span><i style="outline:2px dashed #1f2328"></i>retry</span>'
+            '<span><i style="border-left:4px solid #8250df;background:#eee"></i>fallback</span>'
+            "<span>\u26a0 malformed lines or scope violations</span>"
+        )
+        + gate_legend_html(gates)
+        + screen_legend_html(screens)
+    )
     rows = "".join(
         "<tr>"
         + "".join(
@@ -259,7 +277,7 @@ def html_report(timeline: Timeline, title: str, gates: Sequence[GateRun] = ()) -
     )
     state = "".join(
         f"<tr><th>{escape(what)}</th><td>{escape(value)}</td></tr>"
-        for what, value in state_rows(final)
+        for what, value in state_rows(final, screens)
     )
     spend = "".join(
         "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>"
@@ -268,19 +286,21 @@ def html_report(timeline: Timeline, title: str, gates: Sequence[GateRun] = ()) -
     summary = (
         f"{verdict} · {len(timeline.bars)} invocations · "
         + (f"{gates_summary(gates)} · " if gates else "")
+        + (f"{screens_summary(screens)} · " if screens else "")
         + f"{spend_summary(final.ledger.spend.total)} · "
         f"{seconds_text(total if start and end else None)}"
         + (f" · started {start.isoformat(timespec='seconds')}" if start else "")
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{escape(title)}</title><style>{_STYLE}{GATE_STYLE if gates else ''}</style>"
+        f"<title>{escape(title)}</title><style>{_STYLE}{GATE_STYLE if gates else ''}"
+        f"{SCREEN_STYLE if screens else ''}</style>"
         "</head><body>"
         f'<h1>{escape(title)}</h1><div class="summary">{escape(summary)}</div>'
         f'<div class="legend">{legend}</div>'
         f'<div class="timeline" id="timeline">{"".join(lanes)}</div>'
         f'<table class="invocations"><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>'
-        f"{gates_table_html(gates)}"
+        f"{screens_table_html(screens)}{gates_table_html(gates)}"
         '<table class="spend"><thead><tr><th>by</th><th></th><th>cost</th><th>tokens</th>'
         f"</tr></thead><tbody>{spend}</tbody></table>"
         f'<table class="state"><tbody>{state}</tbody></table>'
@@ -298,9 +318,14 @@ def _cell(text: object) -> str:
     return markdown_text(text)
 
 
-def markdown_report(timeline: Timeline, title: str, gates: Sequence[GateRun] = ()) -> str:
-    """The run as Markdown for a pull request: a summary line, the invocations, the ``gates``
-    run and the final state."""
+def markdown_report(
+    timeline: Timeline,
+    title: str,
+    gates: Sequence[GateRun] = (),
+    screens: Sequence[ScreenRun] = (),
+) -> str:
+    """The run as Markdown for a pull request: a summary line, the invocations, the hits of
+    its ``screens``, the ``gates`` run and the final state."""
     final = timeline.final
     verdict = _verdict(final)
     lines = [
@@ -309,6 +334,7 @@ def markdown_report(timeline: Timeline, title: str, gates: Sequence[GateRun] = (
         f"**{verdict}** after {len(timeline.bars)} agent invocations, "
         f"{final.ledger.commits} commits, {final.ledger.agent_failures} agent failures; "
         + (f"{gates_summary(gates)}; " if gates else "")
+        + (f"{screens_summary(screens)}; " if screens else "")
         + f"spent {spend_summary(final.ledger.spend.total)}.",
         "",
         "| # | phase | role | agent | attempt | outcome | duration | tokens | cost | notes |",
@@ -321,9 +347,10 @@ def markdown_report(timeline: Timeline, title: str, gates: Sequence[GateRun] = (
             f"{bar.attempt} | {bar.outcome.value} | {seconds_text(bar.duration_s)} | "
             f"{_tokens(bar)} | {_cell(_cost(bar))} | {_cell(notes)} |"
         )
+    lines += screens_markdown(screens)
     lines += gates_markdown(gates)
     lines += ["", "| by | | cost | tokens |", "| --- | --- | ---: | ---: |"]
     lines += [f"| {' | '.join(_cell(cell) for cell in row)} |" for row in spend_rows(timeline)]
     lines += ["", "| | |", "| --- | --- |"]
-    lines += [f"| {_cell(what)} | {_cell(value)} |" for what, value in state_rows(final)]
+    lines += [f"| {_cell(what)} | {_cell(value)} |" for what, value in state_rows(final, screens)]
     return "\n".join(lines) + "\n"

@@ -12,10 +12,10 @@ from datetime import datetime
 from html import escape
 from typing import Final
 
-from pipeline.cli._report_layout import placed, seconds_text
+from pipeline.cli._report_layout import action_text, placed, seconds_text
+from pipeline.cli._report_screens import screen_mark_html
 from pipeline.cli._safe import markdown_text, terminal_safe
-from pipeline.events import GateAction
-from pipeline.views import GateOutcome, GateRun
+from pipeline.views import GateOutcome, GateRun, ScreenRun
 
 __all__ = [
     "GATE_STYLE",
@@ -74,16 +74,9 @@ def _status(run: GateRun) -> str:
     return f"{run.status.value}, exit {run.exit_code}"
 
 
-_DOES: Final = {
-    GateAction.BLOCK: "block (work sent back)",
-    GateAction.WARN: "warn (developer told)",
-    GateAction.STOP: "stop (run ended)",
-}
-
-
 def _action(run: GateRun) -> str:
     """What the run's failure did, or ``-``."""
-    return "-" if run.action is None else _DOES[run.action]
+    return action_text(run.action)
 
 
 def _duration(run: GateRun) -> str:
@@ -122,23 +115,51 @@ def _title(run: GateRun) -> str:
     return "\n".join(parts)
 
 
-def gate_lane_html(runs: Sequence[GateRun], start: datetime, end: datetime, total: float) -> str:
-    """The timeline's gates lane: one bar per run, placed by its time, coloured by its
-    outcome (empty when there is no run)."""
-    if not runs:
+def gate_lane_html(
+    runs: Sequence[GateRun],
+    start: datetime,
+    end: datetime,
+    total: float,
+    screens: Sequence[ScreenRun] = (),
+) -> str:
+    """The timeline's gates lane: one bar per run and a small mark per screen, placed by
+    their time, coloured by their outcome (empty when there is neither)."""
+    if not runs and not screens:
         return ""
-    in_order = sorted(runs, key=lambda r: (r.started_at, r.number))
-    places = placed([(r.started_at, r.ended_at) for r in in_order], start, end, total)
-    bars = "".join(
+    # Screens and gate runs share the lane in time order, so no mark hides a bar (a screen
+    # comes before the gates of its round).
+    both: list[GateRun | ScreenRun] = [*runs, *screens]
+    items = sorted(both, key=_lane_order)
+    places = placed([_span(item) for item in items], start, end, total)
+    drawn = "".join(
+        _bar_html(item, left, width)
+        if isinstance(item, GateRun)
+        else screen_mark_html(item, left, width)
+        for item, (left, width) in zip(items, places, strict=True)
+    )
+    return (
+        '<div class="lane" data-lane="gates"><div class="lane-name">gates</div>'
+        f'<div class="track">{drawn}</div></div>'
+    )
+
+
+def _lane_order(item: GateRun | ScreenRun) -> tuple[datetime, bool, int]:
+    return (_span(item)[0], isinstance(item, GateRun), item.number)
+
+
+def _span(item: GateRun | ScreenRun) -> tuple[datetime, datetime | None]:
+    """When a gate run began and ended; a screen reports no start, so it is a moment."""
+    if isinstance(item, GateRun):
+        return item.started_at, item.ended_at
+    return item.at, item.at
+
+
+def _bar_html(run: GateRun, left: float, width: float) -> str:
+    return (
         f'<div class="gate-bar {run.outcome.value}" data-number="{run.number}" '
         f'data-gate="{escape(run.gate)}" data-outcome="{run.outcome.value}" '
         f'style="left:{left:.3f}%;width:{width:.3f}%" title="{escape(_title(run))}">'
         f"{escape(run.gate)}</div>"
-        for run, (left, width) in zip(in_order, places, strict=True)
-    )
-    return (
-        '<div class="lane" data-lane="gates"><div class="lane-name">gates</div>'
-        f'<div class="track">{bars}</div></div>'
     )
 
 

@@ -1,5 +1,6 @@
 """Where ``ralph report`` draws things on a lane of its timeline, and how it writes a duration
-(pure): shared by the invocations' lanes and the gates' lane."""
+and what a failure did (pure): shared by the invocations' lanes, the gates' lane and the
+gates' and screens' tables."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 
-__all__ = ["MIN_WIDTH_PCT", "placed", "seconds_text"]
+from pipeline.events import GateAction
+
+__all__ = ["MIN_WIDTH_PCT", "action_text", "placed", "seconds_text"]
 
 MIN_WIDTH_PCT: Final = 0.6
 """A bar never narrower than this, so that an invocation of a millisecond still shows."""
@@ -16,6 +19,20 @@ MIN_WIDTH_PCT: Final = 0.6
 def seconds_text(value: float | None) -> str:
     """A duration in seconds as people read it (``running`` when it has none yet)."""
     return "running" if value is None else f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
+
+
+_DOES: Final = {
+    GateAction.BLOCK: "block (work sent back)",
+    GateAction.WARN: "warn (developer told)",
+    GateAction.STOP: "stop (run ended)",
+}
+
+
+def action_text(action: GateAction | None) -> str:
+    """What a gate's failure or a screen's hit did, in words (``-``: nothing)."""
+    if action is None:
+        return "-"
+    return _DOES.get(action, action.value)
 
 
 def _position(at: datetime, start: datetime, total: float) -> float:
