@@ -22,6 +22,7 @@ from pipeline.events import (
     PipelineEvent,
     RoleChain,
     ScreenBaseRecorded,
+    ScreenScope,
 )
 from pipeline.state import PipelineState, SpendLine, Step
 from pipeline.views import ScreenOutcome, ScreenRun, cost_text, models_text, tokens_text
@@ -181,7 +182,9 @@ def active_agent(state: PipelineState) -> str | None:
     if gate is not None:
         return gate
     if screen_at_work(state):
-        return "screening the run's changes"
+        round_ = state.gating.round
+        task = round_ is not None and round_.scope is ScreenScope.ITERATION
+        return "screening the task's changes" if task else "screening the run's changes"
     role = state.progress.role
     if role is None or state.run is None:
         return None

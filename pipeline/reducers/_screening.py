@@ -84,7 +84,7 @@ def changes_screened(state: PipelineState, event: ChangesScreened) -> PipelineSt
     grouped: dict[GateAction, list[ScreenHit]] = {}
     for hit in event.hits:
         grouped.setdefault(screen_action(run.loop, hit.kind), []).append(hit)
-    failures = tuple(_failure(action, tuple(hits), event.base) for action, hits in grouped.items())
+    failures = tuple(_failure(action, tuple(hits), event) for action, hits in grouped.items())
     stop = next((f for f in failures if f.action is GateAction.STOP), None)
     if stop is not None:
         ledger = evolve(state.ledger, last_error=stop.summary)

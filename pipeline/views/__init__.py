@@ -2,7 +2,7 @@
 
 from pipeline.views._gates import GateOutcome, GateRun, gate_runs
 from pipeline.views._responses import LoggedStatus, ResponseLogRow, response_log, response_row
-from pipeline.views._screens import JudgedHit, ScreenOutcome, ScreenRun, hit_action, screen_runs
+from pipeline.views._screens import JudgedHit, ScreenOutcome, ScreenRun, screen_runs
 from pipeline.views._spend import (
     cost_text,
     dollars,
@@ -31,7 +31,6 @@ __all__ = [
     "cost_text",
     "dollars",
     "gate_runs",
-    "hit_action",
     "models_text",
     "response_log",
     "response_row",

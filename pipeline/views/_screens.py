@@ -3,10 +3,8 @@ run's policy gives it (pure). ``ralph report`` and ``ralph status`` show them.
 
 The log is folded alongside, so each screen knows the iteration it ran in and the policy
 ``RunStarted`` recorded (``LoopPolicy.tamper`` and ``postconditions``). A hit's action is read
-from that policy as the reducer reads it (``pipeline.reducers._screening.screen_action``,
-which the reducers package does not export; ``tests/views/test_screens.py`` holds the two
-equal for every kind and policy). Scopes and kinds are enums shown by their values, so a new
-one shows with no change here.
+from that policy by the reducer's own ``screen_action``. Scopes and kinds are enums shown by
+their values, so a new one shows with no change here.
 """
 
 from __future__ import annotations
@@ -18,20 +16,18 @@ from typing import Final, final
 from attrs import frozen
 
 from pipeline.events import (
-    POSTCONDITION_KINDS,
     ChangesScreened,
     GateAction,
     Instant,
     LoopPolicy,
     PipelineEvent,
     ScreenHit,
-    ScreenKind,
     ScreenScope,
 )
-from pipeline.reducers import reduce
+from pipeline.reducers import reduce, screen_action
 from pipeline.state import PipelineState
 
-__all__ = ["JudgedHit", "ScreenOutcome", "ScreenRun", "hit_action", "screen_runs"]
+__all__ = ["JudgedHit", "ScreenOutcome", "ScreenRun", "screen_runs"]
 
 _SHORT_SHA: Final = 12
 """The characters of a commit people are shown (as the reducer's notices name the base)."""
@@ -55,22 +51,6 @@ _OUTCOMES: Final = {
 }
 _STRENGTH: Final = tuple(ScreenOutcome)
 """The outcomes, weakest first."""
-
-
-def hit_action(loop: LoopPolicy | None, kind: ScreenKind) -> GateAction:
-    """What a hit of ``kind`` does under the run's recorded policy (None: a log with no
-    ``RunStarted``, where the reducer's defaults apply): a cut-short screen only warns, a
-    postcondition's kind (or any kind with no tamper screen) acts by ``[postconditions]``,
-    the rest by ``[tamper]``, and a block when neither says."""
-    if kind is ScreenKind.SCREEN_INCOMPLETE:
-        return GateAction.WARN
-    tamper = None if loop is None else loop.tamper
-    post = None if loop is None else loop.postconditions
-    if (kind in POSTCONDITION_KINDS or tamper is None) and post is not None:
-        return post.on_failure
-    if tamper is not None:
-        return tamper.action_for(kind)
-    return GateAction.BLOCK
 
 
 @final
@@ -129,7 +109,8 @@ def screen_runs(events: Iterable[PipelineEvent]) -> tuple[ScreenRun, ...]:
 
 
 def _screen(event: ChangesScreened, number: int, before: PipelineState) -> ScreenRun:
-    loop = before.run.loop if before.run is not None else None
+    # A log with no RunStarted: the reducer's defaults apply.
+    loop = before.run.loop if before.run is not None else LoopPolicy.off()
     return ScreenRun(
         number=number,
         at=event.at,
@@ -137,5 +118,5 @@ def _screen(event: ChangesScreened, number: int, before: PipelineState) -> Scree
         scope=event.scope,
         base=event.base,
         files=event.files,
-        hits=tuple(JudgedHit(hit=h, action=hit_action(loop, h.kind)) for h in event.hits),
+        hits=tuple(JudgedHit(hit=h, action=screen_action(loop, h.kind)) for h in event.hits),
     )

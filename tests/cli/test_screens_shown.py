@@ -232,7 +232,7 @@ def _loop_of(state: PipelineState) -> LoopPolicy:
 
 
 def test_the_live_panel_shows_the_screen_at_work_and_for_how_long() -> None:
-    """From the fact that opens the round until the screen reports, "at work" says the run's
+    """From the fact that opens the round until the screen reports, "at work" says the task's
     changes are being screened (``ralph status``'s "active" too), for as long as this view
     has seen it; its report ends it."""
     log = _blocked_then_clean()
@@ -246,8 +246,9 @@ def test_the_live_panel_shows_the_screen_at_work_and_for_how_long() -> None:
     assert _loop_of(state).screens
     now[0] = 3.0
     text = _panel(view)
-    assert "at work    screening the run's changes, since 0m03s" in text
-    assert dict(state_rows(state))["active"] == "screening the run's changes"
+    # The first screen is the developer task's, before its work is committed.
+    assert "at work    screening the task's changes, since 0m03s" in text
+    assert dict(state_rows(state))["active"] == "screening the task's changes"
     state = reduce(state, log[screened])
     view.record(state, log[screened])
     assert "screening" not in _panel(view)

@@ -28,7 +28,7 @@ from pipeline.simulation import (
 )
 from pipeline.state import PipelineState
 from pipeline.testing import budgets, chains, gate_specs, loop_policies, simulated_runs
-from pipeline.views import GateOutcome, GateRun, gate_runs
+from pipeline.views import GateOutcome, GateRun, ScreenOutcome, gate_runs, screen_runs
 from tests.support import budget, gate_spec, scripted_run
 
 _ACTION_OUTCOME = {
@@ -98,15 +98,17 @@ def test_a_run_stops_on_a_gate_exactly_when_its_last_gate_run_stopped_it(
     run: tuple[WorldConfig, tuple[PipelineEvent, ...], PipelineState],
 ) -> None:
     """The view and the reducer agree: a whole run ended ``gate_failed`` if and only if its
-    last gate run's outcome is ``stopped``, and no earlier run stopped; every reported run
-    is one the reducer counted."""
+    last gate run's outcome is ``stopped`` (or a screen's hit stopped it), and no earlier run
+    stopped; every reported run is one the reducer counted."""
     _config, log, final = run
     runs = gate_runs(log)
     stopped = [r for r in runs if r.outcome is GateOutcome.STOPPED]
+    screen_stopped = any(s.outcome is ScreenOutcome.STOPPED for s in screen_runs(log))
     reason = final.progress.termination
-    assert (reason is TerminationReason.GATE_FAILED) == bool(stopped)
+    assert (reason is TerminationReason.GATE_FAILED) == (bool(stopped) or screen_stopped)
     if stopped:
         assert stopped == [runs[-1]]
+        assert not screen_stopped
     assert sum(r.status is not None for r in runs) == final.gating.ran
 
 

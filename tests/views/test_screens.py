@@ -41,7 +41,7 @@ from pipeline.testing import (
     postcondition_policies,
     tamper_policies,
 )
-from pipeline.views import JudgedHit, ScreenOutcome, ScreenRun, hit_action, screen_runs
+from pipeline.views import JudgedHit, ScreenOutcome, ScreenRun, screen_runs
 from tests.reducers.test_gates import gate
 from tests.reducers.test_screen_round import (
     A_TAMPER_HIT,
@@ -55,20 +55,6 @@ from tests.reducers.test_screen_round import (
 
 T = TypeVar("T")
 Run = tuple[WorldConfig, tuple[PipelineEvent, ...], PipelineState]
-
-
-@given(
-    kind=st.sampled_from(tuple(ScreenKind)),
-    tamper=tamper_policies(),
-    post=postcondition_policies(),
-)
-def test_a_hits_action_is_the_reducers(
-    kind: ScreenKind, tamper: TamperPolicy | None, post: PostconditionPolicy | None
-) -> None:
-    """The view reads a hit's action from the recorded policy exactly as the reducer does
-    (the reducers package does not export its function, so the view has its own)."""
-    loop = attrs.evolve(simulated_policy(), tamper=tamper, postconditions=post)
-    assert hit_action(loop, kind) is screen_action(loop, kind)
 
 
 class _Findings(_DrawnFindings):
