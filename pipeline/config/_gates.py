@@ -8,12 +8,22 @@ from typing import Final, final
 
 from attrs import field, frozen
 
-from pipeline.events import Count, GateAction, GateBoundary, GateSpec
+from pipeline.events import (
+    Count,
+    GateAction,
+    GateBoundary,
+    GateSpec,
+    PatternError,
+    check_pattern,
+    topic_matches,
+)
 
 __all__ = ["GateConfig", "check_gates"]
 
 _NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_BOUNDARIES: Final = {b.value for b in GateBoundary}
+_BOUNDARIES: Final = {b.value for b in GateBoundary if b is not GateBoundary.TOPIC}
+_TOPIC: Final = "topic:"
+"""``on = ["topic:review.ready"]``: the gate runs after a hat's activation publishes it."""
 _ACTIONS: Final = {a.value for a in GateAction}
 
 
@@ -31,7 +41,9 @@ class GateConfig:
     on: tuple[str, ...] = ("final",)
     """``final``: at every final validation; ``completion``: when an accepted completion
     takes the run there; ``iteration``: after each developer task that did work, before its
-    commit; ``commit``: as ``iteration``, only where a commit follows."""
+    commit; ``commit``: as ``iteration``, only where a commit follows; ``topic:PATTERN`` (in a
+    workflow of hats): after an activation that published a matching topic, which reaches no
+    hat unless the gate passes."""
     on_failure: str = "block"
     """``block``: the agent is told and works on; ``warn``: told only; ``stop``: the run ends."""
     env: dict[str, str] = field(factory=dict)
@@ -45,14 +57,24 @@ class GateConfig:
             argv=self.argv,
             timeout_s=Count(self.timeout_s),
             inactivity_timeout_s=None if timeout is None else Count(timeout),
-            on=tuple(GateBoundary(b) for b in self.on),
+            on=tuple(dict.fromkeys(_boundary(b) for b in self.on)),
             on_failure=GateAction(self.on_failure),
+            topics=tuple(b.removeprefix(_TOPIC) for b in self.on if b.startswith(_TOPIC)),
         )
 
 
-def check_gates(gates: tuple[GateConfig, ...], commits: bool = True) -> list[str]:
+def _boundary(on: str) -> GateBoundary:
+    return GateBoundary.TOPIC if on.startswith(_TOPIC) else GateBoundary(on)
+
+
+def check_gates(
+    gates: tuple[GateConfig, ...], commits: bool = True, promises: tuple[str, ...] | None = None
+) -> list[str]:
     """Every problem with ``[[gates]]``, one line each, naming the gate's key. ``commits``
-    False (a read-only workflow) refuses ``commit``: such a gate would never run."""
+    False (a read-only workflow) refuses ``commit``: such a gate would never run.
+    ``promises`` are the topics the loop acts on itself (completion, cancellation, a
+    question), which a ``topic:`` gate may not name; None: the built-in pipeline, where
+    topics route no work, so ``topic:`` is refused."""
     problems: list[str] = []
     seen: set[str] = set()
     for index, gate in enumerate(gates):
@@ -67,9 +89,12 @@ def check_gates(gates: tuple[GateConfig, ...], commits: bool = True) -> list[str
         if not gate.on:
             problems.append(f"{key}.on: empty; give final, completion, iteration or commit")
         for boundary in gate.on:
-            if boundary not in _BOUNDARIES:
+            if boundary.startswith(_TOPIC):
+                problems.extend(_topic_problem(key, boundary.removeprefix(_TOPIC), promises))
+            elif boundary not in _BOUNDARIES:
                 problems.append(
-                    f"{key}.on: {boundary!r} is not one of final, completion, iteration, commit"
+                    f"{key}.on: {boundary!r} is not one of final, completion, iteration, "
+                    "commit, topic:PATTERN"
                 )
         if "commit" in gate.on and not commits:
             problems.append(
@@ -81,3 +106,18 @@ def check_gates(gates: tuple[GateConfig, ...], commits: bool = True) -> list[str
         if gate.on_failure not in _ACTIONS:
             problems.append(f"{key}.on_failure: {gate.on_failure!r} is not block, warn or stop")
     return problems
+
+
+def _topic_problem(key: str, pattern: str, promises: tuple[str, ...] | None) -> list[str]:
+    if promises is None:
+        return [
+            f"{key}.on: topic:{pattern} needs a workflow of hats ([hats.NAME] with triggers); "
+            "in the built-in pipeline use iteration"
+        ]
+    try:
+        check_pattern(pattern)
+    except PatternError as error:
+        return [f"{key}.on: topic:{pattern}: {error}"]
+    if any(topic_matches(pattern, promise) for promise in promises):
+        return [f"{key}.on: topic:{pattern} names a topic the loop acts on; use completion"]
+    return []

@@ -25,7 +25,7 @@ from pipeline.config._refs import ref_problem
 from pipeline.config._screen import check_screen
 from pipeline.config._topology_checks import Severity, topology_problems
 from pipeline.errors import PipelineError
-from pipeline.events import Role
+from pipeline.events import HUMAN_INTERACT_TOPIC, Role
 from pipeline.serialization import configure_primitives
 
 __all__ = ["ConfigError", "parse_config", "require_chains"]
@@ -218,7 +218,10 @@ def _check(config: RalphConfig, source: str) -> None:
     if config.validate and not config.validate[0].strip():
         problems.append("validate: must name a program (or leave validate out)")
     problems.extend(check_hats(config.hats))
-    problems.extend(check_gates(config.gates, config.loop.commits))
+    loop = config.loop
+    acted_on = (loop.completion_promise, loop.cancellation_promise, HUMAN_INTERACT_TOPIC)
+    promises = tuple(t for t in acted_on if t) if config.hats.topology else None
+    problems.extend(check_gates(config.gates, loop.commits, promises))
     problems.extend(check_screen(config.tamper, config.postconditions, config.loop.commits))
     problems.extend(check_loop(config.loop, config.hats))
     ranges = check_ranges(config)

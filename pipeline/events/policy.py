@@ -268,6 +268,11 @@ def _boundaries(_instance: object, _attribute: Attribute[Any], value: tuple[obje
         raise ValueError("a gate runs at one or more boundaries, each named once")
 
 
+def _topic_patterns(_instance: object, _attribute: Attribute[Any], value: tuple[str, ...]) -> None:
+    for pattern in value:
+        check_pattern(pattern)
+
+
 @final
 @frozen(kw_only=True)
 class GateSpec:
@@ -280,6 +285,17 @@ class GateSpec:
     inactivity_timeout_s: Count | None = field(default=None, validator=optional(COUNT_VALIDATOR))
     on: tuple[GateBoundary, ...] = field(default=(GateBoundary.FINAL,), validator=_boundaries)
     on_failure: GateAction = GateAction.BLOCK
+    topics: tuple[str, ...] = field(default=(), validator=_topic_patterns)
+    """The topic patterns of ``on = topic``: a hat's activation that publishes a matching
+    topic runs the gate before the topic reaches any hat."""
+
+    def __attrs_post_init__(self) -> None:
+        if (GateBoundary.TOPIC in self.on) != bool(self.topics):
+            raise ValueError("a gate runs on topics exactly when it names topic patterns")
+
+    def on_topic(self, topic: str) -> bool:
+        """Whether ``topic`` is one this gate runs on."""
+        return any(topic_matches(pattern, topic) for pattern in self.topics)
 
 
 @final

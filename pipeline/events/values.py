@@ -190,6 +190,9 @@ class GateBoundary(enum.StrEnum):
     """After each development iteration, hat activation or review fix that reports work."""
     COMMIT = "commit"
     """As ``iteration``, but only where a commit follows (never in a read-only workflow)."""
+    TOPIC = "topic"
+    """After a hat's activation that published a topic matching one of the gate's patterns
+    (``GateSpec.topics``): the topic reaches no hat unless the gate passes."""
 
 
 @enum.unique

@@ -48,8 +48,10 @@ from pipeline.state import (
     GateRound,
     GateThen,
     Gating,
+    Intake,
     Notice,
     PipelineState,
+    Routing,
     Step,
     TerminationReason,
 )
@@ -130,7 +132,8 @@ def resolve_round(state: PipelineState, gating: Gating, round_: GateRound) -> Pi
     last = blocks[-1].summary
     gating = evolve(gating, blocked=gating.blocked + 1, last_block=last)
     ledger = evolve(state.ledger, last_error="; ".join(f.summary for f in blocks))
-    routing = back_to_last_hat(state.routing, TASK_BLOCKED_TOPIC, Json.of(last))
+    routing, intake = _drop_held(state, round_, intake)
+    routing = back_to_last_hat(routing, TASK_BLOCKED_TOPIC, Json.of(last))
     again = evolve(state, intake=intake, gating=gating, routing=routing)
     progress = state.progress
     if round_.then is not GateThen.VALIDATE:
@@ -144,6 +147,21 @@ def resolve_round(state: PipelineState, gating: Gating, round_: GateRound) -> Pi
             return finalize(advance_view(again, progress), reason, ledger)
         return start_development(again, progress, ledger, CheckpointTrigger.ITERATION)
     return start_development(again, progress, ledger)
+
+
+def _drop_held(state: PipelineState, round_: GateRound, intake: Intake) -> tuple[Routing, Intake]:
+    """A hat's work that did not hold up: the topics its activation published reach no hat
+    (the next hat never sees a claim the gates refused); the agent is told which."""
+    routing, iteration = state.routing, state.progress.iteration
+    if round_.then is GateThen.VALIDATE or iteration == 0:
+        return routing, intake
+    held = [t.topic for t in routing.pending if t.activation == iteration]
+    if not held:
+        return routing, intake
+    kept = tuple(t for t in routing.pending if t.activation != iteration)
+    text = f"Not acted on, since the work was blocked: {', '.join(held)}"
+    notice = Notice(topic=TASK_BLOCKED_TOPIC, text=text, line_number=Count(0), role=Role.DEVELOPER)
+    return evolve(routing, pending=kept), add_notice(intake, notice)
 
 
 def _notice(topic: str, failure: GateFailure) -> Notice:

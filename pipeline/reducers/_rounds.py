@@ -36,15 +36,21 @@ def final_round(state: PipelineState) -> GateRound | None:
 
 def task_round(state: PipelineState, after: Phase | None) -> GateRound | None:
     """The round a developer task that did work opens before its work goes on: the tamper
-    screen of its changes, then its ``commit`` gates (only when a commit follows: ``after``
-    is where the run goes after it; None, a read-only workflow, commits nothing) and its
-    ``iteration`` gates (None: neither applies)."""
+    screen of its changes, then its ``topic`` gates (a hat's activation published a matching
+    topic), its ``commit`` gates (only when a commit follows: ``after`` is where the run goes
+    after it; None, a read-only workflow, commits nothing) and its ``iteration`` gates
+    (None: none applies)."""
     run = state.run
     if run is None:
         return None
+    # The topics this activation published wait in routing until the round is over.
+    iteration = state.progress.iteration
+    published = [t.topic for t in state.routing.pending if t.activation == iteration > 0]
     pending: list[tuple[str, GateBoundary]] = []
     for gate in run.loop.gates:
-        if after is not None and GateBoundary.COMMIT in gate.on:
+        if GateBoundary.TOPIC in gate.on and any(gate.on_topic(t) for t in published):
+            pending.append((gate.name, GateBoundary.TOPIC))
+        elif after is not None and GateBoundary.COMMIT in gate.on:
             pending.append((gate.name, GateBoundary.COMMIT))
         elif GateBoundary.ITERATION in gate.on:
             pending.append((gate.name, GateBoundary.ITERATION))

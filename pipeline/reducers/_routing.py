@@ -77,7 +77,10 @@ def queued(state: PipelineState, event: TopicPublished) -> Routing | None:
     if len(routing.pending) >= MAX_PENDING_TOPICS:
         return evolve(routing, dropped=routing.dropped + 1)
     topic = RoutedTopic(
-        topic=event.topic, payload=event.payload, line_number=Count(event.line_number)
+        topic=event.topic,
+        payload=event.payload,
+        line_number=Count(event.line_number),
+        activation=state.progress.iteration,
     )
     return evolve(routing, pending=(*routing.pending, topic))
 

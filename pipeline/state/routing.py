@@ -31,6 +31,9 @@ class RoutedTopic:
     hat: str | None = None
     """The hat it is for whatever the triggers say (a refused completion goes back to the hat
     that claimed it); None: the hat it wakes."""
+    activation: int = 0
+    """The iteration of the hat's activation that published it (0: ralph's own): a round of
+    gates that blocks that activation's work drops its topics."""
 
 
 @final

@@ -58,16 +58,22 @@ def topologies(draw: st.DrawFn) -> Topology:
     )
 
 
-def gate_spec() -> st.SearchStrategy[GateSpec]:
-    """One gate, at any boundaries, with any action on failure."""
-    boundaries = st.lists(st.sampled_from(tuple(GateBoundary)), min_size=1, unique=True)
-    return st.builds(
-        GateSpec,
-        name=st.sampled_from(("tests", "lint", "types")),
-        argv=st.just(("true",)),
-        timeout_s=st.integers(1, 600).map(Count),
-        on=boundaries.map(tuple),
-        on_failure=st.sampled_from(tuple(GateAction)),
+@st.composite
+def gate_spec(draw: st.DrawFn) -> GateSpec:
+    """One gate, at any boundaries (topics the topologies' hats publish, for ``topic``),
+    with any action on failure."""
+    boundaries = draw(st.lists(st.sampled_from(tuple(GateBoundary)), min_size=1, unique=True))
+    topics: tuple[str, ...] = ()
+    if GateBoundary.TOPIC in boundaries:
+        # The topologies' alphabet, so that a hat's topics often run the gate.
+        topics = tuple(draw(st.lists(topic_patterns(), min_size=1, max_size=2, unique=True)))
+    return GateSpec(
+        name=draw(st.sampled_from(("tests", "lint", "types"))),
+        argv=("true",),
+        timeout_s=Count(draw(st.integers(1, 600))),
+        on=tuple(boundaries),
+        on_failure=draw(st.sampled_from(tuple(GateAction))),
+        topics=topics,
     )
 
 

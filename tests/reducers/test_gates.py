@@ -221,3 +221,57 @@ def test_in_a_topology_a_block_wakes_the_hat_that_worked_last() -> None:
         ("critic", "build.blocked"),
     ]
     assert ended(log) is TerminationReason.COMPLETED
+
+
+def test_a_topic_gate_holds_its_topic_so_the_next_hat_never_sees_a_refused_claim() -> None:
+    """`on = topic:review.ready`: the builder's review.ready runs the gate after its
+    activation. It fails: the topic is dropped (and named), the builder works again, woken by
+    build.blocked; its second review.ready passes and only then wakes the critic."""
+    from tests.reducers.test_topologies import activated, hat, policy
+    from tests.reducers.test_topologies import run_log as topology_log
+
+    spec = GateSpec(
+        name="tests",
+        argv=("check",),
+        timeout_s=Count(60),
+        on=(GateBoundary.TOPIC,),
+        topics=("review.ready",),
+    )
+    loop = attrs.evolve(
+        policy(
+            hat("builder", ["task.start", "build.blocked"], ["review.ready"]),
+            hat("critic", ["review.ready"], ["LOOP_COMPLETE"]),
+        ),
+        gates=(spec,),
+    )
+    says = {"builder": [["review.ready"], ["review.ready"]], "critic": [["LOOP_COMPLETE"]]}
+    log = topology_log(loop, says, answers={"gate status": [GateStatus.FAILED]})
+    assert activated(log) == [
+        ("builder", "task.start"),
+        ("builder", "build.blocked"),
+        ("critic", "review.ready"),
+    ]
+    ran = [(e.boundary, e.status) for e in log if isinstance(e, GateFinished)]
+    assert ran == [(GateBoundary.TOPIC, GateStatus.FAILED), (GateBoundary.TOPIC, GateStatus.PASSED)]
+    assert ended(log) is TerminationReason.COMPLETED
+    assert fold(log).routing.pending == ()
+    blocked_at = next(i for i, e in enumerate(log) if isinstance(e, GateFinished))
+    told = [n.text for n in fold(log[: blocked_at + 1]).intake.notices]
+    assert "Not acted on, since the work was blocked: review.ready" in told
+
+
+def test_a_topic_gate_is_not_run_for_an_activation_that_published_no_matching_topic() -> None:
+    from tests.reducers.test_topologies import hat, policy
+    from tests.reducers.test_topologies import run_log as topology_log
+
+    spec = GateSpec(
+        name="tests",
+        argv=("check",),
+        timeout_s=Count(60),
+        on=(GateBoundary.TOPIC,),
+        topics=("deploy.*",),
+    )
+    loop = attrs.evolve(policy(hat("builder", ["task.start"], ["LOOP_COMPLETE"])), gates=(spec,))
+    log = topology_log(loop, {"builder": [["LOOP_COMPLETE"]]})
+    assert finished(log) == []
+    assert ended(log) is TerminationReason.COMPLETED

@@ -20,6 +20,7 @@ from pipeline.events import (
     GateFinished,
     GateStarted,
     GateStatus,
+    HatActivated,
     RunCompleted,
     TerminationReason,
 )
@@ -170,3 +171,66 @@ def test_an_iteration_gate_keeps_work_that_fails_it_out_of_every_commit(tmp_path
     ).stdout.split()
     assert sorted(files) == ["fixed.txt", "work.txt"]
     assert "`build.blocked`: Gate 'fixed' failed:" in (root / ".ralph" / "dev-2.md").read_text()
+
+
+TOPIC_HATS = """
+[loop]
+starting_event = "build.start"
+
+[hats.builder]
+triggers = ["build.start", "build.blocked"]
+publishes = ["review.ready"]
+
+[hats.critic]
+triggers = ["review.ready"]
+publishes = ["LOOP_COMPLETE"]
+"""
+
+TOPIC_SCRIPT = """
+[[hats.builder]]
+write."app.txt" = "a first try"
+emit = [["review.ready", "first try"]]
+
+[[hats.builder]]
+save_prompt = ".ralph/builder-2.md"
+write."fixed.txt" = "fixed"
+emit = [["review.ready", "fixed"]]
+
+[[hats.critic]]
+save_prompt = ".ralph/critic-1.md"
+emit = [["LOOP_COMPLETE", "done"]]
+
+[[commit_message]]
+write.".agent/out/commit-message" = "Work of a hat"
+"""
+
+
+def test_a_topic_gate_keeps_a_refused_claim_from_the_next_hat(tmp_path: Path) -> None:
+    """`on = ["topic:review.ready"]`: the builder's first review.ready fails the gate, so its
+    work is not committed, the topic is dropped, and the builder (told why) works again; the
+    critic is woken only by the review.ready that passed, and sees the fixed work."""
+    gate = gate_toml("fixed", CHECK).replace(
+        "on_failure", 'on = ["topic:review.ready"]\non_failure'
+    )
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"script.toml": TOPIC_SCRIPT},
+        agents={"main": scripted("script.toml")},
+        budgets="max_iterations = 6\nbackoff_base_ms = 10\nbackoff_cap_ms = 20",
+        extra=TOPIC_HATS + gate,
+    )
+    result = ralph("run", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    events = stored_events(root)
+    woken = [(e.hat, e.topic) for e in events if isinstance(e, HatActivated)]
+    assert woken == [
+        ("builder", "build.start"),
+        ("builder", "build.blocked"),
+        ("critic", "review.ready"),
+    ]
+    ran = [(e.boundary, e.status) for e in events if isinstance(e, GateFinished)]
+    assert ran == [(GateBoundary.TOPIC, GateStatus.FAILED), (GateBoundary.TOPIC, GateStatus.PASSED)]
+    told = (root / ".ralph" / "builder-2.md").read_text()
+    assert "Not acted on, since the work was blocked: review.ready" in told
+    assert "Gate 'fixed' failed" in told
+    assert sum(isinstance(e, CommitCreated) for e in events) == 1  # only the work that passed
