@@ -220,3 +220,22 @@ def test_a_gate_script_the_agent_edits_is_caught(tmp_path: Path) -> None:
         "scripts/check.sh",
         "modified (gate 'check' runs it)",
     ) in (details)
+
+
+def test_a_hit_in_a_file_whose_name_is_not_utf8_is_recorded_not_a_crash(tmp_path: Path) -> None:
+    """git lists the name as bytes; the fact names it with U+FFFD for the odd byte, and the
+    run goes on to its end."""
+    body = (
+        "printf 'import pytest\\n\\n\\n@pytest.mark.skip\\ndef test_x():\\n    assert 1\\n' "
+        "> \"tests/test_$(printf '\\351').py\"\n"
+    )
+    root = cheating_workspace(tmp_path, body, iterations=1)
+    result = ralph("run", cwd=root, timeout=240)
+    assert "Traceback" not in result.stderr, result.stderr
+    (screened,) = screens(root)
+    # The skip, and `assert 1`, a tautology, both in the file with the odd name.
+    assert {(h.kind, h.path) for h in screened.hits} == {
+        (ScreenKind.SKIP_ADDED, "tests/test_\ufffd.py"),
+        (ScreenKind.TAUTOLOGY_ADDED, "tests/test_\ufffd.py"),
+    }
+    assert ended(root) is TerminationReason.MAX_ITERATIONS

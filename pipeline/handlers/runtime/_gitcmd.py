@@ -19,6 +19,7 @@ import subprocess
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from attrs import frozen
 
@@ -146,6 +147,27 @@ def _argv(root: Path, args: tuple[str, ...], policy: GitPolicy) -> list[str]:
     return ["git", *git_options(policy), *args]
 
 
+def _run(
+    root: Path, args: tuple[str, ...], policy: GitPolicy, check: bool, **io: Any
+) -> subprocess.CompletedProcess[Any]:
+    """``git ARGS`` as :func:`run_git` runs it, its input and output as ``io`` says."""
+    try:
+        done = subprocess.run(
+            _argv(root, args, policy),
+            cwd=root,
+            capture_output=True,
+            timeout=TIMEOUT_S,
+            check=False,
+            env=dict(_environment()),
+            **io,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise GitError(f"git {' '.join(args)}: {error}") from error
+    if check and done.returncode != 0:
+        raise GitError(f"git {' '.join(args)} failed: {said(done)}")
+    return done
+
+
 def run_git(
     root: Path,
     *args: str,
@@ -155,22 +177,10 @@ def run_git(
 ) -> subprocess.CompletedProcess[str]:
     """``git ARGS`` in ``root`` with :func:`git_options` and :func:`git_environment`; raises
     :class:`GitError` when it cannot run or (with ``check``) fails."""
-    try:
-        done = subprocess.run(
-            _argv(root, args, policy),
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-            check=False,
-            input=input_text,
-            stdin=subprocess.DEVNULL if input_text is None else None,
-            env=dict(_environment()),
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise GitError(f"git {' '.join(args)}: {error}") from error
-    if check and done.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed: {said(done)}")
+    stdin = subprocess.DEVNULL if input_text is None else None
+    done: subprocess.CompletedProcess[str] = _run(
+        root, args, policy, check, text=True, input=input_text, stdin=stdin
+    )
     return done
 
 
@@ -183,21 +193,10 @@ def run_git_bytes(
 ) -> subprocess.CompletedProcess[bytes]:
     """:func:`run_git` with bytes in and out: for file contents (``cat-file``), which may be
     any bytes, and for path listings, whose paths need not be UTF-8."""
-    try:
-        done = subprocess.run(
-            _argv(root, args, policy),
-            cwd=root,
-            capture_output=True,
-            timeout=TIMEOUT_S,
-            check=False,
-            input=input_bytes,
-            stdin=subprocess.DEVNULL if input_bytes is None else None,
-            env=dict(_environment()),
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise GitError(f"git {' '.join(args)}: {error}") from error
-    if check and done.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed: {said(done)}")
+    stdin = subprocess.DEVNULL if input_bytes is None else None
+    done: subprocess.CompletedProcess[bytes] = _run(
+        root, args, policy, check, input=input_bytes, stdin=stdin
+    )
     return done
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "Gathered",
     "gather_changes",
     "untracked_baseline",
+    "untracked_paths",
 ]
 
 MAX_FILES: Final = 5000
@@ -108,7 +109,8 @@ def _tracked_changes(
     return parse_name_status(_decoded(done.stdout))
 
 
-def _untracked(root: Path, policy: GitPolicy, excludes: tuple[str, ...]) -> list[str]:
+def untracked_paths(root: Path, policy: GitPolicy, excludes: Sequence[str]) -> list[str]:
+    """The untracked paths git does not ignore, less ``excludes`` (pathspecs)."""
     done = run_git_bytes(
         root,
         "ls-files",
@@ -218,7 +220,7 @@ def gather_changes(
     since = base if base is not None else _empty_tree(root, policy)
     untracked = (
         FileChange(path, None, ChangeStatus.ADDED, None, None)
-        for path in _untracked(root, policy, specs)
+        for path in untracked_paths(root, policy, specs)
     )
     listed = [*_tracked_changes(root, since, policy, specs), *untracked]
     # (change, whether its texts are still to read): the baseline's are read already.

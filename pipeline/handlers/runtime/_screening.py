@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
+import attrs
 import orjson
 from attrs import frozen
 
@@ -31,7 +32,12 @@ from pipeline.events import (
 )
 from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
 from pipeline.handlers.runtime._io import facts_or_io_error
-from pipeline.handlers.runtime._screen import Gathered, gather_changes, untracked_baseline
+from pipeline.handlers.runtime._screen import (
+    Gathered,
+    gather_changes,
+    untracked_baseline,
+    untracked_paths,
+)
 from pipeline.handlers.runtime._secrets import find_secrets
 from pipeline.screening import Protection, ScreenRules, screen, tree_dirty
 
@@ -55,18 +61,8 @@ def save_baseline(root: Path, saved: Path, policy: GitPolicy, excludes: Sequence
     """Keep the text of the untracked files the run starts with (``ralph.toml`` and the
     prompt, as ``ralph init`` leaves them), so the screen tells the agent's changes to them
     from the files themselves."""
-    listed = run_git(
-        root,
-        "ls-files",
-        "--others",
-        "--exclude-standard",
-        "-z",
-        "--",
-        ".",
-        *excludes,
-        policy=policy,
-    ).stdout
-    paths = sorted(p for p in listed.split("\0") if p)[:_BASELINE_FILES]
+    paths = sorted(p for p in untracked_paths(root, policy, excludes) if _utf8(p) == p)
+    paths = paths[:_BASELINE_FILES]
     baseline = untracked_baseline(root, paths, policy)
     saved.parent.mkdir(parents=True, exist_ok=True)
     saved.write_bytes(orjson.dumps(baseline))
@@ -127,7 +123,13 @@ def _hits(effect: ScreenChanges, root: Path, gathered: Gathered) -> tuple[Screen
     if gathered.incomplete:
         detail = f"stopped after {len(gathered.changes)} changed files"
         hits.append(ScreenHit(ScreenKind.SCREEN_INCOMPLETE, ".", Count(0), detail))
-    return tuple(hits)
+    return tuple(attrs.evolve(h, path=_utf8(h.path), detail=_utf8(h.detail)) for h in hits)
+
+
+def _utf8(text: str) -> str:
+    """``text`` as a fact can hold it: a path that is not UTF-8 is read with surrogate
+    escapes, which no JSON encoder takes; they become U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 @frozen
