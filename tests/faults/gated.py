@@ -107,8 +107,9 @@ GATE_POINTS: tuple[tuple[str, Callable[[Path], Path], str, int], ...] = (
 )
 """``(phase, workspace, <wire tag>:<k>[:<delay s>], expected exit)``: the first screen's
 base, the first (task) screen, inside the first gate's command and right after its report,
-the final round's screen of the run's changes and inside its gate; then, for the gate that fails once, right after the failure (before the block is acted on)
-and inside the gate's second run (the task round after the block)."""
+the final round's screen of the run's changes and inside its gate; then, for the gate that
+fails once, right after the failure (before the block is acted on) and inside the gate's
+second run (the task round after the block)."""
 
 
 def gate_problems(root: Path, events: Sequence[PipelineEvent]) -> list[str]:
