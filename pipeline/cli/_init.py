@@ -1,5 +1,6 @@
 """``ralph init``: a commented starter ``ralph.toml`` for the agent CLIs installed here, with
-the repository's test command as the final check where it can be found (I/O)."""
+the repository's test command as the final check where it can be found, and as a commented
+``[[gates]]`` example (I/O)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,28 @@ def _validate_lines(validate: tuple[str, ...] | None) -> str:
 validate = {json.dumps(list(validate))}"""
 
 
+def _gate_lines(test: tuple[str, ...] | None) -> str:
+    """A commented ``[[gates]]`` table running ``test`` (None: a placeholder to replace).
+    Commented, because a gate's program is looked up before a run starts: a fresh ``ralph
+    init`` must never write a file that refuses to run where the program is missing."""
+    if test is None:
+        intro = "# Uncomment with your test command as argv to run it after each developer task;"
+        argv = '["pytest", "-q"]'
+    else:
+        intro = "# Uncomment to run the test command found here after each developer task;"
+        argv = json.dumps(list(test))
+    return f"""\
+# Gates (docs/architecture/gates.md); a [[gates]] table also turns on the tamper screen.
+{intro}
+# a failure keeps the work out of every commit and shows the developer its output.
+# [[gates]]
+# name = "tests"
+# argv = {argv}
+# on = ["iteration"]            # or final, completion, commit (validate already runs at the end)
+# on_failure = "block"          # block | warn | stop
+# timeout_s = 600"""
+
+
 _LOOP_LINES = """\
 enforce_hat_scope = false       # true: a hat's out-of-scope topics are reported, never acted on
 completion_promise = "LOOP_COMPLETE"
@@ -142,8 +165,8 @@ def starter_config(
 ) -> str:
     """The text of a starter ``ralph.toml``: every installed agent configured, the first one
     (else Claude Code) the default chain, ``validate`` as the final check (None: left for the
-    user to set), ``workflow``'s loop and hats (None: the built-in pipeline's), and every key
-    shown with its default."""
+    user to set) and, commented, as a gate after each task, ``workflow``'s loop and hats
+    (None: the built-in pipeline's), and every key shown with its default."""
     agents = installed or ["claude"]
     blocks = "\n".join(f'[agents.{name}]\npreset = "{name}"\n' for name in agents)
     chain = ", ".join(f'"{name}"' for name in agents)
@@ -166,6 +189,8 @@ prompt_file = "PROMPT.md"
 # rebase_onto = "main"
 
 {_validate_lines(validate)}
+
+{_gate_lines(validate)}
 
 [budgets]
 {_iterations_line(workflow)}

@@ -29,6 +29,7 @@ from attrs import asdict, field, frozen
 from pipeline.events import RunCompleted, RunStarted
 from pipeline.handlers.runtime import WorkspaceLayout
 from tests.faults.commits import commits_in_git, commits_in_log
+from tests.faults.gated import GATE_POINTS, gate_problems
 from tests.faults.gitfault import install
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
@@ -182,6 +183,7 @@ def _fact_scenarios() -> list[Scenario]:
             "agent.response_submitted:1:0.4",
             0,
         ),
+        *GATE_POINTS,
     ]
     return [
         Scenario(
@@ -283,9 +285,12 @@ SAMPLE: tuple[str, ...] = (
     "rebase after `git rebase` SIGKILL",
     "dev-fix @ dev_fix.dev_fix_triggered:1:0.5 SIGKILL",
     "after commit @ commit.commit_created:1 SIGKILL, then journal tail cut",
+    "gate @ validation.gate_started:1:0.5 SIGKILL",
+    "gate blocked @ validation.gate_finished:1 SIGTERM",
 )
-"""The scenarios ``tests/faults/test_sweep.py`` runs (a few seconds each); the commit step's
-are all in ``tests/faults/test_commit_once.py``."""
+"""The scenarios ``tests/faults/test_sweep.py`` runs (a few seconds each; a kill -9 inside a
+task round's gate, and SIGTERM right after a gate's failure, before the block is acted on);
+the commit step's are all in ``tests/faults/test_commit_once.py``."""
 
 
 @frozen
@@ -376,7 +381,8 @@ def _damage_named(root: Path, last: subprocess.CompletedProcess[str]) -> list[st
 
 
 def _invariants(root: Path, env: dict[str, str]) -> list[str]:
-    """Every commit git holds for the run in its log once; one start, at most one end;
+    """Every commit git holds for the run in its log once; one start, at most one end; a
+    gated run's rounds went as they should (:func:`tests.faults.gated.gate_problems`);
     ``replay --verify`` (checkpoints, and the log against git) passes."""
     problems = []
     in_git = commits_in_git(root)
@@ -393,6 +399,7 @@ def _invariants(root: Path, env: dict[str, str]) -> list[str]:
         problems.append("the run did not start exactly once")
     if sum(isinstance(e, RunCompleted) for e in events) > 1:
         problems.append("the run completed more than once")
+    problems += gate_problems(root, events)
     verified = _ralph(root, ["replay", "--verify"], env)
     if verified.returncode != 0:
         problems.append("replay --verify: " + " ".join(verified.stderr.split())[:400])
