@@ -210,10 +210,10 @@ def _round_shape(state: PipelineState) -> tuple[object, ...] | None:
 
 
 def _configs() -> tuple[WorldConfig, ...]:
-    """Small budgets (every limit within reach), a chain of two agents, every loop control on;
-    with and without a rebase target (a rebase ends the commit phase: its own edges), and with
-    every hat's responses checked; and a spend limit, every hat answering (a correction turn
-    is stopped by it too)."""
+    """Small budgets (every limit within reach), a chain of two agents, every loop control on,
+    with a rebase target (a rebase ends the commit phase: its own edges); a spend limit with
+    every hat's responses checked (a correction turn is stopped by it too); a topology, a
+    stalled one, gates, and the screen alone."""
     budget = Budget(
         max_iterations=Ordinal(2),
         max_review_passes=Count(1),
@@ -286,10 +286,10 @@ def _configs() -> tuple[WorldConfig, ...]:
     screened = attrs.evolve(controls, tamper=TamperPolicy(), postconditions=PostconditionPolicy())
     stalled = attrs.evolve(controls, topology=attrs.evolve(topology, starting_event="nobody"))
     # With every control off the graph is a part of this one (checked when this was written).
+    # Without a rebase target, and every hat answering on the larger budget, found no edge
+    # these do not (checked when the gates were added): left out, they saved half the time.
     return (
-        WorldConfig(budget, chains, None, "graph", controls),
         WorldConfig(budget, chains, "main", "graph", controls),
-        WorldConfig(budget, chains, None, "graph", answering),
         WorldConfig(spending, chains, None, "graph", answering),
         WorldConfig(small, chains, None, "graph", routed),
         WorldConfig(small, chains, None, "graph", stalled),
