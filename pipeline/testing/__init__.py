@@ -5,6 +5,7 @@ variant and for states that simulated runs pass through. Importing this package 
 strategies for the value types, so ``st.from_type`` works on any event class.
 """
 
+from pipeline.testing._sandbox import endpoints, host_names, sandbox_policies
 from pipeline.testing._strategies import (
     HypothesisChooser,
     budgets,
@@ -38,9 +39,11 @@ __all__ = [
     "budgets",
     "chains",
     "effects",
+    "endpoints",
     "events",
     "gate_specs",
     "hats",
+    "host_names",
     "instants",
     "json_values",
     "loop_policies",
@@ -48,6 +51,7 @@ __all__ = [
     "reachable_states",
     "register_strategies",
     "response_facts",
+    "sandbox_policies",
     "simulated_runs",
     "spend_lines",
     "tamper_policies",

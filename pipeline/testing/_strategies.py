@@ -52,6 +52,7 @@ from pipeline.events.values import MAX_COUNT, MAX_FILE_MODE
 from pipeline.orchestration import step_bound
 from pipeline.reducers import fold
 from pipeline.responses import AGENT_RESPONSE
+from pipeline.sandbox import Endpoint, SandboxPolicy
 from pipeline.simulation import (
     SimulatedWorld,
     WorldConfig,
@@ -59,6 +60,7 @@ from pipeline.simulation import (
     simulated_policy,
 )
 from pipeline.state import PipelineState, ResponseCheck, SpendLine
+from pipeline.testing._sandbox import endpoints, sandbox_policies
 from pipeline.testing._topics import ID_ALPHABET, agent_names, topic_patterns, topics
 from pipeline.testing._topologies import (
     gate_spec,
@@ -294,6 +296,8 @@ def register_strategies() -> None:
     register(Json, json_values())
     register(LoopPolicy, loop_policies())
     register(GateSpec, gate_spec())
+    register(Endpoint, endpoints())
+    register(SandboxPolicy, sandbox_policies())
     register(
         RoleChain,
         st.builds(

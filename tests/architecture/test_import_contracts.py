@@ -73,3 +73,14 @@ def test_the_screen_reading_files_breaks_the_purity_contract(tree_copy: Path) ->
     result = _lint(tree_copy)
     assert result.returncode == 1
     assert "pipeline.screening is not allowed to import os" in result.stdout
+
+
+@pytest.mark.slow
+def test_the_sandbox_running_bwrap_breaks_the_purity_contract(tree_copy: Path) -> None:
+    """``pipeline.sandbox`` is inside the forbidden contract: it builds bwrap's arguments, and
+    an ``import subprocess`` there (to run bwrap itself) is named."""
+    module = tree_copy / "pipeline" / "sandbox" / "_plan.py"
+    module.write_text("import subprocess\n" + module.read_text())
+    result = _lint(tree_copy)
+    assert result.returncode == 1
+    assert "pipeline.sandbox is not allowed to import subprocess" in result.stdout

@@ -23,6 +23,7 @@ PURE_PACKAGES = (
     "config",
     "views",
     "screening",
+    "sandbox",
 )
 FORBIDDEN_CALLS = {
     "now",

@@ -1,0 +1,140 @@
+"""The environment an agent gets inside the sandbox (pure): section 7 of
+``docs/research/sandbox-design.md``.
+
+bwrap starts the agent with ``--clearenv``; what it gets back is, from the environment ralph
+would have given it (``environ``): the :data:`DOCUMENTED_VARIABLES` and whatever the
+``pass_env`` patterns name (the preset's, the agent's ``sandbox.pass_env``, ``[sandbox]
+pass_env``); then ``set_env`` (the agent's ``env``, or a gate's), set as given; then ``TMPDIR``.
+Every other variable stays out, and :func:`withheld_variables` names them (names only) for the
+``SandboxChecked`` fact, so a missing one is easy to find.
+
+Two lists of patterns are kept out of the documented set whatever their names look like:
+:data:`RALPH_ONLY_VARIABLES` (ralph's store URL and libpq's variables) never pass, not even
+through a ``pass_env`` pattern; a name matching :data:`SECRET_VARIABLES` (``*_TOKEN``,
+``*_KEY``, ...) passes only when a ``pass_env`` pattern names it (``ANTHROPIC_*`` for claude's
+``ANTHROPIC_API_KEY``). Both lists are copies of the handlers' (``RALPH_ONLY_VARIABLES`` in
+``pipeline.handlers.runtime._run_setup``, ``SECRET_VARIABLES`` in
+``pipeline.handlers.redaction``): this layer may not import handlers, and
+``tests/sandbox/test_environment.py`` fails when a copy drifts from its original.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
+from typing import Final, final
+
+from attrs import field, frozen
+
+__all__ = [
+    "DOCUMENTED_VARIABLES",
+    "RALPH_ONLY_VARIABLES",
+    "SANDBOX_TMPDIR",
+    "SECRET_VARIABLES",
+    "EnvironmentRules",
+    "sandbox_environment",
+    "withheld_variables",
+]
+
+DOCUMENTED_VARIABLES: Final = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    # OpenCode takes its project folder from PWD; ralph sets it to the workspace.
+    "PWD",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TERM",
+    "TZ",
+    "COLORTERM",
+    "NO_COLOR",
+    "XDG_*_HOME",
+    "GIT_AUTHOR_*",
+    "GIT_COMMITTER_*",
+    # The run's own (RALPH_RUN_ID, RALPH_EVENTS_FILE, RALPH_ROLE, ...), as agents get them
+    # today; RALPH_ONLY_VARIABLES are taken out below.
+    "RALPH_*",
+)
+"""Names and shell patterns (case-sensitive) every sandboxed process gets from ralph's
+environment: what programs need to run, find their tools, speak the language and commit."""
+
+RALPH_ONLY_VARIABLES: Final = ("RALPH_STORE", "PG*")
+"""Variables of ralph's own that no sandboxed process gets, whatever a pattern says (a copy of
+``pipeline.handlers.runtime._run_setup.RALPH_ONLY_VARIABLES``)."""
+
+SECRET_VARIABLES: Final = (
+    "*_KEY",
+    "*_KEYS",
+    "*_TOKEN",
+    "*_TOKENS",
+    "*_SECRET",
+    "*_SECRETS",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*_CREDENTIALS",
+    "*_PAT",
+    "PGPASSWORD",
+    "RALPH_STORE",
+)
+"""Names (shell patterns, any case) whose values are secrets: a ``pass_env`` pattern must name
+them; the documented set never does (a copy of ``pipeline.handlers.redaction.SECRET_VARIABLES``)."""
+
+SANDBOX_TMPDIR: Final = "/tmp"
+"""``TMPDIR`` inside, always: the sandbox's private ``/tmp`` (a ``TMPDIR`` under ``$HOME``
+would be hidden, and a CLI failing to make its temporary folder says little about why)."""
+
+
+def _frozen_mapping(value: Mapping[str, str]) -> Mapping[str, str]:
+    return types.MappingProxyType(dict(value))
+
+
+@final
+@frozen
+class EnvironmentRules:
+    """What a sandboxed process gets beside the documented set.
+
+    ``pass_env``: more names or shell patterns (case-sensitive) taken from the environment.
+    ``set_env``: variables set as given after the filter (the agent's ``env``, a gate's, the
+    proxy's), never filtered: the person wrote them for this agent.
+    """
+
+    pass_env: tuple[str, ...] = ()
+    set_env: Mapping[str, str] = field(
+        factory=dict, converter=_frozen_mapping, hash=False, repr=lambda m: repr(dict(m))
+    )
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def _is_secret(name: str) -> bool:
+    upper = name.upper()
+    return any(fnmatchcase(upper, pattern) for pattern in SECRET_VARIABLES)
+
+
+def _passes(name: str, rules: EnvironmentRules) -> bool:
+    """Whether the environment's variable ``name`` reaches the sandboxed process."""
+    if _matches(name, RALPH_ONLY_VARIABLES):
+        return False
+    if _matches(name, rules.pass_env):
+        return True
+    return _matches(name, DOCUMENTED_VARIABLES) and not _is_secret(name)
+
+
+def sandbox_environment(environ: Mapping[str, str], rules: EnvironmentRules) -> dict[str, str]:
+    """The whole environment of a sandboxed process: ``environ`` filtered (see the module),
+    then ``rules.set_env``, then ``TMPDIR`` = :data:`SANDBOX_TMPDIR`."""
+    kept = {name: value for name, value in environ.items() if _passes(name, rules)}
+    return {**kept, **rules.set_env, "TMPDIR": SANDBOX_TMPDIR}
+
+
+def withheld_variables(environ: Mapping[str, str], rules: EnvironmentRules) -> tuple[str, ...]:
+    """The names of ``environ``'s variables the sandboxed process does not get, sorted (what
+    ``set_env`` sets anew and ``TMPDIR`` are not withheld)."""
+    given = {*rules.set_env, "TMPDIR"}
+    return tuple(sorted(n for n in environ if n not in given and not _passes(n, rules)))

@@ -1,0 +1,224 @@
+"""The bwrap arguments of one sandboxed process (pure): section 6 of
+``docs/research/sandbox-design.md``, in its order, laid by :class:`~._mounts.Layout`.
+
+1. Namespaces: ``--unshare-all --die-with-parent --cap-drop ALL`` always (without a pid
+   namespace and with capabilities kept an agent escaped on the test machine), ``--uid/--gid``
+   when given, never ``--new-session`` (the sandbox keeps ralph's process group, so the
+   recorded group reaches every process in it).
+2. ``/`` read-only; a fresh ``/dev`` and ``/proc``; empty ``/tmp`` and ``/run`` (a host socket
+   under a read-only bind still connects).
+3. Hidden: ``$HOME`` (and the passwd home), other repositories, the deny list and ``hide``.
+4. Read-only back into them: ralph's interpreter, the agent program, ``PATH`` entries, the
+   toolchains, git's configuration, ``read``.
+5. Writable back: the preset's folders and files, ``write``; the preset's code on top,
+   read-only.
+6. The workspace writable; git's hooks, config and info, ``.ralph`` (but the events file),
+   ``ralph.toml``, the prompt file, ``.agent/tmp``, a store in the tree and the protected
+   paths read-only; ralph's state folder hidden.
+7. The relay's sockets at ``/run/ralph``, the account files, ``--chdir`` the workspace.
+
+The arguments stop before the command: the caller adds ``--`` and the agent's argv.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pipeline.sandbox._errors import SandboxError
+from pipeline.sandbox._inputs import (
+    DEFAULT_PROTECT,
+    GIT_CONFIG_PATHS,
+    TOOLCHAIN_ROOTS,
+    MountInputs,
+)
+from pipeline.sandbox._mounts import Exposure, Layout, Mount
+from pipeline.sandbox._paths import expand_home, is_within, join, normal_absolute
+
+__all__ = ["MANDATORY_FLAGS", "RELAY_MOUNT", "mount_plan"]
+
+MANDATORY_FLAGS: Final = ("--unshare-all", "--die-with-parent", "--cap-drop", "ALL")
+"""In every plan: every namespace, the sandbox ends with ralph, no capability inside."""
+
+RELAY_MOUNT: Final = "/run/ralph"
+"""Where the relay's sockets are inside."""
+
+_STORE_SIDE_FILES: Final = ("", "-wal", "-shm", "-journal")
+
+_READ, _WRITE, _COVER, _NONE = Exposure.READ, Exposure.WRITE, Exposure.COVER, Exposure.NONE
+
+
+def _ro(
+    path: str, what: str, *, guard: bool = False, needed: bool = False, optional: bool = True
+) -> Mount:
+    """A read-only bind of ``path``; an ``optional`` one is skipped by bwrap where the source
+    does not exist."""
+    flag = "--ro-bind-try" if optional else "--ro-bind"
+    return Mount((flag, path, path), path, _READ, what, guard=guard, needed=needed)
+
+
+def _rw(path: str, what: str, *, must_exist: bool = True) -> Mount:
+    flag = "--bind" if must_exist else "--bind-try"
+    return Mount((flag, path, path), path, _WRITE, what, needed=True)
+
+
+def _hide(path: str, what: str, *, is_dir: bool = True) -> Mount:
+    args = ("--tmpfs", path) if is_dir else ("--ro-bind", "/dev/null", path)
+    return Mount(args, path, _COVER, what, guard=True)
+
+
+def _required_ro(path: str, what: str) -> Mount:
+    """A read-only guard whose source the handler made: bwrap fails loudly if it is gone."""
+    return Mount(("--ro-bind", path, path), path, _READ, what, guard=True)
+
+
+def _namespaces(inputs: MountInputs) -> list[str]:
+    flags = list(MANDATORY_FLAGS)
+    if inputs.uid is not None:
+        flags += ["--uid", str(inputs.uid), "--gid", str(inputs.uid)]
+    return flags
+
+
+def _system(layout: Layout) -> None:
+    layout.add(Mount(("--ro-bind", "/", "/"), "/", _READ, "the root"))
+    layout.add(Mount(("--dev", "/dev"), "/dev", _COVER, "the sandbox's /dev", guard=True))
+    layout.add(Mount(("--proc", "/proc"), "/proc", _COVER, "the sandbox's /proc", guard=True))
+    layout.add(_hide("/tmp", "the private /tmp"))
+    layout.add(_hide("/run", "the private /run"))
+
+
+def _hidden_places(inputs: MountInputs, layout: Layout) -> None:
+    layout.add(_hide(inputs.home, "the hidden $HOME"))
+    if inputs.passwd_home is not None and inputs.passwd_home != inputs.home:
+        layout.add(_hide(inputs.passwd_home, "the hidden passwd home"))
+    for repository in inputs.other_repositories:
+        layout.add(_hide(repository, "another repository, hidden"))
+    for hidden in inputs.hidden:
+        layout.add(_hide(hidden.path, "a hidden path", is_dir=hidden.is_dir))
+
+
+def _in_hidden_entry(path: str, inputs: MountInputs) -> bool:
+    """Whether ``path`` lies in a deny-list, ``hide`` or other-repository entry: a ``PATH``
+    entry there is not worth uncovering (``~/.docker/bin`` would show part of ``~/.docker``)."""
+    places = (*inputs.other_repositories, *(h.path for h in inputs.hidden))
+    return any(is_within(path, place) for place in places)
+
+
+def _read_back(inputs: MountInputs, layout: Layout) -> None:
+    for folder in inputs.interpreter_dirs:
+        layout.add(_ro(folder, "ralph's interpreter", guard=True, needed=True, optional=False))
+    for folder in inputs.program_dirs:
+        layout.add(_ro(folder, "the agent program", guard=True, needed=True, optional=False))
+    entries = (normal_absolute(entry) for entry in inputs.path_entries)
+    for entry in dict.fromkeys(e for e in entries if e is not None):
+        # Only entries the plan hid: the rest show through the read-only root already.
+        if layout.shows(entry) is _COVER and not _in_hidden_entry(entry, inputs):
+            layout.add(_ro(entry, "a PATH entry"))
+    for root in (*TOOLCHAIN_ROOTS, *GIT_CONFIG_PATHS):
+        path = expand_home(root, inputs.home)
+        if not _in_hidden_entry(path, inputs):
+            layout.add(_ro(path, "a toolchain or git's configuration"))
+    for path in inputs.read:
+        layout.add(_ro(path, "a read entry", needed=True))
+
+
+def _write_back(inputs: MountInputs, layout: Layout) -> None:
+    for folder in inputs.preset.writable:
+        layout.add(_rw(folder, "the agent CLI's folder"))
+    for path in inputs.preset.writable_files:
+        layout.add(_rw(path, "the agent CLI's file", must_exist=False))
+    for path in inputs.write:
+        layout.add(_rw(path, "a write entry", must_exist=False))
+    for path in inputs.preset.read_only:
+        # Needed too: aider's settings sit in the hidden $HOME itself and must be bound back.
+        layout.add(_ro(path, "the agent CLI's settings", guard=True, needed=True))
+
+
+def _git(inputs: MountInputs, layout: Layout) -> None:
+    if inputs.git_dir is None or inputs.common_dir is None:
+        return
+    workspace = inputs.workspace
+    # In a linked worktree both live outside the workspace (in the main tree, hidden as
+    # another repository): git needs them writable for objects, refs and the index.
+    for folder in dict.fromkeys((inputs.common_dir, inputs.git_dir)):
+        if not is_within(folder, workspace) and not (
+            folder == inputs.git_dir and is_within(folder, inputs.common_dir)
+        ):
+            layout.add(_rw(folder, "the git directory"))
+    common = inputs.common_dir
+    for name in ("hooks", "info", "config"):
+        layout.add(_required_ro(join(common, name), f"git's {name}"))
+    layout.add(_ro(join(common, "config.worktree"), "git's config.worktree", guard=True))
+    others = (inputs.git_dir, *inputs.submodule_git_dirs)
+    for folder in dict.fromkeys(f for f in others if f != common):
+        for name in ("hooks", "info", "config", "config.worktree"):
+            layout.add(_ro(join(folder, name), f"git's {name}", guard=True))
+
+
+def _workspace(inputs: MountInputs, layout: Layout) -> None:
+    workspace = inputs.workspace
+    layout.add(_rw(workspace, "the workspace"))
+    _git(inputs, layout)
+    layout.add(_required_ro(inputs.ralph_dir, "ralph's folder"))
+    layout.add(_rw(inputs.events_file, "the run's events file"))
+    layout.add(_ro(inputs.config_file, "ralph.toml", guard=True))
+    layout.add(_ro(inputs.prompt_file, "the prompt file", guard=True))
+    layout.add(_required_ro(inputs.marker_dir, "the completion marker's folder"))
+    store = inputs.store
+    if store is not None and not is_within(store, inputs.state_dir):
+        for side in _STORE_SIDE_FILES:
+            layout.add(_ro(store + side, "the store", guard=True))
+    for relative in dict.fromkeys((*DEFAULT_PROTECT, *inputs.protect)):
+        layout.add(_ro(join(workspace, relative), "a protected path", guard=True))
+    if inputs.state_dir != inputs.ralph_dir:
+        state = inputs.state_dir
+        args = ("--tmpfs", state, "--remount-ro", state)
+        layout.add(Mount(args, state, _COVER, "ralph's hidden state", guard=True))
+
+
+def _last(inputs: MountInputs, layout: Layout) -> list[str]:
+    if inputs.relay_dir is not None:
+        relay = Mount(("--bind", inputs.relay_dir, RELAY_MOUNT), RELAY_MOUNT, _WRITE, "the relay")
+        layout.add(relay)
+    data: list[str] = []
+    for fd, target in ((inputs.passwd_fd, "/etc/passwd"), (inputs.group_fd, "/etc/group")):
+        if fd is not None:
+            data += ["--ro-bind-data", str(fd), target]
+    return [*data, "--chdir", inputs.workspace]
+
+
+def _check_own_code(inputs: MountInputs) -> None:
+    """Refuse a writable path inside ralph's interpreter or the agent program: the layout
+    keeps the folder itself read-only, but not what is bound writable inside it."""
+    code = [(f, "ralph's interpreter") for f in inputs.interpreter_dirs]
+    code += [(f, "the agent program") for f in inputs.program_dirs]
+    writable = [(inputs.workspace, "the workspace")]
+    writable += [(p, "a write entry") for p in inputs.write]
+    writable += [(p, "the agent CLI's folder") for p in inputs.preset.writable]
+    writable += [(p, "the agent CLI's file") for p in inputs.preset.writable_files]
+    for path, what in writable:
+        for folder, kind in code:
+            if is_within(path, folder):
+                raise SandboxError(
+                    f"{what} ({path}) would be writable inside {kind} ({folder}): "
+                    "the sandbox cannot honour both"
+                )
+
+
+def mount_plan(inputs: MountInputs) -> tuple[str, ...]:
+    """bwrap's arguments for a process laid out from ``inputs``, up to (not including) ``--``.
+
+    Raises :class:`~pipeline.sandbox.SandboxError` when two inputs contradict each other (a
+    ``read`` entry that would uncover ``$HOME``, a ``hide`` entry over the CLI's folder, a
+    workspace that is ``$HOME``, a ``write`` entry inside ralph's interpreter): no order of
+    mounts honours both.
+    """
+    _check_own_code(inputs)
+    layout = Layout()
+    _system(layout)
+    _hidden_places(inputs, layout)
+    _read_back(inputs, layout)
+    _write_back(inputs, layout)
+    _workspace(inputs, layout)
+    tail = _last(inputs, layout)
+    mounts = layout.finish()
+    return (*_namespaces(inputs), *(arg for m in mounts for arg in m.args), *tail)

@@ -1,0 +1,327 @@
+"""The mount plan by example, one rule of section 6 each: what is hidden, what is bound back,
+what stays read-only inside the writable workspace, and what cannot be honoured."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from pipeline.sandbox import (
+    SANDBOX_PRESETS,
+    Hidden,
+    SandboxError,
+    mount_plan,
+    preset_paths,
+    with_account,
+)
+from tests.sandbox.argv import final_state, index_of, parse
+from tests.sandbox.inputs import HOME, W, plan_ops, workspace_inputs
+
+
+def test_the_namespaces_come_first_and_never_a_new_session() -> None:
+    """Every namespace, the sandbox dies with ralph, no capability, the uid inside; no
+    ``--new-session`` (the recorded process group must reach every sandboxed process)."""
+    argv = mount_plan(workspace_inputs())
+    assert argv[:9] == (
+        "--unshare-all",
+        "--die-with-parent",
+        "--cap-drop",
+        "ALL",
+        "--uid",
+        "1000",
+        "--gid",
+        "1000",
+        "--ro-bind",
+    )
+    assert "--new-session" not in argv
+    assert "--uid" not in mount_plan(workspace_inputs(uid=None))
+
+
+def test_the_system_is_read_only_with_private_tmp_and_run() -> None:
+    """``/`` read-only, fresh ``/dev`` and ``/proc``, empty ``/tmp`` and ``/run`` (a host
+    socket connects even under a read-only bind)."""
+    ops = plan_ops(workspace_inputs())
+    assert [(op.flag, op.args) for op in ops[5:10]] == [
+        ("--ro-bind", ("/", "/")),
+        ("--dev", ("/dev",)),
+        ("--proc", ("/proc",)),
+        ("--tmpfs", ("/tmp",)),
+        ("--tmpfs", ("/run",)),
+    ]
+    assert final_state(ops, "/etc/hostname") == "read"
+    assert final_state(ops, "/run/docker.sock") == "cover"
+
+
+def test_home_is_a_tmpfs_with_the_presets_folders_bound_back() -> None:
+    """``$HOME`` is empty but for the CLI's folder (writable), its hooks and settings
+    (read-only on top), ralph's interpreter and the toolchains (read-only)."""
+    ops = plan_ops(workspace_inputs())
+    home = index_of(ops, "--tmpfs", HOME)
+    claude = index_of(ops, "--bind", f"{HOME}/.claude")
+    hooks = index_of(ops, "--ro-bind-try", f"{HOME}/.claude/hooks")
+    assert home < claude < hooks
+    assert index_of(ops, "--ro-bind", f"{HOME}/.pyenv/versions/3.11.7") > home
+    assert final_state(ops, f"{HOME}/.claude/.credentials.json") == "write"
+    assert final_state(ops, f"{HOME}/.claude/hooks/x.sh") == "read"
+    assert final_state(ops, f"{HOME}/.ssh/id_ed25519") == "cover"
+    assert final_state(ops, f"{HOME}/Documents/taxes.pdf") == "cover"
+    assert final_state(ops, f"{HOME}/.cargo/bin/cargo") == "read"
+
+
+def test_a_path_entry_in_home_is_bound_back_and_one_elsewhere_is_not() -> None:
+    """``PATH`` entries the plan hid are bound back read-only; those under ``/`` show already;
+    relative ones and one inside a deny-list folder are left out."""
+    inputs = workspace_inputs(
+        path_entries=(f"{HOME}/bin/", "/usr/bin", "bin", f"{HOME}/.ssh/bin", "/tmp/t/bin")
+    )
+    argv = mount_plan(inputs)
+    assert ("--ro-bind-try", f"{HOME}/bin", f"{HOME}/bin") == argv[argv.index(f"{HOME}/bin") - 1 :][
+        :3
+    ]
+    assert "/usr/bin" not in argv
+    assert "bin" not in argv
+    assert f"{HOME}/.ssh/bin" not in argv
+    assert "/tmp/t/bin" in argv
+
+
+def test_git_hooks_config_and_info_are_read_only_after_the_workspace() -> None:
+    """The writable workspace comes first; ``.git/hooks``, ``config`` and ``info`` are bound
+    read-only after it (bwrap: the later mount wins), with no ``-try``: the handler makes
+    them, and a missing one must fail loudly rather than be left writable."""
+    ops = plan_ops(workspace_inputs())
+    workspace = index_of(ops, "--bind", W)
+    for name in ("hooks", "config", "info"):
+        assert index_of(ops, "--ro-bind", f"{W}/.git/{name}") > workspace
+        assert final_state(ops, f"{W}/.git/{name}/x") == "read"
+    assert index_of(ops, "--ro-bind-try", f"{W}/.git/config.worktree") > workspace
+    assert final_state(ops, f"{W}/.git/objects/ab/cdef") == "write"
+    assert final_state(ops, f"{W}/src/main.py") == "write"
+
+
+def test_ralphs_files_are_read_only_but_the_events_file() -> None:
+    """``.ralph`` read-only with the run's events file writable back; ``ralph.toml``, the
+    prompt file, ``.agent/tmp`` and the default protected files read-only."""
+    ops = plan_ops(workspace_inputs())
+    assert index_of(ops, "--bind", f"{W}/.ralph/events-r1.jsonl") > index_of(
+        ops, "--ro-bind", f"{W}/.ralph"
+    )
+    assert final_state(ops, f"{W}/.ralph/events-r1.jsonl") == "write"
+    assert final_state(ops, f"{W}/.ralph/agent-group.json") == "read"
+    for path in ("ralph.toml", "PROMPT.md", ".agent/tmp/completion_marker", ".vscode/tasks.json"):
+        assert final_state(ops, f"{W}/{path}") == "read", path
+    assert final_state(ops, f"{W}/.agent/out/status") == "write"
+
+
+def test_the_store_is_hidden() -> None:
+    """ralph's state folder (the store, the saved prompts) is an empty read-only tmpfs, laid
+    after the workspace."""
+    argv = mount_plan(workspace_inputs())
+    ops = parse(argv)
+    state = f"{W}/.git/ralph"
+    assert index_of(ops, "--tmpfs", state) > index_of(ops, "--bind", W)
+    assert argv[argv.index(state) + 1 : argv.index(state) + 3] == ("--remount-ro", state)
+    assert final_state(ops, f"{state}/pipeline.db") == "cover"
+
+
+def test_a_store_in_the_work_tree_is_read_only_with_its_side_files() -> None:
+    """``--store ./x.db`` in the tree: the file and SQLite's side files read-only."""
+    ops = plan_ops(workspace_inputs(store=f"{W}/x.db"))
+    for side in ("", "-wal", "-shm", "-journal"):
+        assert final_state(ops, f"{W}/x.db{side}") == "read"
+
+
+def test_a_workspace_outside_git_keeps_ralphs_folder_read_only() -> None:
+    """Outside git the state folder is ``.ralph`` itself: read-only (hiding it would hide the
+    events file), no git mounts."""
+    inputs = workspace_inputs(git_dir=None, common_dir=None, state_dir=f"{W}/.ralph")
+    argv = mount_plan(inputs)
+    ops = parse(argv)
+    assert not any(arg.startswith(f"{W}/.git/") for arg in argv)
+    assert final_state(ops, f"{W}/.ralph/pipeline.db") == "read"
+    assert final_state(ops, f"{W}/.ralph/events-r1.jsonl") == "write"
+
+
+def test_a_linked_worktree() -> None:
+    """The main work tree is hidden as another repository; its git directory is bound back
+    writable, its hooks, config and info read-only; the state in the worktree's git
+    directory hidden."""
+    main = f"{HOME}/src/main"
+    common = f"{main}/.git"
+    git_dir = f"{common}/worktrees/app"
+    ops = plan_ops(
+        workspace_inputs(
+            git_dir=git_dir,
+            common_dir=common,
+            state_dir=f"{git_dir}/ralph",
+            other_repositories=(main,),
+            workspace=f"{HOME}/src/app",
+        )
+    )
+    assert final_state(ops, f"{main}/README.md") == "cover"
+    assert final_state(ops, f"{common}/objects/ab/cd") == "write"
+    assert final_state(ops, f"{git_dir}/index") == "write"
+    assert final_state(ops, f"{common}/hooks/pre-commit") == "read"
+    assert final_state(ops, f"{common}/config") == "read"
+    assert final_state(ops, f"{git_dir}/config.worktree") == "read"
+    assert final_state(ops, f"{git_dir}/ralph/pipeline.db") == "cover"
+
+
+def test_other_repositories_in_a_shown_place_are_hidden() -> None:
+    """A sibling repository outside ``$HOME`` is covered; one inside ``$HOME`` is hidden with
+    it and needs no mount of its own."""
+    ops = plan_ops(
+        workspace_inputs(workspace="/srv/app", other_repositories=("/srv/other", f"{HOME}/x"))
+    )
+    assert index_of(ops, "--tmpfs", "/srv/other") < index_of(ops, "--bind", "/srv/app")
+    assert final_state(ops, "/srv/other/.git/config") == "cover"
+    assert not any(op.dest == f"{HOME}/x" for op in ops)
+
+
+def test_a_deny_entry_under_a_read_entry_is_hidden_again() -> None:
+    """``read = ["~/.config"]`` shows the folder, but not ``~/.config/gcloud`` in it: the
+    hide is laid again after the read entry."""
+    inputs = workspace_inputs(
+        read=(f"{HOME}/.config",), hidden=(Hidden(f"{HOME}/.config/gcloud", is_dir=True),)
+    )
+    ops = plan_ops(inputs)
+    assert index_of(ops, "--tmpfs", f"{HOME}/.config/gcloud") > index_of(
+        ops, "--ro-bind-try", f"{HOME}/.config"
+    )
+    assert final_state(ops, f"{HOME}/.config/gcloud/credentials.db") == "cover"
+    assert final_state(ops, f"{HOME}/.config/other/x") == "read"
+
+
+def test_a_hidden_file_inside_the_workspace_stays_hidden() -> None:
+    """``hide`` can name a file in the workspace: covered by ``/dev/null`` after the
+    workspace is bound."""
+    ops = plan_ops(workspace_inputs(hidden=(Hidden(f"{W}/.env", is_dir=False),)))
+    last = index_of(ops, "--ro-bind", f"{W}/.env")
+    assert ops[last].args[0] == "/dev/null"
+    assert last > index_of(ops, "--bind", W)
+
+
+def test_ralphs_interpreter_inside_the_workspace_stays_read_only() -> None:
+    """A venv in the workspace that ralph runs from is bound read-only again after the
+    workspace: an agent must not plant code ralph itself runs later."""
+    ops = plan_ops(workspace_inputs(interpreter_dirs=(f"{W}/.venv",)))
+    assert final_state(ops, f"{W}/.venv/lib/python3.11/site-packages/pipeline/x.py") == "read"
+
+
+def test_a_write_entry_and_a_protected_path() -> None:
+    """``write`` entries are writable (``-try``: only where they exist); ``protect`` adds
+    read-only workspace paths."""
+    ops = plan_ops(workspace_inputs(write=(f"{HOME}/.cache/pip",), protect=("tools/ci.sh",)))
+    assert final_state(ops, f"{HOME}/.cache/pip/wheels/x") == "write"
+    assert index_of(ops, "--bind-try", f"{HOME}/.cache/pip") > 0
+    assert final_state(ops, f"{W}/tools/ci.sh") == "read"
+
+
+def test_a_writable_folder_inside_ralphs_interpreter_is_refused() -> None:
+    """Binding the folder read-only again cannot protect what is bound writable inside it."""
+    with pytest.raises(
+        SandboxError,
+        match=r"a write entry \(/home/u/venvs/ralph/lib\) would be writable inside ralph's",
+    ):
+        mount_plan(workspace_inputs(write=(f"{HOME}/venvs/ralph/lib",)))
+
+
+def test_a_write_entry_over_ralphs_interpreter_leaves_it_read_only() -> None:
+    """``write = ["~/.pyenv"]`` makes the toolchain writable but for the version ralph runs
+    on, bound read-only again after it."""
+    ops = plan_ops(workspace_inputs(write=(f"{HOME}/.pyenv",)))
+    assert final_state(ops, f"{HOME}/.pyenv/versions/3.12.0/bin/python") == "write"
+    assert final_state(ops, f"{HOME}/.pyenv/versions/3.11.7/bin/python") == "read"
+
+
+def test_the_relay_the_accounts_and_the_working_folder_come_last() -> None:
+    """The relay's sockets at ``/run/ralph``, the passwd and group texts from their file
+    descriptors, then ``--chdir`` the workspace."""
+    argv = mount_plan(workspace_inputs(relay_dir="/tmp/ralph-net-1", passwd_fd=5, group_fd=6))
+    assert argv[-11:] == (
+        "--bind",
+        "/tmp/ralph-net-1",
+        "/run/ralph",
+        "--ro-bind-data",
+        "5",
+        "/etc/passwd",
+        "--ro-bind-data",
+        "6",
+        "/etc/group",
+        "--chdir",
+        W,
+    )
+
+
+def test_the_workspace_under_tmp() -> None:
+    """Tests keep workspace and home under ``/tmp``: the private ``/tmp`` hides both, and both
+    are bound back."""
+    inputs = workspace_inputs(workspace="/tmp/t/w", home="/tmp/t/home")
+    ops = plan_ops(inputs)
+    assert final_state(ops, "/tmp/t/w/src.py") == "write"
+    assert final_state(ops, "/tmp/t/home/.claude/x") == "write"
+    assert final_state(ops, "/tmp/t/home/.ssh/id") == "cover"
+    assert final_state(ops, "/tmp/t/other") == "cover"
+
+
+def test_every_preset_lays_out() -> None:
+    """Each preset's folders are writable and its code read-only in a plan."""
+    for name, preset in SANDBOX_PRESETS.items():
+        paths = preset_paths(preset, {}, HOME)
+        ops = plan_ops(workspace_inputs(preset=paths))
+        for folder in paths.writable:
+            assert final_state(ops, f"{folder}/state") == "write", name
+        for path in paths.read_only:
+            assert final_state(ops, path) == "read", name
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"workspace": HOME}, r"the hidden \$HOME \(/home/u\) would hide"),
+        ({"read": (HOME,)}, r"the hidden \$HOME \(/home/u\) would hide"),
+        (
+            {"hidden": (Hidden(f"{HOME}/.claude", is_dir=True),)},
+            r"a hidden path \(/home/u/.claude\) would hide the agent CLI's folder",
+        ),
+        (
+            {"write": (f"{W}/.git/hooks",)},
+            r"git's hooks \(/home/u/src/app/.git/hooks\) would make read-only a write entry",
+        ),
+    ],
+)
+def test_contradicting_inputs_are_refused(changes: dict[str, object], message: str) -> None:
+    """No order honours both: the plan refuses, naming both paths and what one would do."""
+    with pytest.raises(SandboxError, match=message):
+        mount_plan(attrs.evolve(workspace_inputs(), **changes))
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"workspace": "relative/w"},
+        {"home": "/home/u/"},
+        {"read": ("/a/../b",)},
+        {"protect": ("../x",)},
+        {"git_dir": None},
+        {"uid": -1},
+        {"passwd_fd": -1},
+    ],
+)
+def test_malformed_inputs_are_refused(changes: dict[str, object]) -> None:
+    """Paths must be absolute and normal, ``protect`` relative, git's two folders together."""
+    with pytest.raises(SandboxError):
+        attrs.evolve(workspace_inputs(), **changes)
+
+
+def test_an_account_is_added_only_where_missing() -> None:
+    """The uid inside gets a passwd and a group line when the host has none; a taken name gets
+    the number after it; an existing uid leaves the texts as they are."""
+    passwd = "root:x:0:0:root:/root:/bin/bash\nralph:x:1001:1001::/home/ralph:/bin/sh\n"
+    group = "root:x:0:\n"
+    new_passwd, new_group = with_account(passwd, group, 1000, "/root")
+    assert new_passwd == passwd + "ralph1000:x:1000:1000:ralph's sandbox:/root:/bin/sh\n"
+    assert new_group == group + "ralph1000:x:1000:\n"
+    assert with_account(new_passwd, new_group, 1000, "/root") == (new_passwd, new_group)
+    assert with_account("root:x:0:0::/root:/bin/sh", "", 4242, "/h")[0].endswith(
+        "\nralph:x:4242:4242:ralph's sandbox:/h:/bin/sh\n"
+    )

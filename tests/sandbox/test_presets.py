@@ -1,0 +1,81 @@
+"""The preset table of section 6: one entry per built-in preset, and where each preset's
+folders are on a machine."""
+
+from __future__ import annotations
+
+import posixpath
+
+from pipeline.config import PRESETS
+from pipeline.sandbox import SANDBOX_PRESETS, PresetPaths, preset_paths
+
+HOME = "/home/u"
+
+
+def test_every_builtin_preset_has_its_sandbox_needs() -> None:
+    """No preset is left without folders, variables and base-URL settings."""
+    assert set(SANDBOX_PRESETS) == set(PRESETS)
+    for name, preset in SANDBOX_PRESETS.items():
+        assert preset.folders, name
+        assert preset.pass_env, name
+        assert preset.base_url.variables or preset.base_url.config_keys, name
+        assert preset.base_url.defaults or preset.base_url.by_provider, name
+
+
+def test_every_folder_is_a_plain_path_under_home() -> None:
+    """Defaults are relative to ``$HOME``; read-only entries are plain names inside."""
+    for preset in SANDBOX_PRESETS.values():
+        for folder in preset.folders:
+            assert not folder.default.startswith("/")
+            assert posixpath.normpath(folder.default) == folder.default
+            for name in folder.read_only:
+                assert posixpath.normpath(name) == name
+                assert not name.startswith(("/", ".."))
+
+
+def test_claude_without_a_config_variable() -> None:
+    """``~/.claude`` writable, ``~/.claude.json`` when present, its hooks and settings
+    read-only on top."""
+    paths = preset_paths(SANDBOX_PRESETS["claude"], {}, HOME)
+    assert paths.writable == ("/home/u/.claude",)
+    assert paths.writable_files == ("/home/u/.claude.json",)
+    assert "/home/u/.claude/hooks" in paths.read_only
+    assert "/home/u/.claude/settings.json" in paths.read_only
+
+
+def test_a_variable_moves_a_folder() -> None:
+    """``CLAUDE_CONFIG_DIR`` and ``CODEX_HOME`` replace the folder; ``XDG_*_HOME`` moves
+    OpenCode's under it; a path written with a trailing slash is the same folder."""
+    claude = preset_paths(SANDBOX_PRESETS["claude"], {"CLAUDE_CONFIG_DIR": "/cfg/c/"}, HOME)
+    assert claude.writable == ("/cfg/c",)
+    assert "/cfg/c/settings.json" in claude.read_only
+    codex = preset_paths(SANDBOX_PRESETS["codex"], {"CODEX_HOME": "/opt/codex"}, HOME)
+    assert codex.writable == ("/opt/codex",)
+    opencode = preset_paths(SANDBOX_PRESETS["opencode"], {"XDG_CONFIG_HOME": "/x/conf"}, HOME)
+    assert opencode.writable == (
+        "/x/conf/opencode",
+        "/home/u/.local/share/opencode",
+        "/home/u/.cache/opencode",
+        "/home/u/.local/state/opencode",
+    )
+    assert "/x/conf/opencode/plugin" in opencode.read_only
+
+
+def test_a_relative_variable_is_ignored() -> None:
+    """A CLI resolves a relative folder against its working directory, the workspace: the
+    default stays, and the workspace is writable anyway."""
+    paths = preset_paths(SANDBOX_PRESETS["codex"], {"CODEX_HOME": "rel/codex"}, HOME)
+    assert paths.writable == ("/home/u/.codex",)
+
+
+def test_aiders_settings_files_are_read_only() -> None:
+    """aider's configuration files sit in ``$HOME`` itself, read-only; ``~/.aider`` is
+    writable."""
+    paths = preset_paths(SANDBOX_PRESETS["aider"], {}, HOME)
+    assert paths == PresetPaths(
+        writable=("/home/u/.aider",),
+        read_only=(
+            "/home/u/.aider.conf.yml",
+            "/home/u/.aider.model.settings.yml",
+            "/home/u/.aider.model.metadata.json",
+        ),
+    )
