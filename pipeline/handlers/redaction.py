@@ -35,6 +35,7 @@ import orjson
 
 from pipeline.errors import WireFormatError
 from pipeline.events import PipelineEvent
+from pipeline.sandbox import SECRET_VARIABLES
 from pipeline.serialization import structure, unstructure_event
 
 __all__ = [
@@ -47,21 +48,6 @@ __all__ = [
     "secret_values",
 ]
 
-SECRET_VARIABLES: Final = (
-    "*_KEY",
-    "*_KEYS",
-    "*_TOKEN",
-    "*_TOKENS",
-    "*_SECRET",
-    "*_SECRETS",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*_CREDENTIALS",
-    "*_PAT",
-    "PGPASSWORD",
-    "RALPH_STORE",
-)
-"""Names (shell patterns, matched without regard to case) whose values are secrets."""
 
 MIN_SECRET_LENGTH: Final = 8
 """A secret variable's value shorter than this is not masked: it would mask ordinary text."""

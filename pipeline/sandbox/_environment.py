@@ -63,8 +63,11 @@ DOCUMENTED_VARIABLES: Final = (
 environment: what programs need to run, find their tools, speak the language and commit."""
 
 RALPH_ONLY_VARIABLES: Final = ("RALPH_STORE", "PG*")
-"""Variables of ralph's own that no sandboxed process gets, whatever a pattern says (a copy of
-``pipeline.handlers.runtime._run_setup.RALPH_ONLY_VARIABLES``)."""
+"""Variables of ralph's own that no agent gets, sandboxed or not, whatever a pattern says: the
+store URL (``RALPH_STORE``, with the team's database password in a worker's environment) and
+every libpq variable (``PGPASSWORD``, ``PGHOST``...) ralph's PostgreSQL store reads. The
+handlers strip them from every agent's environment too. An agent that needs a database of its
+own is given one in ``[agents.NAME] env``."""
 
 SECRET_VARIABLES: Final = (
     "*_KEY",
@@ -81,7 +84,7 @@ SECRET_VARIABLES: Final = (
     "RALPH_STORE",
 )
 """Names (shell patterns, any case) whose values are secrets: a ``pass_env`` pattern must name
-them; the documented set never does (a copy of ``pipeline.handlers.redaction.SECRET_VARIABLES``)."""
+them; the documented set never does. The handlers' redaction masks their values too."""
 
 SANDBOX_TMPDIR: Final = "/tmp"
 """``TMPDIR`` inside, always: the sandbox's private ``/tmp`` (a ``TMPDIR`` under ``$HOME``

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Final
 
 from attrs import frozen
 
 from pipeline.errors import PipelineError
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.sandbox import RALPH_ONLY_VARIABLES
 
 __all__ = [
     "RALPH_ONLY_VARIABLES",
@@ -27,12 +27,6 @@ __all__ = [
     "ralph_executable",
     "without_ralph_credentials",
 ]
-
-RALPH_ONLY_VARIABLES: Final = ("RALPH_STORE", "PG*")
-"""Variables of ralph's own that no agent (nor the ``validate`` program) gets: the store URL
-(``RALPH_STORE``, with the team's database password in a worker's environment) and every libpq
-variable (``PGPASSWORD``, ``PGPASSFILE``, ``PGHOST``, ...) that ralph's PostgreSQL store reads.
-An agent that needs a database of its own is given one in ``[agents.NAME] env``."""
 
 
 def without_ralph_credentials(environ: Mapping[str, str]) -> dict[str, str]:
