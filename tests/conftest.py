@@ -54,3 +54,16 @@ def postgres() -> Iterator[PostgresServer]:
 def postgres_url(postgres: PostgresServer) -> str:
     """The URL of a new, empty database on the session's server."""
     return postgres.new_database()
+
+
+_FIRST = (
+    "tests/graph/test_graph.py::test_the_shipped_graph_and_its_drawing_equal_a_fresh_exploration",
+    "tests/graph/test_graph.py::test_every_edge_has_a_witness_whose_fold_makes_it",
+)
+"""The longest tests (one phase exploration, about a minute, shared through a fixture), run
+first: started last, they would leave one worker alone at the end of the suite."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Start the longest tests first (see ``_FIRST``), keeping them together on one worker."""
+    items.sort(key=lambda item: item.nodeid not in _FIRST)

@@ -214,10 +214,12 @@ def _configs() -> tuple[WorldConfig, ...]:
     with a rebase target (a rebase ends the commit phase: its own edges); a spend limit with
     every hat's responses checked (a correction turn is stopped by it too); a topology, a
     stalled one, gates, and the screen alone."""
+    # No retries: a retry stays in its phase, and the chain's second agent still falls back;
+    # with one retry the exploration found the same edges in half again the time.
     budget = Budget(
         max_iterations=Ordinal(2),
         max_review_passes=Count(1),
-        max_retries_per_agent=Count(1),
+        max_retries_per_agent=Count(0),
         backoff_base_ms=DurationMs(1),
         backoff_cap_ms=DurationMs(2),
         max_consecutive_failures=Ordinal(2),

@@ -58,7 +58,7 @@ def _generator() -> object:
 
 @pytest.fixture(scope="module")
 def explored() -> PhaseGraph:
-    """One fresh exploration (about twenty seconds) shared by the tests that need it."""
+    """One fresh exploration (about a minute) shared by the tests that need it."""
     return explore()
 
 
