@@ -12,7 +12,13 @@ from datetime import datetime
 from html import escape
 from typing import Final
 
-from pipeline.cli._report_layout import action_text, placed, seconds_text
+from pipeline.cli._report_layout import (
+    action_text,
+    legend_html,
+    outcome_rules,
+    placed,
+    seconds_text,
+)
 from pipeline.cli._report_screens import screen_mark_html
 from pipeline.cli._safe import markdown_text, terminal_safe
 from pipeline.views import GateOutcome, GateRun, ScreenRun
@@ -36,7 +42,7 @@ _COLOURS: Final = {
 }
 
 GATE_STYLE: Final = (
-    "".join(f".gate-bar.{o.value} {{ background: {c}; }}\n" for o, c in _COLOURS.items())
+    outcome_rules("gate-bar", _COLOURS)
     + """
 .gate-bar { position: absolute; top: 2px; height: 18px; border-radius: 3px; color: #fff;
             font-size: 11px; line-height: 18px; overflow: hidden; white-space: nowrap;
@@ -167,10 +173,7 @@ def gate_legend_html(runs: Sequence[GateRun]) -> str:
     """The gate outcomes' colours for the legend (empty when there is no run)."""
     if not runs:
         return ""
-    return "".join(
-        f'<span><i style="background:{colour}"></i>gate {outcome.value}</span>'
-        for outcome, colour in _COLOURS.items()
-    )
+    return legend_html("gate", _COLOURS)
 
 
 def _output_html(run: GateRun) -> str:

@@ -4,13 +4,24 @@ gates' and screens' tables."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import enum
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Final, TypeVar
 
 from pipeline.events import GateAction
 
-__all__ = ["MIN_WIDTH_PCT", "action_text", "placed", "seconds_text"]
+__all__ = [
+    "MIN_WIDTH_PCT",
+    "action_text",
+    "legend_html",
+    "outcome_rules",
+    "placed",
+    "seconds_text",
+]
+
+Outcome = TypeVar("Outcome", bound=enum.Enum)
+"""A gate run's or a screen's outcome, coloured on the lane."""
 
 MIN_WIDTH_PCT: Final = 0.6
 """A bar never narrower than this, so that an invocation of a millisecond still shows."""
@@ -33,6 +44,21 @@ def action_text(action: GateAction | None) -> str:
     if action is None:
         return "-"
     return _DOES.get(action, action.value)
+
+
+def outcome_rules(css_class: str, colours: Mapping[Outcome, str]) -> str:
+    """One CSS rule per outcome: ``.CLASS.OUTCOME { background: COLOUR; }``."""
+    return "".join(f".{css_class}.{o.value} {{ background: {c}; }}\n" for o, c in colours.items())
+
+
+def legend_html(noun: str, colours: Mapping[Outcome, str], mark_style: str = "") -> str:
+    """One legend entry per outcome, ``NOUN OUTCOME`` beside its colour (``mark_style``: more
+    CSS for the colour's mark, as the lane draws it)."""
+    more = f";{mark_style}" if mark_style else ""
+    return "".join(
+        f'<span><i style="background:{colour}{more}"></i>{noun} {o.value}</span>'
+        for o, colour in colours.items()
+    )
 
 
 def _position(at: datetime, start: datetime, total: float) -> float:

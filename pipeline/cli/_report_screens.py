@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Final
 
-from pipeline.cli._report_layout import action_text
+from pipeline.cli._report_layout import action_text, legend_html, outcome_rules
 from pipeline.cli._safe import markdown_text, terminal_safe
 from pipeline.views import JudgedHit, ScreenOutcome, ScreenRun
 
@@ -34,7 +34,7 @@ _COLOURS: Final = {
 }
 
 SCREEN_STYLE: Final = (
-    "".join(f".screen-mark.{o.value} {{ background: {c}; }}\n" for o, c in _COLOURS.items())
+    outcome_rules("screen-mark", _COLOURS)
     + """
 .screen-mark { position: absolute; top: 4px; height: 14px; border-radius: 7px;
                box-sizing: border-box; border: 2px solid #1f2328; }
@@ -124,10 +124,7 @@ def screen_legend_html(screens: Sequence[ScreenRun]) -> str:
     """The screen outcomes' colours for the legend (empty when the run never screened)."""
     if not screens:
         return ""
-    return "".join(
-        f'<span><i style="background:{colour};border-radius:6px"></i>screen {o.value}</span>'
-        for o, colour in _COLOURS.items()
-    )
+    return legend_html("screen", _COLOURS, "border-radius:6px")
 
 
 def _rows_html(screen: ScreenRun) -> str:
