@@ -19,6 +19,7 @@ from pipeline.config._model import (
 from pipeline.config._orchestrator import Translation, translate_orchestrator_config
 from pipeline.config._parse import ConfigError, parse_config, require_chains
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS, AgentPreset, PromptVia
+from pipeline.config._sandbox import AgentSandboxConfig, SandboxConfig
 from pipeline.config._toml import dump_toml
 from pipeline.config._topology_checks import Severity, TopologyProblem, topology_problems
 from pipeline.config._topology_routes import Arrival, Route, Via, topology_routes
@@ -31,6 +32,7 @@ __all__ = [
     "SQLITE_SCHEME",
     "AgentConfig",
     "AgentPreset",
+    "AgentSandboxConfig",
     "Arrival",
     "BudgetConfig",
     "ChainConfig",
@@ -47,6 +49,7 @@ __all__ = [
     "RalphConfig",
     "RedactionConfig",
     "Route",
+    "SandboxConfig",
     "Severity",
     "StoreConfig",
     "TopologyProblem",

@@ -17,6 +17,7 @@ from attrs import field, frozen
 from pipeline.config._gates import GateConfig
 from pipeline.config._loop import HatConfig, HatsConfig, LoopConfig
 from pipeline.config._presets import PRESETS, PromptVia
+from pipeline.config._sandbox import AgentSandboxConfig, SandboxConfig
 from pipeline.config._screen import PostconditionConfig, TamperConfig
 from pipeline.events import Budget, Count, DurationMs, Json, LoopPolicy, Ordinal, Role, Usd
 
@@ -109,6 +110,8 @@ class AgentConfig:
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(factory=dict)
     """Variables added to the agent's environment (``IS_SANDBOX = "1"``, an API base URL)."""
+    sandbox: AgentSandboxConfig = field(factory=AgentSandboxConfig)
+    """What it needs in the sandbox beside its preset's own folders and variables."""
     output_format: str | None = None
     """How the agent's output reports usage (one of ``OUTPUT_FORMATS``); None: the preset's,
     or none for a command."""
@@ -275,6 +278,8 @@ class RalphConfig:
     """``[[gates]]``: the commands a completion must pass, run before ``validate``."""
     tamper: TamperConfig = field(factory=TamperConfig)
     postconditions: PostconditionConfig = field(factory=PostconditionConfig)
+    sandbox: SandboxConfig = field(factory=SandboxConfig)
+    """``[sandbox]``: where agents run and what they may see, write and reach."""
     budgets: BudgetConfig = BudgetConfig()
     agents: dict[str, AgentConfig] = field(factory=dict)
     chains: ChainConfig = ChainConfig()

@@ -22,6 +22,7 @@ from pipeline.config._loop import HatConfig, HatsConfig, check_hats, check_loop
 from pipeline.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS
 from pipeline.config._refs import ref_problem
+from pipeline.config._sandbox import check_sandbox
 from pipeline.config._screen import check_screen
 from pipeline.config._topology_checks import Severity, topology_problems
 from pipeline.errors import PipelineError
@@ -223,6 +224,8 @@ def _check(config: RalphConfig, source: str) -> None:
     promises = tuple(t for t in acted_on if t) if config.hats.topology else None
     problems.extend(check_gates(config.gates, loop.commits, promises))
     problems.extend(check_screen(config.tamper, config.postconditions, config.loop.commits))
+    agent_sandboxes = {name: agent.sandbox for name, agent in config.agents.items()}
+    problems.extend(check_sandbox(config.sandbox, agent_sandboxes))
     problems.extend(check_loop(config.loop, config.hats))
     ranges = check_ranges(config)
     problems.extend(ranges)

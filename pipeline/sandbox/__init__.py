@@ -43,6 +43,9 @@ from pipeline.sandbox._policy import (
     NetworkMode,
     SandboxMode,
     SandboxPolicy,
+    path_problem,
+    pattern_problem,
+    protect_problem,
 )
 from pipeline.sandbox._presets import (
     SANDBOX_PRESETS,
@@ -86,7 +89,10 @@ __all__ = [
     "expand_home",
     "mount_plan",
     "parse_endpoint",
+    "path_problem",
+    "pattern_problem",
     "preset_paths",
+    "protect_problem",
     "sandbox_environment",
     "with_account",
     "withheld_variables",

@@ -12,10 +12,8 @@ Two lists of patterns are kept out of the documented set whatever their names lo
 :data:`RALPH_ONLY_VARIABLES` (ralph's store URL and libpq's variables) never pass, not even
 through a ``pass_env`` pattern; a name matching :data:`SECRET_VARIABLES` (``*_TOKEN``,
 ``*_KEY``, ...) passes only when a ``pass_env`` pattern names it (``ANTHROPIC_*`` for claude's
-``ANTHROPIC_API_KEY``). Both lists are copies of the handlers' (``RALPH_ONLY_VARIABLES`` in
-``pipeline.handlers.runtime._run_setup``, ``SECRET_VARIABLES`` in
-``pipeline.handlers.redaction``): this layer may not import handlers, and
-``tests/sandbox/test_environment.py`` fails when a copy drifts from its original.
+``ANTHROPIC_API_KEY``). Both lists are the only ones: the handlers' redaction and the agents'
+environment import them from here.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import enum
 import posixpath
+from collections.abc import Callable
+from functools import partial
 from typing import Any, Final, final
 
 from attrs import Attribute, field, frozen
@@ -17,7 +19,16 @@ from attrs import Attribute, field, frozen
 from pipeline.sandbox._endpoint import Endpoint
 from pipeline.sandbox._errors import SandboxError
 
-__all__ = ["DEFAULT_UID", "MAX_UID", "NetworkMode", "SandboxMode", "SandboxPolicy"]
+__all__ = [
+    "DEFAULT_UID",
+    "MAX_UID",
+    "NetworkMode",
+    "SandboxMode",
+    "SandboxPolicy",
+    "path_problem",
+    "pattern_problem",
+    "protect_problem",
+]
 
 DEFAULT_UID: Final = 1000
 """The uid inside the sandbox when ralph runs as root: not 0, so that an agent's own nested
@@ -49,8 +60,10 @@ class NetworkMode(enum.StrEnum):
     """Nothing at all."""
 
 
-def _home_or_absolute_problem(path: str) -> str | None:
-    """Why ``path`` is not a normal ``/...`` or ``~/...`` path, or None."""
+def path_problem(path: str, *, exposing: bool = False) -> str | None:
+    """Why ``path`` cannot be a ``read``, ``write`` (``exposing``: it may not uncover all of
+    ``$HOME`` or ``/``) or ``hide`` entry, or None: it must be a plain ``/...`` or ``~/...``
+    path."""
     if path.startswith("~/"):
         rest = path[2:]
     elif path.startswith("/") and not path.startswith("//"):
@@ -61,50 +74,51 @@ def _home_or_absolute_problem(path: str) -> str | None:
         return "holds a NUL character"
     if rest and (posixpath.normpath(rest) != rest or rest.split("/")[0] == ".."):
         return "must be written plainly (no '.', '..', '//' or trailing '/')"
+    if exposing and path in ("/", "~/"):
+        return "would uncover all of $HOME"
     return None
 
 
-def _check_paths(_instance: object, attribute: Attribute[Any], value: tuple[str, ...]) -> None:
-    for path in value:
-        problem = _home_or_absolute_problem(path)
-        if problem is not None:
-            raise SandboxError(f"[sandbox] {attribute.name} entry {path!r} {problem}")
+def protect_problem(path: str) -> str | None:
+    """Why ``path`` cannot be a ``protect`` entry (a plain path inside the workspace), or
+    None."""
+    normal = posixpath.normpath(path) if path else ""
+    if (
+        not path
+        or path.startswith("/")
+        or "\0" in path
+        or normal != path
+        or normal == "."
+        or normal.split("/")[0] == ".."
+    ):
+        return "must be a plain path inside the workspace (relative, no '.', '..' or trailing '/')"
+    return None
 
 
-def _check_exposing_paths(
-    instance: object, attribute: Attribute[Any], value: tuple[str, ...]
-) -> None:
-    _check_paths(instance, attribute, value)
-    for path in value:
-        if path in ("/", "~/", "~"):
-            raise SandboxError(
-                f"[sandbox] {attribute.name} entry {path!r} would uncover all of $HOME"
-            )
+def pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` cannot be a ``pass_env`` entry (a variable name or shell pattern), or
+    None."""
+    if not pattern or "=" in pattern or "\0" in pattern or pattern != pattern.strip():
+        return "is not a variable name or pattern"
+    return None
 
 
-def _check_protect(_instance: object, _attribute: Attribute[Any], value: tuple[str, ...]) -> None:
-    for path in value:
-        normal = posixpath.normpath(path) if path else ""
-        if (
-            not path
-            or path.startswith("/")
-            or "\0" in path
-            or normal != path
-            or normal == "."
-            or normal.split("/")[0] == ".."
-        ):
-            raise SandboxError(
-                f"[sandbox] protect entry {path!r} must be a plain path inside the workspace "
-                "(relative, no '.', '..' or trailing '/')"
-            )
+def _check_each(
+    problem: Callable[[str], str | None],
+) -> Callable[[object, Attribute[Any], tuple[str, ...]], None]:
+    def check(_instance: object, attribute: Attribute[Any], value: tuple[str, ...]) -> None:
+        for entry in value:
+            found = problem(entry)
+            if found is not None:
+                raise SandboxError(f"[sandbox] {attribute.name} entry {entry!r} {found}")
+
+    return check
 
 
-def _check_patterns(_instance: object, _attribute: Attribute[Any], value: tuple[str, ...]) -> None:
-    for pattern in value:
-        if not pattern or "=" in pattern or "\0" in pattern or pattern != pattern.strip():
-            raise SandboxError(
-                f"[sandbox] pass_env entry {pattern!r} is not a variable name or pattern"
-            )
+_check_paths = _check_each(path_problem)
+_check_exposing_paths = _check_each(partial(path_problem, exposing=True))
+_check_protect = _check_each(protect_problem)
+_check_patterns = _check_each(pattern_problem)
 
 
 def _check_uid(_instance: object, _attribute: Attribute[Any], value: int) -> None:
