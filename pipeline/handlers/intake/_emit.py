@@ -60,7 +60,9 @@ def _stamp(at: datetime | None) -> str:
     if at is None:
         seconds, ms = divmod(time.time_ns() // 1_000_000, 1000)
     else:
-        seconds, ms = int(at.timestamp() // 1), at.microsecond // 1000
+        # The whole second apart: a float timestamp with its microseconds can round up to the
+        # next second (year 2515, .999999).
+        seconds, ms = int(at.replace(microsecond=0).timestamp()), at.microsecond // 1000
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{ms:03d}Z"
 
 
