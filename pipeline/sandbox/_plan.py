@@ -87,7 +87,10 @@ def _system(layout: Layout) -> None:
 
 
 def _hidden_places(inputs: MountInputs, layout: Layout) -> None:
-    layout.add(_hide(inputs.home, "the hidden $HOME"))
+    # Needed as well as a guard: laid even where an earlier tmpfs hides it already (a $HOME
+    # under /tmp), so that it exists, empty, for the programs that write there.
+    home = inputs.home
+    layout.add(Mount(("--tmpfs", home), home, _COVER, "the hidden $HOME", guard=True, needed=True))
     if inputs.passwd_home is not None and inputs.passwd_home != inputs.home:
         layout.add(_hide(inputs.passwd_home, "the hidden passwd home"))
     for repository in inputs.other_repositories:

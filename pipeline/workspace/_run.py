@@ -32,6 +32,7 @@ from pipeline.handlers.runtime import (
     Runtime,
     UnsafePathError,
     WorkspaceLayout,
+    choose_sandbox,
     ensure_excluded,
     load_hat_schemas,
     load_response_schemas,
@@ -328,6 +329,13 @@ def _drive_held(
     kept_paths: tuple[str, ...],
 ) -> DurableRun:
     """:func:`drive` once the workspace is held."""
+    sandboxing = choose_sandbox(workspace.config)
+    if (
+        on_warning is not None
+        and sandboxing.probe is None
+        and sandboxing.policy.mode.value == "auto"
+    ):
+        on_warning(f"sandbox: {sandboxing.said}")
     runtime = Runtime(
         workspace.layout,
         workspace.config,
@@ -339,6 +347,7 @@ def _drive_held(
         hat_schemas=workspace.hat_schemas,
         own_files=_store_files(workspace, store),
         kept_paths=kept_paths,
+        sandboxing=sandboxing,
     )
     interruption = Interruption() if interruption is None else interruption
     workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)

@@ -261,6 +261,8 @@ def test_the_workspace_under_tmp() -> None:
     assert final_state(ops, "/tmp/t/home/.claude/x") == "write"
     assert final_state(ops, "/tmp/t/home/.ssh/id") == "cover"
     assert final_state(ops, "/tmp/t/other") == "cover"
+    # $HOME gets its own empty tmpfs even though /tmp's covers it: programs write there.
+    assert any(op.flag == "--tmpfs" and op.dest == "/tmp/t/home" for op in ops)
 
 
 def test_every_preset_lays_out() -> None:

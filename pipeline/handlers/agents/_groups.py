@@ -25,7 +25,7 @@ from pathlib import Path
 
 import orjson
 
-__all__ = ["forget_group", "record_group", "stop_recorded_group"]
+__all__ = ["forget_group", "group_members", "record_group", "stop_recorded_group"]
 
 
 def _boot_id() -> str:
@@ -44,6 +44,24 @@ def _start_time(pid: int) -> int | None:
     # The command name may hold spaces and parentheses: the fields follow the last ')'.
     fields = stat.rsplit(")", 1)[1].split()
     return int(fields[19])
+
+
+def group_members(pgid: int) -> tuple[int, ...]:
+    """The processes of group ``pgid`` this process can see, read from ``/proc`` (empty
+    without it)."""
+    members = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = Path(entry.path, "stat").read_text()
+            except OSError:
+                continue  # gone since the listing
+            # state, parent, group follow the command name, which may hold ')'
+            if int(stat.rsplit(")", 1)[1].split()[2]) == pgid:
+                members.append(int(entry.name))
+    return tuple(members)
 
 
 def _group_alive(pgid: int) -> bool:

@@ -24,7 +24,12 @@ from typing import IO, Any, final
 from attrs import frozen
 
 from pipeline.events import TimeoutKind
-from pipeline.handlers.agents._groups import forget_group, record_group, stop_recorded_group
+from pipeline.handlers.agents._groups import (
+    forget_group,
+    group_members,
+    record_group,
+    stop_recorded_group,
+)
 
 __all__ = ["ProcessResult", "ProcessSpec", "run_process"]
 
@@ -47,6 +52,13 @@ class ProcessSpec:
     group_file: Path | None = None
     """Where the running group is recorded (one per workspace): a group left there by a
     driver that was killed is stopped before this one starts."""
+    spare_leader: bool = False
+    """Stop the group by sending SIGTERM to every member but its leader (a sandbox's bwrap,
+    which would end the whole namespace at once and take the agent's grace period with it);
+    the leader exits when they do, and SIGKILL still reaches the whole group after the
+    grace period."""
+    pass_fds: tuple[int, ...] = ()
+    """File descriptors the process inherits (the sandbox's account files)."""
 
 
 @final
@@ -78,9 +90,16 @@ def _kill_group(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
 
 
-def _stop_group(process: subprocess.Popen[bytes], grace_s: float) -> None:
-    """SIGTERM the whole process group, wait ``grace_s``, then SIGKILL what is left."""
-    _kill_group(process.pid, signal.SIGTERM)
+def _stop_group(process: subprocess.Popen[bytes], grace_s: float, spare_leader: bool) -> None:
+    """SIGTERM the whole process group (or all of it but the leader), wait ``grace_s``, then
+    SIGKILL what is left."""
+    if spare_leader:
+        for pid in group_members(process.pid):
+            if pid != process.pid:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGTERM)
+    else:
+        _kill_group(process.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=grace_s)
     # Children may outlive the leader: the group is killed whatever the leader did.
@@ -115,6 +134,7 @@ def _start(spec: ProcessSpec, output: IO[bytes], digest: Any) -> ProcessResult:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=spec.pass_fds,
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
         return ProcessResult(None, 0, None, True, str(error), digest.hexdigest(), 0)
@@ -150,12 +170,12 @@ def _supervise(
     except BaseException:
         # Interrupted (a signal, an error): the agent's whole group goes before we do.
         selector.close()
-        _stop_group(process, spec.grace_s)
+        _stop_group(process, spec.grace_s, spec.spare_leader)
         process.stdout.close()
         raise
     selector.close()
     if timed_out is not None:
-        _stop_group(process, spec.grace_s)
+        _stop_group(process, spec.grace_s, spec.spare_leader)
     else:
         process.wait()
         # The leader is gone; anything it left in its group goes with it.

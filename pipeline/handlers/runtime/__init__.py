@@ -31,6 +31,11 @@ from pipeline.handlers.runtime._run_setup import (
     without_ralph_credentials,
 )
 from pipeline.handlers.runtime._runtime import Runtime
+from pipeline.handlers.runtime._sandboxing import (
+    SandboxChoice,
+    SandboxUnavailableError,
+    choose_sandbox,
+)
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
 from pipeline.handlers.runtime._screen import (
     MAX_FILE_BYTES,
@@ -63,9 +68,12 @@ __all__ = [
     "PromptSource",
     "Report",
     "Runtime",
+    "SandboxChoice",
+    "SandboxUnavailableError",
     "UnsafePathError",
     "WorkspaceLayout",
     "agent_environment",
+    "choose_sandbox",
     "commit_trailers",
     "configured_drivers",
     "ensure_excluded",

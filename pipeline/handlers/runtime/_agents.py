@@ -19,7 +19,7 @@ from pathlib import Path
 from attrs import frozen
 from returns.methods import unwrap_or_failure
 
-from pipeline.config import AgentConfig, HatConfig, HatsConfig, Price, PromptVia
+from pipeline.config import AgentConfig, HatConfig, HatsConfig, Price, PromptVia, RalphConfig
 from pipeline.effects import InvokeAgent
 from pipeline.events import (
     CostSource,
@@ -40,12 +40,14 @@ from pipeline.events import (
     Usd,
 )
 from pipeline.events.values import MAX_COUNT
-from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
+from pipeline.handlers.agents import ProcessResult, ProcessSpec
 from pipeline.handlers.agents.usage import UsageFigures, read_usage
 from pipeline.handlers.responses import judged
 from pipeline.handlers.runtime._failures import configuration_error, strip_ansi
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._reports import read_report
+from pipeline.handlers.runtime._sandboxing import agent_needs, run_in
+from pipeline.handlers.sandbox import Sandbox
 
 __all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker", "is_rate_limited"]
 
@@ -101,6 +103,22 @@ class AgentInvoker:
     grace_s: float = 5.0
     price_for: Callable[[str | None], Price | None] = _no_price
     """The configured price of a model (``[prices]``), for agents that report only tokens."""
+    sandbox: Sandbox | None = None
+    """Where agents run (None: directly)."""
+
+    @classmethod
+    def of(
+        cls,
+        config: RalphConfig,
+        layout: WorkspaceLayout,
+        run_id: str,
+        environment: Mapping[str, str],
+        clock: Callable[[], Instant],
+    ) -> AgentInvoker:
+        """The invoker of run ``run_id`` of ``config``'s agents, hats and prices."""
+        return cls(
+            layout, run_id, config.agents, config.hats, environment, clock, 5.0, config.price_for
+        )
 
     def __call__(self, effect: InvokeAgent) -> Iterator[tuple[PipelineEvent, ...]]:
         """Run the agent ``effect`` names, in two steps: the fact that it starts (recorded
@@ -179,7 +197,7 @@ class AgentInvoker:
             grace_s=self.grace_s,
             group_file=self.layout.agent_group,
         )
-        result = run_process(spec)
+        result = run_in(self.sandbox, spec, agent_needs(config))
         if result.exit_code is None and result.timed_out is None:
             return self._outcome(effect, result, log)  # it never ran: no usage
         usage, reached_model = self._usage(effect, config, model, log)

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import assert_never
 
+import attrs
 from attrs import define, field
 from returns.methods import unwrap_or_failure
 
@@ -101,6 +102,7 @@ from pipeline.handlers.runtime._run_setup import (
     new_run_id,
     own_paths,
 )
+from pipeline.handlers.runtime._sandboxing import SandboxChoice
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
 from pipeline.handlers.runtime._screening import RunScreen
 from pipeline.handlers.runtime._validation import validate
@@ -153,6 +155,7 @@ class Runtime:
     """Paths (relative to the workspace) ralph's commits leave alone: the person's own
     uncommitted changes when a run started on a dirty tree (``--allow-dirty``)."""
     _guard: GitGuard | None = field(default=None, init=False)
+    sandboxing: SandboxChoice | None = None  # where agents run; None: directly
 
     def __attrs_post_init__(self) -> None:
         source = str(self.layout.config)
@@ -269,17 +272,13 @@ class Runtime:
 
     def _invoker(self) -> AgentInvoker:
         if self._agents is None:
-            run_id = self._run_id()
-            self._agents = AgentInvoker(
-                self.layout,
-                run_id,
-                self.config.agents,
-                self.config.hats,
-                agent_environment(self.layout, run_id, self.environment),
-                self.clock,
-                self.grace_s,
-                self.config.price_for,
+            run_id, choice = self._run_id(), self.sandboxing
+            sandbox = choice and choice.sandbox(self.layout, self.config, run_id, self.own_files)
+            environment = agent_environment(self.layout, run_id, self.environment)
+            self._agents = AgentInvoker.of(
+                self.config, self.layout, run_id, environment, self.clock
             )
+            self._agents = attrs.evolve(self._agents, grace_s=self.grace_s, sandbox=sandbox)
         return self._agents
 
     def _git_policy(self) -> GitPolicy:

@@ -1,0 +1,107 @@
+"""Choosing a run's sandbox from ``[sandbox] mode`` and what the machine can do, and running a
+process in it (I/O). See ``docs/research/sandbox-design.md``, sections 5 and 11.
+
+``off``: no sandbox, nothing probed. ``auto``: on when the probe works, else off with the
+reason said. ``required``: on, or :class:`SandboxUnavailableError` before anything runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import final
+
+from attrs import frozen
+
+from pipeline.config import AgentConfig, RalphConfig
+from pipeline.errors import PipelineError
+from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
+from pipeline.handlers.runtime._gitcmd import git_dirs
+from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.sandbox import AgentNeeds, Probe, Sandbox, WorkspacePaths, probe
+from pipeline.sandbox import SandboxError, SandboxMode, SandboxPolicy
+
+__all__ = ["SandboxChoice", "SandboxUnavailableError", "agent_needs", "choose_sandbox", "run_in"]
+
+_OFF_HINT = 'or set [sandbox] mode = "off" to silence this'
+
+
+class SandboxUnavailableError(PipelineError, RuntimeError):
+    """``[sandbox] mode = "required"`` and the machine cannot run the sandbox."""
+
+
+@final
+@frozen
+class SandboxChoice:
+    """What a run runs its agents in, decided once before it starts: the ``policy`` and the
+    working ``probe`` (None: directly), and the words that say so (``on (bubblewrap
+    0.8.0)``, ``off (bwrap not found on PATH: ...)``)."""
+
+    policy: SandboxPolicy
+    probe: Probe | None
+    said: str
+
+    def sandbox(
+        self, layout: WorkspaceLayout, config: RalphConfig, run_id: str, stores: tuple[Path, ...]
+    ) -> Sandbox | None:
+        """The sandbox of run ``run_id`` in ``layout`` (None when off); ``stores``: files of a
+        store that may lie in the work tree."""
+        if self.probe is None:
+            return None
+        root = layout.root
+        paths = WorkspacePaths(
+            workspace=root,
+            ralph_dir=layout.ralph_dir,
+            events_file=layout.events_file(run_id),
+            marker_dir=layout.completion_marker.parent,
+            config_file=layout.config,
+            prompt_file=root / config.prompt_file,
+            state_dir=layout.state_dir,
+            git_dirs=git_dirs(root),
+            store_files=tuple(s for s in stores if s.resolve().is_relative_to(root.resolve())),
+        )
+        return Sandbox(self.policy, self.probe, paths)
+
+
+def choose_sandbox(config: RalphConfig, environ: Mapping[str, str] | None = None) -> SandboxChoice:
+    """The sandbox a run of ``config`` runs its agents in, as ``[sandbox]`` asks and the
+    machine allows (``environ``'s ``PATH`` finds bwrap). Raises
+    :class:`SandboxUnavailableError` when it is required and cannot start."""
+    policy = config.sandbox.policy()
+    if policy.mode is SandboxMode.OFF:
+        return SandboxChoice(policy, None, "off ([sandbox] mode is off)")
+    found = probe(os.environ if environ is None else environ, policy.uid)
+    if not found.works:
+        if policy.mode is SandboxMode.REQUIRED:
+            raise SandboxUnavailableError(
+                f'the sandbox is required ([sandbox] mode = "required") but {found.reason}'
+            )
+        return SandboxChoice(policy, None, f"off ({found.reason}; {_OFF_HINT})")
+    return SandboxChoice(policy, found, f"on ({found.backend}; network: none)")
+
+
+def agent_needs(config: AgentConfig) -> AgentNeeds:
+    """What agent ``config`` needs in the sandbox: its preset's, its ``sandbox`` table's, and
+    its ``env`` set as the person wrote it."""
+    table = config.sandbox
+    return AgentNeeds(
+        preset=config.preset,
+        read=table.read,
+        write=table.write,
+        pass_env=table.pass_env,
+        set_env=dict(config.env),
+    )
+
+
+def run_in(sandbox: Sandbox | None, spec: ProcessSpec, needs: AgentNeeds) -> ProcessResult:
+    """Run ``spec`` in ``sandbox`` (directly when None). A sandbox whose settings contradict
+    each other for this process (a ``write`` entry inside the agent program) starts nothing:
+    the result says why."""
+    if sandbox is None:
+        return run_process(spec)
+    try:
+        with sandbox.wrapped(spec, needs) as wrapped:
+            return run_process(wrapped)
+    except (SandboxError, OSError) as error:
+        return ProcessResult(None, 0, None, False, f"cannot lay out the sandbox: {error}", "", 0)

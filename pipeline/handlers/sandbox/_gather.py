@@ -1,0 +1,117 @@
+"""The host's side of the mount plan: the paths the pure plan needs, looked up on this machine,
+and the sources it binds made when missing (I/O).
+
+Everything here resolves links first (bwrap binds what a path points at, and the plan
+compares paths), and nothing here decides what is shown: that is
+:func:`pipeline.sandbox.mount_plan`'s job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from pipeline.sandbox import DENY_LIST, Hidden, PresetPaths, expand_home
+
+__all__ = [
+    "existing_hidden",
+    "interpreter_dirs",
+    "make_missing",
+    "other_repositories",
+    "program_dirs",
+    "submodule_git_dirs",
+]
+
+
+def _real(path: str | Path) -> str:
+    return os.path.realpath(path)
+
+
+def interpreter_dirs() -> tuple[str, ...]:
+    """ralph's own interpreter: its installation and its environment (a venv's packages,
+    ``ralph`` itself), which sandboxed processes run (``ralph emit``, the relay)."""
+    return tuple(dict.fromkeys((_real(sys.base_prefix), _real(sys.prefix))))
+
+
+def _root_of(program: str) -> str:
+    """What of an agent program must be seen whole: the folder holding its ``node_modules`` (an
+    npm CLI), its venv (a Python one), else the program file alone (its folder may hold
+    anything: other repositories, the person's files)."""
+    parts = Path(program).parts
+    if "node_modules" in parts:
+        return str(Path(*parts[: parts.index("node_modules")]))
+    for folder in Path(program).parents:
+        if (folder / "pyvenv.cfg").is_file():
+            return str(folder)
+    return program
+
+
+def program_dirs(argv0: str, environ: Mapping[str, str], workspace: Path) -> tuple[str, ...]:
+    """The folders the agent program ``argv0`` runs from, both as named on ``PATH`` (a link's
+    folder) and as its link resolves; none for a program that is not found (bwrap then says
+    so, as the program itself would)."""
+    found = shutil.which(argv0, path=environ.get("PATH", os.defpath))
+    if found is None and "/" in argv0:
+        found = str(workspace / argv0)
+    if found is None or not os.path.exists(found):
+        return ()
+    named = os.path.abspath(found)
+    # As named on PATH (a link in node_modules/.bin) and as the link resolves.
+    return tuple(dict.fromkeys((_root_of(_real(named)), _root_of(named))))
+
+
+def existing_hidden(home: str, hide: Iterable[str]) -> tuple[Hidden, ...]:
+    """The deny list and ``hide`` entries that exist here (a missing one needs no cover), each
+    with whether it is a folder."""
+    found: list[Hidden] = []
+    for entry in (*DENY_LIST, *hide):
+        path = expand_home(entry, home)
+        with contextlib.suppress(OSError):
+            is_dir = Path(path).is_dir()
+            if os.path.lexists(path):
+                found.append(Hidden(_real(path), is_dir))
+    return tuple(dict.fromkeys(found))
+
+
+def other_repositories(workspace: Path, common_dir: Path | None) -> tuple[str, ...]:
+    """Siblings of the workspace that hold a ``.git`` (other repositories), and the main work
+    tree of a linked worktree (the common git directory's parent), all resolved."""
+    found: list[str] = []
+    parent = workspace.parent
+    with contextlib.suppress(OSError):
+        for sibling in parent.iterdir():
+            if sibling != workspace and (sibling / ".git").exists():
+                found.append(_real(sibling))
+    if common_dir is not None and common_dir.name == ".git":
+        main = common_dir.parent
+        if _real(main) != _real(workspace):
+            found.append(_real(main))
+    return tuple(dict.fromkeys(found))
+
+
+def submodule_git_dirs(common_dir: Path | None) -> tuple[str, ...]:
+    """The git directories of the repository's submodules (``.git/modules/NAME``)."""
+    if common_dir is None:
+        return ()
+    modules = common_dir / "modules"
+    with contextlib.suppress(OSError):
+        return tuple(_real(m) for m in sorted(modules.iterdir()) if (m / "config").is_file())
+    return ()
+
+
+def make_missing(folders: Iterable[Path], files: Iterable[Path], preset: PresetPaths) -> None:
+    """Create what the sandbox binds and must find: ``folders`` (git's hooks and info, the
+    marker's folder), ``files`` (the run's events file) and the agent CLI's own folders
+    (``0700``: they hold its credentials). A missing source would fail bwrap, or, bound as
+    optional, leave a place the agent could create what ralph meant to keep read-only."""
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    for file in files:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.touch(exist_ok=True)
+    for writable in preset.writable:
+        Path(writable).mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -1,0 +1,201 @@
+"""Running a process inside the sandbox: a :class:`~pipeline.handlers.agents.ProcessSpec`
+turned into the same process started by bwrap, with the mount plan, the filtered environment
+and the account files (I/O). See ``docs/research/sandbox-design.md``, sections 6, 7 and 9.
+
+The caller keeps running ``run_process``: the wrapped spec has bwrap's argv, the sandboxed
+environment (bwrap passes its own on, so the filtered one is all the agent gets), the account
+files as inherited descriptors and ``spare_leader`` set, so that a timeout's SIGTERM reaches
+the agent and not bwrap first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import final
+
+import attrs
+from attrs import frozen
+
+from pipeline.handlers.agents import ProcessSpec
+from pipeline.handlers.sandbox._gather import (
+    existing_hidden,
+    interpreter_dirs,
+    make_missing,
+    other_repositories,
+    program_dirs,
+    submodule_git_dirs,
+)
+from pipeline.handlers.sandbox._probe import Probe
+from pipeline.sandbox import (
+    SANDBOX_PRESETS,
+    EnvironmentRules,
+    MountInputs,
+    PresetPaths,
+    SandboxPolicy,
+    expand_home,
+    mount_plan,
+    preset_paths,
+    sandbox_environment,
+    with_account,
+)
+
+__all__ = ["AgentNeeds", "Sandbox", "WorkspacePaths"]
+
+
+@final
+@frozen(kw_only=True)
+class WorkspacePaths:
+    """ralph's paths in one workspace, as the sandbox lays them out (all absolute)."""
+
+    workspace: Path
+    ralph_dir: Path
+    events_file: Path
+    marker_dir: Path
+    config_file: Path
+    prompt_file: Path
+    state_dir: Path
+    git_dirs: tuple[Path, Path] | None
+    """The git directory and the common one; None outside git."""
+    store_files: tuple[Path, ...] = ()
+    """A store kept in the work tree (read-only inside, its side files too)."""
+
+
+@final
+@frozen(kw_only=True)
+class AgentNeeds:
+    """What one process needs beside the sandbox's own rules: its preset's folders and
+    variables (``preset`` None: a command agent, a gate), the agent's ``sandbox`` table, and
+    ``set_env``, the variables the person wrote for it (set as given)."""
+
+    preset: str | None = None
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+    pass_env: tuple[str, ...] = ()
+    set_env: Mapping[str, str] = attrs.field(factory=dict)
+
+
+def _real(path: Path | str) -> str:
+    return os.path.realpath(path)
+
+
+def _account_fd(text: str) -> int:
+    """A file descriptor holding ``text`` from its start (read by bwrap's
+    ``--ro-bind-data``)."""
+    fd = os.memfd_create("ralph-sandbox-account", 0)
+    os.write(fd, text.encode())
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+@final
+@frozen
+class Sandbox:
+    """The sandbox of one run: its decided ``policy``, the working ``probe`` and the
+    workspace's paths."""
+
+    policy: SandboxPolicy
+    probe: Probe
+    paths: WorkspacePaths
+
+    @contextlib.contextmanager
+    def wrapped(self, spec: ProcessSpec, needs: AgentNeeds) -> Iterator[ProcessSpec]:
+        """``spec`` as a sandboxed process, for the time of the ``with`` block (the account
+        files' descriptors are closed after it)."""
+        program = self.probe.program
+        assert program is not None, "a sandbox is made from a probe that works"
+        home = _real(spec.env.get("HOME") or os.path.expanduser("~"))
+        preset = self._preset(needs, spec.env, home)
+        paths = self.paths
+        git = paths.git_dirs
+        folders = [paths.marker_dir]
+        if git is not None:
+            folders += [git[1] / "hooks", git[1] / "info"]
+        make_missing(folders, [paths.events_file], preset)
+        fds: list[int] = []
+        try:
+            if self.probe.uid is not None:
+                passwd, group = with_account(
+                    _text("/etc/passwd"), _text("/etc/group"), self.probe.uid, home
+                )
+                fds = [_account_fd(passwd), _account_fd(group)]
+            inputs = self._inputs(spec, needs, home, preset, fds)
+            rules = EnvironmentRules(
+                pass_env=(*self._preset_env(needs), *needs.pass_env, *self.policy.pass_env),
+                set_env=needs.set_env,
+            )
+            yield attrs.evolve(
+                spec,
+                argv=(program, *mount_plan(inputs), "--", *spec.argv),
+                env=sandbox_environment(spec.env, rules),
+                spare_leader=True,
+                pass_fds=(*spec.pass_fds, *fds),
+            )
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _preset(self, needs: AgentNeeds, env: Mapping[str, str], home: str) -> PresetPaths:
+        table = SANDBOX_PRESETS.get(needs.preset) if needs.preset else None
+        return PresetPaths() if table is None else preset_paths(table, env, home)
+
+    def _preset_env(self, needs: AgentNeeds) -> tuple[str, ...]:
+        table = SANDBOX_PRESETS.get(needs.preset) if needs.preset else None
+        return () if table is None else table.pass_env
+
+    def _inputs(
+        self,
+        spec: ProcessSpec,
+        needs: AgentNeeds,
+        home: str,
+        preset: PresetPaths,
+        fds: list[int],
+    ) -> MountInputs:
+        paths, policy = self.paths, self.policy
+        workspace = Path(_real(paths.workspace))
+        git = paths.git_dirs
+        common = None if git is None else Path(_real(git[1]))
+        passwd_home = _passwd_home()
+        return MountInputs(
+            workspace=str(workspace),
+            home=home,
+            ralph_dir=_real(paths.ralph_dir),
+            events_file=_real(paths.events_file),
+            marker_dir=_real(paths.marker_dir),
+            config_file=_real(paths.config_file),
+            prompt_file=_real(paths.prompt_file),
+            state_dir=_real(paths.state_dir),
+            git_dir=None if git is None else _real(git[0]),
+            common_dir=None if common is None else str(common),
+            submodule_git_dirs=submodule_git_dirs(common),
+            store=_real(paths.store_files[0]) if paths.store_files else None,
+            passwd_home=None if passwd_home is None else _real(passwd_home),
+            other_repositories=other_repositories(workspace, common),
+            hidden=existing_hidden(home, policy.hide),
+            interpreter_dirs=interpreter_dirs(),
+            program_dirs=program_dirs(spec.argv[0], spec.env, workspace),
+            path_entries=tuple(e for e in spec.env.get("PATH", "").split(os.pathsep) if e),
+            read=tuple(_real(expand_home(p, home)) for p in (*policy.read, *needs.read)),
+            write=tuple(_real(expand_home(p, home)) for p in (*policy.write, *needs.write)),
+            preset=preset,
+            protect=policy.protect,
+            uid=self.probe.uid,
+            passwd_fd=fds[0] if fds else None,
+            group_fd=fds[1] if fds else None,
+        )
+
+
+def _text(path: str) -> str:
+    try:
+        return Path(path).read_text("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _passwd_home() -> str | None:
+    with contextlib.suppress(KeyError):
+        return pwd.getpwuid(os.getuid()).pw_dir
+    return None

@@ -1,0 +1,148 @@
+"""The sandbox on this machine: the probe says what it found in words a person can act on, and
+a sandboxed process is stopped the way an unsandboxed one is, its grace period included
+(SIGTERM reaches the agent, not bwrap first, which would end the namespace at once)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import attrs
+import pytest
+
+from pipeline.events import TimeoutKind
+from pipeline.handlers.agents import ProcessSpec, run_process
+from pipeline.handlers.sandbox import AgentNeeds, Sandbox, WorkspacePaths, probe
+from pipeline.sandbox import SandboxPolicy
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None and not os.environ.get("CI"),
+    reason="bubblewrap is not installed",
+)
+
+
+def _fake_bwrap(folder: Path, body: str) -> dict[str, str]:
+    folder.mkdir()
+    program = folder / "bwrap"
+    program.write_text(f"#!/bin/sh\n{body}\n")
+    program.chmod(0o755)
+    return {"PATH": str(folder)}
+
+
+def test_no_bwrap_on_path_says_how_to_install_it(tmp_path: Path) -> None:
+    found = probe({"PATH": str(tmp_path)}, 1000)
+    assert not found.works
+    hint = "install bubblewrap (apt-get install bubblewrap)"
+    assert found.reason == f"bwrap not found on PATH: {hint}"
+
+
+def test_a_bwrap_that_cannot_make_namespaces_is_named_with_its_own_message(
+    tmp_path: Path,
+) -> None:
+    said = "bwrap: No permissions to create new namespace, likely because the kernel does not allow"
+    env = _fake_bwrap(
+        tmp_path / "bin",
+        f'[ "$1" = --version ] && echo "bubblewrap 0.8.0" && exit 0\necho "{said}" >&2\nexit 1',
+    )
+    found = probe(env, 1000)
+    assert not found.works
+    assert found.version == "0.8.0"
+    assert found.reason == f"bwrap cannot start a sandbox here: {said}"
+
+
+@needs_bwrap
+def test_the_real_bwrap_works_here() -> None:
+    found = probe(dict(os.environ), 1000)
+    assert found.works, found.reason
+    assert found.backend.startswith("bubblewrap 0.")
+    assert found.uid == (1000 if os.geteuid() == 0 else None)
+
+
+def _workspace(tmp_path: Path) -> WorkspacePaths:
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "--quiet", str(root)], check=True)
+    (root / ".ralph").mkdir()
+    return WorkspacePaths(
+        workspace=root,
+        ralph_dir=root / ".ralph",
+        events_file=root / ".ralph" / "events-r1.jsonl",
+        marker_dir=root / ".agent" / "tmp",
+        config_file=root / "ralph.toml",
+        prompt_file=root / "PROMPT.md",
+        state_dir=root / ".git" / "ralph",
+        git_dirs=(root / ".git", root / ".git"),
+    )
+
+
+TRAPPING = (
+    "trap 'sleep 1; echo graceful > ended; exit 0' TERM\necho ready\nwhile :; do sleep 0.1; done\n"
+)
+
+
+def _run_trapping(tmp_path: Path, *, spare_leader: bool) -> tuple[Path, TimeoutKind | None]:
+    paths = _workspace(tmp_path)
+    found = probe(dict(os.environ), 1000)
+    sandbox = Sandbox(SandboxPolicy(), found, paths)
+    spec = ProcessSpec(
+        argv=("sh", "-c", TRAPPING),
+        cwd=paths.workspace,
+        env={**os.environ, "HOME": str(tmp_path / "home")},
+        output_path=tmp_path / "out.log",
+        total_timeout_s=1.0,
+        grace_s=5.0,
+    )
+    with sandbox.wrapped(spec, AgentNeeds()) as wrapped:
+        assert wrapped.spare_leader
+        result = run_process(attrs.evolve(wrapped, spare_leader=spare_leader))
+    return paths.workspace / "ended", result.timed_out
+
+
+@needs_bwrap
+def test_a_timed_out_sandboxed_agent_gets_its_grace_period(tmp_path: Path) -> None:
+    ended, timed_out = _run_trapping(tmp_path, spare_leader=True)
+    assert timed_out is TimeoutKind.TOTAL
+    assert ended.read_text() == "graceful\n"
+
+
+@needs_bwrap
+def test_signalling_bwrap_first_would_take_the_grace_period_away(tmp_path: Path) -> None:
+    """Why ``spare_leader`` exists: SIGTERM to the whole group ends the namespace at once."""
+    ended, timed_out = _run_trapping(tmp_path, spare_leader=False)
+    assert timed_out is TimeoutKind.TOTAL
+    assert not ended.exists()
+
+
+@needs_bwrap
+def test_the_agent_sees_the_filtered_environment_and_an_empty_home(tmp_path: Path) -> None:
+    paths = _workspace(tmp_path)
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("KEY")
+    sandbox = Sandbox(SandboxPolicy(pass_env=("MY_*",)), probe(dict(os.environ), 1000), paths)
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "MY_SETTING": "kept",
+        "OTHER_TOKEN": "dropped",
+        "RALPH_STORE": "postgresql://x",
+    }
+    script = 'env > env.txt; ls -A "$HOME" > home.txt'
+    spec = ProcessSpec(("sh", "-c", script), paths.workspace, env, tmp_path / "out.log")
+    needs = AgentNeeds(set_env={"GIVEN": "as written"})
+    with sandbox.wrapped(spec, needs) as wrapped:
+        result = run_process(wrapped)
+    assert result.exit_code == 0, (tmp_path / "out.log").read_text()
+    seen = dict(
+        line.split("=", 1)
+        for line in (paths.workspace / "env.txt").read_text().splitlines()
+        if "=" in line
+    )
+    assert seen["MY_SETTING"] == "kept"
+    assert seen["GIVEN"] == "as written"
+    assert seen["TMPDIR"] == "/tmp"
+    assert "OTHER_TOKEN" not in seen
+    assert "RALPH_STORE" not in seen
+    assert (paths.workspace / "home.txt").read_text() == ""

@@ -1,0 +1,278 @@
+"""Agents in the sandbox, end to end: real `ralph` processes, real bubblewrap, real git, and a
+shell agent that tries every escape the issue names. Each try is denied, nothing secret
+reaches the log, the logs or a commit, and the run still completes; a sandboxed agent does
+not outlive a `kill -9` of ralph; `required` without bubblewrap refuses to start and `auto`
+says why it is off."""
+
+from __future__ import annotations
+
+import http.server
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from pipeline.events import RunCompleted, TerminationReason
+from pipeline.handlers.runtime import WorkspaceLayout
+from tests.runtime.workspace import (
+    PYTHON,
+    RALPH,
+    ROOT,
+    SHELL_REPORTS,
+    make_workspace,
+    processes_with,
+    stored_events,
+)
+
+HAS_BWRAP = subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode == 0
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not HAS_BWRAP and not os.environ.get("CI"), reason="bubblewrap is not installed"
+    ),
+]
+
+KEY = "ssh-ed25519-PRIVATE-4f1d2c9e8b7a"
+CANARY = "canary-value-7c3e91d0a5"
+REQUIRED = '[sandbox]\nmode = "required"\n'
+
+
+class _Listener(http.server.BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        type(self).hits.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def loopback_server() -> Iterator[tuple[int, list[str]]]:
+    """An HTTP server on a loopback port no sandbox allows, and the paths it was asked for."""
+    hits: list[str] = []
+    handler = type("Handler", (_Listener,), {"hits": hits})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], hits
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _environment(home: Path, **more: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "HOME": str(home),
+        "COLUMNS": "160",
+        "PYTHONPATH": str(ROOT),
+        "SANDBOX_CANARY_TOKEN": CANARY,
+        **more,
+    }
+
+
+def run_ralph(
+    *args: str, cwd: Path, env: dict[str, str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*RALPH, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def planted_home(tmp_path: Path) -> Path:
+    """A home with a private key and a cloud credential in their usual places."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(KEY + "\n")
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text(f"aws_secret_access_key = {KEY}\n")
+    return home
+
+
+def hostile_script(outside: Path, port: int) -> str:
+    """Shell lines that try each escape and write one verdict line per try to probes.txt."""
+    return f"""
+try() {{
+  name=$1; shift
+  if ( "$@" ) >/dev/null 2>&1; then echo "ALLOWED $name" >> probes.txt
+  else echo "denied $name" >> probes.txt; fi
+}}
+: > probes.txt
+try ssh-key cat "$HOME/.ssh/id_ed25519"
+try aws-key cat "$HOME/.aws/credentials"
+try write-outside sh -c 'echo planted > {outside}/planted'
+try git-hook sh -c 'printf "#!/bin/sh\\necho hooked\\n" > .git/hooks/post-commit'
+try git-config sh -c 'printf "[core]\\n\\thooksPath = /tmp\\n" >> .git/config'
+try git-info sh -c 'echo "*.py" >> .git/info/exclude'
+try rename-hooks mv .git/hooks .git/hooks-gone
+try store-read test -r .git/ralph/pipeline.db
+try store-write sh -c 'echo x >> .git/ralph/pipeline.db'
+try ralph-dir sh -c 'echo planted > .ralph/planted'
+try ralph-toml sh -c 'echo "# planted" >> ralph.toml'
+try prompt sh -c 'chmod u+w PROMPT.md; echo planted >> PROMPT.md'
+try loopback {PYTHON} -c "import socket; socket.create_connection(('127.0.0.1', {port}), 2)"
+try canary sh -c 'test -n "$SANDBOX_CANARY_TOKEN"'
+try host-processes sh -c 'ps -eo args | grep -q "[p]ipeline[.]cli"'
+"""
+
+
+def hostile_workspace(tmp_path: Path, body: str, extra: str = REQUIRED) -> Path:
+    root = tmp_path / "ws"
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\n" + body + SHELL_REPORTS)
+    script.chmod(0o755)
+    budgets = "max_iterations = 2\nmax_review_passes = 0\nmax_retries_per_agent = 0"
+    make_workspace(root, scripts={}, agents={"main": [str(script)]}, budgets=budgets, extra=extra)
+    return root
+
+
+def ended(root: Path) -> TerminationReason:
+    (completed,) = [e for e in stored_events(root) if isinstance(e, RunCompleted)]
+    return completed.reason
+
+
+def test_a_hostile_shell_agent_is_denied_every_escape_and_the_run_completes(
+    tmp_path: Path, loopback_server: tuple[int, list[str]]
+) -> None:
+    port, hits = loopback_server
+    home = planted_home(tmp_path)
+    outside = Path(tempfile.mkdtemp(dir="/var/tmp"))  # on the host, not under a hidden /tmp
+    try:
+        root = hostile_workspace(tmp_path, hostile_script(outside, port))
+        hooks = sorted(p.name for p in (root / ".git" / "hooks").iterdir())
+        config = (root / ".git" / "config").read_text()
+        done = run_ralph("run", cwd=root, env=_environment(home))
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert ended(root) is TerminationReason.COMPLETED
+        verdicts = (root / "probes.txt").read_text().splitlines()
+        assert len(verdicts) == 15
+        assert [v for v in verdicts if not v.startswith("denied ")] == []
+        assert not (outside / "planted").exists()
+        assert hits == []
+        assert sorted(p.name for p in (root / ".git" / "hooks").iterdir()) == hooks
+        assert (root / ".git" / "config").read_text() == config
+        assert not (root / ".ralph" / "planted").exists()
+        assert "planted" not in (root / "ralph.toml").read_text()
+        assert "planted" not in (root / "PROMPT.md").read_text()
+        history = subprocess.run(
+            ["git", "log", "-p", "--all"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout
+        store = WorkspaceLayout(root).store
+        with sqlite3.connect(store) as db:
+            stored = "\n".join(str(row) for row in db.execute("SELECT * FROM events"))
+        logs = "".join(p.read_text(errors="replace") for p in root.rglob("*.log"))
+        for text in (history, stored, logs, done.stdout, done.stderr):
+            assert KEY not in text
+            assert CANARY not in text
+    finally:
+        subprocess.run(["rm", "-rf", str(outside)], check=False)
+
+
+def test_the_agent_still_works_in_its_workspace_and_commits(tmp_path: Path) -> None:
+    body = 'echo "inside" > made-inside.txt\nls "$HOME" > home-listing.txt\n'
+    root = hostile_workspace(tmp_path, body)
+    done = run_ralph("run", cwd=root, env=_environment(planted_home(tmp_path)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (root / "made-inside.txt").read_text() == "inside\n"
+    # $HOME is an empty folder inside: none of the planted credentials show.
+    assert (root / "home-listing.txt").read_text() == ""
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert "made-inside.txt" in files
+
+
+def test_a_sandboxed_agent_dies_with_a_killed_ralph_and_the_run_resumes(tmp_path: Path) -> None:
+    marker = f"sandboxed-sleeper-{os.getpid()}-{time.monotonic_ns()}"
+    body = (
+        f'if [ ! -e slept ]; then : > slept; : > started; exec sh -c "sleep 300; : {marker}"\nfi\n'
+    )
+    root = hostile_workspace(tmp_path, body)
+    env = _environment(planted_home(tmp_path))
+    driver = subprocess.Popen(
+        [*RALPH, "run"], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (root / "started").exists() or not processes_with(marker):
+            assert time.monotonic() < deadline, "the agent never started"
+            assert driver.poll() is None, "ralph ended before its agent started"
+            time.sleep(0.05)
+        driver.send_signal(signal.SIGKILL)
+        driver.wait(timeout=10)
+        deadline = time.monotonic() + 2
+        while processes_with(marker):
+            assert time.monotonic() < deadline, "the sandboxed agent outlived ralph"
+            time.sleep(0.05)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    resumed = run_ralph("resume", cwd=root, env=env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert ended(root) is TerminationReason.COMPLETED
+
+
+def _bin_without_bwrap(tmp_path: Path) -> Path:
+    """A folder holding only git: a PATH where bubblewrap cannot be found."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True)
+    (folder / "git").symlink_to(git.stdout.strip())
+    return folder
+
+
+def test_required_without_bubblewrap_refuses_to_start(tmp_path: Path) -> None:
+    root = hostile_workspace(tmp_path, "")
+    env = _environment(tmp_path / "home", PATH=str(_bin_without_bwrap(tmp_path)))
+    done = run_ralph("run", cwd=root, env=env)
+    assert done.returncode == 2
+    assert "the sandbox is required" in done.stderr
+    assert "bwrap not found on PATH: install bubblewrap (apt-get install bubblewrap)" in (
+        " ".join(done.stderr.split())
+    )
+    store = WorkspaceLayout(root).store
+    if store.exists():
+        with sqlite3.connect(store) as db:
+            assert db.execute("SELECT count(*) FROM events").fetchone() == (0,)
+
+
+def test_auto_without_bubblewrap_says_why_and_runs_as_before(tmp_path: Path) -> None:
+    root = hostile_workspace(tmp_path, "", extra='[sandbox]\nmode = "auto"\n')
+    env = _environment(tmp_path / "home", PATH=str(_bin_without_bwrap(tmp_path)))
+    done = run_ralph("run", cwd=root, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join(done.stderr.split())
+    assert "sandbox: off (bwrap not found on PATH" in said
+    assert 'set [sandbox] mode = "off" to silence this' in said
+
+
+def test_the_sandbox_is_off_unless_asked(tmp_path: Path) -> None:
+    body = 'test -n "$SANDBOX_CANARY_TOKEN" && echo seen > canary.txt\n'
+    root = hostile_workspace(tmp_path, body, extra="")
+    done = run_ralph("run", cwd=root, env=_environment(planted_home(tmp_path)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sandbox" not in done.stderr
+    assert (root / "canary.txt").read_text() == "seen\n"
+
+
+def test_a_host_port_is_free_for_the_test(loopback_server: tuple[int, list[str]]) -> None:
+    """The loopback server really answers from the host (so the sandbox's refusal above is
+    the sandbox's doing)."""
+    port, hits = loopback_server
+    with socket.create_connection(("127.0.0.1", port), 2) as connection:
+        connection.sendall(b"GET /x HTTP/1.0\r\n\r\n")
+        assert connection.recv(100).startswith(b"HTTP/1.0 200")
+    assert hits == ["/x"]
