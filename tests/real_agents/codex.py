@@ -4,16 +4,20 @@ Codex reads ``$CODEX_HOME/config.toml``: a ``model_providers`` entry whose ``bas
 server's ``/v1`` and whose ``wire_api`` is ``responses`` makes it ``POST /v1/responses`` there,
 with the key from the variable ``env_key`` names (any value will do). ``HOME`` and the XDG
 folders are fresh too, so the person's own configuration is never read or written. Analytics
-are off; with no login Codex calls nothing else.
+are off; with no login Codex calls nothing else. ``CODEX_HOME`` is made outside the temporary
+directory (:func:`codex_home` says why).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline.config import PRESETS
@@ -55,11 +59,37 @@ def codex_config(server_url: str, model: str = "scripted") -> str:
     )
 
 
-def codex_environment(home: Path, server_url: str, program: Path) -> dict[str, str]:
+CODEX_HOMES = Path.home() / ".cache" / "ralph-pipeline" / "codex-homes"
+"""Where :func:`codex_home` makes each ``CODEX_HOME``: not under the temporary directory."""
+
+
+@contextmanager
+def codex_home() -> Iterator[Path]:
+    """A fresh, empty ``CODEX_HOME`` under :data:`CODEX_HOMES`, removed afterwards.
+
+    Not under pytest's ``tmp_path``: Codex links its sandbox helper (``codex-linux-sandbox``)
+    into ``$CODEX_HOME/tmp/arg0/`` and puts that folder on PATH, but refuses to when
+    ``CODEX_HOME`` is under the temporary directory (``$TMPDIR``, else ``/tmp``). With a
+    system bwrap older than 0.9 (Debian 12 ships 0.8), which has no ``--argv0``, Codex starts
+    the helper inside the sandbox by that bare name, so every command then fails (``bwrap:
+    execvp codex-linux-sandbox: No such file or directory``). Its bundled bwrap, used when
+    there is no bwrap on PATH, names the helper by its full path, so the home did not matter
+    before CI installed bubblewrap.
+    """
+    CODEX_HOMES.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(dir=CODEX_HOMES))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def codex_environment(
+    home: Path, codex_home: Path, server_url: str, program: Path
+) -> dict[str, str]:
     """The variables that make ``program`` (codex) use the server, with ``home`` as its only
-    home: ``home/codex`` is ``CODEX_HOME``, holding :func:`codex_config`."""
-    codex_home = home / "codex"
-    codex_home.mkdir(parents=True, exist_ok=True)
+    home and ``codex_home`` (from :func:`codex_home`) as ``CODEX_HOME``, holding
+    :func:`codex_config`."""
     (codex_home / "config.toml").write_text(codex_config(server_url))
     return {
         "HOME": str(home),
@@ -82,8 +112,8 @@ def exec_once(
     workspace = root / "workspace"
     workspace.mkdir(parents=True)
     git(workspace, "init", "--quiet")
-    with ModelServer(script) as server:
-        env = codex_environment(root / "home", server.url, program)
+    with ModelServer(script) as server, codex_home() as config:
+        env = codex_environment(root / "home", config, server.url, program)
         done = subprocess.run(
             [str(program), *PRESETS["codex"].argv[1:], *extra],
             input=prompt,

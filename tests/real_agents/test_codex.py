@@ -28,7 +28,13 @@ from pipeline.testing.model_server import (
     by_kind,
     fixing_pipeline,
 )
-from tests.real_agents.codex import FIXTURE_CASES, FIXTURES, codex_environment, exec_once
+from tests.real_agents.codex import (
+    FIXTURE_CASES,
+    FIXTURES,
+    codex_environment,
+    codex_home,
+    exec_once,
+)
 from tests.real_agents.repo import FIXED_APP, PYTHON, failing_repo, git, run_ralph, stored_events
 
 pytestmark = pytest.mark.slow
@@ -67,8 +73,8 @@ def test_the_codex_preset_fixes_the_failing_repository(
     program = agent_cli("codex")
     root = failing_repo(tmp_path / "repo", CODEX_AGENT)
     script = _with_usage(by_kind(fixing_pipeline("app.py", FIXED_APP)), PER_REQUEST)
-    with ModelServer(script) as server:
-        env = codex_environment(tmp_path / "home", server.url, program)
+    with ModelServer(script) as server, codex_home() as config:
+        env = codex_environment(tmp_path / "home", config, server.url, program)
         done = run_ralph(root, env, "run", "--plain", timeout=300)
         exchanges = server.exchanges
         results = [request.last_tool_result or "" for request in server.model_requests()]
