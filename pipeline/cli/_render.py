@@ -21,6 +21,7 @@ from pipeline.events import (
     Json,
     PipelineEvent,
     RoleChain,
+    SandboxChecked,
     ScreenBaseRecorded,
     ScreenScope,
 )
@@ -83,6 +84,10 @@ def describe_event(event: PipelineEvent) -> str:
         return _changes_screened(event)
     if isinstance(event, ScreenBaseRecorded):
         return f"{WIRE_TAGS[type(event)]} sha={_commit(event.sha)}"
+    if isinstance(event, SandboxChecked):
+        # The withheld names can be many: how many, here; which, in the log and the report.
+        withheld = f" withheld={len(event.withheld)} variables" if event.withheld else ""
+        return f"{WIRE_TAGS[type(event)]} mode={event.mode.value} {_show(event.said)}{withheld}"
     fields = [
         f"{f.name}={_show(getattr(event, f.name))}"
         for f in attrs.fields(type(event))

@@ -17,6 +17,7 @@ from pipeline.events.agent import (
     MALFORMED_TOPIC,
     AgentEvent,
     BackoffWaited,
+    ConnectionRefused,
     EventsFileRead,
     EventsFileTruncated,
     InvocationFailed,
@@ -74,6 +75,7 @@ from pipeline.events.lifecycle import (
     RunResumed,
     RunSalvaged,
     RunStarted,
+    SandboxChecked,
 )
 from pipeline.events.misc import (
     CheckpointSaved,
@@ -83,6 +85,7 @@ from pipeline.events.misc import (
 )
 from pipeline.events.planning import PlanningEvent, PlanningStarted, PlanProduced, PlanRejected
 from pipeline.events.policy import (
+    CONNECTION_REFUSED_TOPIC,
     GIT_RESTORED_TOPIC,
     HUMAN_INTERACT_TOPIC,
     HUMAN_RESPONSE_TOPIC,
@@ -113,6 +116,7 @@ from pipeline.events.review import (
     ReviewIssuesFound,
     ReviewPassStarted,
 )
+from pipeline.events.sandbox import SandboxMode
 from pipeline.events.screen import (
     POSTCONDITION_KINDS,
     PostconditionPolicy,
@@ -181,6 +185,7 @@ PipelineEvent: TypeAlias = (
 
 __all__ = [
     "CATEGORIES",
+    "CONNECTION_REFUSED_TOPIC",
     "GIT_RESTORED_TOPIC",
     "HUMAN_INTERACT_TOPIC",
     "HUMAN_RESPONSE_TOPIC",
@@ -212,6 +217,7 @@ __all__ = [
     "CommitMessageGenerated",
     "CommitSkipped",
     "CompletionMarkerEmitted",
+    "ConnectionRefused",
     "CostSource",
     "Count",
     "DevFixCompleted",
@@ -292,6 +298,8 @@ __all__ = [
     "RunResumed",
     "RunSalvaged",
     "RunStarted",
+    "SandboxChecked",
+    "SandboxMode",
     "ScreenBaseRecorded",
     "ScreenHit",
     "ScreenKind",

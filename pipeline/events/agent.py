@@ -39,6 +39,7 @@ __all__ = [
     "MALFORMED_TOPIC",
     "AgentEvent",
     "BackoffWaited",
+    "ConnectionRefused",
     "EventsFileRead",
     "EventsFileTruncated",
     "InvocationFailed",
@@ -238,6 +239,19 @@ class UsageReported:
         )
 
 
+@final
+@frozen
+class ConnectionRefused:
+    """The sandbox refused ``count`` connections of agent ``agent`` in ``role`` to
+    ``endpoint`` (``host:port``) during its last invocation."""
+
+    role: Role
+    agent: AgentName
+    endpoint: str
+    count: Count = field(validator=COUNT_VALIDATOR)
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
 AgentEvent: TypeAlias = (
     InvocationStarted
     | InvocationSucceeded
@@ -250,5 +264,6 @@ AgentEvent: TypeAlias = (
     | EventsFileTruncated
     | ResponseSubmitted
     | UsageReported
+    | ConnectionRefused
 )
 """Facts about agent processes and what they reported."""

@@ -7,6 +7,7 @@ from typing import TypeAlias, final
 from attrs import field, frozen
 
 from pipeline.events.policy import LoopPolicy
+from pipeline.events.sandbox import SandboxMode
 from pipeline.events.values import (
     COUNT_VALIDATOR,
     INSTANT_VALIDATOR,
@@ -29,6 +30,7 @@ __all__ = [
     "RunResumed",
     "RunSalvaged",
     "RunStarted",
+    "SandboxChecked",
 ]
 
 
@@ -104,7 +106,29 @@ class RunCompleted:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
+@final
+@frozen
+class SandboxChecked:
+    """Whether the run's agents run in the sandbox, as decided when it started: ``mode`` as
+    asked, ``on`` the outcome and ``said`` in words (the backend and the network when on; why
+    not and how to fix it when off). ``endpoints`` are the ``host:port`` pairs agents may
+    reach; ``withheld`` names the environment's variables no agent gets (names only)."""
+
+    mode: SandboxMode
+    on: bool
+    said: str
+    endpoints: tuple[str, ...]
+    withheld: tuple[str, ...]
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
 LifecycleEvent: TypeAlias = (
-    RunStarted | RunInterrupted | RunResumed | RunCompleted | RunAbandoned | RunSalvaged
+    RunStarted
+    | RunInterrupted
+    | RunResumed
+    | RunCompleted
+    | RunAbandoned
+    | RunSalvaged
+    | SandboxChecked
 )
 """Facts about the run as a whole."""

@@ -33,6 +33,7 @@ from pipeline.events.values import (
 )
 
 __all__ = [
+    "CONNECTION_REFUSED_TOPIC",
     "GIT_RESTORED_TOPIC",
     "HUMAN_INTERACT_TOPIC",
     "HUMAN_RESPONSE_TOPIC",
@@ -54,6 +55,9 @@ __all__ = [
     "specificity",
     "topic_matches",
 ]
+
+CONNECTION_REFUSED_TOPIC: Final = "ralph.connection_refused"
+"""The notice telling the agent the sandbox refused its connections to a host."""
 
 GIT_RESTORED_TOPIC: Final = "ralph.git_restored"
 """The notice telling the agent ralph undid its changes to the repository's git files."""

@@ -29,7 +29,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 11
+SCHEMA_VERSION: Final = 12
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -51,7 +51,8 @@ pipeline), the ``HatActivated`` fact, ``PromptKind.HAT`` and
 ralph at final validation; absent before: none), the ``GateStarted`` and ``GateFinished``
 facts and ``TerminationReason.GATE_FAILED``. 11 added the tamper screen and the postconditions
 (``LoopPolicy.tamper`` and ``LoopPolicy.postconditions``; absent before: none) and the
-``ScreenBaseRecorded`` and ``ChangesScreened`` facts.
+``ScreenBaseRecorded`` and ``ChangesScreened`` facts. 12 added the sandbox's facts:
+``SandboxChecked`` (with ``SandboxMode``) and ``ConnectionRefused``.
 """
 
 
@@ -97,6 +98,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         lifecycle.RunResumed: "lifecycle.run_resumed",
         lifecycle.RunCompleted: "lifecycle.run_completed",
         lifecycle.RunSalvaged: "lifecycle.run_salvaged",
+        lifecycle.SandboxChecked: "lifecycle.sandbox_checked",
         planning.PlanningStarted: "planning.planning_started",
         planning.PlanProduced: "planning.plan_produced",
         planning.PlanRejected: "planning.plan_rejected",
@@ -121,6 +123,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         agent.EventsFileTruncated: "agent.events_file_truncated",
         agent.ResponseSubmitted: "agent.response_submitted",
         agent.UsageReported: "agent.usage_reported",
+        agent.ConnectionRefused: "agent.connection_refused",
         commit.CommitMessageGenerated: "commit.commit_message_generated",
         commit.CommitCreated: "commit.commit_created",
         commit.CommitSkipped: "commit.commit_skipped",

@@ -11,9 +11,12 @@ from typing import assert_never
 from attrs import evolve
 
 from pipeline.events import (
+    CONNECTION_REFUSED_TOPIC,
     MALFORMED_TOPIC,
     AgentEvent,
     BackoffWaited,
+    ConnectionRefused,
+    Count,
     ErrorKind,
     EventsFileRead,
     EventsFileTruncated,
@@ -28,7 +31,7 @@ from pipeline.events import (
     UsageReported,
 )
 from pipeline.reducers._build import advance, anomaly
-from pipeline.reducers._notices import seen_with
+from pipeline.reducers._notices import add_notice, seen_with
 from pipeline.reducers._responses import judge_response
 from pipeline.reducers._spend import fold_usage
 from pipeline.reducers._topics import judge_topic, notify
@@ -38,6 +41,7 @@ from pipeline.state import (
     MAX_FEEDBACK_LINES,
     AgentCursor,
     MalformedLineNote,
+    Notice,
     Phase,
     PipelineState,
     Step,
@@ -96,6 +100,15 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             return judge_response(state, event)
         case UsageReported():
             return fold_usage(state, event)
+        case ConnectionRefused():
+            times = "once" if event.count == 1 else f"{event.count} times"
+            text = (
+                f"the sandbox refused your connection to {event.endpoint} ({times}): this run "
+                "lets agents reach only their model endpoint and the hosts in [sandbox] allow; "
+                "work without it, or say in your report what you need"
+            )
+            notice = Notice(topic=CONNECTION_REFUSED_TOPIC, text=text, line_number=Count(0))
+            return notify(state, add_notice(state.intake, notice))
         case _:
             assert_never(event)
 

@@ -15,6 +15,7 @@ from pipeline.events import (
     RunResumed,
     RunSalvaged,
     RunStarted,
+    SandboxChecked,
 )
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._routing import first_topic
@@ -103,6 +104,11 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
                     ledger=ledger,
                 )
             return anomaly(state, event, "finalization has not reached completion")
+        case SandboxChecked():
+            if progress.phase is Phase.NOT_STARTED:
+                return anomaly(state, event, "the run has not started")
+            # What the run's agents run in is the views' to show; the loop goes on alike.
+            return advance(state)
         case _:
             assert_never(event)
 

@@ -16,6 +16,7 @@ from typing import Any, Final, final
 
 from attrs import Attribute, field, frozen
 
+from pipeline.events import SandboxMode
 from pipeline.sandbox._endpoint import Endpoint
 from pipeline.sandbox._errors import SandboxError
 
@@ -36,18 +37,6 @@ sandbox (the codex preset's) can map it (section 2 of the design)."""
 
 MAX_UID: Final = 65533
 """The largest uid allowed inside: 65534 is ``nobody``, 65535 is reserved."""
-
-
-@enum.unique
-class SandboxMode(enum.StrEnum):
-    """Whether agents run in the sandbox."""
-
-    AUTO = "auto"
-    """On where the machine supports it; every start says whether it is on and why not."""
-    REQUIRED = "required"
-    """On, or the run does not start."""
-    OFF = "off"
-    """Agents run as they always did."""
 
 
 @enum.unique

@@ -21,7 +21,7 @@ from typing import ClassVar
 
 import pytest
 
-from pipeline.events import RunCompleted, TerminationReason
+from pipeline.events import RunCompleted, SandboxChecked, SandboxMode, TerminationReason
 from pipeline.handlers.runtime import WorkspaceLayout
 from tests.runtime.workspace import (
     PYTHON,
@@ -193,6 +193,11 @@ def test_the_agent_still_works_in_its_workspace_and_commits(tmp_path: Path) -> N
         ["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True
     ).stdout.split()
     assert "made-inside.txt" in files
+    (checked,) = [e for e in stored_events(root) if isinstance(e, SandboxChecked)]
+    assert (checked.mode, checked.on) == (SandboxMode.REQUIRED, True)
+    assert checked.said.startswith("on (bubblewrap ")
+    assert "SANDBOX_CANARY_TOKEN" in checked.withheld
+    assert "PATH" not in checked.withheld
 
 
 def test_a_sandboxed_agent_dies_with_a_killed_ralph_and_the_run_resumes(tmp_path: Path) -> None:
@@ -257,6 +262,9 @@ def test_auto_without_bubblewrap_says_why_and_runs_as_before(tmp_path: Path) -> 
     said = " ".join(done.stderr.split())
     assert "sandbox: off (bwrap not found on PATH" in said
     assert 'set [sandbox] mode = "off" to silence this' in said
+    (checked,) = [e for e in stored_events(root) if isinstance(e, SandboxChecked)]
+    assert (checked.mode, checked.on, checked.withheld) == (SandboxMode.AUTO, False, ())
+    assert checked.said.startswith("off (bwrap not found on PATH")
 
 
 def test_the_sandbox_is_off_unless_asked(tmp_path: Path) -> None:
@@ -266,6 +274,7 @@ def test_the_sandbox_is_off_unless_asked(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sandbox" not in done.stderr
     assert (root / "canary.txt").read_text() == "seen\n"
+    assert not [e for e in stored_events(root) if isinstance(e, SandboxChecked)]
 
 
 def test_a_host_port_is_free_for_the_test(loopback_server: tuple[int, list[str]]) -> None:

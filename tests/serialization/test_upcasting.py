@@ -133,8 +133,9 @@ def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     verdict is upcast with its run's schema (tests below); version 9 only added (a topology
     in the loop policy, whose absence means the built-in pipeline, and a fact); version 10
     only added too (gates in the loop policy, whose absence means none, and two facts), and
-    so did version 11 (the screen's policies, whose absence means no screen, and two facts)."""
-    assert SCHEMA_VERSION == 11
+    so did version 11 (the screen's policies, whose absence means no screen, and two facts)
+    and version 12 (the sandbox's two facts)."""
+    assert SCHEMA_VERSION == 12
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS
     assert ("lifecycle.run_completed", 2) in UPCASTERS

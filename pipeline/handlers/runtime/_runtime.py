@@ -384,6 +384,9 @@ class Runtime:
             root, mode = layout.root, self.prompt_mode
             protected = prompt_protected(root, source.path, mode, self.clock)
             facts.extend(() if protected is None else (protected,))
+        if self.sandboxing is not None:
+            environment = agent_environment(layout, run_id, self.environment)
+            facts.extend(self.sandboxing.checked(self.config, environment, started))
         facts.extend(self._screen().started())
         return tuple(facts)
 

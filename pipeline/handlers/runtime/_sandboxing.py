@@ -16,11 +16,19 @@ from attrs import frozen
 
 from pipeline.config import AgentConfig, RalphConfig
 from pipeline.errors import PipelineError
+from pipeline.events import Instant, SandboxChecked
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
 from pipeline.handlers.runtime._gitcmd import git_dirs
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.sandbox import AgentNeeds, Probe, Sandbox, WorkspacePaths, probe
-from pipeline.sandbox import SandboxError, SandboxMode, SandboxPolicy
+from pipeline.sandbox import (
+    SANDBOX_PRESETS,
+    EnvironmentRules,
+    SandboxError,
+    SandboxMode,
+    SandboxPolicy,
+    withheld_variables,
+)
 
 __all__ = ["SandboxChoice", "SandboxUnavailableError", "agent_needs", "choose_sandbox", "run_in"]
 
@@ -62,6 +70,29 @@ class SandboxChoice:
             store_files=tuple(s for s in stores if s.resolve().is_relative_to(root.resolve())),
         )
         return Sandbox(self.policy, self.probe, paths)
+
+    def checked(
+        self, config: RalphConfig, environ: Mapping[str, str], at: Instant
+    ) -> tuple[SandboxChecked, ...]:
+        """The fact saying what the run's agents run in (none with the sandbox off in
+        ``ralph.toml``: such a run is as runs always were); ``environ``: the environment
+        agents are given, whose variables no agent gets in the sandbox are named (names
+        only)."""
+        if self.policy.mode is SandboxMode.OFF:
+            return ()
+        withheld: tuple[str, ...] = ()
+        if self.probe is not None:
+            kept = [agent_needs(agent) for agent in config.agents.values()] or [AgentNeeds()]
+            withheld = tuple(
+                sorted(set.intersection(*(set(self._withheld(n, environ)) for n in kept)))
+            )
+        on = self.probe is not None
+        return (SandboxChecked(self.policy.mode, on, self.said, (), withheld, at),)
+
+    def _withheld(self, needs: AgentNeeds, environ: Mapping[str, str]) -> tuple[str, ...]:
+        preset = SANDBOX_PRESETS.get(needs.preset) if needs.preset else None
+        patterns = (*(preset.pass_env if preset else ()), *needs.pass_env, *self.policy.pass_env)
+        return withheld_variables(environ, EnvironmentRules(patterns, needs.set_env))
 
 
 def choose_sandbox(config: RalphConfig, environ: Mapping[str, str] | None = None) -> SandboxChoice:
