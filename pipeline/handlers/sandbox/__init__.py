@@ -1,0 +1,29 @@
+"""The agent sandbox's I/O half: serving what a sandboxed process may reach over the network.
+
+- :class:`NetworkGate` serves, from ralph's process, a relay folder (bound at ``/run/ralph``)
+  with a unix socket per loopback endpoint and an HTTP proxy that allows only the listed
+  ``host:port`` pairs and counts its refusals; it gives the relay's command line and the proxy
+  variables (``docs/research/sandbox-design.md``, section 8).
+- :func:`relay_source` is the stdlib-only relay that runs inside, in front of the agent;
+  :class:`RelayRoute` one address it listens on.
+"""
+
+from pipeline.handlers.sandbox._network import NO_PROXY, NetworkGate, relay_source
+from pipeline.handlers.sandbox._relay import FAILED as RELAY_FAILED
+from pipeline.handlers.sandbox._routes import (
+    PROXY_PORT,
+    PROXY_SOCKET,
+    RELAY_FILE,
+    RelayRoute,
+)
+
+__all__ = [
+    "NO_PROXY",
+    "PROXY_PORT",
+    "PROXY_SOCKET",
+    "RELAY_FAILED",
+    "RELAY_FILE",
+    "NetworkGate",
+    "RelayRoute",
+    "relay_source",
+]
