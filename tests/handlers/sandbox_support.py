@@ -75,7 +75,7 @@ class Origin(http.server.ThreadingHTTPServer):
 def origin(name: str = "origin") -> Iterator[Origin]:
     """A running :class:`Origin`, shut down on exit."""
     server = Origin(name)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield server

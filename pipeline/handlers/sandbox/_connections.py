@@ -9,11 +9,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import final
+from typing import Final, final
 
 from pipeline.sandbox import Endpoint
 
-__all__ = ["AllowedOrigins", "Connections", "Handler"]
+__all__ = ["THREAD_NAME", "AllowedOrigins", "Connections", "Handler"]
+
+THREAD_NAME: Final = "ralph network gate"
+"""How every thread of a gate's name starts (a thread list then shows what they are)."""
 
 Handler = Callable[[socket.socket], None]
 """Serves one accepted connection (and closes it)."""
@@ -31,7 +34,12 @@ class Connections:
 
     def spawn(self, handler: Handler, client: socket.socket) -> None:
         """Serve ``client`` on a new thread (closed at once when stopping)."""
-        thread = threading.Thread(target=self._serve, args=(handler, client), daemon=True)
+        thread = threading.Thread(
+            target=self._serve,
+            args=(handler, client),
+            name=f"{THREAD_NAME} connection",
+            daemon=True,
+        )
         with self._lock:
             if self._stopping:
                 client.close()

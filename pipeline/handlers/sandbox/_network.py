@@ -24,7 +24,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, final
 
-from pipeline.handlers.sandbox._connections import AllowedOrigins, Connections, Handler
+from pipeline.handlers.sandbox._connections import (
+    THREAD_NAME,
+    AllowedOrigins,
+    Connections,
+    Handler,
+)
 from pipeline.handlers.sandbox._proxy import canonical, serve_proxy
 from pipeline.handlers.sandbox._relay import splice
 from pipeline.handlers.sandbox._routes import RELAY_FILE, RelayRoute, plan_routes
@@ -153,7 +158,7 @@ class NetworkGate:
                 listener.bind(str(self._folder / route.socket))
                 listener.listen(64)
             self._wake = socket.socketpair()
-            self._server = threading.Thread(target=self._serve, daemon=True)
+            self._server = threading.Thread(target=self._serve, name=THREAD_NAME, daemon=True)
             self._server.start()
         except BaseException:
             self.stop()

@@ -49,7 +49,8 @@ def splice(a: socket.socket, b: socket.socket) -> None:
     """Copy both ways between ``a`` and ``b`` until both directions have ended, then close
     both (one extra thread, joined here)."""
     with a, b:
-        back = threading.Thread(target=copy, args=(b, a), daemon=True)
+        name = f"{threading.current_thread().name} back"
+        back = threading.Thread(target=copy, args=(b, a), name=name, daemon=True)
         back.start()
         copy(a, b)
         back.join()
