@@ -147,6 +147,38 @@ time.sleep(10)
     agent.send_signal(number)
     assert agent.wait(timeout=5) == 3
     assert marker.read_text() == number.name
+    agent.stdout.close()
+
+
+def test_a_signal_to_the_relay_reaches_the_agent_s_children_too(
+    relay: list[str], tmp_path: Path
+) -> None:
+    """The relay passes a signal on to the agent's process group: a program the agent runs
+    gets it as well, as it would from ralph's own group signal without a sandbox."""
+    marker = tmp_path / "marker"
+    child = f"""
+import pathlib, signal, sys, time
+def stop(number, frame):
+    pathlib.Path({str(marker)!r}).write_text("child stopped")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+print("ready", flush=True)
+time.sleep(10)
+"""
+    script = f"""
+import signal, subprocess, sys
+signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the agent itself waits for its child
+sys.exit(subprocess.run({python_agent(child)!r}).returncode + 4)
+"""
+    agent = subprocess.Popen(
+        [*relay, "--", *python_agent(script)], stdout=subprocess.PIPE, text=True
+    )
+    assert agent.stdout is not None
+    assert agent.stdout.readline() == "ready\n"
+    agent.send_signal(signal.SIGTERM)
+    assert agent.wait(timeout=5) == 4
+    assert marker.read_text() == "child stopped"
+    agent.stdout.close()
 
 
 def test_a_port_taken_fails_with_125_and_the_agent_never_starts(

@@ -3,8 +3,8 @@
 ``python -I /run/ralph/relay.py --listen HOST:PORT=SOCKET ... [--proxy HOST:PORT=SOCKET] --
 AGENT_ARGV...`` listens on each TCP address (the sandbox's own loopback), copies every
 connection byte for byte to its unix socket (served outside by ralph's ``NetworkGate``), then
-runs the agent as its child with the same environment and standard streams, passes SIGTERM,
-SIGINT and SIGHUP on to it, and exits with its status.
+runs the agent as its child with the same environment and standard streams (in its own process
+group), passes SIGTERM, SIGINT and SIGHUP on to that group, and exits with its status.
 
 Exit status: the agent's own; ``128 + N`` when it was killed by signal N (what bwrap and shells
 report for a killed command, so wrapping changes nothing); ``125`` when a listen failed or the
@@ -19,6 +19,7 @@ and ralph copies this file's text into the relay folder (``relay_source()``).
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -102,25 +103,33 @@ def _parse(args: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _run(argv: list[str]) -> int:
-    """Run the agent, passing signals on; its exit status (``128 + N``: killed by N)."""
+    """Run the agent in its own process group, passing signals on to that group; its exit
+    status (``128 + N``: killed by N).
+
+    Its own group, so that ralph stopping every process of the sandbox's group but bwrap
+    (``docs/research/sandbox-design.md``, section 9) reaches the agent once, through the
+    relay, and not a second time directly; forwarded with ``killpg``, so that the agent's
+    children get it too, as they would without the sandbox.
+    """
     child: subprocess.Popen[bytes] | None = None
     early: list[int] = []
 
     def forward(number: int, _frame: object) -> None:
         if child is None:
             early.append(number)  # arrived before the child existed: sent right after
-        else:
-            child.send_signal(number)
+        elif child.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, number)
 
     for forwarded in _FORWARDED:
         signal.signal(forwarded, forward)
     try:
-        child = subprocess.Popen(argv)
+        child = subprocess.Popen(argv, process_group=0)
     except OSError as error:
         print(f"ralph relay: cannot run {argv[0]!r}: {error}", file=sys.stderr, flush=True)
         return 126 if isinstance(error, PermissionError) else 127
     for number in early:
-        child.send_signal(number)
+        forward(number, None)
     status = child.wait()
     return 128 - status if status < 0 else status
 
