@@ -235,3 +235,24 @@ def test_a_listen_that_fails_inside_exits_125_and_the_agent_never_runs(allowed: 
         )
     assert (done.returncode, done.stdout) == (125, "")
     assert f"cannot listen on 127.0.0.1:{allowed.port}" in done.stderr
+
+
+def test_an_ipv6_loopback_endpoint_is_relayed_at_its_own_address(allowed: Origin) -> None:
+    """``[::1]:PORT`` answers inside at ``::1`` (here aliased to the IPv4 server outside)."""
+    script = f"""
+import urllib.request
+print(urllib.request.urlopen("http://[::1]:{allowed.port}/six", timeout=5).read().decode())
+"""
+    with NetworkGate([Endpoint("::1", allowed.port)], aliases={"::1": "127.0.0.1"}) as gate:
+        done = run_sandboxed(gate, python_agent(script))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "GET /six from allowed\n", "")
+
+
+def test_a_loopback_endpoint_below_1024_cannot_be_relayed_with_every_capability_dropped() -> None:
+    """A limit, measured: inside, binding a port below 1024 needs CAP_NET_BIND_SERVICE
+    (``ip_unprivileged_port_start`` is 1024 in the new network namespace), so the relay cannot
+    listen on ``127.0.0.1:80`` and exits 125 before the agent."""
+    with NetworkGate([Endpoint("127.0.0.1", 80)]) as gate:
+        done = run_sandboxed(gate, ["echo", "agent ran"])
+    assert (done.returncode, done.stdout) == (125, "")
+    assert "cannot listen on 127.0.0.1:80: Permission denied" in done.stderr

@@ -175,13 +175,14 @@ def test_a_connect_to_a_port_not_listed_is_refused_with_403_and_counted(server: 
 
 def test_an_absolute_form_request_goes_to_the_origin_in_origin_form(server: Origin) -> None:
     """``POST http://model.invalid:PORT/v1?x=1`` reaches the aliased server as ``POST
-    /v1?x=1`` with its Host and body, ``Connection: close`` and no proxy header."""
+    /v1?x=1`` with its body, the URL's Host (not the one the client sent), ``Connection:
+    close`` and no proxy header."""
     allowed = [Endpoint(ALIAS, server.port)]
     with NetworkGate(allowed, aliases={ALIAS: "127.0.0.1"}) as gate:
         assert gate.folder is not None
         request = (
             f"POST http://{ALIAS}:{server.port}/v1?x=1 HTTP/1.1\r\n"
-            f"Host: {ALIAS}:{server.port}\r\nProxy-Connection: keep-alive\r\n"
+            "Host: elsewhere.example\r\nProxy-Connection: keep-alive\r\n"
             "Connection: keep-alive\r\nContent-Length: 5\r\n\r\nhello"
         )
         answer = _exchange(gate.folder / "proxy.sock", request.encode())
@@ -206,7 +207,14 @@ def test_an_absolute_form_request_goes_to_the_origin_in_origin_form(server: Orig
         ("HELLO\r\n\r\n", "400 Bad Request"),
         ("CONNECT 127.0.0.1:{closed} HTTP/1.1\r\n\r\n", "502 Bad Gateway"),
     ],
-    ids=["not-listed", "origin-form", "https-url", "no-port", "not-http", "nobody-listens"],
+    ids=[
+        "not-listed",
+        "origin-form",
+        "https-url",
+        "no-port",
+        "not-http",
+        "nobody-listens",
+    ],
 )
 def test_what_the_proxy_cannot_serve_gets_an_answer_that_says_why(
     server: Origin, request_head: str, status: str
@@ -221,6 +229,18 @@ def test_what_the_proxy_cannot_serve_gets_an_answer_that_says_why(
         answer = _exchange(gate.folder / "proxy.sock", text.encode())
         assert _status(answer) == f"HTTP/1.1 {status}"
         assert sum(gate.refused().values()) == (status == "403 Forbidden")
+    assert server.seen == []
+
+
+def test_a_request_head_over_64_kib_is_400(server: Origin) -> None:
+    """A head with no end in its first 64 KiB is refused (400), never passed on."""
+    with NetworkGate([Endpoint("127.0.0.1", server.port)], proxy=True) as gate:
+        assert gate.folder is not None
+        line = f"GET http://127.0.0.1:{server.port}/ HTTP/1.1\r\nX: ".encode()
+        # one byte over the limit and no more: the proxy reads it all before it answers
+        answer = _exchange(gate.folder / "proxy.sock", line + b"y" * (65_537 - len(line)))
+    assert _status(answer) == "HTTP/1.1 400 Bad Request"
+    assert b"no end of the request head" in answer
     assert server.seen == []
 
 

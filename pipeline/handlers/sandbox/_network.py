@@ -89,7 +89,10 @@ class NetworkGate:
         self._base_dir = base_dir
         self._connections = Connections()
         self._origins = AllowedOrigins(
-            frozenset(endpoints), dict(aliases or {}), connect_timeout_s, self._connections
+            frozenset(endpoints),
+            {name.lower(): address for name, address in (aliases or {}).items()},
+            connect_timeout_s,
+            self._connections,
         )
         self._folder: Path | None = None
         self._listeners: list[tuple[socket.socket, Handler]] = []
@@ -157,6 +160,7 @@ class NetworkGate:
                 self._listeners.append((listener, self._handler(route)))
                 listener.bind(str(self._folder / route.socket))
                 listener.listen(64)
+                listener.setblocking(False)  # a client gone before its accept never blocks it
             self._wake = socket.socketpair()
             self._server = threading.Thread(target=self._serve, name=THREAD_NAME, daemon=True)
             self._server.start()
@@ -224,6 +228,6 @@ class NetworkGate:
                     if key.data is None:
                         return
                     listener, handler = key.data
-                    with contextlib.suppress(OSError):  # a client gone before its accept
+                    with contextlib.suppress(OSError):
                         client, _ = listener.accept()
                         self._connections.spawn(handler, client)

@@ -24,9 +24,10 @@ __all__ = ["Origins", "ProxyRequest", "canonical", "parse_request", "serve_proxy
 
 _HEAD_LIMIT: Final = 65_536
 _END: Final = b"\r\n\r\n"
-# Hop-by-hop headers meant for the proxy; the origin gets ``Connection: close`` instead.
+# Hop-by-hop headers meant for the proxy, and Host: the origin gets ``Connection: close`` and
+# the URL's own host (RFC 9112, 3.2.2: a Host that differs from the URL is not passed on).
 _DROPPED: Final = frozenset(
-    {b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive"}
+    {b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive", b"host"}
 )
 
 
@@ -81,10 +82,10 @@ def parse_request(head: bytes) -> ProxyRequest:
         raise ValueError(str(error)) from None
     url = urlsplit(target)
     path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+    host = url.netloc.rpartition("@")[2]
     headers = [h for h in rest.split(b"\r\n") if h and _name(h) not in _DROPPED]
-    if not any(_name(h) == b"host" for h in headers):
-        headers.insert(0, b"Host: " + url.netloc.rpartition("@")[2].encode("latin-1"))
-    lines = [f"{method} {path} {version}".encode("latin-1"), *headers, b"Connection: close"]
+    lines = [f"{method} {path} {version}\r\nHost: {host}".encode("latin-1"), *headers]
+    lines.append(b"Connection: close")
     return ProxyRequest(endpoint, tunnel=False, head=b"\r\n".join(lines) + _END)
 
 
@@ -103,11 +104,11 @@ def _reply(client: socket.socket, status: int, reason: str, text: str) -> None:
 
 def _read_head(client: socket.socket) -> tuple[bytes, bytes] | None:
     """The head up to its blank line and the bytes read after it; None: the client went
-    away or sent more than the limit without a blank line."""
+    away first. ``ValueError``: no blank line within the limit."""
     data = b""
     while _END not in data:
         if len(data) > _HEAD_LIMIT:
-            return None
+            raise ValueError(f"no end of the request head in its first {len(data)} bytes")
         chunk = client.recv(_HEAD_LIMIT)
         if not chunk:
             return None
@@ -120,11 +121,11 @@ def serve_proxy(client: socket.socket, origins: Origins) -> None:
     """Serve one client connection of the proxy, then close it."""
     with client:
         try:
-            read = _read_head(client)
-            if read is None:
-                return
-            head, after = read
             try:
+                read = _read_head(client)
+                if read is None:
+                    return
+                head, after = read
                 request = parse_request(head)
             except ValueError as error:
                 _reply(client, 400, "Bad Request", f"ralph's sandbox proxy: {error}")
