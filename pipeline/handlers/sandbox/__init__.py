@@ -1,7 +1,41 @@
-"""The agent sandbox, on this machine: probing bubblewrap, laying out and starting sandboxed
-processes (I/O). The rules themselves are pure, in :mod:`pipeline.sandbox`."""
+"""The agent sandbox on this machine (I/O); the rules themselves are pure, in
+:mod:`pipeline.sandbox`.
 
+- :func:`probe` says whether bubblewrap can start a sandbox here, and why not.
+- :class:`Sandbox` turns a process into the same process started by bwrap: the mount plan,
+  the filtered environment, the account files.
+- :class:`NetworkGate` serves, from ralph's process, a relay folder (bound at ``/run/ralph``)
+  with a unix socket per loopback endpoint and an HTTP proxy that allows only the listed
+  ``host:port`` pairs and counts its refusals; it gives the relay's command line and the proxy
+  variables (``docs/research/sandbox-design.md``, section 8).
+- :func:`relay_source` is the stdlib-only relay that runs inside, in front of the agent;
+  :class:`RelayRoute` one address it listens on.
+"""
+
+from pipeline.handlers.sandbox._network import NO_PROXY, NetworkGate, relay_source
 from pipeline.handlers.sandbox._probe import INSTALL_HINT, Probe, probe
+from pipeline.handlers.sandbox._relay import FAILED as RELAY_FAILED
+from pipeline.handlers.sandbox._routes import (
+    PROXY_PORT,
+    PROXY_SOCKET,
+    RELAY_FILE,
+    RelayRoute,
+)
 from pipeline.handlers.sandbox._sandbox import AgentNeeds, Sandbox, WorkspacePaths
 
-__all__ = ["INSTALL_HINT", "AgentNeeds", "Probe", "Sandbox", "WorkspacePaths", "probe"]
+__all__ = [
+    "INSTALL_HINT",
+    "NO_PROXY",
+    "PROXY_PORT",
+    "PROXY_SOCKET",
+    "RELAY_FAILED",
+    "RELAY_FILE",
+    "AgentNeeds",
+    "NetworkGate",
+    "Probe",
+    "RelayRoute",
+    "Sandbox",
+    "WorkspacePaths",
+    "probe",
+    "relay_source",
+]

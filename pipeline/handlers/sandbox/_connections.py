@@ -1,0 +1,121 @@
+"""The network gate's bookkeeping: the threads serving connections and the sockets they
+hold, and the proxy's allowed endpoints and refusal counts (I/O)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import Final, final
+
+from pipeline.sandbox import Endpoint
+
+__all__ = ["THREAD_NAME", "AllowedOrigins", "Connections", "Handler"]
+
+THREAD_NAME: Final = "ralph network gate"
+"""How every thread of a gate's name starts (a thread list then shows what they are)."""
+
+Handler = Callable[[socket.socket], None]
+"""Serves one accepted connection (and closes it)."""
+
+
+@final
+class Connections:
+    """The threads serving connections and the sockets each holds, so that stopping can shut
+    every socket down (which wakes a blocked ``recv``) and join every thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[threading.Thread, list[socket.socket]] = {}
+        self._stopping = False
+
+    def spawn(self, handler: Handler, client: socket.socket) -> None:
+        """Serve ``client`` on a new thread (closed at once when stopping)."""
+        thread = threading.Thread(
+            target=self._serve,
+            args=(handler, client),
+            name=f"{THREAD_NAME} connection",
+            daemon=True,
+        )
+        with self._lock:
+            if self._stopping:
+                client.close()
+                return
+            self._open[thread] = [client]
+        thread.start()
+
+    def _serve(self, handler: Handler, client: socket.socket) -> None:
+        try:
+            handler(client)
+        finally:
+            with self._lock:
+                held = self._open.pop(threading.current_thread(), [])
+            for held_socket in held:
+                held_socket.close()
+
+    def hold(self, held: socket.socket) -> None:
+        """Shut ``held`` down with the gate (the calling thread closes it when done)."""
+        with self._lock:
+            sockets = self._open.get(threading.current_thread())
+            if self._stopping or sockets is None:
+                held.close()
+                raise OSError("the network gate is stopping")
+            sockets.append(held)
+
+    def stop(self, deadline: float) -> None:
+        """Take no more connections, shut every held socket down and join the threads until
+        ``deadline`` (``time.monotonic``)."""
+        with self._lock:
+            self._stopping = True
+            threads = list(self._open)
+            held = [s for sockets in self._open.values() for s in sockets]
+        for one in held:
+            with contextlib.suppress(OSError):
+                one.shutdown(socket.SHUT_RDWR)
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+@final
+class AllowedOrigins:
+    """The proxy's view of the gate: the allowed endpoints, the refusals, the connections."""
+
+    def __init__(
+        self,
+        allowed: frozenset[Endpoint],
+        aliases: Mapping[str, str],
+        timeout_s: float,
+        connections: Connections,
+    ) -> None:
+        self._allowed = allowed
+        self._aliases = aliases
+        self._timeout_s = timeout_s
+        self._connections = connections
+        self._lock = threading.Lock()
+        self._refused: Counter[Endpoint] = Counter()
+
+    def allows(self, endpoint: Endpoint) -> bool:
+        """Whether ``endpoint`` is one of the allowed."""
+        return endpoint in self._allowed
+
+    def refuse(self, endpoint: Endpoint) -> None:
+        """Count one refusal of ``endpoint``."""
+        with self._lock:
+            self._refused[endpoint] += 1
+
+    def counts(self) -> dict[Endpoint, int]:
+        """The refusals so far, per endpoint."""
+        with self._lock:
+            return dict(self._refused)
+
+    def connect(self, endpoint: Endpoint) -> socket.socket:
+        """A connection to ``endpoint`` (or to its alias's address), held by the calling
+        connection's thread so that stopping shuts it down; ``OSError`` when it fails."""
+        address = self._aliases.get(endpoint.host, endpoint.host)
+        origin = socket.create_connection((address, endpoint.port), timeout=self._timeout_s)
+        origin.settimeout(None)
+        self._connections.hold(origin)
+        return origin

@@ -1,0 +1,155 @@
+"""The network gate's HTTP proxy: one client connection, allowed or refused by host:port (I/O).
+
+A client sends ``CONNECT host:port HTTP/1.1`` (a tunnel, for https) or an absolute-form request
+(``GET http://host:port/path HTTP/1.1``). An endpoint not allowed is answered ``403`` and
+counted; an allowed one is connected to and then copied both ways byte for byte. An
+absolute-form request goes to the origin in origin form (``GET /path HTTP/1.1``) with
+``Connection: close``: a client's next request on the same connection could be for another
+host, and a copy after the first request would carry it to the first one.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from typing import Final, Protocol, final
+from urllib.parse import urlsplit
+
+from attrs import frozen
+
+from pipeline.handlers.sandbox._relay import splice
+from pipeline.sandbox import Endpoint, SandboxError, parse_endpoint
+
+__all__ = ["Origins", "ProxyRequest", "canonical", "parse_request", "serve_proxy"]
+
+_HEAD_LIMIT: Final = 65_536
+_END: Final = b"\r\n\r\n"
+# Hop-by-hop headers meant for the proxy, and Host: the origin gets ``Connection: close`` and
+# the URL's own host (RFC 9112, 3.2.2: a Host that differs from the URL is not passed on).
+_DROPPED: Final = frozenset(
+    {b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive", b"host"}
+)
+
+
+class Origins(Protocol):
+    """What the proxy asks of the gate: the decision, the count and the connection."""
+
+    def allows(self, endpoint: Endpoint) -> bool:
+        """Whether ``endpoint`` may be reached."""
+
+    def refuse(self, endpoint: Endpoint) -> None:
+        """Count one refusal of ``endpoint``."""
+
+    def connect(self, endpoint: Endpoint) -> socket.socket:
+        """A connection to ``endpoint`` that the gate shuts down when it stops (``OSError``
+        when it cannot be made)."""
+
+
+@final
+@frozen
+class ProxyRequest:
+    """A client's request: where to, and the bytes the origin gets first."""
+
+    endpoint: Endpoint
+    tunnel: bool
+    """``CONNECT``: answer ``200`` and copy; otherwise send ``head`` to the origin first."""
+    head: bytes = b""
+
+
+def canonical(endpoint: Endpoint) -> Endpoint:
+    """``endpoint`` with an IPv6 address in its short form, so that equal places compare
+    equal (``0:0:0:0:0:0:0:1`` is ``::1``)."""
+    if ":" not in endpoint.host:
+        return endpoint
+    return Endpoint(ipaddress.IPv6Address(endpoint.host).compressed, endpoint.port)
+
+
+def parse_request(head: bytes) -> ProxyRequest:
+    """The request a proxy client's head (request line and headers, up to the blank line)
+    makes; ``ValueError`` saying what is wrong with it."""
+    line, _, rest = head.partition(b"\r\n")
+    parts = line.decode("latin-1").split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+        raise ValueError(f"not an HTTP/1 request line: {line[:200]!r}")
+    method, target, version = parts
+    try:
+        if method == "CONNECT":
+            return ProxyRequest(canonical(parse_endpoint(target)), tunnel=True)
+        if not target.lower().startswith("http://"):
+            raise ValueError(f"{method} {target[:200]}: the proxy takes CONNECT or http:// URLs")
+        endpoint = canonical(parse_endpoint(target))
+    except SandboxError as error:
+        raise ValueError(str(error)) from None
+    url = urlsplit(target)
+    path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+    host = url.netloc.rpartition("@")[2]
+    headers = [h for h in rest.split(b"\r\n") if h and _name(h) not in _DROPPED]
+    lines = [f"{method} {path} {version}\r\nHost: {host}".encode("latin-1"), *headers]
+    lines.append(b"Connection: close")
+    return ProxyRequest(endpoint, tunnel=False, head=b"\r\n".join(lines) + _END)
+
+
+def _name(header: bytes) -> bytes:
+    return header.partition(b":")[0].strip().lower()
+
+
+def _reply(client: socket.socket, status: int, reason: str, text: str) -> None:
+    body = f"{text}\n".encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    client.sendall(head.encode() + body)
+
+
+def _read_head(client: socket.socket) -> tuple[bytes, bytes] | None:
+    """The head up to its blank line and the bytes read after it; None: the client went
+    away first. ``ValueError``: no blank line within the limit."""
+    data = b""
+    while _END not in data:
+        if len(data) > _HEAD_LIMIT:
+            raise ValueError(f"no end of the request head in its first {len(data)} bytes")
+        chunk = client.recv(_HEAD_LIMIT)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, after = data.partition(_END)
+    return head + _END, after
+
+
+def serve_proxy(client: socket.socket, origins: Origins) -> None:
+    """Serve one client connection of the proxy, then close it."""
+    with client:
+        try:
+            try:
+                read = _read_head(client)
+                if read is None:
+                    return
+                head, after = read
+                request = parse_request(head)
+            except ValueError as error:
+                _reply(client, 400, "Bad Request", f"ralph's sandbox proxy: {error}")
+                return
+            if not origins.allows(request.endpoint):
+                origins.refuse(request.endpoint)
+                text = f"ralph's sandbox does not let this agent reach {request.endpoint}"
+                _reply(client, 403, "Forbidden", text)
+                return
+            _forward(client, request, after, origins)
+        except OSError:
+            return  # the client or the gate ended the connection: nothing left to tell
+
+
+def _forward(client: socket.socket, request: ProxyRequest, after: bytes, origins: Origins) -> None:
+    try:
+        origin = origins.connect(request.endpoint)
+    except OSError as error:
+        _reply(client, 502, "Bad Gateway", f"cannot reach {request.endpoint}: {error}")
+        return
+    with origin:
+        if request.tunnel:
+            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        else:
+            origin.sendall(request.head)
+        origin.sendall(after)
+        splice(client, origin)
