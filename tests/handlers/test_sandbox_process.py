@@ -15,7 +15,7 @@ import pytest
 from pipeline.events import TimeoutKind
 from pipeline.handlers.agents import ProcessSpec, run_process
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox, WorkspacePaths, probe
-from pipeline.sandbox import SandboxPolicy
+from pipeline.sandbox import Endpoint, SandboxPolicy
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None and not os.environ.get("CI"),
@@ -82,7 +82,9 @@ TRAPPING = (
 )
 
 
-def _run_trapping(tmp_path: Path, *, spare_leader: bool) -> tuple[Path, TimeoutKind | None]:
+def _run_trapping(
+    tmp_path: Path, *, spare_leader: bool, relayed: bool = False
+) -> tuple[Path, TimeoutKind | None]:
     paths = _workspace(tmp_path)
     found = probe(dict(os.environ), 1000)
     sandbox = Sandbox(SandboxPolicy(), found, paths)
@@ -94,15 +96,19 @@ def _run_trapping(tmp_path: Path, *, spare_leader: bool) -> tuple[Path, TimeoutK
         total_timeout_s=1.0,
         grace_s=5.0,
     )
-    with sandbox.wrapped(spec, AgentNeeds()) as wrapped:
-        assert wrapped.spare_leader
-        result = run_process(attrs.evolve(wrapped, spare_leader=spare_leader))
+    # With an endpoint allowed, the relay runs in front of the agent and passes the signal on.
+    needs = AgentNeeds(endpoints=(Endpoint("127.0.0.1", 18_080),) if relayed else ())
+    with sandbox.wrapped(spec, needs) as wrapped:
+        assert wrapped.spec.spare_leader
+        assert ("/run/ralph/relay.py" in wrapped.spec.argv) is relayed
+        result = run_process(attrs.evolve(wrapped.spec, spare_leader=spare_leader))
     return paths.workspace / "ended", result.timed_out
 
 
 @needs_bwrap
-def test_a_timed_out_sandboxed_agent_gets_its_grace_period(tmp_path: Path) -> None:
-    ended, timed_out = _run_trapping(tmp_path, spare_leader=True)
+@pytest.mark.parametrize("relayed", [False, True], ids=["direct", "behind-the-relay"])
+def test_a_timed_out_sandboxed_agent_gets_its_grace_period(tmp_path: Path, relayed: bool) -> None:
+    ended, timed_out = _run_trapping(tmp_path, spare_leader=True, relayed=relayed)
     assert timed_out is TimeoutKind.TOTAL
     assert ended.read_text() == "graceful\n"
 
@@ -133,7 +139,7 @@ def test_the_agent_sees_the_filtered_environment_and_an_empty_home(tmp_path: Pat
     spec = ProcessSpec(("sh", "-c", script), paths.workspace, env, tmp_path / "out.log")
     needs = AgentNeeds(set_env={"GIVEN": "as written"})
     with sandbox.wrapped(spec, needs) as wrapped:
-        result = run_process(wrapped)
+        result = run_process(wrapped.spec)
     assert result.exit_code == 0, (tmp_path / "out.log").read_text()
     seen = dict(
         line.split("=", 1)

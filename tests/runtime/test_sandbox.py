@@ -21,7 +21,13 @@ from typing import ClassVar
 
 import pytest
 
-from pipeline.events import RunCompleted, SandboxChecked, SandboxMode, TerminationReason
+from pipeline.events import (
+    ConnectionRefused,
+    RunCompleted,
+    SandboxChecked,
+    SandboxMode,
+    TerminationReason,
+)
 from pipeline.handlers.runtime import WorkspaceLayout
 from tests.runtime.workspace import (
     PYTHON,
@@ -196,6 +202,7 @@ def test_the_agent_still_works_in_its_workspace_and_commits(tmp_path: Path) -> N
     (checked,) = [e for e in stored_events(root) if isinstance(e, SandboxChecked)]
     assert (checked.mode, checked.on) == (SandboxMode.REQUIRED, True)
     assert checked.said.startswith("on (bubblewrap ")
+    assert checked.said.endswith("; network: none)")
     assert "SANDBOX_CANARY_TOKEN" in checked.withheld
     assert "PATH" not in checked.withheld
 
@@ -285,3 +292,61 @@ def test_a_host_port_is_free_for_the_test(loopback_server: tuple[int, list[str]]
         connection.sendall(b"GET /x HTTP/1.0\r\n\r\n")
         assert connection.recv(100).startswith(b"HTTP/1.0 200")
     assert hits == ["/x"]
+
+
+NETWORK_PROBE = """
+n=$(cat calls 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > calls
+mkdir -p prompts; cat > "prompts/prompt-$n.md"
+if [ "$n" = 1 ]; then
+{python} - <<'PY' > network.txt
+import os, socket, urllib.request
+def get(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), 2) as c:
+            c.sendall(b"GET /from-inside HTTP/1.0\\r\\n\\r\\n")
+            return "reached" if c.recv(64).startswith(b"HTTP/1.0 200") else "closed"
+    except OSError:
+        return "refused"
+print("allowed", get({allowed}))
+print("other", get({other}))
+proxy = urllib.request.ProxyHandler({{"http": os.environ.get("http_proxy", "")}})
+try:
+    urllib.request.build_opener(proxy).open("http://blocked.example/x", timeout=5)
+    print("proxy reached")
+except Exception as error:
+    print("proxy", getattr(error, "code", type(error).__name__))
+PY
+fi
+"""
+
+
+def test_the_network_reaches_what_is_allowed_and_a_refusal_reaches_the_next_prompt(
+    tmp_path: Path, loopback_server: tuple[int, list[str]]
+) -> None:
+    other, other_hits = loopback_server
+    hits: list[str] = []
+    handler = type("Allowed", (_Listener,), {"hits": hits})
+    allowed = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=allowed.serve_forever, daemon=True).start()
+    try:
+        port = allowed.server_address[1]
+        body = NETWORK_PROBE.format(python=PYTHON, allowed=port, other=other)
+        # A host that is not loopback starts the proxy; it is never asked for.
+        extra = REQUIRED + f'allow = ["127.0.0.1:{port}", "pkgs.example:443"]\n'
+        root = hostile_workspace(tmp_path, body, extra=extra)
+        done = run_ralph("run", cwd=root, env=_environment(planted_home(tmp_path)))
+    finally:
+        allowed.shutdown()
+        allowed.server_close()
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = (root / "network.txt").read_text().splitlines()
+    assert said == ["allowed reached", "other refused", "proxy 403"]
+    assert hits == ["/from-inside"]
+    assert other_hits == []
+    events = stored_events(root)
+    (refused,) = [e for e in events if isinstance(e, ConnectionRefused)]
+    assert (refused.endpoint, refused.count) == ("blocked.example:80", 1)
+    assert "blocked.example:80 (once)" in (root / "prompts" / "prompt-2.md").read_text()
+    (checked,) = [e for e in events if isinstance(e, SandboxChecked)]
+    assert checked.endpoints == (f"127.0.0.1:{port}", "pkgs.example:443")
+    assert f"network: 127.0.0.1:{port}, pkgs.example:443)" in checked.said

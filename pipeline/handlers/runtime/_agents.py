@@ -16,12 +16,14 @@ import shutil
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import attrs
 from attrs import frozen
 from returns.methods import unwrap_or_failure
 
 from pipeline.config import AgentConfig, HatConfig, HatsConfig, Price, PromptVia, RalphConfig
 from pipeline.effects import InvokeAgent
 from pipeline.events import (
+    ConnectionRefused,
     CostSource,
     Count,
     Digest,
@@ -46,8 +48,9 @@ from pipeline.handlers.responses import judged
 from pipeline.handlers.runtime._failures import configuration_error, strip_ansi
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._reports import read_report
-from pipeline.handlers.runtime._sandboxing import agent_needs, run_in
+from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in
 from pipeline.handlers.sandbox import Sandbox
+from pipeline.sandbox import Endpoint
 
 __all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker", "is_rate_limited"]
 
@@ -105,6 +108,9 @@ class AgentInvoker:
     """The configured price of a model (``[prices]``), for agents that report only tokens."""
     sandbox: Sandbox | None = None
     """Where agents run (None: directly)."""
+    endpoints: Mapping[str, tuple[Endpoint, ...]] = attrs.field(factory=dict)
+    """Each agent's model endpoints, as derived when the run started (the sandbox's network
+    lets it reach them)."""
 
     @classmethod
     def of(
@@ -119,6 +125,20 @@ class AgentInvoker:
         return cls(
             layout, run_id, config.agents, config.hats, environment, clock, 5.0, config.price_for
         )
+
+    def within(
+        self,
+        choice: SandboxChoice | None,
+        config: RalphConfig,
+        stores: tuple[Path, ...],
+        grace_s: float,
+    ) -> AgentInvoker:
+        """This invoker running its agents as ``choice`` decided (``stores``: a store that may
+        lie in the work tree), stopping them with ``grace_s`` of grace."""
+        if choice is None:
+            return attrs.evolve(self, grace_s=grace_s)
+        sandbox = choice.sandbox(self.layout, config, self.run_id, stores)
+        return attrs.evolve(self, grace_s=grace_s, sandbox=sandbox, endpoints=choice.endpoints)
 
     def __call__(self, effect: InvokeAgent) -> Iterator[tuple[PipelineEvent, ...]]:
         """Run the agent ``effect`` names, in two steps: the fact that it starts (recorded
@@ -197,11 +217,17 @@ class AgentInvoker:
             grace_s=self.grace_s,
             group_file=self.layout.agent_group,
         )
-        result = run_in(self.sandbox, spec, agent_needs(config))
+        result, refused = run_in(
+            self.sandbox, spec, agent_needs(config, self.endpoints.get(name, ()))
+        )
         if result.exit_code is None and result.timed_out is None:
             return self._outcome(effect, result, log)  # it never ran: no usage
         usage, reached_model = self._usage(effect, config, model, log)
-        return (usage, *self._outcome(effect, result, log, reached_model))
+        refusals = tuple(
+            ConnectionRefused(role, name, str(endpoint), Count(min(times, MAX_COUNT)), now())
+            for endpoint, times in sorted(refused.items(), key=str)
+        )
+        return (usage, *self._outcome(effect, result, log, reached_model), *refusals)
 
     def _usage(
         self, effect: InvokeAgent, config: AgentConfig, model: str | None, log: Path

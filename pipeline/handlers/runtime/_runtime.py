@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import assert_never
 
-import attrs
 from attrs import define, field
 from returns.methods import unwrap_or_failure
 
@@ -272,13 +271,12 @@ class Runtime:
 
     def _invoker(self) -> AgentInvoker:
         if self._agents is None:
-            run_id, choice = self._run_id(), self.sandboxing
-            sandbox = choice and choice.sandbox(self.layout, self.config, run_id, self.own_files)
+            run_id = self._run_id()
             environment = agent_environment(self.layout, run_id, self.environment)
-            self._agents = AgentInvoker.of(
-                self.config, self.layout, run_id, environment, self.clock
+            invoker = AgentInvoker.of(self.config, self.layout, run_id, environment, self.clock)
+            self._agents = invoker.within(
+                self.sandboxing, self.config, self.own_files, self.grace_s
             )
-            self._agents = attrs.evolve(self._agents, grace_s=self.grace_s, sandbox=sandbox)
         return self._agents
 
     def _git_policy(self) -> GitPolicy:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import final
 
+import attrs
 from attrs import frozen
 
 from pipeline.config import AgentConfig, RalphConfig
@@ -23,10 +24,13 @@ from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.sandbox import AgentNeeds, Probe, Sandbox, WorkspacePaths, probe
 from pipeline.sandbox import (
     SANDBOX_PRESETS,
+    Endpoint,
     EnvironmentRules,
+    NetworkMode,
     SandboxError,
     SandboxMode,
     SandboxPolicy,
+    parse_endpoint,
     withheld_variables,
 )
 
@@ -49,6 +53,8 @@ class SandboxChoice:
     policy: SandboxPolicy
     probe: Probe | None
     said: str
+    endpoints: Mapping[str, tuple[Endpoint, ...]] = attrs.field(factory=dict)
+    """Each agent's model endpoints, by agent name, as derived when the choice was made."""
 
     def sandbox(
         self, layout: WorkspaceLayout, config: RalphConfig, run_id: str, stores: tuple[Path, ...]
@@ -87,7 +93,18 @@ class SandboxChoice:
                 sorted(set.intersection(*(set(self._withheld(n, environ)) for n in kept)))
             )
         on = self.probe is not None
-        return (SandboxChecked(self.policy.mode, on, self.said, (), withheld, at),)
+        reachable = tuple(str(e) for e in self.reachable(config)) if on else ()
+        return (SandboxChecked(self.policy.mode, on, self.said, reachable, withheld, at),)
+
+    def reachable(self, config: RalphConfig) -> tuple[Endpoint, ...]:
+        """Every endpoint some agent of ``config`` may reach (none with ``network =
+        "none"``): the agents' model endpoints and the ``allow`` entries."""
+        if self.policy.network is NetworkMode.NONE:
+            return ()
+        found = [*self.policy.allow]
+        for name, agent in config.agents.items():
+            found += [*self.endpoints.get(name, ()), *map(parse_endpoint, agent.sandbox.allow)]
+        return tuple(dict.fromkeys(found))
 
     def _withheld(self, needs: AgentNeeds, environ: Mapping[str, str]) -> tuple[str, ...]:
         preset = SANDBOX_PRESETS.get(needs.preset) if needs.preset else None
@@ -95,10 +112,16 @@ class SandboxChoice:
         return withheld_variables(environ, EnvironmentRules(patterns, needs.set_env))
 
 
-def choose_sandbox(config: RalphConfig, environ: Mapping[str, str] | None = None) -> SandboxChoice:
+def choose_sandbox(
+    config: RalphConfig,
+    environ: Mapping[str, str] | None = None,
+    endpoints: Mapping[str, tuple[Endpoint, ...]] | None = None,
+) -> SandboxChoice:
     """The sandbox a run of ``config`` runs its agents in, as ``[sandbox]`` asks and the
-    machine allows (``environ``'s ``PATH`` finds bwrap). Raises
-    :class:`SandboxUnavailableError` when it is required and cannot start."""
+    machine allows (``environ``'s ``PATH`` finds bwrap); ``endpoints``: each agent's model
+    endpoints. Raises :class:`SandboxUnavailableError` when it is required and cannot
+    start."""
+    endpoints = {} if endpoints is None else endpoints
     policy = config.sandbox.policy()
     if policy.mode is SandboxMode.OFF:
         return SandboxChoice(policy, None, "off ([sandbox] mode is off)")
@@ -109,15 +132,19 @@ def choose_sandbox(config: RalphConfig, environ: Mapping[str, str] | None = None
                 f'the sandbox is required ([sandbox] mode = "required") but {found.reason}'
             )
         return SandboxChoice(policy, None, f"off ({found.reason}; {_OFF_HINT})")
-    return SandboxChoice(policy, found, f"on ({found.backend}; network: none)")
+    choice = SandboxChoice(policy, found, "", endpoints)
+    reachable = ", ".join(map(str, choice.reachable(config))) or "none"
+    return attrs.evolve(choice, said=f"on ({found.backend}; network: {reachable})")
 
 
-def agent_needs(config: AgentConfig) -> AgentNeeds:
-    """What agent ``config`` needs in the sandbox: its preset's, its ``sandbox`` table's, and
-    its ``env`` set as the person wrote it."""
+def agent_needs(config: AgentConfig, endpoints: tuple[Endpoint, ...] = ()) -> AgentNeeds:
+    """What agent ``config`` needs in the sandbox: its preset's, its ``sandbox`` table's, its
+    model ``endpoints`` and its ``env`` set as the person wrote it."""
     table = config.sandbox
     return AgentNeeds(
         preset=config.preset,
+        endpoints=endpoints,
+        allow=tuple(parse_endpoint(entry) for entry in table.allow),
         read=table.read,
         write=table.write,
         pass_env=table.pass_env,
@@ -125,14 +152,17 @@ def agent_needs(config: AgentConfig) -> AgentNeeds:
     )
 
 
-def run_in(sandbox: Sandbox | None, spec: ProcessSpec, needs: AgentNeeds) -> ProcessResult:
-    """Run ``spec`` in ``sandbox`` (directly when None). A sandbox whose settings contradict
-    each other for this process (a ``write`` entry inside the agent program) starts nothing:
-    the result says why."""
+def run_in(
+    sandbox: Sandbox | None, spec: ProcessSpec, needs: AgentNeeds
+) -> tuple[ProcessResult, Mapping[Endpoint, int]]:
+    """Run ``spec`` in ``sandbox`` (directly when None): what happened, and the connections
+    the sandbox refused, by endpoint. A sandbox whose settings contradict each other for this
+    process (a ``write`` entry inside the agent program) starts nothing: the result says why."""
     if sandbox is None:
-        return run_process(spec)
+        return run_process(spec), {}
     try:
-        with sandbox.wrapped(spec, needs) as wrapped:
-            return run_process(wrapped)
+        with sandbox.wrapped(spec, needs) as sandboxed:
+            return run_process(sandboxed.spec), sandboxed.refused()
     except (SandboxError, OSError) as error:
-        return ProcessResult(None, 0, None, False, f"cannot lay out the sandbox: {error}", "", 0)
+        why = f"cannot lay out the sandbox: {error}"
+        return ProcessResult(None, 0, None, False, why, "", 0), {}

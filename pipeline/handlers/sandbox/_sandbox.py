@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import final
 
@@ -29,11 +30,14 @@ from pipeline.handlers.sandbox._gather import (
     program_dirs,
     submodule_git_dirs,
 )
+from pipeline.handlers.sandbox._network import NetworkGate
 from pipeline.handlers.sandbox._probe import Probe
 from pipeline.sandbox import (
     SANDBOX_PRESETS,
+    Endpoint,
     EnvironmentRules,
     MountInputs,
+    NetworkMode,
     PresetPaths,
     SandboxPolicy,
     expand_home,
@@ -43,7 +47,7 @@ from pipeline.sandbox import (
     with_account,
 )
 
-__all__ = ["AgentNeeds", "Sandbox", "WorkspacePaths"]
+__all__ = ["AgentNeeds", "Sandbox", "Sandboxed", "WorkspacePaths"]
 
 
 @final
@@ -72,6 +76,10 @@ class AgentNeeds:
     ``set_env``, the variables the person wrote for it (set as given)."""
 
     preset: str | None = None
+    endpoints: tuple[Endpoint, ...] = ()
+    """Its model endpoints (derived from its base-URL settings when the run started)."""
+    allow: tuple[Endpoint, ...] = ()
+    """More endpoints its ``sandbox`` table allows."""
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     pass_env: tuple[str, ...] = ()
@@ -93,6 +101,16 @@ def _account_fd(text: str) -> int:
 
 @final
 @frozen
+class Sandboxed:
+    """A process laid out for the sandbox: its ``spec`` to run, and the connections its
+    network gate ``refused`` so far, by endpoint (read it once the process has ended)."""
+
+    spec: ProcessSpec
+    refused: Callable[[], Mapping[Endpoint, int]]
+
+
+@final
+@frozen
 class Sandbox:
     """The sandbox of one run: its decided ``policy``, the working ``probe`` and the
     workspace's paths."""
@@ -102,9 +120,9 @@ class Sandbox:
     paths: WorkspacePaths
 
     @contextlib.contextmanager
-    def wrapped(self, spec: ProcessSpec, needs: AgentNeeds) -> Iterator[ProcessSpec]:
-        """``spec`` as a sandboxed process, for the time of the ``with`` block (the account
-        files' descriptors are closed after it)."""
+    def wrapped(self, spec: ProcessSpec, needs: AgentNeeds) -> Iterator[Sandboxed]:
+        """``spec`` as a sandboxed process, for the time of the ``with`` block: its network
+        gate serves it, and the account files' descriptors stay open, until the block ends."""
         program = self.probe.program
         assert program is not None, "a sandbox is made from a probe that works"
         home = _real(spec.env.get("HOME") or os.path.expanduser("~"))
@@ -116,27 +134,38 @@ class Sandbox:
             folders += [git[1] / "hooks", git[1] / "info"]
         make_missing(folders, [paths.events_file], preset)
         fds: list[int] = []
-        try:
+        with contextlib.ExitStack() as stack:
+            stack.callback(_close_all, fds)
             if self.probe.uid is not None:
                 passwd, group = with_account(
                     _text("/etc/passwd"), _text("/etc/group"), self.probe.uid, home
                 )
-                fds = [_account_fd(passwd), _account_fd(group)]
-            inputs = self._inputs(spec, needs, home, preset, fds)
+                fds += [_account_fd(passwd), _account_fd(group)]
+            gate = stack.enter_context(NetworkGate(self.allowed(needs)))
+            relay = None if gate.folder is None else str(gate.folder)
+            inputs = self._inputs(spec, needs, home, preset, fds, relay)
             rules = EnvironmentRules(
                 pass_env=(*self._preset_env(needs), *needs.pass_env, *self.policy.pass_env),
-                set_env=needs.set_env,
+                set_env={**needs.set_env, **gate.environment()},
             )
-            yield attrs.evolve(
-                spec,
-                argv=(program, *mount_plan(inputs), "--", *spec.argv),
-                env=sandbox_environment(spec.env, rules),
-                spare_leader=True,
-                pass_fds=(*spec.pass_fds, *fds),
+            command = gate.relay_command(sys.executable, spec.argv)
+            yield Sandboxed(
+                attrs.evolve(
+                    spec,
+                    argv=(program, *mount_plan(inputs), "--", *command),
+                    env=sandbox_environment(spec.env, rules),
+                    spare_leader=True,
+                    pass_fds=(*spec.pass_fds, *fds),
+                ),
+                gate.refused,
             )
-        finally:
-            for fd in fds:
-                os.close(fd)
+
+    def allowed(self, needs: AgentNeeds) -> tuple[Endpoint, ...]:
+        """What a process with ``needs`` may reach: nothing with ``network = "none"``, else
+        its model endpoints and the ``allow`` entries."""
+        if self.policy.network is NetworkMode.NONE:
+            return ()
+        return tuple(dict.fromkeys((*needs.endpoints, *self.policy.allow, *needs.allow)))
 
     def _preset(self, needs: AgentNeeds, env: Mapping[str, str], home: str) -> PresetPaths:
         table = SANDBOX_PRESETS.get(needs.preset) if needs.preset else None
@@ -153,6 +182,7 @@ class Sandbox:
         home: str,
         preset: PresetPaths,
         fds: list[int],
+        relay_dir: str | None,
     ) -> MountInputs:
         paths, policy = self.paths, self.policy
         workspace = Path(_real(paths.workspace))
@@ -182,10 +212,16 @@ class Sandbox:
             write=tuple(_real(expand_home(p, home)) for p in (*policy.write, *needs.write)),
             preset=preset,
             protect=policy.protect,
+            relay_dir=relay_dir,
             uid=self.probe.uid,
             passwd_fd=fds[0] if fds else None,
             group_fd=fds[1] if fds else None,
         )
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def _text(path: str) -> str:
