@@ -183,9 +183,10 @@ def test_sigterm_to_the_relay_inside_reaches_the_agent(allowed: Origin) -> None:
     """SIGTERM sent to the relay alone (found by the sandbox's process group, as ralph finds
     its processes) reaches the agent, whose handler runs; its status is bwrap's."""
     script = """
-import signal, sys, time
+import os, signal, sys, time
 def stop(number, frame):
-    print("agent got", signal.Signals(number).name, flush=True)
+    # os.write, not print: the signal may land while print("ready") still holds stdout
+    os.write(1, f"agent got {signal.Signals(number).name}\\n".encode())
     sys.exit(3)
 signal.signal(signal.SIGTERM, stop)
 print("ready", flush=True)

@@ -7,6 +7,7 @@ says why it is off."""
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import signal
 import socket
@@ -23,6 +24,8 @@ import pytest
 
 from pipeline.events import (
     ConnectionRefused,
+    GateFinished,
+    GateStatus,
     RunCompleted,
     SandboxChecked,
     SandboxMode,
@@ -350,3 +353,26 @@ def test_the_network_reaches_what_is_allowed_and_a_refusal_reaches_the_next_prom
     (checked,) = [e for e in events if isinstance(e, SandboxChecked)]
     assert checked.endpoints == (f"127.0.0.1:{port}", "pkgs.example:443")
     assert f"network: 127.0.0.1:{port}, pkgs.example:443)" in checked.said
+
+
+def test_gates_and_validate_run_in_the_sandbox_too(tmp_path: Path) -> None:
+    """A gate and the final check run the repository's code: each passes only where the
+    planted key is out of its reach and git's hooks are read-only."""
+    check = (
+        'cat "$HOME/.ssh/id_ed25519" > /dev/null 2>&1 && exit 1; '
+        "touch .git/hooks/pre-push 2>/dev/null && exit 1; "
+        'test -z "$SANDBOX_CANARY_TOKEN"'
+    )
+    # A JSON array of strings is a TOML one too.
+    final = json.dumps(["sh", "-c", check])
+    gate = json.dumps(["sh", "-c", check + ' && test "$GATE_SETTING" = given'])
+    extra = (
+        f'validate = {final}\n{REQUIRED}\n[[gates]]\nname = "hostile"\nargv = {gate}\n'
+        'env = { GATE_SETTING = "given" }\n'
+    )
+    root = hostile_workspace(tmp_path, "", extra=extra)
+    done = run_ralph("run", cwd=root, env=_environment(planted_home(tmp_path)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ended(root) is TerminationReason.COMPLETED
+    gates = [e for e in stored_events(root) if isinstance(e, GateFinished)]
+    assert [g.status for g in gates] == [GateStatus.PASSED]

@@ -24,11 +24,13 @@ from pipeline.events import (
     GateStatus,
     Instant,
 )
-from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
+from pipeline.handlers.agents import ProcessResult, ProcessSpec
 from pipeline.handlers.runtime._io import Facts
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
+from pipeline.handlers.runtime._sandboxing import run_in
 from pipeline.handlers.runtime._tail import output_tail
+from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
 __all__ = ["run_gate"]
 
@@ -45,8 +47,10 @@ def run_gate(
     gate_env: Mapping[str, str],
     grace_s: float,
     clock: Callable[[], Instant],
+    sandbox: Sandbox | None = None,
 ) -> Iterator[Facts]:
-    """Run ``effect``'s gate: its start, then how it ended."""
+    """Run ``effect``'s gate (in ``sandbox``, as agents run): its start, then how it
+    ended."""
     yield (GateStarted(effect.gate, effect.boundary, clock()),)
     log = layout.agent_log(run_id, f"gate-{effect.gate}-{effect.effect_id.rsplit(':', 1)[-1]}")
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -61,18 +65,18 @@ def run_gate(
         "RALPH_EVENTS_FILE": os.devnull,
     }
     inactivity = effect.inactivity_timeout_s
-    result = run_process(
-        ProcessSpec(
-            argv=effect.argv,
-            cwd=layout.root,
-            env=env,
-            output_path=log,
-            total_timeout_s=float(effect.timeout_s),
-            inactivity_timeout_s=_NO_INACTIVITY_LIMIT if inactivity is None else float(inactivity),
-            grace_s=grace_s,
-            group_file=layout.agent_group,
-        )
+    spec = ProcessSpec(
+        argv=effect.argv,
+        cwd=layout.root,
+        env=env,
+        output_path=log,
+        total_timeout_s=float(effect.timeout_s),
+        inactivity_timeout_s=_NO_INACTIVITY_LIMIT if inactivity is None else float(inactivity),
+        grace_s=grace_s,
+        group_file=layout.agent_group,
     )
+    # Only what the person wrote for the gate passes the sandbox's filter beside its own set.
+    result, _ = run_in(sandbox, spec, AgentNeeds(set_env=gate_env))
     yield (
         GateFinished(
             effect.gate,

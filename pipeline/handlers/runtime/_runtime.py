@@ -215,7 +215,7 @@ class Runtime:
                 # Its env comes from the configuration: it may hold secrets, never recorded.
                 env = next((g.env for g in self.config.gates if g.name == effect.gate), {})
                 gate = (self.layout, self._run_id(), self.environment, env, self.grace_s, now)
-                return self._spent() or run_gate(effect, *gate)
+                return self._spent() or run_gate(effect, *gate, self._invoker().sandbox)
             case ScreenChanges():
                 return self._screen().changes(effect)
             case ValidateFinalState():
@@ -226,6 +226,7 @@ class Runtime:
                     self.environment,
                     self.grace_s,
                     self.clock,
+                    self._invoker().sandbox,
                 )
             case TriggerDevFix():
                 return (

@@ -8,11 +8,13 @@ import secrets
 from collections.abc import Callable, Mapping, Sequence
 
 from pipeline.events import FinalValidationFailed, FinalValidationPassed, Instant
-from pipeline.handlers.agents import ProcessSpec, run_process
+from pipeline.handlers.agents import ProcessSpec
 from pipeline.handlers.runtime._io import Facts
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
+from pipeline.handlers.runtime._sandboxing import run_in
 from pipeline.handlers.runtime._tail import output_tail
+from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
 __all__ = ["validate"]
 
@@ -24,24 +26,24 @@ def validate(
     environment: Mapping[str, str] | None,
     grace_s: float,
     clock: Callable[[], Instant],
+    sandbox: Sandbox | None = None,
 ) -> Facts:
-    """Run ``argv`` (none: nothing to check) in the workspace; passed, or failed with why
-    and the tail of its output."""
+    """Run ``argv`` (none: nothing to check) in the workspace (in ``sandbox``, as agents
+    run); passed, or failed with why and the tail of its output."""
     if not argv:
         return (FinalValidationPassed(clock()),)
     log = layout.agent_log(run_id, f"validate-{secrets.token_hex(2)}")
     log.parent.mkdir(parents=True, exist_ok=True)
-    result = run_process(
-        ProcessSpec(
-            argv=tuple(argv),
-            cwd=layout.root,
-            # the check runs code the agents wrote: it gets no more than they do
-            env=without_ralph_credentials(os.environ if environment is None else environment),
-            output_path=log,
-            grace_s=grace_s,
-            group_file=layout.agent_group,
-        )
+    spec = ProcessSpec(
+        argv=tuple(argv),
+        cwd=layout.root,
+        # the check runs code the agents wrote: it gets no more than they do
+        env=without_ralph_credentials(os.environ if environment is None else environment),
+        output_path=log,
+        grace_s=grace_s,
+        group_file=layout.agent_group,
     )
+    result, _ = run_in(sandbox, spec, AgentNeeds())
     if result.exit_code == 0:
         return (FinalValidationPassed(clock()),)
     if result.exit_code is None:
