@@ -2,7 +2,8 @@
 endpoints agents may reach, the variables withheld by name, and a table of the connections
 refused), every text escaped (an endpoint is an agent's own request text); a run whose log
 says nothing of the sandbox is reported as before. ``ralph status``: ``sandbox`` and
-``refused connections`` rows. ``--plain`` and ``ralph events``: one line per refusal."""
+``refused connections`` rows. The live panel: refused connections under "trouble".
+``--plain`` and ``ralph events``: one line per refusal."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.cli._progress import LiveView
 from pipeline.cli._render import describe_event, state_rows
 from pipeline.cli._report import html_report, markdown_report
 from pipeline.events import (
@@ -33,9 +35,11 @@ from pipeline.events import (
     SandboxMode,
 )
 from pipeline.handlers.store import SqliteEventStore
-from pipeline.reducers import fold
+from pipeline.reducers import fold, reduce
+from pipeline.state import PipelineState
 from pipeline.views import gate_runs, sandbox_view, screen_runs, timeline
 from tests.cli.test_gates_shown import _MARKUP, CHROMIUM, _Page
+from tests.cli.test_progress import _panel
 from tests.runtime.test_sandbox import _bin_without_bwrap, _environment, hostile_workspace
 from tests.runtime.workspace import RALPH, ralph
 from tests.support import scripted_run
@@ -221,6 +225,20 @@ def test_a_refusal_is_one_plain_line() -> None:
     line = describe_event(_refused("x\x1b[2J:443", 1))
     assert "\x1b" not in line
     assert "endpoint=x\\x1b[2J:443" in line
+
+
+def test_the_live_panel_names_refused_connections_under_trouble() -> None:
+    """Nothing of the sandbox before a refusal; after one, the endpoint and how often."""
+    log = _sandboxed(_refused("chatgpt.com:443", 3), _refused("chatgpt.com:443", 1))
+    view = LiveView(clock=lambda: 0.0)
+    state = PipelineState()
+    first = next(i for i, e in enumerate(log) if isinstance(e, ConnectionRefused))
+    for index, event in enumerate(log):
+        if index == first:
+            assert "refused" not in _panel(view)
+        state = reduce(state, event)
+        view.record(state, event)
+    assert "refused chatgpt.com:443 (4 times)" in " ".join(_panel(view).split())
 
 
 # -- real ralph processes -----------------------------------------------------------------
