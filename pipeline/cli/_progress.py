@@ -7,9 +7,9 @@ Four ways, chosen by :func:`choose_display`:
   gate whose command runs, or the screen of the run's changes, and for how long), the time
   since the run began (ticking while an agent works), the cost so far and the tokens (from
   the run's ledger; unknown costs named as such, never $0), agent failures, fallbacks,
-  retries and gate blocks, and the last topics the agents published; while the run waits
-  for a person, the question, its deadline and the exact ``ralph respond`` command instead
-  of who is at work;
+  retries, gate blocks and the connections the sandbox refused, and the last topics the
+  agents published; while the run waits for a person, the question, its deadline and the
+  exact ``ralph respond`` command instead of who is at work;
 - **plain** (not a terminal, or ``--plain``): the same lines, no panel, no control sequences,
   and one line saying the run waits for a person (question and command) when it starts to;
 - **quiet** (``--quiet``): nothing until the summary;
@@ -42,8 +42,10 @@ from pipeline.cli._render import (
     spent,
     waiting_line,
 )
+from pipeline.cli._report_sandbox import refused_text
 from pipeline.cli._safe import terminal_safe
 from pipeline.events import (
+    ConnectionRefused,
     GateStarted,
     HumanQuestionAsked,
     InvocationStarted,
@@ -53,6 +55,7 @@ from pipeline.events import (
 )
 from pipeline.serialization import unstructure_event
 from pipeline.state import PipelineState
+from pipeline.views import sandbox_view
 
 __all__ = ["Display", "LiveView", "choose_display", "showing", "wait_notice"]
 
@@ -104,6 +107,7 @@ class LiveView:
         self.fallbacks = 0
         self.retries = 0
         self.topics: deque[str] = deque(maxlen=_LAST_TOPICS)
+        self._refusals: list[ConnectionRefused] = []
         # The gate last started and when, on the clock: how long the one at work has run.
         self._gate_since: tuple[str, float] | None = None
         # When this view saw the screen of the run's changes begin (it reports no start).
@@ -119,6 +123,8 @@ class LiveView:
             self.topics.append(terminal_safe(event.topic))
         elif isinstance(event, GateStarted):
             self._gate_since = (event.gate, self._clock())
+        elif isinstance(event, ConnectionRefused):
+            self._refusals.append(event)
         if not screen_at_work(state):
             self._screen_since = None
         elif self._screen_since is None:
@@ -168,10 +174,15 @@ class LiveView:
         loop = state.run.loop if state.run is not None else None
         gated = loop is not None and (bool(loop.gates) or loop.screens)
         blocks = f", {state.gating.blocked} gate blocks" if gated else ""
+        # Only a run whose agents were refused a connection says so (the sandbox is off by
+        # default): which endpoints, and how often.
+        refused = refused_text(sandbox_view(self._refusals).refused)
+        refusals = f", refused {refused}" if refused else ""
         row(
             "trouble",
             f"{state.ledger.agent_failures} agent failures, {self.fallbacks} fallbacks, "
-            f"{self.retries} retries, {state.intake.malformed_lines} malformed lines{blocks}",
+            f"{self.retries} retries, {state.intake.malformed_lines} malformed lines{blocks}"
+            f"{refusals}",
         )
         row("topics", ", ".join(self.topics) or "-")
         title = Text(f"ralph {terminal_safe(state.run.run_id) if state.run else 'starting'}")

@@ -36,6 +36,7 @@ from pipeline.cli._follow import category_filter, follow
 from pipeline.cli._logfile import EventLogError
 from pipeline.cli._render import describe_event, state_table
 from pipeline.cli._report import html_report, markdown_report
+from pipeline.cli._report_sandbox import sandbox_summary
 from pipeline.cli._safe import terminal_safe
 from pipeline.cli._source import LogSource, open_source
 from pipeline.engine import (
@@ -63,7 +64,7 @@ from pipeline.serialization import (
     unstructure_event,
 )
 from pipeline.state import Phase, PipelineState
-from pipeline.views import gate_runs, screen_runs, timeline, topic_log
+from pipeline.views import gate_runs, sandbox_view, screen_runs, timeline, topic_log
 
 
 @app.command()
@@ -236,18 +237,15 @@ def status(
                 lost_runs(layout, events.label, set(error.known), run)
             raise _fail(str(error)) from error
         state, _checkpoint = load_state(events, run_id, _warn)
-        # The state counts hits only: the screen row names them, from the log.
-        screens = (
-            screen_runs(events.read(run_id))
-            if not as_json and state.run is not None and state.run.loop.screens
-            else None
-        )
+        # The state counts a screen's hits only and keeps nothing of the sandbox: their rows
+        # are read from the log (read once).
+        read = None if as_json else tuple(events.read(run_id))
+        screened = state.run is not None and state.run.loop.screens
+        screens = screen_runs(read) if read is not None and screened else None
+        sandbox = sandbox_view(read) if read is not None else None
         # Only the workspace's own store is known to hold runs of this repository.
-        found = (
-            _reconciled(workspace, run_id, events.read(run_id), events_file=False)
-            if store is None
-            else None
-        )
+        log = events.read(run_id) if read is None else read
+        found = _reconciled(workspace, run_id, log, events_file=False) if store is None else None
     if found is not None and found.missing:
         # Count only the commits git still has, and say which it lost.
         kept = state.ledger.commits - len(found.missing)
@@ -257,7 +255,7 @@ def status(
     if as_json:
         sys.stdout.write(encode_state(state).decode() + "\n")
         return
-    out.print(state_table(state, title=f"Run {run_id}", screens=screens))
+    out.print(state_table(state, title=f"Run {run_id}", screens=screens, sandbox=sandbox))
     if state.phase is Phase.INTERRUPTED:
         out.print(f"Resume it: ralph resume {run_id}")
 
@@ -323,19 +321,21 @@ def report(
     """Draw a run: a timeline of its agent invocations per phase, coloured by outcome, with
     retries, fallbacks, malformed lines and scope violations marked, its screens of its
     changes (a mark on the gates lane and a table of every hit and what it did), its gate
-    runs (a lane and a table: status, exit, the action a failure took, the log), and its
-    final state."""
+    runs (a lane and a table: status, exit, the action a failure took, the log), its sandbox
+    (on or off and why, the endpoints agents may reach, the variables withheld, by name, and
+    the connections refused), and its final state."""
     if html is None and markdown is None:
         raise _fail("say where the report goes: --html FILE and/or --markdown FILE")
     with _reading_log(_located(source, workspace), run) as log:
         read = tuple(log.events())
     drawn, gates, screens = timeline(read), gate_runs(read), screen_runs(read)
+    sandbox = sandbox_view(read)
     title = f"ralph run {drawn.final.run.run_id if drawn.final.run else log.label}"
     outputs = [(html, html_report), (markdown, markdown_report)]
     for target, render in outputs:
         if target is None:
             continue
-        text = render(drawn, title, gates, screens)
+        text = render(drawn, title, gates, screens, sandbox)
         if str(target) == "-":
             sys.stdout.write(text)
             continue
@@ -345,4 +345,5 @@ def report(
             raise _fail(f"cannot write {target}: {error.strerror}") from error
         ran = f", {len(gates)} gate runs" if gates else ""
         ran += f", {len(screens)} screen{'s' if len(screens) != 1 else ''}" if screens else ""
+        ran += f", {sandbox_summary(sandbox)}" if sandbox.recorded else ""
         out.print(f"Wrote {target} ({len(drawn.bars)} invocations{ran})", markup=False)

@@ -13,6 +13,7 @@ import attrs
 from rich.table import Table
 from rich.text import Text
 
+from pipeline.cli._report_sandbox import sandbox_rows
 from pipeline.cli._safe import terminal_safe
 from pipeline.events import (
     WIRE_TAGS,
@@ -26,7 +27,14 @@ from pipeline.events import (
     ScreenScope,
 )
 from pipeline.state import PipelineState, SpendLine, Step
-from pipeline.views import ScreenOutcome, ScreenRun, cost_text, models_text, tokens_text
+from pipeline.views import (
+    SandboxView,
+    ScreenOutcome,
+    ScreenRun,
+    cost_text,
+    models_text,
+    tokens_text,
+)
 
 __all__ = [
     "active_agent",
@@ -242,16 +250,23 @@ def screens_text(screens: Sequence[ScreenRun]) -> str:
 
 
 def state_rows(
-    state: PipelineState, screens: Sequence[ScreenRun] | None = None
+    state: PipelineState,
+    screens: Sequence[ScreenRun] | None = None,
+    sandbox: SandboxView | None = None,
 ) -> list[tuple[str, str]]:
     """The state's headline figures as (what, value) pairs, for tables in any format; values
-    that agents wrote (the question, the last error, a screen's paths) are
+    that agents wrote (the question, the last error, a screen's paths, an endpoint) are
     :func:`terminal_safe`. ``screens`` (read from the log: the state only counts hits) adds
-    a ``screen`` row for a run that screens its changes."""
-    return [(what, terminal_safe(value)) for what, value in _state_rows(state, screens)]
+    a ``screen`` row for a run that screens its changes; ``sandbox`` (read from the log: the
+    state keeps nothing of it) the ``sandbox`` and ``refused connections`` rows of a run
+    that recorded its sandbox."""
+    rows = _state_rows(state, screens, sandbox)
+    return [(what, terminal_safe(value)) for what, value in rows]
 
 
-def _state_rows(state: PipelineState, screens: Sequence[ScreenRun] | None) -> list[tuple[str, str]]:
+def _state_rows(
+    state: PipelineState, screens: Sequence[ScreenRun] | None, sandbox: SandboxView | None
+) -> list[tuple[str, str]]:
     run, progress, ledger = state.run, state.progress, state.ledger
     budget = run.budget if run else None
     question = ledger.pending_question
@@ -314,6 +329,7 @@ def _state_rows(state: PipelineState, screens: Sequence[ScreenRun] | None) -> li
         ("scope violations", str(state.intake.scope_violations)),
         *gates,
         *screened,
+        *sandbox_rows(sandbox),
         ("resumes", str(ledger.resumes)),
         *salvaged,
         ("waiting for an answer to", question.question if question else "-"),
@@ -339,14 +355,17 @@ def _routing_rows(state: PipelineState) -> list[tuple[str, str]]:
 
 
 def state_table(
-    state: PipelineState, title: str = "Run state", screens: Sequence[ScreenRun] | None = None
+    state: PipelineState,
+    title: str = "Run state",
+    screens: Sequence[ScreenRun] | None = None,
+    sandbox: SandboxView | None = None,
 ) -> Table:
     """The state's headline figures as a two-column table (its text never read as rich
-    markup or emoji codes: ``root:x:0:0`` stays itself); ``screens`` as for
+    markup or emoji codes: ``root:x:0:0`` stays itself); ``screens`` and ``sandbox`` as for
     :func:`state_rows`."""
     table = Table(title=Text(terminal_safe(title)), show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value")
-    for what, value in state_rows(state, screens):
+    for what, value in state_rows(state, screens, sandbox):
         table.add_row(Text(what), Text(value))
     return table

@@ -26,6 +26,12 @@ from pipeline.cli._report_gates import (
     gates_table_html,
 )
 from pipeline.cli._report_layout import placed, seconds_text
+from pipeline.cli._report_sandbox import (
+    SANDBOX_STYLE,
+    sandbox_html,
+    sandbox_markdown,
+    sandbox_summary,
+)
 from pipeline.cli._report_screens import (
     SCREEN_STYLE,
     screen_legend_html,
@@ -39,6 +45,7 @@ from pipeline.views import (
     GateRun,
     InvocationBar,
     Outcome,
+    SandboxView,
     ScreenRun,
     Timeline,
     cost_text,
@@ -201,10 +208,12 @@ def html_report(
     title: str,
     gates: Sequence[GateRun] = (),
     screens: Sequence[ScreenRun] = (),
+    sandbox: SandboxView | None = None,
 ) -> str:
     """The run as one HTML page: a summary, the timeline (with a lane for its ``gates`` and
-    ``screens``), every invocation, every hit of a screen, every gate run and the final
-    state."""
+    ``screens``), every invocation, every hit of a screen, every gate run, its ``sandbox``
+    and the connections it refused, and the final state."""
+    sandboxed = sandbox if sandbox is not None and sandbox.recorded else None
     start, end = timeline.started_at, timeline.ended_at
     final = timeline.final
     verdict = _verdict(final)
@@ -277,7 +286,7 @@ def html_report(
     )
     state = "".join(
         f"<tr><th>{escape(what)}</th><td>{escape(value)}</td></tr>"
-        for what, value in state_rows(final, screens)
+        for what, value in state_rows(final, screens, sandboxed)
     )
     spend = "".join(
         "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>"
@@ -287,6 +296,7 @@ def html_report(
         f"{verdict} · {len(timeline.bars)} invocations · "
         + (f"{gates_summary(gates)} · " if gates else "")
         + (f"{screens_summary(screens)} · " if screens else "")
+        + (f"{sandbox_summary(sandboxed)} · " if sandboxed else "")
         + f"{spend_summary(final.ledger.spend.total)} · "
         f"{seconds_text(total if start and end else None)}"
         + (f" · started {start.isoformat(timespec='seconds')}" if start else "")
@@ -294,13 +304,14 @@ def html_report(
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{_STYLE}{GATE_STYLE if gates else ''}"
-        f"{SCREEN_STYLE if screens else ''}</style>"
+        f"{SCREEN_STYLE if screens else ''}{SANDBOX_STYLE if sandboxed else ''}</style>"
         "</head><body>"
         f'<h1>{escape(title)}</h1><div class="summary">{escape(summary)}</div>'
         f'<div class="legend">{legend}</div>'
         f'<div class="timeline" id="timeline">{"".join(lanes)}</div>'
         f'<table class="invocations"><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>'
         f"{screens_table_html(screens)}{gates_table_html(gates)}"
+        f"{sandbox_html(sandboxed) if sandboxed else ''}"
         '<table class="spend"><thead><tr><th>by</th><th></th><th>cost</th><th>tokens</th>'
         f"</tr></thead><tbody>{spend}</tbody></table>"
         f'<table class="state"><tbody>{state}</tbody></table>'
@@ -323,9 +334,12 @@ def markdown_report(
     title: str,
     gates: Sequence[GateRun] = (),
     screens: Sequence[ScreenRun] = (),
+    sandbox: SandboxView | None = None,
 ) -> str:
     """The run as Markdown for a pull request: a summary line, the invocations, the hits of
-    its ``screens``, the ``gates`` run and the final state."""
+    its ``screens``, the ``gates`` run, its ``sandbox`` and the connections it refused, and
+    the final state."""
+    sandboxed = sandbox if sandbox is not None and sandbox.recorded else None
     final = timeline.final
     verdict = _verdict(final)
     lines = [
@@ -335,6 +349,7 @@ def markdown_report(
         f"{final.ledger.commits} commits, {final.ledger.agent_failures} agent failures; "
         + (f"{gates_summary(gates)}; " if gates else "")
         + (f"{screens_summary(screens)}; " if screens else "")
+        + (f"{sandbox_summary(sandboxed)}; " if sandboxed else "")
         + f"spent {spend_summary(final.ledger.spend.total)}.",
         "",
         "| # | phase | role | agent | attempt | outcome | duration | tokens | cost | notes |",
@@ -349,8 +364,10 @@ def markdown_report(
         )
     lines += screens_markdown(screens)
     lines += gates_markdown(gates)
+    lines += sandbox_markdown(sandboxed) if sandboxed else []
     lines += ["", "| by | | cost | tokens |", "| --- | --- | ---: | ---: |"]
     lines += [f"| {' | '.join(_cell(cell) for cell in row)} |" for row in spend_rows(timeline)]
     lines += ["", "| | |", "| --- | --- |"]
-    lines += [f"| {_cell(what)} | {_cell(value)} |" for what, value in state_rows(final, screens)]
+    rows = state_rows(final, screens, sandboxed)
+    lines += [f"| {_cell(what)} | {_cell(value)} |" for what, value in rows]
     return "\n".join(lines) + "\n"

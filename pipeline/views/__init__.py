@@ -2,6 +2,7 @@
 
 from pipeline.views._gates import GateOutcome, GateRun, gate_runs
 from pipeline.views._responses import LoggedStatus, ResponseLogRow, response_log, response_row
+from pipeline.views._sandbox import RefusedConnection, SandboxCheck, SandboxView, sandbox_view
 from pipeline.views._screens import JudgedHit, ScreenOutcome, ScreenRun, screen_runs
 from pipeline.views._spend import (
     cost_text,
@@ -23,7 +24,10 @@ __all__ = [
     "LoggedStatus",
     "Outcome",
     "PhaseSpan",
+    "RefusedConnection",
     "ResponseLogRow",
+    "SandboxCheck",
+    "SandboxView",
     "ScreenOutcome",
     "ScreenRun",
     "Timeline",
@@ -34,6 +38,7 @@ __all__ = [
     "models_text",
     "response_log",
     "response_row",
+    "sandbox_view",
     "screen_runs",
     "spend_line",
     "spend_summary",
