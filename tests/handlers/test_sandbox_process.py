@@ -4,9 +4,12 @@ a sandboxed process is stopped the way an unsandboxed one is, its grace period i
 
 from __future__ import annotations
 
+import http.server
 import os
 import shutil
+import socket
 import subprocess
+import threading
 from pathlib import Path
 
 import attrs
@@ -14,7 +17,13 @@ import pytest
 
 from pipeline.events import TimeoutKind
 from pipeline.handlers.agents import ProcessSpec, run_process
-from pipeline.handlers.sandbox import AgentNeeds, Sandbox, WorkspacePaths, probe
+from pipeline.handlers.sandbox import (
+    AgentNeeds,
+    Sandbox,
+    WorkspacePaths,
+    probe,
+    reach_from_inside,
+)
 from pipeline.sandbox import Endpoint, SandboxPolicy
 
 needs_bwrap = pytest.mark.skipif(
@@ -152,3 +161,23 @@ def test_the_agent_sees_the_filtered_environment_and_an_empty_home(tmp_path: Pat
     assert "OTHER_TOKEN" not in seen
     assert "RALPH_STORE" not in seen
     assert (paths.workspace / "home.txt").read_text() == ""
+
+
+@needs_bwrap
+def test_reach_from_inside_tells_a_server_from_a_closed_port_and_a_refused_host() -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: nothing answers there
+    try:
+        answering = Endpoint("127.0.0.1", server.server_address[1])
+        silent = Endpoint("127.0.0.1", closed.getsockname()[1])
+        outside = Endpoint("nowhere.invalid", 443)  # through the proxy, which cannot resolve it
+        found = reach_from_inside(probe(dict(os.environ), 1000), [answering, silent, outside], 2)
+    finally:
+        server.shutdown()
+        server.server_close()
+        closed.close()
+    assert found[answering] is None
+    assert found[silent] == "nothing answers there on this machine"
+    assert found[outside] == "the gate answered 'HTTP/1.1 502 Bad Gateway'"

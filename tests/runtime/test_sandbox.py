@@ -376,3 +376,13 @@ def test_gates_and_validate_run_in_the_sandbox_too(tmp_path: Path) -> None:
     assert ended(root) is TerminationReason.COMPLETED
     gates = [e for e in stored_events(root) if isinstance(e, GateFinished)]
     assert [g.status for g in gates] == [GateStatus.PASSED]
+
+
+def test_a_loopback_endpoint_below_1024_is_refused_before_the_run_starts(tmp_path: Path) -> None:
+    """The relay listens at the endpoint's own port inside, where no agent may take one below
+    1024: said at once, not as an agent that fails to start."""
+    root = hostile_workspace(tmp_path, "", extra=REQUIRED + 'allow = ["127.0.0.1:80"]\n')
+    done = run_ralph("run", cwd=root, env=_environment(tmp_path / "home"))
+    assert done.returncode == 2
+    said = " ".join(done.stderr.split())
+    assert "cannot relay a loopback endpoint below port 1024 (127.0.0.1:80)" in said

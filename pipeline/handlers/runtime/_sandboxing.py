@@ -112,6 +112,18 @@ class SandboxChoice:
         return withheld_variables(environ, EnvironmentRules(patterns, needs.set_env))
 
 
+def _low_port(reachable: tuple[Endpoint, ...]) -> str | None:
+    """Why the sandbox cannot serve ``reachable``: a loopback endpoint below port 1024 is
+    relayed at its own port inside, where an agent without privileges cannot listen."""
+    low = [str(e) for e in reachable if e.is_loopback and e.port < 1024]
+    if not low:
+        return None
+    return (
+        f"the sandbox cannot relay a loopback endpoint below port 1024 ({', '.join(low)}): "
+        "serve it on a port from 1024"
+    )
+
+
 def choose_sandbox(
     config: RalphConfig,
     environ: Mapping[str, str] | None = None,
@@ -126,13 +138,14 @@ def choose_sandbox(
     if policy.mode is SandboxMode.OFF:
         return SandboxChoice(policy, None, "off ([sandbox] mode is off)")
     found = probe(os.environ if environ is None else environ, policy.uid)
-    if not found.works:
+    choice = SandboxChoice(policy, found, "", endpoints)
+    reason = found.reason or _low_port(choice.reachable(config))
+    if reason is not None:
         if policy.mode is SandboxMode.REQUIRED:
             raise SandboxUnavailableError(
-                f'the sandbox is required ([sandbox] mode = "required") but {found.reason}'
+                f'the sandbox is required ([sandbox] mode = "required") but {reason}'
             )
-        return SandboxChoice(policy, None, f"off ({found.reason}; {_OFF_HINT})")
-    choice = SandboxChoice(policy, found, "", endpoints)
+        return SandboxChoice(policy, None, f"off ({reason}; {_OFF_HINT})", endpoints)
     reachable = ", ".join(map(str, choice.reachable(config))) or "none"
     return attrs.evolve(choice, said=f"on ({found.backend}; network: {reachable})")
 

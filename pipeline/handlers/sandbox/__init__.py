@@ -14,6 +14,7 @@
 
 from pipeline.handlers.sandbox._network import NO_PROXY, NetworkGate, relay_source
 from pipeline.handlers.sandbox._probe import INSTALL_HINT, Probe, probe
+from pipeline.handlers.sandbox._reach import reach_from_inside
 from pipeline.handlers.sandbox._relay import FAILED as RELAY_FAILED
 from pipeline.handlers.sandbox._routes import (
     PROXY_PORT,
@@ -37,5 +38,6 @@ __all__ = [
     "Sandbox",
     "WorkspacePaths",
     "probe",
+    "reach_from_inside",
     "relay_source",
 ]
