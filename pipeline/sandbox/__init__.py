@@ -9,7 +9,9 @@ arguments (``docs/research/sandbox-design.md``, sections 5 to 8 and 10).
 - :func:`sandbox_environment` is the environment a sandboxed process gets, and
   :func:`withheld_variables` the names it does not.
 - :data:`SANDBOX_PRESETS` says what each agent preset needs: its folders under ``$HOME``, its
-  variables, where its model endpoint is set.
+  variables, where its model endpoint is set; :data:`PROVIDER_ENDPOINTS` where each model
+  provider OpenCode and aider name is served, :func:`opencode_provider` and
+  :func:`aider_provider` which provider a model name means.
 
 Nothing here reads a file, the environment or the clock: the handler gives every input. Not
 used by any handler yet (commit 1 of the design's plan, section 13).
@@ -56,6 +58,13 @@ from pipeline.sandbox._presets import (
     SandboxPreset,
     preset_paths,
 )
+from pipeline.sandbox._providers import (
+    LITELLM_BASE_URL_VARIABLES,
+    OPENCODE_BASE_URL_VARIABLES,
+    PROVIDER_ENDPOINTS,
+    aider_provider,
+    opencode_provider,
+)
 
 __all__ = [
     "ACCOUNT_NAME",
@@ -65,8 +74,11 @@ __all__ = [
     "DENY_LIST",
     "DOCUMENTED_VARIABLES",
     "GIT_CONFIG_PATHS",
+    "LITELLM_BASE_URL_VARIABLES",
     "MANDATORY_FLAGS",
     "MAX_UID",
+    "OPENCODE_BASE_URL_VARIABLES",
+    "PROVIDER_ENDPOINTS",
     "RALPH_ONLY_VARIABLES",
     "RELAY_MOUNT",
     "SANDBOX_PRESETS",
@@ -86,8 +98,10 @@ __all__ = [
     "SandboxMode",
     "SandboxPolicy",
     "SandboxPreset",
+    "aider_provider",
     "expand_home",
     "mount_plan",
+    "opencode_provider",
     "parse_endpoint",
     "path_problem",
     "pattern_problem",

@@ -168,9 +168,12 @@ SANDBOX_PRESETS: Final[Mapping[str, SandboxPreset]] = types.MappingProxyType(
                 ),
             ),
             pass_env=("OPENAI_*", "CODEX_*"),
+            # no variable: Codex 0.169 ignores OPENAI_BASE_URL (measured), only its config moves it
             base_url=BaseUrlSettings(
-                variables=("OPENAI_BASE_URL",),
-                config_keys=(ConfigKey("config.toml", "model_providers.*.base_url"),),
+                config_keys=(
+                    ConfigKey("config.toml", "model_providers.*.base_url"),
+                    ConfigKey("config.toml", "openai_base_url"),
+                ),
                 defaults=(Endpoint("api.openai.com", _HTTPS), Endpoint("chatgpt.com", _HTTPS)),
             ),
         ),
@@ -212,8 +215,9 @@ SANDBOX_PRESETS: Final[Mapping[str, SandboxPreset]] = types.MappingProxyType(
                 ".aider.model.metadata.json",
             ),
             pass_env=("AIDER_*", "OPENAI_*", "ANTHROPIC_*", "GEMINI_*"),
+            # litellm's order for OpenAI (each provider's: LITELLM_BASE_URL_VARIABLES)
             base_url=BaseUrlSettings(
-                variables=("OPENAI_API_BASE", "OPENAI_BASE_URL"), by_provider=True
+                variables=("OPENAI_BASE_URL", "OPENAI_API_BASE"), by_provider=True
             ),
         ),
     }

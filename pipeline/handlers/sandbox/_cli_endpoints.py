@@ -1,0 +1,212 @@
+"""The model endpoints of Claude Code, Codex and Gemini CLI, found where each CLI finds its base
+URL (I/O: reads their settings files).
+
+Each order below is the CLI's own, measured with the pinned version
+(``pipeline.testing.agent_clis``) against two scripted model servers, one named by each
+place, or read in its source; it is not always "variables, then files":
+
+- Claude Code (2.1.328) applies its settings files' ``env`` over its environment, the
+  workspace's ``.claude/settings.local.json`` over ``.claude/settings.json`` over the user's.
+- Codex (0.169.0) takes its base URL from ``config.toml`` only: ``OPENAI_BASE_URL`` is ignored.
+- Gemini CLI (0.61.0) takes a variable from the environment before the first ``.env`` file it
+  finds, and the host from its auth type (an API key, Google login, Vertex AI).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from pipeline.handlers.sandbox._cli_config import (
+    AgentSetup,
+    Source,
+    Variables,
+    dig,
+    endpoint_in,
+    read_dotenv,
+    read_json,
+    read_toml,
+)
+from pipeline.sandbox import SANDBOX_PRESETS, Endpoint, SandboxError
+
+__all__ = ["claude_endpoints", "codex_endpoints", "gemini_endpoints"]
+
+_ANTHROPIC_BASE_URL: Final = "ANTHROPIC_BASE_URL"
+
+_CODEX_OSS_PORTS: Final[Mapping[str, int]] = {"ollama": 11434, "lmstudio": 1234}
+"""Codex's built-in local providers and their default ports (``CODEX_OSS_PORT`` moves them)."""
+_CODEX_BUILT_IN: Final = frozenset({"openai", "amazon-bedrock", *_CODEX_OSS_PORTS})
+"""Provider ids the config cannot redefine: Codex keeps its own entry for them."""
+
+_CODE_ASSIST: Final = Endpoint("cloudcode-pa.googleapis.com", 443)
+"""Where Gemini CLI sends a Google login's requests (its ``CODE_ASSIST_ENDPOINT``)."""
+_GOOGLE_LOGINS: Final = frozenset({"oauth-personal", "compute-default-credentials"})
+_VERTEX_REGIONAL: Final[Mapping[str, Endpoint]] = {
+    "us": Endpoint("aiplatform.us.rep.googleapis.com", 443),
+    "eu": Endpoint("aiplatform.eu.rep.googleapis.com", 443),
+}
+_VERTEX_GLOBAL: Final = Endpoint("aiplatform.googleapis.com", 443)
+
+
+def _one(found: Endpoint | None, otherwise: tuple[Endpoint, ...]) -> tuple[Endpoint, ...]:
+    return (found,) if found is not None else otherwise
+
+
+def claude_endpoints(setup: AgentSetup) -> tuple[Endpoint, ...]:
+    """Claude Code's: ``env.ANTHROPIC_BASE_URL`` in the workspace's
+    ``.claude/settings.local.json``, its ``.claude/settings.json``, the user's
+    ``settings.json`` (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``), then ``ANTHROPIC_BASE_URL``,
+    else ``api.anthropic.com:443``."""
+    preset = SANDBOX_PRESETS["claude"]
+    user = Path(preset.folders[0].locate(setup.environ, setup.home)) / "settings.json"
+    project = () if setup.workspace is None else (setup.workspace / ".claude",)
+    files = (
+        *(folder / name for folder in project for name in ("settings.local.json", "settings.json")),
+        user,
+    )
+    for file in files:
+        where = f"{file}: env.{_ANTHROPIC_BASE_URL}"
+        found = endpoint_in(dig(read_json(file), "env", _ANTHROPIC_BASE_URL), where)
+        if found is not None:
+            return (found,)
+    return _one(setup.variables.endpoint((_ANTHROPIC_BASE_URL,)), preset.base_url.defaults)
+
+
+def _codex_selected(config: Mapping[str, object]) -> str | None:
+    """The provider ``config.toml`` selects: its profile's ``model_provider`` (``profile =
+    "name"``), else the top-level one."""
+    profile = config.get("profile")
+    chosen = (
+        dig(config, "profiles", profile, "model_provider") if isinstance(profile, str) else None
+    )
+    for value in (chosen, config.get("model_provider")):
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _codex_oss_port(variables: Variables, default: int) -> int:
+    """``CODEX_OSS_PORT`` when it is a port number, else ``default`` (as Codex reads it)."""
+    found = variables.value("CODEX_OSS_PORT")
+    text = "" if found is None else found[0]
+    if text.isascii() and text.isdigit() and 0 < int(text) < 65536:
+        return int(text)
+    return default
+
+
+def _codex_provider(
+    name: str, config: Mapping[str, object], file: Path, variables: Variables
+) -> tuple[Endpoint, ...]:
+    defaults = SANDBOX_PRESETS["codex"].base_url.defaults
+    if name == "openai":
+        return _one(
+            endpoint_in(config.get("openai_base_url"), f"{file}: openai_base_url"), defaults
+        )
+    if name in _CODEX_OSS_PORTS:
+        local = Endpoint("localhost", _codex_oss_port(variables, _CODEX_OSS_PORTS[name]))
+        return _one(variables.endpoint(("CODEX_OSS_BASE_URL",)), (local,))
+    if name in _CODEX_BUILT_IN:
+        # amazon-bedrock: its host is built from an AWS region, which only allow can name
+        return ()
+    provider = dig(config, "model_providers", name)
+    if not isinstance(provider, Mapping):
+        return ()  # Codex refuses to start with a provider it does not know
+    where = f"{file}: model_providers.{name}.base_url"
+    # without a base_url Codex sends the provider's requests where it sends OpenAI's
+    return _one(endpoint_in(provider.get("base_url"), where), defaults)
+
+
+def codex_endpoints(setup: AgentSetup) -> tuple[Endpoint, ...]:
+    """Codex's: the provider ``config.toml`` (``$CODEX_HOME`` or ``~/.codex``) selects, or,
+    with none selected, the built-in ``openai`` and every provider the file defines.
+
+    ``openai`` is ``openai_base_url``, else ``api.openai.com:443`` and ``chatgpt.com:443``
+    (an API key or a ChatGPT login; which one is in ``auth.json``, which is not read). A
+    defined provider is its ``base_url``. The others are kept because an agent's ``args``
+    (``-c model_provider=...``, ``--profile``) may select one, and they are not seen here.
+    Codex's own side traffic (its curated plugins from GitHub and ``chatgpt.com``, measured
+    with a custom provider) is not model traffic: it fails soft and is left refused.
+    """
+    folder = Path(SANDBOX_PRESETS["codex"].folders[0].locate(setup.environ, setup.home))
+    file = folder / "config.toml"
+    config = read_toml(file) or {}
+    selected = _codex_selected(config)
+    if selected is not None:
+        return _codex_provider(selected, config, file, setup.variables)
+    defined = dig(config, "model_providers")
+    names = (
+        [name for name in defined if name not in _CODEX_BUILT_IN]
+        if isinstance(defined, Mapping)
+        else []
+    )
+    found = (_codex_provider(name, config, file, setup.variables) for name in ("openai", *names))
+    return tuple(dict.fromkeys(itertools.chain.from_iterable(found)))
+
+
+def _gemini_dotenv(setup: AgentSetup) -> Source | None:
+    """The one ``.env`` file Gemini CLI reads: from the workspace up to ``/``, each folder's
+    ``.gemini/.env`` then ``.env``, then ``~/.gemini/.env`` and ``~/.env``; the first that
+    exists is the only one read (a trusted folder: ralph runs it headless)."""
+    home = Path(setup.home)
+    folders = () if setup.workspace is None else (setup.workspace, *setup.workspace.parents)
+    candidates = (
+        *(folder / name for folder in folders for name in (".gemini/.env", ".env")),
+        home / ".gemini" / ".env",
+        home / ".env",
+    )
+    for candidate in candidates:
+        # os.path.exists, like Node's existsSync, is False for a path it may not look at
+        if os.path.exists(candidate):
+            return Source(str(candidate), read_dotenv(candidate) or {})
+    return None
+
+
+def _gemini_auth(setup: AgentSetup, variables: Variables) -> str | None:
+    """The auth type: ``security.auth.selectedType`` in the workspace's or the user's
+    ``settings.json`` (the workspace's wins), else what the variables select."""
+    user = Path(SANDBOX_PRESETS["gemini"].folders[0].locate(setup.environ, setup.home))
+    folders = ((setup.workspace / ".gemini",) if setup.workspace is not None else ()) + (user,)
+    for folder in folders:
+        chosen = dig(read_json(folder / "settings.json", comments=True), "security", "auth")
+        selected = dig(chosen, "selectedType")
+        if isinstance(selected, str) and selected:
+            return selected
+    for name, auth in (
+        ("GOOGLE_GENAI_USE_GCA", "oauth-personal"),
+        ("GOOGLE_GENAI_USE_VERTEXAI", "vertex-ai"),
+    ):
+        found = variables.value(name)
+        if found is not None and found[0] == "true":
+            return auth
+    return None
+
+
+def gemini_endpoints(setup: AgentSetup) -> tuple[Endpoint, ...]:
+    """Gemini CLI's: with a Google login, ``CODE_ASSIST_ENDPOINT`` or
+    ``cloudcode-pa.googleapis.com:443``; with Vertex AI, ``GOOGLE_VERTEX_BASE_URL`` or the
+    host of ``GOOGLE_CLOUD_LOCATION``; else ``GOOGLE_GEMINI_BASE_URL`` or
+    ``generativelanguage.googleapis.com:443``. Each variable from the agent's ``env``, the
+    environment, then Gemini CLI's ``.env`` file."""
+    dotenv = _gemini_dotenv(setup)
+    variables = setup.variables.extended(under=() if dotenv is None else (dotenv,))
+    auth = _gemini_auth(setup, variables)
+    if auth in _GOOGLE_LOGINS:
+        return _one(variables.endpoint(("CODE_ASSIST_ENDPOINT",)), (_CODE_ASSIST,))
+    if auth == "vertex-ai":
+        found = variables.endpoint(("GOOGLE_VERTEX_BASE_URL",))
+        if found is not None:
+            return (found,)
+        location = variables.value("GOOGLE_CLOUD_LOCATION")
+        if location is None or location[0] == "global":
+            return (_VERTEX_GLOBAL,)
+        if location[0] in _VERTEX_REGIONAL:
+            return (_VERTEX_REGIONAL[location[0]],)
+        if not re.fullmatch(r"[a-z0-9-]+", location[0]):
+            raise SandboxError(f"{location[1]} is not a Google Cloud location: {location[0]!r}")
+        return (Endpoint(f"{location[0]}-aiplatform.googleapis.com", 443),)
+    defaults = SANDBOX_PRESETS["gemini"].base_url.defaults
+    return _one(variables.endpoint(("GOOGLE_GEMINI_BASE_URL",)), defaults)
