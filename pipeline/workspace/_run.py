@@ -329,7 +329,7 @@ def _drive_held(
     kept_paths: tuple[str, ...],
 ) -> DurableRun:
     """:func:`drive` once the workspace is held."""
-    sandboxing = choose_sandbox(workspace.config)
+    sandboxing = choose_sandbox(workspace.config, workspace.layout.root)
     if (
         on_warning is not None
         and sandboxing.probe is None

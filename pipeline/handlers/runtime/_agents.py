@@ -48,7 +48,12 @@ from pipeline.handlers.responses import judged
 from pipeline.handlers.runtime._failures import configuration_error, strip_ansi
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._reports import read_report
-from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in
+from pipeline.handlers.runtime._sandboxing import (
+    SandboxChoice,
+    agent_needs,
+    run_in,
+    sandbox_hint,
+)
 from pipeline.handlers.sandbox import Sandbox
 from pipeline.sandbox import Endpoint
 
@@ -227,7 +232,11 @@ class AgentInvoker:
             ConnectionRefused(role, name, str(endpoint), Count(min(times, MAX_COUNT)), now())
             for endpoint, times in sorted(refused.items(), key=str)
         )
-        return (usage, *self._outcome(effect, result, log, reached_model), *refusals)
+        outcome = self._outcome(effect, result, log, reached_model)
+        if self.sandbox is not None and not reached_model:
+            reach = self.sandbox.allowed(agent_needs(config, self.endpoints.get(name, ())))
+            outcome = tuple(sandbox_hint(fact, reach) for fact in outcome)
+        return (usage, *outcome, *refusals)
 
     def _usage(
         self, effect: InvokeAgent, config: AgentConfig, model: str | None, log: Path

@@ -17,11 +17,25 @@ from attrs import frozen
 
 from pipeline.config import AgentConfig, RalphConfig
 from pipeline.errors import PipelineError
-from pipeline.events import Instant, SandboxChecked
+from pipeline.events import (
+    ErrorKind,
+    Instant,
+    InvocationFailed,
+    PipelineEvent,
+    Role,
+    SandboxChecked,
+)
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
 from pipeline.handlers.runtime._gitcmd import git_dirs
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.sandbox import AgentNeeds, Probe, Sandbox, WorkspacePaths, probe
+from pipeline.handlers.sandbox import (
+    AgentNeeds,
+    Probe,
+    Sandbox,
+    WorkspacePaths,
+    derive_endpoints,
+    probe,
+)
 from pipeline.sandbox import (
     SANDBOX_PRESETS,
     Endpoint,
@@ -124,20 +138,45 @@ def _low_port(reachable: tuple[Endpoint, ...]) -> str | None:
     )
 
 
+def model_endpoints(
+    config: RalphConfig, workspace: Path, environ: Mapping[str, str]
+) -> dict[str, tuple[Endpoint, ...]]:
+    """Each agent's model endpoints, by name, for every model it may run (its own and its
+    hats'), read where its CLI reads them. Raises :class:`SandboxUnavailableError` naming the
+    agent when a setting there is no endpoint."""
+    hats = (*(config.hats.for_role(role) for role in Role), *config.hats.work.values())
+    home = os.path.realpath(environ.get("HOME") or os.path.expanduser("~"))
+    found: dict[str, tuple[Endpoint, ...]] = {}
+    for name, agent in config.agents.items():
+        models = dict.fromkeys([agent.model, *(agent.model_for(hat) for hat in hats)])
+        try:
+            derived = [
+                endpoint
+                for model in models
+                for endpoint in derive_endpoints(
+                    agent.preset, agent.env, environ, home, model, workspace
+                )
+            ]
+        except SandboxError as error:
+            raise SandboxUnavailableError(f"agents.{name}: {error}") from None
+        found[name] = tuple(dict.fromkeys(derived))
+    return found
+
+
 def choose_sandbox(
-    config: RalphConfig,
-    environ: Mapping[str, str] | None = None,
-    endpoints: Mapping[str, tuple[Endpoint, ...]] | None = None,
+    config: RalphConfig, workspace: Path, environ: Mapping[str, str] | None = None
 ) -> SandboxChoice:
-    """The sandbox a run of ``config`` runs its agents in, as ``[sandbox]`` asks and the
-    machine allows (``environ``'s ``PATH`` finds bwrap); ``endpoints``: each agent's model
-    endpoints. Raises :class:`SandboxUnavailableError` when it is required and cannot
-    start."""
-    endpoints = {} if endpoints is None else endpoints
+    """The sandbox a run of ``config`` in ``workspace`` runs its agents in, as ``[sandbox]``
+    asks and the machine allows (``environ``: the agents' environment, default this
+    process's; its ``PATH`` finds bwrap), with each agent's model endpoints. Raises
+    :class:`SandboxUnavailableError` when it is required and cannot start, or when an
+    agent's base-URL setting is no endpoint."""
+    environ = os.environ if environ is None else environ
     policy = config.sandbox.policy()
     if policy.mode is SandboxMode.OFF:
         return SandboxChoice(policy, None, "off ([sandbox] mode is off)")
-    found = probe(os.environ if environ is None else environ, policy.uid)
+    found = probe(environ, policy.uid)
+    endpoints = model_endpoints(config, workspace, environ) if found.works else {}
     choice = SandboxChoice(policy, found, "", endpoints)
     reason = found.reason or _low_port(choice.reachable(config))
     if reason is not None:
@@ -163,6 +202,18 @@ def agent_needs(config: AgentConfig, endpoints: tuple[Endpoint, ...] = ()) -> Ag
         pass_env=table.pass_env,
         set_env=dict(config.env),
     )
+
+
+def sandbox_hint(fact: PipelineEvent, reachable: tuple[Endpoint, ...]) -> PipelineEvent:
+    """``fact`` as said of an agent that failed in the sandbox before any model request: the
+    failure names what the sandbox lets it reach, and is no rate limit whatever its output
+    says (an agent that cannot connect retries with "overloaded" messages), nor retried."""
+    if not isinstance(fact, InvocationFailed):
+        return fact
+    allowed = ", ".join(map(str, reachable)) or "nothing ([sandbox] network is none)"
+    message = f"{fact.message}; the sandbox lets this agent reach only {allowed}"
+    kind = ErrorKind.NON_ZERO_EXIT if fact.error is ErrorKind.RATE_LIMITED else fact.error
+    return attrs.evolve(fact, error=kind, message=message, retriable=False)
 
 
 def run_in(
