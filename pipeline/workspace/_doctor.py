@@ -34,6 +34,7 @@ from pipeline.workspace._doctor_agents import agent_pitfalls as agent_pitfalls
 from pipeline.workspace._doctor_agents import check_agents
 from pipeline.workspace._doctor_check import Check, Runner, Status, run_command
 from pipeline.workspace._doctor_gates import check_gates
+from pipeline.workspace._doctor_sandbox import check_sandbox
 from pipeline.workspace._programs import missing_programs
 from pipeline.workspace._run import locate_store
 
@@ -289,8 +290,8 @@ def diagnose(
     run: Runner = run_command,
 ) -> tuple[Check, ...]:
     """Every check of the workspace at ``root``, in the order a run meets them: git, the
-    configuration, the prompt, the final check and the gates, ``.ralph/``, the store, then
-    each agent."""
+    configuration, the prompt, the final check and the gates, ``.ralph/``, the store, each
+    agent, then the sandbox they run in."""
     root = root.resolve()
     checks = check_git(root, environ, run)
     config_checks, config = check_config(root)
@@ -303,4 +304,5 @@ def diagnose(
     checks += check_store(_location(root, config, store))
     if config is not None:
         checks += check_agents(root, config, environ, is_root=is_root, run=run)
+        checks += check_sandbox(root, config, environ)
     return tuple(checks)

@@ -35,6 +35,7 @@ from pipeline.handlers.runtime._sandboxing import (
     SandboxChoice,
     SandboxUnavailableError,
     choose_sandbox,
+    model_endpoints,
 )
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
 from pipeline.handlers.runtime._screen import (
@@ -83,6 +84,7 @@ __all__ = [
     "is_rate_limited",
     "load_hat_schemas",
     "load_response_schemas",
+    "model_endpoints",
     "new_run_id",
     "own_paths",
     "ralph_executable",
