@@ -5,16 +5,14 @@ renderers do) and loaded in headless Chromium, and runs nothing."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
 
+from tests.chromium import CHROMIUM, dump_dom
 from tests.runtime.workspace import RALPH, ROOT, make_workspace
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 AGENT = """#!/bin/sh
 svg='<svg onload="document.body.dataset.ran=1"></svg>'
@@ -54,24 +52,7 @@ def test_agent_html_in_the_markdown_report_runs_nothing_when_rendered(tmp_path: 
     page.write_text(
         f"<!doctype html><html><head><meta charset=utf-8></head><body>{body}</body></html>"
     )
-    dumped = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--virtual-time-budget=3000",
-            "--dump-dom",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert dumped.returncode == 0, dumped.stderr
-    dom = dumped.stdout
+    dom = dump_dom(page)
     assert "data-ran" not in dom
     assert "<svg" not in dom
     assert "<img" not in dom

@@ -8,8 +8,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Sequence
 from datetime import timedelta
 from html.parser import HTMLParser
@@ -27,11 +25,10 @@ from pipeline.events import (
     PipelineEvent,
 )
 from pipeline.views import GateOutcome, GateRun, gate_runs, timeline
+from tests.chromium import CHROMIUM, dump_dom
 from tests.runtime.test_gates import CHECK, gate_toml, gated_workspace
 from tests.runtime.workspace import FINISH_EVERYTHING, make_workspace, ralph, scripted
 from tests.support import budget, gate_spec, scripted_run
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 HOSTILE = (
     "import sys\n"
@@ -293,28 +290,12 @@ def test_chromium_shows_the_gate_bars_and_runs_nothing_of_the_gates(
     assert CHROMIUM is not None, "CI must have chromium: .ci/run installs it"
     target = tmp_path / "report.html"
     assert ralph("report", "--html", str(target), cwd=gated_run).returncode == 0
-    dumped = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--virtual-time-budget=3000",
-            "--dump-dom",
-            target.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert dumped.returncode == 0, dumped.stderr
-    page = _page(dumped.stdout)
+    dumped = dump_dom(target)
+    page = _page(dumped)
     assert len(page.gate_bars) == 4
     for bar in page.gate_bars:
         left, width = (float(part.split(":")[1].rstrip("%")) for part in bar["style"].split(";"))
         assert left >= 0
         assert left + width <= 100.001
-    assert "data-ran" not in dumped.stdout
+    assert "data-ran" not in dumped
     assert "script" not in page.tags

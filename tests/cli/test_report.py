@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -18,6 +17,7 @@ from pipeline.cli._report import html_report, markdown_report, spend_rows
 from pipeline.events import CostSource, InvocationStarted, PipelineEvent, UsageReported
 from pipeline.simulation import USAGE_CHOICE
 from pipeline.views import Outcome, timeline
+from tests.chromium import CHROMIUM, dump_dom
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     make_workspace,
@@ -29,8 +29,6 @@ from tests.runtime.workspace import (
 from tests.support import scripted_run
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 class _Bars(HTMLParser):
@@ -157,16 +155,8 @@ def test_headless_chromium_renders_one_visible_bar_per_invocation(
         root = failover_run
     page = tmp_path / "report.html"
     assert ralph("report", "--html", str(page), cwd=root).returncode == 0
-    chromium = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
-    dumped = subprocess.run(
-        [*chromium, "--dump-dom", page.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert dumped.returncode == 0, dumped.stderr
-    rendered = _bars(dumped.stdout)
+    dumped = dump_dom(page)
+    rendered = _bars(dumped)
     assert len(rendered.bars) == _invocations(stored_events(root))
     lanes: dict[str, list[tuple[float, float]]] = {}
     for b in rendered.bars:
@@ -180,7 +170,16 @@ def test_headless_chromium_renders_one_visible_bar_per_invocation(
         assert all(a[1] <= b[0] + 1e-6 for a, b in itertools.pairwise(spans))
     shot = tmp_path / f"report-{run}.png"
     taken = subprocess.run(
-        [*chromium, f"--screenshot={shot}", "--window-size=1400,900", page.as_uri()],
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--screenshot={shot}",
+            "--window-size=1400,900",
+            page.as_uri(),
+        ],
         capture_output=True,
         text=True,
         timeout=120,

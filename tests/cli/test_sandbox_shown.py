@@ -38,7 +38,8 @@ from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold, reduce
 from pipeline.state import PipelineState
 from pipeline.views import gate_runs, sandbox_view, screen_runs, timeline
-from tests.cli.test_gates_shown import _MARKUP, CHROMIUM, _Page
+from tests.chromium import CHROMIUM, dump_dom
+from tests.cli.test_gates_shown import _MARKUP, _Page
 from tests.cli.test_progress import _panel
 from tests.runtime.test_sandbox import _bin_without_bwrap, _environment, hostile_workspace
 from tests.runtime.workspace import RALPH, ralph
@@ -310,24 +311,8 @@ def test_chromium_runs_nothing_of_a_hostile_endpoint(tmp_path: Path) -> None:
     target = tmp_path / "report.html"
     html, _ = _reports(_sandboxed(_refused(HOSTILE, 2), _refused("example.org:443", 1)))
     target.write_text(html, encoding="utf-8")
-    dumped = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--virtual-time-budget=3000",
-            "--dump-dom",
-            target.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert dumped.returncode == 0, dumped.stderr
-    page = _page(dumped.stdout)
+    dumped = dump_dom(target)
+    page = _page(dumped)
     assert [count for _endpoint, count in page.refused] == ["2", "1"]
-    assert "data-ran" not in dumped.stdout
+    assert "data-ran" not in dumped
     assert "script" not in page.tags
