@@ -18,8 +18,9 @@ the last step repeats once the list is used up. A step may::
     exit = 0                          # the exit status
 
 How many steps of each kind each script has taken is kept in
-``.ralph/scripted-agent-state.json`` under the workspace root (``RALPH_WORKSPACE_ROOT``, else
-the current directory), so consecutive invocations move through the script. A malformed script
+``.agent/scripted-agent-state.json`` under the workspace root (``RALPH_WORKSPACE_ROOT``, else
+the current directory), so consecutive invocations move through the script: in ``.agent``,
+which an agent may write in the sandbox (``.ralph`` is read-only to it). A malformed script
 exits 2 with a one-line error.
 """
 
@@ -108,7 +109,7 @@ def load_script(path: Path) -> Script:
 def _next_step(
     script: Script, script_path: Path, kind: str, root: Path, hat: str = ""
 ) -> Step | None:
-    state_path = root / ".ralph" / "scripted-agent-state.json"
+    state_path = root / ".agent" / "scripted-agent-state.json"
     taken: dict[str, Any] = {}
     if state_path.is_file():
         taken = json.loads(state_path.read_text("utf-8"))

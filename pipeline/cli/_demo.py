@@ -173,7 +173,7 @@ def _config(python: str) -> str:
     return f"""\
 # The demo's configuration: the scripted agent plays every role.
 prompt_file = "PROMPT.md"
-validate = {json.dumps([python, "-m", "unittest", "-q"])}
+validate = {json.dumps([python, "-B", "-m", "unittest", "-q"])}
 
 [budgets]
 max_iterations = 4

@@ -57,9 +57,9 @@ class AgentSandboxConfig:
 class SandboxConfig:
     """``[sandbox]``: the sandbox every agent of the workspace runs in."""
 
-    mode: str = SandboxMode.OFF.value
-    """``auto`` (on where the machine supports it), ``required`` (refuse to start without it)
-    or ``off`` (today's default, until every part of the sandbox is built)."""
+    mode: str = SandboxMode.AUTO.value
+    """``auto`` (the default: on where the machine supports it), ``required`` (refuse to
+    start without it) or ``off``."""
     network: str = NetworkMode.ALLOW.value
     """``allow``: the agents' model endpoints and ``allow``; ``none``: nothing at all."""
     allow: tuple[str, ...] = ()

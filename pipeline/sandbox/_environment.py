@@ -53,6 +53,12 @@ DOCUMENTED_VARIABLES: Final = (
     "XDG_*_HOME",
     "GIT_AUTHOR_*",
     "GIT_COMMITTER_*",
+    # How Python behaves, not what it runs: no bytecode files in the workspace, unbuffered or
+    # UTF-8 output (PYTHONPATH and PYTHONSTARTUP name code, and stay out).
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONUNBUFFERED",
+    "PYTHONIOENCODING",
+    "PYTHONUTF8",
     # The run's own (RALPH_RUN_ID, RALPH_EVENTS_FILE, RALPH_ROLE, ...), as agents get them
     # today; RALPH_ONLY_VARIABLES are taken out below.
     "RALPH_*",

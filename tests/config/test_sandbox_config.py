@@ -18,9 +18,9 @@ def refused(text: str) -> str:
     return str(caught.value)
 
 
-def test_without_a_sandbox_table_the_sandbox_is_off() -> None:
+def test_without_a_sandbox_table_the_sandbox_is_on_where_it_works() -> None:
     policy = parse_config("", "ralph.toml").sandbox.policy()
-    assert policy == SandboxPolicy(mode=SandboxMode.OFF)
+    assert policy == SandboxPolicy(mode=SandboxMode.AUTO)
 
 
 def test_every_key_reaches_the_policy() -> None:

@@ -24,8 +24,8 @@ pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
 def started_any_agent(root: Path) -> bool:
     """Whether the scripted agent ever ran, or a run was ever started, in ``root``."""
-    ralph_dir = root / ".ralph"
-    return (ralph_dir / "scripted-agent-state.json").exists() or (ralph_dir / "runs").exists()
+    scripted = root / ".agent" / "scripted-agent-state.json"
+    return scripted.exists() or (root / ".ralph" / "runs").exists()
 
 
 @pytest.mark.parametrize(

@@ -242,7 +242,7 @@ def test_an_answer_from_an_earlier_run_does_not_answer_a_later_runs_question(
     # The second run waits briefly: an answer would come at once; none must come at all.
     toml = root / "ralph.toml"
     toml.write_text(toml.read_text().replace("human_timeout_s = 120", "human_timeout_s = 4"))
-    (root / ".ralph" / "scripted-agent-state.json").unlink()  # the script starts over
+    (root / ".agent" / "scripted-agent-state.json").unlink()  # the script starts over
     (root / "work.txt").unlink()  # so that the second run's work is a change again
     commit_all(root)
     second = start_ralph("run", cwd=root)

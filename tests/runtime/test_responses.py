@@ -149,7 +149,7 @@ def test_always_invalid_stops_after_three_calls_for_a_person_then_resumes(
     assert "'parameters' is a required property" in needed.detail
     # The person fixes the agent: from now on it answers well.
     (root / ".ralph" / "script.toml").write_text(answer(VALID) + step("default"))
-    (root / ".ralph" / "scripted-agent-state.json").unlink()
+    (root / ".agent" / "scripted-agent-state.json").unlink()
     resumed = ralph("resume", cwd=root)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert len(developer_calls(root)) == 4

@@ -144,7 +144,8 @@ def hostile_workspace(tmp_path: Path, body: str, extra: str = REQUIRED) -> Path:
     script.write_text("#!/bin/sh\n" + body + SHELL_REPORTS)
     script.chmod(0o755)
     budgets = "max_iterations = 2\nmax_review_passes = 0\nmax_retries_per_agent = 0"
-    make_workspace(root, scripts={}, agents={"main": [str(script)]}, budgets=budgets, extra=extra)
+    agents = {"main": [str(script)]}
+    make_workspace(root, scripts={}, agents=agents, budgets=budgets, extra=extra, sandbox="")
     return root
 
 
@@ -277,14 +278,26 @@ def test_auto_without_bubblewrap_says_why_and_runs_as_before(tmp_path: Path) -> 
     assert checked.said.startswith("off (bwrap not found on PATH")
 
 
-def test_the_sandbox_is_off_unless_asked(tmp_path: Path) -> None:
+def test_off_runs_agents_as_before(tmp_path: Path) -> None:
     body = 'test -n "$SANDBOX_CANARY_TOKEN" && echo seen > canary.txt\n'
-    root = hostile_workspace(tmp_path, body, extra="")
+    root = hostile_workspace(tmp_path, body, extra='[sandbox]\nmode = "off"\n')
     done = run_ralph("run", cwd=root, env=_environment(planted_home(tmp_path)))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sandbox" not in done.stderr
     assert (root / "canary.txt").read_text() == "seen\n"
     assert not [e for e in stored_events(root) if isinstance(e, SandboxChecked)]
+
+
+def test_without_a_sandbox_table_agents_run_in_it_where_it_works(tmp_path: Path) -> None:
+    body = (
+        'test -n "$SANDBOX_CANARY_TOKEN" && echo seen > canary.txt || echo withheld > canary.txt\n'
+    )
+    root = hostile_workspace(tmp_path, body, extra="")
+    done = run_ralph("run", cwd=root, env=_environment(planted_home(tmp_path)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (root / "canary.txt").read_text() == "withheld\n"
+    (checked,) = [e for e in stored_events(root) if isinstance(e, SandboxChecked)]
+    assert (checked.mode, checked.on) == (SandboxMode.AUTO, True)
 
 
 def test_a_host_port_is_free_for_the_test(loopback_server: tuple[int, list[str]]) -> None:

@@ -87,8 +87,13 @@ def make_workspace(
     extra: str = "",
     prompt: str = "Make the tests pass.\n",
     agent_options: str = "timeout_s = 60\ninactivity_timeout_s = 30",
+    sandbox: str = 'mode = "off"',
 ) -> Path:
-    """A git repository at ``root`` with PROMPT.md, ralph.toml and scripts under .ralph/."""
+    """A git repository at ``root`` with PROMPT.md, ralph.toml and scripts under .ralph/.
+
+    The sandbox is off unless ``sandbox`` says otherwise (the body of ``[sandbox]``; empty:
+    none, so the default): these workspaces test the loop and its defences without it, and
+    their agents keep notes in ``.ralph/``, which a sandboxed agent may not write."""
     root.mkdir(parents=True, exist_ok=True)
     for args in (
         ["init", "--quiet", "--initial-branch", "main"],
@@ -105,7 +110,8 @@ def make_workspace(
         f"[agents.{name}]\ncommand = {json.dumps(list(command))}\n{agent_options}\n"
         for name, command in agents.items()
     )
-    config = f"{extra}\n[budgets]\n{budgets}\n\n{blocks}\n[chains]\n{chains}\n"
+    table = f"[sandbox]\n{sandbox}\n" if sandbox else ""
+    config = f"{extra}\n{table}[budgets]\n{budgets}\n\n{blocks}\n[chains]\n{chains}\n"
     (root / "ralph.toml").write_text(config)
     (root / "README.md").write_text("a repository\n")
     subprocess.run(["git", "add", "README.md", "PROMPT.md", "ralph.toml"], cwd=root, check=True)

@@ -44,7 +44,7 @@ def server_port() -> Iterator[int]:
 
 
 def test_off_is_said_with_how_to_turn_it_on(tmp_path: Path) -> None:
-    (check,) = _checks(tmp_path, COMMAND_AGENT)
+    (check,) = _checks(tmp_path, '[sandbox]\nmode = "off"\n' + COMMAND_AGENT)
     assert (check.name, check.status) == ("sandbox", Status.OK)
     assert "off in ralph.toml" in check.detail
     assert 'mode = "auto"' in check.fix

@@ -23,7 +23,6 @@ from returns.methods import unwrap_or_failure
 from pipeline.config import AgentConfig, HatConfig, HatsConfig, Price, PromptVia, RalphConfig
 from pipeline.effects import InvokeAgent
 from pipeline.events import (
-    ConnectionRefused,
     CostSource,
     Count,
     Digest,
@@ -51,8 +50,8 @@ from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._sandboxing import (
     SandboxChoice,
     agent_needs,
+    in_sandbox,
     run_in,
-    sandbox_hint,
 )
 from pipeline.handlers.sandbox import Sandbox
 from pipeline.sandbox import Endpoint
@@ -222,21 +221,14 @@ class AgentInvoker:
             grace_s=self.grace_s,
             group_file=self.layout.agent_group,
         )
-        result, refused = run_in(
-            self.sandbox, spec, agent_needs(config, self.endpoints.get(name, ()))
-        )
+        needs = agent_needs(config, self.endpoints.get(name, ()))
+        result, refused = run_in(self.sandbox, spec, needs)
         if result.exit_code is None and result.timed_out is None:
             return self._outcome(effect, result, log)  # it never ran: no usage
         usage, reached_model = self._usage(effect, config, model, log)
-        refusals = tuple(
-            ConnectionRefused(role, name, str(endpoint), Count(min(times, MAX_COUNT)), now())
-            for endpoint, times in sorted(refused.items(), key=str)
-        )
         outcome = self._outcome(effect, result, log, reached_model)
-        if self.sandbox is not None and not reached_model:
-            reach = self.sandbox.allowed(agent_needs(config, self.endpoints.get(name, ())))
-            outcome = tuple(sandbox_hint(fact, reach) for fact in outcome)
-        return (usage, *outcome, *refusals)
+        said = in_sandbox(self.sandbox, needs, outcome, reached_model, refused, (role, name, now()))
+        return (usage, *said)
 
     def _usage(
         self, effect: InvokeAgent, config: AgentConfig, model: str | None, log: Path

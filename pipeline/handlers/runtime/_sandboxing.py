@@ -8,6 +8,7 @@ reason said. ``required``: on, or :class:`SandboxUnavailableError` before anythi
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import final
@@ -18,6 +19,9 @@ from attrs import frozen
 from pipeline.config import AgentConfig, RalphConfig
 from pipeline.errors import PipelineError
 from pipeline.events import (
+    AgentName,
+    ConnectionRefused,
+    Count,
     ErrorKind,
     Instant,
     InvocationFailed,
@@ -25,6 +29,7 @@ from pipeline.events import (
     Role,
     SandboxChecked,
 )
+from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
 from pipeline.handlers.runtime._gitcmd import git_dirs
 from pipeline.handlers.runtime._layout import WorkspaceLayout
@@ -216,6 +221,42 @@ def sandbox_hint(fact: PipelineEvent, reachable: tuple[Endpoint, ...]) -> Pipeli
     return attrs.evolve(fact, error=kind, message=message, retriable=False)
 
 
+def in_sandbox(
+    sandbox: Sandbox | None,
+    needs: AgentNeeds,
+    outcome: tuple[PipelineEvent, ...],
+    reached_model: bool,
+    refused: Mapping[Endpoint, int],
+    who: tuple[Role, AgentName, Instant],
+) -> tuple[PipelineEvent, ...]:
+    """The ``outcome`` of an invocation (``who``: its role, agent and the time now) as run in
+    ``sandbox``: a failure before any model request names what the sandbox lets the agent
+    reach (:func:`sandbox_hint`), and one ``ConnectionRefused`` follows per endpoint the
+    network gate ``refused``."""
+    if sandbox is None:
+        return outcome
+    if not reached_model:
+        outcome = tuple(sandbox_hint(fact, sandbox.allowed(needs)) for fact in outcome)
+    role, agent, at = who
+    refusals = tuple(
+        ConnectionRefused(role, agent, str(endpoint), Count(min(times, MAX_COUNT)), at)
+        for endpoint, times in sorted(refused.items(), key=str)
+    )
+    return (*outcome, *refusals)
+
+
+def _missing_program(spec: ProcessSpec) -> str | None:
+    """Why ``spec``'s program cannot be started, as the system says it, or None."""
+    program = spec.argv[0]
+    if "/" in program:
+        found: str | None = str(spec.cwd / program)
+        if not os.access(found or "", os.X_OK) or os.path.isdir(found or ""):
+            found = None
+    else:
+        found = shutil.which(program, path=spec.env.get("PATH", os.defpath))
+    return None if found else f"[Errno 2] No such file or directory: {program!r}"
+
+
 def run_in(
     sandbox: Sandbox | None, spec: ProcessSpec, needs: AgentNeeds
 ) -> tuple[ProcessResult, Mapping[Endpoint, int]]:
@@ -224,6 +265,10 @@ def run_in(
     process (a ``write`` entry inside the agent program) starts nothing: the result says why."""
     if sandbox is None:
         return run_process(spec), {}
+    missing = _missing_program(spec)
+    if missing is not None:
+        # Said as running it directly says it: bwrap would only exit 1 with its own words.
+        return ProcessResult(None, 0, None, True, missing, "", 0), {}
     try:
         with sandbox.wrapped(spec, needs) as sandboxed:
             return run_process(sandboxed.spec), sandboxed.refused()

@@ -162,7 +162,7 @@ def test_each_run_writes_its_own_events_file_and_resume_reuses_it(tmp_path: Path
     topics = [orjson.loads(x)["topic"] for x in first_file.read_bytes().splitlines()]
     assert topics == ["archaeology.start", "map.created"]
     (root / ".ralph" / "s.toml").write_text(FINISH_EVERYTHING)
-    (root / ".ralph" / "scripted-agent-state.json").unlink()
+    (root / ".agent" / "scripted-agent-state.json").unlink()
     second = run_here(root)
     second_file = root / ".ralph" / f"events-{second.run_id}.jsonl"
     assert second.run_id != first.run_id
