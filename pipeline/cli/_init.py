@@ -192,6 +192,13 @@ prompt_file = "PROMPT.md"
 
 {_gate_lines(validate)}
 
+# Agents, gates and validate run in a sandbox where bubblewrap works (docs/architecture/
+# sandbox.md): the workspace writable, your secrets and ralph's files out of reach, the network
+# limited to each agent's model endpoint. Every run says whether it is on, and why not.
+[sandbox]
+mode = "auto"                   # auto | required (refuse to run without it) | off
+# allow = ["pkgs.example:443"]  # more host:port pairs agents may reach
+
 [budgets]
 {_iterations_line(workflow)}
 max_review_passes = 2

@@ -11,6 +11,7 @@ import pytest
 
 from pipeline.cli._init import starter_config, write_starter
 from pipeline.config import GateConfig, parse_config
+from pipeline.sandbox import SandboxMode
 from pipeline.workflows import load_preset, preset_names
 
 PYTEST = ["python3", "-m", "pytest", "-q"]
@@ -114,3 +115,9 @@ def test_the_gate_example_is_valid_with_every_workflow_preset(name: str) -> None
     text = starter_config(["claude"], ("make", "test"), load_preset(name))
     config = parse_config(uncommented(text), "ralph.toml")
     assert config.gates == (the_gate(["make", "test"]),)
+
+
+def test_the_starter_asks_for_the_sandbox_where_it_works() -> None:
+    text = starter_config(["claude"])
+    assert "[sandbox]" in text
+    assert parse_config(text, "ralph.toml").sandbox.policy().mode is SandboxMode.AUTO
