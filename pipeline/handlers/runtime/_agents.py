@@ -48,14 +48,8 @@ from pipeline.handlers.responses import judged
 from pipeline.handlers.runtime._failures import configuration_error, strip_ansi
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._reports import read_report
-from pipeline.handlers.runtime._sandboxing import (
-    SandboxChoice,
-    agent_needs,
-    run_in,
-    sandbox_hint,
-)
+from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in, sandbox_hint
 from pipeline.handlers.sandbox import Sandbox
-from pipeline.sandbox import Endpoint
 
 __all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker", "is_rate_limited"]
 
@@ -113,9 +107,9 @@ class AgentInvoker:
     """The configured price of a model (``[prices]``), for agents that report only tokens."""
     sandbox: Sandbox | None = None
     """Where agents run (None: directly)."""
-    endpoints: Mapping[str, tuple[Endpoint, ...]] = attrs.field(factory=dict)
-    """Each agent's model endpoints, as derived when the run started (the sandbox's network
-    lets it reach them)."""
+    choice: SandboxChoice | None = None
+    """The sandbox chosen when the run started, with each agent's model endpoints (its
+    network lets the agent reach them) and the variables its CLI's configuration names."""
 
     @classmethod
     def of(
@@ -143,7 +137,7 @@ class AgentInvoker:
         if choice is None:
             return attrs.evolve(self, grace_s=grace_s)
         sandbox = choice.sandbox(self.layout, config, self.run_id, stores)
-        return attrs.evolve(self, grace_s=grace_s, sandbox=sandbox, endpoints=choice.endpoints)
+        return attrs.evolve(self, grace_s=grace_s, sandbox=sandbox, choice=choice)
 
     def __call__(self, effect: InvokeAgent) -> Iterator[tuple[PipelineEvent, ...]]:
         """Run the agent ``effect`` names, in two steps: the fact that it starts (recorded
@@ -222,9 +216,8 @@ class AgentInvoker:
             grace_s=self.grace_s,
             group_file=self.layout.agent_group,
         )
-        result, refused = run_in(
-            self.sandbox, spec, agent_needs(config, self.endpoints.get(name, ()))
-        )
+        needs = agent_needs(config) if self.choice is None else self.choice.needs(name, config)
+        result, refused = run_in(self.sandbox, spec, needs)
         if result.exit_code is None and result.timed_out is None:
             return self._outcome(effect, result, log)  # it never ran: no usage
         usage, reached_model = self._usage(effect, config, model, log)
@@ -234,7 +227,7 @@ class AgentInvoker:
         )
         outcome = self._outcome(effect, result, log, reached_model)
         if self.sandbox is not None and not reached_model:
-            reach = self.sandbox.allowed(agent_needs(config, self.endpoints.get(name, ())))
+            reach = self.sandbox.allowed(needs)
             outcome = tuple(sandbox_hint(fact, reach) for fact in outcome)
         return (usage, *outcome, *refusals)
 
