@@ -45,28 +45,23 @@ from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.agents import ProcessResult, ProcessSpec
 from pipeline.handlers.agents.usage import UsageFigures, read_usage
 from pipeline.handlers.responses import judged
-from pipeline.handlers.runtime._failures import configuration_error, strip_ansi
+from pipeline.handlers.runtime._failures import (
+    configuration_error,
+    is_rate_limited,
+    last_line,
+    strip_ansi,
+)
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in, sandbox_hint
 from pipeline.handlers.sandbox import Sandbox
 
-__all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker", "is_rate_limited"]
+__all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker"]
 
 MAX_ARGUMENT_BYTES = 100_000
 """The longest prompt passed as one argument (Linux refuses arguments over 128 KiB)."""
 
-_RATE_LIMIT = re.compile(
-    rb"rate[ _-]?limit|too many requests|\b429\b|quota (?:exceeded|exhausted)|usage limit|"
-    rb"resource[ _]exhausted|overloaded",
-    re.IGNORECASE,
-)
 _TAIL_BYTES = 65_536
-
-
-def is_rate_limited(output_tail: bytes) -> bool:
-    """Whether an agent's output says it was rate limited (or its provider overloaded)."""
-    return _RATE_LIMIT.search(output_tail) is not None
 
 
 def _tail(path: Path) -> bytes:
@@ -78,12 +73,6 @@ def _tail(path: Path) -> bytes:
             return handle.read()
     except OSError:
         return b""
-
-
-def _last_line(tail: bytes) -> str:
-    """The last non-blank line of ``tail``, at most 300 characters."""
-    lines = [line for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
-    return lines[-1].strip()[:300] if lines else "no output"
 
 
 def _no_price(_model: str | None) -> Price | None:
@@ -295,7 +284,7 @@ class AgentInvoker:
                 kind = ErrorKind.KILLED
             else:
                 kind = ErrorKind.NON_ZERO_EXIT
-            message = f"exit status {result.exit_code}: {_last_line(tail)} (see {where})"
+            message = f"exit status {result.exit_code}: {last_line(tail)} (see {where})"
             # An agent whose output format reports usage but that reported none never reached
             # its model: what stopped it will stop it again.
             retriable = kind is not ErrorKind.NON_ZERO_EXIT or reached_model
