@@ -53,7 +53,13 @@ from pipeline.handlers.runtime._failures import (
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._reports import read_report
-from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in, sandbox_hint
+from pipeline.handlers.runtime._sandboxing import (
+    SandboxChoice,
+    agent_needs,
+    model_reached,
+    run_in,
+    sandbox_hint,
+)
 from pipeline.handlers.sandbox import Sandbox
 
 __all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker"]
@@ -209,7 +215,8 @@ class AgentInvoker:
         result, refused = run_in(self.sandbox, spec, needs)
         if result.exit_code is None and result.timed_out is None:
             return self._outcome(effect, result, log)  # it never ran: no usage
-        usage, reached_model = self._usage(effect, config, model, log)
+        usage, reported = self._usage(effect, config, model, log)
+        reached_model = model_reached(self.sandbox, needs, reported)
         refusals = tuple(
             ConnectionRefused(role, name, str(endpoint), Count(min(times, MAX_COUNT)), now())
             for endpoint, times in sorted(refused.items(), key=str)

@@ -49,7 +49,14 @@ from pipeline.sandbox import (
     withheld_variables,
 )
 
-__all__ = ["SandboxChoice", "SandboxUnavailableError", "agent_needs", "choose_sandbox", "run_in"]
+__all__ = [
+    "SandboxChoice",
+    "SandboxUnavailableError",
+    "agent_needs",
+    "choose_sandbox",
+    "model_reached",
+    "run_in",
+]
 
 _OFF_HINT = 'or set [sandbox] mode = "off" to silence this'
 
@@ -247,6 +254,16 @@ def agent_needs(
         pass_env=(*table.pass_env, *variables),
         set_env=dict(config.env),
     )
+
+
+def model_reached(sandbox: Sandbox | None, needs: AgentNeeds, reported: bool) -> bool:
+    """Whether an agent with ``needs`` may have reached its model: ``reported``, what its
+    output tells (it reported usage, or its format reports none), unless it is an agent CLI
+    (a preset) whose sandbox lets it reach nothing. Claude Code and Gemini CLI print usage
+    figures (zeros) even when no request got out (measured with network ``none``)."""
+    if sandbox is not None and needs.preset is not None and not sandbox.allowed(needs):
+        return False
+    return reported
 
 
 def sandbox_hint(fact: PipelineEvent, reachable: tuple[Endpoint, ...]) -> PipelineEvent:
