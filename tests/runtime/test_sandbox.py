@@ -24,8 +24,11 @@ import pytest
 
 from pipeline.events import (
     ConnectionRefused,
+    ErrorKind,
     GateFinished,
     GateStatus,
+    InvocationFailed,
+    Role,
     RunCompleted,
     SandboxChecked,
     SandboxMode,
@@ -399,3 +402,45 @@ def test_a_loopback_endpoint_below_1024_is_refused_before_the_run_starts(tmp_pat
     assert done.returncode == 2
     said = " ".join(done.stderr.split())
     assert "cannot relay a loopback endpoint below port 1024 (127.0.0.1:80)" in said
+
+
+_GEMINI_FAILED = {
+    "type": "result",
+    "status": "error",
+    "error": {"type": "unknown", "message": "[API Error: fetch failed sending request]"},
+    "stats": {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0, "cached": 0, "input": 0},
+}
+ZERO_USAGE_GEMINI = (
+    "#!/bin/sh\ncat > /dev/null\n"
+    """echo '{"type":"init","session_id":"s1","model":"gemini-2.5-flash"}'\n"""
+    f"echo '{json.dumps(_GEMINI_FAILED)}'\nexit 1\n"
+)
+"""What the pinned Gemini CLI prints when its request cannot get out: usage figures, zeros."""
+
+
+def test_an_agent_cli_that_may_reach_nothing_reached_no_model_whatever_usage_it_printed(
+    tmp_path: Path,
+) -> None:
+    """With ``network = "none"`` a preset's CLI cannot have reached its model, though Claude
+    Code and Gemini CLI print usage (zeros) all the same: its failure says what the sandbox
+    lets it reach, and it is not run again (a gemini on PATH printing what the real one
+    does)."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "gemini").write_text(ZERO_USAGE_GEMINI)
+    (folder / "gemini").chmod(0o755)
+    extra = REQUIRED + 'network = "none"\n\n[agents.main]\npreset = "gemini"\ntimeout_s = 60\n'
+    budgets = "max_iterations = 1\nmax_review_passes = 0\nmax_retries_per_agent = 2"
+    root = make_workspace(tmp_path / "ws", scripts={}, agents={}, budgets=budgets, extra=extra)
+    path = f"{folder}{os.pathsep}{os.environ['PATH']}"
+    done = run_ralph("run", cwd=root, env=_environment(tmp_path / "home", PATH=path))
+    assert done.returncode != 0, done.stdout + done.stderr
+    failed = [e for e in stored_events(root) if isinstance(e, InvocationFailed)]
+    assert [e.role for e in failed] == [Role.PLANNER, Role.FIXER], failed
+    for failure in failed:
+        assert (failure.error, failure.retriable) == (ErrorKind.NON_ZERO_EXIT, False)
+        assert "fetch failed sending request" in failure.message
+        assert failure.message.endswith(
+            "; it failed before any model request; the sandbox lets this agent reach only "
+            "nothing ([sandbox] network is none)"
+        )

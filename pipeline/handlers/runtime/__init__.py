@@ -1,6 +1,7 @@
 """The runtime: handlers that carry out every effect in a real git workspace (I/O)."""
 
-from pipeline.handlers.runtime._agents import MAX_ARGUMENT_BYTES, AgentInvoker, is_rate_limited
+from pipeline.handlers.runtime._agents import MAX_ARGUMENT_BYTES, AgentInvoker
+from pipeline.handlers.runtime._failures import is_rate_limited
 from pipeline.handlers.runtime._git import (
     COST_TRAILER,
     EFFECT_TRAILER,

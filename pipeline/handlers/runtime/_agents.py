@@ -44,34 +44,29 @@ from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.agents import ProcessResult, ProcessSpec
 from pipeline.handlers.agents.usage import UsageFigures, read_usage
 from pipeline.handlers.responses import judged
-from pipeline.handlers.runtime._failures import configuration_error, strip_ansi
+from pipeline.handlers.runtime._failures import (
+    configuration_error,
+    is_rate_limited,
+    last_line,
+    strip_ansi,
+)
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._sandboxing import (
     SandboxChoice,
     agent_needs,
     in_sandbox,
+    model_reached,
     run_in,
 )
 from pipeline.handlers.sandbox import Sandbox
-from pipeline.sandbox import Endpoint
 
-__all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker", "is_rate_limited"]
+__all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker"]
 
 MAX_ARGUMENT_BYTES = 100_000
 """The longest prompt passed as one argument (Linux refuses arguments over 128 KiB)."""
 
-_RATE_LIMIT = re.compile(
-    rb"rate[ _-]?limit|too many requests|\b429\b|quota (?:exceeded|exhausted)|usage limit|"
-    rb"resource[ _]exhausted|overloaded",
-    re.IGNORECASE,
-)
 _TAIL_BYTES = 65_536
-
-
-def is_rate_limited(output_tail: bytes) -> bool:
-    """Whether an agent's output says it was rate limited (or its provider overloaded)."""
-    return _RATE_LIMIT.search(output_tail) is not None
 
 
 def _tail(path: Path) -> bytes:
@@ -83,12 +78,6 @@ def _tail(path: Path) -> bytes:
             return handle.read()
     except OSError:
         return b""
-
-
-def _last_line(tail: bytes) -> str:
-    """The last non-blank line of ``tail``, at most 300 characters."""
-    lines = [line for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
-    return lines[-1].strip()[:300] if lines else "no output"
 
 
 def _no_price(_model: str | None) -> Price | None:
@@ -112,9 +101,9 @@ class AgentInvoker:
     """The configured price of a model (``[prices]``), for agents that report only tokens."""
     sandbox: Sandbox | None = None
     """Where agents run (None: directly)."""
-    endpoints: Mapping[str, tuple[Endpoint, ...]] = attrs.field(factory=dict)
-    """Each agent's model endpoints, as derived when the run started (the sandbox's network
-    lets it reach them)."""
+    choice: SandboxChoice | None = None
+    """The sandbox chosen when the run started, with each agent's model endpoints (its
+    network lets the agent reach them) and the variables its CLI's configuration names."""
 
     @classmethod
     def of(
@@ -142,7 +131,7 @@ class AgentInvoker:
         if choice is None:
             return attrs.evolve(self, grace_s=grace_s)
         sandbox = choice.sandbox(self.layout, config, self.run_id, stores)
-        return attrs.evolve(self, grace_s=grace_s, sandbox=sandbox, endpoints=choice.endpoints)
+        return attrs.evolve(self, grace_s=grace_s, sandbox=sandbox, choice=choice)
 
     def __call__(self, effect: InvokeAgent) -> Iterator[tuple[PipelineEvent, ...]]:
         """Run the agent ``effect`` names, in two steps: the fact that it starts (recorded
@@ -221,11 +210,12 @@ class AgentInvoker:
             grace_s=self.grace_s,
             group_file=self.layout.agent_group,
         )
-        needs = agent_needs(config, self.endpoints.get(name, ()))
+        needs = agent_needs(config) if self.choice is None else self.choice.needs(name, config)
         result, refused = run_in(self.sandbox, spec, needs)
         if result.exit_code is None and result.timed_out is None:
             return self._outcome(effect, result, log)  # it never ran: no usage
-        usage, reached_model = self._usage(effect, config, model, log)
+        usage, reported = self._usage(effect, config, model, log)
+        reached_model = model_reached(self.sandbox, needs, reported)
         outcome = self._outcome(effect, result, log, reached_model)
         said = in_sandbox(self.sandbox, needs, outcome, reached_model, refused, (role, name, now()))
         return (usage, *said)
@@ -294,7 +284,7 @@ class AgentInvoker:
                 kind = ErrorKind.KILLED
             else:
                 kind = ErrorKind.NON_ZERO_EXIT
-            message = f"exit status {result.exit_code}: {_last_line(tail)} (see {where})"
+            message = f"exit status {result.exit_code}: {last_line(tail)} (see {where})"
             # An agent whose output format reports usage but that reported none never reached
             # its model: what stopped it will stop it again.
             retriable = kind is not ErrorKind.NON_ZERO_EXIT or reached_model

@@ -4,7 +4,8 @@ An agent CLI that refuses how it was set up (an option it does not know, a permi
 will not use as root, a folder it does not trust, no credentials) fails the same way on every
 try: such a failure is reported as ``ErrorKind.CONFIGURATION``, not retriable, with the fix in
 its message. The patterns are the CLIs' own messages, checked against the pinned versions
-(``docs/architecture/agents/``); terminal colour codes are removed first.
+(``docs/architecture/agents/``); terminal colour codes are removed first. A rate limit is told
+the same way, and a failure's message quotes the output's last line.
 """
 
 from __future__ import annotations
@@ -12,9 +13,27 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["configuration_error", "strip_ansi"]
+__all__ = ["configuration_error", "is_rate_limited", "last_line", "strip_ansi"]
 
 _ANSI: Final = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+_RATE_LIMIT: Final = re.compile(
+    rb"rate[ _-]?limit|too many requests|\b429\b|quota (?:exceeded|exhausted)|usage limit|"
+    rb"resource[ _]exhausted|overloaded",
+    re.IGNORECASE,
+)
+
+
+def is_rate_limited(output_tail: bytes) -> bool:
+    """Whether an agent's output says it was rate limited (or its provider overloaded)."""
+    return _RATE_LIMIT.search(output_tail) is not None
+
+
+def last_line(tail: bytes) -> str:
+    """The last non-blank line of ``tail``, at most 300 characters."""
+    lines = [line for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1].strip()[:300] if lines else "no output"
 
 
 def strip_ansi(text: bytes) -> bytes:

@@ -39,6 +39,7 @@ from pipeline.handlers.sandbox import (
     Sandbox,
     WorkspacePaths,
     derive_endpoints,
+    derive_variables,
     probe,
 )
 from pipeline.sandbox import (
@@ -53,7 +54,14 @@ from pipeline.sandbox import (
     withheld_variables,
 )
 
-__all__ = ["SandboxChoice", "SandboxUnavailableError", "agent_needs", "choose_sandbox", "run_in"]
+__all__ = [
+    "SandboxChoice",
+    "SandboxUnavailableError",
+    "agent_needs",
+    "choose_sandbox",
+    "model_reached",
+    "run_in",
+]
 
 _OFF_HINT = 'or set [sandbox] mode = "off" to silence this'
 
@@ -74,6 +82,13 @@ class SandboxChoice:
     said: str
     endpoints: Mapping[str, tuple[Endpoint, ...]] = attrs.field(factory=dict)
     """Each agent's model endpoints, by agent name, as derived when the choice was made."""
+    variables: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    """The variables each agent's CLI configuration names for its model's key, by agent
+    name, read when the choice was made: passed into its sandbox."""
+
+    def needs(self, name: str, agent: AgentConfig) -> AgentNeeds:
+        """What agent ``name`` (configured as ``agent``) needs in the sandbox."""
+        return agent_needs(agent, self.endpoints.get(name, ()), self.variables.get(name, ()))
 
     def sandbox(
         self, layout: WorkspaceLayout, config: RalphConfig, run_id: str, stores: tuple[Path, ...]
@@ -107,7 +122,8 @@ class SandboxChoice:
             return ()
         withheld: tuple[str, ...] = ()
         if self.probe is not None:
-            kept = [agent_needs(agent) for agent in config.agents.values()] or [AgentNeeds()]
+            kept = [self.needs(name, agent) for name, agent in config.agents.items()]
+            kept = kept or [AgentNeeds()]
             withheld = tuple(
                 sorted(set.intersection(*(set(self._withheld(n, environ)) for n in kept)))
             )
@@ -143,17 +159,29 @@ def _low_port(reachable: tuple[Endpoint, ...]) -> str | None:
     )
 
 
+def _agent_models(config: RalphConfig) -> dict[str, tuple[str | None, ...]]:
+    """Every model each agent may run (its own and its hats'), by agent name."""
+    hats = (*(config.hats.for_role(role) for role in Role), *config.hats.work.values())
+    return {
+        name: tuple(dict.fromkeys([agent.model, *(agent.model_for(hat) for hat in hats)]))
+        for name, agent in config.agents.items()
+    }
+
+
+def _home(environ: Mapping[str, str]) -> str:
+    return os.path.realpath(environ.get("HOME") or os.path.expanduser("~"))
+
+
 def model_endpoints(
     config: RalphConfig, workspace: Path, environ: Mapping[str, str]
 ) -> dict[str, tuple[Endpoint, ...]]:
     """Each agent's model endpoints, by name, for every model it may run (its own and its
     hats'), read where its CLI reads them. Raises :class:`SandboxUnavailableError` naming the
     agent when a setting there is no endpoint."""
-    hats = (*(config.hats.for_role(role) for role in Role), *config.hats.work.values())
-    home = os.path.realpath(environ.get("HOME") or os.path.expanduser("~"))
+    home = _home(environ)
     found: dict[str, tuple[Endpoint, ...]] = {}
-    for name, agent in config.agents.items():
-        models = dict.fromkeys([agent.model, *(agent.model_for(hat) for hat in hats)])
+    for name, models in _agent_models(config).items():
+        agent = config.agents[name]
         try:
             derived = [
                 endpoint
@@ -165,6 +193,26 @@ def model_endpoints(
         except SandboxError as error:
             raise SandboxUnavailableError(f"agents.{name}: {error}") from None
         found[name] = tuple(dict.fromkeys(derived))
+    return found
+
+
+def model_variables(
+    config: RalphConfig, workspace: Path, environ: Mapping[str, str]
+) -> dict[str, tuple[str, ...]]:
+    """The variables each agent's CLI configuration names for its models' providers (Codex's
+    ``env_key``, OpenCode's ``{env:NAME}``), by agent name: the sandbox passes them."""
+    home = _home(environ)
+    found: dict[str, tuple[str, ...]] = {}
+    for name, models in _agent_models(config).items():
+        agent = config.agents[name]
+        named = (
+            variable
+            for model in models
+            for variable in derive_variables(
+                agent.preset, agent.env, environ, home, model, workspace
+            )
+        )
+        found[name] = tuple(dict.fromkeys(named))
     return found
 
 
@@ -182,7 +230,8 @@ def choose_sandbox(
         return SandboxChoice(policy, None, "off ([sandbox] mode is off)")
     found = probe(environ, policy.uid)
     endpoints = model_endpoints(config, workspace, environ) if found.works else {}
-    choice = SandboxChoice(policy, found, "", endpoints)
+    variables = model_variables(config, workspace, environ) if found.works else {}
+    choice = SandboxChoice(policy, found, "", endpoints, variables)
     reason = found.reason or _low_port(choice.reachable(config))
     if reason is not None:
         if policy.mode is SandboxMode.REQUIRED:
@@ -194,9 +243,12 @@ def choose_sandbox(
     return attrs.evolve(choice, said=f"on ({found.backend}; network: {reachable})")
 
 
-def agent_needs(config: AgentConfig, endpoints: tuple[Endpoint, ...] = ()) -> AgentNeeds:
+def agent_needs(
+    config: AgentConfig, endpoints: tuple[Endpoint, ...] = (), variables: tuple[str, ...] = ()
+) -> AgentNeeds:
     """What agent ``config`` needs in the sandbox: its preset's, its ``sandbox`` table's, its
-    model ``endpoints`` and its ``env`` set as the person wrote it."""
+    model ``endpoints``, the ``variables`` its CLI's configuration names for the model's key,
+    and its ``env`` set as the person wrote it."""
     table = config.sandbox
     return AgentNeeds(
         preset=config.preset,
@@ -204,9 +256,19 @@ def agent_needs(config: AgentConfig, endpoints: tuple[Endpoint, ...] = ()) -> Ag
         allow=tuple(parse_endpoint(entry) for entry in table.allow),
         read=table.read,
         write=table.write,
-        pass_env=table.pass_env,
+        pass_env=(*table.pass_env, *variables),
         set_env=dict(config.env),
     )
+
+
+def model_reached(sandbox: Sandbox | None, needs: AgentNeeds, reported: bool) -> bool:
+    """Whether an agent with ``needs`` may have reached its model: ``reported``, what its
+    output tells (it reported usage, or its format reports none), unless it is an agent CLI
+    (a preset) whose sandbox lets it reach nothing. Claude Code and Gemini CLI print usage
+    figures (zeros) even when no request got out (measured with network ``none``)."""
+    if sandbox is not None and needs.preset is not None and not sandbox.allowed(needs):
+        return False
+    return reported
 
 
 def sandbox_hint(fact: PipelineEvent, reachable: tuple[Endpoint, ...]) -> PipelineEvent:

@@ -28,6 +28,7 @@ __all__ = [
     "Variables",
     "dig",
     "endpoint_in",
+    "is_variable_name",
     "read_dotenv",
     "read_json",
     "read_toml",
@@ -41,6 +42,7 @@ _STRING_OR_COMMENT: Final = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/'
 _STRING_OR_TRAILING_COMMA: Final = re.compile(r'"(?:[^"\\\n]|\\.)*"|,(?=\s*[}\]])')
 _DOTENV_QUOTED: Final = re.compile(r"""\s*(['"])(.*?)\1""")
 _DOTENV_LINE: Final = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)")
+_VARIABLE_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _read_text(path: Path) -> str | None:
@@ -133,6 +135,12 @@ def dig(value: object, *keys: str) -> object | None:
             return None
         value = value.get(key)
     return value
+
+
+def is_variable_name(name: str) -> bool:
+    """Whether ``name`` is an environment variable's name (and so no pattern: a ``*`` a CLI's
+    settings named would pass every variable)."""
+    return _VARIABLE_NAME.fullmatch(name) is not None
 
 
 def endpoint_in(value: object, where: str) -> Endpoint | None:

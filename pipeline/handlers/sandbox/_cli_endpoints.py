@@ -10,6 +10,9 @@ place, or read in its source; it is not always "variables, then files":
 - Codex (0.169.0) takes its base URL from ``config.toml`` only: ``OPENAI_BASE_URL`` is ignored.
 - Gemini CLI (0.61.0) takes a variable from the environment before the first ``.env`` file it
   finds, and the host from its auth type (an API key, Google login, Vertex AI).
+
+Codex also reads its provider's key from a variable ``config.toml`` names (``env_key``, and
+``env_http_headers``' values): :func:`codex_variables` names them, so the sandbox passes them.
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ from pipeline.handlers.sandbox._cli_config import (
     Variables,
     dig,
     endpoint_in,
+    is_variable_name,
     read_dotenv,
     read_json,
     read_toml,
 )
 from pipeline.sandbox import SANDBOX_PRESETS, Endpoint, SandboxError
 
-__all__ = ["claude_endpoints", "codex_endpoints", "gemini_endpoints"]
+__all__ = ["claude_endpoints", "codex_endpoints", "codex_variables", "gemini_endpoints"]
 
 _ANTHROPIC_BASE_URL: Final = "ANTHROPIC_BASE_URL"
 
@@ -120,6 +124,29 @@ def _codex_provider(
     return _one(endpoint_in(provider.get("base_url"), where), defaults)
 
 
+def _codex_config(setup: AgentSetup) -> tuple[Path, Mapping[str, object]]:
+    """Codex's ``config.toml`` (``$CODEX_HOME`` or ``~/.codex``) and its table (empty when
+    it cannot be read)."""
+    folder = Path(SANDBOX_PRESETS["codex"].folders[0].locate(setup.environ, setup.home))
+    file = folder / "config.toml"
+    return file, read_toml(file) or {}
+
+
+def _codex_providers(config: Mapping[str, object]) -> list[str]:
+    """The providers an agent may use: the one ``config`` selects, or, with none selected,
+    the built-in ``openai`` and every provider it defines."""
+    selected = _codex_selected(config)
+    if selected is not None:
+        return [selected]
+    defined = dig(config, "model_providers")
+    names = (
+        [name for name in defined if name not in _CODEX_BUILT_IN]
+        if isinstance(defined, Mapping)
+        else []
+    )
+    return ["openai", *names]
+
+
 def codex_endpoints(setup: AgentSetup) -> tuple[Endpoint, ...]:
     """Codex's: the provider ``config.toml`` (``$CODEX_HOME`` or ``~/.codex``) selects, or,
     with none selected, the built-in ``openai`` and every provider the file defines.
@@ -131,20 +158,29 @@ def codex_endpoints(setup: AgentSetup) -> tuple[Endpoint, ...]:
     Codex's own side traffic (its curated plugins from GitHub and ``chatgpt.com``, measured
     with a custom provider) is not model traffic: it fails soft and is left refused.
     """
-    folder = Path(SANDBOX_PRESETS["codex"].folders[0].locate(setup.environ, setup.home))
-    file = folder / "config.toml"
-    config = read_toml(file) or {}
-    selected = _codex_selected(config)
-    if selected is not None:
-        return _codex_provider(selected, config, file, setup.variables)
-    defined = dig(config, "model_providers")
-    names = (
-        [name for name in defined if name not in _CODEX_BUILT_IN]
-        if isinstance(defined, Mapping)
-        else []
+    file, config = _codex_config(setup)
+    found = (
+        _codex_provider(name, config, file, setup.variables) for name in _codex_providers(config)
     )
-    found = (_codex_provider(name, config, file, setup.variables) for name in ("openai", *names))
     return tuple(dict.fromkeys(itertools.chain.from_iterable(found)))
+
+
+def codex_variables(setup: AgentSetup) -> tuple[str, ...]:
+    """The variables Codex reads for the providers :func:`codex_endpoints` allows: each
+    defined provider's ``env_key`` (its API key) and the values of its ``env_http_headers``
+    (a header's value from a variable). A name other than letters, digits and ``_`` is left
+    out (the sandbox takes names as patterns). The built-in providers' keys are the preset's
+    ``OPENAI_*``."""
+    _, config = _codex_config(setup)
+    found: list[object] = []
+    for name in _codex_providers(config):
+        provider = dig(config, "model_providers", name)
+        if name in _CODEX_BUILT_IN or not isinstance(provider, Mapping):
+            continue
+        headers = provider.get("env_http_headers")
+        found.append(provider.get("env_key"))
+        found += list(headers.values()) if isinstance(headers, Mapping) else []
+    return tuple(dict.fromkeys(n for n in found if isinstance(n, str) and is_variable_name(n)))
 
 
 def _gemini_dotenv(setup: AgentSetup) -> Source | None:

@@ -5,7 +5,9 @@ CLI reads them (I/O: reads the CLI's configuration files).
 the network gate lets the agent reach for the whole run and its resumes, so an agent that
 rewrites its CLI's configuration changes where the CLI goes, never what the sandbox allows.
 Each preset's rules, and how they were established, are in :mod:`._cli_endpoints` and
-:mod:`._provider_endpoints`.
+:mod:`._provider_endpoints`. :func:`derive_variables` names the variables a CLI's own
+configuration says its model's key is in, for the sandbox to pass (read at the same time, so
+an agent that edits the configuration cannot make the sandbox pass another variable).
 """
 
 from __future__ import annotations
@@ -18,12 +20,17 @@ from pipeline.handlers.sandbox._cli_config import AgentSetup, Source, Variables
 from pipeline.handlers.sandbox._cli_endpoints import (
     claude_endpoints,
     codex_endpoints,
+    codex_variables,
     gemini_endpoints,
 )
-from pipeline.handlers.sandbox._provider_endpoints import aider_endpoints, opencode_endpoints
+from pipeline.handlers.sandbox._provider_endpoints import (
+    aider_endpoints,
+    opencode_endpoints,
+    opencode_variables,
+)
 from pipeline.sandbox import Endpoint
 
-__all__ = ["derive_endpoints"]
+__all__ = ["derive_endpoints", "derive_variables"]
 
 _BY_PRESET: Final[Mapping[str, Callable[[AgentSetup], tuple[Endpoint, ...]]]] = {
     "claude": claude_endpoints,
@@ -32,6 +39,13 @@ _BY_PRESET: Final[Mapping[str, Callable[[AgentSetup], tuple[Endpoint, ...]]]] = 
     "opencode": opencode_endpoints,
     "aider": aider_endpoints,
 }
+
+_VARIABLES_BY_PRESET: Final[Mapping[str, Callable[[AgentSetup], tuple[str, ...]]]] = {
+    "codex": codex_variables,
+    "opencode": opencode_variables,
+}
+"""The presets whose configuration names a variable of its choosing: Codex's ``env_key``,
+OpenCode's ``{env:NAME}``. The others read variables their ``pass_env`` patterns cover."""
 
 
 def derive_endpoints(
@@ -61,7 +75,36 @@ def derive_endpoints(
     derive = _BY_PRESET.get(preset)
     if derive is None:
         raise ValueError(f"no endpoint derivation for the preset {preset!r}")
+    return derive(_setup(agent_env, environ, home, model, workspace))
+
+
+def derive_variables(
+    preset: str | None,
+    agent_env: Mapping[str, str],
+    environ: Mapping[str, str],
+    home: str,
+    model: str | None,
+    workspace: Path | None = None,
+) -> tuple[str, ...]:
+    """The names of the variables the configuration of an agent of ``preset`` says its
+    CLI reads for the model's provider (its key, a header), beyond the preset's ``pass_env``
+    patterns: Codex's provider ``env_key`` and ``env_http_headers``, OpenCode's
+    ``{env:NAME}`` in the provider's table. Arguments as for :func:`derive_endpoints`; files
+    that cannot be read name nothing."""
+    derive = None if preset is None else _VARIABLES_BY_PRESET.get(preset)
+    if derive is None:
+        return ()
+    return derive(_setup(agent_env, environ, home, model, workspace))
+
+
+def _setup(
+    agent_env: Mapping[str, str],
+    environ: Mapping[str, str],
+    home: str,
+    model: str | None,
+    workspace: Path | None,
+) -> AgentSetup:
     variables = Variables(
         (Source("the agent's env", agent_env), Source("the environment", environ))
     )
-    return derive(AgentSetup(variables, home, workspace, model))
+    return AgentSetup(variables, home, workspace, model)

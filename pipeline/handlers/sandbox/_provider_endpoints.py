@@ -11,6 +11,9 @@ their source (aider's ``main.py``, the litellm it installs):
 - aider (0.86.2) loads ``~/.aider/oauth-keys.env``, ``~/.env`` and the workspace's ``.env``
   over its environment (``override=True``); litellm then reads the provider's variables.
   ``.aider.conf.yml`` is not read: a base URL set there is missed (``allow`` adds it).
+
+OpenCode also fills ``{env:NAME}`` in its configuration (a provider's ``apiKey``):
+:func:`opencode_variables` names those of the model's provider, so the sandbox passes them.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pipeline.handlers.sandbox._cli_config import (
     Variables,
     dig,
     endpoint_in,
+    is_variable_name,
     read_dotenv,
     read_json,
 )
@@ -41,7 +45,7 @@ from pipeline.sandbox import (
     opencode_provider,
 )
 
-__all__ = ["aider_endpoints", "opencode_endpoints"]
+__all__ = ["aider_endpoints", "opencode_endpoints", "opencode_variables"]
 
 _ENV_REFERENCE: Final = re.compile(r"\{env:([^}]+)\}")
 
@@ -91,27 +95,44 @@ def _opencode_layers(setup: AgentSetup) -> list[tuple[str, object]]:
     return layers
 
 
+def _opencode_providers(
+    setup: AgentSetup, layers: Sequence[tuple[str, object]], defined: Sequence[str]
+) -> Sequence[str]:
+    """The providers an agent may use: the model's (``provider/model``: the model ralph
+    passes, else the configuration's ``model``), or, with neither, every one ``defined``."""
+    model: object = None
+    for _, config in layers:
+        model = dig(config, "model") or model
+    chosen = setup.model or (model if isinstance(model, str) else None)
+    provider = None if chosen is None else opencode_provider(chosen)
+    return list(defined) if provider is None else [provider]
+
+
+def _opencode_tables(layers: Sequence[tuple[str, object]]) -> list[tuple[str, str, object]]:
+    """Each provider table of each layer: where it is, the provider's name, the table."""
+    return [
+        (where, name, provider)
+        for where, config in layers
+        if isinstance(providers := dig(config, "provider"), Mapping)
+        for name, provider in providers.items()
+    ]
+
+
 def opencode_endpoints(setup: AgentSetup) -> tuple[Endpoint, ...]:
     """OpenCode's: for the model's provider (``provider/model``: the model ralph passes, else
     the configuration's ``model``; with neither, every provider the configuration defines),
     its ``options.baseURL`` (``{env:NAME}`` filled in), else the variable its SDK reads
     (``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``), else the provider's known host. A provider
     with none of them (unknown, not configured) gives nothing."""
+    layers = _opencode_layers(setup)
     base_urls: dict[str, tuple[object, str]] = {}
-    model: object = None
-    for where, config in _opencode_layers(setup):
-        model = dig(config, "model") or model
-        providers = dig(config, "provider")
-        for name, provider in providers.items() if isinstance(providers, Mapping) else ():
-            value = dig(provider, "options", "baseURL")
-            if value is not None or name not in base_urls:
-                base_urls[name] = (value, f"{where}: provider.{name}.options.baseURL")
-    chosen = setup.model or (model if isinstance(model, str) else None)
-    provider = None if chosen is None else opencode_provider(chosen)
-    names: Sequence[str] = list(base_urls) if provider is None else [provider]
+    for where, name, provider in _opencode_tables(layers):
+        value = dig(provider, "options", "baseURL")
+        if value is not None or name not in base_urls:
+            base_urls[name] = (value, f"{where}: provider.{name}.options.baseURL")
     environ = setup.environ
     found: list[Endpoint] = []
-    for name in names:
+    for name in _opencode_providers(setup, layers, list(base_urls)):
         value, where = base_urls.get(name, (None, ""))
         if isinstance(value, str):
             value = _ENV_REFERENCE.sub(lambda ref: environ.get(ref[1], ""), value)
@@ -121,6 +142,28 @@ def opencode_endpoints(setup: AgentSetup) -> tuple[Endpoint, ...]:
         )
         found += [endpoint] if endpoint is not None else _default(name)
     return tuple(dict.fromkeys(found))
+
+
+def _references(value: object) -> list[str]:
+    """The variables ``{env:NAME}`` names in the strings of the JSON ``value``."""
+    if isinstance(value, str):
+        return _ENV_REFERENCE.findall(value)
+    if isinstance(value, Mapping):
+        return [name for item in value.values() for name in _references(item)]
+    if isinstance(value, list):
+        return [name for item in value for name in _references(item)]
+    return []
+
+
+def opencode_variables(setup: AgentSetup) -> tuple[str, ...]:
+    """The variables OpenCode fills in (``{env:NAME}``) in the provider tables of the
+    providers :func:`opencode_endpoints` allows: an ``apiKey``, a header, a base URL. A name
+    other than letters, digits and ``_`` is left out (the sandbox takes names as patterns)."""
+    layers = _opencode_layers(setup)
+    tables = _opencode_tables(layers)
+    names = _opencode_providers(setup, layers, list(dict.fromkeys(n for _, n, _ in tables)))
+    found = (ref for _, name, table in tables if name in names for ref in _references(table))
+    return tuple(dict.fromkeys(n for n in found if is_variable_name(n)))
 
 
 def _aider_dotenvs(setup: AgentSetup) -> list[Source]:

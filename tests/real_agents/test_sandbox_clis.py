@@ -1,0 +1,246 @@
+"""Each preset's real CLI (pinned) runs ralph's fixing pipeline inside the sandbox.
+
+Every preset's own fixing-run setup (the environment helper of its ``test_*.py``), with
+``[sandbox] mode = "required"`` added to ``ralph.toml``: the model server's ``127.0.0.1:PORT``
+is derived from the CLI's own base-URL settings and relayed into the sandbox, and the run
+completes. With ``network = "none"`` nothing is relayed and the server is never asked. What
+each CLI then does, measured with the pinned versions:
+
+- Claude Code exits 1 at once ("API Error: Connection refused ... (ECONNREFUSED)") and
+  Gemini CLI exits 1 ("fetch failed sending request") once its own retries are spent (ten
+  attempts over about three minutes; one here, through ``general.maxAttempts``). Both print
+  usage figures, zeros; the failure says what the sandbox lets the agent reach.
+- Codex waits for the network ("Reconnecting... waiting for network", again after 5, 10, 20
+  seconds, without end): ralph's inactivity timeout ends it (3 s here), and a timed-out
+  invocation carries no message, so no hint; it is retried as any timeout is.
+- aider retries for over a minute ("The API provider's servers are down or overloaded") and
+  exits 0 having written nothing: the failure is the missing report, with the hint. OpenCode
+  retries five times over about a minute ("Cannot connect to API") and exits 1, with the
+  hint. Neither retry loop can be shortened, so these two are not run here (each run takes
+  over two minutes: two invocations, the planner's and dev-fix's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from attrs import frozen
+
+from pipeline.testing.model_server import ModelServer, Script, by_kind, fixing_pipeline
+from tests.real_agents.codex import codex_environment, codex_home
+from tests.real_agents.repo import (
+    FIXED_APP,
+    PYTHON,
+    failing_repo,
+    git,
+    path_with,
+    run_ralph,
+    stored_events,
+)
+from tests.real_agents.test_aider import MODEL as AIDER_MODEL
+from tests.real_agents.test_aider import aider_env, all_at_once
+from tests.real_agents.test_claude import claude_environment
+from tests.real_agents.test_gemini import SETTINGS as GEMINI_SETTINGS
+from tests.real_agents.test_gemini import agent_toml as gemini_agent_toml
+from tests.real_agents.test_gemini import gemini_env
+from tests.real_agents.test_opencode import AGENT_TOML as OPENCODE_AGENT
+from tests.real_agents.test_opencode import opencode_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("own_environment")]
+
+REQUIRED = '\n[sandbox]\nmode = "required"\n'
+NO_NETWORK = REQUIRED + 'network = "none"\n'
+HINT = "the sandbox lets this agent reach only nothing ([sandbox] network is none)"
+
+
+@frozen
+class Setup:
+    """One preset's fixing run: its agent tables for ``ralph.toml`` and the environment
+    ``ralph run`` is given."""
+
+    agent_toml: str
+    env: Mapping[str, str]
+
+
+@frozen
+class Bench:
+    """Where a preset's setup is made: a temporary folder, the running server, the CLI's
+    program, whether the sandbox cuts it off, and a stack for what must be cleaned up."""
+
+    tmp: Path
+    server: ModelServer
+    program: Path
+    offline: bool
+    stack: contextlib.ExitStack
+
+
+def _claude(bench: Bench) -> Setup:
+    env = claude_environment(bench.server.url, bench.tmp / "home", bench.program)
+    return Setup('[agents.main]\npreset = "claude"\n', env)
+
+
+def _codex(bench: Bench) -> Setup:
+    # Codex waits for a network that never comes: a short silence ends it.
+    timeouts = "inactivity_timeout_s = 3\ntimeout_s = 60\n" if bench.offline else ""
+    config = bench.stack.enter_context(codex_home())
+    env = codex_environment(bench.tmp / "home", config, bench.server.url, bench.program)
+    return Setup(f'[agents.main]\npreset = "codex"\nmodel = "scripted"\n{timeouts}', env)
+
+
+def _gemini(bench: Bench) -> Setup:
+    # Gemini CLI's own retries of a request that cannot get out take minutes: one attempt.
+    general = {**GEMINI_SETTINGS["general"], "maxAttempts": 1}
+    settings = {**GEMINI_SETTINGS, "general": general} if bench.offline else GEMINI_SETTINGS
+    env = gemini_env(bench.tmp / "home", bench.server, settings)
+    return Setup(gemini_agent_toml(env), {"PATH": path_with(bench.program)})
+
+
+def _opencode(bench: Bench) -> Setup:
+    return Setup(OPENCODE_AGENT, opencode_env(bench.tmp / "home", bench.server.url, bench.program))
+
+
+def _aider(bench: Bench) -> Setup:
+    env = aider_env(bench.tmp / "home", bench.server.url, bench.program)
+    return Setup(f'[agents.main]\npreset = "aider"\nmodel = "{AIDER_MODEL}"\n', env)
+
+
+SETUPS: Mapping[str, Callable[[Bench], Setup]] = {
+    "claude": _claude,
+    "codex": _codex,
+    "gemini": _gemini,
+    "opencode": _opencode,
+    "aider": _aider,
+}
+"""Each preset's fixing-run setup, built by the helpers its own real-agent test uses."""
+
+
+def _script(preset: str) -> Script:
+    """ralph's fixing pipeline; aider, which offers no tools, gets each role's files at once."""
+    playbooks = fixing_pipeline("app.py", FIXED_APP)
+    return by_kind(all_at_once(playbooks) if preset == "aider" else playbooks)
+
+
+@frozen
+class Ran:
+    """A finished ``ralph run``: the repository, the process, what the server saw, the
+    run's facts and how long it took."""
+
+    root: Path
+    done: subprocess.CompletedProcess[str]
+    port: int
+    statuses: tuple[int, ...]
+    facts: list[dict[str, Any]]
+    seconds: float
+
+
+def _run(preset: str, tmp_path: Path, program: Path, sandbox: str) -> Ran:
+    """The preset's fixing run with ``sandbox`` (a ``[sandbox]`` table) in ``ralph.toml``."""
+    with ModelServer(_script(preset)) as server, contextlib.ExitStack() as stack:
+        bench = Bench(tmp_path, server, program, "none" in sandbox, stack)
+        setup = SETUPS[preset](bench)
+        root = failing_repo(tmp_path / "repo", setup.agent_toml + sandbox)
+        started = time.monotonic()
+        done = run_ralph(root, setup.env, "run", "--plain", timeout=300)
+        seconds = time.monotonic() - started
+        statuses = tuple(exchange.status for exchange in server.exchanges)
+        port = server.port
+    print(f"{preset}: ralph run took {seconds:.1f}s")
+    return Ran(root, done, port, statuses, stored_events(root), seconds)
+
+
+def _of(ran: Ran, tag: str) -> list[dict[str, Any]]:
+    return [fact for fact in ran.facts if fact["type"] == tag]
+
+
+@contextlib.contextmanager
+def _explained(ran: Ran) -> Iterator[None]:
+    """Failed assertions show ralph's output and the agents' logs."""
+    try:
+        yield
+    except AssertionError as error:
+        logs = sorted((ran.root / ".ralph" / "runs").glob("*/logs/*.log"))
+        tails = "".join(f"\n--- {log.name}\n{log.read_text()[-2000:]}" for log in logs)
+        raise AssertionError(f"{error}\n{ran.done.stdout}{ran.done.stderr}{tails}") from None
+
+
+@pytest.mark.parametrize("preset", sorted(SETUPS))
+def test_each_cli_fixes_the_repository_inside_the_sandbox(
+    preset: str, tmp_path: Path, agent_cli: Callable[[str], Path]
+) -> None:
+    """With the sandbox required, the preset's fixing run completes: app.py fixed and
+    committed, the test passing, every model request answered, and the run's
+    ``SandboxChecked`` says on, the model server's ``127.0.0.1:PORT`` among its endpoints."""
+    ran = _run(preset, tmp_path, agent_cli(preset), REQUIRED)
+    with _explained(ran):
+        assert ran.done.returncode == 0
+        assert (ran.root / "app.py").read_text() == FIXED_APP
+        assert git(ran.root, "show", "HEAD:app.py") == FIXED_APP
+        tested = subprocess.run(
+            [PYTHON, "-m", "unittest", "-q"], cwd=ran.root, capture_output=True, check=False
+        )
+        assert tested.returncode == 0
+        assert ran.statuses, "the server was asked nothing"
+        assert set(ran.statuses) == {200}
+        (checked,) = _of(ran, "lifecycle.sandbox_checked")
+        assert checked["on"] is True
+        assert checked["said"].startswith("on (bubblewrap ")
+        assert f"127.0.0.1:{ran.port}" in checked["endpoints"]
+
+
+def _ended_as_a_failed_agent(ran: Ran) -> None:
+    """The run stops as one whose agent keeps failing: the planner's chain exhausted, dev-fix
+    tried and failed, exit 1; the server never asked, nothing committed."""
+    assert ran.done.returncode == 1
+    assert "agent_chain_exhausted" in ran.done.stdout
+    assert ran.statuses == ()
+    assert git(ran.root, "log", "--format=%s") == "A failing test\n"
+    (checked,) = _of(ran, "lifecycle.sandbox_checked")
+    assert (checked["on"], checked["endpoints"]) == (True, [])
+    assert checked["said"].endswith("; network: none)")
+    roles = [fact["role"] for fact in _of(ran, "agent.invocation_started")]
+    assert set(roles) == {"planner", "fixer"}
+
+
+@pytest.mark.parametrize("preset", ["claude", "gemini"])
+def test_a_cli_cut_off_by_the_sandbox_fails_saying_what_it_may_reach(
+    preset: str, tmp_path: Path, agent_cli: Callable[[str], Path]
+) -> None:
+    """With ``network = "none"`` Claude Code and Gemini CLI cannot reach the server: each
+    invocation fails at once, saying the sandbox lets the agent reach nothing, is not run
+    again and is never taken for a rate limit."""
+    ran = _run(preset, tmp_path, agent_cli(preset), NO_NETWORK)
+    with _explained(ran):
+        _ended_as_a_failed_agent(ran)
+        failed = _of(ran, "agent.invocation_failed")
+        assert [fact["role"] for fact in failed] == ["planner", "fixer"]
+        for fact in failed:
+            assert (fact["error"], fact["retriable"]) == ("non_zero_exit", False)
+            assert fact["message"].endswith(f"; it failed before any model request; {HINT}")
+        assert {fact["attempt"] for fact in _of(ran, "agent.invocation_started")} == {1}
+        assert not _of(ran, "agent.backoff_waited")
+
+
+def test_codex_cut_off_by_the_sandbox_waits_for_the_network_until_its_timeout(
+    tmp_path: Path, agent_cli: Callable[[str], Path]
+) -> None:
+    """With ``network = "none"`` Codex says it is waiting for the network and goes quiet:
+    each invocation ends at the agent's inactivity timeout (a timed-out invocation carries
+    no message to hint in), retried as a timeout is, and the run ends as for a failed
+    agent."""
+    ran = _run("codex", tmp_path, agent_cli("codex"), NO_NETWORK)
+    with _explained(ran):
+        _ended_as_a_failed_agent(ran)
+        assert not _of(ran, "agent.invocation_failed")
+        timed_out = _of(ran, "agent.invocation_timed_out")
+        assert [fact["role"] for fact in timed_out] == ["planner"] * 2 + ["fixer"] * 2
+        assert {fact["kind"] for fact in timed_out} == {"inactivity"}
+        logs = sorted((ran.root / ".ralph" / "runs").glob("*/logs/*-main-*.log"))
+        assert len(logs) == len(timed_out)
+        for log in logs:
+            assert "Reconnecting... waiting for network" in log.read_text()
