@@ -431,7 +431,9 @@ def test_an_agent_cli_that_may_reach_nothing_reached_no_model_whatever_usage_it_
     (folder / "gemini").chmod(0o755)
     extra = REQUIRED + 'network = "none"\n\n[agents.main]\npreset = "gemini"\ntimeout_s = 60\n'
     budgets = "max_iterations = 1\nmax_review_passes = 0\nmax_retries_per_agent = 2"
-    root = make_workspace(tmp_path / "ws", scripts={}, agents={}, budgets=budgets, extra=extra)
+    root = make_workspace(
+        tmp_path / "ws", scripts={}, agents={}, budgets=budgets, extra=extra, sandbox=""
+    )
     path = f"{folder}{os.pathsep}{os.environ['PATH']}"
     done = run_ralph("run", cwd=root, env=_environment(tmp_path / "home", PATH=path))
     assert done.returncode != 0, done.stdout + done.stderr
