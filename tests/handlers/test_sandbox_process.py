@@ -15,6 +15,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+import pipeline
 from pipeline.events import TimeoutKind
 from pipeline.handlers.agents import ProcessSpec, run_process
 from pipeline.handlers.sandbox import (
@@ -24,6 +25,7 @@ from pipeline.handlers.sandbox import (
     probe,
     reach_from_inside,
 )
+from pipeline.handlers.sandbox._gather import interpreter_dirs
 from pipeline.sandbox import Endpoint, SandboxPolicy
 
 needs_bwrap = pytest.mark.skipif(
@@ -181,3 +183,12 @@ def test_reach_from_inside_tells_a_server_from_a_closed_port_and_a_refused_host(
     assert found[answering] is None
     assert found[silent] == "nothing answers there on this machine"
     assert found[outside] == "the gate answered 'HTTP/1.1 502 Bad Gateway'"
+
+
+def test_ralphs_own_package_is_shown_unless_the_workspace_holds_it(tmp_path: Path) -> None:
+    """An editable install keeps ``pipeline`` in its checkout, which may lie in a hidden
+    place (``$HOME``, ``/tmp``): it is bound back, but not over a workspace that is that
+    checkout, where an agent working on ralph must be able to change it."""
+    package = str(Path(pipeline.__file__).resolve().parent)
+    assert package in interpreter_dirs(tmp_path)
+    assert package not in interpreter_dirs(Path(package).parent)

@@ -8,11 +8,13 @@ fix with its own tools, publish ``build.done`` from its shell and hand in each r
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -98,3 +100,13 @@ def stored_events(root: Path) -> list[dict[str, Any]]:
 def path_with(program: Path) -> str:
     """PATH with the folder of ``program`` first (and Node's, for npm CLIs)."""
     return f"{program.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def assert_sandboxed(root: Path, server_url: str) -> None:
+    """The run in ``root`` ran its agents in the sandbox (on by default where bubblewrap
+    works, as in CI), the model server's ``127.0.0.1:PORT`` among what they could reach."""
+    if shutil.which("bwrap") is None and not os.environ.get("CI"):
+        return  # no bubblewrap here: the run went on unsandboxed, and said so
+    checked = [fact for fact in stored_events(root) if fact["type"] == "lifecycle.sandbox_checked"]
+    assert [fact["on"] for fact in checked] == [True], checked
+    assert f"127.0.0.1:{urlsplit(server_url).port}" in checked[0]["endpoints"], checked

@@ -32,7 +32,15 @@ from pipeline.testing.model_server import (
     by_kind,
     fixing_pipeline,
 )
-from tests.real_agents.repo import FIXED_APP, failing_repo, git, path_with, run_ralph, stored_events
+from tests.real_agents.repo import (
+    FIXED_APP,
+    assert_sandboxed,
+    failing_repo,
+    git,
+    path_with,
+    run_ralph,
+    stored_events,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -114,6 +122,7 @@ def test_aider_fixes_the_failing_repository(
         elapsed = time.monotonic() - started
         exchanges = server.exchanges
     assert done.returncode == 0, done.stdout + done.stderr
+    assert_sandboxed(root, server.url)
     assert (root / "app.py").read_text() == FIXED_APP
     assert FIXED_APP in git(root, "show", "HEAD:app.py")
     # nothing of aider's own (.aider.chat.history.md, .aider.tags.cache.v4, a .gitignore)

@@ -37,6 +37,7 @@ from pipeline.testing.model_server import (
 from tests.real_agents.repo import (
     FIXED_APP,
     PYTHON,
+    assert_sandboxed,
     failing_repo,
     git,
     path_with,
@@ -103,6 +104,7 @@ def test_ralph_run_with_the_claude_preset_fixes_the_repository(
         )
         exchanges = server.exchanges
     assert done.returncode == 0, done.stdout + done.stderr
+    assert_sandboxed(root, server.url)
     assert (root / "app.py").read_text() == FIXED_APP
     assert "app.py" in git(root, "show", "--stat", "HEAD~0", "--format=")
     assert "return 42" in git(root, "log", "-p", "--format=%s")

@@ -35,7 +35,15 @@ from tests.real_agents.codex import (
     codex_home,
     exec_once,
 )
-from tests.real_agents.repo import FIXED_APP, PYTHON, failing_repo, git, run_ralph, stored_events
+from tests.real_agents.repo import (
+    FIXED_APP,
+    PYTHON,
+    assert_sandboxed,
+    failing_repo,
+    git,
+    run_ralph,
+    stored_events,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -79,6 +87,7 @@ def test_the_codex_preset_fixes_the_failing_repository(
         exchanges = server.exchanges
         results = [request.last_tool_result or "" for request in server.model_requests()]
     assert done.returncode == 0, done.stdout + done.stderr
+    assert_sandboxed(root, server.url)
     assert {(e.method, e.path, e.status) for e in exchanges} == {("POST", "/v1/responses", 200)}
     assert (root / "app.py").read_text() == FIXED_APP
     assert "app.py" in git(root, "log", "--name-only", "--format=%s", "main")

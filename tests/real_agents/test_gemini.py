@@ -36,6 +36,7 @@ from pipeline.testing.model_server import (
 from tests.real_agents.repo import (
     FIXED_APP,
     PYTHON,
+    assert_sandboxed,
     failing_repo,
     git,
     path_with,
@@ -140,6 +141,7 @@ def test_gemini_preset_fixes_the_failing_repository(
         requests = server.model_requests()
         served = served_usage(server)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert_sandboxed(root, server.url)
     assert git(root, "show", "HEAD:app.py") == FIXED_APP
     assert git(root, "status", "--porcelain", "--", "app.py") == ""
     tested = subprocess.run(

@@ -31,6 +31,7 @@ from pipeline.testing.model_server import (
 )
 from tests.real_agents.repo import (
     FIXED_APP,
+    assert_sandboxed,
     failing_repo,
     git,
     path_with,
@@ -140,6 +141,7 @@ def test_opencode_fixes_the_failing_repository(
         elapsed = time.monotonic() - started
         exchanges = server.exchanges
     assert done.returncode == 0, done.stdout + done.stderr
+    assert_sandboxed(root, server.url)
     assert (root / "app.py").read_text() == FIXED_APP
     assert FIXED_APP in git(root, "show", "HEAD:app.py")
     # nothing of opencode's own (nor ralph's) reaches a commit

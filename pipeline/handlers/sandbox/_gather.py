@@ -14,6 +14,7 @@ import shutil
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Final
 
 from pipeline.sandbox import DENY_LIST, Hidden, PresetPaths, expand_home
 
@@ -31,10 +32,23 @@ def _real(path: str | Path) -> str:
     return os.path.realpath(path)
 
 
-def interpreter_dirs() -> tuple[str, ...]:
+_PACKAGE: Final = Path(__file__).resolve().parents[2]
+"""The ``pipeline`` package's folder: in the venv, or, installed editable, in its checkout."""
+
+
+def interpreter_dirs(workspace: Path | None) -> tuple[str, ...]:
     """ralph's own interpreter: its installation and its environment (a venv's packages,
-    ``ralph`` itself), which sandboxed processes run (``ralph emit``, the relay)."""
-    return tuple(dict.fromkeys((_real(sys.base_prefix), _real(sys.prefix))))
+    ``ralph`` itself), which sandboxed processes run (``ralph emit``, the relay), and the
+    ``pipeline`` package where an editable install keeps it outside the venv (in a checkout
+    under ``$HOME`` or ``/tmp``, hidden otherwise); not when it lies in ``workspace``, which
+    shows it already (and an agent working on ralph itself must be able to change it);
+    ``workspace`` None: no workspace is shown."""
+    found = [_real(sys.base_prefix), _real(sys.prefix)]
+    package = _real(_PACKAGE)
+    shown = (*found, *(() if workspace is None else (_real(workspace),)))
+    if not any(Path(package).is_relative_to(p) for p in shown):
+        found.append(package)
+    return tuple(dict.fromkeys(found))
 
 
 def _root_of(program: str) -> str:

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from pipeline.handlers.sandbox._gather import interpreter_dirs
 from pipeline.handlers.sandbox._network import NetworkGate
 from pipeline.handlers.sandbox._probe import Probe
 from pipeline.sandbox import MANDATORY_FLAGS, RELAY_MOUNT, Endpoint
@@ -72,6 +73,8 @@ def reach_from_inside(
         ids = [] if probe.uid is None else ["--uid", str(probe.uid), "--gid", str(probe.uid)]
         argv = [probe.program, *MANDATORY_FLAGS, *ids, "--ro-bind", "/", "/", "--dev", "/dev"]
         argv += ["--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+        for folder in interpreter_dirs(None):  # ralph's python runs the check inside
+            argv += ["--ro-bind", folder, folder]
         argv += ["--bind", str(gate.folder), RELAY_MOUNT, "--", *command]
         try:
             done = subprocess.run(

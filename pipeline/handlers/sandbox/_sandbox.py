@@ -205,7 +205,7 @@ class Sandbox:
             passwd_home=None if passwd_home is None else _real(passwd_home),
             other_repositories=other_repositories(workspace, common),
             hidden=existing_hidden(home, policy.hide),
-            interpreter_dirs=interpreter_dirs(),
+            interpreter_dirs=interpreter_dirs(workspace),
             program_dirs=program_dirs(spec.argv[0], spec.env, workspace),
             path_entries=tuple(e for e in spec.env.get("PATH", "").split(os.pathsep) if e),
             read=tuple(_real(expand_home(p, home)) for p in (*policy.read, *needs.read)),
