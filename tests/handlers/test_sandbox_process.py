@@ -18,6 +18,7 @@ import pytest
 import pipeline
 from pipeline.events import TimeoutKind
 from pipeline.handlers.agents import ProcessSpec, run_process
+from pipeline.handlers.runtime._sandboxing import run_in
 from pipeline.handlers.sandbox import (
     AgentNeeds,
     Sandbox,
@@ -192,3 +193,24 @@ def test_ralphs_own_package_is_shown_unless_the_workspace_holds_it(tmp_path: Pat
     package = str(Path(pipeline.__file__).resolve().parent)
     assert package in interpreter_dirs(tmp_path)
     assert package not in interpreter_dirs(Path(package).parent)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("relayed", [False, True], ids=["direct", "behind-the-relay"])
+def test_an_agent_killed_by_a_signal_inside_is_said_killed(tmp_path: Path, relayed: bool) -> None:
+    """bwrap and the relay report a death by signal N as exit status 128 + N; the run reads
+    it as running directly does (-N), so a killed agent is not an ordinary failure."""
+    paths = _workspace(tmp_path)
+    sandbox = Sandbox(SandboxPolicy(), probe(dict(os.environ), 1000), paths)
+    spec = ProcessSpec(
+        ("sh", "-c", "kill -KILL $$"),
+        paths.workspace,
+        {**os.environ, "HOME": str(tmp_path / "home")},
+        tmp_path / "out.log",
+    )
+    needs = AgentNeeds(endpoints=(Endpoint("127.0.0.1", 18_081),) if relayed else ())
+    result, refused = run_in(sandbox, spec, needs)
+    assert result.exit_code == -9, (tmp_path / "out.log").read_text()
+    assert refused == {}
+    ordinary, _ = run_in(sandbox, attrs.evolve(spec, argv=("sh", "-c", "exit 3")), needs)
+    assert ordinary.exit_code == 3

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from collections.abc import Mapping
 from pathlib import Path
 from typing import final
@@ -319,6 +320,16 @@ def _missing_program(spec: ProcessSpec) -> str | None:
     return None if found else f"[Errno 2] No such file or directory: {program!r}"
 
 
+def _as_signalled(result: ProcessResult) -> ProcessResult:
+    """``result`` with a death by signal said as running directly says it (``-N``): bwrap
+    (and the relay) report the sandboxed process killed by signal N as exit status 128 + N,
+    which would read as an ordinary failure, not a killed agent."""
+    code = result.exit_code
+    if code is None or not 128 < code < 128 + signal.NSIG:
+        return result
+    return attrs.evolve(result, exit_code=-(code - 128))
+
+
 def run_in(
     sandbox: Sandbox | None, spec: ProcessSpec, needs: AgentNeeds
 ) -> tuple[ProcessResult, Mapping[Endpoint, int]]:
@@ -333,7 +344,7 @@ def run_in(
         return ProcessResult(None, 0, None, True, missing, "", 0), {}
     try:
         with sandbox.wrapped(spec, needs) as sandboxed:
-            return run_process(sandboxed.spec), sandboxed.refused()
+            return _as_signalled(run_process(sandboxed.spec)), sandboxed.refused()
     except (SandboxError, OSError) as error:
         why = f"cannot lay out the sandbox: {error}"
         return ProcessResult(None, 0, None, False, why, "", 0), {}
