@@ -20,7 +20,7 @@ from attrs import frozen
 from pipeline.config import Durability, RalphConfig, parse_config, require_chains, topology_problems
 from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
 from pipeline.errors import PipelineError
-from pipeline.events import Digest, Json, PipelineEvent, Role, RunId, RunStarted
+from pipeline.events import Digest, Json, PipelineEvent, Role, RunId, RunStarted, SandboxMode
 from pipeline.handlers import EffectTracer
 from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import write_marker
@@ -333,7 +333,7 @@ def _drive_held(
     if (
         on_warning is not None
         and sandboxing.probe is None
-        and sandboxing.policy.mode.value == "auto"
+        and sandboxing.policy.mode is SandboxMode.AUTO
     ):
         on_warning(f"sandbox: {sandboxing.said}")
     runtime = Runtime(

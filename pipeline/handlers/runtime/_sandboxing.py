@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import final
+from typing import TypeVar, final
 
 import attrs
 from attrs import frozen
@@ -41,13 +41,12 @@ from pipeline.handlers.sandbox import (
     WorkspacePaths,
     derive_endpoints,
     derive_variables,
+    environment_rules,
     probe,
 )
+from pipeline.handlers.sandbox import reachable as reachable_by
 from pipeline.sandbox import (
-    SANDBOX_PRESETS,
     Endpoint,
-    EnvironmentRules,
-    NetworkMode,
     SandboxError,
     SandboxMode,
     SandboxPolicy,
@@ -63,6 +62,8 @@ __all__ = [
     "model_reached",
     "run_in",
 ]
+
+_T = TypeVar("_T")
 
 _OFF_HINT = 'or set [sandbox] mode = "off" to silence this'
 
@@ -121,31 +122,28 @@ class SandboxChoice:
         only)."""
         if self.policy.mode is SandboxMode.OFF:
             return ()
-        withheld: tuple[str, ...] = ()
-        if self.probe is not None:
-            kept = [self.needs(name, agent) for name, agent in config.agents.items()]
-            kept = kept or [AgentNeeds()]
-            withheld = tuple(
-                sorted(set.intersection(*(set(self._withheld(n, environ)) for n in kept)))
+        if self.probe is None:
+            return (SandboxChecked(self.policy.mode, False, self.said, (), (), at),)
+        withheld = set.intersection(
+            *(
+                set(withheld_variables(environ, environment_rules(self.policy, needs)))
+                for needs in self._all_needs(config)
             )
-        on = self.probe is not None
-        reachable = tuple(str(e) for e in self.reachable(config)) if on else ()
-        return (SandboxChecked(self.policy.mode, on, self.said, reachable, withheld, at),)
+        )
+        reach = tuple(map(str, self.reachable(config)))
+        return (
+            SandboxChecked(self.policy.mode, True, self.said, reach, tuple(sorted(withheld)), at),
+        )
 
     def reachable(self, config: RalphConfig) -> tuple[Endpoint, ...]:
-        """Every endpoint some agent of ``config`` may reach (none with ``network =
-        "none"``): the agents' model endpoints and the ``allow`` entries."""
-        if self.policy.network is NetworkMode.NONE:
-            return ()
-        found = [*self.policy.allow]
-        for name, agent in config.agents.items():
-            found += [*self.endpoints.get(name, ()), *map(parse_endpoint, agent.sandbox.allow)]
+        """Every endpoint some agent of ``config`` may reach."""
+        policy = self.policy
+        found = (e for needs in self._all_needs(config) for e in reachable_by(policy, needs))
         return tuple(dict.fromkeys(found))
 
-    def _withheld(self, needs: AgentNeeds, environ: Mapping[str, str]) -> tuple[str, ...]:
-        preset = SANDBOX_PRESETS.get(needs.preset) if needs.preset else None
-        patterns = (*(preset.pass_env if preset else ()), *needs.pass_env, *self.policy.pass_env)
-        return withheld_variables(environ, EnvironmentRules(patterns, needs.set_env))
+    def _all_needs(self, config: RalphConfig) -> list[AgentNeeds]:
+        """What each agent of ``config`` needs (a process with none, when it has none)."""
+        return [self.needs(name, agent) for name, agent in config.agents.items()] or [AgentNeeds()]
 
 
 def _low_port(reachable: tuple[Endpoint, ...]) -> str | None:
@@ -173,23 +171,24 @@ def _home(environ: Mapping[str, str]) -> str:
     return os.path.realpath(environ.get("HOME") or os.path.expanduser("~"))
 
 
-def model_endpoints(
-    config: RalphConfig, workspace: Path, environ: Mapping[str, str]
-) -> dict[str, tuple[Endpoint, ...]]:
-    """Each agent's model endpoints, by name, for every model it may run (its own and its
-    hats'), read where its CLI reads them. Raises :class:`SandboxUnavailableError` naming the
-    agent when a setting there is no endpoint."""
+def _per_agent(
+    config: RalphConfig,
+    workspace: Path,
+    environ: Mapping[str, str],
+    derive: Callable[..., tuple[_T, ...]],
+) -> dict[str, tuple[_T, ...]]:
+    """``derive`` (:func:`derive_endpoints` or :func:`derive_variables`) for each agent and
+    every model it may run, by agent name. Raises :class:`SandboxUnavailableError` naming
+    the agent when its CLI's settings hold no endpoint where one must be."""
     home = _home(environ)
-    found: dict[str, tuple[Endpoint, ...]] = {}
+    found: dict[str, tuple[_T, ...]] = {}
     for name, models in _agent_models(config).items():
         agent = config.agents[name]
         try:
             derived = [
-                endpoint
+                value
                 for model in models
-                for endpoint in derive_endpoints(
-                    agent.preset, agent.env, environ, home, model, workspace
-                )
+                for value in derive(agent.preset, agent.env, environ, home, model, workspace)
             ]
         except SandboxError as error:
             raise SandboxUnavailableError(f"agents.{name}: {error}") from None
@@ -197,24 +196,21 @@ def model_endpoints(
     return found
 
 
+def model_endpoints(
+    config: RalphConfig, workspace: Path, environ: Mapping[str, str]
+) -> dict[str, tuple[Endpoint, ...]]:
+    """Each agent's model endpoints, by name, for every model it may run (its own and its
+    hats'), read where its CLI reads them. Raises :class:`SandboxUnavailableError` naming the
+    agent when a setting there is no endpoint."""
+    return _per_agent(config, workspace, environ, derive_endpoints)
+
+
 def model_variables(
     config: RalphConfig, workspace: Path, environ: Mapping[str, str]
 ) -> dict[str, tuple[str, ...]]:
     """The variables each agent's CLI configuration names for its models' providers (Codex's
     ``env_key``, OpenCode's ``{env:NAME}``), by agent name: the sandbox passes them."""
-    home = _home(environ)
-    found: dict[str, tuple[str, ...]] = {}
-    for name, models in _agent_models(config).items():
-        agent = config.agents[name]
-        named = (
-            variable
-            for model in models
-            for variable in derive_variables(
-                agent.preset, agent.env, environ, home, model, workspace
-            )
-        )
-        found[name] = tuple(dict.fromkeys(named))
-    return found
+    return _per_agent(config, workspace, environ, derive_variables)
 
 
 def choose_sandbox(
@@ -233,15 +229,16 @@ def choose_sandbox(
     endpoints = model_endpoints(config, workspace, environ) if found.works else {}
     variables = model_variables(config, workspace, environ) if found.works else {}
     choice = SandboxChoice(policy, found, "", endpoints, variables)
-    reason = found.reason or _low_port(choice.reachable(config))
+    reach = choice.reachable(config)
+    reason = found.reason or _low_port(reach)
     if reason is not None:
         if policy.mode is SandboxMode.REQUIRED:
             raise SandboxUnavailableError(
                 f'the sandbox is required ([sandbox] mode = "required") but {reason}'
             )
         return SandboxChoice(policy, None, f"off ({reason}; {_OFF_HINT})", endpoints)
-    reachable = ", ".join(map(str, choice.reachable(config))) or "none"
-    return attrs.evolve(choice, said=f"on ({found.backend}; network: {reachable})")
+    network = ", ".join(map(str, reach)) or "none"
+    return attrs.evolve(choice, said=f"on ({found.backend}; network: {network})")
 
 
 def agent_needs(
@@ -312,11 +309,10 @@ def _missing_program(spec: ProcessSpec) -> str | None:
     """Why ``spec``'s program cannot be started, as the system says it, or None."""
     program = spec.argv[0]
     if "/" in program:
-        found: str | None = str(spec.cwd / program)
-        if not os.access(found or "", os.X_OK) or os.path.isdir(found or ""):
-            found = None
+        path = spec.cwd / program
+        found = os.access(path, os.X_OK) and not path.is_dir()
     else:
-        found = shutil.which(program, path=spec.env.get("PATH", os.defpath))
+        found = shutil.which(program, path=spec.env.get("PATH", os.defpath)) is not None
     return None if found else f"[Errno 2] No such file or directory: {program!r}"
 
 

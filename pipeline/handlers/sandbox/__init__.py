@@ -25,7 +25,13 @@ from pipeline.handlers.sandbox._routes import (
     RELAY_FILE,
     RelayRoute,
 )
-from pipeline.handlers.sandbox._sandbox import AgentNeeds, Sandbox, WorkspacePaths
+from pipeline.handlers.sandbox._sandbox import (
+    AgentNeeds,
+    Sandbox,
+    WorkspacePaths,
+    environment_rules,
+    reachable,
+)
 
 __all__ = [
     "INSTALL_HINT",
@@ -42,7 +48,9 @@ __all__ = [
     "WorkspacePaths",
     "derive_endpoints",
     "derive_variables",
+    "environment_rules",
     "probe",
     "reach_from_inside",
+    "reachable",
     "relay_source",
 ]

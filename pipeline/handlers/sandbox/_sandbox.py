@@ -47,7 +47,14 @@ from pipeline.sandbox import (
     with_account,
 )
 
-__all__ = ["AgentNeeds", "Sandbox", "Sandboxed", "WorkspacePaths"]
+__all__ = [
+    "AgentNeeds",
+    "Sandbox",
+    "Sandboxed",
+    "WorkspacePaths",
+    "environment_rules",
+    "reachable",
+]
 
 
 @final
@@ -99,6 +106,24 @@ def _account_fd(text: str) -> int:
     return fd
 
 
+def reachable(policy: SandboxPolicy, needs: AgentNeeds) -> tuple[Endpoint, ...]:
+    """What a process with ``needs`` may reach under ``policy``: nothing with ``network =
+    "none"``, else its model endpoints and the ``allow`` entries."""
+    if policy.network is NetworkMode.NONE:
+        return ()
+    return tuple(dict.fromkeys((*needs.endpoints, *policy.allow, *needs.allow)))
+
+
+def environment_rules(
+    policy: SandboxPolicy, needs: AgentNeeds, set_env: Mapping[str, str] | None = None
+) -> EnvironmentRules:
+    """What a process with ``needs`` gets of its environment under ``policy``: its preset's
+    patterns, its own and ``[sandbox] pass_env``; its ``set_env`` and ``set_env`` as given."""
+    table = SANDBOX_PRESETS.get(needs.preset) if needs.preset else None
+    patterns = (*(() if table is None else table.pass_env), *needs.pass_env, *policy.pass_env)
+    return EnvironmentRules(pass_env=patterns, set_env={**needs.set_env, **(set_env or {})})
+
+
 @final
 @frozen
 class Sandboxed:
@@ -144,10 +169,7 @@ class Sandbox:
             gate = stack.enter_context(NetworkGate(self.allowed(needs)))
             relay = None if gate.folder is None else str(gate.folder)
             inputs = self._inputs(spec, needs, home, preset, fds, relay)
-            rules = EnvironmentRules(
-                pass_env=(*self._preset_env(needs), *needs.pass_env, *self.policy.pass_env),
-                set_env={**needs.set_env, **gate.environment()},
-            )
+            rules = environment_rules(self.policy, needs, gate.environment())
             command = gate.relay_command(sys.executable, spec.argv)
             yield Sandboxed(
                 attrs.evolve(
@@ -161,19 +183,12 @@ class Sandbox:
             )
 
     def allowed(self, needs: AgentNeeds) -> tuple[Endpoint, ...]:
-        """What a process with ``needs`` may reach: nothing with ``network = "none"``, else
-        its model endpoints and the ``allow`` entries."""
-        if self.policy.network is NetworkMode.NONE:
-            return ()
-        return tuple(dict.fromkeys((*needs.endpoints, *self.policy.allow, *needs.allow)))
+        """What a process with ``needs`` may reach (:func:`reachable`)."""
+        return reachable(self.policy, needs)
 
     def _preset(self, needs: AgentNeeds, env: Mapping[str, str], home: str) -> PresetPaths:
         table = SANDBOX_PRESETS.get(needs.preset) if needs.preset else None
         return PresetPaths() if table is None else preset_paths(table, env, home)
-
-    def _preset_env(self, needs: AgentNeeds) -> tuple[str, ...]:
-        table = SANDBOX_PRESETS.get(needs.preset) if needs.preset else None
-        return () if table is None else table.pass_env
 
     def _inputs(
         self,
