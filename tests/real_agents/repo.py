@@ -31,12 +31,9 @@ def git(root: Path, *args: str) -> str:
     return done.stdout
 
 
-def failing_repo(root: Path, agent_toml: str, budgets: str = "") -> Path:
-    """A git repository at ``root`` with a failing test and ``ralph.toml`` holding
-    ``agent_toml`` (the ``[agents.NAME]`` tables) with every role's chain ``["main"]``.
-
-    ``ralph.toml`` and ``PROMPT.md`` are left untracked, as ``ralph init`` leaves them.
-    """
+def init_repository(root: Path) -> None:
+    """An empty git repository at ``root`` (made when missing) on ``main``, with a committer
+    and no signing."""
     root.mkdir(parents=True, exist_ok=True)
     for args in (
         ("init", "--quiet", "--initial-branch", "main"),
@@ -45,6 +42,15 @@ def failing_repo(root: Path, agent_toml: str, budgets: str = "") -> Path:
         ("config", "commit.gpgsign", "false"),
     ):
         git(root, *args)
+
+
+def failing_repo(root: Path, agent_toml: str, budgets: str = "") -> Path:
+    """A git repository at ``root`` with a failing test and ``ralph.toml`` holding
+    ``agent_toml`` (the ``[agents.NAME]`` tables) with every role's chain ``["main"]``.
+
+    ``ralph.toml`` and ``PROMPT.md`` are left untracked, as ``ralph init`` leaves them.
+    """
+    init_repository(root)
     (root / "app.py").write_text("def answer():\n    return 41\n")
     (root / "test_app.py").write_text(
         "import unittest\n\nimport app\n\n\n"

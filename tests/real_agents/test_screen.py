@@ -32,7 +32,7 @@ from pipeline.testing.model_server import (
     fixing_pipeline,
     prompt_kind,
 )
-from tests.real_agents.repo import PYTHON, git, run_ralph, stored_events
+from tests.real_agents.repo import PYTHON, git, init_repository, run_ralph, stored_events
 from tests.real_agents.test_claude import claude_environment
 from tests.runtime.test_screen import CALC, FIXED, GATE, OTHER, TESTS
 
@@ -53,14 +53,7 @@ def cheating_repo(root: Path) -> Path:
     """A git repository at ``root`` with ``div``'s bug, its failing test and a passing one, a
     pytest gate, and Claude Code as every role's agent (``ralph.toml`` and ``PROMPT.md``
     untracked, as ``ralph init`` leaves them)."""
-    root.mkdir(parents=True)
-    for args in (
-        ("init", "--quiet", "--initial-branch", "main"),
-        ("config", "user.name", "test"),
-        ("config", "user.email", "test@example.invalid"),
-        ("config", "commit.gpgsign", "false"),
-    ):
-        git(root, *args)
+    init_repository(root)
     (root / "tests").mkdir()
     (root / "calc.py").write_text(CALC)
     (root / TEST_FILE).write_text(TESTS)
