@@ -91,6 +91,7 @@ def run_durable(
     tracer: EffectTracer | None = None,
     redactor: Redactor | None = None,
     on_effect: Callable[[Effect], None] | None = None,
+    on_resume: Callable[[], Sequence[PipelineEvent]] | None = None,
 ) -> DurableRun:
     """Start a new run (``run_id`` None) or resume ``run_id``, and run until it is complete
     or ``max_effects`` effects have been carried out (a later call resumes it).
@@ -104,6 +105,8 @@ def run_durable(
     this process's environment and the known token shapes) before it is traced, stored, folded
     or shown, so no secret reaches the log, a checkpoint, a span or an output. ``on_effect``
     sees each effect as it is carried out (the start of a new run and checkpoints included).
+    ``on_resume`` reports, when a run resumes, the facts of the world it goes on in (the
+    runtime: what its agents run in now), recorded right after ``RunResumed``.
     """
     interruption = Interruption() if interruption is None else interruption
     redactor = Redactor.from_environment(os.environ) if redactor is None else redactor
@@ -127,7 +130,9 @@ def run_durable(
         # An interrupted run is stopped, not finished: resuming it is what it waits for.
         if state.phase is Phase.INTERRUPTED or not is_complete(state):
             cp = None if resumed_from is None else LogPosition(resumed_from)
-            state = _commit(store, run_id, state, [RunResumed(cp, clock())], on_event)
+            resumed: list[PipelineEvent] = [RunResumed(cp, clock())]
+            resumed += [redactor.event(f) for f in (on_resume() if on_resume else ())]
+            state = _commit(store, run_id, state, resumed, on_event)
     effects = 0
     while not is_complete(state):
         if max_effects is not None and effects >= max_effects:

@@ -109,7 +109,8 @@ class RunCompleted:
 @final
 @frozen
 class SandboxChecked:
-    """Whether the run's agents run in the sandbox, as decided when it started: ``mode`` as
+    """Whether the run's agents run in the sandbox, as decided when it started and again
+    each time it resumed (the machine or ``[sandbox]`` may have changed): ``mode`` as
     asked, ``on`` the outcome and ``said`` in words (the backend and the network when on; why
     not and how to fix it when off). ``endpoints`` are the ``host:port`` pairs agents may
     reach; ``withheld`` names the environment's variables no agent gets (names only)."""

@@ -113,8 +113,9 @@ class MountInputs:
     home: str
     ralph_dir: str
     """``.ralph``: read-only, but for the events file."""
-    events_file: str
-    """The run's events file, writable (the handler makes it first)."""
+    events_file: str | None
+    """The run's events file, writable (the handler makes it first); None for a process of
+    no run's (ralph's own git, whose hooks and filters run sandboxed)."""
     marker_dir: str
     """``.agent/tmp``, where dev-fix's completion marker goes: read-only."""
     config_file: str

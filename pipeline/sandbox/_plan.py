@@ -162,7 +162,8 @@ def _workspace(inputs: MountInputs, layout: Layout) -> None:
     layout.add(_rw(workspace, "the workspace"))
     _git(inputs, layout)
     layout.add(_required_ro(inputs.ralph_dir, "ralph's folder"))
-    layout.add(_rw(inputs.events_file, "the run's events file"))
+    if inputs.events_file is not None:
+        layout.add(_rw(inputs.events_file, "the run's events file"))
     layout.add(_ro(inputs.config_file, "ralph.toml", guard=True))
     layout.add(_ro(inputs.prompt_file, "the prompt file", guard=True))
     layout.add(_required_ro(inputs.marker_dir, "the completion marker's folder"))

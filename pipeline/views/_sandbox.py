@@ -1,7 +1,8 @@
 """The run's sandbox: what its agents ran in, as checked when it started, and the connections
 the sandbox refused them (pure). ``ralph report``, ``ralph status`` and the live panel show it.
 
-A run records ``SandboxChecked`` right after it starts unless ``[sandbox] mode = "off"``: a
+A run records ``SandboxChecked`` right after it starts, and again right after each
+resumption, unless ``[sandbox] mode = "off"``: a
 log with none (the sandbox off in ``ralph.toml``, or a run older than schema 12) has no check,
 and nothing of the sandbox is shown for it. ``ConnectionRefused`` follows an invocation whose
 connections the sandbox's proxy refused, one per endpoint; they are added up per endpoint,

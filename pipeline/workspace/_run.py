@@ -20,25 +20,22 @@ from attrs import frozen
 from pipeline.config import Durability, RalphConfig, parse_config, require_chains, topology_problems
 from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
 from pipeline.errors import PipelineError
-from pipeline.events import Digest, Json, PipelineEvent, Role, RunId, RunStarted, SandboxMode
+from pipeline.events import Digest, Json, PipelineEvent, Role, RunId, RunStarted
 from pipeline.handlers import EffectTracer
 from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import write_marker
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import (
     GitError,
-    GitPolicy,
     PromptSource,
     Runtime,
     UnsafePathError,
     WorkspaceLayout,
-    choose_sandbox,
     ensure_excluded,
     load_hat_schemas,
     load_response_schemas,
     own_paths,
     run_history,
-    switch_branch,
 )
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
 from pipeline.state import PipelineState
@@ -47,6 +44,7 @@ from pipeline.workspace._lock import WorkspaceLock, hold_workspace
 from pipeline.workspace._programs import missing_programs
 from pipeline.workspace._read_only import left_read_only
 from pipeline.workspace._reconcile import RunDivergedError, reconcile, recorded_commits
+from pipeline.workspace._sandbox_start import settle_sandbox
 
 __all__ = [
     "RunSetupError",
@@ -144,13 +142,6 @@ def open_workspace(
         raise RunSetupError(str(error)) from error
     except GitError as error:
         raise RunSetupError(f"{root} is not a git repository ({error}); run `git init`") from error
-    if config.branch is not None:
-        try:
-            trust = config.git
-            policy = GitPolicy(trust.run_hooks, trust.sign, trust.run_filters)
-            switch_branch(root, config.branch, policy)
-        except GitError as error:
-            raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
     digest = Digest(hashlib.sha256(text.encode()).hexdigest())
     return Workspace(
         layout, config, digest, MappingProxyType(schemas), MappingProxyType(hat_schemas)
@@ -329,13 +320,12 @@ def _drive_held(
     kept_paths: tuple[str, ...],
 ) -> DurableRun:
     """:func:`drive` once the workspace is held."""
-    sandboxing = choose_sandbox(workspace.config, workspace.layout.root)
-    if (
-        on_warning is not None
-        and sandboxing.probe is None
-        and sandboxing.policy.mode is SandboxMode.AUTO
-    ):
-        on_warning(f"sandbox: {sandboxing.said}")
+    config = workspace.config
+    try:
+        stores = _store_files(workspace, store)
+        sandboxing = settle_sandbox(config, workspace.layout, stores, on_warning)
+    except GitError as error:
+        raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
     runtime = Runtime(
         workspace.layout,
         workspace.config,
@@ -379,6 +369,7 @@ def _drive_held(
             interruption=interruption,
             tracer=tracer,
             redactor=Redactor.from_environment(os.environ, workspace.config.redaction.variables),
+            on_resume=lambda: runtime.sandbox_checked(runtime.clock()),
         )
 
 

@@ -30,6 +30,8 @@ from pipeline.events import (
     RunId,
     RunInterrupted,
     RunResumed,
+    SandboxChecked,
+    SandboxMode,
 )
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import MemoryEventStore, SqliteEventStore, UnknownRunError
@@ -105,6 +107,37 @@ def test_a_stopped_run_resumes_from_its_latest_checkpoint_and_completes(
     assert second.resumed_from is not None
     log = list(store.read(first.run_id))
     assert sum(isinstance(e, RunResumed) for e in log) == 1
+    assert second.state == fold(log)
+    assert second.state.termination is TerminationReason.COMPLETED
+
+
+def test_what_a_resumed_run_goes_on_in_is_recorded_right_after_its_resumption(
+    store: SqliteEventStore,
+) -> None:
+    """``on_resume``'s facts (the runtime's: what its agents run in now) follow RunResumed,
+    secrets masked as every handler's facts are; a new run asks for none."""
+    checked = SandboxChecked(
+        SandboxMode.AUTO, False, "off (token sk-ant-abcdefghijklmnop1234)", (), (), T
+    )
+    asked: list[str] = []
+
+    def on_resume() -> tuple[PipelineEvent, ...]:
+        asked.append("resume")
+        return (checked,)
+
+    first = run_durable(store, _world(), clock=_frozen_clock, max_effects=12, on_resume=on_resume)
+    assert asked == []
+    second = run_durable(
+        store, _world(), run_id=first.run_id, clock=_frozen_clock, on_resume=on_resume
+    )
+    assert asked == ["resume"]
+    log = list(store.read(first.run_id))
+    at = next(i for i, e in enumerate(log) if isinstance(e, RunResumed))
+    recorded = log[at + 1]
+    assert isinstance(recorded, SandboxChecked)
+    assert recorded.on is False
+    assert recorded.said.startswith("off (token ")
+    assert "sk-ant-abcdefghijklmnop1234" not in recorded.said
     assert second.state == fold(log)
     assert second.state.termination is TerminationReason.COMPLETED
 

@@ -30,6 +30,7 @@ from pipeline.events import (
     InvocationFailed,
     Role,
     RunCompleted,
+    RunResumed,
     SandboxChecked,
     SandboxMode,
     TerminationReason,
@@ -242,6 +243,11 @@ def test_a_sandboxed_agent_dies_with_a_killed_ralph_and_the_run_resumes(tmp_path
     resumed = run_ralph("resume", cwd=root, env=env)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert ended(root) is TerminationReason.COMPLETED
+    # The resumed part says again what it ran in: the machine may have changed since.
+    events = stored_events(root)
+    at = next(i for i, e in enumerate(events) if isinstance(e, RunResumed))
+    assert isinstance(events[at + 1], SandboxChecked)
+    assert [e.on for e in events if isinstance(e, SandboxChecked)] == [True, True]
 
 
 def _bin_without_bwrap(tmp_path: Path) -> Path:

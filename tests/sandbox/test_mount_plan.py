@@ -112,6 +112,16 @@ def test_ralphs_files_are_read_only_but_the_events_file() -> None:
     assert final_state(ops, f"{W}/.agent/out/status") == "write"
 
 
+def test_a_process_of_no_run_may_write_nothing_of_ralphs() -> None:
+    """ralph's own git (whose hooks and filters run sandboxed) writes no events file: all of
+    ``.ralph`` stays read-only, git's objects stay writable."""
+    ops = plan_ops(workspace_inputs(events_file=None))
+    assert final_state(ops, f"{W}/.ralph/events-r1.jsonl") == "read"
+    assert not any(f"{W}/.ralph/events" in arg for op in ops for arg in op.args)
+    assert final_state(ops, f"{W}/.git/objects/ab/cdef") == "write"
+    assert final_state(ops, f"{W}/.git/hooks/post-commit") == "read"
+
+
 def test_the_store_is_hidden() -> None:
     """ralph's state folder (the store, the saved prompts) is an empty read-only tmpfs, laid
     after the workspace."""

@@ -76,7 +76,8 @@ def _build(
         workspace=workspace,
         home=home,
         ralph_dir=f"{workspace}/.ralph",
-        events_file=f"{workspace}/.ralph/events-r.jsonl",
+        # None: ralph's own git, which writes no run's events file
+        events_file=draw(st.sampled_from((f"{workspace}/.ralph/events-r.jsonl", None))),
         marker_dir=f"{workspace}/.agent/tmp",
         config_file=f"{workspace}/ralph.toml",
         prompt_file=f"{workspace}/PROMPT.md",
@@ -181,7 +182,10 @@ def _check(inputs: MountInputs, argv: tuple[str, ...]) -> None:
     for path in protected:
         assert final_state(ops, path) in ("read", "cover"), path
     assert final_state(ops, inputs.workspace) == "write"
-    assert final_state(ops, inputs.events_file) == "write"
+    if inputs.events_file is not None:
+        assert final_state(ops, inputs.events_file) == "write"
+    else:  # nothing under .ralph is writable
+        assert final_state(ops, f"{inputs.ralph_dir}/events-r.jsonl") == "read"
     for folder in inputs.preset.writable:
         assert final_state(ops, folder) == "write", folder
     for folder in inputs.interpreter_dirs:

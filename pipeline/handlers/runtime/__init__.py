@@ -36,6 +36,7 @@ from pipeline.handlers.runtime._sandboxing import (
     SandboxChoice,
     SandboxUnavailableError,
     choose_sandbox,
+    git_policy_in,
     model_endpoints,
 )
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
@@ -82,6 +83,7 @@ __all__ = [
     "find_secrets",
     "gather_changes",
     "git_dirs",
+    "git_policy_in",
     "is_rate_limited",
     "load_hat_schemas",
     "load_response_schemas",

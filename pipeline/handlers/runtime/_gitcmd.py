@@ -9,25 +9,33 @@ unless the person opted in (``[git]`` in ``ralph.toml``; then the configuration 
 the run started counts, since :mod:`._gitguard` puts back whatever an agent changed), in an
 environment of ralph's choosing: no editor, pager or terminal prompt, and no ``GIT_*`` variable
 that would point git at another repository or program.
+
+With hooks or filters on, a run's git commands run in the run's sandbox (the policy's
+``sandbox``): the hooks and filters they start are code the agent may have written (a
+``core.hooksPath`` in the work tree, a filter script it edited), and run where the agent does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+import attrs
 from attrs import frozen
 
 from pipeline.errors import PipelineError
 
 __all__ = [
+    "CommandSandbox",
     "GitError",
     "GitPolicy",
+    "WrappedCommand",
     "configured_drivers",
     "git_dirs",
     "git_environment",
@@ -47,6 +55,27 @@ class GitError(PipelineError):
 
 
 @frozen
+class WrappedCommand:
+    """A command as a sandbox runs it: its command line, its whole environment and the
+    descriptors it inherits."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    pass_fds: tuple[int, ...] = ()
+
+
+class CommandSandbox(Protocol):
+    """Where ralph's git runs when it may run the repository's own code: a run's sandbox."""
+
+    def wrapped(
+        self, argv: tuple[str, ...], cwd: Path, env: Mapping[str, str]
+    ) -> contextlib.AbstractContextManager[WrappedCommand]:
+        """``argv`` (run in ``cwd`` with ``env``) as the sandbox runs it, for the time of the
+        ``with`` block; raises :class:`GitError` when the sandbox cannot be laid out."""
+        ...
+
+
+@frozen
 class GitPolicy:
     """What of the repository's own code ralph's git commands may run (``[git]``)."""
 
@@ -60,6 +89,9 @@ class GitPolicy:
     """(kind, name) of every filter and merge driver the repository's config defines, switched
     off unless ``run_filters`` (see :func:`configured_drivers`); None: read from the repository
     by :func:`run_git`."""
+    sandbox: CommandSandbox | None = attrs.field(default=None, eq=False)
+    """Where git runs when ``run_hooks`` or ``run_filters`` lets it run the repository's code
+    (None: directly, as with both off)."""
 
 
 _KEPT_VARIABLES = frozenset(
@@ -143,8 +175,19 @@ def git_options(policy: GitPolicy) -> tuple[str, ...]:
 def _argv(root: Path, args: tuple[str, ...], policy: GitPolicy) -> list[str]:
     """The command line of ``git ARGS`` under ``policy`` (the repository's drivers read once)."""
     if not policy.run_filters and policy.drivers is None:
-        policy = GitPolicy(policy.run_hooks, policy.sign, False, repository_drivers(root))
+        policy = attrs.evolve(policy, drivers=repository_drivers(root))
     return ["git", *git_options(policy), *args]
+
+
+def _where(
+    policy: GitPolicy, argv: list[str], root: Path
+) -> contextlib.AbstractContextManager[WrappedCommand]:
+    """``argv`` as it runs under ``policy``: in its sandbox when it may run the repository's
+    hooks or filters, else directly."""
+    env = dict(_environment())
+    if policy.sandbox is None or not (policy.run_hooks or policy.run_filters):
+        return contextlib.nullcontext(WrappedCommand(tuple(argv), env))
+    return policy.sandbox.wrapped(tuple(argv), root, env)
 
 
 def _run(
@@ -152,15 +195,17 @@ def _run(
 ) -> subprocess.CompletedProcess[Any]:
     """``git ARGS`` as :func:`run_git` runs it, its input and output as ``io`` says."""
     try:
-        done = subprocess.run(
-            _argv(root, args, policy),
-            cwd=root,
-            capture_output=True,
-            timeout=TIMEOUT_S,
-            check=False,
-            env=dict(_environment()),
-            **io,
-        )
+        with _where(policy, _argv(root, args, policy), root) as command:
+            done = subprocess.run(
+                command.argv,
+                cwd=root,
+                capture_output=True,
+                timeout=TIMEOUT_S,
+                check=False,
+                env=dict(command.env),
+                pass_fds=command.pass_fds,
+                **io,
+            )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise GitError(f"git {' '.join(args)}: {error}") from error
     if check and done.returncode != 0:

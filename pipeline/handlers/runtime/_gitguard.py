@@ -16,13 +16,16 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from attrs import define, frozen
 
+from pipeline.events import GitMetadataRestored, Instant, WorkspaceErrorKind
 from pipeline.handlers.runtime._gitcmd import git_dirs
+from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 
-__all__ = ["GitGuard"]
+__all__ = ["GitGuard", "restored"]
 
 _MAX_FILE_BYTES = 4 * 1024 * 1024
 """A larger file under the guarded paths is not kept in the snapshot (restoring removes it)."""
@@ -200,3 +203,18 @@ class GitGuard:
             return path.relative_to(self.root).as_posix()
         except ValueError:
             return str(path)
+
+
+def restored(guard: GitGuard | None, clock: Callable[[], Instant]) -> Facts:
+    """``GitMetadataRestored`` when an agent changed what ``guard`` keeps (the repository's
+    git configuration, hooks or ``info/``; all put back as the run found them), nothing when
+    it did not (or outside git), a ``WorkspaceIoError`` when putting back failed."""
+    if guard is None:
+        return ()
+
+    def undo() -> Facts:
+        undone = guard.undo()
+        return (GitMetadataRestored(undone, clock()),) if undone else ()
+
+    write = WorkspaceErrorKind.WRITE
+    return facts_or_io_error(undo, write, ".git", clock, "cannot restore: ")

@@ -61,7 +61,6 @@ from pipeline.events import (
     ErrorKind,
     FinalizingStarted,
     FixAttemptStarted,
-    GitMetadataRestored,
     HatActivated,
     HumanInterventionRequired,
     Instant,
@@ -76,7 +75,6 @@ from pipeline.events import (
     RunCompleted,
     RunId,
     RunStarted,
-    WorkspaceErrorKind,
 )
 from pipeline.handlers._protocol import HandlerResult, facts_of
 from pipeline.handlers.intake import IntakeLimits, read_agent_events, write_marker
@@ -89,8 +87,8 @@ from pipeline.handlers.runtime._finishing import (
 from pipeline.handlers.runtime._gates import run_gate
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded, own_pathspecs
 from pipeline.handlers.runtime._gitcmd import GitPolicy
-from pipeline.handlers.runtime._gitguard import GitGuard
-from pipeline.handlers.runtime._io import Facts, facts_or_io_error
+from pipeline.handlers.runtime._gitguard import GitGuard, restored
+from pipeline.handlers.runtime._io import Facts
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._permissions import prompt_protected
 from pipeline.handlers.runtime._prompting import digest_of, materialize
@@ -101,7 +99,7 @@ from pipeline.handlers.runtime._run_setup import (
     new_run_id,
     own_paths,
 )
-from pipeline.handlers.runtime._sandboxing import SandboxChoice
+from pipeline.handlers.runtime._sandboxing import SandboxChoice, git_policy_in
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
 from pipeline.handlers.runtime._screening import RunScreen
 from pipeline.handlers.runtime._validation import validate
@@ -154,6 +152,7 @@ class Runtime:
     """Paths (relative to the workspace) ralph's commits leave alone: the person's own
     uncommitted changes when a run started on a dirty tree (``--allow-dirty``)."""
     _guard: GitGuard | None = field(default=None, init=False)
+    _gits: GitPolicy | None = field(default=None, init=False)
     sandboxing: SandboxChoice | None = None  # where agents run; None: directly
 
     def __attrs_post_init__(self) -> None:
@@ -281,8 +280,10 @@ class Runtime:
         return self._agents
 
     def _git_policy(self) -> GitPolicy:
-        trust = self.config.git
-        return GitPolicy(run_hooks=trust.run_hooks, sign=trust.sign, run_filters=trust.run_filters)
+        """``[git]``, the hooks and filters it allows run in the run's sandbox."""
+        if self._gits is None:
+            self._gits = git_policy_in(self.sandboxing, self.layout, self.config, self.own_files)
+        return self._gits
 
     def _git(self) -> GitHandler:
         return GitHandler(self.layout.root, self.clock, self._keep_out(), self._git_policy())
@@ -307,16 +308,7 @@ class Runtime:
     def _undo_git_changes(self) -> tuple[PipelineEvent, ...]:
         """``GitMetadataRestored`` when an agent changed the repository's git configuration,
         hooks or ``info/`` (all put back as the run found them), else nothing."""
-        guard = self._guarded()
-        if guard is None:
-            return ()
-
-        def undo() -> Facts:
-            undone = guard.undo()
-            return (GitMetadataRestored(undone, self.clock()),) if undone else ()
-
-        write = WorkspaceErrorKind.WRITE
-        return facts_or_io_error(undo, write, ".git", self.clock, "cannot restore: ")
+        return restored(self._guarded(), self.clock)
 
     def _keep_out(self) -> tuple[str, ...]:
         """ralph's own files inside the repository, which no commit may take, and the paths
@@ -383,11 +375,17 @@ class Runtime:
             root, mode = layout.root, self.prompt_mode
             protected = prompt_protected(root, source.path, mode, self.clock)
             facts.extend(() if protected is None else (protected,))
-        if self.sandboxing is not None:
-            environment = agent_environment(layout, run_id, self.environment)
-            facts.extend(self.sandboxing.checked(self.config, environment, started))
+        facts.extend(self.sandbox_checked(started))
         facts.extend(self._screen().started())
         return tuple(facts)
+
+    def sandbox_checked(self, at: Instant) -> tuple[PipelineEvent, ...]:
+        """What the run's agents run in, as a fact (none with no sandbox chosen), checked
+        when the run starts and again when it resumes: the machine may have changed."""
+        if self.sandboxing is None:
+            return ()
+        environment = agent_environment(self.layout, self._run_id(), self.environment)
+        return self.sandboxing.checked(self.config, environment, at)
 
     def _collect(self, effect: CollectReport) -> tuple[PipelineEvent, ...]:
         """The role's report, read now that its structured response was accepted."""

@@ -32,7 +32,8 @@ from pipeline.events import (
 )
 from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
-from pipeline.handlers.runtime._gitcmd import git_dirs
+from pipeline.handlers.runtime._gitcmd import GitPolicy, git_dirs
+from pipeline.handlers.runtime._gitsandbox import git_policy, signing_problem
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.sandbox import (
     AgentNeeds,
@@ -59,6 +60,7 @@ __all__ = [
     "SandboxUnavailableError",
     "agent_needs",
     "choose_sandbox",
+    "git_policy_in",
     "model_reached",
     "run_in",
 ]
@@ -93,17 +95,22 @@ class SandboxChoice:
         return agent_needs(agent, self.endpoints.get(name, ()), self.variables.get(name, ()))
 
     def sandbox(
-        self, layout: WorkspaceLayout, config: RalphConfig, run_id: str, stores: tuple[Path, ...]
+        self,
+        layout: WorkspaceLayout,
+        config: RalphConfig,
+        run_id: str | None,
+        stores: tuple[Path, ...],
     ) -> Sandbox | None:
-        """The sandbox of run ``run_id`` in ``layout`` (None when off); ``stores``: files of a
-        store that may lie in the work tree."""
+        """The sandbox of run ``run_id`` in ``layout`` (None when off; ``run_id`` None: of
+        ralph's own git, which writes no run's events file); ``stores``: files of a store that
+        may lie in the work tree."""
         if self.probe is None:
             return None
         root = layout.root
         paths = WorkspacePaths(
             workspace=root,
             ralph_dir=layout.ralph_dir,
-            events_file=layout.events_file(run_id),
+            events_file=None if run_id is None else layout.events_file(run_id),
             marker_dir=layout.completion_marker.parent,
             config_file=layout.config,
             prompt_file=root / config.prompt_file,
@@ -144,6 +151,19 @@ class SandboxChoice:
     def _all_needs(self, config: RalphConfig) -> list[AgentNeeds]:
         """What each agent of ``config`` needs (a process with none, when it has none)."""
         return [self.needs(name, agent) for name, agent in config.agents.items()] or [AgentNeeds()]
+
+
+def git_policy_in(
+    choice: SandboxChoice | None,
+    layout: WorkspaceLayout,
+    config: RalphConfig,
+    stores: tuple[Path, ...],
+) -> GitPolicy:
+    """ralph's git policy for runs in ``layout``: ``[git]``, the repository's hooks and
+    filters it allows run in the sandbox ``choice`` made (``stores``: see
+    :meth:`SandboxChoice.sandbox`)."""
+    sandbox = None if choice is None else choice.sandbox(layout, config, None, stores)
+    return git_policy(config.git, sandbox)
 
 
 def _low_port(reachable: tuple[Endpoint, ...]) -> str | None:
@@ -219,8 +239,9 @@ def choose_sandbox(
     """The sandbox a run of ``config`` in ``workspace`` runs its agents in, as ``[sandbox]``
     asks and the machine allows (``environ``: the agents' environment, default this
     process's; its ``PATH`` finds bwrap), with each agent's model endpoints. Raises
-    :class:`SandboxUnavailableError` when it is required and cannot start, or when an
-    agent's base-URL setting is no endpoint."""
+    :class:`SandboxUnavailableError` when it is required and cannot start, when an agent's
+    base-URL setting is no endpoint, or when it would be on while ``[git]`` signs commits
+    whose hooks or filters must run in it (:func:`signing_problem`)."""
     environ = os.environ if environ is None else environ
     policy = config.sandbox.policy()
     if policy.mode is SandboxMode.OFF:
@@ -231,6 +252,9 @@ def choose_sandbox(
     choice = SandboxChoice(policy, found, "", endpoints, variables)
     reach = choice.reachable(config)
     reason = found.reason or _low_port(reach)
+    signing = signing_problem(config.git) if reason is None else None
+    if signing is not None:
+        raise SandboxUnavailableError(signing)
     if reason is not None:
         if policy.mode is SandboxMode.REQUIRED:
             raise SandboxUnavailableError(

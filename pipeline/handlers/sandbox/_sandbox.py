@@ -64,7 +64,8 @@ class WorkspacePaths:
 
     workspace: Path
     ralph_dir: Path
-    events_file: Path
+    events_file: Path | None
+    """The run's events file; None for ralph's own git, which runs for no one run."""
     marker_dir: Path
     config_file: Path
     prompt_file: Path
@@ -157,7 +158,8 @@ class Sandbox:
         folders = [paths.marker_dir]
         if git is not None:
             folders += [git[1] / "hooks", git[1] / "info"]
-        make_missing(folders, [paths.events_file], preset)
+        events = () if paths.events_file is None else (paths.events_file,)
+        make_missing(folders, events, preset)
         fds: list[int] = []
         with contextlib.ExitStack() as stack:
             stack.callback(_close_all, fds)
@@ -208,7 +210,7 @@ class Sandbox:
             workspace=str(workspace),
             home=home,
             ralph_dir=_real(paths.ralph_dir),
-            events_file=_real(paths.events_file),
+            events_file=None if paths.events_file is None else _real(paths.events_file),
             marker_dir=_real(paths.marker_dir),
             config_file=_real(paths.config_file),
             prompt_file=_real(paths.prompt_file),
