@@ -36,6 +36,7 @@ from pipeline.events import (
     TerminationReason,
 )
 from pipeline.handlers.runtime import WorkspaceLayout
+from pipeline.reducers import fold
 from tests.runtime.workspace import (
     PYTHON,
     RALPH,
@@ -428,9 +429,10 @@ def test_an_agent_cli_that_may_reach_nothing_reached_no_model_whatever_usage_it_
     tmp_path: Path,
 ) -> None:
     """With ``network = "none"`` a preset's CLI cannot have reached its model, though Claude
-    Code and Gemini CLI print usage (zeros) all the same: its failure says what the sandbox
-    lets it reach, and it is not run again (a gemini on PATH printing what the real one
-    does)."""
+    Code and Gemini CLI print usage (zeros) all the same: the start warns, its failure says
+    the sandbox cut it off, and, the configuration's doing, it is neither run again nor
+    handed to dev-fix: the run stops for a person (a gemini on PATH printing what the real
+    one does)."""
     folder = tmp_path / "bin"
     folder.mkdir()
     (folder / "gemini").write_text(ZERO_USAGE_GEMINI)
@@ -443,12 +445,18 @@ def test_an_agent_cli_that_may_reach_nothing_reached_no_model_whatever_usage_it_
     path = f"{folder}{os.pathsep}{os.environ['PATH']}"
     done = run_ralph("run", cwd=root, env=_environment(tmp_path / "home", PATH=path))
     assert done.returncode != 0, done.stdout + done.stderr
+    warning = " ".join(done.stderr.split())
+    assert (
+        "sandbox: agents.main (gemini) can reach nothing in the sandbox ([sandbox] network is "
+        "none), so its CLI cannot reach its model: every invocation of it will fail"
+    ) in warning
     failed = [e for e in stored_events(root) if isinstance(e, InvocationFailed)]
-    assert [e.role for e in failed] == [Role.PLANNER, Role.FIXER], failed
-    for failure in failed:
-        assert (failure.error, failure.retriable) == (ErrorKind.NON_ZERO_EXIT, False)
-        assert "fetch failed sending request" in failure.message
-        assert failure.message.endswith(
-            "; it failed before any model request; the sandbox lets this agent reach only "
-            "nothing ([sandbox] network is none)"
-        )
+    assert [e.role for e in failed] == [Role.PLANNER], failed
+    (failure,) = failed
+    assert (failure.error, failure.retriable) == (ErrorKind.CONFIGURATION, False)
+    assert "fetch failed sending request" in failure.message
+    assert failure.message.endswith(
+        "; it failed before any model request; the sandbox lets this agent reach nothing "
+        "([sandbox] network is none), so it cannot reach its model"
+    )
+    assert fold(stored_events(root)).termination is TerminationReason.HUMAN_INTERVENTION_REQUIRED

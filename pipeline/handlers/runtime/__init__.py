@@ -32,6 +32,7 @@ from pipeline.handlers.runtime._run_setup import (
     without_ralph_credentials,
 )
 from pipeline.handlers.runtime._runtime import Runtime
+from pipeline.handlers.runtime._sandbox_outcome import cut_off
 from pipeline.handlers.runtime._sandboxing import (
     SandboxChoice,
     SandboxUnavailableError,
@@ -79,6 +80,7 @@ __all__ = [
     "choose_sandbox",
     "commit_trailers",
     "configured_drivers",
+    "cut_off",
     "ensure_excluded",
     "find_secrets",
     "gather_changes",

@@ -52,13 +52,8 @@ from pipeline.handlers.runtime._failures import (
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._reports import read_report
-from pipeline.handlers.runtime._sandboxing import (
-    SandboxChoice,
-    agent_needs,
-    in_sandbox,
-    model_reached,
-    run_in,
-)
+from pipeline.handlers.runtime._sandbox_outcome import in_sandbox, model_reached
+from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in
 from pipeline.handlers.sandbox import Sandbox
 
 __all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker"]

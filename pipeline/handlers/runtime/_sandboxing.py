@@ -20,17 +20,10 @@ from attrs import frozen
 from pipeline.config import AgentConfig, RalphConfig
 from pipeline.errors import PipelineError
 from pipeline.events import (
-    AgentName,
-    ConnectionRefused,
-    Count,
-    ErrorKind,
     Instant,
-    InvocationFailed,
-    PipelineEvent,
     Role,
     SandboxChecked,
 )
-from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
 from pipeline.handlers.runtime._gitcmd import GitPolicy, git_dirs
 from pipeline.handlers.runtime._gitsandbox import git_policy, signing_problem
@@ -61,7 +54,6 @@ __all__ = [
     "agent_needs",
     "choose_sandbox",
     "git_policy_in",
-    "model_reached",
     "run_in",
 ]
 
@@ -281,52 +273,6 @@ def agent_needs(
         pass_env=(*table.pass_env, *variables),
         set_env=dict(config.env),
     )
-
-
-def model_reached(sandbox: Sandbox | None, needs: AgentNeeds, reported: bool) -> bool:
-    """Whether an agent with ``needs`` may have reached its model: ``reported``, what its
-    output tells (it reported usage, or its format reports none), unless it is an agent CLI
-    (a preset) whose sandbox lets it reach nothing. Claude Code and Gemini CLI print usage
-    figures (zeros) even when no request got out (measured with network ``none``)."""
-    if sandbox is not None and needs.preset is not None and not sandbox.allowed(needs):
-        return False
-    return reported
-
-
-def sandbox_hint(fact: PipelineEvent, reachable: tuple[Endpoint, ...]) -> PipelineEvent:
-    """``fact`` as said of an agent that failed in the sandbox before any model request: the
-    failure names what the sandbox lets it reach, and is no rate limit whatever its output
-    says (an agent that cannot connect retries with "overloaded" messages), nor retried."""
-    if not isinstance(fact, InvocationFailed):
-        return fact
-    allowed = ", ".join(map(str, reachable)) or "nothing ([sandbox] network is none)"
-    message = f"{fact.message}; the sandbox lets this agent reach only {allowed}"
-    kind = ErrorKind.NON_ZERO_EXIT if fact.error is ErrorKind.RATE_LIMITED else fact.error
-    return attrs.evolve(fact, error=kind, message=message, retriable=False)
-
-
-def in_sandbox(
-    sandbox: Sandbox | None,
-    needs: AgentNeeds,
-    outcome: tuple[PipelineEvent, ...],
-    reached_model: bool,
-    refused: Mapping[Endpoint, int],
-    who: tuple[Role, AgentName, Instant],
-) -> tuple[PipelineEvent, ...]:
-    """The ``outcome`` of an invocation (``who``: its role, agent and the time now) as run in
-    ``sandbox``: a failure before any model request names what the sandbox lets the agent
-    reach (:func:`sandbox_hint`), and one ``ConnectionRefused`` follows per endpoint the
-    network gate ``refused``."""
-    if sandbox is None:
-        return outcome
-    if not reached_model:
-        outcome = tuple(sandbox_hint(fact, sandbox.allowed(needs)) for fact in outcome)
-    role, agent, at = who
-    refusals = tuple(
-        ConnectionRefused(role, agent, str(endpoint), Count(min(times, MAX_COUNT)), at)
-        for endpoint, times in sorted(refused.items(), key=str)
-    )
-    return (*outcome, *refusals)
 
 
 def _missing_program(spec: ProcessSpec) -> str | None:
