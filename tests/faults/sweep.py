@@ -100,6 +100,10 @@ delay_s = 1.0
 )
 
 
+SANDBOXED = 'mode = "required"'
+"""The sandbox on (the machine must run bubblewrap), for the sandbox's own points."""
+
+
 def _plain(script: str, **options: str) -> Callable[[Path], Path]:
     def build(root: Path) -> Path:
         return make_workspace(
@@ -112,6 +116,7 @@ def _plain(script: str, **options: str) -> Callable[[Path], Path]:
                 "backoff_base_ms = 10\nbackoff_cap_ms = 20",
             ),
             extra=options.get("extra", ""),
+            sandbox=options.get("sandbox", 'mode = "off"'),
         )
 
     return build
@@ -181,6 +186,14 @@ def _fact_scenarios() -> list[Scenario]:
                 extra='[hats.developer]\nresponse_schema = "agent-response"\n',
             ),
             "agent.response_submitted:1:0.4",
+            0,
+        ),
+        # In the sandbox: right after it is checked, and inside a sandboxed agent's work.
+        ("sandbox", _plain(WORK, sandbox=SANDBOXED), "lifecycle.sandbox_checked:1", 0),
+        (
+            "sandboxed agent",
+            _plain(SLOW_DEVELOPER, sandbox=SANDBOXED),
+            "prompt.prompt_materialized:2:0.5",
             0,
         ),
         *GATE_POINTS,
