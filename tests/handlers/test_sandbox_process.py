@@ -209,8 +209,8 @@ def test_an_agent_killed_by_a_signal_inside_is_said_killed(tmp_path: Path, relay
         tmp_path / "out.log",
     )
     needs = AgentNeeds(endpoints=(Endpoint("127.0.0.1", 18_081),) if relayed else ())
-    result, refused = run_in(sandbox, spec, needs)
+    result, seen = run_in(sandbox, spec, needs)
     assert result.exit_code == -9, (tmp_path / "out.log").read_text()
-    assert refused == {}
+    assert (seen.refused, seen.asked) == ({}, frozenset())
     ordinary, _ = run_in(sandbox, attrs.evolve(spec, argv=("sh", "-c", "exit 3")), needs)
     assert ordinary.exit_code == 3

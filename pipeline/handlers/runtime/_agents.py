@@ -206,13 +206,14 @@ class AgentInvoker:
             group_file=self.layout.agent_group,
         )
         needs = agent_needs(config) if self.choice is None else self.choice.needs(name, config)
-        result, refused = run_in(self.sandbox, spec, needs)
+        result, seen = run_in(self.sandbox, spec, needs)
         if result.exit_code is None and result.timed_out is None:
             return self._outcome(effect, result, log)  # it never ran: no usage
         usage, reported = self._usage(effect, config, model, log)
-        reached_model = model_reached(self.sandbox, needs, reported)
+        reached_model = model_reached(self.sandbox, needs, reported, seen.asked)
         outcome = self._outcome(effect, result, log, reached_model)
-        said = in_sandbox(self.sandbox, needs, outcome, reached_model, refused, (role, name, now()))
+        who = (role, name, now())
+        said = in_sandbox(self.sandbox, needs, outcome, reached_model, seen.refused, who)
         return (usage, *said)
 
     def _usage(

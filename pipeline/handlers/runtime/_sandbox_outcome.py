@@ -20,18 +20,28 @@ from pipeline.events import (
     Role,
 )
 from pipeline.events.values import MAX_COUNT
-from pipeline.handlers.sandbox import AgentNeeds, Sandbox, reachable
+from pipeline.handlers.sandbox import AgentNeeds, Sandbox, canonical, reachable
 from pipeline.sandbox import Endpoint, NetworkMode, SandboxPolicy
 
 __all__ = ["cut_off", "in_sandbox", "model_reached", "sandbox_hint"]
 
 
-def model_reached(sandbox: Sandbox | None, needs: AgentNeeds, reported: bool) -> bool:
+def model_reached(
+    sandbox: Sandbox | None, needs: AgentNeeds, reported: bool, asked: frozenset[Endpoint]
+) -> bool:
     """Whether an agent with ``needs`` may have reached its model: ``reported``, what its
     output tells (it reported usage, or its format reports none), unless it is an agent CLI
-    (a preset) whose sandbox lets it reach nothing. Claude Code and Gemini CLI print usage
-    figures (zeros) even when no request got out (measured with network ``none``)."""
-    if sandbox is not None and needs.preset is not None and not sandbox.allowed(needs):
+    (a preset) in ``sandbox`` that asked the network gate for none of its model endpoints
+    (``asked``: the allowed endpoints it asked for), having nothing to reach or trying an
+    endpoint the sandbox does not allow. Claude Code and Gemini CLI print usage figures
+    (zeros) even when no request got out (measured with network ``none``); one that asked
+    and failed (the provider overloaded, the server down) did try its model."""
+    if sandbox is None or needs.preset is None:
+        return reported
+    if not sandbox.allowed(needs):
+        return False
+    models = {canonical(e) for e in needs.endpoints}
+    if models and not models & asked:
         return False
     return reported
 

@@ -30,6 +30,7 @@ from pipeline.handlers.runtime._gitsandbox import git_policy, signing_problem
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.sandbox import (
     AgentNeeds,
+    NetworkSeen,
     Probe,
     Sandbox,
     WorkspacePaths,
@@ -298,19 +299,19 @@ def _as_signalled(result: ProcessResult) -> ProcessResult:
 
 def run_in(
     sandbox: Sandbox | None, spec: ProcessSpec, needs: AgentNeeds
-) -> tuple[ProcessResult, Mapping[Endpoint, int]]:
-    """Run ``spec`` in ``sandbox`` (directly when None): what happened, and the connections
-    the sandbox refused, by endpoint. A sandbox whose settings contradict each other for this
+) -> tuple[ProcessResult, NetworkSeen]:
+    """Run ``spec`` in ``sandbox`` (directly when None): what happened, and what the
+    sandbox's network gate saw of it. A sandbox whose settings contradict each other for this
     process (a ``write`` entry inside the agent program) starts nothing: the result says why."""
     if sandbox is None:
-        return run_process(spec), {}
+        return run_process(spec), NetworkSeen()
     missing = _missing_program(spec)
     if missing is not None:
         # Said as running it directly says it: bwrap would only exit 1 with its own words.
-        return ProcessResult(None, 0, None, True, missing, "", 0), {}
+        return ProcessResult(None, 0, None, True, missing, "", 0), NetworkSeen()
     try:
         with sandbox.wrapped(spec, needs) as sandboxed:
-            return _as_signalled(run_process(sandboxed.spec)), sandboxed.refused()
+            return _as_signalled(run_process(sandboxed.spec)), sandboxed.seen()
     except (SandboxError, OSError) as error:
         why = f"cannot lay out the sandbox: {error}"
-        return ProcessResult(None, 0, None, False, why, "", 0), {}
+        return ProcessResult(None, 0, None, False, why, "", 0), NetworkSeen()

@@ -15,8 +15,9 @@
 """
 
 from pipeline.handlers.sandbox._endpoints import derive_endpoints, derive_variables
-from pipeline.handlers.sandbox._network import NO_PROXY, NetworkGate, relay_source
+from pipeline.handlers.sandbox._network import NO_PROXY, NetworkGate, NetworkSeen, relay_source
 from pipeline.handlers.sandbox._probe import INSTALL_HINT, Probe, probe
+from pipeline.handlers.sandbox._proxy import canonical
 from pipeline.handlers.sandbox._reach import reach_from_inside
 from pipeline.handlers.sandbox._relay import FAILED as RELAY_FAILED
 from pipeline.handlers.sandbox._routes import (
@@ -42,10 +43,12 @@ __all__ = [
     "RELAY_FILE",
     "AgentNeeds",
     "NetworkGate",
+    "NetworkSeen",
     "Probe",
     "RelayRoute",
     "Sandbox",
     "WorkspacePaths",
+    "canonical",
     "derive_endpoints",
     "derive_variables",
     "environment_rules",

@@ -65,6 +65,15 @@ class Connections:
                 raise OSError("the network gate is stopping")
             sockets.append(held)
 
+    def settle(self, deadline: float) -> None:
+        """Wait until every connection served now has ended, or until ``deadline``
+        (``time.monotonic``): once the process is gone, each ends as soon as its thread has
+        read what the process sent."""
+        with self._lock:
+            threads = list(self._open)
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
     def stop(self, deadline: float) -> None:
         """Take no more connections, shut every held socket down and join the threads until
         ``deadline`` (``time.monotonic``)."""
@@ -96,6 +105,7 @@ class AllowedOrigins:
         self._connections = connections
         self._lock = threading.Lock()
         self._refused: Counter[Endpoint] = Counter()
+        self._asked: set[Endpoint] = set()
 
     def allows(self, endpoint: Endpoint) -> bool:
         """Whether ``endpoint`` is one of the allowed."""
@@ -111,9 +121,16 @@ class AllowedOrigins:
         with self._lock:
             return dict(self._refused)
 
+    def asked(self) -> frozenset[Endpoint]:
+        """The allowed endpoints a connection was asked for so far (answered or not)."""
+        with self._lock:
+            return frozenset(self._asked)
+
     def connect(self, endpoint: Endpoint) -> socket.socket:
         """A connection to ``endpoint`` (or to its alias's address), held by the calling
         connection's thread so that stopping shuts it down; ``OSError`` when it fails."""
+        with self._lock:
+            self._asked.add(endpoint)
         address = self._aliases.get(endpoint.host, endpoint.host)
         origin = socket.create_connection((address, endpoint.port), timeout=self._timeout_s)
         origin.settimeout(None)

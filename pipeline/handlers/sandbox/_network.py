@@ -24,6 +24,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, final
 
+import attrs
+from attrs import frozen
+
 from pipeline.handlers.sandbox._connections import (
     THREAD_NAME,
     AllowedOrigins,
@@ -35,7 +38,7 @@ from pipeline.handlers.sandbox._relay import splice
 from pipeline.handlers.sandbox._routes import RELAY_FILE, RelayRoute, plan_routes
 from pipeline.sandbox import RELAY_MOUNT, Endpoint, SandboxError
 
-__all__ = ["NO_PROXY", "NetworkGate", "relay_source"]
+__all__ = ["NO_PROXY", "NetworkGate", "NetworkSeen", "relay_source"]
 
 NO_PROXY: Final = "localhost,127.0.0.1,::1"
 """Loopback is relayed at its own address, never through the proxy."""
@@ -66,6 +69,16 @@ def _private_folder(base: Path | None, longest_name: int) -> Path:
 
 
 @final
+@final
+@frozen
+class NetworkSeen:
+    """What a sandboxed process did with the network, as its gate saw it: the connections
+    ``refused``, by endpoint, and the allowed endpoints it ``asked`` for."""
+
+    refused: Mapping[Endpoint, int] = attrs.field(factory=dict)
+    asked: frozenset[Endpoint] = frozenset()
+
+
 class NetworkGate:
     """The endpoints one sandboxed process may reach, served while the gate is open (a
     context manager: entering starts it, leaving stops it and removes its folder).
@@ -143,6 +156,27 @@ class NetworkGate:
     def refused(self) -> dict[Endpoint, int]:
         """How many times the proxy refused each endpoint so far."""
         return self._origins.counts()
+
+    def asked(self) -> frozenset[Endpoint]:
+        """The allowed endpoints the process asked the gate to reach so far, whether they
+        answered or not: an agent that never asked for its model's never reached it."""
+        return self._origins.asked()
+
+    def seen(self) -> NetworkSeen:
+        """What the gate saw of the process, read once it has ended: the connections it
+        left waiting are taken and served first, so that none is missed."""
+        self._settle()
+        return NetworkSeen(self.refused(), self.asked())
+
+    def _settle(self) -> None:
+        for listener, handler in self._listeners:
+            while True:
+                try:
+                    client, _ = listener.accept()
+                except OSError:  # none waiting (or the gate is stopping)
+                    break
+                self._connections.spawn(handler, client)
+        self._connections.settle(time.monotonic() + _STOP_S)
 
     def start(self) -> NetworkGate:
         """Make the folder, write the relay, listen on every socket and serve (once)."""

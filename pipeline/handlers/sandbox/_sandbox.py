@@ -30,7 +30,7 @@ from pipeline.handlers.sandbox._gather import (
     program_dirs,
     submodule_git_dirs,
 )
-from pipeline.handlers.sandbox._network import NetworkGate
+from pipeline.handlers.sandbox._network import NetworkGate, NetworkSeen
 from pipeline.handlers.sandbox._probe import Probe
 from pipeline.sandbox import (
     SANDBOX_PRESETS,
@@ -128,11 +128,11 @@ def environment_rules(
 @final
 @frozen
 class Sandboxed:
-    """A process laid out for the sandbox: its ``spec`` to run, and the connections its
-    network gate ``refused`` so far, by endpoint (read it once the process has ended)."""
+    """A process laid out for the sandbox: its ``spec`` to run, and what its network gate
+    has ``seen`` of it so far (read it once the process has ended)."""
 
     spec: ProcessSpec
-    refused: Callable[[], Mapping[Endpoint, int]]
+    seen: Callable[[], NetworkSeen]
 
 
 @final
@@ -181,7 +181,7 @@ class Sandbox:
                     spare_leader=True,
                     pass_fds=(*spec.pass_fds, *fds),
                 ),
-                gate.refused,
+                gate.seen,
             )
 
     def allowed(self, needs: AgentNeeds) -> tuple[Endpoint, ...]:
