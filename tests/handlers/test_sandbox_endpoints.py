@@ -33,7 +33,14 @@ PROGRAM = Path("/opt/agent/bin/agent")
 """Only its folder goes on PATH: no program runs here."""
 
 ANTHROPIC = (Endpoint("api.anthropic.com", 443),)
-OPENAI_AND_CHATGPT = (Endpoint("api.openai.com", 443), Endpoint("chatgpt.com", 443))
+CLAUDE_LOGIN = Endpoint("platform.claude.com", 443)
+CODEX_LOGIN = Endpoint("auth.openai.com", 443)
+GEMINI_LOGIN = Endpoint("oauth2.googleapis.com", 443)
+"""Where each CLI refreshes a subscription login's token (read in the pinned CLIs)."""
+CLAUDE_DEFAULTS = (*ANTHROPIC, CLAUDE_LOGIN)
+OPENAI_HOSTS = (Endpoint("api.openai.com", 443), Endpoint("chatgpt.com", 443))
+CODEX_DEFAULTS = (*OPENAI_HOSTS, CODEX_LOGIN)
+CODE_ASSIST = Endpoint("cloudcode-pa.googleapis.com", 443)
 
 
 def url(endpoint: Endpoint) -> str:
@@ -132,8 +139,8 @@ def test_a_command_agent_has_no_model_endpoint(home: Path) -> None:
 @pytest.mark.parametrize(
     ("preset", "model", "expected"),
     [
-        ("claude", None, ANTHROPIC),
-        ("codex", None, OPENAI_AND_CHATGPT),
+        ("claude", None, CLAUDE_DEFAULTS),
+        ("codex", None, CODEX_DEFAULTS),
         ("gemini", None, (Endpoint("generativelanguage.googleapis.com", 443),)),
         ("opencode", "anthropic/claude-sonnet-4-5", ANTHROPIC),
         ("opencode", "openrouter/x/y", (Endpoint("openrouter.ai", 443),)),
@@ -145,7 +152,9 @@ def test_a_command_agent_has_no_model_endpoint(home: Path) -> None:
 def test_with_nothing_configured_each_preset_reaches_its_provider(
     home: Path, preset: str, model: str | None, expected: tuple[Endpoint, ...]
 ) -> None:
-    """No variable and no file: the CLI's own default host for the provider."""
+    """No variable and no file: the CLI's own default host for the provider (and, for the
+    CLIs with a subscription login, where it refreshes the login's token; OpenCode and
+    aider use API keys here)."""
     assert derive(preset, home, model=model) == expected
 
 
@@ -203,7 +212,7 @@ def test_claude_local_then_project_then_user_settings(home: Path, workspace: Pat
     project.unlink()
     assert derive("claude", home, workspace=workspace) == (THIRD,)
     user.unlink()
-    assert derive("claude", home, workspace=workspace) == ANTHROPIC
+    assert derive("claude", home, workspace=workspace) == CLAUDE_DEFAULTS
 
 
 def test_claude_without_a_workspace_reads_no_project_settings(home: Path, workspace: Path) -> None:
@@ -211,7 +220,7 @@ def test_claude_without_a_workspace_reads_no_project_settings(home: Path, worksp
     write(
         workspace / ".claude" / "settings.json", json.dumps({"env": {"ANTHROPIC_BASE_URL": SERVER}})
     )
-    assert derive("claude", home) == ANTHROPIC
+    assert derive("claude", home) == CLAUDE_DEFAULTS
 
 
 def test_a_blank_setting_or_variable_counts_as_unset(home: Path) -> None:
@@ -221,7 +230,7 @@ def test_a_blank_setting_or_variable_counts_as_unset(home: Path) -> None:
     found = derive(
         "claude", home, agent_env={"ANTHROPIC_BASE_URL": ""}, environ={"ANTHROPIC_BASE_URL": SERVER}
     )
-    assert found == ANTHROPIC, "the agent's empty value hides the environment's"
+    assert found == CLAUDE_DEFAULTS, "the agent's empty value hides the environment's"
 
 
 # Codex: config.toml only.
@@ -241,7 +250,7 @@ def test_codex_ignores_openai_base_url(home: Path) -> None:
     """Codex 0.169 sends the built-in provider's requests to its default hosts whatever
     ``OPENAI_BASE_URL`` says (measured: the variable's server got nothing)."""
     found = derive("codex", home, agent_env={"OPENAI_BASE_URL": SERVER})
-    assert found == OPENAI_AND_CHATGPT
+    assert found == CODEX_DEFAULTS
 
 
 def test_codex_openai_base_url_in_the_config_moves_the_openai_provider(home: Path) -> None:
@@ -270,19 +279,19 @@ def test_codex_without_a_selection_allows_openai_and_every_defined_provider(home
     """Codex then uses ``openai``; an agent's ``args`` could select a defined one, which the
     derivation cannot see, so each defined provider's ``base_url`` is allowed too."""
     environ = codex_config(home, provider("mine", LOCAL) + provider("spare", OTHER))
-    assert derive("codex", home, environ=environ) == (*OPENAI_AND_CHATGPT, LOCAL, OTHER)
+    assert derive("codex", home, environ=environ) == (*CODEX_DEFAULTS, LOCAL, OTHER)
 
 
 def test_codex_provider_without_base_url_uses_openai_hosts(home: Path) -> None:
     """A provider with no ``base_url`` is sent where OpenAI's requests go."""
     environ = codex_config(home, 'model_provider = "bare"\n[model_providers.bare]\nname = "b"\n')
-    assert derive("codex", home, environ=environ) == OPENAI_AND_CHATGPT
+    assert derive("codex", home, environ=environ) == CODEX_DEFAULTS
 
 
 def test_codex_cannot_redefine_a_built_in_provider(home: Path) -> None:
     """``[model_providers.openai]`` is ignored by Codex (its own entry is kept)."""
     text = 'model_provider = "openai"\n' + provider("openai", LOCAL)
-    assert derive("codex", home, environ=codex_config(home, text)) == OPENAI_AND_CHATGPT
+    assert derive("codex", home, environ=codex_config(home, text)) == CODEX_DEFAULTS
 
 
 def test_codex_selecting_an_unknown_provider_gives_nothing(home: Path) -> None:
@@ -342,9 +351,7 @@ def test_gemini_google_login_reaches_code_assist(home: Path, workspace: Path) ->
     login = {"security": {"auth": {"selectedType": "oauth-personal"}}}
     write(home / ".gemini" / "settings.json", "// comments are allowed\n" + json.dumps(login))
     environ = {"GOOGLE_GEMINI_BASE_URL": SERVER}
-    assert derive("gemini", home, environ=environ) == (
-        Endpoint("cloudcode-pa.googleapis.com", 443),
-    )
+    assert derive("gemini", home, environ=environ) == (CODE_ASSIST, GEMINI_LOGIN)
     key = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
     write(workspace / ".gemini" / "settings.json", json.dumps(key))
     assert derive("gemini", home, environ=environ, workspace=workspace) == (LOCAL,)
@@ -365,6 +372,66 @@ def test_gemini_vertex_ai_follows_its_location(home: Path) -> None:
     )
     moved = {**located, "GOOGLE_VERTEX_BASE_URL": SERVER}
     assert derive("gemini", home, environ=moved) == (LOCAL,)
+
+
+# Subscription logins: where the token is refreshed, with the vendor's own host only.
+
+
+def test_claude_login_refresh_host_only_with_the_default_api_host(home: Path) -> None:
+    """``platform.claude.com`` (its ``TOKEN_URL``) comes with ``api.anthropic.com``; a base
+    URL from a variable or a settings file is a gateway or a local server, without it."""
+    assert CLAUDE_LOGIN in derive("claude", home)
+    assert derive("claude", home, environ={"ANTHROPIC_BASE_URL": SERVER}) == (LOCAL,)
+    write(home / ".claude" / "settings.json", json.dumps({"env": {"ANTHROPIC_BASE_URL": SERVER}}))
+    assert derive("claude", home) == (LOCAL,)
+
+
+def test_codex_login_refresh_host_only_with_openai_hosts(home: Path) -> None:
+    """``auth.openai.com`` comes with the built-in ``openai`` provider's hosts (and a
+    defined provider's without a ``base_url``), never with a base URL of the config's."""
+    assert CODEX_LOGIN in derive("codex", home)
+    moved = codex_config(home, f'openai_base_url = "{SERVER}/v1"\n')
+    assert derive("codex", home, environ=moved) == (LOCAL,)
+    custom = codex_config(home, 'model_provider = "mine"\n' + provider("mine", LOCAL))
+    assert derive("codex", home, environ=custom) == (LOCAL,)
+    bare = codex_config(home, 'model_provider = "bare"\n[model_providers.bare]\nname = "b"\n')
+    assert CODEX_LOGIN in derive("codex", home, environ=bare)
+
+
+def test_codex_refresh_token_url_override_moves_the_login_host(home: Path) -> None:
+    """``CODEX_REFRESH_TOKEN_URL_OVERRIDE`` replaces ``auth.openai.com`` (measured: Codex
+    0.169.0 refreshed there); with a custom provider it is not read at all."""
+    override = {"CODEX_REFRESH_TOKEN_URL_OVERRIDE": f"{url(OTHER)}/oauth/token"}
+    assert derive("codex", home, agent_env=override) == (*OPENAI_HOSTS, OTHER)
+    broken = {"CODEX_REFRESH_TOKEN_URL_OVERRIDE": "ftp://auth.example"}
+    with pytest.raises(SandboxError, match="CODEX_REFRESH_TOKEN_URL_OVERRIDE"):
+        derive("codex", home, agent_env=broken)
+    custom = codex_config(home, 'model_provider = "mine"\n' + provider("mine", LOCAL))
+    assert derive("codex", home, agent_env=broken, environ=custom) == (LOCAL,)
+
+
+def test_gemini_login_refresh_host_only_with_a_google_login(home: Path, workspace: Path) -> None:
+    """``oauth2.googleapis.com`` comes with ``oauth-personal`` (in the settings or by
+    ``GOOGLE_GENAI_USE_GCA``) and Code Assist's own host; not with ``CODE_ASSIST_ENDPOINT``,
+    an API key, Vertex AI, or the metadata server's ``compute-default-credentials``."""
+    settings = home / ".gemini" / "settings.json"
+
+    def auth(selected: str) -> None:
+        write(settings, json.dumps({"security": {"auth": {"selectedType": selected}}}))
+
+    auth("oauth-personal")
+    assert derive("gemini", home) == (CODE_ASSIST, GEMINI_LOGIN)
+    assert derive("gemini", home, environ={"CODE_ASSIST_ENDPOINT": SERVER}) == (LOCAL,)
+    auth("compute-default-credentials")
+    assert derive("gemini", home) == (CODE_ASSIST,)
+    auth("gemini-api-key")
+    assert derive("gemini", home) == (Endpoint("generativelanguage.googleapis.com", 443),)
+    assert derive("gemini", home, environ={"GOOGLE_GEMINI_BASE_URL": SERVER}) == (LOCAL,)
+    auth("vertex-ai")
+    assert derive("gemini", home) == (Endpoint("aiplatform.googleapis.com", 443),)
+    settings.unlink()
+    write(workspace / ".env", "GOOGLE_GENAI_USE_GCA=true\n")
+    assert derive("gemini", home, workspace=workspace) == (CODE_ASSIST, GEMINI_LOGIN)
 
 
 # OpenCode: its merged configuration, the model's provider.
@@ -514,7 +581,7 @@ def test_a_malformed_toml_or_jsonc_file_is_skipped(home: Path) -> None:
     """Codex's broken ``config.toml`` leaves its defaults; OpenCode's broken file is passed
     over for the next."""
     environ = codex_config(home, 'model_provider = "mine"\n[model_providers.mine\n')
-    assert derive("codex", home, environ=environ) == OPENAI_AND_CHATGPT
+    assert derive("codex", home, environ=environ) == CODEX_DEFAULTS
     folder = home / ".config" / "opencode"
     write(folder / "opencode.json", opencode_config({"mine": base_url(LOCAL)}))
     write(folder / "opencode.jsonc", '{"provider": {"mine": {"options": {"baseURL": ')

@@ -11,6 +11,12 @@ place, or read in its source; it is not always "variables, then files":
 - Gemini CLI (0.61.0) takes a variable from the environment before the first ``.env`` file it
   finds, and the host from its auth type (an API key, Google login, Vertex AI).
 
+A subscription login (Claude Code's claude.ai login, Codex's ChatGPT login, Gemini CLI's
+Google login) also needs the host its CLI refreshes the token at (``_LOGIN_REFRESH``). It is
+allowed only beside the vendor's own API host, which such a login is for: a custom base URL
+is taken for a gateway or a local server with a key of its own. A login behind one still
+refreshes (Claude Code 2.1.328 did, measured): ``allow`` names the host then.
+
 Codex also reads its provider's key from a variable ``config.toml`` names (``env_key``, and
 ``env_http_headers``' values): :func:`codex_variables` names them, so the sandbox passes them.
 """
@@ -46,6 +52,19 @@ _CODEX_OSS_PORTS: Final[Mapping[str, int]] = {"ollama": 11434, "lmstudio": 1234}
 _CODEX_BUILT_IN: Final = frozenset({"openai", "amazon-bedrock", *_CODEX_OSS_PORTS})
 """Provider ids the config cannot redefine: Codex keeps its own entry for them."""
 
+_LOGIN_REFRESH: Final[Mapping[str, tuple[tuple[str, ...], Endpoint]]] = {
+    # 2.1.328 binary: TOKEN_URL:"https://platform.claude.com/v1/oauth/token"
+    "claude": ((), Endpoint("platform.claude.com", 443)),
+    # 0.169.0 binary: "https://auth.openai.com/oauth/token"; the variable moves it (measured)
+    "codex": (("CODEX_REFRESH_TOKEN_URL_OVERRIDE",), Endpoint("auth.openai.com", 443)),
+    # google-auth-library 10.9.0 in Gemini CLI 0.61.0's bundle: oauth2TokenUrl; its
+    # tokeninfo, on the same host, is asked at every start (measured)
+    "gemini": ((), Endpoint("oauth2.googleapis.com", 443)),
+}
+"""Where each CLI refreshes a subscription login's token, by preset: the variables that move
+it (first first) and its host otherwise. Each was measured with the pinned CLI, an expired
+login and a proxy that logged and refused every connection."""
+
 _CODE_ASSIST: Final = Endpoint("cloudcode-pa.googleapis.com", 443)
 """Where Gemini CLI sends a Google login's requests (its ``CODE_ASSIST_ENDPOINT``)."""
 _GOOGLE_LOGINS: Final = frozenset({"oauth-personal", "compute-default-credentials"})
@@ -60,11 +79,20 @@ def _one(found: Endpoint | None, otherwise: tuple[Endpoint, ...]) -> tuple[Endpo
     return (found,) if found is not None else otherwise
 
 
+def _with_login(
+    preset: str, hosts: tuple[Endpoint, ...], variables: Variables
+) -> tuple[Endpoint, ...]:
+    """``hosts``, the vendor's own, and where ``preset``'s CLI refreshes a login's token."""
+    names, default = _LOGIN_REFRESH[preset]
+    moved = variables.endpoint(names)
+    return (*hosts, default if moved is None else moved)
+
+
 def claude_endpoints(setup: AgentSetup) -> tuple[Endpoint, ...]:
     """Claude Code's: ``env.ANTHROPIC_BASE_URL`` in the workspace's
     ``.claude/settings.local.json``, its ``.claude/settings.json``, the user's
     ``settings.json`` (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``), then ``ANTHROPIC_BASE_URL``,
-    else ``api.anthropic.com:443``."""
+    else ``api.anthropic.com:443`` and its login's ``platform.claude.com:443``."""
     preset = SANDBOX_PRESETS["claude"]
     user = Path(preset.folders[0].locate(setup.environ, setup.home)) / "settings.json"
     project = () if setup.workspace is None else (setup.workspace / ".claude",)
@@ -77,7 +105,10 @@ def claude_endpoints(setup: AgentSetup) -> tuple[Endpoint, ...]:
         found = endpoint_in(dig(read_json(file), "env", _ANTHROPIC_BASE_URL), where)
         if found is not None:
             return (found,)
-    return _one(setup.variables.endpoint((_ANTHROPIC_BASE_URL,)), preset.base_url.defaults)
+    found = setup.variables.endpoint((_ANTHROPIC_BASE_URL,))
+    if found is not None:
+        return (found,)
+    return _with_login("claude", preset.base_url.defaults, setup.variables)
 
 
 def _codex_selected(config: Mapping[str, object]) -> str | None:
@@ -107,9 +138,8 @@ def _codex_provider(
 ) -> tuple[Endpoint, ...]:
     defaults = SANDBOX_PRESETS["codex"].base_url.defaults
     if name == "openai":
-        return _one(
-            endpoint_in(config.get("openai_base_url"), f"{file}: openai_base_url"), defaults
-        )
+        found = endpoint_in(config.get("openai_base_url"), f"{file}: openai_base_url")
+        return (found,) if found is not None else _with_login("codex", defaults, variables)
     if name in _CODEX_OSS_PORTS:
         local = Endpoint("localhost", _codex_oss_port(variables, _CODEX_OSS_PORTS[name]))
         return _one(variables.endpoint(("CODEX_OSS_BASE_URL",)), (local,))
@@ -120,8 +150,9 @@ def _codex_provider(
     if not isinstance(provider, Mapping):
         return ()  # Codex refuses to start with a provider it does not know
     where = f"{file}: model_providers.{name}.base_url"
+    found = endpoint_in(provider.get("base_url"), where)
     # without a base_url Codex sends the provider's requests where it sends OpenAI's
-    return _one(endpoint_in(provider.get("base_url"), where), defaults)
+    return (found,) if found is not None else _with_login("codex", defaults, variables)
 
 
 def _codex_config(setup: AgentSetup) -> tuple[Path, Mapping[str, object]]:
@@ -152,9 +183,11 @@ def codex_endpoints(setup: AgentSetup) -> tuple[Endpoint, ...]:
     with none selected, the built-in ``openai`` and every provider the file defines.
 
     ``openai`` is ``openai_base_url``, else ``api.openai.com:443`` and ``chatgpt.com:443``
-    (an API key or a ChatGPT login; which one is in ``auth.json``, which is not read). A
-    defined provider is its ``base_url``. The others are kept because an agent's ``args``
-    (``-c model_provider=...``, ``--profile``) may select one, and they are not seen here.
+    (an API key or a ChatGPT login; which one is in ``auth.json``, which is not read) and the
+    login's ``auth.openai.com:443`` (``CODEX_REFRESH_TOKEN_URL_OVERRIDE`` moves it). A
+    defined provider is its ``base_url``, or, without one, what ``openai`` has. The others
+    are kept because an agent's ``args`` (``-c model_provider=...``, ``--profile``) may
+    select one, and they are not seen here.
     Codex's own side traffic (its curated plugins from GitHub and ``chatgpt.com``, measured
     with a custom provider) is not model traffic: it fails soft and is left refused.
     """
@@ -223,15 +256,20 @@ def _gemini_auth(setup: AgentSetup, variables: Variables) -> str | None:
 
 def gemini_endpoints(setup: AgentSetup) -> tuple[Endpoint, ...]:
     """Gemini CLI's: with a Google login, ``CODE_ASSIST_ENDPOINT`` or
-    ``cloudcode-pa.googleapis.com:443``; with Vertex AI, ``GOOGLE_VERTEX_BASE_URL`` or the
-    host of ``GOOGLE_CLOUD_LOCATION``; else ``GOOGLE_GEMINI_BASE_URL`` or
+    ``cloudcode-pa.googleapis.com:443`` (and, for ``oauth-personal``, its token's
+    ``oauth2.googleapis.com:443``); with Vertex AI, ``GOOGLE_VERTEX_BASE_URL`` or the host
+    of ``GOOGLE_CLOUD_LOCATION``; else ``GOOGLE_GEMINI_BASE_URL`` or
     ``generativelanguage.googleapis.com:443``. Each variable from the agent's ``env``, the
     environment, then Gemini CLI's ``.env`` file."""
     dotenv = _gemini_dotenv(setup)
     variables = setup.variables.extended(under=() if dotenv is None else (dotenv,))
     auth = _gemini_auth(setup, variables)
     if auth in _GOOGLE_LOGINS:
-        return _one(variables.endpoint(("CODE_ASSIST_ENDPOINT",)), (_CODE_ASSIST,))
+        found = variables.endpoint(("CODE_ASSIST_ENDPOINT",))
+        if found is not None or auth != "oauth-personal":
+            # compute-default-credentials takes its token from the machine's metadata server
+            return _one(found, (_CODE_ASSIST,))
+        return _with_login("gemini", (_CODE_ASSIST,), variables)
     if auth == "vertex-ai":
         found = variables.endpoint(("GOOGLE_VERTEX_BASE_URL",))
         if found is not None:
