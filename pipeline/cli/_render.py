@@ -332,11 +332,21 @@ def _state_rows(
         *sandbox_rows(sandbox),
         ("resumes", str(ledger.resumes)),
         *salvaged,
+        ("waiting for a limit's reset", _limit_wait(state)),
         ("waiting for an answer to", question.question if question else "-"),
         ("answer with", answer_command(state) or "-"),
         ("last error", ledger.last_error or "-"),
         ("anomalies", str(ledger.anomalies)),
     ]
+
+
+def _limit_wait(state: PipelineState) -> str:
+    """The reset the run waits for (or stopped for), as the provider told it, or ``-``."""
+    until = state.agent.limit_until
+    if until is None:
+        return "-"
+    stopped = " (stopped: ralph resume once it has reset)" if state.agent.limit_stop else ""
+    return f"{until.isoformat()}{stopped}"
 
 
 def _routing_rows(state: PipelineState) -> list[tuple[str, str]]:

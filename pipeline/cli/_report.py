@@ -93,6 +93,7 @@ _COLOURS: Final = {
     Outcome.SUCCEEDED: "#2da44e",
     Outcome.FAILED: "#cf222e",
     Outcome.TIMED_OUT: "#bc4c00",
+    Outcome.LIMITED: "#8250df",
     Outcome.CUT_SHORT: "#6e7781",
     Outcome.RUNNING: "#0969da",
 }

@@ -60,6 +60,7 @@ def check_ranges(config: RalphConfig) -> list[str]:
     for index, gate in enumerate(config.gates):
         problems.extend(_range(f"gates.{index}.timeout_s", gate.timeout_s, 1))
         problems.extend(_range(f"gates.{index}.inactivity_timeout_s", gate.inactivity_timeout_s, 1))
+    problems.extend(_range("limits.max_wait_s", config.limits.max_wait_s, 0))
     for hat_name, hat in config.hats.work.items():
         problems.extend(_range(f"hats.{hat_name}.max_activations", hat.max_activations, 0))
     for agent_name, agent in config.agents.items():

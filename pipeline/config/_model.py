@@ -15,6 +15,7 @@ import attrs
 from attrs import field, frozen
 
 from pipeline.config._gates import GateConfig
+from pipeline.config._limits import LimitsConfig
 from pipeline.config._loop import HatConfig, HatsConfig, LoopConfig
 from pipeline.config._presets import PRESETS, PromptVia
 from pipeline.config._sandbox import AgentSandboxConfig, SandboxConfig
@@ -288,6 +289,8 @@ class RalphConfig:
     store: StoreConfig = StoreConfig()
     redaction: RedactionConfig = RedactionConfig()
     git: GitConfig = GitConfig()
+    limits: LimitsConfig = field(factory=LimitsConfig)
+    """``[limits]``: what a run does when an agent's provider limits it."""
     prices: dict[str, Price] = field(factory=dict)
     """Prices by model name or pattern (``claude-sonnet-*``), first match in file order."""
 
@@ -319,4 +322,5 @@ class RalphConfig:
             gates=tuple(gate.spec() for gate in self.gates),
             tamper=self.tamper.policy(has_gates),
             postconditions=self.postconditions.policy(has_gates),
+            limits=self.limits.policy(),
         )

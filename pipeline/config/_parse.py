@@ -18,6 +18,7 @@ from cattrs.preconf.orjson import make_converter
 
 from pipeline.config._bounds import check_ranges, find_nul
 from pipeline.config._gates import check_gates
+from pipeline.config._limits import check_limits
 from pipeline.config._loop import HatConfig, HatsConfig, check_hats, check_loop
 from pipeline.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
 from pipeline.config._presets import OUTPUT_FORMATS, PRESETS
@@ -227,6 +228,7 @@ def _check(config: RalphConfig, source: str) -> None:
     agent_sandboxes = {name: agent.sandbox for name, agent in config.agents.items()}
     problems.extend(check_sandbox(config.sandbox, agent_sandboxes))
     problems.extend(check_loop(config.loop, config.hats))
+    problems.extend(check_limits(config.limits))
     ranges = check_ranges(config)
     problems.extend(ranges)
 

@@ -19,6 +19,7 @@ from pipeline.effects._agent import (
     InvokeAgent,
     MaterializePrompt,
     Publishing,
+    WaitForLimitReset,
     ends_after_topics,
 )
 from pipeline.effects._id import EffectId
@@ -68,6 +69,7 @@ __all__ = [
     "TriggerDevFix",
     "ValidateFinalState",
     "WaitForHuman",
+    "WaitForLimitReset",
     "WriteCompletionMarker",
     "ends_after_topics",
     "is_redoable",
@@ -306,6 +308,7 @@ Effect: TypeAlias = (
     | CollectReport
     | RequireHuman
     | BackOff
+    | WaitForLimitReset
     | SaveCheckpoint
     | CreateCommit
     | Rebase
@@ -336,6 +339,7 @@ EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         CollectReport: "effect.collect_report",
         RequireHuman: "effect.require_human",
         BackOff: "effect.back_off",
+        WaitForLimitReset: "effect.wait_for_limit_reset",
         SaveCheckpoint: "effect.save_checkpoint",
         CreateCommit: "effect.create_commit",
         Rebase: "effect.rebase",

@@ -15,6 +15,7 @@ from pipeline.events.values import (
     AgentName,
     Count,
     DurationMs,
+    Instant,
     Json,
     Ordinal,
     PromptKind,
@@ -29,6 +30,7 @@ __all__ = [
     "InvokeAgent",
     "MaterializePrompt",
     "Publishing",
+    "WaitForLimitReset",
     "ends_after_topics",
 ]
 
@@ -116,6 +118,16 @@ class BackOff:
     effect_id: EffectId
     role: Role
     ceiling_ms: DurationMs = field(validator=COUNT_VALIDATOR)
+
+
+@final
+@frozen(kw_only=True)
+class WaitForLimitReset:
+    """Wait until ``until``, the reset ``role``'s provider told of, before its next attempt."""
+
+    effect_id: EffectId
+    role: Role
+    until: Instant
 
 
 @final

@@ -77,6 +77,8 @@ from pipeline.events.lifecycle import (
     RunStarted,
     SandboxChecked,
 )
+from pipeline.events.limit_policy import DEFAULT_MAX_LIMIT_WAIT_S, LimitPolicy, OnUsageLimit
+from pipeline.events.limits import LimitResetAwaited, LimitScope, ProviderLimited
 from pipeline.events.misc import (
     CheckpointSaved,
     FinalizingStarted,
@@ -186,6 +188,7 @@ PipelineEvent: TypeAlias = (
 __all__ = [
     "CATEGORIES",
     "CONNECTION_REFUSED_TOPIC",
+    "DEFAULT_MAX_LIMIT_WAIT_S",
     "GIT_RESTORED_TOPIC",
     "HUMAN_INTERACT_TOPIC",
     "HUMAN_RESPONSE_TOPIC",
@@ -260,9 +263,13 @@ __all__ = [
     "Json",
     "JsonValue",
     "LifecycleEvent",
+    "LimitPolicy",
+    "LimitResetAwaited",
+    "LimitScope",
     "LogPosition",
     "LoopPolicy",
     "MiscEvent",
+    "OnUsageLimit",
     "Ordinal",
     "OutputLineMalformed",
     "PatternError",
@@ -277,6 +284,7 @@ __all__ = [
     "PromptKind",
     "PromptMaterialized",
     "PromptPermissionsRestored",
+    "ProviderLimited",
     "QuestionId",
     "RebaseAborted",
     "RebaseConflicted",

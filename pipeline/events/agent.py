@@ -1,9 +1,10 @@
 """Agent facts: invocations and their outcomes, backoff waits, and what agents reported (pure data).
 
 An invocation is ``InvocationStarted`` followed by exactly one of ``InvocationSucceeded``,
-``InvocationFailed`` or ``InvocationTimedOut``. A success is followed, in the same batch, by the
-role's output fact (a plan, an iteration status, a review verdict, a commit message, a dev-fix
-report); a success with no output fact counts as a failure when the next attempt starts.
+``InvocationFailed``, ``InvocationTimedOut`` or ``ProviderLimited`` (:mod:`.limits`). A success
+is followed, in the same batch, by the role's output fact (a plan, an iteration status, a
+review verdict, a commit message, a dev-fix report); a success with no output fact counts as
+a failure when the next attempt starts.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Final, TypeAlias, final
 
 from attrs import field, frozen
 
+from pipeline.events.limits import LimitResetAwaited, ProviderLimited
 from pipeline.events.values import (
     COUNT_VALIDATOR,
     EXIT_CODE_VALIDATOR,
@@ -265,5 +267,7 @@ AgentEvent: TypeAlias = (
     | ResponseSubmitted
     | UsageReported
     | ConnectionRefused
+    | ProviderLimited
+    | LimitResetAwaited
 )
 """Facts about agent processes and what they reported."""

@@ -21,6 +21,7 @@ from attrs import Attribute, field, frozen
 from attrs.validators import optional
 
 from pipeline.errors import PipelineError
+from pipeline.events.limit_policy import LimitPolicy
 from pipeline.events.screen import PostconditionPolicy, TamperPolicy
 from pipeline.events.values import (
     COUNT_VALIDATOR,
@@ -335,6 +336,8 @@ class LoopPolicy:
     """The tamper screen run before the gates (None: off; always None before schema 11)."""
     postconditions: PostconditionPolicy | None = None
     """What the finished work must hold before completion (None: nothing; none before 11)."""
+    limits: LimitPolicy | None = None
+    """What the run does about its providers' limits (None: the defaults; none before 13)."""
 
     @property
     def screens(self) -> bool:

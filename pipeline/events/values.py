@@ -151,6 +151,7 @@ class ErrorKind(enum.StrEnum):
     NON_ZERO_EXIT = "non_zero_exit"
     KILLED = "killed"
     RATE_LIMITED = "rate_limited"
+    """Reported before schema 13; a provider's limit is now the ``ProviderLimited`` fact."""
     OUTPUT_REJECTED = "output_rejected"
     OTHER = "other"
     CONFIGURATION = "configuration"

@@ -20,6 +20,7 @@ from pipeline.events import (
     error,
     human,
     lifecycle,
+    limits,
     misc,
     planning,
     prompt,
@@ -29,7 +30,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 12
+SCHEMA_VERSION: Final = 13
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -52,7 +53,9 @@ ralph at final validation; absent before: none), the ``GateStarted`` and ``GateF
 facts and ``TerminationReason.GATE_FAILED``. 11 added the tamper screen and the postconditions
 (``LoopPolicy.tamper`` and ``LoopPolicy.postconditions``; absent before: none) and the
 ``ScreenBaseRecorded`` and ``ChangesScreened`` facts. 12 added the sandbox's facts:
-``SandboxChecked`` (with ``SandboxMode``) and ``ConnectionRefused``.
+``SandboxChecked`` (with ``SandboxMode``) and ``ConnectionRefused``. 13 added provider
+limits: the ``ProviderLimited`` and ``LimitResetAwaited`` facts and ``LoopPolicy.limits``
+(absent before: the defaults).
 """
 
 
@@ -124,6 +127,8 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         agent.ResponseSubmitted: "agent.response_submitted",
         agent.UsageReported: "agent.usage_reported",
         agent.ConnectionRefused: "agent.connection_refused",
+        limits.ProviderLimited: "agent.provider_limited",
+        limits.LimitResetAwaited: "agent.limit_reset_awaited",
         commit.CommitMessageGenerated: "commit.commit_message_generated",
         commit.CommitCreated: "commit.commit_created",
         commit.CommitSkipped: "commit.commit_skipped",

@@ -4,6 +4,6 @@ Orchestration decides; it never performs. Handlers carry out the effect and repo
 """
 
 from pipeline.orchestration._bounds import step_bound
-from pipeline.orchestration._next import effect_id, next_effect
+from pipeline.orchestration._next import PROVIDER_LIMIT, effect_id, next_effect
 
-__all__ = ["effect_id", "next_effect", "step_bound"]
+__all__ = ["PROVIDER_LIMIT", "effect_id", "next_effect", "step_bound"]

@@ -36,6 +36,7 @@ from pipeline.effects import (
     TriggerDevFix,
     ValidateFinalState,
     WaitForHuman,
+    WaitForLimitReset,
     WriteCompletionMarker,
 )
 from pipeline.events import (
@@ -63,7 +64,7 @@ from pipeline.state import (
     working_hat,
 )
 
-__all__ = ["FORMATTING_CORRECTION_EXHAUSTED", "effect_id", "next_effect"]
+__all__ = ["FORMATTING_CORRECTION_EXHAUSTED", "PROVIDER_LIMIT", "effect_id", "next_effect"]
 
 
 def effect_id(state: PipelineState) -> EffectId:
@@ -285,6 +286,11 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
         return RequireHuman(
             effect_id=eid, reason=FORMATTING_CORRECTION_EXHAUSTED, detail=_exhausted(check)
         )
+    if agent.limit_until is not None:
+        if agent.limit_stop:
+            detail = state.ledger.last_error or f"a provider limit until {agent.limit_until}"
+            return RequireHuman(effect_id=eid, reason=PROVIDER_LIMIT, detail=detail)
+        return WaitForLimitReset(effect_id=eid, role=role, until=agent.limit_until)
     if agent.backoff_ceiling_ms is not None:
         return BackOff(effect_id=eid, role=role, ceiling_ms=DurationMs(agent.backoff_ceiling_ms))
     chain = agents_for(state, role)
@@ -321,6 +327,9 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
 
 
 FORMATTING_CORRECTION_EXHAUSTED = "FORMATTING_CORRECTION_EXHAUSTED"
+PROVIDER_LIMIT = "PROVIDER_LIMIT"
+"""Why a run stopped for a person: its provider limited it until a reset it does not wait
+for (``[limits]``); ``ralph resume`` once the window has reset."""
 """The reason recorded when an agent's response stayed malformed after every correction."""
 
 

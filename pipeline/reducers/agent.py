@@ -24,13 +24,16 @@ from pipeline.events import (
     InvocationStarted,
     InvocationSucceeded,
     InvocationTimedOut,
+    LimitResetAwaited,
     OutputLineMalformed,
+    ProviderLimited,
     ResponseSubmitted,
     Role,
     TopicPublished,
     UsageReported,
 )
 from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._limits import limit_reset_awaited, provider_limited
 from pipeline.reducers._notices import add_notice, seen_with
 from pipeline.reducers._responses import judge_response
 from pipeline.reducers._spend import fold_usage
@@ -109,6 +112,12 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             )
             notice = Notice(topic=CONNECTION_REFUSED_TOPIC, text=text, line_number=Count(0))
             return notify(state, add_notice(state.intake, notice))
+        case ProviderLimited():
+            if not _working(state, event.role):
+                return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
+            return provider_limited(state, event)
+        case LimitResetAwaited():
+            return limit_reset_awaited(state, event)
         case _:
             assert_never(event)
 
@@ -141,9 +150,16 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
 
 
 def _running(a: AgentCursor) -> AgentCursor:
-    """The cursor once attempt ``a.attempt + 1`` is running (any pending backoff is over)."""
+    """The cursor once attempt ``a.attempt + 1`` is running (any pending backoff or wait for a
+    limit's reset is over)."""
     return evolve(
-        a, attempt=a.attempt + 1, in_flight=True, awaiting_output=False, backoff_ceiling_ms=None
+        a,
+        attempt=a.attempt + 1,
+        in_flight=True,
+        awaiting_output=False,
+        backoff_ceiling_ms=None,
+        limit_until=None,
+        limit_stop=False,
     )
 
 

@@ -76,8 +76,10 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             needed = evolve(ledger, last_error=f"{event.reason}: {event.detail}")
             # After the person acted, an agent's task starts again from its prompt.
             step = Step.PROMPT if progress.step is Step.INVOKE else progress.step
+            # A provider limit the run stopped for is the person's to wait out now.
+            cleared = evolve(state, agent=evolve(state.agent, limit_until=None, limit_stop=False))
             return interrupt(
-                state, TerminationReason.HUMAN_INTERVENTION_REQUIRED, progress.phase, step, needed
+                cleared, TerminationReason.HUMAN_INTERVENTION_REQUIRED, progress.phase, step, needed
             )
         case _:
             assert_never(event)

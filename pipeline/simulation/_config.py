@@ -39,6 +39,7 @@ class AgentOutcome(StrEnum):
     RETRIABLE_FAILURE = "retriable_failure"
     FATAL_FAILURE = "fatal_failure"
     TIMEOUT = "timeout"
+    PROVIDER_LIMITED = "provider_limited"
 
 
 def fake_clock(

@@ -40,6 +40,7 @@ from pipeline.effects import (
     TriggerDevFix,
     ValidateFinalState,
     WaitForHuman,
+    WaitForLimitReset,
     WriteCompletionMarker,
     ends_after_topics,
 )
@@ -52,7 +53,6 @@ from pipeline.events import (
     CommitMessageGenerated,
     CommitSkipped,
     CompletionMarkerEmitted,
-    CostSource,
     Count,
     DevelopmentIterationCompleted,
     DevelopmentIterationStarted,
@@ -82,6 +82,7 @@ from pipeline.events import (
     InvocationTimedOut,
     IterationStatus,
     Json,
+    LimitResetAwaited,
     LogPosition,
     Ordinal,
     OutputLineMalformed,
@@ -110,17 +111,14 @@ from pipeline.events import (
     ScreenKind,
     TimeoutKind,
     TopicPublished,
-    UsageReported,
-    Usd,
 )
 from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.responses import judged
+from pipeline.simulation._agent_facts import limited, usage
 from pipeline.simulation._choosers import Chooser
 from pipeline.simulation._config import (
     SIMULATED_RESPONSES,
     SPECIAL_TOPICS,
-    USAGE_CHOICE,
-    USAGE_UNIT_USD,
     AgentOutcome,
     WorldConfig,
     _digest,
@@ -185,6 +183,8 @@ class SimulatedWorld:
             case BackOff():
                 delay = self.chooser.number(0, effect.ceiling_ms, "backoff jitter")
                 return (BackoffWaited(effect.role, DurationMs(delay), now()),)
+            case WaitForLimitReset():
+                return (LimitResetAwaited(effect.role, effect.until, now()),)
             case SaveCheckpoint():
                 # Never asked by a runner (it saves checkpoints itself); the world answers it
                 # as a runner would for code that drives the world directly (the graph's
@@ -271,12 +271,14 @@ class SimulatedWorld:
                 role, agent, ErrorKind.NOT_FOUND, "not installed", False, now()
             )
             return (started, failed)
-        begun: tuple[PipelineEvent, ...] = (started, *self._usage(effect))
+        begun: tuple[PipelineEvent, ...] = (started, *usage(effect, choose, now))
         if outcome is AgentOutcome.RETRIABLE_FAILURE:
             # Each attempt fails its own way: the same message twice is a permanent failure.
             message = f"exit status 1 (attempt {effect.attempt})"
             failed = InvocationFailed(role, agent, ErrorKind.NON_ZERO_EXIT, message, True, now())
             return (*begun, failed, *self._intake(effect))
+        if outcome is AgentOutcome.PROVIDER_LIMITED:
+            return (*begun, limited(effect, choose, now), *self._intake(effect))
         if outcome is AgentOutcome.TIMEOUT:
             timed_out = InvocationTimedOut(
                 role, agent, TimeoutKind.INACTIVITY, DurationMs(60_000), now()
@@ -292,32 +294,6 @@ class SimulatedWorld:
             return (*begun, succeeded, answered, *self._intake(effect))
         facts = (*begun, succeeded, *self._output(effect), *self._intake(effect))
         return ends_after_topics(effect, facts)
-
-    def _usage(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
-        """What the invocation used, in units of 1,000 tokens and $0.25 (none: an agent
-        whose output reports nothing, which is also what a script gets unless it asks)."""
-        units = self.chooser.number(0, 4, USAGE_CHOICE)
-        if units == 0:
-            return ()
-        tokens = Count(units * 1_000)
-        return (
-            UsageReported(
-                effect.role,
-                effect.agent,
-                "simulated",
-                tokens,
-                Count(units * 100),
-                Count(0),
-                Count(0),
-                Count(1),
-                None,
-                None,
-                Usd(units * USAGE_UNIT_USD),
-                CostSource.REPORTED,
-                "",
-                self.clock(),
-            ),
-        )
 
     def _intake(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
         """The lines the agent appended, numbered on from where the log says reading stopped."""

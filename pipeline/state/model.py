@@ -140,6 +140,10 @@ class AgentCursor:
     in_flight: bool = False
     awaiting_output: bool = False
     backoff_ceiling_ms: int | None = None
+    limit_until: Instant | None = None
+    """The reset the provider told of, which the task waits for before its next attempt."""
+    limit_stop: bool = False
+    """The run stops for that reset instead of waiting (``[limits]``); a person resumes it."""
     last_failure: str | None = None
     """How this agent's last attempt at this task failed (the same failure twice in a row is
     not retried: it will not go away by itself)."""

@@ -26,6 +26,7 @@ from pipeline.events import (
     InvocationTimedOut,
     OutputLineMalformed,
     PipelineEvent,
+    ProviderLimited,
     Role,
     RunInterrupted,
     RunResumed,
@@ -44,6 +45,8 @@ class Outcome(enum.Enum):
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     TIMED_OUT = "timed_out"
+    LIMITED = "limited"
+    """Its provider limited it (a rate limit or a spent usage window)."""
     CUT_SHORT = "cut_short"
     """The run was interrupted (or crashed and resumed) before the invocation reported."""
     RUNNING = "running"
@@ -197,6 +200,11 @@ def _ended(bar: InvocationBar, event: PipelineEvent) -> InvocationBar:
         case InvocationTimedOut():
             detail = f"{event.kind.value} timeout after {event.after_ms / 1000:g} s"
             return _closed(bar, event.at, Outcome.TIMED_OUT, detail)
+        case ProviderLimited():
+            window = f", {event.window}" if event.window else ""
+            reset = f"; resets {event.resets_at.isoformat()}" if event.resets_at else ""
+            detail = f"{event.scope.value}{window}{reset}: {event.message}"
+            return _closed(bar, event.at, Outcome.LIMITED, detail)
         case RunInterrupted() | RunResumed():
             return _closed(bar, event.at, Outcome.CUT_SHORT, "the run stopped before it reported")
         case _:

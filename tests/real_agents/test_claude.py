@@ -215,12 +215,12 @@ def test_as_root_the_pinned_claude_refuses_bypass_unless_is_sandbox(
 
 
 @pytest.mark.usefixtures("own_environment")
-def test_a_rate_limited_claude_is_reported_as_rate_limited(
+def test_a_rate_limited_claude_is_reported_as_limited_by_its_provider(
     tmp_path: Path, agent_cli: Callable[[str], Path]
 ) -> None:
     """Every request answered 429 with ``retry-after``: Claude Code gives up after its retry and
-    exits 1, and ralph records the failure as ``rate_limited`` (from Claude's own output) and a
-    usage fact of nothing spent."""
+    exits 1, and ralph records a provider limit on requests, read from Claude's own ``result``
+    line (``api_error_status``), with no reset told, and a usage fact of nothing spent."""
     program = agent_cli("claude")
     root = failing_repo(tmp_path / "repo", '[agents.main]\npreset = "claude"\n')
     limited = ModelReply(error=ApiError(429, "scripted rate limit", retry_after_s=0))
@@ -230,12 +230,16 @@ def test_a_rate_limited_claude_is_reported_as_rate_limited(
         )
         asked = len(server.model_requests())
     assert done.returncode != 0
-    failures = [f for f in stored_events(root) if f["type"] == "agent.invocation_failed"]
-    assert failures, done.stdout + done.stderr
-    assert {f["error"] for f in failures} == {"rate_limited"}
-    assert asked >= 2 * len(failures), "Claude Code retried each request once"
-    usage = [f for f in stored_events(root) if f["type"] == "agent.usage_reported"]
-    assert len(usage) == len(failures)
+    facts = stored_events(root)
+    limits = [f for f in facts if f["type"] == "agent.provider_limited"]
+    assert limits, done.stdout + done.stderr
+    assert {(f["scope"], f["resets_at"], f["source"]) for f in limits} == {
+        ("requests", None, "claude result api_error_status 429")
+    }
+    assert not [f for f in facts if f["type"] == "agent.invocation_failed"]
+    assert asked >= 2 * len(limits), "Claude Code retried each request once"
+    usage = [f for f in facts if f["type"] == "agent.usage_reported"]
+    assert len(usage) == len(limits)
     spent = {
         (f["input_tokens"], f["output_tokens"], f["cost_usd"], f["cost_source"]) for f in usage
     }

@@ -10,12 +10,15 @@ from __future__ import annotations
 import subprocess
 from collections import Counter
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import attrs
 import orjson
 import pytest
 
+from pipeline.events import LimitScope
+from pipeline.handlers.agents.limits._parsers import codex_limit
 from pipeline.handlers.agents.usage import PARSERS
 from pipeline.testing.model_server import (
     ApiError,
@@ -160,13 +163,17 @@ def test_codex_gives_up_on_a_rate_limit_with_a_message_ralph_recognises(
     agent_cli: Callable[[str], Path], tmp_path: Path
 ) -> None:
     """A model that answers 429 (with retry-after) to every request makes Codex retry once,
-    as configured, then exit non-zero saying 429, which ralph reads as rate limited."""
+    as configured, then exit non-zero; ralph reads its ``turn.failed`` as a limit on
+    requests."""
     program = agent_cli("codex")
     limited = ModelReply(error=ApiError(429, "Rate limit reached.", retry_after_s=1))
     done, exchanges = exec_once(program, tmp_path, lambda _: limited)
     assert done.returncode != 0
     assert [e.status for e in exchanges] == [429, 429]
-    assert b"429 Too Many Requests" in done.stdout
+    found = codex_limit(done.stdout.splitlines(), datetime.now(UTC), UTC)
+    assert found is not None
+    assert (found.scope, found.source) == (LimitScope.REQUESTS, "codex turn.failed")
+    assert "429 Too Many Requests" in found.message
 
 
 def _event_types(output: bytes) -> list[str]:

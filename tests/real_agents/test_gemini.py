@@ -215,13 +215,14 @@ def test_the_pinned_gemini_cli_accepts_the_presets_argv(
 
 
 @pytest.mark.slow
-def test_a_rate_limit_reaches_ralph_as_rate_limited(
+def test_a_rate_limit_reaches_ralph_as_a_limit_and_the_run_waits_for_its_reset(
     tmp_path: Path, agent_cli: Callable[[str], Path]
 ) -> None:
-    """Every request answered 429 (Google's RESOURCE_EXHAUSTED) with Gemini CLI told to
-    attempt once (``general.maxAttempts``; it would retry ten times over minutes): ralph
-    records each invocation as ``rate_limited``, retriable, having used no tokens, and the
-    run fails."""
+    """Every request answered 429 (Google's RESOURCE_EXHAUSTED, "Quota exceeded") with a
+    retry-after of 1 s, Gemini CLI told to attempt once (``general.maxAttempts``; it would
+    retry ten times over minutes): ralph reads a limit from Gemini CLI's error ``result``, with
+    the reset it suggests, waits until then and tries again; with the agent's retries spent,
+    the run stops for a person (exit 3), having used no tokens."""
     program = agent_cli("gemini")
     limited = ModelReply(error=ApiError(429, "Quota exceeded for model", retry_after_s=1))
     settings = {**SETTINGS, "general": {**SETTINGS["general"], "maxAttempts": 1}}
@@ -229,11 +230,17 @@ def test_a_rate_limit_reaches_ralph_as_rate_limited(
         env = gemini_env(tmp_path / "home", server, settings)
         root = failing_repo(tmp_path / "repo", agent_toml(env))
         done = run_ralph(root, {"PATH": path_with(program)}, "run", "--plain", timeout=300)
-    assert done.returncode != 0
-    failures = [fact for fact in stored_events(root) if fact["type"] == "agent.invocation_failed"]
-    assert failures, done.stdout + done.stderr
-    assert {(fact["error"], fact["retriable"]) for fact in failures} == {("rate_limited", True)}
+    assert done.returncode == 3, done.stdout + done.stderr
+    facts = stored_events(root)
+    limits = [f for f in facts if f["type"] == "agent.provider_limited"]
+    assert len(limits) >= 2, done.stdout + done.stderr
+    assert {(f["scope"], f["source"]) for f in limits} == {("usage_window", "gemini result error")}
+    awaited = [f for f in facts if f["type"] == "agent.limit_reset_awaited"]
+    assert [f["until"] for f in awaited] == [f["resets_at"] for f in limits[:-1]]
+    assert all(f["at"] >= f["until"] for f in awaited)
+    (stopped,) = [f for f in facts if f["type"] == "human.human_intervention_required"]
+    assert stopped["reason"] == "PROVIDER_LIMIT"
     assert all(exchange.status == 429 for exchange in server.exchanges)
-    usage = [fact for fact in stored_events(root) if fact["type"] == "agent.usage_reported"]
-    assert len(usage) == len(failures)
+    usage = [fact for fact in facts if fact["type"] == "agent.usage_reported"]
+    assert len(usage) == len(limits)
     assert {(f["input_tokens"], f["output_tokens"], f["turns"]) for f in usage} == {(0, 0, 0)}

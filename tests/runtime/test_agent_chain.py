@@ -13,8 +13,10 @@ from pipeline.events import (
     InvocationFailed,
     InvocationStarted,
     InvocationTimedOut,
+    LimitScope,
     PlanProduced,
     PromptFileProtected,
+    ProviderLimited,
     TimeoutKind,
     UsageReported,
 )
@@ -114,8 +116,9 @@ hang = true
     assert time.monotonic() - started < 60
 
 
-def test_a_rate_limit_is_recognised_from_the_output(tmp_path: Path) -> None:
-    """'429 Too Many Requests' in the output of a failed agent: a rate-limit failure."""
+def test_a_rate_limit_is_recognised_from_a_plain_text_output(tmp_path: Path) -> None:
+    """'429 Too Many Requests' in the output of a failed agent whose output has no structure
+    (a command agent): a provider limit on requests, with no reset told, retried."""
     script = then_finish(
         "planning",
         '[[planning]]\nprint = "Error: 429 Too Many Requests (rate limit reached)"\nexit = 1\n',
@@ -124,8 +127,14 @@ def test_a_rate_limit_is_recognised_from_the_output(tmp_path: Path) -> None:
         tmp_path / "ws", scripts={"s.toml": script}, agents={"main": scripted("s.toml")}
     )
     result = run_here(root)
-    failed = next(e for e in events_of(root, result) if isinstance(e, InvocationFailed))
-    assert (failed.error, failed.retriable) == (ErrorKind.RATE_LIMITED, True)
+    limited = next(e for e in events_of(root, result) if isinstance(e, ProviderLimited))
+    assert (limited.scope, limited.resets_at, limited.source) == (
+        LimitScope.REQUESTS,
+        None,
+        "output text",
+    )
+    assert "429 Too Many Requests" in limited.message
+    assert not [e for e in events_of(root, result) if isinstance(e, InvocationFailed)]
     assert result.state.phase is Phase.COMPLETE
 
 

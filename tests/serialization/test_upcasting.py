@@ -134,8 +134,9 @@ def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     in the loop policy, whose absence means the built-in pipeline, and a fact); version 10
     only added too (gates in the loop policy, whose absence means none, and two facts), and
     so did version 11 (the screen's policies, whose absence means no screen, and two facts)
-    and version 12 (the sandbox's two facts)."""
-    assert SCHEMA_VERSION == 12
+    and version 12 (the sandbox's two facts), and version 13 (provider limits: two facts and
+    the loop policy's limits, whose absence means the defaults)."""
+    assert SCHEMA_VERSION == 13
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS
     assert ("lifecycle.run_completed", 2) in UPCASTERS

@@ -15,6 +15,7 @@ from pipeline.events import (
     InvocationTimedOut,
     OutputLineMalformed,
     PipelineEvent,
+    ProviderLimited,
     RunInterrupted,
     RunResumed,
     TopicPublished,
@@ -28,6 +29,7 @@ _ENDS = {
     InvocationSucceeded: Outcome.SUCCEEDED,
     InvocationFailed: Outcome.FAILED,
     InvocationTimedOut: Outcome.TIMED_OUT,
+    ProviderLimited: Outcome.LIMITED,
     RunInterrupted: Outcome.CUT_SHORT,
     RunResumed: Outcome.CUT_SHORT,
 }

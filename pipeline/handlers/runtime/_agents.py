@@ -46,11 +46,11 @@ from pipeline.handlers.agents.usage import UsageFigures, read_usage
 from pipeline.handlers.responses import judged
 from pipeline.handlers.runtime._failures import (
     configuration_error,
-    is_rate_limited,
     last_line,
     strip_ansi,
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._limited import limit_of
 from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._sandbox_outcome import in_sandbox, model_reached
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in
@@ -274,16 +274,16 @@ class AgentInvoker:
                 message = f"exit status {result.exit_code}: {refused} (see {where})"
                 kind = ErrorKind.CONFIGURATION
                 return (InvocationFailed(role, name, kind, message, False, now()),)
-            if is_rate_limited(tail):
-                kind = ErrorKind.RATE_LIMITED
-            elif result.exit_code < 0:
-                kind = ErrorKind.KILLED
-            else:
-                kind = ErrorKind.NON_ZERO_EXIT
+            agent = self.agents.get(name)
+            output_format = None if agent is None else agent.usage_format()
+            limited = limit_of(role, name, output_format, log, tail, now())
+            if limited is not None:
+                return (limited,)
+            kind = ErrorKind.KILLED if result.exit_code < 0 else ErrorKind.NON_ZERO_EXIT
             message = f"exit status {result.exit_code}: {last_line(tail)} (see {where})"
             # An agent whose output format reports usage but that reported none never reached
             # its model: what stopped it will stop it again.
-            retriable = kind is not ErrorKind.NON_ZERO_EXIT or reached_model
+            retriable = kind is ErrorKind.KILLED or reached_model
             if not retriable:
                 message += "; it failed before any model request"
             return (InvocationFailed(role, name, kind, message, retriable, now()),)

@@ -44,6 +44,7 @@ from pipeline.effects import (
     TriggerDevFix,
     ValidateFinalState,
     WaitForHuman,
+    WaitForLimitReset,
     WriteCompletionMarker,
     ends_after_topics,
 )
@@ -51,13 +52,11 @@ from pipeline.errors import PipelineError
 from pipeline.events import (
     AgentChainExhausted,
     AgentName,
-    BackoffWaited,
     BudgetExceeded,
     BudgetKind,
     DevelopmentIterationStarted,
     DevFixTriggered,
     Digest,
-    DurationMs,
     ErrorKind,
     FinalizingStarted,
     FixAttemptStarted,
@@ -103,6 +102,7 @@ from pipeline.handlers.runtime._sandboxing import SandboxChoice, git_policy_in
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
 from pipeline.handlers.runtime._screening import RunScreen
 from pipeline.handlers.runtime._validation import validate
+from pipeline.handlers.runtime._waits import back_off, wait_for_reset
 from pipeline.handlers.store import AnswerSource
 
 __all__ = ["Runtime"]
@@ -197,9 +197,9 @@ class Runtime:
             case InvokeAgent():
                 return self._invoke(effect)
             case BackOff():
-                delay = self.rng.randint(0, effect.ceiling_ms)
-                self.sleep(delay / 1000)
-                return (BackoffWaited(effect.role, DurationMs(delay), now()),)
+                return back_off(effect, self.rng, self.sleep, now)
+            case WaitForLimitReset():
+                return wait_for_reset(effect, self.sleep, now)
             case SaveCheckpoint():
                 raise PipelineError("checkpoints are saved by the runner, never by a handler")
             case CreateCommit():

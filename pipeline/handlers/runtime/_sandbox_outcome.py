@@ -17,6 +17,7 @@ from pipeline.events import (
     InvocationFailed,
     InvocationTimedOut,
     PipelineEvent,
+    ProviderLimited,
     Role,
 )
 from pipeline.events.values import MAX_COUNT
@@ -29,21 +30,19 @@ __all__ = ["cut_off", "in_sandbox", "model_reached", "sandbox_hint"]
 def model_reached(
     sandbox: Sandbox | None, needs: AgentNeeds, reported: bool, asked: frozenset[Endpoint]
 ) -> bool:
-    """Whether an agent with ``needs`` may have reached its model: ``reported``, what its
-    output tells (it reported usage, or its format reports none), unless it is an agent CLI
-    (a preset) in ``sandbox`` that asked the network gate for none of its model endpoints
-    (``asked``: the allowed endpoints it asked for), having nothing to reach or trying an
-    endpoint the sandbox does not allow. Claude Code and Gemini CLI print usage figures
-    (zeros) even when no request got out (measured with network ``none``); one that asked
-    and failed (the provider overloaded, the server down) did try its model."""
+    """Whether an agent with ``needs`` may have reached its model. In ``sandbox``, an agent
+    CLI (a preset) did when it asked the network gate for one of its model endpoints
+    (``asked``: the allowed endpoints it asked for), answered or not, and never when the
+    sandbox lets it reach nothing. Elsewhere, and for a CLI whose endpoints are not known,
+    ``reported`` tells: its output reported usage, or its format reports none. (Claude Code
+    and Gemini CLI print usage figures, zeros, whether or not a request got out; Codex prints
+    none when its provider refused it.)"""
     if sandbox is None or needs.preset is None:
         return reported
     if not sandbox.allowed(needs):
         return False
     models = {canonical(e) for e in needs.endpoints}
-    if models and not models & asked:
-        return False
-    return reported
+    return bool(models & asked) if models else reported
 
 
 def cut_off(policy: SandboxPolicy, needs: AgentNeeds) -> str | None:
@@ -68,6 +67,10 @@ def sandbox_hint(
     the configuration: its failure, or its timeout (Codex waits for the network without end),
     is said as ``ErrorKind.CONFIGURATION``, so no dev-fix runs the same cut-off agents and
     the run stops for a person once no agent of the chain is left."""
+    if isinstance(fact, ProviderLimited):
+        # A limit told by an agent that never got a request out is its own words, no limit.
+        kind = ErrorKind.NON_ZERO_EXIT
+        fact = InvocationFailed(fact.role, fact.agent, kind, fact.message, True, fact.at)
     if cut is not None and isinstance(fact, InvocationTimedOut):
         said = f"stopped by the {fact.kind.value} timeout after {fact.after_ms} ms"
         kind = ErrorKind.CONFIGURATION

@@ -1,0 +1,46 @@
+"""``[limits]`` in ``ralph.toml``: what a run does when an agent's provider limits it (pure).
+
+Checked when the file is parsed (:func:`check_limits` names each mistake with its key), and
+turned into the :class:`~pipeline.events.LimitPolicy` a run records in ``RunStarted``
+(``docs/architecture/limits.md``).
+"""
+
+from __future__ import annotations
+
+from typing import Final, final
+
+from attrs import frozen
+
+from pipeline.events import DEFAULT_MAX_LIMIT_WAIT_S, Count, LimitPolicy, OnUsageLimit
+
+__all__ = ["LimitsConfig", "check_limits"]
+
+_CHOICES: Final = ", ".join(choice.value for choice in OnUsageLimit)
+
+
+@final
+@frozen(kw_only=True)
+class LimitsConfig:
+    """``[limits]``: ``on_usage_limit`` (``wait``, ``fallback`` or ``stop``) and the longest
+    wait for one reset, ``max_wait_s`` (a reset further away stops the run, resumably)."""
+
+    on_usage_limit: str = OnUsageLimit.WAIT.value
+    max_wait_s: int = DEFAULT_MAX_LIMIT_WAIT_S
+
+    def policy(self) -> LimitPolicy:
+        """The policy these settings ask for (of a configuration :func:`check_limits`
+        found sound)."""
+        return LimitPolicy(
+            on_usage_limit=OnUsageLimit(self.on_usage_limit), max_wait_s=Count(self.max_wait_s)
+        )
+
+
+def check_limits(limits: LimitsConfig) -> list[str]:
+    """Every mistake in ``[limits]``, each naming its key (``max_wait_s``'s range is checked
+    with every number's, in :mod:`._bounds`)."""
+    problems = []
+    if limits.on_usage_limit not in {choice.value for choice in OnUsageLimit}:
+        problems.append(
+            f"limits.on_usage_limit: {limits.on_usage_limit!r} is not one of {_CHOICES}"
+        )
+    return problems

@@ -1,0 +1,74 @@
+"""What an agent's output says of its provider's limit, and the words that say when it resets
+(pure): shared by the parsers of each output format."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, tzinfo
+from typing import Final, final
+
+from attrs import frozen
+
+from pipeline.events import LimitScope
+
+__all__ = ["LimitSignal", "clock_time_reset", "relative_reset"]
+
+
+@final
+@frozen
+class LimitSignal:
+    """A provider limit as an output told it: its ``scope``, its reset (None: untold), the
+    ``window`` the provider named, the ``source`` (which structured signal said so) and the
+    provider's own ``message``."""
+
+    scope: LimitScope
+    resets_at: datetime | None
+    window: str | None
+    source: str
+    message: str
+
+
+_UNITS: Final = {
+    **dict.fromkeys(("s", "sec", "second"), 1),
+    **dict.fromkeys(("m", "min", "minute"), 60),
+    **dict.fromkeys(("h", "hour"), 3600),
+    **dict.fromkeys(("d", "day"), 86400),
+}
+"""Seconds per unit a delay is given in."""
+_RELATIVE: Final = re.compile(
+    r"(?:try again in|retry in|retry after)\s+(\d+(?:\.\d+)?)\s*"
+    r"(s|sec|seconds?|m|min|minutes?|h|hours?|d|days?)\b",
+    re.IGNORECASE,
+)
+_CLOCK: Final = re.compile(r"try again at (\d{1,2}):(\d{2})\s*([AP]M)?", re.IGNORECASE)
+
+
+def relative_reset(message: str, now: datetime) -> datetime | None:
+    """The reset a message gives as a delay (``try again in 2s``, ``Suggested retry after
+    900s``, ``Please retry in 35.5s``): the longest one it names, from ``now``."""
+    delays = []
+    for amount, unit in _RELATIVE.findall(message):
+        # "seconds" and "s" alike: the plural's s and the unit s are the same letter.
+        word = unit.lower()
+        delays.append(float(amount) * _UNITS.get(word, _UNITS.get(word.rstrip("s"), 1)))
+    return now + timedelta(seconds=max(delays)) if delays else None
+
+
+def clock_time_reset(message: str, now: datetime, zone: tzinfo) -> datetime | None:
+    """The reset a message gives as a time of day in the machine's zone (Codex's ``try again
+    at 9:21 PM``): its next occurrence after ``now``."""
+    found = _CLOCK.search(message)
+    if found is None:
+        return None
+    hour, minute, half = int(found[1]), int(found[2]), (found[3] or "").upper()
+    if half:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if half == "PM" else 0)
+    if hour > 23 or minute > 59:
+        return None
+    local = now.astimezone(zone)
+    at = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if at <= local:
+        at += timedelta(days=1)
+    return at

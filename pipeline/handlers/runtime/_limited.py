@@ -1,0 +1,40 @@
+"""An invocation that ended on its provider's limit, as a fact (I/O: reads the invocation's
+log and the machine's time zone)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from pipeline.events import AgentName, Instant, ProviderLimited, Role
+from pipeline.handlers.agents.limits import read_limit, text_limit
+from pipeline.handlers.runtime._failures import is_rate_limited, last_line
+
+__all__ = ["limit_of"]
+
+
+def limit_of(
+    role: Role, agent: AgentName, output_format: str | None, log: Path, tail: bytes, at: Instant
+) -> ProviderLimited | None:
+    """``ProviderLimited`` when the invocation of ``agent`` in ``role`` (its output in
+    ``log``, ending with ``tail``, colours removed) ended on its provider's limit: as its
+    format's structured output says, or, for a format with none, as its last words do."""
+    # A CLI names a reset as a time of day in the machine's zone (Codex: "at 9:21 PM").
+    zone = datetime.now().astimezone().tzinfo
+    assert zone is not None
+    signal = read_limit(output_format, log, at, zone)
+    if signal is None and is_rate_limited(tail):
+        signal = text_limit(output_format, last_line(tail))
+    if signal is None:
+        return None
+    resets_at = None if signal.resets_at is None else Instant(signal.resets_at)
+    return ProviderLimited(
+        role,
+        agent,
+        signal.scope,
+        resets_at,
+        signal.window,
+        signal.source,
+        signal.message or last_line(tail),
+        at,
+    )

@@ -1,0 +1,37 @@
+"""The run's waits (I/O: the clock and sleeping): a backoff before a retry, and the wait for a
+provider limit's reset. Both report how they ended, so that replay never waits."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from pipeline.effects import BackOff, WaitForLimitReset
+from pipeline.events import BackoffWaited, DurationMs, Instant, LimitResetAwaited
+from pipeline.handlers.runtime._io import Facts
+
+__all__ = ["back_off", "wait_for_reset"]
+
+
+def back_off(
+    effect: BackOff,
+    rng: random.Random,
+    sleep: Callable[[float], None],
+    clock: Callable[[], Instant],
+) -> Facts:
+    """Wait a delay picked from 0 to the effect's ceiling (the jitter is in the fact)."""
+    delay = rng.randint(0, effect.ceiling_ms)
+    sleep(delay / 1000)
+    return (BackoffWaited(effect.role, DurationMs(delay), clock()),)
+
+
+def wait_for_reset(
+    effect: WaitForLimitReset, sleep: Callable[[float], None], clock: Callable[[], Instant]
+) -> Facts:
+    """Wait until the reset the provider told of (at once when it has passed: a resumed run
+    waits only what is left of it). An interruption ends the wait; the resumed run waits again
+    until the same moment, which the log keeps."""
+    remaining = (effect.until - clock()).total_seconds()
+    if remaining > 0:
+        sleep(remaining)
+    return (LimitResetAwaited(effect.role, effect.until, clock()),)

@@ -1,0 +1,124 @@
+"""Provider limits, decided by the reducer from ``LoopPolicy.limits``: wait until the reset
+the provider told of (its deadline kept in the log), fall back to the next agent, or stop for
+a person, resumably; a limit with no reset told is retried after a backoff. Driven through
+the real loop against a scripted simulated world."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pipeline.effects import BackOff, RequireHuman, WaitForLimitReset
+from pipeline.events import (
+    Count,
+    LimitPolicy,
+    LimitResetAwaited,
+    OnUsageLimit,
+    ProviderLimited,
+    Role,
+    RunResumed,
+)
+from pipeline.orchestration import PROVIDER_LIMIT, next_effect
+from pipeline.reducers import fold, reduce
+from pipeline.simulation import AgentOutcome
+from pipeline.state import Phase, TerminationReason
+from tests.support import budget, scripted_run
+
+L, OK = AgentOutcome.PROVIDER_LIMITED, AgentOutcome.SUCCESS
+SOON, FAR = timedelta(minutes=5), timedelta(days=6)
+
+
+def _planners(result: object) -> list[str]:
+    from pipeline.events import InvocationStarted
+
+    events = result.events  # type: ignore[attr-defined]
+    return [e.agent for e in events if isinstance(e, InvocationStarted) and e.role is Role.PLANNER]
+
+
+def _limited(result: object) -> list[ProviderLimited]:
+    return [e for e in result.events if isinstance(e, ProviderLimited)]  # type: ignore[attr-defined]
+
+
+def test_a_limit_with_a_reset_is_waited_out_and_the_same_agent_goes_on() -> None:
+    result = scripted_run({"planner outcome": [L, OK], "limit reset": [SOON]})
+    (limited,) = _limited(result)
+    waits = [e for e in result.effects if isinstance(e, WaitForLimitReset)]
+    assert [(w.role, w.until) for w in waits] == [(Role.PLANNER, limited.resets_at)]
+    awaited = [e for e in result.events if isinstance(e, LimitResetAwaited)]
+    assert [a.until for a in awaited] == [limited.resets_at]
+    assert _planners(result) == ["claude", "claude"]
+    assert result.state.termination is TerminationReason.COMPLETED
+    assert result.state.ledger.anomalies == 0
+
+
+def test_a_limit_with_no_reset_told_is_retried_after_a_backoff() -> None:
+    result = scripted_run({"planner outcome": [L, OK], "limit reset": [None]})
+    assert any(isinstance(e, BackOff) for e in result.effects)
+    assert not any(isinstance(e, WaitForLimitReset) for e in result.effects)
+    assert _planners(result) == ["claude", "claude"]
+    assert result.state.termination is TerminationReason.COMPLETED
+
+
+def test_a_reset_past_the_longest_wait_stops_the_run_for_a_person_resumably() -> None:
+    result = scripted_run({"planner outcome": [L], "limit reset": [FAR]})
+    state = result.state
+    assert state.phase is Phase.INTERRUPTED
+    assert state.termination is TerminationReason.HUMAN_INTERVENTION_REQUIRED
+    asked = [e for e in result.effects if isinstance(e, RequireHuman)]
+    assert [a.reason for a in asked] == [PROVIDER_LIMIT]
+    assert "resets at" in asked[0].detail
+    assert "ralph resume once it has reset" in asked[0].detail
+    assert not any(isinstance(e, WaitForLimitReset) for e in result.effects)
+    assert state.ledger.anomalies == 0
+    # Resumed, the same agent tries again from its prompt: the stop is over.
+    assert state.progress.resume is not None
+    resumed = reduce(state, RunResumed(None, result.events[-1].at))
+    assert resumed.agent.limit_until is None
+    assert resumed.agent.chain_position == 0
+
+
+def test_stop_stops_even_for_a_reset_minutes_away() -> None:
+    stop = LimitPolicy(on_usage_limit=OnUsageLimit.STOP)
+    result = scripted_run({"planner outcome": [L], "limit reset": [SOON]}, limits=stop)
+    assert result.state.termination is TerminationReason.HUMAN_INTERVENTION_REQUIRED
+
+
+def test_fallback_moves_to_the_next_agent_at_once_and_waits_when_none_is_left() -> None:
+    fallback = LimitPolicy(on_usage_limit=OnUsageLimit.FALLBACK)
+    result = scripted_run(
+        {"planner outcome": [L, L, OK], "limit reset": [SOON, SOON]}, limits=fallback
+    )
+    assert _planners(result) == ["claude", "codex", "codex"]
+    waits = [e for e in result.effects if isinstance(e, WaitForLimitReset)]
+    assert len(waits) == 1  # only for the last agent of the chain
+    assert result.state.termination is TerminationReason.COMPLETED
+
+
+def test_each_wait_is_one_of_the_agents_retries_so_endless_limits_end() -> None:
+    """Two retries: two waits, then the third limit stops the run for a person."""
+    outcomes = {"planner outcome": [L, L, L], "limit reset": [SOON, SOON, SOON]}
+    result = scripted_run(outcomes, budget_=budget(max_retries_per_agent=2))
+    assert len([e for e in result.effects if isinstance(e, WaitForLimitReset)]) == 2
+    assert result.state.termination is TerminationReason.HUMAN_INTERVENTION_REQUIRED
+
+
+def test_a_shorter_longest_wait_stops_for_a_five_minute_reset() -> None:
+    short = LimitPolicy(max_wait_s=Count(60))
+    result = scripted_run({"planner outcome": [L], "limit reset": [SOON]}, limits=short)
+    assert result.state.termination is TerminationReason.HUMAN_INTERVENTION_REQUIRED
+
+
+def test_the_wait_is_durable_a_replay_of_the_log_waits_until_the_same_moment() -> None:
+    """Cut the log at the wait (a kill -9 there): the folded state asks for the same deadline,
+    however much later the run is resumed."""
+    result = scripted_run({"planner outcome": [L, OK], "limit reset": [SOON]})
+    events = list(result.events)
+    (limited,) = _limited(result)
+    cut = next(i for i, e in enumerate(events) if isinstance(e, LimitResetAwaited))
+    state = fold(events[:cut])
+    effect = next_effect(state)
+    assert isinstance(effect, WaitForLimitReset)
+    assert effect.until == limited.resets_at
+    later = reduce(state, RunResumed(None, limited.at + timedelta(hours=3)))
+    again = next_effect(later)
+    assert isinstance(again, WaitForLimitReset)
+    assert again.until == limited.resets_at
