@@ -130,7 +130,8 @@ def interrupt(
     resume_step: Step,
     ledger: Ledger | None = None,
 ) -> PipelineState:
-    """Stop the run resumably: it will go on from ``resume_phase`` at ``resume_step``."""
+    """Stop the run resumably: it will go on from ``resume_phase`` at ``resume_step`` (still
+    waiting, when it waited, for its provider limit's reset)."""
     progress = evolve(
         state.progress,
         phase=Phase.INTERRUPTED,
@@ -143,7 +144,12 @@ def interrupt(
             termination=state.progress.termination,
         ),
     )
-    return transition(state, progress, CheckpointTrigger.INTERRUPTION, ledger)
+    stopped = transition(state, progress, CheckpointTrigger.INTERRUPTION, ledger)
+    until = state.agent.limit_until
+    if until is None or stopped.progress.phase is not Phase.INTERRUPTED:
+        return stopped
+    # A wait for a provider limit's reset outlives the interruption: its deadline stays.
+    return evolve(stopped, agent=evolve(stopped.agent, limit_until=until))
 
 
 def start_development(

@@ -126,7 +126,7 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
     """Take the run up again.
 
     From ``INTERRUPTED`` the run goes back to where it stopped, with the chains of a role that
-    was handed to dev-fix starting over. In a running phase (the process died without an
+    was handed to dev-fix starting over (a wait for a limit's reset keeps its deadline). In a running phase (the process died without an
     interruption fact) an invocation that started but never reported is run again without
     counting it as a failure.
     """
@@ -163,4 +163,8 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
         spent = stop_when_spent(view, resumed_ledger)
         if spent is not None:
             return spent
-    return advance(state, progress=resumed, agent=new_task(agent), ledger=resumed_ledger)
+    # A wait for a provider limit's reset outlives the interruption: its deadline stays.
+    cursor = new_task(agent)
+    if agent.limit_until is not None:
+        cursor = evolve(cursor, limit_until=agent.limit_until)
+    return advance(state, progress=resumed, agent=cursor, ledger=resumed_ledger)

@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from datetime import datetime
 from pathlib import Path
 from types import FrameType
 
@@ -27,7 +28,7 @@ from attrs import define, frozen
 from pipeline.config import ConfigError, Durability
 from pipeline.engine import Interruption
 from pipeline.errors import PipelineError
-from pipeline.events import RunId
+from pipeline.events import Instant, RunId
 from pipeline.handlers import EffectTracer
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import PromptSource
@@ -119,7 +120,8 @@ class WorkerReport:
     done: int = 0
     failed: int = 0
     released: int = 0
-    """Tickets given back to the queue when the worker was asked to stop."""
+    """Tickets given back to the queue when the worker was asked to stop, or while their
+    runs wait for a provider limit's reset."""
     lost: int = 0
     """Tickets another worker took over (this one stalled past its lease)."""
     cancelled: int = 0
@@ -133,6 +135,8 @@ class _Outcome:
     detail: str
     release: bool = False
     """The run was interrupted on request: give the ticket back to the queue."""
+    not_before: datetime | None = None
+    """The run waits for a provider limit's reset: the ticket is claimable from then."""
 
 
 class Worker:
@@ -254,6 +258,13 @@ class Worker:
             workspace = open_workspace(Path(ticket.workspace), config_text=ticket.config)
         except (ConfigError, RunSetupError, OSError) as error:
             return _Outcome(TicketState.FAILED, f"cannot run: {error}")
+        handed_back: list[Instant] = []
+
+        def hand_back(until: Instant) -> None:
+            # The ticket goes back to the queue until the reset; this worker serves others.
+            handed_back.append(until)
+            interruption.request(f"waiting for a provider's reset until {until.isoformat()}")
+
         # The submitted [store] durability applies; its url does not (the run lives here).
         synced = workspace.config.store.durability is not Durability.PROCESS
         try:
@@ -272,6 +283,7 @@ class Worker:
                     signals=False,
                     interruption=interruption,
                     leased=True,
+                    hand_back=hand_back,
                 )
         except LeaseLostError:
             raise
@@ -285,6 +297,9 @@ class Worker:
             return _Outcome(TicketState.FAILED, f"crashed: {type(error).__name__}: {error}")
         state = result.state
         if state.progress.phase is Phase.INTERRUPTED and interruption.reason is not None:
+            if handed_back:
+                reason = interruption.reason
+                return _Outcome(None, reason, release=True, not_before=handed_back[0])
             return _Outcome(None, f"interrupted ({interruption.reason})", release=True)
         termination = state.progress.termination
         verdict = termination.value if termination is not None else state.progress.phase.value
@@ -305,7 +320,7 @@ class Worker:
             elif (
                 outcome.state is None
                 and outcome.release
-                and queue.release(ticket.ticket, self.name)
+                and queue.release(ticket.ticket, self.name, outcome.not_before)
             ):
                 report.released += 1
                 line = f"released ({outcome.detail})"

@@ -20,7 +20,7 @@ from attrs import frozen
 from pipeline.config import Durability, RalphConfig, parse_config, require_chains, topology_problems
 from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
 from pipeline.errors import PipelineError
-from pipeline.events import Digest, Json, PipelineEvent, Role, RunId, RunStarted
+from pipeline.events import Digest, Instant, Json, PipelineEvent, Role, RunId, RunStarted
 from pipeline.handlers import EffectTracer
 from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import write_marker
@@ -262,6 +262,7 @@ def drive(
     interruption: Interruption | None = None,
     kept_paths: tuple[str, ...] = (),
     leased: bool = False,
+    hand_back: Callable[[Instant], None] | None = None,
 ) -> DurableRun:
     """Start (``prompt``) or resume (``run_id``) a run and drive it until it stops.
 
@@ -272,7 +273,8 @@ def drive(
 
     Only one run at a time drives a workspace: :class:`WorkspaceBusyError` when another holds it
     (``leased``: a queue worker's run, which shares the workspace with other workers only,
-    their leases deciding between them).
+    their leases deciding between them). ``hand_back``: a queue worker's, told of a long wait
+    for a provider limit's reset (``Runtime.hand_back``).
     """
     # A worker's lease decides between workers; the lock keeps hand-started runs apart.
     with hold_workspace(workspace.layout.ralph_dir, run_id, shared=leased) as lock:
@@ -288,6 +290,7 @@ def drive(
             signals=signals,
             interruption=interruption,
             kept_paths=kept_paths,
+            hand_back=hand_back,
         )
 
 
@@ -318,6 +321,7 @@ def _drive_held(
     signals: bool,
     interruption: Interruption | None,
     kept_paths: tuple[str, ...],
+    hand_back: Callable[[Instant], None] | None,
 ) -> DurableRun:
     """:func:`drive` once the workspace is held."""
     config = workspace.config
@@ -338,6 +342,7 @@ def _drive_held(
         own_files=_store_files(workspace, store),
         kept_paths=kept_paths,
         sandboxing=sandboxing,
+        hand_back=hand_back,
     )
     interruption = Interruption() if interruption is None else interruption
     workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)

@@ -122,3 +122,24 @@ def test_the_wait_is_durable_a_replay_of_the_log_waits_until_the_same_moment() -
     again = next_effect(later)
     assert isinstance(again, WaitForLimitReset)
     assert again.until == limited.resets_at
+
+
+def test_an_interruption_during_the_wait_keeps_its_deadline_for_the_resume() -> None:
+    """SIGINT (or a worker handing the run back) during the wait: the resumed run waits on
+    until the same moment instead of trying the agent at once."""
+    from pipeline.effects import SaveCheckpoint
+    from pipeline.events import CheckpointSaved, LogPosition, RunInterrupted
+
+    result = scripted_run({"planner outcome": [L, OK], "limit reset": [SOON]})
+    events = list(result.events)
+    (limited,) = _limited(result)
+    cut = next(i for i, e in enumerate(events) if isinstance(e, LimitResetAwaited))
+    stopped = reduce(fold(events[:cut]), RunInterrupted("SIGINT", limited.at))
+    assert stopped.phase is Phase.INTERRUPTED
+    saving = next_effect(stopped)  # the runner saves the interruption's checkpoint first
+    assert isinstance(saving, SaveCheckpoint)
+    saved = CheckpointSaved(saving.trigger, LogPosition(saving.sequence), limited.at)
+    resumed = reduce(reduce(stopped, saved), RunResumed(None, limited.at))
+    effect = next_effect(resumed)
+    assert isinstance(effect, WaitForLimitReset)
+    assert effect.until == limited.resets_at

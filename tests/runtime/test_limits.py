@@ -55,7 +55,9 @@ print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "re
 """
 
 
-def _workspace(tmp_path: Path, delay_s: int, limits: str = "") -> Path:
+def limited_workspace(tmp_path: Path, delay_s: int, limits: str = "") -> Path:
+    """A workspace whose agent's first invocation is limited until ``delay_s`` from then
+    (``limits``: a ``[limits]`` table for ``ralph.toml``); the next one does the work."""
     script = tmp_path / "agent.py"
     body = AGENT.replace("CALLS", repr(str(tmp_path / "calls"))).replace("DELAY", str(delay_s))
     script.write_text(body)
@@ -77,7 +79,7 @@ def _ralph(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_run_waits_until_the_reset_it_was_told_and_goes_on(tmp_path: Path) -> None:
-    root = _workspace(tmp_path, delay_s=3)
+    root = limited_workspace(tmp_path, delay_s=3)
     done = _ralph(root, "run")
     assert done.returncode == 0, done.stdout + done.stderr
     events = stored_events(root)
@@ -98,7 +100,7 @@ def test_the_run_waits_until_the_reset_it_was_told_and_goes_on(tmp_path: Path) -
 def test_killed_during_the_wait_the_resumed_run_waits_until_the_same_moment(
     tmp_path: Path,
 ) -> None:
-    root = _workspace(tmp_path, delay_s=8)
+    root = limited_workspace(tmp_path, delay_s=8)
     driver = subprocess.Popen(
         [*RALPH, "run"], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -135,7 +137,7 @@ def test_killed_during_the_wait_the_resumed_run_waits_until_the_same_moment(
 
 
 def test_stop_stops_the_run_for_a_person_and_a_resume_goes_on(tmp_path: Path) -> None:
-    root = _workspace(tmp_path, delay_s=1, limits='[limits]\non_usage_limit = "stop"\n')
+    root = limited_workspace(tmp_path, delay_s=1, limits='[limits]\non_usage_limit = "stop"\n')
     stopped = _ralph(root, "run")
     assert stopped.returncode == 3, stopped.stdout + stopped.stderr
     said = " ".join((stopped.stdout + stopped.stderr).split())

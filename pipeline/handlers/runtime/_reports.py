@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from functools import partial
 
+from returns.methods import unwrap_or_failure
 from returns.result import Failure, Result, Success
 
 from pipeline.effects import CollectReport, InvokeAgent
@@ -23,8 +24,10 @@ from pipeline.events import (
     DevelopmentIterationCompleted,
     DevFixCompleted,
     Digest,
+    ErrorKind,
     FixAttemptCompleted,
     Instant,
+    InvocationFailed,
     IterationStatus,
     Ordinal,
     PipelineEvent,
@@ -36,7 +39,7 @@ from pipeline.events import (
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._ownfiles import read_own
 
-__all__ = ["Report", "read_report"]
+__all__ = ["Report", "collect_report", "read_report"]
 
 Facts = tuple[PipelineEvent, ...]
 Report = Result[Facts, str]
@@ -152,3 +155,16 @@ def _message(layout: WorkspaceLayout, now: Callable[[], Instant], text: str) -> 
         where = layout.relative(layout.output("commit_message"))
         return Failure(f"the commit message in {where} is empty")
     return Success((CommitMessageGenerated(message, now()),))
+
+
+def collect_report(
+    effect: CollectReport, layout: WorkspaceLayout, now: Callable[[], Instant]
+) -> tuple[PipelineEvent, ...]:
+    """The role's report, read now that its structured response was accepted; a report that
+    cannot be read or checked is a rejected output, retriable."""
+
+    def rejected(why: str) -> tuple[PipelineEvent, ...]:
+        kind = ErrorKind.OUTPUT_REJECTED
+        return (InvocationFailed(effect.role, effect.agent, kind, why, True, now()),)
+
+    return unwrap_or_failure(read_report(effect, layout, now).alt(rejected))

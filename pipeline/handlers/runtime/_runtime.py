@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import assert_never
 
 from attrs import define, field
-from returns.methods import unwrap_or_failure
 
 from pipeline.config import RalphConfig
 from pipeline.effects import (
@@ -57,13 +56,11 @@ from pipeline.events import (
     DevelopmentIterationStarted,
     DevFixTriggered,
     Digest,
-    ErrorKind,
     FinalizingStarted,
     FixAttemptStarted,
     HatActivated,
     HumanInterventionRequired,
     Instant,
-    InvocationFailed,
     Json,
     Ordinal,
     PipelineEvent,
@@ -87,11 +84,10 @@ from pipeline.handlers.runtime._gates import run_gate
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded, own_pathspecs
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard, restored
-from pipeline.handlers.runtime._io import Facts
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._permissions import prompt_protected
 from pipeline.handlers.runtime._prompting import digest_of, materialize
-from pipeline.handlers.runtime._reports import read_report
+from pipeline.handlers.runtime._reports import collect_report
 from pipeline.handlers.runtime._run_setup import (
     PromptSource,
     agent_environment,
@@ -154,6 +150,8 @@ class Runtime:
     _guard: GitGuard | None = field(default=None, init=False)
     _gits: GitPolicy | None = field(default=None, init=False)
     sandboxing: SandboxChoice | None = None  # where agents run; None: directly
+    hand_back: Callable[[Instant], None] | None = None
+    """A queue worker's: told of a long wait for a limit's reset (see ``wait_for_reset``)."""
 
     def __attrs_post_init__(self) -> None:
         source = str(self.layout.config)
@@ -199,7 +197,7 @@ class Runtime:
             case BackOff():
                 return back_off(effect, self.rng, self.sleep, now)
             case WaitForLimitReset():
-                return wait_for_reset(effect, self.sleep, now)
+                return wait_for_reset(effect, self.sleep, now, self.hand_back)
             case SaveCheckpoint():
                 raise PipelineError("checkpoints are saved by the runner, never by a handler")
             case CreateCommit():
@@ -235,7 +233,7 @@ class Runtime:
             case WriteCompletionMarker():
                 return write_completion_marker(effect, self.layout, self.clock)
             case CollectReport():
-                return self._collect(effect)
+                return collect_report(effect, self.layout, self.clock)
             case RequireHuman():
                 return (HumanInterventionRequired(effect.reason, effect.detail, now()),)
             case WaitForHuman():
@@ -386,12 +384,3 @@ class Runtime:
             return ()
         environment = agent_environment(self.layout, self._run_id(), self.environment)
         return self.sandboxing.checked(self.config, environment, at)
-
-    def _collect(self, effect: CollectReport) -> tuple[PipelineEvent, ...]:
-        """The role's report, read now that its structured response was accepted."""
-
-        def rejected(why: str) -> Facts:
-            kind = ErrorKind.OUTPUT_REJECTED
-            return (InvocationFailed(effect.role, effect.agent, kind, why, True, self.clock()),)
-
-        return unwrap_or_failure(read_report(effect, self.layout, self.clock).alt(rejected))

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Final
 
 from pipeline.effects import BackOff, WaitForLimitReset
 from pipeline.events import BackoffWaited, DurationMs, Instant, LimitResetAwaited
 from pipeline.handlers.runtime._io import Facts
 
-__all__ = ["back_off", "wait_for_reset"]
+__all__ = ["HAND_BACK_AFTER_S", "back_off", "wait_for_reset"]
+
+HAND_BACK_AFTER_S: Final = 60.0
+"""A wait for a limit's reset longer than this is handed back by a queue worker, which then
+serves other tickets meanwhile, instead of sleeping on its lease."""
 
 
 def back_off(
@@ -26,12 +31,19 @@ def back_off(
 
 
 def wait_for_reset(
-    effect: WaitForLimitReset, sleep: Callable[[float], None], clock: Callable[[], Instant]
+    effect: WaitForLimitReset,
+    sleep: Callable[[float], None],
+    clock: Callable[[], Instant],
+    hand_back: Callable[[Instant], None] | None = None,
 ) -> Facts:
     """Wait until the reset the provider told of (at once when it has passed: a resumed run
     waits only what is left of it). An interruption ends the wait; the resumed run waits again
-    until the same moment, which the log keeps."""
+    until the same moment, which the log keeps. ``hand_back`` (a queue worker's) is told of a
+    wait longer than :data:`HAND_BACK_AFTER_S` first: it interrupts the run and gives its
+    ticket back until the reset."""
     remaining = (effect.until - clock()).total_seconds()
+    if hand_back is not None and remaining > HAND_BACK_AFTER_S:
+        hand_back(effect.until)
     if remaining > 0:
         sleep(remaining)
     return (LimitResetAwaited(effect.role, effect.until, clock()),)

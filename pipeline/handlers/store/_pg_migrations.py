@@ -112,6 +112,13 @@ PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         ALTER TABLE runs ADD COLUMN tip TEXT;
         """,
     ),
+    (
+        7,
+        "tickets waiting for a provider's reset",
+        """
+        ALTER TABLE run_queue ADD COLUMN not_before TIMESTAMPTZ;
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction, under an advisory
 lock so that workers starting together do not race. Event bodies are ``JSON`` (kept as
@@ -122,7 +129,8 @@ starts the run, so a worker taking a run over knows what to resume; a ticket can
 one run, until the waiting run records it as a fact (version 5). Each event's ``digest`` chains
 it to the one before and ``runs.tip`` is the digest of the run's last event (version 6; see
 ``_chain``): rows stored before it carry none, and their runs' chains start with the first
-event appended after it."""
+event appended after it. A ticket given back while its run waits for a provider limit's
+reset is claimable only from ``not_before`` (version 7)."""
 
 
 def applied_migrations(conn: psycopg.Connection[Any], label: str) -> set[int]:

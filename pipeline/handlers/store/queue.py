@@ -69,6 +69,8 @@ class Ticket:
     outcome: str | None
     submitted_at: datetime
     updated_at: datetime
+    not_before: datetime | None = None
+    """When a ticket given back while its run waits for a provider's reset may be claimed."""
 
     @property
     def status(self) -> TicketState:
@@ -78,7 +80,7 @@ class Ticket:
 
 _COLUMNS: Final = (
     "ticket, workspace, config, prompt, state, run_id, worker, lease_expires, claims, "
-    "outcome, submitted_at, updated_at"
+    "outcome, submitted_at, updated_at, not_before"
 )
 _OLD_COLUMNS: Final = ", ".join(f"old.{column.strip()}" for column in _COLUMNS.split(","))
 
@@ -158,9 +160,10 @@ class RunQueue:
             "claim a run",
             "UPDATE run_queue SET state = 'running', worker = %(worker)s, "
             "lease_expires = now() + make_interval(secs => %(lease)s), claims = claims + 1, "
-            "updated_at = now() WHERE ticket = ("
+            "not_before = NULL, updated_at = now() WHERE ticket = ("
             "  SELECT ticket FROM run_queue"
-            "  WHERE state = 'queued' OR (state = 'running' AND lease_expires < now())"
+            "  WHERE (state = 'queued' AND (not_before IS NULL OR not_before <= now()))"
+            "  OR (state = 'running' AND lease_expires < now())"
             "  ORDER BY submitted_at, ticket FOR UPDATE SKIP LOCKED LIMIT 1"
             f") RETURNING {_COLUMNS}",
             {"worker": worker, "lease": lease_s},
@@ -175,16 +178,17 @@ class RunQueue:
             (lease_s, ticket, worker),
         )
 
-    def release(self, ticket: str, worker: str) -> bool:
-        """Give ``ticket`` back to the queue (a worker shutting down): the next claim resumes
-        it at once. False when ``worker`` no longer held it."""
+    def release(self, ticket: str, worker: str, not_before: datetime | None = None) -> bool:
+        """Give ``ticket`` back to the queue (a worker shutting down, or a run waiting for a
+        provider's reset): the next claim resumes it, at once or from ``not_before``. False
+        when ``worker`` no longer held it."""
         return self._changed(
             "release a run",
             "WITH released AS (UPDATE run_queue SET state = 'queued', worker = NULL, "
-            "lease_expires = NULL, updated_at = now() "
+            "lease_expires = NULL, not_before = %s, updated_at = now() "
             "WHERE ticket = %s AND worker = %s AND state = 'running' RETURNING ticket) "
             f"SELECT pg_notify('{CHANNEL}', ticket) FROM released",
-            (ticket, worker),
+            (not_before, ticket, worker),
         )
 
     def finish(self, ticket: str, worker: str, state: TicketState, outcome: str) -> bool:
