@@ -306,3 +306,32 @@ def test_only_the_messages_api_is_answered(scripted: Scripted) -> None:
     response, _ = post(server, {"model": "m"}, path="/v1/complete")
     assert response.status == 404
     assert scripted.requests() == ()
+
+
+def test_a_replys_headers_are_sent_on_a_message_and_on_an_error(scripted: Scripted) -> None:
+    """``ModelReply.headers`` go out besides the API's own (Claude Code reads its usage
+    windows from ``anthropic-ratelimit-unified-*``), streamed or not, and on an error too,
+    where one named like the API's own (``retry-after``) replaces it."""
+    unified = {
+        "anthropic-ratelimit-unified-status": "allowed_warning",
+        "anthropic-ratelimit-unified-5h-utilization": "0.91",
+    }
+    server = scripted(ModelReply(text="hi", headers=unified))
+    for stream in (False, True):
+        response, _ = post(server, {"model": "m", "messages": CONVERSATION, "stream": stream})
+        assert response.status == 200
+        assert response.getheader("anthropic-ratelimit-unified-status") == "allowed_warning"
+        assert response.getheader("anthropic-ratelimit-unified-5h-utilization") == "0.91"
+    rejected = {"anthropic-ratelimit-unified-status": "rejected", "Retry-After": "9"}
+    error = ApiError(429, "limited", retry_after_s=1)
+    response, data = post(
+        scripted(ModelReply(error=error, headers=rejected)),
+        {"model": "m", "messages": CONVERSATION},
+    )
+    assert response.status == 429
+    assert orjson.loads(data)["error"]["type"] == "rate_limit_error"
+    assert response.getheader("anthropic-ratelimit-unified-status") == "rejected"
+    assert response.getheaders().count(("Retry-After", "9")) == 1
+    assert [name for name, _ in response.getheaders() if name.lower() == "retry-after"] == [
+        "Retry-After"
+    ]

@@ -388,3 +388,27 @@ def test_a_response_that_fails_for_another_reason_says_server_error() -> None:
         "param": None,
         "code": "server_error",
     }
+
+
+def test_an_errors_fields_are_added_to_the_apis_error_object(
+    serve: Callable[[Callable[[ModelRequest], ModelReply]], ModelServer],
+) -> None:
+    """``ApiError.fields`` join the error object, replacing its own of the same name: a
+    ChatGPT usage limit as Codex reads it (``usage_limit_reached``, ``resets_at``), in a 429
+    and in a ``response.failed`` event alike."""
+    fields = {"type": "usage_limit_reached", "plan_type": "plus", "resets_at": 1900000000}
+    limited = ModelReply(error=ApiError(429, "The usage limit has been reached", None, fields))
+    server = serve(lambda request: limited)
+    with _post(server.url, _body()) as answer:
+        assert answer.status == 429
+        error = orjson.loads(answer.read())["error"]
+    assert error["type"] == "usage_limit_reached"
+    assert (error["plan_type"], error["resets_at"]) == ("plus", 1900000000)
+    assert error["message"] == "The usage limit has been reached"
+    adapter = OpenAIResponsesAdapter()
+    request = adapter.read("/v1/responses", _body())
+    failed = adapter.answer(request, ModelReply(error=ApiError(200, "Limited.", None, fields)))
+    name, data = _events(b"".join(failed.chunks))[-1]
+    assert name == "response.failed"
+    assert data["response"]["error"]["type"] == "usage_limit_reached"
+    assert data["response"]["error"]["resets_at"] == 1900000000

@@ -154,7 +154,8 @@ def _stop_reason(blocks: Sequence[Mapping[str, Any]]) -> str:
 
 def _error(error: ApiError) -> Answer:
     headers = {} if error.retry_after_s is None else {"retry-after": str(error.retry_after_s)}
-    body = {"type": "error", "error": {"type": error_type(error.status), "message": error.message}}
+    own = {"type": error_type(error.status), "message": error.message}
+    body = {"type": "error", "error": {**own, **error.fields}}
     return json_answer(error.status, body, headers)
 
 

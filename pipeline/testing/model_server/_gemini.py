@@ -158,7 +158,7 @@ def _error(error: ApiError) -> Answer:
             }
         ]
         headers["Retry-After"] = str(error.retry_after_s)
-    return json_answer(error.status, {"error": body}, headers)
+    return json_answer(error.status, {"error": {**body, **error.fields}}, headers)
 
 
 def _pieces(text: str) -> list[str]:

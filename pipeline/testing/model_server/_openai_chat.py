@@ -115,7 +115,8 @@ _ERROR_KINDS: Final = {
 def _error(error: ApiError) -> Answer:
     kind, code = _ERROR_KINDS.get(error.status, ("server_error", None))
     headers = {} if error.retry_after_s is None else {"retry-after": str(error.retry_after_s)}
-    body = {"error": {"message": error.message, "type": kind, "param": None, "code": code}}
+    own = {"message": error.message, "type": kind, "param": None, "code": code}
+    body = {"error": {**own, **error.fields}}
     return json_answer(error.status, body, headers)
 
 

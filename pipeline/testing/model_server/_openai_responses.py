@@ -215,7 +215,7 @@ def _error_body(error: ApiError) -> dict[str, Any]:
             error.status, "server_error" if error.status >= 500 else "api_error"
         )
         code = None
-    return {"message": message, "type": kind, "param": None, "code": code}
+    return {"message": message, "type": kind, "param": None, "code": code, **error.fields}
 
 
 @final

@@ -131,6 +131,9 @@ class ApiError:
     status: int
     message: str
     retry_after_s: int | None = None
+    fields: Mapping[str, Any] = field(factory=dict)
+    """Fields added to the API's error object, replacing its own of the same name: e.g. a
+    ChatGPT usage limit for Codex, ``{"type": "usage_limit_reached", "resets_at": EPOCH}``."""
 
 
 @final
@@ -144,6 +147,10 @@ class ModelReply:
     error: ApiError | None = None
     chunk_delay_s: float = 0.0
     """Seconds to wait before each streamed chunk (a slow stream)."""
+    headers: Mapping[str, str] = field(factory=dict)
+    """Response headers sent besides the API's own, on a reply or an ``error`` alike (in any
+    API): e.g. Anthropic's ``anthropic-ratelimit-unified-*`` usage-window headers, which
+    Claude Code reads into its ``rate_limit_event``. One named like an API's own replaces it."""
 
 
 Script: TypeAlias = Callable[[ModelRequest], ModelReply]

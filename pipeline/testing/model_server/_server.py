@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, final
 
+import attrs
 import orjson
 from attrs import frozen
 
@@ -121,11 +122,23 @@ class ModelServer:
                 request = adapter.read(target, body if isinstance(body, Mapping) else {})
                 reply = self.script(request)
                 answer = adapter.answer(request, reply)
+                if reply.headers:
+                    answer = attrs.evolve(answer, headers=_merged(answer.headers, reply.headers))
                 self._record(Exchange(method, path, body, request, reply, answer.status))
                 return answer, reply.chunk_delay_s
         self._record(Exchange(method, path, body, None, None, 404))
         message = f"the scripted model server has no API at {method} {path}"
         return json_answer(404, {"error": {"message": message, "type": "not_found"}}), 0.0
+
+
+def _merged(own: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """``own`` headers with ``extra`` added, one of ``extra`` replacing an ``own`` header of
+    the same name in any case (HTTP header names are case-insensitive)."""
+    replaced = {name.lower() for name in extra}
+    return {
+        **{name: value for name, value in own.items() if name.lower() not in replaced},
+        **extra,
+    }
 
 
 _MODEL_ENTRY = {"id": "scripted", "object": "model", "created": 0, "owned_by": "ralph"}
