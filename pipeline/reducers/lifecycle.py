@@ -126,9 +126,9 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
     """Take the run up again.
 
     From ``INTERRUPTED`` the run goes back to where it stopped, with the chains of a role that
-    was handed to dev-fix starting over (a wait for a limit's reset keeps its deadline). In a running phase (the process died without an
-    interruption fact) an invocation that started but never reported is run again without
-    counting it as a failure.
+    was handed to dev-fix starting over (a wait for a limit's reset keeps its deadline). In a
+    running phase (the process died without an interruption fact) an invocation that started
+    but never reported is run again without counting it as a failure.
     """
     progress, agent = state.progress, state.agent
     if progress.phase is Phase.NOT_STARTED:

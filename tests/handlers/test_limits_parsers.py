@@ -19,7 +19,12 @@ EAST = timezone(timedelta(hours=2))
 
 
 def _read(name: str, zone: timezone = UTC) -> LimitSignal | None:
-    fmt = {"claude": "claude-stream-json", "codex": "codex-json", "gemini": "gemini-stream-json"}
+    fmt = {
+        "claude": "claude-stream-json",
+        "codex": "codex-json",
+        "gemini": "gemini-stream-json",
+        "opencode": "opencode-json",
+    }
     return read_limit(fmt[name.split("-")[0]], FIXTURES / name, NOW, zone)
 
 
@@ -32,6 +37,7 @@ def _read(name: str, zone: timezone = UTC) -> LimitSignal | None:
         ("codex-429.jsonl", "codex turn.failed"),
         ("codex-503.jsonl", "codex turn.failed"),
         ("gemini-503.jsonl", "gemini result error"),
+        ("opencode-503.jsonl", "opencode error statusCode 503"),
     ],
 )
 def test_a_rate_limit_or_an_overloaded_provider_is_a_limit_on_requests(
@@ -73,6 +79,13 @@ def test_a_delay_the_cli_gives_is_the_reset() -> None:
     gemini = _read("gemini-429-retry-after-long.jsonl")
     assert gemini is not None
     assert gemini.resets_at == NOW + timedelta(seconds=900)
+    opencode = _read("opencode-429.jsonl")
+    assert opencode is not None
+    assert (opencode.scope, opencode.resets_at, opencode.source) == (
+        LimitScope.REQUESTS,
+        NOW + timedelta(seconds=2),
+        "opencode error statusCode 429",
+    )
 
 
 def test_codexs_usage_limit_resets_at_the_time_of_day_it_names_in_the_machines_zone() -> None:
@@ -149,4 +162,5 @@ def test_only_a_format_without_structure_is_read_for_words() -> None:
 def test_an_unreadable_log_or_an_unknown_format_tells_nothing(tmp_path: Path) -> None:
     assert read_limit("claude-stream-json", tmp_path / "missing.log", NOW, UTC) is None
     assert read_limit("opencode-json", FIXTURES / "claude-429.jsonl", NOW, UTC) is None
+    assert read_limit("aider", FIXTURES / "claude-429.jsonl", NOW, UTC) is None
     assert read_limit(None, FIXTURES / "claude-429.jsonl", NOW, UTC) is None

@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.events import LimitScope
-from pipeline.handlers.agents.limits._parsers import claude_limit, codex_limit, gemini_limit
+from pipeline.handlers.agents.limits._parsers import (
+    claude_limit,
+    codex_limit,
+    gemini_limit,
+    opencode_limit,
+)
 from pipeline.handlers.agents.limits._signal import LimitSignal
 
 __all__ = ["LIMIT_PARSERS", "LimitSignal", "read_limit", "text_limit"]
@@ -26,6 +31,7 @@ LIMIT_PARSERS: Final[Mapping[str, LimitParser]] = types.MappingProxyType(
         "claude-stream-json": claude_limit,
         "codex-json": codex_limit,
         "gemini-stream-json": gemini_limit,
+        "opencode-json": opencode_limit,
     }
 )
 """The limit parser of each structured output format that reports limits."""

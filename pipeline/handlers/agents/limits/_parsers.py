@@ -2,15 +2,15 @@
 measured to print them against a scripted model server (``docs/research/provider-limits.md``).
 
 Only the CLI's own top-level lines are read (Claude Code's ``rate_limit_event`` and
-``result``, Codex's ``turn.failed``, Gemini CLI's ``result``), never a tool's output or the
-model's text: a file the agent printed that says "usage limit" is no limit.
+``result``, Codex's ``turn.failed``, Gemini CLI's ``result``, OpenCode's ``error``), never a
+tool's output or the model's text: a file the agent printed that says "usage limit" is no limit.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Final
 
 from pipeline.events import LimitScope
@@ -21,7 +21,7 @@ from pipeline.handlers.agents.limits._signal import (
 )
 from pipeline.handlers.agents.usage._figures import json_object
 
-__all__ = ["claude_limit", "codex_limit", "gemini_limit"]
+__all__ = ["claude_limit", "codex_limit", "gemini_limit", "opencode_limit"]
 
 _MESSAGE_CHARS: Final = 300
 _REQUESTS = LimitScope.REQUESTS
@@ -119,3 +119,29 @@ def gemini_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSi
         if obj is not None and obj.get("type") == "result" and obj.get("status") == "error":
             error = _words(_mapping(obj.get("error")).get("message"))
     return None if not error else _classified(error, "gemini result error", now, zone)
+
+
+_OPENCODE_BUSY: Final = frozenset({429, 503, 529})
+
+
+def opencode_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSignal | None:
+    """OpenCode's: its last ``error`` event that is an ``APIError`` with ``statusCode`` 429,
+    503 or 529; the provider's ``retry-after`` header (seconds) is the reset, and a message
+    speaking of a quota or usage limit makes it a usage window."""
+    found = None
+    for line in lines:
+        obj = json_object(line)
+        if obj is not None and obj.get("type") == "error":
+            error = _mapping(obj.get("error"))
+            data = _mapping(error.get("data"))
+            if error.get("name") == "APIError" and data.get("statusCode") in _OPENCODE_BUSY:
+                found = data
+    if found is None:
+        return None
+    message = _words(found.get("message"))
+    after = _mapping(found.get("responseHeaders")).get("retry-after")
+    delay = after.strip() if isinstance(after, str) else ""
+    reset = now + timedelta(seconds=int(delay)) if delay.isdigit() else None
+    scope = _WINDOW if _USAGE_WORDS.search(message) else _REQUESTS
+    source = f"opencode error statusCode {found.get('statusCode')}"
+    return LimitSignal(scope, reset, None, source, message)
