@@ -63,6 +63,8 @@ class KeyedChooser:
         generator = self._random(what)
         if what == "iteration status":
             return options[1]  # always partial: a long run, up to the iteration budget
+        if what == "limit reset":
+            return options[1]  # soon: a limit is waited out, never a stop for a person
         return options[0] if generator.random() < 0.8 else generator.choice(list(options))
 
     def number(self, low: int, high: int, what: str) -> int:
