@@ -21,8 +21,9 @@ __all__ = ["LONG_RUN_BUDGET", "NOOP_WEIGHTS", "long_log"]
 
 _ROLES = ("planner", "developer", "reviewer", "committer", "fixer")
 _WEIGHTS: dict[str, list[float]] = {
-    # success, retriable failure, fatal failure, timeout
-    **{f"{role} outcome": [0.85, 0.1, 0.0, 0.05] for role in _ROLES},
+    # success, retriable failure, fatal failure, timeout, provider limited (none: the
+    # figures stay comparable with runs measured before limits were simulated)
+    **{f"{role} outcome": [0.85, 0.1, 0.0, 0.05, 0.0] for role in _ROLES},
     # completed, partial, failed: mostly partial, so that development goes on and on
     "iteration status": [0.0, 0.97, 0.03],
     "plan usable": [0.95, 0.05],
@@ -36,7 +37,7 @@ _WEIGHTS: dict[str, list[float]] = {
 NOOP_WEIGHTS: dict[str, list[float]] = {
     # Every agent succeeds, every iteration is partial (so the run goes on), every line is
     # well formed: a loop that does no work and never ends by itself.
-    **{f"{role} outcome": [1.0, 0.0, 0.0, 0.0] for role in _ROLES},
+    **{f"{role} outcome": [1.0, 0.0, 0.0, 0.0, 0.0] for role in _ROLES},
     "iteration status": [0.0, 1.0, 0.0],
     "plan usable": [1.0, 0.0],
     "changes to commit": [1.0, 0.0],
