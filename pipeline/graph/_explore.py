@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Final, TypeVar, final
+from typing import Final, TypeAlias, TypeVar, final
 
 import attrs
 from attrs import frozen
@@ -31,6 +31,7 @@ from pipeline.effects import (
     BeginIteration,
     BeginPlanning,
     BeginReviewPass,
+    Effect,
     InvokeAgent,
     RunGate,
     Terminate,
@@ -64,6 +65,9 @@ from pipeline.state import Phase, PipelineState, is_complete, is_terminal
 __all__ = ["RUNTIME_BUDGET_CHECKS", "Edge", "PhaseGraph", "explore", "phase_changes"]
 
 T = TypeVar("T")
+
+_Outcomes: TypeAlias = tuple[tuple[int, tuple[PipelineEvent, ...]], ...]
+"""Outcomes, each with how many of its first facts the one before it begins with too."""
 
 _AT: Final = Instant(datetime(2026, 1, 1, tzinfo=UTC))
 _MAX_STATES: Final = 200_000
@@ -123,11 +127,8 @@ class _Enumerator:
         return values[self._choose(len(values))]
 
 
-def _outcomes(
-    world_config: WorldConfig, state: PipelineState
-) -> Iterator[tuple[PipelineEvent, ...]]:
-    """Every way the simulated world can carry out the effect ``state`` asks for."""
-    effect = next_effect(state)
+def _outcomes(world_config: WorldConfig, effect: Effect) -> Iterator[tuple[PipelineEvent, ...]]:
+    """Every way the simulated world can carry out ``effect``."""
     if isinstance(effect, Terminate):
         return
     prefix: list[int] = []
@@ -149,11 +150,28 @@ def _outcomes(
         prefix = [*chosen[:position], chosen[position] + 1]
 
 
+def _with_shared(outcomes: Iterable[tuple[PipelineEvent, ...]]) -> _Outcomes:
+    """Each outcome with how many of its first facts the one before it begins with too: the
+    odometer's outcomes mostly differ only at their ends, and that prefix is folded once."""
+    paired: list[tuple[int, tuple[PipelineEvent, ...]]] = []
+    previous: tuple[PipelineEvent, ...] = ()
+    for facts in outcomes:
+        shared = 0
+        while shared < min(len(facts), len(previous)) and facts[shared] == previous[shared]:
+            shared += 1
+        paired.append((shared, facts))
+        previous = facts
+    return tuple(paired)
+
+
+_PROGRESS: Final = Json.of("progress")
+
+
 def _steady(fact: PipelineEvent) -> PipelineEvent:
     """A progress report with the same payload every time (the world makes each one unique):
     an agent may well repeat itself, and unique payloads would make every state new."""
     if isinstance(fact, TopicPublished) and fact.topic.endswith(".progress"):
-        return attrs.evolve(fact, payload=Json.of("progress"))
+        return attrs.evolve(fact, payload=_PROGRESS)
     return fact
 
 
@@ -167,8 +185,8 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
     question = ledger.pending_question
     response = ledger.response
     return (
-        attrs.astuple(p, recurse=False),
-        attrs.astuple(a, recurse=False),
+        p,
+        a,
         i.seen_topics & required,
         i.consecutive_malformed,
         i.completion_claimed,
@@ -206,22 +224,30 @@ RUNTIME_BUDGET_CHECKS: Final = (
 """The effects whose runtime handler measures the runtime budget (and may report it spent)."""
 
 
-def _handler_facts(state: PipelineState) -> tuple[tuple[PipelineEvent, ...], ...]:
+_AFTER_INTERRUPTION: Final[_Outcomes] = (
+    (0, (RunResumed(None, _AT),)),
+    (0, (RunAbandoned("given up", _AT),)),
+)
+_ANY_STEP: Final[_Outcomes] = (
+    (0, (RunInterrupted("SIGINT", _AT), RunResumed(None, _AT))),
+    (0, (WorkspaceIoError(WorkspaceErrorKind.WRITE, "file", "disk full", _AT),)),
+)
+_BUDGET_CHECK: Final[_Outcomes] = (
+    *_ANY_STEP,
+    (0, (BudgetExceeded(BudgetKind.RUNTIME, "spent", _AT),)),
+)
+
+
+def _handler_facts(state: PipelineState, effect: Effect) -> _Outcomes:
     """Facts the real handlers and the engine report that the simulated world never does: a
     workspace I/O error in any step, the runtime budget spent as a phase or iteration begins,
     an interruption (then the resumption at once: an interrupted run only waits for it), and
     the resumption of a stopped run, or a person abandoning it."""
     if state.phase is Phase.INTERRUPTED:
-        return ((RunResumed(None, _AT),), (RunAbandoned("given up", _AT),))
+        return _AFTER_INTERRUPTION
     if is_terminal(state) or state.phase is Phase.NOT_STARTED:
         return ()
-    facts: list[tuple[PipelineEvent, ...]] = [
-        (RunInterrupted("SIGINT", _AT), RunResumed(None, _AT)),
-        (WorkspaceIoError(WorkspaceErrorKind.WRITE, "file", "disk full", _AT),),
-    ]
-    if isinstance(next_effect(state), RUNTIME_BUDGET_CHECKS):
-        facts.append((BudgetExceeded(BudgetKind.RUNTIME, "spent", _AT),))
-    return tuple(facts)
+    return _BUDGET_CHECK if isinstance(effect, RUNTIME_BUDGET_CHECKS) else _ANY_STEP
 
 
 @final
@@ -259,6 +285,9 @@ def explore() -> PhaseGraph:
     edges: dict[Edge, tuple[PipelineEvent, ...]] = {}
     phases: set[Phase] = {Phase.NOT_STARTED}
     for config in worlds():
+        # The world's outcomes depend on the effect alone, and most effects recur in many
+        # states: each is carried out once (a tenth of the effects asked for are new).
+        world: dict[Effect, _Outcomes] = {}
         seen: set[tuple[object, ...]] = set()
         queue: deque[_Node] = deque([_Node(PipelineState(), None, ())])
         while queue:
@@ -267,11 +296,19 @@ def explore() -> PhaseGraph:
                 raise RuntimeError("the phase exploration does not end; check _shape")
             if is_complete(node.state) and node.state.phase is Phase.COMPLETE:
                 continue
-            outcomes = [*_outcomes(config, node.state), *_handler_facts(node.state)]
-            for facts in outcomes:
-                state = node.state
-                for index, fact in enumerate(facts):
+            effect = next_effect(node.state)
+            outcomes = world.get(effect)
+            if outcomes is None:
+                outcomes = world[effect] = _with_shared(_outcomes(config, effect))
+            # folded[i]: the state after the first i facts of the outcome before.
+            folded = [node.state]
+            for shared, facts in (*outcomes, *_handler_facts(node.state, effect)):
+                del folded[shared + 1 :]
+                state = folded[shared]
+                for index in range(shared, len(facts)):
+                    fact = facts[index]
                     before, state = state, reduce(state, fact)
+                    folded.append(state)
                     phases.add(state.phase)
                     if state.phase is not before.phase:
                         edge = Edge(before.phase, state.phase, WIRE_TAGS[type(fact)])
