@@ -175,19 +175,22 @@ def _steady(fact: PipelineEvent) -> PipelineEvent:
     return fact
 
 
+_SPEND_SEEN: Final = 2 * USAGE_UNIT_USD
+"""Spend past this is all alike: the spending configuration's limit is two units."""
+
+
 def _shape(state: PipelineState) -> tuple[object, ...]:
     """What of ``state`` decides where the run can go: phase and step, the budgets' use, the
     agent cursor, the loop detectors' counts, what is pending. Counters that only grow, digests,
     texts, the prompts' notes and which topic was repeated are set aside, so the exploration
     ends; the hypothesis test of the graph is the check that nothing deciding was left out."""
-    p, a, i, ledger = state.progress, state.agent, state.intake, state.ledger
-    required = frozenset(state.run.loop.required_events) if state.run else frozenset()
+    i, ledger, run = state.intake, state.ledger, state.run
     question = ledger.pending_question
     response = ledger.response
     return (
-        p,
-        a,
-        i.seen_topics & required,
+        state.progress,
+        state.agent,
+        frozenset() if run is None else i.seen_topics.intersection(run.loop.required_events),
         i.consecutive_malformed,
         i.completion_claimed,
         min(i.repeats, 3),
@@ -198,7 +201,7 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
         ledger.pending_commit_message is None,
         ledger.protected_prompt is None,
         state.checkpoints.due,
-        min(ledger.spend.total.cost_usd, 2 * USAGE_UNIT_USD),
+        min(ledger.spend.total.cost_usd, _SPEND_SEEN),
         _round_shape(state),
     )
 
@@ -283,7 +286,6 @@ def phase_changes(events: Iterable[PipelineEvent]) -> Iterator[Edge]:
 def explore() -> PhaseGraph:
     """The phase graph of the orchestration, found by running it (see the module's doc)."""
     edges: dict[Edge, tuple[PipelineEvent, ...]] = {}
-    phases: set[Phase] = {Phase.NOT_STARTED}
     for config in worlds():
         # The world's outcomes depend on the effect alone, and most effects recur in many
         # states: each is carried out once (a tenth of the effects asked for are new).
@@ -306,16 +308,17 @@ def explore() -> PhaseGraph:
                 del folded[shared + 1 :]
                 state = folded[shared]
                 for index in range(shared, len(facts)):
-                    fact = facts[index]
-                    before, state = state, reduce(state, fact)
+                    fact, before = facts[index], state.progress.phase
+                    state = reduce(state, fact)
                     folded.append(state)
-                    phases.add(state.phase)
-                    if state.phase is not before.phase:
-                        edge = Edge(before.phase, state.phase, WIRE_TAGS[type(fact)])
+                    if state.progress.phase is not before:
+                        edge = Edge(before, state.progress.phase, WIRE_TAGS[type(fact)])
                         if edge not in edges:
                             edges[edge] = (*node.path(), *facts[: index + 1])
                 shape = _shape(state)
                 if shape not in seen:
                     seen.add(shape)
                     queue.append(_Node(state, node, facts))
+    # Every state but the first is reached by facts, and a phase a fact leads to is an edge's.
+    phases = {Phase.NOT_STARTED, *(edge.target for edge in edges)}
     return PhaseGraph(frozenset(phases), frozenset(edges), edges)
