@@ -9,10 +9,11 @@ engine report: a workspace I/O error, the runtime budget spent, an interruption 
 resumption.
 
 States are visited once per *shape*: the state with its growing counters, digests and texts
-set aside (what no decision reads), so that the exploration ends. Small budgets make every
-limit reachable, every loop control is on at its lowest threshold, and the run is explored
-with and without a rebase target. Each edge keeps a witness: the facts from the first one to
-the change, so that anyone can fold them and see the edge happen.
+set aside, and what a stopped run leaves behind (what no decision reads), so that the
+exploration ends. Small budgets make every limit reachable, every loop control is on at its
+lowest threshold, and the run is explored with and without a rebase target. Each edge keeps a
+witness: the facts from the first one to the change, so that anyone can fold them and see the
+edge happen.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from pipeline.simulation import (
     SimulatedWorld,
     WorldConfig,
 )
-from pipeline.state import Phase, PipelineState, is_complete, is_terminal
+from pipeline.state import Phase, PipelineState, Progress, is_complete, is_terminal
 
 __all__ = ["RUNTIME_BUDGET_CHECKS", "Edge", "PhaseGraph", "explore", "phase_changes"]
 
@@ -179,6 +180,10 @@ _SPEND_SEEN: Final = 2 * USAGE_UNIT_USD
 """Spend past this is all alike: the spending configuration's limit is two units."""
 
 
+_RESUME_READ: Final = frozenset({Phase.INTERRUPTED, Phase.AWAITING_DEV_FIX})
+"""The phases in which where a stopped run resumes is read."""
+
+
 def _shape(state: PipelineState) -> tuple[object, ...]:
     """What of ``state`` decides where the run can go: phase and step, the budgets' use, the
     agent cursor, the loop detectors' counts, what is pending. Counters that only grow, digests,
@@ -188,7 +193,7 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
     question = ledger.pending_question
     response = ledger.response
     return (
-        state.progress,
+        _live(state.progress),
         state.agent,
         frozenset() if run is None else i.seen_topics.intersection(run.loop.required_events),
         i.consecutive_malformed,
@@ -204,6 +209,20 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
         min(ledger.spend.total.cost_usd, _SPEND_SEEN),
         _round_shape(state),
     )
+
+
+def _live(progress: Progress) -> Progress:
+    """``progress`` without what no step will read. Where a stopped run resumes is read only
+    while it is interrupted or awaits dev-fix, the dev-fix task only while it awaits dev-fix,
+    and entering either phase writes them afresh (``interrupt``, ``chain_exhausted``, a
+    resumption); elsewhere they are leftovers (an abandoned run's finalization keeps them), and
+    keeping them made the exploration four times as large for no edge."""
+    phase = progress.phase
+    resume = progress.resume if phase in _RESUME_READ else None
+    dev_fix = progress.dev_fix if phase is Phase.AWAITING_DEV_FIX else None
+    if resume is progress.resume and dev_fix is progress.dev_fix:
+        return progress
+    return attrs.evolve(progress, resume=resume, dev_fix=dev_fix)
 
 
 def _round_shape(state: PipelineState) -> tuple[object, ...] | None:
