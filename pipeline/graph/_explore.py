@@ -52,7 +52,6 @@ from pipeline.events import (
     WorkspaceIoError,
 )
 from pipeline.graph._worlds import worlds
-from pipeline.handlers import facts_of
 from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
 from pipeline.simulation import (
@@ -136,7 +135,7 @@ def _outcomes(world_config: WorldConfig, effect: Effect) -> Iterator[tuple[Pipel
     while True:
         chooser = _Enumerator(prefix, world_config.budget.limits_spend)
         world = SimulatedWorld(world_config, chooser, lambda: _AT)
-        facts = tuple(facts_of(world(effect)))
+        facts = tuple(world(effect))
         if isinstance(effect, InvokeAgent):
             facts = tuple(_steady(f) for f in facts)
         yield facts
