@@ -306,7 +306,7 @@ def explore() -> PhaseGraph:
     edges: dict[Edge, tuple[PipelineEvent, ...]] = {}
     for config in worlds():
         # The world's outcomes depend on the effect alone, and most effects recur in many
-        # states: each is carried out once (a tenth of the effects asked for are new).
+        # states: each is carried out once (this halves the runs of the world).
         world: dict[Effect, _Outcomes] = {}
         seen: set[tuple[object, ...]] = set()
         queue: deque[_Node] = deque([_Node(PipelineState(), None, ())])
