@@ -9,10 +9,11 @@ engine report: a workspace I/O error, the runtime budget spent, an interruption 
 resumption.
 
 States are visited once per *shape*: the state with its growing counters, digests and texts
-set aside (what no decision reads), so that the exploration ends. Small budgets make every
-limit reachable, every loop control is on at its lowest threshold, and the run is explored
-with and without a rebase target. Each edge keeps a witness: the facts from the first one to
-the change, so that anyone can fold them and see the edge happen.
+set aside, and what a stopped run leaves behind (what no decision reads), so that the
+exploration ends. Small budgets make every limit reachable, every loop control is on at its
+lowest threshold, and the run is explored with and without a rebase target. Each edge keeps a
+witness: the facts from the first one to the change, so that anyone can fold them and see the
+edge happen.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Final, TypeVar, final
+from typing import Final, TypeAlias, TypeVar, final
 
 import attrs
 from attrs import frozen
@@ -31,53 +32,42 @@ from pipeline.effects import (
     BeginIteration,
     BeginPlanning,
     BeginReviewPass,
+    Effect,
     InvokeAgent,
     RunGate,
     Terminate,
 )
 from pipeline.events import (
     WIRE_TAGS,
-    Budget,
     BudgetExceeded,
     BudgetKind,
-    Count,
-    DurationMs,
-    GateAction,
-    GateBoundary,
-    GateSpec,
     Instant,
     Json,
-    Ordinal,
     PipelineEvent,
-    PostconditionPolicy,
     RunAbandoned,
     RunInterrupted,
     RunResumed,
-    TamperPolicy,
     TopicPublished,
-    Topology,
-    Usd,
-    WorkHat,
     WorkspaceErrorKind,
     WorkspaceIoError,
 )
-from pipeline.handlers import facts_of
+from pipeline.graph._worlds import worlds
 from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
-from pipeline.responses import AGENT_RESPONSE
 from pipeline.simulation import (
     USAGE_CHOICE,
     USAGE_UNIT_USD,
     SimulatedWorld,
     WorldConfig,
-    default_chains,
-    simulated_policy,
 )
-from pipeline.state import Phase, PipelineState, is_complete, is_terminal
+from pipeline.state import Phase, PipelineState, Progress, is_complete, is_terminal
 
 __all__ = ["RUNTIME_BUDGET_CHECKS", "Edge", "PhaseGraph", "explore", "phase_changes"]
 
 T = TypeVar("T")
+
+_Outcomes: TypeAlias = tuple[tuple[int, tuple[PipelineEvent, ...]], ...]
+"""Outcomes, each with how many of its first facts the one before it begins with too."""
 
 _AT: Final = Instant(datetime(2026, 1, 1, tzinfo=UTC))
 _MAX_STATES: Final = 200_000
@@ -137,18 +127,15 @@ class _Enumerator:
         return values[self._choose(len(values))]
 
 
-def _outcomes(
-    world_config: WorldConfig, state: PipelineState
-) -> Iterator[tuple[PipelineEvent, ...]]:
-    """Every way the simulated world can carry out the effect ``state`` asks for."""
-    effect = next_effect(state)
+def _outcomes(world_config: WorldConfig, effect: Effect) -> Iterator[tuple[PipelineEvent, ...]]:
+    """Every way the simulated world can carry out ``effect``."""
     if isinstance(effect, Terminate):
         return
     prefix: list[int] = []
     while True:
         chooser = _Enumerator(prefix, world_config.budget.limits_spend)
         world = SimulatedWorld(world_config, chooser, lambda: _AT)
-        facts = tuple(facts_of(world(effect)))
+        facts = tuple(world(effect))
         if isinstance(effect, InvokeAgent):
             facts = tuple(_steady(f) for f in facts)
         yield facts
@@ -163,12 +150,37 @@ def _outcomes(
         prefix = [*chosen[:position], chosen[position] + 1]
 
 
+def _with_shared(outcomes: Iterable[tuple[PipelineEvent, ...]]) -> _Outcomes:
+    """Each outcome with how many of its first facts the one before it begins with too: the
+    odometer's outcomes mostly differ only at their ends, and that prefix is folded once."""
+    paired: list[tuple[int, tuple[PipelineEvent, ...]]] = []
+    previous: tuple[PipelineEvent, ...] = ()
+    for facts in outcomes:
+        shared = 0
+        while shared < min(len(facts), len(previous)) and facts[shared] == previous[shared]:
+            shared += 1
+        paired.append((shared, facts))
+        previous = facts
+    return tuple(paired)
+
+
+_PROGRESS: Final = Json.of("progress")
+
+
 def _steady(fact: PipelineEvent) -> PipelineEvent:
     """A progress report with the same payload every time (the world makes each one unique):
     an agent may well repeat itself, and unique payloads would make every state new."""
     if isinstance(fact, TopicPublished) and fact.topic.endswith(".progress"):
-        return attrs.evolve(fact, payload=Json.of("progress"))
+        return attrs.evolve(fact, payload=_PROGRESS)
     return fact
+
+
+_SPEND_SEEN: Final = 2 * USAGE_UNIT_USD
+"""Spend past this is all alike: the spending configuration's limit is two units."""
+
+
+_RESUME_READ: Final = frozenset({Phase.INTERRUPTED, Phase.AWAITING_DEV_FIX})
+"""The phases in which where a stopped run resumes is read."""
 
 
 def _shape(state: PipelineState) -> tuple[object, ...]:
@@ -176,14 +188,13 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
     agent cursor, the loop detectors' counts, what is pending. Counters that only grow, digests,
     texts, the prompts' notes and which topic was repeated are set aside, so the exploration
     ends; the hypothesis test of the graph is the check that nothing deciding was left out."""
-    p, a, i, ledger = state.progress, state.agent, state.intake, state.ledger
-    required = frozenset(state.run.loop.required_events) if state.run else frozenset()
+    i, ledger, run = state.intake, state.ledger, state.run
     question = ledger.pending_question
     response = ledger.response
     return (
-        attrs.astuple(p, recurse=False),
-        attrs.astuple(a, recurse=False),
-        i.seen_topics & required,
+        _live(state.progress),
+        state.agent,
+        frozenset() if run is None else i.seen_topics.intersection(run.loop.required_events),
         i.consecutive_malformed,
         i.completion_claimed,
         min(i.repeats, 3),
@@ -194,9 +205,23 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
         ledger.pending_commit_message is None,
         ledger.protected_prompt is None,
         state.checkpoints.due,
-        min(ledger.spend.total.cost_usd, 2 * USAGE_UNIT_USD),
+        min(ledger.spend.total.cost_usd, _SPEND_SEEN),
         _round_shape(state),
     )
+
+
+def _live(progress: Progress) -> Progress:
+    """``progress`` without what no step will read. Where a stopped run resumes is read only
+    while it is interrupted or awaits dev-fix, the dev-fix task only while it awaits dev-fix,
+    and entering either phase writes them afresh (``interrupt``, ``chain_exhausted``, a
+    resumption); elsewhere they are leftovers (an abandoned run's finalization keeps them), and
+    keeping them made the exploration four times as large for no edge."""
+    phase = progress.phase
+    resume = progress.resume if phase in _RESUME_READ else None
+    dev_fix = progress.dev_fix if phase is Phase.AWAITING_DEV_FIX else None
+    if resume is progress.resume and dev_fix is progress.dev_fix:
+        return progress
+    return attrs.evolve(progress, resume=resume, dev_fix=dev_fix)
 
 
 def _round_shape(state: PipelineState) -> tuple[object, ...] | None:
@@ -207,97 +232,6 @@ def _round_shape(state: PipelineState) -> tuple[object, ...] | None:
         return None
     failed = tuple(f.action for f in round_.failures)
     return (round_.screen_due, round_.pending, round_.in_flight, failed, round_.then, round_.after)
-
-
-def _configs() -> tuple[WorldConfig, ...]:
-    """Small budgets (every limit within reach), a chain of two agents, every loop control on,
-    with a rebase target (a rebase ends the commit phase: its own edges); a spend limit with
-    every hat's responses checked (a correction turn is stopped by it too); a topology, a
-    stalled one, gates, and the screen alone."""
-    # No retries: a retry stays in its phase, and the chain's second agent still falls back;
-    # with one retry the exploration found the same edges in half again the time.
-    budget = Budget(
-        max_iterations=Ordinal(2),
-        max_review_passes=Count(1),
-        max_retries_per_agent=Count(0),
-        backoff_base_ms=DurationMs(1),
-        backoff_cap_ms=DurationMs(2),
-        max_consecutive_failures=Ordinal(2),
-        max_consecutive_malformed=Ordinal(2),
-    )
-    # Two invocations that report usage spend it: the max_cost edges are reachable.
-    # Smaller otherwise: every other edge is found by the configurations without one.
-    spending = attrs.evolve(
-        budget,
-        max_iterations=Ordinal(1),
-        max_retries_per_agent=Count(0),
-        max_cost_usd=Usd(2 * USAGE_UNIT_USD),
-    )
-    chains = default_chains(("a", "b"))
-    # Every control on, each at the lowest threshold that still needs a repetition to trip.
-    controls = attrs.evolve(
-        simulated_policy(),
-        stale_repeats=Count(2),
-        max_task_blocks=Count(1),
-        max_abandoned_tasks=Count(1),
-        max_formatting_retries=Count(1),
-    )
-    # Every hat answering in a structured response, so that each role's responses can run out
-    # of correction turns (in the simulated policy only the reviewer's are checked).
-    answering = attrs.evolve(
-        controls,
-        hats=tuple(attrs.evolve(hat, response_schema=AGENT_RESPONSE) for hat in controls.hats),
-    )
-    # A topology of the user's own: a hat that hands on by default, once, and one that can
-    # complete; and one whose starting event wakes no hat (it stalls at once). One iteration
-    # and no retries keep them small: their other edges are the pipeline's development ones.
-    small = attrs.evolve(spending, max_cost_usd=None)
-    topology = Topology(
-        hats=(
-            WorkHat(
-                name="first",
-                triggers=("task.start",),
-                publishes=("build.done",),
-                default_publishes="build.done",
-                max_activations=Count(1),
-            ),
-            WorkHat(name="second", triggers=("build.done",), publishes=("LOOP_COMPLETE",)),
-        )
-    )
-    routed = attrs.evolve(controls, topology=topology)
-    # Gates: one that blocks (a task's work is not committed; a final round goes back to
-    # development) and one that stops.
-    gated = attrs.evolve(
-        controls,
-        gates=(
-            GateSpec(
-                name="tests",
-                argv=("true",),
-                timeout_s=Count(60),
-                on=(GateBoundary.ITERATION, GateBoundary.FINAL),
-            ),
-            GateSpec(
-                name="secrets",
-                argv=("true",),
-                timeout_s=Count(60),
-                on_failure=GateAction.STOP,
-            ),
-        ),
-    )
-    # The screen alone: a task's round and the final one resolved by what it finds.
-    screened = attrs.evolve(controls, tamper=TamperPolicy(), postconditions=PostconditionPolicy())
-    stalled = attrs.evolve(controls, topology=attrs.evolve(topology, starting_event="nobody"))
-    # With every control off the graph is a part of this one (checked when this was written).
-    # Without a rebase target, and every hat answering on the larger budget, found no edge
-    # these do not (checked when the gates were added): left out, they saved half the time.
-    return (
-        WorldConfig(budget, chains, "main", "graph", controls),
-        WorldConfig(spending, chains, None, "graph", answering),
-        WorldConfig(small, chains, None, "graph", routed),
-        WorldConfig(small, chains, None, "graph", stalled),
-        WorldConfig(budget, chains, None, "graph", gated),
-        WorldConfig(small, chains, None, "graph", screened),
-    )
 
 
 RUNTIME_BUDGET_CHECKS: Final = (
@@ -311,22 +245,30 @@ RUNTIME_BUDGET_CHECKS: Final = (
 """The effects whose runtime handler measures the runtime budget (and may report it spent)."""
 
 
-def _handler_facts(state: PipelineState) -> tuple[tuple[PipelineEvent, ...], ...]:
+_AFTER_INTERRUPTION: Final[_Outcomes] = (
+    (0, (RunResumed(None, _AT),)),
+    (0, (RunAbandoned("given up", _AT),)),
+)
+_ANY_STEP: Final[_Outcomes] = (
+    (0, (RunInterrupted("SIGINT", _AT), RunResumed(None, _AT))),
+    (0, (WorkspaceIoError(WorkspaceErrorKind.WRITE, "file", "disk full", _AT),)),
+)
+_BUDGET_CHECK: Final[_Outcomes] = (
+    *_ANY_STEP,
+    (0, (BudgetExceeded(BudgetKind.RUNTIME, "spent", _AT),)),
+)
+
+
+def _handler_facts(state: PipelineState, effect: Effect) -> _Outcomes:
     """Facts the real handlers and the engine report that the simulated world never does: a
     workspace I/O error in any step, the runtime budget spent as a phase or iteration begins,
     an interruption (then the resumption at once: an interrupted run only waits for it), and
     the resumption of a stopped run, or a person abandoning it."""
     if state.phase is Phase.INTERRUPTED:
-        return ((RunResumed(None, _AT),), (RunAbandoned("given up", _AT),))
+        return _AFTER_INTERRUPTION
     if is_terminal(state) or state.phase is Phase.NOT_STARTED:
         return ()
-    facts: list[tuple[PipelineEvent, ...]] = [
-        (RunInterrupted("SIGINT", _AT), RunResumed(None, _AT)),
-        (WorkspaceIoError(WorkspaceErrorKind.WRITE, "file", "disk full", _AT),),
-    ]
-    if isinstance(next_effect(state), RUNTIME_BUDGET_CHECKS):
-        facts.append((BudgetExceeded(BudgetKind.RUNTIME, "spent", _AT),))
-    return tuple(facts)
+    return _BUDGET_CHECK if isinstance(effect, RUNTIME_BUDGET_CHECKS) else _ANY_STEP
 
 
 @final
@@ -362,8 +304,10 @@ def phase_changes(events: Iterable[PipelineEvent]) -> Iterator[Edge]:
 def explore() -> PhaseGraph:
     """The phase graph of the orchestration, found by running it (see the module's doc)."""
     edges: dict[Edge, tuple[PipelineEvent, ...]] = {}
-    phases: set[Phase] = {Phase.NOT_STARTED}
-    for config in _configs():
+    for config in worlds():
+        # The world's outcomes depend on the effect alone, and most effects recur in many
+        # states: each is carried out once (this halves the runs of the world).
+        world: dict[Effect, _Outcomes] = {}
         seen: set[tuple[object, ...]] = set()
         queue: deque[_Node] = deque([_Node(PipelineState(), None, ())])
         while queue:
@@ -372,18 +316,27 @@ def explore() -> PhaseGraph:
                 raise RuntimeError("the phase exploration does not end; check _shape")
             if is_complete(node.state) and node.state.phase is Phase.COMPLETE:
                 continue
-            outcomes = [*_outcomes(config, node.state), *_handler_facts(node.state)]
-            for facts in outcomes:
-                state = node.state
-                for index, fact in enumerate(facts):
-                    before, state = state, reduce(state, fact)
-                    phases.add(state.phase)
-                    if state.phase is not before.phase:
-                        edge = Edge(before.phase, state.phase, WIRE_TAGS[type(fact)])
+            effect = next_effect(node.state)
+            outcomes = world.get(effect)
+            if outcomes is None:
+                outcomes = world[effect] = _with_shared(_outcomes(config, effect))
+            # folded[i]: the state after the first i facts of the outcome before.
+            folded = [node.state]
+            for shared, facts in (*outcomes, *_handler_facts(node.state, effect)):
+                del folded[shared + 1 :]
+                state = folded[shared]
+                for index in range(shared, len(facts)):
+                    fact, before = facts[index], state.progress.phase
+                    state = reduce(state, fact)
+                    folded.append(state)
+                    if state.progress.phase is not before:
+                        edge = Edge(before, state.progress.phase, WIRE_TAGS[type(fact)])
                         if edge not in edges:
                             edges[edge] = (*node.path(), *facts[: index + 1])
                 shape = _shape(state)
                 if shape not in seen:
                     seen.add(shape)
                     queue.append(_Node(state, node, facts))
+    # Every state but the first is reached by facts, and a phase a fact leads to is an edge's.
+    phases = {Phase.NOT_STARTED, *(edge.target for edge in edges)}
     return PhaseGraph(frozenset(phases), frozenset(edges), edges)
