@@ -21,17 +21,22 @@ _CHOICES: Final = ", ".join(choice.value for choice in OnUsageLimit)
 @final
 @frozen(kw_only=True)
 class LimitsConfig:
-    """``[limits]``: ``on_usage_limit`` (``wait``, ``fallback`` or ``stop``) and the longest
-    wait for one reset, ``max_wait_s`` (a reset further away stops the run, resumably)."""
+    """``[limits]``: ``on_usage_limit`` (``wait``, ``fallback`` or ``stop``), the longest
+    wait for one reset, ``max_wait_s`` (a reset further away stops the run, resumably), and
+    ``stop_at_utilization``."""
 
     on_usage_limit: str = OnUsageLimit.WAIT.value
     max_wait_s: int = DEFAULT_MAX_LIMIT_WAIT_S
+    stop_at_utilization: float | None = None
+    """Stop the run, resumably, once a provider reports a usage window this full (0.9)."""
 
     def policy(self) -> LimitPolicy:
         """The policy these settings ask for (of a configuration :func:`check_limits`
         found sound)."""
         return LimitPolicy(
-            on_usage_limit=OnUsageLimit(self.on_usage_limit), max_wait_s=Count(self.max_wait_s)
+            on_usage_limit=OnUsageLimit(self.on_usage_limit),
+            max_wait_s=Count(self.max_wait_s),
+            stop_at_utilization=self.stop_at_utilization,
         )
 
 
@@ -42,5 +47,10 @@ def check_limits(limits: LimitsConfig) -> list[str]:
     if limits.on_usage_limit not in {choice.value for choice in OnUsageLimit}:
         problems.append(
             f"limits.on_usage_limit: {limits.on_usage_limit!r} is not one of {_CHOICES}"
+        )
+    share = limits.stop_at_utilization
+    if share is not None and not 0 < share <= 1:
+        problems.append(
+            f"limits.stop_at_utilization: must be above 0 and at most 1 (0.9 is 90%), got {share}"
         )
     return problems

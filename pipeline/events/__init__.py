@@ -78,7 +78,12 @@ from pipeline.events.lifecycle import (
     SandboxChecked,
 )
 from pipeline.events.limit_policy import DEFAULT_MAX_LIMIT_WAIT_S, LimitPolicy, OnUsageLimit
-from pipeline.events.limits import LimitResetAwaited, LimitScope, ProviderLimited
+from pipeline.events.limits import (
+    LimitResetAwaited,
+    LimitScope,
+    ProviderLimited,
+    UsageWindowReported,
+)
 from pipeline.events.misc import (
     CheckpointSaved,
     FinalizingStarted,
@@ -318,6 +323,7 @@ __all__ = [
     "TopicPublished",
     "Topology",
     "UsageReported",
+    "UsageWindowReported",
     "Usd",
     "ValidationEvent",
     "WorkHat",

@@ -13,7 +13,7 @@ from typing import Final, TypeAlias, final
 
 from attrs import field, frozen
 
-from pipeline.events.limits import LimitResetAwaited, ProviderLimited
+from pipeline.events.limits import LimitResetAwaited, ProviderLimited, UsageWindowReported
 from pipeline.events.values import (
     COUNT_VALIDATOR,
     EXIT_CODE_VALIDATOR,
@@ -269,5 +269,6 @@ AgentEvent: TypeAlias = (
     | ConnectionRefused
     | ProviderLimited
     | LimitResetAwaited
+    | UsageWindowReported
 )
 """Facts about agent processes and what they reported."""

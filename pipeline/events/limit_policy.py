@@ -4,9 +4,10 @@ recorded in ``RunStarted`` as ``LoopPolicy.limits`` (see :mod:`.limits` for the 
 from __future__ import annotations
 
 import enum
-from typing import Final, final
+from typing import Any, Final, final
 
-from attrs import field, frozen
+from attrs import Attribute, field, frozen
+from attrs.validators import optional
 
 from pipeline.events.values import COUNT_VALIDATOR, Count
 
@@ -29,6 +30,11 @@ class OnUsageLimit(enum.StrEnum):
     """Stop the run, resumably: ``ralph resume`` once the window has reset."""
 
 
+def _share(_instance: object, attribute: Attribute[Any], value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ValueError(f"{attribute.name} must be above 0 and at most 1, got {value!r}")
+
+
 @final
 @frozen(kw_only=True)
 class LimitPolicy:
@@ -38,3 +44,6 @@ class LimitPolicy:
     on_usage_limit: OnUsageLimit = OnUsageLimit.WAIT
     max_wait_s: Count = field(default=Count(DEFAULT_MAX_LIMIT_WAIT_S), validator=COUNT_VALIDATOR)
     """The longest the run waits for one reset; a reset further away stops it, resumably."""
+    stop_at_utilization: float | None = field(default=None, validator=optional(_share))
+    """Stop the run for a person, resumably, before an agent starts once a provider reported
+    a usage window this full (0.9: 90%); None: never."""

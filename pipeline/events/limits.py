@@ -13,9 +13,9 @@ resumably (:mod:`.limit_policy`).
 from __future__ import annotations
 
 import enum
-from typing import final
+from typing import Any, final
 
-from attrs import field, frozen
+from attrs import Attribute, field, frozen
 from attrs.validators import optional
 
 from pipeline.events.values import (
@@ -25,7 +25,12 @@ from pipeline.events.values import (
     Role,
 )
 
-__all__ = ["LimitResetAwaited", "LimitScope", "ProviderLimited"]
+__all__ = ["LimitResetAwaited", "LimitScope", "ProviderLimited", "UsageWindowReported"]
+
+
+def _share(_instance: object, attribute: Attribute[Any], value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
+        raise ValueError(f"{attribute.name} must be a share from 0 (1 is full), got {value!r}")
 
 
 @enum.unique
@@ -63,4 +68,19 @@ class LimitResetAwaited:
 
     role: Role
     until: Instant = field(validator=INSTANT_VALIDATOR)
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class UsageWindowReported:
+    """Agent ``agent``'s provider reported, in its invocation in ``role``, how full its fullest
+    usage ``window`` is (``utilization``, 0 to 1, as the provider counts it), which resets at
+    ``resets_at`` (None: untold)."""
+
+    role: Role
+    agent: AgentName
+    window: str
+    utilization: float = field(validator=_share)
+    resets_at: Instant | None = field(validator=optional(INSTANT_VALIDATOR))
     at: Instant = field(validator=INSTANT_VALIDATOR)

@@ -54,8 +54,8 @@ facts and ``TerminationReason.GATE_FAILED``. 11 added the tamper screen and the 
 (``LoopPolicy.tamper`` and ``LoopPolicy.postconditions``; absent before: none) and the
 ``ScreenBaseRecorded`` and ``ChangesScreened`` facts. 12 added the sandbox's facts:
 ``SandboxChecked`` (with ``SandboxMode``) and ``ConnectionRefused``. 13 added provider
-limits: the ``ProviderLimited`` and ``LimitResetAwaited`` facts and ``LoopPolicy.limits``
-(absent before: the defaults).
+limits: the ``ProviderLimited``, ``LimitResetAwaited`` and ``UsageWindowReported`` facts and
+``LoopPolicy.limits`` (absent before: the defaults).
 """
 
 
@@ -129,6 +129,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         agent.ConnectionRefused: "agent.connection_refused",
         limits.ProviderLimited: "agent.provider_limited",
         limits.LimitResetAwaited: "agent.limit_reset_awaited",
+        limits.UsageWindowReported: "agent.usage_window_reported",
         commit.CommitMessageGenerated: "commit.commit_message_generated",
         commit.CommitCreated: "commit.commit_created",
         commit.CommitSkipped: "commit.commit_skipped",

@@ -286,6 +286,8 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
         return RequireHuman(
             effect_id=eid, reason=FORMATTING_CORRECTION_EXHAUSTED, detail=_exhausted(check)
         )
+    if state.ledger.window_full is not None:
+        return RequireHuman(effect_id=eid, reason=PROVIDER_LIMIT, detail=state.ledger.window_full)
     if agent.limit_until is not None:
         if agent.limit_stop:
             detail = state.ledger.last_error or f"a provider limit until {agent.limit_until}"

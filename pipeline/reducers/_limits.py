@@ -19,12 +19,13 @@ from pipeline.events import (
     LimitResetAwaited,
     OnUsageLimit,
     ProviderLimited,
+    UsageWindowReported,
 )
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import agent_failed
 from pipeline.state import PipelineState, agents_for
 
-__all__ = ["limit_reset_awaited", "provider_limited"]
+__all__ = ["limit_reset_awaited", "provider_limited", "usage_window_reported"]
 
 
 def _said(event: ProviderLimited) -> str:
@@ -79,3 +80,20 @@ def limit_reset_awaited(state: PipelineState, event: LimitResetAwaited) -> Pipel
     if agent.limit_until is None or agent.limit_stop or state.progress.role is not event.role:
         return anomaly(state, event, f"no {event.role.value} task waits for a limit's reset")
     return advance(state, agent=evolve(agent, limit_until=None))
+
+
+def usage_window_reported(state: PipelineState, event: UsageWindowReported) -> PipelineState:
+    """A provider told how full its usage window is: past ``stop_at_utilization``, the run
+    stops for a person before its next agent starts (orchestration asks), so that the work
+    done so far is kept and the window is not spent."""
+    run = state.run
+    share = None if run is None or run.loop.limits is None else run.loop.limits.stop_at_utilization
+    if share is None or event.utilization < share:
+        return advance(state)
+    reset = f", which resets at {event.resets_at.isoformat()}" if event.resets_at else ""
+    full = (
+        f"{event.agent}'s provider reported its {event.window} window {event.utilization:.0%} "
+        f"full{reset}: past [limits] stop_at_utilization = {share} (ralph resume once it "
+        "has reset)"
+    )
+    return advance(state, ledger=evolve(state.ledger, window_full=full))

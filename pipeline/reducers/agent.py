@@ -31,9 +31,14 @@ from pipeline.events import (
     Role,
     TopicPublished,
     UsageReported,
+    UsageWindowReported,
 )
 from pipeline.reducers._build import advance, anomaly
-from pipeline.reducers._limits import limit_reset_awaited, provider_limited
+from pipeline.reducers._limits import (
+    limit_reset_awaited,
+    provider_limited,
+    usage_window_reported,
+)
 from pipeline.reducers._notices import add_notice, seen_with
 from pipeline.reducers._responses import judge_response
 from pipeline.reducers._spend import fold_usage
@@ -118,6 +123,8 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             return provider_limited(state, event)
         case LimitResetAwaited():
             return limit_reset_awaited(state, event)
+        case UsageWindowReported():
+            return usage_window_reported(state, event)
         case _:
             assert_never(event)
 

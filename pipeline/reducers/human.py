@@ -73,7 +73,7 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             return notify(state, add_notice(state.intake, notice), timed_out)
         case HumanInterventionRequired():
             progress = state.progress
-            needed = evolve(ledger, last_error=f"{event.reason}: {event.detail}")
+            needed = evolve(ledger, last_error=f"{event.reason}: {event.detail}", window_full=None)
             # After the person acted, an agent's task starts again from its prompt.
             step = Step.PROMPT if progress.step is Step.INVOKE else progress.step
             # A provider limit the run stopped for is the person's to wait out now.

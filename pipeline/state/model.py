@@ -288,6 +288,9 @@ class Ledger:
     commits: int = 0
     last_commit_sha: str | None = None
     last_error: str | None = None
+    window_full: str | None = None
+    """A provider's usage window past ``stop_at_utilization``: the run stops before its next
+    agent starts (in words; None: no window is that full)."""
     anomalies: int = 0
     last_anomaly: str | None = None
     pending_question: PendingQuestion | None = None

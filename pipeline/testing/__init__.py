@@ -15,6 +15,7 @@ from pipeline.testing._strategies import (
     hats,
     instants,
     json_values,
+    limit_policies,
     loop_policies,
     reachable_states,
     register_strategies,
@@ -26,6 +27,7 @@ from pipeline.testing._strategies import (
     topologies,
     usage_facts,
     usd,
+    window_reports,
     world_configs,
 )
 from pipeline.testing._topologies import (
@@ -46,6 +48,7 @@ __all__ = [
     "host_names",
     "instants",
     "json_values",
+    "limit_policies",
     "loop_policies",
     "postcondition_policies",
     "reachable_states",
@@ -60,5 +63,6 @@ __all__ = [
     "topologies",
     "usage_facts",
     "usd",
+    "window_reports",
     "world_configs",
 ]

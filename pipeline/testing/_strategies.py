@@ -34,8 +34,10 @@ from pipeline.events import (
     Hat,
     Instant,
     Json,
+    LimitPolicy,
     LogPosition,
     LoopPolicy,
+    OnUsageLimit,
     Ordinal,
     PipelineEvent,
     PromptFileProtected,
@@ -46,6 +48,7 @@ from pipeline.events import (
     RoleChain,
     RunId,
     UsageReported,
+    UsageWindowReported,
     Usd,
 )
 from pipeline.events.values import MAX_COUNT, MAX_FILE_MODE
@@ -79,6 +82,7 @@ __all__ = [
     "hats",
     "instants",
     "json_values",
+    "limit_policies",
     "loop_policies",
     "reachable_states",
     "register_strategies",
@@ -87,6 +91,7 @@ __all__ = [
     "topic_patterns",
     "topics",
     "topologies",
+    "window_reports",
     "world_configs",
 ]
 
@@ -228,7 +233,24 @@ def loop_policies() -> st.SearchStrategy[LoopPolicy]:
         gates=gate_specs(),
         tamper=tamper_policies(),
         postconditions=postcondition_policies(),
+        limits=st.none() | limit_policies(),
     )
+
+
+def limit_policies() -> st.SearchStrategy[LimitPolicy]:
+    """Any valid ``[limits]`` policy: each choice, waits from none to a day, and a share of a
+    usage window to stop at (or none)."""
+    return st.builds(
+        LimitPolicy,
+        on_usage_limit=st.sampled_from(OnUsageLimit),
+        max_wait_s=st.integers(0, 86_400).map(Count),
+        stop_at_utilization=st.none() | st.floats(0.01, 1.0),
+    )
+
+
+def window_reports() -> st.SearchStrategy[UsageWindowReported]:
+    """``UsageWindowReported`` facts: a window's share from empty to over full."""
+    return st.builds(UsageWindowReported, utilization=st.floats(0.0, 1.5))
 
 
 def spend_lines() -> st.SearchStrategy[SpendLine]:
@@ -292,6 +314,8 @@ def register_strategies() -> None:
     register(Budget, budgets())
     register(Usd, usd())
     register(UsageReported, usage_facts())
+    register(UsageWindowReported, window_reports())
+    register(LimitPolicy, limit_policies())
     register(SpendLine, spend_lines())
     register(Json, json_values())
     register(LoopPolicy, loop_policies())

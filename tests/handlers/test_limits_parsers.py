@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.events import LimitScope
-from pipeline.handlers.agents.limits import LimitSignal, read_limit, text_limit
+from pipeline.handlers.agents.limits import LimitSignal, read_limit, read_window, text_limit
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "limits"
 NOW = datetime(2026, 11, 26, 18, 14, 30, tzinfo=UTC)
@@ -164,3 +164,15 @@ def test_an_unreadable_log_or_an_unknown_format_tells_nothing(tmp_path: Path) ->
     assert read_limit("opencode-json", FIXTURES / "claude-429.jsonl", NOW, UTC) is None
     assert read_limit("aider", FIXTURES / "claude-429.jsonl", NOW, UTC) is None
     assert read_limit(None, FIXTURES / "claude-429.jsonl", NOW, UTC) is None
+
+
+def test_claudes_fullest_usage_window_is_read_from_its_last_rate_limit_event() -> None:
+    warned = read_window("claude-stream-json", FIXTURES / "claude-unified-warning.jsonl")
+    assert warned is not None
+    assert (warned.window, warned.utilization) == ("five_hour", 0.91)
+    assert warned.resets_at == datetime.fromtimestamp(1795727674, UTC)
+    allowed = read_window("claude-stream-json", FIXTURES / "claude-unified-allowed.jsonl")
+    assert allowed is not None
+    assert (allowed.window, allowed.utilization) == ("five_hour", 0.3)
+    assert read_window("claude-stream-json", FIXTURES / "claude-429.jsonl") is None
+    assert read_window("codex-json", FIXTURES / "claude-unified-warning.jsonl") is None

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from pipeline.effects import BackOff, RequireHuman, WaitForLimitReset
 from pipeline.events import (
+    AgentName,
     Count,
     LimitPolicy,
     LimitResetAwaited,
@@ -143,3 +144,46 @@ def test_an_interruption_during_the_wait_keeps_its_deadline_for_the_resume() -> 
     effect = next_effect(resumed)
     assert isinstance(effect, WaitForLimitReset)
     assert effect.until == limited.resets_at
+
+
+def test_a_window_past_stop_at_utilization_stops_the_run_before_its_next_agent() -> None:
+    """The planner's provider reports its five-hour window 95% full: with
+    ``stop_at_utilization = 0.9`` the run asks for a person before the next agent starts;
+    resumed, it goes on (the person waited for the reset)."""
+    import attrs
+
+    from pipeline.effects import InvokeAgent
+    from pipeline.events import HumanInterventionRequired, PlanProduced, UsageWindowReported
+    from pipeline.handlers import facts_of
+    from pipeline.simulation import (
+        ScriptedChooser,
+        SimulatedWorld,
+        WorldConfig,
+        default_chains,
+        simulated_policy,
+    )
+
+    policy = LimitPolicy(stop_at_utilization=0.9)
+    result = scripted_run(limits=policy)
+    events = list(result.events)
+    planned = next(i for i, e in enumerate(events) if isinstance(e, PlanProduced))
+    at = events[planned].at
+    full = UsageWindowReported(Role.PLANNER, AgentName("claude"), "five_hour", 0.95, None, at)
+    state = reduce(fold(events[: planned + 1]), full)
+    loop = attrs.evolve(simulated_policy(), required_events=(), limits=policy)
+    config = WorldConfig(budget(), default_chains(("claude", "codex")), None, loop=loop)
+    world = SimulatedWorld(config, ScriptedChooser({}))
+    effect = next_effect(state)
+    while not isinstance(effect, InvokeAgent | RequireHuman):
+        for fact in facts_of(world(effect)):
+            state = reduce(state, fact)
+        effect = next_effect(state)
+    assert isinstance(effect, RequireHuman)
+    assert effect.reason == PROVIDER_LIMIT
+    assert "five_hour window 95% full" in effect.detail
+    stopped = reduce(state, HumanInterventionRequired(effect.reason, effect.detail, at))
+    assert stopped.termination is TerminationReason.HUMAN_INTERVENTION_REQUIRED
+    assert stopped.ledger.window_full is None
+    # Below the share, the same report changes nothing.
+    below = UsageWindowReported(Role.PLANNER, AgentName("claude"), "five_hour", 0.5, None, at)
+    assert reduce(fold(events[: planned + 1]), below).ledger.window_full is None

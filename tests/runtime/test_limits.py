@@ -20,6 +20,7 @@ from pipeline.events import (
     ProviderLimited,
     RunCompleted,
     TerminationReason,
+    UsageWindowReported,
 )
 from tests.runtime.workspace import PYTHON, RALPH, make_workspace, stored_events
 
@@ -145,5 +146,56 @@ def test_stop_stops_the_run_for_a_person_and_a_resume_goes_on(tmp_path: Path) ->
     assert "ralph resume once it has reset" in said
     assert not [e for e in stored_events(root) if isinstance(e, LimitResetAwaited)]
     time.sleep(1.2)
+    resumed = _ralph(root, "resume")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+
+
+WINDOW_AGENT = """
+import json, pathlib, sys, time
+sys.stdin.read()
+calls = pathlib.Path(CALLS)
+n = int(calls.read_text()) + 1 if calls.exists() else 1
+calls.write_text(str(n))
+if n == 1:
+    window = {"utilization": 0.95, "resetsAt": int(time.time()) + 3600, "status": "allowed_warning"}
+    info = {"status": "allowed_warning", "rateLimitType": "five_hour",
+            "unifiedWindows": {"five_hour": window}}
+    print(json.dumps({"type": "rate_limit_event", "rate_limit_info": info}))
+out = pathlib.Path(".agent/out")
+out.mkdir(parents=True, exist_ok=True)
+for name, text in (("plan.md", "1. do it"), ("status", "completed\\ndone"),
+                   ("issues.md", ""), ("commit-message", "Do it")):
+    (out / name).write_text(text)
+with open("work.txt", "a") as work:
+    work.write(f"call {n}\\n")
+print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": "ok",
+    "usage": {"input_tokens": 10, "output_tokens": 2}, "num_turns": 1}))
+"""
+
+
+def test_a_window_past_stop_at_utilization_stops_the_run_and_a_resume_goes_on(
+    tmp_path: Path,
+) -> None:
+    """The planner's provider says its five-hour window is 95% full: with
+    ``stop_at_utilization = 0.9`` the run stops for a person before the next agent starts,
+    keeping the plan; resumed, it goes on to the end."""
+    script = tmp_path / "agent.py"
+    script.write_text(WINDOW_AGENT.replace("CALLS", repr(str(tmp_path / "calls"))))
+    options = 'timeout_s = 60\ninactivity_timeout_s = 30\noutput_format = "claude-stream-json"'
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={},
+        agents={"main": [PYTHON, str(script)]},
+        budgets="max_iterations = 1\nmax_review_passes = 0\nmax_retries_per_agent = 2",
+        agent_options=options,
+        extra="[limits]\nstop_at_utilization = 0.9\n",
+    )
+    stopped = _ralph(root, "run")
+    assert stopped.returncode == 3, stopped.stdout + stopped.stderr
+    said = " ".join((stopped.stdout + stopped.stderr).split())
+    assert "five_hour window 95% full" in said
+    (reported,) = [e for e in stored_events(root) if isinstance(e, UsageWindowReported)]
+    assert (reported.window, reported.utilization) == ("five_hour", 0.95)
+    assert (tmp_path / "calls").read_text() == "1"  # no agent started after the report
     resumed = _ralph(root, "resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr

@@ -50,7 +50,7 @@ from pipeline.handlers.runtime._failures import (
     strip_ansi,
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._limited import limit_of
+from pipeline.handlers.runtime._limited import limit_of, window_of
 from pipeline.handlers.runtime._reports import read_report
 from pipeline.handlers.runtime._sandbox_outcome import in_sandbox, model_reached
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in
@@ -214,7 +214,8 @@ class AgentInvoker:
         outcome = self._outcome(effect, result, log, reached_model)
         who = (role, name, now())
         said = in_sandbox(self.sandbox, needs, outcome, reached_model, seen.refused, who)
-        return (usage, *said)
+        windows = window_of(role, name, config.usage_format(), log, now())
+        return (usage, *said, *windows)
 
     def _usage(
         self, effect: InvokeAgent, config: AgentConfig, model: str | None, log: Path

@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from pipeline.events import AgentName, Instant, ProviderLimited, Role
-from pipeline.handlers.agents.limits import read_limit, text_limit
+from pipeline.events import AgentName, Instant, ProviderLimited, Role, UsageWindowReported
+from pipeline.handlers.agents.limits import read_limit, read_window, text_limit
 from pipeline.handlers.runtime._failures import is_rate_limited, last_line
 
-__all__ = ["limit_of"]
+__all__ = ["limit_of", "window_of"]
 
 
 def limit_of(
@@ -38,3 +38,15 @@ def limit_of(
         signal.message or last_line(tail),
         at,
     )
+
+
+def window_of(
+    role: Role, agent: AgentName, output_format: str | None, log: Path, at: Instant
+) -> tuple[UsageWindowReported, ...]:
+    """``UsageWindowReported`` when the invocation's output told how full its provider's
+    usage windows are (the fullest one), else nothing."""
+    found = read_window(output_format, log)
+    if found is None:
+        return ()
+    resets_at = None if found.resets_at is None else Instant(found.resets_at)
+    return (UsageWindowReported(role, agent, found.window, found.utilization, resets_at, at),)

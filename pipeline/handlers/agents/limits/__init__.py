@@ -16,13 +16,21 @@ from typing import Final
 from pipeline.events import LimitScope
 from pipeline.handlers.agents.limits._parsers import (
     claude_limit,
+    claude_window,
     codex_limit,
     gemini_limit,
     opencode_limit,
 )
-from pipeline.handlers.agents.limits._signal import LimitSignal
+from pipeline.handlers.agents.limits._signal import LimitSignal, WindowSignal
 
-__all__ = ["LIMIT_PARSERS", "LimitSignal", "read_limit", "text_limit"]
+__all__ = [
+    "LIMIT_PARSERS",
+    "LimitSignal",
+    "WindowSignal",
+    "read_limit",
+    "read_window",
+    "text_limit",
+]
 
 LimitParser = Callable[[Iterable[bytes], datetime, tzinfo], LimitSignal | None]
 
@@ -59,5 +67,17 @@ def read_limit(
     try:
         with log.open("rb") as handle:
             return parser(handle, now, zone)
+    except OSError:
+        return None
+
+
+def read_window(output_format: str | None, log: Path) -> WindowSignal | None:
+    """How full the provider's fullest usage window is, as the invocation's output told it
+    (Claude Code's ``stream-json`` only; None: untold, or the log cannot be read)."""
+    if output_format != "claude-stream-json":
+        return None
+    try:
+        with log.open("rb") as handle:
+            return claude_window(handle)
     except OSError:
         return None

@@ -16,12 +16,13 @@ from typing import Any, Final
 from pipeline.events import LimitScope
 from pipeline.handlers.agents.limits._signal import (
     LimitSignal,
+    WindowSignal,
     clock_time_reset,
     relative_reset,
 )
 from pipeline.handlers.agents.usage._figures import json_object
 
-__all__ = ["claude_limit", "codex_limit", "gemini_limit", "opencode_limit"]
+__all__ = ["claude_limit", "claude_window", "codex_limit", "gemini_limit", "opencode_limit"]
 
 _MESSAGE_CHARS: Final = 300
 _REQUESTS = LimitScope.REQUESTS
@@ -145,3 +146,27 @@ def opencode_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> Limit
     scope = _WINDOW if _USAGE_WORDS.search(message) else _REQUESTS
     source = f"opencode error statusCode {found.get('statusCode')}"
     return LimitSignal(scope, reset, None, source, message)
+
+
+def _share(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 100:
+        return float(value)
+    return None
+
+
+def claude_window(lines: Iterable[bytes]) -> WindowSignal | None:
+    """Claude Code's: the fullest window of its last ``rate_limit_event`` (``unifiedWindows``,
+    each with its ``utilization`` and ``resetsAt``), which it prints on successful replies too
+    whenever the provider's limits change."""
+    windows: Mapping[str, Any] = {}
+    for line in lines:
+        obj = json_object(line)
+        if obj is not None and obj.get("type") == "rate_limit_event":
+            windows = _mapping(_mapping(obj.get("rate_limit_info")).get("unifiedWindows"))
+    found = [
+        WindowSignal(name, share, _epoch(_mapping(window).get("resetsAt")))
+        for name, window in windows.items()
+        if isinstance(name, str)
+        and (share := _share(_mapping(window).get("utilization"))) is not None
+    ]
+    return max(found, key=lambda w: w.utilization, default=None)

@@ -11,7 +11,7 @@ from attrs import frozen
 
 from pipeline.events import LimitScope
 
-__all__ = ["LimitSignal", "clock_time_reset", "relative_reset"]
+__all__ = ["LimitSignal", "WindowSignal", "clock_time_reset", "relative_reset"]
 
 
 @final
@@ -26,6 +26,17 @@ class LimitSignal:
     window: str | None
     source: str
     message: str
+
+
+@final
+@frozen
+class WindowSignal:
+    """How full a provider's fullest usage ``window`` is, as an output told it (``utilization``
+    from 0, 1 being full), and when it resets (None: untold)."""
+
+    window: str
+    utilization: float
+    resets_at: datetime | None
 
 
 _UNITS: Final = {
