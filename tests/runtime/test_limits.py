@@ -26,13 +26,31 @@ from tests.runtime.workspace import PYTHON, RALPH, make_workspace, stored_events
 
 pytestmark = pytest.mark.slow  # whole runs, and waits of a few seconds
 
-AGENT = """
+COUNTED = """
 import json, pathlib, sys, time
 sys.stdin.read()
 calls = pathlib.Path(CALLS)
 n = int(calls.read_text()) + 1 if calls.exists() else 1
 calls.write_text(str(n))
-if n == 1:
+"""
+"""The start of each agent script: call ``n`` counted in the file ``CALLS``."""
+
+DOES_THE_WORK = """
+out = pathlib.Path(".agent/out")
+out.mkdir(parents=True, exist_ok=True)
+for name, text in (("plan.md", "1. do it"), ("status", "completed\\ndone"),
+                   ("issues.md", ""), ("commit-message", "Do it")):
+    (out / name).write_text(text)
+with open("work.txt", "a") as work:
+    work.write(f"call {n}\\n")
+print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": "ok",
+    "usage": {"input_tokens": 10, "output_tokens": 2}, "num_turns": 1}))
+"""
+"""What a succeeding call does: each role's report, a change to commit, Claude's result line."""
+
+AGENT = (
+    COUNTED
+    + """if n == 1:
     reset = int(time.time()) + DELAY
     info = {"status": "rejected", "resetsAt": reset, "rateLimitType": "five_hour"}
     print(json.dumps({"type": "system", "subtype": "init", "session_id": "s1"}))
@@ -44,16 +62,9 @@ if n == 1:
         "api_error_status": 429, "api_error": "usage_limit_reached",
         "result": "You've hit your 5-hour limit", "usage": {"input_tokens": 0}}))
     sys.exit(1)
-out = pathlib.Path(".agent/out")
-out.mkdir(parents=True, exist_ok=True)
-for name, text in (("plan.md", "1. do it"), ("status", "completed\\ndone"),
-                   ("issues.md", ""), ("commit-message", "Do it")):
-    (out / name).write_text(text)
-with open("work.txt", "a") as work:
-    work.write(f"call {n}\\n")
-print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": "ok",
-    "usage": {"input_tokens": 10, "output_tokens": 2}, "num_turns": 1}))
 """
+    + DOES_THE_WORK
+)
 
 
 def limited_workspace(tmp_path: Path, delay_s: int, limits: str = "") -> Path:
@@ -150,27 +161,16 @@ def test_stop_stops_the_run_for_a_person_and_a_resume_goes_on(tmp_path: Path) ->
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
 
 
-WINDOW_AGENT = """
-import json, pathlib, sys, time
-sys.stdin.read()
-calls = pathlib.Path(CALLS)
-n = int(calls.read_text()) + 1 if calls.exists() else 1
-calls.write_text(str(n))
-if n == 1:
+WINDOW_AGENT = (
+    COUNTED
+    + """if n == 1:
     window = {"utilization": 0.95, "resetsAt": int(time.time()) + 3600, "status": "allowed_warning"}
     info = {"status": "allowed_warning", "rateLimitType": "five_hour",
             "unifiedWindows": {"five_hour": window}}
     print(json.dumps({"type": "rate_limit_event", "rate_limit_info": info}))
-out = pathlib.Path(".agent/out")
-out.mkdir(parents=True, exist_ok=True)
-for name, text in (("plan.md", "1. do it"), ("status", "completed\\ndone"),
-                   ("issues.md", ""), ("commit-message", "Do it")):
-    (out / name).write_text(text)
-with open("work.txt", "a") as work:
-    work.write(f"call {n}\\n")
-print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": "ok",
-    "usage": {"input_tokens": 10, "output_tokens": 2}, "num_turns": 1}))
 """
+    + DOES_THE_WORK
+)
 
 
 def test_a_window_past_stop_at_utilization_stops_the_run_and_a_resume_goes_on(
