@@ -329,10 +329,11 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
 
 
 FORMATTING_CORRECTION_EXHAUSTED = "FORMATTING_CORRECTION_EXHAUSTED"
+"""The reason recorded when an agent's response stayed malformed after every correction."""
 PROVIDER_LIMIT = "PROVIDER_LIMIT"
 """Why a run stopped for a person: its provider limited it until a reset it does not wait
-for (``[limits]``); ``ralph resume`` once the window has reset."""
-"""The reason recorded when an agent's response stayed malformed after every correction."""
+for, or reported a usage window past ``stop_at_utilization`` (``[limits]``); ``ralph resume``
+once the window has reset."""
 
 
 def _exhausted(check: ResponseCheck) -> str:

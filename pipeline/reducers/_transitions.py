@@ -38,6 +38,7 @@ __all__ = [
     "finalize",
     "fixed",
     "interrupt",
+    "keep_wait",
     "new_task",
     "start_commit",
     "start_development",
@@ -65,6 +66,14 @@ def new_task(agent: AgentCursor) -> AgentCursor:
     """
     # Cursors are immutable, so every new task can share one (no construction per task).
     return _FRESH
+
+
+def keep_wait(cursor: AgentCursor, before: AgentCursor) -> AgentCursor:
+    """``cursor`` (a new task's) still waiting for the provider limit's reset ``before``
+    waited for: an interruption and its resumption do not end the wait, its deadline stays."""
+    if before.limit_until is None:
+        return cursor
+    return evolve(cursor, limit_until=before.limit_until)
 
 
 def transition(
@@ -145,11 +154,9 @@ def interrupt(
         ),
     )
     stopped = transition(state, progress, CheckpointTrigger.INTERRUPTION, ledger)
-    until = state.agent.limit_until
-    if until is None or stopped.progress.phase is not Phase.INTERRUPTED:
+    if state.agent.limit_until is None or stopped.progress.phase is not Phase.INTERRUPTED:
         return stopped
-    # A wait for a provider limit's reset outlives the interruption: its deadline stays.
-    return evolve(stopped, agent=evolve(stopped.agent, limit_until=until))
+    return evolve(stopped, agent=keep_wait(stopped.agent, state.agent))
 
 
 def start_development(

@@ -23,6 +23,7 @@ from pipeline.reducers._transitions import (
     advance_view,
     finalize,
     interrupt,
+    keep_wait,
     new_task,
     start_development,
     stop_when_spent,
@@ -163,8 +164,5 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
         spent = stop_when_spent(view, resumed_ledger)
         if spent is not None:
             return spent
-    # A wait for a provider limit's reset outlives the interruption: its deadline stays.
-    cursor = new_task(agent)
-    if agent.limit_until is not None:
-        cursor = evolve(cursor, limit_until=agent.limit_until)
+    cursor = keep_wait(new_task(agent), agent)
     return advance(state, progress=resumed, agent=cursor, ledger=resumed_ledger)

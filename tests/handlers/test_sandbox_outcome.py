@@ -12,6 +12,8 @@ from pipeline.events import (
     Instant,
     InvocationFailed,
     InvocationTimedOut,
+    LimitScope,
+    ProviderLimited,
     Role,
     TimeoutKind,
 )
@@ -25,8 +27,15 @@ MODEL = parse_endpoint("127.0.0.1:8080")
 TIMED_OUT = InvocationTimedOut(
     Role.DEVELOPER, AgentName("codex"), TimeoutKind.INACTIVITY, DurationMs(3000), AT
 )
-LIMITED = InvocationFailed(
-    Role.DEVELOPER, AgentName("aider"), ErrorKind.RATE_LIMITED, "overloaded", True, AT
+LIMITED = ProviderLimited(
+    Role.DEVELOPER,
+    AgentName("aider"),
+    LimitScope.REQUESTS,
+    None,
+    None,
+    "output text",
+    "overloaded",
+    AT,
 )
 
 

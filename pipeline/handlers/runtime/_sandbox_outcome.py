@@ -82,7 +82,7 @@ def sandbox_hint(
         kind = ErrorKind.CONFIGURATION
     else:
         hint = f"the sandbox lets this agent reach only {', '.join(map(str, reachable))}"
-        kind = ErrorKind.NON_ZERO_EXIT if fact.error is ErrorKind.RATE_LIMITED else fact.error
+        kind = fact.error
     return attrs.evolve(fact, error=kind, message=f"{fact.message}; {hint}", retriable=False)
 
 

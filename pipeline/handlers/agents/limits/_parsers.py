@@ -20,7 +20,7 @@ from pipeline.handlers.agents.limits._signal import (
     clock_time_reset,
     relative_reset,
 )
-from pipeline.handlers.agents.usage._figures import json_object
+from pipeline.handlers.agents.usage._figures import json_object, mapping
 
 __all__ = ["claude_limit", "claude_window", "codex_limit", "gemini_limit", "opencode_limit"]
 
@@ -28,18 +28,15 @@ _MESSAGE_CHARS: Final = 300
 _REQUESTS = LimitScope.REQUESTS
 _WINDOW = LimitScope.USAGE_WINDOW
 
-_CLAUDE_BUSY: Final = frozenset({429, 503, 529})
-"""The ``api_error_status`` values of a limited or overloaded provider."""
+_BUSY_STATUSES: Final = frozenset({429, 503, 529})
+"""The HTTP statuses of a limited or overloaded provider (Claude Code's
+``api_error_status``, OpenCode's ``statusCode``)."""
 
 _USAGE_WORDS: Final = re.compile(r"usage limit|quota|daily limit|weekly limit", re.IGNORECASE)
 _BUSY_WORDS: Final = re.compile(
     r"\b429\b|\b503\b|\b529\b|too many requests|rate limit|overloaded|resource.exhausted",
     re.IGNORECASE,
 )
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def _words(value: Any) -> str:
@@ -63,7 +60,7 @@ def claude_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSi
         if obj is None:
             continue
         if obj.get("type") == "rate_limit_event":
-            info = _mapping(obj.get("rate_limit_info"))
+            info = mapping(obj.get("rate_limit_info"))
             if info.get("status") == "rejected":
                 rejected = info
         elif obj.get("type") == "result":
@@ -83,7 +80,7 @@ def claude_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSi
         )
     if result.get("api_error") == "usage_limit_reached":
         return LimitSignal(_WINDOW, None, None, "claude result api_error", message)
-    if status in _CLAUDE_BUSY:
+    if status in _BUSY_STATUSES:
         return LimitSignal(
             _REQUESTS, None, None, f"claude result api_error_status {status}", message
         )
@@ -107,7 +104,7 @@ def codex_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSig
     for line in lines:
         obj = json_object(line)
         if obj is not None and obj.get("type") == "turn.failed":
-            failed = _words(_mapping(obj.get("error")).get("message"))
+            failed = _words(mapping(obj.get("error")).get("message"))
     return None if not failed else _classified(failed, "codex turn.failed", now, zone)
 
 
@@ -118,11 +115,8 @@ def gemini_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSi
     for line in lines:
         obj = json_object(line)
         if obj is not None and obj.get("type") == "result" and obj.get("status") == "error":
-            error = _words(_mapping(obj.get("error")).get("message"))
+            error = _words(mapping(obj.get("error")).get("message"))
     return None if not error else _classified(error, "gemini result error", now, zone)
-
-
-_OPENCODE_BUSY: Final = frozenset({429, 503, 529})
 
 
 def opencode_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSignal | None:
@@ -133,14 +127,14 @@ def opencode_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> Limit
     for line in lines:
         obj = json_object(line)
         if obj is not None and obj.get("type") == "error":
-            error = _mapping(obj.get("error"))
-            data = _mapping(error.get("data"))
-            if error.get("name") == "APIError" and data.get("statusCode") in _OPENCODE_BUSY:
+            error = mapping(obj.get("error"))
+            data = mapping(error.get("data"))
+            if error.get("name") == "APIError" and data.get("statusCode") in _BUSY_STATUSES:
                 found = data
     if found is None:
         return None
     message = _words(found.get("message"))
-    after = _mapping(found.get("responseHeaders")).get("retry-after")
+    after = mapping(found.get("responseHeaders")).get("retry-after")
     delay = after.strip() if isinstance(after, str) else ""
     reset = now + timedelta(seconds=int(delay)) if delay.isdigit() else None
     scope = _WINDOW if _USAGE_WORDS.search(message) else _REQUESTS
@@ -160,13 +154,17 @@ def claude_window(lines: Iterable[bytes]) -> WindowSignal | None:
     whenever the provider's limits change."""
     windows: Mapping[str, Any] = {}
     for line in lines:
+        # Read after every invocation, whose log the usage parser has just read whole: only
+        # the lines that can be one are parsed.
+        if b"rate_limit_event" not in line:
+            continue
         obj = json_object(line)
         if obj is not None and obj.get("type") == "rate_limit_event":
-            windows = _mapping(_mapping(obj.get("rate_limit_info")).get("unifiedWindows"))
+            windows = mapping(mapping(obj.get("rate_limit_info")).get("unifiedWindows"))
     found = [
-        WindowSignal(name, share, _epoch(_mapping(window).get("resetsAt")))
+        WindowSignal(name, share, _epoch(mapping(window).get("resetsAt")))
         for name, window in windows.items()
         if isinstance(name, str)
-        and (share := _share(_mapping(window).get("utilization"))) is not None
+        and (share := _share(mapping(window).get("utilization"))) is not None
     ]
     return max(found, key=lambda w: w.utilization, default=None)

@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pipeline.handlers.agents.usage._figures import UsageFigures, count, json_object
+from pipeline.handlers.agents.usage._figures import UsageFigures, count, json_object, mapping
 
 __all__ = ["parse_claude"]
 
@@ -42,12 +42,8 @@ def _model(value: Any) -> str | None:
     return None if name is None or name.startswith("<") else name
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def _from_result(result: Mapping[str, Any], model: str | None) -> UsageFigures:
-    usage = _mapping(result.get("usage"))
+    usage = mapping(result.get("usage"))
     return UsageFigures(
         model=model,
         input_tokens=count(usage.get("input_tokens")),
@@ -97,11 +93,11 @@ def parse_claude(lines: Iterable[bytes]) -> UsageFigures:
             session = _text(record.get("session_id")) or session
         elif kind == "assistant" and record.get("parent_tool_use_id") is None:
             # The main conversation only: a subagent's messages are in the result's totals.
-            message = _mapping(record.get("message"))
+            message = mapping(record.get("message"))
             model = _model(message.get("model")) or model
             ident = _text(message.get("id"))
             if ident is not None and _model(message.get("model")) is not None:
-                messages[ident] = _mapping(message.get("usage"))
+                messages[ident] = mapping(message.get("usage"))
         elif kind == "result":
             result = record
     if result is not None:

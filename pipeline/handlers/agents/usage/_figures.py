@@ -14,7 +14,7 @@ from typing import Any, TypeAlias, final
 import orjson
 from attrs import frozen
 
-__all__ = ["UsageFigures", "UsageParser", "count", "json_object"]
+__all__ = ["UsageFigures", "UsageParser", "count", "json_object", "mapping"]
 
 
 @final
@@ -60,6 +60,12 @@ def json_object(line: bytes) -> Mapping[str, Any] | None:
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, Mapping) else None
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object, else an empty one: a field an agent left out or
+    gave another type reads as absent."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def count(value: Any) -> int | None:
