@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -111,9 +112,12 @@ def test_bad_store_locations_are_clear_usage_errors(tmp_path: Path) -> None:
     scheme = ralph("events", "mysql://db/x", cwd=tmp_path)
     assert scheme.returncode == 2
     assert "unknown store scheme 'mysql'" in scheme.stderr
+    began = time.monotonic()
     away = ralph("run", "--store", "postgresql://nobody@127.0.0.1:1/none", cwd=root)
     assert away.returncode == 4
     assert "cannot reach the PostgreSQL server" in away.stderr
+    # Told at once (1 s of tries), not after the 10 s a lost connection is retried in a run.
+    assert time.monotonic() - began < 8, "the first connection is retried as a lost one"
     bad = _workspace(tmp_path / "bad", extra='[store]\nurl = "redis://x"\n')
     configured = ralph("run", cwd=bad)
     assert configured.returncode == 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import Final, Protocol
 
 from pipeline.config import POSTGRES_SCHEMES, SQLITE_SCHEME
 from pipeline.events import RunId
@@ -54,6 +54,11 @@ def store_path(location: str | Path) -> Path | None:
     return Path(text)
 
 
+FIRST_CONNECT_S: Final = 1.0
+"""How long a store opened from the command line tries to reach its server at first: a person
+at the prompt is told at once that it is down (a connection lost later is retried longer)."""
+
+
 def open_store_at(
     location: str | Path,
     *,
@@ -75,7 +80,12 @@ def open_store_at(
                 "a PostgreSQL store needs psycopg; install the extra: "
                 "pip install 'ralph-pipeline[postgres]'"
             ) from error
-        return PostgresEventStore(str(location), synchronous_commit=synced, read_only=read_only)
+        return PostgresEventStore(
+            str(location),
+            synchronous_commit=synced,
+            read_only=read_only,
+            connect_within_s=FIRST_CONNECT_S,
+        )
     if (must_exist or read_only) and not path.is_file():
         raise StoreMissingError(f"no event store at {path}")
     return SqliteEventStore(path, synchronous="FULL" if synced else "NORMAL", read_only=read_only)

@@ -61,17 +61,18 @@ class PgSession:
         (a write fails in the server), works for a role that may only SELECT."""
         self._conn: psycopg.Connection[Any] | None = None
 
-    def _connect(self) -> psycopg.Connection[Any]:
-        """An open connection, reconnecting with backoff for up to ``retry_s`` seconds."""
+    def _connect(self, within_s: float | None = None) -> psycopg.Connection[Any]:
+        """An open connection, reconnecting with backoff for up to ``within_s`` seconds
+        (None: ``retry_s``)."""
         if self._conn is not None and not self._conn.closed:
             return self._conn
-        deadline = time.monotonic() + self.retry_s
+        deadline = time.monotonic() + (self.retry_s if within_s is None else within_s)
         delay = 0.05
         while True:
             try:
                 conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
             except psycopg.OperationalError as error:
-                reason = str(error).strip().splitlines()[-1] if str(error).strip() else ""
+                reason = str(error).strip().splitlines()[-1].strip() if str(error).strip() else ""
                 if any(answer in reason for answer in _PERMANENT):
                     raise StoreError(f"{self.label}: the server refused: {reason}") from error
                 if time.monotonic() + delay > deadline:

@@ -71,7 +71,8 @@ class PostgresEventStore(PgSession):
     ``url`` is a libpq URL (``postgresql://user@host:5432/db``). ``synchronous_commit`` False
     commits every append without waiting for the server's disk (the ``process`` durability).
     ``retry_s`` bounds how long a lost or refused connection is retried before
-    :class:`StoreError` says the database is unreachable.
+    :class:`StoreError` says the database is unreachable; ``connect_within_s``, when given,
+    bounds the first connection instead (a command a person typed fails fast).
     """
 
     def __init__(
@@ -82,6 +83,7 @@ class PostgresEventStore(PgSession):
         synchronous_commit: bool = True,
         retry_s: float = 10.0,
         read_only: bool = False,
+        connect_within_s: float | None = None,
     ) -> None:
         super().__init__(
             url, synchronous_commit=synchronous_commit, retry_s=retry_s, read_only=read_only
@@ -92,7 +94,7 @@ class PostgresEventStore(PgSession):
         self._tips: dict[RunId, tuple[int, str | None]] = {}
         """Per run this process appended to: the head and tip it left, so the usual append
         (one statement) can chain its events without reading the tip first."""
-        self._connect()
+        self._connect(connect_within_s)
         if read_only:
             self._check_schema()
         else:
