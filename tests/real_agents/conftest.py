@@ -16,7 +16,7 @@ import pytest
 from pipeline.testing.agent_clis import PINS, installed
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def agent_cli() -> Callable[[str], Path]:
     """``agent_cli(name)``: the installed program of the pinned CLI ``name``."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,11 +39,17 @@ EXPENSIVE = Usage(input_tokens=100_000, output_tokens=20_000)
 """What every reply reports: with Claude's prices, tenths of a dollar per request."""
 
 
-def _script(slow_development: bool = False) -> Script:
+def _script(slow_development: threading.Event | None = None) -> Script:
+    """ralph's fixing pipeline at :data:`EXPENSIVE` prices; its development replies trickle
+    while ``slow_development`` is set (so a test can kill ralph mid-reply)."""
     inner = by_kind(fixing_pipeline("app.py", FIXED_APP))
 
     def script(request: ModelRequest) -> ModelReply:
-        slow = slow_development and prompt_kind(request.prompt) == "development"
+        slow = (
+            slow_development is not None
+            and slow_development.is_set()
+            and prompt_kind(request.prompt) == "development"
+        )
         return attrs.evolve(inner(request), usage=EXPENSIVE, chunk_delay_s=0.4 if slow else 0.0)
 
     return script
@@ -52,8 +59,14 @@ def _facts(root: Path, kind: str) -> list[dict[str, object]]:
     return [f for f in stored_events(root) if f["type"] == kind]
 
 
-def _planning_cost(tmp_path: Path, program: Path) -> float:
-    """What the planner's invocation costs in this setup (a run stopped right after it)."""
+@pytest.fixture(scope="module")
+def planning_cost(
+    tmp_path_factory: pytest.TempPathFactory, agent_cli: Callable[[str], Path]
+) -> float:
+    """What the planner's invocation costs in this setup (a run stopped right after it),
+    measured once for the module's tests."""
+    tmp_path = tmp_path_factory.mktemp("probe")
+    program = agent_cli("claude")
     root = failing_repo(
         tmp_path / "probe", '[agents.main]\npreset = "claude"\n', budgets="max_cost_usd = 0.0001"
     )
@@ -66,12 +79,12 @@ def _planning_cost(tmp_path: Path, program: Path) -> float:
 
 
 def test_a_cost_budget_ends_a_real_run_before_the_next_agent_starts(
-    tmp_path: Path, agent_cli: Callable[[str], Path]
+    tmp_path: Path, agent_cli: Callable[[str], Path], planning_cost: float
 ) -> None:
     """A budget below the planner's cost: the planner's invocation finishes (its plan is
     kept), the developer never starts, ralph exits 2 as max_cost saying what was spent."""
     program = agent_cli("claude")
-    cost = _planning_cost(tmp_path, program)
+    cost = planning_cost
     assert cost > 0
     root = failing_repo(
         tmp_path / "repo",
@@ -92,20 +105,22 @@ def test_a_cost_budget_ends_a_real_run_before_the_next_agent_starts(
 
 
 def test_a_budget_still_holds_after_kill_9_and_resume(
-    tmp_path: Path, agent_cli: Callable[[str], Path]
+    tmp_path: Path, agent_cli: Callable[[str], Path], planning_cost: float
 ) -> None:
     """Killed with SIGKILL while the developer works, then resumed: the developer is run
     again, its cost spends the budget, and the committer never starts; the stored log and its
     checkpoints agree (``ralph replay --verify``)."""
     program = agent_cli("claude")
-    cost = _planning_cost(tmp_path, program)
+    cost = planning_cost
     root = failing_repo(
         tmp_path / "repo",
         '[agents.main]\npreset = "claude"\n',
         budgets=f"max_cost_usd = {cost * 1.5}",
     )
     env = {**os.environ, **claude_environment("http://127.0.0.1:1", tmp_path / "home", program)}
-    with ModelServer(_script(slow_development=True)) as server:
+    trickle = threading.Event()
+    trickle.set()
+    with ModelServer(_script(slow_development=trickle)) as server:
         env["ANTHROPIC_BASE_URL"] = server.url
         driver = subprocess.Popen(
             [PYTHON, "-m", "pipeline.cli", "run", "--plain", "-C", str(root)],
@@ -124,6 +139,7 @@ def test_a_budget_still_holds_after_kill_9_and_resume(
             time.sleep(0.05)
         os.kill(driver.pid, signal.SIGKILL)
         driver.wait()
+        trickle.clear()  # the resumed developer's replies come at once
         resumed = run_ralph(root, env, "resume", "--plain")
         first_turns = [
             e.request
