@@ -54,13 +54,15 @@ def scripted_run(
     rebase_onto: str | None = None,
     gates: tuple[Any, ...] = (),
     limits: Any = None,
+    ladders: tuple[Any, ...] = (),
 ) -> Any:
     """Run the real orchestration and reducers against a simulated world that answers from a
     script (``ScriptedChooser``); every choice not scripted is the happy one. Every loop
     control is on but no event is required: the happy agents publish no topic, and the
     completion gate keeps a run that misses a required event from completing. ``gates``
     (``GateSpec``) run at final validation, ending as ``answers["gate status"]`` says;
-    ``limits`` is the run's ``LimitPolicy`` (None: the defaults)."""
+    ``limits`` is the run's ``LimitPolicy`` (None: the defaults); ``ladders`` the hats'
+    escalation ladders."""
     import attrs
 
     from pipeline.engine import run_in_memory
@@ -72,7 +74,9 @@ def scripted_run(
         simulated_policy,
     )
 
-    loop = attrs.evolve(simulated_policy(), required_events=(), gates=gates, limits=limits)
+    loop = attrs.evolve(
+        simulated_policy(), required_events=(), gates=gates, limits=limits, ladders=ladders
+    )
     config = WorldConfig(budget_ or budget(), default_chains(agents), rebase_onto, loop=loop)
     chooser = ScriptedChooser({what: list(left) for what, left in (answers or {}).items()})
     result = run_in_memory(SimulatedWorld(config, chooser), max_effects=10_000)

@@ -32,6 +32,7 @@ from pipeline.views import (
     ScreenOutcome,
     ScreenRun,
     cost_text,
+    ladder_rows,
     models_text,
     tokens_text,
 )
@@ -329,6 +330,7 @@ def _state_rows(
         ("scope violations", str(state.intake.scope_violations)),
         *gates,
         *screened,
+        *ladder_rows(state),
         *sandbox_rows(sandbox),
         ("resumes", str(ledger.resumes)),
         *salvaged,

@@ -17,6 +17,7 @@ from html import escape
 from typing import Final
 
 from pipeline.cli._render import state_rows
+from pipeline.cli._report_escalation import moves_html, moves_markdown
 from pipeline.cli._report_gates import (
     GATE_STYLE,
     gate_lane_html,
@@ -120,7 +121,7 @@ def _marks(bar: InvocationBar) -> list[str]:
 
 def _title(bar: InvocationBar) -> str:
     parts = [
-        f"#{bar.number} {_worn(bar)} via {bar.agent}",
+        f"#{bar.number} {_worn(bar)} via {_agent(bar)}",
         f"{bar.phase.value}, iteration {bar.iteration}, review pass {bar.review_pass}",
         f"{bar.outcome.value}: {bar.detail}" if bar.detail else bar.outcome.value,
         f"duration {seconds_text(bar.duration_s)}",
@@ -252,7 +253,7 @@ def html_report(
                 bar.number,
                 bar.phase.value,
                 _worn(bar),
-                bar.agent,
+                _agent(bar),
                 bar.attempt,
                 bar.outcome.value,
                 seconds_text(bar.duration_s),
@@ -311,6 +312,7 @@ def html_report(
         f'<div class="legend">{legend}</div>'
         f'<div class="timeline" id="timeline">{"".join(lanes)}</div>'
         f'<table class="invocations"><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>'
+        f"{moves_html(timeline.moves)}"
         f"{screens_table_html(screens)}{gates_table_html(gates)}"
         f"{sandbox_html(sandboxed) if sandboxed else ''}"
         '<table class="spend"><thead><tr><th>by</th><th></th><th>cost</th><th>tokens</th>'
@@ -323,6 +325,11 @@ def html_report(
 def _worn(bar: InvocationBar) -> str:
     """The role, and the topology hat it worked as."""
     return bar.role.value if bar.hat is None else f"{bar.role.value} ({bar.hat})"
+
+
+def _agent(bar: InvocationBar) -> str:
+    """The agent, and the model it ran when the run chose one (a hat's or its ladder's)."""
+    return bar.agent if not bar.model else f"{bar.agent} ({bar.model})"
 
 
 def _cell(text: object) -> str:
@@ -359,10 +366,11 @@ def markdown_report(
     for bar in timeline.bars:
         notes = "; ".join([*_marks(bar), bar.detail]).strip("; ")
         lines.append(
-            f"| {bar.number} | {bar.phase.value} | {_cell(_worn(bar))} | {_cell(bar.agent)} | "
+            f"| {bar.number} | {bar.phase.value} | {_cell(_worn(bar))} | {_cell(_agent(bar))} | "
             f"{bar.attempt} | {bar.outcome.value} | {seconds_text(bar.duration_s)} | "
             f"{_tokens(bar)} | {_cell(_cost(bar))} | {_cell(notes)} |"
         )
+    lines += moves_markdown(timeline.moves)
     lines += screens_markdown(screens)
     lines += gates_markdown(gates)
     lines += sandbox_markdown(sandboxed) if sandboxed else []

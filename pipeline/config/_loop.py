@@ -18,6 +18,7 @@ from typing import Final, final
 
 from attrs import field, frozen
 
+from pipeline.config._escalation import EscalateAfter, ladder_problems, ladders
 from pipeline.events import (
     MAX_FORMATTING_RETRIES,
     STARTING_EVENT,
@@ -84,6 +85,14 @@ class HatConfig:
     """A topology hat's topic ralph publishes for it when nothing waits after its work."""
     max_activations: int = 0
     """How often a topology hat may work in a run (0: no limit)."""
+    escalate: tuple[str, ...] = field(factory=tuple)
+    """The models the hat moves up to when its work bounces (see ``_escalation``)."""
+    escalate_after: EscalateAfter = field(factory=EscalateAfter)
+    """How many bounces of each kind move it up a rung."""
+    review_topics: tuple[str, ...] = field(factory=tuple)
+    """A topology hat's topics that bring its work back from review."""
+    step_down: bool = False
+    """Whether a success moves the hat down a rung."""
 
     def work_hat(self, name: str, schema: Json | None = None) -> WorkHat:
         """The topology hat called ``name`` as the log records it (``schema``: its loaded
@@ -185,6 +194,7 @@ class LoopConfig:
             human_timeout_s=Count(self.human_timeout_s) if self.human_timeout_s else None,
             max_formatting_retries=Count(self.max_formatting_retries),
             topology=topology,
+            ladders=ladders(hats),
         )
 
 
@@ -216,6 +226,7 @@ def check_hats(hats: HatsConfig) -> list[str]:
                 "triggers make this a topology of your own; give it triggers to make it one "
                 "of the topology's hats, or leave it out"
             )
+        problems.extend(ladder_problems(key, hat, role))
     for name, hat in hats.work.items():
         problems.extend(_work_hat_problems(name, hat))
     return problems
@@ -246,7 +257,7 @@ def _work_hat_problems(name: str, hat: HatConfig) -> list[str]:
         problems.append(f"{key}.default_publishes: {default!r} is not a topic")
     if hat.response_schema is not None and not hat.response_schema.strip():
         problems.append(f"{key}.response_schema: empty; name a built-in schema or a file")
-    return problems
+    return [*problems, *ladder_problems(key, hat, None)]
 
 
 def _is_topic(text: str) -> bool:

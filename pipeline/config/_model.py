@@ -123,20 +123,21 @@ class AgentConfig:
             return self.output_format
         return PRESETS[self.preset].output_format if self.preset is not None else None
 
-    def invocation(self, hat: HatConfig | None = None) -> Invocation:
+    def invocation(self, hat: HatConfig | None = None, model: str | None = None) -> Invocation:
         """The argv template and prompt channel this agent is run with, wearing ``hat``.
 
-        A preset's arguments come first, then ``--model`` when a model is set (the hat's model
-        before the agent's), then ``args``, then the hat's ``args``. Only a validated
-        configuration (exactly one of ``preset`` and ``command``) has one.
+        A preset's arguments come first, then ``--model`` when a model is set (``model``, the
+        rung of the hat's escalation ladder, before the hat's model, before the agent's), then
+        ``args``, then the hat's ``args``. Only a validated configuration (exactly one of
+        ``preset`` and ``command``) has one.
         """
         extra = () if hat is None else hat.args
         if self.preset is not None:
             preset = PRESETS[self.preset]
-            chosen = self.model_for(hat)
-            model = (preset.model_flag, chosen) if chosen else ()
+            chosen = model or self.model_for(hat)
+            flag = (preset.model_flag, chosen) if chosen else ()
             via = self.prompt_via or preset.prompt_via
-            return Invocation((*preset.argv, *model, *self.args, *extra), via)
+            return Invocation((*preset.argv, *flag, *self.args, *extra), via)
         assert self.command is not None, "a validated agent has a preset or a command"
         via = self.prompt_via or PromptVia.STDIN
         return Invocation((*self.command, *self.args, *extra), via)

@@ -108,6 +108,8 @@ class InvokeAgent:
     the handler judges before its role's report is collected (None: the role gives none)."""
     hat: str | None = None
     """The hat of a user's topology the agent works as (its model and arguments)."""
+    model: str | None = None
+    """The model of the rung the hat's escalation ladder stands on (None: the hat's own)."""
 
 
 @final

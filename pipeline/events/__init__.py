@@ -60,6 +60,7 @@ from pipeline.events.error import (
     ErrorEvent,
     WorkspaceIoError,
 )
+from pipeline.events.escalation import DEFAULT_BOUNCES, Ladder
 from pipeline.events.human import (
     HumanEvent,
     HumanInterventionRequired,
@@ -193,6 +194,7 @@ PipelineEvent: TypeAlias = (
 __all__ = [
     "CATEGORIES",
     "CONNECTION_REFUSED_TOPIC",
+    "DEFAULT_BOUNCES",
     "DEFAULT_MAX_LIMIT_WAIT_S",
     "GIT_RESTORED_TOPIC",
     "HUMAN_INTERACT_TOPIC",
@@ -267,6 +269,7 @@ __all__ = [
     "IterationStatus",
     "Json",
     "JsonValue",
+    "Ladder",
     "LifecycleEvent",
     "LimitPolicy",
     "LimitResetAwaited",

@@ -21,6 +21,7 @@ from attrs import Attribute, field, frozen
 from attrs.validators import optional
 
 from pipeline.errors import PipelineError
+from pipeline.events.escalation import Ladder
 from pipeline.events.limit_policy import LimitPolicy
 from pipeline.events.screen import PostconditionPolicy, TamperPolicy
 from pipeline.events.values import (
@@ -303,6 +304,14 @@ class GateSpec:
         return any(topic_matches(pattern, topic) for pattern in self.topics)
 
 
+def _ladders(_instance: object, _attribute: Attribute[Any], value: tuple[Ladder, ...]) -> None:
+    names = [ladder.hat for ladder in value]
+    if len(set(names)) != len(names):
+        raise ValueError(f"ladders: a hat has two: {sorted(names)}")
+    for ladder in value:
+        _topic_patterns(ladder, _attribute, ladder.review_topics)
+
+
 @final
 @frozen
 class LoopPolicy:
@@ -338,6 +347,8 @@ class LoopPolicy:
     """What the finished work must hold before completion (None: nothing; none before 11)."""
     limits: LimitPolicy | None = None
     """What the run does about its providers' limits (None: the defaults; none before 13)."""
+    ladders: tuple[Ladder, ...] = field(default=(), validator=_ladders)
+    """The hats' escalation ladders, one per hat at most (none before schema 14)."""
 
     @property
     def screens(self) -> bool:
@@ -355,6 +366,13 @@ class LoopPolicy:
     def off(cls) -> LoopPolicy:
         """No hats, no promises, no detectors: the policy of runs recorded before schema 4."""
         return cls((), False, None, None, (), Count(0), Count(0), Count(0), None, Count(0))
+
+    def ladder(self, hat: str) -> Ladder | None:
+        """The escalation ladder of ``hat`` (a role's name or a topology hat's), if any."""
+        for ladder in self.ladders:
+            if ladder.hat == hat:
+                return ladder
+        return None
 
     def hat(self, role: Role) -> Hat | None:
         """The hat ``role`` wears, if the policy names one."""

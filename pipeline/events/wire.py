@@ -30,7 +30,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 13
+SCHEMA_VERSION: Final = 14
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -55,7 +55,8 @@ facts and ``TerminationReason.GATE_FAILED``. 11 added the tamper screen and the 
 ``ScreenBaseRecorded`` and ``ChangesScreened`` facts. 12 added the sandbox's facts:
 ``SandboxChecked`` (with ``SandboxMode``) and ``ConnectionRefused``. 13 added provider
 limits: the ``ProviderLimited``, ``LimitResetAwaited`` and ``UsageWindowReported`` facts and
-``LoopPolicy.limits`` (absent before: the defaults).
+``LoopPolicy.limits`` (absent before: the defaults). 14 added the hats' escalation ladders
+(``LoopPolicy.ladders``; absent before: none).
 """
 
 

@@ -58,6 +58,7 @@ from pipeline.state import (
     TerminationReason,
     agents_for,
     correcting,
+    escalated_model,
     notices_for,
     response_schema_for,
     task_prompt_kind,
@@ -325,6 +326,7 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
         events_lines=Count(state.intake.events_lines),
         response_schema=_schema(state, role),
         hat=state.routing.hat if working_hat(state, role) is not None else None,
+        model=escalated_model(state, role),
     )
 
 

@@ -47,6 +47,7 @@ def advance(
         checkpoints=state.checkpoints if checkpoints is None else checkpoints,
         routing=state.routing if routing is None else routing,
         gating=state.gating if gating is None else gating,
+        ladders=state.ladders,
     )
 
 

@@ -35,6 +35,7 @@ from pipeline.events import (
     Role,
 )
 from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._escalation import bounced
 from pipeline.reducers._notices import add_notice
 from pipeline.reducers._routing import back_to_last_hat
 from pipeline.reducers._transitions import (
@@ -44,6 +45,7 @@ from pipeline.reducers._transitions import (
     task_passed,
 )
 from pipeline.state import (
+    Bounce,
     GateFailure,
     GateRound,
     GateThen,
@@ -134,7 +136,8 @@ def resolve_round(state: PipelineState, gating: Gating, round_: GateRound) -> Pi
     ledger = evolve(state.ledger, last_error="; ".join(f.summary for f in blocks))
     routing, intake = _drop_held(state, round_, intake)
     routing = back_to_last_hat(routing, TASK_BLOCKED_TOPIC, Json.of(last))
-    again = evolve(state, intake=intake, gating=gating, routing=routing)
+    escalated = bounced(state, Bounce.VALIDATION_FAILED)
+    again = evolve(escalated, intake=intake, gating=gating, routing=routing)
     progress = state.progress
     if round_.then is not GateThen.VALIDATE:
         # A task's work that does not hold up is a failed iteration: it is not committed,

@@ -30,10 +30,12 @@ from pipeline.events import (
     in_scope,
 )
 from pipeline.reducers._build import advance
+from pipeline.reducers._escalation import bounced
 from pipeline.reducers._notices import add_notice, seen_with
 from pipeline.reducers._routing import back_to_last_hat, queued
 from pipeline.reducers._transitions import finalize, start_development, start_validation
 from pipeline.state import (
+    Bounce,
     Intake,
     Ledger,
     Notice,
@@ -310,6 +312,8 @@ def _blocked(
     """Count a blocked task; abandon it after too many blocks, and end the run after too many
     abandonments."""
     task = _text_of(event, "task")
+    if intake.publisher is Role.DEVELOPER:
+        state = bounced(state, Bounce.BLOCKED)
     counts = dict(intake.blocked)
     blocks = counts.pop(task, 0) + 1
     routing = queued(state, event)

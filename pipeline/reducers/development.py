@@ -15,6 +15,7 @@ from pipeline.events import (
     IterationStatus,
 )
 from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._escalation import hat_woken
 from pipeline.reducers._transitions import (
     advance_view,
     finalize,
@@ -38,7 +39,8 @@ def reduce_development(state: PipelineState, event: DevelopmentEvent) -> Pipelin
             return anomaly(state, event, f"iteration {event.iteration} is not about to begin")
         case HatActivated():
             if current and progress.step is Step.BEGIN and hat is not None and event.hat == hat:
-                return advance(state, progress=evolve(progress, step=Step.PROMPT))
+                woken = hat_woken(state, hat, event.topic)
+                return advance(woken, progress=evolve(progress, step=Step.PROMPT))
             return anomaly(
                 state, event, f"hat {event.hat!r} is not about to begin iteration {event.iteration}"
             )

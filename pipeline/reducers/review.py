@@ -16,8 +16,9 @@ from pipeline.events import (
     ReviewPassStarted,
 )
 from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._escalation import bounced, succeeded
 from pipeline.reducers._transitions import start_review, start_validation, task_done, transition
-from pipeline.state import Phase, PipelineState, Step
+from pipeline.state import Bounce, Phase, PipelineState, Step
 
 __all__ = ["reduce_review"]
 
@@ -35,14 +36,15 @@ def reduce_review(state: PipelineState, event: ReviewEvent) -> PipelineState:
             return anomaly(state, event, f"review pass {event.review_pass} is not about to begin")
         case ReviewClean():
             if reviewing and progress.step is Step.INVOKE:
-                return start_validation(state)
+                return start_validation(succeeded(state))
             return anomaly(state, event, "no reviewer is at work")
         case ReviewIssuesFound():
             if not (reviewing and progress.step is Step.INVOKE):
                 return anomaly(state, event, "no reviewer is at work")
             if event.count == 0:
-                return start_validation(state)
-            return transition(state, evolve(progress, fixing=True, step=Step.BEGIN), None)
+                return start_validation(succeeded(state))
+            fixing_now = evolve(progress, fixing=True, step=Step.BEGIN)
+            return transition(bounced(state, Bounce.REVIEW_ISSUES), fixing_now, None)
         case FixAttemptStarted():
             if fixing and progress.step is Step.BEGIN:
                 return advance(state, progress=evolve(progress, step=Step.PROMPT))

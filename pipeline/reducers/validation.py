@@ -16,11 +16,12 @@ from pipeline.events import (
     ValidationEvent,
 )
 from pipeline.reducers._build import anomaly
+from pipeline.reducers._escalation import bounced
 from pipeline.reducers._gates import gate_finished, gate_started
 from pipeline.reducers._screening import changes_screened, screen_base_recorded
 from pipeline.reducers._topics import gate_success
 from pipeline.reducers._transitions import finalize, start_development
-from pipeline.state import Phase, PipelineState, Step, TerminationReason
+from pipeline.state import Bounce, Phase, PipelineState, Step, TerminationReason
 
 __all__ = ["reduce_validation"]
 
@@ -54,7 +55,7 @@ def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineS
                 if state.intake.completion_claimed:
                     # The claim is spent: the agent must claim completion again after more work.
                     state = evolve(state, intake=evolve(state.intake, completion_claimed=False))
-                return start_development(state, ledger=ledger)
+                return start_development(bounced(state, Bounce.VALIDATION_FAILED), ledger=ledger)
             return anomaly(state, event, "no validation was asked for")
         case GateStarted():
             return gate_started(state, event)

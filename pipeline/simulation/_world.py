@@ -264,7 +264,7 @@ class SimulatedWorld:
         (the real handler reads the file once the agent has exited)."""
         now, choose = self.clock, self.chooser
         role, agent = effect.role, effect.agent
-        started = InvocationStarted(role, agent, None, Ordinal(effect.attempt), now())
+        started = InvocationStarted(role, agent, effect.model, Ordinal(effect.attempt), now())
         outcome = choose.pick(tuple(AgentOutcome), f"{role.value} outcome")
         if outcome is AgentOutcome.FATAL_FAILURE:
             failed = InvocationFailed(

@@ -1,5 +1,6 @@
 """The state of a pipeline run and the views decisions are made from (pure)."""
 
+from pipeline.state.escalation import escalated_model, ladder_hat, ladder_of, rung_of
 from pipeline.state.gating import SCREEN, GateFailure, GateRound, GateThen, Gating
 from pipeline.state.hats import agents_for, response_schema_for, working_hat
 from pipeline.state.model import (
@@ -37,6 +38,7 @@ from pipeline.state.phase import (
     role_for,
 )
 from pipeline.state.routing import MAX_PENDING_TOPICS, RoutedTopic, Routing
+from pipeline.state.rungs import Bounce, Rung
 from pipeline.state.termination import EXIT_CODES, TerminationReason
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "SCREEN",
     "TERMINAL_PHASES",
     "AgentCursor",
+    "Bounce",
     "Checkpoints",
     "DevFixTask",
     "GateFailure",
@@ -69,18 +72,23 @@ __all__ = [
     "RoutedTopic",
     "Routing",
     "RunInfo",
+    "Rung",
     "Spend",
     "SpendLine",
     "Step",
     "TerminationReason",
     "agents_for",
     "correcting",
+    "escalated_model",
     "is_complete",
     "is_terminal",
+    "ladder_hat",
+    "ladder_of",
     "notices_for",
     "prompt_kind_for",
     "response_schema_for",
     "role_for",
+    "rung_of",
     "task_prompt_kind",
     "working_hat",
 ]

@@ -33,6 +33,7 @@ from pipeline.events.values import (
 from pipeline.state.gating import Gating
 from pipeline.state.phase import TERMINAL_PHASES, Phase, Step, prompt_kind_for, role_for
 from pipeline.state.routing import Routing
+from pipeline.state.rungs import Rung
 from pipeline.state.spend import Spend, SpendLine
 from pipeline.state.termination import TerminationReason
 
@@ -343,6 +344,8 @@ class PipelineState:
     """A user's topology: topics waiting for a hat, the hat at work (empty otherwise)."""
     gating: Gating = field(factory=Gating)
     """The gates: the round under way at final validation, and the run's counts."""
+    ladders: tuple[Rung, ...] = ()
+    """Where each hat with an escalation ladder stands on it (a hat not yet bounced: none)."""
 
     @property
     def phase(self) -> Phase:

@@ -31,13 +31,11 @@ from pipeline.events import (
     DurationMs,
     ExitCode,
     GateSpec,
-    Hat,
     Instant,
     Json,
     LimitPolicy,
     LogPosition,
     LoopPolicy,
-    OnUsageLimit,
     Ordinal,
     PipelineEvent,
     PromptFileProtected,
@@ -63,13 +61,11 @@ from pipeline.simulation import (
     simulated_policy,
 )
 from pipeline.state import PipelineState, ResponseCheck, SpendLine
+from pipeline.testing._policies import hats, ladders_of, limit_policies, loop_policies
 from pipeline.testing._sandbox import endpoints, sandbox_policies
 from pipeline.testing._topics import ID_ALPHABET, agent_names, topic_patterns, topics
 from pipeline.testing._topologies import (
     gate_spec,
-    gate_specs,
-    postcondition_policies,
-    tamper_policies,
     topologies,
 )
 
@@ -82,6 +78,7 @@ __all__ = [
     "hats",
     "instants",
     "json_values",
+    "ladders_of",
     "limit_policies",
     "loop_policies",
     "reachable_states",
@@ -200,52 +197,6 @@ def json_values() -> st.SearchStrategy[Json]:
         max_leaves=12,
     )
     return values.map(Json.of)
-
-
-def hats() -> st.SearchStrategy[tuple[Hat, ...]]:
-    """A hat for each role, each with one to three patterns."""
-
-    def hat(role: Role) -> st.SearchStrategy[Hat]:
-        patterns = st.lists(topic_patterns(), min_size=1, max_size=3).map(tuple)
-        schema = st.none() | st.just(AGENT_RESPONSE)
-        return st.builds(Hat, st.just(role), st.just(f"{role.value}-hat"), patterns, schema)
-
-    return st.tuples(*(hat(role) for role in Role))
-
-
-def loop_policies() -> st.SearchStrategy[LoopPolicy]:
-    """Any valid loop policy: controls on or off, small thresholds so detectors fire; the
-    built-in pipeline, or a topology of the user's own."""
-    promise = st.none() | st.sampled_from(["LOOP_COMPLETE", "task.done"])
-    return st.builds(
-        LoopPolicy,
-        hats=hats(),
-        enforce_hat_scope=st.booleans(),
-        completion_promise=promise,
-        cancellation_promise=st.none() | st.just("loop.cancel"),
-        required_events=st.lists(topics(), max_size=3, unique=True).map(tuple),
-        stale_repeats=st.integers(0, 4).map(Count),
-        max_task_blocks=st.integers(0, 3).map(Count),
-        max_abandoned_tasks=st.integers(0, 3).map(Count),
-        human_timeout_s=st.none() | st.integers(0, 3_600).map(Count),
-        max_formatting_retries=st.integers(0, 3).map(Count),
-        topology=st.none() | topologies(),
-        gates=gate_specs(),
-        tamper=tamper_policies(),
-        postconditions=postcondition_policies(),
-        limits=st.none() | limit_policies(),
-    )
-
-
-def limit_policies() -> st.SearchStrategy[LimitPolicy]:
-    """Any valid ``[limits]`` policy: each choice, waits from none to a day, and a share of a
-    usage window to stop at (or none)."""
-    return st.builds(
-        LimitPolicy,
-        on_usage_limit=st.sampled_from(OnUsageLimit),
-        max_wait_s=st.integers(0, 86_400).map(Count),
-        stop_at_utilization=st.none() | st.floats(0.01, 1.0),
-    )
 
 
 def window_reports() -> st.SearchStrategy[UsageWindowReported]:

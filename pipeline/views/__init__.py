@@ -1,5 +1,6 @@
 """Read-only views of a run computed from its event log (pure): what a user looks at."""
 
+from pipeline.views._escalation import LadderMove, ladder_moves, ladder_rows
 from pipeline.views._gates import GateOutcome, GateRun, gate_runs
 from pipeline.views._responses import LoggedStatus, ResponseLogRow, response_log, response_row
 from pipeline.views._sandbox import RefusedConnection, SandboxCheck, SandboxView, sandbox_view
@@ -21,6 +22,7 @@ __all__ = [
     "GateRun",
     "InvocationBar",
     "JudgedHit",
+    "LadderMove",
     "LoggedStatus",
     "Outcome",
     "PhaseSpan",
@@ -35,6 +37,8 @@ __all__ = [
     "cost_text",
     "dollars",
     "gate_runs",
+    "ladder_moves",
+    "ladder_rows",
     "models_text",
     "response_log",
     "response_row",

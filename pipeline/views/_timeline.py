@@ -35,6 +35,7 @@ from pipeline.events import (
 )
 from pipeline.reducers import reduce
 from pipeline.state import Phase, PipelineState, working_hat
+from pipeline.views._escalation import LadderMove, ladder_moves
 
 __all__ = ["InvocationBar", "Outcome", "PhaseSpan", "Timeline", "timeline"]
 
@@ -125,6 +126,8 @@ class Timeline:
     started_at: Instant | None
     ended_at: Instant | None
     """The time of the last event."""
+    moves: tuple[LadderMove, ...] = ()
+    """Every move of a hat along its escalation ladder, in order."""
 
 
 def timeline(events: Iterable[PipelineEvent]) -> Timeline:
@@ -136,9 +139,13 @@ def timeline(events: Iterable[PipelineEvent]) -> Timeline:
     phase_start: tuple[Phase, Instant] | None = None
     first: Instant | None = None
     last: Instant | None = None
+    moves: list[LadderMove] = []
     for event in events:
         before = state
         state = reduce(state, event)
+        if state.ladders is not before.ladders:
+            started = len(bars) + (current is not None)
+            moves.extend(ladder_moves(before, state, event.at, started))
         first = event.at if first is None else first
         last = event.at
         if phase_start is None or state.phase is not phase_start[0]:
@@ -180,7 +187,7 @@ def timeline(events: Iterable[PipelineEvent]) -> Timeline:
         bars.append(current)
     if phase_start is not None and last is not None:
         phases.append(PhaseSpan(phase_start[0], phase_start[1], last))
-    return Timeline(tuple(bars), tuple(phases), state, first, last)
+    return Timeline(tuple(bars), tuple(phases), state, first, last, tuple(moves))
 
 
 def _closed(bar: InvocationBar, at: Instant, outcome: Outcome, detail: str) -> InvocationBar:

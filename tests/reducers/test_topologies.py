@@ -99,7 +99,7 @@ class HatScript:
         published = said.pop(0) if said else []
         line = effect.events_lines
         facts: list[PipelineEvent] = [
-            InvocationStarted(effect.role, effect.agent, None, effect.attempt, now()),
+            InvocationStarted(effect.role, effect.agent, effect.model, effect.attempt, now()),
             *self._usage(effect),
             InvocationSucceeded(
                 effect.role, effect.agent, ExitCode(0), DurationMs(1), Digest("d"), now()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import PRESETS, AgentConfig, PromptVia, parse_config
+from pipeline.config import PRESETS, AgentConfig, HatConfig, PromptVia, parse_config
 from pipeline.events import RunCompleted
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.workspace import open_store, open_workspace
@@ -145,6 +145,12 @@ def test_every_preset_is_a_headless_argv_with_its_model_flag(name: str) -> None:
         assert any("{prompt_file}" in a for a in plain.argv)
     tuned = AgentConfig(preset=name, model="m-1", args=("--extra",)).invocation()
     assert tuned.argv[-3:] == (PRESETS[name].model_flag, "m-1", "--extra")
+    # An escalation rung's model wins over the hat's and the agent's, through the same flag.
+    hat = HatConfig(model="m-hat", args=("--hat",))
+    rung = AgentConfig(preset=name, model="m-1").invocation(hat, "m-rung")
+    assert rung.argv[-3:] == (PRESETS[name].model_flag, "m-rung", "--hat")
+    assert "m-1" not in rung.argv
+    assert "m-hat" not in rung.argv
 
 
 def test_the_runtime_budget_ends_the_run_with_exit_2(tmp_path: Path) -> None:

@@ -135,8 +135,9 @@ def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     only added too (gates in the loop policy, whose absence means none, and two facts), and
     so did version 11 (the screen's policies, whose absence means no screen, and two facts)
     and version 12 (the sandbox's two facts), and version 13 (provider limits: two facts and
-    the loop policy's limits, whose absence means the defaults)."""
-    assert SCHEMA_VERSION == 13
+    the loop policy's limits, whose absence means the defaults), and version 14 (the hats'
+    escalation ladders, whose absence means none)."""
+    assert SCHEMA_VERSION == 14
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS
     assert ("lifecycle.run_completed", 2) in UPCASTERS

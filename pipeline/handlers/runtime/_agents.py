@@ -133,7 +133,7 @@ class AgentInvoker:
         before its process does, so a reader of the log sees an agent at work, and a crash
         leaves a trace of the attempt), then what happened."""
         config = self.agents.get(effect.agent)
-        model = None if config is None else config.model_for(self._hat(effect))
+        model = None if config is None else effect.model or config.model_for(self._hat(effect))
         yield (
             InvocationStarted(
                 effect.role, effect.agent, model, Ordinal(effect.attempt), self.clock()
@@ -170,7 +170,7 @@ class AgentInvoker:
         except OSError as error:
             message = f"cannot prepare the prompt {prompt_path}: {error}"
             return (InvocationFailed(role, name, ErrorKind.OTHER, message, True, now()),)
-        invocation = config.invocation(hat)
+        invocation = config.invocation(hat, effect.model)
         argv, stdin = _argv(invocation.argv, invocation.prompt_via, prompt, prompt_path)
         if argv is None:
             message = (
@@ -193,6 +193,8 @@ class AgentInvoker:
             "RALPH_AGENT": name,
             # The hat of a topology the agent works as ("" in the built-in pipeline).
             "RALPH_HAT": effect.hat or "",
+            # The model it runs: the escalation rung's, the hat's or its own ("" : the CLI's).
+            "RALPH_MODEL": model or "",
         }
         spec = ProcessSpec(
             argv=argv,

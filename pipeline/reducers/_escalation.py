@@ -1,0 +1,89 @@
+"""Moving hats along their escalation ladders (pure).
+
+A bounce of the kind a ladder counts adds one to that kind; when the count reaches the
+ladder's number for it, the hat moves up a rung and every count starts again. A success
+(a clean review; in a topology, the hat woken for new work) clears the counts and, with
+``step_down``, moves the hat down a rung. A run without ladders pays one check per bounce.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from attrs import evolve
+
+from pipeline.events import TASK_BLOCKED_TOPIC, TASK_RESUME_TOPIC, Ladder, in_scope
+from pipeline.state import Bounce, PipelineState, Rung, ladder_hat, ladder_of, rung_of
+
+__all__ = ["bounced", "hat_woken", "succeeded"]
+
+
+def bounced(state: PipelineState, bounce: Bounce, hat: str | None = None) -> PipelineState:
+    """``state`` after the work of ``hat`` (default: the hat at work) bounced as ``bounce``."""
+    name = ladder_hat(state) if hat is None else hat
+    ladder = ladder_of(state, name)
+    if ladder is None:
+        return state
+    needed = _needed(ladder, bounce)
+    if not needed:
+        return state
+    rung = rung_of(state, name)
+    counted = rung.count(bounce) + 1
+    if counted >= needed and rung.rung < len(ladder.models):
+        moved = Rung(hat=name, rung=rung.rung + 1, moves=rung.moves + 1, moved_by=bounce)
+        return _put(state, moved)
+    match bounce:
+        case Bounce.REVIEW_ISSUES:
+            return _put(state, evolve(rung, review_issues=counted))
+        case Bounce.BLOCKED:
+            return _put(state, evolve(rung, blocked=counted))
+        case Bounce.VALIDATION_FAILED:
+            return _put(state, evolve(rung, validation_failed=counted))
+        case _:
+            assert_never(bounce)
+
+
+def succeeded(state: PipelineState, hat: str | None = None) -> PipelineState:
+    """``state`` after the work of ``hat`` (default: the hat at work) held up."""
+    name = ladder_hat(state) if hat is None else hat
+    ladder = ladder_of(state, name)
+    if ladder is None:
+        return state
+    rung = rung_of(state, name)
+    if ladder.step_down and rung.rung > 0:
+        return _put(state, Rung(hat=name, rung=rung.rung - 1, moves=rung.moves + 1))
+    if rung.review_issues or rung.blocked or rung.validation_failed:
+        return _put(state, Rung(hat=name, rung=rung.rung, moves=rung.moves, moved_by=rung.moved_by))
+    return state
+
+
+def hat_woken(state: PipelineState, hat: str, topic: str) -> PipelineState:
+    """``state`` after topology hat ``hat`` was woken by ``topic``: one of its review topics
+    is a review bounce; ralph's own wakes (a blocked task, a refused completion) are neither,
+    since their bounce was counted where it happened; any other topic is new work, so the
+    work before it held up."""
+    ladder = ladder_of(state, hat)
+    if ladder is None or topic in (TASK_BLOCKED_TOPIC, TASK_RESUME_TOPIC):
+        return state
+    if in_scope(ladder.review_topics, topic):
+        return bounced(state, Bounce.REVIEW_ISSUES, hat)
+    return succeeded(state, hat)
+
+
+def _needed(ladder: Ladder, bounce: Bounce) -> int:
+    match bounce:
+        case Bounce.REVIEW_ISSUES:
+            return ladder.review_issues
+        case Bounce.BLOCKED:
+            return ladder.blocked
+        case Bounce.VALIDATION_FAILED:
+            return ladder.validation_failed
+        case _:
+            assert_never(bounce)
+
+
+def _put(state: PipelineState, rung: Rung) -> PipelineState:
+    """``state`` with ``rung`` in place of its hat's (the ladders kept in hat order, so that
+    two folds of one log build equal states)."""
+    others = tuple(r for r in state.ladders if r.hat != rung.hat)
+    return evolve(state, ladders=tuple(sorted((*others, rung), key=lambda r: r.hat)))
