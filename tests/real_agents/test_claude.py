@@ -26,6 +26,7 @@ from pipeline.testing.model_server import (
     ModelReply,
     ModelRequest,
     ModelServer,
+    Playbook,
     Script,
     Shell,
     Usage,
@@ -244,3 +245,59 @@ def test_a_rate_limited_claude_is_reported_as_limited_by_its_provider(
         (f["input_tokens"], f["output_tokens"], f["cost_usd"], f["cost_source"]) for f in usage
     }
     assert spent == {(0, 0, 0.0, "reported")}, "nothing was spent, as Claude Code says itself"
+
+
+def _reviewing_once(finding: str) -> Script:
+    """ralph's fixing pipeline whose reviewer reports ``finding`` in its first review and
+    nothing after, and whose fixer fixes nothing (the work was right)."""
+    books = dict(fixing_pipeline("app.py", FIXED_APP))
+    reviews = [Playbook(_review_steps(finding)), books["review"]]
+    inner = by_kind(books)
+    started = [0]  # reviews begun so far
+
+    def script(request: ModelRequest) -> ModelReply:
+        if prompt_kind(request.prompt) != "review" or not request.tools:
+            return inner(request)
+        if request.turn == 0:
+            started[0] += 1
+        return reviews[min(started[0], 2) - 1].reply(request.turn)
+
+    return script
+
+
+def _review_steps(finding: str) -> tuple[ModelReply, ...]:
+    return (ModelReply(actions=(WriteFile(".agent/out/issues.md", finding),)),)
+
+
+@pytest.mark.usefixtures("own_environment")
+def test_a_bounced_developer_runs_its_ladders_next_model_in_claude_code(
+    tmp_path: Path, agent_cli: Callable[[str], Path]
+) -> None:
+    """``[hats.developer] escalate``: the review finds an issue once, so the developer's fix
+    runs the ladder's model: Claude Code, given it by the preset's ``--model``, asks the
+    server for it; every other request asks for Claude Code's own default model."""
+    program = agent_cli("claude")
+    ladder = (
+        '[hats.developer]\nescalate = ["claude-escalated-test"]\n'
+        "escalate_after = { review_issues = 1 }\n"
+    )
+    root = failing_repo(tmp_path / "repo", f'[agents.main]\npreset = "claude"\n\n{ladder}')
+    with ModelServer(_reviewing_once("- app.answer has no docstring\n")) as server:
+        done = run_ralph(
+            root, claude_environment(server.url, tmp_path / "home", program), "run", "--plain"
+        )
+        asked = [
+            (prompt_kind(e.request.prompt), e.request.model)
+            for e in server.exchanges
+            if e.request is not None and e.request.tools
+        ]
+    assert done.returncode == 0, done.stdout + done.stderr
+    escalated = {kind for kind, model in asked if model == "claude-escalated-test"}
+    assert escalated == {"review_fix"}, asked
+    started = [
+        (f["role"], f["model"])
+        for f in stored_events(root)
+        if f["type"] == "agent.invocation_started"
+    ]
+    assert ("developer", "claude-escalated-test") in started
+    assert [m for r, m in started if r != "developer"] == [None] * (len(started) - 2)
