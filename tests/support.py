@@ -55,6 +55,7 @@ def scripted_run(
     gates: tuple[Any, ...] = (),
     limits: Any = None,
     ladders: tuple[Any, ...] = (),
+    policy: dict[str, Any] | None = None,
 ) -> Any:
     """Run the real orchestration and reducers against a simulated world that answers from a
     script (``ScriptedChooser``); every choice not scripted is the happy one. Every loop
@@ -62,7 +63,7 @@ def scripted_run(
     completion gate keeps a run that misses a required event from completing. ``gates``
     (``GateSpec``) run at final validation, ending as ``answers["gate status"]`` says;
     ``limits`` is the run's ``LimitPolicy`` (None: the defaults); ``ladders`` the hats'
-    escalation ladders."""
+    escalation ladders; ``policy`` any other ``LoopPolicy`` fields."""
     import attrs
 
     from pipeline.engine import run_in_memory
@@ -75,7 +76,12 @@ def scripted_run(
     )
 
     loop = attrs.evolve(
-        simulated_policy(), required_events=(), gates=gates, limits=limits, ladders=ladders
+        simulated_policy(),
+        required_events=(),
+        gates=gates,
+        limits=limits,
+        ladders=ladders,
+        **(policy or {}),
     )
     config = WorldConfig(budget_ or budget(), default_chains(agents), rebase_onto, loop=loop)
     chooser = ScriptedChooser({what: list(left) for what, left in (answers or {}).items()})

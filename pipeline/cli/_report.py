@@ -119,6 +119,13 @@ def _marks(bar: InvocationBar) -> list[str]:
     return marks
 
 
+def _notes(bar: InvocationBar) -> str:
+    """The notes column: the marks, the outcome's detail, and what the usage fact noted (the
+    CLI's own retries, why the cost is unknown)."""
+    said = bar.usage.note if bar.usage is not None else ""
+    return "; ".join(part for part in (*_marks(bar), bar.detail, said) if part)
+
+
 def _title(bar: InvocationBar) -> str:
     parts = [
         f"#{bar.number} {_worn(bar)} via {_agent(bar)}",
@@ -262,7 +269,7 @@ def html_report(
                 bar.topics,
                 bar.malformed_lines,
                 bar.scope_violations,
-                "; ".join([*_marks(bar), bar.detail]).strip("; "),
+                _notes(bar),
             )
         )
         + "</tr>"
@@ -364,7 +371,7 @@ def markdown_report(
         "| ---: | --- | --- | --- | ---: | --- | ---: | ---: | ---: | --- |",
     ]
     for bar in timeline.bars:
-        notes = "; ".join([*_marks(bar), bar.detail]).strip("; ")
+        notes = _notes(bar)
         lines.append(
             f"| {bar.number} | {bar.phase.value} | {_cell(_worn(bar))} | {_cell(_agent(bar))} | "
             f"{bar.attempt} | {bar.outcome.value} | {seconds_text(bar.duration_s)} | "

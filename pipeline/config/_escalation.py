@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Final, final
 
 from attrs import frozen
 
-from pipeline.events import DEFAULT_BOUNCES, Count, Ladder, PatternError, Role, check_pattern
+from pipeline.events import (
+    DEFAULT_BOUNCES,
+    Count,
+    Ladder,
+    PatternError,
+    Role,
+    check_pattern,
+    topic_matches,
+)
 
 if TYPE_CHECKING:
     from pipeline.config._loop import HatConfig, HatsConfig
@@ -94,6 +102,20 @@ def ladder_problems(key: str, hat: HatConfig, role: Role | None) -> list[str]:
             )
     if not any(counts):
         problems.append(f"{key}.escalate_after: every count is 0, so nothing would move the hat")
+    elif role is None and not hat.review_topics and not any(counts[1:]):
+        problems.append(
+            f"{key}.escalate_after: only review_issues counts, and a hat with triggers has a "
+            "review bounce only when woken by one of its review_topics: name them"
+        )
+    if hat.model is not None and hat.model in hat.escalate:
+        problems.append(f"{key}.escalate: {hat.model!r} is the hat's own model (rung 0)")
+    triggers = hat.triggers or ()
+    for topic in hat.review_topics:
+        if "*" not in topic and triggers and not any(topic_matches(t, topic) for t in triggers):
+            problems.append(
+                f"{key}.review_topics: {topic!r} matches none of the hat's triggers, so it "
+                "never wakes it"
+            )
     if role is Role.DEVELOPER and hat.review_topics:
         problems.append(
             f"{key}.review_topics: only a hat with triggers has it (the built-in review "
@@ -108,8 +130,8 @@ def ladder_problems(key: str, hat: HatConfig, role: Role | None) -> list[str]:
 
 
 def _model_problem(key: str, model: str) -> str:
-    if not model.strip() or model != model.strip():
-        return f"{key}: {model!r} is not a model name (empty, or spaces around it)"
+    if not model or any(c.isspace() or not c.isprintable() for c in model):
+        return f"{key}: {model!r} is not a model name (empty, or spaces or control characters)"
     if model.startswith("-"):
         return f"{key}: {model!r} starts with '-', so a CLI would read it as an option"
     return ""

@@ -25,7 +25,8 @@ def _models(_instance: object, _attribute: Attribute[Any], value: tuple[str, ...
     if not value:
         raise ValueError("escalate: a ladder needs at least one model to move up to")
     for model in value:
-        if not model.strip() or model != model.strip() or model.startswith("-"):
+        blank = any(c.isspace() or not c.isprintable() for c in model)
+        if not model or blank or model.startswith("-"):
             raise ValueError(f"escalate: {model!r} is not a model name")
 
 
@@ -38,8 +39,8 @@ class Ladder:
     Rung 0 is the hat's own model (its ``model``, else its agent's); rung ``k`` is
     ``models[k - 1]``. ``review_topics`` are, for a hat of a user's topology, the topics that
     bring its work back from review (being woken by one is a review bounce). With
-    ``step_down``, a success (a clean review, a passed final check, or a topology hat woken
-    for new work) moves the hat down a rung.
+    ``step_down``, a success (a clean review, or a topology hat woken for new work after work
+    that did not bounce) moves the hat down a rung.
     """
 
     hat: str

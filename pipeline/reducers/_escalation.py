@@ -1,9 +1,10 @@
 """Moving hats along their escalation ladders (pure).
 
 A bounce of the kind a ladder counts adds one to that kind; when the count reaches the
-ladder's number for it, the hat moves up a rung and every count starts again. A success
-(a clean review; in a topology, the hat woken for new work) clears the counts and, with
-``step_down``, moves the hat down a rung. A run without ladders pays one check per bounce.
+ladder's number for it, the hat moves up a rung and every count starts again (at the top
+rung nothing more is counted). A success (a clean review; in a topology, the hat woken for
+new work after work that did not bounce) clears the counts and, with ``step_down``, moves the
+hat down a rung. A run without ladders pays one check per bounce.
 """
 
 from __future__ import annotations
@@ -28,17 +29,20 @@ def bounced(state: PipelineState, bounce: Bounce, hat: str | None = None) -> Pip
     if not needed:
         return state
     rung = rung_of(state, name)
+    if rung.rung >= len(ladder.models):
+        # The top rung: nothing more to count toward.
+        return state if rung.owed else _put(state, evolve(rung, owed=True))
     counted = rung.count(bounce) + 1
-    if counted >= needed and rung.rung < len(ladder.models):
+    if counted >= needed:
         moved = Rung(hat=name, rung=rung.rung + 1, moves=rung.moves + 1, moved_by=bounce)
-        return _put(state, moved)
+        return _put(state, evolve(moved, owed=True))
     match bounce:
         case Bounce.REVIEW_ISSUES:
-            return _put(state, evolve(rung, review_issues=counted))
+            return _put(state, evolve(rung, review_issues=counted, owed=True))
         case Bounce.BLOCKED:
-            return _put(state, evolve(rung, blocked=counted))
+            return _put(state, evolve(rung, blocked=counted, owed=True))
         case Bounce.VALIDATION_FAILED:
-            return _put(state, evolve(rung, validation_failed=counted))
+            return _put(state, evolve(rung, validation_failed=counted, owed=True))
         case _:
             assert_never(bounce)
 
@@ -59,15 +63,28 @@ def succeeded(state: PipelineState, hat: str | None = None) -> PipelineState:
 
 def hat_woken(state: PipelineState, hat: str, topic: str) -> PipelineState:
     """``state`` after topology hat ``hat`` was woken by ``topic``: one of its review topics
-    is a review bounce; ralph's own wakes (a blocked task, a refused completion) are neither,
-    since their bounce was counted where it happened; any other topic is new work, so the
-    work before it held up."""
+    is a review bounce; ralph's own wakes (``build.blocked`` after a gate, whose bounce was
+    counted where it happened, and ``task.resume`` after a refused completion) are neither;
+    any other topic is new work, so the work before it held up, unless that work bounced
+    (``Rung.owed``) and was not sent back."""
     ladder = ladder_of(state, hat)
-    if ladder is None or topic in (TASK_BLOCKED_TOPIC, TASK_RESUME_TOPIC):
+    if ladder is None:
         return state
-    if in_scope(ladder.review_topics, topic):
-        return bounced(state, Bounce.REVIEW_ISSUES, hat)
+    if topic in (TASK_BLOCKED_TOPIC, TASK_RESUME_TOPIC) or in_scope(ladder.review_topics, topic):
+        # The hat is sent back to its work: this activation's work is judged afresh.
+        if in_scope(ladder.review_topics, topic):
+            state = bounced(state, Bounce.REVIEW_ISSUES, hat)
+        return _settled(state, hat)
+    if rung_of(state, hat).owed:
+        # New work after work that bounced and never came back (a blocked task the planner
+        # took over): no success.
+        return _settled(state, hat)
     return succeeded(state, hat)
+
+
+def _settled(state: PipelineState, hat: str) -> PipelineState:
+    rung = rung_of(state, hat)
+    return _put(state, evolve(rung, owed=False)) if rung.owed else state
 
 
 def _needed(ladder: Ladder, bounce: Bounce) -> int:

@@ -111,8 +111,12 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
         return _completion(state, intake, policy, event)
     if topic == HUMAN_INTERACT_TOPIC and policy.human_timeout_s is not None:
         return _question(state, intake, event, policy.human_timeout_s)
-    if topic == TASK_BLOCKED_TOPIC and policy.max_task_blocks:
-        return _blocked(state, intake, policy, event)
+    if topic == TASK_BLOCKED_TOPIC:
+        if intake.publisher is Role.DEVELOPER:
+            # A bounce of the developer's work (its hat's ladder), abandoned or not.
+            state = bounced(state, Bounce.BLOCKED)
+        if policy.max_task_blocks:
+            return _blocked(state, intake, policy, event)
     return advance(state, intake=intake, routing=queued(state, event))
 
 
@@ -312,8 +316,6 @@ def _blocked(
     """Count a blocked task; abandon it after too many blocks, and end the run after too many
     abandonments."""
     task = _text_of(event, "task")
-    if intake.publisher is Role.DEVELOPER:
-        state = bounced(state, Bounce.BLOCKED)
     counts = dict(intake.blocked)
     blocks = counts.pop(task, 0) + 1
     routing = queued(state, event)

@@ -37,6 +37,10 @@ class Rung:
     """How often the hat moved, up or down, in the run."""
     moved_by: Bounce | None = None
     """What moved it up last (None: it has not moved up, or a success moved it down)."""
+    owed: bool = False
+    """Its last work bounced and was not sent back to it, so a topology waking it for new work
+    next is no success (a blocked task handed to a planner comes back as new work, not as
+    work that held up)."""
 
     def count(self, bounce: Bounce) -> int:
         """The bounces of kind ``bounce`` counted at this rung."""

@@ -68,7 +68,8 @@ def usage_text(usage: UsageReported | None) -> str:
     if usage.cost_usd is None:
         cost = f"cost unknown ({usage.note})" if usage.note else "cost unknown"
     else:
-        cost = f"{dollars(usage.cost_usd)} ({usage.cost_source.value})"
+        said = f"; {usage.note}" if usage.note else ""
+        cost = f"{dollars(usage.cost_usd)} ({usage.cost_source.value}){said}"
     model = f"{usage.model}: " if usage.model else ""
     return f"{model}{usage.tokens:,} tokens, {cost}"
 

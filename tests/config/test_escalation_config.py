@@ -91,6 +91,24 @@ def test_without_escalate_no_ladder_is_recorded() -> None:
             TOPOLOGY.replace('review_topics = ["review.rejected"]', 'review_topics = ["a..b"]'),
             "hats.builder.review_topics: malformed pattern",
         ),
+        ('[hats.developer]\nescalate = ["claude opus"]\n', "is not a model name"),
+        ('[hats.developer]\nescalate = ["a\\nb"]\n', "is not a model name"),
+        (
+            '[hats.developer]\nmodel = "m"\nescalate = ["m", "n"]\n',
+            "hats.developer.escalate: 'm' is the hat's own model (rung 0)",
+        ),
+        (
+            TOPOLOGY.replace(
+                'review_topics = ["review.rejected"]', 'review_topics = ["review.rejectd"]'
+            ),
+            "hats.builder.review_topics: 'review.rejectd' matches none of the hat's triggers",
+        ),
+        (
+            TOPOLOGY.replace('review_topics = ["review.rejected"]\n', "").replace(
+                "{ review_issues = 3 }", "{ review_issues = 3, blocked = 0, validation_failed = 0 }"
+            ),
+            "hats.builder.escalate_after: only review_issues counts",
+        ),
         (
             TOPOLOGY + '[hats.developer]\nescalate = ["m"]\n',
             "hats.developer: the developer works in the built-in pipeline only",

@@ -153,3 +153,23 @@ def test_the_run_passes_the_named_variables_and_withholds_them_no_more(
     (checked,) = choice.checked(config, environ, Instant(datetime(2026, 1, 1, tzinfo=UTC)))
     assert "OTHER_KEY" in checked.withheld
     assert "MINE_KEY" not in checked.withheld
+
+
+def test_a_ladders_models_provider_is_named_too(home: Path, tmp_path: Path) -> None:
+    """``[hats.developer] escalate`` may move the developer to another provider's model: its
+    key is passed as the agent's own model's is (without it the escalated CLI has no key)."""
+    from pipeline.handlers.runtime._sandboxing import model_variables
+
+    config_file = home / ".config" / "opencode" / "opencode.json"
+    config_file.parent.mkdir(parents=True)
+    providers = {
+        "mine": {"options": {"apiKey": "{env:MINE_KEY}"}},
+        "spare": {"options": {"apiKey": "{env:SPARE_KEY}"}},
+    }
+    config_file.write_text(json.dumps({"provider": providers}))
+    toml = '[agents.main]\npreset = "opencode"\nmodel = "mine/m"\n'
+    own = parse_config(toml, "ralph.toml")
+    laddered = parse_config(toml + '[hats.developer]\nescalate = ["spare/m"]\n', "ralph.toml")
+    environ = {"HOME": str(home)}
+    assert model_variables(own, tmp_path, environ) == {"main": ("MINE_KEY",)}
+    assert model_variables(laddered, tmp_path, environ) == {"main": ("MINE_KEY", "SPARE_KEY")}

@@ -245,6 +245,10 @@ def test_a_rate_limited_claude_is_reported_as_limited_by_its_provider(
         (f["input_tokens"], f["output_tokens"], f["cost_usd"], f["cost_source"]) for f in usage
     }
     assert spent == {(0, 0, 0.0, "reported")}, "nothing was spent, as Claude Code says itself"
+    # Claude Code's own retry (its system/api_retry line) is noted with the usage.
+    assert all(
+        "the CLI retried 1 failed model request(s) itself (HTTP 429)" in f["note"] for f in usage
+    )
 
 
 def _reviewing_once(finding: str) -> Script:

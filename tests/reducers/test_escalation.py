@@ -6,15 +6,19 @@ as laws over arbitrary ladders and worlds."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.effects import InvokeAgent
 from pipeline.events import (
     Count,
+    HatActivated,
     InvocationStarted,
     IterationStatus,
     Ladder,
+    PipelineEvent,
     PromptKind,
     Role,
     TopicPublished,
@@ -84,6 +88,8 @@ def test_each_rung_moves_up_once_more_and_the_top_rung_holds() -> None:
         "m-best",
         "m-best",
     ]
+    (rung,) = result.state.ladders
+    assert (rung.rung, rung.review_issues) == (2, 0), "the top rung counts nothing more"
 
 
 def test_a_clean_review_moves_a_hat_down_only_with_step_down() -> None:
@@ -135,6 +141,23 @@ def test_a_task_the_developer_reports_blocked_is_a_bounce() -> None:
         ladders=(_ladder(blocked=2),),
     )
     assert _developer_models(result, PromptKind.DEVELOPMENT) == [None, None, "m-strong"]
+
+
+def test_a_blocked_task_counts_even_when_blocked_tasks_are_never_abandoned() -> None:
+    """``max_task_blocks = 0`` turns abandoning off, not the developer's ladder."""
+    partial = IterationStatus.PARTIAL
+    result = scripted_run(
+        {
+            "iteration status": [partial, IterationStatus.COMPLETED],
+            "lines written to the events file": [0, 1, 0],
+            "a loop-control topic": [True],
+            "which loop-control topic": [1],
+        },
+        budget_=budget(max_iterations=2),
+        ladders=(_ladder(blocked=1),),
+        policy={"max_task_blocks": Count(0)},
+    )
+    assert _developer_models(result, PromptKind.DEVELOPMENT) == [None, "m-strong"]
 
 
 def test_a_blocked_topic_from_another_role_is_no_bounce_of_the_developer() -> None:
@@ -212,3 +235,33 @@ def test_a_hat_never_leaves_its_ladder_and_moves_only_on_what_it_counts(
     if not ladder.review_issues:
         # Nothing but review findings bounced in this world: the hat stays on its own model.
         assert set(models) == {None}
+
+
+def test_a_topology_hat_blocked_twice_moves_up_though_a_planner_hands_it_new_work() -> None:
+    """The builder reports its task blocked; the planner re-plans and wakes it with new work.
+    That wake is no success (the work before it bounced), so the second block moves it up."""
+    builder = hat("builder", ["task.next"], ["build.blocked", "build.done"])
+    planner = hat("planner", ["task.start", "build.blocked"], ["task.next"])
+    critic = hat("critic", ["build.done"], ["LOOP_COMPLETE"])
+    ladder = Ladder(hat="builder", models=LADDER, review_issues=Count(0), blocked=Count(2))
+    loop = policy(builder, planner, critic, ladders=(ladder,))
+    says = {
+        "planner": [["task.next"]] * 3,
+        "builder": [["build.blocked"], ["build.blocked"], ["build.done"]],
+        "critic": [["LOOP_COMPLETE"]],
+    }
+    log = run_log(loop, says, iterations=10)
+    assert _hat_models(log, "builder") == [None, None, "m-strong"]
+    assert fold(log).termination is TerminationReason.COMPLETED
+
+
+def _hat_models(log: Sequence[PipelineEvent], name: str) -> list[str | None]:
+    """The model of each invocation of topology hat ``name``, in order."""
+    models: list[str | None] = []
+    woken: str | None = None
+    for event in log:
+        if isinstance(event, HatActivated):
+            woken = event.hat
+        elif isinstance(event, InvocationStarted) and event.role is Role.DEVELOPER:
+            models += [event.model] if woken == name else []
+    return models

@@ -232,6 +232,7 @@ class AgentInvoker:
         cost, source, note = _cost(figures, price, output_format, reported_model)
         if output_format is not None and not figures.reported_anything:
             note = f"the {output_format} output reported no usage" + (f"; {note}" if note else "")
+        note = "; ".join(part for part in (note, figures.retries_note) if part)
         fact = UsageReported(
             effect.role,
             effect.agent,

@@ -172,10 +172,12 @@ def _low_port(reachable: tuple[Endpoint, ...]) -> str | None:
 
 
 def _agent_models(config: RalphConfig) -> dict[str, tuple[str | None, ...]]:
-    """Every model each agent may run (its own and its hats'), by agent name."""
+    """Every model each agent may run (its own, its hats' and their escalation ladders'), by
+    agent name."""
     hats = (*(config.hats.for_role(role) for role in Role), *config.hats.work.values())
+    ladders = [model for hat in hats for model in hat.escalate]
     return {
-        name: tuple(dict.fromkeys([agent.model, *(agent.model_for(hat) for hat in hats)]))
+        name: tuple(dict.fromkeys([agent.model, *(agent.model_for(hat) for hat in hats), *ladders]))
         for name, agent in config.agents.items()
     }
 

@@ -7,6 +7,8 @@ the end one ``result`` line with the totals of the invocation: ``usage`` (``inpu
 not read from cache, as the Messages API counts them, ``output_tokens``,
 ``cache_read_input_tokens``, ``cache_creation_input_tokens``), ``num_turns``,
 ``duration_api_ms``, ``session_id`` and ``total_cost_usd``, which the CLI computes itself.
+A ``system`` line of subtype ``api_retry`` tells of a failed request Claude Code retries itself
+(``error_status``, ``retry_delay_ms``): a run's slow invocation says why.
 
 Without a ``result`` line (the agent was killed or timed out) the input and cache tokens are
 added up over the distinct messages of the ``assistant`` lines, which carry the usage the
@@ -20,6 +22,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+import attrs
 
 from pipeline.handlers.agents.usage._figures import UsageFigures, count, json_object, mapping
 
@@ -83,6 +87,8 @@ def parse_claude(lines: Iterable[bytes]) -> UsageFigures:
     session: str | None = None
     result: Mapping[str, Any] | None = None
     messages: dict[str, Mapping[str, Any]] = {}
+    statuses: list[int | None] = []
+    waited = 0
     for line in lines:
         record = json_object(line)
         if record is None:
@@ -91,6 +97,10 @@ def parse_claude(lines: Iterable[bytes]) -> UsageFigures:
         if kind == "system" and record.get("subtype") == "init":
             model = _model(record.get("model")) or model
             session = _text(record.get("session_id")) or session
+        elif kind == "system" and record.get("subtype") == "api_retry":
+            # Claude Code retrying a failed request itself (a 429, a 529) before it answers.
+            statuses.append(count(record.get("error_status")))
+            waited += count(record.get("retry_delay_ms")) or 0
         elif kind == "assistant" and record.get("parent_tool_use_id") is None:
             # The main conversation only: a subagent's messages are in the result's totals.
             message = mapping(record.get("message"))
@@ -100,6 +110,11 @@ def parse_claude(lines: Iterable[bytes]) -> UsageFigures:
                 messages[ident] = mapping(message.get("usage"))
         elif kind == "result":
             result = record
-    if result is not None:
-        return _from_result(result, model)
-    return _from_messages(messages, model, session)
+    figures = (
+        _from_result(result, model)
+        if result is not None
+        else _from_messages(messages, model, session)
+    )
+    if not statuses:
+        return figures
+    return attrs.evolve(figures, own_retries=tuple(statuses), own_retry_wait_ms=waited)

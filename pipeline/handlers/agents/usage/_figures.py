@@ -33,6 +33,22 @@ class UsageFigures:
     api_duration_ms: int | None = None
     cost_usd: float | None = None
     """The cost the CLI itself reported, in US dollars."""
+    own_retries: tuple[int | None, ...] = ()
+    """The HTTP status of each failed model request the CLI retried itself (None: untold)."""
+    own_retry_wait_ms: int = 0
+    """How long the CLI waited before those retries, in all."""
+
+    @property
+    def retries_note(self) -> str:
+        """The CLI's own retries in words ("" when it retried nothing)."""
+        if not self.own_retries:
+            return ""
+        statuses = ", ".join("?" if s is None else str(s) for s in self.own_retries[:5])
+        more = f" and {len(self.own_retries) - 5} more" if len(self.own_retries) > 5 else ""
+        return (
+            f"the CLI retried {len(self.own_retries)} failed model request(s) itself "
+            f"(HTTP {statuses}{more}), waiting {self.own_retry_wait_ms / 1000:.1f} s"
+        )
 
     @property
     def reported_anything(self) -> bool:

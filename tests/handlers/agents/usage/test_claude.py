@@ -138,3 +138,47 @@ def test_a_log_cut_at_any_byte_never_raises(end: int) -> None:
     figures = parse_claude(data.splitlines(keepends=True))
     if end < len(b"".join(DEVELOPER)) - 1:
         assert figures.cost_usd is None
+
+
+LIMITS = Path(__file__).parents[3] / "fixtures" / "limits"
+
+
+def test_claude_codes_own_retries_are_counted_with_their_statuses_and_waits() -> None:
+    """``system``/``api_retry`` lines (captured: ten retries of a 429 with Claude Code's
+    default of ten, delays 2.2 s to 34.2 s): each retried request's status and the waits in
+    all, so a slow invocation says why."""
+    lines = (LIMITS / "claude-429-default-retries.jsonl").read_bytes().splitlines()
+    figures = parse_claude(lines)
+    assert figures.own_retries == (429,) * 10
+    assert figures.own_retry_wait_ms == 170_791
+    assert figures.retries_note == (
+        "the CLI retried 10 failed model request(s) itself "
+        "(HTTP 429, 429, 429, 429, 429 and 5 more), waiting 170.8 s"
+    )
+    once = parse_claude((LIMITS / "claude-429-then-ok.jsonl").read_bytes().splitlines())
+    assert once.own_retries == (429,)
+    assert once.input_tokens is not None, "the request that then succeeded is still counted"
+
+
+def test_a_run_without_retries_notes_none() -> None:
+    assert parse_claude(DEVELOPER).own_retries == ()
+    assert parse_claude(DEVELOPER).retries_note == ""
+
+
+def test_a_retry_line_a_tool_printed_is_not_claude_codes() -> None:
+    """A tool result holding an ``api_retry`` object is a ``user`` line's content, never a
+    ``system`` line of Claude Code's own."""
+    printed = orjson.dumps(
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "content": '{"type":"system","subtype":"api_retry","error_status":429}',
+                    }
+                ]
+            },
+        }
+    )
+    assert parse_claude([*DEVELOPER, printed]).own_retries == ()
