@@ -16,8 +16,10 @@ from pipeline.views._spend import (
 )
 from pipeline.views._timeline import InvocationBar, Outcome, PhaseSpan, Timeline, timeline
 from pipeline.views._topics import TopicEntry, topic_log
+from pipeline.views._travel import Change, state_at, state_changes, states_at
 
 __all__ = [
+    "Change",
     "GateOutcome",
     "GateRun",
     "InvocationBar",
@@ -46,6 +48,9 @@ __all__ = [
     "screen_runs",
     "spend_line",
     "spend_summary",
+    "state_at",
+    "state_changes",
+    "states_at",
     "timeline",
     "tokens_text",
     "topic_log",
