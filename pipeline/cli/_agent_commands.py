@@ -1,4 +1,5 @@
-"""``ralph emit`` and ``ralph respond``: what agents and people call while a run is under way."""
+"""``ralph emit``, ``ralph respond`` and ``ralph guide``: what agents and people call while a run
+is under way."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pipeline.cli._app import (
     WorkspaceOption,
     _fail,
     _open,
+    _store_failure,
     app,
     out,
 )
@@ -20,6 +22,8 @@ from pipeline.cli._emit import main as emit_main
 from pipeline.cli._safe import terminal_safe
 from pipeline.engine import (
     AnswerError,
+    GuidanceError,
+    guide,
     respond,
 )
 from pipeline.errors import WireFormatError
@@ -66,3 +70,35 @@ def respond_command(
         raise _fail(str(error)) from error
     asked = terminal_safe(question.question)  # an agent's words
     out.print(f"Answered {question.question_id} of run {run_id}: {asked}", markup=False)
+
+
+@app.command(name="guide")
+def guide_command(
+    text: Annotated[str, typer.Argument(help="What to tell the agents, in a sentence or two.")],
+    hat: Annotated[
+        str | None,
+        typer.Option(
+            "--hat",
+            help="The hat whose next prompt carries it: a role (developer, reviewer, ...) or a "
+            "hat of the run's topology (default: every hat's next working prompt).",
+        ),
+    ] = None,
+    run: Annotated[str | None, typer.Option("--run", help="The run (default: the latest).")] = None,
+    workspace: WorkspaceOption = Path(),
+    store: StoreOption = None,
+) -> None:
+    """Guide a run while it goes on: the chosen hat's next prompt carries TEXT, as a person's
+    guidance. A stopped run takes it in when it is resumed."""
+    location = store
+    if store is None and (workspace / "ralph.toml").is_file():
+        location = store_location(_open(workspace), store)
+    try:
+        run_id, number = guide(workspace, text, hat, run, location)
+    except (GuidanceError, WireFormatError) as error:
+        raise _fail(str(error)) from error
+    except StoreError as error:
+        raise _store_failure(error) from error
+    who = f"the {hat}" if hat is not None else "every hat"
+    out.print(
+        f"Guidance {number} for run {run_id}: {who}'s next prompt will carry it.", markup=False
+    )

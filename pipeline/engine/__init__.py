@@ -6,6 +6,7 @@ from pipeline.engine._durable import (
     run_durable,
     utc_now,
 )
+from pipeline.engine._guide import MAX_GUIDANCE_CHARS, GuidanceError, guidable_hats, guide
 from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.engine._memory import LoopBoundExceededError, RunResult, run_in_memory
 from pipeline.engine._registry import HandlerRegistry, MissingHandlerError
@@ -21,10 +22,12 @@ from pipeline.engine._salvage import (
 )
 
 __all__ = [
+    "MAX_GUIDANCE_CHARS",
     "MAX_SALVAGE_REASON_CHARS",
     "NOTHING_DAMAGED",
     "AnswerError",
     "DurableRun",
+    "GuidanceError",
     "HandlerRegistry",
     "Interrupted",
     "Interruption",
@@ -35,6 +38,8 @@ __all__ = [
     "RunResult",
     "Salvaged",
     "good_prefix",
+    "guidable_hats",
+    "guide",
     "load_state",
     "respond",
     "run_durable",

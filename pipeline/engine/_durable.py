@@ -14,7 +14,14 @@ from datetime import UTC, datetime
 
 from attrs import frozen
 
-from pipeline.effects import Effect, SaveCheckpoint, StartRun, Terminate, is_redoable
+from pipeline.effects import (
+    Effect,
+    MaterializePrompt,
+    SaveCheckpoint,
+    StartRun,
+    Terminate,
+    is_redoable,
+)
 from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.errors import PipelineError
 from pipeline.events import (
@@ -92,6 +99,7 @@ def run_durable(
     redactor: Redactor | None = None,
     on_effect: Callable[[Effect], None] | None = None,
     on_resume: Callable[[], Sequence[PipelineEvent]] | None = None,
+    on_prompt: Callable[[PipelineState], Sequence[PipelineEvent]] | None = None,
 ) -> DurableRun:
     """Start a new run (``run_id`` None) or resume ``run_id``, and run until it is complete
     or ``max_effects`` effects have been carried out (a later call resumes it).
@@ -106,7 +114,9 @@ def run_durable(
     or shown, so no secret reaches the log, a checkpoint, a span or an output. ``on_effect``
     sees each effect as it is carried out (the start of a new run and checkpoints included).
     ``on_resume`` reports, when a run resumes, the facts of the world it goes on in (the
-    runtime: what its agents run in now), recorded right after ``RunResumed``.
+    runtime: what its agents run in now), recorded right after ``RunResumed``. ``on_prompt``
+    reports, before each prompt is made, what reached the run from outside meanwhile (a
+    person's guidance), so that the prompt is made from a state that holds it.
     """
     interruption = Interruption() if interruption is None else interruption
     redactor = Redactor.from_environment(os.environ) if redactor is None else redactor
@@ -138,6 +148,11 @@ def run_durable(
         if max_effects is not None and effects >= max_effects:
             break
         effect = next_effect(state)
+        if isinstance(effect, MaterializePrompt) and on_prompt is not None:
+            news = [redactor.event(fact) for fact in on_prompt(state)]
+            if news:
+                state = _commit(store, run_id, state, news, on_event)
+                effect = next_effect(state)
         if isinstance(effect, Terminate):
             break
         effects += 1

@@ -62,6 +62,7 @@ from pipeline.events.error import (
 )
 from pipeline.events.escalation import DEFAULT_BOUNCES, Ladder
 from pipeline.events.human import (
+    GuidanceGiven,
     HumanEvent,
     HumanInterventionRequired,
     HumanQuestionAsked,
@@ -95,6 +96,7 @@ from pipeline.events.planning import PlanningEvent, PlanningStarted, PlanProduce
 from pipeline.events.policy import (
     CONNECTION_REFUSED_TOPIC,
     GIT_RESTORED_TOPIC,
+    HUMAN_GUIDANCE_TOPIC,
     HUMAN_INTERACT_TOPIC,
     HUMAN_RESPONSE_TOPIC,
     HUMAN_TIMEOUT_TOPIC,
@@ -197,6 +199,7 @@ __all__ = [
     "DEFAULT_BOUNCES",
     "DEFAULT_MAX_LIMIT_WAIT_S",
     "GIT_RESTORED_TOPIC",
+    "HUMAN_GUIDANCE_TOPIC",
     "HUMAN_INTERACT_TOPIC",
     "HUMAN_RESPONSE_TOPIC",
     "HUMAN_TIMEOUT_TOPIC",
@@ -254,6 +257,7 @@ __all__ = [
     "GateStarted",
     "GateStatus",
     "GitMetadataRestored",
+    "GuidanceGiven",
     "Hat",
     "HatActivated",
     "HumanEvent",

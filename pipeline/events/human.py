@@ -6,9 +6,16 @@ from typing import TypeAlias, final
 
 from attrs import field, frozen
 
-from pipeline.events.values import INSTANT_VALIDATOR, Instant, QuestionId
+from pipeline.events.values import (
+    INSTANT_VALIDATOR,
+    ORDINAL_VALIDATOR,
+    Instant,
+    Ordinal,
+    QuestionId,
+)
 
 __all__ = [
+    "GuidanceGiven",
     "HumanEvent",
     "HumanInterventionRequired",
     "HumanQuestionAsked",
@@ -57,7 +64,25 @@ class HumanInterventionRequired:
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
+@final
+@frozen
+class GuidanceGiven:
+    """A person's guidance number ``number`` (``ralph guide``), given at ``given_at`` for the
+    hat ``hat`` (a role's or a topology hat's name; None: every hat), reached the run: the
+    chosen hat's next prompt carries ``text``."""
+
+    number: Ordinal = field(validator=ORDINAL_VALIDATOR)
+    hat: str | None
+    text: str
+    given_at: Instant = field(validator=INSTANT_VALIDATOR)
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
 HumanEvent: TypeAlias = (
-    HumanQuestionAsked | HumanResponseReceived | HumanTimedOut | HumanInterventionRequired
+    HumanQuestionAsked
+    | HumanResponseReceived
+    | HumanTimedOut
+    | HumanInterventionRequired
+    | GuidanceGiven
 )
 """Facts about people in the loop."""

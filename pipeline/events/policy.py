@@ -37,6 +37,7 @@ from pipeline.events.values import (
 __all__ = [
     "CONNECTION_REFUSED_TOPIC",
     "GIT_RESTORED_TOPIC",
+    "HUMAN_GUIDANCE_TOPIC",
     "HUMAN_INTERACT_TOPIC",
     "HUMAN_RESPONSE_TOPIC",
     "HUMAN_TIMEOUT_TOPIC",
@@ -68,6 +69,8 @@ HUMAN_INTERACT_TOPIC: Final = "human.interact"
 """An agent asks a person a question (the payload: the question, or ``{"question": ...}``)."""
 HUMAN_RESPONSE_TOPIC: Final = "human.response"
 """The topic-log entry (and seen topic) for a person's answer."""
+HUMAN_GUIDANCE_TOPIC: Final = "human.guidance"
+"""The notice (and topic-log entry) carrying a person's guidance to a hat's next prompt."""
 HUMAN_TIMEOUT_TOPIC: Final = "human.timeout"
 """The topic-log entry (and seen topic) for a question nobody answered in time."""
 TASK_BLOCKED_TOPIC: Final = "build.blocked"

@@ -30,7 +30,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 14
+SCHEMA_VERSION: Final = 15
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -56,7 +56,8 @@ facts and ``TerminationReason.GATE_FAILED``. 11 added the tamper screen and the 
 ``SandboxChecked`` (with ``SandboxMode``) and ``ConnectionRefused``. 13 added provider
 limits: the ``ProviderLimited``, ``LimitResetAwaited`` and ``UsageWindowReported`` facts and
 ``LoopPolicy.limits`` (absent before: the defaults). 14 added the hats' escalation ladders
-(``LoopPolicy.ladders``; absent before: none).
+(``LoopPolicy.ladders``; absent before: none). 15 added a person's guidance: the
+``GuidanceGiven`` fact.
 """
 
 
@@ -146,6 +147,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         human.HumanResponseReceived: "human.human_response_received",
         human.HumanTimedOut: "human.human_timed_out",
         human.HumanInterventionRequired: "human.human_intervention_required",
+        human.GuidanceGiven: "human.guidance_given",
         error.AgentChainExhausted: "error.agent_chain_exhausted",
         error.WorkspaceIoError: "error.workspace_io_error",
         error.BudgetExceeded: "error.budget_exceeded",

@@ -243,7 +243,7 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
         last_error=state.ledger.last_error,
         feedback=state.intake.feedback,
         feedback_omitted=Count(state.intake.feedback_omitted),
-        notices=notices_for(state.intake.notices, role),
+        notices=notices_for(state.intake.notices, role, None if working is None else working.name),
         response_schema=_schema(state, role),
         correction=correcting(state),
         publishing=_publishing(state, kind, role),

@@ -7,14 +7,17 @@ from typing import assert_never
 from attrs import evolve
 
 from pipeline.events import (
+    HUMAN_GUIDANCE_TOPIC,
     HUMAN_RESPONSE_TOPIC,
     HUMAN_TIMEOUT_TOPIC,
     Count,
+    GuidanceGiven,
     HumanEvent,
     HumanInterventionRequired,
     HumanQuestionAsked,
     HumanResponseReceived,
     HumanTimedOut,
+    Role,
 )
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._notices import add_notice
@@ -71,6 +74,19 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
                 role=pending.asked_by,
             )
             return notify(state, add_notice(state.intake, notice), timed_out)
+        case GuidanceGiven():
+            if event.number <= ledger.guidance_seen:
+                return anomaly(state, event, f"guidance {event.number} was taken in already")
+            role, hat = _guided(state, event.hat)
+            notice = Notice(
+                topic=HUMAN_GUIDANCE_TOPIC,
+                text=event.text,
+                line_number=Count(0),
+                role=role,
+                hat=hat,
+            )
+            guided = evolve(ledger, guidance_seen=event.number)
+            return notify(state, add_notice(state.intake, notice), guided)
         case HumanInterventionRequired():
             progress = state.progress
             needed = evolve(ledger, last_error=f"{event.reason}: {event.detail}", window_full=None)
@@ -91,3 +107,19 @@ def _timeout_text(state: PipelineState, pending: PendingQuestion) -> str:
         f"{timeout}s" if timeout is not None else f"the deadline {pending.deadline.isoformat()}"
     )
     return f"No response after {waited}. Original question: {pending.question}"
+
+
+def _guided(state: PipelineState, hat: str | None) -> tuple[Role | None, str | None]:
+    """The role, and the topology hat, that guidance for ``hat`` goes to: a role's hat by its
+    name or the role's, a topology's hat as the developer's work; None (or a name the run
+    does not know): every hat."""
+    if hat is None or state.run is None:
+        return None, None
+    loop = state.run.loop
+    for worn in loop.hats:
+        if hat in (worn.name, worn.role.value):
+            return worn.role, None
+    if loop.topology is not None and loop.topology.hat(hat) is not None:
+        return Role.DEVELOPER, hat
+    known = {role.value: role for role in Role}
+    return known.get(hat), None

@@ -17,6 +17,7 @@ from pipeline.state import (
     agents_for,
     notices_for,
     task_prompt_kind,
+    working_hat,
 )
 
 __all__ = ["reduce_prompt"]
@@ -40,7 +41,9 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
             i = state.intake
             # The prompt carried the malformed-line feedback and the role's notices: delivered;
             # notices for other hats stay owed to their next prompts.
-            carried = notices_for(i.notices, role) if i.notices else ()
+            working = working_hat(state, role)
+            hat = None if working is None else working.name
+            carried = notices_for(i.notices, role, hat) if i.notices else ()
             if not i.feedback and not i.feedback_omitted and not carried:
                 return advance(state, progress=invoke)
             owed = tuple(n for n in i.notices if n not in carried) if carried else i.notices

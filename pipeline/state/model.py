@@ -185,17 +185,22 @@ class Notice:
     """The events-file line the notice is about (0: none)."""
     role: Role | None = None
     """The hat the notice is for (its next prompt carries it); None: the next working prompt."""
+    hat: str | None = None
+    """The topology hat it is for, of ``role`` (None: whichever hat of the role works next)."""
 
 
-def notices_for(notices: tuple[Notice, ...], role: Role) -> tuple[Notice, ...]:
-    """The notices a prompt for ``role`` carries: those addressed to it, and, unless it is the
-    committer's (a commit message is no place to act on them), the unaddressed ones and the
-    planner's (planning happens once: its notices go to whoever works next)."""
+def notices_for(
+    notices: tuple[Notice, ...], role: Role, hat: str | None = None
+) -> tuple[Notice, ...]:
+    """The notices a prompt for ``role`` (in topology hat ``hat``) carries: those addressed to
+    it, and, unless it is the committer's (a commit message is no place to act on them), the
+    unaddressed ones and the planner's (planning happens once: its notices go to whoever works
+    next); a notice for another topology hat waits for that hat."""
     return tuple(
         n
         for n in notices
-        if n.role is role
-        or (role is not Role.COMMITTER and (n.role is None or n.role is Role.PLANNER))
+        if (n.role is role or (role is not Role.COMMITTER and n.role in (None, Role.PLANNER)))
+        and (n.hat is None or n.hat == hat)
     )
 
 
@@ -296,6 +301,8 @@ class Ledger:
     last_anomaly: str | None = None
     pending_question: PendingQuestion | None = None
     last_human_answer: str | None = None
+    guidance_seen: int = 0
+    """The number of the last person's guidance the run took in (``GuidanceGiven``)."""
     agent_failures: int = 0
     resumes: int = 0
     last_resume_sequence: int | None = None

@@ -32,6 +32,7 @@ from pipeline.handlers.runtime import (
     UnsafePathError,
     WorkspaceLayout,
     ensure_excluded,
+    guidance_facts,
     load_hat_schemas,
     load_response_schemas,
     own_paths,
@@ -356,8 +357,8 @@ def _drive_held(
             store = stack.enter_context(open_store(workspace))
         if run_id is not None:
             _check_reconciled(workspace, store, run_id)
-        # People's answers reach the run through its store only (``ralph respond``).
-        runtime.answers = store
+        # People's answers and guidance reach the run through its store only.
+        runtime.answers = opened = store
         if prompt is not None and prompt.path is not None and run_id is None:
             runtime.prompt_mode = left_read_only(store, prompt.path, on_warning)
         if run_id is None and on_warning is not None:
@@ -375,6 +376,7 @@ def _drive_held(
             tracer=tracer,
             redactor=Redactor.from_environment(os.environ, workspace.config.redaction.variables),
             on_resume=lambda: runtime.sandbox_checked(runtime.clock()),
+            on_prompt=lambda state: guidance_facts(opened, state, runtime.clock),
         )
 
 

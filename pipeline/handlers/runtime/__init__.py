@@ -18,6 +18,7 @@ from pipeline.handlers.runtime._git import (
 )
 from pipeline.handlers.runtime._gitcmd import configured_drivers, git_dirs, run_git
 from pipeline.handlers.runtime._gitguard import GitGuard
+from pipeline.handlers.runtime._guidance import guidance_facts
 from pipeline.handlers.runtime._history import GitCommit, GitHistory, run_history
 from pipeline.handlers.runtime._layout import OUTPUT_FILES, WorkspaceLayout
 from pipeline.handlers.runtime._prompts import render_prompt, template_text
@@ -86,6 +87,7 @@ __all__ = [
     "gather_changes",
     "git_dirs",
     "git_policy_in",
+    "guidance_facts",
     "is_rate_limited",
     "load_hat_schemas",
     "load_response_schemas",

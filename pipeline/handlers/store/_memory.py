@@ -18,6 +18,7 @@ from attrs import define, field
 from pipeline.events import PipelineEvent, RunId
 from pipeline.handlers.store._port import (
     AnswerTakenError,
+    Guidance,
     RunSummary,
     SequenceConflictError,
     StoredResponse,
@@ -44,6 +45,7 @@ class MemoryStorage:
     runs: dict[RunId, _Run] = field(factory=dict)
     responses: list[StoredResponse] = field(factory=list)
     answers: dict[tuple[RunId, str], str] = field(factory=dict)
+    guidance: dict[RunId, list[Guidance]] = field(factory=dict)
     lock: threading.RLock = field(factory=threading.RLock)
     """Held by every operation (reentrant: a rebuild reads the runs under it)."""
 
@@ -147,6 +149,18 @@ class MemoryEventStore:
         """The answer given to one question of one run, if any."""
         with self.storage.lock:
             return self.storage.answers.get((run_id, question_id))
+
+    def give_guidance(self, run_id: RunId, text: str, hat: str | None) -> int:
+        """Keep a person's guidance for the run; its number."""
+        with self.storage.lock:
+            given = self.storage.guidance.setdefault(run_id, [])
+            given.append(Guidance(len(given) + 1, hat, text, datetime.now(UTC)))
+            return len(given)
+
+    def guidance_after(self, run_id: RunId, number: int) -> list[Guidance]:
+        """The run's guidance numbered after ``number``, in order."""
+        with self.storage.lock:
+            return list(self.storage.guidance.get(run_id, [])[number:])
 
     def close(self) -> None:
         """Nothing to release: the data lives as long as its storage."""

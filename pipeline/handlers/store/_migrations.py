@@ -78,6 +78,20 @@ MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         ALTER TABLE runs ADD COLUMN tip TEXT;
         """,
     ),
+    (
+        5,
+        "people's guidance",
+        """
+        CREATE TABLE guidance (
+            run_id TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            hat TEXT,
+            text TEXT NOT NULL,
+            given_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, number)
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction. The
 ``agent_response_log`` table is a projection of the event log (``pipeline.views.response_log``),
@@ -86,7 +100,8 @@ written in the same transaction as the facts it comes from, and rebuilt from the
 of one run, until the waiting run records it as a fact (version 3). Each event's ``digest``
 chains it to the one before, and ``runs.tip`` is the digest of the run's last event
 (version 4; see ``_chain``): rows stored before it carry none, and their runs' chains start
-with the first event appended after it."""
+with the first event appended after it. ``guidance`` holds what ``ralph guide`` gave a run,
+numbered per run, until the run takes it in as a fact (version 5)."""
 
 
 def applied_migrations(db: sqlite3.Connection) -> set[int]:

@@ -119,6 +119,20 @@ PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         ALTER TABLE run_queue ADD COLUMN not_before TIMESTAMPTZ;
         """,
     ),
+    (
+        8,
+        "people's guidance",
+        """
+        CREATE TABLE guidance (
+            run_id TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            hat TEXT,
+            text TEXT NOT NULL,
+            given_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            PRIMARY KEY (run_id, number)
+        );
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction, under an advisory
 lock so that workers starting together do not race. Event bodies are ``JSON`` (kept as
@@ -130,7 +144,8 @@ one run, until the waiting run records it as a fact (version 5). Each event's ``
 it to the one before and ``runs.tip`` is the digest of the run's last event (version 6; see
 ``_chain``): rows stored before it carry none, and their runs' chains start with the first
 event appended after it. A ticket given back while its run waits for a provider limit's
-reset is claimable only from ``not_before`` (version 7)."""
+reset is claimable only from ``not_before`` (version 7). ``guidance`` holds what ``ralph
+guide`` gave a run, numbered per run, until the run takes it in as a fact (version 8)."""
 
 
 def applied_migrations(conn: psycopg.Connection[Any], label: str) -> set[int]:

@@ -4,6 +4,7 @@ adapters pass; see ``tests/handlers/store/contract.py``)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Protocol, final
 
 from attrs import frozen
@@ -21,6 +22,8 @@ __all__ = [
     "DamagedEventError",
     "EventLog",
     "EventStore",
+    "Guidance",
+    "GuidanceBox",
     "LeaseLostError",
     "ResponseLogStore",
     "RunStore",
@@ -199,9 +202,33 @@ class AnswerBox(AnswerSource, Protocol):
         ...
 
 
-class EventStore(RunStore, ResponseLogStore, AnswerBox, Protocol):
-    """A whole event store: the log, its checkpoints, the response log and the answers (what
-    the SQLite, PostgreSQL and in-memory stores are)."""
+@final
+@frozen
+class Guidance:
+    """A person's guidance to a run (``ralph guide``): its number in the run (from 1, in the
+    order given), the hat it is for (None: every hat), its text and when it was given."""
+
+    number: int
+    hat: str | None
+    text: str
+    given_at: datetime
+
+
+class GuidanceBox(Protocol):
+    """Where people's guidance is kept until the run takes it in (every event store is one)."""
+
+    def give_guidance(self, run_id: RunId, text: str, hat: str | None) -> int:
+        """Keep ``text`` for run ``run_id``'s hat ``hat`` (None: every hat); its number."""
+        ...
+
+    def guidance_after(self, run_id: RunId, number: int) -> list[Guidance]:
+        """The run's guidance numbered after ``number``, in order."""
+        ...
+
+
+class EventStore(RunStore, ResponseLogStore, AnswerBox, GuidanceBox, Protocol):
+    """A whole event store: the log, its checkpoints, the response log, the answers and the
+    guidance (what the SQLite, PostgreSQL and in-memory stores are)."""
 
     def close(self) -> None:
         """Release the store's resources."""

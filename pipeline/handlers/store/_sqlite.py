@@ -22,9 +22,11 @@ import orjson
 
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, chain_start, link
+from pipeline.handlers.store._guidance_sql import sqlite_give, sqlite_guidance
 from pipeline.handlers.store._migrations import MIGRATIONS, apply_migrations
 from pipeline.handlers.store._port import (
     AnswerTakenError,
+    Guidance,
     RunSummary,
     SequenceConflictError,
     StoredResponse,
@@ -358,6 +360,16 @@ class SqliteEventStore:
                 (run_id, question_id),
             ).fetchone()
         return None if row is None else str(row[0])
+
+    def give_guidance(self, run_id: RunId, text: str, hat: str | None) -> int:
+        """Keep a person's guidance for the run; its number."""
+        with self._guard(f"keep guidance for run {run_id!r}"):
+            return sqlite_give(self._db, run_id, text, hat)
+
+    def guidance_after(self, run_id: RunId, number: int) -> list[Guidance]:
+        """The run's guidance numbered after ``number``, in order."""
+        with self._guard(f"read the guidance for run {run_id!r}"):
+            return sqlite_guidance(self._db, run_id, number)
 
     def close(self) -> None:
         """Close the connection (and the descriptor kept to check the file)."""

@@ -26,6 +26,7 @@ import psycopg
 
 from pipeline.events import WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, chain_start
+from pipeline.handlers.store._guidance_sql import pg_give, pg_guidance
 from pipeline.handlers.store._pg_append import (
     COPY_FROM,
     AppendGuard,
@@ -43,6 +44,7 @@ from pipeline.handlers.store._pg_migrations import (
 from pipeline.handlers.store._pg_sql import READ_SQL, insert_responses, nul_free
 from pipeline.handlers.store._port import (
     AnswerTakenError,
+    Guidance,
     RunSummary,
     SequenceConflictError,
     StoredResponse,
@@ -367,6 +369,21 @@ class PostgresEventStore(PgSession):
             ).fetchone(),
         )
         return None if row is None else str(row[0])
+
+    def give_guidance(self, run_id: RunId, text: str, hat: str | None) -> int:
+        """Keep a person's guidance for the run; its number."""
+        while True:  # a number another person took meanwhile: the next one
+            number = self.retrying(
+                f"keep guidance for run {run_id!r}",
+                lambda conn: pg_give(conn, run_id, nul_free(text), hat),
+            )
+            if number is not None:
+                return number
+
+    def guidance_after(self, run_id: RunId, number: int) -> list[Guidance]:
+        """The run's guidance numbered after ``number``, in order."""
+        read = f"read the guidance for run {run_id!r}"
+        return self.retrying(read, lambda conn: pg_guidance(conn, run_id, number))
 
     def __enter__(self) -> PostgresEventStore:
         return self

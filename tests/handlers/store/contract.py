@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import tracemalloc
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -130,6 +131,37 @@ class EventStoreContract:
         with pytest.raises(AnswerTakenError, match="answered already"):
             other.give_answer(RUN, "q1", "no")
         assert store.answer(RUN, "q1") == "yes"
+
+    def test_guidance_is_numbered_per_run_and_read_after_a_number(
+        self, make_store: StoreFactory
+    ) -> None:
+        """A run's guidance is numbered 1, 2, ... in the order given (another run's starts
+        at 1 too), read back by another handle after any number, text and hat intact."""
+        store, other = make_store(), make_store()
+        assert store.guidance_after(RUN, 0) == []
+        assert store.give_guidance(RUN, "Prefer the standard library.", None) == 1
+        assert other.give_guidance(RUN, "Keep the tests\nfast — ✓", "developer") == 2
+        assert store.give_guidance(RunId("run-2"), "elsewhere", "builder") == 1
+        given = other.guidance_after(RUN, 0)
+        assert [(g.number, g.hat, g.text) for g in given] == [
+            (1, None, "Prefer the standard library."),
+            (2, "developer", "Keep the tests\nfast — ✓"),
+        ]
+        assert given[0].given_at.tzinfo is not None
+        assert given[0].given_at <= given[1].given_at
+        assert [g.number for g in store.guidance_after(RUN, 1)] == [2]
+        assert store.guidance_after(RUN, 2) == []
+
+    def test_two_people_guiding_at_once_get_two_numbers(self, make_store: StoreFactory) -> None:
+        """Guidance given from eight threads, each with its own handle: every number once."""
+        handles = [make_store() for _ in range(8)]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            numbers = list(
+                pool.map(lambda i: handles[i].give_guidance(RUN, f"tip {i}", None), range(8))
+            )
+        assert sorted(numbers) == list(range(1, 9))
+        texts = {g.number: g.text for g in handles[0].guidance_after(RUN, 0)}
+        assert texts == {n: f"tip {i}" for i, n in enumerate(numbers)}
 
     def test_a_conflicting_append_fails_and_writes_nothing(self, make_store: StoreFactory) -> None:
         """Appending with a stale expected sequence raises and leaves the log as it was."""

@@ -1,0 +1,83 @@
+"""Guiding a run while it goes on: ``ralph guide`` and its Python API (I/O).
+
+The guidance is kept in the run's event store; before the run makes its next prompt it takes
+in what is new as ``GuidanceGiven`` facts, and the chosen hat's next prompt carries it. A run
+that is stopped (interrupted, or waiting for a person) takes it in when it is resumed, so
+nothing given is lost. The store is out of a sandboxed agent's reach: an agent cannot guide
+itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+from pipeline.engine._durable import load_state
+from pipeline.errors import PipelineError
+from pipeline.events import RunId
+from pipeline.handlers.runtime import WorkspaceLayout
+from pipeline.handlers.store import open_store_at, store_path
+from pipeline.state import Phase, PipelineState, is_terminal
+
+__all__ = ["MAX_GUIDANCE_CHARS", "GuidanceError", "guidable_hats", "guide"]
+
+MAX_GUIDANCE_CHARS: Final = 4_000
+"""The longest guidance: a prompt's paragraph, not a second PROMPT.md."""
+
+
+class GuidanceError(PipelineError, ValueError):
+    """The guidance cannot be given (empty, too long, an unknown hat, or the run has ended)."""
+
+
+def guidable_hats(state: PipelineState) -> tuple[str, ...]:
+    """The names ``--hat`` takes for the run of ``state``: its roles, its hats' names, and its
+    topology's hats, in that order, each once."""
+    if state.run is None:
+        return ()
+    loop = state.run.loop
+    names = [hat.role.value for hat in loop.hats] + [hat.name for hat in loop.hats]
+    if loop.topology is not None:
+        names += [hat.name for hat in loop.topology.hats]
+    return tuple(dict.fromkeys(names))
+
+
+def guide(
+    root: Path,
+    text: str,
+    hat: str | None = None,
+    run_id: str | None = None,
+    store: str | None = None,
+) -> tuple[RunId, int]:
+    """Keep ``text`` as guidance for hat ``hat`` (None: every hat) of run ``run_id`` (default:
+    the latest) in ``store`` (default: the workspace's); returns the run and the guidance's
+    number. Raises :class:`GuidanceError` for bad guidance, an unknown hat or a run that has
+    ended, and :class:`~pipeline.handlers.store.UnknownRunError` for a run the store does not
+    hold."""
+    if not text.strip():
+        raise GuidanceError("the guidance is empty")
+    if "\x00" in text:
+        raise GuidanceError("the guidance holds a NUL character")
+    if len(text) > MAX_GUIDANCE_CHARS:
+        raise GuidanceError(
+            f"the guidance is {len(text)} characters; at most {MAX_GUIDANCE_CHARS} reach a prompt"
+        )
+    layout = WorkspaceLayout(root.resolve())
+    location = str(layout.store) if store is None else store
+    path = store_path(location)
+    if path is not None and not path.is_file():
+        raise GuidanceError(f"no runs in {layout.root} (no {path})")
+    with open_store_at(location, must_exist=True) as opened:
+        chosen = opened.choose_run(run_id)
+        state, _ = load_state(opened, chosen)
+        if is_terminal(state) and state.phase is not Phase.INTERRUPTED:
+            ended = state.termination.value if state.termination else state.phase.value
+            raise GuidanceError(
+                f"run {chosen} has ended ({ended}): guidance reaches a run that goes on"
+            )
+        hats = guidable_hats(state)
+        if hat is not None and hat not in hats:
+            raise GuidanceError(
+                f"run {chosen} has no hat {hat!r}; its hats: {', '.join(hats) or 'none'}"
+            )
+        number = opened.give_guidance(chosen, text, hat)
+    return chosen, number

@@ -1,0 +1,29 @@
+"""People's guidance taken into a run (I/O: reads the store and the clock): the guidance given
+with ``ralph guide`` that the run has not taken in yet, as facts, asked for before each prompt
+is made so that the chosen hat's next prompt carries it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pipeline.events import GuidanceGiven, Instant, Ordinal
+from pipeline.handlers.store import GuidanceBox
+from pipeline.state import PipelineState
+
+__all__ = ["guidance_facts"]
+
+
+def guidance_facts(
+    box: GuidanceBox, state: PipelineState, clock: Callable[[], Instant]
+) -> tuple[GuidanceGiven, ...]:
+    """``GuidanceGiven`` for each guidance ``box`` keeps for the run of ``state`` numbered
+    after the last one it took in (none before the run has started)."""
+    if state.run is None:
+        return ()
+    given = box.guidance_after(state.run.run_id, state.ledger.guidance_seen)
+    if not given:
+        return ()
+    now = clock()
+    return tuple(
+        GuidanceGiven(Ordinal(g.number), g.hat, g.text, Instant(g.given_at), now) for g in given
+    )

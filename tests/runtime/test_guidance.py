@@ -1,0 +1,132 @@
+"""A person's guidance (``ralph guide``) in real runs: given while the run goes on, it is
+recorded as a ``GuidanceGiven`` fact before the next prompt is made and the chosen hat's next
+prompt carries it, once; given to a stopped run, the resumed run takes it in; bad guidance is
+refused with exit 2 and nothing kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.events import GuidanceGiven
+from pipeline.handlers.runtime import WorkspaceLayout
+from pipeline.handlers.store import SqliteEventStore
+from pipeline.state import Phase
+from tests.runtime.workspace import (
+    FINISH_EVERYTHING,
+    PYTHON,
+    events_of,
+    make_workspace,
+    ralph,
+    run_here,
+    scripted,
+)
+
+SAVED = """
+[[development]]
+save_prompt = ".agent/developer-prompt"
+write.".agent/out/status" = "completed\\ndone"
+write."work.txt" = "done"
+[[review]]
+save_prompt = ".agent/reviewer-prompt"
+write.".agent/out/issues.md" = ""
+"""
+"""The developer and the reviewer keep the prompts they got."""
+
+GUIDING_PLANNER = f"""
+set -e
+mkdir -p .agent/out
+printf '1. do it' > .agent/out/plan.md
+{PYTHON} -m pipeline.cli guide 'Prefer the standard library; no new dependency.' --hat developer
+{PYTHON} -m pipeline.cli guide 'Keep every function under twenty lines.'
+"""
+"""A planner during whose work a person guides the developer, then every hat."""
+
+
+def test_guidance_given_while_the_run_goes_on_reaches_the_chosen_hats_next_prompt(
+    tmp_path: Path,
+) -> None:
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": SAVED + FINISH_EVERYTHING},
+        agents={"main": scripted("s.toml"), "planner": ["sh", "-c", GUIDING_PLANNER]},
+        chains='default = ["main"]\nplanner = ["planner"]',
+    )
+    run = run_here(root)
+    assert run.state.phase is Phase.COMPLETE
+    developer = (root / ".agent" / "developer-prompt").read_text()
+    reviewer = (root / ".agent" / "reviewer-prompt").read_text()
+    assert "human.guidance" in developer
+    assert "Prefer the standard library; no new dependency." in developer
+    assert "Keep every function under twenty lines." in developer
+    # The developer's guidance is not the reviewer's; guidance for every hat was delivered
+    # with the developer's prompt, the next working prompt, and once.
+    assert "Prefer the standard library" not in reviewer
+    assert "Keep every function under twenty lines." not in reviewer
+    given = [e for e in events_of(root, run) if isinstance(e, GuidanceGiven)]
+    assert [(g.number, g.hat) for g in given] == [(1, "developer"), (2, None)]
+    assert run.state.ledger.guidance_seen == 2
+    assert run.state.ledger.anomalies == 0
+
+
+INTERRUPTING_PLANNER = """
+set -e
+mkdir -p .agent/out
+printf '1. do it' > .agent/out/plan.md
+if [ ! -e .ralph/interrupted ]; then
+    : > .ralph/interrupted
+    kill -INT "$PPID"   # a person presses Ctrl-C while the planner works
+    sleep 5
+fi
+"""
+
+
+def test_guidance_to_a_stopped_run_is_taken_in_when_it_is_resumed(tmp_path: Path) -> None:
+    """The run is interrupted while the planner works; guidance given then is kept, and the
+    resumed run's developer prompt carries it."""
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": SAVED + FINISH_EVERYTHING},
+        agents={"main": scripted("s.toml"), "planner": ["sh", "-c", INTERRUPTING_PLANNER]},
+        chains='default = ["main"]\nplanner = ["planner"]',
+    )
+    stopped = ralph("run", "--plain", cwd=root)
+    assert stopped.returncode == 130, stopped.stdout + stopped.stderr
+    given = ralph("guide", "Name the helper slugify.", "--hat", "developer", cwd=root)
+    assert given.returncode == 0, given.stderr
+    assert "Guidance 1 for run" in given.stdout
+    resumed = ralph("resume", "--plain", cwd=root)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "Name the helper slugify." in (root / ".agent" / "developer-prompt").read_text()
+    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+        (summary,) = store.runs()
+        facts = [e for e in store.read(summary.run_id) if isinstance(e, GuidanceGiven)]
+    assert [(g.number, g.hat, g.text) for g in facts] == [
+        (1, "developer", "Name the helper slugify.")
+    ]
+    # A finished run takes no more guidance: refused, nothing kept.
+    ended = ralph("guide", "too late", cwd=root)
+    assert ended.returncode == 2
+    assert "has ended (completed)" in ended.stderr
+    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+        assert [g.number for g in store.guidance_after(summary.run_id, 0)] == [1]
+
+
+def test_bad_guidance_is_refused_and_nothing_is_kept(tmp_path: Path) -> None:
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": FINISH_EVERYTHING},
+        agents={"main": scripted("s.toml")},
+    )
+    nothing = ralph("guide", "hello", cwd=root)
+    assert nothing.returncode == 2
+    assert "no runs in" in nothing.stderr
+    done = ralph("run", cwd=root)
+    assert done.returncode == 0, done.stderr
+    for args, said in (
+        (["   "], "the guidance is empty"),
+        (["x" * 4001], "at most 4000 reach a prompt"),
+        (["hi", "--run", "nobody"], "nobody"),
+    ):
+        refused = ralph("guide", *args, cwd=root)
+        assert refused.returncode == 2, (args, refused.stderr)
+        assert said in refused.stderr, (args, refused.stderr)
