@@ -11,9 +11,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 """Debian's chromium (``.ci/run`` installs it); None where it is missing."""
 
 
-def dump_dom(page: Path) -> str:
-    """The DOM of ``page`` after Chromium loaded it and ran its scripts (3 s of virtual
-    time)."""
+def dump_dom(page: Path | str) -> str:
+    """The DOM of ``page`` (a file, or a URL) after Chromium loaded it and ran its scripts
+    (3 s of virtual time)."""
     assert CHROMIUM is not None, "CI must have chromium: .ci/run installs it"
     dumped = subprocess.run(
         [
@@ -24,7 +24,7 @@ def dump_dom(page: Path) -> str:
             "--no-first-run",
             "--virtual-time-budget=3000",
             "--dump-dom",
-            page.as_uri(),
+            page if isinstance(page, str) else page.as_uri(),
         ],
         capture_output=True,
         text=True,

@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "pipeline.cli._agent_commands",
     "pipeline.cli._read_commands",
     "pipeline.cli._travel_command",
+    "pipeline.cli._serve_command",
     "pipeline.cli._graph_command",
     "pipeline.cli._doctor_command",
     "pipeline.cli._store_commands",

@@ -1,0 +1,71 @@
+// ralph serve's only script: a run page follows its run live (server-sent events) and scrubs
+// through its history (the state folded at any point). Every text is set with textContent:
+// nothing an agent wrote is ever read as HTML.
+"use strict";
+
+(function () {
+  const body = document.body;
+  const run = body.dataset.run;
+  if (!run) {
+    return;
+  }
+  const base = "/runs/" + encodeURIComponent(run);
+  const slider = document.getElementById("at");
+  const label = document.getElementById("at-label");
+  const total = document.getElementById("total");
+  const facts = document.getElementById("facts");
+
+  function fill(table, rows, header) {
+    const tbody = table.tBodies[0];
+    tbody.replaceChildren();
+    for (const row of rows) {
+      const tr = document.createElement("tr");
+      row.forEach(function (cell, i) {
+        const td = document.createElement(i === 0 && header ? "th" : "td");
+        td.textContent = cell;
+        tr.appendChild(td);
+      });
+      tbody.appendChild(tr);
+    }
+  }
+
+  let asked = 0;
+  async function show(n) {
+    const ticket = ++asked;
+    const answer = await fetch(base + "/at?n=" + encodeURIComponent(n));
+    if (!answer.ok || ticket !== asked) {
+      return;
+    }
+    const state = await answer.json();
+    label.textContent = String(state.n);
+    fill(document.getElementById("state"), state.rows, true);
+    fill(document.getElementById("changes"), state.changes, false);
+    body.dataset.shown = String(state.n);
+  }
+
+  slider.addEventListener("input", function () {
+    show(slider.value);
+  });
+
+  const stream = new EventSource(base + "/stream?after=" + encodeURIComponent(body.dataset.events));
+  stream.addEventListener("fact", function (message) {
+    const fact = JSON.parse(message.data);
+    const item = document.createElement("li");
+    item.value = fact.n;
+    item.textContent = fact.text;
+    facts.appendChild(item);
+    const following = Number(slider.value) === Number(slider.max);
+    slider.max = String(fact.n);
+    total.textContent = String(fact.n);
+    body.dataset.events = String(fact.n);
+    if (following) {
+      slider.value = String(fact.n);
+      show(fact.n);
+    }
+  });
+  stream.addEventListener("end", function () {
+    stream.close();
+    body.dataset.ended = "true";
+  });
+  show(slider.value);
+})();

@@ -1,0 +1,225 @@
+"""``ralph serve``: the runs of a real SQLite store in a browser. The app is driven through
+starlette's test client (pages, the state at any point, the live stream, the forms and who
+may use them), and a real server is read by headless Chromium (the page's script runs and
+fills the state, and nothing an agent wrote runs)."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import attrs
+import pytest
+from starlette.testclient import TestClient
+
+from pipeline.cli._render import state_rows
+from pipeline.cli._serve_app import make_app
+from pipeline.cli._serve_guard import Access
+from pipeline.events import Json, PipelineEvent, RunId, TopicPublished
+from pipeline.handlers.store import SqliteEventStore
+from pipeline.reducers import fold
+from tests.chromium import CHROMIUM, dump_dom
+from tests.support import scripted_run
+
+SECRET = "s3cret-token-for-the-tests"
+HOSTILE = "<script>alert(1)</script>'\"><img src=x onerror=alert(2)>"
+RUN = RunId("run-1")
+PUBLISHING: dict[str, list[object]] = {
+    "lines written to the events file": [0, 2],
+    "a loop-control topic": [True, False],
+    "which loop-control topic": [5],
+}
+"""A simulated run whose developer publishes two topics."""
+
+
+def _hostile(events: tuple[PipelineEvent, ...]) -> list[PipelineEvent]:
+    """The run's facts with every topic's payload an attempt at markup."""
+    return [
+        attrs.evolve(e, payload=Json.of(HOSTILE)) if isinstance(e, TopicPublished) else e
+        for e in events
+    ]
+
+
+@pytest.fixture
+def store_file(tmp_path: Path) -> tuple[Path, list[PipelineEvent]]:
+    """A SQLite store holding the first two thirds of a run that published topics: a run
+    that goes on, as far as the store tells."""
+    events = _hostile(scripted_run(PUBLISHING).events)
+    kept = events[: len(events) * 2 // 3]
+    path = tmp_path / "pipeline.db"
+    with SqliteEventStore(path) as store:
+        store.append(RUN, 0, kept)
+    return path, kept
+
+
+def _client(path: Path, tmp_path: Path, remote: bool = False) -> TestClient:
+    app = make_app(str(path), tmp_path, Access(SECRET, remote))
+    return TestClient(app, base_url="http://127.0.0.1:8765")
+
+
+def test_the_pages_show_the_runs_with_every_agents_text_escaped(
+    store_file: tuple[Path, list[PipelineEvent]], tmp_path: Path
+) -> None:
+    path, events = store_file
+    client = _client(path, tmp_path)
+    runs = client.get("/")
+    assert runs.status_code == 200
+    assert f'href="/runs/{RUN}"' in runs.text
+    page = client.get(f"/runs/{RUN}")
+    assert page.status_code == 200
+    assert f"max='{len(events)}'" in page.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    assert "<script>alert" not in page.text
+    assert "<img src=x" not in page.text
+    assert re.findall(r"<script[^>]*>", page.text) == ["<script src='/app.js' defer>"]
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert client.get("/runs/nobody").status_code == 404
+    report = client.get(f"/runs/{RUN}/report")
+    assert report.status_code == 200
+    assert "<script>alert" not in report.text
+
+
+def test_the_state_at_any_point_is_the_fold_of_the_log_up_to_it(
+    store_file: tuple[Path, list[PipelineEvent]], tmp_path: Path
+) -> None:
+    path, events = store_file
+    client = _client(path, tmp_path)
+    for point in (0, 1, len(events) // 2, len(events)):
+        answer = client.get(f"/runs/{RUN}/at", params={"n": point})
+        assert answer.status_code == 200
+        shown = answer.json()
+        assert shown["n"] == point
+        assert [tuple(r) for r in shown["rows"]] == state_rows(fold(events[:point]))
+        if point:
+            changed = {path for path, _before, _after in shown["changes"]}
+            assert "sequence" in changed
+    for bad in ("-1", str(len(events) + 1), "x"):
+        assert client.get(f"/runs/{RUN}/at", params={"n": bad}).status_code == 400
+
+
+def test_the_stream_sends_the_facts_after_a_point_and_ends_with_the_run(tmp_path: Path) -> None:
+    events = scripted_run().events
+    path = tmp_path / "done.db"
+    with SqliteEventStore(path) as store:
+        store.append(RUN, 0, events)
+    client = _client(path, tmp_path)
+    with client.stream("GET", f"/runs/{RUN}/stream", params={"after": len(events) - 2}) as sent:
+        text = "".join(sent.iter_text())
+    numbers = [int(n) for n in re.findall(r'"n":(\d+)', text)]
+    assert numbers == [len(events) - 1, len(events)]
+    assert "event: end" in text
+
+
+def test_a_form_changes_a_run_only_from_the_page_itself(
+    store_file: tuple[Path, list[PipelineEvent]], tmp_path: Path
+) -> None:
+    path, _events = store_file
+    client = _client(path, tmp_path)
+    url = f"/runs/{RUN}/guide"
+    fields = {"text": "Prefer the standard library.", "hat": "developer"}
+    assert client.post(url, data=fields).status_code == 403
+    assert client.post(url, data={**fields, "csrf": "guessed"}).status_code == 403
+    elsewhere = {"origin": "https://evil.example"}
+    forged = client.post(url, data={**fields, "csrf": SECRET}, headers=elsewhere)
+    assert forged.status_code == 403
+    with SqliteEventStore(path) as store:
+        assert store.guidance_after(RUN, 0) == []
+    done = client.post(url, data={**fields, "csrf": SECRET}, follow_redirects=False)
+    assert done.status_code == 303
+    assert "Guidance+1+kept" in done.headers["location"]
+    with SqliteEventStore(path) as store:
+        (given,) = store.guidance_after(RUN, 0)
+    assert (given.hat, given.text) == ("developer", "Prefer the standard library.")
+    unknown = client.post(url, data={"text": "x", "hat": "nobody", "csrf": SECRET})
+    assert unknown.status_code == 400
+    assert "has no hat" in unknown.text
+
+
+def test_only_loopback_hosts_are_served_and_a_remote_server_wants_its_token(
+    store_file: tuple[Path, list[PipelineEvent]], tmp_path: Path
+) -> None:
+    path, _events = store_file
+    local = _client(path, tmp_path)
+    assert local.get("/", headers={"host": "rebound.example"}).status_code == 400
+    remote = TestClient(
+        make_app(str(path), tmp_path, Access(SECRET, remote=True)), base_url="http://10.1.2.3"
+    )
+    assert remote.get("/").status_code == 401
+    assert remote.get("/", params={"token": "wrong-token-wrong-token"}).status_code == 401
+    assert remote.get("/", params={"token": SECRET}).status_code == 200
+    assert remote.get("/").status_code == 200, "the cookie carries the token from then on"
+    bearer = TestClient(
+        make_app(str(path), tmp_path, Access(SECRET, remote=True)), base_url="http://10.1.2.3"
+    )
+    assert bearer.get("/", headers={"authorization": f"Bearer {SECRET}"}).status_code == 200
+
+
+def test_serve_refuses_to_listen_beyond_this_machine_without_a_token(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    SqliteEventStore(store).close()
+    refused = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "serve", str(store), "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert refused.returncode == 2
+    assert "give a --token" in refused.stderr
+    missing = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "serve", str(tmp_path / "none.db")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert missing.returncode == 2
+    assert "no event store at" in missing.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium (CI installs it)")
+def test_a_real_browser_runs_the_page_script_and_no_agents_text(tmp_path: Path) -> None:
+    """A finished run (its page's stream ends, so the page settles): the script fetched the
+    state at the last point and wrote it in, and the agents' markup stayed text."""
+    events = _hostile(scripted_run(PUBLISHING).events)
+    path = tmp_path / "done.db"
+    with SqliteEventStore(path) as store:
+        store.append(RUN, 0, events)
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "serve", str(path), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "ralph serve never listened"
+                assert server.poll() is None, server.communicate()
+                time.sleep(0.1)
+        dom = dump_dom(f"http://127.0.0.1:{port}/runs/{RUN}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert f'data-shown="{len(events)}"' in dom
+    assert 'data-ended="true"' in dom
+    assert "events folded" in dom
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+    assert "<script>alert" not in dom
+    assert "<img src=" not in dom
