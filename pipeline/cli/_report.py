@@ -17,6 +17,15 @@ from html import escape
 from typing import Final
 
 from pipeline.cli._render import state_rows
+from pipeline.cli._report_bars import (
+    agent_cell,
+    bar_cells,
+    cost_cell,
+    marks,
+    notes,
+    tokens_cell,
+    worn,
+)
 from pipeline.cli._report_escalation import moves_html, moves_markdown
 from pipeline.cli._report_gates import (
     GATE_STYLE,
@@ -105,46 +114,16 @@ def _verdict(final: PipelineState) -> str:
     return final.termination.value if final.termination else final.phase.value
 
 
-def _marks(bar: InvocationBar) -> list[str]:
-    """Retry, fallback and flags of ``bar``, in words."""
-    marks = []
-    if bar.is_retry:
-        marks.append(f"retry {bar.retries} of {bar.agent}")
-    if bar.is_fallback:
-        marks.append(f"fallback (agent {bar.chain_position + 1} of the chain)")
-    if bar.malformed_lines:
-        marks.append(f"{bar.malformed_lines} malformed line(s)")
-    if bar.scope_violations:
-        marks.append(f"{bar.scope_violations} scope violation(s)")
-    return marks
-
-
-def _notes(bar: InvocationBar) -> str:
-    """The notes column: the marks, the outcome's detail, and what the usage fact noted (the
-    CLI's own retries, why the cost is unknown)."""
-    said = bar.usage.note if bar.usage is not None else ""
-    return "; ".join(part for part in (*_marks(bar), bar.detail, said) if part)
-
-
 def _title(bar: InvocationBar) -> str:
     parts = [
-        f"#{bar.number} {_worn(bar)} via {_agent(bar)}",
+        f"#{bar.number} {worn(bar)} via {agent_cell(bar)}",
         f"{bar.phase.value}, iteration {bar.iteration}, review pass {bar.review_pass}",
         f"{bar.outcome.value}: {bar.detail}" if bar.detail else bar.outcome.value,
         f"duration {seconds_text(bar.duration_s)}",
         usage_text(bar.usage),
-        *_marks(bar),
+        *marks(bar),
     ]
     return "\n".join(parts)
-
-
-def _tokens(bar: InvocationBar) -> str:
-    return "-" if bar.usage is None else f"{bar.usage.tokens:,}"
-
-
-def _cost(bar: InvocationBar) -> str:
-    """The cost ``bar`` reported: dollars, ``unknown``, or ``-`` when it reported no usage."""
-    return "-" if bar.usage is None else cost_text(spend_line((bar.usage,)))
 
 
 def _iteration(bar: InvocationBar) -> str:
@@ -180,8 +159,8 @@ def _bar_html(bar: InvocationBar, left: float, width: float) -> str:
     return (
         f'<div class="{" ".join(classes)}" data-number="{bar.number}" '
         f'data-role="{bar.role.value}" data-agent="{escape(bar.agent)}" '
-        f'data-outcome="{bar.outcome.value}" data-tokens="{_tokens(bar)}" '
-        f'data-cost="{escape(_cost(bar))}" style="left:{left:.3f}%;width:{width:.3f}%" '
+        f'data-outcome="{bar.outcome.value}" data-tokens="{tokens_cell(bar)}" '
+        f'data-cost="{escape(cost_cell(bar))}" style="left:{left:.3f}%;width:{width:.3f}%" '
         f'title="{escape(_title(bar))}">{bar.number} {escape(bar.agent)}</div>'
     )
 
@@ -259,17 +238,17 @@ def html_report(
             for cell in (
                 bar.number,
                 bar.phase.value,
-                _worn(bar),
-                _agent(bar),
+                worn(bar),
+                agent_cell(bar),
                 bar.attempt,
                 bar.outcome.value,
                 seconds_text(bar.duration_s),
-                _tokens(bar),
-                _cost(bar),
+                tokens_cell(bar),
+                cost_cell(bar),
                 bar.topics,
                 bar.malformed_lines,
                 bar.scope_violations,
-                _notes(bar),
+                notes(bar),
             )
         )
         + "</tr>"
@@ -329,16 +308,6 @@ def html_report(
     )
 
 
-def _worn(bar: InvocationBar) -> str:
-    """The role, and the topology hat it worked as."""
-    return bar.role.value if bar.hat is None else f"{bar.role.value} ({bar.hat})"
-
-
-def _agent(bar: InvocationBar) -> str:
-    """The agent, and the model it ran when the run chose one (a hat's or its ladder's)."""
-    return bar.agent if not bar.model else f"{bar.agent} ({bar.model})"
-
-
 def _cell(text: object) -> str:
     # agent text (names, failure messages, models): literal, never HTML or Markdown
     return markdown_text(text)
@@ -371,12 +340,8 @@ def markdown_report(
         "| ---: | --- | --- | --- | ---: | --- | ---: | ---: | ---: | --- |",
     ]
     for bar in timeline.bars:
-        notes = _notes(bar)
-        lines.append(
-            f"| {bar.number} | {bar.phase.value} | {_cell(_worn(bar))} | {_cell(_agent(bar))} | "
-            f"{bar.attempt} | {bar.outcome.value} | {seconds_text(bar.duration_s)} | "
-            f"{_tokens(bar)} | {_cell(_cost(bar))} | {_cell(notes)} |"
-        )
+        cells = (*bar_cells(bar, seconds_text(bar.duration_s)), notes(bar))
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     lines += moves_markdown(timeline.moves)
     lines += screens_markdown(screens)
     lines += gates_markdown(gates)

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from html import escape
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 import orjson
 from sse_starlette.sse import EventSourceResponse
@@ -26,43 +26,44 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from pipeline.cli._queue import queue_rows
 from pipeline.cli._render import describe_event, state_rows
 from pipeline.cli._report import html_report
+from pipeline.cli._report_bars import HEADS
 from pipeline.cli._safe import terminal_safe
 from pipeline.cli._serve_guard import TOKEN_COOKIE, Access
-from pipeline.engine import AnswerError, GuidanceError, guidable_hats, guide, load_state, respond
-from pipeline.events import PipelineEvent, RunId
-from pipeline.handlers.store import NamedStore, StoreError, UnknownRunError, open_store_at
-from pipeline.serialization import CONVERTER
+from pipeline.cli._serve_html import (
+    HEADERS,
+    agent_rows,
+    cells_html,
+    cost_of,
+    json_text,
+    page,
+    phase_of,
+    rows_html,
+    steering,
+    tail,
+    text,
+    tickets,
+)
+from pipeline.engine import AnswerError, GuidanceError, guide, load_state, respond
+from pipeline.events import RunId
+from pipeline.handlers.store import (
+    NamedStore,
+    StoreError,
+    UnknownRunError,
+    open_store_at,
+)
 from pipeline.state import PipelineState, is_terminal
 from pipeline.views import state_changes, states_at, timeline, topic_log
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["make_app"]
 
 POLL_S: Final = 0.3
 """How often a live page's stream looks for new facts."""
-
-_SECURITY_HEADERS: Final = {
-    "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-        "connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
-"""Sent with every answer: no script but ``/app.js`` runs, whatever a page holds."""
-
-_STYLE: Final = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1f2328; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
-td, th { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top;
-         max-width: 60em; overflow-wrap: anywhere; }
-ol.facts { font-family: ui-monospace, monospace; font-size: 12px; max-height: 28em;
-           overflow: auto; }
-form { margin: 0.5em 0 1em; } textarea { width: 40em; height: 4em; }
-input[type=range] { width: 60em; max-width: 100%; }
-.notice { background: #fff8c5; padding: 6px 10px; } .error { background: #ffebe9; }
-"""
 
 
 def make_app(location: str, workspace: Path, access: Access) -> Starlette:
@@ -74,36 +75,58 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
 
     async def runs_page(request: Request) -> Response:
         with opened() as store:
-            rows = []
-            for summary in store.runs():
-                state, _ = load_state(store, summary.run_id)
-                rows.append((summary.run_id, state, summary.events, summary.started_at))
+            summaries = store.runs()
+            states: dict[str, PipelineState] = {
+                r.run_id: load_state(store, r.run_id)[0] for r in summaries
+            }
+            queued = tickets(store)
             label = store.label
+        if not summaries and not queued:
+            return page(f"Runs in {label}", "<p>No runs yet.</p>")
+        costs: dict[str, str] = {run_id: cost_of(state) for run_id, state in states.items()}
+        if queued is None:
+            heads: tuple[str, ...] = ("run", "phase", "events", "cost", "started")
+            rows = [
+                [r.run_id, phase_of(states[r.run_id]), str(r.events), costs[r.run_id], r.started_at]
+                for r in summaries
+            ]
+            linked = 0
+        else:
+            heads = ("ticket", "state", "run", "phase", "events", "cost", "worker", "claims")
+            heads = (*heads, "age", "outcome")
+            rows = [
+                [*row[:3], phase_of(states[row[2]]) if row[2] in states else "-", *row[3:]]
+                for row in queue_rows(queued, summaries, costs)
+            ]
+            linked = 2
         body = "".join(
-            f'<tr><td><a href="/runs/{escape(run_id)}">{_text(run_id)}</a></td>'
-            f"<td>{_text(_phase(state))}</td><td>{events}</td>"
-            f"<td>{_text(_cost(state))}</td><td>{_text(started)}</td></tr>"
-            for run_id, state, events, started in rows
+            "<tr>"
+            + "".join(
+                f'<td><a href="/runs/{escape(cell)}">{text(cell)}</a></td>'
+                if i == linked and cell in states
+                else f"<td>{text(cell)}</td>"
+                for i, cell in enumerate(row)
+            )
+            + "</tr>"
+            for row in rows
         )
-        table = (
-            "<table><thead><tr><th>run</th><th>phase</th><th>events</th><th>cost</th>"
-            f"<th>started</th></tr></thead><tbody>{body}</tbody></table>"
-        )
-        return _page(f"Runs in {label}", table if rows else "<p>No runs yet.</p>")
+        head = "".join(f"<th>{h}</th>" for h in heads)
+        table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        return page(f"Runs in {label}", table)
 
     async def run_page(request: Request) -> Response:
         run_id = RunId(request.path_params["run_id"])
         with opened() as store:
             events = list(store.read(run_id))
         if not events:
-            return _page("No such run", f"<p>No run {_text(run_id)} here.</p>", 404)
+            return page("No such run", f"<p>No run {text(run_id)} here.</p>", 404)
         state = states_at(events, (len(events),))[0]
         said = request.query_params.get("said", "")
-        notice = f'<p class="notice">{_text(said)}</p>' if said else ""
-        facts = "".join(f"<li value={n}>{_text(describe_event(e))}</li>" for n, e in _tail(events))
+        notice = f'<p class="notice">{text(said)}</p>' if said else ""
+        facts = "".join(f"<li value={n}>{text(describe_event(e))}</li>" for n, e in tail(events))
         topics = "".join(
-            f"<tr><td>{_text(t.topic)}</td><td>{_text(t.hat or '')}</td>"
-            f"<td>{_text(t.payload)}</td></tr>"
+            f"<tr><td>{text(t.topic)}</td><td>{text(t.hat or '')}</td>"
+            f"<td>{text(t.payload)}</td></tr>"
             for t in topic_log(events)
         )
         body = (
@@ -112,42 +135,51 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             f"<h2>State</h2><p>After <output id='at-label'>{len(events)}</output> of "
             f"<span id='total'>{len(events)}</span> facts</p>"
             f"<input id='at' type='range' min='0' max='{len(events)}' value='{len(events)}'>"
-            f"<table id='state'><tbody>{_rows(state_rows(state))}</tbody></table>"
+            f"<table id='state'><tbody>{rows_html(state_rows(state))}</tbody></table>"
             "<h3>Changed by the last step</h3><table id='changes'><tbody></tbody></table>"
-            f"{_steering(access, run_id, state)}"
+            "<h2>Agents</h2><table id='agents'><thead><tr>"
+            + "".join(f"<th>{head}</th>" for head in HEADS)
+            + f"</tr></thead><tbody>{cells_html(agent_rows(events))}</tbody></table>"
+            f"{steering(access, run_id, state)}"
             f"<h2>Facts</h2><ol class='facts' id='facts'>{facts}</ol>"
             "<h2>Topics</h2><table><thead><tr><th>topic</th><th>hat</th><th>payload</th></tr>"
             f"</thead><tbody>{topics}</tbody></table>"
         )
         data = {"run": run_id, "events": str(len(events))}
-        return _page(f"Run {run_id}", body, data=data)
+        return page(f"Run {run_id}", body, data=data)
 
     async def report_page(request: Request) -> Response:
         run_id = RunId(request.path_params["run_id"])
         with opened() as store:
             events = list(store.read(run_id))
         if not events:
-            return _page("No such run", f"<p>No run {_text(run_id)} here.</p>", 404)
-        return HTMLResponse(html_report(timeline(events), f"Run {run_id}"), headers=_HEADERS)
+            return page("No such run", f"<p>No run {text(run_id)} here.</p>", 404)
+        return HTMLResponse(html_report(timeline(events), f"Run {run_id}"), headers=HEADERS)
 
     async def state_at(request: Request) -> Response:
         run_id = RunId(request.path_params["run_id"])
         try:
             point = int(request.query_params.get("n", "-1"))
         except ValueError:
-            return JSONResponse({"error": "n must be a number"}, 400, headers=_HEADERS)
+            return JSONResponse({"error": "n must be a number"}, 400, headers=HEADERS)
         with opened() as store:
             events = list(store.read(run_id))
         if not events or not 0 <= point <= len(events):
             why = f"run {run_id} has {len(events)} facts; n is from 0 to that"
-            return JSONResponse({"error": why}, 400, headers=_HEADERS)
+            return JSONResponse({"error": why}, 400, headers=HEADERS)
         before, after = states_at(events, (max(point - 1, 0), point))
         changes = [
-            [change.path, _json_text(change.before), _json_text(change.after)]
+            [change.path, json_text(change.before), json_text(change.after)]
             for change in state_changes(before, after)
         ]
         document = {"n": point, "rows": state_rows(after), "changes": changes}
-        return JSONResponse(document, headers=_HEADERS)
+        return JSONResponse(document, headers=HEADERS)
+
+    async def agents(request: Request) -> Response:
+        run_id = RunId(request.path_params["run_id"])
+        with opened() as store:
+            events = list(store.read(run_id))
+        return JSONResponse({"rows": agent_rows(events)}, headers=HEADERS)
 
     async def stream(request: Request) -> Response:
         run_id = RunId(request.path_params["run_id"])
@@ -165,18 +197,18 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
 
     async def script(_request: Request) -> Response:
         text = resources.files("pipeline.cli").joinpath("serve_app.js").read_text()
-        return Response(text, media_type="text/javascript", headers=_HEADERS)
+        return Response(text, media_type="text/javascript", headers=HEADERS)
 
     async def guard(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         refused = access.refusal(request)
         if refused is not None:
-            return Response(refused[1], refused[0], media_type="text/plain", headers=_HEADERS)
+            return Response(refused[1], refused[0], media_type="text/plain", headers=HEADERS)
         try:
             response = await call_next(request)
         except StoreError as error:
-            return Response(str(error), 503, media_type="text/plain", headers=_HEADERS)
+            return Response(str(error), 503, media_type="text/plain", headers=HEADERS)
         if access.remote and request.query_params.get("token"):
             response.set_cookie(TOKEN_COOKIE, access.secret, httponly=True, samesite="strict")
         return response
@@ -188,70 +220,13 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             Route("/runs/{run_id}", run_page),
             Route("/runs/{run_id}/report", report_page),
             Route("/runs/{run_id}/at", state_at),
+            Route("/runs/{run_id}/agents", agents),
             Route("/runs/{run_id}/stream", stream),
             Route("/runs/{run_id}/guide", guide_form, methods=["POST"]),
             Route("/runs/{run_id}/respond", respond_form, methods=["POST"]),
         ],
         middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)],
     )
-
-
-_HEADERS: Final = dict(_SECURITY_HEADERS)
-
-
-def _text(value: object) -> str:
-    """Any text for a page: control characters shown, then HTML-escaped."""
-    return escape(terminal_safe(str(value)))
-
-
-def _json_text(value: Any) -> str:
-    data = CONVERTER.unstructure(value)
-    return data if isinstance(data, str) else orjson.dumps(data, default=str).decode()
-
-
-def _phase(state: PipelineState) -> str:
-    return state.termination.value if state.termination else state.phase.value
-
-
-def _cost(state: PipelineState) -> str:
-    rows = dict(state_rows(state))
-    return rows.get("cost", "-")
-
-
-def _rows(rows: list[tuple[str, str]]) -> str:
-    return "".join(
-        f"<tr><th>{_text(what)}</th><td>{_text(value)}</td></tr>" for what, value in rows
-    )
-
-
-def _tail(events: list[PipelineEvent], last: int = 300) -> list[tuple[int, PipelineEvent]]:
-    start = max(len(events) - last, 0)
-    return list(enumerate(events[start:], start + 1))
-
-
-def _steering(access: Access, run_id: RunId, state: PipelineState) -> str:
-    """The guide form and, while the run waits on a question, the answer form."""
-    if is_terminal(state) and state.termination is not None and state.phase.value != "interrupted":
-        return "<p>The run has ended: nothing to steer.</p>"
-    token = f"<input type='hidden' name='csrf' value='{escape(access.secret)}'>"
-    hats = "".join(
-        f"<option value='{escape(hat)}'>{_text(hat)}</option>" for hat in guidable_hats(state)
-    )
-    forms = (
-        f"<h2>Guide</h2><form method='post' action='/runs/{escape(run_id)}/guide'>{token}"
-        "<textarea name='text' required maxlength='4000'></textarea><br>"
-        f"<select name='hat'><option value=''>every hat</option>{hats}</select> "
-        "<button>Guide the next prompt</button></form>"
-    )
-    question = state.ledger.pending_question
-    if question is not None and question.asked:
-        forms += (
-            f"<h2>Question</h2><p>{_text(question.question)}</p>"
-            f"<form method='post' action='/runs/{escape(run_id)}/respond'>{token}"
-            f"<input type='hidden' name='question' value='{escape(question.question_id)}'>"
-            "<textarea name='text' required></textarea><br><button>Answer</button></form>"
-        )
-    return forms
 
 
 Change = Callable[[str, dict[str, str]], str]
@@ -282,14 +257,14 @@ async def _changing(request: Request, access: Access, act: Change) -> Response:
     fields = {k: v for k, v in form.items() if isinstance(v, str)}
     forged = access.forged(request, fields.get("csrf"))
     if forged is not None:
-        return Response(forged, 403, media_type="text/plain", headers=_HEADERS)
+        return Response(forged, 403, media_type="text/plain", headers=HEADERS)
     run_id = request.path_params["run_id"]
     try:
         said = await asyncio.to_thread(act, run_id, fields)
     except (GuidanceError, AnswerError, UnknownRunError) as error:
-        return _page("Refused", f"<p class='notice error'>{_text(error)}</p>", 400)
+        return page("Refused", f"<p class='notice error'>{text(error)}</p>", 400)
     target = request.url_for("run_page", run_id=run_id).include_query_params(said=said)
-    return RedirectResponse(str(target), 303, headers=_HEADERS)
+    return RedirectResponse(str(target), 303, headers=HEADERS)
 
 
 async def _facts(
@@ -312,20 +287,3 @@ async def _facts(
             yield {"event": "end", "data": str(seen)}
             return
         await asyncio.sleep(POLL_S)
-
-
-def _page(
-    title: str,
-    body: str,
-    status: int = 200,
-    data: dict[str, str] | None = None,
-) -> HTMLResponse:
-    """A whole page: ``title`` (text) and ``body`` (HTML already escaped)."""
-    attributes = "".join(f" data-{k}='{escape(v)}'" for k, v in (data or {}).items())
-    page = (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{_text(title)}</title><style>{_STYLE}</style>"
-        "<script src='/app.js' defer></script></head>"
-        f"<body{attributes}><h1>{_text(title)}</h1>{body}</body></html>\n"
-    )
-    return HTMLResponse(page, status, headers=_HEADERS)

@@ -43,6 +43,21 @@
     body.dataset.shown = String(state.n);
   }
 
+  let agentsDue = null;
+  function refreshAgents() {
+    // At most once a second, however fast the facts come.
+    if (agentsDue !== null) {
+      return;
+    }
+    agentsDue = setTimeout(async function () {
+      agentsDue = null;
+      const answer = await fetch(base + "/agents");
+      if (answer.ok) {
+        fill(document.getElementById("agents"), (await answer.json()).rows, false);
+      }
+    }, 1000);
+  }
+
   slider.addEventListener("input", function () {
     show(slider.value);
   });
@@ -62,6 +77,7 @@
       slider.value = String(fact.n);
       show(fact.n);
     }
+    refreshAgents();
   });
   stream.addEventListener("end", function () {
     stream.close();

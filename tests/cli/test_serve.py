@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 from pipeline.cli._render import state_rows
 from pipeline.cli._serve_app import make_app
 from pipeline.cli._serve_guard import Access
-from pipeline.events import Json, PipelineEvent, RunId, TopicPublished
+from pipeline.events import InvocationStarted, Json, PipelineEvent, RunId, TopicPublished
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
 from tests.chromium import CHROMIUM, dump_dom
@@ -223,3 +223,42 @@ def test_a_real_browser_runs_the_page_script_and_no_agents_text(tmp_path: Path) 
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
     assert "<script>alert" not in dom
     assert "<img src=" not in dom
+
+
+def test_the_run_page_lists_its_agents_and_follows_them(
+    store_file: tuple[Path, list[PipelineEvent]], tmp_path: Path
+) -> None:
+    path, events = store_file
+    client = _client(path, tmp_path)
+    rows = client.get(f"/runs/{RUN}/agents").json()["rows"]
+    started = [e for e in events if isinstance(e, InvocationStarted)]
+    assert [row[0] for row in rows] == [str(n) for n in range(1, len(started) + 1)]
+    assert [row[3] for row in rows] == [e.agent for e in started]
+    assert "<table id='agents'>" in client.get(f"/runs/{RUN}").text
+
+
+@pytest.mark.slow
+def test_a_postgresql_stores_page_lists_the_queues_tickets(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A queued ticket no worker took yet, and the run a worker finished, each with its
+    state; the finished run is linked to its page."""
+    from pipeline.workers import submit
+    from tests.workers.support import queue_workspace, start_worker
+
+    done = submit(postgres_url, queue_workspace(tmp_path / "first"))
+    worker = start_worker(postgres_url, "--exit-when-idle", "--poll-seconds", "0.05", cwd=tmp_path)
+    assert worker.wait(timeout=120) == 0
+    waiting = submit(postgres_url, queue_workspace(tmp_path / "second"))
+    client = TestClient(
+        make_app(postgres_url, tmp_path, Access(SECRET, remote=False)),
+        base_url="http://127.0.0.1:8765",
+    )
+    page = client.get("/")
+    assert page.status_code == 200
+    assert "<th>ticket</th>" in page.text
+    assert waiting.ticket in page.text
+    assert done.ticket in page.text
+    finished = client.get("/").text.split(done.ticket, 1)[1].split("</tr>", 1)[0]
+    assert "done" in finished
+    assert 'href="/runs/' in finished

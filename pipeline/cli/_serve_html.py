@@ -1,0 +1,164 @@
+"""The HTML of ``ralph serve``'s pages (pure but for reading nothing: strings in, strings out):
+the page frame with its security headers and style, the tables, and the steering forms. Every
+text is escaped here, with its control characters shown, before it reaches a page."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING, Any, Final
+
+import orjson
+from starlette.responses import HTMLResponse
+
+from pipeline.cli._render import state_rows
+from pipeline.cli._report_bars import bar_cells
+from pipeline.cli._report_layout import seconds_text
+from pipeline.cli._safe import terminal_safe
+from pipeline.cli._serve_guard import Access
+from pipeline.engine import guidable_hats
+from pipeline.events import PipelineEvent, RunId
+from pipeline.handlers.store import NamedStore, SqliteEventStore
+from pipeline.serialization import CONVERTER
+from pipeline.state import PipelineState, is_terminal
+from pipeline.views import timeline
+
+if TYPE_CHECKING:
+    from pipeline.handlers.store.queue import Ticket
+
+__all__ = [
+    "HEADERS",
+    "agent_rows",
+    "cells_html",
+    "cost_of",
+    "json_text",
+    "page",
+    "phase_of",
+    "rows_html",
+    "steering",
+    "tail",
+    "text",
+    "tickets",
+]
+
+_SECURITY_HEADERS: Final = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        "connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+"""Sent with every answer: no script but ``/app.js`` runs, whatever a page holds."""
+
+_STYLE: Final = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1f2328; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+td, th { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top;
+         max-width: 60em; overflow-wrap: anywhere; }
+ol.facts { font-family: ui-monospace, monospace; font-size: 12px; max-height: 28em;
+           overflow: auto; }
+form { margin: 0.5em 0 1em; } textarea { width: 40em; height: 4em; }
+input[type=range] { width: 60em; max-width: 100%; }
+.notice { background: #fff8c5; padding: 6px 10px; } .error { background: #ffebe9; }
+"""
+
+
+HEADERS: Final = dict(_SECURITY_HEADERS)
+
+
+def tickets(store: NamedStore) -> list[Ticket] | None:
+    """The queue's tickets of a PostgreSQL store (None: a SQLite store has no queue)."""
+    if isinstance(store, SqliteEventStore):
+        return None
+    from pipeline.handlers.store.postgres import PostgresEventStore
+    from pipeline.handlers.store.queue import RunQueue
+
+    assert isinstance(store, PostgresEventStore)
+    return RunQueue(store).tickets()
+
+
+def text(value: object) -> str:
+    """Any text for a page: control characters shown, then HTML-escaped."""
+    return escape(terminal_safe(str(value)))
+
+
+def json_text(value: Any) -> str:
+    """A state value on one line: a string as it is, anything else as JSON."""
+    data = CONVERTER.unstructure(value)
+    return data if isinstance(data, str) else orjson.dumps(data, default=str).decode()
+
+
+def phase_of(state: PipelineState) -> str:
+    """How the run ended, or the phase it is in."""
+    return state.termination.value if state.termination else state.phase.value
+
+
+def cost_of(state: PipelineState) -> str:
+    """The run's known cost so far, as ``ralph status`` shows it."""
+    rows = dict(state_rows(state))
+    return rows.get("cost", "-")
+
+
+def rows_html(rows: list[tuple[str, str]]) -> str:
+    """(what, value) pairs as table rows, escaped."""
+    return "".join(f"<tr><th>{text(what)}</th><td>{text(value)}</td></tr>" for what, value in rows)
+
+
+def agent_rows(events: list[PipelineEvent]) -> list[list[str]]:
+    """Every invocation of the run as the cells under :data:`HEADS` (the report's), newest
+    last; one still at work shows as running."""
+    bars = timeline(events).bars
+    return [list(bar_cells(bar, seconds_text(bar.duration_s))) for bar in bars]
+
+
+def cells_html(rows: list[list[str]]) -> str:
+    """Table rows of ``rows``, every cell escaped."""
+    return "".join("<tr>" + "".join(f"<td>{text(c)}</td>" for c in row) + "</tr>" for row in rows)
+
+
+def tail(events: list[PipelineEvent], last: int = 300) -> list[tuple[int, PipelineEvent]]:
+    """The last ``last`` events, each with its number in the log (from 1)."""
+    start = max(len(events) - last, 0)
+    return list(enumerate(events[start:], start + 1))
+
+
+def steering(access: Access, run_id: RunId, state: PipelineState) -> str:
+    """The guide form and, while the run waits on a question, the answer form."""
+    if is_terminal(state) and state.termination is not None and state.phase.value != "interrupted":
+        return "<p>The run has ended: nothing to steer.</p>"
+    token = f"<input type='hidden' name='csrf' value='{escape(access.secret)}'>"
+    hats = "".join(
+        f"<option value='{escape(hat)}'>{text(hat)}</option>" for hat in guidable_hats(state)
+    )
+    forms = (
+        f"<h2>Guide</h2><form method='post' action='/runs/{escape(run_id)}/guide'>{token}"
+        "<textarea name='text' required maxlength='4000'></textarea><br>"
+        f"<select name='hat'><option value=''>every hat</option>{hats}</select> "
+        "<button>Guide the next prompt</button></form>"
+    )
+    question = state.ledger.pending_question
+    if question is not None and question.asked:
+        forms += (
+            f"<h2>Question</h2><p>{text(question.question)}</p>"
+            f"<form method='post' action='/runs/{escape(run_id)}/respond'>{token}"
+            f"<input type='hidden' name='question' value='{escape(question.question_id)}'>"
+            "<textarea name='text' required></textarea><br><button>Answer</button></form>"
+        )
+    return forms
+
+
+def page(
+    title: str,
+    body: str,
+    status: int = 200,
+    data: dict[str, str] | None = None,
+) -> HTMLResponse:
+    """A whole page: ``title`` (text) and ``body`` (HTML already escaped)."""
+    attributes = "".join(f" data-{k}='{escape(v)}'" for k, v in (data or {}).items())
+    page = (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{text(title)}</title><style>{_STYLE}</style>"
+        "<script src='/app.js' defer></script></head>"
+        f"<body{attributes}><h1>{text(title)}</h1>{body}</body></html>\n"
+    )
+    return HTMLResponse(page, status, headers=HEADERS)
