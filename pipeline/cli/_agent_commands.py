@@ -1,5 +1,5 @@
-"""``ralph emit``, ``ralph respond`` and ``ralph guide``: what agents and people call while a run
-is under way."""
+"""``ralph emit``, ``ralph respond``, ``ralph guide`` and ``ralph interrupt``: what agents and
+people call while a run is under way."""
 
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ from pipeline.handlers.store import (
     StoreError,
 )
 from pipeline.workspace import (
+    NotInterruptedError,
+    interrupt_run,
     store_location,
 )
 
@@ -101,4 +103,24 @@ def guide_command(
     who = f"the {hat}" if hat is not None else "every hat"
     out.print(
         f"Guidance {number} for run {run_id}: {who}'s next prompt will carry it.", markup=False
+    )
+
+
+@app.command(name="interrupt")
+def interrupt_command(
+    run: Annotated[
+        str | None, typer.Argument(help="The run to stop (default: the one in progress).")
+    ] = None,
+    workspace: WorkspaceOption = Path(),
+) -> None:
+    """Stop the run in progress in a workspace from another terminal, as Ctrl-C in its own
+    would: its agent is stopped, a checkpoint saved, and ralph resume goes on."""
+    try:
+        stopped, pid = interrupt_run(workspace, run)
+    except NotInterruptedError as error:
+        raise _fail(str(error)) from error
+    name = f"run {stopped}" if stopped else "the run (its id not yet known)"
+    out.print(
+        f"Asked {name} (pid {pid}) to stop; it saves a checkpoint and ralph resume goes on.",
+        markup=False,
     )

@@ -56,6 +56,7 @@ from pipeline.handlers.store import (
 )
 from pipeline.state import PipelineState, is_terminal
 from pipeline.views import state_changes, states_at, timeline, topic_log
+from pipeline.workspace import NotInterruptedError, interrupt_run
 
 if TYPE_CHECKING:
     pass
@@ -195,6 +196,9 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
     async def respond_form(request: Request) -> Response:
         return await _changing(request, access, _answered(workspace, location))
 
+    async def interrupt_form(request: Request) -> Response:
+        return await _changing(request, access, _interrupted(workspace))
+
     async def script(_request: Request) -> Response:
         text = resources.files("pipeline.cli").joinpath("serve_app.js").read_text()
         return Response(text, media_type="text/javascript", headers=HEADERS)
@@ -224,6 +228,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             Route("/runs/{run_id}/stream", stream),
             Route("/runs/{run_id}/guide", guide_form, methods=["POST"]),
             Route("/runs/{run_id}/respond", respond_form, methods=["POST"]),
+            Route("/runs/{run_id}/interrupt", interrupt_form, methods=["POST"]),
         ],
         middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)],
     )
@@ -251,6 +256,14 @@ def _answered(workspace: Path, location: str) -> Change:
     return act
 
 
+def _interrupted(workspace: Path) -> Change:
+    def act(run_id: str, _fields: dict[str, str]) -> str:
+        interrupt_run(workspace, run_id)
+        return "Asked the run to stop: it saves a checkpoint, and ralph resume goes on."
+
+    return act
+
+
 async def _changing(request: Request, access: Access, act: Change) -> Response:
     """A form's POST: refused unless it is the page's own; then ``act``, and back to the run."""
     form = await request.form()
@@ -261,7 +274,7 @@ async def _changing(request: Request, access: Access, act: Change) -> Response:
     run_id = request.path_params["run_id"]
     try:
         said = await asyncio.to_thread(act, run_id, fields)
-    except (GuidanceError, AnswerError, UnknownRunError) as error:
+    except (GuidanceError, AnswerError, UnknownRunError, NotInterruptedError) as error:
         return page("Refused", f"<p class='notice error'>{text(error)}</p>", 400)
     target = request.url_for("run_page", run_id=run_id).include_query_params(said=said)
     return RedirectResponse(str(target), 303, headers=HEADERS)

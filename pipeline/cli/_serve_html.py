@@ -136,6 +136,12 @@ def steering(access: Access, run_id: RunId, state: PipelineState) -> str:
         f"<select name='hat'><option value=''>every hat</option>{hats}</select> "
         "<button>Guide the next prompt</button></form>"
     )
+    if state.phase.value != "interrupted":
+        forms += (
+            f"<form method='post' action='/runs/{escape(run_id)}/interrupt'>{token}"
+            "<button>Interrupt the run</button> (it saves a checkpoint; ralph resume goes on)"
+            "</form>"
+        )
     question = state.ledger.pending_question
     if question is not None and question.asked:
         forms += (

@@ -4,6 +4,7 @@ choosing its store, and driving a run there with the real runtime. ``ralph run``
 with :func:`diagnose`."""
 
 from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
+from pipeline.workspace._interrupt_run import NotInterruptedError, interrupt_run
 from pipeline.workspace._lock import WorkspaceBusyError, ensure_idle
 from pipeline.workspace._reconcile import (
     Reconciliation,
@@ -25,6 +26,7 @@ from pipeline.workspace._run import (
 
 __all__ = [
     "Check",
+    "NotInterruptedError",
     "Reconciliation",
     "RecordedCommit",
     "RunDivergedError",
@@ -36,6 +38,7 @@ __all__ = [
     "diagnose",
     "drive",
     "ensure_idle",
+    "interrupt_run",
     "open_store",
     "open_workspace",
     "reconcile",
