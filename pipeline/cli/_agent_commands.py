@@ -82,7 +82,7 @@ def guide_command(
         typer.Option(
             "--hat",
             help="The hat whose next prompt carries it: a role (developer, reviewer, ...) or a "
-            "hat of the run's topology (default: every hat's next working prompt).",
+            "hat of the run's topology (default: the next working prompt, whichever hat's).",
         ),
     ] = None,
     run: Annotated[str | None, typer.Option("--run", help="The run (default: the latest).")] = None,
@@ -100,10 +100,8 @@ def guide_command(
         raise _fail(str(error)) from error
     except StoreError as error:
         raise _store_failure(error) from error
-    who = f"the {hat}" if hat is not None else "every hat"
-    out.print(
-        f"Guidance {number} for run {run_id}: {who}'s next prompt will carry it.", markup=False
-    )
+    where = f"the {hat}'s next prompt" if hat is not None else "the next working prompt"
+    out.print(f"Guidance {number} for run {run_id}: {where} will carry it.", markup=False)
 
 
 @app.command(name="interrupt")

@@ -34,6 +34,7 @@ from pipeline.cli._safe import terminal_safe
 from pipeline.cli._serve_guard import TOKEN_COOKIE, Access
 from pipeline.cli._serve_html import (
     HEADERS,
+    SAID,
     agent_rows,
     cells_html,
     cost_of,
@@ -55,7 +56,15 @@ from pipeline.handlers.store import (
     open_store_at,
 )
 from pipeline.state import PipelineState, is_terminal
-from pipeline.views import state_changes, states_at, timeline, topic_log
+from pipeline.views import (
+    gate_runs,
+    sandbox_view,
+    screen_runs,
+    state_changes,
+    states_at,
+    timeline,
+    topic_log,
+)
 from pipeline.workspace import NotInterruptedError, interrupt_run
 
 if TYPE_CHECKING:
@@ -74,7 +83,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
     def opened() -> NamedStore:
         return open_store_at(location, must_exist=True, read_only=True)
 
-    async def runs_page(request: Request) -> Response:
+    def runs_page(request: Request) -> Response:
         with opened() as store:
             summaries = store.runs()
             states: dict[str, PipelineState] = {
@@ -115,14 +124,14 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
         return page(f"Runs in {label}", table)
 
-    async def run_page(request: Request) -> Response:
+    def run_page(request: Request) -> Response:
         run_id = RunId(request.path_params["run_id"])
         with opened() as store:
             events = list(store.read(run_id))
         if not events:
             return page("No such run", f"<p>No run {text(run_id)} here.</p>", 404)
         state = states_at(events, (len(events),))[0]
-        said = request.query_params.get("said", "")
+        said = SAID.get(request.query_params.get("said", ""), "")
         notice = f'<p class="notice">{text(said)}</p>' if said else ""
         facts = "".join(f"<li value={n}>{text(describe_event(e))}</li>" for n, e in tail(events))
         topics = "".join(
@@ -149,15 +158,22 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         data = {"run": run_id, "events": str(len(events))}
         return page(f"Run {run_id}", body, data=data)
 
-    async def report_page(request: Request) -> Response:
+    def report_page(request: Request) -> Response:
         run_id = RunId(request.path_params["run_id"])
         with opened() as store:
             events = list(store.read(run_id))
         if not events:
             return page("No such run", f"<p>No run {text(run_id)} here.</p>", 404)
-        return HTMLResponse(html_report(timeline(events), f"Run {run_id}"), headers=HEADERS)
+        report = html_report(
+            timeline(events),
+            f"Run {run_id}",
+            gate_runs(events),
+            screen_runs(events),
+            sandbox_view(events),
+        )
+        return HTMLResponse(report, headers=HEADERS)
 
-    async def state_at(request: Request) -> Response:
+    def state_at(request: Request) -> Response:
         run_id = RunId(request.path_params["run_id"])
         try:
             point = int(request.query_params.get("n", "-1"))
@@ -176,7 +192,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         document = {"n": point, "rows": state_rows(after), "changes": changes}
         return JSONResponse(document, headers=HEADERS)
 
-    async def agents(request: Request) -> Response:
+    def agents(request: Request) -> Response:
         run_id = RunId(request.path_params["run_id"])
         with opened() as store:
             events = list(store.read(run_id))
@@ -209,13 +225,20 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         refused = access.refusal(request)
         if refused is not None:
             return Response(refused[1], refused[0], media_type="text/plain", headers=HEADERS)
+        if request.query_params.get("token") and request.method == "GET":
+            # Once in a cookie, the token leaves the address (history, bookmarks, screens).
+            kept = {k: v for k, v in request.query_params.items() if k != "token"}
+            response: Response = RedirectResponse(
+                str(request.url.remove_query_params("token").include_query_params(**kept)),
+                303,
+                headers=HEADERS,
+            )
+            response.set_cookie(TOKEN_COOKIE, access.secret, httponly=True, samesite="strict")
+            return response
         try:
-            response = await call_next(request)
+            return await call_next(request)
         except StoreError as error:
             return Response(str(error), 503, media_type="text/plain", headers=HEADERS)
-        if access.remote and request.query_params.get("token"):
-            response.set_cookie(TOKEN_COOKIE, access.secret, httponly=True, samesite="strict")
-        return response
 
     return Starlette(
         routes=[
@@ -235,15 +258,15 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
 
 
 Change = Callable[[str, dict[str, str]], str]
-"""What a form does with its fields for a run; returns what to tell the person."""
+"""What a form does with its fields for a run; returns the key of what to tell the person
+(:data:`SAID`)."""
 
 
 def _guided(workspace: Path, location: str) -> Change:
     def act(run_id: str, fields: dict[str, str]) -> str:
         hat = fields.get("hat") or None
-        _run, number = guide(workspace, fields.get("text", ""), hat, run_id, location)
-        who = f"the {hat}" if hat else "every hat"
-        return f"Guidance {number} kept: {who}'s next prompt carries it."
+        guide(workspace, fields.get("text", ""), hat, run_id, location)
+        return "guided"
 
     return act
 
@@ -251,7 +274,7 @@ def _guided(workspace: Path, location: str) -> Change:
 def _answered(workspace: Path, location: str) -> Change:
     def act(run_id: str, fields: dict[str, str]) -> str:
         respond(workspace, fields.get("text", ""), fields.get("question", ""), run_id, location)
-        return "Answered: the run goes on."
+        return "answered"
 
     return act
 
@@ -259,7 +282,7 @@ def _answered(workspace: Path, location: str) -> Change:
 def _interrupted(workspace: Path) -> Change:
     def act(run_id: str, _fields: dict[str, str]) -> str:
         interrupt_run(workspace, run_id)
-        return "Asked the run to stop: it saves a checkpoint, and ralph resume goes on."
+        return "interrupted"
 
     return act
 
@@ -288,6 +311,11 @@ async def _facts(
 ) -> AsyncIterator[dict[str, str]]:
     """The run's facts after the first ``after``, as they are appended, until it stops."""
     seen = after
+    with opened() as store:
+        known = store.head(run_id) > 0
+    if not known:
+        yield {"event": "end", "data": "no such run"}
+        return
     while not await disconnected():
         with opened() as store:
             new = list(store.read(run_id, seen))

@@ -27,8 +27,8 @@ def serve(
         str | None,
         typer.Option(
             envvar="RALPH_SERVE_TOKEN",
-            help="The secret a browser must bring when the server listens beyond this "
-            "machine (at least 16 characters).",
+            help="The secret a browser must bring (at least 16 characters; default: one drawn "
+            "at start, in the address printed). Required to listen beyond this machine.",
         ),
     ] = None,
 ) -> None:
@@ -63,6 +63,6 @@ def serve(
     secret = token if token is not None else secrets.token_urlsafe(24)
     web = make_app(location, workspace, Access(secret, remote))
     shown = f"[{host}]" if ":" in host else host
-    address = f"http://{shown}:{port}/" + (f"?token={secret}" if remote else "")
+    address = f"http://{shown}:{port}/?token={secret}"
     out.print(f"Serving {location} at {address} (Ctrl-C stops)", markup=False, soft_wrap=True)
     uvicorn.run(web, host=host, port=port, log_level="warning", access_log=False)

@@ -1,16 +1,18 @@
 """Who may use ``ralph serve`` (I/O at the edge of a request; no policy of the pipeline's).
 
+- Every request must carry the server's token (another user of the machine cannot read the
+  runs or steer them): once as ``?token=`` (the address ``ralph serve`` prints), after which an
+  HttpOnly cookie holds it and the address drops it, or as ``Authorization: Bearer``.
 - Bound to a loopback address (the default), only requests naming a loopback host are
-  served (a page elsewhere cannot rebind a name to 127.0.0.1 and read the runs).
-- Bound to any other address, every request must carry the server's token: once as
-  ``?token=``, after which a cookie holds it, or as ``Authorization: Bearer``.
-- A request that changes something (a form's POST) must carry the page's form token and, when
-  the browser names its origin, come from the server's own: another site cannot make a
-  person's browser guide or answer a run.
+  served (a page elsewhere cannot rebind a name to 127.0.0.1).
+- A request that changes something (a form's POST) must carry the page's form token (derived
+  from the secret, never the secret itself) and, when the browser names its origin, come from
+  the server's own: another site cannot make a person's browser guide or answer a run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 from typing import Final, final
@@ -47,14 +49,20 @@ class Access:
 
     secret: str
     remote: bool
-    """Bound to a non-loopback address: every request must carry the secret."""
+    """Bound to a non-loopback address: any host name is answered (the token still guards)."""
+
+    @property
+    def form_token(self) -> str:
+        """The token a page's forms carry: derived from the secret, so a saved page or a
+        script that reads one gains no access token."""
+        return hmac.new(self.secret.encode(), b"ralph serve form", hashlib.sha256).hexdigest()
 
     def refusal(self, request: Request) -> tuple[int, str] | None:
         """Why ``request`` is not served (status and reason), or None."""
         host = request.url.hostname or ""
         if not self.remote and not is_loopback(host):
             return 400, f"this server answers only to a loopback host, not {host!r}"
-        if self.remote and not self.carries_token(request):
+        if not self.carries_token(request):
             return 401, "a token is required: open the address ralph serve printed"
         return None
 
@@ -70,7 +78,7 @@ class Access:
 
     def forged(self, request: Request, form_token: str | None) -> str | None:
         """Why a changing request is refused as cross-site (None: it is the page's own)."""
-        if not _same(form_token, self.secret):
+        if not _same(form_token, self.form_token):
             return "the form's token is missing or wrong: reload the page"
         origin = request.headers.get("origin")
         if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":

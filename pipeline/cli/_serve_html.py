@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HEADERS",
+    "SAID",
     "agent_rows",
     "cells_html",
     "cost_of",
@@ -75,6 +76,15 @@ def tickets(store: NamedStore) -> list[Ticket] | None:
 
     assert isinstance(store, PostgresEventStore)
     return RunQueue(store).tickets()
+
+
+SAID: Final = {
+    "guided": "Guidance kept: the chosen hat's next prompt carries it.",
+    "answered": "Answered: the run goes on.",
+    "interrupted": "Asked the run to stop: it saves a checkpoint, and ralph resume goes on.",
+}
+"""What a run page says after a form did its work (``?said=``: a key, never a text, so no
+link can make the page say something of its own)."""
 
 
 def text(value: object) -> str:
@@ -126,14 +136,14 @@ def steering(access: Access, run_id: RunId, state: PipelineState) -> str:
     """The guide form and, while the run waits on a question, the answer form."""
     if is_terminal(state) and state.termination is not None and state.phase.value != "interrupted":
         return "<p>The run has ended: nothing to steer.</p>"
-    token = f"<input type='hidden' name='csrf' value='{escape(access.secret)}'>"
+    token = f"<input type='hidden' name='csrf' value='{escape(access.form_token)}'>"
     hats = "".join(
         f"<option value='{escape(hat)}'>{text(hat)}</option>" for hat in guidable_hats(state)
     )
     forms = (
         f"<h2>Guide</h2><form method='post' action='/runs/{escape(run_id)}/guide'>{token}"
         "<textarea name='text' required maxlength='4000'></textarea><br>"
-        f"<select name='hat'><option value=''>every hat</option>{hats}</select> "
+        f"<select name='hat'><option value=''>the next working prompt</option>{hats}</select> "
         "<button>Guide the next prompt</button></form>"
     )
     if state.phase.value != "interrupted":

@@ -59,9 +59,10 @@ def diff(
         raise _store_failure(error) from error
     except (EventLogError, WireFormatError) as error:
         raise _fail(str(error)) from error
+    for point, flag in ((start, "--from"), (end, "--to")):
+        if point is not None and point > len(events):
+            raise _fail(f"{flag} {point}: {log.label} holds {len(events)} events")
     last = len(events) if end is None else end
-    if last > len(events):
-        raise _fail(f"--to {last}: {log.label} holds {len(events)} events")
     if start > last:
         raise _fail(f"--from {start} is after --to {last}")
     before, after = states_at(events, (start, last))

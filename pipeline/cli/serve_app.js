@@ -58,8 +58,13 @@
     }, 1000);
   }
 
+  let shownDue = null;
   slider.addEventListener("input", function () {
-    show(slider.value);
+    // One fold a moment, however fast the slider moves.
+    clearTimeout(shownDue);
+    shownDue = setTimeout(function () {
+      show(slider.value);
+    }, 120);
   });
 
   const stream = new EventSource(base + "/stream?after=" + encodeURIComponent(body.dataset.events));

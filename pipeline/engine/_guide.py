@@ -14,7 +14,7 @@ from typing import Final
 
 from pipeline.engine._durable import load_state
 from pipeline.errors import PipelineError
-from pipeline.events import RunId
+from pipeline.events import Role, RunId
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import open_store_at, store_path
 from pipeline.state import Phase, PipelineState, is_terminal
@@ -41,6 +41,16 @@ def guidable_hats(state: PipelineState) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+_PLANNING: Final = frozenset({Phase.NOT_STARTED, Phase.PLANNING})
+"""The phases in which the planner has yet to work."""
+
+
+def _planner(state: PipelineState, hat: str) -> bool:
+    """Whether ``hat`` names the planner's hat of the run of ``state``."""
+    planner = None if state.run is None else state.run.loop.hat(Role.PLANNER)
+    return hat == Role.PLANNER.value or (planner is not None and hat == planner.name)
+
+
 def guide(
     root: Path,
     text: str,
@@ -48,11 +58,11 @@ def guide(
     run_id: str | None = None,
     store: str | None = None,
 ) -> tuple[RunId, int]:
-    """Keep ``text`` as guidance for hat ``hat`` (None: every hat) of run ``run_id`` (default:
-    the latest) in ``store`` (default: the workspace's); returns the run and the guidance's
-    number. Raises :class:`GuidanceError` for bad guidance, an unknown hat or a run that has
-    ended, and :class:`~pipeline.handlers.store.UnknownRunError` for a run the store does not
-    hold."""
+    """Keep ``text`` as guidance for hat ``hat`` (None: the next working prompt) of run
+    ``run_id`` (default: the latest) in ``store`` (default: the workspace's); returns the run
+    and the guidance's number. Raises :class:`GuidanceError` for bad guidance, an unknown hat,
+    a planner past planning or a run that has ended, and
+    :class:`~pipeline.handlers.store.UnknownRunError` for a run the store does not hold."""
     if not text.strip():
         raise GuidanceError("the guidance is empty")
     if "\x00" in text:
@@ -78,6 +88,11 @@ def guide(
         if hat is not None and hat not in hats:
             raise GuidanceError(
                 f"run {chosen} has no hat {hat!r}; its hats: {', '.join(hats) or 'none'}"
+            )
+        if hat is not None and _planner(state, hat) and state.phase not in _PLANNING:
+            raise GuidanceError(
+                f"run {chosen} is past planning: its planner works no more; guide the "
+                "developer, or leave out --hat for the next working prompt"
             )
         number = opened.give_guidance(chosen, text, hat)
     return chosen, number

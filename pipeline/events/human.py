@@ -68,8 +68,8 @@ class HumanInterventionRequired:
 @frozen
 class GuidanceGiven:
     """A person's guidance number ``number`` (``ralph guide``), given at ``given_at`` for the
-    hat ``hat`` (a role's or a topology hat's name; None: every hat), reached the run: the
-    chosen hat's next prompt carries ``text``."""
+    hat ``hat`` (a role's or a topology hat's name; None: whichever hat works next), reached
+    the run: that hat's next prompt carries ``text``."""
 
     number: Ordinal = field(validator=ORDINAL_VALIDATOR)
     hat: str | None

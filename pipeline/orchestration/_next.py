@@ -234,6 +234,8 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
     if kind is None or role is None:
         return Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
     working = working_hat(state, role)
+    hat = None if working is None else working.name
+    correcting_now = kind is PromptKind.FORMAT_CORRECTION
     return MaterializePrompt(
         effect_id=eid,
         kind=kind,
@@ -241,9 +243,10 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
         iteration=Count(progress.iteration),
         review_pass=Count(progress.review_pass),
         last_error=state.ledger.last_error,
-        feedback=state.intake.feedback,
-        feedback_omitted=Count(state.intake.feedback_omitted),
-        notices=notices_for(state.intake.notices, role, None if working is None else working.name),
+        # A correction shows only the malformed response: feedback and notices wait.
+        feedback=() if correcting_now else state.intake.feedback,
+        feedback_omitted=Count(0 if correcting_now else state.intake.feedback_omitted),
+        notices=() if correcting_now else notices_for(state.intake.notices, role, hat),
         response_schema=_schema(state, role),
         correction=correcting(state),
         publishing=_publishing(state, kind, role),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from attrs import evolve
 
+from pipeline.events import HUMAN_GUIDANCE_TOPIC
 from pipeline.state import MAX_NOTICES, Intake, Notice
 
 __all__ = ["add_notice", "seen_with"]
@@ -15,12 +16,27 @@ def seen_with(seen: frozenset[str], topic: str) -> frozenset[str]:
 
 
 def add_notice(intake: Intake, notice: Notice) -> Intake:
-    """``intake`` owing the next prompt ``notice`` too (the oldest dropped past the cap); the
-    notice's topic counts as seen."""
-    notices = (*intake.notices, notice)[-MAX_NOTICES:]
+    """``intake`` owing the next prompt ``notice`` too (past the cap the oldest of ralph's own
+    notices is dropped: a person's guidance never is); the notice's topic counts as seen."""
+    notices = (*intake.notices, notice)
+    if len(notices) > MAX_NOTICES:
+        notices = _capped(notices)
     return evolve(
         intake,
         notices=notices,
         notices_total=intake.notices_total + 1,
         seen_topics=seen_with(intake.seen_topics, notice.topic),
     )
+
+
+def _capped(notices: tuple[Notice, ...]) -> tuple[Notice, ...]:
+    """``notices`` with the oldest of ralph's own dropped until :data:`MAX_NOTICES` are left,
+    or only a person's guidance is."""
+    extra = len(notices) - MAX_NOTICES
+    kept: list[Notice] = []
+    for notice in notices:
+        if extra > 0 and notice.topic != HUMAN_GUIDANCE_TOPIC:
+            extra -= 1
+            continue
+        kept.append(notice)
+    return tuple(kept)

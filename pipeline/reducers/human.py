@@ -112,7 +112,7 @@ def _timeout_text(state: PipelineState, pending: PendingQuestion) -> str:
 def _guided(state: PipelineState, hat: str | None) -> tuple[Role | None, str | None]:
     """The role, and the topology hat, that guidance for ``hat`` goes to: a role's hat by its
     name or the role's, a topology's hat as the developer's work; None (or a name the run
-    does not know): every hat."""
+    does not know): whichever hat works next."""
     if hat is None or state.run is None:
         return None, None
     loop = state.run.loop

@@ -6,7 +6,12 @@ from typing import assert_never
 
 from attrs import evolve
 
-from pipeline.events import PromptFileProtected, PromptInputEvent, PromptMaterialized
+from pipeline.events import (
+    PromptFileProtected,
+    PromptInputEvent,
+    PromptKind,
+    PromptMaterialized,
+)
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import chain_exhausted
 from pipeline.state import (
@@ -41,6 +46,9 @@ def reduce_prompt(state: PipelineState, event: PromptInputEvent) -> PipelineStat
             i = state.intake
             # The prompt carried the malformed-line feedback and the role's notices: delivered;
             # notices for other hats stay owed to their next prompts.
+            if event.kind is PromptKind.FORMAT_CORRECTION:
+                # A correction shows only the malformed response: what is owed stays owed.
+                return advance(state, progress=invoke)
             working = working_hat(state, role)
             hat = None if working is None else working.name
             carried = notices_for(i.notices, role, hat) if i.notices else ()

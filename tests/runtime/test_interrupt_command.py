@@ -10,7 +10,7 @@ from pathlib import Path
 from starlette.testclient import TestClient
 
 from pipeline.cli._serve_app import make_app
-from pipeline.cli._serve_guard import Access
+from pipeline.cli._serve_guard import TOKEN_COOKIE, Access
 from pipeline.events import RunInterrupted
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
@@ -76,12 +76,11 @@ def test_the_pages_interrupt_button_is_refused_when_nothing_runs(tmp_path: Path)
     store = WorkspaceLayout(root).store
     with SqliteEventStore(store) as opened:
         (summary,) = opened.runs()
-    client = TestClient(
-        make_app(str(store), root, Access("page-token-0123456789", remote=False)),
-        base_url="http://127.0.0.1:8765",
-    )
+    access = Access("page-token-0123456789", remote=False)
+    client = TestClient(make_app(str(store), root, access), base_url="http://127.0.0.1:8765")
+    client.cookies.set(TOKEN_COOKIE, access.secret)
     url = f"/runs/{summary.run_id}/interrupt"
     assert client.post(url).status_code == 403
-    refused = client.post(url, data={"csrf": "page-token-0123456789"})
+    refused = client.post(url, data={"csrf": access.form_token})
     assert refused.status_code == 400
     assert "no run is in progress" in refused.text

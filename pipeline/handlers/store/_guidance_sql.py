@@ -39,16 +39,23 @@ def sqlite_guidance(db: sqlite3.Connection, run_id: str, number: int) -> list[Gu
     return [Guidance(int(n), h, str(t), datetime.fromisoformat(g)) for n, h, t, g in rows]
 
 
-def pg_give(conn: psycopg.Connection[Any], run_id: str, text: str, hat: str | None) -> int | None:
-    """Keep ``text`` for run ``run_id``'s ``hat``; its number, or None when another person's
-    guidance took that number first (try again)."""
+def pg_give(
+    conn: psycopg.Connection[Any], run_id: str, text: str, hat: str | None, sent: str
+) -> int | None:
+    """Keep ``text`` for run ``run_id``'s ``hat``, sent under the key ``sent``; its number (the
+    one kept before when this send was made already and its reply lost), or None when another
+    person's guidance took that number first (try again)."""
     with conn.transaction():
         row = conn.execute(
-            f"INSERT INTO guidance (run_id, number, hat, text) SELECT %s, {_NEXT}, %s, %s "
-            "FROM guidance WHERE run_id = %s ON CONFLICT (run_id, number) DO NOTHING "
-            "RETURNING number",
-            (run_id, hat, text, run_id),
+            f"INSERT INTO guidance (run_id, number, hat, text, sent) "
+            f"SELECT %s, {_NEXT}, %s, %s, %s FROM guidance WHERE run_id = %s "
+            "ON CONFLICT DO NOTHING RETURNING number",
+            (run_id, hat, text, sent, run_id),
         ).fetchone()
+        if row is None:
+            row = conn.execute(
+                "SELECT number FROM guidance WHERE run_id = %s AND sent = %s", (run_id, sent)
+            ).fetchone()
     return None if row is None else int(row[0])
 
 

@@ -133,6 +133,14 @@ PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         );
         """,
     ),
+    (
+        9,
+        "guidance kept once however often it is sent",
+        """
+        ALTER TABLE guidance ADD COLUMN sent TEXT;
+        CREATE UNIQUE INDEX guidance_sent ON guidance (run_id, sent) WHERE sent IS NOT NULL;
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction, under an advisory
 lock so that workers starting together do not race. Event bodies are ``JSON`` (kept as
@@ -145,7 +153,9 @@ it to the one before and ``runs.tip`` is the digest of the run's last event (ver
 ``_chain``): rows stored before it carry none, and their runs' chains start with the first
 event appended after it. A ticket given back while its run waits for a provider limit's
 reset is claimable only from ``not_before`` (version 7). ``guidance`` holds what ``ralph
-guide`` gave a run, numbered per run, until the run takes it in as a fact (version 8)."""
+guide`` gave a run, numbered per run, until the run takes it in as a fact (version 8); each
+carries the key its sender drew (``sent``), so a send repeated after a lost reply keeps it
+once (version 9)."""
 
 
 def applied_migrations(conn: psycopg.Connection[Any], label: str) -> set[int]:

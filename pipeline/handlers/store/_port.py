@@ -206,7 +206,8 @@ class AnswerBox(AnswerSource, Protocol):
 @frozen
 class Guidance:
     """A person's guidance to a run (``ralph guide``): its number in the run (from 1, in the
-    order given), the hat it is for (None: every hat), its text and when it was given."""
+    order given), the hat it is for (None: whichever hat works next), its text and when it
+    was given."""
 
     number: int
     hat: str | None
@@ -218,7 +219,8 @@ class GuidanceBox(Protocol):
     """Where people's guidance is kept until the run takes it in (every event store is one)."""
 
     def give_guidance(self, run_id: RunId, text: str, hat: str | None) -> int:
-        """Keep ``text`` for run ``run_id``'s hat ``hat`` (None: every hat); its number."""
+        """Keep ``text`` for run ``run_id``'s hat ``hat`` (None: whichever works next); its
+        number."""
         ...
 
     def guidance_after(self, run_id: RunId, number: int) -> list[Guidance]:

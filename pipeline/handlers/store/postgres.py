@@ -18,6 +18,7 @@ after its connection dropped during the commit finds its own events stored and s
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
@@ -372,10 +373,12 @@ class PostgresEventStore(PgSession):
 
     def give_guidance(self, run_id: RunId, text: str, hat: str | None) -> int:
         """Keep a person's guidance for the run; its number."""
+        # A send retried after a lost reply finds its first copy by this key.
+        sent = secrets.token_hex(16)
         while True:  # a number another person took meanwhile: the next one
             number = self.retrying(
                 f"keep guidance for run {run_id!r}",
-                lambda conn: pg_give(conn, run_id, nul_free(text), hat),
+                lambda conn: pg_give(conn, run_id, nul_free(text), hat, sent),
             )
             if number is not None:
                 return number

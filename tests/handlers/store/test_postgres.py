@@ -13,6 +13,7 @@ import pytest
 
 from pipeline.events import ResponseSubmitted
 from pipeline.handlers.store import StoreError
+from pipeline.handlers.store._guidance_sql import pg_give
 from pipeline.handlers.store.postgres import PostgresEventStore, describe_url
 from pipeline.testing.postgres import PostgresServer
 from tests.handlers.store.contract import (
@@ -91,7 +92,7 @@ def test_migrations_are_idempotent_and_recorded(postgres_url: str) -> None:
         assert store.head(RUN) == 3
     with psycopg.connect(postgres_url) as conn:
         versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
-    assert versions == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9]
 
 
 def test_a_store_from_a_newer_release_is_refused_untouched(postgres_url: str) -> None:
@@ -114,6 +115,17 @@ def test_a_dropped_connection_is_reopened_and_the_append_lands_once(postgres_url
         assert store.append(RUN, 2, topics(3, start=2)) == 5
         assert list(store.read(RUN)) == topics(5)
         assert store.connection().info.backend_pid != pid
+
+
+def test_guidance_sent_again_after_a_lost_reply_is_kept_once(postgres_url: str) -> None:
+    """The same send (its key) made twice, as a retry after a lost reply makes it: one row,
+    one number; another send gets the next."""
+    with PostgresEventStore(postgres_url) as store:
+        conn = store.connection()
+        assert pg_give(conn, RUN, "use the stdlib", None, "key-1") == 1
+        assert pg_give(conn, RUN, "use the stdlib", None, "key-1") == 1
+        assert pg_give(conn, RUN, "use the stdlib", None, "key-2") == 2
+        assert [g.number for g in store.guidance_after(RUN, 0)] == [1, 2]
 
 
 def test_an_unreachable_server_is_a_clear_error_after_retrying(postgres: PostgresServer) -> None:
