@@ -47,7 +47,8 @@ _SECURITY_HEADERS: Final = {
         "connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # same-origin: a form's own POST names its origin (no-referrer sends "null").
+    "Referrer-Policy": "same-origin",
 }
 """Sent with every answer: no script but ``/app.js`` runs, whatever a page holds."""
 
