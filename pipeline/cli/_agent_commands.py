@@ -31,7 +31,9 @@ from pipeline.handlers.store import (
     StoreError,
 )
 from pipeline.workspace import (
+    ForkError,
     NotInterruptedError,
+    fork_run,
     interrupt_run,
     store_location,
 )
@@ -121,4 +123,40 @@ def interrupt_command(
     out.print(
         f"Asked {name} (pid {pid}) to stop; it saves a checkpoint and ralph resume goes on.",
         markup=False,
+    )
+
+
+@app.command(name="fork")
+def fork_command(
+    at: Annotated[int, typer.Option("--at", help="Fork after its first AT facts.", min=1)],
+    run: Annotated[
+        str | None, typer.Argument(help="The run to fork (default: the latest).")
+    ] = None,
+    to: Annotated[
+        Path | None,
+        typer.Option(
+            "--to", help="The new worktree (default: beside this one, named by the fork)."
+        ),
+    ] = None,
+    prompt: Annotated[
+        str | None, typer.Option("--prompt", "-p", help="A new prompt for the fork.")
+    ] = None,
+    workspace: WorkspaceOption = Path(),
+    store: StoreOption = None,
+) -> None:
+    """Try again from any step: a new run from the first AT facts of RUN (or the nearest
+    earlier point where it was about to make a prompt on committed work), in a new git
+    worktree at the commit recorded by then, on a branch of its own; the original is
+    untouched. Go on with ralph resume -C DIR."""
+    try:
+        fork, target, point = fork_run(workspace, run, at, to=to, prompt=prompt, store=store)
+    except (ForkError, WireFormatError) as error:
+        raise _fail(str(error)) from error
+    except StoreError as error:
+        raise _store_failure(error) from error
+    out.print(
+        f"Forked run {fork} after fact {point} into {target}; go on with: "
+        f"ralph resume {fork} -C {target}",
+        markup=False,
+        soft_wrap=True,
     )

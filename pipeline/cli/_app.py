@@ -25,7 +25,7 @@ from pipeline.errors import WireFormatError
 from pipeline.events import (
     PipelineEvent,
 )
-from pipeline.handlers.runtime import GitError, WorkspaceLayout, run_history
+from pipeline.handlers.runtime import GitError, WorkspaceLayout
 from pipeline.handlers.store import (
     NamedStore,
     StoreError,
@@ -37,6 +37,7 @@ from pipeline.workspace import (
     Reconciliation,
     RunSetupError,
     Workspace,
+    history_of,
     open_workspace,
     reconcile,
     recorded_commits,
@@ -308,10 +309,11 @@ def _reconciled(
 ) -> Reconciliation | None:
     """The run's log against the git repository at ``root`` (and, with ``events_file``, its
     events file); None when ``root`` is not a git repository."""
+    read = list(events)
     try:
-        history = run_history(root, run_id)
+        history = history_of(root, run_id, read)
     except GitError:
         return None
-    state, recorded = recorded_commits(events)
+    state, recorded = recorded_commits(read)
     layout = WorkspaceLayout(root.resolve()) if events_file else None
     return reconcile(run_id, state, recorded, history, layout)

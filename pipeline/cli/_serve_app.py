@@ -34,7 +34,6 @@ from pipeline.cli._safe import terminal_safe
 from pipeline.cli._serve_guard import TOKEN_COOKIE, Access
 from pipeline.cli._serve_html import (
     HEADERS,
-    SAID,
     agent_rows,
     cells_html,
     cost_of,
@@ -42,6 +41,7 @@ from pipeline.cli._serve_html import (
     page,
     phase_of,
     rows_html,
+    said_text,
     steering,
     tail,
     text,
@@ -65,7 +65,7 @@ from pipeline.views import (
     timeline,
     topic_log,
 )
-from pipeline.workspace import NotInterruptedError, interrupt_run
+from pipeline.workspace import ForkError, NotInterruptedError, fork_run, interrupt_run
 
 if TYPE_CHECKING:
     pass
@@ -131,7 +131,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         if not events:
             return page("No such run", f"<p>No run {text(run_id)} here.</p>", 404)
         state = states_at(events, (len(events),))[0]
-        said = SAID.get(request.query_params.get("said", ""), "")
+        said = said_text(request.query_params.get("said", ""), workspace)
         notice = f'<p class="notice">{text(said)}</p>' if said else ""
         facts = "".join(f"<li value={n}>{text(describe_event(e))}</li>" for n, e in tail(events))
         topics = "".join(
@@ -215,6 +215,9 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
     async def interrupt_form(request: Request) -> Response:
         return await _changing(request, access, _interrupted(workspace))
 
+    async def fork_form(request: Request) -> Response:
+        return await _changing(request, access, _forked(workspace, location))
+
     async def script(_request: Request) -> Response:
         text = resources.files("pipeline.cli").joinpath("serve_app.js").read_text()
         return Response(text, media_type="text/javascript", headers=HEADERS)
@@ -252,6 +255,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             Route("/runs/{run_id}/guide", guide_form, methods=["POST"]),
             Route("/runs/{run_id}/respond", respond_form, methods=["POST"]),
             Route("/runs/{run_id}/interrupt", interrupt_form, methods=["POST"]),
+            Route("/runs/{run_id}/fork", fork_form, methods=["POST"]),
         ],
         middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)],
     )
@@ -287,6 +291,20 @@ def _interrupted(workspace: Path) -> Change:
     return act
 
 
+def _forked(workspace: Path, location: str) -> Change:
+    def act(run_id: str, fields: dict[str, str]) -> str:
+        try:
+            at = int(fields.get("at", ""))
+        except ValueError:
+            raise ForkError("the point to fork at must be a number of facts") from None
+        fork, _target, _point = fork_run(
+            workspace, run_id, at, prompt=fields.get("prompt") or None, store=location
+        )
+        return f"forked:{fork}"
+
+    return act
+
+
 async def _changing(request: Request, access: Access, act: Change) -> Response:
     """A form's POST: refused unless it is the page's own; then ``act``, and back to the run."""
     form = await request.form()
@@ -297,7 +315,7 @@ async def _changing(request: Request, access: Access, act: Change) -> Response:
     run_id = request.path_params["run_id"]
     try:
         said = await asyncio.to_thread(act, run_id, fields)
-    except (GuidanceError, AnswerError, UnknownRunError, NotInterruptedError) as error:
+    except (GuidanceError, AnswerError, UnknownRunError, NotInterruptedError, ForkError) as error:
         return page("Refused", f"<p class='notice error'>{text(error)}</p>", 400)
     target = request.url_for("run_page", run_id=run_id).include_query_params(said=said)
     return RedirectResponse(str(target), 303, headers=HEADERS)

@@ -4,7 +4,9 @@ text is escaped here, with its control characters shown, before it reaches a pag
 
 from __future__ import annotations
 
+import re
 from html import escape
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
@@ -35,6 +37,7 @@ __all__ = [
     "page",
     "phase_of",
     "rows_html",
+    "said_text",
     "steering",
     "tail",
     "text",
@@ -88,6 +91,20 @@ SAID: Final = {
 link can make the page say something of its own)."""
 
 
+_FORKED = re.compile(r"forked:([0-9]{8}-[0-9]{6}-[0-9a-f]{6})")
+
+
+def said_text(key: str, workspace: Path) -> str:
+    """What a run page says for ``key`` (:data:`SAID`, or ``forked:RUN`` with the command
+    that goes on with the fork); "" for anything else."""
+    forked = _FORKED.fullmatch(key)
+    if forked is None:
+        return SAID.get(key, "")
+    root = workspace.resolve()
+    target = root.parent / f"{root.name}-fork-{forked.group(1)}"
+    return f"Forked: go on with ralph resume {forked.group(1)} -C {target}"
+
+
 def text(value: object) -> str:
     """Any text for a page: control characters shown, then HTML-escaped."""
     return escape(terminal_safe(str(value)))
@@ -134,22 +151,31 @@ def tail(events: list[PipelineEvent], last: int = 300) -> list[tuple[int, Pipeli
 
 
 def steering(access: Access, run_id: RunId, state: PipelineState) -> str:
-    """The guide form and, while the run waits on a question, the answer form."""
-    if is_terminal(state) and state.termination is not None and state.phase.value != "interrupted":
-        return "<p>The run has ended: nothing to steer.</p>"
+    """The forms: fork (any run, from any step); and while the run goes on, guide, interrupt
+    and, while it waits on a question, answer."""
     token = f"<input type='hidden' name='csrf' value='{escape(access.form_token)}'>"
+    run = escape(run_id)
+    fork = (
+        f"<h2>Fork</h2><form method='post' action='/runs/{run}/fork'>{token}"
+        "After <input name='at' id='fork-at' type='number' min='1' required> facts, with a "
+        "new prompt (optional): <input name='prompt' size='40'> <button>Fork</button> "
+        "(a new run in a git worktree of its own; the slider sets the point)</form>"
+    )
+    interrupted = state.phase.value == "interrupted"
+    if is_terminal(state) and state.termination is not None and not interrupted:
+        return "<p>The run has ended: nothing to steer.</p>" + fork
     hats = "".join(
         f"<option value='{escape(hat)}'>{text(hat)}</option>" for hat in guidable_hats(state)
     )
     forms = (
-        f"<h2>Guide</h2><form method='post' action='/runs/{escape(run_id)}/guide'>{token}"
+        f"<h2>Guide</h2><form method='post' action='/runs/{run}/guide'>{token}"
         "<textarea name='text' required maxlength='4000'></textarea><br>"
         f"<select name='hat'><option value=''>the next working prompt</option>{hats}</select> "
         "<button>Guide the next prompt</button></form>"
     )
-    if state.phase.value != "interrupted":
+    if not interrupted:
         forms += (
-            f"<form method='post' action='/runs/{escape(run_id)}/interrupt'>{token}"
+            f"<form method='post' action='/runs/{run}/interrupt'>{token}"
             "<button>Interrupt the run</button> (it saves a checkpoint; ralph resume goes on)"
             "</form>"
         )
@@ -157,11 +183,11 @@ def steering(access: Access, run_id: RunId, state: PipelineState) -> str:
     if question is not None and question.asked:
         forms += (
             f"<h2>Question</h2><p>{text(question.question)}</p>"
-            f"<form method='post' action='/runs/{escape(run_id)}/respond'>{token}"
+            f"<form method='post' action='/runs/{run}/respond'>{token}"
             f"<input type='hidden' name='question' value='{escape(question.question_id)}'>"
             "<textarea name='text' required></textarea><br><button>Answer</button></form>"
         )
-    return forms
+    return forms + fork
 
 
 def page(

@@ -38,6 +38,10 @@
     }
     const state = await answer.json();
     label.textContent = String(state.n);
+    const forkAt = document.getElementById("fork-at");
+    if (forkAt) {
+      forkAt.value = String(state.n);
+    }
     fill(document.getElementById("state"), state.rows, true);
     fill(document.getElementById("changes"), state.changes, false);
     body.dataset.shown = String(state.n);

@@ -26,6 +26,7 @@ __all__ = [
     "LifecycleEvent",
     "RunAbandoned",
     "RunCompleted",
+    "RunForked",
     "RunInterrupted",
     "RunResumed",
     "RunSalvaged",
@@ -96,6 +97,20 @@ class RunSalvaged:
 
 @final
 @frozen
+class RunForked:
+    """This run began as a copy of the first ``at_sequence`` facts of run ``source_run``
+    (``ralph fork``), in a git worktree on ``branch`` at ``commit``, the commit recorded by
+    then. Bookkeeping like a resumption: it changes no phase."""
+
+    source_run: RunId
+    at_sequence: Count = field(validator=COUNT_VALIDATOR)
+    commit: str
+    branch: str
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
 class RunCompleted:
     """Finalization finished; the run is over, ended by ``reason``.
 
@@ -130,6 +145,7 @@ LifecycleEvent: TypeAlias = (
     | RunCompleted
     | RunAbandoned
     | RunSalvaged
+    | RunForked
     | SandboxChecked
 )
 """Facts about the run as a whole."""

@@ -30,7 +30,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 15
+SCHEMA_VERSION: Final = 16
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -57,7 +57,7 @@ facts and ``TerminationReason.GATE_FAILED``. 11 added the tamper screen and the 
 limits: the ``ProviderLimited``, ``LimitResetAwaited`` and ``UsageWindowReported`` facts and
 ``LoopPolicy.limits`` (absent before: the defaults). 14 added the hats' escalation ladders
 (``LoopPolicy.ladders``; absent before: none). 15 added a person's guidance: the
-``GuidanceGiven`` fact.
+``GuidanceGiven`` fact. 16 added ``RunForked`` (``ralph fork``).
 """
 
 
@@ -103,6 +103,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         lifecycle.RunResumed: "lifecycle.run_resumed",
         lifecycle.RunCompleted: "lifecycle.run_completed",
         lifecycle.RunSalvaged: "lifecycle.run_salvaged",
+        lifecycle.RunForked: "lifecycle.run_forked",
         lifecycle.SandboxChecked: "lifecycle.sandbox_checked",
         planning.PlanningStarted: "planning.planning_started",
         planning.PlanProduced: "planning.plan_produced",

@@ -29,6 +29,7 @@ from pipeline.events import (
     RebaseEvent,
     ReviewEvent,
     RunAbandoned,
+    RunForked,
     RunResumed,
     RunSalvaged,
     RunStarted,
@@ -100,7 +101,7 @@ def reduce(state: PipelineState, event: PipelineEvent) -> PipelineState:
     if phase is Phase.COMPLETE and type(event) not in _COMPLETE_TAKES:
         return anomaly(state, event, "the run is complete")
     if phase is Phase.INTERRUPTED and not isinstance(
-        event, RunResumed | RunAbandoned | RunSalvaged | CheckpointSaved
+        event, RunResumed | RunAbandoned | RunSalvaged | RunForked | CheckpointSaved
     ):
         return anomaly(state, event, "the run is interrupted; resume it first")
     if phase is Phase.NOT_STARTED and not isinstance(event, RunStarted):

@@ -11,6 +11,7 @@ from pipeline.events import (
     LifecycleEvent,
     RunAbandoned,
     RunCompleted,
+    RunForked,
     RunInterrupted,
     RunResumed,
     RunSalvaged,
@@ -92,6 +93,11 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
             note = f"from {event.source}: kept {event.kept} events; {event.reason}"
             ledger = evolve(state.ledger, salvages=(*state.ledger.salvages, note))
             return advance(state, ledger=ledger)
+        case RunForked():
+            if progress.phase is Phase.NOT_STARTED:
+                return anomaly(state, event, "the run has not started")
+            # A note only: the fork goes on from the state its copied facts made.
+            return advance(state)
         case RunCompleted():
             if progress.phase is Phase.FINALIZING and progress.step is Step.COMPLETE:
                 ledger = evolve(state.ledger, completed_at=event.at)

@@ -4,12 +4,14 @@ choosing its store, and driving a run there with the real runtime. ``ralph run``
 with :func:`diagnose`."""
 
 from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
+from pipeline.workspace._fork import ForkError, fork_point, fork_run
 from pipeline.workspace._interrupt_run import NotInterruptedError, interrupt_run
 from pipeline.workspace._lock import WorkspaceBusyError, ensure_idle
 from pipeline.workspace._reconcile import (
     Reconciliation,
     RecordedCommit,
     RunDivergedError,
+    history_of,
     reconcile,
     recorded_commits,
 )
@@ -26,6 +28,7 @@ from pipeline.workspace._run import (
 
 __all__ = [
     "Check",
+    "ForkError",
     "NotInterruptedError",
     "Reconciliation",
     "RecordedCommit",
@@ -38,6 +41,9 @@ __all__ = [
     "diagnose",
     "drive",
     "ensure_idle",
+    "fork_point",
+    "fork_run",
+    "history_of",
     "interrupt_run",
     "open_store",
     "open_workspace",

@@ -11,16 +11,24 @@ the run must not go on over: a step would be done twice, or work done on history
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import final
 
 from attrs import frozen
 
 from pipeline.effects import CreateCommit, SaveCheckpoint
 from pipeline.errors import PipelineError
-from pipeline.events import CheckpointSaved, CommitCreated, Instant, PipelineEvent, RunResumed
-from pipeline.handlers.runtime import GitHistory, WorkspaceLayout
+from pipeline.events import (
+    CheckpointSaved,
+    CommitCreated,
+    Instant,
+    PipelineEvent,
+    RunForked,
+    RunResumed,
+)
+from pipeline.handlers.runtime import GitCommit, GitHistory, WorkspaceLayout, run_history
 from pipeline.orchestration import effect_id, next_effect
 from pipeline.reducers import reduce
 from pipeline.state import Phase, PipelineState
@@ -29,6 +37,7 @@ __all__ = [
     "Reconciliation",
     "RecordedCommit",
     "RunDivergedError",
+    "history_of",
     "reconcile",
     "recorded_commits",
 ]
@@ -61,14 +70,35 @@ class Reconciliation:
 
 
 def recorded_commits(events: Iterable[PipelineEvent]) -> tuple[PipelineState, list[RecordedCommit]]:
-    """The fold of ``events`` and their commits, each with its effect id."""
+    """The fold of ``events`` and their commits, each with its effect id (a fork's commits
+    before the fork are on the fork's branch now)."""
     state = PipelineState()
     commits: list[RecordedCommit] = []
     for event in events:
         if isinstance(event, CommitCreated):
             commits.append(RecordedCommit(str(effect_id(state)), event.sha, event.branch))
+        elif isinstance(event, RunForked):
+            commits = [RecordedCommit(c.effect_id, c.sha, event.branch) for c in commits]
         state = reduce(state, event)
     return state, commits
+
+
+def history_of(root: Path, run_id: str, events: Sequence[PipelineEvent]) -> GitHistory:
+    """The run's commits on HEAD (``run_history``); for a fork (``RunForked``), also those its
+    source made before the fork, whose effects its copied log names as its own.
+
+    Raises :class:`~pipeline.handlers.runtime.GitError` when git fails.
+    """
+    history = run_history(root, run_id)
+    forked = next((e for e in events if isinstance(e, RunForked)), None)
+    if forked is None:
+        return history
+    prefix = f"{forked.source_run}:"
+    inherited = tuple(
+        GitCommit(c.sha, f"{run_id}:{c.effect_id.removeprefix(prefix)}")
+        for c in run_history(root, forked.source_run).commits
+    )
+    return GitHistory((*history.commits, *inherited), history.head, history.branch)
 
 
 def _pending_commit(state: PipelineState) -> str | None:

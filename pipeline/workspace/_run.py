@@ -36,15 +36,14 @@ from pipeline.handlers.runtime import (
     load_hat_schemas,
     load_response_schemas,
     own_paths,
-    run_history,
 )
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
 from pipeline.state import PipelineState
+from pipeline.workspace import _reconcile as reconciling
 from pipeline.workspace._dirty import dirty_message, dirty_paths
 from pipeline.workspace._lock import WorkspaceLock, hold_workspace
 from pipeline.workspace._programs import missing_programs
 from pipeline.workspace._read_only import left_read_only
-from pipeline.workspace._reconcile import RunDivergedError, reconcile, recorded_commits
 from pipeline.workspace._sandbox_start import settle_sandbox
 
 __all__ = [
@@ -383,15 +382,16 @@ def _drive_held(
 def _check_reconciled(workspace: Workspace, store: EventStore, run_id: RunId) -> None:
     """Raise :class:`RunDivergedError` when the run's log and git (or its events file)
     disagree: a resume then would do a step twice or build on history that is gone."""
-    state, recorded = recorded_commits(store.read(run_id))
+    events = list(store.read(run_id))
+    state, recorded = reconciling.recorded_commits(events)
     root = workspace.layout.root
     try:
-        history = run_history(root, run_id)
+        history = reconciling.history_of(root, run_id, events)
     except GitError as error:
         raise RunSetupError(f"cannot read the git history of {root}: {error}") from error
-    found = reconcile(run_id, state, recorded, history, workspace.layout)
+    found = reconciling.reconcile(run_id, state, recorded, history, workspace.layout)
     if found.problems:
-        raise RunDivergedError(
+        raise reconciling.RunDivergedError(
             f"run {run_id} was not resumed: its log and the workspace disagree: "
             + "; ".join(found.problems)
         )

@@ -136,9 +136,9 @@ def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     so did version 11 (the screen's policies, whose absence means no screen, and two facts)
     and version 12 (the sandbox's two facts), and version 13 (provider limits: two facts and
     the loop policy's limits, whose absence means the defaults), and version 14 (the hats'
-    escalation ladders, whose absence means none), and version 15 (a person's guidance: one
-    fact)."""
-    assert SCHEMA_VERSION == 15
+    escalation ladders, whose absence means none), version 15 (a person's guidance: one
+    fact) and version 16 (a fork's fact)."""
+    assert SCHEMA_VERSION == 16
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS
     assert ("lifecycle.run_completed", 2) in UPCASTERS

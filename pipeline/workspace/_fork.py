@@ -1,0 +1,182 @@
+"""``ralph fork``: a new run from the first N facts of another, in a git worktree of its own
+at the commit recorded by then; the original run, its store and its work tree are untouched
+(I/O: git, files and stores).
+
+The fork's log is the source's first N facts with ``RunStarted`` naming the fork, then a
+``RunForked`` fact (source, N, commit, branch). It lives in the new worktree's own default
+store (a linked worktree has its own git directory, so its own ``ralph`` folder), with the
+source's saved prompt (or ``--prompt``), its kept-out paths, and the first bytes of its events
+file the log has read, so ``ralph resume -C DIR`` goes on exactly from the state at N. The
+fork's log and its worktree agree from the start: its copied commits are the source's, on the
+fork's branch (``reconcile`` takes them by their source's trailers).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import attrs
+
+from pipeline.effects import MaterializePrompt
+from pipeline.errors import PipelineError
+from pipeline.events import (
+    CommitCreated,
+    Count,
+    Instant,
+    InvocationStarted,
+    PipelineEvent,
+    Role,
+    RunForked,
+    RunId,
+    RunStarted,
+)
+from pipeline.handlers.runtime import WorkspaceLayout, new_run_id
+from pipeline.handlers.store import open_store_at, store_path
+from pipeline.orchestration import next_effect
+from pipeline.reducers import fold, reduce
+from pipeline.state import Phase, PipelineState, is_terminal
+
+__all__ = ["ForkError", "fork_point", "fork_run"]
+
+
+class ForkError(PipelineError, ValueError):
+    """The fork cannot be made (a point outside the log, a run that had ended by then, a
+    target that exists, git refusing); nothing was made."""
+
+
+def fork_point(events: list[PipelineEvent], at: int) -> int:
+    """The latest point at or before ``at`` a fork can go on from: the run about to make a
+    prompt, with its work tree as its last commit left it (no agent has worked on it since,
+    and nothing since is uncommitted). The fork's worktree is that commit, and the prompt is
+    made afresh there, so the fork needs no file of the moment. 0: there is none."""
+    state, best, dirty = PipelineState(), 0, False
+    for number, event in enumerate(events[:at], start=1):
+        if isinstance(event, CommitCreated):
+            dirty = False
+        elif isinstance(event, InvocationStarted) and event.role in _CHANGING:
+            dirty = True
+        state = reduce(state, event)
+        if dirty or (is_terminal(state) and state.phase is not Phase.INTERRUPTED):
+            continue
+        if isinstance(next_effect(state), MaterializePrompt):
+            best = number
+    return best
+
+
+_CHANGING = frozenset({Role.DEVELOPER, Role.FIXER})
+"""The roles whose work changes the work tree (until it is committed)."""
+
+
+def fork_run(
+    root: Path,
+    run_id: str | None,
+    at: int,
+    *,
+    to: Path | None = None,
+    prompt: str | None = None,
+    store: str | None = None,
+) -> tuple[RunId, Path, int]:
+    """Fork run ``run_id`` (default: the latest) of workspace ``root`` after its first ``at``
+    facts (or the nearest earlier :func:`fork_point`) into a new worktree ``to`` (default:
+    beside ``root``); ``prompt`` replaces the saved prompt. Returns the fork's run id, its
+    worktree and the point it was forked at."""
+    root = root.resolve()
+    layout = WorkspaceLayout(root)
+    location = str(layout.store) if store is None else store
+    path = store_path(location)
+    if path is not None and not path.is_file():
+        raise ForkError(f"no runs in {root} (no {path})")
+    with open_store_at(location, must_exist=True, read_only=True) as opened:
+        source = opened.choose_run(run_id)
+        events = list(opened.read(source))
+    if not 1 <= at <= len(events):
+        raise ForkError(f"--at {at}: run {source} holds {len(events)} facts (1 to that)")
+    asked, at = at, fork_point(events, at)
+    if at == 0:
+        raise ForkError(f"run {source} made no prompt by fact {asked}: fork it at a later point")
+    state = fold(events[:at])
+    if prompt is not None and not prompt.strip():
+        raise ForkError("the prompt is empty")
+    fork = RunId(new_run_id(datetime.now(UTC)))
+    target = (to or root.parent / f"{root.name}-fork-{fork}").resolve()
+    if target.exists():
+        raise ForkError(f"{target} exists: name another folder with --to")
+    commit = state.ledger.last_commit_sha or _base(root, events)
+    branch = f"ralph/fork-{fork}"
+    _git(root, "worktree", "add", "--quiet", "-b", branch, str(target), commit)
+    _carry_files(root, target, layout, source, fork, state.intake.events_offset, prompt)
+    started = events[0]
+    assert isinstance(started, RunStarted), "a run's log starts with RunStarted"
+    forked = RunForked(
+        source, Count(at), commit, branch, Instant(datetime.now(UTC).replace(microsecond=0))
+    )
+    copied: list[PipelineEvent] = [attrs.evolve(started, run_id=fork), *events[1:at], forked]
+    with open_store_at(str(WorkspaceLayout(target).store)) as own:
+        own.append(fork, 0, copied)
+    return fork, target, at
+
+
+def _base(root: Path, events: list[PipelineEvent]) -> str:
+    """The commit the run started from: its first commit's parent, or HEAD when it made none."""
+    first = next((e.sha for e in events if isinstance(e, CommitCreated)), None)
+    return _git(root, "rev-parse", "--verify", f"{first}^" if first else "HEAD").strip()
+
+
+def _carry_files(
+    root: Path,
+    target: Path,
+    layout: WorkspaceLayout,
+    source: str,
+    fork: str,
+    events_read: int,
+    prompt: str | None,
+) -> None:
+    """What the fork needs that git does not carry: the configuration and the prompt file
+    when untracked, the run's own state (its saved prompt, kept-out paths) under the fork's
+    id, and the part of its events file the log has read."""
+    for name in ("ralph.toml", "PROMPT.md"):
+        if (root / name).is_file() and not (target / name).exists():
+            shutil.copy2(root / name, target / name)
+    # ralph's folder holds what the configuration may name (a scripted agent's script); not
+    # the lock, the agent group or other runs' events files.
+    if layout.ralph_dir.is_dir():
+        own_dir = WorkspaceLayout(target).ralph_dir
+        own_dir.mkdir(parents=True, exist_ok=True)
+        for entry in layout.ralph_dir.iterdir():
+            if entry.is_file() and not entry.is_symlink() and _carried(entry.name):
+                shutil.copy2(entry, own_dir / entry.name)
+    own = WorkspaceLayout(target)
+    kept = layout.saved_prompt(source).parent
+    if kept.is_dir():
+        shutil.copytree(kept, own.state_dir / "runs" / fork)
+    if prompt is not None:
+        own.saved_prompt(fork).parent.mkdir(parents=True, exist_ok=True)
+        own.saved_prompt(fork).write_text(prompt.strip() + "\n", "utf-8")
+    if events_read:
+        with layout.events_file(source).open("rb") as read:
+            published = read.read(events_read)
+        own.events_file(fork).parent.mkdir(parents=True, exist_ok=True)
+        own.events_file(fork).write_bytes(published)
+
+
+def _carried(name: str) -> bool:
+    """Whether a file of ralph's folder goes with a fork (not a run's own state)."""
+    own = name in ("run.lock", "agent-group.json", "pipeline.db", "state.json", "event-log.jsonl")
+    return not own and not (name.startswith("events-") and name.endswith(".jsonl"))
+
+
+def _git(root: Path, *args: str) -> str:
+    """Run ralph's own git in ``root`` (no hooks: a checkout hook is the repository's code)."""
+    done = subprocess.run(
+        ["git", "-c", "core.hooksPath=/dev/null", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise ForkError(f"git {' '.join(args[:2])} failed: {done.stderr.strip()}")
+    return done.stdout

@@ -1,0 +1,154 @@
+"""``ralph fork RUN --at N``: a new run from the first facts of another, in a git worktree of
+its own at the commit recorded by then, that goes on to its own end; the original run, its
+store and its work tree are untouched; bad requests exit 2 and make nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.effects import MaterializePrompt
+from pipeline.events import CommitCreated, InvocationStarted, IterationStatus, Role
+from pipeline.orchestration import next_effect
+from pipeline.reducers import fold
+from pipeline.workspace import fork_point
+from tests.runtime.workspace import ralph
+from tests.support import scripted_run
+
+PARTIAL, DONE = IterationStatus.PARTIAL, IterationStatus.COMPLETED
+EVENTS = scripted_run({"iteration status": [PARTIAL, PARTIAL, DONE]}).events
+"""A run of three development iterations, each committed."""
+
+
+@settings(max_examples=40, deadline=None)
+@given(at=st.integers(1, len(EVENTS)))
+def test_a_fork_point_is_a_prompt_about_to_be_made_on_committed_work(at: int) -> None:
+    point = fork_point(list(EVENTS), at)
+    assert 0 <= point <= at
+    if point == 0:
+        return
+    assert isinstance(next_effect(fold(EVENTS[:point])), MaterializePrompt)
+    last_commit = max(
+        (i for i, e in enumerate(EVENTS[:point]) if isinstance(e, CommitCreated)), default=-1
+    )
+    since = EVENTS[last_commit + 1 : point]
+    assert not [e for e in since if isinstance(e, InvocationStarted) and e.role is Role.DEVELOPER]
+    # No later point up to ``at`` would do: the fork goes back no further than it must.
+    assert fork_point(list(EVENTS), point) == point
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _facts(root: Path) -> list[dict[str, object]]:
+    shown = ralph("events", "--format", "jsonl", cwd=root)
+    assert shown.returncode == 0, shown.stderr
+    return [json.loads(line) for line in shown.stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One demo run (commits, failures, a review) the tests fork; none changes it."""
+    base = tmp_path_factory.mktemp("fork")
+    made = ralph("demo", "demo", "--quiet", cwd=base)
+    assert made.returncode == 0, made.stderr
+    return base / "demo"
+
+
+@pytest.mark.slow
+def test_a_fork_goes_on_from_a_commit_to_its_own_end_and_leaves_the_original_alone(
+    demo: Path, tmp_path: Path
+) -> None:
+    root = demo
+    source = _facts(root)
+    before = hashlib.sha256(json.dumps(source).encode()).hexdigest()
+    head = _git(root, "rev-parse", "HEAD")
+    first_commit = next(i for i, f in enumerate(source, 1) if f["type"] == "commit.commit_created")
+    asked = first_commit + 4
+    target = tmp_path / "fork"
+    forked = ralph(
+        "fork", "--at", str(asked), "--to", str(target), "-p", "Also trim dots.", cwd=root
+    )
+    assert forked.returncode == 0, forked.stderr
+    point = int(forked.stdout.split("after fact ")[1].split()[0])
+    assert first_commit < point <= asked
+    copied = _facts(target)
+    fork_id = copied[0]["run_id"]
+    assert fork_id != source[0]["run_id"]
+    assert copied[1:point] == source[1:point]
+    marker = copied[point]
+    assert marker["type"] == "lifecycle.run_forked"
+    assert (marker["source_run"], marker["at_sequence"]) == (source[0]["run_id"], point)
+    assert marker["commit"] == source[first_commit - 1]["sha"]
+    assert _git(target, "rev-parse", "HEAD") == marker["commit"]
+    assert _git(target, "rev-parse", "--abbrev-ref", "HEAD") == f"ralph/fork-{fork_id}"
+    verified = ralph("replay", "--verify", cwd=target)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    resumed = ralph("resume", "--plain", cwd=target)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    ended = _facts(target)
+    assert ended[-1]["type"] == "lifecycle.run_completed"
+    # The fork's developer got the fork's prompt.
+    prompt = (target / ".agent" / "prompts" / "development.md").read_text()
+    assert "Also trim dots." in prompt
+    # The original: its log, its HEAD.
+    assert hashlib.sha256(json.dumps(_facts(root)).encode()).hexdigest() == before
+    assert _git(root, "rev-parse", "HEAD") == head
+
+
+@pytest.mark.slow
+def test_a_bad_fork_is_refused_and_makes_nothing(demo: Path, tmp_path: Path) -> None:
+    root = demo
+    worktrees = _git(root, "worktree", "list")
+    total = len(_facts(root))
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    for args, said in (
+        (["--at", str(total + 1)], f"holds {total} facts"),
+        (["--at", "2"], "made no prompt by fact 2"),
+        (["--at", "20", "--to", str(taken)], "exists: name another folder"),
+        (["--at", "20", "nobody"], "nobody"),
+        (["--at", "20", "-p", "  "], "the prompt is empty"),
+    ):
+        refused = ralph("fork", *args, cwd=root)
+        assert refused.returncode == 2, (args, refused.stdout, refused.stderr)
+        assert said in refused.stderr, (args, refused.stderr)
+    assert _git(root, "worktree", "list") == worktrees
+    assert list(taken.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_run_is_forked_from_its_page(demo: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from pipeline.cli._serve_app import make_app
+    from pipeline.cli._serve_guard import TOKEN_COOKIE, Access
+    from pipeline.handlers.runtime import WorkspaceLayout
+
+    access = Access("fork-page-token-0123456789", remote=False)
+    store = WorkspaceLayout(demo).store
+    client = TestClient(make_app(str(store), demo, access), base_url="http://127.0.0.1:8765")
+    client.cookies.set(TOKEN_COOKIE, access.secret)
+    run_id = _facts(demo)[0]["run_id"]
+    page = client.get(f"/runs/{run_id}").text
+    assert f"action='/runs/{run_id}/fork'" in page, "an ended run can be forked"
+    url = f"/runs/{run_id}/fork"
+    assert client.post(url, data={"at": "40"}).status_code == 403
+    bad = client.post(url, data={"at": "many", "csrf": access.form_token})
+    assert bad.status_code == 400
+    done = client.post(url, data={"at": "40", "csrf": access.form_token}, follow_redirects=False)
+    assert done.status_code == 303, done.text
+    fork_id = done.headers["location"].split("said=forked%3A")[1]
+    target = demo.parent / f"{demo.name}-fork-{fork_id}"
+    assert (target / ".git").is_file()
+    said = client.get(done.headers["location"]).text
+    assert f"ralph resume {fork_id} -C {target}" in said
