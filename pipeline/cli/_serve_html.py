@@ -19,6 +19,7 @@ from pipeline.cli._safe import terminal_safe
 from pipeline.cli._serve_guard import Access
 from pipeline.engine import guidable_hats
 from pipeline.events import PipelineEvent, RunId
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import NamedStore, SqliteEventStore
 from pipeline.serialization import CONVERTER
 from pipeline.state import PipelineState, is_terminal
@@ -102,6 +103,9 @@ def said_text(key: str, workspace: Path) -> str:
         return SAID.get(key, "")
     root = workspace.resolve()
     target = root.parent / f"{root.name}-fork-{forked.group(1)}"
+    # Only a fork that is there: a link cannot point a person at a folder of its choosing.
+    if not (target / ".git").is_file() or not WorkspaceLayout(target).store.is_file():
+        return ""
     return f"Forked: go on with ralph resume {forked.group(1)} -C {target}"
 
 

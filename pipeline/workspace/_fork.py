@@ -13,8 +13,8 @@ fork's branch (``reconcile`` takes them by their source's trailers).
 
 from __future__ import annotations
 
+import hashlib
 import shutil
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,16 +24,19 @@ from pipeline.effects import MaterializePrompt
 from pipeline.errors import PipelineError
 from pipeline.events import (
     CommitCreated,
+    CommitSkipped,
     Count,
     Instant,
     InvocationStarted,
     PipelineEvent,
+    RebaseSucceeded,
     Role,
     RunForked,
     RunId,
     RunStarted,
+    ScreenBaseRecorded,
 )
-from pipeline.handlers.runtime import WorkspaceLayout, new_run_id
+from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, new_run_id, run_git
 from pipeline.handlers.store import open_store_at, store_path
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
@@ -54,13 +57,15 @@ def fork_point(events: list[PipelineEvent], at: int) -> int:
     made afresh there, so the fork needs no file of the moment. 0: there is none."""
     state, best, dirty = PipelineState(), 0, False
     for number, event in enumerate(events[:at], start=1):
-        if isinstance(event, CommitCreated):
+        if isinstance(event, CommitCreated | CommitSkipped):
             dirty = False
         elif isinstance(event, InvocationStarted) and event.role in _CHANGING:
             dirty = True
         state = reduce(state, event)
         if dirty or (is_terminal(state) and state.phase is not Phase.INTERRUPTED):
             continue
+        if state.progress.fixing:
+            continue  # a review's fix reads the review's findings, which no commit holds
         if isinstance(next_effect(state), MaterializePrompt):
             best = number
     return best
@@ -100,29 +105,80 @@ def fork_run(
     state = fold(events[:at])
     if prompt is not None and not prompt.strip():
         raise ForkError("the prompt is empty")
+    if _git(root, "rev-parse", "--show-prefix").strip():
+        raise ForkError(f"{root} is a folder inside its repository: fork from its top")
     fork = RunId(new_run_id(datetime.now(UTC)))
     target = (to or root.parent / f"{root.name}-fork-{fork}").resolve()
     if target.exists():
         raise ForkError(f"{target} exists: name another folder with --to")
-    commit = state.ledger.last_commit_sha or _base(root, events)
+    if target.is_relative_to(root):
+        raise ForkError(f"{target} is inside the workspace: name a folder outside it")
+    plan = _plan_of(layout, state)
+    commit = _head_at(events[:at]) or _base(root, events)
     branch = f"ralph/fork-{fork}"
     _git(root, "worktree", "add", "--quiet", "-b", branch, str(target), commit)
-    _carry_files(root, target, layout, source, fork, state.intake.events_offset, prompt)
-    started = events[0]
-    assert isinstance(started, RunStarted), "a run's log starts with RunStarted"
-    forked = RunForked(
-        source, Count(at), commit, branch, Instant(datetime.now(UTC).replace(microsecond=0))
-    )
-    copied: list[PipelineEvent] = [attrs.evolve(started, run_id=fork), *events[1:at], forked]
-    with open_store_at(str(WorkspaceLayout(target).store)) as own:
-        own.append(fork, 0, copied)
+    try:
+        _carry_files(root, target, layout, source, fork, state.intake.events_offset, prompt)
+        if plan is not None:
+            WorkspaceLayout(target).plan.parent.mkdir(parents=True, exist_ok=True)
+            WorkspaceLayout(target).plan.write_bytes(plan)
+        started = events[0]
+        assert isinstance(started, RunStarted), "a run's log starts with RunStarted"
+        now = Instant(datetime.now(UTC).replace(microsecond=0))
+        forked = RunForked(source, Count(at), commit, branch, now)
+        copied: list[PipelineEvent] = [attrs.evolve(started, run_id=fork), *events[1:at], forked]
+        with open_store_at(str(WorkspaceLayout(target).store)) as own:
+            own.append(fork, 0, copied)
+    except (OSError, PipelineError) as error:
+        # Nothing half-made is left: the worktree and its branch go.
+        _git(root, "worktree", "remove", "--force", str(target), check=False)
+        _git(root, "branch", "-D", branch, check=False)
+        raise ForkError(
+            f"the fork could not be made, and nothing of it is left: {error}"
+        ) from error
     return fork, target, at
 
 
+def _head_at(events: list[PipelineEvent]) -> str | None:
+    """The branch head the run had left by the end of ``events``: its last commit, or the
+    head its last rebase made, whichever came later."""
+    head = None
+    for event in events:
+        if isinstance(event, CommitCreated):
+            head = event.sha
+        elif isinstance(event, RebaseSucceeded):
+            head = event.head
+    return head
+
+
+def _plan_of(layout: WorkspaceLayout, state: PipelineState) -> bytes | None:
+    """The plan the run had at the fork point (the prompts read it), when the workspace still
+    holds that very plan; refused when it holds another (the fork would plan-less)."""
+    digest = state.ledger.plan_digest
+    if digest is None:
+        return None
+    try:
+        plan = layout.plan.read_bytes()
+    except OSError:
+        plan = b""
+    if hashlib.sha256(plan).hexdigest() != digest:
+        raise ForkError(
+            "the workspace's plan is no longer the one the run had at that point (a later "
+            "plan replaced it): fork at a point after the last plan"
+        )
+    return plan
+
+
 def _base(root: Path, events: list[PipelineEvent]) -> str:
-    """The commit the run started from: its first commit's parent, or HEAD when it made none."""
+    """The commit the run started from: the base its screen recorded, else its first
+    commit's parent, else HEAD (a run that never committed left HEAD where it found it)."""
+    screened = next((e.sha for e in events if isinstance(e, ScreenBaseRecorded)), None)
+    if screened:
+        return screened
     first = next((e.sha for e in events if isinstance(e, CommitCreated)), None)
-    return _git(root, "rev-parse", "--verify", f"{first}^" if first else "HEAD").strip()
+    return _git(
+        root, "rev-parse", "--verify", "--end-of-options", f"{first}^" if first else "HEAD"
+    ).strip()
 
 
 def _carry_files(
@@ -149,9 +205,12 @@ def _carry_files(
             if entry.is_file() and not entry.is_symlink() and _carried(entry.name):
                 shutil.copy2(entry, own_dir / entry.name)
     own = WorkspaceLayout(target)
+    if (layout.state_dir / "workflows").is_dir():
+        # A run of a preset reads its workflow's record at resume.
+        shutil.copytree(layout.state_dir / "workflows", own.state_dir / "workflows", symlinks=True)
     kept = layout.saved_prompt(source).parent
     if kept.is_dir():
-        shutil.copytree(kept, own.state_dir / "runs" / fork)
+        shutil.copytree(kept, own.state_dir / "runs" / fork, symlinks=True)
     if prompt is not None:
         own.saved_prompt(fork).parent.mkdir(parents=True, exist_ok=True)
         own.saved_prompt(fork).write_text(prompt.strip() + "\n", "utf-8")
@@ -168,15 +227,11 @@ def _carried(name: str) -> bool:
     return not own and not (name.startswith("events-") and name.endswith(".jsonl"))
 
 
-def _git(root: Path, *args: str) -> str:
-    """Run ralph's own git in ``root`` (no hooks: a checkout hook is the repository's code)."""
-    done = subprocess.run(
-        ["git", "-c", "core.hooksPath=/dev/null", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise ForkError(f"git {' '.join(args[:2])} failed: {done.stderr.strip()}")
+def _git(root: Path, *args: str, check: bool = True) -> str:
+    """ralph's own git in ``root``, as every git of ralph's runs (``run_git``: no hooks, no
+    filters or fsmonitor, git's variables of the environment left out, a timeout)."""
+    try:
+        done = run_git(root, *args, policy=GitPolicy(), check=check)
+    except GitError as error:
+        raise ForkError(f"git {' '.join(args[:2])} failed: {error}") from error
     return done.stdout

@@ -84,19 +84,19 @@ def recorded_commits(events: Iterable[PipelineEvent]) -> tuple[PipelineState, li
 
 
 def history_of(root: Path, run_id: str, events: Sequence[PipelineEvent]) -> GitHistory:
-    """The run's commits on HEAD (``run_history``); for a fork (``RunForked``), also those its
-    source made before the fork, whose effects its copied log names as its own.
+    """The run's commits on HEAD (``run_history``); for a fork (``RunForked``), also those on
+    HEAD that the runs it was forked from made (only their commits before each fork are on
+    the fork's HEAD), whose effects its copied log names as its own.
 
     Raises :class:`~pipeline.handlers.runtime.GitError` when git fails.
     """
     history = run_history(root, run_id)
-    forked = next((e for e in events if isinstance(e, RunForked)), None)
-    if forked is None:
-        return history
-    prefix = f"{forked.source_run}:"
+    # A fork of a fork inherits from each run it came through.
+    sources = dict.fromkeys(e.source_run for e in events if isinstance(e, RunForked))
     inherited = tuple(
-        GitCommit(c.sha, f"{run_id}:{c.effect_id.removeprefix(prefix)}")
-        for c in run_history(root, forked.source_run).commits
+        GitCommit(c.sha, f"{run_id}:{c.effect_id.removeprefix(f'{source}:')}")
+        for source in sources
+        for c in run_history(root, source).commits
     )
     return GitHistory((*history.commits, *inherited), history.head, history.branch)
 

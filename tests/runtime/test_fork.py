@@ -103,6 +103,14 @@ def test_a_fork_goes_on_from_a_commit_to_its_own_end_and_leaves_the_original_alo
     # The original: its log, its HEAD.
     assert hashlib.sha256(json.dumps(_facts(root)).encode()).hexdigest() == before
     assert _git(root, "rev-parse", "HEAD") == head
+    # A fork of the fork: its log inherits the commits of both runs it came through.
+    again_at = next(i for i, f in enumerate(ended, 1) if f["type"] == "commit.commit_created")
+    second = tmp_path / "fork-of-fork"
+    refork = ralph("fork", "--at", str(len(ended) - 1), "--to", str(second), cwd=target)
+    assert refork.returncode == 0, refork.stderr
+    assert again_at < int(refork.stdout.split("after fact ")[1].split()[0])
+    checked = ralph("replay", "--verify", cwd=second)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 @pytest.mark.slow
@@ -152,3 +160,25 @@ def test_a_run_is_forked_from_its_page(demo: Path) -> None:
     assert (target / ".git").is_file()
     said = client.get(done.headers["location"]).text
     assert f"ralph resume {fork_id} -C {target}" in said
+
+
+@pytest.mark.slow
+def test_a_fork_that_fails_half_way_leaves_nothing(demo: Path, tmp_path: Path) -> None:
+    """The source's events file is gone (the copy fails after the worktree was added): the
+    fork is refused, and neither its worktree nor its branch is left."""
+    from pipeline.handlers.runtime import WorkspaceLayout
+
+    run_id = str(_facts(demo)[0]["run_id"])
+    events_file = WorkspaceLayout(demo).events_file(run_id)
+    kept = events_file.read_bytes()
+    branches = _git(demo, "branch", "--list", "ralph/fork-*")
+    events_file.unlink()
+    try:
+        target = tmp_path / "half"
+        refused = ralph("fork", "--at", "40", "--to", str(target), cwd=demo)
+    finally:
+        events_file.write_bytes(kept)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "nothing of it is left" in refused.stderr
+    assert not target.exists()
+    assert _git(demo, "branch", "--list", "ralph/fork-*") == branches
