@@ -24,7 +24,22 @@ CHECKS: list[tuple[str, list[str]]] = [
     ("mypy --strict", [sys.executable, "-m", "mypy"]),
     ("import contracts", [str(BIN / "lint-imports")]),
     ("agent CLIs", [sys.executable, "-m", "pipeline.testing.agent_clis", "install"]),
-    ("pytest", [sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider"]),
+    # worksteal: a worker that runs out takes tests from the other, so a long test near
+    # the end does not leave one core idle.
+    (
+        "pytest",
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "2",
+            "--dist",
+            "worksteal",
+            "-p",
+            "no:cacheprovider",
+        ],
+    ),
 ]
 
 

@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-def test_a_small_benchmark_run_writes_results(tmp_path: Path) -> None:
-    """``python -m benchmarks --quick --events N`` writes RESULTS.md and results.json."""
+def test_a_small_benchmark_run_writes_results(tmp_path: Path, postgres_url: str) -> None:
+    """``python -m benchmarks --quick --events N`` writes RESULTS.md and results.json (the
+    scale-out part on the suite's PostgreSQL server: it starts no server of its own)."""
     result = subprocess.run(
         [
             sys.executable,
@@ -29,6 +30,8 @@ def test_a_small_benchmark_run_writes_results(tmp_path: Path) -> None:
             "2000",
             "--output",
             str(tmp_path),
+            "--store",
+            postgres_url,
         ],
         cwd=ROOT,
         capture_output=True,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.handlers.runtime import WorkspaceLayout
 from tests.chromium import CHROMIUM
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
@@ -72,6 +73,12 @@ def test_a_question_is_answered_from_the_page_which_follows_the_run_to_its_end(
     )
     port = _free_port()
     run = start_ralph("run", "--plain", cwd=root)
+    store = WorkspaceLayout(root).store
+    deadline = time.monotonic() + 60
+    while not store.is_file():  # ralph serve wants a store to serve
+        assert run.poll() is None, run.communicate()
+        assert time.monotonic() < deadline, "the run never made its store"
+        time.sleep(0.05)
     serving = ("serve", "-C", str(root), "--port", str(port), "--token", TOKEN)
     serve = subprocess.Popen(
         [sys.executable, "-m", "pipeline.cli", *serving],
