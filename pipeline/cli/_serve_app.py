@@ -48,7 +48,7 @@ from pipeline.cli._serve_html import (
     tickets,
 )
 from pipeline.engine import AnswerError, GuidanceError, guide, load_state, respond
-from pipeline.events import RunId
+from pipeline.events import PipelineEvent, RunId
 from pipeline.handlers.store import (
     NamedStore,
     StoreError,
@@ -82,6 +82,12 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
 
     def opened() -> NamedStore:
         return open_store_at(location, must_exist=True, read_only=True)
+
+    def logged(request: Request) -> tuple[RunId, list[PipelineEvent]]:
+        """The run the request names, and its log (empty for a run the store lacks)."""
+        run_id = RunId(request.path_params["run_id"])
+        with opened() as store:
+            return run_id, list(store.read(run_id))
 
     def runs_page(request: Request) -> Response:
         with opened() as store:
@@ -125,9 +131,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         return page(f"Runs in {label}", table)
 
     def run_page(request: Request) -> Response:
-        run_id = RunId(request.path_params["run_id"])
-        with opened() as store:
-            events = list(store.read(run_id))
+        run_id, events = logged(request)
         if not events:
             return page("No such run", f"<p>No run {text(run_id)} here.</p>", 404)
         state = states_at(events, (len(events),))[0]
@@ -159,9 +163,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         return page(f"Run {run_id}", body, data=data)
 
     def report_page(request: Request) -> Response:
-        run_id = RunId(request.path_params["run_id"])
-        with opened() as store:
-            events = list(store.read(run_id))
+        run_id, events = logged(request)
         if not events:
             return page("No such run", f"<p>No run {text(run_id)} here.</p>", 404)
         report = html_report(
@@ -193,9 +195,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         return JSONResponse(document, headers=HEADERS)
 
     def agents(request: Request) -> Response:
-        run_id = RunId(request.path_params["run_id"])
-        with opened() as store:
-            events = list(store.read(run_id))
+        _run_id, events = logged(request)
         return JSONResponse({"rows": agent_rows(events)}, headers=HEADERS)
 
     async def stream(request: Request) -> Response:
