@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import orjson
 from rich.table import Table
 from rich.text import Text
 
@@ -26,6 +27,7 @@ from pipeline.events import (
     ScreenBaseRecorded,
     ScreenScope,
 )
+from pipeline.serialization import CONVERTER
 from pipeline.state import PipelineState, SpendLine, Step
 from pipeline.views import (
     SandboxView,
@@ -46,6 +48,7 @@ __all__ = [
     "spent",
     "state_rows",
     "state_table",
+    "value_text",
     "waiting_line",
 ]
 
@@ -381,3 +384,10 @@ def state_table(
     for what, value in state_rows(state, screens, sandbox):
         table.add_row(Text(what), Text(value))
     return table
+
+
+def value_text(value: Any) -> str:
+    """A state value on one line: a string as it is, anything else as the JSON of its
+    converter form (``ralph diff`` and ``ralph serve``'s time travel show changes so)."""
+    data = CONVERTER.unstructure(value)
+    return data if isinstance(data, str) else orjson.dumps(data, default=str).decode()

@@ -27,7 +27,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from pipeline.cli._queue import queue_rows
-from pipeline.cli._render import describe_event, state_rows
+from pipeline.cli._render import describe_event, state_rows, value_text
 from pipeline.cli._report import html_report
 from pipeline.cli._report_bars import HEADS
 from pipeline.cli._safe import terminal_safe
@@ -37,7 +37,6 @@ from pipeline.cli._serve_html import (
     agent_rows,
     cells_html,
     cost_of,
-    json_text,
     page,
     phase_of,
     rows_html,
@@ -188,7 +187,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             return JSONResponse({"error": why}, 400, headers=HEADERS)
         before, after = states_at(events, (max(point - 1, 0), point))
         changes = [
-            [change.path, json_text(change.before), json_text(change.after)]
+            [change.path, value_text(change.before), value_text(change.after)]
             for change in state_changes(before, after)
         ]
         document = {"n": point, "rows": state_rows(after), "changes": changes}

@@ -7,9 +7,8 @@ from __future__ import annotations
 import re
 from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-import orjson
 from starlette.responses import HTMLResponse
 
 from pipeline.cli._render import state_rows
@@ -21,7 +20,6 @@ from pipeline.engine import guidable_hats
 from pipeline.events import PipelineEvent, RunId
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import NamedStore, SqliteEventStore
-from pipeline.serialization import CONVERTER
 from pipeline.state import PipelineState, is_terminal
 from pipeline.views import timeline
 
@@ -34,7 +32,6 @@ __all__ = [
     "agent_rows",
     "cells_html",
     "cost_of",
-    "json_text",
     "page",
     "phase_of",
     "rows_html",
@@ -112,12 +109,6 @@ def said_text(key: str, workspace: Path) -> str:
 def text(value: object) -> str:
     """Any text for a page: control characters shown, then HTML-escaped."""
     return escape(terminal_safe(str(value)))
-
-
-def json_text(value: Any) -> str:
-    """A state value on one line: a string as it is, anything else as JSON."""
-    data = CONVERTER.unstructure(value)
-    return data if isinstance(data, str) else orjson.dumps(data, default=str).decode()
 
 
 def phase_of(state: PipelineState) -> str:

@@ -22,7 +22,7 @@ from pipeline.cli._app import (
     out,
 )
 from pipeline.cli._logfile import EventLogError
-from pipeline.cli._render import describe_event
+from pipeline.cli._render import describe_event, value_text
 from pipeline.cli._safe import terminal_safe
 from pipeline.cli._source import open_source
 from pipeline.errors import WireFormatError
@@ -81,7 +81,8 @@ def diff(
     for column in ("field", "before", "after"):
         table.add_column(column)
     for change in changes:
-        table.add_row(Text(change.path), Text(_shown(change.before)), Text(_shown(change.after)))
+        cells = (change.path, _shown(change.before), _shown(change.after))
+        table.add_row(*(Text(terminal_safe(cell)) for cell in cells))
     out.print(table)
     out.print(f"{len(changes)} fields changed by {len(between)} facts:")
     for number, event in enumerate(between, start + 1):
@@ -99,7 +100,5 @@ def _change_json(change: Change) -> dict[str, Any]:
 
 def _shown(value: Any) -> str:
     """A value on one line, at most 120 characters, safe for a terminal."""
-    data = _value(value)
-    text = data if isinstance(data, str) else orjson.dumps(data, default=str).decode()
-    text = terminal_safe(text)
+    text = terminal_safe(value_text(value))
     return text if len(text) <= 120 else text[:117] + "..."
