@@ -20,6 +20,7 @@ from pipeline.engine._salvage import (
     good_prefix,
     salvage,
 )
+from pipeline.engine._stores import existing_store
 
 __all__ = [
     "MAX_GUIDANCE_CHARS",
@@ -37,6 +38,7 @@ __all__ = [
     "RunPresentError",
     "RunResult",
     "Salvaged",
+    "existing_store",
     "good_prefix",
     "guidable_hats",
     "guide",

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.engine._durable import load_state
+from pipeline.engine._stores import existing_store
 from pipeline.errors import PipelineError
 from pipeline.events import Role, RunId
-from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.handlers.store import open_store_at, store_path
+from pipeline.handlers.store import open_store_at
 from pipeline.state import Phase, PipelineState, is_terminal
 
 __all__ = ["MAX_GUIDANCE_CHARS", "GuidanceError", "guidable_hats", "guide"]
@@ -71,11 +71,7 @@ def guide(
         raise GuidanceError(
             f"the guidance is {len(text)} characters; at most {MAX_GUIDANCE_CHARS} reach a prompt"
         )
-    layout = WorkspaceLayout(root.resolve())
-    location = str(layout.store) if store is None else store
-    path = store_path(location)
-    if path is not None and not path.is_file():
-        raise GuidanceError(f"no runs in {layout.root} (no {path})")
+    location = existing_store(root, store, GuidanceError)
     with open_store_at(location, must_exist=True) as opened:
         chosen = opened.choose_run(run_id)
         state, _ = load_state(opened, chosen)

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.engine._durable import load_state
+from pipeline.engine._stores import existing_store
 from pipeline.errors import PipelineError
 from pipeline.events import RunId
-from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.handlers.store import AnswerTakenError, open_store_at, store_path
+from pipeline.handlers.store import AnswerTakenError, open_store_at
 from pipeline.state import PendingQuestion
 
 __all__ = ["AnswerError", "respond"]
@@ -43,11 +43,7 @@ def respond(
         raise AnswerError("the answer is empty")
     if "\x00" in text:
         raise AnswerError("the answer holds a NUL character")
-    layout = WorkspaceLayout(root.resolve())
-    location = str(layout.store) if store is None else store
-    path = store_path(location)
-    if path is not None and not path.is_file():
-        raise AnswerError(f"no runs in {layout.root} (no {path})")
+    location = existing_store(root, store, AnswerError)
     with open_store_at(location, must_exist=True) as opened:
         chosen = opened.choose_run(run_id)
         state, _ = load_state(opened, chosen)

@@ -21,6 +21,7 @@ from pathlib import Path
 import attrs
 
 from pipeline.effects import MaterializePrompt
+from pipeline.engine import existing_store
 from pipeline.errors import PipelineError
 from pipeline.events import (
     CommitCreated,
@@ -37,7 +38,7 @@ from pipeline.events import (
     ScreenBaseRecorded,
 )
 from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, new_run_id, run_git
-from pipeline.handlers.store import open_store_at, store_path
+from pipeline.handlers.store import open_store_at
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
 from pipeline.state import Phase, PipelineState, is_terminal
@@ -90,10 +91,7 @@ def fork_run(
     worktree and the point it was forked at."""
     root = root.resolve()
     layout = WorkspaceLayout(root)
-    location = str(layout.store) if store is None else store
-    path = store_path(location)
-    if path is not None and not path.is_file():
-        raise ForkError(f"no runs in {root} (no {path})")
+    location = existing_store(root, store, ForkError)
     with open_store_at(location, must_exist=True, read_only=True) as opened:
         source = opened.choose_run(run_id)
         events = list(opened.read(source))
