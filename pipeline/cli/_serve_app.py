@@ -54,6 +54,7 @@ from pipeline.handlers.store import (
     UnknownRunError,
     open_store_at,
 )
+from pipeline.reducers import reduce
 from pipeline.state import PipelineState, is_terminal
 from pipeline.views import (
     gate_runs,
@@ -133,7 +134,8 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         run_id, events = logged(request)
         if not events:
             return page("No such run", f"<p>No run {text(run_id)} here.</p>", 404)
-        state = states_at(events, (len(events),))[0]
+        drawn = timeline(events)  # one fold: the state and the agents
+        state = drawn.final
         said = said_text(request.query_params.get("said", ""), workspace)
         notice = f'<p class="notice">{text(said)}</p>' if said else ""
         facts = "".join(f"<li value={n}>{text(describe_event(e))}</li>" for n, e in tail(events))
@@ -152,7 +154,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             "<h3>Changed by the last step</h3><table id='changes'><tbody></tbody></table>"
             "<h2>Agents</h2><table id='agents'><thead><tr>"
             + "".join(f"<th>{head}</th>" for head in HEADS)
-            + f"</tr></thead><tbody>{cells_html(agent_rows(events))}</tbody></table>"
+            + f"</tr></thead><tbody>{cells_html(agent_rows(drawn))}</tbody></table>"
             f"{steering(access, run_id, state)}"
             f"<h2>Facts</h2><ol class='facts' id='facts'>{facts}</ol>"
             "<h2>Topics</h2><table><thead><tr><th>topic</th><th>hat</th><th>payload</th></tr>"
@@ -195,7 +197,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
 
     def agents(request: Request) -> Response:
         _run_id, events = logged(request)
-        return JSONResponse({"rows": agent_rows(events)}, headers=HEADERS)
+        return JSONResponse({"rows": agent_rows(timeline(events))}, headers=HEADERS)
 
     async def stream(request: Request) -> Response:
         run_id = RunId(request.path_params["run_id"])
@@ -329,19 +331,21 @@ async def _facts(
     """The run's facts after the first ``after``, as they are appended, until it stops."""
     seen = after
     with opened() as store:
-        known = store.head(run_id) > 0
-    if not known:
+        # Folded once; each new fact is folded into it as it is sent.
+        state, _ = load_state(store, run_id)
+    if state.sequence == 0:
         yield {"event": "end", "data": "no such run"}
         return
     while not await disconnected():
         with opened() as store:
             new = list(store.read(run_id, seen))
-            ended = is_terminal(load_state(store, run_id)[0]) if new or seen else False
         for event in new:
             seen += 1
+            if seen > state.sequence:
+                state = reduce(state, event)
             line = {"n": seen, "text": terminal_safe(describe_event(event))}
             yield {"event": "fact", "data": orjson.dumps(line).decode()}
-        if ended and not new:
+        if is_terminal(state) and not new:
             yield {"event": "end", "data": str(seen)}
             return
         await asyncio.sleep(POLL_S)

@@ -21,7 +21,7 @@ from pipeline.events import PipelineEvent, RunId
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import NamedStore, SqliteEventStore
 from pipeline.state import PipelineState, is_terminal
-from pipeline.views import timeline
+from pipeline.views import Timeline
 
 if TYPE_CHECKING:
     from pipeline.handlers.store.queue import Ticket
@@ -127,11 +127,10 @@ def rows_html(rows: list[tuple[str, str]]) -> str:
     return "".join(f"<tr><th>{text(what)}</th><td>{text(value)}</td></tr>" for what, value in rows)
 
 
-def agent_rows(events: list[PipelineEvent]) -> list[list[str]]:
-    """Every invocation of the run as the cells under :data:`HEADS` (the report's), newest
-    last; one still at work shows as running."""
-    bars = timeline(events).bars
-    return [list(bar_cells(bar, seconds_text(bar.duration_s))) for bar in bars]
+def agent_rows(drawn: Timeline) -> list[list[str]]:
+    """Every invocation of the run ``drawn`` as the cells under :data:`HEADS` (the report's),
+    newest last; one still at work shows as running."""
+    return [list(bar_cells(bar, seconds_text(bar.duration_s))) for bar in drawn.bars]
 
 
 def cells_html(rows: list[list[str]]) -> str:
