@@ -13,8 +13,8 @@ from typing import assert_never
 
 from attrs import evolve
 
-from pipeline.events import TASK_BLOCKED_TOPIC, TASK_RESUME_TOPIC, Ladder, in_scope
-from pipeline.state import Bounce, PipelineState, Rung, ladder_hat, ladder_of, rung_of
+from pipeline.events import TASK_BLOCKED_TOPIC, TASK_RESUME_TOPIC, in_scope
+from pipeline.state import Bounce, PipelineState, Rung, ladder_hat, ladder_of, needed, rung_of
 
 __all__ = ["bounced", "hat_woken", "succeeded"]
 
@@ -25,15 +25,15 @@ def bounced(state: PipelineState, bounce: Bounce, hat: str | None = None) -> Pip
     ladder = ladder_of(state, name)
     if ladder is None:
         return state
-    needed = _needed(ladder, bounce)
-    if not needed:
+    count = needed(ladder, bounce)
+    if not count:
         return state
     rung = rung_of(state, name)
     if rung.rung >= len(ladder.models):
         # The top rung: nothing more to count toward.
         return state if rung.owed else _put(state, evolve(rung, owed=True))
     counted = rung.count(bounce) + 1
-    if counted >= needed:
+    if counted >= count:
         moved = Rung(hat=name, rung=rung.rung + 1, moves=rung.moves + 1, moved_by=bounce)
         return _put(state, evolve(moved, owed=True))
     match bounce:
@@ -85,18 +85,6 @@ def hat_woken(state: PipelineState, hat: str, topic: str) -> PipelineState:
 def _settled(state: PipelineState, hat: str) -> PipelineState:
     rung = rung_of(state, hat)
     return _put(state, evolve(rung, owed=False)) if rung.owed else state
-
-
-def _needed(ladder: Ladder, bounce: Bounce) -> int:
-    match bounce:
-        case Bounce.REVIEW_ISSUES:
-            return ladder.review_issues
-        case Bounce.BLOCKED:
-            return ladder.blocked
-        case Bounce.VALIDATION_FAILED:
-            return ladder.validation_failed
-        case _:
-            assert_never(bounce)
 
 
 def _put(state: PipelineState, rung: Rung) -> PipelineState:

@@ -1,6 +1,12 @@
 """The state of a pipeline run and the views decisions are made from (pure)."""
 
-from pipeline.state.escalation import escalated_model, ladder_hat, ladder_of, rung_of
+from pipeline.state.escalation import (
+    escalated_model,
+    ladder_hat,
+    ladder_of,
+    needed,
+    rung_of,
+)
 from pipeline.state.gating import SCREEN, GateFailure, GateRound, GateThen, Gating
 from pipeline.state.hats import agents_for, response_schema_for, working_hat
 from pipeline.state.model import (
@@ -84,6 +90,7 @@ __all__ = [
     "is_terminal",
     "ladder_hat",
     "ladder_of",
+    "needed",
     "notices_for",
     "prompt_kind_for",
     "response_schema_for",

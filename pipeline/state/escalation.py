@@ -5,11 +5,13 @@ reads :func:`escalated_model` when it invokes the hat's agent.
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from pipeline.events import Ladder, Role
 from pipeline.state.model import PipelineState
-from pipeline.state.rungs import Rung
+from pipeline.state.rungs import Bounce, Rung
 
-__all__ = ["escalated_model", "ladder_hat", "ladder_of", "rung_of"]
+__all__ = ["escalated_model", "ladder_hat", "ladder_of", "needed", "rung_of"]
 
 
 def ladder_hat(state: PipelineState) -> str:
@@ -43,3 +45,17 @@ def escalated_model(state: PipelineState, role: Role) -> str | None:
     if ladder is None:
         return None
     return ladder.model(rung_of(state, hat).rung)
+
+
+def needed(ladder: Ladder, bounce: Bounce) -> int:
+    """How many bounces of kind ``bounce`` move a hat up ``ladder``'s next rung (0: the kind
+    does not count)."""
+    match bounce:
+        case Bounce.REVIEW_ISSUES:
+            return ladder.review_issues
+        case Bounce.BLOCKED:
+            return ladder.blocked
+        case Bounce.VALIDATION_FAILED:
+            return ladder.validation_failed
+        case _:
+            assert_never(bounce)

@@ -7,8 +7,8 @@ from typing import final
 
 from attrs import frozen
 
-from pipeline.events import Instant, Ladder
-from pipeline.state import Bounce, PipelineState, Rung, rung_of
+from pipeline.events import Instant
+from pipeline.state import Bounce, PipelineState, needed, rung_of
 
 __all__ = ["LadderMove", "ladder_moves", "ladder_rows"]
 
@@ -48,7 +48,7 @@ def ladder_moves(
         if ladder is None or old.rung == rung.rung:
             continue
         why = (
-            f"{_WORDS[rung.moved_by]} {_needed(ladder, rung)} times"
+            f"{_WORDS[rung.moved_by]} {needed(ladder, rung.moved_by)} times"
             if rung.rung > old.rung and rung.moved_by is not None
             else "its work held up (step_down)"
         )
@@ -58,11 +58,6 @@ def ladder_moves(
             )
         )
     return tuple(moves)
-
-
-def _needed(ladder: Ladder, rung: Rung) -> int:
-    assert rung.moved_by is not None
-    return int(getattr(ladder, rung.moved_by.value))
 
 
 def ladder_rows(state: PipelineState) -> list[tuple[str, str]]:
@@ -76,13 +71,9 @@ def ladder_rows(state: PipelineState) -> list[tuple[str, str]]:
         rung = rung_of(state, ladder.hat)
         model = ladder.model(rung.rung) or "its own model"
         counted = ", ".join(
-            f"{bounce.value.replace('_', ' ')} {rung.count(bounce)}/{needed}"
-            for bounce, needed in (
-                (Bounce.REVIEW_ISSUES, ladder.review_issues),
-                (Bounce.BLOCKED, ladder.blocked),
-                (Bounce.VALIDATION_FAILED, ladder.validation_failed),
-            )
-            if needed
+            f"{bounce.value.replace('_', ' ')} {rung.count(bounce)}/{needed(ladder, bounce)}"
+            for bounce in Bounce
+            if needed(ladder, bounce)
         )
         rows.append(
             (
