@@ -41,12 +41,16 @@ def worlds() -> tuple[WorldConfig, ...]:
         max_consecutive_malformed=Ordinal(2),
     )
     # Two invocations that report usage spend it: the max_cost edges are reachable.
-    # Smaller otherwise: every other edge is found by the configurations without one.
+    # Smaller otherwise: every other edge is found by the configurations without one. A
+    # first failure or malformed line is already the last one allowed: two in a row are
+    # explored without a spend limit, and this world took twice the time with them.
     spending = attrs.evolve(
         budget,
         max_iterations=Ordinal(1),
         max_retries_per_agent=Count(0),
         max_cost_usd=Usd(2 * USAGE_UNIT_USD),
+        max_consecutive_failures=Ordinal(1),
+        max_consecutive_malformed=Ordinal(1),
     )
     chains = default_chains(("a", "b"))
     # Every control on, each at the lowest threshold that still needs a repetition to trip.
@@ -66,7 +70,12 @@ def worlds() -> tuple[WorldConfig, ...]:
     # A topology of the user's own: a hat that hands on by default, once, and one that can
     # complete; and one whose starting event wakes no hat (it stalls at once). One iteration
     # and no retries keep them small: their other edges are the pipeline's development ones.
-    small = attrs.evolve(spending, max_cost_usd=None)
+    small = attrs.evolve(
+        spending,
+        max_cost_usd=None,
+        max_consecutive_failures=budget.max_consecutive_failures,
+        max_consecutive_malformed=budget.max_consecutive_malformed,
+    )
     topology = Topology(
         hats=(
             WorkHat(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.events import (
@@ -107,6 +107,9 @@ def _expected_usage(log: tuple[PipelineEvent, ...]) -> list[UsageReported | None
     return usages
 
 
+# A third of CI's examples: each draws a whole run and a prefix of it (the slowest law of
+# the suite at 300), and the bars themselves are checked at 300 by the test above.
+@settings(max_examples=100)
 @given(run=simulated_runs(), data=st.data())
 def test_each_bar_carries_the_usage_reported_between_its_start_and_its_outcome(
     run: tuple[object, tuple[PipelineEvent, ...], object], data: st.DataObject
