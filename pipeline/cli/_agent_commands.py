@@ -141,6 +141,22 @@ def fork_command(
     prompt: Annotated[
         str | None, typer.Option("--prompt", "-p", help="A new prompt for the fork.")
     ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="An agent of ralph.toml's [agents] that goes first in every chain of the "
+            "fork (the chains' own agents stay its fallbacks).",
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="The model every invocation of the fork asks for (a ladder's "
+            "higher rung still outranks it).",
+        ),
+    ] = None,
     workspace: WorkspaceOption = Path(),
     store: StoreOption = None,
 ) -> None:
@@ -149,7 +165,9 @@ def fork_command(
     worktree at the commit recorded by then, on a branch of its own; the original is
     untouched. Go on with ralph resume -C DIR."""
     try:
-        fork, target, point = fork_run(workspace, run, at, to=to, prompt=prompt, store=store)
+        fork, target, point = fork_run(
+            workspace, run, at, to=to, prompt=prompt, store=store, agent=agent, model=model
+        )
     except (ForkError, WireFormatError) as error:
         raise _fail(str(error)) from error
     except StoreError as error:

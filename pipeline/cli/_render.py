@@ -277,6 +277,9 @@ def _state_rows(
     spend = ledger.spend
     # Only a salvaged run has the row: what its damaged log lost is worth a line of its own.
     salvaged = [("salvaged", ledger.salvages[-1])] if ledger.salvages else []
+    chosen = [f"agent {run.agent} first"] if run and run.agent else []
+    chosen += [f"model {run.model}"] if run and run.model else []
+    forked = [("fork's own", ", ".join(chosen))] if chosen else []
     topology = run is not None and run.loop.topology is not None
     # A topology has hats instead of review passes: where it stands in its routing.
     passes = (
@@ -337,6 +340,7 @@ def _state_rows(
         *sandbox_rows(sandbox),
         ("resumes", str(ledger.resumes)),
         *salvaged,
+        *forked,
         ("waiting for a limit's reset", _limit_wait(state)),
         ("waiting for an answer to", question.question if question else "-"),
         ("answer with", answer_command(state) or "-"),

@@ -299,7 +299,13 @@ def _forked(workspace: Path, location: str) -> Change:
         except ValueError:
             raise ForkError("the point to fork at must be a number of facts") from None
         fork, _target, _point = fork_run(
-            workspace, run_id, at, prompt=fields.get("prompt") or None, store=location
+            workspace,
+            run_id,
+            at,
+            prompt=fields.get("prompt") or None,
+            store=location,
+            agent=fields.get("agent") or None,
+            model=fields.get("model") or None,
         )
         return f"forked:{fork}"
 

@@ -152,7 +152,9 @@ def steering(access: Access, run_id: RunId, state: PipelineState) -> str:
     fork = (
         f"<h2>Fork</h2><form method='post' action='/runs/{run}/fork'>{token}"
         "After <input name='at' id='fork-at' type='number' min='1' required> facts, with a "
-        "new prompt (optional): <input name='prompt' size='40'> <button>Fork</button> "
+        "new prompt (optional): <input name='prompt' size='40'>, agent (optional): "
+        "<input name='agent' size='12'>, model (optional): <input name='model' size='16'> "
+        "<button>Fork</button> "
         "(a new run in a git worktree of its own; the slider sets the point)</form>"
     )
     interrupted = state.phase.value == "interrupted"

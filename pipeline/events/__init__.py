@@ -60,7 +60,7 @@ from pipeline.events.error import (
     ErrorEvent,
     WorkspaceIoError,
 )
-from pipeline.events.escalation import DEFAULT_BOUNCES, Ladder
+from pipeline.events.escalation import DEFAULT_BOUNCES, Ladder, is_model_name
 from pipeline.events.human import (
     GuidanceGiven,
     HumanEvent,
@@ -340,6 +340,7 @@ __all__ = [
     "WorkspaceIoError",
     "check_pattern",
     "in_scope",
+    "is_model_name",
     "members",
     "specificity",
     "topic_matches",

@@ -15,18 +15,29 @@ from attrs import Attribute, field, frozen
 
 from pipeline.events.values import COUNT_VALIDATOR, Count
 
-__all__ = ["DEFAULT_BOUNCES", "Ladder"]
+__all__ = ["DEFAULT_BOUNCES", "Ladder", "is_model_name", "model_name"]
 
 DEFAULT_BOUNCES: Final = 2
 """Bounces of one kind that move a hat up one rung unless its ladder says otherwise."""
+
+
+def is_model_name(model: str) -> bool:
+    """Whether ``model`` can name a model: printable, no blanks, not an option."""
+    blank = any(c.isspace() or not c.isprintable() for c in model)
+    return bool(model) and not blank and not model.startswith("-")
+
+
+def model_name(_instance: object, attribute: Attribute[Any], value: str) -> None:
+    """An attrs validator: ``value`` must be a model name (:func:`is_model_name`)."""
+    if not is_model_name(value):
+        raise ValueError(f"{attribute.name}: {value!r} is not a model name")
 
 
 def _models(_instance: object, _attribute: Attribute[Any], value: tuple[str, ...]) -> None:
     if not value:
         raise ValueError("escalate: a ladder needs at least one model to move up to")
     for model in value:
-        blank = any(c.isspace() or not c.isprintable() for c in model)
-        if not model or blank or model.startswith("-"):
+        if not is_model_name(model):
             raise ValueError(f"escalate: {model!r} is not a model name")
 
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import TypeAlias, final
 
 from attrs import field, frozen
+from attrs.validators import optional
 
+from pipeline.events.escalation import model_name
 from pipeline.events.policy import LoopPolicy
 from pipeline.events.sandbox import SandboxMode
 from pipeline.events.values import (
     COUNT_VALIDATOR,
     INSTANT_VALIDATOR,
     OPTIONAL_COUNT_VALIDATOR,
+    AgentName,
     Budget,
     Count,
     Digest,
@@ -96,16 +99,22 @@ class RunSalvaged:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RunForked:
     """This run began as a copy of the first ``at_sequence`` facts of run ``source_run``
     (``ralph fork``), in a git worktree on ``branch`` at ``commit``, the commit recorded by
-    then. Bookkeeping like a resumption: it changes no phase."""
+    then. It changes no phase. ``agent`` goes first in every chain of the fork from here on
+    (the chains' own agents stay its fallbacks), ``model`` is what every invocation of the
+    fork asks for unless a ladder's rung says otherwise, and ``prompt_digest`` is that of the
+    fork's new prompt (None each: the source's)."""
 
     source_run: RunId
     at_sequence: Count = field(validator=COUNT_VALIDATOR)
     commit: str
     branch: str
+    agent: AgentName | None = None
+    model: str | None = field(default=None, validator=optional(model_name))
+    prompt_digest: Digest | None = None
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 

@@ -30,7 +30,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 16
+SCHEMA_VERSION: Final = 17
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -57,7 +57,8 @@ facts and ``TerminationReason.GATE_FAILED``. 11 added the tamper screen and the 
 limits: the ``ProviderLimited``, ``LimitResetAwaited`` and ``UsageWindowReported`` facts and
 ``LoopPolicy.limits`` (absent before: the defaults). 14 added the hats' escalation ladders
 (``LoopPolicy.ladders``; absent before: none). 15 added a person's guidance: the
-``GuidanceGiven`` fact. 16 added ``RunForked`` (``ralph fork``).
+``GuidanceGiven`` fact. 16 added ``RunForked`` (``ralph fork``). 17 added the fork's own
+agent, model and prompt digest to ``RunForked`` (absent before: the source's).
 """
 
 

@@ -329,7 +329,8 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
         events_lines=Count(state.intake.events_lines),
         response_schema=_schema(state, role),
         hat=state.routing.hat if working_hat(state, role) is not None else None,
-        model=escalated_model(state, role),
+        # A ladder's rung above the hat's own model outranks the fork's model.
+        model=escalated_model(state, role) or (state.run.model if state.run else None),
     )
 
 

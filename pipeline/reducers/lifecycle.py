@@ -94,10 +94,9 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
             ledger = evolve(state.ledger, salvages=(*state.ledger.salvages, note))
             return advance(state, ledger=ledger)
         case RunForked():
-            if progress.phase is Phase.NOT_STARTED:
+            if progress.phase is Phase.NOT_STARTED or state.run is None:
                 return anomaly(state, event, "the run has not started")
-            # A note only: the fork goes on from the state its copied facts made.
-            return advance(state)
+            return _forked(state, state.run, event)
         case RunCompleted():
             if progress.phase is Phase.FINALIZING and progress.step is Step.COMPLETE:
                 ledger = evolve(state.ledger, completed_at=event.at)
@@ -127,6 +126,16 @@ def _mismatch(ledger: Ledger, event: RunCompleted, decided: TerminationReason | 
         f"but the run ends with {decided.value if decided else 'none'}"
     )
     return evolve(ledger, anomalies=ledger.anomalies + 1, last_anomaly=why)
+
+
+def _forked(state: PipelineState, run: RunInfo, event: RunForked) -> PipelineState:
+    """The fork goes on from the state its copied facts made, with its own agent and model
+    when it names them; a new first agent restarts the task's chain at it."""
+    if event.agent is None and event.model is None:
+        return advance(state)
+    agent, model = event.agent or run.agent, event.model or run.model
+    cursor = state.agent if event.agent is None else evolve(state.agent, chain_position=0)
+    return advance(state, run=evolve(run, agent=agent, model=model), agent=cursor)
 
 
 def _resume(state: PipelineState, event: RunResumed) -> PipelineState:

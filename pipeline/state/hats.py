@@ -23,14 +23,15 @@ def working_hat(state: PipelineState, role: Role) -> WorkHat | None:
 
 def agents_for(state: PipelineState, role: Role) -> tuple[AgentName, ...]:
     """The agent chain of ``role``'s current task: a topology hat's own chain when it has one,
-    else the role's."""
+    else the role's; a fork's agent first (its chain's own agents stay its fallbacks)."""
     run = state.run
     if run is None:
         return ()
     working = working_hat(state, role)
-    if working is not None and working.chain:
-        return working.chain
-    return run.chain(role)
+    chain = working.chain if working is not None and working.chain else run.chain(role)
+    if run.agent is None:
+        return chain
+    return (run.agent, *(agent for agent in chain if agent != run.agent))
 
 
 def response_schema_for(state: PipelineState, role: Role) -> Json | None:

@@ -31,6 +31,7 @@ from pipeline.events.values import (
     RunId,
 )
 from pipeline.state.gating import Gating
+from pipeline.state.notices import MAX_NOTICES, Notice, notices_for
 from pipeline.state.phase import TERMINAL_PHASES, Phase, Step, prompt_kind_for, role_for
 from pipeline.state.routing import Routing
 from pipeline.state.rungs import Rung
@@ -74,6 +75,10 @@ class RunInfo:
     rebase_onto: str | None
     started_at: Instant
     loop: LoopPolicy
+    agent: AgentName | None = None
+    """The agent a fork put first in every chain (``RunForked``; None: the chains as set)."""
+    model: str | None = None
+    """The model a fork's invocations ask for (``RunForked``; None: each hat's own)."""
 
     def chain(self, role: Role) -> tuple[AgentName, ...]:
         """The agents of ``role``'s chain (empty when the configuration names none)."""
@@ -166,42 +171,6 @@ class MalformedLineNote:
     error: str
     excerpt: str
     """The line's first :data:`FEEDBACK_EXCERPT_CHARS` characters."""
-
-
-MAX_NOTICES: Final = 10
-"""How many notices, the most recent, the next prompt carries."""
-
-
-@final
-@frozen(kw_only=True)
-class Notice:
-    """What ralph tells the agent in its next prompt, also shown in the topic log as ``topic``
-    with ``text`` as its payload: a scope violation, a refused completion, an abandoned task, a
-    person's answer or a question's timeout."""
-
-    topic: str
-    text: str
-    line_number: Count = field(validator=COUNT_VALIDATOR)
-    """The events-file line the notice is about (0: none)."""
-    role: Role | None = None
-    """The hat the notice is for (its next prompt carries it); None: the next working prompt."""
-    hat: str | None = None
-    """The topology hat it is for, of ``role`` (None: whichever hat of the role works next)."""
-
-
-def notices_for(
-    notices: tuple[Notice, ...], role: Role, hat: str | None = None
-) -> tuple[Notice, ...]:
-    """The notices a prompt for ``role`` (in topology hat ``hat``) carries: those addressed to
-    it, and, unless it is the committer's (a commit message is no place to act on them), the
-    unaddressed ones and the planner's (planning happens once: its notices go to whoever works
-    next); a notice for another topology hat waits for that hat."""
-    return tuple(
-        n
-        for n in notices
-        if (n.role is role or (role is not Role.COMMITTER and n.role in (None, Role.PLANNER)))
-        and (n.hat is None or n.hat == hat)
-    )
 
 
 @final

@@ -44,6 +44,7 @@ from pipeline.events import (
     ResponseSubmitted,
     Role,
     RoleChain,
+    RunForked,
     RunId,
     UsageReported,
     UsageWindowReported,
@@ -258,6 +259,9 @@ def register_strategies() -> None:
         st.builds(InvokeAgent, response_schema=st.none() | st.just(AGENT_RESPONSE)),
     )
     register(ResponseSubmitted, response_facts())
+    # A fork's model is a model name (printable, no blanks, no leading dash).
+    models = st.none() | st.sampled_from(["m-fork", "m-strong", "claude-opus-4"])
+    register(RunForked, st.builds(RunForked, model=models))
     register(
         RestorePromptPermissions,
         st.builds(RestorePromptPermissions, mode=st.none() | modes),

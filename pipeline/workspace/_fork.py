@@ -20,13 +20,16 @@ from pathlib import Path
 
 import attrs
 
+from pipeline.config import ConfigError, parse_config
 from pipeline.effects import MaterializePrompt
 from pipeline.engine import existing_store
 from pipeline.errors import PipelineError
 from pipeline.events import (
+    AgentName,
     CommitCreated,
     CommitSkipped,
     Count,
+    Digest,
     Instant,
     InvocationStarted,
     PipelineEvent,
@@ -36,8 +39,15 @@ from pipeline.events import (
     RunId,
     RunStarted,
     ScreenBaseRecorded,
+    is_model_name,
 )
-from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, new_run_id, run_git
+from pipeline.handlers.runtime import (
+    GitError,
+    GitPolicy,
+    WorkspaceLayout,
+    new_run_id,
+    run_git,
+)
 from pipeline.handlers.store import open_store_at
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
@@ -84,11 +94,14 @@ def fork_run(
     to: Path | None = None,
     prompt: str | None = None,
     store: str | None = None,
+    agent: str | None = None,
+    model: str | None = None,
 ) -> tuple[RunId, Path, int]:
     """Fork run ``run_id`` (default: the latest) of workspace ``root`` after its first ``at``
     facts (or the nearest earlier :func:`fork_point`) into a new worktree ``to`` (default:
-    beside ``root``); ``prompt`` replaces the saved prompt. Returns the fork's run id, its
-    worktree and the point it was forked at."""
+    beside ``root``); ``prompt`` replaces the saved prompt, ``agent`` goes first in every
+    chain (an agent the fork's ``ralph.toml`` configures) and every invocation asks for
+    ``model``. Returns the fork's run id, its worktree and the point it was forked at."""
     root = root.resolve()
     layout = WorkspaceLayout(root)
     location = existing_store(root, store, ForkError)
@@ -103,6 +116,8 @@ def fork_run(
     state = fold(events[:at])
     if prompt is not None and not prompt.strip():
         raise ForkError("the prompt is empty")
+    if model is not None and not is_model_name(model):
+        raise ForkError(f"--model {model!r} is not a model name")
     if _git(root, "rev-parse", "--show-prefix").strip():
         raise ForkError(f"{root} is a folder inside its repository: fork from its top")
     fork = RunId(new_run_id(datetime.now(UTC)))
@@ -117,13 +132,25 @@ def fork_run(
     _git(root, "worktree", "add", "--quiet", "-b", branch, str(target), commit)
     try:
         _carry_files(root, target, layout, source, fork, state.intake.events_offset, prompt)
+        if agent is not None:
+            _check_agent(target, agent)
         if plan is not None:
             WorkspaceLayout(target).plan.parent.mkdir(parents=True, exist_ok=True)
             WorkspaceLayout(target).plan.write_bytes(plan)
         started = events[0]
         assert isinstance(started, RunStarted), "a run's log starts with RunStarted"
         now = Instant(datetime.now(UTC).replace(microsecond=0))
-        forked = RunForked(source, Count(at), commit, branch, now)
+        said = None if prompt is None else WorkspaceLayout(target).saved_prompt(fork)
+        forked = RunForked(
+            source_run=source,
+            at_sequence=Count(at),
+            commit=commit,
+            branch=branch,
+            at=now,
+            agent=None if agent is None else AgentName(agent),
+            model=model,
+            prompt_digest=None if said is None else _digest(said.read_bytes()),
+        )
         copied: list[PipelineEvent] = [attrs.evolve(started, run_id=fork), *events[1:at], forked]
         with open_store_at(str(WorkspaceLayout(target).store)) as own:
             own.append(fork, 0, copied)
@@ -135,6 +162,24 @@ def fork_run(
             f"the fork could not be made, and nothing of it is left: {error}"
         ) from error
     return fork, target, at
+
+
+def _digest(data: bytes) -> Digest:
+    """The digest ``RunStarted.prompt_digest`` would give a prompt of ``data``."""
+    return Digest(hashlib.sha256(data).hexdigest())
+
+
+def _check_agent(target: Path, agent: str) -> None:
+    """Refuse ``agent`` unless the fork's configuration (its worktree's ``ralph.toml``)
+    configures it."""
+    path = WorkspaceLayout(target).config
+    try:
+        config = parse_config(path.read_text("utf-8"), str(path))
+    except (OSError, ConfigError) as error:
+        raise ForkError(f"--agent needs the fork's ralph.toml: {error}") from error
+    if agent not in config.agents:
+        known = ", ".join(sorted(config.agents)) or "none"
+        raise ForkError(f"--agent {agent!r}: {path} configures no such agent (it has: {known})")
 
 
 def _head_at(events: list[PipelineEvent]) -> str | None:
@@ -191,8 +236,9 @@ def _carry_files(
     """What the fork needs that git does not carry: the configuration and the prompt file
     when untracked, the run's own state (its saved prompt, kept-out paths) under the fork's
     id, and the part of its events file the log has read."""
-    for name in ("ralph.toml", "PROMPT.md"):
+    for name in ("ralph.toml", "PROMPT.md", *_named_files(root)):
         if (root / name).is_file() and not (target / name).exists():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / name, target / name)
     # ralph's folder holds what the configuration may name (a scripted agent's script); not
     # the lock, the agent group or other runs' events files.
@@ -217,6 +263,33 @@ def _carry_files(
             published = read.read(events_read)
         own.events_file(fork).parent.mkdir(parents=True, exist_ok=True)
         own.events_file(fork).write_bytes(published)
+
+
+def _named_files(root: Path) -> list[str]:
+    """The files of the workspace its ``ralph.toml`` names (a response schema, the prompt
+    file, a gate's, the final check's or an agent's script), as paths inside ``root``; the
+    fork copies those its commit lacks (untracked in the source). A word of a command that
+    is no file of the workspace is no path, and nothing outside ``root`` is ever named."""
+    try:
+        config = parse_config(WorkspaceLayout(root).config.read_text("utf-8"), "ralph.toml")
+    except (OSError, ConfigError):
+        return []  # the resume says what is wrong with it
+    hats = [config.hats.for_role(role) for role in Role]
+    words = [
+        config.prompt_file,
+        *(hat.response_schema for hat in [*hats, *config.hats.work.values()]),
+        *config.validate,
+        *(word for gate in config.gates for word in gate.argv),
+        *(word for agent in config.agents.values() for word in agent.command or ()),
+    ]
+    named = []
+    for word in dict.fromkeys(w for w in words if w):
+        path = root / word
+        # A symlink is not followed: it could point the copy anywhere.
+        inside = not path.is_symlink() and path.resolve().is_relative_to(root)
+        if inside and path.is_file() and not word.startswith(("/", "-")):
+            named.append(str(path.resolve().relative_to(root)))
+    return named
 
 
 def _carried(name: str) -> bool:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from pipeline.effects import MaterializePrompt
 from pipeline.events import CommitCreated, InvocationStarted, IterationStatus, Role
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold
 from pipeline.workspace import fork_point
@@ -76,7 +77,19 @@ def test_a_fork_goes_on_from_a_commit_to_its_own_end_and_leaves_the_original_alo
     asked = first_commit + 4
     target = tmp_path / "fork"
     forked = ralph(
-        "fork", "--at", str(asked), "--to", str(target), "-p", "Also trim dots.", cwd=root
+        "fork",
+        "--at",
+        str(asked),
+        "--to",
+        str(target),
+        "-p",
+        "Also trim dots.",
+        # The demo's developer chain is ["absent", "scripted"]: the fork's goes to work first.
+        "--agent",
+        "scripted",
+        "--model",
+        "demo-model-fork",
+        cwd=root,
     )
     assert forked.returncode == 0, forked.stderr
     point = int(forked.stdout.split("after fact ")[1].split()[0])
@@ -89,6 +102,10 @@ def test_a_fork_goes_on_from_a_commit_to_its_own_end_and_leaves_the_original_alo
     assert marker["type"] == "lifecycle.run_forked"
     assert (marker["source_run"], marker["at_sequence"]) == (source[0]["run_id"], point)
     assert marker["commit"] == source[first_commit - 1]["sha"]
+    assert (marker["agent"], marker["model"]) == ("scripted", "demo-model-fork")
+    new_prompt = WorkspaceLayout(target).saved_prompt(str(fork_id)).read_bytes()
+    assert new_prompt == b"Also trim dots.\n"
+    assert marker["prompt_digest"] == hashlib.sha256(new_prompt).hexdigest()
     assert _git(target, "rev-parse", "HEAD") == marker["commit"]
     assert _git(target, "rev-parse", "--abbrev-ref", "HEAD") == f"ralph/fork-{fork_id}"
     verified = ralph("replay", "--verify", cwd=target)
@@ -100,6 +117,14 @@ def test_a_fork_goes_on_from_a_commit_to_its_own_end_and_leaves_the_original_alo
     # The fork's developer got the fork's prompt.
     prompt = (target / ".agent" / "prompts" / "development.md").read_text()
     assert "Also trim dots." in prompt
+    # Every invocation of the fork ran its agent first, asking for its model.
+    started = [f for f in ended[point:] if f["type"] == "agent.invocation_started"]
+    assert started
+    assert {(f["agent"], f["model"]) for f in started} == {("scripted", "demo-model-fork")}
+    before_fork = [f for f in ended[:point] if f["type"] == "agent.invocation_started"]
+    assert "absent" in {f["agent"] for f in before_fork}  # the source's developer chain
+    status = ralph("status", cwd=target)
+    assert "agent scripted first, model demo-model-fork" in status.stdout, status.stdout
     # The original: its log, its HEAD.
     assert hashlib.sha256(json.dumps(_facts(root)).encode()).hexdigest() == before
     assert _git(root, "rev-parse", "HEAD") == head
@@ -126,6 +151,9 @@ def test_a_bad_fork_is_refused_and_makes_nothing(demo: Path, tmp_path: Path) -> 
         (["--at", "20", "--to", str(taken)], "exists: name another folder"),
         (["--at", "20", "nobody"], "nobody"),
         (["--at", "20", "-p", "  "], "the prompt is empty"),
+        (["--at", "20", "--agent", "nobody"], "configures no such agent (it has: absent, "),
+        (["--at", "20", "--model", "-rf"], "is not a model name"),
+        (["--at", "20", "--model", "two words"], "is not a model name"),
     ):
         refused = ralph("fork", *args, cwd=root)
         assert refused.returncode == 2, (args, refused.stdout, refused.stderr)
@@ -140,7 +168,6 @@ def test_a_run_is_forked_from_its_page(demo: Path) -> None:
 
     from pipeline.cli._serve_app import make_app
     from pipeline.cli._serve_guard import TOKEN_COOKIE, Access
-    from pipeline.handlers.runtime import WorkspaceLayout
 
     access = Access("fork-page-token-0123456789", remote=False)
     store = WorkspaceLayout(demo).store
@@ -153,6 +180,9 @@ def test_a_run_is_forked_from_its_page(demo: Path) -> None:
     assert client.post(url, data={"at": "40"}).status_code == 403
     bad = client.post(url, data={"at": "many", "csrf": access.form_token})
     assert bad.status_code == 400
+    unknown = client.post(url, data={"at": "40", "agent": "nobody", "csrf": access.form_token})
+    assert unknown.status_code == 400
+    assert "configures no such agent" in unknown.text
     done = client.post(url, data={"at": "40", "csrf": access.form_token}, follow_redirects=False)
     assert done.status_code == 303, done.text
     fork_id = done.headers["location"].split("said=forked%3A")[1]
@@ -166,8 +196,6 @@ def test_a_run_is_forked_from_its_page(demo: Path) -> None:
 def test_a_fork_that_fails_half_way_leaves_nothing(demo: Path, tmp_path: Path) -> None:
     """The source's events file is gone (the copy fails after the worktree was added): the
     fork is refused, and neither its worktree nor its branch is left."""
-    from pipeline.handlers.runtime import WorkspaceLayout
-
     run_id = str(_facts(demo)[0]["run_id"])
     events_file = WorkspaceLayout(demo).events_file(run_id)
     kept = events_file.read_bytes()
@@ -182,3 +210,34 @@ def test_a_fork_that_fails_half_way_leaves_nothing(demo: Path, tmp_path: Path) -
     assert "nothing of it is left" in refused.stderr
     assert not target.exists()
     assert _git(demo, "branch", "--list", "ralph/fork-*") == branches
+
+
+def test_the_files_the_configuration_names_are_carried_and_nothing_outside(
+    tmp_path: Path,
+) -> None:
+    """A fork copies the untracked files its ``ralph.toml`` names (a hat's schema, a gate's
+    script, an agent's script), and never a command's word that is no file of the workspace,
+    a path outside it, or a symlink."""
+    from pipeline.workspace._fork import _named_files
+
+    root = tmp_path / "ws"
+    (root / "schemas").mkdir(parents=True)
+    (root / "schemas" / "review.json").write_text("{}")
+    (root / "gate.sh").write_text("exit 0\n")
+    (root / "agent.py").write_text("")
+    (tmp_path / "outside.sh").write_text("")
+    (root / "link.sh").symlink_to(tmp_path / "outside.sh")
+    (root / "ralph.toml").write_text(
+        """
+[agents.mine]
+command = ["python", "agent.py", "--flag"]
+[chains]
+default = ["mine"]
+[hats.reviewer]
+response_schema = "schemas/review.json"
+[[gates]]
+name = "g"
+argv = ["sh", "gate.sh", "../outside.sh", "link.sh", "/etc/passwd"]
+"""
+    )
+    assert sorted(_named_files(root.resolve())) == ["agent.py", "gate.sh", "schemas/review.json"]
