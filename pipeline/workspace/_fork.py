@@ -48,10 +48,11 @@ from pipeline.handlers.runtime import (
     new_run_id,
     run_git,
 )
-from pipeline.handlers.store import open_store_at
+from pipeline.handlers.store import open_store_at, store_path
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
 from pipeline.state import Phase, PipelineState, is_terminal
+from pipeline.workspace._run import locate_store
 
 __all__ = ["ForkError", "fork_point", "fork_run"]
 
@@ -104,7 +105,7 @@ def fork_run(
     ``model``. Returns the fork's run id, its worktree and the point it was forked at."""
     root = root.resolve()
     layout = WorkspaceLayout(root)
-    location = existing_store(root, store, ForkError)
+    location = existing_store(root, locate_store(layout, _store_url(root), store), ForkError)
     with open_store_at(location, must_exist=True, read_only=True) as opened:
         source = opened.choose_run(run_id)
         events = list(opened.read(source))
@@ -152,7 +153,7 @@ def fork_run(
             prompt_digest=None if said is None else _digest(said.read_bytes()),
         )
         copied: list[PipelineEvent] = [attrs.evolve(started, run_id=fork), *events[1:at], forked]
-        with open_store_at(str(WorkspaceLayout(target).store)) as own:
+        with open_store_at(_fork_store(target, store)) as own:
             own.append(fork, 0, copied)
     except (OSError, PipelineError) as error:
         # Nothing half-made is left: the worktree and its branch go.
@@ -162,6 +163,25 @@ def fork_run(
             f"the fork could not be made, and nothing of it is left: {error}"
         ) from error
     return fork, target, at
+
+
+def _store_url(root: Path) -> str | None:
+    """The ``[store] url`` of ``root``'s ``ralph.toml`` (None: none, or no usable file: the
+    default store, as the resume would say what is wrong with the file)."""
+    try:
+        text = WorkspaceLayout(root).config.read_text("utf-8")
+        return parse_config(text, "ralph.toml").store.url
+    except (OSError, ConfigError):
+        return None
+
+
+def _fork_store(target: Path, store: str | None) -> str:
+    """Where the fork's log goes: where ``ralph resume -C TARGET`` looks for it. A
+    PostgreSQL store given for the source holds the fork too (its id is new), as does one
+    the fork's ``ralph.toml`` names; else the worktree's own SQLite store."""
+    if store is not None and store_path(store) is None:
+        return store
+    return locate_store(WorkspaceLayout(target), _store_url(target), None)
 
 
 def _digest(data: bytes) -> Digest:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.events import RunCompleted
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.reducers import fold
@@ -85,7 +86,17 @@ def test_the_store_comes_from_ralph_toml_or_ralph_store_and_the_flag_wins(
     root = _workspace(tmp_path / "ws", extra=f'[store]\nurl = "{postgres_url}"\n')
     assert ralph("run", "--quiet", cwd=root).returncode == 0
     with PostgresEventStore(postgres_url) as store:
-        assert len(store.runs()) == 1
+        (first,) = store.runs()
+    # A fork of it goes to the same server, where its worktree's resume looks for it.
+    target = tmp_path / "fork"
+    forked = ralph("fork", "--at", str(first.events), "--to", str(target), cwd=root)
+    assert forked.returncode == 0, forked.stderr
+    assert not WorkspaceLayout(target).store.exists()
+    resumed = ralph("resume", "--quiet", cwd=target)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    with PostgresEventStore(postgres_url) as store:
+        fork = next(r.run_id for r in store.runs() if r.run_id != first.run_id)
+        assert isinstance(list(store.read(fork))[-1], RunCompleted)
     # The second run has work to do again (a run that commits nothing is no success).
     subprocess.run(["git", "rm", "-q", "work.txt"], cwd=root, check=True)
     subprocess.run(["git", "commit", "-qm", "Undo the work"], cwd=root, check=True)
@@ -101,7 +112,7 @@ def test_the_store_comes_from_ralph_toml_or_ralph_store_and_the_flag_wins(
     assert env_run.returncode == 0, env_run.stderr
     assert (root / "elsewhere.db").is_file()
     with PostgresEventStore(postgres_url) as store:
-        assert len(store.runs()) == 1
+        assert len(store.runs()) == 2  # the first run and its fork, not the third
 
 
 def test_bad_store_locations_are_clear_usage_errors(tmp_path: Path) -> None:
