@@ -248,6 +248,7 @@ class GraphFormat(StrEnum):
 
     MERMAID = "mermaid"
     DOT = "dot"
+    SVG = "svg"
 
 
 def _located(source: str | None, workspace: Path | None) -> str | None:

@@ -18,8 +18,10 @@ from pipeline.graph import (
     stored_edges,
     to_dot,
     to_mermaid,
+    to_svg,
     topology_dot,
     topology_mermaid,
+    topology_svg,
 )
 from pipeline.handlers.runtime import WorkspaceLayout
 
@@ -40,7 +42,8 @@ def graph(
         typer.Option("--run", help="Highlight the edges this run took (default store: .ralph/)."),
     ] = None,
     output: Annotated[
-        GraphFormat, typer.Option("--format", help="mermaid or dot.")
+        GraphFormat,
+        typer.Option("--format", help="mermaid, dot or svg (an arc diagram for a browser)."),
     ] = GraphFormat.MERMAID,
     topology: Annotated[
         bool,
@@ -101,14 +104,18 @@ def _hats_woken(events: list[PipelineEvent]) -> tuple[str, ...]:
 
 
 def _draw_topology(policy: LoopPolicy, path: tuple[str, ...], output: GraphFormat) -> None:
-    draw = topology_mermaid if output is GraphFormat.MERMAID else topology_dot
-    sys.stdout.write(draw(policy, path))
+    draws = {
+        GraphFormat.MERMAID: topology_mermaid,
+        GraphFormat.DOT: topology_dot,
+        GraphFormat.SVG: topology_svg,
+    }
+    sys.stdout.write(draws[output](policy, path))
 
 
 def _draw_phases(taken: list[Edge], output: GraphFormat) -> None:
     edges = stored_edges()
-    draw = to_mermaid if output is GraphFormat.MERMAID else to_dot
-    sys.stdout.write(draw(edges, taken))
+    draws = {GraphFormat.MERMAID: to_mermaid, GraphFormat.DOT: to_dot, GraphFormat.SVG: to_svg}
+    sys.stdout.write(draws[output](edges, taken))
     unknown = sorted({e for e in taken if e not in edges})
     for edge in unknown:
         _warn(

@@ -31,14 +31,26 @@ from pipeline.cli._render import describe_event, state_rows, value_text
 from pipeline.cli._report import html_report
 from pipeline.cli._report_bars import HEADS
 from pipeline.cli._safe import terminal_safe
+from pipeline.cli._serve_forms import (
+    CANCELLABLE,
+    answered,
+    cancelling,
+    changing,
+    forked,
+    guided,
+    interrupted,
+    ticket_of,
+)
 from pipeline.cli._serve_guard import TOKEN_COOKIE, Access
 from pipeline.cli._serve_html import (
     HEADERS,
     agent_rows,
+    cancel_form,
     cells_html,
     cost_of,
     page,
     phase_of,
+    pictures,
     rows_html,
     said_text,
     steering,
@@ -46,12 +58,11 @@ from pipeline.cli._serve_html import (
     text,
     tickets,
 )
-from pipeline.engine import AnswerError, GuidanceError, guide, load_state, respond
+from pipeline.engine import load_state
 from pipeline.events import PipelineEvent, RunId
 from pipeline.handlers.store import (
     NamedStore,
     StoreError,
-    UnknownRunError,
     open_store_at,
 )
 from pipeline.reducers import reduce
@@ -65,7 +76,6 @@ from pipeline.views import (
     timeline,
     topic_log,
 )
-from pipeline.workspace import ForkError, NotInterruptedError, fork_run, interrupt_run
 
 if TYPE_CHECKING:
     pass
@@ -97,8 +107,10 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             }
             queued = tickets(store)
             label = store.label
+        said = said_text(request.query_params.get("said", ""), workspace)
+        notice = f'<p class="notice">{text(said)}</p>' if said else ""
         if not summaries and not queued:
-            return page(f"Runs in {label}", "<p>No runs yet.</p>")
+            return page(f"Runs in {label}", f"{notice}<p>No runs yet.</p>")
         costs: dict[str, str] = {run_id: cost_of(state) for run_id, state in states.items()}
         if queued is None:
             heads: tuple[str, ...] = ("run", "phase", "events", "cost", "started")
@@ -107,6 +119,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
                 for r in summaries
             ]
             linked = 0
+            actions = [""] * len(rows)
         else:
             heads = ("ticket", "state", "run", "phase", "events", "cost", "worker", "claims")
             heads = (*heads, "age", "outcome")
@@ -115,6 +128,9 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
                 for row in queue_rows(queued, summaries, costs)
             ]
             linked = 2
+            heads = (*heads, "")
+            # A ticket that is queued or running can be cancelled (ralph cancel).
+            actions = [cancel_form(access, row[0]) if row[1] in CANCELLABLE else "" for row in rows]
         body = "".join(
             "<tr>"
             + "".join(
@@ -123,12 +139,13 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
                 else f"<td>{text(cell)}</td>"
                 for i, cell in enumerate(row)
             )
+            + (f"<td>{action}</td>" if queued is not None else "")
             + "</tr>"
-            for row in rows
+            for row, action in zip(rows, actions, strict=True)
         )
         head = "".join(f"<th>{h}</th>" for h in heads)
         table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-        return page(f"Runs in {label}", table)
+        return page(f"Runs in {label}", notice + table)
 
     def run_page(request: Request) -> Response:
         run_id, events = logged(request)
@@ -136,6 +153,14 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             return page("No such run", f"<p>No run {text(run_id)} here.</p>", 404)
         drawn = timeline(events)  # one fold: the state and the agents
         state = drawn.final
+        with opened() as store:
+            ticket = ticket_of(store, run_id)
+        queued = (
+            f"<h2>Ticket</h2><p>Run by queue ticket {text(ticket)}.</p>"
+            + cancel_form(access, ticket, "Cancel the ticket (its worker stops the run)")
+            if ticket is not None
+            else ""
+        )
         said = said_text(request.query_params.get("said", ""), workspace)
         notice = f'<p class="notice">{text(said)}</p>' if said else ""
         facts = "".join(f"<li value={n}>{text(describe_event(e))}</li>" for n, e in tail(events))
@@ -155,7 +180,8 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             "<h2>Agents</h2><table id='agents'><thead><tr>"
             + "".join(f"<th>{head}</th>" for head in HEADS)
             + f"</tr></thead><tbody>{cells_html(agent_rows(drawn))}</tbody></table>"
-            f"{steering(access, run_id, state)}"
+            f"{pictures(drawn, events, gate_runs(events), screen_runs(events))}"
+            f"{steering(access, run_id, state)}{queued}"
             f"<h2>Facts</h2><ol class='facts' id='facts'>{facts}</ol>"
             "<h2>Topics</h2><table><thead><tr><th>topic</th><th>hat</th><th>payload</th></tr>"
             f"</thead><tbody>{topics}</tbody></table>"
@@ -199,6 +225,13 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         _run_id, events = logged(request)
         return JSONResponse({"rows": agent_rows(timeline(events))}, headers=HEADERS)
 
+    def pictures_fragment(request: Request) -> Response:
+        _run_id, events = logged(request)
+        if not events:
+            return Response("no such run", 404, media_type="text/plain", headers=HEADERS)
+        fragment = pictures(timeline(events), events, gate_runs(events), screen_runs(events))
+        return HTMLResponse(fragment, headers=HEADERS)
+
     async def stream(request: Request) -> Response:
         run_id = RunId(request.path_params["run_id"])
         try:
@@ -208,16 +241,19 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         return EventSourceResponse(_facts(opened, run_id, after, request.is_disconnected))
 
     async def guide_form(request: Request) -> Response:
-        return await _changing(request, access, _guided(workspace, location))
+        return await changing(request, access, guided(workspace, location))
 
     async def respond_form(request: Request) -> Response:
-        return await _changing(request, access, _answered(workspace, location))
+        return await changing(request, access, answered(workspace, location))
 
     async def interrupt_form(request: Request) -> Response:
-        return await _changing(request, access, _interrupted(workspace))
+        return await changing(request, access, interrupted(workspace))
 
     async def fork_form(request: Request) -> Response:
-        return await _changing(request, access, _forked(workspace, location))
+        return await changing(request, access, forked(workspace, location))
+
+    async def cancel_ticket(request: Request) -> Response:
+        return await cancelling(request, access, location)
 
     async def script(_request: Request) -> Response:
         text = resources.files("pipeline.cli").joinpath("serve_app.js").read_text()
@@ -252,80 +288,16 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             Route("/runs/{run_id}/report", report_page),
             Route("/runs/{run_id}/at", state_at),
             Route("/runs/{run_id}/agents", agents),
+            Route("/runs/{run_id}/pictures", pictures_fragment),
             Route("/runs/{run_id}/stream", stream),
             Route("/runs/{run_id}/guide", guide_form, methods=["POST"]),
             Route("/runs/{run_id}/respond", respond_form, methods=["POST"]),
             Route("/runs/{run_id}/interrupt", interrupt_form, methods=["POST"]),
             Route("/runs/{run_id}/fork", fork_form, methods=["POST"]),
+            Route("/tickets/{ticket}/cancel", cancel_ticket, methods=["POST"]),
         ],
         middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)],
     )
-
-
-Change = Callable[[str, dict[str, str]], str]
-"""What a form does with its fields for a run; returns the key of what to tell the person
-(:data:`SAID`)."""
-
-
-def _guided(workspace: Path, location: str) -> Change:
-    def act(run_id: str, fields: dict[str, str]) -> str:
-        hat = fields.get("hat") or None
-        guide(workspace, fields.get("text", ""), hat, run_id, location)
-        return "guided"
-
-    return act
-
-
-def _answered(workspace: Path, location: str) -> Change:
-    def act(run_id: str, fields: dict[str, str]) -> str:
-        respond(workspace, fields.get("text", ""), fields.get("question", ""), run_id, location)
-        return "answered"
-
-    return act
-
-
-def _interrupted(workspace: Path) -> Change:
-    def act(run_id: str, _fields: dict[str, str]) -> str:
-        interrupt_run(workspace, run_id)
-        return "interrupted"
-
-    return act
-
-
-def _forked(workspace: Path, location: str) -> Change:
-    def act(run_id: str, fields: dict[str, str]) -> str:
-        try:
-            at = int(fields.get("at", ""))
-        except ValueError:
-            raise ForkError("the point to fork at must be a number of facts") from None
-        fork, _target, _point = fork_run(
-            workspace,
-            run_id,
-            at,
-            prompt=fields.get("prompt") or None,
-            store=location,
-            agent=fields.get("agent") or None,
-            model=fields.get("model") or None,
-        )
-        return f"forked:{fork}"
-
-    return act
-
-
-async def _changing(request: Request, access: Access, act: Change) -> Response:
-    """A form's POST: refused unless it is the page's own; then ``act``, and back to the run."""
-    form = await request.form()
-    fields = {k: v for k, v in form.items() if isinstance(v, str)}
-    forged = access.forged(request, fields.get("csrf"))
-    if forged is not None:
-        return Response(forged, 403, media_type="text/plain", headers=HEADERS)
-    run_id = request.path_params["run_id"]
-    try:
-        said = await asyncio.to_thread(act, run_id, fields)
-    except (GuidanceError, AnswerError, UnknownRunError, NotInterruptedError, ForkError) as error:
-        return page("Refused", f"<p class='notice error'>{text(error)}</p>", 400)
-    target = request.url_for("run_page", run_id=run_id).include_query_params(said=said)
-    return RedirectResponse(str(target), 303, headers=HEADERS)
 
 
 async def _facts(

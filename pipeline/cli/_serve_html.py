@@ -5,6 +5,7 @@ text is escaped here, with its control characters shown, before it reaches a pag
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -12,16 +13,19 @@ from typing import TYPE_CHECKING, Final
 from starlette.responses import HTMLResponse
 
 from pipeline.cli._render import state_rows
+from pipeline.cli._report import spend_rows
 from pipeline.cli._report_bars import bar_cells
 from pipeline.cli._report_layout import seconds_text
+from pipeline.cli._report_timeline import timeline_html, timeline_style
 from pipeline.cli._safe import terminal_safe
 from pipeline.cli._serve_guard import Access
 from pipeline.engine import guidable_hats
 from pipeline.events import PipelineEvent, RunId
+from pipeline.graph import run_svg
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import NamedStore, SqliteEventStore
 from pipeline.state import PipelineState, is_terminal
-from pipeline.views import Timeline
+from pipeline.views import GateRun, ScreenRun, Timeline
 
 if TYPE_CHECKING:
     from pipeline.handlers.store.queue import Ticket
@@ -30,10 +34,12 @@ __all__ = [
     "HEADERS",
     "SAID",
     "agent_rows",
+    "cancel_form",
     "cells_html",
     "cost_of",
     "page",
     "phase_of",
+    "pictures",
     "rows_html",
     "said_text",
     "steering",
@@ -63,7 +69,9 @@ ol.facts { font-family: ui-monospace, monospace; font-size: 12px; max-height: 28
 form { margin: 0.5em 0 1em; } textarea { width: 40em; height: 4em; }
 input[type=range] { width: 60em; max-width: 100%; }
 .notice { background: #fff8c5; padding: 6px 10px; } .error { background: #ffebe9; }
-"""
+.graph-box { overflow-x: auto; border: 1px solid #d0d7de; border-radius: 6px; }
+td form { margin: 0; }
+""" + timeline_style()
 
 
 HEADERS: Final = dict(_SECURITY_HEADERS)
@@ -84,6 +92,7 @@ SAID: Final = {
     "guided": "Guidance kept: the chosen hat's next prompt carries it.",
     "answered": "Answered: the run goes on.",
     "interrupted": "Asked the run to stop: it saves a checkpoint, and ralph resume goes on.",
+    "cancelled": "Cancelled: a queued ticket never runs; a running one's worker stops it.",
 }
 """What a run page says after a form did its work (``?said=``: a key, never a text, so no
 link can make the page say something of its own)."""
@@ -142,6 +151,36 @@ def tail(events: list[PipelineEvent], last: int = 300) -> list[tuple[int, Pipeli
     """The last ``last`` events, each with its number in the log (from 1)."""
     start = max(len(events) - last, 0)
     return list(enumerate(events[start:], start + 1))
+
+
+def pictures(
+    drawn: Timeline,
+    events: Sequence[PipelineEvent],
+    gates: Sequence[GateRun],
+    screens: Sequence[ScreenRun],
+) -> str:
+    """The run drawn: its timeline (the report's: agents at work, gates, screens), what it
+    cost by role, model and iteration, and its path through its graph (``div#pictures``,
+    which a live page fetches again as the run goes on)."""
+    spend = "".join(
+        "<tr>" + "".join(f"<td>{text(cell)}</td>" for cell in row) + "</tr>"
+        for row in spend_rows(drawn)
+    )
+    return (
+        f"<div id='pictures'><h2>Timeline</h2>{timeline_html(drawn, gates, screens)}"
+        "<h2>Cost</h2><table class='spend'><thead><tr><th>by</th><th></th><th>cost</th>"
+        f"<th>tokens</th></tr></thead><tbody>{spend}</tbody></table>"
+        f"<h2>Graph</h2><div class='graph-box'>{run_svg(events)}</div></div>"
+    )
+
+
+def cancel_form(access: Access, ticket: str, label: str = "Cancel") -> str:
+    """A form that cancels queue ticket ``ticket`` (``ralph cancel``)."""
+    token = f"<input type='hidden' name='csrf' value='{escape(access.form_token)}'>"
+    return (
+        f"<form method='post' action='/tickets/{escape(ticket)}/cancel'>{token}"
+        f"<button>{text(label)}</button></form>"
+    )
 
 
 def steering(access: Access, run_id: RunId, state: PipelineState) -> str:

@@ -1,6 +1,8 @@
 // ralph serve's only script: a run page follows its run live (server-sent events) and scrubs
 // through its history (the state folded at any point). Every text is set with textContent:
-// nothing an agent wrote is ever read as HTML.
+// nothing an agent wrote is ever read as HTML. The one exception is the drawn part of the page
+// (#pictures: the timeline and the graph), which the server builds and escapes as it builds
+// the page itself; it is parsed inertly (DOMParser runs no script) and put in place whole.
 "use strict";
 
 (function () {
@@ -47,6 +49,19 @@
     body.dataset.shown = String(state.n);
   }
 
+  async function redraw() {
+    const answer = await fetch(base + "/pictures");
+    if (!answer.ok) {
+      return;
+    }
+    const parsed = new DOMParser().parseFromString(await answer.text(), "text/html");
+    const fresh = parsed.getElementById("pictures");
+    const shown = document.getElementById("pictures");
+    if (fresh && shown) {
+      shown.replaceWith(document.adoptNode(fresh));
+    }
+  }
+
   let agentsDue = null;
   function refreshAgents() {
     // At most once a second, however fast the facts come.
@@ -59,6 +74,8 @@
       if (answer.ok) {
         fill(document.getElementById("agents"), (await answer.json()).rows, false);
       }
+      await redraw();
+      body.dataset.drawn = body.dataset.events;
     }, 1000);
   }
 

@@ -1,7 +1,7 @@
 """The phase graph of the pipeline, found by running its orchestration, and drawn; and the
 drawing of a topology, the workflow of a user's own."""
 
-from pipeline.graph._draw import arrows, to_dot, to_mermaid
+from pipeline.graph._draw import arrows, to_dot, to_mermaid, to_svg
 from pipeline.graph._explore import (
     RUNTIME_BUDGET_CHECKS,
     Edge,
@@ -9,8 +9,9 @@ from pipeline.graph._explore import (
     explore,
     phase_changes,
 )
+from pipeline.graph._run_drawing import run_svg
 from pipeline.graph._stored import STORED_GRAPH, dump_edges, stored_edges
-from pipeline.graph._topology import topology_dot, topology_mermaid
+from pipeline.graph._topology import topology_dot, topology_mermaid, topology_svg
 
 __all__ = [
     "RUNTIME_BUDGET_CHECKS",
@@ -21,9 +22,12 @@ __all__ = [
     "dump_edges",
     "explore",
     "phase_changes",
+    "run_svg",
     "stored_edges",
     "to_dot",
     "to_mermaid",
+    "to_svg",
     "topology_dot",
     "topology_mermaid",
+    "topology_svg",
 ]

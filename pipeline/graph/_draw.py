@@ -11,9 +11,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from pipeline.graph._explore import Edge
+from pipeline.graph._svg import SvgArrow, SvgNode, arc_svg
 from pipeline.state import Phase
 
-__all__ = ["arrows", "to_dot", "to_mermaid"]
+__all__ = ["arrows", "to_dot", "to_mermaid", "to_svg"]
 
 _START = "[*]"
 
@@ -80,3 +81,19 @@ def to_dot(edges: Iterable[Edge], taken: Iterable[Edge] = ()) -> str:
         lines.append(f"    {_node(source)} -> {_node(target)} [{', '.join(attributes)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def to_svg(edges: Iterable[Edge], taken: Iterable[Edge] = ()) -> str:
+    """An SVG arc diagram of the phases (their own order); a run's phases and edges red."""
+    taken = list(taken)
+    visited = {edge.target for edge in taken} | {edge.source for edge in taken}
+    drawn = arrows(edges, taken)
+    phases = {p for source, target, *_ in drawn for p in (source, target)}
+    nodes = [
+        SvgNode(phase.value, phase.value, phase in visited) for phase in Phase if phase in phases
+    ]
+    lines = [
+        SvgArrow(source.value, target.value, ", ".join(labels), was_taken, not known)
+        for source, target, labels, was_taken, known in drawn
+    ]
+    return arc_svg(nodes, lines, "the phase graph")

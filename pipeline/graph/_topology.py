@@ -28,8 +28,9 @@ from attrs import frozen
 
 from pipeline.config import Arrival, Route, Via, topology_routes
 from pipeline.events import LoopPolicy, Topology
+from pipeline.graph._svg import SvgArrow, SvgNode, arc_svg
 
-__all__ = ["topology_dot", "topology_mermaid"]
+__all__ = ["topology_dot", "topology_mermaid", "topology_svg"]
 
 _START, _COMPLETE, _CANCELLED, _DROPPED = "start", "complete", "cancelled", "dropped"
 
@@ -229,3 +230,17 @@ def topology_dot(policy: LoopPolicy, path: Sequence[str] = ()) -> str:
         lines.append(f"    {arrow.source} -> {arrow.target}{suffix};")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def topology_svg(policy: LoopPolicy, path: Sequence[str] = ()) -> str:
+    """An SVG arc diagram of the policy's topology (start, hats, ends); ``path``'s hats and
+    steps in red."""
+    nodes, arrows = _drawing(policy, path)
+    return arc_svg(
+        [SvgNode(node.id, node.label, node.visited) for node in nodes],
+        [
+            SvgArrow(a.source, a.target, ", ".join(a.topics), a.taken, a.line is not _Line.SOLID)
+            for a in arrows
+        ],
+        "the workflow's hats and topics",
+    )

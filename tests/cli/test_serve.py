@@ -283,3 +283,47 @@ def test_a_postgresql_stores_page_lists_the_queues_tickets(
     finished = client.get("/").text.split(done.ticket, 1)[1].split("</tr>", 1)[0]
     assert "done" in finished
     assert 'href="/runs/' in finished
+    assert "/cancel'" not in finished, "a finished ticket has nothing to cancel"
+    # The waiting ticket is cancelled from the page, only with the page's form token.
+    url = f"/tickets/{waiting.ticket}/cancel"
+    assert f"action='{url}'" in page.text
+    assert client.post(url, data={}).status_code == 403
+    cancelled = client.post(url, data={"csrf": FORM}, follow_redirects=False)
+    assert cancelled.status_code == 303, cancelled.text
+    assert "Cancelled: a queued ticket never runs" in client.get(cancelled.headers["location"]).text
+    from pipeline.handlers.store.postgres import PostgresEventStore
+    from pipeline.handlers.store.queue import RunQueue
+
+    with PostgresEventStore(postgres_url) as store:
+        states = {t.ticket: t.state for t in RunQueue(store).tickets()}
+    assert states == {done.ticket: "done", waiting.ticket: "cancelled"}
+    again = client.post(url, data={"csrf": FORM})
+    assert again.status_code == 400
+    assert "nothing to cancel" in again.text
+
+
+def test_the_run_page_draws_its_timeline_cost_and_path(
+    store_file: tuple[Path, list[PipelineEvent]], tmp_path: Path
+) -> None:
+    """The timeline has a bar per invocation, the cost table a row per role, and the phase
+    graph's red arrows are the phase changes the run made; the fragment a live page fetches
+    again is the same drawing."""
+    from pipeline.graph import phase_changes
+
+    path, events = store_file
+    client = _client(path, tmp_path)
+    page = client.get(f"/runs/{RUN}").text
+    fragment = client.get(f"/runs/{RUN}/pictures")
+    assert fragment.status_code == 200
+    assert fragment.text.startswith("<div id='pictures'>")
+    assert fragment.text in page
+    started = [e for e in events if isinstance(e, InvocationStarted)]
+    assert len(re.findall(r'<div class="bar ', fragment.text)) == len(started)
+    assert "<table class='spend'>" in fragment.text
+    taken = {(e.source.value, e.target.value) for e in phase_changes(events)}
+    red = re.findall(r"data-taken='true'", fragment.text)
+    assert len(red) == len(taken)
+    visited = set(re.findall(r"data-node='([a-z_]+)' data-visited='true'", fragment.text))
+    assert visited == {phase for pair in taken for phase in pair}
+    assert "<script" not in fragment.text
+    assert client.get("/runs/nobody/pictures").status_code == 404

@@ -117,6 +117,13 @@ def test_a_question_is_answered_from_the_page_which_follows_the_run_to_its_end(
             assert after > before, "the page followed the run"
             total = int(page.locator("#total").inner_text())
             assert total == after == int(page.locator("#at").get_attribute("max") or 0)
+            # The drawing was fetched again after the last fact: a bar per agent, the run's
+            # path through the phases to complete in red.
+            page.wait_for_selector(f"body[data-drawn='{total}']", timeout=30_000)
+            agents = page.locator("#agents tbody tr").count()
+            assert page.locator("#timeline .bar").count() == agents > 0
+            reached = page.locator("svg.graph g[data-visited='true']").all()
+            assert "complete" in {g.get_attribute("data-node") for g in reached}
             page.locator("#at").fill("5")
             page.wait_for_selector("body[data-shown='5']")
             rows = dict(

@@ -152,7 +152,11 @@ def test_ralph_graph_draws_every_phase_and_a_runs_edges_in_red(tmp_path: Path) -
     red = [line for line in highlighted.stdout.splitlines() if "stroke:#d00" in line]
     assert len(red) == len({(e.source, e.target) for e in taken})
     assert highlighted.stderr == ""
-    wrong = ralph("graph", "--format", "svg", cwd=root)
+    svg = ralph("graph", "--run", _latest_run(root), "--format", "svg", cwd=root)
+    assert svg.returncode == 0, svg.stderr
+    assert svg.stdout.startswith("<svg ")
+    assert svg.stdout.count("data-taken='true'") == len(red)
+    wrong = ralph("graph", "--format", "png", cwd=root)
     assert wrong.returncode == 2
 
 

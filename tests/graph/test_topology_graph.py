@@ -1,16 +1,17 @@
 """Drawing a topology: the exact text of a small one, a run's path in red, every label escaped,
-and (hypothesis) any topology drawn deterministically as well-formed Mermaid and DOT."""
+and (hypothesis) any topology drawn deterministically as well-formed Mermaid, DOT and SVG."""
 
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 
 import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.events import Count, LoopPolicy, Topology, WorkHat
-from pipeline.graph import topology_dot, topology_mermaid
+from pipeline.graph import topology_dot, topology_mermaid, topology_svg
 from tests.config.strategies import HAT_NAMES, topology_policies
 
 WORKER = WorkHat(
@@ -106,6 +107,37 @@ def test_a_runs_path_marks_its_hats_and_the_arrows_between_them() -> None:
     assert "    hat0 -> hat0 [style=dashed, color=red, penwidth=2.5];\n" in dot
 
 
+_SVG = "{http://www.w3.org/2000/svg}"
+
+
+def svg_parts(svg: str) -> tuple[dict[str, tuple[str, bool]], list[ET.Element]]:
+    """The drawing's nodes (id: label, visited) and arrows, read back as XML (it must parse)."""
+    root = ET.fromstring(svg)
+    nodes = {
+        g.attrib["data-node"]: (g.findtext(f"{_SVG}title", ""), g.attrib["data-visited"] == "true")
+        for g in root.iter(f"{_SVG}g")
+    }
+    return nodes, [p for p in root.iter(f"{_SVG}path") if "data-taken" in p.attrib]
+
+
+def test_a_runs_path_in_svg_is_the_same_as_in_mermaid() -> None:
+    """The SVG drawing has the same nodes, arrows and red as the Mermaid one."""
+    path = ("worker", "checker", "ghost", "worker", "worker")
+    nodes, arrows = svg_parts(topology_svg(SMALL, path))
+    assert nodes == {
+        "start": ("start", True),
+        "hat0": ("worker", True),
+        "hat1": ("checker", True),
+        "complete": ("LOOP_COMPLETE", False),
+        "dropped": ("reported and dropped", False),
+    }
+    mermaid = topology_mermaid(SMALL, path)
+    assert len(arrows) == len([ln for ln in mermaid.splitlines() if _MERMAID_EDGE.fullmatch(ln)])
+    red = [a for a in arrows if a.attrib["data-taken"] == "true"]
+    assert len(red) == len(mermaid.splitlines()[-1].split()[1].split(","))
+    assert all(a.attrib["stroke"] == "#d00" for a in red)
+
+
 def test_an_empty_path_marks_nothing() -> None:
     """No path: no class, no link style, no red."""
     assert "visited" not in topology_mermaid(SMALL, ())
@@ -128,6 +160,8 @@ def test_every_label_is_escaped() -> None:
     dot = topology_dot(policy, (odd,))
     assert '    hat0 [label="x\\"]; click x call alert()|<b>#\\\\\\n", color=red' in dot
     assert_well_formed(mermaid, dot)
+    nodes, _arrows = svg_parts(topology_svg(policy, (odd,)))
+    assert nodes["hat0"] == (odd, True)  # whole in its title, as text
 
 
 _DOT_STRING = r'"(?:[^"\\\n]|\\.)*"'
@@ -190,6 +224,12 @@ def test_any_topology_is_drawn_deterministically_and_well_formed(
     for index, hat in enumerate(policy.topology.hats):
         assert f'    hat{index} [label="{hat.name}"' in dot
     assert ("visited" in mermaid) == any(h.name in path for h in policy.topology.hats)
+    svg = topology_svg(policy, path)
+    assert svg == topology_svg(policy, path)
+    nodes, _arrows = svg_parts(svg)
+    assert [nodes[f"hat{i}"][0] for i in range(len(policy.topology.hats))] == [
+        hat.name for hat in policy.topology.hats
+    ]
 
 
 def test_without_a_topology_nothing_is_drawn() -> None:

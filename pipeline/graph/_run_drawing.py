@@ -1,0 +1,24 @@
+"""A run's path through its graph as SVG (pure: a log in, markup out): the topology it
+followed with the hats it woke, or the phase graph with the changes it made."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pipeline.events import HatActivated, PipelineEvent, RunStarted
+from pipeline.graph._draw import to_svg
+from pipeline.graph._explore import phase_changes
+from pipeline.graph._stored import stored_edges
+from pipeline.graph._topology import topology_svg
+
+__all__ = ["run_svg"]
+
+
+def run_svg(events: Sequence[PipelineEvent]) -> str:
+    """The graph of the run whose log is ``events``, its path in red, as ``ralph graph
+    --run RUN --format svg`` draws it."""
+    policy = next((e.loop for e in events if isinstance(e, RunStarted)), None)
+    if policy is not None and policy.topology is not None:
+        woken = tuple(e.hat for e in events if isinstance(e, HatActivated))
+        return topology_svg(policy, woken)
+    return to_svg(stored_edges(), phase_changes(events))
