@@ -19,14 +19,29 @@ write.".agent/out/commit-message" = "Do a part"
 iteration budget is spent (each step the same, so a step taken twice changes nothing)."""
 
 
-def queue_workspace(root: Path, *, iterations: int = 1, delay_s: float = 0.0) -> Path:
+SHELL_ITERATE = """
+mkdir -p .agent/out
+printf '1. do it' > .agent/out/plan.md
+printf 'partial\\nmore to do' > .agent/out/status
+: > .agent/out/issues.md
+printf 'Do a part' > .agent/out/commit-message
+"""
+""":data:`ITERATE` as a shell agent's lines: the same reports, without a Python interpreter's
+start per invocation (a fleet of runs spends most of its time starting agents)."""
+
+
+def queue_workspace(
+    root: Path, *, iterations: int = 1, delay_s: float = 0.0, shell: bool = False
+) -> Path:
     """A workspace whose scripted agent follows :data:`ITERATE` for ``iterations``
-    iterations, pausing ``delay_s`` in each invocation."""
+    iterations, pausing ``delay_s`` in each invocation (``shell``: a shell agent doing the
+    same, :data:`SHELL_ITERATE`, with no pause)."""
     script = ITERATE + (f"delay_s = {delay_s}\n" if delay_s else "")
+    agent = ["sh", "-c", SHELL_ITERATE] if shell else scripted("iterate.toml")
     return make_workspace(
         root,
         scripts={"iterate.toml": script},
-        agents={"main": scripted("iterate.toml")},
+        agents={"main": agent},
         budgets=f"max_iterations = {iterations}\nmax_review_passes = 1\nmax_retries_per_agent = 1",
     )
 

@@ -154,7 +154,8 @@ def test_four_workers_run_two_hundred_pipelines_each_exactly_once(
     """4 worker processes share 200 queued pipelines: every ticket ends done, claimed once,
     by the one worker that says it started it; every run's log starts once, ends once and
     was never resumed (nobody else wrote to it)."""
-    tickets = [submit(postgres_url, queue_workspace(tmp_path / f"ws{i}")) for i in range(200)]
+    workspaces = [queue_workspace(tmp_path / f"ws{i}", shell=True) for i in range(200)]
+    tickets = [submit(postgres_url, workspace) for workspace in workspaces]
     workers = start_worker(
         postgres_url,
         "--concurrency",
