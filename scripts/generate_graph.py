@@ -25,7 +25,8 @@ it. The engine's own facts are added: any running phase may be interrupted, and 
 run resumed. `tests/graph` checks that this drawing and `pipeline/graph/phase_graph.json` equal a
 fresh exploration, that every edge has a witness log whose fold makes it, and (with hypothesis,
 over simulated runs of any budgets and policies) that no run changes phase along an edge the
-graph lacks. `ralph graph --run ID` draws it with the edges a run took in red.
+graph lacks. `ralph graph --run ID` draws it with the edges a run took in red (Mermaid, DOT,
+or with `--format svg` an arc diagram, as `ralph serve`'s run page shows it).
 
 """
 

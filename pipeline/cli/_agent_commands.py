@@ -35,6 +35,7 @@ from pipeline.workspace import (
     NotInterruptedError,
     fork_run,
     interrupt_run,
+    resume_hint,
     store_location,
 )
 
@@ -174,7 +175,7 @@ def fork_command(
         raise _store_failure(error) from error
     out.print(
         f"Forked run {fork} after fact {point} into {target}; go on with: "
-        f"ralph resume {fork} -C {target}",
+        f"{resume_hint(fork, target, store)}",
         markup=False,
         soft_wrap=True,
     )

@@ -28,7 +28,7 @@ from pipeline.events import (
     ScreenScope,
 )
 from pipeline.serialization import CONVERTER
-from pipeline.state import PipelineState, SpendLine, Step
+from pipeline.state import PipelineState, SpendLine, Step, agents_for
 from pipeline.views import (
     SandboxView,
     ScreenOutcome,
@@ -205,7 +205,7 @@ def active_agent(state: PipelineState) -> str | None:
     role = state.progress.role
     if role is None or state.run is None:
         return None
-    chain = state.run.chains.get(role, ())
+    chain = agents_for(state, role)  # a topology hat's own chain, a fork's agent first
     position = state.agent.chain_position
     agent = chain[position] if position < len(chain) else "?"
     hat = state.run.loop.hat(role)

@@ -29,7 +29,6 @@ from starlette.routing import Route
 from pipeline.cli._queue import queue_rows
 from pipeline.cli._render import describe_event, state_rows, value_text
 from pipeline.cli._report import html_report
-from pipeline.cli._report_bars import HEADS
 from pipeline.cli._safe import terminal_safe
 from pipeline.cli._serve_forms import (
     CANCELLABLE,
@@ -46,7 +45,6 @@ from pipeline.cli._serve_html import (
     HEADERS,
     agent_rows,
     cancel_form,
-    cells_html,
     cost_of,
     page,
     phase_of,
@@ -107,7 +105,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             }
             queued = tickets(store)
             label = store.label
-        said = said_text(request.query_params.get("said", ""), workspace)
+        said = said_text(request.query_params.get("said", ""), workspace, location)
         notice = f'<p class="notice">{text(said)}</p>' if said else ""
         if not summaries and not queued:
             return page(f"Runs in {label}", f"{notice}<p>No runs yet.</p>")
@@ -161,7 +159,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             if ticket is not None
             else ""
         )
-        said = said_text(request.query_params.get("said", ""), workspace)
+        said = said_text(request.query_params.get("said", ""), workspace, location)
         notice = f'<p class="notice">{text(said)}</p>' if said else ""
         facts = "".join(f"<li value={n}>{text(describe_event(e))}</li>" for n, e in tail(events))
         topics = "".join(
@@ -177,9 +175,6 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             f"<input id='at' type='range' min='0' max='{len(events)}' value='{len(events)}'>"
             f"<table id='state'><tbody>{rows_html(state_rows(state))}</tbody></table>"
             "<h3>Changed by the last step</h3><table id='changes'><tbody></tbody></table>"
-            "<h2>Agents</h2><table id='agents'><thead><tr>"
-            + "".join(f"<th>{head}</th>" for head in HEADS)
-            + f"</tr></thead><tbody>{cells_html(agent_rows(drawn))}</tbody></table>"
             f"{pictures(drawn, events, gate_runs(events), screen_runs(events))}"
             f"{steering(access, run_id, state)}{queued}"
             f"<h2>Facts</h2><ol class='facts' id='facts'>{facts}</ol>"

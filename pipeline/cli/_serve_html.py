@@ -14,7 +14,7 @@ from starlette.responses import HTMLResponse
 
 from pipeline.cli._render import state_rows
 from pipeline.cli._report import spend_rows
-from pipeline.cli._report_bars import bar_cells
+from pipeline.cli._report_bars import HEADS, bar_cells
 from pipeline.cli._report_layout import seconds_text
 from pipeline.cli._report_timeline import timeline_html, timeline_style
 from pipeline.cli._safe import terminal_safe
@@ -22,10 +22,10 @@ from pipeline.cli._serve_guard import Access
 from pipeline.engine import guidable_hats
 from pipeline.events import PipelineEvent, RunId
 from pipeline.graph import run_svg
-from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import NamedStore, SqliteEventStore
 from pipeline.state import PipelineState, is_terminal
 from pipeline.views import GateRun, ScreenRun, Timeline
+from pipeline.workspace import resume_hint
 
 if TYPE_CHECKING:
     from pipeline.handlers.store.queue import Ticket
@@ -101,7 +101,7 @@ link can make the page say something of its own)."""
 _FORKED = re.compile(r"forked:([0-9]{8}-[0-9]{6}-[0-9a-f]{6})")
 
 
-def said_text(key: str, workspace: Path) -> str:
+def said_text(key: str, workspace: Path, store: str | None = None) -> str:
     """What a run page says for ``key`` (:data:`SAID`, or ``forked:RUN`` with the command
     that goes on with the fork); "" for anything else."""
     forked = _FORKED.fullmatch(key)
@@ -110,9 +110,10 @@ def said_text(key: str, workspace: Path) -> str:
     root = workspace.resolve()
     target = root.parent / f"{root.name}-fork-{forked.group(1)}"
     # Only a fork that is there: a link cannot point a person at a folder of its choosing.
-    if not (target / ".git").is_file() or not WorkspaceLayout(target).store.is_file():
+    # (Its log may be in a shared store rather than the worktree's own.)
+    if not (target / ".git").is_file():
         return ""
-    return f"Forked: go on with ralph resume {forked.group(1)} -C {target}"
+    return f"Forked: go on with {resume_hint(forked.group(1), target, store)}"
 
 
 def text(value: object) -> str:
@@ -159,15 +160,18 @@ def pictures(
     gates: Sequence[GateRun],
     screens: Sequence[ScreenRun],
 ) -> str:
-    """The run drawn: its timeline (the report's: agents at work, gates, screens), what it
-    cost by role, model and iteration, and its path through its graph (``div#pictures``,
-    which a live page fetches again as the run goes on)."""
+    """The run drawn: its agents (every invocation), its timeline (the report's: agents at
+    work, gates, screens), what it cost by role and iteration, and its path through its
+    graph (``div#pictures``, which a live page fetches again as the run goes on)."""
     spend = "".join(
         "<tr>" + "".join(f"<td>{text(cell)}</td>" for cell in row) + "</tr>"
         for row in spend_rows(drawn)
     )
+    heads = "".join(f"<th>{head}</th>" for head in HEADS)
     return (
-        f"<div id='pictures'><h2>Timeline</h2>{timeline_html(drawn, gates, screens)}"
+        f"<div id='pictures'><h2>Agents</h2><table id='agents'><thead><tr>{heads}</tr>"
+        f"</thead><tbody>{cells_html(agent_rows(drawn))}</tbody></table>"
+        f"<h2>Timeline</h2>{timeline_html(drawn, gates, screens)}"
         "<h2>Cost</h2><table class='spend'><thead><tr><th>by</th><th></th><th>cost</th>"
         f"<th>tokens</th></tr></thead><tbody>{spend}</tbody></table>"
         f"<h2>Graph</h2><div class='graph-box'>{run_svg(events)}</div></div>"

@@ -50,6 +50,8 @@
   }
 
   async function redraw() {
+    // The facts known now: a fact that arrives during the fetch is drawn by the next one.
+    const known = body.dataset.events;
     const answer = await fetch(base + "/pictures");
     if (!answer.ok) {
       return;
@@ -59,23 +61,20 @@
     const shown = document.getElementById("pictures");
     if (fresh && shown) {
       shown.replaceWith(document.adoptNode(fresh));
+      body.dataset.drawn = known;
     }
   }
 
-  let agentsDue = null;
-  function refreshAgents() {
-    // At most once a second, however fast the facts come.
-    if (agentsDue !== null) {
+  let drawDue = null;
+  function refreshDrawing() {
+    // The agents, the timeline and the graph: at most once a second, however fast the
+    // facts come (each is one fold of the log on the server).
+    if (drawDue !== null) {
       return;
     }
-    agentsDue = setTimeout(async function () {
-      agentsDue = null;
-      const answer = await fetch(base + "/agents");
-      if (answer.ok) {
-        fill(document.getElementById("agents"), (await answer.json()).rows, false);
-      }
+    drawDue = setTimeout(async function () {
+      drawDue = null;
       await redraw();
-      body.dataset.drawn = body.dataset.events;
     }, 1000);
   }
 
@@ -103,7 +102,7 @@
       slider.value = String(fact.n);
       show(fact.n);
     }
-    refreshAgents();
+    refreshDrawing();
   });
   stream.addEventListener("end", function () {
     stream.close();

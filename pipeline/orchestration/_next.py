@@ -41,6 +41,7 @@ from pipeline.effects import (
 )
 from pipeline.events import (
     HUMAN_INTERACT_TOPIC,
+    AgentName,
     Count,
     DurationMs,
     Json,
@@ -329,8 +330,7 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
         events_lines=Count(state.intake.events_lines),
         response_schema=_schema(state, role),
         hat=state.routing.hat if working_hat(state, role) is not None else None,
-        # A ladder's rung above the hat's own model outranks the fork's model.
-        model=escalated_model(state, role) or (state.run.model if state.run else None),
+        model=escalated_model(state, role) or _forked_model(state, chain[position]),
     )
 
 
@@ -356,3 +356,13 @@ def _default_message(state: PipelineState) -> str:
     if progress.after_commit is Phase.REVIEW and progress.review_pass:
         return f"ralph: fixes from review pass {progress.review_pass}"
     return f"ralph: development iteration {progress.iteration}"
+
+
+def _forked_model(state: PipelineState, agent: AgentName) -> str | None:
+    """The model a fork asks ``agent`` for (``ralph fork --model``): every agent's when the
+    fork named no agent, else only the fork's agent's, so that a fallback runs its own model.
+    A ladder's rung above the hat's own model outranks it (the caller asks the ladder first)."""
+    run = state.run
+    if run is None or run.model is None:
+        return None
+    return run.model if run.agent is None or run.agent == agent else None

@@ -4,7 +4,7 @@ choosing its store, and driving a run there with the real runtime. ``ralph run``
 with :func:`diagnose`."""
 
 from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
-from pipeline.workspace._fork import ForkError, fork_point, fork_run
+from pipeline.workspace._fork import ForkError, fork_point, fork_run, resume_hint
 from pipeline.workspace._interrupt_run import NotInterruptedError, interrupt_run
 from pipeline.workspace._lock import WorkspaceBusyError, ensure_idle
 from pipeline.workspace._reconcile import (
@@ -50,6 +50,7 @@ __all__ = [
     "reconcile",
     "recorded_commits",
     "resolve_prompt",
+    "resume_hint",
     "store_location",
     "would_fail",
 ]

@@ -41,6 +41,7 @@ from pipeline.events import (
     ScreenBaseRecorded,
     is_model_name,
 )
+from pipeline.handlers.redaction import mask_password_of
 from pipeline.handlers.runtime import (
     GitError,
     GitPolicy,
@@ -54,7 +55,7 @@ from pipeline.reducers import fold, reduce
 from pipeline.state import Phase, PipelineState, is_terminal
 from pipeline.workspace._run import locate_store
 
-__all__ = ["ForkError", "fork_point", "fork_run"]
+__all__ = ["ForkError", "fork_point", "fork_run", "resume_hint"]
 
 
 class ForkError(PipelineError, ValueError):
@@ -165,6 +166,16 @@ def fork_run(
     return fork, target, at
 
 
+def resume_hint(fork: str, target: Path, store: str | None) -> str:
+    """The command that goes on with a fork made with ``store`` (``--store``; None: the
+    workspace's): ``ralph resume FORK -C TARGET``, with ``--store`` when the fork's log went
+    to a PostgreSQL store its ``ralph.toml`` does not name (its password left out)."""
+    hint = f"ralph resume {fork} -C {target}"
+    if store is not None and store_path(store) is None and _store_url(target) is None:
+        hint += f" --store {mask_password_of(store, store)}"
+    return hint
+
+
 def _store_url(root: Path) -> str | None:
     """The ``[store] url`` of ``root``'s ``ralph.toml`` (None: none, or no usable file: the
     default store, as the resume would say what is wrong with the file)."""
@@ -256,10 +267,14 @@ def _carry_files(
     """What the fork needs that git does not carry: the configuration and the prompt file
     when untracked, the run's own state (its saved prompt, kept-out paths) under the fork's
     id, and the part of its events file the log has read."""
-    for name in ("ralph.toml", "PROMPT.md", *_named_files(root)):
-        if (root / name).is_file() and not (target / name).exists():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(root / name, target / name)
+    for name in ("ralph.toml", "PROMPT.md", *_untracked_named(root)):
+        copy = target / name
+        # The fork's commit may hold a symlinked folder where the source has none.
+        if not copy.parent.resolve().is_relative_to(target.resolve()):
+            continue
+        if (root / name).is_file() and not copy.exists():
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, copy)
     # ralph's folder holds what the configuration may name (a scripted agent's script); not
     # the lock, the agent group or other runs' events files.
     if layout.ralph_dir.is_dir():
@@ -283,6 +298,14 @@ def _carry_files(
             published = read.read(events_read)
         own.events_file(fork).parent.mkdir(parents=True, exist_ok=True)
         own.events_file(fork).write_bytes(published)
+
+
+def _untracked_named(root: Path) -> list[str]:
+    """The files ``root``'s ``ralph.toml`` names that git calls untracked: an ignored one (a
+    tool's folder, a virtual environment's script) is no part of the work, and ralph's own
+    folder is carried by its own rule."""
+    listed = set(_git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0"))
+    return [name for name in _named_files(root) if name in listed]
 
 
 def _named_files(root: Path) -> list[str]:

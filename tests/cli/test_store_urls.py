@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.events import RunCompleted
+from pipeline.events import RunCompleted, RunId
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.reducers import fold
@@ -76,6 +76,19 @@ def test_a_run_with_store_url_lives_in_postgresql_and_every_reader_takes_the_url
     unknown = ralph("resume", "nope", "--store", postgres_url, cwd=root)
     assert unknown.returncode == 2
     assert "no run 'nope' in postgresql://ralph@127.0.0.1:" in unknown.stderr
+    # A fork of a run given by --store goes to that store, and says to resume it there.
+    target = tmp_path / "fork"
+    forked = ralph(
+        "fork", "--at", str(len(stored)), "--to", str(target), "--store", postgres_url, cwd=root
+    )
+    assert forked.returncode == 0, forked.stderr
+    hint = forked.stdout.split("go on with: ")[1].split()
+    assert hint[:2] == ["ralph", "resume"]
+    assert hint[-2:] == ["--store", postgres_url]
+    done = ralph(*hint[1:], "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with PostgresEventStore(postgres_url) as store:
+        assert isinstance(list(store.read(RunId(hint[2])))[-1], RunCompleted)
 
 
 def test_the_store_comes_from_ralph_toml_or_ralph_store_and_the_flag_wins(

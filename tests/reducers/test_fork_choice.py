@@ -94,3 +94,27 @@ def test_a_fork_before_the_run_started_is_an_anomaly() -> None:
     state = reduce(PipelineState(), forked("codex"))
     assert state.run is None
     assert state.ledger.anomalies == 1
+
+
+def test_a_forks_model_goes_only_to_its_agent_not_to_a_fallback() -> None:
+    """With an agent named, a fallback runs its own model; with none, every agent asks for
+    the fork's model."""
+    named = reduce(fold(EVENTS[:AT]), forked("codex", "m-fork"))
+    fallen = attrs.evolve(named, agent=attrs.evolve(named.agent, chain_position=1))
+    invoke = invocation_after(fallen)
+    assert (invoke.agent, invoke.model) == ("claude", None)
+    unnamed = reduce(fold(EVENTS[:AT]), forked(model="m-fork"))
+    fallen = attrs.evolve(unnamed, agent=attrs.evolve(unnamed.agent, chain_position=1))
+    invoke = invocation_after(fallen)
+    assert (invoke.agent, invoke.model) == ("codex", "m-fork")
+
+
+def test_status_names_the_forks_agent_at_work() -> None:
+    """``ralph status``'s active agent is the one the fork runs, not the chain's first."""
+    from pipeline.cli._render import active_agent, state_rows
+
+    state = reduce(fold(EVENTS[:AT]), forked("codex", "m-fork"))
+    working = active_agent(state)
+    assert working is not None
+    assert ": codex" in working
+    assert ("fork's own", "agent codex first, model m-fork") in state_rows(state)

@@ -218,7 +218,7 @@ def test_the_files_the_configuration_names_are_carried_and_nothing_outside(
     """A fork copies the untracked files its ``ralph.toml`` names (a hat's schema, a gate's
     script, an agent's script), and never a command's word that is no file of the workspace,
     a path outside it, or a symlink."""
-    from pipeline.workspace._fork import _named_files
+    from pipeline.workspace._fork import _named_files, _untracked_named
 
     root = tmp_path / "ws"
     (root / "schemas").mkdir(parents=True)
@@ -241,3 +241,8 @@ argv = ["sh", "gate.sh", "../outside.sh", "link.sh", "/etc/passwd"]
 """
     )
     assert sorted(_named_files(root.resolve())) == ["agent.py", "gate.sh", "schemas/review.json"]
+    # Carried are those git calls untracked: not a tracked one, nor an ignored one.
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / ".gitignore").write_text("agent.py\n")
+    subprocess.run(["git", "add", "gate.sh"], cwd=root, check=True)
+    assert _untracked_named(root.resolve()) == ["schemas/review.json"]
