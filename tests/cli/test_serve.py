@@ -300,6 +300,37 @@ def test_a_postgresql_stores_page_lists_the_queues_tickets(
     again = client.post(url, data={"csrf": FORM})
     assert again.status_code == 400
     assert "nothing to cancel" in again.text
+    # A run a worker runs: its page offers its ticket's Cancel, and the worker stops it.
+    slow = submit(postgres_url, queue_workspace(tmp_path / "third", delay_s=30))
+    # A short lease: a worker looks for a cancel at each renewal, a third of its lease.
+    worker = start_worker(
+        postgres_url,
+        "--exit-when-idle",
+        "--poll-seconds",
+        "0.05",
+        "--lease-seconds",
+        "3",
+        cwd=tmp_path,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        with PostgresEventStore(postgres_url) as store:
+            running = {t.ticket: t for t in RunQueue(store).tickets()}[slow.ticket]
+            started = running.run_id is not None and store.head(RunId(running.run_id)) > 0
+        if running.state == "running" and started:
+            break
+        assert time.monotonic() < deadline, "the worker never started the run"
+        time.sleep(0.1)
+    run_page = client.get(f"/runs/{running.run_id}").text
+    stop = f"/tickets/{slow.ticket}/cancel"
+    assert f"action='{stop}'" in run_page
+    assert "Cancel the ticket (its worker stops the run)" in run_page
+    assert client.post(stop, data={"csrf": FORM}, follow_redirects=False).status_code == 303
+    assert worker.wait(timeout=60) == 0, worker.communicate()
+    with PostgresEventStore(postgres_url) as store:
+        ended = {t.ticket: t for t in RunQueue(store).tickets()}[slow.ticket]
+    assert ended.state == "cancelled"
+    assert "/cancel'" not in client.get(f"/runs/{running.run_id}").text
 
 
 def test_the_run_page_draws_its_timeline_cost_and_path(
