@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "pipeline.cli._run_commands",
     "pipeline.cli._preset_commands",
     "pipeline.cli._agent_commands",
+    "pipeline.cli._worktree_commands",
     "pipeline.cli._read_commands",
     "pipeline.cli._travel_command",
     "pipeline.cli._serve_command",

@@ -23,6 +23,7 @@ from pipeline.cli._app import (
     _open,
     _warn,
     app,
+    err,
     lost_runs,
     out,
 )
@@ -46,8 +47,12 @@ from pipeline.serialization import encode_state
 from pipeline.state import Phase
 from pipeline.workspace import (
     RunSetupError,
+    WorktreeError,
     drive,
+    find_worktree,
+    new_worktree,
     open_store,
+    remove_worktree,
     resolve_prompt,
     store_location,
 )
@@ -90,14 +95,35 @@ def run(
             "a,b runs b after a completes, with a handoff in its prompt.",
         ),
     ] = None,
+    worktree: Annotated[
+        bool,
+        typer.Option(
+            "--worktree",
+            help="Run in a git worktree of its own, on a branch of its own, beside the "
+            "workspace, from its HEAD: many runs of one repository at once ([run] worktree "
+            "= true does it always; ralph worktrees lists them).",
+        ),
+    ] = False,
 ) -> None:
     """Start a new run in the workspace and drive it until it completes or stops."""
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
     if preset is not None:
+        if worktree:
+            workspace = _into_worktree(workspace)
         chain = _WorkflowStart(prompt, prompt_file, max_iterations, store, allow_dirty)
         raise run_chain(workspace, preset, chain, watching)
     opened = _with_iterations(_open(workspace), max_iterations)
-    source, kept = _ready_to_start(opened, prompt, prompt_file, store, allow_dirty=allow_dirty)
+    root, made = workspace, None
+    if worktree or opened.config.run.worktree:
+        made = workspace = _into_worktree(root)
+    try:
+        if made is not None:
+            opened = _with_iterations(_open(made), max_iterations)
+        source, kept = _ready_to_start(opened, prompt, prompt_file, store, allow_dirty=allow_dirty)
+    except typer.Exit:
+        if made is not None:
+            _discard_worktree(root, made)  # no run started there: nothing of it is worth keeping
+        raise
     result, label = _drive("run", opened, source, watching, store, kept)
     raise _finish(opened, result, watching.display, label)
 
@@ -208,3 +234,21 @@ def demo(
         soft_wrap=True,
     )
     raise _finish(opened, result, display, label)
+
+
+def _into_worktree(root: Path) -> Path:
+    """A new worktree of ``root`` for the run (``ralph run --worktree``), named on stderr."""
+    try:
+        _name, target, branch = new_worktree(root)
+    except WorktreeError as error:
+        raise _fail(str(error)) from error
+    err.print(f"Worktree: {target} (branch {branch})", markup=False, soft_wrap=True)
+    return target
+
+
+def _discard_worktree(root: Path, target: Path) -> None:
+    """Remove the worktree of ``root`` a run could not start in, and its branch."""
+    try:
+        remove_worktree(root, find_worktree(root, str(target)), force=True)
+    except WorktreeError as error:
+        err.print(f"note: the worktree {target} is left: {error}", markup=False)

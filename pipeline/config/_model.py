@@ -267,6 +267,16 @@ class GitConfig:
 
 @final
 @frozen(kw_only=True)
+class RunConfig:
+    """``[run]``: how ``ralph run`` starts a run."""
+
+    worktree: bool = False
+    """Each run in a git worktree of its own, on a branch of its own, beside the workspace
+    (``ralph run --worktree``): many runs of one repository at once."""
+
+
+@final
+@frozen(kw_only=True)
 class RalphConfig:
     """The whole ``ralph.toml``."""
 
@@ -288,6 +298,7 @@ class RalphConfig:
     hats: HatsConfig = field(factory=HatsConfig)
     loop: LoopConfig = field(factory=LoopConfig)
     store: StoreConfig = StoreConfig()
+    run: RunConfig = RunConfig()
     redaction: RedactionConfig = RedactionConfig()
     git: GitConfig = GitConfig()
     limits: LimitsConfig = field(factory=LimitsConfig)

@@ -53,6 +53,7 @@ from pipeline.handlers.store import open_store_at, store_path
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
 from pipeline.state import Phase, PipelineState, is_terminal
+from pipeline.workspace._carry import carry_setup
 from pipeline.workspace._run import locate_store
 
 __all__ = ["ForkError", "fork_point", "fork_run", "resume_hint"]
@@ -264,29 +265,11 @@ def _carry_files(
     events_read: int,
     prompt: str | None,
 ) -> None:
-    """What the fork needs that git does not carry: the configuration and the prompt file
-    when untracked, the run's own state (its saved prompt, kept-out paths) under the fork's
-    id, and the part of its events file the log has read."""
-    for name in ("ralph.toml", "PROMPT.md", *_untracked_named(root)):
-        copy = target / name
-        # The fork's commit may hold a symlinked folder where the source has none.
-        if not copy.parent.resolve().is_relative_to(target.resolve()):
-            continue
-        if (root / name).is_file() and not copy.exists():
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(root / name, copy)
-    # ralph's folder holds what the configuration may name (a scripted agent's script); not
-    # the lock, the agent group or other runs' events files.
-    if layout.ralph_dir.is_dir():
-        own_dir = WorkspaceLayout(target).ralph_dir
-        own_dir.mkdir(parents=True, exist_ok=True)
-        for entry in layout.ralph_dir.iterdir():
-            if entry.is_file() and not entry.is_symlink() and _carried(entry.name):
-                shutil.copy2(entry, own_dir / entry.name)
+    """What the fork needs that git does not carry: what any new worktree of the workspace
+    needs (:func:`carry_setup`), the run's own state (its saved prompt, kept-out paths) under
+    the fork's id, and the part of its events file the log has read."""
+    carry_setup(root, target)
     own = WorkspaceLayout(target)
-    if (layout.state_dir / "workflows").is_dir():
-        # A run of a preset reads its workflow's record at resume.
-        shutil.copytree(layout.state_dir / "workflows", own.state_dir / "workflows", symlinks=True)
     kept = layout.saved_prompt(source).parent
     if kept.is_dir():
         shutil.copytree(kept, own.state_dir / "runs" / fork, symlinks=True)
@@ -298,47 +281,6 @@ def _carry_files(
             published = read.read(events_read)
         own.events_file(fork).parent.mkdir(parents=True, exist_ok=True)
         own.events_file(fork).write_bytes(published)
-
-
-def _untracked_named(root: Path) -> list[str]:
-    """The files ``root``'s ``ralph.toml`` names that git calls untracked: an ignored one (a
-    tool's folder, a virtual environment's script) is no part of the work, and ralph's own
-    folder is carried by its own rule."""
-    listed = set(_git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0"))
-    return [name for name in _named_files(root) if name in listed]
-
-
-def _named_files(root: Path) -> list[str]:
-    """The files of the workspace its ``ralph.toml`` names (a response schema, the prompt
-    file, a gate's, the final check's or an agent's script), as paths inside ``root``; the
-    fork copies those its commit lacks (untracked in the source). A word of a command that
-    is no file of the workspace is no path, and nothing outside ``root`` is ever named."""
-    try:
-        config = parse_config(WorkspaceLayout(root).config.read_text("utf-8"), "ralph.toml")
-    except (OSError, ConfigError):
-        return []  # the resume says what is wrong with it
-    hats = [config.hats.for_role(role) for role in Role]
-    words = [
-        config.prompt_file,
-        *(hat.response_schema for hat in [*hats, *config.hats.work.values()]),
-        *config.validate,
-        *(word for gate in config.gates for word in gate.argv),
-        *(word for agent in config.agents.values() for word in agent.command or ()),
-    ]
-    named = []
-    for word in dict.fromkeys(w for w in words if w):
-        path = root / word
-        # A symlink is not followed: it could point the copy anywhere.
-        inside = not path.is_symlink() and path.resolve().is_relative_to(root)
-        if inside and path.is_file() and not word.startswith(("/", "-")):
-            named.append(str(path.resolve().relative_to(root)))
-    return named
-
-
-def _carried(name: str) -> bool:
-    """Whether a file of ralph's folder goes with a fork (not a run's own state)."""
-    own = name in ("run.lock", "agent-group.json", "pipeline.db", "state.json", "event-log.jsonl")
-    return not own and not (name.startswith("events-") and name.endswith(".jsonl"))
 
 
 def _git(root: Path, *args: str, check: bool = True) -> str:

@@ -218,7 +218,7 @@ def test_the_files_the_configuration_names_are_carried_and_nothing_outside(
     """A fork copies the untracked files its ``ralph.toml`` names (a hat's schema, a gate's
     script, an agent's script), and never a command's word that is no file of the workspace,
     a path outside it, or a symlink."""
-    from pipeline.workspace._fork import _named_files, _untracked_named
+    from pipeline.workspace._carry import _named_files, _untracked_named
 
     root = tmp_path / "ws"
     (root / "schemas").mkdir(parents=True)

@@ -1,0 +1,208 @@
+"""Runs in git worktrees of their own (I/O: git, files and stores): ``ralph run --worktree``
+makes one per run, on a branch of its own, so that many runs of one repository go on at once,
+each with its own log in its worktree's own store; ``ralph worktrees`` lists them with their
+runs, shows what a branch changed, and removes what was merged.
+
+A run's worktree is ``<workspace>-worktrees/<name>`` beside the workspace, on the branch
+``ralph/run-<name>``, made from the workspace's HEAD; it gets what the workspace has that the
+commit lacks (``carry_setup``). Forks (``ralph/fork-<run>``) are listed with them. What a
+worktree holds is never removed unless its branch is merged into the workspace's HEAD (or the
+person says ``force``), and never while a run holds it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final, final
+
+from attrs import frozen
+
+from pipeline.errors import PipelineError
+from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, new_run_id, run_git
+from pipeline.handlers.store import open_store_at
+from pipeline.workspace._carry import carry_setup
+from pipeline.workspace._lock import WorkspaceBusyError, ensure_idle
+
+__all__ = [
+    "RUN_BRANCH_PREFIX",
+    "RunWorktree",
+    "WorktreeError",
+    "find_worktree",
+    "new_worktree",
+    "remove_worktree",
+    "run_worktrees",
+    "worktree_diff",
+]
+
+RUN_BRANCH_PREFIX: Final = "ralph/run-"
+"""The branches ``ralph run --worktree`` makes (``ralph fork`` makes ``ralph/fork-``)."""
+
+_LISTED: Final = ("refs/heads/ralph/run-", "refs/heads/ralph/fork-")
+
+
+class WorktreeError(PipelineError, ValueError):
+    """A worktree cannot be made, found or removed; the message says why, and nothing was
+    changed."""
+
+
+@final
+@frozen
+class RunWorktree:
+    """A worktree of ralph's: where it is, its branch and head, and against the workspace's
+    HEAD: the commits it has that HEAD lacks, and whether HEAD holds all of them (merged);
+    its latest run and how that run stands (None: no run yet), and whether a run holds it."""
+
+    name: str
+    path: Path
+    branch: str
+    head: str
+    ahead: int
+    merged: bool
+    run: str | None
+    phase: str | None
+    busy: bool
+
+
+def new_worktree(root: Path) -> tuple[str, Path, str]:
+    """A new worktree for a run of workspace ``root``, at its HEAD, with what a run needs
+    carried over. Returns its name, its folder and its branch."""
+    root = root.resolve()
+    if _git(root, "rev-parse", "--show-prefix").strip():
+        raise WorktreeError(f"{root} is a folder inside its repository: run from its top")
+    if not _git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip():
+        raise WorktreeError(f"{root} has no commit yet: a worktree starts from one")
+    name = new_run_id(datetime.now(UTC))
+    target = root.parent / f"{root.name}-worktrees" / name
+    branch = f"{RUN_BRANCH_PREFIX}{name}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _git(root, "worktree", "add", "--quiet", "-b", branch, str(target), "HEAD")
+    try:
+        carry_setup(root, target)
+    except (OSError, PipelineError) as error:
+        _git(root, "worktree", "remove", "--force", str(target), check=False)
+        _git(root, "branch", "-D", branch, check=False)
+        raise WorktreeError(
+            f"the worktree could not be made, and nothing of it is left: {error}"
+        ) from error
+    return name, target, branch
+
+
+def run_worktrees(root: Path) -> list[RunWorktree]:
+    """ralph's worktrees of workspace ``root`` (runs' and forks'), oldest first."""
+    root = root.resolve()
+    found = []
+    for path, head, ref in _listed(root):
+        branch = ref.removeprefix("refs/heads/")
+        ahead = int(_git(root, "rev-list", "--count", f"HEAD..{head}").strip() or 0)
+        run, phase = _latest_run(path)
+        found.append(
+            RunWorktree(
+                name=branch.split("/", 1)[1].split("-", 1)[1],  # ralph/run-NAME: NAME
+                path=path,
+                branch=branch,
+                head=head,
+                ahead=ahead,
+                merged=ahead == 0,
+                run=run,
+                phase=phase,
+                busy=_busy(path),
+            )
+        )
+    return found
+
+
+def find_worktree(root: Path, name: str) -> RunWorktree:
+    """The worktree ``name`` names: its name, its branch or its folder."""
+    for worktree in run_worktrees(root):
+        if name in (worktree.name, worktree.branch, str(worktree.path)):
+            return worktree
+        if Path(name).expanduser().resolve() == worktree.path:
+            return worktree
+    raise WorktreeError(f"no worktree of ralph's named {name!r} here (ralph worktrees list)")
+
+
+def worktree_diff(root: Path, worktree: RunWorktree) -> str:
+    """What the worktree's branch changed since it left the workspace's HEAD (``git diff
+    HEAD...BRANCH``: the changes a merge would bring)."""
+    return _git(root.resolve(), "diff", f"HEAD...{worktree.head}")
+
+
+def remove_worktree(root: Path, worktree: RunWorktree, *, force: bool = False) -> None:
+    """Remove the worktree and its branch: refused while a run holds it, and, unless
+    ``force``, when its branch has commits the workspace's HEAD lacks or its folder holds
+    changes no commit has."""
+    root = root.resolve()
+    if worktree.busy or _busy(worktree.path):
+        raise WorktreeError(f"a run is at work in {worktree.path}: stop it first")
+    if not force and not worktree.merged:
+        raise WorktreeError(
+            f"{worktree.branch} has {worktree.ahead} commit(s) HEAD lacks: merge them, or "
+            "remove it with --force (they are lost)"
+        )
+    args = ["worktree", "remove", *(["--force"] if force else []), str(worktree.path)]
+    try:
+        run_git(root, *args, policy=GitPolicy())
+    except GitError as error:
+        raise WorktreeError(
+            f"git would not remove {worktree.path} (changes no commit has? --force removes "
+            f"them): {error}"
+        ) from error
+    _git(root, "branch", "-D", worktree.branch)
+
+
+def _listed(root: Path) -> list[tuple[Path, str, str]]:
+    """(folder, head, branch ref) of each of ralph's worktrees, as git lists them."""
+    entries: list[tuple[Path, str, str]] = []
+    path: Path | None = None
+    head = ""
+    for line in [*_git(root, "worktree", "list", "--porcelain").splitlines(), ""]:
+        if line.startswith("worktree "):
+            path, head = Path(line.removeprefix("worktree ")), ""
+        elif line.startswith("HEAD "):
+            head = line.removeprefix("HEAD ")
+        elif line.startswith("branch ") and path is not None:
+            ref = line.removeprefix("branch ")
+            if ref.startswith(_LISTED):
+                entries.append((path, head, ref))
+    return entries
+
+
+def _latest_run(path: Path) -> tuple[str | None, str | None]:
+    """The latest run in the worktree's own store and how it stands (None: none)."""
+    store = WorkspaceLayout(path).store
+    if not store.is_file():
+        return None, None
+    from pipeline.engine import load_state
+
+    try:
+        with open_store_at(str(store), must_exist=True, read_only=True) as opened:
+            summaries = opened.runs()
+            if not summaries:
+                return None, None
+            run_id = summaries[-1].run_id
+            state, _ = load_state(opened, run_id)
+    except (OSError, PipelineError):
+        return None, "unreadable store"
+    ended = state.termination.value if state.termination else state.phase.value
+    return run_id, ended
+
+
+def _busy(path: Path) -> bool:
+    """Whether a run holds the worktree now."""
+    try:
+        ensure_idle(WorkspaceLayout(path).ralph_dir)
+    except WorkspaceBusyError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _git(root: Path, *args: str, check: bool = True) -> str:
+    """ralph's own git in ``root`` (``run_git``: no hooks, filters or fsmonitor)."""
+    try:
+        done = run_git(root, *args, policy=GitPolicy(), check=check)
+    except GitError as error:
+        raise WorktreeError(f"git {' '.join(args[:2])} failed: {error}") from error
+    return done.stdout
