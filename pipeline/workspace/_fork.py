@@ -55,6 +55,7 @@ from pipeline.reducers import fold, reduce
 from pipeline.state import Phase, PipelineState, is_terminal
 from pipeline.workspace._carry import carry_setup
 from pipeline.workspace._run import locate_store
+from pipeline.workspace._worktrees import drop_worktree
 
 __all__ = ["ForkError", "fork_point", "fork_run", "resume_hint"]
 
@@ -158,9 +159,7 @@ def fork_run(
         with open_store_at(_fork_store(target, store)) as own:
             own.append(fork, 0, copied)
     except (OSError, PipelineError) as error:
-        # Nothing half-made is left: the worktree and its branch go.
-        _git(root, "worktree", "remove", "--force", str(target), check=False)
-        _git(root, "branch", "-D", branch, check=False)
+        drop_worktree(root, target, branch)  # nothing half-made is left
         raise ForkError(
             f"the fork could not be made, and nothing of it is left: {error}"
         ) from error
@@ -283,11 +282,11 @@ def _carry_files(
         own.events_file(fork).write_bytes(published)
 
 
-def _git(root: Path, *args: str, check: bool = True) -> str:
+def _git(root: Path, *args: str) -> str:
     """ralph's own git in ``root``, as every git of ralph's runs (``run_git``: no hooks, no
     filters or fsmonitor, git's variables of the environment left out, a timeout)."""
     try:
-        done = run_git(root, *args, policy=GitPolicy(), check=check)
+        done = run_git(root, *args, policy=GitPolicy())
     except GitError as error:
         raise ForkError(f"git {' '.join(args[:2])} failed: {error}") from error
     return done.stdout

@@ -28,6 +28,7 @@ __all__ = [
     "RUN_BRANCH_PREFIX",
     "RunWorktree",
     "WorktreeError",
+    "drop_worktree",
     "find_worktree",
     "new_worktree",
     "remove_worktree",
@@ -80,12 +81,18 @@ def new_worktree(root: Path) -> tuple[str, Path, str]:
     try:
         carry_setup(root, target)
     except (OSError, PipelineError) as error:
-        _git(root, "worktree", "remove", "--force", str(target), check=False)
-        _git(root, "branch", "-D", branch, check=False)
+        drop_worktree(root, target, branch)
         raise WorktreeError(
             f"the worktree could not be made, and nothing of it is left: {error}"
         ) from error
     return name, target, branch
+
+
+def drop_worktree(root: Path, target: Path, branch: str) -> None:
+    """Remove a worktree just made, and its branch, after its making failed half-way (what
+    fails here leaves nothing worse: the worktree was never used)."""
+    run_git(root, "worktree", "remove", "--force", str(target), policy=GitPolicy(), check=False)
+    run_git(root, "branch", "-D", branch, policy=GitPolicy(), check=False)
 
 
 def run_worktrees(root: Path) -> list[RunWorktree]:

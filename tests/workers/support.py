@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.runtime.workspace import RALPH, make_workspace, scripted
+from tests.runtime.workspace import RALPH, SHELL_REPORTS, make_workspace, scripted
 
 ITERATE = """
 [[default]]
@@ -19,13 +19,11 @@ write.".agent/out/commit-message" = "Do a part"
 iteration budget is spent (each step the same, so a step taken twice changes nothing)."""
 
 
-SHELL_ITERATE = """
-mkdir -p .agent/out
-printf '1. do it' > .agent/out/plan.md
-printf 'partial\\nmore to do' > .agent/out/status
-: > .agent/out/issues.md
-printf 'Do a part' > .agent/out/commit-message
-"""
+SHELL_ITERATE = (
+    SHELL_REPORTS.replace("completed\\ndone", "partial\\nmore to do")
+    .replace("'Do it'", "'Do a part'")
+    .replace('echo "$$" >> work.txt\n', "")
+)
 """:data:`ITERATE` as a shell agent's lines: the same reports, without a Python interpreter's
 start per invocation (a fleet of runs spends most of its time starting agents)."""
 
