@@ -38,10 +38,13 @@ from pipeline.cli._driving import (
     _with_iterations,
 )
 from pipeline.cli._logfile import write_event_log
+from pipeline.cli._safe import terminal_safe
 from pipeline.cli._workflow_runs import _WorkflowStart, run_chain, with_recorded_workflow
+from pipeline.config import ConfigError, parse_config
 from pipeline.engine import load_state, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import RunAbandoned
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import StoreError, store_path
 from pipeline.serialization import encode_state
 from pipeline.state import Phase
@@ -49,10 +52,9 @@ from pipeline.workspace import (
     RunSetupError,
     WorktreeError,
     drive,
-    find_worktree,
+    drop_worktree,
     new_worktree,
     open_store,
-    remove_worktree,
     resolve_prompt,
     store_location,
 )
@@ -107,22 +109,19 @@ def run(
 ) -> None:
     """Start a new run in the workspace and drive it until it completes or stops."""
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
-    if preset is not None:
-        if worktree:
-            workspace = _into_worktree(workspace)
-        chain = _WorkflowStart(prompt, prompt_file, max_iterations, store, allow_dirty)
-        raise run_chain(workspace, preset, chain, watching)
-    opened = _with_iterations(_open(workspace), max_iterations)
     root, made = workspace, None
-    if worktree or opened.config.run.worktree:
-        made = workspace = _into_worktree(root)
+    if worktree or _configured_worktree(root):
+        made = _into_worktree(root)
+        workspace = made[0]
     try:
-        if made is not None:
-            opened = _with_iterations(_open(made), max_iterations)
+        if preset is not None:
+            chain = _WorkflowStart(prompt, prompt_file, max_iterations, store, allow_dirty)
+            raise run_chain(workspace, preset, chain, watching)
+        opened = _with_iterations(_open(workspace), max_iterations)
         source, kept = _ready_to_start(opened, prompt, prompt_file, store, allow_dirty=allow_dirty)
-    except typer.Exit:
-        if made is not None:
-            _discard_worktree(root, made)  # no run started there: nothing of it is worth keeping
+    except typer.Exit as stop:
+        if made is not None and stop.exit_code != 0 and not _ran_in(made[0]):
+            drop_worktree(root, *made)  # no run started there: nothing of it is worth keeping
         raise
     result, label = _drive("run", opened, source, watching, store, kept)
     raise _finish(opened, result, watching.display, label)
@@ -236,19 +235,27 @@ def demo(
     raise _finish(opened, result, display, label)
 
 
-def _into_worktree(root: Path) -> Path:
-    """A new worktree of ``root`` for the run (``ralph run --worktree``), named on stderr."""
+def _configured_worktree(root: Path) -> bool:
+    """Whether ``root``'s ``ralph.toml`` says ``[run] worktree = true`` (a file that cannot be
+    read says no here; the run itself says what is wrong with it)."""
+    try:
+        return parse_config(WorkspaceLayout(root).config.read_text("utf-8"), "").run.worktree
+    except (OSError, ConfigError):
+        return False
+
+
+def _into_worktree(root: Path) -> tuple[Path, str]:
+    """A new worktree of ``root`` for the run (``ralph run --worktree``), named on stderr;
+    returns its folder and branch."""
     try:
         _name, target, branch = new_worktree(root)
     except WorktreeError as error:
         raise _fail(str(error)) from error
-    err.print(f"Worktree: {target} (branch {branch})", markup=False, soft_wrap=True)
-    return target
+    err.print(f"Worktree: {terminal_safe(str(target))} (branch {branch})", markup=False)
+    return target, branch
 
 
-def _discard_worktree(root: Path, target: Path) -> None:
-    """Remove the worktree of ``root`` a run could not start in, and its branch."""
-    try:
-        remove_worktree(root, find_worktree(root, str(target)), force=True)
-    except WorktreeError as error:
-        err.print(f"note: the worktree {target} is left: {error}", markup=False)
+def _ran_in(target: Path) -> bool:
+    """Whether a run started in the worktree (it keeps each run's prompt from its start)."""
+    runs = WorkspaceLayout(target).state_dir / "runs"
+    return runs.is_dir() and any(runs.iterdir())

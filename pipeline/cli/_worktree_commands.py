@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from pipeline.cli._app import WorkspaceOption, _fail, app, err, out
 from pipeline.cli._safe import terminal_safe
@@ -73,16 +74,10 @@ def list_command(
         # Folded, never cut: a name or a folder cut short names nothing.
         table.add_column(column, overflow="fold")
     for w in found:
-        table.add_row(
-            w.name,
-            w.branch,
-            w.run or "-",
-            terminal_safe(w.phase or "-"),
-            str(w.ahead),
-            "yes" if w.merged else "no",
-            "yes" if w.busy else "no",
-            str(w.path),
-        )
+        merged, busy = ("yes" if w.merged else "no"), ("yes" if w.busy else "no")
+        cells = (w.name, w.branch, w.run or "-", w.phase or "-", str(w.ahead), merged, busy)
+        # Text, never markup; every control character shown (a folder's name is anyone's).
+        table.add_row(*(Text(terminal_safe(cell)) for cell in (*cells, str(w.path))))
     out.print(table)
 
 
@@ -94,7 +89,7 @@ def diff_command(name: NameArgument, workspace: WorkspaceOption = Path()) -> Non
         shown = worktree_diff(workspace, find_worktree(workspace, name))
     except WorktreeError as error:
         raise _fail(str(error)) from error
-    sys.stdout.write(terminal_safe(shown))
+    sys.stdout.write(terminal_safe(shown, newlines=True))
 
 
 @worktrees_app.command("clean")
@@ -111,21 +106,30 @@ def clean_command(
     ] = False,
     workspace: WorkspaceOption = Path(),
 ) -> None:
-    """Remove a worktree and its branch once HEAD holds its commits; never one a run is at
-    work in."""
+    """Remove a worktree and its branch once HEAD holds its commits and its run has ended;
+    never one a run is at work in. Without a name, every such worktree."""
     if name is None and force:
         raise _fail("--force removes one worktree, named: give its name")
     try:
         chosen = [find_worktree(workspace, name)] if name else _listed(workspace)
-        gone = []
-        for worktree in chosen:
-            if name is None and (not worktree.merged or worktree.busy):
-                continue
-            remove_worktree(workspace, worktree, force=force)
-            gone.append(worktree)
     except WorktreeError as error:
         raise _fail(str(error)) from error
-    for worktree in gone:
-        err.print(f"Removed {worktree.path} and {worktree.branch}", markup=False)
+    gone, failed = 0, []
+    for worktree in chosen:
+        if name is None and not worktree.removable:
+            continue
+        try:
+            remove_worktree(workspace, worktree, force=force)
+        except WorktreeError as error:
+            failed.append(str(error))  # the others are still removed
+            continue
+        gone += 1
+        shown = terminal_safe(f"Removed {worktree.path} and {worktree.branch}")
+        err.print(shown, markup=False)
+    if failed:
+        raise _fail("; ".join(failed))
     if not gone:
-        err.print("Nothing to remove: no merged worktree no run holds.", markup=False)
+        err.print(
+            "Nothing to remove: no worktree is merged, with its run ended and no run at work.",
+            markup=False,
+        )

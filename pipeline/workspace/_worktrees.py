@@ -5,13 +5,16 @@ runs, shows what a branch changed, and removes what was merged.
 
 A run's worktree is ``<workspace>-worktrees/<name>`` beside the workspace, on the branch
 ``ralph/run-<name>``, made from the workspace's HEAD; it gets what the workspace has that the
-commit lacks (``carry_setup``). Forks (``ralph/fork-<run>``) are listed with them. What a
-worktree holds is never removed unless its branch is merged into the workspace's HEAD (or the
-person says ``force``), and never while a run holds it.
+commit lacks (``carry_setup``). Forks (``ralph/fork-<run>``) are listed with them. They are
+measured against the HEAD of the repository's main worktree (the commands refuse to run from
+another). A worktree is never removed while a run holds it (read from ``/proc/locks``: looking
+takes no lock), and without ``force`` only when HEAD holds its branch's commits and its run
+has ended (a fork or a stopped run could still be resumed).
 """
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, final
@@ -19,10 +22,18 @@ from typing import Final, final
 from attrs import frozen
 
 from pipeline.errors import PipelineError
-from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, new_run_id, run_git
+from pipeline.handlers.runtime import (
+    GitError,
+    GitPolicy,
+    WorkspaceLayout,
+    new_run_id,
+    run_git,
+    run_git_bytes,
+)
 from pipeline.handlers.store import open_store_at
+from pipeline.state import Phase
 from pipeline.workspace._carry import carry_setup
-from pipeline.workspace._lock import WorkspaceBusyError, ensure_idle
+from pipeline.workspace._lock import LOCK_NAME
 
 __all__ = [
     "RUN_BRANCH_PREFIX",
@@ -52,7 +63,8 @@ class WorktreeError(PipelineError, ValueError):
 class RunWorktree:
     """A worktree of ralph's: where it is, its branch and head, and against the workspace's
     HEAD: the commits it has that HEAD lacks, and whether HEAD holds all of them (merged);
-    its latest run and how that run stands (None: no run yet), and whether a run holds it."""
+    its latest run and how that run stands (None: no run yet) and whether it has ended, and
+    whether a run holds it."""
 
     name: str
     path: Path
@@ -62,7 +74,13 @@ class RunWorktree:
     merged: bool
     run: str | None
     phase: str | None
+    ended: bool
     busy: bool
+
+    @property
+    def removable(self) -> bool:
+        """Whether it goes without ``force``: merged, its run ended, no run at work in it."""
+        return self.merged and self.ended and not self.busy
 
 
 def new_worktree(root: Path) -> tuple[str, Path, str]:
@@ -73,6 +91,13 @@ def new_worktree(root: Path) -> tuple[str, Path, str]:
         raise WorktreeError(f"{root} is a folder inside its repository: run from its top")
     if not _git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip():
         raise WorktreeError(f"{root} has no commit yet: a worktree starts from one")
+    # The worktree starts from HEAD: an edited ralph.toml or prompt would not go with it.
+    changed = _git(root, "status", "--porcelain", "--untracked-files=no", "--", *_SETUP)
+    if changed.strip():
+        raise WorktreeError(
+            f"{', '.join(_SETUP)} in {root}: changes HEAD lacks; a worktree starts from HEAD, "
+            "so commit them first"
+        )
     name = new_run_id(datetime.now(UTC))
     target = root.parent / f"{root.name}-worktrees" / name
     branch = f"{RUN_BRANCH_PREFIX}{name}"
@@ -96,13 +121,14 @@ def drop_worktree(root: Path, target: Path, branch: str) -> None:
 
 
 def run_worktrees(root: Path) -> list[RunWorktree]:
-    """ralph's worktrees of workspace ``root`` (runs' and forks'), oldest first."""
-    root = root.resolve()
+    """ralph's worktrees of workspace ``root`` (runs' and forks'), oldest first; ``root``
+    must be the repository's main worktree, whose HEAD they are measured against."""
+    root = _main(root)
     found = []
     for path, head, ref in _listed(root):
         branch = ref.removeprefix("refs/heads/")
         ahead = int(_git(root, "rev-list", "--count", f"HEAD..{head}").strip() or 0)
-        run, phase = _latest_run(path)
+        run, phase, ended = _latest_run(path)
         found.append(
             RunWorktree(
                 name=branch.split("/", 1)[1].split("-", 1)[1],  # ralph/run-NAME: NAME
@@ -113,6 +139,7 @@ def run_worktrees(root: Path) -> list[RunWorktree]:
                 merged=ahead == 0,
                 run=run,
                 phase=phase,
+                ended=ended,
                 busy=_busy(path),
             )
         )
@@ -131,21 +158,33 @@ def find_worktree(root: Path, name: str) -> RunWorktree:
 
 def worktree_diff(root: Path, worktree: RunWorktree) -> str:
     """What the worktree's branch changed since it left the workspace's HEAD (``git diff
-    HEAD...BRANCH``: the changes a merge would bring)."""
-    return _git(root.resolve(), "diff", f"HEAD...{worktree.head}")
+    HEAD...BRANCH``: the changes a merge would bring), bytes that are no UTF-8 replaced; no
+    external diff program or textconv filter of the repository's runs."""
+    args = ("diff", "--no-ext-diff", "--no-textconv", f"HEAD...{worktree.head}")
+    try:
+        done = run_git_bytes(_main(root), *args, policy=GitPolicy())
+    except GitError as error:
+        raise WorktreeError(f"git diff failed: {error}") from error
+    return done.stdout.decode("utf-8", "replace")
 
 
 def remove_worktree(root: Path, worktree: RunWorktree, *, force: bool = False) -> None:
     """Remove the worktree and its branch: refused while a run holds it, and, unless
     ``force``, when its branch has commits the workspace's HEAD lacks or its folder holds
-    changes no commit has."""
-    root = root.resolve()
+    changes no commit has, or its run has not ended."""
+    root = _main(root)
     if worktree.busy or _busy(worktree.path):
         raise WorktreeError(f"a run is at work in {worktree.path}: stop it first")
     if not force and not worktree.merged:
         raise WorktreeError(
             f"{worktree.branch} has {worktree.ahead} commit(s) HEAD lacks: merge them, or "
             "remove it with --force (they are lost)"
+        )
+    if not force and worktree.run is not None and not worktree.ended:
+        raise WorktreeError(
+            f"run {worktree.run} in {worktree.path} has not ended ({worktree.phase}): "
+            f"go on with ralph resume -C {worktree.path}, or remove it with --force (its "
+            "log goes with it)"
         )
     args = ["worktree", "remove", *(["--force"] if force else []), str(worktree.path)]
     try:
@@ -158,12 +197,30 @@ def remove_worktree(root: Path, worktree: RunWorktree, *, force: bool = False) -
     _git(root, "branch", "-D", worktree.branch)
 
 
+_SETUP: Final = ("ralph.toml", "PROMPT.md")
+"""The files a worktree's run reads first, which must be as HEAD has them (or untracked)."""
+
+
+def _main(root: Path) -> Path:
+    """``root``, which must be the top of its repository's main worktree."""
+    root = root.resolve()
+    own = _git(root, "rev-parse", "--path-format=absolute", "--git-dir").strip()
+    common = _git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    if Path(own).resolve() != Path(common).resolve():
+        main = Path(common).resolve().parent
+        raise WorktreeError(f"{root} is a linked worktree: run this from {main}")
+    return root
+
+
 def _listed(root: Path) -> list[tuple[Path, str, str]]:
-    """(folder, head, branch ref) of each of ralph's worktrees, as git lists them."""
+    """(folder, head, branch ref) of each of ralph's worktrees, as git lists them (``-z``:
+    a folder's name may hold a line break)."""
     entries: list[tuple[Path, str, str]] = []
     path: Path | None = None
     head = ""
-    for line in [*_git(root, "worktree", "list", "--porcelain").splitlines(), ""]:
+    listing = run_git_bytes(root, "worktree", "list", "--porcelain", "-z", policy=GitPolicy())
+    for field in [*listing.stdout.split(b"\0"), b""]:
+        line = os.fsdecode(field)
         if line.startswith("worktree "):
             path, head = Path(line.removeprefix("worktree ")), ""
         elif line.startswith("HEAD "):
@@ -175,35 +232,43 @@ def _listed(root: Path) -> list[tuple[Path, str, str]]:
     return entries
 
 
-def _latest_run(path: Path) -> tuple[str | None, str | None]:
-    """The latest run in the worktree's own store and how it stands (None: none)."""
+def _latest_run(path: Path) -> tuple[str | None, str | None, bool]:
+    """The latest run in the worktree's own store, how it stands, and whether it has ended
+    (None, None, True: no run there)."""
     store = WorkspaceLayout(path).store
     if not store.is_file():
-        return None, None
+        return None, None, True
     from pipeline.engine import load_state
 
     try:
         with open_store_at(str(store), must_exist=True, read_only=True) as opened:
             summaries = opened.runs()
             if not summaries:
-                return None, None
+                return None, None, True
             run_id = summaries[-1].run_id
             state, _ = load_state(opened, run_id)
     except (OSError, PipelineError):
-        return None, "unreadable store"
-    ended = state.termination.value if state.termination else state.phase.value
-    return run_id, ended
+        return None, "unreadable store", False
+    stands = state.termination.value if state.termination else state.phase.value
+    return run_id, stands, state.phase is Phase.COMPLETE
 
 
 def _busy(path: Path) -> bool:
-    """Whether a run holds the worktree now."""
+    """Whether a run holds the worktree's lock now, as ``/proc/locks`` says: looking takes no
+    lock, so no run starting at the same moment finds its workspace busy."""
+    lock = WorkspaceLayout(path).ralph_dir / LOCK_NAME
     try:
-        ensure_idle(WorkspaceLayout(path).ralph_dir)
-    except WorkspaceBusyError:
-        return True
+        found = lock.stat()
+    except FileNotFoundError:
+        return False  # no lock file: no run ever held it
     except OSError:
-        return False
-    return False
+        return True  # cannot tell: as good as busy, so nothing is removed under a run
+    try:
+        locks = Path("/proc/locks").read_text()
+    except OSError:
+        return True
+    key = f"{os.major(found.st_dev):02x}:{os.minor(found.st_dev):02x}:{found.st_ino}"
+    return any("FLOCK" in line.split() and key in line.split() for line in locks.splitlines())
 
 
 def _git(root: Path, *args: str, check: bool = True) -> str:

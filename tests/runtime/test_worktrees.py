@@ -113,3 +113,68 @@ def test_a_worktree_run_that_cannot_start_leaves_no_worktree(tmp_path: Path) -> 
     assert started.returncode == 0, started.stdout + started.stderr
     (entry,) = _listed(root)
     assert entry["phase"] == "completed"
+
+
+def test_worktrees_are_kept_safe_from_clean_and_from_hostile_text(tmp_path: Path) -> None:
+    """A worktree a run holds, an unended fork and a run stopped before it ended are not
+    cleaned; the commands refuse a linked worktree as their workspace; a diff runs no
+    program the repository configures, shows an agent's control characters escaped and
+    survives bytes that are no UTF-8; a worktree cannot start from an edited ralph.toml, and
+    a preset that does not exist leaves none behind."""
+    from pipeline.workspace._lock import hold_workspace
+
+    root = _workspace(tmp_path)
+    made = ralph("run", "--worktree", "--quiet", cwd=root)
+    assert made.returncode == 0, made.stdout + made.stderr
+    (entry,) = _listed(root)
+    path = Path(str(entry["path"]))
+    # The branch gets hostile bytes; HEAD takes the branch, so it counts as merged.
+    (path / "odd.txt").write_bytes(b"\x1b]0;title\x07 caf\xe9\n")
+    _git(path, "add", "odd.txt")
+    _git(path, "commit", "--quiet", "-m", "odd")
+    marker = tmp_path / "external-diff-ran"
+    _git(root, "config", "diff.external", f"sh -c 'touch {marker}'")
+    shown = ralph("worktrees", "diff", str(entry["name"]), cwd=root)
+    assert shown.returncode == 0, shown.stderr
+    assert "\x1b" not in shown.stdout
+    assert "\\x1b]0;title\\x07 caf\ufffd" in shown.stdout
+    assert "\n+++ b/odd.txt\n" in shown.stdout  # lines stay lines
+    assert not marker.exists(), "git diff ran the repository's external diff program"
+    _git(root, "config", "--unset", "diff.external")
+    _git(root, "merge", "--quiet", "--ff-only", str(entry["branch"]))
+    # A run holding the worktree: never removed, not even by name with --force.
+    with hold_workspace(WorkspaceLayout(path).ralph_dir):
+        (busy,) = _listed(root)
+        assert busy["busy"] is True
+        for args in ([], [str(entry["name"]), "--force"]):
+            kept = ralph("worktrees", "clean", *args, cwd=root)
+            assert path.is_dir(), kept.stderr
+        assert "a run is at work in" in kept.stderr
+    # A fork of its run, not yet resumed: listed, and not cleaned.
+    fork = tmp_path / "fork"
+    forked = ralph("fork", "--at", "10", "--to", str(fork), cwd=path)
+    assert forked.returncode == 0, forked.stderr
+    listed = {Path(str(e["path"])): e for e in _listed(root)}
+    assert str(listed[fork.resolve()]["branch"]).startswith("ralph/fork-")
+    assert listed[fork.resolve()]["merged"] is True  # nothing new on its branch yet
+    cleaned = ralph("worktrees", "clean", cwd=root)
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert fork.is_dir(), "a fork that could still be resumed was removed"
+    assert not path.exists(), "the merged worktree whose run ended stays"
+    named = ralph("worktrees", "clean", str(fork), cwd=root)
+    assert named.returncode == 2
+    assert "has not ended" in named.stderr
+    # From a linked worktree: refused, pointing at the main one.
+    inside = ralph("worktrees", "list", "-C", str(fork), cwd=root)
+    assert inside.returncode == 2
+    assert "is a linked worktree: run this from" in inside.stderr
+    # An edited ralph.toml does not go with a worktree from HEAD: refused.
+    with (root / "ralph.toml").open("a") as config:
+        config.write("\n# edited\n")
+    edited = ralph("run", "--worktree", cwd=root)
+    assert edited.returncode == 2
+    assert "changes HEAD lacks" in edited.stderr
+    _git(root, "checkout", "--quiet", "--", "ralph.toml")
+    unknown = ralph("run", "--worktree", "--preset", "no-such-preset", cwd=root)
+    assert unknown.returncode == 2, unknown.stdout + unknown.stderr
+    assert {Path(str(e["path"])) for e in _listed(root)} == {fork.resolve()}

@@ -16,7 +16,7 @@ from pipeline.handlers.runtime._git import (
     ensure_excluded,
     switch_branch,
 )
-from pipeline.handlers.runtime._gitcmd import configured_drivers, git_dirs, run_git
+from pipeline.handlers.runtime._gitcmd import configured_drivers, git_dirs, run_git, run_git_bytes
 from pipeline.handlers.runtime._gitguard import GitGuard
 from pipeline.handlers.runtime._guidance import guidance_facts
 from pipeline.handlers.runtime._history import GitCommit, GitHistory, run_history
@@ -98,6 +98,7 @@ __all__ = [
     "read_report",
     "render_prompt",
     "run_git",
+    "run_git_bytes",
     "run_history",
     "switch_branch",
     "template_text",
