@@ -38,7 +38,14 @@ from pipeline.handlers.store.queue import Lease, QueueBell, RunQueue, Ticket, Ti
 from pipeline.state import Phase
 from pipeline.workers._lease import LEASE_LOST, LeaseKeeper
 from pipeline.workflows import Preset, config_with_preset
-from pipeline.workspace import RunSetupError, drive, open_workspace, resolve_prompt
+from pipeline.workspace import (
+    RunSetupError,
+    WorktreeError,
+    drive,
+    open_workspace,
+    resolve_prompt,
+    ticket_worktree,
+)
 
 __all__ = [
     "CancelError",
@@ -256,7 +263,11 @@ class Worker:
     def _drive(self, ticket: Ticket, lease: Lease, interruption: Interruption) -> _Outcome:
         try:
             workspace = open_workspace(Path(ticket.workspace), config_text=ticket.config)
-        except (ConfigError, RunSetupError, OSError) as error:
+            if workspace.config.run.worktree:
+                # Tickets of one repository go on at once, each in a worktree of its own.
+                inside = ticket_worktree(Path(ticket.workspace), ticket.ticket)
+                workspace = open_workspace(inside, config_text=ticket.config)
+        except (ConfigError, RunSetupError, WorktreeError, OSError) as error:
             return _Outcome(TicketState.FAILED, f"cannot run: {error}")
         handed_back: list[Instant] = []
 

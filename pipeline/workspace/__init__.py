@@ -34,6 +34,7 @@ from pipeline.workspace._worktrees import (
     new_worktree,
     remove_worktree,
     run_worktrees,
+    ticket_worktree,
     worktree_diff,
 )
 
@@ -71,6 +72,7 @@ __all__ = [
     "resume_hint",
     "run_worktrees",
     "store_location",
+    "ticket_worktree",
     "worktree_diff",
     "would_fail",
 ]

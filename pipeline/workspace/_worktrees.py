@@ -44,6 +44,7 @@ __all__ = [
     "new_worktree",
     "remove_worktree",
     "run_worktrees",
+    "ticket_worktree",
     "worktree_diff",
 ]
 
@@ -83,9 +84,27 @@ class RunWorktree:
         return self.merged and self.ended and not self.busy
 
 
-def new_worktree(root: Path) -> tuple[str, Path, str]:
+def ticket_worktree(root: Path, ticket: str) -> Path:
+    """The worktree a queue worker runs ticket ``ticket`` of workspace ``root`` in (``[run]
+    worktree = true`` submitted): made at the first claim, found again at a takeover, so the
+    run resumes where it stopped. The ticket carries the configuration and the prompt."""
+    root = root.resolve()
+    target = _folder(root, ticket)
+    if (target / ".git").is_file():
+        branch = _git(target, "rev-parse", "--abbrev-ref", "HEAD").strip()
+        if branch == f"{RUN_BRANCH_PREFIX}{ticket}":
+            return target
+        raise WorktreeError(f"{target} is not the worktree of ticket {ticket} ({branch})")
+    return new_worktree(root, name=ticket, setup=False)[1]
+
+
+def new_worktree(
+    root: Path, *, name: str | None = None, setup: bool = True
+) -> tuple[str, Path, str]:
     """A new worktree for a run of workspace ``root``, at its HEAD, with what a run needs
-    carried over. Returns its name, its folder and its branch."""
+    carried over (``setup``: refused when ``ralph.toml`` or the prompt has changes HEAD
+    lacks, which the run would miss). Returns its name (``name``, or a new one), its folder
+    and its branch."""
     root = root.resolve()
     if _git(root, "rev-parse", "--show-prefix").strip():
         raise WorktreeError(f"{root} is a folder inside its repository: run from its top")
@@ -93,13 +112,13 @@ def new_worktree(root: Path) -> tuple[str, Path, str]:
         raise WorktreeError(f"{root} has no commit yet: a worktree starts from one")
     # The worktree starts from HEAD: an edited ralph.toml or prompt would not go with it.
     changed = _git(root, "status", "--porcelain", "--untracked-files=no", "--", *_SETUP)
-    if changed.strip():
+    if setup and changed.strip():
         raise WorktreeError(
             f"{', '.join(_SETUP)} in {root}: changes HEAD lacks; a worktree starts from HEAD, "
             "so commit them first"
         )
-    name = new_run_id(datetime.now(UTC))
-    target = root.parent / f"{root.name}-worktrees" / name
+    name = name or new_run_id(datetime.now(UTC))
+    target = _folder(root, name)
     branch = f"{RUN_BRANCH_PREFIX}{name}"
     target.parent.mkdir(parents=True, exist_ok=True)
     _git(root, "worktree", "add", "--quiet", "-b", branch, str(target), "HEAD")
@@ -195,6 +214,11 @@ def remove_worktree(root: Path, worktree: RunWorktree, *, force: bool = False) -
             f"them): {error}"
         ) from error
     _git(root, "branch", "-D", worktree.branch)
+
+
+def _folder(root: Path, name: str) -> Path:
+    """Where worktree ``name`` of workspace ``root`` lives."""
+    return root.parent / f"{root.name}-worktrees" / name
 
 
 _SETUP: Final = ("ralph.toml", "PROMPT.md")

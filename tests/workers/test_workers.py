@@ -601,3 +601,57 @@ def test_workers_stop_when_their_parent_is_killed_with_kill_9(
             back = queue.get(ticket.ticket)
             assert back is not None
             assert (back.status, back.worker) == (TicketState.QUEUED, None)
+
+
+def test_tickets_of_one_repository_run_at_once_each_in_a_worktree_of_its_own(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """``[run] worktree = true`` submitted: three tickets of one workspace, run by one
+    worker three at a time, each in ``<workspace>-worktrees/<ticket>`` on its own branch with
+    its own commit; the workspace's HEAD and work tree are untouched; a takeover finds the
+    ticket's worktree again instead of making another."""
+    import subprocess
+
+    from pipeline.workspace import run_worktrees, ticket_worktree
+    from tests.runtime.workspace import SHELL_REPORTS
+
+    root = make_workspace(
+        tmp_path / "repo",
+        scripts={},
+        agents={"main": ["sh", "-c", SHELL_REPORTS]},
+        extra="[run]\nworktree = true\n",
+    )
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+    tickets = [submit(postgres_url, root) for _ in range(3)]
+    worker = start_worker(
+        postgres_url,
+        "--concurrency",
+        "3",
+        "--exit-when-idle",
+        "--poll-seconds",
+        "0.05",
+        cwd=tmp_path,
+    )
+    _out, err = worker.communicate(timeout=180)
+    assert worker.returncode == 0, err[-3000:]
+    with PostgresEventStore(postgres_url) as store:
+        final = {t.ticket: t for t in RunQueue(store).tickets()}
+    assert {final[t.ticket].status for t in tickets} == {TicketState.DONE}, err[-2000:]
+    listed = {w.name: w for w in run_worktrees(root)}
+    assert set(listed) == {t.ticket for t in tickets}
+    for ticket in tickets:
+        worktree = listed[ticket.ticket]
+        assert worktree.path == (tmp_path / "repo-worktrees" / ticket.ticket).resolve()
+        assert worktree.ahead == 1, "its run's commit, on its own branch"
+    assert (
+        subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout
+        == head
+    )
+    assert not (root / "work.txt").exists()
+    again = ticket_worktree(root, tickets[0].ticket)
+    assert again == listed[tickets[0].ticket].path
+    assert len(run_worktrees(root)) == 3
