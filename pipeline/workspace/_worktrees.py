@@ -179,7 +179,7 @@ def worktree_diff(root: Path, worktree: RunWorktree) -> str:
     """What the worktree's branch changed since it left the workspace's HEAD (``git diff
     HEAD...BRANCH``: the changes a merge would bring), bytes that are no UTF-8 replaced; no
     external diff program or textconv filter of the repository's runs."""
-    args = ("diff", "--no-ext-diff", "--no-textconv", f"HEAD...{worktree.head}")
+    args = ("diff", f"HEAD...{worktree.head}")  # run_git: no external diff or textconv
     try:
         done = run_git_bytes(_main(root), *args, policy=GitPolicy())
     except GitError as error:

@@ -391,3 +391,29 @@ def test_run_hooks_lets_the_repositorys_own_hooks_run(tmp_path: Path) -> None:
     )
     assert isinstance(created, CommitCreated), created
     assert marker.read_text() == "post-commit\n"
+
+
+def test_no_command_of_ralphs_that_shows_a_diff_runs_a_diff_program_of_the_repositorys(
+    tmp_path: Path,
+) -> None:
+    """An agent can configure an external diff (``diff.external``) or a textconv filter
+    (``.gitattributes`` and ``diff.NAME.textconv``): ralph's ``git diff``, ``log -p`` and
+    ``show`` run neither, whatever flags the caller gave."""
+    from pipeline.handlers.runtime import GitPolicy, run_git
+
+    root = make_workspace(tmp_path / "repo", scripts={}, agents={"main": ["true"]})
+    marker = tmp_path / "ran"
+    (root / "notes.txt").write_text("one\n")
+    git(root, "add", "notes.txt")
+    git(root, "commit", "--quiet", "-m", "notes")
+    (root / "notes.txt").write_text("two\n")
+    git(root, "config", "diff.external", f"sh -c 'echo external >> {marker}'")
+    git(root, "config", "diff.planted.textconv", f"sh -c 'echo textconv >> {marker}; cat \"$0\"'")
+    (root / ".gitattributes").write_text("*.txt diff=planted\n")
+    for args in (("diff",), ("diff", "HEAD~1"), ("log", "-p", "-1"), ("show", "HEAD")):
+        shown = run_git(root, *args, policy=GitPolicy())
+        assert "notes" in shown.stdout, args
+        assert not marker.exists(), (args, marker.read_text())
+    # The same commands as a person runs them do run the planted programs.
+    subprocess.run(["git", "diff"], cwd=root, capture_output=True, check=True)
+    assert marker.exists()

@@ -236,7 +236,7 @@ class GitHandler:
 
     def _staged(self) -> list[str]:
         """The paths staged for the next commit."""
-        done = self._git("diff", "--cached", "--name-only", "--no-renames", "--no-ext-diff", "-z")
+        done = self._git("diff", "--cached", "--name-only", "--no-renames", "-z")
         return [path for path in done.stdout.split("\0") if path]
 
     def _branch(self) -> str:

@@ -172,10 +172,18 @@ def git_options(policy: GitPolicy) -> tuple[str, ...]:
     return tuple(options)
 
 
+_SHOWING_DIFFS = frozenset({"diff", "log", "show"})
+"""The commands that can show a diff, and so run an external diff or textconv program of the
+repository's configuration, which no ``-c`` can name in advance (one per attribute)."""
+
+
 def _argv(root: Path, args: tuple[str, ...], policy: GitPolicy) -> list[str]:
-    """The command line of ``git ARGS`` under ``policy`` (the repository's drivers read once)."""
+    """The command line of ``git ARGS`` under ``policy`` (the repository's drivers read once);
+    a command that can show a diff runs no external diff or textconv program."""
     if not policy.run_filters and policy.drivers is None:
         policy = attrs.evolve(policy, drivers=repository_drivers(root))
+    if args and args[0] in _SHOWING_DIFFS:
+        args = (args[0], "--no-ext-diff", "--no-textconv", *args[1:])
     return ["git", *git_options(policy), *args]
 
 

@@ -95,8 +95,6 @@ def _tracked_changes(
         "--name-status",
         "-z",
         "-M",
-        "--no-ext-diff",
-        "--no-textconv",
         "--no-color",
         "--ignore-submodules",
         "--end-of-options",
