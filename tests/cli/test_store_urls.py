@@ -105,11 +105,14 @@ def test_the_store_comes_from_ralph_toml_or_ralph_store_and_the_flag_wins(
     forked = ralph("fork", "--at", str(first.events), "--to", str(target), cwd=root)
     assert forked.returncode == 0, forked.stderr
     assert not WorkspaceLayout(target).store.exists()
-    resumed = ralph("resume", "--quiet", cwd=target)
+    # Named: the fork shares its start with the source, so "the latest" may be either.
+    hint = forked.stdout.split("go on with: ")[1].split()
+    assert hint[:2] == ["ralph", "resume"]
+    assert "--store" not in hint  # ralph.toml names the store
+    resumed = ralph("resume", hint[2], "--quiet", cwd=target)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     with PostgresEventStore(postgres_url) as store:
-        fork = next(r.run_id for r in store.runs() if r.run_id != first.run_id)
-        assert isinstance(list(store.read(fork))[-1], RunCompleted)
+        assert isinstance(list(store.read(RunId(hint[2])))[-1], RunCompleted)
     # The second run has work to do again (a run that commits nothing is no success).
     subprocess.run(["git", "rm", "-q", "work.txt"], cwd=root, check=True)
     subprocess.run(["git", "commit", "-qm", "Undo the work"], cwd=root, check=True)

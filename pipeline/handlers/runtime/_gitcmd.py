@@ -183,7 +183,10 @@ def _argv(root: Path, args: tuple[str, ...], policy: GitPolicy) -> list[str]:
     if not policy.run_filters and policy.drivers is None:
         policy = attrs.evolve(policy, drivers=repository_drivers(root))
     if args and args[0] in _SHOWING_DIFFS:
-        args = (args[0], "--no-ext-diff", "--no-textconv", *args[1:])
+        # After the caller's options, before a ``--`` or ``--end-of-options``, where an
+        # option is still read as one: the command reads as the caller wrote it.
+        end = next((i for i, a in enumerate(args) if a in ("--", "--end-of-options")), len(args))
+        args = (*args[:end], "--no-ext-diff", "--no-textconv", *args[end:])
     return ["git", *git_options(policy), *args]
 
 
