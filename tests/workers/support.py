@@ -54,3 +54,20 @@ def start_worker(url: str, *args: str, cwd: Path) -> subprocess.Popen[str]:
         text=True,
         env={**os.environ, "TERM": "dumb"},
     )
+
+
+def drain(url: str, concurrency: int, cwd: Path, timeout: float = 400) -> str:
+    """One ``ralph worker`` running ``concurrency`` pipelines at once until the queue is
+    empty; returns its lines (stderr), once it exited 0."""
+    worker = start_worker(
+        url,
+        "--concurrency",
+        str(concurrency),
+        "--exit-when-idle",
+        "--poll-seconds",
+        "0.05",
+        cwd=cwd,
+    )
+    _out, err = worker.communicate(timeout=timeout)
+    assert worker.returncode == 0, err[-3000:]
+    return err

@@ -31,7 +31,7 @@ from pipeline.serialization import unstructure_event
 from pipeline.testing.postgres import find_binaries, postgres_server
 from pipeline.workers import submit
 from tests.runtime.workspace import make_workspace, ralph, scripted
-from tests.workers.support import queue_workspace, start_worker
+from tests.workers.support import drain, queue_workspace, start_worker
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
@@ -156,17 +156,7 @@ def test_four_workers_run_two_hundred_pipelines_each_exactly_once(
     was never resumed (nobody else wrote to it)."""
     workspaces = [queue_workspace(tmp_path / f"ws{i}", shell=True) for i in range(200)]
     tickets = [submit(postgres_url, workspace) for workspace in workspaces]
-    workers = start_worker(
-        postgres_url,
-        "--concurrency",
-        "4",
-        "--exit-when-idle",
-        "--poll-seconds",
-        "0.05",
-        cwd=tmp_path,
-    )
-    _out, err = workers.communicate(timeout=400)
-    assert workers.returncode == 0, err[-3000:]
+    err = drain(postgres_url, 4, tmp_path)
     started = [line.split()[1] for line in err.splitlines() if line.startswith("starting ")]
     assert sorted(started) == sorted(t.ticket for t in tickets)
     pollers = {line.split()[1] for line in err.splitlines() if line.startswith("worker ")}
@@ -625,17 +615,7 @@ def test_tickets_of_one_repository_run_at_once_each_in_a_worktree_of_its_own(
         ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
     tickets = [submit(postgres_url, root) for _ in range(3)]
-    worker = start_worker(
-        postgres_url,
-        "--concurrency",
-        "3",
-        "--exit-when-idle",
-        "--poll-seconds",
-        "0.05",
-        cwd=tmp_path,
-    )
-    _out, err = worker.communicate(timeout=180)
-    assert worker.returncode == 0, err[-3000:]
+    err = drain(postgres_url, 3, tmp_path, timeout=180)
     with PostgresEventStore(postgres_url) as store:
         final = {t.ticket: t for t in RunQueue(store).tickets()}
     assert {final[t.ticket].status for t in tickets} == {TicketState.DONE}, err[-2000:]
