@@ -12,7 +12,6 @@ is stopped with ``ralph cancel TICKET`` instead.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 from pathlib import Path
@@ -21,7 +20,7 @@ import orjson
 
 from pipeline.errors import PipelineError
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.workspace._lock import LOCK_NAME
+from pipeline.workspace._lock import LOCK_NAME, lock_mode
 
 __all__ = ["NotInterruptedError", "interrupt_run"]
 
@@ -33,15 +32,23 @@ class NotInterruptedError(PipelineError, ValueError):
 def interrupt_run(root: Path, run_id: str | None = None) -> tuple[str | None, int]:
     """Ask the ralph process running in workspace ``root`` (its run ``run_id``, when given) to
     stop; returns the run (None: its id not yet known) and the pid signalled."""
-    path = WorkspaceLayout(root.resolve()).ralph_dir / LOCK_NAME
+    ralph_dir = WorkspaceLayout(root.resolve()).ralph_dir
+    path = ralph_dir / LOCK_NAME
+    try:
+        mode = lock_mode(ralph_dir)
+    except OSError as error:
+        raise NotInterruptedError(f"cannot read {path}: {error.strerror}") from None
+    if mode is None:
+        raise NotInterruptedError(f"no run is in progress in {root}")
+    if mode == "shared":
+        raise NotInterruptedError(
+            f"queue workers run {root}: stop its run with ralph cancel TICKET --store URL"
+        )
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise NotInterruptedError(f"no run is in progress in {root}") from None
     except OSError as error:
         raise NotInterruptedError(f"cannot read {path}: {error.strerror}") from None
     try:
-        _check_held(fd, root)
         record = _record(fd)
     finally:
         os.close(fd)
@@ -56,25 +63,6 @@ def interrupt_run(root: Path, run_id: str | None = None) -> tuple[str | None, in
         raise NotInterruptedError(f"{path} names pid {pid}, which is not a ralph process")
     os.kill(pid, signal.SIGINT)
     return (held if isinstance(held, str) else None), pid
-
-
-def _check_held(fd: int, root: Path) -> None:
-    """Return when a run holds the lock (exclusively); raise when nobody or queue workers do."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        pass
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        raise NotInterruptedError(f"no run is in progress in {root}")
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return
-    fcntl.flock(fd, fcntl.LOCK_UN)
-    raise NotInterruptedError(
-        f"queue workers run {root}: stop its run with ralph cancel TICKET --store URL"
-    )
 
 
 def _record(fd: int) -> dict[str, object]:

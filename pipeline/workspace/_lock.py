@@ -26,6 +26,7 @@ __all__ = [
     "WorkspaceLock",
     "ensure_idle",
     "hold_workspace",
+    "lock_mode",
 ]
 
 LOCK_NAME = "run.lock"
@@ -100,3 +101,21 @@ def ensure_idle(ralph_dir: Path) -> None:
     before it judges the work tree, whose changes are then the other run's, not the person's."""
     with hold_workspace(ralph_dir):
         pass
+
+
+def lock_mode(ralph_dir: Path) -> str | None:
+    """How the workspace's lock is held now: ``exclusive`` (a run), ``shared`` (queue
+    workers) or None (by nobody, or no lock file yet), read from ``/proc/locks``. Looking
+    takes no lock, so no run starting at the same moment finds its workspace busy. Raises
+    ``OSError`` when it cannot tell."""
+    try:
+        found = (ralph_dir / LOCK_NAME).stat()
+    except FileNotFoundError:
+        return None
+    key = f"{os.major(found.st_dev):02x}:{os.minor(found.st_dev):02x}:{found.st_ino}"
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        # "N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END"; "->" marks a waiter.
+        if "FLOCK" in fields and key in fields and "->" not in fields:
+            return "exclusive" if "WRITE" in fields else "shared"
+    return None

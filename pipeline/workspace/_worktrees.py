@@ -7,8 +7,8 @@ A run's worktree is ``<workspace>-worktrees/<name>`` beside the workspace, on th
 ``ralph/run-<name>``, made from the workspace's HEAD; it gets what the workspace has that the
 commit lacks (``carry_setup``). Forks (``ralph/fork-<run>``) are listed with them. They are
 measured against the HEAD of the repository's main worktree (the commands refuse to run from
-another). A worktree is never removed while a run holds it (read from ``/proc/locks``: looking
-takes no lock), and without ``force`` only when HEAD holds its branch's commits and its run
+another). A worktree is never removed while a run holds it (``lock_mode``: looking takes no
+lock), and without ``force`` only when HEAD holds its branch's commits and its run
 has ended (a fork or a stopped run could still be resumed).
 """
 
@@ -33,7 +33,7 @@ from pipeline.handlers.runtime import (
 from pipeline.handlers.store import open_store_at
 from pipeline.state import Phase
 from pipeline.workspace._carry import carry_setup
-from pipeline.workspace._lock import LOCK_NAME
+from pipeline.workspace._lock import lock_mode
 
 __all__ = [
     "RUN_BRANCH_PREFIX",
@@ -278,21 +278,12 @@ def _latest_run(path: Path) -> tuple[str | None, str | None, bool]:
 
 
 def _busy(path: Path) -> bool:
-    """Whether a run holds the worktree's lock now, as ``/proc/locks`` says: looking takes no
-    lock, so no run starting at the same moment finds its workspace busy."""
-    lock = WorkspaceLayout(path).ralph_dir / LOCK_NAME
+    """Whether a run holds the worktree now (``lock_mode``; when that cannot tell, as good as
+    busy, so nothing is removed under a run)."""
     try:
-        found = lock.stat()
-    except FileNotFoundError:
-        return False  # no lock file: no run ever held it
-    except OSError:
-        return True  # cannot tell: as good as busy, so nothing is removed under a run
-    try:
-        locks = Path("/proc/locks").read_text()
+        return lock_mode(WorkspaceLayout(path).ralph_dir) is not None
     except OSError:
         return True
-    key = f"{os.major(found.st_dev):02x}:{os.minor(found.st_dev):02x}:{found.st_ino}"
-    return any("FLOCK" in line.split() and key in line.split() for line in locks.splitlines())
 
 
 def _git(root: Path, *args: str, check: bool = True) -> str:

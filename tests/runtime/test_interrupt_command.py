@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from starlette.testclient import TestClient
 
 from pipeline.cli._serve_app import make_app
@@ -84,3 +85,24 @@ def test_the_pages_interrupt_button_is_refused_when_nothing_runs(tmp_path: Path)
     refused = client.post(url, data={"csrf": access.form_token})
     assert refused.status_code == 400
     assert "no run is in progress" in refused.text
+
+
+def test_the_lock_is_read_without_taking_it(tmp_path: Path) -> None:
+    """Queue workers' shared hold is refused with the way out; an exclusive hold by a process
+    that is not ralph's gets no signal; while either is held, looking left the holder alone."""
+    from pipeline.workspace import NotInterruptedError, interrupt_run
+    from pipeline.workspace._lock import hold_workspace, lock_mode
+
+    ralph_dir = WorkspaceLayout(tmp_path).ralph_dir
+    assert lock_mode(ralph_dir) is None
+    with hold_workspace(ralph_dir, shared=True):
+        assert lock_mode(ralph_dir) == "shared"
+        with pytest.raises(NotInterruptedError, match="queue workers run"):
+            interrupt_run(tmp_path)
+    assert lock_mode(ralph_dir) is None
+    with hold_workspace(ralph_dir, "run-1"):
+        assert lock_mode(ralph_dir) == "exclusive"
+        with pytest.raises(NotInterruptedError, match="which is not a ralph process"):
+            interrupt_run(tmp_path)
+    with pytest.raises(NotInterruptedError, match="no run is in progress"):
+        interrupt_run(tmp_path)
