@@ -6,9 +6,6 @@ fills the state, and nothing an agent wrote runs)."""
 from __future__ import annotations
 
 import re
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +20,8 @@ from pipeline.events import InvocationStarted, Json, PipelineEvent, RunId, Topic
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
 from tests.chromium import CHROMIUM, dump_dom
+from tests.cli.serving import free_port, start_serve
+from tests.runtime.workspace import ralph
 from tests.support import scripted_run
 
 SECRET = "s3cret-token-for-the-tests"
@@ -56,7 +55,6 @@ def store_file(tmp_path: Path) -> tuple[Path, list[PipelineEvent]]:
     return path, kept
 
 
-RALPH_SERVE = (sys.executable, "-m", "pipeline.cli", "serve")
 FORM = Access(SECRET, remote=False).form_token
 """What the pages' forms carry."""
 
@@ -181,30 +179,12 @@ def test_only_loopback_hosts_are_served_and_a_remote_server_wants_its_token(
 def test_serve_refuses_to_listen_beyond_this_machine_without_a_token(tmp_path: Path) -> None:
     store = tmp_path / "s.db"
     SqliteEventStore(store).close()
-    refused = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "serve", str(store), "--host", "0.0.0.0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    refused = ralph("serve", str(store), "--host", "0.0.0.0", cwd=tmp_path, timeout=60)
     assert refused.returncode == 2
     assert "give a --token" in refused.stderr
-    missing = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "serve", str(tmp_path / "none.db")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    missing = ralph("serve", str(tmp_path / "none.db"), cwd=tmp_path, timeout=60)
     assert missing.returncode == 2
     assert "no event store at" in missing.stderr
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.mark.slow
@@ -216,23 +196,9 @@ def test_a_real_browser_runs_the_page_script_and_no_agents_text(tmp_path: Path) 
     path = tmp_path / "done.db"
     with SqliteEventStore(path) as store:
         store.append(RUN, 0, events)
-    port = _free_port()
-    server = subprocess.Popen(
-        [*RALPH_SERVE, str(path), "--port", str(port), "--token", SECRET],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    port = free_port()
+    server = start_serve(str(path), "--token", SECRET, port=port)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "ralph serve never listened"
-                assert server.poll() is None, server.communicate()
-                time.sleep(0.1)
         dom = dump_dom(f"http://127.0.0.1:{port}/runs/{RUN}?token={SECRET}")
     finally:
         server.terminate()

@@ -5,9 +5,6 @@ arrive without a reload), and the slider shows the state at the point it is set 
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,6 +12,7 @@ import pytest
 
 from pipeline.handlers.runtime import WorkspaceLayout
 from tests.chromium import CHROMIUM
+from tests.cli.serving import free_port, start_serve
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     PYTHON,
@@ -40,24 +38,6 @@ echo done >> work.txt
 """A developer that asks a person a question once, and does its work."""
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _listening(port: int, server: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            assert server.poll() is None, server.communicate()
-            assert time.monotonic() < deadline, "ralph serve never listened"
-            time.sleep(0.1)
-
-
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium (CI installs it)")
 def test_a_question_is_answered_from_the_page_which_follows_the_run_to_its_end(
     tmp_path: Path,
@@ -71,7 +51,7 @@ def test_a_question_is_answered_from_the_page_which_follows_the_run_to_its_end(
         chains='default = ["main"]\ndeveloper = ["dev"]',
         extra="[loop]\nhuman_timeout_s = 300\n",
     )
-    port = _free_port()
+    port = free_port()
     run = start_ralph("run", "--plain", cwd=root)
     store = WorkspaceLayout(root).store
     deadline = time.monotonic() + 60
@@ -79,15 +59,9 @@ def test_a_question_is_answered_from_the_page_which_follows_the_run_to_its_end(
         assert run.poll() is None, run.communicate()
         assert time.monotonic() < deadline, "the run never made its store"
         time.sleep(0.05)
-    serving = ("serve", "-C", str(root), "--port", str(port), "--token", TOKEN)
-    serve = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", *serving],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    serve = None
     try:
-        _listening(port, serve)
+        serve = start_serve("-C", str(root), "--token", TOKEN, port=port)
         with sync_playwright() as driver:
             browser = driver.chromium.launch(
                 executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
@@ -140,7 +114,7 @@ def test_a_question_is_answered_from_the_page_which_follows_the_run_to_its_end(
         assert run.wait(timeout=60) == 0, run.communicate()
     finally:
         for process in (serve, run):
-            if process.poll() is None:
+            if process is not None and process.poll() is None:
                 process.terminate()
                 process.wait(timeout=30)
     assert (tmp_path / "run-page.png").stat().st_size > 10_000
