@@ -146,13 +146,14 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         return page(f"Runs in {label}", notice + table)
 
     def run_page(request: Request) -> Response:
-        run_id, events = logged(request)
+        run_id = RunId(request.path_params["run_id"])
+        with opened() as store:  # the log and its queue ticket, in one opening
+            events = list(store.read(run_id))
+            ticket = ticket_of(store, run_id) if events else None
         if not events:
             return page("No such run", f"<p>No run {text(run_id)} here.</p>", 404)
         drawn = timeline(events)  # one fold: the state and the agents
         state = drawn.final
-        with opened() as store:
-            ticket = ticket_of(store, run_id)
         queued = (
             f"<h2>Ticket</h2><p>Run by queue ticket {text(ticket)}.</p>"
             + cancel_form(access, ticket, "Cancel the ticket (its worker stops the run)")
