@@ -40,7 +40,6 @@ from pipeline.cli._driving import (
 from pipeline.cli._logfile import write_event_log
 from pipeline.cli._safe import terminal_safe
 from pipeline.cli._workflow_runs import _WorkflowStart, run_chain, with_recorded_workflow
-from pipeline.config import ConfigError, parse_config
 from pipeline.engine import load_state, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import RunAbandoned
@@ -55,6 +54,7 @@ from pipeline.workspace import (
     drop_worktree,
     new_worktree,
     open_store,
+    peek_config,
     resolve_prompt,
     store_location,
 )
@@ -238,10 +238,8 @@ def demo(
 def _configured_worktree(root: Path) -> bool:
     """Whether ``root``'s ``ralph.toml`` says ``[run] worktree = true`` (a file that cannot be
     read says no here; the run itself says what is wrong with it)."""
-    try:
-        return parse_config(WorkspaceLayout(root).config.read_text("utf-8"), "").run.worktree
-    except (OSError, ConfigError):
-        return False
+    config = peek_config(root)
+    return config is not None and config.run.worktree
 
 
 def _into_worktree(root: Path) -> tuple[Path, str]:

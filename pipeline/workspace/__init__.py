@@ -7,6 +7,7 @@ from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
 from pipeline.workspace._fork import ForkError, fork_point, fork_run, resume_hint
 from pipeline.workspace._interrupt_run import NotInterruptedError, interrupt_run
 from pipeline.workspace._lock import WorkspaceBusyError, ensure_idle
+from pipeline.workspace._peek import peek_config
 from pipeline.workspace._reconcile import (
     Reconciliation,
     RecordedCommit,
@@ -65,6 +66,7 @@ __all__ = [
     "new_worktree",
     "open_store",
     "open_workspace",
+    "peek_config",
     "reconcile",
     "recorded_commits",
     "remove_worktree",

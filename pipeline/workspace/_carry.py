@@ -9,9 +9,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from pipeline.config import ConfigError, parse_config
 from pipeline.events import Role
 from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout, run_git
+from pipeline.workspace._peek import peek_config
 
 __all__ = ["carry_setup"]
 
@@ -53,10 +53,9 @@ def _named_files(root: Path) -> list[str]:
     file, a gate's, the final check's or an agent's script), as paths inside ``root``; a
     new worktree gets those its commit lacks (untracked in the source). A word of a command that
     is no file of the workspace is no path, and nothing outside ``root`` is ever named."""
-    try:
-        config = parse_config(WorkspaceLayout(root).config.read_text("utf-8"), "ralph.toml")
-    except (OSError, ConfigError):
-        return []  # the resume says what is wrong with it
+    config = peek_config(root)
+    if config is None:
+        return []  # the run says what is wrong with it
     hats = [config.hats.for_role(role) for role in Role]
     words = [
         config.prompt_file,

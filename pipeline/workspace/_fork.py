@@ -54,6 +54,7 @@ from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
 from pipeline.state import Phase, PipelineState, is_terminal
 from pipeline.workspace._carry import carry_setup
+from pipeline.workspace._peek import peek_config
 from pipeline.workspace._run import locate_store
 from pipeline.workspace._worktrees import drop_worktree
 
@@ -179,11 +180,8 @@ def resume_hint(fork: str, target: Path, store: str | None) -> str:
 def _store_url(root: Path) -> str | None:
     """The ``[store] url`` of ``root``'s ``ralph.toml`` (None: none, or no usable file: the
     default store, as the resume would say what is wrong with the file)."""
-    try:
-        text = WorkspaceLayout(root).config.read_text("utf-8")
-        return parse_config(text, "ralph.toml").store.url
-    except (OSError, ConfigError):
-        return None
+    config = peek_config(root)
+    return None if config is None else config.store.url
 
 
 def _fork_store(target: Path, store: str | None) -> str:
