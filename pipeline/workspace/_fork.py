@@ -56,7 +56,7 @@ from pipeline.state import Phase, PipelineState, is_terminal
 from pipeline.workspace._carry import carry_setup
 from pipeline.workspace._peek import peek_config
 from pipeline.workspace._run import locate_store
-from pipeline.workspace._worktrees import drop_worktree
+from pipeline.workspace._worktrees import FORK_BRANCH_PREFIX, drop_worktree
 
 __all__ = ["ForkError", "fork_point", "fork_run", "resume_hint"]
 
@@ -133,7 +133,7 @@ def fork_run(
         raise ForkError(f"{target} is inside the workspace: name a folder outside it")
     plan = _plan_of(layout, state)
     commit = _head_at(events[:at]) or _base(root, events)
-    branch = f"ralph/fork-{fork}"
+    branch = f"{FORK_BRANCH_PREFIX}{fork}"
     _git(root, "worktree", "add", "--quiet", "-b", branch, str(target), commit)
     try:
         _carry_files(root, target, layout, source, fork, state.intake.events_offset, prompt)

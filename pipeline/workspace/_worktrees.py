@@ -36,6 +36,7 @@ from pipeline.workspace._carry import carry_setup
 from pipeline.workspace._lock import lock_mode
 
 __all__ = [
+    "FORK_BRANCH_PREFIX",
     "RUN_BRANCH_PREFIX",
     "RunWorktree",
     "WorktreeError",
@@ -49,9 +50,12 @@ __all__ = [
 ]
 
 RUN_BRANCH_PREFIX: Final = "ralph/run-"
-"""The branches ``ralph run --worktree`` makes (``ralph fork`` makes ``ralph/fork-``)."""
+"""The branches ``ralph run --worktree`` makes."""
 
-_LISTED: Final = ("refs/heads/ralph/run-", "refs/heads/ralph/fork-")
+FORK_BRANCH_PREFIX: Final = "ralph/fork-"
+"""The branches ``ralph fork`` makes."""
+
+_LISTED: Final = (f"refs/heads/{RUN_BRANCH_PREFIX}", f"refs/heads/{FORK_BRANCH_PREFIX}")
 
 
 class WorktreeError(PipelineError, ValueError):
@@ -72,11 +76,15 @@ class RunWorktree:
     branch: str
     head: str
     ahead: int
-    merged: bool
     run: str | None
     phase: str | None
     ended: bool
     busy: bool
+
+    @property
+    def merged(self) -> bool:
+        """Whether the workspace's HEAD holds every commit of its branch."""
+        return self.ahead == 0
 
     @property
     def removable(self) -> bool:
@@ -155,7 +163,6 @@ def run_worktrees(root: Path) -> list[RunWorktree]:
                 branch=branch,
                 head=head,
                 ahead=ahead,
-                merged=ahead == 0,
                 run=run,
                 phase=phase,
                 ended=ended,
@@ -168,9 +175,10 @@ def run_worktrees(root: Path) -> list[RunWorktree]:
 def find_worktree(root: Path, name: str) -> RunWorktree:
     """The worktree ``name`` names: its name, its branch or its folder."""
     for worktree in run_worktrees(root):
-        if name in (worktree.name, worktree.branch, str(worktree.path)):
-            return worktree
-        if Path(name).expanduser().resolve() == worktree.path:
+        if (
+            name in (worktree.name, worktree.branch)
+            or Path(name).expanduser().resolve() == worktree.path
+        ):
             return worktree
     raise WorktreeError(f"no worktree of ralph's named {name!r} here (ralph worktrees list)")
 
