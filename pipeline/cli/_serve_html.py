@@ -25,7 +25,7 @@ from pipeline.graph import run_svg
 from pipeline.handlers.store import NamedStore, SqliteEventStore
 from pipeline.state import PipelineState, is_terminal
 from pipeline.views import GateRun, ScreenRun, Timeline
-from pipeline.workspace import resume_hint
+from pipeline.workspace import fork_folder, resume_hint
 
 if TYPE_CHECKING:
     from pipeline.handlers.store.queue import Ticket
@@ -108,7 +108,7 @@ def said_text(key: str, workspace: Path, store: str | None = None) -> str:
     if forked is None:
         return SAID.get(key, "")
     root = workspace.resolve()
-    target = root.parent / f"{root.name}-fork-{forked.group(1)}"
+    target = fork_folder(root, forked.group(1))
     # Only a fork that is there: a link cannot point a person at a folder of its choosing.
     # (Its log may be in a shared store rather than the worktree's own.)
     if not (target / ".git").is_file():

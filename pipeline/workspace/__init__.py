@@ -4,7 +4,13 @@ choosing its store, and driving a run there with the real runtime. ``ralph run``
 with :func:`diagnose`."""
 
 from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
-from pipeline.workspace._fork import ForkError, fork_point, fork_run, resume_hint
+from pipeline.workspace._fork import (
+    ForkError,
+    fork_folder,
+    fork_point,
+    fork_run,
+    resume_hint,
+)
 from pipeline.workspace._interrupt_run import NotInterruptedError, interrupt_run
 from pipeline.workspace._lock import WorkspaceBusyError, ensure_idle
 from pipeline.workspace._peek import peek_config
@@ -59,6 +65,7 @@ __all__ = [
     "drop_worktree",
     "ensure_idle",
     "find_worktree",
+    "fork_folder",
     "fork_point",
     "fork_run",
     "history_of",

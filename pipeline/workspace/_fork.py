@@ -58,7 +58,7 @@ from pipeline.workspace._peek import peek_config
 from pipeline.workspace._run import locate_store
 from pipeline.workspace._worktrees import FORK_BRANCH_PREFIX, drop_worktree
 
-__all__ = ["ForkError", "fork_point", "fork_run", "resume_hint"]
+__all__ = ["ForkError", "fork_folder", "fork_point", "fork_run", "resume_hint"]
 
 
 class ForkError(PipelineError, ValueError):
@@ -126,7 +126,7 @@ def fork_run(
     if _git(root, "rev-parse", "--show-prefix").strip():
         raise ForkError(f"{root} is a folder inside its repository: fork from its top")
     fork = RunId(new_run_id(datetime.now(UTC)))
-    target = (to or root.parent / f"{root.name}-fork-{fork}").resolve()
+    target = (to or fork_folder(root, fork)).resolve()
     if target.exists():
         raise ForkError(f"{target} exists: name another folder with --to")
     if target.is_relative_to(root):
@@ -165,6 +165,11 @@ def fork_run(
             f"the fork could not be made, and nothing of it is left: {error}"
         ) from error
     return fork, target, at
+
+
+def fork_folder(root: Path, fork: str) -> Path:
+    """Where fork ``fork`` of workspace ``root`` goes unless ``--to`` says otherwise."""
+    return root.parent / f"{root.name}-fork-{fork}"
 
 
 def resume_hint(fork: str, target: Path, store: str | None) -> str:
