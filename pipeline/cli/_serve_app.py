@@ -176,7 +176,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             f"<input id='at' type='range' min='0' max='{len(events)}' value='{len(events)}'>"
             f"<table id='state'><tbody>{rows_html(state_rows(state))}</tbody></table>"
             "<h3>Changed by the last step</h3><table id='changes'><tbody></tbody></table>"
-            f"{pictures(drawn, events, gate_runs(events), screen_runs(events))}"
+            f"{pictures(drawn, events)}"
             f"{steering(access, run_id, state)}{queued}"
             f"<h2>Facts</h2><ol class='facts' id='facts'>{facts}</ol>"
             "<h2>Topics</h2><table><thead><tr><th>topic</th><th>hat</th><th>payload</th></tr>"
@@ -225,7 +225,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         _run_id, events = logged(request)
         if not events:
             return Response("no such run", 404, media_type="text/plain", headers=HEADERS)
-        fragment = pictures(timeline(events), events, gate_runs(events), screen_runs(events))
+        fragment = pictures(timeline(events), events)
         return HTMLResponse(fragment, headers=HEADERS)
 
     async def stream(request: Request) -> Response:

@@ -24,7 +24,7 @@ from pipeline.events import PipelineEvent, RunId
 from pipeline.graph import run_svg
 from pipeline.handlers.store import NamedStore, SqliteEventStore
 from pipeline.state import PipelineState, is_terminal
-from pipeline.views import GateRun, ScreenRun, Timeline
+from pipeline.views import Timeline, gate_runs, screen_runs
 from pipeline.workspace import fork_folder, resume_hint
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def agent_rows(drawn: Timeline) -> list[list[str]]:
     return [list(bar_cells(bar, seconds_text(bar.duration_s))) for bar in drawn.bars]
 
 
-def cells_html(rows: list[list[str]]) -> str:
+def cells_html(rows: Sequence[Sequence[str]]) -> str:
     """Table rows of ``rows``, every cell escaped."""
     return "".join("<tr>" + "".join(f"<td>{text(c)}</td>" for c in row) + "</tr>" for row in rows)
 
@@ -154,26 +154,18 @@ def tail(events: list[PipelineEvent], last: int = 300) -> list[tuple[int, Pipeli
     return list(enumerate(events[start:], start + 1))
 
 
-def pictures(
-    drawn: Timeline,
-    events: Sequence[PipelineEvent],
-    gates: Sequence[GateRun],
-    screens: Sequence[ScreenRun],
-) -> str:
+def pictures(drawn: Timeline, events: Sequence[PipelineEvent]) -> str:
     """The run drawn: its agents (every invocation), its timeline (the report's: agents at
     work, gates, screens), what it cost by role and iteration, and its path through its
-    graph (``div#pictures``, which a live page fetches again as the run goes on)."""
-    spend = "".join(
-        "<tr>" + "".join(f"<td>{text(cell)}</td>" for cell in row) + "</tr>"
-        for row in spend_rows(drawn)
-    )
+    graph (``div#pictures``, which a live page fetches again as the run goes on); ``drawn``
+    is the timeline of ``events``."""
     heads = "".join(f"<th>{head}</th>" for head in HEADS)
     return (
         f"<div id='pictures'><h2>Agents</h2><table id='agents'><thead><tr>{heads}</tr>"
         f"</thead><tbody>{cells_html(agent_rows(drawn))}</tbody></table>"
-        f"<h2>Timeline</h2>{timeline_html(drawn, gates, screens)}"
+        f"<h2>Timeline</h2>{timeline_html(drawn, gate_runs(events), screen_runs(events))}"
         "<h2>Cost</h2><table class='spend'><thead><tr><th>by</th><th></th><th>cost</th>"
-        f"<th>tokens</th></tr></thead><tbody>{spend}</tbody></table>"
+        f"<th>tokens</th></tr></thead><tbody>{cells_html(spend_rows(drawn))}</tbody></table>"
         f"<h2>Graph</h2><div class='graph-box'>{run_svg(events)}</div></div>"
     )
 
