@@ -11,10 +11,11 @@ import typer
 
 from pipeline.cli._app import GraphFormat, _fail, _reading_log, _warn, app
 from pipeline.config import ConfigError, parse_config
-from pipeline.events import HatActivated, LoopPolicy, PipelineEvent, RunStarted
+from pipeline.events import LoopPolicy
 from pipeline.graph import (
     Edge,
     phase_changes,
+    run_topology,
     stored_edges,
     to_dot,
     to_mermaid,
@@ -69,9 +70,9 @@ def graph(
         return
     with _reading_log(source, run) as log:
         events = list(log.events())
-    policy = _policy_of(events)
-    if policy is not None and policy.topology is not None:
-        _draw_topology(policy, _hats_woken(events), output)
+    followed = run_topology(events)
+    if followed is not None:
+        _draw_topology(*followed, output)
         return
     _draw_phases(list(phase_changes(events)), output)
 
@@ -93,14 +94,6 @@ def _configured(root: Path) -> LoopPolicy:
             "`ralph graph` without --topology draws the built-in pipeline"
         )
     return config.loop_policy()
-
-
-def _policy_of(events: list[PipelineEvent]) -> LoopPolicy | None:
-    return next((e.loop for e in events if isinstance(e, RunStarted)), None)
-
-
-def _hats_woken(events: list[PipelineEvent]) -> tuple[str, ...]:
-    return tuple(e.hat for e in events if isinstance(e, HatActivated))
 
 
 def _draw_topology(policy: LoopPolicy, path: tuple[str, ...], output: GraphFormat) -> None:

@@ -9,7 +9,7 @@ from pipeline.graph._explore import (
     explore,
     phase_changes,
 )
-from pipeline.graph._run_drawing import run_svg
+from pipeline.graph._run_drawing import run_svg, run_topology
 from pipeline.graph._stored import STORED_GRAPH, dump_edges, stored_edges
 from pipeline.graph._topology import topology_dot, topology_mermaid, topology_svg
 
@@ -23,6 +23,7 @@ __all__ = [
     "explore",
     "phase_changes",
     "run_svg",
+    "run_topology",
     "stored_edges",
     "to_dot",
     "to_mermaid",

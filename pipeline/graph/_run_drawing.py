@@ -5,20 +5,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.events import HatActivated, PipelineEvent, RunStarted
+from pipeline.events import HatActivated, LoopPolicy, PipelineEvent, RunStarted
 from pipeline.graph._draw import to_svg
 from pipeline.graph._explore import phase_changes
 from pipeline.graph._stored import stored_edges
 from pipeline.graph._topology import topology_svg
 
-__all__ = ["run_svg"]
+__all__ = ["run_svg", "run_topology"]
+
+
+def run_topology(events: Sequence[PipelineEvent]) -> tuple[LoopPolicy, tuple[str, ...]] | None:
+    """The policy of a run that followed a topology of its own, and the hats it woke in
+    order (its path through that topology); None for a run of the built-in pipeline."""
+    policy = next((e.loop for e in events if isinstance(e, RunStarted)), None)
+    if policy is None or policy.topology is None:
+        return None
+    return policy, tuple(e.hat for e in events if isinstance(e, HatActivated))
 
 
 def run_svg(events: Sequence[PipelineEvent]) -> str:
     """The graph of the run whose log is ``events``, its path in red, as ``ralph graph
     --run RUN --format svg`` draws it."""
-    policy = next((e.loop for e in events if isinstance(e, RunStarted)), None)
-    if policy is not None and policy.topology is not None:
-        woken = tuple(e.hat for e in events if isinstance(e, HatActivated))
-        return topology_svg(policy, woken)
+    followed = run_topology(events)
+    if followed is not None:
+        return topology_svg(*followed)
     return to_svg(stored_edges(), phase_changes(events))
