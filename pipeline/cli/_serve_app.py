@@ -31,7 +31,6 @@ from pipeline.cli._render import describe_event, state_rows, value_text
 from pipeline.cli._report import html_report
 from pipeline.cli._safe import terminal_safe
 from pipeline.cli._serve_forms import (
-    CANCELLABLE,
     answered,
     cancelling,
     changing,
@@ -128,7 +127,8 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             linked = 2
             heads = (*heads, "")
             # A ticket that is queued or running can be cancelled (ralph cancel).
-            actions = [cancel_form(access, row[0]) if row[1] in CANCELLABLE else "" for row in rows]
+            cancellable = {t.ticket for t in queued if t.cancellable}
+            actions = [cancel_form(access, row[0]) if row[0] in cancellable else "" for row in rows]
         body = "".join(
             "<tr>"
             + "".join(

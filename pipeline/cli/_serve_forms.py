@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -19,7 +18,6 @@ from pipeline.handlers.store import NamedStore, StoreError, UnknownRunError
 from pipeline.workspace import ForkError, NotInterruptedError, fork_run, interrupt_run
 
 __all__ = [
-    "CANCELLABLE",
     "Change",
     "answered",
     "cancelling",
@@ -97,15 +95,11 @@ async def changing(request: Request, access: Access, act: Change) -> Response:
     return RedirectResponse(str(target), 303, headers=HEADERS)
 
 
-CANCELLABLE: Final = frozenset({"queued", "running"})
-"""The states of a ticket ``ralph cancel`` can still cancel."""
-
-
 def ticket_of(store: NamedStore, run_id: str) -> str | None:
     """The queue ticket that runs ``run_id`` and can still be cancelled (None: none, or a
     SQLite store, which has no queue)."""
     return next(
-        (t.ticket for t in tickets(store) or [] if t.run_id == run_id and t.state in CANCELLABLE),
+        (t.ticket for t in tickets(store) or [] if t.run_id == run_id and t.cancellable),
         None,
     )
 

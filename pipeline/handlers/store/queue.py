@@ -77,6 +77,16 @@ class Ticket:
         """``state`` as a :class:`TicketState`."""
         return TicketState(self.state)
 
+    @property
+    def cancellable(self) -> bool:
+        """Whether :meth:`RunQueue.cancel` can still cancel it."""
+        return self.status in _CANCELLABLE
+
+
+_CANCELLABLE: Final = (TicketState.QUEUED, TicketState.RUNNING)
+"""The states a ticket can be cancelled in."""
+
+_CANCELLABLE_SQL: Final = "(" + ", ".join(f"'{state.value}'" for state in _CANCELLABLE) + ")"
 
 _COLUMNS: Final = (
     "ticket, workspace, config, prompt, state, run_id, worker, lease_expires, claims, "
@@ -216,7 +226,7 @@ class RunQueue:
             "UPDATE run_queue AS q SET state = 'cancelled', outcome = %s, lease_expires = NULL, "
             "updated_at = now() "
             "FROM (SELECT * FROM run_queue WHERE ticket = %s FOR UPDATE) AS old "
-            "WHERE q.ticket = old.ticket AND old.state IN ('queued', 'running') "
+            f"WHERE q.ticket = old.ticket AND old.state IN {_CANCELLABLE_SQL} "
             f"RETURNING {_OLD_COLUMNS}",
             (why, ticket),
         )
