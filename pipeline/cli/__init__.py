@@ -25,6 +25,7 @@ _COMMAND_MODULES = (
     "pipeline.cli._preset_commands",
     "pipeline.cli._agent_commands",
     "pipeline.cli._worktree_commands",
+    "pipeline.cli._merge_command",
     "pipeline.cli._read_commands",
     "pipeline.cli._travel_command",
     "pipeline.cli._serve_command",

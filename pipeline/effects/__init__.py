@@ -23,6 +23,7 @@ from pipeline.effects._agent import (
     ends_after_topics,
 )
 from pipeline.effects._id import EffectId
+from pipeline.effects._integration import GateReplayed, IntegrationEffect, MoveTarget, ReplayBranch
 from pipeline.events.policy import GateSpec
 from pipeline.events.screen import PostconditionPolicy, ScreenScope, TamperPolicy
 from pipeline.events.values import (
@@ -55,10 +56,14 @@ __all__ = [
     "CreateCommit",
     "Effect",
     "EffectId",
+    "GateReplayed",
+    "IntegrationEffect",
     "InvokeAgent",
     "MaterializePrompt",
+    "MoveTarget",
     "Publishing",
     "Rebase",
+    "ReplayBranch",
     "RequireHuman",
     "RestorePromptPermissions",
     "RunGate",

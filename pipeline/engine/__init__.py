@@ -7,6 +7,7 @@ from pipeline.engine._durable import (
     utc_now,
 )
 from pipeline.engine._guide import MAX_GUIDANCE_CHARS, GuidanceError, guidable_hats, guide
+from pipeline.engine._integrate import integrate
 from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.engine._memory import LoopBoundExceededError, RunResult, run_in_memory
 from pipeline.engine._registry import HandlerRegistry, MissingHandlerError
@@ -42,6 +43,7 @@ __all__ = [
     "good_prefix",
     "guidable_hats",
     "guide",
+    "integrate",
     "load_state",
     "respond",
     "run_durable",

@@ -69,6 +69,16 @@ from pipeline.events.human import (
     HumanResponseReceived,
     HumanTimedOut,
 )
+from pipeline.events.integration import (
+    IntegrationConflicted,
+    IntegrationEvent,
+    IntegrationFailed,
+    IntegrationGated,
+    IntegrationQueued,
+    IntegrationRebased,
+    TargetAdvanced,
+    TargetMoved,
+)
 from pipeline.events.lifecycle import (
     LifecycleEvent,
     RunAbandoned,
@@ -191,6 +201,7 @@ PipelineEvent: TypeAlias = (
     | ErrorEvent
     | ValidationEvent
     | MiscEvent
+    | IntegrationEvent
 )
 """Every fact the pipeline can record: the closed union of the category unions."""
 
@@ -267,6 +278,12 @@ __all__ = [
     "HumanResponseReceived",
     "HumanTimedOut",
     "Instant",
+    "IntegrationConflicted",
+    "IntegrationEvent",
+    "IntegrationFailed",
+    "IntegrationGated",
+    "IntegrationQueued",
+    "IntegrationRebased",
     "InvocationFailed",
     "InvocationStarted",
     "InvocationSucceeded",
@@ -327,6 +344,8 @@ __all__ = [
     "ScreenKind",
     "ScreenScope",
     "TamperPolicy",
+    "TargetAdvanced",
+    "TargetMoved",
     "TerminationReason",
     "TimeoutKind",
     "TopicPublished",

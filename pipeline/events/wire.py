@@ -19,6 +19,7 @@ from pipeline.events import (
     development,
     error,
     human,
+    integration,
     lifecycle,
     limits,
     misc,
@@ -30,7 +31,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 17
+SCHEMA_VERSION: Final = 18
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -58,7 +59,8 @@ limits: the ``ProviderLimited``, ``LimitResetAwaited`` and ``UsageWindowReported
 ``LoopPolicy.limits`` (absent before: the defaults). 14 added the hats' escalation ladders
 (``LoopPolicy.ladders``; absent before: none). 15 added a person's guidance: the
 ``GuidanceGiven`` fact. 16 added ``RunForked`` (``ralph fork``). 17 added the fork's own
-agent, model and prompt digest to ``RunForked`` (absent before: the source's).
+agent, model and prompt digest to ``RunForked`` (absent before: the source's). 18 added
+the merge queue's facts (the ``integration`` category), recorded after ``RunCompleted``.
 """
 
 
@@ -89,6 +91,7 @@ CATEGORIES: Final[Mapping[str, Any]] = types.MappingProxyType(
         "error": error.ErrorEvent,
         "validation": validation.ValidationEvent,
         "misc": misc.MiscEvent,
+        "integration": integration.IntegrationEvent,
     }
 )
 """Each category's name and union, in the order ``PipelineEvent`` lists them."""
@@ -162,6 +165,13 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         misc.CheckpointSaved: "misc.checkpoint_saved",
         misc.FinalizingStarted: "misc.finalizing_started",
         misc.PromptPermissionsRestored: "misc.prompt_permissions_restored",
+        integration.IntegrationQueued: "integration.integration_queued",
+        integration.IntegrationRebased: "integration.integration_rebased",
+        integration.IntegrationConflicted: "integration.integration_conflicted",
+        integration.IntegrationGated: "integration.integration_gated",
+        integration.TargetMoved: "integration.target_moved",
+        integration.TargetAdvanced: "integration.target_advanced",
+        integration.IntegrationFailed: "integration.integration_failed",
     }
 )
 """The stable ``type`` discriminator of each event class on the wire."""

@@ -4,6 +4,14 @@ Orchestration decides; it never performs. Handlers carry out the effect and repo
 """
 
 from pipeline.orchestration._bounds import step_bound
+from pipeline.orchestration._integration import integration_gates, next_integration_effect
 from pipeline.orchestration._next import PROVIDER_LIMIT, effect_id, next_effect
 
-__all__ = ["PROVIDER_LIMIT", "effect_id", "next_effect", "step_bound"]
+__all__ = [
+    "PROVIDER_LIMIT",
+    "effect_id",
+    "integration_gates",
+    "next_effect",
+    "next_integration_effect",
+    "step_bound",
+]

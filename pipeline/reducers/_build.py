@@ -14,6 +14,7 @@ from pipeline.state import (
     Checkpoints,
     Gating,
     Intake,
+    Integration,
     Ledger,
     PipelineState,
     Progress,
@@ -35,6 +36,7 @@ def advance(
     checkpoints: Checkpoints | None = None,
     routing: Routing | None = None,
     gating: Gating | None = None,
+    integration: Integration | None = None,
 ) -> PipelineState:
     """The state after one more event, with the given parts replaced."""
     return PipelineState(
@@ -48,6 +50,7 @@ def advance(
         routing=state.routing if routing is None else routing,
         gating=state.gating if gating is None else gating,
         ladders=state.ladders,
+        integration=state.integration if integration is None else integration,
     )
 
 

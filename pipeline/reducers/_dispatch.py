@@ -2,9 +2,10 @@
 
 Terminal states absorb: a complete run takes no fact but ``CheckpointSaved`` (bookkeeping that
 revives nothing, and without which a checkpoint asked for before completion could never be
-recorded) and ``RunSalvaged`` (a note that its log was copied past damage) and records every
-other as an anomaly; an interrupted run takes only ``RunResumed``, ``RunAbandoned`` (a person
-gives it up), ``RunSalvaged`` and ``CheckpointSaved``; a run that has not started takes only
+recorded), ``RunSalvaged`` (a note that its log was copied past damage) and the integration
+facts of its branch (``ralph worktrees merge``), and records every other as an anomaly; an
+interrupted run takes only ``RunResumed``, ``RunAbandoned`` (a person gives it up),
+``RunSalvaged`` and ``CheckpointSaved``; a run that has not started takes only
 ``RunStarted``.
 """
 
@@ -21,6 +22,7 @@ from pipeline.events import (
     DevelopmentEvent,
     ErrorEvent,
     HumanEvent,
+    IntegrationEvent,
     LifecycleEvent,
     MiscEvent,
     PipelineEvent,
@@ -35,6 +37,7 @@ from pipeline.events import (
     RunStarted,
     ValidationEvent,
 )
+from pipeline.events.wire import members
 from pipeline.reducers._build import anomaly
 from pipeline.reducers.agent import reduce_agent
 from pipeline.reducers.commit import reduce_commit, reduce_rebase
@@ -42,6 +45,7 @@ from pipeline.reducers.dev_fix import reduce_dev_fix
 from pipeline.reducers.development import reduce_development
 from pipeline.reducers.error import reduce_error
 from pipeline.reducers.human import reduce_human
+from pipeline.reducers.integration import reduce_integration
 from pipeline.reducers.lifecycle import reduce_lifecycle
 from pipeline.reducers.misc import reduce_misc
 from pipeline.reducers.planning import reduce_planning
@@ -84,6 +88,8 @@ def _route(event: PipelineEvent) -> CategoryReducer:
         return reduce_error
     if isinstance(event, ValidationEvent):
         return reduce_validation
+    if isinstance(event, IntegrationEvent):
+        return reduce_integration
     assert_never(event)
 
 
@@ -91,8 +97,11 @@ def _route(event: PipelineEvent) -> CategoryReducer:
 # instead of up to thirteen union isinstance checks per event on the fold's hot path.
 _ROUTES: dict[type, CategoryReducer] = {}
 
-_COMPLETE_TAKES: frozenset[type] = frozenset({CheckpointSaved, RunSalvaged})
-"""The facts a complete run still records (bookkeeping that revives nothing)."""
+_COMPLETE_TAKES: frozenset[type] = frozenset(
+    {CheckpointSaved, RunSalvaged, *members(IntegrationEvent)}
+)
+"""The facts a complete run still records: bookkeeping that revives nothing, and how its
+branch lands on a target (the merge queue)."""
 
 
 def reduce(state: PipelineState, event: PipelineEvent) -> PipelineState:

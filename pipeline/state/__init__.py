@@ -9,6 +9,7 @@ from pipeline.state.escalation import (
 )
 from pipeline.state.gating import SCREEN, GateFailure, GateRound, GateThen, Gating
 from pipeline.state.hats import agents_for, response_schema_for, working_hat
+from pipeline.state.integration import MAX_REPLAYS, Integration, IntegrationStatus
 from pipeline.state.model import (
     FEEDBACK_EXCERPT_CHARS,
     MAX_FEEDBACK_LINES,
@@ -53,6 +54,7 @@ __all__ = [
     "MAX_FEEDBACK_LINES",
     "MAX_NOTICES",
     "MAX_PENDING_TOPICS",
+    "MAX_REPLAYS",
     "RUNNING_PHASES",
     "SCREEN",
     "TERMINAL_PHASES",
@@ -65,6 +67,8 @@ __all__ = [
     "GateThen",
     "Gating",
     "Intake",
+    "Integration",
+    "IntegrationStatus",
     "Ledger",
     "MalformedLineNote",
     "Notice",

@@ -31,6 +31,7 @@ from pipeline.events.values import (
     RunId,
 )
 from pipeline.state.gating import Gating
+from pipeline.state.integration import Integration
 from pipeline.state.notices import MAX_NOTICES, Notice, notices_for
 from pipeline.state.phase import TERMINAL_PHASES, Phase, Step, prompt_kind_for, role_for
 from pipeline.state.routing import Routing
@@ -322,6 +323,8 @@ class PipelineState:
     """The gates: the round under way at final validation, and the run's counts."""
     ladders: tuple[Rung, ...] = ()
     """Where each hat with an escalation ladder stands on it (a hat not yet bounced: none)."""
+    integration: Integration | None = None
+    """The completed run's branch on its way to a target (``ralph worktrees merge``)."""
 
     @property
     def phase(self) -> Phase:

@@ -42,6 +42,7 @@ __all__ = [
     "WorktreeError",
     "drop_worktree",
     "find_worktree",
+    "main_worktree",
     "new_worktree",
     "remove_worktree",
     "run_worktrees",
@@ -150,7 +151,7 @@ def drop_worktree(root: Path, target: Path, branch: str) -> None:
 def run_worktrees(root: Path) -> list[RunWorktree]:
     """ralph's worktrees of workspace ``root`` (runs' and forks'), oldest first; ``root``
     must be the repository's main worktree, whose HEAD they are measured against."""
-    root = _main(root)
+    root = main_worktree(root)
     found = []
     for path, head, ref in _listed(root):
         branch = ref.removeprefix("refs/heads/")
@@ -189,7 +190,7 @@ def worktree_diff(root: Path, worktree: RunWorktree) -> str:
     external diff program or textconv filter of the repository's runs."""
     args = ("diff", f"HEAD...{worktree.head}")  # run_git: no external diff or textconv
     try:
-        done = run_git_bytes(_main(root), *args, policy=GitPolicy())
+        done = run_git_bytes(main_worktree(root), *args, policy=GitPolicy())
     except GitError as error:
         raise WorktreeError(f"git diff failed: {error}") from error
     return done.stdout.decode("utf-8", "replace")
@@ -199,7 +200,7 @@ def remove_worktree(root: Path, worktree: RunWorktree, *, force: bool = False) -
     """Remove the worktree and its branch: refused while a run holds it, and, unless
     ``force``, when its branch has commits the workspace's HEAD lacks or its folder holds
     changes no commit has, or its run has not ended."""
-    root = _main(root)
+    root = main_worktree(root)
     if worktree.busy or _busy(worktree.path):
         raise WorktreeError(f"a run is at work in {worktree.path}: stop it first")
     if not force and not worktree.merged:
@@ -233,7 +234,7 @@ _SETUP: Final = ("ralph.toml", "PROMPT.md")
 """The files a worktree's run reads first, which must be as HEAD has them (or untracked)."""
 
 
-def _main(root: Path) -> Path:
+def main_worktree(root: Path) -> Path:
     """``root``, which must be the top of its repository's main worktree."""
     root = root.resolve()
     own = _git(root, "rev-parse", "--path-format=absolute", "--git-dir").strip()

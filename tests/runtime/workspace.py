@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.engine import DurableRun
@@ -157,9 +157,11 @@ def start_ralph(*args: str, cwd: Path) -> subprocess.Popen[str]:
     )
 
 
-def ralph(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``ralph ARGS`` as a real subprocess."""
-    env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
+def ralph(
+    *args: str, cwd: Path, timeout: float = 120, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``ralph ARGS`` as a real subprocess (``env``: variables added to this process's)."""
+    env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(
         [*RALPH, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )

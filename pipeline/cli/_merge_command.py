@@ -1,0 +1,116 @@
+"""``ralph worktrees merge``: land completed runs' branches on a target branch through the
+merge queue (replayed onto it, gated, moved by compare-and-swap), and finish what a killed
+integrator left under way."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from pipeline.cli._app import USAGE_ERROR, WorkspaceOption, _fail, err
+from pipeline.cli._faults import FaultError, fault_from, with_fault
+from pipeline.cli._safe import message_safe
+from pipeline.cli._worktree_commands import worktrees_app
+from pipeline.errors import PipelineError
+from pipeline.handlers.runtime import GitError
+from pipeline.state import IntegrationStatus
+from pipeline.workspace import WorktreeError
+from pipeline.workspace._merge import Landing, merge_worktrees
+
+FAILED = 1
+"""The exit status when an integration failed (a gate, a lost commit, git)."""
+
+CONFLICTED = 3
+"""The exit status when a replay met conflicts: a person resolves them (as a run that needs
+one exits 3)."""
+
+
+@worktrees_app.command("merge")
+def merge_command(
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(help="The worktrees to land, in this order (name, branch or folder)."),
+    ] = None,
+    into: Annotated[
+        str | None,
+        typer.Option("--into", help="The branch to land on (default: the workspace's own)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    workspace: WorkspaceOption = Path(),
+) -> None:
+    """Land each named worktree's completed run on the target branch: its commits replayed
+    onto the target's head, the run's final gates run on the result, then the target moved
+    there (never if it moved meanwhile). A conflict or a failed gate leaves the branch and its
+    worktree as they were. First goes on with any integration a killed merge left under way;
+    without names, does only that. Exits 0 when all landed, 3 on a conflict, 1 on a failure."""
+    shown: list[Landing] = []
+
+    def report(landing: Landing) -> None:
+        shown.append(landing)
+        if as_json:
+            sys.stdout.write(json.dumps(_row(landing)) + "\n")
+            sys.stdout.flush()
+        else:
+            err.print(escape(message_safe(_said(landing))), soft_wrap=True)
+
+    try:
+        fault = fault_from(os.environ)  # the fault tests' kill -9 seam
+        merge_worktrees(
+            workspace, names or [], into=into, on_landing=report, on_event=with_fault(fault, None)
+        )
+    except (WorktreeError, FaultError) as error:
+        raise _fail(str(error)) from error
+    except (GitError, PipelineError, OSError) as error:
+        err.print(
+            f"[bold red]error:[/] {escape(message_safe(str(error)))}\n"
+            "Run ralph worktrees merge again: it goes on from where its log stands.",
+            soft_wrap=True,
+        )
+        raise typer.Exit(FAILED) from error
+    if not shown and not as_json:
+        err.print("Nothing to merge: name a worktree (ralph worktrees list).", markup=False)
+        if names:
+            raise typer.Exit(USAGE_ERROR)
+    statuses = {landing.integration.status for landing in shown}
+    if IntegrationStatus.FAILED in statuses:
+        raise typer.Exit(FAILED)
+    if IntegrationStatus.CONFLICTED in statuses:
+        raise typer.Exit(CONFLICTED)
+
+
+def _said(landing: Landing) -> str:
+    now, worktree = landing.integration, landing.worktree
+    match now.status:
+        case IntegrationStatus.LANDED:
+            head = (now.head or "")[:12]
+            return f"Landed {now.branch} on {now.target} at {head} (run {landing.run_id})."
+        case IntegrationStatus.CONFLICTED:
+            return (
+                f"Conflict: {now.branch} does not replay onto {now.target} "
+                f"({', '.join(now.paths)}). Nothing moved. Resolve it in {worktree.path} "
+                f"(git rebase {now.target}), then run ralph worktrees merge {worktree.name} again."
+            )
+        case IntegrationStatus.FAILED:
+            return f"Not merged: {now.branch}: {now.reason}. Nothing moved."
+        case _:
+            return f"{now.branch}: {now.status.value}."
+
+
+def _row(landing: Landing) -> dict[str, object]:
+    now = landing.integration
+    return {
+        "name": landing.worktree.name,
+        "branch": now.branch,
+        "run": landing.run_id,
+        "target": now.target,
+        "status": now.status.value,
+        "head": now.head,
+        "paths": list(now.paths),
+        "reason": now.reason,
+    }

@@ -1,0 +1,52 @@
+"""The integrator's loop: a completed run's integration, step by step, each step's facts in
+the run's own log before the next is asked for.
+
+It is the durable runner's loop over the merge queue's effects: ``next_integration_effect``
+decides from the state, the handler carries the step out, the facts are appended with the
+expected sequence and folded. Killed anywhere, it goes on from where the log says it was:
+each step's handler recognises what it already did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pipeline.effects import IntegrationEffect
+from pipeline.engine._durable import _commit, load_state
+from pipeline.errors import PipelineError
+from pipeline.events import IntegrationQueued, PipelineEvent, RunId
+from pipeline.handlers.redaction import Redactor
+from pipeline.handlers.store import RunStore
+from pipeline.orchestration import next_integration_effect
+from pipeline.state import PipelineState
+
+__all__ = ["integrate"]
+
+IntegrationHandler = Callable[[IntegrationEffect], tuple[PipelineEvent, ...]]
+
+
+def integrate(
+    store: RunStore,
+    handler: IntegrationHandler,
+    run_id: RunId,
+    *,
+    redactor: Redactor,
+    queued: IntegrationQueued | None = None,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
+) -> PipelineState:
+    """Record ``queued`` (a new request; None: go on with the one under way), then carry out
+    the run's integration until it landed, conflicted or failed; the state after it."""
+    state, _ = load_state(store, run_id)
+    if queued is not None:
+        state = _commit(store, run_id, state, [queued], on_event)
+    while (effect := next_integration_effect(state)) is not None:
+        before = state.integration
+        facts = [redactor.event(fact) for fact in handler(effect)]
+        state = _commit(store, run_id, state, facts, on_event)
+        if state.integration == before:
+            # Facts that do not fit would ask for the same step forever: a handler's bug.
+            raise PipelineError(
+                f"the integrator's facts for {type(effect).__name__} changed nothing: "
+                f"{state.ledger.last_anomaly}"
+            )
+    return state

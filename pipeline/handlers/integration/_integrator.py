@@ -1,0 +1,98 @@
+"""The integrator: the handler of the merge queue's effects (I/O: git, processes, files).
+
+It replays a completed run's branch in a scratch worktree, runs the run's final gates there
+as a run runs them (the same environment, sandbox and timeouts, through :class:`Runtime`),
+and moves the target. It reports what git and the gates did; the reducer decides what follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import assert_never
+
+from attrs import frozen
+
+from pipeline.config import RalphConfig
+from pipeline.effects import GateReplayed, IntegrationEffect, MoveTarget, ReplayBranch, RunGate
+from pipeline.events import (
+    Digest,
+    GateBoundary,
+    GateFinished,
+    Instant,
+    IntegrationFailed,
+    IntegrationGated,
+    PipelineEvent,
+)
+from pipeline.handlers._protocol import facts_of
+from pipeline.handlers.integration._move import move_target
+from pipeline.handlers.integration._replay import replay_branch
+from pipeline.handlers.integration._scratch import at_commit
+from pipeline.handlers.runtime import (
+    GitPolicy,
+    Runtime,
+    WorkspaceLayout,
+    choose_sandbox,
+)
+
+__all__ = ["Integrator"]
+
+
+@frozen
+class Integrator:
+    """Carries out the integration effects of run ``run_id``, whose configuration is
+    ``config``, for the repository whose main worktree is ``root``; ``scratch`` is where its
+    branch is replayed. ``prepare`` readies the scratch worktree for a gate (what the run's
+    worktree has that the commit lacks: an untracked gate script)."""
+
+    root: Path
+    scratch: Path
+    run_id: str
+    config: RalphConfig
+    config_digest: Digest
+    clock: Callable[[], Instant]
+    prepare: Callable[[Path], None] = lambda _scratch: None
+
+    def __call__(self, effect: IntegrationEffect) -> tuple[PipelineEvent, ...]:
+        """Carry out ``effect`` and report what happened."""
+        match effect:
+            case ReplayBranch():
+                policy = GitPolicy(sign=self.config.git.sign)
+                return replay_branch(effect, self.root, self.scratch, policy, self.clock)
+            case GateReplayed():
+                return self._gate(effect)
+            case MoveTarget():
+                return move_target(effect, self.root, self.scratch, self.clock)
+            case _:
+                assert_never(effect)
+
+    def _gate(self, effect: GateReplayed) -> tuple[PipelineEvent, ...]:
+        at_commit(self.root, self.scratch, effect.head)
+        self.prepare(self.scratch)
+        runtime = Runtime(
+            WorkspaceLayout(self.scratch),
+            self.config,
+            self.config_digest,
+            self.clock,
+            run_id=self.run_id,
+            schemas={},
+            hat_schemas={},
+            sandboxing=choose_sandbox(self.config, self.scratch),
+        )
+        gate = RunGate(
+            effect_id=effect.effect_id,
+            gate=effect.gate,
+            boundary=GateBoundary.FINAL,
+            argv=effect.argv,
+            timeout_s=effect.timeout_s,
+            inactivity_timeout_s=effect.inactivity_timeout_s,
+        )
+        for fact in facts_of(runtime(gate)):
+            if isinstance(fact, GateFinished):
+                return (
+                    IntegrationGated(
+                        effect.gate, effect.head, fact.status, fact.exit_code, fact.tail, fact.at
+                    ),
+                )
+        reason = f"gate {effect.gate} did not run on the replayed head"
+        return (IntegrationFailed(reason, self.clock()),)

@@ -1,0 +1,103 @@
+"""Moving the target to the replayed head (I/O: git).
+
+The target moves only by compare-and-swap (``git update-ref REF NEW OLD``), so it is at the
+old commit or the new one, never anything between, and a target someone else moved is
+reported, not overwritten. A work tree that has the target checked out follows by a two-tree
+read (``read-tree -m -u OLD NEW``), which carries its own changes along and is the same
+whether it ran before or not: a resume after kill -9 runs it again. The run's branch follows
+the target last, so a failed integration leaves it as it was.
+
+Before the compare-and-swap a failure is an ``IntegrationFailed``; after it, the target has
+moved, so an error is raised instead and the log says nothing yet: the next ``ralph worktrees
+merge`` finds the target at the new commit and finishes the step.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from pipeline.effects import MoveTarget
+from pipeline.events import (
+    Instant,
+    IntegrationFailed,
+    PipelineEvent,
+    TargetAdvanced,
+    TargetMoved,
+)
+from pipeline.handlers.integration._scratch import drop_scratch, git_out, revision
+from pipeline.handlers.runtime import GitPolicy, run_git, run_git_bytes
+
+__all__ = ["move_target"]
+
+
+def move_target(
+    effect: MoveTarget, root: Path, scratch: Path, clock: Callable[[], Instant]
+) -> tuple[PipelineEvent, ...]:
+    """Move the target, then the run's branch, to the replayed head, each with the work
+    tree that has it checked out."""
+    ref = f"refs/heads/{effect.target}"
+    found = revision(root, ref)
+    if found not in (effect.old, effect.new):
+        return (TargetMoved(effect.old, found or "(no branch)", clock()),)
+    holder = _checked_out(root, ref)
+    if found == effect.old:
+        if holder is not None:
+            stale = _would_not_follow(holder, effect.old, effect.new)
+            if stale:
+                reason = (
+                    f"{holder} has changes in files the merge brings ({stale}): commit or "
+                    "stash them, then merge again"
+                )
+                return (IntegrationFailed(reason, clock()),)
+        message = f"ralph: land {effect.branch}"
+        moved = run_git(
+            root, "update-ref", "-m", message, ref, effect.new, effect.old,
+            policy=GitPolicy(), check=False,
+        )  # fmt: skip
+        if moved.returncode != 0:
+            now = revision(root, ref)
+            if now != effect.new:
+                return (TargetMoved(effect.old, now or "(no branch)", clock()),)
+    # From here on the target is at the new commit: what fails is raised, not recorded.
+    if holder is not None:
+        git_out(holder, "read-tree", "-m", "-u", effect.old, effect.new)
+    _follow(root, f"refs/heads/{effect.branch}", effect.tip, effect.new)
+    drop_scratch(root, scratch)
+    return (TargetAdvanced(effect.target, effect.old, effect.new, clock()),)
+
+
+def _follow(root: Path, ref: str, tip: str, new: str) -> None:
+    """Move the run's branch from ``tip`` to ``new`` (compare-and-swap) with its worktree; a
+    branch that moved elsewhere meanwhile is left where it is."""
+    at = revision(root, ref)
+    if at == tip and tip != new:
+        done = run_git(root, "update-ref", ref, new, tip, policy=GitPolicy(), check=False)
+        at = revision(root, ref) if done.returncode != 0 else new
+    holder = _checked_out(root, ref)
+    if at == new and holder is not None and tip != new:
+        git_out(holder, "read-tree", "-m", "-u", tip, new)
+
+
+def _would_not_follow(holder: Path, old: str, new: str) -> str:
+    """Why the work tree at ``holder`` could not follow its branch from ``old`` to ``new``
+    (files it changed that the move changes too), or ""."""
+    done = run_git(holder, "read-tree", "-m", "-u", "-n", old, new, policy=GitPolicy(), check=False)
+    if done.returncode == 0:
+        return ""
+    said = (done.stderr or done.stdout).strip().splitlines()
+    return said[0] if said else "git read-tree refused"
+
+
+def _checked_out(root: Path, ref: str) -> Path | None:
+    """The work tree that has branch ``ref`` checked out, if one has."""
+    listing = run_git_bytes(root, "worktree", "list", "--porcelain", "-z", policy=GitPolicy())
+    path: Path | None = None
+    for field in listing.stdout.split(b"\0"):
+        line = os.fsdecode(field)
+        if line.startswith("worktree "):
+            path = Path(line.removeprefix("worktree "))
+        elif line == f"branch {ref}" and path is not None:
+            return path
+    return None

@@ -1,0 +1,100 @@
+"""Reducer for integration facts: a completed run's branch on its way to a target (pure).
+
+Only a complete run integrates. A queued integration is replayed onto the target, gated on
+the replayed head, and lands when the target moves to it; a conflict or a failure ends it
+with the branch untouched, and queuing it again starts over. A target someone else moved
+meanwhile costs a replay; after ``MAX_REPLAYS`` the integration fails, so the loop ends
+whatever the world does.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from attrs import evolve
+
+from pipeline.events import (
+    GateStatus,
+    IntegrationConflicted,
+    IntegrationEvent,
+    IntegrationFailed,
+    IntegrationGated,
+    IntegrationQueued,
+    IntegrationRebased,
+    TargetAdvanced,
+    TargetMoved,
+)
+from pipeline.reducers._build import advance, anomaly
+from pipeline.state import (
+    MAX_REPLAYS,
+    Integration,
+    IntegrationStatus,
+    Phase,
+    PipelineState,
+)
+
+__all__ = ["reduce_integration"]
+
+_QUEUED, _REPLAYED = IntegrationStatus.QUEUED, IntegrationStatus.REPLAYED
+
+
+def reduce_integration(state: PipelineState, event: IntegrationEvent) -> PipelineState:
+    """Fold one integration fact into ``state``."""
+    if state.progress.phase is not Phase.COMPLETE:
+        return anomaly(state, event, "only a complete run's branch is integrated")
+    now = state.integration
+    if isinstance(event, IntegrationQueued):
+        if now is not None and now.status.under_way:
+            return anomaly(state, event, f"its integration is already {now.status.value}")
+        if now is not None and now.status is IntegrationStatus.LANDED:
+            return anomaly(state, event, f"its branch already landed on {now.target}")
+        return advance(state, integration=Integration(branch=event.branch, target=event.target))
+    if now is None or not now.status.under_way:
+        return anomaly(state, event, "no integration is under way")
+    match event:
+        case IntegrationRebased():
+            if now.status is not _QUEUED:
+                return anomaly(state, event, "the branch was already replayed")
+            replayed = evolve(
+                now,
+                status=_REPLAYED,
+                onto=event.onto,
+                tip=event.tip,
+                head=event.head,
+                passed=(),
+                replays=now.replays + 1,
+            )
+            return advance(state, integration=replayed)
+        case IntegrationConflicted():
+            if now.status is not _QUEUED:
+                return anomaly(state, event, "no replay was under way")
+            ended = evolve(now, status=IntegrationStatus.CONFLICTED, paths=event.paths)
+            return advance(state, integration=ended)
+        case IntegrationGated():
+            if now.status is not _REPLAYED or event.head != now.head:
+                return anomaly(state, event, "the gate ran on no replayed head of this one")
+            if event.status is GateStatus.PASSED:
+                return advance(state, integration=evolve(now, passed=(*now.passed, event.gate)))
+            said = "" if event.exit_code is None else f" (exit {event.exit_code})"
+            reason = f"gate {event.gate} {event.status.value}{said} on the replayed head"
+            return _failed(state, now, reason)
+        case TargetMoved():
+            if now.status is not _REPLAYED:
+                return anomaly(state, event, "nothing was about to move the target")
+            if now.replays >= MAX_REPLAYS:
+                reason = f"{now.target} moved under each of {now.replays} replays"
+                return _failed(state, now, reason)
+            again = evolve(now, status=_QUEUED, onto=None, tip=None, head=None, passed=())
+            return advance(state, integration=again)
+        case TargetAdvanced():
+            if now.status is not _REPLAYED or event.new != now.head:
+                return anomaly(state, event, "the target moved to no replayed head of this one")
+            return advance(state, integration=evolve(now, status=IntegrationStatus.LANDED))
+        case IntegrationFailed():
+            return _failed(state, now, event.reason)
+        case _:
+            assert_never(event)
+
+
+def _failed(state: PipelineState, now: Integration, reason: str) -> PipelineState:
+    return advance(state, integration=evolve(now, status=IntegrationStatus.FAILED, reason=reason))

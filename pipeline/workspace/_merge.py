@@ -1,0 +1,224 @@
+"""The merge queue (I/O: git, stores, a lock): ``ralph worktrees merge`` lands completed runs'
+branches on a target branch, one integrator at a time, in order.
+
+An integration is kept as facts in the completed run's own log (``IntegrationQueued`` and
+what followed, see :func:`~pipeline.engine.integrate`), so a killed integrator is finished by
+the next one: it first goes on with every integration the logs say is under way, then takes
+the ones asked for, in the order named. Integrators of one repository take turns on a lock in
+its git folder (the kernel drops it with its holder, however it dies), so the queue's order
+is the order they got the lock in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import final
+
+from attrs import frozen
+
+from pipeline.config import ConfigError, RalphConfig, parse_config
+from pipeline.engine import integrate, load_state, utc_now
+from pipeline.errors import PipelineError
+from pipeline.events import Digest, IntegrationQueued, PipelineEvent, RunId, TerminationReason
+from pipeline.handlers.integration import Integrator, scratch_folder
+from pipeline.handlers.redaction import Redactor
+from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, run_git
+from pipeline.handlers.store import NamedStore, open_store_at
+from pipeline.state import Integration, IntegrationStatus, Phase, PipelineState
+from pipeline.workspace._carry import carry_setup
+from pipeline.workspace._lock import lock_mode
+from pipeline.workspace._peek import peek_config
+from pipeline.workspace._run import locate_store
+from pipeline.workspace._worktrees import (
+    RunWorktree,
+    WorktreeError,
+    find_worktree,
+    main_worktree,
+    run_worktrees,
+)
+
+__all__ = ["Landing", "merge_worktrees", "target_branch"]
+
+_LOCK_NAME = "ralph-integration.lock"
+
+
+@final
+@frozen
+class Landing:
+    """How one worktree's integration ended: its worktree, and where it stands."""
+
+    worktree: RunWorktree
+    run_id: str
+    integration: Integration
+
+
+def target_branch(root: Path, into: str | None) -> str:
+    """The branch to land on: ``into``, or the branch the main worktree has checked out; it
+    must be a branch that exists."""
+    root = main_worktree(root)
+    policy = GitPolicy()
+    if into is None:
+        done = run_git(
+            root, "symbolic-ref", "--quiet", "--short", "HEAD", policy=policy, check=False
+        )
+        into = done.stdout.strip()
+        if not into:
+            raise WorktreeError(f"{root} is on no branch (a detached HEAD): name one with --into")
+    named = run_git(root, "check-ref-format", "--branch", into, policy=policy, check=False)
+    if named.returncode != 0 or into.startswith("-"):
+        raise WorktreeError(f"--into {into!r}: not a branch name")
+    exists = run_git(
+        root, "rev-parse", "--verify", "--quiet", f"refs/heads/{into}", policy=policy, check=False
+    )
+    if not exists.stdout.strip():
+        raise WorktreeError(f"there is no branch {into!r} in {root}")
+    return into
+
+
+def merge_worktrees(
+    root: Path,
+    names: Sequence[str],
+    *,
+    into: str | None = None,
+    on_landing: Callable[[Landing], None] | None = None,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
+) -> list[Landing]:
+    """Land the named worktrees' branches on ``into`` (default: the main worktree's branch),
+    after finishing the integrations a killed integrator left under way; each outcome as it
+    ends (``on_landing``) and all of them, in order. Raises :class:`WorktreeError` for a bad
+    request before anything is queued."""
+    root = main_worktree(root)
+    target = target_branch(root, into)
+    asked = [find_worktree(root, name) for name in dict.fromkeys(names)]
+    if lock_mode(WorkspaceLayout(root).ralph_dir) == "exclusive":
+        raise WorktreeError(f"a run is at work in {root}: merge once it has stopped")
+    landings: list[Landing] = []
+    with _integrator_turn(root):
+        worktrees = {w.path: w for w in run_worktrees(root)}
+        pending = [w for w in worktrees.values() if w.path not in {a.path for a in asked}]
+        for worktree in [*pending, *asked]:
+            landing = _land(root, worktrees.get(worktree.path, worktree), target,
+                            asked=worktree in asked, on_event=on_event)  # fmt: skip
+            if landing is not None:
+                landings.append(landing)
+                if on_landing is not None:
+                    on_landing(landing)
+    return landings
+
+
+def _land(
+    root: Path,
+    worktree: RunWorktree,
+    target: str,
+    *,
+    asked: bool,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+) -> Landing | None:
+    """Queue (``asked``) and carry out one worktree's integration, or go on with the one under
+    way; None when there is nothing to do for it."""
+    peeked = peek_config(worktree.path)
+    url = None if peeked is None else peeked.store.url
+    location = locate_store(WorkspaceLayout(worktree.path), url, None)
+    if worktree.busy:
+        if asked:
+            raise WorktreeError(f"a run is at work in {worktree.path}: merge once it ended")
+        return None
+    with _store(location, worktree, must_exist=asked) as store:
+        run_id = None if store is None else _latest(store, worktree)
+        if store is None or run_id is None:
+            if asked:
+                raise WorktreeError(f"{worktree.branch}: no run has been made in it")
+            return None
+        state, _ = load_state(store, RunId(run_id))
+        now = state.integration
+        queued = None
+        if asked and (now is None or not now.status.under_way):
+            _check_landable(worktree, run_id, state)
+            if now is not None and now.status is IntegrationStatus.LANDED:
+                return Landing(worktree, run_id, now)
+            queued = IntegrationQueued(worktree.branch, target, utc_now())
+        elif now is None or not now.status.under_way:
+            return None
+        config, digest = _config(worktree.path)
+        redactor = Redactor.from_environment(os.environ, config.redaction.variables)
+        integrator = Integrator(
+            root,
+            scratch_folder(root, run_id),
+            run_id,
+            config,
+            digest,
+            utc_now,
+            prepare=lambda scratch: carry_setup(worktree.path, scratch),
+        )
+        state = integrate(
+            store, integrator, RunId(run_id), redactor=redactor, queued=queued, on_event=on_event
+        )
+    assert state.integration is not None  # integrate recorded one or went on with one
+    return Landing(worktree, run_id, state.integration)
+
+
+def _check_landable(worktree: RunWorktree, run_id: str, state: PipelineState) -> None:
+    """Refuse a run that has not completed its work."""
+    if state.phase is not Phase.COMPLETE or state.termination is not TerminationReason.COMPLETED:
+        stands = state.termination.value if state.termination else state.phase.value
+        raise WorktreeError(
+            f"{worktree.branch}: run {run_id} has not completed its work ({stands}); only a "
+            "completed run is merged"
+        )
+
+
+def _latest(store: NamedStore, worktree: RunWorktree) -> str | None:
+    """The run in ``worktree``: its latest in its own store, or the one ralph records there."""
+    summaries = store.runs()
+    if worktree.run is not None and any(s.run_id == worktree.run for s in summaries):
+        return worktree.run
+    return summaries[-1].run_id if summaries else None
+
+
+@contextlib.contextmanager
+def _store(
+    location: str, worktree: RunWorktree, *, must_exist: bool
+) -> Iterator[NamedStore | None]:
+    """The worktree's store, None when it has none yet (and none is needed)."""
+    if not must_exist and "://" not in location and not Path(location).is_file():
+        yield None
+        return
+    try:
+        opened = open_store_at(location, must_exist=True)
+    except (OSError, PipelineError) as error:
+        raise WorktreeError(f"{worktree.branch}: its store cannot be opened: {error}") from error
+    with opened:
+        yield opened
+
+
+def _config(path: Path) -> tuple[RalphConfig, Digest]:
+    """The worktree's configuration (its gates' environment, its sandbox, its git signing)."""
+    file = WorkspaceLayout(path).config
+    try:
+        text = file.read_text("utf-8")
+        config = parse_config(text, str(file))
+    except (OSError, UnicodeDecodeError, ConfigError) as error:
+        raise WorktreeError(f"{file}: {error}") from error
+    return config, Digest(hashlib.sha256(text.encode()).hexdigest())
+
+
+@contextlib.contextmanager
+def _integrator_turn(root: Path) -> Iterator[None]:
+    """This process's turn as the repository's integrator: waits for the one at work."""
+    try:
+        common = run_git(
+            root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
+        ).stdout.strip()
+    except GitError as error:
+        raise WorktreeError(f"cannot find the git folder of {root}: {error}") from error
+    fd = os.open(Path(common) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

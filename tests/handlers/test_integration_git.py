@@ -1,0 +1,145 @@
+"""The merge queue's git steps on real repositories: the target moves only by
+compare-and-swap, a move interrupted half-way is finished by doing it again, and nothing
+moves when the world is not as the integration left it."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pipeline.effects import EffectId, MoveTarget, ReplayBranch
+from pipeline.events import (
+    Count,
+    Instant,
+    IntegrationFailed,
+    IntegrationRebased,
+    PipelineEvent,
+    TargetAdvanced,
+    TargetMoved,
+)
+from pipeline.handlers.integration._move import move_target
+from pipeline.handlers.integration._replay import replay_branch
+from pipeline.handlers.runtime import GitPolicy
+
+AT = Instant(datetime(2026, 11, 27, tzinfo=UTC))
+
+
+def _clock() -> Instant:
+    return AT
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _repository(tmp_path: Path) -> tuple[Path, str, str]:
+    """A repository on ``main`` and a branch ``ralph/run-x`` one commit ahead (with its
+    ``Ralph-Effect`` trailer), checked out in a worktree of its own; main's head and the
+    branch's."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for args in (
+        ["init", "--quiet", "--initial-branch", "main"],
+        ["config", "user.name", "test"],
+        ["config", "user.email", "test@example.invalid"],
+    ):
+        _git(root, *args)
+    (root / "a.txt").write_text("a\n")
+    _git(root, "add", "a.txt")
+    _git(root, "commit", "--quiet", "-m", "start")
+    worktree = tmp_path / "run-x"
+    _git(root, "worktree", "add", "--quiet", "-b", "ralph/run-x", str(worktree))
+    (worktree / "b.txt").write_text("b\n")
+    _git(worktree, "add", "b.txt")
+    _git(worktree, "commit", "--quiet", "-m", "work", "-m", "Ralph-Effect: x:7")
+    return root, _git(root, "rev-parse", "main"), _git(root, "rev-parse", "ralph/run-x")
+
+
+def _replayed(root: Path, tmp_path: Path, last: str | None) -> tuple[PipelineEvent, ...]:
+    effect = ReplayBranch(
+        effect_id=EffectId("x:9"),
+        run_id="x",
+        branch="ralph/run-x",
+        target="main",
+        last_commit=last,
+        commits=Count(1),
+    )
+    return replay_branch(effect, root, tmp_path / "scratch", GitPolicy(), _clock)
+
+
+def _move(root: Path, tmp_path: Path, old: str, new: str, tip: str) -> tuple[PipelineEvent, ...]:
+    effect = MoveTarget(
+        effect_id=EffectId("x:11"), target="main", old=old, new=new, branch="ralph/run-x", tip=tip
+    )
+    return move_target(effect, root, tmp_path / "scratch", _clock)
+
+
+def test_a_move_killed_after_the_swap_is_finished_by_doing_it_again(tmp_path: Path) -> None:
+    root, start, tip = _repository(tmp_path)
+    (main_moved,) = _replayed_onto_new_main(root, tmp_path)
+    (rebased,) = _replayed(root, tmp_path, tip)
+    assert isinstance(rebased, IntegrationRebased)
+    assert rebased.onto == main_moved != start
+    # The integrator died right after `git update-ref`: the work tree is still at the old.
+    _git(root, "update-ref", "refs/heads/main", rebased.head, rebased.onto)
+    assert _git(root, "status", "--porcelain") != ""
+    (advanced,) = _move(root, tmp_path, rebased.onto, rebased.head, tip)
+    assert advanced == TargetAdvanced("main", rebased.onto, rebased.head, AT)
+    assert _git(root, "status", "--porcelain") == ""
+    assert (root / "b.txt").read_text() == "b\n"
+    assert _git(root, "rev-parse", "ralph/run-x") == rebased.head
+    assert _git(tmp_path / "run-x", "status", "--porcelain") == ""
+    assert (tmp_path / "run-x" / "c.txt").is_file()  # the run's worktree followed too
+    # And once more (killed before its fact was stored): the same, nothing else moves.
+    (again,) = _move(root, tmp_path, rebased.onto, rebased.head, tip)
+    assert again == advanced
+    assert _git(root, "rev-parse", "main") == rebased.head
+    assert not (tmp_path / "scratch").exists()
+
+
+def _replayed_onto_new_main(root: Path, tmp_path: Path) -> tuple[str]:
+    """Move main on by a person's commit (c.txt), so a replay is needed."""
+    (root / "c.txt").write_text("c\n")
+    _git(root, "add", "c.txt")
+    _git(root, "commit", "--quiet", "-m", "a person's commit")
+    return (_git(root, "rev-parse", "main"),)
+
+
+def test_a_target_moved_by_someone_else_is_reported_not_overwritten(tmp_path: Path) -> None:
+    root, start, tip = _repository(tmp_path)
+    (rebased,) = _replayed(root, tmp_path, tip)
+    assert isinstance(rebased, IntegrationRebased)
+    assert (rebased.onto, rebased.head) == (start, tip)  # already on main: nothing replayed
+    elsewhere = _replayed_onto_new_main(root, tmp_path)[0]
+    (moved,) = _move(root, tmp_path, rebased.onto, rebased.head, tip)
+    assert moved == TargetMoved(start, elsewhere, AT)
+    assert _git(root, "rev-parse", "main") == elsewhere
+    assert _git(root, "rev-parse", "ralph/run-x") == tip
+
+
+def test_a_work_tree_with_changes_in_the_way_stops_the_move_before_it(tmp_path: Path) -> None:
+    root, start, tip = _repository(tmp_path)
+    (rebased,) = _replayed(root, tmp_path, tip)
+    assert isinstance(rebased, IntegrationRebased)
+    (root / "b.txt").write_text("a person's own b\n")  # untracked, where the merge writes
+    (failed,) = _move(root, tmp_path, rebased.onto, rebased.head, tip)
+    assert isinstance(failed, IntegrationFailed)
+    assert "commit or stash them" in failed.reason
+    assert _git(root, "rev-parse", "main") == start
+    assert (root / "b.txt").read_text() == "a person's own b\n"
+    assert _git(root, "rev-parse", "ralph/run-x") == tip
+
+
+def test_a_branch_that_lost_the_runs_last_commit_is_refused(tmp_path: Path) -> None:
+    root, start, tip = _repository(tmp_path)
+    _git(tmp_path / "run-x", "reset", "--quiet", "--hard", start)  # the work is gone
+    (failed,) = _replayed(root, tmp_path, tip)
+    assert isinstance(failed, IntegrationFailed)
+    assert f"no longer holds {tip[:12]}" in failed.reason
+    # A person's rebase keeps the effect's commit under a new id: that is still the run's.
+    _git(tmp_path / "run-x", "cherry-pick", tip)
+    (rebased,) = _replayed(root, tmp_path, tip)
+    assert isinstance(rebased, IntegrationRebased)

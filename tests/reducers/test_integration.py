@@ -1,0 +1,125 @@
+"""The merge queue's pure core: the integration facts folded, and the integrator's loop
+ending within its bound whatever git and the gates report."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from pipeline.effects import GateReplayed, IntegrationEffect, MoveTarget, ReplayBranch
+from pipeline.events import (
+    ExitCode,
+    GateStatus,
+    Instant,
+    IntegrationConflicted,
+    IntegrationFailed,
+    IntegrationGated,
+    IntegrationQueued,
+    IntegrationRebased,
+    PipelineEvent,
+    TargetAdvanced,
+    TargetMoved,
+)
+from pipeline.orchestration import integration_gates, next_integration_effect
+from pipeline.reducers import reduce
+from pipeline.state import MAX_REPLAYS, IntegrationStatus, Phase, PipelineState
+from pipeline.testing import simulated_runs
+
+AT = Instant(datetime(2026, 11, 27, tzinfo=UTC))
+
+
+def _outcomes(effect: IntegrationEffect, n: int) -> st.SearchStrategy[PipelineEvent]:
+    """What a handler may report for ``effect`` (the ``n``-th, for fresh shas)."""
+    match effect:
+        case ReplayBranch():
+            return st.sampled_from(
+                [
+                    IntegrationRebased(f"onto{n}", "tip", f"head{n}", AT),
+                    IntegrationConflicted(f"onto{n}", ("a.txt",), AT),
+                    IntegrationFailed("git failed", AT),
+                ]
+            )
+        case GateReplayed():
+            return st.sampled_from(GateStatus).map(
+                lambda status: IntegrationGated(
+                    effect.gate,
+                    effect.head,
+                    status,
+                    ExitCode(0 if status == "passed" else 1),
+                    "",
+                    AT,
+                )
+            )
+        case MoveTarget():
+            return st.sampled_from(
+                [
+                    TargetAdvanced(effect.target, effect.old, effect.new, AT),
+                    TargetMoved(effect.old, f"other{n}", AT),
+                    IntegrationFailed("changes in the way", AT),
+                ]
+            )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(simulated_runs(), st.data())
+def test_an_integration_ends_within_its_bound_whatever_the_world_reports(
+    run: tuple[object, tuple[PipelineEvent, ...], PipelineState], data: st.DataObject
+) -> None:
+    _config, _log, state = run
+    assume(state.phase is Phase.COMPLETE)
+    state = reduce(state, IntegrationQueued("ralph/run-x", "main", AT))
+    assert state.integration is not None
+    assert state.integration.status is IntegrationStatus.QUEUED
+    bound = MAX_REPLAYS * (2 + len(integration_gates(state)))
+    steps = 0
+    while (effect := next_integration_effect(state)) is not None:
+        steps += 1
+        assert steps <= bound
+        before = state.integration
+        state = reduce(state, data.draw(_outcomes(effect, steps)))
+        assert state.integration != before  # every fitting report moves it on
+    assert state.integration is not None
+    assert not state.integration.status.under_way
+    if state.integration.status is IntegrationStatus.LANDED:
+        assert set(state.integration.passed) == {g.name for g in integration_gates(state)}
+
+
+def test_only_a_complete_run_integrates_and_a_landed_one_stays_landed() -> None:
+    started = PipelineState()
+    queued = reduce(started, IntegrationQueued("b", "main", AT))
+    assert queued.integration is None
+    assert queued.ledger.anomalies == 1
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(simulated_runs())
+def test_a_replay_onto_a_moving_target_is_retried_then_fails(
+    run: tuple[object, tuple[PipelineEvent, ...], PipelineState],
+) -> None:
+    _config, _log, state = run
+    assume(state.phase is Phase.COMPLETE and not integration_gates(state))
+    state = reduce(state, IntegrationQueued("b", "main", AT))
+    for n in range(MAX_REPLAYS):
+        effect = next_integration_effect(state)
+        assert isinstance(effect, ReplayBranch)
+        state = reduce(state, IntegrationRebased(f"o{n}", "tip", f"h{n}", AT))
+        moving = next_integration_effect(state)
+        assert isinstance(moving, MoveTarget)
+        assert (moving.old, moving.new, moving.tip) == (f"o{n}", f"h{n}", "tip")
+        state = reduce(state, TargetMoved(f"o{n}", f"x{n}", AT))
+    assert state.integration is not None
+    assert state.integration.status is IntegrationStatus.FAILED
+    assert next_integration_effect(state) is None
+    again = reduce(state, IntegrationQueued("b", "main", AT))  # a person asks again
+    assert again.integration is not None
+    assert (again.integration.status, again.integration.replays) == (IntegrationStatus.QUEUED, 0)
+    landed = reduce(
+        reduce(again, IntegrationRebased("o", "t", "h", AT)), TargetAdvanced("main", "o", "h", AT)
+    )
+    assert landed.integration is not None
+    assert landed.integration.status is IntegrationStatus.LANDED
+    twice = reduce(landed, IntegrationQueued("b", "main", AT))
+    assert twice.integration == landed.integration
+    assert twice.ledger.anomalies == landed.ledger.anomalies + 1

@@ -1,0 +1,249 @@
+"""``ralph worktrees merge``: completed runs' branches land on the target in order, each
+replayed onto it, gated and moved by compare-and-swap; a conflict or a failed gate moves
+nothing, and the run's log holds how its branch landed."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli._faults import FAULT_ENV
+from pipeline.events import (
+    IntegrationConflicted,
+    IntegrationGated,
+    IntegrationQueued,
+    IntegrationRebased,
+    TargetAdvanced,
+)
+from pipeline.handlers.runtime import WorkspaceLayout
+from pipeline.handlers.store import SqliteEventStore
+from tests.runtime.workspace import SHELL_REPORTS, make_workspace, ralph, start_ralph
+
+pytestmark = pytest.mark.slow  # whole runs in subprocesses
+
+OWN_FILE = SHELL_REPORTS.replace('echo "$$" >> work.txt', 'echo "$PWD" > "${PWD##*/}.txt"')
+"""An agent that reports success and writes a file named after its worktree."""
+
+SAME_LINES = SHELL_REPORTS.replace('echo "$$" >> work.txt', 'echo "${PWD##*/}" > shared.txt')
+"""An agent that writes the same file's same line, differently in each worktree."""
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _workspace(tmp_path: Path, agent: str, gates: str = "") -> Path:
+    return make_workspace(
+        tmp_path / "repo", scripts={}, agents={"main": ["sh", "-c", agent]}, extra=gates
+    )
+
+
+def _gate(name: str, script: str) -> str:
+    return (
+        f'[[gates]]\nname = "{name}"\nargv = ["sh", "-c", {json.dumps(script)}]\ntimeout_s = 60\n'
+    )
+
+
+def _runs(root: Path, count: int) -> list[dict[str, object]]:
+    """``count`` runs at once, each in its own worktree, all completed; their listing."""
+    started = [start_ralph("run", "--worktree", "--quiet", cwd=root) for _ in range(count)]
+    for process in started:
+        out, err = process.communicate(timeout=180)
+        assert process.returncode == 0, out + err
+    shown = ralph("worktrees", "list", "--json", cwd=root)
+    assert shown.returncode == 0, shown.stderr
+    return [json.loads(line) for line in shown.stdout.splitlines()]
+
+
+def _log(worktree: dict[str, object]) -> list[object]:
+    with SqliteEventStore(WorkspaceLayout(Path(str(worktree["path"]))).store) as store:
+        return list(store.read(str(worktree["run"])))
+
+
+def test_four_runs_land_in_order_replayed_and_gated(tmp_path: Path) -> None:
+    gated = tmp_path / "gated.txt"
+    root = _workspace(tmp_path, OWN_FILE, _gate("where", f'pwd >> "{gated}"'))
+    start = _git(root, "rev-parse", "HEAD")
+    listed = _runs(root, 4)
+    names = [str(w["name"]) for w in listed]
+    gated.unlink()  # the runs' own final gates; the merge's are counted from here
+    merged = ralph("worktrees", "merge", *names, "--json", cwd=root)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    rows = [json.loads(line) for line in merged.stdout.splitlines()]
+    assert [(r["name"], r["status"], r["target"]) for r in rows] == [
+        (name, "landed", "main") for name in names
+    ]
+    # In the order named, each on the one before: a straight line from the start.
+    history = _git(root, "rev-list", "--first-parent", f"{start}..main").split()
+    assert len(history) == 4
+    assert _git(root, "rev-list", "--merges", f"{start}..main") == ""
+    assert rows[-1]["head"] == _git(root, "rev-parse", "main") == history[0]
+    # The main work tree followed, and every run's file is in it.
+    assert _git(root, "status", "--porcelain") == ""
+    for name in names:
+        assert (root / f"{name}.txt").read_text().strip().endswith(name)
+    # Each replay was gated where it was replayed, never in the runs' worktrees.
+    places = gated.read_text().split()
+    assert len(places) == 4
+    assert all("ralph-integration" in place for place in places)
+    for worktree, row in zip(listed, rows, strict=True):
+        facts = _log(worktree)
+        kinds = [type(f) for f in facts[-4:]]
+        assert kinds == [IntegrationQueued, IntegrationRebased, IntegrationGated, TargetAdvanced]
+        advanced = facts[-1]
+        assert isinstance(advanced, TargetAdvanced)
+        assert advanced.new == row["head"]
+        # The run's branch followed the target: HEAD holds it, so it is merged.
+        assert _git(root, "rev-parse", str(worktree["branch"])) == row["head"]
+        verified = ralph("replay", "--verify", cwd=Path(str(worktree["path"])))
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+    cleaned = ralph("worktrees", "clean", cwd=root)
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert cleaned.stderr.count("Removed ") == 4
+    again = ralph("worktrees", "merge", cwd=root)
+    assert again.returncode == 0, again.stderr
+    assert "Nothing to merge" in again.stderr
+
+
+def test_a_conflict_moves_nothing_and_lands_once_a_person_resolved_it(tmp_path: Path) -> None:
+    root = _workspace(tmp_path, SAME_LINES)
+    first, second = _runs(root, 2)
+    tip = _git(root, "rev-parse", str(second["branch"]))
+    merged = ralph("worktrees", "merge", str(first["name"]), str(second["name"]), cwd=root)
+    assert merged.returncode == 3, merged.stdout + merged.stderr
+    assert f"Landed {first['branch']} on main" in merged.stderr
+    assert f"Conflict: {second['branch']} does not replay onto main (shared.txt)" in merged.stderr
+    landed = _git(root, "rev-parse", "main")
+    assert (root / "shared.txt").read_text().strip() == first["name"]
+    # The conflicted branch and its worktree are as they were.
+    path = Path(str(second["path"]))
+    assert _git(root, "rev-parse", str(second["branch"])) == tip
+    assert _git(path, "status", "--porcelain") == ""
+    assert (path / "shared.txt").read_text().strip() == second["name"]
+    conflicted = _log(second)[-1]
+    assert isinstance(conflicted, IntegrationConflicted)
+    assert conflicted.paths == ("shared.txt",)
+    assert conflicted.onto == landed
+    # Merging it again without a resolution conflicts again, and still moves nothing.
+    again = ralph("worktrees", "merge", str(second["name"]), cwd=root)
+    assert again.returncode == 3, again.stderr
+    assert _git(root, "rev-parse", "main") == landed
+    # A person resolves it in the worktree, as the message says; then it lands.
+    subprocess.run(["git", "rebase", "main"], cwd=path, capture_output=True, check=False)
+    (path / "shared.txt").write_text("both\n")
+    _git(path, "add", "shared.txt")
+    _git(path, "-c", "core.editor=true", "rebase", "--continue")
+    resolved = ralph("worktrees", "merge", str(second["name"]), cwd=root)
+    assert resolved.returncode == 0, resolved.stdout + resolved.stderr
+    assert (root / "shared.txt").read_text() == "both\n"
+    assert _git(root, "status", "--porcelain") == ""
+    assert isinstance(_log(second)[-1], TargetAdvanced)
+
+
+def test_a_gate_failing_on_the_replay_moves_nothing(tmp_path: Path) -> None:
+    """Each run passes its gate alone; together they do not, so the second is refused."""
+    script = 'test "$(ls *.txt | wc -l)" -lt 2'
+    root = _workspace(tmp_path, OWN_FILE, _gate("alone", script))
+    first, second = _runs(root, 2)
+    tip = _git(root, "rev-parse", str(second["branch"]))
+    merged = ralph("worktrees", "merge", str(first["name"]), str(second["name"]), cwd=root)
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert f"Not merged: {second['branch']}: gate alone failed (exit 1)" in merged.stderr
+    landed = _git(root, "rev-parse", str(first["branch"]))
+    assert _git(root, "rev-parse", "main") == landed
+    assert _git(root, "rev-parse", str(second["branch"])) == tip
+    assert _git(root, "status", "--porcelain") == ""
+    assert not (root / f"{second['name']}.txt").exists()
+
+
+def test_bad_requests_exit_2_and_queue_nothing(tmp_path: Path) -> None:
+    root = _workspace(tmp_path, OWN_FILE)
+    (only,) = _runs(root, 1)
+    before = len(_log(only))
+    for args, said in (
+        (["nobody"], "no worktree of ralph's named 'nobody'"),
+        ([str(only["name"]), "--into", "nowhere"], "there is no branch 'nowhere'"),
+        ([str(only["name"]), "--into", "-x"], "not a branch name"),
+    ):
+        refused = ralph("worktrees", "merge", *args, cwd=root)
+        assert refused.returncode == 2, refused.stderr
+        assert said in refused.stderr
+    linked = ralph("worktrees", "merge", str(only["name"]), cwd=Path(str(only["path"])))
+    assert linked.returncode == 2
+    assert "is a linked worktree" in linked.stderr
+    assert len(_log(only)) == before
+
+
+KILL_POINTS = (
+    "integration.integration_queued:1:SIGKILL",
+    "integration.integration_rebased:1:SIGKILL",
+    "integration.integration_rebased:1:SIGKILL:0.3",  # inside the gate
+    "integration.integration_gated:1:SIGKILL",
+    "integration.target_advanced:1:SIGKILL",
+)
+
+
+def test_kill_9_anywhere_in_an_integration_loses_nothing(tmp_path: Path) -> None:
+    """Killed after each fact, inside the gate, and at random moments, the target is at the
+    commit before or at the replayed head, never between, the main work tree agrees with
+    it, and the next ``ralph worktrees merge`` finishes the integration with every commit of
+    every run on the target."""
+    rng = random.Random(24)
+    root = _workspace(tmp_path, OWN_FILE, _gate("slow", "sleep 0.5"))
+    listed = _runs(root, len(KILL_POINTS) + 2)
+    trials: list[tuple[str | None, float]] = [(point, 0.0) for point in KILL_POINTS]
+    trials += [(None, rng.uniform(0.2, 1.6)) for _ in range(2)]
+    for worktree, (point, delay) in zip(listed, trials, strict=True):
+        before = _git(root, "rev-parse", "main")
+        name = str(worktree["name"])
+        if point is not None:
+            killed = ralph("worktrees", "merge", name, cwd=root, env={FAULT_ENV: point})
+        else:
+            process = start_ralph("worktrees", "merge", name, cwd=root)
+            time.sleep(delay)
+            process.kill()
+            process.communicate(timeout=60)
+            killed = None
+        assert killed is None or killed.returncode == -signal.SIGKILL, (point, killed)
+        now = _git(root, "rev-parse", "main")
+        facts = _log(worktree)
+        advanced = [f for f in facts if isinstance(f, TargetAdvanced)]
+        rebased = [f for f in facts if isinstance(f, IntegrationRebased)]
+        # Before, or the replayed head (its move may be in the log or not yet).
+        assert now == before or (rebased and now == rebased[-1].head), (point, delay)
+        assert not advanced or now == advanced[-1].new
+        if now == before:
+            assert _git(root, "status", "--porcelain") == "", (point, delay)
+        # The next merge goes on from the log; one killed before it queued (or after it
+        # landed) has nothing under way, and is asked for again.
+        resumed = ralph("worktrees", "merge", cwd=root)
+        assert resumed.returncode == 0, (point, delay, resumed.stderr)
+        under_way = any(isinstance(f, IntegrationQueued) for f in facts) and not advanced
+        assert ("Nothing to merge" in resumed.stderr) is not under_way, (point, delay)
+        if not under_way:
+            resumed = ralph("worktrees", "merge", name, cwd=root)
+            assert resumed.returncode == 0, (point, delay, resumed.stderr)
+        assert f"Landed {worktree['branch']} on main" in resumed.stderr
+        assert _git(root, "status", "--porcelain") == "", (point, delay)
+        moves = [f for f in _log(worktree) if isinstance(f, TargetAdvanced)]
+        assert len(moves) == 1, (point, delay)
+        assert (root / f"{name}.txt").is_file()
+    # Nothing lost: every commit any run made is on main, once.
+    made = [
+        f"{f.sha}"
+        for worktree in listed
+        for f in _log(worktree)
+        if type(f).__name__ == "CommitCreated"
+    ]
+    trailers = _git(root, "log", "--format=%(trailers:key=Ralph-Effect,valueonly)", "main")
+    effects = [line for line in trailers.splitlines() if line]
+    assert len(effects) == len(set(effects)) == len(made) == len(listed)
+    assert _git(root, "rev-list", "--count", "main") == str(len(listed) + 1)
