@@ -62,7 +62,12 @@ def merge_command(
     try:
         fault = fault_from(os.environ)  # the fault tests' kill -9 seam
         merge_worktrees(
-            workspace, names or [], into=into, on_landing=report, on_event=with_fault(fault, None)
+            workspace,
+            names or [],
+            into=into,
+            on_landing=report,
+            on_event=with_fault(fault, None),
+            on_warning=lambda said: err.print(f"warning: {escape(message_safe(said))}"),
         )
     except (WorktreeError, FaultError) as error:
         raise _fail(str(error)) from error

@@ -2,7 +2,8 @@
 
 Only a complete run integrates. A queued integration is replayed onto the target, gated on
 the replayed head, and lands when the target moves to it; a conflict or a failure ends it
-with the branch untouched, and queuing it again starts over. A target someone else moved
+with the branch untouched. Queuing it again once it ended starts over (after a landing: the
+branch's commits the target still lacks). A target someone else moved
 meanwhile costs a replay; after ``MAX_REPLAYS`` the integration fails, so the loop ends
 whatever the world does.
 """
@@ -46,8 +47,6 @@ def reduce_integration(state: PipelineState, event: IntegrationEvent) -> Pipelin
     if isinstance(event, IntegrationQueued):
         if now is not None and now.status.under_way:
             return anomaly(state, event, f"its integration is already {now.status.value}")
-        if now is not None and now.status is IntegrationStatus.LANDED:
-            return anomaly(state, event, f"its branch already landed on {now.target}")
         return advance(state, integration=Integration(branch=event.branch, target=event.target))
     if now is None or not now.status.under_way:
         return anomaly(state, event, "no integration is under way")

@@ -87,11 +87,13 @@ def merge_worktrees(
     into: str | None = None,
     on_landing: Callable[[Landing], None] | None = None,
     on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> list[Landing]:
     """Land the named worktrees' branches on ``into`` (default: the main worktree's branch),
     after finishing the integrations a killed integrator left under way; each outcome as it
     ends (``on_landing``) and all of them, in order. Raises :class:`WorktreeError` for a bad
-    request before anything is queued."""
+    request before anything is queued. A worktree left with an integration under way that
+    cannot be gone on with is told to ``on_warning`` and skipped: the ones asked for go on."""
     root = main_worktree(root)
     target = target_branch(root, into)
     asked = [find_worktree(root, name) for name in dict.fromkeys(names)]
@@ -102,8 +104,14 @@ def merge_worktrees(
         worktrees = {w.path: w for w in run_worktrees(root)}
         pending = [w for w in worktrees.values() if w.path not in {a.path for a in asked}]
         for worktree in [*pending, *asked]:
-            landing = _land(root, worktrees.get(worktree.path, worktree), target,
-                            asked=worktree in asked, on_event=on_event)  # fmt: skip
+            current = worktrees.get(worktree.path, worktree)
+            try:
+                landing = _land(root, current, target, asked=worktree in asked, on_event=on_event)
+            except WorktreeError as error:
+                if worktree in asked or on_warning is None:
+                    raise
+                on_warning(str(error))
+                continue
             if landing is not None:
                 landings.append(landing)
                 if on_landing is not None:
@@ -139,16 +147,24 @@ def _land(
         queued = None
         if asked and (now is None or not now.status.under_way):
             _check_landable(worktree, run_id, state)
-            if now is not None and now.status is IntegrationStatus.LANDED:
+            if (
+                now is not None
+                and now.status is IntegrationStatus.LANDED
+                and _holds(root, target, worktree.branch)
+            ):
                 return Landing(worktree, run_id, now)
             queued = IntegrationQueued(worktree.branch, target, utc_now())
         elif now is None or not now.status.under_way:
             return None
-        config, digest = _config(worktree.path)
+        config, digest = _config(root, worktree.path)
+        try:
+            scratch = scratch_folder(root, run_id)
+        except ValueError as error:
+            raise WorktreeError(f"{worktree.branch}: {error}") from error
         redactor = Redactor.from_environment(os.environ, config.redaction.variables)
         integrator = Integrator(
             root,
-            scratch_folder(root, run_id),
+            scratch,
             run_id,
             config,
             digest,
@@ -160,6 +176,15 @@ def _land(
         )
     assert state.integration is not None  # integrate recorded one or went on with one
     return Landing(worktree, run_id, state.integration)
+
+
+def _holds(root: Path, target: str, branch: str) -> bool:
+    """Whether ``target`` holds every commit of ``branch``."""
+    done = run_git(
+        root, "merge-base", "--is-ancestor", f"refs/heads/{branch}", f"refs/heads/{target}",
+        policy=GitPolicy(), check=False,
+    )  # fmt: skip
+    return done.returncode == 0
 
 
 def _check_landable(worktree: RunWorktree, run_id: str, state: PipelineState) -> None:
@@ -196,9 +221,15 @@ def _store(
         yield opened
 
 
-def _config(path: Path) -> tuple[RalphConfig, Digest]:
-    """The worktree's configuration (its gates' environment, its sandbox, its git signing)."""
-    file = WorkspaceLayout(path).config
+def _config(root: Path, worktree: Path) -> tuple[RalphConfig, Digest]:
+    """The configuration the gates of an integration run with (their environment, the
+    sandbox, git's signing): the main workspace's ``ralph.toml``, which is the person's,
+    not the run's worktree's, which its agent could have changed; the worktree's only when
+    the workspace has none (a queue's tickets carry theirs). The gates' commands themselves
+    are the ones the run recorded when it started."""
+    file = WorkspaceLayout(root).config
+    if not file.is_file():
+        file = WorkspaceLayout(worktree).config
     try:
         text = file.read_text("utf-8")
         config = parse_config(text, str(file))

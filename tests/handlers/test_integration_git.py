@@ -143,3 +143,43 @@ def test_a_branch_that_lost_the_runs_last_commit_is_refused(tmp_path: Path) -> N
     _git(tmp_path / "run-x", "cherry-pick", tip)
     (rebased,) = _replayed(root, tmp_path, tip)
     assert isinstance(rebased, IntegrationRebased)
+
+
+def test_a_work_tree_that_cannot_follow_puts_the_target_back(tmp_path: Path) -> None:
+    """Killed after the swap, then the work tree cannot be read (another git holds its
+    index): the target goes back where the work tree is, and the integration fails."""
+    root, _start, tip = _repository(tmp_path)
+    _replayed_onto_new_main(root, tmp_path)
+    (rebased,) = _replayed(root, tmp_path, tip)
+    assert isinstance(rebased, IntegrationRebased)
+    _git(root, "update-ref", "refs/heads/main", rebased.head, rebased.onto)
+    lock = root / ".git" / "index.lock"
+    lock.touch()
+    (failed,) = _move(root, tmp_path, rebased.onto, rebased.head, tip)
+    assert isinstance(failed, IntegrationFailed)
+    assert "it is back where it was" in failed.reason
+    assert _git(root, "rev-parse", "main") == rebased.onto
+    assert _git(root, "rev-parse", "ralph/run-x") == tip
+    lock.unlink()
+    assert _git(root, "status", "--porcelain") == ""
+
+
+def test_a_move_found_built_upon_after_a_kill_is_finished(tmp_path: Path) -> None:
+    """Killed after the swap; before the redo someone committed on top of the new head: the
+    move is recognised as made, and the run's branch follows."""
+    root, start, tip = _repository(tmp_path)
+    (rebased,) = _replayed(root, tmp_path, tip)
+    assert isinstance(rebased, IntegrationRebased)
+    other = _replayed_onto_new_main(root, tmp_path)[0]  # main: start -> other
+    _git(root, "reset", "--quiet", "--hard", start)
+    _git(root, "update-ref", "refs/heads/main", rebased.head, start)  # the killed move
+    _git(root, "reset", "--quiet", "--hard", rebased.head)
+    (root / "d.txt").write_text("d\n")
+    _git(root, "add", "d.txt")
+    _git(root, "commit", "--quiet", "-m", "built on it")
+    later = _git(root, "rev-parse", "main")
+    assert later != other
+    (advanced,) = _move(root, tmp_path, rebased.onto, rebased.head, tip)
+    assert advanced == TargetAdvanced("main", rebased.onto, rebased.head, AT)
+    assert _git(root, "rev-parse", "main") == later
+    assert _git(root, "rev-parse", "ralph/run-x") == rebased.head

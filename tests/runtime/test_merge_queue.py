@@ -5,7 +5,9 @@ nothing, and the run's log holds how its branch landed."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -93,7 +95,7 @@ def test_four_runs_land_in_order_replayed_and_gated(tmp_path: Path) -> None:
     # Each replay was gated where it was replayed, never in the runs' worktrees.
     places = gated.read_text().split()
     assert len(places) == 4
-    assert all("ralph-integration" in place for place in places)
+    assert all(Path(place).name.startswith(".integration-") for place in places)
     for worktree, row in zip(listed, rows, strict=True):
         facts = _log(worktree)
         kinds = [type(f) for f in facts[-4:]]
@@ -247,3 +249,24 @@ def test_kill_9_anywhere_in_an_integration_loses_nothing(tmp_path: Path) -> None
     effects = [line for line in trailers.splitlines() if line]
     assert len(effects) == len(set(effects)) == len(made) == len(listed)
     assert _git(root, "rev-list", "--count", "main") == str(len(listed) + 1)
+
+
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None and not os.environ.get("CI"), reason="no bubblewrap"
+)
+def test_the_gates_of_a_merge_run_in_the_sandbox_as_the_runs_do(tmp_path: Path) -> None:
+    """The gate passes only where the main worktree is hidden: in the sandbox."""
+    main = tmp_path / "repo"
+    hidden = f'test ! -e "{main}/README.md" && ls ./*.txt'
+    root = make_workspace(
+        main,
+        scripts={},
+        agents={"main": ["sh", "-c", OWN_FILE]},
+        extra=_gate("hidden", hidden),
+        sandbox='mode = "required"',
+    )
+    (only,) = _runs(root, 1)
+    merged = ralph("worktrees", "merge", str(only["name"]), cwd=root)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    gated = [f for f in _log(only) if isinstance(f, IntegrationGated)]
+    assert [(g.gate, g.status.value) for g in gated] == [("hidden", "passed")]

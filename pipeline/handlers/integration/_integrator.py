@@ -27,7 +27,7 @@ from pipeline.events import (
 from pipeline.handlers._protocol import facts_of
 from pipeline.handlers.integration._move import move_target
 from pipeline.handlers.integration._replay import replay_branch
-from pipeline.handlers.integration._scratch import at_commit
+from pipeline.handlers.integration._scratch import fresh_scratch
 from pipeline.handlers.runtime import (
     GitPolicy,
     Runtime,
@@ -67,7 +67,8 @@ class Integrator:
                 assert_never(effect)
 
     def _gate(self, effect: GateReplayed) -> tuple[PipelineEvent, ...]:
-        at_commit(self.root, self.scratch, effect.head)
+        # Made anew for each gate: what an earlier gate (or a killed one) left there goes.
+        fresh_scratch(self.root, self.scratch, effect.head)
         self.prepare(self.scratch)
         runtime = Runtime(
             WorkspaceLayout(self.scratch),

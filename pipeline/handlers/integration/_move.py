@@ -7,9 +7,10 @@ read (``read-tree -m -u OLD NEW``), which carries its own changes along and is t
 whether it ran before or not: a resume after kill -9 runs it again. The run's branch follows
 the target last, so a failed integration leaves it as it was.
 
-Before the compare-and-swap a failure is an ``IntegrationFailed``; after it, the target has
-moved, so an error is raised instead and the log says nothing yet: the next ``ralph worktrees
-merge`` finds the target at the new commit and finishes the step.
+Before the compare-and-swap a failure is an ``IntegrationFailed``. After it, a work tree that
+cannot follow puts the target back (compare-and-swap again) and the integration fails; any
+other error is raised and the log says nothing yet: the next ``ralph worktrees merge`` finds
+the target at the new commit (or at a commit built on it) and finishes the step.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pipeline.events import (
     TargetMoved,
 )
 from pipeline.handlers.integration._scratch import drop_scratch, git_out, revision
-from pipeline.handlers.runtime import GitPolicy, run_git, run_git_bytes
+from pipeline.handlers.runtime import GitError, GitPolicy, run_git, run_git_bytes
 
 __all__ = ["move_target"]
 
@@ -39,6 +40,10 @@ def move_target(
     tree that has it checked out."""
     ref = f"refs/heads/{effect.target}"
     found = revision(root, ref)
+    beyond = found is not None and found not in (effect.old, effect.new)
+    if beyond and found is not None and _holds(root, found, effect.new):
+        # Our move was made (the process died before its fact), and someone built on it.
+        return _landed(effect, root, scratch, clock)
     if found not in (effect.old, effect.new):
         return (TargetMoved(effect.old, found or "(no branch)", clock()),)
     holder = _checked_out(root, ref)
@@ -52,32 +57,65 @@ def move_target(
                 )
                 return (IntegrationFailed(reason, clock()),)
         message = f"ralph: land {effect.branch}"
-        moved = run_git(
-            root, "update-ref", "-m", message, ref, effect.new, effect.old,
-            policy=GitPolicy(), check=False,
-        )  # fmt: skip
-        if moved.returncode != 0:
+        if not _swap(root, ref, effect.new, effect.old, message):
             now = revision(root, ref)
             if now != effect.new:
                 return (TargetMoved(effect.old, now or "(no branch)", clock()),)
-    # From here on the target is at the new commit: what fails is raised, not recorded.
     if holder is not None:
-        git_out(holder, "read-tree", "-m", "-u", effect.old, effect.new)
+        try:
+            git_out(holder, "read-tree", "-m", "-u", effect.old, effect.new)
+        except GitError as error:
+            # The work tree cannot follow: the target goes back, so nobody commits the old
+            # files over the new commit. Only when nobody built on it meanwhile.
+            if not _swap(root, ref, effect.old, effect.new, "ralph: undo the landing"):
+                raise
+            reason = f"{holder} could not follow {effect.target} ({error}); it is back where it was"
+            return (IntegrationFailed(reason, clock()),)
+    return _landed(effect, root, scratch, clock)
+
+
+def _landed(
+    effect: MoveTarget, root: Path, scratch: Path, clock: Callable[[], Instant]
+) -> tuple[PipelineEvent, ...]:
+    """The target is at the replayed head: the run's branch follows, the scratch goes."""
     _follow(root, f"refs/heads/{effect.branch}", effect.tip, effect.new)
     drop_scratch(root, scratch)
     return (TargetAdvanced(effect.target, effect.old, effect.new, clock()),)
 
 
+def _swap(root: Path, ref: str, new: str, old: str, message: str) -> bool:
+    """Whether ``ref`` moved from ``old`` to ``new`` (compare-and-swap: only from ``old``)."""
+    done = run_git(
+        root, "update-ref", "-m", message, ref, new, old, policy=GitPolicy(), check=False
+    )
+    return done.returncode == 0
+
+
+def _holds(root: Path, tip: str, commit: str) -> bool:
+    """Whether ``tip``'s history holds ``commit``."""
+    done = run_git(
+        root, "merge-base", "--is-ancestor", commit, tip, policy=GitPolicy(), check=False
+    )
+    return done.returncode == 0
+
+
 def _follow(root: Path, ref: str, tip: str, new: str) -> None:
     """Move the run's branch from ``tip`` to ``new`` (compare-and-swap) with its worktree; a
-    branch that moved elsewhere meanwhile is left where it is."""
-    at = revision(root, ref)
-    if at == tip and tip != new:
-        done = run_git(root, "update-ref", ref, new, tip, policy=GitPolicy(), check=False)
-        at = revision(root, ref) if done.returncode != 0 else new
+    branch that moved elsewhere meanwhile, or whose worktree cannot follow, stays (its
+    commits are on the target; only ``ralph worktrees clean`` needs ``--force`` then)."""
+    if tip == new:
+        return
+    if revision(root, ref) == tip and not _swap(root, ref, new, tip, "ralph: landed"):
+        return
+    if revision(root, ref) != new:
+        return
     holder = _checked_out(root, ref)
-    if at == new and holder is not None and tip != new:
+    if holder is None:
+        return
+    try:
         git_out(holder, "read-tree", "-m", "-u", tip, new)
+    except GitError:
+        _swap(root, ref, tip, new, "ralph: the worktree could not follow")
 
 
 def _would_not_follow(holder: Path, old: str, new: str) -> str:

@@ -1,18 +1,28 @@
 """The scratch worktree an integration replays and gates a branch in (I/O: git, files).
 
-It is detached, inside the repository's git folder (``ralph-integration/<run id>``), so
-nobody works in it by mistake and ``ralph worktrees list`` does not show it; the branch being
-integrated and its own worktree are never touched by a replay.
+It is detached, beside the runs' worktrees (``<workspace>-worktrees/.integration-<run id>``,
+where a sandboxed gate sees it as a run's worktree, and not inside the main worktree, which
+a sandbox hides), and ``ralph worktrees list`` does not show it; the branch being integrated
+and its own worktree are never touched by a replay.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
+from typing import Final
 
 from pipeline.handlers.runtime import GitPolicy, run_git
 
-__all__ = ["at_commit", "drop_scratch", "fresh_scratch", "git_out", "revision", "scratch_folder"]
+__all__ = [
+    "RUN_ID_PATTERN",
+    "drop_scratch",
+    "fresh_scratch",
+    "git_out",
+    "revision",
+    "scratch_folder",
+]
 
 
 def git_out(root: Path, *args: str, policy: GitPolicy | None = None) -> str:
@@ -34,10 +44,17 @@ def revision(root: Path, ref: str) -> str | None:
     return done.stdout.strip() or None
 
 
+RUN_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+"""What a run id must look like to name a scratch folder: it comes from the worktree's own
+store, which an agent could have written, and the folder is removed with everything in it."""
+
+
 def scratch_folder(root: Path, run_id: str) -> Path:
-    """Where run ``run_id``'s integration replays its branch, for the repository of ``root``."""
-    common = git_out(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
-    return Path(common) / "ralph-integration" / run_id
+    """Where run ``run_id``'s integration replays its branch, for the repository of ``root``;
+    ``ValueError`` for a run id that could name any other folder."""
+    if not RUN_ID_PATTERN.fullmatch(run_id) or ".." in run_id:
+        raise ValueError(f"run id {run_id!r} cannot name a folder")
+    return root.parent / f"{root.name}-worktrees" / f".integration-{run_id}"
 
 
 def fresh_scratch(root: Path, scratch: Path, commit: str) -> None:
@@ -46,17 +63,6 @@ def fresh_scratch(root: Path, scratch: Path, commit: str) -> None:
     drop_scratch(root, scratch)
     scratch.parent.mkdir(parents=True, exist_ok=True)
     git_out(root, "worktree", "add", "--detach", "--quiet", str(scratch), commit)
-
-
-def at_commit(root: Path, scratch: Path, commit: str) -> None:
-    """The scratch worktree at ``commit`` with nothing changed in it: kept when it already is
-    (a gate after a resume), made anew otherwise."""
-    if (scratch / ".git").is_file():
-        head = run_git(scratch, "rev-parse", "HEAD", policy=GitPolicy(), check=False).stdout
-        status = run_git(scratch, "status", "--porcelain", policy=GitPolicy(), check=False)
-        if head.strip() == commit and status.returncode == 0 and not status.stdout.strip():
-            return
-    fresh_scratch(root, scratch, commit)
 
 
 def drop_scratch(root: Path, scratch: Path) -> None:
