@@ -17,10 +17,21 @@ from pipeline.testing import events, reachable_states, simulated_runs
 
 
 @given(reachable_states())
-def test_next_effect_is_defined_for_every_reachable_state(state: PipelineState) -> None:
-    """Every reachable state yields exactly one effect of the closed union."""
-    effect = next_effect(state)
-    assert type(effect) in EFFECT_TAGS
+def test_next_effect_is_defined_deterministic_and_pure_on_every_reachable_state(
+    state: PipelineState,
+) -> None:
+    """Every reachable state yields exactly one effect of the closed union; the same state
+    gives the same effect (with the same id) and is not mutated; and the loop never stops
+    early: Terminate means the run is complete. One test draws the states for all of them:
+    drawing a reachable state is a whole simulated run."""
+    before = copy.deepcopy(state)
+    first: Effect = next_effect(state)
+    assert type(first) in EFFECT_TAGS
+    assert next_effect(state) == first
+    assert state == before
+    assert first.effect_id == effect_id(state)
+    if isinstance(first, Terminate):
+        assert is_complete(state)
 
 
 @given(st.lists(events(), max_size=20))
@@ -31,28 +42,9 @@ def test_next_effect_is_total_even_on_states_folded_from_nonsense(
     assert type(next_effect(fold(log))) in EFFECT_TAGS
 
 
-@given(reachable_states())
-def test_next_effect_is_deterministic_and_leaves_the_state_untouched(
-    state: PipelineState,
-) -> None:
-    """Same state, same effect (with the same id); the state is not mutated."""
-    before = copy.deepcopy(state)
-    first: Effect = next_effect(state)
-    assert next_effect(state) == first
-    assert state == before
-    assert first.effect_id == effect_id(state)
-
-
 def test_a_fresh_state_asks_to_start_the_run() -> None:
     """Before any fact, the only thing to do is to start the run."""
     assert isinstance(next_effect(PipelineState()), StartRun)
-
-
-@given(reachable_states())
-def test_terminate_is_asked_for_only_when_the_run_is_complete(state: PipelineState) -> None:
-    """The loop never stops early: Terminate means the run is complete."""
-    if isinstance(next_effect(state), Terminate):
-        assert is_complete(state)
 
 
 @given(simulated_runs())
