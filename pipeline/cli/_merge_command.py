@@ -20,8 +20,7 @@ from pipeline.cli._worktree_commands import worktrees_app
 from pipeline.errors import PipelineError
 from pipeline.handlers.runtime import GitError
 from pipeline.state import IntegrationStatus
-from pipeline.workspace import WorktreeError
-from pipeline.workspace._merge import Landing, merge_worktrees
+from pipeline.workspace import Landing, WorktreeError, merge_worktrees
 
 FAILED = 1
 """The exit status when an integration failed (a gate, a lost commit, git)."""
@@ -49,6 +48,12 @@ def merge_command(
     there (never if it moved meanwhile). A conflict or a failed gate leaves the branch and its
     worktree as they were. First goes on with any integration a killed merge left under way;
     without names, does only that. Exits 0 when all landed, 3 on a conflict, 1 on a failure."""
+    raise typer.Exit(land(workspace, names or [], into, as_json=as_json))
+
+
+def land(root: Path, names: list[str], into: str | None, *, as_json: bool = False) -> int:
+    """Land the named worktrees through the merge queue (``ralph worktrees merge``, and
+    ``ralph run --merge`` after its run), each outcome said as it ends; the exit status."""
     shown: list[Landing] = []
 
     def report(landing: Landing) -> None:
@@ -62,8 +67,8 @@ def merge_command(
     try:
         fault = fault_from(os.environ)  # the fault tests' kill -9 seam
         merge_worktrees(
-            workspace,
-            names or [],
+            root,
+            names,
             into=into,
             on_landing=report,
             on_event=with_fault(fault, None),
@@ -77,16 +82,17 @@ def merge_command(
             "Run ralph worktrees merge again: it goes on from where its log stands.",
             soft_wrap=True,
         )
-        raise typer.Exit(FAILED) from error
+        return FAILED
     if not shown and not as_json:
         err.print("Nothing to merge: name a worktree (ralph worktrees list).", markup=False)
         if names:
-            raise typer.Exit(USAGE_ERROR)
+            return USAGE_ERROR
     statuses = {landing.integration.status for landing in shown}
     if IntegrationStatus.FAILED in statuses:
-        raise typer.Exit(FAILED)
+        return FAILED
     if IntegrationStatus.CONFLICTED in statuses:
-        raise typer.Exit(CONFLICTED)
+        return CONFLICTED
+    return 0
 
 
 def _said(landing: Landing) -> str:

@@ -38,6 +38,7 @@ from pipeline.cli._driving import (
     _with_iterations,
 )
 from pipeline.cli._logfile import write_event_log
+from pipeline.cli._merge_command import land
 from pipeline.cli._safe import terminal_safe
 from pipeline.cli._workflow_runs import _WorkflowStart, run_chain, with_recorded_workflow
 from pipeline.engine import load_state, utc_now
@@ -106,17 +107,28 @@ def run(
             "= true does it always; ralph worktrees lists them).",
         ),
     ] = False,
+    merge: Annotated[
+        bool,
+        typer.Option(
+            "--merge",
+            help="In a worktree of its own, and once the run completes, land it on the "
+            "workspace's branch through the merge queue ([run] merge = true does it always; "
+            "ralph worktrees merge).",
+        ),
+    ] = False,
 ) -> None:
     """Start a new run in the workspace and drive it until it completes or stops."""
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
     root, made = workspace, None
-    if worktree or _configured_worktree(root):
+    configured = peek_config(root)
+    merging = merge or (configured is not None and configured.run.merge)
+    if worktree or merging or (configured is not None and configured.run.worktree):
         made = _into_worktree(root)
         workspace = made[0]
     try:
         if preset is not None:
             chain = _WorkflowStart(prompt, prompt_file, max_iterations, store, allow_dirty)
-            raise run_chain(workspace, preset, chain, watching)
+            raise _landed(root, made, merging, run_chain(workspace, preset, chain, watching))
         opened = _with_iterations(_open(workspace), max_iterations)
         source, kept = _ready_to_start(opened, prompt, prompt_file, store, allow_dirty=allow_dirty)
     except typer.Exit as stop:
@@ -124,7 +136,17 @@ def run(
             drop_worktree(root, *made)  # no run started there: nothing of it is worth keeping
         raise
     result, label = _drive("run", opened, source, watching, store, kept)
-    raise _finish(opened, result, watching.display, label)
+    raise _landed(root, made, merging, _finish(opened, result, watching.display, label))
+
+
+def _landed(
+    root: Path, made: tuple[Path, str] | None, merging: bool, finished: typer.Exit
+) -> typer.Exit:
+    """``finished`` (how the run ended), or, for a run that completed in its worktree with
+    ``--merge``, how its landing through the merge queue ended."""
+    if not merging or made is None or finished.exit_code != 0:
+        return finished
+    return typer.Exit(land(root, [str(made[0])], None))
 
 
 @app.command()
@@ -233,13 +255,6 @@ def demo(
         soft_wrap=True,
     )
     raise _finish(opened, result, display, label)
-
-
-def _configured_worktree(root: Path) -> bool:
-    """Whether ``root``'s ``ralph.toml`` says ``[run] worktree = true`` (a file that cannot be
-    read says no here; the run itself says what is wrong with it)."""
-    config = peek_config(root)
-    return config is not None and config.run.worktree
 
 
 def _into_worktree(root: Path) -> tuple[Path, str]:

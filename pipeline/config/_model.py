@@ -273,6 +273,10 @@ class RunConfig:
     worktree: bool = False
     """Each run in a git worktree of its own, on a branch of its own, beside the workspace
     (``ralph run --worktree``): many runs of one repository at once."""
+    merge: bool = False
+    """A run that completes in its worktree lands at once on the workspace's branch through
+    the merge queue (``ralph run --merge``; a queue worker's ticket too); implies
+    ``worktree``."""
 
 
 @final

@@ -36,6 +36,7 @@ from pipeline.handlers.store import LeaseLostError, StoreError
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import Lease, QueueBell, RunQueue, Ticket, TicketState
 from pipeline.state import Phase
+from pipeline.workers._landing import land_ticket
 from pipeline.workers._lease import LEASE_LOST, LeaseKeeper
 from pipeline.workflows import Preset, config_with_preset
 from pipeline.workspace import (
@@ -263,8 +264,7 @@ class Worker:
     def _drive(self, ticket: Ticket, lease: Lease, interruption: Interruption) -> _Outcome:
         try:
             workspace = open_workspace(Path(ticket.workspace), config_text=ticket.config)
-            if workspace.config.run.worktree:
-                # Tickets of one repository go on at once, each in a worktree of its own.
+            if workspace.config.run.worktree or workspace.config.run.merge:  # one per ticket
                 inside = ticket_worktree(Path(ticket.workspace), ticket.ticket)
                 workspace = open_workspace(inside, config_text=ticket.config)
         except (ConfigError, RunSetupError, WorktreeError, OSError) as error:
@@ -296,6 +296,7 @@ class Worker:
                     leased=True,
                     hand_back=hand_back,
                 )
+                landed = land_ticket(Path(ticket.workspace), workspace, result.state, store)
         except LeaseLostError:
             raise
         except StoreError as error:
@@ -314,7 +315,7 @@ class Worker:
             return _Outcome(None, f"interrupted ({interruption.reason})", release=True)
         termination = state.progress.termination
         verdict = termination.value if termination is not None else state.progress.phase.value
-        return _Outcome(TicketState.DONE, verdict)
+        return _Outcome(TicketState.DONE, verdict + landed)
 
     def _settle(
         self, queue: RunQueue, ticket: Ticket, outcome: _Outcome, report: WorkerReport

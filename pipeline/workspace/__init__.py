@@ -13,6 +13,7 @@ from pipeline.workspace._fork import (
 )
 from pipeline.workspace._interrupt_run import NotInterruptedError, interrupt_run
 from pipeline.workspace._lock import WorkspaceBusyError, ensure_idle
+from pipeline.workspace._merge import Landing, land_run, merge_worktrees, target_branch
 from pipeline.workspace._peek import peek_config
 from pipeline.workspace._reconcile import (
     Reconciliation,
@@ -49,6 +50,7 @@ __all__ = [
     "RUN_BRANCH_PREFIX",
     "Check",
     "ForkError",
+    "Landing",
     "NotInterruptedError",
     "Reconciliation",
     "RecordedCommit",
@@ -70,6 +72,8 @@ __all__ = [
     "fork_run",
     "history_of",
     "interrupt_run",
+    "land_run",
+    "merge_worktrees",
     "new_worktree",
     "open_store",
     "open_workspace",
@@ -81,6 +85,7 @@ __all__ = [
     "resume_hint",
     "run_worktrees",
     "store_location",
+    "target_branch",
     "ticket_worktree",
     "worktree_diff",
     "would_fail",

@@ -24,11 +24,18 @@ from attrs import frozen
 from pipeline.config import ConfigError, RalphConfig, parse_config
 from pipeline.engine import integrate, load_state, utc_now
 from pipeline.errors import PipelineError
-from pipeline.events import Digest, IntegrationQueued, PipelineEvent, RunId, TerminationReason
+from pipeline.events import (
+    CommitCreated,
+    Digest,
+    IntegrationQueued,
+    PipelineEvent,
+    RunId,
+    TerminationReason,
+)
 from pipeline.handlers.integration import Integrator, scratch_folder
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, run_git
-from pipeline.handlers.store import NamedStore, open_store_at
+from pipeline.handlers.store import NamedStore, RunStore, open_store_at
 from pipeline.state import Integration, IntegrationStatus, Phase, PipelineState
 from pipeline.workspace._carry import carry_setup
 from pipeline.workspace._lock import lock_mode
@@ -42,7 +49,7 @@ from pipeline.workspace._worktrees import (
     run_worktrees,
 )
 
-__all__ = ["Landing", "merge_worktrees", "target_branch"]
+__all__ = ["Landing", "land_run", "merge_worktrees", "target_branch"]
 
 _LOCK_NAME = "ralph-integration.lock"
 
@@ -119,6 +126,27 @@ def merge_worktrees(
     return landings
 
 
+def land_run(
+    root: Path,
+    worktree: Path,
+    store: RunStore,
+    run_id: RunId,
+    *,
+    into: str | None = None,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
+) -> Landing:
+    """Land run ``run_id`` of ``worktree`` (its log in ``store``) on ``into`` (default: the
+    main worktree's branch) at once, in the repository's queue: a queue worker's, for a
+    ticket run with ``[run] merge = true``."""
+    root = main_worktree(root)
+    target = target_branch(root, into)
+    found = find_worktree(root, str(worktree))
+    with _integrator_turn(root):
+        landing = _integrate_in(root, found, target, store, run_id, asked=True, on_event=on_event)
+    assert landing is not None  # asked: queued, or landed already
+    return landing
+
+
 def _land(
     root: Path,
     worktree: RunWorktree,
@@ -142,38 +170,55 @@ def _land(
             if asked:
                 raise WorktreeError(f"{worktree.branch}: no run has been made in it")
             return None
-        state, _ = load_state(store, RunId(run_id))
-        now = state.integration
-        queued = None
-        if asked and (now is None or not now.status.under_way):
-            _check_landable(worktree, run_id, state)
-            if (
-                now is not None
-                and now.status is IntegrationStatus.LANDED
-                and _holds(root, target, worktree.branch)
-            ):
-                return Landing(worktree, run_id, now)
-            queued = IntegrationQueued(worktree.branch, target, utc_now())
-        elif now is None or not now.status.under_way:
-            return None
-        config, digest = _config(root, worktree.path)
-        try:
-            scratch = scratch_folder(root, run_id)
-        except ValueError as error:
-            raise WorktreeError(f"{worktree.branch}: {error}") from error
-        redactor = Redactor.from_environment(os.environ, config.redaction.variables)
-        integrator = Integrator(
-            root,
-            scratch,
-            run_id,
-            config,
-            digest,
-            utc_now,
-            prepare=lambda scratch: carry_setup(worktree.path, scratch),
+        return _integrate_in(
+            root, worktree, target, store, RunId(run_id), asked=asked, on_event=on_event
         )
-        state = integrate(
-            store, integrator, RunId(run_id), redactor=redactor, queued=queued, on_event=on_event
-        )
+
+
+def _integrate_in(
+    root: Path,
+    worktree: RunWorktree,
+    target: str,
+    store: RunStore,
+    run_id: RunId,
+    *,
+    asked: bool,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+) -> Landing | None:
+    """Queue (``asked``) and carry out the integration of run ``run_id`` (its log in
+    ``store``) of ``worktree``, or go on with the one under way; the integrator's turn held."""
+    state, _ = load_state(store, run_id)
+    now = state.integration
+    queued = None
+    if asked and (now is None or not now.status.under_way):
+        _check_landable(worktree, run_id, state)
+        if (
+            now is not None
+            and now.status is IntegrationStatus.LANDED
+            and _holds(root, target, worktree.branch)
+        ):
+            return Landing(worktree, run_id, now)
+        queued = IntegrationQueued(worktree.branch, target, utc_now())
+    elif now is None or not now.status.under_way:
+        return None
+    config, digest = _config(root, worktree.path)
+    try:
+        scratch = scratch_folder(root, run_id)
+    except ValueError as error:
+        raise WorktreeError(f"{worktree.branch}: {error}") from error
+    redactor = Redactor.from_environment(os.environ, config.redaction.variables)
+    integrator = Integrator(
+        root,
+        scratch,
+        run_id,
+        config,
+        digest,
+        utc_now,
+        prepare=lambda scratch: carry_setup(worktree.path, scratch),
+    )
+    state = integrate(
+        store, integrator, run_id, redactor=redactor, queued=queued, on_event=on_event
+    )
     assert state.integration is not None  # integrate recorded one or went on with one
     return Landing(worktree, run_id, state.integration)
 
@@ -198,11 +243,16 @@ def _check_landable(worktree: RunWorktree, run_id: str, state: PipelineState) ->
 
 
 def _latest(store: NamedStore, worktree: RunWorktree) -> str | None:
-    """The run in ``worktree``: its latest in its own store, or the one ralph records there."""
+    """The run that worked in ``worktree``: the one its own store names, or, in a store
+    shared with other worktrees (``[store] url``), the latest that committed on its branch."""
     summaries = store.runs()
     if worktree.run is not None and any(s.run_id == worktree.run for s in summaries):
         return worktree.run
-    return summaries[-1].run_id if summaries else None
+    for summary in reversed(summaries):
+        for event in store.read(summary.run_id):
+            if isinstance(event, CommitCreated) and event.branch == worktree.branch:
+                return summary.run_id
+    return None
 
 
 @contextlib.contextmanager

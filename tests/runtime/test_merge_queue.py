@@ -267,3 +267,24 @@ def test_the_gates_of_a_merge_run_in_the_sandbox_as_the_runs_do(tmp_path: Path) 
     assert merged.returncode == 0, merged.stdout + merged.stderr
     gated = [f for f in _log(only) if isinstance(f, IntegrationGated)]
     assert [(g.gate, g.status.value) for g in gated] == [("hidden", "passed")]
+
+
+def test_ralph_run_merge_lands_each_completed_run_at_once(tmp_path: Path) -> None:
+    """``ralph run --merge`` runs in a worktree of its own and lands the run when it
+    completes; the next one starts from the landed head."""
+    root = _workspace(tmp_path, OWN_FILE)
+    start = _git(root, "rev-parse", "main")
+    for _ in range(2):
+        done = ralph("run", "--merge", "--quiet", cwd=root)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "Landed ralph/run-" in done.stderr
+    assert _git(root, "rev-list", "--count", f"{start}..main") == "2"
+    assert _git(root, "status", "--porcelain") == ""
+    assert len(list(root.glob("*.txt"))) == 2
+    assert all(w["merged"] for w in _listed(root))
+
+
+def _listed(root: Path) -> list[dict[str, object]]:
+    shown = ralph("worktrees", "list", "--json", cwd=root)
+    assert shown.returncode == 0, shown.stderr
+    return [json.loads(line) for line in shown.stdout.splitlines()]

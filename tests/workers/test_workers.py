@@ -635,3 +635,40 @@ def test_tickets_of_one_repository_run_at_once_each_in_a_worktree_of_its_own(
     again = ticket_worktree(root, tickets[0].ticket)
     assert again == listed[tickets[0].ticket].path
     assert len(run_worktrees(root)) == 3
+
+
+def test_tickets_with_merge_land_through_the_merge_queue(tmp_path: Path, postgres_url: str) -> None:
+    """``[run] merge = true`` submitted: each ticket runs in its worktree and, once its run
+    completes, lands on the workspace's branch through the repository's merge queue, its
+    integration's facts in its log in the queue's store; the ticket says so."""
+    import subprocess
+
+    from pipeline.events import TargetAdvanced
+    from tests.runtime.test_merge_queue import OWN_FILE
+
+    root = make_workspace(
+        tmp_path / "repo",
+        scripts={},
+        agents={"main": ["sh", "-c", OWN_FILE]},
+        extra="[run]\nmerge = true\n",
+    )
+    tickets = [submit(postgres_url, root) for _ in range(2)]
+    err = drain(postgres_url, 2, tmp_path, timeout=180)
+    with PostgresEventStore(postgres_url) as store:
+        final = {t.ticket: t for t in RunQueue(store).tickets()}
+        for ticket in tickets:
+            done = final[ticket.ticket]
+            assert done.status is TicketState.DONE, err[-2000:]
+            assert done.outcome == "completed; landed on main", done.outcome
+            assert done.run_id is not None
+            facts = list(store.read(done.run_id))
+            assert isinstance(facts[-1], TargetAdvanced)
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    assert git("rev-list", "--count", "main") == "3"
+    assert git("status", "--porcelain") == ""
+    assert sorted(p.name for p in root.glob("*.txt")) == sorted(f"{t.ticket}.txt" for t in tickets)
