@@ -100,11 +100,19 @@ def _said(landing: Landing) -> str:
     match now.status:
         case IntegrationStatus.LANDED:
             head = (now.head or "")[:12]
-            return f"Landed {now.branch} on {now.target} at {head} (run {landing.run_id})."
+            resolved = (
+                f"; {now.resolver} resolved the conflicts in {', '.join(now.paths)}"
+                if now.resolver is not None and now.paths
+                else ""
+            )
+            return (
+                f"Landed {now.branch} on {now.target} at {head} (run {landing.run_id}{resolved})."
+            )
         case IntegrationStatus.CONFLICTED:
+            tried = f", {', '.join(now.resolvers)} could not resolve it" if now.resolvers else ""
             return (
                 f"Conflict: {now.branch} does not replay onto {now.target} "
-                f"({', '.join(now.paths)}). Nothing moved. Resolve it in {worktree.path} "
+                f"({', '.join(now.paths)}{tried}). Nothing moved. Resolve it in {worktree.path} "
                 f"(git rebase {now.target}), then run ralph worktrees merge {worktree.name} again."
             )
         case IntegrationStatus.FAILED:

@@ -281,6 +281,16 @@ class RunConfig:
 
 @final
 @frozen(kw_only=True)
+class MergeConfig:
+    """``[merge]``: how ``ralph worktrees merge`` lands a run's branch."""
+
+    resolvers: tuple[str, ...] = ()
+    """The agents (from ``[agents]``) that, in turn, resolve the conflicts a replay meets
+    (the ``merger`` hat's chain); empty: a conflict stops for a person."""
+
+
+@final
+@frozen(kw_only=True)
 class RalphConfig:
     """The whole ``ralph.toml``."""
 
@@ -303,6 +313,7 @@ class RalphConfig:
     loop: LoopConfig = field(factory=LoopConfig)
     store: StoreConfig = StoreConfig()
     run: RunConfig = RunConfig()
+    merge: MergeConfig = MergeConfig()
     redaction: RedactionConfig = RedactionConfig()
     git: GitConfig = GitConfig()
     limits: LimitsConfig = field(factory=LimitsConfig)

@@ -205,6 +205,14 @@ def _check(config: RalphConfig, source: str) -> None:
                 )
         if len(set(hat.chain)) != len(hat.chain):
             problems.append(f"hats.{name}.chain: names an agent twice")
+    for agent_name in config.merge.resolvers:
+        if agent_name not in config.agents:
+            problems.append(
+                f"merge.resolvers: names agent {agent_name!r}, which is not configured "
+                f"under [agents.{agent_name}]"
+            )
+    if len(set(config.merge.resolvers)) != len(config.merge.resolvers):
+        problems.append("merge.resolvers: names an agent twice")
     for key, ref in (("rebase_onto", config.rebase_onto), ("branch", config.branch)):
         problem = None if ref is None else ref_problem(ref)
         if problem is not None:

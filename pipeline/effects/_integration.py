@@ -8,7 +8,7 @@ from typing import TypeAlias, final
 from attrs import field, frozen
 
 from pipeline.effects._id import EffectId
-from pipeline.events.values import COUNT_VALIDATOR, OPTIONAL_COUNT_VALIDATOR, Count
+from pipeline.events.values import COUNT_VALIDATOR, OPTIONAL_COUNT_VALIDATOR, AgentName, Count
 
 __all__ = ["GateReplayed", "IntegrationEffect", "MoveTarget", "ReplayBranch"]
 
@@ -18,7 +18,8 @@ __all__ = ["GateReplayed", "IntegrationEffect", "MoveTarget", "ReplayBranch"]
 class ReplayBranch:
     """Replay ``branch``'s commits onto ``target``'s head in a scratch worktree, the branch
     itself untouched, and check that every commit of run ``run_id`` is among them: the log
-    says it made ``commits`` of them, the last being ``last_commit``."""
+    says it made ``commits`` of them, the last being ``last_commit``. With ``resolver``, the
+    agent resolves each conflict the replay meets (the last replay's were in ``paths``)."""
 
     effect_id: EffectId
     run_id: str
@@ -26,6 +27,8 @@ class ReplayBranch:
     target: str
     last_commit: str | None
     commits: Count = field(validator=COUNT_VALIDATOR)
+    resolver: AgentName | None = None
+    paths: tuple[str, ...] = ()
 
 
 @final

@@ -76,6 +76,7 @@ from pipeline.events.integration import (
     IntegrationGated,
     IntegrationQueued,
     IntegrationRebased,
+    IntegrationResolved,
     TargetAdvanced,
     TargetMoved,
 )
@@ -284,6 +285,7 @@ __all__ = [
     "IntegrationGated",
     "IntegrationQueued",
     "IntegrationRebased",
+    "IntegrationResolved",
     "InvocationFailed",
     "InvocationStarted",
     "InvocationSucceeded",

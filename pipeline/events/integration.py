@@ -13,7 +13,7 @@ from attrs import field, frozen
 from attrs.validators import optional
 
 from pipeline.events._validators import EXIT_CODE_VALIDATOR
-from pipeline.events.values import INSTANT_VALIDATOR, ExitCode, GateStatus, Instant
+from pipeline.events.values import INSTANT_VALIDATOR, AgentName, ExitCode, GateStatus, Instant
 
 __all__ = [
     "IntegrationConflicted",
@@ -22,6 +22,7 @@ __all__ = [
     "IntegrationGated",
     "IntegrationQueued",
     "IntegrationRebased",
+    "IntegrationResolved",
     "TargetAdvanced",
     "TargetMoved",
 ]
@@ -30,10 +31,12 @@ __all__ = [
 @final
 @frozen
 class IntegrationQueued:
-    """The run's ``branch`` was queued to land on the branch ``target``."""
+    """The run's ``branch`` was queued to land on the branch ``target``; a replay that meets
+    conflicts goes to the agents ``resolvers`` in turn (none: it stops for a person)."""
 
     branch: str
     target: str
+    resolvers: tuple[AgentName, ...]
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 
@@ -57,6 +60,17 @@ class IntegrationConflicted:
     abandoned and nothing moved."""
 
     onto: str
+    paths: tuple[str, ...]
+    at: Instant = field(validator=INSTANT_VALIDATOR)
+
+
+@final
+@frozen
+class IntegrationResolved:
+    """Agent ``agent`` resolved the replay's conflicts in ``paths`` (no conflict marker left,
+    the replay went on); the gates judge the result like any replay's."""
+
+    agent: AgentName
     paths: tuple[str, ...]
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
@@ -113,6 +127,7 @@ IntegrationEvent: TypeAlias = (
     IntegrationQueued
     | IntegrationRebased
     | IntegrationConflicted
+    | IntegrationResolved
     | IntegrationGated
     | TargetMoved
     | TargetAdvanced

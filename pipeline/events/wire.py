@@ -168,6 +168,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         integration.IntegrationQueued: "integration.integration_queued",
         integration.IntegrationRebased: "integration.integration_rebased",
         integration.IntegrationConflicted: "integration.integration_conflicted",
+        integration.IntegrationResolved: "integration.integration_resolved",
         integration.IntegrationGated: "integration.integration_gated",
         integration.TargetMoved: "integration.target_moved",
         integration.TargetAdvanced: "integration.target_advanced",

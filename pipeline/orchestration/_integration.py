@@ -1,7 +1,8 @@
 """``next_integration_effect``: the integrator's next step, decided from the state alone
 (pure).
 
-A queued integration is replayed onto its target; a replayed one runs the run's final gates
+A queued integration is replayed onto its target (again with a resolver agent at the
+conflicts, when one is named and the replay met some); a replayed one runs the run's final gates
 (those of ``final`` and ``completion``: what judged the run done judges the replay) one by
 one, then moves the target. Nothing is asked once it landed, conflicted or failed.
 """
@@ -36,8 +37,9 @@ def next_integration_effect(state: PipelineState) -> IntegrationEffect | None:
     eid = effect_id(state)
     status = now.status
     match status:
-        case IntegrationStatus.QUEUED:
+        case IntegrationStatus.QUEUED | IntegrationStatus.RESOLVING:
             ledger = state.ledger
+            resolving = status is IntegrationStatus.RESOLVING
             return ReplayBranch(
                 effect_id=eid,
                 run_id=run.run_id,
@@ -45,6 +47,8 @@ def next_integration_effect(state: PipelineState) -> IntegrationEffect | None:
                 target=now.target,
                 last_commit=ledger.last_commit_sha,
                 commits=Count(ledger.commits),
+                resolver=now.resolver if resolving else None,
+                paths=now.paths if resolving else (),
             )
         case IntegrationStatus.REPLAYED:
             if now.onto is None or now.tip is None or now.head is None:

@@ -2,7 +2,9 @@
 
 Only a complete run integrates. A queued integration is replayed onto the target, gated on
 the replayed head, and lands when the target moves to it; a conflict or a failure ends it
-with the branch untouched. Queuing it again once it ended starts over (after a landing: the
+with the branch untouched, unless agents to resolve conflicts were named: then each, in
+turn, replays it again with the conflicts to resolve. Queuing it again once it ended starts
+over (after a landing: the
 branch's commits the target still lacks). A target someone else moved
 meanwhile costs a replay; after ``MAX_REPLAYS`` the integration fails, so the loop ends
 whatever the world does.
@@ -22,6 +24,7 @@ from pipeline.events import (
     IntegrationGated,
     IntegrationQueued,
     IntegrationRebased,
+    IntegrationResolved,
     TargetAdvanced,
     TargetMoved,
 )
@@ -37,6 +40,8 @@ from pipeline.state import (
 __all__ = ["reduce_integration"]
 
 _QUEUED, _REPLAYED = IntegrationStatus.QUEUED, IntegrationStatus.REPLAYED
+_REPLAYING = frozenset({IntegrationStatus.QUEUED, IntegrationStatus.RESOLVING})
+"""Where a replay (plain, or with a resolver) is under way."""
 
 
 def reduce_integration(state: PipelineState, event: IntegrationEvent) -> PipelineState:
@@ -47,12 +52,13 @@ def reduce_integration(state: PipelineState, event: IntegrationEvent) -> Pipelin
     if isinstance(event, IntegrationQueued):
         if now is not None and now.status.under_way:
             return anomaly(state, event, f"its integration is already {now.status.value}")
-        return advance(state, integration=Integration(branch=event.branch, target=event.target))
+        queued = Integration(branch=event.branch, target=event.target, resolvers=event.resolvers)
+        return advance(state, integration=queued)
     if now is None or not now.status.under_way:
         return anomaly(state, event, "no integration is under way")
     match event:
         case IntegrationRebased():
-            if now.status is not _QUEUED:
+            if now.status not in _REPLAYING:
                 return anomaly(state, event, "the branch was already replayed")
             replayed = evolve(
                 now,
@@ -65,10 +71,25 @@ def reduce_integration(state: PipelineState, event: IntegrationEvent) -> Pipelin
             )
             return advance(state, integration=replayed)
         case IntegrationConflicted():
-            if now.status is not _QUEUED:
+            if now.status not in _REPLAYING:
                 return anomaly(state, event, "no replay was under way")
+            if now.tried < len(now.resolvers):
+                # The next resolver replays it again, with the conflicts to resolve.
+                resolver = now.resolvers[now.tried]
+                again = evolve(
+                    now,
+                    status=IntegrationStatus.RESOLVING,
+                    resolver=resolver,
+                    tried=now.tried + 1,
+                    paths=event.paths,
+                )
+                return advance(state, integration=again)
             ended = evolve(now, status=IntegrationStatus.CONFLICTED, paths=event.paths)
             return advance(state, integration=ended)
+        case IntegrationResolved():
+            if now.status is not IntegrationStatus.RESOLVING or event.agent != now.resolver:
+                return anomaly(state, event, "no resolver of this one was at work")
+            return advance(state, integration=evolve(now, paths=event.paths))
         case IntegrationGated():
             if now.status is not _REPLAYED or event.head != now.head:
                 return anomaly(state, event, "the gate ran on no replayed head of this one")
@@ -83,7 +104,16 @@ def reduce_integration(state: PipelineState, event: IntegrationEvent) -> Pipelin
             if now.replays >= MAX_REPLAYS:
                 reason = f"{now.target} moved under each of {now.replays} replays"
                 return _failed(state, now, reason)
-            again = evolve(now, status=_QUEUED, onto=None, tip=None, head=None, passed=())
+            again = evolve(
+                now,
+                status=_QUEUED,
+                onto=None,
+                tip=None,
+                head=None,
+                passed=(),
+                tried=0,
+                resolver=None,
+            )
             return advance(state, integration=again)
         case TargetAdvanced():
             if now.status is not _REPLAYED or event.new != now.head:

@@ -8,12 +8,15 @@ from typing import Final, final
 
 from attrs import frozen
 
+from pipeline.events.values import AgentName
+
 __all__ = ["MAX_REPLAYS", "Integration", "IntegrationStatus"]
 
 MAX_REPLAYS: Final = 3
 """How many times a branch is replayed onto a target that others keep moving before its
 integration fails: each replay ends in compare-and-swap, so a busy target costs a replay, and
-this bound ends the loop whatever the world does."""
+this bound ends the loop whatever the world does (with each of its resolvers tried at most
+once per replay)."""
 
 
 @enum.unique
@@ -22,6 +25,8 @@ class IntegrationStatus(enum.StrEnum):
 
     QUEUED = "queued"
     """Waiting for its branch to be replayed onto the target's head."""
+    RESOLVING = "resolving"
+    """The replay met conflicts: it is made again with a resolver agent at them."""
     REPLAYED = "replayed"
     """Replayed: the gates run on the replayed head, then the target moves to it."""
     LANDED = "landed"
@@ -32,7 +37,11 @@ class IntegrationStatus(enum.StrEnum):
     @property
     def under_way(self) -> bool:
         """Whether the integration still has steps to take."""
-        return self in (IntegrationStatus.QUEUED, IntegrationStatus.REPLAYED)
+        return self in (
+            IntegrationStatus.QUEUED,
+            IntegrationStatus.RESOLVING,
+            IntegrationStatus.REPLAYED,
+        )
 
 
 @final
@@ -40,11 +49,15 @@ class IntegrationStatus(enum.StrEnum):
 class Integration:
     """The run's branch on its way to ``target``: the replay under way (``onto`` the
     target's head, from the branch's ``tip``, giving ``head``), the gates passed on it, how
-    many replays were made, and how it ended (the conflicted ``paths``, or the ``reason`` it
-    failed)."""
+    many replays were made, the agents that resolve conflicts (``resolvers``; ``tried`` of
+    them so far this replay, the last being ``resolver``), and how it ended (the conflicted
+    ``paths``, or the ``reason`` it failed)."""
 
     branch: str
     target: str
+    resolvers: tuple[AgentName, ...] = ()
+    tried: int = 0
+    resolver: AgentName | None = None
     status: IntegrationStatus = IntegrationStatus.QUEUED
     onto: str | None = None
     tip: str | None = None

@@ -25,6 +25,7 @@ from pipeline.config import ConfigError, RalphConfig, parse_config
 from pipeline.engine import integrate, load_state, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import (
+    AgentName,
     CommitCreated,
     Digest,
     IntegrationQueued,
@@ -189,6 +190,7 @@ def _integrate_in(
     ``store``) of ``worktree``, or go on with the one under way; the integrator's turn held."""
     state, _ = load_state(store, run_id)
     now = state.integration
+    config, digest = _config(root, worktree.path)
     queued = None
     if asked and (now is None or not now.status.under_way):
         _check_landable(worktree, run_id, state)
@@ -198,10 +200,10 @@ def _integrate_in(
             and _holds(root, target, worktree.branch)
         ):
             return Landing(worktree, run_id, now)
-        queued = IntegrationQueued(worktree.branch, target, utc_now())
+        resolvers = tuple(AgentName(name) for name in config.merge.resolvers)
+        queued = IntegrationQueued(worktree.branch, target, resolvers, utc_now())
     elif now is None or not now.status.under_way:
         return None
-    config, digest = _config(root, worktree.path)
     try:
         scratch = scratch_folder(root, run_id)
     except ValueError as error:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from pipeline.effects import GateReplayed, IntegrationEffect, MoveTarget, ReplayBranch
 from pipeline.events import (
+    AgentName,
     ExitCode,
     GateStatus,
     Instant,
@@ -18,6 +19,7 @@ from pipeline.events import (
     IntegrationGated,
     IntegrationQueued,
     IntegrationRebased,
+    IntegrationResolved,
     PipelineEvent,
     TargetAdvanced,
     TargetMoved,
@@ -30,34 +32,36 @@ from pipeline.testing import simulated_runs
 AT = Instant(datetime(2026, 11, 27, tzinfo=UTC))
 
 
-def _outcomes(effect: IntegrationEffect, n: int) -> st.SearchStrategy[PipelineEvent]:
+def _outcomes(effect: IntegrationEffect, n: int) -> st.SearchStrategy[tuple[PipelineEvent, ...]]:
     """What a handler may report for ``effect`` (the ``n``-th, for fresh shas)."""
+    rebased = IntegrationRebased(f"onto{n}", "tip", f"head{n}", AT)
+    failed = IntegrationFailed("git failed", AT)
     match effect:
         case ReplayBranch():
-            return st.sampled_from(
-                [
-                    IntegrationRebased(f"onto{n}", "tip", f"head{n}", AT),
-                    IntegrationConflicted(f"onto{n}", ("a.txt",), AT),
-                    IntegrationFailed("git failed", AT),
-                ]
-            )
+            done: tuple[PipelineEvent, ...] = (rebased,)
+            if effect.resolver is not None:
+                done = (IntegrationResolved(effect.resolver, ("a.txt",), AT), rebased)
+            conflicted = IntegrationConflicted(f"onto{n}", ("a.txt",), AT)
+            return st.sampled_from([done, (conflicted,), (failed,)])
         case GateReplayed():
             return st.sampled_from(GateStatus).map(
-                lambda status: IntegrationGated(
-                    effect.gate,
-                    effect.head,
-                    status,
-                    ExitCode(0 if status == "passed" else 1),
-                    "",
-                    AT,
+                lambda status: (
+                    IntegrationGated(
+                        effect.gate,
+                        effect.head,
+                        status,
+                        ExitCode(0 if status is GateStatus.PASSED else 1),
+                        "",
+                        AT,
+                    ),
                 )
             )
         case MoveTarget():
             return st.sampled_from(
                 [
-                    TargetAdvanced(effect.target, effect.old, effect.new, AT),
-                    TargetMoved(effect.old, f"other{n}", AT),
-                    IntegrationFailed("changes in the way", AT),
+                    (TargetAdvanced(effect.target, effect.old, effect.new, AT),),
+                    (TargetMoved(effect.old, f"other{n}", AT),),
+                    (IntegrationFailed("changes in the way", AT),),
                 ]
             )
 
@@ -69,26 +73,33 @@ def test_an_integration_ends_within_its_bound_whatever_the_world_reports(
 ) -> None:
     _config, _log, state = run
     assume(state.phase is Phase.COMPLETE)
-    state = reduce(state, IntegrationQueued("ralph/run-x", "main", AT))
+    drawn = data.draw(st.lists(st.sampled_from(["m1", "m2"]), max_size=2, unique=True))
+    resolvers = tuple(AgentName(name) for name in drawn)
+    state = reduce(state, IntegrationQueued("ralph/run-x", "main", resolvers, AT))
     assert state.integration is not None
     assert state.integration.status is IntegrationStatus.QUEUED
-    bound = MAX_REPLAYS * (2 + len(integration_gates(state)))
+    bound = MAX_REPLAYS * (2 + len(resolvers) + len(integration_gates(state)))
     steps = 0
     while (effect := next_integration_effect(state)) is not None:
         steps += 1
         assert steps <= bound
+        if isinstance(effect, ReplayBranch) and effect.resolver is not None:
+            assert effect.resolver in resolvers
         before = state.integration
-        state = reduce(state, data.draw(_outcomes(effect, steps)))
+        for fact in data.draw(_outcomes(effect, steps)):
+            state = reduce(state, fact)
         assert state.integration != before  # every fitting report moves it on
     assert state.integration is not None
     assert not state.integration.status.under_way
     if state.integration.status is IntegrationStatus.LANDED:
         assert set(state.integration.passed) == {g.name for g in integration_gates(state)}
+    if state.integration.status is IntegrationStatus.CONFLICTED:
+        assert state.integration.tried == len(resolvers)  # each had its turn first
 
 
 def test_only_a_complete_run_integrates() -> None:
     started = PipelineState()
-    queued = reduce(started, IntegrationQueued("b", "main", AT))
+    queued = reduce(started, IntegrationQueued("b", "main", (), AT))
     assert queued.integration is None
     assert queued.ledger.anomalies == 1
 
@@ -100,7 +111,7 @@ def test_a_replay_onto_a_moving_target_is_retried_then_fails(
 ) -> None:
     _config, _log, state = run
     assume(state.phase is Phase.COMPLETE and not integration_gates(state))
-    state = reduce(state, IntegrationQueued("b", "main", AT))
+    state = reduce(state, IntegrationQueued("b", "main", (), AT))
     for n in range(MAX_REPLAYS):
         effect = next_integration_effect(state)
         assert isinstance(effect, ReplayBranch)
@@ -112,7 +123,7 @@ def test_a_replay_onto_a_moving_target_is_retried_then_fails(
     assert state.integration is not None
     assert state.integration.status is IntegrationStatus.FAILED
     assert next_integration_effect(state) is None
-    again = reduce(state, IntegrationQueued("b", "main", AT))  # a person asks again
+    again = reduce(state, IntegrationQueued("b", "main", (), AT))  # a person asks again
     assert again.integration is not None
     assert (again.integration.status, again.integration.replays) == (IntegrationStatus.QUEUED, 0)
     landed = reduce(
@@ -120,6 +131,6 @@ def test_a_replay_onto_a_moving_target_is_retried_then_fails(
     )
     assert landed.integration is not None
     assert landed.integration.status is IntegrationStatus.LANDED
-    busy = reduce(again, IntegrationQueued("b", "main", AT))  # one under way: not twice
+    busy = reduce(again, IntegrationQueued("b", "main", (), AT))  # one under way: not twice
     assert busy.integration == again.integration
     assert busy.ledger.anomalies == again.ledger.anomalies + 1

@@ -21,6 +21,7 @@ from pipeline.events import (
     IntegrationGated,
     IntegrationQueued,
     IntegrationRebased,
+    IntegrationResolved,
     TargetAdvanced,
 )
 from pipeline.handlers.runtime import WorkspaceLayout
@@ -288,3 +289,50 @@ def _listed(root: Path) -> list[dict[str, object]]:
     shown = ralph("worktrees", "list", "--json", cwd=root)
     assert shown.returncode == 0, shown.stderr
     return [json.loads(line) for line in shown.stdout.splitlines()]
+
+
+QUITTER = "git rebase --abort"
+"""A resolver that gives the replay up instead of resolving it."""
+
+MERGER = """
+git diff --name-only --diff-filter=U | while read -r f; do printf 'both\\n' > "$f"; done
+mkdir -p .agent/out && printf 'completed\\nresolved' > .agent/out/status
+"""
+"""A resolver that resolves every conflicted file (as a model would, by writing it whole) and
+reports as its prompt asks."""
+
+
+def test_a_conflict_goes_to_the_merger_hat_and_lands_resolved(tmp_path: Path) -> None:
+    """``[merge] resolvers``: the first gives the replay up (still conflicted), the second
+    resolves it; the resolution is checked, replayed on and lands, the log naming who did."""
+    root = make_workspace(
+        tmp_path / "repo",
+        scripts={},
+        agents={
+            "main": ["sh", "-c", SAME_LINES],
+            "quitter": ["sh", "-c", QUITTER],
+            "merger": ["sh", "-c", MERGER],
+        },
+        extra='[merge]\nresolvers = ["quitter", "merger"]\n',
+    )
+    first, second = _runs(root, 2)
+    merged = ralph("worktrees", "merge", str(first["name"]), str(second["name"]), cwd=root)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert "merger resolved the conflicts in shared.txt" in merged.stderr
+    assert (root / "shared.txt").read_text() == "both\n"
+    assert _git(root, "status", "--porcelain") == ""
+    assert _git(root, "rev-list", "--count", "main") == "3"
+    facts = [f for f in _log(second) if type(f).__module__.endswith("integration")]
+    assert [type(f).__name__ for f in facts] == [
+        "IntegrationQueued",
+        "IntegrationConflicted",  # the plain replay
+        "IntegrationConflicted",  # the quitter's
+        "IntegrationResolved",
+        "IntegrationRebased",
+        "TargetAdvanced",
+    ]
+    resolved = facts[3]
+    assert isinstance(resolved, IntegrationResolved)
+    assert (resolved.agent, resolved.paths) == ("merger", ("shared.txt",))
+    # The resolver's prompt named the file, and nothing of ralph's own went into a commit.
+    assert ".agent" not in _git(root, "log", "--name-only", "--format=", "main")

@@ -138,7 +138,7 @@ def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     the loop policy's limits, whose absence means the defaults), and version 14 (the hats'
     escalation ladders, whose absence means none), version 15 (a person's guidance: one
     fact), version 16 (a fork's fact) and version 17 (a fork's agent, model and prompt
-    digest, whose absence means the source's) and version 18 (the merge queue's seven facts)."""
+    digest, whose absence means the source's) and version 18 (the merge queue's eight facts)."""
     assert SCHEMA_VERSION == 18
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS

@@ -14,19 +14,32 @@ from typing import assert_never
 from attrs import frozen
 
 from pipeline.config import RalphConfig
-from pipeline.effects import GateReplayed, IntegrationEffect, MoveTarget, ReplayBranch, RunGate
+from pipeline.effects import (
+    GateReplayed,
+    IntegrationEffect,
+    InvokeAgent,
+    MoveTarget,
+    ReplayBranch,
+    RunGate,
+)
 from pipeline.events import (
+    Count,
     Digest,
     GateBoundary,
     GateFinished,
     Instant,
     IntegrationFailed,
     IntegrationGated,
+    InvocationSucceeded,
+    Ordinal,
     PipelineEvent,
+    PromptKind,
+    Role,
 )
 from pipeline.handlers._protocol import facts_of
 from pipeline.handlers.integration._move import move_target
-from pipeline.handlers.integration._replay import replay_branch
+from pipeline.handlers.integration._prompt import MERGER_HAT, merger_prompt
+from pipeline.handlers.integration._replay import Resolve, replay_branch
 from pipeline.handlers.integration._scratch import fresh_scratch
 from pipeline.handlers.runtime import (
     GitPolicy,
@@ -58,7 +71,8 @@ class Integrator:
         match effect:
             case ReplayBranch():
                 policy = GitPolicy(sign=self.config.git.sign)
-                return replay_branch(effect, self.root, self.scratch, policy, self.clock)
+                resolve = self._resolver(effect)
+                return replay_branch(effect, self.root, self.scratch, policy, self.clock, resolve)
             case GateReplayed():
                 return self._gate(effect)
             case MoveTarget():
@@ -66,11 +80,9 @@ class Integrator:
             case _:
                 assert_never(effect)
 
-    def _gate(self, effect: GateReplayed) -> tuple[PipelineEvent, ...]:
-        # Made anew for each gate: what an earlier gate (or a killed one) left there goes.
-        fresh_scratch(self.root, self.scratch, effect.head)
-        self.prepare(self.scratch)
-        runtime = Runtime(
+    def _runtime(self) -> Runtime:
+        """The runtime of the scratch worktree: agents and gates run there as in a run."""
+        return Runtime(
             WorkspaceLayout(self.scratch),
             self.config,
             self.config_digest,
@@ -80,6 +92,42 @@ class Integrator:
             hat_schemas={},
             sandboxing=choose_sandbox(self.config, self.scratch),
         )
+
+    def _resolver(self, effect: ReplayBranch) -> Resolve | None:
+        """Has ``effect.resolver`` (the ``merger`` hat) at a replay's conflicts: its prompt
+        names them; it runs as the run's agents do (sandbox, timeouts, no ralph credentials)."""
+        agent = effect.resolver
+        if agent is None:
+            return None
+
+        def resolve(paths: tuple[str, ...]) -> bool:
+            layout = WorkspaceLayout(self.scratch)
+            prompt = layout.prompt(PromptKind.DEVELOPMENT)
+            prompt.parent.mkdir(parents=True, exist_ok=True)
+            prompt.write_text(merger_prompt(effect.branch, effect.target, paths), "utf-8")
+            invoke = InvokeAgent(
+                effect_id=effect.effect_id,
+                role=Role.DEVELOPER,
+                agent=agent,
+                attempt=Ordinal(1),
+                prompt_kind=PromptKind.DEVELOPMENT,
+                iteration=Count(1),
+                review_pass=Count(0),
+                events_offset=Count(0),
+                events_lines=Count(0),
+                response_schema=None,
+                hat=MERGER_HAT,
+            )
+            facts = facts_of(self._runtime()(invoke))
+            return any(isinstance(fact, InvocationSucceeded) for fact in facts)
+
+        return resolve
+
+    def _gate(self, effect: GateReplayed) -> tuple[PipelineEvent, ...]:
+        # Made anew for each gate: what an earlier gate (or a killed one) left there goes.
+        fresh_scratch(self.root, self.scratch, effect.head)
+        self.prepare(self.scratch)
+        runtime = self._runtime()
         gate = RunGate(
             effect_id=effect.effect_id,
             gate=effect.gate,

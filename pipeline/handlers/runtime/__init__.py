@@ -14,6 +14,7 @@ from pipeline.handlers.runtime._git import (
     UnsafePathError,
     commit_trailers,
     ensure_excluded,
+    own_pathspecs,
     switch_branch,
 )
 from pipeline.handlers.runtime._gitcmd import configured_drivers, git_dirs, run_git, run_git_bytes
@@ -94,6 +95,7 @@ __all__ = [
     "model_endpoints",
     "new_run_id",
     "own_paths",
+    "own_pathspecs",
     "ralph_executable",
     "read_report",
     "render_prompt",
