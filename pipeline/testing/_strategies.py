@@ -8,9 +8,10 @@ a registered strategy that stays inside its bounds.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from hypothesis import strategies as st
 
@@ -300,8 +301,11 @@ def effects() -> st.SearchStrategy[Effect]:
     return st.from_type(Effect)  # type: ignore[arg-type]  # a union alias is a valid type form
 
 
+@functools.cache
 def world_configs() -> st.SearchStrategy[WorldConfig]:
-    """Configurations for a simulated run: budget, chains, maybe a rebase target."""
+    """Configurations for a simulated run: budget, chains, maybe a rebase target. Built once:
+    a strategy is immutable, and building (and validating) this tree for every simulated
+    run drawn cost about a quarter of drawing it."""
     return st.builds(
         WorldConfig,
         budget=budgets(),
@@ -309,6 +313,9 @@ def world_configs() -> st.SearchStrategy[WorldConfig]:
         rebase_onto=st.one_of(st.none(), st.just("main")),
         loop=st.just(simulated_policy()) | loop_policies(),
     )
+
+
+_ONE_IN_FOUR: Final = st.integers(0, 3)
 
 
 class HypothesisChooser:
@@ -321,7 +328,7 @@ class HypothesisChooser:
         """One of ``options``, chosen by hypothesis: the first (the happy outcome) three times
         in four, any of them otherwise, so that runs reach the late phases often while every
         outcome stays possible (and examples shrink towards the happy path)."""
-        if self._draw(st.integers(0, 3), label=f"{what}: take the first") < 3:
+        if self._draw(_ONE_IN_FOUR, label=f"{what}: take the first") < 3:
             return options[0]
         return self._draw(st.sampled_from(options), label=what)
 
