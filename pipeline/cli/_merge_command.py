@@ -101,8 +101,8 @@ def _said(landing: Landing) -> str:
         case IntegrationStatus.LANDED:
             head = (now.head or "")[:12]
             resolved = (
-                f"; {now.resolver} resolved the conflicts in {', '.join(now.paths)}"
-                if now.resolver is not None and now.paths
+                f"; {now.resolved_by} resolved the conflicts in {', '.join(now.paths)}"
+                if now.resolved_by is not None
                 else ""
             )
             return (

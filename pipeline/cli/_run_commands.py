@@ -43,7 +43,7 @@ from pipeline.cli._safe import terminal_safe
 from pipeline.cli._workflow_runs import _WorkflowStart, run_chain, with_recorded_workflow
 from pipeline.engine import load_state, utc_now
 from pipeline.errors import PipelineError
-from pipeline.events import RunAbandoned
+from pipeline.events import RunAbandoned, TerminationReason
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import StoreError, store_path
 from pipeline.serialization import encode_state
@@ -53,6 +53,7 @@ from pipeline.workspace import (
     WorktreeError,
     drive,
     drop_worktree,
+    find_worktree,
     new_worktree,
     open_store,
     peek_config,
@@ -146,6 +147,8 @@ def _landed(
     ``--merge``, how its landing through the merge queue ended."""
     if not merging or made is None or finished.exit_code != 0:
         return finished
+    if find_worktree(root, str(made[0])).phase != TerminationReason.COMPLETED.value:
+        return finished  # stopped short of its work (cancelled): nothing to land
     return typer.Exit(land(root, [str(made[0])], None))
 
 

@@ -89,7 +89,8 @@ def reduce_integration(state: PipelineState, event: IntegrationEvent) -> Pipelin
         case IntegrationResolved():
             if now.status is not IntegrationStatus.RESOLVING or event.agent != now.resolver:
                 return anomaly(state, event, "no resolver of this one was at work")
-            return advance(state, integration=evolve(now, paths=event.paths))
+            resolved = evolve(now, paths=event.paths, resolved_by=event.agent)
+            return advance(state, integration=resolved)
         case IntegrationGated():
             if now.status is not _REPLAYED or event.head != now.head:
                 return anomaly(state, event, "the gate ran on no replayed head of this one")
@@ -113,6 +114,7 @@ def reduce_integration(state: PipelineState, event: IntegrationEvent) -> Pipelin
                 passed=(),
                 tried=0,
                 resolver=None,
+                resolved_by=None,
             )
             return advance(state, integration=again)
         case TargetAdvanced():

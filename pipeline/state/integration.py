@@ -58,6 +58,8 @@ class Integration:
     resolvers: tuple[AgentName, ...] = ()
     tried: int = 0
     resolver: AgentName | None = None
+    resolved_by: AgentName | None = None
+    """The resolver whose resolution the replay under way (or landed) holds."""
     status: IntegrationStatus = IntegrationStatus.QUEUED
     onto: str | None = None
     tip: str | None = None

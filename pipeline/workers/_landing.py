@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pipeline.errors import PipelineError
 from pipeline.handlers.runtime import GitError
-from pipeline.handlers.store import RunStore
+from pipeline.handlers.store import RunStore, StoreError
 from pipeline.state import PipelineState, TerminationReason
 from pipeline.workspace import Workspace, land_run
 
@@ -24,6 +24,8 @@ def land_ticket(root: Path, workspace: Workspace, state: PipelineState, store: R
         return ""
     try:
         landing = land_run(root, workspace.layout.root, store, state.run.run_id)
+    except StoreError:
+        raise  # the store or the lease is gone: the ticket is taken over, not done
     except (PipelineError, GitError, OSError) as error:
         # The run completed all the same: the ticket is done; `ralph worktrees merge` goes on.
         return f"; not merged: {error}"

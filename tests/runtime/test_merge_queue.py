@@ -291,31 +291,46 @@ def _listed(root: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in shown.stdout.splitlines()]
 
 
-QUITTER = "git rebase --abort"
-"""A resolver that gives the replay up instead of resolving it."""
+REPORT = "mkdir -p .agent/out && printf 'completed\\nresolved' > .agent/out/status"
 
-MERGER = """
-git diff --name-only --diff-filter=U | while read -r f; do printf 'both\\n' > "$f"; done
-mkdir -p .agent/out && printf 'completed\\nresolved' > .agent/out/status
-"""
+RESOLVE = (
+    "git diff --name-only --diff-filter=U | while read -r f; do printf 'both\\n' > \"$f\"; done"
+)
+
+MOVE_MAIN = "git update-ref refs/heads/main $(git commit-tree -p HEAD -m x 'HEAD^{tree}')"
+
+HOSTILE = {
+    "quitter": "git rebase --abort",
+    "idle": REPORT,
+    "sneaky": f"{RESOLVE}\necho planted > README.md\n{REPORT}",
+    "mover": f"{RESOLVE}\n{MOVE_MAIN}\n{REPORT}",
+    "committer": f"{RESOLVE}\ngit add -A && git -c core.editor=true rebase --continue\n{REPORT}",
+}
+"""Resolvers that must not get anything landed: one gives the replay up, one says it resolved
+what it never touched, one changes a file besides the conflicted one, one moves the target
+itself, one goes on with the replay itself."""
+
+MERGER = f"{RESOLVE}\n{REPORT}\n"
 """A resolver that resolves every conflicted file (as a model would, by writing it whole) and
 reports as its prompt asks."""
 
 
 def test_a_conflict_goes_to_the_merger_hat_and_lands_resolved(tmp_path: Path) -> None:
-    """``[merge] resolvers``: the first gives the replay up (still conflicted), the second
-    resolves it; the resolution is checked, replayed on and lands, the log naming who did."""
+    """``[merge] resolvers``: each hostile one in turn leaves the replay conflicted, with
+    nothing of what it did kept; the last resolves it, and the resolution is checked,
+    replayed on and lands, the log naming who did."""
     root = make_workspace(
         tmp_path / "repo",
         scripts={},
         agents={
             "main": ["sh", "-c", SAME_LINES],
-            "quitter": ["sh", "-c", QUITTER],
+            **{name: ["sh", "-c", script] for name, script in HOSTILE.items()},
             "merger": ["sh", "-c", MERGER],
         },
-        extra='[merge]\nresolvers = ["quitter", "merger"]\n',
+        extra=f"[merge]\nresolvers = {json.dumps([*HOSTILE, 'merger'])}\n",
     )
     first, second = _runs(root, 2)
+    readme = (root / "README.md").read_text()
     merged = ralph("worktrees", "merge", str(first["name"]), str(second["name"]), cwd=root)
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert "merger resolved the conflicts in shared.txt" in merged.stderr
@@ -326,12 +341,14 @@ def test_a_conflict_goes_to_the_merger_hat_and_lands_resolved(tmp_path: Path) ->
     assert [type(f).__name__ for f in facts] == [
         "IntegrationQueued",
         "IntegrationConflicted",  # the plain replay
-        "IntegrationConflicted",  # the quitter's
+        *["IntegrationConflicted"] * len(HOSTILE),
         "IntegrationResolved",
         "IntegrationRebased",
         "TargetAdvanced",
     ]
-    resolved = facts[3]
+    assert (root / "README.md").read_text() == readme
+    assert _git(root, "reflog", "--format=%gs", "main").count("ralph: land") == 2
+    resolved = facts[-3]
     assert isinstance(resolved, IntegrationResolved)
     assert (resolved.agent, resolved.paths) == ("merger", ("shared.txt",))
     # The resolver's prompt named the file, and nothing of ralph's own went into a commit.

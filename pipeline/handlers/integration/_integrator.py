@@ -24,6 +24,7 @@ from pipeline.effects import (
 )
 from pipeline.events import (
     Count,
+    DevelopmentIterationCompleted,
     Digest,
     GateBoundary,
     GateFinished,
@@ -31,6 +32,7 @@ from pipeline.events import (
     IntegrationFailed,
     IntegrationGated,
     InvocationSucceeded,
+    IterationStatus,
     Ordinal,
     PipelineEvent,
     PromptKind,
@@ -40,12 +42,13 @@ from pipeline.handlers._protocol import facts_of
 from pipeline.handlers.integration._move import move_target
 from pipeline.handlers.integration._prompt import MERGER_HAT, merger_prompt
 from pipeline.handlers.integration._replay import Resolve, replay_branch
-from pipeline.handlers.integration._scratch import fresh_scratch
+from pipeline.handlers.integration._scratch import fresh_scratch, git_out
 from pipeline.handlers.runtime import (
     GitPolicy,
     Runtime,
     WorkspaceLayout,
     choose_sandbox,
+    run_git,
 )
 
 __all__ = ["Integrator"]
@@ -118,8 +121,15 @@ class Integrator:
                 response_schema=None,
                 hat=MERGER_HAT,
             )
+            refs = _refs(self.root)
             facts = facts_of(self._runtime()(invoke))
-            return any(isinstance(fact, InvocationSucceeded) for fact in facts)
+            if _refs(self.root) != refs:
+                # The repository's git folder is shared: a branch it moved is put back.
+                _restore(self.root, refs)
+                return False
+            said = [f.status for f in facts if isinstance(f, DevelopmentIterationCompleted)]
+            succeeded = any(isinstance(fact, InvocationSucceeded) for fact in facts)
+            return succeeded and said == [IterationStatus.COMPLETED]
 
         return resolve
 
@@ -145,3 +155,19 @@ class Integrator:
                 )
         reason = f"gate {effect.gate} did not run on the replayed head"
         return (IntegrationFailed(reason, self.clock()),)
+
+
+def _refs(root: Path) -> dict[str, str]:
+    """Every ref of the repository, with the object it names."""
+    listed = git_out(root, "for-each-ref", "--format=%(refname) %(objectname)")
+    return dict(line.rsplit(" ", 1) for line in listed.splitlines() if " " in line)
+
+
+def _restore(root: Path, refs: dict[str, str]) -> None:
+    """Put every ref back as ``refs`` has it: moved ones back, new ones gone, gone ones back."""
+    now = _refs(root)
+    for ref in now.keys() - refs.keys():
+        run_git(root, "update-ref", "-d", ref, policy=GitPolicy(), check=False)
+    for ref, sha in refs.items():
+        if now.get(ref) != sha:
+            run_git(root, "update-ref", ref, sha, policy=GitPolicy(), check=False)

@@ -48,6 +48,10 @@ def move_target(
         return (TargetMoved(effect.old, found or "(no branch)", clock()),)
     holder = _checked_out(root, ref)
     if found == effect.old:
+        if not _holds(root, effect.new, effect.old):
+            # Never a move that would drop what the target holds: a fast-forward only.
+            reason = f"{effect.new[:12]} does not hold {effect.target}'s {effect.old[:12]}"
+            return (IntegrationFailed(reason, clock()),)
         if holder is not None:
             stale = _would_not_follow(holder, effect.old, effect.new)
             if stale:

@@ -48,8 +48,9 @@ MAX_RESOLUTIONS: Final = 100
 """The most conflicted stops of one replay a resolver is put to (one per replayed commit at
 most): a bound whatever the agent does."""
 
-_MARKERS: Final = re.compile(rb"^(<<<<<<<|>>>>>>>)( |$)", re.MULTILINE)
-"""A conflict marker git writes, at the start of a line."""
+_MARKERS: Final = re.compile(rb"^(<{7,}|>{7,})( |$)", re.MULTILINE)
+"""A conflict marker git writes, at the start of a line (longer with a
+``conflict-marker-size`` attribute)."""
 
 
 def replay_branch(
@@ -84,12 +85,11 @@ def replay_branch(
     for _ in range(MAX_RESOLUTIONS):
         if done.returncode == 0 or not paths or resolver is None:
             break
-        if not resolver(paths) or not _settled(scratch, paths, policy):
+        before = _stop(scratch, paths, policy)
+        left = {path: _content(scratch / path) for path in paths}
+        if not resolver(paths) or not _settled(scratch, left, before, policy):
             break
         resolved.update(dict.fromkeys(paths))
-        if not _rebasing(scratch, policy):
-            done = run_git(scratch, "rev-parse", "HEAD", policy=policy)  # it went on itself
-            break
         done = run_git(scratch, "-c", "core.editor=true", "rebase", "--continue", policy=policy,
                        check=False)  # fmt: skip
         paths = _unmerged(scratch, policy)
@@ -103,10 +103,11 @@ def replay_branch(
         said = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no message"]
         return (IntegrationFailed(f"git rebase onto {onto[:12]} failed: {said[0]}", clock()),)
     head = git_out(scratch, "rev-parse", "HEAD").strip()
-    if resolved and not _holds(root, head, onto):
-        # The resolver gave the replay up (a rebase --abort of its own): still conflicted.
+    replayed = _count(root, f"{onto}..{head}")
+    if not _descends(root, head, onto) or replayed != _count(root, f"{onto}..{tip}"):
         drop_scratch(root, scratch)
-        return (IntegrationConflicted(onto, tuple(resolved), clock()),)
+        reason = f"the replay is not {effect.branch}'s commits on {onto[:12]}, one for one"
+        return (IntegrationFailed(reason, clock()),)
     missing = pending - _ralph_commits(root, f"{onto}..{head}")
     if missing:
         drop_scratch(root, scratch)
@@ -127,24 +128,70 @@ def _unmerged(scratch: Path, policy: GitPolicy) -> tuple[str, ...]:
     return tuple(os.fsdecode(p) for p in listed.stdout.split(b"\0") if p)
 
 
-def _settled(scratch: Path, paths: tuple[str, ...], policy: GitPolicy) -> bool:
-    """Whether the resolver left no conflict: no marker in the conflicted files (those it
-    kept), and once its changes are staged (ralph's own folders left out), no unmerged
-    path."""
-    for path in paths:
+Stop = tuple[str, dict[str, tuple[str, bytes | None]]]
+"""Where a replay stopped on a conflict: HEAD, and each other path that differs from it (what
+the commit being replayed brought cleanly): its index entry and its content."""
+
+
+def _stop(scratch: Path, paths: tuple[str, ...], policy: GitPolicy) -> Stop:
+    """The replay's stop as the resolver finds it, but for the conflicted ``paths``."""
+    head = git_out(scratch, "rev-parse", "HEAD").strip()
+    others = sorted(_changed(scratch, policy) - set(paths))
+    if not others:
+        return head, {}
+    listed = run_git_bytes(
+        scratch, "ls-files", "--stage", "-z", "--", *(f":(literal){p}" for p in others),
+        policy=policy,
+    )  # fmt: skip
+    entries: dict[str, str] = {}
+    for entry in listed.stdout.split(b"\0"):
+        if b"\t" in entry:
+            staged, path = entry.split(b"\t", 1)
+            entries[os.fsdecode(path)] = staged.decode()
+    return head, {path: (entries.get(path, ""), _content(scratch / path)) for path in others}
+
+
+def _content(file: Path) -> bytes | None:
+    """A path's content as git would take it (a symlink's target), None when it is absent."""
+    try:
+        return os.fsencode(os.readlink(file)) if file.is_symlink() else file.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+
+
+def _settled(scratch: Path, left: dict[str, bytes | None], before: Stop, policy: GitPolicy) -> bool:
+    """Whether the resolver resolved the conflicts in the files git ``left`` (with what it
+    left in them) and did nothing else: the replay still stopped where it was (no commit,
+    rebase step or abort of its own), nothing else changed from how it found it (ralph's own
+    folders aside), each conflicted file changed, with no conflict marker and no symlink;
+    then, those staged, nothing stays unmerged."""
+    paths = tuple(left)
+    if not _rebasing(scratch, policy) or _stop(scratch, paths, policy) != before:
+        return False
+    for path, was in left.items():
         file = scratch / path
         try:
-            if file.is_file() and not file.is_symlink() and _MARKERS.search(file.read_bytes()):
+            if file.is_symlink() or (file.is_file() and _MARKERS.search(file.read_bytes())):
                 return False
         except OSError:
             return False
-    if _rebasing(scratch, policy):
-        staged = run_git(
-            scratch, "add", "--all", "--", ".", *own_pathspecs(), policy=policy, check=False
-        )
-        if staged.returncode != 0:
-            return False
-    return not _unmerged(scratch, policy)
+        if _content(file) == was:
+            return False  # untouched: nothing was resolved
+    staged = run_git(
+        scratch, "add", "--all", "--", *(f":(literal){p}" for p in paths), policy=policy,
+        check=False,
+    )  # fmt: skip
+    return staged.returncode == 0 and not _unmerged(scratch, policy)
+
+
+def _changed(scratch: Path, policy: GitPolicy) -> set[str]:
+    """Every path that differs from HEAD in the scratch worktree (staged, unstaged, untracked),
+    ralph's own folders aside."""
+    listed = run_git_bytes(
+        scratch, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+        "--", ".", *own_pathspecs(), policy=policy,
+    )  # fmt: skip
+    return {os.fsdecode(entry[3:]) for entry in listed.stdout.split(b"\0") if len(entry) > 3}
 
 
 def _rebasing(scratch: Path, policy: GitPolicy) -> bool:
@@ -154,6 +201,17 @@ def _rebasing(scratch: Path, policy: GitPolicy) -> bool:
         if (scratch / found.stdout.strip()).exists():
             return True
     return False
+
+
+def _descends(root: Path, head: str, base: str) -> bool:
+    """Whether ``base`` is in ``head``'s history (strictly: by its id)."""
+    done = run_git(root, "merge-base", "--is-ancestor", base, head, policy=GitPolicy(), check=False)
+    return done.returncode == 0
+
+
+def _count(root: Path, span: str) -> int:
+    """How many commits (merges aside) ``span`` holds."""
+    return int(git_out(root, "rev-list", "--count", "--no-merges", span).strip() or 0)
 
 
 def _holds(root: Path, tip: str, commit: str) -> bool:
