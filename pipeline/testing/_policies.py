@@ -3,6 +3,8 @@ policy with a topology, gates, screens, provider limits and escalation ladders."
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 from hypothesis import strategies as st
 
@@ -27,6 +29,7 @@ from pipeline.testing._topologies import (
 __all__ = ["hats", "ladders_of", "limit_policies", "loop_policies"]
 
 
+@functools.cache
 def hats() -> st.SearchStrategy[tuple[Hat, ...]]:
     """A hat for each role, each with one to three patterns."""
 
@@ -38,6 +41,7 @@ def hats() -> st.SearchStrategy[tuple[Hat, ...]]:
     return st.tuples(*(hat(role) for role in Role))
 
 
+@functools.cache
 def loop_policies() -> st.SearchStrategy[LoopPolicy]:
     """Any valid loop policy: controls on or off, small thresholds so detectors fire; the
     built-in pipeline, or a topology of the user's own."""
@@ -73,6 +77,7 @@ def _with_ladders(policy: LoopPolicy) -> st.SearchStrategy[LoopPolicy]:
     return drawn.map(lambda ladders: attrs.evolve(policy, ladders=ladders))
 
 
+@functools.cache
 def ladders_of(hat: str) -> st.SearchStrategy[Ladder]:
     """An escalation ladder for ``hat``: one to three models, small bounce counts (at least
     one kind counted), review topics, stepping down or not."""
@@ -96,6 +101,7 @@ def ladders_of(hat: str) -> st.SearchStrategy[Ladder]:
     return counts.flatmap(build)
 
 
+@functools.cache
 def limit_policies() -> st.SearchStrategy[LimitPolicy]:
     """Any valid ``[limits]`` policy: each choice, waits from none to a day, and a share of a
     usage window to stop at (or none)."""

@@ -97,6 +97,7 @@ __all__ = [
 T = TypeVar("T")
 
 
+@functools.cache
 def instants() -> st.SearchStrategy[Instant]:
     """Timezone-aware UTC times between 2000 and 2100."""
     return st.datetimes(
@@ -107,6 +108,7 @@ def instants() -> st.SearchStrategy[Instant]:
     ).map(lambda moment: Instant(moment.replace(fold=0)))
 
 
+@functools.cache
 def budgets(
     max_iterations: int = 4, max_review_passes: int = 3, max_retries: int = 3
 ) -> st.SearchStrategy[Budget]:
@@ -136,16 +138,19 @@ def budgets(
     return build()
 
 
+@functools.cache
 def limits(max_value: float) -> st.SearchStrategy[Usd]:
     """Spend limits: amounts above 0 up to ``max_value``."""
     return usd(max_value).filter(lambda amount: amount > 0)
 
 
+@functools.cache
 def usd(max_value: float = 1_000.0) -> st.SearchStrategy[Usd]:
     """Amounts of US dollars from 0 to ``max_value`` (finite)."""
     return st.floats(0.0, max_value, allow_nan=False, allow_infinity=False).map(Usd)
 
 
+@functools.cache
 def usage_facts() -> st.SearchStrategy[UsageReported]:
     """``UsageReported`` facts whose cost and cost source agree."""
 
@@ -172,6 +177,7 @@ def usage_facts() -> st.SearchStrategy[UsageReported]:
     return st.tuples(st.sampled_from(CostSource), usd()).flatmap(lambda pair: build(*pair))
 
 
+@functools.cache
 def chains(max_agents: int = 3) -> st.SearchStrategy[tuple[RoleChain, ...]]:
     """A chain of 1 to ``max_agents`` distinct agents for every role."""
     agents = st.lists(agent_names(), min_size=1, max_size=max_agents, unique=True).map(tuple)
@@ -182,6 +188,7 @@ def chains(max_agents: int = 3) -> st.SearchStrategy[tuple[RoleChain, ...]]:
     return st.tuples(*(chain_of(role) for role in Role))
 
 
+@functools.cache
 def json_values() -> st.SearchStrategy[Json]:
     """Any JSON value an agent could publish: scalars, and arrays and objects of them."""
     scalars = (
@@ -201,11 +208,13 @@ def json_values() -> st.SearchStrategy[Json]:
     return values.map(Json.of)
 
 
+@functools.cache
 def window_reports() -> st.SearchStrategy[UsageWindowReported]:
     """``UsageWindowReported`` facts: a window's share from empty to over full."""
     return st.builds(UsageWindowReported, utilization=st.floats(0.0, 1.5))
 
 
+@functools.cache
 def spend_lines() -> st.SearchStrategy[SpendLine]:
     """What a set of invocations used, as the ledger folds it: counts, and a finite known
     cost (a fold of validated ``Usd`` values is never infinite)."""
@@ -222,6 +231,7 @@ def spend_lines() -> st.SearchStrategy[SpendLine]:
     )
 
 
+@functools.cache
 def response_facts() -> st.SearchStrategy[ResponseSubmitted]:
     """A structured response with a verdict that agrees with itself: a valid one with no
     problems, an invalid one with at least one."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from hypothesis import strategies as st
 
 from pipeline.events import (
@@ -77,11 +79,13 @@ def gate_spec(draw: st.DrawFn) -> GateSpec:
     )
 
 
+@functools.cache
 def gate_specs() -> st.SearchStrategy[tuple[GateSpec, ...]]:
     """Up to three gates with distinct names."""
     return st.lists(gate_spec(), max_size=3, unique_by=lambda g: g.name).map(tuple)
 
 
+@functools.cache
 def tamper_policies() -> st.SearchStrategy[TamperPolicy | None]:
     """No tamper screen, or one with any action on a hit and a per-detector override."""
     actions = st.sampled_from(tuple(GateAction))
@@ -94,6 +98,7 @@ def tamper_policies() -> st.SearchStrategy[TamperPolicy | None]:
     )
 
 
+@functools.cache
 def postcondition_policies() -> st.SearchStrategy[PostconditionPolicy | None]:
     """No postconditions, or any with any action on a failure."""
     return st.none() | st.builds(
