@@ -108,7 +108,9 @@ def worlds() -> tuple[WorldConfig, ...]:
             ),
         ),
     )
-    # The screen alone: a task's round and the final one resolved by what it finds.
+    # The screen alone: a task's round and the final one resolved by what it finds. On the
+    # two-iteration budget: a screen that blocks a review's fix goes back to development, as
+    # a gate does, which one iteration never reaches (a simulated run found the edge first).
     screened = attrs.evolve(controls, tamper=TamperPolicy(), postconditions=PostconditionPolicy())
     stalled = attrs.evolve(controls, topology=attrs.evolve(topology, starting_event="nobody"))
     # With every control off the graph is a part of this one (checked when this was written).
@@ -120,5 +122,5 @@ def worlds() -> tuple[WorldConfig, ...]:
         WorldConfig(small, chains, None, "graph", routed),
         WorldConfig(small, chains, None, "graph", stalled),
         WorldConfig(budget, chains, None, "graph", gated),
-        WorldConfig(small, chains, None, "graph", screened),
+        WorldConfig(budget, chains, None, "graph", screened),
     )
