@@ -21,7 +21,7 @@ from typing import final
 
 from attrs import frozen
 
-from pipeline.config import ConfigError, RalphConfig, parse_config
+from pipeline.config import POSTGRES_SCHEMES, ConfigError, RalphConfig, parse_config
 from pipeline.engine import integrate, load_state, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import (
@@ -218,9 +218,10 @@ def _integrate_in(
         utc_now,
         prepare=lambda scratch: carry_setup(worktree.path, scratch),
     )
-    state = integrate(
-        store, integrator, run_id, redactor=redactor, queued=queued, on_event=on_event
-    )
+    with _store_lease(root, store):
+        state = integrate(
+            store, integrator, run_id, redactor=redactor, queued=queued, on_event=on_event
+        )
     assert state.integration is not None  # integrate recorded one or went on with one
     return Landing(worktree, run_id, state.integration)
 
@@ -288,6 +289,21 @@ def _config(root: Path, worktree: Path) -> tuple[RalphConfig, Digest]:
     except (OSError, UnicodeDecodeError, ConfigError) as error:
         raise WorktreeError(f"{file}: {error}") from error
     return config, Digest(hashlib.sha256(text.encode()).hexdigest())
+
+
+def _store_lease(root: Path, store: RunStore) -> contextlib.AbstractContextManager[object]:
+    """With a PostgreSQL store (a queue's, or ``[store] url``): the repository's integrator
+    lease there too, for integrators the file lock cannot see each other through (other
+    machines sharing the repository's folder); none with a SQLite store."""
+    url = getattr(store, "url", None)
+    if not isinstance(url, str) or not url.startswith(POSTGRES_SCHEMES):
+        return contextlib.nullcontext()
+    from pipeline.handlers.store.postgres import advisory_lease
+
+    common = run_git(
+        root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
+    ).stdout.strip()
+    return advisory_lease(url, f"ralph-integration:{Path(common).resolve()}")
 
 
 @contextlib.contextmanager

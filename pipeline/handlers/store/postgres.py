@@ -37,6 +37,7 @@ from pipeline.handlers.store._pg_append import (
     holds,
 )
 from pipeline.handlers.store._pg_connection import PgSession, describe_url
+from pipeline.handlers.store._pg_lease import advisory_lease
 from pipeline.handlers.store._pg_migrations import (
     PG_MIGRATIONS,
     applied_migrations,
@@ -61,7 +62,7 @@ from pipeline.handlers.store._rows import (
 from pipeline.serialization import EncodedCheckpoint, unstructure_event
 from pipeline.views import ResponseLogRow, response_log
 
-__all__ = ["AppendGuard", "PostgresEventStore", "describe_url"]
+__all__ = ["AppendGuard", "PostgresEventStore", "advisory_lease", "describe_url"]
 
 _READ_BATCH: Final = 1_000
 _CHAIN_MIGRATION: Final = 6
