@@ -62,6 +62,7 @@ def list_command(
                 "merged": w.merged,
                 "run": w.run,
                 "phase": w.phase,
+                "landing": w.landing,
                 "busy": w.busy,
             }
             sys.stdout.write(json.dumps(row) + "\n")
@@ -70,12 +71,16 @@ def list_command(
         out.print("No worktrees of ralph's here (ralph run --worktree makes one).")
         return
     table = Table()
-    for column in ("name", "branch", "run", "phase", "ahead", "merged", "at work", "folder"):
+    columns = ("name", "branch", "run", "phase", "ahead", "merged", "landing", "at work", "folder")
+    for column in columns:
         # Folded, never cut: a name or a folder cut short names nothing.
         table.add_column(column, overflow="fold")
     for w in found:
         merged, busy = ("yes" if w.merged else "no"), ("yes" if w.busy else "no")
-        cells = (w.name, w.branch, w.run or "-", w.phase or "-", str(w.ahead), merged, busy)
+        cells = (
+            w.name, w.branch, w.run or "-", w.phase or "-", str(w.ahead), merged,
+            w.landing or "-", busy,
+        )  # fmt: skip
         # Text, never markup; every control character shown (a folder's name is anyone's).
         table.add_row(*(Text(terminal_safe(cell)) for cell in (*cells, str(w.path))))
     out.print(table)

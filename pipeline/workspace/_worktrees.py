@@ -69,8 +69,9 @@ class WorktreeError(PipelineError, ValueError):
 class RunWorktree:
     """A worktree of ralph's: where it is, its branch and head, and against the workspace's
     HEAD: the commits it has that HEAD lacks, and whether HEAD holds all of them (merged);
-    its latest run and how that run stands (None: no run yet) and whether it has ended, and
-    whether a run holds it."""
+    its latest run and how that run stands (None: no run yet) and whether it has ended, where
+    its landing through the merge queue stands (None: never queued), and whether a run holds
+    it."""
 
     name: str
     path: Path
@@ -81,6 +82,7 @@ class RunWorktree:
     phase: str | None
     ended: bool
     busy: bool
+    landing: str | None = None
 
     @property
     def merged(self) -> bool:
@@ -156,7 +158,7 @@ def run_worktrees(root: Path) -> list[RunWorktree]:
     for path, head, ref in _listed(root):
         branch = ref.removeprefix("refs/heads/")
         ahead = int(_git(root, "rev-list", "--count", f"HEAD..{head}").strip() or 0)
-        run, phase, ended = _latest_run(path)
+        run, phase, ended, landing = _latest_run(path)
         found.append(
             RunWorktree(
                 name=branch.split("/", 1)[1].split("-", 1)[1],  # ralph/run-NAME: NAME
@@ -168,6 +170,7 @@ def run_worktrees(root: Path) -> list[RunWorktree]:
                 phase=phase,
                 ended=ended,
                 busy=_busy(path),
+                landing=landing,
             )
         )
     return found
@@ -265,25 +268,26 @@ def _listed(root: Path) -> list[tuple[Path, str, str]]:
     return entries
 
 
-def _latest_run(path: Path) -> tuple[str | None, str | None, bool]:
-    """The latest run in the worktree's own store, how it stands, and whether it has ended
-    (None, None, True: no run there)."""
+def _latest_run(path: Path) -> tuple[str | None, str | None, bool, str | None]:
+    """The latest run in the worktree's own store, how it stands, whether it has ended, and
+    where its landing stands (None, None, True, None: no run there)."""
     store = WorkspaceLayout(path).store
     if not store.is_file():
-        return None, None, True
+        return None, None, True, None
     from pipeline.engine import load_state
 
     try:
         with open_store_at(str(store), must_exist=True, read_only=True) as opened:
             summaries = opened.runs()
             if not summaries:
-                return None, None, True
+                return None, None, True, None
             run_id = summaries[-1].run_id
             state, _ = load_state(opened, run_id)
     except (OSError, PipelineError):
-        return None, "unreadable store", False
+        return None, "unreadable store", False, None
     stands = state.termination.value if state.termination else state.phase.value
-    return run_id, stands, state.phase is Phase.COMPLETE
+    landing = None if state.integration is None else state.integration.status.value
+    return run_id, stands, state.phase is Phase.COMPLETE, landing
 
 
 def _busy(path: Path) -> bool:

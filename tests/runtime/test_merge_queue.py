@@ -133,6 +133,8 @@ def test_a_conflict_moves_nothing_and_lands_once_a_person_resolved_it(tmp_path: 
     assert (path / "shared.txt").read_text().strip() == second["name"]
     conflicted = _log(second)[-1]
     assert isinstance(conflicted, IntegrationConflicted)
+    standing = {w["name"]: w["landing"] for w in _listed(root)}
+    assert standing == {first["name"]: "landed", second["name"]: "conflicted"}
     assert conflicted.paths == ("shared.txt",)
     assert conflicted.onto == landed
     # Merging it again without a resolution conflicts again, and still moves nothing.
@@ -282,7 +284,7 @@ def test_ralph_run_merge_lands_each_completed_run_at_once(tmp_path: Path) -> Non
     assert _git(root, "rev-list", "--count", f"{start}..main") == "2"
     assert _git(root, "status", "--porcelain") == ""
     assert len(list(root.glob("*.txt"))) == 2
-    assert all(w["merged"] for w in _listed(root))
+    assert [(w["merged"], w["landing"]) for w in _listed(root)] == [(True, "landed")] * 2
 
 
 def _listed(root: Path) -> list[dict[str, object]]:
