@@ -27,7 +27,7 @@ from pipeline.events import (
     TargetAdvanced,
     TargetMoved,
 )
-from pipeline.handlers.integration._scratch import drop_scratch, git_out, revision
+from pipeline.handlers.integration._scratch import drop_scratch, git_out, holds, revision
 from pipeline.handlers.runtime import GitError, GitPolicy, run_git, run_git_bytes
 
 __all__ = ["move_target"]
@@ -41,14 +41,14 @@ def move_target(
     ref = f"refs/heads/{effect.target}"
     found = revision(root, ref)
     beyond = found is not None and found not in (effect.old, effect.new)
-    if beyond and found is not None and _holds(root, found, effect.new):
+    if beyond and found is not None and holds(root, found, effect.new):
         # Our move was made (the process died before its fact), and someone built on it.
         return _landed(effect, root, scratch, clock)
     if found not in (effect.old, effect.new):
         return (TargetMoved(effect.old, found or "(no branch)", clock()),)
     holder = _checked_out(root, ref)
     if found == effect.old:
-        if not _holds(root, effect.new, effect.old):
+        if not holds(root, effect.new, effect.old):
             # Never a move that would drop what the target holds: a fast-forward only.
             reason = f"{effect.new[:12]} does not hold {effect.target}'s {effect.old[:12]}"
             return (IntegrationFailed(reason, clock()),)
@@ -91,14 +91,6 @@ def _swap(root: Path, ref: str, new: str, old: str, message: str) -> bool:
     """Whether ``ref`` moved from ``old`` to ``new`` (compare-and-swap: only from ``old``)."""
     done = run_git(
         root, "update-ref", "-m", message, ref, new, old, policy=GitPolicy(), check=False
-    )
-    return done.returncode == 0
-
-
-def _holds(root: Path, tip: str, commit: str) -> bool:
-    """Whether ``tip``'s history holds ``commit``."""
-    done = run_git(
-        root, "merge-base", "--is-ancestor", commit, tip, policy=GitPolicy(), check=False
     )
     return done.returncode == 0
 

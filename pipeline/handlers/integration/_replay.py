@@ -27,6 +27,7 @@ from pipeline.handlers.integration._scratch import (
     drop_scratch,
     fresh_scratch,
     git_out,
+    holds,
     revision,
 )
 from pipeline.handlers.runtime import (
@@ -71,7 +72,7 @@ def replay_branch(
     if tip is None:
         return (IntegrationFailed(f"the run's branch {effect.branch!r} is gone", clock()),)
     last = effect.last_commit
-    if last is not None and not _holds(root, tip, last):
+    if last is not None and not _holds_run_commit(root, tip, last):
         reason = f"{effect.branch} no longer holds {last[:12]}, the run's last commit in its log"
         return (IntegrationFailed(reason, clock()),)
     pending = _ralph_commits(root, f"{onto}..{tip}")
@@ -104,7 +105,7 @@ def replay_branch(
         return (IntegrationFailed(f"git rebase onto {onto[:12]} failed: {said[0]}", clock()),)
     head = git_out(scratch, "rev-parse", "HEAD").strip()
     replayed = _count(root, f"{onto}..{head}")
-    if not _descends(root, head, onto) or replayed != _count(root, f"{onto}..{tip}"):
+    if not holds(root, head, onto) or replayed != _count(root, f"{onto}..{tip}"):
         drop_scratch(root, scratch)
         reason = f"the replay is not {effect.branch}'s commits on {onto[:12]}, one for one"
         return (IntegrationFailed(reason, clock()),)
@@ -203,23 +204,16 @@ def _rebasing(scratch: Path, policy: GitPolicy) -> bool:
     return False
 
 
-def _descends(root: Path, head: str, base: str) -> bool:
-    """Whether ``base`` is in ``head``'s history (strictly: by its id)."""
-    done = run_git(root, "merge-base", "--is-ancestor", base, head, policy=GitPolicy(), check=False)
-    return done.returncode == 0
-
-
 def _count(root: Path, span: str) -> int:
     """How many commits (merges aside) ``span`` holds."""
     return int(git_out(root, "rev-list", "--count", "--no-merges", span).strip() or 0)
 
 
-def _holds(root: Path, tip: str, commit: str) -> bool:
+def _holds_run_commit(root: Path, tip: str, commit: str) -> bool:
     """Whether ``tip``'s history holds ``commit``, or, after a person rebased the branch
     (say, to resolve a conflict), the commit the same effect made (its trailer)."""
     policy = GitPolicy()
-    done = run_git(root, "merge-base", "--is-ancestor", commit, tip, policy=policy, check=False)
-    if done.returncode == 0:
+    if holds(root, tip, commit):
         return True
     trailer = f"--format=%(trailers:key={EFFECT_TRAILER},valueonly)"
     said = run_git(root, "log", "-1", trailer, commit, "--", policy=policy, check=False)

@@ -20,6 +20,7 @@ __all__ = [
     "drop_scratch",
     "fresh_scratch",
     "git_out",
+    "holds",
     "revision",
     "scratch_folder",
 ]
@@ -47,6 +48,14 @@ def revision(root: Path, ref: str) -> str | None:
 RUN_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 """What a run id must look like to name a scratch folder: it comes from the worktree's own
 store, which an agent could have written, and the folder is removed with everything in it."""
+
+
+def holds(root: Path, tip: str, commit: str) -> bool:
+    """Whether ``tip``'s history holds ``commit`` (by its id)."""
+    done = run_git(
+        root, "merge-base", "--is-ancestor", commit, tip, policy=GitPolicy(), check=False
+    )
+    return done.returncode == 0
 
 
 def scratch_folder(root: Path, run_id: str) -> Path:
