@@ -355,3 +355,36 @@ def test_a_conflict_goes_to_the_merger_hat_and_lands_resolved(tmp_path: Path) ->
     assert (resolved.agent, resolved.paths) == ("merger", ("shared.txt",))
     # The resolver's prompt named the file, and nothing of ralph's own went into a commit.
     assert ".agent" not in _git(root, "log", "--name-only", "--format=", "main")
+
+
+def test_kill_9_while_the_merger_is_at_work_then_resume(tmp_path: Path) -> None:
+    """Killed while the resolver works (its replay's facts not yet in the log): the target
+    has not moved, and the next merge replays again with the resolver and lands once."""
+    root = make_workspace(
+        tmp_path / "repo",
+        scripts={},
+        agents={"main": ["sh", "-c", SAME_LINES], "merger": ["sh", "-c", f"sleep 1\n{MERGER}"]},
+        extra='[merge]\nresolvers = ["merger"]\n',
+    )
+    first, second = _runs(root, 2)
+    landed = ralph("worktrees", "merge", str(first["name"]), cwd=root)
+    assert landed.returncode == 0, landed.stderr
+    before = _git(root, "rev-parse", "main")
+    point = "integration.integration_conflicted:1:SIGKILL:0.4"
+    killed = ralph("worktrees", "merge", str(second["name"]), cwd=root, env={FAULT_ENV: point})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert _git(root, "rev-parse", "main") == before
+    assert _git(root, "status", "--porcelain") == ""
+    resumed = ralph("worktrees", "merge", cwd=root)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "merger resolved the conflicts in shared.txt" in resumed.stderr
+    assert (root / "shared.txt").read_text() == "both\n"
+    facts = [type(f).__name__ for f in _log(second) if type(f).__module__.endswith("integration")]
+    assert facts == [
+        "IntegrationQueued",
+        "IntegrationConflicted",
+        "IntegrationResolved",
+        "IntegrationRebased",
+        "TargetAdvanced",
+    ]
+    assert not list((tmp_path / "repo-worktrees").glob(".integration-*"))
