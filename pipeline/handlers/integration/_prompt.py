@@ -7,7 +7,7 @@ from typing import Final
 __all__ = ["MERGER_HAT", "merger_prompt"]
 
 MERGER_HAT: Final = "merger"
-"""The hat a resolver wears: ``[hats.merger]`` gives it arguments or a model of its own."""
+"""The hat a resolver wears (``RALPH_HAT``); its model and arguments are its agent entry's."""
 
 
 def merger_prompt(branch: str, target: str, paths: tuple[str, ...]) -> str:
