@@ -120,7 +120,8 @@ class MemoryEventStore:
                 RunSummary(run_id, len(run.bodies), run.started_at)
                 for run_id, run in self.storage.runs.items()
             ]
-        return sorted(listed, key=lambda summary: (summary.started_at, summary.run_id))
+        # A stable sort keeps runs that started at once in the order their logs began.
+        return sorted(listed, key=lambda summary: summary.started_at)
 
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
         """Keep ``checkpoint`` (replacing one at the same sequence)."""

@@ -141,6 +141,13 @@ PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         CREATE UNIQUE INDEX guidance_sent ON guidance (run_id, sent) WHERE sent IS NOT NULL;
         """,
     ),
+    (
+        10,
+        "runs numbered in the order their logs began",
+        """
+        ALTER TABLE runs ADD COLUMN created BIGSERIAL;
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction, under an advisory
 lock so that workers starting together do not race. Event bodies are ``JSON`` (kept as
@@ -155,7 +162,9 @@ event appended after it. A ticket given back while its run waits for a provider 
 reset is claimable only from ``not_before`` (version 7). ``guidance`` holds what ``ralph
 guide`` gave a run, numbered per run, until the run takes it in as a fact (version 8); each
 carries the key its sender drew (``sent``), so a send repeated after a lost reply keeps it
-once (version 9)."""
+once (version 9). ``runs.created`` numbers the runs in the order their logs began, which
+breaks the tie between runs that started at the same moment, as a fork and its source do
+(version 10; the runs an older release left are numbered as they lie)."""
 
 
 def applied_migrations(conn: psycopg.Connection[Any], label: str) -> set[int]:

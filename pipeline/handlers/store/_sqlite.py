@@ -276,7 +276,8 @@ class SqliteEventStore:
         """Every run, oldest first."""
         with self._guard("list runs"):
             rows = self._db.execute(
-                "SELECT run_id, head, started_at FROM runs ORDER BY started_at, run_id"
+                # rowid: the order the logs began in (a fork keeps its source's start)
+                "SELECT run_id, head, started_at FROM runs ORDER BY started_at, rowid"
             ).fetchall()
         return [RunSummary(RunId(run_id), int(head), started) for run_id, head, started in rows]
 

@@ -270,7 +270,7 @@ class PostgresEventStore(PgSession):
         rows = self.retrying(
             "list runs",
             lambda conn: conn.execute(
-                "SELECT run_id, head, started_at FROM runs ORDER BY started_at, run_id"
+                "SELECT run_id, head, started_at FROM runs ORDER BY started_at, created"
             ).fetchall(),
         )
         return [RunSummary(RunId(r), int(h), started.isoformat()) for r, h, started in rows]

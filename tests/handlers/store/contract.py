@@ -254,6 +254,17 @@ class EventStoreContract:
         store.append(RunId("a"), 2, topics(1, start=2))
         assert {(r.run_id, r.events) for r in store.runs()} == {("a", 3), ("b", 5)}
 
+    def test_runs_that_started_at_once_are_listed_in_the_order_their_logs_began(
+        self, make_store: StoreFactory
+    ) -> None:
+        """A fork keeps its source's start: the later log is the later run, whatever the
+        ids (the latest run is the one ``ralph resume`` goes on with when none is named)."""
+        store = make_store()
+        events = scripted_run().events[:3]
+        store.append(RunId("zzz-source"), 0, events)
+        store.append(RunId("aaa-fork"), 0, events)
+        assert [r.run_id for r in store.runs()] == ["zzz-source", "aaa-fork"]
+
     def test_checkpoints_round_trip_newest_first(self, make_store: StoreFactory) -> None:
         """Saved checkpoints come back verified, newest first, and equal the fold they cover."""
         store = make_store()
