@@ -33,7 +33,7 @@ from pipeline.events import (
     RunId,
     TerminationReason,
 )
-from pipeline.handlers.integration import Integrator, scratch_folder
+from pipeline.handlers.integration import Integrator, holds, scratch_folder
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, run_git
 from pipeline.handlers.store import NamedStore, RunStore, open_store_at
@@ -197,7 +197,7 @@ def _integrate_in(
         if (
             now is not None
             and now.status is IntegrationStatus.LANDED
-            and _holds(root, target, worktree.branch)
+            and holds(root, f"refs/heads/{target}", f"refs/heads/{worktree.branch}")
         ):
             return Landing(worktree, run_id, now)
         resolvers = tuple(AgentName(name) for name in config.merge.resolvers)
@@ -224,15 +224,6 @@ def _integrate_in(
         )
     assert state.integration is not None  # integrate recorded one or went on with one
     return Landing(worktree, run_id, state.integration)
-
-
-def _holds(root: Path, target: str, branch: str) -> bool:
-    """Whether ``target`` holds every commit of ``branch``."""
-    done = run_git(
-        root, "merge-base", "--is-ancestor", f"refs/heads/{branch}", f"refs/heads/{target}",
-        policy=GitPolicy(), check=False,
-    )  # fmt: skip
-    return done.returncode == 0
 
 
 def _check_landable(worktree: RunWorktree, run_id: str, state: PipelineState) -> None:
@@ -300,24 +291,26 @@ def _store_lease(root: Path, store: RunStore) -> contextlib.AbstractContextManag
         return contextlib.nullcontext()
     from pipeline.handlers.store.postgres import advisory_lease
 
-    common = run_git(
-        root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
-    ).stdout.strip()
-    return advisory_lease(url, f"ralph-integration:{Path(common).resolve()}")
+    return advisory_lease(url, f"ralph-integration:{_git_folder(root).resolve()}")
 
 
 @contextlib.contextmanager
 def _integrator_turn(root: Path) -> Iterator[None]:
     """This process's turn as the repository's integrator: waits for the one at work."""
+    fd = os.open(_git_folder(root) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _git_folder(root: Path) -> Path:
+    """The repository's own git folder (its worktrees share it): where its integrators meet."""
     try:
         common = run_git(
             root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
         ).stdout.strip()
     except GitError as error:
         raise WorktreeError(f"cannot find the git folder of {root}: {error}") from error
-    fd = os.open(Path(common) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    return Path(common)

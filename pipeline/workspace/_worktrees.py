@@ -14,7 +14,6 @@ has ended (a fork or a stopped run could still be resumed).
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, final
@@ -26,6 +25,7 @@ from pipeline.handlers.runtime import (
     GitError,
     GitPolicy,
     WorkspaceLayout,
+    branch_worktrees,
     new_run_id,
     run_git,
     run_git_bytes,
@@ -249,23 +249,8 @@ def main_worktree(root: Path) -> Path:
 
 
 def _listed(root: Path) -> list[tuple[Path, str, str]]:
-    """(folder, head, branch ref) of each of ralph's worktrees, as git lists them (``-z``:
-    a folder's name may hold a line break)."""
-    entries: list[tuple[Path, str, str]] = []
-    path: Path | None = None
-    head = ""
-    listing = run_git_bytes(root, "worktree", "list", "--porcelain", "-z", policy=GitPolicy())
-    for field in [*listing.stdout.split(b"\0"), b""]:
-        line = os.fsdecode(field)
-        if line.startswith("worktree "):
-            path, head = Path(line.removeprefix("worktree ")), ""
-        elif line.startswith("HEAD "):
-            head = line.removeprefix("HEAD ")
-        elif line.startswith("branch ") and path is not None:
-            ref = line.removeprefix("branch ")
-            if ref.startswith(_LISTED):
-                entries.append((path, head, ref))
-    return entries
+    """(folder, head, branch ref) of each of ralph's worktrees, as git lists them."""
+    return [entry for entry in branch_worktrees(root) if entry[2].startswith(_LISTED)]
 
 
 def _latest_run(path: Path) -> tuple[str | None, str | None, bool, str | None]:

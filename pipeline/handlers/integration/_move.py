@@ -15,7 +15,6 @@ the target at the new commit (or at a commit built on it) and finishes the step.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from pipeline.events import (
     TargetMoved,
 )
 from pipeline.handlers.integration._scratch import drop_scratch, git_out, holds, revision
-from pipeline.handlers.runtime import GitError, GitPolicy, run_git, run_git_bytes
+from pipeline.handlers.runtime import GitError, GitPolicy, branch_worktrees, run_git
 
 __all__ = ["move_target"]
 
@@ -126,12 +125,4 @@ def _would_not_follow(holder: Path, old: str, new: str) -> str:
 
 def _checked_out(root: Path, ref: str) -> Path | None:
     """The work tree that has branch ``ref`` checked out, if one has."""
-    listing = run_git_bytes(root, "worktree", "list", "--porcelain", "-z", policy=GitPolicy())
-    path: Path | None = None
-    for field in listing.stdout.split(b"\0"):
-        line = os.fsdecode(field)
-        if line.startswith("worktree "):
-            path = Path(line.removeprefix("worktree "))
-        elif line == f"branch {ref}" and path is not None:
-            return path
-    return None
+    return next((path for path, _head, branch in branch_worktrees(root) if branch == ref), None)

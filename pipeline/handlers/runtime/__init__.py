@@ -51,6 +51,7 @@ from pipeline.handlers.runtime._screen import (
     untracked_baseline,
 )
 from pipeline.handlers.runtime._secrets import find_secrets
+from pipeline.handlers.runtime._worktree_list import branch_worktrees
 
 __all__ = [
     "COST_TRAILER",
@@ -79,6 +80,7 @@ __all__ = [
     "UnsafePathError",
     "WorkspaceLayout",
     "agent_environment",
+    "branch_worktrees",
     "choose_sandbox",
     "commit_trailers",
     "configured_drivers",
