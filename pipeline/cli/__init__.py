@@ -7,6 +7,7 @@ agent runs once per topic, is dispatched before typer, rich or the engine are im
 
 from __future__ import annotations
 
+import os
 import sys
 
 # ``typing`` is imported for the type checker only: ``ralph emit`` loads this module, and
@@ -24,6 +25,7 @@ _COMMAND_MODULES = (
     "pipeline.cli._run_commands",
     "pipeline.cli._preset_commands",
     "pipeline.cli._agent_commands",
+    "pipeline.cli._context_commands",
     "pipeline.cli._worktree_commands",
     "pipeline.cli._merge_command",
     "pipeline.cli._read_commands",
@@ -61,6 +63,14 @@ def main() -> None:
         from pipeline.cli._emit import main as emit_main
 
         raise SystemExit(emit_main(sys.argv[2:]))
+    group = sys.argv[1] if len(sys.argv) > 2 else None
+    if group in ("memory", "task") and os.environ.get("RALPH_EVENTS_FILE"):
+        # An agent's note: into its run's events file, as lean as ``ralph emit``.
+        from pipeline.cli._note import AGENT_VERBS
+        from pipeline.cli._note import main as note_main
+
+        if sys.argv[2] in AGENT_VERBS[group]:
+            raise SystemExit(note_main(group, sys.argv[2:]))
     from pipeline.cli._shutdown import routed_signals
 
     typer_app = _full_app()

@@ -21,6 +21,7 @@ from pipeline.cli._report_bars import (
     tokens_cell,
     worn,
 )
+from pipeline.cli._report_context import tasks_html, tasks_markdown
 from pipeline.cli._report_escalation import moves_html, moves_markdown
 from pipeline.cli._report_gates import (
     gates_markdown,
@@ -176,6 +177,7 @@ def html_report(
         f"{moves_html(timeline.moves)}"
         f"{screens_table_html(screens)}{gates_table_html(gates)}"
         f"{sandbox_html(sandboxed) if sandboxed else ''}"
+        f"{tasks_html(final.context)}"
         '<table class="spend"><thead><tr><th>by</th><th></th><th>cost</th><th>tokens</th>'
         f"</tr></thead><tbody>{spend}</tbody></table>"
         f'<table class="state"><tbody>{state}</tbody></table>'
@@ -221,6 +223,7 @@ def markdown_report(
     lines += screens_markdown(screens)
     lines += gates_markdown(gates)
     lines += sandbox_markdown(sandboxed) if sandboxed else []
+    lines += tasks_markdown(final.context)
     lines += ["", "| by | | cost | tokens |", "| --- | --- | ---: | ---: |"]
     lines += [f"| {' | '.join(_cell(cell) for cell in row)} |" for row in spend_rows(timeline)]
     lines += ["", "| | |", "| --- | --- |"]

@@ -57,6 +57,7 @@ def check_ranges(config: RalphConfig) -> list[str]:
     problems.extend(_range("budgets.max_tokens", budgets.max_tokens, 1, MAX_COUNT))
     for name in _LOOP:
         problems.extend(_range(f"loop.{name}", getattr(config.loop, name), 0))
+    problems.extend(_range("context.memory_chars", config.context.memory_chars, 0))
     for index, gate in enumerate(config.gates):
         problems.extend(_range(f"gates.{index}.timeout_s", gate.timeout_s, 1))
         problems.extend(_range(f"gates.{index}.inactivity_timeout_s", gate.inactivity_timeout_s, 1))

@@ -20,7 +20,17 @@ from pipeline.config._loop import HatConfig, HatsConfig, LoopConfig
 from pipeline.config._presets import PRESETS, PromptVia
 from pipeline.config._sandbox import AgentSandboxConfig, SandboxConfig
 from pipeline.config._screen import PostconditionConfig, TamperConfig
-from pipeline.events import Budget, Count, DurationMs, Json, LoopPolicy, Ordinal, Role, Usd
+from pipeline.events import (
+    Budget,
+    ContextPolicy,
+    Count,
+    DurationMs,
+    Json,
+    LoopPolicy,
+    Ordinal,
+    Role,
+    Usd,
+)
 
 __all__ = [
     "POSTGRES_SCHEMES",
@@ -28,6 +38,7 @@ __all__ = [
     "AgentConfig",
     "BudgetConfig",
     "ChainConfig",
+    "ContextConfig",
     "Durability",
     "Invocation",
     "Price",
@@ -291,6 +302,21 @@ class MergeConfig:
 
 @final
 @frozen(kw_only=True)
+class ContextConfig:
+    """``[context]``: how runs use the workspace's memories and tasks."""
+
+    memory_chars: int = 4000
+    """The most characters of memories a prompt carries (0: none)."""
+    finish_tasks: bool = False
+    """Refuse the completion promise while a task is not done."""
+
+    def policy(self) -> ContextPolicy:
+        """The policy a run records for these settings."""
+        return ContextPolicy(Count(self.memory_chars), self.finish_tasks)
+
+
+@final
+@frozen(kw_only=True)
 class RalphConfig:
     """The whole ``ralph.toml``."""
 
@@ -314,6 +340,8 @@ class RalphConfig:
     store: StoreConfig = StoreConfig()
     run: RunConfig = RunConfig()
     merge: MergeConfig = MergeConfig()
+    context: ContextConfig = ContextConfig()
+    """``[context]``: the memories in prompts, and whether completion waits for the tasks."""
     redaction: RedactionConfig = RedactionConfig()
     git: GitConfig = GitConfig()
     limits: LimitsConfig = field(factory=LimitsConfig)
@@ -350,4 +378,5 @@ class RalphConfig:
             tamper=self.tamper.policy(has_gates),
             postconditions=self.postconditions.policy(has_gates),
             limits=self.limits.policy(),
+            context=self.context.policy(),
         )

@@ -21,6 +21,7 @@ from pipeline.events.values import (
     PromptKind,
     Role,
 )
+from pipeline.state.context import Memory, Task
 from pipeline.state.model import MalformedLineNote, Notice, ResponseCheck
 from pipeline.state.routing import RoutedTopic
 
@@ -29,10 +30,27 @@ __all__ = [
     "CollectReport",
     "InvokeAgent",
     "MaterializePrompt",
+    "PromptContext",
     "Publishing",
     "WaitForLimitReset",
     "ends_after_topics",
 ]
+
+
+@final
+@frozen(kw_only=True)
+class PromptContext:
+    """The workspace's memories and tasks a working prompt carries (chosen from the state
+    by the rules of ``docs/architecture/context.md``)."""
+
+    memories: tuple[Memory, ...]
+    memories_left_out: Count = field(validator=COUNT_VALIDATOR)
+    """Memories for this hat that did not fit the prompt's budget."""
+    tasks: tuple[Task, ...]
+    """The tasks not done yet."""
+    tasks_left_out: Count = field(validator=COUNT_VALIDATOR)
+    finish_tasks: bool
+    """Whether the completion promise waits for every task to be done."""
 
 
 @final
@@ -81,6 +99,9 @@ class MaterializePrompt:
     """The hat of a user's topology the prompt is for (a ``HAT`` prompt, or its correction)."""
     trigger: RoutedTopic | None = None
     """The topic that woke ``hat``, with its payload."""
+    context: PromptContext | None = None
+    """The memories and tasks the prompt carries (None: a prompt that takes none, such as a
+    commit message or a formatting correction)."""
 
 
 @final

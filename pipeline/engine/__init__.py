@@ -1,5 +1,6 @@
 """The engine: the loop that joins orchestration, handlers, reducers and the event store."""
 
+from pipeline.engine._context_book import ContextError, read_context, write_note
 from pipeline.engine._durable import (
     DurableRun,
     load_state,
@@ -28,6 +29,7 @@ __all__ = [
     "MAX_SALVAGE_REASON_CHARS",
     "NOTHING_DAMAGED",
     "AnswerError",
+    "ContextError",
     "DurableRun",
     "GuidanceError",
     "HandlerRegistry",
@@ -45,9 +47,11 @@ __all__ = [
     "guide",
     "integrate",
     "load_state",
+    "read_context",
     "respond",
     "run_durable",
     "run_in_memory",
     "salvage",
     "utc_now",
+    "write_note",
 ]

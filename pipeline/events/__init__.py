@@ -41,6 +41,7 @@ from pipeline.events.commit import (
     RebaseStarted,
     RebaseSucceeded,
 )
+from pipeline.events.context import ContextEvent, ContextNoted
 from pipeline.events.dev_fix import (
     AwaitingDevFixEvent,
     CompletionMarkerEmitted,
@@ -104,9 +105,11 @@ from pipeline.events.misc import (
     MiscEvent,
     PromptPermissionsRestored,
 )
+from pipeline.events.notes import CONTEXT_TOPICS, ContextNote, ContextPolicy, NoteKind
 from pipeline.events.planning import PlanningEvent, PlanningStarted, PlanProduced, PlanRejected
 from pipeline.events.policy import (
     CONNECTION_REFUSED_TOPIC,
+    CONTEXT_REFUSED_TOPIC,
     GIT_RESTORED_TOPIC,
     HUMAN_GUIDANCE_TOPIC,
     HUMAN_INTERACT_TOPIC,
@@ -203,12 +206,15 @@ PipelineEvent: TypeAlias = (
     | ValidationEvent
     | MiscEvent
     | IntegrationEvent
+    | ContextEvent
 )
 """Every fact the pipeline can record: the closed union of the category unions."""
 
 __all__ = [
     "CATEGORIES",
     "CONNECTION_REFUSED_TOPIC",
+    "CONTEXT_REFUSED_TOPIC",
+    "CONTEXT_TOPICS",
     "DEFAULT_BOUNCES",
     "DEFAULT_MAX_LIMIT_WAIT_S",
     "GIT_RESTORED_TOPIC",
@@ -244,6 +250,10 @@ __all__ = [
     "CommitSkipped",
     "CompletionMarkerEmitted",
     "ConnectionRefused",
+    "ContextEvent",
+    "ContextNote",
+    "ContextNoted",
+    "ContextPolicy",
     "CostSource",
     "Count",
     "DevFixCompleted",
@@ -301,6 +311,7 @@ __all__ = [
     "LogPosition",
     "LoopPolicy",
     "MiscEvent",
+    "NoteKind",
     "OnUsageLimit",
     "Ordinal",
     "OutputLineMalformed",

@@ -23,6 +23,7 @@ from attrs.validators import optional
 from pipeline.errors import PipelineError
 from pipeline.events.escalation import Ladder
 from pipeline.events.limit_policy import LimitPolicy
+from pipeline.events.notes import ContextPolicy
 from pipeline.events.screen import PostconditionPolicy, TamperPolicy
 from pipeline.events.values import (
     COUNT_VALIDATOR,
@@ -36,6 +37,7 @@ from pipeline.events.values import (
 
 __all__ = [
     "CONNECTION_REFUSED_TOPIC",
+    "CONTEXT_REFUSED_TOPIC",
     "GIT_RESTORED_TOPIC",
     "HUMAN_GUIDANCE_TOPIC",
     "HUMAN_INTERACT_TOPIC",
@@ -61,6 +63,9 @@ __all__ = [
 
 CONNECTION_REFUSED_TOPIC: Final = "ralph.connection_refused"
 """The notice telling the agent the sandbox refused its connections to a host."""
+
+CONTEXT_REFUSED_TOPIC: Final = "ralph.context_refused"
+"""The notice telling an agent its memory or task note was not taken, and why."""
 
 GIT_RESTORED_TOPIC: Final = "ralph.git_restored"
 """The notice telling the agent ralph undid its changes to the repository's git files."""
@@ -352,6 +357,9 @@ class LoopPolicy:
     """What the run does about its providers' limits (None: the defaults; none before 13)."""
     ladders: tuple[Ladder, ...] = field(default=(), validator=_ladders)
     """The hats' escalation ladders, one per hat at most (none before schema 14)."""
+    context: ContextPolicy | None = None
+    """How prompts carry memories and whether completion waits for the tasks (None: the
+    defaults; none before schema 19)."""
 
     @property
     def screens(self) -> bool:

@@ -15,6 +15,7 @@ from typing import Any, Final
 from pipeline.events import (
     agent,
     commit,
+    context,
     dev_fix,
     development,
     error,
@@ -31,7 +32,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 18
+SCHEMA_VERSION: Final = 19
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -61,6 +62,8 @@ limits: the ``ProviderLimited``, ``LimitResetAwaited`` and ``UsageWindowReported
 ``GuidanceGiven`` fact. 16 added ``RunForked`` (``ralph fork``). 17 added the fork's own
 agent, model and prompt digest to ``RunForked`` (absent before: the source's). 18 added
 the merge queue's facts (the ``integration`` category), recorded after ``RunCompleted``.
+19 added the
+workspace's memories and tasks (the ``context`` category: ``ContextNoted``).
 """
 
 
@@ -92,6 +95,7 @@ CATEGORIES: Final[Mapping[str, Any]] = types.MappingProxyType(
         "validation": validation.ValidationEvent,
         "misc": misc.MiscEvent,
         "integration": integration.IntegrationEvent,
+        "context": context.ContextEvent,
     }
 )
 """Each category's name and union, in the order ``PipelineEvent`` lists them."""
@@ -173,6 +177,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         integration.TargetMoved: "integration.target_moved",
         integration.TargetAdvanced: "integration.target_advanced",
         integration.IntegrationFailed: "integration.integration_failed",
+        context.ContextNoted: "context.context_noted",
     }
 )
 """The stable ``type`` discriminator of each event class on the wire."""

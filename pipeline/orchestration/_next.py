@@ -51,6 +51,7 @@ from pipeline.events import (
     Role,
     ScreenScope,
 )
+from pipeline.orchestration._context import prompt_context
 from pipeline.state import (
     Phase,
     PipelineState,
@@ -237,6 +238,7 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
     working = working_hat(state, role)
     hat = None if working is None else working.name
     correcting_now = kind is PromptKind.FORMAT_CORRECTION
+    publishing = _publishing(state, kind, role)
     return MaterializePrompt(
         effect_id=eid,
         kind=kind,
@@ -250,9 +252,10 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
         notices=() if correcting_now else notices_for(state.intake.notices, role, hat),
         response_schema=_schema(state, role),
         correction=correcting(state),
-        publishing=_publishing(state, kind, role),
+        publishing=publishing,
         hat=None if working is None else working.name,
         trigger=None if working is None else state.routing.trigger,
+        context=None if publishing is None else prompt_context(state, role, hat),
     )
 
 

@@ -12,6 +12,7 @@ from pipeline.events import WIRE_TAGS, PipelineEvent
 from pipeline.state import (
     AgentCursor,
     Checkpoints,
+    Context,
     Gating,
     Intake,
     Integration,
@@ -37,6 +38,7 @@ def advance(
     routing: Routing | None = None,
     gating: Gating | None = None,
     integration: Integration | None = None,
+    context: Context | None = None,
 ) -> PipelineState:
     """The state after one more event, with the given parts replaced."""
     return PipelineState(
@@ -51,6 +53,7 @@ def advance(
         gating=state.gating if gating is None else gating,
         ladders=state.ladders,
         integration=state.integration if integration is None else integration,
+        context=state.context if context is None else context,
     )
 
 

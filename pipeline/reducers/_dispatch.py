@@ -19,6 +19,7 @@ from pipeline.events import (
     AwaitingDevFixEvent,
     CheckpointSaved,
     CommitEvent,
+    ContextEvent,
     DevelopmentEvent,
     ErrorEvent,
     HumanEvent,
@@ -41,6 +42,7 @@ from pipeline.events.wire import members
 from pipeline.reducers._build import anomaly
 from pipeline.reducers.agent import reduce_agent
 from pipeline.reducers.commit import reduce_commit, reduce_rebase
+from pipeline.reducers.context import reduce_context
 from pipeline.reducers.dev_fix import reduce_dev_fix
 from pipeline.reducers.development import reduce_development
 from pipeline.reducers.error import reduce_error
@@ -90,6 +92,8 @@ def _route(event: PipelineEvent) -> CategoryReducer:
         return reduce_validation
     if isinstance(event, IntegrationEvent):
         return reduce_integration
+    if isinstance(event, ContextEvent):
+        return reduce_context
     assert_never(event)
 
 

@@ -15,6 +15,8 @@ from datetime import timedelta
 from attrs import evolve
 
 from pipeline.events import (
+    CONTEXT_REFUSED_TOPIC,
+    CONTEXT_TOPICS,
     HUMAN_INTERACT_TOPIC,
     TASK_ABANDONED_TOPIC,
     TASK_BLOCKED_TOPIC,
@@ -34,6 +36,7 @@ from pipeline.reducers._escalation import bounced
 from pipeline.reducers._notices import add_notice, seen_with
 from pipeline.reducers._routing import back_to_last_hat, queued
 from pipeline.reducers._transitions import finalize, start_development, start_validation
+from pipeline.reducers.context import agent_note, applied
 from pipeline.state import (
     Bounce,
     Intake,
@@ -77,6 +80,8 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
     topic = event.topic
     if topic == policy.cancellation_promise:
         return _cancel(state, _counted(i, topic))
+    if topic in CONTEXT_TOPICS:
+        return _context_note(state, event)
     publisher = i.publisher
     if policy.enforce_hat_scope and publisher is not None and topic != policy.completion_promise:
         scope = _scope(state, policy, publisher)
@@ -152,6 +157,26 @@ def _out_of_scope(state: PipelineState, event: TopicPublished, hat: str) -> Pipe
     return notify(state, add_notice(counted, notice))
 
 
+def _context_note(state: PipelineState, event: TopicPublished) -> PipelineState:
+    """An agent's memory or task note: applied at once and kept to be filed in the book, or
+    refused with a notice saying why. Every hat may publish one; it wakes no hat and counts
+    for no detector."""
+    intake = _counted(state.intake, event.topic)
+    note = agent_note(state, event)
+    result = note if isinstance(note, str) else applied(state.context, note)
+    if isinstance(note, str) or isinstance(result, str):
+        why = note if isinstance(note, str) else str(result)
+        notice = Notice(
+            topic=CONTEXT_REFUSED_TOPIC,
+            text=f"'{event.topic}' was not taken: {why}",
+            line_number=Count(event.line_number),
+            role=intake.publisher,
+        )
+        return notify(state, add_notice(intake, notice))
+    context = evolve(result, unfiled=(*result.unfiled, note))
+    return advance(state, intake=intake, context=context)
+
+
 def _counted(i: Intake, topic: str) -> Intake:
     return evolve(
         i,
@@ -183,12 +208,20 @@ def _cancel(state: PipelineState, intake: Intake) -> PipelineState:
 def _completion(
     state: PipelineState, intake: Intake, policy: LoopPolicy, event: TopicPublished
 ) -> PipelineState:
-    """The completion gate: accepted only once every required event has been seen."""
+    """The completion gate: accepted only once every required event has been seen (and,
+    with ``[context] finish_tasks``, every task is done)."""
     missing = _missing(policy, intake)
-    if missing:
+    unfinished = _unfinished(state, policy)
+    if missing or unfinished:
+        why = f"required events not yet seen: {', '.join(missing)}" if missing else ""
+        todo = "Publish them"
+        if unfinished:
+            why += "; " if why else ""
+            why += f"tasks not done: {', '.join(unfinished)} (`ralph task done ID`)"
+            todo = "Publish them and finish them" if missing else "Finish them"
         text = (
-            f"Completion refused: required events not yet seen: {', '.join(missing)}. "
-            f"Publish them before '{event.topic}' again; {_how_to_cancel(policy)}."
+            f"Completion refused: {why}. "
+            f"{todo} before '{event.topic}' again; {_how_to_cancel(policy)}."
         )
         refused = evolve(intake, completion_refusals=intake.completion_refusals + 1)
         return notify(
@@ -229,6 +262,20 @@ _WORK_PHASES = frozenset({Phase.PLANNING, Phase.DEVELOPMENT, Phase.REVIEW})
 def _missing(policy: LoopPolicy, intake: Intake) -> list[str]:
     """The required events not seen so far in the run."""
     return [t for t in policy.required_events if t not in intake.seen_topics]
+
+
+_MAX_NAMED_TASKS = 10
+"""The most unfinished tasks a refusal names (then how many more)."""
+
+
+def _unfinished(state: PipelineState, policy: LoopPolicy) -> list[str]:
+    """The tasks not done, when the policy makes completion wait for them."""
+    if policy.context is None or not policy.context.finish_tasks:
+        return []
+    ids = [task.task_id for task in state.context.open_tasks()]
+    if len(ids) > _MAX_NAMED_TASKS:
+        ids = [*ids[:_MAX_NAMED_TASKS], f"{len(ids) - _MAX_NAMED_TASKS} more"]
+    return ids
 
 
 def _how_to_cancel(policy: LoopPolicy) -> str:

@@ -30,6 +30,7 @@ from pipeline.events.values import (
     Role,
     RunId,
 )
+from pipeline.state.context import Context
 from pipeline.state.gating import Gating
 from pipeline.state.integration import Integration
 from pipeline.state.notices import MAX_NOTICES, Notice, notices_for
@@ -325,6 +326,8 @@ class PipelineState:
     """Where each hat with an escalation ladder stands on it (a hat not yet bounced: none)."""
     integration: Integration | None = None
     """The completed run's branch on its way to a target (``ralph worktrees merge``)."""
+    context: Context = field(factory=Context)
+    """The workspace's memories and tasks as the run knows them."""
 
     @property
     def phase(self) -> Phase:

@@ -32,9 +32,10 @@ from pipeline.handlers.runtime import (
     UnsafePathError,
     WorkspaceLayout,
     ensure_excluded,
-    guidance_facts,
+    file_unfiled,
     load_hat_schemas,
     load_response_schemas,
+    outside_facts,
     own_paths,
 )
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
@@ -365,7 +366,7 @@ def _drive_held(
                 on_warning(f"the topology: {problem.message}")
         if signals:
             stack.enter_context(_signals(interruption))
-        return run_durable(
+        done = run_durable(
             store,
             runtime,
             run_id=run_id,
@@ -375,8 +376,10 @@ def _drive_held(
             tracer=tracer,
             redactor=Redactor.from_environment(os.environ, workspace.config.redaction.variables),
             on_resume=lambda: runtime.sandbox_checked(runtime.clock()),
-            on_prompt=lambda state: guidance_facts(opened, state, runtime.clock),
+            on_prompt=lambda state: outside_facts(opened, state, runtime.clock),
         )
+        file_unfiled(opened, done.state)  # the last agent's notes, with no prompt after them
+        return done
 
 
 def _check_reconciled(workspace: Workspace, store: EventStore, run_id: RunId) -> None:

@@ -1,6 +1,7 @@
 """The runtime: handlers that carry out every effect in a real git workspace (I/O)."""
 
 from pipeline.handlers.runtime._agents import MAX_ARGUMENT_BYTES, AgentInvoker
+from pipeline.handlers.runtime._context import context_facts, file_unfiled, outside_facts
 from pipeline.handlers.runtime._failures import is_rate_limited
 from pipeline.handlers.runtime._git import (
     COST_TRAILER,
@@ -84,8 +85,10 @@ __all__ = [
     "choose_sandbox",
     "commit_trailers",
     "configured_drivers",
+    "context_facts",
     "cut_off",
     "ensure_excluded",
+    "file_unfiled",
     "find_secrets",
     "gather_changes",
     "git_dirs",
@@ -96,6 +99,7 @@ __all__ = [
     "load_response_schemas",
     "model_endpoints",
     "new_run_id",
+    "outside_facts",
     "own_paths",
     "own_pathspecs",
     "ralph_executable",

@@ -17,6 +17,7 @@ from pipeline.events import (
     PromptMaterialized,
     WorkspaceErrorKind,
 )
+from pipeline.handlers.runtime._context_prompt import render_context
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._ownfiles import write_own
@@ -91,6 +92,7 @@ def prompt_text(
         render_prompt(effect.kind, values)
         + section
         + render_publishing(effect.publishing)
+        + render_context(effect.context)
         + ("" if schema is None else render_response_request(schema, out_dir))
         + render_notices(effect.notices)
         + render_feedback(effect.feedback, effect.feedback_omitted)

@@ -15,9 +15,10 @@ from datetime import UTC, datetime
 
 from attrs import define, field
 
-from pipeline.events import PipelineEvent, RunId
+from pipeline.events import ContextNote, PipelineEvent, RunId
 from pipeline.handlers.store._port import (
     AnswerTakenError,
+    BookNote,
     Guidance,
     RunSummary,
     SequenceConflictError,
@@ -46,6 +47,7 @@ class MemoryStorage:
     responses: list[StoredResponse] = field(factory=list)
     answers: dict[tuple[RunId, str], str] = field(factory=dict)
     guidance: dict[RunId, list[Guidance]] = field(factory=dict)
+    book: list[ContextNote] = field(factory=list)
     lock: threading.RLock = field(factory=threading.RLock)
     """Held by every operation (reentrant: a rebuild reads the runs under it)."""
 
@@ -162,6 +164,22 @@ class MemoryEventStore:
         """The run's guidance numbered after ``number``, in order."""
         with self.storage.lock:
             return list(self.storage.guidance.get(run_id, [])[number:])
+
+    def file_notes(self, notes: Sequence[ContextNote]) -> None:
+        """Keep ``notes`` in the context book (a uid kept before is passed over)."""
+        with self.storage.lock:
+            book = self.storage.book
+            kept = {note.uid for note in book}
+            for note in notes:
+                if note.uid not in kept:
+                    book.append(note)
+                    kept.add(note.uid)
+
+    def notes_after(self, number: int) -> list[BookNote]:
+        """The context book's notes numbered after ``number``, in order."""
+        with self.storage.lock:
+            book = self.storage.book
+            return [BookNote(n, book[n - 1]) for n in range(number + 1, len(book) + 1)]
 
     def close(self) -> None:
         """Nothing to release: the data lives as long as its storage."""

@@ -92,6 +92,17 @@ MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        6,
+        "the workspace's context book",
+        """
+        CREATE TABLE context_notes (
+            number INTEGER PRIMARY KEY,
+            uid TEXT NOT NULL UNIQUE,
+            note TEXT NOT NULL
+        );
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction. The
 ``agent_response_log`` table is a projection of the event log (``pipeline.views.response_log``),
@@ -101,7 +112,9 @@ of one run, until the waiting run records it as a fact (version 3). Each event's
 chains it to the one before, and ``runs.tip`` is the digest of the run's last event
 (version 4; see ``_chain``): rows stored before it carry none, and their runs' chains start
 with the first event appended after it. ``guidance`` holds what ``ralph guide`` gave a run,
-numbered per run, until the run takes it in as a fact (version 5)."""
+numbered per run, until the run takes it in as a fact (version 5). ``context_notes`` is the
+workspace's context book: memories and tasks as notes numbered in the order they were filed,
+each kept once by its uid (version 6)."""
 
 
 def applied_migrations(db: sqlite3.Connection) -> set[int]:

@@ -148,6 +148,17 @@ PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         ALTER TABLE runs ADD COLUMN created BIGSERIAL;
         """,
     ),
+    (
+        11,
+        "the workspace's context book",
+        """
+        CREATE TABLE context_notes (
+            number BIGINT PRIMARY KEY,
+            uid TEXT NOT NULL UNIQUE,
+            note TEXT NOT NULL
+        );
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction, under an advisory
 lock so that workers starting together do not race. Event bodies are ``JSON`` (kept as
@@ -164,7 +175,9 @@ guide`` gave a run, numbered per run, until the run takes it in as a fact (versi
 carries the key its sender drew (``sent``), so a send repeated after a lost reply keeps it
 once (version 9). ``runs.created`` numbers the runs in the order their logs began, which
 breaks the tie between runs that started at the same moment, as a fork and its source do
-(version 10; the runs an older release left are numbered as they lie)."""
+(version 10; the runs an older release left are numbered as they lie). ``context_notes`` is
+the workspace's context book: memories and tasks as notes numbered in the order they were
+filed, each kept once by its uid (version 11)."""
 
 
 def applied_migrations(conn: psycopg.Connection[Any], label: str) -> set[int]:

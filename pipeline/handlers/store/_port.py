@@ -10,7 +10,7 @@ from typing import Protocol, final
 from attrs import frozen
 
 from pipeline.errors import PipelineError, WireFormatError
-from pipeline.events import PipelineEvent, RunId
+from pipeline.events import ContextNote, PipelineEvent, RunId
 from pipeline.serialization import EncodedCheckpoint
 from pipeline.views import ResponseLogRow
 
@@ -18,7 +18,9 @@ __all__ = [
     "AnswerBox",
     "AnswerSource",
     "AnswerTakenError",
+    "BookNote",
     "CheckpointCache",
+    "ContextBook",
     "DamagedEventError",
     "EventLog",
     "EventStore",
@@ -228,9 +230,31 @@ class GuidanceBox(Protocol):
         ...
 
 
-class EventStore(RunStore, ResponseLogStore, AnswerBox, GuidanceBox, Protocol):
-    """A whole event store: the log, its checkpoints, the response log, the answers and the
-    guidance (what the SQLite, PostgreSQL and in-memory stores are)."""
+@final
+@frozen
+class BookNote:
+    """A note of the workspace's context book, with its number there."""
+
+    number: int
+    note: ContextNote
+
+
+class ContextBook(Protocol):
+    """The workspace's memories and tasks as numbered notes (every event store keeps one)."""
+
+    def file_notes(self, notes: Sequence[ContextNote]) -> None:
+        """Keep ``notes``, numbered in order after the last; a note whose uid the book has
+        already is passed over, so filing again after a lost reply or a crash is safe."""
+        ...
+
+    def notes_after(self, number: int) -> list[BookNote]:
+        """The notes numbered after ``number``, in order."""
+        ...
+
+
+class EventStore(RunStore, ResponseLogStore, AnswerBox, GuidanceBox, ContextBook, Protocol):
+    """A whole event store: the log, its checkpoints, the response log, the answers, the
+    guidance and the context book (what the SQLite, PostgreSQL and in-memory stores are)."""
 
     def close(self) -> None:
         """Release the store's resources."""

@@ -22,11 +22,8 @@ import orjson
 
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, chain_start, link
-from pipeline.handlers.store._guidance_sql import sqlite_give, sqlite_guidance
 from pipeline.handlers.store._migrations import MIGRATIONS, apply_migrations
 from pipeline.handlers.store._port import (
-    AnswerTakenError,
-    Guidance,
     RunSummary,
     SequenceConflictError,
     StoredResponse,
@@ -42,7 +39,8 @@ from pipeline.handlers.store._rows import (
     response_values,
     stored_response,
 )
-from pipeline.handlers.store._sqlite_open import guard, open_read_only, open_to_write
+from pipeline.handlers.store._sqlite_boxes import SqliteBoxes
+from pipeline.handlers.store._sqlite_open import open_read_only, open_to_write
 from pipeline.serialization import EncodedCheckpoint, unstructure_event
 from pipeline.views import ResponseLogRow, response_log
 
@@ -56,7 +54,7 @@ _CHAIN_MIGRATION: Final = 4
 """The migration that added the hash chain's columns."""
 
 
-class SqliteEventStore:
+class SqliteEventStore(SqliteBoxes):
     """An :class:`~pipeline.handlers.store.EventStore` in one SQLite file."""
 
     def __init__(
@@ -123,10 +121,6 @@ class SqliteEventStore:
     def label(self) -> str:
         """The file's path, for messages."""
         return str(self.path)
-
-    def _guard(self, action: str) -> contextlib.AbstractContextManager[None]:
-        """Turn SQLite's and the disk's errors into the store's, naming the file."""
-        return guard(self.path, action)
 
     def migrate(self) -> list[int]:
         """Apply the migrations not yet applied; return their numbers (none the second time)."""
@@ -339,38 +333,6 @@ class SqliteEventStore:
                 (run_id,),
             ).fetchall()
         return [EncodedCheckpoint(int(s), int(v), str(c), bytes(b)) for s, v, c, b in rows]
-
-    def give_answer(self, run_id: RunId, question_id: str, text: str) -> None:
-        """Keep the answer to one question of one run; the first answer stands."""
-        with self._guard(f"answer question {question_id!r} of run {run_id!r}"):
-            try:
-                self._db.execute(
-                    "INSERT INTO answers VALUES (?, ?, ?, ?)",
-                    (run_id, question_id, text, datetime.now(UTC).isoformat()),
-                )
-            except sqlite3.IntegrityError as error:
-                raise AnswerTakenError(
-                    f"question {question_id} of run {run_id} was answered already"
-                ) from error
-
-    def answer(self, run_id: RunId, question_id: str) -> str | None:
-        """The answer given to one question of one run, if any."""
-        with self._guard(f"read the answer to question {question_id!r} of run {run_id!r}"):
-            row = self._db.execute(
-                "SELECT text FROM answers WHERE run_id = ? AND question_id = ?",
-                (run_id, question_id),
-            ).fetchone()
-        return None if row is None else str(row[0])
-
-    def give_guidance(self, run_id: RunId, text: str, hat: str | None) -> int:
-        """Keep a person's guidance for the run; its number."""
-        with self._guard(f"keep guidance for run {run_id!r}"):
-            return sqlite_give(self._db, run_id, text, hat)
-
-    def guidance_after(self, run_id: RunId, number: int) -> list[Guidance]:
-        """The run's guidance numbered after ``number``, in order."""
-        with self._guard(f"read the guidance for run {run_id!r}"):
-            return sqlite_guidance(self._db, run_id, number)
 
     def close(self) -> None:
         """Close the connection (and the descriptor kept to check the file)."""

@@ -18,7 +18,6 @@ after its connection dropped during the commit finds its own events stored and s
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
@@ -27,7 +26,6 @@ import psycopg
 
 from pipeline.events import WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, chain_start
-from pipeline.handlers.store._guidance_sql import pg_give, pg_guidance
 from pipeline.handlers.store._pg_append import (
     COPY_FROM,
     AppendGuard,
@@ -36,17 +34,16 @@ from pipeline.handlers.store._pg_append import (
     chained,
     holds,
 )
-from pipeline.handlers.store._pg_connection import PgSession, describe_url
+from pipeline.handlers.store._pg_boxes import PgBoxes
+from pipeline.handlers.store._pg_connection import describe_url
 from pipeline.handlers.store._pg_lease import advisory_lease
 from pipeline.handlers.store._pg_migrations import (
     PG_MIGRATIONS,
     applied_migrations,
     apply_migrations,
 )
-from pipeline.handlers.store._pg_sql import READ_SQL, insert_responses, nul_free
+from pipeline.handlers.store._pg_sql import READ_SQL, insert_responses
 from pipeline.handlers.store._port import (
-    AnswerTakenError,
-    Guidance,
     RunSummary,
     SequenceConflictError,
     StoredResponse,
@@ -69,7 +66,7 @@ _CHAIN_MIGRATION: Final = 6
 """The migration that added the hash chain's columns."""
 
 
-class PostgresEventStore(PgSession):
+class PostgresEventStore(PgBoxes):
     """An :class:`~pipeline.handlers.store.EventStore` in a PostgreSQL database.
 
     ``url`` is a libpq URL (``postgresql://user@host:5432/db``). ``synchronous_commit`` False
@@ -345,49 +342,6 @@ class PostgresEventStore(PgSession):
             ).fetchall(),
         )
         return [EncodedCheckpoint(int(s), int(v), str(c), bytes(b)) for s, v, c, b in rows]
-
-    def give_answer(self, run_id: RunId, question_id: str, text: str) -> None:
-        """Keep the answer to one question of one run; the first answer stands."""
-
-        def work(conn: psycopg.Connection[Any]) -> bool:
-            with conn.transaction():
-                cursor = conn.execute(
-                    "INSERT INTO answers (run_id, question_id, text) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (run_id, question_id) DO NOTHING",
-                    (run_id, question_id, nul_free(text)),
-                )
-                return cursor.rowcount == 1
-
-        if not self.retrying(f"answer question {question_id!r} of run {run_id!r}", work):
-            raise AnswerTakenError(f"question {question_id} of run {run_id} was answered already")
-
-    def answer(self, run_id: RunId, question_id: str) -> str | None:
-        """The answer given to one question of one run, if any."""
-        row = self.retrying(
-            f"read the answer to question {question_id!r} of run {run_id!r}",
-            lambda conn: conn.execute(
-                "SELECT text FROM answers WHERE run_id = %s AND question_id = %s",
-                (run_id, question_id),
-            ).fetchone(),
-        )
-        return None if row is None else str(row[0])
-
-    def give_guidance(self, run_id: RunId, text: str, hat: str | None) -> int:
-        """Keep a person's guidance for the run; its number."""
-        # A send retried after a lost reply finds its first copy by this key.
-        sent = secrets.token_hex(16)
-        while True:  # a number another person took meanwhile: the next one
-            number = self.retrying(
-                f"keep guidance for run {run_id!r}",
-                lambda conn: pg_give(conn, run_id, nul_free(text), hat, sent),
-            )
-            if number is not None:
-                return number
-
-    def guidance_after(self, run_id: RunId, number: int) -> list[Guidance]:
-        """The run's guidance numbered after ``number``, in order."""
-        read = f"read the guidance for run {run_id!r}"
-        return self.retrying(read, lambda conn: pg_guidance(conn, run_id, number))
 
     def __enter__(self) -> PostgresEventStore:
         return self

@@ -19,8 +19,10 @@ import pytest
 
 from pipeline.errors import WireFormatError
 from pipeline.events import (
+    ContextNote,
     Instant,
     Json,
+    NoteKind,
     Ordinal,
     OutputLineMalformed,
     PipelineEvent,
@@ -162,6 +164,45 @@ class EventStoreContract:
         assert sorted(numbers) == list(range(1, 9))
         texts = {g.number: g.text for g in handles[0].guidance_after(RUN, 0)}
         assert texts == {n: f"tip {i}" for i, n in enumerate(numbers)}
+
+    def test_the_context_book_numbers_notes_and_keeps_each_uid_once(
+        self, make_store: StoreFactory
+    ) -> None:
+        """Notes are numbered 1, 2, ... in the order filed, read back by another handle after
+        any number, intact; filing a uid again (a retry, a crash's redo) keeps it once."""
+        store, other = make_store(), make_store()
+        assert store.notes_after(0) == []
+        memory = ContextNote(
+            "run-1:3", NoteKind.MEMORY_ADDED, "m-1", "Keep it \u0000 fast — ✓", ("dev",), "dev", T0
+        )
+        task = ContextNote("person:ab", NoteKind.TASK_ADDED, "t-1", "Write it", (), "person", T0)
+        store.file_notes([memory, task])
+        other.file_notes([task, memory])
+        store.file_notes([])
+        notes = other.notes_after(0)
+        assert [(n.number, n.note) for n in notes] == [(1, memory), (2, task)]
+        done = ContextNote("run-1:9", NoteKind.TASK_DONE, "t-1", "", (), "dev", T0)
+        other.file_notes([done])
+        assert [(n.number, n.note.uid) for n in store.notes_after(2)] == [(3, "run-1:9")]
+        assert store.notes_after(3) == []
+
+    def test_notes_filed_at_once_get_every_number_once(self, make_store: StoreFactory) -> None:
+        """Eight handles file at once, each a note of its own and one they share: every note
+        once, numbered 1 to 9 with no gap."""
+        handles = [make_store() for _ in range(8)]
+        shared = ContextNote("shared", NoteKind.MEMORY_ADDED, "m-0", "same", (), "person", T0)
+
+        def file(i: int) -> None:
+            own = ContextNote(f"own-{i}", NoteKind.TASK_ADDED, f"t-{i}", "x", (), "p", T0)
+            handles[i].file_notes([shared, own])
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(file, range(8)))
+        notes = handles[0].notes_after(0)
+        assert [n.number for n in notes] == list(range(1, 10))
+        assert sorted(n.note.uid for n in notes) == sorted(
+            ["shared", *(f"own-{i}" for i in range(8))]
+        )
 
     def test_a_conflicting_append_fails_and_writes_nothing(self, make_store: StoreFactory) -> None:
         """Appending with a stale expected sequence raises and leaves the log as it was."""

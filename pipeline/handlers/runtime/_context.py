@@ -1,0 +1,48 @@
+"""The workspace's context book and a run (I/O: reads and writes the store, reads the clock):
+the run's agents' notes filed in the book, and the book's new notes taken into the run as
+facts before each prompt, so that the prompt is made from a state that holds them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from pipeline.events import ContextNoted, Instant, Ordinal, PipelineEvent
+from pipeline.handlers.runtime._guidance import guidance_facts
+from pipeline.handlers.store import ContextBook, EventStore
+from pipeline.state import PipelineState
+
+__all__ = ["MAX_TAKEN", "context_facts", "file_unfiled", "outside_facts"]
+
+MAX_TAKEN: Final = 1000
+"""The most notes taken in before one prompt (the rest come before the next)."""
+
+
+def file_unfiled(book: ContextBook, state: PipelineState) -> None:
+    """File the notes the run's agents published that the book may not have yet (filing one
+    the book has is a no-op, so this is safe to repeat after a crash)."""
+    if state.context.unfiled:
+        book.file_notes(state.context.unfiled)
+
+
+def context_facts(
+    book: ContextBook, state: PipelineState, clock: Callable[[], Instant]
+) -> tuple[ContextNoted, ...]:
+    """The run's own notes filed, then ``ContextNoted`` for each note of the book numbered
+    after the last one the run took in (none before the run has started)."""
+    if state.run is None:
+        return ()
+    file_unfiled(book, state)
+    notes = book.notes_after(state.context.seen)[:MAX_TAKEN]
+    if not notes:
+        return ()
+    now = clock()
+    return tuple(ContextNoted(Ordinal(n.number), n.note, now) for n in notes)
+
+
+def outside_facts(
+    store: EventStore, state: PipelineState, clock: Callable[[], Instant]
+) -> tuple[PipelineEvent, ...]:
+    """What reached the run from outside since its last prompt: people's guidance, then the
+    context book's new notes (its own agents' filed first)."""
+    return (*guidance_facts(store, state, clock), *context_facts(store, state, clock))

@@ -1,0 +1,80 @@
+"""The workspace's context book in a SQL store (I/O): notes numbered 1, 2, ... in the order
+they were filed, each kept once by its uid however often it is filed.
+
+A reader takes the notes after the last number it took, so a note must never appear under a
+number below one a reader may have seen already. SQLite has one writer at a time; PostgreSQL
+writers take the table's lock for the moment of their insert, so numbers are handed out in
+commit order.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from cattrs.errors import BaseValidationError
+
+from pipeline.events import ContextNote
+from pipeline.handlers.store._port import BookNote, StoreCorruptError
+from pipeline.serialization import CONVERTER
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["decode_note", "encode_note", "pg_file", "pg_notes", "sqlite_file", "sqlite_notes"]
+
+
+def encode_note(note: ContextNote) -> str:
+    """``note`` as the book stores it (JSON text)."""
+    return orjson.dumps(CONVERTER.unstructure(note)).decode()
+
+
+def decode_note(label: str, number: int, text: str) -> BookNote:
+    """Note ``number`` read back; :class:`StoreCorruptError` names it when it is damaged."""
+    try:
+        return BookNote(number, CONVERTER.structure(orjson.loads(text), ContextNote))
+    except (orjson.JSONDecodeError, BaseValidationError, ValueError, TypeError) as error:
+        raise StoreCorruptError(
+            f"{label}: note {number} of the context book is damaged: {error}"
+        ) from error
+
+
+def sqlite_file(db: sqlite3.Connection, notes: Sequence[ContextNote]) -> None:
+    """File ``notes`` in one transaction (a uid filed before is passed over)."""
+    with db:
+        db.executemany(
+            "INSERT INTO context_notes (uid, note) VALUES (?, ?) ON CONFLICT (uid) DO NOTHING",
+            [(note.uid, encode_note(note)) for note in notes],
+        )
+
+
+def sqlite_notes(db: sqlite3.Connection, label: str, number: int) -> list[BookNote]:
+    """The notes numbered after ``number``, in order."""
+    rows = db.execute(
+        "SELECT number, note FROM context_notes WHERE number > ? ORDER BY number", (number,)
+    ).fetchall()
+    return [decode_note(label, int(n), str(text)) for n, text in rows]
+
+
+def pg_file(conn: psycopg.Connection[Any], notes: Sequence[ContextNote]) -> None:
+    """File ``notes`` in one transaction (a uid filed before is passed over)."""
+    with conn.transaction():
+        # Numbers in commit order: a reader never finds a gap filled in later.
+        conn.execute("LOCK TABLE context_notes IN EXCLUSIVE MODE")
+        for note in notes:
+            conn.execute(
+                "INSERT INTO context_notes (number, uid, note) "
+                "SELECT COALESCE(MAX(number), 0) + 1, %s, %s FROM context_notes "
+                "ON CONFLICT (uid) DO NOTHING",
+                (note.uid, encode_note(note)),
+            )
+
+
+def pg_notes(conn: psycopg.Connection[Any], label: str, number: int) -> list[BookNote]:
+    """The notes numbered after ``number``, in order."""
+    rows = conn.execute(
+        "SELECT number, note FROM context_notes WHERE number > %s ORDER BY number", (number,)
+    ).fetchall()
+    return [decode_note(label, int(n), str(text)) for n, text in rows]
