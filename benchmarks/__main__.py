@@ -304,6 +304,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the benchmarks and write the results."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run of about a minute")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="with --quick: the least that runs every section's code (the test suite's check "
+        "that the benchmarks still work; its figures mean nothing)",
+    )
     parser.add_argument("--events", type=int, help="events in the fold benchmark")
     parser.add_argument("--output", type=Path, default=HERE, help="where to write the results")
     parser.add_argument("--fold-only", action="store_true", help="only the fold benchmark")
@@ -358,10 +364,10 @@ def main(argv: list[str] | None = None) -> int:
         results["invocation"] = run_invocation_benchmark(args.quick)
     if "cli" in chosen:
         print("cli: ralph emit, respond and status next to a bare interpreter", flush=True)
-        results["cli"] = run_cli_benchmark(args.quick)
+        results["cli"] = run_cli_benchmark(args.quick, args.smoke)
     if "scaleout" in chosen:
         print("scale-out: PostgreSQL appends, and 1, 2 and 4 workers", flush=True)
-        results["scaleout"] = run_scaleout_benchmark(args.quick, args.store)
+        results["scaleout"] = run_scaleout_benchmark(args.quick, args.store, args.smoke)
     if "fold" not in results:
         parser.error("no fold results to report: run the fold section too")
     args.output.mkdir(parents=True, exist_ok=True)

@@ -31,9 +31,10 @@ def _median_s(command: list[str], cwd: Path, runs: int) -> float:
     return statistics.median(times)
 
 
-def run_cli_benchmark(quick: bool) -> dict[str, Any]:
-    """Time the bare start, emit, respond and status in a workspace holding one demo run."""
-    runs = 5 if quick else 21
+def run_cli_benchmark(quick: bool, smoke: bool = False) -> dict[str, Any]:
+    """Time the bare start, emit, respond and status in a workspace holding one demo run
+    (``smoke``: once each, which checks the code and measures nothing worth keeping)."""
+    runs = 1 if smoke else 5 if quick else 21
     with tempfile.TemporaryDirectory() as scratch:
         base = Path(scratch)
         subprocess.run([*_RALPH, "demo", "run"], cwd=base, capture_output=True, check=True)

@@ -111,8 +111,11 @@ def _drain(url: str, base: Path, pipelines: int, workers: int) -> dict[str, Any]
     }
 
 
-def run_scaleout_benchmark(quick: bool, url: str | None = None) -> dict[str, Any]:
-    """The scale-out figures, or a reason they could not be measured."""
+def run_scaleout_benchmark(
+    quick: bool, url: str | None = None, smoke: bool = False
+) -> dict[str, Any]:
+    """The scale-out figures, or a reason they could not be measured (``smoke``: the least
+    that runs the code: a few appends, two pipelines per drain)."""
     try:
         from pipeline.testing.postgres import find_binaries, postgres_server
     except ImportError as error:
@@ -134,13 +137,13 @@ def run_scaleout_benchmark(quick: bool, url: str | None = None) -> dict[str, Any
                 return given
 
         base = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ralph-scale-")))
-        appends = 300 if quick else 2_000
+        appends = 30 if smoke else 300 if quick else 2_000
         append_runs = [_append_rates(new_database(), appends) for _ in range(1 if quick else 3)]
         rates = {
             label: round(statistics.median(run[label] for run in append_runs))
             for label in append_runs[0]
         }
-        pipelines = QUICK_PIPELINES if quick else FULL_PIPELINES
+        pipelines = 2 if smoke else QUICK_PIPELINES if quick else FULL_PIPELINES
         drains = {
             str(workers): _drain(new_database(), base, pipelines, workers)
             for workers in WORKER_COUNTS

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 def test_a_small_benchmark_run_writes_results(tmp_path: Path, postgres_url: str) -> None:
-    """``python -m benchmarks --quick --events N`` writes RESULTS.md and results.json (the
+    """``python -m benchmarks --quick --smoke --events N`` writes RESULTS.md and results.json (the
     scale-out part on the suite's PostgreSQL server: it starts no server of its own)."""
     result = subprocess.run(
         [
@@ -24,6 +24,7 @@ def test_a_small_benchmark_run_writes_results(tmp_path: Path, postgres_url: str)
             "-m",
             "benchmarks",
             "--quick",
+            "--smoke",
             "--events",
             "3000",
             "--lines",
