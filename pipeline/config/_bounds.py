@@ -58,6 +58,9 @@ def check_ranges(config: RalphConfig) -> list[str]:
     for name in _LOOP:
         problems.extend(_range(f"loop.{name}", getattr(config.loop, name), 0))
     problems.extend(_range("context.memory_chars", config.context.memory_chars, 0))
+    for index, hook in enumerate(config.hooks):
+        problems.extend(_range(f"hooks[{index}].timeout_s", hook.timeout_s, 1))
+    problems.extend(_range("notify.timeout_s", config.notify.timeout_s, 1))
     for index, gate in enumerate(config.gates):
         problems.extend(_range(f"gates.{index}.timeout_s", gate.timeout_s, 1))
         problems.extend(_range(f"gates.{index}.inactivity_timeout_s", gate.inactivity_timeout_s, 1))

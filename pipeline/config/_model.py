@@ -15,6 +15,7 @@ import attrs
 from attrs import field, frozen
 
 from pipeline.config._gates import GateConfig
+from pipeline.config._hooks import HookConfig, NotifyConfig, hook_specs
 from pipeline.config._limits import LimitsConfig
 from pipeline.config._loop import HatConfig, HatsConfig, LoopConfig
 from pipeline.config._presets import PRESETS, PromptVia
@@ -342,6 +343,10 @@ class RalphConfig:
     merge: MergeConfig = MergeConfig()
     context: ContextConfig = ContextConfig()
     """``[context]``: the memories in prompts, and whether completion waits for the tasks."""
+    hooks: tuple[HookConfig, ...] = ()
+    """``[[hooks]]``: the person's scripts run at points of a run."""
+    notify: NotifyConfig = field(factory=NotifyConfig)
+    """``[notify]``: a command told when a run ends, asks a person or waits on a limit."""
     redaction: RedactionConfig = RedactionConfig()
     git: GitConfig = GitConfig()
     limits: LimitsConfig = field(factory=LimitsConfig)
@@ -379,4 +384,5 @@ class RalphConfig:
             postconditions=self.postconditions.policy(has_gates),
             limits=self.limits.policy(),
             context=self.context.policy(),
+            hooks=hook_specs(self.hooks, self.notify),
         )

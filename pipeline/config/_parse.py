@@ -18,6 +18,7 @@ from cattrs.preconf.orjson import make_converter
 
 from pipeline.config._bounds import check_ranges, find_nul
 from pipeline.config._gates import check_gates
+from pipeline.config._hooks import check_hooks
 from pipeline.config._limits import check_limits
 from pipeline.config._loop import HatConfig, HatsConfig, check_hats, check_loop
 from pipeline.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
@@ -237,6 +238,7 @@ def _check(config: RalphConfig, source: str) -> None:
     problems.extend(check_sandbox(config.sandbox, agent_sandboxes))
     problems.extend(check_loop(config.loop, config.hats))
     problems.extend(check_limits(config.limits))
+    problems.extend(check_hooks(config.hooks, config.notify))
     ranges = check_ranges(config)
     problems.extend(ranges)
 

@@ -26,6 +26,7 @@ from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.errors import PipelineError
 from pipeline.events import (
     CheckpointSaved,
+    HookSpec,
     Instant,
     LogPosition,
     PipelineEvent,
@@ -37,13 +38,17 @@ from pipeline.events import (
 from pipeline.handlers import EffectHandler, EffectTracer, facts_of, steps_of
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.store import RunStore, UnknownRunError
-from pipeline.orchestration import next_effect
+from pipeline.orchestration import hook_due, hooks_after, next_effect, run_end_hook
 from pipeline.reducers import reduce
 from pipeline.serialization import CheckpointError, checkpoint_state, encode_checkpoint
 from pipeline.state import Phase, PipelineState, is_complete, is_terminal
 from pipeline.views import ResponseLogRow, response_row
 
-__all__ = ["DurableRun", "load_state", "run_durable", "utc_now"]
+__all__ = ["DurableRun", "HookRunner", "load_state", "run_durable", "utc_now"]
+
+HookRunner = Callable[[HookSpec, PipelineState, Effect | None], Sequence[PipelineEvent]]
+"""Runs a lifecycle hook before ``Effect`` (None: once the run has ended) and reports what
+happened (``HookRan``)."""
 
 
 def utc_now() -> Instant:
@@ -100,6 +105,7 @@ def run_durable(
     on_effect: Callable[[Effect], None] | None = None,
     on_resume: Callable[[], Sequence[PipelineEvent]] | None = None,
     on_prompt: Callable[[PipelineState], Sequence[PipelineEvent]] | None = None,
+    on_hook: HookRunner | None = None,
 ) -> DurableRun:
     """Start a new run (``run_id`` None) or resume ``run_id``, and run until it is complete
     or ``max_effects`` effects have been carried out (a later call resumes it).
@@ -116,7 +122,9 @@ def run_durable(
     ``on_resume`` reports, when a run resumes, the facts of the world it goes on in (the
     runtime: what its agents run in now), recorded right after ``RunResumed``. ``on_prompt``
     reports, before each prompt is made, what reached the run from outside meanwhile (a
-    person's guidance), so that the prompt is made from a state that holds it.
+    person's guidance), so that the prompt is made from a state that holds it. ``on_hook``
+    runs a lifecycle hook the orchestration finds due (before an effect, after an
+    invocation, once the run has ended) and reports its ``HookRan``.
     """
     interruption = Interruption() if interruption is None else interruption
     redactor = Redactor.from_environment(os.environ) if redactor is None else redactor
@@ -153,6 +161,12 @@ def run_durable(
             if news:
                 state = _commit(store, run_id, state, news, on_event)
                 effect = next_effect(state)
+        if on_hook is not None:
+            hook = hook_due(state, effect)
+            if hook is not None:
+                ran = [redactor.event(fact) for fact in on_hook(hook, state, effect)]
+                state = _commit(store, run_id, state, ran, on_event)
+                continue  # the hook's fact may change what comes next
         if isinstance(effect, Terminate):
             break
         effects += 1
@@ -160,7 +174,7 @@ def run_durable(
             on_effect(effect)
         steps = _carry_out(store, handler, run_id, state, effect, interruption, clock)
         if tracer is None:
-            state, _ = _record(
+            state, recorded = _record(
                 store, run_id, state, effect, steps, interruption, redactor, on_event
             )
         else:
@@ -169,6 +183,15 @@ def run_durable(
                     store, run_id, state, effect, steps, interruption, redactor, on_event
                 )
                 span.record(recorded)
+        if on_hook is not None:
+            for hook in hooks_after(state, effect, recorded):
+                if state.phase is Phase.INTERRUPTED:
+                    break  # suspended by the hook before: the rest run after the resume
+                ran = [redactor.event(fact) for fact in on_hook(hook, state, effect)]
+                state = _commit(store, run_id, state, ran, on_event)
+    while on_hook is not None and (hook := run_end_hook(state)) is not None:
+        ran = [redactor.event(fact) for fact in on_hook(hook, state, None)]
+        state = _commit(store, run_id, state, ran, on_event)
     return DurableRun(run_id, state, resumed_from, effects)
 
 

@@ -62,6 +62,8 @@ from pipeline.events.error import (
     WorkspaceIoError,
 )
 from pipeline.events.escalation import DEFAULT_BOUNCES, Ladder, is_model_name
+from pipeline.events.hook_policy import BLOCKABLE, SUSPENDABLE, HookAction, HookPoint, HookSpec
+from pipeline.events.hooks import HookEvent, HookRan
 from pipeline.events.human import (
     GuidanceGiven,
     HumanEvent,
@@ -207,10 +209,12 @@ PipelineEvent: TypeAlias = (
     | MiscEvent
     | IntegrationEvent
     | ContextEvent
+    | HookEvent
 )
 """Every fact the pipeline can record: the closed union of the category unions."""
 
 __all__ = [
+    "BLOCKABLE",
     "CATEGORIES",
     "CONNECTION_REFUSED_TOPIC",
     "CONTEXT_REFUSED_TOPIC",
@@ -228,6 +232,7 @@ __all__ = [
     "RETIRED_TAGS",
     "SCHEMA_VERSION",
     "STARTING_EVENT",
+    "SUSPENDABLE",
     "TASK_ABANDONED_TOPIC",
     "TASK_BLOCKED_TOPIC",
     "TASK_COMPLETE_TOPIC",
@@ -283,6 +288,11 @@ __all__ = [
     "GuidanceGiven",
     "Hat",
     "HatActivated",
+    "HookAction",
+    "HookEvent",
+    "HookPoint",
+    "HookRan",
+    "HookSpec",
     "HumanEvent",
     "HumanInterventionRequired",
     "HumanQuestionAsked",

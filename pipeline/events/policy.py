@@ -1,5 +1,5 @@
 """The loop policy a run records when it starts: hats and their topic scopes, the completion
-gate, cancellation, loop detectors and the human timeout (pure data).
+gate, cancellation, loop detectors, the human timeout and the hooks (pure data).
 
 ``RunStarted`` carries a :class:`LoopPolicy`, so replaying a log never needs the configuration:
 the reducer judges every published topic against the policy the run started with.
@@ -22,6 +22,7 @@ from attrs.validators import optional
 
 from pipeline.errors import PipelineError
 from pipeline.events.escalation import Ladder
+from pipeline.events.hook_policy import HookPoint, HookSpec
 from pipeline.events.limit_policy import LimitPolicy
 from pipeline.events.notes import ContextPolicy
 from pipeline.events.screen import PostconditionPolicy, TamperPolicy
@@ -360,6 +361,12 @@ class LoopPolicy:
     context: ContextPolicy | None = None
     """How prompts carry memories and whether completion waits for the tasks (None: the
     defaults; none before schema 19)."""
+    hooks: tuple[HookSpec, ...] = ()
+    """The lifecycle hooks and notifications, in order (none before schema 19)."""
+
+    def hooks_at(self, point: HookPoint) -> tuple[HookSpec, ...]:
+        """The hooks that run at ``point``, in order."""
+        return tuple(hook for hook in self.hooks if hook.point is point)
 
     @property
     def screens(self) -> bool:

@@ -342,6 +342,10 @@ class TerminationReason(enum.StrEnum):
     """A user's topology has no topic pending after an activation and no default to publish."""
     GATE_FAILED = "gate_failed"
     """A gate whose failure stops the run (``on_failure = "stop"``) failed."""
+    HOOK_BLOCKED = "hook_blocked"
+    """A hook blocked the run's start or an agent's invocation (``on_error = "block"``)."""
+    SUSPENDED = "suspended"
+    """A hook suspended the run (``on_error = "suspend"``): ``ralph resume`` goes on."""
 
     @property
     def exit_code(self) -> int:
@@ -374,6 +378,8 @@ EXIT_CODES: Final[Mapping[TerminationReason, int]] = types.MappingProxyType(
         TerminationReason.ABANDONED: 1,
         TerminationReason.WORKFLOW_STALLED: 1,
         TerminationReason.GATE_FAILED: 1,
+        TerminationReason.HOOK_BLOCKED: 1,
+        TerminationReason.SUSPENDED: 3,
     }
 )
 """The exit code of every termination reason (documented in docs/architecture/termination.md)."""

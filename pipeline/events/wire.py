@@ -19,6 +19,7 @@ from pipeline.events import (
     dev_fix,
     development,
     error,
+    hooks,
     human,
     integration,
     lifecycle,
@@ -63,7 +64,9 @@ limits: the ``ProviderLimited``, ``LimitResetAwaited`` and ``UsageWindowReported
 agent, model and prompt digest to ``RunForked`` (absent before: the source's). 18 added
 the merge queue's facts (the ``integration`` category), recorded after ``RunCompleted``.
 19 added the
-workspace's memories and tasks (the ``context`` category: ``ContextNoted``).
+workspace's memories and tasks (the ``context`` category: ``ContextNoted``, and
+``LoopPolicy.context``), lifecycle hooks and notifications (the ``hook`` category:
+``HookRan``, ``LoopPolicy.hooks``, ``TerminationReason.HOOK_BLOCKED`` and ``SUSPENDED``).
 """
 
 
@@ -96,6 +99,7 @@ CATEGORIES: Final[Mapping[str, Any]] = types.MappingProxyType(
         "misc": misc.MiscEvent,
         "integration": integration.IntegrationEvent,
         "context": context.ContextEvent,
+        "hook": hooks.HookEvent,
     }
 )
 """Each category's name and union, in the order ``PipelineEvent`` lists them."""
@@ -178,6 +182,7 @@ WIRE_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         integration.TargetAdvanced: "integration.target_advanced",
         integration.IntegrationFailed: "integration.integration_failed",
         context.ContextNoted: "context.context_noted",
+        hooks.HookRan: "hook.hook_ran",
     }
 )
 """The stable ``type`` discriminator of each event class on the wire."""

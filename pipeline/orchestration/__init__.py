@@ -4,14 +4,18 @@ Orchestration decides; it never performs. Handlers carry out the effect and repo
 """
 
 from pipeline.orchestration._bounds import step_bound
+from pipeline.orchestration._hooks import hook_due, hooks_after, run_end_hook
 from pipeline.orchestration._integration import integration_gates, next_integration_effect
 from pipeline.orchestration._next import PROVIDER_LIMIT, effect_id, next_effect
 
 __all__ = [
     "PROVIDER_LIMIT",
     "effect_id",
+    "hook_due",
+    "hooks_after",
     "integration_gates",
     "next_effect",
     "next_integration_effect",
+    "run_end_hook",
     "step_bound",
 ]

@@ -14,6 +14,7 @@ from pipeline.state import (
     Checkpoints,
     Context,
     Gating,
+    Hooks,
     Intake,
     Integration,
     Ledger,
@@ -39,6 +40,7 @@ def advance(
     gating: Gating | None = None,
     integration: Integration | None = None,
     context: Context | None = None,
+    hooks: Hooks | None = None,
 ) -> PipelineState:
     """The state after one more event, with the given parts replaced."""
     return PipelineState(
@@ -54,6 +56,7 @@ def advance(
         ladders=state.ladders,
         integration=state.integration if integration is None else integration,
         context=state.context if context is None else context,
+        hooks=state.hooks if hooks is None else hooks,
     )
 
 

@@ -2,8 +2,9 @@
 
 Terminal states absorb: a complete run takes no fact but ``CheckpointSaved`` (bookkeeping that
 revives nothing, and without which a checkpoint asked for before completion could never be
-recorded), ``RunSalvaged`` (a note that its log was copied past damage) and the integration
-facts of its branch (``ralph worktrees merge``), and records every other as an anomaly; an
+recorded), ``RunSalvaged`` (a note that its log was copied past damage), its ``run_end``
+hooks' ``HookRan`` and the integration facts of its branch (``ralph worktrees merge``), and
+records every other as an anomaly; an
 interrupted run takes only ``RunResumed``, ``RunAbandoned`` (a person gives it up),
 ``RunSalvaged`` and ``CheckpointSaved``; a run that has not started takes only
 ``RunStarted``.
@@ -22,6 +23,8 @@ from pipeline.events import (
     ContextEvent,
     DevelopmentEvent,
     ErrorEvent,
+    HookEvent,
+    HookRan,
     HumanEvent,
     IntegrationEvent,
     LifecycleEvent,
@@ -46,6 +49,7 @@ from pipeline.reducers.context import reduce_context
 from pipeline.reducers.dev_fix import reduce_dev_fix
 from pipeline.reducers.development import reduce_development
 from pipeline.reducers.error import reduce_error
+from pipeline.reducers.hooks import cleared, reduce_hook
 from pipeline.reducers.human import reduce_human
 from pipeline.reducers.integration import reduce_integration
 from pipeline.reducers.lifecycle import reduce_lifecycle
@@ -94,6 +98,8 @@ def _route(event: PipelineEvent) -> CategoryReducer:
         return reduce_integration
     if isinstance(event, ContextEvent):
         return reduce_context
+    if isinstance(event, HookEvent):
+        return reduce_hook
     assert_never(event)
 
 
@@ -102,10 +108,13 @@ def _route(event: PipelineEvent) -> CategoryReducer:
 _ROUTES: dict[type, CategoryReducer] = {}
 
 _COMPLETE_TAKES: frozenset[type] = frozenset(
-    {CheckpointSaved, RunSalvaged, *members(IntegrationEvent)}
+    {CheckpointSaved, RunSalvaged, HookRan, *members(IntegrationEvent)}
 )
-"""The facts a complete run still records: bookkeeping that revives nothing, and how its
-branch lands on a target (the merge queue)."""
+"""The facts a complete run still records: bookkeeping that revives nothing, its ``run_end``
+hooks, and how its branch lands on a target (the merge queue)."""
+
+_KEEP_HOOKS_HERE: frozenset[type] = frozenset({HookRan, CheckpointSaved})
+"""The facts after which the hooks that ran before the step at hand stay done."""
 
 
 def reduce(state: PipelineState, event: PipelineEvent) -> PipelineState:
@@ -122,6 +131,8 @@ def reduce(state: PipelineState, event: PipelineEvent) -> PipelineState:
     route = _ROUTES.get(type(event))
     if route is None:
         route = _ROUTES[type(event)] = _route(event)
+    if state.hooks.here and type(event) not in _KEEP_HOOKS_HERE:
+        state = cleared(state)
     return route(state, event)
 
 

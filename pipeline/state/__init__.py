@@ -21,6 +21,7 @@ from pipeline.state.escalation import (
 )
 from pipeline.state.gating import SCREEN, GateFailure, GateRound, GateThen, Gating
 from pipeline.state.hats import agents_for, response_schema_for, working_hat
+from pipeline.state.hooks import ONCE_POINTS, Hooks, hook_key
 from pipeline.state.integration import MAX_REPLAYS, Integration, IntegrationStatus
 from pipeline.state.model import (
     FEEDBACK_EXCERPT_CHARS,
@@ -73,6 +74,7 @@ __all__ = [
     "MAX_TAG_CHARS",
     "MAX_TASKS",
     "MAX_TITLE_CHARS",
+    "ONCE_POINTS",
     "RUNNING_PHASES",
     "SCREEN",
     "TERMINAL_PHASES",
@@ -85,6 +87,7 @@ __all__ = [
     "GateRound",
     "GateThen",
     "Gating",
+    "Hooks",
     "Intake",
     "Integration",
     "IntegrationStatus",
@@ -112,6 +115,7 @@ __all__ = [
     "agents_for",
     "correcting",
     "escalated_model",
+    "hook_key",
     "is_complete",
     "is_terminal",
     "ladder_hat",

@@ -32,6 +32,7 @@ from pipeline.events.values import (
 )
 from pipeline.state.context import Context
 from pipeline.state.gating import Gating
+from pipeline.state.hooks import Hooks
 from pipeline.state.integration import Integration
 from pipeline.state.notices import MAX_NOTICES, Notice, notices_for
 from pipeline.state.phase import TERMINAL_PHASES, Phase, Step, prompt_kind_for, role_for
@@ -328,6 +329,8 @@ class PipelineState:
     """The completed run's branch on its way to a target (``ralph worktrees merge``)."""
     context: Context = field(factory=Context)
     """The workspace's memories and tasks as the run knows them."""
+    hooks: Hooks = field(factory=Hooks)
+    """Which lifecycle hooks ran, and how their failures went."""
 
     @property
     def phase(self) -> Phase:

@@ -195,9 +195,8 @@ def _signals(interruption: Interruption) -> Iterator[None]:
 
 
 def store_location(workspace: Workspace, store: str | None = None) -> str:
-    """Where the workspace's events go: ``store`` (``--store``), else ``[store] url`` (a
-    relative path is relative to the workspace), else the default store
-    (``.git/ralph/pipeline.db``)."""
+    """Where the workspace's events go: ``store`` (``--store``), else ``[store] url`` (relative
+    to the workspace), else the default store (``.git/ralph/pipeline.db``)."""
     return locate_store(workspace.layout, workspace.config.store.url, store)
 
 
@@ -377,6 +376,7 @@ def _drive_held(
             redactor=Redactor.from_environment(os.environ, workspace.config.redaction.variables),
             on_resume=lambda: runtime.sandbox_checked(runtime.clock()),
             on_prompt=lambda state: outside_facts(opened, state, runtime.clock),
+            on_hook=runtime.hook,
         )
         file_unfiled(opened, done.state)  # the last agent's notes, with no prompt after them
         return done

@@ -41,7 +41,15 @@ def _event_classes_defined() -> set[type]:
     """Every attrs class defined in an event module (the unions must hold each of them)."""
     found: set[type] = set()
     for info in pkgutil.iter_modules(pipeline.events.__path__):
-        policy_data = {"values", "policy", "screen", "limit_policy", "escalation", "notes"}
+        policy_data = {
+            "values",
+            "policy",
+            "screen",
+            "limit_policy",
+            "escalation",
+            "notes",
+            "hook_policy",
+        }
         if info.name in policy_data | {"wire", "_json"}:
             continue
         module = __import__(f"pipeline.events.{info.name}", fromlist=["_"])

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from pipeline.events import error as error_events
-from pipeline.events import members, notes, policy, screen, values
+from pipeline.events import hook_policy, members, notes, policy, screen, values
 
 HOW_TO_EXTEND = (
     "The event vocabulary is frozen. If this change is on purpose, follow "
@@ -61,12 +61,19 @@ def describe(
 def describe_values() -> dict[str, Any]:
     """The value types events are made of: enum values and the fields of value classes."""
     described: dict[str, Any] = {}
-    module_items = {**vars(values), **vars(policy), **vars(screen), **vars(notes)}.items()
+    module_items = {
+        **vars(values),
+        **vars(policy),
+        **vars(screen),
+        **vars(notes),
+        **vars(hook_policy),
+    }.items()
     for name, obj in sorted(module_items, key=lambda item: item[0]):
         if (
             isinstance(obj, type)
             and issubclass(obj, enum.Enum)
-            and obj.__module__ in {values.__name__, screen.__name__, notes.__name__}
+            and obj.__module__
+            in {values.__name__, screen.__name__, notes.__name__, hook_policy.__name__}
         ):
             described[name] = [member.value for member in obj]
         elif attrs.has(obj):

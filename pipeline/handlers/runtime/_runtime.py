@@ -59,6 +59,7 @@ from pipeline.events import (
     FinalizingStarted,
     FixAttemptStarted,
     HatActivated,
+    HookSpec,
     HumanInterventionRequired,
     Instant,
     Json,
@@ -84,6 +85,7 @@ from pipeline.handlers.runtime._gates import run_gate
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded, own_pathspecs
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard, restored
+from pipeline.handlers.runtime._hooks import run_hook
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._permissions import prompt_protected
 from pipeline.handlers.runtime._prompting import digest_of, materialize
@@ -100,6 +102,7 @@ from pipeline.handlers.runtime._screening import RunScreen
 from pipeline.handlers.runtime._validation import validate
 from pipeline.handlers.runtime._waits import back_off, wait_for_reset
 from pipeline.handlers.store import AnswerSource
+from pipeline.state import PipelineState
 
 __all__ = ["Runtime"]
 
@@ -384,3 +387,10 @@ class Runtime:
             return ()
         environment = agent_environment(self.layout, self._run_id(), self.environment)
         return self.sandboxing.checked(self.config, environment, at)
+
+    def hook(
+        self, hook: HookSpec, state: PipelineState, effect: Effect | None
+    ) -> tuple[PipelineEvent, ...]:
+        """Run a lifecycle hook as gates run (in the agents' sandbox when there is one)."""
+        where = (self.layout, self.environment, self.grace_s, self.clock)
+        return run_hook(hook, state, effect, *where, self._invoker().sandbox)

@@ -1,0 +1,116 @@
+"""Running a lifecycle hook: its command in the workspace, as a gate is run (in the agents'
+sandbox when there is one, in its own process group, within its timeout), with what is going
+on as JSON on its standard input (I/O: processes).
+
+A hook reports by its exit status only (``RALPH_EVENTS_FILE`` is ``/dev/null`` for it). Its
+whole output is kept beside the agents' logs; the fact keeps its end.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+
+from pipeline.effects import Effect, InvokeAgent
+from pipeline.events import (
+    DurationMs,
+    ExitCode,
+    GateStatus,
+    HookRan,
+    HookSpec,
+    Instant,
+)
+from pipeline.handlers.agents import ProcessResult, ProcessSpec
+from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._run_setup import without_ralph_credentials
+from pipeline.handlers.runtime._sandboxing import run_in
+from pipeline.handlers.runtime._tail import output_tail
+from pipeline.handlers.sandbox import AgentNeeds, Sandbox
+from pipeline.state import PipelineState
+
+__all__ = ["hook_input", "run_hook"]
+
+_NO_INACTIVITY_LIMIT = 1_000_000_000.0
+
+
+def hook_input(hook: HookSpec, state: PipelineState, effect: Effect | None) -> dict[str, Any]:
+    """What a hook is told on its standard input: where the run stands and what is about to
+    happen (or just happened)."""
+    run, progress, ledger = state.run, state.progress, state.ledger
+    data: dict[str, Any] = {
+        "hook": hook.name,
+        "point": hook.point.value,
+        "run_id": None if run is None else run.run_id,
+        "phase": progress.phase.value,
+        "iteration": progress.iteration,
+        "review_pass": progress.review_pass,
+        "termination": None if progress.termination is None else progress.termination.value,
+        "commits": ledger.commits,
+        "last_error": ledger.last_error,
+        "tasks_not_done": [t.task_id for t in state.context.open_tasks()],
+    }
+    if isinstance(effect, InvokeAgent):
+        data |= {"role": effect.role.value, "agent": effect.agent, "attempt": effect.attempt}
+    if ledger.pending_question is not None:
+        data["question"] = ledger.pending_question.question
+        data["question_id"] = ledger.pending_question.question_id
+    if state.agent.limit_until is not None:
+        data["limit_until"] = state.agent.limit_until.isoformat()
+    return data
+
+
+def _status(result: ProcessResult) -> GateStatus:
+    if result.timed_out is not None:
+        return GateStatus.TIMED_OUT
+    if result.exit_code is None:
+        return GateStatus.NOT_STARTED
+    return GateStatus.PASSED if result.exit_code == 0 else GateStatus.FAILED
+
+
+def run_hook(
+    hook: HookSpec,
+    state: PipelineState,
+    effect: Effect | None,
+    layout: WorkspaceLayout,
+    environment: Mapping[str, str] | None,
+    grace_s: float,
+    clock: Callable[[], Instant],
+    sandbox: Sandbox | None = None,
+) -> tuple[HookRan]:
+    """Run ``hook`` before ``effect`` (None: the run has ended) and report how it ended."""
+    run_id = "" if state.run is None else str(state.run.run_id)
+    log = layout.agent_log(run_id, f"hook-{hook.point.value}-{hook.name}-{state.sequence}")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    env = {
+        **without_ralph_credentials(os.environ if environment is None else environment),
+        "RALPH_RUN_ID": run_id,
+        "RALPH_HOOK": hook.name,
+        "RALPH_HOOK_POINT": hook.point.value,
+        "RALPH_EVENTS_FILE": os.devnull,
+    }
+    spec = ProcessSpec(
+        argv=hook.argv,
+        cwd=layout.root,
+        env=env,
+        output_path=log,
+        stdin=orjson.dumps(hook_input(hook, state, effect)) + b"\n",
+        total_timeout_s=float(hook.timeout_s),
+        inactivity_timeout_s=_NO_INACTIVITY_LIMIT,
+        grace_s=grace_s,
+        group_file=layout.agent_group,
+    )
+    result, _ = run_in(sandbox, spec, AgentNeeds())
+    if result.exit_code is None and result.timed_out is None:
+        tail = result.start_error or "the program could not be started"
+    else:
+        tail = output_tail(log)
+    exit_code = None if result.exit_code is None else ExitCode(result.exit_code)
+    duration = DurationMs(result.duration_ms)
+    return (
+        HookRan(
+            hook.name, hook.point, hook.argv, _status(result), exit_code, duration, tail, clock()
+        ),
+    )
