@@ -34,10 +34,16 @@ if TYPE_CHECKING:
 __all__ = ["AGENT_VERBS", "main"]
 
 AGENT_VERBS: Final = {
-    "memory": ("add", "remove"),
-    "task": ("add", "start", "done", "block"),
+    "memory": ("add", "remove", "list"),
+    "task": ("add", "start", "done", "block", "list"),
 }
-"""The verbs an agent's call takes the lean way (listing reads the store: the typer way)."""
+"""The verbs an agent's call takes: its notes go to its run; a listing points to its prompt."""
+
+LISTED_IN_THE_PROMPT: Final = (
+    "Your prompt's 'Memories and tasks' section lists the memories and the tasks not done; "
+    "notes you make now reach it from your next prompt. (The workspace's book is not for "
+    "agents to read: a person lists it with `ralph memory list` or `ralph task list`.)"
+)
 
 _USAGE_ERROR: Final = 2
 
@@ -116,6 +122,9 @@ def main(group: str, argv: list[str]) -> int:
     unsafe to write, 2 bad input."""
     import json
 
+    if argv[:1] == ["list"]:
+        sys.stdout.write(LISTED_IN_THE_PROMPT + "\n")
+        return 0
     arguments = _parser(group).parse_args(argv)
     try:
         topic, payload, done = _payload(group, arguments)

@@ -3,6 +3,7 @@
 from pipeline.engine._context_book import ContextError, read_context, write_note
 from pipeline.engine._durable import (
     DurableRun,
+    HookRunner,
     load_state,
     run_durable,
     utc_now,
@@ -33,6 +34,7 @@ __all__ = [
     "DurableRun",
     "GuidanceError",
     "HandlerRegistry",
+    "HookRunner",
     "Interrupted",
     "Interruption",
     "LoopBoundExceededError",

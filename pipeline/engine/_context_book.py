@@ -20,7 +20,7 @@ from pipeline.errors import PipelineError
 from pipeline.events import ContextNote, Instant, NoteKind
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import open_store_at, store_path
-from pipeline.reducers.context import applied, fold_notes
+from pipeline.reducers.context import PERSON, applied, fold_notes
 from pipeline.state import Context
 
 __all__ = ["ContextError", "read_context", "write_note"]
@@ -62,7 +62,7 @@ def write_note(
     if subject is None:
         subject = new_id("m" if kind is NoteKind.MEMORY_ADDED else "t", text)
     note = ContextNote(
-        f"person:{secrets.token_hex(8)}", kind, subject, text.strip(), tags, "person", clock()
+        f"person:{secrets.token_hex(8)}", kind, subject, text.strip(), tags, PERSON, clock()
     )
     location = _location(root, store)
     path = store_path(location)

@@ -151,7 +151,13 @@ def run_durable(
             resumed: list[PipelineEvent] = [RunResumed(cp, clock())]
             resumed += [redactor.event(f) for f in (on_resume() if on_resume else ())]
             state = _commit(store, run_id, state, resumed, on_event)
-    effects = 0
+    if on_hook is None and state.run is not None and state.run.loop.hooks:
+        # A hook that blocks or suspends is a promise to the person: never skipped silently.
+        raise PipelineError(
+            f"run {run_id} has lifecycle hooks ([[hooks]], [notify]) and nothing runs them: "
+            "pass on_hook to run_durable"
+        )
+    effects = hooks_in_a_row = 0
     while not is_complete(state):
         if max_effects is not None and effects >= max_effects:
             break
@@ -161,12 +167,17 @@ def run_durable(
             if news:
                 state = _commit(store, run_id, state, news, on_event)
                 effect = next_effect(state)
-        if on_hook is not None:
+        # A stop asked for skips the hooks: the effect's own handling records the stop.
+        if on_hook is not None and interruption.reason is None:
             hook = hook_due(state, effect)
             if hook is not None:
+                hooks_in_a_row += 1
+                if hooks_in_a_row > 2 * len(state.run.loop.hooks if state.run else ()) + 2:
+                    raise PipelineError(f"hook {hook.name!r} stays due after its own facts")
                 ran = [redactor.event(fact) for fact in on_hook(hook, state, effect)]
                 state = _commit(store, run_id, state, ran, on_event)
                 continue  # the hook's fact may change what comes next
+        hooks_in_a_row = 0
         if isinstance(effect, Terminate):
             break
         effects += 1
@@ -185,8 +196,8 @@ def run_durable(
                 span.record(recorded)
         if on_hook is not None:
             for hook in hooks_after(state, effect, recorded):
-                if state.phase is Phase.INTERRUPTED:
-                    break  # suspended by the hook before: the rest run after the resume
+                if state.phase is Phase.INTERRUPTED or interruption.reason is not None:
+                    break  # suspended, or a stop asked for: these watch, they never hold it
                 ran = [redactor.event(fact) for fact in on_hook(hook, state, effect)]
                 state = _commit(store, run_id, state, ran, on_event)
     while on_hook is not None and (hook := run_end_hook(state)) is not None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from attrs import frozen
 
 from pipeline.effects import Effect, Terminate
-from pipeline.engine._durable import run_durable, utc_now
+from pipeline.engine._durable import HookRunner, run_durable, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import Instant, PipelineEvent
 from pipeline.handlers import EffectHandler
@@ -44,14 +44,16 @@ def run_in_memory(
     on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
     clock: Callable[[], Instant] = utc_now,
     store: RunStore | None = None,
+    on_hook: HookRunner | None = None,
 ) -> RunResult:
     """Start a run and carry it on until it is complete or asks to terminate.
 
     ``max_effects`` (the effects after the run's start) guards against a handler that never
     lets the run end (:class:`LoopBoundExceededError`); ``on_event`` sees every event with the
     state it produced; ``clock`` stamps the facts the runner records itself (checkpoints,
-    resumes); ``store`` keeps the log (a new in-memory store when omitted). As in a stored run,
-    facts pass the redactor of this process's environment before they are kept.
+    resumes); ``store`` keeps the log (a new in-memory store when omitted); ``on_hook`` runs the
+    run's lifecycle hooks (a run whose policy has hooks needs one). As in a stored run, facts
+    pass the redactor of this process's environment before they are kept.
     """
     store = MemoryEventStore() if store is None else store
     effects: list[Effect] = []
@@ -62,6 +64,7 @@ def run_in_memory(
         max_effects=max_effects,
         on_event=on_event,
         on_effect=effects.append,
+        on_hook=on_hook,
     )
     state = run.state
     if not is_complete(state):

@@ -18,6 +18,7 @@ from typing import Final
 
 from pipeline.effects import PromptContext
 from pipeline.events import ContextPolicy, Count, Role
+from pipeline.reducers.context import PERSON
 from pipeline.state import Memory, PipelineState, TaskStatus
 
 __all__ = ["MAX_PROMPT_TASKS", "prompt_context"]
@@ -50,7 +51,7 @@ def prompt_context(state: PipelineState, role: Role, hat: str | None) -> PromptC
         names.add(role_hat.name)
     wanted = frozenset(names)
     applicable = [m for m in reversed(context.memories) if _for(m, wanted)]
-    applicable.sort(key=lambda m: m.by != "person")  # stable: newest first within each
+    applicable.sort(key=lambda m: m.by != PERSON)  # stable: newest first within each
     budget: int = policy.memory_chars
     chosen: list[Memory] = []
     for memory in applicable:

@@ -36,7 +36,7 @@ from pipeline.reducers._escalation import bounced
 from pipeline.reducers._notices import add_notice, seen_with
 from pipeline.reducers._routing import back_to_last_hat, queued
 from pipeline.reducers._transitions import finalize, start_development, start_validation
-from pipeline.reducers.context import agent_note, applied
+from pipeline.reducers.context import agent_note, applied_for_agent
 from pipeline.state import (
     Bounce,
     Intake,
@@ -163,7 +163,7 @@ def _context_note(state: PipelineState, event: TopicPublished) -> PipelineState:
     for no detector."""
     intake = _counted(state.intake, event.topic)
     note = agent_note(state, event)
-    result = note if isinstance(note, str) else applied(state.context, note)
+    result = note if isinstance(note, str) else applied_for_agent(state.context, note)
     if isinstance(note, str) or isinstance(result, str):
         why = note if isinstance(note, str) else str(result)
         notice = Notice(
@@ -290,7 +290,8 @@ def _how_to_cancel(policy: LoopPolicy) -> str:
 def gate_success(state: PipelineState) -> PipelineState | None:
     """The completion gate on the way every run succeeds (final validation passed), whether
     an agent claimed completion or the developer and a clean review got there: None when
-    every required event was seen, else the refusal: a ``task.resume`` notice to the
+    every required event was seen (and, with ``[context] finish_tasks``, every task is
+    done), else the refusal: a ``task.resume`` notice to the
     developer listing what is missing, and development again (until the iteration budget
     ends the run as ``max_iterations``, never as ``completed``)."""
     run = state.run
@@ -298,13 +299,24 @@ def gate_success(state: PipelineState) -> PipelineState | None:
         return None
     policy, intake = run.loop, state.intake
     missing = _missing(policy, intake)
-    if not missing:
+    unfinished = _unfinished(state, policy)
+    if not missing and not unfinished:
         return None
-    listed = ", ".join(missing)
-    text = (
-        f"Completion refused: the work passed validation, but required events were not seen: "
-        f"{listed}. The run cannot succeed without them; publish them, {_how_to_cancel(policy)}."
-    )
+    if missing:
+        listed = ", ".join(missing)
+        text = (
+            f"Completion refused: the work passed validation, but required events were not "
+            f"seen: {listed}. The run cannot succeed without them; publish them, "
+            f"{_how_to_cancel(policy)}."
+        )
+        why = f"required events not seen: {listed}"
+    else:
+        listed = ", ".join(unfinished)
+        text = (
+            f"Completion refused: the work passed validation, but tasks are not done: "
+            f"{listed}. Finish them (`ralph task done ID`), {_how_to_cancel(policy)}."
+        )
+        why = f"tasks not done: {listed}"
     refused = evolve(
         intake, completion_refusals=intake.completion_refusals + 1, completion_claimed=False
     )
@@ -313,7 +325,7 @@ def gate_success(state: PipelineState) -> PipelineState | None:
         refused,
         Notice(topic=TASK_RESUME_TOPIC, text=text, line_number=Count(0), role=Role.DEVELOPER),
     )
-    ledger = evolve(state.ledger, last_error=f"required events not seen: {listed}")
+    ledger = evolve(state.ledger, last_error=why)
     routing = back_to_last_hat(state.routing, TASK_RESUME_TOPIC, Json.of(text))
     return start_development(evolve(state, intake=refused, routing=routing), ledger=ledger)
 

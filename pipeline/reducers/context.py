@@ -41,14 +41,19 @@ from pipeline.state import (
 )
 
 __all__ = [
+    "PERSON",
     "agent_note",
     "applied",
+    "applied_for_agent",
     "fold_notes",
     "note_problem",
     "reduce_context",
 ]
 
 _ID = ID_PATTERN
+
+PERSON: Final = "person"
+"""Who a person's note is by (an agent's is by its hat or role)."""
 
 _TEXT_BOUND: Final = {
     NoteKind.MEMORY_ADDED: MAX_MEMORY_CHARS,
@@ -107,9 +112,11 @@ def applied(context: Context, note: ContextNote) -> Context | str:
                 return f"no memory {subject}"
             return evolve(context, memories=kept)
         case NoteKind.TASK_ADDED:
-            if any(t.task_id == subject for t in context.tasks):
+            existing = next((t for t in context.tasks if t.task_id == subject), None)
+            if existing is not None and existing.status is not TaskStatus.DONE:
                 return f"a task {subject} exists already"
-            tasks = context.tasks
+            # A done task added again (a later run's plan repeats a step) is open again.
+            tasks = tuple(t for t in context.tasks if t.task_id != subject)
             if len(tasks) >= MAX_TASKS:
                 # The oldest done task makes room; open ones are never dropped.
                 done = next((i for i, t in enumerate(tasks) if t.status is TaskStatus.DONE), None)
@@ -134,6 +141,16 @@ def _moved(context: Context, note: ContextNote, status: TaskStatus) -> Context |
         moved = evolve(task, status=status, reason=note.text.strip())
         return evolve(context, tasks=(*context.tasks[:index], moved, *context.tasks[index + 1 :]))
     return f"no task {note.subject}"
+
+
+def applied_for_agent(context: Context, note: ContextNote) -> Context | str:
+    """:func:`applied` for a note an agent published: a person's memory is the person's to
+    remove, never an agent's."""
+    if note.kind is NoteKind.MEMORY_REMOVED:
+        memory = next((m for m in context.memories if m.memory_id == note.subject), None)
+        if memory is not None and memory.by == PERSON:
+            return f"memory {note.subject} is a person's: only a person removes it"
+    return applied(context, note)
 
 
 def fold_notes(notes: Iterable[ContextNote], context: Context | None = None) -> Context:
@@ -181,6 +198,8 @@ def agent_note(state: PipelineState, event: TopicPublished) -> ContextNote | str
         return '"tags" must be a list of strings'
     working, publisher = state.routing.hat, state.intake.publisher
     by = working or (publisher.value if publisher is not None else "agent")
+    if by == PERSON:
+        by = f"hat {by}"  # a hat named person does not write as a person
     uid = f"{run.run_id}:{event.line_number}"
     kind = CONTEXT_TOPICS[event.topic]
     return ContextNote(uid, kind, subject, text, strings, by, event.at)

@@ -18,6 +18,7 @@ from typing import Final, assert_never
 from attrs import evolve
 
 from pipeline.events import (
+    BLOCKABLE,
     TASK_BLOCKED_TOPIC,
     CheckpointTrigger,
     Count,
@@ -77,6 +78,7 @@ def _ran(state: PipelineState, event: HookRan) -> PipelineState:
         spec = next((h for h in state.run.loop.hooks_at(event.point) if h.name == event.hook), None)
     action = HookAction.WARN if spec is None else spec.on_error
     failed = event.status is not GateStatus.PASSED
+    blocks_claim = action is HookAction.BLOCK and event.point is HookPoint.COMPLETION_CLAIMED
     if failed and action is HookAction.SUSPEND:
         # Not recorded as run: the resumed run runs it again before the same step.
         summary = _summary(event)
@@ -88,7 +90,9 @@ def _ran(state: PipelineState, event: HookRan) -> PipelineState:
         return interrupt(
             stopped, TerminationReason.SUSPENDED, progress.phase, progress.step, ledger
         )
-    if event.point in ONCE_POINTS:
+    if failed and blocks_claim:
+        pass  # the claim is refused: the next claim, in this iteration or not, runs it again
+    elif event.point in ONCE_POINTS:
         hooks = evolve(hooks, once=(*hooks.once, key))
     else:
         hooks = evolve(hooks, here=(*hooks.here, key))
@@ -98,7 +102,8 @@ def _ran(state: PipelineState, event: HookRan) -> PipelineState:
     text = summary if not event.tail else f"{summary}\n{event.tail}"
     if action is HookAction.WARN or state.progress.phase is Phase.COMPLETE:
         hooks = evolve(hooks, warned=hooks.warned + 1, last_failure=summary)
-        if state.progress.phase is Phase.COMPLETE:
+        if event.point not in BLOCKABLE or state.progress.phase is Phase.COMPLETE:
+            # A hook that watches (a notification, say) is no concern of the agents'.
             return advance(state, hooks=hooks)
         notice = Notice(
             topic=HOOK_WARNING_TOPIC, text=text, line_number=Count(0), role=Role.DEVELOPER
@@ -145,9 +150,15 @@ def _claim_refused(state: PipelineState, text: str, summary: str, ledger: Ledger
     """The completion is refused: the claim is spent; a run that went on to validate it goes
     back to development."""
     told = _blocked_notice(state, text)
-    if state.progress.phase is Phase.FINAL_VALIDATION:
+    progress = state.progress
+    if progress.phase is Phase.FINAL_VALIDATION:
         routing = back_to_last_hat(told.routing, TASK_BLOCKED_TOPIC, Json.of(summary))
-        return start_development(evolve(told, routing=routing), state.progress, ledger)
+        return start_development(evolve(told, routing=routing), progress, ledger)
+    if progress.after_commit is Phase.FINAL_VALIDATION:
+        # Claimed while the work was being committed: after the commit, work goes on.
+        return advance(
+            told, progress=evolve(progress, after_commit=Phase.DEVELOPMENT), ledger=ledger
+        )
     return advance(told, ledger=ledger)
 
 

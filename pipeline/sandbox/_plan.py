@@ -177,6 +177,14 @@ def _workspace(inputs: MountInputs, layout: Layout) -> None:
         state = inputs.state_dir
         args = ("--tmpfs", state, "--remount-ro", state)
         layout.add(Mount(args, state, _COVER, "ralph's hidden state", guard=True))
+    common, git_dir = inputs.common_dir, inputs.git_dir
+    if common is not None and git_dir is not None and common != git_dir:
+        # A linked worktree's agent has the main tree's git folder writable (objects, refs):
+        # never the main tree's own store, its runs and its context book, in it.
+        main_state = join(common, "ralph")
+        if not is_within(inputs.state_dir, main_state):
+            args = ("--tmpfs", main_state, "--remount-ro", main_state)
+            layout.add(Mount(args, main_state, _COVER, "the main tree's hidden state", guard=True))
 
 
 def _last(inputs: MountInputs, layout: Layout) -> list[str]:

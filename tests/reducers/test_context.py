@@ -71,7 +71,9 @@ def test_a_task_moves_until_it_is_done_and_unknown_ids_are_refused() -> None:
     assert done.open_tasks() == ()
     assert applied(done, note(NoteKind.TASK_STARTED, "t-1")) == "task t-1 is done already"
     assert applied(done, note(NoteKind.TASK_DONE, "t-9")) == "no task t-9"
-    assert applied(done, note(NoteKind.TASK_ADDED, "t-1", "again")) == "a task t-1 exists already"
+    assert applied(context, note(NoteKind.TASK_ADDED, "t-1", "again")) == (
+        "a task t-1 exists already"
+    )
 
 
 def test_memories_are_added_once_and_removed_by_id() -> None:
@@ -295,3 +297,31 @@ def test_working_prompts_carry_the_context_and_others_do_not() -> None:
     assert isinstance(effect, MaterializePrompt)
     assert effect.context is not None
     assert [m.memory_id for m in effect.context.memories] == ["m-1"]
+
+
+def test_a_persons_memory_is_the_persons_to_remove_and_a_done_task_can_open_again() -> None:
+    person = ContextNoted(Ordinal(1), note(NoteKind.MEMORY_ADDED, "m-1", "Tabs", by="person"), T)
+    state = reduce(started(policy()), person)
+    removed = reduce(state, agent_topic("ralph.memory.remove", {"id": "m-1"}))
+    assert [m.memory_id for m in removed.context.memories] == ["m-1"]
+    (notice,) = removed.intake.notices
+    assert "memory m-1 is a person's: only a person removes it" in notice.text
+    done = fold_notes([note(NoteKind.TASK_ADDED, "t-1", "Do"), note(NoteKind.TASK_DONE, "t-1")])
+    again = applied(done, note(NoteKind.TASK_ADDED, "t-1", "Do, again"))
+    assert not isinstance(again, str)
+    assert [(t.title, t.status) for t in again.tasks] == [("Do, again", TaskStatus.OPEN)]
+
+
+def test_success_without_a_claim_waits_for_the_tasks_too() -> None:
+    """A run that reaches success through validation, with no completion promise, is refused
+    while a task is not done, as a claim would be."""
+    from pipeline.reducers._topics import gate_success
+
+    loop = policy(required_events=(), context=ContextPolicy(finish_tasks=True))
+    state = reduce(started(loop), agent_topic("ralph.task.add", {"id": "t-1", "text": "Do"}))
+    refused = gate_success(state)
+    assert refused is not None
+    assert "tasks are not done: t-1" in refused.intake.notices[-1].text
+    assert refused.ledger.last_error == "tasks not done: t-1"
+    finished = reduce(state, agent_topic("ralph.task.done", {"id": "t-1"}))
+    assert gate_success(finished) is None

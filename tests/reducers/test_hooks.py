@@ -10,7 +10,7 @@ import attrs
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from pipeline.effects import Terminate
+from pipeline.effects import BeginPlanning, EffectId, Terminate
 from pipeline.events import (
     BLOCKABLE,
     SUSPENDABLE,
@@ -207,3 +207,46 @@ def test_a_blocked_completion_is_refused_and_a_suspended_run_resumes_where_it_wa
     assert held.termination is TerminationReason.SUSPENDED
     assert held.progress.resume is not None
     assert held.hooks.here == ()  # not recorded as run: it runs again once resumed
+
+
+def test_a_blocked_claim_runs_its_hook_again_at_the_next_claim_and_a_commit_goes_on() -> None:
+    """Found by a review: a blocked claim was recorded as done (the next claim skipped the
+    hook), and a claim made while the work was being committed went on to validation."""
+    claim = _hook(HookPoint.COMPLETION_CLAIMED, HookAction.BLOCK)
+    state = started(policy(hooks=(claim,)))
+    committing = attrs.evolve(
+        state,
+        progress=attrs.evolve(
+            state.progress, phase=Phase.COMMIT_MESSAGE, after_commit=Phase.FINAL_VALIDATION
+        ),
+        intake=attrs.evolve(state.intake, completion_claimed=True),
+    )
+    refused = reduce(committing, _ran(claim, GateStatus.FAILED))
+    assert refused.progress.after_commit is Phase.DEVELOPMENT
+    assert refused.hooks.once == ()
+    claimed_again = attrs.evolve(
+        refused, intake=attrs.evolve(refused.intake, completion_claimed=True)
+    )
+    assert hook_due(claimed_again, BeginPlanning(effect_id=EffectId("e"))) == claim
+
+
+def test_a_watching_hooks_failure_is_counted_and_never_told_to_the_agents() -> None:
+    notify = _hook(HookPoint.QUESTION_ASKED)
+    state = reduce(started(policy(hooks=(notify,))), _ran(notify, GateStatus.FAILED))
+    assert state.hooks.warned == 1
+    assert state.intake.notices == ()
+
+
+def test_hooks_with_nothing_to_run_them_are_refused() -> None:
+    """An embedding that records hooks but passes no runner fails instead of skipping them."""
+    import pytest
+
+    from pipeline.engine import run_in_memory
+    from pipeline.errors import PipelineError
+
+    base = WorldConfig(budget=budget(max_iterations=1), chains=default_chains())
+    hook = _hook(HookPoint.RUN_START, HookAction.BLOCK)
+    config = attrs.evolve(base, loop=attrs.evolve(base.loop, hooks=(hook,)))
+    world = SimulatedWorld(config, ScriptedChooser(), fake_clock(step=timedelta(seconds=1)))
+    with pytest.raises(PipelineError, match="nothing runs them"):
+        run_in_memory(world)

@@ -154,7 +154,7 @@ def test_a_workspace_outside_git_keeps_ralphs_folder_read_only() -> None:
 def test_a_linked_worktree() -> None:
     """The main work tree is hidden as another repository; its git directory is bound back
     writable, its hooks, config and info read-only; the state in the worktree's git
-    directory hidden."""
+    directory hidden, and the main tree's."""
     main = f"{HOME}/src/main"
     common = f"{main}/.git"
     git_dir = f"{common}/worktrees/app"
@@ -174,6 +174,10 @@ def test_a_linked_worktree() -> None:
     assert final_state(ops, f"{common}/config") == "read"
     assert final_state(ops, f"{git_dir}/config.worktree") == "read"
     assert final_state(ops, f"{git_dir}/ralph/pipeline.db") == "cover"
+    # The main tree's own state (its store, its runs, its context book) is out of reach too:
+    # the git directory around it is writable (found by a review: it was writable).
+    assert final_state(ops, f"{common}/ralph/pipeline.db") == "cover"
+    assert final_state(ops, f"{common}/refs/heads/main") == "write"
 
 
 def test_other_repositories_in_a_shown_place_are_hidden() -> None:

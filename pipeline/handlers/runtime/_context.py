@@ -5,17 +5,13 @@ facts before each prompt, so that the prompt is made from a state that holds the
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
 
 from pipeline.events import ContextNoted, Instant, Ordinal, PipelineEvent
 from pipeline.handlers.runtime._guidance import guidance_facts
 from pipeline.handlers.store import ContextBook, EventStore
 from pipeline.state import PipelineState
 
-__all__ = ["MAX_TAKEN", "context_facts", "file_unfiled", "outside_facts"]
-
-MAX_TAKEN: Final = 1000
-"""The most notes taken in before one prompt (the rest come before the next)."""
+__all__ = ["context_facts", "file_unfiled", "outside_facts"]
 
 
 def file_unfiled(book: ContextBook, state: PipelineState) -> None:
@@ -33,7 +29,8 @@ def context_facts(
     if state.run is None:
         return ()
     file_unfiled(book, state)
-    notes = book.notes_after(state.context.seen)[:MAX_TAKEN]
+    # All of them: a prompt made from part of the book would show what it since undid.
+    notes = book.notes_after(state.context.seen)
     if not notes:
         return ()
     now = clock()

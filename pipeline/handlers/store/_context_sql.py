@@ -51,10 +51,16 @@ def sqlite_file(db: sqlite3.Connection, notes: Sequence[ContextNote]) -> None:
 
 
 def sqlite_notes(db: sqlite3.Connection, label: str, number: int) -> list[BookNote]:
-    """The notes numbered after ``number``, in order."""
-    rows = db.execute(
-        "SELECT number, note FROM context_notes WHERE number > ? ORDER BY number", (number,)
-    ).fetchall()
+    """The notes numbered after ``number``, in order (none in a store an older release made
+    and nobody has written to since: opened to read, it is not migrated)."""
+    try:
+        rows = db.execute(
+            "SELECT number, note FROM context_notes WHERE number > ? ORDER BY number", (number,)
+        ).fetchall()
+    except sqlite3.OperationalError as error:
+        if "no such table" in str(error):
+            return []
+        raise
     return [decode_note(label, int(n), str(text)) for n, text in rows]
 
 
@@ -73,7 +79,11 @@ def pg_file(conn: psycopg.Connection[Any], notes: Sequence[ContextNote]) -> None
 
 
 def pg_notes(conn: psycopg.Connection[Any], label: str, number: int) -> list[BookNote]:
-    """The notes numbered after ``number``, in order."""
+    """The notes numbered after ``number``, in order (none in a database an older release
+    made: a read-only session does not migrate it)."""
+    exists = conn.execute("SELECT to_regclass('context_notes')").fetchone()
+    if exists is None or exists[0] is None:
+        return []
     rows = conn.execute(
         "SELECT number, note FROM context_notes WHERE number > %s ORDER BY number", (number,)
     ).fetchall()
