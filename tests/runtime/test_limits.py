@@ -6,6 +6,7 @@ run waits until the same moment; ``on_usage_limit = "stop"`` stops it for a pers
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.events import (
+    HookRan,
     LimitResetAwaited,
     LimitScope,
     ProviderLimited,
@@ -112,21 +114,26 @@ def test_the_run_waits_until_the_reset_it_was_told_and_goes_on(tmp_path: Path) -
 def test_killed_during_the_wait_the_resumed_run_waits_until_the_same_moment(
     tmp_path: Path,
 ) -> None:
-    root = limited_workspace(tmp_path, delay_s=8)
+    # [notify] tells of the wait once, even though the resumed run waits again.
+    notify = '[notify]\ncommand = ["sh", "-c", "cat >> .ralph/notified.jsonl"]\n'
+    root = limited_workspace(tmp_path, delay_s=8, limits=notify)
     driver = subprocess.Popen(
         [*RALPH, "run"], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
         deadline = time.monotonic() + 60
         limited: list[ProviderLimited] = []
-        while not limited:
+        told: list[HookRan] = []
+        while not limited or not told:
             assert time.monotonic() < deadline, "the limit was never recorded"
             assert driver.poll() is None, "ralph ended before its agent was limited"
             time.sleep(0.2)
             try:
-                limited = [e for e in stored_events(root) if isinstance(e, ProviderLimited)]
+                events = stored_events(root)
             except Exception:  # the store is being made
                 continue
+            limited = [e for e in events if isinstance(e, ProviderLimited)]
+            told = [e for e in events if isinstance(e, HookRan)]
         time.sleep(0.5)  # inside the wait
         driver.send_signal(signal.SIGKILL)
         driver.wait(timeout=10)
@@ -146,6 +153,10 @@ def test_killed_during_the_wait_the_resumed_run_waits_until_the_same_moment(
     assert [e.reason for e in events if isinstance(e, RunCompleted)] == [
         TerminationReason.COMPLETED
     ]
+    notified = (root / ".ralph" / "notified.jsonl").read_text().splitlines()
+    points = [json.loads(line)["point"] for line in notified]
+    assert points == ["limit_wait", "run_end"]
+    assert json.loads(notified[0])["limit_until"] == reset.isoformat()
 
 
 def test_stop_stops_the_run_for_a_person_and_a_resume_goes_on(tmp_path: Path) -> None:
