@@ -21,9 +21,10 @@ from pipeline.handlers.intake._files import EventsFileError, UnsafeFileError, ev
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
     from typing import Final
 
-__all__ = ["HELP", "Arguments", "main", "parsed_arguments", "plain_arguments"]
+__all__ = ["HELP", "Arguments", "emitted", "main", "parsed_arguments", "plain_arguments"]
 
 HELP: Final = "Append a topic to the run's events file (agents call this from their shell)."
 """What ``ralph emit`` is for, as the help of ``ralph`` and of ``ralph emit`` say it."""
@@ -158,15 +159,27 @@ def main(argv: list[str]) -> int:
     """Run ``ralph emit ARGV``; the exit status: 0 written, 1 the workspace's events file is
     unsafe to write (not the command line's fault), 2 bad input."""
     arguments = plain_arguments(argv) or parsed_arguments(argv)
+    return emitted(
+        arguments.topic,
+        lambda: payload_text(arguments.payload, arguments.payload_file),
+        as_json=arguments.as_json,
+        done=f"Event emitted: {arguments.topic}",
+    )
+
+
+def emitted(topic: str, text: Callable[[], str | None], *, as_json: bool, done: str) -> int:
+    """Append ``topic`` with the payload ``text()`` gives to the run's events file and say
+    ``done``; the exit status: 0 written, 1 the workspace's events file is unsafe to write
+    (not the command line's fault), 2 bad input (``EmitError`` from ``text`` too)."""
     try:
-        text = payload_text(arguments.payload, arguments.payload_file)
+        payload = text()
         target = events_file_for(Path.cwd(), os.environ)
-        emit(target, arguments.topic, text, as_json=arguments.as_json)
+        emit(target, topic, payload, as_json=as_json)
     except UnsafeFileError as error:
         _say(f"error: not written: {error}")
         return 1
     except (EmitError, EventsFileError) as error:
         _say(f"error: {error}")
         return _USAGE_ERROR
-    sys.stdout.write(terminal_safe(f"Event emitted: {arguments.topic}") + "\n")
+    sys.stdout.write(terminal_safe(done) + "\n")
     return 0

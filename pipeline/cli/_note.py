@@ -10,9 +10,7 @@ which write the book in the store directly (``_context_commands``).
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
 from pipeline._note_rules import (
     ID_PATTERN,
@@ -22,9 +20,9 @@ from pipeline._note_rules import (
     MAX_TITLE_CHARS,
     new_id,
 )
+from pipeline.cli._emit import emitted
 from pipeline.cli._safe import terminal_safe
-from pipeline.handlers.intake._emit import EmitError, emit
-from pipeline.handlers.intake._files import EventsFileError, UnsafeFileError, events_file_for
+from pipeline.handlers.intake._emit import EmitError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -72,6 +70,30 @@ def _parser(group: str) -> argparse.ArgumentParser:
         block.add_argument("id")
         block.add_argument("--reason", default="", help="Why it is blocked.")
     return parser
+
+
+def _plain(group: str, argv: list[str]) -> argparse.Namespace | None:
+    """``argv`` read without argparse when it is a plain shape (a verb and its one value, no
+    option), as agents mostly call it: importing and building argparse is a third of the
+    command. None for anything else, which argparse reads and words."""
+    import types
+
+    if len(argv) != 2 or any(item.startswith("-") for item in argv):
+        return None
+    verb, value = argv
+    fields: dict[str, object] | None = None
+    if group == "memory":
+        if verb == "add":
+            fields = {"text": value, "tag": []}
+        elif verb == "remove":
+            fields = {"id": value}
+    elif verb == "add":
+        fields = {"title": value}
+    elif verb in ("start", "done"):
+        fields = {"id": value}
+    elif verb == "block":
+        fields = {"id": value, "reason": ""}
+    return None if fields is None else types.SimpleNamespace(verb=verb, **fields)  # type: ignore[return-value]
 
 
 def _say(message: str) -> None:
@@ -125,16 +147,10 @@ def main(group: str, argv: list[str]) -> int:
     if argv[:1] == ["list"]:
         sys.stdout.write(LISTED_IN_THE_PROMPT + "\n")
         return 0
-    arguments = _parser(group).parse_args(argv)
+    arguments = _plain(group, argv) or _parser(group).parse_args(argv)
     try:
         topic, payload, done = _payload(group, arguments)
-        target = events_file_for(Path.cwd(), os.environ)
-        emit(target, topic, json.dumps(payload), as_json=True)
-    except UnsafeFileError as error:
-        _say(f"error: not written: {error}")
-        return 1
-    except (EmitError, EventsFileError) as error:
+    except EmitError as error:
         _say(f"error: {error}")
         return _USAGE_ERROR
-    sys.stdout.write(terminal_safe(done) + "\n")
-    return 0
+    return emitted(topic, lambda: json.dumps(payload), as_json=True, done=done)

@@ -32,7 +32,7 @@ from pipeline.handlers.runtime._sandboxing import run_in
 from pipeline.handlers.runtime._tail import output_tail
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
-__all__ = ["run_gate"]
+__all__ = ["command_status", "command_tail", "run_gate"]
 
 _NO_INACTIVITY_LIMIT = 1_000_000_000.0
 """A test suite may be silent for long: without ``inactivity_timeout_s`` only the total
@@ -82,18 +82,19 @@ def run_gate(
             effect.gate,
             effect.boundary,
             effect.argv,
-            _status(result),
+            command_status(result),
             None if result.exit_code is None else ExitCode(result.exit_code),
             DurationMs(result.duration_ms),
             Digest(result.output_digest),
             layout.relative(log),
-            _tail(result, log),
+            command_tail(result, log),
             clock(),
         ),
     )
 
 
-def _status(result: ProcessResult) -> GateStatus:
+def command_status(result: ProcessResult) -> GateStatus:
+    """How a command ralph ran itself (a gate, a hook) ended."""
     if result.timed_out is not None:
         return GateStatus.TIMED_OUT
     if result.exit_code is None:
@@ -101,7 +102,8 @@ def _status(result: ProcessResult) -> GateStatus:
     return GateStatus.PASSED if result.exit_code == 0 else GateStatus.FAILED
 
 
-def _tail(result: ProcessResult, log: Path) -> str:
+def command_tail(result: ProcessResult, log: Path) -> str:
+    """The end of its output (kept in ``log``), or why it could not start."""
     if result.exit_code is None and result.timed_out is None:
         return result.start_error or "the program could not be started"
     return output_tail(log)

@@ -18,16 +18,15 @@ from pipeline.effects import Effect, InvokeAgent
 from pipeline.events import (
     DurationMs,
     ExitCode,
-    GateStatus,
     HookRan,
     HookSpec,
     Instant,
 )
-from pipeline.handlers.agents import ProcessResult, ProcessSpec
+from pipeline.handlers.agents import ProcessSpec
+from pipeline.handlers.runtime._gates import command_status, command_tail
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import run_in
-from pipeline.handlers.runtime._tail import output_tail
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 from pipeline.state import PipelineState
 
@@ -60,14 +59,6 @@ def hook_input(hook: HookSpec, state: PipelineState, effect: Effect | None) -> d
     if state.agent.limit_until is not None:
         data["limit_until"] = state.agent.limit_until.isoformat()
     return data
-
-
-def _status(result: ProcessResult) -> GateStatus:
-    if result.timed_out is not None:
-        return GateStatus.TIMED_OUT
-    if result.exit_code is None:
-        return GateStatus.NOT_STARTED
-    return GateStatus.PASSED if result.exit_code == 0 else GateStatus.FAILED
 
 
 def run_hook(
@@ -103,14 +94,18 @@ def run_hook(
         group_file=layout.agent_group,
     )
     result, _ = run_in(sandbox, spec, AgentNeeds())
-    if result.exit_code is None and result.timed_out is None:
-        tail = result.start_error or "the program could not be started"
-    else:
-        tail = output_tail(log)
+    tail = command_tail(result, log)
     exit_code = None if result.exit_code is None else ExitCode(result.exit_code)
     duration = DurationMs(result.duration_ms)
     return (
         HookRan(
-            hook.name, hook.point, hook.argv, _status(result), exit_code, duration, tail, clock()
+            hook.name,
+            hook.point,
+            hook.argv,
+            command_status(result),
+            exit_code,
+            duration,
+            tail,
+            clock(),
         ),
     )
