@@ -363,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         print("invocation: the engine's time per agent invocation", flush=True)
         results["invocation"] = run_invocation_benchmark(args.quick)
     if "cli" in chosen:
-        print("cli: ralph emit, respond and status next to a bare interpreter", flush=True)
+        print("cli: ralph emit, task add, respond, status and a bare start", flush=True)
         results["cli"] = run_cli_benchmark(args.quick, args.smoke)
     if "scaleout" in chosen:
         print("scale-out: PostgreSQL appends, and 1, 2 and 4 workers", flush=True)

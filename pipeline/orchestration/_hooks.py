@@ -44,7 +44,7 @@ def _first_due(state: PipelineState, points: Sequence[HookPoint]) -> HookSpec | 
     loop = state.run.loop
     for point in points:
         for hook in loop.hooks_at(point):
-            if not state.hooks.ran(hook_key(state, point, hook.name)):
+            if not state.hooks.ran(hook_key(state, point, hook.name), state.sequence):
                 return hook
     return None
 

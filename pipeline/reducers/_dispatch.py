@@ -49,7 +49,7 @@ from pipeline.reducers.context import reduce_context
 from pipeline.reducers.dev_fix import reduce_dev_fix
 from pipeline.reducers.development import reduce_development
 from pipeline.reducers.error import reduce_error
-from pipeline.reducers.hooks import cleared, reduce_hook
+from pipeline.reducers.hooks import reduce_hook
 from pipeline.reducers.human import reduce_human
 from pipeline.reducers.integration import reduce_integration
 from pipeline.reducers.lifecycle import reduce_lifecycle
@@ -113,9 +113,6 @@ _COMPLETE_TAKES: frozenset[type] = frozenset(
 """The facts a complete run still records: bookkeeping that revives nothing, its ``run_end``
 hooks, and how its branch lands on a target (the merge queue)."""
 
-_KEEP_HOOKS_HERE: frozenset[type] = frozenset({HookRan, CheckpointSaved})
-"""The facts after which the hooks that ran before the step at hand stay done."""
-
 
 def reduce(state: PipelineState, event: PipelineEvent) -> PipelineState:
     """The state after ``event``: total, deterministic, and never mutating ``state``."""
@@ -131,8 +128,6 @@ def reduce(state: PipelineState, event: PipelineEvent) -> PipelineState:
     route = _ROUTES.get(type(event))
     if route is None:
         route = _ROUTES[type(event)] = _route(event)
-    if state.hooks.here and type(event) not in _KEEP_HOOKS_HERE:
-        state = cleared(state)
     return route(state, event)
 
 

@@ -44,7 +44,7 @@ from pipeline.state import (
     hook_key,
 )
 
-__all__ = ["HOOK_WARNING_TOPIC", "cleared", "reduce_hook"]
+__all__ = ["HOOK_WARNING_TOPIC", "reduce_hook"]
 
 HOOK_WARNING_TOPIC: Final = "ralph.hook_warning"
 """The notice telling the developer a warning hook failed, with the end of its output."""
@@ -95,7 +95,7 @@ def _ran(state: PipelineState, event: HookRan) -> PipelineState:
     elif event.point in ONCE_POINTS:
         hooks = evolve(hooks, once=(*hooks.once, key))
     else:
-        hooks = evolve(hooks, here=(*hooks.here, key))
+        hooks = hooks.with_here(key, state.sequence)
     if not failed:
         return advance(state, hooks=hooks)
     summary = _summary(event)
@@ -160,9 +160,3 @@ def _claim_refused(state: PipelineState, text: str, summary: str, ledger: Ledger
             told, progress=evolve(progress, after_commit=Phase.DEVELOPMENT), ledger=ledger
         )
     return advance(told, ledger=ledger)
-
-
-def cleared(state: PipelineState) -> PipelineState:
-    """``state`` with the hooks that ran before the last step forgotten: a fact other than a
-    hook's or a checkpoint's was folded, so the next step's hooks are due again."""
-    return evolve(state, hooks=evolve(state.hooks, here=()))

@@ -30,19 +30,34 @@ across a resume; the others run before or after each step of their kind."""
 @final
 @frozen(kw_only=True)
 class Hooks:
-    """``here``: the keys of the hooks that ran since the run's last fact other than a hook's
-    or a checkpoint's (before the step at hand); ``once``: the keys of the once-per-occasion
-    hooks that ran; the counts of failures that warned and blocked, and the last failure."""
+    """``here``: the keys of the hooks that ran before the step at hand, which hold while the
+    run's last fact is the last of them (``here_at``, the run's sequence after it: any other
+    fact moves on); ``once``: the keys of the once-per-occasion hooks that ran; the counts of
+    failures that warned and blocked, and the last failure."""
 
     here: tuple[str, ...] = ()
+    here_at: int = -1
     once: tuple[str, ...] = ()
     warned: int = 0
     blocked: int = 0
     last_failure: str | None = None
 
-    def ran(self, key: str) -> bool:
-        """Whether the hook run ``key`` names has run."""
-        return key in self.here or key in self.once
+    def ran(self, key: str, sequence: int) -> bool:
+        """Whether the hook run ``key`` names has run, in a state of ``sequence`` facts."""
+        return key in self.once or (sequence == self.here_at and key in self.here)
+
+    def with_here(self, key: str, sequence: int) -> Hooks:
+        """These hooks with ``key`` run before the step at hand (``sequence``: the run's
+        facts before it)."""
+        here = (*self.here, key) if sequence == self.here_at else (key,)
+        return Hooks(
+            here=here,
+            here_at=sequence + 1,
+            once=self.once,
+            warned=self.warned,
+            blocked=self.blocked,
+            last_failure=self.last_failure,
+        )
 
 
 def _occasion(state: PipelineState, point: HookPoint) -> str:
