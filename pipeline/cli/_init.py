@@ -199,6 +199,24 @@ prompt_file = "PROMPT.md"
 mode = "auto"                   # auto | required (refuse to run without it) | off
 # allow = ["pkgs.example:443"]  # more host:port pairs agents may reach
 
+# The workspace's memories and tasks (docs/architecture/context.md): agents keep them with
+# `ralph memory add` and `ralph task add|start|done|block`, and so can you.
+[context]
+memory_chars = 4000             # the most characters of memories a prompt carries
+finish_tasks = false            # true: completion waits until every task is done
+
+# Your scripts at points of a run (docs/architecture/hooks.md), any number of:
+#   [[hooks]]
+#   name = "no-keys"
+#   point = "before_commit"     # or run_start, before_invocation, after_invocation,
+#                               # completion_claimed, on_failure, run_end, question_asked,
+#                               # limit_wait
+#   command = ["scripts/no-keys.sh"]   # gets the run's news as JSON on stdin
+#   on_error = "block"          # warn | block (the step does not happen) | suspend (resumably)
+# A command told when a run ends, asks you something or waits on a usage limit:
+#   [notify]
+#   command = ["notify-send", "ralph"]
+
 [budgets]
 {_iterations_line(workflow)}
 max_review_passes = 2

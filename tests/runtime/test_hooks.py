@@ -199,3 +199,37 @@ def _wait_for(condition: Callable[[], bool], within_s: float = 30) -> None:
             return
         time.sleep(0.1)
     raise AssertionError("timed out waiting")
+
+
+FAILING_ONCE = """
+[[planning]]
+exit = 1
+[[planning]]
+write.".agent/out/plan.md" = "1. do it"
+"""
+"""The planner's first invocation fails (exit 1); its retry plans."""
+
+
+def test_after_invocation_and_on_failure_hooks_watch_every_invocation(tmp_path: Path) -> None:
+    """``after_invocation`` runs after each invocation, ``on_failure`` after the one that
+    failed; both get the run's news, and the run goes on."""
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={"s.toml": FAILING_ONCE + FINISH_EVERYTHING},
+        agents={"main": scripted("s.toml")},
+        extra=_hook("after", "after_invocation", "true", "warn")
+        + _hook("failed", "on_failure", "exit 1", "warn"),
+    )
+    run = ralph("run", "--plain", cwd=root)
+    assert run.returncode == 0, run.stdout + run.stderr
+    events = stored_events(root)
+    invocations = sum(type(e).__name__ == "InvocationStarted" for e in events)
+    ran = [e for e in events if isinstance(e, HookRan)]
+    assert [e.point for e in ran].count(HookPoint.AFTER_INVOCATION) == invocations
+    (failed,) = [e for e in ran if e.point is HookPoint.ON_FAILURE]
+    assert failed.status is GateStatus.FAILED  # a watching hook's failure: counted only
+    state = fold(events)
+    assert state.hooks.warned == 1
+    assert "ralph.hook_warning" not in {n.topic for n in state.intake.notices}
+    told = [i for i in _inputs(root) if i["point"] == "on_failure"]
+    assert [(i["role"], i["attempt"]) for i in told] == [("planner", 1)]
