@@ -131,7 +131,9 @@ def test_no_agent_starts_once_a_spend_limit_is_reached(
     run: tuple[object, tuple[PipelineEvent, ...], PipelineState],
 ) -> None:
     """Law: in any simulated run, whatever the agents report, an invocation starts only while
-    every spend limit has room left; a run ended as max_cost had one reached."""
+    every spend limit has room left; a run ended as max_cost had one reached. And the ledger
+    is the sum of the usage facts (one test: drawing the runs is its cost)."""
+    _ledger_is_the_sum_of_the_usage_facts(run)
     _config, log, final = run
     assert _started_with_budget_left(log)
     started = log[0]
@@ -140,8 +142,7 @@ def test_no_agent_starts_once_a_spend_limit_is_reached(
         assert spent_budget(started.budget, final.ledger.spend) is not None
 
 
-@given(simulated_runs())
-def test_the_ledger_is_the_sum_of_the_usage_facts(
+def _ledger_is_the_sum_of_the_usage_facts(
     run: tuple[object, tuple[PipelineEvent, ...], PipelineState],
 ) -> None:
     """Law: the ledger's totals and its per-role lines are the sums of the usage facts."""

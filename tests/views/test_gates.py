@@ -59,7 +59,9 @@ def test_every_gate_start_is_one_run_ended_by_its_report(
     """For a whole run or any prefix: runs numbered in order, one per GateStarted, each with
     the gate, boundary and iteration it started at; a reported run has its GateFinished's
     status, exit code and log, and a failure the action its recorded gate gives it; only the
-    last run can still be at work."""
+    last run can still be at work. And the whole run stops on a gate exactly when its last
+    gate run stopped it (one test: drawing the runs is its cost)."""
+    _stops_exactly_when_its_last_gate_run_stopped_it(run)
     _config, log, _final = run
     log = log[: data.draw(st.integers(0, len(log)), label="prefix")]
     runs = gate_runs(log)
@@ -93,8 +95,7 @@ def test_every_gate_start_is_one_run_ended_by_its_report(
     assert all(r.outcome is not GateOutcome.RUNNING for r in runs[:-1])
 
 
-@given(simulated_runs(_gated_configs()))
-def test_a_run_stops_on_a_gate_exactly_when_its_last_gate_run_stopped_it(
+def _stops_exactly_when_its_last_gate_run_stopped_it(
     run: tuple[WorldConfig, tuple[PipelineEvent, ...], PipelineState],
 ) -> None:
     """The view and the reducer agree: a whole run ended ``gate_failed`` if and only if its

@@ -113,7 +113,10 @@ def test_every_screen_is_one_entry_with_its_iteration_and_the_reducers_actions(
 ) -> None:
     """For a whole run or any prefix: entries numbered in order, one per ChangesScreened,
     each with its time, scope, base, files and hits, the iteration the run was at, and every
-    hit's action what the reducer gives it under the policy RunStarted recorded."""
+    hit's action what the reducer gives it under the policy RunStarted recorded. And a run
+    stops on its screen exactly when its last screen stopped before any gate (one test:
+    drawing the runs is its cost)."""
+    _stops_exactly_when_its_last_screen_stopped(run)
     _config, log, _final = run
     log = log[: data.draw(st.integers(0, len(log)), label="prefix")]
     screens = screen_runs(log)
@@ -137,11 +140,7 @@ def test_every_screen_is_one_entry_with_its_iteration_and_the_reducers_actions(
         assert screen.iteration == fold(log[:index]).progress.iteration
 
 
-@settings(deadline=None)
-@given(screened_runs())
-def test_a_run_stops_on_its_screen_exactly_when_its_last_screen_stopped_before_any_gate(
-    run: Run,
-) -> None:
+def _stops_exactly_when_its_last_screen_stopped(run: Run) -> None:
     """The view and the reducer agree: a screen that stopped is the run's last, no gate ran
     after it and the run ended ``gate_failed``; the hits are the ones the reducer counted."""
     _config, log, final = run
