@@ -28,6 +28,11 @@ over simulated runs of any budgets and policies) that no run changes phase along
 graph lacks. `ralph graph --run ID` draws it with the edges a run took in red (Mermaid, DOT,
 or with `--format svg` an arc diagram, as `ralph serve`'s run page shows it).
 
+Lifecycle hooks are not explored: a hook that blocks or suspends ([hooks.md](hooks.md)) moves
+a run along an edge labelled `hook_ran` (to finalizing, to development, or to interrupted),
+which only runs with `[[hooks]]` take; `ralph graph --run` draws such an edge as one the graph
+does not hold.
+
 """
 
 

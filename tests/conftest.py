@@ -22,9 +22,12 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# CI draws the same examples every run (derandomized), twice the local runs' many; the local
+# runs draw new ones each time. 300 in CI cost the suite about half a minute more than 200
+# on 2 cores, with the ten minutes already near.
 settings.register_profile(
     "ci",
-    max_examples=300,
+    max_examples=200,
     deadline=None,
     derandomize=True,
     print_blob=True,
