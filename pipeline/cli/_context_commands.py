@@ -19,7 +19,7 @@ from pipeline.engine import ContextError, read_context, write_note
 from pipeline.errors import WireFormatError
 from pipeline.events import ContextNote, NoteKind
 from pipeline.handlers.store import StoreError
-from pipeline.state import Context, TaskStatus
+from pipeline.state import Context
 from pipeline.workspace import store_location
 
 __all__ = ["memory_app", "task_app"]
@@ -182,8 +182,6 @@ def task_list(
         return
     table = Table("id", "status", "by", "task")
     for t in tasks:
-        status = t.status.value
-        if t.status is TaskStatus.BLOCKED and t.reason:
-            status = f"blocked: {t.reason}"
-        table.add_row(*(Text(terminal_safe(cell)) for cell in (t.task_id, status, t.by, t.title)))
+        cells = (t.task_id, t.status_text, t.by, t.title)
+        table.add_row(*(Text(terminal_safe(cell)) for cell in cells))
     out.print(table)

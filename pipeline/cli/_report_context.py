@@ -7,13 +7,12 @@ from html import escape
 
 from pipeline.cli._safe import markdown_text
 from pipeline.state import Context
-from pipeline.views import task_status_text
 
 __all__ = ["tasks_html", "tasks_markdown"]
 
 
 def _rows(context: Context) -> list[tuple[str, str, str, str]]:
-    return [(t.task_id, task_status_text(t), t.by, t.title) for t in context.tasks]
+    return [(t.task_id, t.status_text, t.by, t.title) for t in context.tasks]
 
 
 def tasks_html(context: Context) -> str:

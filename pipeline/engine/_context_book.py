@@ -20,8 +20,8 @@ from pipeline.errors import PipelineError
 from pipeline.events import ContextNote, Instant, NoteKind
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import open_store_at, store_path
-from pipeline.reducers.context import PERSON, applied, fold_notes
-from pipeline.state import Context
+from pipeline.reducers.context import applied, fold_notes
+from pipeline.state import PERSON, Context
 
 __all__ = ["ContextError", "read_context", "write_note"]
 

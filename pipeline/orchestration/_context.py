@@ -18,8 +18,7 @@ from typing import Final
 
 from pipeline.effects import PromptContext
 from pipeline.events import ContextPolicy, Count, Role
-from pipeline.reducers.context import PERSON
-from pipeline.state import Memory, PipelineState, TaskStatus
+from pipeline.state import PERSON, Memory, PipelineState, TaskStatus
 
 __all__ = ["MAX_PROMPT_TASKS", "prompt_context"]
 

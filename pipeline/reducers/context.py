@@ -33,6 +33,7 @@ from pipeline.state import (
     MAX_TAGS,
     MAX_TASKS,
     MAX_TITLE_CHARS,
+    PERSON,
     Context,
     Memory,
     PipelineState,
@@ -41,7 +42,6 @@ from pipeline.state import (
 )
 
 __all__ = [
-    "PERSON",
     "agent_note",
     "applied",
     "applied_for_agent",
@@ -50,10 +50,6 @@ __all__ = [
     "reduce_context",
 ]
 
-_ID = ID_PATTERN
-
-PERSON: Final = "person"
-"""Who a person's note is by (an agent's is by its hat or role)."""
 
 _TEXT_BOUND: Final = {
     NoteKind.MEMORY_ADDED: MAX_MEMORY_CHARS,
@@ -73,7 +69,7 @@ _MOVES: Final = {
 
 def note_problem(note: ContextNote) -> str | None:
     """Why ``note`` is malformed whatever the book holds (None: well formed)."""
-    if not _ID.fullmatch(note.subject):
+    if not ID_PATTERN.fullmatch(note.subject):
         return f"the id {note.subject!r} is not 1 to 40 letters, digits and . _ -"
     bound = _TEXT_BOUND.get(note.kind)
     if bound is None and note.text:
@@ -87,7 +83,7 @@ def note_problem(note: ContextNote) -> str | None:
     if len(note.tags) > MAX_TAGS:
         return f"{len(note.tags)} tags; at most {MAX_TAGS}"
     for tag in note.tags:
-        if len(tag) > MAX_TAG_CHARS or not _ID.fullmatch(tag):
+        if len(tag) > MAX_TAG_CHARS or not ID_PATTERN.fullmatch(tag):
             return f"the tag {tag!r} is not 1 to 40 letters, digits and . _ -"
     return None
 

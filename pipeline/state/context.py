@@ -19,6 +19,7 @@ __all__ = [
     "MAX_TAG_CHARS",
     "MAX_TASKS",
     "MAX_TITLE_CHARS",
+    "PERSON",
     "Context",
     "Memory",
     "Task",
@@ -27,6 +28,9 @@ __all__ = [
 
 MAX_MEMORIES: Final = 500
 """The most memories a workspace keeps: a note adding one more is refused."""
+PERSON: Final = "person"
+"""Who a person's note is by (an agent's is by its hat or role)."""
+
 MAX_TASKS: Final = 500
 """The most tasks a workspace keeps: a new one past it drops the oldest done one."""
 
@@ -64,6 +68,13 @@ class Task:
     status: TaskStatus
     by: str
     reason: str = ""
+
+    @property
+    def status_text(self) -> str:
+        """``open``, ``started``, ``done``, or ``blocked: why``, as people and agents read it."""
+        if self.status is TaskStatus.BLOCKED and self.reason:
+            return f"blocked: {self.reason}"
+        return self.status.value
 
 
 @final

@@ -1,6 +1,6 @@
 """Read-only views of a run computed from its event log (pure): what a user looks at."""
 
-from pipeline.views._context import MAX_LISTED_TASKS, context_rows, task_status_text
+from pipeline.views._context import MAX_LISTED_TASKS, context_rows
 from pipeline.views._escalation import LadderMove, ladder_moves, ladder_rows
 from pipeline.views._gates import GateOutcome, GateRun, gate_runs
 from pipeline.views._responses import LoggedStatus, ResponseLogRow, response_log, response_row
@@ -54,7 +54,6 @@ __all__ = [
     "state_at",
     "state_changes",
     "states_at",
-    "task_status_text",
     "timeline",
     "tokens_text",
     "topic_log",

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from pipeline.state import Context, PipelineState, Task, TaskStatus
+from pipeline.state import Context, PipelineState, TaskStatus
 
-__all__ = ["MAX_LISTED_TASKS", "context_rows", "task_status_text"]
+__all__ = ["MAX_LISTED_TASKS", "context_rows"]
 
 MAX_LISTED_TASKS: Final = 10
 """The most tasks the ``tasks not done`` row names (then how many more)."""
-
-
-def task_status_text(task: Task) -> str:
-    """``open``, ``started``, ``done``, or ``blocked: why``."""
-    if task.status is TaskStatus.BLOCKED and task.reason:
-        return f"blocked: {task.reason}"
-    return task.status.value
 
 
 def _counts(context: Context) -> str:
@@ -34,7 +27,7 @@ def context_rows(state: PipelineState) -> list[tuple[str, str]]:
     if context.tasks:
         rows.append(("tasks", _counts(context)))
         waiting = context.open_tasks()
-        listed = [f"{t.task_id} ({task_status_text(t)}) {t.title}" for t in waiting]
+        listed = [f"{t.task_id} ({t.status_text}) {t.title}" for t in waiting]
         if len(listed) > MAX_LISTED_TASKS:
             listed = [*listed[:MAX_LISTED_TASKS], f"{len(listed) - MAX_LISTED_TASKS} more"]
         rows.append(("tasks not done", " · ".join(listed) or "-"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pipeline.effects import PromptContext
 from pipeline.handlers.runtime._prompts import fenced
-from pipeline.state import Memory, Task, TaskStatus
+from pipeline.state import Memory, Task
 
 __all__ = ["render_context"]
 
@@ -27,10 +27,7 @@ def _memory_line(memory: Memory) -> str:
 
 
 def _task_line(task: Task) -> str:
-    status = task.status.value
-    if task.status is TaskStatus.BLOCKED and task.reason:
-        status = f"blocked: {task.reason}"
-    return f"[{task.task_id}] ({status}) {task.title}".replace("\n", " ")
+    return f"[{task.task_id}] ({task.status_text}) {task.title}".replace("\n", " ")
 
 
 def render_context(context: PromptContext | None) -> str:
