@@ -25,7 +25,6 @@ from attrs import evolve
 
 from pipeline.events import (
     TASK_BLOCKED_TOPIC,
-    CheckpointTrigger,
     Count,
     GateAction,
     GateFinished,
@@ -36,10 +35,10 @@ from pipeline.events import (
 )
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._escalation import bounced
+from pipeline.reducers._iterations import iteration_failed
 from pipeline.reducers._notices import add_notice
 from pipeline.reducers._routing import back_to_last_hat
 from pipeline.reducers._transitions import (
-    advance_view,
     finalize,
     start_development,
     task_passed,
@@ -142,13 +141,7 @@ def resolve_round(state: PipelineState, gating: Gating, round_: GateRound) -> Pi
     if round_.then is not GateThen.VALIDATE:
         # A task's work that does not hold up is a failed iteration: it is not committed,
         # and too many in a row end the run.
-        assert state.run is not None, "a round runs in a started run"
-        failed = progress.consecutive_failed_iterations + 1
-        progress = evolve(progress, consecutive_failed_iterations=failed)
-        if failed >= state.run.budget.max_consecutive_failures:
-            reason = TerminationReason.CONSECUTIVE_FAILURES
-            return finalize(advance_view(again, progress), reason, ledger)
-        return start_development(again, progress, ledger, CheckpointTrigger.ITERATION)
+        return iteration_failed(again, progress, ledger)
     return start_development(again, progress, ledger)
 
 

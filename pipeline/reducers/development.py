@@ -7,7 +7,6 @@ from typing import assert_never
 from attrs import evolve
 
 from pipeline.events import (
-    CheckpointTrigger,
     DevelopmentEvent,
     DevelopmentIterationCompleted,
     DevelopmentIterationStarted,
@@ -16,13 +15,11 @@ from pipeline.events import (
 )
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._escalation import hat_woken
+from pipeline.reducers._iterations import iteration_failed
 from pipeline.reducers._transitions import (
-    advance_view,
-    finalize,
-    start_development,
     task_done,
 )
-from pipeline.state import Phase, PipelineState, Step, TerminationReason
+from pipeline.state import Phase, PipelineState, Step
 
 __all__ = ["reduce_development"]
 
@@ -75,14 +72,8 @@ def _iteration_completed(
             again = evolve(routing.trigger, hat=routing.hat)
             state = evolve(state, routing=evolve(routing, pending=(again, *routing.pending)))
     if event.status is IterationStatus.FAILED:
-        failed = progress.consecutive_failed_iterations + 1
-        counted = evolve(progress, consecutive_failed_iterations=failed)
         ledger = evolve(state.ledger, last_error=f"iteration {event.iteration} failed")
-        if failed >= run.budget.max_consecutive_failures:
-            return finalize(
-                advance_view(state, counted), TerminationReason.CONSECUTIVE_FAILURES, ledger
-            )
-        return start_development(state, counted, ledger, CheckpointTrigger.ITERATION)
+        return iteration_failed(state, progress, ledger)
     if topology is not None:
         return task_done(state, Phase.DEVELOPMENT if topology.commits else None)
     more = event.status is IterationStatus.PARTIAL

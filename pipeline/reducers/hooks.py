@@ -20,7 +20,6 @@ from attrs import evolve
 from pipeline.events import (
     BLOCKABLE,
     TASK_BLOCKED_TOPIC,
-    CheckpointTrigger,
     Count,
     GateStatus,
     HookAction,
@@ -31,9 +30,10 @@ from pipeline.events import (
     Role,
 )
 from pipeline.reducers._build import advance
+from pipeline.reducers._iterations import iteration_failed
 from pipeline.reducers._notices import add_notice
 from pipeline.reducers._routing import back_to_last_hat
-from pipeline.reducers._transitions import advance_view, finalize, interrupt, start_development
+from pipeline.reducers._transitions import finalize, interrupt, start_development
 from pipeline.state import (
     ONCE_POINTS,
     Ledger,
@@ -133,17 +133,10 @@ def _back_to_development(
     state: PipelineState, text: str, summary: str, ledger: Ledger
 ) -> PipelineState:
     """Nothing is committed: the work goes back to development, as a failed iteration."""
-    assert state.run is not None, "a commit belongs to a started run"
     told = _blocked_notice(state, text)
     routing = back_to_last_hat(told.routing, TASK_BLOCKED_TOPIC, Json.of(summary))
-    told = evolve(told, routing=routing)
-    progress = state.progress
-    failed = progress.consecutive_failed_iterations + 1
-    progress = evolve(progress, consecutive_failed_iterations=failed, after_commit=None)
-    if failed >= state.run.budget.max_consecutive_failures:
-        reason = TerminationReason.CONSECUTIVE_FAILURES
-        return finalize(advance_view(told, progress), reason, ledger)
-    return start_development(told, progress, ledger, CheckpointTrigger.ITERATION)
+    progress = evolve(state.progress, after_commit=None)
+    return iteration_failed(evolve(told, routing=routing), progress, ledger)
 
 
 def _claim_refused(state: PipelineState, text: str, summary: str, ledger: Ledger) -> PipelineState:
