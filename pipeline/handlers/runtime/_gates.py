@@ -32,11 +32,11 @@ from pipeline.handlers.runtime._sandboxing import run_in
 from pipeline.handlers.runtime._tail import output_tail
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
-__all__ = ["command_status", "command_tail", "run_gate"]
+__all__ = ["NO_INACTIVITY_LIMIT", "command_status", "command_tail", "run_gate"]
 
-_NO_INACTIVITY_LIMIT = 1_000_000_000.0
-"""A test suite may be silent for long: without ``inactivity_timeout_s`` only the total
-timeout applies."""
+NO_INACTIVITY_LIMIT = 1_000_000_000.0
+"""A test suite (or a hook) may be silent for long: without ``inactivity_timeout_s`` only the
+total timeout applies."""
 
 
 def run_gate(
@@ -71,7 +71,7 @@ def run_gate(
         env=env,
         output_path=log,
         total_timeout_s=float(effect.timeout_s),
-        inactivity_timeout_s=_NO_INACTIVITY_LIMIT if inactivity is None else float(inactivity),
+        inactivity_timeout_s=NO_INACTIVITY_LIMIT if inactivity is None else float(inactivity),
         grace_s=grace_s,
         group_file=layout.agent_group,
     )

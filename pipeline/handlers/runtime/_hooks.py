@@ -23,7 +23,7 @@ from pipeline.events import (
     Instant,
 )
 from pipeline.handlers.agents import ProcessSpec
-from pipeline.handlers.runtime._gates import command_status, command_tail
+from pipeline.handlers.runtime._gates import NO_INACTIVITY_LIMIT, command_status, command_tail
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import run_in
@@ -31,8 +31,6 @@ from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 from pipeline.state import PipelineState
 
 __all__ = ["hook_input", "run_hook"]
-
-_NO_INACTIVITY_LIMIT = 1_000_000_000.0
 
 
 def hook_input(hook: HookSpec, state: PipelineState, effect: Effect | None) -> dict[str, Any]:
@@ -89,7 +87,7 @@ def run_hook(
         output_path=log,
         stdin=orjson.dumps(hook_input(hook, state, effect)) + b"\n",
         total_timeout_s=float(hook.timeout_s),
-        inactivity_timeout_s=_NO_INACTIVITY_LIMIT,
+        inactivity_timeout_s=NO_INACTIVITY_LIMIT,
         grace_s=grace_s,
         group_file=layout.agent_group,
     )
