@@ -149,7 +149,7 @@ def run_durable(
         if state.phase is Phase.INTERRUPTED or not is_complete(state):
             cp = None if resumed_from is None else LogPosition(resumed_from)
             resumed: list[PipelineEvent] = [RunResumed(cp, clock())]
-            resumed += [redactor.event(f) for f in (on_resume() if on_resume else ())]
+            resumed += _masked(redactor, on_resume() if on_resume else ())
             state = _commit(store, run_id, state, resumed, on_event)
     if on_hook is None and state.run is not None and state.run.loop.hooks:
         # A hook that blocks or suspends is a promise to the person: never skipped silently.
@@ -163,7 +163,7 @@ def run_durable(
             break
         effect = next_effect(state)
         if isinstance(effect, MaterializePrompt) and on_prompt is not None:
-            news = [redactor.event(fact) for fact in on_prompt(state)]
+            news = _masked(redactor, on_prompt(state))
             if news:
                 state = _commit(store, run_id, state, news, on_event)
                 effect = next_effect(state)
@@ -174,8 +174,8 @@ def run_durable(
                 hooks_in_a_row += 1
                 if hooks_in_a_row > 2 * len(state.run.loop.hooks if state.run else ()) + 2:
                     raise PipelineError(f"hook {hook.name!r} stays due after its own facts")
-                ran = [redactor.event(fact) for fact in on_hook(hook, state, effect)]
-                state = _commit(store, run_id, state, ran, on_event)
+                ran = on_hook(hook, state, effect)
+                state = _commit(store, run_id, state, _masked(redactor, ran), on_event)
                 continue  # the hook's fact may change what comes next
         hooks_in_a_row = 0
         if isinstance(effect, Terminate):
@@ -198,12 +198,21 @@ def run_durable(
             for hook in hooks_after(state, effect, recorded):
                 if state.phase is Phase.INTERRUPTED or interruption.reason is not None:
                     break  # suspended, or a stop asked for: these watch, they never hold it
-                ran = [redactor.event(fact) for fact in on_hook(hook, state, effect)]
-                state = _commit(store, run_id, state, ran, on_event)
+                ran = on_hook(hook, state, effect)
+                state = _commit(store, run_id, state, _masked(redactor, ran), on_event)
+    ended: set[str] = set()
     while on_hook is not None and (hook := run_end_hook(state)) is not None:
-        ran = [redactor.event(fact) for fact in on_hook(hook, state, None)]
-        state = _commit(store, run_id, state, ran, on_event)
+        if hook.name in ended:
+            raise PipelineError(f"hook {hook.name!r} stays due after its own facts")
+        ended.add(hook.name)
+        ran = on_hook(hook, state, None)
+        state = _commit(store, run_id, state, _masked(redactor, ran), on_event)
     return DurableRun(run_id, state, resumed_from, effects)
+
+
+def _masked(redactor: Redactor, facts: Sequence[PipelineEvent]) -> list[PipelineEvent]:
+    """``facts`` with every secret masked, before they are traced, stored, folded or shown."""
+    return [redactor.event(fact) for fact in facts]
 
 
 def _record(
@@ -222,7 +231,7 @@ def _record(
     flush = not is_redoable(effect)
     recorded: list[PipelineEvent] = []
     for step in steps:
-        facts = [redactor.event(fact) for fact in step]
+        facts = _masked(redactor, step)
         recorded.extend(facts)
         state = _commit(store, run_id, state, facts, on_event, flush=flush)
         if interruption.reason is not None and is_terminal(state):
@@ -274,9 +283,9 @@ def _observed(
     """The facts of carrying ``effect`` out, secrets masked, inside the tracer's span when
     there is one. This is the one place every handler's facts pass before anything keeps them."""
     if tracer is None:
-        return [redactor.event(fact) for fact in carry_out()]
+        return _masked(redactor, carry_out())
     with tracer.effect(run_id, sequence, effect) as span:
-        facts = [redactor.event(fact) for fact in carry_out()]
+        facts = _masked(redactor, carry_out())
         span.record(facts)
     return facts
 
