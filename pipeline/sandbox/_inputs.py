@@ -129,6 +129,12 @@ class MountInputs:
     common_dir: str | None = None
     """The git directory and the common one (they differ in a linked worktree); None outside
     git."""
+    git_writable: bool = False
+    """Whether git's folders are writable: only for ralph's own git, when it runs the
+    repository's hooks or filters; every other process sees the whole git folder read-only."""
+    worktree_folders: tuple[str, ...] = ()
+    """The folder of the runs' worktrees beside the main work tree (``<main>-worktrees``)
+    where it exists: hidden, but for the workspace itself when it lies inside."""
     submodule_git_dirs: tuple[str, ...] = ()
     """Submodules' git directories (``.git/modules/*``): their hooks and config read-only."""
     store: str | None = None
@@ -181,6 +187,7 @@ class MountInputs:
         groups = {
             "submodule_git_dirs": self.submodule_git_dirs,
             "other_repositories": self.other_repositories,
+            "worktree_folders": self.worktree_folders,
             "hidden": tuple(h.path for h in self.hidden),
             "interpreter_dirs": self.interpreter_dirs,
             "program_dirs": self.program_dirs,

@@ -7,14 +7,17 @@
    recorded group reaches every process in it).
 2. ``/`` read-only; a fresh ``/dev`` and ``/proc``; empty ``/tmp`` and ``/run`` (a host socket
    under a read-only bind still connects).
-3. Hidden: ``$HOME`` (and the passwd home), other repositories, the deny list and ``hide``.
+3. Hidden: ``$HOME`` (and the passwd home), other repositories, the runs' worktrees folder,
+   the deny list and ``hide``.
 4. Read-only back into them: ralph's interpreter, the agent program, ``PATH`` entries, the
    toolchains, git's configuration, ``read``.
 5. Writable back: the preset's folders and files, ``write``; the preset's code on top,
    read-only.
-6. The workspace writable; git's hooks, config and info, ``.ralph`` (but the events file),
-   ``ralph.toml``, the prompt file, ``.agent/tmp``, a store in the tree and the protected
-   paths read-only; ralph's state folder hidden.
+6. The workspace writable; the whole git folder (the common one, this worktree's, the work
+   tree's ``.git``: refs, objects, config, hooks, ``commondir``) read-only, but for ralph's
+   own git running the repository's hooks; other worktrees' git folders and every run's
+   state hidden; ``.ralph`` (but the events file), ``ralph.toml``, the prompt file,
+   ``.agent/tmp``, a store in the tree and the protected paths read-only.
 7. The relay's sockets at ``/run/ralph``, the account files, ``--chdir`` the workspace.
 
 The arguments stop before the command: the caller adds ``--`` and the agent's argv.
@@ -97,6 +100,9 @@ def _hidden_places(inputs: MountInputs, layout: Layout) -> None:
         layout.add(_hide(repository, "another repository, hidden"))
     for hidden in inputs.hidden:
         layout.add(_hide(hidden.path, "a hidden path", is_dir=hidden.is_dir))
+    for folder in inputs.worktree_folders:
+        # Whole, the process's own worktree in it too: the workspace is bound back later.
+        layout.add(_hide(folder, "the runs' worktrees"))
 
 
 def _in_hidden_entry(path: str, inputs: MountInputs) -> bool:
@@ -137,24 +143,67 @@ def _write_back(inputs: MountInputs, layout: Layout) -> None:
 
 
 def _git(inputs: MountInputs, layout: Layout) -> None:
-    if inputs.git_dir is None or inputs.common_dir is None:
+    git_dir, common = inputs.git_dir, inputs.common_dir
+    if git_dir is None or common is None:
         return
     workspace = inputs.workspace
-    # In a linked worktree both live outside the workspace (in the main tree, hidden as
-    # another repository): git needs them writable for objects, refs and the index.
-    for folder in dict.fromkeys((inputs.common_dir, inputs.git_dir)):
-        if not is_within(folder, workspace) and not (
-            folder == inputs.git_dir and is_within(folder, inputs.common_dir)
-        ):
-            layout.add(_rw(folder, "the git directory"))
-    common = inputs.common_dir
+    if inputs.git_writable:
+        # ralph's own git, when it runs the repository's hooks or filters: it writes objects,
+        # refs and the index. In a linked worktree both folders live outside the workspace (in
+        # the main tree, hidden as another repository).
+        for folder in dict.fromkeys((common, git_dir)):
+            if not is_within(folder, workspace) and not (
+                folder == git_dir and is_within(folder, common)
+            ):
+                layout.add(_rw(folder, "the git directory"))
+    else:
+        # ralph alone writes git: the whole folder (refs, objects, config, ``commondir``,
+        # ``gitdir``, every worktree's folder) read-only, and the work tree's ``.git`` (a
+        # linked worktree's pointer file) with it, so nothing an agent writes decides where
+        # git reads config, hooks or attributes from, for ralph or for the person later.
+        for folder in dict.fromkeys((common, git_dir)):
+            layout.add(_shown_ro(folder, "the git directory"))
+        layout.add(_ro(join(workspace, ".git"), "the work tree's .git", guard=True))
     for name in ("hooks", "info", "config"):
         layout.add(_required_ro(join(common, name), f"git's {name}"))
     layout.add(_ro(join(common, "config.worktree"), "git's config.worktree", guard=True))
-    others = (inputs.git_dir, *inputs.submodule_git_dirs)
+    others = (git_dir, *inputs.submodule_git_dirs)
     for folder in dict.fromkeys(f for f in others if f != common):
         for name in ("hooks", "info", "config", "config.worktree"):
             layout.add(_ro(join(folder, name), f"git's {name}", guard=True))
+    _other_runs(inputs, layout)
+
+
+def _other_runs(inputs: MountInputs, layout: Layout) -> None:
+    """Hide what belongs to other runs: every linked worktree's git folder but this one's
+    (each holds its run's store, ``ralph/``) and the main tree's state."""
+    git_dir, common = inputs.git_dir, inputs.common_dir
+    assert git_dir is not None
+    assert common is not None
+    worktrees = join(common, "worktrees")
+    # Writable, but private to the sandbox: this worktree's own folder is bound inside it.
+    layout.add(_hide(worktrees, "other worktrees' git folders"))
+    if is_within(git_dir, worktrees):
+        shown = _shown_ro if not inputs.git_writable else _shown_rw
+        layout.add(shown(git_dir, "the git directory"))
+    main_state = join(common, "ralph")
+    if not is_within(inputs.state_dir, main_state):
+        layout.add(_hide_ro(main_state, "the main tree's hidden state"))
+
+
+def _shown_ro(path: str, what: str) -> Mount:
+    """``path`` shown read-only, whatever was laid over it before (a hidden main work tree)."""
+    return _ro(path, what, guard=True, needed=True, optional=False)
+
+
+def _shown_rw(path: str, what: str) -> Mount:
+    return _rw(path, what)
+
+
+def _hide_ro(path: str, what: str) -> Mount:
+    """An empty, read-only folder over ``path`` (made where it was missing: nothing can be
+    created there either)."""
+    return Mount(("--tmpfs", path, "--remount-ro", path), path, _COVER, what, guard=True)
 
 
 def _workspace(inputs: MountInputs, layout: Layout) -> None:
@@ -174,17 +223,7 @@ def _workspace(inputs: MountInputs, layout: Layout) -> None:
     for relative in dict.fromkeys((*DEFAULT_PROTECT, *inputs.protect)):
         layout.add(_ro(join(workspace, relative), "a protected path", guard=True))
     if inputs.state_dir != inputs.ralph_dir:
-        state = inputs.state_dir
-        args = ("--tmpfs", state, "--remount-ro", state)
-        layout.add(Mount(args, state, _COVER, "ralph's hidden state", guard=True))
-    common, git_dir = inputs.common_dir, inputs.git_dir
-    if common is not None and git_dir is not None and common != git_dir:
-        # A linked worktree's agent has the main tree's git folder writable (objects, refs):
-        # never the main tree's own store, its runs and its context book, in it.
-        main_state = join(common, "ralph")
-        if not is_within(inputs.state_dir, main_state):
-            args = ("--tmpfs", main_state, "--remount-ro", main_state)
-            layout.add(Mount(args, main_state, _COVER, "the main tree's hidden state", guard=True))
+        layout.add(_hide_ro(inputs.state_dir, "ralph's hidden state"))
 
 
 def _last(inputs: MountInputs, layout: Layout) -> list[str]:

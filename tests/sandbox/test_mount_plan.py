@@ -14,7 +14,7 @@ from pipeline.sandbox import (
     preset_paths,
     with_account,
 )
-from tests.sandbox.argv import final_state, index_of, parse
+from tests.sandbox.argv import Op, final_state, index_of, parse
 from tests.sandbox.inputs import HOME, W, plan_ops, workspace_inputs
 
 
@@ -84,18 +84,32 @@ def test_a_path_entry_in_home_is_bound_back_and_one_elsewhere_is_not() -> None:
     assert "/tmp/t/bin" in argv
 
 
-def test_git_hooks_config_and_info_are_read_only_after_the_workspace() -> None:
-    """The writable workspace comes first; ``.git/hooks``, ``config`` and ``info`` are bound
-    read-only after it (bwrap: the later mount wins), with no ``-try``: the handler makes
-    them, and a missing one must fail loudly rather than be left writable."""
+def test_the_whole_git_folder_is_read_only_after_the_workspace() -> None:
+    """The writable workspace comes first; the whole ``.git`` is bound read-only after it
+    (bwrap: the later mount wins), with no ``-try``: refs, objects, the index, ``commondir``,
+    hooks, config and info. ralph alone writes git."""
     ops = plan_ops(workspace_inputs())
+    workspace = index_of(ops, "--bind", W)
+    assert index_of(ops, "--ro-bind", f"{W}/.git") > workspace
+    for path in ("hooks/x", "config", "info/x", "commondir", "objects/ab/cdef", "index"):
+        assert final_state(ops, f"{W}/.git/{path}") == "read", path
+    assert final_state(ops, f"{W}/.git/refs/heads/main") == "read"
+    assert final_state(ops, f"{W}/.git/worktrees/other/ralph/pipeline.db") == "cover"
+    assert final_state(ops, f"{W}/src/main.py") == "write"
+
+
+def test_ralphs_own_git_writes_objects_but_not_hooks_config_or_info() -> None:
+    """ralph's own git, running the repository's hooks sandboxed, writes objects and refs;
+    ``.git/hooks``, ``config`` and ``info`` stay read-only, bound after the workspace with no
+    ``-try``; other runs' state stays hidden."""
+    ops = plan_ops(workspace_inputs(git_writable=True, events_file=None))
     workspace = index_of(ops, "--bind", W)
     for name in ("hooks", "config", "info"):
         assert index_of(ops, "--ro-bind", f"{W}/.git/{name}") > workspace
         assert final_state(ops, f"{W}/.git/{name}/x") == "read"
     assert index_of(ops, "--ro-bind-try", f"{W}/.git/config.worktree") > workspace
     assert final_state(ops, f"{W}/.git/objects/ab/cdef") == "write"
-    assert final_state(ops, f"{W}/src/main.py") == "write"
+    assert final_state(ops, f"{W}/.git/worktrees/other/ralph/pipeline.db") == "cover"
 
 
 def test_ralphs_files_are_read_only_but_the_events_file() -> None:
@@ -115,7 +129,7 @@ def test_ralphs_files_are_read_only_but_the_events_file() -> None:
 def test_a_process_of_no_run_may_write_nothing_of_ralphs() -> None:
     """ralph's own git (whose hooks and filters run sandboxed) writes no events file: all of
     ``.ralph`` stays read-only, git's objects stay writable."""
-    ops = plan_ops(workspace_inputs(events_file=None))
+    ops = plan_ops(workspace_inputs(events_file=None, git_writable=True))
     assert final_state(ops, f"{W}/.ralph/events-r1.jsonl") == "read"
     assert not any(f"{W}/.ralph/events" in arg for op in ops for arg in op.args)
     assert final_state(ops, f"{W}/.git/objects/ab/cdef") == "write"
@@ -151,33 +165,63 @@ def test_a_workspace_outside_git_keeps_ralphs_folder_read_only() -> None:
     assert final_state(ops, f"{W}/.ralph/events-r1.jsonl") == "write"
 
 
+def _linked_worktree(**changes: object) -> list[Op]:
+    """The plan of a run in the linked worktree ``~/src/main-worktrees/app`` of
+    ``~/src/main``."""
+    main = f"{HOME}/src/main"
+    git_dir = f"{main}/.git/worktrees/app"
+    return plan_ops(
+        workspace_inputs(
+            git_dir=git_dir,
+            common_dir=f"{main}/.git",
+            state_dir=f"{git_dir}/ralph",
+            other_repositories=(main,),
+            worktree_folders=(f"{main}-worktrees",),
+            workspace=f"{main}-worktrees/app",
+            **changes,
+        )
+    )
+
+
 def test_a_linked_worktree() -> None:
-    """The main work tree is hidden as another repository; its git directory is bound back
-    writable, its hooks, config and info read-only; the state in the worktree's git
-    directory hidden, and the main tree's."""
+    """The main work tree is hidden as another repository; its git folder is bound back
+    read-only, this worktree's own git folder and ``.git`` pointer read-only; the state in the
+    worktree's git folder, the main tree's, and the other worktrees' git folders and work
+    trees hidden."""
     main = f"{HOME}/src/main"
     common = f"{main}/.git"
     git_dir = f"{common}/worktrees/app"
-    ops = plan_ops(
-        workspace_inputs(
-            git_dir=git_dir,
-            common_dir=common,
-            state_dir=f"{git_dir}/ralph",
-            other_repositories=(main,),
-            workspace=f"{HOME}/src/app",
-        )
-    )
+    ops = _linked_worktree()
     assert final_state(ops, f"{main}/README.md") == "cover"
+    for path in ("objects/ab/cd", "refs/heads/main", "hooks/pre-commit", "config", "packed-refs"):
+        assert final_state(ops, f"{common}/{path}") == "read", path
+    for path in ("index", "HEAD", "commondir", "gitdir", "config.worktree"):
+        assert final_state(ops, f"{git_dir}/{path}") == "read", path
+    assert final_state(ops, f"{main}-worktrees/app/.git") == "read"
+    assert final_state(ops, f"{main}-worktrees/app/src/x.py") == "write"
+    assert final_state(ops, f"{git_dir}/ralph/pipeline.db") == "cover"
+    assert final_state(ops, f"{common}/ralph/pipeline.db") == "cover"
+    assert final_state(ops, f"{common}/worktrees/other/ralph/pipeline.db") == "cover"
+    assert final_state(ops, f"{common}/worktrees/other/HEAD") == "cover"
+    assert final_state(ops, f"{main}-worktrees/other/.ralph/events-r2.jsonl") == "cover"
+
+
+def test_ralphs_own_git_in_a_linked_worktree() -> None:
+    """With the repository's hooks on, ralph's own git in a worktree writes the common
+    objects and refs and its own index; hooks and config stay read-only, every run's state
+    hidden."""
+    main = f"{HOME}/src/main"
+    common = f"{main}/.git"
+    git_dir = f"{common}/worktrees/app"
+    ops = _linked_worktree(git_writable=True, events_file=None)
     assert final_state(ops, f"{common}/objects/ab/cd") == "write"
     assert final_state(ops, f"{git_dir}/index") == "write"
     assert final_state(ops, f"{common}/hooks/pre-commit") == "read"
     assert final_state(ops, f"{common}/config") == "read"
     assert final_state(ops, f"{git_dir}/config.worktree") == "read"
     assert final_state(ops, f"{git_dir}/ralph/pipeline.db") == "cover"
-    # The main tree's own state (its store, its runs, its context book) is out of reach too:
-    # the git directory around it is writable (found by a review: it was writable).
     assert final_state(ops, f"{common}/ralph/pipeline.db") == "cover"
-    assert final_state(ops, f"{common}/refs/heads/main") == "write"
+    assert final_state(ops, f"{common}/worktrees/other/ralph/pipeline.db") == "cover"
 
 
 def test_other_repositories_in_a_shown_place_are_hidden() -> None:
@@ -301,7 +345,7 @@ def test_every_preset_lays_out() -> None:
         ),
         (
             {"write": (f"{W}/.git/hooks",)},
-            r"git's hooks \(/home/u/src/app/.git/hooks\) would make read-only a write entry",
+            r"the git directory \(/home/u/src/app/.git\) would make read-only a write entry",
         ),
     ],
 )

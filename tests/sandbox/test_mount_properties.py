@@ -46,9 +46,16 @@ def _git(draw: st.DrawFn, workspace: str) -> dict[str, Any]:
     kind = draw(st.sampled_from(("none", "plain", "linked")))
     if kind == "none":
         return {"state_dir": f"{workspace}/.ralph"}
+    writable = draw(st.booleans())
     if kind == "plain":
         git = f"{workspace}/.git"
-        return {"git_dir": git, "common_dir": git, "state_dir": f"{git}/ralph"}
+        return {
+            "git_dir": git,
+            "common_dir": git,
+            "state_dir": f"{git}/ralph",
+            "git_writable": writable,
+            "worktree_folders": (f"{workspace}-worktrees",),
+        }
     main = workspace.rsplit("/", 1)[0] + "/main"
     git_dir = f"{main}/.git/worktrees/app"
     return {
@@ -56,6 +63,7 @@ def _git(draw: st.DrawFn, workspace: str) -> dict[str, Any]:
         "common_dir": f"{main}/.git",
         "state_dir": f"{git_dir}/ralph",
         "other_repositories": (main,),
+        "git_writable": writable,
     }
 
 
@@ -161,8 +169,17 @@ def _guarded(inputs: MountInputs) -> tuple[list[str], list[str]]:
         *inputs.preset.read_only,
         *(f"{w}/{p}" for p in (*DEFAULT_PROTECT, *inputs.protect)),
     ]
-    if inputs.common_dir is not None:
-        protected += [f"{inputs.common_dir}/{n}" for n in ("hooks", "config", "info")]
+    common, git_dir = inputs.common_dir, inputs.git_dir
+    if common is not None and git_dir is not None:
+        protected += [f"{common}/{n}" for n in ("hooks", "config", "info")]
+        # Every run's state and every other worktree's git folder, whoever runs.
+        hidden += [f"{common}/ralph", f"{common}/worktrees/other"]
+        hidden += [f"{folder}/other" for folder in inputs.worktree_folders]
+        if not inputs.git_writable:  # ralph alone writes git
+            names = ("objects/ab/cd", "refs/heads/main", "packed-refs", "commondir", "HEAD")
+            protected += [f"{common}/{n}" for n in names]
+            protected += [f"{git_dir}/{n}" for n in ("index", "HEAD", "commondir", "gitdir")]
+            protected.append(f"{w}/.git")
     return hidden, protected
 
 

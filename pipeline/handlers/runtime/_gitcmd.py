@@ -41,6 +41,7 @@ __all__ = [
     "git_environment",
     "git_options",
     "outside_pathspec",
+    "pinned_locations",
     "repository_drivers",
     "run_git",
     "run_git_bytes",
@@ -190,12 +191,29 @@ def _argv(root: Path, args: tuple[str, ...], policy: GitPolicy) -> list[str]:
     return ["git", *git_options(policy), *args]
 
 
+def pinned_locations(root: Path) -> dict[str, str]:
+    """The variables that tell git which repository ``root`` is in (``GIT_DIR``,
+    ``GIT_COMMON_DIR``, ``GIT_WORK_TREE``), found by :func:`git_dirs`; none outside a
+    repository.
+
+    Given explicitly, they leave git nothing to look up in files an agent could have written:
+    git reads ``$GIT_DIR/commondir`` (even in a main ``.git``) unless ``GIT_COMMON_DIR`` says
+    where the common folder is, and a ``commondir`` pointing at a folder of the agent's making
+    would hand git that folder's ``config`` (filters, ``core.fsmonitor``) and hooks.
+    """
+    found = _located(root)
+    if found is None:
+        return {}
+    top, (git_dir, common) = found
+    return {"GIT_DIR": str(git_dir), "GIT_COMMON_DIR": str(common), "GIT_WORK_TREE": str(top)}
+
+
 def _where(
     policy: GitPolicy, argv: list[str], root: Path
 ) -> contextlib.AbstractContextManager[WrappedCommand]:
     """``argv`` as it runs under ``policy``: in its sandbox when it may run the repository's
-    hooks or filters, else directly."""
-    env = dict(_environment())
+    hooks or filters, else directly; told where its repository is (:func:`pinned_locations`)."""
+    env = {**_environment(), **pinned_locations(root)}
     if policy.sandbox is None or not (policy.run_hooks or policy.run_filters):
         return contextlib.nullcontext(WrappedCommand(tuple(argv), env))
     return policy.sandbox.wrapped(tuple(argv), root, env)
@@ -266,13 +284,14 @@ def said(done: subprocess.CompletedProcess[str] | subprocess.CompletedProcess[by
     return text[:500] if text else f"exit status {done.returncode}"
 
 
-def git_dirs(root: Path) -> tuple[Path, Path] | None:
-    """The repository's git directory and common directory (they differ in a linked worktree),
-    found as git finds them from ``root``, without running git; None outside a repository."""
+def _located(root: Path) -> tuple[Path, tuple[Path, Path]] | None:
+    """The top of the work tree ``root`` lies in, with :func:`git_dirs`' two folders."""
     for folder in (root, *root.parents):
         dot_git = folder / ".git"
         if dot_git.is_dir() and not dot_git.is_symlink():
-            return dot_git, dot_git
+            # A main repository's own folder is its common folder: whatever a ``commondir``
+            # file in it says (git would follow one) is not read.
+            return folder, (dot_git, dot_git)
         if dot_git.is_file():
             try:
                 text = dot_git.read_text("utf-8").strip()
@@ -281,12 +300,26 @@ def git_dirs(root: Path) -> tuple[Path, Path] | None:
             if not text.startswith("gitdir:"):
                 return None
             git_dir = (folder / text.removeprefix("gitdir:").strip()).resolve()
-            try:
-                common = (git_dir / (git_dir / "commondir").read_text("utf-8").strip()).resolve()
-            except (OSError, UnicodeDecodeError):
-                common = git_dir
-            return git_dir, common
+            return folder, (git_dir, _common_of(git_dir))
     return None
+
+
+def _common_of(git_dir: Path) -> Path:
+    """The common folder of a linked worktree's (or a submodule's) git folder, from where the
+    folder lies (``COMMON/worktrees/NAME``, where ``git worktree add`` puts it), never from the
+    ``commondir`` file in it."""
+    parent = git_dir.parent
+    if parent.name == "worktrees" and (git_dir / "commondir").is_file():
+        return parent.parent
+    return git_dir
+
+
+def git_dirs(root: Path) -> tuple[Path, Path] | None:
+    """The repository's git directory and common directory (they differ in a linked worktree),
+    found from ``root`` without running git and without following a ``commondir`` file (see
+    :func:`pinned_locations`); None outside a repository."""
+    found = _located(root)
+    return None if found is None else found[1]
 
 
 _SECTION = re.compile(r'^\s*\[\s*(filter|merge)\s*(?:"((?:[^"\\]|\\.)*)"|\.([^\]\s]+))\s*\]', re.I)

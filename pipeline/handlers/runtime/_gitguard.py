@@ -1,5 +1,8 @@
 """Keeping the repository's git configuration, hooks and ``info/`` as the run found them (I/O).
 
+With the sandbox on, agents see the whole git folder read-only and this finds nothing to put
+back; it is what keeps the person's git as it was where the sandbox is off.
+
 ralph's own git commands read ``.git/config`` (and what it includes), ``.git/hooks/`` and
 ``.git/info/`` (the exclude and attributes files): an agent that changes them can change what
 ralph's commits contain or run its code in them. :class:`GitGuard` takes a snapshot when the run
@@ -116,8 +119,9 @@ class GitGuard:
     root: Path
     """The workspace: paths under it are reported relative to it."""
     roots: tuple[Path, ...]
-    """The guarded paths: the common directory's ``config``, ``config.worktree``, ``hooks``
-    and ``info``, the worktree's ``config.worktree``, and a ``.git`` file."""
+    """The guarded paths: the common directory's ``config``, ``config.worktree``, ``hooks``,
+    ``info`` and ``commondir``, the worktree's ``config.worktree``, ``commondir`` and
+    ``gitdir``, and a ``.git`` file."""
     entries: dict[Path, _Entry]
     signatures: dict[Path, Signature]
 
@@ -128,9 +132,12 @@ class GitGuard:
         if dirs is None:
             return None
         git_dir, common = dirs
-        roots = [common / name for name in ("config", "config.worktree", "hooks", "info")]
+        # ``commondir`` and ``gitdir`` decide where git looks for all the rest: a main
+        # repository has no ``commondir``, and one that appears is removed again.
+        names = ("config", "config.worktree", "hooks", "info", "commondir")
+        roots = [common / name for name in names]
         if git_dir != common:
-            roots += [git_dir / "config.worktree"]
+            roots += [git_dir / name for name in ("config.worktree", "commondir", "gitdir")]
         dot_git = root / ".git"
         if dot_git.is_file() and not dot_git.is_symlink():
             roots.append(dot_git)  # a worktree's pointer to its git directory

@@ -62,7 +62,10 @@ def git_policy(trust: GitConfig, sandbox: Sandbox | None) -> GitPolicy:
     where = None
     if sandbox is not None and (trust.run_hooks or trust.run_filters):
         offline = attrs.evolve(sandbox.policy, network=NetworkMode.NONE)
-        where = SandboxedGit(attrs.evolve(sandbox, policy=offline))
+        # ralph's own git writes objects, refs and the index: the one process whose git
+        # folder is writable (every agent, gate and hook sees it read-only).
+        paths = attrs.evolve(sandbox.paths, git_writable=True)
+        where = SandboxedGit(attrs.evolve(sandbox, policy=offline, paths=paths))
     return GitPolicy(
         run_hooks=trust.run_hooks, sign=trust.sign, run_filters=trust.run_filters, sandbox=where
     )

@@ -25,6 +25,7 @@ __all__ = [
     "other_repositories",
     "program_dirs",
     "submodule_git_dirs",
+    "worktree_folders",
 ]
 
 
@@ -105,6 +106,16 @@ def other_repositories(workspace: Path, common_dir: Path | None) -> tuple[str, .
         if _real(main) != _real(workspace):
             found.append(_real(main))
     return tuple(dict.fromkeys(found))
+
+
+def worktree_folders(common_dir: Path | None) -> tuple[str, ...]:
+    """The folder of the runs' worktrees beside the main work tree (``<main>-worktrees``,
+    where ``ralph run --worktree`` puts them), resolved, where it exists."""
+    if common_dir is None or common_dir.name != ".git":
+        return ()
+    main = common_dir.parent
+    folder = main.parent / f"{main.name}-worktrees"
+    return (_real(folder),) if folder.is_dir() else ()
 
 
 def submodule_git_dirs(common_dir: Path | None) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ from pipeline.handlers.sandbox._gather import (
     other_repositories,
     program_dirs,
     submodule_git_dirs,
+    worktree_folders,
 )
 from pipeline.handlers.sandbox._network import NetworkGate, NetworkSeen
 from pipeline.handlers.sandbox._probe import Probe
@@ -74,6 +75,9 @@ class WorkspacePaths:
     """The git directory and the common one; None outside git."""
     store_files: tuple[Path, ...] = ()
     """A store kept in the work tree (read-only inside, its side files too)."""
+    git_writable: bool = False
+    """Whether git's folders are writable inside: only for ralph's own git running the
+    repository's hooks or filters (:class:`~pipeline.sandbox.MountInputs`)."""
 
 
 @final
@@ -155,9 +159,10 @@ class Sandbox:
         preset = self._preset(needs, spec.env, home)
         paths = self.paths
         git = paths.git_dirs
-        folders = [paths.marker_dir]
+        folders = [paths.marker_dir, paths.state_dir]
         if git is not None:
-            folders += [git[1] / "hooks", git[1] / "info"]
+            # Mount points inside the read-only git folder must exist before bwrap starts.
+            folders += [git[1] / name for name in ("hooks", "info", "worktrees", "ralph")]
         events = () if paths.events_file is None else (paths.events_file,)
         make_missing(folders, events, preset)
         fds: list[int] = []
@@ -217,6 +222,8 @@ class Sandbox:
             state_dir=_real(paths.state_dir),
             git_dir=None if git is None else _real(git[0]),
             common_dir=None if common is None else str(common),
+            git_writable=paths.git_writable,
+            worktree_folders=worktree_folders(common),
             submodule_git_dirs=submodule_git_dirs(common),
             store=_real(paths.store_files[0]) if paths.store_files else None,
             passwd_home=None if passwd_home is None else _real(passwd_home),

@@ -1,0 +1,167 @@
+"""Hostile shell agents at the seams between ralph's surfaces: git's shared folders, linked
+worktrees and other runs' stores. Real ``ralph run`` (and ``ralph run --worktree``) processes,
+real bubblewrap, real git; each agent tries every way out and writes one verdict per try.
+
+The promise held: an agent invocation writes its own work tree and its own run's events file,
+and nothing else; ralph's git and the person's later git read only what ralph and the person
+wrote (docs/architecture/sandbox.md, "The trust model").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pipeline.events import GitMetadataRestored, RunCompleted, TerminationReason
+from tests.runtime.workspace import SHELL_REPORTS, make_workspace, ralph, stored_events
+
+HAS_BWRAP = subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode == 0
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not HAS_BWRAP and not os.environ.get("CI"), reason="bubblewrap is not installed"
+    ),
+]
+
+REQUIRED = 'mode = "required"'
+
+PROBES = """
+try() {{
+  name=$1; shift
+  if ( "$@" ) >/dev/null 2>&1; then echo "ALLOWED $name" >> .agent/probes.txt
+  else echo "denied $name" >> .agent/probes.txt; fi
+}}
+mkdir -p .agent
+: > .agent/probes.txt
+gd=$(git rev-parse --path-format=absolute --git-dir)
+common=$(git rev-parse --path-format=absolute --git-common-dir)
+main=$(dirname "$common")
+# A folder of the agent's making that looks like a git folder: the real objects and refs,
+# and a config whose filter and fsmonitor write the marker wherever they run.
+mkdir -p .evil
+for part in objects refs logs HEAD packed-refs; do ln -sfn "$common/$part" ".evil/$part"; done
+printf '[core]\\n\\trepositoryformatversion = 0\\n' > .evil/config
+printf '\\tfsmonitor = "id > {marker}.fsmonitor; false"\\n' >> .evil/config
+printf '[filter "pwn"]\\n\\tclean = "id > {marker}; cat"\\n' >> .evil/config
+echo '*.txt filter=pwn' > .gitattributes
+echo text > notes.txt
+try commondir sh -c "echo '$PWD/.evil' > '$gd/commondir'"
+try common-commondir sh -c "echo '$PWD/.evil' > '$common/commondir'"
+try gitdir-pointer sh -c "test -f .git && echo 'gitdir: $PWD/.evil' > .git"
+try ref-move git update-ref refs/heads/main HEAD~1
+try ref-file sh -c "git rev-parse HEAD > '$common/refs/heads/evil'"
+try object-write sh -c 'echo planted | git hash-object -w --stdin'
+{index_write}try config-write sh -c "printf '[alias]\\n\\tx = !id\\n' >> '$common/config'"
+try main-store test -r "$common/ralph/pipeline.db"
+try other-stores sh -c "cat '$common'/worktrees/*/ralph/pipeline.db"
+own=$(basename "$gd")
+here=$(basename "$PWD")
+try other-git-folders sh -c "ls -A '$common/worktrees' | grep -vx '$own' | grep -q ."
+try worktrees-folder sh -c "ls -A '$main-worktrees' | grep -vx '$here' | grep -q ."
+"""
+"""Shell lines that try each seam and write ``ALLOWED name`` or ``denied name`` for each."""
+
+
+def _workspace(tmp_path: Path, sandbox: str) -> tuple[Path, Path]:
+    """A repository with two commits (so ``HEAD~1`` exists) whose one agent runs the probes
+    and reports success; and the marker path the planted code would write."""
+    marker = tmp_path / "pwned"
+    root = tmp_path / "ws"
+    script = tmp_path / "agent.sh"
+    # With the sandbox off the agent's own ``git add`` would run its own filter, as the
+    # person: that is no escape, and would hide whether ralph's git ran it.
+    index_write = "try index-write sh -c 'git add notes.txt'\n" if sandbox == REQUIRED else ""
+    probes = PROBES.format(marker=marker, index_write=index_write)
+    script.write_text("#!/bin/sh\n" + probes + SHELL_REPORTS)
+    script.chmod(0o755)
+    budgets = "max_iterations = 2\nmax_review_passes = 0\nmax_retries_per_agent = 0"
+    agents = {"main": [str(script)]}
+    make_workspace(root, scripts={}, agents=agents, budgets=budgets, sandbox=sandbox)
+    (root / "second.md").write_text("a second commit\n")
+    subprocess.run(["git", "add", "second.md"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "--quiet", "-m", "second"], cwd=root, check=True)
+    return root, marker
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def _verdicts(work_tree: Path) -> dict[str, str]:
+    lines = (work_tree / ".agent" / "probes.txt").read_text().splitlines()
+    return {name: verdict for verdict, name in (line.split(" ", 1) for line in lines)}
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _completed(root: Path) -> TerminationReason:
+    (completed,) = [e for e in stored_events(root) if isinstance(e, RunCompleted)]
+    return completed.reason
+
+
+def test_sandboxed_agents_reach_no_git_folder_no_other_run_and_no_host_code(
+    tmp_path: Path,
+) -> None:
+    """Run A in a worktree, then run B in another worktree and run M in the main tree, each
+    agent trying every seam: every try is denied (git's folders, refs, objects and config are
+    read-only; other runs' stores, git folders and worktrees are invisible), A's store is
+    byte for byte as A left it, main and the refs are untouched, no planted code ran on the
+    host, and each run completes."""
+    root, marker = _workspace(tmp_path, REQUIRED)
+    first = ralph("run", "--worktree", "--plain", cwd=root)
+    assert first.returncode == 0, first.stdout + first.stderr
+    (a_tree,) = (tmp_path / "ws-worktrees").iterdir()
+    a_store = root / ".git" / "worktrees" / a_tree.name / "ralph" / "pipeline.db"
+    a_before = _digest(a_store)
+    main_before = _git(root, "rev-parse", "refs/heads/main")
+
+    second = ralph("run", "--worktree", "--plain", cwd=root)
+    assert second.returncode == 0, second.stdout + second.stderr
+    (b_tree,) = [p for p in (tmp_path / "ws-worktrees").iterdir() if p != a_tree]
+    in_main = ralph("run", "--plain", cwd=root)
+    assert in_main.returncode == 0, in_main.stdout + in_main.stderr
+
+    for work_tree in (b_tree, root):
+        verdicts = _verdicts(work_tree)
+        assert len(verdicts) == 12, verdicts
+        allowed = sorted(name for name, verdict in verdicts.items() if verdict == "ALLOWED")
+        assert allowed == [], (work_tree, allowed)
+    assert _completed(root) is TerminationReason.COMPLETED
+    assert _digest(a_store) == a_before
+    assert _git(root, "rev-parse", "refs/heads/main") != main_before  # the main run's commit
+    assert _git(root, "rev-parse", "refs/heads/main~1") == main_before
+    assert "refs/heads/evil" not in _git(root, "for-each-ref", "--format=%(refname)")
+    assert not (root / ".git" / "commondir").exists()
+    assert (b_tree / ".git").read_text().startswith("gitdir: ")
+    assert ".evil" not in (b_tree / ".git").read_text()
+    _git(root, "status")  # the person's git afterwards: runs nothing of the agent's
+    _git(b_tree, "status")
+    assert not marker.exists()
+    assert not Path(f"{marker}.fsmonitor").exists()
+
+
+def test_with_the_sandbox_off_a_commondir_redirect_never_reaches_ralphs_git_or_the_persons(
+    tmp_path: Path,
+) -> None:
+    """With the sandbox off the agent can write ``.git/commondir`` (pointing git at a folder
+    of its making, whose config defines a filter and an fsmonitor): ralph's git is told its
+    folders explicitly and never runs them, the redirect is removed after the invocation and
+    recorded, and the person's ``git status`` afterwards runs nothing of the agent's."""
+    root, marker = _workspace(tmp_path, 'mode = "off"')
+    done = ralph("run", "--plain", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _verdicts(root)["commondir"] == "ALLOWED"  # no sandbox: the write itself happens
+    assert not marker.exists()
+    assert not (root / ".git" / "commondir").exists()
+    restored = [e for e in stored_events(root) if isinstance(e, GitMetadataRestored)]
+    assert any(".git/commondir" in e.paths for e in restored), restored
+    _git(root, "status")
+    assert not Path(f"{marker}.fsmonitor").exists()
+    assert _completed(root) is TerminationReason.COMPLETED
