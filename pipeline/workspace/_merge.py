@@ -30,10 +30,11 @@ from pipeline.events import (
     Digest,
     IntegrationQueued,
     PipelineEvent,
+    RunForked,
     RunId,
     TerminationReason,
 )
-from pipeline.handlers.integration import Integrator, holds, scratch_folder
+from pipeline.handlers.integration import Integrator, RunCommits, holds, scratch_folder
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, run_git
 from pipeline.handlers.store import NamedStore, RunStore, open_store_at
@@ -41,6 +42,7 @@ from pipeline.state import Integration, IntegrationStatus, Phase, PipelineState
 from pipeline.workspace._carry import carry_setup
 from pipeline.workspace._lock import lock_mode
 from pipeline.workspace._peek import peek_config
+from pipeline.workspace._reconcile import recorded_commits
 from pipeline.workspace._run import locate_store
 from pipeline.workspace._worktrees import (
     RunWorktree,
@@ -216,6 +218,7 @@ def _integrate_in(
         config,
         digest,
         utc_now,
+        _made(store, run_id),
         prepare=lambda scratch: carry_setup(worktree.path, scratch),
     )
     with _store_lease(root, store):
@@ -224,6 +227,16 @@ def _integrate_in(
         )
     assert state.integration is not None  # integrate recorded one or went on with one
     return Landing(worktree, run_id, state.integration)
+
+
+def _made(store: RunStore, run_id: RunId) -> RunCommits:
+    """The commits run ``run_id``'s log records: the only ones its integration lands."""
+    events = list(store.read(run_id))
+    _, recorded = recorded_commits(events)
+    sources = (e.source_run for e in events if isinstance(e, RunForked))
+    return RunCommits(
+        run_id, tuple((r.effect_id, r.sha) for r in recorded), tuple(dict.fromkeys(sources))
+    )
 
 
 def _check_landable(worktree: RunWorktree, run_id: str, state: PipelineState) -> None:

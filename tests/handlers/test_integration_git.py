@@ -20,6 +20,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.integration._move import move_target
 from pipeline.handlers.integration._replay import replay_branch
+from pipeline.handlers.integration._screen import RunCommits, foreign_commits
 from pipeline.handlers.runtime import GitPolicy
 
 AT = Instant(datetime(2026, 11, 27, tzinfo=UTC))
@@ -59,6 +60,8 @@ def _repository(tmp_path: Path) -> tuple[Path, str, str]:
 
 
 def _replayed(root: Path, tmp_path: Path, last: str | None) -> tuple[PipelineEvent, ...]:
+    """The replay of the run whose log records one commit, ``last``, for effect ``x:7``."""
+    made = RunCommits("x", () if last is None else (("x:7", last),))
     effect = ReplayBranch(
         effect_id=EffectId("x:9"),
         run_id="x",
@@ -67,7 +70,7 @@ def _replayed(root: Path, tmp_path: Path, last: str | None) -> tuple[PipelineEve
         last_commit=last,
         commits=Count(1),
     )
-    return replay_branch(effect, root, tmp_path / "scratch", GitPolicy(), _clock)
+    return replay_branch(effect, root, tmp_path / "scratch", GitPolicy(), _clock, made)
 
 
 def _move(root: Path, tmp_path: Path, old: str, new: str, tip: str) -> tuple[PipelineEvent, ...]:
@@ -183,3 +186,56 @@ def test_a_move_found_built_upon_after_a_kill_is_finished(tmp_path: Path) -> Non
     assert advanced == TargetAdvanced("main", rebased.onto, rebased.head, AT)
     assert _git(root, "rev-parse", "main") == later
     assert _git(root, "rev-parse", "ralph/run-x") == rebased.head
+
+
+def _commit(worktree: Path, name: str, message: str) -> str:
+    (worktree / name).write_text(f"{name}\n")
+    _git(worktree, "add", name)
+    _git(worktree, "commit", "--quiet", "-m", message)
+    return _git(worktree, "rev-parse", "HEAD")
+
+
+def test_the_screen_passes_the_runs_commits_by_id_or_by_trailer_only(tmp_path: Path) -> None:
+    """The run's commits pass by their ids, or by their trailers once rebased (a fork's by
+    its source's), one commit per effect; a commit without one, one naming an effect the log
+    does not record, a copy, and a head that is not the run's last are named."""
+    root, start, tip = _repository(tmp_path)
+    worktree = tmp_path / "run-x"
+    made = RunCommits("x", (("x:7", tip),))
+    assert foreign_commits(root, start, tip, made) == ()
+    # A fork's log holds the source's commit under its own run id; rebased, by the trailer.
+    assert foreign_commits(root, start, tip, RunCommits("y", (("y:7", "0" * 40),), ("x",))) == ()
+    assert foreign_commits(root, start, start, RunCommits("x", ())) == ()  # nothing to land
+    for message, why in (
+        ("mine", "no Ralph-Effect trailer"),
+        ("forged\n\nRalph-Effect: x:8", "Ralph-Effect x:8, which the run's log does not record"),
+        ("copied\n\nRalph-Effect: x:7", "a second commit for Ralph-Effect x:7"),
+        ("two\n\nRalph-Effect: x:7\nRalph-Effect: x:9", "2 Ralph-Effect trailers"),
+    ):
+        _git(worktree, "reset", "--quiet", "--hard", tip)
+        added = _commit(worktree, "extra.txt", message)
+        (found,) = foreign_commits(root, start, added, made)
+        assert (found.sha, found.subject, found.why) == (added, message.split("\n")[0], why)
+    # Both of the run's commits, rebased in the wrong order: the head is not its last.
+    _git(worktree, "reset", "--quiet", "--hard", tip)
+    second = _commit(worktree, "c.txt", "more\n\nRalph-Effect: x:8")
+    both = RunCommits("x", (("x:7", tip), ("x:8", second)))
+    assert foreign_commits(root, start, second, both) == ()
+    _git(worktree, "reset", "--quiet", "--hard", start)
+    _git(worktree, "cherry-pick", second)
+    _git(worktree, "cherry-pick", tip)
+    head = _git(worktree, "rev-parse", "HEAD")
+    (found,) = foreign_commits(root, start, head, both)
+    assert (found.sha, found.why) == (head, "the branch's head, not the run's last commit")
+
+
+def test_a_replay_of_a_branch_with_a_foreign_commit_moves_nothing(tmp_path: Path) -> None:
+    """The screen refuses before the replay: no scratch worktree is made, nothing moves."""
+    root, start, tip = _repository(tmp_path)
+    added = _commit(tmp_path / "run-x", "backdoor.sh", "a helper")
+    (failed,) = _replayed(root, tmp_path, tip)
+    assert isinstance(failed, IntegrationFailed)
+    assert f"{added[:12]} a helper (no Ralph-Effect trailer)" in failed.reason
+    assert not (tmp_path / "scratch").exists()
+    assert _git(root, "rev-parse", "main") == start
+    assert _git(root, "rev-parse", "ralph/run-x") == added

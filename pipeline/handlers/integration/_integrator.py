@@ -43,6 +43,7 @@ from pipeline.handlers.integration._move import move_target
 from pipeline.handlers.integration._prompt import MERGER_HAT, merger_prompt
 from pipeline.handlers.integration._replay import Resolve, replay_branch
 from pipeline.handlers.integration._scratch import fresh_scratch, git_out
+from pipeline.handlers.integration._screen import RunCommits
 from pipeline.handlers.runtime import (
     GitPolicy,
     Runtime,
@@ -58,8 +59,9 @@ __all__ = ["Integrator"]
 class Integrator:
     """Carries out the integration effects of run ``run_id``, whose configuration is
     ``config``, for the repository whose main worktree is ``root``; ``scratch`` is where its
-    branch is replayed. ``prepare`` readies the scratch worktree for a gate (what the run's
-    worktree has that the commit lacks: an untracked gate script)."""
+    branch is replayed; ``made`` the commits the run's log records, the only ones it lands.
+    ``prepare`` readies the scratch worktree for a gate (what the run's worktree has that the
+    commit lacks: an untracked gate script)."""
 
     root: Path
     scratch: Path
@@ -67,6 +69,7 @@ class Integrator:
     config: RalphConfig
     config_digest: Digest
     clock: Callable[[], Instant]
+    made: RunCommits
     prepare: Callable[[Path], None] = lambda _scratch: None
 
     def __call__(self, effect: IntegrationEffect) -> tuple[PipelineEvent, ...]:
@@ -75,7 +78,9 @@ class Integrator:
             case ReplayBranch():
                 policy = GitPolicy(sign=self.config.git.sign)
                 resolve = self._resolver(effect)
-                return replay_branch(effect, self.root, self.scratch, policy, self.clock, resolve)
+                return replay_branch(
+                    effect, self.root, self.scratch, policy, self.clock, self.made, resolve
+                )
             case GateReplayed():
                 return self._gate(effect)
             case MoveTarget():

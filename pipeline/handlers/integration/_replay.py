@@ -30,6 +30,7 @@ from pipeline.handlers.integration._scratch import (
     holds,
     revision,
 )
+from pipeline.handlers.integration._screen import RunCommits, foreign_commits, refusal
 from pipeline.handlers.runtime import (
     EFFECT_TRAILER,
     GitPolicy,
@@ -60,11 +61,14 @@ def replay_branch(
     scratch: Path,
     policy: GitPolicy,
     clock: Callable[[], Instant],
+    made: RunCommits,
     resolve: Resolve | None = None,
 ) -> tuple[PipelineEvent, ...]:
     """Replay ``effect.branch`` onto ``effect.target``'s head in ``scratch`` and report the
     replayed head, the conflicted paths, or why it cannot be done; with ``effect.resolver``,
-    ``resolve`` has that agent at each conflict first."""
+    ``resolve`` has that agent at each conflict first. A branch holding a commit that is not
+    one of ``made`` (the commits the run's log records), or not ending at its last, is
+    refused before anything is replayed."""
     onto = revision(root, f"refs/heads/{effect.target}")
     if onto is None:
         return (IntegrationFailed(f"there is no branch {effect.target!r}", clock()),)
@@ -75,6 +79,9 @@ def replay_branch(
     if last is not None and not _holds_run_commit(root, tip, last):
         reason = f"{effect.branch} no longer holds {last[:12]}, the run's last commit in its log"
         return (IntegrationFailed(reason, clock()),)
+    foreign = foreign_commits(root, onto, tip, made)
+    if foreign:
+        return (IntegrationFailed(refusal(effect.run_id, tip, foreign), clock()),)
     pending = _ralph_commits(root, f"{onto}..{tip}")
     fresh_scratch(root, scratch, tip)
     signing = "--gpg-sign" if policy.sign else "--no-gpg-sign"
