@@ -5,26 +5,27 @@ report); every text an agent wrote is escaped, and the page's script (served fro
 no inline script: the Content-Security-Policy allows none) writes only with ``textContent``.
 A run page follows its run live (server-sent events), scrubs through its history (the state
 folded at any point of the log, and what changed since the point before), and guides it or
-answers its question through forms that carry the page's token (see ``_serve_guard``).
+answers its question through forms that carry the page's token. Every request names the
+access token in its path (``/t/<token>/``), which :class:`_Guard` checks and moves into the
+root path, so the routes below know nothing of it (see ``_serve_guard``).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from html import escape
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final, final
 
 import orjson
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pipeline.cli._queue import queue_rows
 from pipeline.cli._render import describe_event, state_rows, value_text
@@ -39,12 +40,13 @@ from pipeline.cli._serve_forms import (
     interrupted,
     ticket_of,
 )
-from pipeline.cli._serve_guard import TOKEN_COOKIE, Access
+from pipeline.cli._serve_guard import Access
 from pipeline.cli._serve_html import (
     HEADERS,
     agent_rows,
     cancel_form,
     cost_of,
+    href,
     page,
     phase_of,
     pictures,
@@ -54,6 +56,7 @@ from pipeline.cli._serve_html import (
     tail,
     text,
     tickets,
+    up_of,
 )
 from pipeline.engine import load_state
 from pipeline.events import PipelineEvent, RunId
@@ -73,9 +76,6 @@ from pipeline.views import (
     timeline,
     topic_log,
 )
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["make_app"]
 
@@ -104,10 +104,11 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             }
             queued = tickets(store)
             label = store.label
+        up = up_of(request)
         said = said_text(request.query_params.get("said", ""), workspace, location)
         notice = f'<p class="notice">{text(said)}</p>' if said else ""
         if not summaries and not queued:
-            return page(f"Runs in {label}", f"{notice}<p>No runs yet.</p>")
+            return page(up, f"Runs in {label}", f"{notice}<p>No runs yet.</p>")
         costs: dict[str, str] = {run_id: cost_of(state) for run_id, state in states.items()}
         if queued is None:
             heads: tuple[str, ...] = ("run", "phase", "events", "cost", "started")
@@ -128,11 +129,13 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             heads = (*heads, "")
             # A ticket that is queued or running can be cancelled (ralph cancel).
             cancellable = {t.ticket for t in queued if t.cancellable}
-            actions = [cancel_form(access, row[0]) if row[0] in cancellable else "" for row in rows]
+            actions = [
+                cancel_form(access, up, row[0]) if row[0] in cancellable else "" for row in rows
+            ]
         body = "".join(
             "<tr>"
             + "".join(
-                f'<td><a href="/runs/{escape(cell)}">{text(cell)}</a></td>'
+                f'<td><a href="{href(up, "runs", cell)}">{text(cell)}</a></td>'
                 if i == linked and cell in states
                 else f"<td>{text(cell)}</td>"
                 for i, cell in enumerate(row)
@@ -143,20 +146,21 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         )
         head = "".join(f"<th>{h}</th>" for h in heads)
         table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-        return page(f"Runs in {label}", notice + table)
+        return page(up, f"Runs in {label}", notice + table)
 
     def run_page(request: Request) -> Response:
         run_id = RunId(request.path_params["run_id"])
+        up = up_of(request)
         with opened() as store:  # the log and its queue ticket, in one opening
             events = list(store.read(run_id))
             ticket = ticket_of(store, run_id) if events else None
         if not events:
-            return page("No such run", f"<p>No run {text(run_id)} here.</p>", 404)
+            return page(up, "No such run", f"<p>No run {text(run_id)} here.</p>", 404)
         drawn = timeline(events)  # one fold: the state and the agents
         state = drawn.final
         queued = (
             f"<h2>Ticket</h2><p>Run by queue ticket {text(ticket)}.</p>"
-            + cancel_form(access, ticket, "Cancel the ticket (its worker stops the run)")
+            + cancel_form(access, up, ticket, "Cancel the ticket (its worker stops the run)")
             if ticket is not None
             else ""
         )
@@ -169,26 +173,26 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             for t in topic_log(events)
         )
         body = (
-            f"{notice}<p><a href='/'>All runs</a> · "
-            f"<a href='/runs/{escape(run_id)}/report'>Report</a></p>"
+            f"{notice}<p><a href='{href(up)}'>All runs</a> · "
+            f"<a href='{href(up, 'runs', run_id, 'report')}'>Report</a></p>"
             f"<h2>State</h2><p>After <output id='at-label'>{len(events)}</output> of "
             f"<span id='total'>{len(events)}</span> facts</p>"
             f"<input id='at' type='range' min='0' max='{len(events)}' value='{len(events)}'>"
             f"<table id='state'><tbody>{rows_html(state_rows(state))}</tbody></table>"
             "<h3>Changed by the last step</h3><table id='changes'><tbody></tbody></table>"
             f"{pictures(drawn, events)}"
-            f"{steering(access, run_id, state)}{queued}"
+            f"{steering(access, up, run_id, state)}{queued}"
             f"<h2>Facts</h2><ol class='facts' id='facts'>{facts}</ol>"
             "<h2>Topics</h2><table><thead><tr><th>topic</th><th>hat</th><th>payload</th></tr>"
             f"</thead><tbody>{topics}</tbody></table>"
         )
         data = {"run": run_id, "events": str(len(events))}
-        return page(f"Run {run_id}", body, data=data)
+        return page(up, f"Run {run_id}", body, data=data)
 
     def report_page(request: Request) -> Response:
         run_id, events = logged(request)
         if not events:
-            return page("No such run", f"<p>No run {text(run_id)} here.</p>", 404)
+            return page(up_of(request), "No such run", f"<p>No run {text(run_id)} here.</p>", 404)
         report = html_report(
             timeline(events),
             f"Run {run_id}",
@@ -255,26 +259,8 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         text = resources.files("pipeline.cli").joinpath("serve_app.js").read_text()
         return Response(text, media_type="text/javascript", headers=HEADERS)
 
-    async def guard(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        refused = access.refusal(request)
-        if refused is not None:
-            return Response(refused[1], refused[0], media_type="text/plain", headers=HEADERS)
-        if request.query_params.get("token") and request.method == "GET":
-            # Once in a cookie, the token leaves the address (history, bookmarks, screens).
-            kept = {k: v for k, v in request.query_params.items() if k != "token"}
-            response: Response = RedirectResponse(
-                str(request.url.remove_query_params("token").include_query_params(**kept)),
-                303,
-                headers=HEADERS,
-            )
-            response.set_cookie(TOKEN_COOKIE, access.secret, httponly=True, samesite="strict")
-            return response
-        try:
-            return await call_next(request)
-        except StoreError as error:
-            return Response(str(error), 503, media_type="text/plain", headers=HEADERS)
+    def unavailable(_request: Request, error: Exception) -> Response:
+        return Response(str(error), 503, media_type="text/plain", headers=HEADERS)
 
     return Starlette(
         routes=[
@@ -292,8 +278,32 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             Route("/runs/{run_id}/fork", fork_form, methods=["POST"]),
             Route("/tickets/{ticket}/cancel", cancel_ticket, methods=["POST"]),
         ],
-        middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)],
+        middleware=[Middleware(_Guard, access=access)],
+        exception_handlers={StoreError: unavailable},
     )
+
+
+@final
+class _Guard:
+    """Serves only the requests ``access`` lets in (``_serve_guard``), each with the token's
+    part of its path (``/t/<token>``) moved into its root path: the routes see ``/runs/R``,
+    and every address the app makes (a redirect's) keeps the token."""
+
+    def __init__(self, app: ASGIApp, access: Access) -> None:
+        self.app = app
+        self.access = access
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        admitted = self.access.admitted(Request(scope))
+        if isinstance(admitted, tuple):
+            status, why = admitted
+            answer = Response(why, status, media_type="text/plain", headers=HEADERS)
+            await answer(scope, receive, send)
+            return
+        await self.app({**scope, "root_path": admitted}, receive, send)
 
 
 async def _facts(

@@ -27,16 +27,18 @@ def serve(
         str | None,
         typer.Option(
             envvar="RALPH_SERVE_TOKEN",
-            help="The secret a browser must bring (at least 16 characters; default: one drawn "
-            "at start, in the address printed). Required to listen beyond this machine.",
+            help="The secret a browser must bring, in the address printed (at least 16 "
+            "letters, digits or -._~; default: one drawn at start). Required to listen beyond "
+            "this machine.",
         ),
     ] = None,
 ) -> None:
     """Watch, scrub through, guide and answer the runs of an event store from a browser:
     every run with its phase and cost, a run page that follows the run live, a slider over its
     log showing the state at any point and what changed, and forms to guide its next prompt or
-    answer its question. Listens on 127.0.0.1 unless told otherwise."""
-    from pipeline.cli._serve_guard import is_loopback
+    answer its question. Listens on 127.0.0.1 unless told otherwise; the address it prints
+    holds the token (no cookie does: every port of this machine would receive it)."""
+    from pipeline.cli._serve_guard import is_loopback, usable_token
 
     location = store if store is not None else str(WorkspaceLayout(workspace).store)
     path = store_path(location)
@@ -48,8 +50,11 @@ def serve(
             f"--host {host} lets other machines in: give a --token (or RALPH_SERVE_TOKEN) "
             "that their browsers must bring"
         )
-    if token is not None and len(token) < 16:
-        raise _fail("--token: at least 16 characters, or anyone could guess it")
+    if token is not None and not usable_token(token):
+        raise _fail(
+            "--token: at least 16 characters (or anyone could guess it), each a letter, "
+            "a digit or one of -._~ (it is part of the address)"
+        )
     try:
         import uvicorn
 
@@ -61,8 +66,9 @@ def serve(
             "pip install 'ralph-pipeline[serve]'"
         ) from error
     secret = token if token is not None else secrets.token_urlsafe(24)
-    web = make_app(location, workspace, Access(secret, remote))
+    access = Access(secret, remote)
+    web = make_app(location, workspace, access)
     shown = f"[{host}]" if ":" in host else host
-    address = f"http://{shown}:{port}/?token={secret}"
+    address = f"http://{shown}:{port}{access.root}/"
     out.print(f"Serving {location} at {address} (Ctrl-C stops)", markup=False, soft_wrap=True)
     uvicorn.run(web, host=host, port=port, log_level="warning", access_log=False)

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from pipeline.cli._serve_guard import Access
-from pipeline.cli._serve_html import HEADERS, page, text, tickets
+from pipeline.cli._serve_html import HEADERS, page, text, tickets, up_of
 from pipeline.engine import AnswerError, GuidanceError, guide, respond
 from pipeline.handlers.store import NamedStore, StoreError, UnknownRunError
 from pipeline.workspace import ForkError, NotInterruptedError, fork_run, interrupt_run
@@ -90,7 +90,7 @@ async def changing(request: Request, access: Access, act: Change) -> Response:
     try:
         said = await asyncio.to_thread(act, run_id, fields)
     except (GuidanceError, AnswerError, UnknownRunError, NotInterruptedError, ForkError) as error:
-        return page("Refused", f"<p class='notice error'>{text(error)}</p>", 400)
+        return page(up_of(request), "Refused", f"<p class='notice error'>{text(error)}</p>", 400)
     target = request.url_for("run_page", run_id=run_id).include_query_params(said=said)
     return RedirectResponse(str(target), 303, headers=HEADERS)
 
@@ -117,5 +117,6 @@ async def cancelling(request: Request, access: Access, location: str) -> Respons
     try:
         await asyncio.to_thread(cancel, location, request.path_params["ticket"], why="cancelled")
     except (CancelError, StoreError) as error:
-        return page("Refused", f"<p class='notice error'>{text(error)}</p>", 400)
-    return RedirectResponse("/?said=cancelled", 303, headers=HEADERS)
+        return page(up_of(request), "Refused", f"<p class='notice error'>{text(error)}</p>", 400)
+    target = request.url_for("runs_page").include_query_params(said="cancelled")
+    return RedirectResponse(str(target), 303, headers=HEADERS)

@@ -1,8 +1,14 @@
 """Who may use ``ralph serve`` (I/O at the edge of a request; no policy of the pipeline's).
 
 - Every request must carry the server's token (another user of the machine cannot read the
-  runs or steer them): once as ``?token=`` (the address ``ralph serve`` prints), after which an
-  HttpOnly cookie holds it and the address drops it, or as ``Authorization: Bearer``.
+  runs or steer them), in its address: every page lives under ``/t/<token>/`` (the address
+  ``ralph serve`` prints), its links, forms and the script's requests relative to it.
+  Scripts may send ``Authorization: Bearer <token>`` instead, on the same paths without the
+  prefix. No cookie is set, and none is read: a browser sends a cookie of 127.0.0.1 to every
+  port of 127.0.0.1, so a cookie would reach any server another local user, or an agent,
+  starts on another port. An address goes only where a page sends it, and these pages send
+  it nowhere else (links relative to the page, ``Referrer-Policy: same-origin``, a policy
+  that loads nothing from another origin; see ``_serve_html``).
 - Bound to a loopback address (the default), only requests naming a loopback host are
   served (a page elsewhere cannot rebind a name to 127.0.0.1).
 - A request that changes something (a form's POST) must carry the page's form token (derived
@@ -15,17 +21,27 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import re
 from typing import Final, final
 
 from attrs import frozen
 from starlette.requests import Request
 
-__all__ = ["TOKEN_COOKIE", "Access", "is_loopback"]
+__all__ = ["PREFIX", "Access", "is_loopback", "usable_token"]
 
-TOKEN_COOKIE: Final = "ralph_token"
-"""The cookie that keeps the access token after the first visit with ``?token=``."""
+PREFIX: Final = "/t/"
+"""Where the token sits in every address: ``/t/<token>/`` is the root of the pages."""
 
 _LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+_TOKEN: Final = re.compile(r"[A-Za-z0-9._~-]{16,}")
+"""A token that is one segment of an address as it is (nothing to escape, no ``/``)."""
+
+
+def usable_token(token: str) -> bool:
+    """Whether ``token`` can be the server's secret: 16 characters at least (none could
+    guess it), each one an address keeps as it is (letters, digits, ``-._~``)."""
+    return _TOKEN.fullmatch(token) is not None
 
 
 def is_loopback(host: str) -> bool:
@@ -45,7 +61,7 @@ def _same(given: str | None, expected: str) -> bool:
 @final
 @frozen
 class Access:
-    """The server's secret (its form token, and its access token when ``remote``)."""
+    """The server's secret (its access token, and the key of its form token)."""
 
     secret: str
     remote: bool
@@ -57,24 +73,34 @@ class Access:
         script that reads one gains no access token."""
         return hmac.new(self.secret.encode(), b"ralph serve form", hashlib.sha256).hexdigest()
 
-    def refusal(self, request: Request) -> tuple[int, str] | None:
-        """Why ``request`` is not served (status and reason), or None."""
+    @property
+    def root(self) -> str:
+        """The path under which a browser finds the pages: ``/t/<token>``."""
+        return PREFIX + self.secret
+
+    def admitted(self, request: Request) -> str | tuple[int, str]:
+        """The root ``request`` is served under (``/t/<token>``, or "" for a bearer of the
+        token), or why it is refused (status and reason)."""
         host = request.url.hostname or ""
         if not self.remote and not is_loopback(host):
             return 400, f"this server answers only to a loopback host, not {host!r}"
-        if not self.carries_token(request):
-            return 401, "a token is required: open the address ralph serve printed"
-        return None
+        root = self.served_under(request)
+        if root is None:
+            return 401, "a token is required: open the address ralph serve printed (/t/...)"
+        return root
 
-    def carries_token(self, request: Request) -> bool:
-        """Whether ``request`` carries the access token (query, cookie or bearer)."""
+    def served_under(self, request: Request) -> str | None:
+        """The root ``request`` is served under: ``/t/<token>`` when its path starts with
+        the token, "" when it brings the token as a bearer; None: it carries no token (no
+        cookie or query does)."""
+        path: str = request.scope["path"]
+        if path.startswith(PREFIX):
+            given = path[len(PREFIX) :].split("/", 1)[0]
+            return self.root if _same(given, self.secret) else None
         bearer = request.headers.get("authorization", "")
-        given = (
-            request.query_params.get("token")
-            or request.cookies.get(TOKEN_COOKIE)
-            or (bearer[7:] if bearer.lower().startswith("bearer ") else None)
-        )
-        return _same(given, self.secret)
+        if bearer.lower().startswith("bearer ") and _same(bearer[7:], self.secret):
+            return ""
+        return None
 
     def forged(self, request: Request, form_token: str | None) -> str | None:
         """Why a changing request is refused as cross-site (None: it is the page's own)."""

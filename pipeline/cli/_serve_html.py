@@ -1,6 +1,10 @@
 """The HTML of ``ralph serve``'s pages (pure but for reading nothing: strings in, strings out):
 the page frame with its security headers and style, the tables, and the steering forms. Every
-text is escaped here, with its control characters shown, before it reaches a page."""
+text is escaped here, with its control characters shown, before it reaches a page.
+
+Every address a page holds (links, forms, its script) is relative to the page (``up``: the
+way from the page to the root of the pages, ``./`` or ``../``), so the pages work under
+``/t/<token>/`` (``_serve_guard``) and their HTML never holds the token."""
 
 from __future__ import annotations
 
@@ -9,7 +13,9 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
+from urllib.parse import quote
 
+from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from pipeline.cli._render import state_rows
@@ -37,6 +43,7 @@ __all__ = [
     "cancel_form",
     "cells_html",
     "cost_of",
+    "href",
     "page",
     "phase_of",
     "pictures",
@@ -46,6 +53,7 @@ __all__ = [
     "tail",
     "text",
     "tickets",
+    "up_of",
 ]
 
 _SECURITY_HEADERS: Final = {
@@ -54,7 +62,9 @@ _SECURITY_HEADERS: Final = {
         "connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
-    # same-origin: a form's own POST names its origin (no-referrer sends "null").
+    # The token is in every address: same-origin sends a Referer to this server alone (never
+    # to another port or site), and lets a form's own POST name its origin (no-referrer
+    # makes a browser send "Origin: null" there, and the Origin check could tell nothing).
     "Referrer-Policy": "same-origin",
 }
 """Sent with every answer: no script but ``/app.js`` runs, whatever a page holds."""
@@ -116,6 +126,21 @@ def said_text(key: str, workspace: Path, store: str | None = None) -> str:
     return f"Forked: go on with {resume_hint(forked.group(1), target, store)}"
 
 
+def up_of(request: Request) -> str:
+    """The way from the page ``request`` asks for to the root of the pages, relative: ``./``
+    from the runs, ``../`` from ``runs/R``, ``../../`` from ``runs/R/guide``."""
+    root: str = request.scope.get("root_path", "")
+    path: str = request.scope["path"]
+    route = path[len(root) :] if path.startswith(root) else path
+    return "../" * (route.count("/") - 1) or "./"
+
+
+def href(up: str, *parts: str) -> str:
+    """The address, from a page ``up`` from the root, of the page at ``parts`` (each one
+    percent-encoded, the whole HTML-escaped)."""
+    return escape(up + "/".join(quote(part, safe="") for part in parts))
+
+
 def text(value: object) -> str:
     """Any text for a page: control characters shown, then HTML-escaped."""
     return escape(terminal_safe(str(value)))
@@ -170,22 +195,26 @@ def pictures(drawn: Timeline, events: Sequence[PipelineEvent]) -> str:
     )
 
 
-def cancel_form(access: Access, ticket: str, label: str = "Cancel") -> str:
-    """A form that cancels queue ticket ``ticket`` (``ralph cancel``)."""
+def cancel_form(access: Access, up: str, ticket: str, label: str = "Cancel") -> str:
+    """A form that cancels queue ticket ``ticket`` (``ralph cancel``), on a page ``up`` from
+    the root."""
     token = f"<input type='hidden' name='csrf' value='{escape(access.form_token)}'>"
     return (
-        f"<form method='post' action='/tickets/{escape(ticket)}/cancel'>{token}"
+        f"<form method='post' action='{href(up, 'tickets', ticket, 'cancel')}'>{token}"
         f"<button>{text(label)}</button></form>"
     )
 
 
-def steering(access: Access, run_id: RunId, state: PipelineState) -> str:
-    """The forms: fork (any run, from any step); and while the run goes on, guide, interrupt
-    and, while it waits on a question, answer."""
+def steering(access: Access, up: str, run_id: RunId, state: PipelineState) -> str:
+    """The forms (on a page ``up`` from the root): fork (any run, from any step); and while
+    the run goes on, guide, interrupt and, while it waits on a question, answer."""
     token = f"<input type='hidden' name='csrf' value='{escape(access.form_token)}'>"
-    run = escape(run_id)
+
+    def action(what: str) -> str:
+        return href(up, "runs", run_id, what)
+
     fork = (
-        f"<h2>Fork</h2><form method='post' action='/runs/{run}/fork'>{token}"
+        f"<h2>Fork</h2><form method='post' action='{action('fork')}'>{token}"
         "After <input name='at' id='fork-at' type='number' min='1' required> facts, with a "
         "new prompt (optional): <input name='prompt' size='40'>, agent (optional): "
         "<input name='agent' size='12'>, model (optional): <input name='model' size='16'> "
@@ -199,14 +228,14 @@ def steering(access: Access, run_id: RunId, state: PipelineState) -> str:
         f"<option value='{escape(hat)}'>{text(hat)}</option>" for hat in guidable_hats(state)
     )
     forms = (
-        f"<h2>Guide</h2><form method='post' action='/runs/{run}/guide'>{token}"
+        f"<h2>Guide</h2><form method='post' action='{action('guide')}'>{token}"
         "<textarea name='text' required maxlength='4000'></textarea><br>"
         f"<select name='hat'><option value=''>the next working prompt</option>{hats}</select> "
         "<button>Guide the next prompt</button></form>"
     )
     if not interrupted:
         forms += (
-            f"<form method='post' action='/runs/{run}/interrupt'>{token}"
+            f"<form method='post' action='{action('interrupt')}'>{token}"
             "<button>Interrupt the run</button> (it saves a checkpoint; ralph resume goes on)"
             "</form>"
         )
@@ -214,7 +243,7 @@ def steering(access: Access, run_id: RunId, state: PipelineState) -> str:
     if question is not None and question.asked:
         forms += (
             f"<h2>Question</h2><p>{text(question.question)}</p>"
-            f"<form method='post' action='/runs/{run}/respond'>{token}"
+            f"<form method='post' action='{action('respond')}'>{token}"
             f"<input type='hidden' name='question' value='{escape(question.question_id)}'>"
             "<textarea name='text' required></textarea><br><button>Answer</button></form>"
         )
@@ -222,17 +251,19 @@ def steering(access: Access, run_id: RunId, state: PipelineState) -> str:
 
 
 def page(
+    up: str,
     title: str,
     body: str,
     status: int = 200,
     data: dict[str, str] | None = None,
 ) -> HTMLResponse:
-    """A whole page: ``title`` (text) and ``body`` (HTML already escaped)."""
+    """A whole page, ``up`` from the root (:func:`up_of`): ``title`` (text) and ``body``
+    (HTML already escaped)."""
     attributes = "".join(f" data-{k}='{escape(v)}'" for k, v in (data or {}).items())
     page = (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>{text(title)}</title><style>{_STYLE}</style>"
-        "<script src='/app.js' defer></script></head>"
+        f"<script src='{href(up, 'app.js')}' defer></script></head>"
         f"<body{attributes}><h1>{text(title)}</h1>{body}</body></html>\n"
     )
     return HTMLResponse(page, status, headers=HEADERS)

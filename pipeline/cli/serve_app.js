@@ -11,7 +11,9 @@
   if (!run) {
     return;
   }
-  const base = "/runs/" + encodeURIComponent(run);
+  // Relative to the page (.../runs/RUN): every address keeps the page's /t/<token>/ root,
+  // which this script never reads or writes.
+  const base = encodeURIComponent(run);
   const slider = document.getElementById("at");
   const label = document.getElementById("at-label");
   const total = document.getElementById("total");

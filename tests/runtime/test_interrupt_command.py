@@ -11,7 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from pipeline.cli._serve_app import make_app
-from pipeline.cli._serve_guard import TOKEN_COOKIE, Access
+from pipeline.cli._serve_guard import Access
 from pipeline.events import RunInterrupted
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
@@ -78,8 +78,8 @@ def test_the_pages_interrupt_button_is_refused_when_nothing_runs(tmp_path: Path)
     with SqliteEventStore(store) as opened:
         (summary,) = opened.runs()
     access = Access("page-token-0123456789", remote=False)
-    client = TestClient(make_app(str(store), root, access), base_url="http://127.0.0.1:8765")
-    client.cookies.set(TOKEN_COOKIE, access.secret)
+    served = f"http://127.0.0.1:8765{access.root}"  # the address ralph serve prints
+    client = TestClient(make_app(str(store), root, access), base_url=served)
     url = f"/runs/{summary.run_id}/interrupt"
     assert client.post(url).status_code == 403
     refused = client.post(url, data={"csrf": access.form_token})
