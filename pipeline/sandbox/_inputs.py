@@ -145,6 +145,9 @@ class MountInputs:
     """Siblings of the workspace holding a ``.git``, and a linked worktree's main work tree."""
     hidden: tuple[Hidden, ...] = ()
     """The deny list and ``hide`` entries that exist."""
+    sockets: tuple[str, ...] = ()
+    """The host's unix sockets bound to a path: each covered (a read-only bind still
+    connects)."""
     interpreter_dirs: tuple[str, ...] = ()
     """ralph's own interpreter (``sys.base_prefix`` resolved, ``sys.prefix``): read-only."""
     program_dirs: tuple[str, ...] = ()
@@ -189,6 +192,7 @@ class MountInputs:
             "other_repositories": self.other_repositories,
             "worktree_folders": self.worktree_folders,
             "hidden": tuple(h.path for h in self.hidden),
+            "sockets": self.sockets,
             "interpreter_dirs": self.interpreter_dirs,
             "program_dirs": self.program_dirs,
             "read": self.read,

@@ -8,7 +8,7 @@
 2. ``/`` read-only; a fresh ``/dev`` and ``/proc``; empty ``/tmp`` and ``/run`` (a host socket
    under a read-only bind still connects).
 3. Hidden: ``$HOME`` (and the passwd home), other repositories, the runs' worktrees folder,
-   the deny list and ``hide``.
+   the deny list, ``hide`` and every unix socket the host has bound to a path.
 4. Read-only back into them: ralph's interpreter, the agent program, ``PATH`` entries, the
    toolchains, git's configuration, ``read``.
 5. Writable back: the preset's folders and files, ``write``; the preset's code on top,
@@ -103,6 +103,8 @@ def _hidden_places(inputs: MountInputs, layout: Layout) -> None:
     for folder in inputs.worktree_folders:
         # Whole, the process's own worktree in it too: the workspace is bound back later.
         layout.add(_hide(folder, "the runs' worktrees"))
+    for socket in inputs.sockets:
+        layout.add(_hide(socket, "a host socket", is_dir=False))
 
 
 def _in_hidden_entry(path: str, inputs: MountInputs) -> bool:

@@ -136,6 +136,18 @@ def test_a_process_of_no_run_may_write_nothing_of_ralphs() -> None:
     assert final_state(ops, f"{W}/.git/hooks/post-commit") == "read"
 
 
+def test_every_host_socket_is_covered_wherever_it_lies() -> None:
+    """A socket the host has bound to a path is covered by ``/dev/null`` (a read-only bind
+    still connects), in a system folder and in the writable workspace alike; one in a place
+    hidden already needs no mount of its own."""
+    sockets = ("/var/lib/db/.s.PGSQL.5432", f"{W}/dev.sock", "/tmp/.X11-unix/X0")
+    argv = mount_plan(workspace_inputs(sockets=sockets))
+    ops = parse(argv)
+    for socket in sockets:
+        assert final_state(ops, socket) == "cover", socket
+    assert "/tmp/.X11-unix/X0" not in argv
+
+
 def test_the_store_is_hidden() -> None:
     """ralph's state folder (the store, the saved prompts) is an empty read-only tmpfs, laid
     after the workspace."""

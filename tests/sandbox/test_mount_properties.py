@@ -105,6 +105,17 @@ def _build(
         protect=tuple(
             draw(st.lists(st.sampled_from(("tools/ci.sh", "Makefile", "src")), max_size=2))
         ),
+        sockets=tuple(
+            draw(
+                st.lists(
+                    st.sampled_from(
+                        ("/var/lib/db/.s.sock", f"{workspace}/dev.sock", f"{home}/.x.sock")
+                    ),
+                    max_size=2,
+                    unique=True,
+                )
+            )
+        ),
         relay_dir=draw(st.sampled_from((None, "/tmp/ralph-net"))),
         uid=draw(st.sampled_from((None, 1000))),
         passwd_fd=draw(st.sampled_from((None, 7))),
@@ -155,6 +166,7 @@ def sensible_inputs(draw: st.DrawFn) -> MountInputs:
 def _guarded(inputs: MountInputs) -> tuple[list[str], list[str]]:
     """The paths the plan must keep hidden and those it must keep from being written."""
     hidden = [h.path for h in inputs.hidden] + list(inputs.other_repositories)
+    hidden += inputs.sockets
     hidden.append(inputs.home)
     if inputs.state_dir != inputs.ralph_dir:
         hidden.append(inputs.state_dir)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -20,6 +21,7 @@ from pipeline.sandbox import DENY_LIST, Hidden, PresetPaths, expand_home
 
 __all__ = [
     "existing_hidden",
+    "host_sockets",
     "interpreter_dirs",
     "make_missing",
     "other_repositories",
@@ -105,6 +107,31 @@ def other_repositories(workspace: Path, common_dir: Path | None) -> tuple[str, .
         main = common_dir.parent
         if _real(main) != _real(workspace):
             found.append(_real(main))
+    return tuple(dict.fromkeys(found))
+
+
+def host_sockets(table: Path = Path("/proc/net/unix")) -> tuple[str, ...]:
+    """Every unix socket bound to a path on this machine (the kernel's own list, so none is
+    missed wherever it lies), resolved, that still exists as a socket.
+
+    A read-only bind does not stop ``connect()``: a socket left visible in a system folder
+    would answer from inside. Covering each one the kernel knows of is the construction;
+    abstract sockets need nothing (the sandbox has a network namespace of its own), and a
+    socket bound after the sandbox starts is not covered (said in sandbox.md).
+    """
+    try:
+        lines = table.read_text("utf-8", "replace").splitlines()[1:]
+    except OSError:
+        return ()
+    found: list[str] = []
+    for line in lines:
+        fields = line.split(None, 7)
+        if len(fields) < 8 or not fields[7].startswith("/"):
+            continue  # unnamed or abstract
+        with contextlib.suppress(OSError):
+            path = _real(fields[7])
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                found.append(path)
     return tuple(dict.fromkeys(found))
 
 

@@ -24,6 +24,7 @@ from attrs import frozen
 from pipeline.handlers.agents import ProcessSpec
 from pipeline.handlers.sandbox._gather import (
     existing_hidden,
+    host_sockets,
     interpreter_dirs,
     make_missing,
     other_repositories,
@@ -229,6 +230,7 @@ class Sandbox:
             passwd_home=None if passwd_home is None else _real(passwd_home),
             other_repositories=other_repositories(workspace, common),
             hidden=existing_hidden(home, policy.hide),
+            sockets=host_sockets(),
             interpreter_dirs=interpreter_dirs(workspace),
             program_dirs=program_dirs(spec.argv[0], spec.env, workspace),
             path_entries=tuple(e for e in spec.env.get("PATH", "").split(os.pathsep) if e),
