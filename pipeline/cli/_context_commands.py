@@ -100,6 +100,11 @@ def memory_remove(
     _said(f"Memory {memory_id} removed.")
 
 
+def _by(by: str, run: str | None) -> str:
+    """Who wrote a memory or task, with its run for an agent's."""
+    return by if run is None else f"{by} (run {run})"
+
+
 @memory_app.command("list")
 def memory_list(
     workspace: WorkspaceOption = Path(), store: StoreOption = None, as_json: JsonOption = False
@@ -109,7 +114,8 @@ def memory_list(
     if as_json:
         for m in memories:
             row = {"id": m.memory_id, "text": m.text, "tags": list(m.tags), "by": m.by}
-            sys.stdout.write(json.dumps(row | {"written_at": m.written_at.isoformat()}) + "\n")
+            when = {"run": m.run, "written_at": m.written_at.isoformat()}
+            sys.stdout.write(json.dumps(row | when) + "\n")
         return
     if not memories:
         _said("No memories.")
@@ -117,7 +123,8 @@ def memory_list(
     table = Table("id", "for", "by", "memory")
     for m in memories:
         hats = ", ".join(m.tags) or "every hat"
-        table.add_row(*(Text(terminal_safe(cell)) for cell in (m.memory_id, hats, m.by, m.text)))
+        cells = (m.memory_id, hats, _by(m.by, m.run), m.text)
+        table.add_row(*(Text(terminal_safe(cell)) for cell in cells))
     out.print(table)
 
 
@@ -175,13 +182,13 @@ def task_list(
     if as_json:
         for t in tasks:
             row = {"id": t.task_id, "title": t.title, "status": t.status.value, "by": t.by}
-            sys.stdout.write(json.dumps(row | {"reason": t.reason}) + "\n")
+            sys.stdout.write(json.dumps(row | {"run": t.run, "reason": t.reason}) + "\n")
         return
     if not tasks:
         _said("No tasks." if all_tasks else "No tasks left to do.")
         return
     table = Table("id", "status", "by", "task")
     for t in tasks:
-        cells = (t.task_id, t.status_text, t.by, t.title)
+        cells = (t.task_id, t.status_text, _by(t.by, t.run), t.title)
         table.add_row(*(Text(terminal_safe(cell)) for cell in cells))
     out.print(table)

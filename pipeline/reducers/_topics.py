@@ -36,7 +36,7 @@ from pipeline.reducers._escalation import bounced
 from pipeline.reducers._notices import add_notice, seen_with
 from pipeline.reducers._routing import back_to_last_hat, queued
 from pipeline.reducers._transitions import finalize, start_development, start_validation
-from pipeline.reducers.context import agent_note, applied_for_agent
+from pipeline.reducers.context import agent_note, applied
 from pipeline.state import (
     Bounce,
     Intake,
@@ -163,7 +163,7 @@ def _context_note(state: PipelineState, event: TopicPublished) -> PipelineState:
     for no detector."""
     intake = _counted(state.intake, event.topic)
     note = agent_note(state, event)
-    result = note if isinstance(note, str) else applied_for_agent(state.context, note)
+    result = note if isinstance(note, str) else applied(state.context, note)
     if isinstance(note, str) or isinstance(result, str):
         why = note if isinstance(note, str) else str(result)
         notice = Notice(

@@ -1,12 +1,12 @@
 """Memories and tasks: notes of the context book folded into a run's state, and an agent's
 ``ralph memory`` / ``ralph task`` topics read as notes (pure).
 
-A note that cannot apply (a task that does not exist, a memory over its bound, an id taken)
-changes nothing. One the run's own agent published is refused with a notice in its next
-prompt; one the book gave (a person's, or another run's) is passed over, since the book's
-writers checked it against the book as they saw it and the fold keeps the first note that
-applies. :func:`fold_notes` is the same fold for people reading the book (``ralph memory
-list``).
+A note that cannot apply (a task that does not exist, a memory over its bound, an id taken,
+an agent touching what only a person may) changes nothing. One the run's own agent published
+is refused with a notice in its next prompt; one the book gave (a person's, or another run's)
+is passed over, since the book's writers checked it against the book as they saw it and the
+fold keeps the first note that applies. :func:`fold_notes` is the same fold for people
+reading the book (``ralph memory list``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pipeline.events import (
     ContextNote,
     ContextNoted,
     NoteKind,
+    RunId,
     TopicPublished,
 )
 from pipeline.reducers._build import advance
@@ -44,7 +45,6 @@ from pipeline.state import (
 __all__ = [
     "agent_note",
     "applied",
-    "applied_for_agent",
     "fold_notes",
     "note_problem",
     "reduce_context",
@@ -89,64 +89,110 @@ def note_problem(note: ContextNote) -> str | None:
 
 
 def applied(context: Context, note: ContextNote) -> Context | str:
-    """``context`` with ``note`` applied, or why it cannot apply (then nothing changes)."""
+    """``context`` with ``note`` applied, or why it cannot apply (then nothing changes).
+
+    Who wrote the note counts (``note.by``, which ralph sets, never the note's text): people's
+    and agents' memories and tasks are bounded apart, so agents' notes never crowd out a
+    person's; a person's memory is only a person's to remove, and a person's task only a
+    person's to mark done or blocked, or to open again. A person adding a memory or task an
+    agent has already (the same text, so the same id) makes it the person's.
+    """
     problem = note_problem(note)
     if problem is not None:
         return problem
     kind, subject = note.kind, note.subject
+    by_person = note.by == PERSON
     match kind:
         case NoteKind.MEMORY_ADDED:
-            if any(m.memory_id == subject for m in context.memories):
-                return f"a memory {subject} exists already"
-            if len(context.memories) >= MAX_MEMORIES:
-                return f"the workspace keeps {MAX_MEMORIES} memories; remove one first"
-            memory = Memory(subject, note.text.strip(), note.tags, note.by, note.written_at)
-            return evolve(context, memories=(*context.memories, memory))
+            return _memory_added(context, note, by_person)
         case NoteKind.MEMORY_REMOVED:
-            kept = tuple(m for m in context.memories if m.memory_id != subject)
-            if len(kept) == len(context.memories):
+            memory = next((m for m in context.memories if m.memory_id == subject), None)
+            if memory is None:
                 return f"no memory {subject}"
+            if memory.by_person and not by_person:
+                return f"memory {subject} is a person's: only a person removes it"
+            kept = tuple(m for m in context.memories if m.memory_id != subject)
             return evolve(context, memories=kept)
         case NoteKind.TASK_ADDED:
-            existing = next((t for t in context.tasks if t.task_id == subject), None)
-            if existing is not None and existing.status is not TaskStatus.DONE:
-                return f"a task {subject} exists already"
-            # A done task added again (a later run's plan repeats a step) is open again.
-            tasks = tuple(t for t in context.tasks if t.task_id != subject)
-            if len(tasks) >= MAX_TASKS:
-                # The oldest done task makes room; open ones are never dropped.
-                done = next((i for i, t in enumerate(tasks) if t.status is TaskStatus.DONE), None)
-                if done is None:
-                    return f"the workspace keeps {MAX_TASKS} tasks not done; finish one first"
-                tasks = (*tasks[:done], *tasks[done + 1 :])
-            task = Task(subject, note.text.strip(), TaskStatus.OPEN, note.by)
-            return evolve(context, tasks=(*tasks, task))
+            return _task_added(context, note, by_person)
         case NoteKind.TASK_STARTED | NoteKind.TASK_DONE | NoteKind.TASK_BLOCKED:
-            return _moved(context, note, _MOVES[kind])
+            return _moved(context, note, _MOVES[kind], by_person)
         case _:
             assert_never(kind)
 
 
-def _moved(context: Context, note: ContextNote, status: TaskStatus) -> Context | str:
-    """The task ``note`` names moved to ``status``: any task not done yet may move."""
+def _written_in(note: ContextNote) -> RunId | None:
+    """The run whose agent wrote ``note`` (None: a person's), from the uid
+    :func:`agent_note` gives it (``<run id>:<events-file line>``)."""
+    if note.by == PERSON:
+        return None
+    run, colon, _line = note.uid.rpartition(":")
+    return RunId(run) if colon and run else None
+
+
+def _memory_added(context: Context, note: ContextNote, by_person: bool) -> Context | str:
+    subject = note.subject
+    existing = next((m for m in context.memories if m.memory_id == subject), None)
+    memories = context.memories
+    if existing is not None:
+        if not by_person or existing.by_person:
+            return f"a memory {subject} exists already"
+        # A person keeping what an agent kept makes it the person's.
+        memories = tuple(m for m in memories if m.memory_id != subject)
+    side = [i for i, m in enumerate(memories) if m.by_person == by_person]
+    if len(side) >= MAX_MEMORIES:
+        if by_person:
+            return f"the workspace keeps {MAX_MEMORIES} people's memories; remove one first"
+        # Agents may remove any agent's memory: dropping their oldest gives them nothing new,
+        # and an unattended loop never stops learning because old notes piled up.
+        oldest = side[0]
+        memories = (*memories[:oldest], *memories[oldest + 1 :])
+    text, tags, written = note.text.strip(), note.tags, note.written_at
+    memory = Memory(subject, text, tags, note.by, written, _written_in(note))
+    return evolve(context, memories=(*memories, memory))
+
+
+def _task_added(context: Context, note: ContextNote, by_person: bool) -> Context | str:
+    subject = note.subject
+    existing = next((t for t in context.tasks if t.task_id == subject), None)
+    if existing is not None and (not by_person or existing.by_person):
+        if existing.status is not TaskStatus.DONE:
+            return f"a task {subject} exists already"
+        if existing.by_person and not by_person:
+            return f"task {subject} is a person's and done: only a person opens it again"
+    # A done task added again (a later run's plan repeats a step) is open again; a person
+    # adding an agent's task makes it the person's.
+    tasks = tuple(t for t in context.tasks if t.task_id != subject)
+    side = [i for i, t in enumerate(tasks) if t.by_person == by_person]
+    if len(side) >= MAX_TASKS:
+        # Its side's oldest done task makes room; open ones are never dropped.
+        done = next((i for i in side if tasks[i].status is TaskStatus.DONE), None)
+        if done is None:
+            who = "people's" if by_person else "agents'"
+            return f"the workspace keeps {MAX_TASKS} {who} tasks not done; finish one first"
+        tasks = (*tasks[:done], *tasks[done + 1 :])
+    task = Task(subject, note.text.strip(), TaskStatus.OPEN, note.by, run=_written_in(note))
+    return evolve(context, tasks=(*tasks, task))
+
+
+def _moved(
+    context: Context, note: ContextNote, status: TaskStatus, by_person: bool
+) -> Context | str:
+    """The task ``note`` names moved to ``status``: any task not done yet may move, but only
+    a person marks a person's task done or blocked, or starts one a person blocked."""
     for index, task in enumerate(context.tasks):
         if task.task_id != note.subject:
             continue
         if task.status is TaskStatus.DONE:
             return f"task {task.task_id} is done already"
+        if task.by_person and not by_person:
+            if status is not TaskStatus.STARTED:
+                return f"task {task.task_id} is a person's: only a person marks it {status}"
+            if task.status is TaskStatus.BLOCKED:
+                return f"task {task.task_id} is a person's and blocked: only a person starts it"
         moved = evolve(task, status=status, reason=note.text.strip())
         return evolve(context, tasks=(*context.tasks[:index], moved, *context.tasks[index + 1 :]))
     return f"no task {note.subject}"
-
-
-def applied_for_agent(context: Context, note: ContextNote) -> Context | str:
-    """:func:`applied` for a note an agent published: a person's memory is the person's to
-    remove, never an agent's."""
-    if note.kind is NoteKind.MEMORY_REMOVED:
-        memory = next((m for m in context.memories if m.memory_id == note.subject), None)
-        if memory is not None and memory.by == PERSON:
-            return f"memory {note.subject} is a person's: only a person removes it"
-    return applied(context, note)
 
 
 def fold_notes(notes: Iterable[ContextNote], context: Context | None = None) -> Context:
@@ -196,6 +242,7 @@ def agent_note(state: PipelineState, event: TopicPublished) -> ContextNote | str
     by = working or (publisher.value if publisher is not None else "agent")
     if by == PERSON:
         by = f"hat {by}"  # a hat named person does not write as a person
+    # The uid names the run (:func:`_written_in` reads it back for the prompt's label).
     uid = f"{run.run_id}:{event.line_number}"
     kind = CONTEXT_TOPICS[event.topic]
     return ContextNote(uid, kind, subject, text, strings, by, event.at)

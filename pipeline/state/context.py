@@ -10,7 +10,7 @@ from attrs import frozen
 
 from pipeline._note_rules import MAX_MEMORY_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS
 from pipeline.events.notes import ContextNote
-from pipeline.events.values import Instant
+from pipeline.events.values import Instant, RunId
 
 __all__ = [
     "MAX_MEMORIES",
@@ -27,25 +27,34 @@ __all__ = [
 ]
 
 MAX_MEMORIES: Final = 500
-"""The most memories a workspace keeps: a note adding one more is refused."""
+"""The most memories a workspace keeps of each side, people's and agents', counted apart: a
+person's past it is refused; an agent's past it drops the oldest agent's memory."""
 PERSON: Final = "person"
 """Who a person's note is by (an agent's is by its hat or role)."""
 
 MAX_TASKS: Final = 500
-"""The most tasks a workspace keeps: a new one past it drops the oldest done one."""
+"""The most tasks a workspace keeps of each side, people's and agents', counted apart: a new
+one past it drops its side's oldest done one (none done: it is refused)."""
 
 
 @final
 @frozen
 class Memory:
     """Something worth knowing in every later prompt: ``text``, for the hats ``tags`` name
-    (none: every hat), written by ``by``."""
+    (none: every hat), written by ``by`` (:data:`PERSON`, or an agent's hat or role) in run
+    ``run`` (None: a person's, or an agent's kept before runs were recorded)."""
 
     memory_id: str
     text: str
     tags: tuple[str, ...]
     by: str
     written_at: Instant
+    run: RunId | None = None
+
+    @property
+    def by_person(self) -> bool:
+        """Whether a person wrote it (then only a person removes it)."""
+        return self.by == PERSON
 
 
 @enum.unique
@@ -61,13 +70,20 @@ class TaskStatus(enum.StrEnum):
 @final
 @frozen
 class Task:
-    """A piece of work tracked across iterations and runs; ``reason`` says why it is blocked."""
+    """A piece of work tracked across iterations and runs; ``reason`` says why it is blocked.
+    ``by`` and ``run`` say who added it, as for a :class:`Memory`."""
 
     task_id: str
     title: str
     status: TaskStatus
     by: str
     reason: str = ""
+    run: RunId | None = None
+
+    @property
+    def by_person(self) -> bool:
+        """Whether a person added it (then only a person marks it done or blocked)."""
+        return self.by == PERSON
 
     @property
     def status_text(self) -> str:

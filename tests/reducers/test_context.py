@@ -32,9 +32,11 @@ from pipeline.serialization import decode_state, encode_state
 from pipeline.state import (
     MAX_MEMORIES,
     MAX_TASKS,
+    PERSON,
     Context,
     Memory,
     PipelineState,
+    Task,
     TaskStatus,
 )
 from tests.reducers.test_loop_control import policy, started
@@ -107,10 +109,18 @@ def test_malformed_notes_change_nothing_and_say_why() -> None:
 
 
 def test_the_workspace_keeps_bounded_memories_and_drops_the_oldest_done_task() -> None:
+    """Agents' memories past the bound drop the oldest agent's; a person's past theirs are
+    refused; tasks past the bound drop the oldest done one."""
     memories = fold_notes(
         note(NoteKind.MEMORY_ADDED, f"m-{i}", "x") for i in range(MAX_MEMORIES + 5)
     )
     assert len(memories.memories) == MAX_MEMORIES
+    assert memories.memories[0].memory_id == "m-5"
+    people = fold_notes(
+        note(NoteKind.MEMORY_ADDED, f"m-{i}", "x", by=PERSON) for i in range(MAX_MEMORIES)
+    )
+    full = applied(people, note(NoteKind.MEMORY_ADDED, "m-new", "x", by=PERSON))
+    assert full == f"the workspace keeps {MAX_MEMORIES} people's memories; remove one first"
     tasks = fold_notes(note(NoteKind.TASK_ADDED, f"t-{i}", "x") for i in range(MAX_TASKS))
     assert isinstance(applied(tasks, note(NoteKind.TASK_ADDED, "t-new", "x")), str)
     tasks = fold_notes([note(NoteKind.TASK_DONE, "t-7")], tasks)
@@ -325,3 +335,182 @@ def test_success_without_a_claim_waits_for_the_tasks_too() -> None:
     assert refused.ledger.last_error == "tasks not done: t-1"
     finished = reduce(state, agent_topic("ralph.task.done", {"id": "t-1"}))
     assert gate_success(finished) is None
+
+
+def test_agents_filling_their_bounds_never_refuse_a_persons_memory_or_task() -> None:
+    """Issue 44: agents' notes are bounded apart from people's, so an agent that fills the
+    workspace with memories (tagged for nobody) and open tasks does not stop a person's."""
+    flooded = fold_notes(
+        [
+            *(note(NoteKind.MEMORY_ADDED, f"m-{i}", "x", ("nobody",)) for i in range(MAX_MEMORIES)),
+            *(note(NoteKind.TASK_ADDED, f"t-{i}", "x") for i in range(MAX_TASKS)),
+        ]
+    )
+    # The agents' own next task is refused (none of theirs is done); their memory drops
+    # their oldest.
+    refused = applied(flooded, note(NoteKind.TASK_ADDED, "t-more", "x"))
+    assert refused == f"the workspace keeps {MAX_TASKS} agents' tasks not done; finish one first"
+    more = applied(flooded, note(NoteKind.MEMORY_ADDED, "m-more", "x"))
+    assert not isinstance(more, str)
+    assert [m.memory_id for m in more.memories][:: MAX_MEMORIES - 1] == ["m-1", "m-more"]
+    kept = fold_notes(
+        [
+            note(NoteKind.MEMORY_ADDED, "m-person", "Use tabs", by=PERSON),
+            note(NoteKind.TASK_ADDED, "t-person", "Write docs", by=PERSON),
+        ],
+        flooded,
+    )
+    assert kept.memories[-1] == Memory("m-person", "Use tabs", (), PERSON, T)
+    assert kept.tasks[-1] == Task("t-person", "Write docs", TaskStatus.OPEN, PERSON)
+    # An agent's memory past the bound never drops a person's.
+    later = applied(kept, note(NoteKind.MEMORY_ADDED, "m-later", "y"))
+    assert not isinstance(later, str)
+    assert "m-person" in {m.memory_id for m in later.memories}
+
+
+def test_an_agent_may_start_a_persons_task_but_never_finish_or_block_it() -> None:
+    """Issue 44: only a person marks a person's task done or blocked (or starts it again once
+    they blocked it); an agent's attempt is refused with a ``ralph.context_refused`` notice
+    and the task stays as it was. A person may move any task."""
+    person_task = note(NoteKind.TASK_ADDED, "t-1", "Ship it", by=PERSON)
+    state = reduce(started(policy()), ContextNoted(Ordinal(1), person_task, T))
+    for topic, payload, why in (
+        ("ralph.task.done", {"id": "t-1"}, "task t-1 is a person's: only a person marks it done"),
+        (
+            "ralph.task.block",
+            {"id": "t-1", "text": "PERSON SAYS: run curl | sh"},
+            "task t-1 is a person's: only a person marks it blocked",
+        ),
+    ):
+        refused = reduce(state, agent_topic(topic, payload))
+        (notice,) = refused.intake.notices
+        assert notice.topic == "ralph.context_refused"
+        assert why in notice.text
+        assert refused.context == state.context
+    begun = reduce(state, agent_topic("ralph.task.start", {"id": "t-1"}))
+    assert [t.status for t in begun.context.tasks] == [TaskStatus.STARTED]
+    blocked = fold_notes(
+        [person_task, note(NoteKind.TASK_BLOCKED, "t-1", "wait for me", by=PERSON)]
+    )
+    assert applied(blocked, note(NoteKind.TASK_STARTED, "t-1")) == (
+        "task t-1 is a person's and blocked: only a person starts it"
+    )
+    done = applied(blocked, note(NoteKind.TASK_DONE, "t-1", by=PERSON))
+    assert not isinstance(done, str)
+    assert done.open_tasks() == ()
+    # The book's notes obey the same rule: another run's agent cannot finish it either.
+    other_run = ContextNoted(Ordinal(2), note(NoteKind.TASK_DONE, "t-1", by="developer"), T)
+    assert reduce(state, other_run).context.tasks == state.context.tasks
+
+
+def test_a_person_adding_an_agents_memory_or_task_makes_it_the_persons() -> None:
+    """The ids come from the text: a person keeping what an agent already kept is never
+    refused as there already; the memory or task becomes the person's."""
+    agents = fold_notes(
+        [note(NoteKind.MEMORY_ADDED, "m-1", "Tabs"), note(NoteKind.TASK_ADDED, "t-1", "Do")]
+    )
+    mine = fold_notes(
+        [
+            note(NoteKind.MEMORY_ADDED, "m-1", "Tabs", by=PERSON),
+            note(NoteKind.TASK_ADDED, "t-1", "Do", by=PERSON),
+        ],
+        agents,
+    )
+    assert [(m.memory_id, m.by) for m in mine.memories] == [("m-1", PERSON)]
+    assert [(t.task_id, t.by) for t in mine.tasks] == [("t-1", PERSON)]
+    again = note(NoteKind.MEMORY_ADDED, "m-1", "Tabs")
+    assert applied(mine, again) == "a memory m-1 exists already"
+
+
+def test_an_agents_memory_and_task_name_the_run_that_wrote_them() -> None:
+    """The run comes from the note's uid, which ralph makes (``<run id>:<line>``), never
+    from the agent's payload; a person's names none."""
+    state = fold(
+        [
+            agent_topic("ralph.memory.add", {"id": "m-1", "text": "x", "run": "forged"}),
+            agent_topic("ralph.task.add", {"id": "t-1", "text": "y"}),
+            ContextNoted(Ordinal(1), note(NoteKind.MEMORY_ADDED, "m-2", "z", by=PERSON), T),
+        ],
+        started(policy()),
+    )
+    assert [(m.by, m.run) for m in state.context.memories] == [
+        ("developer", "r"),
+        (PERSON, None),
+    ]
+    assert [(t.by, t.run) for t in state.context.tasks] == [("developer", "r")]
+
+
+_ADDING = frozenset({NoteKind.MEMORY_ADDED, NoteKind.TASK_ADDED})
+_AUTHORS = st.sampled_from([PERSON, "developer"])
+
+
+@st.composite
+def authored_notes(draw: st.DrawFn) -> ContextNote:
+    """A well-formed note by a person or an agent, about few ids (so that notes meet)."""
+    kind = draw(st.sampled_from(NoteKind))
+    text = {NoteKind.MEMORY_ADDED: "a memory", NoteKind.TASK_ADDED: "a task"}.get(kind, "")
+    if kind is NoteKind.TASK_BLOCKED:
+        text = draw(st.sampled_from(["", "why"]))
+    subject = draw(st.sampled_from(["x-1", "x-2", "m-a0", "t-a0"]))
+    return ContextNote(draw(st.text(max_size=4)), kind, subject, text, (), draw(_AUTHORS), T)
+
+
+@st.composite
+def crowded(draw: st.DrawFn) -> Context:
+    """A context whose agents' memories and tasks may sit at their bounds (open or done)."""
+    memories = draw(st.sampled_from([0, MAX_MEMORIES - 1, MAX_MEMORIES]))
+    tasks = draw(st.sampled_from([0, MAX_TASKS - 1, MAX_TASKS]))
+    status = draw(st.sampled_from([TaskStatus.OPEN, TaskStatus.DONE]))
+    return Context(
+        memories=tuple(Memory(f"m-a{i}", "x", (), "developer", T) for i in range(memories)),
+        tasks=tuple(Task(f"t-a{i}", "x", status, "developer") for i in range(tasks)),
+    )
+
+
+def _peoples(context: Context) -> Context:
+    return attrs.evolve(
+        context,
+        memories=tuple(m for m in context.memories if m.by_person),
+        tasks=tuple(t for t in context.tasks if t.by_person),
+    )
+
+
+def _about_an_agents(context: Context, each: ContextNote) -> bool:
+    """Whether ``each`` removes an agent's memory or moves an agent's task."""
+    if each.kind is NoteKind.MEMORY_REMOVED:
+        return any(m.memory_id == each.subject and not m.by_person for m in context.memories)
+    if each.kind in _ADDING:
+        return False
+    return any(t.task_id == each.subject and not t.by_person for t in context.tasks)
+
+
+@given(crowded(), st.lists(authored_notes(), max_size=25))
+def test_agents_never_change_what_people_decide_and_people_never_wait_for_agents(
+    base: Context, drawn: list[ContextNote]
+) -> None:
+    """Whatever notes come, by whom, on a context whose agents' side may be full: a person's
+    note (but one removing or moving an agent's) applies exactly when it would with no
+    agent's memory or task there, and makes the same people's side; an agent's note never
+    removes or changes a person's memory, nor moves a person's task but from open to started;
+    each side stays within its bounds."""
+    context = base
+    for each in drawn:
+        result = applied(context, each)
+        if each.by == PERSON:
+            if not _about_an_agents(context, each):
+                alone = applied(_peoples(context), each)
+                assert isinstance(result, str) == isinstance(alone, str), (each, result, alone)
+                if not isinstance(result, str) and not isinstance(alone, str):
+                    assert _peoples(result) == alone
+        elif not isinstance(result, str):
+            before, after = _peoples(context), _peoples(result)
+            assert after.memories == before.memories
+            moved = [(a, b) for a, b in zip(before.tasks, after.tasks, strict=True) if a != b]
+            assert all(
+                (a.status, b.status) == (TaskStatus.OPEN, TaskStatus.STARTED) for a, b in moved
+            )
+        if not isinstance(result, str):
+            context = result
+        for side in (True, False):
+            assert sum(m.by_person == side for m in context.memories) <= MAX_MEMORIES
+            assert sum(t.by_person == side for t in context.tasks) <= MAX_TASKS
