@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import attrs
@@ -214,3 +215,42 @@ def test_an_agent_killed_by_a_signal_inside_is_said_killed(tmp_path: Path, relay
     assert (seen.refused, seen.asked) == ({}, frozenset())
     ordinary, _ = run_in(sandbox, attrs.evolve(spec, argv=("sh", "-c", "exit 3")), needs)
     assert ordinary.exit_code == 3
+
+
+LEAVES_TWO = """
+setsid sh -c 'while :; do date >> grows.txt; sleep 0.05; done' </dev/null >/dev/null 2>&1 &
+sh -c 'while :; do echo tick; sleep 0.01; done' &
+while [ ! -s grows.txt ]; do sleep 0.01; done
+echo leader done
+"""
+"""An agent that exits 0 leaving a setsid writer in the work tree and a child printing to its
+output without end."""
+
+
+@needs_bwrap
+@pytest.mark.parametrize("relayed", [False, True], ids=["direct", "behind-the-relay"])
+def test_a_sandboxed_agent_leaves_neither_a_writer_nor_a_chatty_child(
+    tmp_path: Path, relayed: bool
+) -> None:
+    """In the sandbox, what an agent leaves behind ends with it as well (its pid namespace
+    ends with it), and a child that keeps printing does not hold the run to its timeout."""
+    paths = _workspace(tmp_path)
+    sandbox = Sandbox(SandboxPolicy(), probe(dict(os.environ), 1000), paths)
+    spec = ProcessSpec(
+        ("sh", "-c", LEAVES_TWO),
+        paths.workspace,
+        {**os.environ, "HOME": str(tmp_path / "home")},
+        tmp_path / "out.log",
+        total_timeout_s=60.0,
+        inactivity_timeout_s=60.0,
+    )
+    needs = AgentNeeds(endpoints=(Endpoint("127.0.0.1", 18_082),) if relayed else ())
+    started = time.monotonic()
+    result, _ = run_in(sandbox, spec, needs)
+    assert time.monotonic() - started < 10
+    assert (result.exit_code, result.timed_out) == (0, None)
+    assert b"leader done" in (tmp_path / "out.log").read_bytes()
+    grows = paths.workspace / "grows.txt"
+    size = grows.stat().st_size
+    time.sleep(0.5)
+    assert grows.stat().st_size == size

@@ -87,9 +87,10 @@ hang = true
 
 
 def test_after_kill_9_resume_stops_the_agent_the_dead_run_left_behind(tmp_path: Path) -> None:
-    """``ralph run`` killed with SIGKILL while its agent hangs: the agent and its child
-    outlive it (they lead their own group). ``ralph resume`` stops them before invoking the
-    agent again, and finishes the run."""
+    """``ralph run`` and the agent's reaper killed with SIGKILL while the agent hangs (the
+    reaper alone would take the agent along): the agent and its child outlive them (they
+    lead their own group). ``ralph resume`` stops them before invoking the agent again, and
+    finishes the run."""
     marker = f"ralph-kill9-{uuid.uuid4().hex}"
     root = hanging_developer(tmp_path / "ws", marker)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -106,6 +107,7 @@ def test_after_kill_9_resume_stops_the_agent_the_dead_run_left_behind(tmp_path: 
             assert run.poll() is None, "the run ended before its agent hung"
             assert time.monotonic() < deadline, "the agent never started"
             time.sleep(0.1)
+        os.kill(os.getpgid(processes_with(marker)[0]), signal.SIGKILL)  # the group's reaper
         run.send_signal(signal.SIGKILL)
         run.wait(timeout=30)
     finally:

@@ -27,6 +27,9 @@ import orjson
 
 __all__ = ["forget_group", "group_members", "record_group", "stop_recorded_group"]
 
+_REAPER_BOUND_S = 5.0
+"""How long a reaper told to end everything may take before its group is killed."""
+
 
 def _boot_id() -> str:
     try:
@@ -128,7 +131,8 @@ def _read_record(path: Path) -> bytes:
 
 def stop_recorded_group(path: Path, grace_s: float) -> int | None:
     """Stop the group recorded at ``path`` if it is still this host's and alive (SIGTERM, a
-    grace period, SIGKILL); forget the record. Returns the group stopped, or None."""
+    grace period, SIGUSR1 to its reaper, SIGKILL); forget the record. Returns the group
+    stopped, or None."""
     try:
         record = orjson.loads(_read_record(path))
         host, boot, pgid = record["host"], record["boot"], int(record["pgid"])
@@ -146,9 +150,19 @@ def stop_recorded_group(path: Path, grace_s: float) -> int | None:
         return None
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and _group_alive(pgid):
-        time.sleep(0.02)
+    _wait_for_group(pgid, grace_s)
+    if leader is not None and _group_alive(pgid):
+        # The leader is the command's reaper (``_reaper.py``): told so, it kills what left
+        # the group too, which SIGKILL to the group would leave running.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pgid, signal.SIGUSR1)
+        _wait_for_group(pgid, _REAPER_BOUND_S)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
     return pgid
+
+
+def _wait_for_group(pgid: int, within_s: float) -> None:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline and _group_alive(pgid):
+        time.sleep(0.02)

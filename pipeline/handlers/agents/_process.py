@@ -1,15 +1,23 @@
-"""Running one agent process: argv only, its own process group, timeouts, no orphans (I/O).
+"""Running one command (an agent, a gate, a hook): argv only, its own process group,
+timeouts, no orphans (I/O).
 
 The process gets the prompt on stdin (or not at all), its output (stdout and stderr merged) is
 streamed to a file and digested as it arrives, and it is stopped when it has been silent for
 the inactivity timeout or has run for the total timeout: SIGTERM to its whole process group,
 a grace period, then SIGKILL. The result says what happened; deciding what that means for the
 run is the reducer's job.
+
+A command's end is its leader's exit, and its status is the leader's. On Linux the command
+runs behind its own reaper (``_reaper.py``, whose text says why a process per command), which
+ends everything the command started when the leader exits, also what left its group with
+``setsid`` or a double fork; so a child that keeps printing neither holds the command to its
+timeout nor outlives it. Elsewhere the command runs directly and its group is what is ended.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import selectors
@@ -21,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, final
 
-from attrs import frozen
+from attrs import define, frozen
 
 from pipeline.events import TimeoutKind
 from pipeline.handlers.agents._groups import (
@@ -30,10 +38,15 @@ from pipeline.handlers.agents._groups import (
     record_group,
     stop_recorded_group,
 )
+from pipeline.handlers.agents._reaper import reaper_argv, reaper_usable
 
 __all__ = ["ProcessResult", "ProcessSpec", "run_process"]
 
 _CHUNK = 65_536
+_DRAIN_S = 1.0
+"""How long output is still read after the process ended (what it had already written)."""
+_REAPER_BOUND_S = 15.0
+"""How long a reaper told to end everything now may take before its group is killed."""
 
 
 @final
@@ -90,25 +103,81 @@ def _kill_group(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
 
 
-def _stop_group(process: subprocess.Popen[bytes], grace_s: float, spare_leader: bool) -> None:
-    """SIGTERM the whole process group (or all of it but the leader), wait ``grace_s``, then
-    SIGKILL what is left."""
+@define
+class _Child:
+    """A started command: the process ralph started (its reaper, or the command itself where
+    there is none), the command's own pid, and the reaper's status pipe."""
+
+    process: subprocess.Popen[bytes]
+    leader: int
+    status: int | None = None
+
+    def exit_code(self) -> int | None:
+        """The command's exit status, once the process ralph started has been waited for:
+        the reaper's report, or (no reaper, or a reaper killed before its report) the
+        status of the process itself."""
+        said = _read_all(self.status) if self.status is not None else b""
+        for line in said.decode(errors="replace").splitlines():
+            word, _, value = line.partition(" ")
+            if word == "ended" and value.lstrip("-").isdigit():
+                return int(value)
+        return self.process.returncode
+
+    def close(self) -> None:
+        """Let the status pipe go."""
+        if self.status is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.status)
+            self.status = None
+
+
+def _read_all(fd: int) -> bytes:
+    """What is left in the pipe ``fd`` (its writer has exited, so this ends)."""
+    chunks = []
+    with contextlib.suppress(OSError):
+        while chunk := os.read(fd, 4096):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _read_line(fd: int) -> str:
+    """The first line the reaper says (empty: it exited without a word)."""
+    said = b""
+    while not said.endswith(b"\n"):
+        chunk = os.read(fd, 1)
+        if not chunk:
+            break
+        said += chunk
+    return said.decode(errors="replace").strip()
+
+
+def _stop_group(child: _Child, grace_s: float, spare_leader: bool) -> None:
+    """SIGTERM the whole process group (or all of it but the reaper and the leader), wait
+    ``grace_s``, then have the reaper kill everything below it, and SIGKILL what is left of
+    the group."""
+    process = child.process
     if spare_leader:
         for pid in group_members(process.pid):
-            if pid != process.pid:
+            if pid not in (process.pid, child.leader):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGTERM)
     else:
         _kill_group(process.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=grace_s)
+    if child.status is not None and process.poll() is None:
+        # The reaper kills the leader and whatever escaped the group, then reports.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(process.pid, signal.SIGUSR1)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=_REAPER_BOUND_S)
     # Children may outlive the leader: the group is killed whatever the leader did.
     _kill_group(process.pid, signal.SIGKILL)
     process.wait()
 
 
 def run_process(spec: ProcessSpec) -> ProcessResult:
-    """Run ``spec`` to completion or timeout; never leaves a process of its group behind."""
+    """Run ``spec`` to completion or timeout; never leaves a process it started behind."""
     digest = hashlib.sha256()
     if spec.group_file is not None:
         stop_recorded_group(spec.group_file, spec.grace_s)
@@ -122,41 +191,94 @@ def run_process(spec: ProcessSpec) -> ProcessResult:
         return _start(spec, output, digest)
 
 
+def _popen(
+    spec: ProcessSpec, argv: list[str], pass_fds: tuple[int, ...]
+) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        argv,
+        cwd=spec.cwd,
+        env=dict(spec.env),
+        stdin=subprocess.PIPE if spec.stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        pass_fds=pass_fds,
+    )
+    if spec.group_file is not None:
+        record_group(spec.group_file, process.pid)
+    return process
+
+
+def _launch(spec: ProcessSpec) -> _Child | ProcessResult:
+    """Start ``spec``'s command (behind its reaper where there is one; its group recorded at
+    once), or say why not."""
+    digest = hashlib.sha256().hexdigest()
+    if not reaper_usable():
+        try:
+            process = _popen(spec, list(spec.argv), spec.pass_fds)
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
+            return ProcessResult(None, 0, None, True, str(error), digest, 0)
+        except OSError as error:
+            return ProcessResult(None, 0, None, False, str(error), digest, 0)
+        return _Child(process, process.pid)
+    read, write = os.pipe()
+    try:
+        process = _popen(spec, reaper_argv(write, spec.env, spec.argv), (*spec.pass_fds, write))
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
+        os.close(read)
+        return ProcessResult(None, 0, None, True, str(error), digest, 0)
+    except OSError as error:
+        os.close(read)
+        return ProcessResult(None, 0, None, False, str(error), digest, 0)
+    finally:
+        os.close(write)
+    child = _Child(process, process.pid, read)
+    try:
+        first = _read_line(read)
+    except BaseException:
+        _stop_group(child, spec.grace_s, spec.spare_leader)
+        child.close()
+        raise
+    word, _, value = first.partition(" ")
+    if word == "started" and value.isdigit():
+        child.leader = int(value)
+        return child
+    process.wait()
+    child.close()
+    if word == "failed" and value.isdigit():
+        number = int(value)
+        why = f"[Errno {number}] {os.strerror(number)}: {spec.argv[0]!r}"
+        missing = number in (errno.ENOENT, errno.EACCES, errno.ENOTDIR)
+        return ProcessResult(None, 0, None, missing, why, digest, 0)
+    why = f"the process runner could not start {spec.argv[0]!r} (exit {process.returncode})"
+    return ProcessResult(None, 0, None, False, why, digest, 0)
+
+
 def _start(spec: ProcessSpec, output: IO[bytes], digest: Any) -> ProcessResult:
     """Start ``spec``'s process, its output going to ``output``, and see it to its end."""
     started = time.monotonic()
     try:
-        process = subprocess.Popen(
-            list(spec.argv),
-            cwd=spec.cwd,
-            env=dict(spec.env),
-            stdin=subprocess.PIPE if spec.stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            pass_fds=spec.pass_fds,
-        )
-    except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
-        return ProcessResult(None, 0, None, True, str(error), digest.hexdigest(), 0)
-    except OSError as error:
-        return ProcessResult(None, 0, None, False, str(error), digest.hexdigest(), 0)
-    if spec.group_file is not None:
-        record_group(spec.group_file, process.pid)
-    try:
-        return _supervise(process, spec, output, digest, started)
+        child = _launch(spec)
+        if isinstance(child, ProcessResult):
+            return child
+        try:
+            return _supervise(child, spec, output, digest, started)
+        finally:
+            child.close()
     finally:
         if spec.group_file is not None:
             forget_group(spec.group_file)
 
 
 def _supervise(
-    process: subprocess.Popen[bytes],
+    child: _Child,
     spec: ProcessSpec,
     output: IO[bytes],
     digest: Any,
     started: float,
 ) -> ProcessResult:
-    """Feed, read and time the process until its whole group is gone."""
+    """Feed, read and time the process until it has ended and what it left is gone."""
+    process = child.process
     feeder = None
     if spec.stdin is not None and process.stdin is not None:
         # A thread, so that a prompt larger than the pipe cannot deadlock against our reads.
@@ -170,22 +292,23 @@ def _supervise(
     except BaseException:
         # Interrupted (a signal, an error): the agent's whole group goes before we do.
         selector.close()
-        _stop_group(process, spec.grace_s, spec.spare_leader)
+        _stop_group(child, spec.grace_s, spec.spare_leader)
         process.stdout.close()
         raise
     selector.close()
     if timed_out is not None:
-        _stop_group(process, spec.grace_s, spec.spare_leader)
+        _stop_group(child, spec.grace_s, spec.spare_leader)
     else:
         process.wait()
-        # The leader is gone; anything it left in its group goes with it.
+        # The leader is gone; anything it left in its group goes with it (its reaper has
+        # already ended everything below it, inside the group or not).
         _kill_group(process.pid, signal.SIGKILL)
     process.stdout.close()
     if feeder is not None:
         feeder.join(timeout=1)
     duration_ms = int((time.monotonic() - started) * 1000)
     return ProcessResult(
-        process.returncode, duration_ms, timed_out, False, None, digest.hexdigest(), size
+        child.exit_code(), duration_ms, timed_out, False, None, digest.hexdigest(), size
     )
 
 
@@ -197,25 +320,34 @@ def _pump(
     digest: Any,
     started: float,
 ) -> tuple[TimeoutKind | None, int]:
-    """Copy the output to the file until the process ends or a timeout fires."""
+    """Copy the output to the file until the process ends or a timeout fires.
+
+    The process's end ends the reading: a child it left that keeps printing (a dev server's
+    log, a ticker) holds the pipe open, so what is already written is read for at most
+    ``_DRAIN_S`` more, and the rest is not waited for."""
     assert process.stdout is not None
     timed_out: TimeoutKind | None = None
     size = 0
     last_output = started
+    drain_until: float | None = None
     while True:
         now = time.monotonic()
+        if drain_until is None and process.poll() is not None:
+            drain_until = now + _DRAIN_S
+        if drain_until is not None and now >= drain_until:
+            break
         total_left = spec.total_timeout_s - (now - started)
         quiet_left = spec.inactivity_timeout_s - (now - last_output)
-        if total_left <= 0:
+        if drain_until is None and total_left <= 0:
             timed_out = TimeoutKind.TOTAL
             break
-        if quiet_left <= 0:
+        if drain_until is None and quiet_left <= 0:
             timed_out = TimeoutKind.INACTIVITY
             break
-        if not selector.select(timeout=min(total_left, quiet_left, 0.2)):
-            if process.poll() is not None:
-                # The leader exited; a child it left behind may hold the pipe open.
-                break
+        wait = 0.0 if drain_until is not None else min(total_left, quiet_left, 0.2)
+        if not selector.select(timeout=wait):
+            if drain_until is not None:
+                break  # nothing more is buffered
             continue
         chunk = os.read(process.stdout.fileno(), _CHUNK)
         if not chunk:

@@ -3,6 +3,7 @@ starts in the same workspace; a record that no longer names that agent stops not
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -15,6 +16,7 @@ import orjson
 
 from pipeline.handlers.agents import ProcessSpec, run_process
 from pipeline.handlers.agents._groups import record_group, stop_recorded_group
+from pipeline.handlers.agents._reaper import reaper_argv
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -41,8 +43,10 @@ def _wait_gone(pid: int, timeout_s: float = 10) -> bool:
 def test_the_agent_of_a_killed_driver_is_stopped_before_the_next_one_starts(
     tmp_path: Path,
 ) -> None:
-    """A driver runs an agent (which starts a child of its own) and is killed with SIGKILL:
-    both stay running. The next run_process with the same group file stops them first."""
+    """A driver runs an agent (which starts a child of its own), and the driver and the
+    agent's reaper are killed with SIGKILL (as when the whole machine's processes are): the
+    agent and its child stay running. The next run_process with the same group file stops
+    them first."""
     group_file = tmp_path / "agent-group.json"
     pids = tmp_path / "pids"
     agent = textwrap.dedent(
@@ -72,8 +76,11 @@ def test_the_agent_of_a_killed_driver_is_stopped_before_the_next_one_starts(
         assert time.monotonic() < deadline, "the agent never started"
         time.sleep(0.02)
     agent_pid, child_pid = (int(p) for p in pids.read_text().split())
+    reaper = os.getpgid(agent_pid)  # the group's leader; the driver's death would end it all
+    os.kill(reaper, signal.SIGKILL)
     os.kill(killed.pid, signal.SIGKILL)
     killed.wait()
+    time.sleep(0.3)
     assert group_file.exists()
     assert _alive(agent_pid)
     assert _alive(child_pid)
@@ -130,3 +137,86 @@ def test_a_record_of_a_gone_group_or_another_host_stops_nothing(tmp_path: Path) 
     group_file.write_text("{not json")
     assert stop_recorded_group(group_file, grace_s=0.1) is None
     assert not group_file.exists()
+
+
+def test_a_driver_killed_with_sigkill_takes_its_command_and_all_it_started_along(
+    tmp_path: Path,
+) -> None:
+    """A driver killed with SIGKILL while its command (deaf to SIGTERM) runs with a setsid
+    child: both end at once, before any next start (the reaper's parent-death signal, as
+    bwrap's ``--die-with-parent`` in the sandbox)."""
+    agent = (
+        "trap '' TERM; echo $$ > agent.pid\n"
+        "setsid sh -c 'echo $$ > escaped.pid; while :; do sleep 0.05; done' &\n"
+        "while :; do sleep 0.1; done\n"
+    )
+    driver = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from pipeline.handlers.agents import ProcessSpec, run_process
+        run_process(ProcessSpec(
+            argv=("/bin/sh", "-c", {agent!r}),
+            cwd=Path({str(tmp_path)!r}),
+            env={{"PATH": "/usr/bin:/bin"}},
+            output_path=Path({str(tmp_path / "out.log")!r}),
+        ))
+        """
+    )
+    killed = subprocess.Popen([sys.executable, "-c", driver], cwd=ROOT)
+    pids = _wait_for_pids(tmp_path, "agent.pid", "escaped.pid")
+    try:
+        os.kill(killed.pid, signal.SIGKILL)
+        killed.wait()
+        for pid in pids:
+            assert _wait_gone(pid, 5), f"{pid} outlived its killed driver"
+    finally:
+        _kill(pids)
+
+
+def test_a_recorded_reaper_deaf_to_sigterm_is_stopped_with_what_escaped_its_group(
+    tmp_path: Path,
+) -> None:
+    """A recorded group whose command ignores SIGTERM and left a setsid process (ignoring it
+    too) outside the group: stopping the record ends both, through the group's reaper,
+    where SIGKILL to the group alone would leave the escaped one running."""
+    group_file = tmp_path / "agent-group.json"
+    agent = (
+        "trap '' TERM; echo $$ > agent.pid\n"
+        "setsid sh -c 'echo $$ > escaped.pid; while :; do sleep 0.05; done' &\n"
+        "while :; do sleep 0.1; done\n"
+    )
+    read, write = os.pipe()
+    reaper = subprocess.Popen(
+        reaper_argv(write, os.environ, ("/bin/sh", "-c", agent)),
+        cwd=tmp_path,
+        start_new_session=True,
+        pass_fds=(write,),
+        stdout=subprocess.DEVNULL,
+    )
+    os.close(write)
+    record_group(group_file, reaper.pid)
+    pids = _wait_for_pids(tmp_path, "agent.pid", "escaped.pid")
+    try:
+        assert stop_recorded_group(group_file, 0.5) == reaper.pid
+        reaper.wait(timeout=10)
+        for pid in pids:
+            assert _wait_gone(pid), f"{pid} outlived the stop"
+    finally:
+        os.close(read)
+        _kill(pids)
+
+
+def _wait_for_pids(folder: Path, *names: str) -> list[int]:
+    """The pids the files ``names`` in ``folder`` hold, once all are written."""
+    deadline = time.monotonic() + 30
+    while not all((folder / n).exists() and (folder / n).read_text() for n in names):
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.02)
+    return [int((folder / n).read_text()) for n in names]
+
+
+def _kill(pids: list[int]) -> None:
+    """SIGKILL ``pids``, so that a failing test leaves nothing running."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
