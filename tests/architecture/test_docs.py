@@ -68,9 +68,10 @@ def test_the_phase_document_names_every_phase(phase: Phase) -> None:
 
 
 def test_the_docs_link_to_files_that_exist() -> None:
-    """Relative links in the architecture docs and the README resolve."""
+    """Relative links in the docs (the architecture pages, the feature inventory) and the
+    README resolve."""
     broken = []
-    for doc in [*DOCS.glob("*.md"), ROOT / "README.md"]:
+    for doc in [*DOCS.glob("*.md"), *(ROOT / "docs").glob("*.md"), ROOT / "README.md"]:
         for target in re.findall(r"\]\(([^)#:]+)\)", doc.read_text()):
             if not (doc.parent / target).exists():
                 broken.append(f"{doc.name}: {target}")
