@@ -199,7 +199,7 @@ KILLING_PLANNER = (
 printf 'completed\\nplanned' > .agent/out/status
 if [ ! -e .ralph/killed ]; then
     : > .ralph/killed
-    kill -9 "$PPID"
+    kill -9 "$(cut -d" " -f4 /proc/$PPID/stat)"  # ralph: the parent of the command's reaper
     sleep 2
 fi
 """

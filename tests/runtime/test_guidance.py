@@ -78,7 +78,9 @@ mkdir -p .agent/out
 printf '1. do it' > .agent/out/plan.md
 if [ ! -e .ralph/interrupted ]; then
     : > .ralph/interrupted
-    kill -INT "$PPID"   # a person presses Ctrl-C while the planner works
+    # a person presses Ctrl-C while the planner works (ralph: the parent of the reaper
+    # that runs each command)
+    kill -INT "$(cut -d" " -f4 /proc/$PPID/stat)"
     sleep 5
 fi
 """
