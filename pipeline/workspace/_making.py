@@ -31,7 +31,16 @@ from attrs import frozen
 
 from pipeline.handlers.runtime import GitError, GitPolicy, run_git, run_git_bytes
 
-__all__ = ["MAKING", "Registered", "add_locked", "clear", "finish", "making", "registered"]
+__all__ = [
+    "MAKING",
+    "Registered",
+    "add_locked",
+    "clear",
+    "finish",
+    "maker_at_work",
+    "making",
+    "registered",
+]
 
 MAKING: Final = "ralph is making it"
 """The reason ralph's worktrees are locked with until they are whole."""
@@ -97,15 +106,33 @@ def registered(root: Path) -> list[Registered]:
 def making(root: Path) -> Iterator[None]:
     """This process's turn to make or remove worktrees of ``root``'s repository: waits for the
     one at it (a checkout takes seconds at most)."""
-    common = run_git(
-        root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
-    ).stdout.strip()
-    fd = os.open(Path(common) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_lock(root)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)
+
+
+def maker_at_work(root: Path) -> bool:
+    """Whether another process has the turn (:func:`making`) now: what looks half-made may be
+    being made. Takes no turn that lasts (a maker that comes meanwhile waits a moment)."""
+    fd = _open_lock(root)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _open_lock(root: Path) -> int:
+    """The turn's lock file, in the repository's common git folder, opened."""
+    common = run_git(
+        root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
+    ).stdout.strip()
+    return os.open(Path(common) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
 
 
 def add_locked(root: Path, target: Path, branch: str, start: str | None) -> None:

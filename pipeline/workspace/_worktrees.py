@@ -41,6 +41,7 @@ from pipeline.workspace._making import (
     add_locked,
     clear,
     finish,
+    maker_at_work,
     making,
     registered,
 )
@@ -195,15 +196,17 @@ def run_worktrees(root: Path) -> list[RunWorktree]:
     must be the repository's main worktree, whose HEAD they are measured against."""
     root = main_worktree(root)
     found = []
-    for entry, branch in _listed(root):
+    listed = _listed(root)
+    # What looks half-made while a maker is at work may be its worktree: busy, never removed.
+    making_now = any(entry.half_made for entry, _ in listed) and _maker_at_work(root)
+    for entry, branch in listed:
         path, half_made = entry.path, entry.half_made
         head = entry.head.strip("0") and entry.head  # 40 zeros: git had not set it yet
         counted = (
             _git(root, "rev-list", "--count", f"HEAD..{head}", check=not half_made) if head else ""
         )
-        run, phase, ended, landing = (
-            (None, "half-made", True, None) if half_made else (_latest_run(path))
-        )
+        made = "being made" if making_now else "half-made"
+        run, phase, ended, landing = (None, made, True, None) if half_made else _latest_run(path)
         found.append(
             RunWorktree(
                 name=branch.split("/", 1)[1].split("-", 1)[1],  # ralph/run-NAME: NAME
@@ -214,7 +217,7 @@ def run_worktrees(root: Path) -> list[RunWorktree]:
                 run=run,
                 phase=phase,
                 ended=ended,
-                busy=not half_made and _busy(path),
+                busy=making_now if half_made else _busy(path),
                 landing=landing,
                 half_made=half_made,
             )
@@ -250,18 +253,23 @@ def remove_worktree(root: Path, worktree: RunWorktree, *, force: bool = False) -
     ``force``, when its branch has commits the workspace's HEAD lacks or its folder holds
     changes no commit has, or its run has not ended."""
     root = main_worktree(root)
-    if worktree.half_made:
+    if worktree.half_made and not worktree.busy:
         with _turn(root):
             entry = _entry(root, worktree.path)
-            if entry is None or entry.half_made:  # else: its maker finished it meanwhile
-                if not force and not worktree.merged:
-                    raise WorktreeError(
-                        f"{worktree.branch} (half-made) has {worktree.ahead} commit(s) HEAD "
-                        "lacks: remove it with --force (they are lost)"
-                    )
-                _clear(root, worktree.path, worktree.branch)
-                return
-        worktree = find_worktree(root, str(worktree.path))
+            if entry is not None and not entry.half_made:
+                raise WorktreeError(
+                    f"{worktree.path} was being made, and is whole now: look again "
+                    "(ralph worktrees list)"
+                )
+            if not force and not worktree.merged:
+                raise WorktreeError(
+                    f"{worktree.branch} (half-made) has {worktree.ahead} commit(s) HEAD "
+                    "lacks: remove it with --force (they are lost)"
+                )
+            _clear(root, worktree.path, worktree.branch)
+            return
+    if worktree.half_made:
+        raise WorktreeError(f"{worktree.path} is being made: try again once it is made")
     if worktree.busy or _busy(worktree.path):
         raise WorktreeError(f"a run is at work in {worktree.path}: stop it first")
     if not force and not worktree.merged:
@@ -274,6 +282,13 @@ def remove_worktree(root: Path, worktree: RunWorktree, *, force: bool = False) -
             f"run {worktree.run} in {worktree.path} has not ended ({worktree.phase}): "
             f"go on with ralph resume -C {worktree.path}, or remove it with --force (its "
             "log goes with it)"
+        )
+    entry = _entry(root, worktree.path)
+    if entry is not None and entry.locked is not None:
+        # Not ralph's mark (that is half-made, above): someone locked it on purpose.
+        raise WorktreeError(
+            f"{worktree.path} is locked ({entry.locked or 'no reason given'}): unlock it "
+            f"with git worktree unlock {worktree.path} if it may go"
         )
     args = ["worktree", "remove", *(["--force"] if force else []), str(worktree.path)]
     try:
@@ -331,6 +346,15 @@ def _turn(root: Path) -> Iterator[None]:
             yield
     except (GitError, OSError) as error:
         raise WorktreeError(f"cannot take the turn to make worktrees of {root}: {error}") from error
+
+
+def _maker_at_work(root: Path) -> bool:
+    """:func:`maker_at_work`; when that cannot tell, as good as at work (nothing is
+    removed under a maker)."""
+    try:
+        return maker_at_work(root)
+    except (GitError, OSError):
+        return True
 
 
 def _entry(root: Path, target: Path) -> Registered | None:

@@ -146,6 +146,13 @@ def test_a_fork_killed_half_made_is_removed_by_clean_force_name(tmp_path: Path) 
     assert again.returncode == 0, again.stderr
     (fork,) = listed(root)
     assert_whole(Path(str(fork["path"])))
+    # A person's own lock is no mark of ralph's: kept, and --force is not suggested again.
+    _git(root, "worktree", "lock", "--reason", "on a USB disk", str(fork["path"]))
+    kept = ralph("worktrees", "clean", "--force", str(fork["name"]), cwd=root)
+    assert kept.returncode == 2
+    assert "on a USB disk" in kept.stderr
+    assert "--force" not in kept.stderr
+    assert "git worktree unlock" in kept.stderr
 
 
 def _ticket(url: str, ticket: str) -> Ticket:
