@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
 
@@ -40,6 +40,7 @@ from pipeline.workers._landing import land_ticket
 from pipeline.workers._lease import LEASE_LOST, LeaseKeeper
 from pipeline.workflows import Preset, config_with_preset
 from pipeline.workspace import (
+    HalfMadeError,
     RunSetupError,
     WorktreeError,
     drive,
@@ -267,6 +268,10 @@ class Worker:
             if workspace.config.run.worktree or workspace.config.run.merge:  # one per ticket
                 inside = ticket_worktree(Path(ticket.workspace), ticket.ticket)
                 workspace = open_workspace(inside, config_text=ticket.config)
+        except HalfMadeError as error:
+            # Never run in it, never done: the next claim, a lease from now, tries again.
+            later = datetime.now(UTC) + timedelta(seconds=self.lease_s)
+            return _Outcome(None, f"not run: {error}", release=True, not_before=later)
         except (ConfigError, RunSetupError, WorktreeError, OSError) as error:
             return _Outcome(TicketState.FAILED, f"cannot run: {error}")
         handed_back: list[Instant] = []

@@ -35,6 +35,7 @@ from pipeline.workspace._run import (
 )
 from pipeline.workspace._worktrees import (
     RUN_BRANCH_PREFIX,
+    HalfMadeError,
     RunWorktree,
     WorktreeError,
     drop_worktree,
@@ -50,6 +51,7 @@ __all__ = [
     "RUN_BRANCH_PREFIX",
     "Check",
     "ForkError",
+    "HalfMadeError",
     "Landing",
     "NotInterruptedError",
     "Reconciliation",

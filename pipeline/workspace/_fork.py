@@ -54,6 +54,7 @@ from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
 from pipeline.state import Phase, PipelineState, is_terminal
 from pipeline.workspace._carry import carry_setup
+from pipeline.workspace._making import add_locked, finish, making
 from pipeline.workspace._peek import peek_config
 from pipeline.workspace._run import locate_store
 from pipeline.workspace._worktrees import FORK_BRANCH_PREFIX, drop_worktree
@@ -134,7 +135,40 @@ def fork_run(
     plan = _plan_of(layout, state)
     commit = _head_at(events[:at]) or _base(root, events)
     branch = f"{FORK_BRANCH_PREFIX}{fork}"
-    _git(root, "worktree", "add", "--quiet", "-b", branch, str(target), commit)
+    try:
+        with making(root):  # a remover waits: what it would find half-made is being made
+            _make_fork(
+                root, target, branch, commit, fork, source, events[:at], plan, prompt, store,
+                agent, model,
+            )  # fmt: skip
+    except (GitError, OSError) as error:
+        raise ForkError(f"the fork could not be made: {error}") from error
+    return fork, target, at
+
+
+def _make_fork(
+    root: Path,
+    target: Path,
+    branch: str,
+    commit: str,
+    fork: RunId,
+    source: RunId,
+    events: list[PipelineEvent],
+    plan: bytes | None,
+    prompt: str | None,
+    store: str | None,
+    agent: str | None,
+    model: str | None,
+) -> None:
+    """Make the fork's worktree and fill it: locked as half-made (``add_locked``) until its
+    log is written, then unlocked (``finish``); what fails meanwhile removes it again.
+    ``events``: the source's facts up to the fork point."""
+    layout = WorkspaceLayout(root)
+    state = fold(events)
+    try:
+        add_locked(root, target, branch, commit)
+    except GitError as error:
+        raise ForkError(f"git worktree add failed: {error}") from error
     try:
         _carry_files(root, target, layout, source, fork, state.intake.events_offset, prompt)
         if agent is not None:
@@ -148,7 +182,7 @@ def fork_run(
         said = None if prompt is None else WorkspaceLayout(target).saved_prompt(fork)
         forked = RunForked(
             source_run=source,
-            at_sequence=Count(at),
+            at_sequence=Count(len(events)),
             commit=commit,
             branch=branch,
             at=now,
@@ -156,15 +190,15 @@ def fork_run(
             model=model,
             prompt_digest=None if said is None else _digest(said.read_bytes()),
         )
-        copied: list[PipelineEvent] = [attrs.evolve(started, run_id=fork), *events[1:at], forked]
+        copied: list[PipelineEvent] = [attrs.evolve(started, run_id=fork), *events[1:], forked]
         with open_store_at(_fork_store(target, store)) as own:
             own.append(fork, 0, copied)
+        finish(root, target)  # whole: till now a crash left it half-made, as ralph sees
     except (OSError, PipelineError) as error:
         drop_worktree(root, target, branch)  # nothing half-made is left
         raise ForkError(
             f"the fork could not be made, and nothing of it is left: {error}"
         ) from error
-    return fork, target, at
 
 
 def fork_folder(root: Path, fork: str) -> Path:

@@ -14,6 +14,8 @@ has ended (a fork or a stopped run could still be resumed).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, final
@@ -25,7 +27,6 @@ from pipeline.handlers.runtime import (
     GitError,
     GitPolicy,
     WorkspaceLayout,
-    branch_worktrees,
     new_run_id,
     run_git,
     run_git_bytes,
@@ -34,10 +35,21 @@ from pipeline.handlers.store import open_store_at
 from pipeline.state import Phase
 from pipeline.workspace._carry import carry_setup
 from pipeline.workspace._lock import lock_mode
+from pipeline.workspace._making import (
+    MAKING,
+    Registered,
+    add_locked,
+    clear,
+    finish,
+    maker_at_work,
+    making,
+    registered,
+)
 
 __all__ = [
     "FORK_BRANCH_PREFIX",
     "RUN_BRANCH_PREFIX",
+    "HalfMadeError",
     "RunWorktree",
     "WorktreeError",
     "drop_worktree",
@@ -64,6 +76,11 @@ class WorktreeError(PipelineError, ValueError):
     changed."""
 
 
+class HalfMadeError(WorktreeError):
+    """A worktree whose making was cut short could not be removed (so it cannot be made
+    anew); it is never used, and trying again later may remove it."""
+
+
 @final
 @frozen
 class RunWorktree:
@@ -83,6 +100,9 @@ class RunWorktree:
     ended: bool
     busy: bool
     landing: str | None = None
+    half_made: bool = False
+    """Its making was cut short (a partial checkout, nothing carried): nothing ever ran in it,
+    and it is never used; ``ralph worktrees clean`` removes it."""
 
     @property
     def merged(self) -> bool:
@@ -91,22 +111,30 @@ class RunWorktree:
 
     @property
     def removable(self) -> bool:
-        """Whether it goes without ``force``: merged, its run ended, no run at work in it."""
+        """Whether it goes without ``force``: merged, its run ended, no run at work in it (a
+        half-made one: merged)."""
         return self.merged and self.ended and not self.busy
 
 
 def ticket_worktree(root: Path, ticket: str) -> Path:
     """The worktree a queue worker runs ticket ``ticket`` of workspace ``root`` in (``[run]
     worktree = true`` submitted): made at the first claim, found again at a takeover, so the
-    run resumes where it stopped. The ticket carries the configuration and the prompt."""
+    run resumes where it stopped. The ticket carries the configuration and the prompt.
+
+    A worktree whose making was cut short (a worker killed in its checkout) is never used: it
+    is removed and made anew on the ticket's branch, which is kept as it is."""
     root = root.resolve()
     target = _folder(root, ticket)
-    if (target / ".git").is_file():
-        branch = _git(target, "rev-parse", "--abbrev-ref", "HEAD").strip()
-        if branch == f"{RUN_BRANCH_PREFIX}{ticket}":
-            return target
-        raise WorktreeError(f"{target} is not the worktree of ticket {ticket} ({branch})")
-    return new_worktree(root, name=ticket, setup=False)[1]
+    branch = f"{RUN_BRANCH_PREFIX}{ticket}"
+    with _turn(root):
+        entry = _entry(root, target)
+        if entry is not None and not entry.half_made:
+            if entry.branch == f"refs/heads/{branch}":
+                return target
+            raise WorktreeError(f"{target} is not the worktree of ticket {ticket} ({entry.branch})")
+        if entry is not None:
+            _clear(root, target, None)  # the branch has no commit of a run: nothing ran there
+        return _make(root, name=ticket, setup=False)[1]
 
 
 def new_worktree(
@@ -117,6 +145,13 @@ def new_worktree(
     lacks, which the run would miss). Returns its name (``name``, or a new one), its folder
     and its branch."""
     root = root.resolve()
+    with _turn(root):
+        return _make(root, name=name, setup=setup)
+
+
+def _make(root: Path, *, name: str | None, setup: bool) -> tuple[str, Path, str]:
+    """:func:`new_worktree` in this process's turn (:func:`making`); a branch of the name that
+    exists (a making cut short after git made it) is checked out as it is."""
     if _git(root, "rev-parse", "--show-prefix").strip():
         raise WorktreeError(f"{root} is a folder inside its repository: run from its top")
     if not _git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip():
@@ -131,10 +166,15 @@ def new_worktree(
     name = name or new_run_id(datetime.now(UTC))
     target = _folder(root, name)
     branch = f"{RUN_BRANCH_PREFIX}{name}"
+    exists = _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
     target.parent.mkdir(parents=True, exist_ok=True)
-    _git(root, "worktree", "add", "--quiet", "-b", branch, str(target), "HEAD")
+    try:
+        add_locked(root, target, branch, None if exists.strip() else "HEAD")
+    except GitError as error:
+        raise WorktreeError(f"git worktree add failed: {error}") from error
     try:
         carry_setup(root, target)
+        finish(root, target)
     except (OSError, PipelineError) as error:
         drop_worktree(root, target, branch)
         raise WorktreeError(
@@ -145,9 +185,10 @@ def new_worktree(
 
 def drop_worktree(root: Path, target: Path, branch: str) -> None:
     """Remove a worktree just made, and its branch, after its making failed half-way (what
-    fails here leaves nothing worse: the worktree was never used)."""
-    run_git(root, "worktree", "remove", "--force", str(target), policy=GitPolicy(), check=False)
-    run_git(root, "branch", "-D", branch, policy=GitPolicy(), check=False)
+    fails here leaves nothing worse: the worktree was never used, and is still locked as
+    half-made until it is gone)."""
+    with contextlib.suppress(GitError):
+        clear(root, target, branch)
 
 
 def run_worktrees(root: Path) -> list[RunWorktree]:
@@ -155,22 +196,30 @@ def run_worktrees(root: Path) -> list[RunWorktree]:
     must be the repository's main worktree, whose HEAD they are measured against."""
     root = main_worktree(root)
     found = []
-    for path, head, ref in _listed(root):
-        branch = ref.removeprefix("refs/heads/")
-        ahead = int(_git(root, "rev-list", "--count", f"HEAD..{head}").strip() or 0)
-        run, phase, ended, landing = _latest_run(path)
+    listed = _listed(root)
+    # What looks half-made while a maker is at work may be its worktree: busy, never removed.
+    making_now = any(entry.half_made for entry, _ in listed) and _maker_at_work(root)
+    for entry, branch in listed:
+        path, half_made = entry.path, entry.half_made
+        head = entry.head.strip("0") and entry.head  # 40 zeros: git had not set it yet
+        counted = (
+            _git(root, "rev-list", "--count", f"HEAD..{head}", check=not half_made) if head else ""
+        )
+        made = "being made" if making_now else "half-made"
+        run, phase, ended, landing = (None, made, True, None) if half_made else _latest_run(path)
         found.append(
             RunWorktree(
                 name=branch.split("/", 1)[1].split("-", 1)[1],  # ralph/run-NAME: NAME
                 path=path,
                 branch=branch,
                 head=head,
-                ahead=ahead,
+                ahead=int(counted.strip() or 0),
                 run=run,
                 phase=phase,
                 ended=ended,
-                busy=_busy(path),
+                busy=making_now if half_made else _busy(path),
                 landing=landing,
+                half_made=half_made,
             )
         )
     return found
@@ -204,6 +253,23 @@ def remove_worktree(root: Path, worktree: RunWorktree, *, force: bool = False) -
     ``force``, when its branch has commits the workspace's HEAD lacks or its folder holds
     changes no commit has, or its run has not ended."""
     root = main_worktree(root)
+    if worktree.half_made and not worktree.busy:
+        with _turn(root):
+            entry = _entry(root, worktree.path)
+            if entry is not None and not entry.half_made:
+                raise WorktreeError(
+                    f"{worktree.path} was being made, and is whole now: look again "
+                    "(ralph worktrees list)"
+                )
+            if not force and not worktree.merged:
+                raise WorktreeError(
+                    f"{worktree.branch} (half-made) has {worktree.ahead} commit(s) HEAD "
+                    "lacks: remove it with --force (they are lost)"
+                )
+            _clear(root, worktree.path, worktree.branch)
+            return
+    if worktree.half_made:
+        raise WorktreeError(f"{worktree.path} is being made: try again once it is made")
     if worktree.busy or _busy(worktree.path):
         raise WorktreeError(f"a run is at work in {worktree.path}: stop it first")
     if not force and not worktree.merged:
@@ -217,14 +283,19 @@ def remove_worktree(root: Path, worktree: RunWorktree, *, force: bool = False) -
             f"go on with ralph resume -C {worktree.path}, or remove it with --force (its "
             "log goes with it)"
         )
+    entry = _entry(root, worktree.path)
+    if entry is not None and entry.locked is not None:
+        # Not ralph's mark (that is half-made, above): someone locked it on purpose.
+        raise WorktreeError(
+            f"{worktree.path} is locked ({entry.locked or 'no reason given'}): unlock it "
+            f"with git worktree unlock {worktree.path} if it may go"
+        )
     args = ["worktree", "remove", *(["--force"] if force else []), str(worktree.path)]
     try:
         run_git(root, *args, policy=GitPolicy())
     except GitError as error:
-        raise WorktreeError(
-            f"git would not remove {worktree.path} (changes no commit has? --force removes "
-            f"them): {error}"
-        ) from error
+        why = "" if force else " (changes no commit has? --force removes them)"
+        raise WorktreeError(f"git would not remove {worktree.path}{why}: {error}") from error
     _git(root, "branch", "-D", worktree.branch)
 
 
@@ -248,9 +319,61 @@ def main_worktree(root: Path) -> Path:
     return root
 
 
-def _listed(root: Path) -> list[tuple[Path, str, str]]:
-    """(folder, head, branch ref) of each of ralph's worktrees, as git lists them."""
-    return [entry for entry in branch_worktrees(root) if entry[2].startswith(_LISTED)]
+def _listed(root: Path) -> list[tuple[Registered, str]]:
+    """Each of ralph's worktrees, as git lists it, with its branch: one on a branch of
+    ralph's, or one half-made by ralph before git set its branch (named in the lock's
+    reason)."""
+    try:
+        entries = registered(root)
+    except GitError as error:
+        raise WorktreeError(f"git worktree list failed: {error}") from error
+    found = []
+    for entry in entries:
+        ref = entry.branch or ""
+        if not ref.startswith(_LISTED) and entry.half_made and entry.locked:
+            # "ralph is making it (ralph/run-NAME); ...": the branch it was being made on
+            ref = "refs/heads/" + entry.locked.removeprefix(f"{MAKING} (").partition(")")[0]
+        if ref.startswith(_LISTED):
+            found.append((entry, ref.removeprefix("refs/heads/")))
+    return found
+
+
+@contextlib.contextmanager
+def _turn(root: Path) -> Iterator[None]:
+    """:func:`making`, its failure a :class:`WorktreeError`."""
+    try:
+        with making(root):
+            yield
+    except (GitError, OSError) as error:
+        raise WorktreeError(f"cannot take the turn to make worktrees of {root}: {error}") from error
+
+
+def _maker_at_work(root: Path) -> bool:
+    """:func:`maker_at_work`; when that cannot tell, as good as at work (nothing is
+    removed under a maker)."""
+    try:
+        return maker_at_work(root)
+    except (GitError, OSError):
+        return True
+
+
+def _entry(root: Path, target: Path) -> Registered | None:
+    """The worktree git has registered at ``target``, if any."""
+    try:
+        entries = registered(root)
+    except GitError as error:
+        raise WorktreeError(f"git worktree list failed: {error}") from error
+    return next((e for e in entries if e.path.resolve() == target.resolve()), None)
+
+
+def _clear(root: Path, target: Path, branch: str | None) -> None:
+    """:func:`clear`, its failure a :class:`WorktreeError`."""
+    try:
+        clear(root, target, branch)
+    except GitError as error:
+        raise WorktreeError(
+            f"the half-made worktree {target} cannot be removed: {error}"
+        ) from error
 
 
 def _latest_run(path: Path) -> tuple[str | None, str | None, bool, str | None]:

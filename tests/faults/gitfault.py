@@ -6,11 +6,18 @@ with the words in ``GITFAULT_AFTER`` (``"commit --quiet"``) and the trigger file
 ``GITFAULT_SIGNAL`` (``SIGINT``, ``SIGTERM``, ``SIGKILL``) to its parent, the ralph process.
 After a clean signal it waits to be stopped, so that ralph is still inside the git call when
 the signal arrives: the point where a commit exists and ralph has not yet recorded it.
+
+``GITFAULT_DURING`` (``"worktree add"``) fires inside a command instead: the real git runs in a
+session of its own, and once a path matching the glob ``GITFAULT_WHEN`` exists (the worktree's
+``index.lock``: its checkout under way) the whole session is killed with SIGKILL (git and the
+children it started, as a machine's crash would stop them), then the signal goes to ralph. A
+command that ends before the path appears fires nothing.
 :func:`install` puts a ``git`` running this first on a ``PATH``.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import signal
@@ -41,6 +48,9 @@ def install(folder: Path) -> str:
 def main(argv: list[str]) -> int:
     """Run the real git with ``argv``; fire the fault when it is this command's turn."""
     real = os.environ["GITFAULT_REAL"]
+    during = os.environ.get("GITFAULT_DURING", "").split()
+    if during and _command(argv)[: len(during)] == during:
+        return _inside(real, argv)
     done = subprocess.run([real, *argv], check=False)
     after = os.environ.get("GITFAULT_AFTER", "").split()
     armed = os.environ.get("GITFAULT_ARMED")
@@ -55,6 +65,26 @@ def main(argv: list[str]) -> int:
     if signum is not signal.SIGKILL:
         time.sleep(60)  # ralph abandons the git call and stops this process
     return done.returncode
+
+
+def _inside(real: str, argv: list[str]) -> int:
+    """Run the real git with ``argv``; kill it, its children and ralph once ``GITFAULT_WHEN``
+    matches a path while it runs (when the trigger file is still there)."""
+    armed = os.environ.get("GITFAULT_ARMED")
+    pattern = os.environ["GITFAULT_WHEN"]
+    git = subprocess.Popen([real, *argv], start_new_session=True)
+    while git.poll() is None:
+        if armed is not None and os.path.exists(armed) and glob.glob(pattern):
+            os.unlink(armed)
+            os.killpg(git.pid, signal.SIGKILL)
+            git.wait()
+            signum = signal.Signals[os.environ.get("GITFAULT_SIGNAL", "SIGKILL")]
+            os.kill(os.getppid(), signum)
+            if signum is not signal.SIGKILL:
+                time.sleep(60)
+            return -signal.SIGKILL
+        time.sleep(0.002)
+    return git.returncode
 
 
 def _command(argv: list[str]) -> list[str]:

@@ -178,3 +178,29 @@ def test_worktrees_are_kept_safe_from_clean_and_from_hostile_text(tmp_path: Path
     unknown = ralph("run", "--worktree", "--preset", "no-such-preset", cwd=root)
     assert unknown.returncode == 2, unknown.stdout + unknown.stderr
     assert {Path(str(e["path"])) for e in _listed(root)} == {fork.resolve()}
+
+
+def test_a_tickets_worktree_left_half_made_by_an_older_release_is_made_anew(
+    tmp_path: Path,
+) -> None:
+    """A ticket's worktree as a kill inside a plain ``git worktree add`` leaves it (locked
+    ``initializing``, ``index.lock`` left, files missing) is never found again as the ticket's:
+    ``ticket_worktree`` removes it and makes it whole, on the ticket's branch."""
+    from pipeline.workspace import run_worktrees, ticket_worktree
+
+    root = _workspace(tmp_path)
+    folder = tmp_path / "repo-worktrees" / "t-1"
+    _git(root, "worktree", "add", "--quiet", "--lock", "--reason", "initializing",
+         "-b", "ralph/run-t-1", str(folder), "HEAD")  # fmt: skip
+    (folder / "README.md").unlink()
+    (root / ".git" / "worktrees" / "t-1" / "index.lock").touch()
+    (half,) = run_worktrees(root)
+    assert half.half_made
+    assert half.removable, "never used: clean removes it"
+    assert (half.phase, half.busy) == ("half-made", False)
+    assert ticket_worktree(root, "t-1") == folder.resolve()
+    assert (folder / "README.md").read_text() == "a repository\n"
+    assert _git(folder, "status", "--porcelain", "--untracked-files=no") == ""
+    assert "locked" not in _git(root, "worktree", "list", "--porcelain")
+    (whole,) = run_worktrees(root)
+    assert (whole.half_made, whole.branch) == (False, "ralph/run-t-1")

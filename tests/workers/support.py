@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from tests.runtime.workspace import RALPH, SHELL_REPORTS, make_workspace, scripted
@@ -44,15 +45,18 @@ def queue_workspace(
     )
 
 
-def start_worker(url: str, *args: str, cwd: Path) -> subprocess.Popen[str]:
-    """``ralph worker --store URL ARGS`` in its own process (its lines on stderr)."""
+def start_worker(
+    url: str, *args: str, cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """``ralph worker --store URL ARGS`` in its own process (its lines on stderr), in ``env``
+    (default: this process's)."""
     return subprocess.Popen(
         [*RALPH, "worker", "--store", url, *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "TERM": "dumb"},
+        env={**(os.environ if env is None else env), "TERM": "dumb"},
     )
 
 
