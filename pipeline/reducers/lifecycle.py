@@ -18,7 +18,7 @@ from pipeline.events import (
     RunStarted,
     SandboxChecked,
 )
-from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._build import advance, anomaly, resume_fact
 from pipeline.reducers._routing import first_topic
 from pipeline.reducers._transitions import (
     advance_view,
@@ -114,22 +114,9 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
             if progress.phase is Phase.NOT_STARTED:
                 return anomaly(state, event, "the run has not started")
             # What the run's agents run in is the views' to show; the loop goes on alike.
-            return advance(state, ledger=_resume_fact(state.ledger, state))
+            return advance(state, ledger=resume_fact(state.ledger, state))
         case _:
             assert_never(event)
-
-
-def _resume_fact(ledger: Ledger, state: PipelineState) -> Ledger:
-    """The ledger after a fact of the world recorded right after a resume: not counted in
-    effect ids, and the run still just resumed (the commit asked for next may be the one the
-    stopped process made); any other time, the ledger as it was."""
-    if ledger.last_resume_sequence != state.sequence:
-        return ledger
-    return evolve(
-        ledger,
-        resume_facts=ledger.resume_facts + 1,
-        last_resume_sequence=state.sequence + 1,
-    )
 
 
 def _mismatch(ledger: Ledger, event: RunCompleted, decided: TerminationReason | None) -> Ledger:
