@@ -187,3 +187,37 @@ def test_every_command_that_writes_the_store_exits_4_on_a_full_disk(tmp_path: Pa
         assert "Traceback" not in message, (name, message)
     assert "verify=0" in done.stdout, (done.stdout[-3000:], said.get("verify"))
     assert question in done.stdout.split("verify=0")[-1], "the question no longer waits"
+
+
+def test_an_agents_emit_on_a_full_disk_exits_4_and_takes_its_half_line_back(
+    tmp_path: Path,
+) -> None:
+    """The events file on a full tmpfs with 9 bytes left in its last page: ``ralph emit`` and
+    an agent's ``ralph memory add`` (which emits) exit 4 saying the disk is full, and the
+    bytes that went in are taken back: the events file is as it was, no half line in it."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1) on this machine")
+    small = tmp_path / "small"
+    small.mkdir()
+    events = small / "events.jsonl"
+    here = shlex.quote(str(small))
+    said = "a payload longer than the nine bytes left"
+    lines = [
+        f"mount -t tmpfs -o size=64k tmpfs {here} || exit 99",
+        # 4,087 bytes: 9 left in the file's page, and no page free after the filler.
+        f"printf '%4086s\\n' x > {shlex.quote(str(events))}",
+        f"head -c 1M /dev/zero > {here}/filler 2>/dev/null",
+        f"{shlex.join([*RALPH, 'emit', 'some.topic', said])}; echo emit=$?",
+        f"{shlex.join([*RALPH, 'memory', 'add', said])}; echo memory=$?",
+        f"wc -c < {shlex.quote(str(events))}; tail -c 2 {shlex.quote(str(events))} | od -c",
+    ]
+    env_line = f"export RALPH_EVENTS_FILE={shlex.quote(str(events))}"
+    done = in_mount_namespace("; ".join([env_line, *lines]), tmp_path)
+    if done.returncode == 99:
+        pytest.skip(f"no tmpfs mount in a user namespace here: {done.stderr.strip()}")
+    assert "emit=4" in done.stdout, (done.stdout, done.stderr)
+    assert "memory=4" in done.stdout, (done.stdout, done.stderr)
+    assert done.stderr.count("the disk is full") == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "\n4087\n" in done.stdout, done.stdout  # the file's size as before
+    assert "x  \\n" in done.stdout, done.stdout  # it still ends with its own whole line
