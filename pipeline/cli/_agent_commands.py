@@ -71,8 +71,11 @@ def respond_command(
         location = store_location(_open(workspace), store)
     try:
         run_id, question = respond(workspace, text, question_id, run, location)
-    except (AnswerError, StoreError, WireFormatError) as error:
+    except (AnswerError, WireFormatError) as error:
         raise _fail(str(error)) from error
+    except StoreError as error:
+        # A full disk, a damaged or unreachable store: exit 4, as memory, task and guide.
+        raise _store_failure(error) from error
     asked = terminal_safe(question.question)  # an agent's words
     out.print(f"Answered {question.question_id} of run {run_id}: {asked}", markup=False)
 

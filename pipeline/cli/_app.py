@@ -4,6 +4,7 @@ options, and opening a workspace or a store for a command."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib.metadata
 import os
 import sys
@@ -122,6 +123,21 @@ def _store_failure(error: Exception) -> typer.Exit:
     if isinstance(error, (UnknownRunError, StoreMissingError)) or not isinstance(error, StoreError):
         return _fail(str(error))
     err.print(f"[bold red]store error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
+    return typer.Exit(STORE_ERROR)
+
+
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""The errors of a write that found no room: a full disk, a spent quota, a file size limit."""
+
+
+def _os_failure(error: OSError) -> typer.Exit:
+    """Say what a failed file operation was; a full disk exits :data:`STORE_ERROR` (as
+    everywhere: the store's own writes say so alike), anything else :data:`USAGE_ERROR`."""
+    if error.errno not in DISK_FULL_ERRNOS:
+        return _fail(str(error))
+    where = f"{error.filename}: " if error.filename else ""
+    said = f"{where}the disk is full ({error.strerror}): free space, then try again"
+    err.print(f"[bold red]store error:[/] {escape(message_safe(said))}", soft_wrap=True)
     return typer.Exit(STORE_ERROR)
 
 

@@ -17,6 +17,7 @@ from rich.markup import escape
 from pipeline.cli._app import (
     BUSY,
     _fail,
+    _os_failure,
     _store_failure,
     _warn,
     err,
@@ -149,7 +150,9 @@ def _drive(
         raise typer.Exit(BUSY) from error
     except StoreError as error:
         raise _store_failure(error) from error
-    except (PipelineError, OSError) as error:
+    except OSError as error:
+        raise _os_failure(error) from error
+    except PipelineError as error:
         raise _fail(str(error)) from error
 
 

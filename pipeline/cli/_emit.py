@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from pipeline.cli._safe import terminal_safe
-from pipeline.handlers.intake._emit import MAX_TOPIC_CHARS, EmitError, emit
+from pipeline.handlers.intake._emit import MAX_TOPIC_CHARS, DiskFullError, EmitError, emit
 from pipeline.handlers.intake._files import EventsFileError, UnsafeFileError, events_file_for
 
 # ``typing`` is imported for the type checker only: ``ralph emit`` loads this module, and
@@ -34,6 +34,9 @@ _PAYLOAD_FILE_BYTES: Final = 64 << 20
 sensible intake limit already)."""
 
 _USAGE_ERROR: Final = 2
+
+_STORE_ERROR: Final = 4
+"""A full disk, as every command that writes says it (``pipeline.cli._app.STORE_ERROR``)."""
 
 
 _HELP_WIDTH: Final = 100
@@ -157,7 +160,7 @@ def parsed_arguments(argv: list[str]) -> Arguments:
 
 def main(argv: list[str]) -> int:
     """Run ``ralph emit ARGV``; the exit status: 0 written, 1 the workspace's events file is
-    unsafe to write (not the command line's fault), 2 bad input."""
+    unsafe to write (not the command line's fault), 2 bad input, 4 a full disk."""
     arguments = plain_arguments(argv) or parsed_arguments(argv)
     return emitted(
         arguments.topic,
@@ -170,7 +173,8 @@ def main(argv: list[str]) -> int:
 def emitted(topic: str, text: Callable[[], str | None], *, as_json: bool, done: str) -> int:
     """Append ``topic`` with the payload ``text()`` gives to the run's events file and say
     ``done``; the exit status: 0 written, 1 the workspace's events file is unsafe to write
-    (not the command line's fault), 2 bad input (``EmitError`` from ``text`` too)."""
+    (not the command line's fault), 2 bad input (``EmitError`` from ``text`` too), 4 a full
+    disk (nothing written)."""
     try:
         payload = text()
         target = events_file_for(Path.cwd(), os.environ)
@@ -178,6 +182,9 @@ def emitted(topic: str, text: Callable[[], str | None], *, as_json: bool, done: 
     except UnsafeFileError as error:
         _say(f"error: not written: {error}")
         return 1
+    except DiskFullError as error:
+        _say(f"error: not written: {error}")
+        return _STORE_ERROR
     except (EmitError, EventsFileError) as error:
         _say(f"error: {error}")
         return _USAGE_ERROR

@@ -141,7 +141,7 @@ def _payload(group: str, arguments: argparse.Namespace) -> tuple[str, dict[str, 
 
 def main(group: str, argv: list[str]) -> int:
     """Run ``ralph GROUP ARGV`` for an agent; the exit status: 0 written, 1 the events file is
-    unsafe to write, 2 bad input."""
+    unsafe to write, 2 bad input, 4 a full disk."""
     import json
 
     if argv[:1] == ["list"]:

@@ -21,6 +21,8 @@ from pipeline.cli._app import (
     _display,
     _fail,
     _open,
+    _os_failure,
+    _store_failure,
     _warn,
     app,
     err,
@@ -203,7 +205,11 @@ def abandon(
             why = RunAbandoned("given up by a person (ralph abandon)", utc_now())
             events.append(chosen, state.sequence, [why])
             result = drive(opened, prompt=None, run_id=chosen, on_warning=_warn, store=events)
-    except (PipelineError, StoreError, OSError) as error:
+    except StoreError as error:
+        raise _store_failure(error) from error
+    except OSError as error:
+        raise _os_failure(error) from error
+    except PipelineError as error:
         raise _fail(str(error)) from error
     protected = state.ledger.protected_prompt
     back = (

@@ -73,14 +73,17 @@ __all__ = ["FORMATTING_CORRECTION_EXHAUSTED", "PROVIDER_LIMIT", "effect_id", "ne
 def effect_id(state: PipelineState) -> EffectId:
     """The id of the effect decided from ``state``: ``<run id>:<facts before it>``.
 
-    Resumptions, interruptions, the checkpoints interruptions make and salvages are not
-    counted, so an effect that was carried out but whose facts were never recorded (the
-    process died, a signal abandoned its handler, or damage lost them) is asked for again
-    after resuming under the same id, and its handler can recognise work it already did.
+    Resumptions (and the facts of the world a resume records), interruptions, the
+    checkpoints interruptions make and salvages are not counted, so an effect that was
+    carried out but whose facts were never recorded (the process died, a signal abandoned
+    its handler, or damage lost them) is asked for again after resuming under the same id,
+    and its handler can recognise work it already did.
     """
     run_id = "unstarted" if state.run is None else state.run.run_id
     ledger = state.ledger
-    uncounted = ledger.resumes + ledger.interruption_facts + len(ledger.salvages)
+    uncounted = (
+        ledger.resumes + ledger.interruption_facts + ledger.resume_facts + len(ledger.salvages)
+    )
     return EffectId(f"{run_id}:{state.sequence - uncounted}")
 
 

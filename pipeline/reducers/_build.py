@@ -24,7 +24,7 @@ from pipeline.state import (
     RunInfo,
 )
 
-__all__ = ["advance", "anomaly"]
+__all__ = ["advance", "anomaly", "resume_fact"]
 
 
 def advance(
@@ -66,4 +66,19 @@ def anomaly(state: PipelineState, event: PipelineEvent, why: str) -> PipelineSta
     description = f"{WIRE_TAGS[type(event)]} in {state.progress.phase.value}: {why}"
     return advance(
         state, ledger=evolve(ledger, anomalies=ledger.anomalies + 1, last_anomaly=description)
+    )
+
+
+def resume_fact(ledger: Ledger, state: PipelineState) -> Ledger:
+    """The ledger after a fact recorded right after a resume, before the first effect's (the
+    world the run goes on in, ``SandboxChecked``; a hook run again before the step the stop
+    cut short): not counted in effect ids, and the run still just resumed, so the step keeps
+    its id and a commit the stopped process made is found by its trailer. Any other time,
+    the ledger as it was."""
+    if ledger.last_resume_sequence != state.sequence:
+        return ledger
+    return evolve(
+        ledger,
+        resume_facts=ledger.resume_facts + 1,
+        last_resume_sequence=state.sequence + 1,
     )

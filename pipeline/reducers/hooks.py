@@ -29,7 +29,7 @@ from pipeline.events import (
     Json,
     Role,
 )
-from pipeline.reducers._build import advance
+from pipeline.reducers._build import advance, resume_fact
 from pipeline.reducers._iterations import iteration_failed
 from pipeline.reducers._notices import add_notice
 from pipeline.reducers._routing import back_to_last_hat
@@ -54,7 +54,11 @@ def reduce_hook(state: PipelineState, event: HookEvent) -> PipelineState:
     """Fold one hook fact into ``state``."""
     match event:
         case HookRan():
-            return _ran(state, event)
+            ran = _ran(state, event)
+            if state.ledger.last_resume_sequence != state.sequence:
+                return ran
+            # A hook run again right after a resume, before the step the stop cut short.
+            return evolve(ran, ledger=resume_fact(ran.ledger, state))
         case _:
             assert_never(event)
 

@@ -18,7 +18,7 @@ from pipeline.events import (
     RunStarted,
     SandboxChecked,
 )
-from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._build import advance, anomaly, resume_fact
 from pipeline.reducers._routing import first_topic
 from pipeline.reducers._transitions import (
     advance_view,
@@ -114,7 +114,7 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
             if progress.phase is Phase.NOT_STARTED:
                 return anomaly(state, event, "the run has not started")
             # What the run's agents run in is the views' to show; the loop goes on alike.
-            return advance(state)
+            return advance(state, ledger=resume_fact(state.ledger, state))
         case _:
             assert_never(event)
 

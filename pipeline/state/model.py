@@ -284,6 +284,12 @@ class Ledger:
     """``RunInterrupted`` facts and the checkpoints they made due. Effect ids count neither
     (nor resumptions), so the effect an interruption cut short is asked for again under its
     own id and its handler finds work already done (a commit by its ``Ralph-Effect``)."""
+    resume_facts: int = 0
+    """Facts recorded right after ``RunResumed``, before the first effect's: the world the run
+    goes on in (``SandboxChecked``) and the hooks run again before the step the stop cut short
+    (``HookRan``). Effect ids count none of them either, and the run stays just resumed past
+    them: the effect the stop cut short keeps its id, and a commit the stopped process made is
+    found by its ``Ralph-Effect``, never skipped as "nothing changed"."""
     salvages: tuple[str, ...] = ()
     """What each ``RunSalvaged`` said (where from, the events kept, the damage). Effect ids
     do not count these facts: the effect whose facts the damage lost is asked for again under

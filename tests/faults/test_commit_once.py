@@ -10,9 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.events import CommitSkipped, HookRan, SandboxChecked
 from tests.faults.commits import commits_in_git, commits_in_log
 from tests.faults.gitfault import install
-from tests.runtime.workspace import RALPH, ROOT, make_workspace, ralph, scripted
+from tests.runtime.workspace import (
+    RALPH,
+    ROOT,
+    make_workspace,
+    ralph,
+    scripted,
+    stored_events,
+)
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
@@ -33,13 +41,24 @@ POINTS = ["add --all", "diff --cached", "commit --quiet", "rev-parse HEAD"]
 
 
 def interrupted_run(
-    tmp_path: Path, after: str, signum: signal.Signals, *, then_kill: bool = False
+    tmp_path: Path,
+    after: str,
+    signum: signal.Signals,
+    *,
+    then_kill: bool = False,
+    sandbox: str = 'mode = "off"',
+    extra: str = "",
 ) -> Path:
     """A workspace whose run got ``signum`` right after its first commit step's ``after``
     (with ``then_kill``, a kill -9 once the interruption fact is stored, before its
-    checkpoint)."""
+    checkpoint; ``sandbox``: the body of its ``[sandbox]``, empty for the default; ``extra``:
+    more of its ``ralph.toml``)."""
     root = make_workspace(
-        tmp_path / "ws", scripts={"s.toml": WORK}, agents={"main": scripted("s.toml")}
+        tmp_path / "ws",
+        scripts={"s.toml": WORK},
+        agents={"main": scripted("s.toml")},
+        sandbox=sandbox,
+        extra=extra,
     )
     armed = tmp_path / "armed"
     armed.touch()
@@ -107,3 +126,62 @@ def test_a_kill_before_the_interruption_checkpoint_still_finds_the_commit(tmp_pa
     resumed = ralph("resume", cwd=root)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert_each_commit_logged_once(root)
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: s.name)
+def test_a_resume_that_records_its_sandbox_still_adopts_the_commit(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """With the default sandbox, a resume records ``SandboxChecked`` before anything else;
+    stopped right after ``git commit`` (the work tree clean then), the resumed commit step
+    still adopts the commit by its trailer: one ``CommitCreated`` per trailer in git, no
+    ``CommitSkipped``, nothing committed twice."""
+    root = interrupted_run(tmp_path, "commit --quiet", signum, sandbox="")
+    assert not dirty(root), "the commit took everything; the work tree is clean"
+    resumed = ralph("resume", cwd=root)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = stored_events(root)
+    assert any(isinstance(e, SandboxChecked) for e in events), "the sandbox was not on"
+    assert not [e for e in events if isinstance(e, CommitSkipped)], "the commit was skipped"
+    assert_each_commit_logged_once(root)
+    assert len(commits_in_git(root)) == 1, commits_in_git(root)
+
+
+BEFORE_COMMIT = """
+[[hooks]]
+name = "look"
+point = "before_commit"
+command = ["true"]
+on_error = "warn"
+timeout_s = 30
+"""
+"""A ``before_commit`` hook, which a resume runs again before the commit step."""
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: s.name)
+def test_a_before_commit_hook_run_again_at_resume_still_adopts_the_commit(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    """Stopped right after ``git commit``; the resume runs the ``before_commit`` hook again
+    before the commit step: the step still adopts the commit by its trailer, no
+    ``CommitSkipped``, nothing committed twice."""
+    root = interrupted_run(tmp_path, "commit --quiet", signum, extra=BEFORE_COMMIT)
+    resumed = ralph("resume", cwd=root)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = stored_events(root)
+    assert sum(isinstance(e, HookRan) for e in events) >= 2, "the hook did not run again"
+    assert not [e for e in events if isinstance(e, CommitSkipped)], "the commit was skipped"
+    assert_each_commit_logged_once(root)
+    assert len(commits_in_git(root)) == 1, commits_in_git(root)
+
+
+def dirty(root: Path) -> str:
+    """What ``git status`` shows in ``root`` (ralph's own folders left out)."""
+    shown = subprocess.run(
+        ["git", "status", "--porcelain", "--", ".", ":!.ralph", ":!.agent"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return shown.stdout

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import attrs
+import pytest
 
 from pipeline.effects import BackOff, CreateCommit, InvokeAgent, SaveCheckpoint, Terminate
 from pipeline.events import (
@@ -35,6 +36,8 @@ from pipeline.events import (
     RunInterrupted,
     RunResumed,
     RunStarted,
+    SandboxChecked,
+    SandboxMode,
     TopicPublished,
 )
 from pipeline.orchestration import next_effect
@@ -330,6 +333,34 @@ def test_a_commit_asked_for_right_after_a_resume_may_already_exist() -> None:
     assert isinstance(again, CreateCommit)
     assert again.may_exist is True
     assert again.effect_id == first.effect_id, "the re-issued effect keeps its id"
+
+
+@pytest.mark.parametrize("stopped", ["interrupted", "killed"])
+def test_the_sandbox_a_resume_records_leaves_the_commit_to_be_found(stopped: str) -> None:
+    """Stopped at the commit step (a signal's interruption, or a kill -9), the resume records
+    ``SandboxChecked`` (and a checkpoint) before anything else: the re-issued commit keeps
+    its id and still tells the handler to look for it; one at any other time counts."""
+    state = PipelineState()
+    for event in scripted_run().events:
+        state = reduce(state, event)
+        if state.progress.step is Step.COMMIT:
+            break
+    first = next_effect(state)
+    assert isinstance(first, CreateCommit)
+    checked = SandboxChecked(SandboxMode.AUTO, True, "bwrap", (), (), T)
+    unresumed = next_effect(reduce(state, checked))
+    assert unresumed.effect_id != first.effect_id, "only a resume's own facts go uncounted"
+    if stopped == "interrupted":
+        state = fold([RunInterrupted("SIGTERM", T)], state)
+        saved = next_effect(state)
+        assert isinstance(saved, SaveCheckpoint)
+        state = reduce(state, CheckpointSaved(saved.trigger, saved.sequence, T))
+    resumed = fold([RunResumed(None, T), checked], state)
+    again = next_effect(resumed)
+    assert isinstance(again, CreateCommit)
+    assert again.may_exist is True
+    assert again.effect_id == first.effect_id, "the re-issued effect keeps its id"
+    assert resumed.ledger.resume_facts == 1
 
 
 def test_a_run_that_validates_with_nothing_committed_is_no_success() -> None:

@@ -24,6 +24,7 @@ from pipeline.events import (
     RunCompleted,
     TerminationReason,
 )
+from pipeline.handlers.runtime import CUT_MARK, LOG_CAP_BYTES
 from tests.runtime.test_topology import events_so_far
 from tests.runtime.workspace import make_workspace, ralph, scripted, start_ralph, stored_events
 
@@ -234,3 +235,48 @@ def test_a_topic_gate_keeps_a_refused_claim_from_the_next_hat(tmp_path: Path) ->
     assert "Not acted on, since the work was blocked: review.ready" in told
     assert "Gate 'fixed' failed" in told
     assert sum(isinstance(e, CommitCreated) for e in events) == 1  # only the work that passed
+
+
+HUGE_BYTES = 6_000_000
+"""One line longer than both the tail's window and the log's cap (the issue's case was 50 MB:
+the behaviour is the same past the cap, and 6 MB keeps the test quick)."""
+
+HUGE_LINE = (
+    "import pathlib, sys\n"
+    "ok = pathlib.Path('fixed.txt').exists()\n"
+    "if not ok:\n"
+    f"    sys.stdout.write('x' * {HUGE_BYTES} + ' the end: MISSING fixed.txt')\n"
+    "sys.exit(0 if ok else 1)\n"
+)
+"""A gate that fails with megabytes of output on one line, its verdict at the line's end."""
+
+
+def test_a_gate_failing_with_one_huge_line_shows_its_end_and_keeps_a_capped_log(
+    tmp_path: Path,
+) -> None:
+    """A gate prints 6 MB on one line and fails: the developer's next prompt shows the end
+    of that line, marked as cut, and the gate's log on disk is under the cap, with its start,
+    its end and a line saying how many bytes were dropped between them."""
+    root = gated_workspace(tmp_path, gate_toml("huge", HUGE_LINE))
+    result = ralph("run", cwd=root, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    events = stored_events(root)
+    failed = next(e for e in events if isinstance(e, GateFinished))
+    assert failed.status is GateStatus.FAILED
+    assert failed.tail.endswith("the end: MISSING fixed.txt"), failed.tail[-200:]
+    assert failed.tail.startswith(CUT_MARK)
+    told = (root / ".ralph" / "dev-2.md").read_text()
+    assert "the end: MISSING fixed.txt" in told
+    log = root / failed.log_path
+    assert log.stat().st_size <= LOG_CAP_BYTES
+    kept = log.read_bytes()
+    assert kept.startswith(b"x" * 1000)
+    assert kept.endswith(b"x the end: MISSING fixed.txt")
+    dropped = HUGE_BYTES + len(" the end: MISSING fixed.txt") - len(kept)
+    assert b"[ralph: %d bytes of output dropped here" % (dropped + _note_length(kept)) in kept
+
+
+def _note_length(kept: bytes) -> int:
+    """The length of the note a capped log holds (it stands in for bytes of output)."""
+    start = kept.index(b"\n[ralph: ")
+    return kept.index(b"]\n", start) + 2 - start

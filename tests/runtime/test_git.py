@@ -175,6 +175,28 @@ def test_a_commit_asked_for_again_after_a_crash_is_found_not_repeated(tmp_path: 
     assert other[0].sha != first[0].sha
 
 
+def test_a_commit_is_found_by_its_exact_effect_id(tmp_path: Path) -> None:
+    """The lookup of ``may_exist`` matches the trailer's whole id: a commit for ``run:20``
+    is not the commit of ``run:2``, which is made."""
+    root, git_handler = handler(tmp_path)
+    (root / "a.txt").write_text("a")
+    later = git_handler.commit(
+        CreateCommit(
+            effect_id=EffectId("run:20"), message="Add a", may_exist=False, spent=_NONE, models=()
+        )
+    )
+    (root / "b.txt").write_text("b")
+    asked = git_handler.commit(
+        CreateCommit(
+            effect_id=EffectId("run:2"), message="Add b", may_exist=True, spent=_NONE, models=()
+        )
+    )
+    assert isinstance(later[0], CommitCreated)
+    assert isinstance(asked[0], CommitCreated)
+    assert asked[0].sha != later[0].sha
+    assert git(root, "rev-list", "--count", "HEAD") == "3"
+
+
 def test_a_commit_git_refuses_is_a_workspace_error(tmp_path: Path) -> None:
     """Git failing (here: another git process holds the index lock) is a fact, not a crash."""
     root, git_handler = handler(tmp_path)

@@ -11,6 +11,7 @@ could lead out of the workspace). Everything is checked before anything is writt
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -28,7 +29,15 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any, Final
 
-__all__ = ["MAX_TOPIC_CHARS", "TOPIC_PATTERN", "EmitError", "emit", "emit_line", "topic_problem"]
+__all__ = [
+    "MAX_TOPIC_CHARS",
+    "TOPIC_PATTERN",
+    "DiskFullError",
+    "EmitError",
+    "emit",
+    "emit_line",
+    "topic_problem",
+]
 
 TOPIC_PATTERN = re.compile(r"[A-Za-z0-9_.:-]+")
 """What a topic may consist of."""
@@ -52,6 +61,13 @@ def topic_problem(topic: str) -> str | None:
 
 class EmitError(PipelineError, ValueError):
     """The topic or payload is invalid, or the line could not be written; nothing was written."""
+
+
+class DiskFullError(EmitError):
+    """The disk (a quota, a file size limit) had no room for the line; nothing was written."""
+
+
+_NO_ROOM: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 def _stamp(at: datetime | None) -> str:
@@ -178,7 +194,7 @@ def emit(
     except UnsafeFileError:
         raise  # a link or a FIFO where the events file should be: the caller says so
     except OSError as error:
-        raise EmitError(f"cannot open {events_file}: {error.strerror}") from error
+        raise _failed(f"cannot open {events_file}", error) from error
     try:
         # Emitters take turns, so none sees another's line half written and ends it early.
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -187,11 +203,23 @@ def emit(
             # Another writer left its line unfinished: end it, or this line would join it.
             line = b"\n" + line
         written = os.write(fd, line)
+        if written != len(line):
+            # A regular file takes a whole small write; a short one means a full disk. Taken
+            # back while the lock is held, so no reader or writer finds half a line.
+            os.ftruncate(fd, size)
+            raise DiskFullError(
+                f"cannot write {events_file}: the disk is full (only {written} of "
+                f"{len(line)} bytes went in; they were taken back)"
+            )
     except OSError as error:
-        raise EmitError(f"cannot write {events_file}: {error.strerror}") from error
+        raise _failed(f"cannot write {events_file}", error) from error
     finally:
         os.close(fd)
-    if written != len(line):
-        # A regular file takes a whole small write; a short one means a full disk.
-        raise EmitError(f"{events_file}: only {written} of {len(line)} bytes written (disk full?)")
     return line
+
+
+def _failed(what: str, error: OSError) -> EmitError:
+    """The error of a failed open or write: :class:`DiskFullError` when there was no room."""
+    if error.errno in _NO_ROOM:
+        return DiskFullError(f"{what}: the disk is full ({error.strerror})")
+    return EmitError(f"{what}: {error.strerror}")

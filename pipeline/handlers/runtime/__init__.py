@@ -52,11 +52,23 @@ from pipeline.handlers.runtime._screen import (
     untracked_baseline,
 )
 from pipeline.handlers.runtime._secrets import find_secrets
+from pipeline.handlers.runtime._tail import (
+    CUT_MARK,
+    LOG_CAP_BYTES,
+    LOG_HEAD_BYTES,
+    TAIL_BYTES,
+    TAIL_LINES,
+    cap_log,
+    output_tail,
+)
 from pipeline.handlers.runtime._worktree_list import branch_worktrees
 
 __all__ = [
     "COST_TRAILER",
+    "CUT_MARK",
     "EFFECT_TRAILER",
+    "LOG_CAP_BYTES",
+    "LOG_HEAD_BYTES",
     "MAX_ARGUMENT_BYTES",
     "MAX_FILES",
     "MAX_FILE_BYTES",
@@ -64,6 +76,8 @@ __all__ = [
     "OUTPUT_FILES",
     "OWN_FOLDERS",
     "RALPH_ONLY_VARIABLES",
+    "TAIL_BYTES",
+    "TAIL_LINES",
     "AgentInvoker",
     "Gathered",
     "GitCommit",
@@ -82,6 +96,7 @@ __all__ = [
     "WorkspaceLayout",
     "agent_environment",
     "branch_worktrees",
+    "cap_log",
     "choose_sandbox",
     "commit_trailers",
     "configured_drivers",
@@ -99,6 +114,7 @@ __all__ = [
     "load_response_schemas",
     "model_endpoints",
     "new_run_id",
+    "output_tail",
     "outside_facts",
     "own_paths",
     "own_pathspecs",

@@ -3,9 +3,9 @@ timeouts, as an agent is run (I/O: processes).
 
 Its start is recorded before its process starts (a crash leaves a trace, and the resume runs it
 again), then how it ended: the status, the exit code, the time, the digest of its output, where
-the whole output is, and the end of it for the agent. A gate gets the environment an agent
-gets less ralph's credentials, plus its own ``env``, and no events file: it reports only by
-its exit status.
+the output is (its log, capped: ``_tail.cap_log``), and the end of it for the agent. A gate
+gets the environment an agent gets less ralph's credentials, plus its own ``env``, and no
+events file: it reports only by its exit status.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pipeline.handlers.runtime._io import Facts
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import run_in
-from pipeline.handlers.runtime._tail import output_tail
+from pipeline.handlers.runtime._tail import cap_log, output_tail
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
 __all__ = ["NO_INACTIVITY_LIMIT", "command_status", "command_tail", "run_gate"]
@@ -77,6 +77,7 @@ def run_gate(
     )
     # Only what the person wrote for the gate passes the sandbox's filter beside its own set.
     result, _ = run_in(sandbox, spec, AgentNeeds(set_env=gate_env))
+    cap_log(log)
     yield (
         GateFinished(
             effect.gate,

@@ -192,12 +192,9 @@ class GitHandler:
         return self._reported(lambda: self._commit(effect))
 
     def _commit(self, effect: CreateCommit) -> tuple[PipelineEvent, ...]:
-        trailer = f"{EFFECT_TRAILER}: {effect.effect_id}"
         if effect.may_exist:
-            found = self._git(
-                "log", "-1", "--format=%H", "--fixed-strings", f"--grep={trailer}"
-            ).stdout.strip()
-            if found:
+            found = self._made(effect.effect_id)
+            if found is not None:
                 return (CommitCreated(found, self._branch(), self.clock()),)
         kept = (*OWN_FOLDERS, *self.keep_out)
         self._git("add", "--all", "--", ".", *own_pathspecs(self.keep_out))
@@ -233,6 +230,21 @@ class GitHandler:
         # One git process answers both: the commit's sha and the branch it is on.
         sha, branch = self._git("rev-parse", "HEAD", "--abbrev-ref", "HEAD").stdout.split()
         return (CommitCreated(sha, branch, self.clock()),)
+
+    def _made(self, effect_id: str) -> str | None:
+        """The newest commit on HEAD made for ``effect_id`` (its ``Ralph-Effect`` trailer is
+        that id exactly: ``run:2`` is not ``run:20``), if any."""
+        shown = self._git(
+            "log",
+            "--fixed-strings",
+            f"--grep={EFFECT_TRAILER}: {effect_id}",
+            f"--format=%H %(trailers:key={EFFECT_TRAILER},valueonly,separator=%x20)",
+        ).stdout
+        for line in shown.splitlines():
+            sha, _, effects = line.partition(" ")
+            if effect_id in effects.split():
+                return sha
+        return None
 
     def _staged(self) -> list[str]:
         """The paths staged for the next commit."""

@@ -27,6 +27,7 @@ from pipeline.handlers.runtime._gates import NO_INACTIVITY_LIMIT, command_status
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import run_in
+from pipeline.handlers.runtime._tail import cap_log
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 from pipeline.state import PipelineState
 
@@ -92,6 +93,7 @@ def run_hook(
         group_file=layout.agent_group,
     )
     result, _ = run_in(sandbox, spec, AgentNeeds())
+    cap_log(log)
     tail = command_tail(result, log)
     exit_code = None if result.exit_code is None else ExitCode(result.exit_code)
     duration = DurationMs(result.duration_ms)

@@ -13,7 +13,7 @@ from pipeline.handlers.runtime._io import Facts
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import run_in
-from pipeline.handlers.runtime._tail import output_tail
+from pipeline.handlers.runtime._tail import cap_log, output_tail
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
 __all__ = ["validate"]
@@ -44,6 +44,7 @@ def validate(
         group_file=layout.agent_group,
     )
     result, _ = run_in(sandbox, spec, AgentNeeds())
+    cap_log(log)
     if result.exit_code == 0:
         return (FinalValidationPassed(clock()),)
     if result.exit_code is None:
