@@ -38,7 +38,7 @@ from pipeline.sandbox._inputs import (
     MountInputs,
 )
 from pipeline.sandbox._paths import expand_home
-from pipeline.sandbox._plan import MANDATORY_FLAGS, RELAY_MOUNT, mount_plan
+from pipeline.sandbox._plan import INDEX_MOUNT, MANDATORY_FLAGS, RELAY_MOUNT, mount_plan
 from pipeline.sandbox._policy import (
     DEFAULT_UID,
     MAX_UID,
@@ -74,6 +74,7 @@ __all__ = [
     "DENY_LIST",
     "DOCUMENTED_VARIABLES",
     "GIT_CONFIG_PATHS",
+    "INDEX_MOUNT",
     "LITELLM_BASE_URL_VARIABLES",
     "MANDATORY_FLAGS",
     "MAX_UID",

@@ -159,6 +159,9 @@ class MountInputs:
     preset: PresetPaths = field(factory=PresetPaths)
     protect: tuple[str, ...] = ()
     """More workspace paths read-only, beside :data:`DEFAULT_PROTECT`."""
+    index_dir: str | None = None
+    """A folder holding the process's own copy of git's index, bound writable at
+    :data:`~pipeline.sandbox.INDEX_MOUNT`; None: none (outside git, or ralph's own git)."""
     relay_dir: str | None = None
     """The folder of the network relay's sockets, bound at ``/run/ralph``; None: no relay."""
     uid: int | None = None
@@ -183,6 +186,7 @@ class MountInputs:
             "store": self.store,
             "passwd_home": self.passwd_home,
             "relay_dir": self.relay_dir,
+            "index_dir": self.index_dir,
         }
         for name, path in singles.items():
             if path is not None:

@@ -18,7 +18,8 @@
    own git running the repository's hooks; other worktrees' git folders and every run's
    state hidden; ``.ralph`` (but the events file), ``ralph.toml``, the prompt file,
    ``.agent/tmp``, a store in the tree and the protected paths read-only.
-7. The relay's sockets at ``/run/ralph``, the account files, ``--chdir`` the workspace.
+7. The relay's sockets at ``/run/ralph``, the process's own copy of git's index at
+   ``/run/ralph-index``, the account files, ``--chdir`` the workspace.
 
 The arguments stop before the command: the caller adds ``--`` and the agent's argv.
 """
@@ -37,13 +38,18 @@ from pipeline.sandbox._inputs import (
 from pipeline.sandbox._mounts import Exposure, Layout, Mount
 from pipeline.sandbox._paths import expand_home, is_within, join, normal_absolute
 
-__all__ = ["MANDATORY_FLAGS", "RELAY_MOUNT", "mount_plan"]
+__all__ = ["INDEX_MOUNT", "MANDATORY_FLAGS", "RELAY_MOUNT", "mount_plan"]
 
 MANDATORY_FLAGS: Final = ("--unshare-all", "--die-with-parent", "--cap-drop", "ALL")
 """In every plan: every namespace, the sandbox ends with ralph, no capability inside."""
 
 RELAY_MOUNT: Final = "/run/ralph"
 """Where the relay's sockets are inside."""
+
+INDEX_MOUNT: Final = "/run/ralph-index"
+"""Where the process's own copy of git's index is inside (``GIT_INDEX_FILE`` names the file
+``index`` in it): git folders are read-only, yet ``git checkout REV -- PATH`` and ``git
+status`` need an index they can write."""
 
 _STORE_SIDE_FILES: Final = ("", "-wal", "-shm", "-journal")
 
@@ -232,6 +238,9 @@ def _last(inputs: MountInputs, layout: Layout) -> list[str]:
     if inputs.relay_dir is not None:
         relay = Mount(("--bind", inputs.relay_dir, RELAY_MOUNT), RELAY_MOUNT, _WRITE, "the relay")
         layout.add(relay)
+    if inputs.index_dir is not None:
+        index = Mount(("--bind", inputs.index_dir, INDEX_MOUNT), INDEX_MOUNT, _WRITE, "the index")
+        layout.add(index)
     data: list[str] = []
     for fd, target in ((inputs.passwd_fd, "/etc/passwd"), (inputs.group_fd, "/etc/group")):
         if fd is not None:

@@ -55,7 +55,7 @@ try gitdir-pointer sh -c "test -f .git && echo 'gitdir: $PWD/.evil' > .git"
 try ref-move git update-ref refs/heads/main HEAD~1
 try ref-file sh -c "git rev-parse HEAD > '$common/refs/heads/evil'"
 try object-write sh -c 'echo planted | git hash-object -w --stdin'
-{index_write}try config-write sh -c "printf '[alias]\\n\\tx = !id\\n' >> '$common/config'"
+{own_git}try config-write sh -c "printf '[alias]\\n\\tx = !id\\n' >> '$common/config'"
 try main-store test -r "$common/ralph/pipeline.db"
 try other-stores sh -c "cat '$common'/worktrees/*/ralph/pipeline.db"
 own=$(basename "$gd")
@@ -74,8 +74,11 @@ def _workspace(tmp_path: Path, sandbox: str) -> tuple[Path, Path]:
     script = tmp_path / "agent.sh"
     # With the sandbox off the agent's own ``git add`` would run its own filter, as the
     # person: that is no escape, and would hide whether ralph's git ran it.
-    index_write = "try index-write sh -c 'git add notes.txt'\n" if sandbox == REQUIRED else ""
-    probes = PROBES.format(marker=marker, index_write=index_write)
+    own_git = (
+        "try index-write sh -c 'git add notes.txt'\n"
+        "try restore sh -c 'rm second.md && git checkout HEAD -- second.md && test -f second.md'\n"
+    )
+    probes = PROBES.format(marker=marker, own_git=own_git if sandbox == REQUIRED else "")
     script.write_text("#!/bin/sh\n" + probes + SHELL_REPORTS)
     script.chmod(0o755)
     budgets = "max_iterations = 2\nmax_review_passes = 0\nmax_retries_per_agent = 0"
@@ -110,7 +113,7 @@ def test_sandboxed_agents_reach_no_git_folder_no_other_run_and_no_host_code(
     tmp_path: Path,
 ) -> None:
     """Run A in a worktree, then run B in another worktree and run M in the main tree, each
-    agent trying every seam: every try is denied (git's folders, refs, objects and config are
+    agent trying every seam: every try is denied but restoring a file from git (git's folders, refs, objects and config are
     read-only; other runs' stores, git folders and worktrees are invisible), A's store is
     byte for byte as A left it, main and the refs are untouched, no planted code ran on the
     host, and each run completes."""
@@ -130,9 +133,10 @@ def test_sandboxed_agents_reach_no_git_folder_no_other_run_and_no_host_code(
 
     for work_tree in (b_tree, root):
         verdicts = _verdicts(work_tree)
-        assert len(verdicts) == 12, verdicts
+        assert len(verdicts) == 13, verdicts
         allowed = sorted(name for name, verdict in verdicts.items() if verdict == "ALLOWED")
-        assert allowed == [], (work_tree, allowed)
+        # Restoring a file from git works: each process has its own copy of the index.
+        assert allowed == ["restore"], (work_tree, allowed)
     assert _completed(root) is TerminationReason.COMPLETED
     assert _digest(a_store) == a_before
     assert _git(root, "rev-parse", "refs/heads/main") != main_before  # the main run's commit

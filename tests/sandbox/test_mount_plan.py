@@ -98,6 +98,15 @@ def test_the_whole_git_folder_is_read_only_after_the_workspace() -> None:
     assert final_state(ops, f"{W}/src/main.py") == "write"
 
 
+def test_the_process_has_its_own_writable_copy_of_the_index() -> None:
+    """git's folder is read-only, yet ``git checkout REV -- PATH`` needs an index it can
+    write: the process's own copy is bound writable at ``/run/ralph-index``, late."""
+    ops = plan_ops(workspace_inputs(index_dir="/var/tmp/ralph-index-1"))
+    assert index_of(ops, "--bind", "/run/ralph-index") > index_of(ops, "--ro-bind", f"{W}/.git")
+    assert final_state(ops, "/run/ralph-index/index") == "write"
+    assert final_state(ops, f"{W}/.git/index") == "read"
+
+
 def test_ralphs_own_git_writes_objects_but_not_hooks_config_or_info() -> None:
     """ralph's own git, running the repository's hooks sandboxed, writes objects and refs;
     ``.git/hooks``, ``config`` and ``info`` stay read-only, bound after the workspace with no

@@ -13,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import final
@@ -35,6 +37,7 @@ from pipeline.handlers.sandbox._gather import (
 from pipeline.handlers.sandbox._network import NetworkGate, NetworkSeen
 from pipeline.handlers.sandbox._probe import Probe
 from pipeline.sandbox import (
+    INDEX_MOUNT,
     SANDBOX_PRESETS,
     Endpoint,
     EnvironmentRules,
@@ -176,8 +179,14 @@ class Sandbox:
                 fds += [_account_fd(passwd), _account_fd(group)]
             gate = stack.enter_context(NetworkGate(self.allowed(needs)))
             relay = None if gate.folder is None else str(gate.folder)
-            inputs = self._inputs(spec, needs, home, preset, fds, relay)
-            rules = environment_rules(self.policy, needs, gate.environment())
+            index = None
+            given = dict(gate.environment())
+            if git is not None and not paths.git_writable:
+                index = stack.enter_context(tempfile.TemporaryDirectory(prefix="ralph-index-"))
+                _copy_index(git[0] / "index", Path(index) / "index")
+                given["GIT_INDEX_FILE"] = f"{INDEX_MOUNT}/index"
+            inputs = self._inputs(spec, needs, home, preset, fds, relay, index)
+            rules = environment_rules(self.policy, needs, given)
             command = gate.relay_command(sys.executable, spec.argv)
             yield Sandboxed(
                 attrs.evolve(
@@ -206,6 +215,7 @@ class Sandbox:
         preset: PresetPaths,
         fds: list[int],
         relay_dir: str | None,
+        index_dir: str | None,
     ) -> MountInputs:
         paths, policy = self.paths, self.policy
         workspace = Path(_real(paths.workspace))
@@ -239,10 +249,20 @@ class Sandbox:
             preset=preset,
             protect=policy.protect,
             relay_dir=relay_dir,
+            index_dir=index_dir,
             uid=self.probe.uid,
             passwd_fd=fds[0] if fds else None,
             group_fd=fds[1] if fds else None,
         )
+
+
+def _copy_index(source: Path, target: Path) -> None:
+    """A private copy of git's index for one process (none where there is no index yet: git
+    then starts from an empty one, as in a fresh repository)."""
+    with contextlib.suppress(FileNotFoundError):
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as reading, target.open("wb") as writing:
+            shutil.copyfileobj(reading, writing)
 
 
 def _close_all(fds: list[int]) -> None:
