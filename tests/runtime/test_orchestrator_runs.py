@@ -55,10 +55,14 @@ def _step(table: str, number: int, emit: list[tuple[str, str]], text: str = "") 
     return "\n".join(lines) + "\n"
 
 
-def _translated(tmp_path: Path, fixture: Path, script: str) -> Path:
-    """A git repository whose ralph.toml ``ralph init --from fixture`` wrote, every agent it
-    configures the scripted agent following ``script``, and the default chain the agent
-    ``main`` (the same program), so that a hat's own chain shows in the run."""
+def _translated(
+    tmp_path: Path, fixture: Path, script: str, command: list[str] | None = None
+) -> Path:
+    """A git repository whose ralph.toml ``ralph init --from fixture`` wrote (with a
+    ``command``: the golden translation, which ``tests/config/test_orchestrator_shipped.py``
+    holds equal to it, saving a process), every agent it configures the scripted agent
+    following ``script`` (or ``command``), and the default chain the agent ``main`` (the same
+    program), so that a hat's own chain shows in the run."""
     root = tmp_path / "ws"
     root.mkdir()
     for args in (
@@ -68,11 +72,15 @@ def _translated(tmp_path: Path, fixture: Path, script: str) -> Path:
         ["config", "commit.gpgsign", "false"],
     ):
         subprocess.run(["git", *args], cwd=root, check=True)
-    result = ralph("init", "--from", str(fixture), "-C", str(root), cwd=root)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "coordinator is the hat" in result.stdout
+    if command is None:
+        result = ralph("init", "--from", str(fixture), "-C", str(root), cwd=root)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "coordinator is the hat" in result.stdout
+    else:
+        (root / "ralph.toml").write_text(fixture.with_suffix(".toml").read_text())
     config = tomllib.loads((root / "ralph.toml").read_text())
-    agent = {"command": scripted("script.toml"), "timeout_s": 60, "inactivity_timeout_s": 30}
+    program = command or scripted("script.toml")
+    agent = {"command": program, "timeout_s": 60, "inactivity_timeout_s": 30}
     config["agents"] = {name: dict(agent) for name in [*config.get("agents", {}), "main"]}
     config["chains"] = {"default": ["main"]}
     config["budgets"] |= {"backoff_base_ms": 10, "backoff_cap_ms": 20}
@@ -298,4 +306,51 @@ def test_each_once_refused_file_runs_to_completion(name: str, tmp_path: Path) ->
     root = _translated(tmp_path, SHIPPED / name, script)
     events = _run(root)
     assert _woken(events) == order
+    assert _completed(events)
+
+
+# Every other file -------------------------------------------------------------------------
+
+FINISHER = """
+cat > /dev/null
+mkdir -p .agent/out
+printf 'Work of a hat' > .agent/out/commit-message
+echo "$$" >> work.txt
+for topic in $TOPICS; do
+    printf '{"topic":"%s","payload":"done"}\\n' "$topic" >> "$RALPH_EVENTS_FILE"
+done
+"""
+"""A shell agent: whatever hat it wears, it changes the work tree and publishes the topics
+in ``TOPICS`` (the run's required events, then its completion promise)."""
+
+RUN_ABOVE = {
+    *ONCE_REFUSED,
+    *(p.relative_to(SHIPPED).as_posix() for p in SCENARIOS.glob("*.yml")),
+}
+OTHERS = sorted(
+    name
+    for name in (p.relative_to(SHIPPED).as_posix() for p in SHIPPED.rglob("*.yml"))
+    if name not in RUN_ABOVE
+)
+
+
+def test_every_shipped_file_runs_in_this_module() -> None:
+    """The scenarios, the once-refused files and the others are the 34 files, each run."""
+    assert len(RUN_ABOVE) + len(OTHERS) == 34
+    assert len(OTHERS) == 19
+
+
+@pytest.mark.parametrize("name", OTHERS)
+def test_each_other_shipped_file_runs_and_completes(name: str, tmp_path: Path) -> None:
+    """Translated (the golden translation), the run starts, wakes the hat its start wakes
+    (the coordinator when no hat does) and completes when that hat publishes the required
+    events and the completion promise: one activation."""
+    golden = tomllib.loads((SHIPPED / name).with_suffix(".toml").read_text())
+    loop = golden["loop"]
+    topics = " ".join([*loop.get("required_events", []), loop["completion_promise"]])
+    command = ["sh", "-c", FINISHER.replace("$TOPICS", topics)]
+    root = _translated(tmp_path, SHIPPED / name, "", command)
+    events = _run(root)
+    ((_, topic),) = _woken(events)
+    assert topic == loop["starting_event"]
     assert _completed(events)
