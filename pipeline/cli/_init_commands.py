@@ -51,6 +51,15 @@ def _translated(workspace: Path, source: Path) -> None:
     except OSError as error:
         raise _fail(f"cannot write {target}: {error.strerror}") from error
     out.print(terminal_safe(f"Wrote {target} from {source}"), markup=False, soft_wrap=True)
+    coordinator = config.loop.coordinator
+    out.print(
+        f"ralph-orchestrator's coordinator is the hat {coordinator!r}: it takes the topics "
+        "no other hat triggers on, and may complete the run.",
+        markup=False,
+        soft_wrap=True,
+    )
+    for line in translation.notes:
+        out.print(f"Note: {terminal_safe(line)}", markup=False, soft_wrap=True)
     if translation.untranslated:
         out.print(f"Not translated ({len(translation.untranslated)}):", markup=False)
         for line in translation.untranslated:

@@ -1,7 +1,10 @@
 """Translating a ralph-orchestrator v2 ``ralph.yml`` into a ``ralph.toml`` (pure).
 
-Hats become a topology (``[hats.ID]`` tables with triggers), backends become
-``[agents.NAME]`` tables and chains, ``event_loop`` becomes ``[budgets]`` and ``[loop]``.
+Hats become a topology (``[hats.ID]`` tables with triggers) with ralph-orchestrator's
+coordinator as one hat more (``_orchestrator_coordinator``; alone when the file has no hats),
+backends become ``[agents.NAME]`` tables and chains, ``event_loop`` becomes ``[budgets]`` and
+``[loop]``. A ralph-orchestrator test scenario (``name``, ``config``, ``mock_responses``,
+``expected``) translates as its ``config``.
 Whatever has no equivalent is listed, by key path and with the reason, both in
 :attr:`Translation.untranslated` and in comments at the top of the text: nothing is dropped
 silently. A setting of null, false or an empty value (or a mapping of only those, such as
@@ -20,6 +23,7 @@ from typing import Final, final
 from attrs import frozen
 
 from pipeline.config._orchestrator_agents import DEFAULT_BACKEND, Agents, default_chain
+from pipeline.config._orchestrator_coordinator import coordinator_hat, coordinator_name
 from pipeline.config._orchestrator_hats import translate_hat
 from pipeline.config._orchestrator_loop import ORCHESTRATOR_BUDGETS, translate_loop
 from pipeline.config._orchestrator_reading import Reader, key_path, kind, one_line, says_something
@@ -70,6 +74,16 @@ _EVENTS: Final = (
     "topic descriptions have no equivalent; describe the topic in the instructions of the "
     "hats that trigger on it or publish it"
 )
+_SCENARIO: Final[Mapping[str, str]] = {
+    "name": "a test scenario's name; no equivalent",
+    "description": "a test scenario's description; no equivalent",
+    "mock_responses": (
+        "the agent outputs a test scenario replays; no equivalent in a configuration "
+        "(ralph's scripted agent, pipeline.agents.scripted, replays outputs)"
+    ),
+    "expected": "what a test scenario expects of its run; no equivalent in a configuration",
+}
+"""The keys of a ralph-orchestrator test scenario besides its ``config``."""
 
 
 @final
@@ -83,6 +97,9 @@ class Translation:
     untranslated: tuple[str, ...]
     """One line per setting not translated: its YAML key path and why
     (``hats.builder.scratchpad: no equivalent (...)``)."""
+    notes: tuple[str, ...] = ()
+    """One line per setting translated in a way worth knowing: its YAML key path and how
+    (``hats.builder.subscribes_to: read as its triggers (...)``)."""
 
 
 def _load(yaml_text: str, source: str) -> dict[str, object]:
@@ -105,9 +122,10 @@ def _load(yaml_text: str, source: str) -> dict[str, object]:
     return data
 
 
-def _header(source: str, untranslated: list[str], notes: list[str]) -> str:
+def _header(source: str, untranslated: list[str], notes: list[str], read: list[str]) -> str:
     name = one_line(source)
     lines = [f"# Translated by ralph from {name}, a ralph-orchestrator configuration.", *notes]
+    lines.extend(f"# {line}" for line in read)
     if untranslated:
         lines.append(f"# Not translated ({len(untranslated)}):")
         lines.extend(f"#   {line}" for line in untranslated)
@@ -138,39 +156,70 @@ def _note_sections(reader: Reader, top: Mapping[str, object]) -> None:
             reader.skip(key_path("", key), "unknown key; not translated")
 
 
+def _scenario(reader: Reader, top: dict[str, object]) -> tuple[Reader, dict[str, object]]:
+    """The reader and the settings of the file's configuration: a test scenario's ``config``
+    (its other keys noted as not translated), else the whole file."""
+    if "mock_responses" not in top or not isinstance(top.get("config"), dict):
+        return reader, top
+    for key, value in top.items():
+        if key == "config" or not says_something(value):
+            continue
+        reader.skip(key_path("", key), _SCENARIO.get(key, "unknown key; not translated"))
+    inner = Reader(reader.source, "config")
+    return inner, inner.table(top["config"], "")
+
+
+def _coordinator_notes(name: str, *, alone: bool) -> list[str]:
+    first = (
+        f"# ralph-orchestrator's coordinator, Ralph, is the hat '{name}' ([loop] coordinator): "
+        "it takes every topic no other hat triggers on, and may publish the completion promise."
+    )
+    if not alone:
+        return [first]
+    return [
+        first,
+        f"# With no hats it works alone, as Ralph does; for ralph's own plan, develop and review "
+        f"pipeline instead, delete [hats.{name}] and [loop] starting_event and coordinator.",
+    ]
+
+
 def translate_orchestrator_config(yaml_text: str, source: str) -> Translation:
     """The ``ralph.toml`` equivalent of the ralph-orchestrator configuration ``yaml_text``,
     read from ``source`` (named in errors and in the text). Raises :class:`ConfigError` when
     the text is not YAML or a setting has the wrong shape or type."""
-    top = _load(yaml_text, source)
-    reader = Reader(source)
+    outer = Reader(source)
+    reader, top = _scenario(outer, _load(yaml_text, source))
     agents = Agents()
     cli = reader.table(top.get("cli"), "cli")
     agent = reader.text(top, "agent", "")
     chain = default_chain(reader, cli, agent, agents)
+    event_loop = reader.table(top.get("event_loop"), "event_loop")
+    # The promise first, its notes left for the loop's own turn below: a hat's default that is
+    # the promise is translated with the hat.
+    promise = translate_loop(reader.fresh(), event_loop, top, "").loop["completion_promise"]
+    assert isinstance(promise, str)  # translate_loop always writes one
     hats: dict[str, object] = {}
     given = reader.table(top.get("hats"), "hats")
     for hat_id, value in given.items():
-        hat = translate_hat(reader, hat_id, value, agents)
+        hat = translate_hat(reader, hat_id, value, agents, promise)
         if hat is not None:
             hats[hat_id] = hat
     if given and not hats:
-        reader.skip("hats", "none translated, so ralph runs its own plan, develop, review loop")
-    settings = translate_loop(
-        reader, reader.table(top.get("event_loop"), "event_loop"), top, bool(hats)
-    )
+        reader.skip("hats", "none translated, so the coordinator works alone")
+    coordinator = coordinator_name(given)
+    settings = translate_loop(reader, event_loop, top, coordinator)
     _note_sections(reader, top)
+    notes = _coordinator_notes(coordinator, alone=not hats)
+    hats[coordinator] = coordinator_hat(hats, promise)
 
     document: dict[str, object] = {"prompt_file": settings.prompt_file, "budgets": settings.budgets}
     if agents.tables:
         document["agents"] = agents.tables
     if chain:
         document["chains"] = {"default": list(chain)}
-    if hats:
-        document["hats"] = hats
+    document["hats"] = hats
     document["loop"] = settings.loop
 
-    notes = []
     if settings.defaulted:
         figures = ", ".join(f"{key} = {ORCHESTRATOR_BUDGETS[key]}" for key in settings.defaulted)
         notes.append(f"# Budgets it leaves out are ralph-orchestrator's defaults: {figures}.")
@@ -179,7 +228,11 @@ def translate_orchestrator_config(yaml_text: str, source: str) -> Translation:
             f"# It names no backend: ralph-orchestrator's default, {DEFAULT_BACKEND}, is used."
         )
     body = dump_toml(document)
+    untranslated = (
+        reader.untranslated if reader is outer else outer.untranslated + reader.untranslated
+    )
     return Translation(
-        toml_text=_header(source, reader.untranslated, notes) + body,
-        untranslated=tuple(reader.untranslated),
+        toml_text=_header(source, untranslated, notes, reader.notes) + body,
+        untranslated=tuple(untranslated),
+        notes=tuple(reader.notes),
     )

@@ -2,7 +2,13 @@
 
 The hat id is the table's key; triggers, publishes, ``default_publishes``, ``max_activations``
 and instructions keep their meaning. A hat that keeps no trigger is left out: a hat of a ralph
-topology needs one, and ralph-orchestrator's catch-all coordinator has no equivalent.
+topology needs one, and ralph-orchestrator never wakes a hat without one either (the topics
+nobody triggers on go to its coordinator, which the translation adds: see
+``_orchestrator_coordinator``). ``subscribes_to``, the name ralph-orchestrator's prompts and
+test scenarios give a hat's triggers, is read as its triggers when it has none. A
+``default_publishes`` that is the completion promise becomes ``task.resume``: neither tool
+completes a run because a hat published nothing; ralph-orchestrator asks again with
+``task.resume``, which the coordinator takes up here.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pipeline.config._orchestrator_reading import (
     topic_problem,
     trigger_problem,
 )
+from pipeline.events import TASK_RESUME_TOPIC
 
 __all__ = ["translate_hat"]
 
@@ -52,6 +59,7 @@ _TRANSLATED: Final = frozenset(
         "backend",
         "backend_args",
         "args",
+        "subscribes_to",
     )
 )
 
@@ -79,18 +87,35 @@ def _patterns(reader: Reader, patterns: tuple[str, ...], path: str) -> list[str]
     return kept
 
 
+def _triggers(found: Reader, table: Mapping[str, object], path: str) -> list[str]:
+    """The hat's triggers, or its ``subscribes_to`` when it gives no triggers (noted)."""
+    triggers = found.texts(table, "triggers", path)
+    subscribed = found.texts(table, "subscribes_to", path)
+    if triggers is None and subscribed is not None:
+        found.note(
+            f"{path}.subscribes_to",
+            "read as its triggers (ralph-orchestrator's prompts and test scenarios name a "
+            "hat's triggers so; its configuration reads triggers only)",
+        )
+        return _patterns(found, subscribed, f"{path}.subscribes_to")
+    if subscribed is not None:
+        found.skip(f"{path}.subscribes_to", "the hat's triggers are given; not translated")
+    return _patterns(found, triggers or (), f"{path}.triggers")
+
+
 def translate_hat(
-    reader: Reader, hat_id: str, value: object, agents: Agents
+    reader: Reader, hat_id: str, value: object, agents: Agents, promise: str
 ) -> dict[str, object] | None:
     """The ``[hats.ID]`` table of the hat ``hat_id`` (None: the hat is left out, and why is
-    noted); the agent its backend names is added to ``agents``."""
+    noted) in a run whose completion promise is ``promise``; the agent its backend names is
+    added to ``agents``."""
     path = key_path("hats", hat_id)
     if not isinstance(value, dict):
         reader.fail(path, f"expected a hat (a mapping), got {kind(value)}")
     table = reader.table(value, path)
-    found = Reader(reader.source)
-    triggers = _patterns(found, found.texts(table, "triggers", path) or (), f"{path}.triggers")
-    notes = Reader(reader.source)
+    found = reader.fresh()
+    triggers = _triggers(found, table, path)
+    notes = reader.fresh()
     name = notes.text(table, "name", path)
     description = notes.text(table, "description", path)
     publishes = _patterns(notes, notes.texts(table, "publishes", path) or (), f"{path}.publishes")
@@ -111,9 +136,7 @@ def translate_hat(
         left_out = f"{why}, and a hat of a ralph topology needs at least one"
     if left_out is not None:
         # The backend's shape is still checked, but no agent is added for a hat left out.
-        hat_backend(
-            Reader(reader.source), table.get("backend"), f"{path}.backend", hat_id, Agents()
-        )
+        hat_backend(reader.fresh(), table.get("backend"), f"{path}.backend", hat_id, Agents())
         reader.untranslated.extend(found.untranslated)
         reader.skip(path, f"left out: {left_out}")
         return None
@@ -126,6 +149,14 @@ def translate_hat(
     default_problem = None if default is None else topic_problem(default)
     if default_problem is not None:
         notes.skip(f"{path}.default_publishes", f"{default_problem}; left out")
+    elif default == promise:
+        default = TASK_RESUME_TOPIC
+        notes.skip(
+            f"{path}.default_publishes",
+            f"the completion promise {promise!r}: a run never completes because a hat "
+            f"published nothing (ralph-orchestrator asks again with {TASK_RESUME_TOPIC}); "
+            f"{TASK_RESUME_TOPIC!r} is written instead, for the coordinator",
+        )
     if max_activations == 0:
         notes.skip(
             f"{path}.max_activations",
@@ -145,6 +176,7 @@ def translate_hat(
         elif key not in _UNTRANSLATED and key not in _TRANSLATED:
             notes.skip(key_path(path, key), "unknown key; not translated")
     reader.untranslated.extend([*found.untranslated, *notes.untranslated])
+    reader.notes.extend(found.notes)
 
     hat: dict[str, object] = {"description": description} if description else {}
     hat["triggers"] = triggers

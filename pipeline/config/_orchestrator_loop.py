@@ -108,10 +108,13 @@ def _topic(reader: Reader, topic: str | None, path: str, instead: str = "left ou
 
 
 def translate_loop(
-    reader: Reader, event_loop: Mapping[str, object], top: Mapping[str, object], hats: bool
+    reader: Reader,
+    event_loop: Mapping[str, object],
+    top: Mapping[str, object],
+    coordinator: str,
 ) -> LoopSettings:
-    """The settings of ``event_loop`` and of the v1 keys of ``top`` (the whole file); the
-    starting event is kept only when a hat was translated (``hats``)."""
+    """The settings of ``event_loop`` and of the v1 keys of ``top`` (the whole file), for a
+    topology whose coordinator is the hat ``coordinator``."""
     e = "event_loop"
     prompt_file = _setting(reader, reader.text, event_loop, top, "prompt_file")
     figures: dict[str, int | float | None] = {
@@ -129,10 +132,8 @@ def translate_loop(
 
     loop: dict[str, object] = {}
     starting = _topic(reader, reader.text(event_loop, "starting_event", e), f"{e}.starting_event")
-    if hats:
-        loop["starting_event"] = starting or STARTING_EVENT
-    elif starting is not None:
-        reader.skip(f"{e}.starting_event", "no hat was translated, so no topology starts with it")
+    loop["starting_event"] = starting or STARTING_EVENT
+    loop["coordinator"] = coordinator
     promise_path = f"{e}.completion_promise"
     promise = _setting(reader, reader.text, event_loop, top, "completion_promise")
     instead = f"ralph's default {_COMPLETION_PROMISE} is written instead"

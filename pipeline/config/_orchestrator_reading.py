@@ -2,7 +2,8 @@
 
 A :class:`Reader` checks each value's type as it is read, raising :class:`ConfigError` naming
 the file and the key path, and collects one line for every setting that cannot be translated.
-A key set to null is read as a key left out, as ralph-orchestrator reads it.
+A key set to null is read as a key left out, as ralph-orchestrator reads it. A reader of a
+part of the file (a test scenario's ``config``) names every key path from the file's top.
 """
 
 from __future__ import annotations
@@ -97,17 +98,35 @@ class Reader:
     """Reads ``source``'s values with their types checked, and collects what is not translated."""
 
     source: str
+    prefix: str = ""
+    """The key path of the part of the file read (empty: the whole file)."""
     untranslated: list[str] = Factory(list)
     """One line per setting not translated: its key path and why."""
+    notes: list[str] = Factory(list)
+    """One line per setting translated in a way worth saying: its key path and how."""
+
+    def fresh(self) -> Reader:
+        """A reader of the same part of the same file, with nothing collected yet."""
+        return Reader(self.source, self.prefix)
+
+    def _full(self, path: str) -> str:
+        if not self.prefix:
+            return path
+        return f"{self.prefix}.{path}" if path else self.prefix
 
     def fail(self, path: str, message: str) -> NoReturn:
         """Raise the :class:`ConfigError` for a value ralph-orchestrator would refuse too."""
-        where = f"{path}: " if path else ""
+        full = self._full(path)
+        where = f"{full}: " if full else ""
         raise ConfigError(one_line(f"{self.source}: {where}{message}"))
 
     def skip(self, path: str, reason: str) -> None:
         """Note that the setting at ``path`` is not translated, and why."""
-        self.untranslated.append(one_line(f"{path}: {reason}"))
+        self.untranslated.append(one_line(f"{self._full(path)}: {reason}"))
+
+    def note(self, path: str, how: str) -> None:
+        """Note how the setting at ``path`` was translated (when that is not plain)."""
+        self.notes.append(one_line(f"{self._full(path)}: {how}"))
 
     def table(self, value: object, path: str) -> dict[str, object]:
         """``value`` as a mapping with string keys; null is an empty one."""

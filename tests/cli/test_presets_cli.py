@@ -99,9 +99,9 @@ def test_init_with_an_unknown_preset_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_init_from_a_ralph_yml_writes_its_translation(tmp_path: Path) -> None:
-    """The translation is written as it is (it parses), every setting not translated is
-    printed, and the topology checks' warnings are said; a second --from refuses to
-    overwrite."""
+    """The translation is written as it is (it parses), the coordinator and every setting
+    not translated are printed, and the topology has no warning (the topic no hat triggers on
+    goes to the coordinator, by design); a second --from refuses to overwrite."""
     source = FIXTURES / "debug.yml"
     result = ralph("init", "--from", str(source), "-C", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -111,7 +111,8 @@ def test_init_from_a_ralph_yml_writes_its_translation(tmp_path: Path) -> None:
     assert "Not translated (4):" in result.stdout
     for name in ("investigator", "tester", "fixer", "verifier"):
         assert f"hats.{name}.name: the display name" in result.stdout
-    assert "warning: topology: hat 'fixer' publishes 'fix.blocked'" in result.stderr
+    assert "coordinator is the hat 'coordinator'" in result.stdout
+    assert "warning" not in result.stderr
     parse_config(text, "ralph.toml")
     again = ralph("init", "--from", str(source), "-C", str(tmp_path), cwd=tmp_path)
     one_line_error(again)
@@ -120,13 +121,15 @@ def test_init_from_a_ralph_yml_writes_its_translation(tmp_path: Path) -> None:
 
 
 def test_init_from_a_workflow_that_cannot_complete_writes_nothing(tmp_path: Path) -> None:
-    """A translation whose topology has an error (no hat publishes the completion promise)
-    is a configuration error: exit 2, one line naming it, no file."""
+    """A translation whose topology has an error is a configuration error: exit 2, one line
+    naming it, no file. Two hats hand work to each other for ever, their scopes enforced:
+    no topic ever reaches the coordinator, and neither hat publishes the completion promise."""
     source = tmp_path / "ralph.yml"
     source.write_text(
         "hats:\n  builder:\n    name: B\n    description: Builds.\n"
-        "    triggers: [build.start]\n    publishes: [build.done]\n"
-        "event_loop:\n  starting_event: build.start\n"
+        "    triggers: [build.start, build.checked]\n    publishes: [build.done]\n"
+        "  checker:\n    triggers: [build.done]\n    publishes: [build.checked]\n"
+        "event_loop:\n  starting_event: build.start\n  enforce_hat_scope: true\n"
     )
     result = ralph("init", "--from", str(source), "-C", str(tmp_path), cwd=tmp_path)
     one_line_error(result)

@@ -147,4 +147,4 @@ def test_a_hat_left_out_configures_no_agent() -> None:
     """A hat with no trigger is left out, and so is the agent only it named."""
     data = _toml({"hats": {"h": {"backend": "codex"}}})
     assert list(data["agents"]) == ["claude"]
-    assert "hats" not in data
+    assert list(data["hats"]) == ["coordinator"]

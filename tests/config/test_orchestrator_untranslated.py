@@ -108,8 +108,12 @@ def _with(hat: dict[str, Any] | None = None, **top: Any) -> Translation:
             "hats.h.backend.command: 'npx my-agent' holds spaces",
         ),
         (
-            translate_orchestrator_config("event_loop: {starting_event: go}", "ralph.yml"),
-            "event_loop.starting_event: no hat was translated",
+            _with({"subscribes_to": ["a.more"]}),
+            "hats.h.subscribes_to: the hat's triggers are given; not translated",
+        ),
+        (
+            _with({"default_publishes": "a.done"}, event_loop={"completion_promise": "a.done"}),
+            "hats.h.default_publishes: the completion promise 'a.done'",
         ),
     ],
 )
