@@ -1,6 +1,7 @@
 """The runtime: handlers that carry out every effect in a real git workspace (I/O)."""
 
 from pipeline.handlers.runtime._agents import MAX_ARGUMENT_BYTES, AgentInvoker
+from pipeline.handlers.runtime._collecting import Collector, collect_folder
 from pipeline.handlers.runtime._context import context_facts, file_unfiled, outside_facts
 from pipeline.handlers.runtime._failures import is_rate_limited
 from pipeline.handlers.runtime._git import (
@@ -65,6 +66,7 @@ __all__ = [
     "OWN_FOLDERS",
     "RALPH_ONLY_VARIABLES",
     "AgentInvoker",
+    "Collector",
     "Gathered",
     "GitCommit",
     "GitError",
@@ -83,6 +85,7 @@ __all__ = [
     "agent_environment",
     "branch_worktrees",
     "choose_sandbox",
+    "collect_folder",
     "commit_trailers",
     "configured_drivers",
     "context_facts",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import assert_never
@@ -58,6 +58,7 @@ from pipeline.events import (
     Digest,
     FinalizingStarted,
     FixAttemptStarted,
+    GateSpec,
     HatActivated,
     HookSpec,
     HumanInterventionRequired,
@@ -72,10 +73,12 @@ from pipeline.events import (
     RunCompleted,
     RunId,
     RunStarted,
+    ScreenHit,
 )
 from pipeline.handlers._protocol import HandlerResult, facts_of
 from pipeline.handlers.intake import IntakeLimits, read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
+from pipeline.handlers.runtime._collecting import Collector
 from pipeline.handlers.runtime._finishing import (
     restore_permissions,
     wait_for_answer,
@@ -101,6 +104,7 @@ from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_s
 from pipeline.handlers.runtime._screening import RunScreen
 from pipeline.handlers.runtime._validation import validate
 from pipeline.handlers.runtime._waits import back_off, wait_for_reset
+from pipeline.handlers.sandbox import Sandbox
 from pipeline.handlers.store import AnswerSource
 from pipeline.state import PipelineState
 
@@ -152,6 +156,7 @@ class Runtime:
     uncommitted changes when a run started on a dirty tree (``--allow-dirty``)."""
     _guard: GitGuard | None = field(default=None, init=False)
     _gits: GitPolicy | None = field(default=None, init=False)
+    _collecting: Collector | None = field(default=None, init=False)
     sandboxing: SandboxChoice | None = None  # where agents run; None: directly
     hand_back: Callable[[Instant], None] | None = None
     """A queue worker's: told of a long wait for a limit's reset (see ``wait_for_reset``)."""
@@ -297,7 +302,35 @@ class Runtime:
         excludes = own_pathspecs(kept)
         saved = self.layout.run_state(self._run_id(), "screen-baseline.json")
         on = self.config.loop_policy().screens
-        return RunScreen(on, self.layout.root, saved, self._git_policy(), excludes, self.clock)
+        policy = self._git_policy()
+        collect = self._collected_hits if on else None
+        return RunScreen(on, self.layout.root, saved, policy, excludes, self.clock, collect)
+
+    def _collected_hits(
+        self, base: str | None, gates: Sequence[GateSpec], allow: tuple[str, ...]
+    ) -> tuple[ScreenHit, ...]:
+        """The collection check, its collector made the first time (it keeps the base's
+        collections for the run)."""
+        if self._collecting is None:
+            config, choice = self.config, self.sandboxing
+
+            def scratch_sandbox(scratch: Path) -> Sandbox | None:
+                if choice is None:
+                    return None
+                return choice.sandbox(WorkspaceLayout(scratch), config, None, ())
+
+            self._collecting = Collector(
+                self.layout,
+                self._run_id(),
+                self.environment,
+                {gate.name: gate.env for gate in config.gates},
+                {gate.name: gate.collect for gate in config.gates if gate.collect},
+                self.grace_s,
+                self._git_policy(),
+                self._invoker().sandbox,
+                scratch_sandbox,
+            )
+        return self._collecting.hits(base, gates, allow)
 
     def _guarded(self) -> GitGuard | None:
         """The snapshot of the repository's git files, taken the first time it is needed (at

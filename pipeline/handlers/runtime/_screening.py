@@ -41,7 +41,7 @@ from pipeline.handlers.runtime._screen import (
 from pipeline.handlers.runtime._secrets import find_secrets
 from pipeline.screening import Protection, ScreenRules, screen, tree_dirty
 
-__all__ = ["RunScreen", "gate_protections", "record_screen_base", "save_baseline"]
+__all__ = ["Collect", "RunScreen", "gate_protections", "record_screen_base", "save_baseline"]
 
 _BASELINE_FILES: Final = 200
 """The most untracked files a run keeps the text of when it starts; past it, later changes to
@@ -113,8 +113,17 @@ def _rules(effect: ScreenChanges, root: Path) -> ScreenRules:
     )
 
 
-def _hits(effect: ScreenChanges, root: Path, gathered: Gathered) -> tuple[ScreenHit, ...]:
+Collect = Callable[[str | None, Sequence[GateSpec], tuple[str, ...]], tuple[ScreenHit, ...]]
+"""The collection check: the hits of comparing the gates' tests on a base (None: none) with
+those on the work tree, leaving out the allowed paths (see :class:`._collecting.Collector`)."""
+
+
+def _hits(
+    effect: ScreenChanges, root: Path, gathered: Gathered, collect: Collect | None
+) -> tuple[ScreenHit, ...]:
     hits = list(screen(gathered.changes, _rules(effect, root)))
+    if collect is not None and effect.tamper is not None:
+        hits.extend(collect(effect.base, effect.gates, effect.tamper.allow))
     post = effect.postconditions
     if post is not None and post.no_secrets:
         hits.extend(find_secrets(gathered.changes))
@@ -145,6 +154,8 @@ class RunScreen:
     excludes: tuple[str, ...]
     """Pathspecs of what the screen leaves out (ralph's own files, the person's kept paths)."""
     clock: Callable[[], Instant]
+    collect: Collect | None = None
+    """The collection check (None: not made)."""
 
     def started(self) -> tuple[PipelineEvent, ...]:
         """At a run's start: keep its untracked files, and record where its changes start."""
@@ -173,7 +184,7 @@ class RunScreen:
                 excludes=self.excludes,
                 baseline=baseline,
             )
-            hits = _hits(effect, self.root, gathered)
+            hits = _hits(effect, self.root, gathered, self.collect)
             files = Count(len(gathered.changes))
             return (ChangesScreened(effect.scope, effect.base, files, hits, self.clock()),)
 
