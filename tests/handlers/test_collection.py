@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from pipeline.events import Count, GateSpec, ScreenKind
@@ -164,3 +165,18 @@ def test_a_gate_that_is_no_known_runner_collects_nothing(tmp_path: Path) -> None
     (root / "tests" / "test_calc.py").unlink()
     shell = GateSpec(name="sh", argv=("sh", "-c", "pytest -q"), timeout_s=Count(60))
     assert _collector(root).hits(base, (shell,)) == ()
+
+
+def test_a_collection_that_outlasts_the_gate_s_timeout_is_a_collection_failure(
+    tmp_path: Path,
+) -> None:
+    """A conftest that sleeps makes collection run past the gate's ``timeout_s``: it is
+    stopped, and said as a failure, not as every test lost."""
+    root, base = _repository(tmp_path)
+    (root / "tests" / "conftest.py").write_text("import time\n\ntime.sleep(60)\n")
+    quick = GateSpec(name="tests", argv=GATE.argv, timeout_s=Count(2))
+    started = time.monotonic()
+    hits = _collector(root).hits(base, (quick,))
+    assert time.monotonic() - started < 30
+    assert [(h.kind, h.path) for h in hits] == [(ScreenKind.COLLECTION_FAILED, ".")]
+    assert "timed out (total)" in hits[0].detail

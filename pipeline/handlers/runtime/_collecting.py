@@ -22,13 +22,14 @@ from typing import Final, final
 
 from attrs import define, field, frozen
 
+from pipeline.config import RalphConfig
 from pipeline.events import GateSpec, ScreenHit
 from pipeline.handlers.agents import ProcessSpec
 from pipeline.handlers.runtime._gates import NO_INACTIVITY_LIMIT
 from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
-from pipeline.handlers.runtime._sandboxing import run_in
+from pipeline.handlers.runtime._sandboxing import SandboxChoice, run_in
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 from pipeline.screening import (
     Collected,
@@ -85,7 +86,7 @@ class Collector:
     """Collects the tests of a run's gates on its base and its work tree, and compares them.
 
     ``gate_env`` and ``commands``: each gate's ``env`` and ``collect`` command from the
-    configuration, by gate name; ``sandbox``: the run's (None: directly);
+    configuration, by gate name; ``sandbox``: gives the run's (None: directly);
     ``scratch_sandbox``: the sandbox a scratch worktree's collection runs in."""
 
     layout: WorkspaceLayout
@@ -95,9 +96,42 @@ class Collector:
     commands: Mapping[str, tuple[str, ...]]
     grace_s: float
     policy: GitPolicy
-    sandbox: Sandbox | None = None
+    sandbox: Callable[[], Sandbox | None] = lambda: None
     scratch_sandbox: Callable[[Path], Sandbox | None] = lambda _scratch: None
     _bases: dict[tuple[str, str, tuple[str, ...]], Collected] = field(factory=dict, init=False)
+
+    @classmethod
+    def of(
+        cls,
+        layout: WorkspaceLayout,
+        run_id: str,
+        environment: Mapping[str, str] | None,
+        config: RalphConfig,
+        grace_s: float,
+        policy: GitPolicy,
+        sandbox: Callable[[], Sandbox | None],
+        choice: SandboxChoice | None,
+    ) -> Collector:
+        """The collector of run ``run_id`` under ``config``: the work tree's collections in
+        ``sandbox()`` (the run's, asked for when needed), a scratch worktree's in the sandbox
+        ``choice`` makes for it."""
+
+        def scratch_sandbox(scratch: Path) -> Sandbox | None:
+            if choice is None:
+                return None
+            return choice.sandbox(WorkspaceLayout(scratch), config, None, ())
+
+        return cls(
+            layout,
+            run_id,
+            environment,
+            {gate.name: gate.env for gate in config.gates},
+            {gate.name: gate.collect for gate in config.gates if gate.collect},
+            grace_s,
+            policy,
+            sandbox,
+            scratch_sandbox,
+        )
 
     def hits(
         self, base: str | None, gates: Sequence[GateSpec], allow: tuple[str, ...] = ()
@@ -110,7 +144,7 @@ class Collector:
         self._collect_base(base, plans)
         hits: list[ScreenHit] = []
         for plan in plans:
-            now = self._collect(plan, self.layout.root, self.sandbox, "tree")
+            now = self._collect(plan, self.layout.root, self.sandbox(), "tree")
             was = self._bases[(base, plan.gate.name, plan.argv)]
             hits.extend(lost_by_collection(plan.gate.name, was, now, allow))
         return tuple(hits)

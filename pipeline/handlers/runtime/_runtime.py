@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import assert_never
@@ -58,7 +58,6 @@ from pipeline.events import (
     Digest,
     FinalizingStarted,
     FixAttemptStarted,
-    GateSpec,
     HatActivated,
     HookSpec,
     HumanInterventionRequired,
@@ -73,7 +72,6 @@ from pipeline.events import (
     RunCompleted,
     RunId,
     RunStarted,
-    ScreenHit,
 )
 from pipeline.handlers._protocol import HandlerResult, facts_of
 from pipeline.handlers.intake import IntakeLimits, read_agent_events, write_marker
@@ -85,7 +83,7 @@ from pipeline.handlers.runtime._finishing import (
     write_completion_marker,
 )
 from pipeline.handlers.runtime._gates import run_gate
-from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded, own_pathspecs
+from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard, restored
 from pipeline.handlers.runtime._hooks import run_hook
@@ -101,10 +99,9 @@ from pipeline.handlers.runtime._run_setup import (
 )
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, git_policy_in
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
-from pipeline.handlers.runtime._screening import RunScreen
+from pipeline.handlers.runtime._screening import RunScreen, run_screen
 from pipeline.handlers.runtime._validation import validate
 from pipeline.handlers.runtime._waits import back_off, wait_for_reset
-from pipeline.handlers.sandbox import Sandbox
 from pipeline.handlers.store import AnswerSource
 from pipeline.state import PipelineState
 
@@ -295,42 +292,13 @@ class Runtime:
         return GitHandler(self.layout.root, self.clock, self._keep_out(), self._git_policy())
 
     def _screen(self) -> RunScreen:
-        """The screen of this run's changes: what commits leave out is left out of it too, but
-        ``ralph.toml`` and the prompt file, which an agent must not change either."""
-        config_and_prompt = set(own_paths(self.layout, self.config.prompt_file))
-        kept = [p for p in self._keep_out() if p not in config_and_prompt]
-        excludes = own_pathspecs(kept)
-        saved = self.layout.run_state(self._run_id(), "screen-baseline.json")
-        on = self.config.loop_policy().screens
-        policy = self._git_policy()
-        collect = self._collected_hits if on else None
-        return RunScreen(on, self.layout.root, saved, policy, excludes, self.clock, collect)
-
-    def _collected_hits(
-        self, base: str | None, gates: Sequence[GateSpec], allow: tuple[str, ...]
-    ) -> tuple[ScreenHit, ...]:
-        """The collection check, its collector made the first time (it keeps the base's
-        collections for the run)."""
+        """The screen of this run's changes (:func:`run_screen`), with its collector."""
         if self._collecting is None:
-            config, choice = self.config, self.sandboxing
-
-            def scratch_sandbox(scratch: Path) -> Sandbox | None:
-                if choice is None:
-                    return None
-                return choice.sandbox(WorkspaceLayout(scratch), config, None, ())
-
-            self._collecting = Collector(
-                self.layout,
-                self._run_id(),
-                self.environment,
-                {gate.name: gate.env for gate in config.gates},
-                {gate.name: gate.collect for gate in config.gates if gate.collect},
-                self.grace_s,
-                self._git_policy(),
-                self._invoker().sandbox,
-                scratch_sandbox,
-            )
-        return self._collecting.hits(base, gates, allow)
+            where = (self._git_policy(), lambda: self._invoker().sandbox, self.sandboxing)
+            made = (self.layout, self._run_id(), self.environment, self.config, self.grace_s)
+            self._collecting = Collector.of(*made, *where)
+        at = (self.layout, self.config, self._run_id(), self._keep_out(), self._git_policy())
+        return run_screen(*at, self.clock, self._collecting)
 
     def _guarded(self) -> GitGuard | None:
         """The snapshot of the repository's git files, taken the first time it is needed (at
