@@ -6,14 +6,26 @@ checked out in a scratch worktree that is gone afterwards, and collected once pe
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from pipeline.config import parse_config
 from pipeline.events import Count, GateSpec, ScreenKind
-from pipeline.handlers.runtime import Collector, GitPolicy, WorkspaceLayout, collect_folder
+from pipeline.handlers.runtime import (
+    Collector,
+    GitPolicy,
+    WorkspaceLayout,
+    choose_sandbox,
+    collect_folder,
+)
 from tests.runtime.workspace import commit_all, make_workspace
+
+pytestmark = pytest.mark.slow  # a real pytest collects twice a test: seconds each
 
 CALC = "def add(a, b):\n    return a - b\n"
 TESTS = (
@@ -180,3 +192,24 @@ def test_a_collection_that_outlasts_the_gate_s_timeout_is_a_collection_failure(
     assert time.monotonic() - started < 30
     assert [(h.kind, h.path) for h in hits] == [(ScreenKind.COLLECTION_FAILED, ".")]
     assert "timed out (total)" in hits[0].detail
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed")
+def test_both_collections_run_in_the_run_s_sandbox(tmp_path: Path) -> None:
+    """With ``[sandbox] mode = "required"`` the tree's collection runs in the run's sandbox
+    and the base's in one made for the scratch worktree (its ralph folder made for the
+    sandbox to bind): the renamed file's tests are still found lost."""
+    root, base = _repository(tmp_path)
+    text = (root / "ralph.toml").read_text().replace('mode = "off"', 'mode = "required"')
+    config = parse_config(text, "ralph.toml")
+    choice = choose_sandbox(config, root)
+    layout = WorkspaceLayout(root)
+    sandbox = choice.sandbox(layout, config, "run-1", ())
+    assert sandbox is not None
+    (root / "tests" / "test_calc.py").rename(root / "tests" / "calc_checks.py")
+    collector = Collector.of(
+        layout, "run-1", None, config, 1.0, GitPolicy(), lambda: sandbox, choice
+    )
+    collector.gate_env = ENV
+    hits = collector.hits(base, (GATE,))
+    assert [(h.kind, h.path) for h in hits] == [(ScreenKind.TEST_LOST, "tests/test_calc.py")]

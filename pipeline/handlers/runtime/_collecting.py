@@ -178,6 +178,8 @@ class Collector:
                 self._bases[(base, plan.gate.name, plan.argv)] = failed
             return
         try:
+            # A sandbox binds the workspace's ralph folder, which a checkout does not hold.
+            WorkspaceLayout(scratch).ralph_dir.mkdir(exist_ok=True)
             sandbox = self.scratch_sandbox(scratch)
             for plan in missing:
                 found = self._collect(plan, scratch, sandbox, "base")
