@@ -48,6 +48,9 @@ class GateConfig:
     """``block``: the agent is told and works on; ``warn``: told only; ``stop``: the run ends."""
     env: dict[str, str] = field(factory=dict)
     """Added to the gate's environment (not recorded in the log: it may hold secrets)."""
+    collect: tuple[str, ...] | None = None
+    """A command that prints the gate's test ids, one a line, for the tamper screen's
+    collection check (None: pytest's are collected by ralph's plugin, others not)."""
 
     def spec(self) -> GateSpec:
         """The gate as the run records it (a checked configuration's only)."""
@@ -86,6 +89,8 @@ def check_gates(
         seen.add(gate.name)
         if not gate.argv or not gate.argv[0].strip():
             problems.append(f"{key}.argv: must name a program")
+        if gate.collect is not None and (not gate.collect or not gate.collect[0].strip()):
+            problems.append(f"{key}.collect: must name a program")
         if not gate.on:
             problems.append(f"{key}.on: empty; give final, completion, iteration or commit")
         for boundary in gate.on:

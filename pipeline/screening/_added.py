@@ -14,9 +14,23 @@ from collections.abc import Callable
 from pipeline.events.values import Count
 from pipeline.screening._counters import find_exits, find_filters, find_skips, find_tautologies
 from pipeline.screening._images import Image, Pair
-from pipeline.screening._model import Marker, ScreenHit, ScreenKind
+from pipeline.screening._model import Language, Marker, ScreenHit, ScreenKind
+from pipeline.screening._shapes import (
+    find_exit_hooks,
+    find_rebindings,
+    find_runner_checks,
+    find_same_or_true,
+)
 
-__all__ = ["added_markers", "config_filters", "exits", "skips", "tautologies"]
+__all__ = [
+    "added_markers",
+    "config_filters",
+    "exits",
+    "rebindings",
+    "runner_checks",
+    "skips",
+    "tautologies",
+]
 
 Finder = Callable[[Image], tuple[Marker, ...]]
 """Reads one image's marker lines (empty when the detector does not read that image)."""
@@ -68,18 +82,57 @@ def skips(image: Image) -> tuple[Marker, ...]:
     return find_skips(image.language, image.text)
 
 
+def _merged(*found: tuple[Marker, ...]) -> tuple[Marker, ...]:
+    """Markers of several finders, one per line (the first finder's when two find a line)."""
+    by_line: dict[int, Marker] = {}
+    for markers in found:
+        for marker in markers:
+            by_line.setdefault(marker.line, marker)
+    return tuple(by_line[line] for line in sorted(by_line))
+
+
 def tautologies(image: Image) -> tuple[Marker, ...]:
-    """Assertions of a constant truth in a test image."""
+    """Assertions true whatever the code does in a test image: a constant truth
+    (``assert True``), an ``or True``, an expression compared with itself."""
     if not image.test_code or image.language is None:
         return ()
-    return find_tautologies(image.language, image.text)
+    return _merged(
+        find_tautologies(image.language, image.text),
+        find_same_or_true(image.language, image.text),
+    )
 
 
 def exits(image: Image) -> tuple[Marker, ...]:
-    """Forced exits in test code or a test runner's configuration."""
-    if not (image.test_code or image.runner_config):
+    """Forced exits in test code or a test runner's configuration, and hard or registered
+    exits (``os._exit(``, ``atexit.register(os._exit, 0)``) in any Python code: the tests
+    import code, and a session that ends there ends with the status it chose."""
+    if image.test_code or image.runner_config:
+        hooks = () if image.language is None else find_exit_hooks(image.language, image.text)
+        return _merged(find_exits(image.language, image.text), hooks)
+    if image.language is None:
         return ()
-    return find_exits(image.language, image.text)
+    return find_exit_hooks(image.language, image.text)
+
+
+def runner_checks(image: Image) -> tuple[Marker, ...]:
+    """Code under test asking whether a test runner runs it (``"pytest" in sys.modules``).
+
+    Test code and runner configuration are left out (a conftest may well ask), except in
+    Rust, whose tests live in the files of the code."""
+    if image.language is None or image.runner_config:
+        return ()
+    if image.test_code and image.language is not Language.RUST:
+        return ()
+    return find_runner_checks(image.language, image.text)
+
+
+def rebindings(image: Image) -> tuple[Marker, ...]:
+    """Module-level rebinding of an imported name in a Python test file or conftest."""
+    if image.language is not Language.PYTHON:
+        return ()
+    if not (image.test_code or image.path.rsplit("/", 1)[-1] == "conftest.py"):
+        return ()
+    return find_rebindings(image.text)
 
 
 def config_filters(image: Image) -> tuple[Marker, ...]:

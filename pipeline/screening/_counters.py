@@ -37,6 +37,11 @@ _FILTERS: Final = tuple(
         r"(?:^|[\s{,])[\"']?ignore[\"']?\s*:",
         r"^\s*(?:async\s+)?def\s+pytest_(?:collection_modifyitems|sessionfinish|runtest_\w+)\b",
         r"^\s*collect_ignore(?:_glob)?\b",
+        # a plugin loaded by the configuration can rewrite any result (``-p no:NAME`` only
+        # turns one off)
+        r"(?:^|[\s\"'=\[,])-p(?:\s+|=)?(?!no:)[A-Za-z_]",
+        # which files, classes and functions are tests, and where they are looked for
+        r"^\s*(?:python_files|python_classes|python_functions|testpaths|norecursedirs|pytest_plugins)\s*=",
     )
 )
 

@@ -13,6 +13,8 @@ from pipeline.screening._added import (
     added_markers,
     config_filters,
     exits,
+    rebindings,
+    runner_checks,
     skips,
     tautologies,
 )
@@ -94,6 +96,8 @@ def screen(changes: Iterable[FileChange], rules: ScreenRules) -> tuple[ScreenHit
         hits.extend(added_markers(ScreenKind.TAUTOLOGY_ADDED, paired, tautologies))
         hits.extend(added_markers(ScreenKind.EXIT_FORCED, paired, exits))
         hits.extend(added_markers(ScreenKind.TEST_CONFIG_CHANGED, paired, config_filters))
+        hits.extend(added_markers(ScreenKind.RUNNER_DETECTED, paired, runner_checks))
+        hits.extend(added_markers(ScreenKind.NAME_REBOUND, paired, rebindings))
     if rules.tamper or rules.no_skipped_tests:
         hits.extend(added_markers(ScreenKind.SKIP_ADDED, paired, skips))
     if rules.todo_markers:

@@ -328,7 +328,8 @@ def test_the_markdown_report_of_a_cheating_run_lists_each_hit_as_text(
     assert all(row.endswith("| block (work sent back) |") for row in (deleted, skipped))
     assert clean.endswith("| clean | - | - | - |")
     assert "<script" not in result.stdout
-    assert re.search(r"\d+ screens, 2 hits \(\d+ clean, 1 blocked\)", result.stdout)
+    # The two hits of the text, and the two tests pytest no longer runs (the collection).
+    assert re.search(r"\d+ screens, 4 hits \(\d+ clean, 1 blocked\)", result.stdout)
 
 
 @pytest.mark.slow
@@ -338,8 +339,8 @@ def test_status_has_a_screen_row(cheated: tuple[Path, str]) -> None:
     assert result.returncode == 0, result.stderr
     (row,) = [line for line in result.stdout.splitlines() if "│ screen " in line]
     assert re.search(
-        r"\d+ screens, 2 hits: test_file_deleted tests/test_other.py, skip_added "
-        r"tests/test_calc.py:9; the last screen clean",
+        r"\d+ screens, 4 hits: test_file_deleted tests/test_other.py, skip_added "
+        r"tests/test_calc.py:9, test_lost tests/test_calc.py",
         row,
     ), row
 
@@ -357,7 +358,7 @@ def test_plain_lines_and_events_show_each_screen_and_its_base(cheated: tuple[Pat
         base, first, *_, last = lines
         assert "validation.screen_base_recorded sha=" in base
         assert (
-            "hits=2 (test_file_deleted tests/test_other.py; skip_added tests/test_calc.py:9)"
-            in (first)
+            "hits=4 (test_file_deleted tests/test_other.py; skip_added tests/test_calc.py:9; "
+            "test_lost tests/test_calc.py; and 1 more)" in (first)
         )
         assert "hits=0 (clean)" in last

@@ -42,7 +42,7 @@ GATE = f"""
 name = "tests"
 argv = ["{sys.executable}", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
 timeout_s = 120
-env = {{ PYTHONDONTWRITEBYTECODE = "1", PYTHONPATH = "." }}
+env = {{ PYTHONDONTWRITEBYTECODE = "1", PYTHONPATH = ".", PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1" }}
 """
 
 
@@ -98,14 +98,18 @@ def test_deleting_the_failing_test_is_caught_and_the_run_completes_once_it_is_pu
     result = ralph("run", cwd=root, timeout=240)
     assert result.returncode == 0, result.stdout + result.stderr
     found = screens(root)
-    # The task's screen blocks before the deletion is committed; the next task's and the
-    # run's are clean.
+    # The task's screen blocks before the deletion is committed (the file's tests gone by
+    # the text and by pytest's collection); the next task's and the run's are clean.
     assert [(s.scope, tuple(h.kind for h in s.hits)) for s in found] == [
-        (ScreenScope.ITERATION, (ScreenKind.TEST_FILE_DELETED,)),
+        (ScreenScope.ITERATION, (ScreenKind.TEST_FILE_DELETED, ScreenKind.TEST_LOST)),
         (ScreenScope.ITERATION, ()),
         (ScreenScope.RUN, ()),
     ]
-    (hit,) = found[0].hits
+    hit, lost = found[0].hits
+    assert lost.detail == (
+        "gate 'tests': 2 tests no longer collected: "
+        "tests/test_calc.py::test_add, tests/test_calc.py::test_div"
+    )
     assert hit.path == "tests/test_calc.py"
     assert "test_add" in hit.detail
     assert "test_div" in hit.detail
@@ -130,8 +134,11 @@ def test_a_skip_marker_added_never_lets_the_run_complete(tmp_path: Path) -> None
     found = screens(root)
     assert found
     for screened in found:
-        (hit,) = screened.hits
+        # Skipped as the text shows, and as pytest's collection marks it.
+        hit, lost = screened.hits
         assert hit.kind is ScreenKind.SKIP_ADDED
+        assert lost.kind is ScreenKind.TEST_LOST
+        assert "1 test collected but marked skip: tests/test_calc.py::test_div" in lost.detail
         assert hit.path == "tests/test_calc.py"
         assert hit.line == 9
         assert "pytest.mark.skip" in hit.detail

@@ -24,6 +24,17 @@ _CASES = [
     ("a_test.go", _WORD + ".Skip"),
     ("conftest.py", " -k" * 1300),
     ("tests/test_a.py", "x = '" * 800 + "#"),
+    ("calc.py", "import" + " " * 4000 + "!"),
+    ("tests/test_a.py", "import a\na" + ".b" * 2000 + " !"),
+    ("tests/test_a.py", "from a import (\n" + "b, " * 1300),
+    ("tests/test_a.py", "assert " + " == " * 1000),
+    ("tests/test_a.py", "assert " + "(" * 4000),
+    ("tests/test_a.py", "self.assertEqual(" + "x, " * 1300),
+    ("tests/a.test.js", "expect(" * 580),
+    ("tests/a.test.js", "expect(a" + ") ." * 1000),
+    ("src/calc.js", "NODE_ENV" + " " * 4000 + "!"),
+    ("calc.py", "'pytest'" + " " * 4000 + "in"),
+    ("pytest.ini", "-p" + " " * 4000 + "!"),
 ]
 _MEGABYTE = 1 << 20
 

@@ -1,6 +1,7 @@
 """The runtime: handlers that carry out every effect in a real git workspace (I/O)."""
 
 from pipeline.handlers.runtime._agents import MAX_ARGUMENT_BYTES, AgentInvoker
+from pipeline.handlers.runtime._collecting import Collector, collect_folder
 from pipeline.handlers.runtime._context import context_facts, file_unfiled, outside_facts
 from pipeline.handlers.runtime._failures import is_rate_limited
 from pipeline.handlers.runtime._git import (
@@ -79,6 +80,7 @@ __all__ = [
     "TAIL_BYTES",
     "TAIL_LINES",
     "AgentInvoker",
+    "Collector",
     "Gathered",
     "GitCommit",
     "GitError",
@@ -98,6 +100,7 @@ __all__ = [
     "branch_worktrees",
     "cap_log",
     "choose_sandbox",
+    "collect_folder",
     "commit_trailers",
     "configured_drivers",
     "context_facts",

@@ -76,13 +76,14 @@ from pipeline.events import (
 from pipeline.handlers._protocol import HandlerResult, facts_of
 from pipeline.handlers.intake import IntakeLimits, read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
+from pipeline.handlers.runtime._collecting import Collector
 from pipeline.handlers.runtime._finishing import (
     restore_permissions,
     wait_for_answer,
     write_completion_marker,
 )
 from pipeline.handlers.runtime._gates import run_gate
-from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded, own_pathspecs
+from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard, restored
 from pipeline.handlers.runtime._hooks import run_hook
@@ -98,7 +99,7 @@ from pipeline.handlers.runtime._run_setup import (
 )
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, git_policy_in
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
-from pipeline.handlers.runtime._screening import RunScreen
+from pipeline.handlers.runtime._screening import RunScreen, run_screen
 from pipeline.handlers.runtime._validation import validate
 from pipeline.handlers.runtime._waits import back_off, wait_for_reset
 from pipeline.handlers.store import AnswerSource
@@ -152,6 +153,7 @@ class Runtime:
     uncommitted changes when a run started on a dirty tree (``--allow-dirty``)."""
     _guard: GitGuard | None = field(default=None, init=False)
     _gits: GitPolicy | None = field(default=None, init=False)
+    _collecting: Collector | None = field(default=None, init=False)
     sandboxing: SandboxChoice | None = None  # where agents run; None: directly
     hand_back: Callable[[Instant], None] | None = None
     """A queue worker's: told of a long wait for a limit's reset (see ``wait_for_reset``)."""
@@ -290,14 +292,13 @@ class Runtime:
         return GitHandler(self.layout.root, self.clock, self._keep_out(), self._git_policy())
 
     def _screen(self) -> RunScreen:
-        """The screen of this run's changes: what commits leave out is left out of it too, but
-        ``ralph.toml`` and the prompt file, which an agent must not change either."""
-        config_and_prompt = set(own_paths(self.layout, self.config.prompt_file))
-        kept = [p for p in self._keep_out() if p not in config_and_prompt]
-        excludes = own_pathspecs(kept)
-        saved = self.layout.run_state(self._run_id(), "screen-baseline.json")
-        on = self.config.loop_policy().screens
-        return RunScreen(on, self.layout.root, saved, self._git_policy(), excludes, self.clock)
+        """The screen of this run's changes (:func:`run_screen`), with its collector."""
+        if self._collecting is None:
+            where = (self._git_policy(), lambda: self._invoker().sandbox, self.sandboxing)
+            made = (self.layout, self._run_id(), self.environment, self.config, self.grace_s)
+            self._collecting = Collector.of(*made, *where)
+        at = (self.layout, self.config, self._run_id(), self._keep_out(), self._git_policy())
+        return run_screen(*at, self.clock, self._collecting)
 
     def _guarded(self) -> GitGuard | None:
         """The snapshot of the repository's git files, taken the first time it is needed (at

@@ -17,6 +17,7 @@ import attrs
 import orjson
 from attrs import frozen
 
+from pipeline.config import RalphConfig
 from pipeline.effects import ScreenChanges
 from pipeline.events import (
     ChangesScreened,
@@ -30,8 +31,12 @@ from pipeline.events import (
     ScreenKind,
     WorkspaceErrorKind,
 )
+from pipeline.handlers.runtime._collecting import Collector
+from pipeline.handlers.runtime._git import own_pathspecs
 from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
 from pipeline.handlers.runtime._io import facts_or_io_error
+from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._run_setup import own_paths
 from pipeline.handlers.runtime._screen import (
     Gathered,
     gather_changes,
@@ -41,7 +46,14 @@ from pipeline.handlers.runtime._screen import (
 from pipeline.handlers.runtime._secrets import find_secrets
 from pipeline.screening import Protection, ScreenRules, screen, tree_dirty
 
-__all__ = ["RunScreen", "gate_protections", "record_screen_base", "save_baseline"]
+__all__ = [
+    "Collect",
+    "RunScreen",
+    "gate_protections",
+    "record_screen_base",
+    "run_screen",
+    "save_baseline",
+]
 
 _BASELINE_FILES: Final = 200
 """The most untracked files a run keeps the text of when it starts; past it, later changes to
@@ -113,8 +125,17 @@ def _rules(effect: ScreenChanges, root: Path) -> ScreenRules:
     )
 
 
-def _hits(effect: ScreenChanges, root: Path, gathered: Gathered) -> tuple[ScreenHit, ...]:
+Collect = Callable[[str | None, Sequence[GateSpec], tuple[str, ...]], tuple[ScreenHit, ...]]
+"""The collection check: the hits of comparing the gates' tests on a base (None: none) with
+those on the work tree, leaving out the allowed paths (see :class:`._collecting.Collector`)."""
+
+
+def _hits(
+    effect: ScreenChanges, root: Path, gathered: Gathered, collect: Collect | None
+) -> tuple[ScreenHit, ...]:
     hits = list(screen(gathered.changes, _rules(effect, root)))
+    if collect is not None and effect.tamper is not None:
+        hits.extend(collect(effect.base, effect.gates, effect.tamper.allow))
     post = effect.postconditions
     if post is not None and post.no_secrets:
         hits.extend(find_secrets(gathered.changes))
@@ -145,6 +166,8 @@ class RunScreen:
     excludes: tuple[str, ...]
     """Pathspecs of what the screen leaves out (ralph's own files, the person's kept paths)."""
     clock: Callable[[], Instant]
+    collect: Collect | None = None
+    """The collection check (None: not made)."""
 
     def started(self) -> tuple[PipelineEvent, ...]:
         """At a run's start: keep its untracked files, and record where its changes start."""
@@ -173,9 +196,29 @@ class RunScreen:
                 excludes=self.excludes,
                 baseline=baseline,
             )
-            hits = _hits(effect, self.root, gathered)
+            hits = _hits(effect, self.root, gathered, self.collect)
             files = Count(len(gathered.changes))
             return (ChangesScreened(effect.scope, effect.base, files, hits, self.clock()),)
 
         kind, clock = WorkspaceErrorKind.GIT, self.clock
         return facts_or_io_error(run, kind, ".", clock, "cannot screen: ", (GitError, OSError))
+
+
+def run_screen(
+    layout: WorkspaceLayout,
+    config: RalphConfig,
+    run_id: str,
+    keep_out: Sequence[str],
+    policy: GitPolicy,
+    clock: Callable[[], Instant],
+    collector: Collector | None,
+) -> RunScreen:
+    """The screen of run ``run_id``'s changes: what commits leave out (``keep_out``) is left
+    out of it too, but ``ralph.toml`` and the prompt file, which an agent must not change
+    either; ``collector`` makes the collection check (None: none)."""
+    config_and_prompt = set(own_paths(layout, config.prompt_file))
+    excludes = own_pathspecs([p for p in keep_out if p not in config_and_prompt])
+    saved = layout.run_state(run_id, "screen-baseline.json")
+    on = config.loop_policy().screens
+    collect = collector.hits if on and collector is not None else None
+    return RunScreen(on, layout.root, saved, policy, excludes, clock, collect)
