@@ -113,8 +113,9 @@ def test_sandboxed_agents_reach_no_git_folder_no_other_run_and_no_host_code(
     tmp_path: Path,
 ) -> None:
     """Run A in a worktree, then run B in another worktree and run M in the main tree, each
-    agent trying every seam: every try is denied but restoring a file from git (git's folders, refs, objects and config are
-    read-only; other runs' stores, git folders and worktrees are invisible), A's store is
+    agent trying every seam: every try but restoring a file from git is denied (git's
+    folders, refs, objects and config are read-only; each process writes only its own copy
+    of the index; other runs' stores, git folders and worktrees are invisible), A's store is
     byte for byte as A left it, main and the refs are untouched, no planted code ran on the
     host, and each run completes."""
     root, marker = _workspace(tmp_path, REQUIRED)
