@@ -14,7 +14,7 @@ from pathlib import Path
 
 from attrs import frozen
 
-from pipeline.handlers.sandbox import NetworkGate, relay_source
+from pipeline.handlers.sandbox import NetworkGate, WorkspacePaths, relay_source
 from pipeline.sandbox import RELAY_MOUNT
 
 PYTHON = sys.executable
@@ -130,4 +130,19 @@ def run_sandboxed(
         text=True,
         timeout=timeout,
         check=False,
+    )
+
+
+def workspace_paths(tree: Path, git_dir: Path, common: Path) -> WorkspacePaths:
+    """ralph's paths in the work tree ``tree`` (git folders ``git_dir`` and ``common``), as
+    a run lays them out: the events file of run ``r1``, the state in the git folder."""
+    return WorkspacePaths(
+        workspace=tree,
+        ralph_dir=tree / ".ralph",
+        events_file=tree / ".ralph" / "events-r1.jsonl",
+        marker_dir=tree / ".agent" / "tmp",
+        config_file=tree / "ralph.toml",
+        prompt_file=tree / "PROMPT.md",
+        state_dir=git_dir / "ralph",
+        git_dirs=(git_dir, common),
     )

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from pipeline.handlers.agents import ProcessSpec, run_process
 from pipeline.handlers.runtime import GitPolicy, run_git
-from pipeline.handlers.sandbox import AgentNeeds, Sandbox, WorkspacePaths, probe
+from pipeline.handlers.sandbox import AgentNeeds, Sandbox, probe
 from pipeline.sandbox import SandboxPolicy
+from tests.handlers.sandbox_support import workspace_paths
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None and not os.environ.get("CI"),
@@ -138,16 +139,7 @@ def test_agent_writes_never_change_what_ralphs_git_reads(
             + " 2>/dev/null || true"
             for target, write in writes
         ]
-        paths = WorkspacePaths(
-            workspace=tree,
-            ralph_dir=tree / ".ralph",
-            events_file=tree / ".ralph" / "events-r1.jsonl",
-            marker_dir=tree / ".agent" / "tmp",
-            config_file=tree / "ralph.toml",
-            prompt_file=tree / "PROMPT.md",
-            state_dir=own / "ralph",
-            git_dirs=(own, common),
-        )
+        paths = workspace_paths(tree, own, common)
         sandbox = Sandbox(SandboxPolicy(), probe(dict(os.environ), 1000), paths)
         spec = ProcessSpec(
             argv=("sh", "-c", "\n".join(lines)),

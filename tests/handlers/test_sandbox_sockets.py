@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from pipeline.handlers.agents import ProcessSpec, run_process
-from pipeline.handlers.sandbox import AgentNeeds, Sandbox, WorkspacePaths, probe
+from pipeline.handlers.sandbox import AgentNeeds, Sandbox, probe
 from pipeline.handlers.sandbox._gather import host_sockets
 from pipeline.sandbox import SandboxPolicy
+from tests.handlers.sandbox_support import workspace_paths
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None and not os.environ.get("CI"),
@@ -89,16 +90,7 @@ def test_a_host_socket_in_a_shown_folder_is_unreachable_inside(
     root = tmp_path / "ws"
     root.mkdir()
     subprocess.run(["git", "init", "--quiet", str(root)], check=True)
-    paths = WorkspacePaths(
-        workspace=root,
-        ralph_dir=root / ".ralph",
-        events_file=root / ".ralph" / "events-r1.jsonl",
-        marker_dir=root / ".agent" / "tmp",
-        config_file=root / "ralph.toml",
-        prompt_file=root / "PROMPT.md",
-        state_dir=root / ".git" / "ralph",
-        git_dirs=(root / ".git", root / ".git"),
-    )
+    paths = workspace_paths(root, root / ".git", root / ".git")
     (tmp_path / "home").mkdir()
     sandbox = Sandbox(SandboxPolicy(), probe(dict(os.environ), 1000), paths)
     spec = ProcessSpec(
