@@ -18,6 +18,7 @@ from pipeline.cli._faults import FaultError, fault_from, with_fault
 from pipeline.cli._safe import message_safe
 from pipeline.cli._worktree_commands import worktrees_app
 from pipeline.errors import PipelineError
+from pipeline.handlers.integration import WorkTreeBehindError
 from pipeline.handlers.runtime import GitError
 from pipeline.state import IntegrationStatus
 from pipeline.workspace import Landing, WorktreeError, merge_worktrees
@@ -76,6 +77,11 @@ def land(root: Path, names: list[str], into: str | None, *, as_json: bool = Fals
         )
     except (WorktreeError, FaultError) as error:
         raise _fail(str(error)) from error
+    except WorkTreeBehindError as error:
+        # The message says what the person does first; running the merge again alone would
+        # stop at the same place.
+        err.print(f"[bold red]error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
+        return FAILED
     except (GitError, PipelineError, OSError) as error:
         err.print(
             f"[bold red]error:[/] {escape(message_safe(str(error)))}\n"

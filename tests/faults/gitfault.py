@@ -6,11 +6,18 @@ with the words in ``GITFAULT_AFTER`` (``"commit --quiet"``) and the trigger file
 ``GITFAULT_SIGNAL`` (``SIGINT``, ``SIGTERM``, ``SIGKILL``) to its parent, the ralph process.
 After a clean signal it waits to be stopped, so that ralph is still inside the git call when
 the signal arrives: the point where a commit exists and ralph has not yet recorded it.
+
+With ``GITFAULT_WHEN`` (a glob of absolute paths), the fault fires inside the command instead:
+as soon as a path matching it exists while git runs (``.../worktrees/*/locked``: a
+``git worktree add`` half done), git and the processes it started are killed (``SIGKILL``),
+then ralph gets its signal: a machine going down in the middle of a git command. A command
+that ends before the path appears leaves the fault armed.
 :func:`install` puts a ``git`` running this first on a ``PATH``.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import signal
@@ -41,10 +48,14 @@ def install(folder: Path) -> str:
 def main(argv: list[str]) -> int:
     """Run the real git with ``argv``; fire the fault when it is this command's turn."""
     real = os.environ["GITFAULT_REAL"]
-    done = subprocess.run([real, *argv], check=False)
     after = os.environ.get("GITFAULT_AFTER", "").split()
     armed = os.environ.get("GITFAULT_ARMED")
-    if not after or armed is None or _command(argv)[: len(after)] != after:
+    matched = bool(after) and armed is not None and _command(argv)[: len(after)] == after
+    when = os.environ.get("GITFAULT_WHEN")
+    if matched and when and armed is not None and os.path.exists(armed):
+        return _inside(real, argv, when, armed)
+    done = subprocess.run([real, *argv], check=False)
+    if not matched or armed is None:
         return done.returncode
     try:
         os.unlink(armed)
@@ -55,6 +66,24 @@ def main(argv: list[str]) -> int:
     if signum is not signal.SIGKILL:
         time.sleep(60)  # ralph abandons the git call and stops this process
     return done.returncode
+
+
+def _inside(real: str, argv: list[str], when: str, armed: str) -> int:
+    """Run git, and kill it with everything it started once a path matching ``when`` exists;
+    then signal ralph."""
+    git = subprocess.Popen([real, *argv], start_new_session=True)
+    while git.poll() is None:
+        if glob.glob(when):
+            os.killpg(git.pid, signal.SIGKILL)
+            git.wait()
+            os.unlink(armed)
+            signum = signal.Signals[os.environ.get("GITFAULT_SIGNAL", "SIGKILL")]
+            os.kill(os.getppid(), signum)
+            if signum is not signal.SIGKILL:
+                time.sleep(60)  # ralph abandons the git call and stops this process
+            return git.returncode
+        time.sleep(0.0005)
+    return git.returncode
 
 
 def _command(argv: list[str]) -> list[str]:

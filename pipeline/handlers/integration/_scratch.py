@@ -75,10 +75,14 @@ def fresh_scratch(root: Path, scratch: Path, commit: str) -> None:
 
 
 def drop_scratch(root: Path, scratch: Path) -> None:
-    """Remove the scratch worktree, whatever state a killed integration left it in."""
+    """Remove the scratch worktree, whatever state a killed integration left it in: a
+    ``git worktree add`` killed half-way leaves it locked ("initializing", an ``index.lock``
+    in its git folder), which ``remove --force`` and ``prune`` leave alone and which would
+    refuse every later ``worktree add`` at that path ("missing but locked")."""
+    policy = GitPolicy()
+    # The path is ralph's own: a lock on it is a killed `worktree add`'s, never a person's.
+    run_git(root, "worktree", "unlock", str(scratch), policy=policy, check=False)
     if scratch.exists():
-        run_git(
-            root, "worktree", "remove", "--force", str(scratch), policy=GitPolicy(), check=False
-        )
+        run_git(root, "worktree", "remove", "-f", "-f", str(scratch), policy=policy, check=False)
         shutil.rmtree(scratch, ignore_errors=True)
-    run_git(root, "worktree", "prune", policy=GitPolicy(), check=False)
+    run_git(root, "worktree", "prune", policy=policy, check=False)
