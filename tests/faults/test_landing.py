@@ -130,7 +130,7 @@ def test_a_kill_inside_the_scratch_worktree_add_does_not_wedge_the_queue(tmp_pat
     """Killed while ``git worktree add`` makes the scratch worktree (left locked,
     "initializing", with an ``index.lock``): the next merge removes it, makes it anew and
     lands."""
-    root = landing_repository(tmp_path, files=3000)
+    root = landing_repository(tmp_path, files=1000)
     (only,) = completed_runs(root, 1)
     name = str(only["name"])
     half_made = str(root / ".git" / "worktrees" / "*integration-*" / "locked")
@@ -162,8 +162,9 @@ def test_the_next_merge_ends_a_gate_a_killed_integrator_left_running(tmp_path: P
         f'while :; do echo beat >> "{heartbeat}"; sleep 0.1; done\n'
     )
     root = landing_repository(tmp_path, gate("beating", script))
+    (tmp_path / "gated-once").touch()  # the run's own final gate passes at once
     (only,) = completed_runs(root, 1)
-    (tmp_path / "gated-once").unlink()  # the run's own final gate ran it once already
+    (tmp_path / "gated-once").unlink()
     name = str(only["name"])
     point = "integration.integration_rebased:1:SIGKILL:1.0"
     killed = ralph("worktrees", "merge", name, cwd=root, env={FAULT_ENV: point})

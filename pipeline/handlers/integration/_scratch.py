@@ -13,13 +13,14 @@ import shutil
 from pathlib import Path
 from typing import Final
 
-from pipeline.handlers.runtime import GitPolicy, run_git
+from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout, run_git
 
 __all__ = [
     "RUN_ID_PATTERN",
     "drop_scratch",
     "fresh_scratch",
     "git_out",
+    "group_record",
     "holds",
     "revision",
     "scratch_folder",
@@ -64,6 +65,15 @@ def scratch_folder(root: Path, run_id: str) -> Path:
     if not RUN_ID_PATTERN.fullmatch(run_id) or ".." in run_id:
         raise ValueError(f"run id {run_id!r} cannot name a folder")
     return root.parent / f"{root.name}-worktrees" / f".integration-{run_id}"
+
+
+def group_record(root: Path, run_id: str) -> Path:
+    """Where the process group at work in run ``run_id``'s integration (a gate, the merger)
+    is recorded: in the repository's own ralph folder (``.git/ralph``), not in the scratch
+    worktree, which is made anew (and which its gate could write), so that the next
+    integrator finds and ends what a killed one left running."""
+    scratch_folder(root, run_id)  # the same run ids only
+    return WorkspaceLayout(root).state_dir / "integration" / f"{run_id}.group.json"
 
 
 def fresh_scratch(root: Path, scratch: Path, commit: str) -> None:
