@@ -43,7 +43,14 @@ from pipeline.handlers.integration import (
 )
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, run_git
-from pipeline.handlers.store import NamedStore, RunStore, open_store_at
+from pipeline.handlers.store import (
+    NamedStore,
+    RunStore,
+    StoreCorruptError,
+    StoreError,
+    StoreMissingError,
+    open_store_at,
+)
 from pipeline.state import Integration, IntegrationStatus, Phase, PipelineState
 from pipeline.workspace._carry import carry_setup
 from pipeline.workspace._lock import lock_mode
@@ -151,7 +158,7 @@ def merge_worktrees(
                 )
             except Interrupted as stopped:
                 raise LandingInterruptedError(str(stopped), current) from None
-            except WorktreeError as error:
+            except (WorktreeError, StoreError) as error:
                 if worktree in asked or on_warning is None:
                     raise
                 on_warning(str(error))
@@ -323,6 +330,10 @@ def _store(
         return
     try:
         opened = open_store_at(location, must_exist=True)
+    except (StoreMissingError, StoreCorruptError) as error:
+        raise WorktreeError(f"{worktree.branch}: its store cannot be opened: {error}") from error
+    except StoreError:
+        raise  # a full disk, a server gone: not the worktree's, and it says what to do
     except (OSError, PipelineError) as error:
         raise WorktreeError(f"{worktree.branch}: its store cannot be opened: {error}") from error
     with opened:

@@ -5,6 +5,8 @@ the target, its work tree and the run's log agree."""
 from __future__ import annotations
 
 import json
+import os
+import resource
 import signal
 import subprocess
 import time
@@ -22,7 +24,7 @@ from tests.faults.landings import (
     log_of,
     stopped_merge,
 )
-from tests.runtime.workspace import processes_with, ralph
+from tests.runtime.workspace import RALPH, ROOT, processes_with, ralph
 
 pytestmark = pytest.mark.slow  # whole runs and merges in subprocesses
 
@@ -215,3 +217,40 @@ def _listed(root: Path) -> list[dict[str, object]]:
     shown = ralph("worktrees", "list", "--json", cwd=root)
     assert shown.returncode == 0, shown.stderr
     return [json.loads(line) for line in shown.stdout.splitlines()]
+
+
+_LIMIT = 8_000
+"""Bytes a file the merge writes may grow to: the run's log (its write-ahead log) passes it
+with the landing's first fact."""
+
+
+def _limited() -> None:
+    # In the child before exec: a write past the limit fails (EFBIG), as on a full disk.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (_LIMIT, _LIMIT))
+
+
+def test_a_merge_on_a_full_disk_says_to_free_space_and_merge_again(tmp_path: Path) -> None:
+    """A merge whose run's log cannot grow exits 4 naming the full disk and saying to free
+    space and merge again (never to resume a run); with room, the merge it names lands."""
+    root = landing_repository(tmp_path)
+    (only,) = completed_runs(root, 1)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
+    stopped = subprocess.run(
+        [*RALPH, "worktrees", "merge", str(only["name"])],
+        cwd=root,
+        env=env,
+        preexec_fn=_limited,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert stopped.returncode == 4, stopped.stdout + stopped.stderr
+    assert "free space" in stopped.stderr
+    assert "ralph worktrees merge again" in stopped.stderr
+    assert "resume the run" not in stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    resumed = ralph("worktrees", "merge", str(only["name"]), cwd=root)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    _landed_once(root, only)
