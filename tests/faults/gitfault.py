@@ -8,7 +8,7 @@ After a clean signal it waits to be stopped, so that ralph is still inside the g
 the signal arrives: the point where a commit exists and ralph has not yet recorded it.
 
 With ``GITFAULT_WHEN`` (a glob of absolute paths), the fault fires inside the command instead:
-as soon as a path matching it exists while git runs (``.../worktrees/*/locked``: a
+as soon as a path matching it exists while git runs (``.../worktrees/*/index.lock``: a
 ``git worktree add`` half done), git and the processes it started are killed (``SIGKILL``),
 then ralph gets its signal: a machine going down in the middle of a git command. A command
 that ends before the path appears leaves the fault armed.

@@ -135,7 +135,7 @@ def test_a_kill_inside_the_scratch_worktree_add_does_not_wedge_the_queue(tmp_pat
     root = landing_repository(tmp_path, files=1000)
     (only,) = completed_runs(root, 1)
     name = str(only["name"])
-    half_made = str(root / ".git" / "worktrees" / "*integration-*" / "locked")
+    half_made = str(root / ".git" / "worktrees" / "*integration-*" / "index.lock")
     killed = stopped_merge(
         root, tmp_path, "worktrees", "merge", name, after="worktree add", when=half_made
     )
