@@ -4,23 +4,30 @@ integrator left under way."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from pipeline.cli._app import USAGE_ERROR, WorkspaceOption, _fail, err
+from pipeline.cli._app import STORE_ERROR, USAGE_ERROR, WorkspaceOption, _fail, err
 from pipeline.cli._faults import FaultError, fault_from, with_fault
 from pipeline.cli._safe import message_safe
 from pipeline.cli._worktree_commands import worktrees_app
+from pipeline.engine import Interruption
 from pipeline.errors import PipelineError
+from pipeline.handlers.integration import WorkTreeBehindError
 from pipeline.handlers.runtime import GitError
+from pipeline.handlers.store import StoreError
 from pipeline.state import IntegrationStatus
-from pipeline.workspace import Landing, WorktreeError, merge_worktrees
+from pipeline.workspace import Landing, LandingInterruptedError, WorktreeError, merge_worktrees
 
 FAILED = 1
 """The exit status when an integration failed (a gate, a lost commit, git)."""
@@ -28,6 +35,9 @@ FAILED = 1
 CONFLICTED = 3
 """The exit status when a replay met conflicts: a person resolves them (as a run that needs
 one exits 3)."""
+
+INTERRUPTED = 130
+"""The exit status when SIGINT or SIGTERM stopped a landing (as an interrupted run's)."""
 
 
 @worktrees_app.command("merge")
@@ -64,22 +74,43 @@ def land(root: Path, names: list[str], into: str | None, *, as_json: bool = Fals
         else:
             err.print(escape(message_safe(_said(landing))), soft_wrap=True)
 
+    interruption = Interruption()
     try:
         fault = fault_from(os.environ)  # the fault tests' kill -9 seam
-        merge_worktrees(
-            root,
-            names,
-            into=into,
-            on_landing=report,
-            on_event=with_fault(fault, None),
-            on_warning=lambda said: err.print(f"warning: {escape(message_safe(said))}"),
-        )
+        with _stopping(interruption):
+            merge_worktrees(
+                root,
+                names,
+                into=into,
+                on_landing=report,
+                on_event=with_fault(fault, None),
+                on_warning=lambda said: err.print(f"warning: {escape(message_safe(said))}"),
+                interruption=interruption,
+            )
     except (WorktreeError, FaultError) as error:
         raise _fail(str(error)) from error
+    except LandingInterruptedError as stopped:
+        err.print(f"Stopped: {escape(message_safe(str(stopped)))}.", soft_wrap=True)
+        return INTERRUPTED
+    except StoreError as error:
+        # A full disk, a store gone: the facts stored stay, the next merge goes on from them.
+        err.print(
+            f"[bold red]store error:[/] {escape(message_safe(str(error)))}\n"
+            "Once the store can be written again (free space), run ralph worktrees merge "
+            "again: it goes on from where the run's log stands.",
+            soft_wrap=True,
+        )
+        return STORE_ERROR
+    except WorkTreeBehindError as error:
+        # The message says what the person does first; running the merge again alone would
+        # stop at the same place.
+        err.print(f"[bold red]error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
+        return FAILED
     except (GitError, PipelineError, OSError) as error:
         err.print(
             f"[bold red]error:[/] {escape(message_safe(str(error)))}\n"
-            "Run ralph worktrees merge again: it goes on from where its log stands.",
+            "Deal with the cause (a full disk: free space), then run ralph worktrees merge "
+            "again: it goes on from where the run's log stands.",
             soft_wrap=True,
         )
         return FAILED
@@ -93,6 +124,23 @@ def land(root: Path, names: list[str], into: str | None, *, as_json: bool = Fals
     if IntegrationStatus.CONFLICTED in statuses:
         return CONFLICTED
     return 0
+
+
+@contextlib.contextmanager
+def _stopping(interruption: Interruption) -> Iterator[None]:
+    """SIGINT and SIGTERM stop the landing at a safe point (through ``interruption``) instead
+    of ending the process wherever it is, or, after ``ralph run --merge``, being taken for a
+    run's that has ended; the handlers before are put back after."""
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        interruption.request(signal.Signals(signum).name)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 def _said(landing: Landing) -> str:

@@ -13,7 +13,13 @@ from pipeline.workspace._fork import (
 )
 from pipeline.workspace._interrupt_run import NotInterruptedError, interrupt_run
 from pipeline.workspace._lock import WorkspaceBusyError, ensure_idle
-from pipeline.workspace._merge import Landing, land_run, merge_worktrees, target_branch
+from pipeline.workspace._merge import (
+    Landing,
+    LandingInterruptedError,
+    land_run,
+    merge_worktrees,
+    target_branch,
+)
 from pipeline.workspace._peek import peek_config
 from pipeline.workspace._reconcile import (
     Reconciliation,
@@ -53,6 +59,7 @@ __all__ = [
     "ForkError",
     "HalfMadeError",
     "Landing",
+    "LandingInterruptedError",
     "NotInterruptedError",
     "Reconciliation",
     "RecordedCommit",

@@ -22,7 +22,7 @@ from typing import final
 from attrs import frozen
 
 from pipeline.config import POSTGRES_SCHEMES, ConfigError, RalphConfig, parse_config
-from pipeline.engine import integrate, load_state, utc_now
+from pipeline.engine import Interrupted, Interruption, integrate, load_state, utc_now
 from pipeline.errors import PipelineError
 from pipeline.events import (
     AgentName,
@@ -34,10 +34,23 @@ from pipeline.events import (
     RunId,
     TerminationReason,
 )
-from pipeline.handlers.integration import Integrator, RunCommits, holds, scratch_folder
+from pipeline.handlers.integration import (
+    Integrator,
+    RunCommits,
+    group_record,
+    holds,
+    scratch_folder,
+)
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, run_git
-from pipeline.handlers.store import NamedStore, RunStore, open_store_at
+from pipeline.handlers.store import (
+    NamedStore,
+    RunStore,
+    StoreCorruptError,
+    StoreError,
+    StoreMissingError,
+    open_store_at,
+)
 from pipeline.state import Integration, IntegrationStatus, Phase, PipelineState
 from pipeline.workspace._carry import carry_setup
 from pipeline.workspace._lock import lock_mode
@@ -52,9 +65,25 @@ from pipeline.workspace._worktrees import (
     run_worktrees,
 )
 
-__all__ = ["Landing", "land_run", "merge_worktrees", "target_branch"]
+__all__ = ["Landing", "LandingInterruptedError", "land_run", "merge_worktrees", "target_branch"]
 
 _LOCK_NAME = "ralph-integration.lock"
+
+
+class LandingInterruptedError(PipelineError):
+    """A merge stopped at a safe point on a request (SIGINT, SIGTERM): ``reason`` says which;
+    ``worktree`` is the worktree whose landing was under way or next. Nothing is left half
+    done that the next ``ralph worktrees merge`` does not finish."""
+
+    def __init__(self, reason: str, worktree: RunWorktree | None) -> None:
+        super().__init__(
+            f"{reason}: the merge stopped while it waited for its turn; nothing was changed"
+            if worktree is None
+            else f"{reason}: the landing of {worktree.branch} stopped at a safe point; "
+            f"ralph worktrees merge {worktree.name} goes on with it"
+        )
+        self.reason = reason
+        self.worktree = worktree
 
 
 @final
@@ -98,26 +127,38 @@ def merge_worktrees(
     on_landing: Callable[[Landing], None] | None = None,
     on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    interruption: Interruption | None = None,
 ) -> list[Landing]:
     """Land the named worktrees' branches on ``into`` (default: the main worktree's branch),
     after finishing the integrations a killed integrator left under way; each outcome as it
     ends (``on_landing``) and all of them, in order. Raises :class:`WorktreeError` for a bad
     request before anything is queued. A worktree left with an integration under way that
-    cannot be gone on with is told to ``on_warning`` and skipped: the ones asked for go on."""
+    cannot be gone on with is told to ``on_warning`` and skipped: the ones asked for go on.
+    A request to ``interruption`` stops it at a safe point (see :func:`integrate`) with
+    :class:`LandingInterruptedError`."""
     root = main_worktree(root)
     target = target_branch(root, into)
     asked = [find_worktree(root, name) for name in dict.fromkeys(names)]
     if lock_mode(WorkspaceLayout(root).ralph_dir) == "exclusive":
         raise WorktreeError(f"a run is at work in {root}: merge once it has stopped")
     landings: list[Landing] = []
-    with _integrator_turn(root):
+    with _integrator_turn(root, interruption):
         worktrees = {w.path: w for w in run_worktrees(root)}
         pending = [w for w in worktrees.values() if w.path not in {a.path for a in asked}]
         for worktree in [*pending, *asked]:
             current = worktrees.get(worktree.path, worktree)
             try:
-                landing = _land(root, current, target, asked=worktree in asked, on_event=on_event)
-            except WorktreeError as error:
+                landing = _land(
+                    root,
+                    current,
+                    target,
+                    asked=worktree in asked,
+                    on_event=on_event,
+                    interruption=interruption,
+                )
+            except Interrupted as stopped:
+                raise LandingInterruptedError(str(stopped), current) from None
+            except (WorktreeError, StoreError) as error:
                 if worktree in asked or on_warning is None:
                     raise
                 on_warning(str(error))
@@ -157,6 +198,7 @@ def _land(
     *,
     asked: bool,
     on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+    interruption: Interruption | None,
 ) -> Landing | None:
     """Queue (``asked``) and carry out one worktree's integration, or go on with the one under
     way; None when there is nothing to do for it."""
@@ -174,7 +216,14 @@ def _land(
                 raise WorktreeError(f"{worktree.branch}: no run has been made in it")
             return None
         return _integrate_in(
-            root, worktree, target, store, RunId(run_id), asked=asked, on_event=on_event
+            root,
+            worktree,
+            target,
+            store,
+            RunId(run_id),
+            asked=asked,
+            on_event=on_event,
+            interruption=interruption,
         )
 
 
@@ -187,6 +236,7 @@ def _integrate_in(
     *,
     asked: bool,
     on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+    interruption: Interruption | None = None,
 ) -> Landing | None:
     """Queue (``asked``) and carry out the integration of run ``run_id`` (its log in
     ``store``) of ``worktree``, or go on with the one under way; the integrator's turn held."""
@@ -207,13 +257,14 @@ def _integrate_in(
     elif now is None or not now.status.under_way:
         return None
     try:
-        scratch = scratch_folder(root, run_id)
+        scratch, group_file = scratch_folder(root, run_id), group_record(root, run_id)
     except ValueError as error:
         raise WorktreeError(f"{worktree.branch}: {error}") from error
     redactor = Redactor.from_environment(os.environ, config.redaction.variables)
     integrator = Integrator(
         root,
         scratch,
+        group_file,
         run_id,
         config,
         digest,
@@ -222,8 +273,15 @@ def _integrate_in(
         prepare=lambda scratch: carry_setup(worktree.path, scratch),
     )
     with _store_lease(root, store):
+        integrator.end_left_behind()
         state = integrate(
-            store, integrator, run_id, redactor=redactor, queued=queued, on_event=on_event
+            store,
+            integrator,
+            run_id,
+            redactor=redactor,
+            queued=queued,
+            on_event=on_event,
+            interruption=interruption,
         )
     assert state.integration is not None  # integrate recorded one or went on with one
     return Landing(worktree, run_id, state.integration)
@@ -272,6 +330,10 @@ def _store(
         return
     try:
         opened = open_store_at(location, must_exist=True)
+    except (StoreMissingError, StoreCorruptError) as error:
+        raise WorktreeError(f"{worktree.branch}: its store cannot be opened: {error}") from error
+    except StoreError:
+        raise  # a full disk, a server gone: not the worktree's, and it says what to do
     except (OSError, PipelineError) as error:
         raise WorktreeError(f"{worktree.branch}: its store cannot be opened: {error}") from error
     with opened:
@@ -308,11 +370,16 @@ def _store_lease(root: Path, store: RunStore) -> contextlib.AbstractContextManag
 
 
 @contextlib.contextmanager
-def _integrator_turn(root: Path) -> Iterator[None]:
-    """This process's turn as the repository's integrator: waits for the one at work."""
+def _integrator_turn(root: Path, interruption: Interruption | None = None) -> Iterator[None]:
+    """This process's turn as the repository's integrator: waits for the one at work (a
+    request to ``interruption`` meanwhile: :class:`LandingInterruptedError`)."""
     fd = os.open(_git_folder(root) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            with contextlib.nullcontext() if interruption is None else interruption.armed():
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except Interrupted as stopped:
+            raise LandingInterruptedError(str(stopped), None) from None
         yield
     finally:
         os.close(fd)

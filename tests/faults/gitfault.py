@@ -7,11 +7,11 @@ with the words in ``GITFAULT_AFTER`` (``"commit --quiet"``) and the trigger file
 After a clean signal it waits to be stopped, so that ralph is still inside the git call when
 the signal arrives: the point where a commit exists and ralph has not yet recorded it.
 
-``GITFAULT_DURING`` (``"worktree add"``) fires inside a command instead: the real git runs in a
-session of its own, and once a path matching the glob ``GITFAULT_WHEN`` exists (the worktree's
-``index.lock``: its checkout under way) the whole session is killed with SIGKILL (git and the
-children it started, as a machine's crash would stop them), then the signal goes to ralph. A
-command that ends before the path appears fires nothing.
+With ``GITFAULT_WHEN`` (a glob of absolute paths), the fault fires inside the command instead:
+as soon as a path matching it exists while git runs (``.../worktrees/*/index.lock``: a
+``git worktree add`` half done), git and the processes it started are killed (``SIGKILL``),
+then ralph gets its signal: a machine going down in the middle of a git command. A command
+that ends before the path appears leaves the fault armed.
 :func:`install` puts a ``git`` running this first on a ``PATH``.
 """
 
@@ -48,13 +48,14 @@ def install(folder: Path) -> str:
 def main(argv: list[str]) -> int:
     """Run the real git with ``argv``; fire the fault when it is this command's turn."""
     real = os.environ["GITFAULT_REAL"]
-    during = os.environ.get("GITFAULT_DURING", "").split()
-    if during and _command(argv)[: len(during)] == during:
-        return _inside(real, argv)
-    done = subprocess.run([real, *argv], check=False)
     after = os.environ.get("GITFAULT_AFTER", "").split()
     armed = os.environ.get("GITFAULT_ARMED")
-    if not after or armed is None or _command(argv)[: len(after)] != after:
+    matched = bool(after) and armed is not None and _command(argv)[: len(after)] == after
+    when = os.environ.get("GITFAULT_WHEN")
+    if matched and when and armed is not None and os.path.exists(armed):
+        return _inside(real, argv, when, armed)
+    done = subprocess.run([real, *argv], check=False)
+    if not matched or armed is None:
         return done.returncode
     try:
         os.unlink(armed)
@@ -67,23 +68,21 @@ def main(argv: list[str]) -> int:
     return done.returncode
 
 
-def _inside(real: str, argv: list[str]) -> int:
-    """Run the real git with ``argv``; kill it, its children and ralph once ``GITFAULT_WHEN``
-    matches a path while it runs (when the trigger file is still there)."""
-    armed = os.environ.get("GITFAULT_ARMED")
-    pattern = os.environ["GITFAULT_WHEN"]
+def _inside(real: str, argv: list[str], when: str, armed: str) -> int:
+    """Run git, and kill it with everything it started once a path matching ``when`` exists;
+    then signal ralph."""
     git = subprocess.Popen([real, *argv], start_new_session=True)
     while git.poll() is None:
-        if armed is not None and os.path.exists(armed) and glob.glob(pattern):
-            os.unlink(armed)
+        if glob.glob(when):
             os.killpg(git.pid, signal.SIGKILL)
             git.wait()
+            os.unlink(armed)
             signum = signal.Signals[os.environ.get("GITFAULT_SIGNAL", "SIGKILL")]
             os.kill(os.getppid(), signum)
             if signum is not signal.SIGKILL:
-                time.sleep(60)
-            return -signal.SIGKILL
-        time.sleep(0.002)
+                time.sleep(60)  # ralph abandons the git call and stops this process
+            return git.returncode
+        time.sleep(0.0005)
     return git.returncode
 
 

@@ -58,7 +58,7 @@ def faulty(tmp_path: Path, root: Path) -> tuple[dict[str, str], Path]:
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "PATH": install(tmp_path / "bin"),
-        "GITFAULT_DURING": "worktree add",
+        "GITFAULT_AFTER": "worktree add",
         "GITFAULT_WHEN": f"{root.resolve()}/.git/worktrees/*/index.lock",
         "GITFAULT_ARMED": str(armed),
         "GITFAULT_SIGNAL": "SIGKILL",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import assert_never
+from typing import Final, assert_never
 
 from attrs import frozen
 
@@ -39,6 +39,7 @@ from pipeline.events import (
     Role,
 )
 from pipeline.handlers._protocol import facts_of
+from pipeline.handlers.agents import stop_recorded_group
 from pipeline.handlers.integration._move import move_target
 from pipeline.handlers.integration._prompt import MERGER_HAT, merger_prompt
 from pipeline.handlers.integration._replay import Resolve, replay_branch
@@ -52,19 +53,24 @@ from pipeline.handlers.runtime import (
     run_git,
 )
 
-__all__ = ["Integrator"]
+__all__ = ["GRACE_S", "Integrator"]
+
+GRACE_S: Final = 5.0
+"""How long a gate or merger being stopped gets between SIGTERM and SIGKILL (a run's)."""
 
 
 @frozen
 class Integrator:
     """Carries out the integration effects of run ``run_id``, whose configuration is
     ``config``, for the repository whose main worktree is ``root``; ``scratch`` is where its
-    branch is replayed; ``made`` the commits the run's log records, the only ones it lands.
-    ``prepare`` readies the scratch worktree for a gate (what the run's worktree has that the
-    commit lacks: an untracked gate script)."""
+    branch is replayed; ``group_file`` where the process group of its gate or merger at work
+    is recorded (outside the scratch: see :func:`group_record`); ``made`` the commits the
+    run's log records, the only ones it lands. ``prepare`` readies the scratch worktree for a
+    gate (what the run's worktree has that the commit lacks: an untracked gate script)."""
 
     root: Path
     scratch: Path
+    group_file: Path
     run_id: str
     config: RalphConfig
     config_digest: Digest
@@ -88,10 +94,18 @@ class Integrator:
             case _:
                 assert_never(effect)
 
+    def end_left_behind(self) -> None:
+        """End the gate or merger a killed integrator of this run left running (its group as
+        recorded, if it is still that group: same host, boot and leader start time); first
+        thing, before the scratch worktree it runs in is made anew."""
+        stop_recorded_group(self.group_file, GRACE_S)
+
     def _runtime(self) -> Runtime:
-        """The runtime of the scratch worktree: agents and gates run there as in a run."""
+        """The runtime of the scratch worktree: agents and gates run there as in a run, their
+        process groups recorded where the next integrator finds them."""
+        self.group_file.parent.mkdir(parents=True, exist_ok=True)
         return Runtime(
-            WorkspaceLayout(self.scratch),
+            WorkspaceLayout(self.scratch, group_record=self.group_file),
             self.config,
             self.config_digest,
             self.clock,
@@ -99,6 +113,7 @@ class Integrator:
             schemas={},
             hat_schemas={},
             sandboxing=choose_sandbox(self.config, self.scratch),
+            grace_s=GRACE_S,
         )
 
     def _resolver(self, effect: ReplayBranch) -> Resolve | None:
@@ -127,10 +142,16 @@ class Integrator:
                 hat=MERGER_HAT,
             )
             refs = _refs(self.root)
-            facts = facts_of(self._runtime()(invoke))
-            if _refs(self.root) != refs:
-                # The repository's git folder is shared: a branch it moved is put back.
-                _restore(self.root, refs)
+            try:
+                facts = facts_of(self._runtime()(invoke))
+            finally:
+                # Also when the merger is abandoned (a stop asked for): a request raises
+                # once, so this runs to its end.
+                moved = _refs(self.root) != refs
+                if moved:
+                    # The repository's git folder is shared: a branch it moved is put back.
+                    _restore(self.root, refs)
+            if moved:
                 return False
             said = [f.status for f in facts if isinstance(f, DevelopmentIterationCompleted)]
             succeeded = any(isinstance(fact, InvocationSucceeded) for fact in facts)

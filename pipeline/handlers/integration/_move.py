@@ -11,14 +11,24 @@ Before the compare-and-swap a failure is an ``IntegrationFailed``. After it, a w
 cannot follow puts the target back (compare-and-swap again) and the integration fails; any
 other error is raised and the log says nothing yet: the next ``ralph worktrees merge`` finds
 the target at the new commit (or at a commit built on it) and finishes the step.
+
+Killed between the compare-and-swap and the two-tree read, the work tree is left behind its
+branch: its index still at the old commit, the landed files staged as deletions, so that the
+next ordinary ``git commit`` would undo the landing. When the target has gone on meanwhile (a
+person's commit, another landing), the next merge brings the work tree up, path by path, for
+the paths the move changed and only where they are still as the move found them; a path a
+person changed since stops the merge with :class:`WorkTreeBehindError`, nothing touched, and the
+landing is not recorded until the work tree agrees.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.effects import MoveTarget
+from pipeline.errors import PipelineError
 from pipeline.events import (
     Instant,
     IntegrationFailed,
@@ -27,9 +37,15 @@ from pipeline.events import (
     TargetMoved,
 )
 from pipeline.handlers.integration._scratch import drop_scratch, git_out, holds, revision
-from pipeline.handlers.runtime import GitError, GitPolicy, branch_worktrees, run_git
+from pipeline.handlers.runtime import GitError, GitPolicy, branch_worktrees, run_git, run_git_bytes
 
-__all__ = ["move_target"]
+__all__ = ["WorkTreeBehindError", "move_target"]
+
+
+class WorkTreeBehindError(PipelineError):
+    """The target moved, but the work tree that has it checked out cannot be brought up
+    without undoing a person's changes there: the message names the files and what to do;
+    the landing stays under way until the next merge finds the work tree agreeing."""
 
 
 def move_target(
@@ -41,7 +57,11 @@ def move_target(
     found = revision(root, ref)
     beyond = found is not None and found not in (effect.old, effect.new)
     if beyond and found is not None and holds(root, found, effect.new):
-        # Our move was made (the process died before its fact), and someone built on it.
+        # Our move was made (the process died before its fact), and someone built on it: the
+        # work tree may still be where the move found it.
+        holder = _checked_out(root, ref)
+        if holder is not None:
+            _bring_up(holder, effect, found)
         return _landed(effect, root, scratch, clock)
     if found not in (effect.old, effect.new):
         return (TargetMoved(effect.old, found or "(no branch)", clock()),)
@@ -126,3 +146,93 @@ def _would_not_follow(holder: Path, old: str, new: str) -> str:
 def _checked_out(root: Path, ref: str) -> Path | None:
     """The work tree that has branch ``ref`` checked out, if one has."""
     return next((path for path, _head, branch in branch_worktrees(root) if branch == ref), None)
+
+
+Entry = tuple[str, str]
+"""A path's mode and object id, in a tree or the index."""
+
+
+def _bring_up(holder: Path, effect: MoveTarget, head: str) -> None:
+    """Bring the work tree at ``holder`` up to ``head`` (its branch, the target, which holds
+    the move to ``effect.new``) for the paths the move changed that are still as the move
+    found them (index at ``effect.old``, file as the index has it): the two-tree read a kill
+    left undone, path by path. A path changed otherwise (staged, edited, an untracked file
+    where the move adds one, unmerged) raises :class:`WorkTreeBehindError`, nothing touched."""
+    changed = _listed(holder, "diff-tree", "-r", "--name-only", "-z", "--no-renames",
+                      effect.old, effect.new)  # fmt: skip
+    if not changed:
+        return
+    was, now = _tree(holder, effect.old), _tree(holder, head)
+    staged, unmerged = _index(holder)
+    edited = set(_listed(holder, "diff", "--name-only", "-z", "--no-renames"))
+    behind: list[str] = []
+    own: list[str] = []
+    for path in changed:
+        entry = staged.get(path)
+        if path not in unmerged and entry == now.get(path):
+            continue  # up already (the read ran, or a person brought it up)
+        untouched = path not in unmerged and path not in edited and entry == was.get(path)
+        if untouched and entry is None and os.path.lexists(holder / path):
+            untouched = False  # a file of the person's where the move adds one
+        (behind if untouched else own).append(path)
+    if own:
+        shown = ", ".join(own[:5]) + (f" and {len(own) - 5} more" if len(own) > 5 else "")
+        raise WorkTreeBehindError(
+            f"{effect.branch} landed on {effect.target}, but {holder} has changes of its own "
+            f"in files the landing changed ({shown}) and its index is still where the landing "
+            f"found it, so a commit there would undo the landing: keep what you need of those "
+            f"files elsewhere, bring them to {effect.target}'s head (git checkout "
+            f"{effect.target} -- FILES), then run ralph worktrees merge again"
+        )
+    present = [path for path in behind if path in now]
+    gone = [path for path in behind if path not in now]
+    if present:
+        _with_paths(holder, present, "checkout", head)
+    if gone:
+        _with_paths(holder, gone, "rm", "--quiet", "--force")
+
+
+def _listed(holder: Path, *args: str) -> list[str]:
+    """The NUL-separated paths a git command in ``holder`` prints."""
+    done = run_git_bytes(holder, *args, policy=GitPolicy())
+    return [os.fsdecode(path) for path in done.stdout.split(b"\0") if path]
+
+
+def _tree(holder: Path, commit: str) -> dict[str, Entry]:
+    """Every path of ``commit``'s tree with its entry."""
+    done = run_git_bytes(holder, "ls-tree", "-r", "-z", "--full-tree", commit, policy=GitPolicy())
+    found: dict[str, Entry] = {}
+    for line in done.stdout.split(b"\0"):
+        if b"\t" in line:
+            info, path = line.split(b"\t", 1)
+            mode, _kind, sha = info.decode().split()
+            found[os.fsdecode(path)] = (mode, sha)
+    return found
+
+
+def _index(holder: Path) -> tuple[dict[str, Entry], set[str]]:
+    """The index of the work tree at ``holder``: each merged path's entry, and the paths
+    left unmerged."""
+    done = run_git_bytes(holder, "ls-files", "--stage", "-z", policy=GitPolicy())
+    staged: dict[str, Entry] = {}
+    unmerged: set[str] = set()
+    for line in done.stdout.split(b"\0"):
+        if b"\t" in line:
+            info, raw = line.split(b"\t", 1)
+            mode, sha, stage = info.decode().split()
+            path = os.fsdecode(raw)
+            if stage == "0":
+                staged[path] = (mode, sha)
+            else:
+                unmerged.add(path)
+    return staged, unmerged
+
+
+def _with_paths(holder: Path, paths: list[str], command: str, *args: str) -> None:
+    """``git COMMAND ARGS`` in ``holder`` on exactly ``paths`` (given on its standard input,
+    taken literally)."""
+    listed = b"\0".join(os.fsencode(f":(literal){path}") for path in paths)
+    run_git_bytes(
+        holder, command, "--pathspec-from-file=-", "--pathspec-file-nul", *args,
+        policy=GitPolicy(), input_bytes=listed,
+    )  # fmt: skip

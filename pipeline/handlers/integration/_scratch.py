@@ -13,13 +13,14 @@ import shutil
 from pathlib import Path
 from typing import Final
 
-from pipeline.handlers.runtime import GitPolicy, run_git
+from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout, run_git
 
 __all__ = [
     "RUN_ID_PATTERN",
     "drop_scratch",
     "fresh_scratch",
     "git_out",
+    "group_record",
     "holds",
     "revision",
     "scratch_folder",
@@ -66,6 +67,15 @@ def scratch_folder(root: Path, run_id: str) -> Path:
     return root.parent / f"{root.name}-worktrees" / f".integration-{run_id}"
 
 
+def group_record(root: Path, run_id: str) -> Path:
+    """Where the process group at work in run ``run_id``'s integration (a gate, the merger)
+    is recorded: in the repository's own ralph folder (``.git/ralph``), not in the scratch
+    worktree, which is made anew (and which its gate could write), so that the next
+    integrator finds and ends what a killed one left running."""
+    scratch_folder(root, run_id)  # the same run ids only
+    return WorkspaceLayout(root).state_dir / "integration" / f"{run_id}.group.json"
+
+
 def fresh_scratch(root: Path, scratch: Path, commit: str) -> None:
     """A scratch worktree at ``commit``, detached, made anew (what a killed integration left
     there goes first)."""
@@ -75,10 +85,14 @@ def fresh_scratch(root: Path, scratch: Path, commit: str) -> None:
 
 
 def drop_scratch(root: Path, scratch: Path) -> None:
-    """Remove the scratch worktree, whatever state a killed integration left it in."""
+    """Remove the scratch worktree, whatever state a killed integration left it in: a
+    ``git worktree add`` killed half-way leaves it locked ("initializing", an ``index.lock``
+    in its git folder), which ``remove --force`` and ``prune`` leave alone and which would
+    refuse every later ``worktree add`` at that path ("missing but locked")."""
+    policy = GitPolicy()
+    # The path is ralph's own: a lock on it is a killed `worktree add`'s, never a person's.
+    run_git(root, "worktree", "unlock", str(scratch), policy=policy, check=False)
     if scratch.exists():
-        run_git(
-            root, "worktree", "remove", "--force", str(scratch), policy=GitPolicy(), check=False
-        )
+        run_git(root, "worktree", "remove", "-f", "-f", str(scratch), policy=policy, check=False)
         shutil.rmtree(scratch, ignore_errors=True)
-    run_git(root, "worktree", "prune", policy=GitPolicy(), check=False)
+    run_git(root, "worktree", "prune", policy=policy, check=False)

@@ -33,9 +33,13 @@ OUTPUT_FILES = {
 @final
 @frozen
 class WorkspaceLayout:
-    """The paths of one workspace, all under ``root``."""
+    """The paths of one workspace, all under ``root`` (but ``group_record``)."""
 
     root: Path
+    group_record: Path | None = None
+    """Where the process group at work is recorded instead of :attr:`agent_group`: for a
+    workspace that is made anew each time (the merge queue's scratch worktree), a place the
+    next start finds."""
 
     @property
     def ralph_dir(self) -> Path:
@@ -71,6 +75,8 @@ class WorkspaceLayout:
     @property
     def agent_group(self) -> Path:
         """The record of the agent (or check) process group at work in this workspace."""
+        if self.group_record is not None:
+            return self.group_record
         return self.ralph_dir / "agent-group.json"
 
     @property

@@ -88,7 +88,7 @@ def guard(path: Path, action: str) -> Iterator[None]:
         if full is not None:
             raise StoreError(
                 f"{path}: could not {action}: {full} ({message}); what was stored "
-                "before stays; free space, then resume the run"
+                "before stays; free space, then go on where it stopped (a run: ralph resume)"
             ) from error
         if (
             "malformed" in message
