@@ -39,11 +39,13 @@ from pipeline.screening._model import (
     ScreenRules,
     TestItem,
 )
+from pipeline.screening._pins import MIXED_FILES, PinKind, named_files, pin_kind, splice
 from pipeline.screening._screen import screen
 
 __all__ = [
     "CI_PATTERNS",
     "MAX_LINE_CHARS",
+    "MIXED_FILES",
     "RUN_CONFIGURATION",
     "TEST_PATTERNS",
     "ChangeStatus",
@@ -51,6 +53,7 @@ __all__ = [
     "FileClass",
     "Language",
     "Marker",
+    "PinKind",
     "Protection",
     "ScreenHit",
     "ScreenKind",
@@ -64,8 +67,11 @@ __all__ = [
     "find_skips",
     "find_todos",
     "language_of",
+    "named_files",
     "parse_name_status",
     "parse_porcelain",
+    "pin_kind",
     "screen",
+    "splice",
     "tree_dirty",
 ]
