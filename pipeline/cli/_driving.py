@@ -32,7 +32,7 @@ from pipeline.cli._shutdown import run_interruption
 from pipeline.cli._tracing import tracing
 from pipeline.engine import DurableRun
 from pipeline.errors import PipelineError
-from pipeline.events import RunId
+from pipeline.events import GatePin, RunId
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import NamedStore, StoreError, UnknownRunError
 from pipeline.state import Phase
@@ -65,6 +65,15 @@ def _with_iterations(opened: Workspace, max_iterations: int | None) -> Workspace
     # RunStarted records the budget, so a replay or resume needs no flag.
     budgets = attrs.evolve(opened.config.budgets, max_iterations=max_iterations)
     return attrs.evolve(opened, config=attrs.evolve(opened.config, budgets=budgets))
+
+
+def _with_tests_editable(opened: Workspace, editable: bool) -> Workspace:
+    """``opened`` whose gates run on the tests as the agent leaves them (``--tests-editable``:
+    ``[tamper] pin = "off"`` for this run; ``RunStarted`` records it)."""
+    if not editable:
+        return opened
+    tamper = attrs.evolve(opened.config.tamper, pin=GatePin.OFF.value)
+    return attrs.evolve(opened, config=attrs.evolve(opened.config, tamper=tamper))
 
 
 def _ready_to_start(

@@ -125,7 +125,8 @@ def _gate_finished(event: GateFinished) -> str:
     if last:
         fields.append(f"last_line={_show(last)}")
     fields.append(f"log_path={_show(event.log_path, _MAX_PATH)}")
-    return f"{WIRE_TAGS[type(event)]} " + " ".join(fields)
+    pinned = "" if event.pinned is None else f" pinned={_commit(event.pinned)}"
+    return f"{WIRE_TAGS[type(event)]} " + " ".join(fields) + pinned
 
 
 def _commit(sha: str | None) -> str:

@@ -38,6 +38,7 @@ from pipeline.cli._driving import (
     _Resume,
     _Watching,
     _with_iterations,
+    _with_tests_editable,
 )
 from pipeline.cli._logfile import write_event_log
 from pipeline.cli._merge_command import land
@@ -119,6 +120,15 @@ def run(
             "ralph worktrees merge).",
         ),
     ] = False,
+    tests_editable: Annotated[
+        bool,
+        typer.Option(
+            "--tests-editable",
+            help="Let the agent change the tests for this run: its gates and blocking hooks "
+            "run on the tests and their configuration as the agent leaves them, not as the "
+            'run\'s base has them ([tamper] pin = "off").',
+        ),
+    ] = False,
 ) -> None:
     """Start a new run in the workspace and drive it until it completes or stops."""
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
@@ -130,9 +140,12 @@ def run(
         workspace = made[0]
     try:
         if preset is not None:
-            chain = _WorkflowStart(prompt, prompt_file, max_iterations, store, allow_dirty)
+            chain = _WorkflowStart(
+                prompt, prompt_file, max_iterations, store, allow_dirty, tests_editable
+            )
             raise _landed(root, made, merging, run_chain(workspace, preset, chain, watching))
         opened = _with_iterations(_open(workspace), max_iterations)
+        opened = _with_tests_editable(opened, tests_editable)
         source, kept = _ready_to_start(opened, prompt, prompt_file, store, allow_dirty=allow_dirty)
     except typer.Exit as stop:
         if made is not None and stop.exit_code != 0 and not _ran_in(made[0]):

@@ -27,6 +27,7 @@ from pipeline.cli._driving import (
     _ready_to_start,
     _Watching,
     _with_iterations,
+    _with_tests_editable,
 )
 from pipeline.cli._progress import Display
 from pipeline.config import ConfigError
@@ -58,6 +59,7 @@ class _WorkflowStart:
     max_iterations: int | None
     store: str | None
     allow_dirty: bool
+    tests_editable: bool = False
 
 
 def _presets(value: str) -> tuple[Preset, ...]:
@@ -122,7 +124,11 @@ def run_chain(root: Path, value: str, start: _WorkflowStart, watching: _Watching
     presets = _presets(value)
     # Every workflow's configuration is checked before anything runs.
     opened_all = [
-        _with_iterations(open_with_preset(root, preset), start.max_iterations) for preset in presets
+        _with_tests_editable(
+            _with_iterations(open_with_preset(root, preset), start.max_iterations),
+            start.tests_editable,
+        )
+        for preset in presets
     ]
     source, kept = _ready_to_start(
         opened_all[0], start.prompt, start.prompt_file, start.store, allow_dirty=start.allow_dirty

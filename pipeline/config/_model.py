@@ -26,6 +26,7 @@ from pipeline.events import (
     ContextPolicy,
     Count,
     DurationMs,
+    GatePin,
     Json,
     LoopPolicy,
     Ordinal,
@@ -385,4 +386,5 @@ class RalphConfig:
             limits=self.limits.policy(),
             context=self.context.policy(),
             hooks=hook_specs(self.hooks, self.notify),
+            pin=GatePin(self.tamper.pin),
         )

@@ -11,6 +11,7 @@ from attrs import field, frozen
 from pipeline.events import (
     POSTCONDITION_KINDS,
     GateAction,
+    GatePin,
     PostconditionPolicy,
     ScreenKind,
     TamperPolicy,
@@ -45,6 +46,11 @@ class TamperConfig:
     actions: dict[str, str] = field(factory=dict)
     """Per detector (``test_removed = "warn"``), what its hit does instead of ``on_hit``."""
     on_hit: str = "block"
+    pin: str = GatePin.BASE.value
+    """``base``: gates and blocking hooks run with the tests, the test configuration and the
+    files their commands name as the run's base commit has them; ``off``: on the work tree
+    as it is (what ``ralph run --tests-editable`` asks for one run). Read whether or not the
+    screen is on."""
 
     def policy(self, has_gates: bool) -> TamperPolicy | None:
         """The policy a run records (None: the screen is off)."""
@@ -112,6 +118,8 @@ def check_screen(
             problems.append(f"tamper.actions.{kind}: {action!r} is not block, warn or stop")
     if tamper.on_hit not in _ACTIONS:
         problems.append(f"tamper.on_hit: {tamper.on_hit!r} is not block, warn or stop")
+    if tamper.pin not in {p.value for p in GatePin}:
+        problems.append(f"tamper.pin: {tamper.pin!r} is not base or off")
     if postconditions.on_failure not in _ACTIONS:
         problems.append(
             f"postconditions.on_failure: {postconditions.on_failure!r} is not block, warn or stop"

@@ -124,7 +124,9 @@ class BeginActivation:
 @frozen(kw_only=True)
 class RunGate:
     """Run gate ``gate``'s command ``argv`` in the workspace (at ``boundary``) within its
-    timeouts, and report its start and how it ended."""
+    timeouts, and report its start and how it ended. With ``pin_base``, it runs in a scratch
+    copy of the work tree whose tests and test configuration (``test_paths`` besides the
+    built-in patterns) and the files ``argv`` names are as commit ``pin_base`` has them."""
 
     effect_id: EffectId
     gate: str
@@ -132,6 +134,8 @@ class RunGate:
     argv: tuple[str, ...]
     timeout_s: Count = field(validator=COUNT_VALIDATOR)
     inactivity_timeout_s: Count | None = field(default=None, validator=OPTIONAL_COUNT_VALIDATOR)
+    pin_base: str | None = None
+    test_paths: tuple[str, ...] = ()
 
 
 @final

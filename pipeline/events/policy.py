@@ -32,6 +32,7 @@ from pipeline.events.values import (
     Count,
     GateAction,
     GateBoundary,
+    GatePin,
     Json,
     Role,
 )
@@ -325,10 +326,8 @@ def _ladders(_instance: object, _attribute: Attribute[Any], value: tuple[Ladder,
 @frozen
 class LoopPolicy:
     """How the run controls its loop. A threshold of 0 turns its detector off.
-
     ``completion_promise`` and ``cancellation_promise`` are topics; None turns them off.
-    ``human_timeout_s`` None means ``human.interact`` is a topic like any other.
-    """
+    ``human_timeout_s`` None means ``human.interact`` is a topic like any other."""
 
     hats: tuple[Hat, ...]
     enforce_hat_scope: bool
@@ -359,10 +358,11 @@ class LoopPolicy:
     ladders: tuple[Ladder, ...] = field(default=(), validator=_ladders)
     """The hats' escalation ladders, one per hat at most (none before schema 14)."""
     context: ContextPolicy | None = None
-    """How prompts carry memories and whether completion waits for the tasks (None: the
-    defaults; none before schema 19)."""
+    """How prompts carry memories, if completion waits for tasks (None: defaults; before 19)."""
     hooks: tuple[HookSpec, ...] = ()
     """The lifecycle hooks and notifications, in order (none before schema 19)."""
+    pin: GatePin = GatePin.OFF
+    """Gates and blocking hooks pinned to the run's base, or not (off before schema 20)."""
 
     def hooks_at(self, point: HookPoint) -> tuple[HookSpec, ...]:
         """The hooks that run at ``point``, in order."""

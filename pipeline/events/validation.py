@@ -62,11 +62,13 @@ class GateStarted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class GateFinished:
     """Gate ``gate``'s command ``argv`` ended ``status`` (its exit code when it exited), after
     ``duration_ms``; its whole output is at ``log_path`` (digest ``output_digest``), and
-    ``tail`` is its end, as the agent is shown it."""
+    ``tail`` is its end, as the agent is shown it. ``pinned`` is the commit its checks were
+    pinned to (None: it ran on the work tree as it was), ``restored`` the files whose
+    agent's version it did not use (put back as the base has them, or left out)."""
 
     gate: str
     boundary: GateBoundary
@@ -77,6 +79,8 @@ class GateFinished:
     output_digest: Digest
     log_path: str
     tail: str
+    pinned: str | None = None
+    restored: tuple[str, ...] = ()
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 

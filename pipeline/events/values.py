@@ -41,6 +41,7 @@ __all__ = [
     "ExitCode",
     "GateAction",
     "GateBoundary",
+    "GatePin",
     "GateStatus",
     "Instant",
     "IterationStatus",
@@ -194,6 +195,16 @@ class GateBoundary(enum.StrEnum):
     TOPIC = "topic"
     """After a hat's activation that published a topic matching one of the gate's patterns
     (``GateSpec.topics``): the topic reaches no hat unless the gate passes."""
+
+
+@enum.unique
+class GatePin(enum.StrEnum):
+    """Where a gate's checks come from: the run's base commit (the person's tests and test
+    configuration, the agent's code), or the agent's work tree as it is (``ralph run
+    --tests-editable``, ``[tamper] pin = "off"``)."""
+
+    BASE = "base"
+    OFF = "off"
 
 
 @enum.unique

@@ -68,7 +68,9 @@ workspace's memories and tasks (the ``context`` category: ``ContextNoted``, and
 ``LoopPolicy.context``), lifecycle hooks and notifications (the ``hook`` category:
 ``HookRan``, ``LoopPolicy.hooks``, ``TerminationReason.HOOK_BLOCKED`` and ``SUSPENDED``).
 20 added four screen hit kinds: ``test_lost`` and ``collection_failed`` (the collection
-check), ``runner_detected`` and ``name_rebound``; only added, so no upcaster.
+check), ``runner_detected`` and ``name_rebound``, and pinned gates: ``LoopPolicy.pin``
+(``GatePin``; absent before: off) and ``GateFinished.pinned`` and ``.restored`` (absent
+before: not pinned); only added, so no upcaster.
 """
 
 

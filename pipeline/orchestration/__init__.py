@@ -7,6 +7,7 @@ from pipeline.orchestration._bounds import step_bound
 from pipeline.orchestration._hooks import hook_due, hooks_after, run_end_hook
 from pipeline.orchestration._integration import integration_gates, next_integration_effect
 from pipeline.orchestration._next import PROVIDER_LIMIT, effect_id, next_effect
+from pipeline.orchestration._pinning import pinned_to
 
 __all__ = [
     "PROVIDER_LIMIT",
@@ -16,6 +17,7 @@ __all__ = [
     "integration_gates",
     "next_effect",
     "next_integration_effect",
+    "pinned_to",
     "run_end_hook",
     "step_bound",
 ]

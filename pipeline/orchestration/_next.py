@@ -52,6 +52,7 @@ from pipeline.events import (
     ScreenScope,
 )
 from pipeline.orchestration._context import prompt_context
+from pipeline.orchestration._pinning import pinned_to
 from pipeline.state import (
     Phase,
     PipelineState,
@@ -193,6 +194,8 @@ def _gate(state: PipelineState, eid: EffectId) -> Effect:
         # Only a round with gates puts a run at this step; this keeps next_effect total.
         reason = state.progress.termination or TerminationReason.STOPPED
         return Terminate(effect_id=eid, reason=reason)
+    pin = pinned_to(state)
+    tamper = None if run is None else run.loop.tamper
     return RunGate(
         effect_id=eid,
         gate=spec.name,
@@ -200,6 +203,8 @@ def _gate(state: PipelineState, eid: EffectId) -> Effect:
         argv=spec.argv,
         timeout_s=spec.timeout_s,
         inactivity_timeout_s=spec.inactivity_timeout_s,
+        pin_base=pin,
+        test_paths=() if pin is None or tamper is None else tamper.test_paths,
     )
 
 

@@ -175,4 +175,17 @@ def _summary(event: GateFinished) -> str:
         how = f"timed out after {seconds:.1f} s"
     else:
         how = f"exited with status {event.exit_code} after {seconds:.1f} s"
-    return f"Gate '{event.gate}' failed: `{command}` {how} (whole output: {event.log_path})"
+    said = f"Gate '{event.gate}' failed: `{command}` {how} (whole output: {event.log_path})"
+    if event.pinned is None or not event.restored:
+        return said
+    shown = ", ".join(event.restored[:_RESTORED_NAMED])
+    more = len(event.restored) - _RESTORED_NAMED
+    shown += f" and {more} more" if more > 0 else ""
+    return (
+        f"{said}; it ran pinned to {event.pinned[:12]}, with the base's {shown}: "
+        "your changes to them were not used"
+    )
+
+
+_RESTORED_NAMED: Final = 8
+"""Restored files a failure's summary names; the rest are counted."""

@@ -50,11 +50,13 @@ from pipeline.screening._model import (
     ScreenRules,
     TestItem,
 )
+from pipeline.screening._pins import MIXED_FILES, PinKind, named_files, pin_kind, splice
 from pipeline.screening._screen import screen
 
 __all__ = [
     "CI_PATTERNS",
     "MAX_LINE_CHARS",
+    "MIXED_FILES",
     "PYTEST_PLUGIN",
     "RUN_CONFIGURATION",
     "TEST_PATTERNS",
@@ -65,6 +67,7 @@ __all__ = [
     "FileClass",
     "Language",
     "Marker",
+    "PinKind",
     "Protection",
     "Runner",
     "ScreenHit",
@@ -81,11 +84,14 @@ __all__ = [
     "find_todos",
     "language_of",
     "lost_by_collection",
+    "named_files",
     "parse_listed",
     "parse_name_status",
     "parse_porcelain",
     "parse_pytest",
+    "pin_kind",
     "runner_of",
     "screen",
+    "splice",
     "tree_dirty",
 ]

@@ -246,16 +246,16 @@ class SimulatedWorld:
         status = self.chooser.pick(tuple(GateStatus), "gate status")
         code = {GateStatus.PASSED: 0, GateStatus.FAILED: 1}.get(status)
         finished = GateFinished(
-            effect.gate,
-            effect.boundary,
-            effect.argv,
-            status,
-            None if code is None else ExitCode(code),
-            DurationMs(1200),
-            _digest(effect.effect_id),
-            f".ralph/logs/gate-{effect.gate}.log",
-            "" if status is GateStatus.PASSED else "1 failed, 3 passed",
-            now(),
+            gate=effect.gate,
+            boundary=effect.boundary,
+            argv=effect.argv,
+            status=status,
+            exit_code=None if code is None else ExitCode(code),
+            duration_ms=DurationMs(1200),
+            output_digest=_digest(effect.effect_id),
+            log_path=f".ralph/logs/gate-{effect.gate}.log",
+            tail="" if status is GateStatus.PASSED else "1 failed, 3 passed",
+            at=now(),
         )
         return (GateStarted(effect.gate, effect.boundary, now()), finished)
 

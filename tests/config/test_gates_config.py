@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.config import parse_config
 from pipeline.errors import PipelineError
-from pipeline.events import GateAction, GateBoundary, ScreenKind
+from pipeline.events import GateAction, GateBoundary, GatePin, ScreenKind
 
 GATE = '[[gates]]\nname = "tests"\nargv = ["pytest", "-q"]\n'
 HATS = """
@@ -59,6 +59,14 @@ def test_the_screen_can_be_turned_off_and_tuned() -> None:
     assert off.tamper is None
 
 
+def test_gates_are_pinned_to_the_base_unless_the_person_says_off() -> None:
+    """A new run records ``pin = base`` by default, ``off`` when asked, even with the screen
+    itself off."""
+    assert parse_config(GATE, "ralph.toml").loop_policy().pin is GatePin.BASE
+    text = GATE + '[tamper]\nenabled = false\npin = "off"\n'
+    assert parse_config(text, "ralph.toml").loop_policy().pin is GatePin.OFF
+
+
 def test_no_todo_false_leaves_the_markers_out() -> None:
     text = GATE + "[postconditions]\nno_todo = false\n"
     post = parse_config(text, "ralph.toml").loop_policy().postconditions
@@ -75,6 +83,7 @@ def test_no_todo_false_leaves_the_markers_out() -> None:
         (GATE + 'on = ["topic:review.ready"]\n', "needs a workflow of hats"),
         (GATE + 'on_failure = "explode"\n', "gates.0.on_failure: 'explode'"),
         (GATE + '[tamper]\non_hit = "maybe"\n', "tamper.on_hit: 'maybe' is not block"),
+        (GATE + '[tamper]\npin = "head"\n', "tamper.pin: 'head' is not base or off"),
         (GATE + '[tamper]\nactions = { todo_added = "warn" }\n', "is not a detector"),
         (GATE + '[tamper]\nprotect = ["../secrets"]\n', "tamper.protect: '../secrets'"),
         (GATE + '[postconditions]\non_failure = "x"\n', "postconditions.on_failure: 'x'"),

@@ -35,16 +35,16 @@ def started(boundary: GateBoundary = ITERATION) -> GateStarted:
 
 def finished(status: GateStatus, boundary: GateBoundary = ITERATION) -> GateFinished:
     return GateFinished(
-        "check",
-        boundary,
-        ("python",),
-        status,
-        ExitCode(0),
-        DurationMs(1),
-        Digest("d"),
-        "log",
-        "",
-        AT,
+        gate="check",
+        boundary=boundary,
+        argv=("python",),
+        status=status,
+        exit_code=ExitCode(0),
+        duration_ms=DurationMs(1),
+        output_digest=Digest("d"),
+        log_path="log",
+        tail="",
+        at=AT,
     )
 
 

@@ -114,7 +114,8 @@ def test_kill_during_a_gate_and_the_resume_runs_it_again(tmp_path: Path) -> None
     gate again, which passes this time, and the run completes."""
     slow = (
         "import pathlib, sys, time\n"
-        "ran = pathlib.Path('.ralph/gate-ran')\n"
+        # Absolute: a pinned gate runs in a scratch worktree, not in the workspace.
+        f"ran = pathlib.Path({str(tmp_path / 'ws' / '.ralph' / 'gate-ran')!r})\n"
         "if ran.exists(): sys.exit(0)\n"
         "ran.touch(); time.sleep(30)\n"
     )

@@ -33,10 +33,14 @@ from tests.runtime.workspace import (
 )
 
 
-def _hook(name: str, point: str, check: str, on_error: str, timeout: int = 30) -> str:
+def _hook(
+    name: str, point: str, check: str, on_error: str, timeout: int = 30, root: Path | None = None
+) -> str:
     """A hook that keeps the JSON it was given, then runs ``check`` (its exit status is the
-    hook's)."""
-    argv = ["sh", "-c", f"cat >> .ralph/hook-input.jsonl; {check}"]
+    hook's). A blocking one runs in the pinned gates' scratch worktree, not in the workspace
+    ``root``: it keeps the JSON at ``root``'s absolute path."""
+    keep = ".ralph/hook-input.jsonl" if root is None else f"{root}/.ralph/hook-input.jsonl"
+    argv = ["sh", "-c", f"cat >> {keep}; {check}"]
     command = f"command = {json.dumps(argv)}"
     return (
         f'[[hooks]]\nname = "{name}"\npoint = "{point}"\n{command}\n'
@@ -78,7 +82,7 @@ def test_a_blocking_hook_stops_a_commit_and_the_work_goes_back_to_the_developer(
         scripts={"s.toml": BLOCKED_THEN_CLEAN + FINISH_EVERYTHING},
         agents={"main": scripted("s.toml")},
         budgets="max_iterations = 3\nmax_review_passes = 0\nbackoff_base_ms = 10",
-        extra=_hook("no-keys", "before_commit", check, "block"),
+        extra=_hook("no-keys", "before_commit", check, "block", root=tmp_path / "ws"),
     )
     run = ralph("run", "--plain", cwd=root)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -150,7 +154,9 @@ def test_a_blocking_hook_at_the_start_stops_the_run_before_any_agent(tmp_path: P
         tmp_path / "ws",
         scripts={"s.toml": FINISH_EVERYTHING},
         agents={"main": scripted("s.toml")},
-        extra=_hook("office-hours", "run_start", "echo closed; exit 4", "block"),
+        extra=_hook(
+            "office-hours", "run_start", "echo closed; exit 4", "block", root=tmp_path / "ws"
+        ),
     )
     run = ralph("run", "--plain", cwd=root)
     assert run.returncode == 1, run.stdout + run.stderr

@@ -138,9 +138,11 @@ def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     the loop policy's limits, whose absence means the defaults), and version 14 (the hats'
     escalation ladders, whose absence means none), version 15 (a person's guidance: one
     fact), version 16 (a fork's fact) and version 17 (a fork's agent, model and prompt
-    digest, whose absence means the source's), version 18 (the merge queue's eight facts) and
-        version 19 (the context book's fact, and the loop policy's context, whose absence means
-        the defaults), and version 20 (four screen hit kinds)."""
+    digest, whose absence means the source's), version 18 (the merge queue's eight facts),
+    version 19 (the context book's fact, and the loop policy's context, whose absence means
+    the defaults) and version 20 (four screen hit kinds; pinned gates: the loop policy's pin,
+    whose absence means off, and the gate fact's pinned commit and restored files, whose
+    absence means not pinned)."""
     assert SCHEMA_VERSION == 20
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS

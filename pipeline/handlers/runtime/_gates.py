@@ -14,6 +14,8 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import attrs
+
 from pipeline.effects import RunGate
 from pipeline.events import (
     Digest,
@@ -25,8 +27,10 @@ from pipeline.events import (
     Instant,
 )
 from pipeline.handlers.agents import ProcessResult, ProcessSpec
+from pipeline.handlers.runtime._gitcmd import GitError
 from pipeline.handlers.runtime._io import Facts
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._pinned import PinnedWorld, Pinning
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import run_in
 from pipeline.handlers.runtime._tail import cap_log, output_tail
@@ -48,9 +52,12 @@ def run_gate(
     grace_s: float,
     clock: Callable[[], Instant],
     sandbox: Sandbox | None = None,
+    pinning: Pinning | None = None,
 ) -> Iterator[Facts]:
     """Run ``effect``'s gate (in ``sandbox``, as agents run): its start, then how it
-    ended."""
+    ended. With ``effect.pin_base`` and ``pinning``, in the pinned worlds (the person's, then,
+    when the agent added test files and the first passed, the agent's: see
+    :mod:`._pinned`)."""
     yield (GateStarted(effect.gate, effect.boundary, clock()),)
     log = layout.agent_log(run_id, f"gate-{effect.gate}-{effect.effect_id.rsplit(':', 1)[-1]}")
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -76,22 +83,59 @@ def run_gate(
         group_file=layout.agent_group,
     )
     # Only what the person wrote for the gate passes the sandbox's filter beside its own set.
-    result, _ = run_in(sandbox, spec, AgentNeeds(set_env=gate_env))
+    needs = AgentNeeds(set_env=gate_env)
+    world = None
+    if effect.pin_base is not None and pinning is not None:
+        try:
+            world = pinning.world.lay_out(effect.pin_base, effect.test_paths, (effect.argv,))
+            result, log = _run_pinned(world, pinning, spec, needs) if world else (None, log)
+        except (GitError, OSError) as error:
+            why = f"cannot lay out the gate's pinned world: {error}"
+            result = ProcessResult(None, 0, None, False, why, "", 0)
+    else:
+        result = None
+    if result is None:
+        result, _ = run_in(sandbox, spec, needs)
+    pinned = None if world is None else world.base
     cap_log(log)
     yield (
         GateFinished(
-            effect.gate,
-            effect.boundary,
-            effect.argv,
-            command_status(result),
-            None if result.exit_code is None else ExitCode(result.exit_code),
-            DurationMs(result.duration_ms),
-            Digest(result.output_digest),
-            layout.relative(log),
-            command_tail(result, log),
-            clock(),
+            gate=effect.gate,
+            boundary=effect.boundary,
+            argv=effect.argv,
+            status=command_status(result),
+            exit_code=None if result.exit_code is None else ExitCode(result.exit_code),
+            duration_ms=DurationMs(result.duration_ms),
+            output_digest=Digest(result.output_digest),
+            log_path=layout.relative(log),
+            tail=command_tail(result, log),
+            pinned=pinned,
+            restored=() if world is None else world.restored,
+            at=clock(),
         ),
     )
+
+
+def _run_pinned(
+    world: PinnedWorld, pinning: Pinning, spec: ProcessSpec, needs: AgentNeeds
+) -> tuple[ProcessResult, Path]:
+    """Run ``spec`` in the person's world, then, when it passed and the agent added test
+    files, in the agent's: the result that decides (a failure, or the last pass), the time
+    of both, and its log."""
+    total = 0
+    result: ProcessResult | None = None
+    log = spec.output_path
+    for number, tree in enumerate(t for t in (world.person, world.agent) if t is not None):
+        scratch = pinning.world.show(world, tree)
+        if number:
+            log = spec.output_path.with_name(f"{spec.output_path.stem}-added.log")
+        here = attrs.evolve(spec, cwd=scratch, output_path=log)
+        result, _ = run_in(pinning.sandbox_in(scratch), here, pinning.needs(needs))
+        total += result.duration_ms
+        if command_status(result) is not GateStatus.PASSED:
+            break
+    assert result is not None, "the person's world always runs"
+    return attrs.evolve(result, duration_ms=total), log
 
 
 def command_status(result: ProcessResult) -> GateStatus:

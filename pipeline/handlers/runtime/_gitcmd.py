@@ -209,22 +209,30 @@ def pinned_locations(root: Path) -> dict[str, str]:
 
 
 def _where(
-    policy: GitPolicy, argv: list[str], root: Path
+    policy: GitPolicy, argv: list[str], root: Path, index: Path | None = None
 ) -> contextlib.AbstractContextManager[WrappedCommand]:
     """``argv`` as it runs under ``policy``: in its sandbox when it may run the repository's
-    hooks or filters, else directly; told where its repository is (:func:`pinned_locations`)."""
+    hooks or filters, else directly; told where its repository is (:func:`pinned_locations`)
+    and, with ``index``, which index file to use instead of the worktree's."""
     env = {**_environment(), **pinned_locations(root)}
+    if index is not None:
+        env["GIT_INDEX_FILE"] = str(index)
     if policy.sandbox is None or not (policy.run_hooks or policy.run_filters):
         return contextlib.nullcontext(WrappedCommand(tuple(argv), env))
     return policy.sandbox.wrapped(tuple(argv), root, env)
 
 
 def _run(
-    root: Path, args: tuple[str, ...], policy: GitPolicy, check: bool, **io: Any
+    root: Path,
+    args: tuple[str, ...],
+    policy: GitPolicy,
+    check: bool,
+    index: Path | None = None,
+    **io: Any,
 ) -> subprocess.CompletedProcess[Any]:
     """``git ARGS`` as :func:`run_git` runs it, its input and output as ``io`` says."""
     try:
-        with _where(policy, _argv(root, args, policy), root) as command:
+        with _where(policy, _argv(root, args, policy), root, index) as command:
             done = subprocess.run(
                 command.argv,
                 cwd=root,
@@ -248,12 +256,14 @@ def run_git(
     policy: GitPolicy,
     check: bool = True,
     input_text: str | None = None,
+    index: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``git ARGS`` in ``root`` with :func:`git_options` and :func:`git_environment`; raises
-    :class:`GitError` when it cannot run or (with ``check``) fails."""
+    :class:`GitError` when it cannot run or (with ``check``) fails. ``index``: an index file
+    of ralph's own to use instead of the worktree's (``GIT_INDEX_FILE``)."""
     stdin = subprocess.DEVNULL if input_text is None else None
     done: subprocess.CompletedProcess[str] = _run(
-        root, args, policy, check, text=True, input=input_text, stdin=stdin
+        root, args, policy, check, index, text=True, input=input_text, stdin=stdin
     )
     return done
 
@@ -264,12 +274,13 @@ def run_git_bytes(
     policy: GitPolicy,
     check: bool = True,
     input_bytes: bytes | None = None,
+    index: Path | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """:func:`run_git` with bytes in and out: for file contents (``cat-file``), which may be
     any bytes, and for path listings, whose paths need not be UTF-8."""
     stdin = subprocess.DEVNULL if input_bytes is None else None
     done: subprocess.CompletedProcess[bytes] = _run(
-        root, args, policy, check, input=input_bytes, stdin=stdin
+        root, args, policy, check, index, input=input_bytes, stdin=stdin
     )
     return done
 

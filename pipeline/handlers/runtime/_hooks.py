@@ -12,23 +12,28 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
 import orjson
 
 from pipeline.effects import Effect, InvokeAgent
 from pipeline.events import (
     DurationMs,
     ExitCode,
+    HookAction,
     HookRan,
     HookSpec,
     Instant,
 )
-from pipeline.handlers.agents import ProcessSpec
+from pipeline.handlers.agents import ProcessResult, ProcessSpec
 from pipeline.handlers.runtime._gates import NO_INACTIVITY_LIMIT, command_status, command_tail
+from pipeline.handlers.runtime._gitcmd import GitError
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._pinned import Pinning
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import run_in
 from pipeline.handlers.runtime._tail import cap_log
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
+from pipeline.orchestration import pinned_to
 from pipeline.state import PipelineState
 
 __all__ = ["hook_input", "run_hook"]
@@ -69,8 +74,11 @@ def run_hook(
     grace_s: float,
     clock: Callable[[], Instant],
     sandbox: Sandbox | None = None,
+    pinning: Pinning | None = None,
 ) -> tuple[HookRan]:
-    """Run ``hook`` before ``effect`` (None: the run has ended) and report how it ended."""
+    """Run ``hook`` before ``effect`` (None: the run has ended) and report how it ended. A
+    blocking hook of a run that pins its gates runs as they do, in ``pinning``'s scratch
+    world (its command's files, the tests and their configuration as the base has them)."""
     run_id = "" if state.run is None else str(state.run.run_id)
     log = layout.agent_log(run_id, f"hook-{hook.point.value}-{hook.name}-{state.sequence}")
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -92,7 +100,13 @@ def run_hook(
         grace_s=grace_s,
         group_file=layout.agent_group,
     )
-    result, _ = run_in(sandbox, spec, AgentNeeds())
+    base = pinned_to(state) if hook.on_error is HookAction.BLOCK else None
+    if base is None or pinning is None:
+        result, _ = run_in(sandbox, spec, AgentNeeds())
+    else:
+        loop = state.run.loop if state.run is not None else None
+        paths = () if loop is None or loop.tamper is None else loop.tamper.test_paths
+        result = _run_pinned_hook(pinning, base, paths, spec, sandbox)
     cap_log(log)
     tail = command_tail(result, log)
     exit_code = None if result.exit_code is None else ExitCode(result.exit_code)
@@ -109,3 +123,25 @@ def run_hook(
             clock(),
         ),
     )
+
+
+def _run_pinned_hook(
+    pinning: Pinning,
+    base: str,
+    test_paths: tuple[str, ...],
+    spec: ProcessSpec,
+    sandbox: Sandbox | None,
+) -> ProcessResult:
+    """Run ``spec`` in the scratch world pinned to ``base``, the agent's new tests in it (a
+    hook checks the work about to be committed, all of it); as is when there is no commit to
+    pin to yet."""
+    try:
+        world = pinning.world.lay_out(base, test_paths, (spec.argv,))
+        if world is None:
+            return run_in(sandbox, spec, AgentNeeds())[0]
+        scratch = pinning.world.show(world, world.agent or world.person)
+    except (GitError, OSError) as error:
+        why = f"cannot lay out the hook's pinned world: {error}"
+        return ProcessResult(None, 0, None, False, why, "", 0)
+    here = attrs.evolve(spec, cwd=scratch)
+    return run_in(pinning.sandbox_in(scratch), here, pinning.needs(AgentNeeds()))[0]

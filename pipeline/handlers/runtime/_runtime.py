@@ -51,8 +51,6 @@ from pipeline.errors import PipelineError
 from pipeline.events import (
     AgentChainExhausted,
     AgentName,
-    BudgetExceeded,
-    BudgetKind,
     DevelopmentIterationStarted,
     DevFixTriggered,
     Digest,
@@ -89,6 +87,7 @@ from pipeline.handlers.runtime._gitguard import GitGuard, restored
 from pipeline.handlers.runtime._hooks import run_hook
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._permissions import prompt_protected
+from pipeline.handlers.runtime._pinned import Pinning
 from pipeline.handlers.runtime._prompting import digest_of, materialize
 from pipeline.handlers.runtime._reports import collect_report
 from pipeline.handlers.runtime._run_setup import (
@@ -101,7 +100,7 @@ from pipeline.handlers.runtime._sandboxing import SandboxChoice, git_policy_in
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
 from pipeline.handlers.runtime._screening import RunScreen, run_screen
 from pipeline.handlers.runtime._validation import validate
-from pipeline.handlers.runtime._waits import back_off, wait_for_reset
+from pipeline.handlers.runtime._waits import back_off, runtime_spent, wait_for_reset
 from pipeline.handlers.store import AnswerSource
 from pipeline.state import PipelineState
 
@@ -154,6 +153,7 @@ class Runtime:
     _guard: GitGuard | None = field(default=None, init=False)
     _gits: GitPolicy | None = field(default=None, init=False)
     _collecting: Collector | None = field(default=None, init=False)
+    _pins: Pinning | None = field(default=None, init=False)
     sandboxing: SandboxChoice | None = None  # where agents run; None: directly
     hand_back: Callable[[Instant], None] | None = None
     """A queue worker's: told of a long wait for a limit's reset (see ``wait_for_reset``)."""
@@ -217,7 +217,8 @@ class Runtime:
                 # Its env comes from the configuration: it may hold secrets, never recorded.
                 env = next((g.env for g in self.config.gates if g.name == effect.gate), {})
                 gate = (self.layout, self._run_id(), self.environment, env, self.grace_s, now)
-                return self._spent() or run_gate(effect, *gate, self._invoker().sandbox)
+                where = (self._invoker().sandbox, self._pinning())
+                return self._spent() or run_gate(effect, *gate, *where)
             case ScreenChanges():
                 return self._screen().changes(effect)
             case ValidateFinalState():
@@ -247,6 +248,7 @@ class Runtime:
             case RestorePromptPermissions():
                 return restore_permissions(effect, self.layout, self.clock)
             case CompleteRun():
+                self._pinning().world.drop()  # the run is over: its gates' scratch goes
                 return (RunCompleted(effect.reason, now()),)
             case Terminate():
                 return ()
@@ -300,6 +302,14 @@ class Runtime:
         at = (self.layout, self.config, self._run_id(), self._keep_out(), self._git_policy())
         return run_screen(*at, self.clock, self._collecting)
 
+    def _pinning(self) -> Pinning:
+        """Where this run's pinned gates and blocking hooks run (made the first time)."""
+        if self._pins is None:
+            own = own_paths(self.layout, self.config.prompt_file, self.own_files)
+            where = (self.layout, self._run_id(), self._git_policy(), own, self.sandboxing)
+            self._pins = Pinning.of(*where, self.config)
+        return self._pins
+
     def _guarded(self) -> GitGuard | None:
         """The snapshot of the repository's git files, taken the first time it is needed (at
         the start of a run or of a resumed run's first effect that needs it)."""
@@ -321,14 +331,7 @@ class Runtime:
     def _spent(self) -> tuple[PipelineEvent, ...]:
         """``BudgetExceeded`` when the runtime budget is spent (checked as each phase or
         iteration begins), else nothing."""
-        if self.deadline is None:
-            return ()
-        now = self.clock()
-        if now < self.deadline:
-            return ()
-        limit = self.config.budgets.max_runtime_s
-        detail = f"ran past the {limit} s runtime budget (deadline {self.deadline.isoformat()})"
-        return (BudgetExceeded(BudgetKind.RUNTIME, detail, now),)
+        return runtime_spent(self.deadline, self.config.budgets.max_runtime_s, self.clock)
 
     def _start(self) -> tuple[PipelineEvent, ...]:
         """Make the run id, keep a copy of the prompt, protect the prompt file."""
@@ -392,6 +395,6 @@ class Runtime:
     def hook(
         self, hook: HookSpec, state: PipelineState, effect: Effect | None
     ) -> tuple[PipelineEvent, ...]:
-        """Run a lifecycle hook as gates run (in the agents' sandbox when there is one)."""
+        """Run a lifecycle hook as gates run (a blocking one pinned as they are)."""
         where = (self.layout, self.environment, self.grace_s, self.clock)
-        return run_hook(hook, state, effect, *where, self._invoker().sandbox)
+        return run_hook(hook, state, effect, *where, self._invoker().sandbox, self._pinning())

@@ -22,6 +22,7 @@ from pipeline.effects import ScreenChanges
 from pipeline.events import (
     ChangesScreened,
     Count,
+    GatePin,
     GateSpec,
     Instant,
     PipelineEvent,
@@ -215,10 +216,13 @@ def run_screen(
 ) -> RunScreen:
     """The screen of run ``run_id``'s changes: what commits leave out (``keep_out``) is left
     out of it too, but ``ralph.toml`` and the prompt file, which an agent must not change
-    either; ``collector`` makes the collection check (None: none)."""
+    either; ``collector`` makes the collection check (None: none). On when the run screens
+    or pins its gates (both need its base)."""
     config_and_prompt = set(own_paths(layout, config.prompt_file))
     excludes = own_pathspecs([p for p in keep_out if p not in config_and_prompt])
     saved = layout.run_state(run_id, "screen-baseline.json")
-    on = config.loop_policy().screens
-    collect = collector.hits if on and collector is not None else None
+    screens = config.loop_policy().screens
+    # Pinned gates need the run's base, which the screen records: on when either is.
+    on = screens or config.tamper.pin == GatePin.BASE
+    collect = collector.hits if screens and collector is not None else None
     return RunScreen(on, layout.root, saved, policy, excludes, clock, collect)

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from datetime import datetime
 from typing import Final
 
 from pipeline.effects import BackOff, WaitForLimitReset
-from pipeline.events import BackoffWaited, DurationMs, Instant, LimitResetAwaited
+from pipeline.events import (
+    BackoffWaited,
+    BudgetExceeded,
+    BudgetKind,
+    DurationMs,
+    Instant,
+    LimitResetAwaited,
+)
 from pipeline.handlers.runtime._io import Facts
 
-__all__ = ["HAND_BACK_AFTER_S", "back_off", "wait_for_reset"]
+__all__ = ["HAND_BACK_AFTER_S", "back_off", "runtime_spent", "wait_for_reset"]
 
 HAND_BACK_AFTER_S: Final = 60.0
 """A wait for a limit's reset longer than this is handed back by a queue worker, which then
@@ -47,3 +55,17 @@ def wait_for_reset(
     if remaining > 0:
         sleep(remaining)
     return (LimitResetAwaited(effect.role, effect.until, clock()),)
+
+
+def runtime_spent(
+    deadline: datetime | None, limit: int | None, clock: Callable[[], Instant]
+) -> tuple[BudgetExceeded, ...]:
+    """``BudgetExceeded`` when the runtime budget (``limit`` seconds, spent at ``deadline``)
+    is spent, else nothing."""
+    if deadline is None:
+        return ()
+    now = clock()
+    if now < deadline:
+        return ()
+    detail = f"ran past the {limit} s runtime budget (deadline {deadline.isoformat()})"
+    return (BudgetExceeded(BudgetKind.RUNTIME, detail, now),)

@@ -1,0 +1,354 @@
+"""The world a pinned gate runs in: a scratch worktree holding the agent's work with the
+person's checks laid over it from the run's base commit (I/O: git, files).
+
+The work tree itself is never touched. Each time a gate (or a blocking hook) runs, the
+scratch (``<main work tree>-worktrees/.gates-<run id>``, detached, made anew by each ralph
+process, so a half-made one a crash left is never used) is brought to the agent's state: the
+run's ``HEAD`` with everything the agent has not committed, staged or not, and its untracked
+files that are not ignored (ralph's own folders left out), read through an index of ralph's
+own (``git add -A`` into a copy of the worktree's index, then ``write-tree``). Then the files
+that decide what the check checks (:func:`pipeline.screening.pin_kind`) are laid over it from
+the base: test files and runner files as the base has them (one the agent added, removed;
+one it deleted or renamed, back), the runner's part of a mixed file spliced in, the files
+the command names. That is the **person's world**; a test file the agent added is left out of
+it, and put in for a second run once the first passed (the **agent's world**). Ignored folders
+at the top of the work tree (``node_modules``, ``.venv``, build output) are linked into the
+scratch: they are the agent's, as in the work tree.
+
+The scratch's ``HEAD`` is the run's, its index the world laid out, so a hook that reads
+``git diff --cached`` sees the agent's changes as about to be committed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Final, final
+
+import attrs
+from attrs import define, field, frozen
+
+from pipeline.config import RalphConfig
+from pipeline.handlers.runtime._git import OWN_FOLDERS, own_pathspecs
+from pipeline.handlers.runtime._gitcmd import GitPolicy, git_dirs, run_git, run_git_bytes
+from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._sandboxing import SandboxChoice
+from pipeline.handlers.sandbox import AgentNeeds, Sandbox
+from pipeline.screening import PinKind, named_files, pin_kind, splice
+
+__all__ = ["GateWorld", "PinnedWorld", "Pinning"]
+
+_NOT_LINKED: Final = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+"""Ignored top-level folders not linked in: caches of the work tree's own runs, which a run
+in the scratch makes afresh rather than mixing its files with them."""
+
+
+@final
+@frozen
+class _Entry:
+    """One file of a tree: its mode and object."""
+
+    mode: str
+    sha: str
+
+
+@final
+@frozen
+class PinnedWorld:
+    """The worlds laid out for one gate: the person's (``person``, a tree) and, when the agent
+    added test files, the agent's (``agent``, the same with them); ``base`` the commit the
+    checks came from; ``restored`` the files whose agent's version is not used; ``added`` the
+    test files the agent added."""
+
+    base: str
+    head: str
+    person: str
+    agent: str | None
+    restored: tuple[str, ...]
+    added: tuple[str, ...]
+
+
+@define
+class GateWorld:
+    """The scratch worktree of run ``run_id`` in workspace ``root``, where its pinned gates
+    and blocking hooks run; ``policy`` is ralph's git for the run, ``excludes`` the pathspecs
+    of ralph's own files (never part of the agent's work)."""
+
+    root: Path
+    run_id: str
+    policy: GitPolicy
+    excludes: tuple[str, ...]
+    own: tuple[str, ...]
+    """ralph's own files in the work tree (relative): never linked into the scratch."""
+    index: Path
+    """An index file of ralph's own, where the agent's state is read into."""
+    _made: bool = field(default=False, init=False)
+
+    @property
+    def scratch(self) -> Path:
+        """Where the scratch worktree is: beside the main work tree's runs' worktrees."""
+        dirs = git_dirs(self.root)
+        main = self.root
+        if dirs is not None and dirs[1].name == ".git":
+            main = dirs[1].parent
+        return main.parent / f"{main.name}-worktrees" / f".gates-{self.run_id}"
+
+    def lay_out(
+        self, base: str, test_paths: tuple[str, ...], argvs: Iterable[tuple[str, ...]]
+    ) -> PinnedWorld | None:
+        """The worlds for a check of the agent's current state pinned to commit ``base``,
+        with the files ``argvs`` name pinned too; None when the run has no commit yet.
+        Raises :class:`GitError` (or ``OSError``) when git cannot tell."""
+        head = self._git_text(
+            self.root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False
+        )
+        if not head:
+            return None
+        tree = self._agent_tree()
+        theirs = self._listing(base)
+        mine = self._listing(tree)
+        named = named_files(argvs, theirs.__contains__)
+        changes: dict[str, _Entry | None] = {}
+        added: list[str] = []
+        for path in sorted(theirs.keys() | mine.keys()):
+            kind = pin_kind(path, test_paths, named)
+            if kind is PinKind.FREE:
+                continue
+            was, now = theirs.get(path), mine.get(path)
+            if kind is PinKind.MIXED:
+                wanted = self._spliced(path, was, now)
+            elif kind is PinKind.TEST and was is None:
+                added.append(path)
+                continue
+            else:
+                wanted = was
+            if wanted != now:
+                changes[path] = wanted
+        agent = self._tree_with(tree, changes)
+        person = self._tree_with(agent, dict.fromkeys(added)) if added else agent
+        return PinnedWorld(
+            base=base,
+            head=head,
+            person=person,
+            agent=agent if added else None,
+            restored=tuple(changes),
+            added=tuple(added),
+        )
+
+    def show(self, world: PinnedWorld, tree: str) -> Path:
+        """The scratch worktree holding ``tree`` (one of ``world``'s), its ``HEAD`` the run's,
+        the work tree's ignored top-level folders linked in; its path."""
+        scratch = self.scratch
+        if not self._made:
+            self._fresh(scratch, world.head)
+        self._git(scratch, "update-ref", "--no-deref", "HEAD", world.head)
+        # Whatever a gate changed last time goes first: the index and files as HEAD has them.
+        self._git(scratch, "reset", "--hard", "-q")
+        self._git(scratch, "read-tree", "-u", "--reset", tree)
+        self._git(scratch, "clean", "-ffdxq")
+        # Empty, for the sandbox, which shows a workspace's .ralph read-only.
+        (scratch / OWN_FOLDERS[0]).mkdir(exist_ok=True)
+        self._link_ignored(scratch)
+        return scratch
+
+    def linked(self) -> tuple[Path, ...]:
+        """The work tree's folders linked into the scratch (a sandboxed gate is given them)."""
+        scratch = self.scratch
+        found = []
+        with contextlib.suppress(OSError):
+            for entry in scratch.iterdir():
+                if entry.is_symlink():
+                    target = Path(os.readlink(entry))
+                    if target.is_absolute() and target.is_relative_to(self.root.resolve()):
+                        found.append(target)
+        return tuple(found)
+
+    def drop(self) -> None:
+        """Remove the scratch worktree (the run has ended), whatever state it is in."""
+        scratch = self.scratch
+        self._made = False
+        if scratch.exists() or scratch.is_symlink():
+            run_git(
+                self.root,
+                "worktree",
+                "remove",
+                "--force",
+                str(scratch),
+                policy=GitPolicy(),
+                check=False,
+            )
+            shutil.rmtree(scratch, ignore_errors=True)
+        run_git(self.root, "worktree", "prune", policy=GitPolicy(), check=False)
+        with contextlib.suppress(FileNotFoundError):
+            self.index.unlink()
+
+    def _fresh(self, scratch: Path, head: str) -> None:
+        """Made anew: what an earlier process (a crash, a kill) left there is never reused."""
+        self.drop()
+        scratch.parent.mkdir(parents=True, exist_ok=True)
+        run_git(
+            self.root,
+            "worktree",
+            "add",
+            "--detach",
+            "--quiet",
+            str(scratch),
+            head,
+            policy=self.policy,
+        )
+        self._made = True
+
+    def _agent_tree(self) -> str:
+        """The tree of the work tree as the agent left it: tracked files as they are now,
+        untracked ones that are not ignored, none of ralph's own."""
+        dirs = git_dirs(self.root)
+        self.index.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.index.unlink()
+        if dirs is not None and (dirs[0] / "index").is_file():
+            # The worktree's index knows which files are unchanged since git last read them:
+            # only the changed ones are read again.
+            shutil.copyfile(dirs[0] / "index", self.index)
+        git = self._git_index
+        git("add", "-A", "--", ".", *self.excludes)
+        git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *OWN_FOLDERS)
+        return git("write-tree").strip()
+
+    def _git_index(self, *args: str) -> str:
+        return run_git(self.root, *args, policy=self.policy, index=self.index).stdout
+
+    def _listing(self, tree: str) -> dict[str, _Entry]:
+        """Every file (blob or link) of ``tree``, by path."""
+        done = run_git_bytes(
+            self.root, "ls-tree", "-r", "-z", "--full-tree", tree, policy=self.policy
+        )
+        found: dict[str, _Entry] = {}
+        for record in done.stdout.split(b"\0"):
+            if not record:
+                continue
+            meta, _, name = record.partition(b"\t")
+            mode, kind, sha = meta.decode().split()
+            if kind == "blob":
+                found[os.fsdecode(name)] = _Entry(mode, sha)
+        return found
+
+    def _blob(self, entry: _Entry) -> str | None:
+        data = run_git_bytes(self.root, "cat-file", "blob", entry.sha, policy=self.policy).stdout
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def _spliced(self, path: str, was: _Entry | None, now: _Entry | None) -> _Entry | None:
+        """The entry of mixed file ``path``: the agent's text with the runner's part from the
+        base (``was``), or the base's whole when that cannot be done soundly."""
+        if now is None:
+            return was
+        mine = self._blob(now)
+        theirs = None if was is None else self._blob(was)
+        if mine is None or (was is not None and theirs is None):
+            return was
+        text = splice(path, theirs, mine)
+        if text is None:
+            return was
+        if text == mine:
+            return now
+        sha = run_git(
+            self.root, "hash-object", "-w", "--stdin", policy=self.policy, input_text=text
+        ).stdout.strip()
+        return _Entry(now.mode, sha)
+
+    def _tree_with(self, tree: str, changes: dict[str, _Entry | None]) -> str:
+        """``tree`` with each path of ``changes`` set to its entry (None: removed)."""
+        if not changes:
+            return tree
+        git = self._git_index
+        git("read-tree", tree)
+        zero = "0" * len(tree)
+        records = b"".join(
+            (f"0 {zero}" if e is None else f"{e.mode} {e.sha}").encode()
+            + b"\t"
+            + os.fsencode(path)
+            + b"\0"
+            for path, e in changes.items()
+        )
+        run_git_bytes(
+            self.root,
+            "update-index",
+            "-z",
+            "--index-info",
+            policy=self.policy,
+            input_bytes=records,
+            index=self.index,
+        )
+        return git("write-tree").strip()
+
+    def _link_ignored(self, scratch: Path) -> None:
+        """Link the work tree's ignored top-level folders and files (``node_modules``,
+        ``.venv``, ``build``) into the scratch, where it has nothing of that name."""
+        done = run_git_bytes(
+            self.root,
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+            policy=self.policy,
+        )
+        for record in done.stdout.split(b"\0"):
+            name = os.fsdecode(record).rstrip("/")
+            if not name or "/" in name or name in (*OWN_FOLDERS, *self.own, *_NOT_LINKED):
+                continue
+            target = scratch / name
+            if not target.exists() and not target.is_symlink():
+                target.symlink_to(self.root.resolve() / name)
+
+    def _git(self, where: Path, *args: str) -> str:
+        return run_git(where, *args, policy=self.policy).stdout
+
+    def _git_text(self, where: Path, *args: str, check: bool = True) -> str:
+        done = run_git(where, *args, policy=self.policy, check=check)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+
+@final
+@frozen
+class Pinning:
+    """Where a run's pinned gates and blocking hooks run: its scratch ``world``, and the
+    sandbox of a process whose workspace is the scratch (``sandbox_in(scratch)``; None: no
+    sandbox)."""
+
+    world: GateWorld
+    sandbox_in: Callable[[Path], Sandbox | None]
+
+    @classmethod
+    def of(
+        cls,
+        layout: WorkspaceLayout,
+        run_id: str,
+        policy: GitPolicy,
+        own: tuple[str, ...],
+        choice: SandboxChoice | None,
+        config: RalphConfig,
+    ) -> Pinning:
+        """The pinning of run ``run_id`` in ``layout`` (``own``: ralph's own files there),
+        whose processes run in the sandbox ``choice`` made (None: directly)."""
+        index = layout.run_state(run_id, "gate-index")
+        world = GateWorld(layout.root, run_id, policy, own_pathspecs(own), own, index)
+
+        def sandbox_in(scratch: Path) -> Sandbox | None:
+            if choice is None:
+                return None
+            return choice.sandbox(WorkspaceLayout(scratch), config, None, ())
+
+        return cls(world, sandbox_in)
+
+    def needs(self, needs: AgentNeeds) -> AgentNeeds:
+        """``needs`` with the work tree's folders linked into the scratch writable, as they
+        are in the work tree."""
+        linked = tuple(str(p) for p in self.world.linked())
+        return attrs.evolve(needs, write=(*needs.write, *linked))
