@@ -118,7 +118,21 @@ def _title(run: GateRun) -> str:
         f"action: {_action(run)}",
         f"log: {run.log_path or '-'}",
     ]
+    pinning = pinning_text(run)
+    if pinning:
+        parts.append(pinning)
     return "\n".join(parts)
+
+
+def pinning_text(run: GateRun) -> str:
+    """What the gate's world was: pinned to which base, with which of the agent's files not
+    used (empty for a gate that ran on the work tree as it was)."""
+    if run.pinned is None:
+        return ""
+    text = f"pinned to {run.pinned[:12]}"
+    if run.restored:
+        text += f"; the base's {', '.join(run.restored)} (the agent's changes to them not used)"
+    return text
 
 
 def gate_lane_html(
@@ -177,6 +191,12 @@ def gate_legend_html(runs: Sequence[GateRun]) -> str:
 
 
 def _output_html(run: GateRun) -> str:
+    pinning = pinning_text(run)
+    said = f'<p class="pinned">{escape(terminal_safe(pinning))}</p>' if pinning else ""
+    return said + _tail_html(run)
+
+
+def _tail_html(run: GateRun) -> str:
     """The end of the gate's output, folded under its last line, escaped."""
     if not run.tail:
         return ""
@@ -223,6 +243,8 @@ def gates_markdown(runs: Sequence[GateRun]) -> list[str]:
         "| ---: | --- | --- | ---: | ---: | --- | --- | --- | --- |",
     ]
     for run, row in zip(runs, _rows(runs), strict=True):
-        cells = (*row, _last_line(run.tail))
+        pinning = pinning_text(run)
+        last = _last_line(run.tail)
+        cells = (*row, f"[{pinning}] {last}" if pinning else last)
         lines.append(f"| {' | '.join(markdown_text(cell) for cell in cells)} |")
     return lines

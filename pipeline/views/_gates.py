@@ -89,6 +89,10 @@ class GateRun:
     action: GateAction | None = None
     """What its failure did (None: it passed, or never reported)."""
     outcome: GateOutcome = GateOutcome.RUNNING
+    pinned: str | None = None
+    """The commit its checks were pinned to (None: it ran on the work tree as it was)."""
+    restored: tuple[str, ...] = ()
+    """The files whose agent version it did not use (the base's instead, or none)."""
 
     @property
     def duration_s(self) -> float | None:
@@ -165,6 +169,8 @@ def _finished(run: GateRun, event: GateFinished, policy: LoopPolicy | None) -> G
         tail=event.tail,
         action=action,
         outcome=GateOutcome.PASSED if action is None else _OUTCOMES[action],
+        pinned=event.pinned,
+        restored=event.restored,
     )
 
 

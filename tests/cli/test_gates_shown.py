@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Sequence
 from datetime import timedelta
+from html import escape, unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -109,6 +110,21 @@ def _run() -> GateRun:
     """The warned gate run of :func:`_warned`."""
     (run,) = gate_runs(_warned())
     return run
+
+
+def test_a_pinned_gate_says_its_base_and_the_files_it_did_not_take_from_the_agent() -> None:
+    """A gate run pinned to the base: its bar's title, its table row and its Markdown line
+    name the base and the files restored; an unpinned one says nothing of pinning."""
+    base = _run()
+    pinned = attrs.evolve(base, pinned="0123456789abcdef", restored=("tests/test_calc.py",))
+    said = "pinned to 0123456789ab; the base's tests/test_calc.py"
+    html, markdown = _reports(_warned(), [pinned])
+    assert html.count(escape(said)) == 2  # the bar's title and the table's row
+    text = unescape(markdown).replace("\\", "")
+    assert f"[{said} (the agent's changes to them not used)]" in text
+    plain_html, plain_markdown = _reports(_warned(), [base])
+    assert "pinned to" not in plain_html
+    assert "pinned to" not in plain_markdown
 
 
 def test_a_cut_short_and_a_running_gate_are_drawn_and_said() -> None:
