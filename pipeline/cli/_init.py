@@ -112,6 +112,14 @@ max_formatting_retries = 2      # correction turns after a malformed structured 
 """.splitlines()
 """The starter's ``[loop]`` lines, by the key each sets; a workflow's own keys replace them."""
 
+_REVIEW_LINES = """\
+# A completion claim (an agent publishing LOOP_COMPLETE, as every developer prompt asks) is
+# reviewed before the final check: review passes ([budgets] max_review_passes), then validate.
+# false: a claim goes straight to the final check; max_review_passes = 0 turns review off.
+review_completion = true"""
+"""The built-in pipeline's review of a completion claim (a topology's hats review as their
+triggers say)."""
+
 _ROLE_HATS = """\
 # A hat per role (planner, developer, reviewer, committer, fixer), all keys optional:
 #   [hats.developer]
@@ -146,6 +154,8 @@ def _workflow_lines(workflow: Preset | None) -> str:
         lines.append("# Guards:")
     lines += [line for line in _LOOP_LINES if line.lstrip("# ").split(" ")[0] not in loop]
     hats = own.get("hats")
+    if not hats and "review_completion" not in loop:
+        lines.append(_REVIEW_LINES)
     if workflow is None or not hats:
         return "\n".join(lines) + "\n\n" + _ROLE_HATS
     intro = (

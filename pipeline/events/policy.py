@@ -5,10 +5,9 @@ gate, cancellation, loop detectors, the human timeout and the hooks (pure data).
 the reducer judges every published topic against the policy the run started with.
 
 Topic patterns: ``*`` alone matches every topic. Otherwise a pattern and a topic are split on
-``.``; each pattern segment ``*`` matches exactly one topic segment, ``**`` matches any number of
-segments (none included), and any other segment must equal the topic's. So ``build.*`` matches
-``build.done`` but not ``build.x.done``; ``build.**`` matches ``build``, ``build.done`` and
-``build.x.done``.
+``.``; each segment ``*`` matches one topic segment, ``**`` any number (none included), and any
+other segment must equal the topic's. So ``build.*`` matches ``build.done`` but not
+``build.x.done``; ``build.**`` matches ``build``, ``build.done`` and ``build.x.done``.
 """
 
 from __future__ import annotations
@@ -325,10 +324,8 @@ def _ladders(_instance: object, _attribute: Attribute[Any], value: tuple[Ladder,
 @frozen
 class LoopPolicy:
     """How the run controls its loop. A threshold of 0 turns its detector off.
-
     ``completion_promise`` and ``cancellation_promise`` are topics; None turns them off.
-    ``human_timeout_s`` None means ``human.interact`` is a topic like any other.
-    """
+    ``human_timeout_s`` None means ``human.interact`` is a topic like any other."""
 
     hats: tuple[Hat, ...]
     enforce_hat_scope: bool
@@ -363,6 +360,9 @@ class LoopPolicy:
     defaults; none before schema 19)."""
     hooks: tuple[HookSpec, ...] = ()
     """The lifecycle hooks and notifications, in order (none before schema 19)."""
+    review_completion: bool = False
+    """Whether the built-in pipeline reviews an accepted completion claim before final
+    validation (False: straight to it, as every run recorded before schema 20 did)."""
 
     def hooks_at(self, point: HookPoint) -> tuple[HookSpec, ...]:
         """The hooks that run at ``point``, in order."""

@@ -33,7 +33,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 19
+SCHEMA_VERSION: Final = 20
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -67,6 +67,8 @@ the merge queue's facts (the ``integration`` category), recorded after ``RunComp
 workspace's memories and tasks (the ``context`` category: ``ContextNoted``, and
 ``LoopPolicy.context``), lifecycle hooks and notifications (the ``hook`` category:
 ``HookRan``, ``LoopPolicy.hooks``, ``TerminationReason.HOOK_BLOCKED`` and ``SUSPENDED``).
+20 added ``LoopPolicy.review_completion`` (a completion claim in the built-in pipeline is
+reviewed before final validation; absent before: False, straight to validation).
 """
 
 

@@ -140,8 +140,9 @@ def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     fact), version 16 (a fork's fact) and version 17 (a fork's agent, model and prompt
     digest, whose absence means the source's), version 18 (the merge queue's eight facts) and
         version 19 (the context book's fact, and the loop policy's context, whose absence means
-        the defaults)."""
-    assert SCHEMA_VERSION == 19
+        the defaults), and version 20 (the loop policy's review_completion, whose absence means
+        a claim goes straight to validation, as it did)."""
+    assert SCHEMA_VERSION == 20
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS
     assert ("lifecycle.run_completed", 2) in UPCASTERS
