@@ -93,6 +93,7 @@ from pipeline.handlers.runtime._reports import collect_report
 from pipeline.handlers.runtime._run_setup import (
     PromptSource,
     agent_environment,
+    config_and_prompt,
     new_run_id,
     own_paths,
 )
@@ -292,8 +293,8 @@ class Runtime:
     def _screen(self) -> RunScreen:
         """The screen of this run's changes: what commits leave out is left out of it too, but
         ``ralph.toml`` and the prompt file, which an agent must not change either."""
-        config_and_prompt = set(own_paths(self.layout, self.config.prompt_file))
-        kept = [p for p in self._keep_out() if p not in config_and_prompt]
+        screened = set(config_and_prompt(self.layout, self.config.prompt_file))
+        kept = [p for p in self._keep_out() if p not in screened]
         excludes = own_pathspecs(kept)
         saved = self.layout.run_state(self._run_id(), "screen-baseline.json")
         on = self.config.loop_policy().screens
