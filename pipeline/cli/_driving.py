@@ -24,18 +24,18 @@ from pipeline.cli._app import (
     lost_runs,
     out,
 )
-from pipeline.cli._faults import FaultError, fault_from, with_fault
+from pipeline.cli._faults import FaultError, OnEvent, fault_from, with_fault
 from pipeline.cli._progress import Display, showing
 from pipeline.cli._render import state_table
-from pipeline.cli._safe import message_safe
+from pipeline.cli._safe import message_safe, terminal_safe
 from pipeline.cli._shutdown import run_interruption
 from pipeline.cli._tracing import tracing
 from pipeline.engine import DurableRun
 from pipeline.errors import PipelineError
-from pipeline.events import GatePin, RunId
+from pipeline.events import GatePin, PipelineEvent, RunId, SandboxChecked
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import NamedStore, StoreError, UnknownRunError
-from pipeline.state import Phase
+from pipeline.state import Phase, PipelineState
 from pipeline.workspace import (
     RunDivergedError,
     RunSetupError,
@@ -104,6 +104,32 @@ def _ready_to_start(
     return source, kept
 
 
+def withheld_note(event: SandboxChecked) -> str | None:
+    """What a run says when its sandbox withholds variables from agents: their names (never
+    a value) and how to pass one (None: nothing is withheld)."""
+    if not event.withheld:
+        return None
+    names = ", ".join(event.withheld)
+    return (
+        f"the sandbox withholds {len(event.withheld)} of this environment's variables from "
+        f"agents: {names}. An agent that needs one gets it with [sandbox] pass_env = "
+        '["NAME"] (or a pattern, "NAME_*") in ralph.toml (docs/architecture/sandbox.md)'
+    )
+
+
+def _telling_withheld(on_event: OnEvent) -> OnEvent:
+    """``on_event``, and the withheld variables said on standard error when the sandbox is
+    checked (at the start of a run and of each resumption)."""
+
+    def seen(state: PipelineState, event: PipelineEvent) -> None:
+        on_event(state, event)
+        note = withheld_note(event) if isinstance(event, SandboxChecked) else None
+        if note is not None:
+            err.print(f"[cyan]note:[/] {escape(terminal_safe(note))}", soft_wrap=True)
+
+    return seen
+
+
 @frozen
 class _Resume:
     """Resume ``run_id`` (None: the latest run) of the workspace's store."""
@@ -137,7 +163,7 @@ def _drive(
                     workspace,
                     prompt=prompt,
                     run_id=run_id,
-                    on_event=with_fault(fault_from(os.environ), on_event),
+                    on_event=with_fault(fault_from(os.environ), _telling_withheld(on_event)),
                     on_warning=_warn,
                     tracer=tracer,
                     store=events,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pipeline.cli._safe import terminal_safe
 from pipeline.handlers.intake._emit import MAX_TOPIC_CHARS, DiskFullError, EmitError, emit
-from pipeline.handlers.intake._files import EventsFileError, UnsafeFileError, events_file_for
+from pipeline.handlers.intake._files import MARKER, EventsFileError, UnsafeFileError, emit_target
 
 # ``typing`` is imported for the type checker only: ``ralph emit`` loads this module, and
 # an agent runs it once per topic.
@@ -177,7 +177,7 @@ def emitted(topic: str, text: Callable[[], str | None], *, as_json: bool, done: 
     disk (nothing written)."""
     try:
         payload = text()
-        target = events_file_for(Path.cwd(), os.environ)
+        target, fallback = emit_target(Path.cwd(), os.environ)
         emit(target, topic, payload, as_json=as_json)
     except UnsafeFileError as error:
         _say(f"error: not written: {error}")
@@ -188,5 +188,11 @@ def emitted(topic: str, text: Callable[[], str | None], *, as_json: bool, done: 
     except (EmitError, EventsFileError) as error:
         _say(f"error: {error}")
         return _USAGE_ERROR
+    if fallback:
+        # Seed 003 AC5: written all the same, but where a person would not look for it.
+        _say(
+            f"note: no run is under way here (no {MARKER}): the line went to {target}, "
+            "which no run reads"
+        )
     sys.stdout.write(terminal_safe(done) + "\n")
     return 0

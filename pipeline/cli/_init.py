@@ -8,11 +8,19 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Final
 
 from pipeline.config import PRESETS, dump_toml, parse_config
 from pipeline.workflows import Preset
 
-__all__ = ["detect_test_command", "installed_presets", "starter_config", "write_starter"]
+__all__ = [
+    "EXAMPLE_AGENT",
+    "detect_test_command",
+    "installed_presets",
+    "looked_for",
+    "starter_config",
+    "write_starter",
+]
 
 _MAKE_TEST = re.compile(r"^test\s*:", re.M)
 _NPM_PLACEHOLDER = "no test specified"  # what `npm init` writes: a test script that fails
@@ -34,22 +42,51 @@ def _npm_test(root: Path) -> bool:
     return isinstance(test, str) and _NPM_PLACEHOLDER not in test
 
 
-def _uses_pytest(root: Path) -> bool:
+def _python_tests(root: Path) -> tuple[Path, list[Path]] | None:
+    """The folder holding ``root``'s Python test files (``tests``, ``test`` or the top), and
+    some of those files; None: none found."""
+    for folder in (root / "tests", root / "test", root):
+        # The top is searched flat: a ** there would walk a virtual environment.
+        patterns = _TEST_FILES if folder == root else (*_TEST_FILES, "**/test_*.py")
+        found = [path for pattern in patterns for path in folder.glob(pattern)][:_SAMPLED]
+        if found:
+            return folder, found
+    return None
+
+
+_TEST_FILES = ("test_*.py", "*_test.py")
+_SAMPLED = 20
+"""How many test files are read to tell pytest from unittest."""
+
+
+def _python_test_command(root: Path) -> tuple[str, ...] | None:
+    """pytest when the repository configures it or its tests use it; ``unittest`` when the
+    tests are only ``unittest.TestCase``s (pytest may not even be installed); None: no
+    Python tests."""
     configured = any(
         "pytest" in _read(root / name) for name in ("pyproject.toml", "setup.cfg", "tox.ini")
     )
-    found = (root / "pytest.ini").is_file() or (root / "conftest.py").is_file()
-    tests = any(
-        next((root / folder).glob(pattern), None) is not None
-        for folder in ("tests", "test")
-        for pattern in ("test_*.py", "*_test.py", "**/test_*.py")
-    )
-    return configured or found or tests
+    configured = configured or (root / "pytest.ini").is_file() or (root / "conftest.py").is_file()
+    tests = _python_tests(root)
+    if not configured and tests is None:
+        return None
+    # The project's own virtual environment has its dependencies; else python3.
+    python = ".venv/bin/python" if (root / ".venv" / "bin" / "python").is_file() else "python3"
+    if configured or tests is None:
+        return (python, "-m", "pytest", "-q")
+    folder, files = tests
+    texts = [_read(path) for path in files]
+    if any("pytest" in text for text in texts) or not any("unittest" in text for text in texts):
+        return (python, "-m", "pytest", "-q")
+    if folder == root:
+        return (python, "-m", "unittest")
+    return (python, "-m", "unittest", "discover", "-s", folder.name)
 
 
 def detect_test_command(root: Path) -> tuple[str, ...] | None:
     """The command that runs ``root``'s tests, as far as its files tell: a Makefile's ``test``
-    target, ``npm test``, ``cargo test``, ``go test ./...`` or pytest; None: none found."""
+    target, ``npm test``, ``cargo test``, ``go test ./...``, pytest or unittest; None: none
+    found."""
     if _MAKE_TEST.search(_read(root / "Makefile")):
         return ("make", "test")
     if _npm_test(root):
@@ -58,19 +95,14 @@ def detect_test_command(root: Path) -> tuple[str, ...] | None:
         return ("cargo", "test")
     if (root / "go.mod").is_file():
         return ("go", "test", "./...")
-    if _uses_pytest(root):
-        # The project's own virtual environment has its dependencies; else python3.
-        venv = root / ".venv" / "bin" / "python"
-        python = ".venv/bin/python" if venv.is_file() else "python3"
-        return (python, "-m", "pytest", "-q")
-    return None
+    return _python_test_command(root)
 
 
 def _validate_lines(validate: tuple[str, ...] | None) -> str:
     if validate is None:
         return """\
 # The final check; the run completes only when it exits 0. No test command was found here
-# (Makefile test target, npm test, cargo test, go test, pytest): set it to yours.
+# (Makefile test target, npm test, cargo test, go test, pytest, unittest): set it to yours.
 # validate = ["pytest", "-q"]"""
     return f"""\
 # The final check, found in this repository; the run completes only when it exits 0.
@@ -112,6 +144,14 @@ max_formatting_retries = 2      # correction turns after a malformed structured 
 """.splitlines()
 """The starter's ``[loop]`` lines, by the key each sets; a workflow's own keys replace them."""
 
+_REVIEW_LINES = """\
+# A completion claim (an agent publishing LOOP_COMPLETE, as every developer prompt asks) is
+# reviewed before the final check: review passes ([budgets] max_review_passes), then validate.
+# false: a claim goes straight to the final check; max_review_passes = 0 turns review off.
+review_completion = true"""
+"""The built-in pipeline's review of a completion claim (a topology's hats review as their
+triggers say)."""
+
 _ROLE_HATS = """\
 # A hat per role (planner, developer, reviewer, committer, fixer), all keys optional:
 #   [hats.developer]
@@ -146,6 +186,8 @@ def _workflow_lines(workflow: Preset | None) -> str:
         lines.append("# Guards:")
     lines += [line for line in _LOOP_LINES if line.lstrip("# ").split(" ")[0] not in loop]
     hats = own.get("hats")
+    if not hats and "review_completion" not in loop:
+        lines.append(_REVIEW_LINES)
     if workflow is None or not hats:
         return "\n".join(lines) + "\n\n" + _ROLE_HATS
     intro = (
@@ -160,25 +202,54 @@ def installed_presets() -> list[str]:
     return [name for name, preset in PRESETS.items() if shutil.which(preset.argv[0])]
 
 
+def looked_for() -> list[str]:
+    """The programs of the built-in presets, which ``ralph init`` looks for on ``PATH``."""
+    return [preset.argv[0] for preset in PRESETS.values()]
+
+
+EXAMPLE_AGENT: Final = Path(__file__).resolve().parents[1] / "agents" / "example.sh"
+"""The example agent that ships with ralph: a shell script that hands each prompt to a
+program of your own and writes the report its role owes (docs/your-own-agent.md)."""
+
+
+def _agent_lines(installed: list[str]) -> str:
+    """The ``[agents]`` tables and the default chain: every installed preset, or, with none,
+    an example to uncomment (an agent of your own) and an empty chain."""
+    if installed:
+        blocks = "\n".join(f'[agents.{name}]\npreset = "{name}"\n' for name in installed)
+        chain = ", ".join(f'"{name}"' for name in installed)
+        return f"{blocks}\n[chains]\n{_CHAINS_INTRO}default = [{chain}]"
+    example = json.dumps(["sh", str(EXAMPLE_AGENT), "my-tool", "--its-flag"])
+    return f"""\
+# No agent CLI was found on PATH (looked for {", ".join(looked_for())}).
+# Install one and add it here (for Claude Code: [agents.claude] preset = "claude"), or run a
+# program of your own as the agent (docs/your-own-agent.md): the example that ships with
+# ralph hands each prompt to your command and writes the report ralph reads.
+# [agents.mine]
+# command = {example}
+
+[chains]
+{_CHAINS_INTRO}default = []                    # the agents, e.g. ["mine"]"""
+
+
+_CHAINS_INTRO = """\
+# The agents each role falls back through, preferred first; `default` serves every role
+# without a chain of its own (planner, developer, reviewer, committer, fixer).
+"""
+
+
 def starter_config(
     installed: list[str], validate: tuple[str, ...] | None = None, workflow: Preset | None = None
 ) -> str:
-    """The text of a starter ``ralph.toml``: every installed agent configured, the first one
-    (else Claude Code) the default chain, ``validate`` as the final check (None: left for the
-    user to set) and, commented, as a gate after each task, ``workflow``'s loop and hats
-    (None: the built-in pipeline's), and every key shown with its default."""
-    agents = installed or ["claude"]
-    blocks = "\n".join(f'[agents.{name}]\npreset = "{name}"\n' for name in agents)
-    chain = ", ".join(f'"{name}"' for name in agents)
-    note = (
-        ""
-        if installed
-        else "# No known agent CLI was found on PATH; install one or edit [agents] below.\n"
-    )
+    """The text of a starter ``ralph.toml``: every installed agent configured, in the default
+    chain (none installed: an agent of your own to uncomment, and no chain yet),
+    ``validate`` as the final check (None: left for the user to set) and, commented, as a
+    gate after each task, ``workflow``'s loop and hats (None: the built-in pipeline's), and
+    every key shown with its default."""
     return f"""\
 # ralph.toml: how `ralph run` drives agents in this repository.
 # Every key is optional; the values shown are the defaults unless marked otherwise.
-{note}
+
 # The task, read at the start of each run (or give --prompt / --prompt-file).
 prompt_file = "PROMPT.md"
 
@@ -198,6 +269,9 @@ prompt_file = "PROMPT.md"
 [sandbox]
 mode = "auto"                   # auto | required (refuse to run without it) | off
 # allow = ["pkgs.example:443"]  # more host:port pairs agents may reach
+# Agents get a documented set of variables and their CLI's own; every run names the others it
+# withholds (names only). Pass more by name or pattern:
+# pass_env = ["MY_SERVICE_URL", "AWS_*"]
 
 # The workspace's memories and tasks (docs/architecture/context.md): agents keep them with
 # `ralph memory add` and `ralph task add|start|done|block`, and so can you.
@@ -232,25 +306,23 @@ max_consecutive_malformed = 3
 #   command = ["my-agent", "--headless"]
 #   prompt_via = "stdin"        # stdin, argument or file
 # Optional per agent: model = "...", args = [...], timeout_s = 3600, inactivity_timeout_s = 600
-{blocks}
-[chains]
-# The agents each role falls back through, preferred first; `default` serves every role
-# without a chain of its own (planner, developer, reviewer, committer, fixer).
-default = [{chain}]
+
+{_agent_lines(installed)}
 
 {_workflow_lines(workflow)}"""
 
 
 def write_starter(
-    root: Path, workflow: Preset | None = None
+    root: Path, workflow: Preset | None = None, *, force: bool = False
 ) -> tuple[Path, tuple[str, ...] | None]:
     """Write ``ralph.toml`` in ``root`` (with ``workflow``'s loop and hats); its path and the
-    test command it validates with. Raises FileExistsError when there is one, and ConfigError
-    (writing nothing) if the text would not parse."""
+    test command it validates with. Raises FileExistsError when there is one (unless
+    ``force``: it is replaced), and ConfigError (writing nothing) if the text would not
+    parse."""
     path = root / "ralph.toml"
     validate = detect_test_command(root)
     text = starter_config(installed_presets(), validate, workflow)
     parse_config(text, str(path))  # never a file `ralph run` would refuse
-    with path.open("x", encoding="utf-8") as handle:
+    with path.open("w" if force else "x", encoding="utf-8") as handle:
         handle.write(text)
     return path, validate

@@ -1,6 +1,7 @@
 """``ralph init``: a starter ``ralph.toml``, with a workflow preset's loop and hats
 (``--preset``), or translated from a ralph-orchestrator ``ralph.yml`` (``--from``). An existing
-``ralph.toml`` is never overwritten, and a file that would not parse is never written."""
+``ralph.toml`` is replaced only with ``--force``, and a file that would not parse is never
+written."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Annotated
 import typer
 
 from pipeline.cli._app import WorkspaceOption, _fail, _warn, app, out
-from pipeline.cli._init import installed_presets, write_starter
+from pipeline.cli._init import EXAMPLE_AGENT, installed_presets, looked_for, write_starter
 from pipeline.cli._safe import terminal_safe
 from pipeline.config import (
     ConfigError,
@@ -19,10 +20,26 @@ from pipeline.config import (
     translate_orchestrator_config,
 )
 from pipeline.workflows import PresetError, load_preset
+from pipeline.workspace import INSTALL_HINTS
 
 
 def _exists(path: Path) -> typer.Exit:
-    return _fail(f"{path} exists already; edit it instead")
+    return _fail(f"{path} exists already; edit it, or replace it with ralph init --force")
+
+
+def _no_agent_found() -> None:
+    """Say which agent CLIs were looked for, how to install one, and the other way: an agent
+    of your own, with the example that ships."""
+    _warn(f"no agent CLI found on PATH (looked for {', '.join(looked_for())})")
+    out.print("Install one, then add it to [agents] and [chains] in ralph.toml:", markup=False)
+    for hint in INSTALL_HINTS.values():
+        out.print(f"  {hint}", markup=False)
+    out.print(
+        f"Or run a program of your own as the agent (docs/your-own-agent.md); the example "
+        f"{EXAMPLE_AGENT} is in ralph.toml, commented.",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def _translated(workspace: Path, source: Path) -> None:
@@ -87,16 +104,21 @@ def init(
             dir_okay=False,
         ),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an existing ralph.toml (starter only).")
+    ] = False,
 ) -> None:
     """Write a commented starter ralph.toml for the agent CLIs installed here."""
     if preset is not None and from_file is not None:
         raise _fail("give --preset or --from, not both")
     if from_file is not None:
+        if force:
+            raise _fail("--force replaces a starter; move ralph.toml away to translate anew")
         _translated(workspace, from_file)
         return
     try:
         workflow = load_preset(preset) if preset is not None else None
-        path, validate = write_starter(workspace, workflow)
+        path, validate = write_starter(workspace, workflow, force=force)
     except (PresetError, ConfigError) as error:
         raise _fail(str(error)) from error
     except FileExistsError as error:
@@ -105,6 +127,8 @@ def init(
         raise _fail(f"cannot write {workspace / 'ralph.toml'}: {error.strerror}") from error
     found = installed_presets()
     out.print(f"Wrote {path}" + (f" (agents found: {', '.join(found)})" if found else ""))
+    if not found:
+        _no_agent_found()
     if workflow is not None:
         out.print(f"Workflow: {workflow.name} ({workflow.description})", markup=False)
     if validate is not None:

@@ -50,7 +50,7 @@ from pipeline.events import (
     check_pattern,
     topic_matches,
 )
-from pipeline.handlers.runtime import WorkspaceLayout
+from pipeline.handlers.runtime import WorkspaceLayout, note_written
 from pipeline.handlers.store import (
     StoreError,
     UnknownRunError,
@@ -343,6 +343,8 @@ def report(
             target.write_text(text, encoding="utf-8")
         except OSError as error:
             raise _fail(f"cannot write {target}: {error.strerror}") from error
+        # ralph's own output: the next run neither refuses the work tree for it nor commits it.
+        note_written(WorkspaceLayout(workspace or Path()), target)
         ran = f", {len(gates)} gate runs" if gates else ""
         ran += f", {len(screens)} screen{'s' if len(screens) != 1 else ''}" if screens else ""
         ran += f", {sandbox_summary(sandbox)}" if sandbox.recorded else ""

@@ -232,7 +232,8 @@ def spent(line: SpendLine) -> str:
 
 
 def _by(lines: dict[str, SpendLine]) -> str:
-    return ", ".join(f"{name} {cost_text(line)}" for name, line in lines.items()) or "-"
+    costs = ((name, cost_text(line)) for name, line in lines.items())  # unknown unknown: once
+    return ", ".join(name if name == cost else f"{name} {cost}" for name, cost in costs) or "-"
 
 
 def screens_text(screens: Sequence[ScreenRun]) -> str:

@@ -53,6 +53,7 @@ from pipeline.serialization import encode_state
 from pipeline.state import Phase
 from pipeline.workspace import (
     RunSetupError,
+    Workspace,
     WorktreeError,
     drive,
     drop_worktree,
@@ -189,10 +190,33 @@ def resume(
     if path is not None and not path.is_file():
         lost_runs(opened.layout, str(path), set(), run_id)
         raise _fail(f"no runs yet in {opened.layout.root} (no {path}); start one: ralph run")
+    _unless_finished(opened, run_id, store)
     watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
     opened = with_recorded_workflow(workspace, opened, run_id, store, watching.display)
     result, label = _drive("resume", opened, _Resume(run_id), watching, store)
     raise _finish(opened, result, watching.display, label)
+
+
+def _unless_finished(opened: Workspace, run_id: str | None, store: str | None) -> None:
+    """Nothing when the run to resume is unfinished; when it has ended, say so and exit with
+    the code of how it ended (as the command that ran it did: docs/architecture/termination.md),
+    leaving it untouched."""
+    try:
+        with open_store(opened, store) as events:
+            chosen = _chosen(events, _Resume(run_id), opened)
+            state, _ = load_state(events, chosen, _warn)
+    except (PipelineError, StoreError, OSError) as error:
+        raise _fail(str(error)) from error
+    ended = state.termination
+    if state.phase is not Phase.COMPLETE or ended is None:
+        return
+    out.print(
+        f"Run {chosen} has finished already ({ended.value}, exit status {ended.exit_code}): "
+        "nothing to resume. Start a new run with: ralph run",
+        markup=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(ended.exit_code)
 
 
 @app.command()

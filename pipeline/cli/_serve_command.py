@@ -38,12 +38,30 @@ def serve(
     log showing the state at any point and what changed, and forms to guide its next prompt or
     answer its question. Listens on 127.0.0.1 unless told otherwise; the address it prints
     holds the token (no cookie does: every port of this machine would receive it)."""
-    from pipeline.cli._serve_guard import is_loopback, usable_token
+    try:
+        # The serve extra's modules, before any of ralph's serve modules (which import them).
+        import uvicorn
 
+        from pipeline.cli._serve_app import make_app
+        from pipeline.cli._serve_guard import Access, is_loopback, usable_token
+    except ImportError as error:
+        raise _fail(
+            f"ralph serve needs the serve extra ({error.name} is missing): "
+            "pip install 'ralph-pipeline[serve]'"
+        ) from error
     location = store if store is not None else str(WorkspaceLayout(workspace).store)
     path = store_path(location)
     if path is not None and not path.is_file():
         raise _fail(f"no event store at {path}: run a pipeline first, or name a store")
+    if path is None:
+        try:
+            # Pages open the store as they are asked for: say it now, not on every page.
+            import pipeline.handlers.store.postgres  # noqa: F401
+        except ImportError as error:
+            raise _fail(
+                f"a PostgreSQL store needs the postgres extra ({error.name} is missing): "
+                "pip install 'ralph-pipeline[postgres]'"
+            ) from error
     remote = not is_loopback(host)
     if remote and token is None:
         raise _fail(
@@ -55,16 +73,6 @@ def serve(
             "--token: at least 16 characters (or anyone could guess it), each a letter, "
             "a digit or one of -._~ (it is part of the address)"
         )
-    try:
-        import uvicorn
-
-        from pipeline.cli._serve_app import make_app
-        from pipeline.cli._serve_guard import Access
-    except ImportError as error:
-        raise _fail(
-            f"ralph serve needs the serve extra ({error.name} is missing): "
-            "pip install 'ralph-pipeline[serve]'"
-        ) from error
     secret = token if token is not None else secrets.token_urlsafe(24)
     access = Access(secret, remote)
     web = make_app(location, workspace, access)

@@ -162,6 +162,9 @@ class LoopConfig:
     """A topology hat that gets the topics no hat triggers on ("": they are dropped)."""
     commits: bool = True
     """Whether a topology's work is committed after each activation (false: read-only)."""
+    review_completion: bool = True
+    """Whether an accepted completion claim in the built-in pipeline is reviewed before the
+    final check (false: straight to it; ``max_review_passes = 0`` turns review off)."""
 
     def policy(
         self,
@@ -195,6 +198,7 @@ class LoopConfig:
             max_formatting_retries=Count(self.max_formatting_retries),
             topology=topology,
             ladders=ladders(hats),
+            review_completion=self.review_completion,
         )
 
 
@@ -282,6 +286,11 @@ def check_loop(loop: LoopConfig, hats: HatsConfig | None = None) -> list[str]:
                 problems.append(
                     f"loop.{key}: only a topology of your own has it (give hats triggers)"
                 )
+    if topology and not loop.review_completion:
+        problems.append(
+            "loop.review_completion: only the built-in pipeline has it (a topology's hats "
+            "review as its triggers say)"
+        )
     for key in ("completion_promise", "cancellation_promise"):
         topic: str = getattr(loop, key)
         if topic and not _TOPIC.fullmatch(topic):

@@ -5,10 +5,9 @@ gate, cancellation, loop detectors, the human timeout and the hooks (pure data).
 the reducer judges every published topic against the policy the run started with.
 
 Topic patterns: ``*`` alone matches every topic. Otherwise a pattern and a topic are split on
-``.``; each pattern segment ``*`` matches exactly one topic segment, ``**`` matches any number of
-segments (none included), and any other segment must equal the topic's. So ``build.*`` matches
-``build.done`` but not ``build.x.done``; ``build.**`` matches ``build``, ``build.done`` and
-``build.x.done``.
+``.``; each segment ``*`` matches one topic segment, ``**`` any number (none included), and any
+other segment must equal the topic's. So ``build.*`` matches ``build.done`` but not
+``build.x.done``; ``build.**`` matches ``build``, ``build.done`` and ``build.x.done``.
 """
 
 from __future__ import annotations
@@ -363,6 +362,9 @@ class LoopPolicy:
     """The lifecycle hooks and notifications, in order (none before schema 19)."""
     pin: GatePin = GatePin.OFF
     """Gates and blocking hooks pinned to the run's base, or not (off before schema 20)."""
+    review_completion: bool = False
+    """Whether the built-in pipeline reviews an accepted completion claim before final
+    validation (False: straight to it, as every run recorded before schema 20 did)."""
 
     def hooks_at(self, point: HookPoint) -> tuple[HookSpec, ...]:
         """The hooks that run at ``point``, in order."""

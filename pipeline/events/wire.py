@@ -68,9 +68,11 @@ workspace's memories and tasks (the ``context`` category: ``ContextNoted``, and
 ``LoopPolicy.context``), lifecycle hooks and notifications (the ``hook`` category:
 ``HookRan``, ``LoopPolicy.hooks``, ``TerminationReason.HOOK_BLOCKED`` and ``SUSPENDED``).
 20 added four screen hit kinds: ``test_lost`` and ``collection_failed`` (the collection
-check), ``runner_detected`` and ``name_rebound``, and pinned gates: ``LoopPolicy.pin``
+check), ``runner_detected`` and ``name_rebound``; pinned gates: ``LoopPolicy.pin``
 (``GatePin``; absent before: off) and ``GateFinished.pinned`` and ``.restored`` (absent
-before: not pinned); only added, so no upcaster.
+before: not pinned); and ``LoopPolicy.review_completion`` (a completion claim in the built-in
+pipeline is reviewed before final validation; absent before: False, straight to validation);
+only added, so no upcaster.
 """
 
 

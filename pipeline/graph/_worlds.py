@@ -62,10 +62,12 @@ def worlds() -> tuple[WorldConfig, ...]:
         max_formatting_retries=Count(1),
     )
     # Every hat answering in a structured response, so that each role's responses can run out
-    # of correction turns (in the simulated policy only the reviewer's are checked).
+    # of correction turns (in the simulated policy only the reviewer's are checked); and a
+    # claim going straight to validation, as in runs recorded before review_completion.
     answering = attrs.evolve(
         controls,
         hats=tuple(attrs.evolve(hat, response_schema=AGENT_RESPONSE) for hat in controls.hats),
+        review_completion=False,
     )
     # A topology of the user's own: a hat that hands on by default, once, and one that can
     # complete; and one whose starting event wakes no hat (it stalls at once). One iteration

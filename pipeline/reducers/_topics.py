@@ -32,10 +32,11 @@ from pipeline.events import (
     in_scope,
 )
 from pipeline.reducers._build import advance
+from pipeline.reducers._claims import claim_accepted
 from pipeline.reducers._escalation import bounced
 from pipeline.reducers._notices import add_notice, seen_with
 from pipeline.reducers._routing import back_to_last_hat, queued
-from pipeline.reducers._transitions import finalize, start_development, start_validation
+from pipeline.reducers._transitions import finalize, start_development
 from pipeline.reducers.context import agent_note, applied
 from pipeline.state import (
     Bounce,
@@ -236,27 +237,7 @@ def _completion(
                 ),
             ),
         )
-    claimed = evolve(intake, completion_claimed=True)
-    progress = state.progress
-    phase, step = progress.phase, progress.step
-    if phase is Phase.COMMIT_MESSAGE:
-        # The work in hand is committed first; validation comes instead of the next task.
-        onward = evolve(progress, after_commit=Phase.FINAL_VALIDATION)
-        return advance(state, progress=onward, intake=claimed)
-    between_tasks = step is Step.BEGIN or step is Step.PROMPT
-    if (phase in _WORK_PHASES and between_tasks and not state.agent.in_flight) or (
-        # The last allowed iteration claimed completion in the batch that spent the budget:
-        # that is a completion to validate, not a run out of iterations.
-        phase is Phase.FINALIZING
-        and step is Step.BEGIN
-        and progress.termination is TerminationReason.MAX_ITERATIONS
-    ):
-        return start_validation(evolve(state, intake=claimed), evolve(progress, termination=None))
-    # An agent still at work, or validation under way: the next boundary honours the claim.
-    return advance(state, intake=claimed)
-
-
-_WORK_PHASES = frozenset({Phase.PLANNING, Phase.DEVELOPMENT, Phase.REVIEW})
+    return claim_accepted(state, evolve(intake, completion_claimed=True))
 
 
 def _missing(policy: LoopPolicy, intake: Intake) -> list[str]:

@@ -28,6 +28,7 @@ from pipeline.state import (
     Step,
     TerminationReason,
     agents_for,
+    reviews_claims,
 )
 
 __all__ = [
@@ -169,8 +170,9 @@ def start_development(
     assert state.run is not None, "development needs a started run"
     base = state.progress if progress is None else progress
     if state.intake.completion_claimed:
-        # An agent claimed completion and the gate accepted it: validate instead.
-        return start_validation(state, base, ledger)
+        # An accepted claim ends development: review it, or validate.
+        onward = start_review if reviews_claims(state) else start_validation
+        return onward(state, base, ledger)
     iteration = base.iteration + 1
     if iteration > state.run.budget.max_iterations:
         return finalize(advance_view(state, base), TerminationReason.MAX_ITERATIONS, ledger)
@@ -216,7 +218,7 @@ def start_review(
     """Begin the next review pass, or go to final validation when the review budget is spent."""
     assert state.run is not None, "review needs a started run"
     base = state.progress if progress is None else progress
-    if state.intake.completion_claimed:
+    if state.intake.completion_claimed and not reviews_claims(state):
         return start_validation(state, base, ledger)
     review_pass = base.review_pass + 1
     if review_pass > state.run.budget.max_review_passes:

@@ -84,6 +84,7 @@ def simulated_policy() -> LoopPolicy:
         max_task_blocks=Count(2),
         max_abandoned_tasks=Count(2),
         human_timeout_s=Count(60),
+        review_completion=True,
     )
 
 

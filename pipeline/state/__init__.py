@@ -48,6 +48,7 @@ from pipeline.state.model import (
     is_complete,
     is_terminal,
     notices_for,
+    reviews_claims,
     task_prompt_kind,
 )
 from pipeline.state.phase import (
@@ -126,6 +127,7 @@ __all__ = [
     "notices_for",
     "prompt_kind_for",
     "response_schema_for",
+    "reviews_claims",
     "role_for",
     "rung_of",
     "task_prompt_kind",

@@ -63,6 +63,7 @@ __all__ = [
     "is_complete",
     "is_terminal",
     "notices_for",
+    "reviews_claims",
     "task_prompt_kind",
 ]
 
@@ -382,3 +383,13 @@ def task_prompt_kind(state: PipelineState) -> PromptKind | None:
     if kind is PromptKind.DEVELOPMENT and state.routing.hat is not None:
         return PromptKind.HAT
     return kind
+
+
+def reviews_claims(state: PipelineState) -> bool:
+    """Whether an accepted completion claim is reviewed before final validation: the built-in
+    pipeline (a topology's hats review as their triggers say) recorded with
+    ``review_completion``, and review not turned off (``max_review_passes = 0``)."""
+    run = state.run
+    if run is None or not run.loop.review_completion or run.loop.topology is not None:
+        return False
+    return run.budget.max_review_passes > 0

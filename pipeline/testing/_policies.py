@@ -63,6 +63,7 @@ def loop_policies() -> st.SearchStrategy[LoopPolicy]:
         tamper=tamper_policies(),
         postconditions=postcondition_policies(),
         limits=st.none() | limit_policies(),
+        review_completion=st.booleans(),
     ).flatmap(_with_ladders)
 
 

@@ -11,7 +11,8 @@ else stays the workspace's:
   that work stay the workspace's.
 - ``[loop]``: the keys that name the workflow's topics go (:data:`WORKFLOW_LOOP_KEYS`:
   ``starting_event``, ``coordinator``, ``commits``, ``completion_promise``,
-  ``required_events``: another workflow's topics mean nothing in this one); the guards stay
+  ``required_events``: another workflow's topics mean nothing in this one; and
+  ``review_completion``, the built-in pipeline's); the guards stay
   (``enforce_hat_scope``, ``cancellation_promise``, ``stale_repeats``, ``max_task_blocks``,
   ``max_abandoned_tasks``, ``human_timeout_s``, ``max_formatting_retries``), and every key the
   preset sets wins.
@@ -39,6 +40,7 @@ WORKFLOW_LOOP_KEYS: Final = (
     "commits",
     "completion_promise",
     "required_events",
+    "review_completion",
 )
 """The ``[loop]`` keys that belong to a workflow: a preset's replace the workspace's."""
 

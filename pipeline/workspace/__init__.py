@@ -4,6 +4,7 @@ choosing its store, and driving a run there with the real runtime. ``ralph run``
 with :func:`diagnose`."""
 
 from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
+from pipeline.workspace._doctor_agents import INSTALL_HINTS
 from pipeline.workspace._fork import (
     ForkError,
     fork_folder,
@@ -54,6 +55,7 @@ from pipeline.workspace._worktrees import (
 )
 
 __all__ = [
+    "INSTALL_HINTS",
     "RUN_BRANCH_PREFIX",
     "Check",
     "ForkError",

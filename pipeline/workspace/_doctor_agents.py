@@ -21,12 +21,12 @@ from pipeline.events import Role
 from pipeline.handlers.agents import known_pitfalls
 from pipeline.workspace._doctor_check import Check, Runner, Status, run_command
 
-__all__ = ["VERSION_TIMEOUT_S", "agent_cautions", "agent_pitfalls", "check_agents"]
+__all__ = ["INSTALL_HINTS", "VERSION_TIMEOUT_S", "agent_cautions", "agent_pitfalls", "check_agents"]
 
 VERSION_TIMEOUT_S: Final = 5.0
 """How long an agent CLI may take to answer ``--version`` before it counts as not starting."""
 
-_INSTALL: Final[Mapping[str, str]] = {
+INSTALL_HINTS: Final[Mapping[str, str]] = {
     "claude": "install Claude Code: npm install -g @anthropic-ai/claude-code",
     "codex": "install Codex: npm install -g @openai/codex",
     "gemini": "install Gemini CLI: npm install -g @google/gemini-cli",
@@ -54,7 +54,7 @@ def check_agents(
         program = agent.invocation().argv[0]
         if found[name] is None:
             stranded = _stranded_roles(config, name, found)
-            fix = _INSTALL.get(
+            fix = INSTALL_HINTS.get(
                 agent.preset or "", f"install {program}, or correct [agents.{name}] command"
             )
             status = Status.FAIL if stranded else Status.WARN
@@ -109,7 +109,10 @@ def _version(
         )
     except OSError as error:
         return Check(
-            label, Status.FAIL, f"{program} does not start: {error}", _INSTALL.get(agent.preset, "")
+            label,
+            Status.FAIL,
+            f"{program} does not start: {error}",
+            INSTALL_HINTS.get(agent.preset, ""),
         )
     first = said.splitlines()[0] if said else ""
     if status != 0:

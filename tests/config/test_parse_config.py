@@ -187,3 +187,15 @@ def test_hats_and_loop_settings_become_the_policy_a_run_records() -> None:
     assert policy.stale_repeats == 0
     assert policy.human_timeout_s is None
     assert config.chain_for(Role.DEVELOPER) == ("a",)
+
+
+def test_review_completion_is_the_built_in_pipelines_and_on_unless_set() -> None:
+    """A completion claim is reviewed unless ``[loop] review_completion = false``; a topology
+    of one's own reviews as its hats' triggers say, so setting it off there is refused,
+    naming the key."""
+    assert parse_config("", "ralph.toml").loop_policy().review_completion
+    off = parse_config("[loop]\nreview_completion = false\n", "ralph.toml")
+    assert not off.loop_policy().review_completion
+    topology = '[hats.builder]\ntriggers = ["task.start"]\npublishes = ["LOOP_COMPLETE"]\n'
+    with pytest.raises(ConfigError, match=r"loop\.review_completion: only the built-in pipeline"):
+        parse_config(topology + "[loop]\nreview_completion = false\n", "ralph.toml")

@@ -272,6 +272,100 @@ def test_completion_on_the_last_iteration_completes_the_run(status: IterationSta
     assert any(type(e).__name__ == "ValidateFinalState" for e in effects)
 
 
+def _claim_on_first_iteration(
+    loop: LoopPolicy, max_review_passes: int = 1
+) -> tuple[PipelineState, list[Effect]]:
+    """A real loop in which the developer of iteration 1 reports partial progress and
+    publishes LOOP_COMPLETE (the prompt asks it to, when the task is done)."""
+    chooser = ScriptedChooser({"iteration status": [IterationStatus.PARTIAL]})
+    config = WorldConfig(
+        budget(max_iterations=3, max_review_passes=max_review_passes),
+        default_chains(("a",)),
+        None,
+        "r",
+        loop,
+    )
+    world = SimulatedWorld(config, chooser, fake_clock())
+    effects: list[Effect] = []
+
+    def handler(effect: Effect) -> Sequence[PipelineEvent]:
+        effects.append(effect)
+        facts = list(world(effect))
+        developer_done = any(
+            isinstance(f, InvocationSucceeded) and f.role is Role.DEVELOPER for f in facts
+        )
+        if isinstance(effect, InvokeAgent) and effect.iteration == 1 and developer_done:
+            line = effect.events_lines + 1
+            facts += [
+                TopicPublished("LOOP_COMPLETE", Json.of(""), Ordinal(line), None, T),
+                EventsFileRead(Count(effect.events_offset + 30), Count(line), T),
+            ]
+        return facts
+
+    result = run_in_memory(handler, max_effects=500)
+    return result.state, effects
+
+
+def _kinds(effects: list[Effect]) -> list[str]:
+    """The names of the phase steps among ``effects``, in order."""
+    steps = {"BeginIteration", "BeginReviewPass", "ValidateFinalState"}
+    return [type(e).__name__ for e in effects if type(e).__name__ in steps]
+
+
+def test_an_accepted_claim_is_reviewed_before_the_final_check() -> None:
+    """review_completion: a claim ends development, and a review pass runs before
+    validation (the starter's promise: plan, develop, commit, review, validate)."""
+    state, effects = _claim_on_first_iteration(policy(required_events=(), review_completion=True))
+    assert _kinds(effects) == ["BeginIteration", "BeginReviewPass", "ValidateFinalState"]
+    assert state.termination is TerminationReason.COMPLETED
+    assert state.progress.review_pass == 1
+
+
+@pytest.mark.parametrize(
+    ("review_completion", "passes"), [(False, 1), (True, 0)], ids=["asked-not-to", "review-off"]
+)
+def test_a_claim_goes_straight_to_the_final_check_when_asked_or_without_review(
+    review_completion: bool, passes: int
+) -> None:
+    """review_completion = false (and every run recorded before it existed), or
+    max_review_passes = 0: an accepted claim is validated with no review pass."""
+    loop = policy(required_events=(), review_completion=review_completion)
+    state, effects = _claim_on_first_iteration(loop, max_review_passes=passes)
+    assert _kinds(effects) == ["BeginIteration", "ValidateFinalState"]
+    assert state.termination is TerminationReason.COMPLETED
+
+
+def test_a_claim_on_the_last_iteration_is_reviewed_then_completes_the_run() -> None:
+    """The last allowed iteration's claim is still no max_iterations, and still reviewed."""
+    config = policy(required_events=(), review_completion=True)
+    chooser = ScriptedChooser({"iteration status": [IterationStatus.PARTIAL] * 2})
+    world = SimulatedWorld(
+        WorldConfig(budget(max_iterations=2), default_chains(("a",)), None, "r", config),
+        chooser,
+        fake_clock(),
+    )
+    effects: list[Effect] = []
+
+    def handler(effect: Effect) -> Sequence[PipelineEvent]:
+        effects.append(effect)
+        facts = list(world(effect))
+        if (
+            isinstance(effect, InvokeAgent)
+            and effect.iteration == 2
+            and effect.role is Role.DEVELOPER
+        ):
+            line = effect.events_lines + 1
+            facts += [
+                TopicPublished("LOOP_COMPLETE", Json.of(""), Ordinal(line), None, T),
+                EventsFileRead(Count(effect.events_offset + 30), Count(line), T),
+            ]
+        return facts
+
+    state = run_in_memory(handler, max_effects=500).state
+    assert _kinds(effects)[-2:] == ["BeginReviewPass", "ValidateFinalState"]
+    assert state.termination is TerminationReason.COMPLETED
+
+
 def _smooth_run(loop: LoopPolicy) -> tuple[PipelineState, list[PipelineEvent]]:
     """A smooth simulated run (every agent succeeds, the developer reports completed, the
     review is clean, validation passes) under ``loop``; nobody publishes a topic."""

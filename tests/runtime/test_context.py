@@ -29,11 +29,17 @@ mkdir -p .agent/out .ralph/prompts
 printf '1. write the parser' > .agent/out/plan.md
 printf 'Do it' > .agent/out/commit-message
 : > .agent/out/issues.md
+"""
+
+WORK = """
 echo "$$" >> work.txt
 """
+"""A change to commit (the reviewer changes nothing, as its prompt says: a review is not
+committed, and a change it left would stop the next run on a dirty tree)."""
 
 PLANNER = (
     REPORTS
+    + WORK
     + """
 cat > ".ralph/prompts/planner-$(date +%s%N)"
 if [ ! -e .ralph/second-run ]; then
@@ -48,6 +54,7 @@ printf 'completed\\nplanned' > .agent/out/status
 
 DEVELOPER = (
     REPORTS
+    + WORK
     + """
 prompt=$(cat)
 # The commit message's prompt (the developer's agent writes it too) is not a turn of work;

@@ -142,7 +142,8 @@ def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     version 19 (the context book's fact, and the loop policy's context, whose absence means
     the defaults) and version 20 (four screen hit kinds; pinned gates: the loop policy's pin,
     whose absence means off, and the gate fact's pinned commit and restored files, whose
-    absence means not pinned)."""
+    absence means not pinned; the loop policy's review_completion, whose absence means a
+    claim goes straight to validation, as it did)."""
     assert SCHEMA_VERSION == 20
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS

@@ -13,16 +13,18 @@ ALLOWED_TRANSITIONS: dict[Phase, set[Phase]] = {
     # A topology of the user's own has no planning: its starting event wakes a hat, or
     # nothing, and the run finalizes as stalled.
     P.NOT_STARTED: {P.PLANNING, P.DEVELOPMENT, P.FINALIZING},
-    # An accepted completion promise goes to final validation at the next boundary.
-    P.PLANNING: {P.DEVELOPMENT, P.FINAL_VALIDATION} | _RUNNING_EXITS,
-    P.DEVELOPMENT: {P.DEVELOPMENT, P.COMMIT_MESSAGE, P.FINAL_VALIDATION} | _RUNNING_EXITS,
+    # An accepted completion promise goes to final validation at the next boundary, or to
+    # review first when the run reviews claims.
+    P.PLANNING: {P.DEVELOPMENT, P.REVIEW, P.FINAL_VALIDATION} | _RUNNING_EXITS,
+    P.DEVELOPMENT: {P.DEVELOPMENT, P.COMMIT_MESSAGE, P.REVIEW, P.FINAL_VALIDATION, *_RUNNING_EXITS},
     P.COMMIT_MESSAGE: {P.DEVELOPMENT, P.REVIEW, P.FINAL_VALIDATION} | _RUNNING_EXITS,
     # A gate or the screen that blocks a review's fix sends the work back to development.
     P.REVIEW: {P.REVIEW, P.DEVELOPMENT, P.COMMIT_MESSAGE, P.FINAL_VALIDATION} | _RUNNING_EXITS,
     P.FINAL_VALIDATION: {P.DEVELOPMENT, P.FINALIZING, P.INTERRUPTED},
     P.AWAITING_DEV_FIX: {P.INTERRUPTED, P.FINALIZING},
-    # Completion claimed in the batch that spent the iteration budget: validated, not failed.
-    P.FINALIZING: {P.COMPLETE, P.INTERRUPTED, P.FINAL_VALIDATION},
+    # Completion claimed in the batch that spent the iteration budget: validated (reviewed
+    # first when the run reviews claims), not failed.
+    P.FINALIZING: {P.COMPLETE, P.INTERRUPTED, P.REVIEW, P.FINAL_VALIDATION},
     P.INTERRUPTED: {
         P.PLANNING,
         P.DEVELOPMENT,
@@ -55,9 +57,22 @@ def check_step(before: PipelineState, after: PipelineState) -> None:
         cancelled = TerminationReason.CANCELLED
         if after.termination is cancelled and before.termination is not cancelled:
             assert after.phase in {P.FINALIZING, P.COMPLETE, P.INTERRUPTED}
-    if before.phase is P.FINALIZING and after.phase is P.FINAL_VALIDATION:
+    if before.phase is P.FINALIZING and after.phase in {P.REVIEW, P.FINAL_VALIDATION}:
         assert before.termination is TerminationReason.MAX_ITERATIONS
         assert after.intake.completion_claimed
+    if after.phase is P.FINAL_VALIDATION and before.phase is not P.FINAL_VALIDATION:
+        assert not _skips_review(before, after), "a completion claim skipped the review"
+
+
+def _skips_review(before: PipelineState, after: PipelineState) -> bool:
+    """Whether validation begins straight from development (or planning, or a commit, or the
+    end of the iteration budget) although the run reviews claims and has review passes left:
+    in the built-in pipeline only a claim leads there, and a claim is reviewed first."""
+    run = after.run
+    if run is None or not run.loop.review_completion or run.loop.topology is not None:
+        return False
+    left = after.progress.review_pass < run.budget.max_review_passes
+    return left and before.phase in {P.PLANNING, P.DEVELOPMENT, P.COMMIT_MESSAGE, P.FINALIZING}
 
 
 def check_state(state: PipelineState) -> None:

@@ -25,10 +25,12 @@ from pathlib import Path, PurePosixPath
 from pipeline.errors import PipelineError
 
 __all__ = [
+    "FALLBACK_EVENTS",
     "MARKER",
     "EventsFileError",
     "UnsafeFileError",
     "checked_events_path",
+    "emit_target",
     "events_file_for",
     "open_regular",
     "read_marker",
@@ -38,6 +40,10 @@ __all__ = [
 
 MARKER = ".ralph/current-events"
 """The marker file, relative to the workspace root."""
+
+FALLBACK_EVENTS = ".ralph/events.jsonl"
+"""Where ``ralph emit`` writes in a workspace without a marker, relative to its root (seed
+003, AC5): no run's events file, so no run reads it; ``ralph emit`` says so."""
 
 _MARKER_BYTES = 4096
 """More than any path the marker may name; a larger marker is not read whole."""
@@ -185,11 +191,18 @@ def workspace_root(start: Path, environ: Mapping[str, str]) -> Path | None:
 
 
 def events_file_for(start: Path, environ: Mapping[str, str]) -> Path:
-    """Where ``ralph emit`` writes: ``RALPH_EVENTS_FILE``, else the file the marker under the
-    workspace root names. Outside a run there is neither: :class:`EventsFileError`."""
+    """Where ``ralph emit`` writes (see :func:`emit_target`)."""
+    return emit_target(start, environ)[0]
+
+
+def emit_target(start: Path, environ: Mapping[str, str]) -> tuple[Path, bool]:
+    """Where ``ralph emit`` writes, and whether it is the fallback: ``RALPH_EVENTS_FILE``,
+    else the file the marker under the workspace root names, else, in a workspace with no
+    marker (no run has started there), :data:`FALLBACK_EVENTS` (True). Outside any
+    workspace there is nowhere to write: :class:`EventsFileError`."""
     given = environ.get("RALPH_EVENTS_FILE")
     if given:
-        return Path(given)
+        return Path(given), False
     root = workspace_root(start, environ)
     if root is None:
         raise EventsFileError(
@@ -198,8 +211,5 @@ def events_file_for(start: Path, environ: Mapping[str, str]) -> Path:
         )
     named = read_marker(root)
     if named is None:
-        raise EventsFileError(
-            f"no run to emit to: RALPH_EVENTS_FILE is not set and {root / MARKER} does not "
-            "exist (agents of `ralph run` get RALPH_EVENTS_FILE)"
-        )
-    return root / named
+        return root / FALLBACK_EVENTS, True
+    return root / named, False

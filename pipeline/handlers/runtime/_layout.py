@@ -73,6 +73,11 @@ class WorkspaceLayout:
         return legacy if legacy.is_file() else self.state_dir / "pipeline.db"
 
     @property
+    def written(self) -> Path:
+        """The files ralph's own commands wrote in the work tree (reports), one a line."""
+        return self.state_dir / "written"
+
+    @property
     def agent_group(self) -> Path:
         """The record of the agent (or check) process group at work in this workspace."""
         if self.group_record is not None:

@@ -1,5 +1,5 @@
 """What a run is set up with: its id, the user's prompt, the environment its agents get, and the
-paths of ralph's own that no commit may take."""
+paths of ralph's own that no commit may take (its files, and those its commands wrote)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ __all__ = [
     "RALPH_ONLY_VARIABLES",
     "PromptSource",
     "agent_environment",
+    "config_and_prompt",
     "new_run_id",
+    "note_written",
     "own_paths",
     "ralph_executable",
     "without_ralph_credentials",
@@ -93,20 +95,54 @@ def agent_environment(
 _SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
+def config_and_prompt(layout: WorkspaceLayout, prompt_file: str) -> tuple[str, ...]:
+    """The workspace's ``ralph.toml`` and prompt file (relative to it, when inside)."""
+    return _inside(layout, [layout.config, layout.root.resolve() / prompt_file])
+
+
 def own_paths(
     layout: WorkspaceLayout, prompt_file: str, own_files: tuple[Path, ...] = ()
 ) -> tuple[str, ...]:
-    """ralph's own files inside the repository (relative to it), which no commit may take: its
-    config, the prompt file, and a store given as a path in the work tree (with SQLite's side
-    files)."""
-    root = layout.root.resolve()
-    paths = [layout.config, root / prompt_file]
+    """ralph's own files inside the repository (relative to it), which no commit may take and
+    no dirty check counts: its config, the prompt file, a store given as a path in the work
+    tree (with SQLite's side files), and what ralph's commands wrote there (reports,
+    :func:`note_written`)."""
+    paths = [*own_files]
     for store in own_files:
-        paths += [store, *(store.with_name(store.name + s) for s in _SQLITE_SIDE_FILES)]
+        paths += [store.with_name(store.name + s) for s in _SQLITE_SIDE_FILES]
+    kept = (*config_and_prompt(layout, prompt_file), *_inside(layout, paths), *_written(layout))
+    return tuple(dict.fromkeys(kept))
+
+
+def _inside(layout: WorkspaceLayout, paths: list[Path]) -> tuple[str, ...]:
+    root = layout.root.resolve()
     kept: list[str] = []
     for path in paths:
         try:
             kept.append(path.resolve().relative_to(root).as_posix())
         except ValueError:
             continue  # outside the repository: no commit can take it anyway
-    return tuple(dict.fromkeys(kept))
+    return tuple(kept)
+
+
+def note_written(layout: WorkspaceLayout, path: Path) -> None:
+    """Remember that a ralph command (``ralph report``) wrote ``path``, so that no run counts
+    it as the person's change nor commits it; nothing when it lies outside the work tree.
+    The list is kept in :attr:`WorkspaceLayout.written`, in the git directory, out of an
+    agent's reach."""
+    inside = _inside(layout, [path])
+    if not inside or "\n" in inside[0] or inside[0] in _written(layout):
+        return
+    listed = layout.written
+    listed.parent.mkdir(parents=True, exist_ok=True)
+    with listed.open("a", encoding="utf-8") as file:
+        file.write(inside[0] + "\n")
+
+
+def _written(layout: WorkspaceLayout) -> tuple[str, ...]:
+    """The files ralph's commands wrote in the work tree that are still there."""
+    try:
+        lines = layout.written.read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return ()
+    return tuple(line for line in lines if line and (layout.root / line).is_file())

@@ -37,7 +37,7 @@ from pipeline.handlers.runtime._git import own_pathspecs
 from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
 from pipeline.handlers.runtime._io import facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._run_setup import own_paths
+from pipeline.handlers.runtime._run_setup import config_and_prompt
 from pipeline.handlers.runtime._screen import (
     Gathered,
     gather_changes,
@@ -218,8 +218,8 @@ def run_screen(
     out of it too, but ``ralph.toml`` and the prompt file, which an agent must not change
     either; ``collector`` makes the collection check (None: none). On when the run screens
     or pins its gates (both need its base)."""
-    config_and_prompt = set(own_paths(layout, config.prompt_file))
-    excludes = own_pathspecs([p for p in keep_out if p not in config_and_prompt])
+    screened = set(config_and_prompt(layout, config.prompt_file))
+    excludes = own_pathspecs([p for p in keep_out if p not in screened])
     saved = layout.run_state(run_id, "screen-baseline.json")
     screens = config.loop_policy().screens
     # Pinned gates need the run's base, which the screen records: on when either is.

@@ -16,10 +16,12 @@ from pipeline.handlers.intake import (
     EventsFileError,
     UnsafeFileError,
     checked_events_path,
+    emit_target,
     events_file_for,
     read_marker,
     write_marker,
 )
+from pipeline.workspace import drive, open_workspace
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     ROOT,
@@ -52,16 +54,16 @@ def test_a_marker_naming_a_forbidden_path_is_refused(text: str, why: str) -> Non
 
 
 def test_the_events_file_is_found_in_the_documented_order(tmp_path: Path) -> None:
-    """RALPH_EVENTS_FILE, else the marker (found from a subdirectory); with neither there is
-    no run to emit to, and that is an error saying so."""
+    """RALPH_EVENTS_FILE, else the marker (found from a subdirectory), else, in a workspace
+    without a marker, .ralph/events.jsonl (seed 003, AC5); outside any workspace there is no
+    run to emit to, and that is an error saying so."""
     root = tmp_path / "ws"
     nested = root / "src" / "deep"
     nested.mkdir(parents=True)
     with pytest.raises(EventsFileError, match="no run to emit to"):
         events_file_for(nested, {})
     (root / ".ralph").mkdir()
-    with pytest.raises(EventsFileError, match="current-events does not exist"):
-        events_file_for(nested, {})
+    assert emit_target(nested, {}) == (root / ".ralph" / "events.jsonl", True)
     write_marker(root, root / ".ralph" / "events-1.jsonl")
     assert read_marker(root) is not None
     assert events_file_for(nested, {}) == root / ".ralph" / "events-1.jsonl"
@@ -147,7 +149,8 @@ def test_ralph_emit_processes_at_once_do_not_tear_lines(tmp_path: Path) -> None:
 
 def test_each_run_writes_its_own_events_file_and_resume_reuses_it(tmp_path: Path) -> None:
     """A first run's topics stay in its own file; a second fresh run starts a new, empty file
-    that the marker names; resuming the first points the marker back and creates no file."""
+    that the marker names; driving the first again points the marker back and creates no
+    file (``ralph resume`` of the finished run only says it has finished)."""
     first_steps = FINISH_EVERYTHING.replace(
         "[[default]]",
         '[[planning]]\nemit = [["archaeology.start", "dig"], ["map.created", "map"]]',
@@ -176,8 +179,12 @@ def test_each_run_writes_its_own_events_file_and_resume_reuses_it(tmp_path: Path
     assert read_marker(root) is not None
     assert root / str(read_marker(root)) == second_file
     files_before = sorted((root / ".ralph").glob("events-*.jsonl"))
-    resumed = ralph("resume", first.run_id, cwd=root)
-    assert resumed.returncode == 0, resumed.stderr
+    # `ralph resume` of a finished run says so and touches nothing; driving it again does.
+    told = ralph("resume", first.run_id, cwd=root)
+    assert told.returncode == 0, told.stderr
+    assert "has finished already" in told.stdout
+    assert root / str(read_marker(root)) == second_file
+    drive(open_workspace(root), prompt=None, run_id=first.run_id)
     assert sorted((root / ".ralph").glob("events-*.jsonl")) == files_before
     assert root / str(read_marker(root)) == first_file
 
