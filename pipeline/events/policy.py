@@ -21,7 +21,7 @@ from attrs.validators import optional
 
 from pipeline.errors import PipelineError
 from pipeline.events.escalation import Ladder
-from pipeline.events.hook_policy import HookPoint, HookSpec
+from pipeline.events.hook_policy import HookAction, HookPoint, HookSpec
 from pipeline.events.limit_policy import LimitPolicy
 from pipeline.events.notes import ContextPolicy
 from pipeline.events.screen import PostconditionPolicy, TamperPolicy
@@ -374,6 +374,13 @@ class LoopPolicy:
     def screens(self) -> bool:
         """Whether final validation screens the run's changes before its gates."""
         return self.tamper is not None or self.postconditions is not None
+
+    @property
+    def pins(self) -> bool:
+        """Whether the run has checks to pin to its base: ``pin = "base"`` and a gate or a
+        blocking hook (a run with neither records no base for them)."""
+        blocking = any(hook.on_error is HookAction.BLOCK for hook in self.hooks)
+        return self.pin is GatePin.BASE and (bool(self.gates) or blocking)
 
     def gate(self, name: str) -> GateSpec | None:
         """The gate called ``name``, if the policy has one."""

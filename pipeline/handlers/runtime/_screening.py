@@ -22,7 +22,6 @@ from pipeline.effects import ScreenChanges
 from pipeline.events import (
     ChangesScreened,
     Count,
-    GatePin,
     GateSpec,
     Instant,
     PipelineEvent,
@@ -221,8 +220,9 @@ def run_screen(
     screened = set(config_and_prompt(layout, config.prompt_file))
     excludes = own_pathspecs([p for p in keep_out if p not in screened])
     saved = layout.run_state(run_id, "screen-baseline.json")
-    screens = config.loop_policy().screens
+    loop = config.loop_policy()
+    screens = loop.screens
     # Pinned gates need the run's base, which the screen records: on when either is.
-    on = screens or config.tamper.pin == GatePin.BASE
+    on = screens or loop.pins
     collect = collector.hits if screens and collector is not None else None
     return RunScreen(on, layout.root, saved, policy, excludes, clock, collect)
