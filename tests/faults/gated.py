@@ -78,7 +78,10 @@ def _gated(code: str) -> Callable[[Path], Path]:
     iteration and at final validation."""
 
     def build(root: Path) -> Path:
-        argv = f'["{sys.executable}", "-c", """{code}{_marker(root)}\n"""]'
+        # The marker is the workspace's own, by its absolute path: a pinned gate runs in a
+        # scratch worktree, remade by every ralph process.
+        marked = code.replace("'.ralph/gate-failed-once'", repr(f"{root}/.ralph/gate-failed-once"))
+        argv = f'["{sys.executable}", "-c", """{marked}{_marker(root)}\n"""]'
         gate = (
             f'[[gates]]\nname = "check"\nargv = {argv}\ntimeout_s = 60\n'
             'on = ["iteration", "final"]\n'

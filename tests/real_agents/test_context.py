@@ -33,6 +33,12 @@ PLANNER = (
     Shell("\"$RALPH_BIN\" memory add 'The answer is 42' --tag developer"),
 )
 
+OPEN_TASK = (
+    r"Task (t-[0-9a-f]{8}), open, added by the planner agent in run [^:\n]+:\n\n"
+    r"`{3,}text\nFix app.py\n"
+)
+"""The planner's open task as the prompt labels it (its author by ralph, its title fenced)."""
+
 
 def _script() -> Callable[[ModelRequest], ModelReply]:
     others = by_kind(fixing_pipeline("app.py", FIXED_APP))
@@ -42,7 +48,7 @@ def _script() -> Callable[[ModelRequest], ModelReply]:
         if kind == "planning" and request.tools:
             steps = PLANNER
         elif kind == "development" and request.tools:
-            task = re.search(r"\[(t-[0-9a-f]{8})\] \(open\) Fix app.py", request.prompt)
+            task = re.search(OPEN_TASK, request.prompt)
             done = f'"$RALPH_BIN" task done {task.group(1) if task else "missing"}'
             steps = (
                 WriteFile("app.py", FIXED_APP),
@@ -76,7 +82,7 @@ def test_claude_keeps_a_memory_and_finishes_a_task_from_its_own_shell(
     developer = [r.prompt for r in requests if prompt_kind(r.prompt) == "development"]
     assert developer, "the developer never asked its model"
     assert "The answer is 42" in developer[0]
-    assert re.search(r"\[t-[0-9a-f]{8}\] \(open\) Fix app.py", developer[0])
+    assert re.search(OPEN_TASK, developer[0])
     listed = [json.loads(line) for line in tasks.stdout.splitlines()]
     assert [(t["title"], t["status"], t["by"]) for t in listed] == [
         ("Fix app.py", "done", "planner")
