@@ -31,6 +31,12 @@ pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
 CALC = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
+GATE_ENV = (
+    '{ PYTHONDONTWRITEBYTECODE = "1", PYTHONPATH = ".", PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1" }'
+)
+"""The gates' variables: no plugin of this environment loads (pytest starts quicker); a plugin
+an agent names with ``-p`` still does."""
+
 TESTS = (
     "from calc import add\n\n\n"
     "def test_add():\n    assert add(2, 3) == 5\n\n\n"
@@ -40,11 +46,11 @@ PYTEST = (
     '[[gates]]\nname = "tests"\n'
     f'argv = ["{sys.executable}", "-m", "pytest", "-q", "-p", "no:cacheprovider"]\n'
     'on = ["iteration", "final"]\ntimeout_s = 120\n'
-    'env = { PYTHONDONTWRITEBYTECODE = "1", PYTHONPATH = "." }\n'
+    f"env = {GATE_ENV}\n"
 )
 MAKEFILE = f"test:\n\t{sys.executable} -m pytest -q -p no:cacheprovider\n"
 MAKE = '[[gates]]\nname = "tests"\nargv = ["make", "test"]\non = ["iteration", "final"]\n'
-MAKE += 'env = { PYTHONDONTWRITEBYTECODE = "1", PYTHONPATH = "." }\n'
+MAKE += f"env = {GATE_ENV}\n"
 NPM = '[[gates]]\nname = "tests"\nargv = ["npm", "test", "--silent"]\non = ["iteration", "final"]\n'
 PACKAGE = json.dumps(
     {"name": "calc", "version": "1.0.0", "scripts": {"test": "node test/calc.test.js"}}
@@ -180,9 +186,10 @@ GAMES = {
 @pytest.mark.parametrize("game", list(GAMES))
 def test_a_gamed_check_never_completes_while_the_bug_is_in_place(tmp_path: Path, game: str) -> None:
     """Each way of gaming the check, alone, leaves the pinned gate failing: the run ends
-    without completing, and no commit of the run fixed ``add()``."""
+    without completing, and no commit of the run fixed ``add()``. One iteration is enough to
+    show it: the gate after the agent's task fails, and the run never completes."""
     body, gate, files = GAMES[game]
-    root = buggy_project(tmp_path, body, gate=gate, files=files)
+    root = buggy_project(tmp_path, body, gate=gate, files=files, iterations=1)
     result = ralph("run", cwd=root, timeout=300)
     assert ended(root) is not TerminationReason.COMPLETED, result.stdout + result.stderr
     finished = [e for e in stored_events(root) if isinstance(e, GateFinished)]
