@@ -4,14 +4,10 @@ integrator left under way."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
@@ -77,7 +73,7 @@ def land(root: Path, names: list[str], into: str | None, *, as_json: bool = Fals
     interruption = Interruption()
     try:
         fault = fault_from(os.environ)  # the fault tests' kill -9 seam
-        with _stopping(interruption):
+        with interruption.on_signals():
             merge_worktrees(
                 root,
                 names,
@@ -124,23 +120,6 @@ def land(root: Path, names: list[str], into: str | None, *, as_json: bool = Fals
     if IntegrationStatus.CONFLICTED in statuses:
         return CONFLICTED
     return 0
-
-
-@contextlib.contextmanager
-def _stopping(interruption: Interruption) -> Iterator[None]:
-    """SIGINT and SIGTERM stop the landing at a safe point (through ``interruption``) instead
-    of ending the process wherever it is, or, after ``ralph run --merge``, being taken for a
-    run's that has ended; the handlers before are put back after."""
-
-    def handler(signum: int, _frame: FrameType | None) -> None:
-        interruption.request(signal.Signals(signum).name)
-
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for signum, old in previous.items():
-            signal.signal(signum, old)
 
 
 def _said(landing: Landing) -> str:

@@ -8,7 +8,9 @@ effect. Never while facts are being appended or folded, so the log and the state
 from __future__ import annotations
 
 import contextlib
+import signal
 from collections.abc import Iterator
+from types import FrameType
 
 __all__ = ["Interrupted", "Interruption"]
 
@@ -32,6 +34,22 @@ class Interruption:
         if self._armed:
             self._armed = False
             raise Interrupted(reason)
+
+    @contextlib.contextmanager
+    def on_signals(self) -> Iterator[None]:
+        """Within this block SIGINT and SIGTERM are requests to stop (at a safe point)
+        instead of ending the process wherever it is; the handlers before are put back
+        after."""
+
+        def handler(signum: int, _frame: FrameType | None) -> None:
+            self.request(signal.Signals(signum).name)
+
+        previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for signum, old in previous.items():
+                signal.signal(signum, old)
 
     @contextlib.contextmanager
     def armed(self) -> Iterator[None]:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import signal
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import FrameType, MappingProxyType
+from types import MappingProxyType
 
 import attrs
 from attrs import frozen
@@ -177,21 +176,6 @@ def resolve_prompt(
         )
     # Not resolved: the path is the file in the workspace, never a link's target.
     return PromptSource(path=Path(os.path.abspath(path)))
-
-
-@contextlib.contextmanager
-def _signals(interruption: Interruption) -> Iterator[None]:
-    """SIGINT and SIGTERM interrupt the run cleanly instead of killing the process."""
-
-    def handler(signum: int, _frame: FrameType | None) -> None:
-        interruption.request(signal.Signals(signum).name)
-
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for signum, old in previous.items():
-            signal.signal(signum, old)
 
 
 def store_location(workspace: Workspace, store: str | None = None) -> str:
@@ -364,7 +348,7 @@ def _drive_held(
             for problem in topology_problems(workspace.config.loop_policy()):
                 on_warning(f"the topology: {problem.message}")
         if signals:
-            stack.enter_context(_signals(interruption))
+            stack.enter_context(interruption.on_signals())
         done = run_durable(
             store,
             runtime,
