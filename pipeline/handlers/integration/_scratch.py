@@ -9,11 +9,10 @@ and its own worktree are never touched by a replay.
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 from typing import Final
 
-from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout, run_git
+from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout, drop_scratch, run_git
 
 __all__ = [
     "RUN_ID_PATTERN",
@@ -82,17 +81,3 @@ def fresh_scratch(root: Path, scratch: Path, commit: str) -> None:
     drop_scratch(root, scratch)
     scratch.parent.mkdir(parents=True, exist_ok=True)
     git_out(root, "worktree", "add", "--detach", "--quiet", str(scratch), commit)
-
-
-def drop_scratch(root: Path, scratch: Path) -> None:
-    """Remove the scratch worktree, whatever state a killed integration left it in: a
-    ``git worktree add`` killed half-way leaves it locked ("initializing", an ``index.lock``
-    in its git folder), which ``remove --force`` and ``prune`` leave alone and which would
-    refuse every later ``worktree add`` at that path ("missing but locked")."""
-    policy = GitPolicy()
-    # The path is ralph's own: a lock on it is a killed `worktree add`'s, never a person's.
-    run_git(root, "worktree", "unlock", str(scratch), policy=policy, check=False)
-    if scratch.exists():
-        run_git(root, "worktree", "remove", "-f", "-f", str(scratch), policy=policy, check=False)
-        shutil.rmtree(scratch, ignore_errors=True)
-    run_git(root, "worktree", "prune", policy=policy, check=False)

@@ -63,7 +63,7 @@ from pipeline.handlers.runtime._tail import (
     cap_log,
     output_tail,
 )
-from pipeline.handlers.runtime._worktree_list import branch_worktrees
+from pipeline.handlers.runtime._worktree_list import branch_worktrees, drop_scratch
 
 __all__ = [
     "COST_TRAILER",
@@ -106,6 +106,7 @@ __all__ = [
     "configured_drivers",
     "context_facts",
     "cut_off",
+    "drop_scratch",
     "ensure_excluded",
     "file_unfiled",
     "find_secrets",

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, final
@@ -30,6 +29,7 @@ from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, run_in
+from pipeline.handlers.runtime._worktree_list import drop_scratch
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 from pipeline.screening import (
     Collected,
@@ -67,13 +67,6 @@ def collect_folder(root: Path, run_id: str) -> Path:
     worktrees (a sandboxed collection sees it as its workspace)."""
     name = run_id if _SAFE_RUN_ID.fullmatch(run_id) and ".." not in run_id else "run"
     return root.parent / f"{root.name}-worktrees" / f".collect-{name}"
-
-
-def _drop(root: Path, scratch: Path, policy: GitPolicy) -> None:
-    if scratch.exists():
-        run_git(root, "worktree", "remove", "--force", str(scratch), policy=policy, check=False)
-        shutil.rmtree(scratch, ignore_errors=True)
-    run_git(root, "worktree", "prune", policy=policy, check=False)
 
 
 def _last_line(text: str) -> str:
@@ -165,7 +158,7 @@ class Collector:
         root = self.layout.root
         scratch = collect_folder(root, self.run_id)
         try:
-            _drop(root, scratch, self.policy)
+            drop_scratch(root, scratch)
             scratch.parent.mkdir(parents=True, exist_ok=True)
             run_git(
                 root, "worktree", "add", "--detach", "--quiet", str(scratch), base,
@@ -185,7 +178,7 @@ class Collector:
                 found = self._collect(plan, scratch, sandbox, "base")
                 self._bases[(base, plan.gate.name, plan.argv)] = found
         finally:
-            _drop(root, scratch, self.policy)
+            drop_scratch(root, scratch)
 
     def _collect(self, plan: _Plan, cwd: Path, sandbox: Sandbox | None, side: str) -> Collected:
         """One collection of ``plan``'s gate in ``cwd``, run as the gate runs."""

@@ -36,6 +36,7 @@ from pipeline.handlers.runtime._git import OWN_FOLDERS, own_pathspecs
 from pipeline.handlers.runtime._gitcmd import GitPolicy, git_dirs, run_git, run_git_bytes
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._sandboxing import SandboxChoice
+from pipeline.handlers.runtime._worktree_list import drop_scratch
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 from pipeline.screening import PinKind, named_files, pin_kind, splice
 
@@ -168,20 +169,8 @@ class GateWorld:
 
     def drop(self) -> None:
         """Remove the scratch worktree (the run has ended), whatever state it is in."""
-        scratch = self.scratch
         self._made = False
-        if scratch.exists() or scratch.is_symlink():
-            run_git(
-                self.root,
-                "worktree",
-                "remove",
-                "--force",
-                str(scratch),
-                policy=GitPolicy(),
-                check=False,
-            )
-            shutil.rmtree(scratch, ignore_errors=True)
-        run_git(self.root, "worktree", "prune", policy=GitPolicy(), check=False)
+        drop_scratch(self.root, self.scratch)
         with contextlib.suppress(FileNotFoundError):
             self.index.unlink()
 

@@ -1,13 +1,15 @@
-"""The worktrees of a repository as git lists them (I/O: git)."""
+"""The worktrees of a repository as git lists them, and ralph's scratch worktrees removed
+(I/O: git)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
-from pipeline.handlers.runtime._gitcmd import GitPolicy, run_git_bytes
+from pipeline.handlers.runtime._gitcmd import GitPolicy, run_git, run_git_bytes
 
-__all__ = ["branch_worktrees"]
+__all__ = ["branch_worktrees", "drop_scratch"]
 
 
 def branch_worktrees(root: Path) -> list[tuple[Path, str, str]]:
@@ -27,3 +29,18 @@ def branch_worktrees(root: Path) -> list[tuple[Path, str, str]]:
         elif line.startswith("branch ") and path is not None:
             entries.append((path, head, line.removeprefix("branch ")))
     return entries
+
+
+def drop_scratch(root: Path, scratch: Path) -> None:
+    """Remove one of ralph's scratch worktrees (a landing's, the pinned gates', the collection
+    check's), whatever state a killed process left it in: a ``git worktree add`` killed
+    half-way leaves it locked ("initializing", an ``index.lock``
+    in its git folder), which ``remove --force`` and ``prune`` leave alone and which would
+    refuse every later ``worktree add`` at that path ("missing but locked")."""
+    policy = GitPolicy()
+    # The path is ralph's own: a lock on it is a killed `worktree add`'s, never a person's.
+    run_git(root, "worktree", "unlock", str(scratch), policy=policy, check=False)
+    if scratch.exists():
+        run_git(root, "worktree", "remove", "-f", "-f", str(scratch), policy=policy, check=False)
+        shutil.rmtree(scratch, ignore_errors=True)
+    run_git(root, "worktree", "prune", policy=policy, check=False)
