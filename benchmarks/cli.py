@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 _SCRIPT = Path(sys.executable).parent / "ralph"
-_RALPH = (str(_SCRIPT),) if _SCRIPT.is_file() else (sys.executable, "-m", "pipeline.cli")
+_RALPH = (str(_SCRIPT),) if _SCRIPT.is_file() else (sys.executable, "-m", "pipeline.app.cli")
 """The ``ralph`` console script of this installation, as agents run it (``RALPH_BIN``), or
 the module where the package is not installed with its script."""
 
@@ -61,7 +61,7 @@ def run_cli_benchmark(quick: bool, smoke: bool = False) -> dict[str, Any]:
     goals = {"emit": 3.0, "task add": 3.0, "respond": 6.0, "status": 6.0}
     return {
         "runs": runs,
-        "how": "the `ralph` script" if len(_RALPH) == 1 else "`python -m pipeline.cli`",
+        "how": "the `ralph` script" if len(_RALPH) == 1 else "`python -m pipeline.app.cli`",
         "bare_ms": round(bare * 1000, 1),
         "commands": {
             name: {

@@ -18,12 +18,12 @@ from typing import Any
 import orjson
 
 from benchmarks.workload import LONG_RUN_BUDGET, NOOP_WEIGHTS, long_log
+from pipeline.core.serialization import encode_checkpoint
 from pipeline.engine import load_state, run_durable
+from pipeline.engine.simulation import RandomChooser, SimulatedWorld, WorldConfig, default_chains
 from pipeline.events import RunId
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
-from pipeline.serialization import encode_checkpoint
-from pipeline.simulation import RandomChooser, SimulatedWorld, WorldConfig, default_chains
 
 __all__ = ["run_durable_benchmarks"]
 

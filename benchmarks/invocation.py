@@ -53,7 +53,7 @@ def _workspace(root: Path, iterations: int) -> Path:
 
 def _one_run(root: Path) -> tuple[float, float, int]:
     """Wall seconds of a whole run, seconds inside agent processes, invocations."""
-    from pipeline.workspace import drive, open_workspace, resolve_prompt
+    from pipeline.app.workspace import drive, open_workspace, resolve_prompt
 
     workspace = open_workspace(root)
     started = time.perf_counter()

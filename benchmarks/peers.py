@@ -25,8 +25,8 @@ from typing import Any, TypedDict
 
 from benchmarks.workload import LONG_RUN_BUDGET, NOOP_WEIGHTS
 from pipeline.engine import LoopBoundExceededError, run_durable, run_in_memory
+from pipeline.engine.simulation import RandomChooser, SimulatedWorld, WorldConfig, default_chains
 from pipeline.handlers.store import SqliteEventStore
-from pipeline.simulation import RandomChooser, SimulatedWorld, WorldConfig, default_chains
 
 __all__ = ["CONTENDERS", "run_peer_benchmark"]
 

@@ -2,7 +2,7 @@
 1, 2 and 4 workers draining one queue.
 
 The server is a throwaway one started here from the machine's PostgreSQL binaries, syncing
-to disk as a production server does (``pipeline.testing.postgres``), unless ``--store URL``
+to disk as a production server does (``pipeline.app.testing.postgres``), unless ``--store URL``
 names one. Each pipeline is a real one: a git workspace, the scripted agent as a subprocess
 for every role, one iteration and one review pass.
 """
@@ -46,7 +46,7 @@ def _workspace(root: Path) -> Path:
         subprocess.run(["git", *args], cwd=root, check=True)
     (root / ".ralph").mkdir()
     (root / ".ralph" / "finish.toml").write_text(_SCRIPT)
-    agent = [sys.executable, "-m", "pipeline.agents.scripted", ".ralph/finish.toml"]
+    agent = [sys.executable, "-m", "pipeline.app.agents.scripted", ".ralph/finish.toml"]
     (root / "PROMPT.md").write_text("Make the tests pass.\n")
     (root / "ralph.toml").write_text(
         "[budgets]\nmax_iterations = 1\nmax_review_passes = 1\n\n"
@@ -82,15 +82,15 @@ def _append_rates(url: str, appends: int) -> dict[str, int]:
 
 def _drain(url: str, base: Path, pipelines: int, workers: int) -> dict[str, Any]:
     """Submit ``pipelines`` runs, then time ``ralph worker --concurrency N`` draining them."""
+    from pipeline.app.workers import submit
     from pipeline.handlers.store.postgres import PostgresEventStore
     from pipeline.handlers.store.queue import RunQueue, TicketState
-    from pipeline.workers import submit
 
     submitted = {submit(url, _workspace(base / f"w{workers}-{i}")).ticket for i in range(pipelines)}
     started = time.perf_counter()
     subprocess.run(
         [
-            *(sys.executable, "-m", "pipeline.cli", "worker", "--store", url),
+            *(sys.executable, "-m", "pipeline.app.cli", "worker", "--store", url),
             *("--concurrency", str(workers), "--exit-when-idle", "--poll-seconds", "0.05"),
         ],
         check=True,
@@ -117,7 +117,7 @@ def run_scaleout_benchmark(
     """The scale-out figures, or a reason they could not be measured (``smoke``: the least
     that runs the code: a few appends, two pipelines per drain)."""
     try:
-        from pipeline.testing.postgres import find_binaries, postgres_server
+        from pipeline.app.testing.postgres import find_binaries, postgres_server
     except ImportError as error:
         return {
             "skipped": f"cannot load the PostgreSQL helpers ({error}); "

@@ -13,15 +13,15 @@ from typing import Any
 import orjson
 
 from benchmarks.workload import long_log
-from pipeline.reducers import fold
-from pipeline.serialization import (
+from pipeline.core.serialization import (
     decode_event,
     decode_state,
     encode_event,
     encode_state,
     unstructure_event,
 )
-from pipeline.state import PipelineState
+from pipeline.core.state import PipelineState
+from pipeline.reducers import fold
 
 __all__ = ["run_serialization_benchmark"]
 

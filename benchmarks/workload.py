@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pipeline.effects import Terminate
-from pipeline.events import Budget, Count, DurationMs, Ordinal, PipelineEvent
-from pipeline.orchestration import next_effect
-from pipeline.reducers import reduce
-from pipeline.simulation import (
+from pipeline.core.effects import Terminate
+from pipeline.core.state import PipelineState
+from pipeline.engine.simulation import (
     RandomChooser,
     SimulatedWorld,
     WorldConfig,
     default_chains,
     fake_clock,
 )
-from pipeline.state import PipelineState
+from pipeline.events import Budget, Count, DurationMs, Ordinal, PipelineEvent
+from pipeline.orchestration import next_effect
+from pipeline.reducers import reduce
 
 __all__ = ["LONG_RUN_BUDGET", "NOOP_WEIGHTS", "long_log"]
 

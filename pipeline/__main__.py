@@ -1,5 +1,5 @@
 """``python -m pipeline``: the ``ralph`` command, for when its script is not on PATH."""
 
-from pipeline.cli import main
+from pipeline.app.cli import main
 
 main()

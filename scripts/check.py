@@ -23,7 +23,7 @@ CHECKS: list[tuple[str, list[str]]] = [
     ("ruff format", [str(BIN / "ruff"), "format", "--check", "."]),
     ("mypy --strict", [sys.executable, "-m", "mypy"]),
     ("import contracts", [str(BIN / "lint-imports")]),
-    ("agent CLIs", [sys.executable, "-m", "pipeline.testing.agent_clis", "install"]),
+    ("agent CLIs", [sys.executable, "-m", "tests.agent_clis", "install"]),
     # worksteal: a worker that runs out takes tests from the other, so a long test near
     # the end does not leave one core idle.
     (

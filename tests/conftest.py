@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-import pipeline.testing  # noqa: F401  (registers the value-type strategies)
-from pipeline.testing.postgres import PostgresServer, find_binaries, postgres_server
+import pipeline.app.testing  # noqa: F401  (registers the value-type strategies)
+from pipeline.app.testing.postgres import PostgresServer, find_binaries, postgres_server
 
 settings.register_profile(
     "dev",

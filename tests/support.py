@@ -67,7 +67,7 @@ def scripted_run(
     import attrs
 
     from pipeline.engine import run_in_memory
-    from pipeline.simulation import (
+    from pipeline.engine.simulation import (
         ScriptedChooser,
         SimulatedWorld,
         WorldConfig,

@@ -14,14 +14,14 @@ import secrets
 from collections.abc import Callable
 from pathlib import Path
 
-from pipeline._note_rules import new_id
+from pipeline import PipelineError
+from pipeline.core._note_rules import new_id
+from pipeline.core.state import PERSON, Context
 from pipeline.engine._durable import utc_now
-from pipeline.errors import PipelineError
 from pipeline.events import ContextNote, Instant, NoteKind
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import open_store_at, store_path
 from pipeline.reducers.context import applied, fold_notes
-from pipeline.state import PERSON, Context
 
 __all__ = ["ContextError", "read_context", "write_note"]
 

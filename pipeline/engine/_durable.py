@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 
 from attrs import frozen
 
-from pipeline.effects import (
+from pipeline import PipelineError
+from pipeline.core.effects import (
     Effect,
     MaterializePrompt,
     SaveCheckpoint,
@@ -22,8 +23,9 @@ from pipeline.effects import (
     Terminate,
     is_redoable,
 )
+from pipeline.core.serialization import CheckpointError, checkpoint_state, encode_checkpoint
+from pipeline.core.state import Phase, PipelineState, is_complete, is_terminal
 from pipeline.engine._interrupt import Interrupted, Interruption
-from pipeline.errors import PipelineError
 from pipeline.events import (
     CheckpointSaved,
     HookSpec,
@@ -40,9 +42,7 @@ from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.store import RunStore, UnknownRunError
 from pipeline.orchestration import hook_due, hooks_after, next_effect, run_end_hook
 from pipeline.reducers import reduce
-from pipeline.serialization import CheckpointError, checkpoint_state, encode_checkpoint
-from pipeline.state import Phase, PipelineState, is_complete, is_terminal
-from pipeline.views import ResponseLogRow, response_row
+from pipeline.reducers.views import ResponseLogRow, response_row
 
 __all__ = ["DurableRun", "HookRunner", "load_state", "run_durable", "utc_now"]
 

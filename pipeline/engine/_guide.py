@@ -12,12 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
+from pipeline import PipelineError
+from pipeline.core.state import Phase, PipelineState, is_terminal
 from pipeline.engine._durable import load_state
 from pipeline.engine._stores import existing_store
-from pipeline.errors import PipelineError
 from pipeline.events import Role, RunId
 from pipeline.handlers.store import open_store_at
-from pipeline.state import Phase, PipelineState, is_terminal
 
 __all__ = ["MAX_GUIDANCE_CHARS", "GuidanceError", "guidable_hats", "guide"]
 

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pipeline.effects import IntegrationEffect, MoveTarget
+from pipeline import PipelineError
+from pipeline.core.effects import IntegrationEffect, MoveTarget
+from pipeline.core.state import PipelineState
 from pipeline.engine._durable import _commit, load_state
 from pipeline.engine._interrupt import Interrupted, Interruption
-from pipeline.errors import PipelineError
 from pipeline.events import IntegrationQueued, PipelineEvent, RunId
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.store import RunStore
 from pipeline.orchestration import next_integration_effect
-from pipeline.state import PipelineState
 
 __all__ = ["integrate"]
 

@@ -12,14 +12,14 @@ from collections.abc import Callable
 
 from attrs import frozen
 
-from pipeline.effects import Effect, Terminate
+from pipeline import PipelineError
+from pipeline.core.effects import Effect, Terminate
+from pipeline.core.state import PipelineState, is_complete
 from pipeline.engine._durable import HookRunner, run_durable, utc_now
-from pipeline.errors import PipelineError
 from pipeline.events import Instant, PipelineEvent
 from pipeline.handlers import EffectHandler
 from pipeline.handlers.store import MemoryEventStore, RunStore
 from pipeline.orchestration import next_effect
-from pipeline.state import PipelineState, is_complete
 
 __all__ = ["LoopBoundExceededError", "RunResult", "run_in_memory"]
 

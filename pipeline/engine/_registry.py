@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pipeline.effects import Effect
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
+from pipeline.core.effects import Effect
 from pipeline.handlers import EffectHandler, HandlerResult
 
 __all__ = ["HandlerRegistry", "MissingHandlerError"]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline import PipelineError
+from pipeline.core.state import PendingQuestion
 from pipeline.engine._durable import load_state
 from pipeline.engine._stores import existing_store
-from pipeline.errors import PipelineError
 from pipeline.events import RunId
 from pipeline.handlers.store import AnswerTakenError, open_store_at
-from pipeline.state import PendingQuestion
 
 __all__ = ["AnswerError", "respond"]
 

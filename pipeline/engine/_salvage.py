@@ -17,13 +17,13 @@ from typing import Final, final
 
 from attrs import frozen
 
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
+from pipeline.core.state import PipelineState
 from pipeline.events import Count, Instant, PipelineEvent, RunId, RunSalvaged
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.store import EventLog, StoreCorruptError
 from pipeline.reducers import reduce
-from pipeline.state import PipelineState
-from pipeline.views import ResponseLogRow, response_row
+from pipeline.reducers.views import ResponseLogRow, response_row
 
 __all__ = [
     "MAX_SALVAGE_REASON_CHARS",

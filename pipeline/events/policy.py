@@ -19,7 +19,7 @@ from typing import Any, Final, final
 from attrs import Attribute, field, frozen
 from attrs.validators import optional
 
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
 from pipeline.events.escalation import Ladder
 from pipeline.events.hook_policy import HookAction, HookPoint, HookSpec
 from pipeline.events.limit_policy import LimitPolicy

@@ -1,7 +1,7 @@
 """The sandbox's value types in the vocabulary (pure data): which mode a run asked for.
 
 The rules themselves (what is bound where, which variables pass) live in
-:mod:`pipeline.sandbox`; the log records only what was decided and what happened.
+:mod:`pipeline.core.sandbox`; the log records only what was decided and what happened.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ the work tree is searched for reward hacks (tests deleted, skipped or weakened, 
 files changed) and checked against postconditions (no new TODO, no secret added, a clean
 tree). ``RunStarted`` records both policies in its :class:`~pipeline.events.policy.LoopPolicy`,
 so an agent editing ``ralph.toml`` cannot turn its own run's screen off. The detectors are in
-:mod:`pipeline.screening`; ``docs/architecture/gates.md`` says how a screen's hits act.
+:mod:`pipeline.core.screening`; ``docs/architecture/gates.md`` says how a screen's hits act.
 """
 
 from __future__ import annotations

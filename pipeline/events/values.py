@@ -1,7 +1,7 @@
 """Value types shared by events, effects and state (pure).
 
 Ids and bounded numbers are ``NewType``s so that hypothesis strategies can be registered for them
-(see :mod:`pipeline.testing`) and so that the type checker keeps an iteration apart from an exit
+(see :mod:`pipeline.app.testing`) and so that the type checker keeps an iteration apart from an exit
 code. Enums hold every closed set of names; their values are the stable wire spelling.
 """
 

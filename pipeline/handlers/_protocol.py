@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol, TypeAlias
 
-from pipeline.effects import Effect
+from pipeline.core.effects import Effect
 from pipeline.events import PipelineEvent, RunId
 
 __all__ = ["EffectHandler", "EffectSpan", "EffectTracer", "HandlerResult", "facts_of", "steps_of"]

@@ -32,7 +32,8 @@ from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProces
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from opentelemetry.util.types import AttributeValue
 
-from pipeline.effects import EFFECT_TAGS, Effect
+from pipeline.core.effects import EFFECT_TAGS, Effect
+from pipeline.core.serialization import CONVERTER, unstructure_event
 from pipeline.events import (
     CATEGORIES,
     WIRE_TAGS,
@@ -43,7 +44,6 @@ from pipeline.events import (
     members,
 )
 from pipeline.handlers._protocol import EffectSpan
-from pipeline.serialization import CONVERTER, unstructure_event
 
 __all__ = ["INSTRUMENTATION_NAME", "OpenTelemetryTracer", "json_lines_provider"]
 

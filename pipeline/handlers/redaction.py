@@ -33,10 +33,10 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from pipeline.errors import WireFormatError
+from pipeline import WireFormatError
+from pipeline.core.sandbox import SECRET_VARIABLES
+from pipeline.core.serialization import structure, unstructure_event
 from pipeline.events import PipelineEvent
-from pipeline.sandbox import SECRET_VARIABLES
-from pipeline.serialization import structure, unstructure_event
 
 __all__ = [
     "MIN_SECRET_LENGTH",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, final
 import orjson
 from attrs import frozen
 
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
 from pipeline.events import Instant, Json, ResponseStatus, ResponseSubmitted, Role
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from pipeline.effects import PromptContext
+from pipeline.core.effects import PromptContext
+from pipeline.core.state import PERSON, Memory, PipelineState, TaskStatus
 from pipeline.events import ContextPolicy, Count, Role
-from pipeline.state import PERSON, Memory, PipelineState, TaskStatus
 
 __all__ = ["MAX_PROMPT_TASKS", "prompt_context"]
 

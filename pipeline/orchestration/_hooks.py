@@ -3,7 +3,7 @@
 
 The engine asks before carrying out each effect: the first hook due runs, its fact is folded,
 and the engine asks again (a hook that blocks or suspends changes what comes next). A hook's
-run is keyed by its occasion (:func:`~pipeline.state.hook_key`), so it runs once per step,
+run is keyed by its occasion (:func:`~pipeline.core.state.hook_key`), so it runs once per step,
 once per run, question, reset or claim, whatever is asked how often.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.effects import (
+from pipeline.core.effects import (
     CreateCommit,
     Effect,
     InvokeAgent,
@@ -20,6 +20,7 @@ from pipeline.effects import (
     WaitForHuman,
     WaitForLimitReset,
 )
+from pipeline.core.state import Phase, PipelineState, hook_key
 from pipeline.events import (
     HookPoint,
     HookSpec,
@@ -27,7 +28,6 @@ from pipeline.events import (
     InvocationTimedOut,
     PipelineEvent,
 )
-from pipeline.state import Phase, PipelineState, hook_key
 
 __all__ = ["hook_due", "hooks_after", "run_end_hook"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from pipeline.effects import GateReplayed, IntegrationEffect, MoveTarget, ReplayBranch
+from pipeline.core.effects import GateReplayed, IntegrationEffect, MoveTarget, ReplayBranch
+from pipeline.core.state import IntegrationStatus, Phase, PipelineState
 from pipeline.events import Count, GateBoundary, GateSpec
 from pipeline.orchestration._next import effect_id
-from pipeline.state import IntegrationStatus, Phase, PipelineState
 
 __all__ = ["integration_gates", "next_integration_effect"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from pipeline.effects import (
+from pipeline.core.effects import (
     AbortRebase,
     BackOff,
     BeginActivation,
@@ -39,6 +39,20 @@ from pipeline.effects import (
     WaitForLimitReset,
     WriteCompletionMarker,
 )
+from pipeline.core.state import (
+    Phase,
+    PipelineState,
+    ResponseCheck,
+    Step,
+    TerminationReason,
+    agents_for,
+    correcting,
+    escalated_model,
+    notices_for,
+    response_schema_for,
+    task_prompt_kind,
+    working_hat,
+)
 from pipeline.events import (
     HUMAN_INTERACT_TOPIC,
     AgentName,
@@ -53,20 +67,6 @@ from pipeline.events import (
 )
 from pipeline.orchestration._context import prompt_context
 from pipeline.orchestration._pinning import pinned_to
-from pipeline.state import (
-    Phase,
-    PipelineState,
-    ResponseCheck,
-    Step,
-    TerminationReason,
-    agents_for,
-    correcting,
-    escalated_model,
-    notices_for,
-    response_schema_for,
-    task_prompt_kind,
-    working_hat,
-)
 
 __all__ = ["FORMATTING_CORRECTION_EXHAUSTED", "PROVIDER_LIMIT", "effect_id", "next_effect"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from pipeline.core.state import PipelineState
 from pipeline.events import GatePin
-from pipeline.state import PipelineState
 
 __all__ = ["pinned_to"]
 

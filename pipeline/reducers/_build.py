@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from attrs import evolve
 
-from pipeline.events import WIRE_TAGS, PipelineEvent
-from pipeline.state import (
+from pipeline.core.state import (
     AgentCursor,
     Checkpoints,
     Context,
@@ -23,6 +22,7 @@ from pipeline.state import (
     Routing,
     RunInfo,
 )
+from pipeline.events import WIRE_TAGS, PipelineEvent
 
 __all__ = ["advance", "anomaly", "resume_fact"]
 

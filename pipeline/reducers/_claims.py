@@ -12,9 +12,16 @@ from __future__ import annotations
 
 from attrs import evolve
 
+from pipeline.core.state import (
+    Intake,
+    Phase,
+    PipelineState,
+    Step,
+    TerminationReason,
+    reviews_claims,
+)
 from pipeline.reducers._build import advance
 from pipeline.reducers._transitions import start_review, start_validation
-from pipeline.state import Intake, Phase, PipelineState, Step, TerminationReason, reviews_claims
 
 __all__ = ["claim_accepted"]
 

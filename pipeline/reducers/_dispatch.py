@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, assert_never
 
+from pipeline.core.state import Phase, PipelineState
 from pipeline.events import (
     AgentEvent,
     AwaitingDevFixEvent,
@@ -58,7 +59,6 @@ from pipeline.reducers.planning import reduce_planning
 from pipeline.reducers.prompt import reduce_prompt
 from pipeline.reducers.review import reduce_review
 from pipeline.reducers.validation import reduce_validation
-from pipeline.state import Phase, PipelineState
 
 __all__ = ["fold", "reduce"]
 

@@ -13,8 +13,8 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import Bounce, PipelineState, Rung, ladder_hat, ladder_of, needed, rung_of
 from pipeline.events import TASK_BLOCKED_TOPIC, TASK_RESUME_TOPIC, in_scope
-from pipeline.state import Bounce, PipelineState, Rung, ladder_hat, ladder_of, needed, rung_of
 
 __all__ = ["bounced", "hat_woken", "succeeded"]
 

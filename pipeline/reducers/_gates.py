@@ -23,6 +23,19 @@ from typing import Final
 
 from attrs import evolve
 
+from pipeline.core.state import (
+    Bounce,
+    GateFailure,
+    GateRound,
+    GateThen,
+    Gating,
+    Intake,
+    Notice,
+    PipelineState,
+    Routing,
+    Step,
+    TerminationReason,
+)
 from pipeline.events import (
     TASK_BLOCKED_TOPIC,
     Count,
@@ -42,19 +55,6 @@ from pipeline.reducers._transitions import (
     finalize,
     start_development,
     task_passed,
-)
-from pipeline.state import (
-    Bounce,
-    GateFailure,
-    GateRound,
-    GateThen,
-    Gating,
-    Intake,
-    Notice,
-    PipelineState,
-    Routing,
-    Step,
-    TerminationReason,
 )
 
 __all__ = ["GATE_WARNING_TOPIC", "gate_finished", "gate_started", "resolve_round"]

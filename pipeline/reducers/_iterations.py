@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from attrs import evolve
 
+from pipeline.core.state import Ledger, PipelineState, Progress, TerminationReason
 from pipeline.events import CheckpointTrigger
 from pipeline.reducers._transitions import advance_view, finalize, start_development
-from pipeline.state import Ledger, PipelineState, Progress, TerminationReason
 
 __all__ = ["iteration_failed"]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from attrs import evolve
 
+from pipeline.core.state import PipelineState, agents_for
 from pipeline.events import (
     LimitPolicy,
     LimitResetAwaited,
@@ -23,7 +24,6 @@ from pipeline.events import (
 )
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import agent_failed
-from pipeline.state import PipelineState, agents_for
 
 __all__ = ["limit_reset_awaited", "provider_limited", "usage_window_reported"]
 

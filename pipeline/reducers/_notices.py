@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from attrs import evolve
 
+from pipeline.core.state import MAX_NOTICES, Intake, Notice
 from pipeline.events import HUMAN_GUIDANCE_TOPIC
-from pipeline.state import MAX_NOTICES, Intake, Notice
 
 __all__ = ["add_notice", "seen_with"]
 

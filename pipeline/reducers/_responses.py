@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from attrs import evolve
 
+from pipeline.core.state import PipelineState, ResponseCheck, Step, response_schema_for
 from pipeline.events import ResponseStatus, ResponseSubmitted
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import stop_when_spent
-from pipeline.state import PipelineState, ResponseCheck, Step, response_schema_for
 
 __all__ = ["judge_response"]
 

@@ -9,8 +9,8 @@ is committed: the screen of that task's changes and the ``iteration`` gates (and
 
 from __future__ import annotations
 
+from pipeline.core.state import GateRound, GateThen, Phase, PipelineState
 from pipeline.events import GateBoundary, ScreenScope
-from pipeline.state import GateRound, GateThen, Phase, PipelineState
 
 __all__ = ["final_round", "task_round"]
 

@@ -17,6 +17,14 @@ from typing import Final, final
 
 from attrs import evolve, frozen
 
+from pipeline.core.state import (
+    MAX_PENDING_TOPICS,
+    Intake,
+    Notice,
+    PipelineState,
+    RoutedTopic,
+    Routing,
+)
 from pipeline.events import (
     HUMAN_INTERACT_TOPIC,
     Count,
@@ -27,14 +35,6 @@ from pipeline.events import (
     WorkHat,
 )
 from pipeline.reducers._notices import add_notice
-from pipeline.state import (
-    MAX_PENDING_TOPICS,
-    Intake,
-    Notice,
-    PipelineState,
-    RoutedTopic,
-    Routing,
-)
 
 __all__ = [
     "DROPPED_TOPIC",

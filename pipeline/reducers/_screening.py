@@ -15,6 +15,13 @@ from typing import Final
 
 from attrs import evolve
 
+from pipeline.core.state import (
+    SCREEN,
+    GateFailure,
+    PipelineState,
+    Step,
+    TerminationReason,
+)
 from pipeline.events import (
     POSTCONDITION_KINDS,
     ChangesScreened,
@@ -28,13 +35,6 @@ from pipeline.events import (
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._gates import resolve_round
 from pipeline.reducers._transitions import finalize
-from pipeline.state import (
-    SCREEN,
-    GateFailure,
-    PipelineState,
-    Step,
-    TerminationReason,
-)
 
 __all__ = ["changes_screened", "screen_action", "screen_base_recorded"]
 

@@ -15,9 +15,9 @@ from typing import TypeVar
 
 from attrs import evolve
 
+from pipeline.core.state import PipelineState, Spend, SpendLine
 from pipeline.events import Budget, UsageReported
 from pipeline.reducers._build import advance
-from pipeline.state import PipelineState, Spend, SpendLine
 
 __all__ = ["fold_usage", "mark_progress", "spent_budget"]
 

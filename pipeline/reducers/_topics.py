@@ -14,6 +14,18 @@ from datetime import timedelta
 
 from attrs import evolve
 
+from pipeline.core.state import (
+    Bounce,
+    Intake,
+    Ledger,
+    Notice,
+    PendingQuestion,
+    Phase,
+    PipelineState,
+    Routing,
+    Step,
+    TerminationReason,
+)
 from pipeline.events import (
     CONTEXT_REFUSED_TOPIC,
     CONTEXT_TOPICS,
@@ -38,18 +50,6 @@ from pipeline.reducers._notices import add_notice, seen_with
 from pipeline.reducers._routing import back_to_last_hat, queued
 from pipeline.reducers._transitions import finalize, start_development
 from pipeline.reducers.context import agent_note, applied
-from pipeline.state import (
-    Bounce,
-    Intake,
-    Ledger,
-    Notice,
-    PendingQuestion,
-    Phase,
-    PipelineState,
-    Routing,
-    Step,
-    TerminationReason,
-)
 
 __all__ = ["gate_success", "judge_topic", "notify"]
 

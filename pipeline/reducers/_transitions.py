@@ -11,12 +11,7 @@ from typing import Final
 
 from attrs import evolve
 
-from pipeline.events import CheckpointTrigger, Role
-from pipeline.reducers._build import advance
-from pipeline.reducers._rounds import final_round, task_round
-from pipeline.reducers._routing import next_activation
-from pipeline.reducers._spend import spent_budget
-from pipeline.state import (
+from pipeline.core.state import (
     AgentCursor,
     Checkpoints,
     DevFixTask,
@@ -30,6 +25,11 @@ from pipeline.state import (
     agents_for,
     reviews_claims,
 )
+from pipeline.events import CheckpointTrigger, Role
+from pipeline.reducers._build import advance
+from pipeline.reducers._rounds import final_round, task_round
+from pipeline.reducers._routing import next_activation
+from pipeline.reducers._spend import spent_budget
 
 __all__ = [
     "after_commit",

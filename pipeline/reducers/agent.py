@@ -10,6 +10,17 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import (
+    FEEDBACK_EXCERPT_CHARS,
+    MAX_FEEDBACK_LINES,
+    AgentCursor,
+    MalformedLineNote,
+    Notice,
+    Phase,
+    PipelineState,
+    Step,
+    TerminationReason,
+)
 from pipeline.events import (
     CONNECTION_REFUSED_TOPIC,
     MALFORMED_TOPIC,
@@ -44,17 +55,6 @@ from pipeline.reducers._responses import judge_response
 from pipeline.reducers._spend import fold_usage
 from pipeline.reducers._topics import judge_topic, notify
 from pipeline.reducers._transitions import LOG_NAMED, agent_failed, finalize
-from pipeline.state import (
-    FEEDBACK_EXCERPT_CHARS,
-    MAX_FEEDBACK_LINES,
-    AgentCursor,
-    MalformedLineNote,
-    Notice,
-    Phase,
-    PipelineState,
-    Step,
-    TerminationReason,
-)
 
 __all__ = ["reduce_agent"]
 

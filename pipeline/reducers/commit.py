@@ -6,6 +6,7 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import Ledger, Notice, Phase, PipelineState, Step
 from pipeline.events import (
     GIT_RESTORED_TOPIC,
     CommitCreated,
@@ -25,7 +26,6 @@ from pipeline.reducers._notices import add_notice
 from pipeline.reducers._spend import mark_progress
 from pipeline.reducers._topics import notify
 from pipeline.reducers._transitions import after_commit, new_task
-from pipeline.state import Ledger, Notice, Phase, PipelineState, Step
 
 __all__ = ["reduce_commit", "reduce_rebase"]
 

@@ -16,18 +16,8 @@ from typing import Final, assert_never
 
 from attrs import evolve
 
-from pipeline._note_rules import ID_PATTERN
-from pipeline.events import (
-    CONTEXT_TOPICS,
-    ContextEvent,
-    ContextNote,
-    ContextNoted,
-    NoteKind,
-    RunId,
-    TopicPublished,
-)
-from pipeline.reducers._build import advance
-from pipeline.state import (
+from pipeline.core._note_rules import ID_PATTERN
+from pipeline.core.state import (
     MAX_MEMORIES,
     MAX_MEMORY_CHARS,
     MAX_TAG_CHARS,
@@ -41,6 +31,16 @@ from pipeline.state import (
     Task,
     TaskStatus,
 )
+from pipeline.events import (
+    CONTEXT_TOPICS,
+    ContextEvent,
+    ContextNote,
+    ContextNoted,
+    NoteKind,
+    RunId,
+    TopicPublished,
+)
+from pipeline.reducers._build import advance
 
 __all__ = [
     "agent_note",

@@ -6,6 +6,7 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import Phase, PipelineState, Step, TerminationReason
 from pipeline.events import (
     AwaitingDevFixEvent,
     CheckpointTrigger,
@@ -15,7 +16,6 @@ from pipeline.events import (
 )
 from pipeline.reducers._build import anomaly
 from pipeline.reducers._transitions import fixed, interrupt, transition
-from pipeline.state import Phase, PipelineState, Step, TerminationReason
 
 __all__ = ["reduce_dev_fix"]
 

@@ -6,6 +6,7 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import Phase, PipelineState, Step
 from pipeline.events import (
     DevelopmentEvent,
     DevelopmentIterationCompleted,
@@ -19,7 +20,6 @@ from pipeline.reducers._iterations import iteration_failed
 from pipeline.reducers._transitions import (
     task_done,
 )
-from pipeline.state import Phase, PipelineState, Step
 
 __all__ = ["reduce_development"]
 

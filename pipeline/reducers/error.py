@@ -6,6 +6,7 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import Phase, PipelineState, TerminationReason
 from pipeline.events import (
     AgentChainExhausted,
     BudgetExceeded,
@@ -15,7 +16,6 @@ from pipeline.events import (
 )
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import chain_exhausted, finalize, interrupt
-from pipeline.state import Phase, PipelineState, TerminationReason
 
 __all__ = ["reduce_error"]
 

@@ -17,6 +17,15 @@ from typing import Final, assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import (
+    ONCE_POINTS,
+    Ledger,
+    Notice,
+    Phase,
+    PipelineState,
+    TerminationReason,
+    hook_key,
+)
 from pipeline.events import (
     BLOCKABLE,
     TASK_BLOCKED_TOPIC,
@@ -34,15 +43,6 @@ from pipeline.reducers._iterations import iteration_failed
 from pipeline.reducers._notices import add_notice
 from pipeline.reducers._routing import back_to_last_hat
 from pipeline.reducers._transitions import finalize, interrupt, start_development
-from pipeline.state import (
-    ONCE_POINTS,
-    Ledger,
-    Notice,
-    Phase,
-    PipelineState,
-    TerminationReason,
-    hook_key,
-)
 
 __all__ = ["HOOK_WARNING_TOPIC", "reduce_hook"]
 

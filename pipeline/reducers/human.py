@@ -6,6 +6,7 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import Notice, PendingQuestion, PipelineState, Step, TerminationReason
 from pipeline.events import (
     HUMAN_GUIDANCE_TOPIC,
     HUMAN_RESPONSE_TOPIC,
@@ -23,7 +24,6 @@ from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._notices import add_notice
 from pipeline.reducers._topics import notify
 from pipeline.reducers._transitions import interrupt
-from pipeline.state import Notice, PendingQuestion, PipelineState, Step, TerminationReason
 
 __all__ = ["reduce_human"]
 

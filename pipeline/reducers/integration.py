@@ -16,6 +16,13 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import (
+    MAX_REPLAYS,
+    Integration,
+    IntegrationStatus,
+    Phase,
+    PipelineState,
+)
 from pipeline.events import (
     GateStatus,
     IntegrationConflicted,
@@ -29,13 +36,6 @@ from pipeline.events import (
     TargetMoved,
 )
 from pipeline.reducers._build import advance, anomaly
-from pipeline.state import (
-    MAX_REPLAYS,
-    Integration,
-    IntegrationStatus,
-    Phase,
-    PipelineState,
-)
 
 __all__ = ["reduce_integration"]
 

@@ -6,6 +6,16 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import (
+    Ledger,
+    Phase,
+    PipelineState,
+    Progress,
+    Routing,
+    RunInfo,
+    Step,
+    TerminationReason,
+)
 from pipeline.events import (
     WIRE_TAGS,
     LifecycleEvent,
@@ -28,16 +38,6 @@ from pipeline.reducers._transitions import (
     new_task,
     start_development,
     stop_when_spent,
-)
-from pipeline.state import (
-    Ledger,
-    Phase,
-    PipelineState,
-    Progress,
-    Routing,
-    RunInfo,
-    Step,
-    TerminationReason,
 )
 
 __all__ = ["reduce_lifecycle"]

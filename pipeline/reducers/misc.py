@@ -6,6 +6,7 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import Checkpoints, Ledger, Phase, PipelineState, Step
 from pipeline.events import (
     CheckpointSaved,
     CheckpointTrigger,
@@ -14,7 +15,6 @@ from pipeline.events import (
     PromptPermissionsRestored,
 )
 from pipeline.reducers._build import advance, anomaly
-from pipeline.state import Checkpoints, Ledger, Phase, PipelineState, Step
 
 __all__ = ["reduce_misc"]
 

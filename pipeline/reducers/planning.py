@@ -6,10 +6,10 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import Phase, PipelineState, Step
 from pipeline.events import PlanningEvent, PlanningStarted, PlanProduced, PlanRejected
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._transitions import agent_failed, start_development
-from pipeline.state import Phase, PipelineState, Step
 
 __all__ = ["reduce_planning"]
 

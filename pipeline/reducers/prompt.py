@@ -6,15 +6,7 @@ from typing import assert_never
 
 from attrs import evolve
 
-from pipeline.events import (
-    PromptFileProtected,
-    PromptInputEvent,
-    PromptKind,
-    PromptMaterialized,
-)
-from pipeline.reducers._build import advance, anomaly
-from pipeline.reducers._transitions import chain_exhausted
-from pipeline.state import (
+from pipeline.core.state import (
     Phase,
     PipelineState,
     ProtectedPrompt,
@@ -24,6 +16,14 @@ from pipeline.state import (
     task_prompt_kind,
     working_hat,
 )
+from pipeline.events import (
+    PromptFileProtected,
+    PromptInputEvent,
+    PromptKind,
+    PromptMaterialized,
+)
+from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._transitions import chain_exhausted
 
 __all__ = ["reduce_prompt"]
 

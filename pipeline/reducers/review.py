@@ -6,6 +6,7 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import Bounce, Phase, PipelineState, Step
 from pipeline.events import (
     FixAttemptCompleted,
     FixAttemptStarted,
@@ -18,7 +19,6 @@ from pipeline.events import (
 from pipeline.reducers._build import advance, anomaly
 from pipeline.reducers._escalation import bounced, succeeded
 from pipeline.reducers._transitions import start_review, start_validation, task_done, transition
-from pipeline.state import Bounce, Phase, PipelineState, Step
 
 __all__ = ["reduce_review"]
 

@@ -6,6 +6,7 @@ from typing import assert_never
 
 from attrs import evolve
 
+from pipeline.core.state import Bounce, Phase, PipelineState, Step, TerminationReason
 from pipeline.events import (
     ChangesScreened,
     FinalValidationFailed,
@@ -21,7 +22,6 @@ from pipeline.reducers._gates import gate_finished, gate_started
 from pipeline.reducers._screening import changes_screened, screen_base_recorded
 from pipeline.reducers._topics import gate_success
 from pipeline.reducers._transitions import finalize, start_development
-from pipeline.state import Bounce, Phase, PipelineState, Step, TerminationReason
 
 __all__ = ["reduce_validation"]
 

@@ -8,9 +8,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from pipeline.app.workers import Worker, submit
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import RunQueue
-from pipeline.workers import Worker, submit
 from tests.runtime.workspace import RALPH, ROOT, SHELL_REPORTS, make_workspace
 
 PASSWORD = "team-db-password-0123"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core.state import EXIT_CODES, Phase, TerminationReason
 from pipeline.events import WIRE_TAGS
 from pipeline.events.wire import CATEGORIES
-from pipeline.state import EXIT_CODES, Phase, TerminationReason
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "architecture"

@@ -8,9 +8,9 @@ import inspect
 import pkgutil
 
 import pipeline
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
 
-_TOOLING = ("pipeline.testing",)
+_TOOLING = ("pipeline.app.testing",)
 """Test tooling (the model server, the throwaway PostgreSQL server), not the library."""
 
 

@@ -66,21 +66,21 @@ def test_a_reducer_importing_a_handler_breaks_the_layers(tree_copy: Path) -> Non
 
 @pytest.mark.slow
 def test_the_screen_reading_files_breaks_the_purity_contract(tree_copy: Path) -> None:
-    """``pipeline.screening`` is inside the forbidden contract: it works on texts it is given,
+    """``pipeline.core.screening`` is inside the forbidden contract: it works on texts it is given,
     and an ``import os`` there (to read the work tree itself) is named."""
-    module = tree_copy / "pipeline" / "screening" / "_screen.py"
+    module = tree_copy / "pipeline" / "core" / "screening" / "_screen.py"
     module.write_text("import os\n" + module.read_text())
     result = _lint(tree_copy)
     assert result.returncode == 1
-    assert "pipeline.screening is not allowed to import os" in result.stdout
+    assert "pipeline.core.screening._screen -> os" in result.stdout
 
 
 @pytest.mark.slow
 def test_the_sandbox_running_bwrap_breaks_the_purity_contract(tree_copy: Path) -> None:
-    """``pipeline.sandbox`` is inside the forbidden contract: it builds bwrap's arguments, and
+    """``pipeline.core.sandbox`` is inside the forbidden contract: it builds bwrap's arguments, and
     an ``import subprocess`` there (to run bwrap itself) is named."""
-    module = tree_copy / "pipeline" / "sandbox" / "_plan.py"
+    module = tree_copy / "pipeline" / "core" / "sandbox" / "_plan.py"
     module.write_text("import subprocess\n" + module.read_text())
     result = _lint(tree_copy)
     assert result.returncode == 1
-    assert "pipeline.sandbox is not allowed to import subprocess" in result.stdout
+    assert "pipeline.core.sandbox._plan -> subprocess" in result.stdout

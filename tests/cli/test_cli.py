@@ -13,16 +13,16 @@ from pathlib import Path
 import orjson
 import pytest
 
+from pipeline.core.serialization import decode_event, decode_state
+from pipeline.core.state import Phase, TerminationReason
 from pipeline.events import SCHEMA_VERSION
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
-from pipeline.serialization import decode_event, decode_state
-from pipeline.state import Phase, TerminationReason
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
-RALPH = [sys.executable, "-m", "pipeline.cli"]
+RALPH = [sys.executable, "-m", "pipeline.app.cli"]
 
 
 def ralph(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -334,14 +334,14 @@ def test_the_cli_exits_with_each_reasons_code_and_says_when_exit_0_is_no_success
     import attrs
     import typer
 
-    from pipeline.cli._driving import _finish
-    from pipeline.cli._progress import Display
-    from pipeline.config import RalphConfig
+    from pipeline.app.cli._driving import _finish
+    from pipeline.app.cli._progress import Display
+    from pipeline.app.workspace import Workspace
+    from pipeline.core.config import RalphConfig
+    from pipeline.core.state import PipelineState
     from pipeline.engine import DurableRun
     from pipeline.events import Digest, RunId
     from pipeline.handlers.runtime import WorkspaceLayout
-    from pipeline.state import PipelineState
-    from pipeline.workspace import Workspace
 
     state = PipelineState()
     state = attrs.evolve(

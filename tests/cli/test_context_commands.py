@@ -14,10 +14,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipeline.cli._note import _parser, _plain
+from pipeline.app.cli._note import _parser, _plain
 from pipeline.handlers.runtime import WorkspaceLayout
 
-RALPH = [sys.executable, "-m", "pipeline.cli"]
+RALPH = [sys.executable, "-m", "pipeline.app.cli"]
 
 
 def _ralph(cwd: Path, *args: str, events: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -16,7 +16,7 @@ from tests.runtime.workspace import ROOT, make_workspace, scripted
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
-RALPH = [sys.executable, "-m", "pipeline.cli"]
+RALPH = [sys.executable, "-m", "pipeline.app.cli"]
 
 
 def doctor(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.cli._emit import Arguments, parsed_arguments, plain_arguments
+from pipeline.app.cli._emit import Arguments, parsed_arguments, plain_arguments
 
-RALPH = [sys.executable, "-m", "pipeline.cli"]
+RALPH = [sys.executable, "-m", "pipeline.app.cli"]
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_emit_loads_neither_typer_nor_the_engine(workspace: Path) -> None:
         "import sys, runpy\n"
         "sys.argv = ['ralph', 'emit', 'build.done']\n"
         "try:\n"
-        "    runpy.run_module('pipeline.cli', run_name='__main__')\n"
+        "    runpy.run_module('pipeline.app.cli', run_name='__main__')\n"
         "except SystemExit as done:\n"
         "    assert done.code == 0, done.code\n"
         "heavy = [m for m in ('typer', 'rich', 'cattrs', 'pipeline.engine', 'pipeline.events',"

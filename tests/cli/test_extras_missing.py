@@ -32,7 +32,7 @@ class NotInstalled(MetaPathFinder):
 
 sys.meta_path.insert(0, NotInstalled())
 sys.argv = ["ralph", *sys.argv[2:]]
-from pipeline.cli import main
+from pipeline.app.cli import main
 
 main()
 """

@@ -19,13 +19,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.cli._report import html_report, markdown_report
+from pipeline.app.cli._report import html_report, markdown_report
 from pipeline.events import (
     GateAction,
     GateStatus,
     PipelineEvent,
 )
-from pipeline.views import GateOutcome, GateRun, gate_runs, timeline
+from pipeline.reducers.views import GateOutcome, GateRun, gate_runs, timeline
 from tests.chromium import CHROMIUM, dump_dom
 from tests.runtime.test_gates import CHECK, gate_toml, gated_workspace
 from tests.runtime.workspace import FINISH_EVERYTHING, make_workspace, ralph, scripted

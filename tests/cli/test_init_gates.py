@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli._init import starter_config, write_starter
-from pipeline.config import GateConfig, parse_config
-from pipeline.sandbox import SandboxMode
-from pipeline.workflows import load_preset, preset_names
+from pipeline.app.cli._init import starter_config, write_starter
+from pipeline.app.workflows import load_preset, preset_names
+from pipeline.core.config import GateConfig, parse_config
+from pipeline.core.sandbox import SandboxMode
 
 PYTEST = ["python3", "-m", "pytest", "-q"]
 

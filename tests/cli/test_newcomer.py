@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli._init import EXAMPLE_AGENT
+from pipeline.app.cli._init import EXAMPLE_AGENT
 from pipeline.events import (
     FinalValidationPassed,
     ReviewPassStarted,
@@ -66,7 +66,7 @@ def _init(root: Path, *args: str, path: str) -> subprocess.CompletedProcess[str]
     """``ralph init ARGS`` in ``root`` with ``path`` as PATH."""
     env = {**os.environ, "PATH": path, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "init", *args],
+        [sys.executable, "-m", "pipeline.app.cli", "init", *args],
         cwd=root,
         env=env,
         capture_output=True,
@@ -267,7 +267,7 @@ def test_emit_in_a_workspace_without_a_marker_falls_back_and_says_where(tmp_path
     workspace = tmp_path / "ws"
     (workspace / ".ralph").mkdir(parents=True)
     done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "emit", "build.done", "by hand"],
+        [sys.executable, "-m", "pipeline.app.cli", "emit", "build.done", "by hand"],
         cwd=workspace,
         env=env,
         capture_output=True,
@@ -283,7 +283,7 @@ def test_emit_in_a_workspace_without_a_marker_falls_back_and_says_where(tmp_path
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     refused = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "emit", "build.done"],
+        [sys.executable, "-m", "pipeline.app.cli", "emit", "build.done"],
         cwd=outside,
         env=env,
         capture_output=True,

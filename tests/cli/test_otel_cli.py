@@ -41,7 +41,7 @@ def test_otel_without_the_extra_installed_is_a_clear_usage_error(tmp_path: Path)
     no run is started."""
     blocked = (
         "import sys; sys.modules['opentelemetry'] = None; "
-        "from pipeline.cli import main; sys.argv = ['ralph', *sys.argv[1:]]; main()"
+        "from pipeline.app.cli import main; sys.argv = ['ralph', *sys.argv[1:]]; main()"
     )
     result = subprocess.run(
         [sys.executable, "-c", blocked, "demo", "run", "--otel"],

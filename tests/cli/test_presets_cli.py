@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import parse_config
-from pipeline.workflows import load_preset, preset_names
+from pipeline.app.workflows import load_preset, preset_names
+from pipeline.core.config import parse_config
 from tests.runtime.workspace import RALPH, ROOT, ralph
 
 pytestmark = pytest.mark.slow  # subprocesses: a second or so each

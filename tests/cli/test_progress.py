@@ -15,8 +15,10 @@ import orjson
 import pytest
 from rich.console import Console
 
-from pipeline.cli._progress import Display, LiveView, choose_display
-from pipeline.cli._render import state_rows
+from pipeline.app.cli._progress import Display, LiveView, choose_display
+from pipeline.app.cli._render import state_rows
+from pipeline.core.serialization import decode_event, decode_stored_event
+from pipeline.core.state import Ledger, PendingQuestion, PipelineState, Spend, SpendLine
 from pipeline.events import (
     GateAction,
     GateFinished,
@@ -27,8 +29,6 @@ from pipeline.events import (
     QuestionId,
 )
 from pipeline.reducers import reduce
-from pipeline.serialization import decode_event, decode_stored_event
-from pipeline.state import Ledger, PendingQuestion, PipelineState, Spend, SpendLine
 from tests.cli.test_cli import RALPH, ralph
 from tests.support import budget, gate_spec, scripted_run
 

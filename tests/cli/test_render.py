@@ -8,7 +8,8 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.cli._render import describe_event
+from pipeline.app.cli._render import describe_event
+from pipeline.app.testing import events
 from pipeline.events import (
     AgentName,
     CommitMessageGenerated,
@@ -25,7 +26,6 @@ from pipeline.events import (
     RoleChain,
     RunStarted,
 )
-from pipeline.testing import events
 
 T = Instant(datetime(2026, 1, 1, tzinfo=UTC))
 

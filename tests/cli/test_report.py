@@ -13,10 +13,10 @@ from pathlib import Path
 import attrs
 import pytest
 
-from pipeline.cli._report import html_report, markdown_report, spend_rows
+from pipeline.app.cli._report import html_report, markdown_report, spend_rows
+from pipeline.engine.simulation import USAGE_CHOICE
 from pipeline.events import CostSource, InvocationStarted, PipelineEvent, UsageReported
-from pipeline.simulation import USAGE_CHOICE
-from pipeline.views import Outcome, timeline
+from pipeline.reducers.views import Outcome, timeline
 from tests.chromium import CHROMIUM, dump_dom
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,

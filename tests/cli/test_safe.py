@@ -8,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.cli._safe import markdown_text, message_safe, terminal_safe
+from pipeline.app.cli._safe import markdown_text, message_safe, terminal_safe
 
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 

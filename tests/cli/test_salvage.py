@@ -12,12 +12,12 @@ from pathlib import Path
 
 import psycopg
 
+from pipeline.app.testing.postgres import PostgresServer
+from pipeline.core.state import Phase
 from pipeline.events import CommitCreated, PipelineEvent, RunResumed, RunSalvaged
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import open_store_at
 from pipeline.reducers import fold
-from pipeline.state import Phase
-from pipeline.testing.postgres import PostgresServer
 from tests.faults.commits import commits_in_git
 from tests.runtime.workspace import FINISH_EVERYTHING, make_workspace, ralph, scripted
 

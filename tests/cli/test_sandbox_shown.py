@@ -19,9 +19,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.cli._progress import LiveView
-from pipeline.cli._render import describe_event, state_rows
-from pipeline.cli._report import html_report, markdown_report
+from pipeline.app.cli._progress import LiveView
+from pipeline.app.cli._render import describe_event, state_rows
+from pipeline.app.cli._report import html_report, markdown_report
+from pipeline.core.state import PipelineState
 from pipeline.events import (
     AgentName,
     ConnectionRefused,
@@ -36,8 +37,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold, reduce
-from pipeline.state import PipelineState
-from pipeline.views import gate_runs, sandbox_view, screen_runs, timeline
+from pipeline.reducers.views import gate_runs, sandbox_view, screen_runs, timeline
 from tests.chromium import CHROMIUM, dump_dom
 from tests.cli.test_gates_shown import _MARKUP, _Page
 from tests.cli.test_progress import _panel

@@ -17,9 +17,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.cli._progress import LiveView
-from pipeline.cli._render import describe_event, screens_text, state_rows
-from pipeline.cli._report import html_report, markdown_report
+from pipeline.app.cli._progress import LiveView
+from pipeline.app.cli._render import describe_event, screens_text, state_rows
+from pipeline.app.cli._report import html_report, markdown_report
+from pipeline.core.state import PipelineState
+from pipeline.engine.simulation import simulated_policy
 from pipeline.events import (
     ChangesScreened,
     Count,
@@ -34,9 +36,7 @@ from pipeline.events import (
     TamperPolicy,
 )
 from pipeline.reducers import fold, reduce
-from pipeline.simulation import simulated_policy
-from pipeline.state import PipelineState
-from pipeline.views import ScreenRun, gate_runs, screen_runs, timeline
+from pipeline.reducers.views import ScreenRun, gate_runs, screen_runs, timeline
 from tests.cli.test_gates_shown import _MARKUP, _Page
 from tests.cli.test_progress import _panel
 from tests.reducers.test_gates import gate

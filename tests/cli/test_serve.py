@@ -15,9 +15,9 @@ import attrs
 import pytest
 from starlette.testclient import TestClient
 
-from pipeline.cli._render import state_rows
-from pipeline.cli._serve_app import make_app
-from pipeline.cli._serve_guard import Access
+from pipeline.app.cli._render import state_rows
+from pipeline.app.cli._serve_app import make_app
+from pipeline.app.cli._serve_guard import Access
 from pipeline.events import InvocationStarted, Json, PipelineEvent, RunId, TopicPublished
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
@@ -310,7 +310,7 @@ def test_a_postgresql_stores_page_lists_the_queues_tickets(
 ) -> None:
     """A queued ticket no worker took yet, and the run a worker finished, each with its
     state; the finished run is linked to its page."""
-    from pipeline.workers import submit
+    from pipeline.app.workers import submit
     from tests.workers.support import queue_workspace, start_worker
 
     done = submit(postgres_url, queue_workspace(tmp_path / "first"))
@@ -384,7 +384,7 @@ def test_the_run_page_draws_its_timeline_cost_and_path(
     """The timeline has a bar per invocation, the cost table a row per role, and the phase
     graph's red arrows are the phase changes the run made; the fragment a live page fetches
     again is the same drawing."""
-    from pipeline.graph import phase_changes
+    from pipeline.app.graph import phase_changes
 
     path, events = store_file
     client = _client(path, tmp_path)

@@ -43,7 +43,7 @@ set -e
 mkdir -p .agent/out
 if [ ! -e .ralph/asked ]; then
     : > .ralph/asked
-    {PYTHON} -m pipeline.cli emit human.interact 'Tabs or spaces?'
+    {PYTHON} -m pipeline.app.cli emit human.interact 'Tabs or spaces?'
 fi
 printf 'completed\\ndone' > .agent/out/status
 echo done >> work.txt

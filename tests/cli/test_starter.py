@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.cli._init import starter_config
-from pipeline.config import parse_config, require_chains
-from pipeline.workflows import load_preset, preset_names
+from pipeline.app.cli._init import starter_config
+from pipeline.app.workflows import load_preset, preset_names
+from pipeline.core.config import parse_config, require_chains
 
 
 @pytest.mark.parametrize("name", preset_names())

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core.serialization import decode_event, decode_state
 from pipeline.events import RunCompleted, RunId
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.reducers import fold
-from pipeline.serialization import decode_event, decode_state
 from tests.runtime.workspace import FINISH_EVERYTHING, RALPH, make_workspace, ralph, scripted
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.config import parse_config
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
+from pipeline.core.config import parse_config
 from pipeline.events import GateAction, GateBoundary, GatePin, ScreenKind
 
 GATE = '[[gates]]\nname = "tests"\nargv = ["pytest", "-q"]\n'

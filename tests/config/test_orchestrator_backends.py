@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pipeline.config import PRESETS, translate_orchestrator_config
+from pipeline.core.config import PRESETS, translate_orchestrator_config
 
 
 def _toml(doc: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.config import (
+from pipeline.core.config import (
     Severity,
     parse_config,
     topology_problems,

@@ -20,7 +20,12 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.config import ConfigError, Translation, parse_config, translate_orchestrator_config
+from pipeline.core.config import (
+    ConfigError,
+    Translation,
+    parse_config,
+    translate_orchestrator_config,
+)
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "orchestrator"
 CASES = sorted(FIXTURES.glob("*.yml"))
@@ -110,7 +115,7 @@ def test_each_translation_is_a_valid_ralph_toml(path: Path) -> None:
 
 def test_importing_the_configuration_package_imports_neither_yaml_nor_toml_writer() -> None:
     """PyYAML and tomli-w load only when a translation runs: commands stay fast."""
-    code = "import sys, pipeline.config; print(sorted({'yaml', 'tomli_w'} & set(sys.modules)))"
+    code = "import sys, pipeline.core.config; print(sorted({'yaml', 'tomli_w'} & set(sys.modules)))"
     output = subprocess.run(
         [sys.executable, "-c", code], check=True, capture_output=True, text=True
     ).stdout

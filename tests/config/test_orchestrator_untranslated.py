@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pipeline.config import Translation, translate_orchestrator_config
+from pipeline.core.config import Translation, translate_orchestrator_config
 
 _HAT = {"name": "h", "triggers": ["a.start"], "publishes": ["a.done"]}
 

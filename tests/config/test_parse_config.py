@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.config import ConfigError, PromptVia, RalphConfig, parse_config
+from pipeline.core.config import ConfigError, PromptVia, RalphConfig, parse_config
 from pipeline.events import Role
 
 GOOD = """
@@ -150,7 +150,7 @@ def test_any_text_is_a_config_or_a_config_error(text: str) -> None:
 def test_hats_and_loop_settings_become_the_policy_a_run_records() -> None:
     """Each role's hat (defaults where unset), the promises, thresholds and timeout; "" and 0
     turn a promise or the human wait off; a hat's chain serves its role."""
-    from pipeline.config import DEFAULT_PUBLISHES
+    from pipeline.core.config import DEFAULT_PUBLISHES
     from pipeline.events import Role
 
     config = parse_config(

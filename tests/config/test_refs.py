@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pipeline.config import ConfigError, parse_config
+from pipeline.core.config import ConfigError, parse_config
 
 
 @pytest.mark.parametrize("value", ["main", "origin/main", "ralph/task-42", "v1.2", "release_3"])

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.config import dump_toml, parse_config
-from pipeline.errors import PipelineError
-from pipeline.sandbox import Endpoint, NetworkMode, SandboxMode, SandboxPolicy
+from pipeline import PipelineError
+from pipeline.core.config import dump_toml, parse_config
+from pipeline.core.sandbox import Endpoint, NetworkMode, SandboxMode, SandboxPolicy
 
 AGENT = '[agents.claude]\npreset = "claude"\n'
 

@@ -10,7 +10,7 @@ import attrs
 import pytest
 from hypothesis import given
 
-from pipeline.config import Severity, TopologyProblem, topology_problems
+from pipeline.core.config import Severity, TopologyProblem, topology_problems
 from pipeline.events import Count, LoopPolicy, Topology, WorkHat
 from tests.config.strategies import topology_policies
 

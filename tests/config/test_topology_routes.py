@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 from hypothesis import given
 
-from pipeline.config import Arrival, Route, Via, topology_routes
+from pipeline.core.config import Arrival, Route, Via, topology_routes
 from pipeline.events import Count, LoopPolicy, Topology, WorkHat
 from tests.config.strategies import topology_policies
 

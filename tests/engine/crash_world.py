@@ -15,7 +15,8 @@ from typing import TypeVar
 
 import attrs
 
-from pipeline.effects import CreateCommit, Effect, EffectId
+from pipeline.core.effects import CreateCommit, Effect, EffectId
+from pipeline.engine.simulation import SimulatedWorld, WorldConfig, default_chains, fake_clock
 from pipeline.events import (
     Budget,
     Count,
@@ -25,7 +26,6 @@ from pipeline.events import (
     Ordinal,
     PipelineEvent,
 )
-from pipeline.simulation import SimulatedWorld, WorldConfig, default_chains, fake_clock
 
 T = TypeVar("T")
 START = Instant(datetime(2026, 7, 1, tzinfo=UTC))

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import pytest
 
+from pipeline.core.state import PipelineState, is_complete
 from pipeline.engine import run_durable
 from pipeline.events import (
     CheckpointSaved,
@@ -29,7 +30,6 @@ from pipeline.events import (
 )
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
-from pipeline.state import PipelineState, is_complete
 from tests.engine.crash_world import CrashWorld, clock
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test

@@ -12,7 +12,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from pipeline.effects import Effect, InvokeAgent
+from pipeline.app.testing import HypothesisChooser, world_configs
+from pipeline.core.effects import Effect, InvokeAgent
+from pipeline.core.serialization import checkpoint_state
+from pipeline.core.state import Phase, TerminationReason, is_complete
 from pipeline.engine import (
     HandlerRegistry,
     Interruption,
@@ -20,6 +23,14 @@ from pipeline.engine import (
     load_state,
     run_durable,
     run_in_memory,
+)
+from pipeline.engine.simulation import (
+    ScriptedChooser,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+    simulated_policy,
 )
 from pipeline.events import (
     CheckpointSaved,
@@ -36,17 +47,6 @@ from pipeline.events import (
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import MemoryEventStore, SqliteEventStore, UnknownRunError
 from pipeline.reducers import fold
-from pipeline.serialization import checkpoint_state
-from pipeline.simulation import (
-    ScriptedChooser,
-    SimulatedWorld,
-    WorldConfig,
-    default_chains,
-    fake_clock,
-    simulated_policy,
-)
-from pipeline.state import Phase, TerminationReason, is_complete
-from pipeline.testing import HypothesisChooser, world_configs
 from tests.simulation.invariants import check_state
 from tests.support import budget
 

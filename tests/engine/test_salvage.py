@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.core.state import Phase
 from pipeline.engine import (
     NothingToSalvageError,
     RunPresentError,
@@ -21,11 +22,7 @@ from pipeline.engine import (
     run_durable,
     salvage,
 )
-from pipeline.events import Instant, PipelineEvent, RunId, RunSalvaged
-from pipeline.handlers.redaction import Redactor
-from pipeline.handlers.store import SqliteEventStore, StoreCorruptError
-from pipeline.reducers import fold
-from pipeline.simulation import (
+from pipeline.engine.simulation import (
     ScriptedChooser,
     SimulatedWorld,
     WorldConfig,
@@ -33,7 +30,10 @@ from pipeline.simulation import (
     fake_clock,
     simulated_policy,
 )
-from pipeline.state import Phase
+from pipeline.events import Instant, PipelineEvent, RunId, RunSalvaged
+from pipeline.handlers.redaction import Redactor
+from pipeline.handlers.store import SqliteEventStore, StoreCorruptError
+from pipeline.reducers import fold
 from tests.support import budget
 
 T = Instant(datetime(2026, 6, 1, tzinfo=UTC))

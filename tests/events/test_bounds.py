@@ -12,7 +12,9 @@ import attrs
 import pytest
 from hypothesis import given
 
-from pipeline.effects import Effect, EffectId, RestorePromptPermissions
+from pipeline.app.testing import effects, events
+from pipeline.core.effects import Effect, EffectId, RestorePromptPermissions
+from pipeline.core.serialization import encode_effect, encode_event
 from pipeline.events import (
     AgentName,
     Count,
@@ -27,8 +29,6 @@ from pipeline.events import (
     Role,
     RunResumed,
 )
-from pipeline.serialization import encode_effect, encode_event
-from pipeline.testing import effects, events
 
 _NUMBERS = (int, float)
 

@@ -6,7 +6,7 @@ must end as it would have, every commit git holds must be in its log exactly onc
 ``python -m tests.faults.sweep`` runs every scenario and writes ``benchmarks/faults.json``
 and ``benchmarks/FAULTS.md``; ``--sample`` runs the few the test suite runs
 (``tests/faults/test_sweep.py``). Points are chosen two ways: the k-th fact of a kind, through
-``ralph``'s own seam (``RALPH_FAULT_INJECT``, :mod:`pipeline.cli._faults`, with a delay to
+``ralph``'s own seam (``RALPH_FAULT_INJECT``, :mod:`pipeline.app.cli._faults`, with a delay to
 land inside the effect that follows), and right after one git command, through a ``git``
 on PATH (:mod:`tests.faults.gitfault`).
 """

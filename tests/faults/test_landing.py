@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli._faults import FAULT_ENV
+from pipeline.app.cli._faults import FAULT_ENV
 from pipeline.events import TargetAdvanced
 from tests.faults.landings import (
     completed_runs,

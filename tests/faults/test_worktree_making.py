@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.app.workers import submit
 from pipeline.events import RunCompleted, RunStarted
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import RunQueue, Ticket, TicketState
-from pipeline.workers import submit
 from tests.faults.gitfault import install
 from tests.runtime.workspace import RALPH, ROOT, SHELL_REPORTS, make_workspace, ralph
 from tests.workers.support import start_worker

@@ -11,17 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.events import (
-    BudgetExceeded,
-    BudgetKind,
-    Instant,
-    PipelineEvent,
-    RunInterrupted,
-    RunResumed,
-    WorkspaceErrorKind,
-    WorkspaceIoError,
-)
-from pipeline.graph import (
+from pipeline.app.graph import (
     RUNTIME_BUDGET_CHECKS,
     STORED_GRAPH,
     PhaseGraph,
@@ -32,12 +22,22 @@ from pipeline.graph import (
     to_dot,
     to_mermaid,
 )
+from pipeline.app.testing import simulated_runs
+from pipeline.core.state import Phase
+from pipeline.events import (
+    BudgetExceeded,
+    BudgetKind,
+    Instant,
+    PipelineEvent,
+    RunInterrupted,
+    RunResumed,
+    WorkspaceErrorKind,
+    WorkspaceIoError,
+)
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold
-from pipeline.state import Phase
-from pipeline.testing import simulated_runs
 from tests.cli.test_cli import ralph
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test

@@ -10,8 +10,8 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.app.graph import topology_dot, topology_mermaid, topology_svg
 from pipeline.events import Count, LoopPolicy, Topology, WorkHat
-from pipeline.graph import topology_dot, topology_mermaid, topology_svg
 from tests.config.strategies import HAT_NAMES, topology_policies
 
 WORKER = WorkHat(

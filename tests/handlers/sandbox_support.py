@@ -14,8 +14,8 @@ from pathlib import Path
 
 from attrs import frozen
 
+from pipeline.core.sandbox import RELAY_MOUNT
 from pipeline.handlers.sandbox import NetworkGate, WorkspacePaths, relay_source
-from pipeline.sandbox import RELAY_MOUNT
 
 PYTHON = sys.executable
 

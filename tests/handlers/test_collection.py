@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import parse_config
+from pipeline.core.config import parse_config
 from pipeline.events import Count, GateSpec, ScreenKind
 from pipeline.handlers.runtime import (
     Collector,

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipeline.core.sandbox import SandboxPolicy
 from pipeline.handlers.agents import ProcessSpec, run_process
 from pipeline.handlers.runtime import GitPolicy, run_git
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox, probe
-from pipeline.sandbox import SandboxPolicy
 from tests.handlers.sandbox_support import workspace_paths
 
 pytestmark = pytest.mark.skipif(

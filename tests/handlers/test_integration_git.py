@@ -8,7 +8,7 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.effects import EffectId, MoveTarget, ReplayBranch
+from pipeline.core.effects import EffectId, MoveTarget, ReplayBranch
 from pipeline.events import (
     Count,
     Instant,

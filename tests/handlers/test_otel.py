@@ -13,16 +13,16 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from pipeline.engine import run_durable
-from pipeline.events import WIRE_TAGS, Instant
-from pipeline.handlers.otel import OpenTelemetryTracer
-from pipeline.handlers.store import SqliteEventStore
-from pipeline.simulation import (
+from pipeline.engine.simulation import (
     ScriptedChooser,
     SimulatedWorld,
     WorldConfig,
     default_chains,
     fake_clock,
 )
+from pipeline.events import WIRE_TAGS, Instant
+from pipeline.handlers.otel import OpenTelemetryTracer
+from pipeline.handlers.store import SqliteEventStore
 from tests.support import budget
 
 T = Instant(datetime(2026, 6, 1, tzinfo=UTC))

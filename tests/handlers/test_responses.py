@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.core.responses import AGENT_RESPONSE
 from pipeline.events import Instant, Json, ResponseStatus, ResponseSubmitted, Role
 from pipeline.handlers.responses import InvalidSchemaError, check_schema, classify, judged
-from pipeline.responses import AGENT_RESPONSE
 
 INSTANT = Instant(datetime(2026, 1, 1, tzinfo=UTC))
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core.sandbox import Endpoint
 from pipeline.handlers.sandbox import NetworkGate
-from pipeline.sandbox import Endpoint
 from tests.handlers.sandbox_support import (
     PYTHON,
     Origin,

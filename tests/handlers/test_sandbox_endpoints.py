@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core.sandbox import Endpoint, SandboxError
 from pipeline.handlers.sandbox import derive_endpoints
-from pipeline.sandbox import Endpoint, SandboxError
-from pipeline.testing.model_server import ModelReply, ModelServer
+from tests.model_server import ModelReply, ModelServer
 from tests.real_agents.codex import codex_environment
 from tests.real_agents.test_aider import MODEL as AIDER_MODEL
 from tests.real_agents.test_aider import aider_env

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core.sandbox import Endpoint, SandboxError
 from pipeline.handlers.sandbox import NO_PROXY, NetworkGate, relay_source
 from pipeline.handlers.sandbox._connections import THREAD_NAME
-from pipeline.sandbox import Endpoint, SandboxError
 from tests.handlers.sandbox_support import (
     PYTHON,
     Origin,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from pipeline.core.sandbox import NetworkMode, SandboxMode, SandboxPolicy, parse_endpoint
 from pipeline.events import (
     AgentName,
     DurationMs,
@@ -20,7 +21,6 @@ from pipeline.events import (
 from pipeline.handlers.runtime import cut_off
 from pipeline.handlers.runtime._sandbox_outcome import sandbox_hint
 from pipeline.handlers.sandbox import AgentNeeds
-from pipeline.sandbox import NetworkMode, SandboxMode, SandboxPolicy, parse_endpoint
 
 AT = Instant(datetime(2026, 11, 1, tzinfo=UTC))
 MODEL = parse_endpoint("127.0.0.1:8080")

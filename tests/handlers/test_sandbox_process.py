@@ -17,6 +17,7 @@ import attrs
 import pytest
 
 import pipeline
+from pipeline.core.sandbox import Endpoint, SandboxPolicy
 from pipeline.events import TimeoutKind
 from pipeline.handlers.agents import ProcessSpec, run_process
 from pipeline.handlers.runtime._sandboxing import run_in
@@ -28,7 +29,6 @@ from pipeline.handlers.sandbox import (
     reach_from_inside,
 )
 from pipeline.handlers.sandbox._gather import interpreter_dirs
-from pipeline.sandbox import Endpoint, SandboxPolicy
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None and not os.environ.get("CI"),

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core.sandbox import SandboxPolicy
 from pipeline.handlers.agents import ProcessSpec, run_process
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox, probe
 from pipeline.handlers.sandbox._gather import host_sockets
-from pipeline.sandbox import SandboxPolicy
 from tests.handlers.sandbox_support import workspace_paths
 
 needs_bwrap = pytest.mark.skipif(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import parse_config
+from pipeline.core.config import parse_config
 from pipeline.events import Instant
 from pipeline.handlers.runtime import choose_sandbox
 from pipeline.handlers.sandbox import derive_variables

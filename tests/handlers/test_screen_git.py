@@ -12,6 +12,15 @@ from types import MappingProxyType
 
 import pytest
 
+from pipeline.core.screening import (
+    ChangeStatus,
+    FileChange,
+    ScreenKind,
+    ScreenRules,
+    StatusEntry,
+    screen,
+    tree_dirty,
+)
 from pipeline.handlers.runtime import (
     MAX_FILE_BYTES,
     MAX_FILES,
@@ -22,15 +31,6 @@ from pipeline.handlers.runtime import (
     find_secrets,
     gather_changes,
     untracked_baseline,
-)
-from pipeline.screening import (
-    ChangeStatus,
-    FileChange,
-    ScreenKind,
-    ScreenRules,
-    StatusEntry,
-    screen,
-    tree_dirty,
 )
 from tests.runtime.workspace import commit_all, make_workspace
 

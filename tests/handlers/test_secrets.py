@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
+from pipeline.core.screening import ChangeStatus, FileChange, ScreenHit, ScreenKind
 from pipeline.handlers.redaction import TOKEN_SHAPES
 from pipeline.handlers.runtime import find_secrets
 from pipeline.handlers.runtime._secrets import SHAPE_NAMES, SHAPE_PLUGINS, added_lines
-from pipeline.screening import ChangeStatus, FileChange, ScreenHit, ScreenKind
 
 AWS_KEY = "AKIAJ5Q7R2D9EXAMPLEZ"
 PRIVATE_KEY = (
@@ -200,7 +200,7 @@ def test_detect_secrets_is_imported_only_for_added_lines_and_leaves_warnings_alo
     program = """
 import sys, warnings
 from pipeline.handlers.runtime._secrets import find_secrets
-from pipeline.screening import ChangeStatus, FileChange
+from pipeline.core.screening import ChangeStatus, FileChange
 shown = warnings.showwarning
 find_secrets((FileChange("a", None, ChangeStatus.DELETED, "x\\n", None),))
 print("detect_secrets" in sys.modules)

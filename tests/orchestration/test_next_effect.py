@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.effects import EFFECT_TAGS, CreateCommit, Effect, StartRun, Terminate
+from pipeline.app.testing import events, reachable_states, simulated_runs
+from pipeline.core.effects import EFFECT_TAGS, CreateCommit, Effect, StartRun, Terminate
+from pipeline.core.state import PipelineState, is_complete
 from pipeline.events import CommitCreated, PipelineEvent, UsageReported
 from pipeline.orchestration import effect_id, next_effect
 from pipeline.reducers import fold, reduce
-from pipeline.state import PipelineState, is_complete
-from pipeline.testing import events, reachable_states, simulated_runs
 
 
 @given(reachable_states())

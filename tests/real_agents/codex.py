@@ -20,8 +20,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipeline.config import PRESETS
-from pipeline.testing.model_server import (
+from pipeline.core.config import PRESETS
+from tests.model_server import (
     ApiError,
     Exchange,
     ModelReply,
@@ -135,7 +135,7 @@ def scrub(output: bytes, root: Path) -> bytes:
 def capture(folder: Path, root: Path, cases: Sequence[tuple[str, Script]]) -> None:
     """Run each case's script through the installed pinned Codex and keep its output as
     ``folder/<name>.jsonl``."""
-    from pipeline.testing.agent_clis import install
+    from tests.agent_clis import install
 
     program = install("codex")
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """Fixtures for tests against the real agent CLIs: the pinned CLI and a repository to fix.
 
-A CLI comes from :mod:`pipeline.testing.agent_clis`' cache (``scripts/check.py`` installs them
+A CLI comes from :mod:`tests.agent_clis`' cache (``scripts/check.py`` installs them
 first). Where one is missing the test skips, saying how to install it; under CI it fails, so CI
 never skips a real agent.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.testing.agent_clis import PINS, installed
+from tests.agent_clis import PINS, installed
 
 
 @pytest.fixture(scope="session")
@@ -25,7 +25,7 @@ def agent_cli() -> Callable[[str], Path]:
         if program is None:
             reason = (
                 f"{name} {PINS[name].version} is not installed: "
-                f"python -m pipeline.testing.agent_clis install {name}"
+                f"python -m tests.agent_clis install {name}"
             )
             if os.environ.get("CI"):
                 pytest.fail(reason)

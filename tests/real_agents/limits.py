@@ -11,7 +11,7 @@ merged, as ralph's log file merges them) as ``tests/fixtures/limits/<cli>-<case>
 ``python -m tests.real_agents.limits SCRATCH [CLI | CLI-CASE ...]`` captures the named cases
 (all by default) and prints, per case, the exit code, the time taken and the requests the
 server saw (second from the start, path, status). The CLIs must be installed
-(``python -m pipeline.testing.agent_clis install``).
+(``python -m tests.agent_clis install``).
 """
 
 from __future__ import annotations
@@ -31,9 +31,15 @@ from pathlib import Path
 import attrs
 from attrs import field, frozen
 
-from pipeline.config import PRESETS
-from pipeline.testing.agent_clis import cache_dir, install
-from pipeline.testing.model_server import ApiError, ModelReply, ModelRequest, ModelServer, Script
+from pipeline.core.config import PRESETS
+from tests.agent_clis import cache_dir, install
+from tests.model_server import (
+    ApiError,
+    ModelReply,
+    ModelRequest,
+    ModelServer,
+    Script,
+)
 from tests.real_agents.codex import codex_environment, codex_home
 from tests.real_agents.repo import git, path_with
 

@@ -1,7 +1,7 @@
 """A small repository whose test fails, run by ``ralph run`` with a real agent CLI.
 
 ``app.py`` answers 41 where ``test_app.py`` wants 42; the validation is the test itself. The
-scripted model (``pipeline.testing.model_server.fixing_pipeline``) makes the agent write the
+scripted model (``tests.model_server.fixing_pipeline``) makes the agent write the
 fix with its own tools, publish ``build.done`` from its shell and hand in each role's report.
 """
 
@@ -75,7 +75,7 @@ def run_ralph(
 ) -> subprocess.CompletedProcess[str]:
     """``ralph ARGS -C root`` as a subprocess with ``env`` added to this environment."""
     return subprocess.run(
-        [PYTHON, "-m", "pipeline.cli", *args, "-C", str(root)],
+        [PYTHON, "-m", "pipeline.app.cli", *args, "-C", str(root)],
         env={**os.environ, **env},
         capture_output=True,
         text=True,
@@ -90,7 +90,7 @@ def stored_events(root: Path) -> list[dict[str, Any]]:
         [
             PYTHON,
             "-m",
-            "pipeline.cli",
+            "pipeline.app.cli",
             "events",
             str(WorkspaceLayout(root).store),
             "--format",

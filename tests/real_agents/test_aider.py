@@ -20,9 +20,9 @@ import attrs
 import orjson
 import pytest
 
-from pipeline.config import PRESETS
+from pipeline.core.config import PRESETS
 from pipeline.handlers.agents.usage import read_usage
-from pipeline.testing.model_server import (
+from tests.model_server import (
     ModelReply,
     ModelRequest,
     ModelServer,

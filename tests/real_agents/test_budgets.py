@@ -20,7 +20,7 @@ import attrs
 import pytest
 
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.testing.model_server import (
+from tests.model_server import (
     ModelReply,
     ModelRequest,
     ModelServer,
@@ -123,7 +123,7 @@ def test_a_budget_still_holds_after_kill_9_and_resume(
     with ModelServer(_script(slow_development=trickle)) as server:
         env["ANTHROPIC_BASE_URL"] = server.url
         driver = subprocess.Popen(
-            [PYTHON, "-m", "pipeline.cli", "run", "--plain", "-C", str(root)],
+            [PYTHON, "-m", "pipeline.app.cli", "run", "--plain", "-C", str(root)],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -159,7 +159,7 @@ def test_a_budget_still_holds_after_kill_9_and_resume(
     assert [f["role"] for f in usage] == ["planner", "developer"]
     assert [f["reason"] for f in _facts(root, "lifecycle.run_completed")] == ["max_cost"]
     verified = subprocess.run(
-        [PYTHON, "-m", "pipeline.cli", "replay", str(WorkspaceLayout(root).store), "--verify"],
+        [PYTHON, "-m", "pipeline.app.cli", "replay", str(WorkspaceLayout(root).store), "--verify"],
         capture_output=True,
         text=True,
         check=False,

@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from pipeline.testing.model_server import (
+from tests.model_server import (
     ApiError,
     ModelReply,
     ModelRequest,

@@ -20,7 +20,7 @@ import pytest
 from pipeline.events import LimitScope
 from pipeline.handlers.agents.limits._parsers import codex_limit
 from pipeline.handlers.agents.usage import PARSERS
-from pipeline.testing.model_server import (
+from tests.model_server import (
     ApiError,
     Exchange,
     ModelReply,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.testing.model_server import (
+from tests.model_server import (
     ModelReply,
     ModelRequest,
     ModelServer,

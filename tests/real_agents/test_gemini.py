@@ -20,8 +20,8 @@ from typing import Any
 import attrs
 import pytest
 
-from pipeline.config import PRESETS
-from pipeline.testing.model_server import (
+from pipeline.core.config import PRESETS
+from tests.model_server import (
     ApiError,
     ModelReply,
     ModelRequest,

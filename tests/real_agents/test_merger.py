@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.events import IntegrationResolved, TargetAdvanced
-from pipeline.testing.model_server import ModelReply, ModelRequest, ModelServer, Shell
+from tests.model_server import ModelReply, ModelRequest, ModelServer, Shell
 from tests.real_agents.test_claude import claude_environment
 from tests.runtime.test_merge_queue import SAME_LINES, _git, _log, _runs
 from tests.runtime.workspace import make_workspace, ralph

@@ -18,9 +18,9 @@ import attrs
 import orjson
 import pytest
 
-from pipeline.config import PRESETS, PromptVia
+from pipeline.core.config import PRESETS, PromptVia
 from pipeline.handlers.agents.usage import read_usage
-from pipeline.testing.model_server import (
+from tests.model_server import (
     ModelReply,
     ModelRequest,
     ModelServer,

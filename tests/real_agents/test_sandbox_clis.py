@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 from attrs import frozen
 
-from pipeline.testing.model_server import ModelServer, Script, by_kind, fixing_pipeline
+from tests.model_server import ModelServer, Script, by_kind, fixing_pipeline
 from tests.real_agents.codex import codex_environment, codex_home
 from tests.real_agents.repo import (
     FIXED_APP,

@@ -21,7 +21,7 @@ from typing import Final
 
 import pytest
 
-from pipeline.testing.model_server import (
+from tests.model_server import (
     ModelReply,
     ModelRequest,
     ModelServer,

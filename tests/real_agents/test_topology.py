@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.testing.model_server import (
+from tests.model_server import (
     ModelReply,
     ModelServer,
     Playbook,

@@ -10,7 +10,18 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.effects import MaterializePrompt
+from pipeline.core.effects import MaterializePrompt
+from pipeline.core.serialization import decode_state, encode_state
+from pipeline.core.state import (
+    MAX_MEMORIES,
+    MAX_TASKS,
+    PERSON,
+    Context,
+    Memory,
+    PipelineState,
+    Task,
+    TaskStatus,
+)
 from pipeline.events import (
     ContextNote,
     ContextNoted,
@@ -28,17 +39,6 @@ from pipeline.orchestration import next_effect
 from pipeline.orchestration._context import MAX_PROMPT_TASKS, MEMORY_OVERHEAD, prompt_context
 from pipeline.reducers import fold, reduce
 from pipeline.reducers.context import applied, fold_notes
-from pipeline.serialization import decode_state, encode_state
-from pipeline.state import (
-    MAX_MEMORIES,
-    MAX_TASKS,
-    PERSON,
-    Context,
-    Memory,
-    PipelineState,
-    Task,
-    TaskStatus,
-)
 from tests.reducers.test_loop_control import policy, started
 
 T = Instant(datetime(2026, 11, 27, tzinfo=UTC))

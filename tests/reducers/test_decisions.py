@@ -11,7 +11,9 @@ from datetime import UTC, datetime
 import attrs
 import pytest
 
-from pipeline.effects import BackOff, CreateCommit, InvokeAgent, SaveCheckpoint, Terminate
+from pipeline.core.effects import BackOff, CreateCommit, InvokeAgent, SaveCheckpoint, Terminate
+from pipeline.core.state import Phase, PipelineState, Step, TerminationReason
+from pipeline.engine.simulation import AgentOutcome, Always, default_chains
 from pipeline.events import (
     AgentName,
     CheckpointSaved,
@@ -42,8 +44,6 @@ from pipeline.events import (
 )
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
-from pipeline.simulation import AgentOutcome, Always, default_chains
-from pipeline.state import Phase, PipelineState, Step, TerminationReason
 from tests.support import budget, names, scripted_run
 
 T = Instant(datetime(2026, 3, 1, tzinfo=UTC))

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.effects import InvokeAgent
+from pipeline.app.testing import ladders_of
+from pipeline.core.effects import InvokeAgent
+from pipeline.core.state import Bounce, TerminationReason
 from pipeline.events import (
     Count,
     HatActivated,
@@ -24,8 +26,6 @@ from pipeline.events import (
     TopicPublished,
 )
 from pipeline.reducers import fold
-from pipeline.state import Bounce, TerminationReason
-from pipeline.testing import ladders_of
 from tests.reducers.test_topologies import hat, policy, run_log
 from tests.support import budget, scripted_run
 

@@ -8,7 +8,10 @@ from datetime import UTC, datetime
 
 import attrs
 
-from pipeline.effects import InvokeAgent, MaterializePrompt
+from pipeline.app.workspace import fork_point
+from pipeline.core.effects import InvokeAgent, MaterializePrompt
+from pipeline.core.state import PipelineState
+from pipeline.core.state.hats import agents_for
 from pipeline.events import (
     AgentName,
     Count,
@@ -22,9 +25,6 @@ from pipeline.events import (
 )
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
-from pipeline.state import PipelineState
-from pipeline.state.hats import agents_for
-from pipeline.workspace import fork_point
 from tests.support import scripted_run
 
 EVENTS = list(scripted_run({"iteration status": [IterationStatus.PARTIAL]}).events)
@@ -111,7 +111,7 @@ def test_a_forks_model_goes_only_to_its_agent_not_to_a_fallback() -> None:
 
 def test_status_names_the_forks_agent_at_work() -> None:
     """``ralph status``'s active agent is the one the fork runs, not the chain's first."""
-    from pipeline.cli._render import active_agent, state_rows
+    from pipeline.app.cli._render import active_agent, state_rows
 
     state = reduce(fold(EVENTS[:AT]), forked("codex", "m-fork"))
     working = active_agent(state)

@@ -11,8 +11,18 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.effects import MaterializePrompt, RunGate
+from pipeline.app.testing import HypothesisChooser, gate_specs, world_configs
+from pipeline.core.effects import MaterializePrompt, RunGate
+from pipeline.core.state import PipelineState, is_complete
 from pipeline.engine import run_in_memory
+from pipeline.engine.simulation import (
+    ScriptedChooser,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+    simulated_policy,
+)
 from pipeline.events import (
     Count,
     GateAction,
@@ -28,16 +38,6 @@ from pipeline.events import (
 )
 from pipeline.orchestration import next_effect, step_bound
 from pipeline.reducers import fold, reduce
-from pipeline.simulation import (
-    ScriptedChooser,
-    SimulatedWorld,
-    WorldConfig,
-    default_chains,
-    fake_clock,
-    simulated_policy,
-)
-from pipeline.state import PipelineState, is_complete
-from pipeline.testing import HypothesisChooser, gate_specs, world_configs
 from tests.support import budget
 
 T = TypeVar("T")

@@ -8,8 +8,18 @@ from datetime import UTC, datetime
 
 import attrs
 
-from pipeline.effects import Effect, MaterializePrompt
+from pipeline.core.effects import Effect, MaterializePrompt
+from pipeline.core.responses import AGENT_RESPONSE
+from pipeline.core.state import PipelineState, notices_for
 from pipeline.engine import run_in_memory
+from pipeline.engine.simulation import (
+    SIMULATED_RESPONSES,
+    ScriptedChooser,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+)
 from pipeline.events import (
     HUMAN_GUIDANCE_TOPIC,
     Count,
@@ -25,16 +35,6 @@ from pipeline.events import (
 )
 from pipeline.orchestration import step_bound
 from pipeline.reducers import fold, reduce
-from pipeline.responses import AGENT_RESPONSE
-from pipeline.simulation import (
-    SIMULATED_RESPONSES,
-    ScriptedChooser,
-    SimulatedWorld,
-    WorldConfig,
-    default_chains,
-    fake_clock,
-)
-from pipeline.state import PipelineState, notices_for
 from tests.reducers.test_loop_control import HATS
 from tests.reducers.test_loop_control import policy as loop_policy
 from tests.reducers.test_topologies import hat, policy, run_log

@@ -10,7 +10,16 @@ import attrs
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from pipeline.effects import BeginPlanning, EffectId, Terminate
+from pipeline.app.testing import HypothesisChooser, world_configs
+from pipeline.core.effects import BeginPlanning, EffectId, Terminate
+from pipeline.core.state import Phase, PipelineState, TerminationReason
+from pipeline.engine.simulation import (
+    ScriptedChooser,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+)
 from pipeline.events import (
     BLOCKABLE,
     SUSPENDABLE,
@@ -27,15 +36,6 @@ from pipeline.events import (
 )
 from pipeline.orchestration import hook_due, hooks_after, next_effect, run_end_hook, step_bound
 from pipeline.reducers import fold, reduce
-from pipeline.simulation import (
-    ScriptedChooser,
-    SimulatedWorld,
-    WorldConfig,
-    default_chains,
-    fake_clock,
-)
-from pipeline.state import Phase, PipelineState, TerminationReason
-from pipeline.testing import HypothesisChooser, world_configs
 from tests.reducers.test_loop_control import policy, started
 from tests.support import budget
 
@@ -241,8 +241,8 @@ def test_hooks_with_nothing_to_run_them_are_refused() -> None:
     """An embedding that records hooks but passes no runner fails instead of skipping them."""
     import pytest
 
+    from pipeline import PipelineError
     from pipeline.engine import run_in_memory
-    from pipeline.errors import PipelineError
 
     base = WorldConfig(budget=budget(max_iterations=1), chains=default_chains())
     hook = _hook(HookPoint.RUN_START, HookAction.BLOCK)

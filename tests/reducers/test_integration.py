@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pipeline.effects import GateReplayed, IntegrationEffect, MoveTarget, ReplayBranch
+from pipeline.app.testing import simulated_runs
+from pipeline.core.effects import GateReplayed, IntegrationEffect, MoveTarget, ReplayBranch
+from pipeline.core.state import MAX_REPLAYS, IntegrationStatus, Phase, PipelineState
 from pipeline.events import (
     AgentName,
     ExitCode,
@@ -26,8 +28,6 @@ from pipeline.events import (
 )
 from pipeline.orchestration import integration_gates, next_integration_effect
 from pipeline.reducers import reduce
-from pipeline.state import MAX_REPLAYS, IntegrationStatus, Phase, PipelineState
-from pipeline.testing import simulated_runs
 
 AT = Instant(datetime(2026, 11, 27, tzinfo=UTC))
 

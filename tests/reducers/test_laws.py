@@ -7,10 +7,10 @@ import copy
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.app.testing import events, reachable_states, simulated_runs
+from pipeline.core.state import PipelineState
 from pipeline.events import PipelineEvent
 from pipeline.reducers import fold, reduce
-from pipeline.state import PipelineState
-from pipeline.testing import events, reachable_states, simulated_runs
 
 
 @given(reachable_states(), events())

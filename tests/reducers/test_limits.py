@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pipeline.effects import BackOff, RequireHuman, WaitForLimitReset
+from pipeline.core.effects import BackOff, RequireHuman, WaitForLimitReset
+from pipeline.core.state import Phase, TerminationReason
+from pipeline.engine.simulation import AgentOutcome
 from pipeline.events import (
     AgentName,
     Count,
@@ -20,8 +22,6 @@ from pipeline.events import (
 )
 from pipeline.orchestration import PROVIDER_LIMIT, next_effect
 from pipeline.reducers import fold, reduce
-from pipeline.simulation import AgentOutcome
-from pipeline.state import Phase, TerminationReason
 from tests.support import budget, scripted_run
 
 L, OK = AgentOutcome.PROVIDER_LIMITED, AgentOutcome.SUCCESS
@@ -128,7 +128,7 @@ def test_the_wait_is_durable_a_replay_of_the_log_waits_until_the_same_moment() -
 def test_an_interruption_during_the_wait_keeps_its_deadline_for_the_resume() -> None:
     """SIGINT (or a worker handing the run back) during the wait: the resumed run waits on
     until the same moment instead of trying the agent at once."""
-    from pipeline.effects import SaveCheckpoint
+    from pipeline.core.effects import SaveCheckpoint
     from pipeline.events import CheckpointSaved, LogPosition, RunInterrupted
 
     result = scripted_run({"planner outcome": [L, OK], "limit reset": [SOON]})
@@ -152,16 +152,16 @@ def test_a_window_past_stop_at_utilization_stops_the_run_before_its_next_agent()
     resumed, it goes on (the person waited for the reset)."""
     import attrs
 
-    from pipeline.effects import InvokeAgent
-    from pipeline.events import HumanInterventionRequired, PlanProduced, UsageWindowReported
-    from pipeline.handlers import facts_of
-    from pipeline.simulation import (
+    from pipeline.core.effects import InvokeAgent
+    from pipeline.engine.simulation import (
         ScriptedChooser,
         SimulatedWorld,
         WorldConfig,
         default_chains,
         simulated_policy,
     )
+    from pipeline.events import HumanInterventionRequired, PlanProduced, UsageWindowReported
+    from pipeline.handlers import facts_of
 
     policy = LimitPolicy(stop_at_utilization=0.9)
     result = scripted_run(limits=policy)

@@ -13,8 +13,18 @@ from attrs import evolve
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.effects import Effect, InvokeAgent, MaterializePrompt, WaitForHuman
+from pipeline.app.testing import topics
+from pipeline.core.effects import Effect, InvokeAgent, MaterializePrompt, WaitForHuman
+from pipeline.core.serialization import decode_state, encode_state
+from pipeline.core.state import Phase, PipelineState, TerminationReason
 from pipeline.engine import run_in_memory
+from pipeline.engine.simulation import (
+    ScriptedChooser,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+)
 from pipeline.events import (
     Count,
     Digest,
@@ -41,16 +51,6 @@ from pipeline.events import (
 )
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
-from pipeline.serialization import decode_state, encode_state
-from pipeline.simulation import (
-    ScriptedChooser,
-    SimulatedWorld,
-    WorldConfig,
-    default_chains,
-    fake_clock,
-)
-from pipeline.state import Phase, PipelineState, TerminationReason
-from pipeline.testing import topics
 from tests.support import budget
 
 T = Instant(datetime(2026, 3, 1, tzinfo=UTC))
@@ -170,7 +170,7 @@ def test_coordination_publishes_unrestricted() -> None:
 
 def test_enforcement_is_off_unless_asked_for() -> None:
     """With enforce_hat_scope false, a hat may publish anything."""
-    from pipeline.config import parse_config
+    from pipeline.core.config import parse_config
 
     assert parse_config("", "ralph.toml").loop_policy().enforce_hat_scope is False
     state = reduce(started(policy(enforce_hat_scope=False)), topic("review.passed"))
@@ -404,7 +404,7 @@ def test_a_run_that_saw_every_required_event_completes_by_the_same_path() -> Non
 
 def test_a_refused_validation_tells_the_developer_what_is_missing() -> None:
     """The refusal is a task.resume notice addressed to the developer's next prompt."""
-    from pipeline.state import Progress, Step
+    from pipeline.core.state import Progress, Step
 
     state = started(policy(required_events=("human.response", "build.done")))
     state = reduce(state, topic("build.done"))
@@ -542,8 +542,8 @@ def test_no_answer_by_the_deadline_is_a_timeout_notice_never_a_silent_continue()
 def test_a_notice_waits_for_the_prompt_of_the_hat_it_concerns() -> None:
     """A reviewer's scope violation is not shown to the developer (nor consumed by its
     prompt); unaddressed notices go to any working prompt but never a commit message."""
+    from pipeline.core.state import Notice, Progress, Step, notices_for
     from pipeline.events import PromptKind, PromptMaterialized
-    from pipeline.state import Notice, Progress, Step, notices_for
 
     reviewer = Notice(
         topic="reviewer.scope_violation", text="x", line_number=Count(1), role=Role.REVIEWER

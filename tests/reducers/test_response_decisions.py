@@ -8,7 +8,16 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.core.responses import AGENT_RESPONSE
 from pipeline.engine import run_in_memory
+from pipeline.engine.simulation import (
+    SIMULATED_RESPONSES,
+    ScriptedChooser,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+)
 from pipeline.events import (
     Count,
     HumanInterventionRequired,
@@ -19,16 +28,7 @@ from pipeline.events import (
     Role,
 )
 from pipeline.orchestration import step_bound
-from pipeline.responses import AGENT_RESPONSE
-from pipeline.simulation import (
-    SIMULATED_RESPONSES,
-    ScriptedChooser,
-    SimulatedWorld,
-    WorldConfig,
-    default_chains,
-    fake_clock,
-)
-from pipeline.views import response_log
+from pipeline.reducers.views import response_log
 from tests.reducers.test_loop_control import HATS, policy
 from tests.support import budget
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pipeline.effects import CreateCommit
+from pipeline.core.effects import CreateCommit
+from pipeline.core.state import Phase, PipelineState, Step
 from pipeline.events import Count, Instant, RunAbandoned, RunInterrupted, RunResumed, RunSalvaged
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
-from pipeline.state import Phase, PipelineState, Step
 from tests.support import scripted_run
 
 T = Instant(datetime(2026, 3, 1, tzinfo=UTC))

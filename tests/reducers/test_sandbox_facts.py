@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import attrs
 
-from pipeline.effects import MaterializePrompt
+from pipeline.core.effects import MaterializePrompt
+from pipeline.core.state import Phase, PipelineState
 from pipeline.events import (
     CONNECTION_REFUSED_TOPIC,
     AgentName,
@@ -21,7 +22,6 @@ from pipeline.events import (
 )
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
-from pipeline.state import Phase, PipelineState
 from tests.support import scripted_run
 
 T = Instant(datetime(2026, 11, 1, tzinfo=UTC))

@@ -11,8 +11,25 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.effects import MaterializePrompt, ScreenChanges
+from pipeline.app.testing import (
+    HypothesisChooser,
+    gate_specs,
+    postcondition_policies,
+    tamper_policies,
+    world_configs,
+)
+from pipeline.core.effects import MaterializePrompt, ScreenChanges
+from pipeline.core.state import PipelineState, TerminationReason, is_complete
 from pipeline.engine import run_in_memory
+from pipeline.engine.simulation import (
+    SCREEN_FINDINGS,
+    ScriptedChooser,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+    simulated_policy,
+)
 from pipeline.events import (
     ChangesScreened,
     CommitCreated,
@@ -36,23 +53,6 @@ from pipeline.events import (
 from pipeline.orchestration import next_effect, step_bound
 from pipeline.reducers import fold, reduce
 from pipeline.reducers._screening import screen_action
-from pipeline.simulation import (
-    SCREEN_FINDINGS,
-    ScriptedChooser,
-    SimulatedWorld,
-    WorldConfig,
-    default_chains,
-    fake_clock,
-    simulated_policy,
-)
-from pipeline.state import PipelineState, TerminationReason, is_complete
-from pipeline.testing import (
-    HypothesisChooser,
-    gate_specs,
-    postcondition_policies,
-    tamper_policies,
-    world_configs,
-)
 from tests.reducers.test_gates import ended, finished, gate
 from tests.support import budget
 

@@ -10,6 +10,9 @@ from collections.abc import Sequence
 import attrs
 from hypothesis import given
 
+from pipeline.app.testing import simulated_runs
+from pipeline.core.state import PipelineState, TerminationReason
+from pipeline.engine.simulation import USAGE_CHOICE, USAGE_UNIT_USD, Always
 from pipeline.events import (
     Count,
     InvocationStarted,
@@ -21,9 +24,6 @@ from pipeline.events import (
 )
 from pipeline.reducers import fold, reduce
 from pipeline.reducers._spend import spent_budget
-from pipeline.simulation import USAGE_CHOICE, USAGE_UNIT_USD, Always
-from pipeline.state import PipelineState, TerminationReason
-from pipeline.testing import simulated_runs
 from tests.support import budget, scripted_run
 
 

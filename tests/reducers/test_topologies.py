@@ -11,8 +11,17 @@ from attrs import frozen
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.effects import Effect, InvokeAgent, MaterializePrompt
+from pipeline.app.testing import HypothesisChooser, topics, topologies
+from pipeline.core.effects import Effect, InvokeAgent, MaterializePrompt
+from pipeline.core.state import PipelineState, TerminationReason, is_complete
 from pipeline.engine import run_in_memory
+from pipeline.engine.simulation import (
+    ScriptedChooser,
+    SimulatedWorld,
+    WorldConfig,
+    default_chains,
+    fake_clock,
+)
 from pipeline.events import (
     Count,
     DevelopmentIterationCompleted,
@@ -38,15 +47,6 @@ from pipeline.events import (
 from pipeline.events.values import CostSource, Digest, DurationMs, Usd
 from pipeline.orchestration import step_bound
 from pipeline.reducers import fold, reduce
-from pipeline.simulation import (
-    ScriptedChooser,
-    SimulatedWorld,
-    WorldConfig,
-    default_chains,
-    fake_clock,
-)
-from pipeline.state import PipelineState, TerminationReason, is_complete
-from pipeline.testing import HypothesisChooser, topics, topologies
 from tests.support import budget
 
 

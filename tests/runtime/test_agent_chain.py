@@ -6,6 +6,7 @@ import time
 import uuid
 from pathlib import Path
 
+from pipeline.core.state import Phase, TerminationReason
 from pipeline.events import (
     BackoffWaited,
     CostSource,
@@ -20,7 +21,6 @@ from pipeline.events import (
     TimeoutKind,
     UsageReported,
 )
-from pipeline.state import Phase, TerminationReason
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     PYTHON,
@@ -180,7 +180,7 @@ def test_the_whole_chain_failing_runs_dev_fix_and_stops_resumably(tmp_path: Path
     assert "time=" in marker
     replayed = ralph("replay", "--verify", "--json", cwd=root)
     assert replayed.returncode == 0, replayed.stderr
-    from pipeline.serialization import decode_state
+    from pipeline.core.serialization import decode_state
 
     state = decode_state(replayed.stdout.splitlines()[0].encode())
     assert state.phase is Phase.INTERRUPTED

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import PRESETS, AgentConfig, HatConfig, PromptVia, parse_config
+from pipeline.app.workspace import open_store, open_workspace
+from pipeline.core.config import PRESETS, AgentConfig, HatConfig, PromptVia, parse_config
 from pipeline.events import RunCompleted
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.workspace import open_store, open_workspace
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     make_workspace,

@@ -10,12 +10,12 @@ import json
 import re
 from pathlib import Path
 
+from pipeline.core.serialization import checkpoint_state
+from pipeline.core.state import MAX_MEMORIES, Phase, TaskStatus
 from pipeline.events import ContextNoted, RunCompleted, RunStarted, TopicPublished
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
-from pipeline.serialization import checkpoint_state
-from pipeline.state import MAX_MEMORIES, Phase, TaskStatus
 from tests.runtime.workspace import (
     PYTHON,
     make_workspace,
@@ -315,7 +315,7 @@ PERSON_DURING_PLANNING = (
     REPORTS
     + f"""
 cat > /dev/null
-env -u RALPH_EVENTS_FILE {PYTHON} -m pipeline.cli task add 'A person asks for docs'
+env -u RALPH_EVENTS_FILE {PYTHON} -m pipeline.app.cli task add 'A person asks for docs'
 printf 'completed\\nplanned' > .agent/out/status
 """
 )

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.core.state import Phase
 from pipeline.events import InvocationStarted, Role
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.state import Phase
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     events_of,

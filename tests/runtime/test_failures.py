@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from pipeline.core.state import Phase, TerminationReason
 from pipeline.events import (
     DevFixTriggered,
     ErrorKind,
@@ -17,7 +18,6 @@ from pipeline.events import (
     UsageReported,
 )
 from pipeline.handlers.runtime._failures import configuration_error, strip_ansi
-from pipeline.state import Phase, TerminationReason
 from tests.runtime.workspace import events_of, make_workspace, run_here
 
 PYTHON = sys.executable

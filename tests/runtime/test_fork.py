@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.effects import MaterializePrompt
+from pipeline.app.workspace import fork_point
+from pipeline.core.effects import MaterializePrompt
 from pipeline.events import CommitCreated, InvocationStarted, IterationStatus, Role
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold
-from pipeline.workspace import fork_point
 from tests.runtime.workspace import ralph
 from tests.support import scripted_run
 
@@ -166,8 +166,8 @@ def test_a_bad_fork_is_refused_and_makes_nothing(demo: Path, tmp_path: Path) -> 
 def test_a_run_is_forked_from_its_page(demo: Path) -> None:
     from starlette.testclient import TestClient
 
-    from pipeline.cli._serve_app import make_app
-    from pipeline.cli._serve_guard import Access
+    from pipeline.app.cli._serve_app import make_app
+    from pipeline.app.cli._serve_guard import Access
 
     access = Access("fork-page-token-0123456789", remote=False)
     store = WorkspaceLayout(demo).store
@@ -218,7 +218,7 @@ def test_the_files_the_configuration_names_are_carried_and_nothing_outside(
     """A fork copies the untracked files its ``ralph.toml`` names (a hat's schema, a gate's
     script, an agent's script), and never a command's word that is no file of the workspace,
     a path outside it, or a symlink."""
-    from pipeline.workspace._carry import _named_files, _untracked_named
+    from pipeline.app.workspace._carry import _named_files, _untracked_named
 
     root = tmp_path / "ws"
     (root / "schemas").mkdir(parents=True)

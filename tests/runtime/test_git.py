@@ -5,7 +5,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from pipeline.effects import AbortRebase, CreateCommit, EffectId, Rebase
+from pipeline.core.effects import AbortRebase, CreateCommit, EffectId, Rebase
+from pipeline.core.state import SpendLine
+from pipeline.engine.simulation import fake_clock
 from pipeline.events import (
     CommitCreated,
     CommitSkipped,
@@ -23,8 +25,6 @@ from pipeline.handlers.runtime import (
     GitHandler,
     ensure_excluded,
 )
-from pipeline.simulation import fake_clock
-from pipeline.state import SpendLine
 from tests.runtime.workspace import make_workspace, scripted
 
 _NONE = SpendLine()
@@ -303,7 +303,7 @@ def test_a_run_commits_the_agents_work_and_never_ralphs_files_or_its_store(
         [
             sys.executable,
             "-m",
-            "pipeline.cli",
+            "pipeline.app.cli",
             "run",
             "-C",
             str(root),

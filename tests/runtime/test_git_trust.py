@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.effects import CreateCommit, EffectId, Rebase
+from pipeline.app.workspace import open_workspace
+from pipeline.core.effects import CreateCommit, EffectId, Rebase
+from pipeline.core.state import SpendLine
 from pipeline.engine import utc_now
+from pipeline.engine.simulation import fake_clock
 from pipeline.events import (
     GIT_RESTORED_TOPIC,
     CommitCreated,
@@ -30,9 +33,6 @@ from pipeline.handlers.runtime import (
     WorkspaceLayout,
     ensure_excluded,
 )
-from pipeline.simulation import fake_clock
-from pipeline.state import SpendLine
-from pipeline.workspace import open_workspace
 from tests.runtime.workspace import make_workspace, ralph, stored_events
 
 REPORTS = """

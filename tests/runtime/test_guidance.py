@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core.state import Phase
 from pipeline.engine import GuidanceError, guide
 from pipeline.events import DevelopmentIterationStarted, GuidanceGiven, RunId
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
-from pipeline.state import Phase
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     PYTHON,
@@ -40,8 +40,8 @@ GUIDING_PLANNER = f"""
 set -e
 mkdir -p .agent/out
 printf '1. do it' > .agent/out/plan.md
-{PYTHON} -m pipeline.cli guide 'Prefer the standard library; no new dependency.' --hat developer
-{PYTHON} -m pipeline.cli guide 'Keep every function under twenty lines.'
+{PYTHON} -m pipeline.app.cli guide 'Prefer the standard library; no new dependency.' --hat developer
+{PYTHON} -m pipeline.app.cli guide 'Keep every function under twenty lines.'
 """
 """A planner during whose work a person guides the developer, then every hat."""
 

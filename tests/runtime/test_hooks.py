@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from pipeline.core.state import Phase
 from pipeline.events import (
     CommitCreated,
     GateStatus,
@@ -21,7 +22,6 @@ from pipeline.events import (
     TerminationReason,
 )
 from pipeline.reducers import fold
-from pipeline.state import Phase
 from tests.runtime.test_loop_control import QUESTION, _pending, workspace
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core.serialization import decode_state
+from pipeline.core.state import Phase, TerminationReason
 from pipeline.events import (
     EventsFileRead,
     Json,
@@ -18,8 +20,6 @@ from pipeline.events import (
     TopicPublished,
 )
 from pipeline.handlers.intake import read_marker
-from pipeline.serialization import decode_state
-from pipeline.state import Phase, TerminationReason
 from tests.runtime.workspace import (
     COUNT_CALLS,
     RALPH,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.serialization import decode_state
-from pipeline.state import Phase, TerminationReason
+from pipeline.core.serialization import decode_state
+from pipeline.core.state import Phase, TerminationReason
 from tests.runtime.workspace import (
     PYTHON,
     RALPH,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from pipeline.cli._serve_app import make_app
-from pipeline.cli._serve_guard import Access
+from pipeline.app.cli._serve_app import make_app
+from pipeline.app.cli._serve_guard import Access
 from pipeline.events import RunInterrupted
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
@@ -90,8 +90,8 @@ def test_the_pages_interrupt_button_is_refused_when_nothing_runs(tmp_path: Path)
 def test_the_lock_is_read_without_taking_it(tmp_path: Path) -> None:
     """Queue workers' shared hold is refused with the way out; an exclusive hold by a process
     that is not ralph's gets no signal; while either is held, looking left the holder alone."""
-    from pipeline.workspace import NotInterruptedError, interrupt_run
-    from pipeline.workspace._lock import hold_workspace, lock_mode
+    from pipeline.app.workspace import NotInterruptedError, interrupt_run
+    from pipeline.app.workspace._lock import hold_workspace, lock_mode
 
     ralph_dir = WorkspaceLayout(tmp_path).ralph_dir
     assert lock_mode(ralph_dir) is None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core.state import PendingQuestion
 from pipeline.engine import load_state
 from pipeline.events import (
     HumanQuestionAsked,
@@ -27,7 +28,6 @@ from pipeline.events import (
 )
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
-from pipeline.state import PendingQuestion
 from tests.runtime.workspace import (
     commit_all,
     make_workspace,

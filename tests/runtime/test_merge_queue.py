@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli._faults import FAULT_ENV
+from pipeline.app.cli._faults import FAULT_ENV
 from pipeline.events import (
     IntegrationConflicted,
     IntegrationFailed,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import parse_config
+from pipeline.core.config import parse_config
 from tests.runtime.workspace import ralph
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test

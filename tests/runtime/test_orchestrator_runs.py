@@ -33,7 +33,7 @@ from pipeline.events import (
     RunCompleted,
     TerminationReason,
 )
-from pipeline.views import topic_log
+from pipeline.reducers.views import topic_log
 from tests.runtime.workspace import ralph, scripted, stored_events
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.app.workflows import load_preset
 from pipeline.events import (
     CommitCreated,
     HatActivated,
@@ -28,7 +29,6 @@ from pipeline.events import (
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
-from pipeline.workflows import load_preset
 from tests.runtime.test_topology import events_so_far
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,

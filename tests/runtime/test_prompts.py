@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core.state import Phase
 from pipeline.events import PromptKind
 from pipeline.handlers.runtime import render_prompt, template_text
-from pipeline.state import Phase
 from tests.runtime.workspace import FINISH_EVERYTHING, PYTHON, make_workspace, run_here, scripted
 
 

@@ -11,6 +11,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from pipeline.core.responses import AGENT_RESPONSE
 from pipeline.events import (
     HumanInterventionRequired,
     InvocationStarted,
@@ -21,7 +22,6 @@ from pipeline.events import (
     TerminationReason,
 )
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.responses import AGENT_RESPONSE
 from tests.runtime.test_loop_control import step, workspace
 from tests.runtime.workspace import ralph, stored_events
 
@@ -173,7 +173,7 @@ def test_a_missing_or_broken_schema_file_stops_the_run_before_any_agent(tmp_path
 def test_the_schema_checked_before_the_run_is_the_one_it_uses(tmp_path: Path) -> None:
     """The schema file is read once, when the workspace is opened: removing it afterwards
     changes nothing for the run that was checked with it."""
-    from pipeline.workspace import drive, open_workspace, resolve_prompt
+    from pipeline.app.workspace import drive, open_workspace, resolve_prompt
 
     root = workspace(tmp_path, answer(VALID), hats='[hats.developer]\nresponse_schema = "s.json"\n')
     (root / "s.json").write_text(json.dumps(AGENT_RESPONSE.value))

@@ -7,9 +7,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from pipeline.core.state import Phase
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
-from pipeline.state import Phase
 from tests.runtime.workspace import make_workspace, ralph
 
 _FINISH = """

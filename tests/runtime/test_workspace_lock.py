@@ -90,7 +90,7 @@ def test_workers_share_a_workspace_among_themselves_but_not_with_ralph_run(
 ) -> None:
     """A worker's run holds the lock shared (leases decide between workers): another
     worker's hold succeeds, ``ralph run`` is refused naming the worker's run."""
-    from pipeline.workspace._lock import hold_workspace
+    from pipeline.app.workspace._lock import hold_workspace
 
     root = hanging_developer(tmp_path / "ws", "unused")
     ralph_dir = root / ".ralph"

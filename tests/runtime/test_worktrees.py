@@ -121,7 +121,7 @@ def test_worktrees_are_kept_safe_from_clean_and_from_hostile_text(tmp_path: Path
     program the repository configures, shows an agent's control characters escaped and
     survives bytes that are no UTF-8; a worktree cannot start from an edited ralph.toml, and
     a preset that does not exist leaves none behind."""
-    from pipeline.workspace._lock import hold_workspace
+    from pipeline.app.workspace._lock import hold_workspace
 
     root = _workspace(tmp_path)
     made = ralph("run", "--worktree", "--quiet", cwd=root)
@@ -186,7 +186,7 @@ def test_a_tickets_worktree_left_half_made_by_an_older_release_is_made_anew(
     """A ticket's worktree as a kill inside a plain ``git worktree add`` leaves it (locked
     ``initializing``, ``index.lock`` left, files missing) is never found again as the ticket's:
     ``ticket_worktree`` removes it and makes it whole, on the ticket's branch."""
-    from pipeline.workspace import run_worktrees, ticket_worktree
+    from pipeline.app.workspace import run_worktrees, ticket_worktree
 
     root = _workspace(tmp_path)
     folder = tmp_path / "repo-worktrees" / "t-1"

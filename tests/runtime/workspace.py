@@ -9,14 +9,14 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pipeline.app.workspace import drive, open_workspace, resolve_prompt
 from pipeline.engine import DurableRun
 from pipeline.events import PipelineEvent
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
-from pipeline.workspace import drive, open_workspace, resolve_prompt
 
 PYTHON = sys.executable
-RALPH = [PYTHON, "-m", "pipeline.cli"]
+RALPH = [PYTHON, "-m", "pipeline.app.cli"]
 ROOT = Path(__file__).resolve().parents[2]
 
 FINISH_EVERYTHING = """
@@ -74,7 +74,7 @@ hang = true
 
 def scripted(script: str) -> list[str]:
     """The command of a scripted agent following ``.ralph/<script>``."""
-    return [PYTHON, "-m", "pipeline.agents.scripted", f".ralph/{script}"]
+    return [PYTHON, "-m", "pipeline.app.agents.scripted", f".ralph/{script}"]
 
 
 def make_workspace(

@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from pipeline.sandbox import (
+from pipeline.core.sandbox import (
     SANDBOX_PRESETS,
     Hidden,
     MountInputs,

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.sandbox import Endpoint, SandboxError, parse_endpoint
-from pipeline.testing import endpoints
+from pipeline.app.testing import endpoints
+from pipeline.core.sandbox import Endpoint, SandboxError, parse_endpoint
 
 
 @pytest.mark.parametrize(

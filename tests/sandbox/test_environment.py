@@ -8,7 +8,7 @@ from fnmatch import fnmatchcase
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.sandbox import (
+from pipeline.core.sandbox import (
     DOCUMENTED_VARIABLES,
     RALPH_ONLY_VARIABLES,
     SANDBOX_PRESETS,

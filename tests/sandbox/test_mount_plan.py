@@ -6,7 +6,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from pipeline.sandbox import (
+from pipeline.core.sandbox import (
     SANDBOX_PRESETS,
     Hidden,
     SandboxError,

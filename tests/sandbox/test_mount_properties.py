@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from pipeline.sandbox import (
+from pipeline.core.sandbox import (
     DEFAULT_PROTECT,
     MANDATORY_FLAGS,
     SANDBOX_PRESETS,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.sandbox import (
+from pipeline.core.sandbox import (
     DEFAULT_UID,
     Endpoint,
     NetworkMode,
@@ -73,6 +73,6 @@ def test_each_bad_setting_is_named(changes: dict[str, Any], message: str) -> Non
 
 @given(st.from_type(SandboxPolicy))
 def test_the_registered_strategy_builds_valid_policies(policy: SandboxPolicy) -> None:
-    """``st.from_type`` works on the policy (``pipeline.testing`` registers it), and what it
+    """``st.from_type`` works on the policy (``pipeline.app.testing`` registers it), and what it
     draws keeps the one rule between fields."""
     assert not (policy.network is NetworkMode.NONE and policy.allow)

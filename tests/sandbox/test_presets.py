@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import posixpath
 
-from pipeline.config import PRESETS
-from pipeline.sandbox import SANDBOX_PRESETS, PresetPaths, preset_paths
+from pipeline.core.config import PRESETS
+from pipeline.core.sandbox import SANDBOX_PRESETS, PresetPaths, preset_paths
 
 HOME = "/home/u"
 

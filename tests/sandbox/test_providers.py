@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.sandbox import (
+from pipeline.core.sandbox import (
     LITELLM_BASE_URL_VARIABLES,
     OPENCODE_BASE_URL_VARIABLES,
     PROVIDER_ENDPOINTS,

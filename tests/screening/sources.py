@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from pipeline.screening import ChangeStatus, FileChange, Language
+from pipeline.core.screening import ChangeStatus, FileChange, Language
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from pipeline.screening import ChangeStatus, FileChange, ScreenRules, screen
+from pipeline.core.screening import ChangeStatus, FileChange, ScreenRules, screen
 
 _WORD = "a" * 4000
 _CASES = [

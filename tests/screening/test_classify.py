@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.screening import Language, classify, language_of
+from pipeline.core.screening import Language, classify, language_of
 
 
 @pytest.mark.parametrize(

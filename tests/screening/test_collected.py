@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.screening import (
+from pipeline.core.screening import (
     Collected,
     CollectedTest,
     Runner,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.screening import Language, count_assertions, count_items, find_skips, find_todos
+from pipeline.core.screening import Language, count_assertions, count_items, find_skips, find_todos
 
 PYTHON = """\
 import pytest, unittest

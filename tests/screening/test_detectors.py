@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.screening import (
+from pipeline.core.screening import (
     ChangeStatus,
     FileChange,
     Language,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import attrs
 import pytest
 
-from pipeline.screening import Language, _added, _languages, _screen
+from pipeline.core.screening import Language, _added, _languages, _screen
 from tests.screening import test_detectors as examples
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.screening import PinKind, named_files, pin_kind, splice
+from pipeline.core.screening import PinKind, named_files, pin_kind, splice
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from pipeline.screening import (
+from pipeline.core.screening import (
     MAX_LINE_CHARS,
     ChangeStatus,
     FileChange,

@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.screening import ChangeStatus, FileChange, ScreenHit, ScreenKind, ScreenRules, screen
+from pipeline.core.screening import (
+    ChangeStatus,
+    FileChange,
+    ScreenHit,
+    ScreenKind,
+    ScreenRules,
+    screen,
+)
 
 RULES = ScreenRules(todo_markers=("TODO", "FIXME"))
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.effects import EFFECT_TAGS, Effect
-from pipeline.errors import WireFormatError
-from pipeline.events import WIRE_TAGS, Instant, Json, Ordinal, PipelineEvent, TopicPublished
-from pipeline.serialization import (
+from pipeline import WireFormatError
+from pipeline.app.testing import effects, events, reachable_states
+from pipeline.core.effects import EFFECT_TAGS, Effect
+from pipeline.core.serialization import (
     decode_effect,
     decode_event,
     decode_state,
@@ -21,8 +21,8 @@ from pipeline.serialization import (
     encode_event,
     encode_state,
 )
-from pipeline.state import PipelineState
-from pipeline.testing import effects, events, reachable_states
+from pipeline.core.state import PipelineState
+from pipeline.events import WIRE_TAGS, Instant, Json, Ordinal, PipelineEvent, TopicPublished
 from tests.support import identical
 
 

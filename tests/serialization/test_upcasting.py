@@ -8,7 +8,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipeline.errors import WireFormatError
+from pipeline import WireFormatError
+from pipeline.core.serialization import UPCASTERS, decode_stored_event, upcast
+from pipeline.core.state import Phase, TerminationReason
 from pipeline.events import (
     RETIRED_TAGS,
     SCHEMA_VERSION,
@@ -25,9 +27,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.store import DamagedEventError, SqliteEventStore
 from pipeline.reducers import fold
-from pipeline.serialization import UPCASTERS, decode_stored_event, upcast
-from pipeline.state import Phase, TerminationReason
-from pipeline.views import LoggedStatus, response_log
+from pipeline.reducers.views import LoggedStatus, response_log
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FIXTURE = FIXTURES / "schema-v1-run.jsonl"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pipeline.effects import SaveCheckpoint
+from pipeline.core.effects import SaveCheckpoint
+from pipeline.core.state import Phase, PipelineState, TerminationReason
 from pipeline.orchestration import next_effect
-from pipeline.state import Phase, PipelineState, TerminationReason
 
 P = Phase
 _RUNNING_EXITS = {P.FINALIZING, P.INTERRUPTED, P.AWAITING_DEV_FIX}

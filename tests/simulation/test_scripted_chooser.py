@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.core.state import TerminationReason
+from pipeline.engine.simulation import Always
 from pipeline.events import IterationStatus
-from pipeline.simulation import Always
-from pipeline.state import TerminationReason
 from tests.support import scripted_run
 
 

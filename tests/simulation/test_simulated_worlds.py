@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from pipeline.effects import SaveCheckpoint, Terminate
+from pipeline.app.testing import simulated_runs
+from pipeline.core.effects import SaveCheckpoint, Terminate
+from pipeline.core.state import PipelineState, is_complete, is_terminal
+from pipeline.engine.simulation import WorldConfig
 from pipeline.events import PipelineEvent
 from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
-from pipeline.simulation import WorldConfig
-from pipeline.state import PipelineState, is_complete, is_terminal
-from pipeline.testing import simulated_runs
 from tests.simulation.invariants import check_state, check_step
 
 Run = tuple[WorldConfig, tuple[PipelineEvent, ...], PipelineState]

@@ -10,13 +10,13 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from pipeline.effects import SaveCheckpoint, Terminate
+from pipeline.app.testing import HypothesisChooser, events, world_configs
+from pipeline.core.effects import SaveCheckpoint, Terminate
+from pipeline.core.state import Phase, PipelineState, is_complete, is_terminal
+from pipeline.engine.simulation import SimulatedWorld, WorldConfig, fake_clock
 from pipeline.events import CheckpointSaved, LogPosition, PipelineEvent, RunAbandoned, RunResumed
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
-from pipeline.simulation import SimulatedWorld, WorldConfig, fake_clock
-from pipeline.state import Phase, PipelineState, is_complete, is_terminal
-from pipeline.testing import HypothesisChooser, events, world_configs
 from tests.simulation.invariants import check_state
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.testing.model_server import (
+from tests.model_server import (
     ApiError,
     ModelReply,
     ModelRequest,

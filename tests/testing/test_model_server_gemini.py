@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import orjson
 import pytest
 
-from pipeline.testing.model_server import (
+from tests.model_server import (
     ApiError,
     ModelReply,
     ModelRequest,
@@ -23,7 +23,7 @@ from pipeline.testing.model_server import (
     Usage,
     WriteFile,
 )
-from pipeline.testing.model_server._gemini import GeminiAdapter, google_status
+from tests.model_server._gemini import GeminiAdapter, google_status
 
 # Gemini CLI 0.61.0's declarations of its shell and file-writing tools (descriptions shortened).
 SHELL_TOOL = {

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import orjson
 import pytest
 
-from pipeline.testing.model_server import (
+from tests.model_server import (
     ApiError,
     ModelReply,
     ModelRequest,
@@ -23,7 +23,7 @@ from pipeline.testing.model_server import (
     Usage,
     WriteFile,
 )
-from pipeline.testing.model_server._openai_chat import OpenAIChatAdapter
+from tests.model_server._openai_chat import OpenAIChatAdapter
 
 TOOLS = [
     {

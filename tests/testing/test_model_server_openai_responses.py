@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import orjson
 import pytest
 
-from pipeline.testing.model_server import (
+from tests.model_server import (
     Api,
     ApiError,
     ModelReply,
@@ -26,7 +26,7 @@ from pipeline.testing.model_server import (
     Usage,
     WriteFile,
 )
-from pipeline.testing.model_server._openai_responses import OpenAIResponsesAdapter
+from tests.model_server._openai_responses import OpenAIResponsesAdapter
 
 EXEC_COMMAND = {
     "type": "function",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.testing.model_server import (
+from tests.model_server import (
     Api,
     ModelRequest,
     ScriptFileError,

@@ -10,6 +10,12 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.app.testing import budgets, chains, gate_specs, loop_policies, simulated_runs
+from pipeline.core.state import PipelineState
+from pipeline.engine.simulation import (
+    WorldConfig,
+    simulated_policy,
+)
 from pipeline.events import (
     GateAction,
     GateBoundary,
@@ -22,13 +28,7 @@ from pipeline.events import (
     TerminationReason,
 )
 from pipeline.reducers import fold
-from pipeline.simulation import (
-    WorldConfig,
-    simulated_policy,
-)
-from pipeline.state import PipelineState
-from pipeline.testing import budgets, chains, gate_specs, loop_policies, simulated_runs
-from pipeline.views import GateOutcome, GateRun, ScreenOutcome, gate_runs, screen_runs
+from pipeline.reducers.views import GateOutcome, GateRun, ScreenOutcome, gate_runs, screen_runs
 from tests.support import budget, gate_spec, scripted_run
 
 _ACTION_OUTCOME = {

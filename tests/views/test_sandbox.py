@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.app.testing import events as any_events
 from pipeline.events import (
     AgentName,
     ConnectionRefused,
@@ -25,8 +26,13 @@ from pipeline.events import (
     SandboxMode,
 )
 from pipeline.reducers import fold
-from pipeline.testing import events as any_events
-from pipeline.views import RefusedConnection, SandboxCheck, SandboxView, sandbox_view, timeline
+from pipeline.reducers.views import (
+    RefusedConnection,
+    SandboxCheck,
+    SandboxView,
+    sandbox_view,
+    timeline,
+)
 from tests.support import scripted_run
 
 T = Instant(datetime(2026, 11, 1, tzinfo=UTC))

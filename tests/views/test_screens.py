@@ -11,7 +11,23 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.app.testing import (
+    budgets,
+    chains,
+    gate_specs,
+    loop_policies,
+    postcondition_policies,
+    tamper_policies,
+)
+from pipeline.core.state import PipelineState, TerminationReason
 from pipeline.engine import run_in_memory
+from pipeline.engine.simulation import (
+    SCREEN_FINDINGS,
+    SimulatedWorld,
+    WorldConfig,
+    fake_clock,
+    simulated_policy,
+)
 from pipeline.events import (
     ChangesScreened,
     GateAction,
@@ -25,23 +41,7 @@ from pipeline.events import (
 from pipeline.orchestration import step_bound
 from pipeline.reducers import fold
 from pipeline.reducers._screening import screen_action
-from pipeline.simulation import (
-    SCREEN_FINDINGS,
-    SimulatedWorld,
-    WorldConfig,
-    fake_clock,
-    simulated_policy,
-)
-from pipeline.state import PipelineState, TerminationReason
-from pipeline.testing import (
-    budgets,
-    chains,
-    gate_specs,
-    loop_policies,
-    postcondition_policies,
-    tamper_policies,
-)
-from pipeline.views import JudgedHit, ScreenOutcome, ScreenRun, screen_runs
+from pipeline.reducers.views import JudgedHit, ScreenOutcome, ScreenRun, screen_runs
 from tests.reducers.test_gates import gate
 from tests.reducers.test_screen_round import (
     A_TAMPER_HIT,

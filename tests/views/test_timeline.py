@@ -8,6 +8,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.app.testing import simulated_runs
 from pipeline.events import (
     InvocationFailed,
     InvocationStarted,
@@ -22,8 +23,7 @@ from pipeline.events import (
     UsageReported,
 )
 from pipeline.reducers import fold
-from pipeline.testing import simulated_runs
-from pipeline.views import Outcome, timeline
+from pipeline.reducers.views import Outcome, timeline
 
 _ENDS = {
     InvocationSucceeded: Outcome.SUCCEEDED,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pipeline.engine.simulation import default_chains
 from pipeline.events import (
     AgentName,
     Digest,
@@ -18,8 +19,7 @@ from pipeline.events import (
     RunStarted,
     TopicPublished,
 )
-from pipeline.simulation import default_chains
-from pipeline.views import topic_log
+from pipeline.reducers.views import topic_log
 from tests.reducers.test_loop_control import T, policy
 from tests.support import budget
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.app.testing import simulated_runs
+from pipeline.core.state import Phase, PipelineState
 from pipeline.reducers import fold
-from pipeline.state import Phase, PipelineState
-from pipeline.testing import simulated_runs
-from pipeline.views import state_at, state_changes, states_at
+from pipeline.reducers.views import state_at, state_changes, states_at
 from tests.cli.test_cli import ralph
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.app.workers import Worker, submit
 from pipeline.events import LimitResetAwaited, ProviderLimited, RunCompleted, TerminationReason
 from pipeline.handlers.runtime import _waits
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import RunQueue, TicketState
-from pipeline.workers import Worker, submit
 from tests.runtime.test_limits import limited_workspace
 
 pytestmark = pytest.mark.slow  # whole runs and a wait of a few seconds

@@ -7,10 +7,10 @@ import shutil
 import time
 from pathlib import Path
 
+from pipeline.app.workers import Worker, WorkerReport, submit
+from pipeline.app.workers._worker import _Outcome
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import RunQueue, TicketState
-from pipeline.workers import Worker, WorkerReport, submit
-from pipeline.workers._worker import _Outcome
 from tests.workers.support import queue_workspace
 
 

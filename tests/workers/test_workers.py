@@ -14,6 +14,9 @@ from typing import Any
 import orjson
 import pytest
 
+from pipeline.app.testing.postgres import find_binaries, postgres_server
+from pipeline.app.workers import submit
+from pipeline.core.serialization import unstructure_event
 from pipeline.events import (
     WIRE_TAGS,
     CheckpointSaved,
@@ -27,9 +30,6 @@ from pipeline.events import (
 )
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import RunQueue, TicketState
-from pipeline.serialization import unstructure_event
-from pipeline.testing.postgres import find_binaries, postgres_server
-from pipeline.workers import submit
 from tests.runtime.workspace import make_workspace, ralph, scripted
 from tests.workers.support import drain, queue_workspace, start_worker
 
@@ -602,7 +602,7 @@ def test_tickets_of_one_repository_run_at_once_each_in_a_worktree_of_its_own(
     ticket's worktree again instead of making another."""
     import subprocess
 
-    from pipeline.workspace import run_worktrees, ticket_worktree
+    from pipeline.app.workspace import run_worktrees, ticket_worktree
     from tests.runtime.workspace import SHELL_REPORTS
 
     root = make_workspace(

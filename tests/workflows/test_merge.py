@@ -9,14 +9,14 @@ import tomllib
 
 import pytest
 
-from pipeline.config import ConfigError, parse_config
-from pipeline.workflows import (
+from pipeline.app.workflows import (
     KEPT_HATS,
     WORKFLOW_LOOP_KEYS,
     apply_preset,
     load_preset,
     parse_preset,
 )
+from pipeline.core.config import ConfigError, parse_config
 
 WORKSPACE = """
 prompt_file = "TASK.md"

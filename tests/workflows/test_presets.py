@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import pipeline.workflows
-from pipeline.config import RalphConfig, parse_config, require_chains, topology_problems
-from pipeline.workflows import (
+import pipeline.app.workflows
+from pipeline.app.workflows import (
     DEFAULT_PRESET,
     Preset,
     PresetError,
@@ -20,8 +19,9 @@ from pipeline.workflows import (
     preset_names,
     shipped_presets,
 )
+from pipeline.core.config import RalphConfig, parse_config, require_chains, topology_problems
 
-PRESETS_DIR = Path(pipeline.workflows.__file__).with_name("presets")
+PRESETS_DIR = Path(pipeline.app.workflows.__file__).with_name("presets")
 EXPECTED = {"code-assist", "tdd", "debug", "spec", "review-only", "research"}
 TOPOLOGIES = sorted(EXPECTED - {"code-assist"})
 

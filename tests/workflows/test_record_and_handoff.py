@@ -9,6 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.app.workflows import (
+    PresetError,
+    handoff_section,
+    load_preset,
+    recall_workflow,
+    remember_workflow,
+)
 from pipeline.events import (
     HatActivated,
     Json,
@@ -19,13 +26,6 @@ from pipeline.events import (
     TopicPublished,
 )
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.workflows import (
-    PresetError,
-    handoff_section,
-    load_preset,
-    recall_workflow,
-    remember_workflow,
-)
 
 DIGEST = "ab" * 32
 AT = datetime(2026, 1, 1, tzinfo=UTC)

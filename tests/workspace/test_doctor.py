@@ -10,17 +10,17 @@ from pathlib import Path
 
 import orjson
 
-from pipeline.config import parse_config
-from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.workspace import Status
-from pipeline.workspace._doctor import (
+from pipeline.app.workspace import Status
+from pipeline.app.workspace._doctor import (
     agent_pitfalls,
     check_agents,
     check_store,
     check_validate,
     diagnose,
 )
-from pipeline.workspace._doctor_gates import check_gates
+from pipeline.app.workspace._doctor_gates import check_gates
+from pipeline.core.config import parse_config
+from pipeline.handlers.runtime import WorkspaceLayout
 from tests.runtime.workspace import make_workspace
 
 

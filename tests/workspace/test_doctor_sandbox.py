@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import parse_config
-from pipeline.workspace import Status
-from pipeline.workspace._doctor_check import Check
-from pipeline.workspace._doctor_sandbox import check_sandbox
+from pipeline.app.workspace import Status
+from pipeline.app.workspace._doctor_check import Check
+from pipeline.app.workspace._doctor_sandbox import check_sandbox
+from pipeline.core.config import parse_config
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None and not os.environ.get("CI"),

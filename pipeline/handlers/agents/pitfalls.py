@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from pipeline.config import AgentConfig
+from pipeline.core.config import AgentConfig
 
 __all__ = ["CLAUDE_BYPASS_FLAGS", "known_pitfalls"]
 

@@ -19,7 +19,7 @@ import re
 import time
 from pathlib import Path
 
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
 from pipeline.handlers.intake._files import UnsafeFileError, open_regular
 
 # ``typing`` is imported for the type checker only: ``ralph emit`` loads this module, and

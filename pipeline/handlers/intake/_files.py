@@ -22,7 +22,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
 
 __all__ = [
     "FALLBACK_EVENTS",

@@ -13,8 +13,8 @@ from typing import Final, assert_never
 
 from attrs import frozen
 
-from pipeline.config import RalphConfig
-from pipeline.effects import (
+from pipeline.core.config import RalphConfig
+from pipeline.core.effects import (
     GateReplayed,
     IntegrationEffect,
     InvokeAgent,

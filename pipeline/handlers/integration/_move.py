@@ -27,8 +27,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from pipeline.effects import MoveTarget
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
+from pipeline.core.effects import MoveTarget
 from pipeline.events import (
     Instant,
     IntegrationFailed,

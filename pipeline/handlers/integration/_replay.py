@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from pipeline.effects import ReplayBranch
+from pipeline.core.effects import ReplayBranch
 from pipeline.events import (
     Instant,
     IntegrationConflicted,

@@ -20,8 +20,8 @@ import attrs
 from attrs import frozen
 from returns.methods import unwrap_or_failure
 
-from pipeline.config import AgentConfig, HatConfig, HatsConfig, Price, PromptVia, RalphConfig
-from pipeline.effects import InvokeAgent
+from pipeline.core.config import AgentConfig, HatConfig, HatsConfig, Price, PromptVia, RalphConfig
+from pipeline.core.effects import InvokeAgent
 from pipeline.events import (
     CostSource,
     Count,

@@ -7,7 +7,7 @@ are collected twice: on the base, in a detached scratch worktree of the base com
 collection is kept for the run, by commit), and on the work tree. Each collection runs as
 the gate runs (its environment, its timeouts, the run's sandbox, its own process group) and
 writes its output to ``.ralph/runs/RUN/logs/collect-GATE-{base,tree}.log``. The comparison is
-pure (:func:`pipeline.screening.lost_by_collection`).
+pure (:func:`pipeline.core.screening.lost_by_collection`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,16 @@ from typing import Final, final
 
 from attrs import define, field, frozen
 
-from pipeline.config import RalphConfig
+from pipeline.core.config import RalphConfig
+from pipeline.core.screening import (
+    Collected,
+    Runner,
+    collection_argv,
+    lost_by_collection,
+    parse_listed,
+    parse_pytest,
+    runner_of,
+)
 from pipeline.events import GateSpec, ScreenHit
 from pipeline.handlers.agents import ProcessSpec
 from pipeline.handlers.runtime._gates import NO_INACTIVITY_LIMIT
@@ -31,15 +40,6 @@ from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, run_in
 from pipeline.handlers.runtime._worktree_list import drop_scratch
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
-from pipeline.screening import (
-    Collected,
-    Runner,
-    collection_argv,
-    lost_by_collection,
-    parse_listed,
-    parse_pytest,
-    runner_of,
-)
 
 __all__ = ["Collector", "collect_folder"]
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pipeline.core.state import PipelineState
 from pipeline.events import ContextNoted, Instant, Ordinal, PipelineEvent
 from pipeline.handlers.runtime._guidance import guidance_facts
 from pipeline.handlers.store import ContextBook, EventStore
-from pipeline.state import PipelineState
 
 __all__ = ["context_facts", "file_unfiled", "outside_facts"]
 

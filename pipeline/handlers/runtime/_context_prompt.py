@@ -9,10 +9,10 @@ the text), who wrote it: the person, or which agent in which run.
 
 from __future__ import annotations
 
-from pipeline.effects import PromptContext
+from pipeline.core.effects import PromptContext
+from pipeline.core.state import PERSON, Memory, Task, TaskStatus
 from pipeline.events import RunId
 from pipeline.handlers.runtime._prompts import fenced
-from pipeline.state import PERSON, Memory, Task, TaskStatus
 
 __all__ = ["render_context"]
 

@@ -7,7 +7,7 @@ import secrets
 from collections.abc import Callable
 from pathlib import Path
 
-from pipeline.effects import RestorePromptPermissions, WaitForHuman, WriteCompletionMarker
+from pipeline.core.effects import RestorePromptPermissions, WaitForHuman, WriteCompletionMarker
 from pipeline.events import (
     CompletionMarkerEmitted,
     HumanQuestionAsked,

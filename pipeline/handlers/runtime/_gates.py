@@ -16,7 +16,7 @@ from pathlib import Path
 
 import attrs
 
-from pipeline.effects import RunGate
+from pipeline.core.effects import RunGate
 from pipeline.events import (
     Digest,
     DurationMs,

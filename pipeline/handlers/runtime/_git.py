@@ -18,7 +18,7 @@ from pathlib import Path
 import attrs
 from attrs import field, frozen
 
-from pipeline.effects import AbortRebase, CreateCommit, Rebase
+from pipeline.core.effects import AbortRebase, CreateCommit, Rebase
 from pipeline.events import (
     CommitCreated,
     CommitSkipped,
@@ -40,7 +40,7 @@ from pipeline.handlers.runtime._gitcmd import (
     said,
 )
 from pipeline.handlers.runtime._io import facts_or_io_error
-from pipeline.views import cost_text, models_text
+from pipeline.reducers.views import cost_text, models_text
 
 __all__ = [
     "COST_TRAILER",

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import attrs
 from attrs import frozen
 
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
 
 __all__ = [
     "CommandSandbox",

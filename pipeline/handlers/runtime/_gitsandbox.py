@@ -24,11 +24,11 @@ from typing import final
 import attrs
 from attrs import frozen
 
-from pipeline.config import GitConfig
+from pipeline.core.config import GitConfig
+from pipeline.core.sandbox import NetworkMode, SandboxError
 from pipeline.handlers.agents import ProcessSpec
 from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, WrappedCommand
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
-from pipeline.sandbox import NetworkMode, SandboxError
 
 __all__ = ["SandboxedGit", "git_policy", "signing_problem"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pipeline.core.state import PipelineState
 from pipeline.events import GuidanceGiven, Instant, Ordinal
 from pipeline.handlers.store import GuidanceBox
-from pipeline.state import PipelineState
 
 __all__ = ["guidance_facts"]
 

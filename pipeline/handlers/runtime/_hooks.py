@@ -15,7 +15,8 @@ from typing import Any
 import attrs
 import orjson
 
-from pipeline.effects import Effect, InvokeAgent
+from pipeline.core.effects import Effect, InvokeAgent
+from pipeline.core.state import PipelineState
 from pipeline.events import (
     DurationMs,
     ExitCode,
@@ -34,7 +35,6 @@ from pipeline.handlers.runtime._sandboxing import run_in
 from pipeline.handlers.runtime._tail import cap_log
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 from pipeline.orchestration import pinned_to
-from pipeline.state import PipelineState
 
 __all__ = ["hook_input", "run_hook"]
 

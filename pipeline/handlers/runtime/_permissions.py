@@ -16,7 +16,7 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
 from pipeline.events import Count, Instant, PromptFileProtected
 
 __all__ = ["PromptPathError", "prompt_protected", "protect_prompt", "restore_prompt"]

@@ -7,7 +7,7 @@ process, so a half-made one a crash left is never used) is brought to the agent'
 run's ``HEAD`` with everything the agent has not committed, staged or not, and its untracked
 files that are not ignored (ralph's own folders left out), read through an index of ralph's
 own (``git add -A`` into a copy of the worktree's index, then ``write-tree``). Then the files
-that decide what the check checks (:func:`pipeline.screening.pin_kind`) are laid over it from
+that decide what the check checks (:func:`pipeline.core.screening.pin_kind`) are laid over it from
 the base: test files and runner files as the base has them (one the agent added, removed;
 one it deleted or renamed, back), the runner's part of a mixed file spliced in, the files
 the command names. That is the **person's world**; a test file the agent added is left out of
@@ -31,14 +31,14 @@ from typing import Final, final
 import attrs
 from attrs import define, field, frozen
 
-from pipeline.config import RalphConfig
+from pipeline.core.config import RalphConfig
+from pipeline.core.screening import PinKind, named_files, pin_kind, splice
 from pipeline.handlers.runtime._git import OWN_FOLDERS, own_pathspecs
 from pipeline.handlers.runtime._gitcmd import GitPolicy, git_dirs, run_git, run_git_bytes
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._sandboxing import SandboxChoice
 from pipeline.handlers.runtime._worktree_list import drop_scratch
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
-from pipeline.screening import PinKind, named_files, pin_kind, splice
 
 __all__ = ["GateWorld", "PinnedWorld", "Pinning"]
 

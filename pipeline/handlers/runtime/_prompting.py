@@ -7,9 +7,9 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
-from pipeline.config import HatConfig, RalphConfig
-from pipeline.effects import MaterializePrompt
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
+from pipeline.core.config import HatConfig, RalphConfig
+from pipeline.core.effects import MaterializePrompt
 from pipeline.events import (
     Digest,
     Instant,

@@ -15,10 +15,10 @@ from string import Template
 
 import orjson
 
-from pipeline.config import HatConfig
-from pipeline.effects import Publishing
+from pipeline.core.config import HatConfig
+from pipeline.core.effects import Publishing
+from pipeline.core.state import MalformedLineNote, Notice, ResponseCheck
 from pipeline.events import Hat, Json, PromptKind
-from pipeline.state import MalformedLineNote, Notice, ResponseCheck
 
 __all__ = [
     "fenced",

@@ -17,7 +17,7 @@ from functools import partial
 from returns.methods import unwrap_or_failure
 from returns.result import Failure, Result, Success
 
-from pipeline.effects import CollectReport, InvokeAgent
+from pipeline.core.effects import CollectReport, InvokeAgent
 from pipeline.events import (
     CommitMessageGenerated,
     Count,

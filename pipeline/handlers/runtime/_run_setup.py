@@ -14,9 +14,9 @@ from pathlib import Path
 
 from attrs import frozen
 
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
+from pipeline.core.sandbox import RALPH_ONLY_VARIABLES
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.sandbox import RALPH_ONLY_VARIABLES
 
 __all__ = [
     "RALPH_ONLY_VARIABLES",

@@ -16,8 +16,9 @@ from typing import assert_never
 
 from attrs import define, field
 
-from pipeline.config import RalphConfig
-from pipeline.effects import (
+from pipeline import PipelineError
+from pipeline.core.config import RalphConfig
+from pipeline.core.effects import (
     AbortRebase,
     BackOff,
     BeginActivation,
@@ -47,7 +48,7 @@ from pipeline.effects import (
     WriteCompletionMarker,
     ends_after_topics,
 )
-from pipeline.errors import PipelineError
+from pipeline.core.state import PipelineState
 from pipeline.events import (
     AgentChainExhausted,
     AgentName,
@@ -102,7 +103,6 @@ from pipeline.handlers.runtime._screening import RunScreen, run_screen
 from pipeline.handlers.runtime._validation import validate
 from pipeline.handlers.runtime._waits import back_off, runtime_spent, wait_for_reset
 from pipeline.handlers.store import AnswerSource
-from pipeline.state import PipelineState
 
 __all__ = ["Runtime"]
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from pipeline.core.sandbox import Endpoint, NetworkMode, SandboxPolicy
 from pipeline.events import (
     AgentName,
     ConnectionRefused,
@@ -22,7 +23,6 @@ from pipeline.events import (
 )
 from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox, canonical, reachable
-from pipeline.sandbox import Endpoint, NetworkMode, SandboxPolicy
 
 __all__ = ["cut_off", "in_sandbox", "model_reached", "sandbox_hint"]
 

@@ -17,8 +17,16 @@ from typing import TypeVar, final
 import attrs
 from attrs import frozen
 
-from pipeline.config import AgentConfig, RalphConfig
-from pipeline.errors import PipelineError
+from pipeline import PipelineError
+from pipeline.core.config import AgentConfig, RalphConfig
+from pipeline.core.sandbox import (
+    Endpoint,
+    SandboxError,
+    SandboxMode,
+    SandboxPolicy,
+    parse_endpoint,
+    withheld_variables,
+)
 from pipeline.events import (
     Instant,
     Role,
@@ -40,14 +48,6 @@ from pipeline.handlers.sandbox import (
     probe,
 )
 from pipeline.handlers.sandbox import reachable as reachable_by
-from pipeline.sandbox import (
-    Endpoint,
-    SandboxError,
-    SandboxMode,
-    SandboxPolicy,
-    parse_endpoint,
-    withheld_variables,
-)
 
 __all__ = [
     "SandboxChoice",

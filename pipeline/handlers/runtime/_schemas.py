@@ -1,6 +1,6 @@
 """Loading the response schemas the hats name: built-in by name, or JSON files (I/O).
 
-Every problem is a :class:`~pipeline.config.ConfigError` naming the hat's key and the file, so
+Every problem is a :class:`~pipeline.core.config.ConfigError` naming the hat's key and the file, so
 ``ralph run`` stops with exit 2 before any agent starts.
 """
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import orjson
 
-from pipeline.config import ConfigError, RalphConfig
+from pipeline.core.config import ConfigError, RalphConfig
+from pipeline.core.responses import BUILTIN_SCHEMAS
 from pipeline.events import Json, Role
 from pipeline.handlers.responses import InvalidSchemaError, check_schema
-from pipeline.responses import BUILTIN_SCHEMAS
 
 __all__ = ["load_hat_schemas", "load_response_schemas"]
 

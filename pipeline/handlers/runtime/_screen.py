@@ -6,8 +6,8 @@ untracked files that are not ignored (as added); it reads the old texts through 
 cat-file --batch`` and the new ones from the work tree, through no symbolic link (see
 :mod:`._changed_texts`). ralph's own folders, the kept-out paths and agent CLIs' droppings
 are left out by the pathspecs the commit handler uses (:func:`._git.own_pathspecs`). The
-result goes to :func:`pipeline.screening.screen`, ``Gathered.dirty`` to
-:func:`pipeline.screening.tree_dirty`. Git runs through :func:`._gitcmd.run_git_bytes` only.
+result goes to :func:`pipeline.core.screening.screen`, ``Gathered.dirty`` to
+:func:`pipeline.core.screening.tree_dirty`. Git runs through :func:`._gitcmd.run_git_bytes` only.
 
 A **baseline** holds the texts of files that were untracked when the run started (``ralph
 init`` leaves ``ralph.toml`` so): git cannot say what such a file was, so it is judged against
@@ -24,16 +24,16 @@ from typing import Final, final
 
 from attrs import frozen
 
-from pipeline.handlers.runtime._changed_texts import blob_texts, worktree_text
-from pipeline.handlers.runtime._git import own_pathspecs
-from pipeline.handlers.runtime._gitcmd import GitPolicy, run_git_bytes
-from pipeline.screening import (
+from pipeline.core.screening import (
     ChangeStatus,
     FileChange,
     StatusEntry,
     parse_name_status,
     parse_porcelain,
 )
+from pipeline.handlers.runtime._changed_texts import blob_texts, worktree_text
+from pipeline.handlers.runtime._git import own_pathspecs
+from pipeline.handlers.runtime._gitcmd import GitPolicy, run_git_bytes
 
 __all__ = [
     "MAX_FILES",
@@ -60,7 +60,7 @@ class Gathered:
 
     ``changes`` are sorted by path; ``incomplete``: more paths changed than were read (the
     first ones by path were); ``dirty``: what ``git status`` shows, less the excluded and the
-    baseline paths, for :func:`pipeline.screening.tree_dirty`.
+    baseline paths, for :func:`pipeline.core.screening.tree_dirty`.
     """
 
     changes: tuple[FileChange, ...]

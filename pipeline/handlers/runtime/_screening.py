@@ -1,7 +1,7 @@
 """The screen of a run's changes, carried out in the workspace (I/O): where the run's changes
 start, the untracked files it started with, and what the change from there holds.
 
-The pure detectors (:mod:`pipeline.screening`) judge the texts; this module gathers them
+The pure detectors (:mod:`pipeline.core.screening`) judge the texts; this module gathers them
 (:mod:`._screen`), adds what only I/O can tell (secrets on added lines, the work tree left
 dirty, the workspace files a gate's command runs) and reports one ``ChangesScreened``. It
 decides nothing: what a hit does is the reducer's (``pipeline.reducers._screening``).
@@ -17,8 +17,9 @@ import attrs
 import orjson
 from attrs import frozen
 
-from pipeline.config import RalphConfig
-from pipeline.effects import ScreenChanges
+from pipeline.core.config import RalphConfig
+from pipeline.core.effects import ScreenChanges
+from pipeline.core.screening import Protection, ScreenRules, screen, tree_dirty
 from pipeline.events import (
     ChangesScreened,
     Count,
@@ -44,7 +45,6 @@ from pipeline.handlers.runtime._screen import (
     untracked_paths,
 )
 from pipeline.handlers.runtime._secrets import find_secrets
-from pipeline.screening import Protection, ScreenRules, screen, tree_dirty
 
 __all__ = [
     "Collect",

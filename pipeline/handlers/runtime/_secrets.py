@@ -35,9 +35,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Final
 
+from pipeline.core.screening import ChangeStatus, FileChange, ScreenHit, ScreenKind
 from pipeline.events import Count
 from pipeline.handlers.redaction import TOKEN_SHAPES
-from pipeline.screening import ChangeStatus, FileChange, ScreenHit, ScreenKind
 
 __all__ = ["SHAPE_NAMES", "SHAPE_PLUGINS", "added_lines", "find_secrets"]
 

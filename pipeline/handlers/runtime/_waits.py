@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-from pipeline.effects import BackOff, WaitForLimitReset
+from pipeline.core.effects import BackOff, WaitForLimitReset
 from pipeline.events import (
     BackoffWaited,
     BudgetExceeded,

@@ -1,5 +1,5 @@
 """The agent sandbox on this machine (I/O); the rules themselves are pure, in
-:mod:`pipeline.sandbox`.
+:mod:`pipeline.core.sandbox`.
 
 - :func:`probe` says whether bubblewrap can start a sandbox here, and why not.
 - :class:`Sandbox` turns a process into the same process started by bwrap: the mount plan,

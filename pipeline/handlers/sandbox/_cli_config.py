@@ -3,7 +3,7 @@ model endpoints (I/O: reads files; the environment comes in as mappings).
 
 A file that is missing, unreadable, not a regular file, over 1 MiB or malformed reads as
 absent: the CLI itself reports (or ignores) it, and the sandbox is no place to fail first. A
-value that is present but is no URL is a :class:`~pipeline.sandbox.SandboxError` naming where
+value that is present but is no URL is a :class:`~pipeline.core.sandbox.SandboxError` naming where
 it was found, since the CLI would send the model's requests there.
 """
 
@@ -20,7 +20,7 @@ from typing import Final, final
 
 from attrs import frozen
 
-from pipeline.sandbox import Endpoint, SandboxError, parse_endpoint
+from pipeline.core.sandbox import Endpoint, SandboxError, parse_endpoint
 
 __all__ = [
     "AgentSetup",

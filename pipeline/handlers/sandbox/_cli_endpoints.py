@@ -2,7 +2,7 @@
 URL (I/O: reads their settings files).
 
 Each order below is the CLI's own, measured with the pinned version
-(``pipeline.testing.agent_clis``) against two scripted model servers, one named by each
+(``tests.agent_clis``) against two scripted model servers, one named by each
 place, or read in its source; it is not always "variables, then files":
 
 - Claude Code (2.1.328) applies its settings files' ``env`` over its environment, the
@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from pipeline.core.sandbox import SANDBOX_PRESETS, Endpoint, SandboxError
 from pipeline.handlers.sandbox._cli_config import (
     AgentSetup,
     Source,
@@ -41,7 +42,6 @@ from pipeline.handlers.sandbox._cli_config import (
     read_json,
     read_toml,
 )
-from pipeline.sandbox import SANDBOX_PRESETS, Endpoint, SandboxError
 
 __all__ = ["claude_endpoints", "codex_endpoints", "codex_variables", "gemini_endpoints"]
 

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Final, final
 
-from pipeline.sandbox import Endpoint
+from pipeline.core.sandbox import Endpoint
 
 __all__ = ["THREAD_NAME", "AllowedOrigins", "Connections", "Handler"]
 

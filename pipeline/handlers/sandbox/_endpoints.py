@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 
+from pipeline.core.sandbox import Endpoint
 from pipeline.handlers.sandbox._cli_config import AgentSetup, Source, Variables
 from pipeline.handlers.sandbox._cli_endpoints import (
     claude_endpoints,
@@ -28,7 +29,6 @@ from pipeline.handlers.sandbox._provider_endpoints import (
     opencode_endpoints,
     opencode_variables,
 )
-from pipeline.sandbox import Endpoint
 
 __all__ = ["derive_endpoints", "derive_variables"]
 
@@ -67,7 +67,7 @@ def derive_endpoints(
     (an unknown provider): ``allow`` must name it.
 
     Missing or malformed files are skipped, as the CLI would skip or reject them; a setting
-    that is present but is not a URL raises :class:`~pipeline.sandbox.SandboxError` naming
+    that is present but is not a URL raises :class:`~pipeline.core.sandbox.SandboxError` naming
     the variable, or the file and key, so the run's start can say what to fix.
     """
     if preset is None:

@@ -3,7 +3,7 @@ and the sources it binds made when missing (I/O).
 
 Everything here resolves links first (bwrap binds what a path points at, and the plan
 compares paths), and nothing here decides what is shown: that is
-:func:`pipeline.sandbox.mount_plan`'s job.
+:func:`pipeline.core.sandbox.mount_plan`'s job.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
-from pipeline.sandbox import DENY_LIST, Hidden, PresetPaths, expand_home
+from pipeline.core.sandbox import DENY_LIST, Hidden, PresetPaths, expand_home
 
 __all__ = [
     "existing_hidden",

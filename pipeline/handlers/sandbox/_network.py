@@ -27,6 +27,7 @@ from typing import Final, final
 import attrs
 from attrs import frozen
 
+from pipeline.core.sandbox import RELAY_MOUNT, Endpoint, SandboxError
 from pipeline.handlers.sandbox._connections import (
     THREAD_NAME,
     AllowedOrigins,
@@ -36,7 +37,6 @@ from pipeline.handlers.sandbox._connections import (
 from pipeline.handlers.sandbox._proxy import canonical, serve_proxy
 from pipeline.handlers.sandbox._relay import splice
 from pipeline.handlers.sandbox._routes import RELAY_FILE, RelayRoute, plan_routes
-from pipeline.sandbox import RELAY_MOUNT, Endpoint, SandboxError
 
 __all__ = ["NO_PROXY", "NetworkGate", "NetworkSeen", "relay_source"]
 

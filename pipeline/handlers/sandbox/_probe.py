@@ -17,7 +17,7 @@ from typing import Final, final
 
 from attrs import frozen
 
-from pipeline.sandbox import MANDATORY_FLAGS
+from pipeline.core.sandbox import MANDATORY_FLAGS
 
 __all__ = ["INSTALL_HINT", "Probe", "probe"]
 

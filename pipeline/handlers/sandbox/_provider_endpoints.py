@@ -25,6 +25,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
+from pipeline.core.sandbox import (
+    LITELLM_BASE_URL_VARIABLES,
+    OPENCODE_BASE_URL_VARIABLES,
+    PROVIDER_ENDPOINTS,
+    SANDBOX_PRESETS,
+    Endpoint,
+    aider_provider,
+    opencode_provider,
+)
 from pipeline.handlers.sandbox._cli_config import (
     AgentSetup,
     Source,
@@ -34,15 +43,6 @@ from pipeline.handlers.sandbox._cli_config import (
     is_variable_name,
     read_dotenv,
     read_json,
-)
-from pipeline.sandbox import (
-    LITELLM_BASE_URL_VARIABLES,
-    OPENCODE_BASE_URL_VARIABLES,
-    PROVIDER_ENDPOINTS,
-    SANDBOX_PRESETS,
-    Endpoint,
-    aider_provider,
-    opencode_provider,
 )
 
 __all__ = ["aider_endpoints", "opencode_endpoints", "opencode_variables"]

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
+from pipeline.core.sandbox import Endpoint, SandboxError, parse_endpoint
 from pipeline.handlers.sandbox._relay import splice
-from pipeline.sandbox import Endpoint, SandboxError, parse_endpoint
 
 __all__ = ["Origins", "ProxyRequest", "canonical", "parse_request", "serve_proxy"]
 

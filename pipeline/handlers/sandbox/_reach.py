@@ -11,10 +11,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from pipeline.core.sandbox import MANDATORY_FLAGS, RELAY_MOUNT, Endpoint
 from pipeline.handlers.sandbox._gather import interpreter_dirs
 from pipeline.handlers.sandbox._network import NetworkGate
 from pipeline.handlers.sandbox._probe import Probe
-from pipeline.sandbox import MANDATORY_FLAGS, RELAY_MOUNT, Endpoint
 
 __all__ = ["reach_from_inside"]
 

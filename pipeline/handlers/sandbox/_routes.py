@@ -15,7 +15,7 @@ from typing import Final, final
 
 from attrs import frozen
 
-from pipeline.sandbox import Endpoint
+from pipeline.core.sandbox import Endpoint
 
 __all__ = ["PROXY_PORT", "PROXY_SOCKET", "RELAY_FILE", "RelayRoute", "plan_routes"]
 

@@ -23,20 +23,7 @@ from typing import final
 import attrs
 from attrs import frozen
 
-from pipeline.handlers.agents import ProcessSpec
-from pipeline.handlers.sandbox._gather import (
-    existing_hidden,
-    host_sockets,
-    interpreter_dirs,
-    make_missing,
-    other_repositories,
-    program_dirs,
-    submodule_git_dirs,
-    worktree_folders,
-)
-from pipeline.handlers.sandbox._network import NetworkGate, NetworkSeen
-from pipeline.handlers.sandbox._probe import Probe
-from pipeline.sandbox import (
+from pipeline.core.sandbox import (
     INDEX_MOUNT,
     SANDBOX_PRESETS,
     Endpoint,
@@ -51,6 +38,19 @@ from pipeline.sandbox import (
     sandbox_environment,
     with_account,
 )
+from pipeline.handlers.agents import ProcessSpec
+from pipeline.handlers.sandbox._gather import (
+    existing_hidden,
+    host_sockets,
+    interpreter_dirs,
+    make_missing,
+    other_repositories,
+    program_dirs,
+    submodule_git_dirs,
+    worktree_folders,
+)
+from pipeline.handlers.sandbox._network import NetworkGate, NetworkSeen
+from pipeline.handlers.sandbox._probe import Probe
 
 __all__ = [
     "AgentNeeds",
@@ -81,7 +81,7 @@ class WorkspacePaths:
     """A store kept in the work tree (read-only inside, its side files too)."""
     git_writable: bool = False
     """Whether git's folders are writable inside: only for ralph's own git running the
-    repository's hooks or filters (:class:`~pipeline.sandbox.MountInputs`)."""
+    repository's hooks or filters (:class:`~pipeline.core.sandbox.MountInputs`)."""
 
 
 @final

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from cattrs.errors import BaseValidationError
 
+from pipeline.core.serialization import CONVERTER
 from pipeline.events import ContextNote
 from pipeline.handlers.store._port import BookNote, StoreCorruptError
-from pipeline.serialization import CONVERTER
 
 if TYPE_CHECKING:
     import psycopg

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 from attrs import define, field
 
+from pipeline.core.serialization import EncodedCheckpoint, decode_event, encode_event
 from pipeline.events import ContextNote, PipelineEvent, RunId
 from pipeline.handlers.store._port import (
     AnswerTakenError,
@@ -24,8 +25,7 @@ from pipeline.handlers.store._port import (
     SequenceConflictError,
     StoredResponse,
 )
-from pipeline.serialization import EncodedCheckpoint, decode_event, encode_event
-from pipeline.views import ResponseLogRow, response_log
+from pipeline.reducers.views import ResponseLogRow, response_log
 
 __all__ = ["MemoryEventStore", "MemoryStorage"]
 

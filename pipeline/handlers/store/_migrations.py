@@ -105,8 +105,9 @@ MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
     ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction. The
-``agent_response_log`` table is a projection of the event log (``pipeline.views.response_log``),
-written in the same transaction as the facts it comes from, and rebuilt from the events by
+``agent_response_log`` table is a projection of the event log
+(``pipeline.reducers.views.response_log``), written in the same transaction as the facts it
+comes from, and rebuilt from the events by
 ``ralph projections rebuild``. ``answers`` holds what ``ralph respond`` gave for one question
 of one run, until the waiting run records it as a fact (version 3). Each event's ``digest``
 chains it to the one before, and ``runs.tip`` is the digest of the run's last event

@@ -20,7 +20,7 @@ from pipeline.handlers.store._chain import link
 from pipeline.handlers.store._pg_sql import append_sql, insert_responses, nul_free
 from pipeline.handlers.store._port import SequenceConflictError
 from pipeline.handlers.store._rows import RESPONSE_COLUMNS, response_values
-from pipeline.views import ResponseLogRow
+from pipeline.reducers.views import ResponseLogRow
 
 __all__ = [
     "COPY_FROM",

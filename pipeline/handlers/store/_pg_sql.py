@@ -11,7 +11,7 @@ import psycopg
 
 from pipeline.events import RunId
 from pipeline.handlers.store._rows import response_values
-from pipeline.views import ResponseLogRow
+from pipeline.reducers.views import ResponseLogRow
 
 __all__ = ["READ_SQL", "append_sql", "insert_responses", "nul_free"]
 

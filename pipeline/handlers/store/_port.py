@@ -9,10 +9,10 @@ from typing import Protocol, final
 
 from attrs import frozen
 
-from pipeline.errors import PipelineError, WireFormatError
+from pipeline import PipelineError, WireFormatError
+from pipeline.core.serialization import EncodedCheckpoint
 from pipeline.events import ContextNote, PipelineEvent, RunId
-from pipeline.serialization import EncodedCheckpoint
-from pipeline.views import ResponseLogRow
+from pipeline.reducers.views import ResponseLogRow
 
 __all__ = [
     "AnswerBox",

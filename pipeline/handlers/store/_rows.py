@@ -10,7 +10,8 @@ from typing import Any
 
 import orjson
 
-from pipeline.errors import WireFormatError
+from pipeline import WireFormatError
+from pipeline.core.serialization import decode_stored_event
 from pipeline.events import (
     SCHEMA_VERSION,
     Json,
@@ -27,8 +28,7 @@ from pipeline.handlers.store._port import (
     StoreError,
     UnknownRunError,
 )
-from pipeline.serialization import decode_stored_event
-from pipeline.views import LoggedStatus, ResponseLogRow
+from pipeline.reducers.views import LoggedStatus, ResponseLogRow
 
 __all__ = [
     "RESPONSE_COLUMNS",

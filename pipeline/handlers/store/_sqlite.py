@@ -20,6 +20,7 @@ from typing import Final
 
 import orjson
 
+from pipeline.core.serialization import EncodedCheckpoint, unstructure_event
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, chain_start, link
 from pipeline.handlers.store._migrations import MIGRATIONS, apply_migrations
@@ -41,8 +42,7 @@ from pipeline.handlers.store._rows import (
 )
 from pipeline.handlers.store._sqlite_boxes import SqliteBoxes
 from pipeline.handlers.store._sqlite_open import open_read_only, open_to_write
-from pipeline.serialization import EncodedCheckpoint, unstructure_event
-from pipeline.views import ResponseLogRow, response_log
+from pipeline.reducers.views import ResponseLogRow, response_log
 
 __all__ = ["DEFAULT_STORE_PATH", "SqliteEventStore"]
 

@@ -24,6 +24,7 @@ from typing import Any, Final
 import orjson
 import psycopg
 
+from pipeline.core.serialization import EncodedCheckpoint, unstructure_event
 from pipeline.events import WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, chain_start
 from pipeline.handlers.store._pg_append import (
@@ -56,8 +57,7 @@ from pipeline.handlers.store._rows import (
     refuse_newer_schema,
     stored_response,
 )
-from pipeline.serialization import EncodedCheckpoint, unstructure_event
-from pipeline.views import ResponseLogRow, response_log
+from pipeline.reducers.views import ResponseLogRow, response_log
 
 __all__ = ["AppendGuard", "PostgresEventStore", "advisory_lease", "describe_url"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.config import AgentConfig
+from pipeline.core.config import AgentConfig
 from pipeline.handlers.agents import known_pitfalls
 
 BYPASS = AgentConfig(preset="claude", args=("--dangerously-skip-permissions",))

@@ -123,7 +123,7 @@ def test_the_format_is_registered() -> None:
 
 def test_the_preset_reads_its_usage_with_this_parser() -> None:
     """The gemini preset prints stream-json and names this format."""
-    from pipeline.config import PRESETS
+    from pipeline.core.config import PRESETS
 
     preset = PRESETS["gemini"]
     assert preset.output_format == "gemini-stream-json"

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 import orjson
 import pytest
 
+from pipeline.app.workspace import drive, open_workspace
 from pipeline.events import TopicPublished
 from pipeline.handlers.intake import (
     EventsFileError,
@@ -21,7 +22,6 @@ from pipeline.handlers.intake import (
     read_marker,
     write_marker,
 )
-from pipeline.workspace import drive, open_workspace
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     ROOT,
@@ -132,7 +132,7 @@ def test_ralph_emit_processes_at_once_do_not_tear_lines(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     workers = [
         subprocess.Popen(
-            [sys.executable, "-m", "pipeline.cli", "emit", f"t.{n}", "y" * 5_000],
+            [sys.executable, "-m", "pipeline.app.cli", "emit", f"t.{n}", "y" * 5_000],
             cwd=tmp_path,
             env=env,
             stdout=subprocess.DEVNULL,

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipeline.core.state import Phase, PipelineState, TerminationReason
 from pipeline.events import (
     MALFORMED_TOPIC,
     AgentName,
@@ -33,7 +34,6 @@ from pipeline.events import (
 )
 from pipeline.handlers.intake import emit, read_agent_events
 from pipeline.reducers import fold, reduce
-from pipeline.state import Phase, PipelineState, TerminationReason
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -17,6 +17,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from pipeline.core.serialization import checkpoint_state, encode_checkpoint
+from pipeline.core.state import PipelineState
 from pipeline.events import (
     AgentName,
     Budget,
@@ -39,8 +41,6 @@ from pipeline.handlers.intake import IntakeLimits, read_agent_events
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.reducers import fold
-from pipeline.serialization import checkpoint_state, encode_checkpoint
-from pipeline.state import PipelineState
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 RUN = RunId("hostile")

@@ -17,7 +17,8 @@ from typing import Protocol
 
 import pytest
 
-from pipeline.errors import WireFormatError
+from pipeline import WireFormatError
+from pipeline.core.serialization import checkpoint_state, encode_checkpoint
 from pipeline.events import (
     ContextNote,
     Instant,
@@ -36,8 +37,7 @@ from pipeline.handlers.store import (
     SequenceConflictError,
 )
 from pipeline.reducers import fold
-from pipeline.serialization import checkpoint_state, encode_checkpoint
-from pipeline.views import LoggedStatus, ResponseLogRow
+from pipeline.reducers.views import LoggedStatus, ResponseLogRow
 from tests.support import scripted_run
 
 StoreFactory = Callable[[], EventStore]

@@ -11,11 +11,11 @@ import orjson
 import psycopg
 import pytest
 
+from pipeline.app.testing.postgres import PostgresServer
 from pipeline.events import ResponseSubmitted
 from pipeline.handlers.store import StoreError
 from pipeline.handlers.store._guidance_sql import pg_give
 from pipeline.handlers.store.postgres import PostgresEventStore, describe_url
-from pipeline.testing.postgres import PostgresServer
 from tests.handlers.store.contract import (
     RUN,
     ChainContract,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.core.serialization import encode_checkpoint
 from pipeline.events import SCHEMA_VERSION, RunId
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import (
@@ -23,7 +24,6 @@ from pipeline.handlers.store import (
     UnknownRunError,
 )
 from pipeline.reducers import fold
-from pipeline.serialization import encode_checkpoint
 from tests.handlers.store.contract import (
     RUN,
     ChainContract,

@@ -1,2 +1,0 @@
-"""Agent programs that ship with ralph-pipeline (run as separate processes, never imported by
-the engine): :mod:`pipeline.agents.scripted`, the scripted agent for demos and tests."""

@@ -1,0 +1,336 @@
+"""What every ``ralph`` command shares: the typer app, the consoles, the exit statuses, the
+options, and opening a workspace or a store for a command."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import importlib.metadata
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from pipeline import WireFormatError
+from pipeline.app.cli._logfile import EventLogError
+from pipeline.app.cli._progress import Display, choose_display
+from pipeline.app.cli._safe import message_safe
+from pipeline.app.cli._source import LogSource, open_source
+from pipeline.app.workspace import (
+    Reconciliation,
+    RunSetupError,
+    Workspace,
+    history_of,
+    open_workspace,
+    reconcile,
+    recorded_commits,
+)
+from pipeline.core.config import ConfigError
+from pipeline.events import (
+    PipelineEvent,
+)
+from pipeline.handlers.runtime import GitError, WorkspaceLayout
+from pipeline.handlers.store import (
+    NamedStore,
+    StoreError,
+    StoreMissingError,
+    UnknownRunError,
+    open_store_at,
+)
+
+if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
+    pass
+
+
+app = typer.Typer(
+    name="ralph",
+    help="Run AI coding agents in a durable, replayable plan/develop/review/commit loop.",
+    no_args_is_help=True,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"ralph {importlib.metadata.version('ralph-pipeline')}", markup=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Run AI coding agents in a durable, replayable plan/develop/review/commit loop."""
+
+
+class _Console(Console):
+    """A console that goes quiet when its reader goes away, instead of ending the program."""
+
+    def on_broken_pipe(self) -> None:
+        """Stop printing; the command still finishes its work (and writes its files)."""
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+out = _Console(highlight=False, emoji=False)
+
+
+err = Console(stderr=True, highlight=False, emoji=False)
+
+
+USAGE_ERROR = 2
+
+
+BUSY = 1
+"""The exit status when another run holds the workspace."""
+
+
+STORE_ERROR = 4
+"""The exit status when the event store or its disk failed: damaged, removed while a run wrote
+to it, full, unreachable or read-only (see termination.md)."""
+
+
+class LogFormat(StrEnum):
+    """How ``ralph events`` prints the log."""
+
+    TABLE = "table"
+    JSONL = "jsonl"
+
+
+def _fail(message: str) -> typer.Exit:
+    # Messages quote paths, config sections and extras ("[store]", "[otel]"): never markup.
+    err.print(f"[bold red]error:[/] {escape(message_safe(message))}", soft_wrap=True)
+    return typer.Exit(USAGE_ERROR)
+
+
+def _store_failure(error: Exception) -> typer.Exit:
+    """Say what went wrong with the store; exit :data:`STORE_ERROR`, or :data:`USAGE_ERROR`
+    for a store or run that was named wrongly (nothing failed: the input was bad)."""
+    if isinstance(error, (UnknownRunError, StoreMissingError)) or not isinstance(error, StoreError):
+        return _fail(str(error))
+    err.print(f"[bold red]store error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
+    return typer.Exit(STORE_ERROR)
+
+
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""The errors of a write that found no room: a full disk, a spent quota, a file size limit."""
+
+
+def _os_failure(error: OSError) -> typer.Exit:
+    """Say what a failed file operation was; a full disk exits :data:`STORE_ERROR` (as
+    everywhere: the store's own writes say so alike), anything else :data:`USAGE_ERROR`."""
+    if error.errno not in DISK_FULL_ERRNOS:
+        return _fail(str(error))
+    where = f"{error.filename}: " if error.filename else ""
+    said = f"{where}the disk is full ({error.strerror}): free space, then try again"
+    err.print(f"[bold red]store error:[/] {escape(message_safe(said))}", soft_wrap=True)
+    return typer.Exit(STORE_ERROR)
+
+
+def _warn(message: str) -> None:
+    err.print(f"[yellow]warning:[/] {escape(message_safe(message))}", soft_wrap=True)
+
+
+def _open(root: Path) -> Workspace:
+    try:
+        return open_workspace(root)
+    except (ConfigError, RunSetupError) as error:
+        raise _fail(str(error)) from error
+
+
+WorkspaceOption = Annotated[
+    Path, typer.Option("--workspace", "-C", help="The git repository to work in.")
+]
+
+
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary.")]
+
+
+PlainOption = Annotated[
+    bool, typer.Option("--plain", help="One line per fact, no live panel (as when piped).")
+]
+
+
+JsonLogsOption = Annotated[
+    bool,
+    typer.Option("--json-logs", help="One JSON object per fact, then a JSON summary line."),
+]
+
+
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        envvar="RALPH_STORE",
+        help="The event store: a path, sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
+        # rich reads help as markup: "\\[" keeps a bracket that would be taken for a style.
+        "(default: \\[store] url in ralph.toml, else .git/ralph/pipeline.db).",
+    ),
+]
+
+
+ReadWorkspaceOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        "-C",
+        help="Read the store of this workspace (its default store) when no SOURCE is given.",
+    ),
+]
+
+
+StoreArgument = Annotated[
+    str | None,
+    typer.Argument(
+        envvar="RALPH_STORE",
+        show_envvar=True,
+        help="An event store: a path, sqlite:///PATH or postgresql://... "
+        "(default: this repository's store)",
+    ),
+]
+
+
+OtelOption = Annotated[
+    bool,
+    typer.Option(
+        "--otel",
+        help="OpenTelemetry spans (one per effect) to the configured provider, e.g. under "
+        "opentelemetry-instrument. Needs the extra ralph-pipeline\\[otel].",
+    ),
+]
+
+
+OtelFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--otel-file",
+        help="Write the OpenTelemetry spans to this file, one JSON span per line.",
+        dir_okay=False,
+    ),
+]
+
+
+def _display(quiet: bool, plain: bool, json_logs: bool) -> Display:
+    return choose_display(terminal=out.is_terminal, plain=plain, quiet=quiet, json_logs=json_logs)
+
+
+DamagedStoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        envvar="RALPH_STORE",
+        help="The damaged event store, only read: a path, sqlite:///PATH or "
+        "postgresql://USER@HOST:PORT/DB (default: \\[store] url in ralph.toml, else "
+        ".git/ralph/pipeline.db).",
+    ),
+]
+
+
+SourceArgument = Annotated[
+    str | None,
+    typer.Argument(
+        envvar="RALPH_STORE",
+        show_envvar=True,
+        help="An event store (a path, sqlite:///PATH or postgresql://...; default: "
+        "the workspace's store) or a .jsonl log.",
+    ),
+]
+
+
+RunOption = Annotated[
+    str | None, typer.Option("--run", help="The run to read (default: the latest).")
+]
+
+
+FormatOption = Annotated[LogFormat, typer.Option("--format", help="table or jsonl.")]
+
+
+class GraphFormat(StrEnum):
+    """How ``ralph graph`` draws."""
+
+    MERMAID = "mermaid"
+    DOT = "dot"
+    SVG = "svg"
+
+
+def _located(source: str | None, workspace: Path | None) -> str | None:
+    """``source``, else ``-C``'s default store, else None (this folder's default store)."""
+    if source is not None or workspace is None:
+        return source
+    return str(WorkspaceLayout(workspace).store)
+
+
+@contextlib.contextmanager
+def _reading_log(source: str | None, run: str | None) -> Iterator[LogSource]:
+    """The run's log from ``source``; a log that cannot be read is a usage error (exit 2)."""
+    try:
+        with open_source(source, run) as log:
+            yield log
+    except StoreError as error:
+        raise _store_failure(error) from error
+    except (EventLogError, WireFormatError) as error:
+        raise _fail(str(error)) from error
+
+
+def lost_runs(layout: WorkspaceLayout, label: str, known: set[str], asked: str | None) -> None:
+    """Stop with the store-error exit when a run this workspace started (its saved prompt is
+    here) is missing from the store: the store lost its facts (a journal damaged or removed,
+    the file replaced), which "no runs yet" would hide."""
+    lost = [r for r in layout.started_runs() if r not in known]
+    if asked is not None:
+        lost = [r for r in lost if r == asked]
+    if not lost:
+        return
+    err.print(
+        f"[bold red]store error:[/] {escape(message_safe(label))} holds no record of run "
+        f"{escape(lost[-1])}, which started in this workspace (its saved prompt is "
+        f"{escape(str(layout.saved_prompt(lost[-1])))}). If the run was recorded in "
+        "this store, the store lost its facts (its journal damaged or removed, or the file "
+        "replaced): restore the store from a backup, or start afresh with ralph run.",
+        soft_wrap=True,
+    )
+    raise typer.Exit(STORE_ERROR)
+
+
+@contextlib.contextmanager
+def _existing_store(location: str | Path | None, *, read_only: bool = True) -> Iterator[NamedStore]:
+    """The event store at ``location`` (a path or URL; None: this folder's default), opened
+    read-only unless asked; a missing one is a usage error (exit 2), a damaged or unreachable
+    one a store error (exit 4)."""
+    where = WorkspaceLayout(Path()).store if location is None else location
+    try:
+        with open_store_at(where, must_exist=True, read_only=read_only) as opened:
+            yield opened
+    except StoreError as error:
+        raise _store_failure(error) from error
+    except WireFormatError as error:
+        raise _fail(str(error)) from error
+
+
+def _reconciled(
+    root: Path, run_id: str, events: Iterable[PipelineEvent], *, events_file: bool = True
+) -> Reconciliation | None:
+    """The run's log against the git repository at ``root`` (and, with ``events_file``, its
+    events file); None when ``root`` is not a git repository."""
+    read = list(events)
+    try:
+        history = history_of(root, run_id, read)
+    except GitError:
+        return None
+    state, recorded = recorded_commits(read)
+    layout = WorkspaceLayout(root.resolve()) if events_file else None
+    return reconcile(run_id, state, recorded, history, layout)

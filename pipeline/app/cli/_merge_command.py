@@ -1,0 +1,162 @@
+"""``ralph worktrees merge``: land completed runs' branches on a target branch through the
+merge queue (replayed onto it, gated, moved by compare-and-swap), and finish what a killed
+integrator left under way."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from pipeline import PipelineError
+from pipeline.app.cli._app import STORE_ERROR, USAGE_ERROR, WorkspaceOption, _fail, err
+from pipeline.app.cli._faults import FaultError, fault_from, with_fault
+from pipeline.app.cli._safe import message_safe
+from pipeline.app.cli._worktree_commands import worktrees_app
+from pipeline.app.workspace import Landing, LandingInterruptedError, WorktreeError, merge_worktrees
+from pipeline.core.state import IntegrationStatus
+from pipeline.engine import Interruption
+from pipeline.handlers.integration import WorkTreeBehindError
+from pipeline.handlers.runtime import GitError
+from pipeline.handlers.store import StoreError
+
+FAILED = 1
+"""The exit status when an integration failed (a gate, a lost commit, git)."""
+
+CONFLICTED = 3
+"""The exit status when a replay met conflicts: a person resolves them (as a run that needs
+one exits 3)."""
+
+INTERRUPTED = 130
+"""The exit status when SIGINT or SIGTERM stopped a landing (as an interrupted run's)."""
+
+
+@worktrees_app.command("merge")
+def merge_command(
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(help="The worktrees to land, in this order (name, branch or folder)."),
+    ] = None,
+    into: Annotated[
+        str | None,
+        typer.Option("--into", help="The branch to land on (default: the workspace's own)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    workspace: WorkspaceOption = Path(),
+) -> None:
+    """Land each named worktree's completed run on the target branch: its commits replayed
+    onto the target's head, the run's final gates run on the result, then the target moved
+    there (never if it moved meanwhile). A conflict or a failed gate leaves the branch and its
+    worktree as they were. First goes on with any integration a killed merge left under way;
+    without names, does only that. Exits 0 when all landed, 3 on a conflict, 1 on a failure."""
+    raise typer.Exit(land(workspace, names or [], into, as_json=as_json))
+
+
+def land(root: Path, names: list[str], into: str | None, *, as_json: bool = False) -> int:
+    """Land the named worktrees through the merge queue (``ralph worktrees merge``, and
+    ``ralph run --merge`` after its run), each outcome said as it ends; the exit status."""
+    shown: list[Landing] = []
+
+    def report(landing: Landing) -> None:
+        shown.append(landing)
+        if as_json:
+            sys.stdout.write(json.dumps(_row(landing)) + "\n")
+            sys.stdout.flush()
+        else:
+            err.print(escape(message_safe(_said(landing))), soft_wrap=True)
+
+    interruption = Interruption()
+    try:
+        fault = fault_from(os.environ)  # the fault tests' kill -9 seam
+        with interruption.on_signals():
+            merge_worktrees(
+                root,
+                names,
+                into=into,
+                on_landing=report,
+                on_event=with_fault(fault, None),
+                on_warning=lambda said: err.print(f"warning: {escape(message_safe(said))}"),
+                interruption=interruption,
+            )
+    except (WorktreeError, FaultError) as error:
+        raise _fail(str(error)) from error
+    except LandingInterruptedError as stopped:
+        err.print(f"Stopped: {escape(message_safe(str(stopped)))}.", soft_wrap=True)
+        return INTERRUPTED
+    except StoreError as error:
+        # A full disk, a store gone: the facts stored stay, the next merge goes on from them.
+        err.print(
+            f"[bold red]store error:[/] {escape(message_safe(str(error)))}\n"
+            "Once the store can be written again (free space), run ralph worktrees merge "
+            "again: it goes on from where the run's log stands.",
+            soft_wrap=True,
+        )
+        return STORE_ERROR
+    except WorkTreeBehindError as error:
+        # The message says what the person does first; running the merge again alone would
+        # stop at the same place.
+        err.print(f"[bold red]error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
+        return FAILED
+    except (GitError, PipelineError, OSError) as error:
+        err.print(
+            f"[bold red]error:[/] {escape(message_safe(str(error)))}\n"
+            "Deal with the cause (a full disk: free space), then run ralph worktrees merge "
+            "again: it goes on from where the run's log stands.",
+            soft_wrap=True,
+        )
+        return FAILED
+    if not shown and not as_json:
+        err.print("Nothing to merge: name a worktree (ralph worktrees list).", markup=False)
+        if names:
+            return USAGE_ERROR
+    statuses = {landing.integration.status for landing in shown}
+    if IntegrationStatus.FAILED in statuses:
+        return FAILED
+    if IntegrationStatus.CONFLICTED in statuses:
+        return CONFLICTED
+    return 0
+
+
+def _said(landing: Landing) -> str:
+    now, worktree = landing.integration, landing.worktree
+    match now.status:
+        case IntegrationStatus.LANDED:
+            head = (now.head or "")[:12]
+            resolved = (
+                f"; {now.resolved_by} resolved the conflicts in {', '.join(now.paths)}"
+                if now.resolved_by is not None
+                else ""
+            )
+            return (
+                f"Landed {now.branch} on {now.target} at {head} (run {landing.run_id}{resolved})."
+            )
+        case IntegrationStatus.CONFLICTED:
+            tried = f", {', '.join(now.resolvers)} could not resolve it" if now.resolvers else ""
+            return (
+                f"Conflict: {now.branch} does not replay onto {now.target} "
+                f"({', '.join(now.paths)}{tried}). Nothing moved. Resolve it in {worktree.path} "
+                f"(git rebase {now.target}), then run ralph worktrees merge {worktree.name} again."
+            )
+        case IntegrationStatus.FAILED:
+            return f"Not merged: {now.branch}: {now.reason}. Nothing moved."
+        case _:
+            return f"{now.branch}: {now.status.value}."
+
+
+def _row(landing: Landing) -> dict[str, object]:
+    now = landing.integration
+    return {
+        "name": landing.worktree.name,
+        "branch": now.branch,
+        "run": landing.run_id,
+        "target": now.target,
+        "status": now.status.value,
+        "head": now.head,
+        "paths": list(now.paths),
+        "reason": now.reason,
+    }

@@ -1,0 +1,92 @@
+"""``ralph worker --concurrency N`` and ``ralph runs`` on a queue: the parts that are not
+printing (I/O: starts worker processes, reads the queue)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from types import FrameType
+from typing import TYPE_CHECKING
+
+from pipeline.handlers.store import RunSummary
+
+if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
+    from pipeline.handlers.store.queue import Ticket
+
+__all__ = ["WORKER_PARENT_ENV", "age", "queue_rows", "run_worker_processes"]
+
+WORKER_PARENT_ENV = "RALPH_WORKER_PARENT"
+"""The parent's pid, in the environment of each worker it starts (``pipeline.app.workers`` reads
+it under the same name; the CLI must load without that package's PostgreSQL driver)."""
+
+
+def run_worker_processes(count: int, url: str, argv: Sequence[str]) -> int:
+    """Start ``count`` single-run workers (``ralph worker`` with ``argv``, the store ``url``
+    in their environment, never on a command line others can read), pass SIGTERM and SIGINT
+    on to them, and wait for all; the exit status is the worst of theirs. Each child stops
+    (as on SIGTERM) when this process dies, even by kill -9."""
+    command = [sys.executable, "-m", "pipeline.app.cli", "worker", *argv, "--concurrency", "1"]
+    # The children watch this pid and stop when it is gone (kill -9 passes nothing on).
+    env = {**os.environ, "RALPH_STORE": url, WORKER_PARENT_ENV: str(os.getpid())}
+    children = [subprocess.Popen(command, env=env) for _ in range(count)]
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while any(child.poll() is None for child in children):
+            time.sleep(0.1)
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+    return max(abs(int(child.returncode)) for child in children)
+
+
+def age(since: datetime, now: datetime | None = None) -> str:
+    """How long ago ``since`` was, short: ``42s``, ``7m``, ``3h``, ``2d``."""
+    seconds = max(0, int(((now or datetime.now(UTC)) - since).total_seconds()))
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def queue_rows(
+    tickets: Sequence[Ticket], runs: Sequence[RunSummary], costs: Mapping[str, str]
+) -> list[list[str]]:
+    """One row per ticket (ticket, state, run, events, cost, worker, claims, age, outcome),
+    then the store's runs that no ticket started (run with ``ralph run --store``); ``costs``
+    gives each run's cost as shown."""
+    events: dict[str, int] = {run.run_id: run.events for run in runs}
+    rows = []
+    for ticket in tickets:
+        rows.append(
+            [
+                ticket.ticket,
+                ticket.state,
+                ticket.run_id or "-",
+                str(events.get(ticket.run_id, 0)) if ticket.run_id else "-",
+                costs.get(ticket.run_id, "-") if ticket.run_id else "-",
+                ticket.worker or "-",
+                str(ticket.claims),
+                age(ticket.submitted_at),
+                ticket.outcome or "",
+            ]
+        )
+    queued = {ticket.run_id for ticket in tickets}
+    for run in runs:
+        if run.run_id not in queued:
+            started = datetime.fromisoformat(run.started_at)
+            cost = costs.get(run.run_id, "-")
+            rows.append(
+                ["-", "direct", run.run_id, str(run.events), cost, "-", "-", age(started), ""]
+            )
+    return rows

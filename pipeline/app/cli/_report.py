@@ -1,0 +1,232 @@
+"""``ralph report``: a run's timeline as one self-contained HTML page or as Markdown (pure:
+strings in, strings out; the command writes the file).
+
+The HTML page fetches nothing: its style is inline and it needs no script. Its timeline is
+``_report_timeline``'s (``ralph serve``'s run page shows the same). A small table gives the
+cost and tokens per role and per iteration (an unknown cost is named, never counted as $0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from html import escape
+from typing import Final
+
+from pipeline.app.cli._render import state_rows
+from pipeline.app.cli._report_bars import (
+    agent_cell,
+    bar_cells,
+    cost_cell,
+    notes,
+    tokens_cell,
+    worn,
+)
+from pipeline.app.cli._report_context import tasks_html, tasks_markdown
+from pipeline.app.cli._report_escalation import moves_html, moves_markdown
+from pipeline.app.cli._report_gates import (
+    gates_markdown,
+    gates_summary,
+    gates_table_html,
+)
+from pipeline.app.cli._report_layout import seconds_text
+from pipeline.app.cli._report_sandbox import (
+    SANDBOX_STYLE,
+    sandbox_html,
+    sandbox_markdown,
+    sandbox_summary,
+)
+from pipeline.app.cli._report_screens import (
+    screens_markdown,
+    screens_summary,
+    screens_table_html,
+)
+from pipeline.app.cli._report_timeline import timeline_html, timeline_style
+from pipeline.app.cli._safe import markdown_text
+from pipeline.core.state import PipelineState
+from pipeline.reducers.views import (
+    GateRun,
+    InvocationBar,
+    SandboxView,
+    ScreenRun,
+    Timeline,
+    cost_text,
+    spend_line,
+    spend_summary,
+)
+
+__all__ = ["html_report", "markdown_report", "spend_rows"]
+
+_STYLE: Final = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1f2328; }
+h1 { font-size: 20px; margin: 0 0 4px; }
+.summary { color: #57606a; margin-bottom: 16px; }
+table { border-collapse: collapse; margin-top: 16px; font-size: 13px; }
+th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+"""
+
+
+def _verdict(final: PipelineState) -> str:
+    """How the run ended, or the phase it is in while it goes on."""
+    return final.termination.value if final.termination else final.phase.value
+
+
+def _iteration(bar: InvocationBar) -> str:
+    return f"iteration {bar.iteration}" if bar.iteration else "before iteration 1"
+
+
+def spend_rows(timeline: Timeline) -> list[tuple[str, str, str, str]]:
+    """The cost table: (by what, which, cost, tokens) per role, per iteration, then the run's
+    total."""
+    rows: list[tuple[str, str, str, str]] = []
+    groups: tuple[tuple[str, Callable[[InvocationBar], str]], ...] = (
+        ("role", lambda bar: bar.role.value),
+        ("iteration", _iteration),
+    )
+    for what, key in groups:
+        keys = list(dict.fromkeys(key(bar) for bar in timeline.bars))
+        for name in keys:
+            line = spend_line(bar.usage for bar in timeline.bars if key(bar) == name)
+            rows.append((what, name, cost_text(line), f"{line.tokens:,}"))
+    total = timeline.final.ledger.spend.total
+    rows.append(("run", "total", cost_text(total), f"{total.tokens:,}"))
+    return rows
+
+
+def html_report(
+    timeline: Timeline,
+    title: str,
+    gates: Sequence[GateRun] = (),
+    screens: Sequence[ScreenRun] = (),
+    sandbox: SandboxView | None = None,
+) -> str:
+    """The run as one HTML page: a summary, the timeline (with a lane for its ``gates`` and
+    ``screens``), every invocation, every hit of a screen, every gate run, its ``sandbox``
+    and the connections it refused, and the final state."""
+    sandboxed = sandbox if sandbox is not None and sandbox.recorded else None
+    start, end = timeline.started_at, timeline.ended_at
+    final = timeline.final
+    verdict = _verdict(final)
+    total = max((end - start).total_seconds(), 1e-3) if start and end else 1.0
+    rows = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{escape(str(cell))}</td>"
+            for cell in (
+                bar.number,
+                bar.phase.value,
+                worn(bar),
+                agent_cell(bar),
+                bar.attempt,
+                bar.outcome.value,
+                seconds_text(bar.duration_s),
+                tokens_cell(bar),
+                cost_cell(bar),
+                bar.topics,
+                bar.malformed_lines,
+                bar.scope_violations,
+                notes(bar),
+            )
+        )
+        + "</tr>"
+        for bar in timeline.bars
+    )
+    heads = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "#",
+            "phase",
+            "role",
+            "agent",
+            "attempt",
+            "outcome",
+            "duration",
+            "tokens",
+            "cost",
+            "topics",
+            "malformed",
+            "scope violations",
+            "notes",
+        )
+    )
+    state = "".join(
+        f"<tr><th>{escape(what)}</th><td>{escape(value)}</td></tr>"
+        for what, value in state_rows(final, screens, sandboxed)
+    )
+    spend = "".join(
+        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>"
+        for row in spend_rows(timeline)
+    )
+    summary = (
+        f"{verdict} · {len(timeline.bars)} invocations · "
+        + (f"{gates_summary(gates)} · " if gates else "")
+        + (f"{screens_summary(screens)} · " if screens else "")
+        + (f"{sandbox_summary(sandboxed)} · " if sandboxed else "")
+        + f"{spend_summary(final.ledger.spend.total)} · "
+        f"{seconds_text(total if start and end else None)}"
+        + (f" · started {start.isoformat(timespec='seconds')}" if start else "")
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>{_STYLE}{timeline_style(bool(gates), bool(screens))}"
+        f"{SANDBOX_STYLE if sandboxed else ''}</style>"
+        "</head><body>"
+        f'<h1>{escape(title)}</h1><div class="summary">{escape(summary)}</div>'
+        f"{timeline_html(timeline, gates, screens)}"
+        f'<table class="invocations"><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>'
+        f"{moves_html(timeline.moves)}"
+        f"{screens_table_html(screens)}{gates_table_html(gates)}"
+        f"{sandbox_html(sandboxed) if sandboxed else ''}"
+        f"{tasks_html(final.context)}"
+        '<table class="spend"><thead><tr><th>by</th><th></th><th>cost</th><th>tokens</th>'
+        f"</tr></thead><tbody>{spend}</tbody></table>"
+        f'<table class="state"><tbody>{state}</tbody></table>'
+        "</body></html>\n"
+    )
+
+
+def _cell(text: object) -> str:
+    # agent text (names, failure messages, models): literal, never HTML or Markdown
+    return markdown_text(text)
+
+
+def markdown_report(
+    timeline: Timeline,
+    title: str,
+    gates: Sequence[GateRun] = (),
+    screens: Sequence[ScreenRun] = (),
+    sandbox: SandboxView | None = None,
+) -> str:
+    """The run as Markdown for a pull request: a summary line, the invocations, the hits of
+    its ``screens``, the ``gates`` run, its ``sandbox`` and the connections it refused, and
+    the final state."""
+    sandboxed = sandbox if sandbox is not None and sandbox.recorded else None
+    final = timeline.final
+    verdict = _verdict(final)
+    lines = [
+        f"### {_cell(title)}",
+        "",
+        f"**{verdict}** after {len(timeline.bars)} agent invocations, "
+        f"{final.ledger.commits} commits, {final.ledger.agent_failures} agent failures; "
+        + (f"{gates_summary(gates)}; " if gates else "")
+        + (f"{screens_summary(screens)}; " if screens else "")
+        + (f"{sandbox_summary(sandboxed)}; " if sandboxed else "")
+        + f"spent {spend_summary(final.ledger.spend.total)}.",
+        "",
+        "| # | phase | role | agent | attempt | outcome | duration | tokens | cost | notes |",
+        "| ---: | --- | --- | --- | ---: | --- | ---: | ---: | ---: | --- |",
+    ]
+    for bar in timeline.bars:
+        cells = (*bar_cells(bar, seconds_text(bar.duration_s)), notes(bar))
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    lines += moves_markdown(timeline.moves)
+    lines += screens_markdown(screens)
+    lines += gates_markdown(gates)
+    lines += sandbox_markdown(sandboxed) if sandboxed else []
+    lines += tasks_markdown(final.context)
+    lines += ["", "| by | | cost | tokens |", "| --- | --- | ---: | ---: |"]
+    lines += [f"| {' | '.join(_cell(cell) for cell in row)} |" for row in spend_rows(timeline)]
+    lines += ["", "| | |", "| --- | --- |"]
+    rows = state_rows(final, screens, sandboxed)
+    lines += [f"| {_cell(what)} | {_cell(value)} |" for what, value in rows]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,250 @@
+"""``ralph report``'s gates: a lane on the timeline with one bar per gate run, coloured by
+outcome, and a table of the runs, in HTML and in Markdown (pure: strings in, strings out).
+
+A gate's output is the text of a command the agent may have written: every text is escaped
+(HTML, or literal Markdown), never markup. A run with no gate run gets none of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from html import escape
+from typing import Final
+
+from pipeline.app.cli._report_layout import (
+    action_text,
+    legend_html,
+    outcome_rules,
+    placed,
+    seconds_text,
+)
+from pipeline.app.cli._report_screens import screen_mark_html
+from pipeline.app.cli._safe import markdown_text, terminal_safe
+from pipeline.reducers.views import GateOutcome, GateRun, ScreenRun
+
+__all__ = [
+    "GATE_STYLE",
+    "gate_lane_html",
+    "gate_legend_html",
+    "gates_markdown",
+    "gates_summary",
+    "gates_table_html",
+]
+
+_COLOURS: Final = {
+    GateOutcome.PASSED: "#2da44e",
+    GateOutcome.BLOCKED: "#cf222e",
+    GateOutcome.WARNED: "#bf8700",
+    GateOutcome.STOPPED: "#82071e",
+    GateOutcome.CUT_SHORT: "#6e7781",
+    GateOutcome.RUNNING: "#0969da",
+}
+
+GATE_STYLE: Final = (
+    outcome_rules("gate-bar", _COLOURS)
+    + """
+.gate-bar { position: absolute; top: 2px; height: 18px; border-radius: 3px; color: #fff;
+            font-size: 11px; line-height: 18px; overflow: hidden; white-space: nowrap;
+            box-sizing: border-box; padding: 0 2px; }
+table.gates caption { text-align: left; font-weight: 600; padding-bottom: 4px; }
+table.gates pre { margin: 0; max-width: 60em; overflow-x: auto; font-size: 12px; }
+"""
+)
+"""The gates' part of the page's style (only in a page that has gate runs)."""
+
+_LAST_LINE_CHARS: Final = 120
+"""The most of a gate's last output line the Markdown table shows (the log has it all)."""
+
+
+def gates_summary(runs: Sequence[GateRun]) -> str:
+    """The gate runs in a few words: ``4 gate runs (2 passed, 1 blocked, 1 warned)`` (empty
+    when there is none)."""
+    if not runs:
+        return ""
+    counts = {o: sum(r.outcome is o for r in runs) for o in GateOutcome}
+    parts = ", ".join(f"{n} {o.value.replace('_', ' ')}" for o, n in counts.items() if n)
+    plural = "s" if len(runs) != 1 else ""
+    return f"{len(runs)} gate run{plural} ({parts})"
+
+
+def _status(run: GateRun) -> str:
+    """How the command ended, with its exit code: ``failed, exit 1``; ``cut short`` when the
+    run stopped before it reported."""
+    if run.outcome is GateOutcome.CUT_SHORT:
+        return "cut short (never reported)"
+    if run.status is None:
+        return "running"
+    if run.exit_code is None:
+        return run.status.value
+    return f"{run.status.value}, exit {run.exit_code}"
+
+
+def _action(run: GateRun) -> str:
+    """What the run's failure did, or ``-``."""
+    return action_text(run.action)
+
+
+def _duration(run: GateRun) -> str:
+    return seconds_text(run.duration_s)
+
+
+def _rows(runs: Sequence[GateRun]) -> list[tuple[str, ...]]:
+    """Each run's cells, as text: number, gate, boundary, iteration, duration, status,
+    action, log."""
+    return [
+        (
+            str(run.number),
+            run.gate,
+            run.boundary.value,
+            str(run.iteration),
+            _duration(run),
+            _status(run),
+            _action(run),
+            run.log_path or "-",
+        )
+        for run in runs
+    ]
+
+
+_HEADS: Final = ("#", "gate", "boundary", "iteration", "duration", "status", "action", "log")
+
+
+def _title(run: GateRun) -> str:
+    parts = [
+        f"gate {run.gate} ({run.boundary.value}), iteration {run.iteration}",
+        _status(run),
+        f"duration {_duration(run)}",
+        f"action: {_action(run)}",
+        f"log: {run.log_path or '-'}",
+    ]
+    pinning = pinning_text(run)
+    if pinning:
+        parts.append(pinning)
+    return "\n".join(parts)
+
+
+def pinning_text(run: GateRun) -> str:
+    """What the gate's world was: pinned to which base, with which of the agent's files not
+    used (empty for a gate that ran on the work tree as it was)."""
+    if run.pinned is None:
+        return ""
+    text = f"pinned to {run.pinned[:12]}"
+    if run.restored:
+        text += f"; the base's {', '.join(run.restored)} (the agent's changes to them not used)"
+    return text
+
+
+def gate_lane_html(
+    runs: Sequence[GateRun],
+    start: datetime,
+    end: datetime,
+    total: float,
+    screens: Sequence[ScreenRun] = (),
+) -> str:
+    """The timeline's gates lane: one bar per run and a small mark per screen, placed by
+    their time, coloured by their outcome (empty when there is neither)."""
+    if not runs and not screens:
+        return ""
+    # Screens and gate runs share the lane in time order, so no mark hides a bar (a screen
+    # comes before the gates of its round).
+    both: list[GateRun | ScreenRun] = [*runs, *screens]
+    items = sorted(both, key=_lane_order)
+    places = placed([_span(item) for item in items], start, end, total)
+    drawn = "".join(
+        _bar_html(item, left, width)
+        if isinstance(item, GateRun)
+        else screen_mark_html(item, left, width)
+        for item, (left, width) in zip(items, places, strict=True)
+    )
+    return (
+        '<div class="lane" data-lane="gates"><div class="lane-name">gates</div>'
+        f'<div class="track">{drawn}</div></div>'
+    )
+
+
+def _lane_order(item: GateRun | ScreenRun) -> tuple[datetime, bool, int]:
+    return (_span(item)[0], isinstance(item, GateRun), item.number)
+
+
+def _span(item: GateRun | ScreenRun) -> tuple[datetime, datetime | None]:
+    """When a gate run began and ended; a screen reports no start, so it is a moment."""
+    if isinstance(item, GateRun):
+        return item.started_at, item.ended_at
+    return item.at, item.at
+
+
+def _bar_html(run: GateRun, left: float, width: float) -> str:
+    return (
+        f'<div class="gate-bar {run.outcome.value}" data-number="{run.number}" '
+        f'data-gate="{escape(run.gate)}" data-outcome="{run.outcome.value}" '
+        f'style="left:{left:.3f}%;width:{width:.3f}%" title="{escape(_title(run))}">'
+        f"{escape(run.gate)}</div>"
+    )
+
+
+def gate_legend_html(runs: Sequence[GateRun]) -> str:
+    """The gate outcomes' colours for the legend (empty when there is no run)."""
+    if not runs:
+        return ""
+    return legend_html("gate", _COLOURS)
+
+
+def _output_html(run: GateRun) -> str:
+    pinning = pinning_text(run)
+    said = f'<p class="pinned">{escape(terminal_safe(pinning))}</p>' if pinning else ""
+    return said + _tail_html(run)
+
+
+def _tail_html(run: GateRun) -> str:
+    """The end of the gate's output, folded under its last line, escaped."""
+    if not run.tail:
+        return ""
+    last = run.tail.rstrip().rsplit("\n", 1)[-1]
+    return (
+        f"<details><summary>{escape(terminal_safe(last))}</summary>"
+        f"<pre>{escape(terminal_safe(run.tail, newlines=True))}</pre></details>"
+    )
+
+
+def gates_table_html(runs: Sequence[GateRun]) -> str:
+    """The Gates table: one row per run, with the end of its output (empty when there is no
+    run)."""
+    if not runs:
+        return ""
+    heads = "".join(f"<th>{head}</th>" for head in (*_HEADS, "end of output"))
+    body = "".join(
+        f'<tr data-outcome="{run.outcome.value}">'
+        + "".join(f"<td>{escape(terminal_safe(cell))}</td>" for cell in row)
+        + f"<td>{_output_html(run)}</td></tr>"
+        for run, row in zip(runs, _rows(runs), strict=True)
+    )
+    return (
+        '<table class="gates" id="gates"><caption>Gates</caption>'
+        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def _last_line(tail: str) -> str:
+    line = tail.rstrip().rsplit("\n", 1)[-1]
+    return line if len(line) <= _LAST_LINE_CHARS else line[: _LAST_LINE_CHARS - 1] + "…"
+
+
+def gates_markdown(runs: Sequence[GateRun]) -> list[str]:
+    """The Gates table in Markdown, each cell literal text, with the last line of each run's
+    output (no line when there is no run)."""
+    if not runs:
+        return []
+    lines = [
+        "",
+        "**Gates**",
+        "",
+        f"| {' | '.join((*_HEADS, 'last line of output'))} |",
+        "| ---: | --- | --- | ---: | ---: | --- | --- | --- | --- |",
+    ]
+    for run, row in zip(runs, _rows(runs), strict=True):
+        pinning = pinning_text(run)
+        last = _last_line(run.tail)
+        cells = (*row, f"[{pinning}] {last}" if pinning else last)
+        lines.append(f"| {' | '.join(markdown_text(cell) for cell in cells)} |")
+    return lines

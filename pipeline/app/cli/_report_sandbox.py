@@ -1,0 +1,186 @@
+"""The run's sandbox shown to people (pure: strings in, strings out): ``ralph report``'s
+Sandbox section in HTML and in Markdown (on or off and why, the endpoints agents may reach,
+the variables no agent got, by name, and a table of the connections refused), and the words
+``ralph status`` and the live panel use.
+
+An endpoint is the text of an agent's own request: every text is escaped (HTML, or literal
+Markdown), never markup. A run whose log says nothing of the sandbox (``[sandbox] mode =
+"off"``, or a run older than the sandbox) gets none of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import Final
+
+from pipeline.app.cli._safe import markdown_text, terminal_safe
+from pipeline.reducers.views import RefusedConnection, SandboxCheck, SandboxView
+
+__all__ = [
+    "SANDBOX_STYLE",
+    "refused_text",
+    "sandbox_html",
+    "sandbox_markdown",
+    "sandbox_rows",
+    "sandbox_summary",
+]
+
+SANDBOX_STYLE: Final = """
+table.sandbox caption, table.refused caption { text-align: left; font-weight: 600;
+                                               padding-bottom: 4px; }
+table.sandbox td, table.refused td { max-width: 60em; overflow-wrap: anywhere; }
+tr.sandbox-on td.said { color: #1a7f37; }
+tr.sandbox-off td.said { color: #9a6700; }
+p.refused-none { color: #57606a; margin: 4px 0 0; }
+"""
+"""The sandbox's part of the page's style (only in a page whose run recorded it)."""
+
+_ENDPOINTS_NAMED: Final = 3
+"""Endpoints a one-line account of refused connections names; the rest are counted."""
+
+_CHECK_HEADS: Final = ("when", "mode", "sandbox", "endpoints", "withheld variables")
+_REFUSED_HEADS: Final = ("endpoint", "agent", "role", "times", "invocations")
+
+
+def _count(number: int, what: str) -> str:
+    return f"{number} {what}" + ("" if number == 1 else "s")
+
+
+def sandbox_summary(view: SandboxView) -> str:
+    """The sandbox in a few words: ``sandbox on, 4 refused connections`` (empty when the log
+    says nothing of it)."""
+    if not view.recorded:
+        return ""
+    check = view.check
+    state = "sandbox not recorded" if check is None else f"sandbox {_on(check)}"
+    refused = view.refused_count
+    return state + (f", {_count(refused, 'refused connection')}" if refused else "")
+
+
+def _on(check: SandboxCheck) -> str:
+    return "on" if check.on else "off"
+
+
+def _times(count: int) -> str:
+    """As the agent's notice says it: ``once``, ``3 times``."""
+    return "once" if count == 1 else f"{count} times"
+
+
+def refused_text(refused: Sequence[RefusedConnection]) -> str:
+    """Refused connections on one line, per endpoint whoever asked, the first few named:
+    ``chatgpt.com:443 (3 times), example.org:443 (once)`` (empty when none was refused)."""
+    times: dict[str, int] = {}
+    for entry in refused:
+        times[entry.endpoint] = times.get(entry.endpoint, 0) + entry.count
+    named = [f"{endpoint} ({_times(count)})" for endpoint, count in times.items()]
+    more = f", and {len(named) - _ENDPOINTS_NAMED} more" if len(named) > _ENDPOINTS_NAMED else ""
+    return ", ".join(named[:_ENDPOINTS_NAMED]) + more
+
+
+def sandbox_rows(view: SandboxView | None) -> list[tuple[str, str]]:
+    """``ralph status``'s rows: what the agents ran in (the check's own words) and the
+    connections refused (none when the log says nothing of the sandbox, or was not read)."""
+    if view is None or not view.recorded:
+        return []
+    check = view.check
+    return [
+        ("sandbox", "-" if check is None else check.said),
+        ("refused connections", refused_text(view.refused) or "-"),
+    ]
+
+
+def _names(items: Sequence[str]) -> str:
+    return ", ".join(items) or "none"
+
+
+def _check_cells(check: SandboxCheck) -> tuple[str, ...]:
+    return (
+        check.at.isoformat(timespec="seconds"),
+        check.mode.value,
+        check.said,
+        _names(check.endpoints),
+        _names(check.withheld),
+    )
+
+
+def _invocations(entry: RefusedConnection) -> str:
+    return ", ".join(f"#{n}" for n in entry.invocations) or "-"
+
+
+def _refused_cells(entry: RefusedConnection) -> tuple[str, ...]:
+    return (entry.endpoint, entry.agent, entry.role.value, str(entry.count), _invocations(entry))
+
+
+def _cell_html(text: str, css: str = "") -> str:
+    css_class = f' class="{css}"' if css else ""
+    return f"<td{css_class}>{escape(terminal_safe(text))}</td>"
+
+
+def _check_html(check: SandboxCheck) -> str:
+    when, mode, said, endpoints, withheld = _check_cells(check)
+    return (
+        f'<tr class="sandbox-{_on(check)}" data-on="{str(check.on).lower()}">'
+        f"{_cell_html(when)}{_cell_html(mode)}{_cell_html(said, 'said')}"
+        f"{_cell_html(endpoints)}{_cell_html(withheld)}</tr>"
+    )
+
+
+def _refused_html(view: SandboxView) -> str:
+    """The refused connections' table; a line saying none was refused when the sandbox was
+    on (off, it refused nothing: no line)."""
+    if not view.refused:
+        check = view.check
+        on = check is not None and check.on
+        return '<p class="refused-none">No connection was refused.</p>' if on else ""
+    heads = "".join(f"<th>{head}</th>" for head in _REFUSED_HEADS)
+    body = "".join(
+        f'<tr data-endpoint="{escape(terminal_safe(entry.endpoint))}" '
+        f'data-count="{entry.count}">'
+        + "".join(_cell_html(cell) for cell in _refused_cells(entry))
+        + "</tr>"
+        for entry in view.refused
+    )
+    return (
+        '<table class="refused" id="refused"><caption>Refused connections</caption>'
+        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def sandbox_html(view: SandboxView) -> str:
+    """The Sandbox section: a row per check (on or off and why, the endpoints agents may
+    reach, the variables withheld, by name) and the refused connections (empty when the log
+    says nothing of the sandbox)."""
+    if not view.recorded:
+        return ""
+    heads = "".join(f"<th>{head}</th>" for head in _CHECK_HEADS)
+    body = "".join(_check_html(check) for check in view.checks)
+    checks = (
+        '<table class="sandbox" id="sandbox"><caption>Sandbox</caption>'
+        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
+        if view.checks
+        else ""
+    )
+    return f'<section class="sandbox">{checks}{_refused_html(view)}</section>'
+
+
+def _row(cells: Sequence[str]) -> str:
+    return f"| {' | '.join(markdown_text(cell) for cell in cells)} |"
+
+
+def sandbox_markdown(view: SandboxView) -> list[str]:
+    """The Sandbox section in Markdown, each cell literal text: the checks, then the refused
+    connections (no line when the log says nothing of the sandbox)."""
+    if not view.recorded:
+        return []
+    lines = ["", "**Sandbox**"]
+    if view.checks:
+        lines += ["", _row(_CHECK_HEADS), "| --- | --- | --- | --- | --- |"]
+        lines += [_row(_check_cells(check)) for check in view.checks]
+    if view.refused:
+        lines += ["", "**Refused connections**", ""]
+        lines += [_row(_REFUSED_HEADS), "| --- | --- | --- | ---: | --- |"]
+        lines += [_row(_refused_cells(entry)) for entry in view.refused]
+    elif view.check is not None and view.check.on:
+        lines += ["", "No connection was refused."]
+    return lines

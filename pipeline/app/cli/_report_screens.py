@@ -1,0 +1,183 @@
+"""``ralph report``'s screens of the run's changes: a small mark per screen on the gates lane,
+coloured by what it did, and a Screen table of every hit, in HTML and in Markdown (pure:
+strings in, strings out).
+
+A hit's path and detail are the agent's own text (a detail quotes a line of its files): every
+text is escaped (HTML, or literal Markdown), never markup. A run that never screened gets none
+of it. Scopes, kinds and actions are shown by their values, so a new one needs no change here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import Final
+
+from pipeline.app.cli._report_layout import action_text, legend_html, outcome_rules
+from pipeline.app.cli._safe import markdown_text, terminal_safe
+from pipeline.reducers.views import JudgedHit, ScreenOutcome, ScreenRun
+
+__all__ = [
+    "SCREEN_STYLE",
+    "screen_legend_html",
+    "screen_mark_html",
+    "screens_markdown",
+    "screens_summary",
+    "screens_table_html",
+]
+
+_COLOURS: Final = {
+    ScreenOutcome.CLEAN: "#2da44e",
+    ScreenOutcome.WARNED: "#bf8700",
+    ScreenOutcome.BLOCKED: "#cf222e",
+    ScreenOutcome.STOPPED: "#82071e",
+}
+
+SCREEN_STYLE: Final = (
+    outcome_rules("screen-mark", _COLOURS)
+    + """
+.screen-mark { position: absolute; top: 4px; height: 14px; border-radius: 7px;
+               box-sizing: border-box; border: 2px solid #1f2328; }
+table.screens caption { text-align: left; font-weight: 600; padding-bottom: 4px; }
+table.screens td.detail { max-width: 60em; overflow-wrap: anywhere; }
+"""
+)
+"""The screens' part of the page's style (only in a page that has screens)."""
+
+_DETAIL_CHARS: Final = 160
+"""The most of a hit's detail the Markdown table shows (the log has it all)."""
+
+
+def screens_summary(screens: Sequence[ScreenRun]) -> str:
+    """The screens in a few words: ``2 screens, 3 hits (1 blocked, 1 clean)`` (empty when
+    the run never screened)."""
+    if not screens:
+        return ""
+    counts = {o: sum(s.outcome is o for s in screens) for o in ScreenOutcome}
+    parts = ", ".join(f"{n} {o.value}" for o, n in counts.items() if n)
+    hits = sum(len(s.hits) for s in screens)
+    return f"{_count(len(screens), 'screen')}, {_count(hits, 'hit')} ({parts})"
+
+
+def _count(number: int, what: str) -> str:
+    return f"{number} {what}" + ("" if number == 1 else "s")
+
+
+def _when(screen: ScreenRun) -> str:
+    return screen.at.isoformat(timespec="seconds")
+
+
+def _screen_cells(screen: ScreenRun) -> tuple[str, ...]:
+    """A screen's own cells: number, when, iteration, scope, base, files."""
+    return (
+        str(screen.number),
+        _when(screen),
+        str(screen.iteration),
+        screen.scope.value,
+        screen.short_base,
+        str(screen.files),
+    )
+
+
+def _hit_cells(hit: JudgedHit | None) -> tuple[str, ...]:
+    """A hit's cells: kind, where, detail, action (a clean screen: ``clean`` and dashes)."""
+    if hit is None:
+        return ("clean", "-", "-", "-")
+    return (hit.hit.kind.value, hit.where, hit.hit.detail, action_text(hit.action))
+
+
+_HEADS: Final = (
+    "#",
+    "when",
+    "iteration",
+    "scope",
+    "base",
+    "files",
+    "hit",
+    "where",
+    "detail",
+    "action",
+)
+
+
+def _title(screen: ScreenRun) -> str:
+    lines = [
+        f"screen {screen.number} ({screen.scope.value}), iteration {screen.iteration}",
+        f"{screen.files} files since {screen.short_base}: {screen.outcome.value}",
+        *(f"{h.hit.kind.value} {h.where} ({h.action.value})" for h in screen.hits),
+    ]
+    return "\n".join(lines)
+
+
+def screen_mark_html(screen: ScreenRun, left: float, width: float) -> str:
+    """One screen's mark on the gates lane, coloured by what it did; its tooltip names the
+    hits (escaped)."""
+    return (
+        f'<div class="screen-mark {screen.outcome.value}" data-number="{screen.number}" '
+        f'data-outcome="{screen.outcome.value}" data-hits="{len(screen.hits)}" '
+        f'style="left:{left:.3f}%;width:{width:.3f}%" '
+        f'title="{escape(terminal_safe(_title(screen), newlines=True))}"></div>'
+    )
+
+
+def screen_legend_html(screens: Sequence[ScreenRun]) -> str:
+    """The screen outcomes' colours for the legend (empty when the run never screened)."""
+    if not screens:
+        return ""
+    return legend_html("screen", _COLOURS, "border-radius:6px")
+
+
+def _rows_html(screen: ScreenRun) -> str:
+    """A screen's rows: one per hit (one saying clean when it found none), its own cells
+    spanning them."""
+    hits: Sequence[JudgedHit | None] = screen.hits or (None,)
+    span = f' rowspan="{len(hits)}"' if len(hits) > 1 else ""
+    own = "".join(f"<td{span}>{escape(cell)}</td>" for cell in _screen_cells(screen))
+    rows = []
+    for index, hit in enumerate(hits):
+        action = "clean" if hit is None else hit.action.value
+        kind, where, detail, does = (escape(terminal_safe(c)) for c in _hit_cells(hit))
+        rows.append(
+            f'<tr data-screen="{screen.number}" data-action="{escape(action)}">'
+            + (own if index == 0 else "")
+            + f'<td>{kind}</td><td>{where}</td><td class="detail">{detail}</td><td>{does}</td>'
+            + "</tr>"
+        )
+    return "".join(rows)
+
+
+def screens_table_html(screens: Sequence[ScreenRun]) -> str:
+    """The Screen table: one row per hit of every screen (empty when the run never
+    screened)."""
+    if not screens:
+        return ""
+    heads = "".join(f"<th>{head}</th>" for head in _HEADS)
+    body = "".join(_rows_html(screen) for screen in screens)
+    return (
+        '<table class="screens" id="screens"><caption>Screen</caption>'
+        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _DETAIL_CHARS else text[: _DETAIL_CHARS - 1] + "…"
+
+
+def screens_markdown(screens: Sequence[ScreenRun]) -> list[str]:
+    """The Screen table in Markdown, each cell literal text, one row per hit (no line when
+    the run never screened)."""
+    if not screens:
+        return []
+    lines = [
+        "",
+        "**Screen**",
+        "",
+        f"| {' | '.join(_HEADS)} |",
+        "| ---: | --- | ---: | --- | --- | ---: | --- | --- | --- | --- |",
+    ]
+    for screen in screens:
+        for hit in screen.hits or (None,):
+            kind, where, detail, does = _hit_cells(hit)
+            cells = (*_screen_cells(screen), kind, where, _short(detail), does)
+            lines.append(f"| {' | '.join(markdown_text(cell) for cell in cells)} |")
+    return lines

@@ -1,0 +1,68 @@
+"""Where ``ralph`` reads a run from: an event store (the default) or a JSON Lines log (I/O)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from attrs import frozen
+
+from pipeline.app.cli._logfile import EventLogError, read_event_log
+from pipeline.core.serialization import EncodedCheckpoint
+from pipeline.events import PipelineEvent
+from pipeline.handlers.runtime import WorkspaceLayout
+from pipeline.handlers.store import StoreError, UnknownRunError, open_store_at, store_path
+
+__all__ = ["LogSource", "SourceError", "open_source"]
+
+
+class SourceError(EventLogError):
+    """The store or log named on the command line cannot be read as asked."""
+
+
+@frozen
+class LogSource:
+    """One run's events (re-readable) and stored checkpoints, with a name for messages."""
+
+    label: str
+    events: Callable[[], Iterator[PipelineEvent]]
+    checkpoints: list[EncodedCheckpoint]
+    is_store: bool
+    run_id: str | None = None
+    """The run read from a store (None for a ``.jsonl`` log)."""
+
+
+@contextlib.contextmanager
+def open_source(source: str | Path | None, run: str | None) -> Iterator[LogSource]:
+    """Open ``source`` (default: the workspace's store; a path, a store URL or a ``.jsonl``
+    log) at run ``run`` (default: the latest)."""
+    location = str(WorkspaceLayout(Path()).store if source is None else source)
+    try:
+        path = store_path(location)
+    except StoreError as error:
+        raise SourceError(str(error)) from error
+    if path is not None and path.suffix == ".jsonl":
+        log_path = path
+        if run is not None:
+            raise SourceError(f"{path} is a single run's log; --run applies to a store")
+        yield LogSource(str(path), lambda: read_event_log(log_path), [], False)
+        return
+    if path is not None and not path.is_file():
+        raise SourceError(
+            f"no event store at {path} (give a store or a .jsonl log, or run `ralph demo`)"
+        )
+    # A reader opens the store read-only; a damaged or unreachable store stays a StoreError
+    # (the CLI's store-error exit), an unknown run is bad input.
+    with open_store_at(location, read_only=True) as store:
+        try:
+            run_id = store.choose_run(run)
+        except UnknownRunError as error:
+            raise SourceError(str(error)) from error
+        yield LogSource(
+            f"{store.label} run {run_id}",
+            lambda: store.read(run_id),
+            store.checkpoints(run_id),
+            True,
+            run_id,
+        )

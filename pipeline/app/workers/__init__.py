@@ -1,0 +1,25 @@
+"""Many pipelines, many workers: submit runs to the PostgreSQL queue and run them with workers
+that hold leases and take over the runs of workers that died (needs the ``postgres`` extra)."""
+
+from pipeline.app.workers._parent import PARENT_ENV, exit_with_parent
+from pipeline.app.workers._worker import (
+    CancelError,
+    TicketTracing,
+    Worker,
+    WorkerReport,
+    cancel,
+    submit,
+    worker_name,
+)
+
+__all__ = [
+    "PARENT_ENV",
+    "CancelError",
+    "TicketTracing",
+    "Worker",
+    "WorkerReport",
+    "cancel",
+    "exit_with_parent",
+    "submit",
+    "worker_name",
+]

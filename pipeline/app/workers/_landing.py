@@ -1,0 +1,34 @@
+"""A queue worker's landing of a ticket's run (``[run] merge = true``): through the
+repository's merge queue, its integration's facts in the run's log in the queue's store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline import PipelineError
+from pipeline.app.workspace import Workspace, land_run
+from pipeline.core.state import PipelineState, TerminationReason
+from pipeline.handlers.runtime import GitError
+from pipeline.handlers.store import RunStore, StoreError
+
+__all__ = ["land_ticket"]
+
+
+def land_ticket(root: Path, workspace: Workspace, state: PipelineState, store: RunStore) -> str:
+    """Land the run (``state``) that worked in ``workspace``, a worktree of ``root``, when its
+    configuration says ``[run] merge = true`` and it completed its work; how that ended, as
+    the ticket's detail goes on ("; landed on main"), or "" when there was nothing to land."""
+    if not workspace.config.run.merge or state.run is None:
+        return ""
+    if state.progress.termination is not TerminationReason.COMPLETED:
+        return ""
+    try:
+        landing = land_run(root, workspace.layout.root, store, state.run.run_id)
+    except StoreError:
+        raise  # the store or the lease is gone: the ticket is taken over, not done
+    except (PipelineError, GitError, OSError) as error:
+        # The run completed all the same: the ticket is done; `ralph worktrees merge` goes on.
+        return f"; not merged: {error}"
+    now = landing.integration
+    said = now.reason or ", ".join(now.paths)
+    return f"; {now.status.value} on {now.target}" + (f" ({said})" if said else "")

@@ -1,0 +1,405 @@
+"""A worker: claims submitted pipelines from the PostgreSQL queue and runs each one with the
+same runtime as ``ralph run``, holding a lease it renews while it works (I/O).
+
+One worker runs one pipeline at a time (``ralph worker --concurrency N`` starts N of them as
+processes). A worker that dies leaves its lease to expire; the next claim of that ticket
+resumes the run from its last checkpoint and event tail. On SIGTERM or SIGINT the run at work
+is interrupted cleanly (its checkpoint saved) and its ticket released to the queue at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import FrameType
+
+import attrs
+from attrs import define, frozen
+
+from pipeline import PipelineError
+from pipeline.app.workers._landing import land_ticket
+from pipeline.app.workers._lease import LEASE_LOST, LeaseKeeper
+from pipeline.app.workflows import Preset, config_with_preset
+from pipeline.app.workspace import (
+    HalfMadeError,
+    RunSetupError,
+    WorktreeError,
+    drive,
+    open_workspace,
+    resolve_prompt,
+    ticket_worktree,
+)
+from pipeline.core.config import ConfigError, Durability
+from pipeline.core.state import Phase
+from pipeline.engine import Interruption
+from pipeline.events import Instant, RunId
+from pipeline.handlers import EffectTracer
+from pipeline.handlers.redaction import Redactor
+from pipeline.handlers.runtime import PromptSource
+from pipeline.handlers.store import LeaseLostError, StoreError
+from pipeline.handlers.store.postgres import PostgresEventStore
+from pipeline.handlers.store.queue import Lease, QueueBell, RunQueue, Ticket, TicketState
+
+__all__ = [
+    "CancelError",
+    "TicketTracing",
+    "Worker",
+    "WorkerReport",
+    "cancel",
+    "submit",
+    "worker_name",
+]
+
+TicketTracing = Callable[[Ticket], AbstractContextManager[EffectTracer | None]]
+"""Opens the tracing of one ticket's run and gives its tracer (for example a span per ticket
+parenting the run's effect spans; see ``ralph worker --otel``)."""
+
+
+def worker_name() -> str:
+    """A name unique to this worker process: host, process id and a random suffix."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def submit(
+    url: str,
+    workspace: Path,
+    *,
+    prompt: str | None = None,
+    prompt_file: Path | None = None,
+    preset: Preset | None = None,
+) -> Ticket:
+    """Queue a pipeline run for the workers: the workspace is checked now (its ``ralph.toml``,
+    with ``preset``'s workflow over it when given, and the prompt, read now: what is
+    submitted is what runs) and the ticket returned.
+
+    Raises ``ConfigError`` or :class:`~pipeline.app.workspace.RunSetupError` for a workspace that
+    could not run, :class:`~pipeline.handlers.store.StoreError` when the queue is unreachable.
+    """
+    config_text, source_name = None, None
+    if preset is not None:
+        config_text, source_name = config_with_preset(workspace, preset)
+    opened = open_workspace(workspace, config_text=config_text, config_source=source_name)
+    source = resolve_prompt(opened, prompt, prompt_file)
+    text = source.text if source.path is None else source.path.read_text("utf-8")
+    assert text is not None
+    if config_text is None:
+        config_text = opened.layout.config.read_text("utf-8")
+    with PostgresEventStore(url) as store:
+        ticket = f"t-{uuid.uuid4().hex[:12]}"
+        return RunQueue(store).submit(ticket, opened.layout.root, config_text, text)
+
+
+class CancelError(PipelineError, ValueError):
+    """The ticket cannot be cancelled (unknown, or its run has ended); the message says why."""
+
+
+def cancel(url: str, ticket: str, *, why: str = "cancelled") -> Ticket:
+    """Cancel a queued or running ticket (``why`` becomes its outcome) and return it as it
+    was just before: ``worker`` says who was running it.
+
+    A queued ticket is never claimed; a running one's worker is refused its next append and
+    stops the run (and its agent) at its next lease renewal, within a third of its lease.
+    Raises :class:`CancelError` for an unknown ticket or one that has ended.
+    """
+    with PostgresEventStore(url) as store:
+        queue = RunQueue(store)
+        before = queue.cancel(ticket, why)
+        if before is None:
+            now = queue.get(ticket)
+            if now is None:
+                raise CancelError(f"no ticket {ticket!r} in {store.label}")
+            raise CancelError(f"{ticket} has ended ({now.state}: {now.outcome}); nothing to cancel")
+    return before
+
+
+@define
+class WorkerReport:
+    """What a worker did before it stopped."""
+
+    claimed: int = 0
+    done: int = 0
+    failed: int = 0
+    released: int = 0
+    """Tickets given back to the queue when the worker was asked to stop, or while their
+    runs wait for a provider limit's reset."""
+    lost: int = 0
+    """Tickets another worker took over (this one stalled past its lease)."""
+    cancelled: int = 0
+    """Tickets cancelled while this worker ran them (their runs were stopped)."""
+
+
+@frozen
+class _Outcome:
+    state: TicketState | None
+    """DONE or FAILED to record; None: released, lost or cancelled, not ours to finish."""
+    detail: str
+    release: bool = False
+    """The run was interrupted on request: give the ticket back to the queue."""
+    not_before: datetime | None = None
+    """The run waits for a provider limit's reset: the ticket is claimable from then."""
+
+
+class Worker:
+    """Claims and runs queued pipelines from the store at ``url`` until stopped.
+
+    ``lease_s`` is how long a claim lasts without renewal (a dead worker's runs are taken
+    over that long after it died); ``poll_s`` how long an idle worker waits before looking
+    again, unless a ticket submitted or released meanwhile wakes it at once. A ticket claimed
+    more than ``max_claims`` times (its workers keep dying on it) is marked failed instead of
+    run again. ``on_message`` receives one line per thing worth telling an operator;
+    ``traced``, when given, the tracer of each ticket's run (see :data:`TicketTracing`).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: str | None = None,
+        lease_s: float = 30.0,
+        poll_s: float = 1.0,
+        max_claims: int = 5,
+        on_message: Callable[[str], None] | None = None,
+        traced: TicketTracing | None = None,
+    ) -> None:
+        if lease_s <= 0 or poll_s <= 0 or max_claims < 1:
+            raise ValueError("lease_s and poll_s must be positive, max_claims at least 1")
+        self.url = url
+        self.name = name or worker_name()
+        self.lease_s = lease_s
+        self.poll_s = poll_s
+        self.max_claims = max_claims
+        self.stopping: str | None = None
+        self._tell = on_message or (lambda _line: None)
+        self._traced = traced
+        self._current: Interruption | None = None
+        self._signals = threading.current_thread() is threading.main_thread()
+        # An outcome quotes errors, and is stored in the queue the whole team reads; the
+        # worker's lines go to logs.
+        self._redactor = Redactor.from_environment(os.environ)
+
+    def _say(self, line: str) -> None:
+        self._tell(self._redactor.text(line))
+
+    def stop(self, reason: str) -> None:
+        """Ask the worker to stop: the run at work is interrupted (and its ticket released),
+        no new ticket is claimed. Safe to call from a signal handler."""
+        if self.stopping is None:
+            self.stopping = reason
+        if self._current is not None:
+            self._current.request(reason)
+
+    def run(self, *, exit_when_idle: bool = False, max_runs: int | None = None) -> WorkerReport:
+        """Claim and run tickets until stopped (or, with ``exit_when_idle``, until the queue
+        has nothing to claim; with ``max_runs``, after that many claims)."""
+        report = WorkerReport()
+        delay = self.poll_s
+        bell = QueueBell(self.url)
+        with (
+            self._handling_signals(),
+            PostgresEventStore(self.url) as store,
+            contextlib.closing(bell),
+        ):
+            queue = RunQueue(store)
+            self._say(f"worker {self.name} polling {store.label}")
+            while self.stopping is None and (max_runs is None or report.claimed < max_runs):
+                try:
+                    ticket = queue.claim(self.name, self.lease_s)
+                except StoreError as error:
+                    # Unreachable for the store's whole retry period: wait longer each time.
+                    self._say(f"cannot claim: {error}; retrying in {delay:g} s")
+                    self._sleep(delay)
+                    delay = min(delay * 2, 30.0)
+                    continue
+                delay = self.poll_s
+                if ticket is None:
+                    if exit_when_idle:
+                        break
+                    # A submitted or released ticket rings the bell; an expired lease does
+                    # not, and is found by looking again after poll_s.
+                    bell.wait(self.poll_s, lambda: self.stopping is not None)
+                    continue
+                report.claimed += 1
+                self._settle(queue, ticket, self._run(ticket), report)
+        self._say(f"worker {self.name} stopped ({self.stopping or 'idle'})")
+        return report
+
+    def _sleep(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while self.stopping is None and time.monotonic() < deadline:
+            time.sleep(min(0.05, seconds))
+
+    def _run(self, ticket: Ticket) -> _Outcome:
+        """Run (or resume) the ticket's pipeline under this worker's lease."""
+        taking_over = ticket.claims > 1
+        verb = "resuming" if ticket.run_id else "starting"
+        self._say(
+            f"{verb} {ticket.ticket} in {ticket.workspace}"
+            + (f" (run {ticket.run_id}, claim {ticket.claims})" if taking_over else "")
+        )
+        if ticket.claims > self.max_claims:
+            detail = f"claimed {ticket.claims} times without finishing; not run again"
+            return _Outcome(TicketState.FAILED, detail)
+        lease = Lease(ticket.ticket, self.name)
+        interruption = Interruption()
+        self._current = interruption
+        if self.stopping is not None:
+            interruption.request(self.stopping)
+        keeper = LeaseKeeper(self.url, lease, self.lease_s, interrupt=self._signals)
+        try:
+            return self._drive(ticket, lease, interruption)
+        except LeaseLostError as error:
+            return _Outcome(None, f"lost: {error}")
+        finally:
+            self._current = None
+            keeper.stop()
+
+    def _drive(self, ticket: Ticket, lease: Lease, interruption: Interruption) -> _Outcome:
+        try:
+            workspace = open_workspace(Path(ticket.workspace), config_text=ticket.config)
+            if workspace.config.run.worktree or workspace.config.run.merge:  # one per ticket
+                inside = ticket_worktree(Path(ticket.workspace), ticket.ticket)
+                workspace = open_workspace(inside, config_text=ticket.config)
+        except HalfMadeError as error:
+            # Never run in it, never done: the next claim, a lease from now, tries again.
+            later = datetime.now(UTC) + timedelta(seconds=self.lease_s)
+            return _Outcome(None, f"not run: {error}", release=True, not_before=later)
+        except (ConfigError, RunSetupError, WorktreeError, OSError) as error:
+            return _Outcome(TicketState.FAILED, f"cannot run: {error}")
+        handed_back: list[Instant] = []
+
+        def hand_back(until: Instant) -> None:
+            # The ticket goes back to the queue until the reset; this worker serves others.
+            handed_back.append(until)
+            interruption.request(f"waiting for a provider's reset until {until.isoformat()}")
+
+        # The submitted [store] durability applies; its url does not (the run lives here).
+        synced = workspace.config.store.durability is not Durability.PROCESS
+        try:
+            traced = contextlib.nullcontext() if self._traced is None else self._traced(ticket)
+            with (
+                traced as tracer,
+                PostgresEventStore(self.url, guard=lease, synchronous_commit=synced) as store,
+            ):
+                result = drive(
+                    workspace,
+                    prompt=None if ticket.run_id else PromptSource(text=ticket.prompt),
+                    run_id=None if ticket.run_id is None else RunId(ticket.run_id),
+                    on_warning=self._say,
+                    tracer=tracer,
+                    store=store,
+                    signals=False,
+                    interruption=interruption,
+                    leased=True,
+                    hand_back=hand_back,
+                )
+                landed = land_ticket(Path(ticket.workspace), workspace, result.state, store)
+        except LeaseLostError:
+            raise
+        except StoreError as error:
+            # The database went away for longer than the store retries: the lease expires
+            # and the run is taken over; nothing more to record from here.
+            return _Outcome(None, f"store error: {error}")
+        except PipelineError as error:
+            return _Outcome(TicketState.FAILED, f"failed: {error}")
+        except Exception as error:  # a bug in one run must not stop the worker
+            return _Outcome(TicketState.FAILED, f"crashed: {type(error).__name__}: {error}")
+        state = result.state
+        if state.progress.phase is Phase.INTERRUPTED and interruption.reason is not None:
+            if handed_back:
+                reason = interruption.reason
+                return _Outcome(None, reason, release=True, not_before=handed_back[0])
+            return _Outcome(None, f"interrupted ({interruption.reason})", release=True)
+        termination = state.progress.termination
+        verdict = termination.value if termination is not None else state.progress.phase.value
+        return _Outcome(TicketState.DONE, verdict + landed)
+
+    def _settle(
+        self, queue: RunQueue, ticket: Ticket, outcome: _Outcome, report: WorkerReport
+    ) -> None:
+        """Record the outcome in the queue (or give the ticket back) and count it."""
+        outcome = attrs.evolve(outcome, detail=self._redactor.text(outcome.detail))
+        try:
+            if outcome.state is not None and queue.finish(
+                ticket.ticket, self.name, outcome.state, outcome.detail
+            ):
+                report.done += outcome.state is TicketState.DONE
+                report.failed += outcome.state is TicketState.FAILED
+                line = f"{outcome.state.value} ({outcome.detail})"
+            elif (
+                outcome.state is None
+                and outcome.release
+                and queue.release(ticket.ticket, self.name, outcome.not_before)
+            ):
+                report.released += 1
+                line = f"released ({outcome.detail})"
+            else:
+                line = self._left(queue, ticket, outcome, report)
+        except StoreError as error:
+            self._say(f"{ticket.ticket}: could not record {outcome.detail}: {error}")
+            return
+        self._say(f"{ticket.ticket}: {line}")
+
+    def _left(
+        self, queue: RunQueue, ticket: Ticket, outcome: _Outcome, report: WorkerReport
+    ) -> str:
+        """What became of a ticket this worker could not finish or release, said as it is:
+        cancelled, taken over by another worker, or still this worker's (a store outage cut
+        its run short) and given back to the queue now that the store answers."""
+        now = self._current_ticket(queue, ticket.ticket)
+        if now is None:
+            return (
+                f"not recorded ({outcome.detail}); the queue cannot be read, so the ticket is "
+                "left to its lease: once it expires, the next claim resumes the run"
+            )
+        if now.status is TicketState.CANCELLED:
+            report.cancelled += 1
+            return f"cancelled ({now.outcome}); its run was stopped"
+        if now.worker is not None and now.worker != self.name:
+            report.lost += 1
+            return f"taken over by {now.worker} ({outcome.detail})"
+        if now.status is TicketState.RUNNING and queue.release(ticket.ticket, self.name):
+            report.released += 1
+            return f"released: the next claim resumes its run ({outcome.detail})"
+        if now.status is TicketState.QUEUED:
+            return f"back in the queue: the next claim resumes its run ({outcome.detail})"
+        return f"now {now.state} ({now.outcome or 'no outcome'}); {outcome.detail}"
+
+    @staticmethod
+    def _current_ticket(queue: RunQueue, ticket: str) -> Ticket | None:
+        """The ticket as the queue has it now; None when the queue cannot be read."""
+        try:
+            return queue.get(ticket)
+        except StoreError:
+            return None
+
+    @contextlib.contextmanager
+    def _handling_signals(self) -> Iterator[None]:
+        """SIGTERM and SIGINT stop the worker; the lease keeper's signal interrupts the run
+        whose lease is gone. Only in the main thread (Python's signals are delivered there)."""
+        if not self._signals:
+            yield
+            return
+
+        def stop(signum: int, _frame: FrameType | None) -> None:
+            self.stop(signal.Signals(signum).name)
+
+        def lease_lost(_signum: int, _frame: FrameType | None) -> None:
+            if self._current is not None:
+                self._current.request("the lease is gone (cancelled or taken over)")
+
+        handlers = {signal.SIGTERM: stop, signal.SIGINT: stop, LEASE_LOST: lease_lost}
+        previous = {s: signal.signal(s, h) for s, h in handlers.items()}
+        try:
+            yield
+        finally:
+            for signum, old in previous.items():
+                signal.signal(signum, old)

@@ -1,0 +1,103 @@
+"""Running the pipeline in a workspace (a git repository with a ``ralph.toml``): checking it,
+choosing its store, and driving a run there with the real runtime. ``ralph run``, ``resume``,
+``demo`` and the queue's workers all start runs through here; ``ralph doctor`` checks one
+with :func:`diagnose`."""
+
+from pipeline.app.workspace._doctor import Check, Status, diagnose, would_fail
+from pipeline.app.workspace._doctor_agents import INSTALL_HINTS
+from pipeline.app.workspace._fork import (
+    ForkError,
+    fork_folder,
+    fork_point,
+    fork_run,
+    resume_hint,
+)
+from pipeline.app.workspace._interrupt_run import NotInterruptedError, interrupt_run
+from pipeline.app.workspace._lock import WorkspaceBusyError, ensure_idle
+from pipeline.app.workspace._merge import (
+    Landing,
+    LandingInterruptedError,
+    land_run,
+    merge_worktrees,
+    target_branch,
+)
+from pipeline.app.workspace._peek import peek_config
+from pipeline.app.workspace._reconcile import (
+    Reconciliation,
+    RecordedCommit,
+    RunDivergedError,
+    history_of,
+    reconcile,
+    recorded_commits,
+)
+from pipeline.app.workspace._run import (
+    RunSetupError,
+    Workspace,
+    check_clean,
+    drive,
+    open_store,
+    open_workspace,
+    resolve_prompt,
+    store_location,
+)
+from pipeline.app.workspace._worktrees import (
+    RUN_BRANCH_PREFIX,
+    HalfMadeError,
+    RunWorktree,
+    WorktreeError,
+    drop_worktree,
+    find_worktree,
+    new_worktree,
+    remove_worktree,
+    run_worktrees,
+    ticket_worktree,
+    worktree_diff,
+)
+
+__all__ = [
+    "INSTALL_HINTS",
+    "RUN_BRANCH_PREFIX",
+    "Check",
+    "ForkError",
+    "HalfMadeError",
+    "Landing",
+    "LandingInterruptedError",
+    "NotInterruptedError",
+    "Reconciliation",
+    "RecordedCommit",
+    "RunDivergedError",
+    "RunSetupError",
+    "RunWorktree",
+    "Status",
+    "Workspace",
+    "WorkspaceBusyError",
+    "WorktreeError",
+    "check_clean",
+    "diagnose",
+    "drive",
+    "drop_worktree",
+    "ensure_idle",
+    "find_worktree",
+    "fork_folder",
+    "fork_point",
+    "fork_run",
+    "history_of",
+    "interrupt_run",
+    "land_run",
+    "merge_worktrees",
+    "new_worktree",
+    "open_store",
+    "open_workspace",
+    "peek_config",
+    "reconcile",
+    "recorded_commits",
+    "remove_worktree",
+    "resolve_prompt",
+    "resume_hint",
+    "run_worktrees",
+    "store_location",
+    "target_branch",
+    "ticket_worktree",
+    "worktree_diff",
+    "would_fail",
+]

@@ -1,0 +1,307 @@
+"""``ralph doctor``: what would make a run in a workspace fail, found before it starts (I/O:
+reads files, runs ``git`` and each agent's ``--version``, connects to the store; changes
+nothing).
+
+Each check is a function returning :class:`Check` records: a name, OK/WARN/FAIL, what was
+found and the fix. FAIL means a run would fail (or could not start); WARN means it would run
+but something will not work as the user expects. :func:`diagnose` runs them all: the
+workspace's checks here, the agents' in ``_doctor_agents``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Final
+
+# Re-exported: callers ask the doctor for the pitfalls it checks, wherever they live.
+from pipeline.app.workspace._doctor_agents import agent_pitfalls as agent_pitfalls
+from pipeline.app.workspace._doctor_agents import check_agents
+from pipeline.app.workspace._doctor_check import Check, Runner, Status, run_command
+from pipeline.app.workspace._doctor_gates import check_gates
+from pipeline.app.workspace._doctor_sandbox import check_sandbox
+from pipeline.app.workspace._programs import missing_programs
+from pipeline.app.workspace._run import locate_store
+from pipeline.core.config import (
+    ConfigError,
+    RalphConfig,
+    parse_config,
+    require_chains,
+    topology_problems,
+)
+from pipeline.handlers.intake import EventsFileError, read_marker
+from pipeline.handlers.redaction import mask_password_of
+from pipeline.handlers.runtime import WorkspaceLayout, load_hat_schemas, load_response_schemas
+from pipeline.handlers.store import StoreError, store_path
+
+__all__ = ["Check", "Status", "diagnose", "would_fail"]
+
+_GIT_TIMEOUT_S: Final = 10.0
+_STORE_TIMEOUT_S: Final = 5
+
+
+def would_fail(checks: Sequence[Check]) -> bool:
+    """Whether any check says a run would fail."""
+    return any(check.status is Status.FAIL for check in checks)
+
+
+# -- the workspace -----------------------------------------------------------------------
+
+
+def check_config(root: Path) -> tuple[list[Check], RalphConfig | None]:
+    """``ralph.toml`` exists, parses strictly, names a chain for every role, and its response
+    schemas load; the configuration when it does."""
+    layout = WorkspaceLayout(root)
+    path = layout.config
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return [
+            Check("config", Status.FAIL, f"{path} not found", "run `ralph init` in the workspace")
+        ], None
+    except (OSError, UnicodeDecodeError) as error:
+        return [Check("config", Status.FAIL, f"cannot read {path}: {error}", "")], None
+    try:
+        config = parse_config(text, str(path))
+        require_chains(config, str(path))
+        load_response_schemas(config, root, str(path))
+        load_hat_schemas(config, root, str(path))
+    except ConfigError as error:
+        return [Check("config", Status.FAIL, str(error), f"correct {path.name}")], None
+    checks = [Check("config", Status.OK, f"{path} parses")]
+    for problem in topology_problems(config.loop_policy()):
+        # Errors were refused by the parser already: what is left works, but maybe not as meant.
+        checks.append(Check("topology", Status.WARN, problem.message, f"review {path.name}"))
+    return checks, config
+
+
+def check_prompt(root: Path, config: RalphConfig) -> list[Check]:
+    """The prompt file a plain ``ralph run`` reads exists and is not empty."""
+    path = root / config.prompt_file
+    fix = f"write the task in {config.prompt_file} (or give `ralph run --prompt TEXT`)"
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return [Check("prompt", Status.FAIL, f"{path} does not exist", fix)]
+    except (OSError, UnicodeDecodeError) as error:
+        return [Check("prompt", Status.FAIL, f"cannot read {path}: {error}", fix)]
+    if not text.strip():
+        return [Check("prompt", Status.FAIL, f"{path} is empty", fix)]
+    return [Check("prompt", Status.OK, f"{path} ({len(text.splitlines())} lines)")]
+
+
+def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
+    """The final check's program can be found (a run refuses to start without it); a
+    configuration with neither it nor gates is a warning: any completion claim would then be
+    believed."""
+    if not config.validate and config.gates:
+        return [Check("validate", Status.OK, "none: the gates check the work")]
+    if not config.validate:
+        fix = 'set validate = ["your", "test", "command"] in ralph.toml'
+        return [Check("validate", Status.WARN, "no final check: nothing tests the work", fix)]
+    missing = [
+        line for line in missing_programs(config, root, environ) if line.startswith("validate")
+    ]
+    if missing:
+        return [
+            Check(
+                "validate",
+                Status.FAIL,
+                missing[0],
+                f"install {config.validate[0]} or correct validate",
+            )
+        ]
+    return [Check("validate", Status.OK, " ".join(config.validate))]
+
+
+def check_ralph_folder(root: Path) -> list[Check]:
+    """``.ralph/`` (events file, marker, store, logs) can be written, and a marker left by an
+    earlier run names an events file agents may write."""
+    layout = WorkspaceLayout(root)
+    folder = root / ".ralph"
+    existing = folder if folder.is_dir() else root
+    if folder.exists() and not folder.is_dir():
+        return [Check(".ralph", Status.FAIL, f"{folder} is not a folder", f"remove {folder}")]
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return [
+            Check(
+                ".ralph",
+                Status.FAIL,
+                f"{existing} is not writable: no events file, marker or logs can be written",
+                f"make {existing} writable by this user",
+            )
+        ]
+    checks = [
+        Check(
+            ".ralph",
+            Status.OK,
+            f"{folder} writable" + ("" if folder.is_dir() else " (created by the first run)"),
+        )
+    ]
+    try:
+        marker = read_marker(layout.root)
+    except EventsFileError as error:
+        checks.append(
+            Check(
+                "events marker",
+                Status.WARN,
+                str(error),
+                "delete .ralph/current-events; the next run writes a new one",
+            )
+        )
+    else:
+        found = "none yet (the first run writes it)" if marker is None else f"names {marker}"
+        checks.append(Check("events marker", Status.OK, found))
+    return checks
+
+
+def check_git(root: Path, environ: Mapping[str, str], run: Runner = run_command) -> list[Check]:
+    """git is installed, ``root`` is a repository, and commits have an author."""
+    if shutil.which("git", path=environ.get("PATH")) is None:
+        return [Check("git", Status.FAIL, "git not found on PATH", "install git")]
+    try:
+        status, said = run(["git", "--version"], root, environ, _GIT_TIMEOUT_S)
+        checks = [Check("git", Status.OK, said)]
+        status, said = run(
+            ["git", "rev-parse", "--is-inside-work-tree"], root, environ, _GIT_TIMEOUT_S
+        )
+        if status != 0 or said != "true":
+            checks.append(
+                Check(
+                    "repository",
+                    Status.FAIL,
+                    f"{root} is not a git repository",
+                    f"git init {root} (ralph commits each iteration)",
+                )
+            )
+        else:
+            checks.append(Check("repository", Status.OK, str(root)))
+        checks.append(_identity(root, environ, run))
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return [Check("git", Status.FAIL, f"git does not answer: {error}", "reinstall git")]
+    return checks
+
+
+def _identity(root: Path, environ: Mapping[str, str], run: Runner) -> Check:
+    """Who commits: ``user.name`` and ``user.email`` (or git's environment variables)."""
+    missing = []
+    for key, variable in (("user.name", "GIT_AUTHOR_NAME"), ("user.email", "GIT_AUTHOR_EMAIL")):
+        if environ.get(variable):
+            continue
+        status, said = run(["git", "config", "--get", key], root, environ, _GIT_TIMEOUT_S)
+        if status != 0 or not said:
+            missing.append(key)
+    if missing:
+        fixes = " && ".join(f'git config {key} "..."' for key in missing)
+        return Check(
+            "git identity", Status.FAIL, f"no {' or '.join(missing)}: git refuses to commit", fixes
+        )
+    return Check("git identity", Status.OK, "user.name and user.email set")
+
+
+def _location(root: Path, config: RalphConfig | None, store: str | None) -> str:
+    """Where the workspace's events go, as ``ralph run`` chooses: ``store`` (``--store`` or
+    ``RALPH_STORE``), else ``[store] url`` (relative to the workspace), else
+    the default store (``.git/ralph/pipeline.db``)."""
+    configured = None if config is None else config.store.url
+    try:
+        return locate_store(WorkspaceLayout(root), configured, store)
+    except StoreError:
+        return configured or ""  # a malformed url: check_store names what is wrong with it
+
+
+def check_store(location: str) -> list[Check]:
+    """The store opens: a SQLite file readable (or its folder writable, to create it), a
+    PostgreSQL server reachable with the URL's credentials."""
+    try:
+        path = store_path(location)
+    except StoreError as error:
+        return [
+            Check("store", Status.FAIL, str(error), "give a path, sqlite:///PATH or postgresql://")
+        ]
+    if path is None:
+        return [_postgres(location)]
+    if path.is_file():
+        if not os.access(path, os.R_OK | os.W_OK):
+            return [
+                Check(
+                    "store",
+                    Status.FAIL,
+                    f"{path} is not readable and writable",
+                    f"chmod u+rw {path}",
+                )
+            ]
+        return [Check("store", Status.OK, f"SQLite {path}")]
+    parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
+    if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        return [
+            Check(
+                "store",
+                Status.FAIL,
+                f"cannot create {path}: {parent} is not a writable folder",
+                "give a store in a writable folder (--store, [store] url)",
+            )
+        ]
+    return [Check("store", Status.OK, f"SQLite {path} (created by the first run)")]
+
+
+def _postgres(url: str) -> Check:
+    """A PostgreSQL store: connect and ask one question (nothing is created or migrated)."""
+    try:
+        import psycopg
+    except ImportError:
+        return Check(
+            "store",
+            Status.FAIL,
+            "a PostgreSQL store needs psycopg",
+            "pip install 'ralph-pipeline[postgres]'",
+        )
+    from pipeline.handlers.store.postgres import describe_url
+
+    label = describe_url(url)
+    try:
+        with psycopg.connect(url, connect_timeout=_STORE_TIMEOUT_S) as conn:
+            version = conn.execute("SHOW server_version").fetchone()
+    except (psycopg.Error, ValueError) as error:
+        # psycopg quotes an unparsable URL whole: never its password
+        reason = mask_password_of(url, " ".join(str(error).split())) or type(error).__name__
+        return Check(
+            "store",
+            Status.FAIL,
+            f"{label}: cannot connect ({reason})",
+            "start the server, or correct the URL (host, port, database, user)",
+        )
+    return Check("store", Status.OK, f"{label} (PostgreSQL {version[0] if version else '?'})")
+
+
+# -- all of it ---------------------------------------------------------------------------
+
+
+def diagnose(
+    root: Path,
+    environ: Mapping[str, str],
+    *,
+    store: str | None = None,
+    is_root: bool = False,
+    run: Runner = run_command,
+) -> tuple[Check, ...]:
+    """Every check of the workspace at ``root``, in the order a run meets them: git, the
+    configuration, the prompt, the final check and the gates, ``.ralph/``, the store, each
+    agent, then the sandbox they run in."""
+    root = root.resolve()
+    checks = check_git(root, environ, run)
+    config_checks, config = check_config(root)
+    checks += config_checks
+    if config is not None:
+        checks += check_prompt(root, config)
+        checks += check_validate(root, config, environ)
+        checks += check_gates(root, config, environ)
+    checks += check_ralph_folder(root)
+    checks += check_store(_location(root, config, store))
+    if config is not None:
+        checks += check_agents(root, config, environ, is_root=is_root, run=run)
+        checks += check_sandbox(root, config, environ)
+    return tuple(checks)

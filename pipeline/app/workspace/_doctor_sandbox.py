@@ -1,0 +1,92 @@
+"""``ralph doctor``'s sandbox checks: whether bubblewrap starts a sandbox here, and whether each
+agent's model endpoint answers from inside it (I/O: runs bwrap, opens connections).
+
+With ``mode = "required"`` what would stop a run fails; with ``auto`` it warns (the run goes
+on unsandboxed and says why); with ``off`` one line says so. A model endpoint that does not
+answer from inside warns: the agent would fail before its first request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from pipeline.app.workspace._doctor_check import Check, Status
+from pipeline.core.config import RalphConfig
+from pipeline.core.sandbox import Endpoint, NetworkMode, SandboxMode, parse_endpoint
+from pipeline.handlers.runtime import SandboxUnavailableError, model_endpoints
+from pipeline.handlers.sandbox import INSTALL_HINT, probe, reach_from_inside
+
+__all__ = ["check_sandbox"]
+
+_NAME: Final = "sandbox"
+_OFF: Final = 'or set [sandbox] mode = "off" in ralph.toml'
+_USERNS_HINT: Final = (
+    "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on "
+    "Ubuntu 24.04, kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile "
+    "for bwrap)"
+)
+
+
+def _fix(reason: str) -> str:
+    if reason.startswith("bwrap not found"):
+        return f"{INSTALL_HINT}, {_OFF}"
+    if "namespace" in reason:
+        return f"{_USERNS_HINT}, {_OFF}"
+    return _OFF
+
+
+def _endpoints(
+    config: RalphConfig, root: Path, environ: Mapping[str, str]
+) -> tuple[dict[Endpoint, list[str]], list[Check]]:
+    """Which agents need each endpoint (``allow`` entries are needed by "[sandbox] allow"),
+    and a failing check for each agent whose base-URL setting is no endpoint."""
+    needed: dict[Endpoint, list[str]] = {}
+    for entry in config.sandbox.policy().allow:
+        needed.setdefault(entry, []).append("[sandbox] allow")
+    try:
+        derived = model_endpoints(config, root, environ)
+    except SandboxUnavailableError as error:
+        fix = "correct the agent's base URL setting"
+        return needed, [Check(f"{_NAME} endpoints", Status.FAIL, str(error), fix)]
+    for name, agent in config.agents.items():
+        for endpoint in (*derived.get(name, ()), *map(parse_endpoint, agent.sandbox.allow)):
+            needed.setdefault(endpoint, []).append(f"agent {name}")
+    return needed, []
+
+
+def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
+    """The sandbox's checks for ``config`` in ``root``: the probe, then each endpoint agents
+    need, reached from inside."""
+    policy = config.sandbox.policy()
+    if policy.mode is SandboxMode.OFF:
+        detail = "off in ralph.toml: agents run with your whole account"
+        return [Check(_NAME, Status.OK, detail, 'set [sandbox] mode = "auto" to run them in it')]
+    found = probe(environ, policy.uid)
+    if not found.works:
+        assert found.reason is not None
+        status = Status.FAIL if policy.mode is SandboxMode.REQUIRED else Status.WARN
+        detail = f"{policy.mode.value}, but {found.reason}"
+        return [Check(_NAME, status, detail, _fix(found.reason))]
+    inside = "" if found.uid is None else f", uid {found.uid} inside"
+    checks = [Check(_NAME, Status.OK, f"{found.backend} starts a sandbox here{inside}")]
+    needed, problems = _endpoints(config, root, environ)
+    checks += problems
+    if policy.network is NetworkMode.NONE:
+        if needed:
+            shown = ", ".join(map(str, needed))
+            detail = f'network = "none", yet agents need {shown}: they cannot reach their model'
+            fix = 'set [sandbox] network = "allow"'
+            checks.append(Check(f"{_NAME} network", Status.WARN, detail, fix))
+        return checks
+    for endpoint, why in reach_from_inside(found, list(needed)).items():
+        who = ", ".join(needed[endpoint])
+        name = f"{_NAME} {endpoint}"
+        if why is None:
+            checks.append(Check(name, Status.OK, f"answers from inside ({who})"))
+        else:
+            detail = f"does not answer from inside ({who}): {why}"
+            fix = "start it, or correct the base URL the agent's CLI reads"
+            checks.append(Check(name, Status.WARN, detail, fix))
+    return checks

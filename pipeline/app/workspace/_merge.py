@@ -1,0 +1,396 @@
+"""The merge queue (I/O: git, stores, a lock): ``ralph worktrees merge`` lands completed runs'
+branches on a target branch, one integrator at a time, in order.
+
+An integration is kept as facts in the completed run's own log (``IntegrationQueued`` and
+what followed, see :func:`~pipeline.engine.integrate`), so a killed integrator is finished by
+the next one: it first goes on with every integration the logs say is under way, then takes
+the ones asked for, in the order named. Integrators of one repository take turns on a lock in
+its git folder (the kernel drops it with its holder, however it dies), so the queue's order
+is the order they got the lock in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import final
+
+from attrs import frozen
+
+from pipeline import PipelineError
+from pipeline.app.workspace._carry import carry_setup
+from pipeline.app.workspace._lock import lock_mode
+from pipeline.app.workspace._peek import peek_config
+from pipeline.app.workspace._reconcile import recorded_commits
+from pipeline.app.workspace._run import locate_store
+from pipeline.app.workspace._worktrees import (
+    RunWorktree,
+    WorktreeError,
+    find_worktree,
+    main_worktree,
+    run_worktrees,
+)
+from pipeline.core.config import POSTGRES_SCHEMES, ConfigError, RalphConfig, parse_config
+from pipeline.core.state import Integration, IntegrationStatus, Phase, PipelineState
+from pipeline.engine import Interrupted, Interruption, integrate, load_state, utc_now
+from pipeline.events import (
+    AgentName,
+    CommitCreated,
+    Digest,
+    IntegrationQueued,
+    PipelineEvent,
+    RunForked,
+    RunId,
+    TerminationReason,
+)
+from pipeline.handlers.integration import (
+    Integrator,
+    RunCommits,
+    group_record,
+    holds,
+    scratch_folder,
+)
+from pipeline.handlers.redaction import Redactor
+from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, run_git
+from pipeline.handlers.store import (
+    NamedStore,
+    RunStore,
+    StoreCorruptError,
+    StoreError,
+    StoreMissingError,
+    open_store_at,
+)
+
+__all__ = ["Landing", "LandingInterruptedError", "land_run", "merge_worktrees", "target_branch"]
+
+_LOCK_NAME = "ralph-integration.lock"
+
+
+class LandingInterruptedError(PipelineError):
+    """A merge stopped at a safe point on a request (SIGINT, SIGTERM): ``reason`` says which;
+    ``worktree`` is the worktree whose landing was under way or next. Nothing is left half
+    done that the next ``ralph worktrees merge`` does not finish."""
+
+    def __init__(self, reason: str, worktree: RunWorktree | None) -> None:
+        super().__init__(
+            f"{reason}: the merge stopped while it waited for its turn; nothing was changed"
+            if worktree is None
+            else f"{reason}: the landing of {worktree.branch} stopped at a safe point; "
+            f"ralph worktrees merge {worktree.name} goes on with it"
+        )
+        self.reason = reason
+        self.worktree = worktree
+
+
+@final
+@frozen
+class Landing:
+    """How one worktree's integration ended: its worktree, and where it stands."""
+
+    worktree: RunWorktree
+    run_id: str
+    integration: Integration
+
+
+def target_branch(root: Path, into: str | None) -> str:
+    """The branch to land on: ``into``, or the branch the main worktree has checked out; it
+    must be a branch that exists."""
+    root = main_worktree(root)
+    policy = GitPolicy()
+    if into is None:
+        done = run_git(
+            root, "symbolic-ref", "--quiet", "--short", "HEAD", policy=policy, check=False
+        )
+        into = done.stdout.strip()
+        if not into:
+            raise WorktreeError(f"{root} is on no branch (a detached HEAD): name one with --into")
+    named = run_git(root, "check-ref-format", "--branch", into, policy=policy, check=False)
+    if named.returncode != 0 or into.startswith("-"):
+        raise WorktreeError(f"--into {into!r}: not a branch name")
+    exists = run_git(
+        root, "rev-parse", "--verify", "--quiet", f"refs/heads/{into}", policy=policy, check=False
+    )
+    if not exists.stdout.strip():
+        raise WorktreeError(f"there is no branch {into!r} in {root}")
+    return into
+
+
+def merge_worktrees(
+    root: Path,
+    names: Sequence[str],
+    *,
+    into: str | None = None,
+    on_landing: Callable[[Landing], None] | None = None,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+    interruption: Interruption | None = None,
+) -> list[Landing]:
+    """Land the named worktrees' branches on ``into`` (default: the main worktree's branch),
+    after finishing the integrations a killed integrator left under way; each outcome as it
+    ends (``on_landing``) and all of them, in order. Raises :class:`WorktreeError` for a bad
+    request before anything is queued. A worktree left with an integration under way that
+    cannot be gone on with is told to ``on_warning`` and skipped: the ones asked for go on.
+    A request to ``interruption`` stops it at a safe point (see :func:`integrate`) with
+    :class:`LandingInterruptedError`."""
+    root = main_worktree(root)
+    target = target_branch(root, into)
+    asked = [find_worktree(root, name) for name in dict.fromkeys(names)]
+    if lock_mode(WorkspaceLayout(root).ralph_dir) == "exclusive":
+        raise WorktreeError(f"a run is at work in {root}: merge once it has stopped")
+    landings: list[Landing] = []
+    with _integrator_turn(root, interruption):
+        worktrees = {w.path: w for w in run_worktrees(root)}
+        pending = [w for w in worktrees.values() if w.path not in {a.path for a in asked}]
+        for worktree in [*pending, *asked]:
+            current = worktrees.get(worktree.path, worktree)
+            try:
+                landing = _land(
+                    root,
+                    current,
+                    target,
+                    asked=worktree in asked,
+                    on_event=on_event,
+                    interruption=interruption,
+                )
+            except Interrupted as stopped:
+                raise LandingInterruptedError(str(stopped), current) from None
+            except (WorktreeError, StoreError) as error:
+                if worktree in asked or on_warning is None:
+                    raise
+                on_warning(str(error))
+                continue
+            if landing is not None:
+                landings.append(landing)
+                if on_landing is not None:
+                    on_landing(landing)
+    return landings
+
+
+def land_run(
+    root: Path,
+    worktree: Path,
+    store: RunStore,
+    run_id: RunId,
+    *,
+    into: str | None = None,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
+) -> Landing:
+    """Land run ``run_id`` of ``worktree`` (its log in ``store``) on ``into`` (default: the
+    main worktree's branch) at once, in the repository's queue: a queue worker's, for a
+    ticket run with ``[run] merge = true``."""
+    root = main_worktree(root)
+    target = target_branch(root, into)
+    found = find_worktree(root, str(worktree))
+    with _integrator_turn(root):
+        landing = _integrate_in(root, found, target, store, run_id, asked=True, on_event=on_event)
+    assert landing is not None  # asked: queued, or landed already
+    return landing
+
+
+def _land(
+    root: Path,
+    worktree: RunWorktree,
+    target: str,
+    *,
+    asked: bool,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+    interruption: Interruption | None,
+) -> Landing | None:
+    """Queue (``asked``) and carry out one worktree's integration, or go on with the one under
+    way; None when there is nothing to do for it."""
+    peeked = peek_config(worktree.path)
+    url = None if peeked is None else peeked.store.url
+    location = locate_store(WorkspaceLayout(worktree.path), url, None)
+    if worktree.busy:
+        if asked:
+            raise WorktreeError(f"a run is at work in {worktree.path}: merge once it ended")
+        return None
+    with _store(location, worktree, must_exist=asked) as store:
+        run_id = None if store is None else _latest(store, worktree)
+        if store is None or run_id is None:
+            if asked:
+                raise WorktreeError(f"{worktree.branch}: no run has been made in it")
+            return None
+        return _integrate_in(
+            root,
+            worktree,
+            target,
+            store,
+            RunId(run_id),
+            asked=asked,
+            on_event=on_event,
+            interruption=interruption,
+        )
+
+
+def _integrate_in(
+    root: Path,
+    worktree: RunWorktree,
+    target: str,
+    store: RunStore,
+    run_id: RunId,
+    *,
+    asked: bool,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+    interruption: Interruption | None = None,
+) -> Landing | None:
+    """Queue (``asked``) and carry out the integration of run ``run_id`` (its log in
+    ``store``) of ``worktree``, or go on with the one under way; the integrator's turn held."""
+    state, _ = load_state(store, run_id)
+    now = state.integration
+    config, digest = _config(root, worktree.path)
+    queued = None
+    if asked and (now is None or not now.status.under_way):
+        _check_landable(worktree, run_id, state)
+        if (
+            now is not None
+            and now.status is IntegrationStatus.LANDED
+            and holds(root, f"refs/heads/{target}", f"refs/heads/{worktree.branch}")
+        ):
+            return Landing(worktree, run_id, now)
+        resolvers = tuple(AgentName(name) for name in config.merge.resolvers)
+        queued = IntegrationQueued(worktree.branch, target, resolvers, utc_now())
+    elif now is None or not now.status.under_way:
+        return None
+    try:
+        scratch, group_file = scratch_folder(root, run_id), group_record(root, run_id)
+    except ValueError as error:
+        raise WorktreeError(f"{worktree.branch}: {error}") from error
+    redactor = Redactor.from_environment(os.environ, config.redaction.variables)
+    integrator = Integrator(
+        root,
+        scratch,
+        group_file,
+        run_id,
+        config,
+        digest,
+        utc_now,
+        _made(store, run_id),
+        prepare=lambda scratch: carry_setup(worktree.path, scratch),
+    )
+    with _store_lease(root, store):
+        integrator.end_left_behind()
+        state = integrate(
+            store,
+            integrator,
+            run_id,
+            redactor=redactor,
+            queued=queued,
+            on_event=on_event,
+            interruption=interruption,
+        )
+    assert state.integration is not None  # integrate recorded one or went on with one
+    return Landing(worktree, run_id, state.integration)
+
+
+def _made(store: RunStore, run_id: RunId) -> RunCommits:
+    """The commits run ``run_id``'s log records: the only ones its integration lands."""
+    events = list(store.read(run_id))
+    _, recorded = recorded_commits(events)
+    sources = (e.source_run for e in events if isinstance(e, RunForked))
+    return RunCommits(
+        run_id, tuple((r.effect_id, r.sha) for r in recorded), tuple(dict.fromkeys(sources))
+    )
+
+
+def _check_landable(worktree: RunWorktree, run_id: str, state: PipelineState) -> None:
+    """Refuse a run that has not completed its work."""
+    if state.phase is not Phase.COMPLETE or state.termination is not TerminationReason.COMPLETED:
+        stands = state.termination.value if state.termination else state.phase.value
+        raise WorktreeError(
+            f"{worktree.branch}: run {run_id} has not completed its work ({stands}); only a "
+            "completed run is merged"
+        )
+
+
+def _latest(store: NamedStore, worktree: RunWorktree) -> str | None:
+    """The run that worked in ``worktree``: the one its own store names, or, in a store
+    shared with other worktrees (``[store] url``), the latest that committed on its branch."""
+    summaries = store.runs()
+    if worktree.run is not None and any(s.run_id == worktree.run for s in summaries):
+        return worktree.run
+    for summary in reversed(summaries):
+        for event in store.read(summary.run_id):
+            if isinstance(event, CommitCreated) and event.branch == worktree.branch:
+                return summary.run_id
+    return None
+
+
+@contextlib.contextmanager
+def _store(
+    location: str, worktree: RunWorktree, *, must_exist: bool
+) -> Iterator[NamedStore | None]:
+    """The worktree's store, None when it has none yet (and none is needed)."""
+    if not must_exist and "://" not in location and not Path(location).is_file():
+        yield None
+        return
+    try:
+        opened = open_store_at(location, must_exist=True)
+    except (StoreMissingError, StoreCorruptError) as error:
+        raise WorktreeError(f"{worktree.branch}: its store cannot be opened: {error}") from error
+    except StoreError:
+        raise  # a full disk, a server gone: not the worktree's, and it says what to do
+    except (OSError, PipelineError) as error:
+        raise WorktreeError(f"{worktree.branch}: its store cannot be opened: {error}") from error
+    with opened:
+        yield opened
+
+
+def _config(root: Path, worktree: Path) -> tuple[RalphConfig, Digest]:
+    """The configuration the gates of an integration run with (their environment, the
+    sandbox, git's signing): the main workspace's ``ralph.toml``, which is the person's,
+    not the run's worktree's, which its agent could have changed; the worktree's only when
+    the workspace has none (a queue's tickets carry theirs). The gates' commands themselves
+    are the ones the run recorded when it started."""
+    file = WorkspaceLayout(root).config
+    if not file.is_file():
+        file = WorkspaceLayout(worktree).config
+    try:
+        text = file.read_text("utf-8")
+        config = parse_config(text, str(file))
+    except (OSError, UnicodeDecodeError, ConfigError) as error:
+        raise WorktreeError(f"{file}: {error}") from error
+    return config, Digest(hashlib.sha256(text.encode()).hexdigest())
+
+
+def _store_lease(root: Path, store: RunStore) -> contextlib.AbstractContextManager[object]:
+    """With a PostgreSQL store (a queue's, or ``[store] url``): the repository's integrator
+    lease there too, for integrators the file lock cannot see each other through (other
+    machines sharing the repository's folder); none with a SQLite store."""
+    url = getattr(store, "url", None)
+    if not isinstance(url, str) or not url.startswith(POSTGRES_SCHEMES):
+        return contextlib.nullcontext()
+    from pipeline.handlers.store.postgres import advisory_lease
+
+    return advisory_lease(url, f"ralph-integration:{_git_folder(root).resolve()}")
+
+
+@contextlib.contextmanager
+def _integrator_turn(root: Path, interruption: Interruption | None = None) -> Iterator[None]:
+    """This process's turn as the repository's integrator: waits for the one at work (a
+    request to ``interruption`` meanwhile: :class:`LandingInterruptedError`)."""
+    fd = os.open(_git_folder(root) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            with contextlib.nullcontext() if interruption is None else interruption.armed():
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except Interrupted as stopped:
+            raise LandingInterruptedError(str(stopped), None) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _git_folder(root: Path) -> Path:
+    """The repository's own git folder (its worktrees share it): where its integrators meet."""
+    try:
+        common = run_git(
+            root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
+        ).stdout.strip()
+    except GitError as error:
+        raise WorktreeError(f"cannot find the git folder of {root}: {error}") from error
+    return Path(common)

@@ -1,0 +1,62 @@
+"""The programs a run will start, found before it starts (I/O: reads PATH and the disk).
+
+``validate`` runs once, after every agent: a program that does not exist would be found only
+then. A chain whose every ``command`` agent names a missing program can do nothing either.
+Both are refused before the store is created. A missing agent with another agent of the
+chain to fall back to is left to the chain (it is a non-retriable failure there, by design);
+presets are ``ralph doctor``'s to check.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from pipeline.core.config import AgentConfig, RalphConfig
+from pipeline.events import Role
+
+__all__ = ["missing_programs"]
+
+
+def _found(program: str, root: Path, path: str | None) -> bool:
+    """Whether ``program`` can be started from ``root`` with ``path`` as PATH."""
+    if os.sep in program:
+        # A path: relative ones are relative to the workspace, where processes run.
+        candidate = Path(program) if os.path.isabs(program) else root / program
+        return candidate.is_file() and os.access(candidate, os.X_OK)
+    return shutil.which(program, path=path) is not None
+
+
+def _agent_found(agent: AgentConfig, root: Path, environ: Mapping[str, str]) -> bool:
+    if agent.command is None:
+        return True  # a preset: doctor's business, and a chain may fall back from it
+    path = agent.env.get("PATH", environ.get("PATH"))
+    return _found(agent.command[0], root, path)
+
+
+def missing_programs(config: RalphConfig, root: Path, environ: Mapping[str, str]) -> list[str]:
+    """One line per program the run cannot do without that cannot be found, naming the key."""
+    problems: list[str] = []
+    if config.validate and not _found(config.validate[0], root, environ.get("PATH")):
+        problems.append(f"validate: program {config.validate[0]!r} not found (on PATH or here)")
+    for index, gate in enumerate(config.gates):
+        path = gate.env.get("PATH", environ.get("PATH"))
+        if gate.argv and not _found(gate.argv[0], root, path):
+            problems.append(
+                f"gates.{index}.argv: program {gate.argv[0]!r} not found (on PATH or here)"
+            )
+    named: set[str] = set()  # an agent in several chains is named once
+    for role in Role:
+        chain = [(name, config.agents[name]) for name in config.chain_for(role)]
+        if chain and not any(_agent_found(agent, root, environ) for _, agent in chain):
+            name, agent = chain[0]
+            assert agent.command is not None, "only command agents can be missing"
+            if name not in named:
+                named.add(name)
+                problems.append(
+                    f"agents.{name}.command: program {agent.command[0]!r} not found, and "
+                    f"the {role.value} chain has no other agent"
+                )
+    return problems

@@ -1,0 +1,390 @@
+"""Starting and resuming runs in a workspace: `ralph run`, `resume`, `demo`, the workers (I/O).
+
+Everything a run needs is checked before any agent starts: the configuration (every mistake
+one line naming the key), the prompt, and the git repository.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+
+import attrs
+from attrs import frozen
+
+from pipeline import PipelineError
+from pipeline.app.workspace import _reconcile as reconciling
+from pipeline.app.workspace._dirty import dirty_message, dirty_paths
+from pipeline.app.workspace._lock import WorkspaceLock, hold_workspace
+from pipeline.app.workspace._programs import missing_programs
+from pipeline.app.workspace._read_only import left_read_only
+from pipeline.app.workspace._sandbox_start import settle_sandbox
+from pipeline.core.config import (
+    Durability,
+    RalphConfig,
+    parse_config,
+    require_chains,
+    topology_problems,
+)
+from pipeline.core.state import PipelineState
+from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
+from pipeline.events import Digest, Instant, Json, PipelineEvent, Role, RunId, RunStarted
+from pipeline.handlers import EffectTracer
+from pipeline.handlers.agents import known_pitfalls
+from pipeline.handlers.intake import write_marker
+from pipeline.handlers.redaction import Redactor
+from pipeline.handlers.runtime import (
+    GitError,
+    PromptSource,
+    Runtime,
+    UnsafePathError,
+    WorkspaceLayout,
+    ensure_excluded,
+    file_unfiled,
+    load_hat_schemas,
+    load_response_schemas,
+    outside_facts,
+    own_paths,
+)
+from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
+
+__all__ = [
+    "RunSetupError",
+    "Workspace",
+    "check_clean",
+    "drive",
+    "open_store",
+    "open_workspace",
+    "resolve_prompt",
+    "store_location",
+]
+
+
+class RunSetupError(PipelineError, ValueError):
+    """The run cannot start as asked; the message says what to fix."""
+
+
+@frozen
+class Workspace:
+    """A workspace ready to run in: its layout, its parsed configuration and the response
+    schemas that configuration names (read and checked once, before the run starts)."""
+
+    layout: WorkspaceLayout
+    config: RalphConfig
+    config_digest: Digest
+    schemas: Mapping[Role, Json]
+    hat_schemas: Mapping[str, Json] = MappingProxyType({})
+    """A topology's hats' response schemas, by hat name."""
+
+
+def _read_text(path: Path, *, missing: str, unreadable: str) -> str:
+    """The UTF-8 text of a file a run needs; ``RunSetupError`` with ``missing`` when it does not
+    exist, or ``unreadable`` plus the reason when it cannot be read."""
+    try:
+        return path.read_text("utf-8")
+    except FileNotFoundError as error:
+        raise RunSetupError(missing) from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise RunSetupError(f"{unreadable}: {error}") from error
+
+
+def _refuse_known_pitfalls(config: RalphConfig, source: str) -> None:
+    """Raise :class:`RunSetupError` when an agent the chains use would fail whatever it is
+    asked (Claude Code's bypass mode as root, ...): one line per problem, with its fix."""
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    problems: dict[str, None] = {}  # an agent in several chains has its problem once
+    for role in Role:
+        hat_args = config.hats.for_role(role).args
+        for name in config.chain_for(role):
+            agent = config.agents.get(name)
+            if agent is not None:
+                # The hat's arguments are the agent's too when it works for this role.
+                worn = attrs.evolve(agent, args=(*agent.args, *hat_args))
+                problems.update(dict.fromkeys(known_pitfalls(name, worn, os.environ, is_root)))
+    if problems:
+        raise RunSetupError(f"{source}: " + "\n".join(problems))
+
+
+def open_workspace(
+    root: Path, *, config_text: str | None = None, config_source: str | None = None
+) -> Workspace:
+    """Check ``root`` (a git repository with a valid ``ralph.toml``) and load its config
+    (``config_text`` instead of the file's, for a run submitted to the queue or a preset's
+    workflow over the file; ``config_source`` names that text in errors).
+
+    Raises ``ConfigError`` for configuration mistakes and :class:`RunSetupError` otherwise,
+    also when an agent the chains use is known to fail in this environment
+    (:func:`~pipeline.handlers.agents.known_pitfalls`).
+    """
+    root = root.resolve()
+    if not root.is_dir():
+        raise RunSetupError(f"{root} is not a directory")
+    layout = WorkspaceLayout(root)
+    path = layout.config
+    if config_text is None:
+        text = _read_text(
+            path,
+            missing=f"{path}: not found; run `ralph init` there to write a starter configuration",
+            unreadable=f"{path}: cannot read it",
+        )
+        source = str(path)
+    else:
+        text, source = config_text, config_source or f"{path} (as submitted)"
+    config = parse_config(text, source)
+    require_chains(config, source)
+    _refuse_known_pitfalls(config, source)
+    missing = missing_programs(config, root, os.environ)
+    if missing:
+        raise RunSetupError(f"{source}: " + "; ".join(missing))
+    schemas = load_response_schemas(config, root, source)  # a bad one stops the run now
+    hat_schemas = load_hat_schemas(config, root, source)
+    try:
+        ensure_excluded(root)
+    except UnsafePathError as error:
+        raise RunSetupError(str(error)) from error
+    except GitError as error:
+        raise RunSetupError(f"{root} is not a git repository ({error}); run `git init`") from error
+    digest = Digest(hashlib.sha256(text.encode()).hexdigest())
+    return Workspace(
+        layout, config, digest, MappingProxyType(schemas), MappingProxyType(hat_schemas)
+    )
+
+
+def resolve_prompt(
+    workspace: Workspace, prompt: str | None, prompt_file: Path | None
+) -> PromptSource:
+    """The prompt of a new run: ``--prompt``, else ``--prompt-file``, else the configured file."""
+    if prompt is not None and prompt_file is not None:
+        raise RunSetupError("give --prompt or --prompt-file, not both")
+    if prompt is not None:
+        if not prompt.strip():
+            raise RunSetupError("--prompt is empty")
+        return PromptSource(text=prompt)
+    root = workspace.layout.root
+    # --prompt-file is relative to where the command runs; the configured file to the workspace.
+    path = prompt_file.resolve() if prompt_file is not None else root / workspace.config.prompt_file
+    content = _read_text(
+        path,
+        missing=f"no prompt: {path} does not exist (write the task there, or give --prompt)",
+        unreadable=f"cannot read the prompt {path}",
+    )
+    if not content.strip():
+        raise RunSetupError(f"the prompt {path} is empty")
+    if path.is_symlink():
+        raise RunSetupError(
+            f"the prompt {path} is a symbolic link (to {os.readlink(path)}); ralph makes the "
+            "prompt read-only during a run and never changes a file through a link: replace it "
+            "by a regular file"
+        )
+    # Not resolved: the path is the file in the workspace, never a link's target.
+    return PromptSource(path=Path(os.path.abspath(path)))
+
+
+def store_location(workspace: Workspace, store: str | None = None) -> str:
+    """Where the workspace's events go: ``store`` (``--store``), else ``[store] url`` (relative
+    to the workspace), else the default store (``.git/ralph/pipeline.db``)."""
+    return locate_store(workspace.layout, workspace.config.store.url, store)
+
+
+def locate_store(layout: WorkspaceLayout, configured: str | None, store: str | None) -> str:
+    """:func:`store_location` from its parts: the workspace's ``layout``, its ``[store] url``
+    (None: not set) and ``--store`` (None: not given)."""
+    if store is not None:
+        return store
+    if configured is None:
+        return str(layout.store)
+    path = store_path(configured)
+    if path is None or path.is_absolute():
+        return configured
+    return str(layout.root / path)
+
+
+def open_store(workspace: Workspace, store: str | None = None) -> NamedStore:
+    """The workspace's store (see :func:`store_location`), opened with the durability its
+    ``[store]`` asks for."""
+    synced = workspace.config.store.durability is not Durability.PROCESS
+    return open_store_at(store_location(workspace, store), synced=synced)
+
+
+def _store_file(workspace: Workspace, store: str | None = None) -> tuple[Path, ...]:
+    """The SQLite file the workspace's events go to (see :func:`store_location`), as an
+    absolute path, when it is a file: it is ralph's own, never the person's or a commit's."""
+    path = store_path(store_location(workspace, store))
+    # A relative path left by store_location is a --store, opened relative to this process.
+    return () if path is None else (path.absolute(),)
+
+
+def _store_files(workspace: Workspace, store: EventStore | None) -> tuple[Path, ...]:
+    """The SQLite file the run's events go to, when it is a file (never to be committed)."""
+    located = getattr(store, "path", None)
+    return (located,) if isinstance(located, Path) else _store_file(workspace)
+
+
+def check_clean(workspace: Workspace, store: str | None, *, allow_dirty: bool) -> tuple[str, ...]:
+    """The person's uncommitted changes a new run must leave alone: :class:`RunSetupError`
+    naming them unless ``allow_dirty`` (then they are returned, for ``drive``'s
+    ``kept_paths``); ralph's own files do not count (``store``: ``--store``)."""
+    root = workspace.layout.root
+    own = own_paths(workspace.layout, workspace.config.prompt_file, _store_file(workspace, store))
+    try:
+        dirty = dirty_paths(root, own)
+    except GitError as error:
+        raise RunSetupError(f"cannot tell what is uncommitted in {root}: {error}") from error
+    if dirty and not allow_dirty:
+        raise RunSetupError(dirty_message(root, dirty))
+    return dirty
+
+
+def drive(
+    workspace: Workspace,
+    *,
+    prompt: PromptSource | None,
+    run_id: RunId | None,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+    tracer: EffectTracer | None = None,
+    store: EventStore | None = None,
+    signals: bool = True,
+    interruption: Interruption | None = None,
+    kept_paths: tuple[str, ...] = (),
+    leased: bool = False,
+    hand_back: Callable[[Instant], None] | None = None,
+) -> DurableRun:
+    """Start (``prompt``) or resume (``run_id``) a run and drive it until it stops.
+
+    ``store`` defaults to the workspace's own (:func:`open_store`); a store given is left
+    open. With ``signals``, SIGINT and SIGTERM interrupt the run cleanly (main thread only),
+    through ``interruption`` when given (its ``reason`` then tells the caller why it stopped).
+    ``kept_paths``: paths a new run's commits leave alone (see :func:`check_clean`).
+
+    Only one run at a time drives a workspace: :class:`WorkspaceBusyError` when another holds it
+    (``leased``: a queue worker's run, which shares the workspace with other workers only,
+    their leases deciding between them). ``hand_back``: a queue worker's, told of a long wait
+    for a provider limit's reset (``Runtime.hand_back``).
+    """
+    # A worker's lease decides between workers; the lock keeps hand-started runs apart.
+    with hold_workspace(workspace.layout.ralph_dir, run_id, shared=leased) as lock:
+        return _drive_held(
+            workspace,
+            lock,
+            prompt=prompt,
+            run_id=run_id,
+            on_event=on_event,
+            on_warning=on_warning,
+            tracer=tracer,
+            store=store,
+            signals=signals,
+            interruption=interruption,
+            kept_paths=kept_paths,
+            hand_back=hand_back,
+        )
+
+
+def _naming(
+    lock: WorkspaceLock, on_event: Callable[[PipelineState, PipelineEvent], None] | None
+) -> Callable[[PipelineState, PipelineEvent], None]:
+    """``on_event`` that also writes a new run's id into the lock once it is known."""
+
+    def observe(state: PipelineState, event: PipelineEvent) -> None:
+        if isinstance(event, RunStarted):
+            lock.name_run(event.run_id)
+        if on_event is not None:
+            on_event(state, event)
+
+    return observe
+
+
+def _drive_held(
+    workspace: Workspace,
+    lock: WorkspaceLock,
+    *,
+    prompt: PromptSource | None,
+    run_id: RunId | None,
+    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+    on_warning: Callable[[str], None] | None,
+    tracer: EffectTracer | None,
+    store: EventStore | None,
+    signals: bool,
+    interruption: Interruption | None,
+    kept_paths: tuple[str, ...],
+    hand_back: Callable[[Instant], None] | None,
+) -> DurableRun:
+    """:func:`drive` once the workspace is held."""
+    config = workspace.config
+    try:
+        stores = _store_files(workspace, store)
+        sandboxing = settle_sandbox(config, workspace.layout, stores, on_warning)
+    except GitError as error:
+        raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
+    runtime = Runtime(
+        workspace.layout,
+        workspace.config,
+        workspace.config_digest,
+        utc_now,
+        prompt=prompt,
+        run_id=run_id,
+        schemas=workspace.schemas,
+        hat_schemas=workspace.hat_schemas,
+        own_files=_store_files(workspace, store),
+        kept_paths=kept_paths,
+        sandboxing=sandboxing,
+        hand_back=hand_back,
+    )
+    interruption = Interruption() if interruption is None else interruption
+    workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)
+    if run_id is not None:
+        # A resume goes on writing to its own run's file; the marker points there again.
+        events_file = workspace.layout.events_file(run_id)
+        if events_file.is_file():
+            write_marker(workspace.layout.root, events_file)
+    with contextlib.ExitStack() as stack:
+        if store is None:
+            store = stack.enter_context(open_store(workspace))
+        if run_id is not None:
+            _check_reconciled(workspace, store, run_id)
+        # People's answers and guidance reach the run through its store only.
+        runtime.answers = opened = store
+        if prompt is not None and prompt.path is not None and run_id is None:
+            runtime.prompt_mode = left_read_only(store, prompt.path, on_warning)
+        if run_id is None and on_warning is not None:
+            for problem in topology_problems(workspace.config.loop_policy()):
+                on_warning(f"the topology: {problem.message}")
+        if signals:
+            stack.enter_context(interruption.on_signals())
+        done = run_durable(
+            store,
+            runtime,
+            run_id=run_id,
+            on_event=_naming(lock, on_event),
+            on_warning=on_warning,
+            interruption=interruption,
+            tracer=tracer,
+            redactor=Redactor.from_environment(os.environ, workspace.config.redaction.variables),
+            on_resume=lambda: runtime.sandbox_checked(runtime.clock()),
+            on_prompt=lambda state: outside_facts(opened, state, runtime.clock),
+            on_hook=runtime.hook,
+        )
+        file_unfiled(opened, done.state)  # the last agent's notes, with no prompt after them
+        return done
+
+
+def _check_reconciled(workspace: Workspace, store: EventStore, run_id: RunId) -> None:
+    """Raise :class:`RunDivergedError` when the run's log and git (or its events file)
+    disagree: a resume then would do a step twice or build on history that is gone."""
+    events = list(store.read(run_id))
+    state, recorded = reconciling.recorded_commits(events)
+    root = workspace.layout.root
+    try:
+        history = reconciling.history_of(root, run_id, events)
+    except GitError as error:
+        raise RunSetupError(f"cannot read the git history of {root}: {error}") from error
+    found = reconciling.reconcile(run_id, state, recorded, history, workspace.layout)
+    if found.problems:
+        raise reconciling.RunDivergedError(
+            f"run {run_id} was not resumed: its log and the workspace disagree: "
+            + "; ".join(found.problems)
+        )

@@ -1,0 +1,416 @@
+"""Runs in git worktrees of their own (I/O: git, files and stores): ``ralph run --worktree``
+makes one per run, on a branch of its own, so that many runs of one repository go on at once,
+each with its own log in its worktree's own store; ``ralph worktrees`` lists them with their
+runs, shows what a branch changed, and removes what was merged.
+
+A run's worktree is ``<workspace>-worktrees/<name>`` beside the workspace, on the branch
+``ralph/run-<name>``, made from the workspace's HEAD; it gets what the workspace has that the
+commit lacks (``carry_setup``). Forks (``ralph/fork-<run>``) are listed with them. They are
+measured against the HEAD of the repository's main worktree (the commands refuse to run from
+another). A worktree is never removed while a run holds it (``lock_mode``: looking takes no
+lock), and without ``force`` only when HEAD holds its branch's commits and its run
+has ended (a fork or a stopped run could still be resumed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final, final
+
+from attrs import frozen
+
+from pipeline import PipelineError
+from pipeline.app.workspace._carry import carry_setup
+from pipeline.app.workspace._lock import lock_mode
+from pipeline.app.workspace._making import (
+    MAKING,
+    Registered,
+    add_locked,
+    clear,
+    finish,
+    maker_at_work,
+    making,
+    registered,
+)
+from pipeline.core.state import Phase
+from pipeline.handlers.runtime import (
+    GitError,
+    GitPolicy,
+    WorkspaceLayout,
+    new_run_id,
+    run_git,
+    run_git_bytes,
+)
+from pipeline.handlers.store import open_store_at
+
+__all__ = [
+    "FORK_BRANCH_PREFIX",
+    "RUN_BRANCH_PREFIX",
+    "HalfMadeError",
+    "RunWorktree",
+    "WorktreeError",
+    "drop_worktree",
+    "find_worktree",
+    "main_worktree",
+    "new_worktree",
+    "remove_worktree",
+    "run_worktrees",
+    "ticket_worktree",
+    "worktree_diff",
+]
+
+RUN_BRANCH_PREFIX: Final = "ralph/run-"
+"""The branches ``ralph run --worktree`` makes."""
+
+FORK_BRANCH_PREFIX: Final = "ralph/fork-"
+"""The branches ``ralph fork`` makes."""
+
+_LISTED: Final = (f"refs/heads/{RUN_BRANCH_PREFIX}", f"refs/heads/{FORK_BRANCH_PREFIX}")
+
+
+class WorktreeError(PipelineError, ValueError):
+    """A worktree cannot be made, found or removed; the message says why, and nothing was
+    changed."""
+
+
+class HalfMadeError(WorktreeError):
+    """A worktree whose making was cut short could not be removed (so it cannot be made
+    anew); it is never used, and trying again later may remove it."""
+
+
+@final
+@frozen
+class RunWorktree:
+    """A worktree of ralph's: where it is, its branch and head, and against the workspace's
+    HEAD: the commits it has that HEAD lacks, and whether HEAD holds all of them (merged);
+    its latest run and how that run stands (None: no run yet) and whether it has ended, where
+    its landing through the merge queue stands (None: never queued), and whether a run holds
+    it."""
+
+    name: str
+    path: Path
+    branch: str
+    head: str
+    ahead: int
+    run: str | None
+    phase: str | None
+    ended: bool
+    busy: bool
+    landing: str | None = None
+    half_made: bool = False
+    """Its making was cut short (a partial checkout, nothing carried): nothing ever ran in it,
+    and it is never used; ``ralph worktrees clean`` removes it."""
+
+    @property
+    def merged(self) -> bool:
+        """Whether the workspace's HEAD holds every commit of its branch."""
+        return self.ahead == 0
+
+    @property
+    def removable(self) -> bool:
+        """Whether it goes without ``force``: merged, its run ended, no run at work in it (a
+        half-made one: merged)."""
+        return self.merged and self.ended and not self.busy
+
+
+def ticket_worktree(root: Path, ticket: str) -> Path:
+    """The worktree a queue worker runs ticket ``ticket`` of workspace ``root`` in (``[run]
+    worktree = true`` submitted): made at the first claim, found again at a takeover, so the
+    run resumes where it stopped. The ticket carries the configuration and the prompt.
+
+    A worktree whose making was cut short (a worker killed in its checkout) is never used: it
+    is removed and made anew on the ticket's branch, which is kept as it is."""
+    root = root.resolve()
+    target = _folder(root, ticket)
+    branch = f"{RUN_BRANCH_PREFIX}{ticket}"
+    with _turn(root):
+        entry = _entry(root, target)
+        if entry is not None and not entry.half_made:
+            if entry.branch == f"refs/heads/{branch}":
+                return target
+            raise WorktreeError(f"{target} is not the worktree of ticket {ticket} ({entry.branch})")
+        if entry is not None:
+            _clear(root, target, None)  # the branch has no commit of a run: nothing ran there
+        return _make(root, name=ticket, setup=False)[1]
+
+
+def new_worktree(
+    root: Path, *, name: str | None = None, setup: bool = True
+) -> tuple[str, Path, str]:
+    """A new worktree for a run of workspace ``root``, at its HEAD, with what a run needs
+    carried over (``setup``: refused when ``ralph.toml`` or the prompt has changes HEAD
+    lacks, which the run would miss). Returns its name (``name``, or a new one), its folder
+    and its branch."""
+    root = root.resolve()
+    with _turn(root):
+        return _make(root, name=name, setup=setup)
+
+
+def _make(root: Path, *, name: str | None, setup: bool) -> tuple[str, Path, str]:
+    """:func:`new_worktree` in this process's turn (:func:`making`); a branch of the name that
+    exists (a making cut short after git made it) is checked out as it is."""
+    if _git(root, "rev-parse", "--show-prefix").strip():
+        raise WorktreeError(f"{root} is a folder inside its repository: run from its top")
+    if not _git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip():
+        raise WorktreeError(f"{root} has no commit yet: a worktree starts from one")
+    # The worktree starts from HEAD: an edited ralph.toml or prompt would not go with it.
+    changed = _git(root, "status", "--porcelain", "--untracked-files=no", "--", *_SETUP)
+    if setup and changed.strip():
+        raise WorktreeError(
+            f"{', '.join(_SETUP)} in {root}: changes HEAD lacks; a worktree starts from HEAD, "
+            "so commit them first"
+        )
+    name = name or new_run_id(datetime.now(UTC))
+    target = _folder(root, name)
+    branch = f"{RUN_BRANCH_PREFIX}{name}"
+    exists = _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        add_locked(root, target, branch, None if exists.strip() else "HEAD")
+    except GitError as error:
+        raise WorktreeError(f"git worktree add failed: {error}") from error
+    try:
+        carry_setup(root, target)
+        finish(root, target)
+    except (OSError, PipelineError) as error:
+        drop_worktree(root, target, branch)
+        raise WorktreeError(
+            f"the worktree could not be made, and nothing of it is left: {error}"
+        ) from error
+    return name, target, branch
+
+
+def drop_worktree(root: Path, target: Path, branch: str) -> None:
+    """Remove a worktree just made, and its branch, after its making failed half-way (what
+    fails here leaves nothing worse: the worktree was never used, and is still locked as
+    half-made until it is gone)."""
+    with contextlib.suppress(GitError):
+        clear(root, target, branch)
+
+
+def run_worktrees(root: Path) -> list[RunWorktree]:
+    """ralph's worktrees of workspace ``root`` (runs' and forks'), oldest first; ``root``
+    must be the repository's main worktree, whose HEAD they are measured against."""
+    root = main_worktree(root)
+    found = []
+    listed = _listed(root)
+    # What looks half-made while a maker is at work may be its worktree: busy, never removed.
+    making_now = any(entry.half_made for entry, _ in listed) and _maker_at_work(root)
+    for entry, branch in listed:
+        path, half_made = entry.path, entry.half_made
+        head = entry.head.strip("0") and entry.head  # 40 zeros: git had not set it yet
+        counted = (
+            _git(root, "rev-list", "--count", f"HEAD..{head}", check=not half_made) if head else ""
+        )
+        made = "being made" if making_now else "half-made"
+        run, phase, ended, landing = (None, made, True, None) if half_made else _latest_run(path)
+        found.append(
+            RunWorktree(
+                name=branch.split("/", 1)[1].split("-", 1)[1],  # ralph/run-NAME: NAME
+                path=path,
+                branch=branch,
+                head=head,
+                ahead=int(counted.strip() or 0),
+                run=run,
+                phase=phase,
+                ended=ended,
+                busy=making_now if half_made else _busy(path),
+                landing=landing,
+                half_made=half_made,
+            )
+        )
+    return found
+
+
+def find_worktree(root: Path, name: str) -> RunWorktree:
+    """The worktree ``name`` names: its name, its branch or its folder."""
+    for worktree in run_worktrees(root):
+        if (
+            name in (worktree.name, worktree.branch)
+            or Path(name).expanduser().resolve() == worktree.path
+        ):
+            return worktree
+    raise WorktreeError(f"no worktree of ralph's named {name!r} here (ralph worktrees list)")
+
+
+def worktree_diff(root: Path, worktree: RunWorktree) -> str:
+    """What the worktree's branch changed since it left the workspace's HEAD (``git diff
+    HEAD...BRANCH``: the changes a merge would bring), bytes that are no UTF-8 replaced; no
+    external diff program or textconv filter of the repository's runs."""
+    args = ("diff", f"HEAD...{worktree.head}")  # run_git: no external diff or textconv
+    try:
+        done = run_git_bytes(main_worktree(root), *args, policy=GitPolicy())
+    except GitError as error:
+        raise WorktreeError(f"git diff failed: {error}") from error
+    return done.stdout.decode("utf-8", "replace")
+
+
+def remove_worktree(root: Path, worktree: RunWorktree, *, force: bool = False) -> None:
+    """Remove the worktree and its branch: refused while a run holds it, and, unless
+    ``force``, when its branch has commits the workspace's HEAD lacks or its folder holds
+    changes no commit has, or its run has not ended."""
+    root = main_worktree(root)
+    if worktree.half_made and not worktree.busy:
+        with _turn(root):
+            entry = _entry(root, worktree.path)
+            if entry is not None and not entry.half_made:
+                raise WorktreeError(
+                    f"{worktree.path} was being made, and is whole now: look again "
+                    "(ralph worktrees list)"
+                )
+            if not force and not worktree.merged:
+                raise WorktreeError(
+                    f"{worktree.branch} (half-made) has {worktree.ahead} commit(s) HEAD "
+                    "lacks: remove it with --force (they are lost)"
+                )
+            _clear(root, worktree.path, worktree.branch)
+            return
+    if worktree.half_made:
+        raise WorktreeError(f"{worktree.path} is being made: try again once it is made")
+    if worktree.busy or _busy(worktree.path):
+        raise WorktreeError(f"a run is at work in {worktree.path}: stop it first")
+    if not force and not worktree.merged:
+        raise WorktreeError(
+            f"{worktree.branch} has {worktree.ahead} commit(s) HEAD lacks: merge them, or "
+            "remove it with --force (they are lost)"
+        )
+    if not force and worktree.run is not None and not worktree.ended:
+        raise WorktreeError(
+            f"run {worktree.run} in {worktree.path} has not ended ({worktree.phase}): "
+            f"go on with ralph resume -C {worktree.path}, or remove it with --force (its "
+            "log goes with it)"
+        )
+    entry = _entry(root, worktree.path)
+    if entry is not None and entry.locked is not None:
+        # Not ralph's mark (that is half-made, above): someone locked it on purpose.
+        raise WorktreeError(
+            f"{worktree.path} is locked ({entry.locked or 'no reason given'}): unlock it "
+            f"with git worktree unlock {worktree.path} if it may go"
+        )
+    args = ["worktree", "remove", *(["--force"] if force else []), str(worktree.path)]
+    try:
+        run_git(root, *args, policy=GitPolicy())
+    except GitError as error:
+        why = "" if force else " (changes no commit has? --force removes them)"
+        raise WorktreeError(f"git would not remove {worktree.path}{why}: {error}") from error
+    _git(root, "branch", "-D", worktree.branch)
+
+
+def _folder(root: Path, name: str) -> Path:
+    """Where worktree ``name`` of workspace ``root`` lives."""
+    return root.parent / f"{root.name}-worktrees" / name
+
+
+_SETUP: Final = ("ralph.toml", "PROMPT.md")
+"""The files a worktree's run reads first, which must be as HEAD has them (or untracked)."""
+
+
+def main_worktree(root: Path) -> Path:
+    """``root``, which must be the top of its repository's main worktree."""
+    root = root.resolve()
+    own = _git(root, "rev-parse", "--path-format=absolute", "--git-dir").strip()
+    common = _git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    if Path(own).resolve() != Path(common).resolve():
+        main = Path(common).resolve().parent
+        raise WorktreeError(f"{root} is a linked worktree: run this from {main}")
+    return root
+
+
+def _listed(root: Path) -> list[tuple[Registered, str]]:
+    """Each of ralph's worktrees, as git lists it, with its branch: one on a branch of
+    ralph's, or one half-made by ralph before git set its branch (named in the lock's
+    reason)."""
+    try:
+        entries = registered(root)
+    except GitError as error:
+        raise WorktreeError(f"git worktree list failed: {error}") from error
+    found = []
+    for entry in entries:
+        ref = entry.branch or ""
+        if not ref.startswith(_LISTED) and entry.half_made and entry.locked:
+            # "ralph is making it (ralph/run-NAME); ...": the branch it was being made on
+            ref = "refs/heads/" + entry.locked.removeprefix(f"{MAKING} (").partition(")")[0]
+        if ref.startswith(_LISTED):
+            found.append((entry, ref.removeprefix("refs/heads/")))
+    return found
+
+
+@contextlib.contextmanager
+def _turn(root: Path) -> Iterator[None]:
+    """:func:`making`, its failure a :class:`WorktreeError`."""
+    try:
+        with making(root):
+            yield
+    except (GitError, OSError) as error:
+        raise WorktreeError(f"cannot take the turn to make worktrees of {root}: {error}") from error
+
+
+def _maker_at_work(root: Path) -> bool:
+    """:func:`maker_at_work`; when that cannot tell, as good as at work (nothing is
+    removed under a maker)."""
+    try:
+        return maker_at_work(root)
+    except (GitError, OSError):
+        return True
+
+
+def _entry(root: Path, target: Path) -> Registered | None:
+    """The worktree git has registered at ``target``, if any."""
+    try:
+        entries = registered(root)
+    except GitError as error:
+        raise WorktreeError(f"git worktree list failed: {error}") from error
+    return next((e for e in entries if e.path.resolve() == target.resolve()), None)
+
+
+def _clear(root: Path, target: Path, branch: str | None) -> None:
+    """:func:`clear`, its failure a :class:`WorktreeError`."""
+    try:
+        clear(root, target, branch)
+    except GitError as error:
+        raise WorktreeError(
+            f"the half-made worktree {target} cannot be removed: {error}"
+        ) from error
+
+
+def _latest_run(path: Path) -> tuple[str | None, str | None, bool, str | None]:
+    """The latest run in the worktree's own store, how it stands, whether it has ended, and
+    where its landing stands (None, None, True, None: no run there)."""
+    store = WorkspaceLayout(path).store
+    if not store.is_file():
+        return None, None, True, None
+    from pipeline.engine import load_state
+
+    try:
+        with open_store_at(str(store), must_exist=True, read_only=True) as opened:
+            summaries = opened.runs()
+            if not summaries:
+                return None, None, True, None
+            run_id = summaries[-1].run_id
+            state, _ = load_state(opened, run_id)
+    except (OSError, PipelineError):
+        return None, "unreadable store", False, None
+    stands = state.termination.value if state.termination else state.phase.value
+    landing = None if state.integration is None else state.integration.status.value
+    return run_id, stands, state.phase is Phase.COMPLETE, landing
+
+
+def _busy(path: Path) -> bool:
+    """Whether a run holds the worktree now (``lock_mode``; when that cannot tell, as good as
+    busy, so nothing is removed under a run)."""
+    try:
+        return lock_mode(WorkspaceLayout(path).ralph_dir) is not None
+    except OSError:
+        return True
+
+
+def _git(root: Path, *args: str, check: bool = True) -> str:
+    """ralph's own git in ``root`` (``run_git``: no hooks, filters or fsmonitor)."""
+    try:
+        done = run_git(root, *args, policy=GitPolicy(), check=check)
+    except GitError as error:
+        raise WorktreeError(f"git {' '.join(args[:2])} failed: {error}") from error
+    return done.stdout

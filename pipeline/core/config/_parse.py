@@ -1,0 +1,301 @@
+"""Parsing ``ralph.toml`` text into :class:`RalphConfig`, with errors that name the key (pure).
+
+Strict: an unknown key, a value of the wrong type (``"3"`` is not a number, ``1`` is not a
+boolean) or a chain naming an agent that is not configured is an error naming the key and the
+file. Nothing is ever silently ignored or coerced.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+import attrs
+from cattrs import transform_error
+from cattrs.errors import BaseValidationError, ForbiddenExtraKeysError
+from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn
+from cattrs.preconf.orjson import make_converter
+
+from pipeline import PipelineError
+from pipeline.core.config._bounds import check_ranges, find_nul
+from pipeline.core.config._gates import check_gates
+from pipeline.core.config._hooks import check_hooks
+from pipeline.core.config._limits import check_limits
+from pipeline.core.config._loop import HatConfig, HatsConfig, check_hats, check_loop
+from pipeline.core.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
+from pipeline.core.config._presets import OUTPUT_FORMATS, PRESETS
+from pipeline.core.config._refs import ref_problem
+from pipeline.core.config._sandbox import check_sandbox
+from pipeline.core.config._screen import check_screen
+from pipeline.core.config._topology_checks import Severity, topology_problems
+from pipeline.core.serialization import configure_primitives
+from pipeline.events import HUMAN_INTERACT_TOPIC, Role
+
+__all__ = ["ConfigError", "parse_config", "require_chains"]
+
+
+class ConfigError(PipelineError, ValueError):
+    """The configuration is invalid; the message names the file and every offending key."""
+
+
+_TOML_TYPES = {dict: "a table", list: "an array", str: "a string", int: "an integer"}
+
+
+def _kind(value: Any) -> str:
+    return _TOML_TYPES.get(type(value), type(value).__name__)
+
+
+def _converter() -> Any:
+    converter = make_converter(forbid_extra_keys=True)
+    configure_primitives(converter)
+
+    def tables(cls: type) -> Any:
+        """Classes come from tables only, with no unknown key."""
+        inner: Any = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True)
+
+        def structure(value: Any, type_: Any) -> Any:
+            if not isinstance(value, dict):
+                raise TypeError(f"expected a table, got {_kind(value)}")
+            return inner(value, type_)
+
+        return structure
+
+    # Registered before the agents' mapping is generated, so that it uses it for each agent.
+    converter.register_structure_hook_factory(attrs.has, tables)
+    agents_mapping: Any = make_mapping_structure_fn(dict[str, AgentConfig], converter)
+
+    def agents(value: Any, type_: Any) -> dict[str, AgentConfig]:
+        if not isinstance(value, dict):
+            raise TypeError(f"expected a table of agents, got {_kind(value)}")
+        result: dict[str, AgentConfig] = agents_mapping(value, type_)
+        return result
+
+    def strings(value: Any, _type: Any) -> tuple[str, ...]:
+        """Arrays of strings only: a lone string is not turned into its letters."""
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise TypeError(f"expected an array of strings, got {_kind(value)}")
+        return tuple(value)
+
+    converter.register_structure_hook_func(lambda t: t == dict[str, AgentConfig], agents)
+    converter.register_structure_hook_func(lambda t: t == tuple[str, ...], strings)
+    role_hats: Any = make_dict_structure_fn(HatsConfig, converter, _cattrs_forbid_extra_keys=True)
+    work_hats: Any = make_mapping_structure_fn(dict[str, HatConfig], converter)
+
+    def hats(value: Any, type_: Any) -> HatsConfig:
+        """``[hats]``: a table named after a role is the role's hat, unless it has triggers;
+        a table with triggers is a hat of the user's topology, whatever its name."""
+        if not isinstance(value, dict):
+            raise TypeError(f"expected a table of hats, got {_kind(value)}")
+        work = {k: v for k, v in value.items() if isinstance(v, dict) and "triggers" in v}
+        roles = {k: v for k, v in value.items() if k not in work}
+        unknown = sorted(set(roles) - _ROLE_NAMES)
+        if unknown:
+            raise ForbiddenExtraKeysError("", HatsConfig, set(unknown))
+        configured: HatsConfig = role_hats(roles, type_)
+        return attrs.evolve(configured, work=work_hats(work, dict[str, HatConfig]))
+
+    converter.register_structure_hook(HatsConfig, hats)
+    return converter
+
+
+_ROLE_NAMES = frozenset(role.value for role in Role)
+
+
+_CONVERTER = _converter()
+
+
+_UNKNOWN = "unknown key:"
+
+
+def _format(error: BaseException, type_: Any) -> str:
+    if isinstance(error, ForbiddenExtraKeysError):
+        return _UNKNOWN + ",".join(sorted(error.extra_fields))
+    if isinstance(error, KeyError):
+        return "is required"
+    if str(error):
+        return str(error)
+    return type(error).__name__
+
+
+def _key(path: str) -> str:
+    """``$.agents['claude'].model`` as a TOML key: ``agents.claude.model``."""
+    key = path.removeprefix("$").lstrip(".")
+    return key.replace("['", ".").replace("']", "").replace("[", ".").replace("]", "")
+
+
+def _hint(key: str, message: str) -> str:
+    """More to say about a value of the wrong type, where a common mistake explains it."""
+    if key.startswith("gates.") and key.endswith(".argv") and message.endswith("a string"):
+        return (
+            ' (a gate\'s argv is never a shell string: ["sh", "-c", "..."] runs a shell on purpose)'
+        )
+    return ""
+
+
+def parse_config(text: str, source: str) -> RalphConfig:
+    """The configuration in ``text`` (read from ``source``, named in errors)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{source}: not valid TOML: {error}") from error
+    nul = list(find_nul(data))
+    if nul:
+        raise ConfigError(f"{source}: " + "; ".join(nul))
+    try:
+        config: RalphConfig = _CONVERTER.structure(data, RalphConfig)
+    except BaseValidationError as error:
+        problems = []
+        for line in transform_error(error, path="$", format_exception=_format):
+            message, _, path = line.rpartition(" @ ")
+            key = _key(path)
+            if message.startswith(_UNKNOWN):
+                # A hat is named by its role, or has triggers; say which names there are.
+                hint = (
+                    f" (a hat per role: {', '.join(r.value for r in Role)}; a hat of your "
+                    "own topology has triggers)"
+                    if key == "hats"
+                    else ""
+                )
+                for name in message.removeprefix(_UNKNOWN).split(","):
+                    problems.append(f"{key + '.' if key else ''}{name}: unknown key{hint}")
+            else:
+                problems.append(f"{key}: {message}{_hint(key, message)}")
+        raise ConfigError(f"{source}: " + "; ".join(problems)) from error
+    _check(config, source)
+    return config
+
+
+def _check(config: RalphConfig, source: str) -> None:
+    """Rules that span keys: agents are well formed and every chain names known agents."""
+    problems = []
+    for name, agent in config.agents.items():
+        if (agent.preset is None) == (agent.command is None):
+            problems.append(f"agents.{name}: give exactly one of preset or command")
+        if agent.preset is not None and agent.preset not in PRESETS:
+            known = ", ".join(sorted(PRESETS))
+            problems.append(f"agents.{name}.preset: unknown preset {agent.preset!r} ({known})")
+        if agent.output_format is not None and agent.output_format not in OUTPUT_FORMATS:
+            known = ", ".join(OUTPUT_FORMATS)
+            problems.append(
+                f"agents.{name}.output_format: unknown format {agent.output_format!r} ({known})"
+            )
+        if agent.command is not None and not (agent.command and agent.command[0].strip()):
+            problems.append(f"agents.{name}.command: must name a program")
+    for role in Role:
+        hat_chain = config.hats.for_role(role).chain
+        key = f"hats.{role.value}.chain" if hat_chain else f"chains.{role.value}"
+        if hat_chain and getattr(config.chains, role.value):
+            problems.append(
+                f"{key}: the {role.value} chain is also given as chains.{role.value}; give it once"
+            )
+        chain = config.chain_for(role)
+        for agent_name in chain:
+            if agent_name not in config.agents:
+                problems.append(
+                    f"{key}: names agent {agent_name!r}, which is not configured "
+                    f"under [agents.{agent_name}]"
+                )
+        if len(set(chain)) != len(chain):
+            problems.append(f"{key}: names an agent twice")
+    for name, hat in config.hats.work.items():
+        for agent_name in hat.chain:
+            if agent_name not in config.agents:
+                problems.append(
+                    f"hats.{name}.chain: names agent {agent_name!r}, which is not configured "
+                    f"under [agents.{agent_name}]"
+                )
+        if len(set(hat.chain)) != len(hat.chain):
+            problems.append(f"hats.{name}.chain: names an agent twice")
+    for agent_name in config.merge.resolvers:
+        if agent_name not in config.agents:
+            problems.append(
+                f"merge.resolvers: names agent {agent_name!r}, which is not configured "
+                f"under [agents.{agent_name}]"
+            )
+    if len(set(config.merge.resolvers)) != len(config.merge.resolvers):
+        problems.append("merge.resolvers: names an agent twice")
+    for key, ref in (("rebase_onto", config.rebase_onto), ("branch", config.branch)):
+        problem = None if ref is None else ref_problem(ref)
+        if problem is not None:
+            problems.append(f"{key}: {problem}")
+    url = config.store.url
+    if url is not None and (
+        not url.strip() or ("://" in url and not url.startswith((*POSTGRES_SCHEMES, SQLITE_SCHEME)))
+    ):
+        problems.append(
+            f"store.url: {url!r} is not a store (use a path, sqlite:///PATH or "
+            "postgresql://USER@HOST:PORT/DATABASE)"
+        )
+    if config.validate and not config.validate[0].strip():
+        problems.append("validate: must name a program (or leave validate out)")
+    problems.extend(check_hats(config.hats))
+    loop = config.loop
+    acted_on = (loop.completion_promise, loop.cancellation_promise, HUMAN_INTERACT_TOPIC)
+    promises = tuple(t for t in acted_on if t) if config.hats.topology else None
+    problems.extend(check_gates(config.gates, loop.commits, promises))
+    problems.extend(check_screen(config.tamper, config.postconditions, config.loop.commits))
+    agent_sandboxes = {name: agent.sandbox for name, agent in config.agents.items()}
+    problems.extend(check_sandbox(config.sandbox, agent_sandboxes))
+    problems.extend(check_loop(config.loop, config.hats))
+    problems.extend(check_limits(config.limits))
+    problems.extend(check_hooks(config.hooks, config.notify))
+    ranges = check_ranges(config)
+    problems.extend(ranges)
+
+    for model, price in config.prices.items():
+        figures = (
+            price.input_usd_per_mtok,
+            price.output_usd_per_mtok,
+            price.cache_read_usd_per_mtok or 0.0,
+            price.cache_write_usd_per_mtok or 0.0,
+        )
+        if not all(0 <= figure < 1e9 for figure in figures):
+            problems.append(f"prices.{model}: prices must be from 0 (US dollars per 1M tokens)")
+    for key in ("max_event_lines", "max_event_bytes", "max_event_line_bytes"):
+        value = getattr(config.budgets, key)
+        if not 1 <= value <= 1 << 40:
+            problems.append(f"budgets.{key}: must be from 1 to 2**40, got {value}")
+    try:
+        if not ranges:  # each out-of-range value is named once, above
+            config.budgets.to_budget()
+    except ValueError as error:
+        problems.append(f"budgets: {error}")
+    if not problems and config.hats.topology:
+        problems.extend(_topology_errors(config))
+    if problems:
+        raise ConfigError(f"{source}: " + "; ".join(problems))
+
+
+def _topology_errors(config: RalphConfig) -> list[str]:
+    """What makes a topology unable to work as written (its warnings are shown by ``ralph
+    run`` and ``ralph doctor``)."""
+    return [
+        f"the topology: {problem.message}"
+        for problem in topology_problems(config.loop_policy())
+        if problem.severity is Severity.ERROR
+    ]
+
+
+def require_chains(config: RalphConfig, source: str) -> None:
+    """Raise :class:`ConfigError` unless every role has an agent to run (needed to start a run)."""
+    missing = [role.value for role in _needed_roles(config) if not config.chain_for(role)]
+    if missing:
+        raise ConfigError(
+            f"{source}: chains.{missing[0]}: no agent for the "
+            f"{', '.join(missing)} role{'s' if len(missing) > 1 else ''} "
+            '(set [chains] default = ["AGENT"] or a chain per role; `ralph init` writes one)'
+        )
+
+
+def _needed_roles(config: RalphConfig) -> tuple[Role, ...]:
+    """The roles a run of ``config`` may need an agent for: all of them in the built-in
+    pipeline; in a topology the developer (unless every hat has its own chain), the
+    committer when it commits, and the fixer (dev-fix)."""
+    if not config.hats.topology:
+        return tuple(Role)
+    needed = [Role.FIXER]
+    if not all(hat.chain for hat in config.hats.work.values()):
+        needed.insert(0, Role.DEVELOPER)
+    if config.loop.commits:
+        needed.insert(-1, Role.COMMITTER)
+    return tuple(needed)

@@ -1,0 +1,400 @@
+"""Effects: what orchestration asks a handler to do next (pure data).
+
+``Effect`` is a closed union like ``PipelineEvent``. Every effect carries an ``effect_id`` derived
+from the state it was decided from (``<run id>:<sequence>``), so that a handler resumed after a
+crash can recognise work it may already have done.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Mapping
+from typing import Final, TypeAlias, final
+
+from attrs import field, frozen
+
+from pipeline.core.effects._agent import (
+    BackOff,
+    CollectReport,
+    InvokeAgent,
+    MaterializePrompt,
+    PromptContext,
+    Publishing,
+    WaitForLimitReset,
+    ends_after_topics,
+)
+from pipeline.core.effects._id import EffectId
+from pipeline.core.effects._integration import (
+    GateReplayed,
+    IntegrationEffect,
+    MoveTarget,
+    ReplayBranch,
+)
+from pipeline.core.state.model import SpendLine
+from pipeline.core.state.termination import TerminationReason
+from pipeline.events.policy import GateSpec
+from pipeline.events.screen import PostconditionPolicy, ScreenScope, TamperPolicy
+from pipeline.events.values import (
+    COUNT_VALIDATOR,
+    FILE_MODE_VALIDATOR,
+    OPTIONAL_COUNT_VALIDATOR,
+    CheckpointTrigger,
+    Count,
+    GateBoundary,
+    Instant,
+    LogPosition,
+    QuestionId,
+    Role,
+)
+
+__all__ = [
+    "EFFECT_TAGS",
+    "AbortRebase",
+    "BackOff",
+    "BeginActivation",
+    "BeginFinalizing",
+    "BeginFixAttempt",
+    "BeginIteration",
+    "BeginPlanning",
+    "BeginReviewPass",
+    "CollectReport",
+    "CompleteRun",
+    "CreateCommit",
+    "Effect",
+    "EffectId",
+    "GateReplayed",
+    "IntegrationEffect",
+    "InvokeAgent",
+    "MaterializePrompt",
+    "MoveTarget",
+    "PromptContext",
+    "Publishing",
+    "Rebase",
+    "ReplayBranch",
+    "RequireHuman",
+    "RestorePromptPermissions",
+    "RunGate",
+    "SaveCheckpoint",
+    "ScreenChanges",
+    "StartRun",
+    "Terminate",
+    "TriggerDevFix",
+    "ValidateFinalState",
+    "WaitForHuman",
+    "WaitForLimitReset",
+    "WriteCompletionMarker",
+    "ends_after_topics",
+    "is_redoable",
+]
+
+
+@final
+@frozen(kw_only=True)
+class StartRun:
+    """Start the run: read the configuration and prompt, make the run id, report ``RunStarted``."""
+
+    effect_id: EffectId
+
+
+@final
+@frozen(kw_only=True)
+class BeginPlanning:
+    """Record that planning begins."""
+
+    effect_id: EffectId
+
+
+@final
+@frozen(kw_only=True)
+class BeginIteration:
+    """Record that development iteration ``iteration`` begins."""
+
+    effect_id: EffectId
+    iteration: Count = field(validator=COUNT_VALIDATOR)
+
+
+@final
+@frozen(kw_only=True)
+class BeginActivation:
+    """Record that iteration ``iteration`` of a user's topology begins: hat ``hat`` woken by
+    ``topic`` (as the state routed it)."""
+
+    effect_id: EffectId
+    iteration: Count = field(validator=COUNT_VALIDATOR)
+    hat: str
+    topic: str
+
+
+@final
+@frozen(kw_only=True)
+class RunGate:
+    """Run gate ``gate``'s command ``argv`` in the workspace (at ``boundary``) within its
+    timeouts, and report its start and how it ended. With ``pin_base``, it runs in a scratch
+    copy of the work tree whose tests and test configuration (``test_paths`` besides the
+    built-in patterns) and the files ``argv`` names are as commit ``pin_base`` has them."""
+
+    effect_id: EffectId
+    gate: str
+    boundary: GateBoundary
+    argv: tuple[str, ...]
+    timeout_s: Count = field(validator=COUNT_VALIDATOR)
+    inactivity_timeout_s: Count | None = field(default=None, validator=OPTIONAL_COUNT_VALIDATOR)
+    pin_base: str | None = None
+    test_paths: tuple[str, ...] = ()
+
+
+@final
+@frozen(kw_only=True)
+class ScreenChanges:
+    """Screen the change from ``base`` (None: the empty tree) to the work tree under the run's
+    recorded policies, and report the hits. ``gates`` are the run's gates: the workspace files
+    their commands run are protected."""
+
+    effect_id: EffectId
+    scope: ScreenScope
+    base: str | None
+    tamper: TamperPolicy | None
+    postconditions: PostconditionPolicy | None
+    gates: tuple[GateSpec, ...]
+
+
+@final
+@frozen(kw_only=True)
+class BeginReviewPass:
+    """Record that review pass ``review_pass`` begins."""
+
+    effect_id: EffectId
+    review_pass: Count = field(validator=COUNT_VALIDATOR)
+
+
+@final
+@frozen(kw_only=True)
+class BeginFixAttempt:
+    """Record that fixing the issues of review pass ``review_pass`` begins."""
+
+    effect_id: EffectId
+    review_pass: Count = field(validator=COUNT_VALIDATOR)
+
+
+@final
+@frozen(kw_only=True)
+class SaveCheckpoint:
+    """Store the state folded from the first ``sequence`` events."""
+
+    effect_id: EffectId
+    trigger: CheckpointTrigger
+    sequence: LogPosition = field(validator=COUNT_VALIDATOR)
+
+
+@final
+@frozen(kw_only=True)
+class CreateCommit:
+    """Commit the workspace's changes with ``message`` (skip when nothing changed).
+
+    ``may_exist``: this commit is asked for again right after a resume, so the process that
+    died may have made it already; the handler must look for a commit carrying
+    ``effect_id`` before making another. ``spent`` and ``models``: what the invocations since
+    the last commit used, and their models (``""``: unknown), for the commit's ``Ralph-Cost``
+    and ``Ralph-Model`` trailers.
+    """
+
+    effect_id: EffectId
+    message: str
+    may_exist: bool
+    spent: SpendLine
+    models: tuple[str, ...]
+
+
+@final
+@frozen(kw_only=True)
+class Rebase:
+    """Rebase the working branch onto ``onto``."""
+
+    effect_id: EffectId
+    onto: str
+
+
+@final
+@frozen(kw_only=True)
+class AbortRebase:
+    """Abort the conflicted rebase in progress."""
+
+    effect_id: EffectId
+
+
+@final
+@frozen(kw_only=True)
+class ValidateFinalState:
+    """Run the final checks on the finished work."""
+
+    effect_id: EffectId
+
+
+@final
+@frozen(kw_only=True)
+class TriggerDevFix:
+    """Report that ``failed_role``'s chain is exhausted and start dev-fix."""
+
+    effect_id: EffectId
+    failed_role: Role
+    reason: str
+
+
+@final
+@frozen(kw_only=True)
+class WriteCompletionMarker:
+    """Write the completion marker with ``status`` and ``reason``."""
+
+    effect_id: EffectId
+    status: str
+    reason: str
+
+
+@final
+@frozen(kw_only=True)
+class WaitForHuman:
+    """Wait for the answer to ``question_id`` until ``deadline``.
+
+    With ``question_id`` None the question (``question``) has no id yet: the handler gives it
+    one nobody can predict and reports ``HumanQuestionAsked`` instead of waiting.
+    """
+
+    effect_id: EffectId
+    question_id: QuestionId | None
+    deadline: Instant
+    question: str = ""
+
+
+@final
+@frozen(kw_only=True)
+class BeginFinalizing:
+    """Record that finalization begins."""
+
+    effect_id: EffectId
+
+
+@final
+@frozen(kw_only=True)
+class RestorePromptPermissions:
+    """Give the user's prompt file at ``path`` its ``mode`` back (None: nothing was protected)."""
+
+    effect_id: EffectId
+    path: str | None
+    mode: Count | None = field(validator=FILE_MODE_VALIDATOR)
+    """The mode ``PromptFileProtected`` recorded (a count, like there: it fits the wire)."""
+
+
+@final
+@frozen(kw_only=True)
+class CompleteRun:
+    """Record that the run is complete, ended by ``reason``."""
+
+    effect_id: EffectId
+    reason: TerminationReason
+
+
+@final
+@frozen(kw_only=True)
+class Terminate:
+    """Stop: the run is terminal. ``reason`` decides the exit code."""
+
+    effect_id: EffectId
+    reason: TerminationReason
+
+
+@final
+@frozen(kw_only=True)
+class RequireHuman:
+    """Record that the run cannot go on without a person: ``reason`` and ``detail``."""
+
+    effect_id: EffectId
+    reason: str
+    detail: str
+
+
+Effect: TypeAlias = (
+    StartRun
+    | BeginPlanning
+    | BeginIteration
+    | BeginActivation
+    | BeginReviewPass
+    | BeginFixAttempt
+    | MaterializePrompt
+    | InvokeAgent
+    | CollectReport
+    | RequireHuman
+    | BackOff
+    | WaitForLimitReset
+    | SaveCheckpoint
+    | CreateCommit
+    | Rebase
+    | AbortRebase
+    | RunGate
+    | ScreenChanges
+    | ValidateFinalState
+    | TriggerDevFix
+    | WriteCompletionMarker
+    | WaitForHuman
+    | BeginFinalizing
+    | RestorePromptPermissions
+    | CompleteRun
+    | Terminate
+)
+"""Everything orchestration can ask for: a closed union."""
+
+EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
+    {
+        StartRun: "effect.start_run",
+        BeginPlanning: "effect.begin_planning",
+        BeginIteration: "effect.begin_iteration",
+        BeginActivation: "effect.begin_activation",
+        BeginReviewPass: "effect.begin_review_pass",
+        BeginFixAttempt: "effect.begin_fix_attempt",
+        MaterializePrompt: "effect.materialize_prompt",
+        InvokeAgent: "effect.invoke_agent",
+        CollectReport: "effect.collect_report",
+        RequireHuman: "effect.require_human",
+        BackOff: "effect.back_off",
+        WaitForLimitReset: "effect.wait_for_limit_reset",
+        SaveCheckpoint: "effect.save_checkpoint",
+        CreateCommit: "effect.create_commit",
+        Rebase: "effect.rebase",
+        AbortRebase: "effect.abort_rebase",
+        RunGate: "effect.run_gate",
+        ScreenChanges: "effect.screen_changes",
+        ValidateFinalState: "effect.validate_final_state",
+        TriggerDevFix: "effect.trigger_dev_fix",
+        WriteCompletionMarker: "effect.write_completion_marker",
+        WaitForHuman: "effect.wait_for_human",
+        BeginFinalizing: "effect.begin_finalizing",
+        RestorePromptPermissions: "effect.restore_prompt_permissions",
+        CompleteRun: "effect.complete_run",
+        Terminate: "effect.terminate",
+    }
+)
+"""The stable ``type`` discriminator of each effect on the wire."""
+
+
+_REDOABLE: Final[frozenset[type]] = frozenset(
+    {
+        BeginPlanning,
+        BeginIteration,
+        BeginActivation,
+        BeginReviewPass,
+        BeginFixAttempt,
+        BeginFinalizing,
+        SaveCheckpoint,
+    }
+)
+
+
+def is_redoable(effect: Effect) -> bool:
+    """Whether ``effect``'s facts may be lost to a power cut without harm: its handler touches
+    nothing outside the store, so after the cut orchestration asks for it again from the state
+    before it and the redo records the same facts (a fresh time aside).
+
+    The durable loop commits these facts without flushing them to disk; they reach it with the
+    next flushed commit, and every other effect's facts are flushed before the next effect runs.
+    A process crash loses nothing either way: a commit is in the file once it returns.
+    """
+    return type(effect) in _REDOABLE

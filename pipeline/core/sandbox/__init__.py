@@ -1,0 +1,114 @@
+"""The agent sandbox, pure: what an agent may see, write and reach, as values and bwrap
+arguments (``docs/research/sandbox-design.md``, sections 5 to 8 and 10).
+
+- :class:`SandboxPolicy` is ``[sandbox]`` in ``ralph.toml``; :class:`Endpoint` a ``host:port``
+  the network gate lets through, read from a base URL or an ``allow`` entry by
+  :func:`parse_endpoint`.
+- :func:`mount_plan` turns a :class:`MountInputs` (the paths a handler gathered) into bwrap's
+  arguments, laid so that no later mount undoes a hidden or read-only path.
+- :func:`sandbox_environment` is the environment a sandboxed process gets, and
+  :func:`withheld_variables` the names it does not.
+- :data:`SANDBOX_PRESETS` says what each agent preset needs: its folders under ``$HOME``, its
+  variables, where its model endpoint is set; :data:`PROVIDER_ENDPOINTS` where each model
+  provider OpenCode and aider name is served, :func:`opencode_provider` and
+  :func:`aider_provider` which provider a model name means.
+
+Nothing here reads a file, the environment or the clock: the handler gives every input. Not
+used by any handler yet (commit 1 of the design's plan, section 13).
+"""
+
+from pipeline.core.sandbox._accounts import ACCOUNT_NAME, with_account
+from pipeline.core.sandbox._endpoint import DEFAULT_PORTS, Endpoint, parse_endpoint
+from pipeline.core.sandbox._environment import (
+    DOCUMENTED_VARIABLES,
+    RALPH_ONLY_VARIABLES,
+    SANDBOX_TMPDIR,
+    SECRET_VARIABLES,
+    EnvironmentRules,
+    sandbox_environment,
+    withheld_variables,
+)
+from pipeline.core.sandbox._errors import SandboxError
+from pipeline.core.sandbox._inputs import (
+    DEFAULT_PROTECT,
+    DENY_LIST,
+    GIT_CONFIG_PATHS,
+    TOOLCHAIN_ROOTS,
+    Hidden,
+    MountInputs,
+)
+from pipeline.core.sandbox._paths import expand_home
+from pipeline.core.sandbox._plan import INDEX_MOUNT, MANDATORY_FLAGS, RELAY_MOUNT, mount_plan
+from pipeline.core.sandbox._policy import (
+    DEFAULT_UID,
+    MAX_UID,
+    NetworkMode,
+    SandboxMode,
+    SandboxPolicy,
+    path_problem,
+    pattern_problem,
+    protect_problem,
+)
+from pipeline.core.sandbox._presets import (
+    SANDBOX_PRESETS,
+    BaseUrlSettings,
+    ConfigFolder,
+    ConfigKey,
+    PresetPaths,
+    SandboxPreset,
+    preset_paths,
+)
+from pipeline.core.sandbox._providers import (
+    LITELLM_BASE_URL_VARIABLES,
+    OPENCODE_BASE_URL_VARIABLES,
+    PROVIDER_ENDPOINTS,
+    aider_provider,
+    opencode_provider,
+)
+
+__all__ = [
+    "ACCOUNT_NAME",
+    "DEFAULT_PORTS",
+    "DEFAULT_PROTECT",
+    "DEFAULT_UID",
+    "DENY_LIST",
+    "DOCUMENTED_VARIABLES",
+    "GIT_CONFIG_PATHS",
+    "INDEX_MOUNT",
+    "LITELLM_BASE_URL_VARIABLES",
+    "MANDATORY_FLAGS",
+    "MAX_UID",
+    "OPENCODE_BASE_URL_VARIABLES",
+    "PROVIDER_ENDPOINTS",
+    "RALPH_ONLY_VARIABLES",
+    "RELAY_MOUNT",
+    "SANDBOX_PRESETS",
+    "SANDBOX_TMPDIR",
+    "SECRET_VARIABLES",
+    "TOOLCHAIN_ROOTS",
+    "BaseUrlSettings",
+    "ConfigFolder",
+    "ConfigKey",
+    "Endpoint",
+    "EnvironmentRules",
+    "Hidden",
+    "MountInputs",
+    "NetworkMode",
+    "PresetPaths",
+    "SandboxError",
+    "SandboxMode",
+    "SandboxPolicy",
+    "SandboxPreset",
+    "aider_provider",
+    "expand_home",
+    "mount_plan",
+    "opencode_provider",
+    "parse_endpoint",
+    "path_problem",
+    "pattern_problem",
+    "preset_paths",
+    "protect_problem",
+    "sandbox_environment",
+    "with_account",
+    "withheld_variables",
+]

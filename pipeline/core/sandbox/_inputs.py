@@ -1,0 +1,218 @@
+"""What the mount plan is built from: the paths of one workspace, machine and agent, as one
+value the handler gathers (pure data and its checks), and the fixed lists of the design.
+
+Everything the plan needs to know about the file system is in :class:`MountInputs` already
+resolved by the handler (links followed, missing sources made, which hidden paths exist and
+whether each is a folder): the plan itself never looks.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Final, final
+
+from attrs import field, frozen
+
+from pipeline.core.sandbox._errors import SandboxError
+from pipeline.core.sandbox._paths import check_absolute
+from pipeline.core.sandbox._policy import MAX_UID
+from pipeline.core.sandbox._presets import PresetPaths
+
+__all__ = [
+    "DEFAULT_PROTECT",
+    "DENY_LIST",
+    "GIT_CONFIG_PATHS",
+    "TOOLCHAIN_ROOTS",
+    "Hidden",
+    "MountInputs",
+]
+
+DENY_LIST: Final = (
+    "~/.ssh",
+    "~/.aws",
+    "~/.gnupg",
+    "~/.config/gcloud",
+    "~/.azure",
+    "~/.kube",
+    "~/.docker",
+    "~/.netrc",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.git-credentials",
+    "~/.config/gh",
+    "~/.password-store",
+    "~/.local/share/keyrings",
+)
+"""Credentials hidden whatever ``read`` and ``write`` say: the handler gives each that exists
+as a :class:`Hidden` (a folder or a file) in :attr:`MountInputs.hidden`, beside ``hide``."""
+
+TOOLCHAIN_ROOTS: Final = (
+    "~/.pyenv",
+    "~/.nvm",
+    "~/.rustup",
+    "~/.cargo/bin",
+    "~/.volta",
+    "~/.bun/bin",
+    "~/.local/bin",
+    "~/go/bin",
+    "~/.rbenv",
+    "~/.asdf",
+)
+"""Toolchains installed under ``$HOME``, bound back read-only where they exist (the programs on
+``PATH`` there are often links into them)."""
+
+GIT_CONFIG_PATHS: Final = ("~/.gitconfig", "~/.config/git")
+"""The person's git configuration (name, e-mail, aliases), bound back read-only: an agent's
+``git commit`` needs the identity. ``~/.config/git`` is git's other place for the same file."""
+
+DEFAULT_PROTECT: Final = (
+    ".bashrc",
+    ".bash_profile",
+    ".zshrc",
+    ".profile",
+    ".gitmodules",
+    ".vscode",
+    ".idea",
+    ".mcp.json",
+    ".claude/commands",
+    ".claude/agents",
+)
+"""Workspace files that run code in the person's own tools later (shell start-up files, editor
+tasks, MCP servers, Claude Code commands and agents): bound read-only where they exist."""
+
+
+@final
+@frozen
+class Hidden:
+    """A path that exists on the host and must not be seen: a folder (covered by an empty
+    tmpfs) or anything else (covered by ``/dev/null``)."""
+
+    path: str
+    is_dir: bool
+
+
+def _check_relative(value: tuple[str, ...]) -> None:
+    for path in value:
+        normal = posixpath.normpath(path) if path else ""
+        if (
+            not path
+            or path.startswith("/")
+            or normal != path
+            or normal.split("/")[0] in (".", "..")
+        ):
+            raise SandboxError(f"a protected path must be relative to the workspace: {path!r}")
+
+
+@final
+@frozen(kw_only=True)
+class MountInputs:
+    """The paths one sandboxed process is laid out from (all absolute and normal, links
+    resolved; ``protect`` relative to ``workspace``). ``uid`` None: the caller's own uid."""
+
+    workspace: str
+    home: str
+    ralph_dir: str
+    """``.ralph``: read-only, but for the events file."""
+    events_file: str | None
+    """The run's events file, writable (the handler makes it first); None for a process of
+    no run's (ralph's own git, whose hooks and filters run sandboxed)."""
+    marker_dir: str
+    """``.agent/tmp``, where dev-fix's completion marker goes: read-only."""
+    config_file: str
+    """``ralph.toml``: read-only where it exists."""
+    prompt_file: str
+    """The user's prompt file: read-only where it exists."""
+    state_dir: str
+    """ralph's state folder (``.git/ralph``: the store, saved prompts): hidden, unless it is
+    ``ralph_dir`` itself (a workspace outside git), which is read-only already."""
+    git_dir: str | None = None
+    common_dir: str | None = None
+    """The git directory and the common one (they differ in a linked worktree); None outside
+    git."""
+    git_writable: bool = False
+    """Whether git's folders are writable: only for ralph's own git, when it runs the
+    repository's hooks or filters; every other process sees the whole git folder read-only."""
+    worktree_folders: tuple[str, ...] = ()
+    """The folder of the runs' worktrees beside the main work tree (``<main>-worktrees``)
+    where it exists: hidden, but for the workspace itself when it lies inside."""
+    submodule_git_dirs: tuple[str, ...] = ()
+    """Submodules' git directories (``.git/modules/*``): their hooks and config read-only."""
+    store: str | None = None
+    """A store file inside the work tree (``--store ./x.db``): read-only, side files too."""
+    passwd_home: str | None = None
+    """The home folder ``/etc/passwd`` gives ralph's uid, when it is not ``home``: hidden."""
+    other_repositories: tuple[str, ...] = ()
+    """Siblings of the workspace holding a ``.git``, and a linked worktree's main work tree."""
+    hidden: tuple[Hidden, ...] = ()
+    """The deny list and ``hide`` entries that exist."""
+    sockets: tuple[str, ...] = ()
+    """The host's unix sockets bound to a path: each covered (a read-only bind still
+    connects)."""
+    interpreter_dirs: tuple[str, ...] = ()
+    """ralph's own interpreter (``sys.base_prefix`` resolved, ``sys.prefix``): read-only."""
+    program_dirs: tuple[str, ...] = ()
+    """The agent program's root (its ``node_modules`` folder's parent, its venv, its folder)."""
+    path_entries: tuple[str, ...] = ()
+    """``PATH``, in order: entries in a hidden place are bound back (relative ones ignored)."""
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+    preset: PresetPaths = field(factory=PresetPaths)
+    protect: tuple[str, ...] = ()
+    """More workspace paths read-only, beside :data:`DEFAULT_PROTECT`."""
+    index_dir: str | None = None
+    """A folder holding the process's own copy of git's index, bound writable at
+    :data:`~pipeline.core.sandbox.INDEX_MOUNT`; None: none (outside git, or ralph's own git)."""
+    relay_dir: str | None = None
+    """The folder of the network relay's sockets, bound at ``/run/ralph``; None: no relay."""
+    uid: int | None = None
+    """The uid and gid inside (``--uid N --gid N``); None keeps the caller's."""
+    passwd_fd: int | None = None
+    group_fd: int | None = None
+    """File descriptors holding ``/etc/passwd`` and ``/etc/group`` as the sandbox shows them
+    (:func:`~pipeline.core.sandbox.with_account`), bound with ``--ro-bind-data``."""
+
+    def __attrs_post_init__(self) -> None:
+        singles = {
+            "workspace": self.workspace,
+            "home": self.home,
+            "ralph_dir": self.ralph_dir,
+            "events_file": self.events_file,
+            "marker_dir": self.marker_dir,
+            "config_file": self.config_file,
+            "prompt_file": self.prompt_file,
+            "state_dir": self.state_dir,
+            "git_dir": self.git_dir,
+            "common_dir": self.common_dir,
+            "store": self.store,
+            "passwd_home": self.passwd_home,
+            "relay_dir": self.relay_dir,
+            "index_dir": self.index_dir,
+        }
+        for name, path in singles.items():
+            if path is not None:
+                check_absolute(path, name)
+        groups = {
+            "submodule_git_dirs": self.submodule_git_dirs,
+            "other_repositories": self.other_repositories,
+            "worktree_folders": self.worktree_folders,
+            "hidden": tuple(h.path for h in self.hidden),
+            "sockets": self.sockets,
+            "interpreter_dirs": self.interpreter_dirs,
+            "program_dirs": self.program_dirs,
+            "read": self.read,
+            "write": self.write,
+            "preset writable": self.preset.writable,
+            "preset writable_files": self.preset.writable_files,
+            "preset read_only": self.preset.read_only,
+        }
+        for name, paths in groups.items():
+            for path in paths:
+                check_absolute(path, f"a {name} entry")
+        _check_relative(self.protect)
+        if (self.git_dir is None) != (self.common_dir is None):
+            raise SandboxError("git_dir and common_dir are given together or not at all")
+        if self.uid is not None and not 0 <= self.uid <= MAX_UID:
+            raise SandboxError(f"the uid inside must be from 0 to {MAX_UID}, got {self.uid}")
+        for fd in (self.passwd_fd, self.group_fd):
+            if fd is not None and fd < 0:
+                raise SandboxError(f"a file descriptor cannot be negative, got {fd}")

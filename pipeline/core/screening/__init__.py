@@ -1,0 +1,97 @@
+"""The tamper screen and the pure postconditions: what a change did to the tests (pure).
+
+A handler gathers a change set (``FileChange``: a path's texts before and after) and hands it
+to :func:`screen` with the run's :class:`ScreenRules`; the screen returns :class:`ScreenHit`
+values in one order. Nothing here reads a file, a clock or git: the parsers read git's output
+as text. The design is ``docs/research/gates-design.md``, sections 8 and 9.
+"""
+
+from pipeline.core.screening._classify import (
+    CI_PATTERNS,
+    RUN_CONFIGURATION,
+    TEST_PATTERNS,
+    FileClass,
+    classify,
+)
+from pipeline.core.screening._collected import (
+    PYTEST_PLUGIN,
+    Collected,
+    CollectedTest,
+    Runner,
+    collection_argv,
+    lost_by_collection,
+    parse_listed,
+    parse_pytest,
+    runner_of,
+)
+from pipeline.core.screening._counters import (
+    count_assertions,
+    count_items,
+    find_skips,
+    find_todos,
+)
+from pipeline.core.screening._git_output import (
+    StatusEntry,
+    parse_name_status,
+    parse_porcelain,
+    tree_dirty,
+)
+from pipeline.core.screening._languages import language_of
+from pipeline.core.screening._lines import MAX_LINE_CHARS
+from pipeline.core.screening._model import (
+    ChangeStatus,
+    FileChange,
+    Language,
+    Marker,
+    Protection,
+    ScreenHit,
+    ScreeningError,
+    ScreenKind,
+    ScreenRules,
+    TestItem,
+)
+from pipeline.core.screening._pins import MIXED_FILES, PinKind, named_files, pin_kind, splice
+from pipeline.core.screening._screen import screen
+
+__all__ = [
+    "CI_PATTERNS",
+    "MAX_LINE_CHARS",
+    "MIXED_FILES",
+    "PYTEST_PLUGIN",
+    "RUN_CONFIGURATION",
+    "TEST_PATTERNS",
+    "ChangeStatus",
+    "Collected",
+    "CollectedTest",
+    "FileChange",
+    "FileClass",
+    "Language",
+    "Marker",
+    "PinKind",
+    "Protection",
+    "Runner",
+    "ScreenHit",
+    "ScreenKind",
+    "ScreenRules",
+    "ScreeningError",
+    "StatusEntry",
+    "TestItem",
+    "classify",
+    "collection_argv",
+    "count_assertions",
+    "count_items",
+    "find_skips",
+    "find_todos",
+    "language_of",
+    "lost_by_collection",
+    "named_files",
+    "parse_listed",
+    "parse_name_status",
+    "parse_porcelain",
+    "parse_pytest",
+    "pin_kind",
+    "runner_of",
+    "screen",
+    "splice",
+    "tree_dirty",
+]

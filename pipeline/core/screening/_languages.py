@@ -1,0 +1,171 @@
+"""What each language's test frameworks look like: the patterns the counters use (pure data).
+
+The table is section 8 of ``docs/research/gates-design.md``. Every pattern is matched on one
+comment-stripped line at a time and has no nested repetition, so its cost is bounded by the
+line's length.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, final
+
+from attrs import frozen
+
+from pipeline.core.screening._model import Language
+
+__all__ = ["EXIT_FORCED", "SYNTAX", "Syntax", "language_of"]
+
+
+@final
+@frozen
+class Syntax:
+    """One language's patterns: a test's declaration, its markers and its assertions.
+
+    ``item`` captures the test's name in group ``name``. ``attribute`` (Rust, JVM) marks a
+    declaration on a later line, which ``declaration`` then names.
+    """
+
+    comment: str
+    item: re.Pattern[str] | None
+    attribute: re.Pattern[str] | None
+    declaration: re.Pattern[str] | None
+    skips: tuple[re.Pattern[str], ...]
+    assertions: tuple[re.Pattern[str], ...]
+    tautologies: tuple[re.Pattern[str], ...]
+    test_attribute: re.Pattern[str] | None = None
+    """Makes a file test code wherever it lives (``#[cfg(test)]``, ``@Test``)."""
+
+
+def _all(*patterns: str) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for p in patterns)
+
+
+_PYTHON: Final = Syntax(
+    comment="#",
+    item=re.compile(r"^\s*(?:async\s+)?def\s+(?P<name>test\w*)\s*\("),
+    attribute=None,
+    declaration=None,
+    skips=_all(
+        r"\b(?:pytest\.)?mark\.(?:skip|skipif|xfail)\b",
+        r"\bpytest\.(?:skip|xfail|importorskip)\s*\(",
+        r"@(?:unittest\.)?(?:skip|skipIf|skipUnless|expectedFailure)\b",
+        r"\.skipTest\s*\(",
+        r"\braise\s+(?:unittest\.)?SkipTest\b",
+    ),
+    assertions=_all(
+        r"^\s*assert\b",
+        r"\bself\.assert\w*\s*\(",
+        r"\bpytest\.raises\s*\(",
+    ),
+    tautologies=_all(
+        r"^\s*assert\s+(?:True|1)\s*(?:,|$)",
+        r"\bassertTrue\s*\(\s*(?:True|1)\s*\)",
+    ),
+)
+
+_JAVASCRIPT: Final = Syntax(
+    comment="//",
+    item=re.compile(
+        r"(?<![\w.$])[xf]?(?:it|test)(?:\.\w+)*\s*\(\s*"
+        r"(?:(?P<q>['\"`])(?P<name>(?:\\.|(?!(?P=q))[^\\])*)(?P=q))?"
+    ),
+    attribute=None,
+    declaration=None,
+    skips=_all(
+        r"(?<![\w$])(?:describe|it|test|context|suite)\.(?:skip|only|todo|skipIf|runIf|fails)\b",
+        r"(?<![\w.$])(?:x(?:it|describe|test|context)|f(?:it|describe))\s*\(",
+        r"\bthis\.skip\s*\(",
+    ),
+    assertions=_all(
+        r"(?<![\w.$])expect\s*\(",
+        r"(?<![\w.$])assert\s*\(",
+        r"(?<![\w.$])assert\.\w+\s*\(",
+        r"\.should\b",
+    ),
+    tautologies=_all(
+        r"\bexpect\s*\(\s*true\s*\)\s*\.\s*(?:toBe|toEqual|toBeTruthy)\s*\(\s*(?:true)?\s*\)",
+        r"(?<![\w.$])assert\s*\(\s*true\s*\)",
+    ),
+)
+
+_GO: Final = Syntax(
+    comment="//",
+    item=re.compile(r"^func\s+(?P<name>(?:Test|Fuzz|Example)\w*)\s*\("),
+    attribute=None,
+    declaration=None,
+    skips=_all(r"\b\w+\.Skip(?:f|Now)?\s*\("),
+    assertions=_all(
+        r"\b(?:t|tt|b|f)\.(?:Error|Fatal|Fail)\w*\s*\(",
+        r"\b(?:assert|require)\.\w+\s*\(",
+    ),
+    tautologies=_all(r"\b(?:assert|require)\.True\s*\(\s*\w+\s*,\s*true\s*[,)]"),
+)
+
+_RUST: Final = Syntax(
+    comment="//",
+    item=None,
+    attribute=re.compile(r"#\[\s*(?:test|tokio::test)\b"),
+    declaration=re.compile(r"\bfn\s+(?P<name>\w+)"),
+    skips=_all(r"#\[\s*ignore\b"),
+    assertions=_all(r"\b(?:debug_)?assert\w*!"),
+    tautologies=_all(r"\bassert!\s*\(\s*true\s*[,)]"),
+    test_attribute=re.compile(r"#\[\s*(?:test|tokio::test|cfg\s*\(\s*test\s*\))"),
+)
+
+_JVM: Final = Syntax(
+    comment="//",
+    item=None,
+    attribute=re.compile(r"@(?:Test|ParameterizedTest|RepeatedTest)\b"),
+    declaration=re.compile(r"\bfun\s+(?P<name>`[^`]+`|\w+)\s*\(|\b(?P<java>\w+)\s*\("),
+    skips=_all(
+        r"@(?:Disabled\w*|Ignore|EnabledIf\w*)\b",
+        r"\b(?:Assumptions\.)?assume\w*\s*\(",
+        r"@Test\s*\(\s*enabled\s*=\s*false\b",
+    ),
+    assertions=_all(r"\bassert\w*\s*\(", r"\bverify\s*\("),
+    tautologies=_all(r"\bassertTrue\s*\(\s*true\s*\)"),
+    test_attribute=re.compile(r"@Test\b"),
+)
+
+SYNTAX: Final = {
+    Language.PYTHON: _PYTHON,
+    Language.JAVASCRIPT: _JAVASCRIPT,
+    Language.GO: _GO,
+    Language.RUST: _RUST,
+    Language.JVM: _JVM,
+}
+"""Each language's patterns."""
+
+EXIT_FORCED: Final = _all(
+    r"\bsession\.exitstatus\s*=(?!=)",
+    r"\bos\._exit\s*\(",
+    r"\bsys\.exit\s*\(\s*0?\s*\)",
+    r"\bprocess\.exit\s*\(\s*0?\s*\)",
+    r"\bos\.Exit\s*\(\s*0\s*\)",
+)
+"""Ways to end a test run as passed, in test code or test configuration of any language."""
+
+_EXTENSIONS: Final = {
+    ".py": Language.PYTHON,
+    ".js": Language.JAVASCRIPT,
+    ".jsx": Language.JAVASCRIPT,
+    ".mjs": Language.JAVASCRIPT,
+    ".cjs": Language.JAVASCRIPT,
+    ".ts": Language.JAVASCRIPT,
+    ".tsx": Language.JAVASCRIPT,
+    ".mts": Language.JAVASCRIPT,
+    ".cts": Language.JAVASCRIPT,
+    ".go": Language.GO,
+    ".rs": Language.RUST,
+    ".java": Language.JVM,
+    ".kt": Language.JVM,
+    ".kts": Language.JVM,
+}
+
+
+def language_of(path: str) -> Language | None:
+    """The language a path's extension names, or None (docs, data, unknown languages)."""
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return _EXTENSIONS.get(name[dot:]) if dot > 0 else None

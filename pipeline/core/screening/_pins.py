@@ -1,0 +1,206 @@
+"""Which files decide what a gate checks, and the runner's part of a file that holds other
+tools' settings too (pure).
+
+A gate pinned to the run's base runs the agent's code against the person's checks: every
+**test file** (the screen's test patterns and ``[tamper] test_paths``), every **runner file**
+(``pytest.ini``, ``conftest.py``, ``__init__.py`` in a test folder, ``jest.config.*``,
+``vitest.config.*``, ``.mocharc*``, a ``Makefile``) and every file the command names is taken
+from the base; the **mixed files** (``tox.ini``, ``setup.cfg``, ``pyproject.toml``,
+``package.json``) keep the agent's text but for the runner's sections or keys, which are the
+base's (:func:`splice`). The handler (``pipeline.handlers.runtime._pinned``) lays the files
+out; nothing here reads a file.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import posixpath
+import re
+import tomllib
+from collections.abc import Callable, Iterable
+from typing import Final
+
+from pipeline.core.screening._classify import TEST_PATTERNS
+from pipeline.core.screening._glob import matches_any
+
+__all__ = [
+    "MIXED_FILES",
+    "PinKind",
+    "named_files",
+    "pin_kind",
+    "splice",
+]
+
+_RUNNER_NAMES: Final = (
+    "pytest.ini",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
+    "conftest.py",
+    # Python runs these at its start wherever they are on the path: a test run's too.
+    "sitecustomize.py",
+    "usercustomize.py",
+    "jest.config.*",
+    "vitest.config.*",
+    ".mocharc*",
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+)
+
+_SHADOWS: Final = frozenset({"pytest", "_pytest", "pluggy", "unittest"})
+"""Modules a test run imports from the path, where ``python -m pytest`` puts the work tree
+first: a ``pytest.py`` or ``pytest/`` of the agent's would stand in for the runner."""
+
+MIXED_FILES: Final = ("tox.ini", "setup.cfg", "pyproject.toml", "package.json")
+"""Files where only the runner's sections (keys) are the runner's business."""
+
+_INI_SECTIONS: Final = ("pytest", "tool:pytest")
+_PACKAGE_KEYS: Final = ("scripts", "jest", "vitest", "mocha")
+
+
+@enum.unique
+class PinKind(enum.Enum):
+    """What a pinned gate does with one path."""
+
+    TEST = "test"
+    """A test file: the base's when the base has it; one the agent added runs only after the
+    person's tests have passed."""
+    RUNNER = "runner"
+    """Test-runner configuration: the base's, or absent when the base has none."""
+    MIXED = "mixed"
+    """The agent's file with the runner's sections spliced from the base's."""
+    NAMED = "named"
+    """A file the gate's (or hook's) command names: the base's when the base has it."""
+    FREE = "free"
+    """The agent's, as it is."""
+
+
+def pin_kind(path: str, test_paths: tuple[str, ...], named: frozenset[str]) -> PinKind:
+    """What a pinned gate does with ``path`` (relative, ``/``-separated)."""
+    name = path.rsplit("/", 1)[-1]
+    test = matches_any(path, TEST_PATTERNS) or matches_any(path, test_paths)
+    if path in named:
+        return PinKind.NAMED
+    top = path.split("/", 1)[0].removesuffix(".py")
+    if matches_any(name, _RUNNER_NAMES) or (test and name == "__init__.py") or top in _SHADOWS:
+        return PinKind.RUNNER
+    if name in MIXED_FILES:
+        return PinKind.MIXED
+    return PinKind.TEST if test else PinKind.FREE
+
+
+def named_files(argvs: Iterable[tuple[str, ...]], exists: Callable[[str], bool]) -> frozenset[str]:
+    """The workspace paths the commands ``argvs`` name that ``exists`` (at the base): each
+    argument that reads as a relative path inside the workspace, not an option or inline
+    code."""
+    found: set[str] = set()
+    for argv in argvs:
+        for arg in argv:
+            if not arg or arg.startswith(("-", "/")) or "\0" in arg or "\n" in arg:
+                continue
+            path = posixpath.normpath(arg)
+            if path == "." or path.startswith("../") or path == "..":
+                continue
+            if exists(path):
+                found.add(path)
+    return frozenset(found)
+
+
+def splice(path: str, base: str | None, agent: str) -> str | None:
+    """``agent``'s text of mixed file ``path`` with the runner's part as ``base`` has it (None:
+    the base has no such file, so no runner part); None when that cannot be done soundly (the
+    text does not parse, or the runner's settings hide where the sections do not show them):
+    then the whole file is the base's."""
+    name = path.rsplit("/", 1)[-1]
+    if name == "package.json":
+        return _splice_json(base, agent)
+    if name == "pyproject.toml":
+        return _splice_toml(base, agent)
+    return _splice_ini(base, agent)
+
+
+def _splice_json(base: str | None, agent: str) -> str | None:
+    try:
+        mine = json.loads(agent)
+        theirs = {} if base is None else json.loads(base)
+    except ValueError:
+        return None
+    if not isinstance(mine, dict) or not isinstance(theirs, dict):
+        return None
+    if all(
+        mine.get(key) == theirs.get(key) and (key in mine) == (key in theirs)
+        for key in _PACKAGE_KEYS
+    ):
+        return agent
+    for key in _PACKAGE_KEYS:
+        mine.pop(key, None)
+        if key in theirs:
+            mine[key] = theirs[key]
+    return json.dumps(mine, indent=2, ensure_ascii=False) + "\n"
+
+
+_INI_HEADER = re.compile(r"\[([^\]]*)\]")
+_TOML_HEADER = re.compile(r"\s*\[\[?\s*([^\]]*?)\s*\]\]?")
+
+
+def _ini_runner(header: str) -> bool:
+    return header.strip() in _INI_SECTIONS
+
+
+def _toml_runner(header: str) -> bool:
+    parts = [p.strip().strip("\"'") for p in header.split(".")]
+    return parts[:2] == ["tool", "pytest"]
+
+
+def _sections(
+    text: str, header: re.Pattern[str], runner: Callable[[str], bool]
+) -> tuple[list[str], list[str]]:
+    """``text``'s lines outside the runner's sections, and those inside them (headers
+    included). An INI header starts its line (an indented one continues a value, as pytest's
+    parser reads it); a TOML header may be indented."""
+    other: list[str] = []
+    inside: list[str] = []
+    current = other
+    for line in text.splitlines(keepends=True):
+        found = header.match(line)
+        if found is not None:
+            current = inside if runner(found.group(1)) else other
+        current.append(line)
+    return other, inside
+
+
+def _joined(other: list[str], inside: list[str]) -> str:
+    text = "".join(other)
+    if inside:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        text += "\n" + "".join(inside)
+    return text
+
+
+def _splice_ini(base: str | None, agent: str) -> str | None:
+    other, now = _sections(agent, _INI_HEADER, _ini_runner)
+    inside = [] if base is None else _sections(base, _INI_HEADER, _ini_runner)[1]
+    return agent if now == inside else _joined(other, inside)
+
+
+def _tool_pytest(text: str) -> object:
+    tool = tomllib.loads(text).get("tool", {})
+    return tool.get("pytest") if isinstance(tool, dict) else None
+
+
+def _splice_toml(base: str | None, agent: str) -> str | None:
+    other, now = _sections(agent, _TOML_HEADER, _toml_runner)
+    inside = [] if base is None else _sections(base, _TOML_HEADER, _toml_runner)[1]
+    spliced = agent if now == inside else _joined(other, inside)
+    try:
+        wanted = None if base is None else _tool_pytest(base)
+        # A dotted key (``pytest.ini_options.addopts`` under ``[tool]``) or an inline table
+        # hides settings from the headers: then the whole file is the base's.
+        if _tool_pytest(spliced) != wanted:
+            return None
+    except tomllib.TOMLDecodeError:
+        return None
+    return spliced

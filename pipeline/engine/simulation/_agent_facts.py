@@ -1,0 +1,73 @@
+"""The facts of a simulated agent invocation beside its outcome: what it used, and a
+provider's limit (pure: chosen by the world's chooser, timed by its clock)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Final
+
+from pipeline.core.effects import InvokeAgent
+from pipeline.engine.simulation._choosers import Chooser
+from pipeline.engine.simulation._config import USAGE_CHOICE, USAGE_UNIT_USD
+from pipeline.events import (
+    CostSource,
+    Count,
+    Instant,
+    LimitScope,
+    PipelineEvent,
+    ProviderLimited,
+    UsageReported,
+    Usd,
+)
+
+__all__ = ["LIMIT_RESETS", "limited", "usage"]
+
+LIMIT_RESETS: Final[tuple[timedelta | None, ...]] = (None, timedelta(minutes=5), timedelta(days=6))
+"""When a simulated provider limit resets: untold, soon, or further away than any wait."""
+
+
+def limited(effect: InvokeAgent, chooser: Chooser, clock: Callable[[], Instant]) -> ProviderLimited:
+    """The provider's limit: with no reset told, one soon, or one past any wait."""
+    now = clock()
+    later = chooser.pick(LIMIT_RESETS, "limit reset")
+    resets_at = None if later is None else Instant(now + later)
+    return ProviderLimited(
+        effect.role,
+        effect.agent,
+        LimitScope.USAGE_WINDOW if later else LimitScope.REQUESTS,
+        resets_at,
+        "five_hour" if later else None,
+        "simulated",
+        "usage limit reached",
+        now,
+    )
+
+
+def usage(
+    effect: InvokeAgent, chooser: Chooser, clock: Callable[[], Instant]
+) -> tuple[PipelineEvent, ...]:
+    """What the invocation used, in units of 1,000 tokens and $0.25 (none: an agent
+    whose output reports nothing, which is also what a script gets unless it asks)."""
+    units = chooser.number(0, 4, USAGE_CHOICE)
+    if units == 0:
+        return ()
+    tokens = Count(units * 1_000)
+    return (
+        UsageReported(
+            effect.role,
+            effect.agent,
+            "simulated",
+            tokens,
+            Count(units * 100),
+            Count(0),
+            Count(0),
+            Count(1),
+            None,
+            None,
+            Usd(units * USAGE_UNIT_USD),
+            CostSource.REPORTED,
+            "",
+            clock(),
+        ),
+    )

@@ -1,0 +1,189 @@
+"""The run's gate runs: one per ``GateStarted``, with how it ended and what its failure did
+(pure). ``ralph report`` draws them; anything else may read them.
+
+The log is folded alongside, so each run knows the iteration it ran in, and what a failure
+did is read from the gates ``RunStarted`` recorded (``LoopPolicy.gates``), as the reducer
+reads it: a gate the policy does not name blocks. A gate started and never reported is cut
+short when the run stopped, or started the gate again, before it reported (a resume runs it
+whole again), and running when the log ends with it at work.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from typing import final
+
+import attrs
+from attrs import frozen
+
+from pipeline.core.state import PipelineState
+from pipeline.events import (
+    ExitCode,
+    GateAction,
+    GateBoundary,
+    GateFinished,
+    GateStarted,
+    GateStatus,
+    Instant,
+    LoopPolicy,
+    PipelineEvent,
+    RunAbandoned,
+    RunCompleted,
+    RunInterrupted,
+    RunResumed,
+    RunSalvaged,
+)
+from pipeline.reducers import reduce
+
+__all__ = ["GateOutcome", "GateRun", "gate_runs"]
+
+
+class GateOutcome(enum.Enum):
+    """How a gate run ended, for people: passed, or what its failure did."""
+
+    PASSED = "passed"
+    BLOCKED = "blocked"
+    """It failed and its gate blocks: the work went back to the developer."""
+    WARNED = "warned"
+    """It failed and its gate only warns: the developer was told, the run went on."""
+    STOPPED = "stopped"
+    """It failed and its gate stops: the run ended ``gate_failed``."""
+    CUT_SHORT = "cut_short"
+    """The run stopped (or crashed and resumed) before the gate reported."""
+    RUNNING = "running"
+    """The log ends with the gate at work."""
+
+
+_OUTCOMES = {
+    GateAction.BLOCK: GateOutcome.BLOCKED,
+    GateAction.WARN: GateOutcome.WARNED,
+    GateAction.STOP: GateOutcome.STOPPED,
+}
+
+
+@final
+@frozen(kw_only=True)
+class GateRun:
+    """One run of a gate's command."""
+
+    number: int
+    """Its place among the run's gate runs, from 1."""
+    gate: str
+    boundary: GateBoundary
+    iteration: int
+    """The development iteration the run was at when the gate started."""
+    started_at: Instant
+    ended_at: Instant | None = None
+    """When it reported, or when the run stopped before it did (None: still at work)."""
+    status: GateStatus | None = None
+    """How its command ended (None: it never reported)."""
+    exit_code: ExitCode | None = None
+    duration_ms: int | None = None
+    """How long its command ran, as the handler measured it (None: it never reported)."""
+    argv: tuple[str, ...] = ()
+    log_path: str | None = None
+    """Where its whole output is, relative to the workspace (None: it never reported)."""
+    tail: str = ""
+    """The end of its output, as the agent is shown it: the command's own text, untrusted."""
+    action: GateAction | None = None
+    """What its failure did (None: it passed, or never reported)."""
+    outcome: GateOutcome = GateOutcome.RUNNING
+    pinned: str | None = None
+    """The commit its checks were pinned to (None: it ran on the work tree as it was)."""
+    restored: tuple[str, ...] = ()
+    """The files whose agent version it did not use (the base's instead, or none)."""
+
+    @property
+    def duration_s(self) -> float | None:
+        """How long it ran: the handler's measure once reported, else the time until the run
+        stopped (None while running)."""
+        if self.duration_ms is not None:
+            return self.duration_ms / 1000
+        if self.ended_at is None:
+            return None
+        return (self.ended_at - self.started_at).total_seconds()
+
+
+def gate_runs(events: Iterable[PipelineEvent]) -> tuple[GateRun, ...]:
+    """Every gate run of a run's ``events``, in the order they started."""
+    state = PipelineState()
+    runs: list[GateRun] = []
+    current: GateRun | None = None  # the gate at work, not yet reported
+    for event in events:
+        before = state
+        state = reduce(state, event)
+        match event:
+            case GateStarted():
+                if current is not None:
+                    runs.append(_cut_short(current, event.at))
+                current = GateRun(
+                    number=len(runs) + 1,
+                    gate=event.gate,
+                    boundary=event.boundary,
+                    iteration=before.progress.iteration,
+                    started_at=event.at,
+                )
+            case GateFinished():
+                if current is None or current.gate != event.gate:
+                    # Reported with no start of its own (a damaged log): it ran all the same.
+                    if current is not None:
+                        runs.append(_cut_short(current, event.at))
+                    current = _unstarted(event, len(runs) + 1, before)
+                runs.append(_finished(current, event, _policy(before)))
+                current = None
+            case RunInterrupted() | RunAbandoned() | RunResumed() | RunSalvaged() | RunCompleted():
+                if current is not None:
+                    runs.append(_cut_short(current, event.at))
+                    current = None
+            case _:
+                pass
+    if current is not None:
+        runs.append(current)
+    return tuple(runs)
+
+
+def _policy(state: PipelineState) -> LoopPolicy | None:
+    return state.run.loop if state.run is not None else None
+
+
+def _action(policy: LoopPolicy | None, event: GateFinished) -> GateAction | None:
+    """What the reducer does with ``event``'s failure: its gate's ``on_failure``, block when
+    the policy does not name the gate (None: it passed)."""
+    if event.status is GateStatus.PASSED:
+        return None
+    spec = policy.gate(event.gate) if policy is not None else None
+    return GateAction.BLOCK if spec is None else spec.on_failure
+
+
+def _finished(run: GateRun, event: GateFinished, policy: LoopPolicy | None) -> GateRun:
+    action = _action(policy, event)
+    return attrs.evolve(
+        run,
+        ended_at=event.at,
+        status=event.status,
+        exit_code=event.exit_code,
+        duration_ms=event.duration_ms,
+        argv=event.argv,
+        log_path=event.log_path,
+        tail=event.tail,
+        action=action,
+        outcome=GateOutcome.PASSED if action is None else _OUTCOMES[action],
+        pinned=event.pinned,
+        restored=event.restored,
+    )
+
+
+def _cut_short(run: GateRun, at: Instant) -> GateRun:
+    return attrs.evolve(run, ended_at=at, outcome=GateOutcome.CUT_SHORT)
+
+
+def _unstarted(event: GateFinished, number: int, state: PipelineState) -> GateRun:
+    """A run for a report with no start of its own: drawn where it reported."""
+    return GateRun(
+        number=number,
+        gate=event.gate,
+        boundary=event.boundary,
+        iteration=state.progress.iteration,
+        started_at=event.at,
+    )
