@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pipeline.app.workspace._peek import peek_config
 from pipeline.events import Role
-from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout, run_git
+from pipeline.handlers.runtime import WorkspaceLayout, git_out
 
 __all__ = ["carry_setup"]
 
@@ -44,7 +44,7 @@ def _untracked_named(root: Path) -> list[str]:
     """The files ``root``'s ``ralph.toml`` names that git calls untracked: an ignored one (a
     tool's folder, a virtual environment's script) is no part of the work, and ralph's own
     folder is carried by its own rule."""
-    listed = set(_git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0"))
+    listed = set(git_out(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0"))
     return [name for name in _named_files(root) if name in listed]
 
 
@@ -78,8 +78,3 @@ def _carried(name: str) -> bool:
     """Whether a file of ralph's folder goes to a new worktree (not a run's own state)."""
     own = name in ("run.lock", "agent-group.json", "pipeline.db", "state.json", "event-log.jsonl")
     return not own and not (name.startswith("events-") and name.endswith(".jsonl"))
-
-
-def _git(root: Path, *args: str) -> str:
-    """ralph's own git in ``root`` (``run_git``: no hooks, filters or fsmonitor)."""
-    return run_git(root, *args, policy=GitPolicy()).stdout

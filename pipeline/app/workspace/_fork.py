@@ -13,6 +13,7 @@ fork's branch (``reconcile`` takes them by their source's trailers).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import shutil
 from datetime import UTC, datetime
@@ -50,10 +51,9 @@ from pipeline.events import (
 from pipeline.handlers.redaction import mask_password_of
 from pipeline.handlers.runtime import (
     GitError,
-    GitPolicy,
     WorkspaceLayout,
+    git_out,
     new_run_id,
-    run_git,
 )
 from pipeline.handlers.store import open_store_at, store_path
 from pipeline.orchestration import next_effect
@@ -65,6 +65,10 @@ __all__ = ["ForkError", "fork_folder", "fork_point", "fork_run", "resume_hint"]
 class ForkError(PipelineError, ValueError):
     """The fork cannot be made (a point outside the log, a run that had ended by then, a
     target that exists, git refusing); nothing was made."""
+
+
+_git = functools.partial(git_out, error=ForkError)
+"""ralph's own git in a root (no hooks, filters or fsmonitor); a failure is a ``ForkError``."""
 
 
 def fork_point(events: list[PipelineEvent], at: int) -> int:
@@ -317,13 +321,3 @@ def _carry_files(
             published = read.read(events_read)
         own.events_file(fork).parent.mkdir(parents=True, exist_ok=True)
         own.events_file(fork).write_bytes(published)
-
-
-def _git(root: Path, *args: str) -> str:
-    """ralph's own git in ``root``, as every git of ralph's runs (``run_git``: no hooks, no
-    filters or fsmonitor, git's variables of the environment left out, a timeout)."""
-    try:
-        done = run_git(root, *args, policy=GitPolicy())
-    except GitError as error:
-        raise ForkError(f"git {' '.join(args[:2])} failed: {error}") from error
-    return done.stdout

@@ -15,6 +15,7 @@ has ended (a fork or a stopped run could still be resumed).
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +41,7 @@ from pipeline.handlers.runtime import (
     GitError,
     GitPolicy,
     WorkspaceLayout,
+    git_out,
     new_run_id,
     run_git,
     run_git_bytes,
@@ -74,6 +76,10 @@ _LISTED: Final = (f"refs/heads/{RUN_BRANCH_PREFIX}", f"refs/heads/{FORK_BRANCH_P
 class WorktreeError(PipelineError, ValueError):
     """A worktree cannot be made, found or removed; the message says why, and nothing was
     changed."""
+
+
+_git = functools.partial(git_out, error=WorktreeError)
+"""ralph's own git in a root (no hooks, filters or fsmonitor); a failure is a ``WorktreeError``."""
 
 
 class HalfMadeError(WorktreeError):
@@ -405,12 +411,3 @@ def _busy(path: Path) -> bool:
         return lock_mode(WorkspaceLayout(path).ralph_dir) is not None
     except OSError:
         return True
-
-
-def _git(root: Path, *args: str, check: bool = True) -> str:
-    """ralph's own git in ``root`` (``run_git``: no hooks, filters or fsmonitor)."""
-    try:
-        done = run_git(root, *args, policy=GitPolicy(), check=check)
-    except GitError as error:
-        raise WorktreeError(f"git {' '.join(args[:2])} failed: {error}") from error
-    return done.stdout

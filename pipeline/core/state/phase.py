@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from pipeline.events.values import PromptKind, Role
 
-__all__ = ["RUNNING_PHASES", "TERMINAL_PHASES", "Phase", "Step", "prompt_kind_for", "role_for"]
+__all__ = [
+    "AGENT_OF_PHASE",
+    "RUNNING_PHASES",
+    "TERMINAL_PHASES",
+    "Phase",
+    "Step",
+    "prompt_kind_for",
+    "role_for",
+]
 
 
 @enum.unique
@@ -64,31 +74,32 @@ RUNNING_PHASES = frozenset(set(Phase) - TERMINAL_PHASES - {Phase.NOT_STARTED})
 """Phases in which the run is under way."""
 
 
+AGENT_OF_PHASE: Mapping[tuple[Phase, bool], tuple[Role, PromptKind]] = MappingProxyType(
+    {
+        (Phase.PLANNING, False): (Role.PLANNER, PromptKind.PLANNING),
+        (Phase.DEVELOPMENT, False): (Role.DEVELOPER, PromptKind.DEVELOPMENT),
+        (Phase.REVIEW, False): (Role.REVIEWER, PromptKind.REVIEW),
+        (Phase.REVIEW, True): (Role.DEVELOPER, PromptKind.REVIEW_FIX),
+        (Phase.COMMIT_MESSAGE, False): (Role.COMMITTER, PromptKind.COMMIT_MESSAGE),
+        (Phase.AWAITING_DEV_FIX, False): (Role.FIXER, PromptKind.DEV_FIX),
+    }
+)
+"""Which agent works in a phase, and with which prompt: ``(phase, fixing)`` to ``(role, prompt
+kind)``. ``fixing`` is the review fix: the developer answers the reviewer's findings. Only
+review has a fixing side; a phase not listed has no agent."""
+
+
+def _agent_of(phase: Phase, fixing: bool) -> tuple[Role, PromptKind] | None:
+    return AGENT_OF_PHASE.get((phase, fixing and phase is Phase.REVIEW))
+
+
 def role_for(phase: Phase, fixing: bool) -> Role | None:
     """The role whose agent works in ``phase`` (``fixing``: the review fix), or ``None``."""
-    if phase is Phase.PLANNING:
-        return Role.PLANNER
-    if phase is Phase.DEVELOPMENT:
-        return Role.DEVELOPER
-    if phase is Phase.REVIEW:
-        return Role.DEVELOPER if fixing else Role.REVIEWER
-    if phase is Phase.COMMIT_MESSAGE:
-        return Role.COMMITTER
-    if phase is Phase.AWAITING_DEV_FIX:
-        return Role.FIXER
-    return None
+    agent = _agent_of(phase, fixing)
+    return None if agent is None else agent[0]
 
 
 def prompt_kind_for(phase: Phase, fixing: bool) -> PromptKind | None:
     """The prompt template the agent of ``phase`` gets, or ``None`` where no agent works."""
-    if phase is Phase.PLANNING:
-        return PromptKind.PLANNING
-    if phase is Phase.DEVELOPMENT:
-        return PromptKind.DEVELOPMENT
-    if phase is Phase.REVIEW:
-        return PromptKind.REVIEW_FIX if fixing else PromptKind.REVIEW
-    if phase is Phase.COMMIT_MESSAGE:
-        return PromptKind.COMMIT_MESSAGE
-    if phase is Phase.AWAITING_DEV_FIX:
-        return PromptKind.DEV_FIX
-    return None
+    agent = _agent_of(phase, fixing)
+    return None if agent is None else agent[1]

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Final
 
-from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout, drop_scratch, run_git
+from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout, drop_scratch, git_out, run_git
 
 __all__ = [
     "RUN_ID_PATTERN",
@@ -24,11 +24,6 @@ __all__ = [
     "revision",
     "scratch_folder",
 ]
-
-
-def git_out(root: Path, *args: str, policy: GitPolicy | None = None) -> str:
-    """The output of ralph's own git in ``root`` (raises ``GitError`` when it fails)."""
-    return run_git(root, *args, policy=policy or GitPolicy()).stdout
 
 
 def revision(root: Path, ref: str) -> str | None:

@@ -19,7 +19,13 @@ from pipeline.handlers.runtime._git import (
     own_pathspecs,
     switch_branch,
 )
-from pipeline.handlers.runtime._gitcmd import configured_drivers, git_dirs, run_git, run_git_bytes
+from pipeline.handlers.runtime._gitcmd import (
+    configured_drivers,
+    git_dirs,
+    git_out,
+    run_git,
+    run_git_bytes,
+)
 from pipeline.handlers.runtime._gitguard import GitGuard
 from pipeline.handlers.runtime._guidance import guidance_facts
 from pipeline.handlers.runtime._history import GitCommit, GitHistory, run_history
@@ -112,6 +118,7 @@ __all__ = [
     "find_secrets",
     "gather_changes",
     "git_dirs",
+    "git_out",
     "git_policy_in",
     "guidance_facts",
     "is_rate_limited",

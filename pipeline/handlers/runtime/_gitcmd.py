@@ -40,6 +40,7 @@ __all__ = [
     "git_dirs",
     "git_environment",
     "git_options",
+    "git_out",
     "outside_pathspec",
     "pinned_locations",
     "repository_drivers",
@@ -266,6 +267,25 @@ def run_git(
         root, args, policy, check, index, text=True, input=input_text, stdin=stdin
     )
     return done
+
+
+def git_out(
+    root: Path,
+    *args: str,
+    policy: GitPolicy | None = None,
+    check: bool = True,
+    error: type[PipelineError] = GitError,
+) -> str:
+    """What ``git ARGS`` in ``root`` printed: :func:`run_git` with the plain policy (no hooks,
+    filters or fsmonitor) unless given one. A failure raises ``error`` (a caller's own kind,
+    such as ``WorktreeError``, so its command reports it as its own) naming the command and
+    what git said."""
+    try:
+        return run_git(root, *args, policy=policy or GitPolicy(), check=check).stdout
+    except GitError as failure:
+        if error is GitError:
+            raise
+        raise error(f"git {' '.join(args[:2])} failed: {failure}") from failure
 
 
 def run_git_bytes(
