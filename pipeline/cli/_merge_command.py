@@ -22,7 +22,7 @@ from pipeline.errors import PipelineError
 from pipeline.handlers.integration import WorkTreeBehindError
 from pipeline.handlers.runtime import GitError
 from pipeline.handlers.store import StoreError
-from pipeline.state import IntegrationStatus
+from pipeline.state import Integration, IntegrationStatus
 from pipeline.workspace import Landing, LandingInterruptedError, WorktreeError, merge_worktrees
 
 FAILED = 1
@@ -34,6 +34,9 @@ one exits 3)."""
 
 INTERRUPTED = 130
 """The exit status when SIGINT or SIGTERM stopped a landing (as an interrupted run's)."""
+
+_RESTORED_NAMED = 8
+"""Restored files a landing's line names; the rest are counted."""
 
 
 @worktrees_app.command("merge")
@@ -133,7 +136,8 @@ def _said(landing: Landing) -> str:
                 else ""
             )
             return (
-                f"Landed {now.branch} on {now.target} at {head} (run {landing.run_id}{resolved})."
+                f"Landed {now.branch} on {now.target} at {head} (run {landing.run_id}{resolved})"
+                f"{_pinning(now)}."
             )
         case IntegrationStatus.CONFLICTED:
             tried = f", {', '.join(now.resolvers)} could not resolve it" if now.resolvers else ""
@@ -148,6 +152,19 @@ def _said(landing: Landing) -> str:
             return f"{now.branch}: {now.status.value}."
 
 
+def _pinning(now: Integration) -> str:
+    """How the gates on the replayed head were pinned, for a landing's line."""
+    if now.pinned is None:
+        return ""
+    said = f"; its gates ran pinned to {now.target}'s {now.pinned[:12]}"
+    if not now.restored:
+        return said
+    shown = ", ".join(now.restored[:_RESTORED_NAMED])
+    more = len(now.restored) - _RESTORED_NAMED
+    shown += f" and {more} more" if more > 0 else ""
+    return f"{said}, with {now.target}'s {shown} (the branch's changes to them not used)"
+
+
 def _row(landing: Landing) -> dict[str, object]:
     now = landing.integration
     return {
@@ -159,4 +176,6 @@ def _row(landing: Landing) -> dict[str, object]:
         "head": now.head,
         "paths": list(now.paths),
         "reason": now.reason,
+        "pinned": now.pinned,
+        "restored": list(now.restored),
     }
