@@ -53,8 +53,9 @@ def merge_command(
     workspace: WorkspaceOption = Path(),
 ) -> None:
     """Land each named worktree's completed run on the target branch: its commits replayed
-    onto the target's head, the run's final gates run on the result, then the target moved
-    there (never if it moved meanwhile). A conflict or a failed gate leaves the branch and its
+    onto the target's head, the run's final gates run on the result (with the target's tests
+    and test configuration, unless the run was made with --tests-editable), then the target
+    moved there (never if it moved meanwhile). A conflict or a failed gate leaves the branch and its
     worktree as they were. First goes on with any integration a killed merge left under way;
     without names, does only that. Exits 0 when all landed, 3 on a conflict, 1 on a failure."""
     raise typer.Exit(land(workspace, names or [], into, as_json=as_json))
