@@ -178,7 +178,8 @@ class Integrator:
     def _gate(self, effect: GateReplayed) -> tuple[PipelineEvent, ...]:
         # Made anew for each gate: what an earlier gate (or a killed one) left there goes.
         fresh_scratch(self.root, self.scratch, effect.head)
-        self.prepare(self.scratch)
+        if effect.pin_base is None:
+            self.prepare(self.scratch)  # a pinned world is prepared once it is laid out
         runtime = self._runtime(effect.head)
         gate = RunGate(
             effect_id=effect.effect_id,
