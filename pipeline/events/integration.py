@@ -76,16 +76,21 @@ class IntegrationResolved:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class IntegrationGated:
     """Gate ``gate`` ran on the replayed head ``head`` and ended ``status`` (its exit code
-    when it exited); ``tail`` is the end of its output."""
+    when it exited); ``tail`` is the end of its output. ``pinned`` is the commit its checks
+    came from (the target's head the branch was replayed onto; None: it ran on the replayed
+    head as it is), ``restored`` the files whose branch's version it did not use (put back
+    as that commit has them, or left out), as in ``GateFinished``."""
 
     gate: str
     head: str
     status: GateStatus
     exit_code: ExitCode | None = field(validator=optional(EXIT_CODE_VALIDATOR))
     tail: str
+    pinned: str | None = None
+    restored: tuple[str, ...] = ()
     at: Instant = field(validator=INSTANT_VALIDATOR)
 
 

@@ -72,7 +72,8 @@ check), ``runner_detected`` and ``name_rebound``; pinned gates: ``LoopPolicy.pin
 (``GatePin``; absent before: off) and ``GateFinished.pinned`` and ``.restored`` (absent
 before: not pinned); and ``LoopPolicy.review_completion`` (a completion claim in the built-in
 pipeline is reviewed before final validation; absent before: False, straight to validation);
-only added, so no upcaster.
+and ``IntegrationGated.pinned`` and ``.restored`` (the merge queue's gates pinned to the
+target's head; absent before: not pinned); only added, so no upcaster.
 """
 
 

@@ -7,7 +7,7 @@ from pipeline.orchestration._bounds import step_bound
 from pipeline.orchestration._hooks import hook_due, hooks_after, run_end_hook
 from pipeline.orchestration._integration import integration_gates, next_integration_effect
 from pipeline.orchestration._next import PROVIDER_LIMIT, effect_id, next_effect
-from pipeline.orchestration._pinning import pinned_to
+from pipeline.orchestration._pinning import landing_pinned_to, pinned_to
 
 __all__ = [
     "PROVIDER_LIMIT",
@@ -15,6 +15,7 @@ __all__ = [
     "hook_due",
     "hooks_after",
     "integration_gates",
+    "landing_pinned_to",
     "next_effect",
     "next_integration_effect",
     "pinned_to",

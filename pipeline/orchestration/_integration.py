@@ -4,7 +4,8 @@
 A queued integration is replayed onto its target (again with a resolver agent at the
 conflicts, when one is named and the replay met some); a replayed one runs the run's final gates
 (those of ``final`` and ``completion``: what judged the run done judges the replay) one by
-one, then moves the target. Nothing is asked once it landed, conflicted or failed.
+one, pinned as the run's were (to the target's head: :func:`landing_pinned_to`), then moves
+the target. Nothing is asked once it landed, conflicted or failed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pipeline.core.effects import GateReplayed, IntegrationEffect, MoveTarget, R
 from pipeline.core.state import IntegrationStatus, Phase, PipelineState
 from pipeline.events import Count, GateBoundary, GateSpec
 from pipeline.orchestration._next import effect_id
+from pipeline.orchestration._pinning import landing_pinned_to
 
 __all__ = ["integration_gates", "next_integration_effect"]
 
@@ -53,6 +55,7 @@ def next_integration_effect(state: PipelineState) -> IntegrationEffect | None:
         case IntegrationStatus.REPLAYED:
             if now.onto is None or now.tip is None or now.head is None:
                 return None  # the reducer records all three with the replay
+            pin, tamper = landing_pinned_to(state), run.loop.tamper
             for gate in integration_gates(state):
                 if gate.name not in now.passed:
                     return GateReplayed(
@@ -62,6 +65,8 @@ def next_integration_effect(state: PipelineState) -> IntegrationEffect | None:
                         argv=gate.argv,
                         timeout_s=gate.timeout_s,
                         inactivity_timeout_s=gate.inactivity_timeout_s,
+                        pin_base=pin,
+                        test_paths=() if pin is None or tamper is None else tamper.test_paths,
                     )
             return MoveTarget(
                 effect_id=eid,

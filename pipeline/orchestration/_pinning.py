@@ -1,11 +1,11 @@
-"""Where a run's gates and blocking hooks take their checks from (pure)."""
+"""Where a run's gates, blocking hooks and merge-queue gates take their checks from (pure)."""
 
 from __future__ import annotations
 
 from pipeline.core.state import PipelineState
 from pipeline.events import GatePin
 
-__all__ = ["pinned_to"]
+__all__ = ["landing_pinned_to", "pinned_to"]
 
 
 def pinned_to(state: PipelineState) -> str | None:
@@ -17,3 +17,16 @@ def pinned_to(state: PipelineState) -> str | None:
     if run is None or run.loop.pin is not GatePin.BASE:
         return None
     return state.gating.run_base
+
+
+def landing_pinned_to(state: PipelineState) -> str | None:
+    """The commit whose tests, test configuration and named files the merge queue's gates
+    run the replayed branch with: the target's head the branch was replayed onto. Not the
+    run's base: the person's commits on the target since the run started are the person's
+    too (a test added there must judge the landing, and a test changed there must not be
+    undone by the run's older copy). None when the run recorded ``pin = "off"`` (its
+    agent's test changes were the person's wish) or nothing was replayed yet."""
+    run, now = state.run, state.integration
+    if run is None or now is None or run.loop.pin is not GatePin.BASE:
+        return None
+    return now.onto

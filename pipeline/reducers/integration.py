@@ -12,7 +12,7 @@ whatever the world does.
 
 from __future__ import annotations
 
-from typing import assert_never
+from typing import Final, assert_never
 
 from attrs import evolve
 
@@ -40,6 +40,8 @@ from pipeline.reducers._build import advance, anomaly
 __all__ = ["reduce_integration"]
 
 _QUEUED, _REPLAYED = IntegrationStatus.QUEUED, IntegrationStatus.REPLAYED
+_RESTORED_NAMED: Final = 8
+"""Restored files a failure's reason names; the rest are counted (as a run's gate's notice)."""
 _REPLAYING = frozenset({IntegrationStatus.QUEUED, IntegrationStatus.RESOLVING})
 """Where a replay (plain, or with a resolver) is under way."""
 
@@ -68,6 +70,8 @@ def reduce_integration(state: PipelineState, event: IntegrationEvent) -> Pipelin
                 head=event.head,
                 passed=(),
                 replays=now.replays + 1,
+                pinned=None,
+                restored=(),
             )
             return advance(state, integration=replayed)
         case IntegrationConflicted():
@@ -94,11 +98,20 @@ def reduce_integration(state: PipelineState, event: IntegrationEvent) -> Pipelin
         case IntegrationGated():
             if now.status is not _REPLAYED or event.head != now.head:
                 return anomaly(state, event, "the gate ran on no replayed head of this one")
+            restored = tuple(dict.fromkeys((*now.restored, *event.restored)))
             if event.status is GateStatus.PASSED:
-                return advance(state, integration=evolve(now, passed=(*now.passed, event.gate)))
+                passed = evolve(
+                    now,
+                    passed=(*now.passed, event.gate),
+                    pinned=event.pinned or now.pinned,
+                    restored=restored,
+                )
+                return advance(state, integration=passed)
             said = "" if event.exit_code is None else f" (exit {event.exit_code})"
             reason = f"gate {event.gate} {event.status.value}{said} on the replayed head"
-            return _failed(state, now, reason)
+            reason += _pinning_said(event, now.target)
+            ended = evolve(now, pinned=event.pinned or now.pinned, restored=restored)
+            return _failed(state, ended, reason)
         case TargetMoved():
             if now.status is not _REPLAYED:
                 return anomaly(state, event, "nothing was about to move the target")
@@ -115,6 +128,8 @@ def reduce_integration(state: PipelineState, event: IntegrationEvent) -> Pipelin
                 tried=0,
                 resolver=None,
                 resolved_by=None,
+                pinned=None,
+                restored=(),
             )
             return advance(state, integration=again)
         case TargetAdvanced():
@@ -125,6 +140,20 @@ def reduce_integration(state: PipelineState, event: IntegrationEvent) -> Pipelin
             return _failed(state, now, event.reason)
         case _:
             assert_never(event)
+
+
+def _pinning_said(event: IntegrationGated, target: str) -> str:
+    """What a failed gate's pinning did, for the reason the landing failed: which of the
+    branch's changes it did not use; nothing when it ran unpinned or used them all."""
+    if event.pinned is None or not event.restored:
+        return ""
+    shown = ", ".join(event.restored[:_RESTORED_NAMED])
+    more = len(event.restored) - _RESTORED_NAMED
+    shown += f" and {more} more" if more > 0 else ""
+    return (
+        f"; it ran pinned to {target}'s {event.pinned[:12]}, with {target}'s {shown}: "
+        "the branch's changes to them were not used"
+    )
 
 
 def _failed(state: PipelineState, now: Integration, reason: str) -> PipelineState:

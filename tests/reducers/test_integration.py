@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from attrs import evolve
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +14,10 @@ from pipeline.core.effects import GateReplayed, IntegrationEffect, MoveTarget, R
 from pipeline.core.state import MAX_REPLAYS, IntegrationStatus, Phase, PipelineState
 from pipeline.events import (
     AgentName,
+    Count,
     ExitCode,
+    GatePin,
+    GateSpec,
     GateStatus,
     Instant,
     IntegrationConflicted,
@@ -47,12 +51,12 @@ def _outcomes(effect: IntegrationEffect, n: int) -> st.SearchStrategy[tuple[Pipe
             return st.sampled_from(GateStatus).map(
                 lambda status: (
                     IntegrationGated(
-                        effect.gate,
-                        effect.head,
-                        status,
-                        ExitCode(0 if status is GateStatus.PASSED else 1),
-                        "",
-                        AT,
+                        gate=effect.gate,
+                        head=effect.head,
+                        status=status,
+                        exit_code=ExitCode(0 if status is GateStatus.PASSED else 1),
+                        tail="",
+                        at=AT,
                     ),
                 )
             )
@@ -134,3 +138,50 @@ def test_a_replay_onto_a_moving_target_is_retried_then_fails(
     busy = reduce(again, IntegrationQueued("b", "main", (), AT))  # one under way: not twice
     assert busy.integration == again.integration
     assert busy.ledger.anomalies == again.ledger.anomalies + 1
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(simulated_runs(), st.sampled_from(GatePin))
+def test_the_replays_gates_are_pinned_to_the_targets_head_unless_the_run_opted_out(
+    run: tuple[object, tuple[PipelineEvent, ...], PipelineState], pin: GatePin
+) -> None:
+    """A replayed head's gate takes the person's checks from the target's head it was
+    replayed onto (not the run's base: the person's later commits count), only when the run
+    recorded ``pin = "base"``; a failure's reason names the files the branch was refused,
+    a pass keeps them for the landing's line, and a new replay forgets them."""
+    _config, _log, state = run
+    assume(state.phase is Phase.COMPLETE and state.run is not None)
+    tests = GateSpec(name="tests", argv=("pytest",), timeout_s=Count(60))
+    loop = evolve(state.run.loop, gates=(tests,), pin=pin)
+    state = evolve(state, run=evolve(state.run, loop=loop))
+    state = reduce(state, IntegrationQueued("b", "main", (), AT))
+    state = reduce(state, IntegrationRebased("0" * 40, "tip", "head", AT))
+    effect = next_integration_effect(state)
+    assert isinstance(effect, GateReplayed)
+    assert effect.pin_base == ("0" * 40 if pin is GatePin.BASE else None)
+    pinned = effect.pin_base
+    restored = ("tests/test_calc.py",) if pinned else ()
+    gated = {
+        "gate": "tests", "head": "head", "tail": "", "pinned": pinned, "restored": restored,
+        "at": AT,
+    }  # fmt: skip
+    passed = reduce(
+        state, IntegrationGated(status=GateStatus.PASSED, exit_code=ExitCode(0), **gated)
+    )
+    assert passed.integration is not None
+    assert (passed.integration.pinned, passed.integration.restored) == (pinned, restored)
+    moved = reduce(passed, TargetMoved("0" * 40, "1" * 40, AT))
+    assert moved.integration is not None
+    assert (moved.integration.pinned, moved.integration.restored) == (None, ())
+    failed = reduce(
+        state, IntegrationGated(status=GateStatus.FAILED, exit_code=ExitCode(1), **gated)
+    )
+    assert failed.integration is not None
+    assert failed.integration.status is IntegrationStatus.FAILED
+    said = (
+        f"; it ran pinned to main's {'0' * 12}, with main's tests/test_calc.py: the branch's "
+        "changes to them were not used"
+    )
+    assert failed.integration.reason == "gate tests failed (exit 1) on the replayed head" + (
+        said if pinned else ""
+    )

@@ -19,7 +19,7 @@ from pipeline.app.cli._faults import FaultError, fault_from, with_fault
 from pipeline.app.cli._safe import message_safe
 from pipeline.app.cli._worktree_commands import worktrees_app
 from pipeline.app.workspace import Landing, LandingInterruptedError, WorktreeError, merge_worktrees
-from pipeline.core.state import IntegrationStatus
+from pipeline.core.state import Integration, IntegrationStatus
 from pipeline.engine import Interruption
 from pipeline.handlers.integration import WorkTreeBehindError
 from pipeline.handlers.runtime import GitError
@@ -34,6 +34,9 @@ one exits 3)."""
 
 INTERRUPTED = 130
 """The exit status when SIGINT or SIGTERM stopped a landing (as an interrupted run's)."""
+
+_RESTORED_NAMED = 8
+"""Restored files a landing's line names; the rest are counted."""
 
 
 @worktrees_app.command("merge")
@@ -50,8 +53,9 @@ def merge_command(
     workspace: WorkspaceOption = Path(),
 ) -> None:
     """Land each named worktree's completed run on the target branch: its commits replayed
-    onto the target's head, the run's final gates run on the result, then the target moved
-    there (never if it moved meanwhile). A conflict or a failed gate leaves the branch and its
+    onto the target's head, the run's final gates run on the result (with the target's tests
+    and test configuration, unless the run was made with --tests-editable), then the target
+    moved there (never if it moved meanwhile). A conflict or a failed gate leaves the branch and its
     worktree as they were. First goes on with any integration a killed merge left under way;
     without names, does only that. Exits 0 when all landed, 3 on a conflict, 1 on a failure."""
     raise typer.Exit(land(workspace, names or [], into, as_json=as_json))
@@ -133,7 +137,8 @@ def _said(landing: Landing) -> str:
                 else ""
             )
             return (
-                f"Landed {now.branch} on {now.target} at {head} (run {landing.run_id}{resolved})."
+                f"Landed {now.branch} on {now.target} at {head} (run {landing.run_id}{resolved})"
+                f"{_pinning(now)}."
             )
         case IntegrationStatus.CONFLICTED:
             tried = f", {', '.join(now.resolvers)} could not resolve it" if now.resolvers else ""
@@ -148,6 +153,19 @@ def _said(landing: Landing) -> str:
             return f"{now.branch}: {now.status.value}."
 
 
+def _pinning(now: Integration) -> str:
+    """How the gates on the replayed head were pinned, for a landing's line."""
+    if now.pinned is None:
+        return ""
+    said = f"; its gates ran pinned to {now.target}'s {now.pinned[:12]}"
+    if not now.restored:
+        return said
+    shown = ", ".join(now.restored[:_RESTORED_NAMED])
+    more = len(now.restored) - _RESTORED_NAMED
+    shown += f" and {more} more" if more > 0 else ""
+    return f"{said}, with {now.target}'s {shown} (the branch's changes to them not used)"
+
+
 def _row(landing: Landing) -> dict[str, object]:
     now = landing.integration
     return {
@@ -159,4 +177,6 @@ def _row(landing: Landing) -> dict[str, object]:
         "head": now.head,
         "paths": list(now.paths),
         "reason": now.reason,
+        "pinned": now.pinned,
+        "restored": list(now.restored),
     }

@@ -35,7 +35,10 @@ class ReplayBranch:
 @frozen(kw_only=True)
 class GateReplayed:
     """Run gate ``gate``'s command ``argv`` on the replayed head ``head`` (in the scratch
-    worktree) within its timeouts, and report how it ended."""
+    worktree) within its timeouts, and report how it ended. With ``pin_base``, in the world
+    of ``head`` whose tests and test configuration (``test_paths`` besides the built-in
+    patterns) and the files ``argv`` names are as commit ``pin_base`` has them, as a run's
+    pinned gate runs."""
 
     effect_id: EffectId
     gate: str
@@ -43,6 +46,8 @@ class GateReplayed:
     argv: tuple[str, ...]
     timeout_s: Count = field(validator=COUNT_VALIDATOR)
     inactivity_timeout_s: Count | None = field(default=None, validator=OPTIONAL_COUNT_VALIDATOR)
+    pin_base: str | None = None
+    test_paths: tuple[str, ...] = ()
 
 
 @final

@@ -51,7 +51,9 @@ class Integration:
     target's head, from the branch's ``tip``, giving ``head``), the gates passed on it, how
     many replays were made, the agents that resolve conflicts (``resolvers``; ``tried`` of
     them so far this replay, the last being ``resolver``), and how it ended (the conflicted
-    ``paths``, or the ``reason`` it failed)."""
+    ``paths``, or the ``reason`` it failed). ``pinned`` is the commit the gates on the
+    replayed head took the person's checks from (None: none ran pinned), ``restored`` the
+    files whose branch's version they did not use."""
 
     branch: str
     target: str
@@ -68,3 +70,5 @@ class Integration:
     replays: int = 0
     paths: tuple[str, ...] = ()
     reason: str | None = None
+    pinned: str | None = None
+    restored: tuple[str, ...] = ()

@@ -1,8 +1,11 @@
 """The integrator: the handler of the merge queue's effects (I/O: git, processes, files).
 
 It replays a completed run's branch in a scratch worktree, runs the run's final gates there
-as a run runs them (the same environment, sandbox and timeouts, through :class:`Runtime`),
-and moves the target. It reports what git and the gates did; the reducer decides what follows.
+as a run runs them (the same environment, sandbox and timeouts, through :class:`Runtime`;
+pinned as a run's are, to the target's head, unless the run recorded ``pin = "off"``: the
+world is laid out by the run's own code, :class:`~pipeline.handlers.runtime.Layering`, in
+this scratch), and moves the target. It reports what git and the gates did; the reducer
+decides what follows.
 """
 
 from __future__ import annotations
@@ -46,7 +49,10 @@ from pipeline.handlers.integration._replay import Resolve, replay_branch
 from pipeline.handlers.integration._scratch import fresh_scratch, git_out
 from pipeline.handlers.integration._screen import RunCommits
 from pipeline.handlers.runtime import (
+    CommitWorld,
     GitPolicy,
+    Layering,
+    Pinning,
     Runtime,
     WorkspaceLayout,
     choose_sandbox,
@@ -100,10 +106,19 @@ class Integrator:
         thing, before the scratch worktree it runs in is made anew."""
         stop_recorded_group(self.group_file, GRACE_S)
 
-    def _runtime(self) -> Runtime:
+    def _runtime(self, head: str | None = None) -> Runtime:
         """The runtime of the scratch worktree: agents and gates run there as in a run, their
-        process groups recorded where the next integrator finds them."""
+        process groups recorded where the next integrator finds them; a pinned gate in the
+        world of the replayed ``head`` laid out in the scratch itself."""
         self.group_file.parent.mkdir(parents=True, exist_ok=True)
+        sandboxing = choose_sandbox(self.config, self.scratch)
+        pins = None
+        if head is not None:
+            # Beside the group record, outside the scratch: the gate could write there.
+            index = self.group_file.with_name(f"{self.run_id}.gate-index")
+            layering = Layering(self.root, GitPolicy(), index)
+            world = CommitWorld(layering, self.scratch, head, self.prepare)
+            pins = Pinning.within(world, sandboxing, self.config)
         return Runtime(
             WorkspaceLayout(self.scratch, group_record=self.group_file),
             self.config,
@@ -112,8 +127,9 @@ class Integrator:
             run_id=self.run_id,
             schemas={},
             hat_schemas={},
-            sandboxing=choose_sandbox(self.config, self.scratch),
+            sandboxing=sandboxing,
             grace_s=GRACE_S,
+            pins=pins,
         )
 
     def _resolver(self, effect: ReplayBranch) -> Resolve | None:
@@ -162,8 +178,9 @@ class Integrator:
     def _gate(self, effect: GateReplayed) -> tuple[PipelineEvent, ...]:
         # Made anew for each gate: what an earlier gate (or a killed one) left there goes.
         fresh_scratch(self.root, self.scratch, effect.head)
-        self.prepare(self.scratch)
-        runtime = self._runtime()
+        if effect.pin_base is None:
+            self.prepare(self.scratch)  # a pinned world is prepared once it is laid out
+        runtime = self._runtime(effect.head)
         gate = RunGate(
             effect_id=effect.effect_id,
             gate=effect.gate,
@@ -171,12 +188,26 @@ class Integrator:
             argv=effect.argv,
             timeout_s=effect.timeout_s,
             inactivity_timeout_s=effect.inactivity_timeout_s,
+            pin_base=effect.pin_base,
+            test_paths=effect.test_paths,
         )
-        for fact in facts_of(runtime(gate)):
+        try:
+            facts = facts_of(runtime(gate))
+        finally:
+            if runtime.pins is not None:
+                runtime.pins.world.drop()
+        for fact in facts:
             if isinstance(fact, GateFinished):
                 return (
                     IntegrationGated(
-                        effect.gate, effect.head, fact.status, fact.exit_code, fact.tail, fact.at
+                        gate=effect.gate,
+                        head=effect.head,
+                        status=fact.status,
+                        exit_code=fact.exit_code,
+                        tail=fact.tail,
+                        pinned=fact.pinned,
+                        restored=fact.restored,
+                        at=fact.at,
                     ),
                 )
         reason = f"gate {effect.gate} did not run on the replayed head"

@@ -30,6 +30,7 @@ from pipeline.handlers.runtime._gitguard import GitGuard
 from pipeline.handlers.runtime._guidance import guidance_facts
 from pipeline.handlers.runtime._history import GitCommit, GitHistory, run_history
 from pipeline.handlers.runtime._layout import OUTPUT_FILES, WorkspaceLayout
+from pipeline.handlers.runtime._pinned import CommitWorld, Layering, Pinning
 from pipeline.handlers.runtime._prompts import render_prompt, template_text
 from pipeline.handlers.runtime._reports import Report, read_report
 from pipeline.handlers.runtime._run_setup import (
@@ -88,6 +89,7 @@ __all__ = [
     "TAIL_LINES",
     "AgentInvoker",
     "Collector",
+    "CommitWorld",
     "Gathered",
     "GitCommit",
     "GitError",
@@ -95,7 +97,9 @@ __all__ = [
     "GitHandler",
     "GitHistory",
     "GitPolicy",
+    "Layering",
     "OwnFilesStagedError",
+    "Pinning",
     "PromptSource",
     "Report",
     "Runtime",

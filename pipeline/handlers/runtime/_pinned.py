@@ -17,6 +17,11 @@ scratch: they are the agent's, as in the work tree.
 
 The scratch's ``HEAD`` is the run's, its index the world laid out, so a hook that reads
 ``git diff --cached`` sees the agent's changes as about to be committed.
+
+The laying out itself (:class:`Layering`) knows nothing of the work tree: it takes the agent's
+state as a tree and shows a world in whichever scratch worktree it is given. A run's gates
+(:class:`GateWorld`) give it the work tree as the agent left it; the merge queue's
+(:class:`CommitWorld`) the replayed head, in its own ``.integration-<run id>`` scratch.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Final, final
+from typing import Final, Protocol, final
 
 import attrs
 from attrs import define, field, frozen
@@ -40,7 +45,7 @@ from pipeline.handlers.runtime._sandboxing import SandboxChoice
 from pipeline.handlers.runtime._worktree_list import drop_scratch
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
-__all__ = ["GateWorld", "PinnedWorld", "Pinning"]
+__all__ = ["CommitWorld", "GateWorld", "Layering", "PinnedWorld", "Pinning", "World"]
 
 _NOT_LINKED: Final = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 """Ignored top-level folders not linked in: caches of the work tree's own runs, which a run
@@ -72,43 +77,51 @@ class PinnedWorld:
     added: tuple[str, ...]
 
 
-@define
-class GateWorld:
-    """The scratch worktree of run ``run_id`` in workspace ``root``, where its pinned gates
-    and blocking hooks run; ``policy`` is ralph's git for the run, ``excludes`` the pathspecs
-    of ralph's own files (never part of the agent's work)."""
-
-    root: Path
-    run_id: str
-    policy: GitPolicy
-    excludes: tuple[str, ...]
-    own: tuple[str, ...]
-    """ralph's own files in the work tree (relative): never linked into the scratch."""
-    index: Path
-    """An index file of ralph's own, where the agent's state is read into."""
-    _made: bool = field(default=False, init=False)
-
-    @property
-    def scratch(self) -> Path:
-        """Where the scratch worktree is: beside the main work tree's runs' worktrees."""
-        dirs = git_dirs(self.root)
-        main = self.root
-        if dirs is not None and dirs[1].name == ".git":
-            main = dirs[1].parent
-        return main.parent / f"{main.name}-worktrees" / f".gates-{self.run_id}"
+class World(Protocol):
+    """A scratch worktree where pinned checks run, and how the agent's state is read there."""
 
     def lay_out(
         self, base: str, test_paths: tuple[str, ...], argvs: Iterable[tuple[str, ...]]
     ) -> PinnedWorld | None:
-        """The worlds for a check of the agent's current state pinned to commit ``base``,
-        with the files ``argvs`` name pinned too; None when the run has no commit yet.
-        Raises :class:`GitError` (or ``OSError``) when git cannot tell."""
-        head = self._git_text(
-            self.root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False
-        )
-        if not head:
-            return None
-        tree = self._agent_tree()
+        """The worlds for a check pinned to commit ``base`` (None: nothing to pin to)."""
+        ...
+
+    def show(self, world: PinnedWorld, tree: str) -> Path:
+        """The scratch worktree holding ``tree`` (one of ``world``'s); its path."""
+        ...
+
+    def linked(self) -> tuple[Path, ...]:
+        """Folders outside the scratch linked into it (a sandboxed check is given them)."""
+        ...
+
+    def drop(self) -> None:
+        """Remove what the world made (the run or the landing is over)."""
+        ...
+
+
+@final
+@frozen
+class Layering:
+    """The person's checks laid over an agent's tree, in the repository of ``root`` with
+    ralph's git ``policy``, through ``index`` (an index file of ralph's own): the one place
+    that decides what a pinned check runs on, for a run's gates and the merge queue's."""
+
+    root: Path
+    policy: GitPolicy
+    index: Path
+
+    def world(
+        self,
+        base: str,
+        head: str,
+        tree: str,
+        test_paths: tuple[str, ...],
+        argvs: Iterable[tuple[str, ...]],
+    ) -> PinnedWorld:
+        """The worlds of the agent's ``tree`` (on commit ``head``) with what decides what the
+        check checks taken from commit ``base``: its tests, the runner's files and parts of
+        files, the files ``argvs`` name; the test files the agent added only in the agent's
+        world. Raises :class:`GitError`."""
         theirs = self._listing(base)
         mine = self._listing(tree)
         named = named_files(argvs, theirs.__contains__)
@@ -139,19 +152,144 @@ class GateWorld:
             added=tuple(added),
         )
 
+    def show(
+        self, scratch: Path, world: PinnedWorld, tree: str, keep: tuple[str, ...] = ()
+    ) -> None:
+        """Bring the scratch worktree ``scratch`` to ``tree`` (one of ``world``'s), its
+        ``HEAD`` at ``world.head``: nothing a check left there counts, but the top-level
+        folders named in ``keep`` (ralph's own, where the check's log is being written)."""
+        self._git(scratch, "update-ref", "--no-deref", "HEAD", world.head)
+        # Whatever a check changed last time goes first: the index and files as HEAD has them.
+        self._git(scratch, "reset", "--hard", "-q")
+        self._git(scratch, "read-tree", "-u", "--reset", tree)
+        self._git(scratch, "clean", "-ffdxq", *(f"--exclude=/{name}" for name in keep))
+        # Empty, for the sandbox, which shows a workspace's .ralph read-only.
+        (scratch / OWN_FOLDERS[0]).mkdir(exist_ok=True)
+
+    def _git(self, where: Path, *args: str) -> str:
+        return run_git(where, *args, policy=self.policy).stdout
+
+    def git_index(self, *args: str) -> str:
+        """ralph's git in ``root`` on the index file ``index``: its output."""
+        return run_git(self.root, *args, policy=self.policy, index=self.index).stdout
+
+    def _listing(self, tree: str) -> dict[str, _Entry]:
+        """Every file (blob or link) of ``tree``, by path."""
+        done = run_git_bytes(
+            self.root, "ls-tree", "-r", "-z", "--full-tree", tree, policy=self.policy
+        )
+        found: dict[str, _Entry] = {}
+        for record in done.stdout.split(b"\0"):
+            if not record:
+                continue
+            meta, _, name = record.partition(b"\t")
+            mode, kind, sha = meta.decode().split()
+            if kind == "blob":
+                found[os.fsdecode(name)] = _Entry(mode, sha)
+        return found
+
+    def _blob(self, entry: _Entry) -> str | None:
+        data = run_git_bytes(self.root, "cat-file", "blob", entry.sha, policy=self.policy).stdout
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def _spliced(self, path: str, was: _Entry | None, now: _Entry | None) -> _Entry | None:
+        """The entry of mixed file ``path``: the agent's text with the runner's part from the
+        base (``was``), or the base's whole when that cannot be done soundly."""
+        if now is None:
+            return was
+        mine = self._blob(now)
+        theirs = None if was is None else self._blob(was)
+        if mine is None or (was is not None and theirs is None):
+            return was
+        text = splice(path, theirs, mine)
+        if text is None:
+            return was
+        if text == mine:
+            return now
+        sha = run_git(
+            self.root, "hash-object", "-w", "--stdin", policy=self.policy, input_text=text
+        ).stdout.strip()
+        return _Entry(now.mode, sha)
+
+    def _tree_with(self, tree: str, changes: dict[str, _Entry | None]) -> str:
+        """``tree`` with each path of ``changes`` set to its entry (None: removed)."""
+        if not changes:
+            return tree
+        git = self.git_index
+        git("read-tree", tree)
+        zero = "0" * len(tree)
+        records = b"".join(
+            (f"0 {zero}" if e is None else f"{e.mode} {e.sha}").encode()
+            + b"\t"
+            + os.fsencode(path)
+            + b"\0"
+            for path, e in changes.items()
+        )
+        run_git_bytes(
+            self.root,
+            "update-index",
+            "-z",
+            "--index-info",
+            policy=self.policy,
+            input_bytes=records,
+            index=self.index,
+        )
+        return git("write-tree").strip()
+
+
+@define
+class GateWorld:
+    """The scratch worktree of run ``run_id`` in workspace ``root``, where its pinned gates
+    and blocking hooks run; ``policy`` is ralph's git for the run, ``excludes`` the pathspecs
+    of ralph's own files (never part of the agent's work)."""
+
+    root: Path
+    run_id: str
+    policy: GitPolicy
+    excludes: tuple[str, ...]
+    own: tuple[str, ...]
+    """ralph's own files in the work tree (relative): never linked into the scratch."""
+    index: Path
+    """An index file of ralph's own, where the agent's state is read into."""
+    _made: bool = field(default=False, init=False)
+
+    @property
+    def scratch(self) -> Path:
+        """Where the scratch worktree is: beside the main work tree's runs' worktrees."""
+        dirs = git_dirs(self.root)
+        main = self.root
+        if dirs is not None and dirs[1].name == ".git":
+            main = dirs[1].parent
+        return main.parent / f"{main.name}-worktrees" / f".gates-{self.run_id}"
+
+    @property
+    def layering(self) -> Layering:
+        """How the person's checks are laid over the agent's state, for this run."""
+        return Layering(self.root, self.policy, self.index)
+
+    def lay_out(
+        self, base: str, test_paths: tuple[str, ...], argvs: Iterable[tuple[str, ...]]
+    ) -> PinnedWorld | None:
+        """The worlds for a check of the agent's current state pinned to commit ``base``,
+        with the files ``argvs`` name pinned too; None when the run has no commit yet.
+        Raises :class:`GitError` (or ``OSError``) when git cannot tell."""
+        head = self._git_text(
+            self.root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False
+        )
+        if not head:
+            return None
+        return self.layering.world(base, head, self._agent_tree(), test_paths, argvs)
+
     def show(self, world: PinnedWorld, tree: str) -> Path:
         """The scratch worktree holding ``tree`` (one of ``world``'s), its ``HEAD`` the run's,
         the work tree's ignored top-level folders linked in; its path."""
         scratch = self.scratch
         if not self._made:
             self._fresh(scratch, world.head)
-        self._git(scratch, "update-ref", "--no-deref", "HEAD", world.head)
-        # Whatever a gate changed last time goes first: the index and files as HEAD has them.
-        self._git(scratch, "reset", "--hard", "-q")
-        self._git(scratch, "read-tree", "-u", "--reset", tree)
-        self._git(scratch, "clean", "-ffdxq")
-        # Empty, for the sandbox, which shows a workspace's .ralph read-only.
-        (scratch / OWN_FOLDERS[0]).mkdir(exist_ok=True)
+        self.layering.show(scratch, world, tree)
         self._link_ignored(scratch)
         return scratch
 
@@ -201,78 +339,9 @@ class GateWorld:
             # The worktree's index knows which files are unchanged since git last read them:
             # only the changed ones are read again.
             shutil.copyfile(dirs[0] / "index", self.index)
-        git = self._git_index
+        git = self.layering.git_index
         git("add", "-A", "--", ".", *self.excludes)
         git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *OWN_FOLDERS)
-        return git("write-tree").strip()
-
-    def _git_index(self, *args: str) -> str:
-        return run_git(self.root, *args, policy=self.policy, index=self.index).stdout
-
-    def _listing(self, tree: str) -> dict[str, _Entry]:
-        """Every file (blob or link) of ``tree``, by path."""
-        done = run_git_bytes(
-            self.root, "ls-tree", "-r", "-z", "--full-tree", tree, policy=self.policy
-        )
-        found: dict[str, _Entry] = {}
-        for record in done.stdout.split(b"\0"):
-            if not record:
-                continue
-            meta, _, name = record.partition(b"\t")
-            mode, kind, sha = meta.decode().split()
-            if kind == "blob":
-                found[os.fsdecode(name)] = _Entry(mode, sha)
-        return found
-
-    def _blob(self, entry: _Entry) -> str | None:
-        data = run_git_bytes(self.root, "cat-file", "blob", entry.sha, policy=self.policy).stdout
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-
-    def _spliced(self, path: str, was: _Entry | None, now: _Entry | None) -> _Entry | None:
-        """The entry of mixed file ``path``: the agent's text with the runner's part from the
-        base (``was``), or the base's whole when that cannot be done soundly."""
-        if now is None:
-            return was
-        mine = self._blob(now)
-        theirs = None if was is None else self._blob(was)
-        if mine is None or (was is not None and theirs is None):
-            return was
-        text = splice(path, theirs, mine)
-        if text is None:
-            return was
-        if text == mine:
-            return now
-        sha = run_git(
-            self.root, "hash-object", "-w", "--stdin", policy=self.policy, input_text=text
-        ).stdout.strip()
-        return _Entry(now.mode, sha)
-
-    def _tree_with(self, tree: str, changes: dict[str, _Entry | None]) -> str:
-        """``tree`` with each path of ``changes`` set to its entry (None: removed)."""
-        if not changes:
-            return tree
-        git = self._git_index
-        git("read-tree", tree)
-        zero = "0" * len(tree)
-        records = b"".join(
-            (f"0 {zero}" if e is None else f"{e.mode} {e.sha}").encode()
-            + b"\t"
-            + os.fsencode(path)
-            + b"\0"
-            for path, e in changes.items()
-        )
-        run_git_bytes(
-            self.root,
-            "update-index",
-            "-z",
-            "--index-info",
-            policy=self.policy,
-            input_bytes=records,
-            index=self.index,
-        )
         return git("write-tree").strip()
 
     def _link_ignored(self, scratch: Path) -> None:
@@ -296,12 +365,50 @@ class GateWorld:
             if not target.exists() and not target.is_symlink():
                 target.symlink_to(self.root.resolve() / name)
 
-    def _git(self, where: Path, *args: str) -> str:
-        return run_git(where, *args, policy=self.policy).stdout
-
     def _git_text(self, where: Path, *args: str, check: bool = True) -> str:
         done = run_git(where, *args, policy=self.policy, check=check)
         return done.stdout.strip() if done.returncode == 0 else ""
+
+
+@final
+@frozen
+class CommitWorld:
+    """The world of a commit's tree, shown in a scratch worktree somebody else made: the
+    merge queue's, where the agent's state is the replayed ``head`` (a landing takes commits
+    only) and the person's checks come from the target's head. ``prepare`` is given the
+    scratch once the world is shown (what the run's worktree has that no commit holds: an
+    untracked gate script); ralph's own folder there is kept, the gate's log being in it."""
+
+    layering: Layering
+    scratch: Path
+    head: str
+    prepare: Callable[[Path], None] = lambda _scratch: None
+
+    def lay_out(
+        self, base: str, test_paths: tuple[str, ...], argvs: Iterable[tuple[str, ...]]
+    ) -> PinnedWorld:
+        """The worlds of ``head``'s tree pinned to commit ``base``. Raises :class:`GitError`."""
+        layering = self.layering
+        tree = run_git(
+            layering.root, "rev-parse", f"{self.head}^{{tree}}", policy=layering.policy
+        ).stdout.strip()
+        layering.index.parent.mkdir(parents=True, exist_ok=True)
+        return layering.world(base, self.head, tree, test_paths, argvs)
+
+    def show(self, world: PinnedWorld, tree: str) -> Path:
+        """The scratch holding ``tree``, prepared; its path."""
+        self.layering.show(self.scratch, world, tree, keep=(OWN_FOLDERS[0],))
+        self.prepare(self.scratch)
+        return self.scratch
+
+    def linked(self) -> tuple[Path, ...]:
+        """None: the scratch links nothing in."""
+        return ()
+
+    def drop(self) -> None:
+        """The index file goes; the scratch is the landing's, which drops it."""
+        with contextlib.suppress(FileNotFoundError):
+            self.layering.index.unlink()
 
 
 @final
@@ -311,7 +418,7 @@ class Pinning:
     sandbox of a process whose workspace is the scratch (``sandbox_in(scratch)``; None: no
     sandbox)."""
 
-    world: GateWorld
+    world: World
     sandbox_in: Callable[[Path], Sandbox | None]
 
     @classmethod
@@ -328,6 +435,12 @@ class Pinning:
         whose processes run in the sandbox ``choice`` made (None: directly)."""
         index = layout.run_state(run_id, "gate-index")
         world = GateWorld(layout.root, run_id, policy, own_pathspecs(own), own, index)
+        return cls.within(world, choice, config)
+
+    @classmethod
+    def within(cls, world: World, choice: SandboxChoice | None, config: RalphConfig) -> Pinning:
+        """The pinning of ``world``, whose processes run in the sandbox ``choice`` made for
+        the scratch as their workspace (None: directly)."""
 
         def sandbox_in(scratch: Path) -> Sandbox | None:
             if choice is None:

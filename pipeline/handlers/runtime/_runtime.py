@@ -153,10 +153,12 @@ class Runtime:
     _guard: GitGuard | None = field(default=None, init=False)
     _gits: GitPolicy | None = field(default=None, init=False)
     _collecting: Collector | None = field(default=None, init=False)
-    _pins: Pinning | None = field(default=None, init=False)
     sandboxing: SandboxChoice | None = None  # where agents run; None: directly
     hand_back: Callable[[Instant], None] | None = None
     """A queue worker's: told of a long wait for a limit's reset (see ``wait_for_reset``)."""
+    pins: Pinning | None = None
+    """Where pinned gates and blocking hooks run; None: the run's own scratch worktree
+    (made the first time). The merge queue gives its own (the replayed head's world)."""
 
     def __attrs_post_init__(self) -> None:
         source = str(self.layout.config)
@@ -304,11 +306,11 @@ class Runtime:
 
     def _pinning(self) -> Pinning:
         """Where this run's pinned gates and blocking hooks run (made the first time)."""
-        if self._pins is None:
+        if self.pins is None:
             own = own_paths(self.layout, self.config.prompt_file, self.own_files)
             where = (self.layout, self._run_id(), self._git_policy(), own, self.sandboxing)
-            self._pins = Pinning.of(*where, self.config)
-        return self._pins
+            self.pins = Pinning.of(*where, self.config)
+        return self.pins
 
     def _guarded(self) -> GitGuard | None:
         """The snapshot of the repository's git files, taken the first time it is needed (at
