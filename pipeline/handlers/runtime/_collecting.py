@@ -1,8 +1,9 @@
 """The collection check of the tamper screen: the tests a gate's runner collects on the run's
 base and on the agent's tree (I/O: git, processes).
 
-For each gate whose command runs pytest (or that names a ``collect`` command), the tests
-are collected twice: on the base, in a detached scratch worktree of the base commit
+For each gate whose command runs a known test runner (pytest, jest, vitest, ``go test``,
+``cargo test``) or that names a ``collect`` command, the tests are collected twice: on the
+base, in a detached scratch worktree of the base commit
 (``<workspace>-worktrees/.collect-<run id>``, made anew and removed after; the base's
 collection is kept for the run, by commit), and on the work tree. Each collection runs as
 the gate runs (its environment, its timeouts, the run's sandbox, its own process group) and
@@ -17,7 +18,7 @@ import re
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Final, final
+from typing import Final, TypeAlias, assert_never, final
 
 from attrs import define, field, frozen
 
@@ -34,22 +35,35 @@ from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 from pipeline.screening import (
     Collected,
     Runner,
-    collection_argv,
+    collection_steps,
     lost_by_collection,
+    parse_cargo,
+    parse_go,
     parse_listed,
     parse_pytest,
+    parse_vitest,
     runner_of,
 )
 
 __all__ = ["Collector", "collect_folder"]
 
 PLUGIN_DIR: Final = Path(__file__).resolve().parent / "_collect_plugin"
-"""The folder holding ralph's pytest plugin (``ralph_collect.py``), put on ``PYTHONPATH``."""
+"""The folder holding ralph's pytest plugin (``ralph_collect.py``), put on ``PYTHONPATH``, and
+its jest reporter (``ralph_collect_jest.cjs``)."""
+
+JEST_REPORTER: Final = PLUGIN_DIR / "ralph_collect_jest.cjs"
+"""ralph's jest reporter, given to the gate's jest with ``--reporters``."""
+
+_TOKENED: Final = frozenset({Runner.PYTEST, Runner.JEST})
+"""The runners whose collection ralph's own code writes, each line behind a token."""
 
 _MAX_OUTPUT: Final = 32 << 20
 """The most of a collection's output read (32 MiB: some hundred thousand test ids)."""
 
 _SAFE_RUN_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+_Steps: TypeAlias = tuple[tuple[str, ...], ...]
 
 
 @final
@@ -59,7 +73,8 @@ class _Plan:
 
     gate: GateSpec
     runner: Runner
-    argv: tuple[str, ...]
+    steps: _Steps
+    """The commands run one after another (cargo's second lists the ignored tests)."""
 
 
 def collect_folder(root: Path, run_id: str) -> Path:
@@ -91,7 +106,9 @@ class Collector:
     policy: GitPolicy
     sandbox: Callable[[], Sandbox | None] = lambda: None
     scratch_sandbox: Callable[[Path], Sandbox | None] = lambda _scratch: None
-    _bases: dict[tuple[str, str, tuple[str, ...]], Collected] = field(factory=dict, init=False)
+    _bases: dict[tuple[str, str, tuple[tuple[str, ...], ...]], Collected] = field(
+        factory=dict, init=False
+    )
 
     @classmethod
     def of(
@@ -138,21 +155,22 @@ class Collector:
         hits: list[ScreenHit] = []
         for plan in plans:
             now = self._collect(plan, self.layout.root, self.sandbox(), "tree")
-            was = self._bases[(base, plan.gate.name, plan.argv)]
+            was = self._bases[(base, plan.gate.name, plan.steps)]
             hits.extend(lost_by_collection(plan.gate.name, was, now, allow))
         return tuple(hits)
 
     def _plan(self, gate: GateSpec) -> _Plan | None:
         command = self.commands.get(gate.name)
         if command:
-            return _Plan(gate, Runner.COMMAND, command)
-        if runner_of(gate.argv) is Runner.PYTEST:
-            return _Plan(gate, Runner.PYTEST, collection_argv(gate.argv))
-        return None
+            return _Plan(gate, Runner.COMMAND, (command,))
+        runner = runner_of(gate.argv)
+        if runner is None:
+            return None
+        return _Plan(gate, runner, collection_steps(runner, gate.argv, str(JEST_REPORTER)))
 
     def _collect_base(self, base: str, plans: list[_Plan]) -> None:
         """The base's collections not made yet in this run, made in one scratch checkout."""
-        missing = [p for p in plans if (base, p.gate.name, p.argv) not in self._bases]
+        missing = [p for p in plans if (base, p.gate.name, p.steps) not in self._bases]
         if not missing:
             return
         root = self.layout.root
@@ -168,7 +186,7 @@ class Collector:
             # Not kept: the next screen tries again.
             for plan in missing:
                 failed = Collected(failure=f"cannot check the base out: {error}"[:300])
-                self._bases[(base, plan.gate.name, plan.argv)] = failed
+                self._bases[(base, plan.gate.name, plan.steps)] = failed
             return
         try:
             # A sandbox binds the workspace's ralph folder, which a checkout does not hold.
@@ -176,23 +194,56 @@ class Collector:
             sandbox = self.scratch_sandbox(scratch)
             for plan in missing:
                 found = self._collect(plan, scratch, sandbox, "base")
-                self._bases[(base, plan.gate.name, plan.argv)] = found
+                self._bases[(base, plan.gate.name, plan.steps)] = found
         finally:
             drop_scratch(root, scratch)
 
     def _collect(self, plan: _Plan, cwd: Path, sandbox: Sandbox | None, side: str) -> Collected:
-        """One collection of ``plan``'s gate in ``cwd``, run as the gate runs."""
+        """One collection of ``plan``'s gate in ``cwd``, run as the gate runs: each step in
+        turn, the first that fails the collection's failure."""
+        token = secrets.token_hex(16)
+        texts: list[str] = []
+        for number, argv in enumerate(plan.steps, start=1):
+            name = f"collect-{plan.gate.name}-{side}" + (f"-{number}" if number > 1 else "")
+            ran = self._step(plan, argv, cwd, sandbox, name, token)
+            if isinstance(ran, Collected):
+                return ran
+            texts.append(ran)
+        match plan.runner:
+            case Runner.PYTEST | Runner.JEST:
+                return parse_pytest(texts[0], token)
+            case Runner.VITEST:
+                return parse_vitest(texts[0], str(cwd.resolve()))
+            case Runner.GO:
+                return parse_go(texts[0])
+            case Runner.CARGO:
+                return parse_cargo(texts[0], texts[1] if len(texts) > 1 else None)
+            case Runner.COMMAND:
+                return parse_listed(texts[0])
+            case _:
+                assert_never(plan.runner)
+
+    def _step(
+        self,
+        plan: _Plan,
+        argv: tuple[str, ...],
+        cwd: Path,
+        sandbox: Sandbox | None,
+        name: str,
+        token: str,
+    ) -> str | Collected:
+        """One command of a collection: its output, or the collection's failure."""
         gate = plan.gate
-        log = self.layout.agent_log(self.run_id, f"collect-{gate.name}-{side}")
+        log = self.layout.agent_log(self.run_id, name)
         log.parent.mkdir(parents=True, exist_ok=True)
         given = os.environ if self.environment is None else self.environment
         base = without_ralph_credentials(given)
         own = dict(self.gate_env.get(gate.name, {}))
-        token = secrets.token_hex(16)
         extra = {**own, "PYTHONDONTWRITEBYTECODE": "1"}
         if plan.runner is Runner.PYTEST:
             path = own.get("PYTHONPATH", base.get("PYTHONPATH", ""))
             extra["PYTHONPATH"] = os.pathsep.join(p for p in (str(PLUGIN_DIR), path) if p)
+        if plan.runner in _TOKENED:
             extra["RALPH_COLLECT_TOKEN"] = token
         env = {
             **base,
@@ -203,7 +254,7 @@ class Collector:
         }
         inactivity = gate.inactivity_timeout_s
         spec = ProcessSpec(
-            argv=plan.argv,
+            argv=argv,
             cwd=cwd,
             env=env,
             output_path=log,
@@ -226,6 +277,4 @@ class Collector:
         passed = (0, 5) if plan.runner is Runner.PYTEST else (0,)
         if result.exit_code not in passed:
             return Collected(failure=f"exit {result.exit_code}: {_last_line(text)}")
-        if plan.runner is Runner.PYTEST:
-            return parse_pytest(text, token)
-        return parse_listed(text)
+        return text
