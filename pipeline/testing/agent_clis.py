@@ -53,9 +53,10 @@ PINS: Final[Mapping[str, AgentCli]] = {
         AgentCli("gemini", "npm", "@google/gemini-cli", "0.61.0", "gemini"),
         AgentCli("opencode", "npm", "opencode-ai", "1.18.33", "opencode"),
         AgentCli("aider", "pypi", "aider-chat", "0.86.2", "aider"),
-        # Not agents: the JavaScript test runners the screen's collection check is tested with.
+        # Not agents: the JavaScript test runners the collection check is tested with (vitest 3:
+        # Debian 12's Node.js 18 runs it, not vitest 4).
         AgentCli("jest", "npm", "jest", "30.5.2", "jest"),
-        AgentCli("vitest", "npm", "vitest", "4.1.12", "vitest"),
+        AgentCli("vitest", "npm", "vitest", "3.2.7", "vitest"),
     )
 }
 """The versions the presets (and the collection check's runners) are tested with, by name."""
