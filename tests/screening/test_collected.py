@@ -178,9 +178,22 @@ def test_allowed_paths_lose_nothing() -> None:
 @given(st.text(), st.text(max_size=4))
 def test_reading_any_output_never_raises(output: str, token: str) -> None:
     """Law: whatever a collection printed, reading it gives a list or a failure."""
-    found = parse_pytest(output, token)
-    assert (found.failure is None) or found.tests == ()
+    for found in (
+        parse_pytest(output, token),
+        parse_vitest(output, token),
+        parse_go(output),
+        parse_cargo(output, output),
+    ):
+        assert (found.failure is None) or found.tests == ()
     parse_listed(output)
+
+
+@given(st.lists(st.sampled_from(["[", "]", "[]", "{", "}", '{"name": "a", "file": "/w/b"}', ","])))
+def test_reading_any_vitest_like_output_never_raises(parts: list[str]) -> None:
+    """Law: bracket lines in any order (a list cut short, nested, empty) give a list or a
+    failure, never an exception."""
+    found = parse_vitest("\n".join(parts), "/w")
+    assert (found.failure is None) or found.tests == ()
 
 
 def test_each_runner_collects_with_the_gate_s_own_command_and_runs_no_test() -> None:
