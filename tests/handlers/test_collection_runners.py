@@ -184,3 +184,19 @@ def test_a_tree_the_runner_cannot_load_is_a_collection_failure(
     hits = _hits(root, base, argv)
     assert [h.kind for h in hits] == [ScreenKind.COLLECTION_FAILED], hits
     assert hits[0].detail.startswith("gate 'tests': collecting the tests failed (exit ")
+
+
+def test_a_runner_in_the_project_s_ignored_node_modules_collects_the_base_too(
+    tmp_path: Path,
+) -> None:
+    """``npx --no -- jest`` finds jest in the project's ``node_modules``, which git ignores:
+    the base's checkout has it linked in, as a pinned gate's world does, so the base is
+    collected (not a ``screen_incomplete`` warning) and the test moved away is lost."""
+    jest = node_runner("jest")
+    files = {"package.json": '{"name": "calc"}\n', ".gitignore": "node_modules\n"}
+    root, base = _project(tmp_path, {**files, "calc.js": JS_CALC, "calc.test.js": JEST_TESTS})
+    (root / "node_modules").symlink_to(jest.parent.parent)  # the cache's node_modules
+    (root / "calc.test.js").rename(root / "calc.checks.js")
+    hits = _hits(root, base, ("npx", "--no", "--", "jest", "--ci"))
+    assert [h.kind for h in hits] == [ScreenKind.TEST_LOST], hits
+    assert hits[0].path == "calc.test.js"

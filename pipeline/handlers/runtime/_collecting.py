@@ -28,6 +28,7 @@ from pipeline.handlers.agents import ProcessSpec
 from pipeline.handlers.runtime._gates import NO_INACTIVITY_LIMIT
 from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._pinned import link_ignored
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, run_in
 from pipeline.handlers.runtime._worktree_list import drop_scratch
@@ -106,9 +107,9 @@ class Collector:
     policy: GitPolicy
     sandbox: Callable[[], Sandbox | None] = lambda: None
     scratch_sandbox: Callable[[Path], Sandbox | None] = lambda _scratch: None
-    _bases: dict[tuple[str, str, tuple[tuple[str, ...], ...]], Collected] = field(
-        factory=dict, init=False
-    )
+    own: tuple[str, ...] = ()
+    """ralph's own files in the workspace, never linked into the base's checkout."""
+    _bases: dict[tuple[str, str, _Steps], Collected] = field(factory=dict, init=False)
 
     @classmethod
     def of(
@@ -121,10 +122,11 @@ class Collector:
         policy: GitPolicy,
         sandbox: Callable[[], Sandbox | None],
         choice: SandboxChoice | None,
+        own: tuple[str, ...] = (),
     ) -> Collector:
         """The collector of run ``run_id`` under ``config``: the work tree's collections in
         ``sandbox()`` (the run's, asked for when needed), a scratch worktree's in the sandbox
-        ``choice`` makes for it."""
+        ``choice`` makes for it; ``own``: ralph's own files in the workspace."""
 
         def scratch_sandbox(scratch: Path) -> Sandbox | None:
             if choice is None:
@@ -141,6 +143,7 @@ class Collector:
             policy,
             sandbox,
             scratch_sandbox,
+            own,
         )
 
     def hits(
@@ -191,21 +194,35 @@ class Collector:
         try:
             # A sandbox binds the workspace's ralph folder, which a checkout does not hold.
             WorkspaceLayout(scratch).ralph_dir.mkdir(exist_ok=True)
+            # The runner and the project's dependencies often live in ignored folders
+            # (node_modules, .venv, target): linked in, as for the pinned gates.
+            try:
+                linked = tuple(map(str, link_ignored(root, scratch, self.policy, self.own)))
+            except (GitError, OSError):
+                linked = ()  # collected without them: a failure there says what was missing
             sandbox = self.scratch_sandbox(scratch)
             for plan in missing:
-                found = self._collect(plan, scratch, sandbox, "base")
+                found = self._collect(plan, scratch, sandbox, "base", linked)
                 self._bases[(base, plan.gate.name, plan.steps)] = found
         finally:
             drop_scratch(root, scratch)
 
-    def _collect(self, plan: _Plan, cwd: Path, sandbox: Sandbox | None, side: str) -> Collected:
+    def _collect(
+        self,
+        plan: _Plan,
+        cwd: Path,
+        sandbox: Sandbox | None,
+        side: str,
+        linked: tuple[str, ...] = (),
+    ) -> Collected:
         """One collection of ``plan``'s gate in ``cwd``, run as the gate runs: each step in
-        turn, the first that fails the collection's failure."""
+        turn, the first that fails the collection's failure; ``linked``: the work tree's
+        folders linked into ``cwd``, given to a sandboxed run writable (as in the work tree)."""
         token = secrets.token_hex(16)
         texts: list[str] = []
         for number, argv in enumerate(plan.steps, start=1):
             name = f"collect-{plan.gate.name}-{side}" + (f"-{number}" if number > 1 else "")
-            ran = self._step(plan, argv, cwd, sandbox, name, token)
+            ran = self._step(plan, argv, cwd, (sandbox, linked), name, token)
             if isinstance(ran, Collected):
                 return ran
             texts.append(ran)
@@ -228,7 +245,7 @@ class Collector:
         plan: _Plan,
         argv: tuple[str, ...],
         cwd: Path,
-        sandbox: Sandbox | None,
+        within: tuple[Sandbox | None, tuple[str, ...]],
         name: str,
         token: str,
     ) -> str | Collected:
@@ -263,7 +280,8 @@ class Collector:
             grace_s=self.grace_s,
             group_file=self.layout.agent_group,
         )
-        result, _ = run_in(sandbox, spec, AgentNeeds(set_env=extra))
+        sandbox, linked = within
+        result, _ = run_in(sandbox, spec, AgentNeeds(write=linked, set_env=extra))
         if result.timed_out is not None:
             return Collected(failure=f"timed out ({result.timed_out.value}); see {log.name}")
         if result.exit_code is None:
