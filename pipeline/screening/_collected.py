@@ -33,6 +33,8 @@ __all__ = [
     "collection_argv",
     "collection_steps",
     "lost_by_collection",
+    "npm_test_args",
+    "package_test_command",
     "parse_cargo",
     "parse_go",
     "parse_listed",
@@ -49,6 +51,10 @@ _EXEC: Final = frozenset({"pnpm", "bun"})
 """Programs that do so after ``exec`` (``pnpm exec jest``)."""
 _JEST: Final = frozenset({"jest", "jest.js"})
 _VITEST: Final = frozenset({"vitest", "vitest.mjs"})
+_NPM_TEST: Final = frozenset({("test",), ("t",), ("tst",), ("run", "test"), ("run-script", "test")})
+"""What ``npm`` is asked to run the ``test`` script of ``package.json`` with."""
+_SHELL_SYNTAX: Final = frozenset(";&|<>$`(){}[]*?!~#\\\"'\n")
+"""Characters that make a script line more than one plain command."""
 _VITEST_MODES: Final = frozenset({"run", "watch", "dev", "related"})
 _VITEST_DROPPED: Final = frozenset({"--run", "--watch", "--coverage", "--coverage.enabled"})
 NO_TEST_NAME: Final = "(?!)"
@@ -132,7 +138,8 @@ def runner_of(argv: Sequence[str]) -> Runner | None:
     """Which known test runner a gate's command runs itself: pytest (``pytest ...``,
     ``python -m pytest ...``, ``uv run pytest ...``), jest or vitest (the program, or through
     ``npx``, ``node``, ``yarn``, ``pnpm exec``), ``go test``, ``cargo test``. A shell command
-    line, ``npm test`` and ``make`` are never read: what they run is not known for sure."""
+    line, ``npm test`` and ``make`` are never read here: what they run is not known from the
+    argv (an ``npm test`` gate's script: :func:`package_test_command`)."""
     if not argv or _basename(argv[0]) in _SHELLS:
         return None
     for index, arg in enumerate(argv):
@@ -153,6 +160,31 @@ def runner_of(argv: Sequence[str]) -> Runner | None:
     if program in _VITEST:
         return Runner.VITEST
     return None
+
+
+def npm_test_args(argv: Sequence[str]) -> tuple[str, ...] | None:
+    """When ``argv`` runs ``package.json``'s ``test`` script (``npm test``, ``npm t``, ``npm
+    run test``, with npm's own options), the arguments it passes on to the script (after
+    ``--``); else None."""
+    if not argv or _basename(argv[0]) != "npm":
+        return None
+    split = argv.index("--") if "--" in argv else len(argv)
+    words = tuple(a for a in argv[1:split] if not a.startswith("-"))
+    return tuple(argv[split + 1 :]) if words in _NPM_TEST else None
+
+
+def package_test_command(script: str, args: Sequence[str] = ()) -> tuple[str, ...] | None:
+    """The command that collects like ``npm test`` when its ``script`` is one plain jest or
+    vitest command (no quotes, variables, globs, operators, nor a leading assignment): the
+    runner from the project's ``node_modules`` (``npx --no``, never a download), the
+    script's words and ``args``; else None, as the runner is not known for sure."""
+    words = script.split()
+    if not words or any(c in _SHELL_SYNTAX for c in script) or "=" in words[0]:
+        return None
+    if runner_of(words) not in (Runner.JEST, Runner.VITEST):
+        return None
+    direct = _program_at(words) == 0
+    return (*(("npx", "--no", "--") if direct else ()), *words, *args)
 
 
 def collection_argv(argv: Sequence[str]) -> tuple[str, ...]:

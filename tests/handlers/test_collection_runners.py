@@ -5,6 +5,7 @@ is not; and a tree the runner cannot load is a collection failure."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -200,3 +201,22 @@ def test_a_runner_in_the_project_s_ignored_node_modules_collects_the_base_too(
     hits = _hits(root, base, ("npx", "--no", "--", "jest", "--ci"))
     assert [h.kind for h in hits] == [ScreenKind.TEST_LOST], hits
     assert hits[0].path == "calc.test.js"
+
+
+@pytest.mark.parametrize(
+    ("script", "collected"), [("jest --ci", True), ("jest --ci && echo done", False)]
+)
+def test_an_npm_test_gate_is_collected_when_its_script_is_one_plain_jest_command(
+    tmp_path: Path, script: str, collected: bool
+) -> None:
+    """``npm test`` whose base script is ``jest --ci`` collects with that jest (from the
+    project's ``node_modules``): the test moved away is lost; a script with shell syntax
+    has no runner ralph knows for sure, and is not collected."""
+    jest = node_runner("jest")
+    package = json.dumps({"name": "calc", "scripts": {"test": script}})
+    files = {"package.json": package, ".gitignore": "node_modules\n", "calc.js": JS_CALC}
+    root, base = _project(tmp_path, {**files, "calc.test.js": JEST_TESTS})
+    (root / "node_modules").symlink_to(jest.parent.parent)
+    (root / "calc.test.js").rename(root / "calc.checks.js")
+    hits = _hits(root, base, ("npm", "test", "--silent"))
+    assert [h.kind for h in hits] == ([ScreenKind.TEST_LOST] if collected else []), hits

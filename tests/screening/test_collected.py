@@ -20,6 +20,8 @@ from pipeline.screening import (
     collection_argv,
     collection_steps,
     lost_by_collection,
+    npm_test_args,
+    package_test_command,
     parse_cargo,
     parse_go,
     parse_listed,
@@ -268,3 +270,44 @@ def test_cargo_s_listing_names_targets_marks_ignored_tests_and_drops_doc_lines()
     assert [h.detail for h in hits] == [
         "gate 'tests': 1 test collected but marked ignore: src/lib.rs::tests::later"
     ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "args"),
+    [
+        (("npm", "test"), ()),
+        (("npm", "t", "--silent"), ()),
+        (("/usr/bin/npm", "run", "test", "--", "-i"), ("-i",)),
+        (("npm", "run", "build"), None),
+        (("npm", "test", "extra"), None),
+        (("make", "test"), None),
+    ],
+)
+def test_which_gates_run_the_package_s_test_script(
+    argv: tuple[str, ...], args: tuple[str, ...] | None
+) -> None:
+    """``npm test`` and its spellings, with what they pass on to the script after ``--``."""
+    assert npm_test_args(argv) == args
+
+
+@pytest.mark.parametrize(
+    ("script", "command"),
+    [
+        ("jest", ("npx", "--no", "--", "jest", "-i")),
+        ("vitest run --bail=1", ("npx", "--no", "--", "vitest", "run", "--bail=1", "-i")),
+        ("npx jest --ci", ("npx", "jest", "--ci", "-i")),
+        ("jest && eslint .", None),
+        ("NODE_ENV=test jest", None),
+        ("jest 'tests/'", None),
+        ("jest $ARGS", None),
+        ("mocha", None),
+        ("node --test", None),
+        ("", None),
+    ],
+)  # fmt: skip
+def test_a_test_script_is_collected_only_when_it_is_one_plain_runner_command(
+    script: str, command: tuple[str, ...] | None
+) -> None:
+    """The runner of ``npm test`` is known for sure only when its script is one jest or vitest
+    command without shell syntax; it then runs from the project's own ``node_modules``."""
+    assert package_test_command(script, ("-i",)) == command

@@ -2,7 +2,8 @@
 base and on the agent's tree (I/O: git, processes).
 
 For each gate whose command runs a known test runner (pytest, jest, vitest, ``go test``,
-``cargo test``) or that names a ``collect`` command, the tests are collected twice: on the
+``cargo test``; ``npm test`` whose base script is one plain jest or vitest command) or that
+names a ``collect`` command, the tests are collected twice: on the
 base, in a detached scratch worktree of the base commit
 (``<workspace>-worktrees/.collect-<run id>``, made anew and removed after; the base's
 collection is kept for the run, by commit), and on the work tree. Each collection runs as
@@ -13,6 +14,7 @@ pure (:func:`pipeline.screening.lost_by_collection`).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -38,6 +40,8 @@ from pipeline.screening import (
     Runner,
     collection_steps,
     lost_by_collection,
+    npm_test_args,
+    package_test_command,
     parse_cargo,
     parse_go,
     parse_listed,
@@ -151,8 +155,10 @@ class Collector:
     ) -> tuple[ScreenHit, ...]:
         """The hits of comparing each collecting gate's tests on ``base`` (None: nothing to
         compare) with those on the work tree; ``allow``: paths whose lost tests never hit."""
-        plans = [plan for gate in gates if (plan := self._plan(gate)) is not None]
-        if base is None or not plans:
+        if base is None:
+            return ()
+        plans = [plan for gate in gates if (plan := self._plan(gate, base)) is not None]
+        if not plans:
             return ()
         self._collect_base(base, plans)
         hits: list[ScreenHit] = []
@@ -162,14 +168,33 @@ class Collector:
             hits.extend(lost_by_collection(plan.gate.name, was, now, allow))
         return tuple(hits)
 
-    def _plan(self, gate: GateSpec) -> _Plan | None:
+    def _plan(self, gate: GateSpec, base: str) -> _Plan | None:
         command = self.commands.get(gate.name)
         if command:
             return _Plan(gate, Runner.COMMAND, (command,))
-        runner = runner_of(gate.argv)
+        argv = gate.argv
+        args = npm_test_args(argv)
+        if args is not None:
+            # The base's test script, which a pinned gate runs too; on both sides.
+            found = package_test_command(self._base_test_script(base), args)
+            if found is None:
+                return None
+            argv = found
+        runner = runner_of(argv)
         if runner is None:
             return None
-        return _Plan(gate, runner, collection_steps(runner, gate.argv, str(JEST_REPORTER)))
+        return _Plan(gate, runner, collection_steps(runner, argv, str(JEST_REPORTER)))
+
+    def _base_test_script(self, base: str) -> str:
+        """``scripts.test`` of the base's ``package.json`` ("" when there is none)."""
+        try:
+            done = run_git(self.layout.root, "show", f"{base}:package.json", policy=self.policy)
+            package = json.loads(done.stdout)
+        except (GitError, ValueError, RecursionError):
+            return ""
+        scripts = package.get("scripts") if isinstance(package, dict) else None
+        script = scripts.get("test") if isinstance(scripts, dict) else None
+        return script if isinstance(script, str) else ""
 
     def _collect_base(self, base: str, plans: list[_Plan]) -> None:
         """The base's collections not made yet in this run, made in one scratch checkout."""
