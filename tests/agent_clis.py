@@ -1,5 +1,8 @@
 """The agent CLIs at pinned versions, installed into a cache for tests against the real tools (I/O).
 
+The same cache holds jest and vitest at pinned versions, for the tests of the screen's
+collection check with real JavaScript test runners.
+
 Claude Code, Codex, Gemini CLI and OpenCode come from the npm registry (``npm install`` into a
 folder of their own; their install scripts are not needed and npm does not run them); aider
 comes from PyPI into a virtual environment of its own. The cache is
@@ -10,6 +13,7 @@ install [NAME ...]`` installs them (CI does this before the tests); :func:`insta
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -49,9 +53,13 @@ PINS: Final[Mapping[str, AgentCli]] = {
         AgentCli("gemini", "npm", "@google/gemini-cli", "0.61.0", "gemini"),
         AgentCli("opencode", "npm", "opencode-ai", "1.18.33", "opencode"),
         AgentCli("aider", "pypi", "aider-chat", "0.86.2", "aider"),
+        # Not agents: the JavaScript test runners the collection check is tested with (vitest 3:
+        # Debian 12's Node.js 18 runs it, not vitest 4).
+        AgentCli("jest", "npm", "jest", "30.5.2", "jest"),
+        AgentCli("vitest", "npm", "vitest", "3.2.7", "vitest"),
     )
 }
-"""The versions the presets are tested with, by preset name."""
+"""The versions the presets (and the collection check's runners) are tested with, by name."""
 
 
 class InstallError(RuntimeError):
@@ -86,12 +94,22 @@ def _run(argv: Sequence[str], cwd: Path) -> None:
 
 
 def install(name: str, cache: Path | None = None) -> Path:
-    """Install CLI ``name`` at its pinned version (once) and return its program."""
+    """Install CLI ``name`` at its pinned version (once) and return its program; processes
+    installing the same CLI at once take turns (test workers on a fresh machine)."""
     cli = PINS[name]
     found = installed(name, cache)
     if found is not None:
         return found
-    folder = (cache or cache_dir()) / cli.folder_name
+    root = cache or cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / f".{cli.folder_name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = installed(name, cache)
+        return found if found is not None else _install(cli, root / cli.folder_name)
+
+
+def _install(cli: AgentCli, folder: Path) -> Path:
+    name = cli.name
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     if cli.registry == "npm":

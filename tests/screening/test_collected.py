@@ -1,8 +1,12 @@
-"""The collection check's pure half: which gates run pytest, how the plugin's output is read
-(and refused when cut short or forged), and how two collections compare: a test is known by
-its id less its file, lost when it no longer runs, and a failed collection is said as such."""
+"""The collection check's pure half: which gates run pytest, jest, vitest, ``go test`` or
+``cargo test``, the commands that collect their tests, how the plugin's (and each runner's)
+output is read (and refused when cut short or forged), and how two collections compare: a test
+is known by its id less its file, lost when it no longer runs, and a failed collection is said
+as such."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from hypothesis import given
@@ -14,9 +18,15 @@ from pipeline.core.screening import (
     Runner,
     ScreenKind,
     collection_argv,
+    collection_steps,
     lost_by_collection,
+    npm_test_args,
+    package_test_command,
+    parse_cargo,
+    parse_go,
     parse_listed,
     parse_pytest,
+    parse_vitest,
     runner_of,
 )
 
@@ -34,11 +44,27 @@ from pipeline.core.screening import (
         (("npm", "test"), None),
         (("python", "-m", "unittest"), None),
         ((), None),
+        (("jest", "--ci"), Runner.JEST),
+        (("/w/node_modules/.bin/jest",), Runner.JEST),
+        (("npx", "--yes", "jest", "tests"), Runner.JEST),
+        (("node", "node_modules/jest/bin/jest.js"), Runner.JEST),
+        (("pnpm", "exec", "vitest", "run"), Runner.VITEST),
+        (("vitest", "run"), Runner.VITEST),
+        (("npx", "vitest", "--run"), Runner.VITEST),
+        (("go", "test", "./..."), Runner.GO),
+        (("go", "vet", "./..."), None),
+        (("cargo", "test"), Runner.CARGO),
+        (("cargo", "+nightly", "test", "--", "--nocapture"), Runner.CARGO),
+        (("cargo", "build"), None),
+        (("npm", "run", "jest"), None),
+        (("sh", "-c", "npx jest"), None),
+        (("node", "server.js"), None),
     ],
 )
-def test_which_gates_run_pytest(argv: tuple[str, ...], runner: Runner | None) -> None:
-    """pytest as the program, a module (``-m pytest``) or a tool's argument; never read out
-    of a shell command line."""
+def test_which_gates_run_a_known_runner(argv: tuple[str, ...], runner: Runner | None) -> None:
+    """pytest as the program, a module (``-m pytest``) or a tool's argument; jest and vitest
+    as the program or through a launcher; ``go test``, ``cargo test``; never read out of a
+    shell command line, ``npm`` or ``make``."""
     assert runner_of(argv) is runner
 
 
@@ -154,6 +180,134 @@ def test_allowed_paths_lose_nothing() -> None:
 @given(st.text(), st.text(max_size=4))
 def test_reading_any_output_never_raises(output: str, token: str) -> None:
     """Law: whatever a collection printed, reading it gives a list or a failure."""
-    found = parse_pytest(output, token)
-    assert (found.failure is None) or found.tests == ()
+    for found in (
+        parse_pytest(output, token),
+        parse_vitest(output, token),
+        parse_go(output),
+        parse_cargo(output, output),
+    ):
+        assert (found.failure is None) or found.tests == ()
     parse_listed(output)
+
+
+@given(st.lists(st.sampled_from(["[", "]", "[]", "{", "}", '{"name": "a", "file": "/w/b"}', ","])))
+def test_reading_any_vitest_like_output_never_raises(parts: list[str]) -> None:
+    """Law: bracket lines in any order (a list cut short, nested, empty) give a list or a
+    failure, never an exception."""
+    found = parse_vitest("\n".join(parts), "/w")
+    assert (found.failure is None) or found.tests == ()
+
+
+def test_each_runner_collects_with_the_gate_s_own_command_and_runs_no_test() -> None:
+    """jest gets ralph's reporter and a name pattern no test matches; vitest's ``run`` becomes
+    ``list --json``; ``go test`` gets ``-list .* -json``; ``cargo test`` lists its tests, then
+    its ignored ones (not when the gate runs those too)."""
+    assert collection_steps(Runner.JEST, ("npx", "jest", "-i"), "/r.cjs") == (
+        (
+            "npx", "jest", "-i", "--ci", "--passWithNoTests", "--coverage=false",
+            "--no-watchman", "--reporters=/r.cjs", "--testNamePattern=(?!)",
+        ),
+    )  # fmt: skip
+    assert collection_steps(Runner.VITEST, ("npx", "vitest", "run", "--coverage", "src")) == (
+        ("npx", "vitest", "list", "src", "--json"),
+    )
+    assert collection_steps(Runner.VITEST, ("vitest", "--run")) == (("vitest", "list", "--json"),)
+    assert collection_steps(Runner.GO, ("go", "test", "-race", "./...")) == (
+        ("go", "test", "-list", ".*", "-json", "-race", "./..."),
+    )
+    listed = ("cargo", "test", "--", "--nocapture", "--list", "--format", "terse")
+    assert collection_steps(Runner.CARGO, ("cargo", "test", "--", "--nocapture")) == (
+        listed,
+        (*listed, "--ignored"),
+    )
+    assert collection_steps(Runner.CARGO, ("cargo", "test", "--", "--include-ignored")) == (
+        ("cargo", "test", "--", "--include-ignored", "--list", "--format", "terse"),
+    )
+    assert collection_steps(Runner.PYTEST, ("pytest",)) == (collection_argv(("pytest",)),)
+
+
+def test_vitest_s_list_is_read_out_of_its_output_with_files_made_relative() -> None:
+    """The JSON list vitest prints (its last), among other lines; no list is a failure."""
+    output = 'noise\n[\n  {\n    "name": "add > adds",\n    "file": "/w/src/calc.test.js"\n  }\n]\n'
+    assert parse_vitest(output, "/w") == Collected((CollectedTest("src/calc.test.js::add > adds"),))
+    assert parse_vitest("[]\n", "/w") == Collected(())
+    assert parse_vitest("Error: no\n", "/w").failure == "vitest printed no list of tests"
+    assert parse_vitest('[\n{"name": 1}\n]\n', "/w").failure is not None
+
+
+def test_go_s_listing_is_read_by_package_and_name() -> None:
+    """Tests, fuzz targets and examples count, benchmarks and go's summary lines do not."""
+    events = [
+        {"Action": "output", "Package": "ex/calc", "Output": name + "\n"}
+        for name in ("TestAdd", "FuzzAdd", "ExampleAdd", "BenchmarkAdd", "ok  \tex/calc\t0.1s")
+    ]
+    output = "go: downloading x\n" + "\n".join(json.dumps(e) for e in events) + "\n"
+    assert [t.id for t in parse_go(output).tests] == [
+        "ex/calc::TestAdd",
+        "ex/calc::FuzzAdd",
+        "ex/calc::ExampleAdd",
+    ]
+
+
+def test_cargo_s_listing_names_targets_marks_ignored_tests_and_drops_doc_lines() -> None:
+    """Each test under the target cargo was running; a doc test's line is not part of its
+    id (an edit above it moves it); a test the ``--ignored`` listing names is ``ignore``."""
+    listed = (
+        "     Running unittests src/lib.rs (target/debug/deps/calc-1)\n"
+        "tests::adds: test\ntests::later: test\n"
+        "     Running tests/calc.rs (target/debug/deps/calc-2)\nzero: test\n"
+        "   Doc-tests calc\nsrc/lib.rs - add (line 1): test\n"
+    )
+    ignored = "     Running unittests src/lib.rs (target/debug/deps/calc-1)\ntests::later: test\n"
+    assert parse_cargo(listed, ignored).tests == (
+        CollectedTest("src/lib.rs::tests::adds"),
+        CollectedTest("src/lib.rs::tests::later", "ignore"),
+        CollectedTest("tests/calc.rs::zero"),
+        CollectedTest("doc-tests calc::src/lib.rs - add"),
+    )
+    was = parse_cargo(listed, None)
+    hits = lost_by_collection("tests", was, parse_cargo(listed, ignored))
+    assert [h.detail for h in hits] == [
+        "gate 'tests': 1 test collected but marked ignore: src/lib.rs::tests::later"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "args"),
+    [
+        (("npm", "test"), ()),
+        (("npm", "t", "--silent"), ()),
+        (("/usr/bin/npm", "run", "test", "--", "-i"), ("-i",)),
+        (("npm", "run", "build"), None),
+        (("npm", "test", "extra"), None),
+        (("make", "test"), None),
+    ],
+)
+def test_which_gates_run_the_package_s_test_script(
+    argv: tuple[str, ...], args: tuple[str, ...] | None
+) -> None:
+    """``npm test`` and its spellings, with what they pass on to the script after ``--``."""
+    assert npm_test_args(argv) == args
+
+
+@pytest.mark.parametrize(
+    ("script", "command"),
+    [
+        ("jest", ("npx", "--no", "--", "jest", "-i")),
+        ("vitest run --bail=1", ("npx", "--no", "--", "vitest", "run", "--bail=1", "-i")),
+        ("npx jest --ci", ("npx", "jest", "--ci", "-i")),
+        ("jest && eslint .", None),
+        ("NODE_ENV=test jest", None),
+        ("jest 'tests/'", None),
+        ("jest $ARGS", None),
+        ("mocha", None),
+        ("node --test", None),
+        ("", None),
+    ],
+)  # fmt: skip
+def test_a_test_script_is_collected_only_when_it_is_one_plain_runner_command(
+    script: str, command: tuple[str, ...] | None
+) -> None:
+    """The runner of ``npm test`` is known for sure only when its script is one jest or vitest
+    command without shell syntax; it then runs from the project's own ``node_modules``."""
+    assert package_test_command(script, ("-i",)) == command

@@ -50,7 +50,8 @@ class GateConfig:
     """Added to the gate's environment (not recorded in the log: it may hold secrets)."""
     collect: tuple[str, ...] | None = None
     """A command that prints the gate's test ids, one a line, for the tamper screen's
-    collection check (None: pytest's are collected by ralph's plugin, others not)."""
+    collection check (None: ralph collects pytest's, jest's, vitest's, ``go test``'s and
+    ``cargo test``'s itself, others not)."""
 
     def spec(self) -> GateSpec:
         """The gate as the run records it (a checked configuration's only)."""

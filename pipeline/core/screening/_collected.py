@@ -1,7 +1,8 @@
 """Lost tests counted by collection: the test ids a gate's runner collects on the base and on
 the agent's tree, compared (pure).
 
-A handler runs the collection (pytest through ralph's small plugin, or a gate's own
+A handler runs the collection (pytest through ralph's small plugin, jest through its small
+reporter, ``vitest list``, ``go test -list``, ``cargo test -- --list``, or a gate's own
 ``collect`` command) and hands the output here. A test is known by its id less its file
 (``tests/test_calc.py::TestCalc::test_add`` is ``TestCalc::test_add``), so a test moved to
 another file the runner collects is the same test; a base test that runs no more (not
@@ -12,9 +13,10 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Final, final
+from typing import Final, assert_never, final
 
 from attrs import frozen
 
@@ -29,14 +31,41 @@ __all__ = [
     "CollectedTest",
     "Runner",
     "collection_argv",
+    "collection_steps",
     "lost_by_collection",
+    "npm_test_args",
+    "package_test_command",
+    "parse_cargo",
+    "parse_go",
     "parse_listed",
     "parse_pytest",
+    "parse_vitest",
     "runner_of",
 ]
 
 _SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "cmd", "powershell"})
 _PYTEST: Final = frozenset({"pytest", "py.test", "pytest.exe"})
+_LAUNCHERS: Final = frozenset({"npx", "bunx", "node", "yarn"})
+"""Programs that run the program named by their first argument that is not an option."""
+_EXEC: Final = frozenset({"pnpm", "bun"})
+"""Programs that do so after ``exec`` (``pnpm exec jest``)."""
+_JEST: Final = frozenset({"jest", "jest.js"})
+_VITEST: Final = frozenset({"vitest", "vitest.mjs"})
+_NPM_TEST: Final = frozenset({("test",), ("t",), ("tst",), ("run", "test"), ("run-script", "test")})
+"""What ``npm`` is asked to run the ``test`` script of ``package.json`` with."""
+_SHELL_SYNTAX: Final = frozenset(";&|<>$`(){}[]*?!~#\\\"'\n")
+"""Characters that make a script line more than one plain command."""
+_VITEST_MODES: Final = frozenset({"run", "watch", "dev", "related"})
+_VITEST_DROPPED: Final = frozenset({"--run", "--watch", "--coverage", "--coverage.enabled"})
+NO_TEST_NAME: Final = "(?!)"
+"""A JavaScript pattern no test name matches: jest loads every test file and runs no test."""
+_GO_TEST: Final = re.compile(r"(?:Test|Fuzz|Example)\w*")
+"""The names ``go test -list`` prints that ``go test`` runs (benchmarks only with ``-bench``)."""
+_CARGO_LISTED: Final = re.compile(r"(?P<name>.+): (?:test|bench)")
+_CARGO_RUNNING: Final = re.compile(r"Running (?:unittests )?(?P<file>\S+)(?: \(.*\))?")
+_CARGO_DOCTESTS: Final = re.compile(r"Doc-tests (?P<crate>\S+)")
+_DOC_LINE: Final = re.compile(r" \(line \d+\)$")
+"""The line a doc test starts at, which any edit above it moves: not part of its identity."""
 _IDS_SHOWN: Final = 10
 
 
@@ -54,6 +83,14 @@ class Runner(enum.StrEnum):
 
     PYTEST = "pytest"
     """ralph's plugin, added to the gate's own pytest command."""
+    JEST = "jest"
+    """ralph's reporter, given to the gate's own jest command, which runs no test."""
+    VITEST = "vitest"
+    """``vitest list --json`` made of the gate's own vitest command."""
+    GO = "go"
+    """``go test -list .* -json`` made of the gate's own ``go test`` command."""
+    CARGO = "cargo"
+    """The gate's own ``cargo test`` with ``-- --list --format terse``, then ``--ignored``."""
     COMMAND = "command"
     """The gate's ``collect`` command: one test id per line of its output."""
 
@@ -67,7 +104,8 @@ class CollectedTest:
 
     id: str
     skipped: str | None = None
-    """``skip`` or ``xfail`` (a marker pytest applies at collection), else None."""
+    """``skip`` or ``xfail`` (a marker pytest applies at collection), ``ignore`` (Rust's
+    ``#[ignore]``), else None."""
 
 
 @final
@@ -79,9 +117,29 @@ class Collected:
     failure: str | None = None
 
 
+def _program_at(argv: Sequence[str]) -> int | None:
+    """Where the program a JavaScript launcher runs is in ``argv`` (``npx jest``, ``node
+    node_modules/.bin/jest``, ``pnpm exec vitest``); 0 when ``argv[0]`` is no launcher."""
+    first = _basename(argv[0])
+    start = 1
+    if first in _EXEC:
+        if len(argv) < 2 or argv[1] != "exec":
+            return None
+        start = 2
+    elif first not in _LAUNCHERS:
+        return 0
+    for index in range(start, len(argv)):
+        if not argv[index].startswith("-"):
+            return index
+    return None
+
+
 def runner_of(argv: Sequence[str]) -> Runner | None:
-    """Whether a gate's command runs pytest itself (``pytest ...``, ``python -m pytest
-    ...``, ``uv run pytest ...``); a shell command line is never read."""
+    """Which known test runner a gate's command runs itself: pytest (``pytest ...``,
+    ``python -m pytest ...``, ``uv run pytest ...``), jest or vitest (the program, or through
+    ``npx``, ``node``, ``yarn``, ``pnpm exec``), ``go test``, ``cargo test``. A shell command
+    line, ``npm test`` and ``make`` are never read here: what they run is not known from the
+    argv (an ``npm test`` gate's script: :func:`package_test_command`)."""
     if not argv or _basename(argv[0]) in _SHELLS:
         return None
     for index, arg in enumerate(argv):
@@ -89,13 +147,100 @@ def runner_of(argv: Sequence[str]) -> Runner | None:
             return Runner.PYTEST
         if arg == "-m" and index + 1 < len(argv) and argv[index + 1] == "pytest":
             return Runner.PYTEST
+    first = _basename(argv[0])
+    if first == "go":
+        return Runner.GO if len(argv) > 1 and argv[1] == "test" else None
+    if first == "cargo":
+        rest = [a for a in argv[1:] if not a.startswith("+")]  # +toolchain
+        return Runner.CARGO if rest[:1] == ["test"] else None
+    at = _program_at(argv)
+    program = None if at is None else _basename(argv[at])
+    if program in _JEST:
+        return Runner.JEST
+    if program in _VITEST:
+        return Runner.VITEST
     return None
+
+
+def npm_test_args(argv: Sequence[str]) -> tuple[str, ...] | None:
+    """When ``argv`` runs ``package.json``'s ``test`` script (``npm test``, ``npm t``, ``npm
+    run test``, with npm's own options), the arguments it passes on to the script (after
+    ``--``); else None."""
+    if not argv or _basename(argv[0]) != "npm":
+        return None
+    split = argv.index("--") if "--" in argv else len(argv)
+    words = tuple(a for a in argv[1:split] if not a.startswith("-"))
+    return tuple(argv[split + 1 :]) if words in _NPM_TEST else None
+
+
+def package_test_command(script: str, args: Sequence[str] = ()) -> tuple[str, ...] | None:
+    """The command that collects like ``npm test`` when its ``script`` is one plain jest or
+    vitest command (no quotes, variables, globs, operators, nor a leading assignment): the
+    runner from the project's ``node_modules`` (``npx --no``, never a download), the
+    script's words and ``args``; else None, as the runner is not known for sure."""
+    words = script.split()
+    if not words or any(c in _SHELL_SYNTAX for c in script) or "=" in words[0]:
+        return None
+    if runner_of(words) not in (Runner.JEST, Runner.VITEST):
+        return None
+    direct = _program_at(words) == 0
+    return (*(("npx", "--no", "--") if direct else ()), *words, *args)
 
 
 def collection_argv(argv: Sequence[str]) -> tuple[str, ...]:
     """The gate's pytest command made to collect only, through ralph's plugin, writing no
     cache."""
     return (*argv, "--collect-only", "-q", "-p", PYTEST_PLUGIN, "-p", "no:cacheprovider")
+
+
+def _vitest_list(argv: Sequence[str]) -> tuple[str, ...]:
+    at = _program_at(argv) or 0
+    rest = [a for a in argv[at + 1 :] if a.split("=", 1)[0] not in _VITEST_DROPPED]
+    if rest[:1] and rest[0] in _VITEST_MODES:
+        rest = rest[1:]
+    return (*argv[: at + 1], "list", *rest, "--json")
+
+
+def _cargo_list(argv: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    split = argv.index("--") if "--" in argv else len(argv)
+    cargo, binary = tuple(argv[:split]), tuple(argv[split + 1 :])
+    listed = (*cargo, "--", *binary, "--list", "--format", "terse")
+    if {"--ignored", "--include-ignored"} & set(binary):
+        return (listed,)  # the gate runs its ignored tests: none is kept from running
+    return (listed, (*listed, "--ignored"))
+
+
+def collection_steps(
+    runner: Runner, argv: Sequence[str], reporter: str = ""
+) -> tuple[tuple[str, ...], ...]:
+    """The commands that collect a gate's tests without running them, made of the gate's own
+    ``argv`` (its options and paths narrow its collection as they narrow its run); ``reporter``:
+    the path of ralph's jest reporter. ``COMMAND``: ``argv`` itself."""
+    match runner:
+        case Runner.PYTEST:
+            return (collection_argv(argv),)
+        case Runner.JEST:
+            return (
+                (
+                    *argv,
+                    "--ci",
+                    "--passWithNoTests",
+                    "--coverage=false",
+                    "--no-watchman",
+                    f"--reporters={reporter}",
+                    f"--testNamePattern={NO_TEST_NAME}",
+                ),
+            )
+        case Runner.VITEST:
+            return (_vitest_list(argv),)
+        case Runner.GO:
+            return ((*argv[:2], "-list", ".*", "-json", *argv[2:]),)
+        case Runner.CARGO:
+            return _cargo_list(argv)
+        case Runner.COMMAND:
+            return (tuple(argv),)
+        case _:
+            assert_never(runner)
 
 
 def parse_pytest(output: str, token: str) -> Collected:
@@ -124,6 +269,87 @@ def parse_pytest(output: str, token: str) -> Collected:
             return Collected(failure="the plugin wrote a record without an id")
         tests.append(CollectedTest(test, skipped))
     return Collected(failure="the plugin's list never ended (pytest stopped before it)")
+
+
+def parse_vitest(output: str, root: str) -> Collected:
+    """The tests ``vitest list --json`` printed (a JSON list of ``{name, file}``, the tests
+    that would run: a skipped or todo test is not listed), files made relative to ``root``;
+    a failure when no such list is found."""
+    found: list[str] = []
+    inside: list[str] | None = None
+    for _, line in lines(output):
+        if line == "[]":
+            found = [line]
+        elif line == "[":
+            inside = [line]
+        elif inside is not None:
+            inside.append(line)
+            if line == "]":
+                found, inside = inside, None
+    if not found:
+        return Collected(failure="vitest printed no list of tests")
+    try:
+        records = json.loads("\n".join(found))
+    except (json.JSONDecodeError, RecursionError):
+        return Collected(failure="vitest's list is not JSON")
+    prefix = root.rstrip("/") + "/"
+    tests: list[CollectedTest] = []
+    for record in records if isinstance(records, list) else [None]:
+        name = record.get("name") if isinstance(record, dict) else None
+        file = record.get("file") if isinstance(record, dict) else None
+        if not isinstance(name, str) or not isinstance(file, str):
+            return Collected(failure="vitest listed a test without a name or a file")
+        tests.append(CollectedTest(f"{file.removeprefix(prefix)}::{name}"))
+    return Collected(tuple(tests))
+
+
+def parse_go(output: str) -> Collected:
+    """The tests ``go test -list .* -json`` printed, as ``PACKAGE::Name`` (the package stands
+    for the file: a test moved to another file or package is the same test)."""
+    tests: list[CollectedTest] = []
+    for _, line in lines(output):
+        if not line.startswith("{"):
+            continue  # go's own messages (downloads, build notes) are not events
+        try:
+            event = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if not isinstance(event, dict) or event.get("Action") != "output":
+            continue
+        package, text = event.get("Package"), event.get("Output")
+        if isinstance(package, str) and isinstance(text, str) and _GO_TEST.fullmatch(text.strip()):
+            tests.append(CollectedTest(f"{package}::{text.strip()}"))
+    return Collected(tuple(tests))
+
+
+def _cargo_tests(output: str) -> list[str]:
+    """``TARGET::name`` for each test ``cargo test -- --list --format terse`` listed, the
+    target from cargo's ``Running`` line before it (``.`` under ``cargo test -q``)."""
+    target = "."
+    found: list[str] = []
+    for _, raw in lines(output):
+        line = raw.strip()
+        if running := _CARGO_RUNNING.fullmatch(line):
+            target = running["file"]
+        elif doc := _CARGO_DOCTESTS.fullmatch(line):
+            target = f"doc-tests {doc['crate']}"
+        elif listed := _CARGO_LISTED.fullmatch(line):
+            found.append(f"{target}::{_DOC_LINE.sub('', listed['name'])}")
+    return found
+
+
+def parse_cargo(listed: str, ignored: str | None) -> Collected:
+    """The tests cargo listed, those also in ``ignored`` (the ``--ignored`` listing; None:
+    not asked) marked ``ignore``: an ``#[ignore]`` keeps a test from running."""
+    kept = Counter(_cargo_tests(ignored)) if ignored is not None else Counter[str]()
+    tests: list[CollectedTest] = []
+    for test in _cargo_tests(listed):
+        if kept[test] > 0:
+            kept[test] -= 1
+            tests.append(CollectedTest(test, "ignore"))
+        else:
+            tests.append(CollectedTest(test))
+    return Collected(tuple(tests))
 
 
 def parse_listed(output: str) -> Collected:

@@ -1,8 +1,10 @@
 """The collection check of the tamper screen: the tests a gate's runner collects on the run's
 base and on the agent's tree (I/O: git, processes).
 
-For each gate whose command runs pytest (or that names a ``collect`` command), the tests
-are collected twice: on the base, in a detached scratch worktree of the base commit
+For each gate whose command runs a known test runner (pytest, jest, vitest, ``go test``,
+``cargo test``; ``npm test`` whose base script is one plain jest or vitest command) or that
+names a ``collect`` command, the tests are collected twice: on the
+base, in a detached scratch worktree of the base commit
 (``<workspace>-worktrees/.collect-<run id>``, made anew and removed after; the base's
 collection is kept for the run, by commit), and on the work tree. Each collection runs as
 the gate runs (its environment, its timeouts, the run's sandbox, its own process group) and
@@ -12,12 +14,13 @@ pure (:func:`pipeline.core.screening.lost_by_collection`).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Final, final
+from typing import Final, TypeAlias, assert_never, final
 
 from attrs import define, field, frozen
 
@@ -25,10 +28,15 @@ from pipeline.core.config import RalphConfig
 from pipeline.core.screening import (
     Collected,
     Runner,
-    collection_argv,
+    collection_steps,
     lost_by_collection,
+    npm_test_args,
+    package_test_command,
+    parse_cargo,
+    parse_go,
     parse_listed,
     parse_pytest,
+    parse_vitest,
     runner_of,
 )
 from pipeline.events import GateSpec, ScreenHit
@@ -36,6 +44,7 @@ from pipeline.handlers.agents import ProcessSpec
 from pipeline.handlers.runtime._gates import NO_INACTIVITY_LIMIT
 from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._pinned import link_ignored
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, run_in
 from pipeline.handlers.runtime._worktree_list import drop_scratch
@@ -44,12 +53,22 @@ from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 __all__ = ["Collector", "collect_folder"]
 
 PLUGIN_DIR: Final = Path(__file__).resolve().parent / "_collect_plugin"
-"""The folder holding ralph's pytest plugin (``ralph_collect.py``), put on ``PYTHONPATH``."""
+"""The folder holding ralph's pytest plugin (``ralph_collect.py``), put on ``PYTHONPATH``, and
+its jest reporter (``ralph_collect_jest.cjs``)."""
+
+JEST_REPORTER: Final = PLUGIN_DIR / "ralph_collect_jest.cjs"
+"""ralph's jest reporter, given to the gate's jest with ``--reporters``."""
+
+_TOKENED: Final = frozenset({Runner.PYTEST, Runner.JEST})
+"""The runners whose collection ralph's own code writes, each line behind a token."""
 
 _MAX_OUTPUT: Final = 32 << 20
 """The most of a collection's output read (32 MiB: some hundred thousand test ids)."""
 
 _SAFE_RUN_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+_Steps: TypeAlias = tuple[tuple[str, ...], ...]
 
 
 @final
@@ -59,7 +78,8 @@ class _Plan:
 
     gate: GateSpec
     runner: Runner
-    argv: tuple[str, ...]
+    steps: _Steps
+    """The commands run one after another (cargo's second lists the ignored tests)."""
 
 
 def collect_folder(root: Path, run_id: str) -> Path:
@@ -91,7 +111,9 @@ class Collector:
     policy: GitPolicy
     sandbox: Callable[[], Sandbox | None] = lambda: None
     scratch_sandbox: Callable[[Path], Sandbox | None] = lambda _scratch: None
-    _bases: dict[tuple[str, str, tuple[str, ...]], Collected] = field(factory=dict, init=False)
+    own: tuple[str, ...] = ()
+    """ralph's own files in the workspace, never linked into the base's checkout."""
+    _bases: dict[tuple[str, str, _Steps], Collected] = field(factory=dict, init=False)
 
     @classmethod
     def of(
@@ -104,10 +126,11 @@ class Collector:
         policy: GitPolicy,
         sandbox: Callable[[], Sandbox | None],
         choice: SandboxChoice | None,
+        own: tuple[str, ...] = (),
     ) -> Collector:
         """The collector of run ``run_id`` under ``config``: the work tree's collections in
         ``sandbox()`` (the run's, asked for when needed), a scratch worktree's in the sandbox
-        ``choice`` makes for it."""
+        ``choice`` makes for it; ``own``: ralph's own files in the workspace."""
 
         def scratch_sandbox(scratch: Path) -> Sandbox | None:
             if choice is None:
@@ -124,6 +147,7 @@ class Collector:
             policy,
             sandbox,
             scratch_sandbox,
+            own,
         )
 
     def hits(
@@ -131,28 +155,50 @@ class Collector:
     ) -> tuple[ScreenHit, ...]:
         """The hits of comparing each collecting gate's tests on ``base`` (None: nothing to
         compare) with those on the work tree; ``allow``: paths whose lost tests never hit."""
-        plans = [plan for gate in gates if (plan := self._plan(gate)) is not None]
-        if base is None or not plans:
+        if base is None:
+            return ()
+        plans = [plan for gate in gates if (plan := self._plan(gate, base)) is not None]
+        if not plans:
             return ()
         self._collect_base(base, plans)
         hits: list[ScreenHit] = []
         for plan in plans:
             now = self._collect(plan, self.layout.root, self.sandbox(), "tree")
-            was = self._bases[(base, plan.gate.name, plan.argv)]
+            was = self._bases[(base, plan.gate.name, plan.steps)]
             hits.extend(lost_by_collection(plan.gate.name, was, now, allow))
         return tuple(hits)
 
-    def _plan(self, gate: GateSpec) -> _Plan | None:
+    def _plan(self, gate: GateSpec, base: str) -> _Plan | None:
         command = self.commands.get(gate.name)
         if command:
-            return _Plan(gate, Runner.COMMAND, command)
-        if runner_of(gate.argv) is Runner.PYTEST:
-            return _Plan(gate, Runner.PYTEST, collection_argv(gate.argv))
-        return None
+            return _Plan(gate, Runner.COMMAND, (command,))
+        argv = gate.argv
+        args = npm_test_args(argv)
+        if args is not None:
+            # The base's test script, which a pinned gate runs too; on both sides.
+            found = package_test_command(self._base_test_script(base), args)
+            if found is None:
+                return None
+            argv = found
+        runner = runner_of(argv)
+        if runner is None:
+            return None
+        return _Plan(gate, runner, collection_steps(runner, argv, str(JEST_REPORTER)))
+
+    def _base_test_script(self, base: str) -> str:
+        """``scripts.test`` of the base's ``package.json`` ("" when there is none)."""
+        try:
+            done = run_git(self.layout.root, "show", f"{base}:package.json", policy=self.policy)
+            package = json.loads(done.stdout)
+        except (GitError, ValueError, RecursionError):
+            return ""
+        scripts = package.get("scripts") if isinstance(package, dict) else None
+        script = scripts.get("test") if isinstance(scripts, dict) else None
+        return script if isinstance(script, str) else ""
 
     def _collect_base(self, base: str, plans: list[_Plan]) -> None:
         """The base's collections not made yet in this run, made in one scratch checkout."""
-        missing = [p for p in plans if (base, p.gate.name, p.argv) not in self._bases]
+        missing = [p for p in plans if (base, p.gate.name, p.steps) not in self._bases]
         if not missing:
             return
         root = self.layout.root
@@ -168,31 +214,78 @@ class Collector:
             # Not kept: the next screen tries again.
             for plan in missing:
                 failed = Collected(failure=f"cannot check the base out: {error}"[:300])
-                self._bases[(base, plan.gate.name, plan.argv)] = failed
+                self._bases[(base, plan.gate.name, plan.steps)] = failed
             return
         try:
             # A sandbox binds the workspace's ralph folder, which a checkout does not hold.
             WorkspaceLayout(scratch).ralph_dir.mkdir(exist_ok=True)
+            # The runner and the project's dependencies often live in ignored folders
+            # (node_modules, .venv, target): linked in, as for the pinned gates.
+            try:
+                linked = tuple(map(str, link_ignored(root, scratch, self.policy, self.own)))
+            except (GitError, OSError):
+                linked = ()  # collected without them: a failure there says what was missing
             sandbox = self.scratch_sandbox(scratch)
             for plan in missing:
-                found = self._collect(plan, scratch, sandbox, "base")
-                self._bases[(base, plan.gate.name, plan.argv)] = found
+                found = self._collect(plan, scratch, sandbox, "base", linked)
+                self._bases[(base, plan.gate.name, plan.steps)] = found
         finally:
             drop_scratch(root, scratch)
 
-    def _collect(self, plan: _Plan, cwd: Path, sandbox: Sandbox | None, side: str) -> Collected:
-        """One collection of ``plan``'s gate in ``cwd``, run as the gate runs."""
+    def _collect(
+        self,
+        plan: _Plan,
+        cwd: Path,
+        sandbox: Sandbox | None,
+        side: str,
+        linked: tuple[str, ...] = (),
+    ) -> Collected:
+        """One collection of ``plan``'s gate in ``cwd``, run as the gate runs: each step in
+        turn, the first that fails the collection's failure; ``linked``: the work tree's
+        folders linked into ``cwd``, given to a sandboxed run writable (as in the work tree)."""
+        token = secrets.token_hex(16)
+        texts: list[str] = []
+        for number, argv in enumerate(plan.steps, start=1):
+            name = f"collect-{plan.gate.name}-{side}" + (f"-{number}" if number > 1 else "")
+            ran = self._step(plan, argv, cwd, (sandbox, linked), name, token)
+            if isinstance(ran, Collected):
+                return ran
+            texts.append(ran)
+        match plan.runner:
+            case Runner.PYTEST | Runner.JEST:
+                return parse_pytest(texts[0], token)
+            case Runner.VITEST:
+                return parse_vitest(texts[0], str(cwd.resolve()))
+            case Runner.GO:
+                return parse_go(texts[0])
+            case Runner.CARGO:
+                return parse_cargo(texts[0], texts[1] if len(texts) > 1 else None)
+            case Runner.COMMAND:
+                return parse_listed(texts[0])
+            case _:
+                assert_never(plan.runner)
+
+    def _step(
+        self,
+        plan: _Plan,
+        argv: tuple[str, ...],
+        cwd: Path,
+        within: tuple[Sandbox | None, tuple[str, ...]],
+        name: str,
+        token: str,
+    ) -> str | Collected:
+        """One command of a collection: its output, or the collection's failure."""
         gate = plan.gate
-        log = self.layout.agent_log(self.run_id, f"collect-{gate.name}-{side}")
+        log = self.layout.agent_log(self.run_id, name)
         log.parent.mkdir(parents=True, exist_ok=True)
         given = os.environ if self.environment is None else self.environment
         base = without_ralph_credentials(given)
         own = dict(self.gate_env.get(gate.name, {}))
-        token = secrets.token_hex(16)
         extra = {**own, "PYTHONDONTWRITEBYTECODE": "1"}
         if plan.runner is Runner.PYTEST:
             path = own.get("PYTHONPATH", base.get("PYTHONPATH", ""))
             extra["PYTHONPATH"] = os.pathsep.join(p for p in (str(PLUGIN_DIR), path) if p)
+        if plan.runner in _TOKENED:
             extra["RALPH_COLLECT_TOKEN"] = token
         env = {
             **base,
@@ -203,7 +296,7 @@ class Collector:
         }
         inactivity = gate.inactivity_timeout_s
         spec = ProcessSpec(
-            argv=plan.argv,
+            argv=argv,
             cwd=cwd,
             env=env,
             output_path=log,
@@ -212,7 +305,8 @@ class Collector:
             grace_s=self.grace_s,
             group_file=self.layout.agent_group,
         )
-        result, _ = run_in(sandbox, spec, AgentNeeds(set_env=extra))
+        sandbox, linked = within
+        result, _ = run_in(sandbox, spec, AgentNeeds(write=linked, set_env=extra))
         if result.timed_out is not None:
             return Collected(failure=f"timed out ({result.timed_out.value}); see {log.name}")
         if result.exit_code is None:
@@ -226,6 +320,4 @@ class Collector:
         passed = (0, 5) if plan.runner is Runner.PYTEST else (0,)
         if result.exit_code not in passed:
             return Collected(failure=f"exit {result.exit_code}: {_last_line(text)}")
-        if plan.runner is Runner.PYTEST:
-            return parse_pytest(text, token)
-        return parse_listed(text)
+        return text

@@ -45,11 +45,47 @@ from pipeline.handlers.runtime._sandboxing import SandboxChoice
 from pipeline.handlers.runtime._worktree_list import drop_scratch
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
-__all__ = ["CommitWorld", "GateWorld", "Layering", "PinnedWorld", "Pinning", "World"]
+__all__ = [
+    "CommitWorld",
+    "GateWorld",
+    "Layering",
+    "PinnedWorld",
+    "Pinning",
+    "World",
+    "link_ignored",
+]
 
 _NOT_LINKED: Final = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 """Ignored top-level folders not linked in: caches of the work tree's own runs, which a run
 in the scratch makes afresh rather than mixing its files with them."""
+
+
+def link_ignored(
+    root: Path, scratch: Path, policy: GitPolicy, own: tuple[str, ...]
+) -> tuple[Path, ...]:
+    """Link ``root``'s ignored top-level folders and files (``node_modules``, ``.venv``,
+    ``build``) into ``scratch``, where it has nothing of that name; never ralph's own folders,
+    ``own`` (ralph's files) nor caches. The paths linked to."""
+    done = run_git_bytes(
+        root,
+        "ls-files",
+        "-z",
+        "--others",
+        "--ignored",
+        "--exclude-standard",
+        "--directory",
+        policy=policy,
+    )
+    linked: list[Path] = []
+    for record in done.stdout.split(b"\0"):
+        name = os.fsdecode(record).rstrip("/")
+        if not name or "/" in name or name in (*OWN_FOLDERS, *own, *_NOT_LINKED):
+            continue
+        target = scratch / name
+        if not target.exists() and not target.is_symlink():
+            target.symlink_to(root.resolve() / name)
+            linked.append(root.resolve() / name)
+    return tuple(linked)
 
 
 @final
@@ -345,25 +381,7 @@ class GateWorld:
         return git("write-tree").strip()
 
     def _link_ignored(self, scratch: Path) -> None:
-        """Link the work tree's ignored top-level folders and files (``node_modules``,
-        ``.venv``, ``build``) into the scratch, where it has nothing of that name."""
-        done = run_git_bytes(
-            self.root,
-            "ls-files",
-            "-z",
-            "--others",
-            "--ignored",
-            "--exclude-standard",
-            "--directory",
-            policy=self.policy,
-        )
-        for record in done.stdout.split(b"\0"):
-            name = os.fsdecode(record).rstrip("/")
-            if not name or "/" in name or name in (*OWN_FOLDERS, *self.own, *_NOT_LINKED):
-                continue
-            target = scratch / name
-            if not target.exists() and not target.is_symlink():
-                target.symlink_to(self.root.resolve() / name)
+        link_ignored(self.root, scratch, self.policy, self.own)
 
     def _git_text(self, where: Path, *args: str, check: bool = True) -> str:
         done = run_git(where, *args, policy=self.policy, check=check)

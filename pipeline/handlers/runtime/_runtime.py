@@ -300,7 +300,8 @@ class Runtime:
         if self._collecting is None:
             where = (self._git_policy(), lambda: self._invoker().sandbox, self.sandboxing)
             made = (self.layout, self._run_id(), self.environment, self.config, self.grace_s)
-            self._collecting = Collector.of(*made, *where)
+            own = own_paths(self.layout, self.config.prompt_file, self.own_files)
+            self._collecting = Collector.of(*made, *where, own)
         at = (self.layout, self.config, self._run_id(), self._keep_out(), self._git_policy())
         return run_screen(*at, self.clock, self._collecting)
 
