@@ -239,7 +239,7 @@ def abandon(
             if state.phase is Phase.COMPLETE:
                 ended = state.termination.value if state.termination else "unknown"
                 raise _fail(f"run {chosen} is finished already ({ended}): nothing to abandon")
-            why = RunAbandoned("given up by a person (ralph abandon)", utc_now())
+            why = RunAbandoned(reason="given up by a person (ralph abandon)", at=utc_now())
             events.append(chosen, state.sequence, [why])
             result = drive(opened, prompt=None, run_id=chosen, on_warning=_warn, store=events)
     except StoreError as error:

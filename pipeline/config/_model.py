@@ -314,7 +314,7 @@ class ContextConfig:
 
     def policy(self) -> ContextPolicy:
         """The policy a run records for these settings."""
-        return ContextPolicy(Count(self.memory_chars), self.finish_tasks)
+        return ContextPolicy(memory_chars=Count(self.memory_chars), finish_tasks=self.finish_tasks)
 
 
 @final

@@ -62,7 +62,13 @@ def write_note(
     if subject is None:
         subject = new_id("m" if kind is NoteKind.MEMORY_ADDED else "t", text)
     note = ContextNote(
-        f"person:{secrets.token_hex(8)}", kind, subject, text.strip(), tags, PERSON, clock()
+        uid=f"person:{secrets.token_hex(8)}",
+        kind=kind,
+        subject=subject,
+        text=text.strip(),
+        tags=tags,
+        by=PERSON,
+        written_at=clock(),
     )
     location = _location(root, store)
     path = store_path(location)

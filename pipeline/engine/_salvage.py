@@ -129,7 +129,9 @@ def salvage(
     reason = redactor.text(damage or NOTHING_DAMAGED)
     if len(reason) > MAX_SALVAGE_REASON_CHARS:
         reason = reason[: MAX_SALVAGE_REASON_CHARS - 1] + "…"
-    fact = RunSalvaged(redactor.text(source_label), Count(len(events)), reason, clock())
+    fact = RunSalvaged(
+        source=redactor.text(source_label), kept=Count(len(events)), reason=reason, at=clock()
+    )
     state = PipelineState()
     responses: list[ResponseLogRow] = []
     for event in (*events, fact):

@@ -246,16 +246,23 @@ RUNTIME_BUDGET_CHECKS: Final = (
 
 
 _AFTER_INTERRUPTION: Final[_Outcomes] = (
-    (0, (RunResumed(None, _AT),)),
-    (0, (RunAbandoned("given up", _AT),)),
+    (0, (RunResumed(checkpoint_sequence=None, at=_AT),)),
+    (0, (RunAbandoned(reason="given up", at=_AT),)),
 )
 _ANY_STEP: Final[_Outcomes] = (
-    (0, (RunInterrupted("SIGINT", _AT), RunResumed(None, _AT))),
-    (0, (WorkspaceIoError(WorkspaceErrorKind.WRITE, "file", "disk full", _AT),)),
+    (0, (RunInterrupted(reason="SIGINT", at=_AT), RunResumed(checkpoint_sequence=None, at=_AT))),
+    (
+        0,
+        (
+            WorkspaceIoError(
+                kind=WorkspaceErrorKind.WRITE, path="file", message="disk full", at=_AT
+            ),
+        ),
+    ),
 )
 _BUDGET_CHECK: Final[_Outcomes] = (
     *_ANY_STEP,
-    (0, (BudgetExceeded(BudgetKind.RUNTIME, "spent", _AT),)),
+    (0, (BudgetExceeded(budget=BudgetKind.RUNTIME, detail="spent", at=_AT),)),
 )
 
 

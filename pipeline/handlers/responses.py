@@ -139,4 +139,6 @@ def judged(role: Role, raw: str, schema: Json, at: Instant) -> ResponseSubmitted
     """The fact that the agent in ``role`` answered ``raw``, with its verdict against
     ``schema``: what the reducer acts on and what a replay reads back."""
     verdict = classify(raw, schema)
-    return ResponseSubmitted(role, raw, verdict.status, verdict.problems, at)
+    return ResponseSubmitted(
+        role=role, raw_response=raw, status=verdict.status, problems=verdict.problems, at=at
+    )

@@ -245,4 +245,6 @@ def agent_note(state: PipelineState, event: TopicPublished) -> ContextNote | str
     # The uid names the run (:func:`_written_in` reads it back for the prompt's label).
     uid = f"{run.run_id}:{event.line_number}"
     kind = CONTEXT_TOPICS[event.topic]
-    return ContextNote(uid, kind, subject, text, strings, by, event.at)
+    return ContextNote(
+        uid=uid, kind=kind, subject=subject, text=text, tags=strings, by=by, written_at=event.at
+    )

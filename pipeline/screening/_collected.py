@@ -161,10 +161,24 @@ def lost_by_collection(
     ``collection_failed`` hit, never "every test lost"."""
     if base.failure is not None:
         detail = f"gate '{gate}': the base's collection failed ({base.failure}); not compared"
-        return (ScreenHit(ScreenKind.SCREEN_INCOMPLETE, ".", Count(0), detail[:MAX_LINE_CHARS]),)
+        return (
+            ScreenHit(
+                kind=ScreenKind.SCREEN_INCOMPLETE,
+                path=".",
+                line=Count(0),
+                detail=detail[:MAX_LINE_CHARS],
+            ),
+        )
     if now.failure is not None:
         detail = f"gate '{gate}': collecting the tests failed ({now.failure})"
-        return (ScreenHit(ScreenKind.COLLECTION_FAILED, ".", Count(0), detail[:MAX_LINE_CHARS]),)
+        return (
+            ScreenHit(
+                kind=ScreenKind.COLLECTION_FAILED,
+                path=".",
+                line=Count(0),
+                detail=detail[:MAX_LINE_CHARS],
+            ),
+        )
     running = Counter(_key(t.id) for t in now.tests if t.skipped is None)
     skipped = {_key(t.id): t.skipped for t in now.tests if t.skipped is not None}
     lost: dict[tuple[str, str], list[str]] = {}
@@ -180,10 +194,10 @@ def lost_by_collection(
         lost.setdefault((_file(test.id), way), []).append(test.id)
     return tuple(
         ScreenHit(
-            ScreenKind.TEST_LOST,
-            path,
-            Count(0),
-            f"gate '{gate}': {_plural(len(ids))} {way}: {_listed(ids)}",
+            kind=ScreenKind.TEST_LOST,
+            path=path,
+            line=Count(0),
+            detail=f"gate '{gate}': {_plural(len(ids))} {way}: {_listed(ids)}",
         )
         for (path, way), ids in sorted(lost.items())
         if not matches_any(path, allow)

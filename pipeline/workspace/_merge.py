@@ -253,7 +253,9 @@ def _integrate_in(
         ):
             return Landing(worktree, run_id, now)
         resolvers = tuple(AgentName(name) for name in config.merge.resolvers)
-        queued = IntegrationQueued(worktree.branch, target, resolvers, utc_now())
+        queued = IntegrationQueued(
+            branch=worktree.branch, target=target, resolvers=resolvers, at=utc_now()
+        )
     elif now is None or not now.status.under_way:
         return None
     try:

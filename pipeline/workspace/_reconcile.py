@@ -106,11 +106,13 @@ def _pending_commit(state: PipelineState) -> str | None:
     if state.run is None or state.phase is Phase.COMPLETE:
         return None
     at = Instant(datetime(2000, 1, 1, tzinfo=UTC))  # never stored: any instant will do
-    resumed = reduce(state, RunResumed(None, at))
+    resumed = reduce(state, RunResumed(checkpoint_sequence=None, at=at))
     effect = next_effect(resumed)
     # A checkpoint still due (the process died before saving it) comes first.
     while isinstance(effect, SaveCheckpoint):
-        resumed = reduce(resumed, CheckpointSaved(effect.trigger, effect.sequence, at))
+        resumed = reduce(
+            resumed, CheckpointSaved(trigger=effect.trigger, sequence=effect.sequence, at=at)
+        )
         effect = next_effect(resumed)
     return str(effect.effect_id) if isinstance(effect, CreateCommit) else None
 

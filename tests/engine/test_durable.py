@@ -117,7 +117,12 @@ def test_what_a_resumed_run_goes_on_in_is_recorded_right_after_its_resumption(
     """``on_resume``'s facts (the runtime's: what its agents run in now) follow RunResumed,
     secrets masked as every handler's facts are; a new run asks for none."""
     checked = SandboxChecked(
-        SandboxMode.AUTO, False, "off (token sk-ant-abcdefghijklmnop1234)", (), (), T
+        mode=SandboxMode.AUTO,
+        on=False,
+        said="off (token sk-ant-abcdefghijklmnop1234)",
+        endpoints=(),
+        withheld=(),
+        at=T,
     )
     asked: list[str] = []
 

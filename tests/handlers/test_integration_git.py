@@ -90,7 +90,7 @@ def test_a_move_killed_after_the_swap_is_finished_by_doing_it_again(tmp_path: Pa
     _git(root, "update-ref", "refs/heads/main", rebased.head, rebased.onto)
     assert _git(root, "status", "--porcelain") != ""
     (advanced,) = _move(root, tmp_path, rebased.onto, rebased.head, tip)
-    assert advanced == TargetAdvanced("main", rebased.onto, rebased.head, AT)
+    assert advanced == TargetAdvanced(target="main", old=rebased.onto, new=rebased.head, at=AT)
     assert _git(root, "status", "--porcelain") == ""
     assert (root / "b.txt").read_text() == "b\n"
     assert _git(root, "rev-parse", "ralph/run-x") == rebased.head
@@ -118,7 +118,7 @@ def test_a_target_moved_by_someone_else_is_reported_not_overwritten(tmp_path: Pa
     assert (rebased.onto, rebased.head) == (start, tip)  # already on main: nothing replayed
     elsewhere = _replayed_onto_new_main(root, tmp_path)[0]
     (moved,) = _move(root, tmp_path, rebased.onto, rebased.head, tip)
-    assert moved == TargetMoved(start, elsewhere, AT)
+    assert moved == TargetMoved(expected=start, found=elsewhere, at=AT)
     assert _git(root, "rev-parse", "main") == elsewhere
     assert _git(root, "rev-parse", "ralph/run-x") == tip
 
@@ -183,7 +183,7 @@ def test_a_move_found_built_upon_after_a_kill_is_finished(tmp_path: Path) -> Non
     later = _git(root, "rev-parse", "main")
     assert later != other
     (advanced,) = _move(root, tmp_path, rebased.onto, rebased.head, tip)
-    assert advanced == TargetAdvanced("main", rebased.onto, rebased.head, AT)
+    assert advanced == TargetAdvanced(target="main", old=rebased.onto, new=rebased.head, at=AT)
     assert _git(root, "rev-parse", "main") == later
     assert _git(root, "rev-parse", "ralph/run-x") == rebased.head
 

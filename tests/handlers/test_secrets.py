@@ -94,7 +94,7 @@ def test_a_key_only_ralphs_token_shapes_know_is_found() -> None:
 def test_a_line_both_finders_know_is_one_hit() -> None:
     """An AWS key is found by detect-secrets and by the token shapes, named once."""
     assert find_secrets((added("a.py", f"{AWS_KEY}\n"),)) == (
-        ScreenHit(ScreenKind.SECRET_ADDED, "a.py", 1, "AWS Access Key"),
+        ScreenHit(kind=ScreenKind.SECRET_ADDED, path="a.py", line=1, detail="AWS Access Key"),
     )
 
 

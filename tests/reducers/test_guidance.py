@@ -54,7 +54,10 @@ def _midway(events: Sequence[PipelineEvent]) -> PipelineState:
 
 
 def _guided(state: PipelineState, number: int, who: str | None) -> PipelineState:
-    return reduce(state, GuidanceGiven(Ordinal(number), who, f"tip {number}", AT, AT))
+    return reduce(
+        state,
+        GuidanceGiven(number=Ordinal(number), hat=who, text=f"tip {number}", given_at=AT, at=AT),
+    )
 
 
 def test_guidance_for_a_role_by_its_name_or_its_hats_name_is_that_roles_notice() -> None:
@@ -122,7 +125,11 @@ def test_a_formatting_correction_leaves_guidance_owed_to_the_next_real_prompt() 
             prompts.append(effect)
         first_answer = not any(p.kind is PromptKind.FORMAT_CORRECTION for p in prompts)
         if first_answer and any(isinstance(f, ResponseSubmitted) for f in facts):
-            facts.append(GuidanceGiven(Ordinal(1), None, "use the stdlib", AT, AT))
+            facts.append(
+                GuidanceGiven(
+                    number=Ordinal(1), hat=None, text="use the stdlib", given_at=AT, at=AT
+                )
+            )
         return facts
 
     result = run_in_memory(handler, max_effects=step_bound(config.budget, config.chains, loop))

@@ -48,7 +48,16 @@ def _ran(hook: HookSpec, status: GateStatus) -> HookRan:
         if status in (GateStatus.NOT_STARTED, GateStatus.TIMED_OUT)
         else ExitCode(0 if status is GateStatus.PASSED else 1)
     )
-    return HookRan(hook.name, hook.point, hook.argv, status, code, DurationMs(5), "out", T)
+    return HookRan(
+        hook=hook.name,
+        point=hook.point,
+        argv=hook.argv,
+        status=status,
+        exit_code=code,
+        duration_ms=DurationMs(5),
+        tail="out",
+        at=T,
+    )
 
 
 _STATUSES = st.sampled_from([GateStatus.PASSED] * 9 + list(GateStatus)[1:])

@@ -58,7 +58,14 @@ from tests.support import budget
 
 T = TypeVar("T")
 
-DELETED = (ScreenHit(ScreenKind.TEST_FILE_DELETED, "tests/test_calc.py", Count(0), "deleted"),)
+DELETED = (
+    ScreenHit(
+        kind=ScreenKind.TEST_FILE_DELETED,
+        path="tests/test_calc.py",
+        line=Count(0),
+        detail="deleted",
+    ),
+)
 NOTHING_FOUND, A_TAMPER_HIT, A_TODO, CUT_SHORT = range(4)
 
 
@@ -225,7 +232,7 @@ def test_the_screen_starts_at_the_recorded_base_and_moves_with_a_rebase() -> Non
     started = fold(log[:3])
     assert isinstance(log[2], ScreenBaseRecorded)
     assert started.gating.base_recorded
-    moved = reduce(started, ScreenBaseRecorded("a" * 40, log[3].at))
+    moved = reduce(started, ScreenBaseRecorded(sha="a" * 40, at=log[3].at))
     assert moved.gating.run_base == "a" * 40
     assert moved.gating.work_base is None  # a later base (a rebase) leaves the tasks' alone
     assert moved.ledger.anomalies == 0
@@ -236,7 +243,12 @@ def test_the_screen_starts_at_the_recorded_base_and_moves_with_a_rebase() -> Non
 def test_a_screen_nobody_asked_for_is_an_anomaly_and_changes_nothing_else() -> None:
     log = run_screened(TAMPER, [NOTHING_FOUND])
     state = fold(log)
-    after = reduce(state, ChangesScreened(ScreenScope.RUN, None, Count(1), DELETED, log[-1].at))
+    after = reduce(
+        state,
+        ChangesScreened(
+            scope=ScreenScope.RUN, base=None, files=Count(1), hits=DELETED, at=log[-1].at
+        ),
+    )
     assert after.ledger.anomalies == state.ledger.anomalies + 1
     assert after.gating == state.gating
 

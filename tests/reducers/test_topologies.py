@@ -99,25 +99,47 @@ class HatScript:
         published = said.pop(0) if said else []
         line = effect.events_lines
         facts: list[PipelineEvent] = [
-            InvocationStarted(effect.role, effect.agent, effect.model, effect.attempt, now()),
+            InvocationStarted(
+                role=effect.role,
+                agent=effect.agent,
+                model=effect.model,
+                attempt=effect.attempt,
+                at=now(),
+            ),
             *self._usage(effect),
             InvocationSucceeded(
-                effect.role, effect.agent, ExitCode(0), DurationMs(1), Digest("d"), now()
+                role=effect.role,
+                agent=effect.agent,
+                exit_code=ExitCode(0),
+                duration_ms=DurationMs(1),
+                output_digest=Digest("d"),
+                at=now(),
             ),
         ]
         for name in published:
             line += 1
             facts.append(
-                TopicPublished(name, Json.of(f"from {effect.hat}"), Ordinal(line), None, now())
+                TopicPublished(
+                    topic=name,
+                    payload=Json.of(f"from {effect.hat}"),
+                    line_number=Ordinal(line),
+                    emitted_at=None,
+                    at=now(),
+                )
             )
         if published:
             facts.append(
                 EventsFileRead(
-                    Count(effect.events_offset + 100 * len(published)), Count(line), now()
+                    offset=Count(effect.events_offset + 100 * len(published)),
+                    lines=Count(line),
+                    at=now(),
                 )
             )
         done = DevelopmentIterationCompleted(
-            Ordinal(effect.iteration), IterationStatus.COMPLETED, "hat finished", now()
+            iteration=Ordinal(effect.iteration),
+            status=IterationStatus.COMPLETED,
+            summary="hat finished",
+            at=now(),
         )
         return (*facts, done)
 
@@ -126,20 +148,20 @@ class HatScript:
             return ()
         return (
             UsageReported(
-                effect.role,
-                effect.agent,
-                "m",
-                Count(10),
-                Count(1),
-                None,
-                None,
-                None,
-                None,
-                None,
-                Usd(self.cost_usd),
-                CostSource.REPORTED,
-                "",
-                self.world.clock(),
+                role=effect.role,
+                agent=effect.agent,
+                model="m",
+                input_tokens=Count(10),
+                output_tokens=Count(1),
+                cache_read_tokens=None,
+                cache_write_tokens=None,
+                turns=None,
+                session_id=None,
+                api_duration_ms=None,
+                cost_usd=Usd(self.cost_usd),
+                cost_source=CostSource.REPORTED,
+                note="",
+                at=self.world.clock(),
             ),
         )
 

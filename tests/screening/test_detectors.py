@@ -310,7 +310,9 @@ def test_the_rules_choose_the_detectors() -> None:
 
 def test_a_hit_reads_as_one_line() -> None:
     """``summary`` is the form notices and reports show."""
-    hit = ScreenHit(ScreenKind.SKIP_ADDED, "tests/test_calc.py", 14, "@pytest.mark.skip")
+    hit = ScreenHit(
+        kind=ScreenKind.SKIP_ADDED, path="tests/test_calc.py", line=14, detail="@pytest.mark.skip"
+    )
     assert hit.summary == "skip_added tests/test_calc.py:14: @pytest.mark.skip"
-    whole = ScreenHit(ScreenKind.TEST_FILE_DELETED, "t.py", 0, "deleted")
+    whole = ScreenHit(kind=ScreenKind.TEST_FILE_DELETED, path="t.py", line=0, detail="deleted")
     assert whole.summary == "test_file_deleted t.py: deleted"

@@ -64,6 +64,8 @@ def test_a_dirty_tree_is_named_per_path() -> None:
     """``tree_dirty``: one hit per path, untracked told apart."""
     hits = tree_dirty((StatusEntry("??", "b.log"), StatusEntry(" M", "a.py")))
     assert hits == (
-        ScreenHit(ScreenKind.TREE_DIRTY, "a.py", 0, "not committed (git status  M)"),
-        ScreenHit(ScreenKind.TREE_DIRTY, "b.log", 0, "untracked"),
+        ScreenHit(
+            kind=ScreenKind.TREE_DIRTY, path="a.py", line=0, detail="not committed (git status  M)"
+        ),
+        ScreenHit(kind=ScreenKind.TREE_DIRTY, path="b.log", line=0, detail="untracked"),
     )

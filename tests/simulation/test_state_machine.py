@@ -54,7 +54,9 @@ class PipelineMachine(RuleBasedStateMachine):
             assert isinstance(effect, SaveCheckpoint | Terminate)
         if isinstance(effect, SaveCheckpoint):
             # The runner saves checkpoints itself, never a handler.
-            saved = CheckpointSaved(effect.trigger, LogPosition(self.state.sequence), self.clock())
+            saved = CheckpointSaved(
+                trigger=effect.trigger, sequence=LogPosition(self.state.sequence), at=self.clock()
+            )
             self._apply(saved)
             return
         world = SimulatedWorld(self.config, HypothesisChooser(data.draw), self.clock)

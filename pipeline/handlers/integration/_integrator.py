@@ -176,11 +176,16 @@ class Integrator:
             if isinstance(fact, GateFinished):
                 return (
                     IntegrationGated(
-                        effect.gate, effect.head, fact.status, fact.exit_code, fact.tail, fact.at
+                        gate=effect.gate,
+                        head=effect.head,
+                        status=fact.status,
+                        exit_code=fact.exit_code,
+                        tail=fact.tail,
+                        at=fact.at,
                     ),
                 )
         reason = f"gate {effect.gate} did not run on the replayed head"
-        return (IntegrationFailed(reason, self.clock()),)
+        return (IntegrationFailed(reason=reason, at=self.clock()),)
 
 
 def _refs(root: Path) -> dict[str, str]:

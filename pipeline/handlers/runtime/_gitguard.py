@@ -221,7 +221,7 @@ def restored(guard: GitGuard | None, clock: Callable[[], Instant]) -> Facts:
 
     def undo() -> Facts:
         undone = guard.undo()
-        return (GitMetadataRestored(undone, clock()),) if undone else ()
+        return (GitMetadataRestored(paths=undone, at=clock()),) if undone else ()
 
     write = WorkspaceErrorKind.WRITE
     return facts_or_io_error(undo, write, ".git", clock, "cannot restore: ")

@@ -113,14 +113,14 @@ def run_hook(
     duration = DurationMs(result.duration_ms)
     return (
         HookRan(
-            hook.name,
-            hook.point,
-            hook.argv,
-            command_status(result),
-            exit_code,
-            duration,
-            tail,
-            clock(),
+            hook=hook.name,
+            point=hook.point,
+            argv=hook.argv,
+            status=command_status(result),
+            exit_code=exit_code,
+            duration_ms=duration,
+            tail=tail,
+            at=clock(),
         ),
     )
 

@@ -182,19 +182,28 @@ class Runtime:
             case StartRun():
                 return self._start()
             case BeginPlanning():
-                return self._spent() or (PlanningStarted(now()),)
+                return self._spent() or (PlanningStarted(at=now()),)
             case BeginIteration():
-                started = DevelopmentIterationStarted(Ordinal(effect.iteration), now())
+                started = DevelopmentIterationStarted(iteration=Ordinal(effect.iteration), at=now())
                 return self._spent() or (started,)
             case BeginActivation():
-                woke = HatActivated(Ordinal(effect.iteration), effect.hat, effect.topic, now())
+                woke = HatActivated(
+                    iteration=Ordinal(effect.iteration),
+                    hat=effect.hat,
+                    topic=effect.topic,
+                    at=now(),
+                )
                 return self._spent() or (woke,)
             case BeginReviewPass():
-                return self._spent() or (ReviewPassStarted(Ordinal(effect.review_pass), now()),)
+                return self._spent() or (
+                    ReviewPassStarted(review_pass=Ordinal(effect.review_pass), at=now()),
+                )
             case BeginFixAttempt():
-                return self._spent() or (FixAttemptStarted(Ordinal(effect.review_pass), now()),)
+                return self._spent() or (
+                    FixAttemptStarted(review_pass=Ordinal(effect.review_pass), at=now()),
+                )
             case BeginFinalizing():
-                return (FinalizingStarted(now()),)
+                return (FinalizingStarted(at=now()),)
             case MaterializePrompt():
                 return materialize(effect, self.layout, self.config, self._run_id(), self.clock)
             case InvokeAgent():
@@ -233,15 +242,17 @@ class Runtime:
                 )
             case TriggerDevFix():
                 return (
-                    AgentChainExhausted(effect.failed_role, now()),
-                    DevFixTriggered(effect.failed_role, effect.reason, now()),
+                    AgentChainExhausted(role=effect.failed_role, at=now()),
+                    DevFixTriggered(failed_role=effect.failed_role, reason=effect.reason, at=now()),
                 )
             case WriteCompletionMarker():
                 return write_completion_marker(effect, self.layout, self.clock)
             case CollectReport():
                 return collect_report(effect, self.layout, self.clock)
             case RequireHuman():
-                return (HumanInterventionRequired(effect.reason, effect.detail, now()),)
+                return (
+                    HumanInterventionRequired(reason=effect.reason, detail=effect.detail, at=now()),
+                )
             case WaitForHuman():
                 run_id = RunId(self._run_id())
                 return wait_for_answer(effect, run_id, self.answers, self.clock, self.sleep)
@@ -249,7 +260,7 @@ class Runtime:
                 return restore_permissions(effect, self.layout, self.clock)
             case CompleteRun():
                 self._pinning().world.drop()  # the run is over: its gates' scratch goes
-                return (RunCompleted(effect.reason, now()),)
+                return (RunCompleted(reason=effect.reason, at=now()),)
             case Terminate():
                 return ()
             case _:
@@ -362,18 +373,18 @@ class Runtime:
         self._guard = GitGuard.take(layout.root)
         budget = self.config.budgets.to_budget()
         chains = tuple(
-            RoleChain(role, tuple(AgentName(a) for a in self.config.chain_for(role)))
+            RoleChain(role=role, agents=tuple(AgentName(a) for a in self.config.chain_for(role)))
             for role in Role
         )
         start = RunStarted(
-            RunId(run_id),
-            self.config_digest,
-            digest_of(data),
-            budget,
-            chains,
-            self.config.rebase_onto,
-            self.config.loop_policy(self.schemas or {}, self.hat_schemas or {}),
-            started,
+            run_id=RunId(run_id),
+            config_digest=self.config_digest,
+            prompt_digest=digest_of(data),
+            budget=budget,
+            chains=chains,
+            rebase_onto=self.config.rebase_onto,
+            loop=self.config.loop_policy(self.schemas or {}, self.hat_schemas or {}),
+            at=started,
         )
         facts: list[PipelineEvent] = [start]
         if source.path is not None:

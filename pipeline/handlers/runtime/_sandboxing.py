@@ -123,7 +123,16 @@ class SandboxChoice:
         if self.policy.mode is SandboxMode.OFF:
             return ()
         if self.probe is None:
-            return (SandboxChecked(self.policy.mode, False, self.said, (), (), at),)
+            return (
+                SandboxChecked(
+                    mode=self.policy.mode,
+                    on=False,
+                    said=self.said,
+                    endpoints=(),
+                    withheld=(),
+                    at=at,
+                ),
+            )
         withheld = set.intersection(
             *(
                 set(withheld_variables(environ, environment_rules(self.policy, needs)))
@@ -132,7 +141,14 @@ class SandboxChoice:
         )
         reach = tuple(map(str, self.reachable(config)))
         return (
-            SandboxChecked(self.policy.mode, True, self.said, reach, tuple(sorted(withheld)), at),
+            SandboxChecked(
+                mode=self.policy.mode,
+                on=True,
+                said=self.said,
+                endpoints=reach,
+                withheld=tuple(sorted(withheld)),
+                at=at,
+            ),
         )
 
     def reachable(self, config: RalphConfig) -> tuple[Endpoint, ...]:

@@ -66,7 +66,7 @@ def record_screen_base(
     """``ScreenBaseRecorded`` with the commit ``ref`` names now (None: no commit yet)."""
     done = run_git(root, "rev-parse", "--verify", "-q", ref, policy=policy, check=False)
     sha = done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
-    return ScreenBaseRecorded(sha, clock())
+    return ScreenBaseRecorded(sha=sha, at=clock())
 
 
 def save_baseline(root: Path, saved: Path, policy: GitPolicy, excludes: Sequence[str]) -> None:
@@ -143,7 +143,9 @@ def _hits(
         hits.extend(tree_dirty(gathered.dirty))
     if gathered.incomplete:
         detail = f"stopped after {len(gathered.changes)} changed files"
-        hits.append(ScreenHit(ScreenKind.SCREEN_INCOMPLETE, ".", Count(0), detail))
+        hits.append(
+            ScreenHit(kind=ScreenKind.SCREEN_INCOMPLETE, path=".", line=Count(0), detail=detail)
+        )
     return tuple(attrs.evolve(h, path=_utf8(h.path), detail=_utf8(h.detail)) for h in hits)
 
 
@@ -198,7 +200,11 @@ class RunScreen:
             )
             hits = _hits(effect, self.root, gathered, self.collect)
             files = Count(len(gathered.changes))
-            return (ChangesScreened(effect.scope, effect.base, files, hits, self.clock()),)
+            return (
+                ChangesScreened(
+                    scope=effect.scope, base=effect.base, files=files, hits=hits, at=self.clock()
+                ),
+            )
 
         kind, clock = WorkspaceErrorKind.GIT, self.clock
         return facts_or_io_error(run, kind, ".", clock, "cannot screen: ", (GitError, OSError))
