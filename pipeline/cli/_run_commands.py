@@ -316,5 +316,5 @@ def _into_worktree(root: Path) -> tuple[Path, str]:
 
 def _ran_in(target: Path) -> bool:
     """Whether a run started in the worktree (it keeps each run's prompt from its start)."""
-    runs = WorkspaceLayout(target).state_dir / "runs"
+    runs = WorkspaceLayout(root=target).state_dir / "runs"
     return runs.is_dir() and any(runs.iterdir())

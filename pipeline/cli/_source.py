@@ -37,7 +37,7 @@ class LogSource:
 def open_source(source: str | Path | None, run: str | None) -> Iterator[LogSource]:
     """Open ``source`` (default: the workspace's store; a path, a store URL or a ``.jsonl``
     log) at run ``run`` (default: the latest)."""
-    location = str(WorkspaceLayout(Path()).store if source is None else source)
+    location = str(WorkspaceLayout(root=Path()).store if source is None else source)
     try:
         path = store_path(location)
     except StoreError as error:

@@ -31,7 +31,7 @@ class ContextError(PipelineError, ValueError):
 
 
 def _location(root: Path, store: str | None) -> str:
-    return str(WorkspaceLayout(root.resolve()).store) if store is None else store
+    return str(WorkspaceLayout(root=root.resolve()).store) if store is None else store
 
 
 def read_context(root: Path, store: str | None = None) -> Context:

@@ -248,7 +248,7 @@ class Worker:
         if ticket.claims > self.max_claims:
             detail = f"claimed {ticket.claims} times without finishing; not run again"
             return _Outcome(TicketState.FAILED, detail)
-        lease = Lease(ticket.ticket, self.name)
+        lease = Lease(ticket=ticket.ticket, worker=self.name)
         interruption = Interruption()
         self._current = interruption
         if self.stopping is not None:

@@ -55,7 +55,7 @@ def would_fail(checks: Sequence[Check]) -> bool:
 def check_config(root: Path) -> tuple[list[Check], RalphConfig | None]:
     """``ralph.toml`` exists, parses strictly, names a chain for every role, and its response
     schemas load; the configuration when it does."""
-    layout = WorkspaceLayout(root)
+    layout = WorkspaceLayout(root=root)
     path = layout.config
     try:
         text = path.read_text("utf-8")
@@ -121,7 +121,7 @@ def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) 
 def check_ralph_folder(root: Path) -> list[Check]:
     """``.ralph/`` (events file, marker, store, logs) can be written, and a marker left by an
     earlier run names an events file agents may write."""
-    layout = WorkspaceLayout(root)
+    layout = WorkspaceLayout(root=root)
     folder = root / ".ralph"
     existing = folder if folder.is_dir() else root
     if folder.exists() and not folder.is_dir():
@@ -209,7 +209,7 @@ def _location(root: Path, config: RalphConfig | None, store: str | None) -> str:
     the default store (``.git/ralph/pipeline.db``)."""
     configured = None if config is None else config.store.url
     try:
-        return locate_store(WorkspaceLayout(root), configured, store)
+        return locate_store(WorkspaceLayout(root=root), configured, store)
     except StoreError:
         return configured or ""  # a malformed url: check_store names what is wrong with it
 

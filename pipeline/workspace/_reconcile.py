@@ -94,11 +94,13 @@ def history_of(root: Path, run_id: str, events: Sequence[PipelineEvent]) -> GitH
     # A fork of a fork inherits from each run it came through.
     sources = dict.fromkeys(e.source_run for e in events if isinstance(e, RunForked))
     inherited = tuple(
-        GitCommit(c.sha, f"{run_id}:{c.effect_id.removeprefix(f'{source}:')}")
+        GitCommit(sha=c.sha, effect_id=f"{run_id}:{c.effect_id.removeprefix(f'{source}:')}")
         for source in sources
         for c in run_history(root, source).commits
     )
-    return GitHistory((*history.commits, *inherited), history.head, history.branch)
+    return GitHistory(
+        commits=(*history.commits, *inherited), head=history.head, branch=history.branch
+    )
 
 
 def _pending_commit(state: PipelineState) -> str | None:

@@ -117,7 +117,7 @@ def open_workspace(
     root = root.resolve()
     if not root.is_dir():
         raise RunSetupError(f"{root} is not a directory")
-    layout = WorkspaceLayout(root)
+    layout = WorkspaceLayout(root=root)
     path = layout.config
     if config_text is None:
         text = _read_text(
@@ -315,10 +315,10 @@ def _drive_held(
     except GitError as error:
         raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
     runtime = Runtime(
-        workspace.layout,
-        workspace.config,
-        workspace.config_digest,
-        utc_now,
+        layout=workspace.layout,
+        config=workspace.config,
+        config_digest=workspace.config_digest,
+        clock=utc_now,
         prompt=prompt,
         run_id=run_id,
         schemas=workspace.schemas,

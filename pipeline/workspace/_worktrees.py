@@ -379,7 +379,7 @@ def _clear(root: Path, target: Path, branch: str | None) -> None:
 def _latest_run(path: Path) -> tuple[str | None, str | None, bool, str | None]:
     """The latest run in the worktree's own store, how it stands, whether it has ended, and
     where its landing stands (None, None, True, None: no run there)."""
-    store = WorkspaceLayout(path).store
+    store = WorkspaceLayout(root=path).store
     if not store.is_file():
         return None, None, True, None
     from pipeline.engine import load_state
@@ -402,7 +402,7 @@ def _busy(path: Path) -> bool:
     """Whether a run holds the worktree now (``lock_mode``; when that cannot tell, as good as
     busy, so nothing is removed under a run)."""
     try:
-        return lock_mode(WorkspaceLayout(path).ralph_dir) is not None
+        return lock_mode(WorkspaceLayout(root=path).ralph_dir) is not None
     except OSError:
         return True
 

@@ -69,7 +69,7 @@ def _world(answers: dict[str, list[object]] | None = None) -> SimulatedWorld:
 
 @pytest.fixture
 def store(tmp_path: Path) -> SqliteEventStore:
-    with SqliteEventStore(WorkspaceLayout(tmp_path).store) as opened:
+    with SqliteEventStore(WorkspaceLayout(root=tmp_path).store) as opened:
         yield opened  # type: ignore[misc]
 
 

@@ -144,7 +144,7 @@ def test_ralph_graph_draws_every_phase_and_a_runs_edges_in_red(tmp_path: Path) -
     assert dot.stdout.startswith("digraph phases {")
     highlighted = ralph("graph", "--run", _latest_run(root), cwd=root)
     assert highlighted.returncode == 0, highlighted.stderr
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         (summary,) = store.runs()
         taken = list(phase_changes(store.read(summary.run_id)))
     assert taken
@@ -161,5 +161,5 @@ def test_ralph_graph_draws_every_phase_and_a_runs_edges_in_red(tmp_path: Path) -
 
 
 def _latest_run(root: Path) -> str:
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         return store.runs()[-1].run_id

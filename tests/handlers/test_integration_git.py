@@ -61,7 +61,7 @@ def _repository(tmp_path: Path) -> tuple[Path, str, str]:
 
 def _replayed(root: Path, tmp_path: Path, last: str | None) -> tuple[PipelineEvent, ...]:
     """The replay of the run whose log records one commit, ``last``, for effect ``x:7``."""
-    made = RunCommits("x", () if last is None else (("x:7", last),))
+    made = RunCommits(run_id="x", commits=() if last is None else (("x:7", last),))
     effect = ReplayBranch(
         effect_id=EffectId("x:9"),
         run_id="x",
@@ -201,11 +201,18 @@ def test_the_screen_passes_the_runs_commits_by_id_or_by_trailer_only(tmp_path: P
     does not record, a copy, and a head that is not the run's last are named."""
     root, start, tip = _repository(tmp_path)
     worktree = tmp_path / "run-x"
-    made = RunCommits("x", (("x:7", tip),))
+    made = RunCommits(run_id="x", commits=(("x:7", tip),))
     assert foreign_commits(root, start, tip, made) == ()
     # A fork's log holds the source's commit under its own run id; rebased, by the trailer.
-    assert foreign_commits(root, start, tip, RunCommits("y", (("y:7", "0" * 40),), ("x",))) == ()
-    assert foreign_commits(root, start, start, RunCommits("x", ())) == ()  # nothing to land
+    assert (
+        foreign_commits(
+            root, start, tip, RunCommits(run_id="y", commits=(("y:7", "0" * 40),), sources=("x",))
+        )
+        == ()
+    )
+    assert (
+        foreign_commits(root, start, start, RunCommits(run_id="x", commits=())) == ()
+    )  # nothing to land
     for message, why in (
         ("mine", "no Ralph-Effect trailer"),
         ("forged\n\nRalph-Effect: x:8", "Ralph-Effect x:8, which the run's log does not record"),
@@ -219,7 +226,7 @@ def test_the_screen_passes_the_runs_commits_by_id_or_by_trailer_only(tmp_path: P
     # Both of the run's commits, rebased in the wrong order: the head is not its last.
     _git(worktree, "reset", "--quiet", "--hard", tip)
     second = _commit(worktree, "c.txt", "more\n\nRalph-Effect: x:8")
-    both = RunCommits("x", (("x:7", tip), ("x:8", second)))
+    both = RunCommits(run_id="x", commits=(("x:7", tip), ("x:8", second)))
     assert foreign_commits(root, start, second, both) == ()
     _git(worktree, "reset", "--quiet", "--hard", start)
     _git(worktree, "cherry-pick", second)

@@ -94,7 +94,7 @@ def by_path(gathered: Gathered) -> dict[str, FileChange]:
 
 def test_nothing_changed_is_an_empty_change_set(repo: Path) -> None:
     gathered = gather(repo, git(repo, "rev-parse", "HEAD"))
-    assert gathered == Gathered((), False, ())
+    assert gathered == Gathered(changes=(), incomplete=False, dirty=())
 
 
 def test_the_agents_own_commit_is_seen_from_the_base(repo: Path) -> None:
@@ -315,7 +315,7 @@ def test_an_unchanged_untracked_config_is_no_change_and_not_dirty(
 ) -> None:
     repo, baseline = untracked_config
     gathered = gather(repo, git(repo, "rev-parse", "HEAD"), baseline=baseline)
-    assert gathered == Gathered((), False, ())
+    assert gathered == Gathered(changes=(), incomplete=False, dirty=())
     without = gather(repo, git(repo, "rev-parse", "HEAD"))
     assert [c.path for c in without.changes] == ["ralph.toml"]  # what the baseline prevents
 

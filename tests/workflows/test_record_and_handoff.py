@@ -35,7 +35,7 @@ AT = datetime(2026, 1, 1, tzinfo=UTC)
 def layout(tmp_path: Path) -> WorkspaceLayout:
     """A git repository's layout (its state directory is .git/ralph)."""
     subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
-    return WorkspaceLayout(tmp_path)
+    return WorkspaceLayout(root=tmp_path)
 
 
 def test_a_remembered_preset_is_recalled_by_its_digest(layout: WorkspaceLayout) -> None:

@@ -59,7 +59,7 @@ GRACE_S: Final = 5.0
 """How long a gate or merger being stopped gets between SIGTERM and SIGKILL (a run's)."""
 
 
-@frozen
+@frozen(kw_only=True)
 class Integrator:
     """Carries out the integration effects of run ``run_id``, whose configuration is
     ``config``, for the repository whose main worktree is ``root``; ``scratch`` is where its
@@ -105,10 +105,10 @@ class Integrator:
         process groups recorded where the next integrator finds them."""
         self.group_file.parent.mkdir(parents=True, exist_ok=True)
         return Runtime(
-            WorkspaceLayout(self.scratch, group_record=self.group_file),
-            self.config,
-            self.config_digest,
-            self.clock,
+            layout=WorkspaceLayout(root=self.scratch, group_record=self.group_file),
+            config=self.config,
+            config_digest=self.config_digest,
+            clock=self.clock,
             run_id=self.run_id,
             schemas={},
             hat_schemas={},
@@ -124,7 +124,7 @@ class Integrator:
             return None
 
         def resolve(paths: tuple[str, ...]) -> bool:
-            layout = WorkspaceLayout(self.scratch)
+            layout = WorkspaceLayout(root=self.scratch)
             prompt = layout.prompt(PromptKind.DEVELOPMENT)
             prompt.parent.mkdir(parents=True, exist_ok=True)
             prompt.write_text(merger_prompt(effect.branch, effect.target, paths), "utf-8")

@@ -79,7 +79,7 @@ def _no_price(_model: str | None) -> Price | None:
     return None
 
 
-@frozen
+@frozen(kw_only=True)
 class AgentInvoker:
     """Runs agents for one run of one workspace."""
 
@@ -111,7 +111,14 @@ class AgentInvoker:
     ) -> AgentInvoker:
         """The invoker of run ``run_id`` of ``config``'s agents, hats and prices."""
         return cls(
-            layout, run_id, config.agents, config.hats, environment, clock, 5.0, config.price_for
+            layout=layout,
+            run_id=run_id,
+            agents=config.agents,
+            hats=config.hats,
+            environment=environment,
+            clock=clock,
+            grace_s=5.0,
+            price_for=config.price_for,
         )
 
     def within(

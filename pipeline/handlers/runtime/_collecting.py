@@ -53,7 +53,7 @@ _SAFE_RUN_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class _Plan:
     """How one gate's tests are collected."""
 
@@ -74,7 +74,7 @@ def _last_line(text: str) -> str:
     return found[-1][:300] if found else "no output"
 
 
-@define
+@define(kw_only=True)
 class Collector:
     """Collects the tests of a run's gates on its base and its work tree, and compares them.
 
@@ -112,18 +112,18 @@ class Collector:
         def scratch_sandbox(scratch: Path) -> Sandbox | None:
             if choice is None:
                 return None
-            return choice.sandbox(WorkspaceLayout(scratch), config, None, ())
+            return choice.sandbox(WorkspaceLayout(root=scratch), config, None, ())
 
         return cls(
-            layout,
-            run_id,
-            environment,
-            {gate.name: gate.env for gate in config.gates},
-            {gate.name: gate.collect for gate in config.gates if gate.collect},
-            grace_s,
-            policy,
-            sandbox,
-            scratch_sandbox,
+            layout=layout,
+            run_id=run_id,
+            environment=environment,
+            gate_env={gate.name: gate.env for gate in config.gates},
+            commands={gate.name: gate.collect for gate in config.gates if gate.collect},
+            grace_s=grace_s,
+            policy=policy,
+            sandbox=sandbox,
+            scratch_sandbox=scratch_sandbox,
         )
 
     def hits(
@@ -145,9 +145,9 @@ class Collector:
     def _plan(self, gate: GateSpec) -> _Plan | None:
         command = self.commands.get(gate.name)
         if command:
-            return _Plan(gate, Runner.COMMAND, command)
+            return _Plan(gate=gate, runner=Runner.COMMAND, argv=command)
         if runner_of(gate.argv) is Runner.PYTEST:
-            return _Plan(gate, Runner.PYTEST, collection_argv(gate.argv))
+            return _Plan(gate=gate, runner=Runner.PYTEST, argv=collection_argv(gate.argv))
         return None
 
     def _collect_base(self, base: str, plans: list[_Plan]) -> None:
@@ -172,7 +172,7 @@ class Collector:
             return
         try:
             # A sandbox binds the workspace's ralph folder, which a checkout does not hold.
-            WorkspaceLayout(scratch).ralph_dir.mkdir(exist_ok=True)
+            WorkspaceLayout(root=scratch).ralph_dir.mkdir(exist_ok=True)
             sandbox = self.scratch_sandbox(scratch)
             for plan in missing:
                 found = self._collect(plan, scratch, sandbox, "base")

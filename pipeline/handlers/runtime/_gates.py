@@ -91,7 +91,15 @@ def run_gate(
             result, log = _run_pinned(world, pinning, spec, needs) if world else (None, log)
         except (GitError, OSError) as error:
             why = f"cannot lay out the gate's pinned world: {error}"
-            result = ProcessResult(None, 0, None, False, why, "", 0)
+            result = ProcessResult(
+                exit_code=None,
+                duration_ms=0,
+                timed_out=None,
+                not_found=False,
+                start_error=why,
+                output_digest="",
+                output_bytes=0,
+            )
     else:
         result = None
     if result is None:

@@ -162,7 +162,7 @@ def _own(path: str, kept: tuple[str, ...]) -> bool:
     return any(path == k or path.startswith(k + "/") for k in kept)
 
 
-@frozen
+@frozen(kw_only=True)
 class GitHandler:
     """Commits and rebases in the repository at ``root``."""
 

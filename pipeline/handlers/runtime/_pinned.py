@@ -48,7 +48,7 @@ in the scratch makes afresh rather than mixing its files with them."""
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class _Entry:
     """One file of a tree: its mode and object."""
 
@@ -57,7 +57,7 @@ class _Entry:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PinnedWorld:
     """The worlds laid out for one gate: the person's (``person``, a tree) and, when the agent
     added test files, the agent's (``agent``, the same with them); ``base`` the commit the
@@ -72,7 +72,7 @@ class PinnedWorld:
     added: tuple[str, ...]
 
 
-@define
+@define(kw_only=True)
 class GateWorld:
     """The scratch worktree of run ``run_id`` in workspace ``root``, where its pinned gates
     and blocking hooks run; ``policy`` is ralph's git for the run, ``excludes`` the pathspecs
@@ -221,7 +221,7 @@ class GateWorld:
             meta, _, name = record.partition(b"\t")
             mode, kind, sha = meta.decode().split()
             if kind == "blob":
-                found[os.fsdecode(name)] = _Entry(mode, sha)
+                found[os.fsdecode(name)] = _Entry(mode=mode, sha=sha)
         return found
 
     def _blob(self, entry: _Entry) -> str | None:
@@ -248,7 +248,7 @@ class GateWorld:
         sha = run_git(
             self.root, "hash-object", "-w", "--stdin", policy=self.policy, input_text=text
         ).stdout.strip()
-        return _Entry(now.mode, sha)
+        return _Entry(mode=now.mode, sha=sha)
 
     def _tree_with(self, tree: str, changes: dict[str, _Entry | None]) -> str:
         """``tree`` with each path of ``changes`` set to its entry (None: removed)."""
@@ -305,7 +305,7 @@ class GateWorld:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Pinning:
     """Where a run's pinned gates and blocking hooks run: its scratch ``world``, and the
     sandbox of a process whose workspace is the scratch (``sandbox_in(scratch)``; None: no
@@ -327,14 +327,21 @@ class Pinning:
         """The pinning of run ``run_id`` in ``layout`` (``own``: ralph's own files there),
         whose processes run in the sandbox ``choice`` made (None: directly)."""
         index = layout.run_state(run_id, "gate-index")
-        world = GateWorld(layout.root, run_id, policy, own_pathspecs(own), own, index)
+        world = GateWorld(
+            root=layout.root,
+            run_id=run_id,
+            policy=policy,
+            excludes=own_pathspecs(own),
+            own=own,
+            index=index,
+        )
 
         def sandbox_in(scratch: Path) -> Sandbox | None:
             if choice is None:
                 return None
-            return choice.sandbox(WorkspaceLayout(scratch), config, None, ())
+            return choice.sandbox(WorkspaceLayout(root=scratch), config, None, ())
 
-        return cls(world, sandbox_in)
+        return cls(world=world, sandbox_in=sandbox_in)
 
     def needs(self, needs: AgentNeeds) -> AgentNeeds:
         """``needs`` with the work tree's folders linked into the scratch writable, as they

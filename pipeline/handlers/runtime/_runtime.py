@@ -111,7 +111,7 @@ _KEPT_OUT_FILE = "kept-out"
 """The file in a run's folder listing the paths its commits leave alone (read on resume)."""
 
 
-@define
+@define(kw_only=True)
 class Runtime:
     """An :class:`~pipeline.handlers.EffectHandler` for every effect, in a real workspace.
 
@@ -281,7 +281,9 @@ class Runtime:
         events_file = self.layout.events_file(self._run_id())
         offset, lines = effect.events_offset, effect.events_lines
         b = self.config.budgets  # what one invocation's events may add to the log
-        limits = IntakeLimits(b.max_event_lines, b.max_event_bytes, b.max_event_line_bytes)
+        limits = IntakeLimits(
+            lines=b.max_event_lines, bytes=b.max_event_bytes, line_bytes=b.max_event_line_bytes
+        )
         read = read_agent_events(events_file, offset, lines, self.clock, limits)
         yield ends_after_topics(effect, (*outcome, *read, *self._undo_git_changes()))
 
@@ -302,7 +304,12 @@ class Runtime:
         return self._gits
 
     def _git(self) -> GitHandler:
-        return GitHandler(self.layout.root, self.clock, self._keep_out(), self._git_policy())
+        return GitHandler(
+            root=self.layout.root,
+            clock=self.clock,
+            keep_out=self._keep_out(),
+            policy=self._git_policy(),
+        )
 
     def _screen(self) -> RunScreen:
         """The screen of this run's changes (:func:`run_screen`), with its collector."""

@@ -54,7 +54,7 @@ _NO_BASELINE: Final[Mapping[str, str]] = MappingProxyType({})
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Gathered:
     """A change set as the screen reads it, and the work tree's uncommitted paths.
 
@@ -228,7 +228,11 @@ def gather_changes(
     chosen = entries[:max_files]
     read = iter(_with_texts(root, since, [c for c, unread in chosen if unread], policy, max_bytes))
     changes = tuple(next(read) if unread else c for c, unread in chosen)
-    return Gathered(changes, len(entries) > max_files, _dirty(root, policy, specs, baseline))
+    return Gathered(
+        changes=changes,
+        incomplete=len(entries) > max_files,
+        dirty=_dirty(root, policy, specs, baseline),
+    )
 
 
 def untracked_baseline(

@@ -155,7 +155,7 @@ def _utf8(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-@frozen
+@frozen(kw_only=True)
 class RunScreen:
     """The screen of one run's changes in its workspace; ``on`` False (the run does not
     screen) makes it record nothing."""
@@ -231,4 +231,12 @@ def run_screen(
     # Pinned gates need the run's base, which the screen records: on when either is.
     on = screens or loop.pins
     collect = collector.hits if screens and collector is not None else None
-    return RunScreen(on, layout.root, saved, policy, excludes, clock, collect)
+    return RunScreen(
+        on=on,
+        root=layout.root,
+        saved=saved,
+        policy=policy,
+        excludes=excludes,
+        clock=clock,
+        collect=collect,
+    )

@@ -172,9 +172,9 @@ def response_values(
 def stored_response(row: Sequence[Any]) -> StoredResponse:
     """A row read as ``id, run_id, *RESPONSE_COLUMNS``."""
     return StoredResponse(
-        int(row[0]),
-        RunId(row[1]),
-        ResponseLogRow(
+        id=int(row[0]),
+        run_id=RunId(row[1]),
+        row=ResponseLogRow(
             row[2],
             int(row[3]),
             row[4],

@@ -147,7 +147,12 @@ _LINES = st.lists(
 )
 _LIMITS = st.one_of(
     st.just(IntakeLimits()),
-    st.builds(IntakeLimits, st.integers(1, 4), st.integers(1, 400), st.integers(1, 300)),
+    st.builds(
+        IntakeLimits,
+        lines=st.integers(1, 4),
+        bytes=st.integers(1, 400),
+        line_bytes=st.integers(1, 300),
+    ),
 )
 
 
