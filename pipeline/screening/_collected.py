@@ -59,7 +59,7 @@ class Runner(enum.StrEnum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class CollectedTest:
     """One collected test: its id and why it will not run (None: it runs)."""
 
@@ -71,7 +71,7 @@ class CollectedTest:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Collected:
     """A collection's outcome: its tests, or why there are none to trust (``failure``)."""
 
@@ -111,7 +111,7 @@ def parse_pytest(output: str, token: str) -> Collected:
             told = rest[4:].strip()
             if told != str(len(tests)):
                 return Collected(failure=f"the plugin counted {told}, wrote {len(tests)}")
-            return Collected(tuple(tests))
+            return Collected(tests=tuple(tests))
         try:
             # json, not orjson: a path that is not UTF-8 comes as a lone surrogate escape,
             # which orjson refuses; the handler makes hits UTF-8 later.
@@ -122,14 +122,14 @@ def parse_pytest(output: str, token: str) -> Collected:
         skipped = record.get("skip") if isinstance(record, dict) else None
         if not isinstance(test, str) or not (skipped is None or isinstance(skipped, str)):
             return Collected(failure="the plugin wrote a record without an id")
-        tests.append(CollectedTest(test, skipped))
+        tests.append(CollectedTest(id=test, skipped=skipped))
     return Collected(failure="the plugin's list never ended (pytest stopped before it)")
 
 
 def parse_listed(output: str) -> Collected:
     """The test ids a ``collect`` command printed, one a line (blank lines skipped)."""
-    tests = tuple(CollectedTest(line.strip()) for _, line in lines(output) if line.strip())
-    return Collected(tests)
+    tests = tuple(CollectedTest(id=line.strip()) for _, line in lines(output) if line.strip())
+    return Collected(tests=tests)
 
 
 def _key(test_id: str) -> str:

@@ -36,7 +36,7 @@ _STATUSES: Final = {
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class StatusEntry:
     """One ``git status --porcelain`` entry: its two-letter code, path and rename source."""
 

@@ -274,7 +274,13 @@ def _with(state: PipelineState, context: Context) -> PipelineState:
 
 def test_a_prompt_carries_its_hats_memories_peoples_first_newest_first_within_the_budget() -> None:
     def memory(i: int, tags: tuple[str, ...] = (), by: str = "developer", size: int = 10) -> Memory:
-        return Memory(f"m-{i}", str(i) * size, tags, by, T + timedelta(seconds=i))
+        return Memory(
+            memory_id=f"m-{i}",
+            text=str(i) * size,
+            tags=tags,
+            by=by,
+            written_at=T + timedelta(seconds=i),
+        )
 
     memories = (
         memory(1),
@@ -390,8 +396,12 @@ def test_agents_filling_their_bounds_never_refuse_a_persons_memory_or_task() -> 
         ],
         flooded,
     )
-    assert kept.memories[-1] == Memory("m-person", "Use tabs", (), PERSON, T)
-    assert kept.tasks[-1] == Task("t-person", "Write docs", TaskStatus.OPEN, PERSON)
+    assert kept.memories[-1] == Memory(
+        memory_id="m-person", text="Use tabs", tags=(), by=PERSON, written_at=T
+    )
+    assert kept.tasks[-1] == Task(
+        task_id="t-person", title="Write docs", status=TaskStatus.OPEN, by=PERSON
+    )
     # An agent's memory past the bound never drops a person's.
     later = applied(kept, note(NoteKind.MEMORY_ADDED, "m-later", "y"))
     assert not isinstance(later, str)
@@ -504,8 +514,13 @@ def crowded(draw: st.DrawFn) -> Context:
     tasks = draw(st.sampled_from([0, MAX_TASKS - 1, MAX_TASKS]))
     status = draw(st.sampled_from([TaskStatus.OPEN, TaskStatus.DONE]))
     return Context(
-        memories=tuple(Memory(f"m-a{i}", "x", (), "developer", T) for i in range(memories)),
-        tasks=tuple(Task(f"t-a{i}", "x", status, "developer") for i in range(tasks)),
+        memories=tuple(
+            Memory(memory_id=f"m-a{i}", text="x", tags=(), by="developer", written_at=T)
+            for i in range(memories)
+        ),
+        tasks=tuple(
+            Task(task_id=f"t-a{i}", title="x", status=status, by="developer") for i in range(tasks)
+        ),
     )
 
 

@@ -68,9 +68,9 @@ def test_the_plugin_s_records_are_read_and_other_lines_ignored() -> None:
         "2 tests collected in 0.01s\n"
     )
     assert parse_pytest(output, "tok") == Collected(
-        (
-            CollectedTest("tests/test_a.py::test_x"),
-            CollectedTest("tests/test_a.py::test_z", "xfail"),
+        tests=(
+            CollectedTest(id="tests/test_a.py::test_x"),
+            CollectedTest(id="tests/test_a.py::test_z", skipped="xfail"),
         )
     )
 
@@ -95,11 +95,13 @@ def test_a_cut_short_or_broken_list_is_a_failure(output: str, failure: str) -> N
 
 def test_a_command_s_ids_are_its_lines() -> None:
     """``collect`` prints one id a line; blank lines are nothing."""
-    assert parse_listed("a::b\n\n  c  \n") == Collected((CollectedTest("a::b"), CollectedTest("c")))
+    assert parse_listed("a::b\n\n  c  \n") == Collected(
+        tests=(CollectedTest(id="a::b"), CollectedTest(id="c"))
+    )
 
 
 def _ran(*ids: str) -> Collected:
-    return Collected(tuple(CollectedTest(i) for i in ids))
+    return Collected(tests=tuple(CollectedTest(id=i) for i in ids))
 
 
 def test_a_test_moved_to_another_file_is_the_same_test() -> None:
@@ -112,7 +114,9 @@ def test_a_test_moved_to_another_file_is_the_same_test() -> None:
 def test_a_test_gone_or_skipped_is_lost_one_hit_per_file_and_way() -> None:
     """Gone from the collection, or collected marked skip: each named with its base id."""
     base = _ran("a.py::t1", "a.py::t2", "b.py::t3", "b.py::t4")
-    now = Collected((CollectedTest("a.py::t1"), CollectedTest("b.py::t3", "skip")))
+    now = Collected(
+        tests=(CollectedTest(id="a.py::t1"), CollectedTest(id="b.py::t3", skipped="skip"))
+    )
     hits = lost_by_collection("tests", base, now)
     assert [(h.kind, h.path, h.detail) for h in hits] == [
         (ScreenKind.TEST_LOST, "a.py", "gate 'tests': 1 test no longer collected: a.py::t2"),
@@ -123,7 +127,7 @@ def test_a_test_gone_or_skipped_is_lost_one_hit_per_file_and_way() -> None:
 
 def test_a_test_the_base_skipped_already_is_not_lost() -> None:
     """What did not run on the base is no loss when it does not run now."""
-    base = Collected((CollectedTest("a.py::t", "skip"),))
+    base = Collected(tests=(CollectedTest(id="a.py::t", skipped="skip"),))
     assert lost_by_collection("g", base, _ran()) == ()
 
 

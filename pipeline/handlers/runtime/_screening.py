@@ -106,7 +106,9 @@ def gate_protections(root: Path, gates: Sequence[GateSpec]) -> tuple[Protection,
             except OSError:  # a name too long for a path, a loop of links...
                 continue
             relative = path.relative_to(top).as_posix()
-            found.setdefault(relative, Protection(relative, f"gate '{gate.name}' runs it"))
+            found.setdefault(
+                relative, Protection(pattern=relative, reason=f"gate '{gate.name}' runs it")
+            )
     return tuple(found.values())
 
 
@@ -114,7 +116,9 @@ def _rules(effect: ScreenChanges, root: Path) -> ScreenRules:
     tamper, post = effect.tamper, effect.postconditions
     protect = gate_protections(root, effect.gates) if tamper is not None else ()
     if tamper is not None:
-        protect += tuple(Protection(g, "protected in [tamper]") for g in tamper.protect)
+        protect += tuple(
+            Protection(pattern=g, reason="protected in [tamper]") for g in tamper.protect
+        )
     return ScreenRules(
         tamper=tamper is not None,
         no_skipped_tests=post is not None and post.no_skipped_tests,

@@ -335,7 +335,12 @@ class SqliteEventStore(SqliteBoxes):
                 "WHERE run_id = ? ORDER BY sequence DESC",
                 (run_id,),
             ).fetchall()
-        return [EncodedCheckpoint(int(s), int(v), str(c), bytes(b)) for s, v, c, b in rows]
+        return [
+            EncodedCheckpoint(
+                sequence=int(s), format_version=int(v), checksum=str(c), body=bytes(b)
+            )
+            for s, v, c, b in rows
+        ]
 
     def close(self) -> None:
         """Close the connection (and the descriptor kept to check the file)."""

@@ -344,7 +344,12 @@ class PostgresEventStore(PgBoxes):
                 (run_id,),
             ).fetchall(),
         )
-        return [EncodedCheckpoint(int(s), int(v), str(c), bytes(b)) for s, v, c, b in rows]
+        return [
+            EncodedCheckpoint(
+                sequence=int(s), format_version=int(v), checksum=str(c), body=bytes(b)
+            )
+            for s, v, c, b in rows
+        ]
 
     def __enter__(self) -> PostgresEventStore:
         return self
