@@ -128,7 +128,7 @@ def topology_topics(topology: Topology) -> tuple[str, ...]:
     return tuple(sorted(named))
 
 
-@define(frozen=True)
+@define(frozen=True, kw_only=True)
 class WorldConfig:
     """What the simulated run is configured with."""
 

@@ -146,7 +146,7 @@ SCREEN_FINDINGS: tuple[tuple[ScreenHit, ...], ...] = (
 """What a simulated screen finds: nothing, a tamper hit, a postcondition's, a cut-short screen."""
 
 
-@define
+@define(kw_only=True)
 class SimulatedWorld:
     """An :class:`~pipeline.handlers.EffectHandler` for every effect, with chosen outcomes."""
 

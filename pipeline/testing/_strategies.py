@@ -357,7 +357,7 @@ def simulated_runs(
     """
     config = draw(configs if configs is not None else world_configs())
     clock = fake_clock(step=timedelta(seconds=1))
-    world = SimulatedWorld(config, HypothesisChooser(draw), clock)
+    world = SimulatedWorld(config=config, chooser=HypothesisChooser(draw), clock=clock)
     bound = step_bound(config.budget, config.chains, config.loop)
     result = run_in_memory(world, max_effects=bound, clock=clock)
     return config, result.events, result.state

@@ -24,7 +24,7 @@ __all__ = ["PINS", "AgentCli", "InstallError", "cache_dir", "install", "installe
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class AgentCli:
     """One agent CLI at a pinned version: where it comes from and which program it runs."""
 
@@ -44,11 +44,37 @@ class AgentCli:
 PINS: Final[Mapping[str, AgentCli]] = {
     cli.name: cli
     for cli in (
-        AgentCli("claude", "npm", "@anthropic-ai/claude-code", "2.1.328", "claude"),
-        AgentCli("codex", "npm", "@openai/codex", "0.169.0", "codex"),
-        AgentCli("gemini", "npm", "@google/gemini-cli", "0.61.0", "gemini"),
-        AgentCli("opencode", "npm", "opencode-ai", "1.18.33", "opencode"),
-        AgentCli("aider", "pypi", "aider-chat", "0.86.2", "aider"),
+        AgentCli(
+            name="claude",
+            registry="npm",
+            package="@anthropic-ai/claude-code",
+            version="2.1.328",
+            program="claude",
+        ),
+        AgentCli(
+            name="codex",
+            registry="npm",
+            package="@openai/codex",
+            version="0.169.0",
+            program="codex",
+        ),
+        AgentCli(
+            name="gemini",
+            registry="npm",
+            package="@google/gemini-cli",
+            version="0.61.0",
+            program="gemini",
+        ),
+        AgentCli(
+            name="opencode",
+            registry="npm",
+            package="opencode-ai",
+            version="1.18.33",
+            program="opencode",
+        ),
+        AgentCli(
+            name="aider", registry="pypi", package="aider-chat", version="0.86.2", program="aider"
+        ),
     )
 }
 """The versions the presets are tested with, by preset name."""

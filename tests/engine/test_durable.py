@@ -61,9 +61,17 @@ def _world(answers: dict[str, list[object]] | None = None) -> SimulatedWorld:
     # Nothing required: its agents never publish review.passed, and the completion gate
     # (which now stands on every way to success) would rightly keep the run from completing.
     loop = attrs.evolve(simulated_policy(), required_events=())
-    config = WorldConfig(budget(), default_chains(("claude", "codex")), None, "durable-1", loop)
+    config = WorldConfig(
+        budget=budget(),
+        chains=default_chains(("claude", "codex")),
+        rebase_onto=None,
+        run_id="durable-1",
+        loop=loop,
+    )
     return SimulatedWorld(
-        config, ScriptedChooser(dict(answers or {})), fake_clock(step=timedelta(0), start=T)
+        config=config,
+        chooser=ScriptedChooser(answers=dict(answers or {})),
+        clock=fake_clock(step=timedelta(0), start=T),
     )
 
 
@@ -236,7 +244,7 @@ def test_stopping_and_resuming_anywhere_gives_a_consistent_log(
     """For any world and any stopping point: the log folds to the runner's state, every
     checkpoint is a fold of a prefix, and the resumed run completes."""
     path = tmp_path_factory.mktemp("db") / "pipeline.db"
-    world = SimulatedWorld(config, HypothesisChooser(data.draw))
+    world = SimulatedWorld(config=config, chooser=HypothesisChooser(data.draw))
     with SqliteEventStore(path, synchronous="OFF") as store:
         first = run_durable(store, world, max_effects=stop_after)
         final = (
@@ -292,7 +300,7 @@ def test_dying_while_an_agent_works_anywhere_resumes_to_a_consistent_end(
     the resume; the resumed run completes within its budgets, its log folds to its state,
     and the attempt cut short runs again under its own number."""
     store = MemoryEventStore()
-    world = SimulatedWorld(config, HypothesisChooser(data.draw))
+    world = SimulatedWorld(config=config, chooser=HypothesisChooser(data.draw))
     invocations = 0
 
     def dies_mid_agent(effect: Effect) -> Iterator[Sequence[PipelineEvent]]:

@@ -114,9 +114,17 @@ def test_a_formatting_correction_leaves_guidance_owed_to_the_next_real_prompt() 
         for h in HATS
     )
     loop = loop_policy(hats=hats, max_formatting_retries=Count(2), enforce_hat_scope=False)
-    config = WorldConfig(budget(max_iterations=1), default_chains(("a",)), None, "r", loop)
+    config = WorldConfig(
+        budget=budget(max_iterations=1),
+        chains=default_chains(("a",)),
+        rebase_onto=None,
+        run_id="r",
+        loop=loop,
+    )
     answers = {"structured response": [SIMULATED_RESPONSES[1], SIMULATED_RESPONSES[0]]}
-    world = SimulatedWorld(config, ScriptedChooser(answers), fake_clock())
+    world = SimulatedWorld(
+        config=config, chooser=ScriptedChooser(answers=answers), clock=fake_clock()
+    )
     prompts: list[MaterializePrompt] = []
 
     def handler(effect: Effect) -> Sequence[PipelineEvent]:

@@ -180,8 +180,10 @@ def test_a_window_past_stop_at_utilization_stops_the_run_before_its_next_agent()
     )
     state = reduce(fold(events[: planned + 1]), full)
     loop = attrs.evolve(simulated_policy(), required_events=(), limits=policy)
-    config = WorldConfig(budget(), default_chains(("claude", "codex")), None, loop=loop)
-    world = SimulatedWorld(config, ScriptedChooser({}))
+    config = WorldConfig(
+        budget=budget(), chains=default_chains(("claude", "codex")), rebase_onto=None, loop=loop
+    )
+    world = SimulatedWorld(config=config, chooser=ScriptedChooser(answers={}))
     effect = next_effect(state)
     while not isinstance(effect, InvokeAgent | RequireHuman):
         for fact in facts_of(world(effect)):

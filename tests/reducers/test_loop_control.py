@@ -244,15 +244,15 @@ def _last_iteration_claims_completion(
 ) -> tuple[PipelineState, list[Effect]]:
     """A real loop with 2 iterations; the developer of iteration 2 reports ``status`` and
     publishes LOOP_COMPLETE."""
-    chooser = ScriptedChooser({"iteration status": [status, status]})
+    chooser = ScriptedChooser(answers={"iteration status": [status, status]})
     config = WorldConfig(
-        budget(max_iterations=2, max_consecutive_failures=3),
-        default_chains(("a",)),
-        None,
-        "r",
-        policy(required_events=()),
+        budget=budget(max_iterations=2, max_consecutive_failures=3),
+        chains=default_chains(("a",)),
+        rebase_onto=None,
+        run_id="r",
+        loop=policy(required_events=()),
     )
-    world = SimulatedWorld(config, chooser, fake_clock())
+    world = SimulatedWorld(config=config, chooser=chooser, clock=fake_clock())
     effects: list[Effect] = []
 
     def handler(effect: Effect) -> Sequence[PipelineEvent]:
@@ -296,15 +296,15 @@ def _claim_on_first_iteration(
 ) -> tuple[PipelineState, list[Effect]]:
     """A real loop in which the developer of iteration 1 reports partial progress and
     publishes LOOP_COMPLETE (the prompt asks it to, when the task is done)."""
-    chooser = ScriptedChooser({"iteration status": [IterationStatus.PARTIAL]})
+    chooser = ScriptedChooser(answers={"iteration status": [IterationStatus.PARTIAL]})
     config = WorldConfig(
-        budget(max_iterations=3, max_review_passes=max_review_passes),
-        default_chains(("a",)),
-        None,
-        "r",
-        loop,
+        budget=budget(max_iterations=3, max_review_passes=max_review_passes),
+        chains=default_chains(("a",)),
+        rebase_onto=None,
+        run_id="r",
+        loop=loop,
     )
-    world = SimulatedWorld(config, chooser, fake_clock())
+    world = SimulatedWorld(config=config, chooser=chooser, clock=fake_clock())
     effects: list[Effect] = []
 
     def handler(effect: Effect) -> Sequence[PipelineEvent]:
@@ -363,11 +363,17 @@ def test_a_claim_goes_straight_to_the_final_check_when_asked_or_without_review(
 def test_a_claim_on_the_last_iteration_is_reviewed_then_completes_the_run() -> None:
     """The last allowed iteration's claim is still no max_iterations, and still reviewed."""
     config = policy(required_events=(), review_completion=True)
-    chooser = ScriptedChooser({"iteration status": [IterationStatus.PARTIAL] * 2})
+    chooser = ScriptedChooser(answers={"iteration status": [IterationStatus.PARTIAL] * 2})
     world = SimulatedWorld(
-        WorldConfig(budget(max_iterations=2), default_chains(("a",)), None, "r", config),
-        chooser,
-        fake_clock(),
+        config=WorldConfig(
+            budget=budget(max_iterations=2),
+            chains=default_chains(("a",)),
+            rebase_onto=None,
+            run_id="r",
+            loop=config,
+        ),
+        chooser=chooser,
+        clock=fake_clock(),
     )
     effects: list[Effect] = []
 
@@ -401,13 +407,13 @@ def _smooth_run(loop: LoopPolicy) -> tuple[PipelineState, list[PipelineEvent]]:
     """A smooth simulated run (every agent succeeds, the developer reports completed, the
     review is clean, validation passes) under ``loop``; nobody publishes a topic."""
     config = WorldConfig(
-        budget(max_iterations=2, max_consecutive_failures=3),
-        default_chains(("a",)),
-        None,
-        "r",
-        loop,
+        budget=budget(max_iterations=2, max_consecutive_failures=3),
+        chains=default_chains(("a",)),
+        rebase_onto=None,
+        run_id="r",
+        loop=loop,
     )
-    world = SimulatedWorld(config, ScriptedChooser(), fake_clock())
+    world = SimulatedWorld(config=config, chooser=ScriptedChooser(), clock=fake_clock())
     events: list[PipelineEvent] = []
     result = run_in_memory(world, max_effects=500, on_event=lambda _s, e: events.append(e))
     return result.state, events

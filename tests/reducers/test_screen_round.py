@@ -78,9 +78,9 @@ def run_screened(
     config = WorldConfig(
         budget=budget(max_iterations=iterations), chains=default_chains(("a",)), loop=loop
     )
-    chooser = ScriptedChooser({"screen hits": [SCREEN_FINDINGS[i] for i in findings]})
+    chooser = ScriptedChooser(answers={"screen hits": [SCREEN_FINDINGS[i] for i in findings]})
     clock = fake_clock(step=timedelta(seconds=1))
-    world = SimulatedWorld(config, chooser, clock)
+    world = SimulatedWorld(config=config, chooser=chooser, clock=clock)
     bound = step_bound(config.budget, config.chains, loop)
     return run_in_memory(world, max_effects=bound, clock=clock).events
 
@@ -319,7 +319,7 @@ def test_no_run_completes_while_its_last_screen_found_a_hit_that_blocks_or_stops
         config.loop, gates=gates, tamper=tamper, postconditions=post, required_events=()
     )
     config = attrs.evolve(config, loop=loop)
-    world = SimulatedWorld(config, _DrawnFindings(data.draw))
+    world = SimulatedWorld(config=config, chooser=_DrawnFindings(data.draw))
     result = run_in_memory(world, max_effects=step_bound(config.budget, config.chains, loop))
     assert is_complete(result.state)
     assert result.state.ledger.anomalies == 0, result.state.ledger.last_anomaly

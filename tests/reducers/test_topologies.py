@@ -187,7 +187,9 @@ def run_log(
     spend = attrs.evolve(budget(max_iterations=iterations), max_cost_usd=limit)
     config = WorldConfig(budget=spend, chains=default_chains(("a",)), loop=loop)
     clock = fake_clock(step=timedelta(seconds=1))
-    world = SimulatedWorld(config, ScriptedChooser(answers or {}), clock)
+    world = SimulatedWorld(
+        config=config, chooser=ScriptedChooser(answers=answers or {}), clock=clock
+    )
     lines = {name: [list(t) for t in lists] for name, lists in says.items()}
     script = HatScript(world, lines, cost_usd)
     result = run_in_memory(
@@ -490,7 +492,7 @@ def test_routing_in_a_world_that_chooses_everything_still_ends(data: st.DataObje
         budget=budget(max_iterations=4), chains=default_chains(("a", "b")), loop=loop
     )
     clock = fake_clock(step=timedelta(seconds=1))
-    world = SimulatedWorld(config, HypothesisChooser(data.draw), clock)
+    world = SimulatedWorld(config=config, chooser=HypothesisChooser(data.draw), clock=clock)
     result = run_in_memory(
         world, max_effects=step_bound(config.budget, config.chains, loop), clock=clock
     )

@@ -59,7 +59,9 @@ class PipelineMachine(RuleBasedStateMachine):
             )
             self._apply(saved)
             return
-        world = SimulatedWorld(self.config, HypothesisChooser(data.draw), self.clock)
+        world = SimulatedWorld(
+            config=self.config, chooser=HypothesisChooser(data.draw), clock=self.clock
+        )
         for event in world(effect):
             self._apply(event)
 
