@@ -74,7 +74,7 @@ def serve(
             "a digit or one of -._~ (it is part of the address)"
         )
     secret = token if token is not None else secrets.token_urlsafe(24)
-    access = Access(secret, remote)
+    access = Access(secret=secret, remote=remote)
     web = make_app(location, workspace, access)
     shown = f"[{host}]" if ":" in host else host
     address = f"http://{shown}:{port}{access.root}/"

@@ -56,7 +56,7 @@ def utc_now() -> Instant:
     return Instant(datetime.now(UTC))
 
 
-@frozen
+@frozen(kw_only=True)
 class DurableRun:
     """Where a durable run stands after ``run_durable`` returns."""
 
@@ -207,7 +207,7 @@ def run_durable(
         ended.add(hook.name)
         ran = on_hook(hook, state, None)
         state = _commit(store, run_id, state, _masked(redactor, ran), on_event)
-    return DurableRun(run_id, state, resumed_from, effects)
+    return DurableRun(run_id=run_id, state=state, resumed_from=resumed_from, effects=effects)
 
 
 def _masked(redactor: Redactor, facts: Sequence[PipelineEvent]) -> list[PipelineEvent]:

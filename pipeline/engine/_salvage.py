@@ -51,7 +51,7 @@ class RunPresentError(PipelineError, ValueError):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Salvaged:
     """What a salvage copied: the run, how many events were kept of how many the damaged
     store counted, what was wrong (None: nothing), the fact recorded and the resulting state."""
@@ -141,4 +141,6 @@ def salvage(
             responses.append(row)
         state = folded
     target.append(run_id, 0, [*events, fact], responses)
-    return Salvaged(run_id, len(events), held, damage, fact, state)
+    return Salvaged(
+        run_id=run_id, kept=len(events), held=held, damage=damage, fact=fact, state=state
+    )

@@ -87,7 +87,7 @@ class LandingInterruptedError(PipelineError):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Landing:
     """How one worktree's integration ended: its worktree, and where it stands."""
 
@@ -251,7 +251,7 @@ def _integrate_in(
             and now.status is IntegrationStatus.LANDED
             and holds(root, f"refs/heads/{target}", f"refs/heads/{worktree.branch}")
         ):
-            return Landing(worktree, run_id, now)
+            return Landing(worktree=worktree, run_id=run_id, integration=now)
         resolvers = tuple(AgentName(name) for name in config.merge.resolvers)
         queued = IntegrationQueued(
             branch=worktree.branch, target=target, resolvers=resolvers, at=utc_now()
@@ -286,7 +286,7 @@ def _integrate_in(
             interruption=interruption,
         )
     assert state.integration is not None  # integrate recorded one or went on with one
-    return Landing(worktree, run_id, state.integration)
+    return Landing(worktree=worktree, run_id=run_id, integration=state.integration)
 
 
 def _made(store: RunStore, run_id: RunId) -> RunCommits:

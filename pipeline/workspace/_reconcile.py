@@ -49,7 +49,7 @@ class RunDivergedError(PipelineError, RuntimeError):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RecordedCommit:
     """A ``CommitCreated`` fact of the log, with the id of the effect it answered."""
 
@@ -59,7 +59,7 @@ class RecordedCommit:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Reconciliation:
     """What differs between the log and the world."""
 
@@ -76,9 +76,14 @@ def recorded_commits(events: Iterable[PipelineEvent]) -> tuple[PipelineState, li
     commits: list[RecordedCommit] = []
     for event in events:
         if isinstance(event, CommitCreated):
-            commits.append(RecordedCommit(str(effect_id(state)), event.sha, event.branch))
+            commits.append(
+                RecordedCommit(effect_id=str(effect_id(state)), sha=event.sha, branch=event.branch)
+            )
         elif isinstance(event, RunForked):
-            commits = [RecordedCommit(c.effect_id, c.sha, event.branch) for c in commits]
+            commits = [
+                RecordedCommit(effect_id=c.effect_id, sha=c.sha, branch=event.branch)
+                for c in commits
+            ]
         state = reduce(state, event)
     return state, commits
 
@@ -175,7 +180,7 @@ def reconcile(
         )
     if layout is not None:
         problems += _events_file_problems(layout, run_id, state)
-    return Reconciliation(tuple(problems), missing)
+    return Reconciliation(problems=tuple(problems), missing=missing)
 
 
 def _events_file_problems(layout: WorkspaceLayout, run_id: str, state: PipelineState) -> list[str]:

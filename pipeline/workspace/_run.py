@@ -62,7 +62,7 @@ class RunSetupError(PipelineError, ValueError):
     """The run cannot start as asked; the message says what to fix."""
 
 
-@frozen
+@frozen(kw_only=True)
 class Workspace:
     """A workspace ready to run in: its layout, its parsed configuration and the response
     schemas that configuration names (read and checked once, before the run starts)."""
@@ -144,7 +144,11 @@ def open_workspace(
         raise RunSetupError(f"{root} is not a git repository ({error}); run `git init`") from error
     digest = Digest(hashlib.sha256(text.encode()).hexdigest())
     return Workspace(
-        layout, config, digest, MappingProxyType(schemas), MappingProxyType(hat_schemas)
+        layout=layout,
+        config=config,
+        config_digest=digest,
+        schemas=MappingProxyType(schemas),
+        hat_schemas=MappingProxyType(hat_schemas),
     )
 
 

@@ -82,7 +82,7 @@ class HalfMadeError(WorktreeError):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RunWorktree:
     """A worktree of ralph's: where it is, its branch and head, and against the workspace's
     HEAD: the commits it has that HEAD lacks, and whether HEAD holds all of them (merged);

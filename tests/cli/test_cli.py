@@ -347,8 +347,18 @@ def test_the_cli_exits_with_each_reasons_code_and_says_when_exit_0_is_no_success
     state = attrs.evolve(
         state, progress=attrs.evolve(state.progress, phase=Phase.COMPLETE, termination=reason)
     )
-    workspace = Workspace(WorkspaceLayout(root=tmp_path), RalphConfig(), Digest("d"), {})
-    exit_ = _finish(workspace, DurableRun(RunId("r"), state, None, 0), Display.PLAIN, "s.db")
+    workspace = Workspace(
+        layout=WorkspaceLayout(root=tmp_path),
+        config=RalphConfig(),
+        config_digest=Digest("d"),
+        schemas={},
+    )
+    exit_ = _finish(
+        workspace,
+        DurableRun(run_id=RunId("r"), state=state, resumed_from=None, effects=0),
+        Display.PLAIN,
+        "s.db",
+    )
     assert isinstance(exit_, typer.Exit)
     assert exit_.exit_code == reason.exit_code
     last = capsys.readouterr().out.strip().splitlines()[-1]

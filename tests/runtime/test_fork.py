@@ -169,7 +169,7 @@ def test_a_run_is_forked_from_its_page(demo: Path) -> None:
     from pipeline.cli._serve_app import make_app
     from pipeline.cli._serve_guard import Access
 
-    access = Access("fork-page-token-0123456789", remote=False)
+    access = Access(secret="fork-page-token-0123456789", remote=False)
     store = WorkspaceLayout(root=demo).store
     root = f"http://127.0.0.1:8765{access.root}"  # the address ralph serve prints
     client = TestClient(make_app(str(store), demo, access), base_url=root)

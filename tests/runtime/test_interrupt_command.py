@@ -77,7 +77,7 @@ def test_the_pages_interrupt_button_is_refused_when_nothing_runs(tmp_path: Path)
     store = WorkspaceLayout(root=root).store
     with SqliteEventStore(store) as opened:
         (summary,) = opened.runs()
-    access = Access("page-token-0123456789", remote=False)
+    access = Access(secret="page-token-0123456789", remote=False)
     served = f"http://127.0.0.1:8765{access.root}"  # the address ralph serve prints
     client = TestClient(make_app(str(store), root, access), base_url=served)
     url = f"/runs/{summary.run_id}/interrupt"

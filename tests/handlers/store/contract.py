@@ -260,7 +260,15 @@ class EventStoreContract:
         neither; a good one both, read back in order."""
         store = make_store()
         rows = [
-            ResponseLogRow("developer:development:1:0", n, "{", s, ("why",), n - 1, T0.isoformat())
+            ResponseLogRow(
+                task_id="developer:development:1:0",
+                turn_number=n,
+                raw_response="{",
+                status=s,
+                violations=("why",),
+                correction_attempt=n - 1,
+                timestamp=T0.isoformat(),
+            )
             for n, s in ((1, LoggedStatus.MALFORMED), (2, LoggedStatus.SUCCESS))
         ]
         store.append(RUN, 0, topics(1), rows[:1])
