@@ -30,8 +30,10 @@ __all__ = ["run_durable_benchmarks"]
 
 def _steps(directory: Path, steps: int) -> dict[str, float]:
     """A run whose handler does no real work, every step committed (the default durability)."""
-    config = WorldConfig(LONG_RUN_BUDGET, default_chains(("a", "b")), None, "steps")
-    world = SimulatedWorld(config, RandomChooser(1, dict(NOOP_WEIGHTS)))
+    config = WorldConfig(
+        budget=LONG_RUN_BUDGET, chains=default_chains(("a", "b")), rebase_onto=None, run_id="steps"
+    )
+    world = SimulatedWorld(config=config, chooser=RandomChooser(seed=1, weights=dict(NOOP_WEIGHTS)))
     with SqliteEventStore(directory / "steps.db") as store:
         start = time.perf_counter()
         run = run_durable(store, world, max_effects=steps)

@@ -59,7 +59,7 @@ def _one_run(root: Path) -> tuple[float, float, int]:
     started = time.perf_counter()
     run = drive(workspace, prompt=resolve_prompt(workspace, None, None), run_id=None)
     wall = time.perf_counter() - started
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         events = list(store.read(run.run_id))
     agent_ms = sum(e.duration_ms for e in events if isinstance(e, InvocationSucceeded))
     invocations = sum(isinstance(e, InvocationStarted) for e in events)

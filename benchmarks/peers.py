@@ -36,8 +36,10 @@ Contender = Callable[[int, Path], float]
 
 def _world(name: str) -> SimulatedWorld:
     # Every agent succeeds and iterations stay partial: the run goes on as long as asked.
-    config = WorldConfig(LONG_RUN_BUDGET, default_chains(("a", "b")), None, name)
-    return SimulatedWorld(config, RandomChooser(1, dict(NOOP_WEIGHTS)))
+    config = WorldConfig(
+        budget=LONG_RUN_BUDGET, chains=default_chains(("a", "b")), rebase_onto=None, run_id=name
+    )
+    return SimulatedWorld(config=config, chooser=RandomChooser(seed=1, weights=dict(NOOP_WEIGHTS)))
 
 
 def ralph_durable(n: int, directory: Path, synchronous: str = "FULL") -> float:

@@ -66,7 +66,7 @@ def _bare_loop(path: Path) -> int:
 def _reader(path: Path) -> int:
     """The engine's reader: every line checked into a topic record or a malformed record."""
     count = 0
-    for _record in EventsFileReader(path).read():
+    for _record in EventsFileReader(path=path).read():
         count += 1
     return count
 

@@ -64,10 +64,15 @@ def long_log(events: int, seed: int = 7) -> list[PipelineEvent]:
     run = 0
     while len(log) < events:
         config = WorldConfig(
-            LONG_RUN_BUDGET, default_chains(("claude", "codex", "gemini")), None, f"bench-{run}"
+            budget=LONG_RUN_BUDGET,
+            chains=default_chains(("claude", "codex", "gemini")),
+            rebase_onto=None,
+            run_id=f"bench-{run}",
         )
-        chooser = RandomChooser(seed + run, dict(_WEIGHTS))
-        world = SimulatedWorld(config, chooser, fake_clock(step=timedelta(milliseconds=10)))
+        chooser = RandomChooser(seed=seed + run, weights=dict(_WEIGHTS))
+        world = SimulatedWorld(
+            config=config, chooser=chooser, clock=fake_clock(step=timedelta(milliseconds=10))
+        )
         state = PipelineState()
         while len(log) < events:
             effect = next_effect(state)

@@ -83,9 +83,14 @@ def scripted_run(
         ladders=ladders,
         **(policy or {}),
     )
-    config = WorldConfig(budget_ or budget(), default_chains(agents), rebase_onto, loop=loop)
-    chooser = ScriptedChooser({what: list(left) for what, left in (answers or {}).items()})
-    result = run_in_memory(SimulatedWorld(config, chooser), max_effects=10_000)
+    config = WorldConfig(
+        budget=budget_ or budget(),
+        chains=default_chains(agents),
+        rebase_onto=rebase_onto,
+        loop=loop,
+    )
+    chooser = ScriptedChooser(answers={what: list(left) for what, left in (answers or {}).items()})
+    result = run_in_memory(SimulatedWorld(config=config, chooser=chooser), max_effects=10_000)
     chooser.check_used()
     return result
 

@@ -31,7 +31,7 @@ class ContextError(PipelineError, ValueError):
 
 
 def _location(root: Path, store: str | None) -> str:
-    return str(WorkspaceLayout(root.resolve()).store) if store is None else store
+    return str(WorkspaceLayout(root=root.resolve()).store) if store is None else store
 
 
 def read_context(root: Path, store: str | None = None) -> Context:
@@ -62,7 +62,13 @@ def write_note(
     if subject is None:
         subject = new_id("m" if kind is NoteKind.MEMORY_ADDED else "t", text)
     note = ContextNote(
-        f"person:{secrets.token_hex(8)}", kind, subject, text.strip(), tags, PERSON, clock()
+        uid=f"person:{secrets.token_hex(8)}",
+        kind=kind,
+        subject=subject,
+        text=text.strip(),
+        tags=tags,
+        by=PERSON,
+        written_at=clock(),
     )
     location = _location(root, store)
     path = store_path(location)

@@ -56,7 +56,7 @@ def utc_now() -> Instant:
     return Instant(datetime.now(UTC))
 
 
-@frozen
+@frozen(kw_only=True)
 class DurableRun:
     """Where a durable run stands after ``run_durable`` returns."""
 
@@ -148,7 +148,7 @@ def run_durable(
         # An interrupted run is stopped, not finished: resuming it is what it waits for.
         if state.phase is Phase.INTERRUPTED or not is_complete(state):
             cp = None if resumed_from is None else LogPosition(resumed_from)
-            resumed: list[PipelineEvent] = [RunResumed(cp, clock())]
+            resumed: list[PipelineEvent] = [RunResumed(checkpoint_sequence=cp, at=clock())]
             resumed += _masked(redactor, on_resume() if on_resume else ())
             state = _commit(store, run_id, state, resumed, on_event)
     if on_hook is None and state.run is not None and state.run.loop.hooks:
@@ -207,7 +207,7 @@ def run_durable(
         ended.add(hook.name)
         ran = on_hook(hook, state, None)
         state = _commit(store, run_id, state, _masked(redactor, ran), on_event)
-    return DurableRun(run_id, state, resumed_from, effects)
+    return DurableRun(run_id=run_id, state=state, resumed_from=resumed_from, effects=effects)
 
 
 def _masked(redactor: Redactor, facts: Sequence[PipelineEvent]) -> list[PipelineEvent]:
@@ -254,10 +254,14 @@ def _carry_out(
     armed for interruption, never while a step is being recorded."""
     if isinstance(effect, SaveCheckpoint):
         store.save_checkpoint(run_id, encode_checkpoint(state))
-        yield [CheckpointSaved(effect.trigger, LogPosition(state.sequence), clock())]
+        yield [
+            CheckpointSaved(
+                trigger=effect.trigger, sequence=LogPosition(state.sequence), at=clock()
+            )
+        ]
         return
     if interruption.reason is not None and not is_terminal(state):
-        yield [RunInterrupted(interruption.reason, clock())]
+        yield [RunInterrupted(reason=interruption.reason, at=clock())]
         return
     try:
         with interruption.armed():
@@ -269,7 +273,7 @@ def _carry_out(
                 return
             yield step
     except Interrupted as stopped:
-        yield [RunInterrupted(str(stopped), clock())]
+        yield [RunInterrupted(reason=str(stopped), at=clock())]
 
 
 def _observed(

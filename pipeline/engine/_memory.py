@@ -28,7 +28,7 @@ class LoopBoundExceededError(PipelineError, RuntimeError):
     """The run took more effects than the bound it was given."""
 
 
-@frozen
+@frozen(kw_only=True)
 class RunResult:
     """The end of an in-memory run: final state, every event in order, and the effects taken."""
 
@@ -73,4 +73,4 @@ def run_in_memory(
             raise LoopBoundExceededError(
                 f"the run took more than {max_effects} effects; the next was {effect!r}"
             )
-    return RunResult(state, tuple(store.read(run.run_id)), tuple(effects))
+    return RunResult(state=state, events=tuple(store.read(run.run_id)), effects=tuple(effects))

@@ -51,7 +51,7 @@ class RunPresentError(PipelineError, ValueError):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Salvaged:
     """What a salvage copied: the run, how many events were kept of how many the damaged
     store counted, what was wrong (None: nothing), the fact recorded and the resulting state."""
@@ -129,7 +129,9 @@ def salvage(
     reason = redactor.text(damage or NOTHING_DAMAGED)
     if len(reason) > MAX_SALVAGE_REASON_CHARS:
         reason = reason[: MAX_SALVAGE_REASON_CHARS - 1] + "…"
-    fact = RunSalvaged(redactor.text(source_label), Count(len(events)), reason, clock())
+    fact = RunSalvaged(
+        source=redactor.text(source_label), kept=Count(len(events)), reason=reason, at=clock()
+    )
     state = PipelineState()
     responses: list[ResponseLogRow] = []
     for event in (*events, fact):
@@ -139,4 +141,6 @@ def salvage(
             responses.append(row)
         state = folded
     target.append(run_id, 0, [*events, fact], responses)
-    return Salvaged(run_id, len(events), held, damage, fact, state)
+    return Salvaged(
+        run_id=run_id, kept=len(events), held=held, damage=damage, fact=fact, state=state
+    )

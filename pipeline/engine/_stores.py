@@ -16,7 +16,7 @@ def existing_store(root: Path, store: str | None, refuse: Callable[[str], Except
     """``store``, else workspace ``root``'s default store; raises ``refuse(message)`` when it
     names a SQLite file that is not there (the workspace has no runs), before anything would
     create it."""
-    layout = WorkspaceLayout(root.resolve())
+    layout = WorkspaceLayout(root=root.resolve())
     location = str(layout.store) if store is None else store
     path = store_path(location)
     if path is not None and not path.is_file():

@@ -56,7 +56,7 @@ __all__ = [
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class InvocationStarted:
     """Agent ``agent`` (``model`` if known) started in ``role``; ``attempt`` counts per task."""
 
@@ -68,7 +68,7 @@ class InvocationStarted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class InvocationSucceeded:
     """The agent process exited successfully."""
 
@@ -81,7 +81,7 @@ class InvocationSucceeded:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class InvocationFailed:
     """The agent invocation failed; ``retriable`` says whether the same agent may succeed later."""
 
@@ -94,7 +94,7 @@ class InvocationFailed:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class InvocationTimedOut:
     """The agent was stopped after ``after_ms`` by the ``kind`` timeout (a retriable failure)."""
 
@@ -106,7 +106,7 @@ class InvocationTimedOut:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class BackoffWaited:
     """The handler waited ``delay_ms`` (its jitter choice) before retrying ``role``."""
 
@@ -116,7 +116,7 @@ class BackoffWaited:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class TopicPublished:
     """The agent published ``topic`` with ``payload`` on line ``line_number`` of its events file.
 
@@ -136,7 +136,7 @@ MALFORMED_TOPIC: Final = "event.malformed"
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class OutputLineMalformed:
     """Line ``line_number`` of the agent's events file could not be read as an event."""
 
@@ -147,7 +147,7 @@ class OutputLineMalformed:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class EventsFileRead:
     """The run's events file was read through byte ``offset``, the end of line ``lines``.
 
@@ -161,7 +161,7 @@ class EventsFileRead:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class EventsFileTruncated:
     """The run's events file held ``size`` bytes, fewer than the ``offset`` already read: it
     was truncated or replaced, and is read again from its start (line numbers go on).
@@ -181,7 +181,7 @@ def _problems_match_status(
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ResponseSubmitted:
     """The agent in ``role``, asked for a structured response, answered with ``raw_response``
     (its whole ``response.json``; empty when it wrote none), which the handler judged against
@@ -197,7 +197,7 @@ class ResponseSubmitted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class UsageReported:
     """What the invocation of ``agent`` in ``role`` used, as its output said (None: not said).
 
@@ -242,7 +242,7 @@ class UsageReported:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ConnectionRefused:
     """The sandbox refused ``count`` connections of agent ``agent`` in ``role`` to
     ``endpoint`` (``host:port``) during its last invocation."""

@@ -23,7 +23,7 @@ __all__ = [
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class CommitMessageGenerated:
     """The committer produced ``message`` for the pending changes."""
 
@@ -32,7 +32,7 @@ class CommitMessageGenerated:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class CommitCreated:
     """A commit ``sha`` was created on ``branch``."""
 
@@ -42,7 +42,7 @@ class CommitCreated:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class CommitSkipped:
     """No commit was made (``reason``: usually that nothing changed)."""
 
@@ -51,7 +51,7 @@ class CommitSkipped:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class GitMetadataRestored:
     """Files of the repository's git configuration, hooks or ``info/`` (``paths``, relative to
     the workspace where they lie in it) differed from how the run found them, and were put back:
@@ -68,7 +68,7 @@ CommitEvent: TypeAlias = (
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RebaseStarted:
     """A rebase onto ``onto`` began."""
 
@@ -77,7 +77,7 @@ class RebaseStarted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RebaseSucceeded:
     """The rebase finished; the branch head is now ``head``."""
 
@@ -86,7 +86,7 @@ class RebaseSucceeded:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RebaseConflicted:
     """The rebase stopped on conflicts in ``paths``."""
 
@@ -95,7 +95,7 @@ class RebaseConflicted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RebaseAborted:
     """The rebase was aborted; the branch is as it was before it."""
 

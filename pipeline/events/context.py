@@ -22,7 +22,7 @@ __all__ = ["ContextEvent", "ContextNoted"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ContextNoted:
     """Note ``number`` of the workspace's context book was taken into the run."""
 

@@ -12,7 +12,7 @@ __all__ = ["AwaitingDevFixEvent", "CompletionMarkerEmitted", "DevFixCompleted", 
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class DevFixTriggered:
     """Dev-fix began for the failure of ``failed_role`` (``reason`` is what failed)."""
 
@@ -22,7 +22,7 @@ class DevFixTriggered:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class DevFixCompleted:
     """The fixer agent finished its diagnosis; ``success`` says whether it believes it fixed it."""
 
@@ -32,7 +32,7 @@ class DevFixCompleted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class CompletionMarkerEmitted:
     """The completion marker was written at ``path`` with ``status`` and ``reason``."""
 

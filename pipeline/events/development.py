@@ -24,7 +24,7 @@ __all__ = [
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class DevelopmentIterationStarted:
     """Development iteration ``iteration`` began."""
 
@@ -33,7 +33,7 @@ class DevelopmentIterationStarted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class DevelopmentIterationCompleted:
     """The developer finished iteration ``iteration`` and judged it ``status``."""
 
@@ -44,7 +44,7 @@ class DevelopmentIterationCompleted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class HatActivated:
     """Iteration ``iteration`` of a run of a user's topology began: hat ``hat`` was woken by
     ``topic`` (the reducer chose both; this records that the activation started)."""

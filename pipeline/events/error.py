@@ -27,7 +27,7 @@ class BudgetKind(enum.StrEnum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class AgentChainExhausted:
     """Every agent in ``role``'s chain has failed for the current task."""
 
@@ -36,7 +36,7 @@ class AgentChainExhausted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class WorkspaceIoError:
     """Reading or writing the workspace failed (``kind``, the ``path`` and the OS ``message``)."""
 
@@ -47,7 +47,7 @@ class WorkspaceIoError:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class BudgetExceeded:
     """A handler measured that the ``budget`` is spent (``detail`` gives the figures)."""
 

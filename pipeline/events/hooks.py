@@ -26,7 +26,7 @@ __all__ = ["HookEvent", "HookRan"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class HookRan:
     """Hook ``hook`` of ``point`` ran ``argv``, which ended ``status`` (its exit code when it
     exited) after ``duration_ms``; ``tail`` is the end of its output."""

@@ -25,7 +25,7 @@ __all__ = [
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class HumanQuestionAsked:
     """A question went to a human; the answer is due by ``deadline``."""
 
@@ -36,7 +36,7 @@ class HumanQuestionAsked:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class HumanResponseReceived:
     """A human answered question ``question_id`` with ``text``."""
 
@@ -46,7 +46,7 @@ class HumanResponseReceived:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class HumanTimedOut:
     """No answer to ``question_id`` arrived by its deadline."""
 
@@ -55,7 +55,7 @@ class HumanTimedOut:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class HumanInterventionRequired:
     """The run cannot go on without a person (``reason`` and ``detail`` say why)."""
 
@@ -65,7 +65,7 @@ class HumanInterventionRequired:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class GuidanceGiven:
     """A person's guidance number ``number`` (``ralph guide``), given at ``given_at`` for the
     hat ``hat`` (a role's or a topology hat's name; None: whichever hat works next), reached

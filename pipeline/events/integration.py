@@ -29,7 +29,7 @@ __all__ = [
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class IntegrationQueued:
     """The run's ``branch`` was queued to land on the branch ``target``; a replay that meets
     conflicts goes to the agents ``resolvers`` in turn (none: it stops for a person)."""
@@ -41,7 +41,7 @@ class IntegrationQueued:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class IntegrationRebased:
     """The branch's commits up to ``tip`` were replayed onto ``onto`` (the target's head
     then) in a scratch worktree, giving ``head``; every commit the run made is among them
@@ -54,7 +54,7 @@ class IntegrationRebased:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class IntegrationConflicted:
     """Replaying the branch onto ``onto`` stopped on conflicts in ``paths``; the replay was
     abandoned and nothing moved."""
@@ -65,7 +65,7 @@ class IntegrationConflicted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class IntegrationResolved:
     """Agent ``agent`` resolved the replay's conflicts in ``paths`` (no conflict marker left,
     the replay went on); the gates judge the result like any replay's."""
@@ -95,7 +95,7 @@ class IntegrationGated:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class TargetMoved:
     """The target was at ``found``, not at ``expected`` where the replay was made: someone
     else moved it. Nothing was changed."""
@@ -106,7 +106,7 @@ class TargetMoved:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class TargetAdvanced:
     """The branch ``target`` moved from ``old`` to ``new`` by compare-and-swap (and the work
     tree that has it checked out with it), and the run's branch to ``new`` after it."""
@@ -118,7 +118,7 @@ class TargetAdvanced:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class IntegrationFailed:
     """The integration cannot go on, for ``reason`` (a commit of the run's missing after the
     replay, a work tree with changes in the way, git failing); the target, the branch and its

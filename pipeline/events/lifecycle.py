@@ -39,7 +39,7 @@ __all__ = [
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RunStarted:
     """A run began with this configuration; everything replay needs is in the log from here on."""
 
@@ -55,7 +55,7 @@ class RunStarted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RunInterrupted:
     """The run was stopped from outside (a signal, an operator); it can be resumed."""
 
@@ -64,7 +64,7 @@ class RunInterrupted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RunAbandoned:
     """A person gave the run up (``ralph abandon``): it finalizes as ``abandoned`` and is
     never resumed; ``reason`` says why."""
@@ -74,7 +74,7 @@ class RunAbandoned:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RunResumed:
     """A new process took the run up again from a checkpoint (or from the start of the log)."""
 
@@ -83,7 +83,7 @@ class RunResumed:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RunSalvaged:
     """Only the first ``kept`` events of the run's damaged log in ``source`` were copied here.
 
@@ -119,7 +119,7 @@ class RunForked:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RunCompleted:
     """Finalization finished; the run is over, ended by ``reason``.
 
@@ -131,7 +131,7 @@ class RunCompleted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class SandboxChecked:
     """Whether the run's agents run in the sandbox, as decided when it started and again
     each time it resumed (the machine or ``[sandbox]`` may have changed): ``mode`` as

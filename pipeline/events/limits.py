@@ -44,7 +44,7 @@ class LimitScope(enum.StrEnum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ProviderLimited:
     """Agent ``agent``'s invocation in ``role`` ended because its provider limited it: for
     its ``scope``, until ``resets_at`` when the provider said (None: it did not), for the
@@ -62,7 +62,7 @@ class ProviderLimited:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class LimitResetAwaited:
     """The run waited for ``role``'s provider limit until ``until``, the reset it was told."""
 
@@ -72,7 +72,7 @@ class LimitResetAwaited:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class UsageWindowReported:
     """Agent ``agent``'s provider reported, in its invocation in ``role``, how full its fullest
     usage ``window`` is (``utilization``, 0 to 1, as the provider counts it), which resets at

@@ -23,7 +23,7 @@ __all__ = [
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class CheckpointSaved:
     """A checkpoint covering the first ``sequence`` events was stored (asked for by ``trigger``)."""
 
@@ -33,7 +33,7 @@ class CheckpointSaved:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class FinalizingStarted:
     """Finalization began."""
 
@@ -41,7 +41,7 @@ class FinalizingStarted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PromptPermissionsRestored:
     """The user's prompt file got its original permissions back."""
 

@@ -39,7 +39,7 @@ each makes. Every hat may publish them; they wake no hat."""
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ContextPolicy:
     """How a run uses the workspace's memories and tasks (``[context]``): at most
     ``memory_chars`` characters of memories in a prompt, and with ``finish_tasks`` the
@@ -50,7 +50,7 @@ class ContextPolicy:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ContextNote:
     """One note of a workspace's context book, as written.
 

@@ -12,7 +12,7 @@ __all__ = ["PlanProduced", "PlanRejected", "PlanningEvent", "PlanningStarted"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PlanningStarted:
     """The planning phase began."""
 
@@ -20,7 +20,7 @@ class PlanningStarted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PlanProduced:
     """The planner wrote a usable plan for iteration ``iteration`` (its digest identifies it)."""
 
@@ -30,7 +30,7 @@ class PlanProduced:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PlanRejected:
     """The planner finished but its plan is missing or invalid (the reason says which)."""
 

@@ -172,7 +172,7 @@ def _patterns(_instance: object, attribute: Attribute[Any], value: tuple[str, ..
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Hat:
     """The hat a role wears: its name (shown in scope violations) and the topics it may publish."""
 
@@ -322,7 +322,7 @@ def _ladders(_instance: object, _attribute: Attribute[Any], value: tuple[Ladder,
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class LoopPolicy:
     """How the run controls its loop. A threshold of 0 turns its detector off.
     ``completion_promise`` and ``cancellation_promise`` are topics; None turns them off.
@@ -392,7 +392,18 @@ class LoopPolicy:
     @classmethod
     def off(cls) -> LoopPolicy:
         """No hats, no promises, no detectors: the policy of runs recorded before schema 4."""
-        return cls((), False, None, None, (), Count(0), Count(0), Count(0), None, Count(0))
+        return cls(
+            hats=(),
+            enforce_hat_scope=False,
+            completion_promise=None,
+            cancellation_promise=None,
+            required_events=(),
+            stale_repeats=Count(0),
+            max_task_blocks=Count(0),
+            max_abandoned_tasks=Count(0),
+            human_timeout_s=None,
+            max_formatting_retries=Count(0),
+        )
 
     def ladder(self, hat: str) -> Ladder | None:
         """The escalation ladder of ``hat`` (a role's name or a topology hat's), if any."""

@@ -20,7 +20,7 @@ __all__ = ["PromptFileProtected", "PromptInputEvent", "PromptMaterialized"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PromptMaterialized:
     """A prompt of ``kind`` was written to ``path`` (relative to the workspace) with this digest."""
 
@@ -31,7 +31,7 @@ class PromptMaterialized:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PromptFileProtected:
     """The user's prompt file at ``path`` was made read-only; ``original_mode`` is restored at
     finalization (its permission bits, as ``stat`` gives them)."""

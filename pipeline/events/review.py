@@ -27,7 +27,7 @@ __all__ = [
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ReviewPassStarted:
     """Review pass ``review_pass`` began."""
 
@@ -36,7 +36,7 @@ class ReviewPassStarted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ReviewIssuesFound:
     """The reviewer found ``count`` issues in pass ``review_pass``."""
 
@@ -46,7 +46,7 @@ class ReviewIssuesFound:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ReviewClean:
     """The reviewer found nothing to fix in pass ``review_pass``."""
 
@@ -55,7 +55,7 @@ class ReviewClean:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class FixAttemptStarted:
     """An attempt to fix the issues of review pass ``review_pass`` began."""
 
@@ -64,7 +64,7 @@ class FixAttemptStarted:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class FixAttemptCompleted:
     """The fix attempt for review pass ``review_pass`` ended as ``status``."""
 

@@ -75,7 +75,7 @@ class ScreenScope(enum.StrEnum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ScreenHit:
     """One finding, named precisely: ``line`` is 1-based, or 0 when it is about a whole file.
     ``detail`` never quotes a secret."""

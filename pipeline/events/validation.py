@@ -34,7 +34,7 @@ __all__ = [
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class FinalValidationPassed:
     """The final checks passed."""
 
@@ -42,7 +42,7 @@ class FinalValidationPassed:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class FinalValidationFailed:
     """The final checks failed (``reason`` says which and how)."""
 
@@ -51,7 +51,7 @@ class FinalValidationFailed:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class GateStarted:
     """ralph started the command of gate ``gate`` at ``boundary`` (recorded before its process
     starts, so a crash leaves a trace of it)."""
@@ -85,7 +85,7 @@ class GateFinished:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ScreenBaseRecorded:
     """The run's changes are screened from commit ``sha`` (None: the repository had no commit
     yet, so from the empty tree): recorded when the run starts, and again after a rebase."""
@@ -95,7 +95,7 @@ class ScreenBaseRecorded:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ChangesScreened:
     """ralph screened the change from ``base`` (None: the empty tree) to the work tree, ``files``
     changed paths, and found ``hits`` (none: the change is clean)."""

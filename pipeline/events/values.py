@@ -264,7 +264,7 @@ def _distinct_agents(_instance: object, _attribute: Attribute[Any], value: Any) 
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RoleChain:
     """The ordered agents a role falls back through: first the preferred, then the fallbacks."""
 
@@ -290,7 +290,7 @@ def _limit(instance: object, attribute: Attribute[Any], value: Any) -> None:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Budget:
     """The limits one run works within; carried by ``RunStarted`` so that replay needs no config."""
 

@@ -36,7 +36,7 @@ __all__ = [
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Violation:
     """One way a response breaks its schema: where (a JSON pointer) and what."""
 
@@ -48,7 +48,7 @@ class Violation:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ResponseVerdict:
     """The classification of one raw response."""
 
@@ -119,24 +119,35 @@ def classify(raw: str, schema: Json) -> ResponseVerdict:
         parsed = Json.of(value)
     except (orjson.JSONDecodeError, ValueError) as error:
         why = "empty" if not raw.strip() else str(error)
-        return ResponseVerdict(ResponseStatus.INVALID_JSON, None, (), f"invalid JSON: {why}")
+        return ResponseVerdict(
+            status=ResponseStatus.INVALID_JSON,
+            value=None,
+            violations=(),
+            error=f"invalid JSON: {why}",
+        )
     try:
         errors = list(_validator(schema.text).iter_errors(value))
     except RecursionError:
         # A recursive schema over a deeply nested value: refuse it rather than crash.
-        too_deep = Violation("", "nested too deeply to validate")
-        return ResponseVerdict(ResponseStatus.SCHEMA_VIOLATION, parsed, (too_deep,))
+        too_deep = Violation(pointer="", message="nested too deeply to validate")
+        return ResponseVerdict(
+            status=ResponseStatus.SCHEMA_VIOLATION, value=parsed, violations=(too_deep,)
+        )
     violations = sorted(
-        {Violation(_pointer(e.absolute_path), _message(e)) for e in errors},
+        {Violation(pointer=_pointer(e.absolute_path), message=_message(e)) for e in errors},
         key=lambda v: (v.pointer, v.message),
     )
     if violations:
-        return ResponseVerdict(ResponseStatus.SCHEMA_VIOLATION, parsed, tuple(violations))
-    return ResponseVerdict(ResponseStatus.VALID, parsed, ())
+        return ResponseVerdict(
+            status=ResponseStatus.SCHEMA_VIOLATION, value=parsed, violations=tuple(violations)
+        )
+    return ResponseVerdict(status=ResponseStatus.VALID, value=parsed, violations=())
 
 
 def judged(role: Role, raw: str, schema: Json, at: Instant) -> ResponseSubmitted:
     """The fact that the agent in ``role`` answered ``raw``, with its verdict against
     ``schema``: what the reducer acts on and what a replay reads back."""
     verdict = classify(raw, schema)
-    return ResponseSubmitted(role, raw, verdict.status, verdict.problems, at)
+    return ResponseSubmitted(
+        role=role, raw_response=raw, status=verdict.status, problems=verdict.problems, at=at
+    )

@@ -148,7 +148,14 @@ def _memory_added(context: Context, note: ContextNote, by_person: bool) -> Conte
         oldest = side[0]
         memories = (*memories[:oldest], *memories[oldest + 1 :])
     text, tags, written = note.text.strip(), note.tags, note.written_at
-    memory = Memory(subject, text, tags, note.by, written, _written_in(note))
+    memory = Memory(
+        memory_id=subject,
+        text=text,
+        tags=tags,
+        by=note.by,
+        written_at=written,
+        run=_written_in(note),
+    )
     return evolve(context, memories=(*memories, memory))
 
 
@@ -171,7 +178,13 @@ def _task_added(context: Context, note: ContextNote, by_person: bool) -> Context
             who = "people's" if by_person else "agents'"
             return f"the workspace keeps {MAX_TASKS} {who} tasks not done; finish one first"
         tasks = (*tasks[:done], *tasks[done + 1 :])
-    task = Task(subject, note.text.strip(), TaskStatus.OPEN, note.by, run=_written_in(note))
+    task = Task(
+        task_id=subject,
+        title=note.text.strip(),
+        status=TaskStatus.OPEN,
+        by=note.by,
+        run=_written_in(note),
+    )
     return evolve(context, tasks=(*tasks, task))
 
 
@@ -245,4 +258,6 @@ def agent_note(state: PipelineState, event: TopicPublished) -> ContextNote | str
     # The uid names the run (:func:`_written_in` reads it back for the prompt's label).
     uid = f"{run.run_id}:{event.line_number}"
     kind = CONTEXT_TOPICS[event.topic]
-    return ContextNote(uid, kind, subject, text, strings, by, event.at)
+    return ContextNote(
+        uid=uid, kind=kind, subject=subject, text=text, tags=strings, by=by, written_at=event.at
+    )

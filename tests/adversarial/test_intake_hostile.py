@@ -36,12 +36,12 @@ def _workspace(root: Path, body: str, budgets: str = "") -> Path:
 
 def _stored(root: Path) -> tuple[list[PipelineEvent], list[bytes]]:
     """The one run's events, and each stored row's body as bytes."""
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         (run,) = store.runs()
         events = list(store.read(run.run_id))
     import sqlite3
 
-    with sqlite3.connect(WorkspaceLayout(root).store) as db:
+    with sqlite3.connect(WorkspaceLayout(root=root).store) as db:
         bodies = [bytes(row[0]) for row in db.execute("SELECT body FROM events")]
     return events, bodies
 

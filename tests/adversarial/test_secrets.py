@@ -104,7 +104,7 @@ def test_no_secret_of_the_environment_reaches_the_store_outputs_reports_or_spans
     }
     for prompt in (root / ".agent" / "prompts").iterdir():
         outputs[prompt.name] = prompt.read_bytes()
-    store = WorkspaceLayout(root).store  # the default store, in the git directory
+    store = WorkspaceLayout(root=root).store  # the default store, in the git directory
     for suffix in ("", "-wal", "-shm"):
         path = store.with_name(store.name + suffix)
         outputs["pipeline.db" + suffix] = path.read_bytes() if path.exists() else b""

@@ -79,7 +79,7 @@ def _wait_for_question(root: Path, within_s: float = 60) -> str:
     """The id of the question the run waits on, once it has been asked."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        path = WorkspaceLayout(root).store
+        path = WorkspaceLayout(root=root).store
         if path.is_file():
             with SqliteEventStore(path) as store:
                 runs = store.runs()

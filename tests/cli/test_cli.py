@@ -117,7 +117,7 @@ def test_replay_verify_reports_a_corrupted_checkpoint(demo_dir: Path, tmp_path: 
     import sqlite3
 
     copy = tmp_path / "pipeline.db"
-    shutil.copy(WorkspaceLayout(demo_dir).store, copy)
+    shutil.copy(WorkspaceLayout(root=demo_dir).store, copy)
     db = sqlite3.connect(copy)
     sequence, body = db.execute("SELECT sequence, body FROM checkpoints LIMIT 1").fetchone()
     damaged = bytearray(body)
@@ -312,7 +312,7 @@ def test_an_event_from_a_newer_schema_is_a_clear_error(demo_dir: Path, tmp_path:
     import sqlite3
 
     copy = tmp_path / "pipeline.db"
-    shutil.copy(WorkspaceLayout(demo_dir).store, copy)
+    shutil.copy(WorkspaceLayout(root=demo_dir).store, copy)
     db = sqlite3.connect(copy)
     newer = SCHEMA_VERSION + 1
     db.execute("UPDATE events SET schema_version = ? WHERE sequence = 3", (newer,))
@@ -347,8 +347,18 @@ def test_the_cli_exits_with_each_reasons_code_and_says_when_exit_0_is_no_success
     state = attrs.evolve(
         state, progress=attrs.evolve(state.progress, phase=Phase.COMPLETE, termination=reason)
     )
-    workspace = Workspace(WorkspaceLayout(tmp_path), RalphConfig(), Digest("d"), {})
-    exit_ = _finish(workspace, DurableRun(RunId("r"), state, None, 0), Display.PLAIN, "s.db")
+    workspace = Workspace(
+        layout=WorkspaceLayout(root=tmp_path),
+        config=RalphConfig(),
+        config_digest=Digest("d"),
+        schemas={},
+    )
+    exit_ = _finish(
+        workspace,
+        DurableRun(run_id=RunId("r"), state=state, resumed_from=None, effects=0),
+        Display.PLAIN,
+        "s.db",
+    )
     assert isinstance(exit_, typer.Exit)
     assert exit_.exit_code == reason.exit_code
     last = capsys.readouterr().out.strip().splitlines()[-1]

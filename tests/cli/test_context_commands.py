@@ -72,7 +72,7 @@ def test_a_persons_notes_go_into_the_book_and_bad_ones_change_nothing(tmp_path: 
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     assert _ralph(root, "task", "add", "Write docs").returncode == 0
     assert _ralph(root, "memory", "add", "Use tabs").returncode == 0
-    store = WorkspaceLayout(root).store
+    store = WorkspaceLayout(root=root).store
     size = store.stat().st_size
     listed = json.loads(_ralph(root, "task", "list", "--json").stdout)
     for bad, why in (

@@ -29,7 +29,7 @@ def test_demo_with_otel_file_writes_one_span_per_effect_under_one_root(tmp_path:
     assert {span["parent_id"] for span in effects} == {root["context"]["span_id"]}
     assert {span["context"]["trace_id"] for span in spans} == {root["context"]["trace_id"]}
     facts = [tag for span in effects for tag in span["attributes"]["ralph.facts"]]
-    with SqliteEventStore(WorkspaceLayout(tmp_path / "run").store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=tmp_path / "run").store) as store:
         (run,) = store.runs()
         stored = [WIRE_TAGS[type(event)] for event in store.read(run.run_id)]
     assert facts == stored
@@ -53,7 +53,7 @@ def test_otel_without_the_extra_installed_is_a_clear_usage_error(tmp_path: Path)
     )
     assert result.returncode == 2
     assert "pip install 'ralph-pipeline[otel]'" in result.stderr
-    assert not WorkspaceLayout(tmp_path / "run").store.exists()
+    assert not WorkspaceLayout(root=tmp_path / "run").store.exists()
 
 
 def test_otel_file_in_a_missing_directory_is_a_clear_usage_error(tmp_path: Path) -> None:

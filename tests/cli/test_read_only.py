@@ -79,7 +79,7 @@ def test_every_reader_works_on_a_read_only_mount(demo: Path, tmp_path: Path) -> 
     read it (they failed "unable to open database file")."""
     workspace = tmp_path / "ws"
     shutil.copytree(demo, workspace, symlinks=True)
-    store = WorkspaceLayout(workspace).store
+    store = WorkspaceLayout(root=workspace).store
     assert not store.with_name(store.name + "-wal").exists()
     before = store.read_bytes()
     for reader in _READERS:
@@ -134,7 +134,7 @@ def test_a_writer_on_a_read_only_store_says_so(demo: Path, tmp_path: Path) -> No
     folder = tmp_path / "stores"
     folder.mkdir()
     store = folder / "pipeline.db"
-    shutil.copy(WorkspaceLayout(demo).store, store)
+    shutil.copy(WorkspaceLayout(root=demo).store, store)
     before = store.read_bytes()
     result = under_read_only(
         folder, ["run", "-p", "hi", "--store", str(store), "--allow-dirty"], demo

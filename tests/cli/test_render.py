@@ -43,14 +43,14 @@ def test_every_event_is_one_line_without_python_reprs(event: PipelineEvent) -> N
 @given(st.from_type(RunStarted))
 def test_a_run_started_line_shows_its_chains_readably(started: RunStarted) -> None:
     """The first line of every run: chains as ``role:first>fallback``."""
-    chains = (RoleChain(Role.PLANNER, (AgentName("claude"), AgentName("codex"))),)
+    chains = (RoleChain(role=Role.PLANNER, agents=(AgentName("claude"), AgentName("codex"))),)
     line = describe_event(attrs.evolve(started, chains=chains))
     assert "chains=planner:claude>codex" in line
 
 
 def test_a_multi_line_commit_message_stays_on_one_line() -> None:
     """The message's breaks are shown as ``\\n``."""
-    fact = CommitMessageGenerated("Fix it\n\nThe body", T)
+    fact = CommitMessageGenerated(message="Fix it\n\nThe body", at=T)
     line = describe_event(fact)
     assert "\n" not in line
     assert "Fix it\\n\\nThe body" in line
@@ -58,7 +58,7 @@ def test_a_multi_line_commit_message_stays_on_one_line() -> None:
 
 def test_a_gate_start_is_its_gate_and_boundary() -> None:
     """``validation.gate_started``: which gate, at which boundary."""
-    line = describe_event(GateStarted("tests", GateBoundary.FINAL, T))
+    line = describe_event(GateStarted(gate="tests", boundary=GateBoundary.FINAL, at=T))
     assert line == "validation.gate_started gate=tests boundary=final"
 
 

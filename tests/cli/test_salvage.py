@@ -35,7 +35,7 @@ def _completed(root: Path, *, store: str | None = None) -> str:
     )
     started = ralph("run", "--quiet", *(("--store", store) if store else ()), cwd=root)
     assert started.returncode == 0, started.stdout + started.stderr
-    with open_store_at(store or WorkspaceLayout(root).store, read_only=True) as opened:
+    with open_store_at(store or WorkspaceLayout(root=root).store, read_only=True) as opened:
         (run,) = opened.runs()
         assert opened.head(run.run_id) == EVENTS
         return run.run_id
@@ -84,7 +84,7 @@ def test_damage_after_the_last_commit_is_salvaged_verified_shown_and_resumed_to_
     ``ralph resume --store NEW`` runs it to completion without committing again."""
     root = tmp_path / "ws"
     run_id = _completed(root)
-    damaged = WorkspaceLayout(root).store
+    damaged = WorkspaceLayout(root=root).store
     cut = _position(damaged, run_id, CommitCreated) + 4
     _damage(damaged, cut)
     before = _digest(damaged)
@@ -143,7 +143,7 @@ def test_a_lost_commit_fact_is_found_again_by_its_trailer_after_salvage(tmp_path
     its trailer and records it: one commit in git, one in the log."""
     root = tmp_path / "ws"
     run_id = _completed(root)
-    damaged = WorkspaceLayout(root).store
+    damaged = WorkspaceLayout(root=root).store
     cut = _position(damaged, run_id, CommitCreated)
     _damage(damaged, cut, delete=True)
     new = tmp_path / "salvaged.db"
@@ -168,7 +168,7 @@ def test_damage_before_a_commit_git_holds_is_named_and_the_resume_stops(tmp_path
     then stops (exit 1) with the reconciliation's message, writes nothing, commits nothing."""
     root = tmp_path / "ws"
     run_id = _completed(root)
-    damaged = WorkspaceLayout(root).store
+    damaged = WorkspaceLayout(root=root).store
     cut = _position(damaged, run_id, CommitCreated) - 8
     _damage(damaged, cut)
     new = tmp_path / "salvaged.db"
@@ -200,7 +200,7 @@ def test_an_undamaged_run_is_copied_whole_and_says_nothing_was_damaged(tmp_path:
     assert f"kept all {EVENTS} of {EVENTS} events; nothing was damaged" in _said(copied)
     assert "nothing to resume" in _said(copied)
     events = _events(new, run_id)
-    assert events[:-1] == _events(WorkspaceLayout(root).store, run_id)
+    assert events[:-1] == _events(WorkspaceLayout(root=root).store, run_id)
     assert isinstance(events[-1], RunSalvaged)
     assert events[-1].reason == "nothing was damaged: every event was copied"
     assert fold(events).ledger.anomalies == 0
@@ -210,7 +210,7 @@ def test_rows_beyond_the_head_are_not_kept(tmp_path: Path) -> None:
     """A head one short of the rows (damage): the prefix is what the head counts."""
     root = tmp_path / "ws"
     run_id = _completed(root)
-    damaged = WorkspaceLayout(root).store
+    damaged = WorkspaceLayout(root=root).store
     with sqlite3.connect(damaged) as db:
         db.execute("UPDATE runs SET head = head - 1")
     db.close()
@@ -228,7 +228,7 @@ def test_bad_requests_exit_with_the_documented_codes_and_change_nothing(tmp_path
     store changed."""
     root = tmp_path / "ws"
     run_id = _completed(root)
-    damaged = WorkspaceLayout(root).store
+    damaged = WorkspaceLayout(root=root).store
     _damage(damaged, 20)
     before = _digest(damaged)
     itself = ralph("salvage", "--to", str(damaged), cwd=root)

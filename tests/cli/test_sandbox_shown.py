@@ -52,7 +52,9 @@ HOSTILE = "<script>document.body.dataset.ran=1</script>:443 [x](javascript:alert
 
 
 def _refused(endpoint: str, count: int, role: Role = Role.DEVELOPER) -> ConnectionRefused:
-    return ConnectionRefused(role, AgentName("claude"), endpoint, Count(count), AT)
+    return ConnectionRefused(
+        role=role, agent=AgentName("claude"), endpoint=endpoint, count=Count(count), at=AT
+    )
 
 
 @functools.cache
@@ -173,7 +175,14 @@ def test_no_endpoint_or_check_text_becomes_markup(endpoint: str, said: str) -> N
     page has the same tags as with plain text, and the Markdown's Sandbox section holds no
     ``<`` of theirs and no link."""
     benign, _ = _reports(_sandboxed(_refused("a:1", 1)))
-    hostile = SandboxChecked(SandboxMode.AUTO, True, said, (endpoint,), (endpoint,), AT)
+    hostile = SandboxChecked(
+        mode=SandboxMode.AUTO,
+        on=True,
+        said=said,
+        endpoints=(endpoint,),
+        withheld=(endpoint,),
+        at=AT,
+    )
     html, markdown = _reports(_sandboxed(_refused(endpoint, 1), check=hostile))
     assert _page(html).tags == _page(benign).tags
     section = _section(markdown)

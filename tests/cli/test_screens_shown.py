@@ -173,17 +173,27 @@ def test_a_run_that_never_screened_shows_no_screen() -> None:
 
 
 def _screened(*hits: ScreenHit, base: str | None = "c0ffee" * 7) -> ChangesScreened:
-    return ChangesScreened(ScreenScope.RUN, base, Count(12), hits, AT)
+    return ChangesScreened(scope=ScreenScope.RUN, base=base, files=Count(12), hits=hits, at=AT)
 
 
 def test_a_screen_is_one_plain_line_naming_its_first_hits() -> None:
     """Kind and place of the first three hits (the details are in the log), the rest
     counted; a clean screen says so with its files; a base is its first characters."""
     hits = [
-        ScreenHit(ScreenKind.TEST_FILE_DELETED, "tests/test_calc.py", Count(0), "deleted"),
-        ScreenHit(ScreenKind.SKIP_ADDED, "tests/test_x.py", Count(9), "@pytest.mark.skip"),
-        ScreenHit(ScreenKind.TODO_ADDED, "a.py", Count(1), "# TODO"),
-        ScreenHit(ScreenKind.TODO_ADDED, "b.py", Count(2), "# TODO"),
+        ScreenHit(
+            kind=ScreenKind.TEST_FILE_DELETED,
+            path="tests/test_calc.py",
+            line=Count(0),
+            detail="deleted",
+        ),
+        ScreenHit(
+            kind=ScreenKind.SKIP_ADDED,
+            path="tests/test_x.py",
+            line=Count(9),
+            detail="@pytest.mark.skip",
+        ),
+        ScreenHit(kind=ScreenKind.TODO_ADDED, path="a.py", line=Count(1), detail="# TODO"),
+        ScreenHit(kind=ScreenKind.TODO_ADDED, path="b.py", line=Count(2), detail="# TODO"),
     ]
     assert describe_event(_screened(*hits[:2])) == (
         "validation.changes_screened scope=run base=c0ffeec0ffee files=12 hits=2 "
@@ -196,14 +206,16 @@ def test_a_screen_is_one_plain_line_naming_its_first_hits() -> None:
     assert describe_event(_screened(base=None)) == (
         "validation.changes_screened scope=run base=empty-tree files=12 hits=0 (clean)"
     )
-    assert describe_event(ScreenBaseRecorded("ab" * 20, AT)) == (
+    assert describe_event(ScreenBaseRecorded(sha="ab" * 20, at=AT)) == (
         "validation.screen_base_recorded sha=abababababab"
     )
-    assert describe_event(ScreenBaseRecorded(None, AT)).endswith("sha=empty-tree")
+    assert describe_event(ScreenBaseRecorded(sha=None, at=AT)).endswith("sha=empty-tree")
 
 
 def test_a_hostile_path_in_a_plain_line_is_escaped() -> None:
-    hit = ScreenHit(ScreenKind.SKIP_ADDED, "t\x1b]0;owned\x07.py", Count(1), "x")
+    hit = ScreenHit(
+        kind=ScreenKind.SKIP_ADDED, path="t\x1b]0;owned\x07.py", line=Count(1), detail="x"
+    )
     line = describe_event(_screened(hit))
     assert "\x1b" not in line
     assert "\\x1b]0;owned\\x07.py:1" in line

@@ -57,7 +57,7 @@ def store_file(tmp_path: Path) -> tuple[Path, list[PipelineEvent]]:
     return path, kept
 
 
-FORM = Access(SECRET, remote=False).form_token
+FORM = Access(secret=SECRET, remote=False).form_token
 """What the pages' forms carry."""
 
 
@@ -67,7 +67,7 @@ ROOT = f"http://127.0.0.1:8765/t/{SECRET}"
 
 def _client(path: Path, tmp_path: Path, remote: bool = False) -> TestClient:
     """A browser at the address ``ralph serve`` printed (every path is under its token)."""
-    app = make_app(str(path), tmp_path, Access(SECRET, remote))
+    app = make_app(str(path), tmp_path, Access(secret=SECRET, remote=remote))
     return TestClient(app, base_url=ROOT)
 
 
@@ -167,7 +167,7 @@ def test_only_loopback_hosts_are_served_and_a_remote_server_wants_its_token(
     assert local.get("/", headers={"host": "rebound.example"}).status_code == 400
     for remote_flag, base in ((False, "http://127.0.0.1:8765"), (True, "http://10.1.2.3")):
         stranger = TestClient(
-            make_app(str(path), tmp_path, Access(SECRET, remote=remote_flag)), base_url=base
+            make_app(str(path), tmp_path, Access(secret=SECRET, remote=remote_flag)), base_url=base
         )
         assert stranger.get("/").status_code == 401, "another user of the machine too"
         assert stranger.get("/t/wrong-token-wrong/").status_code == 401
@@ -175,7 +175,8 @@ def test_only_loopback_hosts_are_served_and_a_remote_server_wants_its_token(
         assert arrived.status_code == 200
         assert "set-cookie" not in arrived.headers
     bearer = TestClient(
-        make_app(str(path), tmp_path, Access(SECRET, remote=True)), base_url="http://10.1.2.3"
+        make_app(str(path), tmp_path, Access(secret=SECRET, remote=True)),
+        base_url="http://10.1.2.3",
     )
     assert bearer.get("/", headers={"authorization": f"Bearer {SECRET}"}).status_code == 200
     assert bearer.get("/", headers={"authorization": "Bearer wrong-token-wrong"}).status_code == 401
@@ -188,7 +189,7 @@ def test_no_request_is_served_without_the_token_in_its_path_and_no_cookie_is_set
     address: not with the old ``ralph_token`` cookie, not with ``?token=``, not with a token
     that only starts like it; and no answer, refused or served, sets a cookie."""
     path, _events = store_file
-    app = make_app(str(path), tmp_path, Access(SECRET, remote=False))
+    app = make_app(str(path), tmp_path, Access(secret=SECRET, remote=False))
     bare = TestClient(app, base_url="http://127.0.0.1:8765")
     with_cookie = TestClient(app, base_url="http://127.0.0.1:8765")
     with_cookie.cookies.set("ralph_token", SECRET)  # what the old design's first visit set
@@ -318,7 +319,7 @@ def test_a_postgresql_stores_page_lists_the_queues_tickets(
     assert worker.wait(timeout=120) == 0
     waiting = submit(postgres_url, queue_workspace(tmp_path / "second"))
     client = TestClient(
-        make_app(postgres_url, tmp_path, Access(SECRET, remote=False)), base_url=ROOT
+        make_app(postgres_url, tmp_path, Access(secret=SECRET, remote=False)), base_url=ROOT
     )
     page = client.get("/")
     assert page.status_code == 200

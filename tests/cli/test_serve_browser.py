@@ -66,7 +66,7 @@ def test_a_question_is_answered_from_the_page_which_follows_the_run_to_its_end(
     )
     port = free_port()
     run = start_ralph("run", "--plain", cwd=root)
-    store = WorkspaceLayout(root).store
+    store = WorkspaceLayout(root=root).store
     deadline = time.monotonic() + 60
     while not store.is_file():  # ralph serve wants a store to serve
         assert run.poll() is None, run.communicate()

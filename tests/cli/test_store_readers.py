@@ -23,7 +23,7 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The store of one demo run."""
     base = tmp_path_factory.mktemp("demo")
     assert ralph("demo", "run", cwd=base).returncode == 0
-    return WorkspaceLayout(base / "run").store
+    return WorkspaceLayout(root=base / "run").store
 
 
 _READERS = (("status", "--store"), ("replay",), ("events",), ("runs",))

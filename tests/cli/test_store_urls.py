@@ -38,7 +38,7 @@ def test_a_run_with_store_url_lives_in_postgresql_and_every_reader_takes_the_url
     root = _workspace(tmp_path / "ws")
     started = ralph("run", "--plain", "--store", postgres_url, cwd=root)
     assert started.returncode == 0, started.stderr
-    assert not WorkspaceLayout(root).store.exists()
+    assert not WorkspaceLayout(root=root).store.exists()
     assert "Event store: postgresql://ralph@127.0.0.1:" in started.stdout
     with PostgresEventStore(postgres_url) as store:
         (run,) = store.runs()
@@ -104,7 +104,7 @@ def test_the_store_comes_from_ralph_toml_or_ralph_store_and_the_flag_wins(
     target = tmp_path / "fork"
     forked = ralph("fork", "--at", str(first.events), "--to", str(target), cwd=root)
     assert forked.returncode == 0, forked.stderr
-    assert not WorkspaceLayout(target).store.exists()
+    assert not WorkspaceLayout(root=target).store.exists()
     # Named: the fork shares its start with the source, so "the latest" may be either.
     hint = forked.stdout.split("go on with: ")[1].split()
     assert hint[:2] == ["ralph", "resume"]

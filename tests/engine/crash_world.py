@@ -80,13 +80,15 @@ class CrashWorld:
         # No loop control: the run must go on to its iteration budget, long enough to be
         # killed at twenty points (a cancellation or a stale loop would end it early).
         config = WorldConfig(
-            CRASH_BUDGET,
-            default_chains(("claude", "codex")),
-            None,
-            f"crash-{seed}",
-            LoopPolicy.off(),
+            budget=CRASH_BUDGET,
+            chains=default_chains(("claude", "codex")),
+            rebase_onto=None,
+            run_id=f"crash-{seed}",
+            loop=LoopPolicy.off(),
         )
-        self.world = SimulatedWorld(config, self.chooser, fake_clock(START, timedelta(0)))
+        self.world = SimulatedWorld(
+            config=config, chooser=self.chooser, clock=fake_clock(START, timedelta(0))
+        )
         self.delay = delay
 
     def __call__(self, effect: Effect) -> Sequence[PipelineEvent]:

@@ -61,15 +61,23 @@ def _world(answers: dict[str, list[object]] | None = None) -> SimulatedWorld:
     # Nothing required: its agents never publish review.passed, and the completion gate
     # (which now stands on every way to success) would rightly keep the run from completing.
     loop = attrs.evolve(simulated_policy(), required_events=())
-    config = WorldConfig(budget(), default_chains(("claude", "codex")), None, "durable-1", loop)
+    config = WorldConfig(
+        budget=budget(),
+        chains=default_chains(("claude", "codex")),
+        rebase_onto=None,
+        run_id="durable-1",
+        loop=loop,
+    )
     return SimulatedWorld(
-        config, ScriptedChooser(dict(answers or {})), fake_clock(step=timedelta(0), start=T)
+        config=config,
+        chooser=ScriptedChooser(answers=dict(answers or {})),
+        clock=fake_clock(step=timedelta(0), start=T),
     )
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> SqliteEventStore:
-    with SqliteEventStore(WorkspaceLayout(tmp_path).store) as opened:
+    with SqliteEventStore(WorkspaceLayout(root=tmp_path).store) as opened:
         yield opened  # type: ignore[misc]
 
 
@@ -117,7 +125,12 @@ def test_what_a_resumed_run_goes_on_in_is_recorded_right_after_its_resumption(
     """``on_resume``'s facts (the runtime's: what its agents run in now) follow RunResumed,
     secrets masked as every handler's facts are; a new run asks for none."""
     checked = SandboxChecked(
-        SandboxMode.AUTO, False, "off (token sk-ant-abcdefghijklmnop1234)", (), (), T
+        mode=SandboxMode.AUTO,
+        on=False,
+        said="off (token sk-ant-abcdefghijklmnop1234)",
+        endpoints=(),
+        withheld=(),
+        at=T,
     )
     asked: list[str] = []
 
@@ -231,7 +244,7 @@ def test_stopping_and_resuming_anywhere_gives_a_consistent_log(
     """For any world and any stopping point: the log folds to the runner's state, every
     checkpoint is a fold of a prefix, and the resumed run completes."""
     path = tmp_path_factory.mktemp("db") / "pipeline.db"
-    world = SimulatedWorld(config, HypothesisChooser(data.draw))
+    world = SimulatedWorld(config=config, chooser=HypothesisChooser(data.draw))
     with SqliteEventStore(path, synchronous="OFF") as store:
         first = run_durable(store, world, max_effects=stop_after)
         final = (
@@ -287,7 +300,7 @@ def test_dying_while_an_agent_works_anywhere_resumes_to_a_consistent_end(
     the resume; the resumed run completes within its budgets, its log folds to its state,
     and the attempt cut short runs again under its own number."""
     store = MemoryEventStore()
-    world = SimulatedWorld(config, HypothesisChooser(data.draw))
+    world = SimulatedWorld(config=config, chooser=HypothesisChooser(data.draw))
     invocations = 0
 
     def dies_mid_agent(effect: Effect) -> Iterator[Sequence[PipelineEvent]]:

@@ -45,8 +45,18 @@ def _clock() -> Instant:
 
 def _world() -> SimulatedWorld:
     loop = attrs.evolve(simulated_policy(), required_events=())
-    config = WorldConfig(budget(), default_chains(("claude",)), None, "salvage-1", loop)
-    return SimulatedWorld(config, ScriptedChooser({}), fake_clock(step=timedelta(0), start=T))
+    config = WorldConfig(
+        budget=budget(),
+        chains=default_chains(("claude",)),
+        rebase_onto=None,
+        run_id="salvage-1",
+        loop=loop,
+    )
+    return SimulatedWorld(
+        config=config,
+        chooser=ScriptedChooser(answers={}),
+        clock=fake_clock(step=timedelta(0), start=T),
+    )
 
 
 def _whole_run(path: Path) -> tuple[RunId, list[PipelineEvent]]:

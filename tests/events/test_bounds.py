@@ -82,10 +82,15 @@ def test_out_of_range_exit_codes_and_sequences_are_refused() -> None:
     """An exit code and a checkpoint sequence are bounded too (both reach the wire)."""
     at = Instant(datetime(2026, 1, 1, tzinfo=UTC))
     with pytest.raises(ValueError, match="checkpoint_sequence"):
-        RunResumed(LogPosition(-1), at)
+        RunResumed(checkpoint_sequence=LogPosition(-1), at=at)
     with pytest.raises(ValueError, match="exit_code"):
         InvocationSucceeded(
-            Role.DEVELOPER, AgentName("a"), ExitCode(2**63), DurationMs(1), Digest("0" * 64), at
+            role=Role.DEVELOPER,
+            agent=AgentName("a"),
+            exit_code=ExitCode(2**63),
+            duration_ms=DurationMs(1),
+            output_digest=Digest("0" * 64),
+            at=at,
         )
 
 

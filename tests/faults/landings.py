@@ -73,7 +73,7 @@ def completed_runs(root: Path, count: int) -> list[dict[str, object]]:
 
 def log_of(worktree: dict[str, object]) -> list[PipelineEvent]:
     """The log of the run that worked in ``worktree`` (a listing's row)."""
-    with SqliteEventStore(WorkspaceLayout(Path(str(worktree["path"]))).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=Path(str(worktree["path"]))).store) as store:
         return list(store.read(str(worktree["run"])))
 
 

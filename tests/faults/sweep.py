@@ -234,7 +234,7 @@ def _git_scenarios() -> list[Scenario]:
 
 
 def _wal(root: Path) -> Path:
-    store = WorkspaceLayout(root).store
+    store = WorkspaceLayout(root=root).store
     return store.with_name(store.name + "-wal")
 
 
@@ -254,7 +254,7 @@ def _flip_journal_bytes(root: Path) -> None:
 
 
 def _remove_the_store(root: Path) -> None:
-    store = WorkspaceLayout(root).store
+    store = WorkspaceLayout(root=root).store
     for path in store.parent.glob(store.name + "*"):
         path.unlink()
 

@@ -30,7 +30,7 @@ ITERATION = GateBoundary.ITERATION
 
 
 def started(boundary: GateBoundary = ITERATION) -> GateStarted:
-    return GateStarted("check", boundary, AT)
+    return GateStarted(gate="check", boundary=boundary, at=AT)
 
 
 def finished(status: GateStatus, boundary: GateBoundary = ITERATION) -> GateFinished:
@@ -49,10 +49,12 @@ def finished(status: GateStatus, boundary: GateBoundary = ITERATION) -> GateFini
 
 
 def screened(*hits: ScreenHit) -> ChangesScreened:
-    return ChangesScreened(ScreenScope.ITERATION, "abc", Count(1), hits, AT)
+    return ChangesScreened(
+        scope=ScreenScope.ITERATION, base="abc", files=Count(1), hits=hits, at=AT
+    )
 
 
-COMMIT = CommitCreated("0" * 40, "main", AT)
+COMMIT = CommitCreated(sha="0" * 40, branch="main", at=AT)
 PASSED = GateStatus.PASSED
 FAILED = GateStatus.FAILED
 RESUMED_RUN: list[PipelineEvent] = [
@@ -74,7 +76,9 @@ def test_a_resumed_gated_run_shows_no_problem(tmp_path: Path) -> None:
 def test_each_broken_round_is_named(tmp_path: Path) -> None:
     """Blocked work committed, a cut-short gate skipped, a log ending in a gate, a screen
     hit, an unexpected failure: each is one problem naming it."""
-    hit = ScreenHit(ScreenKind.TEST_FILE_DELETED, "tests/test_a.py", Count(0), "gone")
+    hit = ScreenHit(
+        kind=ScreenKind.TEST_FILE_DELETED, path="tests/test_a.py", line=Count(0), detail="gone"
+    )
     cases: list[tuple[list[PipelineEvent], str]] = [
         ([started(), finished(FAILED), COMMIT], "took work a task round blocked"),
         ([started(), started(GateBoundary.FINAL)], "cut short and not run again"),

@@ -100,9 +100,9 @@ def test_no_simulated_run_changes_phase_along_an_edge_the_graph_lacks(
 
 T = Instant(datetime(2026, 1, 1, tzinfo=UTC))
 HANDLER_FACTS: tuple[PipelineEvent, ...] = (
-    WorkspaceIoError(WorkspaceErrorKind.READ, "f", "gone", T),
-    BudgetExceeded(BudgetKind.RUNTIME, "spent", T),
-    RunInterrupted("SIGTERM", T),
+    WorkspaceIoError(kind=WorkspaceErrorKind.READ, path="f", message="gone", at=T),
+    BudgetExceeded(budget=BudgetKind.RUNTIME, detail="spent", at=T),
+    RunInterrupted(reason="SIGTERM", at=T),
 )
 
 
@@ -123,7 +123,7 @@ def test_facts_only_real_handlers_report_keep_any_reachable_state_on_the_graph(
         return  # the runtime measures its budget only as a phase or an iteration begins
     path = [*log[:cut], fact]
     if fold(path).phase is Phase.INTERRUPTED:
-        path.append(RunResumed(None, T))
+        path.append(RunResumed(checkpoint_sequence=None, at=T))
     edges = stored_edges()
     for change in phase_changes(path):
         assert change in edges, f"{change} is not in the phase graph"
@@ -144,7 +144,7 @@ def test_ralph_graph_draws_every_phase_and_a_runs_edges_in_red(tmp_path: Path) -
     assert dot.stdout.startswith("digraph phases {")
     highlighted = ralph("graph", "--run", _latest_run(root), cwd=root)
     assert highlighted.returncode == 0, highlighted.stderr
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         (summary,) = store.runs()
         taken = list(phase_changes(store.read(summary.run_id)))
     assert taken
@@ -161,5 +161,5 @@ def test_ralph_graph_draws_every_phase_and_a_runs_edges_in_red(tmp_path: Path) -
 
 
 def _latest_run(root: Path) -> str:
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         return store.runs()[-1].run_id

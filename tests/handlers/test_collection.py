@@ -59,7 +59,15 @@ def _repository(tmp_path: Path) -> tuple[Path, str]:
 
 
 def _collector(root: Path, commands: dict[str, tuple[str, ...]] | None = None) -> Collector:
-    return Collector(WorkspaceLayout(root), "run-1", None, ENV, commands or {}, 1.0, GitPolicy())
+    return Collector(
+        layout=WorkspaceLayout(root=root),
+        run_id="run-1",
+        environment=None,
+        gate_env=ENV,
+        commands=commands or {},
+        grace_s=1.0,
+        policy=GitPolicy(),
+    )
 
 
 def test_a_test_file_renamed_to_a_name_pytest_does_not_collect_loses_its_tests(
@@ -141,7 +149,7 @@ def test_a_base_collected_once_per_run_and_checked_out_apart(tmp_path: Path) -> 
     root, base = _repository(tmp_path)
     collector = _collector(root)
     assert collector.hits(base, (GATE,)) == ()
-    log = WorkspaceLayout(root).agent_log("run-1", "collect-tests-base")
+    log = WorkspaceLayout(root=root).agent_log("run-1", "collect-tests-base")
     written = log.stat().st_mtime_ns
     log.write_text("")  # a second base collection would write it again
     assert collector.hits(base, (GATE,)) == ()
@@ -203,7 +211,7 @@ def test_both_collections_run_in_the_run_s_sandbox(tmp_path: Path) -> None:
     text = (root / "ralph.toml").read_text().replace('mode = "off"', 'mode = "required"')
     config = parse_config(text, "ralph.toml")
     choice = choose_sandbox(config, root)
-    layout = WorkspaceLayout(root)
+    layout = WorkspaceLayout(root=root)
     sandbox = choice.sandbox(layout, config, "run-1", ())
     assert sandbox is not None
     (root / "tests" / "test_calc.py").rename(root / "tests" / "calc_checks.py")

@@ -62,9 +62,15 @@ def _project(tmp_path: Path, files: dict[str, str]) -> tuple[Path, str]:
 
 def _hits(root: Path, base: str, argv: tuple[str, ...]) -> tuple[ScreenHit, ...]:
     gate = GateSpec(name="tests", argv=argv, timeout_s=Count(120))
-    return Collector(WorkspaceLayout(root), "run-1", None, {}, {}, 1.0, GitPolicy()).hits(
-        base, (gate,)
-    )
+    return Collector(
+        layout=WorkspaceLayout(root=root),
+        run_id="run-1",
+        environment=None,
+        gate_env={},
+        commands={},
+        grace_s=1.0,
+        policy=GitPolicy(),
+    ).hits(base, (gate,))
 
 
 def _jest(tmp_path: Path) -> tuple[Path, str, tuple[str, ...]]:

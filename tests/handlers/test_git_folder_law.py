@@ -140,7 +140,7 @@ def test_agent_writes_never_change_what_ralphs_git_reads(
             for target, write in writes
         ]
         paths = workspace_paths(tree, own, common)
-        sandbox = Sandbox(SandboxPolicy(), probe(dict(os.environ), 1000), paths)
+        sandbox = Sandbox(policy=SandboxPolicy(), probe=probe(dict(os.environ), 1000), paths=paths)
         spec = ProcessSpec(
             argv=("sh", "-c", "\n".join(lines)),
             cwd=tree,

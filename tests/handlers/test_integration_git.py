@@ -61,7 +61,7 @@ def _repository(tmp_path: Path) -> tuple[Path, str, str]:
 
 def _replayed(root: Path, tmp_path: Path, last: str | None) -> tuple[PipelineEvent, ...]:
     """The replay of the run whose log records one commit, ``last``, for effect ``x:7``."""
-    made = RunCommits("x", () if last is None else (("x:7", last),))
+    made = RunCommits(run_id="x", commits=() if last is None else (("x:7", last),))
     effect = ReplayBranch(
         effect_id=EffectId("x:9"),
         run_id="x",
@@ -90,7 +90,7 @@ def test_a_move_killed_after_the_swap_is_finished_by_doing_it_again(tmp_path: Pa
     _git(root, "update-ref", "refs/heads/main", rebased.head, rebased.onto)
     assert _git(root, "status", "--porcelain") != ""
     (advanced,) = _move(root, tmp_path, rebased.onto, rebased.head, tip)
-    assert advanced == TargetAdvanced("main", rebased.onto, rebased.head, AT)
+    assert advanced == TargetAdvanced(target="main", old=rebased.onto, new=rebased.head, at=AT)
     assert _git(root, "status", "--porcelain") == ""
     assert (root / "b.txt").read_text() == "b\n"
     assert _git(root, "rev-parse", "ralph/run-x") == rebased.head
@@ -118,7 +118,7 @@ def test_a_target_moved_by_someone_else_is_reported_not_overwritten(tmp_path: Pa
     assert (rebased.onto, rebased.head) == (start, tip)  # already on main: nothing replayed
     elsewhere = _replayed_onto_new_main(root, tmp_path)[0]
     (moved,) = _move(root, tmp_path, rebased.onto, rebased.head, tip)
-    assert moved == TargetMoved(start, elsewhere, AT)
+    assert moved == TargetMoved(expected=start, found=elsewhere, at=AT)
     assert _git(root, "rev-parse", "main") == elsewhere
     assert _git(root, "rev-parse", "ralph/run-x") == tip
 
@@ -183,7 +183,7 @@ def test_a_move_found_built_upon_after_a_kill_is_finished(tmp_path: Path) -> Non
     later = _git(root, "rev-parse", "main")
     assert later != other
     (advanced,) = _move(root, tmp_path, rebased.onto, rebased.head, tip)
-    assert advanced == TargetAdvanced("main", rebased.onto, rebased.head, AT)
+    assert advanced == TargetAdvanced(target="main", old=rebased.onto, new=rebased.head, at=AT)
     assert _git(root, "rev-parse", "main") == later
     assert _git(root, "rev-parse", "ralph/run-x") == rebased.head
 
@@ -201,11 +201,18 @@ def test_the_screen_passes_the_runs_commits_by_id_or_by_trailer_only(tmp_path: P
     does not record, a copy, and a head that is not the run's last are named."""
     root, start, tip = _repository(tmp_path)
     worktree = tmp_path / "run-x"
-    made = RunCommits("x", (("x:7", tip),))
+    made = RunCommits(run_id="x", commits=(("x:7", tip),))
     assert foreign_commits(root, start, tip, made) == ()
     # A fork's log holds the source's commit under its own run id; rebased, by the trailer.
-    assert foreign_commits(root, start, tip, RunCommits("y", (("y:7", "0" * 40),), ("x",))) == ()
-    assert foreign_commits(root, start, start, RunCommits("x", ())) == ()  # nothing to land
+    assert (
+        foreign_commits(
+            root, start, tip, RunCommits(run_id="y", commits=(("y:7", "0" * 40),), sources=("x",))
+        )
+        == ()
+    )
+    assert (
+        foreign_commits(root, start, start, RunCommits(run_id="x", commits=())) == ()
+    )  # nothing to land
     for message, why in (
         ("mine", "no Ralph-Effect trailer"),
         ("forged\n\nRalph-Effect: x:8", "Ralph-Effect x:8, which the run's log does not record"),
@@ -219,7 +226,7 @@ def test_the_screen_passes_the_runs_commits_by_id_or_by_trailer_only(tmp_path: P
     # Both of the run's commits, rebased in the wrong order: the head is not its last.
     _git(worktree, "reset", "--quiet", "--hard", tip)
     second = _commit(worktree, "c.txt", "more\n\nRalph-Effect: x:8")
-    both = RunCommits("x", (("x:7", tip), ("x:8", second)))
+    both = RunCommits(run_id="x", commits=(("x:7", tip), ("x:8", second)))
     assert foreign_commits(root, start, second, both) == ()
     _git(worktree, "reset", "--quiet", "--hard", start)
     _git(worktree, "cherry-pick", second)

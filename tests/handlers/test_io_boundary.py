@@ -27,10 +27,10 @@ def _clock() -> Instant:
 def test_a_step_that_works_reports_its_facts(tmp_path: Path) -> None:
     def write() -> tuple[PipelineEvent, ...]:
         (tmp_path / "marker").write_text("done")
-        return (FinalizingStarted(AT),)
+        return (FinalizingStarted(at=AT),)
 
     kind = WorkspaceErrorKind.WRITE
-    assert facts_or_io_error(write, kind, "marker", _clock) == (FinalizingStarted(AT),)
+    assert facts_or_io_error(write, kind, "marker", _clock) == (FinalizingStarted(at=AT),)
     assert (tmp_path / "marker").read_text() == "done"
 
 
@@ -41,7 +41,7 @@ def test_a_step_the_file_system_refuses_is_a_workspace_io_error(tmp_path: Path) 
 
     def write() -> tuple[PipelineEvent, ...]:
         (tmp_path / "file" / "marker").write_text("done")
-        return (FinalizingStarted(AT),)
+        return (FinalizingStarted(at=AT),)
 
     kind = WorkspaceErrorKind.WRITE
     (fact,) = facts_or_io_error(write, kind, "file/marker", _clock, "cannot write: ")

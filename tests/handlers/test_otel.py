@@ -42,9 +42,16 @@ def _traced_run(
     """A simulated run traced into ``exporter``: its spans, the stored log's tags, its id."""
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    config = WorldConfig(budget(), default_chains(("claude", "codex")), None, "otel-1")
+    config = WorldConfig(
+        budget=budget(),
+        chains=default_chains(("claude", "codex")),
+        rebase_onto=None,
+        run_id="otel-1",
+    )
     world = SimulatedWorld(
-        config, ScriptedChooser(answers), fake_clock(step=timedelta(seconds=1), start=T)
+        config=config,
+        chooser=ScriptedChooser(answers=answers),
+        clock=fake_clock(step=timedelta(seconds=1), start=T),
     )
     with SqliteEventStore(tmp_path / "pipeline.db") as store:
         run = run_durable(
@@ -113,8 +120,12 @@ def test_a_handler_that_raises_ends_its_span_with_the_exception(
     """A bug in a handler still ends the span, recorded as an error with the exception."""
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    config = WorldConfig(budget(), default_chains(("claude",)), None, "otel-2")
-    world = SimulatedWorld(config, ScriptedChooser({}), fake_clock(start=T))
+    config = WorldConfig(
+        budget=budget(), chains=default_chains(("claude",)), rebase_onto=None, run_id="otel-2"
+    )
+    world = SimulatedWorld(
+        config=config, chooser=ScriptedChooser(answers={}), clock=fake_clock(start=T)
+    )
     calls = 0
 
     def breaks_on_the_third(effect: object) -> object:

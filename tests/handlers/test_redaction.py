@@ -92,17 +92,37 @@ def test_a_fact_is_masked_in_every_string_and_left_alone_without_secrets() -> No
     """Field values and the keys and values of JSON payloads, at any depth, are masked; a fact
     holding no secret is returned as it is (the same object)."""
     redactor = Redactor({"topsecretvalue": "API_KEY"})
-    clean = TopicPublished("progress", Json.of({"a": [1, "b"]}), Ordinal(1), None, AT)
+    clean = TopicPublished(
+        topic="progress",
+        payload=Json.of({"a": [1, "b"]}),
+        line_number=Ordinal(1),
+        emitted_at=None,
+        at=AT,
+    )
     assert redactor.event(clean) is clean
     payload = Json.of({"topsecretvalue": [{"deep": "x topsecretvalue y"}]})
-    masked = redactor.event(TopicPublished("progress", payload, Ordinal(1), None, AT))
+    masked = redactor.event(
+        TopicPublished(
+            topic="progress", payload=payload, line_number=Ordinal(1), emitted_at=None, at=AT
+        )
+    )
     assert isinstance(masked, TopicPublished)
     assert masked.payload.value == {"[redacted:API_KEY]": [{"deep": "x [redacted:API_KEY] y"}]}
     failed = InvocationFailed(
-        Role.DEVELOPER, "main", ErrorKind.NON_ZERO_EXIT, "401 key topsecretvalue", True, AT
+        role=Role.DEVELOPER,
+        agent="main",
+        error=ErrorKind.NON_ZERO_EXIT,
+        message="401 key topsecretvalue",
+        retriable=True,
+        at=AT,
     )
     assert redactor.event(failed) == InvocationFailed(
-        Role.DEVELOPER, "main", ErrorKind.NON_ZERO_EXIT, "401 key [redacted:API_KEY]", True, AT
+        role=Role.DEVELOPER,
+        agent="main",
+        error=ErrorKind.NON_ZERO_EXIT,
+        message="401 key [redacted:API_KEY]",
+        retriable=True,
+        at=AT,
     )
 
 

@@ -116,6 +116,18 @@ def test_the_fact_carries_the_verdict(raw: str) -> None:
 def test_a_verdict_that_contradicts_its_problems_is_no_fact() -> None:
     """A valid response with problems, or an invalid one without, cannot be recorded."""
     with pytest.raises(ValueError, match="a valid response with 1 problems"):
-        ResponseSubmitted(Role.DEVELOPER, "{}", ResponseStatus.VALID, ("/: bad",), INSTANT)
+        ResponseSubmitted(
+            role=Role.DEVELOPER,
+            raw_response="{}",
+            status=ResponseStatus.VALID,
+            problems=("/: bad",),
+            at=INSTANT,
+        )
     with pytest.raises(ValueError, match="a schema_violation response with 0 problems"):
-        ResponseSubmitted(Role.DEVELOPER, "{}", ResponseStatus.SCHEMA_VIOLATION, (), INSTANT)
+        ResponseSubmitted(
+            role=Role.DEVELOPER,
+            raw_response="{}",
+            status=ResponseStatus.SCHEMA_VIOLATION,
+            problems=(),
+            at=INSTANT,
+        )

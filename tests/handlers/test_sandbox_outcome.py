@@ -25,17 +25,21 @@ from pipeline.handlers.sandbox import AgentNeeds
 AT = Instant(datetime(2026, 11, 1, tzinfo=UTC))
 MODEL = parse_endpoint("127.0.0.1:8080")
 TIMED_OUT = InvocationTimedOut(
-    Role.DEVELOPER, AgentName("codex"), TimeoutKind.INACTIVITY, DurationMs(3000), AT
+    role=Role.DEVELOPER,
+    agent=AgentName("codex"),
+    kind=TimeoutKind.INACTIVITY,
+    after_ms=DurationMs(3000),
+    at=AT,
 )
 LIMITED = ProviderLimited(
-    Role.DEVELOPER,
-    AgentName("aider"),
-    LimitScope.REQUESTS,
-    None,
-    None,
-    "output text",
-    "overloaded",
-    AT,
+    role=Role.DEVELOPER,
+    agent=AgentName("aider"),
+    scope=LimitScope.REQUESTS,
+    resets_at=None,
+    window=None,
+    source="output text",
+    message="overloaded",
+    at=AT,
 )
 
 

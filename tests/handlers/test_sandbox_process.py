@@ -100,7 +100,7 @@ def _run_trapping(
 ) -> tuple[Path, TimeoutKind | None]:
     paths = _workspace(tmp_path)
     found = probe(dict(os.environ), 1000)
-    sandbox = Sandbox(SandboxPolicy(), found, paths)
+    sandbox = Sandbox(policy=SandboxPolicy(), probe=found, paths=paths)
     spec = ProcessSpec(
         argv=("sh", "-c", TRAPPING),
         cwd=paths.workspace,
@@ -140,7 +140,9 @@ def test_the_agent_sees_the_filtered_environment_and_an_empty_home(tmp_path: Pat
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text("KEY")
-    sandbox = Sandbox(SandboxPolicy(pass_env=("MY_*",)), probe(dict(os.environ), 1000), paths)
+    sandbox = Sandbox(
+        policy=SandboxPolicy(pass_env=("MY_*",)), probe=probe(dict(os.environ), 1000), paths=paths
+    )
     env = {
         **os.environ,
         "HOME": str(home),
@@ -149,7 +151,9 @@ def test_the_agent_sees_the_filtered_environment_and_an_empty_home(tmp_path: Pat
         "RALPH_STORE": "postgresql://x",
     }
     script = 'env > env.txt; ls -A "$HOME" > home.txt'
-    spec = ProcessSpec(("sh", "-c", script), paths.workspace, env, tmp_path / "out.log")
+    spec = ProcessSpec(
+        argv=("sh", "-c", script), cwd=paths.workspace, env=env, output_path=tmp_path / "out.log"
+    )
     needs = AgentNeeds(set_env={"GIVEN": "as written"})
     with sandbox.wrapped(spec, needs) as wrapped:
         result = run_process(wrapped.spec)
@@ -202,12 +206,12 @@ def test_an_agent_killed_by_a_signal_inside_is_said_killed(tmp_path: Path, relay
     """bwrap and the relay report a death by signal N as exit status 128 + N; the run reads
     it as running directly does (-N), so a killed agent is not an ordinary failure."""
     paths = _workspace(tmp_path)
-    sandbox = Sandbox(SandboxPolicy(), probe(dict(os.environ), 1000), paths)
+    sandbox = Sandbox(policy=SandboxPolicy(), probe=probe(dict(os.environ), 1000), paths=paths)
     spec = ProcessSpec(
-        ("sh", "-c", "kill -KILL $$"),
-        paths.workspace,
-        {**os.environ, "HOME": str(tmp_path / "home")},
-        tmp_path / "out.log",
+        argv=("sh", "-c", "kill -KILL $$"),
+        cwd=paths.workspace,
+        env={**os.environ, "HOME": str(tmp_path / "home")},
+        output_path=tmp_path / "out.log",
     )
     needs = AgentNeeds(endpoints=(Endpoint("127.0.0.1", 18_081),) if relayed else ())
     result, seen = run_in(sandbox, spec, needs)
@@ -235,12 +239,12 @@ def test_a_sandboxed_agent_leaves_neither_a_writer_nor_a_chatty_child(
     """In the sandbox, what an agent leaves behind ends with it as well (its pid namespace
     ends with it), and a child that keeps printing does not hold the run to its timeout."""
     paths = _workspace(tmp_path)
-    sandbox = Sandbox(SandboxPolicy(), probe(dict(os.environ), 1000), paths)
+    sandbox = Sandbox(policy=SandboxPolicy(), probe=probe(dict(os.environ), 1000), paths=paths)
     spec = ProcessSpec(
-        ("sh", "-c", LEAVES_TWO),
-        paths.workspace,
-        {**os.environ, "HOME": str(tmp_path / "home")},
-        tmp_path / "out.log",
+        argv=("sh", "-c", LEAVES_TWO),
+        cwd=paths.workspace,
+        env={**os.environ, "HOME": str(tmp_path / "home")},
+        output_path=tmp_path / "out.log",
         total_timeout_s=60.0,
         inactivity_timeout_s=60.0,
     )

@@ -92,7 +92,7 @@ def test_a_host_socket_in_a_shown_folder_is_unreachable_inside(
     subprocess.run(["git", "init", "--quiet", str(root)], check=True)
     paths = workspace_paths(root, root / ".git", root / ".git")
     (tmp_path / "home").mkdir()
-    sandbox = Sandbox(SandboxPolicy(), probe(dict(os.environ), 1000), paths)
+    sandbox = Sandbox(policy=SandboxPolicy(), probe=probe(dict(os.environ), 1000), paths=paths)
     spec = ProcessSpec(
         argv=(sys.executable, "-c", _CONNECT, str(path)),
         cwd=root,

@@ -94,7 +94,7 @@ def by_path(gathered: Gathered) -> dict[str, FileChange]:
 
 def test_nothing_changed_is_an_empty_change_set(repo: Path) -> None:
     gathered = gather(repo, git(repo, "rev-parse", "HEAD"))
-    assert gathered == Gathered((), False, ())
+    assert gathered == Gathered(changes=(), incomplete=False, dirty=())
 
 
 def test_the_agents_own_commit_is_seen_from_the_base(repo: Path) -> None:
@@ -103,7 +103,13 @@ def test_the_agents_own_commit_is_seen_from_the_base(repo: Path) -> None:
     git(repo, "rm", "-q", "tests/test_calc.py")
     git(repo, "commit", "-q", "-m", "tests are slow")
     (deleted,) = gather(repo, base).changes
-    assert deleted == FileChange("tests/test_calc.py", None, ChangeStatus.DELETED, TESTS, None)
+    assert deleted == FileChange(
+        path="tests/test_calc.py",
+        old_path=None,
+        status=ChangeStatus.DELETED,
+        old_text=TESTS,
+        new_text=None,
+    )
     assert gather(repo, git(repo, "rev-parse", "HEAD")).changes == ()
 
 
@@ -116,13 +122,19 @@ def test_staged_and_unstaged_changes_carry_both_texts(repo: Path) -> None:
     changes = by_path(gather(repo, base))
     assert changes == {
         "app.py": FileChange(
-            "app.py",
-            None,
-            ChangeStatus.MODIFIED,
-            "def add(a, b):\n    return a + b\n",
-            "def add(a, b):\n    return b + a\n",
+            path="app.py",
+            old_path=None,
+            status=ChangeStatus.MODIFIED,
+            old_text="def add(a, b):\n    return a + b\n",
+            new_text="def add(a, b):\n    return b + a\n",
         ),
-        "lib.py": FileChange("lib.py", None, ChangeStatus.ADDED, None, "X = 2\n"),
+        "lib.py": FileChange(
+            path="lib.py",
+            old_path=None,
+            status=ChangeStatus.ADDED,
+            old_text=None,
+            new_text="X = 2\n",
+        ),
     }
 
 
@@ -136,7 +148,11 @@ def test_untracked_files_are_added_and_ignored_ones_are_not(repo: Path) -> None:
     changes = by_path(gather(repo, base))
     assert set(changes) == {".gitignore", "docs/notes.md"}
     assert changes["docs/notes.md"] == FileChange(
-        "docs/notes.md", None, ChangeStatus.ADDED, None, "# notes\n"
+        path="docs/notes.md",
+        old_path=None,
+        status=ChangeStatus.ADDED,
+        old_text=None,
+        new_text="# notes\n",
     )
 
 
@@ -146,7 +162,11 @@ def test_a_staged_rename_keeps_both_texts_and_gives_no_hit(repo: Path) -> None:
     git(repo, "mv", "tests/test_calc.py", "tests/test_arithmetic.py")
     (renamed,) = gather(repo, base).changes
     assert renamed == FileChange(
-        "tests/test_arithmetic.py", "tests/test_calc.py", ChangeStatus.RENAMED, TESTS, TESTS
+        path="tests/test_arithmetic.py",
+        old_path="tests/test_calc.py",
+        status=ChangeStatus.RENAMED,
+        old_text=TESTS,
+        new_text=TESTS,
     )
     assert screen((renamed,), ScreenRules()) == ()
 
@@ -179,7 +199,9 @@ def test_a_link_is_never_read_through(repo: Path, tmp_path: Path) -> None:
     (repo / "lib").rmdir()
     (repo / "lib").symlink_to(outside)
     changes = by_path(gather(repo, base))
-    assert changes["credentials"] == FileChange("credentials", None, ChangeStatus.ADDED, None, None)
+    assert changes["credentials"] == FileChange(
+        path="credentials", old_path=None, status=ChangeStatus.ADDED, old_text=None, new_text=None
+    )
     assert changes["lib"].new_text is None
     assert "lib/app.py" not in changes  # added and gone again since the base
     assert find_secrets(tuple(changes.values())) == ()
@@ -199,7 +221,11 @@ def test_a_file_under_a_linked_folder_is_not_read(repo: Path, tmp_path: Path) ->
     (repo / "lib").symlink_to(outside)
     changes = by_path(gather(repo, base))
     assert changes["lib/app.py"] == FileChange(
-        "lib/app.py", None, ChangeStatus.DELETED, "x = 1\n", None
+        path="lib/app.py",
+        old_path=None,
+        status=ChangeStatus.DELETED,
+        old_text="x = 1\n",
+        new_text=None,
     )
     assert find_secrets(tuple(changes.values())) == ()
 
@@ -214,7 +240,9 @@ def test_binary_and_oversized_files_have_no_text(repo: Path) -> None:
     (repo / "big.txt").write_text("x" * 101)
     (repo / "latin.py").write_bytes(b"# caf\xe9\ndef test_x():\n    assert 1\n")
     changes = by_path(gather(repo, base, max_bytes=100))
-    assert changes["logo.png"] == FileChange("logo.png", None, ChangeStatus.MODIFIED, None, None)
+    assert changes["logo.png"] == FileChange(
+        path="logo.png", old_path=None, status=ChangeStatus.MODIFIED, old_text=None, new_text=None
+    )
     assert changes["big.txt"].new_text is None
     assert changes["latin.py"].new_text == "# caf\ufffd\ndef test_x():\n    assert 1\n"
 
@@ -249,8 +277,20 @@ def test_odd_paths_are_read_on_both_sides(repo: Path) -> None:
     (repo / odd).write_text("a = 2\n")
     (repo / latin).write_text("b = 2\n")
     changes = by_path(gather(repo, base))
-    assert changes[odd] == FileChange(odd, None, ChangeStatus.MODIFIED, "a = 1\n", "a = 2\n")
-    assert changes[latin] == FileChange(latin, None, ChangeStatus.MODIFIED, "b = 1\n", "b = 2\n")
+    assert changes[odd] == FileChange(
+        path=odd,
+        old_path=None,
+        status=ChangeStatus.MODIFIED,
+        old_text="a = 1\n",
+        new_text="a = 2\n",
+    )
+    assert changes[latin] == FileChange(
+        path=latin,
+        old_path=None,
+        status=ChangeStatus.MODIFIED,
+        old_text="b = 1\n",
+        new_text="b = 2\n",
+    )
 
 
 def test_ralphs_own_folders_kept_out_paths_and_droppings_are_left_out(repo: Path) -> None:
@@ -265,7 +305,7 @@ def test_ralphs_own_folders_kept_out_paths_and_droppings_are_left_out(repo: Path
     (repo / "work.py").write_text("work = 1\n")
     gathered = gather_changes(repo, base, policy=POLICY, excludes=("PROMPT.md", "venv"))
     assert [c.path for c in gathered.changes] == ["work.py"]
-    assert gathered.dirty == (StatusEntry("??", "work.py"),)
+    assert gathered.dirty == (StatusEntry(code="??", path="work.py"),)
 
 
 def test_dirty_names_every_uncommitted_path_for_tree_dirty(repo: Path) -> None:
@@ -315,7 +355,7 @@ def test_an_unchanged_untracked_config_is_no_change_and_not_dirty(
 ) -> None:
     repo, baseline = untracked_config
     gathered = gather(repo, git(repo, "rev-parse", "HEAD"), baseline=baseline)
-    assert gathered == Gathered((), False, ())
+    assert gathered == Gathered(changes=(), incomplete=False, dirty=())
     without = gather(repo, git(repo, "rev-parse", "HEAD"))
     assert [c.path for c in without.changes] == ["ralph.toml"]  # what the baseline prevents
 
@@ -328,11 +368,11 @@ def test_an_edited_untracked_config_is_modified_against_its_baseline(
     gathered = gather(repo, git(repo, "rev-parse", "HEAD"), baseline=baseline)
     assert gathered.changes == (
         FileChange(
-            "ralph.toml",
-            None,
-            ChangeStatus.MODIFIED,
-            baseline["ralph.toml"],
-            "[budgets]\nmax_iterations = 1000\n",
+            path="ralph.toml",
+            old_path=None,
+            status=ChangeStatus.MODIFIED,
+            old_text=baseline["ralph.toml"],
+            new_text="[budgets]\nmax_iterations = 1000\n",
         ),
     )
     assert gathered.dirty == ()
@@ -347,7 +387,13 @@ def test_a_deleted_untracked_config_is_deleted_against_its_baseline(
     (repo / "ralph.toml").unlink()
     gathered = gather(repo, git(repo, "rev-parse", "HEAD"), baseline=baseline)
     assert gathered.changes == (
-        FileChange("ralph.toml", None, ChangeStatus.DELETED, baseline["ralph.toml"], None),
+        FileChange(
+            path="ralph.toml",
+            old_path=None,
+            status=ChangeStatus.DELETED,
+            old_text=baseline["ralph.toml"],
+            new_text=None,
+        ),
     )
 
 

@@ -27,11 +27,15 @@ SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 
 def modified(path: str, old: str, new: str) -> FileChange:
-    return FileChange(path, None, ChangeStatus.MODIFIED, old, new)
+    return FileChange(
+        path=path, old_path=None, status=ChangeStatus.MODIFIED, old_text=old, new_text=new
+    )
 
 
 def added(path: str, new: str) -> FileChange:
-    return FileChange(path, None, ChangeStatus.ADDED, None, new)
+    return FileChange(
+        path=path, old_path=None, status=ChangeStatus.ADDED, old_text=None, new_text=new
+    )
 
 
 def found(*changes: FileChange) -> list[str]:
@@ -65,7 +69,9 @@ def test_a_second_copy_of_an_old_secret_line_is_added() -> None:
 
 def test_a_renamed_file_keeping_its_secret_gives_no_hit() -> None:
     text = f'KEY = "{AWS_KEY}"\n'
-    renamed = FileChange("new.py", "old.py", ChangeStatus.RENAMED, text, text)
+    renamed = FileChange(
+        path="new.py", old_path="old.py", status=ChangeStatus.RENAMED, old_text=text, new_text=text
+    )
     assert found(renamed) == []
 
 
@@ -94,7 +100,7 @@ def test_a_key_only_ralphs_token_shapes_know_is_found() -> None:
 def test_a_line_both_finders_know_is_one_hit() -> None:
     """An AWS key is found by detect-secrets and by the token shapes, named once."""
     assert find_secrets((added("a.py", f"{AWS_KEY}\n"),)) == (
-        ScreenHit(ScreenKind.SECRET_ADDED, "a.py", 1, "AWS Access Key"),
+        ScreenHit(kind=ScreenKind.SECRET_ADDED, path="a.py", line=1, detail="AWS Access Key"),
     )
 
 
@@ -107,8 +113,12 @@ def test_a_digest_and_a_keyword_password_are_not_secrets() -> None:
 
 def test_deleted_files_and_files_without_text_are_not_read() -> None:
     leak = f'KEY = "{AWS_KEY}"\n'
-    deleted = FileChange("gone.py", None, ChangeStatus.DELETED, leak, None)
-    binary = FileChange("blob.bin", None, ChangeStatus.ADDED, None, None)
+    deleted = FileChange(
+        path="gone.py", old_path=None, status=ChangeStatus.DELETED, old_text=leak, new_text=None
+    )
+    binary = FileChange(
+        path="blob.bin", old_path=None, status=ChangeStatus.ADDED, old_text=None, new_text=None
+    )
     assert found(deleted, binary) == []
 
 
@@ -202,9 +212,13 @@ import sys, warnings
 from pipeline.handlers.runtime._secrets import find_secrets
 from pipeline.core.screening import ChangeStatus, FileChange
 shown = warnings.showwarning
-find_secrets((FileChange("a", None, ChangeStatus.DELETED, "x\\n", None),))
+find_secrets((FileChange(
+    path="a", old_path=None, status=ChangeStatus.DELETED, old_text="x\\n", new_text=None
+),))
 print("detect_secrets" in sys.modules)
-find_secrets((FileChange("a", None, ChangeStatus.ADDED, None, "x\\n"),))
+find_secrets((FileChange(
+    path="a", old_path=None, status=ChangeStatus.ADDED, old_text=None, new_text="x\\n"
+),))
 print("detect_secrets" in sys.modules, warnings.showwarning is shown)
 """
     done = subprocess.run(

@@ -90,7 +90,7 @@ def _tools(body: Mapping[str, Any]) -> tuple[ToolSpec, ...]:
     if not isinstance(offered, list):
         return ()
     return tuple(
-        ToolSpec(str(tool["name"]), tool.get("input_schema") or {})
+        ToolSpec(name=str(tool["name"]), parameters=tool.get("input_schema") or {})
         for tool in offered
         if isinstance(tool, Mapping) and "name" in tool
     )
@@ -202,7 +202,11 @@ def _streamed(message: Mapping[str, Any], blocks: Sequence[Mapping[str, Any]]) -
     events.append(sse_event(ending, "message_delta"))
     events.append(sse_event({"type": "message_stop"}, "message_stop"))
     headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-    return Answer(200, tuple(events), {**headers, "request-id": f"req_{message['id'][4:]}"})
+    return Answer(
+        status=200,
+        chunks=tuple(events),
+        headers={**headers, "request-id": f"req_{message['id'][4:]}"},
+    )
 
 
 @final

@@ -113,7 +113,10 @@ def _tools(body: Mapping[str, Any]) -> tuple[ToolSpec, ...]:
             # the OpenAPI subset as ``parameters``.
             schema = declaration.get("parametersJsonSchema", declaration.get("parameters"))
             specs.append(
-                ToolSpec(declaration["name"], schema if isinstance(schema, Mapping) else {})
+                ToolSpec(
+                    name=declaration["name"],
+                    parameters=schema if isinstance(schema, Mapping) else {},
+                )
             )
     return tuple(specs)
 
@@ -237,16 +240,18 @@ class GeminiAdapter:
             return json_answer(200, whole)
         if route.get("sse"):
             return Answer(
-                200,
-                tuple(sse_event(chunk) for chunk in chunks),
-                {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
+                status=200,
+                chunks=tuple(sse_event(chunk) for chunk in chunks),
+                headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
             )
         # Without alt=sse Google streams one JSON array, element by element.
         pieces = [
             (b"[" if i == 0 else b",\r\n") + orjson.dumps(chunk) for i, chunk in enumerate(chunks)
         ]
         pieces[-1] += b"]"
-        return Answer(200, tuple(pieces), {"Content-Type": "application/json"})
+        return Answer(
+            status=200, chunks=tuple(pieces), headers={"Content-Type": "application/json"}
+        )
 
     def _chunks(self, request: ModelRequest, reply: ModelReply) -> list[dict[str, Any]]:
         """The streamed chunks: text in pieces, then the function calls, then the finish

@@ -82,7 +82,10 @@ def _tools(body: Mapping[str, Any]) -> tuple[ToolSpec, ...]:
         if isinstance(function, Mapping) and isinstance(function.get("name"), str):
             parameters = function.get("parameters")
             specs.append(
-                ToolSpec(function["name"], parameters if isinstance(parameters, Mapping) else {})
+                ToolSpec(
+                    name=function["name"],
+                    parameters=parameters if isinstance(parameters, Mapping) else {},
+                )
             )
     return tuple(specs)
 
@@ -285,7 +288,7 @@ class OpenAIChatAdapter:
             )
         chunks.append(b"data: [DONE]\n\n")
         headers = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
-        return Answer(200, tuple(chunks), headers)
+        return Answer(status=200, chunks=tuple(chunks), headers=headers)
 
 
 def _data(data: Any) -> bytes:

@@ -155,7 +155,10 @@ def _tools(body: Mapping[str, Any]) -> tuple[ToolSpec, ...]:
             elif isinstance(tool.get("name"), str):
                 parameters = tool.get("parameters")
                 found.append(
-                    ToolSpec(tool["name"], parameters if isinstance(parameters, Mapping) else {})
+                    ToolSpec(
+                        name=tool["name"],
+                        parameters=parameters if isinstance(parameters, Mapping) else {},
+                    )
                 )
 
     add(body.get("tools"))
@@ -380,7 +383,7 @@ class OpenAIResponsesAdapter:
             if not request.stream:
                 return json_answer(200, completed)
         return Answer(
-            200,
-            tuple(response.events),
-            {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
+            status=200,
+            chunks=tuple(response.events),
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
         )

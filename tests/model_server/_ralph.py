@@ -53,7 +53,7 @@ def prompt_kind(prompt: str) -> str | None:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Playbook:
     """What the model does over one invocation: ``steps[turn]`` at each turn, then ``closing``."""
 
@@ -106,17 +106,23 @@ def fixing_pipeline(
     writes a message. One action per turn, as a cautious model would.
     """
     return {
-        "planning": Playbook(_steps(WriteFile(f"{out_dir}/plan.md", f"1. Fix {path}\n"))),
+        "planning": Playbook(
+            steps=_steps(WriteFile(path=f"{out_dir}/plan.md", content=f"1. Fix {path}\n"))
+        ),
         "development": Playbook(
-            _steps(
-                WriteFile(path, content),
+            steps=_steps(
+                WriteFile(path=path, content=content),
                 Shell(f"{emit} {topic} '{payload}'"),
-                WriteFile(f"{out_dir}/status", f"completed\nFixed {path}.\n"),
+                WriteFile(path=f"{out_dir}/status", content=f"completed\nFixed {path}.\n"),
             )
         ),
         "review_fix": Playbook(
-            _steps(WriteFile(f"{out_dir}/status", "completed\nNothing to fix.\n"))
+            steps=_steps(
+                WriteFile(path=f"{out_dir}/status", content="completed\nNothing to fix.\n")
+            )
         ),
-        "review": Playbook(_steps(WriteFile(f"{out_dir}/issues.md", "\n"))),
-        "commit_message": Playbook(_steps(WriteFile(f"{out_dir}/commit-message", f"Fix {path}\n"))),
+        "review": Playbook(steps=_steps(WriteFile(path=f"{out_dir}/issues.md", content="\n"))),
+        "commit_message": Playbook(
+            steps=_steps(WriteFile(path=f"{out_dir}/commit-message", content=f"Fix {path}\n"))
+        ),
     }

@@ -75,7 +75,13 @@ class _ReplyEntry:
 
     def reply(self) -> ModelReply:
         actions = tuple(entry.action() for entry in self.actions)
-        return ModelReply(self.text, actions, self.usage, self.error, self.chunk_delay_s)
+        return ModelReply(
+            text=self.text,
+            actions=actions,
+            usage=self.usage,
+            error=self.error,
+            chunk_delay_s=self.chunk_delay_s,
+        )
 
 
 @final
@@ -105,7 +111,7 @@ class Rule:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RulesScript:
     """A script answering with the first matching rule's reply."""
 
@@ -156,7 +162,7 @@ def _rules(data: Mapping[str, Any], source: str) -> RulesScript:
             else str(error)
         )
         raise ScriptFileError(f"{source}: {details}") from error
-    return RulesScript(parsed.rules, parsed.default)
+    return RulesScript(rules=parsed.rules, default=parsed.default)
 
 
 def load_rules(path: Path) -> RulesScript:

@@ -48,7 +48,7 @@ class Api(enum.StrEnum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ToolSpec:
     """A tool the client offers the model: its name and its JSON Schema of parameters."""
 
@@ -57,7 +57,7 @@ class ToolSpec:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ModelRequest:
     """One request to the model, read out of whichever API it came in."""
 
@@ -90,7 +90,7 @@ class Shell:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class WriteFile:
     """Write ``content`` to ``path`` (relative to the agent's working directory) with the
     client's file-writing tool; for a client without tools (aider), as an edit block."""
@@ -100,7 +100,7 @@ class WriteFile:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ToolCall:
     """Call the client's tool ``name`` with ``arguments`` as they are."""
 
@@ -113,7 +113,7 @@ Action: TypeAlias = Shell | WriteFile | ToolCall
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Usage:
     """The token counts a reply reports (what the API's usage fields say)."""
 
@@ -124,7 +124,7 @@ class Usage:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ApiError:
     """Answer with an HTTP error instead of a reply (a rate limit is ``status=429``)."""
 
@@ -137,7 +137,7 @@ class ApiError:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ModelReply:
     """What the model answers: text, then actions (tool calls), with ``usage``; or ``error``."""
 

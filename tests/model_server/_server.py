@@ -28,7 +28,7 @@ __all__ = ["Exchange", "ModelServer", "serve"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Exchange:
     """One request the server received, and what it answered (None: no adapter took it)."""
 
@@ -115,7 +115,9 @@ class ModelServer:
         and read the whole target (Gemini's ``?alt=sse`` chooses how to stream)."""
         path = target.partition("?")[0]
         if method == "GET" and path.rstrip("/").endswith("/models"):
-            self._record(Exchange(method, path, body, None, None, 200))
+            self._record(
+                Exchange(method=method, path=path, body=body, request=None, reply=None, status=200)
+            )
             return json_answer(200, {"object": "list", "data": [_MODEL_ENTRY]}), 0.0
         for adapter in self.adapters:
             if adapter.handles(method, path):
@@ -124,9 +126,20 @@ class ModelServer:
                 answer = adapter.answer(request, reply)
                 if reply.headers:
                     answer = attrs.evolve(answer, headers=_merged(answer.headers, reply.headers))
-                self._record(Exchange(method, path, body, request, reply, answer.status))
+                self._record(
+                    Exchange(
+                        method=method,
+                        path=path,
+                        body=body,
+                        request=request,
+                        reply=reply,
+                        status=answer.status,
+                    )
+                )
                 return answer, reply.chunk_delay_s
-        self._record(Exchange(method, path, body, None, None, 404))
+        self._record(
+            Exchange(method=method, path=path, body=body, request=None, reply=None, status=404)
+        )
         message = f"the scripted model server has no API at {method} {path}"
         return json_answer(404, {"error": {"message": message, "type": "not_found"}}), 0.0
 

@@ -19,7 +19,7 @@ __all__ = ["Adapter", "Answer", "json_answer", "sse_event"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Answer:
     """An HTTP answer: ``chunks`` are written in order, flushed one at a time."""
 
@@ -31,7 +31,9 @@ class Answer:
 def json_answer(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Answer:
     """A JSON answer in one chunk."""
     return Answer(
-        status, (orjson.dumps(body),), {"Content-Type": "application/json", **(headers or {})}
+        status=status,
+        chunks=(orjson.dumps(body),),
+        headers={"Content-Type": "application/json", **(headers or {})},
     )
 
 

@@ -147,15 +147,23 @@ def capture(folder: Path, root: Path, cases: Sequence[tuple[str, Script]]) -> No
 def _working(request: ModelRequest) -> ModelReply:
     """Three model turns: a command, a file written, a closing text; cache reads grow."""
     turns = (
-        ModelReply(actions=(Shell("echo hello"),), usage=Usage(1200, 40, 0)),
-        ModelReply(actions=(WriteFile("notes.txt", "a\n"),), usage=Usage(300, 60, 1100)),
+        ModelReply(
+            actions=(Shell("echo hello"),),
+            usage=Usage(input_tokens=1200, output_tokens=40, cache_read_tokens=0),
+        ),
+        ModelReply(
+            actions=(WriteFile(path="notes.txt", content="a\n"),),
+            usage=Usage(input_tokens=300, output_tokens=60, cache_read_tokens=1100),
+        ),
     )
-    closing = ModelReply(text="Done.", usage=Usage(150, 12, 1400))
+    closing = ModelReply(
+        text="Done.", usage=Usage(input_tokens=150, output_tokens=12, cache_read_tokens=1400)
+    )
     return turns[request.turn] if request.turn < len(turns) else closing
 
 
 def _limited(request: ModelRequest) -> ModelReply:
-    return ModelReply(error=ApiError(429, "Rate limit reached.", retry_after_s=1))
+    return ModelReply(error=ApiError(status=429, message="Rate limit reached.", retry_after_s=1))
 
 
 FIXTURE_CASES: Sequence[tuple[str, Script]] = (("working", _working), ("rate-limited", _limited))

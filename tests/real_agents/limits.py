@@ -252,12 +252,12 @@ def scrub(output: bytes, root: Path) -> bytes:
 
 # --- the cases -------------------------------------------------------------------------------
 
-LIMITED = ApiError(429, "Rate limit reached for requests.", retry_after_s=2)
-OVERLOADED = ApiError(529, "Overloaded")
-UNAVAILABLE = ApiError(503, "The model is overloaded. Please try again later.")
+LIMITED = ApiError(status=429, message="Rate limit reached for requests.", retry_after_s=2)
+OVERLOADED = ApiError(status=529, message="Overloaded")
+UNAVAILABLE = ApiError(status=503, message="The model is overloaded. Please try again later.")
 QUOTA = ApiError(
-    429,
-    "You exceeded your current quota, please check your plan and billing details.",
+    status=429,
+    message="You exceeded your current quota, please check your plan and billing details.",
     retry_after_s=2,
 )
 OPENAI_QUOTA = {"type": "insufficient_quota", "code": "insufficient_quota"}
@@ -352,8 +352,8 @@ def _cases() -> list[Case]:
     )
     later = reset + 2 * 86400
     usage_limit = ApiError(
-        429,
-        "The usage limit has been reached",
+        status=429,
+        message="The usage limit has been reached",
         fields={"type": "usage_limit_reached", "plan_type": "plus", "resets_at": reset},
     )
     codex_windows = {
@@ -367,10 +367,14 @@ def _cases() -> list[Case]:
         "x-codex-secondary-reset-after-seconds": str(3 * 3600 + 4 * 86400),
     }
     per_minute = ApiError(
-        429, GOOGLE_QUOTA + "\nPlease retry in 2.5s.", fields=google_quota("PerMinute", 2)
+        status=429,
+        message=GOOGLE_QUOTA + "\nPlease retry in 2.5s.",
+        fields=google_quota("PerMinute", 2),
     )
     per_day = ApiError(
-        429, GOOGLE_QUOTA + "\nPlease retry in 35.5s.", fields=google_quota("PerDay", 35)
+        status=429,
+        message=GOOGLE_QUOTA + "\nPlease retry in 35.5s.",
+        fields=google_quota("PerDay", 35),
     )
     return [
         # Claude Code
@@ -418,14 +422,14 @@ def _cases() -> list[Case]:
         Case(
             "claude",
             "429-unified-rejected-default-retries",
-            always(ApiError(429, LIMITED.message, retry_after_s=3 * 3600), rejected),
+            always(ApiError(status=429, message=LIMITED.message, retry_after_s=3 * 3600), rejected),
             env={**gateway, "CLAUDE_CODE_MAX_RETRIES": None},
             timeout_s=120,
         ),
         Case(
             "claude",
             "429-long-retry-after-default-retries",
-            always(ApiError(429, LIMITED.message, retry_after_s=3600)),
+            always(ApiError(status=429, message=LIMITED.message, retry_after_s=3600)),
             env={"CLAUDE_CODE_MAX_RETRIES": None},
             timeout_s=120,
         ),
@@ -447,11 +451,15 @@ def _cases() -> list[Case]:
         Case(
             "codex",
             "429-no-retry-after",
-            always(ApiError(429, LIMITED.message)),
+            always(ApiError(status=429, message=LIMITED.message)),
             settings={"request_max_retries": 4, "stream_max_retries": 5},
         ),
         Case("codex", "503", always(UNAVAILABLE)),
-        Case("codex", "429-in-stream", always(ApiError(200, "Rate limit reached.", 2))),
+        Case(
+            "codex",
+            "429-in-stream",
+            always(ApiError(status=200, message="Rate limit reached.", retry_after_s=2)),
+        ),
         Case(
             "codex",
             "429-insufficient-quota",

@@ -92,7 +92,7 @@ def stored_events(root: Path) -> list[dict[str, Any]]:
             "-m",
             "pipeline.app.cli",
             "events",
-            str(WorkspaceLayout(root).store),
+            str(WorkspaceLayout(root=root).store),
             "--format",
             "jsonl",
         ],

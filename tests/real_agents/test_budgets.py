@@ -159,7 +159,14 @@ def test_a_budget_still_holds_after_kill_9_and_resume(
     assert [f["role"] for f in usage] == ["planner", "developer"]
     assert [f["reason"] for f in _facts(root, "lifecycle.run_completed")] == ["max_cost"]
     verified = subprocess.run(
-        [PYTHON, "-m", "pipeline.app.cli", "replay", str(WorkspaceLayout(root).store), "--verify"],
+        [
+            PYTHON,
+            "-m",
+            "pipeline.app.cli",
+            "replay",
+            str(WorkspaceLayout(root=root).store),
+            "--verify",
+        ],
         capture_output=True,
         text=True,
         check=False,

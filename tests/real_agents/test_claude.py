@@ -154,9 +154,9 @@ def test_the_pinned_claude_accepts_the_preset_argv(
 
     def script(request: ModelRequest) -> ModelReply:
         turn = request.turn
-        steps = (WriteFile("note.txt", "written\n"), Shell("echo ran > ran.txt"))
+        steps = (WriteFile(path="note.txt", content="written\n"), Shell("echo ran > ran.txt"))
         if turn >= len(steps):
-            return ModelReply("Done.")
+            return ModelReply(text="Done.")
         return ModelReply(actions=(steps[turn],), chunk_delay_s=0.05 if turn == 0 else 0.0)
 
     argv = [str(program), *PRESETS["claude"].argv[1:]]
@@ -224,7 +224,7 @@ def test_a_rate_limited_claude_is_reported_as_limited_by_its_provider(
     line (``api_error_status``), with no reset told, and a usage fact of nothing spent."""
     program = agent_cli("claude")
     root = failing_repo(tmp_path / "repo", '[agents.main]\npreset = "claude"\n')
-    limited = ModelReply(error=ApiError(429, "scripted rate limit", retry_after_s=0))
+    limited = ModelReply(error=ApiError(status=429, message="scripted rate limit", retry_after_s=0))
     with ModelServer(lambda request: limited) as server:
         done = run_ralph(
             root, claude_environment(server.url, tmp_path / "home", program), "run", "--plain"
@@ -255,7 +255,7 @@ def _reviewing_once(finding: str) -> Script:
     """ralph's fixing pipeline whose reviewer reports ``finding`` in its first review and
     nothing after, and whose fixer fixes nothing (the work was right)."""
     books = dict(fixing_pipeline("app.py", FIXED_APP))
-    reviews = [Playbook(_review_steps(finding)), books["review"]]
+    reviews = [Playbook(steps=_review_steps(finding)), books["review"]]
     inner = by_kind(books)
     started = [0]  # reviews begun so far
 
@@ -270,7 +270,7 @@ def _reviewing_once(finding: str) -> Script:
 
 
 def _review_steps(finding: str) -> tuple[ModelReply, ...]:
-    return (ModelReply(actions=(WriteFile(".agent/out/issues.md", finding),)),)
+    return (ModelReply(actions=(WriteFile(path=".agent/out/issues.md", content=finding),)),)
 
 
 @pytest.mark.usefixtures("own_environment")

@@ -57,7 +57,7 @@ def test_a_rejected_five_hour_window_is_waited_out_and_the_run_finishes_by_itsel
     reset = int(time.time()) + 4
     fixing = by_kind(fixing_pipeline("app.py", FIXED_APP))
     rejected = ModelReply(
-        error=ApiError(429, "Rate limit reached for requests.", retry_after_s=4),
+        error=ApiError(status=429, message="Rate limit reached for requests.", retry_after_s=4),
         headers=_window("rejected", reset, "1.0"),
     )
 

@@ -166,7 +166,7 @@ def test_codex_gives_up_on_a_rate_limit_with_a_message_ralph_recognises(
     as configured, then exit non-zero; ralph reads its ``turn.failed`` as a limit on
     requests."""
     program = agent_cli("codex")
-    limited = ModelReply(error=ApiError(429, "Rate limit reached.", retry_after_s=1))
+    limited = ModelReply(error=ApiError(status=429, message="Rate limit reached.", retry_after_s=1))
     done, exchanges = exec_once(program, tmp_path, lambda _: limited)
     assert done.returncode != 0
     assert [e.status for e in exchanges] == [429, 429]

@@ -28,7 +28,7 @@ from tests.real_agents.test_claude import claude_environment
 pytestmark = pytest.mark.slow
 
 PLANNER = (
-    WriteFile(".agent/out/plan.md", "1. Fix app.py\n"),
+    WriteFile(path=".agent/out/plan.md", content="1. Fix app.py\n"),
     Shell("\"$RALPH_BIN\" task add 'Fix app.py'"),
     Shell("\"$RALPH_BIN\" memory add 'The answer is 42' --tag developer"),
 )
@@ -51,14 +51,14 @@ def _script() -> Callable[[ModelRequest], ModelReply]:
             task = re.search(OPEN_TASK, request.prompt)
             done = f'"$RALPH_BIN" task done {task.group(1) if task else "missing"}'
             steps = (
-                WriteFile("app.py", FIXED_APP),
+                WriteFile(path="app.py", content=FIXED_APP),
                 Shell(done),
-                WriteFile(".agent/out/status", "completed\nFixed app.py.\n"),
+                WriteFile(path=".agent/out/status", content="completed\nFixed app.py.\n"),
             )
         else:
             return others(request)
         if request.turn >= len(steps):
-            return ModelReply("Done.")
+            return ModelReply(text="Done.")
         return ModelReply(actions=(steps[request.turn],))
 
     return script

@@ -83,7 +83,12 @@ def with_usage(script: Script) -> Script:
 
     def scripted(request: ModelRequest) -> ModelReply:
         reply = script(request)
-        usage = Usage(1000 + 10 * request.turn, 50 + request.turn, 3000, 0)
+        usage = Usage(
+            input_tokens=1000 + 10 * request.turn,
+            output_tokens=50 + request.turn,
+            cache_read_tokens=3000,
+            cache_write_tokens=0,
+        )
         return attrs.evolve(reply, usage=usage)
 
     return scripted
@@ -224,7 +229,9 @@ def test_a_rate_limit_reaches_ralph_as_a_limit_and_the_run_waits_for_its_reset(
     the reset it suggests, waits until then and tries again; with the agent's retries spent,
     the run stops for a person (exit 3), having used no tokens."""
     program = agent_cli("gemini")
-    limited = ModelReply(error=ApiError(429, "Quota exceeded for model", retry_after_s=1))
+    limited = ModelReply(
+        error=ApiError(status=429, message="Quota exceeded for model", retry_after_s=1)
+    )
     settings = {**SETTINGS, "general": {**SETTINGS["general"], "maxAttempts": 1}}
     with ModelServer(lambda request: limited) as server:
         env = gemini_env(tmp_path / "home", server, settings)

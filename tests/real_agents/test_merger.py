@@ -39,7 +39,7 @@ def test_claude_as_the_merger_hat_resolves_a_replays_conflict(
 
     def script(request: ModelRequest) -> ModelReply:
         if request.turn >= len(RESOLVE):
-            return ModelReply("Resolved.")
+            return ModelReply(text="Resolved.")
         return ModelReply(actions=(RESOLVE[request.turn],))
 
     with ModelServer(script) as server:

@@ -76,7 +76,9 @@ def walking(path: Sequence[Activation]) -> Callable[[ModelRequest], ModelReply]:
             return ModelReply(text="ralph scripted model")
         if kind == "commit_message":
             if request.turn == 0:
-                return ModelReply(actions=(WriteFile(".agent/out/commit-message", "Work\n"),))
+                return ModelReply(
+                    actions=(WriteFile(path=".agent/out/commit-message", content="Work\n"),)
+                )
             return ModelReply(text="Done.")
         hat = kind.removeprefix("hat:")
         if request.turn == 0:
@@ -86,7 +88,7 @@ def walking(path: Sequence[Activation]) -> Callable[[ModelRequest], ModelReply]:
             return ModelReply(text="Nothing to do.")
         _hat, path_name, topic = own[started[hat] - 1]
         actions = (
-            WriteFile(path_name, f"{hat} was here ({started[hat]})\n"),
+            WriteFile(path=path_name, content=f"{hat} was here ({started[hat]})\n"),
             Shell(f"{EMIT} {topic} 'from {hat}'"),
         )
         return (

@@ -70,7 +70,7 @@ def cheating_repo(root: Path) -> Path:
 
 
 def _book(*actions: Shell | WriteFile) -> Playbook:
-    return Playbook(tuple(ModelReply(actions=(action,)) for action in actions))
+    return Playbook(steps=tuple(ModelReply(actions=(action,)) for action in actions))
 
 
 def cheat_then_repair() -> Callable[[ModelRequest], ModelReply]:
@@ -81,15 +81,17 @@ def cheat_then_repair() -> Callable[[ModelRequest], ModelReply]:
     cheat = _book(
         Shell(f"rm {TEST_FILE}"),
         Shell(f"{EMIT} build.done 'all tests pass'"),
-        WriteFile(".agent/out/status", "completed\nAll tests pass.\n"),
+        WriteFile(path=".agent/out/status", content="completed\nAll tests pass.\n"),
     )
 
     def repair(base: str) -> Playbook:
         return _book(
             Shell(f"git checkout {base} -- {TEST_FILE}"),
-            WriteFile("calc.py", FIXED),
+            WriteFile(path="calc.py", content=FIXED),
             Shell(f"{EMIT} build.done 'div fixed, its test back'"),
-            WriteFile(".agent/out/status", "completed\nPut the test back and fixed div.\n"),
+            WriteFile(
+                path=".agent/out/status", content="completed\nPut the test back and fixed div.\n"
+            ),
         )
 
     def script(request: ModelRequest) -> ModelReply:

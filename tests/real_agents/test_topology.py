@@ -49,10 +49,15 @@ def _playbooks() -> dict[str, Playbook]:
 
     return {
         "hat:builder": Playbook(
-            steps(WriteFile("app.py", FIXED_APP), Shell(f"{EMIT} review.ready 'app.py fixed'"))
+            steps=steps(
+                WriteFile(path="app.py", content=FIXED_APP),
+                Shell(f"{EMIT} review.ready 'app.py fixed'"),
+            )
         ),
-        "hat:critic": Playbook(steps(Shell(f"{EMIT} LOOP_COMPLETE 'looks right'"))),
-        "commit_message": Playbook(steps(WriteFile(".agent/out/commit-message", "Fix app.py\n"))),
+        "hat:critic": Playbook(steps=steps(Shell(f"{EMIT} LOOP_COMPLETE 'looks right'"))),
+        "commit_message": Playbook(
+            steps=steps(WriteFile(path=".agent/out/commit-message", content="Fix app.py\n"))
+        ),
     }
 
 

@@ -47,14 +47,28 @@ T = Instant(datetime(2026, 11, 27, tzinfo=UTC))
 def note(
     kind: NoteKind, subject: str, text: str = "", tags: tuple[str, ...] = (), by: str = "p"
 ) -> ContextNote:
-    return ContextNote(f"{kind}:{subject}:{text}", kind, subject, text, tags, by, T)
+    return ContextNote(
+        uid=f"{kind}:{subject}:{text}",
+        kind=kind,
+        subject=subject,
+        text=text,
+        tags=tags,
+        by=by,
+        written_at=T,
+    )
 
 
 _lines = iter(range(1, 10**9))
 
 
 def agent_topic(name: str, payload: object) -> TopicPublished:
-    return TopicPublished(name, Json.of(payload), Ordinal(next(_lines)), None, T)
+    return TopicPublished(
+        topic=name,
+        payload=Json.of(payload),
+        line_number=Ordinal(next(_lines)),
+        emitted_at=None,
+        at=T,
+    )
 
 
 def test_a_task_moves_until_it_is_done_and_unknown_ids_are_refused() -> None:
@@ -140,7 +154,15 @@ def notes(draw: st.DrawFn) -> ContextNote:
     kind = draw(st.sampled_from(NoteKind))
     text = draw(st.sampled_from(["", "a memory", "  padded  ", "x" * 2100]))
     tags = draw(st.sampled_from([(), ("developer",), ("bad tag",)]))
-    return ContextNote(draw(st.text(max_size=4)), kind, draw(_subjects()), text, tags, "p", T)
+    return ContextNote(
+        uid=draw(st.text(max_size=4)),
+        kind=kind,
+        subject=draw(_subjects()),
+        text=text,
+        tags=tags,
+        by="p",
+        written_at=T,
+    )
 
 
 @given(st.lists(notes(), max_size=30))
@@ -167,7 +189,7 @@ def test_taking_in_the_book_again_changes_nothing_and_the_state_round_trips(
     """``ContextNoted`` facts numbered at or below what the run took are passed over: a book
     taken in twice folds as once; the state with its context round-trips through cattrs."""
     base = started(policy())
-    facts = [ContextNoted(Ordinal(i + 1), n, T) for i, n in enumerate(drawn)]
+    facts = [ContextNoted(number=Ordinal(i + 1), note=n, at=T) for i, n in enumerate(drawn)]
     once = fold(facts, base)
     twice = fold(facts[:again], once)
     assert twice.context == once.context
@@ -186,7 +208,13 @@ def test_an_agents_note_applies_at_once_and_is_taken_off_when_the_book_gives_it_
     assert "ralph.task.add" in state.intake.seen_topics
     assert not state.intake.notices
     person = note(NoteKind.MEMORY_ADDED, "m-1", "From a person")
-    back = fold([ContextNoted(Ordinal(1), person, T), ContextNoted(Ordinal(2), unfiled, T)], state)
+    back = fold(
+        [
+            ContextNoted(number=Ordinal(1), note=person, at=T),
+            ContextNoted(number=Ordinal(2), note=unfiled, at=T),
+        ],
+        state,
+    )
     assert back.context.unfiled == ()
     assert back.context.seen == 2
     assert [t.title for t in back.context.tasks] == ["Do"]  # applied once
@@ -246,7 +274,13 @@ def _with(state: PipelineState, context: Context) -> PipelineState:
 
 def test_a_prompt_carries_its_hats_memories_peoples_first_newest_first_within_the_budget() -> None:
     def memory(i: int, tags: tuple[str, ...] = (), by: str = "developer", size: int = 10) -> Memory:
-        return Memory(f"m-{i}", str(i) * size, tags, by, T + timedelta(seconds=i))
+        return Memory(
+            memory_id=f"m-{i}",
+            text=str(i) * size,
+            tags=tags,
+            by=by,
+            written_at=T + timedelta(seconds=i),
+        )
 
     memories = (
         memory(1),
@@ -300,7 +334,7 @@ def test_a_prompt_lists_the_tasks_not_done_started_first_up_to_its_cap() -> None
 
 def test_working_prompts_carry_the_context_and_others_do_not() -> None:
     state = reduce(started(policy()), agent_topic("ralph.memory.add", {"id": "m-1", "text": "x"}))
-    planning = reduce(state, PlanningStarted(T))
+    planning = reduce(state, PlanningStarted(at=T))
     effect = next_effect(
         attrs.evolve(planning, checkpoints=attrs.evolve(planning.checkpoints, due=None))
     )
@@ -310,7 +344,9 @@ def test_working_prompts_carry_the_context_and_others_do_not() -> None:
 
 
 def test_a_persons_memory_is_the_persons_to_remove_and_a_done_task_can_open_again() -> None:
-    person = ContextNoted(Ordinal(1), note(NoteKind.MEMORY_ADDED, "m-1", "Tabs", by="person"), T)
+    person = ContextNoted(
+        number=Ordinal(1), note=note(NoteKind.MEMORY_ADDED, "m-1", "Tabs", by="person"), at=T
+    )
     state = reduce(started(policy()), person)
     removed = reduce(state, agent_topic("ralph.memory.remove", {"id": "m-1"}))
     assert [m.memory_id for m in removed.context.memories] == ["m-1"]
@@ -360,8 +396,12 @@ def test_agents_filling_their_bounds_never_refuse_a_persons_memory_or_task() -> 
         ],
         flooded,
     )
-    assert kept.memories[-1] == Memory("m-person", "Use tabs", (), PERSON, T)
-    assert kept.tasks[-1] == Task("t-person", "Write docs", TaskStatus.OPEN, PERSON)
+    assert kept.memories[-1] == Memory(
+        memory_id="m-person", text="Use tabs", tags=(), by=PERSON, written_at=T
+    )
+    assert kept.tasks[-1] == Task(
+        task_id="t-person", title="Write docs", status=TaskStatus.OPEN, by=PERSON
+    )
     # An agent's memory past the bound never drops a person's.
     later = applied(kept, note(NoteKind.MEMORY_ADDED, "m-later", "y"))
     assert not isinstance(later, str)
@@ -373,7 +413,7 @@ def test_an_agent_may_start_a_persons_task_but_never_finish_or_block_it() -> Non
     they blocked it); an agent's attempt is refused with a ``ralph.context_refused`` notice
     and the task stays as it was. A person may move any task."""
     person_task = note(NoteKind.TASK_ADDED, "t-1", "Ship it", by=PERSON)
-    state = reduce(started(policy()), ContextNoted(Ordinal(1), person_task, T))
+    state = reduce(started(policy()), ContextNoted(number=Ordinal(1), note=person_task, at=T))
     for topic, payload, why in (
         ("ralph.task.done", {"id": "t-1"}, "task t-1 is a person's: only a person marks it done"),
         (
@@ -399,7 +439,9 @@ def test_an_agent_may_start_a_persons_task_but_never_finish_or_block_it() -> Non
     assert not isinstance(done, str)
     assert done.open_tasks() == ()
     # The book's notes obey the same rule: another run's agent cannot finish it either.
-    other_run = ContextNoted(Ordinal(2), note(NoteKind.TASK_DONE, "t-1", by="developer"), T)
+    other_run = ContextNoted(
+        number=Ordinal(2), note=note(NoteKind.TASK_DONE, "t-1", by="developer"), at=T
+    )
     assert reduce(state, other_run).context.tasks == state.context.tasks
 
 
@@ -429,7 +471,9 @@ def test_an_agents_memory_and_task_name_the_run_that_wrote_them() -> None:
         [
             agent_topic("ralph.memory.add", {"id": "m-1", "text": "x", "run": "forged"}),
             agent_topic("ralph.task.add", {"id": "t-1", "text": "y"}),
-            ContextNoted(Ordinal(1), note(NoteKind.MEMORY_ADDED, "m-2", "z", by=PERSON), T),
+            ContextNoted(
+                number=Ordinal(1), note=note(NoteKind.MEMORY_ADDED, "m-2", "z", by=PERSON), at=T
+            ),
         ],
         started(policy()),
     )
@@ -452,7 +496,15 @@ def authored_notes(draw: st.DrawFn) -> ContextNote:
     if kind is NoteKind.TASK_BLOCKED:
         text = draw(st.sampled_from(["", "why"]))
     subject = draw(st.sampled_from(["x-1", "x-2", "m-a0", "t-a0"]))
-    return ContextNote(draw(st.text(max_size=4)), kind, subject, text, (), draw(_AUTHORS), T)
+    return ContextNote(
+        uid=draw(st.text(max_size=4)),
+        kind=kind,
+        subject=subject,
+        text=text,
+        tags=(),
+        by=draw(_AUTHORS),
+        written_at=T,
+    )
 
 
 @st.composite
@@ -462,8 +514,13 @@ def crowded(draw: st.DrawFn) -> Context:
     tasks = draw(st.sampled_from([0, MAX_TASKS - 1, MAX_TASKS]))
     status = draw(st.sampled_from([TaskStatus.OPEN, TaskStatus.DONE]))
     return Context(
-        memories=tuple(Memory(f"m-a{i}", "x", (), "developer", T) for i in range(memories)),
-        tasks=tuple(Task(f"t-a{i}", "x", status, "developer") for i in range(tasks)),
+        memories=tuple(
+            Memory(memory_id=f"m-a{i}", text="x", tags=(), by="developer", written_at=T)
+            for i in range(memories)
+        ),
+        tasks=tuple(
+            Task(task_id=f"t-a{i}", title="x", status=status, by="developer") for i in range(tasks)
+        ),
     )
 
 

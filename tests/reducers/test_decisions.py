@@ -147,7 +147,7 @@ def test_chain_exhausted_hands_over_to_dev_fix_and_interrupts_resumably() -> Non
 def test_resume_after_dev_fix_retries_the_failed_task_from_the_start_of_its_chain() -> None:
     """RunResumed takes the run back to the failed phase's prompt, chain reset; it can finish."""
     interrupted = scripted_run({"developer outcome": [F, F]}).state
-    resumed = reduce(interrupted, RunResumed(None, T))
+    resumed = reduce(interrupted, RunResumed(checkpoint_sequence=None, at=T))
     assert resumed.phase is Phase.DEVELOPMENT
     assert resumed.progress.step is Step.PROMPT
     assert resumed.termination is None
@@ -209,22 +209,24 @@ def test_a_rebase_conflict_is_aborted_and_the_run_goes_on() -> None:
 
 def _started(**overrides: int) -> PipelineState:
     started = RunStarted(
-        RunId("r"),
-        Digest("c"),
-        Digest("p"),
-        budget(**overrides),
-        default_chains(("a", "b")),
-        None,
-        LoopPolicy.off(),
-        T,
+        run_id=RunId("r"),
+        config_digest=Digest("c"),
+        prompt_digest=Digest("p"),
+        budget=budget(**overrides),
+        chains=default_chains(("a", "b")),
+        rebase_onto=None,
+        loop=LoopPolicy.off(),
+        at=T,
     )
     return reduce(PipelineState(), started)
 
 
 def test_three_malformed_lines_in_a_row_end_with_validation_failure() -> None:
     """Malformed lines count up, a valid line resets the count, and the limit ends the run."""
-    line = OutputLineMalformed(Ordinal(1), "{", "JSON syntax error", T)
-    topic = TopicPublished("build.done", Json.of(""), Ordinal(2), None, T)
+    line = OutputLineMalformed(line_number=Ordinal(1), content="{", error="JSON syntax error", at=T)
+    topic = TopicPublished(
+        topic="build.done", payload=Json.of(""), line_number=Ordinal(2), emitted_at=None, at=T
+    )
     state = fold([line, line, topic, line, line], _started())
     assert state.intake.consecutive_malformed == 2
     assert state.intake.malformed_lines == 4
@@ -237,7 +239,12 @@ def test_an_event_that_does_not_fit_is_recorded_as_an_anomaly() -> None:
     """A success with no invocation under way changes nothing but the anomaly record."""
     state = _started()
     stray = InvocationSucceeded(
-        Role.REVIEWER, AgentName("a"), ExitCode(0), DurationMs(10), Digest("d"), T
+        role=Role.REVIEWER,
+        agent=AgentName("a"),
+        exit_code=ExitCode(0),
+        duration_ms=DurationMs(10),
+        output_digest=Digest("d"),
+        at=T,
     )
     after = reduce(state, stray)
     assert after.progress == state.progress
@@ -254,7 +261,10 @@ def test_a_checkpoint_due_at_completion_can_still_be_recorded() -> None:
     )
     effect = next_effect(due)
     assert isinstance(effect, SaveCheckpoint)
-    after = reduce(due, CheckpointSaved(CheckpointTrigger.FINAL, LogPosition(due.sequence), T))
+    after = reduce(
+        due,
+        CheckpointSaved(trigger=CheckpointTrigger.FINAL, sequence=LogPosition(due.sequence), at=T),
+    )
     assert after.phase is Phase.COMPLETE
     assert after.checkpoints.due is None
     assert isinstance(next_effect(after), Terminate)
@@ -264,9 +274,11 @@ def test_a_complete_run_absorbs_every_event() -> None:
     """No fact revives a finished run, a resume included."""
     done = scripted_run().state
     for event in (
-        RunResumed(None, T),
-        RunInterrupted("SIGINT", T),
-        TopicPublished("x", Json.of(""), Ordinal(1), None, T),
+        RunResumed(checkpoint_sequence=None, at=T),
+        RunInterrupted(reason="SIGINT", at=T),
+        TopicPublished(
+            topic="x", payload=Json.of(""), line_number=Ordinal(1), emitted_at=None, at=T
+        ),
     ):
         after = reduce(done, event)
         assert after.phase is Phase.COMPLETE
@@ -276,11 +288,11 @@ def test_a_complete_run_absorbs_every_event() -> None:
 def test_an_interruption_is_resumed_where_it_stopped() -> None:
     """SIGINT mid-run: interrupted (exit 130) with a checkpoint; resume returns to that step."""
     state = _started()
-    interrupted = reduce(state, RunInterrupted("SIGINT", T))
+    interrupted = reduce(state, RunInterrupted(reason="SIGINT", at=T))
     assert interrupted.termination is TerminationReason.INTERRUPTED
     assert interrupted.termination.exit_code == 130
     assert isinstance(next_effect(interrupted), SaveCheckpoint)
-    resumed = reduce(interrupted, RunResumed(None, T))
+    resumed = reduce(interrupted, RunResumed(checkpoint_sequence=None, at=T))
     assert (resumed.phase, resumed.progress.step) == (Phase.PLANNING, Step.BEGIN)
 
 
@@ -288,14 +300,18 @@ def test_an_invocation_cut_off_by_a_crash_is_run_again_without_counting() -> Non
     """Started but never reported, then the process died: resume re-runs it, no retry used."""
     state = fold(
         [
-            PlanningStarted(T),
-            PromptMaterialized(PromptKind.PLANNING, "p.md", Digest("d"), T),
-            InvocationStarted(Role.PLANNER, AgentName("a"), None, Ordinal(1), T),
+            PlanningStarted(at=T),
+            PromptMaterialized(
+                kind=PromptKind.PLANNING, path="p.md", content_digest=Digest("d"), at=T
+            ),
+            InvocationStarted(
+                role=Role.PLANNER, agent=AgentName("a"), model=None, attempt=Ordinal(1), at=T
+            ),
         ],
         _started(),
     )
     assert state.agent.in_flight
-    resumed = reduce(state, RunResumed(None, T))
+    resumed = reduce(state, RunResumed(checkpoint_sequence=None, at=T))
     assert not resumed.agent.in_flight
     assert resumed.agent.retries == 0
     effect = next_effect(resumed)
@@ -306,12 +322,24 @@ def test_an_invocation_cut_off_by_a_crash_is_run_again_without_counting() -> Non
 def test_a_success_without_its_output_counts_as_a_failure_at_the_next_attempt() -> None:
     """No handler can keep a task alive forever by reporting success with no output."""
     state = fold(
-        [PlanningStarted(T), PromptMaterialized(PromptKind.PLANNING, "p.md", Digest("d"), T)],
+        [
+            PlanningStarted(at=T),
+            PromptMaterialized(
+                kind=PromptKind.PLANNING, path="p.md", content_digest=Digest("d"), at=T
+            ),
+        ],
         _started(),
     )
-    start = InvocationStarted(Role.PLANNER, AgentName("a"), None, Ordinal(1), T)
+    start = InvocationStarted(
+        role=Role.PLANNER, agent=AgentName("a"), model=None, attempt=Ordinal(1), at=T
+    )
     success = InvocationSucceeded(
-        Role.PLANNER, AgentName("a"), ExitCode(0), DurationMs(5), Digest("d"), T
+        role=Role.PLANNER,
+        agent=AgentName("a"),
+        exit_code=ExitCode(0),
+        duration_ms=DurationMs(5),
+        output_digest=Digest("d"),
+        at=T,
     )
     state = fold([start, success, start], state)
     assert state.agent.retries == 1
@@ -328,7 +356,7 @@ def test_a_commit_asked_for_right_after_a_resume_may_already_exist() -> None:
     first = next_effect(state)
     assert isinstance(first, CreateCommit)
     assert first.may_exist is False
-    resumed = reduce(state, RunResumed(None, T))
+    resumed = reduce(state, RunResumed(checkpoint_sequence=None, at=T))
     again = next_effect(resumed)
     assert isinstance(again, CreateCommit)
     assert again.may_exist is True
@@ -347,15 +375,17 @@ def test_the_sandbox_a_resume_records_leaves_the_commit_to_be_found(stopped: str
             break
     first = next_effect(state)
     assert isinstance(first, CreateCommit)
-    checked = SandboxChecked(SandboxMode.AUTO, True, "bwrap", (), (), T)
+    checked = SandboxChecked(
+        mode=SandboxMode.AUTO, on=True, said="bwrap", endpoints=(), withheld=(), at=T
+    )
     unresumed = next_effect(reduce(state, checked))
     assert unresumed.effect_id != first.effect_id, "only a resume's own facts go uncounted"
     if stopped == "interrupted":
-        state = fold([RunInterrupted("SIGTERM", T)], state)
+        state = fold([RunInterrupted(reason="SIGTERM", at=T)], state)
         saved = next_effect(state)
         assert isinstance(saved, SaveCheckpoint)
-        state = reduce(state, CheckpointSaved(saved.trigger, saved.sequence, T))
-    resumed = fold([RunResumed(None, T), checked], state)
+        state = reduce(state, CheckpointSaved(trigger=saved.trigger, sequence=saved.sequence, at=T))
+    resumed = fold([RunResumed(checkpoint_sequence=None, at=T), checked], state)
     again = next_effect(resumed)
     assert isinstance(again, CreateCommit)
     assert again.may_exist is True

@@ -49,7 +49,9 @@ def invocation_after(state: PipelineState) -> InvokeAgent:
     """The invocation the fork's next prompt is made for."""
     prompt = next_effect(state)
     assert isinstance(prompt, MaterializePrompt), prompt
-    made = PromptMaterialized(prompt.kind, "p.md", Digest("a" * 64), NOW)
+    made = PromptMaterialized(
+        kind=prompt.kind, path="p.md", content_digest=Digest("a" * 64), at=NOW
+    )
     invoke = next_effect(reduce(state, made))
     assert isinstance(invoke, InvokeAgent), invoke
     return invoke

@@ -64,9 +64,9 @@ def run_with(
     config = WorldConfig(
         budget=budget(max_iterations=iterations), chains=default_chains(("a",)), loop=loop
     )
-    chooser = ScriptedChooser({"gate status": list(statuses)})
+    chooser = ScriptedChooser(answers={"gate status": list(statuses)})
     clock = fake_clock(step=timedelta(seconds=1))
-    world = SimulatedWorld(config, chooser, clock)
+    world = SimulatedWorld(config=config, chooser=chooser, clock=clock)
     bound = step_bound(config.budget, config.chains, loop)
     return run_in_memory(world, max_effects=bound, clock=clock).events
 
@@ -184,7 +184,7 @@ def test_no_run_completes_while_a_gate_that_blocks_or_stops_last_failed(
     # Without required events more runs get to complete, where the law has something to say.
     loop: LoopPolicy = attrs.evolve(config.loop, gates=gates, required_events=())
     config = attrs.evolve(config, loop=loop)
-    world = SimulatedWorld(config, _FailingGates(data.draw))
+    world = SimulatedWorld(config=config, chooser=_FailingGates(data.draw))
     result = run_in_memory(world, max_effects=step_bound(config.budget, config.chains, loop))
     assert is_complete(result.state)
     assert result.state.ledger.anomalies == 0, result.state.ledger.last_anomaly

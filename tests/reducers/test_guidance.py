@@ -54,7 +54,10 @@ def _midway(events: Sequence[PipelineEvent]) -> PipelineState:
 
 
 def _guided(state: PipelineState, number: int, who: str | None) -> PipelineState:
-    return reduce(state, GuidanceGiven(Ordinal(number), who, f"tip {number}", AT, AT))
+    return reduce(
+        state,
+        GuidanceGiven(number=Ordinal(number), hat=who, text=f"tip {number}", given_at=AT, at=AT),
+    )
 
 
 def test_guidance_for_a_role_by_its_name_or_its_hats_name_is_that_roles_notice() -> None:
@@ -111,9 +114,17 @@ def test_a_formatting_correction_leaves_guidance_owed_to_the_next_real_prompt() 
         for h in HATS
     )
     loop = loop_policy(hats=hats, max_formatting_retries=Count(2), enforce_hat_scope=False)
-    config = WorldConfig(budget(max_iterations=1), default_chains(("a",)), None, "r", loop)
+    config = WorldConfig(
+        budget=budget(max_iterations=1),
+        chains=default_chains(("a",)),
+        rebase_onto=None,
+        run_id="r",
+        loop=loop,
+    )
     answers = {"structured response": [SIMULATED_RESPONSES[1], SIMULATED_RESPONSES[0]]}
-    world = SimulatedWorld(config, ScriptedChooser(answers), fake_clock())
+    world = SimulatedWorld(
+        config=config, chooser=ScriptedChooser(answers=answers), clock=fake_clock()
+    )
     prompts: list[MaterializePrompt] = []
 
     def handler(effect: Effect) -> Sequence[PipelineEvent]:
@@ -122,7 +133,11 @@ def test_a_formatting_correction_leaves_guidance_owed_to_the_next_real_prompt() 
             prompts.append(effect)
         first_answer = not any(p.kind is PromptKind.FORMAT_CORRECTION for p in prompts)
         if first_answer and any(isinstance(f, ResponseSubmitted) for f in facts):
-            facts.append(GuidanceGiven(Ordinal(1), None, "use the stdlib", AT, AT))
+            facts.append(
+                GuidanceGiven(
+                    number=Ordinal(1), hat=None, text="use the stdlib", given_at=AT, at=AT
+                )
+            )
         return facts
 
     result = run_in_memory(handler, max_effects=step_bound(config.budget, config.chains, loop))

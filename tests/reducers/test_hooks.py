@@ -48,7 +48,16 @@ def _ran(hook: HookSpec, status: GateStatus) -> HookRan:
         if status in (GateStatus.NOT_STARTED, GateStatus.TIMED_OUT)
         else ExitCode(0 if status is GateStatus.PASSED else 1)
     )
-    return HookRan(hook.name, hook.point, hook.argv, status, code, DurationMs(5), "out", T)
+    return HookRan(
+        hook=hook.name,
+        point=hook.point,
+        argv=hook.argv,
+        status=status,
+        exit_code=code,
+        duration_ms=DurationMs(5),
+        tail="out",
+        at=T,
+    )
 
 
 _STATUSES = st.sampled_from([GateStatus.PASSED] * 9 + list(GateStatus)[1:])
@@ -79,7 +88,7 @@ def test_the_loop_ends_within_its_budgets_whatever_the_hooks_report(
     ``hook_blocked`` had a blocking hook fail, a ``suspended`` one a suspending hook."""
     config = attrs.evolve(configs, loop=attrs.evolve(configs.loop, hooks=hooks))
     clock = fake_clock(step=timedelta(seconds=1))
-    world = SimulatedWorld(config, HypothesisChooser(data.draw), clock)
+    world = SimulatedWorld(config=config, chooser=HypothesisChooser(data.draw), clock=clock)
     bound = step_bound(config.budget, config.chains, config.loop)
     state, log = PipelineState(), []
     failed_actions: set[HookAction] = set()
@@ -135,7 +144,9 @@ def _hook(point: HookPoint, action: HookAction = HookAction.WARN) -> HookSpec:
 
 def _drive(config: WorldConfig, report: GateStatus) -> list[PipelineEvent]:
     """A smooth simulated run of ``config`` whose every hook reports ``report``."""
-    world = SimulatedWorld(config, ScriptedChooser(), fake_clock(step=timedelta(seconds=1)))
+    world = SimulatedWorld(
+        config=config, chooser=ScriptedChooser(), clock=fake_clock(step=timedelta(seconds=1))
+    )
     state, log = PipelineState(), []
     while state.phase not in (Phase.COMPLETE, Phase.INTERRUPTED):
         effect = next_effect(state)
@@ -247,6 +258,8 @@ def test_hooks_with_nothing_to_run_them_are_refused() -> None:
     base = WorldConfig(budget=budget(max_iterations=1), chains=default_chains())
     hook = _hook(HookPoint.RUN_START, HookAction.BLOCK)
     config = attrs.evolve(base, loop=attrs.evolve(base.loop, hooks=(hook,)))
-    world = SimulatedWorld(config, ScriptedChooser(), fake_clock(step=timedelta(seconds=1)))
+    world = SimulatedWorld(
+        config=config, chooser=ScriptedChooser(), clock=fake_clock(step=timedelta(seconds=1))
+    )
     with pytest.raises(PipelineError, match="nothing runs them"):
         run_in_memory(world)

@@ -38,14 +38,17 @@ AT = Instant(datetime(2026, 11, 27, tzinfo=UTC))
 
 def _outcomes(effect: IntegrationEffect, n: int) -> st.SearchStrategy[tuple[PipelineEvent, ...]]:
     """What a handler may report for ``effect`` (the ``n``-th, for fresh shas)."""
-    rebased = IntegrationRebased(f"onto{n}", "tip", f"head{n}", AT)
-    failed = IntegrationFailed("git failed", AT)
+    rebased = IntegrationRebased(onto=f"onto{n}", tip="tip", head=f"head{n}", at=AT)
+    failed = IntegrationFailed(reason="git failed", at=AT)
     match effect:
         case ReplayBranch():
             done: tuple[PipelineEvent, ...] = (rebased,)
             if effect.resolver is not None:
-                done = (IntegrationResolved(effect.resolver, ("a.txt",), AT), rebased)
-            conflicted = IntegrationConflicted(f"onto{n}", ("a.txt",), AT)
+                done = (
+                    IntegrationResolved(agent=effect.resolver, paths=("a.txt",), at=AT),
+                    rebased,
+                )
+            conflicted = IntegrationConflicted(onto=f"onto{n}", paths=("a.txt",), at=AT)
             return st.sampled_from([done, (conflicted,), (failed,)])
         case GateReplayed():
             return st.sampled_from(GateStatus).map(
@@ -63,9 +66,9 @@ def _outcomes(effect: IntegrationEffect, n: int) -> st.SearchStrategy[tuple[Pipe
         case MoveTarget():
             return st.sampled_from(
                 [
-                    (TargetAdvanced(effect.target, effect.old, effect.new, AT),),
-                    (TargetMoved(effect.old, f"other{n}", AT),),
-                    (IntegrationFailed("changes in the way", AT),),
+                    (TargetAdvanced(target=effect.target, old=effect.old, new=effect.new, at=AT),),
+                    (TargetMoved(expected=effect.old, found=f"other{n}", at=AT),),
+                    (IntegrationFailed(reason="changes in the way", at=AT),),
                 ]
             )
 
@@ -79,7 +82,9 @@ def test_an_integration_ends_within_its_bound_whatever_the_world_reports(
     assume(state.phase is Phase.COMPLETE)
     drawn = data.draw(st.lists(st.sampled_from(["m1", "m2"]), max_size=2, unique=True))
     resolvers = tuple(AgentName(name) for name in drawn)
-    state = reduce(state, IntegrationQueued("ralph/run-x", "main", resolvers, AT))
+    state = reduce(
+        state, IntegrationQueued(branch="ralph/run-x", target="main", resolvers=resolvers, at=AT)
+    )
     assert state.integration is not None
     assert state.integration.status is IntegrationStatus.QUEUED
     bound = MAX_REPLAYS * (2 + len(resolvers) + len(integration_gates(state)))
@@ -103,7 +108,7 @@ def test_an_integration_ends_within_its_bound_whatever_the_world_reports(
 
 def test_only_a_complete_run_integrates() -> None:
     started = PipelineState()
-    queued = reduce(started, IntegrationQueued("b", "main", (), AT))
+    queued = reduce(started, IntegrationQueued(branch="b", target="main", resolvers=(), at=AT))
     assert queued.integration is None
     assert queued.ledger.anomalies == 1
 
@@ -115,27 +120,32 @@ def test_a_replay_onto_a_moving_target_is_retried_then_fails(
 ) -> None:
     _config, _log, state = run
     assume(state.phase is Phase.COMPLETE and not integration_gates(state))
-    state = reduce(state, IntegrationQueued("b", "main", (), AT))
+    state = reduce(state, IntegrationQueued(branch="b", target="main", resolvers=(), at=AT))
     for n in range(MAX_REPLAYS):
         effect = next_integration_effect(state)
         assert isinstance(effect, ReplayBranch)
-        state = reduce(state, IntegrationRebased(f"o{n}", "tip", f"h{n}", AT))
+        state = reduce(state, IntegrationRebased(onto=f"o{n}", tip="tip", head=f"h{n}", at=AT))
         moving = next_integration_effect(state)
         assert isinstance(moving, MoveTarget)
         assert (moving.old, moving.new, moving.tip) == (f"o{n}", f"h{n}", "tip")
-        state = reduce(state, TargetMoved(f"o{n}", f"x{n}", AT))
+        state = reduce(state, TargetMoved(expected=f"o{n}", found=f"x{n}", at=AT))
     assert state.integration is not None
     assert state.integration.status is IntegrationStatus.FAILED
     assert next_integration_effect(state) is None
-    again = reduce(state, IntegrationQueued("b", "main", (), AT))  # a person asks again
+    again = reduce(
+        state, IntegrationQueued(branch="b", target="main", resolvers=(), at=AT)
+    )  # a person asks again
     assert again.integration is not None
     assert (again.integration.status, again.integration.replays) == (IntegrationStatus.QUEUED, 0)
     landed = reduce(
-        reduce(again, IntegrationRebased("o", "t", "h", AT)), TargetAdvanced("main", "o", "h", AT)
+        reduce(again, IntegrationRebased(onto="o", tip="t", head="h", at=AT)),
+        TargetAdvanced(target="main", old="o", new="h", at=AT),
     )
     assert landed.integration is not None
     assert landed.integration.status is IntegrationStatus.LANDED
-    busy = reduce(again, IntegrationQueued("b", "main", (), AT))  # one under way: not twice
+    busy = reduce(
+        again, IntegrationQueued(branch="b", target="main", resolvers=(), at=AT)
+    )  # one under way: not twice
     assert busy.integration == again.integration
     assert busy.ledger.anomalies == again.ledger.anomalies + 1
 
@@ -154,8 +164,8 @@ def test_the_replays_gates_are_pinned_to_the_targets_head_unless_the_run_opted_o
     tests = GateSpec(name="tests", argv=("pytest",), timeout_s=Count(60))
     loop = evolve(state.run.loop, gates=(tests,), pin=pin)
     state = evolve(state, run=evolve(state.run, loop=loop))
-    state = reduce(state, IntegrationQueued("b", "main", (), AT))
-    state = reduce(state, IntegrationRebased("0" * 40, "tip", "head", AT))
+    state = reduce(state, IntegrationQueued(branch="b", target="main", resolvers=(), at=AT))
+    state = reduce(state, IntegrationRebased(onto="0" * 40, tip="tip", head="head", at=AT))
     effect = next_integration_effect(state)
     assert isinstance(effect, GateReplayed)
     assert effect.pin_base == ("0" * 40 if pin is GatePin.BASE else None)
@@ -170,7 +180,7 @@ def test_the_replays_gates_are_pinned_to_the_targets_head_unless_the_run_opted_o
     )
     assert passed.integration is not None
     assert (passed.integration.pinned, passed.integration.restored) == (pinned, restored)
-    moved = reduce(passed, TargetMoved("0" * 40, "1" * 40, AT))
+    moved = reduce(passed, TargetMoved(expected="0" * 40, found="1" * 40, at=AT))
     assert moved.integration is not None
     assert (moved.integration.pinned, moved.integration.restored) == (None, ())
     failed = reduce(

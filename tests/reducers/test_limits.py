@@ -72,7 +72,7 @@ def test_a_reset_past_the_longest_wait_stops_the_run_for_a_person_resumably() ->
     assert state.ledger.anomalies == 0
     # Resumed, the same agent tries again from its prompt: the stop is over.
     assert state.progress.resume is not None
-    resumed = reduce(state, RunResumed(None, result.events[-1].at))
+    resumed = reduce(state, RunResumed(checkpoint_sequence=None, at=result.events[-1].at))
     assert resumed.agent.limit_until is None
     assert resumed.agent.chain_position == 0
 
@@ -119,7 +119,7 @@ def test_the_wait_is_durable_a_replay_of_the_log_waits_until_the_same_moment() -
     effect = next_effect(state)
     assert isinstance(effect, WaitForLimitReset)
     assert effect.until == limited.resets_at
-    later = reduce(state, RunResumed(None, limited.at + timedelta(hours=3)))
+    later = reduce(state, RunResumed(checkpoint_sequence=None, at=limited.at + timedelta(hours=3)))
     again = next_effect(later)
     assert isinstance(again, WaitForLimitReset)
     assert again.until == limited.resets_at
@@ -135,12 +135,14 @@ def test_an_interruption_during_the_wait_keeps_its_deadline_for_the_resume() -> 
     events = list(result.events)
     (limited,) = _limited(result)
     cut = next(i for i, e in enumerate(events) if isinstance(e, LimitResetAwaited))
-    stopped = reduce(fold(events[:cut]), RunInterrupted("SIGINT", limited.at))
+    stopped = reduce(fold(events[:cut]), RunInterrupted(reason="SIGINT", at=limited.at))
     assert stopped.phase is Phase.INTERRUPTED
     saving = next_effect(stopped)  # the runner saves the interruption's checkpoint first
     assert isinstance(saving, SaveCheckpoint)
-    saved = CheckpointSaved(saving.trigger, LogPosition(saving.sequence), limited.at)
-    resumed = reduce(reduce(stopped, saved), RunResumed(None, limited.at))
+    saved = CheckpointSaved(
+        trigger=saving.trigger, sequence=LogPosition(saving.sequence), at=limited.at
+    )
+    resumed = reduce(reduce(stopped, saved), RunResumed(checkpoint_sequence=None, at=limited.at))
     effect = next_effect(resumed)
     assert isinstance(effect, WaitForLimitReset)
     assert effect.until == limited.resets_at
@@ -168,11 +170,20 @@ def test_a_window_past_stop_at_utilization_stops_the_run_before_its_next_agent()
     events = list(result.events)
     planned = next(i for i, e in enumerate(events) if isinstance(e, PlanProduced))
     at = events[planned].at
-    full = UsageWindowReported(Role.PLANNER, AgentName("claude"), "five_hour", 0.95, None, at)
+    full = UsageWindowReported(
+        role=Role.PLANNER,
+        agent=AgentName("claude"),
+        window="five_hour",
+        utilization=0.95,
+        resets_at=None,
+        at=at,
+    )
     state = reduce(fold(events[: planned + 1]), full)
     loop = attrs.evolve(simulated_policy(), required_events=(), limits=policy)
-    config = WorldConfig(budget(), default_chains(("claude", "codex")), None, loop=loop)
-    world = SimulatedWorld(config, ScriptedChooser({}))
+    config = WorldConfig(
+        budget=budget(), chains=default_chains(("claude", "codex")), rebase_onto=None, loop=loop
+    )
+    world = SimulatedWorld(config=config, chooser=ScriptedChooser(answers={}))
     effect = next_effect(state)
     while not isinstance(effect, InvokeAgent | RequireHuman):
         for fact in facts_of(world(effect)):
@@ -181,9 +192,18 @@ def test_a_window_past_stop_at_utilization_stops_the_run_before_its_next_agent()
     assert isinstance(effect, RequireHuman)
     assert effect.reason == PROVIDER_LIMIT
     assert "five_hour window 95% full" in effect.detail
-    stopped = reduce(state, HumanInterventionRequired(effect.reason, effect.detail, at))
+    stopped = reduce(
+        state, HumanInterventionRequired(reason=effect.reason, detail=effect.detail, at=at)
+    )
     assert stopped.termination is TerminationReason.HUMAN_INTERVENTION_REQUIRED
     assert stopped.ledger.window_full is None
     # Below the share, the same report changes nothing.
-    below = UsageWindowReported(Role.PLANNER, AgentName("claude"), "five_hour", 0.5, None, at)
+    below = UsageWindowReported(
+        role=Role.PLANNER,
+        agent=AgentName("claude"),
+        window="five_hour",
+        utilization=0.5,
+        resets_at=None,
+        at=at,
+    )
     assert reduce(fold(events[: planned + 1]), below).ledger.window_full is None

@@ -56,11 +56,11 @@ from tests.support import budget
 T = Instant(datetime(2026, 3, 1, tzinfo=UTC))
 
 HATS = (
-    Hat(Role.PLANNER, "planner", ("plan.*",)),
-    Hat(Role.DEVELOPER, "builder", ("build.*", "human.interact")),
-    Hat(Role.REVIEWER, "reviewer", ("review.**",)),
-    Hat(Role.COMMITTER, "committer", ("commit.*",)),
-    Hat(Role.FIXER, "fixer", ("fix.*",)),
+    Hat(role=Role.PLANNER, name="planner", publishes=("plan.*",)),
+    Hat(role=Role.DEVELOPER, name="builder", publishes=("build.*", "human.interact")),
+    Hat(role=Role.REVIEWER, name="reviewer", publishes=("review.**",)),
+    Hat(role=Role.COMMITTER, name="committer", publishes=("commit.*",)),
+    Hat(role=Role.FIXER, name="fixer", publishes=("fix.*",)),
 )
 
 
@@ -83,7 +83,14 @@ def policy(**changes: object) -> LoopPolicy:
 def started(loop: LoopPolicy, publisher: Role | None = Role.DEVELOPER) -> PipelineState:
     """A run just started with ``loop``, whose events-file lines come from ``publisher``."""
     event = RunStarted(
-        RunId("r"), Digest("c"), Digest("p"), budget(), default_chains(("a",)), None, loop, T
+        run_id=RunId("r"),
+        config_digest=Digest("c"),
+        prompt_digest=Digest("p"),
+        budget=budget(),
+        chains=default_chains(("a",)),
+        rebase_onto=None,
+        loop=loop,
+        at=T,
     )
     state = reduce(PipelineState(), event)
     return attrs.evolve(state, intake=evolve(state.intake, publisher=publisher))
@@ -94,7 +101,13 @@ _lines = iter(range(1, 10**9))
 
 def topic(name: str, payload: object = "", at: Instant = T) -> TopicPublished:
     """A well-formed line publishing ``name``."""
-    return TopicPublished(name, Json.of(payload), Ordinal(next(_lines)), None, at)
+    return TopicPublished(
+        topic=name,
+        payload=Json.of(payload),
+        line_number=Ordinal(next(_lines)),
+        emitted_at=None,
+        at=at,
+    )
 
 
 # Patterns
@@ -147,7 +160,7 @@ def test_an_out_of_scope_topic_is_dropped_and_reported() -> None:
     (notice,) = state.intake.notices
     assert notice.topic == "planner.scope_violation"
     assert notice.text == """Attempted to publish 'review.passed': {"ok":true}"""
-    planning = reduce(state, PlanningStarted(T))
+    planning = reduce(state, PlanningStarted(at=T))
     undue = attrs.evolve(planning.checkpoints, due=None)
     effect = next_effect(attrs.evolve(planning, checkpoints=undue))
     assert isinstance(effect, MaterializePrompt)
@@ -231,15 +244,15 @@ def _last_iteration_claims_completion(
 ) -> tuple[PipelineState, list[Effect]]:
     """A real loop with 2 iterations; the developer of iteration 2 reports ``status`` and
     publishes LOOP_COMPLETE."""
-    chooser = ScriptedChooser({"iteration status": [status, status]})
+    chooser = ScriptedChooser(answers={"iteration status": [status, status]})
     config = WorldConfig(
-        budget(max_iterations=2, max_consecutive_failures=3),
-        default_chains(("a",)),
-        None,
-        "r",
-        policy(required_events=()),
+        budget=budget(max_iterations=2, max_consecutive_failures=3),
+        chains=default_chains(("a",)),
+        rebase_onto=None,
+        run_id="r",
+        loop=policy(required_events=()),
     )
-    world = SimulatedWorld(config, chooser, fake_clock())
+    world = SimulatedWorld(config=config, chooser=chooser, clock=fake_clock())
     effects: list[Effect] = []
 
     def handler(effect: Effect) -> Sequence[PipelineEvent]:
@@ -251,8 +264,14 @@ def _last_iteration_claims_completion(
         if isinstance(effect, InvokeAgent) and effect.iteration == 2 and developer_done:
             line = effect.events_lines + 1
             facts += [
-                TopicPublished("LOOP_COMPLETE", Json.of(""), Ordinal(line), None, T),
-                EventsFileRead(Count(effect.events_offset + 30), Count(line), T),
+                TopicPublished(
+                    topic="LOOP_COMPLETE",
+                    payload=Json.of(""),
+                    line_number=Ordinal(line),
+                    emitted_at=None,
+                    at=T,
+                ),
+                EventsFileRead(offset=Count(effect.events_offset + 30), lines=Count(line), at=T),
             ]
         return facts
 
@@ -277,15 +296,15 @@ def _claim_on_first_iteration(
 ) -> tuple[PipelineState, list[Effect]]:
     """A real loop in which the developer of iteration 1 reports partial progress and
     publishes LOOP_COMPLETE (the prompt asks it to, when the task is done)."""
-    chooser = ScriptedChooser({"iteration status": [IterationStatus.PARTIAL]})
+    chooser = ScriptedChooser(answers={"iteration status": [IterationStatus.PARTIAL]})
     config = WorldConfig(
-        budget(max_iterations=3, max_review_passes=max_review_passes),
-        default_chains(("a",)),
-        None,
-        "r",
-        loop,
+        budget=budget(max_iterations=3, max_review_passes=max_review_passes),
+        chains=default_chains(("a",)),
+        rebase_onto=None,
+        run_id="r",
+        loop=loop,
     )
-    world = SimulatedWorld(config, chooser, fake_clock())
+    world = SimulatedWorld(config=config, chooser=chooser, clock=fake_clock())
     effects: list[Effect] = []
 
     def handler(effect: Effect) -> Sequence[PipelineEvent]:
@@ -297,8 +316,14 @@ def _claim_on_first_iteration(
         if isinstance(effect, InvokeAgent) and effect.iteration == 1 and developer_done:
             line = effect.events_lines + 1
             facts += [
-                TopicPublished("LOOP_COMPLETE", Json.of(""), Ordinal(line), None, T),
-                EventsFileRead(Count(effect.events_offset + 30), Count(line), T),
+                TopicPublished(
+                    topic="LOOP_COMPLETE",
+                    payload=Json.of(""),
+                    line_number=Ordinal(line),
+                    emitted_at=None,
+                    at=T,
+                ),
+                EventsFileRead(offset=Count(effect.events_offset + 30), lines=Count(line), at=T),
             ]
         return facts
 
@@ -338,11 +363,17 @@ def test_a_claim_goes_straight_to_the_final_check_when_asked_or_without_review(
 def test_a_claim_on_the_last_iteration_is_reviewed_then_completes_the_run() -> None:
     """The last allowed iteration's claim is still no max_iterations, and still reviewed."""
     config = policy(required_events=(), review_completion=True)
-    chooser = ScriptedChooser({"iteration status": [IterationStatus.PARTIAL] * 2})
+    chooser = ScriptedChooser(answers={"iteration status": [IterationStatus.PARTIAL] * 2})
     world = SimulatedWorld(
-        WorldConfig(budget(max_iterations=2), default_chains(("a",)), None, "r", config),
-        chooser,
-        fake_clock(),
+        config=WorldConfig(
+            budget=budget(max_iterations=2),
+            chains=default_chains(("a",)),
+            rebase_onto=None,
+            run_id="r",
+            loop=config,
+        ),
+        chooser=chooser,
+        clock=fake_clock(),
     )
     effects: list[Effect] = []
 
@@ -356,8 +387,14 @@ def test_a_claim_on_the_last_iteration_is_reviewed_then_completes_the_run() -> N
         ):
             line = effect.events_lines + 1
             facts += [
-                TopicPublished("LOOP_COMPLETE", Json.of(""), Ordinal(line), None, T),
-                EventsFileRead(Count(effect.events_offset + 30), Count(line), T),
+                TopicPublished(
+                    topic="LOOP_COMPLETE",
+                    payload=Json.of(""),
+                    line_number=Ordinal(line),
+                    emitted_at=None,
+                    at=T,
+                ),
+                EventsFileRead(offset=Count(effect.events_offset + 30), lines=Count(line), at=T),
             ]
         return facts
 
@@ -370,13 +407,13 @@ def _smooth_run(loop: LoopPolicy) -> tuple[PipelineState, list[PipelineEvent]]:
     """A smooth simulated run (every agent succeeds, the developer reports completed, the
     review is clean, validation passes) under ``loop``; nobody publishes a topic."""
     config = WorldConfig(
-        budget(max_iterations=2, max_consecutive_failures=3),
-        default_chains(("a",)),
-        None,
-        "r",
-        loop,
+        budget=budget(max_iterations=2, max_consecutive_failures=3),
+        chains=default_chains(("a",)),
+        rebase_onto=None,
+        run_id="r",
+        loop=loop,
     )
-    world = SimulatedWorld(config, ScriptedChooser(), fake_clock())
+    world = SimulatedWorld(config=config, chooser=ScriptedChooser(), clock=fake_clock())
     events: list[PipelineEvent] = []
     result = run_in_memory(world, max_effects=500, on_event=lambda _s, e: events.append(e))
     return result.state, events
@@ -413,7 +450,7 @@ def test_a_refused_validation_tells_the_developer_what_is_missing() -> None:
     validating = attrs.evolve(
         worked, progress=Progress(phase=Phase.FINAL_VALIDATION, step=Step.VALIDATE)
     )
-    refused = reduce(validating, FinalValidationPassed(T))
+    refused = reduce(validating, FinalValidationPassed(at=T))
     assert refused.phase is Phase.DEVELOPMENT
     notice = refused.intake.notices[-1]
     assert notice.topic == "task.resume"
@@ -423,7 +460,7 @@ def test_a_refused_validation_tells_the_developer_what_is_missing() -> None:
     # Published with no hat at work (a person's answer is seen the same way).
     unscoped = attrs.evolve(validating, intake=evolve(validating.intake, publisher=None))
     seen = reduce(unscoped, topic("human.response"))
-    assert reduce(seen, FinalValidationPassed(T)).termination is TerminationReason.COMPLETED
+    assert reduce(seen, FinalValidationPassed(at=T)).termination is TerminationReason.COMPLETED
 
 
 # Cancellation
@@ -521,7 +558,9 @@ def test_a_question_waits_until_its_deadline_and_an_answer_reaches_the_next_prom
     effect = next_effect(due_done)
     assert isinstance(effect, WaitForHuman)
     assert effect.deadline == pending.deadline
-    answered = reduce(state, HumanResponseReceived(pending.question_id, "Postgres", T))
+    answered = reduce(
+        state, HumanResponseReceived(question_id=pending.question_id, text="Postgres", at=T)
+    )
     assert answered.ledger.pending_question is None
     assert answered.intake.notices[-1].topic == "human.response"
     assert answered.intake.notices[-1].text == "Postgres"
@@ -533,7 +572,7 @@ def test_no_answer_by_the_deadline_is_a_timeout_notice_never_a_silent_continue()
     state = reduce(started(policy()), topic("human.interact", "Which DB?"))
     pending = state.ledger.pending_question
     assert pending is not None
-    timed_out = reduce(state, HumanTimedOut(pending.question_id, pending.deadline))
+    timed_out = reduce(state, HumanTimedOut(question_id=pending.question_id, at=pending.deadline))
     notice = timed_out.intake.notices[-1]
     assert notice.topic == "human.timeout"
     assert notice.text == "No response after 30s. Original question: Which DB?"
@@ -562,5 +601,10 @@ def test_a_notice_waits_for_the_prompt_of_the_hat_it_concerns() -> None:
         progress=Progress(phase=Phase.DEVELOPMENT, step=Step.PROMPT, iteration=1),
         intake=evolve(state.intake, notices=(reviewer, anyone)),
     )
-    prompted = reduce(state, PromptMaterialized(PromptKind.DEVELOPMENT, "p.md", Digest("d"), T))
+    prompted = reduce(
+        state,
+        PromptMaterialized(
+            kind=PromptKind.DEVELOPMENT, path="p.md", content_digest=Digest("d"), at=T
+        ),
+    )
     assert prompted.intake.notices == (reviewer,)

@@ -48,9 +48,15 @@ def test_calls_per_response_are_bounded_and_every_call_is_logged_once(
         for h in HATS
     )
     loop = policy(hats=hats, max_formatting_retries=Count(retries), enforce_hat_scope=False)
-    config = WorldConfig(budget(max_iterations=1), default_chains(("a",)), None, "r", loop)
-    chooser = ScriptedChooser({"structured response": list(answers)})
-    world = SimulatedWorld(config, chooser, fake_clock())
+    config = WorldConfig(
+        budget=budget(max_iterations=1),
+        chains=default_chains(("a",)),
+        rebase_onto=None,
+        run_id="r",
+        loop=loop,
+    )
+    chooser = ScriptedChooser(answers={"structured response": list(answers)})
+    world = SimulatedWorld(config=config, chooser=chooser, clock=fake_clock())
     result = run_in_memory(world, max_effects=step_bound(config.budget, config.chains, loop))
     events = result.events
     developer = [i for i, e in enumerate(events) if getattr(e, "role", None) is Role.DEVELOPER]

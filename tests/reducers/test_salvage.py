@@ -12,7 +12,7 @@ from pipeline.reducers import fold, reduce
 from tests.support import scripted_run
 
 T = Instant(datetime(2026, 3, 1, tzinfo=UTC))
-SALVAGED = RunSalvaged("old.db", Count(7), "event 7 is missing", T)
+SALVAGED = RunSalvaged(source="old.db", kept=Count(7), reason="event 7 is missing", at=T)
 
 
 def test_a_salvage_keeps_the_phase_and_the_next_effect_at_every_point_of_a_run() -> None:
@@ -41,7 +41,7 @@ def test_a_commit_step_whose_facts_the_damage_lost_is_asked_for_under_its_own_id
             break
     first = next_effect(state)
     assert isinstance(first, CreateCommit)
-    again = next_effect(reduce(reduce(state, SALVAGED), RunResumed(None, T)))
+    again = next_effect(reduce(reduce(state, SALVAGED), RunResumed(checkpoint_sequence=None, at=T)))
     assert isinstance(again, CreateCommit)
     assert again.effect_id == first.effect_id
     assert again.may_exist is True
@@ -50,15 +50,15 @@ def test_a_commit_step_whose_facts_the_damage_lost_is_asked_for_under_its_own_id
 def test_an_interrupted_run_takes_a_salvage_and_then_its_resumption() -> None:
     """An interrupted run stays interrupted after the note, and resumes as before."""
     started = fold(scripted_run().events[:3])
-    interrupted = reduce(started, RunInterrupted("SIGINT", T))
+    interrupted = reduce(started, RunInterrupted(reason="SIGINT", at=T))
     salvaged = reduce(interrupted, SALVAGED)
     assert salvaged.phase is Phase.INTERRUPTED
     assert salvaged.ledger.anomalies == interrupted.ledger.anomalies
     assert (
-        reduce(salvaged, RunResumed(None, T)).phase
-        is reduce(interrupted, RunResumed(None, T)).phase
+        reduce(salvaged, RunResumed(checkpoint_sequence=None, at=T)).phase
+        is reduce(interrupted, RunResumed(checkpoint_sequence=None, at=T)).phase
     )
-    assert reduce(salvaged, RunAbandoned("gone", T)).phase is Phase.FINALIZING
+    assert reduce(salvaged, RunAbandoned(reason="gone", at=T)).phase is Phase.FINALIZING
 
 
 def test_a_salvage_of_a_run_not_started_is_an_anomaly() -> None:

@@ -25,7 +25,14 @@ from pipeline.reducers import fold, reduce
 from tests.support import scripted_run
 
 T = Instant(datetime(2026, 11, 1, tzinfo=UTC))
-CHECKED = SandboxChecked(SandboxMode.AUTO, True, "on (bubblewrap 0.8.0)", (), ("A_TOKEN",), T)
+CHECKED = SandboxChecked(
+    mode=SandboxMode.AUTO,
+    on=True,
+    said="on (bubblewrap 0.8.0)",
+    endpoints=(),
+    withheld=("A_TOKEN",),
+    at=T,
+)
 
 
 def test_a_sandbox_check_before_the_run_started_is_an_anomaly() -> None:
@@ -52,7 +59,13 @@ def test_a_refused_connection_is_in_the_next_working_prompt() -> None:
         state = reduce(state, event)
         if isinstance(event, InvocationSucceeded) and event.role is Role.DEVELOPER:
             break
-    refused = ConnectionRefused(Role.DEVELOPER, AgentName("claude"), "chatgpt.com:443", Count(3), T)
+    refused = ConnectionRefused(
+        role=Role.DEVELOPER,
+        agent=AgentName("claude"),
+        endpoint="chatgpt.com:443",
+        count=Count(3),
+        at=T,
+    )
     after = reduce(state, refused)
     assert after.ledger.anomalies == state.ledger.anomalies
     (notice,) = [n for n in after.intake.notices if n.topic == CONNECTION_REFUSED_TOPIC]
@@ -70,7 +83,9 @@ def test_a_refused_connection_is_in_the_next_working_prompt() -> None:
 
 def test_once_is_said_once() -> None:
     state = fold(scripted_run().events[:1])
-    refused = ConnectionRefused(Role.DEVELOPER, AgentName("a"), "[::1]:8080", Count(1), T)
+    refused = ConnectionRefused(
+        role=Role.DEVELOPER, agent=AgentName("a"), endpoint="[::1]:8080", count=Count(1), at=T
+    )
     (notice,) = reduce(state, refused).intake.notices
     assert "to [::1]:8080 (once)" in notice.text
     assert attrs.evolve(refused, count=Count(2)) != refused

@@ -58,7 +58,14 @@ from tests.support import budget
 
 T = TypeVar("T")
 
-DELETED = (ScreenHit(ScreenKind.TEST_FILE_DELETED, "tests/test_calc.py", Count(0), "deleted"),)
+DELETED = (
+    ScreenHit(
+        kind=ScreenKind.TEST_FILE_DELETED,
+        path="tests/test_calc.py",
+        line=Count(0),
+        detail="deleted",
+    ),
+)
 NOTHING_FOUND, A_TAMPER_HIT, A_TODO, CUT_SHORT = range(4)
 
 
@@ -71,9 +78,9 @@ def run_screened(
     config = WorldConfig(
         budget=budget(max_iterations=iterations), chains=default_chains(("a",)), loop=loop
     )
-    chooser = ScriptedChooser({"screen hits": [SCREEN_FINDINGS[i] for i in findings]})
+    chooser = ScriptedChooser(answers={"screen hits": [SCREEN_FINDINGS[i] for i in findings]})
     clock = fake_clock(step=timedelta(seconds=1))
-    world = SimulatedWorld(config, chooser, clock)
+    world = SimulatedWorld(config=config, chooser=chooser, clock=clock)
     bound = step_bound(config.budget, config.chains, loop)
     return run_in_memory(world, max_effects=bound, clock=clock).events
 
@@ -225,7 +232,7 @@ def test_the_screen_starts_at_the_recorded_base_and_moves_with_a_rebase() -> Non
     started = fold(log[:3])
     assert isinstance(log[2], ScreenBaseRecorded)
     assert started.gating.base_recorded
-    moved = reduce(started, ScreenBaseRecorded("a" * 40, log[3].at))
+    moved = reduce(started, ScreenBaseRecorded(sha="a" * 40, at=log[3].at))
     assert moved.gating.run_base == "a" * 40
     assert moved.gating.work_base is None  # a later base (a rebase) leaves the tasks' alone
     assert moved.ledger.anomalies == 0
@@ -236,7 +243,12 @@ def test_the_screen_starts_at_the_recorded_base_and_moves_with_a_rebase() -> Non
 def test_a_screen_nobody_asked_for_is_an_anomaly_and_changes_nothing_else() -> None:
     log = run_screened(TAMPER, [NOTHING_FOUND])
     state = fold(log)
-    after = reduce(state, ChangesScreened(ScreenScope.RUN, None, Count(1), DELETED, log[-1].at))
+    after = reduce(
+        state,
+        ChangesScreened(
+            scope=ScreenScope.RUN, base=None, files=Count(1), hits=DELETED, at=log[-1].at
+        ),
+    )
     assert after.ledger.anomalies == state.ledger.anomalies + 1
     assert after.gating == state.gating
 
@@ -307,7 +319,7 @@ def test_no_run_completes_while_its_last_screen_found_a_hit_that_blocks_or_stops
         config.loop, gates=gates, tamper=tamper, postconditions=post, required_events=()
     )
     config = attrs.evolve(config, loop=loop)
-    world = SimulatedWorld(config, _DrawnFindings(data.draw))
+    world = SimulatedWorld(config=config, chooser=_DrawnFindings(data.draw))
     result = run_in_memory(world, max_effects=step_bound(config.budget, config.chains, loop))
     assert is_complete(result.state)
     assert result.state.ledger.anomalies == 0, result.state.ledger.last_anomaly

@@ -99,25 +99,47 @@ class HatScript:
         published = said.pop(0) if said else []
         line = effect.events_lines
         facts: list[PipelineEvent] = [
-            InvocationStarted(effect.role, effect.agent, effect.model, effect.attempt, now()),
+            InvocationStarted(
+                role=effect.role,
+                agent=effect.agent,
+                model=effect.model,
+                attempt=effect.attempt,
+                at=now(),
+            ),
             *self._usage(effect),
             InvocationSucceeded(
-                effect.role, effect.agent, ExitCode(0), DurationMs(1), Digest("d"), now()
+                role=effect.role,
+                agent=effect.agent,
+                exit_code=ExitCode(0),
+                duration_ms=DurationMs(1),
+                output_digest=Digest("d"),
+                at=now(),
             ),
         ]
         for name in published:
             line += 1
             facts.append(
-                TopicPublished(name, Json.of(f"from {effect.hat}"), Ordinal(line), None, now())
+                TopicPublished(
+                    topic=name,
+                    payload=Json.of(f"from {effect.hat}"),
+                    line_number=Ordinal(line),
+                    emitted_at=None,
+                    at=now(),
+                )
             )
         if published:
             facts.append(
                 EventsFileRead(
-                    Count(effect.events_offset + 100 * len(published)), Count(line), now()
+                    offset=Count(effect.events_offset + 100 * len(published)),
+                    lines=Count(line),
+                    at=now(),
                 )
             )
         done = DevelopmentIterationCompleted(
-            Ordinal(effect.iteration), IterationStatus.COMPLETED, "hat finished", now()
+            iteration=Ordinal(effect.iteration),
+            status=IterationStatus.COMPLETED,
+            summary="hat finished",
+            at=now(),
         )
         return (*facts, done)
 
@@ -126,20 +148,20 @@ class HatScript:
             return ()
         return (
             UsageReported(
-                effect.role,
-                effect.agent,
-                "m",
-                Count(10),
-                Count(1),
-                None,
-                None,
-                None,
-                None,
-                None,
-                Usd(self.cost_usd),
-                CostSource.REPORTED,
-                "",
-                self.world.clock(),
+                role=effect.role,
+                agent=effect.agent,
+                model="m",
+                input_tokens=Count(10),
+                output_tokens=Count(1),
+                cache_read_tokens=None,
+                cache_write_tokens=None,
+                turns=None,
+                session_id=None,
+                api_duration_ms=None,
+                cost_usd=Usd(self.cost_usd),
+                cost_source=CostSource.REPORTED,
+                note="",
+                at=self.world.clock(),
             ),
         )
 
@@ -165,7 +187,9 @@ def run_log(
     spend = attrs.evolve(budget(max_iterations=iterations), max_cost_usd=limit)
     config = WorldConfig(budget=spend, chains=default_chains(("a",)), loop=loop)
     clock = fake_clock(step=timedelta(seconds=1))
-    world = SimulatedWorld(config, ScriptedChooser(answers or {}), clock)
+    world = SimulatedWorld(
+        config=config, chooser=ScriptedChooser(answers=answers or {}), clock=clock
+    )
     lines = {name: [list(t) for t in lists] for name, lists in says.items()}
     script = HatScript(world, lines, cost_usd)
     result = run_in_memory(
@@ -468,7 +492,7 @@ def test_routing_in_a_world_that_chooses_everything_still_ends(data: st.DataObje
         budget=budget(max_iterations=4), chains=default_chains(("a", "b")), loop=loop
     )
     clock = fake_clock(step=timedelta(seconds=1))
-    world = SimulatedWorld(config, HypothesisChooser(data.draw), clock)
+    world = SimulatedWorld(config=config, chooser=HypothesisChooser(data.draw), clock=clock)
     result = run_in_memory(
         world, max_effects=step_bound(config.budget, config.chains, loop), clock=clock
     )

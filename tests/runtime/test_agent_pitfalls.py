@@ -71,7 +71,7 @@ def test_claude_bypass_as_root_is_one_clear_error_and_no_agent_starts(
     assert '[agents.main] env = { IS_SANDBOX = "1" }' in lines[0]
     assert not marker.exists()
     assert not (root / ".ralph" / "runs").exists()
-    assert not WorkspaceLayout(root).store.exists()
+    assert not WorkspaceLayout(root=root).store.exists()
 
 
 @pytest.mark.parametrize(

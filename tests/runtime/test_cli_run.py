@@ -223,7 +223,7 @@ def test_a_setting_a_run_would_trip_over_later_is_refused_before_the_store_exist
     assert len(lines) == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert f"{key}:" in lines[0], lines[0]
-    assert not WorkspaceLayout(root).store.exists()
+    assert not WorkspaceLayout(root=root).store.exists()
     assert not started_any_agent(root)
 
 
@@ -246,6 +246,6 @@ def test_run_takes_p_and_max_iterations_as_the_rust_tool_does(tmp_path: Path) ->
     assert "Exit status 2: max_iterations" in result.stdout
     started = next(e for e in stored_events(root) if isinstance(e, RunStarted))
     assert started.budget.max_iterations == 1
-    saved = WorkspaceLayout(root).saved_prompt(started.run_id)
+    saved = WorkspaceLayout(root=root).saved_prompt(started.run_id)
     assert ".git" in saved.parts  # out of reach of an agent's git clean
     assert saved.read_text() == "Say hello"

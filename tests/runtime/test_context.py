@@ -243,7 +243,7 @@ def test_notes_survive_kill_9_and_resume_once_each_and_replay_to_the_same_state(
     assert state.phase is Phase.COMPLETE
     assert [t.title for t in state.context.tasks] == ["Survive the crash"]
     assert [m.text for m in state.context.memories] == ["Crashes happen"]
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         book = [n.note.text for n in store.notes_after(0)]
         (summary,) = store.runs()
         checkpoints = store.checkpoints(summary.run_id)
@@ -416,7 +416,7 @@ def test_an_agents_memory_posing_as_the_persons_is_labelled_as_the_agents_in_lat
     (root / ".ralph" / "second-run").write_text("")
     second = ralph("run", "--plain", cwd=root)
     assert second.returncode == 0, second.stdout + second.stderr
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         first_run, _second_run = (summary.run_id for summary in store.runs())
     (memory,) = _json_lines(ralph("memory", "list", "--json", cwd=root).stdout)
     (task,) = _json_lines(ralph("task", "list", "--json", cwd=root).stdout)

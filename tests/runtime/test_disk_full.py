@@ -60,7 +60,7 @@ def test_a_full_disk_stops_the_run_cleanly_and_it_resumes_once_there_is_room(
         check=False,
     )
     root = tmp_path / "run"
-    store = WorkspaceLayout(root).store
+    store = WorkspaceLayout(root=root).store
     assert stopped.returncode == 4, (stopped.stdout[-2000:], stopped.stderr)
     assert str(store) in stopped.stderr
     assert "the disk is full" in stopped.stderr
@@ -126,8 +126,8 @@ def _asking(root: Path) -> tuple[str, str]:
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if WorkspaceLayout(root).store.is_file():
-                with SqliteEventStore(WorkspaceLayout(root).store) as store:
+            if WorkspaceLayout(root=root).store.is_file():
+                with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
                     runs = store.runs()
                     if runs:
                         state, _ = load_state(store, runs[-1].run_id)
@@ -154,7 +154,7 @@ def test_every_command_that_writes_the_store_exits_4_on_a_full_disk(tmp_path: Pa
         extra="[loop]\nhuman_timeout_s = 300\n",
     )
     run_id, question = _asking(root)
-    folder = WorkspaceLayout(root).store.parent
+    folder = WorkspaceLayout(root=root).store.parent
     saved = tmp_path / "saved"
     shutil.copytree(folder, saved)
     commands = {

@@ -89,4 +89,4 @@ def test_a_ladder_on_a_role_whose_work_does_not_bounce_is_refused(tmp_path: Path
     result = ralph("run", cwd=root)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "hats.reviewer.escalate: only the developer's work bounces" in result.stderr
-    assert not WorkspaceLayout(root).store.exists()
+    assert not WorkspaceLayout(root=root).store.exists()

@@ -103,7 +103,7 @@ def test_a_fork_goes_on_from_a_commit_to_its_own_end_and_leaves_the_original_alo
     assert (marker["source_run"], marker["at_sequence"]) == (source[0]["run_id"], point)
     assert marker["commit"] == source[first_commit - 1]["sha"]
     assert (marker["agent"], marker["model"]) == ("scripted", "demo-model-fork")
-    new_prompt = WorkspaceLayout(target).saved_prompt(str(fork_id)).read_bytes()
+    new_prompt = WorkspaceLayout(root=target).saved_prompt(str(fork_id)).read_bytes()
     assert new_prompt == b"Also trim dots.\n"
     assert marker["prompt_digest"] == hashlib.sha256(new_prompt).hexdigest()
     assert _git(target, "rev-parse", "HEAD") == marker["commit"]
@@ -169,8 +169,8 @@ def test_a_run_is_forked_from_its_page(demo: Path) -> None:
     from pipeline.app.cli._serve_app import make_app
     from pipeline.app.cli._serve_guard import Access
 
-    access = Access("fork-page-token-0123456789", remote=False)
-    store = WorkspaceLayout(demo).store
+    access = Access(secret="fork-page-token-0123456789", remote=False)
+    store = WorkspaceLayout(root=demo).store
     root = f"http://127.0.0.1:8765{access.root}"  # the address ralph serve prints
     client = TestClient(make_app(str(store), demo, access), base_url=root)
     run_id = _facts(demo)[0]["run_id"]
@@ -197,7 +197,7 @@ def test_a_fork_that_fails_half_way_leaves_nothing(demo: Path, tmp_path: Path) -
     """The source's events file is gone (the copy fails after the worktree was added): the
     fork is refused, and neither its worktree nor its branch is left."""
     run_id = str(_facts(demo)[0]["run_id"])
-    events_file = WorkspaceLayout(demo).events_file(run_id)
+    events_file = WorkspaceLayout(root=demo).events_file(run_id)
     kept = events_file.read_bytes()
     branches = _git(demo, "branch", "--list", "ralph/fork-*")
     events_file.unlink()

@@ -40,7 +40,7 @@ def git(root: Path, *args: str) -> str:
 def handler(tmp_path: Path) -> tuple[Path, GitHandler]:
     root = make_workspace(tmp_path / "repo", scripts={}, agents={"a": ["true"]})
     ensure_excluded(root)
-    return root, GitHandler(root, fake_clock())
+    return root, GitHandler(root=root, clock=fake_clock())
 
 
 def test_a_commit_carries_its_effect_trailer_and_leaves_ralphs_files_out(tmp_path: Path) -> None:

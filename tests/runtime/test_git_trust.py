@@ -153,12 +153,12 @@ def test_planted_code_is_switched_off_even_when_it_is_still_in_place(tmp_path: P
     effect = CreateCommit(
         effect_id=EffectId(3), message="Add app", may_exist=False, spent=SpendLine(), models=()
     )
-    (refused,) = GitHandler(root, fake_clock()).commit(effect)
+    (refused,) = GitHandler(root=root, clock=fake_clock()).commit(effect)
     assert isinstance(refused, WorkspaceIoError), refused
     assert "clean filter 'evil' failed" in refused.message
     assert not marker.exists(), marker.read_text()
     git(root, "config", "--remove-section", "filter.evil")
-    (created,) = GitHandler(root, fake_clock()).commit(effect)
+    (created,) = GitHandler(root=root, clock=fake_clock()).commit(effect)
     assert isinstance(created, CommitCreated), created
     assert not marker.exists(), marker.read_text()
     assert f"{EFFECT_TRAILER}: 3" in git(root, "log", "-1", "--format=%B")
@@ -181,7 +181,7 @@ def test_an_agent_that_empties_the_exclude_file_gets_none_of_ralphs_files_commit
     (root / "app.py").write_text("work\n")
     (root / "ralph.toml").write_text("# changed by the agent\n")
     git(root, "add", "--force", ".ralph/pipeline.db", ".agent/prompts/developer.md")
-    handler = GitHandler(root, fake_clock(), keep_out=("ralph.toml", "PROMPT.md"))
+    handler = GitHandler(root=root, clock=fake_clock(), keep_out=("ralph.toml", "PROMPT.md"))
     effect = CreateCommit(
         effect_id=EffectId(3), message="Add app", may_exist=False, spent=SpendLine(), models=()
     )
@@ -259,8 +259,8 @@ def test_rebase_onto_that_looks_like_an_option_is_refused_at_parse_time(tmp_path
     done = ralph("run", "--plain", cwd=root)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "rebase_onto" in done.stderr
-    assert not WorkspaceLayout(root).store.exists()
-    facts = GitHandler(root, fake_clock()).rebase(
+    assert not WorkspaceLayout(root=root).store.exists()
+    facts = GitHandler(root=root, clock=fake_clock()).rebase(
         Rebase(effect_id=EffectId(1), onto=f"--exec=touch {marker}")
     )
     assert isinstance(facts[0], RebaseStarted)
@@ -294,7 +294,7 @@ def test_a_new_run_on_a_dirty_tree_is_refused_naming_the_paths(tmp_path: Path) -
     assert "ralph.toml" not in message.replace(str(root), "")
     assert "stash" in message
     assert "--allow-dirty" in message
-    assert not WorkspaceLayout(root).store.exists()
+    assert not WorkspaceLayout(root=root).store.exists()
     (root / "README.md").write_text("a repository\n")
     (root / "notes.txt").unlink()
     done = ralph("run", "--plain", cwd=root)
@@ -344,7 +344,7 @@ def test_an_exclusion_pathspec_keeps_out_exactly_its_path(tmp_path: Path) -> Non
     (root / "d ir").mkdir()
     for name in ("my[1]*.db", "my1x.db", "d ir/!x", "!top"):
         (root / name).write_text(name)
-    handler = GitHandler(root, fake_clock(), keep_out=("my[1]*.db", "d ir/!x", "!top"))
+    handler = GitHandler(root=root, clock=fake_clock(), keep_out=("my[1]*.db", "d ir/!x", "!top"))
     effect = CreateCommit(
         effect_id=EffectId(3), message="Add", may_exist=False, spent=SpendLine(), models=()
     )
@@ -363,7 +363,13 @@ def test_a_resumed_run_keeps_the_paths_its_start_kept_out(tmp_path: Path) -> Non
     (run_dir / "kept-out").write_text("README.md\0notes.txt")
     (root / "README.md").write_text("the person's edit\n")
     (root / "app.py").write_text("work\n")
-    runtime = Runtime(workspace.layout, workspace.config, Digest("0"), utc_now, run_id="r1")
+    runtime = Runtime(
+        layout=workspace.layout,
+        config=workspace.config,
+        config_digest=Digest("0"),
+        clock=utc_now,
+        run_id="r1",
+    )
     effect = CreateCommit(
         effect_id=EffectId(3), message="Add app", may_exist=False, spent=SpendLine(), models=()
     )
@@ -383,7 +389,7 @@ def test_run_hooks_lets_the_repositorys_own_hooks_run(tmp_path: Path) -> None:
         path.write_text(f"#!/bin/sh\necho {hook} >> {marker}\n")
         path.chmod(0o755)
     (root / "app.py").write_text("work\n")
-    handler = GitHandler(root, fake_clock(), policy=GitPolicy(run_hooks=True))
+    handler = GitHandler(root=root, clock=fake_clock(), policy=GitPolicy(run_hooks=True))
     (created,) = handler.commit(
         CreateCommit(
             effect_id=EffectId(3), message="Add", may_exist=False, spent=SpendLine(), models=()

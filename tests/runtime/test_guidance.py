@@ -103,7 +103,7 @@ def test_guidance_to_a_stopped_run_is_taken_in_when_it_is_resumed(tmp_path: Path
     resumed = ralph("resume", "--plain", cwd=root)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "Name the helper slugify." in (root / ".agent" / "developer-prompt").read_text()
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         (summary,) = store.runs()
         facts = [e for e in store.read(summary.run_id) if isinstance(e, GuidanceGiven)]
     assert [(g.number, g.hat, g.text) for g in facts] == [
@@ -113,7 +113,7 @@ def test_guidance_to_a_stopped_run_is_taken_in_when_it_is_resumed(tmp_path: Path
     ended = ralph("guide", "too late", cwd=root)
     assert ended.returncode == 2
     assert "has ended (completed)" in ended.stderr
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         assert [g.number for g in store.guidance_after(summary.run_id, 0)] == [1]
 
 

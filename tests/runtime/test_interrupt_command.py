@@ -60,7 +60,7 @@ def test_a_run_in_progress_is_interrupted_from_another_terminal_and_resumed(
         if running.poll() is None:
             running.kill()
     assert running.returncode == 130, err
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         (summary,) = store.runs()
         stops = [e for e in store.read(summary.run_id) if isinstance(e, RunInterrupted)]
     assert [e.reason for e in stops] == ["SIGINT"]
@@ -74,10 +74,10 @@ def test_the_pages_interrupt_button_is_refused_when_nothing_runs(tmp_path: Path)
         tmp_path / "ws", scripts={"s.toml": FINISH_EVERYTHING}, agents={"main": scripted("s.toml")}
     )
     assert ralph("run", cwd=root).returncode == 0
-    store = WorkspaceLayout(root).store
+    store = WorkspaceLayout(root=root).store
     with SqliteEventStore(store) as opened:
         (summary,) = opened.runs()
-    access = Access("page-token-0123456789", remote=False)
+    access = Access(secret="page-token-0123456789", remote=False)
     served = f"http://127.0.0.1:8765{access.root}"  # the address ralph serve prints
     client = TestClient(make_app(str(store), root, access), base_url=served)
     url = f"/runs/{summary.run_id}/interrupt"
@@ -93,7 +93,7 @@ def test_the_lock_is_read_without_taking_it(tmp_path: Path) -> None:
     from pipeline.app.workspace import NotInterruptedError, interrupt_run
     from pipeline.app.workspace._lock import hold_workspace, lock_mode
 
-    ralph_dir = WorkspaceLayout(tmp_path).ralph_dir
+    ralph_dir = WorkspaceLayout(root=tmp_path).ralph_dir
     assert lock_mode(ralph_dir) is None
     with hold_workspace(ralph_dir, shared=True):
         assert lock_mode(ralph_dir) == "shared"

@@ -174,7 +174,7 @@ def _pending(
     as the log shows it asked (with its id)."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        store_path = WorkspaceLayout(root).store
+        store_path = WorkspaceLayout(root=root).store
         if store_path.is_file():
             with SqliteEventStore(store_path) as store:
                 runs = store.runs()
@@ -258,7 +258,7 @@ def test_an_answer_from_an_earlier_run_does_not_answer_a_later_runs_question(
     finally:
         second.kill()
     assert second.returncode == 0, out + err
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         events = list(store.read(second_run))
     assert not [e for e in events if isinstance(e, HumanResponseReceived)]
     assert [e.question_id for e in events if isinstance(e, HumanTimedOut)] == [asked.question_id]

@@ -63,7 +63,7 @@ def _run_in_worktree(tmp_path: Path, body: str, *flags: str) -> tuple[Path, dict
 
 
 def _log(worktree: dict[str, str]) -> list[PipelineEvent]:
-    with SqliteEventStore(WorkspaceLayout(Path(worktree["path"])).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=Path(worktree["path"])).store) as store:
         return list(store.read(worktree["run"]))
 
 

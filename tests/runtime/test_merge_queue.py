@@ -68,7 +68,7 @@ def _runs(root: Path, count: int) -> list[dict[str, object]]:
 
 
 def _log(worktree: dict[str, object]) -> list[object]:
-    with SqliteEventStore(WorkspaceLayout(Path(str(worktree["path"]))).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=Path(str(worktree["path"]))).store) as store:
         return list(store.read(str(worktree["run"])))
 
 

@@ -188,7 +188,7 @@ def preset_workspace(tmp_path: Path, script: str, extra: str = OWN_TOPOLOGY) -> 
 
 def runs_of(root: Path) -> list[list[PipelineEvent]]:
     """The events of every run in ``root``'s store, oldest run first."""
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         return [list(store.read(run.run_id)) for run in store.runs()]
 
 
@@ -293,7 +293,7 @@ def test_a_chain_runs_the_next_workflow_after_one_completes(tmp_path: Path) -> N
     assert isinstance(first, RunStarted)
     assert isinstance(second, RunStarted)
     assert second.loop.topology == load_preset("tdd").policy().topology
-    prompt = WorkspaceLayout(root).saved_prompt(second.run_id).read_text()
+    prompt = WorkspaceLayout(root=root).saved_prompt(second.run_id).read_text()
     assert prompt.startswith("Make the tests pass.\n")
     assert "## Before this run: the workflow `debug`" in prompt
     assert f"(run {first.run_id}; it ended `completed`)" in prompt
@@ -339,7 +339,7 @@ def test_a_chain_with_a_bad_name_runs_nothing(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.startswith("error: unknown preset 'nope' (known: code-assist")
     assert len(result.stderr.splitlines()) == 1
-    assert not WorkspaceLayout(root).store.exists()
+    assert not WorkspaceLayout(root=root).store.exists()
 
 
 def test_a_preset_over_a_workspace_it_does_not_fit_is_refused_naming_both(
@@ -353,7 +353,7 @@ def test_a_preset_over_a_workspace_it_does_not_fit_is_refused_naming_both(
     result = ralph("run", "--preset", "tdd", cwd=root)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "ralph.toml with the preset tdd: chains.developer" in result.stderr
-    assert not WorkspaceLayout(root).store.exists()
+    assert not WorkspaceLayout(root=root).store.exists()
 
 
 def test_a_resumed_preset_run_follows_the_preset_again(tmp_path: Path) -> None:

@@ -103,7 +103,7 @@ def test_a_prompt_that_is_a_symbolic_link_is_refused_and_its_target_untouched(
     assert result.returncode == 2, result.stdout + result.stderr
     assert "is a symbolic link" in result.stderr
     assert secret.stat().st_mode & 0o777 == 0o600
-    assert not WorkspaceLayout(root).store.exists()
+    assert not WorkspaceLayout(root=root).store.exists()
 
 
 def test_an_agent_swapping_the_prompt_for_a_link_gets_no_chmod_through_it(

@@ -115,7 +115,7 @@ def test_invalid_twice_then_valid_takes_three_calls_and_logs_three_rows(tmp_path
     assert len({r[2] for r in live}) == 1  # one task
     assert "invalid JSON" in json.loads(live[0][6])[0]
     assert json.loads(live[2][6]) == []
-    rebuilt = ralph("projections", "rebuild", str(WorkspaceLayout(root).store), cwd=root)
+    rebuilt = ralph("projections", "rebuild", str(WorkspaceLayout(root=root).store), cwd=root)
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "3 rows from 1 runs" in rebuilt.stdout
     assert response_table(root) == live
@@ -123,7 +123,7 @@ def test_invalid_twice_then_valid_takes_three_calls_and_logs_three_rows(tmp_path
 
 def response_table(root: Path) -> list[tuple[object, ...]]:
     """Every row of agent_response_log, as stored."""
-    db = sqlite3.connect(WorkspaceLayout(root).store)
+    db = sqlite3.connect(WorkspaceLayout(root=root).store)
     try:
         return db.execute("SELECT * FROM agent_response_log ORDER BY id").fetchall()
     finally:
@@ -167,7 +167,7 @@ def test_a_missing_or_broken_schema_file_stops_the_run_before_any_agent(tmp_path
     broken = ralph("run", cwd=root)
     assert broken.returncode == 2
     assert "is not a valid JSON Schema" in broken.stderr
-    assert not WorkspaceLayout(root).store.exists()
+    assert not WorkspaceLayout(root=root).store.exists()
 
 
 def test_the_schema_checked_before_the_run_is_the_one_it_uses(tmp_path: Path) -> None:

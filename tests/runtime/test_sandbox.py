@@ -185,7 +185,7 @@ def test_a_hostile_shell_agent_is_denied_every_escape_and_the_run_completes(
         history = subprocess.run(
             ["git", "log", "-p", "--all"], cwd=root, capture_output=True, text=True, check=True
         ).stdout
-        store = WorkspaceLayout(root).store
+        store = WorkspaceLayout(root=root).store
         with sqlite3.connect(store) as db:
             stored = "\n".join(str(row) for row in db.execute("SELECT * FROM events"))
         logs = "".join(p.read_text(errors="replace") for p in root.rglob("*.log"))
@@ -269,7 +269,7 @@ def test_required_without_bubblewrap_refuses_to_start(tmp_path: Path) -> None:
     assert "bwrap not found on PATH: install bubblewrap (apt-get install bubblewrap)" in (
         " ".join(done.stderr.split())
     )
-    store = WorkspaceLayout(root).store
+    store = WorkspaceLayout(root=root).store
     if store.exists():
         with sqlite3.connect(store) as db:
             assert db.execute("SELECT count(*) FROM events").fetchone() == (0,)

@@ -171,7 +171,7 @@ def test_a_secret_written_into_the_work_tree_is_named_and_never_stored(tmp_path:
     hits = [h for h in found[0].hits if h.kind is ScreenKind.SECRET_ADDED]
     assert [(h.path, h.line) for h in hits] == [("settings.py", 1)]
     assert key not in hits[0].detail
-    with sqlite3.connect(WorkspaceLayout(root).store) as db:
+    with sqlite3.connect(WorkspaceLayout(root=root).store) as db:
         bodies = b"".join(bytes(row[0]) for row in db.execute("SELECT body FROM events"))
     assert key.encode() not in bodies
     assert ended(root) is not TerminationReason.COMPLETED

@@ -48,7 +48,7 @@ def test_the_default_store_survives_git_clean_by_the_agent(tmp_path: Path) -> No
     assert "Make the tests pass." in seen.read_text()
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Exit status 0: completed" in result.stdout
-    store = WorkspaceLayout(root).store
+    store = WorkspaceLayout(root=root).store
     assert ".git" in store.parts
     with SqliteEventStore(store) as opened:
         (run,) = opened.runs()
@@ -79,7 +79,7 @@ def test_a_legacy_store_in_dot_ralph_is_still_the_default(tmp_path: Path) -> Non
     root = make_workspace(tmp_path / "ws", scripts={}, agents={"main": [str(agent)]})
     legacy = root / ".ralph" / "pipeline.db"
     SqliteEventStore(legacy).close()
-    assert WorkspaceLayout(root).store == legacy
+    assert WorkspaceLayout(root=root).store == legacy
     result = ralph("run", "--plain", cwd=root, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     with SqliteEventStore(legacy) as opened:
@@ -95,7 +95,7 @@ def test_a_run_the_store_lost_is_named_at_resume(tmp_path: Path) -> None:
     agent = _agent(tmp_path, "true")
     root = make_workspace(tmp_path / "ws", scripts={}, agents={"main": [str(agent)]})
     assert ralph("run", "--plain", cwd=root, timeout=300).returncode == 0
-    store = WorkspaceLayout(root).store
+    store = WorkspaceLayout(root=root).store
     with SqliteEventStore(store) as opened:
         (run,) = opened.runs()
     for path in store.parent.glob(store.name + "*"):

@@ -69,9 +69,9 @@ write.".agent/out/commit-message" = "Work of a hat"
 
 def events_so_far(root: Path) -> list[PipelineEvent]:
     """The events of the run in ``root``'s store, none before it starts."""
-    if not WorkspaceLayout(root).store.exists():
+    if not WorkspaceLayout(root=root).store.exists():
         return []
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         runs = store.runs()
     return stored_events(root) if runs else []
 

@@ -63,14 +63,14 @@ def test_two_runs_of_one_repository_go_on_at_once_in_worktrees_of_their_own(
         path = Path(str(entry["path"]))
         assert path.parent == root.parent / "repo-worktrees"
         assert _git(path, "rev-parse", "--abbrev-ref", "HEAD") == entry["branch"]
-        with SqliteEventStore(WorkspaceLayout(path).store) as store:
+        with SqliteEventStore(WorkspaceLayout(root=path).store) as store:
             assert [r.run_id for r in store.runs()] == [entry["run"]]  # its own log
         verified = ralph("replay", "--verify", cwd=path)
         assert verified.returncode == 0, verified.stdout + verified.stderr
     # The workspace itself: untouched.
     assert _git(root, "rev-parse", "HEAD") == head
     assert not (root / "work.txt").exists()
-    assert not WorkspaceLayout(root).store.exists()
+    assert not WorkspaceLayout(root=root).store.exists()
     first, second = listed
     shown = ralph("worktrees", "diff", str(first["name"]), cwd=root)
     assert shown.returncode == 0, shown.stderr
@@ -143,7 +143,7 @@ def test_worktrees_are_kept_safe_from_clean_and_from_hostile_text(tmp_path: Path
     _git(root, "config", "--unset", "diff.external")
     _git(root, "merge", "--quiet", "--ff-only", str(entry["branch"]))
     # A run holding the worktree: never removed, not even by name with --force.
-    with hold_workspace(WorkspaceLayout(path).ralph_dir):
+    with hold_workspace(WorkspaceLayout(root=path).ralph_dir):
         (busy,) = _listed(root)
         assert busy["busy"] is True
         for args in ([], [str(entry["name"]), "--force"]):

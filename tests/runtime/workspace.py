@@ -133,13 +133,13 @@ def run_here(root: Path) -> DurableRun:
 
 def events_of(root: Path, run: DurableRun) -> list[PipelineEvent]:
     """The run's stored events."""
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         return list(store.read(run.run_id))
 
 
 def stored_events(root: Path) -> list[PipelineEvent]:
     """The events of the one run in ``root``'s store."""
-    with SqliteEventStore(WorkspaceLayout(root).store) as store:
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         (run,) = store.runs()
         return list(store.read(run.run_id))
 

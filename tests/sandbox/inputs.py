@@ -33,7 +33,10 @@ def workspace_inputs(workspace: str = W, home: str = HOME, **changes: Any) -> Mo
         state_dir=f"{workspace}/.git/ralph",
         git_dir=f"{workspace}/.git",
         common_dir=f"{workspace}/.git",
-        hidden=(Hidden(f"{home}/.ssh", is_dir=True), Hidden(f"{home}/.netrc", is_dir=False)),
+        hidden=(
+            Hidden(path=f"{home}/.ssh", is_dir=True),
+            Hidden(path=f"{home}/.netrc", is_dir=False),
+        ),
         interpreter_dirs=(f"{home}/.pyenv/versions/3.11.7", f"{home}/venvs/ralph"),
         path_entries=(f"{home}/venvs/ralph/bin", "/usr/local/bin", "/usr/bin"),
         preset=preset_paths(SANDBOX_PRESETS["claude"], {}, home),

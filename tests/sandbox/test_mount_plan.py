@@ -260,7 +260,7 @@ def test_a_deny_entry_under_a_read_entry_is_hidden_again() -> None:
     """``read = ["~/.config"]`` shows the folder, but not ``~/.config/gcloud`` in it: the
     hide is laid again after the read entry."""
     inputs = workspace_inputs(
-        read=(f"{HOME}/.config",), hidden=(Hidden(f"{HOME}/.config/gcloud", is_dir=True),)
+        read=(f"{HOME}/.config",), hidden=(Hidden(path=f"{HOME}/.config/gcloud", is_dir=True),)
     )
     ops = plan_ops(inputs)
     assert index_of(ops, "--tmpfs", f"{HOME}/.config/gcloud") > index_of(
@@ -273,7 +273,7 @@ def test_a_deny_entry_under_a_read_entry_is_hidden_again() -> None:
 def test_a_hidden_file_inside_the_workspace_stays_hidden() -> None:
     """``hide`` can name a file in the workspace: covered by ``/dev/null`` after the
     workspace is bound."""
-    ops = plan_ops(workspace_inputs(hidden=(Hidden(f"{W}/.env", is_dir=False),)))
+    ops = plan_ops(workspace_inputs(hidden=(Hidden(path=f"{W}/.env", is_dir=False),)))
     last = index_of(ops, "--ro-bind", f"{W}/.env")
     assert ops[last].args[0] == "/dev/null"
     assert last > index_of(ops, "--bind", W)
@@ -361,7 +361,7 @@ def test_every_preset_lays_out() -> None:
         ({"workspace": HOME}, r"the hidden \$HOME \(/home/u\) would hide"),
         ({"read": (HOME,)}, r"the hidden \$HOME \(/home/u\) would hide"),
         (
-            {"hidden": (Hidden(f"{HOME}/.claude", is_dir=True),)},
+            {"hidden": (Hidden(path=f"{HOME}/.claude", is_dir=True),)},
             r"a hidden path \(/home/u/.claude\) would hide the agent CLI's folder",
         ),
         (

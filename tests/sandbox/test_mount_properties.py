@@ -93,7 +93,7 @@ def _build(
         passwd_home=draw(st.sampled_from((None, "/root", "/home/v"))),
         other_repositories=others,
         hidden=tuple(
-            Hidden(path, draw(st.booleans()))
+            Hidden(path=path, is_dir=draw(st.booleans()))
             for path in draw(st.lists(paths["hidden"], max_size=4))
         ),
         interpreter_dirs=many("interpreter", 2),

@@ -145,13 +145,45 @@ def changes(
     for path in sorted(old.keys() | new.keys()):
         if path in renamed:
             source = renamed[path]
-            found.append(FileChange(path, source, ChangeStatus.RENAMED, old[source], new[path]))
+            found.append(
+                FileChange(
+                    path=path,
+                    old_path=source,
+                    status=ChangeStatus.RENAMED,
+                    old_text=old[source],
+                    new_text=new[path],
+                )
+            )
         elif path in sources and path not in new:
             continue
         elif path not in new:
-            found.append(FileChange(path, None, ChangeStatus.DELETED, old[path], None))
+            found.append(
+                FileChange(
+                    path=path,
+                    old_path=None,
+                    status=ChangeStatus.DELETED,
+                    old_text=old[path],
+                    new_text=None,
+                )
+            )
         elif path not in old:
-            found.append(FileChange(path, None, ChangeStatus.ADDED, None, new[path]))
+            found.append(
+                FileChange(
+                    path=path,
+                    old_path=None,
+                    status=ChangeStatus.ADDED,
+                    old_text=None,
+                    new_text=new[path],
+                )
+            )
         elif old[path] != new[path]:
-            found.append(FileChange(path, None, ChangeStatus.MODIFIED, old[path], new[path]))
+            found.append(
+                FileChange(
+                    path=path,
+                    old_path=None,
+                    status=ChangeStatus.MODIFIED,
+                    old_text=old[path],
+                    new_text=new[path],
+                )
+            )
     return found

@@ -43,7 +43,9 @@ _MEGABYTE = 1 << 20
 def test_a_megabyte_of_adversarial_lines_screens_quickly(path: str, line: str) -> None:
     """About 0.1 to 0.8 s each on one core when written; 10 s leaves room for a loaded CI."""
     text = (line + "\n") * (_MEGABYTE // (len(line) + 1))
-    change = FileChange(path, None, ChangeStatus.MODIFIED, text, "")
+    change = FileChange(
+        path=path, old_path=None, status=ChangeStatus.MODIFIED, old_text=text, new_text=""
+    )
     started = time.perf_counter()
     screen([change], ScreenRules(todo_markers=("TODO",)))
     assert time.perf_counter() - started < 10

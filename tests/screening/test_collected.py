@@ -94,9 +94,9 @@ def test_the_plugin_s_records_are_read_and_other_lines_ignored() -> None:
         "2 tests collected in 0.01s\n"
     )
     assert parse_pytest(output, "tok") == Collected(
-        (
-            CollectedTest("tests/test_a.py::test_x"),
-            CollectedTest("tests/test_a.py::test_z", "xfail"),
+        tests=(
+            CollectedTest(id="tests/test_a.py::test_x"),
+            CollectedTest(id="tests/test_a.py::test_z", skipped="xfail"),
         )
     )
 
@@ -121,11 +121,13 @@ def test_a_cut_short_or_broken_list_is_a_failure(output: str, failure: str) -> N
 
 def test_a_command_s_ids_are_its_lines() -> None:
     """``collect`` prints one id a line; blank lines are nothing."""
-    assert parse_listed("a::b\n\n  c  \n") == Collected((CollectedTest("a::b"), CollectedTest("c")))
+    assert parse_listed("a::b\n\n  c  \n") == Collected(
+        tests=(CollectedTest(id="a::b"), CollectedTest(id="c"))
+    )
 
 
 def _ran(*ids: str) -> Collected:
-    return Collected(tuple(CollectedTest(i) for i in ids))
+    return Collected(tests=tuple(CollectedTest(id=i) for i in ids))
 
 
 def test_a_test_moved_to_another_file_is_the_same_test() -> None:
@@ -138,7 +140,9 @@ def test_a_test_moved_to_another_file_is_the_same_test() -> None:
 def test_a_test_gone_or_skipped_is_lost_one_hit_per_file_and_way() -> None:
     """Gone from the collection, or collected marked skip: each named with its base id."""
     base = _ran("a.py::t1", "a.py::t2", "b.py::t3", "b.py::t4")
-    now = Collected((CollectedTest("a.py::t1"), CollectedTest("b.py::t3", "skip")))
+    now = Collected(
+        tests=(CollectedTest(id="a.py::t1"), CollectedTest(id="b.py::t3", skipped="skip"))
+    )
     hits = lost_by_collection("tests", base, now)
     assert [(h.kind, h.path, h.detail) for h in hits] == [
         (ScreenKind.TEST_LOST, "a.py", "gate 'tests': 1 test no longer collected: a.py::t2"),
@@ -149,7 +153,7 @@ def test_a_test_gone_or_skipped_is_lost_one_hit_per_file_and_way() -> None:
 
 def test_a_test_the_base_skipped_already_is_not_lost() -> None:
     """What did not run on the base is no loss when it does not run now."""
-    base = Collected((CollectedTest("a.py::t", "skip"),))
+    base = Collected(tests=(CollectedTest(id="a.py::t", skipped="skip"),))
     assert lost_by_collection("g", base, _ran()) == ()
 
 
@@ -229,8 +233,10 @@ def test_each_runner_collects_with_the_gate_s_own_command_and_runs_no_test() -> 
 def test_vitest_s_list_is_read_out_of_its_output_with_files_made_relative() -> None:
     """The JSON list vitest prints (its last), among other lines; no list is a failure."""
     output = 'noise\n[\n  {\n    "name": "add > adds",\n    "file": "/w/src/calc.test.js"\n  }\n]\n'
-    assert parse_vitest(output, "/w") == Collected((CollectedTest("src/calc.test.js::add > adds"),))
-    assert parse_vitest("[]\n", "/w") == Collected(())
+    assert parse_vitest(output, "/w") == Collected(
+        tests=(CollectedTest(id="src/calc.test.js::add > adds"),)
+    )
+    assert parse_vitest("[]\n", "/w") == Collected(tests=())
     assert parse_vitest("Error: no\n", "/w").failure == "vitest printed no list of tests"
     assert parse_vitest('[\n{"name": 1}\n]\n', "/w").failure is not None
 
@@ -260,10 +266,10 @@ def test_cargo_s_listing_names_targets_marks_ignored_tests_and_drops_doc_lines()
     )
     ignored = "     Running unittests src/lib.rs (target/debug/deps/calc-1)\ntests::later: test\n"
     assert parse_cargo(listed, ignored).tests == (
-        CollectedTest("src/lib.rs::tests::adds"),
-        CollectedTest("src/lib.rs::tests::later", "ignore"),
-        CollectedTest("tests/calc.rs::zero"),
-        CollectedTest("doc-tests calc::src/lib.rs - add"),
+        CollectedTest(id="src/lib.rs::tests::adds"),
+        CollectedTest(id="src/lib.rs::tests::later", skipped="ignore"),
+        CollectedTest(id="tests/calc.rs::zero"),
+        CollectedTest(id="doc-tests calc::src/lib.rs - add"),
     )
     was = parse_cargo(listed, None)
     hits = lost_by_collection("tests", was, parse_cargo(listed, ignored))

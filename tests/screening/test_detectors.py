@@ -32,7 +32,9 @@ def _kinds(hits: tuple[ScreenHit, ...]) -> list[tuple[ScreenKind, str, int]]:
 
 
 def _modified(path: str, old: str, new: str) -> FileChange:
-    return FileChange(path, None, ChangeStatus.MODIFIED, old, new)
+    return FileChange(
+        path=path, old_path=None, status=ChangeStatus.MODIFIED, old_text=old, new_text=new
+    )
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -51,7 +53,13 @@ def test_a_test_file_renamed_out_of_test_code_is_a_deletion() -> None:
     before = _project(Language.PYTHON)
     old = path_for(Language.PYTHON, "calc")
     text = changes(Project(Language.PYTHON), before)[0].new_text
-    change = FileChange("notes/calc.py", old, ChangeStatus.RENAMED, text, text)
+    change = FileChange(
+        path="notes/calc.py",
+        old_path=old,
+        status=ChangeStatus.RENAMED,
+        old_text=text,
+        new_text=text,
+    )
     hits = screen([change], RULES)
     assert _kinds(hits) == [(ScreenKind.TEST_FILE_DELETED, old, 0)]
     assert hits[0].detail.startswith("renamed to notes/calc.py, not test code")
@@ -72,8 +80,20 @@ def test_a_deleted_file_whose_tests_moved_elsewhere_is_no_hit() -> None:
 def test_a_deleted_fixture_or_data_file_is_no_hit() -> None:
     """Files without test items (fixtures, data, helpers) may go."""
     gone = [
-        FileChange("tests/data/input.json", None, ChangeStatus.DELETED, "{}", None),
-        FileChange("tests/helpers.py", None, ChangeStatus.DELETED, "def make(): ...\n", None),
+        FileChange(
+            path="tests/data/input.json",
+            old_path=None,
+            status=ChangeStatus.DELETED,
+            old_text="{}",
+            new_text=None,
+        ),
+        FileChange(
+            path="tests/helpers.py",
+            old_path=None,
+            status=ChangeStatus.DELETED,
+            old_text="def make(): ...\n",
+            new_text=None,
+        ),
     ]
     assert screen(gone, RULES) == ()
 
@@ -233,17 +253,35 @@ def test_other_tools_sections_are_not_runner_configuration() -> None:
     [
         (_modified("ralph.toml", "a", "b"), "ralph.toml", "modified (the run's configuration)"),
         (
-            FileChange(".github/workflows/ci.yml", None, ChangeStatus.DELETED, "a", None),
+            FileChange(
+                path=".github/workflows/ci.yml",
+                old_path=None,
+                status=ChangeStatus.DELETED,
+                old_text="a",
+                new_text=None,
+            ),
             ".github/workflows/ci.yml",
             "deleted (a CI file)",
         ),
         (
-            FileChange(".ci/run", None, ChangeStatus.ADDED, None, "x"),
+            FileChange(
+                path=".ci/run",
+                old_path=None,
+                status=ChangeStatus.ADDED,
+                old_text=None,
+                new_text="x",
+            ),
             ".ci/run",
             "added (a CI file)",
         ),
         (
-            FileChange("old/check.sh", "scripts/check.sh", ChangeStatus.RENAMED, "a", "a"),
+            FileChange(
+                path="old/check.sh",
+                old_path="scripts/check.sh",
+                status=ChangeStatus.RENAMED,
+                old_text="a",
+                new_text="a",
+            ),
             "scripts/check.sh",
             "renamed to old/check.sh (gate 'tests' runs it)",
         ),
@@ -254,8 +292,8 @@ def test_protected_paths(change: FileChange, path: str, detail: str) -> None:
     """``protected_changed``: ralph.toml, CI files, and the globs the rules protect, with why."""
     rules = ScreenRules(
         protect=(
-            Protection("scripts/check.sh", "gate 'tests' runs it"),
-            Protection("Makefile", "[tamper] protect"),
+            Protection(pattern="scripts/check.sh", reason="gate 'tests' runs it"),
+            Protection(pattern="Makefile", reason="[tamper] protect"),
         )
     )
     hits = screen([change], rules)
@@ -310,7 +348,9 @@ def test_the_rules_choose_the_detectors() -> None:
 
 def test_a_hit_reads_as_one_line() -> None:
     """``summary`` is the form notices and reports show."""
-    hit = ScreenHit(ScreenKind.SKIP_ADDED, "tests/test_calc.py", 14, "@pytest.mark.skip")
+    hit = ScreenHit(
+        kind=ScreenKind.SKIP_ADDED, path="tests/test_calc.py", line=14, detail="@pytest.mark.skip"
+    )
     assert hit.summary == "skip_added tests/test_calc.py:14: @pytest.mark.skip"
-    whole = ScreenHit(ScreenKind.TEST_FILE_DELETED, "t.py", 0, "deleted")
+    whole = ScreenHit(kind=ScreenKind.TEST_FILE_DELETED, path="t.py", line=0, detail="deleted")
     assert whole.summary == "test_file_deleted t.py: deleted"

@@ -25,12 +25,40 @@ def test_name_status_reads_every_status_and_odd_paths() -> None:
         "R087\0old.py\0new.py\0C100\0a.py\0b.py\0"
     )
     assert parse_name_status(z) == (
-        FileChange("new file.py", None, ChangeStatus.ADDED, None, None),
-        FileChange("dir/ünï.py", None, ChangeStatus.MODIFIED, None, None),
-        FileChange("line\nbreak.py", None, ChangeStatus.DELETED, None, None),
-        FileChange("link", None, ChangeStatus.MODIFIED, None, None),
-        FileChange("new.py", "old.py", ChangeStatus.RENAMED, None, None),
-        FileChange("b.py", None, ChangeStatus.ADDED, None, None),
+        FileChange(
+            path="new file.py",
+            old_path=None,
+            status=ChangeStatus.ADDED,
+            old_text=None,
+            new_text=None,
+        ),
+        FileChange(
+            path="dir/ünï.py",
+            old_path=None,
+            status=ChangeStatus.MODIFIED,
+            old_text=None,
+            new_text=None,
+        ),
+        FileChange(
+            path="line\nbreak.py",
+            old_path=None,
+            status=ChangeStatus.DELETED,
+            old_text=None,
+            new_text=None,
+        ),
+        FileChange(
+            path="link", old_path=None, status=ChangeStatus.MODIFIED, old_text=None, new_text=None
+        ),
+        FileChange(
+            path="new.py",
+            old_path="old.py",
+            status=ChangeStatus.RENAMED,
+            old_text=None,
+            new_text=None,
+        ),
+        FileChange(
+            path="b.py", old_path=None, status=ChangeStatus.ADDED, old_text=None, new_text=None
+        ),
     )
     assert parse_name_status("") == ()
 
@@ -46,10 +74,10 @@ def test_porcelain_reads_entries_and_rename_sources() -> None:
     """``XY path``; a rename's source follows it as its own field."""
     z = " M app.py\0?? new dir/x y.py\0R  moved.py\0orig.py\0A  línea\nnueva.py\0"
     assert parse_porcelain(z) == (
-        StatusEntry(" M", "app.py"),
-        StatusEntry("??", "new dir/x y.py"),
-        StatusEntry("R ", "moved.py", "orig.py"),
-        StatusEntry("A ", "línea\nnueva.py"),
+        StatusEntry(code=" M", path="app.py"),
+        StatusEntry(code="??", path="new dir/x y.py"),
+        StatusEntry(code="R ", path="moved.py", old_path="orig.py"),
+        StatusEntry(code="A ", path="línea\nnueva.py"),
     )
 
 
@@ -62,8 +90,10 @@ def test_porcelain_names_a_malformed_entry(z: str) -> None:
 
 def test_a_dirty_tree_is_named_per_path() -> None:
     """``tree_dirty``: one hit per path, untracked told apart."""
-    hits = tree_dirty((StatusEntry("??", "b.log"), StatusEntry(" M", "a.py")))
+    hits = tree_dirty((StatusEntry(code="??", path="b.log"), StatusEntry(code=" M", path="a.py")))
     assert hits == (
-        ScreenHit(ScreenKind.TREE_DIRTY, "a.py", 0, "not committed (git status  M)"),
-        ScreenHit(ScreenKind.TREE_DIRTY, "b.log", 0, "untracked"),
+        ScreenHit(
+            kind=ScreenKind.TREE_DIRTY, path="a.py", line=0, detail="not committed (git status  M)"
+        ),
+        ScreenHit(kind=ScreenKind.TREE_DIRTY, path="b.log", line=0, detail="untracked"),
     )

@@ -208,5 +208,11 @@ def test_the_screen_is_total_deterministic_and_order_blind(
 def test_a_huge_line_is_read_only_up_to_the_bound() -> None:
     """A marker past :data:`MAX_LINE_CHARS` on one line is not read: the work is bounded."""
     line = "x" * MAX_LINE_CHARS + "  # TODO"
-    change = FileChange("app.py", None, ChangeStatus.ADDED, None, line * 1 + "\n# TODO\n")
+    change = FileChange(
+        path="app.py",
+        old_path=None,
+        status=ChangeStatus.ADDED,
+        old_text=None,
+        new_text=line * 1 + "\n# TODO\n",
+    )
     assert [h.line for h in screen([change], RULES)] == [2]

@@ -22,11 +22,15 @@ RULES = ScreenRules(todo_markers=("TODO", "FIXME"))
 
 
 def _modified(path: str, old: str, new: str) -> FileChange:
-    return FileChange(path, None, ChangeStatus.MODIFIED, old, new)
+    return FileChange(
+        path=path, old_path=None, status=ChangeStatus.MODIFIED, old_text=old, new_text=new
+    )
 
 
 def _added(path: str, new: str) -> FileChange:
-    return FileChange(path, None, ChangeStatus.ADDED, None, new)
+    return FileChange(
+        path=path, old_path=None, status=ChangeStatus.ADDED, old_text=None, new_text=new
+    )
 
 
 def _kinds(hits: tuple[ScreenHit, ...]) -> list[tuple[ScreenKind, str, int]]:

@@ -150,11 +150,11 @@ def test_an_event_encodes_to_the_documented_shape() -> None:
     """A concrete example of the wire format, so a change to it is seen in review."""
 
     event = TopicPublished(
-        "build.done",
-        Json.of({"tests": 12, "failed": []}),
-        Ordinal(3),
-        None,
-        Instant(datetime(2026, 1, 2, tzinfo=UTC)),
+        topic="build.done",
+        payload=Json.of({"tests": 12, "failed": []}),
+        line_number=Ordinal(3),
+        emitted_at=None,
+        at=Instant(datetime(2026, 1, 2, tzinfo=UTC)),
     )
     assert orjson.loads(encode_event(event)) == {
         "type": "agent.topic_published",

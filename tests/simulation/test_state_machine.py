@@ -54,10 +54,14 @@ class PipelineMachine(RuleBasedStateMachine):
             assert isinstance(effect, SaveCheckpoint | Terminate)
         if isinstance(effect, SaveCheckpoint):
             # The runner saves checkpoints itself, never a handler.
-            saved = CheckpointSaved(effect.trigger, LogPosition(self.state.sequence), self.clock())
+            saved = CheckpointSaved(
+                trigger=effect.trigger, sequence=LogPosition(self.state.sequence), at=self.clock()
+            )
             self._apply(saved)
             return
-        world = SimulatedWorld(self.config, HypothesisChooser(data.draw), self.clock)
+        world = SimulatedWorld(
+            config=self.config, chooser=HypothesisChooser(data.draw), clock=self.clock
+        )
         for event in world(effect):
             self._apply(event)
 

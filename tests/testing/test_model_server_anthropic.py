@@ -162,7 +162,7 @@ def test_a_reply_with_a_command_is_a_tool_use_message(scripted: Scripted) -> Non
     """Not streamed: one ``message`` with the text, then Claude Code's ``Bash`` tool called with
     the command; ``stop_reason`` is ``tool_use``; usage as the script says, cache included."""
     usage = Usage(input_tokens=11, output_tokens=22, cache_read_tokens=33, cache_write_tokens=44)
-    server = scripted(ModelReply("Running it.", (Shell("make test"),), usage))
+    server = scripted(ModelReply(text="Running it.", actions=(Shell("make test"),), usage=usage))
     response, data = post(server, {"model": "m", "messages": CONVERSATION, "tools": [BASH]})
     message = orjson.loads(data)
     assert response.status == 200
@@ -198,7 +198,7 @@ def test_a_reply_without_actions_ends_the_turn(scripted: Scripted) -> None:
 def test_a_file_write_reads_the_file_first_with_claude_codes_tools(scripted: Scripted) -> None:
     """Claude Code's Write refuses a file not read before: a write becomes Read then Write of
     the same path, with distinct tool ids; a client without Read just writes."""
-    server = scripted(ModelReply(actions=(WriteFile("app.py", "x = 1\n"),)))
+    server = scripted(ModelReply(actions=(WriteFile(path="app.py", content="x = 1\n"),)))
     _, data = post(server, {"model": "m", "messages": CONVERSATION, "tools": [READ, WRITE]})
     read, write = orjson.loads(data)["content"]
     assert (read["name"], read["input"]) == ("Read", {"file_path": "app.py"})
@@ -218,7 +218,7 @@ def test_a_streamed_reply_sends_the_events_of_the_messages_api(scripted: Scripte
     usage = Usage(input_tokens=5, output_tokens=7, cache_read_tokens=3, cache_write_tokens=2)
     long_text = "word " * 40
     command = "printf '%s' " + "x" * 120
-    server = scripted(ModelReply(long_text, (Shell(command),), usage))
+    server = scripted(ModelReply(text=long_text, actions=(Shell(command),), usage=usage))
     body = {"model": "m", "messages": CONVERSATION, "tools": [BASH], "stream": True}
     response, data = post(server, body)
     assert response.status == 200
@@ -268,7 +268,7 @@ def test_an_error_reply_is_the_apis_error_body(
     """``{"type": "error", "error": {"type", "message"}}`` with the status; ``retry-after``
     when the script gives one. Streamed requests get the same (the API errors before the
     stream starts)."""
-    error = ApiError(status, "slow down", retry_after)
+    error = ApiError(status=status, message="slow down", retry_after_s=retry_after)
     server = scripted(ModelReply(error=error))
     for stream in (False, True):
         response, data = post(server, {"model": "m", "messages": CONVERSATION, "stream": stream})
@@ -323,7 +323,7 @@ def test_a_replys_headers_are_sent_on_a_message_and_on_an_error(scripted: Script
         assert response.getheader("anthropic-ratelimit-unified-status") == "allowed_warning"
         assert response.getheader("anthropic-ratelimit-unified-5h-utilization") == "0.91"
     rejected = {"anthropic-ratelimit-unified-status": "rejected", "Retry-After": "9"}
-    error = ApiError(429, "limited", retry_after_s=1)
+    error = ApiError(status=429, message="limited", retry_after_s=1)
     response, data = post(
         scripted(ModelReply(error=error, headers=rejected)),
         {"model": "m", "messages": CONVERSATION},

@@ -109,7 +109,10 @@ def serve() -> Iterator[Any]:
 def test_generate_content_answers_text_with_stop_and_google_usage(serve: Any) -> None:
     """Non-streamed: one GenerateContentResponse; ``promptTokenCount`` includes the cached
     tokens, as Google counts them."""
-    reply = ModelReply(text="Hello there, friend.", usage=Usage(100, 20, 30, 0))
+    reply = ModelReply(
+        text="Hello there, friend.",
+        usage=Usage(input_tokens=100, output_tokens=20, cache_read_tokens=30, cache_write_tokens=0),
+    )
     server = serve(lambda request: reply)
     status, headers, raw = post(
         server, "/v1beta/models/gemini-2.5-flash:generateContent", body(user("hi"))
@@ -130,7 +133,9 @@ def test_generate_content_answers_text_with_stop_and_google_usage(serve: Any) ->
 
 def test_no_cached_tokens_means_no_cached_field(serve: Any) -> None:
     """Google leaves ``cachedContentTokenCount`` out when nothing came from a cache."""
-    server = serve(lambda request: ModelReply(text="x", usage=Usage(7, 3)))
+    server = serve(
+        lambda request: ModelReply(text="x", usage=Usage(input_tokens=7, output_tokens=3))
+    )
     _, _, raw = post(server, "/v1beta/models/m:generateContent", body(user("hi")))
     usage = orjson.loads(raw)["usageMetadata"]
     assert "cachedContentTokenCount" not in usage
@@ -141,7 +146,9 @@ def test_alt_sse_streams_data_lines_with_usage_in_the_last(serve: Any) -> None:
     """``?alt=sse``: ``data:`` lines only (no event names), the text in pieces, finishReason
     and usage in the last chunk."""
     text = "one two three four five six seven"
-    server = serve(lambda request: ModelReply(text=text, usage=Usage(11, 5)))
+    server = serve(
+        lambda request: ModelReply(text=text, usage=Usage(input_tokens=11, output_tokens=5))
+    )
     status, headers, raw = post(
         server, "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", body(user("hi"))
     )
@@ -181,7 +188,9 @@ def test_stream_without_alt_sse_is_a_json_array(serve: Any) -> None:
 def test_actions_become_function_calls_of_the_clients_own_tools(serve: Any) -> None:
     """A ``WriteFile`` becomes ``write_file`` with ``file_path``, a ``Shell`` becomes
     ``run_shell_command``, in one model turn after the text; finishReason is still STOP."""
-    reply = ModelReply(text="Fixing.", actions=(WriteFile("app.py", "x = 1\n"), Shell("echo done")))
+    reply = ModelReply(
+        text="Fixing.", actions=(WriteFile(path="app.py", content="x = 1\n"), Shell("echo done"))
+    )
     server = serve(lambda request: reply)
     _, _, raw = post(server, "/v1beta/models/m:streamGenerateContent?alt=sse", body(user("go")))
     chunks = sse_data(raw)
@@ -293,7 +302,7 @@ def test_an_error_result_is_the_tool_result() -> None:
 def test_rate_limit_in_googles_shape_with_retry_info(serve: Any, target: str) -> None:
     """A 429 is RESOURCE_EXHAUSTED with a RetryInfo detail and Retry-After, streamed or not
     (an error is never an event stream)."""
-    error = ApiError(429, "Quota exceeded for requests per minute", retry_after_s=7)
+    error = ApiError(status=429, message="Quota exceeded for requests per minute", retry_after_s=7)
     server = serve(lambda request: ModelReply(error=error))
     status, headers, raw = post(server, f"/v1beta/models/m:{target}", body(user("hi")))
     assert status == 429
@@ -314,7 +323,7 @@ def test_rate_limit_in_googles_shape_with_retry_info(serve: Any, target: str) ->
 )
 def test_server_errors_in_googles_shape(serve: Any, code: int, name: str) -> None:
     """A 5xx (or any error) carries the google.rpc status name of its code."""
-    server = serve(lambda request: ModelReply(error=ApiError(code, "it broke")))
+    server = serve(lambda request: ModelReply(error=ApiError(status=code, message="it broke")))
     status, headers, raw = post(
         server, "/v1beta/models/m:streamGenerateContent?alt=sse", body(user("hi"))
     )

@@ -151,7 +151,7 @@ def test_a_non_streamed_answer_calls_the_clients_own_tools() -> None:
     finish reason says so; usage counts cached tokens inside ``prompt_tokens``."""
     reply = ModelReply(
         text="On it.",
-        actions=(WriteFile("app.py", "x = 1\n"), Shell("ls")),
+        actions=(WriteFile(path="app.py", content="x = 1\n"), Shell("ls")),
         usage=Usage(input_tokens=1000, output_tokens=50, cache_read_tokens=200),
     )
     with ModelServer(replying(reply)) as server:
@@ -192,7 +192,7 @@ def test_a_streamed_answer_is_chunks_of_deltas_then_usage_then_done() -> None:
     source = "def answer():\n    return 42\n" * 3
     reply = ModelReply(
         text=text,
-        actions=(WriteFile("src/app.py", source),),
+        actions=(WriteFile(path="src/app.py", content=source),),
         usage=Usage(input_tokens=70, output_tokens=9, cache_read_tokens=30),
     )
     body = {
@@ -245,7 +245,7 @@ def test_a_stream_carries_usage_only_when_asked() -> None:
 
 def test_a_rate_limit_is_a_429_with_retry_after_in_the_apis_error_shape() -> None:
     """OpenAI's error body (message, type, param, code) and the ``retry-after`` header."""
-    reply = ModelReply(error=ApiError(429, "Rate limit reached", retry_after_s=7))
+    reply = ModelReply(error=ApiError(status=429, message="Rate limit reached", retry_after_s=7))
     with ModelServer(replying(reply)) as server:
         status, headers, data = post(server, {"messages": CONVERSATION, "stream": True})
     assert status == 429
@@ -262,7 +262,9 @@ def test_a_rate_limit_is_a_429_with_retry_after_in_the_apis_error_shape() -> Non
 
 def test_a_server_error_is_a_5xx_server_error() -> None:
     """Any other status is the API's ``server_error``, without a retry-after."""
-    with ModelServer(replying(ModelReply(error=ApiError(503, "overloaded")))) as server:
+    with ModelServer(
+        replying(ModelReply(error=ApiError(status=503, message="overloaded")))
+    ) as server:
         status, headers, data = post(server, {"messages": CONVERSATION})
     assert status == 503
     assert "retry-after" not in headers
@@ -306,7 +308,10 @@ def test_without_tools_a_write_is_a_whole_file_listing(system: str, fence: str) 
     fences its system prompt shows; a command is a plain sentence, never a fenced block."""
     reply = ModelReply(
         text="Here it is.",
-        actions=(WriteFile(".agent/out/status", "completed\nFixed."), Shell("make test")),
+        actions=(
+            WriteFile(path=".agent/out/status", content="completed\nFixed."),
+            Shell("make test"),
+        ),
     )
     messages = [{"role": "system", "content": system}, {"role": "user", "content": "Fix it."}]
     with ModelServer(replying(reply)) as server:
@@ -325,7 +330,7 @@ def test_without_tools_a_write_is_a_whole_file_listing(system: str, fence: str) 
 
 def test_without_tools_a_named_tool_call_is_a_script_error() -> None:
     """A call of a named tool cannot be carried out as text: the test sees a 500."""
-    reply = ModelReply(actions=(ToolCall("todowrite", {"todos": []}),))
+    reply = ModelReply(actions=(ToolCall(name="todowrite", arguments={"todos": []}),))
     with ModelServer(replying(reply)) as server:
         status, _, data = post(server, {"messages": [{"role": "user", "content": "x"}]})
     assert status == 500

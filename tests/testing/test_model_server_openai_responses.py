@@ -260,7 +260,9 @@ def test_a_file_is_written_through_exec_command_as_a_here_doc() -> None:
     """Codex offers no file-writing tool, so WriteFile becomes a here-doc in its shell."""
     adapter = OpenAIResponsesAdapter()
     request = adapter.read("/v1/responses", _body(stream=False))
-    answer = adapter.answer(request, ModelReply(actions=(WriteFile("a/b.txt", "x = 1\n"),)))
+    answer = adapter.answer(
+        request, ModelReply(actions=(WriteFile(path="a/b.txt", content="x = 1\n"),))
+    )
     call = orjson.loads(answer.chunks[0])["output"][0]
     command = orjson.loads(call["arguments"])["cmd"]
     assert call["name"] == "exec_command"
@@ -273,7 +275,7 @@ def test_a_call_of_a_freeform_tool_is_a_custom_tool_call() -> None:
     request = adapter.read("/v1/responses", _body(tools=[EXEC_COMMAND, APPLY_PATCH]))
     patch = "*** Begin Patch\n*** End Patch"
     answer = adapter.answer(
-        request, ModelReply(actions=(ToolCall("apply_patch", {"input": patch}),))
+        request, ModelReply(actions=(ToolCall(name="apply_patch", arguments={"input": patch}),))
     )
     events = _events(b"".join(answer.chunks))
     assert "response.custom_tool_call_input.delta" in [name for name, _ in events]
@@ -285,7 +287,9 @@ def test_without_stream_the_response_is_one_json_body(
     serve: Callable[[Callable[[ModelRequest], ModelReply]], ModelServer],
 ) -> None:
     """``stream: false`` gets the completed response object, usage and all."""
-    server = serve(lambda request: ModelReply(text="Hi.", usage=Usage(10, 2)))
+    server = serve(
+        lambda request: ModelReply(text="Hi.", usage=Usage(input_tokens=10, output_tokens=2))
+    )
     with _post(server.url, _body(stream=False)) as answer:
         assert answer.getheader("Content-Type") == "application/json"
         response = orjson.loads(answer.read())
@@ -300,7 +304,7 @@ def test_a_rate_limit_is_a_429_with_retry_after(
     serve: Callable[[Callable[[ModelRequest], ModelReply]], ModelServer],
 ) -> None:
     """A 429 carries ``retry-after`` and the API's error body with ``rate_limit_exceeded``."""
-    limited = ModelReply(error=ApiError(429, "Rate limit reached.", retry_after_s=3))
+    limited = ModelReply(error=ApiError(status=429, message="Rate limit reached.", retry_after_s=3))
     server = serve(lambda request: limited)
     with _post(server.url, _body()) as answer:
         assert answer.status == 429
@@ -315,7 +319,7 @@ def test_a_server_error_has_the_apis_error_body(
     serve: Callable[[Callable[[ModelRequest], ModelReply]], ModelServer],
 ) -> None:
     """A 5xx answers its status with a ``server_error``."""
-    server = serve(lambda request: ModelReply(error=ApiError(503, "Overloaded.")))
+    server = serve(lambda request: ModelReply(error=ApiError(status=503, message="Overloaded.")))
     with _post(server.url, _body()) as answer:
         assert answer.status == 503
         error = orjson.loads(answer.read())["error"]
@@ -327,7 +331,7 @@ def test_an_error_with_status_200_is_a_response_failed_event(
 ) -> None:
     """Status 200 means the response started and then failed: ``response.failed`` ends the
     stream, and a rate limit's message names the delay as Codex reads it."""
-    failing = ModelReply(error=ApiError(200, "Rate limit reached.", retry_after_s=2))
+    failing = ModelReply(error=ApiError(status=200, message="Rate limit reached.", retry_after_s=2))
     server = serve(lambda request: failing)
     with _post(server.url, _body()) as answer:
         assert answer.status == 200
@@ -379,7 +383,9 @@ def test_a_response_that_fails_for_another_reason_says_server_error() -> None:
     broken stream."""
     adapter = OpenAIResponsesAdapter()
     request = adapter.read("/v1/responses", _body())
-    answer = adapter.answer(request, ModelReply(error=ApiError(200, "Something broke.")))
+    answer = adapter.answer(
+        request, ModelReply(error=ApiError(status=200, message="Something broke."))
+    )
     name, data = _events(b"".join(answer.chunks))[-1]
     assert name == "response.failed"
     assert data["response"]["error"] == {
@@ -397,7 +403,14 @@ def test_an_errors_fields_are_added_to_the_apis_error_object(
     ChatGPT usage limit as Codex reads it (``usage_limit_reached``, ``resets_at``), in a 429
     and in a ``response.failed`` event alike."""
     fields = {"type": "usage_limit_reached", "plan_type": "plus", "resets_at": 1900000000}
-    limited = ModelReply(error=ApiError(429, "The usage limit has been reached", None, fields))
+    limited = ModelReply(
+        error=ApiError(
+            status=429,
+            message="The usage limit has been reached",
+            retry_after_s=None,
+            fields=fields,
+        )
+    )
     server = serve(lambda request: limited)
     with _post(server.url, _body()) as answer:
         assert answer.status == 429
@@ -407,7 +420,12 @@ def test_an_errors_fields_are_added_to_the_apis_error_object(
     assert error["message"] == "The usage limit has been reached"
     adapter = OpenAIResponsesAdapter()
     request = adapter.read("/v1/responses", _body())
-    failed = adapter.answer(request, ModelReply(error=ApiError(200, "Limited.", None, fields)))
+    failed = adapter.answer(
+        request,
+        ModelReply(
+            error=ApiError(status=200, message="Limited.", retry_after_s=None, fields=fields)
+        ),
+    )
     name, data = _events(b"".join(failed.chunks))[-1]
     assert name == "response.failed"
     assert data["response"]["error"]["type"] == "usage_limit_reached"

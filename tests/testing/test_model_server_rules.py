@@ -35,7 +35,9 @@ text = "nothing to do"
 
 
 def _request(prompt: str, turn: int) -> ModelRequest:
-    return ModelRequest(Api.ANTHROPIC, "m", prompt, turn, None, ())
+    return ModelRequest(
+        api=Api.ANTHROPIC, model="m", prompt=prompt, turn=turn, last_tool_result=None, tools=()
+    )
 
 
 def test_the_first_matching_rule_answers_and_the_default_answers_the_rest(
@@ -47,7 +49,7 @@ def test_the_first_matching_rule_answers_and_the_default_answers_the_rest(
     path.write_text(RULES)
     script = load_rules(path)
     first = script(_request("# Role: developer — iteration 1\n", 0))
-    assert first.actions == (WriteFile("app.py", "x = 1\n"),)
+    assert first.actions == (WriteFile(path="app.py", content="x = 1\n"),)
     assert first.usage.input_tokens == 5
     assert script(_request("# Role: developer — iteration 1\n", 2)).actions == (Shell("ls"),)
     assert script(_request("# Role: planner\n", 0)).text == "nothing to do"

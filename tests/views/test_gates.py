@@ -149,7 +149,7 @@ def _crashed_in_the_gate(log: tuple[PipelineEvent, ...]) -> tuple[PipelineEvent,
     started = log[index]
     assert isinstance(started, GateStarted)
     later = started.at + timedelta(seconds=30)
-    resumed = RunResumed(None, later)
+    resumed = RunResumed(checkpoint_sequence=None, at=later)
     again = attrs.evolve(started, at=later)
     rest = tuple(attrs.evolve(e, at=e.at + timedelta(seconds=30)) for e in log[index + 1 :])
     return (*log[: index + 1], resumed, again, *rest)

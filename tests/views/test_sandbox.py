@@ -37,20 +37,29 @@ from tests.support import scripted_run
 
 T = Instant(datetime(2026, 11, 1, tzinfo=UTC))
 ON = SandboxChecked(
-    SandboxMode.AUTO,
-    True,
-    "on (bubblewrap 0.8.0; network: 127.0.0.1:33415)",
-    ("api.anthropic.com:443",),
-    ("AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN"),
-    T,
+    mode=SandboxMode.AUTO,
+    on=True,
+    said="on (bubblewrap 0.8.0; network: 127.0.0.1:33415)",
+    endpoints=("api.anthropic.com:443",),
+    withheld=("AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN"),
+    at=T,
 )
-OFF = SandboxChecked(SandboxMode.AUTO, False, "off (bwrap not found on PATH)", (), (), T)
+OFF = SandboxChecked(
+    mode=SandboxMode.AUTO,
+    on=False,
+    said="off (bwrap not found on PATH)",
+    endpoints=(),
+    withheld=(),
+    at=T,
+)
 
 
 def _refused(
     endpoint: str, count: int, role: Role = Role.DEVELOPER, agent: str = "claude"
 ) -> ConnectionRefused:
-    return ConnectionRefused(role, AgentName(agent), endpoint, Count(count), T)
+    return ConnectionRefused(
+        role=role, agent=AgentName(agent), endpoint=endpoint, count=Count(count), at=T
+    )
 
 
 def _inserted(
@@ -132,7 +141,9 @@ def test_refusals_add_up_per_endpoint_role_and_agent_with_their_invocations() ->
 
 def test_a_refusal_keeps_when_it_was_first_and_last_refused() -> None:
     later = Instant(T + timedelta(minutes=5))
-    again = ConnectionRefused(Role.DEVELOPER, AgentName("claude"), "a:1", Count(1), later)
+    again = ConnectionRefused(
+        role=Role.DEVELOPER, agent=AgentName("claude"), endpoint="a:1", count=Count(1), at=later
+    )
     (entry,) = sandbox_view((_refused("a:1", 2), again)).refused
     assert (entry.first_at, entry.last_at, entry.count) == (T, later, 3)
 

@@ -100,7 +100,7 @@ def screened_runs(draw: st.DrawFn) -> Run:
         )
     config = WorldConfig(budget=limits, chains=draw(chains()), loop=loop)
     clock = fake_clock(step=timedelta(seconds=1))
-    world = SimulatedWorld(config, _Findings(draw, smooth), clock)
+    world = SimulatedWorld(config=config, chooser=_Findings(draw, smooth), clock=clock)
     bound = step_bound(config.budget, config.chains, loop)
     result = run_in_memory(world, max_effects=bound, clock=clock)
     return config, result.events, result.state

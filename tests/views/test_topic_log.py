@@ -29,10 +29,26 @@ def _planner_at_work(loop: LoopPolicy | None = None) -> list[object]:
     chains = default_chains(("a",))
     loop = policy() if loop is None else loop
     return [
-        RunStarted(RunId("r"), Digest("c"), Digest("p"), budget(), chains, None, loop, T),
-        PlanningStarted(T),
-        PromptMaterialized(PromptKind.PLANNING, ".agent/prompts/planning.md", Digest("d"), T),
-        InvocationStarted(Role.PLANNER, AgentName("a"), None, Ordinal(1), T),
+        RunStarted(
+            run_id=RunId("r"),
+            config_digest=Digest("c"),
+            prompt_digest=Digest("p"),
+            budget=budget(),
+            chains=chains,
+            rebase_onto=None,
+            loop=loop,
+            at=T,
+        ),
+        PlanningStarted(at=T),
+        PromptMaterialized(
+            kind=PromptKind.PLANNING,
+            path=".agent/prompts/planning.md",
+            content_digest=Digest("d"),
+            at=T,
+        ),
+        InvocationStarted(
+            role=Role.PLANNER, agent=AgentName("a"), model=None, attempt=Ordinal(1), at=T
+        ),
     ]
 
 
@@ -40,8 +56,16 @@ def test_an_out_of_scope_topic_shows_only_as_its_hats_scope_violation() -> None:
     """The planner may publish plan.*: its build.done is shown as planner.scope_violation."""
     log = [
         *_planner_at_work(),
-        TopicPublished("plan.ready", Json.of("v1"), Ordinal(1), None, T),
-        TopicPublished("build.done", Json.of({"files": 2}), Ordinal(2), None, T),
+        TopicPublished(
+            topic="plan.ready", payload=Json.of("v1"), line_number=Ordinal(1), emitted_at=None, at=T
+        ),
+        TopicPublished(
+            topic="build.done",
+            payload=Json.of({"files": 2}),
+            line_number=Ordinal(2),
+            emitted_at=None,
+            at=T,
+        ),
     ]
     entries = list(topic_log(log))  # type: ignore[arg-type]
     assert [(e.line_number, e.topic) for e in entries] == [
@@ -53,9 +77,15 @@ def test_an_out_of_scope_topic_shows_only_as_its_hats_scope_violation() -> None:
 
 def test_a_question_and_its_answer_are_both_in_the_topic_log() -> None:
     """human.interact is published by the agent; human.response is the person's answer."""
-    question = TopicPublished("human.interact", Json.of("Which DB?"), Ordinal(1), None, T)
+    question = TopicPublished(
+        topic="human.interact",
+        payload=Json.of("Which DB?"),
+        line_number=Ordinal(1),
+        emitted_at=None,
+        at=T,
+    )
     log = [*_planner_at_work(policy(enforce_hat_scope=False)), question]
-    log.append(HumanResponseReceived("line-1", "Postgres", T))  # type: ignore[arg-type]
+    log.append(HumanResponseReceived(question_id="line-1", text="Postgres", at=T))  # type: ignore[arg-type]
     entries = list(topic_log(log))  # type: ignore[arg-type]
     assert [(e.topic, e.payload.value) for e in entries] == [
         ("human.interact", "Which DB?"),

@@ -64,7 +64,7 @@ def test_a_run_cut_short_by_an_outage_is_released_not_said_taken_over(
     lines: list[str] = []
     worker = Worker(postgres_url, name="w-1", on_message=lines.append)
     report = WorkerReport()
-    outage = _Outcome(None, "store error: the server closed the connection")
+    outage = _Outcome(state=None, detail="store error: the server closed the connection")
     with PostgresEventStore(postgres_url) as store:
         queue = RunQueue(store)
         claimed = queue.claim("w-1", 30)

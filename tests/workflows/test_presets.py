@@ -217,6 +217,6 @@ def test_a_good_preset_file_reads_back_its_parts() -> None:
     """Name, description, the text as given and the hats in file order."""
     preset = parse_preset("mine", GOOD, "mine.toml")
     hats = {"a": {"triggers": ["task.start"], "publishes": ["LOOP_COMPLETE"]}}
-    assert preset == Preset("mine", "A loop.", GOOD, {}, hats)
+    assert preset == Preset(name="mine", description="A loop.", text=GOOD, loop={}, hats=hats)
     assert preset.topology
     assert preset.workflow() == {"hats": hats}

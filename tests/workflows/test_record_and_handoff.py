@@ -35,7 +35,7 @@ AT = datetime(2026, 1, 1, tzinfo=UTC)
 def layout(tmp_path: Path) -> WorkspaceLayout:
     """A git repository's layout (its state directory is .git/ralph)."""
     subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
-    return WorkspaceLayout(tmp_path)
+    return WorkspaceLayout(root=tmp_path)
 
 
 def test_a_remembered_preset_is_recalled_by_its_digest(layout: WorkspaceLayout) -> None:
@@ -73,20 +73,22 @@ def test_a_damaged_record_is_an_error_not_a_silent_default(layout: WorkspaceLayo
 
 def published(topic: str, payload: object, line: int) -> TopicPublished:
     """An agent's topic."""
-    return TopicPublished(topic, Json.of(payload), Ordinal(line), None, AT)
+    return TopicPublished(
+        topic=topic, payload=Json.of(payload), line_number=Ordinal(line), emitted_at=None, at=AT
+    )
 
 
 def test_the_handoff_says_how_the_run_ended_its_hats_and_last_topics() -> None:
     """The workflow, the run and its end; the hats in order (a repeated hat once); the last
     five topics with their payloads on one line each, long ones cut short."""
     events: list[PipelineEvent] = [
-        HatActivated(Ordinal(1), "researcher", "research.start", AT),
+        HatActivated(iteration=Ordinal(1), hat="researcher", topic="research.start", at=AT),
         published("research.finding", "old", 1),
-        HatActivated(Ordinal(2), "researcher", "research.followup", AT),
-        HatActivated(Ordinal(3), "synthesizer", "research.finding", AT),
+        HatActivated(iteration=Ordinal(2), hat="researcher", topic="research.followup", at=AT),
+        HatActivated(iteration=Ordinal(3), hat="synthesizer", topic="research.finding", at=AT),
         *(published(f"topic.{n}", {"n": n}, n + 2) for n in range(4)),
         published("LOOP_COMPLETE", "The answer:\n  it is  42. " + "x" * 900, 9),
-        RunCompleted(TerminationReason.COMPLETED, AT),
+        RunCompleted(reason=TerminationReason.COMPLETED, at=AT),
     ]
     text = handoff_section("research", "r-1", events)
     assert "## Before this run: the workflow `research`" in text
@@ -102,7 +104,9 @@ def test_the_handoff_says_how_the_run_ended_its_hats_and_last_topics() -> None:
 
 def test_the_handoff_of_a_run_without_hats_or_topics_is_short() -> None:
     """The built-in pipeline's run: no hat line, no topics section."""
-    text = handoff_section("code-assist", "r-2", [RunCompleted(TerminationReason.COMPLETED, AT)])
+    text = handoff_section(
+        "code-assist", "r-2", [RunCompleted(reason=TerminationReason.COMPLETED, at=AT)]
+    )
     assert "hats" not in text
     assert "topics" not in text
     assert "`completed`" in text

@@ -150,7 +150,7 @@ def test_a_missing_agent_fails_only_when_a_chain_has_nothing_left(tmp_path: Path
 def test_the_store_check_reads_sqlite_paths_and_refuses_unknown_schemes(tmp_path: Path) -> None:
     """A SQLite file to be created in a writable folder is OK; an unknown scheme and a folder
     that cannot be written fail."""
-    (ok,) = check_store(str(WorkspaceLayout(tmp_path).store))
+    (ok,) = check_store(str(WorkspaceLayout(root=tmp_path).store))
     assert ok.status is Status.OK
     (scheme,) = check_store("mysql://db/x")
     assert scheme.status is Status.FAIL

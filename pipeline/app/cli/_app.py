@@ -271,7 +271,7 @@ def _located(source: str | None, workspace: Path | None) -> str | None:
     """``source``, else ``-C``'s default store, else None (this folder's default store)."""
     if source is not None or workspace is None:
         return source
-    return str(WorkspaceLayout(workspace).store)
+    return str(WorkspaceLayout(root=workspace).store)
 
 
 @contextlib.contextmanager
@@ -311,7 +311,7 @@ def _existing_store(location: str | Path | None, *, read_only: bool = True) -> I
     """The event store at ``location`` (a path or URL; None: this folder's default), opened
     read-only unless asked; a missing one is a usage error (exit 2), a damaged or unreachable
     one a store error (exit 4)."""
-    where = WorkspaceLayout(Path()).store if location is None else location
+    where = WorkspaceLayout(root=Path()).store if location is None else location
     try:
         with open_store_at(where, must_exist=True, read_only=read_only) as opened:
             yield opened
@@ -332,5 +332,5 @@ def _reconciled(
     except GitError:
         return None
     state, recorded = recorded_commits(read)
-    layout = WorkspaceLayout(root.resolve()) if events_file else None
+    layout = WorkspaceLayout(root=root.resolve()) if events_file else None
     return reconcile(run_id, state, recorded, history, layout)

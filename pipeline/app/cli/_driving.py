@@ -49,7 +49,7 @@ from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import NamedStore, StoreError, UnknownRunError
 
 
-@frozen
+@frozen(kw_only=True)
 class _Watching:
     """How a run command shows and traces the run it drives."""
 
@@ -130,7 +130,7 @@ def _telling_withheld(on_event: OnEvent) -> OnEvent:
     return seen
 
 
-@frozen
+@frozen(kw_only=True)
 class _Resume:
     """Resume ``run_id`` (None: the latest run) of the workspace's store."""
 

@@ -33,7 +33,7 @@ class FaultError(PipelineError, ValueError):
     """The fault variable is malformed; the message says how."""
 
 
-@frozen
+@frozen(kw_only=True)
 class Fault:
     """Send ``signum`` ``delay_s`` after the ``k``-th fact tagged ``tag`` is stored."""
 
@@ -59,7 +59,7 @@ def fault_from(environ: Mapping[str, str]) -> Fault | None:
         raise FaultError(usage) from error
     if k < 1 or delay < 0:
         raise FaultError(usage)
-    return Fault(parts[0], k, signum, delay)
+    return Fault(tag=parts[0], k=k, signum=signum, delay_s=delay)
 
 
 def with_fault(fault: Fault | None, on_event: OnEvent | None) -> OnEvent | None:

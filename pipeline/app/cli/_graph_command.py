@@ -79,7 +79,7 @@ def graph(
 
 def _configured(root: Path) -> LoopPolicy:
     """The loop policy of ``root``'s ralph.toml, which must have a topology."""
-    path = WorkspaceLayout(root).config
+    path = WorkspaceLayout(root=root).config
     try:
         config = parse_config(path.read_text("utf-8"), str(path))
     except FileNotFoundError as error:

@@ -194,7 +194,7 @@ def events(
     except ValueError as error:
         raise _fail(f"--category: {error}") from error
     if follow_run:
-        location = str(WorkspaceLayout(Path()).store) if source is None else source
+        location = str(WorkspaceLayout(root=Path()).store) if source is None else source
         if location.endswith(".jsonl"):
             raise _fail(f"--follow reads a store; {location} is a finished run's log")
         with _existing_store(location) as store:
@@ -225,7 +225,7 @@ def status(
 ) -> None:
     """Where a run stands: phase, iteration, the agent at work, counters, last error and
     termination (its newest checkpoint plus the events after it; works on a run in progress)."""
-    layout = WorkspaceLayout(workspace)
+    layout = WorkspaceLayout(root=workspace)
     location = store if store is not None else layout.store
     if store is None and not layout.store.is_file():
         lost_runs(layout, str(layout.store), set(), run)
@@ -344,7 +344,7 @@ def report(
         except OSError as error:
             raise _fail(f"cannot write {target}: {error.strerror}") from error
         # ralph's own output: the next run neither refuses the work tree for it nor commits it.
-        note_written(WorkspaceLayout(workspace or Path()), target)
+        note_written(WorkspaceLayout(root=workspace or Path()), target)
         ran = f", {len(gates)} gate runs" if gates else ""
         ran += f", {len(screens)} screen{'s' if len(screens) != 1 else ''}" if screens else ""
         ran += f", {sandbox_summary(sandbox)}" if sandbox.recorded else ""

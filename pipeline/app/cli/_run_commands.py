@@ -132,7 +132,7 @@ def run(
     ] = False,
 ) -> None:
     """Start a new run in the workspace and drive it until it completes or stops."""
-    watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
+    watching = _Watching(display=_display(quiet, plain, json_logs), otel=otel, otel_file=otel_file)
     root, made = workspace, None
     configured = peek_config(root)
     merging = merge or (configured is not None and configured.run.merge)
@@ -142,7 +142,12 @@ def run(
     try:
         if preset is not None:
             chain = _WorkflowStart(
-                prompt, prompt_file, max_iterations, store, allow_dirty, tests_editable
+                prompt=prompt,
+                prompt_file=prompt_file,
+                max_iterations=max_iterations,
+                store=store,
+                allow_dirty=allow_dirty,
+                tests_editable=tests_editable,
             )
             raise _landed(root, made, merging, run_chain(workspace, preset, chain, watching))
         opened = _with_iterations(_open(workspace), max_iterations)
@@ -191,9 +196,9 @@ def resume(
         lost_runs(opened.layout, str(path), set(), run_id)
         raise _fail(f"no runs yet in {opened.layout.root} (no {path}); start one: ralph run")
     _unless_finished(opened, run_id, store)
-    watching = _Watching(_display(quiet, plain, json_logs), otel, otel_file)
+    watching = _Watching(display=_display(quiet, plain, json_logs), otel=otel, otel_file=otel_file)
     opened = with_recorded_workflow(workspace, opened, run_id, store, watching.display)
-    result, label = _drive("resume", opened, _Resume(run_id), watching, store)
+    result, label = _drive("resume", opened, _Resume(run_id=run_id), watching, store)
     raise _finish(opened, result, watching.display, label)
 
 
@@ -203,7 +208,7 @@ def _unless_finished(opened: Workspace, run_id: str | None, store: str | None) -
     leaving it untouched."""
     try:
         with open_store(opened, store) as events:
-            chosen = _chosen(events, _Resume(run_id), opened)
+            chosen = _chosen(events, _Resume(run_id=run_id), opened)
             state, _ = load_state(events, chosen, _warn)
     except (PipelineError, StoreError, OSError) as error:
         raise _fail(str(error)) from error
@@ -234,12 +239,12 @@ def abandon(
         raise _fail(f"no runs yet in {opened.layout.root} (no {path})")
     try:
         with open_store(opened, store) as events:
-            chosen = _chosen(events, _Resume(run_id), opened)
+            chosen = _chosen(events, _Resume(run_id=run_id), opened)
             state, _ = load_state(events, chosen, _warn)
             if state.phase is Phase.COMPLETE:
                 ended = state.termination.value if state.termination else "unknown"
                 raise _fail(f"run {chosen} is finished already ({ended}): nothing to abandon")
-            why = RunAbandoned("given up by a person (ralph abandon)", utc_now())
+            why = RunAbandoned(reason="given up by a person (ralph abandon)", at=utc_now())
             events.append(chosen, state.sequence, [why])
             result = drive(opened, prompt=None, run_id=chosen, on_warning=_warn, store=events)
     except StoreError as error:
@@ -281,7 +286,9 @@ def demo(
         raise _fail(str(error)) from error
     out.print(f"Demo repository: {opened.layout.root}")
     display = _display(quiet, plain, json_logs=False)
-    result, label = _drive("demo", opened, source, _Watching(display, otel, otel_file), None)
+    result, label = _drive(
+        "demo", opened, source, _Watching(display=display, otel=otel, otel_file=otel_file), None
+    )
     with open_store(opened) as store:
         write_event_log(opened.layout.ralph_dir / "event-log.jsonl", store.read(result.run_id))
     (opened.layout.ralph_dir / "state.json").write_bytes(encode_state(result.state) + b"\n")
@@ -316,5 +323,5 @@ def _into_worktree(root: Path) -> tuple[Path, str]:
 
 def _ran_in(target: Path) -> bool:
     """Whether a run started in the worktree (it keeps each run's prompt from its start)."""
-    runs = WorkspaceLayout(target).state_dir / "runs"
+    runs = WorkspaceLayout(root=target).state_dir / "runs"
     return runs.is_dir() and any(runs.iterdir())

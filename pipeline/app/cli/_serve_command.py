@@ -49,7 +49,7 @@ def serve(
             f"ralph serve needs the serve extra ({error.name} is missing): "
             "pip install 'ralph-pipeline[serve]'"
         ) from error
-    location = store if store is not None else str(WorkspaceLayout(workspace).store)
+    location = store if store is not None else str(WorkspaceLayout(root=workspace).store)
     path = store_path(location)
     if path is not None and not path.is_file():
         raise _fail(f"no event store at {path}: run a pipeline first, or name a store")
@@ -74,7 +74,7 @@ def serve(
             "a digit or one of -._~ (it is part of the address)"
         )
     secret = token if token is not None else secrets.token_urlsafe(24)
-    access = Access(secret, remote)
+    access = Access(secret=secret, remote=remote)
     web = make_app(location, workspace, access)
     shown = f"[{host}]" if ":" in host else host
     address = f"http://{shown}:{port}{access.root}/"

@@ -59,7 +59,7 @@ def _same(given: str | None, expected: str) -> bool:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Access:
     """The server's secret (its access token, and the key of its form token)."""
 

@@ -21,7 +21,7 @@ class SourceError(EventLogError):
     """The store or log named on the command line cannot be read as asked."""
 
 
-@frozen
+@frozen(kw_only=True)
 class LogSource:
     """One run's events (re-readable) and stored checkpoints, with a name for messages."""
 
@@ -37,7 +37,7 @@ class LogSource:
 def open_source(source: str | Path | None, run: str | None) -> Iterator[LogSource]:
     """Open ``source`` (default: the workspace's store; a path, a store URL or a ``.jsonl``
     log) at run ``run`` (default: the latest)."""
-    location = str(WorkspaceLayout(Path()).store if source is None else source)
+    location = str(WorkspaceLayout(root=Path()).store if source is None else source)
     try:
         path = store_path(location)
     except StoreError as error:
@@ -46,7 +46,9 @@ def open_source(source: str | Path | None, run: str | None) -> Iterator[LogSourc
         log_path = path
         if run is not None:
             raise SourceError(f"{path} is a single run's log; --run applies to a store")
-        yield LogSource(str(path), lambda: read_event_log(log_path), [], False)
+        yield LogSource(
+            label=str(path), events=lambda: read_event_log(log_path), checkpoints=[], is_store=False
+        )
         return
     if path is not None and not path.is_file():
         raise SourceError(
@@ -60,9 +62,9 @@ def open_source(source: str | Path | None, run: str | None) -> Iterator[LogSourc
         except UnknownRunError as error:
             raise SourceError(str(error)) from error
         yield LogSource(
-            f"{store.label} run {run_id}",
-            lambda: store.read(run_id),
-            store.checkpoints(run_id),
-            True,
-            run_id,
+            label=f"{store.label} run {run_id}",
+            events=lambda: store.read(run_id),
+            checkpoints=store.checkpoints(run_id),
+            is_store=True,
+            run_id=run_id,
         )

@@ -88,7 +88,7 @@ def salvage_command(
         location = (
             store_location(_open(workspace))
             if configured
-            else str(WorkspaceLayout(workspace).store)
+            else str(WorkspaceLayout(root=workspace).store)
         )
     try:
         source_path, target_path = store_path(location), store_path(to)
@@ -110,7 +110,7 @@ def salvage_command(
                     workspace,
                     chosen,
                     target.read(chosen),
-                    events_file=WorkspaceLayout(workspace).run_dir(chosen).is_dir(),
+                    events_file=WorkspaceLayout(root=workspace).run_dir(chosen).is_dir(),
                 )
                 label = target.label
         except BaseException as error:

@@ -49,7 +49,7 @@ from pipeline.handlers.store import StoreError
 __all__ = ["_WorkflowStart", "open_with_preset", "run_chain", "with_recorded_workflow"]
 
 
-@frozen
+@frozen(kw_only=True)
 class _WorkflowStart:
     """What ``ralph run`` was asked for besides the presets: the task, the budget, the store
     and whether uncommitted changes may stay."""

@@ -90,10 +90,18 @@ def to_svg(edges: Iterable[Edge], taken: Iterable[Edge] = ()) -> str:
     drawn = arrows(edges, taken)
     phases = {p for source, target, *_ in drawn for p in (source, target)}
     nodes = [
-        SvgNode(phase.value, phase.value, phase in visited) for phase in Phase if phase in phases
+        SvgNode(id=phase.value, label=phase.value, visited=phase in visited)
+        for phase in Phase
+        if phase in phases
     ]
     lines = [
-        SvgArrow(source.value, target.value, ", ".join(labels), was_taken, not known)
+        SvgArrow(
+            source=source.value,
+            target=target.value,
+            label=", ".join(labels),
+            taken=was_taken,
+            dashed=not known,
+        )
         for source, target, labels, was_taken, known in drawn
     ]
     return arc_svg(nodes, lines, "the phase graph")

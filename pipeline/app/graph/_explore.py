@@ -75,7 +75,7 @@ _MAX_STATES: Final = 200_000
 
 
 @final
-@frozen(order=True)
+@frozen(order=True, kw_only=True)
 class Edge:
     """A phase change: ``source`` to ``target``, made by the fact tagged ``fact``."""
 
@@ -86,7 +86,7 @@ class Edge:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PhaseGraph:
     """Every phase orchestration reaches and every change between them, each with a witness:
     the facts, from the first one, whose fold ends with the change."""
@@ -134,7 +134,7 @@ def _outcomes(world_config: WorldConfig, effect: Effect) -> Iterator[tuple[Pipel
     prefix: list[int] = []
     while True:
         chooser = _Enumerator(prefix, world_config.budget.limits_spend)
-        world = SimulatedWorld(world_config, chooser, lambda: _AT)
+        world = SimulatedWorld(config=world_config, chooser=chooser, clock=lambda: _AT)
         facts = tuple(world(effect))
         if isinstance(effect, InvokeAgent):
             facts = tuple(_steady(f) for f in facts)
@@ -246,16 +246,23 @@ RUNTIME_BUDGET_CHECKS: Final = (
 
 
 _AFTER_INTERRUPTION: Final[_Outcomes] = (
-    (0, (RunResumed(None, _AT),)),
-    (0, (RunAbandoned("given up", _AT),)),
+    (0, (RunResumed(checkpoint_sequence=None, at=_AT),)),
+    (0, (RunAbandoned(reason="given up", at=_AT),)),
 )
 _ANY_STEP: Final[_Outcomes] = (
-    (0, (RunInterrupted("SIGINT", _AT), RunResumed(None, _AT))),
-    (0, (WorkspaceIoError(WorkspaceErrorKind.WRITE, "file", "disk full", _AT),)),
+    (0, (RunInterrupted(reason="SIGINT", at=_AT), RunResumed(checkpoint_sequence=None, at=_AT))),
+    (
+        0,
+        (
+            WorkspaceIoError(
+                kind=WorkspaceErrorKind.WRITE, path="file", message="disk full", at=_AT
+            ),
+        ),
+    ),
 )
 _BUDGET_CHECK: Final[_Outcomes] = (
     *_ANY_STEP,
-    (0, (BudgetExceeded(BudgetKind.RUNTIME, "spent", _AT),)),
+    (0, (BudgetExceeded(budget=BudgetKind.RUNTIME, detail="spent", at=_AT),)),
 )
 
 
@@ -298,7 +305,7 @@ def phase_changes(events: Iterable[PipelineEvent]) -> Iterator[Edge]:
     for event in events:
         before, state = state, reduce(state, event)
         if state.phase is not before.phase:
-            yield Edge(before.phase, state.phase, WIRE_TAGS[type(event)])
+            yield Edge(source=before.phase, target=state.phase, fact=WIRE_TAGS[type(event)])
 
 
 def explore() -> PhaseGraph:
@@ -330,7 +337,9 @@ def explore() -> PhaseGraph:
                     state = reduce(state, fact)
                     folded.append(state)
                     if state.progress.phase is not before:
-                        edge = Edge(before, state.progress.phase, WIRE_TAGS[type(fact)])
+                        edge = Edge(
+                            source=before, target=state.progress.phase, fact=WIRE_TAGS[type(fact)]
+                        )
                         if edge not in edges:
                             edges[edge] = (*node.path(), *facts[: index + 1])
                 shape = _shape(state)
@@ -339,4 +348,4 @@ def explore() -> PhaseGraph:
                     queue.append(_Node(state, node, facts))
     # Every state but the first is reached by facts, and a phase a fact leads to is an edge's.
     phases = {Phase.NOT_STARTED, *(edge.target for edge in edges)}
-    return PhaseGraph(frozenset(phases), frozenset(edges), edges)
+    return PhaseGraph(phases=frozenset(phases), edges=frozenset(edges), witnesses=edges)

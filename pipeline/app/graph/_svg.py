@@ -29,7 +29,7 @@ _RED: Final = "#d00"
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class SvgNode:
     """A node: its id (what arrows name), the label shown, whether a run went through it."""
 
@@ -39,7 +39,7 @@ class SvgNode:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class SvgArrow:
     """An arrow between two nodes: its label (a tooltip), whether a run took it, and
     whether it is dashed (a default route, or a step the graph does not hold)."""

@@ -58,7 +58,7 @@ _LINES = {
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class _Node:
     id: str
     label: str
@@ -67,7 +67,7 @@ class _Node:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class _Arrow:
     source: str
     target: str
@@ -113,13 +113,21 @@ def _arrows(policy: LoopPolicy, ids: dict[str, str], path: Sequence[str]) -> lis
                 topics.append(route.topic)
     steps = set(_steps(path, ids))
     arrows = [
-        _Arrow(source, target, tuple(topics), line, (source, target) in steps)
+        _Arrow(
+            source=source,
+            target=target,
+            topics=tuple(topics),
+            line=line,
+            taken=(source, target) in steps,
+        )
         for (source, target, line), topics in grouped.items()
     ]
     shown = {(arrow.source, arrow.target) for arrow in arrows}
     for source, target in dict.fromkeys(_steps(path, ids)):
         if (source, target) not in shown:
-            arrows.append(_Arrow(source, target, (), _Line.DASHED, True))
+            arrows.append(
+                _Arrow(source=source, target=target, topics=(), line=_Line.DASHED, taken=True)
+            )
     return arrows
 
 
@@ -128,10 +136,14 @@ def _nodes(
 ) -> list[_Node]:
     topology = policy.topology
     assert topology is not None  # only drawn with one
-    nodes = [_Node(_START, "start", _Shape.START, any(name in ids for name in path))]
+    nodes = [
+        _Node(
+            id=_START, label="start", shape=_Shape.START, visited=any(name in ids for name in path)
+        )
+    ]
     for hat in topology.hats:
         shape = _Shape.COORDINATOR if hat.name == topology.coordinator else _Shape.HAT
-        nodes.append(_Node(ids[hat.name], hat.name, shape, hat.name in path))
+        nodes.append(_Node(id=ids[hat.name], label=hat.name, shape=shape, visited=hat.name in path))
     targets = {arrow.target for arrow in arrows}
     ends = (
         (_COMPLETE, policy.completion_promise, _Shape.END),
@@ -140,7 +152,7 @@ def _nodes(
     )
     for node_id, label, shape in ends:
         if node_id in targets and label is not None:
-            nodes.append(_Node(node_id, label, shape, False))
+            nodes.append(_Node(id=node_id, label=label, shape=shape, visited=False))
     return nodes
 
 
@@ -237,9 +249,15 @@ def topology_svg(policy: LoopPolicy, path: Sequence[str] = ()) -> str:
     steps in red."""
     nodes, arrows = _drawing(policy, path)
     return arc_svg(
-        [SvgNode(node.id, node.label, node.visited) for node in nodes],
+        [SvgNode(id=node.id, label=node.label, visited=node.visited) for node in nodes],
         [
-            SvgArrow(a.source, a.target, ", ".join(a.topics), a.taken, a.line is not _Line.SOLID)
+            SvgArrow(
+                source=a.source,
+                target=a.target,
+                label=", ".join(a.topics),
+                taken=a.taken,
+                dashed=a.line is not _Line.SOLID,
+            )
             for a in arrows
         ],
         "the workflow's hats and topics",

@@ -119,10 +119,14 @@ def worlds() -> tuple[WorldConfig, ...]:
     # Without a rebase target, and every hat answering on the larger budget, found no edge
     # these do not (checked when the gates were added): left out, they saved half the time.
     return (
-        WorldConfig(budget, chains, "main", "graph", controls),
-        WorldConfig(spending, chains, None, "graph", answering),
-        WorldConfig(small, chains, None, "graph", routed),
-        WorldConfig(small, chains, None, "graph", stalled),
-        WorldConfig(budget, chains, None, "graph", gated),
-        WorldConfig(budget, chains, None, "graph", screened),
+        WorldConfig(
+            budget=budget, chains=chains, rebase_onto="main", run_id="graph", loop=controls
+        ),
+        WorldConfig(
+            budget=spending, chains=chains, rebase_onto=None, run_id="graph", loop=answering
+        ),
+        WorldConfig(budget=small, chains=chains, rebase_onto=None, run_id="graph", loop=routed),
+        WorldConfig(budget=small, chains=chains, rebase_onto=None, run_id="graph", loop=stalled),
+        WorldConfig(budget=budget, chains=chains, rebase_onto=None, run_id="graph", loop=gated),
+        WorldConfig(budget=budget, chains=chains, rebase_onto=None, run_id="graph", loop=screened),
     )

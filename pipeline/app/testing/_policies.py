@@ -36,7 +36,13 @@ def hats() -> st.SearchStrategy[tuple[Hat, ...]]:
     def hat(role: Role) -> st.SearchStrategy[Hat]:
         patterns = st.lists(topic_patterns(), min_size=1, max_size=3).map(tuple)
         schema = st.none() | st.just(AGENT_RESPONSE)
-        return st.builds(Hat, st.just(role), st.just(f"{role.value}-hat"), patterns, schema)
+        return st.builds(
+            Hat,
+            role=st.just(role),
+            name=st.just(f"{role.value}-hat"),
+            publishes=patterns,
+            response_schema=schema,
+        )
 
     return st.tuples(*(hat(role) for role in Role))
 

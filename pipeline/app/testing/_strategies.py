@@ -183,7 +183,7 @@ def chains(max_agents: int = 3) -> st.SearchStrategy[tuple[RoleChain, ...]]:
     agents = st.lists(agent_names(), min_size=1, max_size=max_agents, unique=True).map(tuple)
 
     def chain_of(role: Role) -> st.SearchStrategy[RoleChain]:
-        return st.builds(RoleChain, st.just(role), agents)
+        return st.builds(RoleChain, role=st.just(role), agents=agents)
 
     return st.tuples(*(chain_of(role) for role in Role))
 
@@ -292,8 +292,8 @@ def register_strategies() -> None:
         RoleChain,
         st.builds(
             RoleChain,
-            st.sampled_from(Role),
-            st.lists(agent_names(), max_size=3, unique=True).map(tuple),
+            role=st.sampled_from(Role),
+            agents=st.lists(agent_names(), max_size=3, unique=True).map(tuple),
         ),
     )
 
@@ -357,7 +357,7 @@ def simulated_runs(
     """
     config = draw(configs if configs is not None else world_configs())
     clock = fake_clock(step=timedelta(seconds=1))
-    world = SimulatedWorld(config, HypothesisChooser(draw), clock)
+    world = SimulatedWorld(config=config, chooser=HypothesisChooser(draw), clock=clock)
     bound = step_bound(config.budget, config.chains, config.loop)
     result = run_in_memory(world, max_effects=bound, clock=clock)
     return config, result.events, result.state

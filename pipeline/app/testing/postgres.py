@@ -45,7 +45,7 @@ def _free_port() -> int:
         return port
 
 
-@frozen
+@frozen(kw_only=True)
 class PostgresServer:
     """A running server: where it listens, how to make a fresh database on it, and how to
     take it down and bring it back (to test what clients do meanwhile)."""
@@ -105,7 +105,7 @@ def postgres_server(binaries: Path, *, durable: bool = False) -> Iterator[Postgr
         else:
             run(*pg_ctl, "-m", "immediate", "-w", "stop")
 
-    server = PostgresServer(port, control)
+    server = PostgresServer(port=port, control=control)
     try:
         run(
             str(binaries / "initdb"),

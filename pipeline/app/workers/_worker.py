@@ -121,7 +121,7 @@ def cancel(url: str, ticket: str, *, why: str = "cancelled") -> Ticket:
     return before
 
 
-@define
+@define(kw_only=True)
 class WorkerReport:
     """What a worker did before it stopped."""
 
@@ -137,7 +137,7 @@ class WorkerReport:
     """Tickets cancelled while this worker ran them (their runs were stopped)."""
 
 
-@frozen
+@frozen(kw_only=True)
 class _Outcome:
     state: TicketState | None
     """DONE or FAILED to record; None: released, lost or cancelled, not ours to finish."""
@@ -247,8 +247,8 @@ class Worker:
         )
         if ticket.claims > self.max_claims:
             detail = f"claimed {ticket.claims} times without finishing; not run again"
-            return _Outcome(TicketState.FAILED, detail)
-        lease = Lease(ticket.ticket, self.name)
+            return _Outcome(state=TicketState.FAILED, detail=detail)
+        lease = Lease(ticket=ticket.ticket, worker=self.name)
         interruption = Interruption()
         self._current = interruption
         if self.stopping is not None:
@@ -257,7 +257,7 @@ class Worker:
         try:
             return self._drive(ticket, lease, interruption)
         except LeaseLostError as error:
-            return _Outcome(None, f"lost: {error}")
+            return _Outcome(state=None, detail=f"lost: {error}")
         finally:
             self._current = None
             keeper.stop()
@@ -271,9 +271,9 @@ class Worker:
         except HalfMadeError as error:
             # Never run in it, never done: the next claim, a lease from now, tries again.
             later = datetime.now(UTC) + timedelta(seconds=self.lease_s)
-            return _Outcome(None, f"not run: {error}", release=True, not_before=later)
+            return _Outcome(state=None, detail=f"not run: {error}", release=True, not_before=later)
         except (ConfigError, RunSetupError, WorktreeError, OSError) as error:
-            return _Outcome(TicketState.FAILED, f"cannot run: {error}")
+            return _Outcome(state=TicketState.FAILED, detail=f"cannot run: {error}")
         handed_back: list[Instant] = []
 
         def hand_back(until: Instant) -> None:
@@ -307,20 +307,22 @@ class Worker:
         except StoreError as error:
             # The database went away for longer than the store retries: the lease expires
             # and the run is taken over; nothing more to record from here.
-            return _Outcome(None, f"store error: {error}")
+            return _Outcome(state=None, detail=f"store error: {error}")
         except PipelineError as error:
-            return _Outcome(TicketState.FAILED, f"failed: {error}")
+            return _Outcome(state=TicketState.FAILED, detail=f"failed: {error}")
         except Exception as error:  # a bug in one run must not stop the worker
-            return _Outcome(TicketState.FAILED, f"crashed: {type(error).__name__}: {error}")
+            return _Outcome(
+                state=TicketState.FAILED, detail=f"crashed: {type(error).__name__}: {error}"
+            )
         state = result.state
         if state.progress.phase is Phase.INTERRUPTED and interruption.reason is not None:
             if handed_back:
                 reason = interruption.reason
-                return _Outcome(None, reason, release=True, not_before=handed_back[0])
-            return _Outcome(None, f"interrupted ({interruption.reason})", release=True)
+                return _Outcome(state=None, detail=reason, release=True, not_before=handed_back[0])
+            return _Outcome(state=None, detail=f"interrupted ({interruption.reason})", release=True)
         termination = state.progress.termination
         verdict = termination.value if termination is not None else state.progress.phase.value
-        return _Outcome(TicketState.DONE, verdict + landed)
+        return _Outcome(state=TicketState.DONE, detail=verdict + landed)
 
     def _settle(
         self, queue: RunQueue, ticket: Ticket, outcome: _Outcome, report: WorkerReport

@@ -37,7 +37,7 @@ class PresetError(PipelineError, ValueError):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Preset:
     """One workflow preset: its name, what it is for, and its ``[loop]`` and ``[hats]``."""
 
@@ -115,7 +115,14 @@ def parse_preset(name: str, text: str, source: str) -> Preset:
     loop, hats = data.get("loop", {}), data.get("hats", {})
     if not isinstance(loop, dict) or not isinstance(hats, dict):
         raise PresetError(f"{source}: [loop] and [hats] must be tables")
-    preset = Preset(name, description, text, loop, hats, iterations)
+    preset = Preset(
+        name=name,
+        description=description,
+        text=text,
+        loop=loop,
+        hats=hats,
+        max_iterations=iterations,
+    )
     try:
         # Without agents, a hat naming a chain is refused too: a preset cannot know them.
         preset.config()

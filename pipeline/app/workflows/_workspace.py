@@ -17,7 +17,7 @@ def config_with_preset(root: Path, preset: Preset) -> tuple[str, str]:
     errors give that text (``.../ralph.toml with the preset NAME``). Raises
     :class:`~pipeline.core.config.ConfigError` when the file is missing (saying how to write one),
     unreadable or no TOML."""
-    path = WorkspaceLayout(root).config
+    path = WorkspaceLayout(root=root).config
     try:
         text = path.read_text("utf-8")
     except FileNotFoundError as error:

@@ -19,7 +19,7 @@ __all__ = ["carry_setup"]
 def carry_setup(root: Path, target: Path) -> None:
     """Copy into the new worktree ``target`` what workspace ``root`` has that its commit
     lacks and a run there needs. Raises ``OSError`` and ``GitError``."""
-    layout, own = WorkspaceLayout(root), WorkspaceLayout(target)
+    layout, own = WorkspaceLayout(root=root), WorkspaceLayout(root=target)
     for name in ("ralph.toml", "PROMPT.md", *_untracked_named(root)):
         copy = target / name
         # The worktree's commit may hold a symlinked folder where the source has none.

@@ -54,27 +54,43 @@ def would_fail(checks: Sequence[Check]) -> bool:
 def check_config(root: Path) -> tuple[list[Check], RalphConfig | None]:
     """``ralph.toml`` exists, parses strictly, names a chain for every role, and its response
     schemas load; the configuration when it does."""
-    layout = WorkspaceLayout(root)
+    layout = WorkspaceLayout(root=root)
     path = layout.config
     try:
         text = path.read_text("utf-8")
     except FileNotFoundError:
         return [
-            Check("config", Status.FAIL, f"{path} not found", "run `ralph init` in the workspace")
+            Check(
+                name="config",
+                status=Status.FAIL,
+                detail=f"{path} not found",
+                fix="run `ralph init` in the workspace",
+            )
         ], None
     except (OSError, UnicodeDecodeError) as error:
-        return [Check("config", Status.FAIL, f"cannot read {path}: {error}", "")], None
+        return [
+            Check(name="config", status=Status.FAIL, detail=f"cannot read {path}: {error}", fix="")
+        ], None
     try:
         config = parse_config(text, str(path))
         require_chains(config, str(path))
         load_response_schemas(config, root, str(path))
         load_hat_schemas(config, root, str(path))
     except ConfigError as error:
-        return [Check("config", Status.FAIL, str(error), f"correct {path.name}")], None
-    checks = [Check("config", Status.OK, f"{path} parses")]
+        return [
+            Check(name="config", status=Status.FAIL, detail=str(error), fix=f"correct {path.name}")
+        ], None
+    checks = [Check(name="config", status=Status.OK, detail=f"{path} parses")]
     for problem in topology_problems(config.loop_policy()):
         # Errors were refused by the parser already: what is left works, but maybe not as meant.
-        checks.append(Check("topology", Status.WARN, problem.message, f"review {path.name}"))
+        checks.append(
+            Check(
+                name="topology",
+                status=Status.WARN,
+                detail=problem.message,
+                fix=f"review {path.name}",
+            )
+        )
     return checks, config
 
 
@@ -85,12 +101,16 @@ def check_prompt(root: Path, config: RalphConfig) -> list[Check]:
     try:
         text = path.read_text("utf-8")
     except FileNotFoundError:
-        return [Check("prompt", Status.FAIL, f"{path} does not exist", fix)]
+        return [Check(name="prompt", status=Status.FAIL, detail=f"{path} does not exist", fix=fix)]
     except (OSError, UnicodeDecodeError) as error:
-        return [Check("prompt", Status.FAIL, f"cannot read {path}: {error}", fix)]
+        return [
+            Check(name="prompt", status=Status.FAIL, detail=f"cannot read {path}: {error}", fix=fix)
+        ]
     if not text.strip():
-        return [Check("prompt", Status.FAIL, f"{path} is empty", fix)]
-    return [Check("prompt", Status.OK, f"{path} ({len(text.splitlines())} lines)")]
+        return [Check(name="prompt", status=Status.FAIL, detail=f"{path} is empty", fix=fix)]
+    return [
+        Check(name="prompt", status=Status.OK, detail=f"{path} ({len(text.splitlines())} lines)")
+    ]
 
 
 def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
@@ -98,47 +118,62 @@ def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) 
     configuration with neither it nor gates is a warning: any completion claim would then be
     believed."""
     if not config.validate and config.gates:
-        return [Check("validate", Status.OK, "none: the gates check the work")]
+        return [Check(name="validate", status=Status.OK, detail="none: the gates check the work")]
     if not config.validate:
         fix = 'set validate = ["your", "test", "command"] in ralph.toml'
-        return [Check("validate", Status.WARN, "no final check: nothing tests the work", fix)]
+        return [
+            Check(
+                name="validate",
+                status=Status.WARN,
+                detail="no final check: nothing tests the work",
+                fix=fix,
+            )
+        ]
     missing = [
         line for line in missing_programs(config, root, environ) if line.startswith("validate")
     ]
     if missing:
         return [
             Check(
-                "validate",
-                Status.FAIL,
-                missing[0],
-                f"install {config.validate[0]} or correct validate",
+                name="validate",
+                status=Status.FAIL,
+                detail=missing[0],
+                fix=f"install {config.validate[0]} or correct validate",
             )
         ]
-    return [Check("validate", Status.OK, " ".join(config.validate))]
+    return [Check(name="validate", status=Status.OK, detail=" ".join(config.validate))]
 
 
 def check_ralph_folder(root: Path) -> list[Check]:
     """``.ralph/`` (events file, marker, store, logs) can be written, and a marker left by an
     earlier run names an events file agents may write."""
-    layout = WorkspaceLayout(root)
+    layout = WorkspaceLayout(root=root)
     folder = root / ".ralph"
     existing = folder if folder.is_dir() else root
     if folder.exists() and not folder.is_dir():
-        return [Check(".ralph", Status.FAIL, f"{folder} is not a folder", f"remove {folder}")]
+        return [
+            Check(
+                name=".ralph",
+                status=Status.FAIL,
+                detail=f"{folder} is not a folder",
+                fix=f"remove {folder}",
+            )
+        ]
     if not os.access(existing, os.W_OK | os.X_OK):
         return [
             Check(
-                ".ralph",
-                Status.FAIL,
-                f"{existing} is not writable: no events file, marker or logs can be written",
-                f"make {existing} writable by this user",
+                name=".ralph",
+                status=Status.FAIL,
+                detail=f"{existing} is not writable: no events file, marker or logs can be written",
+                fix=f"make {existing} writable by this user",
             )
         ]
     checks = [
         Check(
-            ".ralph",
-            Status.OK,
-            f"{folder} writable" + ("" if folder.is_dir() else " (created by the first run)"),
+            name=".ralph",
+            status=Status.OK,
+            detail=f"{folder} writable"
+            + ("" if folder.is_dir() else " (created by the first run)"),
         )
     ]
     try:
@@ -146,42 +181,51 @@ def check_ralph_folder(root: Path) -> list[Check]:
     except EventsFileError as error:
         checks.append(
             Check(
-                "events marker",
-                Status.WARN,
-                str(error),
-                "delete .ralph/current-events; the next run writes a new one",
+                name="events marker",
+                status=Status.WARN,
+                detail=str(error),
+                fix="delete .ralph/current-events; the next run writes a new one",
             )
         )
     else:
         found = "none yet (the first run writes it)" if marker is None else f"names {marker}"
-        checks.append(Check("events marker", Status.OK, found))
+        checks.append(Check(name="events marker", status=Status.OK, detail=found))
     return checks
 
 
 def check_git(root: Path, environ: Mapping[str, str], run: Runner = run_command) -> list[Check]:
     """git is installed, ``root`` is a repository, and commits have an author."""
     if shutil.which("git", path=environ.get("PATH")) is None:
-        return [Check("git", Status.FAIL, "git not found on PATH", "install git")]
+        return [
+            Check(name="git", status=Status.FAIL, detail="git not found on PATH", fix="install git")
+        ]
     try:
         status, said = run(["git", "--version"], root, environ, _GIT_TIMEOUT_S)
-        checks = [Check("git", Status.OK, said)]
+        checks = [Check(name="git", status=Status.OK, detail=said)]
         status, said = run(
             ["git", "rev-parse", "--is-inside-work-tree"], root, environ, _GIT_TIMEOUT_S
         )
         if status != 0 or said != "true":
             checks.append(
                 Check(
-                    "repository",
-                    Status.FAIL,
-                    f"{root} is not a git repository",
-                    f"git init {root} (ralph commits each iteration)",
+                    name="repository",
+                    status=Status.FAIL,
+                    detail=f"{root} is not a git repository",
+                    fix=f"git init {root} (ralph commits each iteration)",
                 )
             )
         else:
-            checks.append(Check("repository", Status.OK, str(root)))
+            checks.append(Check(name="repository", status=Status.OK, detail=str(root)))
         checks.append(_identity(root, environ, run))
     except (OSError, subprocess.TimeoutExpired) as error:
-        return [Check("git", Status.FAIL, f"git does not answer: {error}", "reinstall git")]
+        return [
+            Check(
+                name="git",
+                status=Status.FAIL,
+                detail=f"git does not answer: {error}",
+                fix="reinstall git",
+            )
+        ]
     return checks
 
 
@@ -197,9 +241,12 @@ def _identity(root: Path, environ: Mapping[str, str], run: Runner) -> Check:
     if missing:
         fixes = " && ".join(f'git config {key} "..."' for key in missing)
         return Check(
-            "git identity", Status.FAIL, f"no {' or '.join(missing)}: git refuses to commit", fixes
+            name="git identity",
+            status=Status.FAIL,
+            detail=f"no {' or '.join(missing)}: git refuses to commit",
+            fix=fixes,
         )
-    return Check("git identity", Status.OK, "user.name and user.email set")
+    return Check(name="git identity", status=Status.OK, detail="user.name and user.email set")
 
 
 def _location(root: Path, config: RalphConfig | None, store: str | None) -> str:
@@ -208,7 +255,7 @@ def _location(root: Path, config: RalphConfig | None, store: str | None) -> str:
     the default store (``.git/ralph/pipeline.db``)."""
     configured = None if config is None else config.store.url
     try:
-        return locate_store(WorkspaceLayout(root), configured, store)
+        return locate_store(WorkspaceLayout(root=root), configured, store)
     except StoreError:
         return configured or ""  # a malformed url: check_store names what is wrong with it
 
@@ -220,7 +267,12 @@ def check_store(location: str) -> list[Check]:
         path = store_path(location)
     except StoreError as error:
         return [
-            Check("store", Status.FAIL, str(error), "give a path, sqlite:///PATH or postgresql://")
+            Check(
+                name="store",
+                status=Status.FAIL,
+                detail=str(error),
+                fix="give a path, sqlite:///PATH or postgresql://",
+            )
         ]
     if path is None:
         return [_postgres(location)]
@@ -228,24 +280,26 @@ def check_store(location: str) -> list[Check]:
         if not os.access(path, os.R_OK | os.W_OK):
             return [
                 Check(
-                    "store",
-                    Status.FAIL,
-                    f"{path} is not readable and writable",
-                    f"chmod u+rw {path}",
+                    name="store",
+                    status=Status.FAIL,
+                    detail=f"{path} is not readable and writable",
+                    fix=f"chmod u+rw {path}",
                 )
             ]
-        return [Check("store", Status.OK, f"SQLite {path}")]
+        return [Check(name="store", status=Status.OK, detail=f"SQLite {path}")]
     parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
     if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
         return [
             Check(
-                "store",
-                Status.FAIL,
-                f"cannot create {path}: {parent} is not a writable folder",
-                "give a store in a writable folder (--store, [store] url)",
+                name="store",
+                status=Status.FAIL,
+                detail=f"cannot create {path}: {parent} is not a writable folder",
+                fix="give a store in a writable folder (--store, [store] url)",
             )
         ]
-    return [Check("store", Status.OK, f"SQLite {path} (created by the first run)")]
+    return [
+        Check(name="store", status=Status.OK, detail=f"SQLite {path} (created by the first run)")
+    ]
 
 
 def _postgres(url: str) -> Check:
@@ -254,10 +308,10 @@ def _postgres(url: str) -> Check:
         import psycopg
     except ImportError:
         return Check(
-            "store",
-            Status.FAIL,
-            "a PostgreSQL store needs psycopg",
-            "pip install 'ralph-pipeline[postgres]'",
+            name="store",
+            status=Status.FAIL,
+            detail="a PostgreSQL store needs psycopg",
+            fix="pip install 'ralph-pipeline[postgres]'",
         )
     from pipeline.handlers.store.postgres import describe_url
 
@@ -269,12 +323,16 @@ def _postgres(url: str) -> Check:
         # psycopg quotes an unparsable URL whole: never its password
         reason = mask_password_of(url, " ".join(str(error).split())) or type(error).__name__
         return Check(
-            "store",
-            Status.FAIL,
-            f"{label}: cannot connect ({reason})",
-            "start the server, or correct the URL (host, port, database, user)",
+            name="store",
+            status=Status.FAIL,
+            detail=f"{label}: cannot connect ({reason})",
+            fix="start the server, or correct the URL (host, port, database, user)",
         )
-    return Check("store", Status.OK, f"{label} (PostgreSQL {version[0] if version else '?'})")
+    return Check(
+        name="store",
+        status=Status.OK,
+        detail=f"{label} (PostgreSQL {version[0] if version else '?'})",
+    )
 
 
 # -- all of it ---------------------------------------------------------------------------

@@ -63,13 +63,21 @@ def check_agents(
                 if stranded
                 else "; its chains fall back to the next agent"
             )
-            checks.append(Check(label, status, f"{program!r} not found on PATH{why}", fix))
+            checks.append(
+                Check(
+                    name=label, status=status, detail=f"{program!r} not found on PATH{why}", fix=fix
+                )
+            )
             continue
         checks.append(_version(label, agent, root, environ, run))
         for problem, fix in agent_pitfalls(name, agent, root, environ, is_root):
-            checks.append(Check(f"{label} pitfall", Status.FAIL, problem, fix))
+            checks.append(
+                Check(name=f"{label} pitfall", status=Status.FAIL, detail=problem, fix=fix)
+            )
         for problem, fix in agent_cautions(name, agent):
-            checks.append(Check(f"{label} pitfall", Status.WARN, problem, fix))
+            checks.append(
+                Check(name=f"{label} pitfall", status=Status.WARN, detail=problem, fix=fix)
+            )
     return checks
 
 
@@ -96,33 +104,33 @@ def _version(
     only looked for (ralph cannot know which arguments it takes)."""
     program = agent.invocation().argv[0]
     if agent.preset is None:
-        return Check(label, Status.OK, f"command {program} found")
+        return Check(name=label, status=Status.OK, detail=f"command {program} found")
     env = {**environ, **agent.env}
     try:
         status, said = run([program, "--version"], root, env, VERSION_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return Check(
-            label,
-            Status.FAIL,
-            f"{program} --version did not answer within {VERSION_TIMEOUT_S:g} s",
-            f"run `{program} --version` by hand to see what it waits for",
+            name=label,
+            status=Status.FAIL,
+            detail=f"{program} --version did not answer within {VERSION_TIMEOUT_S:g} s",
+            fix=f"run `{program} --version` by hand to see what it waits for",
         )
     except OSError as error:
         return Check(
-            label,
-            Status.FAIL,
-            f"{program} does not start: {error}",
-            INSTALL_HINTS.get(agent.preset, ""),
+            name=label,
+            status=Status.FAIL,
+            detail=f"{program} does not start: {error}",
+            fix=INSTALL_HINTS.get(agent.preset, ""),
         )
     first = said.splitlines()[0] if said else ""
     if status != 0:
         return Check(
-            label,
-            Status.FAIL,
-            f"{program} --version exited {status}: {first[:200]}",
-            f"run `{program} --version` by hand; reinstall it",
+            name=label,
+            status=Status.FAIL,
+            detail=f"{program} --version exited {status}: {first[:200]}",
+            fix=f"run `{program} --version` by hand; reinstall it",
         )
-    return Check(label, Status.OK, f"{program} {first[:80]}".strip())
+    return Check(name=label, status=Status.OK, detail=f"{program} {first[:80]}".strip())
 
 
 # -- known pitfalls ----------------------------------------------------------------------

@@ -29,7 +29,7 @@ class Status(enum.Enum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Check:
     """One thing checked: what, how it came out, what was found and how to fix it."""
 

@@ -29,10 +29,13 @@ def _never_claimed(index: int, gate: GateConfig, config: RalphConfig) -> list[Ch
     when = "it runs at final only" if "final" in gate.on else "it never runs"
     return [
         Check(
-            f"gate {gate.name}",
-            Status.WARN,
-            f"gates.{index}.on: completion never applies (loop.completion_promise is off): {when}",
-            'use on = ["final"], or set loop.completion_promise in ralph.toml',
+            name=f"gate {gate.name}",
+            status=Status.WARN,
+            detail=(
+                f"gates.{index}.on: completion never applies (loop.completion_promise is off): "
+                f"{when}"
+            ),
+            fix='use on = ["final"], or set loop.completion_promise in ralph.toml',
         )
     ]
 
@@ -49,8 +52,12 @@ def check_gates(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> 
         program = gate.argv[0] if gate.argv else ""
         if problem is not None:
             fix = f"install {program} or correct {key} in ralph.toml"
-            checks.append(Check(name, Status.FAIL, problem, fix))
+            checks.append(Check(name=name, status=Status.FAIL, detail=problem, fix=fix))
         else:
-            checks.append(Check(name, Status.OK, f"program {program!r} found; {_what(gate)}"))
+            checks.append(
+                Check(
+                    name=name, status=Status.OK, detail=f"program {program!r} found; {_what(gate)}"
+                )
+            )
         checks += _never_claimed(index, gate, config)
     return checks

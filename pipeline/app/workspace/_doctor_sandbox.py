@@ -49,7 +49,9 @@ def _endpoints(
         derived = model_endpoints(config, root, environ)
     except SandboxUnavailableError as error:
         fix = "correct the agent's base URL setting"
-        return needed, [Check(f"{_NAME} endpoints", Status.FAIL, str(error), fix)]
+        return needed, [
+            Check(name=f"{_NAME} endpoints", status=Status.FAIL, detail=str(error), fix=fix)
+        ]
     for name, agent in config.agents.items():
         for endpoint in (*derived.get(name, ()), *map(parse_endpoint, agent.sandbox.allow)):
             needed.setdefault(endpoint, []).append(f"agent {name}")
@@ -62,15 +64,24 @@ def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -
     policy = config.sandbox.policy()
     if policy.mode is SandboxMode.OFF:
         detail = "off in ralph.toml: agents run with your whole account"
-        return [Check(_NAME, Status.OK, detail, 'set [sandbox] mode = "auto" to run them in it')]
+        return [
+            Check(
+                name=_NAME,
+                status=Status.OK,
+                detail=detail,
+                fix='set [sandbox] mode = "auto" to run them in it',
+            )
+        ]
     found = probe(environ, policy.uid)
     if not found.works:
         assert found.reason is not None
         status = Status.FAIL if policy.mode is SandboxMode.REQUIRED else Status.WARN
         detail = f"{policy.mode.value}, but {found.reason}"
-        return [Check(_NAME, status, detail, _fix(found.reason))]
+        return [Check(name=_NAME, status=status, detail=detail, fix=_fix(found.reason))]
     inside = "" if found.uid is None else f", uid {found.uid} inside"
-    checks = [Check(_NAME, Status.OK, f"{found.backend} starts a sandbox here{inside}")]
+    checks = [
+        Check(name=_NAME, status=Status.OK, detail=f"{found.backend} starts a sandbox here{inside}")
+    ]
     needed, problems = _endpoints(config, root, environ)
     checks += problems
     if policy.network is NetworkMode.NONE:
@@ -78,15 +89,17 @@ def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -
             shown = ", ".join(map(str, needed))
             detail = f'network = "none", yet agents need {shown}: they cannot reach their model'
             fix = 'set [sandbox] network = "allow"'
-            checks.append(Check(f"{_NAME} network", Status.WARN, detail, fix))
+            checks.append(
+                Check(name=f"{_NAME} network", status=Status.WARN, detail=detail, fix=fix)
+            )
         return checks
     for endpoint, why in reach_from_inside(found, list(needed)).items():
         who = ", ".join(needed[endpoint])
         name = f"{_NAME} {endpoint}"
         if why is None:
-            checks.append(Check(name, Status.OK, f"answers from inside ({who})"))
+            checks.append(Check(name=name, status=Status.OK, detail=f"answers from inside ({who})"))
         else:
             detail = f"does not answer from inside ({who}): {why}"
             fix = "start it, or correct the base URL the agent's CLI reads"
-            checks.append(Check(name, Status.WARN, detail, fix))
+            checks.append(Check(name=name, status=Status.WARN, detail=detail, fix=fix))
     return checks

@@ -113,7 +113,7 @@ def fork_run(
     chain (an agent the fork's ``ralph.toml`` configures) and every invocation asks for
     ``model``. Returns the fork's run id, its worktree and the point it was forked at."""
     root = root.resolve()
-    layout = WorkspaceLayout(root)
+    layout = WorkspaceLayout(root=root)
     location = existing_store(root, locate_store(layout, _store_url(root), store), ForkError)
     with open_store_at(location, must_exist=True, read_only=True) as opened:
         source = opened.choose_run(run_id)
@@ -167,7 +167,7 @@ def _make_fork(
     """Make the fork's worktree and fill it: locked as half-made (``add_locked``) until its
     log is written, then unlocked (``finish``); what fails meanwhile removes it again.
     ``events``: the source's facts up to the fork point."""
-    layout = WorkspaceLayout(root)
+    layout = WorkspaceLayout(root=root)
     state = fold(events)
     try:
         add_locked(root, target, branch, commit)
@@ -178,12 +178,12 @@ def _make_fork(
         if agent is not None:
             _check_agent(target, agent)
         if plan is not None:
-            WorkspaceLayout(target).plan.parent.mkdir(parents=True, exist_ok=True)
-            WorkspaceLayout(target).plan.write_bytes(plan)
+            WorkspaceLayout(root=target).plan.parent.mkdir(parents=True, exist_ok=True)
+            WorkspaceLayout(root=target).plan.write_bytes(plan)
         started = events[0]
         assert isinstance(started, RunStarted), "a run's log starts with RunStarted"
         now = Instant(datetime.now(UTC).replace(microsecond=0))
-        said = None if prompt is None else WorkspaceLayout(target).saved_prompt(fork)
+        said = None if prompt is None else WorkspaceLayout(root=target).saved_prompt(fork)
         forked = RunForked(
             source_run=source,
             at_sequence=Count(len(events)),
@@ -233,7 +233,7 @@ def _fork_store(target: Path, store: str | None) -> str:
     the fork's ``ralph.toml`` names; else the worktree's own SQLite store."""
     if store is not None and store_path(store) is None:
         return store
-    return locate_store(WorkspaceLayout(target), _store_url(target), None)
+    return locate_store(WorkspaceLayout(root=target), _store_url(target), None)
 
 
 def _digest(data: bytes) -> Digest:
@@ -244,7 +244,7 @@ def _digest(data: bytes) -> Digest:
 def _check_agent(target: Path, agent: str) -> None:
     """Refuse ``agent`` unless the fork's configuration (its worktree's ``ralph.toml``)
     configures it."""
-    path = WorkspaceLayout(target).config
+    path = WorkspaceLayout(root=target).config
     try:
         config = parse_config(path.read_text("utf-8"), str(path))
     except (OSError, ConfigError) as error:
@@ -309,7 +309,7 @@ def _carry_files(
     needs (:func:`carry_setup`), the run's own state (its saved prompt, kept-out paths) under
     the fork's id, and the part of its events file the log has read."""
     carry_setup(root, target)
-    own = WorkspaceLayout(target)
+    own = WorkspaceLayout(root=target)
     kept = layout.saved_prompt(source).parent
     if kept.is_dir():
         shutil.copytree(kept, own.state_dir / "runs" / fork, symlinks=True)

@@ -32,7 +32,7 @@ class NotInterruptedError(PipelineError, ValueError):
 def interrupt_run(root: Path, run_id: str | None = None) -> tuple[str | None, int]:
     """Ask the ralph process running in workspace ``root`` (its run ``run_id``, when given) to
     stop; returns the run (None: its id not yet known) and the pid signalled."""
-    ralph_dir = WorkspaceLayout(root.resolve()).ralph_dir
+    ralph_dir = WorkspaceLayout(root=root.resolve()).ralph_dir
     path = ralph_dir / LOCK_NAME
     try:
         mode = lock_mode(ralph_dir)

@@ -53,7 +53,7 @@ _LOCK_NAME: Final = "ralph-worktrees.lock"
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Registered:
     """One worktree as ``git worktree list`` has it: its folder, head (40 zeros before git set
     it), branch ref (None: detached, or not yet set) and the reason it is locked (None: not

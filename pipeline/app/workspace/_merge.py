@@ -87,7 +87,7 @@ class LandingInterruptedError(PipelineError):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Landing:
     """How one worktree's integration ended: its worktree, and where it stands."""
 
@@ -139,7 +139,7 @@ def merge_worktrees(
     root = main_worktree(root)
     target = target_branch(root, into)
     asked = [find_worktree(root, name) for name in dict.fromkeys(names)]
-    if lock_mode(WorkspaceLayout(root).ralph_dir) == "exclusive":
+    if lock_mode(WorkspaceLayout(root=root).ralph_dir) == "exclusive":
         raise WorktreeError(f"a run is at work in {root}: merge once it has stopped")
     landings: list[Landing] = []
     with _integrator_turn(root, interruption):
@@ -204,7 +204,7 @@ def _land(
     way; None when there is nothing to do for it."""
     peeked = peek_config(worktree.path)
     url = None if peeked is None else peeked.store.url
-    location = locate_store(WorkspaceLayout(worktree.path), url, None)
+    location = locate_store(WorkspaceLayout(root=worktree.path), url, None)
     if worktree.busy:
         if asked:
             raise WorktreeError(f"a run is at work in {worktree.path}: merge once it ended")
@@ -251,9 +251,11 @@ def _integrate_in(
             and now.status is IntegrationStatus.LANDED
             and holds(root, f"refs/heads/{target}", f"refs/heads/{worktree.branch}")
         ):
-            return Landing(worktree, run_id, now)
+            return Landing(worktree=worktree, run_id=run_id, integration=now)
         resolvers = tuple(AgentName(name) for name in config.merge.resolvers)
-        queued = IntegrationQueued(worktree.branch, target, resolvers, utc_now())
+        queued = IntegrationQueued(
+            branch=worktree.branch, target=target, resolvers=resolvers, at=utc_now()
+        )
     elif now is None or not now.status.under_way:
         return None
     try:
@@ -262,14 +264,14 @@ def _integrate_in(
         raise WorktreeError(f"{worktree.branch}: {error}") from error
     redactor = Redactor.from_environment(os.environ, config.redaction.variables)
     integrator = Integrator(
-        root,
-        scratch,
-        group_file,
-        run_id,
-        config,
-        digest,
-        utc_now,
-        _made(store, run_id),
+        root=root,
+        scratch=scratch,
+        group_file=group_file,
+        run_id=run_id,
+        config=config,
+        config_digest=digest,
+        clock=utc_now,
+        made=_made(store, run_id),
         prepare=lambda scratch: carry_setup(worktree.path, scratch),
     )
     with _store_lease(root, store):
@@ -284,7 +286,7 @@ def _integrate_in(
             interruption=interruption,
         )
     assert state.integration is not None  # integrate recorded one or went on with one
-    return Landing(worktree, run_id, state.integration)
+    return Landing(worktree=worktree, run_id=run_id, integration=state.integration)
 
 
 def _made(store: RunStore, run_id: RunId) -> RunCommits:
@@ -293,7 +295,9 @@ def _made(store: RunStore, run_id: RunId) -> RunCommits:
     _, recorded = recorded_commits(events)
     sources = (e.source_run for e in events if isinstance(e, RunForked))
     return RunCommits(
-        run_id, tuple((r.effect_id, r.sha) for r in recorded), tuple(dict.fromkeys(sources))
+        run_id=run_id,
+        commits=tuple((r.effect_id, r.sha) for r in recorded),
+        sources=tuple(dict.fromkeys(sources)),
     )
 
 
@@ -346,9 +350,9 @@ def _config(root: Path, worktree: Path) -> tuple[RalphConfig, Digest]:
     not the run's worktree's, which its agent could have changed; the worktree's only when
     the workspace has none (a queue's tickets carry theirs). The gates' commands themselves
     are the ones the run recorded when it started."""
-    file = WorkspaceLayout(root).config
+    file = WorkspaceLayout(root=root).config
     if not file.is_file():
-        file = WorkspaceLayout(worktree).config
+        file = WorkspaceLayout(root=worktree).config
     try:
         text = file.read_text("utf-8")
         config = parse_config(text, str(file))

@@ -15,6 +15,6 @@ def peek_config(root: Path) -> RalphConfig | None:
     """``root``'s ``ralph.toml``, parsed; None when it is missing or malformed, which the
     command that opens the workspace for real then says."""
     try:
-        return parse_config(WorkspaceLayout(root).config.read_text("utf-8"), "ralph.toml")
+        return parse_config(WorkspaceLayout(root=root).config.read_text("utf-8"), "ralph.toml")
     except (OSError, ConfigError):
         return None

@@ -49,7 +49,7 @@ class RunDivergedError(PipelineError, RuntimeError):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RecordedCommit:
     """A ``CommitCreated`` fact of the log, with the id of the effect it answered."""
 
@@ -59,7 +59,7 @@ class RecordedCommit:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Reconciliation:
     """What differs between the log and the world."""
 
@@ -76,9 +76,14 @@ def recorded_commits(events: Iterable[PipelineEvent]) -> tuple[PipelineState, li
     commits: list[RecordedCommit] = []
     for event in events:
         if isinstance(event, CommitCreated):
-            commits.append(RecordedCommit(str(effect_id(state)), event.sha, event.branch))
+            commits.append(
+                RecordedCommit(effect_id=str(effect_id(state)), sha=event.sha, branch=event.branch)
+            )
         elif isinstance(event, RunForked):
-            commits = [RecordedCommit(c.effect_id, c.sha, event.branch) for c in commits]
+            commits = [
+                RecordedCommit(effect_id=c.effect_id, sha=c.sha, branch=event.branch)
+                for c in commits
+            ]
         state = reduce(state, event)
     return state, commits
 
@@ -94,11 +99,13 @@ def history_of(root: Path, run_id: str, events: Sequence[PipelineEvent]) -> GitH
     # A fork of a fork inherits from each run it came through.
     sources = dict.fromkeys(e.source_run for e in events if isinstance(e, RunForked))
     inherited = tuple(
-        GitCommit(c.sha, f"{run_id}:{c.effect_id.removeprefix(f'{source}:')}")
+        GitCommit(sha=c.sha, effect_id=f"{run_id}:{c.effect_id.removeprefix(f'{source}:')}")
         for source in sources
         for c in run_history(root, source).commits
     )
-    return GitHistory((*history.commits, *inherited), history.head, history.branch)
+    return GitHistory(
+        commits=(*history.commits, *inherited), head=history.head, branch=history.branch
+    )
 
 
 def _pending_commit(state: PipelineState) -> str | None:
@@ -106,11 +113,13 @@ def _pending_commit(state: PipelineState) -> str | None:
     if state.run is None or state.phase is Phase.COMPLETE:
         return None
     at = Instant(datetime(2000, 1, 1, tzinfo=UTC))  # never stored: any instant will do
-    resumed = reduce(state, RunResumed(None, at))
+    resumed = reduce(state, RunResumed(checkpoint_sequence=None, at=at))
     effect = next_effect(resumed)
     # A checkpoint still due (the process died before saving it) comes first.
     while isinstance(effect, SaveCheckpoint):
-        resumed = reduce(resumed, CheckpointSaved(effect.trigger, effect.sequence, at))
+        resumed = reduce(
+            resumed, CheckpointSaved(trigger=effect.trigger, sequence=effect.sequence, at=at)
+        )
         effect = next_effect(resumed)
     return str(effect.effect_id) if isinstance(effect, CreateCommit) else None
 
@@ -171,7 +180,7 @@ def reconcile(
         )
     if layout is not None:
         problems += _events_file_problems(layout, run_id, state)
-    return Reconciliation(tuple(problems), missing)
+    return Reconciliation(problems=tuple(problems), missing=missing)
 
 
 def _events_file_problems(layout: WorkspaceLayout, run_id: str, state: PipelineState) -> list[str]:

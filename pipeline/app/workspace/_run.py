@@ -68,7 +68,7 @@ class RunSetupError(PipelineError, ValueError):
     """The run cannot start as asked; the message says what to fix."""
 
 
-@frozen
+@frozen(kw_only=True)
 class Workspace:
     """A workspace ready to run in: its layout, its parsed configuration and the response
     schemas that configuration names (read and checked once, before the run starts)."""
@@ -123,7 +123,7 @@ def open_workspace(
     root = root.resolve()
     if not root.is_dir():
         raise RunSetupError(f"{root} is not a directory")
-    layout = WorkspaceLayout(root)
+    layout = WorkspaceLayout(root=root)
     path = layout.config
     if config_text is None:
         text = _read_text(
@@ -150,7 +150,11 @@ def open_workspace(
         raise RunSetupError(f"{root} is not a git repository ({error}); run `git init`") from error
     digest = Digest(hashlib.sha256(text.encode()).hexdigest())
     return Workspace(
-        layout, config, digest, MappingProxyType(schemas), MappingProxyType(hat_schemas)
+        layout=layout,
+        config=config,
+        config_digest=digest,
+        schemas=MappingProxyType(schemas),
+        hat_schemas=MappingProxyType(hat_schemas),
     )
 
 
@@ -321,10 +325,10 @@ def _drive_held(
     except GitError as error:
         raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
     runtime = Runtime(
-        workspace.layout,
-        workspace.config,
-        workspace.config_digest,
-        utc_now,
+        layout=workspace.layout,
+        config=workspace.config,
+        config_digest=workspace.config_digest,
+        clock=utc_now,
         prompt=prompt,
         run_id=run_id,
         schemas=workspace.schemas,

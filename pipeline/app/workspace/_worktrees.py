@@ -88,7 +88,7 @@ class HalfMadeError(WorktreeError):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RunWorktree:
     """A worktree of ralph's: where it is, its branch and head, and against the workspace's
     HEAD: the commits it has that HEAD lacks, and whether HEAD holds all of them (merged);
@@ -385,7 +385,7 @@ def _clear(root: Path, target: Path, branch: str | None) -> None:
 def _latest_run(path: Path) -> tuple[str | None, str | None, bool, str | None]:
     """The latest run in the worktree's own store, how it stands, whether it has ended, and
     where its landing stands (None, None, True, None: no run there)."""
-    store = WorkspaceLayout(path).store
+    store = WorkspaceLayout(root=path).store
     if not store.is_file():
         return None, None, True, None
     from pipeline.engine import load_state
@@ -408,6 +408,6 @@ def _busy(path: Path) -> bool:
     """Whether a run holds the worktree now (``lock_mode``; when that cannot tell, as good as
     busy, so nothing is removed under a run)."""
     try:
-        return lock_mode(WorkspaceLayout(path).ralph_dir) is not None
+        return lock_mode(WorkspaceLayout(root=path).ralph_dir) is not None
     except OSError:
         return True

@@ -110,7 +110,9 @@ class HatConfig:
     def hat(self, role: Role, schema: Json | None = None) -> Hat:
         """The hat as the log records it (``schema``: its loaded ``response_schema``)."""
         publishes = DEFAULT_PUBLISHES[role] if self.publishes is None else self.publishes
-        return Hat(role, self.name or role.value, publishes, schema)
+        return Hat(
+            role=role, name=self.name or role.value, publishes=publishes, response_schema=schema
+        )
 
 
 @final

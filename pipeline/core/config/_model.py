@@ -150,10 +150,10 @@ class AgentConfig:
             chosen = model or self.model_for(hat)
             flag = (preset.model_flag, chosen) if chosen else ()
             via = self.prompt_via or preset.prompt_via
-            return Invocation((*preset.argv, *flag, *self.args, *extra), via)
+            return Invocation(argv=(*preset.argv, *flag, *self.args, *extra), prompt_via=via)
         assert self.command is not None, "a validated agent has a preset or a command"
         via = self.prompt_via or PromptVia.STDIN
-        return Invocation((*self.command, *self.args, *extra), via)
+        return Invocation(argv=(*self.command, *self.args, *extra), prompt_via=via)
 
     def model_for(self, hat: HatConfig | None) -> str | None:
         """The model this agent runs when wearing ``hat`` (the hat's model wins)."""
@@ -196,7 +196,7 @@ class Price:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Invocation:
     """How to start an agent: ``argv`` (``{prompt_file}`` / ``{prompt}`` are placeholders)."""
 
@@ -314,7 +314,7 @@ class ContextConfig:
 
     def policy(self) -> ContextPolicy:
         """The policy a run records for these settings."""
-        return ContextPolicy(Count(self.memory_chars), self.finish_tasks)
+        return ContextPolicy(memory_chars=Count(self.memory_chars), finish_tasks=self.finish_tasks)
 
 
 @final

@@ -171,7 +171,7 @@ def _scenario(reader: Reader, top: dict[str, object]) -> tuple[Reader, dict[str,
         if key == "config" or not says_something(value):
             continue
         reader.skip(key_path("", key), _SCENARIO.get(key, "unknown key; not translated"))
-    inner = Reader(reader.source, "config")
+    inner = Reader(source=reader.source, prefix="config")
     return inner, inner.table(top["config"], "")
 
 
@@ -193,7 +193,7 @@ def translate_orchestrator_config(yaml_text: str, source: str) -> Translation:
     """The ``ralph.toml`` equivalent of the ralph-orchestrator configuration ``yaml_text``,
     read from ``source`` (named in errors and in the text). Raises :class:`ConfigError` when
     the text is not YAML or a setting has the wrong shape or type."""
-    outer = Reader(source)
+    outer = Reader(source=source)
     reader, top = _scenario(outer, _load(yaml_text, source))
     agents = Agents()
     cli = reader.table(top.get("cli"), "cli")

@@ -38,7 +38,7 @@ _CLI_KEYS: Final = frozenset(
 
 
 @final
-@define
+@define(kw_only=True)
 class Agents:
     """The ``[agents.NAME]`` tables of a translation, in the order they are first needed."""
 

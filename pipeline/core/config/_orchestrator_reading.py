@@ -93,7 +93,7 @@ def topic_problem(topic: str) -> str | None:
 
 
 @final
-@define
+@define(kw_only=True)
 class Reader:
     """Reads ``source``'s values with their types checked, and collects what is not translated."""
 
@@ -107,7 +107,7 @@ class Reader:
 
     def fresh(self) -> Reader:
         """A reader of the same part of the same file, with nothing collected yet."""
-        return Reader(self.source, self.prefix)
+        return Reader(source=self.source, prefix=self.prefix)
 
     def _full(self, path: str) -> str:
         if not self.prefix:

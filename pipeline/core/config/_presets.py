@@ -49,7 +49,7 @@ class PromptVia(enum.StrEnum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class AgentPreset:
     """One built-in agent backend."""
 
@@ -64,7 +64,7 @@ class AgentPreset:
 PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
     {
         "claude": AgentPreset(
-            (
+            argv=(
                 "claude",
                 "-p",
                 "--output-format",
@@ -74,18 +74,18 @@ PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
                 "acceptEdits",
                 "--allowedTools=Bash,Edit,Write,Read",
             ),
-            PromptVia.STDIN,
-            "--model",
-            "claude-stream-json",
+            prompt_via=PromptVia.STDIN,
+            model_flag="--model",
+            output_format="claude-stream-json",
         ),
         "codex": AgentPreset(
-            ("codex", "exec", "--json", "--sandbox", "workspace-write", "-"),
-            PromptVia.STDIN,
-            "--model",
-            "codex-json",
+            argv=("codex", "exec", "--json", "--sandbox", "workspace-write", "-"),
+            prompt_via=PromptVia.STDIN,
+            model_flag="--model",
+            output_format="codex-json",
         ),
         "gemini": AgentPreset(
-            (
+            argv=(
                 "gemini",
                 "--skip-trust",
                 "--approval-mode",
@@ -95,12 +95,12 @@ PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
                 "-p",
                 "Carry out the instructions given above.",
             ),
-            PromptVia.STDIN,
-            "--model",
-            "gemini-stream-json",
+            prompt_via=PromptVia.STDIN,
+            model_flag="--model",
+            output_format="gemini-stream-json",
         ),
         "opencode": AgentPreset(
-            (
+            argv=(
                 "opencode",
                 "run",
                 "--format",
@@ -109,12 +109,12 @@ PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
                 "ralph",
                 "Carry out the instructions below.",
             ),
-            PromptVia.STDIN,
-            "--model",
-            "opencode-json",
+            prompt_via=PromptVia.STDIN,
+            model_flag="--model",
+            output_format="opencode-json",
         ),
         "aider": AgentPreset(
-            (
+            argv=(
                 "aider",
                 "--no-git",
                 "--edit-format",
@@ -136,9 +136,9 @@ PRESETS: Final[Mapping[str, AgentPreset]] = types.MappingProxyType(
                 "--message-file",
                 "{prompt_file}",
             ),
-            PromptVia.FILE,
-            "--model",
-            "aider",
+            prompt_via=PromptVia.FILE,
+            model_flag="--model",
+            output_format="aider",
         ),
     }
 )

@@ -100,7 +100,7 @@ def _frozen_mapping(value: Mapping[str, str]) -> Mapping[str, str]:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class EnvironmentRules:
     """What a sandboxed process gets beside the documented set.
 

@@ -82,7 +82,7 @@ tasks, MCP servers, Claude Code commands and agents): bound read-only where they
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Hidden:
     """A path that exists on the host and must not be seen: a folder (covered by an empty
     tmpfs) or anything else (covered by ``/dev/null``)."""

@@ -46,7 +46,7 @@ class Exposure(enum.Enum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Mount:
     """One group of bwrap arguments and what it does at ``dest``.
 

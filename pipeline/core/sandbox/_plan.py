@@ -62,22 +62,24 @@ def _ro(
     """A read-only bind of ``path``; an ``optional`` one is skipped by bwrap where the source
     does not exist."""
     flag = "--ro-bind-try" if optional else "--ro-bind"
-    return Mount((flag, path, path), path, _READ, what, guard=guard, needed=needed)
+    return Mount(
+        args=(flag, path, path), dest=path, exposure=_READ, what=what, guard=guard, needed=needed
+    )
 
 
 def _rw(path: str, what: str, *, must_exist: bool = True) -> Mount:
     flag = "--bind" if must_exist else "--bind-try"
-    return Mount((flag, path, path), path, _WRITE, what, needed=True)
+    return Mount(args=(flag, path, path), dest=path, exposure=_WRITE, what=what, needed=True)
 
 
 def _hide(path: str, what: str, *, is_dir: bool = True) -> Mount:
     args = ("--tmpfs", path) if is_dir else ("--ro-bind", "/dev/null", path)
-    return Mount(args, path, _COVER, what, guard=True)
+    return Mount(args=args, dest=path, exposure=_COVER, what=what, guard=True)
 
 
 def _required_ro(path: str, what: str) -> Mount:
     """A read-only guard whose source the handler made: bwrap fails loudly if it is gone."""
-    return Mount(("--ro-bind", path, path), path, _READ, what, guard=True)
+    return Mount(args=("--ro-bind", path, path), dest=path, exposure=_READ, what=what, guard=True)
 
 
 def _namespaces(inputs: MountInputs) -> list[str]:
@@ -88,9 +90,25 @@ def _namespaces(inputs: MountInputs) -> list[str]:
 
 
 def _system(layout: Layout) -> None:
-    layout.add(Mount(("--ro-bind", "/", "/"), "/", _READ, "the root"))
-    layout.add(Mount(("--dev", "/dev"), "/dev", _COVER, "the sandbox's /dev", guard=True))
-    layout.add(Mount(("--proc", "/proc"), "/proc", _COVER, "the sandbox's /proc", guard=True))
+    layout.add(Mount(args=("--ro-bind", "/", "/"), dest="/", exposure=_READ, what="the root"))
+    layout.add(
+        Mount(
+            args=("--dev", "/dev"),
+            dest="/dev",
+            exposure=_COVER,
+            what="the sandbox's /dev",
+            guard=True,
+        )
+    )
+    layout.add(
+        Mount(
+            args=("--proc", "/proc"),
+            dest="/proc",
+            exposure=_COVER,
+            what="the sandbox's /proc",
+            guard=True,
+        )
+    )
     layout.add(_hide("/tmp", "the private /tmp"))
     layout.add(_hide("/run", "the private /run"))
 
@@ -99,7 +117,16 @@ def _hidden_places(inputs: MountInputs, layout: Layout) -> None:
     # Needed as well as a guard: laid even where an earlier tmpfs hides it already (a $HOME
     # under /tmp), so that it exists, empty, for the programs that write there.
     home = inputs.home
-    layout.add(Mount(("--tmpfs", home), home, _COVER, "the hidden $HOME", guard=True, needed=True))
+    layout.add(
+        Mount(
+            args=("--tmpfs", home),
+            dest=home,
+            exposure=_COVER,
+            what="the hidden $HOME",
+            guard=True,
+            needed=True,
+        )
+    )
     if inputs.passwd_home is not None and inputs.passwd_home != inputs.home:
         layout.add(_hide(inputs.passwd_home, "the hidden passwd home"))
     for repository in inputs.other_repositories:
@@ -211,7 +238,13 @@ def _shown_rw(path: str, what: str) -> Mount:
 def _hide_ro(path: str, what: str) -> Mount:
     """An empty, read-only folder over ``path`` (made where it was missing: nothing can be
     created there either)."""
-    return Mount(("--tmpfs", path, "--remount-ro", path), path, _COVER, what, guard=True)
+    return Mount(
+        args=("--tmpfs", path, "--remount-ro", path),
+        dest=path,
+        exposure=_COVER,
+        what=what,
+        guard=True,
+    )
 
 
 def _workspace(inputs: MountInputs, layout: Layout) -> None:
@@ -236,10 +269,20 @@ def _workspace(inputs: MountInputs, layout: Layout) -> None:
 
 def _last(inputs: MountInputs, layout: Layout) -> list[str]:
     if inputs.relay_dir is not None:
-        relay = Mount(("--bind", inputs.relay_dir, RELAY_MOUNT), RELAY_MOUNT, _WRITE, "the relay")
+        relay = Mount(
+            args=("--bind", inputs.relay_dir, RELAY_MOUNT),
+            dest=RELAY_MOUNT,
+            exposure=_WRITE,
+            what="the relay",
+        )
         layout.add(relay)
     if inputs.index_dir is not None:
-        index = Mount(("--bind", inputs.index_dir, INDEX_MOUNT), INDEX_MOUNT, _WRITE, "the index")
+        index = Mount(
+            args=("--bind", inputs.index_dir, INDEX_MOUNT),
+            dest=INDEX_MOUNT,
+            exposure=_WRITE,
+            what="the index",
+        )
         layout.add(index)
     data: list[str] = []
     for fd, target in ((inputs.passwd_fd, "/etc/passwd"), (inputs.group_fd, "/etc/group")):

@@ -31,7 +31,7 @@ __all__ = [
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ConfigFolder:
     """A folder an agent CLI keeps its configuration, credentials or cache in.
 
@@ -54,7 +54,7 @@ class ConfigFolder:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ConfigKey:
     """A setting in one of the CLI's files that may name its base URL (read in section 8's
     derivation, never here): the file, relative to the preset's first folder, and the key."""
@@ -64,7 +64,7 @@ class ConfigKey:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class BaseUrlSettings:
     """Where an agent CLI takes its model endpoint from, in the order it looks.
 
@@ -79,7 +79,7 @@ class BaseUrlSettings:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class SandboxPreset:
     """One preset's needs: ``folders`` (writable, made when missing), ``files`` under
     ``$HOME`` (writable, bound only when present), ``read_only_files`` under ``$HOME``,
@@ -93,7 +93,7 @@ class SandboxPreset:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PresetPaths:
     """A preset's paths on one machine: what the mount plan binds back into ``$HOME``."""
 
@@ -132,8 +132,8 @@ SANDBOX_PRESETS: Final[Mapping[str, SandboxPreset]] = types.MappingProxyType(
         "claude": SandboxPreset(
             folders=(
                 ConfigFolder(
-                    ".claude",
-                    "CLAUDE_CONFIG_DIR",
+                    default=".claude",
+                    variable="CLAUDE_CONFIG_DIR",
                     read_only=(
                         "settings.json",
                         "settings.local.json",
@@ -155,15 +155,15 @@ SANDBOX_PRESETS: Final[Mapping[str, SandboxPreset]] = types.MappingProxyType(
             ),
             base_url=BaseUrlSettings(
                 variables=("ANTHROPIC_BASE_URL",),
-                config_keys=(ConfigKey("settings.json", "env.ANTHROPIC_BASE_URL"),),
+                config_keys=(ConfigKey(file="settings.json", key="env.ANTHROPIC_BASE_URL"),),
                 defaults=(Endpoint("api.anthropic.com", _HTTPS),),
             ),
         ),
         "codex": SandboxPreset(
             folders=(
                 ConfigFolder(
-                    ".codex",
-                    "CODEX_HOME",
+                    default=".codex",
+                    variable="CODEX_HOME",
                     read_only=("config.toml", "AGENTS.md", "prompts", "rules"),
                 ),
             ),
@@ -171,8 +171,8 @@ SANDBOX_PRESETS: Final[Mapping[str, SandboxPreset]] = types.MappingProxyType(
             # no variable: Codex 0.169 ignores OPENAI_BASE_URL (measured), only its config moves it
             base_url=BaseUrlSettings(
                 config_keys=(
-                    ConfigKey("config.toml", "model_providers.*.base_url"),
-                    ConfigKey("config.toml", "openai_base_url"),
+                    ConfigKey(file="config.toml", key="model_providers.*.base_url"),
+                    ConfigKey(file="config.toml", key="openai_base_url"),
                 ),
                 defaults=(Endpoint("api.openai.com", _HTTPS), Endpoint("chatgpt.com", _HTTPS)),
             ),
@@ -180,7 +180,7 @@ SANDBOX_PRESETS: Final[Mapping[str, SandboxPreset]] = types.MappingProxyType(
         "gemini": SandboxPreset(
             folders=(
                 ConfigFolder(
-                    ".gemini",
+                    default=".gemini",
                     read_only=("settings.json", "commands", "extensions", "GEMINI.md"),
                 ),
             ),
@@ -193,22 +193,31 @@ SANDBOX_PRESETS: Final[Mapping[str, SandboxPreset]] = types.MappingProxyType(
         "opencode": SandboxPreset(
             folders=(
                 ConfigFolder(
-                    ".config/opencode", "XDG_CONFIG_HOME", "opencode", read_only=_OPENCODE_CODE
+                    default=".config/opencode",
+                    variable="XDG_CONFIG_HOME",
+                    suffix="opencode",
+                    read_only=_OPENCODE_CODE,
                 ),
-                ConfigFolder(".local/share/opencode", "XDG_DATA_HOME", "opencode"),
-                ConfigFolder(".cache/opencode", "XDG_CACHE_HOME", "opencode"),
-                ConfigFolder(".local/state/opencode", "XDG_STATE_HOME", "opencode"),
+                ConfigFolder(
+                    default=".local/share/opencode", variable="XDG_DATA_HOME", suffix="opencode"
+                ),
+                ConfigFolder(
+                    default=".cache/opencode", variable="XDG_CACHE_HOME", suffix="opencode"
+                ),
+                ConfigFolder(
+                    default=".local/state/opencode", variable="XDG_STATE_HOME", suffix="opencode"
+                ),
             ),
             # and the provider keys its configuration names with {env:NAME} (section 7), which
             # only the handler can read
             pass_env=("OPENCODE_*",),
             base_url=BaseUrlSettings(
-                config_keys=(ConfigKey("opencode.json", "provider.*.options.baseURL"),),
+                config_keys=(ConfigKey(file="opencode.json", key="provider.*.options.baseURL"),),
                 by_provider=True,
             ),
         ),
         "aider": SandboxPreset(
-            folders=(ConfigFolder(".aider"),),
+            folders=(ConfigFolder(default=".aider"),),
             read_only_files=(
                 ".aider.conf.yml",
                 ".aider.model.settings.yml",

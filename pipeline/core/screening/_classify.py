@@ -80,7 +80,7 @@ _MARKDOWN: Final = (".md", ".markdown", ".mdx")
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class FileClass:
     """What the screen makes of one path (and text)."""
 

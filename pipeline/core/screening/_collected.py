@@ -96,7 +96,7 @@ class Runner(enum.StrEnum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class CollectedTest:
     """One collected test: its id and why it will not run (None: it runs)."""
 
@@ -109,7 +109,7 @@ class CollectedTest:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Collected:
     """A collection's outcome: its tests, or why there are none to trust (``failure``)."""
 
@@ -256,7 +256,7 @@ def parse_pytest(output: str, token: str) -> Collected:
             told = rest[4:].strip()
             if told != str(len(tests)):
                 return Collected(failure=f"the plugin counted {told}, wrote {len(tests)}")
-            return Collected(tuple(tests))
+            return Collected(tests=tuple(tests))
         try:
             # json, not orjson: a path that is not UTF-8 comes as a lone surrogate escape,
             # which orjson refuses; the handler makes hits UTF-8 later.
@@ -267,7 +267,7 @@ def parse_pytest(output: str, token: str) -> Collected:
         skipped = record.get("skip") if isinstance(record, dict) else None
         if not isinstance(test, str) or not (skipped is None or isinstance(skipped, str)):
             return Collected(failure="the plugin wrote a record without an id")
-        tests.append(CollectedTest(test, skipped))
+        tests.append(CollectedTest(id=test, skipped=skipped))
     return Collected(failure="the plugin's list never ended (pytest stopped before it)")
 
 
@@ -299,8 +299,8 @@ def parse_vitest(output: str, root: str) -> Collected:
         file = record.get("file") if isinstance(record, dict) else None
         if not isinstance(name, str) or not isinstance(file, str):
             return Collected(failure="vitest listed a test without a name or a file")
-        tests.append(CollectedTest(f"{file.removeprefix(prefix)}::{name}"))
-    return Collected(tuple(tests))
+        tests.append(CollectedTest(id=f"{file.removeprefix(prefix)}::{name}"))
+    return Collected(tests=tuple(tests))
 
 
 def parse_go(output: str) -> Collected:
@@ -318,8 +318,8 @@ def parse_go(output: str) -> Collected:
             continue
         package, text = event.get("Package"), event.get("Output")
         if isinstance(package, str) and isinstance(text, str) and _GO_TEST.fullmatch(text.strip()):
-            tests.append(CollectedTest(f"{package}::{text.strip()}"))
-    return Collected(tuple(tests))
+            tests.append(CollectedTest(id=f"{package}::{text.strip()}"))
+    return Collected(tests=tuple(tests))
 
 
 def _cargo_tests(output: str) -> list[str]:
@@ -346,16 +346,16 @@ def parse_cargo(listed: str, ignored: str | None) -> Collected:
     for test in _cargo_tests(listed):
         if kept[test] > 0:
             kept[test] -= 1
-            tests.append(CollectedTest(test, "ignore"))
+            tests.append(CollectedTest(id=test, skipped="ignore"))
         else:
-            tests.append(CollectedTest(test))
-    return Collected(tuple(tests))
+            tests.append(CollectedTest(id=test))
+    return Collected(tests=tuple(tests))
 
 
 def parse_listed(output: str) -> Collected:
     """The test ids a ``collect`` command printed, one a line (blank lines skipped)."""
-    tests = tuple(CollectedTest(line.strip()) for _, line in lines(output) if line.strip())
-    return Collected(tests)
+    tests = tuple(CollectedTest(id=line.strip()) for _, line in lines(output) if line.strip())
+    return Collected(tests=tests)
 
 
 def _key(test_id: str) -> str:
@@ -387,10 +387,24 @@ def lost_by_collection(
     ``collection_failed`` hit, never "every test lost"."""
     if base.failure is not None:
         detail = f"gate '{gate}': the base's collection failed ({base.failure}); not compared"
-        return (ScreenHit(ScreenKind.SCREEN_INCOMPLETE, ".", Count(0), detail[:MAX_LINE_CHARS]),)
+        return (
+            ScreenHit(
+                kind=ScreenKind.SCREEN_INCOMPLETE,
+                path=".",
+                line=Count(0),
+                detail=detail[:MAX_LINE_CHARS],
+            ),
+        )
     if now.failure is not None:
         detail = f"gate '{gate}': collecting the tests failed ({now.failure})"
-        return (ScreenHit(ScreenKind.COLLECTION_FAILED, ".", Count(0), detail[:MAX_LINE_CHARS]),)
+        return (
+            ScreenHit(
+                kind=ScreenKind.COLLECTION_FAILED,
+                path=".",
+                line=Count(0),
+                detail=detail[:MAX_LINE_CHARS],
+            ),
+        )
     running = Counter(_key(t.id) for t in now.tests if t.skipped is None)
     skipped = {_key(t.id): t.skipped for t in now.tests if t.skipped is not None}
     lost: dict[tuple[str, str], list[str]] = {}
@@ -406,10 +420,10 @@ def lost_by_collection(
         lost.setdefault((_file(test.id), way), []).append(test.id)
     return tuple(
         ScreenHit(
-            ScreenKind.TEST_LOST,
-            path,
-            Count(0),
-            f"gate '{gate}': {_plural(len(ids))} {way}: {_listed(ids)}",
+            kind=ScreenKind.TEST_LOST,
+            path=path,
+            line=Count(0),
+            detail=f"gate '{gate}': {_plural(len(ids))} {way}: {_listed(ids)}",
         )
         for (path, way), ids in sorted(lost.items())
         if not matches_any(path, allow)

@@ -36,7 +36,7 @@ _STATUSES: Final = {
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class StatusEntry:
     """One ``git status --porcelain`` entry: its two-letter code, path and rename source."""
 
@@ -110,5 +110,7 @@ def tree_dirty(entries: tuple[StatusEntry, ...]) -> tuple[ScreenHit, ...]:
     hits = []
     for entry in entries:
         detail = "untracked" if entry.code == "??" else f"not committed (git status {entry.code})"
-        hits.append(ScreenHit(ScreenKind.TREE_DIRTY, entry.path, Count(0), detail))
+        hits.append(
+            ScreenHit(kind=ScreenKind.TREE_DIRTY, path=entry.path, line=Count(0), detail=detail)
+        )
     return tuple(sorted(set(hits), key=lambda h: (h.path, h.detail)))

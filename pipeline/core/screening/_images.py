@@ -20,7 +20,7 @@ __all__ = ["Image", "Pair", "pairs"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Image:
     """One side of a change: its path, its readable text ("" if none) and its class."""
 
@@ -32,7 +32,7 @@ class Image:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Pair:
     """A change with its old image (None when added) and new image (None when deleted)."""
 

@@ -18,7 +18,7 @@ __all__ = ["EXIT_FORCED", "SYNTAX", "Syntax", "language_of"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Syntax:
     """One language's patterns: a test's declaration, its markers and its assertions.
 

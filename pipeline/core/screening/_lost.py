@@ -106,7 +106,14 @@ def lost_tests(pairs: tuple[Pair, ...]) -> list[ScreenHit]:
         for index, pair in enumerate(pairs):
             if gone[index] and index not in whole:
                 detail = f"{_plural(fewer, 'fewer test')} in all; gone here: {_names(gone[index])}"
-                hits.append(ScreenHit(ScreenKind.TEST_REMOVED, pair.change.path, Count(0), detail))
+                hits.append(
+                    ScreenHit(
+                        kind=ScreenKind.TEST_REMOVED,
+                        path=pair.change.path,
+                        line=Count(0),
+                        detail=detail,
+                    )
+                )
     asserted = [(_assertions(p.old), _assertions(p.new)) for p in pairs]
     dropped = sum(a for a, _ in asserted) - sum(b for _, b in asserted)
     if dropped > 0:
@@ -115,6 +122,11 @@ def lost_tests(pairs: tuple[Pair, ...]) -> list[ScreenHit]:
             if before > after and index not in whole:
                 detail = f"{before} -> {_plural(after, 'assertion')} ({dropped} fewer in all)"
                 hits.append(
-                    ScreenHit(ScreenKind.ASSERTIONS_REMOVED, pair.change.path, Count(0), detail)
+                    ScreenHit(
+                        kind=ScreenKind.ASSERTIONS_REMOVED,
+                        path=pair.change.path,
+                        line=Count(0),
+                        detail=detail,
+                    )
                 )
     return hits

@@ -60,7 +60,7 @@ class Language(enum.StrEnum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class FileChange:
     """One changed path: its texts before and after (None: absent, binary or too large).
 
@@ -80,7 +80,7 @@ class FileChange:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Protection:
     """A glob no change may touch, and why (``"a CI file"``, ``"gate 'tests' runs it"``)."""
 
@@ -89,7 +89,7 @@ class Protection:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ScreenRules:
     """What one screen looks for; built by a handler from the run's recorded policy.
 
@@ -106,7 +106,7 @@ class ScreenRules:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class TestItem:
     """A test the counters found: its name and the 1-based line that declares it."""
 
@@ -117,7 +117,7 @@ class TestItem:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Marker:
     """A line holding one or more markers (skips, TODOs...): its number, text and weight."""
 

@@ -64,7 +64,9 @@ def _protected(pair: Pair, rules: ScreenRules) -> ScreenHit | None:
             verb = f"renamed to {change.path}" if path == change.before else "renamed here"
         else:
             verb = change.status.value
-        return ScreenHit(ScreenKind.PROTECTED_CHANGED, path, Count(0), f"{verb} ({reason})")
+        return ScreenHit(
+            kind=ScreenKind.PROTECTED_CHANGED, path=path, line=Count(0), detail=f"{verb} ({reason})"
+        )
     return None
 
 

@@ -39,7 +39,7 @@ class CheckpointError(PipelineError, ValueError):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class EncodedCheckpoint:
     """A checkpoint as stored: the state covering the first ``sequence`` events, encoded."""
 
@@ -56,7 +56,12 @@ def _checksum(body: bytes) -> str:
 def encode_checkpoint(state: PipelineState) -> EncodedCheckpoint:
     """The checkpoint of ``state`` (which covers ``state.sequence`` events)."""
     body = encode_state(state)
-    return EncodedCheckpoint(state.sequence, CHECKPOINT_FORMAT, _checksum(body), body)
+    return EncodedCheckpoint(
+        sequence=state.sequence,
+        format_version=CHECKPOINT_FORMAT,
+        checksum=_checksum(body),
+        body=body,
+    )
 
 
 def checkpoint_state(checkpoint: EncodedCheckpoint, what: str) -> PipelineState:

@@ -38,7 +38,7 @@ one past it drops its side's oldest done one (none done: it is refused)."""
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Memory:
     """Something worth knowing in every later prompt: ``text``, for the hats ``tags`` name
     (none: every hat), written by ``by`` (:data:`PERSON`, or an agent's hat or role) in run
@@ -68,7 +68,7 @@ class TaskStatus(enum.StrEnum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Task:
     """A piece of work tracked across iterations and runs; ``reason`` says why it is blocked.
     ``by`` and ``run`` say who added it, as for a :class:`Memory`."""

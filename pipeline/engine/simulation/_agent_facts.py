@@ -33,14 +33,14 @@ def limited(effect: InvokeAgent, chooser: Chooser, clock: Callable[[], Instant])
     later = chooser.pick(LIMIT_RESETS, "limit reset")
     resets_at = None if later is None else Instant(now + later)
     return ProviderLimited(
-        effect.role,
-        effect.agent,
-        LimitScope.USAGE_WINDOW if later else LimitScope.REQUESTS,
-        resets_at,
-        "five_hour" if later else None,
-        "simulated",
-        "usage limit reached",
-        now,
+        role=effect.role,
+        agent=effect.agent,
+        scope=LimitScope.USAGE_WINDOW if later else LimitScope.REQUESTS,
+        resets_at=resets_at,
+        window="five_hour" if later else None,
+        source="simulated",
+        message="usage limit reached",
+        at=now,
     )
 
 
@@ -55,19 +55,19 @@ def usage(
     tokens = Count(units * 1_000)
     return (
         UsageReported(
-            effect.role,
-            effect.agent,
-            "simulated",
-            tokens,
-            Count(units * 100),
-            Count(0),
-            Count(0),
-            Count(1),
-            None,
-            None,
-            Usd(units * USAGE_UNIT_USD),
-            CostSource.REPORTED,
-            "",
-            clock(),
+            role=effect.role,
+            agent=effect.agent,
+            model="simulated",
+            input_tokens=tokens,
+            output_tokens=Count(units * 100),
+            cache_read_tokens=Count(0),
+            cache_write_tokens=Count(0),
+            turns=Count(1),
+            session_id=None,
+            api_duration_ms=None,
+            cost_usd=Usd(units * USAGE_UNIT_USD),
+            cost_source=CostSource.REPORTED,
+            note="",
+            at=clock(),
         ),
     )

@@ -24,7 +24,7 @@ class Chooser(Protocol):
         ...
 
 
-@define
+@define(kw_only=True)
 class RandomChooser:
     """Choices from a seeded pseudo-random generator, optionally weighted."""
 
@@ -54,7 +54,7 @@ class Always:
     answer: object
 
 
-@define
+@define(kw_only=True)
 class ScriptedChooser:
     """Choices read from a script: ``answers[what]`` is used up in order, then defaults apply.
 

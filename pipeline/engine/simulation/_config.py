@@ -63,16 +63,22 @@ def _digest(text: str) -> Digest:
 def simulated_policy() -> LoopPolicy:
     """The loop policy of simulated runs unless one is given: every control on."""
     hats = (
-        Hat(Role.PLANNER, "planner", ("plan.**", "planner.*", "human.interact")),
-        Hat(Role.DEVELOPER, "builder", ("build.**", "developer.*", "task.*", "human.interact")),
         Hat(
-            Role.REVIEWER,
-            "reviewer",
-            ("review.**", "reviewer.*", "human.interact"),
-            AGENT_RESPONSE,
+            role=Role.PLANNER, name="planner", publishes=("plan.**", "planner.*", "human.interact")
         ),
-        Hat(Role.COMMITTER, "committer", ("commit.**", "committer.*")),
-        Hat(Role.FIXER, "fixer", ("fix.**", "fixer.*", "human.interact")),
+        Hat(
+            role=Role.DEVELOPER,
+            name="builder",
+            publishes=("build.**", "developer.*", "task.*", "human.interact"),
+        ),
+        Hat(
+            role=Role.REVIEWER,
+            name="reviewer",
+            publishes=("review.**", "reviewer.*", "human.interact"),
+            response_schema=AGENT_RESPONSE,
+        ),
+        Hat(role=Role.COMMITTER, name="committer", publishes=("commit.**", "committer.*")),
+        Hat(role=Role.FIXER, name="fixer", publishes=("fix.**", "fixer.*", "human.interact")),
     )
     return LoopPolicy(
         hats=hats,
@@ -122,7 +128,7 @@ def topology_topics(topology: Topology) -> tuple[str, ...]:
     return tuple(sorted(named))
 
 
-@define(frozen=True)
+@define(frozen=True, kw_only=True)
 class WorldConfig:
     """What the simulated run is configured with."""
 
@@ -136,4 +142,4 @@ class WorldConfig:
 def default_chains(agents: Sequence[str] = ("primary", "fallback")) -> tuple[RoleChain, ...]:
     """The same chain of agents for every role."""
     names = tuple(AgentName(a) for a in agents)
-    return tuple(RoleChain(role, names) for role in Role)
+    return tuple(RoleChain(role=role, agents=names) for role in Role)

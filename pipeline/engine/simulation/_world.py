@@ -128,14 +128,25 @@ from pipeline.handlers.responses import judged
 
 SCREEN_FINDINGS: tuple[tuple[ScreenHit, ...], ...] = (
     (),
-    (ScreenHit(ScreenKind.TEST_REMOVED, "tests/test_app.py", Count(0), "1 test fewer"),),
-    (ScreenHit(ScreenKind.TODO_ADDED, "src/app.py", Count(3), "# TODO"),),
-    (ScreenHit(ScreenKind.SCREEN_INCOMPLETE, ".", Count(0), "over 5000 files"),),
+    (
+        ScreenHit(
+            kind=ScreenKind.TEST_REMOVED,
+            path="tests/test_app.py",
+            line=Count(0),
+            detail="1 test fewer",
+        ),
+    ),
+    (ScreenHit(kind=ScreenKind.TODO_ADDED, path="src/app.py", line=Count(3), detail="# TODO"),),
+    (
+        ScreenHit(
+            kind=ScreenKind.SCREEN_INCOMPLETE, path=".", line=Count(0), detail="over 5000 files"
+        ),
+    ),
 )
 """What a simulated screen finds: nothing, a tamper hit, a postcondition's, a cut-short screen."""
 
 
-@define
+@define(kw_only=True)
 class SimulatedWorld:
     """An :class:`~pipeline.handlers.EffectHandler` for every effect, with chosen outcomes."""
 
@@ -151,90 +162,129 @@ class SimulatedWorld:
                 c = self.config
                 return (
                     RunStarted(
-                        RunId(c.run_id),
-                        _digest("config"),
-                        _digest("prompt"),
-                        c.budget,
-                        c.chains,
-                        c.rebase_onto,
-                        c.loop,
-                        now(),
+                        run_id=RunId(c.run_id),
+                        config_digest=_digest("config"),
+                        prompt_digest=_digest("prompt"),
+                        budget=c.budget,
+                        chains=c.chains,
+                        rebase_onto=c.rebase_onto,
+                        loop=c.loop,
+                        at=now(),
                     ),
-                    PromptFileProtected("PROMPT.md", Count(0o644), now()),
-                    *((ScreenBaseRecorded(None, now()),) if c.loop.screens else ()),
+                    PromptFileProtected(path="PROMPT.md", original_mode=Count(0o644), at=now()),
+                    *((ScreenBaseRecorded(sha=None, at=now()),) if c.loop.screens else ()),
                 )
             case BeginPlanning():
-                return (PlanningStarted(now()),)
+                return (PlanningStarted(at=now()),)
             case BeginIteration():
-                return (DevelopmentIterationStarted(Ordinal(effect.iteration), now()),)
+                return (DevelopmentIterationStarted(iteration=Ordinal(effect.iteration), at=now()),)
             case BeginActivation():
-                return (HatActivated(Ordinal(effect.iteration), effect.hat, effect.topic, now()),)
+                return (
+                    HatActivated(
+                        iteration=Ordinal(effect.iteration),
+                        hat=effect.hat,
+                        topic=effect.topic,
+                        at=now(),
+                    ),
+                )
             case BeginReviewPass():
-                return (ReviewPassStarted(Ordinal(effect.review_pass), now()),)
+                return (ReviewPassStarted(review_pass=Ordinal(effect.review_pass), at=now()),)
             case BeginFixAttempt():
-                return (FixAttemptStarted(Ordinal(effect.review_pass), now()),)
+                return (FixAttemptStarted(review_pass=Ordinal(effect.review_pass), at=now()),)
             case BeginFinalizing():
-                return (FinalizingStarted(now()),)
+                return (FinalizingStarted(at=now()),)
             case MaterializePrompt():
                 path = f".agent/prompts/{effect.kind.value}.md"
-                return (PromptMaterialized(effect.kind, path, _digest(effect.effect_id), now()),)
+                return (
+                    PromptMaterialized(
+                        kind=effect.kind,
+                        path=path,
+                        content_digest=_digest(effect.effect_id),
+                        at=now(),
+                    ),
+                )
             case InvokeAgent():
                 return self._invoke(effect)
             case BackOff():
                 delay = self.chooser.number(0, effect.ceiling_ms, "backoff jitter")
-                return (BackoffWaited(effect.role, DurationMs(delay), now()),)
+                return (BackoffWaited(role=effect.role, delay_ms=DurationMs(delay), at=now()),)
             case WaitForLimitReset():
-                return (LimitResetAwaited(effect.role, effect.until, now()),)
+                return (LimitResetAwaited(role=effect.role, until=effect.until, at=now()),)
             case SaveCheckpoint():
                 # Never asked by a runner (it saves checkpoints itself); the world answers it
                 # as a runner would for code that drives the world directly (the graph's
                 # exploration, workloads).
-                return (CheckpointSaved(effect.trigger, LogPosition(effect.sequence), now()),)
+                return (
+                    CheckpointSaved(
+                        trigger=effect.trigger, sequence=LogPosition(effect.sequence), at=now()
+                    ),
+                )
             case CreateCommit():
                 if self.chooser.pick((True, False), "changes to commit"):
                     sha = _digest(effect.effect_id)[:40]
-                    return (CommitCreated(sha, "main", now()),)
-                return (CommitSkipped("no changes", now()),)
+                    return (CommitCreated(sha=sha, branch="main", at=now()),)
+                return (CommitSkipped(reason="no changes", at=now()),)
             case Rebase():
-                started = RebaseStarted(effect.onto, now())
+                started = RebaseStarted(onto=effect.onto, at=now())
                 if self.chooser.pick((True, False), "rebase clean"):
-                    return (started, RebaseSucceeded(_digest(effect.effect_id)[:40], now()))
-                return (started, RebaseConflicted(("src/app.py",), now()))
+                    return (started, RebaseSucceeded(head=_digest(effect.effect_id)[:40], at=now()))
+                return (started, RebaseConflicted(paths=("src/app.py",), at=now()))
             case AbortRebase():
-                return (RebaseAborted(now()),)
+                return (RebaseAborted(at=now()),)
             case RunGate():
                 return self._gate(effect)
             case ScreenChanges():
                 hits = self.chooser.pick(SCREEN_FINDINGS, "screen hits")
-                return (ChangesScreened(effect.scope, effect.base, Count(3), hits, now()),)
+                return (
+                    ChangesScreened(
+                        scope=effect.scope, base=effect.base, files=Count(3), hits=hits, at=now()
+                    ),
+                )
             case ValidateFinalState():
                 if self.chooser.pick((True, False), "validation passes"):
-                    return (FinalValidationPassed(now()),)
-                return (FinalValidationFailed("tests failed", now()),)
+                    return (FinalValidationPassed(at=now()),)
+                return (FinalValidationFailed(reason="tests failed", at=now()),)
             case TriggerDevFix():
                 return (
-                    AgentChainExhausted(effect.failed_role, now()),
-                    DevFixTriggered(effect.failed_role, effect.reason, now()),
+                    AgentChainExhausted(role=effect.failed_role, at=now()),
+                    DevFixTriggered(failed_role=effect.failed_role, reason=effect.reason, at=now()),
                 )
             case WriteCompletionMarker():
                 path = ".agent/tmp/completion_marker"
-                return (CompletionMarkerEmitted(path, effect.status, effect.reason, now()),)
+                return (
+                    CompletionMarkerEmitted(
+                        path=path, status=effect.status, reason=effect.reason, at=now()
+                    ),
+                )
             case CollectReport():
                 return self._output(effect)
             case RequireHuman():
-                return (HumanInterventionRequired(effect.reason, effect.detail, now()),)
+                return (
+                    HumanInterventionRequired(reason=effect.reason, detail=effect.detail, at=now()),
+                )
             case WaitForHuman():
                 if effect.question_id is None:
                     # The simulated world is deterministic: the id comes from the effect's.
                     asked = QuestionId(f"q-{effect.effect_id}")
-                    return (HumanQuestionAsked(asked, effect.question, effect.deadline, now()),)
+                    return (
+                        HumanQuestionAsked(
+                            question_id=asked,
+                            question=effect.question,
+                            deadline=effect.deadline,
+                            at=now(),
+                        ),
+                    )
                 if self.chooser.pick((True, False), "human answers"):
-                    return (HumanResponseReceived(effect.question_id, "go ahead", now()),)
-                return (HumanTimedOut(effect.question_id, now()),)
+                    return (
+                        HumanResponseReceived(
+                            question_id=effect.question_id, text="go ahead", at=now()
+                        ),
+                    )
+                return (HumanTimedOut(question_id=effect.question_id, at=now()),)
             case RestorePromptPermissions():
-                return (PromptPermissionsRestored(effect.path or "", now()),)
+                return (PromptPermissionsRestored(path=effect.path or "", at=now()),)
             case CompleteRun():
-                return (RunCompleted(effect.reason, now()),)
+                return (RunCompleted(reason=effect.reason, at=now()),)
             case Terminate():
                 return ()
             case _:
@@ -257,35 +307,58 @@ class SimulatedWorld:
             tail="" if status is GateStatus.PASSED else "1 failed, 3 passed",
             at=now(),
         )
-        return (GateStarted(effect.gate, effect.boundary, now()), finished)
+        return (GateStarted(gate=effect.gate, boundary=effect.boundary, at=now()), finished)
 
     def _invoke(self, effect: InvokeAgent) -> Sequence[PipelineEvent]:
         """The invocation's outcome, then what the agent wrote to its events file meanwhile
         (the real handler reads the file once the agent has exited)."""
         now, choose = self.clock, self.chooser
         role, agent = effect.role, effect.agent
-        started = InvocationStarted(role, agent, effect.model, Ordinal(effect.attempt), now())
+        started = InvocationStarted(
+            role=role, agent=agent, model=effect.model, attempt=Ordinal(effect.attempt), at=now()
+        )
         outcome = choose.pick(tuple(AgentOutcome), f"{role.value} outcome")
         if outcome is AgentOutcome.FATAL_FAILURE:
             failed = InvocationFailed(
-                role, agent, ErrorKind.NOT_FOUND, "not installed", False, now()
+                role=role,
+                agent=agent,
+                error=ErrorKind.NOT_FOUND,
+                message="not installed",
+                retriable=False,
+                at=now(),
             )
             return (started, failed)
         begun: tuple[PipelineEvent, ...] = (started, *usage(effect, choose, now))
         if outcome is AgentOutcome.RETRIABLE_FAILURE:
             # Each attempt fails its own way: the same message twice is a permanent failure.
             message = f"exit status 1 (attempt {effect.attempt})"
-            failed = InvocationFailed(role, agent, ErrorKind.NON_ZERO_EXIT, message, True, now())
+            failed = InvocationFailed(
+                role=role,
+                agent=agent,
+                error=ErrorKind.NON_ZERO_EXIT,
+                message=message,
+                retriable=True,
+                at=now(),
+            )
             return (*begun, failed, *self._intake(effect))
         if outcome is AgentOutcome.PROVIDER_LIMITED:
             return (*begun, limited(effect, choose, now), *self._intake(effect))
         if outcome is AgentOutcome.TIMEOUT:
             timed_out = InvocationTimedOut(
-                role, agent, TimeoutKind.INACTIVITY, DurationMs(60_000), now()
+                role=role,
+                agent=agent,
+                kind=TimeoutKind.INACTIVITY,
+                after_ms=DurationMs(60_000),
+                at=now(),
             )
             return (*begun, timed_out, *self._intake(effect))
         succeeded = InvocationSucceeded(
-            role, agent, ExitCode(0), DurationMs(1500), _digest(effect.effect_id), now()
+            role=role,
+            agent=agent,
+            exit_code=ExitCode(0),
+            duration_ms=DurationMs(1500),
+            output_digest=_digest(effect.effect_id),
+            at=now(),
         )
         if effect.response_schema is not None:
             # The role's report is collected only once its structured response is accepted.
@@ -308,16 +381,26 @@ class SimulatedWorld:
             line += 1
             if self.chooser.pick((True, False), "line well formed"):
                 topic, payload = self._topic(effect, index)
-                published = TopicPublished(topic, payload, Ordinal(line), None, self.clock())
+                published = TopicPublished(
+                    topic=topic,
+                    payload=payload,
+                    line_number=Ordinal(line),
+                    emitted_at=None,
+                    at=self.clock(),
+                )
                 events.append(published)
                 offset += len(topic) + len(payload.text) + 30
             else:
                 content = f"not json {index}"
                 error = "invalid JSON: unexpected character"
-                events.append(OutputLineMalformed(Ordinal(line), content, error, self.clock()))
+                events.append(
+                    OutputLineMalformed(
+                        line_number=Ordinal(line), content=content, error=error, at=self.clock()
+                    )
+                )
                 offset += len(content) + 1
         if count:
-            events.append(EventsFileRead(Count(offset), Count(line), self.clock()))
+            events.append(EventsFileRead(offset=Count(offset), lines=Count(line), at=self.clock()))
         return tuple(events)
 
     def _topic(self, effect: InvokeAgent, index: int) -> tuple[str, Json]:
@@ -341,26 +424,43 @@ class SimulatedWorld:
         if role is Role.PLANNER:
             if choose.pick((True, False), "plan usable"):
                 plan = _digest(f"plan {effect.effect_id}")
-                return (PlanProduced(Ordinal(effect.iteration + 1), plan, now()),)
-            return (PlanRejected("the plan has no steps", now()),)
+                return (
+                    PlanProduced(
+                        iteration=Ordinal(effect.iteration + 1), plan_digest=plan, at=now()
+                    ),
+                )
+            return (PlanRejected(reason="the plan has no steps", at=now()),)
         if role is Role.DEVELOPER and effect.prompt_kind is PromptKind.REVIEW_FIX:
             status = choose.pick(tuple(IterationStatus), "fix status")
-            return (FixAttemptCompleted(Ordinal(effect.review_pass), status, now()),)
+            return (
+                FixAttemptCompleted(
+                    review_pass=Ordinal(effect.review_pass), status=status, at=now()
+                ),
+            )
         if role is Role.DEVELOPER:
             status = choose.pick(tuple(IterationStatus), "iteration status")
             return (
                 DevelopmentIterationCompleted(
-                    Ordinal(effect.iteration), status, f"iteration {effect.iteration}", now()
+                    iteration=Ordinal(effect.iteration),
+                    status=status,
+                    summary=f"iteration {effect.iteration}",
+                    at=now(),
                 ),
             )
         if role is Role.REVIEWER:
             issues = choose.number(0, 3, "review issues")
             if issues == 0:
-                return (ReviewClean(Ordinal(effect.review_pass), now()),)
-            return (ReviewIssuesFound(Ordinal(effect.review_pass), Count(issues), now()),)
+                return (ReviewClean(review_pass=Ordinal(effect.review_pass), at=now()),)
+            return (
+                ReviewIssuesFound(
+                    review_pass=Ordinal(effect.review_pass), count=Count(issues), at=now()
+                ),
+            )
         if role is Role.COMMITTER:
             return (
-                CommitMessageGenerated(f"Iteration {effect.iteration}: simulated change", now()),
+                CommitMessageGenerated(
+                    message=f"Iteration {effect.iteration}: simulated change", at=now()
+                ),
             )
         success = choose.pick((True, False), "dev-fix succeeds")
-        return (DevFixCompleted(success, "diagnosed the failing agent", now()),)
+        return (DevFixCompleted(success=success, summary="diagnosed the failing agent", at=now()),)

@@ -50,7 +50,7 @@ _REAPER_BOUND_S = 15.0
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ProcessSpec:
     """What to run and how long to let it run."""
 
@@ -75,7 +75,7 @@ class ProcessSpec:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ProcessResult:
     """What happened to the process."""
 
@@ -103,7 +103,7 @@ def _kill_group(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
 
 
-@define
+@define(kw_only=True)
 class _Child:
     """A started command: the process ralph started (its reaper, or the command itself where
     there is none), the command's own pid, and the reaper's status pipe."""
@@ -186,7 +186,15 @@ def run_process(spec: ProcessSpec) -> ProcessResult:
         # -fdx``) cannot take the file from under the run, which keeps writing to it.
         output = spec.output_path.open("wb")
     except OSError as error:
-        return ProcessResult(None, 0, None, False, str(error), digest.hexdigest(), 0)
+        return ProcessResult(
+            exit_code=None,
+            duration_ms=0,
+            timed_out=None,
+            not_found=False,
+            start_error=str(error),
+            output_digest=digest.hexdigest(),
+            output_bytes=0,
+        )
     with output:
         return _start(spec, output, digest)
 
@@ -217,22 +225,54 @@ def _launch(spec: ProcessSpec) -> _Child | ProcessResult:
         try:
             process = _popen(spec, list(spec.argv), spec.pass_fds)
         except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
-            return ProcessResult(None, 0, None, True, str(error), digest, 0)
+            return ProcessResult(
+                exit_code=None,
+                duration_ms=0,
+                timed_out=None,
+                not_found=True,
+                start_error=str(error),
+                output_digest=digest,
+                output_bytes=0,
+            )
         except OSError as error:
-            return ProcessResult(None, 0, None, False, str(error), digest, 0)
-        return _Child(process, process.pid)
+            return ProcessResult(
+                exit_code=None,
+                duration_ms=0,
+                timed_out=None,
+                not_found=False,
+                start_error=str(error),
+                output_digest=digest,
+                output_bytes=0,
+            )
+        return _Child(process=process, leader=process.pid)
     read, write = os.pipe()
     try:
         process = _popen(spec, reaper_argv(write, spec.env, spec.argv), (*spec.pass_fds, write))
     except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
         os.close(read)
-        return ProcessResult(None, 0, None, True, str(error), digest, 0)
+        return ProcessResult(
+            exit_code=None,
+            duration_ms=0,
+            timed_out=None,
+            not_found=True,
+            start_error=str(error),
+            output_digest=digest,
+            output_bytes=0,
+        )
     except OSError as error:
         os.close(read)
-        return ProcessResult(None, 0, None, False, str(error), digest, 0)
+        return ProcessResult(
+            exit_code=None,
+            duration_ms=0,
+            timed_out=None,
+            not_found=False,
+            start_error=str(error),
+            output_digest=digest,
+            output_bytes=0,
+        )
     finally:
         os.close(write)
-    child = _Child(process, process.pid, read)
+    child = _Child(process=process, leader=process.pid, status=read)
     try:
         first = _read_line(read)
     except BaseException:
@@ -249,9 +289,25 @@ def _launch(spec: ProcessSpec) -> _Child | ProcessResult:
         number = int(value)
         why = f"[Errno {number}] {os.strerror(number)}: {spec.argv[0]!r}"
         missing = number in (errno.ENOENT, errno.EACCES, errno.ENOTDIR)
-        return ProcessResult(None, 0, None, missing, why, digest, 0)
+        return ProcessResult(
+            exit_code=None,
+            duration_ms=0,
+            timed_out=None,
+            not_found=missing,
+            start_error=why,
+            output_digest=digest,
+            output_bytes=0,
+        )
     why = f"the process runner could not start {spec.argv[0]!r} (exit {process.returncode})"
-    return ProcessResult(None, 0, None, False, why, digest, 0)
+    return ProcessResult(
+        exit_code=None,
+        duration_ms=0,
+        timed_out=None,
+        not_found=False,
+        start_error=why,
+        output_digest=digest,
+        output_bytes=0,
+    )
 
 
 def _start(spec: ProcessSpec, output: IO[bytes], digest: Any) -> ProcessResult:
@@ -308,7 +364,13 @@ def _supervise(
         feeder.join(timeout=1)
     duration_ms = int((time.monotonic() - started) * 1000)
     return ProcessResult(
-        child.exit_code(), duration_ms, timed_out, False, None, digest.hexdigest(), size
+        exit_code=child.exit_code(),
+        duration_ms=duration_ms,
+        timed_out=timed_out,
+        not_found=False,
+        start_error=None,
+        output_digest=digest.hexdigest(),
+        output_bytes=size,
     )
 
 

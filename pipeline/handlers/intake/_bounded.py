@@ -32,7 +32,7 @@ def _positive(_instance: object, attribute: object, value: int) -> None:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class IntakeLimits:
     """What one invocation's events may add to the log (``[budgets]`` in ``ralph.toml``)."""
 
@@ -45,7 +45,7 @@ class IntakeLimits:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class BoundedRead:
     """The records of one read, and how far it got: ``consumed`` bytes over ``lines`` lines."""
 
@@ -80,7 +80,7 @@ class _Skipped:
             f"one invocation may write {limits.lines} lines and {_size(limits.bytes)} "
             "([budgets] max_event_lines, max_event_bytes in ralph.toml)"
         )
-        return MalformedLine(self.first, _excerpt(self.head), why)
+        return MalformedLine(line_number=self.first, content=_excerpt(self.head), error=why)
 
 
 def read_bounded(
@@ -110,7 +110,7 @@ def read_bounded(
                 f"the line is {_size(size)}, longer than the {_size(cap)} a line may have "
                 "([budgets] max_event_line_bytes in ralph.toml); only its start is kept"
             )
-            records.append(MalformedLine(number, _excerpt(line), why))
+            records.append(MalformedLine(line_number=number, content=_excerpt(line), error=why))
             kept += min(size, EXCERPT_BYTES) + 1
         elif kept + size + 1 > limits.bytes:
             skipped = _Skipped(number, line, size + 1)
@@ -147,4 +147,4 @@ def read_bounded(
             start = end + 1
     if skipped is not None:
         records.append(skipped.record(limits))
-    return BoundedRead(tuple(records), consumed, number - first_line + 1)
+    return BoundedRead(records=tuple(records), consumed=consumed, lines=number - first_line + 1)

@@ -100,20 +100,28 @@ def _fact(record: AgentLine | MalformedLine, at: Instant) -> TopicPublished | Ou
     """The fact of one record: a topic, or a malformed line saying why."""
     number = Ordinal(record.line_number)
     if isinstance(record, MalformedLine):
-        return OutputLineMalformed(number, record.content, record.error, at)
+        return OutputLineMalformed(
+            line_number=number, content=record.content, error=record.error, at=at
+        )
     try:
         payload = storable_payload(record.payload)
     except ValueError as error:
         content = f"{{topic {record.topic!r}: payload not kept}}"
-        return OutputLineMalformed(number, content, f"the payload cannot be kept: {error}", at)
+        return OutputLineMalformed(
+            line_number=number, content=content, error=f"the payload cannot be kept: {error}", at=at
+        )
     stamp = record.ts
     try:
         emitted = None if stamp is None else Instant(stamp.astimezone(UTC))
     except OverflowError:
         # A zone offset that moves the time out of the calendar (year 1 at +14:00).
         content = f"{{topic {record.topic!r}: ts {stamp}}}"
-        return OutputLineMalformed(number, content, "ts is out of range once taken to UTC", at)
-    return TopicPublished(record.topic, payload, number, emitted, at)
+        return OutputLineMalformed(
+            line_number=number, content=content, error="ts is out of range once taken to UTC", at=at
+        )
+    return TopicPublished(
+        topic=record.topic, payload=payload, line_number=number, emitted_at=emitted, at=at
+    )
 
 
 def read_agent_events(
@@ -137,26 +145,38 @@ def read_agent_events(
         return ()
     except UnsafeFileError as refusal:
         why = f"the events file was not read: {refusal}"
-        return (OutputLineMalformed(Ordinal(lines + 1), "", why, clock()),)
+        return (
+            OutputLineMalformed(line_number=Ordinal(lines + 1), content="", error=why, at=clock()),
+        )
     except OSError as error:
-        return (WorkspaceIoError(WorkspaceErrorKind.READ, str(path), str(error), clock()),)
+        return (
+            WorkspaceIoError(
+                kind=WorkspaceErrorKind.READ, path=str(path), message=str(error), at=clock()
+            ),
+        )
     facts: list[PipelineEvent] = []
     with os.fdopen(fd, "rb") as handle:
         try:
             size = os.fstat(fd).st_size
             if size < offset:
-                facts.append(EventsFileTruncated(Count(offset), Count(size), clock()))
+                facts.append(
+                    EventsFileTruncated(offset=Count(offset), size=Count(size), at=clock())
+                )
                 offset = 0
             if size == offset:
                 return tuple(facts)
             handle.seek(offset)
             read = read_bounded(handle, lines + 1, limits or IntakeLimits())
         except OSError as error:
-            failure = WorkspaceIoError(WorkspaceErrorKind.READ, str(path), str(error), clock())
+            failure = WorkspaceIoError(
+                kind=WorkspaceErrorKind.READ, path=str(path), message=str(error), at=clock()
+            )
             return (*facts, failure)
     facts.extend(_fact(record, clock()) for record in read.records)
     if read.consumed:
         facts.append(
-            EventsFileRead(Count(offset + read.consumed), Count(lines + read.lines), clock())
+            EventsFileRead(
+                offset=Count(offset + read.consumed), lines=Count(lines + read.lines), at=clock()
+            )
         )
     return tuple(facts)

@@ -32,7 +32,7 @@ _KEYS = frozenset({"topic", "payload", "ts"})
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class AgentLine:
     """A valid line: ``topic``, its ``payload`` (any JSON value) and ``ts`` when it had one."""
 
@@ -43,7 +43,7 @@ class AgentLine:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class MalformedLine:
     """A line that is not a valid event: its whole ``content`` and what is wrong with it."""
 
@@ -53,7 +53,7 @@ class MalformedLine:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ReadResult:
     """What one read found, and how far it got: ``consumed`` bytes over ``lines`` lines."""
 
@@ -114,19 +114,29 @@ def _line(raw: bytes, number: int) -> AgentLine | MalformedLine:
     try:
         value = orjson.loads(raw)
     except (orjson.JSONDecodeError, RecursionError) as error:
-        return MalformedLine(number, raw.decode("utf-8", "replace"), f"invalid JSON: {error}")
+        return MalformedLine(
+            line_number=number,
+            content=raw.decode("utf-8", "replace"),
+            error=f"invalid JSON: {error}",
+        )
     problem = _shape(value)
     if problem is not None:
-        return MalformedLine(number, raw.decode("utf-8", "replace"), problem)
+        return MalformedLine(
+            line_number=number, content=raw.decode("utf-8", "replace"), error=problem
+        )
     stamp = value.get("ts")
     if stamp is None:
-        return AgentLine(number, value["topic"], value.get("payload"), None)
+        return AgentLine(
+            line_number=number, topic=value["topic"], payload=value.get("payload"), ts=None
+        )
     ts = _time(stamp)
     if ts is None:
         return MalformedLine(
-            number, raw.decode("utf-8", "replace"), "ts is not an RFC 3339 time with a zone"
+            line_number=number,
+            content=raw.decode("utf-8", "replace"),
+            error="ts is not an RFC 3339 time with a zone",
         )
-    return AgentLine(number, value["topic"], value.get("payload"), ts)
+    return AgentLine(line_number=number, topic=value["topic"], payload=value.get("payload"), ts=ts)
 
 
 def _records(lines: list[bytes], first_line: int) -> Iterator[AgentLine | MalformedLine]:
@@ -148,12 +158,14 @@ def parse_lines(data: bytes, first_line: int = 1) -> ReadResult:
     """The complete lines of ``data`` (which starts at line ``first_line``) as records."""
     end = data.rfind(b"\n")
     if end < 0:
-        return ReadResult((), 0, 0)
+        return ReadResult(records=(), consumed=0, lines=0)
     lines = data[:end].split(b"\n")
-    return ReadResult(tuple(_records(lines, first_line)), end + 1, len(lines))
+    return ReadResult(
+        records=tuple(_records(lines, first_line)), consumed=end + 1, lines=len(lines)
+    )
 
 
-@define
+@define(kw_only=True)
 class EventsFileReader:
     """Reads what was appended to ``path`` since the last read.
 

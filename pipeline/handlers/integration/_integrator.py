@@ -65,7 +65,7 @@ GRACE_S: Final = 5.0
 """How long a gate or merger being stopped gets between SIGTERM and SIGKILL (a run's)."""
 
 
-@frozen
+@frozen(kw_only=True)
 class Integrator:
     """Carries out the integration effects of run ``run_id``, whose configuration is
     ``config``, for the repository whose main worktree is ``root``; ``scratch`` is where its
@@ -116,14 +116,16 @@ class Integrator:
         if head is not None:
             # Beside the group record, outside the scratch: the gate could write there.
             index = self.group_file.with_name(f"{self.run_id}.gate-index")
-            layering = Layering(self.root, GitPolicy(), index)
-            world = CommitWorld(layering, self.scratch, head, self.prepare)
+            layering = Layering(root=self.root, policy=GitPolicy(), index=index)
+            world = CommitWorld(
+                layering=layering, scratch=self.scratch, head=head, prepare=self.prepare
+            )
             pins = Pinning.within(world, sandboxing, self.config)
         return Runtime(
-            WorkspaceLayout(self.scratch, group_record=self.group_file),
-            self.config,
-            self.config_digest,
-            self.clock,
+            layout=WorkspaceLayout(root=self.scratch, group_record=self.group_file),
+            config=self.config,
+            config_digest=self.config_digest,
+            clock=self.clock,
             run_id=self.run_id,
             schemas={},
             hat_schemas={},
@@ -140,7 +142,7 @@ class Integrator:
             return None
 
         def resolve(paths: tuple[str, ...]) -> bool:
-            layout = WorkspaceLayout(self.scratch)
+            layout = WorkspaceLayout(root=self.scratch)
             prompt = layout.prompt(PromptKind.DEVELOPMENT)
             prompt.parent.mkdir(parents=True, exist_ok=True)
             prompt.write_text(merger_prompt(effect.branch, effect.target, paths), "utf-8")
@@ -211,7 +213,7 @@ class Integrator:
                     ),
                 )
         reason = f"gate {effect.gate} did not run on the replayed head"
-        return (IntegrationFailed(reason, self.clock()),)
+        return (IntegrationFailed(reason=reason, at=self.clock()),)
 
 
 def _refs(root: Path) -> dict[str, str]:

@@ -64,13 +64,13 @@ def move_target(
             _bring_up(holder, effect, found)
         return _landed(effect, root, scratch, clock)
     if found not in (effect.old, effect.new):
-        return (TargetMoved(effect.old, found or "(no branch)", clock()),)
+        return (TargetMoved(expected=effect.old, found=found or "(no branch)", at=clock()),)
     holder = _checked_out(root, ref)
     if found == effect.old:
         if not holds(root, effect.new, effect.old):
             # Never a move that would drop what the target holds: a fast-forward only.
             reason = f"{effect.new[:12]} does not hold {effect.target}'s {effect.old[:12]}"
-            return (IntegrationFailed(reason, clock()),)
+            return (IntegrationFailed(reason=reason, at=clock()),)
         if holder is not None:
             stale = _would_not_follow(holder, effect.old, effect.new)
             if stale:
@@ -78,12 +78,12 @@ def move_target(
                     f"{holder} has changes in files the merge brings ({stale}): commit or "
                     "stash them, then merge again"
                 )
-                return (IntegrationFailed(reason, clock()),)
+                return (IntegrationFailed(reason=reason, at=clock()),)
         message = f"ralph: land {effect.branch}"
         if not _swap(root, ref, effect.new, effect.old, message):
             now = revision(root, ref)
             if now != effect.new:
-                return (TargetMoved(effect.old, now or "(no branch)", clock()),)
+                return (TargetMoved(expected=effect.old, found=now or "(no branch)", at=clock()),)
     if holder is not None:
         try:
             git_out(holder, "read-tree", "-m", "-u", effect.old, effect.new)
@@ -93,7 +93,7 @@ def move_target(
             if not _swap(root, ref, effect.old, effect.new, "ralph: undo the landing"):
                 raise
             reason = f"{holder} could not follow {effect.target} ({error}); it is back where it was"
-            return (IntegrationFailed(reason, clock()),)
+            return (IntegrationFailed(reason=reason, at=clock()),)
     return _landed(effect, root, scratch, clock)
 
 
@@ -103,7 +103,7 @@ def _landed(
     """The target is at the replayed head: the run's branch follows, the scratch goes."""
     _follow(root, f"refs/heads/{effect.branch}", effect.tip, effect.new)
     drop_scratch(root, scratch)
-    return (TargetAdvanced(effect.target, effect.old, effect.new, clock()),)
+    return (TargetAdvanced(target=effect.target, old=effect.old, new=effect.new, at=clock()),)
 
 
 def _swap(root: Path, ref: str, new: str, old: str, message: str) -> bool:

@@ -71,17 +71,19 @@ def replay_branch(
     refused before anything is replayed."""
     onto = revision(root, f"refs/heads/{effect.target}")
     if onto is None:
-        return (IntegrationFailed(f"there is no branch {effect.target!r}", clock()),)
+        return (IntegrationFailed(reason=f"there is no branch {effect.target!r}", at=clock()),)
     tip = revision(root, f"refs/heads/{effect.branch}")
     if tip is None:
-        return (IntegrationFailed(f"the run's branch {effect.branch!r} is gone", clock()),)
+        return (
+            IntegrationFailed(reason=f"the run's branch {effect.branch!r} is gone", at=clock()),
+        )
     last = effect.last_commit
     if last is not None and not _holds_run_commit(root, tip, last):
         reason = f"{effect.branch} no longer holds {last[:12]}, the run's last commit in its log"
-        return (IntegrationFailed(reason, clock()),)
+        return (IntegrationFailed(reason=reason, at=clock()),)
     foreign = foreign_commits(root, onto, tip, made)
     if foreign:
-        return (IntegrationFailed(refusal(effect.run_id, tip, foreign), clock()),)
+        return (IntegrationFailed(reason=refusal(effect.run_id, tip, foreign), at=clock()),)
     pending = _ralph_commits(root, f"{onto}..{tip}")
     fresh_scratch(root, scratch, tip)
     signing = "--gpg-sign" if policy.sign else "--no-gpg-sign"
@@ -107,24 +109,29 @@ def replay_branch(
         run_git(scratch, "rebase", "--abort", policy=policy, check=False)
         drop_scratch(root, scratch)
         if paths:
-            return (IntegrationConflicted(onto, paths, clock()),)
+            return (IntegrationConflicted(onto=onto, paths=paths, at=clock()),)
         said = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no message"]
-        return (IntegrationFailed(f"git rebase onto {onto[:12]} failed: {said[0]}", clock()),)
+        return (
+            IntegrationFailed(reason=f"git rebase onto {onto[:12]} failed: {said[0]}", at=clock()),
+        )
     head = git_out(scratch, "rev-parse", "HEAD").strip()
     replayed = _count(root, f"{onto}..{head}")
     if not holds(root, head, onto) or replayed != _count(root, f"{onto}..{tip}"):
         drop_scratch(root, scratch)
         reason = f"the replay is not {effect.branch}'s commits on {onto[:12]}, one for one"
-        return (IntegrationFailed(reason, clock()),)
+        return (IntegrationFailed(reason=reason, at=clock()),)
     missing = pending - _ralph_commits(root, f"{onto}..{head}")
     if missing:
         drop_scratch(root, scratch)
         shown = ", ".join(sorted(missing)[:5])
         reason = f"the replay lost {len(missing)} of ralph's commits ({EFFECT_TRAILER}: {shown})"
-        return (IntegrationFailed(reason, clock()),)
-    rebased = IntegrationRebased(onto, tip, head, clock())
+        return (IntegrationFailed(reason=reason, at=clock()),)
+    rebased = IntegrationRebased(onto=onto, tip=tip, head=head, at=clock())
     if resolved and effect.resolver is not None:
-        return (IntegrationResolved(effect.resolver, tuple(resolved), clock()), rebased)
+        return (
+            IntegrationResolved(agent=effect.resolver, paths=tuple(resolved), at=clock()),
+            rebased,
+        )
     return (rebased,)
 
 

@@ -67,7 +67,7 @@ def group_record(root: Path, run_id: str) -> Path:
     worktree, which is made anew (and which its gate could write), so that the next
     integrator finds and ends what a killed one left running."""
     scratch_folder(root, run_id)  # the same run ids only
-    return WorkspaceLayout(root).state_dir / "integration" / f"{run_id}.group.json"
+    return WorkspaceLayout(root=root).state_dir / "integration" / f"{run_id}.group.json"
 
 
 def fresh_scratch(root: Path, scratch: Path, commit: str) -> None:

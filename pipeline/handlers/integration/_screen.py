@@ -25,7 +25,7 @@ _SHOWN: Final = 5
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RunCommits:
     """The commits run ``run_id``'s log records, oldest first: each the effect id it answered
     and its sha (``CommitCreated``); ``sources``: the runs it was forked from, whose trailers
@@ -44,7 +44,7 @@ class RunCommits:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ForeignCommit:
     """A commit of the branch ralph did not make in the run: its id, subject, and why."""
 
@@ -78,13 +78,17 @@ def foreign_commits(root: Path, onto: str, tip: str, made: RunCommits) -> tuple[
             used.add(effects[0])
             matched[sha] = effects[0]
         else:
-            foreign.append(ForeignCommit(sha, subject, why))
+            foreign.append(ForeignCommit(sha=sha, subject=subject, why=why))
     if foreign or not commits:
         return tuple(foreign)
     if not made.commits or matched.get(tip) != made.commits[-1][0]:
         shown = run_git_bytes(root, "log", "-1", "--format=%s", tip, "--", policy=GitPolicy())
         subject = shown.stdout.decode("utf-8", "replace").strip()
-        return (ForeignCommit(tip, subject, "the branch's head, not the run's last commit"),)
+        return (
+            ForeignCommit(
+                sha=tip, subject=subject, why="the branch's head, not the run's last commit"
+            ),
+        )
     return ()
 
 

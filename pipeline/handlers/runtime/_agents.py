@@ -79,7 +79,7 @@ def _no_price(_model: str | None) -> Price | None:
     return None
 
 
-@frozen
+@frozen(kw_only=True)
 class AgentInvoker:
     """Runs agents for one run of one workspace."""
 
@@ -111,7 +111,14 @@ class AgentInvoker:
     ) -> AgentInvoker:
         """The invoker of run ``run_id`` of ``config``'s agents, hats and prices."""
         return cls(
-            layout, run_id, config.agents, config.hats, environment, clock, 5.0, config.price_for
+            layout=layout,
+            run_id=run_id,
+            agents=config.agents,
+            hats=config.hats,
+            environment=environment,
+            clock=clock,
+            grace_s=5.0,
+            price_for=config.price_for,
         )
 
     def within(
@@ -136,7 +143,11 @@ class AgentInvoker:
         model = None if config is None else effect.model or config.model_for(self._hat(effect))
         yield (
             InvocationStarted(
-                effect.role, effect.agent, model, Ordinal(effect.attempt), self.clock()
+                role=effect.role,
+                agent=effect.agent,
+                model=model,
+                attempt=Ordinal(effect.attempt),
+                at=self.clock(),
             ),
         )
         yield self._run(effect, config, model)
@@ -156,7 +167,16 @@ class AgentInvoker:
         hat = self._hat(effect)
         if config is None:
             message = f"agent {name!r} is not configured in ralph.toml"
-            return (InvocationFailed(role, name, ErrorKind.NOT_FOUND, message, False, now()),)
+            return (
+                InvocationFailed(
+                    role=role,
+                    agent=name,
+                    error=ErrorKind.NOT_FOUND,
+                    message=message,
+                    retriable=False,
+                    at=now(),
+                ),
+            )
         prompt_path = self.layout.prompt(effect.prompt_kind)
         try:
             prompt = prompt_path.read_bytes()
@@ -169,7 +189,16 @@ class AgentInvoker:
             self.layout.output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             message = f"cannot prepare the prompt {prompt_path}: {error}"
-            return (InvocationFailed(role, name, ErrorKind.OTHER, message, True, now()),)
+            return (
+                InvocationFailed(
+                    role=role,
+                    agent=name,
+                    error=ErrorKind.OTHER,
+                    message=message,
+                    retriable=True,
+                    at=now(),
+                ),
+            )
         invocation = config.invocation(hat, effect.model)
         argv, stdin = _argv(invocation.argv, invocation.prompt_via, prompt, prompt_path)
         if argv is None:
@@ -177,7 +206,16 @@ class AgentInvoker:
                 f"the prompt is {len(prompt)} bytes, too long to pass as an argument; "
                 f'set prompt_via = "file" for agent {name!r}'
             )
-            return (InvocationFailed(role, name, ErrorKind.OTHER, message, False, now()),)
+            return (
+                InvocationFailed(
+                    role=role,
+                    agent=name,
+                    error=ErrorKind.OTHER,
+                    message=message,
+                    retriable=False,
+                    at=now(),
+                ),
+            )
         log = self.layout.agent_log(self.run_id, _log_name(effect))
         log.parent.mkdir(parents=True, exist_ok=True)
         env = {
@@ -234,20 +272,22 @@ class AgentInvoker:
             note = f"the {output_format} output reported no usage" + (f"; {note}" if note else "")
         note = "; ".join(part for part in (note, figures.retries_note) if part)
         fact = UsageReported(
-            effect.role,
-            effect.agent,
-            reported_model,
-            _count(figures.input_tokens),
-            _count(figures.output_tokens),
-            _count(figures.cache_read_tokens),
-            _count(figures.cache_write_tokens),
-            _count(figures.turns),
-            figures.session_id,
-            None if figures.api_duration_ms is None else DurationMs(figures.api_duration_ms),
-            cost,
-            source,
-            note,
-            self.clock(),
+            role=effect.role,
+            agent=effect.agent,
+            model=reported_model,
+            input_tokens=_count(figures.input_tokens),
+            output_tokens=_count(figures.output_tokens),
+            cache_read_tokens=_count(figures.cache_read_tokens),
+            cache_write_tokens=_count(figures.cache_write_tokens),
+            turns=_count(figures.turns),
+            session_id=figures.session_id,
+            api_duration_ms=None
+            if figures.api_duration_ms is None
+            else DurationMs(figures.api_duration_ms),
+            cost_usd=cost,
+            cost_source=source,
+            note=note,
+            at=self.clock(),
         )
         return fact, output_format is None or figures.reported_anything
 
@@ -263,13 +303,21 @@ class AgentInvoker:
         if result.timed_out is not None:
             return (
                 InvocationTimedOut(
-                    role, name, result.timed_out, DurationMs(result.duration_ms), now()
+                    role=role,
+                    agent=name,
+                    kind=result.timed_out,
+                    after_ms=DurationMs(result.duration_ms),
+                    at=now(),
                 ),
             )
         if result.exit_code is None:
             kind = ErrorKind.NOT_FOUND if result.not_found else ErrorKind.OTHER
             message = result.start_error or "the agent could not be started"
-            return (InvocationFailed(role, name, kind, message, False, now()),)
+            return (
+                InvocationFailed(
+                    role=role, agent=name, error=kind, message=message, retriable=False, at=now()
+                ),
+            )
         if result.exit_code != 0:
             tail = strip_ansi(_tail(log))
             where = self.layout.relative(log)
@@ -277,7 +325,16 @@ class AgentInvoker:
             if refused is not None:
                 message = f"exit status {result.exit_code}: {refused} (see {where})"
                 kind = ErrorKind.CONFIGURATION
-                return (InvocationFailed(role, name, kind, message, False, now()),)
+                return (
+                    InvocationFailed(
+                        role=role,
+                        agent=name,
+                        error=kind,
+                        message=message,
+                        retriable=False,
+                        at=now(),
+                    ),
+                )
             agent = self.agents.get(name)
             output_format = None if agent is None else agent.usage_format()
             limited = limit_of(role, name, output_format, log, tail, now())
@@ -290,14 +347,23 @@ class AgentInvoker:
             retriable = kind is ErrorKind.KILLED or reached_model
             if not retriable:
                 message += "; it failed before any model request"
-            return (InvocationFailed(role, name, kind, message, retriable, now()),)
+            return (
+                InvocationFailed(
+                    role=role,
+                    agent=name,
+                    error=kind,
+                    message=message,
+                    retriable=retriable,
+                    at=now(),
+                ),
+            )
         succeeded = InvocationSucceeded(
-            role,
-            name,
-            ExitCode(0),
-            DurationMs(result.duration_ms),
-            Digest(result.output_digest),
-            now(),
+            role=role,
+            agent=name,
+            exit_code=ExitCode(0),
+            duration_ms=DurationMs(result.duration_ms),
+            output_digest=Digest(result.output_digest),
+            at=now(),
         )
         if effect.response_schema is not None:
             # Judged here, acted on by the reducer: the role's report is collected once the
@@ -310,7 +376,16 @@ class AgentInvoker:
 
         def rejected(why: str) -> tuple[PipelineEvent, ...]:
             why = f"{why} (its output: {self.layout.relative(log)})"
-            return (InvocationFailed(role, name, ErrorKind.OUTPUT_REJECTED, why, True, now()),)
+            return (
+                InvocationFailed(
+                    role=role,
+                    agent=name,
+                    error=ErrorKind.OUTPUT_REJECTED,
+                    message=why,
+                    retriable=True,
+                    at=now(),
+                ),
+            )
 
         return unwrap_or_failure(read_report(effect, self.layout, now).map(accepted).alt(rejected))
 

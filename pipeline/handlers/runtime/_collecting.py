@@ -72,7 +72,7 @@ _Steps: TypeAlias = tuple[tuple[str, ...], ...]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class _Plan:
     """How one gate's tests are collected."""
 
@@ -94,7 +94,7 @@ def _last_line(text: str) -> str:
     return found[-1][:300] if found else "no output"
 
 
-@define
+@define(kw_only=True)
 class Collector:
     """Collects the tests of a run's gates on its base and its work tree, and compares them.
 
@@ -135,19 +135,19 @@ class Collector:
         def scratch_sandbox(scratch: Path) -> Sandbox | None:
             if choice is None:
                 return None
-            return choice.sandbox(WorkspaceLayout(scratch), config, None, ())
+            return choice.sandbox(WorkspaceLayout(root=scratch), config, None, ())
 
         return cls(
-            layout,
-            run_id,
-            environment,
-            {gate.name: gate.env for gate in config.gates},
-            {gate.name: gate.collect for gate in config.gates if gate.collect},
-            grace_s,
-            policy,
-            sandbox,
-            scratch_sandbox,
-            own,
+            layout=layout,
+            run_id=run_id,
+            environment=environment,
+            gate_env={gate.name: gate.env for gate in config.gates},
+            commands={gate.name: gate.collect for gate in config.gates if gate.collect},
+            grace_s=grace_s,
+            policy=policy,
+            sandbox=sandbox,
+            scratch_sandbox=scratch_sandbox,
+            own=own,
         )
 
     def hits(
@@ -171,7 +171,7 @@ class Collector:
     def _plan(self, gate: GateSpec, base: str) -> _Plan | None:
         command = self.commands.get(gate.name)
         if command:
-            return _Plan(gate, Runner.COMMAND, (command,))
+            return _Plan(gate=gate, runner=Runner.COMMAND, steps=(command,))
         argv = gate.argv
         args = npm_test_args(argv)
         if args is not None:
@@ -183,7 +183,9 @@ class Collector:
         runner = runner_of(argv)
         if runner is None:
             return None
-        return _Plan(gate, runner, collection_steps(runner, argv, str(JEST_REPORTER)))
+        return _Plan(
+            gate=gate, runner=runner, steps=collection_steps(runner, argv, str(JEST_REPORTER))
+        )
 
     def _base_test_script(self, base: str) -> str:
         """``scripts.test`` of the base's ``package.json`` ("" when there is none)."""
@@ -218,7 +220,7 @@ class Collector:
             return
         try:
             # A sandbox binds the workspace's ralph folder, which a checkout does not hold.
-            WorkspaceLayout(scratch).ralph_dir.mkdir(exist_ok=True)
+            WorkspaceLayout(root=scratch).ralph_dir.mkdir(exist_ok=True)
             # The runner and the project's dependencies often live in ignored folders
             # (node_modules, .venv, target): linked in, as for the pinned gates.
             try:

@@ -34,7 +34,7 @@ def context_facts(
     if not notes:
         return ()
     now = clock()
-    return tuple(ContextNoted(Ordinal(n.number), n.note, now) for n in notes)
+    return tuple(ContextNoted(number=Ordinal(n.number), note=n.note, at=now) for n in notes)
 
 
 def outside_facts(

@@ -41,7 +41,9 @@ def write_completion_marker(
             "utf-8",
         )
         path = layout.relative(marker)
-        return (CompletionMarkerEmitted(path, effect.status, effect.reason, at),)
+        return (
+            CompletionMarkerEmitted(path=path, status=effect.status, reason=effect.reason, at=at),
+        )
 
     return facts_or_io_error(write, WorkspaceErrorKind.WRITE, str(marker), lambda: at)
 
@@ -62,14 +64,21 @@ def wait_for_answer(
     """
     if effect.question_id is None:
         question_id = QuestionId(secrets.token_hex(16))
-        return (HumanQuestionAsked(question_id, effect.question, effect.deadline, clock()),)
+        return (
+            HumanQuestionAsked(
+                question_id=question_id,
+                question=effect.question,
+                deadline=effect.deadline,
+                at=clock(),
+            ),
+        )
     while True:
         text = None if answers is None else answers.answer(run_id, effect.question_id)
         if text is not None:
-            return (HumanResponseReceived(effect.question_id, text, clock()),)
+            return (HumanResponseReceived(question_id=effect.question_id, text=text, at=clock()),)
         now = clock()
         if now >= effect.deadline:
-            return (HumanTimedOut(effect.question_id, now),)
+            return (HumanTimedOut(question_id=effect.question_id, at=now),)
         sleep(min(1.0, (effect.deadline - now).total_seconds()))
 
 
@@ -79,7 +88,7 @@ def restore_permissions(
     """Give the prompt file the mode it had before the run protected it."""
     path, mode = effect.path, effect.mode
     if path is None or mode is None:
-        return (PromptPermissionsRestored("", clock()),)
+        return (PromptPermissionsRestored(path="", at=clock()),)
 
     def restore() -> Facts:
         try:
@@ -88,7 +97,7 @@ def restore_permissions(
             pass  # The user removed the file: nothing is left to give permissions back to.
         except PromptPathError:
             # Replaced by a link, a directory, ...: what is there is not ralph's to change.
-            return (PromptPermissionsRestored("", clock()),)
-        return (PromptPermissionsRestored(path, clock()),)
+            return (PromptPermissionsRestored(path="", at=clock()),)
+        return (PromptPermissionsRestored(path=path, at=clock()),)
 
     return facts_or_io_error(restore, WorkspaceErrorKind.PERMISSION, path, clock)

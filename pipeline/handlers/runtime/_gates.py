@@ -58,7 +58,7 @@ def run_gate(
     ended. With ``effect.pin_base`` and ``pinning``, in the pinned worlds (the person's, then,
     when the agent added test files and the first passed, the agent's: see
     :mod:`._pinned`)."""
-    yield (GateStarted(effect.gate, effect.boundary, clock()),)
+    yield (GateStarted(gate=effect.gate, boundary=effect.boundary, at=clock()),)
     log = layout.agent_log(run_id, f"gate-{effect.gate}-{effect.effect_id.rsplit(':', 1)[-1]}")
     log.parent.mkdir(parents=True, exist_ok=True)
     base = without_ralph_credentials(os.environ if environment is None else environment)
@@ -91,7 +91,15 @@ def run_gate(
             result, log = _run_pinned(world, pinning, spec, needs) if world else (None, log)
         except (GitError, OSError) as error:
             why = f"cannot lay out the gate's pinned world: {error}"
-            result = ProcessResult(None, 0, None, False, why, "", 0)
+            result = ProcessResult(
+                exit_code=None,
+                duration_ms=0,
+                timed_out=None,
+                not_found=False,
+                start_error=why,
+                output_digest="",
+                output_bytes=0,
+            )
     else:
         result = None
     if result is None:

@@ -162,7 +162,7 @@ def _own(path: str, kept: tuple[str, ...]) -> bool:
     return any(path == k or path.startswith(k + "/") for k in kept)
 
 
-@frozen
+@frozen(kw_only=True)
 class GitHandler:
     """Commits and rebases in the repository at ``root``."""
 
@@ -195,12 +195,12 @@ class GitHandler:
         if effect.may_exist:
             found = self._made(effect.effect_id)
             if found is not None:
-                return (CommitCreated(found, self._branch(), self.clock()),)
+                return (CommitCreated(sha=found, branch=self._branch(), at=self.clock()),)
         kept = (*OWN_FOLDERS, *self.keep_out)
         self._git("add", "--all", "--", ".", *own_pathspecs(self.keep_out))
         staged = self._staged()
         if not staged:
-            return (CommitSkipped("nothing changed", self.clock()),)
+            return (CommitSkipped(reason="nothing changed", at=self.clock()),)
         own = [path for path in staged if _own(path, kept)]
         if own:
             # Staged by the agent itself (``git add -f``): taken out again, then checked.
@@ -212,7 +212,7 @@ class GitHandler:
                     f"ralph's own files are staged and stay so: {', '.join(still[:10])}"
                 )
             if not staged:
-                return (CommitSkipped("nothing changed", self.clock()),)
+                return (CommitSkipped(reason="nothing changed", at=self.clock()),)
         trailers = commit_trailers(effect)
         signing = "--gpg-sign" if self.policy.sign else "--no-gpg-sign"
         self._git(
@@ -229,7 +229,7 @@ class GitHandler:
         )
         # One git process answers both: the commit's sha and the branch it is on.
         sha, branch = self._git("rev-parse", "HEAD", "--abbrev-ref", "HEAD").stdout.split()
-        return (CommitCreated(sha, branch, self.clock()),)
+        return (CommitCreated(sha=sha, branch=branch, at=self.clock()),)
 
     def _made(self, effect_id: str) -> str | None:
         """The newest commit on HEAD made for ``effect_id`` (its ``Ralph-Effect`` trailer is
@@ -256,7 +256,7 @@ class GitHandler:
 
     def rebase(self, effect: Rebase) -> tuple[PipelineEvent, ...]:
         """Rebase the current branch onto ``effect.onto``; a conflict is left for the reducer."""
-        started = RebaseStarted(effect.onto, self.clock())
+        started = RebaseStarted(onto=effect.onto, at=self.clock())
         return (started, *self._reported(lambda: self._rebase(effect)))
 
     def _rebase(self, effect: Rebase) -> tuple[PipelineEvent, ...]:
@@ -265,12 +265,16 @@ class GitHandler:
         done = self._git("rebase", signing, "--end-of-options", effect.onto, check=False)
         if done.returncode == 0:
             head = self._git("rev-parse", "HEAD").stdout.strip()
-            return (RebaseSucceeded(head, self.clock()),)
+            return (RebaseSucceeded(head=head, at=self.clock()),)
         conflicted = self._git("diff", "--name-only", "--diff-filter=U").stdout.split()
         if not conflicted and not self._rebasing():
             message = f"git rebase {effect.onto} failed: {said(done)}"
-            return (WorkspaceIoError(WorkspaceErrorKind.GIT, ".", message, self.clock()),)
-        return (RebaseConflicted(tuple(conflicted), self.clock()),)
+            return (
+                WorkspaceIoError(
+                    kind=WorkspaceErrorKind.GIT, path=".", message=message, at=self.clock()
+                ),
+            )
+        return (RebaseConflicted(paths=tuple(conflicted), at=self.clock()),)
 
     def _rebasing(self) -> bool:
         for name in ("rebase-merge", "rebase-apply"):
@@ -285,7 +289,7 @@ class GitHandler:
         def abort() -> tuple[PipelineEvent, ...]:
             if self._rebasing():
                 self._git("rebase", "--abort")
-            return (RebaseAborted(self.clock()),)
+            return (RebaseAborted(at=self.clock()),)
 
         return self._reported(abort)
 

@@ -56,7 +56,7 @@ class GitError(PipelineError):
     """A git command failed; the message holds the command and what git said."""
 
 
-@frozen
+@frozen(kw_only=True)
 class WrappedCommand:
     """A command as a sandbox runs it: its command line, its whole environment and the
     descriptors it inherits."""
@@ -77,7 +77,7 @@ class CommandSandbox(Protocol):
         ...
 
 
-@frozen
+@frozen(kw_only=True)
 class GitPolicy:
     """What of the repository's own code ralph's git commands may run (``[git]``)."""
 
@@ -219,7 +219,7 @@ def _where(
     if index is not None:
         env["GIT_INDEX_FILE"] = str(index)
     if policy.sandbox is None or not (policy.run_hooks or policy.run_filters):
-        return contextlib.nullcontext(WrappedCommand(tuple(argv), env))
+        return contextlib.nullcontext(WrappedCommand(argv=tuple(argv), env=env))
     return policy.sandbox.wrapped(tuple(argv), root, env)
 
 

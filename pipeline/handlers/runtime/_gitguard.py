@@ -34,7 +34,7 @@ _MAX_FILE_BYTES = 4 * 1024 * 1024
 """A larger file under the guarded paths is not kept in the snapshot (restoring removes it)."""
 
 
-@frozen
+@frozen(kw_only=True)
 class _Entry:
     """One path as the snapshot holds it."""
 
@@ -74,13 +74,13 @@ def _walk(roots: tuple[Path, ...]) -> dict[Path, os.stat_result]:
 def _read(path: Path, info: os.stat_result) -> _Entry | None:
     mode = stat.S_IMODE(info.st_mode)
     if stat.S_ISLNK(info.st_mode):
-        return _Entry("link", mode, os.fsencode(os.readlink(path)))
+        return _Entry(kind="link", mode=mode, data=os.fsencode(os.readlink(path)))
     if stat.S_ISDIR(info.st_mode):
-        return _Entry("dir", mode, b"")
+        return _Entry(kind="dir", mode=mode, data=b"")
     if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_FILE_BYTES:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as handle:
-            return _Entry("file", mode, handle.read(_MAX_FILE_BYTES + 1))
+            return _Entry(kind="file", mode=mode, data=handle.read(_MAX_FILE_BYTES + 1))
     return None  # a FIFO, a device, a huge file: never part of what the run found
 
 
@@ -111,7 +111,7 @@ def _make(path: Path, entry: _Entry) -> None:
         os.chmod(path, entry.mode)
 
 
-@define
+@define(kw_only=True)
 class GitGuard:
     """The snapshot of a repository's git configuration, hooks and ``info/``, and the means to
     find and undo changes to them."""
@@ -141,7 +141,7 @@ class GitGuard:
         dot_git = root / ".git"
         if dot_git.is_file() and not dot_git.is_symlink():
             roots.append(dot_git)  # a worktree's pointer to its git directory
-        guard = cls(root, tuple(roots), {}, {})
+        guard = cls(root=root, roots=tuple(roots), entries={}, signatures={})
         guard.refresh()
         return guard
 
@@ -221,7 +221,7 @@ def restored(guard: GitGuard | None, clock: Callable[[], Instant]) -> Facts:
 
     def undo() -> Facts:
         undone = guard.undo()
-        return (GitMetadataRestored(undone, clock()),) if undone else ()
+        return (GitMetadataRestored(paths=undone, at=clock()),) if undone else ()
 
     write = WorkspaceErrorKind.WRITE
     return facts_or_io_error(undo, write, ".git", clock, "cannot restore: ")

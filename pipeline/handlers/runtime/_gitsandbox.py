@@ -34,7 +34,7 @@ __all__ = ["SandboxedGit", "git_policy", "signing_problem"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class SandboxedGit:
     """Runs ralph's git commands, and so the hooks and filters they start, in ``sandbox``."""
 
@@ -47,13 +47,15 @@ class SandboxedGit:
         """``argv`` as bwrap runs it in the sandbox, for the time of the ``with`` block."""
         # git's own variables are ralph's choice (no editor, no prompt, who commits): kept.
         needs = AgentNeeds(set_env={k: v for k, v in env.items() if k.startswith("GIT_")})
-        spec = ProcessSpec(argv, cwd, env, output_path=Path(os.devnull))
+        spec = ProcessSpec(argv=argv, cwd=cwd, env=env, output_path=Path(os.devnull))
         with contextlib.ExitStack() as stack:
             try:
                 sandboxed = stack.enter_context(self.sandbox.wrapped(spec, needs))
             except (SandboxError, OSError) as error:
                 raise GitError(f"cannot lay out the sandbox for git: {error}") from error
-            yield WrappedCommand(sandboxed.spec.argv, sandboxed.spec.env, sandboxed.spec.pass_fds)
+            yield WrappedCommand(
+                argv=sandboxed.spec.argv, env=sandboxed.spec.env, pass_fds=sandboxed.spec.pass_fds
+            )
 
 
 def git_policy(trust: GitConfig, sandbox: Sandbox | None) -> GitPolicy:
@@ -65,7 +67,7 @@ def git_policy(trust: GitConfig, sandbox: Sandbox | None) -> GitPolicy:
         # ralph's own git writes objects, refs and the index: the one process whose git
         # folder is writable (every agent, gate and hook sees it read-only).
         paths = attrs.evolve(sandbox.paths, git_writable=True)
-        where = SandboxedGit(attrs.evolve(sandbox, policy=offline, paths=paths))
+        where = SandboxedGit(sandbox=attrs.evolve(sandbox, policy=offline, paths=paths))
     return GitPolicy(
         run_hooks=trust.run_hooks, sign=trust.sign, run_filters=trust.run_filters, sandbox=where
     )

@@ -25,5 +25,8 @@ def guidance_facts(
         return ()
     now = clock()
     return tuple(
-        GuidanceGiven(Ordinal(g.number), g.hat, g.text, Instant(g.given_at), now) for g in given
+        GuidanceGiven(
+            number=Ordinal(g.number), hat=g.hat, text=g.text, given_at=Instant(g.given_at), at=now
+        )
+        for g in given
     )

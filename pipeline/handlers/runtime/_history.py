@@ -14,7 +14,7 @@ __all__ = ["GitCommit", "GitHistory", "run_history"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class GitCommit:
     """A commit on HEAD made for one of the run's effects."""
 
@@ -23,7 +23,7 @@ class GitCommit:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class GitHistory:
     """The run's commits reachable from HEAD (newest first), HEAD itself and its branch
     (``HEAD`` when detached; ``head`` None in a repository without commits)."""
@@ -40,7 +40,11 @@ def run_history(root: Path, run_id: str) -> GitHistory:
     """
     head_done = _git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
     if head_done.returncode != 0:
-        return GitHistory((), None, _git(root, "symbolic-ref", "--short", "HEAD").stdout.strip())
+        return GitHistory(
+            commits=(),
+            head=None,
+            branch=_git(root, "symbolic-ref", "--short", "HEAD").stdout.strip(),
+        )
     head = head_done.stdout.strip()
     branch = _git(root, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip()
     shown = _git(
@@ -56,5 +60,5 @@ def run_history(root: Path, run_id: str) -> GitHistory:
     for line in shown.splitlines():
         sha, *effects = line.split()
         # The trailer as git parses it, not a message merely quoting it.
-        commits += [GitCommit(sha, e) for e in effects if e.startswith(prefix)]
-    return GitHistory(tuple(commits), head, branch)
+        commits += [GitCommit(sha=sha, effect_id=e) for e in effects if e.startswith(prefix)]
+    return GitHistory(commits=tuple(commits), head=head, branch=branch)

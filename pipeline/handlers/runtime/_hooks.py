@@ -113,14 +113,14 @@ def run_hook(
     duration = DurationMs(result.duration_ms)
     return (
         HookRan(
-            hook.name,
-            hook.point,
-            hook.argv,
-            command_status(result),
-            exit_code,
-            duration,
-            tail,
-            clock(),
+            hook=hook.name,
+            point=hook.point,
+            argv=hook.argv,
+            status=command_status(result),
+            exit_code=exit_code,
+            duration_ms=duration,
+            tail=tail,
+            at=clock(),
         ),
     )
 
@@ -142,6 +142,14 @@ def _run_pinned_hook(
         scratch = pinning.world.show(world, world.agent or world.person)
     except (GitError, OSError) as error:
         why = f"cannot lay out the hook's pinned world: {error}"
-        return ProcessResult(None, 0, None, False, why, "", 0)
+        return ProcessResult(
+            exit_code=None,
+            duration_ms=0,
+            timed_out=None,
+            not_found=False,
+            start_error=why,
+            output_digest="",
+            output_bytes=0,
+        )
     here = attrs.evolve(spec, cwd=scratch)
     return run_in(pinning.sandbox_in(scratch), here, pinning.needs(AgentNeeds()))[0]

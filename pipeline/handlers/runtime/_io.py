@@ -37,6 +37,6 @@ def facts_or_io_error(
     attempt: IOResult[Facts, Exception] = impure_safe(exceptions=catching)(action)()
 
     def io_error(error: Exception) -> Facts:
-        return (WorkspaceIoError(kind, path, f"{what}{error}", clock()),)
+        return (WorkspaceIoError(kind=kind, path=path, message=f"{what}{error}", at=clock()),)
 
     return unsafe_perform_io(unwrap_or_failure(attempt.alt(io_error)))

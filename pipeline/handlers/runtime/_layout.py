@@ -31,7 +31,7 @@ OUTPUT_FILES = {
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class WorkspaceLayout:
     """The paths of one workspace, all under ``root`` (but ``group_record``)."""
 

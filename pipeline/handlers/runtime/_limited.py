@@ -29,14 +29,14 @@ def limit_of(
         return None
     resets_at = None if signal.resets_at is None else Instant(signal.resets_at)
     return ProviderLimited(
-        role,
-        agent,
-        signal.scope,
-        resets_at,
-        signal.window,
-        signal.source,
-        signal.message or last_line(tail),
-        at,
+        role=role,
+        agent=agent,
+        scope=signal.scope,
+        resets_at=resets_at,
+        window=signal.window,
+        source=signal.source,
+        message=signal.message or last_line(tail),
+        at=at,
     )
 
 
@@ -49,4 +49,13 @@ def window_of(
     if found is None:
         return ()
     resets_at = None if found.resets_at is None else Instant(found.resets_at)
-    return (UsageWindowReported(role, agent, found.window, found.utilization, resets_at, at),)
+    return (
+        UsageWindowReported(
+            role=role,
+            agent=agent,
+            window=found.window,
+            utilization=found.utilization,
+            resets_at=resets_at,
+            at=at,
+        ),
+    )

@@ -81,4 +81,4 @@ def prompt_protected(
     except PromptPathError as error:
         raise PipelineError(str(error)) from error
     given_back = mode if earlier_mode is None else earlier_mode
-    return PromptFileProtected(str(prompt), Count(given_back), clock())
+    return PromptFileProtected(path=str(prompt), original_mode=Count(given_back), at=clock())

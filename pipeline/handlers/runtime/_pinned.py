@@ -89,7 +89,7 @@ def link_ignored(
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class _Entry:
     """One file of a tree: its mode and object."""
 
@@ -98,7 +98,7 @@ class _Entry:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PinnedWorld:
     """The worlds laid out for one gate: the person's (``person``, a tree) and, when the agent
     added test files, the agent's (``agent``, the same with them); ``base`` the commit the
@@ -136,7 +136,7 @@ class World(Protocol):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Layering:
     """The person's checks laid over an agent's tree, in the repository of ``root`` with
     ralph's git ``policy``, through ``index`` (an index file of ralph's own): the one place
@@ -221,7 +221,7 @@ class Layering:
             meta, _, name = record.partition(b"\t")
             mode, kind, sha = meta.decode().split()
             if kind == "blob":
-                found[os.fsdecode(name)] = _Entry(mode, sha)
+                found[os.fsdecode(name)] = _Entry(mode=mode, sha=sha)
         return found
 
     def _blob(self, entry: _Entry) -> str | None:
@@ -248,7 +248,7 @@ class Layering:
         sha = run_git(
             self.root, "hash-object", "-w", "--stdin", policy=self.policy, input_text=text
         ).stdout.strip()
-        return _Entry(now.mode, sha)
+        return _Entry(mode=now.mode, sha=sha)
 
     def _tree_with(self, tree: str, changes: dict[str, _Entry | None]) -> str:
         """``tree`` with each path of ``changes`` set to its entry (None: removed)."""
@@ -276,7 +276,7 @@ class Layering:
         return git("write-tree").strip()
 
 
-@define
+@define(kw_only=True)
 class GateWorld:
     """The scratch worktree of run ``run_id`` in workspace ``root``, where its pinned gates
     and blocking hooks run; ``policy`` is ralph's git for the run, ``excludes`` the pathspecs
@@ -304,7 +304,7 @@ class GateWorld:
     @property
     def layering(self) -> Layering:
         """How the person's checks are laid over the agent's state, for this run."""
-        return Layering(self.root, self.policy, self.index)
+        return Layering(root=self.root, policy=self.policy, index=self.index)
 
     def lay_out(
         self, base: str, test_paths: tuple[str, ...], argvs: Iterable[tuple[str, ...]]
@@ -389,7 +389,7 @@ class GateWorld:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class CommitWorld:
     """The world of a commit's tree, shown in a scratch worktree somebody else made: the
     merge queue's, where the agent's state is the replayed ``head`` (a landing takes commits
@@ -430,7 +430,7 @@ class CommitWorld:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Pinning:
     """Where a run's pinned gates and blocking hooks run: its scratch ``world``, and the
     sandbox of a process whose workspace is the scratch (``sandbox_in(scratch)``; None: no
@@ -452,7 +452,14 @@ class Pinning:
         """The pinning of run ``run_id`` in ``layout`` (``own``: ralph's own files there),
         whose processes run in the sandbox ``choice`` made (None: directly)."""
         index = layout.run_state(run_id, "gate-index")
-        world = GateWorld(layout.root, run_id, policy, own_pathspecs(own), own, index)
+        world = GateWorld(
+            root=layout.root,
+            run_id=run_id,
+            policy=policy,
+            excludes=own_pathspecs(own),
+            own=own,
+            index=index,
+        )
         return cls.within(world, choice, config)
 
     @classmethod
@@ -463,9 +470,9 @@ class Pinning:
         def sandbox_in(scratch: Path) -> Sandbox | None:
             if choice is None:
                 return None
-            return choice.sandbox(WorkspaceLayout(scratch), config, None, ())
+            return choice.sandbox(WorkspaceLayout(root=scratch), config, None, ())
 
-        return cls(world, sandbox_in)
+        return cls(world=world, sandbox_in=sandbox_in)
 
     def needs(self, needs: AgentNeeds) -> AgentNeeds:
         """``needs`` with the work tree's folders linked into the scratch writable, as they

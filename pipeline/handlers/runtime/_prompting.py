@@ -128,7 +128,11 @@ def materialize(
     def write() -> Facts:
         write_own(path, text)  # an agent may have planted a link or a folder there
         relative = layout.relative(path)
-        return (PromptMaterialized(effect.kind, relative, digest_of(text), clock()),)
+        return (
+            PromptMaterialized(
+                kind=effect.kind, path=relative, content_digest=digest_of(text), at=clock()
+            ),
+        )
 
     # ValueError: what is there is a link or no regular file (UnsafeFileError).
     catching = (OSError, ValueError)

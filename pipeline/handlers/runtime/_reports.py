@@ -90,7 +90,13 @@ def read_report(
         # A hat reports by the topics it publishes, which routing reads: it writes no file.
         done = IterationStatus.COMPLETED
         iteration = Ordinal(effect.iteration)
-        return Success((DevelopmentIterationCompleted(iteration, done, "hat finished", now()),))
+        return Success(
+            (
+                DevelopmentIterationCompleted(
+                    iteration=iteration, status=done, summary="hat finished", at=now()
+                ),
+            )
+        )
     status = _read(layout, "status").bind(partial(_status, layout))
     if kind is PromptKind.DEVELOPMENT:
         return status.map(partial(_iteration_completed, effect, now))
@@ -104,19 +110,27 @@ def _iteration_completed(
 ) -> Facts:
     status, summary = said
     iteration = Ordinal(effect.iteration)
-    return (DevelopmentIterationCompleted(iteration, status, summary or status.value, now()),)
+    return (
+        DevelopmentIterationCompleted(
+            iteration=iteration, status=status, summary=summary or status.value, at=now()
+        ),
+    )
 
 
 def _fix_completed(
     effect: InvokeAgent | CollectReport, now: Callable[[], Instant], said: _Status
 ) -> Facts:
-    return (FixAttemptCompleted(Ordinal(effect.review_pass), said[0], now()),)
+    return (FixAttemptCompleted(review_pass=Ordinal(effect.review_pass), status=said[0], at=now()),)
 
 
 def _dev_fix_completed(now: Callable[[], Instant], said: _Status) -> Facts:
     status, diagnosis = said
     return (
-        DevFixCompleted(status is IterationStatus.COMPLETED, diagnosis or "no diagnosis", now()),
+        DevFixCompleted(
+            success=status is IterationStatus.COMPLETED,
+            summary=diagnosis or "no diagnosis",
+            at=now(),
+        ),
     )
 
 
@@ -131,7 +145,9 @@ def _plan(
     # Kept where later prompts read it; the report folder is emptied before every invocation.
     layout.plan.write_text(text, "utf-8")
     digest = Digest(hashlib.sha256(text.encode()).hexdigest())
-    return Success((PlanProduced(Ordinal(effect.iteration + 1), digest, now()),))
+    return Success(
+        (PlanProduced(iteration=Ordinal(effect.iteration + 1), plan_digest=digest, at=now()),)
+    )
 
 
 def _review(
@@ -145,8 +161,8 @@ def _review(
     count = len(_ISSUE.findall(text))
     review_pass = Ordinal(effect.review_pass)
     if count == 0:
-        return (ReviewClean(review_pass, now()),)
-    return (ReviewIssuesFound(review_pass, Count(count), now()),)
+        return (ReviewClean(review_pass=review_pass, at=now()),)
+    return (ReviewIssuesFound(review_pass=review_pass, count=Count(count), at=now()),)
 
 
 def _message(layout: WorkspaceLayout, now: Callable[[], Instant], text: str) -> Report:
@@ -154,7 +170,7 @@ def _message(layout: WorkspaceLayout, now: Callable[[], Instant], text: str) -> 
     if not message:
         where = layout.relative(layout.output("commit_message"))
         return Failure(f"the commit message in {where} is empty")
-    return Success((CommitMessageGenerated(message, now()),))
+    return Success((CommitMessageGenerated(message=message, at=now()),))
 
 
 def collect_report(
@@ -165,6 +181,15 @@ def collect_report(
 
     def rejected(why: str) -> tuple[PipelineEvent, ...]:
         kind = ErrorKind.OUTPUT_REJECTED
-        return (InvocationFailed(effect.role, effect.agent, kind, why, True, now()),)
+        return (
+            InvocationFailed(
+                role=effect.role,
+                agent=effect.agent,
+                error=kind,
+                message=why,
+                retriable=True,
+                at=now(),
+            ),
+        )
 
     return unwrap_or_failure(read_report(effect, layout, now).alt(rejected))

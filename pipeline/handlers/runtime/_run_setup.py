@@ -40,7 +40,7 @@ def without_ralph_credentials(environ: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-@frozen
+@frozen(kw_only=True)
 class PromptSource:
     """The user's prompt for a new run: literal ``text``, or the file at ``path``."""
 

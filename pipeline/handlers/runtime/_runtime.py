@@ -111,7 +111,7 @@ _KEPT_OUT_FILE = "kept-out"
 """The file in a run's folder listing the paths its commits leave alone (read on resume)."""
 
 
-@define
+@define(kw_only=True)
 class Runtime:
     """An :class:`~pipeline.handlers.EffectHandler` for every effect, in a real workspace.
 
@@ -184,19 +184,28 @@ class Runtime:
             case StartRun():
                 return self._start()
             case BeginPlanning():
-                return self._spent() or (PlanningStarted(now()),)
+                return self._spent() or (PlanningStarted(at=now()),)
             case BeginIteration():
-                started = DevelopmentIterationStarted(Ordinal(effect.iteration), now())
+                started = DevelopmentIterationStarted(iteration=Ordinal(effect.iteration), at=now())
                 return self._spent() or (started,)
             case BeginActivation():
-                woke = HatActivated(Ordinal(effect.iteration), effect.hat, effect.topic, now())
+                woke = HatActivated(
+                    iteration=Ordinal(effect.iteration),
+                    hat=effect.hat,
+                    topic=effect.topic,
+                    at=now(),
+                )
                 return self._spent() or (woke,)
             case BeginReviewPass():
-                return self._spent() or (ReviewPassStarted(Ordinal(effect.review_pass), now()),)
+                return self._spent() or (
+                    ReviewPassStarted(review_pass=Ordinal(effect.review_pass), at=now()),
+                )
             case BeginFixAttempt():
-                return self._spent() or (FixAttemptStarted(Ordinal(effect.review_pass), now()),)
+                return self._spent() or (
+                    FixAttemptStarted(review_pass=Ordinal(effect.review_pass), at=now()),
+                )
             case BeginFinalizing():
-                return (FinalizingStarted(now()),)
+                return (FinalizingStarted(at=now()),)
             case MaterializePrompt():
                 return materialize(effect, self.layout, self.config, self._run_id(), self.clock)
             case InvokeAgent():
@@ -235,15 +244,17 @@ class Runtime:
                 )
             case TriggerDevFix():
                 return (
-                    AgentChainExhausted(effect.failed_role, now()),
-                    DevFixTriggered(effect.failed_role, effect.reason, now()),
+                    AgentChainExhausted(role=effect.failed_role, at=now()),
+                    DevFixTriggered(failed_role=effect.failed_role, reason=effect.reason, at=now()),
                 )
             case WriteCompletionMarker():
                 return write_completion_marker(effect, self.layout, self.clock)
             case CollectReport():
                 return collect_report(effect, self.layout, self.clock)
             case RequireHuman():
-                return (HumanInterventionRequired(effect.reason, effect.detail, now()),)
+                return (
+                    HumanInterventionRequired(reason=effect.reason, detail=effect.detail, at=now()),
+                )
             case WaitForHuman():
                 run_id = RunId(self._run_id())
                 return wait_for_answer(effect, run_id, self.answers, self.clock, self.sleep)
@@ -251,7 +262,7 @@ class Runtime:
                 return restore_permissions(effect, self.layout, self.clock)
             case CompleteRun():
                 self._pinning().world.drop()  # the run is over: its gates' scratch goes
-                return (RunCompleted(effect.reason, now()),)
+                return (RunCompleted(reason=effect.reason, at=now()),)
             case Terminate():
                 return ()
             case _:
@@ -272,7 +283,9 @@ class Runtime:
         events_file = self.layout.events_file(self._run_id())
         offset, lines = effect.events_offset, effect.events_lines
         b = self.config.budgets  # what one invocation's events may add to the log
-        limits = IntakeLimits(b.max_event_lines, b.max_event_bytes, b.max_event_line_bytes)
+        limits = IntakeLimits(
+            lines=b.max_event_lines, bytes=b.max_event_bytes, line_bytes=b.max_event_line_bytes
+        )
         read = read_agent_events(events_file, offset, lines, self.clock, limits)
         yield ends_after_topics(effect, (*outcome, *read, *self._undo_git_changes()))
 
@@ -293,7 +306,12 @@ class Runtime:
         return self._gits
 
     def _git(self) -> GitHandler:
-        return GitHandler(self.layout.root, self.clock, self._keep_out(), self._git_policy())
+        return GitHandler(
+            root=self.layout.root,
+            clock=self.clock,
+            keep_out=self._keep_out(),
+            policy=self._git_policy(),
+        )
 
     def _screen(self) -> RunScreen:
         """The screen of this run's changes (:func:`run_screen`), with its collector."""
@@ -365,18 +383,18 @@ class Runtime:
         self._guard = GitGuard.take(layout.root)
         budget = self.config.budgets.to_budget()
         chains = tuple(
-            RoleChain(role, tuple(AgentName(a) for a in self.config.chain_for(role)))
+            RoleChain(role=role, agents=tuple(AgentName(a) for a in self.config.chain_for(role)))
             for role in Role
         )
         start = RunStarted(
-            RunId(run_id),
-            self.config_digest,
-            digest_of(data),
-            budget,
-            chains,
-            self.config.rebase_onto,
-            self.config.loop_policy(self.schemas or {}, self.hat_schemas or {}),
-            started,
+            run_id=RunId(run_id),
+            config_digest=self.config_digest,
+            prompt_digest=digest_of(data),
+            budget=budget,
+            chains=chains,
+            rebase_onto=self.config.rebase_onto,
+            loop=self.config.loop_policy(self.schemas or {}, self.hat_schemas or {}),
+            at=started,
         )
         facts: list[PipelineEvent] = [start]
         if source.path is not None:

@@ -70,11 +70,20 @@ def sandbox_hint(
     if isinstance(fact, ProviderLimited):
         # A limit told by an agent that never got a request out is its own words, no limit.
         kind = ErrorKind.NON_ZERO_EXIT
-        fact = InvocationFailed(fact.role, fact.agent, kind, fact.message, True, fact.at)
+        fact = InvocationFailed(
+            role=fact.role,
+            agent=fact.agent,
+            error=kind,
+            message=fact.message,
+            retriable=True,
+            at=fact.at,
+        )
     if cut is not None and isinstance(fact, InvocationTimedOut):
         said = f"stopped by the {fact.kind.value} timeout after {fact.after_ms} ms"
         kind = ErrorKind.CONFIGURATION
-        fact = InvocationFailed(fact.role, fact.agent, kind, said, False, fact.at)
+        fact = InvocationFailed(
+            role=fact.role, agent=fact.agent, error=kind, message=said, retriable=False, at=fact.at
+        )
     if not isinstance(fact, InvocationFailed):
         return fact
     if cut is not None:
@@ -105,7 +114,13 @@ def in_sandbox(
         outcome = tuple(sandbox_hint(fact, allowed, cut) for fact in outcome)
     role, agent, at = who
     refusals = tuple(
-        ConnectionRefused(role, agent, str(endpoint), Count(min(times, MAX_COUNT)), at)
+        ConnectionRefused(
+            role=role,
+            agent=agent,
+            endpoint=str(endpoint),
+            count=Count(min(times, MAX_COUNT)),
+            at=at,
+        )
         for endpoint, times in sorted(refused.items(), key=str)
     )
     return (*outcome, *refusals)

@@ -68,7 +68,7 @@ class SandboxUnavailableError(PipelineError, RuntimeError):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class SandboxChoice:
     """What a run runs its agents in, decided once before it starts: the ``policy`` and the
     working ``probe`` (None: directly), and the words that say so (``on (bubblewrap
@@ -111,7 +111,7 @@ class SandboxChoice:
             git_dirs=git_dirs(root),
             store_files=tuple(s for s in stores if s.resolve().is_relative_to(root.resolve())),
         )
-        return Sandbox(self.policy, self.probe, paths)
+        return Sandbox(policy=self.policy, probe=self.probe, paths=paths)
 
     def checked(
         self, config: RalphConfig, environ: Mapping[str, str], at: Instant
@@ -123,7 +123,16 @@ class SandboxChoice:
         if self.policy.mode is SandboxMode.OFF:
             return ()
         if self.probe is None:
-            return (SandboxChecked(self.policy.mode, False, self.said, (), (), at),)
+            return (
+                SandboxChecked(
+                    mode=self.policy.mode,
+                    on=False,
+                    said=self.said,
+                    endpoints=(),
+                    withheld=(),
+                    at=at,
+                ),
+            )
         withheld = set.intersection(
             *(
                 set(withheld_variables(environ, environment_rules(self.policy, needs)))
@@ -132,7 +141,14 @@ class SandboxChoice:
         )
         reach = tuple(map(str, self.reachable(config)))
         return (
-            SandboxChecked(self.policy.mode, True, self.said, reach, tuple(sorted(withheld)), at),
+            SandboxChecked(
+                mode=self.policy.mode,
+                on=True,
+                said=self.said,
+                endpoints=reach,
+                withheld=tuple(sorted(withheld)),
+                at=at,
+            ),
         )
 
     def reachable(self, config: RalphConfig) -> tuple[Endpoint, ...]:
@@ -240,11 +256,13 @@ def choose_sandbox(
     environ = os.environ if environ is None else environ
     policy = config.sandbox.policy()
     if policy.mode is SandboxMode.OFF:
-        return SandboxChoice(policy, None, "off ([sandbox] mode is off)")
+        return SandboxChoice(policy=policy, probe=None, said="off ([sandbox] mode is off)")
     found = probe(environ, policy.uid)
     endpoints = model_endpoints(config, workspace, environ) if found.works else {}
     variables = model_variables(config, workspace, environ) if found.works else {}
-    choice = SandboxChoice(policy, found, "", endpoints, variables)
+    choice = SandboxChoice(
+        policy=policy, probe=found, said="", endpoints=endpoints, variables=variables
+    )
     reach = choice.reachable(config)
     reason = found.reason or _low_port(reach)
     signing = signing_problem(config.git) if reason is None else None
@@ -255,7 +273,9 @@ def choose_sandbox(
             raise SandboxUnavailableError(
                 f'the sandbox is required ([sandbox] mode = "required") but {reason}'
             )
-        return SandboxChoice(policy, None, f"off ({reason}; {_OFF_HINT})", endpoints)
+        return SandboxChoice(
+            policy=policy, probe=None, said=f"off ({reason}; {_OFF_HINT})", endpoints=endpoints
+        )
     network = ", ".join(map(str, reach)) or "none"
     return attrs.evolve(choice, said=f"on ({found.backend}; network: {network})")
 
@@ -310,10 +330,26 @@ def run_in(
     missing = _missing_program(spec)
     if missing is not None:
         # Said as running it directly says it: bwrap would only exit 1 with its own words.
-        return ProcessResult(None, 0, None, True, missing, "", 0), NetworkSeen()
+        return ProcessResult(
+            exit_code=None,
+            duration_ms=0,
+            timed_out=None,
+            not_found=True,
+            start_error=missing,
+            output_digest="",
+            output_bytes=0,
+        ), NetworkSeen()
     try:
         with sandbox.wrapped(spec, needs) as sandboxed:
             return _as_signalled(run_process(sandboxed.spec)), sandboxed.seen()
     except (SandboxError, OSError) as error:
         why = f"cannot lay out the sandbox: {error}"
-        return ProcessResult(None, 0, None, False, why, "", 0), NetworkSeen()
+        return ProcessResult(
+            exit_code=None,
+            duration_ms=0,
+            timed_out=None,
+            not_found=False,
+            start_error=why,
+            output_digest="",
+            output_bytes=0,
+        ), NetworkSeen()

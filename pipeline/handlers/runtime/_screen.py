@@ -54,7 +54,7 @@ _NO_BASELINE: Final[Mapping[str, str]] = MappingProxyType({})
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Gathered:
     """A change set as the screen reads it, and the work tree's uncommitted paths.
 
@@ -152,9 +152,17 @@ def _outside_baseline(change: FileChange, baseline: Mapping[str, str]) -> FileCh
     if source and target:
         return change
     if target:
-        return FileChange(change.path, None, ChangeStatus.ADDED, None, None)
+        return FileChange(
+            path=change.path, old_path=None, status=ChangeStatus.ADDED, old_text=None, new_text=None
+        )
     if source:
-        return FileChange(change.before, None, ChangeStatus.DELETED, None, None)
+        return FileChange(
+            path=change.before,
+            old_path=None,
+            status=ChangeStatus.DELETED,
+            old_text=None,
+            new_text=None,
+        )
     return None
 
 
@@ -164,11 +172,23 @@ def _against_baseline(
     """Each baseline path the work tree no longer holds as it was."""
     for path, before in baseline.items():
         if not os.path.lexists(root / path):
-            yield FileChange(path, None, ChangeStatus.DELETED, before, None)
+            yield FileChange(
+                path=path,
+                old_path=None,
+                status=ChangeStatus.DELETED,
+                old_text=before,
+                new_text=None,
+            )
             continue
         now = worktree_text(root, path, max_bytes)
         if now != before:
-            yield FileChange(path, None, ChangeStatus.MODIFIED, before, now)
+            yield FileChange(
+                path=path,
+                old_path=None,
+                status=ChangeStatus.MODIFIED,
+                old_text=before,
+                new_text=now,
+            )
 
 
 def _with_texts(
@@ -181,11 +201,13 @@ def _with_texts(
     old = dict(zip(had_old, blob_texts(root, names, policy, max_bytes), strict=False))
     return [
         FileChange(
-            c.path,
-            c.old_path,
-            c.status,
-            old.get(i),
-            None if c.status is ChangeStatus.DELETED else worktree_text(root, c.path, max_bytes),
+            path=c.path,
+            old_path=c.old_path,
+            status=c.status,
+            old_text=old.get(i),
+            new_text=None
+            if c.status is ChangeStatus.DELETED
+            else worktree_text(root, c.path, max_bytes),
         )
         for i, c in enumerate(changes)
     ]
@@ -217,7 +239,9 @@ def gather_changes(
     specs = own_pathspecs(excludes)
     since = base if base is not None else _empty_tree(root, policy)
     untracked = (
-        FileChange(path, None, ChangeStatus.ADDED, None, None)
+        FileChange(
+            path=path, old_path=None, status=ChangeStatus.ADDED, old_text=None, new_text=None
+        )
         for path in untracked_paths(root, policy, specs)
     )
     listed = [*_tracked_changes(root, since, policy, specs), *untracked]
@@ -228,7 +252,11 @@ def gather_changes(
     chosen = entries[:max_files]
     read = iter(_with_texts(root, since, [c for c, unread in chosen if unread], policy, max_bytes))
     changes = tuple(next(read) if unread else c for c, unread in chosen)
-    return Gathered(changes, len(entries) > max_files, _dirty(root, policy, specs, baseline))
+    return Gathered(
+        changes=changes,
+        incomplete=len(entries) > max_files,
+        dirty=_dirty(root, policy, specs, baseline),
+    )
 
 
 def untracked_baseline(

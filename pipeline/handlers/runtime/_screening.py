@@ -66,7 +66,7 @@ def record_screen_base(
     """``ScreenBaseRecorded`` with the commit ``ref`` names now (None: no commit yet)."""
     done = run_git(root, "rev-parse", "--verify", "-q", ref, policy=policy, check=False)
     sha = done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
-    return ScreenBaseRecorded(sha, clock())
+    return ScreenBaseRecorded(sha=sha, at=clock())
 
 
 def save_baseline(root: Path, saved: Path, policy: GitPolicy, excludes: Sequence[str]) -> None:
@@ -106,7 +106,9 @@ def gate_protections(root: Path, gates: Sequence[GateSpec]) -> tuple[Protection,
             except OSError:  # a name too long for a path, a loop of links...
                 continue
             relative = path.relative_to(top).as_posix()
-            found.setdefault(relative, Protection(relative, f"gate '{gate.name}' runs it"))
+            found.setdefault(
+                relative, Protection(pattern=relative, reason=f"gate '{gate.name}' runs it")
+            )
     return tuple(found.values())
 
 
@@ -114,7 +116,9 @@ def _rules(effect: ScreenChanges, root: Path) -> ScreenRules:
     tamper, post = effect.tamper, effect.postconditions
     protect = gate_protections(root, effect.gates) if tamper is not None else ()
     if tamper is not None:
-        protect += tuple(Protection(g, "protected in [tamper]") for g in tamper.protect)
+        protect += tuple(
+            Protection(pattern=g, reason="protected in [tamper]") for g in tamper.protect
+        )
     return ScreenRules(
         tamper=tamper is not None,
         no_skipped_tests=post is not None and post.no_skipped_tests,
@@ -143,7 +147,9 @@ def _hits(
         hits.extend(tree_dirty(gathered.dirty))
     if gathered.incomplete:
         detail = f"stopped after {len(gathered.changes)} changed files"
-        hits.append(ScreenHit(ScreenKind.SCREEN_INCOMPLETE, ".", Count(0), detail))
+        hits.append(
+            ScreenHit(kind=ScreenKind.SCREEN_INCOMPLETE, path=".", line=Count(0), detail=detail)
+        )
     return tuple(attrs.evolve(h, path=_utf8(h.path), detail=_utf8(h.detail)) for h in hits)
 
 
@@ -153,7 +159,7 @@ def _utf8(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-@frozen
+@frozen(kw_only=True)
 class RunScreen:
     """The screen of one run's changes in its workspace; ``on`` False (the run does not
     screen) makes it record nothing."""
@@ -198,7 +204,11 @@ class RunScreen:
             )
             hits = _hits(effect, self.root, gathered, self.collect)
             files = Count(len(gathered.changes))
-            return (ChangesScreened(effect.scope, effect.base, files, hits, self.clock()),)
+            return (
+                ChangesScreened(
+                    scope=effect.scope, base=effect.base, files=files, hits=hits, at=self.clock()
+                ),
+            )
 
         kind, clock = WorkspaceErrorKind.GIT, self.clock
         return facts_or_io_error(run, kind, ".", clock, "cannot screen: ", (GitError, OSError))
@@ -225,4 +235,12 @@ def run_screen(
     # Pinned gates need the run's base, which the screen records: on when either is.
     on = screens or loop.pins
     collect = collector.hits if screens and collector is not None else None
-    return RunScreen(on, layout.root, saved, policy, excludes, clock, collect)
+    return RunScreen(
+        on=on,
+        root=layout.root,
+        saved=saved,
+        policy=policy,
+        excludes=excludes,
+        clock=clock,
+        collect=collect,
+    )

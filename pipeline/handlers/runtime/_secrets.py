@@ -131,7 +131,10 @@ def _shape_hits(path: str, added: dict[int, str]) -> Iterable[ScreenHit]:
         for match in shapes.finditer(line):
             name = TOKEN_SHAPES[int((match.lastgroup or "s0")[1:])][0]
             yield ScreenHit(
-                ScreenKind.SECRET_ADDED, path, Count(number), SHAPE_NAMES.get(name, name)
+                kind=ScreenKind.SECRET_ADDED,
+                path=path,
+                line=Count(number),
+                detail=SHAPE_NAMES.get(name, name),
             )
 
 
@@ -173,7 +176,10 @@ def _plugin_hits(scanned: Sequence[_Scanned]) -> Iterable[ScreenHit]:
                 if secret.line_number in added:
                     hits.append(
                         ScreenHit(
-                            ScreenKind.SECRET_ADDED, path, Count(secret.line_number), secret.type
+                            kind=ScreenKind.SECRET_ADDED,
+                            path=path,
+                            line=Count(secret.line_number),
+                            detail=secret.type,
                         )
                     )
     return hits

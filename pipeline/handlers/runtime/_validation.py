@@ -31,7 +31,7 @@ def validate(
     """Run ``argv`` (none: nothing to check) in the workspace (in ``sandbox``, as agents
     run); passed, or failed with why and the tail of its output."""
     if not argv:
-        return (FinalValidationPassed(clock()),)
+        return (FinalValidationPassed(at=clock()),)
     log = layout.agent_log(run_id, f"validate-{secrets.token_hex(2)}")
     log.parent.mkdir(parents=True, exist_ok=True)
     spec = ProcessSpec(
@@ -46,7 +46,7 @@ def validate(
     result, _ = run_in(sandbox, spec, AgentNeeds())
     cap_log(log)
     if result.exit_code == 0:
-        return (FinalValidationPassed(clock()),)
+        return (FinalValidationPassed(at=clock()),)
     if result.exit_code is None:
         why = result.start_error or "could not start"
     elif result.timed_out is not None:
@@ -56,4 +56,4 @@ def validate(
     tail = output_tail(log)
     where = f" (its whole output: {layout.relative(log)})"
     reason = f"`{' '.join(argv)}` {why}{where}" + (f"; it ends:\n{tail}" if tail else "")
-    return (FinalValidationFailed(reason, clock()),)
+    return (FinalValidationFailed(reason=reason, at=clock()),)

@@ -35,7 +35,7 @@ def back_off(
     """Wait a delay picked from 0 to the effect's ceiling (the jitter is in the fact)."""
     delay = rng.randint(0, effect.ceiling_ms)
     sleep(delay / 1000)
-    return (BackoffWaited(effect.role, DurationMs(delay), clock()),)
+    return (BackoffWaited(role=effect.role, delay_ms=DurationMs(delay), at=clock()),)
 
 
 def wait_for_reset(
@@ -54,7 +54,7 @@ def wait_for_reset(
         hand_back(effect.until)
     if remaining > 0:
         sleep(remaining)
-    return (LimitResetAwaited(effect.role, effect.until, clock()),)
+    return (LimitResetAwaited(role=effect.role, until=effect.until, at=clock()),)
 
 
 def runtime_spent(
@@ -68,4 +68,4 @@ def runtime_spent(
     if now < deadline:
         return ()
     detail = f"ran past the {limit} s runtime budget (deadline {deadline.isoformat()})"
-    return (BudgetExceeded(BudgetKind.RUNTIME, detail, now),)
+    return (BudgetExceeded(budget=BudgetKind.RUNTIME, detail=detail, at=now),)

@@ -158,7 +158,7 @@ def endpoint_in(value: object, where: str) -> Endpoint | None:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Source:
     """Variables from one place (the agent's ``env``, the environment, a ``.env`` file), named
     for messages by ``where``."""
@@ -213,7 +213,7 @@ class Variables:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class AgentSetup:
     """What the derivation knows of one agent: its ``variables`` (its ``env`` over the
     environment), the ``home`` and ``workspace`` it runs in (None: no workspace files are

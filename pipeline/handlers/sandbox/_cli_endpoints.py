@@ -230,7 +230,7 @@ def _gemini_dotenv(setup: AgentSetup) -> Source | None:
     for candidate in candidates:
         # os.path.exists, like Node's existsSync, is False for a path it may not look at
         if os.path.exists(candidate):
-            return Source(str(candidate), read_dotenv(candidate) or {})
+            return Source(where=str(candidate), values=read_dotenv(candidate) or {})
     return None
 
 

@@ -105,6 +105,9 @@ def _setup(
     workspace: Path | None,
 ) -> AgentSetup:
     variables = Variables(
-        (Source("the agent's env", agent_env), Source("the environment", environ))
+        (
+            Source(where="the agent's env", values=agent_env),
+            Source(where="the environment", values=environ),
+        )
     )
-    return AgentSetup(variables, home, workspace, model)
+    return AgentSetup(variables=variables, home=home, workspace=workspace, model=model)

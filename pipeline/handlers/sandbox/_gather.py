@@ -90,7 +90,7 @@ def existing_hidden(home: str, hide: Iterable[str]) -> tuple[Hidden, ...]:
         with contextlib.suppress(OSError):
             is_dir = Path(path).is_dir()
             if os.path.lexists(path):
-                found.append(Hidden(_real(path), is_dir))
+                found.append(Hidden(path=_real(path), is_dir=is_dir))
     return tuple(dict.fromkeys(found))
 
 

@@ -70,7 +70,7 @@ def _private_folder(base: Path | None, longest_name: int) -> Path:
 
 @final
 @final
-@frozen
+@frozen(kw_only=True)
 class NetworkSeen:
     """What a sandboxed process did with the network, as its gate saw it: the connections
     ``refused``, by endpoint, and the allowed endpoints it ``asked`` for."""
@@ -166,7 +166,7 @@ class NetworkGate:
         """What the gate saw of the process, read once it has ended: the connections it
         left waiting are taken and served first, so that none is missed."""
         self._settle()
-        return NetworkSeen(self.refused(), self.asked())
+        return NetworkSeen(refused=self.refused(), asked=self.asked())
 
     def _settle(self) -> None:
         for listener, handler in self._listeners:

@@ -28,7 +28,7 @@ _TIMEOUT_S: Final = 10.0
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Probe:
     """What the probe found: ``program`` (bwrap's path) and ``version`` when the sandbox
     starts, else ``reason`` (why not, and how to fix it)."""
@@ -72,7 +72,7 @@ def probe(environ: Mapping[str, str], uid: int) -> Probe:
     ``uid`` is the uid inside when ralph runs as root."""
     program = shutil.which("bwrap", path=environ.get("PATH", os.defpath))
     if program is None:
-        return Probe(None, None, f"bwrap not found on PATH: {INSTALL_HINT}")
+        return Probe(program=None, version=None, reason=f"bwrap not found on PATH: {INSTALL_HINT}")
     code, text = _run([program, "--version"])
     version = text.removeprefix("bubblewrap ").strip() if code == 0 else None
     inside = uid if os.geteuid() == 0 else None
@@ -81,5 +81,10 @@ def probe(environ: Mapping[str, str], uid: int) -> Probe:
     code, text = _run([*argv, "--dev", "/dev", "--", "true"])
     if code != 0:
         said = text or f"exit status {code}"
-        return Probe(program, version, f"bwrap cannot start a sandbox here: {said}", inside)
-    return Probe(program, version, None, inside)
+        return Probe(
+            program=program,
+            version=version,
+            reason=f"bwrap cannot start a sandbox here: {said}",
+            uid=inside,
+        )
+    return Probe(program=program, version=version, reason=None, uid=inside)

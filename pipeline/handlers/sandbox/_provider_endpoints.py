@@ -173,7 +173,7 @@ def _aider_dotenvs(setup: AgentSetup) -> list[Source]:
     if setup.workspace is not None:
         files.append(setup.workspace / ".env")
     read = ((file, read_dotenv(file)) for file in reversed(files))
-    return [Source(str(file), values) for file, values in read if values is not None]
+    return [Source(where=str(file), values=values) for file, values in read if values is not None]
 
 
 def aider_endpoints(setup: AgentSetup) -> tuple[Endpoint, ...]:

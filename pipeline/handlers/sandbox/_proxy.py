@@ -46,7 +46,7 @@ class Origins(Protocol):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ProxyRequest:
     """A client's request: where to, and the bytes the origin gets first."""
 
@@ -74,7 +74,7 @@ def parse_request(head: bytes) -> ProxyRequest:
     method, target, version = parts
     try:
         if method == "CONNECT":
-            return ProxyRequest(canonical(parse_endpoint(target)), tunnel=True)
+            return ProxyRequest(endpoint=canonical(parse_endpoint(target)), tunnel=True)
         if not target.lower().startswith("http://"):
             raise ValueError(f"{method} {target[:200]}: the proxy takes CONNECT or http:// URLs")
         endpoint = canonical(parse_endpoint(target))
@@ -86,7 +86,7 @@ def parse_request(head: bytes) -> ProxyRequest:
     headers = [h for h in rest.split(b"\r\n") if h and _name(h) not in _DROPPED]
     lines = [f"{method} {path} {version}\r\nHost: {host}".encode("latin-1"), *headers]
     lines.append(b"Connection: close")
-    return ProxyRequest(endpoint, tunnel=False, head=b"\r\n".join(lines) + _END)
+    return ProxyRequest(endpoint=endpoint, tunnel=False, head=b"\r\n".join(lines) + _END)
 
 
 def _name(header: bytes) -> bytes:

@@ -30,7 +30,7 @@ RELAY_FILE: Final = "relay.py"
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RelayRoute:
     """A TCP address the relay listens on inside and the socket in the relay folder it
     copies each connection to."""
@@ -86,9 +86,9 @@ def plan_routes(allowed: Iterable[Endpoint], proxy: bool | None) -> tuple[RelayR
         if any((r.host, r.port) == (host, endpoint.port) for r in routes):
             continue
         name = _socket_name(endpoint.port, {r.socket for r in routes})
-        routes.append(RelayRoute(host, endpoint.port, name, endpoint))
+        routes.append(RelayRoute(host=host, port=endpoint.port, socket=name, target=endpoint))
     if proxy if proxy is not None else any(not e.is_loopback for e in endpoints):
         taken = {r.port for r in routes if r.host == "127.0.0.1"}
         port = next(p for p in itertools.count(PROXY_PORT) if p not in taken)
-        routes.append(RelayRoute("127.0.0.1", port, PROXY_SOCKET, None))
+        routes.append(RelayRoute(host="127.0.0.1", port=port, socket=PROXY_SOCKET, target=None))
     return tuple(routes)

@@ -134,7 +134,7 @@ def environment_rules(
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Sandboxed:
     """A process laid out for the sandbox: its ``spec`` to run, and what its network gate
     has ``seen`` of it so far (read it once the process has ended)."""
@@ -144,7 +144,7 @@ class Sandboxed:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Sandbox:
     """The sandbox of one run: its decided ``policy``, the working ``probe`` and the
     workspace's paths."""
@@ -189,14 +189,14 @@ class Sandbox:
             rules = environment_rules(self.policy, needs, given)
             command = gate.relay_command(sys.executable, spec.argv)
             yield Sandboxed(
-                attrs.evolve(
+                spec=attrs.evolve(
                     spec,
                     argv=(program, *mount_plan(inputs), "--", *command),
                     env=sandbox_environment(spec.env, rules),
                     spare_leader=True,
                     pass_fds=(*spec.pass_fds, *fds),
                 ),
-                gate.seen,
+                seen=gate.seen,
             )
 
     def allowed(self, needs: AgentNeeds) -> tuple[Endpoint, ...]:

@@ -34,7 +34,7 @@ def encode_note(note: ContextNote) -> str:
 def decode_note(label: str, number: int, text: str) -> BookNote:
     """Note ``number`` read back; :class:`StoreCorruptError` names it when it is damaged."""
     try:
-        return BookNote(number, CONVERTER.structure(orjson.loads(text), ContextNote))
+        return BookNote(number=number, note=CONVERTER.structure(orjson.loads(text), ContextNote))
     except (orjson.JSONDecodeError, BaseValidationError, ValueError, TypeError) as error:
         raise StoreCorruptError(
             f"{label}: note {number} of the context book is damaged: {error}"

@@ -36,7 +36,10 @@ def sqlite_guidance(db: sqlite3.Connection, run_id: str, number: int) -> list[Gu
         "ORDER BY number",
         (run_id, number),
     ).fetchall()
-    return [Guidance(int(n), h, str(t), datetime.fromisoformat(g)) for n, h, t, g in rows]
+    return [
+        Guidance(number=int(n), hat=h, text=str(t), given_at=datetime.fromisoformat(g))
+        for n, h, t, g in rows
+    ]
 
 
 def pg_give(
@@ -66,4 +69,4 @@ def pg_guidance(conn: psycopg.Connection[Any], run_id: str, number: int) -> list
         "ORDER BY number",
         (run_id, number),
     ).fetchall()
-    return [Guidance(int(n), h, str(t), g) for n, h, t, g in rows]
+    return [Guidance(number=int(n), hat=h, text=str(t), given_at=g) for n, h, t, g in rows]

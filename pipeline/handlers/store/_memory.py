@@ -30,7 +30,7 @@ from pipeline.reducers.views import ResponseLogRow, response_log
 __all__ = ["MemoryEventStore", "MemoryStorage"]
 
 
-@define
+@define(kw_only=True)
 class _Run:
     """One run's log (encoded events) and its checkpoints."""
 
@@ -39,7 +39,7 @@ class _Run:
     checkpoints: dict[int, EncodedCheckpoint] = field(factory=dict)
 
 
-@define
+@define(kw_only=True)
 class MemoryStorage:
     """What the handles of one in-memory store share."""
 
@@ -81,10 +81,12 @@ class MemoryEventStore:
             if run is None:
                 # Started when its first event says, as the SQL stores record it.
                 started = events[0].at if events else datetime.now(UTC)
-                run = shared.runs[run_id] = _Run(started.isoformat())
+                run = shared.runs[run_id] = _Run(started_at=started.isoformat())
             run.bodies.extend(bodies)
             for row in responses:
-                shared.responses.append(StoredResponse(len(shared.responses) + 1, run_id, row))
+                shared.responses.append(
+                    StoredResponse(id=len(shared.responses) + 1, run_id=run_id, row=row)
+                )
             return len(run.bodies)
 
     def response_log(self, run_id: RunId) -> list[StoredResponse]:
@@ -97,7 +99,8 @@ class MemoryEventStore:
         with self.storage.lock:  # one transaction: no append lands between read and swap
             rows = [(run, row) for run in self._run_ids() for row in response_log(self.read(run))]
             self.storage.responses = [
-                StoredResponse(number, run, row) for number, (run, row) in enumerate(rows, 1)
+                StoredResponse(id=number, run_id=run, row=row)
+                for number, (run, row) in enumerate(rows, 1)
             ]
         return len(rows)
 
@@ -119,7 +122,7 @@ class MemoryEventStore:
         """Every run, oldest first."""
         with self.storage.lock:
             listed = [
-                RunSummary(run_id, len(run.bodies), run.started_at)
+                RunSummary(run_id=run_id, events=len(run.bodies), started_at=run.started_at)
                 for run_id, run in self.storage.runs.items()
             ]
         # A stable sort keeps runs that started at once in the order their logs began.
@@ -157,7 +160,9 @@ class MemoryEventStore:
         """Keep a person's guidance for the run; its number."""
         with self.storage.lock:
             given = self.storage.guidance.setdefault(run_id, [])
-            given.append(Guidance(len(given) + 1, hat, text, datetime.now(UTC)))
+            given.append(
+                Guidance(number=len(given) + 1, hat=hat, text=text, given_at=datetime.now(UTC))
+            )
             return len(given)
 
     def guidance_after(self, run_id: RunId, number: int) -> list[Guidance]:
@@ -179,7 +184,7 @@ class MemoryEventStore:
         """The context book's notes numbered after ``number``, in order."""
         with self.storage.lock:
             book = self.storage.book
-            return [BookNote(n, book[n - 1]) for n in range(number + 1, len(book) + 1)]
+            return [BookNote(number=n, note=book[n - 1]) for n in range(number + 1, len(book) + 1)]
 
     def close(self) -> None:
         """Nothing to release: the data lives as long as its storage."""

@@ -98,7 +98,7 @@ class UnknownRunError(StoreError, LookupError):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class StoredResponse:
     """A row of ``agent_response_log`` as stored: its id and run, and the projected row."""
 
@@ -108,7 +108,7 @@ class StoredResponse:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class RunSummary:
     """A run in the store: its id, how many events it holds, and when it started."""
 
@@ -205,7 +205,7 @@ class AnswerBox(AnswerSource, Protocol):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Guidance:
     """A person's guidance to a run (``ralph guide``): its number in the run (from 1, in the
     order given), the hat it is for (None: whichever hat works next), its text and when it
@@ -231,7 +231,7 @@ class GuidanceBox(Protocol):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class BookNote:
     """A note of the workspace's context book, with its number there."""
 

@@ -172,16 +172,16 @@ def response_values(
 def stored_response(row: Sequence[Any]) -> StoredResponse:
     """A row read as ``id, run_id, *RESPONSE_COLUMNS``."""
     return StoredResponse(
-        int(row[0]),
-        RunId(row[1]),
-        ResponseLogRow(
-            row[2],
-            int(row[3]),
-            row[4],
-            LoggedStatus(row[5]),
-            tuple(orjson.loads(row[6])),
-            int(row[7]),
-            row[8],
+        id=int(row[0]),
+        run_id=RunId(row[1]),
+        row=ResponseLogRow(
+            task_id=row[2],
+            turn_number=int(row[3]),
+            raw_response=row[4],
+            status=LoggedStatus(row[5]),
+            violations=tuple(orjson.loads(row[6])),
+            correction_attempt=int(row[7]),
+            timestamp=row[8],
         ),
     )
 

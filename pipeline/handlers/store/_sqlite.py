@@ -273,7 +273,10 @@ class SqliteEventStore(SqliteBoxes):
                 # rowid: the order the logs began in (a fork keeps its source's start)
                 "SELECT run_id, head, started_at FROM runs ORDER BY started_at, rowid"
             ).fetchall()
-        return [RunSummary(RunId(run_id), int(head), started) for run_id, head, started in rows]
+        return [
+            RunSummary(run_id=RunId(run_id), events=int(head), started_at=started)
+            for run_id, head, started in rows
+        ]
 
     def response_log(self, run_id: RunId) -> list[StoredResponse]:
         """The run's ``agent_response_log`` rows, in order."""
@@ -332,7 +335,12 @@ class SqliteEventStore(SqliteBoxes):
                 "WHERE run_id = ? ORDER BY sequence DESC",
                 (run_id,),
             ).fetchall()
-        return [EncodedCheckpoint(int(s), int(v), str(c), bytes(b)) for s, v, c, b in rows]
+        return [
+            EncodedCheckpoint(
+                sequence=int(s), format_version=int(v), checksum=str(c), body=bytes(b)
+            )
+            for s, v, c, b in rows
+        ]
 
     def close(self) -> None:
         """Close the connection (and the descriptor kept to check the file)."""

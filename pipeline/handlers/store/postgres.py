@@ -270,7 +270,10 @@ class PostgresEventStore(PgBoxes):
                 "SELECT run_id, head, started_at FROM runs ORDER BY started_at, created"
             ).fetchall(),
         )
-        return [RunSummary(RunId(r), int(h), started.isoformat()) for r, h, started in rows]
+        return [
+            RunSummary(run_id=RunId(r), events=int(h), started_at=started.isoformat())
+            for r, h, started in rows
+        ]
 
     def ensure_present(self) -> None:
         """A database server's store cannot be deleted under an open connection: a no-op."""
@@ -341,7 +344,12 @@ class PostgresEventStore(PgBoxes):
                 (run_id,),
             ).fetchall(),
         )
-        return [EncodedCheckpoint(int(s), int(v), str(c), bytes(b)) for s, v, c, b in rows]
+        return [
+            EncodedCheckpoint(
+                sequence=int(s), format_version=int(v), checksum=str(c), body=bytes(b)
+            )
+            for s, v, c, b in rows
+        ]
 
     def __enter__(self) -> PostgresEventStore:
         return self

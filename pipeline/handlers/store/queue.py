@@ -53,7 +53,7 @@ class TicketState(enum.StrEnum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Ticket:
     """A submitted pipeline: what to run, and who runs it now."""
 
@@ -96,12 +96,12 @@ _OLD_COLUMNS: Final = ", ".join(f"old.{column.strip()}" for column in _COLUMNS.s
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Lease:
     """The claim a worker holds on a queued run, as the guard of its event store: an append
     goes on only while the run's queue row is still this worker's and running, and the append
     that starts the run records the run's id there (a worker taking over knows what to
-    resume). Bind it with ``PostgresEventStore(url, guard=Lease(ticket, worker))``."""
+    resume). Bind it with ``PostgresEventStore(url, guard=Lease(ticket=ticket, worker=worker))``."""
 
     ticket: str
     worker: str

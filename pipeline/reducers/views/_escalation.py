@@ -21,7 +21,7 @@ _WORDS = {
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class LadderMove:
     """Hat ``hat`` moved from model ``before`` to ``after`` (None: its own model) at ``at``,
     ``why``: the bounces that moved it up, or the success that moved it down."""
@@ -54,7 +54,12 @@ def ladder_moves(
         )
         moves.append(
             LadderMove(
-                rung.hat, ladder.model(old.rung), ladder.model(rung.rung), why, at, invocations
+                hat=rung.hat,
+                before=ladder.model(old.rung),
+                after=ladder.model(rung.rung),
+                why=why,
+                at=at,
+                invocations=invocations,
             )
         )
     return tuple(moves)

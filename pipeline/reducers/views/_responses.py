@@ -36,7 +36,7 @@ _LOGGED = {
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class ResponseLogRow:
     """One row of ``agent_response_log`` (its ``id`` and ``run_id`` are the store's)."""
 
@@ -68,13 +68,13 @@ def response_row(
     progress = before.progress
     task = f"{event.role.value}:{progress.phase.value}:{progress.iteration}:{progress.review_pass}"
     return ResponseLogRow(
-        task,
-        turn,
-        event.raw_response,
-        _LOGGED[event.status],
-        event.problems,
-        turn - 1,
-        event.at.isoformat(),
+        task_id=task,
+        turn_number=turn,
+        raw_response=event.raw_response,
+        status=_LOGGED[event.status],
+        violations=event.problems,
+        correction_attempt=turn - 1,
+        timestamp=event.at.isoformat(),
     )
 
 

@@ -55,7 +55,7 @@ class Outcome(enum.Enum):
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class InvocationBar:
     """One agent invocation."""
 
@@ -106,7 +106,7 @@ class InvocationBar:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class PhaseSpan:
     """A stretch of the run spent in one phase."""
 
@@ -116,7 +116,7 @@ class PhaseSpan:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Timeline:
     """A run drawn over time: its invocations, its phases and where it ended up."""
 
@@ -150,7 +150,9 @@ def timeline(events: Iterable[PipelineEvent]) -> Timeline:
         last = event.at
         if phase_start is None or state.phase is not phase_start[0]:
             if phase_start is not None:
-                phases.append(PhaseSpan(phase_start[0], phase_start[1], event.at))
+                phases.append(
+                    PhaseSpan(phase=phase_start[0], started_at=phase_start[1], ended_at=event.at)
+                )
             phase_start = (state.phase, event.at)
         if isinstance(event, InvocationStarted):
             if current is not None:
@@ -186,8 +188,15 @@ def timeline(events: Iterable[PipelineEvent]) -> Timeline:
     if current is not None:
         bars.append(current)
     if phase_start is not None and last is not None:
-        phases.append(PhaseSpan(phase_start[0], phase_start[1], last))
-    return Timeline(tuple(bars), tuple(phases), state, first, last, tuple(moves))
+        phases.append(PhaseSpan(phase=phase_start[0], started_at=phase_start[1], ended_at=last))
+    return Timeline(
+        bars=tuple(bars),
+        phases=tuple(phases),
+        final=state,
+        started_at=first,
+        ended_at=last,
+        moves=tuple(moves),
+    )
 
 
 def _closed(bar: InvocationBar, at: Instant, outcome: Outcome, detail: str) -> InvocationBar:

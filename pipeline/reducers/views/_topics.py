@@ -31,7 +31,7 @@ __all__ = ["TopicEntry", "topic_log"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class TopicEntry:
     """One entry of the topic log: ``topic`` with ``payload``, from line ``line_number``."""
 
@@ -55,18 +55,34 @@ def topic_log(events: Iterable[PipelineEvent]) -> Iterator[TopicEntry]:
         if isinstance(event, TopicPublished):
             # An out-of-scope topic shows only as its hat's scope violation, below.
             if state.intake.scope_violations == violations:
-                yield TopicEntry(event.line_number, event.topic, event.payload, event.at, who)
+                yield TopicEntry(
+                    line_number=event.line_number,
+                    topic=event.topic,
+                    payload=event.payload,
+                    at=event.at,
+                    hat=who,
+                )
         elif isinstance(event, OutputLineMalformed):
             payload = Json.of(
                 {"line": event.line_number, "error": event.error, "content": event.content}
             )
-            yield TopicEntry(event.line_number, MALFORMED_TOPIC, payload, event.at, who)
+            yield TopicEntry(
+                line_number=event.line_number,
+                topic=MALFORMED_TOPIC,
+                payload=payload,
+                at=event.at,
+                hat=who,
+            )
         made = state.intake.notices_total - before
         if made > 0:
             for notice in state.intake.notices[-made:]:
                 payload = Json.of(notice.text)
                 yield TopicEntry(
-                    Count(notice.line_number), notice.topic, payload, event.at, "ralph"
+                    line_number=Count(notice.line_number),
+                    topic=notice.topic,
+                    payload=payload,
+                    at=event.at,
+                    hat="ralph",
                 )
 
 

@@ -18,7 +18,7 @@ __all__ = ["Change", "state_at", "state_changes", "states_at"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class Change:
     """State field ``path`` (dotted, as the state names it: ``progress.phase``; a map's key
     quoted: ``ledger.spend.by_role["planner"]``) went from ``before`` to ``after`` (the values
@@ -69,4 +69,4 @@ def _diff(path: str, old: Any, new: Any) -> Iterator[Change]:
             name = json.dumps(str(getattr(key, "value", key)), ensure_ascii=False)
             yield from _diff(f"{path}[{name}]", old.get(key), new.get(key))
         return
-    yield Change(path, old, new)
+    yield Change(path=path, before=old, after=new)

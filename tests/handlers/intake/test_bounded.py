@@ -18,7 +18,7 @@ _PIECES = st.lists(
     ),
     max_size=12,
 )
-_NO_LIMIT = IntakeLimits(1 << 30, 1 << 30, 1 << 30)
+_NO_LIMIT = IntakeLimits(lines=1 << 30, bytes=1 << 30, line_bytes=1 << 30)
 
 
 @given(pieces=_PIECES, chunk=st.integers(1, 9))
@@ -47,7 +47,7 @@ def test_past_the_limits_one_record_sums_up_the_rest_and_the_position_is_the_sam
     """At most ``lines`` records plus one; every record of an over-long line or of the rest is
     a malformed line with at most 200 bytes of content; the position is the plain one."""
     data = b"".join(pieces)
-    limits = IntakeLimits(lines, size, line)
+    limits = IntakeLimits(lines=lines, bytes=size, line_bytes=line)
     bounded = read_bounded(io.BytesIO(data), 1, limits, chunk)
     plain = parse_lines(data, 1)
     assert (bounded.consumed, bounded.lines) == (plain.consumed, plain.lines)

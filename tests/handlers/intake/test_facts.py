@@ -44,12 +44,24 @@ def _clock() -> Instant:
 
 def _started(max_malformed: int = 3) -> PipelineState:
     budget = Budget(
-        Ordinal(3), Count(1), Count(1), DurationMs(0), DurationMs(0), Ordinal(2),
-        Ordinal(max_malformed),
-    )  # fmt: skip
-    chains = tuple(RoleChain(role, (AgentName("a"),)) for role in Role)
+        max_iterations=Ordinal(3),
+        max_review_passes=Count(1),
+        max_retries_per_agent=Count(1),
+        backoff_base_ms=DurationMs(0),
+        backoff_cap_ms=DurationMs(0),
+        max_consecutive_failures=Ordinal(2),
+        max_consecutive_malformed=Ordinal(max_malformed),
+    )
+    chains = tuple(RoleChain(role=role, agents=(AgentName("a"),)) for role in Role)
     started = RunStarted(
-        RunId("r"), Digest("c"), Digest("p"), budget, chains, None, LoopPolicy.off(), Instant(T0)
+        run_id=RunId("r"),
+        config_digest=Digest("c"),
+        prompt_digest=Digest("p"),
+        budget=budget,
+        chains=chains,
+        rebase_onto=None,
+        loop=LoopPolicy.off(),
+        at=Instant(T0),
     )
     return reduce(PipelineState(), started)
 
@@ -91,7 +103,9 @@ def test_valid_invalid_valid_lines_become_two_topics_one_malformed_line_and_the_
     assert (last.line_number, last.payload, last.at) == (3, Json.of(None), T0)
     assert last.emitted_at == datetime(2026, 11, 1, 8, tzinfo=UTC)
     assert last.emitted_at.tzinfo is UTC
-    assert position == EventsFileRead(Count(path.stat().st_size), Count(3), Instant(T0))
+    assert position == EventsFileRead(
+        offset=Count(path.stat().st_size), lines=Count(3), at=Instant(T0)
+    )
 
 
 def test_each_read_goes_on_from_the_recorded_position_and_waits_for_partial_lines(
@@ -180,10 +194,10 @@ def test_a_truncated_events_file_is_read_again_from_its_start(tmp_path: Path) ->
     facts = _read_on(path, state)
     assert [type(f) for f in facts] == [EventsFileTruncated, TopicPublished, EventsFileRead]
     truncated, topic, position = facts
-    assert truncated == EventsFileTruncated(Count(size), Count(15), Instant(T0))
+    assert truncated == EventsFileTruncated(offset=Count(size), size=Count(15), at=Instant(T0))
     assert isinstance(topic, TopicPublished)
     assert (topic.topic, topic.line_number) == ("c", 3)
-    assert position == EventsFileRead(Count(15), Count(3), Instant(T0))
+    assert position == EventsFileRead(offset=Count(15), lines=Count(3), at=Instant(T0))
     state = fold(facts, state)
     assert state.termination is None
     assert state.ledger.anomalies == 0

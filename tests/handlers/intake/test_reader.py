@@ -26,7 +26,7 @@ def test_valid_invalid_valid_gives_two_events_and_one_malformed_record(tmp_path:
     with path.open("ab") as handle:
         handle.write(b'{"topic": "broken", \n')
     emit(path, "build.done", '{"ok": true}', as_json=True)
-    records = list(EventsFileReader(path).read())
+    records = list(EventsFileReader(path=path).read())
     assert [type(r) for r in records] == [AgentLine, MalformedLine, AgentLine]
     first, bad, last = records
     assert isinstance(first, AgentLine)
@@ -43,7 +43,7 @@ def test_valid_invalid_valid_gives_two_events_and_one_malformed_record(tmp_path:
 def test_line_numbers_stay_right_across_reads_and_a_partial_line_waits(tmp_path: Path) -> None:
     """Reads pick up where they stopped; a line without its newline is read once complete."""
     path = tmp_path / "events.jsonl"
-    reader = EventsFileReader(path)
+    reader = EventsFileReader(path=path)
     assert list(reader.read()) == []  # no file yet
     emit(path, "a", "1")
     path.open("ab").write(b"\n")  # a blank line: skipped, but it is line 2
@@ -58,7 +58,7 @@ def test_line_numbers_stay_right_across_reads_and_a_partial_line_waits(tmp_path:
     again = list(reader.read())
     assert [(r.line_number, getattr(r, "topic", None)) for r in again] == [(3, "c"), (4, "d")]
     assert reader.offset == path.stat().st_size
-    resumed = EventsFileReader(path, reader.offset, reader.lines_read)
+    resumed = EventsFileReader(path=path, offset=reader.offset, lines_read=reader.lines_read)
     assert list(resumed.read()) == []  # a resumed reader re-reads nothing
 
 
@@ -118,11 +118,11 @@ def test_reading_in_any_chunk_size_equals_reading_at_once(parts: list[bytes], ch
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "events.jsonl"
         path.write_bytes(data)
-        whole = list(EventsFileReader(path).read())
-        chunked = list(EventsFileReader(path, chunk_bytes=chunk).read())
+        whole = list(EventsFileReader(path=path).read())
+        chunked = list(EventsFileReader(path=path, chunk_bytes=chunk).read())
         # Appending in pieces and reading after each piece also gives the same records.
         path.write_bytes(b"")
-        reader = EventsFileReader(path)
+        reader = EventsFileReader(path=path)
         stepwise: list[AgentLine | MalformedLine] = []
         for start in range(0, len(data), chunk):
             with path.open("ab") as handle:

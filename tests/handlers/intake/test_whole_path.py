@@ -52,11 +52,25 @@ def _clock() -> Instant:
 
 def _run_started() -> RunStarted:
     budget = Budget(
-        Ordinal(3), Count(1), Count(1), DurationMs(0), DurationMs(0), Ordinal(2),
-        Ordinal(1_000_000),
-    )  # fmt: skip
-    chains = tuple(RoleChain(role, (AgentName("a"),)) for role in Role)
-    return RunStarted(RUN, Digest("c"), Digest("p"), budget, chains, None, LoopPolicy.off(), T0)
+        max_iterations=Ordinal(3),
+        max_review_passes=Count(1),
+        max_retries_per_agent=Count(1),
+        backoff_base_ms=DurationMs(0),
+        backoff_cap_ms=DurationMs(0),
+        max_consecutive_failures=Ordinal(2),
+        max_consecutive_malformed=Ordinal(1_000_000),
+    )
+    chains = tuple(RoleChain(role=role, agents=(AgentName("a"),)) for role in Role)
+    return RunStarted(
+        run_id=RUN,
+        config_digest=Digest("c"),
+        prompt_digest=Digest("p"),
+        budget=budget,
+        chains=chains,
+        rebase_onto=None,
+        loop=LoopPolicy.off(),
+        at=T0,
+    )
 
 
 _SCALARS = st.one_of(
@@ -133,7 +147,12 @@ _LINES = st.lists(
 )
 _LIMITS = st.one_of(
     st.just(IntakeLimits()),
-    st.builds(IntakeLimits, st.integers(1, 4), st.integers(1, 400), st.integers(1, 300)),
+    st.builds(
+        IntakeLimits,
+        lines=st.integers(1, 4),
+        bytes=st.integers(1, 400),
+        line_bytes=st.integers(1, 300),
+    ),
 )
 
 

@@ -72,11 +72,11 @@ def topics(count: int, start: int = 0) -> list[PipelineEvent]:
     """``count`` distinct small events."""
     return [
         TopicPublished(
-            f"t.{i}",
-            Json.of(f"payload {i}"),
-            Ordinal(i + 1),
-            None,
-            Instant(T0 + timedelta(milliseconds=i)),
+            topic=f"t.{i}",
+            payload=Json.of(f"payload {i}"),
+            line_number=Ordinal(i + 1),
+            emitted_at=None,
+            at=Instant(T0 + timedelta(milliseconds=i)),
         )
         for i in range(start, start + count)
     ]
@@ -173,15 +173,37 @@ class EventStoreContract:
         store, other = make_store(), make_store()
         assert store.notes_after(0) == []
         memory = ContextNote(
-            "run-1:3", NoteKind.MEMORY_ADDED, "m-1", "Keep it \u0000 fast — ✓", ("dev",), "dev", T0
+            uid="run-1:3",
+            kind=NoteKind.MEMORY_ADDED,
+            subject="m-1",
+            text="Keep it \u0000 fast — ✓",
+            tags=("dev",),
+            by="dev",
+            written_at=T0,
         )
-        task = ContextNote("person:ab", NoteKind.TASK_ADDED, "t-1", "Write it", (), "person", T0)
+        task = ContextNote(
+            uid="person:ab",
+            kind=NoteKind.TASK_ADDED,
+            subject="t-1",
+            text="Write it",
+            tags=(),
+            by="person",
+            written_at=T0,
+        )
         store.file_notes([memory, task])
         other.file_notes([task, memory])
         store.file_notes([])
         notes = other.notes_after(0)
         assert [(n.number, n.note) for n in notes] == [(1, memory), (2, task)]
-        done = ContextNote("run-1:9", NoteKind.TASK_DONE, "t-1", "", (), "dev", T0)
+        done = ContextNote(
+            uid="run-1:9",
+            kind=NoteKind.TASK_DONE,
+            subject="t-1",
+            text="",
+            tags=(),
+            by="dev",
+            written_at=T0,
+        )
         other.file_notes([done])
         assert [(n.number, n.note.uid) for n in store.notes_after(2)] == [(3, "run-1:9")]
         assert store.notes_after(3) == []
@@ -190,10 +212,26 @@ class EventStoreContract:
         """Eight handles file at once, each a note of its own and one they share: every note
         once, numbered 1 to 9 with no gap."""
         handles = [make_store() for _ in range(8)]
-        shared = ContextNote("shared", NoteKind.MEMORY_ADDED, "m-0", "same", (), "person", T0)
+        shared = ContextNote(
+            uid="shared",
+            kind=NoteKind.MEMORY_ADDED,
+            subject="m-0",
+            text="same",
+            tags=(),
+            by="person",
+            written_at=T0,
+        )
 
         def file(i: int) -> None:
-            own = ContextNote(f"own-{i}", NoteKind.TASK_ADDED, f"t-{i}", "x", (), "p", T0)
+            own = ContextNote(
+                uid=f"own-{i}",
+                kind=NoteKind.TASK_ADDED,
+                subject=f"t-{i}",
+                text="x",
+                tags=(),
+                by="p",
+                written_at=T0,
+            )
             handles[i].file_notes([shared, own])
 
         with ThreadPoolExecutor(max_workers=8) as pool:
@@ -222,7 +260,15 @@ class EventStoreContract:
         neither; a good one both, read back in order."""
         store = make_store()
         rows = [
-            ResponseLogRow("developer:development:1:0", n, "{", s, ("why",), n - 1, T0.isoformat())
+            ResponseLogRow(
+                task_id="developer:development:1:0",
+                turn_number=n,
+                raw_response="{",
+                status=s,
+                violations=("why",),
+                correction_attempt=n - 1,
+                timestamp=T0.isoformat(),
+            )
             for n, s in ((1, LoggedStatus.MALFORMED), (2, LoggedStatus.SUCCESS))
         ]
         store.append(RUN, 0, topics(1), rows[:1])
@@ -253,7 +299,9 @@ class EventStoreContract:
         """A batch is atomic: one bad event (a lone surrogate) and none of it is stored."""
         store = make_store()
         store.append(RUN, 0, topics(2))
-        bad = OutputLineMalformed(Ordinal(9), "\ud800", "invalid JSON", Instant(T0))
+        bad = OutputLineMalformed(
+            line_number=Ordinal(9), content="\ud800", error="invalid JSON", at=Instant(T0)
+        )
         with pytest.raises(TypeError):
             store.append(RUN, 2, [*topics(3, start=2), bad])
         assert store.head(RUN) == 2

@@ -62,8 +62,8 @@ def test_an_expired_lease_is_claimed_again_and_the_stale_worker_cannot_write(
     _queue(postgres_url, 1)
     with (
         PostgresEventStore(postgres_url) as plain,
-        PostgresEventStore(postgres_url, guard=Lease("t-000", "A")) as as_a,
-        PostgresEventStore(postgres_url, guard=Lease("t-000", "B")) as as_b,
+        PostgresEventStore(postgres_url, guard=Lease(ticket="t-000", worker="A")) as as_a,
+        PostgresEventStore(postgres_url, guard=Lease(ticket="t-000", worker="B")) as as_b,
     ):
         queue = RunQueue(plain)
         first = queue.claim("A", 0.5)
@@ -97,7 +97,7 @@ def test_a_released_ticket_is_claimed_at_once_and_resumes_its_run(postgres_url: 
     _queue(postgres_url, 1)
     with (
         PostgresEventStore(postgres_url) as plain,
-        PostgresEventStore(postgres_url, guard=Lease("t-000", "A")) as as_a,
+        PostgresEventStore(postgres_url, guard=Lease(ticket="t-000", worker="A")) as as_a,
     ):
         queue = RunQueue(plain)
         assert queue.claim("A", 600) is not None
@@ -113,7 +113,7 @@ def test_a_leased_append_still_checks_the_expected_sequence(postgres_url: str) -
     _queue(postgres_url, 1)
     with (
         PostgresEventStore(postgres_url) as plain,
-        PostgresEventStore(postgres_url, guard=Lease("t-000", "A")) as as_a,
+        PostgresEventStore(postgres_url, guard=Lease(ticket="t-000", worker="A")) as as_a,
     ):
         assert RunQueue(plain).claim("A", 600) is not None
         as_a.append(RunId("run-s"), 0, topics(2))
@@ -185,7 +185,7 @@ def test_a_cancelled_ticket_is_never_claimed_and_its_worker_cannot_write(
     _queue(postgres_url, 3)
     with (
         PostgresEventStore(postgres_url) as plain,
-        PostgresEventStore(postgres_url, guard=Lease("t-000", "A")) as as_a,
+        PostgresEventStore(postgres_url, guard=Lease(ticket="t-000", worker="A")) as as_a,
     ):
         queue = RunQueue(plain)
         assert queue.claim("A", 600) is not None  # t-000

@@ -92,7 +92,7 @@ class TestSqliteEventStore(EventStoreContract):
         opened: list[SqliteEventStore] = []
 
         def make() -> SqliteEventStore:
-            store = SqliteEventStore(WorkspaceLayout(tmp_path).store)
+            store = SqliteEventStore(WorkspaceLayout(root=tmp_path).store)
             opened.append(store)
             return store
 

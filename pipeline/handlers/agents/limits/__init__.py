@@ -53,7 +53,9 @@ def text_limit(output_format: str | None, said: str) -> LimitSignal | None:
     to speak of a rate limit), for a format with no structure; None for any other."""
     if output_format not in _TEXT_FORMATS:
         return None
-    return LimitSignal(LimitScope.REQUESTS, None, None, "output text", said)
+    return LimitSignal(
+        scope=LimitScope.REQUESTS, resets_at=None, window=None, source="output text", message=said
+    )
 
 
 def read_limit(

@@ -72,17 +72,27 @@ def claude_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSi
     if rejected is not None:
         window = rejected.get("rateLimitType")
         return LimitSignal(
-            _WINDOW,
-            _epoch(rejected.get("resetsAt")),
-            window if isinstance(window, str) and window else None,
-            "claude rate_limit_event",
-            message,
+            scope=_WINDOW,
+            resets_at=_epoch(rejected.get("resetsAt")),
+            window=window if isinstance(window, str) and window else None,
+            source="claude rate_limit_event",
+            message=message,
         )
     if result.get("api_error") == "usage_limit_reached":
-        return LimitSignal(_WINDOW, None, None, "claude result api_error", message)
+        return LimitSignal(
+            scope=_WINDOW,
+            resets_at=None,
+            window=None,
+            source="claude result api_error",
+            message=message,
+        )
     if status in _BUSY_STATUSES:
         return LimitSignal(
-            _REQUESTS, None, None, f"claude result api_error_status {status}", message
+            scope=_REQUESTS,
+            resets_at=None,
+            window=None,
+            source=f"claude result api_error_status {status}",
+            message=message,
         )
     return None
 
@@ -91,9 +101,13 @@ def _classified(message: str, source: str, now: datetime, zone: tzinfo) -> Limit
     """A CLI's own error message as a limit, or None when it says no limit."""
     reset = relative_reset(message, now) or clock_time_reset(message, now, zone)
     if _USAGE_WORDS.search(message):
-        return LimitSignal(_WINDOW, reset, None, source, message)
+        return LimitSignal(
+            scope=_WINDOW, resets_at=reset, window=None, source=source, message=message
+        )
     if _BUSY_WORDS.search(message):
-        return LimitSignal(_REQUESTS, reset, None, source, message)
+        return LimitSignal(
+            scope=_REQUESTS, resets_at=reset, window=None, source=source, message=message
+        )
     return None
 
 
@@ -139,7 +153,7 @@ def opencode_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> Limit
     reset = now + timedelta(seconds=int(delay)) if delay.isdigit() else None
     scope = _WINDOW if _USAGE_WORDS.search(message) else _REQUESTS
     source = f"opencode error statusCode {found.get('statusCode')}"
-    return LimitSignal(scope, reset, None, source, message)
+    return LimitSignal(scope=scope, resets_at=reset, window=None, source=source, message=message)
 
 
 def _share(value: Any) -> float | None:
@@ -162,7 +176,9 @@ def claude_window(lines: Iterable[bytes]) -> WindowSignal | None:
         if obj is not None and obj.get("type") == "rate_limit_event":
             windows = mapping(mapping(obj.get("rate_limit_info")).get("unifiedWindows"))
     found = [
-        WindowSignal(name, share, _epoch(mapping(window).get("resetsAt")))
+        WindowSignal(
+            window=name, utilization=share, resets_at=_epoch(mapping(window).get("resetsAt"))
+        )
         for name, window in windows.items()
         if isinstance(name, str)
         and (share := _share(mapping(window).get("utilization"))) is not None

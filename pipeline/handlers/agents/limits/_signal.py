@@ -15,7 +15,7 @@ __all__ = ["LimitSignal", "WindowSignal", "clock_time_reset", "relative_reset"]
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class LimitSignal:
     """A provider limit as an output told it: its ``scope``, its reset (None: untold), the
     ``window`` the provider named, the ``source`` (which structured signal said so) and the
@@ -29,7 +29,7 @@ class LimitSignal:
 
 
 @final
-@frozen
+@frozen(kw_only=True)
 class WindowSignal:
     """How full a provider's fullest usage ``window`` is, as an output told it (``utilization``
     from 0, 1 being full), and when it resets (None: untold)."""
