@@ -94,7 +94,9 @@ def _codex(bench: Bench) -> Setup:
     config = bench.stack.enter_context(codex_home())
     env = codex_environment(bench.tmp / "home", config, bench.server.url, bench.program)
     agent = f'[agents.main]\npreset = "codex"\nmodel = "scripted"\n{timeouts}'
-    return Setup(agent + codex_sandbox(bench.server.url), env)
+    # its provider is in its own config.toml: allowed by hand, unless the network is off
+    allowed = "" if bench.offline else codex_sandbox(bench.server.url)
+    return Setup(agent + allowed, env)
 
 
 def _gemini(bench: Bench) -> Setup:
@@ -109,7 +111,8 @@ def _opencode(bench: Bench) -> Setup:
     timeouts = OFFLINE_TIMEOUTS if bench.offline else ""
     agent = OPENCODE_AGENT.replace("[agents.main]\n", f"[agents.main]\n{timeouts}", 1)
     env = opencode_env(bench.tmp / "home", bench.server.url, bench.program)
-    return Setup(agent + opencode_sandbox(bench.server.url), env)
+    allowed = "" if bench.offline else opencode_sandbox(bench.server.url)
+    return Setup(agent + allowed, env)
 
 
 def _aider(bench: Bench) -> Setup:
