@@ -78,7 +78,7 @@ RunId = NewType("RunId", str)
 """Identifies one pipeline run; made by a handler (time plus randomness), carried in events."""
 
 AgentName = NewType("AgentName", str)
-"""The configured name of an agent backend (``claude``, ``codex``, ``my-script``)."""
+"""The configured name of an agent backend (``main``, ``reviewer``, ``my-script``)."""
 
 QuestionId = NewType("QuestionId", str)
 """Identifies one question put to a human."""

@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pipeline.core.config import PRESETS
 from tests.model_server import (
@@ -57,6 +58,15 @@ def codex_config(server_url: str, model: str = "scripted") -> str:
         "[analytics]\n"
         "enabled = false\n"
     )
+
+
+def codex_sandbox(server_url: str) -> str:
+    """The ``[agents.main.sandbox]`` table a run needs for the Codex of :func:`codex_config`:
+    its provider's host (a provider of Codex's own configuration, which ralph does not read)
+    and the variable its ``env_key`` names."""
+    port = urlsplit(server_url).port
+    allow = f'allow = ["127.0.0.1:{port}"]\n'
+    return f'\n[agents.main.sandbox]\n{allow}pass_env = ["{API_KEY_VARIABLE}"]\n'
 
 
 CODEX_HOMES = Path.home() / ".cache" / "ralph-pipeline" / "codex-homes"

@@ -17,9 +17,8 @@ import attrs
 import orjson
 import pytest
 
+from pipeline.core.agents.codex import codex_limit, parse_codex
 from pipeline.events import LimitScope
-from pipeline.handlers.agents.limits._parsers import codex_limit
-from pipeline.handlers.agents.usage import PARSERS
 from tests.model_server import (
     ApiError,
     Exchange,
@@ -36,6 +35,7 @@ from tests.real_agents.codex import (
     FIXTURES,
     codex_environment,
     codex_home,
+    codex_sandbox,
     exec_once,
 )
 from tests.real_agents.repo import (
@@ -86,6 +86,8 @@ def test_the_codex_preset_fixes_the_failing_repository(
     script = _with_usage(by_kind(fixing_pipeline("app.py", FIXED_APP)), PER_REQUEST)
     with ModelServer(script) as server, codex_home() as config:
         env = codex_environment(tmp_path / "home", config, server.url, program)
+        with (root / "ralph.toml").open("a") as toml:
+            toml.write(codex_sandbox(server.url))
         done = run_ralph(root, env, "run", "--plain", timeout=300)
         exchanges = server.exchanges
         results = [request.last_tool_result or "" for request in server.model_requests()]
@@ -152,7 +154,7 @@ def test_the_pinned_codex_accepts_the_presets_argv(
     )
     assert done.returncode == 0, done.stdout.decode()
     assert [(e.path, e.status) for e in exchanges] == [("/v1/responses", 200)]
-    figures = PARSERS["codex-json"](done.stdout.splitlines())
+    figures = parse_codex(done.stdout.splitlines())
     reported = (figures.input_tokens, figures.cache_read_tokens, figures.output_tokens)
     assert reported == (700, 300, 45)
     assert figures.turns == 1
@@ -194,6 +196,6 @@ def test_the_captured_output_is_what_the_pinned_codex_prints(
     done, _ = exec_once(program, tmp_path, script)
     kept = (FIXTURES / f"{name}.jsonl").read_bytes()
     assert _event_types(done.stdout) == _event_types(kept)
-    parse = PARSERS["codex-json"]
+    parse = parse_codex
     now, then = parse(done.stdout.splitlines()), parse(kept.splitlines())
     assert attrs.evolve(now, session_id=None) == attrs.evolve(then, session_id=None)

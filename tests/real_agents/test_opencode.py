@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import attrs
 import orjson
@@ -88,6 +89,12 @@ def opencode_env(home: Path, url: str, program: Path) -> dict[str, str]:
     }
 
 
+def opencode_sandbox(url: str) -> str:
+    """The ``[agents.main.sandbox]`` table a run needs for the OpenCode of :func:`opencode_env`:
+    its ``ralph`` provider's host (defined in ``opencode.json``, which ralph does not read)."""
+    return f'\n[agents.main.sandbox]\nallow = ["127.0.0.1:{urlsplit(url).port}"]\n'
+
+
 AGENT_TOML = f"""[agents.main]
 preset = "opencode"
 model = "ralph/{MODEL}"
@@ -135,7 +142,7 @@ def test_opencode_fixes_the_failing_repository(
     playbooks = fixing_pipeline("app.py", FIXED_APP)
     with ModelServer(with_usage(by_kind(playbooks), usage)) as server:
         env = opencode_env(tmp_path / "home", server.url, program)
-        root = failing_repo(tmp_path / "repo", AGENT_TOML)
+        root = failing_repo(tmp_path / "repo", AGENT_TOML + opencode_sandbox(server.url))
         started = time.monotonic()
         done = run_ralph(root, env, "run")
         elapsed = time.monotonic() - started

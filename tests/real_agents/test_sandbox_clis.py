@@ -33,7 +33,7 @@ import pytest
 from attrs import frozen
 
 from tests.model_server import ModelServer, Script, by_kind, fixing_pipeline
-from tests.real_agents.codex import codex_environment, codex_home
+from tests.real_agents.codex import codex_environment, codex_home, codex_sandbox
 from tests.real_agents.repo import (
     FIXED_APP,
     failing_repo,
@@ -49,7 +49,7 @@ from tests.real_agents.test_gemini import SETTINGS as GEMINI_SETTINGS
 from tests.real_agents.test_gemini import agent_toml as gemini_agent_toml
 from tests.real_agents.test_gemini import gemini_env
 from tests.real_agents.test_opencode import AGENT_TOML as OPENCODE_AGENT
-from tests.real_agents.test_opencode import opencode_env
+from tests.real_agents.test_opencode import opencode_env, opencode_sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("own_environment")]
 
@@ -93,7 +93,10 @@ def _codex(bench: Bench) -> Setup:
     timeouts = OFFLINE_TIMEOUTS if bench.offline else ""
     config = bench.stack.enter_context(codex_home())
     env = codex_environment(bench.tmp / "home", config, bench.server.url, bench.program)
-    return Setup(f'[agents.main]\npreset = "codex"\nmodel = "scripted"\n{timeouts}', env)
+    agent = f'[agents.main]\npreset = "codex"\nmodel = "scripted"\n{timeouts}'
+    # its provider is in its own config.toml: allowed by hand, unless the network is off
+    allowed = "" if bench.offline else codex_sandbox(bench.server.url)
+    return Setup(agent + allowed, env)
 
 
 def _gemini(bench: Bench) -> Setup:
@@ -107,7 +110,9 @@ def _gemini(bench: Bench) -> Setup:
 def _opencode(bench: Bench) -> Setup:
     timeouts = OFFLINE_TIMEOUTS if bench.offline else ""
     agent = OPENCODE_AGENT.replace("[agents.main]\n", f"[agents.main]\n{timeouts}", 1)
-    return Setup(agent, opencode_env(bench.tmp / "home", bench.server.url, bench.program))
+    env = opencode_env(bench.tmp / "home", bench.server.url, bench.program)
+    allowed = "" if bench.offline else opencode_sandbox(bench.server.url)
+    return Setup(agent + allowed, env)
 
 
 def _aider(bench: Bench) -> Setup:

@@ -6,14 +6,16 @@ from typing import Any
 
 import attrs
 
+from pipeline.core.agents import PRESETS
 from pipeline.core.sandbox import (
-    SANDBOX_PRESETS,
     Hidden,
     MountInputs,
     mount_plan,
     preset_paths,
 )
 from tests.sandbox.argv import Op, parse
+
+SANDBOX_PRESETS = {name: preset.sandbox for name, preset in PRESETS.items()}
 
 HOME = "/home/u"
 W = "/home/u/src/app"

@@ -8,15 +8,17 @@ from fnmatch import fnmatchcase
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.core.agents import PRESETS
 from pipeline.core.sandbox import (
     DOCUMENTED_VARIABLES,
     RALPH_ONLY_VARIABLES,
-    SANDBOX_PRESETS,
     SECRET_VARIABLES,
     EnvironmentRules,
     sandbox_environment,
     withheld_variables,
 )
+
+SANDBOX_PRESETS = {name: preset.sandbox for name, preset in PRESETS.items()}
 
 PERSON = {
     "PATH": "/usr/bin:/bin",

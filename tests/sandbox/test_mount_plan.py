@@ -6,8 +6,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from pipeline.core.agents import PRESETS
 from pipeline.core.sandbox import (
-    SANDBOX_PRESETS,
     Hidden,
     SandboxError,
     mount_plan,
@@ -16,6 +16,8 @@ from pipeline.core.sandbox import (
 )
 from tests.sandbox.argv import Op, final_state, index_of, parse
 from tests.sandbox.inputs import HOME, W, plan_ops, workspace_inputs
+
+SANDBOX_PRESETS = {name: preset.sandbox for name, preset in PRESETS.items()}
 
 
 def test_the_namespaces_come_first_and_never_a_new_session() -> None:

@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
+from pipeline.core.agents import PRESETS
 from pipeline.core.sandbox import (
     DEFAULT_PROTECT,
     MANDATORY_FLAGS,
-    SANDBOX_PRESETS,
     Hidden,
     MountInputs,
     SandboxError,
@@ -30,6 +30,8 @@ from pipeline.core.sandbox import (
 )
 from tests.sandbox.argv import PATH_ARGUMENTS, final_state, parse, within
 from tests.sandbox.inputs import workspace_inputs
+
+SANDBOX_PRESETS = {name: preset.sandbox for name, preset in PRESETS.items()}
 
 _HOMES = ("/home/u", "/root", "/tmp/t/home")
 _WORKSPACES = ("{home}/src/app", "/srv/app", "/tmp/t/w")

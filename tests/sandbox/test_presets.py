@@ -1,24 +1,26 @@
-"""The preset table of section 6: one entry per built-in preset, and where each preset's
-folders are on a machine."""
+"""The sandbox needs of section 6, as each built-in CLI's module declares them, and where
+each preset's folders are on a machine."""
 
 from __future__ import annotations
 
 import posixpath
 
+from pipeline.core.agents import PRESETS as AGENT_PRESETS
 from pipeline.core.config import PRESETS
-from pipeline.core.sandbox import SANDBOX_PRESETS, PresetPaths, preset_paths
+from pipeline.core.sandbox import PresetPaths, preset_paths
+
+SANDBOX_PRESETS = {name: preset.sandbox for name, preset in AGENT_PRESETS.items()}
 
 HOME = "/home/u"
 
 
 def test_every_builtin_preset_has_its_sandbox_needs() -> None:
-    """No preset is left without folders, variables and base-URL settings."""
+    """No preset is left without folders, variables and declared model endpoints."""
     assert set(SANDBOX_PRESETS) == set(PRESETS)
-    for name, preset in SANDBOX_PRESETS.items():
-        assert preset.folders, name
-        assert preset.pass_env, name
-        assert preset.base_url.variables or preset.base_url.config_keys, name
-        assert preset.base_url.defaults or preset.base_url.by_provider, name
+    for name, preset in AGENT_PRESETS.items():
+        assert preset.sandbox.folders, name
+        assert preset.sandbox.pass_env, name
+        assert preset.endpoints.defaults or preset.endpoints.providers, name
 
 
 def test_every_folder_is_a_plain_path_under_home() -> None:

@@ -74,6 +74,13 @@ def _options(
     ] = False,
 ) -> None:
     """Run AI coding agents in a durable, replayable plan/develop/review/commit loop."""
+    # Agent CLIs from installed plugins, before any command reads a ralph.toml naming one.
+    from pipeline.handlers.agents import AgentPluginError, load_agent_presets
+
+    try:
+        load_agent_presets()
+    except AgentPluginError as error:
+        raise _fail(str(error)) from None
 
 
 class _Console(Console):

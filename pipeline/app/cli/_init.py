@@ -222,7 +222,7 @@ def _agent_lines(installed: list[str]) -> str:
     example = json.dumps(["sh", str(EXAMPLE_AGENT), "my-tool", "--its-flag"])
     return f"""\
 # No agent CLI was found on PATH (looked for {", ".join(looked_for())}).
-# Install one and add it here (for Claude Code: [agents.claude] preset = "claude"), or run a
+# Install one and add it here ([agents.NAME] preset = "NAME", NAME one of those), or run a
 # program of your own as the agent (docs/your-own-agent.md): the example that ships with
 # ralph hands each prompt to your command and writes the report ralph reads.
 # [agents.mine]
@@ -301,7 +301,7 @@ max_consecutive_failures = 3    # failed iterations in a row before the run stop
 max_consecutive_malformed = 3
 # max_runtime_s = 7200          # wall-clock budget of one `ralph run` / `ralph resume`
 
-# Agents: a built-in preset (claude, codex, gemini, opencode, aider) or any program:
+# Agents: a built-in preset ({", ".join(PRESETS)}) or any program:
 #   [agents.mine]
 #   command = ["my-agent", "--headless"]
 #   prompt_via = "stdin"        # stdin, argument or file

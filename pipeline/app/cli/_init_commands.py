@@ -14,7 +14,7 @@ from pipeline.app.cli._app import WorkspaceOption, _fail, _warn, app, out
 from pipeline.app.cli._init import EXAMPLE_AGENT, installed_presets, looked_for, write_starter
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.workflows import PresetError, load_preset
-from pipeline.app.workspace import INSTALL_HINTS
+from pipeline.app.workspace import install_hints
 from pipeline.core.config import (
     ConfigError,
     parse_config,
@@ -32,7 +32,7 @@ def _no_agent_found() -> None:
     of your own, with the example that ships."""
     _warn(f"no agent CLI found on PATH (looked for {', '.join(looked_for())})")
     out.print("Install one, then add it to [agents] and [chains] in ralph.toml:", markup=False)
-    for hint in INSTALL_HINTS.values():
+    for hint in install_hints().values():
         out.print(f"  {hint}", markup=False)
     out.print(
         f"Or run a program of your own as the agent (docs/your-own-agent.md); the example "

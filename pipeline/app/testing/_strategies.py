@@ -271,7 +271,7 @@ def register_strategies() -> None:
     )
     register(ResponseSubmitted, response_facts())
     # A fork's model is a model name (printable, no blanks, no leading dash).
-    models = st.none() | st.sampled_from(["m-fork", "m-strong", "claude-opus-4"])
+    models = st.none() | st.sampled_from(["m-fork", "m-strong", "m-opus-4"])
     register(RunForked, st.builds(RunForked, model=models))
     register(
         RestorePromptPermissions,

@@ -4,7 +4,7 @@ choosing its store, and driving a run there with the real runtime. ``ralph run``
 with :func:`diagnose`."""
 
 from pipeline.app.workspace._doctor import Check, Status, diagnose, would_fail
-from pipeline.app.workspace._doctor_agents import INSTALL_HINTS
+from pipeline.app.workspace._doctor_agents import install_hints
 from pipeline.app.workspace._fork import (
     ForkError,
     fork_folder,
@@ -55,7 +55,6 @@ from pipeline.app.workspace._worktrees import (
 )
 
 __all__ = [
-    "INSTALL_HINTS",
     "RUN_BRANCH_PREFIX",
     "Check",
     "ForkError",
@@ -82,6 +81,7 @@ __all__ = [
     "fork_point",
     "fork_run",
     "history_of",
+    "install_hints",
     "interrupt_run",
     "land_run",
     "merge_worktrees",

@@ -52,10 +52,20 @@ def _endpoints(
         return needed, [
             Check(name=f"{_NAME} endpoints", status=Status.FAIL, detail=str(error), fix=fix)
         ]
+    declared = []
     for name, agent in config.agents.items():
         for endpoint in (*derived.get(name, ()), *map(parse_endpoint, agent.sandbox.allow)):
             needed.setdefault(endpoint, []).append(f"agent {name}")
-    return needed, []
+        if agent.preset is not None:
+            shown = ", ".join(map(str, derived.get(name, ()))) or "none for its model"
+            declared.append(f"{name}: {shown}")
+    if not declared:
+        return needed, []
+    # Said because ralph no longer reads the CLIs' own configuration files: a provider set
+    # there (a provider entry in a CLI's own settings file) is the person's to allow.
+    detail = f"declared by each agent's CLI: {'; '.join(declared)}"
+    fix = "a provider set in a CLI's own configuration: name it in [agents.NAME.sandbox] allow"
+    return needed, [Check(name=f"{_NAME} endpoints", status=Status.OK, detail=detail, fix=fix)]
 
 
 def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
@@ -100,6 +110,6 @@ def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -
             checks.append(Check(name=name, status=Status.OK, detail=f"answers from inside ({who})"))
         else:
             detail = f"does not answer from inside ({who}): {why}"
-            fix = "start it, or correct the base URL the agent's CLI reads"
+            fix = "start it, or correct the agent's base URL (or its allow entry)"
             checks.append(Check(name=name, status=Status.WARN, detail=detail, fix=fix))
     return checks

@@ -94,7 +94,7 @@ def _read_text(path: Path, *, missing: str, unreadable: str) -> str:
 
 def _refuse_known_pitfalls(config: RalphConfig, source: str) -> None:
     """Raise :class:`RunSetupError` when an agent the chains use would fail whatever it is
-    asked (Claude Code's bypass mode as root, ...): one line per problem, with its fix."""
+    asked (a CLI's bypass mode as root, ...): one line per problem, with its fix."""
     is_root = hasattr(os, "geteuid") and os.geteuid() == 0
     problems: dict[str, None] = {}  # an agent in several chains has its problem once
     for role in Role:

@@ -1,5 +1,6 @@
 """Configuration: ``ralph.toml`` parsed strictly into frozen classes (pure)."""
 
+from pipeline.core.agents import OUTPUT_FORMATS, PRESETS, AgentPreset, PromptVia
 from pipeline.core.config._gates import GateConfig
 from pipeline.core.config._loop import DEFAULT_PUBLISHES, HatConfig, HatsConfig, LoopConfig
 from pipeline.core.config._model import (
@@ -19,7 +20,6 @@ from pipeline.core.config._model import (
 )
 from pipeline.core.config._orchestrator import Translation, translate_orchestrator_config
 from pipeline.core.config._parse import ConfigError, parse_config, require_chains
-from pipeline.core.config._presets import OUTPUT_FORMATS, PRESETS, AgentPreset, PromptVia
 from pipeline.core.config._sandbox import AgentSandboxConfig, SandboxConfig
 from pipeline.core.config._toml import dump_toml
 from pipeline.core.config._topology_checks import Severity, TopologyProblem, topology_problems

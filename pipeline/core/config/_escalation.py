@@ -4,7 +4,7 @@ names every mistake, one line each.
 
 ```toml
 [hats.developer]
-escalate = ["claude-opus-4-1"]          # the rungs above the hat's own model
+escalate = ["strong-model-4-1"]       # the rungs above the hat's own model
 escalate_after = { review_issues = 2, blocked = 2, validation_failed = 1 }   # 0: not counted
 step_down = true                        # a success moves the hat down a rung
 ```

@@ -14,11 +14,11 @@ from typing import Final, final
 import attrs
 from attrs import field, frozen
 
+from pipeline.core.agents import PRESETS, PromptVia
 from pipeline.core.config._gates import GateConfig
 from pipeline.core.config._hooks import HookConfig, NotifyConfig, hook_specs
 from pipeline.core.config._limits import LimitsConfig
 from pipeline.core.config._loop import HatConfig, HatsConfig, LoopConfig
-from pipeline.core.config._presets import PRESETS, PromptVia
 from pipeline.core.config._sandbox import AgentSandboxConfig, SandboxConfig
 from pipeline.core.config._screen import PostconditionConfig, TamperConfig
 from pipeline.events import (
@@ -353,7 +353,7 @@ class RalphConfig:
     limits: LimitsConfig = field(factory=LimitsConfig)
     """``[limits]``: what a run does when an agent's provider limits it."""
     prices: dict[str, Price] = field(factory=dict)
-    """Prices by model name or pattern (``claude-sonnet-*``), first match in file order."""
+    """Prices by model name or pattern (``sonnet-*``), first match in file order."""
 
     def price_for(self, model: str | None) -> Price | None:
         """The price of ``model``: an exact key first, then the first pattern that matches."""

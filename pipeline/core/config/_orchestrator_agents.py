@@ -1,6 +1,6 @@
 """ralph-orchestrator backends translated into ``[agents.NAME]`` tables (pure).
 
-A backend ralph has a preset for (aider, claude, codex, gemini, opencode) becomes
+A backend ralph has a preset for (``pipeline.core.agents.PRESETS``) becomes
 ``preset = NAME``; a custom program becomes its argv list, the prompt given as its last
 argument as ralph-orchestrator gives it. Any other backend (kiro, amp, copilot, ...) is listed
 as not translated, and no chain names it: a chain naming an unconfigured agent is an error.
@@ -14,8 +14,8 @@ from typing import Final, final
 
 from attrs import Factory, define
 
+from pipeline.core.agents import PRESETS
 from pipeline.core.config._orchestrator_reading import Reader, key_path
-from pipeline.core.config._presets import PRESETS
 
 __all__ = ["DEFAULT_BACKEND", "Agents", "default_chain", "hat_backend"]
 

@@ -17,13 +17,13 @@ from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn
 from cattrs.preconf.orjson import make_converter
 
 from pipeline import PipelineError
+from pipeline.core.agents import OUTPUT_FORMATS, PRESETS
 from pipeline.core.config._bounds import check_ranges, find_nul
 from pipeline.core.config._gates import check_gates
 from pipeline.core.config._hooks import check_hooks
 from pipeline.core.config._limits import check_limits
 from pipeline.core.config._loop import HatConfig, HatsConfig, check_hats, check_loop
 from pipeline.core.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
-from pipeline.core.config._presets import OUTPUT_FORMATS, PRESETS
 from pipeline.core.config._refs import ref_problem
 from pipeline.core.config._sandbox import check_sandbox
 from pipeline.core.config._screen import check_screen
@@ -118,7 +118,7 @@ def _format(error: BaseException, type_: Any) -> str:
 
 
 def _key(path: str) -> str:
-    """``$.agents['claude'].model`` as a TOML key: ``agents.claude.model``."""
+    """``$.agents['main'].model`` as a TOML key: ``agents.main.model``."""
     key = path.removeprefix("$").lstrip(".")
     return key.replace("['", ".").replace("']", "").replace("[", ".").replace("]", "")
 

@@ -8,10 +8,8 @@ arguments (``docs/research/sandbox-design.md``, sections 5 to 8 and 10).
   arguments, laid so that no later mount undoes a hidden or read-only path.
 - :func:`sandbox_environment` is the environment a sandboxed process gets, and
   :func:`withheld_variables` the names it does not.
-- :data:`SANDBOX_PRESETS` says what each agent preset needs: its folders under ``$HOME``, its
-  variables, where its model endpoint is set; :data:`PROVIDER_ENDPOINTS` where each model
-  provider OpenCode and aider name is served, :func:`opencode_provider` and
-  :func:`aider_provider` which provider a model name means.
+- :class:`SandboxPreset` is what an agent CLI needs: its folders under ``$HOME`` and its
+  variables (each CLI's module in ``pipeline.core.agents`` declares its own).
 
 Nothing here reads a file, the environment or the clock: the handler gives every input. Not
 used by any handler yet (commit 1 of the design's plan, section 13).
@@ -50,20 +48,10 @@ from pipeline.core.sandbox._policy import (
     protect_problem,
 )
 from pipeline.core.sandbox._presets import (
-    SANDBOX_PRESETS,
-    BaseUrlSettings,
     ConfigFolder,
-    ConfigKey,
     PresetPaths,
     SandboxPreset,
     preset_paths,
-)
-from pipeline.core.sandbox._providers import (
-    LITELLM_BASE_URL_VARIABLES,
-    OPENCODE_BASE_URL_VARIABLES,
-    PROVIDER_ENDPOINTS,
-    aider_provider,
-    opencode_provider,
 )
 
 __all__ = [
@@ -75,20 +63,14 @@ __all__ = [
     "DOCUMENTED_VARIABLES",
     "GIT_CONFIG_PATHS",
     "INDEX_MOUNT",
-    "LITELLM_BASE_URL_VARIABLES",
     "MANDATORY_FLAGS",
     "MAX_UID",
-    "OPENCODE_BASE_URL_VARIABLES",
-    "PROVIDER_ENDPOINTS",
     "RALPH_ONLY_VARIABLES",
     "RELAY_MOUNT",
-    "SANDBOX_PRESETS",
     "SANDBOX_TMPDIR",
     "SECRET_VARIABLES",
     "TOOLCHAIN_ROOTS",
-    "BaseUrlSettings",
     "ConfigFolder",
-    "ConfigKey",
     "Endpoint",
     "EnvironmentRules",
     "Hidden",
@@ -99,10 +81,8 @@ __all__ = [
     "SandboxMode",
     "SandboxPolicy",
     "SandboxPreset",
-    "aider_provider",
     "expand_home",
     "mount_plan",
-    "opencode_provider",
     "parse_endpoint",
     "path_problem",
     "pattern_problem",

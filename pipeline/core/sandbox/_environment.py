@@ -11,7 +11,7 @@ Every other variable stays out, and :func:`withheld_variables` names them (names
 Two lists of patterns are kept out of the documented set whatever their names look like:
 :data:`RALPH_ONLY_VARIABLES` (ralph's store URL and libpq's variables) never pass, not even
 through a ``pass_env`` pattern; a name matching :data:`SECRET_VARIABLES` (``*_TOKEN``,
-``*_KEY``, ...) passes only when a ``pass_env`` pattern names it (``ANTHROPIC_*`` for claude's
+``*_KEY``, ...) passes only when a ``pass_env`` pattern names it (``ANTHROPIC_*`` for
 ``ANTHROPIC_API_KEY``). Both lists are the only ones: the handlers' redaction and the agents'
 environment import them from here.
 """
@@ -41,7 +41,7 @@ DOCUMENTED_VARIABLES: Final = (
     "USER",
     "LOGNAME",
     "SHELL",
-    # OpenCode takes its project folder from PWD; ralph sets it to the workspace.
+    # Some CLIs take their project folder from PWD; ralph sets it to the workspace.
     "PWD",
     "LANG",
     "LANGUAGE",

@@ -74,11 +74,10 @@ DEFAULT_PROTECT: Final = (
     ".vscode",
     ".idea",
     ".mcp.json",
-    ".claude/commands",
-    ".claude/agents",
 )
 """Workspace files that run code in the person's own tools later (shell start-up files, editor
-tasks, MCP servers, Claude Code commands and agents): bound read-only where they exist."""
+tasks, MCP servers): bound read-only where they exist. Each agent CLI's own (its
+``workspace_code``) are added by the handler, for every agent."""
 
 
 @final

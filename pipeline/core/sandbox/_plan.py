@@ -173,7 +173,7 @@ def _write_back(inputs: MountInputs, layout: Layout) -> None:
     for path in inputs.write:
         layout.add(_rw(path, "a write entry", must_exist=False))
     for path in inputs.preset.read_only:
-        # Needed too: aider's settings sit in the hidden $HOME itself and must be bound back.
+        # Needed too: some CLIs' settings sit in the hidden $HOME itself and must be bound back.
         layout.add(_ro(path, "the agent CLI's settings", guard=True, needed=True))
 
 

@@ -33,7 +33,7 @@ __all__ = [
 
 DEFAULT_UID: Final = 1000
 """The uid inside the sandbox when ralph runs as root: not 0, so that an agent's own nested
-sandbox (the codex preset's) can map it (section 2 of the design)."""
+sandbox (a CLI's own) can map it (section 2 of the design)."""
 
 MAX_UID: Final = 65533
 """The largest uid allowed inside: 65534 is ``nobody``, 65535 is reserved."""

@@ -1,29 +1,23 @@
-"""What each agent preset needs in the sandbox: its folders under ``$HOME``, its variables and
-where its model endpoint is set (pure data, beside ``pipeline.core.config.PRESETS``).
+"""What an agent CLI needs in the sandbox, as a type: its folders under ``$HOME`` and its
+variables (pure data; each CLI's module in ``pipeline.core.agents`` declares its own).
 
-The table is section 6 of ``docs/research/sandbox-design.md`` (folders), section 7 (variables)
-and section 8 (base URLs). A CLI's folders are writable (OAuth refreshes rotate tokens there),
-but the files in them that hold code the person's own, unsandboxed CLI would run later (a
-Claude Code hook, an OpenCode plugin) are bound read-only on top. A command agent has no
-preset and gets none of this.
+Section 6 of ``docs/research/sandbox-design.md`` (folders) and section 7 (variables). A CLI's
+folders are writable (OAuth refreshes rotate tokens there), but the files in them that hold
+code the person's own, unsandboxed CLI would run later (a hook, a plugin) are bound read-only
+on top. A command agent has no preset and gets none of this.
 """
 
 from __future__ import annotations
 
-import types
 from collections.abc import Mapping
-from typing import Final, final
+from typing import final
 
 from attrs import frozen
 
-from pipeline.core.sandbox._endpoint import Endpoint
 from pipeline.core.sandbox._paths import join, normal_absolute
 
 __all__ = [
-    "SANDBOX_PRESETS",
-    "BaseUrlSettings",
     "ConfigFolder",
-    "ConfigKey",
     "PresetPaths",
     "SandboxPreset",
     "preset_paths",
@@ -36,7 +30,7 @@ class ConfigFolder:
     """A folder an agent CLI keeps its configuration, credentials or cache in.
 
     It is ``$HOME/default``, or, when ``variable`` holds an absolute path, that path joined
-    with ``suffix`` (``$XDG_CONFIG_HOME/opencode``, ``$CLAUDE_CONFIG_DIR``).
+    with ``suffix`` (``$XDG_CONFIG_HOME/NAME``, ``$NAME_CONFIG_DIR``).
     """
 
     default: str
@@ -55,39 +49,13 @@ class ConfigFolder:
 
 @final
 @frozen(kw_only=True)
-class ConfigKey:
-    """A setting in one of the CLI's files that may name its base URL (read in section 8's
-    derivation, never here): the file, relative to the preset's first folder, and the key."""
-
-    file: str
-    key: str
-
-
-@final
-@frozen(kw_only=True)
-class BaseUrlSettings:
-    """Where an agent CLI takes its model endpoint from, in the order it looks.
-
-    ``variables`` (the agent's ``env`` first, then the environment), then ``config_keys``;
-    failing those, ``defaults``, or, with ``by_provider``, the host of the model's provider.
-    """
-
-    variables: tuple[str, ...] = ()
-    config_keys: tuple[ConfigKey, ...] = ()
-    defaults: tuple[Endpoint, ...] = ()
-    by_provider: bool = False
-
-
-@final
-@frozen(kw_only=True)
 class SandboxPreset:
-    """One preset's needs: ``folders`` (writable, made when missing), ``files`` under
-    ``$HOME`` (writable, bound only when present), ``read_only_files`` under ``$HOME``,
-    the ``pass_env`` patterns and its base-URL settings."""
+    """One agent CLI's needs: ``folders`` (writable, made when missing), ``files`` under
+    ``$HOME`` (writable, bound only when present), ``read_only_files`` under ``$HOME`` and
+    the ``pass_env`` patterns."""
 
     folders: tuple[ConfigFolder, ...]
     pass_env: tuple[str, ...]
-    base_url: BaseUrlSettings
     files: tuple[str, ...] = ()
     read_only_files: tuple[str, ...] = ()
 
@@ -121,114 +89,3 @@ def preset_paths(preset: SandboxPreset, environ: Mapping[str, str], home: str) -
             dict.fromkeys([*inside, *(join(home, name) for name in preset.read_only_files)])
         ),
     )
-
-
-_HTTPS: Final = 443
-
-_OPENCODE_CODE: Final = ("opencode.json", "opencode.jsonc", "plugin", "agent", "command")
-
-SANDBOX_PRESETS: Final[Mapping[str, SandboxPreset]] = types.MappingProxyType(
-    {
-        "claude": SandboxPreset(
-            folders=(
-                ConfigFolder(
-                    default=".claude",
-                    variable="CLAUDE_CONFIG_DIR",
-                    read_only=(
-                        "settings.json",
-                        "settings.local.json",
-                        "commands",
-                        "agents",
-                        "hooks",
-                        "plugins",
-                        "CLAUDE.md",
-                    ),
-                ),
-            ),
-            files=(".claude.json",),
-            pass_env=(
-                "ANTHROPIC_*",
-                "CLAUDE_CODE_*",
-                "CLAUDE_CONFIG_DIR",
-                "DISABLE_*",
-                "IS_SANDBOX",
-            ),
-            base_url=BaseUrlSettings(
-                variables=("ANTHROPIC_BASE_URL",),
-                config_keys=(ConfigKey(file="settings.json", key="env.ANTHROPIC_BASE_URL"),),
-                defaults=(Endpoint("api.anthropic.com", _HTTPS),),
-            ),
-        ),
-        "codex": SandboxPreset(
-            folders=(
-                ConfigFolder(
-                    default=".codex",
-                    variable="CODEX_HOME",
-                    read_only=("config.toml", "AGENTS.md", "prompts", "rules"),
-                ),
-            ),
-            pass_env=("OPENAI_*", "CODEX_*"),
-            # no variable: Codex 0.169 ignores OPENAI_BASE_URL (measured), only its config moves it
-            base_url=BaseUrlSettings(
-                config_keys=(
-                    ConfigKey(file="config.toml", key="model_providers.*.base_url"),
-                    ConfigKey(file="config.toml", key="openai_base_url"),
-                ),
-                defaults=(Endpoint("api.openai.com", _HTTPS), Endpoint("chatgpt.com", _HTTPS)),
-            ),
-        ),
-        "gemini": SandboxPreset(
-            folders=(
-                ConfigFolder(
-                    default=".gemini",
-                    read_only=("settings.json", "commands", "extensions", "GEMINI.md"),
-                ),
-            ),
-            pass_env=("GEMINI_*", "GOOGLE_*"),
-            base_url=BaseUrlSettings(
-                variables=("GOOGLE_GEMINI_BASE_URL",),
-                defaults=(Endpoint("generativelanguage.googleapis.com", _HTTPS),),
-            ),
-        ),
-        "opencode": SandboxPreset(
-            folders=(
-                ConfigFolder(
-                    default=".config/opencode",
-                    variable="XDG_CONFIG_HOME",
-                    suffix="opencode",
-                    read_only=_OPENCODE_CODE,
-                ),
-                ConfigFolder(
-                    default=".local/share/opencode", variable="XDG_DATA_HOME", suffix="opencode"
-                ),
-                ConfigFolder(
-                    default=".cache/opencode", variable="XDG_CACHE_HOME", suffix="opencode"
-                ),
-                ConfigFolder(
-                    default=".local/state/opencode", variable="XDG_STATE_HOME", suffix="opencode"
-                ),
-            ),
-            # and the provider keys its configuration names with {env:NAME} (section 7), which
-            # only the handler can read
-            pass_env=("OPENCODE_*",),
-            base_url=BaseUrlSettings(
-                config_keys=(ConfigKey(file="opencode.json", key="provider.*.options.baseURL"),),
-                by_provider=True,
-            ),
-        ),
-        "aider": SandboxPreset(
-            folders=(ConfigFolder(default=".aider"),),
-            read_only_files=(
-                ".aider.conf.yml",
-                ".aider.model.settings.yml",
-                ".aider.model.metadata.json",
-            ),
-            pass_env=("AIDER_*", "OPENAI_*", "ANTHROPIC_*", "GEMINI_*"),
-            # litellm's order for OpenAI (each provider's: LITELLM_BASE_URL_VARIABLES)
-            base_url=BaseUrlSettings(
-                variables=("OPENAI_BASE_URL", "OPENAI_API_BASE"), by_provider=True
-            ),
-        ),
-    }
-)
-"""The sandbox needs of each built-in preset, by the preset's name."""

@@ -18,6 +18,7 @@ from pathlib import Path
 import attrs
 from attrs import field, frozen
 
+from pipeline.core.agents import droppings
 from pipeline.core.effects import AbortRebase, CreateCommit, Rebase
 from pipeline.events import (
     CommitCreated,
@@ -70,17 +71,16 @@ COST_TRAILER = "Ralph-Cost"
 OWN_FOLDERS = (".ralph", ".agent")
 """ralph's own folders at the top of the workspace: never in a commit."""
 
-_AGENT_DROPPINGS = (":(exclude,glob).aider*",)
-"""Files agent CLIs leave in the work tree about themselves (aider's chat and input history,
-its tags cache): never the agent's work."""
-
 
 def own_pathspecs(keep_out: Iterable[str] = ()) -> tuple[str, ...]:
     """The pathspecs that leave ralph's own folders (:data:`OWN_FOLDERS`), the ``keep_out``
     paths (relative to the top) and agent CLIs' droppings out of a git command: what a commit
     never takes, and what the tamper screen never reads."""
     kept = (*OWN_FOLDERS, *keep_out)
-    return (*(spec for path in kept for spec in outside_pathspec(path)), *_AGENT_DROPPINGS)
+    # The files agent CLIs leave about themselves (chat histories, tag caches: each CLI's
+    # ``droppings``) are never the agent's work.
+    left = (f":(exclude,glob){glob}" for glob in droppings())
+    return (*(spec for path in kept for spec in outside_pathspec(path)), *left)
 
 
 def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

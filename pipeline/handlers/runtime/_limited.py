@@ -19,7 +19,7 @@ def limit_of(
     """``ProviderLimited`` when the invocation of ``agent`` in ``role`` (its output in
     ``log``, ending with ``tail``, colours removed) ended on its provider's limit: as its
     format's structured output says, or, for a format with none, as its last words do."""
-    # A CLI names a reset as a time of day in the machine's zone (Codex: "at 9:21 PM").
+    # A CLI names a reset as a time of day in the machine's zone ("try again at 9:21 PM").
     zone = datetime.now().astimezone().tzinfo
     assert zone is not None
     signal = read_limit(output_format, log, at, zone)

@@ -81,7 +81,7 @@ def agent_environment(
     path = env.get("PATH", "")
     env.update(
         # agents run in the workspace; a PWD inherited from ``ralph -C DIR`` names another
-        # folder, and some CLIs (OpenCode) take their project folder from PWD
+        # folder, and some CLIs take their project folder from PWD
         PWD=str(layout.root),
         RALPH_RUN_ID=run_id,
         RALPH_EVENTS_FILE=str(layout.events_file(run_id)),

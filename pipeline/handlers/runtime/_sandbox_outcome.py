@@ -34,9 +34,9 @@ def model_reached(
     CLI (a preset) did when it asked the network gate for one of its model endpoints
     (``asked``: the allowed endpoints it asked for), answered or not, and never when the
     sandbox lets it reach nothing. Elsewhere, and for a CLI whose endpoints are not known,
-    ``reported`` tells: its output reported usage, or its format reports none. (Claude Code
-    and Gemini CLI print usage figures, zeros, whether or not a request got out; Codex prints
-    none when its provider refused it.)"""
+    ``reported`` tells: its output reported usage, or its format reports none. (Some CLIs
+    print usage figures, zeros, whether or not a request got out; others print none when
+    their provider refused them.)"""
     if sandbox is None or needs.preset is None:
         return reported
     if not sandbox.allowed(needs):
@@ -64,7 +64,7 @@ def sandbox_hint(
     says (an agent that cannot connect retries with "overloaded" messages), nor retried.
 
     An agent CLI ``cut`` off from everything (:func:`cut_off`, the reason) failed because of
-    the configuration: its failure, or its timeout (Codex waits for the network without end),
+    the configuration: its failure, or its timeout (a CLI may wait for the network without end),
     is said as ``ErrorKind.CONFIGURATION``, so no dev-fix runs the same cut-off agents and
     the run stops for a person once no agent of the chain is left."""
     if isinstance(fact, ProviderLimited):

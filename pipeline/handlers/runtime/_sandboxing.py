@@ -10,14 +10,15 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TypeVar, final
+from typing import final
 
 import attrs
 from attrs import frozen
 
 from pipeline import PipelineError
+from pipeline.core.agents import PRESETS
 from pipeline.core.config import AgentConfig, RalphConfig
 from pipeline.core.sandbox import (
     Endpoint,
@@ -42,8 +43,6 @@ from pipeline.handlers.sandbox import (
     Probe,
     Sandbox,
     WorkspacePaths,
-    derive_endpoints,
-    derive_variables,
     environment_rules,
     probe,
 )
@@ -57,8 +56,6 @@ __all__ = [
     "git_policy_in",
     "run_in",
 ]
-
-_T = TypeVar("_T")
 
 _OFF_HINT = 'or set [sandbox] mode = "off" to silence this'
 
@@ -79,13 +76,10 @@ class SandboxChoice:
     said: str
     endpoints: Mapping[str, tuple[Endpoint, ...]] = attrs.field(factory=dict)
     """Each agent's model endpoints, by agent name, as derived when the choice was made."""
-    variables: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
-    """The variables each agent's CLI configuration names for its model's key, by agent
-    name, read when the choice was made: passed into its sandbox."""
 
     def needs(self, name: str, agent: AgentConfig) -> AgentNeeds:
         """What agent ``name`` (configured as ``agent``) needs in the sandbox."""
-        return agent_needs(agent, self.endpoints.get(name, ()), self.variables.get(name, ()))
+        return agent_needs(agent, self.endpoints.get(name, ()))
 
     def sandbox(
         self,
@@ -198,50 +192,28 @@ def _agent_models(config: RalphConfig) -> dict[str, tuple[str | None, ...]]:
     }
 
 
-def _home(environ: Mapping[str, str]) -> str:
-    return os.path.realpath(environ.get("HOME") or os.path.expanduser("~"))
-
-
-def _per_agent(
-    config: RalphConfig,
-    workspace: Path,
-    environ: Mapping[str, str],
-    derive: Callable[..., tuple[_T, ...]],
-) -> dict[str, tuple[_T, ...]]:
-    """``derive`` (:func:`derive_endpoints` or :func:`derive_variables`) for each agent and
-    every model it may run, by agent name. Raises :class:`SandboxUnavailableError` naming
-    the agent when its CLI's settings hold no endpoint where one must be."""
-    home = _home(environ)
-    found: dict[str, tuple[_T, ...]] = {}
-    for name, models in _agent_models(config).items():
-        agent = config.agents[name]
-        try:
-            derived = [
-                value
-                for model in models
-                for value in derive(agent.preset, agent.env, environ, home, model, workspace)
-            ]
-        except SandboxError as error:
-            raise SandboxUnavailableError(f"agents.{name}: {error}") from None
-        found[name] = tuple(dict.fromkeys(derived))
-    return found
-
-
 def model_endpoints(
     config: RalphConfig, workspace: Path, environ: Mapping[str, str]
 ) -> dict[str, tuple[Endpoint, ...]]:
     """Each agent's model endpoints, by name, for every model it may run (its own and its
-    hats'), read where its CLI reads them. Raises :class:`SandboxUnavailableError` naming the
-    agent when a setting there is no endpoint."""
-    return _per_agent(config, workspace, environ, derive_endpoints)
-
-
-def model_variables(
-    config: RalphConfig, workspace: Path, environ: Mapping[str, str]
-) -> dict[str, tuple[str, ...]]:
-    """The variables each agent's CLI configuration names for its models' providers (Codex's
-    ``env_key``, OpenCode's ``{env:NAME}``), by agent name: the sandbox passes them."""
-    return _per_agent(config, workspace, environ, derive_variables)
+    hats'): its CLI's declared ones (``pipeline.core.agents``), as its ``env`` and
+    ``environ`` move them; none for a command agent, whose endpoints ``allow`` names.
+    Raises :class:`SandboxUnavailableError` naming the agent when a variable that moves its
+    CLI is no URL."""
+    del workspace  # the endpoints are declared: nothing in the workspace moves them
+    found: dict[str, tuple[Endpoint, ...]] = {}
+    for name, models in _agent_models(config).items():
+        agent = config.agents[name]
+        preset = PRESETS.get(agent.preset) if agent.preset is not None else None
+        if preset is None:
+            found[name] = ()
+            continue
+        try:
+            derived = [e for m in models for e in preset.endpoints.resolve(m, agent.env, environ)]
+        except SandboxError as error:
+            raise SandboxUnavailableError(f"agents.{name}: {error}") from None
+        found[name] = tuple(dict.fromkeys(derived))
+    return found
 
 
 def choose_sandbox(
@@ -259,10 +231,7 @@ def choose_sandbox(
         return SandboxChoice(policy=policy, probe=None, said="off ([sandbox] mode is off)")
     found = probe(environ, policy.uid)
     endpoints = model_endpoints(config, workspace, environ) if found.works else {}
-    variables = model_variables(config, workspace, environ) if found.works else {}
-    choice = SandboxChoice(
-        policy=policy, probe=found, said="", endpoints=endpoints, variables=variables
-    )
+    choice = SandboxChoice(policy=policy, probe=found, said="", endpoints=endpoints)
     reach = choice.reachable(config)
     reason = found.reason or _low_port(reach)
     signing = signing_problem(config.git) if reason is None else None
@@ -280,12 +249,9 @@ def choose_sandbox(
     return attrs.evolve(choice, said=f"on ({found.backend}; network: {network})")
 
 
-def agent_needs(
-    config: AgentConfig, endpoints: tuple[Endpoint, ...] = (), variables: tuple[str, ...] = ()
-) -> AgentNeeds:
+def agent_needs(config: AgentConfig, endpoints: tuple[Endpoint, ...] = ()) -> AgentNeeds:
     """What agent ``config`` needs in the sandbox: its preset's, its ``sandbox`` table's, its
-    model ``endpoints``, the ``variables`` its CLI's configuration names for the model's key,
-    and its ``env`` set as the person wrote it."""
+    model ``endpoints``, and its ``env`` set as the person wrote it."""
     table = config.sandbox
     return AgentNeeds(
         preset=config.preset,
@@ -293,7 +259,7 @@ def agent_needs(
         allow=tuple(parse_endpoint(entry) for entry in table.allow),
         read=table.read,
         write=table.write,
-        pass_env=(*table.pass_env, *variables),
+        pass_env=table.pass_env,
         set_env=dict(config.env),
     )
 

@@ -8,13 +8,10 @@
   with a unix socket per loopback endpoint and an HTTP proxy that allows only the listed
   ``host:port`` pairs and counts its refusals; it gives the relay's command line and the proxy
   variables (``docs/research/sandbox-design.md``, section 8).
-- :func:`derive_endpoints` finds an agent's model endpoints where its CLI reads them;
-  :func:`derive_variables` the variables its CLI's configuration names for the model's key.
 - :func:`relay_source` is the stdlib-only relay that runs inside, in front of the agent;
   :class:`RelayRoute` one address it listens on.
 """
 
-from pipeline.handlers.sandbox._endpoints import derive_endpoints, derive_variables
 from pipeline.handlers.sandbox._network import NO_PROXY, NetworkGate, NetworkSeen, relay_source
 from pipeline.handlers.sandbox._probe import INSTALL_HINT, Probe, probe
 from pipeline.handlers.sandbox._proxy import canonical
@@ -49,8 +46,6 @@ __all__ = [
     "Sandbox",
     "WorkspacePaths",
     "canonical",
-    "derive_endpoints",
-    "derive_variables",
     "environment_rules",
     "probe",
     "reach_from_inside",

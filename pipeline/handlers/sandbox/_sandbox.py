@@ -23,15 +23,16 @@ from typing import final
 import attrs
 from attrs import frozen
 
+from pipeline.core.agents import PRESETS, workspace_code
 from pipeline.core.sandbox import (
     INDEX_MOUNT,
-    SANDBOX_PRESETS,
     Endpoint,
     EnvironmentRules,
     MountInputs,
     NetworkMode,
     PresetPaths,
     SandboxPolicy,
+    SandboxPreset,
     expand_home,
     mount_plan,
     preset_paths,
@@ -93,13 +94,19 @@ class AgentNeeds:
 
     preset: str | None = None
     endpoints: tuple[Endpoint, ...] = ()
-    """Its model endpoints (derived from its base-URL settings when the run started)."""
+    """Its model endpoints (its CLI's declared ones, as they stood when the run started)."""
     allow: tuple[Endpoint, ...] = ()
     """More endpoints its ``sandbox`` table allows."""
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     pass_env: tuple[str, ...] = ()
     set_env: Mapping[str, str] = attrs.field(factory=dict)
+
+
+def _sandbox_preset(name: str | None) -> SandboxPreset | None:
+    """What the agent CLI ``name`` needs (None: a command, or no such preset)."""
+    preset = PRESETS.get(name) if name is not None else None
+    return None if preset is None else preset.sandbox
 
 
 def _real(path: Path | str) -> str:
@@ -128,7 +135,7 @@ def environment_rules(
 ) -> EnvironmentRules:
     """What a process with ``needs`` gets of its environment under ``policy``: its preset's
     patterns, its own and ``[sandbox] pass_env``; its ``set_env`` and ``set_env`` as given."""
-    table = SANDBOX_PRESETS.get(needs.preset) if needs.preset else None
+    table = _sandbox_preset(needs.preset)
     patterns = (*(() if table is None else table.pass_env), *needs.pass_env, *policy.pass_env)
     return EnvironmentRules(pass_env=patterns, set_env={**needs.set_env, **(set_env or {})})
 
@@ -204,7 +211,7 @@ class Sandbox:
         return reachable(self.policy, needs)
 
     def _preset(self, needs: AgentNeeds, env: Mapping[str, str], home: str) -> PresetPaths:
-        table = SANDBOX_PRESETS.get(needs.preset) if needs.preset else None
+        table = _sandbox_preset(needs.preset)
         return PresetPaths() if table is None else preset_paths(table, env, home)
 
     def _inputs(
@@ -247,7 +254,7 @@ class Sandbox:
             read=tuple(_real(expand_home(p, home)) for p in (*policy.read, *needs.read)),
             write=tuple(_real(expand_home(p, home)) for p in (*policy.write, *needs.write)),
             preset=preset,
-            protect=policy.protect,
+            protect=(*workspace_code(), *policy.protect),
             relay_dir=relay_dir,
             index_dir=index_dir,
             uid=self.probe.uid,

@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.core.agents.aider import parse_aider
 from pipeline.handlers.agents.usage import UsageFigures, read_usage
-from pipeline.handlers.agents.usage._aider import parse_aider
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "agent_output" / "aider"
 

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.handlers.agents.usage import PARSERS, UsageFigures, read_usage
-from pipeline.handlers.agents.usage._gemini import parse_gemini
+from pipeline.core.agents import OUTPUT_FORMATS
+from pipeline.core.agents.gemini import parse_gemini
+from pipeline.handlers.agents.usage import UsageFigures, read_usage
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "agent_output" / "gemini"
 
@@ -118,7 +119,7 @@ def test_an_invocation_that_printed_no_result_reports_no_tokens() -> None:
 
 def test_the_format_is_registered() -> None:
     """``output_format = "gemini-stream-json"`` reads with this parser."""
-    assert PARSERS["gemini-stream-json"] is parse_gemini
+    assert OUTPUT_FORMATS["gemini-stream-json"].usage is parse_gemini
 
 
 def test_the_preset_reads_its_usage_with_this_parser() -> None:

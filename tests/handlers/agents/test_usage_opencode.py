@@ -10,8 +10,8 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.core.agents.opencode import parse_opencode
 from pipeline.handlers.agents.usage import UsageFigures, read_usage
-from pipeline.handlers.agents.usage._opencode import parse_opencode
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "agent_output" / "opencode"
 

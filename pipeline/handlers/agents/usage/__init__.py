@@ -1,37 +1,19 @@
-"""Reading what an agent invocation used from its output: one parser per output format (I/O:
-reads the invocation's log file; the parsers themselves are pure).
+"""Reading what an agent invocation used from its output (I/O: reads the invocation's log
+file; the parsers themselves are pure, each declared by its CLI's module in
+``pipeline.core.agents``).
 
-The format of an agent is its preset's (``claude`` prints ``stream-json``, ``codex exec
---json`` JSON lines, ...) or ``output_format`` in ``[agents.NAME]``. :func:`read_usage`
-reads a log through the format's parser; an agent with no known format reports nothing.
+The format of an agent is its preset's or ``output_format`` in ``[agents.NAME]``.
+:func:`read_usage` reads a log through the format's parser; an agent with no known format
+reports nothing.
 """
 
 from __future__ import annotations
 
-import types
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
 
-from pipeline.handlers.agents.usage._aider import parse_aider
-from pipeline.handlers.agents.usage._claude import parse_claude
-from pipeline.handlers.agents.usage._codex import parse_codex
-from pipeline.handlers.agents.usage._figures import UsageFigures, UsageParser
-from pipeline.handlers.agents.usage._gemini import parse_gemini
-from pipeline.handlers.agents.usage._opencode import parse_opencode
+from pipeline.core.agents import OUTPUT_FORMATS, UsageFigures, UsageParser
 
-__all__ = ["PARSERS", "UsageFigures", "UsageParser", "read_usage"]
-
-PARSERS: Final[Mapping[str, UsageParser]] = types.MappingProxyType(
-    {
-        "claude-stream-json": parse_claude,
-        "codex-json": parse_codex,
-        "gemini-stream-json": parse_gemini,
-        "opencode-json": parse_opencode,
-        "aider": parse_aider,
-    }
-)
-"""The parser of each output format, by the name ``output_format`` takes."""
+__all__ = ["UsageFigures", "UsageParser", "read_usage"]
 
 
 def read_usage(output_format: str | None, log: Path) -> UsageFigures:
@@ -39,11 +21,11 @@ def read_usage(output_format: str | None, log: Path) -> UsageFigures:
 
     An unknown or absent format, or a log that cannot be read, reports nothing.
     """
-    parser = PARSERS.get(output_format) if output_format is not None else None
-    if parser is None:
+    known = OUTPUT_FORMATS.get(output_format) if output_format is not None else None
+    if known is None:
         return UsageFigures()
     try:
         with log.open("rb") as handle:
-            return parser(handle)
+            return known.usage(handle)
     except OSError:
         return UsageFigures()

@@ -17,8 +17,9 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.handlers.agents.usage import PARSERS, UsageFigures, read_usage
-from pipeline.handlers.agents.usage._claude import parse_claude
+from pipeline.core.agents import OUTPUT_FORMATS
+from pipeline.core.agents.claude import parse_claude
+from pipeline.handlers.agents.usage import UsageFigures, read_usage
 
 FIXTURES = Path(__file__).parents[3] / "fixtures" / "agent_output" / "claude"
 DEVELOPER = (FIXTURES / "developer.jsonl").read_bytes().splitlines(keepends=True)
@@ -43,7 +44,7 @@ def test_a_finished_invocation_reports_the_result_lines_totals() -> None:
 
 def test_the_format_is_read_from_the_log_file_by_its_name() -> None:
     """``claude-stream-json`` is the preset's format and reads a log file."""
-    assert PARSERS["claude-stream-json"] is parse_claude
+    assert OUTPUT_FORMATS["claude-stream-json"].usage is parse_claude
     figures = read_usage("claude-stream-json", FIXTURES / "developer.jsonl")
     assert (figures.input_tokens, figures.cost_usd) == (480, 0.0044256)
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.handlers.agents.usage import PARSERS, UsageFigures, read_usage
-from pipeline.handlers.agents.usage._codex import parse_codex
+from pipeline.core.agents import OUTPUT_FORMATS
+from pipeline.core.agents.codex import parse_codex
+from pipeline.handlers.agents.usage import UsageFigures, read_usage
 
 FIXTURES = Path(__file__).parents[3] / "fixtures" / "agent_output" / "codex"
 
@@ -62,7 +63,7 @@ def test_turns_and_their_usage_add_up_and_cache_writes_are_not_input() -> None:
 
 def test_the_codex_json_format_reads_a_log_file(tmp_path: Path) -> None:
     """``output_format = "codex-json"`` reads a log through this parser."""
-    assert PARSERS["codex-json"] is parse_codex
+    assert OUTPUT_FORMATS["codex-json"].usage is parse_codex
     log = tmp_path / "invocation.log"
     log.write_bytes((FIXTURES / "working.jsonl").read_bytes())
     assert read_usage("codex-json", log).output_tokens == 112

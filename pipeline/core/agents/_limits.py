@@ -1,17 +1,27 @@
 """What an agent's output says of its provider's limit, and the words that say when it resets
-(pure): shared by the parsers of each output format."""
+(pure): shared by the limit parsers each agent CLI's module declares."""
 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, tzinfo
-from typing import Final, final
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Any, Final, final
 
 from attrs import frozen
 
 from pipeline.events import LimitScope
 
-__all__ = ["LimitSignal", "WindowSignal", "clock_time_reset", "relative_reset"]
+__all__ = [
+    "BUSY_STATUSES",
+    "USAGE_WORDS",
+    "LimitSignal",
+    "WindowSignal",
+    "classified",
+    "clock_time_reset",
+    "epoch",
+    "relative_reset",
+    "words",
+]
 
 
 @final
@@ -66,8 +76,8 @@ def relative_reset(message: str, now: datetime) -> datetime | None:
 
 
 def clock_time_reset(message: str, now: datetime, zone: tzinfo) -> datetime | None:
-    """The reset a message gives as a time of day in the machine's zone (Codex's ``try again
-    at 9:21 PM``): its next occurrence after ``now``."""
+    """The reset a message gives as a time of day in the machine's zone (``try again at
+    9:21 PM``): its next occurrence after ``now``."""
     found = _CLOCK.search(message)
     if found is None:
         return None
@@ -83,3 +93,46 @@ def clock_time_reset(message: str, now: datetime, zone: tzinfo) -> datetime | No
     if at <= local:
         at += timedelta(days=1)
     return at
+
+
+_MESSAGE_CHARS: Final = 300
+
+BUSY_STATUSES: Final = frozenset({429, 503, 529})
+"""The HTTP statuses of a limited or overloaded provider."""
+
+USAGE_WORDS: Final = re.compile(r"usage limit|quota|daily limit|weekly limit", re.IGNORECASE)
+"""Words that make a limit a usage window's, not a request rate's."""
+_BUSY_WORDS: Final = re.compile(
+    r"\b429\b|\b503\b|\b529\b|too many requests|rate limit|overloaded|resource.exhausted",
+    re.IGNORECASE,
+)
+
+
+def words(value: Any) -> str:
+    """A provider's message, trimmed to 300 characters ("" when it is no string)."""
+    return value.strip()[:_MESSAGE_CHARS] if isinstance(value, str) else ""
+
+
+def epoch(value: Any) -> datetime | None:
+    """Seconds since the epoch as a time (None: no plausible number)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e11:
+        return datetime.fromtimestamp(value, UTC)
+    return None
+
+
+def classified(message: str, source: str, now: datetime, zone: tzinfo) -> LimitSignal | None:
+    """A CLI's own error message as a limit, or None when it says no limit."""
+    reset = relative_reset(message, now) or clock_time_reset(message, now, zone)
+    if USAGE_WORDS.search(message):
+        return LimitSignal(
+            scope=LimitScope.USAGE_WINDOW,
+            resets_at=reset,
+            window=None,
+            source=source,
+            message=message,
+        )
+    if _BUSY_WORDS.search(message):
+        return LimitSignal(
+            scope=LimitScope.REQUESTS, resets_at=reset, window=None, source=source, message=message
+        )
+    return None
