@@ -66,7 +66,7 @@ def scripted_run(
     escalation ladders; ``policy`` any other ``LoopPolicy`` fields."""
     import attrs
 
-    from pipeline.engine import run_in_memory
+    from pipeline.engine import RunOptions, run_in_memory
     from pipeline.engine.simulation import (
         ScriptedChooser,
         SimulatedWorld,
@@ -85,7 +85,7 @@ def scripted_run(
     )
     config = WorldConfig(budget_ or budget(), default_chains(agents), rebase_onto, loop=loop)
     chooser = ScriptedChooser({what: list(left) for what, left in (answers or {}).items()})
-    result = run_in_memory(SimulatedWorld(config, chooser), max_effects=10_000)
+    result = run_in_memory(SimulatedWorld(config, chooser), options=RunOptions(max_effects=10_000))
     chooser.check_used()
     return result
 
