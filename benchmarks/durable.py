@@ -19,7 +19,7 @@ import orjson
 
 from benchmarks.workload import LONG_RUN_BUDGET, NOOP_WEIGHTS, long_log
 from pipeline.core.serialization import encode_checkpoint
-from pipeline.engine import load_state, run_durable
+from pipeline.engine import RunOptions, load_state, run_durable
 from pipeline.engine.simulation import RandomChooser, SimulatedWorld, WorldConfig, default_chains
 from pipeline.events import RunId
 from pipeline.handlers.store import SqliteEventStore
@@ -36,7 +36,7 @@ def _steps(directory: Path, steps: int) -> dict[str, float]:
     world = SimulatedWorld(config=config, chooser=RandomChooser(seed=1, weights=dict(NOOP_WEIGHTS)))
     with SqliteEventStore(directory / "steps.db") as store:
         start = time.perf_counter()
-        run = run_durable(store, world, max_effects=steps)
+        run = run_durable(store, world, options=RunOptions(max_effects=steps))
         ours = run.effects / (time.perf_counter() - start)
     if run.effects != steps:
         raise AssertionError(f"the run stopped after {run.effects} of {steps} steps")

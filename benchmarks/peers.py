@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from benchmarks.workload import LONG_RUN_BUDGET, NOOP_WEIGHTS
-from pipeline.engine import LoopBoundExceededError, run_durable, run_in_memory
+from pipeline.engine import LoopBoundExceededError, RunOptions, run_durable, run_in_memory
 from pipeline.engine.simulation import RandomChooser, SimulatedWorld, WorldConfig, default_chains
 from pipeline.handlers.store import SqliteEventStore
 
@@ -47,7 +47,7 @@ def ralph_durable(n: int, directory: Path, synchronous: str = "FULL") -> float:
     disk when a handler acted on them, with the default durability)."""
     with SqliteEventStore(directory / "ralph.db", synchronous=synchronous) as store:
         start = time.perf_counter()
-        run = run_durable(store, _world("durable"), max_effects=n)
+        run = run_durable(store, _world("durable"), options=RunOptions(max_effects=n))
         elapsed = time.perf_counter() - start
     if run.effects != n:
         raise AssertionError(f"the run stopped after {run.effects} of {n} steps")
@@ -63,7 +63,7 @@ def ralph_in_memory(n: int, _directory: Path) -> float:
     """ralph's loop over the in-memory store (the durable loop, nothing synced or written)."""
     start = time.perf_counter()
     try:
-        result = run_in_memory(_world("memory"), max_effects=n)
+        result = run_in_memory(_world("memory"), options=RunOptions(max_effects=n))
     except LoopBoundExceededError:
         # Asked to stop after n steps, the loop says so by raising: n steps were taken.
         return n / (time.perf_counter() - start)

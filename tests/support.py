@@ -66,7 +66,7 @@ def scripted_run(
     escalation ladders; ``policy`` any other ``LoopPolicy`` fields."""
     import attrs
 
-    from pipeline.engine import run_in_memory
+    from pipeline.engine import RunOptions, run_in_memory
     from pipeline.engine.simulation import (
         ScriptedChooser,
         SimulatedWorld,
@@ -90,7 +90,9 @@ def scripted_run(
         loop=loop,
     )
     chooser = ScriptedChooser(answers={what: list(left) for what, left in (answers or {}).items()})
-    result = run_in_memory(SimulatedWorld(config=config, chooser=chooser), max_effects=10_000)
+    result = run_in_memory(
+        SimulatedWorld(config=config, chooser=chooser), options=RunOptions(max_effects=10_000)
+    )
     chooser.check_used()
     return result
 

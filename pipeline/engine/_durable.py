@@ -3,7 +3,8 @@
 ``run_durable`` starts a run or resumes one: state = the latest valid checkpoint + the fold of
 the events after it. The runner holds no policy: it asks ``next_effect``, calls the handler,
 appends the facts with the expected sequence, folds them, and saves checkpoints when
-orchestration asks for one.
+orchestration asks for one. It tells one :class:`RunObserver` what it does and asks one
+:class:`RunWorld` what no effect carries.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from pipeline.core.effects import (
 from pipeline.core.serialization import CheckpointError, checkpoint_state, encode_checkpoint
 from pipeline.core.state import Phase, PipelineState, is_complete, is_terminal
 from pipeline.engine._interrupt import Interrupted, Interruption
+from pipeline.engine._observer import RunObserver
+from pipeline.engine._world import RunWorld
 from pipeline.events import (
     CheckpointSaved,
-    HookSpec,
     Instant,
     LogPosition,
     PipelineEvent,
@@ -37,18 +39,14 @@ from pipeline.events import (
     RunResumed,
     RunStarted,
 )
-from pipeline.handlers import EffectHandler, EffectTracer, facts_of, steps_of
+from pipeline.handlers import EffectHandler, facts_of, steps_of
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.store import RunStore, UnknownRunError
 from pipeline.orchestration import hook_due, hooks_after, next_effect, run_end_hook
 from pipeline.reducers import reduce
 from pipeline.reducers.views import ResponseLogRow, response_row
 
-__all__ = ["DurableRun", "HookRunner", "load_state", "run_durable", "utc_now"]
-
-HookRunner = Callable[[HookSpec, PipelineState, Effect | None], Sequence[PipelineEvent]]
-"""Runs a lifecycle hook before ``Effect`` (None: once the run has ended) and reports what
-happened (``HookRan``)."""
+__all__ = ["DurableRun", "RunOptions", "load_state", "run_durable", "utc_now"]
 
 
 def utc_now() -> Instant:
@@ -90,58 +88,77 @@ def load_state(
     return state, used
 
 
+@frozen(kw_only=True)
+class RunOptions:
+    """How the engine drives a run: its clock, its bound, how it is stopped, what it masks."""
+
+    clock: Callable[[], Instant] = utc_now
+    """Stamps the facts the engine records itself (checkpoints, resumes, interruptions)."""
+    max_effects: int | None = None
+    """Stop after this many effects (None: run until complete); a later call resumes."""
+    interruption: Interruption | None = None
+    """Where a request to stop arrives (None: nobody can ask)."""
+    redactor: Redactor | None = None
+    """Masks every fact before it is traced, stored, folded or shown (None: the secret
+    variables of this process's environment and the known token shapes)."""
+
+
+_DEFAULTS = RunOptions()
+
+
+class _Nobody(RunObserver):
+    """Observes nothing: the observer of a run nobody watches."""
+
+    __slots__ = ()
+
+
+_NOBODY = _Nobody()
+
+
 def run_durable(
     store: RunStore,
     handler: EffectHandler,
     *,
     run_id: RunId | None = None,
-    clock: Callable[[], Instant] = utc_now,
-    max_effects: int | None = None,
-    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
-    on_warning: Callable[[str], None] | None = None,
-    interruption: Interruption | None = None,
-    tracer: EffectTracer | None = None,
-    redactor: Redactor | None = None,
-    on_effect: Callable[[Effect], None] | None = None,
-    on_resume: Callable[[], Sequence[PipelineEvent]] | None = None,
-    on_prompt: Callable[[PipelineState], Sequence[PipelineEvent]] | None = None,
-    on_hook: HookRunner | None = None,
+    observer: RunObserver | None = None,
+    world: RunWorld | None = None,
+    options: RunOptions = _DEFAULTS,
 ) -> DurableRun:
     """Start a new run (``run_id`` None) or resume ``run_id``, and run until it is complete
-    or ``max_effects`` effects have been carried out (a later call resumes it).
+    or ``options.max_effects`` effects have been carried out (a later call resumes it).
 
-    With ``interruption``, a request stops the run cleanly: the handler at work is abandoned,
-    ``RunInterrupted`` is recorded, the interruption checkpoint saved, and the run returned in
-    the ``INTERRUPTED`` phase, ready to be resumed. With ``tracer``, every effect carried out
-    (checkpoints included) is one span holding the facts it produced.
+    ``observer`` is told everything the run does: each effect as it is carried out (the
+    start of a new run and checkpoints included), each fact stored with the state it folded
+    to, each warning, and a span around each effect (see :class:`RunObserver`; combine
+    several with :class:`Observers`). ``world`` answers what the run asks of the world beside
+    its effects: the facts it resumes in, the news before each prompt, the lifecycle hooks
+    (see :class:`RunWorld`; a run whose policy has hooks needs one).
 
-    Every fact a handler reports passes through ``redactor`` (default: the secret variables of
-    this process's environment and the known token shapes) before it is traced, stored, folded
-    or shown, so no secret reaches the log, a checkpoint, a span or an output. ``on_effect``
-    sees each effect as it is carried out (the start of a new run and checkpoints included).
-    ``on_resume`` reports, when a run resumes, the facts of the world it goes on in (the
-    runtime: what its agents run in now), recorded right after ``RunResumed``. ``on_prompt``
-    reports, before each prompt is made, what reached the run from outside meanwhile (a
-    person's guidance), so that the prompt is made from a state that holds it. ``on_hook``
-    runs a lifecycle hook the orchestration finds due (before an effect, after an
-    invocation, once the run has ended) and reports its ``HookRan``.
+    With ``options.interruption``, a request stops the run cleanly: the handler at work is
+    abandoned, ``RunInterrupted`` is recorded, the interruption checkpoint saved, and the
+    run returned in the ``INTERRUPTED`` phase, ready to be resumed. Every fact (a handler's
+    or the world's) passes through ``options.redactor`` before it is traced, stored, folded
+    or shown, so no secret reaches the log, a checkpoint, a span or an output.
     """
-    interruption = Interruption() if interruption is None else interruption
-    redactor = Redactor.from_environment(os.environ) if redactor is None else redactor
+    observer = _NOBODY if observer is None else observer
+    clock, max_effects = options.clock, options.max_effects
+    interruption = Interruption() if options.interruption is None else options.interruption
+    redactor = (
+        Redactor.from_environment(os.environ) if options.redactor is None else options.redactor
+    )
     resumed_from = None
     if run_id is None:
         state = PipelineState()
         effect = next_effect(state)
         assert isinstance(effect, StartRun)
-        if on_effect is not None:
-            on_effect(effect)
-        started = _observed(tracer, None, 0, effect, lambda: facts_of(handler(effect)), redactor)
+        observer.effect(effect)
+        started = _observed(observer, None, 0, effect, lambda: facts_of(handler(effect)), redactor)
         if not started or not isinstance(started[0], RunStarted):
             raise PipelineError("the StartRun handler must report RunStarted first")
         run_id = started[0].run_id
-        state = _commit(store, run_id, state, started, on_event)
+        state = _commit(store, run_id, state, started, observer)
     else:
-        state, resumed_from = load_state(store, run_id, on_warning)
+        state, resumed_from = load_state(store, run_id, observer.warning)
         if state.sequence == 0:
             known = tuple(run.run_id for run in store.runs())
             raise UnknownRunError(f"no run {run_id!r} in the store", known)
@@ -149,64 +166,64 @@ def run_durable(
         if state.phase is Phase.INTERRUPTED or not is_complete(state):
             cp = None if resumed_from is None else LogPosition(resumed_from)
             resumed: list[PipelineEvent] = [RunResumed(checkpoint_sequence=cp, at=clock())]
-            resumed += _masked(redactor, on_resume() if on_resume else ())
-            state = _commit(store, run_id, state, resumed, on_event)
-    if on_hook is None and state.run is not None and state.run.loop.hooks:
+            resumed += _masked(redactor, world.resumed() if world else ())
+            state = _commit(store, run_id, state, resumed, observer)
+    if world is None and state.run is not None and state.run.loop.hooks:
         # A hook that blocks or suspends is a promise to the person: never skipped silently.
         raise PipelineError(
             f"run {run_id} has lifecycle hooks ([[hooks]], [notify]) and nothing runs them: "
-            "pass on_hook to run_durable"
+            "pass a world to run_durable"
         )
     effects = hooks_in_a_row = 0
     while not is_complete(state):
         if max_effects is not None and effects >= max_effects:
             break
         effect = next_effect(state)
-        if isinstance(effect, MaterializePrompt) and on_prompt is not None:
-            news = _masked(redactor, on_prompt(state))
+        if isinstance(effect, MaterializePrompt) and world is not None:
+            news = _masked(redactor, world.news(state))
             if news:
-                state = _commit(store, run_id, state, news, on_event)
+                state = _commit(store, run_id, state, news, observer)
                 effect = next_effect(state)
         # A stop asked for skips the hooks: the effect's own handling records the stop.
-        if on_hook is not None and interruption.reason is None:
+        if world is not None and interruption.reason is None:
             hook = hook_due(state, effect)
             if hook is not None:
                 hooks_in_a_row += 1
                 if hooks_in_a_row > 2 * len(state.run.loop.hooks if state.run else ()) + 2:
                     raise PipelineError(f"hook {hook.name!r} stays due after its own facts")
-                ran = on_hook(hook, state, effect)
-                state = _commit(store, run_id, state, _masked(redactor, ran), on_event)
+                ran = world.hook(hook, state, effect)
+                state = _commit(store, run_id, state, _masked(redactor, ran), observer)
                 continue  # the hook's fact may change what comes next
         hooks_in_a_row = 0
         if isinstance(effect, Terminate):
             break
         effects += 1
-        if on_effect is not None:
-            on_effect(effect)
+        observer.effect(effect)
         steps = _carry_out(store, handler, run_id, state, effect, interruption, clock)
-        if tracer is None:
+        span = observer.span(run_id, state.sequence, effect)
+        if span is None:
             state, recorded = _record(
-                store, run_id, state, effect, steps, interruption, redactor, on_event
+                store, run_id, state, effect, steps, interruption, redactor, observer
             )
         else:
-            with tracer.effect(run_id, state.sequence, effect) as span:
+            with span as traced:
                 state, recorded = _record(
-                    store, run_id, state, effect, steps, interruption, redactor, on_event
+                    store, run_id, state, effect, steps, interruption, redactor, observer
                 )
-                span.record(recorded)
-        if on_hook is not None:
+                traced.record(recorded)
+        if world is not None:
             for hook in hooks_after(state, effect, recorded):
                 if state.phase is Phase.INTERRUPTED or interruption.reason is not None:
                     break  # suspended, or a stop asked for: these watch, they never hold it
-                ran = on_hook(hook, state, effect)
-                state = _commit(store, run_id, state, _masked(redactor, ran), on_event)
+                ran = world.hook(hook, state, effect)
+                state = _commit(store, run_id, state, _masked(redactor, ran), observer)
     ended: set[str] = set()
-    while on_hook is not None and (hook := run_end_hook(state)) is not None:
+    while world is not None and (hook := run_end_hook(state)) is not None:
         if hook.name in ended:
             raise PipelineError(f"hook {hook.name!r} stays due after its own facts")
         ended.add(hook.name)
-        ran = on_hook(hook, state, None)
-        state = _commit(store, run_id, state, _masked(redactor, ran), on_event)
+        ran = world.hook(hook, state, None)
+        state = _commit(store, run_id, state, _masked(redactor, ran), observer)
     return DurableRun(run_id=run_id, state=state, resumed_from=resumed_from, effects=effects)
 
 
@@ -223,7 +240,7 @@ def _record(
     steps: Iterator[Sequence[PipelineEvent]],
     interruption: Interruption,
     redactor: Redactor,
-    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+    observer: RunObserver,
 ) -> tuple[PipelineState, list[PipelineEvent]]:
     """Store and fold each step of an effect's facts, secrets masked, before the next is asked
     for; the state after them, and every fact recorded. A run that a step left stopped takes
@@ -233,7 +250,7 @@ def _record(
     for step in steps:
         facts = _masked(redactor, step)
         recorded.extend(facts)
-        state = _commit(store, run_id, state, facts, on_event, flush=flush)
+        state = _commit(store, run_id, state, facts, observer, flush=flush)
         if interruption.reason is not None and is_terminal(state):
             break
     return state, recorded
@@ -277,20 +294,21 @@ def _carry_out(
 
 
 def _observed(
-    tracer: EffectTracer | None,
+    observer: RunObserver,
     run_id: RunId | None,
     sequence: int,
     effect: Effect,
     carry_out: Callable[[], list[PipelineEvent]],
     redactor: Redactor,
 ) -> list[PipelineEvent]:
-    """The facts of carrying ``effect`` out, secrets masked, inside the tracer's span when
-    there is one. This is the one place every handler's facts pass before anything keeps them."""
-    if tracer is None:
+    """The facts of carrying ``effect`` out, secrets masked, inside the observer's span when
+    it traces."""
+    span = observer.span(run_id, sequence, effect)
+    if span is None:
         return _masked(redactor, carry_out())
-    with tracer.effect(run_id, sequence, effect) as span:
+    with span as traced:
         facts = _masked(redactor, carry_out())
-        span.record(facts)
+        traced.record(facts)
     return facts
 
 
@@ -299,7 +317,7 @@ def _commit(
     run_id: RunId,
     state: PipelineState,
     facts: list[PipelineEvent],
-    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+    observer: RunObserver,
     *,
     flush: bool = True,
 ) -> PipelineState:
@@ -321,7 +339,6 @@ def _commit(
         states.append(folded)
         current = folded
     store.append(run_id, state.sequence, facts, responses, flush=flush)
-    if on_event is not None:
-        for folded, fact in zip(states, facts, strict=True):
-            on_event(folded, fact)
+    for folded, fact in zip(states, facts, strict=True):
+        observer.event(folded, fact)
     return current

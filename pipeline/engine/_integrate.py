@@ -21,8 +21,9 @@ from collections.abc import Callable
 from pipeline import PipelineError
 from pipeline.core.effects import IntegrationEffect, MoveTarget
 from pipeline.core.state import PipelineState
-from pipeline.engine._durable import _commit, load_state
+from pipeline.engine._durable import _NOBODY, _commit, load_state
 from pipeline.engine._interrupt import Interrupted, Interruption
+from pipeline.engine._observer import RunObserver
 from pipeline.events import IntegrationQueued, PipelineEvent, RunId
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.store import RunStore
@@ -40,18 +41,20 @@ def integrate(
     *,
     redactor: Redactor,
     queued: IntegrationQueued | None = None,
-    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
+    observer: RunObserver | None = None,
     interruption: Interruption | None = None,
 ) -> PipelineState:
     """Record ``queued`` (a new request; None: go on with the one under way), then carry out
     the run's integration until it landed, conflicted or failed; the state after it. A
-    request to ``interruption`` raises :class:`Interrupted` at the next safe point."""
+    request to ``interruption`` raises :class:`Interrupted` at the next safe point;
+    ``observer`` is told each fact stored."""
+    observer = _NOBODY if observer is None else observer
     interruption = Interruption() if interruption is None else interruption
     if interruption.reason is not None:
         raise Interrupted(interruption.reason)
     state, _ = load_state(store, run_id)
     if queued is not None:
-        state = _commit(store, run_id, state, [queued], on_event)
+        state = _commit(store, run_id, state, [queued], observer)
     while (effect := next_integration_effect(state)) is not None:
         before = state.integration
         if interruption.reason is not None:
@@ -62,7 +65,7 @@ def integrate(
             with interruption.armed():
                 done = handler(effect)
         facts = [redactor.event(fact) for fact in done]
-        state = _commit(store, run_id, state, facts, on_event)
+        state = _commit(store, run_id, state, facts, observer)
         if state.integration == before:
             # Facts that do not fit would ask for the same step forever: a handler's bug.
             raise PipelineError(

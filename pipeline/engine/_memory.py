@@ -8,16 +8,18 @@ stored run does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 from attrs import frozen
 
 from pipeline import PipelineError
 from pipeline.core.effects import Effect, Terminate
 from pipeline.core.state import PipelineState, is_complete
-from pipeline.engine._durable import HookRunner, run_durable, utc_now
-from pipeline.events import Instant, PipelineEvent
-from pipeline.handlers import EffectHandler
+from pipeline.engine._durable import _DEFAULTS, _NOBODY, RunOptions, run_durable
+from pipeline.engine._observer import RunObserver
+from pipeline.engine._world import RunWorld
+from pipeline.events import PipelineEvent, RunId
+from pipeline.handlers import EffectHandler, EffectSpan
 from pipeline.handlers.store import MemoryEventStore, RunStore
 from pipeline.orchestration import next_effect
 
@@ -37,40 +39,59 @@ class RunResult:
     effects: tuple[Effect, ...]
 
 
+class _Effects(RunObserver):
+    """Keeps every effect carried out, and tells ``observer`` everything."""
+
+    __slots__ = ("effects", "observer")
+
+    def __init__(self, observer: RunObserver) -> None:
+        self.effects: list[Effect] = []
+        self.observer = observer
+
+    def effect(self, effect: Effect, /) -> None:
+        """Keep ``effect``, and pass it on."""
+        self.effects.append(effect)
+        self.observer.effect(effect)
+
+    def event(self, state: PipelineState, event: PipelineEvent, /) -> None:
+        """Pass it on."""
+        self.observer.event(state, event)
+
+    def warning(self, message: str, /) -> None:
+        """Pass it on."""
+        self.observer.warning(message)
+
+    def span(
+        self, run_id: RunId | None, sequence: int, effect: Effect, /
+    ) -> AbstractContextManager[EffectSpan] | None:
+        """The observer's span."""
+        return self.observer.span(run_id, sequence, effect)
+
+
 def run_in_memory(
     handler: EffectHandler,
     *,
-    max_effects: int | None = None,
-    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
-    clock: Callable[[], Instant] = utc_now,
+    observer: RunObserver | None = None,
+    world: RunWorld | None = None,
+    options: RunOptions = _DEFAULTS,
     store: RunStore | None = None,
-    on_hook: HookRunner | None = None,
 ) -> RunResult:
     """Start a run and carry it on until it is complete or asks to terminate.
 
-    ``max_effects`` (the effects after the run's start) guards against a handler that never
-    lets the run end (:class:`LoopBoundExceededError`); ``on_event`` sees every event with the
-    state it produced; ``clock`` stamps the facts the runner records itself (checkpoints,
-    resumes); ``store`` keeps the log (a new in-memory store when omitted); ``on_hook`` runs the
-    run's lifecycle hooks (a run whose policy has hooks needs one). As in a stored run, facts
-    pass the redactor of this process's environment before they are kept.
+    ``options.max_effects`` (the effects after the run's start) guards against a handler that
+    never lets the run end (:class:`LoopBoundExceededError`); ``observer`` is told what the
+    run does and ``world`` answers what it asks, as in :func:`run_durable`; ``store`` keeps
+    the log (a new in-memory store when omitted). As in a stored run, facts pass the redactor
+    of this process's environment (unless ``options`` names one) before they are kept.
     """
     store = MemoryEventStore() if store is None else store
-    effects: list[Effect] = []
-    run = run_durable(
-        store,
-        handler,
-        clock=clock,
-        max_effects=max_effects,
-        on_event=on_event,
-        on_effect=effects.append,
-        on_hook=on_hook,
-    )
+    seen = _Effects(_NOBODY if observer is None else observer)
+    run = run_durable(store, handler, observer=seen, world=world, options=options)
     state = run.state
     if not is_complete(state):
         effect = next_effect(state)
         if not isinstance(effect, Terminate):
             raise LoopBoundExceededError(
-                f"the run took more than {max_effects} effects; the next was {effect!r}"
+                f"the run took more than {options.max_effects} effects; the next was {effect!r}"
             )
-    return RunResult(state=state, events=tuple(store.read(run.run_id)), effects=tuple(effects))
+    return RunResult(state=state, events=tuple(store.read(run.run_id)), effects=tuple(seen.effects))

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline.engine import run_durable
+from pipeline.engine import RunObserver, RunOptions, run_durable
 from pipeline.events import RunId
 from pipeline.handlers.store import SqliteEventStore
 from tests.engine.crash_world import CrashWorld, clock
@@ -64,16 +64,19 @@ def main(argv: list[str]) -> int:
         announced = []
         gate_path, _, gate_at = os.environ.get("CRASH_GATE", "").rpartition(":")
 
-        def announce(_state: object, _event: object) -> None:
-            if not announced:
-                print("running", flush=True)
-            announced.append(True)
-            if gate_path and len(announced) == int(gate_at):
-                deadline = time.monotonic() + 120
-                while not Path(gate_path).exists() and time.monotonic() < deadline:
-                    time.sleep(0.02)
+        class Announce(RunObserver):
+            def event(self, _state: object, _event: object, /) -> None:
+                if not announced:
+                    print("running", flush=True)
+                announced.append(True)
+                if gate_path and len(announced) == int(gate_at):
+                    deadline = time.monotonic() + 120
+                    while not Path(gate_path).exists() and time.monotonic() < deadline:
+                        time.sleep(0.02)
 
-        result = run_durable(store, world, run_id=run_id, clock=clock, on_event=announce)
+        result = run_durable(
+            store, world, run_id=run_id, observer=Announce(), options=RunOptions(clock=clock)
+        )
     print(f"done {result.run_id}", flush=True)
     return 0
 

@@ -15,7 +15,7 @@ import attrs
 import pytest
 
 from pipeline.core.state import PipelineState, is_complete
-from pipeline.engine import run_durable
+from pipeline.engine import RunOptions, run_durable
 from pipeline.events import (
     CheckpointSaved,
     DevelopmentIterationStarted,
@@ -76,7 +76,7 @@ def test_a_run_killed_at_twenty_random_points_ends_as_an_uninterrupted_one(
     """SIGKILL at >= 20 points (some mid-append); the resumed log equals a clean run's."""
     reference_db = tmp_path / "reference.db"
     with SqliteEventStore(reference_db, synchronous="OFF") as store:
-        reference = run_durable(store, CrashWorld(SEED, 0.0), clock=clock)
+        reference = run_durable(store, CrashWorld(SEED, 0.0), options=RunOptions(clock=clock))
         reference_log = list(store.read(reference.run_id))
     assert len(reference_log) > 300
 
@@ -126,7 +126,10 @@ def test_a_run_killed_at_twenty_random_points_ends_as_an_uninterrupted_one(
     with SqliteEventStore(db) as store:
         log = list(store.read(RunId(run_id or "")))
         state = run_durable(
-            store, CrashWorld(SEED, 0.0), run_id=RunId(run_id or ""), clock=clock
+            store,
+            CrashWorld(SEED, 0.0),
+            run_id=RunId(run_id or ""),
+            options=RunOptions(clock=clock),
         ).state
     assert is_complete(state)
     assert fold(log) == state
@@ -143,7 +146,7 @@ def test_a_kill_inside_an_append_transaction_loses_the_batch_whole(tmp_path: Pat
     """Killed after its rows were inserted but before COMMIT: none of the batch is in the log,
     and resuming produces the same facts as an uninterrupted run."""
     with SqliteEventStore(tmp_path / "reference.db", synchronous="OFF") as store:
-        reference = run_durable(store, CrashWorld(SEED, 0.0), clock=clock)
+        reference = run_durable(store, CrashWorld(SEED, 0.0), options=RunOptions(clock=clock))
         reference_log = list(store.read(reference.run_id))
     db = tmp_path / "crashed.db"
     args = [sys.executable, "-m", "tests.engine.crash_worker", str(db), str(SEED), "0"]
@@ -167,7 +170,7 @@ def test_a_kill_inside_an_append_transaction_loses_the_batch_whole(tmp_path: Pat
         assert store.head(run.run_id) == head_before_kill
         assert list(store.read(run.run_id)) == reference_log[:head_before_kill]
         world = CrashWorld(SEED, 0.0)
-        final = run_durable(store, world, run_id=run.run_id, clock=clock)
+        final = run_durable(store, world, run_id=run.run_id, options=RunOptions(clock=clock))
         log = list(store.read(run.run_id))
     assert _facts(log) == _facts(reference_log)
     assert _comparable(final.state) == _comparable(reference.state)
@@ -195,7 +198,7 @@ def test_a_power_cut_losing_every_unflushed_fact_is_redone_to_the_same_end(
     records the same facts as the uninterrupted run."""
     store = _RecordingStore(tmp_path / "reference.db")
     with store:
-        reference = run_durable(store, CrashWorld(SEED, 0.0), clock=clock)
+        reference = run_durable(store, CrashWorld(SEED, 0.0), options=RunOptions(clock=clock))
         reference_log = list(store.read(reference.run_id))
     flushed_heads = [0]
     cuts: list[tuple[int, int]] = []  # (what the disk keeps, what the process had written)
@@ -217,7 +220,9 @@ def test_a_power_cut_losing_every_unflushed_fact_is_redone_to_the_same_end(
     for kept, _written in random.Random(SEED).sample(cuts, 6):
         with SqliteEventStore(tmp_path / f"cut-{kept}.db", synchronous="OFF") as cut:
             cut.append(reference.run_id, 0, reference_log[:kept])
-            final = run_durable(cut, CrashWorld(SEED, 0.0), run_id=reference.run_id, clock=clock)
+            final = run_durable(
+                cut, CrashWorld(SEED, 0.0), run_id=reference.run_id, options=RunOptions(clock=clock)
+            )
             log = list(cut.read(reference.run_id))
         assert _facts(log) == _facts(reference_log)
         assert _comparable(final.state) == _comparable(reference.state)

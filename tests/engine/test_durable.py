@@ -20,6 +20,9 @@ from pipeline.engine import (
     HandlerRegistry,
     Interruption,
     MissingHandlerError,
+    RunObserver,
+    RunOptions,
+    RunWorld,
     load_state,
     run_durable,
     run_in_memory,
@@ -85,8 +88,8 @@ def test_a_durable_run_records_the_same_facts_as_the_in_memory_loop(
     store: SqliteEventStore,
 ) -> None:
     """Same world, same clock: the stored log is the in-memory run's log, and folds to it."""
-    durable = run_durable(store, _world(), clock=_frozen_clock)
-    memory = run_in_memory(_world(), clock=_frozen_clock)
+    durable = run_durable(store, _world(), options=RunOptions(clock=_frozen_clock))
+    memory = run_in_memory(_world(), options=RunOptions(clock=_frozen_clock))
     stored = list(store.read(durable.run_id))
     assert stored == list(memory.events)
     assert fold(stored) == durable.state == memory.state
@@ -95,7 +98,9 @@ def test_a_durable_run_records_the_same_facts_as_the_in_memory_loop(
 
 def test_every_checkpoint_equals_the_fold_of_the_log_up_to_it(store: SqliteEventStore) -> None:
     """checkpoint(k) == fold(log[:k]) and checkpoint(k) + fold(tail) == fold(all)."""
-    run = run_durable(store, _world({"iteration status": ["partial"]}), clock=_frozen_clock)
+    run = run_durable(
+        store, _world({"iteration status": ["partial"]}), options=RunOptions(clock=_frozen_clock)
+    )
     log = list(store.read(run.run_id))
     saved = store.checkpoints(run.run_id)
     assert len(saved) == run.state.checkpoints.count >= 5
@@ -109,9 +114,11 @@ def test_a_stopped_run_resumes_from_its_latest_checkpoint_and_completes(
     store: SqliteEventStore,
 ) -> None:
     """Stop after a few effects; resuming records RunResumed and finishes the run."""
-    first = run_durable(store, _world(), clock=_frozen_clock, max_effects=12)
+    first = run_durable(store, _world(), options=RunOptions(clock=_frozen_clock, max_effects=12))
     assert not is_complete(first.state)
-    second = run_durable(store, _world(), run_id=first.run_id, clock=_frozen_clock)
+    second = run_durable(
+        store, _world(), run_id=first.run_id, options=RunOptions(clock=_frozen_clock)
+    )
     assert second.resumed_from is not None
     log = list(store.read(first.run_id))
     assert sum(isinstance(e, RunResumed) for e in log) == 1
@@ -122,8 +129,8 @@ def test_a_stopped_run_resumes_from_its_latest_checkpoint_and_completes(
 def test_what_a_resumed_run_goes_on_in_is_recorded_right_after_its_resumption(
     store: SqliteEventStore,
 ) -> None:
-    """``on_resume``'s facts (the runtime's: what its agents run in now) follow RunResumed,
-    secrets masked as every handler's facts are; a new run asks for none."""
+    """The world's facts on a resume (the runtime's: what its agents run in now) follow
+    RunResumed, secrets masked as every handler's facts are; a new run asks for none."""
     checked = SandboxChecked(
         mode=SandboxMode.AUTO,
         on=False,
@@ -134,15 +141,17 @@ def test_what_a_resumed_run_goes_on_in_is_recorded_right_after_its_resumption(
     )
     asked: list[str] = []
 
-    def on_resume() -> tuple[PipelineEvent, ...]:
-        asked.append("resume")
-        return (checked,)
+    class Resumes(RunWorld):
+        def resumed(self) -> tuple[PipelineEvent, ...]:
+            asked.append("resume")
+            return (checked,)
 
-    first = run_durable(store, _world(), clock=_frozen_clock, max_effects=12, on_resume=on_resume)
-    assert asked == []
-    second = run_durable(
-        store, _world(), run_id=first.run_id, clock=_frozen_clock, on_resume=on_resume
+    clocked = RunOptions(clock=_frozen_clock)
+    first = run_durable(
+        store, _world(), world=Resumes(), options=attrs.evolve(clocked, max_effects=12)
     )
+    assert asked == []
+    second = run_durable(store, _world(), run_id=first.run_id, world=Resumes(), options=clocked)
     assert asked == ["resume"]
     log = list(store.read(first.run_id))
     at = next(i for i, e in enumerate(log) if isinstance(e, RunResumed))
@@ -157,9 +166,11 @@ def test_what_a_resumed_run_goes_on_in_is_recorded_right_after_its_resumption(
 
 def test_resuming_a_complete_run_does_nothing(store: SqliteEventStore) -> None:
     """A finished run is left as it is: no RunResumed, no effect."""
-    done = run_durable(store, _world(), clock=_frozen_clock)
+    done = run_durable(store, _world(), options=RunOptions(clock=_frozen_clock))
     head = store.head(done.run_id)
-    again = run_durable(store, _world(), run_id=done.run_id, clock=_frozen_clock)
+    again = run_durable(
+        store, _world(), run_id=done.run_id, options=RunOptions(clock=_frozen_clock)
+    )
     assert again.effects == 0
     assert store.head(done.run_id) == head
 
@@ -188,7 +199,7 @@ def test_a_corrupted_checkpoint_is_reported_and_the_log_replayed(tmp_path: Path)
     """A flipped byte fails the checksum: a warning, and the state comes from the log."""
     path = tmp_path / "pipeline.db"
     with SqliteEventStore(path) as store:
-        run = run_durable(store, _world(), clock=_frozen_clock)
+        run = run_durable(store, _world(), options=RunOptions(clock=_frozen_clock))
         body = bytearray(store.checkpoints(run.run_id)[0].body)
     body[len(body) // 2] ^= 0x01
     newest = _corrupt_newest_checkpoint(path, run.run_id, "body", bytes(body))
@@ -207,7 +218,7 @@ def test_a_checkpoint_of_an_unknown_format_is_skipped(tmp_path: Path) -> None:
     """A checkpoint from a future release is reported and ignored."""
     path = tmp_path / "pipeline.db"
     with SqliteEventStore(path) as store:
-        run = run_durable(store, _world(), clock=_frozen_clock)
+        run = run_durable(store, _world(), options=RunOptions(clock=_frozen_clock))
     _corrupt_newest_checkpoint(path, run.run_id, "format_version", 99)
     warnings: list[str] = []
     with SqliteEventStore(path) as store:
@@ -246,7 +257,7 @@ def test_stopping_and_resuming_anywhere_gives_a_consistent_log(
     path = tmp_path_factory.mktemp("db") / "pipeline.db"
     world = SimulatedWorld(config=config, chooser=HypothesisChooser(data.draw))
     with SqliteEventStore(path, synchronous="OFF") as store:
-        first = run_durable(store, world, max_effects=stop_after)
+        first = run_durable(store, world, options=RunOptions(max_effects=stop_after))
         final = (
             run_durable(store, world, run_id=first.run_id)
             if not is_complete(first.state)
@@ -278,8 +289,8 @@ def test_a_handler_that_reports_in_steps_has_each_step_stored_before_it_goes_on(
         heads_seen.append((before, store.runs()[-1].events))
         yield facts[1:]
 
-    stepped = run_in_memory(in_steps, clock=_frozen_clock, store=store)
-    at_once = run_in_memory(_world(), clock=_frozen_clock)
+    stepped = run_in_memory(in_steps, store=store, options=RunOptions(clock=_frozen_clock))
+    at_once = run_in_memory(_world(), options=RunOptions(clock=_frozen_clock))
     assert heads_seen, "the world invoked agents"
     assert all(after == before + 1 for before, after in heads_seen)
     assert stepped.events == at_once.events
@@ -316,11 +327,11 @@ def test_dying_while_an_agent_works_anywhere_resumes_to_a_consistent_end(
         yield facts[1:]
 
     try:
-        done = run_durable(store, dies_mid_agent, clock=_frozen_clock)
+        done = run_durable(store, dies_mid_agent, options=RunOptions(clock=_frozen_clock))
     except _ProcessDiedError:
         event("died mid-agent")
         (run,) = store.runs()
-        done = run_durable(store, world, run_id=run.run_id, clock=_frozen_clock)
+        done = run_durable(store, world, run_id=run.run_id, options=RunOptions(clock=_frozen_clock))
         log = list(store.read(run.run_id))
         cut = next(
             i
@@ -346,14 +357,14 @@ def test_an_interruption_asked_as_the_run_ends_is_not_recorded_after_its_end() -
     to interrupt: the log ends with the run's end, and no anomaly is counted."""
     interruption = Interruption()
 
-    def on_event(_state: object, event: PipelineEvent) -> None:
-        if isinstance(event, RunCompleted):
-            interruption.request("SIGTERM")
+    class Stops(RunObserver):
+        def event(self, _state: object, event: PipelineEvent, /) -> None:
+            if isinstance(event, RunCompleted):
+                interruption.request("SIGTERM")
 
     store = MemoryEventStore()
-    done = run_durable(
-        store, _world(), clock=_frozen_clock, on_event=on_event, interruption=interruption
-    )
+    options = RunOptions(clock=_frozen_clock, interruption=interruption)
+    done = run_durable(store, _world(), observer=Stops(), options=options)
     log = list(store.read(done.run_id))
     assert isinstance(log[-1], RunCompleted)
     assert not any(isinstance(e, RunInterrupted) for e in log)

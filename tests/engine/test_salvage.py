@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from pipeline.core.state import Phase
 from pipeline.engine import (
     NothingToSalvageError,
+    RunOptions,
     RunPresentError,
     good_prefix,
     run_durable,
@@ -61,7 +62,7 @@ def _world() -> SimulatedWorld:
 
 def _whole_run(path: Path) -> tuple[RunId, list[PipelineEvent]]:
     with SqliteEventStore(path) as store:
-        run = run_durable(store, _world(), clock=_clock)
+        run = run_durable(store, _world(), options=RunOptions(clock=_clock))
         return run.run_id, list(store.read(run.run_id))
 
 
@@ -105,7 +106,7 @@ def test_any_lost_row_keeps_the_events_before_it_and_the_run_resumes_to_its_end(
                 and f"holds {lost} events, but the run's head says {len(events)}" in fact.reason
             )
             assert done.state == fold(copied)
-            resumed = run_durable(target, _world(), run_id=run_id, clock=_clock)
+            resumed = run_durable(target, _world(), run_id=run_id, options=RunOptions(clock=_clock))
             assert resumed.state.phase is Phase.COMPLETE
             assert resumed.state.ledger.anomalies == 0
 

@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from pipeline.engine import run_durable
+from pipeline.engine import RunOptions, TracingObserver, run_durable
 from pipeline.engine.simulation import (
     ScriptedChooser,
     SimulatedWorld,
@@ -57,8 +57,8 @@ def _traced_run(
         run = run_durable(
             store,
             world,
-            clock=lambda: T,
-            tracer=OpenTelemetryTracer(provider.get_tracer("test")),
+            observer=TracingObserver(OpenTelemetryTracer(provider.get_tracer("test"))),
+            options=RunOptions(clock=lambda: T),
         )
         tags = [WIRE_TAGS[type(event)] for event in store.read(run.run_id)]
     provider.shutdown()
@@ -141,9 +141,9 @@ def test_a_handler_that_raises_ends_its_span_with_the_exception(
     ):
         run_durable(
             store,
-            breaks_on_the_third,  # type: ignore[arg-type]
-            clock=lambda: T,
-            tracer=OpenTelemetryTracer(provider.get_tracer("test")),
+            breaks_on_the_third,
+            observer=TracingObserver(OpenTelemetryTracer(provider.get_tracer("test"))),
+            options=RunOptions(clock=lambda: T),
         )
     last = exporter.get_finished_spans()[-1]
     assert last.status.status_code is StatusCode.ERROR

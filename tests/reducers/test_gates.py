@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pipeline.app.testing import HypothesisChooser, gate_specs, world_configs
 from pipeline.core.effects import MaterializePrompt, RunGate
 from pipeline.core.state import PipelineState, is_complete
-from pipeline.engine import run_in_memory
+from pipeline.engine import RunOptions, run_in_memory
 from pipeline.engine.simulation import (
     ScriptedChooser,
     SimulatedWorld,
@@ -68,7 +68,7 @@ def run_with(
     clock = fake_clock(step=timedelta(seconds=1))
     world = SimulatedWorld(config=config, chooser=chooser, clock=clock)
     bound = step_bound(config.budget, config.chains, loop)
-    return run_in_memory(world, max_effects=bound, clock=clock).events
+    return run_in_memory(world, options=RunOptions(max_effects=bound, clock=clock)).events
 
 
 def finished(log: Sequence[PipelineEvent]) -> list[tuple[str, GateStatus]]:
@@ -185,7 +185,9 @@ def test_no_run_completes_while_a_gate_that_blocks_or_stops_last_failed(
     loop: LoopPolicy = attrs.evolve(config.loop, gates=gates, required_events=())
     config = attrs.evolve(config, loop=loop)
     world = SimulatedWorld(config=config, chooser=_FailingGates(data.draw))
-    result = run_in_memory(world, max_effects=step_bound(config.budget, config.chains, loop))
+    result = run_in_memory(
+        world, options=RunOptions(max_effects=step_bound(config.budget, config.chains, loop))
+    )
     assert is_complete(result.state)
     assert result.state.ledger.anomalies == 0, result.state.ledger.last_anomaly
     if result.state.termination is not TerminationReason.COMPLETED:

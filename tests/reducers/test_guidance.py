@@ -11,7 +11,7 @@ import attrs
 from pipeline.core.effects import Effect, MaterializePrompt
 from pipeline.core.responses import AGENT_RESPONSE
 from pipeline.core.state import PipelineState, notices_for
-from pipeline.engine import run_in_memory
+from pipeline.engine import RunOptions, run_in_memory
 from pipeline.engine.simulation import (
     SIMULATED_RESPONSES,
     ScriptedChooser,
@@ -140,7 +140,9 @@ def test_a_formatting_correction_leaves_guidance_owed_to_the_next_real_prompt() 
             )
         return facts
 
-    result = run_in_memory(handler, max_effects=step_bound(config.budget, config.chains, loop))
+    result = run_in_memory(
+        handler, options=RunOptions(max_effects=step_bound(config.budget, config.chains, loop))
+    )
     kinds = [p.kind for p in prompts]
     assert PromptKind.FORMAT_CORRECTION in kinds
     correction = kinds.index(PromptKind.FORMAT_CORRECTION)

@@ -17,7 +17,7 @@ from pipeline.app.testing import topics
 from pipeline.core.effects import Effect, InvokeAgent, MaterializePrompt, WaitForHuman
 from pipeline.core.serialization import decode_state, encode_state
 from pipeline.core.state import Phase, PipelineState, TerminationReason
-from pipeline.engine import run_in_memory
+from pipeline.engine import RunOptions, run_in_memory
 from pipeline.engine.simulation import (
     ScriptedChooser,
     SimulatedWorld,
@@ -275,7 +275,7 @@ def _last_iteration_claims_completion(
             ]
         return facts
 
-    result = run_in_memory(handler, max_effects=500)
+    result = run_in_memory(handler, options=RunOptions(max_effects=500))
     return result.state, effects
 
 
@@ -327,7 +327,7 @@ def _claim_on_first_iteration(
             ]
         return facts
 
-    result = run_in_memory(handler, max_effects=500)
+    result = run_in_memory(handler, options=RunOptions(max_effects=500))
     return result.state, effects
 
 
@@ -398,7 +398,7 @@ def test_a_claim_on_the_last_iteration_is_reviewed_then_completes_the_run() -> N
             ]
         return facts
 
-    state = run_in_memory(handler, max_effects=500).state
+    state = run_in_memory(handler, options=RunOptions(max_effects=500)).state
     assert _kinds(effects)[-2:] == ["BeginReviewPass", "ValidateFinalState"]
     assert state.termination is TerminationReason.COMPLETED
 
@@ -414,9 +414,8 @@ def _smooth_run(loop: LoopPolicy) -> tuple[PipelineState, list[PipelineEvent]]:
         loop=loop,
     )
     world = SimulatedWorld(config=config, chooser=ScriptedChooser(), clock=fake_clock())
-    events: list[PipelineEvent] = []
-    result = run_in_memory(world, max_effects=500, on_event=lambda _s, e: events.append(e))
-    return result.state, events
+    result = run_in_memory(world, options=RunOptions(max_effects=500))
+    return result.state, list(result.events)
 
 
 def test_a_run_that_never_saw_a_required_event_does_not_complete_by_any_path() -> None:

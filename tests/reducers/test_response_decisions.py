@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.core.responses import AGENT_RESPONSE
-from pipeline.engine import run_in_memory
+from pipeline.engine import RunOptions, run_in_memory
 from pipeline.engine.simulation import (
     SIMULATED_RESPONSES,
     ScriptedChooser,
@@ -57,7 +57,9 @@ def test_calls_per_response_are_bounded_and_every_call_is_logged_once(
     )
     chooser = ScriptedChooser(answers={"structured response": list(answers)})
     world = SimulatedWorld(config=config, chooser=chooser, clock=fake_clock())
-    result = run_in_memory(world, max_effects=step_bound(config.budget, config.chains, loop))
+    result = run_in_memory(
+        world, options=RunOptions(max_effects=step_bound(config.budget, config.chains, loop))
+    )
     events = result.events
     developer = [i for i, e in enumerate(events) if getattr(e, "role", None) is Role.DEVELOPER]
     calls = [i for i in developer if isinstance(events[i], InvocationStarted)]

@@ -20,7 +20,7 @@ from pipeline.app.testing import (
 )
 from pipeline.core.effects import MaterializePrompt, ScreenChanges
 from pipeline.core.state import PipelineState, TerminationReason, is_complete
-from pipeline.engine import run_in_memory
+from pipeline.engine import RunOptions, run_in_memory
 from pipeline.engine.simulation import (
     SCREEN_FINDINGS,
     ScriptedChooser,
@@ -82,7 +82,7 @@ def run_screened(
     clock = fake_clock(step=timedelta(seconds=1))
     world = SimulatedWorld(config=config, chooser=chooser, clock=clock)
     bound = step_bound(config.budget, config.chains, loop)
-    return run_in_memory(world, max_effects=bound, clock=clock).events
+    return run_in_memory(world, options=RunOptions(max_effects=bound, clock=clock)).events
 
 
 def screened(log: Sequence[PipelineEvent]) -> list[tuple[ScreenScope, tuple[ScreenKind, ...]]]:
@@ -320,7 +320,9 @@ def test_no_run_completes_while_its_last_screen_found_a_hit_that_blocks_or_stops
     )
     config = attrs.evolve(config, loop=loop)
     world = SimulatedWorld(config=config, chooser=_DrawnFindings(data.draw))
-    result = run_in_memory(world, max_effects=step_bound(config.budget, config.chains, loop))
+    result = run_in_memory(
+        world, options=RunOptions(max_effects=step_bound(config.budget, config.chains, loop))
+    )
     assert is_complete(result.state)
     assert result.state.ledger.anomalies == 0, result.state.ledger.last_anomaly
     screens = [e for e in result.events if isinstance(e, ChangesScreened)]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pipeline.app.testing import HypothesisChooser, topics, topologies
 from pipeline.core.effects import Effect, InvokeAgent, MaterializePrompt
 from pipeline.core.state import PipelineState, TerminationReason, is_complete
-from pipeline.engine import run_in_memory
+from pipeline.engine import RunOptions, run_in_memory
 from pipeline.engine.simulation import (
     ScriptedChooser,
     SimulatedWorld,
@@ -193,7 +193,8 @@ def run_log(
     lines = {name: [list(t) for t in lists] for name, lists in says.items()}
     script = HatScript(world, lines, cost_usd)
     result = run_in_memory(
-        script, max_effects=step_bound(config.budget, config.chains, loop), clock=clock
+        script,
+        options=RunOptions(max_effects=step_bound(config.budget, config.chains, loop), clock=clock),
     )
     return result.events
 
@@ -494,7 +495,8 @@ def test_routing_in_a_world_that_chooses_everything_still_ends(data: st.DataObje
     clock = fake_clock(step=timedelta(seconds=1))
     world = SimulatedWorld(config=config, chooser=HypothesisChooser(data.draw), clock=clock)
     result = run_in_memory(
-        world, max_effects=step_bound(config.budget, config.chains, loop), clock=clock
+        world,
+        options=RunOptions(max_effects=step_bound(config.budget, config.chains, loop), clock=clock),
     )
     assert is_complete(result.state)
     assert result.state.ledger.anomalies == 0, result.state.ledger.last_anomaly

@@ -20,7 +20,7 @@ from pipeline.app.testing import (
     tamper_policies,
 )
 from pipeline.core.state import PipelineState, TerminationReason
-from pipeline.engine import run_in_memory
+from pipeline.engine import RunOptions, run_in_memory
 from pipeline.engine.simulation import (
     SCREEN_FINDINGS,
     SimulatedWorld,
@@ -102,7 +102,7 @@ def screened_runs(draw: st.DrawFn) -> Run:
     clock = fake_clock(step=timedelta(seconds=1))
     world = SimulatedWorld(config=config, chooser=_Findings(draw, smooth), clock=clock)
     bound = step_bound(config.budget, config.chains, loop)
-    result = run_in_memory(world, max_effects=bound, clock=clock)
+    result = run_in_memory(world, options=RunOptions(max_effects=bound, clock=clock))
     return config, result.events, result.state
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -25,7 +26,7 @@ from pipeline.app.cli._app import (
     lost_runs,
     out,
 )
-from pipeline.app.cli._faults import FaultError, OnEvent, fault_from, with_fault
+from pipeline.app.cli._faults import FaultError, faulting
 from pipeline.app.cli._progress import Display, showing
 from pipeline.app.cli._render import state_table
 from pipeline.app.cli._safe import message_safe, terminal_safe
@@ -43,7 +44,7 @@ from pipeline.app.workspace import (
     resolve_prompt,
 )
 from pipeline.core.state import Phase, PipelineState
-from pipeline.engine import DurableRun
+from pipeline.engine import DurableRun, Observers, RunObserver, TracingObserver
 from pipeline.events import GatePin, PipelineEvent, RunId, SandboxChecked
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import NamedStore, StoreError, UnknownRunError
@@ -117,17 +118,32 @@ def withheld_note(event: SandboxChecked) -> str | None:
     )
 
 
-def _telling_withheld(on_event: OnEvent) -> OnEvent:
-    """``on_event``, and the withheld variables said on standard error when the sandbox is
-    checked (at the start of a run and of each resumption)."""
+class Warned(RunObserver):
+    """Says a run's warnings on standard error."""
 
-    def seen(state: PipelineState, event: PipelineEvent) -> None:
-        on_event(state, event)
+    __slots__ = ()
+
+    def warning(self, message: str, /) -> None:
+        """Say it on standard error."""
+        _warn(message)
+
+
+class _Shown(Warned):
+    """What a run command shows: each fact the way the display says (``show``), the withheld
+    variables when the sandbox is checked (at the start of a run and of each resumption),
+    and each warning, on standard error."""
+
+    __slots__ = ("_show",)
+
+    def __init__(self, show: Callable[[PipelineState, PipelineEvent], None]) -> None:
+        self._show = show
+
+    def event(self, state: PipelineState, event: PipelineEvent, /) -> None:
+        """Show the fact, and the note on withheld variables it may call for."""
+        self._show(state, event)
         note = withheld_note(event) if isinstance(event, SandboxChecked) else None
         if note is not None:
             err.print(f"[cyan]note:[/] {escape(terminal_safe(note))}", soft_wrap=True)
-
-    return seen
 
 
 @frozen(kw_only=True)
@@ -158,14 +174,13 @@ def _drive(
                 if isinstance(what, _Resume)
                 else (what, None)
             )
-            with showing(watching.display, out, workspace.layout.root) as on_event:
+            with showing(watching.display, out, workspace.layout.root) as show:
+                traced = [] if tracer is None else [TracingObserver(tracer)]
                 result = drive(
                     workspace,
                     prompt=prompt,
                     run_id=run_id,
-                    on_event=with_fault(fault_from(os.environ), _telling_withheld(on_event)),
-                    on_warning=_warn,
-                    tracer=tracer,
+                    observer=Observers(_Shown(show), *faulting(os.environ), *traced),
                     store=events,
                     interruption=run_interruption(),
                     kept_paths=kept_paths,

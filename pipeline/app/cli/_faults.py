@@ -13,20 +13,19 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from attrs import frozen
 
 from pipeline import PipelineError
 from pipeline.core.state import PipelineState
+from pipeline.engine import RunObserver
 from pipeline.events import WIRE_TAGS, PipelineEvent
 
-__all__ = ["FAULT_ENV", "Fault", "FaultError", "fault_from", "with_fault"]
+__all__ = ["FAULT_ENV", "Fault", "FaultError", "Faulting", "fault_from", "faulting"]
 
 FAULT_ENV = "RALPH_FAULT_INJECT"
 """The environment variable naming the fault to inject."""
-
-OnEvent = Callable[[PipelineState, PipelineEvent], None]
 
 
 class FaultError(PipelineError, ValueError):
@@ -62,29 +61,35 @@ def fault_from(environ: Mapping[str, str]) -> Fault | None:
     return Fault(tag=parts[0], k=k, signum=signum, delay_s=delay)
 
 
-def with_fault(fault: Fault | None, on_event: OnEvent | None) -> OnEvent | None:
-    """``on_event`` that also fires ``fault`` (``on_event`` itself without one)."""
-    if fault is None:
-        return on_event
-    seen = 0
+class Faulting(RunObserver):
+    """An observer that fires ``fault`` once its fact is stored."""
 
-    def fire() -> None:
-        os.kill(os.getpid(), fault.signum)
+    __slots__ = ("_fault", "_seen")
 
-    def observed(state: PipelineState, event: PipelineEvent) -> None:
-        nonlocal seen
-        if on_event is not None:
-            on_event(state, event)
+    def __init__(self, fault: Fault) -> None:
+        self._fault = fault
+        self._seen = 0
+
+    def event(self, state: PipelineState, event: PipelineEvent, /) -> None:
+        """Count the facts of the fault's kind; fire at the ``k``-th."""
+        fault = self._fault
         if WIRE_TAGS[type(event)] != fault.tag:
             return
-        seen += 1
-        if seen != fault.k:
+        self._seen += 1
+        if self._seen != fault.k:
             return
         if fault.delay_s == 0:
-            fire()
+            self._fire()
         else:
-            timer = threading.Timer(fault.delay_s, fire)
+            timer = threading.Timer(fault.delay_s, self._fire)
             timer.daemon = True
             timer.start()
 
-    return observed
+    def _fire(self) -> None:
+        os.kill(os.getpid(), self._fault.signum)
+
+
+def faulting(environ: Mapping[str, str]) -> list[RunObserver]:
+    """The observer that injects the fault ``environ`` asks for (none without one)."""
+    fault = fault_from(environ)
+    return [] if fault is None else [Faulting(fault)]

@@ -15,12 +15,12 @@ from rich.markup import escape
 
 from pipeline import PipelineError
 from pipeline.app.cli._app import STORE_ERROR, USAGE_ERROR, WorkspaceOption, _fail, err
-from pipeline.app.cli._faults import FaultError, fault_from, with_fault
+from pipeline.app.cli._faults import FaultError, faulting
 from pipeline.app.cli._safe import message_safe
 from pipeline.app.cli._worktree_commands import worktrees_app
 from pipeline.app.workspace import Landing, LandingInterruptedError, WorktreeError, merge_worktrees
 from pipeline.core.state import Integration, IntegrationStatus
-from pipeline.engine import Interruption
+from pipeline.engine import Interruption, Observers, RunObserver
 from pipeline.handlers.integration import WorkTreeBehindError
 from pipeline.handlers.runtime import GitError
 from pipeline.handlers.store import StoreError
@@ -61,6 +61,16 @@ def merge_command(
     raise typer.Exit(land(workspace, names or [], into, as_json=as_json))
 
 
+class _MergeWarnings(RunObserver):
+    """Says a merge's warnings on standard error."""
+
+    __slots__ = ()
+
+    def warning(self, message: str, /) -> None:
+        """Say it."""
+        err.print(f"warning: {escape(message_safe(message))}")
+
+
 def land(root: Path, names: list[str], into: str | None, *, as_json: bool = False) -> int:
     """Land the named worktrees through the merge queue (``ralph worktrees merge``, and
     ``ralph run --merge`` after its run), each outcome said as it ends; the exit status."""
@@ -76,15 +86,15 @@ def land(root: Path, names: list[str], into: str | None, *, as_json: bool = Fals
 
     interruption = Interruption()
     try:
-        fault = fault_from(os.environ)  # the fault tests' kill -9 seam
+        # The fault tests' kill -9 seam, and the warnings on standard error.
+        observer = Observers(_MergeWarnings(), *faulting(os.environ))
         with interruption.on_signals():
             merge_worktrees(
                 root,
                 names,
                 into=into,
                 on_landing=report,
-                on_event=with_fault(fault, None),
-                on_warning=lambda said: err.print(f"warning: {escape(message_safe(said))}"),
+                observer=observer,
                 interruption=interruption,
             )
     except (WorktreeError, FaultError) as error:

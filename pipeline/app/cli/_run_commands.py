@@ -32,6 +32,7 @@ from pipeline.app.cli._app import (
 )
 from pipeline.app.cli._demo import create_demo_repository, prepare_directory
 from pipeline.app.cli._driving import (
+    Warned,
     _chosen,
     _drive,
     _finish,
@@ -246,7 +247,7 @@ def abandon(
                 raise _fail(f"run {chosen} is finished already ({ended}): nothing to abandon")
             why = RunAbandoned(reason="given up by a person (ralph abandon)", at=utc_now())
             events.append(chosen, state.sequence, [why])
-            result = drive(opened, prompt=None, run_id=chosen, on_warning=_warn, store=events)
+            result = drive(opened, prompt=None, run_id=chosen, observer=Warned(), store=events)
     except StoreError as error:
         raise _store_failure(error) from error
     except OSError as error:

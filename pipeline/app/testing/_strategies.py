@@ -32,7 +32,7 @@ from pipeline.core.effects import (
 from pipeline.core.responses import AGENT_RESPONSE
 from pipeline.core.sandbox import Endpoint, SandboxPolicy
 from pipeline.core.state import PipelineState, ResponseCheck, SpendLine
-from pipeline.engine import run_in_memory
+from pipeline.engine import RunOptions, run_in_memory
 from pipeline.engine.simulation import (
     SimulatedWorld,
     WorldConfig,
@@ -359,7 +359,7 @@ def simulated_runs(
     clock = fake_clock(step=timedelta(seconds=1))
     world = SimulatedWorld(config=config, chooser=HypothesisChooser(draw), clock=clock)
     bound = step_bound(config.budget, config.chains, config.loop)
-    result = run_in_memory(world, max_effects=bound, clock=clock)
+    result = run_in_memory(world, options=RunOptions(max_effects=bound, clock=clock))
     return config, result.events, result.state
 
 

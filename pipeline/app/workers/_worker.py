@@ -40,7 +40,7 @@ from pipeline.app.workspace import (
 )
 from pipeline.core.config import ConfigError, Durability
 from pipeline.core.state import Phase
-from pipeline.engine import Interruption
+from pipeline.engine import Interruption, Observers, RunObserver, TracingObserver
 from pipeline.events import Instant, RunId
 from pipeline.handlers import EffectTracer
 from pipeline.handlers.redaction import Redactor
@@ -96,6 +96,19 @@ def submit(
     with PostgresEventStore(url) as store:
         ticket = f"t-{uuid.uuid4().hex[:12]}"
         return RunQueue(store).submit(ticket, opened.layout.root, config_text, text)
+
+
+class _Said(RunObserver):
+    """A ticket run's warnings, said by the worker (``say``)."""
+
+    __slots__ = ("_say",)
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self._say = say
+
+    def warning(self, message: str, /) -> None:
+        """Say it."""
+        self._say(message)
 
 
 class CancelError(PipelineError, ValueError):
@@ -293,8 +306,9 @@ class Worker:
                     workspace,
                     prompt=None if ticket.run_id else PromptSource(text=ticket.prompt),
                     run_id=None if ticket.run_id is None else RunId(ticket.run_id),
-                    on_warning=self._say,
-                    tracer=tracer,
+                    observer=Observers(
+                        _Said(self._say), *([] if tracer is None else [TracingObserver(tracer)])
+                    ),
                     store=store,
                     signals=False,
                     interruption=interruption,

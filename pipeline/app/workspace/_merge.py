@@ -36,13 +36,19 @@ from pipeline.app.workspace._worktrees import (
 )
 from pipeline.core.config import POSTGRES_SCHEMES, ConfigError, RalphConfig, parse_config
 from pipeline.core.state import Integration, IntegrationStatus, Phase, PipelineState
-from pipeline.engine import Interrupted, Interruption, integrate, load_state, utc_now
+from pipeline.engine import (
+    Interrupted,
+    Interruption,
+    RunObserver,
+    integrate,
+    load_state,
+    utc_now,
+)
 from pipeline.events import (
     AgentName,
     CommitCreated,
     Digest,
     IntegrationQueued,
-    PipelineEvent,
     RunForked,
     RunId,
     TerminationReason,
@@ -125,15 +131,15 @@ def merge_worktrees(
     *,
     into: str | None = None,
     on_landing: Callable[[Landing], None] | None = None,
-    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
-    on_warning: Callable[[str], None] | None = None,
+    observer: RunObserver | None = None,
     interruption: Interruption | None = None,
 ) -> list[Landing]:
     """Land the named worktrees' branches on ``into`` (default: the main worktree's branch),
     after finishing the integrations a killed integrator left under way; each outcome as it
     ends (``on_landing``) and all of them, in order. Raises :class:`WorktreeError` for a bad
     request before anything is queued. A worktree left with an integration under way that
-    cannot be gone on with is told to ``on_warning`` and skipped: the ones asked for go on.
+    cannot be gone on with is told to ``observer`` as a warning and skipped (raised without
+    one): the ones asked for go on. ``observer`` is told each fact the integrations store.
     A request to ``interruption`` stops it at a safe point (see :func:`integrate`) with
     :class:`LandingInterruptedError`."""
     root = main_worktree(root)
@@ -153,15 +159,15 @@ def merge_worktrees(
                     current,
                     target,
                     asked=worktree in asked,
-                    on_event=on_event,
+                    observer=observer,
                     interruption=interruption,
                 )
             except Interrupted as stopped:
                 raise LandingInterruptedError(str(stopped), current) from None
             except (WorktreeError, StoreError) as error:
-                if worktree in asked or on_warning is None:
+                if worktree in asked or observer is None:
                     raise
-                on_warning(str(error))
+                observer.warning(str(error))
                 continue
             if landing is not None:
                 landings.append(landing)
@@ -177,7 +183,7 @@ def land_run(
     run_id: RunId,
     *,
     into: str | None = None,
-    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
+    observer: RunObserver | None = None,
 ) -> Landing:
     """Land run ``run_id`` of ``worktree`` (its log in ``store``) on ``into`` (default: the
     main worktree's branch) at once, in the repository's queue: a queue worker's, for a
@@ -186,7 +192,7 @@ def land_run(
     target = target_branch(root, into)
     found = find_worktree(root, str(worktree))
     with _integrator_turn(root):
-        landing = _integrate_in(root, found, target, store, run_id, asked=True, on_event=on_event)
+        landing = _integrate_in(root, found, target, store, run_id, asked=True, observer=observer)
     assert landing is not None  # asked: queued, or landed already
     return landing
 
@@ -197,7 +203,7 @@ def _land(
     target: str,
     *,
     asked: bool,
-    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+    observer: RunObserver | None,
     interruption: Interruption | None,
 ) -> Landing | None:
     """Queue (``asked``) and carry out one worktree's integration, or go on with the one under
@@ -222,7 +228,7 @@ def _land(
             store,
             RunId(run_id),
             asked=asked,
-            on_event=on_event,
+            observer=observer,
             interruption=interruption,
         )
 
@@ -235,7 +241,7 @@ def _integrate_in(
     run_id: RunId,
     *,
     asked: bool,
-    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
+    observer: RunObserver | None,
     interruption: Interruption | None = None,
 ) -> Landing | None:
     """Queue (``asked``) and carry out the integration of run ``run_id`` (its log in
@@ -282,7 +288,7 @@ def _integrate_in(
             run_id,
             redactor=redactor,
             queued=queued,
-            on_event=on_event,
+            observer=observer,
             interruption=interruption,
         )
     assert state.integration is not None  # integrate recorded one or went on with one

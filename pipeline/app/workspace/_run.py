@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 
@@ -30,10 +30,28 @@ from pipeline.core.config import (
     require_chains,
     topology_problems,
 )
+from pipeline.core.effects import Effect
 from pipeline.core.state import PipelineState
-from pipeline.engine import DurableRun, Interruption, run_durable, utc_now
-from pipeline.events import Digest, Instant, Json, PipelineEvent, Role, RunId, RunStarted
-from pipeline.handlers import EffectTracer
+from pipeline.engine import (
+    DurableRun,
+    Interruption,
+    Observers,
+    RunObserver,
+    RunOptions,
+    RunWorld,
+    run_durable,
+    utc_now,
+)
+from pipeline.events import (
+    Digest,
+    HookSpec,
+    Instant,
+    Json,
+    PipelineEvent,
+    Role,
+    RunId,
+    RunStarted,
+)
 from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import write_marker
 from pipeline.handlers.redaction import Redactor
@@ -248,9 +266,7 @@ def drive(
     *,
     prompt: PromptSource | None,
     run_id: RunId | None,
-    on_event: Callable[[PipelineState, PipelineEvent], None] | None = None,
-    on_warning: Callable[[str], None] | None = None,
-    tracer: EffectTracer | None = None,
+    observer: RunObserver | None = None,
     store: EventStore | None = None,
     signals: bool = True,
     interruption: Interruption | None = None,
@@ -264,6 +280,7 @@ def drive(
     open. With ``signals``, SIGINT and SIGTERM interrupt the run cleanly (main thread only),
     through ``interruption`` when given (its ``reason`` then tells the caller why it stopped).
     ``kept_paths``: paths a new run's commits leave alone (see :func:`check_clean`).
+    ``observer`` is told everything the run does, the warnings of its setup included.
 
     Only one run at a time drives a workspace: :class:`WorkspaceBusyError` when another holds it
     (``leased``: a queue worker's run, which shares the workspace with other workers only,
@@ -277,9 +294,7 @@ def drive(
             lock,
             prompt=prompt,
             run_id=run_id,
-            on_event=on_event,
-            on_warning=on_warning,
-            tracer=tracer,
+            observer=observer,
             store=store,
             signals=signals,
             interruption=interruption,
@@ -288,18 +303,43 @@ def drive(
         )
 
 
-def _naming(
-    lock: WorkspaceLock, on_event: Callable[[PipelineState, PipelineEvent], None] | None
-) -> Callable[[PipelineState, PipelineEvent], None]:
-    """``on_event`` that also writes a new run's id into the lock once it is known."""
+class _Naming(RunObserver):
+    """Writes a new run's id into the workspace's lock once it is known."""
 
-    def observe(state: PipelineState, event: PipelineEvent) -> None:
+    __slots__ = ("_lock",)
+
+    def __init__(self, lock: WorkspaceLock) -> None:
+        self._lock = lock
+
+    def event(self, state: PipelineState, event: PipelineEvent, /) -> None:
+        """Name the run in the lock when it starts."""
         if isinstance(event, RunStarted):
-            lock.name_run(event.run_id)
-        if on_event is not None:
-            on_event(state, event)
+            self._lock.name_run(event.run_id)
 
-    return observe
+
+class _WorkspaceWorld(RunWorld):
+    """What a workspace's run asks of the world: its runtime's sandbox on a resume, the
+    store's guidance and notes before each prompt, and the runtime's hooks."""
+
+    __slots__ = ("_runtime", "_store")
+
+    def __init__(self, runtime: Runtime, store: EventStore) -> None:
+        self._runtime = runtime
+        self._store = store
+
+    def resumed(self) -> Sequence[PipelineEvent]:
+        """The sandbox the agents run in now."""
+        return self._runtime.sandbox_checked(self._runtime.clock())
+
+    def news(self, state: PipelineState, /) -> Sequence[PipelineEvent]:
+        """People's guidance and the context book's new notes."""
+        return outside_facts(self._store, state, self._runtime.clock)
+
+    def hook(
+        self, hook: HookSpec, state: PipelineState, effect: Effect | None, /
+    ) -> Sequence[PipelineEvent]:
+        """Run the hook in the workspace."""
+        return self._runtime.hook(hook, state, effect)
 
 
 def _drive_held(
@@ -308,9 +348,7 @@ def _drive_held(
     *,
     prompt: PromptSource | None,
     run_id: RunId | None,
-    on_event: Callable[[PipelineState, PipelineEvent], None] | None,
-    on_warning: Callable[[str], None] | None,
-    tracer: EffectTracer | None,
+    observer: RunObserver | None,
     store: EventStore | None,
     signals: bool,
     interruption: Interruption | None,
@@ -319,6 +357,7 @@ def _drive_held(
 ) -> DurableRun:
     """:func:`drive` once the workspace is held."""
     config = workspace.config
+    on_warning = None if observer is None else observer.warning
     try:
         stores = _store_files(workspace, store)
         sandboxing = settle_sandbox(config, workspace.layout, stores, on_warning)
@@ -359,18 +398,19 @@ def _drive_held(
                 on_warning(f"the topology: {problem.message}")
         if signals:
             stack.enter_context(interruption.on_signals())
+        named = _Naming(lock)
         done = run_durable(
             store,
             runtime,
             run_id=run_id,
-            on_event=_naming(lock, on_event),
-            on_warning=on_warning,
-            interruption=interruption,
-            tracer=tracer,
-            redactor=Redactor.from_environment(os.environ, workspace.config.redaction.variables),
-            on_resume=lambda: runtime.sandbox_checked(runtime.clock()),
-            on_prompt=lambda state: outside_facts(opened, state, runtime.clock),
-            on_hook=runtime.hook,
+            observer=named if observer is None else Observers(named, observer),
+            world=_WorkspaceWorld(runtime, opened),
+            options=RunOptions(
+                interruption=interruption,
+                redactor=Redactor.from_environment(
+                    os.environ, workspace.config.redaction.variables
+                ),
+            ),
         )
         file_unfiled(opened, done.state)  # the last agent's notes, with no prompt after them
         return done
