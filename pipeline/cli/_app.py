@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import importlib.metadata
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -18,15 +17,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from pipeline.cli._logfile import EventLogError
-from pipeline.cli._progress import Display, choose_display
 from pipeline.cli._safe import message_safe
 from pipeline.cli._source import LogSource, open_source
-from pipeline.config import ConfigError
 from pipeline.errors import WireFormatError
-from pipeline.events import (
-    PipelineEvent,
-)
-from pipeline.handlers.runtime import GitError, WorkspaceLayout
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import (
     NamedStore,
     StoreError,
@@ -34,18 +28,13 @@ from pipeline.handlers.store import (
     UnknownRunError,
     open_store_at,
 )
-from pipeline.workspace import (
-    Reconciliation,
-    RunSetupError,
-    Workspace,
-    history_of,
-    open_workspace,
-    reconcile,
-    recorded_commits,
-)
 
-if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
-    pass
+if TYPE_CHECKING:
+    # Loaded by the helpers that use them: a command imports what it runs (the run driver,
+    # the live display and git's history are not what a command reading a run needs).
+    from pipeline.cli._progress import Display
+    from pipeline.events import PipelineEvent
+    from pipeline.workspace import Reconciliation, Workspace
 
 
 app = typer.Typer(
@@ -59,8 +48,11 @@ app = typer.Typer(
 
 
 def _version(value: bool) -> None:
+    # ``ralph --version`` alone is answered before typer loads; this is ``ralph -V COMMAND``.
     if value:
-        out.print(f"ralph {importlib.metadata.version('ralph-pipeline')}", markup=False)
+        from pipeline import __version__
+
+        out.print(f"ralph {__version__}", markup=False)
         raise typer.Exit(0)
 
 
@@ -146,6 +138,9 @@ def _warn(message: str) -> None:
 
 
 def _open(root: Path) -> Workspace:
+    from pipeline.config import ConfigError
+    from pipeline.workspace import RunSetupError, open_workspace
+
     try:
         return open_workspace(root)
     except (ConfigError, RunSetupError) as error:
@@ -225,6 +220,8 @@ OtelFileOption = Annotated[
 
 
 def _display(quiet: bool, plain: bool, json_logs: bool) -> Display:
+    from pipeline.cli._progress import choose_display
+
     return choose_display(terminal=out.is_terminal, plain=plain, quiet=quiet, json_logs=json_logs)
 
 
@@ -326,6 +323,9 @@ def _reconciled(
 ) -> Reconciliation | None:
     """The run's log against the git repository at ``root`` (and, with ``events_file``, its
     events file); None when ``root`` is not a git repository."""
+    from pipeline.handlers.runtime import GitError
+    from pipeline.workspace import history_of, reconcile, recorded_commits
+
     read = list(events)
     try:
         history = history_of(root, run_id, read)

@@ -1,58 +1,67 @@
 """Running the pipeline in a workspace (a git repository with a ``ralph.toml``): checking it,
 choosing its store, and driving a run there with the real runtime. ``ralph run``, ``resume``,
 ``demo`` and the queue's workers all start runs through here; ``ralph doctor`` checks one
-with :func:`diagnose`."""
+with :func:`diagnose`.
 
-from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
-from pipeline.workspace._doctor_agents import INSTALL_HINTS
-from pipeline.workspace._fork import (
-    ForkError,
-    fork_folder,
-    fork_point,
-    fork_run,
-    resume_hint,
-)
-from pipeline.workspace._interrupt_run import NotInterruptedError, interrupt_run
-from pipeline.workspace._lock import WorkspaceBusyError, ensure_idle
-from pipeline.workspace._merge import (
-    Landing,
-    LandingInterruptedError,
-    land_run,
-    merge_worktrees,
-    target_branch,
-)
-from pipeline.workspace._peek import peek_config
-from pipeline.workspace._reconcile import (
-    Reconciliation,
-    RecordedCommit,
-    RunDivergedError,
-    history_of,
-    reconcile,
-    recorded_commits,
-)
-from pipeline.workspace._run import (
-    RunSetupError,
-    Workspace,
-    check_clean,
-    drive,
-    open_store,
-    open_workspace,
-    resolve_prompt,
-    store_location,
-)
-from pipeline.workspace._worktrees import (
-    RUN_BRANCH_PREFIX,
-    HalfMadeError,
-    RunWorktree,
-    WorktreeError,
-    drop_worktree,
-    find_worktree,
-    new_worktree,
-    remove_worktree,
-    run_worktrees,
-    ticket_worktree,
-    worktree_diff,
-)
+Its names are imported on first use, so that a command reading a run does not load the
+run driver, the doctor and the landing."""
+
+from pipeline._lazy import lazy_names
+
+# ``typing`` is imported for the type checker only, as in ``pipeline.handlers``.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from pipeline.workspace._doctor import Check, Status, diagnose, would_fail
+    from pipeline.workspace._doctor_agents import INSTALL_HINTS
+    from pipeline.workspace._fork import (
+        ForkError,
+        fork_folder,
+        fork_point,
+        fork_run,
+        resume_hint,
+    )
+    from pipeline.workspace._interrupt_run import NotInterruptedError, interrupt_run
+    from pipeline.workspace._lock import WorkspaceBusyError, ensure_idle
+    from pipeline.workspace._merge import (
+        Landing,
+        LandingInterruptedError,
+        land_run,
+        merge_worktrees,
+        target_branch,
+    )
+    from pipeline.workspace._peek import peek_config
+    from pipeline.workspace._reconcile import (
+        Reconciliation,
+        RecordedCommit,
+        RunDivergedError,
+        history_of,
+        reconcile,
+        recorded_commits,
+    )
+    from pipeline.workspace._run import (
+        RunSetupError,
+        Workspace,
+        check_clean,
+        drive,
+        open_store,
+        open_workspace,
+        resolve_prompt,
+        store_location,
+    )
+    from pipeline.workspace._worktrees import (
+        RUN_BRANCH_PREFIX,
+        HalfMadeError,
+        RunWorktree,
+        WorktreeError,
+        drop_worktree,
+        find_worktree,
+        new_worktree,
+        remove_worktree,
+        run_worktrees,
+        ticket_worktree,
+        worktree_diff,
+    )
 
 __all__ = [
     "INSTALL_HINTS",
@@ -101,3 +110,55 @@ __all__ = [
     "worktree_diff",
     "would_fail",
 ]
+
+_SOURCES = {
+    "Check": ("pipeline.workspace._doctor", "Check"),
+    "ForkError": ("pipeline.workspace._fork", "ForkError"),
+    "HalfMadeError": ("pipeline.workspace._worktrees", "HalfMadeError"),
+    "INSTALL_HINTS": ("pipeline.workspace._doctor_agents", "INSTALL_HINTS"),
+    "Landing": ("pipeline.workspace._merge", "Landing"),
+    "LandingInterruptedError": ("pipeline.workspace._merge", "LandingInterruptedError"),
+    "NotInterruptedError": ("pipeline.workspace._interrupt_run", "NotInterruptedError"),
+    "RUN_BRANCH_PREFIX": ("pipeline.workspace._worktrees", "RUN_BRANCH_PREFIX"),
+    "Reconciliation": ("pipeline.workspace._reconcile", "Reconciliation"),
+    "RecordedCommit": ("pipeline.workspace._reconcile", "RecordedCommit"),
+    "RunDivergedError": ("pipeline.workspace._reconcile", "RunDivergedError"),
+    "RunSetupError": ("pipeline.workspace._run", "RunSetupError"),
+    "RunWorktree": ("pipeline.workspace._worktrees", "RunWorktree"),
+    "Status": ("pipeline.workspace._doctor", "Status"),
+    "Workspace": ("pipeline.workspace._run", "Workspace"),
+    "WorkspaceBusyError": ("pipeline.workspace._lock", "WorkspaceBusyError"),
+    "WorktreeError": ("pipeline.workspace._worktrees", "WorktreeError"),
+    "check_clean": ("pipeline.workspace._run", "check_clean"),
+    "diagnose": ("pipeline.workspace._doctor", "diagnose"),
+    "drive": ("pipeline.workspace._run", "drive"),
+    "drop_worktree": ("pipeline.workspace._worktrees", "drop_worktree"),
+    "ensure_idle": ("pipeline.workspace._lock", "ensure_idle"),
+    "find_worktree": ("pipeline.workspace._worktrees", "find_worktree"),
+    "fork_folder": ("pipeline.workspace._fork", "fork_folder"),
+    "fork_point": ("pipeline.workspace._fork", "fork_point"),
+    "fork_run": ("pipeline.workspace._fork", "fork_run"),
+    "history_of": ("pipeline.workspace._reconcile", "history_of"),
+    "interrupt_run": ("pipeline.workspace._interrupt_run", "interrupt_run"),
+    "land_run": ("pipeline.workspace._merge", "land_run"),
+    "merge_worktrees": ("pipeline.workspace._merge", "merge_worktrees"),
+    "new_worktree": ("pipeline.workspace._worktrees", "new_worktree"),
+    "open_store": ("pipeline.workspace._run", "open_store"),
+    "open_workspace": ("pipeline.workspace._run", "open_workspace"),
+    "peek_config": ("pipeline.workspace._peek", "peek_config"),
+    "reconcile": ("pipeline.workspace._reconcile", "reconcile"),
+    "recorded_commits": ("pipeline.workspace._reconcile", "recorded_commits"),
+    "remove_worktree": ("pipeline.workspace._worktrees", "remove_worktree"),
+    "resolve_prompt": ("pipeline.workspace._run", "resolve_prompt"),
+    "resume_hint": ("pipeline.workspace._fork", "resume_hint"),
+    "run_worktrees": ("pipeline.workspace._worktrees", "run_worktrees"),
+    "store_location": ("pipeline.workspace._run", "store_location"),
+    "target_branch": ("pipeline.workspace._merge", "target_branch"),
+    "ticket_worktree": ("pipeline.workspace._worktrees", "ticket_worktree"),
+    "worktree_diff": ("pipeline.workspace._worktrees", "worktree_diff"),
+    "would_fail": ("pipeline.workspace._doctor", "would_fail"),
+}
+"""Where each public name is defined: (module, name)."""
+
+
+__getattr__ = lazy_names(__name__, globals(), _SOURCES)
