@@ -3,7 +3,8 @@
 The commands live in one module per group (``_run_commands``, ``_read_commands``, ...), all
 on the typer app of ``_app``. This module stays small on purpose: ``ralph emit``, which an
 agent runs once per topic, is dispatched before typer, rich or the engine are imported, and
-so is ``ralph --version``. Any other command imports the module (or two) that define it and
+so is ``ralph --version``, and ``ralph runs`` where the store's summaries answer it
+(``_runs_quick``). Any other command imports the module (or two) that define it and
 none of the others (:data:`COMMANDS`); only the help, which lists them all, imports every one.
 """
 
@@ -103,6 +104,13 @@ def main() -> None:
         from pipeline.cli._emit import main as emit_main
 
         raise SystemExit(emit_main(sys.argv[2:]))
+    if sys.argv[1:2] == ["runs"]:
+        # From the store's summaries where they answer exactly, without typer or the events.
+        from pipeline.cli._runs_quick import main as runs_main
+
+        answered = runs_main(sys.argv[2:])
+        if answered is not None:
+            raise SystemExit(answered)
     group = sys.argv[1] if len(sys.argv) > 2 else None
     if group in ("memory", "task") and os.environ.get("RALPH_EVENTS_FILE"):
         # An agent's note: into its run's events file, as lean as ``ralph emit``.

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import os
-import sys
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -16,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from pipeline.cli._console import output_console
 from pipeline.cli._logfile import EventLogError
 from pipeline.cli._safe import message_safe
 from pipeline.cli._source import LogSource, open_source
@@ -68,17 +67,7 @@ def _options(
     """Run AI coding agents in a durable, replayable plan/develop/review/commit loop."""
 
 
-class _Console(Console):
-    """A console that goes quiet when its reader goes away, instead of ending the program."""
-
-    def on_broken_pipe(self) -> None:
-        """Stop printing; the command still finishes its work (and writes its files)."""
-        self.quiet = True
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
-out = _Console(highlight=False, emoji=False)
+out = output_console()
 
 
 err = Console(stderr=True, highlight=False, emoji=False)

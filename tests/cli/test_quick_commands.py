@@ -4,15 +4,24 @@ the figures are in ``python -m benchmarks``; these tests hold the intent)."""
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
+import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import typer
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipeline import cli
+from pipeline.cli._runs_quick import SCHEMA_READ, cost_cell
+from pipeline.handlers.store._migrations import MIGRATIONS
+from pipeline.state import SpendLine
+from pipeline.views import cost_text
+from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
 
 _PROBE = (
     "import sys, runpy\n"
@@ -83,3 +92,66 @@ def test_the_command_table_names_what_each_module_registers() -> None:
     assert registered.keys() == table.keys()
     for name, modules in registered.items():
         assert modules <= table[name], (name, modules, table[name])
+
+
+def test_runs_answers_from_the_summaries_what_the_full_command_answers(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """On the demo's store ``ralph runs`` is answered from the ``run_summaries`` projection
+    without loading typer or the events, and prints what the full command prints from the
+    folded logs (which it falls back to for a store whose summaries are gone)."""
+    said, modules = _loaded(demo_dir, "runs")
+    assert not {"typer", "pipeline.events", "cattrs"} & modules
+    assert "$" in said  # the demo's agents report their cost
+    kept, emptied = tmp_path / "a.db", tmp_path / "b.db"  # names of one length: one title
+    for copy in (kept, emptied):
+        shutil.copy(demo_dir / ".git" / "ralph" / "pipeline.db", copy)
+    with sqlite3.connect(emptied) as db:
+        db.execute("DELETE FROM run_summaries")
+    lean = ralph("runs", str(kept), cwd=tmp_path)
+    full = ralph("runs", str(emptied), cwd=tmp_path)
+    assert lean.returncode == full.returncode == 0, (lean.stderr, full.stderr)
+    assert lean.stdout.replace("a.db", "?.db") == full.stdout.replace("b.db", "?.db")
+    store = emptied
+    _said, modules = _loaded(tmp_path, "runs", str(store))
+    assert "typer" in modules  # no current summary: the full command answered
+
+
+def test_runs_reads_a_store_written_before_the_summaries(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A store from a release before the projection (no ``run_summaries`` table, schema 6)
+    is still listed, by the full command, with the same cost."""
+    store = tmp_path / "old.db"
+    shutil.copy(demo_dir / ".git" / "ralph" / "pipeline.db", store)
+    with sqlite3.connect(store) as db:
+        db.execute("DROP TABLE run_summaries")
+        db.execute("DELETE FROM schema_migrations WHERE version = 7")
+    old = ralph("runs", str(store), cwd=tmp_path)
+    assert old.returncode == 0, old.stderr
+    lean = ralph("runs", cwd=demo_dir)
+    cost = lean.stdout.splitlines()[4].split("│")[3].strip()
+    assert cost.startswith("$")
+    assert cost in old.stdout
+
+
+def test_the_lean_runs_path_reads_the_schema_the_store_writes() -> None:
+    """The newest schema ``ralph runs`` reads lean is the SQLite store's newest migration: a
+    migration added later makes the lean path step aside until it is checked."""
+    assert max(version for version, _, _ in MIGRATIONS) == SCHEMA_READ
+
+
+@given(
+    invocations=st.integers(0, 10**6),
+    cost_usd=st.floats(0, 10**7, allow_nan=False),
+    unknown=st.integers(0, 10**6),
+)
+def test_the_lean_cost_cell_is_the_views_cost_text(
+    invocations: int, cost_usd: float, unknown: int
+) -> None:
+    """The lean path's cost column says what ``ralph runs`` says from the folded state."""
+    line = SpendLine(invocations=invocations, cost_usd=cost_usd, unknown_cost=unknown)
+    expected = cost_text(line) if invocations else "-"
+    assert cost_cell(invocations, cost_usd, unknown) == expected
