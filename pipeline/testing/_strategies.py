@@ -242,6 +242,27 @@ def response_facts() -> st.SearchStrategy[ResponseSubmitted]:
     return valid | st.builds(ResponseSubmitted, status=wrong, problems=problems)
 
 
+def _resolve_annotations(*roots: object) -> None:
+    """Resolve the string annotations of every attrs class reachable from ``roots``:
+    hypothesis reads a field's ``type``, which ``from __future__ import annotations`` leaves a
+    string until ``attrs.resolve_types`` runs (the converter makes its hooks lazily, so it no
+    longer does it for every class at import)."""
+    seen: set[object] = set()
+    pending = list(roots)
+    while pending:
+        kind = pending.pop()
+        if kind in seen:
+            continue
+        seen.add(kind)
+        pending.extend(get_args(kind))
+        if isinstance(kind, type) and attrs.has(kind):
+            attrs.resolve_types(kind)
+            pending.extend(field.type for field in attrs.fields(kind))
+
+
+_resolve_annotations(PipelineEvent, Effect, PipelineState)
+
+
 def register_strategies() -> None:
     """Register strategies for every bounded value type (idempotent)."""
     register = st.register_type_strategy
@@ -300,27 +321,6 @@ def register_strategies() -> None:
 
 
 register_strategies()
-
-
-def _resolve_annotations(*roots: object) -> None:
-    """Resolve the string annotations of every attrs class reachable from ``roots``:
-    hypothesis reads a field's ``type``, which ``from __future__ import annotations`` leaves a
-    string until ``attrs.resolve_types`` runs (the converter makes its hooks lazily, so it no
-    longer does it for every class at import)."""
-    seen: set[object] = set()
-    pending = list(roots)
-    while pending:
-        kind = pending.pop()
-        if kind in seen:
-            continue
-        seen.add(kind)
-        pending.extend(get_args(kind))
-        if isinstance(kind, type) and attrs.has(kind):
-            attrs.resolve_types(kind)
-            pending.extend(field.type for field in attrs.fields(kind))
-
-
-_resolve_annotations(PipelineEvent, Effect, PipelineState)
 
 
 def events() -> st.SearchStrategy[PipelineEvent]:
