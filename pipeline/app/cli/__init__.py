@@ -2,7 +2,10 @@
 
 The commands live in one module per group (``_run_commands``, ``_read_commands``, ...), all
 on the typer app of ``_app``. This module stays small on purpose: ``ralph emit``, which an
-agent runs once per topic, is dispatched before typer, rich or the engine are imported.
+agent runs once per topic, is dispatched before typer, rich or the engine are imported, and
+so is ``ralph --version``, and ``ralph runs`` where the store's summaries answer it
+(``_runs_quick``). Any other command imports the module (or two) that define it and
+none of the others (:data:`COMMANDS`); only the help, which lists them all, imports every one.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "app", "main"]
 
 _COMMAND_MODULES = (
     "pipeline.app.cli._init_commands",
@@ -38,16 +41,51 @@ _COMMAND_MODULES = (
 )
 """The modules whose commands make up ``ralph``, in the order its help lists them."""
 
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "init": ("pipeline.app.cli._init_commands",),
+    **dict.fromkeys(("run", "resume", "abandon", "demo"), ("pipeline.app.cli._run_commands",)),
+    "presets": ("pipeline.app.cli._preset_commands",),
+    **dict.fromkeys(
+        ("emit", "respond", "guide", "interrupt", "fork"), ("pipeline.app.cli._agent_commands",)
+    ),
+    **dict.fromkeys(("memory", "task"), ("pipeline.app.cli._context_commands",)),
+    "worktrees": ("pipeline.app.cli._worktree_commands", "pipeline.app.cli._merge_command"),
+    **dict.fromkeys(
+        ("replay", "events", "status", "topics", "report"), ("pipeline.app.cli._read_commands",)
+    ),
+    "diff": ("pipeline.app.cli._travel_command",),
+    "serve": ("pipeline.app.cli._serve_command",),
+    "graph": ("pipeline.app.cli._graph_command",),
+    "doctor": ("pipeline.app.cli._doctor_command",),
+    **dict.fromkeys(("salvage", "runs", "projections"), ("pipeline.app.cli._store_commands",)),
+    **dict.fromkeys(("submit", "cancel", "worker"), ("pipeline.app.cli._queue_commands",)),
+}
+"""Each command (or group) of ``ralph`` and the modules that register it: a command run
+imports only its own (a test holds this table to what the modules register)."""
 
-def _full_app() -> typer.Typer:
-    """The typer app with every command registered."""
+_VERSION_FLAGS = (["--version"], ["-V"])
+
+
+def _full_app(command: str | None = None) -> typer.Typer:
+    """The typer app with ``command`` registered (every command when None, or when
+    ``command`` is not one: the help lists them all, and a mistyped name is told the
+    names)."""
     import importlib
 
     from pipeline.app.cli._app import app as typer_app
 
-    for module in _COMMAND_MODULES:
+    for module in COMMANDS.get(command or "", _COMMAND_MODULES):
         importlib.import_module(module)
     return typer_app
+
+
+def _print_version() -> None:
+    """``ralph --version``, without typer, rich or the package metadata (reading that
+    imports ``email`` and ``zipfile``: more than the rest of the command). The version is
+    ``pipeline.__version__``, which the build reads too, so the two cannot differ."""
+    from pipeline import __version__
+
+    sys.stdout.write(f"ralph {__version__}\n")
 
 
 def __getattr__(name: str) -> object:
@@ -59,10 +97,20 @@ def __getattr__(name: str) -> object:
 
 def main() -> None:
     """Entry point of the ``ralph`` console script."""
+    if sys.argv[1:] in _VERSION_FLAGS:
+        _print_version()
+        return
     if sys.argv[1:2] == ["emit"]:
         from pipeline.app.cli._emit import main as emit_main
 
         raise SystemExit(emit_main(sys.argv[2:]))
+    if sys.argv[1:2] == ["runs"]:
+        # From the store's summaries where they answer exactly, without typer or the events.
+        from pipeline.app.cli._runs_quick import main as runs_main
+
+        answered = runs_main(sys.argv[2:])
+        if answered is not None:
+            raise SystemExit(answered)
     group = sys.argv[1] if len(sys.argv) > 2 else None
     if group in ("memory", "task") and os.environ.get("RALPH_EVENTS_FILE"):
         # An agent's note: into its run's events file, as lean as ``ralph emit``.
@@ -73,6 +121,6 @@ def main() -> None:
             raise SystemExit(note_main(group, sys.argv[2:]))
     from pipeline.app.cli._shutdown import routed_signals
 
-    typer_app = _full_app()
+    typer_app = _full_app(sys.argv[1] if len(sys.argv) > 1 else None)
     with routed_signals():
         typer_app()

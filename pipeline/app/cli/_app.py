@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import importlib.metadata
-import os
-import sys
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -18,24 +15,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from pipeline import WireFormatError
+from pipeline.app.cli._console import output_console
 from pipeline.app.cli._logfile import EventLogError
-from pipeline.app.cli._progress import Display, choose_display
 from pipeline.app.cli._safe import message_safe
 from pipeline.app.cli._source import LogSource, open_source
-from pipeline.app.workspace import (
-    Reconciliation,
-    RunSetupError,
-    Workspace,
-    history_of,
-    open_workspace,
-    reconcile,
-    recorded_commits,
-)
-from pipeline.core.config import ConfigError
-from pipeline.events import (
-    PipelineEvent,
-)
-from pipeline.handlers.runtime import GitError, WorkspaceLayout
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import (
     NamedStore,
     StoreError,
@@ -44,8 +28,12 @@ from pipeline.handlers.store import (
     open_store_at,
 )
 
-if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
-    pass
+if TYPE_CHECKING:
+    # Loaded by the helpers that use them: a command imports what it runs (the run driver,
+    # the live display and git's history are not what a command reading a run needs).
+    from pipeline.app.cli._progress import Display
+    from pipeline.app.workspace import Reconciliation, Workspace
+    from pipeline.events import PipelineEvent
 
 
 app = typer.Typer(
@@ -59,8 +47,11 @@ app = typer.Typer(
 
 
 def _version(value: bool) -> None:
+    # ``ralph --version`` alone is answered before typer loads; this is ``ralph -V COMMAND``.
     if value:
-        out.print(f"ralph {importlib.metadata.version('ralph-pipeline')}", markup=False)
+        from pipeline import __version__
+
+        out.print(f"ralph {__version__}", markup=False)
         raise typer.Exit(0)
 
 
@@ -83,17 +74,7 @@ def _options(
         raise _fail(str(error)) from None
 
 
-class _Console(Console):
-    """A console that goes quiet when its reader goes away, instead of ending the program."""
-
-    def on_broken_pipe(self) -> None:
-        """Stop printing; the command still finishes its work (and writes its files)."""
-        self.quiet = True
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
-out = _Console(highlight=False, emoji=False)
+out = output_console()
 
 
 err = Console(stderr=True, highlight=False, emoji=False)
@@ -153,6 +134,9 @@ def _warn(message: str) -> None:
 
 
 def _open(root: Path) -> Workspace:
+    from pipeline.app.workspace import RunSetupError, open_workspace
+    from pipeline.core.config import ConfigError
+
     try:
         return open_workspace(root)
     except (ConfigError, RunSetupError) as error:
@@ -232,6 +216,8 @@ OtelFileOption = Annotated[
 
 
 def _display(quiet: bool, plain: bool, json_logs: bool) -> Display:
+    from pipeline.app.cli._progress import choose_display
+
     return choose_display(terminal=out.is_terminal, plain=plain, quiet=quiet, json_logs=json_logs)
 
 
@@ -333,6 +319,9 @@ def _reconciled(
 ) -> Reconciliation | None:
     """The run's log against the git repository at ``root`` (and, with ``events_file``, its
     events file); None when ``root`` is not a git repository."""
+    from pipeline.app.workspace import history_of, reconcile, recorded_commits
+    from pipeline.handlers.runtime import GitError
+
     read = list(events)
     try:
         history = history_of(root, run_id, read)

@@ -36,8 +36,6 @@ from pipeline.app.cli._app import (
 from pipeline.app.cli._follow import category_filter, follow
 from pipeline.app.cli._logfile import EventLogError
 from pipeline.app.cli._render import describe_event, state_table
-from pipeline.app.cli._report import html_report, markdown_report
-from pipeline.app.cli._report_sandbox import sandbox_summary
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.cli._source import LogSource, open_source
 from pipeline.core.serialization import (
@@ -48,9 +46,6 @@ from pipeline.core.serialization import (
     unstructure_event,
 )
 from pipeline.core.state import Phase, PipelineState
-from pipeline.engine import (
-    load_state,
-)
 from pipeline.events import (
     CATEGORIES,
     PatternError,
@@ -236,6 +231,8 @@ def status(
             if store is None:
                 lost_runs(layout, events.label, set(error.known), run)
             raise _fail(str(error)) from error
+        from pipeline.engine import load_state  # the durable loop's module: status's alone
+
         state, _checkpoint = load_state(events, run_id, _warn)
         # The state counts a screen's hits only and keeps nothing of the sandbox: their rows
         # are read from the log (read once).
@@ -326,6 +323,9 @@ def report(
     the connections refused), and its final state."""
     if html is None and markdown is None:
         raise _fail("say where the report goes: --html FILE and/or --markdown FILE")
+    from pipeline.app.cli._report import html_report, markdown_report
+    from pipeline.app.cli._report_sandbox import sandbox_summary
+
     with _reading_log(_located(source, workspace), run) as log:
         read = tuple(log.events())
     drawn, gates, screens = timeline(read), gate_runs(read), screen_runs(read)

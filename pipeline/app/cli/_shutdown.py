@@ -17,8 +17,10 @@ import os
 import signal
 from collections.abc import Iterator
 from types import FrameType
+from typing import TYPE_CHECKING
 
-from pipeline.engine import Interruption
+if TYPE_CHECKING:  # the engine is imported by the command that drives a run, not by every one
+    from pipeline.engine import Interruption
 
 __all__ = ["routed_signals", "run_interruption"]
 
@@ -29,6 +31,8 @@ _current: list[Interruption] = []
 def run_interruption() -> Interruption:
     """The interruption to drive this process's run with; from now on signals go to it."""
     if not _current:
+        from pipeline.engine import Interruption
+
         _current.append(Interruption())
     return _current[0]
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Final, TypeVar
+from typing import Final, TypeVar, get_args
 
+import attrs
 from hypothesis import strategies as st
 
 from pipeline.app.testing._policies import hats, ladders_of, limit_policies, loop_policies
@@ -239,6 +240,27 @@ def response_facts() -> st.SearchStrategy[ResponseSubmitted]:
     wrong = st.sampled_from([ResponseStatus.INVALID_JSON, ResponseStatus.SCHEMA_VIOLATION])
     problems = st.lists(st.text(max_size=40), min_size=1, max_size=3).map(tuple)
     return valid | st.builds(ResponseSubmitted, status=wrong, problems=problems)
+
+
+def _resolve_annotations(*roots: object) -> None:
+    """Resolve the string annotations of every attrs class reachable from ``roots``:
+    hypothesis reads a field's ``type``, which ``from __future__ import annotations`` leaves a
+    string until ``attrs.resolve_types`` runs (the converter makes its hooks lazily, so it no
+    longer does it for every class at import)."""
+    seen: set[object] = set()
+    pending = list(roots)
+    while pending:
+        kind = pending.pop()
+        if kind in seen:
+            continue
+        seen.add(kind)
+        pending.extend(get_args(kind))
+        if isinstance(kind, type) and attrs.has(kind):
+            attrs.resolve_types(kind)
+            pending.extend(field.type for field in attrs.fields(kind))
+
+
+_resolve_annotations(PipelineEvent, Effect, PipelineState)
 
 
 def register_strategies() -> None:

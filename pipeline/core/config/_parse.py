@@ -7,6 +7,7 @@ file. Nothing is ever silently ignored or coerced.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from typing import Any
 
@@ -101,7 +102,9 @@ def _converter() -> Any:
 _ROLE_NAMES = frozenset(role.value for role in Role)
 
 
-_CONVERTER = _converter()
+_config_converter = functools.cache(_converter)
+"""The configuration's converter, built when a configuration is first read (building it
+generates the code of every configuration record: a command that reads none pays nothing)."""
 
 
 _UNKNOWN = "unknown key:"
@@ -142,7 +145,7 @@ def parse_config(text: str, source: str) -> RalphConfig:
     if nul:
         raise ConfigError(f"{source}: " + "; ".join(nul))
     try:
-        config: RalphConfig = _CONVERTER.structure(data, RalphConfig)
+        config: RalphConfig = _config_converter().structure(data, RalphConfig)
     except BaseValidationError as error:
         problems = []
         for line in transform_error(error, path="$", format_exception=_format):

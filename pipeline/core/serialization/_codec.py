@@ -1,11 +1,14 @@
 """Encoding events, effects and state to JSON and back, with clear errors (pure).
 
 One converter does it all. Its hooks are fetched once and orjson is called directly; a
-decoding error names every bad field and its path.
+decoding error names every bad field and its path. The unions' hooks make each member's code
+the first time that member is met, and the state's are fetched on first use, so importing
+this module generates no code (a command that reads three kinds of event pays for three).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Final, TypeVar
 
 import orjson
@@ -38,8 +41,17 @@ _unstructure_event = CONVERTER.get_unstructure_hook(PipelineEvent)
 _structure_event = CONVERTER.get_structure_hook(PipelineEvent)
 _unstructure_effect = CONVERTER.get_unstructure_hook(Effect)
 _structure_effect = CONVERTER.get_structure_hook(Effect)
-_unstructure_state = CONVERTER.get_unstructure_hook(PipelineState)
-_structure_state = CONVERTER.get_structure_hook(PipelineState)
+
+
+@functools.cache
+def _state_hooks() -> tuple[Any, Any]:
+    """The state's unstructure and structure hooks, made on first use (its fields reach
+    most of the state's records: making them costs what a command that never touches a
+    state should not pay)."""
+    return CONVERTER.get_unstructure_hook(PipelineState), CONVERTER.get_structure_hook(
+        PipelineState
+    )
+
 
 T = TypeVar("T")
 
@@ -62,7 +74,7 @@ def encode_effect(effect: Effect) -> bytes:
 
 def encode_state(state: PipelineState) -> bytes:
     """The state as JSON bytes (dict keys sorted, so equal states encode equally)."""
-    return orjson.dumps(_unstructure_state(state), option=orjson.OPT_SORT_KEYS)
+    return orjson.dumps(_state_hooks()[0](state), option=orjson.OPT_SORT_KEYS)
 
 
 def structure(data: Any, cls: type[T], what: str) -> T:
@@ -131,5 +143,5 @@ def decode_effect(data: bytes | str, what: str = "effect") -> Effect:
 
 def decode_state(data: bytes | str, what: str = "state") -> PipelineState:
     """The state encoded in ``data``; bad data raises :class:`WireFormatError`."""
-    result: PipelineState = _structured(_structure_state, _loads(data, what), what)
+    result: PipelineState = _structured(_state_hooks()[1], _loads(data, what), what)
     return result

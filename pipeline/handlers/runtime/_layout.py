@@ -11,12 +11,14 @@ paths, where ``git clean -fdx``, ``git stash -u`` and a branch switch never reac
 from __future__ import annotations
 
 from pathlib import Path
-from typing import final
+from typing import TYPE_CHECKING, final
 
 from attrs import frozen
 
-from pipeline.events import PromptKind
 from pipeline.handlers.runtime._gitcmd import git_dirs
+
+if TYPE_CHECKING:  # ``ralph runs`` finds the store here without loading the events
+    from pipeline.events import PromptKind
 
 __all__ = ["OUTPUT_FILES", "WorkspaceLayout"]
 

@@ -103,6 +103,19 @@ MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         );
         """,
     ),
+    (
+        7,
+        "run summaries",
+        """
+        CREATE TABLE run_summaries (
+            run_id TEXT PRIMARY KEY,
+            sequence INTEGER NOT NULL,
+            invocations INTEGER NOT NULL,
+            cost_usd REAL NOT NULL,
+            unknown_cost INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction. The
 ``agent_response_log`` table is a projection of the event log
@@ -115,7 +128,11 @@ chains it to the one before, and ``runs.tip`` is the digest of the run's last ev
 with the first event appended after it. ``guidance`` holds what ``ralph guide`` gave a run,
 numbered per run, until the run takes it in as a fact (version 5). ``context_notes`` is the
 workspace's context book: memories and tasks as notes numbered in the order they were filed,
-each kept once by its uid (version 6)."""
+each kept once by its uid (version 6). ``run_summaries`` is a projection of each run's fold:
+its spend in all as of event ``sequence`` (the run's head when it is current), written in the
+same transaction as the events (``_summaries``), so that ``ralph runs`` decodes no event; a
+row behind its run's head (or none, in a store written before version 7) is not used
+(version 7)."""
 
 
 def applied_migrations(db: sqlite3.Connection) -> set[int]:

@@ -42,6 +42,7 @@ from pipeline.handlers.store._rows import (
 )
 from pipeline.handlers.store._sqlite_boxes import SqliteBoxes
 from pipeline.handlers.store._sqlite_open import open_read_only, open_to_write
+from pipeline.handlers.store._summaries import RunSummaries
 from pipeline.reducers.views import ResponseLogRow, response_log
 
 __all__ = ["DEFAULT_STORE_PATH", "SqliteEventStore"]
@@ -74,6 +75,8 @@ class SqliteEventStore(SqliteBoxes):
         """A private copy of a store read where nobody can write (see _open_read_only)."""
         self._digest, self._tip = "digest", "tip"
         """The columns of the hash chain, or NULL in a store read as an older release left it."""
+        self._summaries = RunSummaries()
+        """The runs' states as of their heads, for the ``run_summaries`` projection."""
         if read_only:
             self._open_read_only()
             return
@@ -170,6 +173,15 @@ class SqliteEventStore(SqliteBoxes):
                 actual = 0 if found is None else int(found[0])
                 if actual != expected_sequence:
                     raise SequenceConflictError(run_id, expected_sequence, actual)
+                # Before the rows go in: a state loaded now is the log's as of this append.
+                folded = self._summaries.write(
+                    db,
+                    run_id,
+                    expected_sequence,
+                    events,
+                    lambda: self.checkpoints(run_id),
+                    lambda start: self.read(run_id, start),
+                )
                 tip = None if found is None else found[1]
                 rows = []
                 for offset, (tag, at, body) in enumerate(bodies):
@@ -187,9 +199,11 @@ class SqliteEventStore(SqliteBoxes):
                 if responses:
                     _insert_responses(db, run_id, responses)
             except BaseException:
+                self._summaries.forget(run_id)
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+        self._summaries.kept(run_id, folded)
         return head
 
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:

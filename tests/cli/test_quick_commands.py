@@ -1,0 +1,159 @@
+"""Each ``ralph`` command imports what it uses: ``--version`` loads neither typer nor the
+engine, and a command loads its own module and none of the other commands' (no timing here:
+the figures are in ``python -m benchmarks``; these tests hold the intent)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.app import cli
+from pipeline.app.cli._runs_quick import SCHEMA_READ, cost_cell
+from pipeline.core.state import SpendLine
+from pipeline.handlers.store._migrations import MIGRATIONS
+from pipeline.reducers.views import cost_text
+from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
+
+_PROBE = (
+    "import sys, runpy\n"
+    "sys.argv = ['ralph', *sys.argv[1:]]\n"
+    "try:\n"
+    "    runpy.run_module('pipeline.app.cli', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "print('LOADED', ' '.join(sorted(sys.modules)))\n"
+)
+
+
+def _loaded(cwd: Path, *argv: str) -> tuple[str, set[str]]:
+    """What ``ralph ARGV`` printed before the probe's line, and the modules it had loaded."""
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    said, _, modules = result.stdout.rpartition("LOADED ")
+    return said, set(modules.split())
+
+
+def test_version_loads_neither_typer_nor_the_engine_nor_the_metadata(tmp_path: Path) -> None:
+    """``ralph --version`` and ``-V`` print the version with none of the heavy packages
+    loaded (typer, rich, the engine, the events, the package metadata's ``email``)."""
+    for flag in ("--version", "-V"):
+        said, modules = _loaded(tmp_path, flag)
+        assert said.strip() == f"ralph {importlib.metadata.version('ralph-pipeline')}"
+        heavy = {"typer", "rich", "pipeline.engine", "pipeline.events", "importlib.metadata"}
+        assert not heavy & modules, heavy & modules
+
+
+@pytest.mark.parametrize("command", ["status", "runs", "events"])
+def test_a_command_loads_its_own_module_and_no_other_commands(tmp_path: Path, command: str) -> None:
+    """``ralph status``, ``runs`` and ``events`` (here in a folder with no store: they say
+    so) import the module that defines them and none of the other commands' modules."""
+    _said, modules = _loaded(tmp_path, command)
+    own = set(cli.COMMANDS[command])
+    assert own <= modules
+    others = set(cli._COMMAND_MODULES) - own  # the table under test
+    assert not others & modules, others & modules
+    if command == "events":  # status and the full runs fold runs with the engine's load_state
+        assert "pipeline.engine" not in modules
+
+
+def test_the_command_table_names_what_each_module_registers() -> None:
+    """``COMMANDS`` lists every command and group of the full app, each with the module(s)
+    that register it, and nothing else: a command added to a module but not to the table
+    (or listed under the wrong module) would not load when it is run."""
+    app = cli.app
+    assert isinstance(app, typer.Typer)
+    registered: dict[str, set[str]] = {}
+    for command in app.registered_commands:
+        assert command.callback is not None
+        name = command.name or command.callback.__name__.replace("_", "-")
+        registered.setdefault(name, set()).add(command.callback.__module__)
+    for group in app.registered_groups:
+        assert group.name is not None
+        assert group.typer_instance is not None
+        modules = registered.setdefault(group.name, set())
+        for command in group.typer_instance.registered_commands:
+            assert command.callback is not None
+            modules.add(command.callback.__module__)
+    table = {name: set(modules) for name, modules in cli.COMMANDS.items()}
+    # A group is registered (add_typer) where it is defined; its commands may live apart.
+    assert registered.keys() == table.keys()
+    for name, modules in registered.items():
+        assert modules <= table[name], (name, modules, table[name])
+
+
+def test_runs_answers_from_the_summaries_what_the_full_command_answers(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """On the demo's store ``ralph runs`` is answered from the ``run_summaries`` projection
+    without loading typer or the events, and prints what the full command prints from the
+    folded logs (which it falls back to for a store whose summaries are gone)."""
+    said, modules = _loaded(demo_dir, "runs")
+    assert not {"typer", "pipeline.events", "cattrs"} & modules
+    assert "$" in said  # the demo's agents report their cost
+    kept, emptied = tmp_path / "a.db", tmp_path / "b.db"  # names of one length: one title
+    for copy in (kept, emptied):
+        shutil.copy(demo_dir / ".git" / "ralph" / "pipeline.db", copy)
+    with sqlite3.connect(emptied) as db:
+        db.execute("DELETE FROM run_summaries")
+    lean = ralph("runs", str(kept), cwd=tmp_path)
+    full = ralph("runs", str(emptied), cwd=tmp_path)
+    assert lean.returncode == full.returncode == 0, (lean.stderr, full.stderr)
+    assert lean.stdout.replace("a.db", "?.db") == full.stdout.replace("b.db", "?.db")
+    store = emptied
+    _said, modules = _loaded(tmp_path, "runs", str(store))
+    assert "typer" in modules  # no current summary: the full command answered
+
+
+def test_runs_reads_a_store_written_before_the_summaries(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A store from a release before the projection (no ``run_summaries`` table, schema 6)
+    is still listed, by the full command, with the same cost."""
+    store = tmp_path / "old.db"
+    shutil.copy(demo_dir / ".git" / "ralph" / "pipeline.db", store)
+    with sqlite3.connect(store) as db:
+        db.execute("DROP TABLE run_summaries")
+        db.execute("DELETE FROM schema_migrations WHERE version = 7")
+    old = ralph("runs", str(store), cwd=tmp_path)
+    assert old.returncode == 0, old.stderr
+    lean = ralph("runs", cwd=demo_dir)
+    cost = lean.stdout.splitlines()[4].split("│")[3].strip()
+    assert cost.startswith("$")
+    assert cost in old.stdout
+
+
+def test_the_lean_runs_path_reads_the_schema_the_store_writes() -> None:
+    """The newest schema ``ralph runs`` reads lean is the SQLite store's newest migration: a
+    migration added later makes the lean path step aside until it is checked."""
+    assert max(version for version, _, _ in MIGRATIONS) == SCHEMA_READ
+
+
+@given(
+    invocations=st.integers(0, 10**6),
+    cost_usd=st.floats(0, 10**7, allow_nan=False),
+    unknown=st.integers(0, 10**6),
+)
+def test_the_lean_cost_cell_is_the_views_cost_text(
+    invocations: int, cost_usd: float, unknown: int
+) -> None:
+    """The lean path's cost column says what ``ralph runs`` says from the folded state."""
+    line = SpendLine(invocations=invocations, cost_usd=cost_usd, unknown_cost=unknown)
+    expected = cost_text(line) if invocations else "-"
+    assert cost_cell(invocations, cost_usd, unknown) == expected
