@@ -225,6 +225,9 @@ def _render_invocation(s: dict[str, Any]) -> list[str]:
         "| --- | ---: | ---: |",
         f"| the engine, per invocation (all but the agent) | {s['engine_ms_per_invocation']} | "
         f"{on['engine_ms_per_invocation'] if on else 'n/a'} |",
+        "| the same from the first agent's start to the run's end (no store creation) | "
+        f"{s.get('engine_ms_from_first_invocation', '?')} | "
+        f"{on.get('engine_ms_from_first_invocation', '?') if on else 'n/a'} |",
         f"| the agent process, per invocation | {s['agent_process_ms_per_invocation']} | "
         f"{on['agent_process_ms_per_invocation'] if on else 'n/a'} |",
         f"| spawning the agent command alone | {s['bare_spawn_ms']} | |",
