@@ -6,12 +6,19 @@ less than starting one more process. A no-op agent (``sh`` writing every role's 
 runs whole pipelines in a real git workspace, in this process with the real runtime and a
 SQLite store syncing to disk. The engine's time is the run's wall time less the time the agent
 processes ran (as the process runner measured them), per invocation; the floor is the median
-wall time of spawning the same agent command alone. Goal: under 2x the spawn.
+wall time of spawning the same agent command alone. Goal (issue 48): under 3x the spawn with
+the sandbox off; the same runs with the sandbox on (where bubblewrap works) show what the
+sandbox adds beside it.
+
+The agent's process time, as ralph measures it, includes the process runner's own share: the
+reaper every command runs behind (``pipeline/handlers/agents/_reaper.py``). That share is
+measured apart, as ``run_process`` of a bare ``true`` against ``subprocess.run`` of it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import tempfile
@@ -19,8 +26,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pipeline.events import InvocationStarted, InvocationSucceeded
+from pipeline.events import InvocationStarted, InvocationSucceeded, RunCompleted
+from pipeline.handlers.agents import ProcessSpec, run_process
 from pipeline.handlers.runtime import WorkspaceLayout
+from pipeline.handlers.sandbox import probe
 from pipeline.handlers.store import SqliteEventStore
 
 _REPORTS = (
@@ -31,7 +40,7 @@ AGENT = ("sh", "-c", _REPORTS)
 """The no-op agent: writes every role's report and exits."""
 
 
-def _workspace(root: Path, iterations: int) -> Path:
+def _workspace(root: Path, iterations: int, sandbox: str) -> Path:
     root.mkdir(parents=True)
     for args in (
         ["init", "--quiet", "--initial-branch", "main"],
@@ -44,15 +53,18 @@ def _workspace(root: Path, iterations: int) -> Path:
     (root / "ralph.toml").write_text(
         f"[budgets]\nmax_iterations = {iterations}\nmax_review_passes = 1\n\n"
         f'[loop]\ncompletion_promise = ""\n\n'
-        f'[agents.noop]\ncommand = {json.dumps(list(AGENT))}\n\n[chains]\ndefault = ["noop"]\n'
+        f'[agents.noop]\ncommand = {json.dumps(list(AGENT))}\n\n[chains]\ndefault = ["noop"]\n\n'
+        f'[sandbox]\nmode = "{sandbox}"\n'
     )
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "commit", "--quiet", "-m", "start"], cwd=root, check=True)
     return root
 
 
-def _one_run(root: Path) -> tuple[float, float, int]:
-    """Wall seconds of a whole run, seconds inside agent processes, invocations."""
+def _one_run(root: Path) -> tuple[float, float, int, float]:
+    """Wall seconds of a whole run, seconds inside agent processes, invocations, and the
+    seconds from the first agent's start to the run's end (the run's own start left out: the
+    store's creation and migrations, the lock, the first checkpoint)."""
     from pipeline.app.workspace import drive, open_workspace, resolve_prompt
 
     workspace = open_workspace(root)
@@ -62,8 +74,10 @@ def _one_run(root: Path) -> tuple[float, float, int]:
     with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
         events = list(store.read(run.run_id))
     agent_ms = sum(e.duration_ms for e in events if isinstance(e, InvocationSucceeded))
-    invocations = sum(isinstance(e, InvocationStarted) for e in events)
-    return wall, agent_ms / 1000, invocations
+    starts = [e.at for e in events if isinstance(e, InvocationStarted)]
+    ended = [e.at for e in events if isinstance(e, RunCompleted)]
+    steady = (ended[-1] - starts[0]).total_seconds() if starts and ended else wall
+    return wall, agent_ms / 1000, len(starts), steady
 
 
 def _spawn_seconds(cwd: Path, times: int) -> float:
@@ -76,27 +90,63 @@ def _spawn_seconds(cwd: Path, times: int) -> float:
     return statistics.median(samples)
 
 
+def _runner_seconds(cwd: Path, times: int) -> tuple[float, float]:
+    """The median wall times of ``run_process`` of ``true`` (behind its reaper) and of
+    ``subprocess.run`` of it: the process runner's own cost per command."""
+    spec = ProcessSpec(argv=("true",), cwd=cwd, env=dict(os.environ), output_path=cwd / "out")
+    runner, bare = [], []
+    for _ in range(times):
+        started = time.perf_counter()
+        run_process(spec)
+        runner.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        subprocess.run(["true"], cwd=cwd, check=True)
+        bare.append(time.perf_counter() - started)
+    return statistics.median(runner), statistics.median(bare)
+
+
+def _pipelines(base: Path, runs: int, iterations: int, sandbox: str) -> dict[str, float]:
+    """The engine's and the agent process's milliseconds per invocation (medians)."""
+    engine, steady, agent, counts = [], [], [], []
+    for index in range(runs):
+        root = _workspace(base / f"{sandbox}{index}", iterations, sandbox)
+        wall, inside, invocations, from_first = _one_run(root)
+        engine.append((wall - inside) / invocations)
+        steady.append((from_first - inside) / invocations)
+        agent.append(inside / invocations)
+        counts.append(invocations)
+    return {
+        "invocations_per_run": statistics.median(counts),
+        "engine_ms_per_invocation": round(statistics.median(engine) * 1000, 2),
+        "engine_ms_from_first_invocation": round(statistics.median(steady) * 1000, 2),
+        "agent_process_ms_per_invocation": round(statistics.median(agent) * 1000, 2),
+    }
+
+
 def run_invocation_benchmark(quick: bool) -> dict[str, Any]:
-    """Measure and return the figures (milliseconds per invocation)."""
+    """Measure and return the figures (milliseconds per invocation), with the sandbox off
+    and, where bubblewrap works, on."""
     runs = 2 if quick else 5
     iterations = 2 if quick else 6
-    engine, agent, counts = [], [], []
+    sandbox_works = probe(os.environ, os.getuid()).works
     with tempfile.TemporaryDirectory(prefix="ralph-bench-invocation-") as tmp:
         base = Path(tmp)
         spawn = _spawn_seconds(base, 20 if quick else 100)
-        for index in range(runs):
-            wall, inside, invocations = _one_run(_workspace(base / f"w{index}", iterations))
-            engine.append((wall - inside) / invocations)
-            agent.append(inside / invocations)
-            counts.append(invocations)
-    engine_ms = statistics.median(engine) * 1000
+        runner, bare_true = _runner_seconds(base, 20 if quick else 100)
+        off = _pipelines(base, runs, iterations, "off")
+        on = _pipelines(base, runs, iterations, "required") if sandbox_works else None
+    engine_ms = off["engine_ms_per_invocation"]
     spawn_ms = spawn * 1000
     return {
         "runs": runs,
-        "invocations_per_run": statistics.median(counts),
-        "engine_ms_per_invocation": round(engine_ms, 2),
-        "agent_process_ms_per_invocation": round(statistics.median(agent) * 1000, 2),
+        "invocations_per_run": off["invocations_per_run"],
+        "engine_ms_per_invocation": engine_ms,
+        "engine_ms_from_first_invocation": off["engine_ms_from_first_invocation"],
+        "agent_process_ms_per_invocation": off["agent_process_ms_per_invocation"],
+        "sandboxed": on,
         "bare_spawn_ms": round(spawn_ms, 2),
+        "run_process_true_ms": round(runner * 1000, 2),
+        "bare_true_ms": round(bare_true * 1000, 2),
         "ratio": round(engine_ms / spawn_ms, 2),
-        "goal_met": engine_ms < 2 * spawn_ms,
+        "goal_met": engine_ms < 3 * spawn_ms,
     }

@@ -29,7 +29,7 @@ from pipeline.events import (
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
-from tests.runtime.test_topology import events_so_far
+from tests.runtime.test_topology import events_so_far, hat_took_its_step
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     make_workspace,
@@ -374,7 +374,11 @@ def test_a_resumed_preset_run_follows_the_preset_again(tmp_path: Path) -> None:
     while time.monotonic() < deadline:
         so_far = events_so_far(root)
         started = [e for e in so_far if isinstance(e, InvocationStarted)]
-        if len([e for e in so_far if isinstance(e, HatActivated)]) == 2 and len(started) >= 3:
+        activated = [e for e in so_far if isinstance(e, HatActivated)]
+        # The kill comes after the implementer took its slow step, or the resumed one takes
+        # it again and waits out its inactivity timeout (30 s) before the retry.
+        implementing = hat_took_its_step(root, "implementer")
+        if len(activated) == 2 and len(started) >= 3 and implementing:
             break
         time.sleep(0.1)
     else:

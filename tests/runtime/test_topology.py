@@ -141,15 +141,15 @@ def test_a_hat_that_hands_nothing_on_stalls_the_run_with_a_clear_reason(tmp_path
     assert "builder" in result.stdout + result.stderr
 
 
-def critic_took_its_step(root: Path) -> bool:
-    """Whether the scripted critic has counted its first step: the kill must come after it,
-    or the resumed critic takes that step again and rejects a second time."""
+def hat_took_its_step(root: Path, hat: str) -> bool:
+    """Whether the scripted agent wearing ``hat`` has counted its first step: a kill meant
+    to cut that step short must come after it, or the resumed hat takes the step again."""
     state = root / ".agent" / "scripted-agent-state.json"
     try:
         taken = json.loads(state.read_text("utf-8"))
     except (OSError, ValueError):
         return False  # not written yet, or caught half-written
-    return any(key.endswith(":critic") and count >= 1 for key, count in taken.items())
+    return any(key.endswith(f":{hat}") and count >= 1 for key, count in taken.items())
 
 
 def test_a_kill_during_an_activation_resumes_with_the_same_hat(tmp_path: Path) -> None:
@@ -168,7 +168,7 @@ def test_a_kill_during_an_activation_resumes_with_the_same_hat(tmp_path: Path) -
         so_far = events_so_far(root)
         started = [e for e in so_far if isinstance(e, InvocationStarted)]
         woken = [e for e in so_far if isinstance(e, HatActivated)]
-        if len(woken) == 2 and len(started) >= 2 and critic_took_its_step(root):
+        if len(woken) == 2 and len(started) >= 2 and hat_took_its_step(root, "critic"):
             break
         time.sleep(0.1)
     else:

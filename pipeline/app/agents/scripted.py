@@ -28,81 +28,204 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 import tomllib
 from pathlib import Path
-from typing import Any, final
 
-from attrs import field, frozen
-from cattrs import transform_error
-from cattrs.errors import BaseValidationError
-from cattrs.preconf.orjson import make_converter
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # for the type checker only: nothing to load at run time
+    from typing import Any
 
-from pipeline.core._strict import configure_primitives
+__all__ = ["Script", "Step", "load_script", "main"]
 
-__all__ = ["Script", "Step", "main"]
+# The agent starts once per invocation (thousands of times in the test suite), so it loads the
+# standard library's lightest modules only: the script is checked here by hand, not structured
+# by cattrs into attrs classes, which took more than half of each start (issue 48).
 
 
-@final
-@frozen(kw_only=True)
 class Step:
     """What one invocation does."""
 
-    print: str = ""
-    write: dict[str, str] = field(factory=dict)
-    emit: tuple[tuple[str, str], ...] = ()
-    raw_lines: tuple[str, ...] = ()
-    save_prompt: str | None = None
-    spawn: tuple[str, ...] = ()
-    delay_s: float = 0.0
-    hang: bool = False
-    exit: int = 0
+    __slots__ = (
+        "delay_s",
+        "emit",
+        "exit",
+        "hang",
+        "print",
+        "raw_lines",
+        "save_prompt",
+        "spawn",
+        "write",
+    )
+    print: str
+    write: dict[str, str]
+    emit: tuple[tuple[str, str], ...]
+    raw_lines: tuple[str, ...]
+    save_prompt: str | None
+    spawn: tuple[str, ...]
+    delay_s: float
+    hang: bool
+    exit: int
+
+    def __init__(self, **fields: Any) -> None:
+        values = {**_STEP_DEFAULTS, **fields}
+        for name in self.__slots__:
+            setattr(self, name, values[name])
 
 
-@final
-@frozen(kw_only=True)
+_STEP_DEFAULTS: dict[str, Any] = {
+    "print": "",
+    "write": {},
+    "emit": (),
+    "raw_lines": (),
+    "save_prompt": None,
+    "spawn": (),
+    "delay_s": 0.0,
+    "hang": False,
+    "exit": 0,
+}
+_KINDS = (
+    "planning",
+    "development",
+    "review",
+    "review_fix",
+    "commit_message",
+    "dev_fix",
+    "format_correction",
+    "hat",
+)
+
+
 class Script:
-    """Steps per prompt kind."""
+    """Steps per prompt kind (``default``: for a kind without its own), and per hat of a
+    topology, by the hat's name."""
 
-    planning: tuple[Step, ...] = ()
-    development: tuple[Step, ...] = ()
-    review: tuple[Step, ...] = ()
-    review_fix: tuple[Step, ...] = ()
-    commit_message: tuple[Step, ...] = ()
-    dev_fix: tuple[Step, ...] = ()
-    format_correction: tuple[Step, ...] = ()
-    hat: tuple[Step, ...] = ()
-    default: tuple[Step, ...] = ()
-    hats: dict[str, tuple[Step, ...]] = field(factory=dict)
-    """Steps per hat of a topology, by the hat's name."""
+    __slots__ = ("by_kind", "default", "hats")
+    by_kind: dict[str, tuple[Step, ...]]
+    default: tuple[Step, ...]
+    hats: dict[str, tuple[Step, ...]]
+
+    def __init__(
+        self,
+        by_kind: dict[str, tuple[Step, ...]],
+        default: tuple[Step, ...],
+        hats: dict[str, tuple[Step, ...]],
+    ) -> None:
+        self.by_kind = by_kind
+        self.default = default
+        self.hats = hats
 
     def steps(self, kind: str, hat: str = "") -> tuple[Step, ...]:
         """The steps for ``kind`` worn as ``hat`` (the hat's own, else the kind's, else the
         default steps)."""
         if kind == "hat" and self.hats.get(hat):
             return self.hats[hat]
-        own: tuple[Step, ...] = getattr(self, kind, ()) if kind in _KINDS else ()
-        return own or self.default
+        return self.by_kind.get(kind) or self.default
 
 
-_KINDS = frozenset(a for a in Script.__annotations__ if a not in ("default", "hats"))
-_CONVERTER = make_converter(forbid_extra_keys=True)
-configure_primitives(_CONVERTER)
+def _text(value: object, where: str, problems: list[str]) -> str:
+    """``value`` if it is a string (never coerced), else a problem noted."""
+    if type(value) is not str:
+        problems.append(f"expected a string, got {value!r} @ {where}")
+        return ""
+    return value
+
+
+def _texts(value: object, where: str, problems: list[str]) -> tuple[str, ...]:
+    if type(value) is not list:
+        problems.append(f"expected a list of strings, got {value!r} @ {where}")
+        return ()
+    return tuple(_text(item, f"{where}[{i}]", problems) for i, item in enumerate(value))
+
+
+def _step_field(name: str, value: object, where: str, problems: list[str]) -> object:
+    """One field of a step, checked as strictly as the engine's own configuration is."""
+    if name in ("print", "save_prompt"):
+        return _text(value, where, problems)
+    if name in ("raw_lines", "spawn"):
+        return _texts(value, where, problems)
+    if name == "write":
+        if type(value) is not dict:
+            problems.append(f"expected a table of paths and contents, got {value!r} @ {where}")
+            return {}
+        return {key: _text(text, f"{where}.{key}", problems) for key, text in value.items()}
+    if name == "emit":
+        pairs = []
+        for i, pair in enumerate(value if type(value) is list else [value]):
+            if type(pair) is not list or len(pair) != 2:
+                problems.append(f"expected a [topic, payload] pair, got {pair!r} @ {where}[{i}]")
+                continue
+            topic = _text(pair[0], f"{where}[{i}][0]", problems)
+            pairs.append((topic, _text(pair[1], f"{where}[{i}][1]", problems)))
+        return tuple(pairs)
+    if name == "delay_s":
+        # A whole number is a number too (TOML's ``3`` for 3.0), but a boolean or text is not.
+        if type(value) is not float and type(value) is not int:
+            problems.append(f"expected a number, got {value!r} @ {where}")
+            return 0.0
+        return float(value)
+    if name == "hang":
+        if type(value) is not bool:
+            problems.append(f"expected a boolean, got {value!r} @ {where}")
+        return value is True
+    if type(value) is not int:  # exit
+        problems.append(f"expected an integer, got {value!r} @ {where}")
+        return 0
+    return value
+
+
+def _steps(value: object, where: str, problems: list[str]) -> tuple[Step, ...]:
+    if type(value) is not list:
+        problems.append(f"expected a list of steps ([[{where[2:]}]]), got {value!r} @ {where}")
+        return ()
+    steps = []
+    for i, table in enumerate(value):
+        at = f"{where}[{i}]"
+        if type(table) is not dict:
+            problems.append(f"expected a step (a table), got {table!r} @ {at}")
+            continue
+        fields = {}
+        for name, field_value in table.items():
+            if name not in _STEP_DEFAULTS:
+                problems.append(f"extra field {name!r} @ {at}")
+                continue
+            fields[name] = _step_field(name, field_value, f"{at}.{name}", problems)
+        steps.append(Step(**fields))
+    return tuple(steps)
+
+
+def _script(data: dict[str, Any], problems: list[str]) -> Script:
+    """The script in ``data`` (parsed TOML), every problem noted with where it is."""
+    by_kind: dict[str, tuple[Step, ...]] = {}
+    default: tuple[Step, ...] = ()
+    hats: dict[str, tuple[Step, ...]] = {}
+    for key, value in data.items():
+        if key == "default":
+            default = _steps(value, "$.default", problems)
+        elif key in _KINDS:
+            by_kind[key] = _steps(value, f"$.{key}", problems)
+        elif key == "hats" and type(value) is dict:
+            hats = {n: _steps(v, f"$.hats.{n}", problems) for n, v in value.items()}
+        elif key == "hats":
+            problems.append(f"expected a table of hats, got {value!r} @ $.hats")
+        else:
+            problems.append(f"extra field {key!r} @ $")
+    return Script(by_kind, default, hats)
 
 
 def load_script(path: Path) -> Script:
     """The script at ``path``; raises ValueError with a one-line message when it is malformed."""
     try:
         data = tomllib.loads(path.read_text("utf-8"))
-        script: Script = _CONVERTER.structure(data, Script)
     except OSError as error:
         raise ValueError(f"cannot read the script {path}: {error.strerror}") from error
     except tomllib.TOMLDecodeError as error:
         raise ValueError(f"{path}: not valid TOML: {error}") from error
-    except BaseValidationError as error:
-        raise ValueError(f"{path}: " + "; ".join(transform_error(error))) from error
+    problems: list[str] = []
+    script = _script(data, problems)
+    if problems:
+        raise ValueError(f"{path}: " + "; ".join(problems))
     return script
 
 
@@ -145,6 +268,8 @@ def _perform(step: Step, root: Path) -> int:
             for line in step.raw_lines:
                 handle.write(line.encode() + b"\n")
     if step.spawn:
+        import subprocess  # here only: most steps start nothing
+
         subprocess.Popen(list(step.spawn), stdin=subprocess.DEVNULL)  # left running on purpose
     if step.print:
         sys.stdout.write(step.print + "\n")
