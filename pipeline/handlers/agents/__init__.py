@@ -6,7 +6,7 @@ from pipeline.handlers.agents._plugins import (
     AgentPluginError,
     load_agent_presets,
 )
-from pipeline.handlers.agents._process import ProcessResult, ProcessSpec, run_process
+from pipeline.handlers.agents._process import ProcessResult, ProcessSpec, not_started, run_process
 from pipeline.handlers.agents.pitfalls import found_pitfalls, known_pitfalls
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "found_pitfalls",
     "known_pitfalls",
     "load_agent_presets",
+    "not_started",
     "run_process",
     "stop_recorded_group",
 ]

@@ -40,7 +40,7 @@ from pipeline.handlers.agents._groups import (
 )
 from pipeline.handlers.agents._reaper import reaper_argv, reaper_usable
 
-__all__ = ["ProcessResult", "ProcessSpec", "run_process"]
+__all__ = ["ProcessResult", "ProcessSpec", "not_started", "run_process"]
 
 _CHUNK = 65_536
 _DRAIN_S = 1.0
@@ -88,6 +88,20 @@ class ProcessResult:
     start_error: str | None
     output_digest: str
     output_bytes: int
+
+
+def not_started(why: str, *, not_found: bool = False, digest: str = "") -> ProcessResult:
+    """The result of a command that never started: ``why`` it did not (``not_found``: the
+    program does not exist or cannot be executed), no exit, no time, no output."""
+    return ProcessResult(
+        exit_code=None,
+        duration_ms=0,
+        timed_out=None,
+        not_found=not_found,
+        start_error=why,
+        output_digest=digest,
+        output_bytes=0,
+    )
 
 
 def _feed(stream: IO[bytes], data: bytes) -> None:
@@ -186,15 +200,7 @@ def run_process(spec: ProcessSpec) -> ProcessResult:
         # -fdx``) cannot take the file from under the run, which keeps writing to it.
         output = spec.output_path.open("wb")
     except OSError as error:
-        return ProcessResult(
-            exit_code=None,
-            duration_ms=0,
-            timed_out=None,
-            not_found=False,
-            start_error=str(error),
-            output_digest=digest.hexdigest(),
-            output_bytes=0,
-        )
+        return not_started(str(error), digest=digest.hexdigest())
     with output:
         return _start(spec, output, digest)
 
@@ -225,51 +231,19 @@ def _launch(spec: ProcessSpec) -> _Child | ProcessResult:
         try:
             process = _popen(spec, list(spec.argv), spec.pass_fds)
         except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
-            return ProcessResult(
-                exit_code=None,
-                duration_ms=0,
-                timed_out=None,
-                not_found=True,
-                start_error=str(error),
-                output_digest=digest,
-                output_bytes=0,
-            )
+            return not_started(str(error), not_found=True, digest=digest)
         except OSError as error:
-            return ProcessResult(
-                exit_code=None,
-                duration_ms=0,
-                timed_out=None,
-                not_found=False,
-                start_error=str(error),
-                output_digest=digest,
-                output_bytes=0,
-            )
+            return not_started(str(error), digest=digest)
         return _Child(process=process, leader=process.pid)
     read, write = os.pipe()
     try:
         process = _popen(spec, reaper_argv(write, spec.env, spec.argv), (*spec.pass_fds, write))
     except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
         os.close(read)
-        return ProcessResult(
-            exit_code=None,
-            duration_ms=0,
-            timed_out=None,
-            not_found=True,
-            start_error=str(error),
-            output_digest=digest,
-            output_bytes=0,
-        )
+        return not_started(str(error), not_found=True, digest=digest)
     except OSError as error:
         os.close(read)
-        return ProcessResult(
-            exit_code=None,
-            duration_ms=0,
-            timed_out=None,
-            not_found=False,
-            start_error=str(error),
-            output_digest=digest,
-            output_bytes=0,
-        )
+        return not_started(str(error), digest=digest)
     finally:
         os.close(write)
     child = _Child(process=process, leader=process.pid, status=read)
@@ -289,25 +263,9 @@ def _launch(spec: ProcessSpec) -> _Child | ProcessResult:
         number = int(value)
         why = f"[Errno {number}] {os.strerror(number)}: {spec.argv[0]!r}"
         missing = number in (errno.ENOENT, errno.EACCES, errno.ENOTDIR)
-        return ProcessResult(
-            exit_code=None,
-            duration_ms=0,
-            timed_out=None,
-            not_found=missing,
-            start_error=why,
-            output_digest=digest,
-            output_bytes=0,
-        )
+        return not_started(why, not_found=missing, digest=digest)
     why = f"the process runner could not start {spec.argv[0]!r} (exit {process.returncode})"
-    return ProcessResult(
-        exit_code=None,
-        duration_ms=0,
-        timed_out=None,
-        not_found=False,
-        start_error=why,
-        output_digest=digest,
-        output_bytes=0,
-    )
+    return not_started(why, digest=digest)
 
 
 def _start(spec: ProcessSpec, output: IO[bytes], digest: Any) -> ProcessResult:

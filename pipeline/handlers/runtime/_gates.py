@@ -26,7 +26,7 @@ from pipeline.events import (
     GateStatus,
     Instant,
 )
-from pipeline.handlers.agents import ProcessResult, ProcessSpec
+from pipeline.handlers.agents import ProcessResult, ProcessSpec, not_started
 from pipeline.handlers.runtime._gitcmd import GitError
 from pipeline.handlers.runtime._io import Facts
 from pipeline.handlers.runtime._layout import WorkspaceLayout
@@ -91,15 +91,7 @@ def run_gate(
             result, log = _run_pinned(world, pinning, spec, needs) if world else (None, log)
         except (GitError, OSError) as error:
             why = f"cannot lay out the gate's pinned world: {error}"
-            result = ProcessResult(
-                exit_code=None,
-                duration_ms=0,
-                timed_out=None,
-                not_found=False,
-                start_error=why,
-                output_digest="",
-                output_bytes=0,
-            )
+            result = not_started(why)
     else:
         result = None
     if result is None:

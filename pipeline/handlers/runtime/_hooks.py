@@ -25,7 +25,7 @@ from pipeline.events import (
     HookSpec,
     Instant,
 )
-from pipeline.handlers.agents import ProcessResult, ProcessSpec
+from pipeline.handlers.agents import ProcessResult, ProcessSpec, not_started
 from pipeline.handlers.runtime._gates import NO_INACTIVITY_LIMIT, command_status, command_tail
 from pipeline.handlers.runtime._gitcmd import GitError
 from pipeline.handlers.runtime._layout import WorkspaceLayout
@@ -142,14 +142,6 @@ def _run_pinned_hook(
         scratch = pinning.world.show(world, world.agent or world.person)
     except (GitError, OSError) as error:
         why = f"cannot lay out the hook's pinned world: {error}"
-        return ProcessResult(
-            exit_code=None,
-            duration_ms=0,
-            timed_out=None,
-            not_found=False,
-            start_error=why,
-            output_digest="",
-            output_bytes=0,
-        )
+        return not_started(why)
     here = attrs.evolve(spec, cwd=scratch)
     return run_in(pinning.sandbox_in(scratch), here, pinning.needs(AgentNeeds()))[0]

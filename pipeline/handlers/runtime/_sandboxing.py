@@ -33,7 +33,7 @@ from pipeline.events import (
     Role,
     SandboxChecked,
 )
-from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
+from pipeline.handlers.agents import ProcessResult, ProcessSpec, not_started, run_process
 from pipeline.handlers.runtime._gitcmd import GitPolicy, git_dirs
 from pipeline.handlers.runtime._gitsandbox import git_policy, signing_problem
 from pipeline.handlers.runtime._layout import WorkspaceLayout
@@ -296,26 +296,10 @@ def run_in(
     missing = _missing_program(spec)
     if missing is not None:
         # Said as running it directly says it: bwrap would only exit 1 with its own words.
-        return ProcessResult(
-            exit_code=None,
-            duration_ms=0,
-            timed_out=None,
-            not_found=True,
-            start_error=missing,
-            output_digest="",
-            output_bytes=0,
-        ), NetworkSeen()
+        return not_started(missing, not_found=True), NetworkSeen()
     try:
         with sandbox.wrapped(spec, needs) as sandboxed:
             return _as_signalled(run_process(sandboxed.spec)), sandboxed.seen()
     except (SandboxError, OSError) as error:
         why = f"cannot lay out the sandbox: {error}"
-        return ProcessResult(
-            exit_code=None,
-            duration_ms=0,
-            timed_out=None,
-            not_found=False,
-            start_error=why,
-            output_digest="",
-            output_bytes=0,
-        ), NetworkSeen()
+        return not_started(why), NetworkSeen()
