@@ -8,22 +8,23 @@ from collections.abc import Callable
 
 from pipeline.core.state import PipelineState
 from pipeline.events import GuidanceGiven, Instant, Ordinal
-from pipeline.handlers.store import GuidanceBox
+from pipeline.handlers.store import Inbox, MessageKind
 
 __all__ = ["guidance_facts"]
 
 
 def guidance_facts(
-    box: GuidanceBox, state: PipelineState, clock: Callable[[], Instant]
+    box: Inbox, state: PipelineState, clock: Callable[[], Instant]
 ) -> tuple[GuidanceGiven, ...]:
-    """``GuidanceGiven`` for each guidance ``box`` keeps for the run of ``state`` numbered
+    """``GuidanceGiven`` for each guidance the inbox ``box`` keeps for the run of ``state`` numbered
     after the last one it took in (none before the run has started)."""
     if state.run is None:
         return ()
-    given = box.guidance_after(state.run.run_id, state.ledger.guidance_seen)
+    given = box.inbox(MessageKind.GUIDANCE, state.run.run_id, state.ledger.guidance_seen)
     if not given:
         return ()
     now = clock()
     return tuple(
-        GuidanceGiven(Ordinal(g.number), g.hat, g.text, Instant(g.given_at), now) for g in given
+        GuidanceGiven(Ordinal(g.number), g.subject, g.text, Instant(g.posted_at), now)
+        for g in given
     )

@@ -6,6 +6,7 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Final
 
+from pipeline.handlers.store._inbox_sql import legacy_inbox
 from pipeline.handlers.store._rows import refuse_newer_schema
 
 __all__ = ["MIGRATIONS", "applied_migrations", "apply_migrations"]
@@ -103,6 +104,27 @@ MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         );
         """,
     ),
+    (
+        7,
+        "one inbox for answers, guidance and the context book",
+        f"""
+        CREATE TABLE inbox (
+            kind TEXT NOT NULL CHECK (kind IN ('answer', 'guidance', 'note')),
+            address TEXT NOT NULL,
+            number INTEGER NOT NULL CHECK (number > 0),
+            key TEXT,
+            subject TEXT,
+            text TEXT NOT NULL,
+            posted_at TEXT NOT NULL,
+            PRIMARY KEY (address, kind, number)
+        ) WITHOUT ROWID;
+        CREATE UNIQUE INDEX inbox_key ON inbox (address, kind, key) WHERE key IS NOT NULL;
+        INSERT INTO inbox {legacy_inbox(answers=True, guidance=True, notes=True, postgres=False)};
+        DROP TABLE answers;
+        DROP TABLE guidance;
+        DROP TABLE context_notes;
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction. The
 ``agent_response_log`` table is a projection of the event log
@@ -115,7 +137,10 @@ chains it to the one before, and ``runs.tip`` is the digest of the run's last ev
 with the first event appended after it. ``guidance`` holds what ``ralph guide`` gave a run,
 numbered per run, until the run takes it in as a fact (version 5). ``context_notes`` is the
 workspace's context book: memories and tasks as notes numbered in the order they were filed,
-each kept once by its uid (version 6)."""
+each kept once by its uid (version 6). ``inbox`` holds all three as messages of a kind,
+addressed to a run or (``address`` empty) the workspace, numbered per addressee and kind, kept
+once by ``key`` where one is given (the question's id, the note's uid); the three tables' rows
+are carried into it with their numbers, and the tables dropped (version 7)."""
 
 
 def applied_migrations(db: sqlite3.Connection) -> set[int]:
