@@ -198,7 +198,7 @@ def test_a_frozen_schema_7_log_gets_its_response_verdicts_on_read(tmp_path: Path
     with SqliteEventStore(path) as store:
         events = list(store.read(RUN_V7))
         store.rebuild_projections()
-        stored = [r.row for r in ResponseLog.read(store, RUN_V7)]
+        stored = ResponseLog.read(store, RUN_V7)
     responses = [e for e in events if isinstance(e, ResponseSubmitted)]
     assert [(r.status, r.problems) for r in responses] == V7_VERDICTS
     state = fold(events)

@@ -34,7 +34,6 @@ from pipeline.handlers.store._projection import (
     Projected,
     Projection,
     ResponseLog,
-    StoredResponse,
 )
 from pipeline.handlers.store._sqlite import DEFAULT_STORE_PATH, SqliteEventStore
 
@@ -65,7 +64,6 @@ __all__ = [
     "StoreError",
     "StoreMissingError",
     "StoreVanishedError",
-    "StoredResponse",
     "UnknownRunError",
     "answer_to",
     "file_notes",

@@ -85,9 +85,7 @@ class MemoryEventStore:
             if actual != expected_sequence:
                 self._projector.forget(run_id)
                 raise SequenceConflictError(run_id, expected_sequence, actual)
-            tables, state = self._projector.rows(
-                run_id, expected_sequence, events, lambda: self.read(run_id)
-            )
+            tables, state = self._projector.rows(run_id, expected_sequence, events, self)
             if run is None:
                 # Started when its first event says, as the SQL stores record it.
                 started = events[0].at if events else datetime.now(UTC)
@@ -123,7 +121,7 @@ class MemoryEventStore:
             for projection in self._projector.projections:
                 self.storage.tables[projection.table] = []
             for run_id in list(self.storage.runs):
-                tables = self._projector.rebuilt(run_id, self.read(run_id))
+                tables = self._projector.rebuilt(run_id, self)
                 for projection in self._projector.projections:
                     rows = tables[projection.table]
                     self._write(projection, rows)

@@ -126,7 +126,7 @@ MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         """,
     ),
 )
-"""(number, name, SQL) in order; each runs once, in its own transaction. The
+"""(number, name, SQL) in order; each runs once, those a store lacks in one transaction. The
 ``agent_response_log`` table is a projection of the event log
 (``pipeline.reducers.views.response_log``), written in the same transaction as the facts it
 comes from, and rebuilt from the events by
@@ -149,25 +149,25 @@ def applied_migrations(db: sqlite3.Connection) -> set[int]:
 
 
 def apply_migrations(db: sqlite3.Connection, label: str) -> list[int]:
-    """Apply the migrations not yet applied, each in its own transaction; return their
+    """Apply the migrations not yet applied, all in one transaction (a new store's schema
+    written once: its log holds each page once, not once per migration); return their
     numbers (none the second time)."""
     db.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations "
         "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
     )
+    known = {version for version, _, _ in MIGRATIONS}
     applied = applied_migrations(db)
-    refuse_newer_schema(label, applied, {version for version, _, _ in MIGRATIONS})
+    refuse_newer_schema(label, applied, known)
+    if applied >= known:
+        return []
     done = []
-    for version, name, sql in MIGRATIONS:
-        if version in applied:
-            continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have applied it while we waited for the write lock.
-            if db.execute(
-                "SELECT 1 FROM schema_migrations WHERE version = ?", (version,)
-            ).fetchone():
-                db.execute("ROLLBACK")
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        # Another process may have applied some while we waited for the write lock.
+        applied = applied_migrations(db)
+        for version, name, sql in MIGRATIONS:
+            if version in applied:
                 continue
             for statement in sql.split(";"):
                 if statement.strip():
@@ -176,9 +176,9 @@ def apply_migrations(db: sqlite3.Connection, label: str) -> list[int]:
                 "INSERT INTO schema_migrations VALUES (?, ?, ?)",
                 (version, name, datetime.now(UTC).isoformat()),
             )
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
-        done.append(version)
+            done.append(version)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
     return done

@@ -13,16 +13,19 @@ Pure but for the fold cache, which only the appending store holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, Protocol, final
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 import orjson
-from attrs import frozen
 
+from pipeline.core.serialization import CheckpointError, checkpoint_state
 from pipeline.core.state import PipelineState
 from pipeline.events import PipelineEvent, RunId
 from pipeline.reducers import reduce
 from pipeline.reducers.views import LoggedStatus, ResponseLogRow, response_row
+
+if TYPE_CHECKING:
+    from pipeline.handlers.store._port import RunStore
 
 __all__ = [
     "DEFAULT_PROJECTIONS",
@@ -31,7 +34,6 @@ __all__ = [
     "Projection",
     "Projector",
     "ResponseLog",
-    "StoredResponse",
     "conflict_sql",
     "upsert_sql",
 ]
@@ -86,16 +88,6 @@ class Projected(Protocol):
 
 
 @final
-@frozen
-class StoredResponse:
-    """A row of ``agent_response_log`` as stored: its id and run, and the projected row."""
-
-    id: int
-    run_id: RunId
-    row: ResponseLogRow
-
-
-@final
 class ResponseLog:
     """The ``agent_response_log``: one row per structured response a run took
     (:func:`~pipeline.reducers.views.response_row`)."""
@@ -135,24 +127,19 @@ class ResponseLog:
         )
 
     @staticmethod
-    def read(store: Projected, run_id: RunId) -> list[StoredResponse]:
-        """The run's rows as ``store`` keeps them, in order (numbered from 1 per store in
-        the memory store, by the table's id in the SQL ones)."""
+    def read(store: Projected, run_id: RunId) -> list[ResponseLogRow]:
+        """The run's rows as ``store`` keeps them, in order."""
         return [
-            StoredResponse(
-                number,
-                RunId(row[0]),
-                ResponseLogRow(
-                    row[1],
-                    int(row[2]),
-                    row[3],
-                    LoggedStatus(row[4]),
-                    tuple(orjson.loads(row[5])),
-                    int(row[6]),
-                    row[7],
-                ),
+            ResponseLogRow(
+                row[1],
+                int(row[2]),
+                row[3],
+                LoggedStatus(row[4]),
+                tuple(orjson.loads(row[5])),
+                int(row[6]),
+                row[7],
             )
-            for number, row in enumerate(store.projected(RESPONSE_LOG, run_id), 1)
+            for row in store.projected(RESPONSE_LOG, run_id)
         ]
 
 
@@ -180,25 +167,20 @@ class Projector:
         run_id: RunId,
         expected: int,
         events: Sequence[PipelineEvent],
-        read: Callable[[], Iterable[PipelineEvent]],
+        log: RunStore,
     ) -> tuple[dict[str, list[Row]], PipelineState | None]:
         """The rows each projection's table gets from ``events`` appended after
-        ``expected`` events (by table), and the state they fold to. ``read`` gives the run's
-        log when the state before them is not kept (another process appended, or this one
-        has not yet): it is folded up to ``expected`` events (a log that holds more makes the
-        append a conflict anyway)."""
+        ``expected`` events (by table), and the state they fold to. When the state before
+        them is not kept (another process appended, or this one has not yet), it is loaded
+        from ``log`` as a resume loads it: the newest checkpoint at or before ``expected``
+        that verifies, and the events after it up to ``expected`` (a log that holds more makes
+        the append a conflict anyway)."""
         if not self.projections:
             return {}, None
         kept = self._folds.get(run_id)
-        if kept is not None and kept[0] == expected:
-            state = kept[1]
-        else:
-            state = PipelineState()
-            if expected:
-                for number, event in enumerate(read()):
-                    if number >= expected:
-                        break
-                    state = reduce(state, event)
+        state = (
+            kept[1] if kept is not None and kept[0] == expected else _state(log, run_id, expected)
+        )
         tables: dict[str, list[Row]] = {p.table: [] for p in self.projections}
         for event in events:
             after = reduce(state, event)
@@ -223,10 +205,31 @@ class Projector:
         """Drop the run's kept fold (an append failed: the log may be elsewhere)."""
         self._folds.pop(run_id, None)
 
-    def rebuilt(self, run_id: RunId, events: Iterable[PipelineEvent]) -> dict[str, list[Row]]:
+    def rebuilt(self, run_id: RunId, log: RunStore) -> dict[str, list[Row]]:
         """Every row of the run's whole log, by table (a rebuild)."""
-        tables, _ = self.rows(run_id, 0, list(events), tuple)
+        tables, _ = self.rows(run_id, 0, list(log.read(run_id)), log)
         return tables
+
+
+def _state(log: RunStore, run_id: RunId, expected: int) -> PipelineState:
+    """The run's state after ``expected`` events: its newest usable checkpoint at or before
+    them, and the fold of the events after it (a checkpoint that fails to verify is passed
+    over; the runner reports it when it resumes)."""
+    state = PipelineState()
+    if not expected:
+        return state
+    for checkpoint in log.checkpoints(run_id):
+        if checkpoint.sequence <= expected:
+            try:
+                state = checkpoint_state(checkpoint, f"checkpoint {checkpoint.sequence}")
+            except CheckpointError:
+                continue
+            break
+    for event in log.read(run_id, state.sequence):
+        if state.sequence >= expected:
+            break
+        state = reduce(state, event)
+    return state
 
 
 def _last_per_key(projection: Projection, rows: list[Row]) -> list[Row]:

@@ -184,9 +184,7 @@ class SqliteEventStore:
         projector = self._projector
         with self._guard(f"append to run {run_id!r}"):
             # Folded before the write lock is taken: a log that moved meanwhile conflicts.
-            tables, state = projector.rows(
-                run_id, expected_sequence, events, lambda: self.read(run_id)
-            )
+            tables, state = projector.rows(run_id, expected_sequence, events, self)
             self._sync(flush)
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -330,7 +328,7 @@ class SqliteEventStore:
                 for projection in self._projector.projections:
                     db.execute(f"DELETE FROM {projection.table}")
                 for run in self.runs():
-                    tables = self._projector.rebuilt(run.run_id, self.read(run.run_id))
+                    tables = self._projector.rebuilt(run.run_id, self)
                     self._write(tables)
                     count += sum(len(rows) for rows in tables.values())
             except BaseException:

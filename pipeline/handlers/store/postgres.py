@@ -155,7 +155,7 @@ class PostgresEventStore(PgSession):
         attempts = 0
         projector = self._projector
         # Folded before the transaction: a log that moved meanwhile conflicts.
-        tables, state = projector.rows(run_id, expected_sequence, events, lambda: self.read(run_id))
+        tables, state = projector.rows(run_id, expected_sequence, events, self)
         written = [(p, tables[p.table]) for p in projector.projections if tables[p.table]]
 
         def locked(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
@@ -328,7 +328,7 @@ class PostgresEventStore(PgSession):
                 for projection in projector.projections:
                     cursor.execute(f"DELETE FROM {projection.table}".encode())
                 for run in self.runs():
-                    tables = projector.rebuilt(run.run_id, self.read(run.run_id))
+                    tables = projector.rebuilt(run.run_id, self)
                     written = [(p, tables[p.table]) for p in projector.projections]
                     write_rows(cursor, written)
                     count += sum(len(rows) for _, rows in written)
