@@ -8,7 +8,8 @@ dialect, so a projection is declared once for SQLite, PostgreSQL and memory. Its
 made by the stores' migrations. A projection that keeps one row per run (a run's summary)
 names its ``key``: the row is replaced at each append rather than added.
 
-Pure but for the fold cache, which only the appending store holds.
+I/O only through the store it is given, to load the state of a run it holds no fold of (as a
+resume loads it: the newest checkpoint, then the events after it).
 """
 
 from __future__ import annotations
