@@ -20,7 +20,7 @@ from pipeline.core.state import PERSON, Context
 from pipeline.engine._durable import utc_now
 from pipeline.events import ContextNote, Instant, NoteKind
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.handlers.store import open_store_at, store_path
+from pipeline.handlers.store import file_notes, notes_after, open_store_at, store_path
 from pipeline.reducers.context import applied, fold_notes
 
 __all__ = ["ContextError", "read_context", "write_note"]
@@ -42,7 +42,7 @@ def read_context(root: Path, store: str | None = None) -> Context:
     if path is not None and not path.is_file():
         return Context()
     with open_store_at(location, must_exist=True, read_only=True) as opened:
-        return fold_notes(n.note for n in opened.notes_after(0))
+        return fold_notes(note for _, note in notes_after(opened, 0, opened.label))
 
 
 def write_note(
@@ -77,9 +77,9 @@ def write_note(
             raise ContextError(f"{root.resolve()} is not the top of a git repository")
         path.parent.mkdir(parents=True, exist_ok=True)  # the store of a workspace yet to run
     with open_store_at(location) as opened:
-        book = fold_notes(n.note for n in opened.notes_after(0))
+        book = fold_notes(note for _, note in notes_after(opened, 0, opened.label))
         result = applied(book, note)
         if isinstance(result, str):
             raise ContextError(result)
-        opened.file_notes([note])
+        file_notes(opened, [note])
     return note

@@ -44,7 +44,6 @@ from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.store import RunStore, UnknownRunError
 from pipeline.orchestration import hook_due, hooks_after, next_effect, run_end_hook
 from pipeline.reducers import reduce
-from pipeline.reducers.views import ResponseLogRow, response_row
 
 __all__ = ["DurableRun", "RunOptions", "load_state", "run_durable", "utc_now"]
 
@@ -321,24 +320,19 @@ def _commit(
     *,
     flush: bool = True,
 ) -> PipelineState:
-    """Append the facts (durable before anything acts on them) with the response-log rows they
-    project to, then report them folded. The fold is pure, so folding before the append only
-    lets the projection go into the same transaction; nothing acts on the new state until the
-    facts are stored. ``flush`` False (facts of a redoable effect) commits without syncing to
+    """Append the facts (durable before anything acts on them; the store writes its
+    projections in the same transaction), then report them folded. The fold is pure, so
+    folding before the append changes nothing: nothing acts on the new state until the facts
+    are stored. ``flush`` False (facts of a redoable effect) commits without syncing to
     disk: a power cut may lose them, and orchestration then asks for the same effect again."""
     if not facts:
         return state
     states: list[PipelineState] = []
-    responses: list[ResponseLogRow] = []
     current = state
     for fact in facts:
-        folded = reduce(current, fact)
-        row = response_row(current, fact, folded)
-        if row is not None:
-            responses.append(row)
-        states.append(folded)
-        current = folded
-    store.append(run_id, state.sequence, facts, responses, flush=flush)
+        current = reduce(current, fact)
+        states.append(current)
+    store.append(run_id, state.sequence, facts, flush=flush)
     for folded, fact in zip(states, facts, strict=True):
         observer.event(folded, fact)
     return current

@@ -17,7 +17,7 @@ from pipeline.core.state import Phase, PipelineState, is_terminal
 from pipeline.engine._durable import load_state
 from pipeline.engine._stores import existing_store
 from pipeline.events import Role, RunId
-from pipeline.handlers.store import open_store_at
+from pipeline.handlers.store import give_guidance, open_store_at
 
 __all__ = ["MAX_GUIDANCE_CHARS", "GuidanceError", "guidable_hats", "guide"]
 
@@ -90,5 +90,5 @@ def guide(
                 f"run {chosen} is past planning: its planner works no more; guide the "
                 "developer, or leave out --hat for the next working prompt"
             )
-        number = opened.give_guidance(chosen, text, hat)
+        number = give_guidance(opened, chosen, text, hat)
     return chosen, number

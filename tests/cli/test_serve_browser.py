@@ -23,7 +23,7 @@ import pytest
 
 from pipeline.events import RunId
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.handlers.store import SqliteEventStore
+from pipeline.handlers.store import MessageKind, SqliteEventStore
 from tests.chromium import CHROMIUM
 from tests.cli.serving import free_port, printed_address, start_serve
 from tests.runtime.workspace import (
@@ -301,7 +301,7 @@ def test_a_page_on_another_local_port_gets_no_credential_and_cannot_steer_the_ru
             person.wait_for_url(f"http://127.0.0.1:{evil}/followed")
             cookies = context.cookies()
             with SqliteEventStore(path) as store:
-                stolen = store.guidance_after(RUN, 0)
+                stolen = store.inbox(MessageKind.GUIDANCE, RUN)
             assert stolen == [], f"guidance from the hostile page: {stolen}, {hostile.replays}"
             # The person's own guidance, from the page: the form works.
             person.goto(address)
@@ -316,7 +316,7 @@ def test_a_page_on_another_local_port_gets_no_credential_and_cannot_steer_the_ru
         serve.terminate()
         serve.wait(timeout=30)
     with SqliteEventStore(path) as store:
-        kept = store.guidance_after(RUN, 0)
+        kept = store.inbox(MessageKind.GUIDANCE, RUN)
     assert [g.text for g in kept] == ["Prefer the standard library."]
     assert hostile.replays == [], "the other port received nothing to replay"
     asked = {p for p, _h in hostile.requests} - {"/favicon.ico"}

@@ -30,13 +30,13 @@ _READERS = (("status", "--store"), ("replay",), ("events",), ("runs",))
 
 
 def test_readers_leave_an_old_schema_store_untouched(demo_store: Path, tmp_path: Path) -> None:
-    """A store at schema version 2 (no ``answers`` table, no hash chain): every reader works,
+    """A store at schema version 2 (no inbox, no hash chain): every reader works,
     and the file's bytes and mtime stay the same and no migration runs. (SQLite's read-only
     WAL reader may still create an empty -wal/-shm pair beside it.)"""
     db = tmp_path / "old.db"
     shutil.copy(demo_store, db)
     with sqlite3.connect(db) as connection:
-        connection.execute("DROP TABLE answers")
+        connection.execute("DROP TABLE inbox")
         connection.execute("ALTER TABLE events DROP COLUMN digest")
         connection.execute("ALTER TABLE runs DROP COLUMN tip")
         connection.execute("DELETE FROM schema_migrations WHERE version >= 3")

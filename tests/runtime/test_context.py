@@ -14,7 +14,7 @@ from pipeline.core.serialization import checkpoint_state
 from pipeline.core.state import MAX_MEMORIES, Phase, TaskStatus
 from pipeline.events import ContextNoted, RunCompleted, RunStarted, TopicPublished
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.handlers.store import SqliteEventStore
+from pipeline.handlers.store import SqliteEventStore, notes_after
 from pipeline.reducers import fold
 from tests.runtime.workspace import (
     PYTHON,
@@ -244,7 +244,7 @@ def test_notes_survive_kill_9_and_resume_once_each_and_replay_to_the_same_state(
     assert [t.title for t in state.context.tasks] == ["Survive the crash"]
     assert [m.text for m in state.context.memories] == ["Crashes happen"]
     with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
-        book = [n.note.text for n in store.notes_after(0)]
+        book = [note.text for _, note in notes_after(store, 0)]
         (summary,) = store.runs()
         checkpoints = store.checkpoints(summary.run_id)
     assert sorted(book) == ["Crashes happen", "Survive the crash"]

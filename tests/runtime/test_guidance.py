@@ -13,7 +13,7 @@ from pipeline.core.state import Phase
 from pipeline.engine import GuidanceError, guide
 from pipeline.events import DevelopmentIterationStarted, GuidanceGiven, RunId
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.handlers.store import SqliteEventStore
+from pipeline.handlers.store import MessageKind, SqliteEventStore
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     PYTHON,
@@ -114,7 +114,7 @@ def test_guidance_to_a_stopped_run_is_taken_in_when_it_is_resumed(tmp_path: Path
     assert ended.returncode == 2
     assert "has ended (completed)" in ended.stderr
     with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
-        assert [g.number for g in store.guidance_after(summary.run_id, 0)] == [1]
+        assert [g.number for g in store.inbox(MessageKind.GUIDANCE, summary.run_id)] == [1]
 
 
 def test_bad_guidance_is_refused_and_nothing_is_kept(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from pipeline.events import (
     RunStarted,
     TopicPublished,
 )
-from pipeline.handlers.store import DamagedEventError, SqliteEventStore
+from pipeline.handlers.store import DamagedEventError, ResponseLog, SqliteEventStore
 from pipeline.reducers import fold
 from pipeline.reducers.views import LoggedStatus, response_log
 
@@ -197,8 +197,8 @@ def test_a_frozen_schema_7_log_gets_its_response_verdicts_on_read(tmp_path: Path
     _old_store(path, FIXTURE_V7, RUN_V7)
     with SqliteEventStore(path) as store:
         events = list(store.read(RUN_V7))
-        store.rebuild_response_log()
-        stored = [r.row for r in store.response_log(RUN_V7)]
+        store.rebuild_projections()
+        stored = ResponseLog.read(store, RUN_V7)
     responses = [e for e in events if isinstance(e, ResponseSubmitted)]
     assert [(r.status, r.problems) for r in responses] == V7_VERDICTS
     state = fold(events)

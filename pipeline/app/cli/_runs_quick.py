@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_READ", "cost_cell", "main"]
 
-SCHEMA_READ: Final = 7
+SCHEMA_READ: Final = 8
 """The newest store schema this path reads (the migration that added ``run_summaries``;
 a test holds it to the SQLite store's migrations)."""
 

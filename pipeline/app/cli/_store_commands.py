@@ -276,8 +276,8 @@ app.add_typer(projections, name="projections")
 def rebuild_projections(
     store: StoreArgument = None,
 ) -> None:
-    """Recreate the agent_response_log table from the events alone."""
+    """Recreate the projections' tables (the agent_response_log) from the events alone."""
     with _existing_store(store, read_only=False) as opened:
-        rows = opened.rebuild_response_log()
+        rows = opened.rebuild_projections()
         runs = len(opened.runs())
-    out.print(f"Rebuilt agent_response_log in {opened.label}: {rows} rows from {runs} runs")
+    out.print(f"Rebuilt the projections in {opened.label}: {rows} rows from {runs} runs")

@@ -9,20 +9,20 @@ from collections.abc import Callable
 from pipeline.core.state import PipelineState
 from pipeline.events import ContextNoted, Instant, Ordinal, PipelineEvent
 from pipeline.handlers.runtime._guidance import guidance_facts
-from pipeline.handlers.store import ContextBook, EventStore
+from pipeline.handlers.store import EventStore, Inbox, file_notes, notes_after
 
 __all__ = ["context_facts", "file_unfiled", "outside_facts"]
 
 
-def file_unfiled(book: ContextBook, state: PipelineState) -> None:
+def file_unfiled(book: Inbox, state: PipelineState) -> None:
     """File the notes the run's agents published that the book may not have yet (filing one
     the book has is a no-op, so this is safe to repeat after a crash)."""
     if state.context.unfiled:
-        book.file_notes(state.context.unfiled)
+        file_notes(book, state.context.unfiled)
 
 
 def context_facts(
-    book: ContextBook, state: PipelineState, clock: Callable[[], Instant]
+    book: Inbox, state: PipelineState, clock: Callable[[], Instant]
 ) -> tuple[ContextNoted, ...]:
     """The run's own notes filed, then ``ContextNoted`` for each note of the book numbered
     after the last one the run took in (none before the run has started)."""
@@ -30,11 +30,11 @@ def context_facts(
         return ()
     file_unfiled(book, state)
     # All of them: a prompt made from part of the book would show what it since undid.
-    notes = book.notes_after(state.context.seen)
+    notes = notes_after(book, state.context.seen)
     if not notes:
         return ()
     now = clock()
-    return tuple(ContextNoted(number=Ordinal(n.number), note=n.note, at=now) for n in notes)
+    return tuple(ContextNoted(number=Ordinal(number), note=note, at=now) for number, note in notes)
 
 
 def outside_facts(

@@ -22,7 +22,7 @@ from pipeline.events import (
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._permissions import PromptPathError, restore_prompt
-from pipeline.handlers.store import AnswerSource
+from pipeline.handlers.store import Inbox, answer_to
 
 __all__ = ["restore_permissions", "wait_for_answer", "write_completion_marker"]
 
@@ -51,7 +51,7 @@ def write_completion_marker(
 def wait_for_answer(
     effect: WaitForHuman,
     run_id: RunId,
-    answers: AnswerSource | None,
+    answers: Inbox | None,
     clock: Callable[[], Instant],
     sleep: Callable[[float], None],
 ) -> Facts:
@@ -73,7 +73,7 @@ def wait_for_answer(
             ),
         )
     while True:
-        text = None if answers is None else answers.answer(run_id, effect.question_id)
+        text = None if answers is None else answer_to(answers, run_id, effect.question_id)
         if text is not None:
             return (HumanResponseReceived(question_id=effect.question_id, text=text, at=clock()),)
         now = clock()

@@ -8,25 +8,29 @@ from collections.abc import Callable
 
 from pipeline.core.state import PipelineState
 from pipeline.events import GuidanceGiven, Instant, Ordinal
-from pipeline.handlers.store import GuidanceBox
+from pipeline.handlers.store import Inbox, MessageKind
 
 __all__ = ["guidance_facts"]
 
 
 def guidance_facts(
-    box: GuidanceBox, state: PipelineState, clock: Callable[[], Instant]
+    box: Inbox, state: PipelineState, clock: Callable[[], Instant]
 ) -> tuple[GuidanceGiven, ...]:
-    """``GuidanceGiven`` for each guidance ``box`` keeps for the run of ``state`` numbered
+    """``GuidanceGiven`` for each guidance the inbox ``box`` keeps for the run of ``state`` numbered
     after the last one it took in (none before the run has started)."""
     if state.run is None:
         return ()
-    given = box.guidance_after(state.run.run_id, state.ledger.guidance_seen)
+    given = box.inbox(MessageKind.GUIDANCE, state.run.run_id, state.ledger.guidance_seen)
     if not given:
         return ()
     now = clock()
     return tuple(
         GuidanceGiven(
-            number=Ordinal(g.number), hat=g.hat, text=g.text, given_at=Instant(g.given_at), at=now
+            number=Ordinal(g.number),
+            hat=g.subject,
+            text=g.text,
+            given_at=Instant(g.posted_at),
+            at=now,
         )
         for g in given
     )

@@ -102,7 +102,7 @@ from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_s
 from pipeline.handlers.runtime._screening import RunScreen, run_screen
 from pipeline.handlers.runtime._validation import validate
 from pipeline.handlers.runtime._waits import back_off, runtime_spent, wait_for_reset
-from pipeline.handlers.store import AnswerSource
+from pipeline.handlers.store import Inbox
 
 __all__ = ["Runtime"]
 
@@ -141,7 +141,7 @@ class Runtime:
     prompt_mode: int | None = None
     """The prompt file's mode before an earlier run that never finished made it read-only:
     the mode this run gives back at its end (None: the mode the file has now)."""
-    answers: AnswerSource | None = None
+    answers: Inbox | None = None
     """Where people's answers are kept (the run's event store); None: no answer ever comes,
     and a question waits until its deadline."""
     own_files: tuple[Path, ...] = ()

@@ -9,13 +9,15 @@ from pipeline.core.config import POSTGRES_SCHEMES, SQLITE_SCHEME
 from pipeline.events import RunId
 from pipeline.handlers.redaction import mask_password_of
 from pipeline.handlers.store._port import EventStore, StoreError, StoreMissingError
+from pipeline.handlers.store._projection import Projected
 from pipeline.handlers.store._sqlite import SqliteEventStore
 
 __all__ = ["NamedStore", "open_store_at", "store_path"]
 
 
-class NamedStore(EventStore, Protocol):
-    """An event store the command line can name in messages and pick a run from."""
+class NamedStore(EventStore, Projected, Protocol):
+    """An event store the command line can name in messages and pick a run from, with the
+    projections it keeps."""
 
     @property
     def label(self) -> str:

@@ -12,20 +12,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from attrs import define, field
 
 from pipeline.core.serialization import EncodedCheckpoint, decode_event, encode_event
-from pipeline.events import ContextNote, PipelineEvent, RunId
+from pipeline.events import PipelineEvent, RunId
 from pipeline.handlers.store._port import (
-    AnswerTakenError,
-    BookNote,
-    Guidance,
+    Letter,
+    Message,
+    MessageKind,
     RunSummary,
     SequenceConflictError,
-    StoredResponse,
 )
-from pipeline.reducers.views import ResponseLogRow, response_log
+from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, Projector
 
 __all__ = ["MemoryEventStore", "MemoryStorage"]
 
@@ -44,65 +44,89 @@ class MemoryStorage:
     """What the handles of one in-memory store share."""
 
     runs: dict[RunId, _Run] = field(factory=dict)
-    responses: list[StoredResponse] = field(factory=list)
-    answers: dict[tuple[RunId, str], str] = field(factory=dict)
-    guidance: dict[RunId, list[Guidance]] = field(factory=dict)
-    book: list[ContextNote] = field(factory=list)
+    tables: dict[str, list[tuple[Any, ...]]] = field(factory=dict)
+    """The projections' rows, by table, in the order written."""
+    inbox: dict[tuple[str, MessageKind], list[Message]] = field(factory=dict)
+    """The messages by addressee (a run id, or "" for the workspace) and kind, in order."""
     lock: threading.RLock = field(factory=threading.RLock)
     """Held by every operation (reentrant: a rebuild reads the runs under it)."""
 
 
 class MemoryEventStore:
     """An :class:`~pipeline.handlers.store.EventStore` kept in memory (``storage``: share
-    another handle's data; a new, empty store when omitted)."""
+    another handle's data; a new, empty store when omitted), keeping ``projections``."""
 
-    def __init__(self, storage: MemoryStorage | None = None) -> None:
+    def __init__(
+        self,
+        storage: MemoryStorage | None = None,
+        *,
+        projections: Sequence[Projection] = DEFAULT_PROJECTIONS,
+    ) -> None:
         self.storage = MemoryStorage() if storage is None else storage
         self.label = "the in-memory store"
+        self._projector = Projector(projections)
 
     def append(
         self,
         run_id: RunId,
         expected_sequence: int,
         events: Sequence[PipelineEvent],
-        responses: Sequence[ResponseLogRow] = (),
         *,
         flush: bool = True,
     ) -> int:
-        """Append ``events`` (and their response rows) if the log holds ``expected_sequence``
-        events; ``flush`` changes nothing here (memory is never synced)."""
+        """Append ``events`` (and their projections' rows) if the log holds
+        ``expected_sequence`` events; ``flush`` changes nothing here (memory is never
+        synced)."""
         bodies = [encode_event(event) for event in events]  # all or nothing: encode first
         shared = self.storage
         with shared.lock:
             run = shared.runs.get(run_id)
             actual = 0 if run is None else len(run.bodies)
             if actual != expected_sequence:
+                self._projector.forget(run_id)
                 raise SequenceConflictError(run_id, expected_sequence, actual)
+            tables, state = self._projector.rows(run_id, expected_sequence, events, self)
             if run is None:
                 # Started when its first event says, as the SQL stores record it.
                 started = events[0].at if events else datetime.now(UTC)
                 run = shared.runs[run_id] = _Run(started_at=started.isoformat())
             run.bodies.extend(bodies)
-            for row in responses:
-                shared.responses.append(
-                    StoredResponse(id=len(shared.responses) + 1, run_id=run_id, row=row)
-                )
+            for projection in self._projector.projections:
+                self._write(projection, tables[projection.table])
+            self._projector.committed(run_id, len(run.bodies), state)
             return len(run.bodies)
 
-    def response_log(self, run_id: RunId) -> list[StoredResponse]:
-        """The run's response rows, in order."""
-        with self.storage.lock:
-            return [row for row in self.storage.responses if row.run_id == run_id]
+    def _write(self, projection: Projection, rows: list[tuple[Any, ...]]) -> None:
+        """Add ``rows`` to the projection's table, each replacing the row with its key."""
+        table = self.storage.tables.setdefault(projection.table, [])
+        if not projection.key:
+            table.extend(rows)
+            return
+        at = [projection.columns.index(column) for column in projection.key]
+        for row in rows:
+            key = [row[i] for i in at]
+            table[:] = [kept for kept in table if [kept[i] for i in at] != key]
+            table.append(row)
 
-    def rebuild_response_log(self) -> int:
-        """Recreate the response rows from every run's events."""
+    def projected(self, projection: Projection, run_id: RunId) -> list[tuple[Any, ...]]:
+        """The run's rows of ``projection``, in the order written."""
+        with self.storage.lock:
+            rows = self.storage.tables.get(projection.table, [])
+            return [row for row in rows if row[0] == run_id]
+
+    def rebuild_projections(self) -> int:
+        """Recreate every projection's rows from every run's events."""
+        count = 0
         with self.storage.lock:  # one transaction: no append lands between read and swap
-            rows = [(run, row) for run in self._run_ids() for row in response_log(self.read(run))]
-            self.storage.responses = [
-                StoredResponse(id=number, run_id=run, row=row)
-                for number, (run, row) in enumerate(rows, 1)
-            ]
-        return len(rows)
+            for projection in self._projector.projections:
+                self.storage.tables[projection.table] = []
+            for run_id in list(self.storage.runs):
+                tables = self._projector.rebuilt(run_id, self)
+                for projection in self._projector.projections:
+                    rows = tables[projection.table]
+                    self._write(projection, rows)
+                    count += len(rows)
+        return count
 
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
         """The run's events from ``from_sequence`` on, decoded one at a time."""
@@ -142,53 +166,35 @@ class MemoryEventStore:
             kept = [] if run is None else list(run.checkpoints.values())
         return sorted(kept, key=lambda checkpoint: checkpoint.sequence, reverse=True)
 
-    def give_answer(self, run_id: RunId, question_id: str, text: str) -> None:
-        """Keep the answer to one question of one run; the first answer stands."""
+    def post(self, letters: Sequence[Letter]) -> list[Message]:
+        """Keep ``letters``, each numbered after its addressee's last of its kind (a key
+        kept before gives the message kept then)."""
+        kept = []
         with self.storage.lock:
-            if (run_id, question_id) in self.storage.answers:
-                raise AnswerTakenError(
-                    f"question {question_id} of run {run_id} was answered already"
+            now = datetime.now(UTC)
+            for letter in letters:
+                box = self.storage.inbox.setdefault((letter.to or "", letter.kind), [])
+                earlier = [m for m in box if letter.key is not None and m.key == letter.key]
+                if earlier:
+                    kept.append(earlier[0])
+                    continue
+                message = Message(
+                    kind=letter.kind,
+                    to=letter.to,
+                    number=len(box) + 1,
+                    text=letter.text,
+                    key=letter.key,
+                    subject=letter.subject,
+                    posted_at=now,
                 )
-            self.storage.answers[(run_id, question_id)] = text
+                box.append(message)
+                kept.append(message)
+        return kept
 
-    def answer(self, run_id: RunId, question_id: str) -> str | None:
-        """The answer given to one question of one run, if any."""
+    def inbox(self, kind: MessageKind, to: RunId | None, after: int = 0) -> list[Message]:
+        """The messages of ``kind`` for ``to`` numbered after ``after``, in order."""
         with self.storage.lock:
-            return self.storage.answers.get((run_id, question_id))
-
-    def give_guidance(self, run_id: RunId, text: str, hat: str | None) -> int:
-        """Keep a person's guidance for the run; its number."""
-        with self.storage.lock:
-            given = self.storage.guidance.setdefault(run_id, [])
-            given.append(
-                Guidance(number=len(given) + 1, hat=hat, text=text, given_at=datetime.now(UTC))
-            )
-            return len(given)
-
-    def guidance_after(self, run_id: RunId, number: int) -> list[Guidance]:
-        """The run's guidance numbered after ``number``, in order."""
-        with self.storage.lock:
-            return list(self.storage.guidance.get(run_id, [])[number:])
-
-    def file_notes(self, notes: Sequence[ContextNote]) -> None:
-        """Keep ``notes`` in the context book (a uid kept before is passed over)."""
-        with self.storage.lock:
-            book = self.storage.book
-            kept = {note.uid for note in book}
-            for note in notes:
-                if note.uid not in kept:
-                    book.append(note)
-                    kept.add(note.uid)
-
-    def notes_after(self, number: int) -> list[BookNote]:
-        """The context book's notes numbered after ``number``, in order."""
-        with self.storage.lock:
-            book = self.storage.book
-            return [BookNote(number=n, note=book[n - 1]) for n in range(number + 1, len(book) + 1)]
+            return list(self.storage.inbox.get((to or "", kind), [])[after:])
 
     def close(self) -> None:
         """Nothing to release: the data lives as long as its storage."""
-
-    def _run_ids(self) -> list[RunId]:
-        with self.storage.lock:
-            return list(self.storage.runs)

@@ -6,6 +6,7 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Final
 
+from pipeline.handlers.store._inbox_sql import legacy_inbox
 from pipeline.handlers.store._rows import refuse_newer_schema
 
 __all__ = ["MIGRATIONS", "applied_migrations", "apply_migrations"]
@@ -105,6 +106,27 @@ MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
     ),
     (
         7,
+        "one inbox for answers, guidance and the context book",
+        f"""
+        CREATE TABLE inbox (
+            kind TEXT NOT NULL CHECK (kind IN ('answer', 'guidance', 'note')),
+            address TEXT NOT NULL,
+            number INTEGER NOT NULL CHECK (number > 0),
+            key TEXT,
+            subject TEXT,
+            text TEXT NOT NULL,
+            posted_at TEXT NOT NULL,
+            PRIMARY KEY (address, kind, number)
+        ) WITHOUT ROWID;
+        CREATE UNIQUE INDEX inbox_key ON inbox (address, kind, key) WHERE key IS NOT NULL;
+        INSERT INTO inbox {legacy_inbox(answers=True, guidance=True, notes=True, postgres=False)};
+        DROP TABLE answers;
+        DROP TABLE guidance;
+        DROP TABLE context_notes;
+        """,
+    ),
+    (
+        8,
         "run summaries",
         """
         CREATE TABLE run_summaries (
@@ -117,7 +139,7 @@ MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         """,
     ),
 )
-"""(number, name, SQL) in order; each runs once, in its own transaction. The
+"""(number, name, SQL) in order; each runs once, those a store lacks in one transaction. The
 ``agent_response_log`` table is a projection of the event log
 (``pipeline.reducers.views.response_log``), written in the same transaction as the facts it
 comes from, and rebuilt from the events by
@@ -128,11 +150,14 @@ chains it to the one before, and ``runs.tip`` is the digest of the run's last ev
 with the first event appended after it. ``guidance`` holds what ``ralph guide`` gave a run,
 numbered per run, until the run takes it in as a fact (version 5). ``context_notes`` is the
 workspace's context book: memories and tasks as notes numbered in the order they were filed,
-each kept once by its uid (version 6). ``run_summaries`` is a projection of each run's fold:
-its spend in all as of event ``sequence`` (the run's head when it is current), written in the
-same transaction as the events (``_summaries``), so that ``ralph runs`` decodes no event; a
-row behind its run's head (or none, in a store written before version 7) is not used
-(version 7)."""
+each kept once by its uid (version 6). ``inbox`` holds all three as messages of a kind,
+addressed to a run or (``address`` empty) the workspace, numbered per addressee and kind, kept
+once by ``key`` where one is given (the question's id, the note's uid); the three tables' rows
+are carried into it with their numbers, and the tables dropped (version 7).
+``run_summaries`` is a projection of each run's fold: its spend in all as of event ``sequence``
+(the run's head when it is current), written in the same transaction as the events
+(``_summaries``), so that ``ralph runs`` decodes no event; a row behind its run's head (or
+none, in a store written before version 8) is not used (version 8)."""
 
 
 def applied_migrations(db: sqlite3.Connection) -> set[int]:
@@ -141,25 +166,25 @@ def applied_migrations(db: sqlite3.Connection) -> set[int]:
 
 
 def apply_migrations(db: sqlite3.Connection, label: str) -> list[int]:
-    """Apply the migrations not yet applied, each in its own transaction; return their
+    """Apply the migrations not yet applied, all in one transaction (a new store's schema
+    written once: its log holds each page once, not once per migration); return their
     numbers (none the second time)."""
     db.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations "
         "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
     )
+    known = {version for version, _, _ in MIGRATIONS}
     applied = applied_migrations(db)
-    refuse_newer_schema(label, applied, {version for version, _, _ in MIGRATIONS})
+    refuse_newer_schema(label, applied, known)
+    if applied >= known:
+        return []
     done = []
-    for version, name, sql in MIGRATIONS:
-        if version in applied:
-            continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have applied it while we waited for the write lock.
-            if db.execute(
-                "SELECT 1 FROM schema_migrations WHERE version = ?", (version,)
-            ).fetchone():
-                db.execute("ROLLBACK")
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        # Another process may have applied some while we waited for the write lock.
+        applied = applied_migrations(db)
+        for version, name, sql in MIGRATIONS:
+            if version in applied:
                 continue
             for statement in sql.split(";"):
                 if statement.strip():
@@ -168,9 +193,9 @@ def apply_migrations(db: sqlite3.Connection, label: str) -> list[int]:
                 "INSERT INTO schema_migrations VALUES (?, ?, ?)",
                 (version, name, datetime.now(UTC).isoformat()),
             )
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
-        done.append(version)
+            done.append(version)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
     return done

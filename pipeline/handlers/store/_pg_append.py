@@ -9,7 +9,7 @@ nothing is written once it no longer holds; the store knows nothing of what the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
 import orjson
@@ -17,10 +17,8 @@ import psycopg
 
 from pipeline.events import SCHEMA_VERSION, RunId
 from pipeline.handlers.store._chain import link
-from pipeline.handlers.store._pg_sql import append_sql, insert_responses, nul_free
+from pipeline.handlers.store._pg_sql import Written, append_sql, projected_json, write_rows
 from pipeline.handlers.store._port import SequenceConflictError
-from pipeline.handlers.store._rows import RESPONSE_COLUMNS, response_values
-from pipeline.reducers.views import ResponseLogRow
 
 __all__ = [
     "COPY_FROM",
@@ -80,7 +78,7 @@ def append_under_lock(
     run_id: RunId,
     expected: int,
     bodies: list[tuple[str, Any, str]],
-    responses: Sequence[ResponseLogRow],
+    written: Written,
     *,
     guard: AppendGuard | None,
     label: str,
@@ -127,8 +125,7 @@ def append_under_lock(
                     rows,
                     returning=False,
                 )
-            if responses:
-                insert_responses(cursor, run_id, responses)
+            write_rows(cursor, written)
     return rows
 
 
@@ -137,7 +134,7 @@ def append_in_one(
     run_id: RunId,
     expected: int,
     rows: list[tuple[Any, ...]],
-    responses: Sequence[ResponseLogRow],
+    written: Written,
     *,
     prev: str | None,
     guard: AppendGuard | None,
@@ -146,7 +143,7 @@ def append_in_one(
 ) -> None:
     """The usual append (a run already started, a short batch) as one statement, so one
     round trip: the conditional head move from the tip ``prev``, the guard, the events
-    and the response rows in common table expressions, committed on their own (autocommit),
+    and the projections' rows in common table expressions, committed on their own (autocommit),
     waiting for the server's disk when ``sync``."""
     params: dict[str, Any] = {
         "run": run_id,
@@ -164,11 +161,11 @@ def append_in_one(
     }
     if guard is not None:
         params.update(guard.parameters())
-    if responses:
-        response_rows = response_values(run_id, responses, nul_free)
-        for index, name in enumerate(RESPONSE_COLUMNS):
-            params[f"r_{name}"] = [row[index + 1] for row in response_rows]
-    sql = append_sql(None if guard is None else guard.condition, bool(responses))
+    for index, (projection, projected) in enumerate(written):
+        params[f"p{index}"] = projected_json(projection, projected)
+    sql = append_sql(
+        None if guard is None else guard.condition, tuple(projection for projection, _ in written)
+    )
     found = conn.execute(sql, params).fetchone()
     assert found is not None
     if found[0] == 1:

@@ -7,6 +7,7 @@ from typing import Any, Final
 
 import psycopg
 
+from pipeline.handlers.store._inbox_sql import legacy_inbox
 from pipeline.handlers.store._port import StoreError
 from pipeline.handlers.store._rows import refuse_newer_schema
 
@@ -159,6 +160,29 @@ PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         );
         """,
     ),
+    (
+        12,
+        "one inbox for answers, guidance and the context book",
+        f"""
+        CREATE TABLE inbox (
+            kind TEXT NOT NULL CHECK (kind IN ('answer', 'guidance', 'note')),
+            address TEXT NOT NULL,
+            number BIGINT NOT NULL CHECK (number > 0),
+            key TEXT,
+            subject TEXT,
+            text TEXT NOT NULL,
+            posted_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (address, kind, number)
+        );
+        CREATE UNIQUE INDEX inbox_key ON inbox (address, kind, key) WHERE key IS NOT NULL;
+        INSERT INTO inbox {
+            legacy_inbox(answers=True, guidance=True, notes=True, postgres=True, sent=True)
+        };
+        DROP TABLE answers;
+        DROP TABLE guidance;
+        DROP TABLE context_notes;
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction, under an advisory
 lock so that workers starting together do not race. Event bodies are ``JSON`` (kept as
@@ -177,7 +201,11 @@ once (version 9). ``runs.created`` numbers the runs in the order their logs bega
 breaks the tie between runs that started at the same moment, as a fork and its source do
 (version 10; the runs an older release left are numbered as they lie). ``context_notes`` is
 the workspace's context book: memories and tasks as notes numbered in the order they were
-filed, each kept once by its uid (version 11)."""
+filed, each kept once by its uid (version 11). ``inbox`` holds all three as messages of a
+kind, addressed to a run or (``address`` empty) the workspace, numbered per addressee and kind,
+kept once by ``key`` where one is given (the question's id, the guidance's ``sent``, the note's
+uid); the three tables' rows are carried into it with their numbers, and the tables dropped
+(version 12)."""
 
 
 def applied_migrations(conn: psycopg.Connection[Any], label: str) -> set[int]:

@@ -1,5 +1,6 @@
 """The PostgreSQL event store's longer statements: the batched read, the one-statement
-appends, and the insert of response rows (with the text PostgreSQL cannot hold made safe)."""
+appends, and the writing of projections' rows (with the text PostgreSQL cannot hold made
+safe)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,15 @@ import functools
 from collections.abc import Sequence
 from typing import Any, Final
 
+import orjson
 import psycopg
 
-from pipeline.events import RunId
-from pipeline.handlers.store._rows import response_values
-from pipeline.reducers.views import ResponseLogRow
+from pipeline.handlers.store._projection import Projection, conflict_sql, upsert_sql
 
-__all__ = ["READ_SQL", "append_sql", "insert_responses", "nul_free"]
+__all__ = ["READ_SQL", "Written", "append_sql", "nul_free", "projected_json", "write_rows"]
+
+Written = Sequence[tuple[Projection, Sequence[tuple[Any, ...]]]]
+"""The rows an append writes, with the projection of each table."""
 
 READ_SQL: Final = """
     SELECT e.sequence, e.type, e.schema_version, e.body::text, e.digest, r.head, r.{tip}
@@ -35,60 +38,66 @@ def nul_free(text: str) -> str:
     return text.replace("\x00", "\ufffd")
 
 
-def insert_responses(
-    cursor: psycopg.Cursor[Any], run_id: RunId, rows: Sequence[ResponseLogRow]
-) -> None:
-    """Insert the run's ``agent_response_log`` rows."""
-    cursor.executemany(
-        "INSERT INTO agent_response_log (run_id, task_id, turn_number, raw_response, status, "
-        "violations, correction_attempt, timestamp) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-        response_values(run_id, rows, nul_free),
-        returning=False,
-    )
+def _safe(value: Any) -> Any:
+    return nul_free(value) if isinstance(value, str) else value
+
+
+def write_rows(cursor: psycopg.Cursor[Any], written: Written) -> None:
+    """Write each projection's rows (inside the caller's transaction)."""
+    for projection, rows in written:
+        if rows:
+            cursor.executemany(
+                upsert_sql(projection, "%s").encode(),
+                [tuple(_safe(value) for value in row) for row in rows],
+                returning=False,
+            )
+
+
+def projected_json(projection: Projection, rows: Sequence[tuple[Any, ...]]) -> str:
+    """``rows`` as the JSON array of objects the one-statement append reads them from."""
+    return orjson.dumps(
+        [{c: _safe(v) for c, v in zip(projection.columns, row, strict=True)} for row in rows]
+    ).decode()
 
 
 @functools.lru_cache(maxsize=16)
-def append_sql(guard: str | None, responses: bool) -> str:
+def append_sql(guard: str | None, projections: tuple[Projection, ...]) -> str:
     """The one-statement append, checking the ``guard`` condition (a SQL boolean over its own
-    named parameters; None: none), writing response rows or not.
+    named parameters; None: none), writing the rows of ``projections`` (each read from the
+    JSON parameter ``p0``, ``p1``, ... as records of its table's row type).
 
     Every CTE runs against the statement's snapshot; the inserts read ``moved``, so they
     write only when the head moved. ``set_config(..., true)`` sets ``synchronous_commit``
     for this statement's own transaction, which ends with it.
     """
     guard_check = "" if guard is None else f"AND {guard}"
-    responded = (
-        """,
-    responded AS (
-        INSERT INTO agent_response_log (run_id, task_id, turn_number, raw_response, status,
-                                        violations, correction_attempt, timestamp)
-        SELECT moved.run_id, r.*
-        FROM moved, unnest(%(r_task_id)s::text[], %(r_turn_number)s::int[],
-                           %(r_raw_response)s::text[], %(r_status)s::text[],
-                           %(r_violations)s::text[], %(r_correction_attempt)s::int[],
-                           %(r_timestamp)s::text[])
-             AS r(task_id, turn_number, raw_response, status, violations,
-                  correction_attempt, timestamp)
+    projected = ""
+    for index, projection in enumerate(projections):
+        columns = ", ".join(projection.columns)
+        projected += f""",
+    p{index}_written AS (
+        INSERT INTO {projection.table} ({columns})
+        SELECT {columns} FROM moved CROSS JOIN
+            json_populate_recordset(NULL::{projection.table}, %(p{index})s::json)
+        {conflict_sql(projection)}
         RETURNING 1
     )"""
-        if responses
-        else ""
-    )
     return f"""
     WITH sync AS (SELECT set_config('synchronous_commit', %(sync)s, true) AS value),
     moved AS (
         UPDATE runs SET head = %(head)s, tip = %(tip)s
         WHERE run_id = %(run)s AND head = %(expected)s AND tip IS NOT DISTINCT FROM %(prev)s
         {guard_check}
-        RETURNING run_id
+        RETURNING run_id AS moved_run
     ),
     written AS (
         INSERT INTO events (run_id, sequence, type, schema_version, at, body, digest)
-        SELECT moved.run_id, e.sequence, e.type, e.schema_version, e.at, e.body::json, e.digest
+        SELECT moved.moved_run, e.sequence, e.type, e.schema_version, e.at, e.body::json,
+               e.digest
         FROM moved, unnest(%(sequences)s::bigint[], %(types)s::text[], %(versions)s::int[],
                            %(ats)s::timestamptz[], %(bodies)s::text[], %(digests)s::text[])
              AS e(sequence, type, schema_version, at, body, digest)
         RETURNING 1
-    ){responded}
+    ){projected}
     SELECT (SELECT count(*) FROM moved), (SELECT count(*) FROM written), (SELECT value FROM sync)
     """

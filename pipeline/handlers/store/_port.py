@@ -1,8 +1,10 @@
-"""The event store port: an append-only log per run, with checkpoints (the contract all
-adapters pass; see ``tests/handlers/store/contract.py``)."""
+"""The event store port: an append-only log per run, its checkpoints, and one inbox of what
+reaches runs from outside (the contract all adapters pass; see
+``tests/handlers/store/contract.py``)."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Protocol, final
@@ -11,23 +13,18 @@ from attrs import frozen
 
 from pipeline import PipelineError, WireFormatError
 from pipeline.core.serialization import EncodedCheckpoint
-from pipeline.events import ContextNote, PipelineEvent, RunId
-from pipeline.reducers.views import ResponseLogRow
+from pipeline.events import PipelineEvent, RunId
 
 __all__ = [
-    "AnswerBox",
-    "AnswerSource",
     "AnswerTakenError",
-    "BookNote",
-    "CheckpointCache",
-    "ContextBook",
     "DamagedEventError",
     "EventLog",
     "EventStore",
-    "Guidance",
-    "GuidanceBox",
+    "Inbox",
     "LeaseLostError",
-    "ResponseLogStore",
+    "Letter",
+    "Message",
+    "MessageKind",
     "RunStore",
     "RunSummary",
     "SequenceConflictError",
@@ -35,7 +32,6 @@ __all__ = [
     "StoreError",
     "StoreMissingError",
     "StoreVanishedError",
-    "StoredResponse",
     "UnknownRunError",
 ]
 
@@ -99,16 +95,6 @@ class UnknownRunError(StoreError, LookupError):
 
 @final
 @frozen(kw_only=True)
-class StoredResponse:
-    """A row of ``agent_response_log`` as stored: its id and run, and the projected row."""
-
-    id: int
-    run_id: RunId
-    row: ResponseLogRow
-
-
-@final
-@frozen(kw_only=True)
 class RunSummary:
     """A run in the store: its id, how many events it holds, and when it started."""
 
@@ -117,12 +103,46 @@ class RunSummary:
     started_at: str
 
 
-class AnswerSource(Protocol):
-    """Where a waiting run looks for people's answers (every event store is one)."""
+class MessageKind(enum.StrEnum):
+    """What a message in the inbox is (its wire name is stored with it)."""
 
-    def answer(self, run_id: RunId, question_id: str) -> str | None:
-        """The answer given to question ``question_id`` of run ``run_id`` (None: none yet)."""
-        ...
+    ANSWER = "answer"
+    """A person's answer to a run's question (``ralph respond``): addressed to the run, keyed
+    by the question's id, so the first answer stands."""
+    GUIDANCE = "guidance"
+    """A person's guidance to a run (``ralph guide``): addressed to the run, its subject the
+    hat it is for (None: whichever hat works next)."""
+    NOTE = "note"
+    """A note of the context book (a memory or a task): addressed to the workspace, keyed by
+    the note's uid, its text the note as JSON."""
+
+
+@final
+@frozen(kw_only=True)
+class Letter:
+    """A message to post: its kind, whom it is for (a run, or None: the workspace), its text,
+    the key that keeps it once (None: none), and its subject (a hat, for guidance)."""
+
+    kind: MessageKind
+    to: RunId | None
+    text: str
+    key: str | None = None
+    subject: str | None = None
+
+
+@final
+@frozen(kw_only=True)
+class Message:
+    """A message kept in the inbox: a :class:`Letter` as posted, with its number (from 1 per
+    addressee and kind, in the order posted) and when it was posted."""
+
+    kind: MessageKind
+    to: RunId | None
+    number: int
+    text: str
+    key: str | None
+    subject: str | None
+    posted_at: datetime
 
 
 class EventLog(Protocol):
@@ -133,12 +153,11 @@ class EventLog(Protocol):
         run_id: RunId,
         expected_sequence: int,
         events: Sequence[PipelineEvent],
-        responses: Sequence[ResponseLogRow] = (),
         *,
         flush: bool = True,
     ) -> int:
-        """Append ``events`` atomically if the log holds exactly ``expected_sequence`` events,
-        with the ``agent_response_log`` rows they project to, in the same transaction.
+        """Append ``events`` atomically if the log holds exactly ``expected_sequence`` events
+        (with the rows the store's projections make of them, in the same transaction).
 
         With ``flush`` the events are on stable storage when this returns (as far as the
         store's durability setting asks); without it they are committed (every reader sees
@@ -162,8 +181,10 @@ class EventLog(Protocol):
         ...
 
 
-class CheckpointCache(Protocol):
-    """Checkpoints of folded state: a cache of the fold, never the truth."""
+class RunStore(EventLog, Protocol):
+    """What the durable runner needs of a store: the log and its checkpoints (a cache of the
+    fold, never the truth). An embedding application with a store of its own implements this
+    much to run pipelines on it."""
 
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
         """Store ``checkpoint`` for the run (replacing one at the same sequence), unflushed:
@@ -176,85 +197,28 @@ class CheckpointCache(Protocol):
         ...
 
 
-class RunStore(EventLog, CheckpointCache, Protocol):
-    """What the durable runner needs of a store: the log and its checkpoints. An embedding
-    application with a store of its own implements this much to run pipelines on it."""
+class Inbox(Protocol):
+    """What reaches runs from outside, kept until they take it in: people's answers and
+    guidance, and the workspace's context book, as messages of a kind (every event store
+    keeps one)."""
 
-
-class ResponseLogStore(Protocol):
-    """The ``agent_response_log`` projection, kept with the events it projects."""
-
-    def response_log(self, run_id: RunId) -> list[StoredResponse]:
-        """The run's ``agent_response_log`` rows, in order."""
+    def post(self, letters: Sequence[Letter]) -> list[Message]:
+        """Keep ``letters`` (one transaction), each numbered after the last message of its
+        addressee and kind; the message kept for each. A letter whose key its addressee holds
+        already for that kind is not kept again: the message kept earlier is returned for it,
+        so posting again after a lost reply or a crash is safe."""
         ...
 
-    def rebuild_response_log(self) -> int:
-        """Recreate ``agent_response_log`` from the events of every run (one transaction);
-        returns the number of rows."""
-        ...
-
-
-class AnswerBox(AnswerSource, Protocol):
-    """Where people's answers are kept until the waiting run records them."""
-
-    def give_answer(self, run_id: RunId, question_id: str, text: str) -> None:
-        """Keep ``text`` as the answer to question ``question_id`` of run ``run_id`` until the
-        waiting run records it; :class:`AnswerTakenError` (nothing written) when the question
-        holds an answer already."""
+    def inbox(self, kind: MessageKind, to: RunId | None, after: int = 0) -> list[Message]:
+        """The messages of ``kind`` for ``to`` (None: the workspace) numbered after
+        ``after``, in order."""
         ...
 
 
-@final
-@frozen(kw_only=True)
-class Guidance:
-    """A person's guidance to a run (``ralph guide``): its number in the run (from 1, in the
-    order given), the hat it is for (None: whichever hat works next), its text and when it
-    was given."""
-
-    number: int
-    hat: str | None
-    text: str
-    given_at: datetime
-
-
-class GuidanceBox(Protocol):
-    """Where people's guidance is kept until the run takes it in (every event store is one)."""
-
-    def give_guidance(self, run_id: RunId, text: str, hat: str | None) -> int:
-        """Keep ``text`` for run ``run_id``'s hat ``hat`` (None: whichever works next); its
-        number."""
-        ...
-
-    def guidance_after(self, run_id: RunId, number: int) -> list[Guidance]:
-        """The run's guidance numbered after ``number``, in order."""
-        ...
-
-
-@final
-@frozen(kw_only=True)
-class BookNote:
-    """A note of the workspace's context book, with its number there."""
-
-    number: int
-    note: ContextNote
-
-
-class ContextBook(Protocol):
-    """The workspace's memories and tasks as numbered notes (every event store keeps one)."""
-
-    def file_notes(self, notes: Sequence[ContextNote]) -> None:
-        """Keep ``notes``, numbered in order after the last; a note whose uid the book has
-        already is passed over, so filing again after a lost reply or a crash is safe."""
-        ...
-
-    def notes_after(self, number: int) -> list[BookNote]:
-        """The notes numbered after ``number``, in order."""
-        ...
-
-
-class EventStore(RunStore, ResponseLogStore, AnswerBox, GuidanceBox, ContextBook, Protocol):
-    """A whole event store: the log, its checkpoints, the response log, the answers, the
-    guidance and the context book (what the SQLite, PostgreSQL and in-memory stores are)."""
+class EventStore(RunStore, Inbox, Protocol):
+    """A whole event store: the log, its checkpoints and the inbox (what the SQLite,
+    PostgreSQL and in-memory stores are). Projections of the log (the agent response log)
+    are registered with a store when it is made, never asked of it through this port."""
 
     def close(self) -> None:
         """Release the store's resources."""

@@ -1,14 +1,10 @@
 """What the SQL stores share: decoding an event row (with the verdicts old structured
-responses need), the response log's rows as written and as
-read back, choosing a run by id, and refusing a schema from a newer release (I/O-free helpers
-of the adapters)."""
+responses need), choosing a run by id, and refusing a schema from a newer release (I/O-free
+helpers of the adapters)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import orjson
 
 from pipeline import WireFormatError
 from pipeline.core.serialization import decode_stored_event
@@ -24,34 +20,18 @@ from pipeline.events import (
 from pipeline.handlers.responses import classify
 from pipeline.handlers.store._port import (
     DamagedEventError,
-    StoredResponse,
     StoreError,
     UnknownRunError,
 )
-from pipeline.reducers.views import LoggedStatus, ResponseLogRow
 
 __all__ = [
-    "RESPONSE_COLUMNS",
     "LegacyVerdicts",
     "check_sequence",
     "check_within_head",
     "choose_run",
     "decode_row",
     "refuse_newer_schema",
-    "response_values",
-    "stored_response",
 ]
-
-RESPONSE_COLUMNS = (
-    "task_id",
-    "turn_number",
-    "raw_response",
-    "status",
-    "violations",
-    "correction_attempt",
-    "timestamp",
-)
-"""The ``agent_response_log`` columns a row writes, after ``run_id``, in order."""
 
 
 def check_sequence(sequence: int, expected: int, log: str) -> None:
@@ -144,46 +124,6 @@ def decode_row(
             f"events of {log}; the store was left untouched: restore it from a backup, or "
             "salvage the good events with ralph salvage)"
         ) from error
-
-
-def _same(text: str) -> str:
-    return text
-
-
-def response_values(
-    run_id: RunId, rows: Sequence[ResponseLogRow], text: Callable[[str], str] = _same
-) -> list[tuple[Any, ...]]:
-    """``(run_id, *RESPONSE_COLUMNS)`` per row, the free texts passed through ``text``."""
-    return [
-        (
-            run_id,
-            text(r.task_id),
-            r.turn_number,
-            None if r.raw_response is None else text(r.raw_response),
-            r.status.value,
-            orjson.dumps(list(r.violations)).decode(),
-            r.correction_attempt,
-            r.timestamp,
-        )
-        for r in rows
-    ]
-
-
-def stored_response(row: Sequence[Any]) -> StoredResponse:
-    """A row read as ``id, run_id, *RESPONSE_COLUMNS``."""
-    return StoredResponse(
-        id=int(row[0]),
-        run_id=RunId(row[1]),
-        row=ResponseLogRow(
-            task_id=row[2],
-            turn_number=int(row[3]),
-            raw_response=row[4],
-            status=LoggedStatus(row[5]),
-            violations=tuple(orjson.loads(row[6])),
-            correction_attempt=int(row[7]),
-            timestamp=row[8],
-        ),
-    )
 
 
 def choose_run(label: str, known: Sequence[str], run_id: str | None) -> RunId:

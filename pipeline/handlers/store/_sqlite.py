@@ -11,25 +11,33 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import tempfile
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import orjson
 
 from pipeline.core.serialization import EncodedCheckpoint, unstructure_event
 from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, chain_start, link
+from pipeline.handlers.store._inbox_sql import legacy_inbox, post_letters, read_inbox
 from pipeline.handlers.store._migrations import MIGRATIONS, apply_migrations
 from pipeline.handlers.store._port import (
+    Letter,
+    Message,
+    MessageKind,
     RunSummary,
     SequenceConflictError,
-    StoredResponse,
     StoreError,
     StoreVanishedError,
+)
+from pipeline.handlers.store._projection import (
+    DEFAULT_PROJECTIONS,
+    Projection,
+    Projector,
+    upsert_sql,
 )
 from pipeline.handlers.store._rows import (
     LegacyVerdicts,
@@ -37,13 +45,9 @@ from pipeline.handlers.store._rows import (
     choose_run,
     decode_row,
     refuse_newer_schema,
-    response_values,
-    stored_response,
 )
-from pipeline.handlers.store._sqlite_boxes import SqliteBoxes
-from pipeline.handlers.store._sqlite_open import open_read_only, open_to_write
-from pipeline.handlers.store._summaries import RunSummaries
-from pipeline.reducers.views import ResponseLogRow, response_log
+from pipeline.handlers.store._sqlite_open import guard, open_read_only, open_to_write
+from pipeline.handlers.store._summaries import RUN_SUMMARIES
 
 __all__ = ["DEFAULT_STORE_PATH", "SqliteEventStore"]
 
@@ -53,15 +57,25 @@ DEFAULT_STORE_PATH: Final = Path(".ralph") / "pipeline.db"
 _READ_BATCH = 1_000
 _CHAIN_MIGRATION: Final = 4
 """The migration that added the hash chain's columns."""
+_INBOX_MIGRATION: Final = 7
+"""The migration that made the answers, the guidance and the context book one inbox."""
 
 
-class SqliteEventStore(SqliteBoxes):
-    """An :class:`~pipeline.handlers.store.EventStore` in one SQLite file."""
+class SqliteEventStore:
+    """An :class:`~pipeline.handlers.store.EventStore` in one SQLite file, keeping
+    ``projections`` in the transaction of each append (by default the response log and the
+    runs' summaries, which ``ralph runs`` reads without decoding an event)."""
 
     def __init__(
-        self, path: Path | str, *, synchronous: str = "FULL", read_only: bool = False
+        self,
+        path: Path | str,
+        *,
+        synchronous: str = "FULL",
+        read_only: bool = False,
+        projections: Sequence[Projection] = (*DEFAULT_PROJECTIONS, RUN_SUMMARIES),
     ) -> None:
         self.path = Path(path)
+        self._projector = Projector(projections)
         if synchronous not in {"FULL", "NORMAL", "OFF", "EXTRA"}:
             raise ValueError(f"synchronous must be FULL, NORMAL, EXTRA or OFF, not {synchronous!r}")
         self.synchronous = synchronous
@@ -75,8 +89,8 @@ class SqliteEventStore(SqliteBoxes):
         """A private copy of a store read where nobody can write (see _open_read_only)."""
         self._digest, self._tip = "digest", "tip"
         """The columns of the hash chain, or NULL in a store read as an older release left it."""
-        self._summaries = RunSummaries()
-        """The runs' states as of their heads, for the ``run_summaries`` projection."""
+        self._inbox = "inbox"
+        """The inbox's table, or the older release's tables read as one (a reader's)."""
         if read_only:
             self._open_read_only()
             return
@@ -93,6 +107,15 @@ class SqliteEventStore(SqliteBoxes):
         if _CHAIN_MIGRATION not in applied:
             # An older release's store, read as it is: its rows and runs have no digests.
             self._digest, self._tip = "NULL", "NULL"
+        if _INBOX_MIGRATION not in applied:
+            legacy = legacy_inbox(
+                answers=3 in applied, guidance=5 in applied, notes=6 in applied, postgres=False
+            )
+            self._inbox = f"({legacy}) AS inbox"
+
+    def _guard(self, action: str) -> contextlib.AbstractContextManager[None]:
+        """Turn SQLite's and the disk's errors into the store's, naming the file."""
+        return guard(self.path, action)
 
     def ensure_present(self) -> None:
         """Raise :class:`StoreVanishedError` when the file this store writes is no longer the
@@ -149,19 +172,21 @@ class SqliteEventStore(SqliteBoxes):
         run_id: RunId,
         expected_sequence: int,
         events: Sequence[PipelineEvent],
-        responses: Sequence[ResponseLogRow] = (),
         *,
         flush: bool = True,
     ) -> int:
         """Append ``events`` in one transaction if the log holds ``expected_sequence`` events,
-        with the ``agent_response_log`` rows they project to; synced to disk with ``flush``."""
+        with the rows the projections make of them; synced to disk with ``flush``."""
         bodies = [
             (WIRE_TAGS[type(event)], event.at.isoformat(), orjson.dumps(unstructure_event(event)))
             for event in events
         ]
         db = self._db
         self.ensure_present()
+        projector = self._projector
         with self._guard(f"append to run {run_id!r}"):
+            # Folded before the write lock is taken: a log that moved meanwhile conflicts.
+            tables, state = projector.rows(run_id, expected_sequence, events, self)
             self._sync(flush)
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -172,16 +197,8 @@ class SqliteEventStore(SqliteBoxes):
                 ).fetchone()
                 actual = 0 if found is None else int(found[0])
                 if actual != expected_sequence:
+                    projector.forget(run_id)
                     raise SequenceConflictError(run_id, expected_sequence, actual)
-                # Before the rows go in: a state loaded now is the log's as of this append.
-                folded = self._summaries.write(
-                    db,
-                    run_id,
-                    expected_sequence,
-                    events,
-                    lambda: self.checkpoints(run_id),
-                    lambda start: self.read(run_id, start),
-                )
                 tip = None if found is None else found[1]
                 rows = []
                 for offset, (tag, at, body) in enumerate(bodies):
@@ -196,15 +213,20 @@ class SqliteEventStore(SqliteBoxes):
                         "UPDATE runs SET head = ?, tip = ? WHERE run_id = ?", (head, tip, run_id)
                     )
                 db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-                if responses:
-                    _insert_responses(db, run_id, responses)
+                self._write(tables)
             except BaseException:
-                self._summaries.forget(run_id)
+                projector.forget(run_id)
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
-        self._summaries.kept(run_id, folded)
+        projector.committed(run_id, head, state)
         return head
+
+    def _write(self, tables: dict[str, list[tuple[Any, ...]]]) -> None:
+        """Write the projections' rows (inside the caller's transaction)."""
+        for projection in self._projector.projections:
+            if rows := tables[projection.table]:
+                self._db.executemany(upsert_sql(projection, "?"), rows)
 
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
         """The run's events from ``from_sequence`` on, fetched in batches (constant memory),
@@ -292,34 +314,53 @@ class SqliteEventStore(SqliteBoxes):
             for run_id, head, started in rows
         ]
 
-    def response_log(self, run_id: RunId) -> list[StoredResponse]:
-        """The run's ``agent_response_log`` rows, in order."""
-        with self._guard(f"read the response log of run {run_id!r}"):
-            rows = self._db.execute(
-                "SELECT id, run_id, task_id, turn_number, raw_response, status, violations, "
-                "correction_attempt, timestamp FROM agent_response_log WHERE run_id = ? "
-                "ORDER BY id",
+    def projected(self, projection: Projection, run_id: RunId) -> list[tuple[Any, ...]]:
+        """The run's rows of ``projection``'s table, in its order."""
+        columns = ", ".join(projection.columns)
+        with self._guard(f"read the {projection.table} of run {run_id!r}"):
+            return self._db.execute(
+                f"SELECT {columns} FROM {projection.table} WHERE run_id = ? "
+                f"ORDER BY {projection.order}",
                 (run_id,),
             ).fetchall()
-        return [stored_response(row) for row in rows]
 
-    def rebuild_response_log(self) -> int:
-        """Recreate ``agent_response_log`` from every run's events, in one transaction."""
+    def rebuild_projections(self) -> int:
+        """Recreate every projection's table from every run's events, in one transaction."""
         db = self._db
         count = 0
-        with self._guard("rebuild the response log"):
+        with self._guard("rebuild the projections"):
             db.execute("BEGIN IMMEDIATE")
             try:
-                db.execute("DELETE FROM agent_response_log")
+                for projection in self._projector.projections:
+                    db.execute(f"DELETE FROM {projection.table}")
                 for run in self.runs():
-                    rows = list(response_log(self.read(run.run_id)))
-                    _insert_responses(db, run.run_id, rows)
-                    count += len(rows)
+                    tables = self._projector.rebuilt(run.run_id, self)
+                    self._write(tables)
+                    count += sum(len(rows) for rows in tables.values())
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
         return count
+
+    def post(self, letters: Sequence[Letter]) -> list[Message]:
+        """Keep ``letters`` in one transaction, each numbered after its addressee's last of
+        its kind (a key kept before gives the message kept then)."""
+        db = self._db
+        with self._guard("post to the inbox"):
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                kept = post_letters(db.execute, letters, datetime.now(UTC), "?")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        return kept
+
+    def inbox(self, kind: MessageKind, to: RunId | None, after: int = 0) -> list[Message]:
+        """The messages of ``kind`` for ``to`` numbered after ``after``, in order."""
+        with self._guard(f"read the inbox ({kind.value})"):
+            return read_inbox(self._db.execute, self._inbox, kind, to, after, "?")
 
     def choose_run(self, run_id: str | None) -> RunId:
         """``run_id`` when the store holds it, or the latest run when None;
@@ -371,13 +412,3 @@ class SqliteEventStore(SqliteBoxes):
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
-
-
-def _insert_responses(
-    db: sqlite3.Connection, run_id: RunId, rows: Sequence[ResponseLogRow]
-) -> None:
-    db.executemany(
-        "INSERT INTO agent_response_log (run_id, task_id, turn_number, raw_response, status, "
-        "violations, correction_attempt, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        response_values(run_id, rows),
-    )

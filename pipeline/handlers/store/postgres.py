@@ -19,6 +19,7 @@ after its connection dropped during the commit finds its own events stored and s
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from typing import Any, Final
 
 import orjson
@@ -27,6 +28,7 @@ import psycopg
 from pipeline.core.serialization import EncodedCheckpoint, unstructure_event
 from pipeline.events import WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, chain_start
+from pipeline.handlers.store._inbox_sql import legacy_inbox, post_letters, read_inbox
 from pipeline.handlers.store._pg_append import (
     COPY_FROM,
     AppendGuard,
@@ -35,38 +37,40 @@ from pipeline.handlers.store._pg_append import (
     chained,
     holds,
 )
-from pipeline.handlers.store._pg_boxes import PgBoxes
-from pipeline.handlers.store._pg_connection import describe_url
+from pipeline.handlers.store._pg_connection import PgSession, describe_url
 from pipeline.handlers.store._pg_lease import advisory_lease
 from pipeline.handlers.store._pg_migrations import (
     PG_MIGRATIONS,
     applied_migrations,
     apply_migrations,
 )
-from pipeline.handlers.store._pg_sql import READ_SQL, insert_responses
+from pipeline.handlers.store._pg_sql import READ_SQL, nul_free, write_rows
 from pipeline.handlers.store._port import (
+    Letter,
+    Message,
+    MessageKind,
     RunSummary,
     SequenceConflictError,
-    StoredResponse,
 )
+from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, Projector
 from pipeline.handlers.store._rows import (
     LegacyVerdicts,
     check_sequence,
     choose_run,
     decode_row,
     refuse_newer_schema,
-    stored_response,
 )
-from pipeline.reducers.views import ResponseLogRow, response_log
 
 __all__ = ["AppendGuard", "PostgresEventStore", "advisory_lease", "describe_url"]
 
 _READ_BATCH: Final = 1_000
 _CHAIN_MIGRATION: Final = 6
 """The migration that added the hash chain's columns."""
+_INBOX_MIGRATION: Final = 12
+"""The migration that made the answers, the guidance and the context book one inbox."""
 
 
-class PostgresEventStore(PgBoxes):
+class PostgresEventStore(PgSession):
     """An :class:`~pipeline.handlers.store.EventStore` in a PostgreSQL database.
 
     ``url`` is a libpq URL (``postgresql://user@host:5432/db``). ``synchronous_commit`` False
@@ -74,6 +78,7 @@ class PostgresEventStore(PgBoxes):
     ``retry_s`` bounds how long a lost or refused connection is retried before
     :class:`StoreError` says the database is unreachable; ``connect_within_s``, when given,
     bounds the first connection instead (a command a person typed fails fast).
+    ``projections`` are kept in the transaction of each append.
     """
 
     def __init__(
@@ -85,11 +90,15 @@ class PostgresEventStore(PgBoxes):
         retry_s: float = 10.0,
         read_only: bool = False,
         connect_within_s: float | None = None,
+        projections: Sequence[Projection] = DEFAULT_PROJECTIONS,
     ) -> None:
         super().__init__(
             url, synchronous_commit=synchronous_commit, retry_s=retry_s, read_only=read_only
         )
         self.guard = guard
+        self._projector = Projector(projections)
+        self._inbox = "inbox"
+        """The inbox's table, or the older release's tables read as one (a reader's)."""
         self._digest, self._tip = "digest", "tip"
         """The columns of the hash chain, or NULL in a database an older release left."""
         self._tips: dict[RunId, tuple[int, str | None]] = {}
@@ -112,6 +121,15 @@ class PostgresEventStore(PgBoxes):
         refuse_newer_schema(self.label, versions, {version for version, _, _ in PG_MIGRATIONS})
         if _CHAIN_MIGRATION not in versions:
             self._digest, self._tip = "NULL", "NULL"
+        if _INBOX_MIGRATION not in versions:
+            legacy = legacy_inbox(
+                answers=5 in versions,
+                guidance=8 in versions,
+                notes=11 in versions,
+                postgres=True,
+                sent=9 in versions,
+            )
+            self._inbox = f"({legacy}) AS inbox"
 
     def migrate(self) -> list[int]:
         """Apply the migrations not yet applied; return their numbers (none the second time)."""
@@ -124,18 +142,21 @@ class PostgresEventStore(PgBoxes):
         run_id: RunId,
         expected_sequence: int,
         events: Sequence[PipelineEvent],
-        responses: Sequence[ResponseLogRow] = (),
         *,
         flush: bool = True,
     ) -> int:
         """Append ``events`` in one transaction if the log holds ``expected_sequence`` events
-        (and, with a guard, it holds), with their response rows."""
+        (and, with a guard, it holds), with the rows the projections make of them."""
         bodies = [
             (WIRE_TAGS[type(event)], event.at, orjson.dumps(unstructure_event(event)).decode())
             for event in events
         ]
         head = expected_sequence + len(bodies)
         attempts = 0
+        projector = self._projector
+        # Folded before the transaction: a log that moved meanwhile conflicts.
+        tables, state = projector.rows(run_id, expected_sequence, events, self)
+        written = [(p, tables[p.table]) for p in projector.projections if tables[p.table]]
 
         def locked(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
             """The append with the run's row locked, its head and tip read afresh."""
@@ -144,7 +165,7 @@ class PostgresEventStore(PgBoxes):
                 run_id,
                 expected_sequence,
                 bodies,
-                responses,
+                written,
                 guard=self.guard,
                 label=self.label,
                 unsynced=not flush and self.synchronous_commit,
@@ -167,7 +188,7 @@ class PostgresEventStore(PgBoxes):
                             run_id,
                             expected_sequence,
                             rows,
-                            responses,
+                            written,
                             prev=known[1],
                             guard=self.guard,
                             label=self.label,
@@ -185,6 +206,7 @@ class PostgresEventStore(PgBoxes):
                     rows = locked(conn)
             except SequenceConflictError:
                 self._tips.pop(run_id, None)
+                projector.forget(run_id)
                 # A retry after a commit whose answer was lost: the events may be ours.
                 if attempts > 1 and holds(conn, run_id, expected_sequence, bodies):
                     return head
@@ -193,7 +215,9 @@ class PostgresEventStore(PgBoxes):
                 self._tips[run_id] = (head, rows[-1][-1])
             return head
 
-        return self.retrying(f"append to run {run_id!r}", work)
+        appended = self.retrying(f"append to run {run_id!r}", work)
+        projector.committed(run_id, appended, state)
+        return appended
 
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
         """The run's events from ``from_sequence`` on, fetched in batches (constant memory),
@@ -285,33 +309,70 @@ class PostgresEventStore(PgBoxes):
 
     # -- projections and checkpoints ---------------------------------------------------
 
-    def response_log(self, run_id: RunId) -> list[StoredResponse]:
-        """The run's ``agent_response_log`` rows, in order."""
-        rows = self.retrying(
-            f"read the response log of run {run_id!r}",
-            lambda conn: conn.execute(
-                "SELECT id, run_id, task_id, turn_number, raw_response, status, violations, "
-                "correction_attempt, timestamp FROM agent_response_log WHERE run_id = %s "
-                "ORDER BY id",
-                (run_id,),
-            ).fetchall(),
+    def projected(self, projection: Projection, run_id: RunId) -> list[tuple[Any, ...]]:
+        """The run's rows of ``projection``'s table, in its order."""
+        columns = ", ".join(projection.columns)
+        sql = (
+            f"SELECT {columns} FROM {projection.table} WHERE run_id = %s "
+            f"ORDER BY {projection.order}"
         )
-        return [stored_response(row) for row in rows]
+        return self.retrying(
+            f"read the {projection.table} of run {run_id!r}",
+            lambda conn: conn.execute(sql.encode(), (run_id,)).fetchall(),
+        )
 
-    def rebuild_response_log(self) -> int:
-        """Recreate ``agent_response_log`` from every run's events, in one transaction."""
+    def rebuild_projections(self) -> int:
+        """Recreate every projection's table from every run's events, in one transaction."""
+        projector = self._projector
 
         def work(conn: psycopg.Connection[Any]) -> int:
             count = 0
             with conn.transaction(), conn.cursor() as cursor:
-                cursor.execute("DELETE FROM agent_response_log")
+                for projection in projector.projections:
+                    cursor.execute(f"DELETE FROM {projection.table}".encode())
                 for run in self.runs():
-                    rows = list(response_log(self.read(run.run_id)))
-                    insert_responses(cursor, run.run_id, rows)
-                    count += len(rows)
+                    tables = projector.rebuilt(run.run_id, self)
+                    written = [(p, tables[p.table]) for p in projector.projections]
+                    write_rows(cursor, written)
+                    count += sum(len(rows) for _, rows in written)
             return count
 
-        return self.retrying("rebuild the response log", work)
+        return self.retrying("rebuild the projections", work)
+
+    # -- the inbox ---------------------------------------------------------------------
+
+    def post(self, letters: Sequence[Letter]) -> list[Message]:
+        """Keep ``letters`` in one transaction, each numbered after its addressee's last of
+        its kind (a key kept before gives the message kept then: a post retried after its
+        reply was lost keeps a keyed letter once)."""
+
+        def work(conn: psycopg.Connection[Any]) -> list[Message]:
+            with conn.transaction():
+                # Numbers in commit order: a reader never finds a gap filled in later.
+                conn.execute("LOCK TABLE inbox IN EXCLUSIVE MODE")
+                return post_letters(
+                    lambda sql, values: conn.execute(sql.encode(), values),
+                    letters,
+                    datetime.now(UTC),
+                    "%s",
+                    text=nul_free,
+                )
+
+        return self.retrying("post to the inbox", work)
+
+    def inbox(self, kind: MessageKind, to: RunId | None, after: int = 0) -> list[Message]:
+        """The messages of ``kind`` for ``to`` numbered after ``after``, in order."""
+        return self.retrying(
+            f"read the inbox ({kind.value})",
+            lambda conn: read_inbox(
+                lambda sql, values: conn.execute(sql.encode(), values),
+                self._inbox,
+                kind,
+                to,
+                after,
+                "%s",
+            ),
+        )
 
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
         """Store ``checkpoint`` (the run must exist), without waiting for the server's disk."""

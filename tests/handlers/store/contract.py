@@ -1,8 +1,10 @@
 """The event store contract, written once: every adapter's test class inherits it.
 
 An adapter's test module subclasses :class:`EventStoreContract` and provides ``make_store``
-(a fixture giving a factory that opens a store; called twice, it opens two handles on the
-same store, as two processes would) and ``tamper`` (a :class:`Tamper` that changes the
+(a fixture giving a factory that opens a store, passing its keywords, such as
+``projections``, to the store; called twice, it opens two handles on the same store, as two
+processes would), ``make_table`` (a fixture that creates a table in the store's database,
+for a projection of the test's own) and ``tamper`` (a :class:`Tamper` that changes the
 store's rows behind its back, as damage or a person with the database's own client would).
 """
 
@@ -10,15 +12,16 @@ from __future__ import annotations
 
 import threading
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Any, Final, Protocol, final
 
 import pytest
 
 from pipeline import WireFormatError
 from pipeline.core.serialization import checkpoint_state, encode_checkpoint
+from pipeline.core.state import PipelineState
 from pipeline.events import (
     ContextNote,
     Instant,
@@ -31,16 +34,55 @@ from pipeline.events import (
     TopicPublished,
 )
 from pipeline.handlers.store import (
+    RESPONSE_LOG,
     AnswerTakenError,
     DamagedEventError,
     EventStore,
+    Letter,
+    MessageKind,
+    Projected,
+    ResponseLog,
     SequenceConflictError,
+    SqliteEventStore,
+    answer_to,
+    file_notes,
+    give_answer,
+    give_guidance,
+    notes_after,
 )
+from pipeline.handlers.store._summaries import RUN_SUMMARIES
 from pipeline.reducers import fold
-from pipeline.reducers.views import LoggedStatus, ResponseLogRow
+from pipeline.reducers.views import response_log
 from tests.support import scripted_run
 
-StoreFactory = Callable[[], EventStore]
+
+class TestedStore(EventStore, Projected, Protocol):
+    """An event store with the projections it keeps (what every adapter is)."""
+
+
+StoreFactory = Callable[..., TestedStore]
+MakeTable = Callable[[str], None]
+
+
+@final
+class RunTally:
+    """A projection of the test's own, as a run's summary would be: one row per run (its
+    key), replaced at each append, holding how many events the run has and the last's type."""
+
+    table: Final = "run_tally"
+    columns: Final = ("run_id", "events", "last")
+    key: Final = ("run_id",)
+    order: Final = "run_id"
+    TABLE_SQL: Final = (
+        "CREATE TABLE run_tally (run_id TEXT PRIMARY KEY, events INTEGER NOT NULL, "
+        "last TEXT NOT NULL)"
+    )
+
+    def rows(
+        self, run_id: RunId, before: PipelineState, event: PipelineEvent, after: PipelineState
+    ) -> Iterable[tuple[Any, ...]]:
+        """The run's tally after ``event`` (one row, replacing the one before)."""
+        return ((run_id, after.sequence, type(event).__name__),)
 
 
 class Tamper(Protocol):
@@ -125,14 +167,14 @@ class EventStoreContract:
         """An answer is read back only for its own run and question (another handle sees it);
         a second answer to the same question is refused and the first stands."""
         store, other = make_store(), make_store()
-        assert store.answer(RUN, "q1") is None
-        store.give_answer(RUN, "q1", "yes")
-        assert other.answer(RUN, "q1") == "yes"
-        assert other.answer(RunId("run-2"), "q1") is None
-        assert other.answer(RUN, "q2") is None
+        assert answer_to(store, RUN, "q1") is None
+        give_answer(store, RUN, "q1", "yes")
+        assert answer_to(other, RUN, "q1") == "yes"
+        assert answer_to(other, RunId("run-2"), "q1") is None
+        assert answer_to(other, RUN, "q2") is None
         with pytest.raises(AnswerTakenError, match="answered already"):
-            other.give_answer(RUN, "q1", "no")
-        assert store.answer(RUN, "q1") == "yes"
+            give_answer(other, RUN, "q1", "no")
+        assert answer_to(store, RUN, "q1") == "yes"
 
     def test_guidance_is_numbered_per_run_and_read_after_a_number(
         self, make_store: StoreFactory
@@ -140,29 +182,30 @@ class EventStoreContract:
         """A run's guidance is numbered 1, 2, ... in the order given (another run's starts
         at 1 too), read back by another handle after any number, text and hat intact."""
         store, other = make_store(), make_store()
-        assert store.guidance_after(RUN, 0) == []
-        assert store.give_guidance(RUN, "Prefer the standard library.", None) == 1
-        assert other.give_guidance(RUN, "Keep the tests\nfast — ✓", "developer") == 2
-        assert store.give_guidance(RunId("run-2"), "elsewhere", "builder") == 1
-        given = other.guidance_after(RUN, 0)
-        assert [(g.number, g.hat, g.text) for g in given] == [
+        guidance = MessageKind.GUIDANCE
+        assert store.inbox(guidance, RUN) == []
+        assert give_guidance(store, RUN, "Prefer the standard library.", None) == 1
+        assert give_guidance(other, RUN, "Keep the tests\nfast — ✓", "developer") == 2
+        assert give_guidance(store, RunId("run-2"), "elsewhere", "builder") == 1
+        given = other.inbox(guidance, RUN)
+        assert [(g.number, g.subject, g.text) for g in given] == [
             (1, None, "Prefer the standard library."),
             (2, "developer", "Keep the tests\nfast — ✓"),
         ]
-        assert given[0].given_at.tzinfo is not None
-        assert given[0].given_at <= given[1].given_at
-        assert [g.number for g in store.guidance_after(RUN, 1)] == [2]
-        assert store.guidance_after(RUN, 2) == []
+        assert given[0].posted_at.tzinfo is not None
+        assert given[0].posted_at <= given[1].posted_at
+        assert [g.number for g in store.inbox(guidance, RUN, 1)] == [2]
+        assert store.inbox(guidance, RUN, 2) == []
 
     def test_two_people_guiding_at_once_get_two_numbers(self, make_store: StoreFactory) -> None:
         """Guidance given from eight threads, each with its own handle: every number once."""
         handles = [make_store() for _ in range(8)]
         with ThreadPoolExecutor(max_workers=8) as pool:
             numbers = list(
-                pool.map(lambda i: handles[i].give_guidance(RUN, f"tip {i}", None), range(8))
+                pool.map(lambda i: give_guidance(handles[i], RUN, f"tip {i}", None), range(8))
             )
         assert sorted(numbers) == list(range(1, 9))
-        texts = {g.number: g.text for g in handles[0].guidance_after(RUN, 0)}
+        texts = {g.number: g.text for g in handles[0].inbox(MessageKind.GUIDANCE, RUN)}
         assert texts == {n: f"tip {i}" for i, n in enumerate(numbers)}
 
     def test_the_context_book_numbers_notes_and_keeps_each_uid_once(
@@ -171,7 +214,7 @@ class EventStoreContract:
         """Notes are numbered 1, 2, ... in the order filed, read back by another handle after
         any number, intact; filing a uid again (a retry, a crash's redo) keeps it once."""
         store, other = make_store(), make_store()
-        assert store.notes_after(0) == []
+        assert notes_after(store, 0) == []
         memory = ContextNote(
             uid="run-1:3",
             kind=NoteKind.MEMORY_ADDED,
@@ -190,11 +233,10 @@ class EventStoreContract:
             by="person",
             written_at=T0,
         )
-        store.file_notes([memory, task])
-        other.file_notes([task, memory])
-        store.file_notes([])
-        notes = other.notes_after(0)
-        assert [(n.number, n.note) for n in notes] == [(1, memory), (2, task)]
+        file_notes(store, [memory, task])
+        file_notes(other, [task, memory])
+        file_notes(store, [])
+        assert notes_after(other, 0) == [(1, memory), (2, task)]
         done = ContextNote(
             uid="run-1:9",
             kind=NoteKind.TASK_DONE,
@@ -204,9 +246,9 @@ class EventStoreContract:
             by="dev",
             written_at=T0,
         )
-        other.file_notes([done])
-        assert [(n.number, n.note.uid) for n in store.notes_after(2)] == [(3, "run-1:9")]
-        assert store.notes_after(3) == []
+        file_notes(other, [done])
+        assert [(n, note.uid) for n, note in notes_after(store, 2)] == [(3, "run-1:9")]
+        assert notes_after(store, 3) == []
 
     def test_notes_filed_at_once_get_every_number_once(self, make_store: StoreFactory) -> None:
         """Eight handles file at once, each a note of its own and one they share: every note
@@ -232,15 +274,42 @@ class EventStoreContract:
                 by="p",
                 written_at=T0,
             )
-            handles[i].file_notes([shared, own])
+            file_notes(handles[i], [shared, own])
 
         with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(file, range(8)))
-        notes = handles[0].notes_after(0)
-        assert [n.number for n in notes] == list(range(1, 10))
-        assert sorted(n.note.uid for n in notes) == sorted(
+        notes = notes_after(handles[0], 0)
+        assert [n for n, _ in notes] == list(range(1, 10))
+        assert sorted(note.uid for _, note in notes) == sorted(
             ["shared", *(f"own-{i}" for i in range(8))]
         )
+
+    def test_the_inbox_numbers_per_addressee_and_kind_and_keeps_a_key_once(
+        self, make_store: StoreFactory
+    ) -> None:
+        """One post keeps several letters: each numbered from 1 per addressee (a run, or the
+        workspace) and kind; a letter whose key its addressee holds for that kind gives back
+        the message kept earlier (with its number and text), and nothing more is kept."""
+        store, other = make_store(), make_store()
+        kept = store.post(
+            [
+                Letter(kind=MessageKind.GUIDANCE, to=RUN, text="a"),
+                Letter(kind=MessageKind.ANSWER, to=RUN, text="b", key="q"),
+                Letter(kind=MessageKind.GUIDANCE, to=RUN, text="c", subject="dev"),
+                Letter(kind=MessageKind.GUIDANCE, to=None, text="d"),
+            ]
+        )
+        assert [(m.kind, m.to, m.number) for m in kept] == [
+            (MessageKind.GUIDANCE, RUN, 1),
+            (MessageKind.ANSWER, RUN, 1),
+            (MessageKind.GUIDANCE, RUN, 2),
+            (MessageKind.GUIDANCE, None, 1),
+        ]
+        (again,) = other.post([Letter(kind=MessageKind.ANSWER, to=RUN, text="e", key="q")])
+        assert (again.number, again.text, again.key) == (1, "b", "q")
+        assert [m.text for m in other.inbox(MessageKind.ANSWER, RUN)] == ["b"]
+        assert [m.text for m in other.inbox(MessageKind.GUIDANCE, None)] == ["d"]
+        assert other.inbox(MessageKind.NOTE, None) == []
 
     def test_a_conflicting_append_fails_and_writes_nothing(self, make_store: StoreFactory) -> None:
         """Appending with a stale expected sequence raises and leaves the log as it was."""
@@ -256,31 +325,52 @@ class EventStoreContract:
     def test_response_rows_are_written_with_their_events_or_not_at_all(
         self, make_store: StoreFactory
     ) -> None:
-        """The projection's rows go in the events' transaction: a conflicting append writes
-        neither; a good one both, read back in order."""
-        store = make_store()
-        rows = [
-            ResponseLogRow(
-                task_id="developer:development:1:0",
-                turn_number=n,
-                raw_response="{",
-                status=s,
-                violations=("why",),
-                correction_attempt=n - 1,
-                timestamp=T0.isoformat(),
-            )
-            for n, s in ((1, LoggedStatus.MALFORMED), (2, LoggedStatus.SUCCESS))
-        ]
-        store.append(RUN, 0, topics(1), rows[:1])
+        """The response log is projected in the events' transaction: a conflicting append
+        writes no row; appended in batches, by two handles (the second loading the state
+        before its batch from a checkpoint and the log), the rows equal the ones the whole log
+        projects to, in order; a rebuild from the events gives them again."""
+        store, other = make_store(), make_store()
+        events = scripted_run().events
+        expected = list(response_log(events))
+        assert expected  # the scripted run takes a structured response
+        taken = next(i for i, row in enumerate(events) if type(row).__name__ == "ResponseSubmitted")
+        store.append(RUN, 0, events[:taken])
         with pytest.raises(SequenceConflictError):
-            store.append(RUN, 0, topics(1, start=5), rows[1:])
+            other.append(RUN, 1, events[taken:])
+        assert ResponseLog.read(store, RUN) == []
+        # Another handle wrote the head: ``other`` loads the state as a resume would, from
+        # the checkpoint before it and the events after that.
+        store.save_checkpoint(RUN, encode_checkpoint(fold(events[:3])))
+        other.append(RUN, taken, events[taken:])
+        assert ResponseLog.read(store, RUN) == expected
+        assert ResponseLog.read(store, RunId("other")) == []
+        # The SQLite store also keeps each run's summary: one row per run, rebuilt too.
+        summaries = 1 if isinstance(store, SqliteEventStore) else 0
+        assert store.rebuild_projections() == len(expected) + summaries
+        if summaries:
+            assert [row[:2] for row in store.projected(RUN_SUMMARIES, RUN)] == [(RUN, len(events))]
+        assert ResponseLog.read(other, RUN) == expected
+
+    def test_a_registered_projection_is_written_in_the_append_and_replaced_by_key(
+        self, make_store: StoreFactory, make_table: MakeTable
+    ) -> None:
+        """A store made with one more projection (a summary of each run, keyed by run) keeps
+        its row in each append's transaction, replacing the row before; a conflicting append
+        leaves it; a store made without it writes nothing there."""
+        make_store().close()  # the database exists before its table is made
+        make_table(RunTally.TABLE_SQL)
+        tally = RunTally()
+        store = make_store(projections=(RESPONSE_LOG, tally))
+        store.append(RUN, 0, topics(2))
+        store.append(RunId("run-2"), 0, topics(1))
+        store.append(RUN, 2, topics(3, start=2))
         with pytest.raises(SequenceConflictError):
-            store.append(RUN, 3, topics(1, start=6), rows[1:])
-        store.append(RUN, 1, topics(1, start=9), rows[1:])
-        stored = store.response_log(RUN)
-        assert [s.row for s in stored] == rows
-        assert {s.run_id for s in stored} == {RUN}
-        assert store.response_log(RunId("other")) == []
+            store.append(RUN, 2, topics(1, start=9))
+        assert store.projected(tally, RUN) == [(RUN, 5, "TopicPublished")]
+        assert store.projected(tally, RunId("run-2")) == [("run-2", 1, "TopicPublished")]
+        plain = make_store()
+        plain.append(RunId("run-3"), 0, topics(1))
+        assert store.projected(tally, RunId("run-3")) == []
 
     def test_an_unflushed_append_is_committed_and_checked_like_any_other(
         self, make_store: StoreFactory

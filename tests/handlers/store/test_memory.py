@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pipeline.handlers.store import MemoryEventStore, MemoryStorage
-from tests.handlers.store.contract import EventStoreContract, StoreFactory
+from tests.handlers.store.contract import EventStoreContract, MakeTable, StoreFactory
 
 
 class TestMemoryEventStore(EventStoreContract):
@@ -14,4 +16,15 @@ class TestMemoryEventStore(EventStoreContract):
     @pytest.fixture
     def make_store(self) -> StoreFactory:
         storage = MemoryStorage()
-        return lambda: MemoryEventStore(storage)
+
+        def make(**options: Any) -> MemoryEventStore:
+            return MemoryEventStore(storage, **options)
+
+        return make
+
+    @pytest.fixture
+    def make_table(self) -> MakeTable:
+        def make(_sql: str) -> None:
+            """Nothing to make: memory keeps any table a projection names."""
+
+        return make

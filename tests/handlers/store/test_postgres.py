@@ -12,14 +12,26 @@ import psycopg
 import pytest
 
 from pipeline.app.testing.postgres import PostgresServer
-from pipeline.events import ResponseSubmitted
-from pipeline.handlers.store import StoreError
-from pipeline.handlers.store._guidance_sql import pg_give
+from pipeline.core.serialization import CONVERTER
+from pipeline.events import ContextNote, NoteKind, ResponseSubmitted, RunId
+from pipeline.handlers.store import (
+    AnswerTakenError,
+    Letter,
+    MessageKind,
+    StoreError,
+    answer_to,
+    give_answer,
+    give_guidance,
+    notes_after,
+)
+from pipeline.handlers.store._pg_migrations import PG_MIGRATIONS
 from pipeline.handlers.store.postgres import PostgresEventStore, describe_url
 from tests.handlers.store.contract import (
     RUN,
+    T0,
     ChainContract,
     EventStoreContract,
+    MakeTable,
     StoreFactory,
     Tamper,
     assert_read_stops_at_damaged_event_3,
@@ -32,8 +44,8 @@ def _stores(url: str) -> Iterator[StoreFactory]:
     """A factory of stores on ``url`` (each call one more handle), closed afterwards."""
     opened: list[PostgresEventStore] = []
 
-    def make() -> PostgresEventStore:
-        store = PostgresEventStore(url)
+    def make(**options: Any) -> PostgresEventStore:
+        store = PostgresEventStore(url, **options)
         opened.append(store)
         return store
 
@@ -48,6 +60,10 @@ class TestPostgresEventStore(EventStoreContract):
     @pytest.fixture
     def make_store(self, postgres_url: str) -> Iterator[StoreFactory]:
         yield from _stores(postgres_url)
+
+    @pytest.fixture
+    def make_table(self, postgres_url: str) -> MakeTable:
+        return _PostgresTamper(postgres_url).sql
 
 
 class _PostgresTamper:
@@ -92,7 +108,7 @@ def test_migrations_are_idempotent_and_recorded(postgres_url: str) -> None:
         assert store.head(RUN) == 3
     with psycopg.connect(postgres_url) as conn:
         versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
-    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
 
 
 def test_a_store_from_a_newer_release_is_refused_untouched(postgres_url: str) -> None:
@@ -118,14 +134,85 @@ def test_a_dropped_connection_is_reopened_and_the_append_lands_once(postgres_url
 
 
 def test_guidance_sent_again_after_a_lost_reply_is_kept_once(postgres_url: str) -> None:
-    """The same send (its key) made twice, as a retry after a lost reply makes it: one row,
-    one number; another send gets the next."""
+    """The same send (its key) posted twice, as a retry after a lost reply posts it: one
+    message, one number; another send gets the next."""
     with PostgresEventStore(postgres_url) as store:
-        conn = store.connection()
-        assert pg_give(conn, RUN, "use the stdlib", None, "key-1") == 1
-        assert pg_give(conn, RUN, "use the stdlib", None, "key-1") == 1
-        assert pg_give(conn, RUN, "use the stdlib", None, "key-2") == 2
-        assert [g.number for g in store.guidance_after(RUN, 0)] == [1, 2]
+
+        def send(key: str) -> int:
+            letter = Letter(kind=MessageKind.GUIDANCE, to=RUN, text="use the stdlib", key=key)
+            return store.post([letter])[0].number
+
+        assert send("key-1") == 1
+        assert send("key-1") == 1
+        assert send("key-2") == 2
+        assert [g.number for g in store.inbox(MessageKind.GUIDANCE, RUN)] == [1, 2]
+
+
+def test_a_database_from_the_release_before_the_inbox_opens_and_answers_the_same(
+    postgres_url: str,
+) -> None:
+    """A database as the previous release left it (schema 11, rows in its answers, guidance
+    and context_notes tables) reads the same to a read-only session (not migrated) and after
+    a writer migrates it (the rows carried into the inbox with their numbers and keys, the
+    three tables dropped); guidance posted next is numbered after the old."""
+    old, other = RunId("run-old"), RunId("run-other")
+    note = ContextNote(
+        uid="person:ab",
+        kind=NoteKind.TASK_ADDED,
+        subject="t-1",
+        text="Write it",
+        tags=(),
+        by="person",
+        written_at=T0,
+    )
+    with psycopg.connect(postgres_url) as conn:
+        conn.execute(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, "
+            "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+        for version, name, sql in PG_MIGRATIONS[:11]:
+            conn.execute(sql.encode())
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (version, name)
+            )
+        conn.execute(
+            "INSERT INTO answers (run_id, question_id, text) VALUES "
+            "('run-old', 'q-1', 'Use PostgreSQL.'), ('run-other', 'q-1', 'elsewhere')"
+        )
+        conn.execute(
+            "INSERT INTO guidance (run_id, number, hat, text, sent) VALUES "
+            "('run-old', 1, NULL, 'first', 'k-1'), ('run-old', 2, 'developer', 'second', 'k-2')"
+        )
+        conn.execute(
+            "INSERT INTO context_notes (number, uid, note) VALUES (1, %s, %s)",
+            (note.uid, orjson.dumps(CONVERTER.unstructure(note)).decode()),
+        )
+
+    def same(store: PostgresEventStore) -> None:
+        assert answer_to(store, old, "q-1") == "Use PostgreSQL."
+        assert answer_to(store, other, "q-1") == "elsewhere"
+        given = store.inbox(MessageKind.GUIDANCE, old)
+        assert [(g.number, g.subject, g.text, g.key) for g in given] == [
+            (1, None, "first", "k-1"),
+            (2, "developer", "second", "k-2"),
+        ]
+        assert notes_after(store, 0) == [(1, note)]
+
+    with PostgresEventStore(postgres_url, read_only=True) as reader:
+        same(reader)
+    with PostgresEventStore(postgres_url) as store:
+        same(store)
+        assert give_guidance(store, old, "third", None) == 3
+        with pytest.raises(AnswerTakenError):
+            give_answer(store, old, "q-1", "Use SQLite.")
+    with psycopg.connect(postgres_url) as conn:
+        found = conn.execute(
+            "SELECT to_regclass('answers'), to_regclass('guidance'), "
+            "to_regclass('context_notes'), to_regclass('inbox')"
+        ).fetchone()
+    assert found is not None
+    assert found[:3] == (None, None, None)
+    assert found[3] is not None
 
 
 def test_an_unreachable_server_is_a_clear_error_after_retrying(postgres: PostgresServer) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,17 +19,26 @@ from pipeline.core.serialization import encode_checkpoint
 from pipeline.events import SCHEMA_VERSION, RunId
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import (
+    AnswerTakenError,
     DamagedEventError,
+    MessageKind,
+    ResponseLog,
     SqliteEventStore,
     StoreCorruptError,
     StoreError,
     UnknownRunError,
+    answer_to,
+    file_notes,
+    give_answer,
+    give_guidance,
+    notes_after,
 )
 from pipeline.reducers import fold
 from tests.handlers.store.contract import (
     RUN,
     ChainContract,
     EventStoreContract,
+    MakeTable,
     StoreFactory,
     Tamper,
     assert_read_stops_at_damaged_event_3,
@@ -91,14 +102,18 @@ class TestSqliteEventStore(EventStoreContract):
     def make_store(self, tmp_path: Path) -> Iterator[StoreFactory]:
         opened: list[SqliteEventStore] = []
 
-        def make() -> SqliteEventStore:
-            store = SqliteEventStore(WorkspaceLayout(root=tmp_path).store)
+        def make(**options: Any) -> SqliteEventStore:
+            store = SqliteEventStore(WorkspaceLayout(root=tmp_path).store, **options)
             opened.append(store)
             return store
 
         yield make
         for store in opened:
             store.close()
+
+    @pytest.fixture
+    def make_table(self, tmp_path: Path) -> MakeTable:
+        return _SqliteTamper(WorkspaceLayout(root=tmp_path).store).sql
 
 
 def test_migrations_are_idempotent(tmp_path: Path) -> None:
@@ -111,7 +126,7 @@ def test_migrations_are_idempotent(tmp_path: Path) -> None:
         assert store.migrate() == []
         assert store.head(RUN) == 3
     rows = sqlite3.connect(path).execute("SELECT version FROM schema_migrations").fetchall()
-    assert rows == [(1,), (2,), (3,), (4,), (5,), (6,), (7,)]
+    assert rows == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,)]
 
 
 def test_the_response_log_table_has_the_documented_columns_and_check(tmp_path: Path) -> None:
@@ -170,7 +185,7 @@ def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> Non
     ]
     assert [w.wait(timeout=60) for w in workers] == [0] * 8
     rows = sqlite3.connect(path).execute("SELECT version FROM schema_migrations").fetchall()
-    assert rows == [(1,), (2,), (3,), (4,), (5,), (6,), (7,)]
+    assert rows == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,)]
 
 
 def test_the_store_uses_wal_and_stores_type_version_and_time_in_columns(tmp_path: Path) -> None:
@@ -340,3 +355,69 @@ def test_a_store_from_before_the_chain_is_migrated_and_its_runs_go_on(tmp_path: 
     assert all(digests[4:])
     with SqliteEventStore(path) as store, pytest.raises(DamagedEventError, match="event 5"):
         list(store.read(RUN))
+
+
+OLD_STORE = Path(__file__).resolve().parents[2] / "fixtures" / "store-before-inbox.db"
+"""A store the release before the one inbox wrote (schema 6: ``answers``, ``guidance`` and
+``context_notes`` tables): run ``run-old`` (the scripted run), answers to its questions q-1
+and q-2 and to run-other's q-1, two guidance for run-old (the second for ``developer``) and one
+for run-other, two notes in the context book, and the response log's one row."""
+
+
+def _inbox_as_the_old_store_holds_it(store: SqliteEventStore) -> None:
+    """What the old store's answers, guidance and notes read as (whether migrated or not)."""
+    old, other = RunId("run-old"), RunId("run-other")
+    assert answer_to(store, old, "q-1") == "Use SQLite."
+    assert answer_to(store, old, "q-2") == "No."
+    assert answer_to(store, other, "q-1") == "elsewhere"
+    assert answer_to(store, old, "q-3") is None
+    guidance = store.inbox(MessageKind.GUIDANCE, old)
+    assert [(g.number, g.subject, g.text) for g in guidance] == [
+        (1, None, "Prefer the standard library."),
+        (2, "developer", "Keep the tests fast"),
+    ]
+    assert [g.text for g in store.inbox(MessageKind.GUIDANCE, old, 1)] == ["Keep the tests fast"]
+    assert [(g.number, g.subject) for g in store.inbox(MessageKind.GUIDANCE, other)] == [
+        (1, "builder")
+    ]
+    notes = notes_after(store, 0)
+    assert [(n, note.uid, note.text) for n, note in notes] == [
+        (1, "run-old:3", "Keep it fast"),
+        (2, "person:ab", "Write it"),
+    ]
+    assert len(ResponseLog.read(store, old)) == 1
+    assert len(list(store.read(old))) == store.head(old) == 33
+
+
+def test_a_store_from_the_release_before_the_inbox_opens_and_answers_the_same(
+    tmp_path: Path,
+) -> None:
+    """A store file the previous release wrote reads the same to a reader (not migrated: its
+    three tables read as the inbox) and after a writer migrates it (their rows carried into
+    the one inbox with their numbers, the tables dropped); what is posted next is numbered
+    after them, and an answered question stays answered."""
+    path = tmp_path / "pipeline.db"
+    shutil.copyfile(OLD_STORE, path)
+    with SqliteEventStore(path, read_only=True) as reader:
+        _inbox_as_the_old_store_holds_it(reader)
+    assert (
+        hashlib.sha256(path.read_bytes()).digest()
+        == hashlib.sha256(OLD_STORE.read_bytes()).digest()
+    )  # the reader changed nothing
+    with SqliteEventStore(path) as store:
+        _inbox_as_the_old_store_holds_it(store)
+        old = RunId("run-old")
+        assert give_guidance(store, old, "third", None) == 3
+        with pytest.raises(AnswerTakenError):
+            give_answer(store, old, "q-1", "Use PostgreSQL.")
+        note = notes_after(store, 0)[0][1]
+        file_notes(store, [note])  # kept once by its uid, as before
+        assert [n for n, _ in notes_after(store, 0)] == [1, 2]
+    tables = {
+        row[0]
+        for row in sqlite3.connect(path).execute(
+            "SELECT name FROM sqlite_master WHERE type='table'"
+        )
+    }
+    assert "inbox" in tables
+    assert not tables & {"answers", "guidance", "context_notes"}

@@ -1,0 +1,258 @@
+"""Projections: tables a store keeps from its log, written in the transaction of each append.
+
+A store is made with its projections (:data:`DEFAULT_PROJECTIONS` unless told otherwise); the
+port's ``append`` never names them. Each projection says which table it fills and turns one
+appended event, with the run's state folded before and after it, into rows; the store folds
+(one state per run it appends to, kept between appends) and writes the rows in its own
+dialect, so a projection is declared once for SQLite, PostgreSQL and memory. Its table is
+made by the stores' migrations. A projection that keeps one row per run (a run's summary)
+names its ``key``: the row is replaced at each append rather than added.
+
+I/O only through the store it is given, to load the state of a run it holds no fold of (as a
+resume loads it: the newest checkpoint, then the events after it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
+
+import orjson
+
+from pipeline.core.serialization import CheckpointError, checkpoint_state
+from pipeline.core.state import PipelineState
+from pipeline.events import PipelineEvent, RunId
+from pipeline.reducers import reduce
+from pipeline.reducers.views import LoggedStatus, ResponseLogRow, response_row
+
+if TYPE_CHECKING:
+    from pipeline.handlers.store._port import RunStore
+
+__all__ = [
+    "DEFAULT_PROJECTIONS",
+    "RESPONSE_LOG",
+    "Projected",
+    "Projection",
+    "Projector",
+    "ResponseLog",
+    "conflict_sql",
+    "upsert_sql",
+]
+
+Row = tuple[Any, ...]
+
+
+class Projection(Protocol):
+    """A table kept from the log: its name, its columns (the first is ``run_id``), the columns
+    of its key (empty: every row is added; else a row replaces the one with its key), the
+    column it is read back in order of, and the rows an event makes."""
+
+    @property
+    def table(self) -> str:
+        """The table's name (a constant of the projection, never built from input)."""
+        ...
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns a row writes, in order; the first is ``run_id``."""
+        ...
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """The columns that name a row to replace (empty: rows are only added)."""
+        ...
+
+    @property
+    def order(self) -> str:
+        """The column the rows of a run are read back in order of."""
+        ...
+
+    def rows(
+        self, run_id: RunId, before: PipelineState, event: PipelineEvent, after: PipelineState
+    ) -> Iterable[Row]:
+        """The rows ``event`` makes, folded from ``before`` into ``after`` (often none)."""
+        ...
+
+
+class Projected(Protocol):
+    """A store that keeps projections (the adapters; not part of the port): their rows read
+    back, and rebuilt from the log."""
+
+    def projected(self, projection: Projection, run_id: RunId) -> list[Row]:
+        """The run's rows of ``projection``'s table, in its order."""
+        ...
+
+    def rebuild_projections(self) -> int:
+        """Recreate every projection's table from the events of every run (one
+        transaction); the number of rows written."""
+        ...
+
+
+@final
+class ResponseLog:
+    """The ``agent_response_log``: one row per structured response a run took
+    (:func:`~pipeline.reducers.views.response_row`)."""
+
+    table: Final = "agent_response_log"
+    columns: Final = (
+        "run_id",
+        "task_id",
+        "turn_number",
+        "raw_response",
+        "status",
+        "violations",
+        "correction_attempt",
+        "timestamp",
+    )
+    key: Final[tuple[str, ...]] = ()
+    order: Final = "id"
+
+    def rows(
+        self, run_id: RunId, before: PipelineState, event: PipelineEvent, after: PipelineState
+    ) -> Iterable[Row]:
+        """The row of a response the run took (none for any other event)."""
+        row = response_row(before, event, after)
+        if row is None:
+            return ()
+        return (
+            (
+                run_id,
+                row.task_id,
+                row.turn_number,
+                row.raw_response,
+                row.status.value,
+                orjson.dumps(list(row.violations)).decode(),
+                row.correction_attempt,
+                row.timestamp,
+            ),
+        )
+
+    @staticmethod
+    def read(store: Projected, run_id: RunId) -> list[ResponseLogRow]:
+        """The run's rows as ``store`` keeps them, in order."""
+        return [
+            ResponseLogRow(
+                task_id=row[1],
+                turn_number=int(row[2]),
+                raw_response=row[3],
+                status=LoggedStatus(row[4]),
+                violations=tuple(orjson.loads(row[5])),
+                correction_attempt=int(row[6]),
+                timestamp=row[7],
+            )
+            for row in store.projected(RESPONSE_LOG, run_id)
+        ]
+
+
+RESPONSE_LOG: Final = ResponseLog()
+"""The agent response log, as every store keeps it by default."""
+
+DEFAULT_PROJECTIONS: Final[tuple[Projection, ...]] = (RESPONSE_LOG,)
+"""The projections a store is made with unless told otherwise (add one here, with the
+migrations that make its table, to have every store keep it)."""
+
+_KEPT_FOLDS: Final = 64
+"""Runs whose folded state a store keeps between appends (a process appends to one run,
+a worker to a few; more are folded again from their logs)."""
+
+
+class Projector:
+    """A store's projections and the folded state of the runs it appends to."""
+
+    def __init__(self, projections: Sequence[Projection]) -> None:
+        self.projections = tuple(projections)
+        self._folds: dict[RunId, tuple[int, PipelineState]] = {}
+
+    def rows(
+        self,
+        run_id: RunId,
+        expected: int,
+        events: Sequence[PipelineEvent],
+        log: RunStore,
+    ) -> tuple[dict[str, list[Row]], PipelineState | None]:
+        """The rows each projection's table gets from ``events`` appended after
+        ``expected`` events (by table), and the state they fold to. When the state before
+        them is not kept (another process appended, or this one has not yet), it is loaded
+        from ``log`` as a resume loads it: the newest checkpoint at or before ``expected``
+        that verifies, and the events after it up to ``expected`` (a log that holds more makes
+        the append a conflict anyway)."""
+        if not self.projections:
+            return {}, None
+        kept = self._folds.get(run_id)
+        state = (
+            kept[1] if kept is not None and kept[0] == expected else _state(log, run_id, expected)
+        )
+        tables: dict[str, list[Row]] = {p.table: [] for p in self.projections}
+        for event in events:
+            after = reduce(state, event)
+            for projection in self.projections:
+                tables[projection.table].extend(projection.rows(run_id, state, event, after))
+            state = after
+        for projection in self.projections:
+            if projection.key:
+                tables[projection.table] = _last_per_key(projection, tables[projection.table])
+        return tables, state
+
+    def committed(self, run_id: RunId, head: int, state: PipelineState | None) -> None:
+        """Keep ``state`` as the run's fold at ``head`` (the append committed)."""
+        if state is None:
+            return
+        self._folds.pop(run_id, None)
+        if len(self._folds) >= _KEPT_FOLDS:
+            self._folds.pop(next(iter(self._folds)))
+        self._folds[run_id] = (head, state)
+
+    def forget(self, run_id: RunId) -> None:
+        """Drop the run's kept fold (an append failed: the log may be elsewhere)."""
+        self._folds.pop(run_id, None)
+
+    def rebuilt(self, run_id: RunId, log: RunStore) -> dict[str, list[Row]]:
+        """Every row of the run's whole log, by table (a rebuild)."""
+        tables, _ = self.rows(run_id, 0, list(log.read(run_id)), log)
+        return tables
+
+
+def _state(log: RunStore, run_id: RunId, expected: int) -> PipelineState:
+    """The run's state after ``expected`` events: its newest usable checkpoint at or before
+    them, and the fold of the events after it (a checkpoint that fails to verify is passed
+    over; the runner reports it when it resumes)."""
+    state = PipelineState()
+    if not expected:
+        return state
+    for checkpoint in log.checkpoints(run_id):
+        if checkpoint.sequence <= expected:
+            try:
+                state = checkpoint_state(checkpoint, f"checkpoint {checkpoint.sequence}")
+            except CheckpointError:
+                continue
+            break
+    for event in log.read(run_id, state.sequence):
+        if state.sequence >= expected:
+            break
+        state = reduce(state, event)
+    return state
+
+
+def _last_per_key(projection: Projection, rows: list[Row]) -> list[Row]:
+    """The last of ``rows`` with each key (one statement may not replace a row twice)."""
+    at = [projection.columns.index(column) for column in projection.key]
+    last = {tuple(row[i] for i in at): row for row in rows}
+    return list(last.values())
+
+
+def upsert_sql(projection: Projection, placeholder: str) -> str:
+    """The statement that writes one row of ``projection`` (``placeholder``: ``?`` for
+    SQLite, ``%s`` for PostgreSQL): added, or replacing the row with its key."""
+    columns = ", ".join(projection.columns)
+    values = ", ".join([placeholder] * len(projection.columns))
+    return f"INSERT INTO {projection.table} ({columns}) VALUES ({values}){conflict_sql(projection)}"
+
+
+def conflict_sql(projection: Projection) -> str:
+    """What an insert of ``projection``'s rows does with a row whose key is kept already:
+    replaces it (nothing when it has no key: rows are only added)."""
+    if not projection.key:
+        return ""
+    updated = [c for c in projection.columns if c not in projection.key]
+    sets = ", ".join(f"{c} = excluded.{c}" for c in updated)
+    return f" ON CONFLICT ({', '.join(projection.key)}) DO UPDATE SET {sets}"
