@@ -168,7 +168,9 @@ def test_the_next_merge_ends_a_gate_a_killed_integrator_left_running(tmp_path: P
     (only,) = completed_runs(root, 1)
     (tmp_path / "gated-once").unlink()
     name = str(only["name"])
-    point = "integration.integration_rebased:1:SIGKILL:1.0"
+    # Late enough that the gate runs on a loaded machine (the scratch is laid out first); it
+    # beats until killed.
+    point = "integration.integration_rebased:1:SIGKILL:3.0"
     killed = ralph("worktrees", "merge", name, cwd=root, env={FAULT_ENV: point})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert processes_with(marker), "the gate was not running when the integrator was killed"

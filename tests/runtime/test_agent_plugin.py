@@ -50,7 +50,7 @@ PRESET = AgentPreset(
     prompt_via=PromptVia.STDIN,
     model_flag="--model",
     output=OutputFormat(name="sixth-text", usage=parse),
-    sandbox=SandboxPreset(folders=(ConfigFolder(".sixth"),), pass_env=("SIXTH_*",)),
+    sandbox=SandboxPreset(folders=(ConfigFolder(default=".sixth"),), pass_env=("SIXTH_*",)),
     endpoints=ModelEndpoints(defaults=(Endpoint("api.sixth.invalid", 443),)),
     install="install sixth: it ships with this test",
     pitfalls=(Pitfall(found=no_mode, fails=False),),
@@ -130,3 +130,19 @@ def test_a_preset_registered_by_a_plugin_runs_in_the_sandbox_it_declares(tmp_pat
     usage = [f for f in facts if isinstance(f, UsageReported)]
     assert usage
     assert all(f.input_tokens == 12 for f in usage), usage
+
+
+def test_a_plugin_that_fails_to_load_is_one_clear_error(tmp_path: Path) -> None:
+    """A plugin whose module raises while it loads (here a preset built wrongly) stops
+    ``ralph`` with exit 2 (as a bad ralph.toml does) and one line naming the entry point and the error, no traceback."""
+    env = _plugin(tmp_path)
+    broken = PLUGIN.replace('ConfigFolder(default=".sixth")', 'ConfigFolder(".sixth")')
+    assert broken != PLUGIN
+    (tmp_path / "site" / "sixth_cli.py").write_text(broken)
+    root = make_workspace(tmp_path / "repo", scripts={}, agents={}, extra=SIXTH)
+    done = ralph("doctor", cwd=root, env=env)
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert "entry point sixth = sixth_cli:PRESET" in said, said
+    assert "cannot be loaded: TypeError" in said, said
+    assert "Traceback" not in said, said

@@ -31,8 +31,10 @@ def load_agent_presets() -> tuple[str, ...]:
         where = f"entry point {entry.name} = {entry.value} ({ENTRY_POINT_GROUP})"
         try:
             preset = entry.load()
-        except (ImportError, AttributeError) as error:
-            raise AgentPluginError(f"{where} cannot be loaded: {error}") from None
+        except Exception as error:  # a plugin's module may raise anything while it loads
+            raise AgentPluginError(
+                f"{where} cannot be loaded: {type(error).__name__}: {error}"
+            ) from None
         if not isinstance(preset, AgentPreset):
             raise AgentPluginError(f"{where} is no AgentPreset: {type(preset).__name__}")
         try:
