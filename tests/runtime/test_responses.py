@@ -117,7 +117,9 @@ def test_invalid_twice_then_valid_takes_three_calls_and_logs_three_rows(tmp_path
     assert json.loads(live[2][6]) == []
     rebuilt = ralph("projections", "rebuild", str(WorkspaceLayout(root=root).store), cwd=root)
     assert rebuilt.returncode == 0, rebuilt.stderr
-    assert "3 rows from 1 runs" in rebuilt.stdout
+    # The three responses and the run's summary (one row per run).
+    assert "4 rows from 1 runs" in rebuilt.stdout
+    assert [(r[5], r[7], r[3]) for r in response_table(root)] == [(r[5], r[7], r[3]) for r in live]
     assert response_table(root) == live
 
 

@@ -276,7 +276,8 @@ app.add_typer(projections, name="projections")
 def rebuild_projections(
     store: StoreArgument = None,
 ) -> None:
-    """Recreate the projections' tables (the agent_response_log) from the events alone."""
+    """Recreate the projections' tables (the agent_response_log; in SQLite also the runs'
+    summaries) from the events alone."""
     with _existing_store(store, read_only=False) as opened:
         rows = opened.rebuild_projections()
         runs = len(opened.runs())
