@@ -134,7 +134,8 @@ def test_a_preset_registered_by_a_plugin_runs_in_the_sandbox_it_declares(tmp_pat
 
 def test_a_plugin_that_fails_to_load_is_one_clear_error(tmp_path: Path) -> None:
     """A plugin whose module raises while it loads (here a preset built wrongly) stops
-    ``ralph`` with exit 2 (as a bad ralph.toml does) and one line naming the entry point and the error, no traceback."""
+    ``ralph`` with exit 2 (as a bad ralph.toml does) and one line naming the entry point and
+    the error, no traceback."""
     env = _plugin(tmp_path)
     broken = PLUGIN.replace('ConfigFolder(default=".sixth")', 'ConfigFolder(".sixth")')
     assert broken != PLUGIN
