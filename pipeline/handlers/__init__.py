@@ -23,15 +23,4 @@ if TYPE_CHECKING:
 
 __all__ = ["EffectHandler", "EffectSpan", "EffectTracer", "HandlerResult", "facts_of", "steps_of"]
 
-_SOURCES = {
-    "EffectHandler": ("pipeline.handlers._protocol", "EffectHandler"),
-    "EffectSpan": ("pipeline.handlers._protocol", "EffectSpan"),
-    "EffectTracer": ("pipeline.handlers._protocol", "EffectTracer"),
-    "HandlerResult": ("pipeline.handlers._protocol", "HandlerResult"),
-    "facts_of": ("pipeline.handlers._protocol", "facts_of"),
-    "steps_of": ("pipeline.handlers._protocol", "steps_of"),
-}
-"""Where each public name is defined: (module, name)."""
-
-
-__getattr__ = lazy_names(__name__, globals(), _SOURCES)
+__getattr__ = lazy_names(__name__, globals())

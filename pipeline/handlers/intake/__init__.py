@@ -75,35 +75,4 @@ __all__ = [
     "write_marker",
 ]
 
-_SOURCES = {
-    "IntakeLimits": ("pipeline.handlers.intake._bounded", "IntakeLimits"),
-    "read_bounded": ("pipeline.handlers.intake._bounded", "read_bounded"),
-    "MAX_TOPIC_CHARS": ("pipeline.handlers.intake._emit", "MAX_TOPIC_CHARS"),
-    "TOPIC_PATTERN": ("pipeline.handlers.intake._emit", "TOPIC_PATTERN"),
-    "EmitError": ("pipeline.handlers.intake._emit", "EmitError"),
-    "emit": ("pipeline.handlers.intake._emit", "emit"),
-    "emit_line": ("pipeline.handlers.intake._emit", "emit_line"),
-    "topic_problem": ("pipeline.handlers.intake._emit", "topic_problem"),
-    "MAX_PAYLOAD_DEPTH": ("pipeline.handlers.intake._facts", "MAX_PAYLOAD_DEPTH"),
-    "read_agent_events": ("pipeline.handlers.intake._facts", "read_agent_events"),
-    "storable_payload": ("pipeline.handlers.intake._facts", "storable_payload"),
-    "MARKER": ("pipeline.handlers.intake._files", "MARKER"),
-    "EventsFileError": ("pipeline.handlers.intake._files", "EventsFileError"),
-    "UnsafeFileError": ("pipeline.handlers.intake._files", "UnsafeFileError"),
-    "checked_events_path": ("pipeline.handlers.intake._files", "checked_events_path"),
-    "emit_target": ("pipeline.handlers.intake._files", "emit_target"),
-    "events_file_for": ("pipeline.handlers.intake._files", "events_file_for"),
-    "open_regular": ("pipeline.handlers.intake._files", "open_regular"),
-    "read_marker": ("pipeline.handlers.intake._files", "read_marker"),
-    "workspace_root": ("pipeline.handlers.intake._files", "workspace_root"),
-    "write_marker": ("pipeline.handlers.intake._files", "write_marker"),
-    "AgentLine": ("pipeline.handlers.intake._reader", "AgentLine"),
-    "EventsFileReader": ("pipeline.handlers.intake._reader", "EventsFileReader"),
-    "MalformedLine": ("pipeline.handlers.intake._reader", "MalformedLine"),
-    "ReadResult": ("pipeline.handlers.intake._reader", "ReadResult"),
-    "parse_lines": ("pipeline.handlers.intake._reader", "parse_lines"),
-}
-"""Where each public name is defined: (module, name)."""
-
-
-__getattr__ = lazy_names(__name__, globals(), _SOURCES)
+__getattr__ = lazy_names(__name__, globals())
