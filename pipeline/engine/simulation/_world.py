@@ -14,36 +14,8 @@ from typing import assert_never
 
 from attrs import define, field
 
-from pipeline.core.effects import (
-    AbortRebase,
-    BackOff,
-    BeginActivation,
-    BeginFinalizing,
-    BeginFixAttempt,
-    BeginIteration,
-    BeginPlanning,
-    BeginReviewPass,
-    CollectReport,
-    CompleteRun,
-    CreateCommit,
-    Effect,
-    InvokeAgent,
-    MaterializePrompt,
-    Rebase,
-    RequireHuman,
-    RestorePromptPermissions,
-    RunGate,
-    SaveCheckpoint,
-    ScreenChanges,
-    StartRun,
-    Terminate,
-    TriggerDevFix,
-    ValidateFinalState,
-    WaitForHuman,
-    WaitForLimitReset,
-    WriteCompletionMarker,
-    ends_after_topics,
-)
+from pipeline.core import effects as fx
+from pipeline.core.effects import ends_after_topics
 from pipeline.engine.simulation._agent_facts import limited, usage
 from pipeline.engine.simulation._choosers import Chooser
 from pipeline.engine.simulation._config import (
@@ -154,11 +126,11 @@ class SimulatedWorld:
     chooser: Chooser
     clock: Callable[[], Instant] = field(factory=fake_clock)
 
-    def __call__(self, effect: Effect) -> Sequence[PipelineEvent]:
+    def __call__(self, effect: fx.Effect) -> Sequence[PipelineEvent]:
         """Carry out ``effect`` in the simulated world."""
         now = self.clock
         match effect:
-            case StartRun():
+            case fx.StartRun():
                 c = self.config
                 return (
                     RunStarted(
@@ -174,11 +146,11 @@ class SimulatedWorld:
                     PromptFileProtected(path="PROMPT.md", original_mode=Count(0o644), at=now()),
                     *((ScreenBaseRecorded(sha=None, at=now()),) if c.loop.screens else ()),
                 )
-            case BeginPlanning():
+            case fx.BeginPlanning():
                 return (PlanningStarted(at=now()),)
-            case BeginIteration():
+            case fx.BeginIteration():
                 return (DevelopmentIterationStarted(iteration=Ordinal(effect.iteration), at=now()),)
-            case BeginActivation():
+            case fx.BeginActivation():
                 return (
                     HatActivated(
                         iteration=Ordinal(effect.iteration),
@@ -187,13 +159,13 @@ class SimulatedWorld:
                         at=now(),
                     ),
                 )
-            case BeginReviewPass():
+            case fx.BeginReviewPass():
                 return (ReviewPassStarted(review_pass=Ordinal(effect.review_pass), at=now()),)
-            case BeginFixAttempt():
+            case fx.BeginFixAttempt():
                 return (FixAttemptStarted(review_pass=Ordinal(effect.review_pass), at=now()),)
-            case BeginFinalizing():
+            case fx.BeginFinalizing():
                 return (FinalizingStarted(at=now()),)
-            case MaterializePrompt():
+            case fx.MaterializePrompt():
                 path = f".agent/prompts/{effect.kind.value}.md"
                 return (
                     PromptMaterialized(
@@ -203,14 +175,14 @@ class SimulatedWorld:
                         at=now(),
                     ),
                 )
-            case InvokeAgent():
+            case fx.InvokeAgent():
                 return self._invoke(effect)
-            case BackOff():
+            case fx.BackOff():
                 delay = self.chooser.number(0, effect.ceiling_ms, "backoff jitter")
                 return (BackoffWaited(role=effect.role, delay_ms=DurationMs(delay), at=now()),)
-            case WaitForLimitReset():
+            case fx.WaitForLimitReset():
                 return (LimitResetAwaited(role=effect.role, until=effect.until, at=now()),)
-            case SaveCheckpoint():
+            case fx.SaveCheckpoint():
                 # Never asked by a runner (it saves checkpoints itself); the world answers it
                 # as a runner would for code that drives the world directly (the graph's
                 # exploration, workloads).
@@ -219,50 +191,50 @@ class SimulatedWorld:
                         trigger=effect.trigger, sequence=LogPosition(effect.sequence), at=now()
                     ),
                 )
-            case CreateCommit():
+            case fx.CreateCommit():
                 if self.chooser.pick((True, False), "changes to commit"):
                     sha = _digest(effect.effect_id)[:40]
                     return (CommitCreated(sha=sha, branch="main", at=now()),)
                 return (CommitSkipped(reason="no changes", at=now()),)
-            case Rebase():
+            case fx.Rebase():
                 started = RebaseStarted(onto=effect.onto, at=now())
                 if self.chooser.pick((True, False), "rebase clean"):
                     return (started, RebaseSucceeded(head=_digest(effect.effect_id)[:40], at=now()))
                 return (started, RebaseConflicted(paths=("src/app.py",), at=now()))
-            case AbortRebase():
+            case fx.AbortRebase():
                 return (RebaseAborted(at=now()),)
-            case RunGate():
+            case fx.RunGate():
                 return self._gate(effect)
-            case ScreenChanges():
+            case fx.ScreenChanges():
                 hits = self.chooser.pick(SCREEN_FINDINGS, "screen hits")
                 return (
                     ChangesScreened(
                         scope=effect.scope, base=effect.base, files=Count(3), hits=hits, at=now()
                     ),
                 )
-            case ValidateFinalState():
+            case fx.ValidateFinalState():
                 if self.chooser.pick((True, False), "validation passes"):
                     return (FinalValidationPassed(at=now()),)
                 return (FinalValidationFailed(reason="tests failed", at=now()),)
-            case TriggerDevFix():
+            case fx.TriggerDevFix():
                 return (
                     AgentChainExhausted(role=effect.failed_role, at=now()),
                     DevFixTriggered(failed_role=effect.failed_role, reason=effect.reason, at=now()),
                 )
-            case WriteCompletionMarker():
+            case fx.WriteCompletionMarker():
                 path = ".agent/tmp/completion_marker"
                 return (
                     CompletionMarkerEmitted(
                         path=path, status=effect.status, reason=effect.reason, at=now()
                     ),
                 )
-            case CollectReport():
+            case fx.CollectReport():
                 return self._output(effect)
-            case RequireHuman():
+            case fx.RequireHuman():
                 return (
                     HumanInterventionRequired(reason=effect.reason, detail=effect.detail, at=now()),
                 )
-            case WaitForHuman():
+            case fx.WaitForHuman():
                 if effect.question_id is None:
                     # The simulated world is deterministic: the id comes from the effect's.
                     asked = QuestionId(f"q-{effect.effect_id}")
@@ -281,16 +253,16 @@ class SimulatedWorld:
                         ),
                     )
                 return (HumanTimedOut(question_id=effect.question_id, at=now()),)
-            case RestorePromptPermissions():
+            case fx.RestorePromptPermissions():
                 return (PromptPermissionsRestored(path=effect.path or "", at=now()),)
-            case CompleteRun():
+            case fx.CompleteRun():
                 return (RunCompleted(reason=effect.reason, at=now()),)
-            case Terminate():
+            case fx.Terminate():
                 return ()
             case _:
                 assert_never(effect)
 
-    def _gate(self, effect: RunGate) -> Sequence[PipelineEvent]:
+    def _gate(self, effect: fx.RunGate) -> Sequence[PipelineEvent]:
         """The gate's start and how it ended (passing, mostly)."""
         now = self.clock
         status = self.chooser.pick(tuple(GateStatus), "gate status")
@@ -309,7 +281,7 @@ class SimulatedWorld:
         )
         return (GateStarted(gate=effect.gate, boundary=effect.boundary, at=now()), finished)
 
-    def _invoke(self, effect: InvokeAgent) -> Sequence[PipelineEvent]:
+    def _invoke(self, effect: fx.InvokeAgent) -> Sequence[PipelineEvent]:
         """The invocation's outcome, then what the agent wrote to its events file meanwhile
         (the real handler reads the file once the agent has exited)."""
         now, choose = self.clock, self.chooser
@@ -368,7 +340,7 @@ class SimulatedWorld:
         facts = (*begun, succeeded, *self._output(effect), *self._intake(effect))
         return ends_after_topics(effect, facts)
 
-    def _intake(self, effect: InvokeAgent) -> tuple[PipelineEvent, ...]:
+    def _intake(self, effect: fx.InvokeAgent) -> tuple[PipelineEvent, ...]:
         """The lines the agent appended, numbered on from where the log says reading stopped."""
         count = self.chooser.number(0, 3, "lines written to the events file")
         events: list[PipelineEvent] = []
@@ -403,7 +375,7 @@ class SimulatedWorld:
             events.append(EventsFileRead(offset=Count(offset), lines=Count(line), at=self.clock()))
         return tuple(events)
 
-    def _topic(self, effect: InvokeAgent, index: int) -> tuple[str, Json]:
+    def _topic(self, effect: fx.InvokeAgent, index: int) -> tuple[str, Json]:
         """A progress report, unique to this line, or now and then a loop-control topic; a
         topology's hat mostly hands work on with a topic some hat triggers on."""
         topology = self.config.loop.topology
@@ -418,7 +390,7 @@ class SimulatedWorld:
         text = f"{effect.effect_id}: step {index + 1} of attempt {effect.attempt}"
         return f"{effect.role.value}.progress", Json.of(text)
 
-    def _output(self, effect: InvokeAgent | CollectReport) -> tuple[PipelineEvent, ...]:
+    def _output(self, effect: fx.InvokeAgent | fx.CollectReport) -> tuple[PipelineEvent, ...]:
         now, choose = self.clock, self.chooser
         role = effect.role
         if role is Role.PLANNER:

@@ -17,37 +17,9 @@ from typing import assert_never
 from attrs import define, field
 
 from pipeline import PipelineError
+from pipeline.core import effects as fx
 from pipeline.core.config import RalphConfig
-from pipeline.core.effects import (
-    AbortRebase,
-    BackOff,
-    BeginActivation,
-    BeginFinalizing,
-    BeginFixAttempt,
-    BeginIteration,
-    BeginPlanning,
-    BeginReviewPass,
-    CollectReport,
-    CompleteRun,
-    CreateCommit,
-    Effect,
-    InvokeAgent,
-    MaterializePrompt,
-    Rebase,
-    RequireHuman,
-    RestorePromptPermissions,
-    RunGate,
-    SaveCheckpoint,
-    ScreenChanges,
-    StartRun,
-    Terminate,
-    TriggerDevFix,
-    ValidateFinalState,
-    WaitForHuman,
-    WaitForLimitReset,
-    WriteCompletionMarker,
-    ends_after_topics,
-)
+from pipeline.core.effects import ends_after_topics
 from pipeline.core.state import PipelineState
 from pipeline.events import (
     AgentChainExhausted,
@@ -176,19 +148,19 @@ class Runtime:
         if self.deadline is None and limit is not None:
             self.deadline = self.clock() + timedelta(seconds=limit)
 
-    def __call__(self, effect: Effect) -> HandlerResult:
+    def __call__(self, effect: fx.Effect) -> HandlerResult:
         """Carry out ``effect`` in the workspace and report what happened (an agent's
         invocation in two steps: its start, then the rest)."""
         now = self.clock
         match effect:
-            case StartRun():
+            case fx.StartRun():
                 return self._start()
-            case BeginPlanning():
+            case fx.BeginPlanning():
                 return self._spent() or (PlanningStarted(at=now()),)
-            case BeginIteration():
+            case fx.BeginIteration():
                 started = DevelopmentIterationStarted(iteration=Ordinal(effect.iteration), at=now())
                 return self._spent() or (started,)
-            case BeginActivation():
+            case fx.BeginActivation():
                 woke = HatActivated(
                     iteration=Ordinal(effect.iteration),
                     hat=effect.hat,
@@ -196,43 +168,43 @@ class Runtime:
                     at=now(),
                 )
                 return self._spent() or (woke,)
-            case BeginReviewPass():
+            case fx.BeginReviewPass():
                 return self._spent() or (
                     ReviewPassStarted(review_pass=Ordinal(effect.review_pass), at=now()),
                 )
-            case BeginFixAttempt():
+            case fx.BeginFixAttempt():
                 return self._spent() or (
                     FixAttemptStarted(review_pass=Ordinal(effect.review_pass), at=now()),
                 )
-            case BeginFinalizing():
+            case fx.BeginFinalizing():
                 return (FinalizingStarted(at=now()),)
-            case MaterializePrompt():
+            case fx.MaterializePrompt():
                 return materialize(effect, self.layout, self.config, self._run_id(), self.clock)
-            case InvokeAgent():
+            case fx.InvokeAgent():
                 return self._invoke(effect)
-            case BackOff():
+            case fx.BackOff():
                 return back_off(effect, self.rng, self.sleep, now)
-            case WaitForLimitReset():
+            case fx.WaitForLimitReset():
                 return wait_for_reset(effect, self.sleep, now, self.hand_back)
-            case SaveCheckpoint():
+            case fx.SaveCheckpoint():
                 raise PipelineError("checkpoints are saved by the runner, never by a handler")
-            case CreateCommit():
+            case fx.CreateCommit():
                 # Checked again just before: a process the agent left behind may have written.
                 return (*self._undo_git_changes(), *self._git().commit(effect))
-            case Rebase():
+            case fx.Rebase():
                 rebased = (*self._undo_git_changes(), *self._git().rebase(effect))
                 return (*rebased, *self._screen().rebased(rebased, effect.onto))
-            case AbortRebase():
+            case fx.AbortRebase():
                 return self._git().abort(effect)
-            case RunGate():
+            case fx.RunGate():
                 # Its env comes from the configuration: it may hold secrets, never recorded.
                 env = next((g.env for g in self.config.gates if g.name == effect.gate), {})
                 gate = (self.layout, self._run_id(), self.environment, env, self.grace_s, now)
                 where = (self._invoker().sandbox, self._pinning())
                 return self._spent() or run_gate(effect, *gate, *where)
-            case ScreenChanges():
+            case fx.ScreenChanges():
                 return self._screen().changes(effect)
-            case ValidateFinalState():
+            case fx.ValidateFinalState():
                 return validate(
                     self.config.validate,
                     self.layout,
@@ -242,38 +214,38 @@ class Runtime:
                     self.clock,
                     self._invoker().sandbox,
                 )
-            case TriggerDevFix():
+            case fx.TriggerDevFix():
                 return (
                     AgentChainExhausted(role=effect.failed_role, at=now()),
                     DevFixTriggered(failed_role=effect.failed_role, reason=effect.reason, at=now()),
                 )
-            case WriteCompletionMarker():
+            case fx.WriteCompletionMarker():
                 return write_completion_marker(effect, self.layout, self.clock)
-            case CollectReport():
+            case fx.CollectReport():
                 return collect_report(effect, self.layout, self.clock)
-            case RequireHuman():
+            case fx.RequireHuman():
                 return (
                     HumanInterventionRequired(reason=effect.reason, detail=effect.detail, at=now()),
                 )
-            case WaitForHuman():
+            case fx.WaitForHuman():
                 run_id = RunId(self._run_id())
                 return wait_for_answer(effect, run_id, self.answers, self.clock, self.sleep)
-            case RestorePromptPermissions():
+            case fx.RestorePromptPermissions():
                 return restore_permissions(effect, self.layout, self.clock)
-            case CompleteRun():
+            case fx.CompleteRun():
                 self._pinning().world.drop()  # the run is over: its gates' scratch goes
                 return (RunCompleted(reason=effect.reason, at=now()),)
-            case Terminate():
+            case fx.Terminate():
                 return ()
             case _:
                 assert_never(effect)
 
     def _run_id(self) -> str:
         if self.run_id is None:
-            raise PipelineError("the run has not started: StartRun comes first")
+            raise PipelineError("the run has not started: fx.StartRun comes first")
         return self.run_id
 
-    def _invoke(self, effect: InvokeAgent) -> Iterator[tuple[PipelineEvent, ...]]:
+    def _invoke(self, effect: fx.InvokeAgent) -> Iterator[tuple[PipelineEvent, ...]]:
         """The agent's start, recorded before its process starts; then, once it has exited,
         its outcome, what it appended to the events file (complete now) and the git files it
         changed put back."""
@@ -414,7 +386,7 @@ class Runtime:
         return self.sandboxing.checked(self.config, environment, at)
 
     def hook(
-        self, hook: HookSpec, state: PipelineState, effect: Effect | None
+        self, hook: HookSpec, state: PipelineState, effect: fx.Effect | None
     ) -> tuple[PipelineEvent, ...]:
         """Run a lifecycle hook as gates run (a blocking one pinned as they are)."""
         where = (self.layout, self.environment, self.grace_s, self.clock)
