@@ -5,7 +5,7 @@ needs the intake's) does not load the effects and events."""
 
 from __future__ import annotations
 
-from pipeline.core._lazy import lazy_names
+from pipeline.handlers._lazy import lazy_names
 
 # ``typing`` is imported for the type checker only: ``ralph emit`` loads this module, and
 # an agent runs it once per topic.

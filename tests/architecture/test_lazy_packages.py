@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from pipeline.core._lazy import declared_imports
+from pipeline.handlers._lazy import declared_imports
 
 LAZY = (
     "pipeline.handlers",

@@ -6,7 +6,7 @@ with :func:`diagnose`.
 Its names are imported on first use, so that a command reading a run does not load the
 run driver, the doctor and the landing."""
 
-from pipeline.core._lazy import lazy_names
+from pipeline.handlers._lazy import lazy_names
 
 # ``typing`` is imported for the type checker only, as in ``pipeline.handlers``.
 TYPE_CHECKING = False

@@ -3,7 +3,7 @@
 Its names are imported on first use, so that a command that needs one of them (the
 workspace's layout, a git error) does not load every handler and the agents' presets."""
 
-from pipeline.core._lazy import lazy_names
+from pipeline.handlers._lazy import lazy_names
 
 # ``typing`` is imported for the type checker only, as in ``pipeline.handlers``.
 TYPE_CHECKING = False
