@@ -153,8 +153,9 @@ def _beats(heartbeat: Path) -> int:
 
 
 def test_the_next_merge_ends_a_gate_a_killed_integrator_left_running(tmp_path: Path) -> None:
-    """An integrator killed while its gate runs (the gate beats every 0.1 s): the next merge
-    ends that gate before it goes on, and lands; nothing of the gate is left beating."""
+    """An integrator killed while its gate runs (the gate beats every 0.1 s): whatever of the
+    gate is left (its reaper ends it with the integrator, or it beats on), the next merge
+    lands, and nothing of the gate is left beating."""
     heartbeat = tmp_path / "heartbeat"
     marker = f"ralph-test-gate-{tmp_path.name}"
     script = (
@@ -173,7 +174,9 @@ def test_the_next_merge_ends_a_gate_a_killed_integrator_left_running(tmp_path: P
     point = "integration.integration_rebased:1:SIGKILL:3.0"
     killed = ralph("worktrees", "merge", name, cwd=root, env={FAULT_ENV: point})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    assert processes_with(marker), "the gate was not running when the integrator was killed"
+    # The gate ran when the integrator was killed; its reaper may end it at once (the parent-
+    # death signal), or it may still beat: either way the next merge leaves nothing running.
+    assert _beats(heartbeat) > 0, "the gate never ran before the integrator was killed"
     resumed = ralph("worktrees", "merge", cwd=root)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     _landed_once(root, only)
