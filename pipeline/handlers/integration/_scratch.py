@@ -12,7 +12,14 @@ import re
 from pathlib import Path
 from typing import Final
 
-from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout, drop_scratch, git_out, run_git
+from pipeline.handlers.runtime import (
+    GitPolicy,
+    WorkspaceLayout,
+    drop_scratch,
+    fresh_scratch,
+    git_out,
+    run_git,
+)
 
 __all__ = [
     "RUN_ID_PATTERN",
@@ -68,11 +75,3 @@ def group_record(root: Path, run_id: str) -> Path:
     integrator finds and ends what a killed one left running."""
     scratch_folder(root, run_id)  # the same run ids only
     return WorkspaceLayout(root=root).state_dir / "integration" / f"{run_id}.group.json"
-
-
-def fresh_scratch(root: Path, scratch: Path, commit: str) -> None:
-    """A scratch worktree at ``commit``, detached, made anew (what a killed integration left
-    there goes first)."""
-    drop_scratch(root, scratch)
-    scratch.parent.mkdir(parents=True, exist_ok=True)
-    git_out(root, "worktree", "add", "--detach", "--quiet", str(scratch), commit)

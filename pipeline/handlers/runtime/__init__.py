@@ -79,7 +79,11 @@ if TYPE_CHECKING:
         cap_log,
         output_tail,
     )
-    from pipeline.handlers.runtime._worktree_list import branch_worktrees, drop_scratch
+    from pipeline.handlers.runtime._worktree_list import (
+        branch_worktrees,
+        drop_scratch,
+        fresh_scratch,
+    )
 
 __all__ = [
     "COST_TRAILER",
@@ -129,6 +133,7 @@ __all__ = [
     "ensure_excluded",
     "file_unfiled",
     "find_secrets",
+    "fresh_scratch",
     "gather_changes",
     "git_dirs",
     "git_out",

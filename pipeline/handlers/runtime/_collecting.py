@@ -47,7 +47,7 @@ from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._pinned import link_ignored
 from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, run_in
-from pipeline.handlers.runtime._worktree_list import drop_scratch
+from pipeline.handlers.runtime._worktree_list import drop_scratch, fresh_scratch
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
 __all__ = ["Collector", "collect_folder"]
@@ -206,12 +206,7 @@ class Collector:
         root = self.layout.root
         scratch = collect_folder(root, self.run_id)
         try:
-            drop_scratch(root, scratch)
-            scratch.parent.mkdir(parents=True, exist_ok=True)
-            run_git(
-                root, "worktree", "add", "--detach", "--quiet", str(scratch), base,
-                policy=self.policy,
-            )  # fmt: skip
+            fresh_scratch(root, scratch, base, self.policy)
         except (GitError, OSError) as error:
             # Not kept: the next screen tries again.
             for plan in missing:

@@ -42,7 +42,7 @@ from pipeline.handlers.runtime._git import OWN_FOLDERS, own_pathspecs
 from pipeline.handlers.runtime._gitcmd import GitPolicy, git_dirs, run_git, run_git_bytes
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._sandboxing import SandboxChoice
-from pipeline.handlers.runtime._worktree_list import drop_scratch
+from pipeline.handlers.runtime._worktree_list import drop_scratch, fresh_scratch
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
 __all__ = [
@@ -326,7 +326,7 @@ class GateWorld:
         if not self._made:
             self._fresh(scratch, world.head)
         self.layering.show(scratch, world, tree)
-        self._link_ignored(scratch)
+        link_ignored(self.root, scratch, self.policy, self.own)
         return scratch
 
     def linked(self) -> tuple[Path, ...]:
@@ -350,18 +350,10 @@ class GateWorld:
 
     def _fresh(self, scratch: Path, head: str) -> None:
         """Made anew: what an earlier process (a crash, a kill) left there is never reused."""
-        self.drop()
-        scratch.parent.mkdir(parents=True, exist_ok=True)
-        run_git(
-            self.root,
-            "worktree",
-            "add",
-            "--detach",
-            "--quiet",
-            str(scratch),
-            head,
-            policy=self.policy,
-        )
+        self._made = False
+        with contextlib.suppress(FileNotFoundError):
+            self.index.unlink()
+        fresh_scratch(self.root, scratch, head, self.policy)
         self._made = True
 
     def _agent_tree(self) -> str:
@@ -379,9 +371,6 @@ class GateWorld:
         git("add", "-A", "--", ".", *self.excludes)
         git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *OWN_FOLDERS)
         return git("write-tree").strip()
-
-    def _link_ignored(self, scratch: Path) -> None:
-        link_ignored(self.root, scratch, self.policy, self.own)
 
     def _git_text(self, where: Path, *args: str, check: bool = True) -> str:
         done = run_git(where, *args, policy=self.policy, check=check)

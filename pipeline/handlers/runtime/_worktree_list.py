@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pipeline.handlers.runtime._gitcmd import GitPolicy, run_git, run_git_bytes
 
-__all__ = ["branch_worktrees", "drop_scratch"]
+__all__ = ["branch_worktrees", "drop_scratch", "fresh_scratch"]
 
 
 def branch_worktrees(root: Path) -> list[tuple[Path, str, str]]:
@@ -44,3 +44,13 @@ def drop_scratch(root: Path, scratch: Path) -> None:
         run_git(root, "worktree", "remove", "-f", "-f", str(scratch), policy=policy, check=False)
         shutil.rmtree(scratch, ignore_errors=True)
     run_git(root, "worktree", "prune", policy=policy, check=False)
+
+
+def fresh_scratch(root: Path, scratch: Path, commit: str, policy: GitPolicy | None = None) -> None:
+    """A scratch worktree of ``root`` at ``scratch``, detached at ``commit``, made anew: what
+    a killed process left there goes first (:func:`drop_scratch`), so it is never reused.
+    Raises :class:`GitError` when git cannot make it."""
+    drop_scratch(root, scratch)
+    scratch.parent.mkdir(parents=True, exist_ok=True)
+    add = ("worktree", "add", "--detach", "--quiet", str(scratch), commit)
+    run_git(root, *add, policy=policy or GitPolicy())
