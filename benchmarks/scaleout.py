@@ -2,7 +2,7 @@
 1, 2 and 4 workers draining one queue.
 
 The server is a throwaway one started here from the machine's PostgreSQL binaries, syncing
-to disk as a production server does (``pipeline.app.testing.postgres``), unless ``--store URL``
+to disk as a production server does (``tests/postgres.py``), unless ``--store URL``
 names one. Each pipeline is a real one: a git workspace, the scripted agent as a subprocess
 for every role, one iteration and one review pass.
 """
@@ -117,7 +117,7 @@ def run_scaleout_benchmark(
     """The scale-out figures, or a reason they could not be measured (``smoke``: the least
     that runs the code: a few appends, two pipelines per drain)."""
     try:
-        from pipeline.app.testing.postgres import find_binaries, postgres_server
+        from tests.postgres import find_binaries, postgres_server
     except ImportError as error:
         return {
             "skipped": f"cannot load the PostgreSQL helpers ({error}); "

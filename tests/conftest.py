@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import pipeline.app.testing  # noqa: F401  (registers the value-type strategies)
-from pipeline.app.testing.postgres import PostgresServer, find_binaries, postgres_server
+from tests.postgres import PostgresServer, find_binaries, postgres_server
 
 settings.register_profile(
     "dev",

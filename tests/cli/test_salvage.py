@@ -12,13 +12,13 @@ from pathlib import Path
 
 import psycopg
 
-from pipeline.app.testing.postgres import PostgresServer
 from pipeline.core.state import Phase
 from pipeline.events import CommitCreated, PipelineEvent, RunResumed, RunSalvaged
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import open_store_at
 from pipeline.reducers import fold
 from tests.faults.commits import commits_in_git
+from tests.postgres import PostgresServer
 from tests.runtime.workspace import FINISH_EVERYTHING, make_workspace, ralph, scripted
 
 EVENTS = 36

@@ -14,7 +14,6 @@ from typing import Any
 import orjson
 import pytest
 
-from pipeline.app.testing.postgres import find_binaries, postgres_server
 from pipeline.app.workers import submit
 from pipeline.core.serialization import unstructure_event
 from pipeline.events import (
@@ -30,6 +29,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import RunQueue, TicketState
+from tests.postgres import find_binaries, postgres_server
 from tests.runtime.workspace import make_workspace, ralph, scripted
 from tests.workers.support import drain, queue_workspace, start_worker
 

@@ -11,7 +11,6 @@ import orjson
 import psycopg
 import pytest
 
-from pipeline.app.testing.postgres import PostgresServer
 from pipeline.core.serialization import CONVERTER
 from pipeline.events import ContextNote, NoteKind, ResponseSubmitted, RunId
 from pipeline.handlers.store import (
@@ -37,6 +36,7 @@ from tests.handlers.store.contract import (
     assert_read_stops_at_damaged_event_3,
     topics,
 )
+from tests.postgres import PostgresServer
 from tests.serialization.test_upcasting import FIXTURE_V7, RUN_V7, V7_VERDICTS
 
 
