@@ -15,7 +15,7 @@ import pytest
 
 from pipeline.core.serialization import decode_event, decode_state
 from pipeline.core.state import Phase, TerminationReason
-from pipeline.events import SCHEMA_VERSION
+from pipeline.events import SCHEMA_VERSION, Role, UsageReported
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.reducers import fold
@@ -62,6 +62,16 @@ def test_demo_completes_and_its_log_folds_to_the_state_it_wrote(demo_dir: Path) 
         ["git", "status", "--porcelain"], cwd=demo_dir, capture_output=True, text=True, check=True
     )
     assert clean.stdout == ""  # every change committed, ralph's own files kept out of git
+
+
+def test_the_demos_agent_reports_its_usage_and_cost(demo_dir: Path) -> None:
+    """Each invocation that finished reports the tokens and the cost the script gave it (the
+    planner's: 2,400 in, 310 out, $0.0127), read from the output format it imitates."""
+    lines = (demo_dir / ".ralph" / "event-log.jsonl").read_bytes().splitlines()
+    facts = [e for e in map(decode_event, lines) if isinstance(e, UsageReported)]
+    planner = next(f for f in facts if f.role is Role.PLANNER)
+    assert (planner.input_tokens, planner.output_tokens, planner.cost_usd) == (2_400, 310, 0.0127)
+    assert all(f.cost_usd is not None for f in facts)
 
 
 def test_demo_shows_retry_fallback_and_review_fix(demo_dir: Path) -> None:

@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pipeline.core.agents import OUTPUT_FORMATS, UsageFigures
+
 __all__ = ["create_demo_repository", "prepare_directory"]
 
 _TASK = """\
@@ -76,22 +78,23 @@ _USAGE = {
 }
 """Tokens in and out and the cost each kind of invocation reports, as a real CLI would."""
 
+_FORMAT, _REPORT = next((f.name, f.report) for f in OUTPUT_FORMATS.values() if f.report)
+"""The output format the demo's agent reports its usage in, so the run shows tokens and cost
+(the first CLI's that declares how it prints them), and how it prints them."""
+
 
 def _usage_lines(kind: str) -> str:
-    """What Claude Code's stream-json output says of an invocation's usage (the demo's agent
-    reports in that format, so the run shows tokens and cost)."""
     tokens_in, tokens_out, cost = _USAGE[kind]
-    init = {"type": "system", "subtype": "init", "model": "demo-model", "session_id": kind}
-    result = {
-        "type": "result",
-        "subtype": "success",
-        "num_turns": 3,
-        "session_id": kind,
-        "duration_api_ms": 1_800,
-        "total_cost_usd": cost,
-        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
-    }
-    return json.dumps(init) + "\n" + json.dumps(result)
+    figures = UsageFigures(
+        model="demo-model",
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        turns=3,
+        session_id=kind,
+        api_duration_ms=1_800,
+        cost_usd=cost,
+    )
+    return _REPORT(figures)
 
 
 def _step(kind: str, **fields: str | int) -> str:
@@ -184,7 +187,7 @@ backoff_cap_ms = 400
 
 [agents.scripted]
 command = {json.dumps(scripted)}
-output_format = "claude-stream-json"   # it prints its usage as Claude Code does
+output_format = {json.dumps(_FORMAT)}   # it prints its usage as that CLI does
 timeout_s = 120
 inactivity_timeout_s = 60
 

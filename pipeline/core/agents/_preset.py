@@ -68,6 +68,9 @@ class OutputFormat:
     """None: the output has no structured errors, so a limit is told only by its last words."""
     window: WindowParser | None = None
     """None: the output never says how full the provider's window is."""
+    report: Callable[[UsageFigures], str] | None = None
+    """The lines the CLI ends an invocation with when it used these figures (``usage`` reads
+    them back), for a program standing in for it (``ralph demo``'s agent); None: undeclared."""
 
 
 @final

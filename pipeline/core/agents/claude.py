@@ -31,6 +31,7 @@ from datetime import datetime, tzinfo
 from typing import Any, Final
 
 import attrs
+import orjson
 
 from pipeline.core.agents._limits import (
     BUSY_STATUSES,
@@ -53,7 +54,14 @@ from pipeline.core.agents._usage import UsageFigures, count, json_object, mappin
 from pipeline.core.sandbox import ConfigFolder, Endpoint, SandboxPreset
 from pipeline.events import LimitScope
 
-__all__ = ["BYPASS_FLAGS", "PRESET", "claude_limit", "claude_window", "parse_claude"]
+__all__ = [
+    "BYPASS_FLAGS",
+    "PRESET",
+    "claude_limit",
+    "claude_report",
+    "claude_window",
+    "parse_claude",
+]
 
 
 def _dollars(value: Any) -> float | None:
@@ -144,6 +152,28 @@ def parse_claude(lines: Iterable[bytes]) -> UsageFigures:
     if not statuses:
         return figures
     return attrs.evolve(figures, own_retries=tuple(statuses), own_retry_wait_ms=waited)
+
+
+def claude_report(figures: UsageFigures) -> str:
+    """The ``system`` (``init``) and ``result`` lines Claude Code's ``stream-json`` output
+    holds for an invocation that used ``figures`` (its own retries left out)."""
+    init = {"type": "system", "subtype": "init", "model": figures.model}
+    usage = {
+        "input_tokens": figures.input_tokens,
+        "output_tokens": figures.output_tokens,
+        "cache_read_input_tokens": figures.cache_read_tokens,
+        "cache_creation_input_tokens": figures.cache_write_tokens,
+    }
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "num_turns": figures.turns,
+        "session_id": figures.session_id,
+        "duration_api_ms": figures.api_duration_ms,
+        "total_cost_usd": figures.cost_usd,
+        "usage": usage,
+    }
+    return orjson.dumps(init).decode() + "\n" + orjson.dumps(result).decode()
 
 
 def claude_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSignal | None:
@@ -279,7 +309,11 @@ PRESET: Final = AgentPreset(
     prompt_via=PromptVia.STDIN,
     model_flag="--model",
     output=OutputFormat(
-        name="claude-stream-json", usage=parse_claude, limit=claude_limit, window=claude_window
+        name="claude-stream-json",
+        usage=parse_claude,
+        limit=claude_limit,
+        window=claude_window,
+        report=claude_report,
     ),
     sandbox=SandboxPreset(
         folders=(

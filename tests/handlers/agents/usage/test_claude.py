@@ -183,3 +183,32 @@ def test_a_retry_line_a_tool_printed_is_not_claude_codes() -> None:
         }
     )
     assert parse_claude([*DEVELOPER, printed]).own_retries == ()
+
+
+REPORTED_FIGURES = st.builds(
+    UsageFigures,
+    model=st.none() | st.text(min_size=1).filter(lambda name: not name.startswith("<")),
+    input_tokens=st.none() | st.integers(0, 2**63 - 1),
+    output_tokens=st.none() | st.integers(0, 2**63 - 1),
+    cache_read_tokens=st.none() | st.integers(0, 2**63 - 1),
+    cache_write_tokens=st.none() | st.integers(0, 2**63 - 1),
+    turns=st.none() | st.integers(0, 2**63 - 1),
+    session_id=st.none() | st.text(min_size=1),
+    api_duration_ms=st.none() | st.integers(0, 2**63 - 1),
+    cost_usd=st.none() | st.floats(0, 1e6, allow_nan=False, allow_infinity=False),
+)
+
+
+def test_claude_code_declares_how_it_reports_usage() -> None:
+    """The demo's agent imitates a CLI that declares its report: Claude Code's does."""
+    assert OUTPUT_FORMATS["claude-stream-json"].report is not None
+
+
+@given(REPORTED_FIGURES)
+def test_every_declared_report_reads_back_as_its_figures(figures: UsageFigures) -> None:
+    """A format's ``report`` of some figures is what its own parser reads back, so an agent
+    printing it (the demo's) reports exactly those figures."""
+    for output in OUTPUT_FORMATS.values():
+        if output.report is not None:
+            lines = output.report(figures).encode().splitlines(keepends=True)
+            assert output.usage(lines) == figures, output.name
