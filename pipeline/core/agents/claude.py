@@ -54,14 +54,7 @@ from pipeline.core.agents._usage import UsageFigures, count, json_object, mappin
 from pipeline.core.sandbox import ConfigFolder, Endpoint, SandboxPreset
 from pipeline.events import LimitScope
 
-__all__ = [
-    "BYPASS_FLAGS",
-    "PRESET",
-    "claude_limit",
-    "claude_report",
-    "claude_window",
-    "parse_claude",
-]
+__all__ = ["BYPASS_FLAGS", "PRESET", "claude_limit", "claude_window", "parse_claude"]
 
 
 def _dollars(value: Any) -> float | None:
@@ -154,7 +147,7 @@ def parse_claude(lines: Iterable[bytes]) -> UsageFigures:
     return attrs.evolve(figures, own_retries=tuple(statuses), own_retry_wait_ms=waited)
 
 
-def claude_report(figures: UsageFigures) -> str:
+def _report(figures: UsageFigures) -> str:
     """The ``system`` (``init``) and ``result`` lines Claude Code's ``stream-json`` output
     holds for an invocation that used ``figures`` (its own retries left out)."""
     init = {"type": "system", "subtype": "init", "model": figures.model}
@@ -313,7 +306,7 @@ PRESET: Final = AgentPreset(
         usage=parse_claude,
         limit=claude_limit,
         window=claude_window,
-        report=claude_report,
+        report=_report,
     ),
     sandbox=SandboxPreset(
         folders=(
