@@ -13,14 +13,7 @@ from html import escape
 from typing import Final
 
 from pipeline.app.cli._render import state_rows
-from pipeline.app.cli._report_bars import (
-    agent_cell,
-    bar_cells,
-    cost_cell,
-    notes,
-    tokens_cell,
-    worn,
-)
+from pipeline.app.cli._report_bars import HEADS, bar_cells, notes
 from pipeline.app.cli._report_context import tasks_html, tasks_markdown
 from pipeline.app.cli._report_escalation import moves_html, moves_markdown
 from pipeline.app.cli._report_gates import (
@@ -28,7 +21,12 @@ from pipeline.app.cli._report_gates import (
     gates_summary,
     gates_table_html,
 )
-from pipeline.app.cli._report_layout import seconds_text
+from pipeline.app.cli._report_layout import (
+    markdown_table,
+    rows_html,
+    seconds_text,
+    table_html,
+)
 from pipeline.app.cli._report_sandbox import (
     SANDBOX_STYLE,
     sandbox_html,
@@ -54,7 +52,7 @@ from pipeline.reducers.views import (
     spend_summary,
 )
 
-__all__ = ["html_report", "markdown_report", "spend_rows"]
+__all__ = ["SPEND_HEADS", "html_report", "markdown_report", "spend_rows"]
 
 _STYLE: Final = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1f2328; }
@@ -73,6 +71,10 @@ def _verdict(final: PipelineState) -> str:
 
 def _iteration(bar: InvocationBar) -> str:
     return f"iteration {bar.iteration}" if bar.iteration else "before iteration 1"
+
+
+SPEND_HEADS: Final = ("by", "", "cost", "tokens")
+"""The heads of :func:`spend_rows`."""
 
 
 def spend_rows(timeline: Timeline) -> list[tuple[str, str, str, str]]:
@@ -108,54 +110,23 @@ def html_report(
     final = timeline.final
     verdict = _verdict(final)
     total = max((end - start).total_seconds(), 1e-3) if start and end else 1.0
-    rows = "".join(
-        "<tr>"
-        + "".join(
-            f"<td>{escape(str(cell))}</td>"
-            for cell in (
-                bar.number,
-                bar.phase.value,
-                worn(bar),
-                agent_cell(bar),
-                bar.attempt,
-                bar.outcome.value,
-                seconds_text(bar.duration_s),
-                tokens_cell(bar),
-                cost_cell(bar),
-                bar.topics,
-                bar.malformed_lines,
-                bar.scope_violations,
-                notes(bar),
-            )
+    rows = rows_html(
+        (
+            *bar_cells(bar, seconds_text(bar.duration_s)),
+            bar.topics,
+            bar.malformed_lines,
+            bar.scope_violations,
+            notes(bar),
         )
-        + "</tr>"
         for bar in timeline.bars
     )
-    heads = "".join(
-        f"<th>{h}</th>"
-        for h in (
-            "#",
-            "phase",
-            "role",
-            "agent",
-            "attempt",
-            "outcome",
-            "duration",
-            "tokens",
-            "cost",
-            "topics",
-            "malformed",
-            "scope violations",
-            "notes",
-        )
+    invocations = table_html(
+        (*HEADS, "topics", "malformed", "scope violations", "notes"), rows, ' class="invocations"'
     )
+    spend = table_html(SPEND_HEADS, rows_html(spend_rows(timeline)), ' class="spend"')
     state = "".join(
         f"<tr><th>{escape(what)}</th><td>{escape(value)}</td></tr>"
         for what, value in state_rows(final, screens, sandboxed)
-    )
-    spend = "".join(
-        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>"
-        for row in spend_rows(timeline)
     )
     summary = (
         f"{verdict} · {len(timeline.bars)} invocations · "
@@ -173,13 +144,12 @@ def html_report(
         "</head><body>"
         f'<h1>{escape(title)}</h1><div class="summary">{escape(summary)}</div>'
         f"{timeline_html(timeline, gates, screens)}"
-        f'<table class="invocations"><thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>'
+        f"{invocations}"
         f"{moves_html(timeline.moves)}"
         f"{screens_table_html(screens)}{gates_table_html(gates)}"
         f"{sandbox_html(sandboxed) if sandboxed else ''}"
         f"{tasks_html(final.context)}"
-        '<table class="spend"><thead><tr><th>by</th><th></th><th>cost</th><th>tokens</th>'
-        f"</tr></thead><tbody>{spend}</tbody></table>"
+        f"{spend}"
         f'<table class="state"><tbody>{state}</tbody></table>'
         "</body></html>\n"
     )
@@ -212,21 +182,17 @@ def markdown_report(
         + (f"{screens_summary(screens)}; " if screens else "")
         + (f"{sandbox_summary(sandboxed)}; " if sandboxed else "")
         + f"spent {spend_summary(final.ledger.spend.total)}.",
-        "",
-        "| # | phase | role | agent | attempt | outcome | duration | tokens | cost | notes |",
-        "| ---: | --- | --- | --- | ---: | --- | ---: | ---: | ---: | --- |",
     ]
-    for bar in timeline.bars:
-        cells = (*bar_cells(bar, seconds_text(bar.duration_s)), notes(bar))
-        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    lines += markdown_table(
+        (*HEADS, "notes"),
+        "rlllrlrrrl",
+        ((*bar_cells(bar, seconds_text(bar.duration_s)), notes(bar)) for bar in timeline.bars),
+    )
     lines += moves_markdown(timeline.moves)
     lines += screens_markdown(screens)
     lines += gates_markdown(gates)
     lines += sandbox_markdown(sandboxed) if sandboxed else []
     lines += tasks_markdown(final.context)
-    lines += ["", "| by | | cost | tokens |", "| --- | --- | ---: | ---: |"]
-    lines += [f"| {' | '.join(_cell(cell) for cell in row)} |" for row in spend_rows(timeline)]
-    lines += ["", "| | |", "| --- | --- |"]
-    rows = state_rows(final, screens, sandboxed)
-    lines += [f"| {_cell(what)} | {_cell(value)} |" for what, value in rows]
+    lines += markdown_table(SPEND_HEADS, "llrr", spend_rows(timeline))
+    lines += markdown_table(("", ""), "ll", state_rows(final, screens, sandboxed))
     return "\n".join(lines) + "\n"

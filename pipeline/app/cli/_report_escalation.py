@@ -5,10 +5,9 @@ none of it. Model names come from ``ralph.toml``; they are escaped all the same.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 from typing import Final
 
-from pipeline.app.cli._safe import markdown_text
+from pipeline.app.cli._report_layout import markdown_table, rows_html, table_html
 from pipeline.reducers.views import LadderMove
 
 __all__ = ["moves_html", "moves_markdown"]
@@ -31,24 +30,12 @@ def moves_html(moves: Sequence[LadderMove]) -> str:
     """The moves as an HTML table captioned Escalation (empty without moves)."""
     if not moves:
         return ""
-    heads = "".join(f"<th>{head}</th>" for head in _HEADS)
-    rows = "".join(
-        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in _cells(move)) + "</tr>"
-        for move in moves
-    )
-    return (
-        '<table class="escalation"><caption>Escalation</caption>'
-        f"<thead><tr>{heads}</tr></thead><tbody>{rows}</tbody></table>"
-    )
+    rows = rows_html(map(_cells, moves))
+    return table_html(_HEADS, rows, ' class="escalation"', "Escalation")
 
 
 def moves_markdown(moves: Sequence[LadderMove]) -> list[str]:
     """The moves as Markdown lines: a heading and a table (none without moves)."""
     if not moves:
         return []
-    lines = ["", "#### Escalation", "", "| " + " | ".join(_HEADS) + " |"]
-    lines.append("| ---: | --- | --- | --- | --- | --- |")
-    lines += [
-        "| " + " | ".join(markdown_text(cell) for cell in _cells(move)) + " |" for move in moves
-    ]
-    return lines
+    return ["", "#### Escalation", *markdown_table(_HEADS, "rlllll", map(_cells, moves))]

@@ -15,12 +15,14 @@ from typing import Final
 from pipeline.app.cli._report_layout import (
     action_text,
     legend_html,
+    markdown_table,
     outcome_rules,
     placed,
     seconds_text,
+    table_html,
 )
 from pipeline.app.cli._report_screens import screen_mark_html
-from pipeline.app.cli._safe import markdown_text, terminal_safe
+from pipeline.app.cli._safe import terminal_safe
 from pipeline.reducers.views import GateOutcome, GateRun, ScreenRun
 
 __all__ = [
@@ -212,17 +214,13 @@ def gates_table_html(runs: Sequence[GateRun]) -> str:
     run)."""
     if not runs:
         return ""
-    heads = "".join(f"<th>{head}</th>" for head in (*_HEADS, "end of output"))
     body = "".join(
         f'<tr data-outcome="{run.outcome.value}">'
         + "".join(f"<td>{escape(terminal_safe(cell))}</td>" for cell in row)
         + f"<td>{_output_html(run)}</td></tr>"
         for run, row in zip(runs, _rows(runs), strict=True)
     )
-    return (
-        '<table class="gates" id="gates"><caption>Gates</caption>'
-        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
-    )
+    return table_html((*_HEADS, "end of output"), body, ' class="gates" id="gates"', "Gates")
 
 
 def _last_line(tail: str) -> str:
@@ -235,16 +233,10 @@ def gates_markdown(runs: Sequence[GateRun]) -> list[str]:
     output (no line when there is no run)."""
     if not runs:
         return []
-    lines = [
-        "",
-        "**Gates**",
-        "",
-        f"| {' | '.join((*_HEADS, 'last line of output'))} |",
-        "| ---: | --- | --- | ---: | ---: | --- | --- | --- | --- |",
-    ]
+    cells = []
     for run, row in zip(runs, _rows(runs), strict=True):
         pinning = pinning_text(run)
         last = _last_line(run.tail)
-        cells = (*row, f"[{pinning}] {last}" if pinning else last)
-        lines.append(f"| {' | '.join(markdown_text(cell) for cell in cells)} |")
-    return lines
+        cells.append((*row, f"[{pinning}] {last}" if pinning else last))
+    heads = (*_HEADS, "last line of output")
+    return ["", "**Gates**", *markdown_table(heads, "rllrrllll", cells)]

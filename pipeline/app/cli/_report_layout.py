@@ -1,23 +1,29 @@
-"""Where ``ralph report`` draws things on a lane of its timeline, and how it writes a duration
-and what a failure did (pure): shared by the invocations' lanes, the gates' lane and the
-gates' and screens' tables."""
+"""Where ``ralph report`` draws things on a lane of its timeline, how it writes a duration and
+what a failure did, and the shape of its tables in HTML and in Markdown (pure): shared by the
+invocations' lanes, the gates' lane, every table of the report and ``ralph serve``'s."""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from html import escape
 from typing import Final, TypeVar
 
+from pipeline.app.cli._safe import markdown_text
 from pipeline.events import GateAction
 
 __all__ = [
     "MIN_WIDTH_PCT",
     "action_text",
     "legend_html",
+    "markdown_row",
+    "markdown_table",
     "outcome_rules",
     "placed",
+    "rows_html",
     "seconds_text",
+    "table_html",
 ]
 
 Outcome = TypeVar("Outcome", bound=enum.Enum)
@@ -81,3 +87,29 @@ def placed(
         cursor = left + width
         places.append((left, width))
     return places
+
+
+def table_html(heads: Sequence[str], body: str, attrs: str = "", caption: str = "") -> str:
+    """A table of ``heads`` (ralph's own words) over ``body`` (its rows' HTML); ``attrs`` are
+    the table's own (`` class="gates"``), ``caption`` names it."""
+    head = "".join(f"<th>{h}</th>" for h in heads)
+    named = f"<caption>{caption}</caption>" if caption else ""
+    return f"<table{attrs}>{named}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def rows_html(rows: Iterable[Iterable[object]]) -> str:
+    """``rows`` as table rows, every cell HTML-escaped."""
+    cells = ("".join(f"<td>{escape(str(cell))}</td>" for cell in row) for row in rows)
+    return "".join(f"<tr>{row}</tr>" for row in cells)
+
+
+def markdown_row(cells: Iterable[object]) -> str:
+    """One row of a Markdown table, every cell literal text."""
+    return f"| {' | '.join(markdown_text(cell) for cell in cells)} |"
+
+
+def markdown_table(heads: Sequence[str], align: str, rows: Iterable[Iterable[object]]) -> list[str]:
+    """A Markdown table's lines, after a blank one: ``heads``, their alignment (``align``: an
+    ``l`` or ``r`` per column) and ``rows``, every cell literal text."""
+    rule = " | ".join("---:" if side == "r" else "---" for side in align)
+    return ["", markdown_row(heads), f"| {rule} |", *map(markdown_row, rows)]

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import Final
 
-from pipeline.app.cli._safe import markdown_text, terminal_safe
+from pipeline.app.cli._report_layout import markdown_table, table_html
+from pipeline.app.cli._safe import terminal_safe
 from pipeline.reducers.views import RefusedConnection, SandboxCheck, SandboxView
 
 __all__ = [
@@ -133,7 +134,6 @@ def _refused_html(view: SandboxView) -> str:
         check = view.check
         on = check is not None and check.on
         return '<p class="refused-none">No connection was refused.</p>' if on else ""
-    heads = "".join(f"<th>{head}</th>" for head in _REFUSED_HEADS)
     body = "".join(
         f'<tr data-endpoint="{escape(terminal_safe(entry.endpoint))}" '
         f'data-count="{entry.count}">'
@@ -141,10 +141,7 @@ def _refused_html(view: SandboxView) -> str:
         + "</tr>"
         for entry in view.refused
     )
-    return (
-        '<table class="refused" id="refused"><caption>Refused connections</caption>'
-        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
-    )
+    return table_html(_REFUSED_HEADS, body, ' class="refused" id="refused"', "Refused connections")
 
 
 def sandbox_html(view: SandboxView) -> str:
@@ -153,19 +150,10 @@ def sandbox_html(view: SandboxView) -> str:
     says nothing of the sandbox)."""
     if not view.recorded:
         return ""
-    heads = "".join(f"<th>{head}</th>" for head in _CHECK_HEADS)
     body = "".join(_check_html(check) for check in view.checks)
-    checks = (
-        '<table class="sandbox" id="sandbox"><caption>Sandbox</caption>'
-        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
-        if view.checks
-        else ""
-    )
+    attrs = ' class="sandbox" id="sandbox"'
+    checks = table_html(_CHECK_HEADS, body, attrs, "Sandbox") if view.checks else ""
     return f'<section class="sandbox">{checks}{_refused_html(view)}</section>'
-
-
-def _row(cells: Sequence[str]) -> str:
-    return f"| {' | '.join(markdown_text(cell) for cell in cells)} |"
 
 
 def sandbox_markdown(view: SandboxView) -> list[str]:
@@ -175,12 +163,10 @@ def sandbox_markdown(view: SandboxView) -> list[str]:
         return []
     lines = ["", "**Sandbox**"]
     if view.checks:
-        lines += ["", _row(_CHECK_HEADS), "| --- | --- | --- | --- | --- |"]
-        lines += [_row(_check_cells(check)) for check in view.checks]
+        lines += markdown_table(_CHECK_HEADS, "lllll", map(_check_cells, view.checks))
     if view.refused:
-        lines += ["", "**Refused connections**", ""]
-        lines += [_row(_REFUSED_HEADS), "| --- | --- | --- | ---: | --- |"]
-        lines += [_row(_refused_cells(entry)) for entry in view.refused]
+        lines += ["", "**Refused connections**"]
+        lines += markdown_table(_REFUSED_HEADS, "lllrl", map(_refused_cells, view.refused))
     elif view.check is not None and view.check.on:
         lines += ["", "No connection was refused."]
     return lines

@@ -13,8 +13,14 @@ from collections.abc import Sequence
 from html import escape
 from typing import Final
 
-from pipeline.app.cli._report_layout import action_text, legend_html, outcome_rules
-from pipeline.app.cli._safe import markdown_text, terminal_safe
+from pipeline.app.cli._report_layout import (
+    action_text,
+    legend_html,
+    markdown_table,
+    outcome_rules,
+    table_html,
+)
+from pipeline.app.cli._safe import terminal_safe
 from pipeline.reducers.views import JudgedHit, ScreenOutcome, ScreenRun
 
 __all__ = [
@@ -151,12 +157,8 @@ def screens_table_html(screens: Sequence[ScreenRun]) -> str:
     screened)."""
     if not screens:
         return ""
-    heads = "".join(f"<th>{head}</th>" for head in _HEADS)
     body = "".join(_rows_html(screen) for screen in screens)
-    return (
-        '<table class="screens" id="screens"><caption>Screen</caption>'
-        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
-    )
+    return table_html(_HEADS, body, ' class="screens" id="screens"', "Screen")
 
 
 def _short(text: str) -> str:
@@ -168,16 +170,9 @@ def screens_markdown(screens: Sequence[ScreenRun]) -> list[str]:
     the run never screened)."""
     if not screens:
         return []
-    lines = [
-        "",
-        "**Screen**",
-        "",
-        f"| {' | '.join(_HEADS)} |",
-        "| ---: | --- | ---: | --- | --- | ---: | --- | --- | --- | --- |",
-    ]
+    cells = []
     for screen in screens:
         for hit in screen.hits or (None,):
             kind, where, detail, does = _hit_cells(hit)
-            cells = (*_screen_cells(screen), kind, where, _short(detail), does)
-            lines.append(f"| {' | '.join(markdown_text(cell) for cell in cells)} |")
-    return lines
+            cells.append((*_screen_cells(screen), kind, where, _short(detail), does))
+    return ["", "**Screen**", *markdown_table(_HEADS, "rlrllrllll", cells)]

@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from pipeline.app.cli._queue import queue_rows
 from pipeline.app.cli._render import describe_event, state_rows, value_text
 from pipeline.app.cli._report import html_report
+from pipeline.app.cli._report_layout import table_html
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.cli._serve_forms import (
     answered,
@@ -45,6 +46,7 @@ from pipeline.app.cli._serve_html import (
     HEADERS,
     agent_rows,
     cancel_form,
+    cells_html,
     cost_of,
     href,
     page,
@@ -144,9 +146,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             + "</tr>"
             for row, action in zip(rows, actions, strict=True)
         )
-        head = "".join(f"<th>{h}</th>" for h in heads)
-        table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-        return page(up, f"Runs in {label}", notice + table)
+        return page(up, f"Runs in {label}", notice + table_html(heads, body))
 
     def run_page(request: Request) -> Response:
         run_id = RunId(request.path_params["run_id"])
@@ -167,11 +167,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         said = said_text(request.query_params.get("said", ""), workspace, location)
         notice = f'<p class="notice">{text(said)}</p>' if said else ""
         facts = "".join(f"<li value={n}>{text(describe_event(e))}</li>" for n, e in tail(events))
-        topics = "".join(
-            f"<tr><td>{text(t.topic)}</td><td>{text(t.hat or '')}</td>"
-            f"<td>{text(t.payload)}</td></tr>"
-            for t in topic_log(events)
-        )
+        topics = cells_html((t.topic, t.hat or "", t.payload) for t in topic_log(events))
         body = (
             f"{notice}<p><a href='{href(up)}'>All runs</a> · "
             f"<a href='{href(up, 'runs', run_id, 'report')}'>Report</a></p>"
@@ -183,8 +179,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             f"{pictures(drawn, events)}"
             f"{steering(access, up, run_id, state)}{queued}"
             f"<h2>Facts</h2><ol class='facts' id='facts'>{facts}</ol>"
-            "<h2>Topics</h2><table><thead><tr><th>topic</th><th>hat</th><th>payload</th></tr>"
-            f"</thead><tbody>{topics}</tbody></table>"
+            f"<h2>Topics</h2>{table_html(('topic', 'hat', 'payload'), topics)}"
         )
         data = {"run": run_id, "events": str(len(events))}
         return page(up, f"Run {run_id}", body, data=data)

@@ -9,7 +9,7 @@ way from the page to the root of the pages, ``./`` or ``../``), so the pages wor
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -19,9 +19,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from pipeline.app.cli._render import state_rows
-from pipeline.app.cli._report import spend_rows
+from pipeline.app.cli._report import SPEND_HEADS, spend_rows
 from pipeline.app.cli._report_bars import HEADS, bar_cells
-from pipeline.app.cli._report_layout import seconds_text
+from pipeline.app.cli._report_layout import seconds_text, table_html
 from pipeline.app.cli._report_timeline import timeline_html, timeline_style
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.cli._serve_guard import Access
@@ -168,7 +168,7 @@ def agent_rows(drawn: Timeline) -> list[list[str]]:
     return [list(bar_cells(bar, seconds_text(bar.duration_s))) for bar in drawn.bars]
 
 
-def cells_html(rows: Sequence[Sequence[str]]) -> str:
+def cells_html(rows: Iterable[Iterable[object]]) -> str:
     """Table rows of ``rows``, every cell escaped."""
     return "".join("<tr>" + "".join(f"<td>{text(c)}</td>" for c in row) + "</tr>" for row in rows)
 
@@ -184,13 +184,12 @@ def pictures(drawn: Timeline, events: Sequence[PipelineEvent]) -> str:
     work, gates, screens), what it cost by role and iteration, and its path through its
     graph (``div#pictures``, which a live page fetches again as the run goes on); ``drawn``
     is the timeline of ``events``."""
-    heads = "".join(f"<th>{head}</th>" for head in HEADS)
+    agents = table_html(HEADS, cells_html(agent_rows(drawn)), " id='agents'")
+    spend = table_html(SPEND_HEADS, cells_html(spend_rows(drawn)), " class='spend'")
     return (
-        f"<div id='pictures'><h2>Agents</h2><table id='agents'><thead><tr>{heads}</tr>"
-        f"</thead><tbody>{cells_html(agent_rows(drawn))}</tbody></table>"
+        f"<div id='pictures'><h2>Agents</h2>{agents}"
         f"<h2>Timeline</h2>{timeline_html(drawn, gate_runs(events), screen_runs(events))}"
-        "<h2>Cost</h2><table class='spend'><thead><tr><th>by</th><th></th><th>cost</th>"
-        f"<th>tokens</th></tr></thead><tbody>{cells_html(spend_rows(drawn))}</tbody></table>"
+        f"<h2>Cost</h2>{spend}"
         f"<h2>Graph</h2><div class='graph-box'>{run_svg(events)}</div></div>"
     )
 
