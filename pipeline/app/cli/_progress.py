@@ -211,22 +211,12 @@ def showing(
         case Display.PLAIN:
 
             def line(state: PipelineState, event: PipelineEvent) -> None:
-                console.print(
-                    event_line(state, event),
-                    soft_wrap=True,
-                    markup=False,
-                    highlight=False,
-                    emoji=False,
-                )
                 notice = wait_notice(state, event, workspace)
-                if notice is not None:
-                    console.print(
-                        terminal_safe(notice),
-                        soft_wrap=True,
-                        markup=False,
-                        highlight=False,
-                        emoji=False,
-                    )
+                for said in (event_line(state, event), notice and terminal_safe(notice)):
+                    if said:
+                        console.print(
+                            said, soft_wrap=True, markup=False, highlight=False, emoji=False
+                        )
 
             yield line
         case Display.JSON:
