@@ -240,3 +240,11 @@ def test_a_run_of_agents_that_report_no_cost_shows_it_as_unknown(failover_run: P
     assert result.returncode == 0, result.stderr
     assert "| run | total | unknown | 0 |" in result.stdout
     assert "$0" not in result.stdout
+
+
+def test_every_invocation_outcome_has_its_colour_in_the_pages_style() -> None:
+    """The timeline's style colours a bar of each outcome (a limited one was left without a
+    background, white text on white), from the same table as the legend."""
+    page = html_report(timeline(()), "Run r")
+    for outcome in Outcome:
+        assert f".bar.{outcome.value} {{ background: " in page, outcome

@@ -14,12 +14,21 @@ from typing import Final
 
 from pipeline.app.cli._report_bars import agent_cell, cost_cell, marks, tokens_cell, worn
 from pipeline.app.cli._report_gates import GATE_STYLE, gate_lane_html, gate_legend_html
-from pipeline.app.cli._report_layout import placed, seconds_text
+from pipeline.app.cli._report_layout import outcome_rules, placed, seconds_text
 from pipeline.app.cli._report_screens import SCREEN_STYLE, screen_legend_html
 from pipeline.core.state import Phase
 from pipeline.reducers.views import GateRun, InvocationBar, Outcome, ScreenRun, Timeline, usage_text
 
 __all__ = ["timeline_html", "timeline_style"]
+
+_COLOURS: Final = {
+    Outcome.SUCCEEDED: "#2da44e",
+    Outcome.FAILED: "#cf222e",
+    Outcome.TIMED_OUT: "#bc4c00",
+    Outcome.LIMITED: "#8250df",
+    Outcome.CUT_SHORT: "#6e7781",
+    Outcome.RUNNING: "#0969da",
+}
 
 _STYLE: Final = """
 .timeline { border: 1px solid #d0d7de; border-radius: 6px; padding: 8px; }
@@ -30,11 +39,6 @@ _STYLE: Final = """
 .bar { position: absolute; top: 2px; height: 18px; border-radius: 3px; color: #fff;
        font-size: 11px; line-height: 18px; overflow: hidden; white-space: nowrap;
        box-sizing: border-box; padding: 0 2px; }
-.bar.succeeded { background: #2da44e; }
-.bar.failed { background: #cf222e; }
-.bar.timed_out { background: #bc4c00; }
-.bar.cut_short { background: #6e7781; }
-.bar.running { background: #0969da; }
 .bar.retry { outline: 2px dashed #1f2328; }
 .bar.fallback { border-left: 4px solid #8250df; }
 .bar.flagged::after { content: "\\26A0"; position: absolute; right: 2px; }
@@ -46,16 +50,7 @@ _STYLE: Final = """
 .legend span { display: inline-block; margin-right: 12px; font-size: 12px; }
 .legend i { display: inline-block; width: 12px; height: 12px; border-radius: 2px;
             vertical-align: middle; margin-right: 4px; }
-"""
-
-_COLOURS: Final = {
-    Outcome.SUCCEEDED: "#2da44e",
-    Outcome.FAILED: "#cf222e",
-    Outcome.TIMED_OUT: "#bc4c00",
-    Outcome.LIMITED: "#8250df",
-    Outcome.CUT_SHORT: "#6e7781",
-    Outcome.RUNNING: "#0969da",
-}
+""" + outcome_rules("bar", _COLOURS)
 
 
 def timeline_style(gates: bool = True, screens: bool = True) -> str:
