@@ -14,6 +14,7 @@ import orjson
 from rich.table import Table
 from rich.text import Text
 
+from pipeline.app.cli._report_layout import counted
 from pipeline.app.cli._report_sandbox import sandbox_rows
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.core.serialization import CONVERTER
@@ -227,8 +228,7 @@ def spent(line: SpendLine) -> str:
     cost (7 invocations)``, ``unknown (2 invocations)``, or that none reported usage."""
     if line.invocations == 0:
         return "no usage reported"
-    plural = "s" if line.invocations != 1 else ""
-    return f"{cost_text(line)} ({line.invocations} invocation{plural})"
+    return f"{cost_text(line)} ({counted(line.invocations, 'invocation')})"
 
 
 def _by(lines: dict[str, SpendLine]) -> str:
@@ -241,7 +241,7 @@ def screens_text(screens: Sequence[ScreenRun]) -> str:
     once, the first few named) and what the last screen did; ``none yet`` before the first."""
     if not screens:
         return "none yet"
-    count = f"{len(screens)} screen" + ("" if len(screens) == 1 else "s")
+    count = counted(len(screens), "screen")
     hits = [hit for screen in screens for hit in screen.hits]
     if not hits:
         return f"{count}, clean"
@@ -249,9 +249,8 @@ def screens_text(screens: Sequence[ScreenRun]) -> str:
     more = f", and {len(named) - _HITS_NAMED} more" if len(named) > _HITS_NAMED else ""
     last = screens[-1].outcome
     said = "clean" if last is ScreenOutcome.CLEAN else f"{last.value} the run"
-    plural = "" if len(hits) == 1 else "s"
     return (
-        f"{count}, {len(hits)} hit{plural}: {', '.join(named[:_HITS_NAMED])}{more}; "
+        f"{count}, {counted(len(hits), 'hit')}: {', '.join(named[:_HITS_NAMED])}{more}; "
         f"the last screen {said}"
     )
 

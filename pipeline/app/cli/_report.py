@@ -52,7 +52,7 @@ from pipeline.reducers.views import (
     spend_summary,
 )
 
-__all__ = ["SPEND_HEADS", "html_report", "markdown_report", "spend_rows"]
+__all__ = ["SPEND_HEADS", "html_report", "markdown_report", "phase_of", "spend_rows"]
 
 _STYLE: Final = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1f2328; }
@@ -64,9 +64,9 @@ th { background: #f6f8fa; }
 """
 
 
-def _verdict(final: PipelineState) -> str:
+def phase_of(state: PipelineState) -> str:
     """How the run ended, or the phase it is in while it goes on."""
-    return final.termination.value if final.termination else final.phase.value
+    return state.termination.value if state.termination else state.phase.value
 
 
 def _iteration(bar: InvocationBar) -> str:
@@ -108,7 +108,7 @@ def html_report(
     sandboxed = sandbox if sandbox is not None and sandbox.recorded else None
     start, end = timeline.started_at, timeline.ended_at
     final = timeline.final
-    verdict = _verdict(final)
+    verdict = phase_of(final)
     total = max((end - start).total_seconds(), 1e-3) if start and end else 1.0
     rows = rows_html(
         (
@@ -172,7 +172,7 @@ def markdown_report(
     the final state."""
     sandboxed = sandbox if sandbox is not None and sandbox.recorded else None
     final = timeline.final
-    verdict = _verdict(final)
+    verdict = phase_of(final)
     lines = [
         f"### {_cell(title)}",
         "",

@@ -14,6 +14,7 @@ from typing import Final
 
 from pipeline.app.cli._report_layout import (
     action_text,
+    counted,
     legend_html,
     markdown_table,
     outcome_rules,
@@ -66,8 +67,7 @@ def gates_summary(runs: Sequence[GateRun]) -> str:
         return ""
     counts = {o: sum(r.outcome is o for r in runs) for o in GateOutcome}
     parts = ", ".join(f"{n} {o.value.replace('_', ' ')}" for o, n in counts.items() if n)
-    plural = "s" if len(runs) != 1 else ""
-    return f"{len(runs)} gate run{plural} ({parts})"
+    return f"{counted(len(runs), 'gate run')} ({parts})"
 
 
 def _status(run: GateRun) -> str:

@@ -16,6 +16,7 @@ from pipeline.events import GateAction
 __all__ = [
     "MIN_WIDTH_PCT",
     "action_text",
+    "counted",
     "legend_html",
     "markdown_row",
     "markdown_table",
@@ -31,6 +32,11 @@ Outcome = TypeVar("Outcome", bound=enum.Enum)
 
 MIN_WIDTH_PCT: Final = 0.6
 """A bar never narrower than this, so that an invocation of a millisecond still shows."""
+
+
+def counted(number: int, what: str) -> str:
+    """``number`` and ``what``, plural unless it is one: ``1 screen``, ``3 hits``."""
+    return f"{number} {what}" + ("" if number == 1 else "s")
 
 
 def seconds_text(value: float | None) -> str:

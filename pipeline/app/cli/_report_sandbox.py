@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Final
 
-from pipeline.app.cli._report_layout import markdown_table, table_html
+from pipeline.app.cli._report_layout import counted, markdown_table, table_html
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.reducers.views import RefusedConnection, SandboxCheck, SandboxView
 
@@ -44,10 +44,6 @@ _CHECK_HEADS: Final = ("when", "mode", "sandbox", "endpoints", "withheld variabl
 _REFUSED_HEADS: Final = ("endpoint", "agent", "role", "times", "invocations")
 
 
-def _count(number: int, what: str) -> str:
-    return f"{number} {what}" + ("" if number == 1 else "s")
-
-
 def sandbox_summary(view: SandboxView) -> str:
     """The sandbox in a few words: ``sandbox on, 4 refused connections`` (empty when the log
     says nothing of it)."""
@@ -56,7 +52,7 @@ def sandbox_summary(view: SandboxView) -> str:
     check = view.check
     state = "sandbox not recorded" if check is None else f"sandbox {_on(check)}"
     refused = view.refused_count
-    return state + (f", {_count(refused, 'refused connection')}" if refused else "")
+    return state + (f", {counted(refused, 'refused connection')}" if refused else "")
 
 
 def _on(check: SandboxCheck) -> str:

@@ -15,6 +15,7 @@ from typing import Final
 
 from pipeline.app.cli._report_layout import (
     action_text,
+    counted,
     legend_html,
     markdown_table,
     outcome_rules,
@@ -62,11 +63,7 @@ def screens_summary(screens: Sequence[ScreenRun]) -> str:
     counts = {o: sum(s.outcome is o for s in screens) for o in ScreenOutcome}
     parts = ", ".join(f"{n} {o.value}" for o, n in counts.items() if n)
     hits = sum(len(s.hits) for s in screens)
-    return f"{_count(len(screens), 'screen')}, {_count(hits, 'hit')} ({parts})"
-
-
-def _count(number: int, what: str) -> str:
-    return f"{number} {what}" + ("" if number == 1 else "s")
+    return f"{counted(len(screens), 'screen')}, {counted(hits, 'hit')} ({parts})"
 
 
 def _when(screen: ScreenRun) -> str:

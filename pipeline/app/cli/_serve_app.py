@@ -29,10 +29,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pipeline.app.cli._queue import queue_rows
 from pipeline.app.cli._render import describe_event, state_rows, value_text
-from pipeline.app.cli._report import html_report
+from pipeline.app.cli._report import html_report, phase_of
 from pipeline.app.cli._report_layout import table_html
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.cli._serve_forms import (
+    Change,
     answered,
     cancelling,
     changing,
@@ -50,7 +51,6 @@ from pipeline.app.cli._serve_html import (
     cost_of,
     href,
     page,
-    phase_of,
     pictures,
     rows_html,
     said_text,
@@ -235,17 +235,11 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             after = 0
         return EventSourceResponse(_facts(opened, run_id, after, request.is_disconnected))
 
-    async def guide_form(request: Request) -> Response:
-        return await changing(request, access, guided(workspace, location))
+    def form(act: Change) -> Callable[[Request], Awaitable[Response]]:
+        async def post(request: Request) -> Response:
+            return await changing(request, access, act)
 
-    async def respond_form(request: Request) -> Response:
-        return await changing(request, access, answered(workspace, location))
-
-    async def interrupt_form(request: Request) -> Response:
-        return await changing(request, access, interrupted(workspace))
-
-    async def fork_form(request: Request) -> Response:
-        return await changing(request, access, forked(workspace, location))
+        return post
 
     async def cancel_ticket(request: Request) -> Response:
         return await cancelling(request, access, location)
@@ -267,10 +261,10 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             Route("/runs/{run_id}/agents", agents),
             Route("/runs/{run_id}/pictures", pictures_fragment),
             Route("/runs/{run_id}/stream", stream),
-            Route("/runs/{run_id}/guide", guide_form, methods=["POST"]),
-            Route("/runs/{run_id}/respond", respond_form, methods=["POST"]),
-            Route("/runs/{run_id}/interrupt", interrupt_form, methods=["POST"]),
-            Route("/runs/{run_id}/fork", fork_form, methods=["POST"]),
+            Route("/runs/{run_id}/guide", form(guided(workspace, location)), methods=["POST"]),
+            Route("/runs/{run_id}/respond", form(answered(workspace, location)), methods=["POST"]),
+            Route("/runs/{run_id}/interrupt", form(interrupted(workspace)), methods=["POST"]),
+            Route("/runs/{run_id}/fork", form(forked(workspace, location)), methods=["POST"]),
             Route("/tickets/{ticket}/cancel", cancel_ticket, methods=["POST"]),
         ],
         middleware=[Middleware(_Guard, access=access)],

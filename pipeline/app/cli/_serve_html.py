@@ -45,7 +45,6 @@ __all__ = [
     "cost_of",
     "href",
     "page",
-    "phase_of",
     "pictures",
     "rows_html",
     "said_text",
@@ -56,7 +55,7 @@ __all__ = [
     "up_of",
 ]
 
-_SECURITY_HEADERS: Final = {
+HEADERS: Final = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
         "connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'"
@@ -82,9 +81,6 @@ input[type=range] { width: 60em; max-width: 100%; }
 .graph-box { overflow-x: auto; border: 1px solid #d0d7de; border-radius: 6px; }
 td form { margin: 0; }
 """ + timeline_style()
-
-
-HEADERS: Final = dict(_SECURITY_HEADERS)
 
 
 def tickets(store: NamedStore) -> list[Ticket] | None:
@@ -144,11 +140,6 @@ def href(up: str, *parts: str) -> str:
 def text(value: object) -> str:
     """Any text for a page: control characters shown, then HTML-escaped."""
     return escape(terminal_safe(str(value)))
-
-
-def phase_of(state: PipelineState) -> str:
-    """How the run ended, or the phase it is in."""
-    return state.termination.value if state.termination else state.phase.value
 
 
 def cost_of(state: PipelineState) -> str:
