@@ -6,6 +6,7 @@ values in one order. Nothing here reads a file, a clock or git: the parsers read
 as text. The design is ``docs/research/gates-design.md``, sections 8 and 9.
 """
 
+from pipeline.core.screening._added import find_skips, find_todos
 from pipeline.core.screening._classify import (
     CI_PATTERNS,
     RUN_CONFIGURATION,
@@ -30,12 +31,6 @@ from pipeline.core.screening._collected import (
     parse_vitest,
     runner_of,
 )
-from pipeline.core.screening._counters import (
-    count_assertions,
-    count_items,
-    find_skips,
-    find_todos,
-)
 from pipeline.core.screening._git_output import (
     StatusEntry,
     parse_name_status,
@@ -44,6 +39,7 @@ from pipeline.core.screening._git_output import (
 )
 from pipeline.core.screening._languages import language_of
 from pipeline.core.screening._lines import MAX_LINE_CHARS
+from pipeline.core.screening._lost import count_assertions, count_items
 from pipeline.core.screening._model import (
     ChangeStatus,
     FileChange,

@@ -1,30 +1,79 @@
-"""Which paths are test code, CI files, test-runner configuration or Markdown (pure).
+"""Which paths are test code, CI files, test-runner configuration or Markdown, and a
+change's two images classified once for every detector (pure).
 
 A path is classified by its name and, for Rust and Java/Kotlin, where tests live beside the
 code, by whether its text has a test attribute.
+
+Path globs are read as the configuration writes them: a glob without ``/`` matches a file's
+name in any folder (``conftest.py``, ``*.spec.*``); a glob with ``/`` is anchored at the
+workspace root, and ``**`` spans any number of folders, none included (``tests/**``,
+``**/__tests__/**``). ``*`` and ``?`` never cross a ``/``.
+
+An image is one side of a :class:`FileChange`: the old text at the old path, or the new text
+at the path. A missing text (binary, too large, unreadable) reads as empty: a test file
+replaced by bytes the screen cannot read has lost its tests, which fails closed.
 """
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Iterable
 from typing import Final, final
 
 from attrs import frozen
 
-from pipeline.core.screening._glob import matches_any
 from pipeline.core.screening._languages import SYNTAX, language_of
 from pipeline.core.screening._lines import MAX_LINE_CHARS, is_binary, lines
-from pipeline.core.screening._model import Language
+from pipeline.core.screening._model import ChangeStatus, FileChange, Language
 
 __all__ = [
     "CI_PATTERNS",
     "RUN_CONFIGURATION",
     "TEST_PATTERNS",
     "FileClass",
+    "Image",
+    "Pair",
     "classify",
     "has_test_attribute",
     "is_markdown",
+    "matches_any",
+    "pairs",
     "runner_sections",
 ]
+
+
+@functools.lru_cache(maxsize=512)
+def _compile(pattern: str) -> re.Pattern[str]:
+    anchored = "/" in pattern.rstrip("/")
+    glob = pattern.strip("/") if anchored else pattern.rstrip("/")
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    body = "".join(out)
+    return re.compile(body if anchored else f"(?:.*/)?{body}", re.DOTALL)
+
+
+def matches_any(path: str, patterns: tuple[str, ...]) -> bool:
+    """Whether ``path`` (relative, ``/``-separated) matches one of ``patterns``."""
+    return any(_compile(p).fullmatch(path) for p in patterns)
+
 
 TEST_PATTERNS: Final = (
     "test_*.py",
@@ -142,3 +191,72 @@ def runner_sections(path: str, text: str) -> list[tuple[int, str]]:
         elif inside:
             kept.append((number, line))
     return kept
+
+
+@final
+@frozen(kw_only=True)
+class Image:
+    """One side of a change: its path, its readable text ("" if none) and its class."""
+
+    path: str
+    text: str
+    language: Language | None
+    test_code: bool
+    runner_config: bool
+
+
+@final
+@frozen(kw_only=True)
+class Pair:
+    """A change with its old image (None when added) and new image (None when deleted)."""
+
+    change: FileChange
+    old: Image | None
+    new: Image | None
+
+
+def _readable(text: str | None) -> str:
+    return "" if text is None or is_binary(text) else text
+
+
+def _image(path: str, text: str, other: str, test_paths: tuple[str, ...]) -> Image:
+    found = classify(path, text, test_paths)
+    # "In either image": a Rust file whose last #[test] was deleted is still test code.
+    test_code = found.test_code or has_test_attribute(found.language, other)
+    return Image(
+        path=path,
+        text=text,
+        language=found.language,
+        test_code=test_code,
+        runner_config=found.runner_config,
+    )
+
+
+def _order(change: FileChange) -> tuple[str, str, str, str, str]:
+    return (
+        change.path,
+        change.old_path or "",
+        change.status,
+        change.old_text or "",
+        change.new_text or "",
+    )
+
+
+def pairs(changes: Iterable[FileChange], test_paths: tuple[str, ...]) -> tuple[Pair, ...]:
+    """Every change with its images, in one order whatever order the changes came in."""
+    built = []
+    for change in sorted(changes, key=_order):
+        old_text = _readable(change.old_text)
+        new_text = _readable(change.new_text)
+        old = (
+            None
+            if change.status is ChangeStatus.ADDED
+            else _image(change.before, old_text, new_text, test_paths)
+        )
+        new = (
+            None
+            if change.status is ChangeStatus.DELETED
+            else _image(change.path, new_text, old_text, test_paths)
+        )
+        built.append(Pair(change=change, old=old, new=new))
+    return tuple(built)

@@ -21,8 +21,7 @@ import tomllib
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from pipeline.core.screening._classify import TEST_PATTERNS
-from pipeline.core.screening._glob import matches_any
+from pipeline.core.screening._classify import TEST_PATTERNS, matches_any
 
 __all__ = [
     "MIXED_FILES",

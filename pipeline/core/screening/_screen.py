@@ -12,15 +12,21 @@ from pipeline.core.screening._added import (
     added_markers,
     config_filters,
     exits,
+    find_todos,
     rebindings,
     runner_checks,
     skips,
     tautologies,
 )
-from pipeline.core.screening._classify import CI_PATTERNS, RUN_CONFIGURATION, is_markdown
-from pipeline.core.screening._counters import find_todos
-from pipeline.core.screening._glob import matches_any
-from pipeline.core.screening._images import Image, Pair, pairs
+from pipeline.core.screening._classify import (
+    CI_PATTERNS,
+    RUN_CONFIGURATION,
+    Image,
+    Pair,
+    is_markdown,
+    matches_any,
+    pairs,
+)
 from pipeline.core.screening._lost import lost_tests
 from pipeline.core.screening._model import (
     ChangeStatus,
