@@ -9,6 +9,7 @@ as text. The design is ``docs/research/gates-design.md``, sections 8 and 9.
 from pipeline.core.screening._added import find_skips, find_todos
 from pipeline.core.screening._classify import (
     CI_PATTERNS,
+    MIXED_FILES,
     RUN_CONFIGURATION,
     TEST_PATTERNS,
     FileClass,
@@ -52,7 +53,7 @@ from pipeline.core.screening._model import (
     ScreenRules,
     TestItem,
 )
-from pipeline.core.screening._pins import MIXED_FILES, PinKind, named_files, pin_kind, splice
+from pipeline.core.screening._pins import PinKind, named_files, pin_kind, splice
 from pipeline.core.screening._screen import screen
 
 __all__ = [

@@ -24,11 +24,13 @@ from typing import Final, final
 from attrs import frozen
 
 from pipeline.core.screening._languages import SYNTAX, language_of
-from pipeline.core.screening._lines import MAX_LINE_CHARS, is_binary, lines
+from pipeline.core.screening._lines import is_binary, lines
 from pipeline.core.screening._model import ChangeStatus, FileChange, Language
 
 __all__ = [
     "CI_PATTERNS",
+    "MIXED_FILES",
+    "RUNNER_FILES",
     "RUN_CONFIGURATION",
     "TEST_PATTERNS",
     "FileClass",
@@ -39,6 +41,7 @@ __all__ = [
     "is_markdown",
     "matches_any",
     "pairs",
+    "runner_header",
     "runner_sections",
 ]
 
@@ -106,24 +109,25 @@ CI_PATTERNS: Final = (
 RUN_CONFIGURATION: Final = "ralph.toml"
 """The run's configuration, protected like a CI file."""
 
-_RUNNER_FILES: Final = (
+RUNNER_FILES: Final = (
     "pytest.ini",
-    "tox.ini",
-    "setup.cfg",
-    "pyproject.toml",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
     "conftest.py",
     "jest.config.*",
     "vitest.config.*",
     ".mocharc*",
 )
+"""Files that configure a test runner whole: the screen reads them for filters, and a pinned
+gate takes them from the base."""
 
-# In these files only the named sections configure the runner; elsewhere they hold other
-# tools' settings, whose `exclude` lines are none of the screen's business.
-_SECTIONS: Final = {
-    "tox.ini": ("[pytest]",),
-    "setup.cfg": ("[tool:pytest]",),
-    "pyproject.toml": ("[tool.pytest",),
-}
+_SECTIONED: Final = ("tox.ini", "setup.cfg", "pyproject.toml")
+
+MIXED_FILES: Final = (*_SECTIONED, "package.json")
+"""Files where only the runner's sections (keys) configure it; elsewhere they hold other
+tools' settings, whose ``exclude`` lines are none of the screen's business and whose
+dependencies a pinned gate keeps as the agent has them."""
 
 _MARKDOWN: Final = (".md", ".markdown", ".mdx")
 
@@ -167,9 +171,27 @@ def classify(path: str, text: str | None = None, test_paths: tuple[str, ...] = (
     return FileClass(
         language=language,
         test_code=test_code,
-        runner_config=matches_any(path, _RUNNER_FILES),
+        runner_config=matches_any(path, RUNNER_FILES) or path.rsplit("/", 1)[-1] in _SECTIONED,
         ci=matches_any(path, CI_PATTERNS),
     )
+
+
+def runner_header(name: str, line: str) -> bool | None:
+    """Whether ``line`` of the mixed file ``name`` opens one of the runner's sections
+    (``[pytest]``, ``[tool:pytest]``, ``[tool.pytest...]`` in ``pyproject.toml``) or another
+    one; None when it opens none. An INI header starts its line (an indented one continues a
+    value, as pytest's parser reads it); a TOML header may be indented. Linear in the line:
+    no regular expression."""
+    toml = name == "pyproject.toml"
+    head = line.lstrip() if toml else line
+    end = head.find("]")
+    if not head.startswith("[") or end < 0:
+        return None
+    inner = head[1:end]
+    if toml:
+        inner = inner.removeprefix("[")  # an array of tables: [[tool.pytest...]]
+        return [p.strip().strip("\"'") for p in inner.split(".")][:2] == ["tool", "pytest"]
+    return inner.strip() in ("pytest", "tool:pytest")
 
 
 def runner_sections(path: str, text: str) -> list[tuple[int, str]]:
@@ -179,15 +201,14 @@ def runner_sections(path: str, text: str) -> list[tuple[int, str]]:
     only; every other runner file counts whole.
     """
     name = path.rsplit("/", 1)[-1]
-    headers = _SECTIONS.get(name)
-    if headers is None:
+    if name not in _SECTIONED:
         return list(lines(text))
     inside = False
     kept = []
     for number, line in lines(text):
-        stripped = line.strip()
-        if stripped.startswith("[") and len(stripped) < MAX_LINE_CHARS:
-            inside = stripped.startswith(headers)
+        header = runner_header(name, line)
+        if header is not None:
+            inside = header
         elif inside:
             kept.append((number, line))
     return kept
