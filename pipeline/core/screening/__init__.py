@@ -12,7 +12,7 @@ from pipeline.core.screening._classify import (
     MIXED_FILES,
     RUN_CONFIGURATION,
     TEST_PATTERNS,
-    FileClass,
+    Image,
     classify,
 )
 from pipeline.core.screening._collected import (
@@ -67,7 +67,7 @@ __all__ = [
     "Collected",
     "CollectedTest",
     "FileChange",
-    "FileClass",
+    "Image",
     "Language",
     "Marker",
     "PinKind",

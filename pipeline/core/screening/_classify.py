@@ -33,7 +33,6 @@ __all__ = [
     "RUNNER_FILES",
     "RUN_CONFIGURATION",
     "TEST_PATTERNS",
-    "FileClass",
     "Image",
     "Pair",
     "classify",
@@ -134,13 +133,20 @@ _MARKDOWN: Final = (".md", ".markdown", ".mdx")
 
 @final
 @frozen(kw_only=True)
-class FileClass:
-    """What the screen makes of one path (and text)."""
+class Image:
+    """One path as the screen reads it (one side of a change): its readable text ("" if
+    none), its language, and whether it is test code or a runner's configuration."""
 
+    path: str
+    text: str
     language: Language | None
     test_code: bool
     runner_config: bool
-    ci: bool
+
+    @property
+    def ci(self) -> bool:
+        """Whether the path is a CI file (any change to one is a ``protected_changed``)."""
+        return matches_any(self.path, CI_PATTERNS)
 
 
 def is_markdown(path: str) -> bool:
@@ -156,8 +162,12 @@ def has_test_attribute(language: Language | None, text: str | None) -> bool:
     return pattern is not None and any(pattern.search(line) for _, line in lines(text))
 
 
-def classify(path: str, text: str | None = None, test_paths: tuple[str, ...] = ()) -> FileClass:
-    """Classify ``path`` (relative, ``/``-separated); ``text`` lets a test attribute count.
+def classify(
+    path: str, text: str | None = None, test_paths: tuple[str, ...] = (), other: str = ""
+) -> Image:
+    """Classify ``path`` (relative, ``/``-separated); ``text`` (and ``other``, the change's
+    other side) lets a test attribute count: in either image, so a Rust file whose last
+    ``#[test]`` was deleted is still test code.
 
     Test code needs a known language: a Markdown or data file under ``tests/`` is never
     scanned for test markers.
@@ -167,12 +177,14 @@ def classify(path: str, text: str | None = None, test_paths: tuple[str, ...] = (
         matches_any(path, TEST_PATTERNS)
         or matches_any(path, test_paths)
         or has_test_attribute(language, text)
+        or has_test_attribute(language, other)
     )
-    return FileClass(
+    return Image(
+        path=path,
+        text=text or "",
         language=language,
         test_code=test_code,
         runner_config=matches_any(path, RUNNER_FILES) or path.rsplit("/", 1)[-1] in _SECTIONED,
-        ci=matches_any(path, CI_PATTERNS),
     )
 
 
@@ -216,18 +228,6 @@ def runner_sections(path: str, text: str) -> list[tuple[int, str]]:
 
 @final
 @frozen(kw_only=True)
-class Image:
-    """One side of a change: its path, its readable text ("" if none) and its class."""
-
-    path: str
-    text: str
-    language: Language | None
-    test_code: bool
-    runner_config: bool
-
-
-@final
-@frozen(kw_only=True)
 class Pair:
     """A change with its old image (None when added) and new image (None when deleted)."""
 
@@ -238,19 +238,6 @@ class Pair:
 
 def _readable(text: str | None) -> str:
     return "" if text is None or is_binary(text) else text
-
-
-def _image(path: str, text: str, other: str, test_paths: tuple[str, ...]) -> Image:
-    found = classify(path, text, test_paths)
-    # "In either image": a Rust file whose last #[test] was deleted is still test code.
-    test_code = found.test_code or has_test_attribute(found.language, other)
-    return Image(
-        path=path,
-        text=text,
-        language=found.language,
-        test_code=test_code,
-        runner_config=found.runner_config,
-    )
 
 
 def _order(change: FileChange) -> tuple[str, str, str, str, str]:
@@ -272,12 +259,12 @@ def pairs(changes: Iterable[FileChange], test_paths: tuple[str, ...]) -> tuple[P
         old = (
             None
             if change.status is ChangeStatus.ADDED
-            else _image(change.before, old_text, new_text, test_paths)
+            else classify(change.before, old_text, test_paths, new_text)
         )
         new = (
             None
             if change.status is ChangeStatus.DELETED
-            else _image(change.path, new_text, old_text, test_paths)
+            else classify(change.path, new_text, test_paths, old_text)
         )
         built.append(Pair(change=change, old=old, new=new))
     return tuple(built)
