@@ -33,7 +33,6 @@ from pipeline.events import (
     WorkspaceErrorKind,
 )
 from pipeline.handlers.runtime._collecting import Collector
-from pipeline.handlers.runtime._git import own_pathspecs
 from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
 from pipeline.handlers.runtime._io import facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
@@ -141,7 +140,8 @@ class RunScreen:
     screen reads (it starts on a clean tree, and what ``--allow-dirty`` keeps is left out)."""
     policy: GitPolicy
     excludes: tuple[str, ...]
-    """Pathspecs of what the screen leaves out (ralph's own files, the person's kept paths)."""
+    """Paths the screen leaves out besides ralph's own folders (ralph's own files, the
+    person's kept paths), as :func:`._screen.gather_changes` takes them."""
     clock: Callable[[], Instant]
     collect: Collect | None = None
     """The collection check (None: not made)."""
@@ -202,7 +202,7 @@ def run_screen(
     either; ``collector`` makes the collection check (None: none). On when the run screens
     or pins its gates (both need its base)."""
     screened = config_and_prompt(layout, config.prompt_file)
-    excludes = own_pathspecs([p for p in keep_out if p not in screened])
+    excludes = tuple(p for p in keep_out if p not in screened)
     saved = layout.run_state(run_id, "screen-baseline.json")
     loop = config.loop_policy()
     screens = loop.screens
