@@ -229,9 +229,7 @@ def _untracked_paths(root: Path, policy: GitPolicy, excludes: Sequence[str]) -> 
     return [path.rstrip("/") for path in _listed(done.stdout)]
 
 
-def _dirty(
-    root: Path, policy: GitPolicy, excludes: tuple[str, ...], baseline: Mapping[str, str]
-) -> tuple[StatusEntry, ...]:
+def _dirty(root: Path, policy: GitPolicy, excludes: tuple[str, ...]) -> tuple[StatusEntry, ...]:
     done = run_git_bytes(
         root,
         "status",
@@ -245,30 +243,7 @@ def _dirty(
         *excludes,
         policy=policy,
     )
-    entries = parse_porcelain(_decoded(done.stdout))
-    return tuple(entry for entry in entries if entry.path not in baseline)
-
-
-def _outside_baseline(change: FileChange, baseline: Mapping[str, str]) -> FileChange | None:
-    """git's ``change`` with the baseline's paths taken out (they are judged apart)."""
-    if change.status is not ChangeStatus.RENAMED:
-        return None if change.path in baseline else change
-    source, target = change.before not in baseline, change.path not in baseline
-    if source and target:
-        return change
-    if target:
-        return FileChange(
-            path=change.path, old_path=None, status=ChangeStatus.ADDED, old_text=None, new_text=None
-        )
-    if source:
-        return FileChange(
-            path=change.before,
-            old_path=None,
-            status=ChangeStatus.DELETED,
-            old_text=None,
-            new_text=None,
-        )
-    return None
+    return parse_porcelain(_decoded(done.stdout))
 
 
 def _against_baseline(
@@ -336,12 +311,13 @@ def gather_changes(
     that were untracked when the run started (see :func:`untracked_baseline`). Such a path is
     judged against that text whatever git says of it now: the same text is no change, another
     is ``MODIFIED`` (the baseline as old text), a path gone is ``DELETED``; it is never dirty.
-    A rename into or out of a baseline path keeps only its other side (added or deleted).
+    git is asked about everything but the baseline's paths, so a rename into or out of one
+    keeps only its other side (deleted or added).
     Past ``max_files`` changed paths (in path order) the rest are left unread and
     ``incomplete`` is set. Raises ``GitError`` when a git command fails, ``OSError`` when a
     file that is there cannot be read.
     """
-    specs = own_pathspecs(excludes)
+    specs = own_pathspecs((*excludes, *baseline))
     since = base if base is not None else _empty_tree(root, policy)
     untracked = (
         FileChange(
@@ -351,7 +327,7 @@ def gather_changes(
     )
     listed = [*_tracked_changes(root, since, policy, specs), *untracked]
     # (change, whether its texts are still to read): the baseline's are read already.
-    entries = [(kept, True) for c in listed if (kept := _outside_baseline(c, baseline))]
+    entries = [(c, True) for c in listed]
     entries += [(c, False) for c in _against_baseline(root, baseline, max_bytes)]
     entries.sort(key=lambda entry: (entry[0].path, entry[0].before))
     chosen = entries[:max_files]
@@ -360,7 +336,7 @@ def gather_changes(
     return Gathered(
         changes=changes,
         incomplete=len(entries) > max_files,
-        dirty=_dirty(root, policy, specs, baseline),
+        dirty=_dirty(root, policy, specs),
     )
 
 
