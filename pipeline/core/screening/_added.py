@@ -77,12 +77,6 @@ _OR_TRUE: Final = {
 }
 """An ``or`` with a constant truth: the whole condition is true whatever the code does."""
 
-_ASSERTION_LINE: Final = {
-    Language.PYTHON: re.compile(r"^\s*assert\b|\bself\.assert\w*\s*\("),
-    Language.JAVASCRIPT: re.compile(r"(?<![\w.$])(?:expect|assert)\s*[.(]"),
-    Language.RUST: re.compile(r"\b(?:debug_)?assert\w*!"),
-}
-
 _PY_ASSERT: Final = re.compile(r"^\s*assert\s+")
 _PY_PAIR: Final = re.compile(r"\bself\.assert(?:Equal|Is|GreaterEqual|LessEqual)\s*\(")
 _JS_EXPECT: Final = re.compile(r"(?<![\w.$])expect\s*\(")
@@ -276,16 +270,15 @@ def tautologies(image: Image) -> tuple[Marker, ...]:
     language = image.language
     if not image.test_code or language is None:
         return ()
-    constant = SYNTAX[language].tautologies
-    assertion = _ASSERTION_LINE.get(language)
+    syntax = SYNTAX[language]
     found = []
     for number, line in code(language, image.text):
-        count = sum(len(p.findall(line)) for p in constant)
+        count = sum(len(p.findall(line)) for p in syntax.tautologies)
         if count:
             found.append(marker(number, line, count))
         elif (
-            assertion is not None
-            and assertion.search(line)
+            language in _SAME
+            and any(p.search(line) for p in syntax.assertions)
             and (any(p.search(line) for p in _OR_TRUE[language]) or _SAME[language](line))
         ):
             found.append(marker(number, line))
