@@ -416,6 +416,29 @@ def test_a_config_the_agent_committed_is_still_judged_against_its_baseline(
     )
 
 
+def test_a_test_file_renamed_onto_a_baseline_path_is_still_a_deleted_test_file(
+    untracked_config: tuple[Path, dict[str, str]],
+) -> None:
+    """The agent moves the test file over the untracked ``ralph.toml`` and commits it: git is
+    asked about everything but the baseline's paths, so the rename's source stays a deleted
+    test file and the config is judged against its baseline."""
+    repo, baseline = untracked_config
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "ralph.toml").unlink()
+    git(repo, "mv", "tests/test_calc.py", "ralph.toml")
+    git(repo, "commit", "-q", "-m", "the agent's")
+    changes = gather(repo, base, baseline=baseline).changes
+    assert [(c.status, c.path, c.old_path) for c in changes] == [
+        (ChangeStatus.MODIFIED, "ralph.toml", None),
+        (ChangeStatus.DELETED, "tests/test_calc.py", None),
+    ]
+    hits = screen(changes, ScreenRules())
+    assert {(h.kind, h.path) for h in hits} == {
+        (ScreenKind.TEST_FILE_DELETED, "tests/test_calc.py"),
+        (ScreenKind.PROTECTED_CHANGED, "ralph.toml"),
+    }
+
+
 def test_past_the_file_limit_the_screen_is_incomplete(repo: Path) -> None:
     """The first paths in path order are read, the rest left out and said so."""
     base = git(repo, "rev-parse", "HEAD")

@@ -246,3 +246,17 @@ def test_a_hit_in_a_file_whose_name_is_not_utf8_is_recorded_not_a_crash(tmp_path
         (ScreenKind.TAUTOLOGY_ADDED, "tests/test_\ufffd.py"),
     }
     assert ended(root) is TerminationReason.MAX_ITERATIONS
+
+
+def test_the_persons_files_kept_by_allow_dirty_are_never_screened(tmp_path: Path) -> None:
+    """With --allow-dirty the person's own untracked file (a TODO in it, a secret-free note)
+    and edit are left out of the screen as they are out of the commits: the agent's real fix
+    screens clean and the run completes."""
+    body = f"printf '{FIXED.encode('unicode_escape').decode()}' > calc.py\n"
+    root = cheating_workspace(tmp_path, body)
+    (root / "notes.txt").write_text("TODO: ask about the release\n")
+    (root / "tests" / "test_other.py").write_text(OTHER + "# TODO: more truths\n")
+    result = ralph("run", "--allow-dirty", cwd=root, timeout=240)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [s.hits for s in screens(root)] == [(), ()]
+    assert ended(root) is TerminationReason.COMPLETED

@@ -35,6 +35,8 @@ _CASES = [
     ("src/calc.js", "NODE_ENV" + " " * 4000 + "!"),
     ("calc.py", "'pytest'" + " " * 4000 + "in"),
     ("pytest.ini", "-p" + " " * 4000 + "!"),
+    ("pyproject.toml", "[" + " " * 4000 + "!"),
+    ("pyproject.toml", "[[" + " \t" * 2000 + "]"),
 ]
 _MEGABYTE = 1 << 20
 

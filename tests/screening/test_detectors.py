@@ -14,6 +14,7 @@ from pipeline.core.screening import (
     ScreenKind,
     ScreenRules,
     screen,
+    splice,
 )
 from tests.screening.sources import SKIP_FORMS, Case, Project, changes, path_for, reported_name
 
@@ -225,6 +226,8 @@ def test_an_exit_in_application_code_is_not_the_screen_s_business() -> None:
     ("path", "old", "line"),
     [
         ("pytest.ini", "[pytest]\n", "addopts = --deselect tests/test_calc.py::test_div"),
+        (".pytest.ini", "[pytest]\n", "addopts = --deselect tests/test_calc.py::test_div"),
+        ("pytest.toml", "[pytest]\n", 'addopts = ["--ignore=tests/slow"]'),
         ("tox.ini", "[pytest]\n", "addopts = --ignore=tests/slow"),
         ("setup.cfg", "[tool:pytest]\n", "addopts = -k 'not div'"),
         ("pyproject.toml", "[tool.pytest.ini_options]\n", 'addopts = "--ignore-glob=*div*"'),
@@ -246,6 +249,20 @@ def test_other_tools_sections_are_not_runner_configuration() -> None:
     """An ``exclude`` for ruff in ``pyproject.toml`` filters no test."""
     old = "[tool.ruff]\n"
     assert screen([_modified("pyproject.toml", old, old + "exclude = ['x']\n")], RULES) == ()
+
+
+def test_the_screen_reads_a_mixed_file_s_sections_as_a_pinned_gate_splices_them() -> None:
+    """One reading of the runner's sections for both: an indented ``[pytest]`` continues a
+    value in INI (pytest's parser reads it so, and the splice keeps it the agent's), so a
+    filter under it is no runner configuration; an indented TOML header is one."""
+    ini_old = "[flake8]\nselect =\n"
+    ini_new = ini_old + "    [pytest]\n    exclude = tests\n"
+    assert screen([_modified("tox.ini", ini_old, ini_new)], RULES) == ()
+    assert splice("tox.ini", ini_old, ini_new) == ini_new
+    toml_old = "[project]\n"
+    toml_new = toml_old + '  [tool.pytest.ini_options]\naddopts = "-k not_div"\n'
+    hits = screen([_modified("pyproject.toml", toml_old, toml_new)], RULES)
+    assert _kinds(hits) == [(ScreenKind.TEST_CONFIG_CHANGED, "pyproject.toml", 3)]
 
 
 @pytest.mark.parametrize(

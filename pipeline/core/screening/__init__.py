@@ -6,11 +6,13 @@ values in one order. Nothing here reads a file, a clock or git: the parsers read
 as text. The design is ``docs/research/gates-design.md``, sections 8 and 9.
 """
 
+from pipeline.core.screening._added import find_skips, find_todos
 from pipeline.core.screening._classify import (
     CI_PATTERNS,
+    MIXED_FILES,
     RUN_CONFIGURATION,
     TEST_PATTERNS,
-    FileClass,
+    Image,
     classify,
 )
 from pipeline.core.screening._collected import (
@@ -30,12 +32,6 @@ from pipeline.core.screening._collected import (
     parse_vitest,
     runner_of,
 )
-from pipeline.core.screening._counters import (
-    count_assertions,
-    count_items,
-    find_skips,
-    find_todos,
-)
 from pipeline.core.screening._git_output import (
     StatusEntry,
     parse_name_status,
@@ -44,6 +40,7 @@ from pipeline.core.screening._git_output import (
 )
 from pipeline.core.screening._languages import language_of
 from pipeline.core.screening._lines import MAX_LINE_CHARS
+from pipeline.core.screening._lost import count_assertions, count_items
 from pipeline.core.screening._model import (
     ChangeStatus,
     FileChange,
@@ -56,7 +53,7 @@ from pipeline.core.screening._model import (
     ScreenRules,
     TestItem,
 )
-from pipeline.core.screening._pins import MIXED_FILES, PinKind, named_files, pin_kind, splice
+from pipeline.core.screening._pins import PinKind, named_files, pin_kind, splice
 from pipeline.core.screening._screen import screen
 
 __all__ = [
@@ -70,7 +67,7 @@ __all__ = [
     "Collected",
     "CollectedTest",
     "FileChange",
-    "FileClass",
+    "Image",
     "Language",
     "Marker",
     "PinKind",

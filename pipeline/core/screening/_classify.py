@@ -1,30 +1,81 @@
-"""Which paths are test code, CI files, test-runner configuration or Markdown (pure).
+"""Which paths are test code, CI files, test-runner configuration or Markdown, and a
+change's two images classified once for every detector (pure).
 
 A path is classified by its name and, for Rust and Java/Kotlin, where tests live beside the
 code, by whether its text has a test attribute.
+
+Path globs are read as the configuration writes them: a glob without ``/`` matches a file's
+name in any folder (``conftest.py``, ``*.spec.*``); a glob with ``/`` is anchored at the
+workspace root, and ``**`` spans any number of folders, none included (``tests/**``,
+``**/__tests__/**``). ``*`` and ``?`` never cross a ``/``.
+
+An image is one side of a :class:`FileChange`: the old text at the old path, or the new text
+at the path. A missing text (binary, too large, unreadable) reads as empty: a test file
+replaced by bytes the screen cannot read has lost its tests, which fails closed.
 """
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Iterable
 from typing import Final, final
 
 from attrs import frozen
 
-from pipeline.core.screening._glob import matches_any
 from pipeline.core.screening._languages import SYNTAX, language_of
-from pipeline.core.screening._lines import MAX_LINE_CHARS, is_binary, lines
-from pipeline.core.screening._model import Language
+from pipeline.core.screening._lines import is_binary, lines
+from pipeline.core.screening._model import ChangeStatus, FileChange, Language
 
 __all__ = [
     "CI_PATTERNS",
+    "MIXED_FILES",
+    "RUNNER_FILES",
     "RUN_CONFIGURATION",
     "TEST_PATTERNS",
-    "FileClass",
+    "Image",
+    "Pair",
     "classify",
     "has_test_attribute",
     "is_markdown",
+    "matches_any",
+    "pairs",
+    "runner_header",
     "runner_sections",
 ]
+
+
+@functools.lru_cache(maxsize=512)
+def _compile(pattern: str) -> re.Pattern[str]:
+    anchored = "/" in pattern.rstrip("/")
+    glob = pattern.strip("/") if anchored else pattern.rstrip("/")
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    body = "".join(out)
+    return re.compile(body if anchored else f"(?:.*/)?{body}", re.DOTALL)
+
+
+def matches_any(path: str, patterns: tuple[str, ...]) -> bool:
+    """Whether ``path`` (relative, ``/``-separated) matches one of ``patterns``."""
+    return any(_compile(p).fullmatch(path) for p in patterns)
+
 
 TEST_PATTERNS: Final = (
     "test_*.py",
@@ -57,37 +108,45 @@ CI_PATTERNS: Final = (
 RUN_CONFIGURATION: Final = "ralph.toml"
 """The run's configuration, protected like a CI file."""
 
-_RUNNER_FILES: Final = (
+RUNNER_FILES: Final = (
     "pytest.ini",
-    "tox.ini",
-    "setup.cfg",
-    "pyproject.toml",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
     "conftest.py",
     "jest.config.*",
     "vitest.config.*",
     ".mocharc*",
 )
+"""Files that configure a test runner whole: the screen reads them for filters, and a pinned
+gate takes them from the base."""
 
-# In these files only the named sections configure the runner; elsewhere they hold other
-# tools' settings, whose `exclude` lines are none of the screen's business.
-_SECTIONS: Final = {
-    "tox.ini": ("[pytest]",),
-    "setup.cfg": ("[tool:pytest]",),
-    "pyproject.toml": ("[tool.pytest",),
-}
+_SECTIONED: Final = ("tox.ini", "setup.cfg", "pyproject.toml")
+
+MIXED_FILES: Final = (*_SECTIONED, "package.json")
+"""Files where only the runner's sections (keys) configure it; elsewhere they hold other
+tools' settings, whose ``exclude`` lines are none of the screen's business and whose
+dependencies a pinned gate keeps as the agent has them."""
 
 _MARKDOWN: Final = (".md", ".markdown", ".mdx")
 
 
 @final
 @frozen(kw_only=True)
-class FileClass:
-    """What the screen makes of one path (and text)."""
+class Image:
+    """One path as the screen reads it (one side of a change): its readable text ("" if
+    none), its language, and whether it is test code or a runner's configuration."""
 
+    path: str
+    text: str
     language: Language | None
     test_code: bool
     runner_config: bool
-    ci: bool
+
+    @property
+    def ci(self) -> bool:
+        """Whether the path is a CI file (any change to one is a ``protected_changed``)."""
+        return matches_any(self.path, CI_PATTERNS)
 
 
 def is_markdown(path: str) -> bool:
@@ -103,8 +162,12 @@ def has_test_attribute(language: Language | None, text: str | None) -> bool:
     return pattern is not None and any(pattern.search(line) for _, line in lines(text))
 
 
-def classify(path: str, text: str | None = None, test_paths: tuple[str, ...] = ()) -> FileClass:
-    """Classify ``path`` (relative, ``/``-separated); ``text`` lets a test attribute count.
+def classify(
+    path: str, text: str | None = None, test_paths: tuple[str, ...] = (), other: str = ""
+) -> Image:
+    """Classify ``path`` (relative, ``/``-separated); ``text`` (and ``other``, the change's
+    other side) lets a test attribute count: in either image, so a Rust file whose last
+    ``#[test]`` was deleted is still test code.
 
     Test code needs a known language: a Markdown or data file under ``tests/`` is never
     scanned for test markers.
@@ -114,13 +177,33 @@ def classify(path: str, text: str | None = None, test_paths: tuple[str, ...] = (
         matches_any(path, TEST_PATTERNS)
         or matches_any(path, test_paths)
         or has_test_attribute(language, text)
+        or has_test_attribute(language, other)
     )
-    return FileClass(
+    return Image(
+        path=path,
+        text=text or "",
         language=language,
         test_code=test_code,
-        runner_config=matches_any(path, _RUNNER_FILES),
-        ci=matches_any(path, CI_PATTERNS),
+        runner_config=matches_any(path, RUNNER_FILES) or path.rsplit("/", 1)[-1] in _SECTIONED,
     )
+
+
+def runner_header(name: str, line: str) -> bool | None:
+    """Whether ``line`` of the mixed file ``name`` opens one of the runner's sections
+    (``[pytest]``, ``[tool:pytest]``, ``[tool.pytest...]`` in ``pyproject.toml``) or another
+    one; None when it opens none. An INI header starts its line (an indented one continues a
+    value, as pytest's parser reads it); a TOML header may be indented. Linear in the line:
+    no regular expression."""
+    toml = name == "pyproject.toml"
+    head = line.lstrip() if toml else line
+    end = head.find("]")
+    if not head.startswith("[") or end < 0:
+        return None
+    inner = head[1:end]
+    if toml:
+        inner = inner.removeprefix("[")  # an array of tables: [[tool.pytest...]]
+        return [p.strip().strip("\"'") for p in inner.split(".")][:2] == ["tool", "pytest"]
+    return inner.strip() in ("pytest", "tool:pytest")
 
 
 def runner_sections(path: str, text: str) -> list[tuple[int, str]]:
@@ -130,15 +213,58 @@ def runner_sections(path: str, text: str) -> list[tuple[int, str]]:
     only; every other runner file counts whole.
     """
     name = path.rsplit("/", 1)[-1]
-    headers = _SECTIONS.get(name)
-    if headers is None:
+    if name not in _SECTIONED:
         return list(lines(text))
     inside = False
     kept = []
     for number, line in lines(text):
-        stripped = line.strip()
-        if stripped.startswith("[") and len(stripped) < MAX_LINE_CHARS:
-            inside = stripped.startswith(headers)
+        header = runner_header(name, line)
+        if header is not None:
+            inside = header
         elif inside:
             kept.append((number, line))
     return kept
+
+
+@final
+@frozen(kw_only=True)
+class Pair:
+    """A change with its old image (None when added) and new image (None when deleted)."""
+
+    change: FileChange
+    old: Image | None
+    new: Image | None
+
+
+def _readable(text: str | None) -> str:
+    return "" if text is None or is_binary(text) else text
+
+
+def _order(change: FileChange) -> tuple[str, str, str, str, str]:
+    return (
+        change.path,
+        change.old_path or "",
+        change.status,
+        change.old_text or "",
+        change.new_text or "",
+    )
+
+
+def pairs(changes: Iterable[FileChange], test_paths: tuple[str, ...]) -> tuple[Pair, ...]:
+    """Every change with its images, in one order whatever order the changes came in."""
+    built = []
+    for change in sorted(changes, key=_order):
+        old_text = _readable(change.old_text)
+        new_text = _readable(change.new_text)
+        old = (
+            None
+            if change.status is ChangeStatus.ADDED
+            else classify(change.before, old_text, test_paths, new_text)
+        )
+        new = (
+            None
+            if change.status is ChangeStatus.DELETED
+            else classify(change.path, new_text, test_paths, old_text)
+        )
+        built.append(Pair(change=change, old=old, new=new))
+    return tuple(built)

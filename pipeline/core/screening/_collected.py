@@ -20,8 +20,8 @@ from typing import Final, assert_never, final
 
 from attrs import frozen
 
-from pipeline.core.screening._glob import matches_any
-from pipeline.core.screening._lines import MAX_LINE_CHARS, lines
+from pipeline.core.screening._classify import matches_any
+from pipeline.core.screening._lines import MAX_LINE_CHARS, lines, listed, plural
 from pipeline.core.screening._model import ScreenHit, ScreenKind
 from pipeline.events.values import Count
 
@@ -66,7 +66,6 @@ _CARGO_RUNNING: Final = re.compile(r"Running (?:unittests )?(?P<file>\S+)(?: \(.
 _CARGO_DOCTESTS: Final = re.compile(r"Doc-tests (?P<crate>\S+)")
 _DOC_LINE: Final = re.compile(r" \(line \d+\)$")
 """The line a doc test starts at, which any edit above it moves: not part of its identity."""
-_IDS_SHOWN: Final = 10
 
 
 def _basename(arg: str) -> str:
@@ -369,12 +368,6 @@ def _file(test_id: str) -> str:
     return head if sep and head else "."
 
 
-def _listed(ids: list[str]) -> str:
-    shown = ", ".join(ids[:_IDS_SHOWN])
-    more = len(ids) - _IDS_SHOWN
-    return f"{shown}, ... ({more} more)" if more > 0 else shown
-
-
 def lost_by_collection(
     gate: str, base: Collected, now: Collected, allow: tuple[str, ...] = ()
 ) -> tuple[ScreenHit, ...]:
@@ -423,12 +416,8 @@ def lost_by_collection(
             kind=ScreenKind.TEST_LOST,
             path=path,
             line=Count(0),
-            detail=f"gate '{gate}': {_plural(len(ids))} {way}: {_listed(ids)}",
+            detail=f"gate '{gate}': {plural(len(ids), 'test')} {way}: {listed(ids)}",
         )
         for (path, way), ids in sorted(lost.items())
         if not matches_any(path, allow)
     )
-
-
-def _plural(n: int) -> str:
-    return "1 test" if n == 1 else f"{n} tests"

@@ -14,7 +14,7 @@ from attrs import frozen
 
 from pipeline.core.screening._model import Language
 
-__all__ = ["EXIT_FORCED", "SYNTAX", "Syntax", "language_of"]
+__all__ = ["SYNTAX", "Syntax", "compiled", "language_of"]
 
 
 @final
@@ -37,7 +37,8 @@ class Syntax:
     """Makes a file test code wherever it lives (``#[cfg(test)]``, ``@Test``)."""
 
 
-def _all(*patterns: str) -> tuple[re.Pattern[str], ...]:
+def compiled(*patterns: str) -> tuple[re.Pattern[str], ...]:
+    """Each pattern compiled."""
     return tuple(re.compile(p) for p in patterns)
 
 
@@ -46,19 +47,19 @@ _PYTHON: Final = Syntax(
     item=re.compile(r"^\s*(?:async\s+)?def\s+(?P<name>test\w*)\s*\("),
     attribute=None,
     declaration=None,
-    skips=_all(
+    skips=compiled(
         r"\b(?:pytest\.)?mark\.(?:skip|skipif|xfail)\b",
         r"\bpytest\.(?:skip|xfail|importorskip)\s*\(",
         r"@(?:unittest\.)?(?:skip|skipIf|skipUnless|expectedFailure)\b",
         r"\.skipTest\s*\(",
         r"\braise\s+(?:unittest\.)?SkipTest\b",
     ),
-    assertions=_all(
+    assertions=compiled(
         r"^\s*assert\b",
         r"\bself\.assert\w*\s*\(",
         r"\bpytest\.raises\s*\(",
     ),
-    tautologies=_all(
+    tautologies=compiled(
         r"^\s*assert\s+(?:True|1)\s*(?:,|$)",
         r"\bassertTrue\s*\(\s*(?:True|1)\s*\)",
     ),
@@ -72,18 +73,18 @@ _JAVASCRIPT: Final = Syntax(
     ),
     attribute=None,
     declaration=None,
-    skips=_all(
+    skips=compiled(
         r"(?<![\w$])(?:describe|it|test|context|suite)\.(?:skip|only|todo|skipIf|runIf|fails)\b",
         r"(?<![\w.$])(?:x(?:it|describe|test|context)|f(?:it|describe))\s*\(",
         r"\bthis\.skip\s*\(",
     ),
-    assertions=_all(
+    assertions=compiled(
         r"(?<![\w.$])expect\s*\(",
         r"(?<![\w.$])assert\s*\(",
         r"(?<![\w.$])assert\.\w+\s*\(",
         r"\.should\b",
     ),
-    tautologies=_all(
+    tautologies=compiled(
         r"\bexpect\s*\(\s*true\s*\)\s*\.\s*(?:toBe|toEqual|toBeTruthy)\s*\(\s*(?:true)?\s*\)",
         r"(?<![\w.$])assert\s*\(\s*true\s*\)",
     ),
@@ -94,12 +95,12 @@ _GO: Final = Syntax(
     item=re.compile(r"^func\s+(?P<name>(?:Test|Fuzz|Example)\w*)\s*\("),
     attribute=None,
     declaration=None,
-    skips=_all(r"\b\w+\.Skip(?:f|Now)?\s*\("),
-    assertions=_all(
+    skips=compiled(r"\b\w+\.Skip(?:f|Now)?\s*\("),
+    assertions=compiled(
         r"\b(?:t|tt|b|f)\.(?:Error|Fatal|Fail)\w*\s*\(",
         r"\b(?:assert|require)\.\w+\s*\(",
     ),
-    tautologies=_all(r"\b(?:assert|require)\.True\s*\(\s*\w+\s*,\s*true\s*[,)]"),
+    tautologies=compiled(r"\b(?:assert|require)\.True\s*\(\s*\w+\s*,\s*true\s*[,)]"),
 )
 
 _RUST: Final = Syntax(
@@ -107,9 +108,9 @@ _RUST: Final = Syntax(
     item=None,
     attribute=re.compile(r"#\[\s*(?:test|tokio::test)\b"),
     declaration=re.compile(r"\bfn\s+(?P<name>\w+)"),
-    skips=_all(r"#\[\s*ignore\b"),
-    assertions=_all(r"\b(?:debug_)?assert\w*!"),
-    tautologies=_all(r"\bassert!\s*\(\s*true\s*[,)]"),
+    skips=compiled(r"#\[\s*ignore\b"),
+    assertions=compiled(r"\b(?:debug_)?assert\w*!"),
+    tautologies=compiled(r"\bassert!\s*\(\s*true\s*[,)]"),
     test_attribute=re.compile(r"#\[\s*(?:test|tokio::test|cfg\s*\(\s*test\s*\))"),
 )
 
@@ -118,13 +119,13 @@ _JVM: Final = Syntax(
     item=None,
     attribute=re.compile(r"@(?:Test|ParameterizedTest|RepeatedTest)\b"),
     declaration=re.compile(r"\bfun\s+(?P<name>`[^`]+`|\w+)\s*\(|\b(?P<java>\w+)\s*\("),
-    skips=_all(
+    skips=compiled(
         r"@(?:Disabled\w*|Ignore|EnabledIf\w*)\b",
         r"\b(?:Assumptions\.)?assume\w*\s*\(",
         r"@Test\s*\(\s*enabled\s*=\s*false\b",
     ),
-    assertions=_all(r"\bassert\w*\s*\(", r"\bverify\s*\("),
-    tautologies=_all(r"\bassertTrue\s*\(\s*true\s*\)"),
+    assertions=compiled(r"\bassert\w*\s*\(", r"\bverify\s*\("),
+    tautologies=compiled(r"\bassertTrue\s*\(\s*true\s*\)"),
     test_attribute=re.compile(r"@Test\b"),
 )
 
@@ -136,15 +137,6 @@ SYNTAX: Final = {
     Language.JVM: _JVM,
 }
 """Each language's patterns."""
-
-EXIT_FORCED: Final = _all(
-    r"\bsession\.exitstatus\s*=(?!=)",
-    r"\bos\._exit\s*\(",
-    r"\bsys\.exit\s*\(\s*0?\s*\)",
-    r"\bprocess\.exit\s*\(\s*0?\s*\)",
-    r"\bos\.Exit\s*\(\s*0\s*\)",
-)
-"""Ways to end a test run as passed, in test code or test configuration of any language."""
 
 _EXTENSIONS: Final = {
     ".py": Language.PYTHON,

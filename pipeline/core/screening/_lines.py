@@ -1,16 +1,33 @@
-"""Lines as the detectors read them: bounded, with line comments cut off (pure).
+"""Lines as the detectors read them: bounded, with line comments cut off, and the marker
+lines found in them (pure).
 
 Every detector reads a text through :func:`lines`, which cuts each line to
 :data:`MAX_LINE_CHARS`: the regular expressions then do bounded work per line, so a screen
 costs time linear in its input whatever the text holds (one huge minified line included).
+Every marker finder has one shape, :func:`markers` over :func:`code`: the lines where its
+patterns match, each quoted and weighed by how many matches it holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
-__all__ = ["MAX_LINE_CHARS", "is_binary", "lines", "strip_comment"]
+from pipeline.core.screening._languages import SYNTAX
+from pipeline.core.screening._model import DETAIL_CHARS, Language, Marker
+
+__all__ = [
+    "MAX_LINE_CHARS",
+    "code",
+    "is_binary",
+    "lines",
+    "listed",
+    "marker",
+    "markers",
+    "plural",
+    "strip_comment",
+]
 
 MAX_LINE_CHARS: Final = 4096
 """Characters of a line the detectors look at; the rest of a longer line is not read."""
@@ -66,3 +83,49 @@ def strip_comment(line: str, marker: str) -> str:
             return line[:i]
         i += 1
     return line
+
+
+def code(
+    language: Language | None, text: str, needles: tuple[str, ...] = ("",)
+) -> Iterator[tuple[int, str]]:
+    """The lines of ``text`` holding one of ``needles`` (a cheap test before the costly
+    part), with ``language``'s line comments cut off (None: kept); none of a binary text."""
+    if is_binary(text):
+        return
+    comment = None if language is None else SYNTAX[language].comment
+    for number, line in lines(text):
+        if any(needle in line for needle in needles):
+            yield number, line if comment is None else strip_comment(line, comment)
+
+
+def marker(number: int, line: str, count: int = 1) -> Marker:
+    """A marker at line ``number`` quoting ``line`` (cut to fit a hit's detail)."""
+    return Marker(line=number, text=line.strip()[:DETAIL_CHARS], count=count)
+
+
+def markers(
+    numbered: Iterable[tuple[int, str]], patterns: Sequence[re.Pattern[str]]
+) -> tuple[Marker, ...]:
+    """The lines where ``patterns`` match, each weighed by its number of matches."""
+    found = []
+    for number, line in numbered:
+        count = sum(len(p.findall(line)) for p in patterns)
+        if count:
+            found.append(marker(number, line, count))
+    return tuple(found)
+
+
+_SHOWN: Final = 10
+"""Names a hit's detail lists before it says how many more there are."""
+
+
+def listed(names: Sequence[str]) -> str:
+    """``names`` joined for a hit's detail: the first ten, then how many more."""
+    shown = ", ".join(names[:_SHOWN])
+    more = len(names) - _SHOWN
+    return f"{shown}, ... ({more} more)" if more > 0 else shown
+
+
+def plural(n: int, word: str) -> str:
+    """``1 test``, ``2 tests``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -1,4 +1,8 @@
-"""Tests and assertions that left test code: net counts over the whole change (pure).
+"""Tests and assertions counted per language, and those that left test code: net counts over
+the whole change (pure).
+
+The counters read a text's lines with line comments cut off: a commented-out test or
+assertion does not count.
 
 A test's name is what ties it to its old self: a test moved to another file, or a file moved
 whole, leaves every name in some new text and costs nothing. A renamed test changes no
@@ -9,16 +13,48 @@ ask whether a file's tests went anywhere, look only at files that lost all of th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 
-from pipeline.core.screening._counters import count_assertions, count_items
-from pipeline.core.screening._images import Image, Pair
-from pipeline.core.screening._model import ChangeStatus, ScreenHit, ScreenKind, TestItem
+from pipeline.core.screening._classify import Image, Pair
+from pipeline.core.screening._languages import SYNTAX
+from pipeline.core.screening._lines import code, listed, markers, plural
+from pipeline.core.screening._model import ChangeStatus, Language, ScreenHit, ScreenKind, TestItem
 from pipeline.events.values import Count
 
-__all__ = ["lost_tests"]
+__all__ = ["count_assertions", "count_items", "lost_tests"]
 
-_NAMES_SHOWN = 10
+
+def count_items(language: Language, text: str) -> tuple[TestItem, ...]:
+    """The tests ``text`` declares, in order (Python ``def test_*``, ``it(``/``test(``...)."""
+    syntax = SYNTAX[language]
+    items = []
+    pending = False
+    for number, line in code(language, text):
+        if syntax.item is not None:
+            match = syntax.item.search(line)
+            if match:
+                items.append(TestItem(name=match["name"] or f"<line {number}>", line=number))
+            continue
+        rest = line
+        attribute = syntax.attribute.search(line) if syntax.attribute else None
+        if attribute:
+            pending = True
+            rest = line[attribute.end() :]
+        stripped = rest.strip()
+        if not pending or not stripped or (stripped.startswith(("@", "#[")) and not attribute):
+            continue
+        declared = syntax.declaration.search(rest) if syntax.declaration else None
+        if declared:
+            pending = False
+            name = next(g for g in declared.groups() if g is not None)
+            items.append(TestItem(name=name, line=number))
+        elif not attribute:
+            pending = False
+    return tuple(items)
+
+
+def count_assertions(language: Language, text: str) -> int:
+    """How many assertions ``text`` makes (``assert``, ``expect(``, ``t.Error``...)."""
+    return sum(m.count for m in markers(code(language, text), SYNTAX[language].assertions))
 
 
 def _items(image: Image | None) -> tuple[TestItem, ...]:
@@ -31,17 +67,6 @@ def _assertions(image: Image | None) -> int:
     if image is None or not image.test_code or image.language is None:
         return 0
     return count_assertions(image.language, image.text)
-
-
-def _names(names: Iterable[str]) -> str:
-    listed = list(names)
-    shown = ", ".join(listed[:_NAMES_SHOWN])
-    more = len(listed) - _NAMES_SHOWN
-    return f"{shown}, ... ({more} more)" if more > 0 else shown
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _gone_by_pair(
@@ -64,26 +89,26 @@ def _whole_file(pair: Pair, before: int, gone: list[str]) -> ScreenHit | None:
     change = pair.change
     if not gone:
         return None
-    listed = _names(gone)
+    shown = listed(gone)
     if change.status is ChangeStatus.DELETED:
         return ScreenHit(
             kind=ScreenKind.TEST_FILE_DELETED,
             path=change.before,
             line=Count(0),
-            detail=f"deleted (tests gone: {listed})",
+            detail=f"deleted (tests gone: {shown})",
         )
     if change.status is ChangeStatus.RENAMED and pair.new is not None and not pair.new.test_code:
         return ScreenHit(
             kind=ScreenKind.TEST_FILE_DELETED,
             path=change.before,
             line=Count(0),
-            detail=f"renamed to {change.path}, not test code (tests gone: {listed})",
+            detail=f"renamed to {change.path}, not test code (tests gone: {shown})",
         )
     return ScreenHit(
         kind=ScreenKind.TEST_FILE_EMPTIED,
         path=change.path,
         line=Count(0),
-        detail=f"{_plural(before, 'test')} before, none now (tests gone: {listed})",
+        detail=f"{plural(before, 'test')} before, none now (tests gone: {shown})",
     )
 
 
@@ -105,7 +130,7 @@ def lost_tests(pairs: tuple[Pair, ...]) -> list[ScreenHit]:
     if fewer > 0:
         for index, pair in enumerate(pairs):
             if gone[index] and index not in whole:
-                detail = f"{_plural(fewer, 'fewer test')} in all; gone here: {_names(gone[index])}"
+                detail = f"{plural(fewer, 'fewer test')} in all; gone here: {listed(gone[index])}"
                 hits.append(
                     ScreenHit(
                         kind=ScreenKind.TEST_REMOVED,
@@ -120,7 +145,7 @@ def lost_tests(pairs: tuple[Pair, ...]) -> list[ScreenHit]:
         for index, pair in enumerate(pairs):
             before, after = asserted[index]
             if before > after and index not in whole:
-                detail = f"{before} -> {_plural(after, 'assertion')} ({dropped} fewer in all)"
+                detail = f"{before} -> {plural(after, 'assertion')} ({dropped} fewer in all)"
                 hits.append(
                     ScreenHit(
                         kind=ScreenKind.ASSERTIONS_REMOVED,

@@ -16,13 +16,17 @@ from __future__ import annotations
 import enum
 import json
 import posixpath
-import re
 import tomllib
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from pipeline.core.screening._classify import TEST_PATTERNS
-from pipeline.core.screening._glob import matches_any
+from pipeline.core.screening._classify import (
+    MIXED_FILES,
+    RUNNER_FILES,
+    TEST_PATTERNS,
+    matches_any,
+    runner_header,
+)
 
 __all__ = [
     "MIXED_FILES",
@@ -33,17 +37,10 @@ __all__ = [
 ]
 
 _RUNNER_NAMES: Final = (
-    "pytest.ini",
-    ".pytest.ini",
-    "pytest.toml",
-    ".pytest.toml",
-    "conftest.py",
+    *RUNNER_FILES,
     # Python runs these at its start wherever they are on the path: a test run's too.
     "sitecustomize.py",
     "usercustomize.py",
-    "jest.config.*",
-    "vitest.config.*",
-    ".mocharc*",
     "Makefile",
     "makefile",
     "GNUmakefile",
@@ -53,10 +50,6 @@ _SHADOWS: Final = frozenset({"pytest", "_pytest", "pluggy", "unittest"})
 """Modules a test run imports from the path, where ``python -m pytest`` puts the work tree
 first: a ``pytest.py`` or ``pytest/`` of the agent's would stand in for the runner."""
 
-MIXED_FILES: Final = ("tox.ini", "setup.cfg", "pyproject.toml", "package.json")
-"""Files where only the runner's sections (keys) are the runner's business."""
-
-_INI_SECTIONS: Final = ("pytest", "tool:pytest")
 _PACKAGE_KEYS: Final = ("scripts", "jest", "vitest", "mocha")
 
 
@@ -118,7 +111,7 @@ def splice(path: str, base: str | None, agent: str) -> str | None:
         return _splice_json(base, agent)
     if name == "pyproject.toml":
         return _splice_toml(base, agent)
-    return _splice_ini(base, agent)
+    return _splice_ini(name, base, agent)
 
 
 def _splice_json(base: str | None, agent: str) -> str | None:
@@ -141,32 +134,16 @@ def _splice_json(base: str | None, agent: str) -> str | None:
     return json.dumps(mine, indent=2, ensure_ascii=False) + "\n"
 
 
-_INI_HEADER = re.compile(r"\[([^\]]*)\]")
-_TOML_HEADER = re.compile(r"\s*\[\[?\s*([^\]]*?)\s*\]\]?")
-
-
-def _ini_runner(header: str) -> bool:
-    return header.strip() in _INI_SECTIONS
-
-
-def _toml_runner(header: str) -> bool:
-    parts = [p.strip().strip("\"'") for p in header.split(".")]
-    return parts[:2] == ["tool", "pytest"]
-
-
-def _sections(
-    text: str, header: re.Pattern[str], runner: Callable[[str], bool]
-) -> tuple[list[str], list[str]]:
+def _sections(text: str, name: str) -> tuple[list[str], list[str]]:
     """``text``'s lines outside the runner's sections, and those inside them (headers
-    included). An INI header starts its line (an indented one continues a value, as pytest's
-    parser reads it); a TOML header may be indented."""
+    included), as :func:`runner_header` reads the headers of ``name``."""
     other: list[str] = []
     inside: list[str] = []
     current = other
     for line in text.splitlines(keepends=True):
-        found = header.match(line)
-        if found is not None:
-            current = inside if runner(found.group(1)) else other
+        header = runner_header(name, line)
+        if header is not None:
+            current = inside if header else other
         current.append(line)
     return other, inside
 
@@ -180,9 +157,9 @@ def _joined(other: list[str], inside: list[str]) -> str:
     return text
 
 
-def _splice_ini(base: str | None, agent: str) -> str | None:
-    other, now = _sections(agent, _INI_HEADER, _ini_runner)
-    inside = [] if base is None else _sections(base, _INI_HEADER, _ini_runner)[1]
+def _splice_ini(name: str, base: str | None, agent: str) -> str | None:
+    other, now = _sections(agent, name)
+    inside = [] if base is None else _sections(base, name)[1]
     return agent if now == inside else _joined(other, inside)
 
 
@@ -192,8 +169,8 @@ def _tool_pytest(text: str) -> object:
 
 
 def _splice_toml(base: str | None, agent: str) -> str | None:
-    other, now = _sections(agent, _TOML_HEADER, _toml_runner)
-    inside = [] if base is None else _sections(base, _TOML_HEADER, _toml_runner)[1]
+    other, now = _sections(agent, "pyproject.toml")
+    inside = [] if base is None else _sections(base, "pyproject.toml")[1]
     spliced = agent if now == inside else _joined(other, inside)
     try:
         wanted = None if base is None else _tool_pytest(base)

@@ -7,25 +7,33 @@ its input (see :mod:`pipeline.core.screening._lines`), and never raises.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 from pipeline.core.screening._added import (
     added_markers,
     config_filters,
     exits,
+    find_todos,
     rebindings,
     runner_checks,
     skips,
     tautologies,
 )
-from pipeline.core.screening._classify import CI_PATTERNS, RUN_CONFIGURATION, is_markdown
-from pipeline.core.screening._counters import find_todos
-from pipeline.core.screening._glob import matches_any
-from pipeline.core.screening._images import Image, Pair, pairs
+from pipeline.core.screening._classify import (
+    CI_PATTERNS,
+    RUN_CONFIGURATION,
+    Image,
+    Pair,
+    is_markdown,
+    matches_any,
+    pairs,
+)
 from pipeline.core.screening._lost import lost_tests
 from pipeline.core.screening._model import (
     ChangeStatus,
     FileChange,
     Marker,
+    Protection,
     ScreenHit,
     ScreenKind,
     ScreenRules,
@@ -41,15 +49,16 @@ def _allowed(change: FileChange, rules: ScreenRules) -> bool:
     return matches_any(change.path, rules.allow) and matches_any(change.before, rules.allow)
 
 
+_BUILT_IN: Final = (
+    Protection(pattern=f"/{RUN_CONFIGURATION}", reason="the run's configuration"),
+    *(Protection(pattern=pattern, reason="a CI file") for pattern in CI_PATTERNS),
+)
+"""What no change may touch whatever ``[tamper]`` says; ``rules.protect`` adds to it."""
+
+
 def _protection(path: str, rules: ScreenRules) -> str | None:
-    if path == RUN_CONFIGURATION:
-        return "the run's configuration"
-    if matches_any(path, CI_PATTERNS):
-        return "a CI file"
-    for protection in rules.protect:
-        if matches_any(path, (protection.pattern,)):
-            return protection.reason
-    return None
+    found = (p for p in (*_BUILT_IN, *rules.protect) if matches_any(path, (p.pattern,)))
+    return next((p.reason for p in found), None)
 
 
 def _protected(pair: Pair, rules: ScreenRules) -> ScreenHit | None:

@@ -1,22 +1,34 @@
-"""The tamper screen's change set gathered from git and the work tree (I/O, not wired yet).
+"""The tamper screen's change set gathered from git and the work tree (I/O; the run's screen,
+:mod:`._screening`, is its user).
 
 :func:`gather_changes` lists what changed from a base commit to the work tree: the commits an
 agent made itself, staged and unstaged changes (``git diff <base>``, renames found), and
 untracked files that are not ignored (as added); it reads the old texts through one ``git
-cat-file --batch`` and the new ones from the work tree, through no symbolic link (see
-:mod:`._changed_texts`). ralph's own folders, the kept-out paths and agent CLIs' droppings
-are left out by the pathspecs the commit handler uses (:func:`._git.own_pathspecs`). The
-result goes to :func:`pipeline.core.screening.screen`, ``Gathered.dirty`` to
-:func:`pipeline.core.screening.tree_dirty`. Git runs through :func:`._gitcmd.run_git_bytes` only.
+cat-file --batch`` and the new ones from the work tree. ralph's own folders, the kept-out
+paths and agent CLIs' droppings are left out by the pathspecs the commit handler uses
+(:func:`._git.own_pathspecs`). The result goes to :func:`pipeline.core.screening.screen`,
+``Gathered.dirty`` to :func:`pipeline.core.screening.tree_dirty`. Git runs through
+:func:`._gitcmd.run_git_bytes` only.
 
-A **baseline** holds the texts of files that were untracked when the run started (``ralph
-init`` leaves ``ralph.toml`` so): git cannot say what such a file was, so it is judged against
-its baseline text, whatever git says about it now (see :func:`gather_changes`).
+A text is what the screen's detectors read, or None: path-level detectors only. It is None
+for a file over the size limit (a cut text would count tests wrongly), a binary file (a NUL
+byte, git's own test) and anything in the work tree that is not a regular file reached
+through no symbolic link (a link's target may lie outside the workspace: ``~/.aws``).
+Bytes that are not UTF-8 are decoded as U+FFFD rather than making the whole file binary: a
+Latin-1 test file still has its tests counted, since every marker the detectors look for is
+ASCII, and the old and new texts are decoded alike, so equal bytes give equal texts.
+
+A **baseline** holds the texts of ``ralph.toml`` and the prompt file when they were untracked
+as the run started (``ralph init`` leaves them so): git cannot say what such a file was, so
+it is judged against its baseline text, whatever git says about it now (see
+:func:`gather_changes`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -31,9 +43,8 @@ from pipeline.core.screening import (
     parse_name_status,
     parse_porcelain,
 )
-from pipeline.handlers.runtime._changed_texts import blob_texts, worktree_text
 from pipeline.handlers.runtime._git import own_pathspecs
-from pipeline.handlers.runtime._gitcmd import GitPolicy, run_git_bytes
+from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git_bytes
 
 __all__ = [
     "MAX_FILES",
@@ -41,7 +52,6 @@ __all__ = [
     "Gathered",
     "gather_changes",
     "untracked_baseline",
-    "untracked_paths",
 ]
 
 MAX_FILES: Final = 5000
@@ -51,6 +61,101 @@ MAX_FILE_BYTES: Final = 1 << 20
 """The most of one file a screen reads (1 MiB); a larger file has no text."""
 
 _NO_BASELINE: Final[Mapping[str, str]] = MappingProxyType({})
+
+_UNREADABLE: Final = frozenset(
+    {errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENXIO, errno.EACCES, errno.EPERM}
+)
+"""Why opening a listed path may fail that makes its text None rather than the screen fail:
+it is gone, a folder on its way is a link or a file (``ENOTDIR``, ``ELOOP`` under
+``O_NOFOLLOW``), the path itself is a link (``ELOOP``) or a socket (``ENXIO``), or the agent
+took away the read permission (a screen that stops there would never finish)."""
+
+
+def _as_text(data: bytes, max_bytes: int) -> str | None:
+    """``data`` as a text, or None when it is over ``max_bytes`` or binary (holds a NUL)."""
+    if len(data) > max_bytes or b"\0" in data:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _worktree_text(root: Path, path: str, max_bytes: int) -> str | None:
+    """The text of the work tree's file at ``path`` (git's ``/``-separated path from the
+    top), opened through no symbolic link at any part of it, and read only when it is a
+    regular file; None when it is not one, is gone, or its text is None (see
+    :func:`_as_text`). Raises ``OSError`` when a file that is there cannot be read."""
+    parts = path.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return None
+    nofollow = os.O_NOFOLLOW | os.O_CLOEXEC
+    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | nofollow, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        # O_NONBLOCK: a FIFO planted at the path is opened without waiting for a writer.
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NONBLOCK | nofollow, dir_fd=folder)
+    except OSError as error:
+        if error.errno in _UNREADABLE:
+            return None
+        raise
+    finally:
+        os.close(folder)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as opened:
+            # One byte past the limit tells a file over it from one just at it.
+            return _as_text(opened.read(max_bytes + 1), max_bytes)
+    finally:
+        os.close(fd)
+
+
+def _blob_texts(
+    root: Path, names: Sequence[str], policy: GitPolicy, max_bytes: int
+) -> tuple[str | None, ...]:
+    """The texts of git objects named ``<rev>:<path>``, in order, read by one ``git cat-file
+    --batch``; None for a name git does not find and for a text :func:`_as_text` refuses.
+
+    Blobs over ``max_bytes`` still pass through the pipe whole (``--batch`` has no limit):
+    memory is bounded by the caller's file limit times the largest old file.
+    """
+    if not names:
+        return ()
+    # -z only when a path holds a newline: older gits do not know it.
+    nul = any("\n" in name for name in names)
+    end = b"\0" if nul else b"\n"
+    wanted = [os.fsencode(name) for name in names]
+    done = run_git_bytes(
+        root,
+        "cat-file",
+        "--batch",
+        *(("-z",) if nul else ()),
+        policy=policy,
+        input_bytes=b"".join(name + end for name in wanted),
+    )
+    out = done.stdout
+    texts: list[str | None] = []
+    at = 0
+    for name in wanted:
+        # A name git cannot resolve comes back as ``NAME missing`` (or ``ambiguous``).
+        unresolved = next(
+            (n for n in (b" missing\n", b" ambiguous\n") if out.startswith(name + n, at)), None
+        )
+        if unresolved is not None:
+            texts.append(None)
+            at += len(name) + len(unresolved)
+            continue
+        newline = out.find(b"\n", at)
+        header = out[at:newline].split(b" ") if newline >= 0 else []
+        if len(header) != 3 or not header[2].isdigit():
+            raise GitError(f"git cat-file --batch: unexpected answer for {os.fsdecode(name)!r}")
+        size = int(header[2])
+        start = newline + 1
+        blob = out[start : start + size]
+        texts.append(_as_text(blob, max_bytes) if header[1] == b"blob" else None)
+        at = start + size + 1
+    return tuple(texts)
 
 
 @final
@@ -107,7 +212,7 @@ def _tracked_changes(
     return parse_name_status(_decoded(done.stdout))
 
 
-def untracked_paths(root: Path, policy: GitPolicy, excludes: Sequence[str]) -> list[str]:
+def _untracked_paths(root: Path, policy: GitPolicy, excludes: Sequence[str]) -> list[str]:
     """The untracked paths git does not ignore, less ``excludes`` (pathspecs)."""
     done = run_git_bytes(
         root,
@@ -124,9 +229,7 @@ def untracked_paths(root: Path, policy: GitPolicy, excludes: Sequence[str]) -> l
     return [path.rstrip("/") for path in _listed(done.stdout)]
 
 
-def _dirty(
-    root: Path, policy: GitPolicy, excludes: tuple[str, ...], baseline: Mapping[str, str]
-) -> tuple[StatusEntry, ...]:
+def _dirty(root: Path, policy: GitPolicy, excludes: tuple[str, ...]) -> tuple[StatusEntry, ...]:
     done = run_git_bytes(
         root,
         "status",
@@ -140,30 +243,7 @@ def _dirty(
         *excludes,
         policy=policy,
     )
-    entries = parse_porcelain(_decoded(done.stdout))
-    return tuple(entry for entry in entries if entry.path not in baseline)
-
-
-def _outside_baseline(change: FileChange, baseline: Mapping[str, str]) -> FileChange | None:
-    """git's ``change`` with the baseline's paths taken out (they are judged apart)."""
-    if change.status is not ChangeStatus.RENAMED:
-        return None if change.path in baseline else change
-    source, target = change.before not in baseline, change.path not in baseline
-    if source and target:
-        return change
-    if target:
-        return FileChange(
-            path=change.path, old_path=None, status=ChangeStatus.ADDED, old_text=None, new_text=None
-        )
-    if source:
-        return FileChange(
-            path=change.before,
-            old_path=None,
-            status=ChangeStatus.DELETED,
-            old_text=None,
-            new_text=None,
-        )
-    return None
+    return parse_porcelain(_decoded(done.stdout))
 
 
 def _against_baseline(
@@ -180,7 +260,7 @@ def _against_baseline(
                 new_text=None,
             )
             continue
-        now = worktree_text(root, path, max_bytes)
+        now = _worktree_text(root, path, max_bytes)
         if now != before:
             yield FileChange(
                 path=path,
@@ -198,7 +278,7 @@ def _with_texts(
     from the work tree."""
     had_old = [i for i, c in enumerate(changes) if c.status is not ChangeStatus.ADDED]
     names = [f"{base}:{changes[i].before}" for i in had_old]
-    old = dict(zip(had_old, blob_texts(root, names, policy, max_bytes), strict=False))
+    old = dict(zip(had_old, _blob_texts(root, names, policy, max_bytes), strict=False))
     return [
         FileChange(
             path=c.path,
@@ -207,7 +287,7 @@ def _with_texts(
             old_text=old.get(i),
             new_text=None
             if c.status is ChangeStatus.DELETED
-            else worktree_text(root, c.path, max_bytes),
+            else _worktree_text(root, c.path, max_bytes),
         )
         for i, c in enumerate(changes)
     ]
@@ -231,22 +311,23 @@ def gather_changes(
     that were untracked when the run started (see :func:`untracked_baseline`). Such a path is
     judged against that text whatever git says of it now: the same text is no change, another
     is ``MODIFIED`` (the baseline as old text), a path gone is ``DELETED``; it is never dirty.
-    A rename into or out of a baseline path keeps only its other side (added or deleted).
+    git is asked about everything but the baseline's paths, so a rename into or out of one
+    keeps only its other side (deleted or added).
     Past ``max_files`` changed paths (in path order) the rest are left unread and
     ``incomplete`` is set. Raises ``GitError`` when a git command fails, ``OSError`` when a
     file that is there cannot be read.
     """
-    specs = own_pathspecs(excludes)
+    specs = own_pathspecs((*excludes, *baseline))
     since = base if base is not None else _empty_tree(root, policy)
     untracked = (
         FileChange(
             path=path, old_path=None, status=ChangeStatus.ADDED, old_text=None, new_text=None
         )
-        for path in untracked_paths(root, policy, specs)
+        for path in _untracked_paths(root, policy, specs)
     )
     listed = [*_tracked_changes(root, since, policy, specs), *untracked]
     # (change, whether its texts are still to read): the baseline's are read already.
-    entries = [(kept, True) for c in listed if (kept := _outside_baseline(c, baseline))]
+    entries = [(c, True) for c in listed]
     entries += [(c, False) for c in _against_baseline(root, baseline, max_bytes)]
     entries.sort(key=lambda entry: (entry[0].path, entry[0].before))
     chosen = entries[:max_files]
@@ -255,7 +336,7 @@ def gather_changes(
     return Gathered(
         changes=changes,
         incomplete=len(entries) > max_files,
-        dirty=_dirty(root, policy, specs, baseline),
+        dirty=_dirty(root, policy, specs),
     )
 
 
@@ -278,7 +359,7 @@ def untracked_baseline(
     for path in wanted:
         if path in tracked:
             continue
-        text = worktree_text(root, path, max_bytes)
+        text = _worktree_text(root, path, max_bytes)
         if text is not None:
             found[path] = text
     return found

@@ -9,9 +9,9 @@ decides nothing: what a hit does is the reducer's (``pipeline.reducers._screenin
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final
 
 import attrs
 import orjson
@@ -19,7 +19,7 @@ from attrs import frozen
 
 from pipeline.core.config import RalphConfig
 from pipeline.core.effects import ScreenChanges
-from pipeline.core.screening import Protection, ScreenRules, screen, tree_dirty
+from pipeline.core.screening import Protection, ScreenRules, named_files, screen, tree_dirty
 from pipeline.events import (
     ChangesScreened,
     Count,
@@ -33,17 +33,11 @@ from pipeline.events import (
     WorkspaceErrorKind,
 )
 from pipeline.handlers.runtime._collecting import Collector
-from pipeline.handlers.runtime._git import own_pathspecs
 from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
 from pipeline.handlers.runtime._io import facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._run_setup import config_and_prompt
-from pipeline.handlers.runtime._screen import (
-    Gathered,
-    gather_changes,
-    untracked_baseline,
-    untracked_paths,
-)
+from pipeline.handlers.runtime._screen import Gathered, gather_changes, untracked_baseline
 from pipeline.handlers.runtime._secrets import find_secrets
 
 __all__ = [
@@ -52,12 +46,7 @@ __all__ = [
     "gate_protections",
     "record_screen_base",
     "run_screen",
-    "save_baseline",
 ]
-
-_BASELINE_FILES: Final = 200
-"""The most untracked files a run keeps the text of when it starts; past it, later changes to
-the rest read as added files."""
 
 
 def record_screen_base(
@@ -67,17 +56,6 @@ def record_screen_base(
     done = run_git(root, "rev-parse", "--verify", "-q", ref, policy=policy, check=False)
     sha = done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
     return ScreenBaseRecorded(sha=sha, at=clock())
-
-
-def save_baseline(root: Path, saved: Path, policy: GitPolicy, excludes: Sequence[str]) -> None:
-    """Keep the text of the untracked files the run starts with (``ralph.toml`` and the
-    prompt, as ``ralph init`` leaves them), so the screen tells the agent's changes to them
-    from the files themselves."""
-    paths = sorted(p for p in untracked_paths(root, policy, excludes) if _utf8(p) == p)
-    paths = paths[:_BASELINE_FILES]
-    baseline = untracked_baseline(root, paths, policy)
-    saved.parent.mkdir(parents=True, exist_ok=True)
-    saved.write_bytes(orjson.dumps(baseline))
 
 
 def _baseline(saved: Path) -> dict[str, str]:
@@ -92,23 +70,12 @@ def _baseline(saved: Path) -> dict[str, str]:
 
 def gate_protections(root: Path, gates: Sequence[GateSpec]) -> tuple[Protection, ...]:
     """A protection for each workspace file a gate's command names (``scripts/check.sh``,
-    ``tests/conftest.py``): an agent that edits what its gate runs has edited the gate."""
-    top = root.resolve()
+    ``tests/conftest.py``), read as a pinned gate reads them (:func:`named_files`): an agent
+    that edits what its gate runs has edited the gate, and its edit would land."""
     found: dict[str, Protection] = {}
     for gate in gates:
-        for arg in gate.argv:
-            if not arg or arg.startswith("-") or "\0" in arg or "\n" in arg:
-                continue  # an option or inline code (``-c "..."``), not a file
-            try:
-                path = (top / arg).resolve()
-                if not path.is_relative_to(top) or not path.is_file():
-                    continue
-            except OSError:  # a name too long for a path, a loop of links...
-                continue
-            relative = path.relative_to(top).as_posix()
-            found.setdefault(
-                relative, Protection(pattern=relative, reason=f"gate '{gate.name}' runs it")
-            )
+        for path in sorted(named_files((gate.argv,), lambda p: os.path.isfile(root / p))):
+            found.setdefault(path, Protection(pattern=path, reason=f"gate '{gate.name}' runs it"))
     return tuple(found.values())
 
 
@@ -167,19 +134,26 @@ class RunScreen:
     on: bool
     root: Path
     saved: Path
-    """Where the run keeps the untracked files it started with."""
+    """Where the run keeps the texts of ``own`` that were untracked when it started."""
+    own: tuple[str, ...]
+    """``ralph.toml`` and the prompt file: the only untracked files a run starts with that the
+    screen reads (it starts on a clean tree, and what ``--allow-dirty`` keeps is left out)."""
     policy: GitPolicy
     excludes: tuple[str, ...]
-    """Pathspecs of what the screen leaves out (ralph's own files, the person's kept paths)."""
+    """Paths the screen leaves out besides ralph's own folders (ralph's own files, the
+    person's kept paths), as :func:`._screen.gather_changes` takes them."""
     clock: Callable[[], Instant]
     collect: Collect | None = None
     """The collection check (None: not made)."""
 
     def started(self) -> tuple[PipelineEvent, ...]:
-        """At a run's start: keep its untracked files, and record where its changes start."""
+        """At a run's start: keep the text of ``ralph.toml`` and the prompt file when git does
+        not track them (as ``ralph init`` leaves them), so the screen tells the agent's changes
+        to them from the files themselves; and record where the run's changes start."""
         if not self.on:
             return ()
-        save_baseline(self.root, self.saved, self.policy, self.excludes)
+        self.saved.parent.mkdir(parents=True, exist_ok=True)
+        self.saved.write_bytes(orjson.dumps(untracked_baseline(self.root, self.own, self.policy)))
         return (record_screen_base(self.root, self.policy, self.clock),)
 
     def rebased(self, facts: Sequence[PipelineEvent], onto: str) -> tuple[PipelineEvent, ...]:
@@ -227,8 +201,8 @@ def run_screen(
     out of it too, but ``ralph.toml`` and the prompt file, which an agent must not change
     either; ``collector`` makes the collection check (None: none). On when the run screens
     or pins its gates (both need its base)."""
-    screened = set(config_and_prompt(layout, config.prompt_file))
-    excludes = own_pathspecs([p for p in keep_out if p not in screened])
+    screened = config_and_prompt(layout, config.prompt_file)
+    excludes = tuple(p for p in keep_out if p not in screened)
     saved = layout.run_state(run_id, "screen-baseline.json")
     loop = config.loop_policy()
     screens = loop.screens
@@ -239,6 +213,7 @@ def run_screen(
         on=on,
         root=layout.root,
         saved=saved,
+        own=screened,
         policy=policy,
         excludes=excludes,
         clock=clock,
