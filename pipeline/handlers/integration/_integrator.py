@@ -1,36 +1,33 @@
-"""The integrator: the handler of the merge queue's effects (I/O: git, processes, files).
+"""The integrator: the landing's git steps for :func:`~pipeline.engine.integrate` (I/O: git,
+processes, files).
 
 It replays a completed run's branch in a scratch worktree, runs the run's final gates there
 as a run runs them (the same environment, sandbox and timeouts, through :class:`Runtime`;
 pinned as a run's are, to the target's head, unless the run recorded ``pin = "off"``: the
 world is laid out by the run's own code, :class:`~pipeline.handlers.runtime.Layering`, in
 this scratch), and moves the target. It reports what git and the gates did; the reducer
-decides what follows.
+folds it, and the landing takes the next step from there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, assert_never
+from typing import Final
 
 from attrs import frozen
 
 from pipeline.core.config import RalphConfig
-from pipeline.core.effects import (
-    GateReplayed,
-    IntegrationEffect,
-    InvokeAgent,
-    MoveTarget,
-    ReplayBranch,
-    RunGate,
-)
+from pipeline.core.effects import EffectId, InvokeAgent, RunGate
+from pipeline.core.state import Integration, IntegrationStatus, PipelineState
 from pipeline.events import (
+    AgentName,
     Count,
     DevelopmentIterationCompleted,
     Digest,
     GateBoundary,
     GateFinished,
+    GateSpec,
     Instant,
     IntegrationFailed,
     IntegrationGated,
@@ -58,6 +55,7 @@ from pipeline.handlers.runtime import (
     choose_sandbox,
     run_git,
 )
+from pipeline.orchestration import effect_id, landing_pinned_to
 
 __all__ = ["GRACE_S", "Integrator"]
 
@@ -67,7 +65,7 @@ GRACE_S: Final = 5.0
 
 @frozen(kw_only=True)
 class Integrator:
-    """Carries out the integration effects of run ``run_id``, whose configuration is
+    """Takes the landing steps of run ``run_id``, whose configuration is
     ``config``, for the repository whose main worktree is ``root``; ``scratch`` is where its
     branch is replayed; ``group_file`` where the process group of its gate or merger at work
     is recorded (outside the scratch: see :func:`group_record`); ``made`` the commits the
@@ -84,21 +82,20 @@ class Integrator:
     made: RunCommits
     prepare: Callable[[Path], None] = lambda _scratch: None
 
-    def __call__(self, effect: IntegrationEffect) -> tuple[PipelineEvent, ...]:
-        """Carry out ``effect`` and report what happened."""
-        match effect:
-            case ReplayBranch():
-                policy = GitPolicy(sign=self.config.git.sign)
-                resolve = self._resolver(effect)
-                return replay_branch(
-                    effect, self.root, self.scratch, policy, self.clock, self.made, resolve
-                )
-            case GateReplayed():
-                return self._gate(effect)
-            case MoveTarget():
-                return move_target(effect, self.root, self.scratch, self.clock)
-            case _:
-                assert_never(effect)
+    def replay(self, state: PipelineState) -> tuple[PipelineEvent, ...]:
+        """Replay the run's branch onto its target's head (the resolver at work, if one is,
+        at its conflicts): ``IntegrationRebased``, or why not."""
+        now = _under_way(state)
+        policy = GitPolicy(sign=self.config.git.sign)
+        resolver = now.resolver if now.status is IntegrationStatus.RESOLVING else None
+        resolve = None if resolver is None else self._resolver(now, resolver, effect_id(state))
+        last = state.ledger.last_commit_sha
+        return replay_branch(now, last, self.root, self.scratch, policy, self.clock, self.made,
+                             resolve)  # fmt: skip
+
+    def move(self, state: PipelineState) -> tuple[PipelineEvent, ...]:
+        """Move the target, then the run's branch, to the replayed head."""
+        return move_target(_under_way(state), self.root, self.scratch, self.clock)
 
     def end_left_behind(self) -> None:
         """End the gate or merger a killed integrator of this run left running (its group as
@@ -134,20 +131,17 @@ class Integrator:
             pins=pins,
         )
 
-    def _resolver(self, effect: ReplayBranch) -> Resolve | None:
-        """Has ``effect.resolver`` (the ``merger`` hat) at a replay's conflicts: its prompt
-        names them; it runs as the run's agents do (sandbox, timeouts, no ralph credentials)."""
-        agent = effect.resolver
-        if agent is None:
-            return None
+    def _resolver(self, now: Integration, agent: AgentName, eid: EffectId) -> Resolve:
+        """Has ``agent`` (the ``merger`` hat) at a replay's conflicts: its prompt names them;
+        it runs as the run's agents do (sandbox, timeouts, no ralph credentials)."""
 
         def resolve(paths: tuple[str, ...]) -> bool:
             layout = WorkspaceLayout(root=self.scratch)
             prompt = layout.prompt(PromptKind.DEVELOPMENT)
             prompt.parent.mkdir(parents=True, exist_ok=True)
-            prompt.write_text(merger_prompt(effect.branch, effect.target, paths), "utf-8")
+            prompt.write_text(merger_prompt(now.branch, now.target, paths), "utf-8")
             invoke = InvokeAgent(
-                effect_id=effect.effect_id,
+                effect_id=eid,
                 role=Role.DEVELOPER,
                 agent=agent,
                 attempt=Ordinal(1),
@@ -177,21 +171,26 @@ class Integrator:
 
         return resolve
 
-    def _gate(self, effect: GateReplayed) -> tuple[PipelineEvent, ...]:
+    def gate(self, state: PipelineState, spec: GateSpec) -> tuple[PipelineEvent, ...]:
+        """Run ``spec`` on the replayed head, pinned as the run's gates were (to the
+        target's head it was replayed onto, unless the run recorded ``pin = "off"``)."""
+        head, pin = _under_way(state).head, landing_pinned_to(state)
+        tamper = None if state.run is None else state.run.loop.tamper
+        assert head is not None  # the reducer records it with the replay
         # Made anew for each gate: what an earlier gate (or a killed one) left there goes.
-        fresh_scratch(self.root, self.scratch, effect.head)
-        if effect.pin_base is None:
+        fresh_scratch(self.root, self.scratch, head)
+        if pin is None:
             self.prepare(self.scratch)  # a pinned world is prepared once it is laid out
-        runtime = self._runtime(effect.head)
+        runtime = self._runtime(head)
         gate = RunGate(
-            effect_id=effect.effect_id,
-            gate=effect.gate,
+            effect_id=effect_id(state),
+            gate=spec.name,
             boundary=GateBoundary.FINAL,
-            argv=effect.argv,
-            timeout_s=effect.timeout_s,
-            inactivity_timeout_s=effect.inactivity_timeout_s,
-            pin_base=effect.pin_base,
-            test_paths=effect.test_paths,
+            argv=spec.argv,
+            timeout_s=spec.timeout_s,
+            inactivity_timeout_s=spec.inactivity_timeout_s,
+            pin_base=pin,
+            test_paths=() if pin is None or tamper is None else tamper.test_paths,
         )
         try:
             facts = facts_of(runtime(gate))
@@ -202,8 +201,8 @@ class Integrator:
             if isinstance(fact, GateFinished):
                 return (
                     IntegrationGated(
-                        gate=effect.gate,
-                        head=effect.head,
+                        gate=spec.name,
+                        head=head,
                         status=fact.status,
                         exit_code=fact.exit_code,
                         tail=fact.tail,
@@ -212,8 +211,14 @@ class Integrator:
                         at=fact.at,
                     ),
                 )
-        reason = f"gate {effect.gate} did not run on the replayed head"
+        reason = f"gate {spec.name} did not run on the replayed head"
         return (IntegrationFailed(reason=reason, at=self.clock()),)
+
+
+def _under_way(state: PipelineState) -> Integration:
+    """The integration under way (the landing takes a step only then)."""
+    assert state.integration is not None
+    return state.integration
 
 
 def _refs(root: Path) -> dict[str, str]:
