@@ -2,10 +2,12 @@
 processes, files).
 
 It replays a completed run's branch in a scratch worktree, runs the run's final gates there
-as a run runs them (the same environment, sandbox and timeouts, through :class:`Runtime`;
-pinned as a run's are, to the target's head, unless the run recorded ``pin = "off"``: the
-world is laid out by the run's own code, :class:`~pipeline.handlers.runtime.Layering`, in
-this scratch), and moves the target. It reports what git and the gates did; the reducer
+as a run runs them (the same environment, sandbox and timeouts: the runtime's ``run_gate``,
+called directly; pinned as a run's are, to the target's head, unless the run recorded
+``pin = "off"``: the world is laid out by the run's own code,
+:class:`~pipeline.handlers.runtime.Layering`, in this scratch), and moves the target. Only
+a resolver agent at a replay's conflicts runs through a :class:`Runtime`, as a run's agents
+do. It reports what git and the gates did; the reducer
 folds it, and the landing takes the next step from there.
 """
 
@@ -29,7 +31,6 @@ from pipeline.events import (
     GateFinished,
     GateSpec,
     Instant,
-    IntegrationFailed,
     IntegrationGated,
     InvocationSucceeded,
     IterationStatus,
@@ -43,7 +44,6 @@ from pipeline.handlers.agents import stop_recorded_group
 from pipeline.handlers.integration._move import move_target
 from pipeline.handlers.integration._prompt import MERGER_HAT, merger_prompt
 from pipeline.handlers.integration._replay import Resolve, replay_branch
-from pipeline.handlers.integration._scratch import fresh_scratch, git_out
 from pipeline.handlers.integration._screen import RunCommits
 from pipeline.handlers.runtime import (
     CommitWorld,
@@ -53,6 +53,9 @@ from pipeline.handlers.runtime import (
     Runtime,
     WorkspaceLayout,
     choose_sandbox,
+    fresh_scratch,
+    git_out,
+    run_gate,
     run_git,
 )
 from pipeline.orchestration import effect_id, landing_pinned_to
@@ -103,32 +106,25 @@ class Integrator:
         thing, before the scratch worktree it runs in is made anew."""
         stop_recorded_group(self.group_file, GRACE_S)
 
-    def _runtime(self, head: str | None = None) -> Runtime:
-        """The runtime of the scratch worktree: agents and gates run there as in a run, their
-        process groups recorded where the next integrator finds them; a pinned gate in the
-        world of the replayed ``head`` laid out in the scratch itself."""
+    def _layout(self) -> WorkspaceLayout:
+        """The scratch worktree as a workspace: its gate's or merger's process group recorded
+        where the next integrator finds it."""
         self.group_file.parent.mkdir(parents=True, exist_ok=True)
-        sandboxing = choose_sandbox(self.config, self.scratch)
-        pins = None
-        if head is not None:
-            # Beside the group record, outside the scratch: the gate could write there.
-            index = self.group_file.with_name(f"{self.run_id}.gate-index")
-            layering = Layering(root=self.root, policy=GitPolicy(), index=index)
-            world = CommitWorld(
-                layering=layering, scratch=self.scratch, head=head, prepare=self.prepare
-            )
-            pins = Pinning.within(world, sandboxing, self.config)
+        return WorkspaceLayout(root=self.scratch, group_record=self.group_file)
+
+    def _runtime(self) -> Runtime:
+        """The runtime of the scratch worktree, for the merger: it runs there as the run's
+        agents run."""
         return Runtime(
-            layout=WorkspaceLayout(root=self.scratch, group_record=self.group_file),
+            layout=self._layout(),
             config=self.config,
             config_digest=self.config_digest,
             clock=self.clock,
             run_id=self.run_id,
             schemas={},
             hat_schemas={},
-            sandboxing=sandboxing,
+            sandboxing=choose_sandbox(self.config, self.scratch),
             grace_s=GRACE_S,
-            pins=pins,
         )
 
     def _resolver(self, now: Integration, agent: AgentName, eid: EffectId) -> Resolve:
@@ -181,7 +177,6 @@ class Integrator:
         fresh_scratch(self.root, self.scratch, head)
         if pin is None:
             self.prepare(self.scratch)  # a pinned world is prepared once it is laid out
-        runtime = self._runtime(head)
         gate = RunGate(
             effect_id=effect_id(state),
             gate=spec.name,
@@ -192,27 +187,38 @@ class Integrator:
             pin_base=pin,
             test_paths=() if pin is None or tamper is None else tamper.test_paths,
         )
+        # As a run runs its gates (its sandbox, the gate's env, the pinned world of the
+        # replayed head laid out in the scratch itself), with no whole runtime around it.
+        layout, sandboxing = self._layout(), choose_sandbox(self.config, self.scratch)
+        sandbox = None
+        if sandboxing is not None:
+            sandbox = sandboxing.sandbox(layout, self.config, self.run_id, ())
+        # Beside the group record, outside the scratch: the gate could write there.
+        index = self.group_file.with_name(f"{self.run_id}.gate-index")
+        layering = Layering(root=self.root, policy=GitPolicy(), index=index)
+        world = CommitWorld(
+            layering=layering, scratch=self.scratch, head=head, prepare=self.prepare
+        )
+        pins = Pinning.within(world, sandboxing, self.config)
+        env = next((g.env for g in self.config.gates if g.name == spec.name), {})
         try:
-            facts = facts_of(runtime(gate))
+            ran = run_gate(gate, layout, self.run_id, None, env, GRACE_S, self.clock, sandbox, pins)
+            facts = facts_of(ran)
         finally:
-            if runtime.pins is not None:
-                runtime.pins.world.drop()
-        for fact in facts:
-            if isinstance(fact, GateFinished):
-                return (
-                    IntegrationGated(
-                        gate=spec.name,
-                        head=head,
-                        status=fact.status,
-                        exit_code=fact.exit_code,
-                        tail=fact.tail,
-                        pinned=fact.pinned,
-                        restored=fact.restored,
-                        at=fact.at,
-                    ),
-                )
-        reason = f"gate {spec.name} did not run on the replayed head"
-        return (IntegrationFailed(reason=reason, at=self.clock()),)
+            world.drop()
+        (finished,) = (fact for fact in facts if isinstance(fact, GateFinished))
+        return (
+            IntegrationGated(
+                gate=spec.name,
+                head=head,
+                status=finished.status,
+                exit_code=finished.exit_code,
+                tail=finished.tail,
+                pinned=finished.pinned,
+                restored=finished.restored,
+                at=finished.at,
+            ),
+        )
 
 
 def _under_way(state: PipelineState) -> Integration:

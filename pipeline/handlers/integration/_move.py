@@ -39,8 +39,16 @@ from pipeline.events import (
     TargetAdvanced,
     TargetMoved,
 )
-from pipeline.handlers.integration._scratch import drop_scratch, git_out, holds, revision
-from pipeline.handlers.runtime import GitError, GitPolicy, branch_worktrees, run_git, run_git_bytes
+from pipeline.handlers.integration._scratch import holds, revision
+from pipeline.handlers.runtime import (
+    GitError,
+    GitPolicy,
+    branch_worktrees,
+    drop_scratch,
+    git_out,
+    run_git,
+    run_git_bytes,
+)
 
 __all__ = ["WorkTreeBehindError", "move_target"]
 

@@ -23,17 +23,14 @@ from pipeline.events import (
     IntegrationResolved,
     PipelineEvent,
 )
-from pipeline.handlers.integration._scratch import (
-    drop_scratch,
-    fresh_scratch,
-    git_out,
-    holds,
-    revision,
-)
+from pipeline.handlers.integration._scratch import holds, revision
 from pipeline.handlers.integration._screen import RunCommits, foreign_commits, refusal
 from pipeline.handlers.runtime import (
     EFFECT_TRAILER,
     GitPolicy,
+    drop_scratch,
+    fresh_scratch,
+    git_out,
     own_pathspecs,
     run_git,
     run_git_bytes,
