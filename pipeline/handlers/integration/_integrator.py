@@ -68,12 +68,12 @@ GRACE_S: Final = 5.0
 
 @frozen(kw_only=True)
 class Integrator:
-    """Takes the landing steps of run ``run_id``, whose configuration is
-    ``config``, for the repository whose main worktree is ``root``; ``scratch`` is where its
-    branch is replayed; ``group_file`` where the process group of its gate or merger at work
-    is recorded (outside the scratch: see :func:`group_record`); ``made`` the commits the
-    run's log records, the only ones it lands. ``prepare`` readies the scratch worktree for a
-    gate (what the run's worktree has that the commit lacks: an untracked gate script)."""
+    """Takes the landing steps of run ``run_id``, whose configuration is ``config``, for the
+    repository whose main worktree is ``root``; ``scratch`` is where its branch is replayed;
+    ``group_file`` where the process group of its gate or merger at work is recorded (outside
+    the scratch: see :func:`group_record`); ``made`` the commits the run's log records, the
+    only ones it lands. ``prepare`` readies the scratch worktree for a gate (what the run's
+    worktree has that the commit lacks: an untracked gate script)."""
 
     root: Path
     scratch: Path
@@ -93,8 +93,8 @@ class Integrator:
         resolver = now.resolver if now.status is IntegrationStatus.RESOLVING else None
         resolve = None if resolver is None else self._resolver(now, resolver, effect_id(state))
         last = state.ledger.last_commit_sha
-        return replay_branch(now, last, self.root, self.scratch, policy, self.clock, self.made,
-                             resolve)  # fmt: skip
+        where = (self.root, self.scratch, policy, self.clock, self.made)
+        return replay_branch(now, last, *where, resolve)
 
     def move(self, state: PipelineState) -> tuple[PipelineEvent, ...]:
         """Move the target, then the run's branch, to the replayed head."""
