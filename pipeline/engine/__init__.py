@@ -3,7 +3,7 @@
 from pipeline.engine._context_book import ContextError, read_context, write_note
 from pipeline.engine._durable import DurableRun, RunOptions, load_state, run_durable, utc_now
 from pipeline.engine._guide import MAX_GUIDANCE_CHARS, GuidanceError, guidable_hats, guide
-from pipeline.engine._integrate import integrate
+from pipeline.engine._integrate import LandingSteps, integrate
 from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.engine._memory import LoopBoundExceededError, RunResult, run_in_memory
 from pipeline.engine._observer import Observers, RunObserver, TracingObserver
@@ -32,6 +32,7 @@ __all__ = [
     "HandlerRegistry",
     "Interrupted",
     "Interruption",
+    "LandingSteps",
     "LoopBoundExceededError",
     "MissingHandlerError",
     "NothingToSalvageError",

@@ -1,10 +1,12 @@
-"""The integrator's loop: a completed run's integration, step by step, each step's facts in
-the run's own log before the next is asked for.
+"""The landing: a completed run's integration as one straight function, each step's facts in
+the run's own log before the next is taken.
 
-It is the durable runner's loop over the merge queue's effects: ``next_integration_effect``
-decides from the state, the handler carries the step out, the facts are appended with the
-expected sequence and folded. Killed anywhere, it goes on from where the log says it was:
-each step's handler recognises what it already did.
+Where it stands is the run's state (``state.integration``, folded from those facts), so it
+is idempotent: killed anywhere, the next call goes on from where the log says it was, and
+each step recognises what it already did. A queued (or resolving) integration is replayed
+onto its target; a replayed one runs the run's final gates one by one (those of ``final``
+and ``completion``: what judged the run done judges the replay), then moves the target.
+Nothing is done once it landed, conflicted or failed.
 
 Interrupted (SIGINT, SIGTERM through an :class:`Interruption`), it stops at a safe point and
 raises :class:`Interrupted`: before a step, or at once inside a replay or a gate (the step is
@@ -16,27 +18,38 @@ the stop: the log says where the integration stands, and the next integrator goe
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Protocol
 
 from pipeline import PipelineError
-from pipeline.core.effects import IntegrationEffect, MoveTarget
-from pipeline.core.state import PipelineState
+from pipeline.core.state import IntegrationStatus, PipelineState
 from pipeline.engine._durable import _NOBODY, _commit, load_state
 from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.engine._observer import RunObserver
-from pipeline.events import IntegrationQueued, PipelineEvent, RunId
+from pipeline.events import GateSpec, IntegrationQueued, PipelineEvent, RunId
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.store import RunStore
-from pipeline.orchestration import next_integration_effect
+from pipeline.orchestration import integration_gates
 
-__all__ = ["integrate"]
+__all__ = ["LandingSteps", "integrate"]
 
-IntegrationHandler = Callable[[IntegrationEffect], tuple[PipelineEvent, ...]]
+
+class LandingSteps(Protocol):
+    """The landing's three git steps, each reporting what it did as facts (the integrator's:
+    :class:`~pipeline.handlers.integration.Integrator`)."""
+
+    def replay(self, state: PipelineState) -> tuple[PipelineEvent, ...]:
+        """Replay the run's branch onto its target's head."""
+
+    def gate(self, state: PipelineState, gate: GateSpec) -> tuple[PipelineEvent, ...]:
+        """Run ``gate`` on the replayed head."""
+
+    def move(self, state: PipelineState) -> tuple[PipelineEvent, ...]:
+        """Move the target, then the run's branch, to the replayed head."""
 
 
 def integrate(
     store: RunStore,
-    handler: IntegrationHandler,
+    landing: LandingSteps,
     run_id: RunId,
     *,
     redactor: Redactor,
@@ -55,21 +68,24 @@ def integrate(
     state, _ = load_state(store, run_id)
     if queued is not None:
         state = _commit(store, run_id, state, [queued], observer)
-    while (effect := next_integration_effect(state)) is not None:
-        before = state.integration
+    while (before := state.integration) is not None and before.status.under_way:
         if interruption.reason is not None:
             raise Interrupted(interruption.reason)
-        if isinstance(effect, MoveTarget):
-            done = handler(effect)  # to its end: a stop asked for meanwhile waits for it
-        else:
+        gates = [g for g in integration_gates(state) if g.name not in before.passed]
+        if before.status is not IntegrationStatus.REPLAYED:
             with interruption.armed():
-                done = handler(effect)
+                done = landing.replay(state)
+        elif gates:
+            with interruption.armed():
+                done = landing.gate(state, gates[0])
+        else:
+            done = landing.move(state)  # to its end: a stop asked for meanwhile waits for it
         facts = [redactor.event(fact) for fact in done]
         state = _commit(store, run_id, state, facts, observer)
         if state.integration == before:
             # Facts that do not fit would ask for the same step forever: a handler's bug.
             raise PipelineError(
-                f"the integrator's facts for {type(effect).__name__} changed nothing: "
+                f"the integrator's facts changed nothing ({before.status.value}): "
                 f"{state.ledger.last_anomaly}"
             )
     return state

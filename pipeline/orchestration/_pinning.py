@@ -1,11 +1,14 @@
-"""Where a run's gates, blocking hooks and merge-queue gates take their checks from (pure)."""
+"""Where a run's gates, blocking hooks and merge-queue gates take their checks from, and which
+gates the merge queue runs (pure)."""
 
 from __future__ import annotations
 
 from pipeline.core.state import PipelineState
-from pipeline.events import GatePin
+from pipeline.events import GateBoundary, GatePin, GateSpec
 
-__all__ = ["landing_pinned_to", "pinned_to"]
+__all__ = ["integration_gates", "landing_pinned_to", "pinned_to"]
+
+_FINAL_BOUNDARIES = frozenset({GateBoundary.FINAL, GateBoundary.COMPLETION})
 
 
 def pinned_to(state: PipelineState) -> str | None:
@@ -30,3 +33,11 @@ def landing_pinned_to(state: PipelineState) -> str | None:
     if run is None or now is None or run.loop.pin is not GatePin.BASE:
         return None
     return now.onto
+
+
+def integration_gates(state: PipelineState) -> tuple[GateSpec, ...]:
+    """The gates an integration of the run runs on the replayed head, in order: those of
+    ``final`` and ``completion`` (what judged the run done judges the replay)."""
+    if state.run is None:
+        return ()
+    return tuple(g for g in state.run.loop.gates if _FINAL_BOUNDARIES.intersection(g.on))

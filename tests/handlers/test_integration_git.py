@@ -8,9 +8,8 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.core.effects import EffectId, MoveTarget, ReplayBranch
+from pipeline.core.state import Integration, IntegrationStatus
 from pipeline.events import (
-    Count,
     Instant,
     IntegrationFailed,
     IntegrationRebased,
@@ -62,22 +61,20 @@ def _repository(tmp_path: Path) -> tuple[Path, str, str]:
 def _replayed(root: Path, tmp_path: Path, last: str | None) -> tuple[PipelineEvent, ...]:
     """The replay of the run whose log records one commit, ``last``, for effect ``x:7``."""
     made = RunCommits(run_id="x", commits=() if last is None else (("x:7", last),))
-    effect = ReplayBranch(
-        effect_id=EffectId("x:9"),
-        run_id="x",
-        branch="ralph/run-x",
-        target="main",
-        last_commit=last,
-        commits=Count(1),
-    )
-    return replay_branch(effect, root, tmp_path / "scratch", GitPolicy(), _clock, made)
+    queued = Integration(branch="ralph/run-x", target="main")
+    return replay_branch(queued, last, root, tmp_path / "scratch", GitPolicy(), _clock, made)
 
 
 def _move(root: Path, tmp_path: Path, old: str, new: str, tip: str) -> tuple[PipelineEvent, ...]:
-    effect = MoveTarget(
-        effect_id=EffectId("x:11"), target="main", old=old, new=new, branch="ralph/run-x", tip=tip
+    replayed = Integration(
+        branch="ralph/run-x",
+        target="main",
+        status=IntegrationStatus.REPLAYED,
+        onto=old,
+        head=new,
+        tip=tip,
     )
-    return move_target(effect, root, tmp_path / "scratch", _clock)
+    return move_target(replayed, root, tmp_path / "scratch", _clock)
 
 
 def test_a_move_killed_after_the_swap_is_finished_by_doing_it_again(tmp_path: Path) -> None:

@@ -24,12 +24,6 @@ from pipeline.core.effects._agent import (
     ends_after_topics,
 )
 from pipeline.core.effects._id import EffectId
-from pipeline.core.effects._integration import (
-    GateReplayed,
-    IntegrationEffect,
-    MoveTarget,
-    ReplayBranch,
-)
 from pipeline.core.state.model import SpendLine
 from pipeline.core.state.termination import TerminationReason
 from pipeline.events.policy import GateSpec
@@ -62,15 +56,11 @@ __all__ = [
     "CreateCommit",
     "Effect",
     "EffectId",
-    "GateReplayed",
-    "IntegrationEffect",
     "InvokeAgent",
     "MaterializePrompt",
-    "MoveTarget",
     "PromptContext",
     "Publishing",
     "Rebase",
-    "ReplayBranch",
     "RequireHuman",
     "RestorePromptPermissions",
     "RunGate",

@@ -1,38 +1,36 @@
-"""The integrator: the handler of the merge queue's effects (I/O: git, processes, files).
+"""The integrator: the landing's git steps for :func:`~pipeline.engine.integrate` (I/O: git,
+processes, files).
 
 It replays a completed run's branch in a scratch worktree, runs the run's final gates there
-as a run runs them (the same environment, sandbox and timeouts, through :class:`Runtime`;
-pinned as a run's are, to the target's head, unless the run recorded ``pin = "off"``: the
-world is laid out by the run's own code, :class:`~pipeline.handlers.runtime.Layering`, in
-this scratch), and moves the target. It reports what git and the gates did; the reducer
-decides what follows.
+as a run runs them (the same environment, sandbox and timeouts: the runtime's ``run_gate``,
+called directly; pinned as a run's are, to the target's head, unless the run recorded
+``pin = "off"``: the world is laid out by the run's own code,
+:class:`~pipeline.handlers.runtime.Layering`, in this scratch), and moves the target. Only
+a resolver agent at a replay's conflicts runs through a :class:`Runtime`, as a run's agents
+do. It reports what git and the gates did; the reducer
+folds it, and the landing takes the next step from there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, assert_never
+from typing import Final
 
 from attrs import frozen
 
 from pipeline.core.config import RalphConfig
-from pipeline.core.effects import (
-    GateReplayed,
-    IntegrationEffect,
-    InvokeAgent,
-    MoveTarget,
-    ReplayBranch,
-    RunGate,
-)
+from pipeline.core.effects import EffectId, InvokeAgent, RunGate
+from pipeline.core.state import Integration, IntegrationStatus, PipelineState
 from pipeline.events import (
+    AgentName,
     Count,
     DevelopmentIterationCompleted,
     Digest,
     GateBoundary,
     GateFinished,
+    GateSpec,
     Instant,
-    IntegrationFailed,
     IntegrationGated,
     InvocationSucceeded,
     IterationStatus,
@@ -46,7 +44,6 @@ from pipeline.handlers.agents import stop_recorded_group
 from pipeline.handlers.integration._move import move_target
 from pipeline.handlers.integration._prompt import MERGER_HAT, merger_prompt
 from pipeline.handlers.integration._replay import Resolve, replay_branch
-from pipeline.handlers.integration._scratch import fresh_scratch, git_out
 from pipeline.handlers.integration._screen import RunCommits
 from pipeline.handlers.runtime import (
     CommitWorld,
@@ -56,8 +53,12 @@ from pipeline.handlers.runtime import (
     Runtime,
     WorkspaceLayout,
     choose_sandbox,
+    fresh_scratch,
+    git_out,
+    run_gate,
     run_git,
 )
+from pipeline.orchestration import effect_id, landing_pinned_to
 
 __all__ = ["GRACE_S", "Integrator"]
 
@@ -67,12 +68,12 @@ GRACE_S: Final = 5.0
 
 @frozen(kw_only=True)
 class Integrator:
-    """Carries out the integration effects of run ``run_id``, whose configuration is
-    ``config``, for the repository whose main worktree is ``root``; ``scratch`` is where its
-    branch is replayed; ``group_file`` where the process group of its gate or merger at work
-    is recorded (outside the scratch: see :func:`group_record`); ``made`` the commits the
-    run's log records, the only ones it lands. ``prepare`` readies the scratch worktree for a
-    gate (what the run's worktree has that the commit lacks: an untracked gate script)."""
+    """Takes the landing steps of run ``run_id``, whose configuration is ``config``, for the
+    repository whose main worktree is ``root``; ``scratch`` is where its branch is replayed;
+    ``group_file`` where the process group of its gate or merger at work is recorded (outside
+    the scratch: see :func:`group_record`); ``made`` the commits the run's log records, the
+    only ones it lands. ``prepare`` readies the scratch worktree for a gate (what the run's
+    worktree has that the commit lacks: an untracked gate script)."""
 
     root: Path
     scratch: Path
@@ -84,21 +85,20 @@ class Integrator:
     made: RunCommits
     prepare: Callable[[Path], None] = lambda _scratch: None
 
-    def __call__(self, effect: IntegrationEffect) -> tuple[PipelineEvent, ...]:
-        """Carry out ``effect`` and report what happened."""
-        match effect:
-            case ReplayBranch():
-                policy = GitPolicy(sign=self.config.git.sign)
-                resolve = self._resolver(effect)
-                return replay_branch(
-                    effect, self.root, self.scratch, policy, self.clock, self.made, resolve
-                )
-            case GateReplayed():
-                return self._gate(effect)
-            case MoveTarget():
-                return move_target(effect, self.root, self.scratch, self.clock)
-            case _:
-                assert_never(effect)
+    def replay(self, state: PipelineState) -> tuple[PipelineEvent, ...]:
+        """Replay the run's branch onto its target's head (the resolver at work, if one is,
+        at its conflicts): ``IntegrationRebased``, or why not."""
+        now = _under_way(state)
+        policy = GitPolicy(sign=self.config.git.sign)
+        resolver = now.resolver if now.status is IntegrationStatus.RESOLVING else None
+        resolve = None if resolver is None else self._resolver(now, resolver, effect_id(state))
+        last = state.ledger.last_commit_sha
+        where = (self.root, self.scratch, policy, self.clock, self.made)
+        return replay_branch(now, last, *where, resolve)
+
+    def move(self, state: PipelineState) -> tuple[PipelineEvent, ...]:
+        """Move the target, then the run's branch, to the replayed head."""
+        return move_target(_under_way(state), self.root, self.scratch, self.clock)
 
     def end_left_behind(self) -> None:
         """End the gate or merger a killed integrator of this run left running (its group as
@@ -106,48 +106,38 @@ class Integrator:
         thing, before the scratch worktree it runs in is made anew."""
         stop_recorded_group(self.group_file, GRACE_S)
 
-    def _runtime(self, head: str | None = None) -> Runtime:
-        """The runtime of the scratch worktree: agents and gates run there as in a run, their
-        process groups recorded where the next integrator finds them; a pinned gate in the
-        world of the replayed ``head`` laid out in the scratch itself."""
+    def _layout(self) -> WorkspaceLayout:
+        """The scratch worktree as a workspace: its gate's or merger's process group recorded
+        where the next integrator finds it."""
         self.group_file.parent.mkdir(parents=True, exist_ok=True)
-        sandboxing = choose_sandbox(self.config, self.scratch)
-        pins = None
-        if head is not None:
-            # Beside the group record, outside the scratch: the gate could write there.
-            index = self.group_file.with_name(f"{self.run_id}.gate-index")
-            layering = Layering(root=self.root, policy=GitPolicy(), index=index)
-            world = CommitWorld(
-                layering=layering, scratch=self.scratch, head=head, prepare=self.prepare
-            )
-            pins = Pinning.within(world, sandboxing, self.config)
+        return WorkspaceLayout(root=self.scratch, group_record=self.group_file)
+
+    def _runtime(self) -> Runtime:
+        """The runtime of the scratch worktree, for the merger: it runs there as the run's
+        agents run."""
         return Runtime(
-            layout=WorkspaceLayout(root=self.scratch, group_record=self.group_file),
+            layout=self._layout(),
             config=self.config,
             config_digest=self.config_digest,
             clock=self.clock,
             run_id=self.run_id,
             schemas={},
             hat_schemas={},
-            sandboxing=sandboxing,
+            sandboxing=choose_sandbox(self.config, self.scratch),
             grace_s=GRACE_S,
-            pins=pins,
         )
 
-    def _resolver(self, effect: ReplayBranch) -> Resolve | None:
-        """Has ``effect.resolver`` (the ``merger`` hat) at a replay's conflicts: its prompt
-        names them; it runs as the run's agents do (sandbox, timeouts, no ralph credentials)."""
-        agent = effect.resolver
-        if agent is None:
-            return None
+    def _resolver(self, now: Integration, agent: AgentName, eid: EffectId) -> Resolve:
+        """Has ``agent`` (the ``merger`` hat) at a replay's conflicts: its prompt names them;
+        it runs as the run's agents do (sandbox, timeouts, no ralph credentials)."""
 
         def resolve(paths: tuple[str, ...]) -> bool:
             layout = WorkspaceLayout(root=self.scratch)
             prompt = layout.prompt(PromptKind.DEVELOPMENT)
             prompt.parent.mkdir(parents=True, exist_ok=True)
-            prompt.write_text(merger_prompt(effect.branch, effect.target, paths), "utf-8")
+            prompt.write_text(merger_prompt(now.branch, now.target, paths), "utf-8")
             invoke = InvokeAgent(
-                effect_id=effect.effect_id,
+                effect_id=eid,
                 role=Role.DEVELOPER,
                 agent=agent,
                 attempt=Ordinal(1),
@@ -177,43 +167,64 @@ class Integrator:
 
         return resolve
 
-    def _gate(self, effect: GateReplayed) -> tuple[PipelineEvent, ...]:
+    def gate(self, state: PipelineState, spec: GateSpec) -> tuple[PipelineEvent, ...]:
+        """Run ``spec`` on the replayed head, pinned as the run's gates were (to the
+        target's head it was replayed onto, unless the run recorded ``pin = "off"``)."""
+        head, pin = _under_way(state).head, landing_pinned_to(state)
+        tamper = None if state.run is None else state.run.loop.tamper
+        assert head is not None  # the reducer records it with the replay
         # Made anew for each gate: what an earlier gate (or a killed one) left there goes.
-        fresh_scratch(self.root, self.scratch, effect.head)
-        if effect.pin_base is None:
+        fresh_scratch(self.root, self.scratch, head)
+        if pin is None:
             self.prepare(self.scratch)  # a pinned world is prepared once it is laid out
-        runtime = self._runtime(effect.head)
         gate = RunGate(
-            effect_id=effect.effect_id,
-            gate=effect.gate,
+            effect_id=effect_id(state),
+            gate=spec.name,
             boundary=GateBoundary.FINAL,
-            argv=effect.argv,
-            timeout_s=effect.timeout_s,
-            inactivity_timeout_s=effect.inactivity_timeout_s,
-            pin_base=effect.pin_base,
-            test_paths=effect.test_paths,
+            argv=spec.argv,
+            timeout_s=spec.timeout_s,
+            inactivity_timeout_s=spec.inactivity_timeout_s,
+            pin_base=pin,
+            test_paths=() if pin is None or tamper is None else tamper.test_paths,
         )
+        # As a run runs its gates (its sandbox, the gate's env, the pinned world of the
+        # replayed head laid out in the scratch itself), with no whole runtime around it.
+        layout, sandboxing = self._layout(), choose_sandbox(self.config, self.scratch)
+        sandbox = None
+        if sandboxing is not None:
+            sandbox = sandboxing.sandbox(layout, self.config, self.run_id, ())
+        # Beside the group record, outside the scratch: the gate could write there.
+        index = self.group_file.with_name(f"{self.run_id}.gate-index")
+        layering = Layering(root=self.root, policy=GitPolicy(), index=index)
+        world = CommitWorld(
+            layering=layering, scratch=self.scratch, head=head, prepare=self.prepare
+        )
+        pins = Pinning.within(world, sandboxing, self.config)
+        env = next((g.env for g in self.config.gates if g.name == spec.name), {})
         try:
-            facts = facts_of(runtime(gate))
+            ran = run_gate(gate, layout, self.run_id, None, env, GRACE_S, self.clock, sandbox, pins)
+            facts = facts_of(ran)
         finally:
-            if runtime.pins is not None:
-                runtime.pins.world.drop()
-        for fact in facts:
-            if isinstance(fact, GateFinished):
-                return (
-                    IntegrationGated(
-                        gate=effect.gate,
-                        head=effect.head,
-                        status=fact.status,
-                        exit_code=fact.exit_code,
-                        tail=fact.tail,
-                        pinned=fact.pinned,
-                        restored=fact.restored,
-                        at=fact.at,
-                    ),
-                )
-        reason = f"gate {effect.gate} did not run on the replayed head"
-        return (IntegrationFailed(reason=reason, at=self.clock()),)
+            world.drop()
+        (finished,) = (fact for fact in facts if isinstance(fact, GateFinished))
+        return (
+            IntegrationGated(
+                gate=spec.name,
+                head=head,
+                status=finished.status,
+                exit_code=finished.exit_code,
+                tail=finished.tail,
+                pinned=finished.pinned,
+                restored=finished.restored,
+                at=finished.at,
+            ),
+        )
+
+
+def _under_way(state: PipelineState) -> Integration:
+    """The integration under way (the landing takes a step only then)."""
+    assert state.integration is not None
+    return state.integration
 
 
 def _refs(root: Path) -> dict[str, str]:

@@ -26,9 +26,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import final
+
+from attrs import frozen
 
 from pipeline import PipelineError
-from pipeline.core.effects import MoveTarget
+from pipeline.core.state import Integration
 from pipeline.events import (
     Instant,
     IntegrationFailed,
@@ -36,8 +39,16 @@ from pipeline.events import (
     TargetAdvanced,
     TargetMoved,
 )
-from pipeline.handlers.integration._scratch import drop_scratch, git_out, holds, revision
-from pipeline.handlers.runtime import GitError, GitPolicy, branch_worktrees, run_git, run_git_bytes
+from pipeline.handlers.integration._scratch import holds, revision
+from pipeline.handlers.runtime import (
+    GitError,
+    GitPolicy,
+    branch_worktrees,
+    drop_scratch,
+    git_out,
+    run_git,
+    run_git_bytes,
+)
 
 __all__ = ["WorkTreeBehindError", "move_target"]
 
@@ -48,62 +59,79 @@ class WorkTreeBehindError(PipelineError):
     the landing stays under way until the next merge finds the work tree agreeing."""
 
 
+@final
+@frozen(kw_only=True)
+class _Move:
+    """Move ``target`` from ``old`` to ``new``, then ``branch`` from ``tip`` to ``new``."""
+
+    target: str
+    old: str
+    new: str
+    branch: str
+    tip: str
+
+
 def move_target(
-    effect: MoveTarget, root: Path, scratch: Path, clock: Callable[[], Instant]
+    replayed: Integration, root: Path, scratch: Path, clock: Callable[[], Instant]
 ) -> tuple[PipelineEvent, ...]:
-    """Move the target, then the run's branch, to the replayed head, each with the work
-    tree that has it checked out."""
-    ref = f"refs/heads/{effect.target}"
+    """Move the target, then the run's branch, to the replayed head (``replayed.head``, made
+    onto ``.onto`` from ``.tip``), each with the work tree that has it checked out."""
+    old, new, tip = replayed.onto, replayed.head, replayed.tip
+    assert old is not None  # the reducer records all three with the replay
+    assert new is not None
+    assert tip is not None
+    move = _Move(target=replayed.target, old=old, new=new, branch=replayed.branch, tip=tip)
+    ref = f"refs/heads/{move.target}"
     found = revision(root, ref)
-    beyond = found is not None and found not in (effect.old, effect.new)
-    if beyond and found is not None and holds(root, found, effect.new):
+    beyond = found is not None and found not in (move.old, move.new)
+    if beyond and found is not None and holds(root, found, move.new):
         # Our move was made (the process died before its fact), and someone built on it: the
         # work tree may still be where the move found it.
         holder = _checked_out(root, ref)
         if holder is not None:
-            _bring_up(holder, effect, found)
-        return _landed(effect, root, scratch, clock)
-    if found not in (effect.old, effect.new):
-        return (TargetMoved(expected=effect.old, found=found or "(no branch)", at=clock()),)
+            _bring_up(holder, move, found)
+        return _landed(move, root, scratch, clock)
+    if found not in (move.old, move.new):
+        return (TargetMoved(expected=move.old, found=found or "(no branch)", at=clock()),)
     holder = _checked_out(root, ref)
-    if found == effect.old:
-        if not holds(root, effect.new, effect.old):
+    if found == move.old:
+        if not holds(root, move.new, move.old):
             # Never a move that would drop what the target holds: a fast-forward only.
-            reason = f"{effect.new[:12]} does not hold {effect.target}'s {effect.old[:12]}"
+            reason = f"{move.new[:12]} does not hold {move.target}'s {move.old[:12]}"
             return (IntegrationFailed(reason=reason, at=clock()),)
         if holder is not None:
-            stale = _would_not_follow(holder, effect.old, effect.new)
+            stale = _would_not_follow(holder, move.old, move.new)
             if stale:
                 reason = (
                     f"{holder} has changes in files the merge brings ({stale}): commit or "
                     "stash them, then merge again"
                 )
                 return (IntegrationFailed(reason=reason, at=clock()),)
-        message = f"ralph: land {effect.branch}"
-        if not _swap(root, ref, effect.new, effect.old, message):
+        message = f"ralph: land {move.branch}"
+        if not _swap(root, ref, move.new, move.old, message):
             now = revision(root, ref)
-            if now != effect.new:
-                return (TargetMoved(expected=effect.old, found=now or "(no branch)", at=clock()),)
+            if now != move.new:
+                return (TargetMoved(expected=move.old, found=now or "(no branch)", at=clock()),)
     if holder is not None:
         try:
-            git_out(holder, "read-tree", "-m", "-u", effect.old, effect.new)
+            git_out(holder, "read-tree", "-m", "-u", move.old, move.new)
         except GitError as error:
             # The work tree cannot follow: the target goes back, so nobody commits the old
             # files over the new commit. Only when nobody built on it meanwhile.
-            if not _swap(root, ref, effect.old, effect.new, "ralph: undo the landing"):
+            if not _swap(root, ref, move.old, move.new, "ralph: undo the landing"):
                 raise
-            reason = f"{holder} could not follow {effect.target} ({error}); it is back where it was"
+            reason = f"{holder} could not follow {move.target} ({error}); it is back where it was"
             return (IntegrationFailed(reason=reason, at=clock()),)
-    return _landed(effect, root, scratch, clock)
+    return _landed(move, root, scratch, clock)
 
 
 def _landed(
-    effect: MoveTarget, root: Path, scratch: Path, clock: Callable[[], Instant]
+    move: _Move, root: Path, scratch: Path, clock: Callable[[], Instant]
 ) -> tuple[PipelineEvent, ...]:
     """The target is at the replayed head: the run's branch follows, the scratch goes."""
-    _follow(root, f"refs/heads/{effect.branch}", effect.tip, effect.new)
+    _follow(root, f"refs/heads/{move.branch}", move.tip, move.new)
     drop_scratch(root, scratch)
-    return (TargetAdvanced(target=effect.target, old=effect.old, new=effect.new, at=clock()),)
+    return (TargetAdvanced(target=move.target, old=move.old, new=move.new, at=clock()),)
 
 
 def _swap(root: Path, ref: str, new: str, old: str, message: str) -> bool:
@@ -152,17 +180,17 @@ Entry = tuple[str, str]
 """A path's mode and object id, in a tree or the index."""
 
 
-def _bring_up(holder: Path, effect: MoveTarget, head: str) -> None:
+def _bring_up(holder: Path, move: _Move, head: str) -> None:
     """Bring the work tree at ``holder`` up to ``head`` (its branch, the target, which holds
-    the move to ``effect.new``) for the paths the move changed that are still as the move
-    found them (index at ``effect.old``, file as the index has it): the two-tree read a kill
+    the move to ``move.new``) for the paths the move changed that are still as the move
+    found them (index at ``move.old``, file as the index has it): the two-tree read a kill
     left undone, path by path. A path changed otherwise (staged, edited, an untracked file
     where the move adds one, unmerged) raises :class:`WorkTreeBehindError`, nothing touched."""
     changed = _listed(holder, "diff-tree", "-r", "--name-only", "-z", "--no-renames",
-                      effect.old, effect.new)  # fmt: skip
+                      move.old, move.new)  # fmt: skip
     if not changed:
         return
-    was, now = _tree(holder, effect.old), _tree(holder, head)
+    was, now = _tree(holder, move.old), _tree(holder, head)
     staged, unmerged = _index(holder)
     edited = set(_listed(holder, "diff", "--name-only", "-z", "--no-renames"))
     behind: list[str] = []
@@ -178,11 +206,11 @@ def _bring_up(holder: Path, effect: MoveTarget, head: str) -> None:
     if own:
         shown = ", ".join(own[:5]) + (f" and {len(own) - 5} more" if len(own) > 5 else "")
         raise WorkTreeBehindError(
-            f"{effect.branch} landed on {effect.target}, but {holder} has changes of its own "
+            f"{move.branch} landed on {move.target}, but {holder} has changes of its own "
             f"in files the landing changed ({shown}) and its index is still where the landing "
             f"found it, so a commit there would undo the landing: keep what you need of those "
-            f"files elsewhere, bring them to {effect.target}'s head (git checkout "
-            f"{effect.target} -- FILES), then run ralph worktrees merge again"
+            f"files elsewhere, bring them to {move.target}'s head (git checkout "
+            f"{move.target} -- FILES), then run ralph worktrees merge again"
         )
     present = [path for path in behind if path in now]
     gone = [path for path in behind if path not in now]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from pipeline.core.effects import ReplayBranch
+from pipeline.core.state import Integration, IntegrationStatus
 from pipeline.events import (
     Instant,
     IntegrationConflicted,
@@ -23,17 +23,14 @@ from pipeline.events import (
     IntegrationResolved,
     PipelineEvent,
 )
-from pipeline.handlers.integration._scratch import (
-    drop_scratch,
-    fresh_scratch,
-    git_out,
-    holds,
-    revision,
-)
+from pipeline.handlers.integration._scratch import holds, revision
 from pipeline.handlers.integration._screen import RunCommits, foreign_commits, refusal
 from pipeline.handlers.runtime import (
     EFFECT_TRAILER,
     GitPolicy,
+    drop_scratch,
+    fresh_scratch,
+    git_out,
     own_pathspecs,
     run_git,
     run_git_bytes,
@@ -56,7 +53,8 @@ _MARKERS: Final = re.compile(rb"^(<{7,}|>{7,})( |$)", re.MULTILINE)
 
 
 def replay_branch(
-    effect: ReplayBranch,
+    now: Integration,
+    last: str | None,
     root: Path,
     scratch: Path,
     policy: GitPolicy,
@@ -64,40 +62,38 @@ def replay_branch(
     made: RunCommits,
     resolve: Resolve | None = None,
 ) -> tuple[PipelineEvent, ...]:
-    """Replay ``effect.branch`` onto ``effect.target``'s head in ``scratch`` and report the
-    replayed head, the conflicted paths, or why it cannot be done; with ``effect.resolver``,
-    ``resolve`` has that agent at each conflict first. A branch holding a commit that is not
-    one of ``made`` (the commits the run's log records), or not ending at its last, is
-    refused before anything is replayed."""
-    onto = revision(root, f"refs/heads/{effect.target}")
+    """Replay ``now.branch`` onto ``now.target``'s head in ``scratch`` and report the
+    replayed head, the conflicted paths, or why it cannot be done; ``resolve`` (the resolver
+    at work when ``now`` is resolving) is had at each conflict first. A branch holding a
+    commit that is not one of ``made`` (the commits the run's log records), or not ending at
+    its last (``last``), is refused before anything is replayed."""
+    onto = revision(root, f"refs/heads/{now.target}")
     if onto is None:
-        return (IntegrationFailed(reason=f"there is no branch {effect.target!r}", at=clock()),)
-    tip = revision(root, f"refs/heads/{effect.branch}")
+        return (IntegrationFailed(reason=f"there is no branch {now.target!r}", at=clock()),)
+    tip = revision(root, f"refs/heads/{now.branch}")
     if tip is None:
-        return (
-            IntegrationFailed(reason=f"the run's branch {effect.branch!r} is gone", at=clock()),
-        )
-    last = effect.last_commit
+        return (IntegrationFailed(reason=f"the run's branch {now.branch!r} is gone", at=clock()),)
     if last is not None and not _holds_run_commit(root, tip, last):
-        reason = f"{effect.branch} no longer holds {last[:12]}, the run's last commit in its log"
+        reason = f"{now.branch} no longer holds {last[:12]}, the run's last commit in its log"
         return (IntegrationFailed(reason=reason, at=clock()),)
     foreign = foreign_commits(root, onto, tip, made)
     if foreign:
-        return (IntegrationFailed(reason=refusal(effect.run_id, tip, foreign), at=clock()),)
+        return (IntegrationFailed(reason=refusal(made.run_id, tip, foreign), at=clock()),)
     pending = _ralph_commits(root, f"{onto}..{tip}")
     fresh_scratch(root, scratch, tip)
     signing = "--gpg-sign" if policy.sign else "--no-gpg-sign"
     args = ("rebase", signing, "--reapply-cherry-picks", "--empty=keep", "--no-autosquash")
     done = run_git(scratch, *args, "--end-of-options", onto, policy=policy, check=False)
-    resolver = None if effect.resolver is None else resolve
+    resolver = now.resolver if now.status is IntegrationStatus.RESOLVING else None
+    resolve = None if resolver is None else resolve
     resolved: dict[str, None] = {}
     paths = _unmerged(scratch, policy)
     for _ in range(MAX_RESOLUTIONS):
-        if done.returncode == 0 or not paths or resolver is None:
+        if done.returncode == 0 or not paths or resolve is None:
             break
         before = _stop(scratch, paths, policy)
         left = {path: _content(scratch / path) for path in paths}
-        if not resolver(paths) or not _settled(scratch, left, before, policy):
+        if not resolve(paths) or not _settled(scratch, left, before, policy):
             break
         resolved.update(dict.fromkeys(paths))
         done = run_git(scratch, "-c", "core.editor=true", "rebase", "--continue", policy=policy,
@@ -118,7 +114,7 @@ def replay_branch(
     replayed = _count(root, f"{onto}..{head}")
     if not holds(root, head, onto) or replayed != _count(root, f"{onto}..{tip}"):
         drop_scratch(root, scratch)
-        reason = f"the replay is not {effect.branch}'s commits on {onto[:12]}, one for one"
+        reason = f"the replay is not {now.branch}'s commits on {onto[:12]}, one for one"
         return (IntegrationFailed(reason=reason, at=clock()),)
     missing = pending - _ralph_commits(root, f"{onto}..{head}")
     if missing:
@@ -127,9 +123,9 @@ def replay_branch(
         reason = f"the replay lost {len(missing)} of ralph's commits ({EFFECT_TRAILER}: {shown})"
         return (IntegrationFailed(reason=reason, at=clock()),)
     rebased = IntegrationRebased(onto=onto, tip=tip, head=head, at=clock())
-    if resolved and effect.resolver is not None:
+    if resolved and resolver is not None:
         return (
-            IntegrationResolved(agent=effect.resolver, paths=tuple(resolved), at=clock()),
+            IntegrationResolved(agent=resolver, paths=tuple(resolved), at=clock()),
             rebased,
         )
     return (rebased,)

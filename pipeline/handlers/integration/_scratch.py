@@ -12,25 +12,9 @@ import re
 from pathlib import Path
 from typing import Final
 
-from pipeline.handlers.runtime import (
-    GitPolicy,
-    WorkspaceLayout,
-    drop_scratch,
-    fresh_scratch,
-    git_out,
-    run_git,
-)
+from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout, run_git
 
-__all__ = [
-    "RUN_ID_PATTERN",
-    "drop_scratch",
-    "fresh_scratch",
-    "git_out",
-    "group_record",
-    "holds",
-    "revision",
-    "scratch_folder",
-]
+__all__ = ["RUN_ID_PATTERN", "group_record", "holds", "revision", "scratch_folder"]
 
 
 def revision(root: Path, ref: str) -> str | None:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from pipeline.handlers.runtime._collecting import Collector, collect_folder
     from pipeline.handlers.runtime._context import context_facts, file_unfiled, outside_facts
     from pipeline.handlers.runtime._failures import is_rate_limited
+    from pipeline.handlers.runtime._gates import run_gate
     from pipeline.handlers.runtime._git import (
         COST_TRAILER,
         EFFECT_TRAILER,
@@ -152,6 +153,7 @@ __all__ = [
     "ralph_executable",
     "read_report",
     "render_prompt",
+    "run_gate",
     "run_git",
     "run_git_bytes",
     "run_history",
