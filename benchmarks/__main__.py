@@ -217,26 +217,39 @@ def _render_invocation(s: dict[str, Any]) -> list[str]:
         "",
         f"Whole pipelines with a no-op agent (`sh` writing every role's report), {s['runs']}",
         f"runs of {s['invocations_per_run']} invocations, in a real git workspace with a SQLite",
-        "store syncing to disk; the engine's time is the run's wall time less the agents'",
-        "process time, per invocation (medians). The agent's process time includes the",
-        "process runner's share (the reaper each command runs behind), measured apart below.",
+        "store syncing to disk (medians). ralph's whole share is the run's wall time per",
+        "invocation less a bare spawn of the agent command (what the agent alone takes): what a",
+        "person waits for beyond the agent, the process runner's reaper included. The engine's",
+        "share beside it leaves out the agents' process time as ralph measures it, which holds",
+        "the reaper each command runs behind (measured apart below).",
         "",
         "| measure | sandbox off, ms | sandbox on, ms |",
         "| --- | ---: | ---: |",
-        f"| the engine, per invocation (all but the agent) | {s['engine_ms_per_invocation']} | "
-        f"{on['engine_ms_per_invocation'] if on else 'n/a'} |",
+        f"| ralph's whole share, per invocation | {s.get('ralph_ms_per_invocation', '?')} | "
+        f"{on.get('ralph_ms_per_invocation', '?') if on else 'n/a'} |",
         "| the same from the first agent's start to the run's end (no store creation) | "
+        f"{s.get('ralph_ms_from_first_invocation', '?')} | "
+        f"{on.get('ralph_ms_from_first_invocation', '?') if on else 'n/a'} |",
+        f"| the engine's share, per invocation (all but the agent process) | "
+        f"{s['engine_ms_per_invocation']} | {on['engine_ms_per_invocation'] if on else 'n/a'} |",
+        "| the same from the first agent's start to the run's end | "
         f"{s.get('engine_ms_from_first_invocation', '?')} | "
         f"{on.get('engine_ms_from_first_invocation', '?') if on else 'n/a'} |",
-        f"| the agent process, per invocation | {s['agent_process_ms_per_invocation']} | "
+        f"| the agent process, per invocation (reaper included) | "
+        f"{s['agent_process_ms_per_invocation']} | "
         f"{on['agent_process_ms_per_invocation'] if on else 'n/a'} |",
         f"| spawning the agent command alone | {s['bare_spawn_ms']} | |",
         f"| `run_process` of `true` (behind its reaper) | {s.get('run_process_true_ms', '?')} | |",
         f"| `subprocess.run` of `true` | {s.get('bare_true_ms', '?')} | |",
         "",
-        f"With the sandbox off the engine costs {s['ratio']}x a bare spawn; goal under 3x: "
-        f"{verdict}.",
+        f"With the sandbox off ralph's whole share is {s['ratio']}x a bare spawn (the engine's "
+        f"share alone {s.get('engine_ratio', '?')}x); goal under 3x: {verdict}.",
     ]
+    if "load_average" in s:
+        lines.append(
+            f"The load average was {s['load_average']} on {os.cpu_count()} cores: above about "
+            "1, other work shares the cores and every wall figure above grows with it."
+        )
     if on is None:
         lines.append("The sandbox does not work on this machine: its column is not measured.")
     return [*lines, ""]

@@ -6,13 +6,16 @@ less than starting one more process. A no-op agent (``sh`` writing every role's 
 runs whole pipelines in a real git workspace, in this process with the real runtime and a
 SQLite store syncing to disk. The engine's time is the run's wall time less the time the agent
 processes ran (as the process runner measured them), per invocation; the floor is the median
-wall time of spawning the same agent command alone. Goal (issue 48): under 3x the spawn with
-the sandbox off; the same runs with the sandbox on (where bubblewrap works) show what the
-sandbox adds beside it.
+wall time of spawning the same agent command alone. The same runs with the sandbox on (where
+bubblewrap works) show what the sandbox adds beside it.
 
 The agent's process time, as ralph measures it, includes the process runner's own share: the
-reaper every command runs behind (``pipeline/handlers/agents/_reaper.py``). That share is
-measured apart, as ``run_process`` of a bare ``true`` against ``subprocess.run`` of it.
+reaper every command runs behind (``pipeline/handlers/agents/_reaper.py``), which a person
+waits for as for the rest of ralph. So ralph's whole share per invocation is the run's wall
+time per invocation less the bare spawn of the agent (what the agent alone would have taken),
+and that is the figure the goal (issue 48: under 3x the spawn, with the sandbox off) is judged
+on. The runner's share is also measured apart, as ``run_process`` of a bare ``true`` against
+``subprocess.run`` of it.
 """
 
 from __future__ import annotations
@@ -105,18 +108,25 @@ def _runner_seconds(cwd: Path, times: int) -> tuple[float, float]:
     return statistics.median(runner), statistics.median(bare)
 
 
-def _pipelines(base: Path, runs: int, iterations: int, sandbox: str) -> dict[str, float]:
-    """The engine's and the agent process's milliseconds per invocation (medians)."""
-    engine, steady, agent, counts = [], [], [], []
+def _pipelines(
+    base: Path, runs: int, iterations: int, sandbox: str, spawn: float
+) -> dict[str, float]:
+    """ralph's whole share, the engine's (beside the process runner) and the agent
+    process's milliseconds per invocation (medians); ``spawn``: the bare spawn's seconds."""
+    whole, whole_steady, engine, steady, agent, counts = [], [], [], [], [], []
     for index in range(runs):
         root = _workspace(base / f"{sandbox}{index}", iterations, sandbox)
         wall, inside, invocations, from_first = _one_run(root)
+        whole.append(wall / invocations - spawn)
+        whole_steady.append(from_first / invocations - spawn)
         engine.append((wall - inside) / invocations)
         steady.append((from_first - inside) / invocations)
         agent.append(inside / invocations)
         counts.append(invocations)
     return {
         "invocations_per_run": statistics.median(counts),
+        "ralph_ms_per_invocation": round(statistics.median(whole) * 1000, 2),
+        "ralph_ms_from_first_invocation": round(statistics.median(whole_steady) * 1000, 2),
         "engine_ms_per_invocation": round(statistics.median(engine) * 1000, 2),
         "engine_ms_from_first_invocation": round(statistics.median(steady) * 1000, 2),
         "agent_process_ms_per_invocation": round(statistics.median(agent) * 1000, 2),
@@ -129,24 +139,29 @@ def run_invocation_benchmark(quick: bool) -> dict[str, Any]:
     runs = 2 if quick else 5
     iterations = 2 if quick else 6
     sandbox_works = probe(os.environ, os.getuid()).works
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="ralph-bench-invocation-") as tmp:
         base = Path(tmp)
         spawn = _spawn_seconds(base, 20 if quick else 100)
         runner, bare_true = _runner_seconds(base, 20 if quick else 100)
-        off = _pipelines(base, runs, iterations, "off")
-        on = _pipelines(base, runs, iterations, "required") if sandbox_works else None
-    engine_ms = off["engine_ms_per_invocation"]
+        off = _pipelines(base, runs, iterations, "off", spawn)
+        on = _pipelines(base, runs, iterations, "required", spawn) if sandbox_works else None
+    ralph_ms = off["ralph_ms_per_invocation"]
     spawn_ms = spawn * 1000
     return {
         "runs": runs,
+        "load_average": round(max(load, os.getloadavg()[0]), 1),
         "invocations_per_run": off["invocations_per_run"],
-        "engine_ms_per_invocation": engine_ms,
+        "ralph_ms_per_invocation": ralph_ms,
+        "ralph_ms_from_first_invocation": off["ralph_ms_from_first_invocation"],
+        "engine_ms_per_invocation": off["engine_ms_per_invocation"],
         "engine_ms_from_first_invocation": off["engine_ms_from_first_invocation"],
         "agent_process_ms_per_invocation": off["agent_process_ms_per_invocation"],
         "sandboxed": on,
         "bare_spawn_ms": round(spawn_ms, 2),
         "run_process_true_ms": round(runner * 1000, 2),
         "bare_true_ms": round(bare_true * 1000, 2),
-        "ratio": round(engine_ms / spawn_ms, 2),
-        "goal_met": engine_ms < 3 * spawn_ms,
+        "ratio": round(ralph_ms / spawn_ms, 2),
+        "engine_ratio": round(off["engine_ms_per_invocation"] / spawn_ms, 2),
+        "goal_met": ralph_ms < 3 * spawn_ms,
     }
