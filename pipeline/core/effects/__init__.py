@@ -32,6 +32,7 @@ from pipeline.core.effects._integration import (
 )
 from pipeline.core.state.model import SpendLine
 from pipeline.core.state.termination import TerminationReason
+from pipeline.events.hook_policy import HookSpec
 from pipeline.events.policy import GateSpec
 from pipeline.events.screen import PostconditionPolicy, ScreenScope, TamperPolicy
 from pipeline.events.values import (
@@ -42,6 +43,7 @@ from pipeline.events.values import (
     Count,
     GateBoundary,
     Instant,
+    Json,
     LogPosition,
     QuestionId,
     Role,
@@ -74,6 +76,7 @@ __all__ = [
     "RequireHuman",
     "RestorePromptPermissions",
     "RunGate",
+    "RunHook",
     "SaveCheckpoint",
     "ScreenChanges",
     "StartRun",
@@ -139,6 +142,23 @@ class RunGate:
     argv: tuple[str, ...]
     timeout_s: Count = field(validator=COUNT_VALIDATOR)
     inactivity_timeout_s: Count | None = field(default=None, validator=OPTIONAL_COUNT_VALIDATOR)
+    pin_base: str | None = None
+    test_paths: tuple[str, ...] = ()
+
+
+@final
+@frozen(kw_only=True)
+class RunHook:
+    """Run lifecycle hook ``hook`` in the workspace, telling it ``input`` (where the run
+    stands, decided at ``sequence``) on its standard input, and report how it ended
+    (``HookRan``). With ``pin_base``, a blocking hook runs as the gates then run: in a scratch
+    copy of the work tree whose tests (``test_paths`` besides the built-in patterns) and the
+    files its command names are as commit ``pin_base`` has them."""
+
+    effect_id: EffectId
+    hook: HookSpec
+    input: Json
+    sequence: LogPosition = field(validator=COUNT_VALIDATOR)
     pin_base: str | None = None
     test_paths: tuple[str, ...] = ()
 
@@ -326,6 +346,7 @@ Effect: TypeAlias = (
     | BackOff
     | WaitForLimitReset
     | SaveCheckpoint
+    | RunHook
     | CreateCommit
     | Rebase
     | AbortRebase
@@ -357,6 +378,7 @@ EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         BackOff: "effect.back_off",
         WaitForLimitReset: "effect.wait_for_limit_reset",
         SaveCheckpoint: "effect.save_checkpoint",
+        RunHook: "effect.run_hook",
         CreateCommit: "effect.create_commit",
         Rebase: "effect.rebase",
         AbortRebase: "effect.abort_rebase",
