@@ -1,14 +1,16 @@
 """The durable runner: every step's facts are committed to the store before the next effect.
 
 ``run_durable`` starts a run or resumes one: state = the latest valid checkpoint + the fold of
-the events after it. The runner holds no policy: it asks ``next_effect``, calls the handler,
-appends the facts with the expected sequence, folds them, and saves checkpoints when
-orchestration asks for one. It tells one :class:`RunObserver` what it does and asks one
-:class:`RunWorld` what no effect carries.
+the events after it. The runner holds no policy: it asks ``next_effect``, calls the handler
+(lifecycle hooks included: they are ``RunHook`` effects), appends the facts with the expected
+sequence, folds them, and saves checkpoints when orchestration asks for one. It tells one
+:class:`RunObserver` what it does and asks one :class:`RunWorld` what no effect can carry
+(that this process resumed the run, and what reached it from outside before a prompt).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -19,18 +21,20 @@ from pipeline import PipelineError
 from pipeline.core.effects import (
     Effect,
     MaterializePrompt,
+    RunHook,
     SaveCheckpoint,
     StartRun,
     Terminate,
     is_redoable,
 )
 from pipeline.core.serialization import CheckpointError, checkpoint_state, encode_checkpoint
-from pipeline.core.state import Phase, PipelineState, is_complete, is_terminal
+from pipeline.core.state import AFTER_POINTS, Phase, PipelineState, is_complete, is_terminal
 from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.engine._observer import RunObserver
 from pipeline.engine._world import RunWorld
 from pipeline.events import (
     CheckpointSaved,
+    HookPoint,
     Instant,
     LogPosition,
     PipelineEvent,
@@ -42,7 +46,7 @@ from pipeline.events import (
 from pipeline.handlers import EffectHandler, facts_of, steps_of
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.store import RunStore, UnknownRunError
-from pipeline.orchestration import hook_due, hooks_after, next_effect, run_end_hook
+from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
 
 __all__ = ["DurableRun", "RunOptions", "load_state", "run_durable", "utc_now"]
@@ -94,7 +98,8 @@ class RunOptions:
     clock: Callable[[], Instant] = utc_now
     """Stamps the facts the engine records itself (checkpoints, resumes, interruptions)."""
     max_effects: int | None = None
-    """Stop after this many effects (None: run until complete); a later call resumes."""
+    """Stop after this many effects, hooks aside (None: run until complete); a later call
+    resumes."""
     interruption: Interruption | None = None
     """Where a request to stop arrives (None: nobody can ask)."""
     redactor: Redactor | None = None
@@ -130,8 +135,8 @@ def run_durable(
     start of a new run and checkpoints included), each fact stored with the state it folded
     to, each warning, and a span around each effect (see :class:`RunObserver`; combine
     several with :class:`Observers`). ``world`` answers what the run asks of the world beside
-    its effects: the facts it resumes in, the news before each prompt, the lifecycle hooks
-    (see :class:`RunWorld`; a run whose policy has hooks needs one).
+    its effects: the facts it resumes in, the news before each prompt (see
+    :class:`RunWorld`). The lifecycle hooks are effects: ``handler`` runs them.
 
     With ``options.interruption``, a request stops the run cleanly: the handler at work is
     abandoned, ``RunInterrupted`` is recorded, the interruption checkpoint saved, and the
@@ -167,41 +172,29 @@ def run_durable(
             resumed: list[PipelineEvent] = [RunResumed(checkpoint_sequence=cp, at=clock())]
             resumed += _masked(redactor, world.resumed() if world else ())
             state = _commit(store, run_id, state, resumed, observer)
-    if world is None and state.run is not None and state.run.loop.hooks:
-        # A hook that blocks or suspends is a promise to the person: never skipped silently.
-        raise PipelineError(
-            f"run {run_id} has lifecycle hooks ([[hooks]], [notify]) and nothing runs them: "
-            "pass a world to run_durable"
-        )
     effects = hooks_in_a_row = 0
-    while not is_complete(state):
-        if max_effects is not None and effects >= max_effects:
+    while not isinstance(effect := next_effect(state), Terminate):
+        follows = _follows(effect)
+        if not follows and max_effects is not None and effects >= max_effects:
             break
-        effect = next_effect(state)
         if isinstance(effect, MaterializePrompt) and world is not None:
             news = _masked(redactor, world.news(state))
             if news:
                 state = _commit(store, run_id, state, news, observer)
-                effect = next_effect(state)
-        # A stop asked for skips the hooks: the effect's own handling records the stop.
-        if world is not None and interruption.reason is None:
-            hook = hook_due(state, effect)
-            if hook is not None:
-                hooks_in_a_row += 1
-                if hooks_in_a_row > 2 * len(state.run.loop.hooks if state.run else ()) + 2:
-                    raise PipelineError(f"hook {hook.name!r} stays due after its own facts")
-                ran = world.hook(hook, state, effect)
-                state = _commit(store, run_id, state, _masked(redactor, ran), observer)
-                continue  # the hook's fact may change what comes next
-        hooks_in_a_row = 0
-        if isinstance(effect, Terminate):
-            break
-        effects += 1
+                continue  # the prompt is decided again, holding the news
+        # Hooks are not counted: the bound is on the run's own steps.
+        if isinstance(effect, RunHook):
+            hooks_in_a_row += 1
+            if hooks_in_a_row > 2 * len(state.run.loop.hooks if state.run else ()) + 2:
+                raise PipelineError(f"hook {effect.hook.name!r} stays due after its own facts")
+        else:
+            hooks_in_a_row = 0
+            effects += 1
         observer.effect(effect)
         steps = _carry_out(store, handler, run_id, state, effect, interruption, clock)
         span = observer.span(run_id, state.sequence, effect)
         if span is None:
-            state, recorded = _record(
+            state, _ = _record(
                 store, run_id, state, effect, steps, interruption, redactor, observer
             )
         else:
@@ -210,20 +203,16 @@ def run_durable(
                     store, run_id, state, effect, steps, interruption, redactor, observer
                 )
                 traced.record(recorded)
-        if world is not None:
-            for hook in hooks_after(state, effect, recorded):
-                if state.phase is Phase.INTERRUPTED or interruption.reason is not None:
-                    break  # suspended, or a stop asked for: these watch, they never hold it
-                ran = world.hook(hook, state, effect)
-                state = _commit(store, run_id, state, _masked(redactor, ran), observer)
-    ended: set[str] = set()
-    while world is not None and (hook := run_end_hook(state)) is not None:
-        if hook.name in ended:
-            raise PipelineError(f"hook {hook.name!r} stays due after its own facts")
-        ended.add(hook.name)
-        ran = world.hook(hook, state, None)
-        state = _commit(store, run_id, state, _masked(redactor, ran), observer)
     return DurableRun(run_id=run_id, state=state, resumed_from=resumed_from, effects=effects)
+
+
+def _follows(effect: Effect) -> bool:
+    """Whether ``effect`` is a hook that watches what came before it (an invocation, the
+    run's end): it runs whatever the bound on effects, as the step it watches did."""
+    return isinstance(effect, RunHook) and effect.hook.point in _FOLLOWING
+
+
+_FOLLOWING = frozenset({*AFTER_POINTS, HookPoint.RUN_END})
 
 
 def _masked(redactor: Redactor, facts: Sequence[PipelineEvent]) -> list[PipelineEvent]:
@@ -279,11 +268,14 @@ def _carry_out(
     if interruption.reason is not None and not is_terminal(state):
         yield [RunInterrupted(reason=interruption.reason, at=clock())]
         return
+    # A hook runs to its end, a stop asked for meanwhile waiting for it: hooks watch and
+    # guard steps, and one at a run's end has no run left to interrupt.
+    armed = contextlib.nullcontext if isinstance(effect, RunHook) else interruption.armed
     try:
-        with interruption.armed():
+        with armed():
             steps = steps_of(handler(effect))
         while True:
-            with interruption.armed():
+            with armed():
                 step = next(steps, None)
             if step is None:
                 return

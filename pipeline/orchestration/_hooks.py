@@ -1,20 +1,24 @@
-"""Which lifecycle hook is due before a step, after an invocation, and once a run has ended
-(pure: decided from the state, the step and the facts it made).
+"""Which lifecycle hook is due: after an invocation, before a step, and once a run has ended,
+as a :class:`~pipeline.core.effects.RunHook` effect (pure: decided from the state alone).
 
-The engine asks before carrying out each effect: the first hook due runs, its fact is folded,
-and the engine asks again (a hook that blocks or suspends changes what comes next). A hook's
-run is keyed by its occasion (:func:`~pipeline.core.state.hook_key`), so it runs once per step,
-once per run, question, reset or claim, whatever is asked how often.
+``next_effect`` asks :func:`hooked` with the step it decided: the first hook due comes before
+it, its fact is folded, and the next ``next_effect`` asks again (a hook that blocks or suspends
+changes what comes next). A hook's run is keyed by its occasion
+(:func:`~pipeline.core.state.hook_key`), so it runs once per step, once per run, question,
+reset or claim, whatever is asked how often. The hooks after an invocation are due once its
+facts are in (the state keeps the invocation: :class:`~pipeline.core.state.AfterInvocation`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pipeline.core.effects import (
     CreateCommit,
     Effect,
     InvokeAgent,
+    RunHook,
     SaveCheckpoint,
     Terminate,
     WaitForHuman,
@@ -22,14 +26,16 @@ from pipeline.core.effects import (
 )
 from pipeline.core.state import Phase, PipelineState, hook_key
 from pipeline.events import (
+    HookAction,
     HookPoint,
     HookSpec,
-    InvocationFailed,
-    InvocationTimedOut,
-    PipelineEvent,
+    InvocationStarted,
+    Json,
+    LogPosition,
 )
+from pipeline.orchestration._pinning import pinned_to
 
-__all__ = ["hook_due", "hooks_after", "run_end_hook"]
+__all__ = ["hooked"]
 
 _STEP_POINTS: tuple[tuple[type, HookPoint], ...] = (
     (InvokeAgent, HookPoint.BEFORE_INVOCATION),
@@ -37,6 +43,71 @@ _STEP_POINTS: tuple[tuple[type, HookPoint], ...] = (
     (WaitForHuman, HookPoint.QUESTION_ASKED),
     (WaitForLimitReset, HookPoint.LIMIT_WAIT),
 )
+
+
+def hooked(state: PipelineState, effect: Effect) -> Effect:
+    """``effect`` (decided from ``state``), unless a hook is due first: one after the last
+    invocation, one before ``effect``, or, once the run has ended, a ``run_end`` hook."""
+    run = state.run
+    if run is None or not run.loop.hooks:
+        return effect
+    after = _after_due(state)
+    if after is not None:
+        return _run(state, effect, after[0], after[1])
+    if isinstance(effect, SaveCheckpoint):
+        return effect
+    if isinstance(effect, Terminate):
+        if state.progress.phase is not Phase.COMPLETE:
+            return effect
+        end = _first_due(state, (HookPoint.RUN_END,))
+        return effect if end is None else _run(state, effect, end, None)
+    hook = _before_due(state, effect)
+    return effect if hook is None else _run(state, effect, hook, effect)
+
+
+def _run(
+    state: PipelineState, decided: Effect, hook: HookSpec, about: Effect | InvocationStarted | None
+) -> RunHook:
+    """The effect running ``hook`` in ``state``, about to carry out ``about`` (or just after
+    it, an invocation; None: the run has ended). A blocking hook is pinned as gates are."""
+    base = pinned_to(state) if hook.on_error is HookAction.BLOCK else None
+    tamper = None if state.run is None else state.run.loop.tamper
+    return RunHook(
+        effect_id=decided.effect_id,
+        hook=hook,
+        input=Json.of(_input(hook, state, about)),
+        sequence=LogPosition(state.sequence),
+        pin_base=base,
+        test_paths=() if base is None or tamper is None else tamper.test_paths,
+    )
+
+
+def _input(
+    hook: HookSpec, state: PipelineState, about: Effect | InvocationStarted | None
+) -> dict[str, Any]:
+    """What a hook is told on its standard input: where the run stands and what is about to
+    happen (or just happened: an invocation)."""
+    run, progress, ledger = state.run, state.progress, state.ledger
+    data: dict[str, Any] = {
+        "hook": hook.name,
+        "point": hook.point.value,
+        "run_id": None if run is None else run.run_id,
+        "phase": progress.phase.value,
+        "iteration": progress.iteration,
+        "review_pass": progress.review_pass,
+        "termination": None if progress.termination is None else progress.termination.value,
+        "commits": ledger.commits,
+        "last_error": ledger.last_error,
+        "tasks_not_done": [t.task_id for t in state.context.open_tasks()],
+    }
+    if isinstance(about, InvokeAgent | InvocationStarted):
+        data |= {"role": about.role.value, "agent": about.agent, "attempt": about.attempt}
+    if ledger.pending_question is not None:
+        data["question"] = ledger.pending_question.question
+        data["question_id"] = ledger.pending_question.question_id
+    if state.agent.limit_until is not None:
+        data["limit_until"] = state.agent.limit_until.isoformat()
+    return data
 
 
 def _first_due(state: PipelineState, points: Sequence[HookPoint]) -> HookSpec | None:
@@ -49,11 +120,8 @@ def _first_due(state: PipelineState, points: Sequence[HookPoint]) -> HookSpec | 
     return None
 
 
-def hook_due(state: PipelineState, effect: Effect) -> HookSpec | None:
+def _before_due(state: PipelineState, effect: Effect) -> HookSpec | None:
     """The hook to run before ``effect`` (None: none is due, carry the effect out)."""
-    run = state.run
-    if run is None or not run.loop.hooks or isinstance(effect, SaveCheckpoint | Terminate):
-        return None
     if state.progress.phase in (Phase.COMPLETE, Phase.INTERRUPTED, Phase.NOT_STARTED):
         return None
     points = [HookPoint.RUN_START]
@@ -67,22 +135,19 @@ def hook_due(state: PipelineState, effect: Effect) -> HookSpec | None:
     return _first_due(state, points)
 
 
-def hooks_after(
-    state: PipelineState, effect: Effect, facts: Sequence[PipelineEvent]
-) -> tuple[HookSpec, ...]:
-    """The hooks to run once ``effect``'s ``facts`` are folded into ``state``: after an
-    invocation, and on its failure."""
-    run = state.run
-    if run is None or not run.loop.hooks or not isinstance(effect, InvokeAgent):
-        return ()
-    hooks = run.loop.hooks_at(HookPoint.AFTER_INVOCATION)
-    if any(isinstance(fact, InvocationFailed | InvocationTimedOut) for fact in facts):
-        hooks += run.loop.hooks_at(HookPoint.ON_FAILURE)
-    return hooks
-
-
-def run_end_hook(state: PipelineState) -> HookSpec | None:
-    """The next ``run_end`` hook of a run that has ended (None: none left, or not ended)."""
-    if state.run is None or state.progress.phase is not Phase.COMPLETE:
+def _after_due(state: PipelineState) -> tuple[HookSpec, InvocationStarted] | None:
+    """The hook to run after the last invocation, and its start (None: none is due). They
+    watch: a suspended run runs none, and a resumed one none of an invocation before it."""
+    after, run = state.hooks.after, state.run
+    if after is None or run is None or state.progress.phase is Phase.INTERRUPTED:
         return None
-    return _first_due(state, (HookPoint.RUN_END,))
+    resumed = state.ledger.last_resume_sequence
+    if resumed is not None and resumed > after.at:
+        return None
+    hooks = run.loop.hooks_at(HookPoint.AFTER_INVOCATION)
+    if after.failed:
+        hooks += run.loop.hooks_at(HookPoint.ON_FAILURE)
+    for hook in hooks:
+        if hook_key(state, hook.point, hook.name) not in after.ran:
+            return hook, after.started
+    return None

@@ -1,7 +1,9 @@
 """``next_effect``: what to do next, decided from the state alone (pure).
 
-Priorities: a due checkpoint first (so that every transition is durable before work goes on),
-then termination, then a pending human question, then the current phase's step.
+Priorities: a lifecycle hook due after the last invocation first, then a due checkpoint (so
+that every transition is durable before work goes on), then termination (after the run's
+``run_end`` hooks), then a hook due before the step, then a pending human question, then the
+current phase's step.
 """
 
 from __future__ import annotations
@@ -66,9 +68,16 @@ from pipeline.events import (
     ScreenScope,
 )
 from pipeline.orchestration._context import prompt_context
+from pipeline.orchestration._hooks import hooked
 from pipeline.orchestration._pinning import pinned_to
 
-__all__ = ["FORMATTING_CORRECTION_EXHAUSTED", "PROVIDER_LIMIT", "effect_id", "next_effect"]
+__all__ = [
+    "FORMATTING_CORRECTION_EXHAUSTED",
+    "PROVIDER_LIMIT",
+    "effect_id",
+    "next_effect",
+    "next_step",
+]
 
 
 def effect_id(state: PipelineState) -> EffectId:
@@ -89,7 +98,14 @@ def effect_id(state: PipelineState) -> EffectId:
 
 
 def next_effect(state: PipelineState) -> Effect:
-    """The one effect the run needs next; total over every state."""
+    """The one effect the run needs next; total over every state. A lifecycle hook due
+    before the step (or after the last invocation, or at the run's end) comes first."""
+    return hooked(state, next_step(state))
+
+
+def next_step(state: PipelineState) -> Effect:
+    """The effect of the run's step, hooks aside: what ``next_effect`` asks for once no
+    lifecycle hook is due (a hook due before it has its effect id)."""
     eid = effect_id(state)
     progress, ledger = state.progress, state.ledger
     phase = progress.phase

@@ -11,9 +11,12 @@ from typing import assert_never
 from attrs import evolve
 
 from pipeline.core.state import (
+    AFTER_POINTS,
     FEEDBACK_EXCERPT_CHARS,
     MAX_FEEDBACK_LINES,
+    AfterInvocation,
     AgentCursor,
+    Hooks,
     MalformedLineNote,
     Notice,
     Phase,
@@ -85,14 +88,15 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
             message = f"{event.agent} failed ({event.error.value}): {event.message}"
             # The same failure twice in a row from the same agent will not go away by itself.
             retriable = event.retriable and not _repeats(state.agent.last_failure, message)
-            return agent_failed(
+            failed = agent_failed(
                 state, retriable, message, configuration=event.error is ErrorKind.CONFIGURATION
             )
+            return _own_failure(state, failed)
         case InvocationTimedOut():
             if not _working(state, event.role):
                 return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
             message = f"{event.agent} timed out ({event.kind.value}) after {event.after_ms} ms"
-            return agent_failed(state, True, message)
+            return _own_failure(state, agent_failed(state, True, message))
         case BackoffWaited():
             if not _working(state, event.role) or state.agent.backoff_ceiling_ms is None:
                 return anomaly(state, event, "no backoff was asked for")
@@ -145,6 +149,7 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
     i = state.intake
     # Lines read after this invocation are judged by this role's hat.
     intake = i if i.publisher is event.role else evolve(i, publisher=event.role)
+    hooks = _watched(state, event)
     if previous.in_flight or previous.awaiting_output:
         state = evolve(state, intake=intake)
         why = "no outcome" if previous.in_flight else "no output"
@@ -152,8 +157,26 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
         if not _working(state, event.role):
             # That failure exhausted the chain: this start belongs to no task any more.
             return evolve(state, agent=state.agent)
-        return evolve(state, agent=_running(state.agent))
-    return advance(state, agent=_running(previous), intake=intake)
+        return evolve(state, agent=_running(state.agent), hooks=hooks)
+    return advance(state, agent=_running(previous), intake=intake, hooks=hooks)
+
+
+def _watched(state: PipelineState, event: InvocationStarted) -> Hooks:
+    """The hooks, with this invocation the one their after-invocation hooks watch (when the
+    run has any)."""
+    run = state.run
+    if run is None or not any(hook.point in AFTER_POINTS for hook in run.loop.hooks):
+        return state.hooks
+    return evolve(state.hooks, after=AfterInvocation(started=event, at=state.sequence))
+
+
+def _own_failure(state: PipelineState, failed: PipelineState) -> PipelineState:
+    """``failed`` (the fold of a failure in ``state``), noting for the hooks on failure that
+    the invocation under way failed: a later failure (of its report, say) is not its own."""
+    after = state.hooks.after
+    if after is None or not state.agent.in_flight:
+        return failed
+    return evolve(failed, hooks=evolve(failed.hooks, after=evolve(after, failed=True)))
 
 
 def _running(a: AgentCursor) -> AgentCursor:

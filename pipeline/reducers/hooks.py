@@ -18,6 +18,7 @@ from typing import Final, assert_never
 from attrs import evolve
 
 from pipeline.core.state import (
+    AFTER_POINTS,
     ONCE_POINTS,
     Ledger,
     Notice,
@@ -100,6 +101,8 @@ def _ran(state: PipelineState, event: HookRan) -> PipelineState:
         hooks = evolve(hooks, once=(*hooks.once, key))
     else:
         hooks = hooks.with_here(key, state.sequence)
+    if event.point in AFTER_POINTS and hooks.after is not None:
+        hooks = evolve(hooks, after=evolve(hooks.after, ran=(*hooks.after.ran, key)))
     if not failed:
         return advance(state, hooks=hooks)
     summary = _summary(event)

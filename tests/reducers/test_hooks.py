@@ -11,8 +11,8 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from pipeline.app.testing import HypothesisChooser, world_configs
-from pipeline.core.effects import BeginPlanning, EffectId, Terminate
-from pipeline.core.state import Phase, PipelineState, TerminationReason
+from pipeline.core.effects import BeginPlanning, EffectId, RunHook, Terminate
+from pipeline.core.state import Phase, PipelineState, Step, TerminationReason
 from pipeline.engine.simulation import (
     ScriptedChooser,
     SimulatedWorld,
@@ -23,7 +23,10 @@ from pipeline.engine.simulation import (
 from pipeline.events import (
     BLOCKABLE,
     SUSPENDABLE,
+    AgentName,
+    Digest,
     DurationMs,
+    ErrorKind,
     ExitCode,
     GateStatus,
     HookAction,
@@ -31,10 +34,16 @@ from pipeline.events import (
     HookRan,
     HookSpec,
     Instant,
+    InvocationFailed,
     InvocationStarted,
+    InvocationSucceeded,
+    Ordinal,
     PipelineEvent,
+    Role,
+    RunResumed,
 )
-from pipeline.orchestration import hook_due, hooks_after, next_effect, run_end_hook, step_bound
+from pipeline.orchestration import next_effect, step_bound
+from pipeline.orchestration._hooks import hooked
 from pipeline.reducers import fold, reduce
 from tests.reducers.test_loop_control import policy, started
 from tests.support import budget
@@ -107,24 +116,13 @@ def test_the_loop_ends_within_its_budgets_whatever_the_hooks_report(
         fold_in([_ran(hook, status)])
 
     steps = 0
-    while state.phase not in (Phase.COMPLETE, Phase.INTERRUPTED):
+    while not isinstance(effect := next_effect(state), Terminate):
         steps += 1
         assert steps <= bound * (1 + len(hooks)) + len(hooks), "the loop did not end"
-        effect = next_effect(state)
-        hook = hook_due(state, effect)
-        if hook is not None:
-            run(hook)
-            continue
-        if isinstance(effect, Terminate):
-            break
-        facts = tuple(world(effect))
-        fold_in(facts)
-        for after in hooks_after(state, effect, facts):
-            if state.phase is Phase.INTERRUPTED:
-                break
-            run(after)
-    while (end := run_end_hook(state)) is not None:
-        run(end)
+        if isinstance(effect, RunHook):
+            run(effect.hook)
+        else:
+            fold_in(tuple(world(effect)))
     assert state.phase in (Phase.COMPLETE, Phase.INTERRUPTED)
     event(
         f"{state.termination} after {len(log)} facts" if len(log) < 20 else str(state.termination)
@@ -148,23 +146,11 @@ def _drive(config: WorldConfig, report: GateStatus) -> list[PipelineEvent]:
         config=config, chooser=ScriptedChooser(), clock=fake_clock(step=timedelta(seconds=1))
     )
     state, log = PipelineState(), []
-    while state.phase not in (Phase.COMPLETE, Phase.INTERRUPTED):
-        effect = next_effect(state)
-        hook = hook_due(state, effect)
-        facts: tuple[PipelineEvent, ...]
-        if hook is not None:
-            facts = (_ran(hook, report),)
-        elif isinstance(effect, Terminate):
-            break
-        else:
-            facts = tuple(world(effect))
-            facts += tuple(_ran(h, report) for h in hooks_after(state, effect, facts))
+    while not isinstance(effect := next_effect(state), Terminate):
+        facts = (_ran(effect.hook, report),) if isinstance(effect, RunHook) else world(effect)
         for fact in facts:
             log.append(fact)
             state = reduce(state, fact)
-    while (end := run_end_hook(state)) is not None:
-        log.append(_ran(end, report))
-        state = reduce(state, log[-1])
     return log
 
 
@@ -238,7 +224,9 @@ def test_a_blocked_claim_runs_its_hook_again_at_the_next_claim_and_a_commit_goes
     claimed_again = attrs.evolve(
         refused, intake=attrs.evolve(refused.intake, completion_claimed=True)
     )
-    assert hook_due(claimed_again, BeginPlanning(effect_id=EffectId("e"))) == claim
+    again = hooked(claimed_again, BeginPlanning(effect_id=EffectId("e")))
+    assert isinstance(again, RunHook)
+    assert again.hook == claim
 
 
 def test_a_watching_hooks_failure_is_counted_and_never_told_to_the_agents() -> None:
@@ -248,18 +236,105 @@ def test_a_watching_hooks_failure_is_counted_and_never_told_to_the_agents() -> N
     assert state.intake.notices == ()
 
 
-def test_hooks_with_nothing_to_run_them_are_refused() -> None:
-    """An embedding that records hooks but passes no runner fails instead of skipping them."""
-    import pytest
-
-    from pipeline import PipelineError
+def test_the_engine_runs_hooks_as_effects_of_the_handler() -> None:
+    """Hooks reach the handler as ``RunHook`` effects like any other step (no side channel):
+    a run in memory over the simulated world records each hook's fact where it is due."""
     from pipeline.engine import run_in_memory
 
     base = WorldConfig(budget=budget(max_iterations=1), chains=default_chains())
-    hook = _hook(HookPoint.RUN_START, HookAction.BLOCK)
-    config = attrs.evolve(base, loop=attrs.evolve(base.loop, hooks=(hook,)))
+    hooks = (
+        _hook(HookPoint.RUN_START, HookAction.BLOCK),
+        _hook(HookPoint.AFTER_INVOCATION),
+        _hook(HookPoint.RUN_END),
+    )
+    config = attrs.evolve(base, loop=attrs.evolve(base.loop, hooks=hooks))
     world = SimulatedWorld(
         config=config, chooser=ScriptedChooser(), clock=fake_clock(step=timedelta(seconds=1))
     )
-    with pytest.raises(PipelineError, match="nothing runs them"):
-        run_in_memory(world)
+    result = run_in_memory(world)
+    ran = [e for e in result.events if isinstance(e, HookRan)]
+    asked = [e.hook.point for e in result.effects if isinstance(e, RunHook)]
+    assert [e.point for e in ran] == asked
+    assert asked[0] is HookPoint.RUN_START
+    assert asked[-1] is HookPoint.RUN_END
+    invocations = sum(isinstance(e, InvocationStarted) for e in result.events)
+    assert asked.count(HookPoint.AFTER_INVOCATION) == invocations > 0
+    assert result.state.phase is Phase.COMPLETE
+
+
+def test_hooks_on_failure_watch_the_invocations_own_outcome_once_and_not_past_a_resume() -> None:
+    """An ``on_failure`` hook is due once after an invocation whose own outcome failed, told
+    the invocation's role, agent and attempt; not after one that succeeded and whose report a
+    later step rejected, and not once the run was resumed in between."""
+    watch = _hook(HookPoint.ON_FAILURE)
+    state = started(policy(hooks=(watch,)))
+    progress = attrs.evolve(state.progress, phase=Phase.DEVELOPMENT, step=Step.INVOKE)
+    state = attrs.evolve(state, progress=progress)
+    agent = AgentName("a")
+    start = InvocationStarted(
+        role=Role.DEVELOPER, agent=agent, model=None, attempt=Ordinal(1), at=T
+    )
+    invoking = reduce(state, start)
+
+    def failure(error: ErrorKind) -> InvocationFailed:
+        return InvocationFailed(
+            role=Role.DEVELOPER, agent=agent, error=error, message="x", retriable=True, at=T
+        )
+
+    succeeded = InvocationSucceeded(
+        role=Role.DEVELOPER,
+        agent=agent,
+        exit_code=ExitCode(0),
+        duration_ms=DurationMs(1),
+        output_digest=Digest("d"),
+        at=T,
+    )
+    ok = reduce(invoking, succeeded)
+    assert not isinstance(next_effect(ok), RunHook)
+    rejected = reduce(ok, failure(ErrorKind.OUTPUT_REJECTED))
+    assert not isinstance(next_effect(rejected), RunHook)
+    failed = reduce(invoking, failure(ErrorKind.NON_ZERO_EXIT))
+    due = next_effect(failed)
+    assert isinstance(due, RunHook)
+    assert due.hook == watch
+    told = due.input.value
+    assert isinstance(told, dict)
+    assert (told["role"], told["agent"], told["attempt"]) == ("developer", "a", 1)
+    assert not isinstance(next_effect(reduce(failed, _ran(watch, GateStatus.FAILED))), RunHook)
+    resumed = reduce(failed, RunResumed(checkpoint_sequence=None, at=T))
+    assert not isinstance(next_effect(resumed), RunHook)
+
+
+def test_a_run_resumed_after_every_step_runs_each_hook_once_per_occasion() -> None:
+    """A run stopped after each effect (``max_effects=1``) and resumed runs each hook as often
+    as an unbroken run: hooks are not counted as effects, the hooks watching an invocation run
+    before the stop, and a hook due before a step waits for the resume."""
+    from pipeline.engine import RunOptions, run_durable
+    from pipeline.handlers.store import MemoryEventStore
+
+    points = (
+        HookPoint.RUN_START,
+        HookPoint.BEFORE_INVOCATION,
+        HookPoint.AFTER_INVOCATION,
+        HookPoint.RUN_END,
+    )
+    base = WorldConfig(budget=budget(max_iterations=2), chains=default_chains())
+    hooks = tuple(_hook(point) for point in points)
+    config = attrs.evolve(base, loop=attrs.evolve(base.loop, hooks=hooks))
+    world = SimulatedWorld(
+        config=config, chooser=ScriptedChooser(), clock=fake_clock(step=timedelta(seconds=1))
+    )
+    store, one = MemoryEventStore(), RunOptions(max_effects=1)
+    run = run_durable(store, world, options=one)
+    for _ in range(500):
+        if run.state.phase is Phase.COMPLETE and not isinstance(next_effect(run.state), RunHook):
+            break
+        run = run_durable(store, world, run_id=run.run_id, options=one)
+    log = list(store.read(run.run_id))
+    ran = [e.point for e in log if isinstance(e, HookRan)]
+    invocations = sum(isinstance(e, InvocationStarted) for e in log)
+    assert invocations > 2
+    assert ran.count(HookPoint.RUN_START) == 1
+    assert ran.count(HookPoint.RUN_END) == 1
+    assert ran.count(HookPoint.BEFORE_INVOCATION) == invocations
+    assert ran.count(HookPoint.AFTER_INVOCATION) == invocations

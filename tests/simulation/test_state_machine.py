@@ -2,7 +2,8 @@
 
 Invariants: the fold of the log equals the incremental state; replay from any prefix equals the
 full fold; terminal states absorb (a complete run stays complete, an interrupted one leaves only
-by resumption); once terminal, orchestration asks only for its checkpoint or termination.
+by resumption); once terminal, orchestration asks only for the hooks watching what stopped it,
+its checkpoint or termination.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pipeline.engine.simulation import SimulatedWorld, WorldConfig, fake_clock
 from pipeline.events import CheckpointSaved, LogPosition, PipelineEvent, RunAbandoned, RunResumed
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
-from tests.simulation.invariants import check_state
+from tests.simulation.invariants import check_state, watches
 
 
 class PipelineMachine(RuleBasedStateMachine):
@@ -45,13 +46,13 @@ class PipelineMachine(RuleBasedStateMachine):
         self.state = after
         self.log.append(event)
 
-    @precondition(lambda self: not is_complete(self.state))
+    @precondition(lambda self: not isinstance(next_effect(self.state), Terminate))
     @rule(data=st.data())
     def take_the_next_effect(self, data: st.DataObject) -> None:
         assert self.config is not None
         effect = next_effect(self.state)
         if is_terminal(self.state):
-            assert isinstance(effect, SaveCheckpoint | Terminate)
+            assert isinstance(effect, SaveCheckpoint) or watches(effect)
         if isinstance(effect, SaveCheckpoint):
             # The runner saves checkpoints itself, never a handler.
             saved = CheckpointSaved(
@@ -83,9 +84,10 @@ class PipelineMachine(RuleBasedStateMachine):
         check_state(self.state)
 
     @invariant()
-    def a_complete_run_asks_only_to_terminate(self) -> None:
+    def a_complete_run_asks_only_for_its_watching_hooks_then_to_terminate(self) -> None:
         if is_complete(self.state):
-            assert isinstance(next_effect(self.state), Terminate)
+            effect = next_effect(self.state)
+            assert isinstance(effect, Terminate) or watches(effect)
 
 
 TestPipelineMachine = PipelineMachine.TestCase

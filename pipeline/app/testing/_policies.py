@@ -17,8 +17,13 @@ from pipeline.app.testing._topologies import (
 )
 from pipeline.core.responses import AGENT_RESPONSE
 from pipeline.events import (
+    BLOCKABLE,
+    SUSPENDABLE,
     Count,
     Hat,
+    HookAction,
+    HookPoint,
+    HookSpec,
     Ladder,
     LimitPolicy,
     LoopPolicy,
@@ -26,7 +31,7 @@ from pipeline.events import (
     Role,
 )
 
-__all__ = ["hats", "ladders_of", "limit_policies", "loop_policies"]
+__all__ = ["hats", "hook_spec", "ladders_of", "limit_policies", "loop_policies"]
 
 
 @functools.cache
@@ -70,7 +75,24 @@ def loop_policies() -> st.SearchStrategy[LoopPolicy]:
         postconditions=postcondition_policies(),
         limits=st.none() | limit_policies(),
         review_completion=st.booleans(),
+        hooks=st.lists(hook_spec(), max_size=3, unique_by=lambda h: (h.point, h.name)).map(tuple),
     ).flatmap(_with_ladders)
+
+
+@st.composite
+def hook_spec(draw: st.DrawFn) -> HookSpec:
+    """One lifecycle hook, at any point, doing on a failure what its point allows."""
+    point = draw(st.sampled_from(tuple(HookPoint)))
+    actions = [HookAction.WARN]
+    actions += [HookAction.BLOCK] if point in BLOCKABLE else []
+    actions += [HookAction.SUSPEND] if point in SUSPENDABLE else []
+    return HookSpec(
+        name=draw(st.sampled_from(("notify", "check"))),
+        point=point,
+        argv=("true",),
+        timeout_s=Count(draw(st.integers(1, 60))),
+        on_error=draw(st.sampled_from(actions)),
+    )
 
 
 def _with_ladders(policy: LoopPolicy) -> st.SearchStrategy[LoopPolicy]:

@@ -16,7 +16,13 @@ from typing import Final, TypeVar, get_args
 import attrs
 from hypothesis import strategies as st
 
-from pipeline.app.testing._policies import hats, ladders_of, limit_policies, loop_policies
+from pipeline.app.testing._policies import (
+    hats,
+    hook_spec,
+    ladders_of,
+    limit_policies,
+    loop_policies,
+)
 from pipeline.app.testing._sandbox import endpoints, sandbox_policies
 from pipeline.app.testing._topics import ID_ALPHABET, agent_names, topic_patterns, topics
 from pipeline.app.testing._topologies import (
@@ -49,6 +55,7 @@ from pipeline.events import (
     DurationMs,
     ExitCode,
     GateSpec,
+    HookSpec,
     Instant,
     Json,
     LimitPolicy,
@@ -308,6 +315,7 @@ def register_strategies() -> None:
     register(Json, json_values())
     register(LoopPolicy, loop_policies())
     register(GateSpec, gate_spec())
+    register(HookSpec, hook_spec())
     register(Endpoint, endpoints())
     register(SandboxPolicy, sandbox_policies())
     register(

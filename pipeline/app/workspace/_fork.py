@@ -56,7 +56,7 @@ from pipeline.handlers.runtime import (
     new_run_id,
 )
 from pipeline.handlers.store import open_store_at, store_path
-from pipeline.orchestration import next_effect
+from pipeline.orchestration import next_step
 from pipeline.reducers import fold, reduce
 
 __all__ = ["ForkError", "fork_folder", "fork_point", "fork_run", "resume_hint"]
@@ -87,7 +87,7 @@ def fork_point(events: list[PipelineEvent], at: int) -> int:
             continue
         if state.progress.fixing:
             continue  # a review's fix reads the review's findings, which no commit holds
-        if isinstance(next_effect(state), MaterializePrompt):
+        if isinstance(next_step(state), MaterializePrompt):
             best = number
     return best
 

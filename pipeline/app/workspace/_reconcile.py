@@ -30,7 +30,7 @@ from pipeline.events import (
     RunResumed,
 )
 from pipeline.handlers.runtime import GitCommit, GitHistory, WorkspaceLayout, run_history
-from pipeline.orchestration import effect_id, next_effect
+from pipeline.orchestration import effect_id, next_step
 from pipeline.reducers import reduce
 
 __all__ = [
@@ -114,13 +114,14 @@ def _pending_commit(state: PipelineState) -> str | None:
         return None
     at = Instant(datetime(2000, 1, 1, tzinfo=UTC))  # never stored: any instant will do
     resumed = reduce(state, RunResumed(checkpoint_sequence=None, at=at))
-    effect = next_effect(resumed)
+    # A hook due again before the step is not counted in its id: the step is what matters.
+    effect = next_step(resumed)
     # A checkpoint still due (the process died before saving it) comes first.
     while isinstance(effect, SaveCheckpoint):
         resumed = reduce(
             resumed, CheckpointSaved(trigger=effect.trigger, sequence=effect.sequence, at=at)
         )
-        effect = next_effect(resumed)
+        effect = next_step(resumed)
     return str(effect.effect_id) if isinstance(effect, CreateCommit) else None
 
 

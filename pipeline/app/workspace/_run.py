@@ -30,7 +30,6 @@ from pipeline.core.config import (
     require_chains,
     topology_problems,
 )
-from pipeline.core.effects import Effect
 from pipeline.core.state import PipelineState
 from pipeline.engine import (
     DurableRun,
@@ -44,7 +43,6 @@ from pipeline.engine import (
 )
 from pipeline.events import (
     Digest,
-    HookSpec,
     Instant,
     Json,
     PipelineEvent,
@@ -318,8 +316,8 @@ class _Naming(RunObserver):
 
 
 class _WorkspaceWorld(RunWorld):
-    """What a workspace's run asks of the world: its runtime's sandbox on a resume, the
-    store's guidance and notes before each prompt, and the runtime's hooks."""
+    """What a workspace's run asks of the world: its runtime's sandbox on a resume, and the
+    store's guidance and notes before each prompt."""
 
     __slots__ = ("_runtime", "_store")
 
@@ -334,12 +332,6 @@ class _WorkspaceWorld(RunWorld):
     def news(self, state: PipelineState, /) -> Sequence[PipelineEvent]:
         """People's guidance and the context book's new notes."""
         return outside_facts(self._store, state, self._runtime.clock)
-
-    def hook(
-        self, hook: HookSpec, state: PipelineState, effect: Effect | None, /
-    ) -> Sequence[PipelineEvent]:
-        """Run the hook in the workspace."""
-        return self._runtime.hook(hook, state, effect)
 
 
 def _drive_held(

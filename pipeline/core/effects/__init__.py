@@ -26,6 +26,7 @@ from pipeline.core.effects._agent import (
 from pipeline.core.effects._id import EffectId
 from pipeline.core.state.model import SpendLine
 from pipeline.core.state.termination import TerminationReason
+from pipeline.events.hook_policy import HookSpec
 from pipeline.events.policy import GateSpec
 from pipeline.events.screen import PostconditionPolicy, ScreenScope, TamperPolicy
 from pipeline.events.values import (
@@ -36,6 +37,7 @@ from pipeline.events.values import (
     Count,
     GateBoundary,
     Instant,
+    Json,
     LogPosition,
     QuestionId,
     Role,
@@ -64,6 +66,7 @@ __all__ = [
     "RequireHuman",
     "RestorePromptPermissions",
     "RunGate",
+    "RunHook",
     "SaveCheckpoint",
     "ScreenChanges",
     "StartRun",
@@ -129,6 +132,23 @@ class RunGate:
     argv: tuple[str, ...]
     timeout_s: Count = field(validator=COUNT_VALIDATOR)
     inactivity_timeout_s: Count | None = field(default=None, validator=OPTIONAL_COUNT_VALIDATOR)
+    pin_base: str | None = None
+    test_paths: tuple[str, ...] = ()
+
+
+@final
+@frozen(kw_only=True)
+class RunHook:
+    """Run lifecycle hook ``hook`` in the workspace, telling it ``input`` (where the run
+    stands, decided at ``sequence``) on its standard input, and report how it ended
+    (``HookRan``). With ``pin_base``, a blocking hook runs as the gates then run: in a scratch
+    copy of the work tree whose tests (``test_paths`` besides the built-in patterns) and the
+    files its command names are as commit ``pin_base`` has them."""
+
+    effect_id: EffectId
+    hook: HookSpec
+    input: Json
+    sequence: LogPosition = field(validator=COUNT_VALIDATOR)
     pin_base: str | None = None
     test_paths: tuple[str, ...] = ()
 
@@ -316,6 +336,7 @@ Effect: TypeAlias = (
     | BackOff
     | WaitForLimitReset
     | SaveCheckpoint
+    | RunHook
     | CreateCommit
     | Rebase
     | AbortRebase
@@ -347,6 +368,7 @@ EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         BackOff: "effect.back_off",
         WaitForLimitReset: "effect.wait_for_limit_reset",
         SaveCheckpoint: "effect.save_checkpoint",
+        RunHook: "effect.run_hook",
         CreateCommit: "effect.create_commit",
         Rebase: "effect.rebase",
         AbortRebase: "effect.abort_rebase",

@@ -23,7 +23,7 @@ __all__ = [
     "encode_checkpoint",
 ]
 
-CHECKPOINT_FORMAT: Final = 4
+CHECKPOINT_FORMAT: Final = 5
 """The format version written with every checkpoint.
 
 2: the state holds the loop policy and the loop-control counters (event schema 4). A format-1
@@ -31,7 +31,9 @@ checkpoint is reported and skipped; the run's log, upcast, rebuilds the state in
 3: the counters of the retired events (continuation, malformed responses, loop recoveries)
 left the state (event schema 8); an older checkpoint is skipped the same way.
 4: the progress keeps where a stopped run goes on (``ResumePoint``) and its dev-fix task
-(``DevFixTask``) as records instead of five loose fields."""
+(``DevFixTask``) as records instead of five loose fields.
+5: the hooks keep the last invocation their after-invocation hooks watch (``AfterInvocation``),
+which a format-4 checkpoint lacks; it is skipped and the log rebuilds the state."""
 
 
 class CheckpointError(PipelineError, ValueError):

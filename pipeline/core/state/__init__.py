@@ -22,7 +22,13 @@ from pipeline.core.state.escalation import (
 )
 from pipeline.core.state.gating import SCREEN, GateFailure, GateRound, GateThen, Gating
 from pipeline.core.state.hats import agents_for, response_schema_for, working_hat
-from pipeline.core.state.hooks import ONCE_POINTS, Hooks, hook_key
+from pipeline.core.state.hooks import (
+    AFTER_POINTS,
+    ONCE_POINTS,
+    AfterInvocation,
+    Hooks,
+    hook_key,
+)
 from pipeline.core.state.integration import MAX_REPLAYS, Integration, IntegrationStatus
 from pipeline.core.state.model import (
     FEEDBACK_EXCERPT_CHARS,
@@ -64,6 +70,7 @@ from pipeline.core.state.rungs import Bounce, Rung
 from pipeline.core.state.termination import EXIT_CODES, TerminationReason
 
 __all__ = [
+    "AFTER_POINTS",
     "EXIT_CODES",
     "FEEDBACK_EXCERPT_CHARS",
     "MAX_FEEDBACK_LINES",
@@ -81,6 +88,7 @@ __all__ = [
     "RUNNING_PHASES",
     "SCREEN",
     "TERMINAL_PHASES",
+    "AfterInvocation",
     "AgentCursor",
     "Bounce",
     "Checkpoints",

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Final, final
 
 from attrs import frozen
 
+from pipeline.events.agent import InvocationStarted
 from pipeline.events.hook_policy import HookPoint
 
 if TYPE_CHECKING:
     from pipeline.core.state.model import PipelineState
 
-__all__ = ["ONCE_POINTS", "Hooks", "hook_key"]
+__all__ = ["AFTER_POINTS", "ONCE_POINTS", "AfterInvocation", "Hooks", "hook_key"]
 
 ONCE_POINTS: Final = frozenset(
     {
@@ -26,6 +27,23 @@ ONCE_POINTS: Final = frozenset(
 """The points whose hooks run once per occasion (the run, a question, a reset, a claim), even
 across a resume; the others run before or after each step of their kind."""
 
+AFTER_POINTS: Final = frozenset({HookPoint.AFTER_INVOCATION, HookPoint.ON_FAILURE})
+"""The points whose hooks run once an invocation's facts are recorded."""
+
+
+@final
+@frozen(kw_only=True)
+class AfterInvocation:
+    """The last invocation of a run with hooks after invocations: its start (``started``, the
+    ``at``-th fact), whether its own outcome was a failure, and the keys of its hooks that
+    ran. Its hooks are due once its facts are in, until each has run, unless the run was
+    resumed since (a stopped invocation's hooks are not run)."""
+
+    started: InvocationStarted
+    at: int
+    failed: bool = False
+    ran: tuple[str, ...] = ()
+
 
 @final
 @frozen(kw_only=True)
@@ -33,7 +51,8 @@ class Hooks:
     """``here``: the keys of the hooks that ran before the step at hand, which hold while the
     run's last fact is the last of them (``here_at``, the run's sequence after it: any other
     fact moves on); ``once``: the keys of the once-per-occasion hooks that ran; the counts of
-    failures that warned and blocked, and the last failure."""
+    failures that warned and blocked, and the last failure; ``after``: the last invocation,
+    whose hooks run after it."""
 
     here: tuple[str, ...] = ()
     here_at: int = -1
@@ -41,6 +60,7 @@ class Hooks:
     warned: int = 0
     blocked: int = 0
     last_failure: str | None = None
+    after: AfterInvocation | None = None
 
     def ran(self, key: str, sequence: int) -> bool:
         """Whether the hook run ``key`` names has run, in a state of ``sequence`` facts."""
@@ -57,6 +77,7 @@ class Hooks:
             warned=self.warned,
             blocked=self.blocked,
             last_failure=self.last_failure,
+            after=self.after,
         )
 
 

@@ -54,6 +54,7 @@ from pipeline.events import (
     GateStarted,
     GateStatus,
     HatActivated,
+    HookRan,
     HumanInterventionRequired,
     HumanQuestionAsked,
     HumanResponseReceived,
@@ -191,6 +192,8 @@ class SimulatedWorld:
                         trigger=effect.trigger, sequence=LogPosition(effect.sequence), at=now()
                     ),
                 )
+            case fx.RunHook():
+                return (self._hook(effect),)
             case fx.CreateCommit():
                 if self.chooser.pick((True, False), "changes to commit"):
                     sha = _digest(effect.effect_id)[:40]
@@ -280,6 +283,22 @@ class SimulatedWorld:
             at=now(),
         )
         return (GateStarted(gate=effect.gate, boundary=effect.boundary, at=now()), finished)
+
+    def _hook(self, effect: fx.RunHook) -> HookRan:
+        """How the hook ended (passing, as the chooser's first option)."""
+        status = self.chooser.pick(tuple(GateStatus), "hook status")
+        code = {GateStatus.PASSED: 0, GateStatus.FAILED: 1}.get(status)
+        hook = effect.hook
+        return HookRan(
+            hook=hook.name,
+            point=hook.point,
+            argv=hook.argv,
+            status=status,
+            exit_code=None if code is None else ExitCode(code),
+            duration_ms=DurationMs(5),
+            tail="" if status is GateStatus.PASSED else "the hook failed",
+            at=self.clock(),
+        )
 
     def _invoke(self, effect: fx.InvokeAgent) -> Sequence[PipelineEvent]:
         """The invocation's outcome, then what the agent wrote to its events file meanwhile

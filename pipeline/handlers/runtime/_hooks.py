@@ -10,21 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import attrs
-import orjson
 
-from pipeline.core.effects import Effect, InvokeAgent
-from pipeline.core.state import PipelineState
-from pipeline.events import (
-    DurationMs,
-    ExitCode,
-    HookAction,
-    HookRan,
-    HookSpec,
-    Instant,
-)
+from pipeline.core.effects import RunHook
+from pipeline.events import DurationMs, ExitCode, HookRan, Instant
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, not_started
 from pipeline.handlers.runtime._gates import NO_INACTIVITY_LIMIT, command_status, command_tail
 from pipeline.handlers.runtime._gitcmd import GitError
@@ -34,41 +24,13 @@ from pipeline.handlers.runtime._run_setup import without_ralph_credentials
 from pipeline.handlers.runtime._sandboxing import run_in
 from pipeline.handlers.runtime._tail import cap_log
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
-from pipeline.orchestration import pinned_to
 
-__all__ = ["hook_input", "run_hook"]
-
-
-def hook_input(hook: HookSpec, state: PipelineState, effect: Effect | None) -> dict[str, Any]:
-    """What a hook is told on its standard input: where the run stands and what is about to
-    happen (or just happened)."""
-    run, progress, ledger = state.run, state.progress, state.ledger
-    data: dict[str, Any] = {
-        "hook": hook.name,
-        "point": hook.point.value,
-        "run_id": None if run is None else run.run_id,
-        "phase": progress.phase.value,
-        "iteration": progress.iteration,
-        "review_pass": progress.review_pass,
-        "termination": None if progress.termination is None else progress.termination.value,
-        "commits": ledger.commits,
-        "last_error": ledger.last_error,
-        "tasks_not_done": [t.task_id for t in state.context.open_tasks()],
-    }
-    if isinstance(effect, InvokeAgent):
-        data |= {"role": effect.role.value, "agent": effect.agent, "attempt": effect.attempt}
-    if ledger.pending_question is not None:
-        data["question"] = ledger.pending_question.question
-        data["question_id"] = ledger.pending_question.question_id
-    if state.agent.limit_until is not None:
-        data["limit_until"] = state.agent.limit_until.isoformat()
-    return data
+__all__ = ["run_hook"]
 
 
 def run_hook(
-    hook: HookSpec,
-    state: PipelineState,
-    effect: Effect | None,
+    effect: RunHook,
+    run_id: str,
     layout: WorkspaceLayout,
     environment: Mapping[str, str] | None,
     grace_s: float,
@@ -76,11 +38,11 @@ def run_hook(
     sandbox: Sandbox | None = None,
     pinning: Pinning | None = None,
 ) -> tuple[HookRan]:
-    """Run ``hook`` before ``effect`` (None: the run has ended) and report how it ended. A
-    blocking hook of a run that pins its gates runs as they do, in ``pinning``'s scratch
-    world (its command's files, the tests and their configuration as the base has them)."""
-    run_id = "" if state.run is None else str(state.run.run_id)
-    log = layout.agent_log(run_id, f"hook-{hook.point.value}-{hook.name}-{state.sequence}")
+    """Run ``effect``'s hook and report how it ended. A blocking hook of a run that pins its
+    gates runs as they do, in ``pinning``'s scratch world (its command's files, the tests and
+    their configuration as the base has them)."""
+    hook = effect.hook
+    log = layout.agent_log(run_id, f"hook-{hook.point.value}-{hook.name}-{effect.sequence}")
     log.parent.mkdir(parents=True, exist_ok=True)
     env = {
         **without_ralph_credentials(os.environ if environment is None else environment),
@@ -94,19 +56,16 @@ def run_hook(
         cwd=layout.root,
         env=env,
         output_path=log,
-        stdin=orjson.dumps(hook_input(hook, state, effect)) + b"\n",
+        stdin=effect.input.text.encode() + b"\n",
         total_timeout_s=float(hook.timeout_s),
         inactivity_timeout_s=NO_INACTIVITY_LIMIT,
         grace_s=grace_s,
         group_file=layout.agent_group,
     )
-    base = pinned_to(state) if hook.on_error is HookAction.BLOCK else None
-    if base is None or pinning is None:
+    if effect.pin_base is None or pinning is None:
         result, _ = run_in(sandbox, spec, AgentNeeds())
     else:
-        loop = state.run.loop if state.run is not None else None
-        paths = () if loop is None or loop.tamper is None else loop.tamper.test_paths
-        result = _run_pinned_hook(pinning, base, paths, spec, sandbox)
+        result = _run_pinned_hook(pinning, effect.pin_base, effect.test_paths, spec, sandbox)
     cap_log(log)
     tail = command_tail(result, log)
     exit_code = None if result.exit_code is None else ExitCode(result.exit_code)

@@ -20,7 +20,6 @@ from pipeline import PipelineError
 from pipeline.core import effects as fx
 from pipeline.core.config import RalphConfig
 from pipeline.core.effects import ends_after_topics
-from pipeline.core.state import PipelineState
 from pipeline.events import (
     AgentChainExhausted,
     AgentName,
@@ -30,7 +29,6 @@ from pipeline.events import (
     FinalizingStarted,
     FixAttemptStarted,
     HatActivated,
-    HookSpec,
     HumanInterventionRequired,
     Instant,
     Json,
@@ -188,6 +186,10 @@ class Runtime:
                 return wait_for_reset(effect, self.sleep, now, self.hand_back)
             case fx.SaveCheckpoint():
                 raise PipelineError("checkpoints are saved by the runner, never by a handler")
+            case fx.RunHook():
+                # As gates run: in the agents' sandbox, a blocking one pinned as they are.
+                hook = (self._run_id(), self.layout, self.environment, self.grace_s, now)
+                return run_hook(effect, *hook, self._invoker().sandbox, self._pinning())
             case fx.CreateCommit():
                 # Checked again just before: a process the agent left behind may have written.
                 return (*self._undo_git_changes(), *self._git().commit(effect))
@@ -384,10 +386,3 @@ class Runtime:
             return ()
         environment = agent_environment(self.layout, self._run_id(), self.environment)
         return self.sandboxing.checked(self.config, environment, at)
-
-    def hook(
-        self, hook: HookSpec, state: PipelineState, effect: fx.Effect | None
-    ) -> tuple[PipelineEvent, ...]:
-        """Run a lifecycle hook as gates run (a blocking one pinned as they are)."""
-        where = (self.layout, self.environment, self.grace_s, self.clock)
-        return run_hook(hook, state, effect, *where, self._invoker().sandbox, self._pinning())
