@@ -2,18 +2,15 @@
 
 A handler step that touches the file system (or runs git) is an ``action`` returning its
 facts; when it raises ``OSError`` (or ``GitError``) the step reports ``WorkspaceIoError``
-naming the place instead, and the reducer decides what the run does about it. ``returns``
-carries the failure from the action to the fact (``impure_safe`` catches, ``alt`` turns the
-error into the fact), so no handler writes its own ``try``/``except`` for it.
+naming the place instead, and the reducer decides what the run does about it: the one
+``try``/``except`` for it, so no handler writes its own. (One fallible call, so a plain
+``except`` rather than ``returns``, whose import alone cost a command that reads git's
+history more than its reading.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from returns.io import IOResult, impure_safe
-from returns.methods import unwrap_or_failure
-from returns.unsafe import unsafe_perform_io
 
 from pipeline.events import Instant, PipelineEvent, WorkspaceErrorKind, WorkspaceIoError
 
@@ -34,9 +31,7 @@ def facts_or_io_error(
     """The facts of ``action``, or, when it fails with one of ``catching`` (``OSError``; a
     git command's failure for git steps), the ``WorkspaceIoError`` of ``kind`` at ``path``
     (its message ``what`` followed by the error)."""
-    attempt: IOResult[Facts, Exception] = impure_safe(exceptions=catching)(action)()
-
-    def io_error(error: Exception) -> Facts:
+    try:
+        return action()
+    except catching as error:
         return (WorkspaceIoError(kind=kind, path=path, message=f"{what}{error}", at=clock()),)
-
-    return unsafe_perform_io(unwrap_or_failure(attempt.alt(io_error)))
