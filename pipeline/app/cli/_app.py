@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -55,8 +56,14 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+READS_NO_CONFIG = frozenset({"replay", "events", "status", "topics", "report"})
+"""The commands that read a run and never a ``ralph.toml``: they load no agent plugin (the
+package metadata that lists the plugins costs a read command more than its reading)."""
+
+
 @app.callback()
 def _options(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option(
@@ -65,7 +72,14 @@ def _options(
     ] = False,
 ) -> None:
     """Run AI coding agents in a durable, replayable plan/develop/review/commit loop."""
-    # Agent CLIs from installed plugins, before any command reads a ralph.toml naming one.
+    if ctx.invoked_subcommand not in READS_NO_CONFIG:
+        _plugin_presets()
+
+
+@functools.cache
+def _plugin_presets() -> None:
+    """Register the agent presets of installed plugins (once), before a ``ralph.toml`` that
+    names one is read."""
     from pipeline.handlers.agents import AgentPluginError, load_agent_presets
 
     try:
@@ -137,6 +151,7 @@ def _open(root: Path) -> Workspace:
     from pipeline.app.workspace import RunSetupError, open_workspace
     from pipeline.core.config import ConfigError
 
+    _plugin_presets()  # a command run in its plain shape passes no callback (``_plain``)
     try:
         return open_workspace(root)
     except (ConfigError, RunSetupError) as error:
