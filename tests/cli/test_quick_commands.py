@@ -242,9 +242,23 @@ def test_anything_but_the_plain_shape_is_left_to_typer(argv: list[str]) -> None:
     """An option the plain shape does not name, a value form it does not read, a repeat or
     one argument too many reads as no plain shape (typer parses it, as always)."""
     shape = PlainShape(
-        "m", "f", positional=("source",), flags={"--json": "as_json"}, options={"--run": "run"}
+        module="m",
+        function="f",
+        positional=("source",),
+        flags={"--json": "as_json"},
+        options={"--run": "run"},
     )
     assert arguments(shape, argv) is None
+
+
+def test_the_plain_shape_reads_its_words_in_any_order() -> None:
+    """Options, flags and arguments of a plain shape are read wherever they stand, as typer
+    reads them, each into the function's parameter."""
+    shape = PLAIN_SHAPES["events"]
+    assert arguments(shape, ["--run", "r1", "x.db"]) == {"run": "r1", "source": "x.db"}
+    status = PLAIN_SHAPES["status"]
+    assert arguments(status, ["--json", "--run", "r1"]) == {"as_json": True, "run": "r1"}
+    assert arguments(status, []) == {}
 
 
 def test_a_store_in_the_environment_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:

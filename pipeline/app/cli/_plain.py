@@ -15,52 +15,43 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Mapping
+from typing import Final
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Final
+from attrs import field, frozen
 
 __all__ = ["PLAIN_SHAPES", "PlainShape", "arguments", "run_plain"]
 
 
+@frozen(kw_only=True)
 class PlainShape:
     """A command's plain shape: where its function is, its positional arguments (in order,
     each optional when the function gives it a default), its flags and its string options,
     each mapped to the function's parameter."""
 
-    __slots__ = ("flags", "function", "module", "options", "positional")
-
-    def __init__(
-        self,
-        module: str,
-        function: str,
-        positional: tuple[str, ...] = (),
-        flags: dict[str, str] | None = None,
-        options: dict[str, str] | None = None,
-    ) -> None:
-        self.module = module
-        self.function = function
-        self.positional = positional
-        self.flags = flags or {}
-        self.options = options or {}
+    module: str
+    function: str
+    positional: tuple[str, ...] = ()
+    flags: Mapping[str, str] = field(factory=dict)
+    options: Mapping[str, str] = field(factory=dict)
 
 
 PLAIN_SHAPES: Final = {
     "status": PlainShape(
-        "pipeline.app.cli._read_commands",
-        "status",
+        module="pipeline.app.cli._read_commands",
+        function="status",
         flags={"--json": "as_json"},
         options={"--run": "run"},
     ),
     "events": PlainShape(
-        "pipeline.app.cli._read_commands",
-        "events",
+        module="pipeline.app.cli._read_commands",
+        function="events",
         positional=("source",),
         options={"--run": "run"},
     ),
     "respond": PlainShape(
-        "pipeline.app.cli._agent_commands",
-        "respond_command",
+        module="pipeline.app.cli._agent_commands",
+        function="respond_command",
         positional=("text",),
         options={"--question": "question_id", "--run": "run"},
     ),
