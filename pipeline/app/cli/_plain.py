@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from collections.abc import Mapping
 from typing import Final
 
@@ -97,8 +98,16 @@ def run_plain(command: str, argv: list[str]) -> int | None:
             return None  # a required argument is missing: typer says so
     from typer.exceptions import Exit  # loaded already: the command's module declares with typer
 
+    # How typer's main ends a command, which this one must end alike.
     try:
         function(**given)
     except Exit as stop:
         return stop.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away: nothing more reaches it, and the interpreter's last flush
+        # must not fail again on the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
