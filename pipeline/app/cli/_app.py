@@ -56,9 +56,13 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-READS_NO_CONFIG = frozenset({"replay", "events", "status", "topics", "report"})
-"""The commands that read a run and never a ``ralph.toml``: they load no agent plugin (the
-package metadata that lists the plugins costs a read command more than its reading)."""
+PLUGINS_WHERE_READ = frozenset(
+    {"replay", "events", "status", "topics", "report", "respond", "guide"}
+)
+"""The commands that read no ``ralph.toml`` (the run readers) or load the agent plugins
+where they read one (``respond`` and ``guide``); the callback loads them for every other
+command. (Listing the plugins reads the package metadata, which costs a read command more
+than its reading.)"""
 
 
 @app.callback()
@@ -72,7 +76,7 @@ def _options(
     ] = False,
 ) -> None:
     """Run AI coding agents in a durable, replayable plan/develop/review/commit loop."""
-    if ctx.invoked_subcommand not in READS_NO_CONFIG:
+    if ctx.invoked_subcommand not in PLUGINS_WHERE_READ:
         _plugin_presets()
 
 
