@@ -9,6 +9,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.app import cli
+from pipeline.app.cli._plain import PLAIN_SHAPES, PlainShape, arguments, run_plain
 from pipeline.app.cli._runs_quick import SCHEMA_READ, cost_cell
 from pipeline.core.state import SpendLine
 from pipeline.handlers.store._migrations import MIGRATIONS
@@ -157,3 +159,109 @@ def test_the_lean_cost_cell_is_the_views_cost_text(
     line = SpendLine(invocations=invocations, cost_usd=cost_usd, unknown_cost=unknown)
     expected = cost_text(line) if invocations else "-"
     assert cost_cell(invocations, cost_usd, unknown) == expected
+
+
+_PLAIN_CALLS = [
+    ("status",),
+    ("status", "--json"),
+    ("events",),
+    ("respond", "yes", "--question", "q0"),
+]
+
+
+@pytest.mark.parametrize("argv", _PLAIN_CALLS, ids=" ".join)
+def test_a_plain_shape_prints_what_the_full_command_prints(
+    demo_dir: Path,  # noqa: F811
+    argv: tuple[str, ...],
+) -> None:
+    """``status``, ``events`` and ``respond`` in their plain shapes skip typer's parsing
+    (pydantic never loads) and print, and exit with, exactly what the full command does
+    (run here with ``-C .``, the default spelled out, which is not a plain shape)."""
+    lean_said, lean_modules = _loaded(demo_dir, *argv)
+    full_said, full_modules = _loaded(demo_dir, *argv, "-C", ".")
+    assert "pydantic" not in lean_modules
+    assert "pydantic" in full_modules  # the full command answered
+    assert lean_said == full_said
+    lean, full = ralph(*argv, cwd=demo_dir), ralph(*argv, "-C", ".", cwd=demo_dir)
+    assert (lean.returncode, lean.stdout, lean.stderr) == (
+        full.returncode,
+        full.stdout,
+        full.stderr,
+    )
+    assert lean.stdout or lean.stderr
+
+
+def test_a_read_command_loads_no_agent_plugin(demo_dir: Path) -> None:  # noqa: F811
+    """The full ``ralph status`` (and the other run readers) reads no ``ralph.toml`` and so
+    loads no agent plugin: the plugins' entry points are listed only where a config is read."""
+    _said, modules = _loaded(demo_dir, "status", "-C", ".")
+    assert "pipeline.handlers.agents._plugins" not in modules
+    _said, modules = _loaded(demo_dir, "doctor")
+    assert "pipeline.handlers.agents._plugins" in modules
+
+
+@pytest.mark.parametrize("command", sorted(PLAIN_SHAPES))
+def test_a_plain_shape_names_the_typer_commands_own_parameters(command: str) -> None:
+    """Each plain shape's flags, options and arguments are the typer command's own (same
+    spelling, same parameter, a flag a flag, an option a string), so the plain reading
+    gives the function what typer would."""
+    import typer.main
+
+    shape = PLAIN_SHAPES[command]
+    group = typer.main.get_command(cli._full_app(command))
+    assert isinstance(group, typer.main.TyperGroup)
+    typed = group.commands[command]
+    assert typed.callback is not None
+    params = {p.name: p for p in typed.params}
+    hints = typing.get_type_hints(typed.callback)
+    for spelled, name in {**shape.flags, **shape.options}.items():
+        param = params[name]
+        assert spelled in param.opts, (spelled, param.opts)
+        assert getattr(param, "is_flag", False) is (spelled in shape.flags)
+        assert hints[name] in ((bool,) if spelled in shape.flags else (str, str | None))
+    for name in shape.positional:
+        assert params[name].param_type_name == "argument"
+        assert hints[name] in (str, str | None)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["--run=x"],
+        ["--run"],
+        ["--run", "-x"],
+        ["--run", "a", "--run", "b"],
+        ["--json", "--json"],
+        ["--", "x"],
+        ["-C", "."],
+        ["a", "b"],
+    ],
+)
+def test_anything_but_the_plain_shape_is_left_to_typer(argv: list[str]) -> None:
+    """An option the plain shape does not name, a value form it does not read, a repeat or
+    one argument too many reads as no plain shape (typer parses it, as always)."""
+    shape = PlainShape(
+        module="m",
+        function="f",
+        positional=("source",),
+        flags={"--json": "as_json"},
+        options={"--run": "run"},
+    )
+    assert arguments(shape, argv) is None
+
+
+def test_the_plain_shape_reads_its_words_in_any_order() -> None:
+    """Options, flags and arguments of a plain shape are read wherever they stand, as typer
+    reads them, each into the function's parameter."""
+    shape = PLAIN_SHAPES["events"]
+    assert arguments(shape, ["--run", "r1", "x.db"]) == {"run": "r1", "source": "x.db"}
+    status = PLAIN_SHAPES["status"]
+    assert arguments(status, ["--json", "--run", "r1"]) == {"as_json": True, "run": "r1"}
+    assert arguments(status, []) == {}
+
+
+def test_a_store_in_the_environment_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``RALPH_STORE`` names the read commands' store, which typer reads: no plain shape."""
+    monkeypatch.setenv("RALPH_STORE", "elsewhere.db")
+    assert run_plain("status", []) is None

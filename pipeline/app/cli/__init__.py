@@ -4,7 +4,8 @@ The commands live in one module per group (``_run_commands``, ``_read_commands``
 on the typer app of ``_app``. This module stays small on purpose: ``ralph emit``, which an
 agent runs once per topic, is dispatched before typer, rich or the engine are imported, and
 so is ``ralph --version``, and ``ralph runs`` where the store's summaries answer it
-(``_runs_quick``). Any other command imports the module (or two) that define it and
+(``_runs_quick``); the plain shapes of ``status``, ``events`` and ``respond`` skip typer's
+parsing (``_plain``). Any other command imports the module (or two) that define it and
 none of the others (:data:`COMMANDS`); only the help, which lists them all, imports every one.
 """
 
@@ -111,6 +112,13 @@ def main() -> None:
         answered = runs_main(sys.argv[2:])
         if answered is not None:
             raise SystemExit(answered)
+    if sys.argv[1:2] in (["status"], ["events"], ["respond"]):
+        # Their plain shapes through the command's own function, without typer's parsing.
+        from pipeline.app.cli._plain import run_plain
+
+        done = run_plain(sys.argv[1], sys.argv[2:])
+        if done is not None:
+            raise SystemExit(done)
     group = sys.argv[1] if len(sys.argv) > 2 else None
     if group in ("memory", "task") and os.environ.get("RALPH_EVENTS_FILE"):
         # An agent's note: into its run's events file, as lean as ``ralph emit``.

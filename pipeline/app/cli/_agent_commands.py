@@ -13,7 +13,7 @@ from pipeline.app.cli._app import (
     StoreOption,
     WorkspaceOption,
     _fail,
-    _open,
+    _plugin_presets,
     _store_failure,
     app,
     out,
@@ -21,20 +21,13 @@ from pipeline.app.cli._app import (
 from pipeline.app.cli._emit import HELP as EMIT_HELP
 from pipeline.app.cli._emit import main as emit_main
 from pipeline.app.cli._safe import terminal_safe
-from pipeline.app.workspace import (
-    ForkError,
-    NotInterruptedError,
-    fork_run,
-    interrupt_run,
-    resume_hint,
-    store_location,
-)
 from pipeline.engine import (
     AnswerError,
     GuidanceError,
     guide,
     respond,
 )
+from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import (
     StoreError,
 )
@@ -48,6 +41,26 @@ from pipeline.handlers.store import (
 def emit(ctx: typer.Context) -> None:
     """Forwarded to the lean ``ralph emit`` (``pipeline.app.cli._emit``), its one parser."""
     raise typer.Exit(emit_main(ctx.args))
+
+
+def _configured_store(workspace: Path, store: str | None) -> str | None:
+    """``store`` (``--store``), else the ``[store] url`` of the workspace's ``ralph.toml``
+    when it has one, else None (the default store): all that answering or guiding a run needs
+    of the configuration (the run checked its agents and the rest when it started)."""
+    layout = WorkspaceLayout(root=workspace.resolve())
+    if store is not None or not layout.config.is_file():
+        return store
+    from pipeline.app.workspace import locate_store
+    from pipeline.core.config import ConfigError, parse_config
+
+    _plugin_presets()  # the file may name a plugin's agent
+    try:
+        config = parse_config(layout.config.read_text("utf-8"), str(layout.config))
+    except OSError as error:
+        raise _fail(f"{layout.config}: cannot read it ({error.strerror})") from error
+    except ConfigError as error:
+        raise _fail(str(error)) from error
+    return locate_store(layout, config.store.url, None)
 
 
 @app.command(name="respond")
@@ -65,10 +78,7 @@ def respond_command(
     store: StoreOption = None,
 ) -> None:
     """Answer the question a run is waiting on (an agent's human.interact)."""
-    # The configured store when there is a configuration; answering needs no more of it.
-    location = store
-    if store is None and (workspace / "ralph.toml").is_file():
-        location = store_location(_open(workspace), store)
+    location = _configured_store(workspace, store)
     try:
         run_id, question = respond(workspace, text, question_id, run, location)
     except (AnswerError, WireFormatError) as error:
@@ -97,9 +107,7 @@ def guide_command(
 ) -> None:
     """Guide a run while it goes on: the chosen hat's next prompt carries TEXT, as a person's
     guidance. A stopped run takes it in when it is resumed."""
-    location = store
-    if store is None and (workspace / "ralph.toml").is_file():
-        location = store_location(_open(workspace), store)
+    location = _configured_store(workspace, store)
     try:
         run_id, number = guide(workspace, text, hat, run, location)
     except (GuidanceError, WireFormatError) as error:
@@ -119,6 +127,8 @@ def interrupt_command(
 ) -> None:
     """Stop the run in progress in a workspace from another terminal, as Ctrl-C in its own
     would: its agent is stopped, a checkpoint saved, and ralph resume goes on."""
+    from pipeline.app.workspace import NotInterruptedError, interrupt_run
+
     try:
         stopped, pid = interrupt_run(workspace, run)
     except NotInterruptedError as error:
@@ -168,6 +178,8 @@ def fork_command(
     earlier point where it was about to make a prompt on committed work), in a new git
     worktree at the commit recorded by then, on a branch of its own; the original is
     untouched. Go on with ralph resume -C DIR."""
+    from pipeline.app.workspace import ForkError, fork_run, resume_hint
+
     try:
         fork, target, point = fork_run(
             workspace, run, at, to=to, prompt=prompt, store=store, agent=agent, model=model

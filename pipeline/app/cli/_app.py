@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -55,8 +56,18 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+PLUGINS_WHERE_READ = frozenset(
+    {"replay", "events", "status", "topics", "report", "respond", "guide"}
+)
+"""The commands that read no ``ralph.toml`` (the run readers) or load the agent plugins
+where they read one (``respond`` and ``guide``); the callback loads them for every other
+command. (Listing the plugins reads the package metadata, which costs a read command more
+than its reading.)"""
+
+
 @app.callback()
 def _options(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option(
@@ -65,7 +76,14 @@ def _options(
     ] = False,
 ) -> None:
     """Run AI coding agents in a durable, replayable plan/develop/review/commit loop."""
-    # Agent CLIs from installed plugins, before any command reads a ralph.toml naming one.
+    if ctx.invoked_subcommand not in PLUGINS_WHERE_READ:
+        _plugin_presets()
+
+
+@functools.cache
+def _plugin_presets() -> None:
+    """Register the agent presets of installed plugins (once), before a ``ralph.toml`` that
+    names one is read."""
     from pipeline.handlers.agents import AgentPluginError, load_agent_presets
 
     try:
@@ -137,6 +155,7 @@ def _open(root: Path) -> Workspace:
     from pipeline.app.workspace import RunSetupError, open_workspace
     from pipeline.core.config import ConfigError
 
+    _plugin_presets()  # a command run in its plain shape passes no callback (``_plain``)
     try:
         return open_workspace(root)
     except (ConfigError, RunSetupError) as error:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         merge_worktrees,
         target_branch,
     )
-    from pipeline.app.workspace._peek import peek_config
+    from pipeline.app.workspace._peek import locate_store, peek_config
     from pipeline.app.workspace._reconcile import (
         Reconciliation,
         RecordedCommit,
@@ -93,6 +93,7 @@ __all__ = [
     "install_hints",
     "interrupt_run",
     "land_run",
+    "locate_store",
     "merge_worktrees",
     "new_worktree",
     "open_store",

@@ -23,8 +23,8 @@ from pipeline.app.workspace._doctor_agents import check_agents
 from pipeline.app.workspace._doctor_check import Check, Runner, Status, run_command
 from pipeline.app.workspace._doctor_gates import check_gates
 from pipeline.app.workspace._doctor_sandbox import check_sandbox
+from pipeline.app.workspace._peek import locate_store
 from pipeline.app.workspace._programs import missing_programs
-from pipeline.app.workspace._run import locate_store
 from pipeline.core.config import (
     ConfigError,
     RalphConfig,

@@ -24,8 +24,7 @@ import attrs
 from pipeline import PipelineError
 from pipeline.app.workspace._carry import carry_setup
 from pipeline.app.workspace._making import add_locked, finish, making
-from pipeline.app.workspace._peek import peek_config
-from pipeline.app.workspace._run import locate_store
+from pipeline.app.workspace._peek import locate_store, peek_config
 from pipeline.app.workspace._worktrees import FORK_BRANCH_PREFIX, drop_worktree
 from pipeline.core.config import ConfigError, parse_config
 from pipeline.core.effects import MaterializePrompt

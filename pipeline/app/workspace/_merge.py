@@ -24,9 +24,8 @@ from attrs import frozen
 from pipeline import PipelineError
 from pipeline.app.workspace._carry import carry_setup
 from pipeline.app.workspace._lock import lock_mode
-from pipeline.app.workspace._peek import peek_config
+from pipeline.app.workspace._peek import locate_store, peek_config
 from pipeline.app.workspace._reconcile import recorded_commits
-from pipeline.app.workspace._run import locate_store
 from pipeline.app.workspace._worktrees import (
     RunWorktree,
     WorktreeError,

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from pipeline.core.config import ConfigError, RalphConfig, parse_config
 from pipeline.handlers.runtime import WorkspaceLayout
+from pipeline.handlers.store import store_path
 
-__all__ = ["peek_config"]
+__all__ = ["locate_store", "peek_config"]
 
 
 def peek_config(root: Path) -> RalphConfig | None:
@@ -18,3 +19,17 @@ def peek_config(root: Path) -> RalphConfig | None:
         return parse_config(WorkspaceLayout(root=root).config.read_text("utf-8"), "ralph.toml")
     except (OSError, ConfigError):
         return None
+
+
+def locate_store(layout: WorkspaceLayout, configured: str | None, store: str | None) -> str:
+    """Where a workspace's events go, from its parts: ``store`` (``--store``; None: not
+    given), else its ``[store] url`` (``configured``; None: not set) relative to the
+    workspace's ``layout``, else the default store (``.git/ralph/pipeline.db``)."""
+    if store is not None:
+        return store
+    if configured is None:
+        return str(layout.store)
+    path = store_path(configured)
+    if path is None or path.is_absolute():
+        return configured
+    return str(layout.root / path)

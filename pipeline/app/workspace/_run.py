@@ -20,6 +20,7 @@ from pipeline import PipelineError
 from pipeline.app.workspace import _reconcile as reconciling
 from pipeline.app.workspace._dirty import dirty_message, dirty_paths
 from pipeline.app.workspace._lock import WorkspaceLock, hold_workspace
+from pipeline.app.workspace._peek import locate_store
 from pipeline.app.workspace._programs import missing_programs
 from pipeline.app.workspace._read_only import left_read_only
 from pipeline.app.workspace._sandbox_start import settle_sandbox
@@ -208,19 +209,6 @@ def store_location(workspace: Workspace, store: str | None = None) -> str:
     """Where the workspace's events go: ``store`` (``--store``), else ``[store] url`` (relative
     to the workspace), else the default store (``.git/ralph/pipeline.db``)."""
     return locate_store(workspace.layout, workspace.config.store.url, store)
-
-
-def locate_store(layout: WorkspaceLayout, configured: str | None, store: str | None) -> str:
-    """:func:`store_location` from its parts: the workspace's ``layout``, its ``[store] url``
-    (None: not set) and ``--store`` (None: not given)."""
-    if store is not None:
-        return store
-    if configured is None:
-        return str(layout.store)
-    path = store_path(configured)
-    if path is None or path.is_absolute():
-        return configured
-    return str(layout.root / path)
 
 
 def open_store(workspace: Workspace, store: str | None = None) -> NamedStore:

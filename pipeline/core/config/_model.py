@@ -9,11 +9,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
-from typing import Final, final
+from typing import final
 
 import attrs
 from attrs import field, frozen
 
+from pipeline.core._store_schemes import POSTGRES_SCHEMES, SQLITE_SCHEME
 from pipeline.core.agents import PRESETS, PromptVia
 from pipeline.core.config._gates import GateConfig
 from pipeline.core.config._hooks import HookConfig, NotifyConfig, hook_specs
@@ -233,12 +234,6 @@ class Durability(enum.Enum):
     """Every fact is committed before the next effect, but not synced: the run survives its
     process being killed, and a power cut may lose the last steps (never corrupting the store).
     About twice the step rate; for disposable machines and benchmarks."""
-
-
-POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
-"""How a PostgreSQL store URL starts."""
-SQLITE_SCHEME: Final = "sqlite:///"
-"""How a SQLite store URL starts (a plain path names a SQLite file too)."""
 
 
 @final

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final, Protocol
 
-from pipeline.core.config import POSTGRES_SCHEMES, SQLITE_SCHEME
+from pipeline.core._store_schemes import POSTGRES_SCHEMES, SQLITE_SCHEME
 from pipeline.events import RunId
 from pipeline.handlers.redaction import mask_password_of
 from pipeline.handlers.store._port import EventStore, StoreError, StoreMissingError
