@@ -24,6 +24,7 @@ from pipeline.events import (
     LogPosition,
     PipelineEvent,
     PlanningStarted,
+    PromptMaterialized,
     ReviewPassStarted,
     RunId,
     RunResumed,
@@ -216,6 +217,7 @@ def test_a_power_cut_losing_every_unflushed_fact_is_redone_to_the_same_end(
         ReviewPassStarted,
         FixAttemptStarted,
         FinalizingStarted,
+        PromptMaterialized,
     }, "a fact a handler acted on outside the store must never be lost"
     for kept, _written in random.Random(SEED).sample(cuts, 6):
         with SqliteEventStore(tmp_path / f"cut-{kept}.db", synchronous="OFF") as cut:

@@ -396,14 +396,18 @@ _REDOABLE: Final[frozenset[type]] = frozenset(
         BeginFixAttempt,
         BeginFinalizing,
         SaveCheckpoint,
+        # Writes the prompt file whole from the state before it, and the next effect (the
+        # invocation, whose start is synced) reads it: redone, it writes the same bytes.
+        MaterializePrompt,
     }
 )
 
 
 def is_redoable(effect: Effect) -> bool:
     """Whether ``effect``'s facts may be lost to a power cut without harm: its handler touches
-    nothing outside the store, so after the cut orchestration asks for it again from the state
-    before it and the redo records the same facts (a fresh time aside).
+    nothing outside the store (or only rewrites, whole, a file that nothing reads before the
+    next synced commit: the prompt), so after the cut orchestration asks for it again from the
+    state before it and the redo records the same facts (a fresh time aside).
 
     The durable loop commits these facts without flushing them to disk; they reach it with the
     next flushed commit, and every other effect's facts are flushed before the next effect runs.
