@@ -93,7 +93,7 @@ class MemoryEventStore:
             run.bodies.extend(bodies)
             for projection in self._projector.projections:
                 self._write(projection, tables[projection.table])
-            self._projector.committed(run_id, len(run.bodies), state)
+            self._projector.committed(run_id, state)
             return len(run.bodies)
 
     def _write(self, projection: Projection, rows: list[tuple[Any, ...]]) -> None:

@@ -219,7 +219,7 @@ class SqliteEventStore:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
-        projector.committed(run_id, head, state)
+        projector.committed(run_id, state)
         return head
 
     def _write(self, tables: dict[str, list[tuple[Any, ...]]]) -> None:

@@ -216,7 +216,7 @@ class PostgresEventStore(PgSession):
             return head
 
         appended = self.retrying(f"append to run {run_id!r}", work)
-        projector.committed(run_id, appended, state)
+        projector.committed(run_id, state)
         return appended
 
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
