@@ -10,8 +10,8 @@ memory. Its table is made by the stores' migrations. A projection that keeps one
 The states come from the one fold of the facts: the engine folds them before it appends
 (nothing acts on them until they are stored) and hands the store a :class:`Folded`, a plain
 sequence of events that also carries the states, so the facts are folded once. Events
-appended as any other sequence are folded by the store (one state per run it appends to is
-kept between appends).
+appended as any other sequence are folded by the store from the run's state, loaded from its
+log.
 
 I/O only through the store it is given, to load the state of a run it holds no fold of (as a
 resume loads it: the newest checkpoint, then the events after it).
@@ -39,9 +39,10 @@ __all__ = [
     "Folded",
     "Projected",
     "Projection",
-    "Projector",
     "ResponseLog",
     "conflict_sql",
+    "project",
+    "rebuilt",
     "upsert_sql",
 ]
 
@@ -157,10 +158,6 @@ DEFAULT_PROJECTIONS: Final[tuple[Projection, ...]] = (RESPONSE_LOG,)
 """The projections a store is made with unless told otherwise (add one here, with the
 migrations that make its table, to have every store keep it)."""
 
-_KEPT_FOLDS: Final = 64
-"""Runs whose folded state a store keeps between appends (a process appends to one run,
-a worker to a few; more are folded again from their logs)."""
-
 
 class Folded(tuple[PipelineEvent, ...]):
     """Facts with the run's state before them (``before``) and after each (``states``): the
@@ -186,65 +183,42 @@ class Folded(tuple[PipelineEvent, ...]):
         return self.states[-1] if self.states else self.before
 
 
-class Projector:
-    """A store's projections and the folded state of the runs it appends to."""
+def project(
+    projections: Sequence[Projection],
+    run_id: RunId,
+    expected: int,
+    events: Sequence[PipelineEvent],
+    log: RunStore,
+) -> dict[str, list[Row]]:
+    """The rows each of ``projections`` gets from ``events`` appended after ``expected``
+    events, by table. Events that come :class:`Folded` from ``expected`` bring their states
+    (the engine's appends); others are folded from the state before them, loaded from ``log``
+    as a resume loads it: the newest checkpoint at or before ``expected`` that verifies, and
+    the events after it up to ``expected`` (a log that holds more makes the append a conflict
+    anyway)."""
+    if not projections:
+        return {}
+    if isinstance(events, Folded) and events.before.sequence == expected:
+        folded = events
+    else:
+        folded = Folded(_state(log, run_id, expected), events)
+    tables: dict[str, list[Row]] = {p.table: [] for p in projections}
+    before = folded.before
+    for event, after in zip(folded, folded.states, strict=True):
+        for projection in projections:
+            tables[projection.table].extend(projection.rows(run_id, before, event, after))
+        before = after
+    for projection in projections:
+        if projection.key:
+            tables[projection.table] = _last_per_key(projection, tables[projection.table])
+    return tables
 
-    def __init__(self, projections: Sequence[Projection]) -> None:
-        self.projections = tuple(projections)
-        self._folds: dict[RunId, PipelineState] = {}
 
-    def rows(
-        self,
-        run_id: RunId,
-        expected: int,
-        events: Sequence[PipelineEvent],
-        log: RunStore,
-    ) -> tuple[dict[str, list[Row]], PipelineState | None]:
-        """The rows each projection's table gets from ``events`` appended after
-        ``expected`` events (by table), and the state they fold to. Events that come
-        :class:`Folded` from ``expected`` bring their states; others are folded from the
-        state before them: kept from this store's last append to the run, or else (another
-        process appended, or this one has not yet) loaded from ``log`` as a resume loads it:
-        the newest checkpoint at or before ``expected`` that verifies, and the events after
-        it up to ``expected`` (a log that holds more makes the append a conflict anyway)."""
-        if not self.projections:
-            return {}, None
-        if isinstance(events, Folded) and events.before.sequence == expected:
-            folded = events
-        else:
-            kept = self._folds.get(run_id)
-            if kept is None or kept.sequence != expected:
-                kept = _state(log, run_id, expected)
-            folded = Folded(kept, events)
-        tables: dict[str, list[Row]] = {p.table: [] for p in self.projections}
-        before = folded.before
-        for event, after in zip(folded, folded.states, strict=True):
-            for projection in self.projections:
-                tables[projection.table].extend(projection.rows(run_id, before, event, after))
-            before = after
-        for projection in self.projections:
-            if projection.key:
-                tables[projection.table] = _last_per_key(projection, tables[projection.table])
-        return tables, folded.after
-
-    def committed(self, run_id: RunId, state: PipelineState | None) -> None:
-        """Keep ``state`` as the run's fold (the append committed; it is used for the next
-        append at its sequence)."""
-        if state is None:
-            return
-        self._folds.pop(run_id, None)
-        if len(self._folds) >= _KEPT_FOLDS:
-            self._folds.pop(next(iter(self._folds)))
-        self._folds[run_id] = state
-
-    def forget(self, run_id: RunId) -> None:
-        """Drop the run's kept fold (an append failed: the log may be elsewhere)."""
-        self._folds.pop(run_id, None)
-
-    def rebuilt(self, run_id: RunId, log: RunStore) -> dict[str, list[Row]]:
-        """Every row of the run's whole log, by table (a rebuild)."""
-        tables, _ = self.rows(run_id, 0, list(log.read(run_id)), log)
-        return tables
+def rebuilt(
+    projections: Sequence[Projection], run_id: RunId, log: RunStore
+) -> dict[str, list[Row]]:
+    """Every row of the run's whole log, by table (a rebuild)."""
+    return project(projections, run_id, 0, list(log.read(run_id)), log)
 
 
 def _state(log: RunStore, run_id: RunId, expected: int) -> PipelineState:

@@ -36,7 +36,8 @@ from pipeline.handlers.store._port import (
 from pipeline.handlers.store._projection import (
     DEFAULT_PROJECTIONS,
     Projection,
-    Projector,
+    project,
+    rebuilt,
     upsert_sql,
 )
 from pipeline.handlers.store._rows import (
@@ -75,7 +76,7 @@ class SqliteEventStore:
         projections: Sequence[Projection] = (*DEFAULT_PROJECTIONS, RUN_SUMMARIES),
     ) -> None:
         self.path = Path(path)
-        self._projector = Projector(projections)
+        self._projections = tuple(projections)
         if synchronous not in {"FULL", "NORMAL", "OFF", "EXTRA"}:
             raise ValueError(f"synchronous must be FULL, NORMAL, EXTRA or OFF, not {synchronous!r}")
         self.synchronous = synchronous
@@ -183,10 +184,9 @@ class SqliteEventStore:
         ]
         db = self._db
         self.ensure_present()
-        projector = self._projector
         with self._guard(f"append to run {run_id!r}"):
-            # Folded before the write lock is taken: a log that moved meanwhile conflicts.
-            tables, state = projector.rows(run_id, expected_sequence, events, self)
+            # Projected before the write lock is taken: a log that moved meanwhile conflicts.
+            tables = project(self._projections, run_id, expected_sequence, events, self)
             self._sync(flush)
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -197,7 +197,6 @@ class SqliteEventStore:
                 ).fetchone()
                 actual = 0 if found is None else int(found[0])
                 if actual != expected_sequence:
-                    projector.forget(run_id)
                     raise SequenceConflictError(run_id, expected_sequence, actual)
                 tip = None if found is None else found[1]
                 rows = []
@@ -215,16 +214,14 @@ class SqliteEventStore:
                 db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
                 self._write(tables)
             except BaseException:
-                projector.forget(run_id)
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
-        projector.committed(run_id, state)
         return head
 
     def _write(self, tables: dict[str, list[tuple[Any, ...]]]) -> None:
         """Write the projections' rows (inside the caller's transaction)."""
-        for projection in self._projector.projections:
+        for projection in self._projections:
             if rows := tables[projection.table]:
                 self._db.executemany(upsert_sql(projection, "?"), rows)
 
@@ -331,10 +328,10 @@ class SqliteEventStore:
         with self._guard("rebuild the projections"):
             db.execute("BEGIN IMMEDIATE")
             try:
-                for projection in self._projector.projections:
+                for projection in self._projections:
                     db.execute(f"DELETE FROM {projection.table}")
                 for run in self.runs():
-                    tables = self._projector.rebuilt(run.run_id, self)
+                    tables = rebuilt(self._projections, run.run_id, self)
                     self._write(tables)
                     count += sum(len(rows) for rows in tables.values())
             except BaseException:

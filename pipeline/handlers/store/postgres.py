@@ -52,7 +52,12 @@ from pipeline.handlers.store._port import (
     RunSummary,
     SequenceConflictError,
 )
-from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, Projector
+from pipeline.handlers.store._projection import (
+    DEFAULT_PROJECTIONS,
+    Projection,
+    project,
+    rebuilt,
+)
 from pipeline.handlers.store._rows import (
     LegacyVerdicts,
     check_sequence,
@@ -96,7 +101,7 @@ class PostgresEventStore(PgSession):
             url, synchronous_commit=synchronous_commit, retry_s=retry_s, read_only=read_only
         )
         self.guard = guard
-        self._projector = Projector(projections)
+        self._projections = tuple(projections)
         self._inbox = "inbox"
         """The inbox's table, or the older release's tables read as one (a reader's)."""
         self._digest, self._tip = "digest", "tip"
@@ -153,10 +158,9 @@ class PostgresEventStore(PgSession):
         ]
         head = expected_sequence + len(bodies)
         attempts = 0
-        projector = self._projector
-        # Folded before the transaction: a log that moved meanwhile conflicts.
-        tables, state = projector.rows(run_id, expected_sequence, events, self)
-        written = [(p, tables[p.table]) for p in projector.projections if tables[p.table]]
+        # Projected before the transaction: a log that moved meanwhile conflicts.
+        tables = project(self._projections, run_id, expected_sequence, events, self)
+        written = [(p, tables[p.table]) for p in self._projections if tables[p.table]]
 
         def locked(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
             """The append with the run's row locked, its head and tip read afresh."""
@@ -206,7 +210,6 @@ class PostgresEventStore(PgSession):
                     rows = locked(conn)
             except SequenceConflictError:
                 self._tips.pop(run_id, None)
-                projector.forget(run_id)
                 # A retry after a commit whose answer was lost: the events may be ours.
                 if attempts > 1 and holds(conn, run_id, expected_sequence, bodies):
                     return head
@@ -215,9 +218,7 @@ class PostgresEventStore(PgSession):
                 self._tips[run_id] = (head, rows[-1][-1])
             return head
 
-        appended = self.retrying(f"append to run {run_id!r}", work)
-        projector.committed(run_id, state)
-        return appended
+        return self.retrying(f"append to run {run_id!r}", work)
 
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
         """The run's events from ``from_sequence`` on, fetched in batches (constant memory),
@@ -323,16 +324,16 @@ class PostgresEventStore(PgSession):
 
     def rebuild_projections(self) -> int:
         """Recreate every projection's table from every run's events, in one transaction."""
-        projector = self._projector
+        projections = self._projections
 
         def work(conn: psycopg.Connection[Any]) -> int:
             count = 0
             with conn.transaction(), conn.cursor() as cursor:
-                for projection in projector.projections:
+                for projection in projections:
                     cursor.execute(f"DELETE FROM {projection.table}".encode())
                 for run in self.runs():
-                    tables = projector.rebuilt(run.run_id, self)
-                    written = [(p, tables[p.table]) for p in projector.projections]
+                    tables = rebuilt(projections, run.run_id, self)
+                    written = [(p, tables[p.table]) for p in projections]
                     write_rows(cursor, written)
                     count += sum(len(rows) for _, rows in written)
             return count

@@ -482,7 +482,7 @@ class EventStoreContract:
 
     def test_reading_a_long_log_streams_in_constant_memory(self, make_store: StoreFactory) -> None:
         """40,000 events read one by one: peak memory stays far below holding them all."""
-        store = make_store()
+        store = make_store(projections=())  # what is read is the point, not what is projected
         for start in range(0, 40_000, 5_000):
             store.append(RUN, start, topics(5_000, start=start))
         tracemalloc.start()
