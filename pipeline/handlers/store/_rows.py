@@ -27,7 +27,6 @@ from pipeline.handlers.store._port import (
 __all__ = [
     "LegacyVerdicts",
     "check_sequence",
-    "check_within_head",
     "choose_run",
     "decode_row",
     "refuse_newer_schema",
@@ -42,16 +41,6 @@ def check_sequence(sequence: int, expected: int, log: str) -> None:
             f"{log}: the event store is damaged: event {expected} is missing (the next stored "
             f"one is {sequence}; the last good position is {expected} events; the store was "
             "left untouched: restore it from a backup)"
-        )
-
-
-def check_within_head(read: int, head: int, log: str) -> None:
-    """Raise :class:`DamagedEventError` when more events were read than the run's head counts
-    (the head moves in the same transaction as the rows, so more rows is damage)."""
-    if read > head:
-        raise DamagedEventError(
-            f"{log}: the event store is damaged: it holds {read} events, but the run's head "
-            f"says {head} (the last good position is {head} events)"
         )
 
 

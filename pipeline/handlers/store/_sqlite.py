@@ -161,13 +161,6 @@ class SqliteEventStore:
             self._db.execute(f"PRAGMA synchronous={wanted}")
             self._current = wanted
 
-    def synchronous_now(self) -> str:
-        """The connection's ``synchronous`` setting as SQLite reports it (``FULL`` after a
-        flushed commit, ``NORMAL`` after an unflushed one)."""
-        with self._guard("read the synchronous setting"):
-            level = int(self._db.execute("PRAGMA synchronous").fetchone()[0])
-        return ("OFF", "NORMAL", "FULL", "EXTRA")[level]
-
     def append(
         self,
         run_id: RunId,
