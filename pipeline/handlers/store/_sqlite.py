@@ -174,7 +174,7 @@ class SqliteEventStore(SqlReads):
             tables = project(self._projections, run_id, expected_sequence, events, self)
             self._sync(flush)
             db.execute("BEGIN IMMEDIATE")
-            try:
+            with db:  # committed, or rolled back on any error
                 head = expected_sequence + len(bodies)
                 # Under the write lock, the run's head and tip cannot move until COMMIT.
                 found = db.execute(
@@ -195,10 +195,6 @@ class SqliteEventStore(SqlReads):
                     )
                 db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
                 self._write(tables)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
         return head
 
     def _write(self, tables: dict[str, list[tuple[Any, ...]]]) -> None:
@@ -257,17 +253,13 @@ class SqliteEventStore(SqlReads):
         count = 0
         with self._guard("rebuild the projections"):
             db.execute("BEGIN IMMEDIATE")
-            try:
+            with db:  # committed, or rolled back on any error
                 for projection in self._projections:
                     db.execute(f"DELETE FROM {projection.table}")
                 for run in self.runs():
                     tables = rebuilt(self._projections, run.run_id, self)
                     self._write(tables)
                     count += sum(len(rows) for rows in tables.values())
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
         return count
 
     def post(self, letters: Sequence[Letter]) -> list[Message]:
@@ -276,12 +268,8 @@ class SqliteEventStore(SqlReads):
         db = self._db
         with self._guard("post to the inbox"):
             db.execute("BEGIN IMMEDIATE")
-            try:
+            with db:  # committed, or rolled back on any error
                 kept = post_letters(db.execute, letters, datetime.now(UTC), "?")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
         return kept
 
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
