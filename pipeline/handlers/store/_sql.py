@@ -38,6 +38,8 @@ class SqlReads:
     """The dialect's parameter placeholder (``?`` or ``%s``)."""
     _BODY: ClassVar[str] = "body"
     """The body column as the store reads it (PostgreSQL's JSON is read as its text)."""
+    _BEGAN: ClassVar[str]
+    """The column that numbers the runs in the order their logs began."""
     label: str
     _digest: str
     """The digest column, or NULL in a store read as a release before the chain left it."""
@@ -111,8 +113,21 @@ class SqlReads:
         return int(rows[0][0]) if rows else 0
 
     def runs(self) -> list[RunSummary]:
-        """Every run, oldest first."""
-        raise NotImplementedError
+        """Every run, oldest first (runs that started at once in the order their logs began,
+        which :attr:`_BEGAN` numbers: a fork keeps its source's start)."""
+        rows = self._fetch(
+            "list runs",
+            f"SELECT run_id, head, started_at FROM runs ORDER BY started_at, {self._BEGAN}",
+            (),
+        )
+        return [
+            RunSummary(
+                run_id=RunId(run_id),
+                events=int(head),
+                started_at=started if isinstance(started, str) else started.isoformat(),
+            )
+            for run_id, head, started in rows
+        ]
 
     def choose_run(self, run_id: str | None) -> RunId:
         """``run_id`` when the store holds it, or the latest run when None;

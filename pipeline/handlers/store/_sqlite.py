@@ -27,7 +27,6 @@ from pipeline.handlers.store._migrations import MIGRATIONS, apply_migrations
 from pipeline.handlers.store._port import (
     Letter,
     Message,
-    RunSummary,
     SequenceConflictError,
     StoreError,
     StoreVanishedError,
@@ -61,6 +60,7 @@ class SqliteEventStore(SqlReads):
     runs' summaries, which ``ralph runs`` reads without decoding an event)."""
 
     placeholder = "?"
+    _BEGAN = "rowid"
 
     def __init__(
         self,
@@ -234,18 +234,6 @@ class SqliteEventStore(SqlReads):
             yield
         finally:
             self._db.execute("COMMIT")
-
-    def runs(self) -> list[RunSummary]:
-        """Every run, oldest first."""
-        with self._guard("list runs"):
-            rows = self._db.execute(
-                # rowid: the order the logs began in (a fork keeps its source's start)
-                "SELECT run_id, head, started_at FROM runs ORDER BY started_at, rowid"
-            ).fetchall()
-        return [
-            RunSummary(run_id=RunId(run_id), events=int(head), started_at=started)
-            for run_id, head, started in rows
-        ]
 
     def rebuild_projections(self) -> int:
         """Recreate every projection's table from every run's events, in one transaction."""

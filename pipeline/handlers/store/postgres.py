@@ -47,7 +47,6 @@ from pipeline.handlers.store._pg_sql import READ_SQL, nul_free, write_rows
 from pipeline.handlers.store._port import (
     Letter,
     Message,
-    RunSummary,
     SequenceConflictError,
 )
 from pipeline.handlers.store._projection import (
@@ -82,6 +81,7 @@ class PostgresEventStore(PgSession, SqlReads):
 
     placeholder = "%s"
     _BODY = "body::text"
+    _BEGAN = "created"
 
     def __init__(
         self,
@@ -228,19 +228,6 @@ class PostgresEventStore(PgSession, SqlReads):
         rows = self._fetch(f"read run {run_id!r}", sql, (position, READ_BATCH, run_id))
         events = [row[:5] for row in rows if row[0] is not None]
         return events, *((int(rows[0][5]), rows[0][6]) if rows else (0, None))
-
-    def runs(self) -> list[RunSummary]:
-        """Every run, oldest first."""
-        rows = self.retrying(
-            "list runs",
-            lambda conn: conn.execute(
-                "SELECT run_id, head, started_at FROM runs ORDER BY started_at, created"
-            ).fetchall(),
-        )
-        return [
-            RunSummary(run_id=RunId(r), events=int(h), started_at=started.isoformat())
-            for r, h, started in rows
-        ]
 
     def ensure_present(self) -> None:
         """A database server's store cannot be deleted under an open connection: a no-op."""
