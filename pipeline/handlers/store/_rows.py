@@ -1,10 +1,10 @@
 """What the SQL stores share: decoding an event row (with the verdicts old structured
-responses need), choosing a run by id, and refusing a schema from a newer release (I/O-free
-helpers of the adapters)."""
+responses need), checking its place in the log, and refusing a schema from a newer release
+(I/O-free helpers of the adapters)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from pipeline import WireFormatError
 from pipeline.core.serialization import decode_stored_event
@@ -14,20 +14,17 @@ from pipeline.events import (
     LoopPolicy,
     PipelineEvent,
     Role,
-    RunId,
     RunStarted,
 )
 from pipeline.handlers.responses import classify
 from pipeline.handlers.store._port import (
     DamagedEventError,
     StoreError,
-    UnknownRunError,
 )
 
 __all__ = [
     "LegacyVerdicts",
     "check_sequence",
-    "choose_run",
     "decode_row",
     "refuse_newer_schema",
 ]
@@ -113,19 +110,6 @@ def decode_row(
             f"events of {log}; the store was left untouched: restore it from a backup, or "
             "salvage the good events with ralph salvage)"
         ) from error
-
-
-def choose_run(label: str, known: Sequence[str], run_id: str | None) -> RunId:
-    """``run_id`` when ``known`` holds it, or the latest run when None;
-    :class:`UnknownRunError` naming the runs of the store ``label`` otherwise."""
-    runs = tuple(known)
-    if not runs:
-        raise UnknownRunError(f"the store {label} holds no runs", runs)
-    if run_id is None:
-        return RunId(runs[-1])
-    if run_id not in runs:
-        raise UnknownRunError(f"no run {run_id!r} in {label}; its runs: {', '.join(runs)}", runs)
-    return RunId(run_id)
 
 
 def refuse_newer_schema(label: str, applied: set[int], known: set[int]) -> None:

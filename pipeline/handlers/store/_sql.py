@@ -17,9 +17,9 @@ from pipeline.core.serialization import EncodedCheckpoint
 from pipeline.events import PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, chain_start
 from pipeline.handlers.store._inbox_sql import read_inbox
-from pipeline.handlers.store._port import Message, MessageKind, RunSummary
+from pipeline.handlers.store._port import Message, MessageKind, RunSummary, UnknownRunError
 from pipeline.handlers.store._projection import Projection
-from pipeline.handlers.store._rows import LegacyVerdicts, check_sequence, choose_run, decode_row
+from pipeline.handlers.store._rows import LegacyVerdicts, check_sequence, decode_row
 
 __all__ = ["READ_BATCH", "Batch", "SqlReads"]
 
@@ -132,7 +132,16 @@ class SqlReads:
     def choose_run(self, run_id: str | None) -> RunId:
         """``run_id`` when the store holds it, or the latest run when None;
         :class:`UnknownRunError` naming the runs it holds otherwise."""
-        return choose_run(self.label, [run.run_id for run in self.runs()], run_id)
+        runs = tuple(run.run_id for run in self.runs())
+        if not runs:
+            raise UnknownRunError(f"the store {self.label} holds no runs", runs)
+        if run_id is None:
+            return runs[-1]
+        if run_id not in runs:
+            raise UnknownRunError(
+                f"no run {run_id!r} in {self.label}; its runs: {', '.join(runs)}", runs
+            )
+        return RunId(run_id)
 
     def checkpoints(self, run_id: RunId) -> list[EncodedCheckpoint]:
         """The run's checkpoints, newest first."""
