@@ -19,10 +19,11 @@ import orjson
 
 from benchmarks.workload import LONG_RUN_BUDGET, NOOP_WEIGHTS, long_log
 from pipeline.core.serialization import encode_checkpoint
+from pipeline.core.state import PipelineState
 from pipeline.engine import RunOptions, load_state, run_durable
 from pipeline.engine.simulation import RandomChooser, SimulatedWorld, WorldConfig, default_chains
 from pipeline.events import RunId
-from pipeline.handlers.store import SqliteEventStore
+from pipeline.handlers.store import Folded, SqliteEventStore
 from pipeline.reducers import fold
 
 __all__ = ["run_durable_benchmarks"]
@@ -63,8 +64,12 @@ def _replay(directory: Path, sizes: list[int], repeats: int) -> list[dict[str, A
         path = directory / f"replay-{size}.db"
         run_id = RunId(f"replay-{size}")
         with SqliteEventStore(path, synchronous="OFF") as store:
+            state = PipelineState()
             for start in range(0, size, 5_000):
-                store.append(run_id, start, log[start : min(size, start + 5_000)])
+                # Folded, as the engine appends: the store takes the states, not the log.
+                chunk = Folded(state, log[start : min(size, start + 5_000)])
+                store.append(run_id, start, chunk)
+                state = chunk.after
             full, floor, resume = [], [], []
             for _ in range(repeats):
                 began = time.perf_counter()

@@ -45,7 +45,7 @@ from pipeline.events import (
 )
 from pipeline.handlers import EffectHandler, facts_of, steps_of
 from pipeline.handlers.redaction import Redactor
-from pipeline.handlers.store import RunStore, UnknownRunError
+from pipeline.handlers.store import Folded, RunStore, UnknownRunError
 from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
 
@@ -315,16 +315,14 @@ def _commit(
     """Append the facts (durable before anything acts on them; the store writes its
     projections in the same transaction), then report them folded. The fold is pure, so
     folding before the append changes nothing: nothing acts on the new state until the facts
-    are stored. ``flush`` False (facts of a redoable effect) commits without syncing to
-    disk: a power cut may lose them, and orchestration then asks for the same effect again."""
+    are stored; the store gets them :class:`Folded`, so its projections use this fold rather
+    than make their own. ``flush`` False (facts of a redoable effect) commits without syncing
+    to disk: a power cut may lose them, and orchestration then asks for the same effect
+    again."""
     if not facts:
         return state
-    states: list[PipelineState] = []
-    current = state
-    for fact in facts:
-        current = reduce(current, fact)
-        states.append(current)
-    store.append(run_id, state.sequence, facts, flush=flush)
-    for folded, fact in zip(states, facts, strict=True):
-        observer.event(folded, fact)
-    return current
+    folded = Folded(state, facts)
+    store.append(run_id, state.sequence, folded, flush=flush)
+    for after, fact in zip(folded.states, folded, strict=True):
+        observer.event(after, fact)
+    return folded.after

@@ -21,8 +21,7 @@ from pipeline import PipelineError
 from pipeline.core.state import PipelineState
 from pipeline.events import Count, Instant, PipelineEvent, RunId, RunSalvaged
 from pipeline.handlers.redaction import Redactor
-from pipeline.handlers.store import EventLog, StoreCorruptError
-from pipeline.reducers import reduce
+from pipeline.handlers.store import EventLog, Folded, StoreCorruptError
 
 __all__ = [
     "MAX_SALVAGE_REASON_CHARS",
@@ -131,10 +130,8 @@ def salvage(
     fact = RunSalvaged(
         source=redactor.text(source_label), kept=Count(len(events)), reason=reason, at=clock()
     )
-    state = PipelineState()
-    for event in (*events, fact):
-        state = reduce(state, event)
-    target.append(run_id, 0, [*events, fact])
+    folded = Folded(PipelineState(), (*events, fact))
+    target.append(run_id, 0, folded)
     return Salvaged(
-        run_id=run_id, kept=len(events), held=held, damage=damage, fact=fact, state=state
+        run_id=run_id, kept=len(events), held=held, damage=damage, fact=fact, state=folded.after
     )

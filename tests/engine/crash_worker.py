@@ -26,20 +26,33 @@ from tests.engine.crash_world import CrashWorld, clock
 
 
 class _StallingConnection:
-    """Passes everything to the real connection, but stalls before the N-th COMMIT."""
+    """Passes everything to the real connection, but stalls before the N-th commit (a
+    ``COMMIT`` statement, or the end of a ``with connection:`` block without an error, which
+    is how the store ends its write transactions)."""
 
     def __init__(self, connection: sqlite3.Connection, stall_at: int) -> None:
         self._connection = connection
         self._stall_at = stall_at
         self._commits = 0
 
+    def _committing(self) -> None:
+        self._commits += 1
+        if self._commits == self._stall_at:
+            print("in-transaction", flush=True)
+            time.sleep(60)
+
     def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
         if sql == "COMMIT":
-            self._commits += 1
-            if self._commits == self._stall_at:
-                print("in-transaction", flush=True)
-                time.sleep(60)
+            self._committing()
         return self._connection.execute(sql, *args)  # type: ignore[arg-type]
+
+    def __enter__(self) -> _StallingConnection:
+        return self
+
+    def __exit__(self, kind: object, *rest: object) -> bool:
+        if kind is None:
+            self._committing()
+        return self._connection.__exit__(kind, *rest)  # type: ignore[arg-type]
 
     def executemany(self, sql: str, rows: object) -> sqlite3.Cursor:
         return self._connection.executemany(sql, rows)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pipeline.app.testing import HypothesisChooser, world_configs
 from pipeline.core.effects import Effect, InvokeAgent
 from pipeline.core.serialization import checkpoint_state
-from pipeline.core.state import Phase, TerminationReason, is_complete
+from pipeline.core.state import Phase, PipelineState, TerminationReason, is_complete
 from pipeline.engine import (
     HandlerRegistry,
     Interruption,
@@ -48,7 +48,7 @@ from pipeline.events import (
     SandboxMode,
 )
 from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.handlers.store import MemoryEventStore, SqliteEventStore, UnknownRunError
+from pipeline.handlers.store import Folded, MemoryEventStore, SqliteEventStore, UnknownRunError
 from pipeline.reducers import fold
 from tests.simulation.invariants import check_state
 from tests.support import budget
@@ -94,6 +94,43 @@ def test_a_durable_run_records_the_same_facts_as_the_in_memory_loop(
     assert stored == list(memory.events)
     assert fold(stored) == durable.state == memory.state
     assert durable.state.phase is Phase.COMPLETE
+
+
+class _RecordingStore(MemoryEventStore):
+    """A memory store that keeps what each append was handed, as it was handed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.handed: list[Sequence[PipelineEvent]] = []
+
+    def append(
+        self,
+        run_id: RunId,
+        expected_sequence: int,
+        events: Sequence[PipelineEvent],
+        *,
+        flush: bool = True,
+    ) -> int:
+        self.handed.append(events)
+        return super().append(run_id, expected_sequence, events, flush=flush)
+
+
+def test_the_engine_hands_the_store_its_facts_folded() -> None:
+    """Every append of a run, a new one and a resumed one, is a ``Folded`` whose states are the
+    fold of its facts from the log's head, so the store's projections never fold them again."""
+    store = _RecordingStore()
+    first = run_durable(store, _world(), options=RunOptions(clock=_frozen_clock, max_effects=9))
+    second = run_durable(
+        store, _world(), run_id=first.run_id, options=RunOptions(clock=_frozen_clock)
+    )
+    assert len(store.handed) > 9
+    state = PipelineState()
+    for facts in store.handed:
+        assert isinstance(facts, Folded)
+        assert facts.before == state
+        assert list(facts.states) == [fold(facts[: i + 1], state) for i in range(len(facts))]
+        state = facts.after
+    assert state == second.state == fold(store.read(first.run_id))
 
 
 def test_every_checkpoint_equals_the_fold_of_the_log_up_to_it(store: SqliteEventStore) -> None:

@@ -31,6 +31,7 @@ from pipeline.handlers.store._port import (
 from pipeline.handlers.store._projection import (
     DEFAULT_PROJECTIONS,
     RESPONSE_LOG,
+    Folded,
     Projected,
     Projection,
     ResponseLog,
@@ -45,6 +46,7 @@ __all__ = [
     "DamagedEventError",
     "EventLog",
     "EventStore",
+    "Folded",
     "Inbox",
     "LeaseLostError",
     "Letter",

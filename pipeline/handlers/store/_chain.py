@@ -16,12 +16,15 @@ whole chain).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
+from typing import Any
 
 import orjson
 
+from pipeline.events import SCHEMA_VERSION, RunId
 from pipeline.handlers.store._port import DamagedEventError
 
-__all__ = ["ChainCheck", "chain_start", "link"]
+__all__ = ["ChainCheck", "chain_start", "chained", "link"]
 
 
 def link(
@@ -35,6 +38,19 @@ def link(
     digest.update(b"\0")
     digest.update(body.encode() if isinstance(body, str) else body)
     return digest.hexdigest()
+
+
+def chained(
+    run_id: RunId, expected: int, bodies: Sequence[tuple[str, Any, bytes | str]], tip: str | None
+) -> list[tuple[Any, ...]]:
+    """The rows of ``bodies`` (type, time, body) appended after an event whose digest is
+    ``tip``: ``(run_id, sequence, type, schema_version, at, body, digest)``."""
+    rows = []
+    for offset, (tag, at, body) in enumerate(bodies):
+        sequence = expected + offset
+        tip = link(tip, run_id, sequence, tag, SCHEMA_VERSION, body)
+        rows.append((run_id, sequence, tag, SCHEMA_VERSION, at, body, tip))
+    return rows
 
 
 class ChainCheck:

@@ -23,6 +23,8 @@ WORKSPACE: Final = ""
 
 Execute = Callable[[str, tuple[Any, ...]], Any]
 """A connection's ``execute`` (sqlite3's and psycopg's give a cursor alike)."""
+Fetch = Callable[[str, tuple[Any, ...]], list[Any]]
+"""Runs a statement and gives its rows."""
 
 _COLUMNS: Final = "kind, address, number, key, subject, text, posted_at"
 
@@ -79,7 +81,7 @@ def post_letters(
 
 
 def read_inbox(
-    execute: Execute,
+    fetch: Fetch,
     source: str,
     kind: MessageKind,
     to: RunId | None,
@@ -89,11 +91,11 @@ def read_inbox(
     """The messages of ``kind`` for ``to`` numbered after ``after``, in order, from ``source``
     (``inbox``, or an older release's tables as :func:`legacy_inbox` reads them)."""
     p = placeholder
-    rows = execute(
+    rows = fetch(
         f"SELECT {_COLUMNS} FROM {source} WHERE address = {p} AND kind = {p} AND number > {p} "
         "ORDER BY number",
         (WORKSPACE if to is None else to, kind.value, after),
-    ).fetchall()
+    )
     return [_message(row) for row in rows]
 
 

@@ -25,7 +25,12 @@ from pipeline.handlers.store._port import (
     RunSummary,
     SequenceConflictError,
 )
-from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, Projector
+from pipeline.handlers.store._projection import (
+    DEFAULT_PROJECTIONS,
+    Projection,
+    project,
+    rebuilt,
+)
 
 __all__ = ["MemoryEventStore", "MemoryStorage"]
 
@@ -64,7 +69,7 @@ class MemoryEventStore:
     ) -> None:
         self.storage = MemoryStorage() if storage is None else storage
         self.label = "the in-memory store"
-        self._projector = Projector(projections)
+        self._projections = tuple(projections)
 
     def append(
         self,
@@ -83,17 +88,15 @@ class MemoryEventStore:
             run = shared.runs.get(run_id)
             actual = 0 if run is None else len(run.bodies)
             if actual != expected_sequence:
-                self._projector.forget(run_id)
                 raise SequenceConflictError(run_id, expected_sequence, actual)
-            tables, state = self._projector.rows(run_id, expected_sequence, events, self)
+            tables = project(self._projections, run_id, expected_sequence, events, self)
             if run is None:
                 # Started when its first event says, as the SQL stores record it.
                 started = events[0].at if events else datetime.now(UTC)
                 run = shared.runs[run_id] = _Run(started_at=started.isoformat())
             run.bodies.extend(bodies)
-            for projection in self._projector.projections:
+            for projection in self._projections:
                 self._write(projection, tables[projection.table])
-            self._projector.committed(run_id, len(run.bodies), state)
             return len(run.bodies)
 
     def _write(self, projection: Projection, rows: list[tuple[Any, ...]]) -> None:
@@ -118,11 +121,11 @@ class MemoryEventStore:
         """Recreate every projection's rows from every run's events."""
         count = 0
         with self.storage.lock:  # one transaction: no append lands between read and swap
-            for projection in self._projector.projections:
+            for projection in self._projections:
                 self.storage.tables[projection.table] = []
             for run_id in list(self.storage.runs):
-                tables = self._projector.rebuilt(run_id, self)
-                for projection in self._projector.projections:
+                tables = rebuilt(self._projections, run_id, self)
+                for projection in self._projections:
                     rows = tables[projection.table]
                     self._write(projection, rows)
                     count += len(rows)

@@ -180,7 +180,7 @@ def apply_migrations(db: sqlite3.Connection, label: str) -> list[int]:
         return []
     done = []
     db.execute("BEGIN IMMEDIATE")
-    try:
+    with db:  # committed, or rolled back on any error
         # Another process may have applied some while we waited for the write lock.
         applied = applied_migrations(db)
         for version, name, sql in MIGRATIONS:
@@ -194,8 +194,4 @@ def apply_migrations(db: sqlite3.Connection, label: str) -> list[int]:
                 (version, name, datetime.now(UTC).isoformat()),
             )
             done.append(version)
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
     return done

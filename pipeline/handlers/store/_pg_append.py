@@ -15,8 +15,8 @@ from typing import Any, Final, Protocol
 import orjson
 import psycopg
 
-from pipeline.events import SCHEMA_VERSION, RunId
-from pipeline.handlers.store._chain import link
+from pipeline.events import RunId
+from pipeline.handlers.store._chain import chained
 from pipeline.handlers.store._pg_sql import Written, append_sql, projected_json, write_rows
 from pipeline.handlers.store._port import SequenceConflictError
 
@@ -25,7 +25,6 @@ __all__ = [
     "AppendGuard",
     "append_in_one",
     "append_under_lock",
-    "chained",
     "holds",
 ]
 
@@ -58,19 +57,6 @@ class AppendGuard(Protocol):
         """Raise a :class:`~pipeline.handlers.store.StoreError` unless the guard holds
         (``starting``: this append starts the run)."""
         ...
-
-
-def chained(
-    run_id: RunId, expected: int, bodies: list[tuple[str, Any, str]], tip: str | None
-) -> list[tuple[Any, ...]]:
-    """The rows of ``bodies`` (type, time, body) appended after an event whose digest is
-    ``tip``: ``(run_id, sequence, type, schema_version, at, body, digest)``."""
-    rows = []
-    for offset, (tag, at, body) in enumerate(bodies):
-        sequence = expected + offset
-        tip = link(tip, run_id, sequence, tag, SCHEMA_VERSION, body)
-        rows.append((run_id, sequence, tag, SCHEMA_VERSION, at, body, tip))
-    return rows
 
 
 def append_under_lock(

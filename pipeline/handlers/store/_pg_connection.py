@@ -120,10 +120,6 @@ class PgSession:
             except psycopg.Error as error:
                 raise StoreError(f"{self.label}: could not {action}: {error}") from error
 
-    def connection(self) -> psycopg.Connection[Any]:
-        """The store's live connection (reopened if it was lost), for the run queue."""
-        return self._connect()
-
     def close(self) -> None:
         """Close the connection."""
         if self._conn is not None:

@@ -208,13 +208,22 @@ uid); the three tables' rows are carried into it with their numbers, and the tab
 (version 12)."""
 
 
+def _applied(conn: psycopg.Connection[Any]) -> set[int] | None:
+    """The numbers of the migrations applied to the database, read without changing it
+    (None: it holds no event store)."""
+    exists = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()
+    if exists is None or exists[0] is None:
+        return None
+    return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+
+
 def applied_migrations(conn: psycopg.Connection[Any], label: str) -> set[int]:
     """The numbers of the migrations applied to the database, read without changing it;
     :class:`StoreError` when it holds no event store."""
-    exists = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()
-    if exists is None or exists[0] is None:
+    applied = _applied(conn)
+    if applied is None:
         raise StoreError(f"{label}: not an event store (no schema_migrations table)")
-    return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    return applied
 
 
 def apply_migrations(conn: psycopg.Connection[Any], label: str) -> list[int]:
@@ -222,7 +231,9 @@ def apply_migrations(conn: psycopg.Connection[Any], label: str) -> list[int]:
     return their numbers (none the second time)."""
     known_versions = {version for version, _, _ in PG_MIGRATIONS}
     done: list[int] = []
-    if _up_to_date(conn, known_versions):
+    # Every store opened checks without the lock: only a database that needs a migration
+    # serializes its openers.
+    if _applied(conn) == known_versions:
         return done
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
@@ -242,13 +253,3 @@ def apply_migrations(conn: psycopg.Connection[Any], label: str) -> list[int]:
             )
             done.append(version)
     return done
-
-
-def _up_to_date(conn: psycopg.Connection[Any], known_versions: set[int]) -> bool:
-    """Whether every migration is applied, found without taking the lock (every store
-    opened checks; only a database that needs a migration serializes its openers)."""
-    exists = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()
-    if exists is None or exists[0] is None:
-        return False
-    rows = conn.execute("SELECT version FROM schema_migrations").fetchall()
-    return {row[0] for row in rows} == known_versions

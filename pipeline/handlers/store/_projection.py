@@ -2,11 +2,16 @@
 
 A store is made with its projections (:data:`DEFAULT_PROJECTIONS` unless told otherwise); the
 port's ``append`` never names them. Each projection says which table it fills and turns one
-appended event, with the run's state folded before and after it, into rows; the store folds
-(one state per run it appends to, kept between appends) and writes the rows in its own
-dialect, so a projection is declared once for SQLite, PostgreSQL and memory. Its table is
-made by the stores' migrations. A projection that keeps one row per run (a run's summary)
-names its ``key``: the row is replaced at each append rather than added.
+appended event, with the run's state folded before and after it, into rows, and the store
+writes them in its own dialect, so a projection is declared once for SQLite, PostgreSQL and
+memory. Its table is made by the stores' migrations. A projection that keeps one row per run
+(a run's summary) names its ``key``: the row is replaced at each append rather than added.
+
+The states come from the one fold of the facts: the engine folds them before it appends
+(nothing acts on them until they are stored) and hands the store a :class:`Folded`, a plain
+sequence of events that also carries the states, so the facts are folded once. Events
+appended as any other sequence are folded by the store from the run's state, loaded from its
+log.
 
 I/O only through the store it is given, to load the state of a run it holds no fold of (as a
 resume loads it: the newest checkpoint, then the events after it).
@@ -31,11 +36,13 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_PROJECTIONS",
     "RESPONSE_LOG",
+    "Folded",
     "Projected",
     "Projection",
-    "Projector",
     "ResponseLog",
     "conflict_sql",
+    "project",
+    "rebuilt",
     "upsert_sql",
 ]
 
@@ -151,65 +158,67 @@ DEFAULT_PROJECTIONS: Final[tuple[Projection, ...]] = (RESPONSE_LOG,)
 """The projections a store is made with unless told otherwise (add one here, with the
 migrations that make its table, to have every store keep it)."""
 
-_KEPT_FOLDS: Final = 64
-"""Runs whose folded state a store keeps between appends (a process appends to one run,
-a worker to a few; more are folded again from their logs)."""
+
+class Folded(tuple[PipelineEvent, ...]):
+    """Facts with the run's state before them (``before``) and after each (``states``): the
+    fold the engine makes of them, so a store's projections take their rows from it instead
+    of folding the facts again. To any store, a plain sequence of the facts."""
+
+    before: PipelineState
+    states: tuple[PipelineState, ...]
+
+    def __new__(cls, before: PipelineState, facts: Iterable[PipelineEvent]) -> Folded:
+        folded = super().__new__(cls, facts)
+        folded.before = before
+        state, states = before, []
+        for fact in folded:
+            state = reduce(state, fact)
+            states.append(state)
+        folded.states = tuple(states)
+        return folded
+
+    @property
+    def after(self) -> PipelineState:
+        """The state after the last fact (``before`` when there is none)."""
+        return self.states[-1] if self.states else self.before
 
 
-class Projector:
-    """A store's projections and the folded state of the runs it appends to."""
+def project(
+    projections: Sequence[Projection],
+    run_id: RunId,
+    expected: int,
+    events: Sequence[PipelineEvent],
+    log: RunStore,
+) -> dict[str, list[Row]]:
+    """The rows each of ``projections`` gets from ``events`` appended after ``expected``
+    events, by table. Events that come :class:`Folded` from ``expected`` bring their states
+    (the engine's appends); others are folded from the state before them, loaded from ``log``
+    as a resume loads it: the newest checkpoint at or before ``expected`` that verifies, and
+    the events after it up to ``expected`` (a log that holds more makes the append a conflict
+    anyway)."""
+    if not projections:
+        return {}
+    if isinstance(events, Folded) and events.before.sequence == expected:
+        folded = events
+    else:
+        folded = Folded(_state(log, run_id, expected), events)
+    tables: dict[str, list[Row]] = {p.table: [] for p in projections}
+    before = folded.before
+    for event, after in zip(folded, folded.states, strict=True):
+        for projection in projections:
+            tables[projection.table].extend(projection.rows(run_id, before, event, after))
+        before = after
+    for projection in projections:
+        if projection.key:
+            tables[projection.table] = _last_per_key(projection, tables[projection.table])
+    return tables
 
-    def __init__(self, projections: Sequence[Projection]) -> None:
-        self.projections = tuple(projections)
-        self._folds: dict[RunId, tuple[int, PipelineState]] = {}
 
-    def rows(
-        self,
-        run_id: RunId,
-        expected: int,
-        events: Sequence[PipelineEvent],
-        log: RunStore,
-    ) -> tuple[dict[str, list[Row]], PipelineState | None]:
-        """The rows each projection's table gets from ``events`` appended after
-        ``expected`` events (by table), and the state they fold to. When the state before
-        them is not kept (another process appended, or this one has not yet), it is loaded
-        from ``log`` as a resume loads it: the newest checkpoint at or before ``expected``
-        that verifies, and the events after it up to ``expected`` (a log that holds more makes
-        the append a conflict anyway)."""
-        if not self.projections:
-            return {}, None
-        kept = self._folds.get(run_id)
-        state = (
-            kept[1] if kept is not None and kept[0] == expected else _state(log, run_id, expected)
-        )
-        tables: dict[str, list[Row]] = {p.table: [] for p in self.projections}
-        for event in events:
-            after = reduce(state, event)
-            for projection in self.projections:
-                tables[projection.table].extend(projection.rows(run_id, state, event, after))
-            state = after
-        for projection in self.projections:
-            if projection.key:
-                tables[projection.table] = _last_per_key(projection, tables[projection.table])
-        return tables, state
-
-    def committed(self, run_id: RunId, head: int, state: PipelineState | None) -> None:
-        """Keep ``state`` as the run's fold at ``head`` (the append committed)."""
-        if state is None:
-            return
-        self._folds.pop(run_id, None)
-        if len(self._folds) >= _KEPT_FOLDS:
-            self._folds.pop(next(iter(self._folds)))
-        self._folds[run_id] = (head, state)
-
-    def forget(self, run_id: RunId) -> None:
-        """Drop the run's kept fold (an append failed: the log may be elsewhere)."""
-        self._folds.pop(run_id, None)
-
-    def rebuilt(self, run_id: RunId, log: RunStore) -> dict[str, list[Row]]:
-        """Every row of the run's whole log, by table (a rebuild)."""
-        tables, _ = self.rows(run_id, 0, list(log.read(run_id)), log)
-        return tables
+def rebuilt(
+    projections: Sequence[Projection], run_id: RunId, log: RunStore
+) -> dict[str, list[Row]]:
+    """Every row of the run's whole log, by table (a rebuild)."""
+    return project(projections, run_id, 0, list(log.read(run_id)), log)
 
 
 def _state(log: RunStore, run_id: RunId, expected: int) -> PipelineState:

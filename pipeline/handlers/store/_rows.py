@@ -1,10 +1,10 @@
 """What the SQL stores share: decoding an event row (with the verdicts old structured
-responses need), choosing a run by id, and refusing a schema from a newer release (I/O-free
-helpers of the adapters)."""
+responses need), checking its place in the log, and refusing a schema from a newer release
+(I/O-free helpers of the adapters)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from pipeline import WireFormatError
 from pipeline.core.serialization import decode_stored_event
@@ -14,21 +14,17 @@ from pipeline.events import (
     LoopPolicy,
     PipelineEvent,
     Role,
-    RunId,
     RunStarted,
 )
 from pipeline.handlers.responses import classify
 from pipeline.handlers.store._port import (
     DamagedEventError,
     StoreError,
-    UnknownRunError,
 )
 
 __all__ = [
     "LegacyVerdicts",
     "check_sequence",
-    "check_within_head",
-    "choose_run",
     "decode_row",
     "refuse_newer_schema",
 ]
@@ -42,16 +38,6 @@ def check_sequence(sequence: int, expected: int, log: str) -> None:
             f"{log}: the event store is damaged: event {expected} is missing (the next stored "
             f"one is {sequence}; the last good position is {expected} events; the store was "
             "left untouched: restore it from a backup)"
-        )
-
-
-def check_within_head(read: int, head: int, log: str) -> None:
-    """Raise :class:`DamagedEventError` when more events were read than the run's head counts
-    (the head moves in the same transaction as the rows, so more rows is damage)."""
-    if read > head:
-        raise DamagedEventError(
-            f"{log}: the event store is damaged: it holds {read} events, but the run's head "
-            f"says {head} (the last good position is {head} events)"
         )
 
 
@@ -124,19 +110,6 @@ def decode_row(
             f"events of {log}; the store was left untouched: restore it from a backup, or "
             "salvage the good events with ralph salvage)"
         ) from error
-
-
-def choose_run(label: str, known: Sequence[str], run_id: str | None) -> RunId:
-    """``run_id`` when ``known`` holds it, or the latest run when None;
-    :class:`UnknownRunError` naming the runs of the store ``label`` otherwise."""
-    runs = tuple(known)
-    if not runs:
-        raise UnknownRunError(f"the store {label} holds no runs", runs)
-    if run_id is None:
-        return RunId(runs[-1])
-    if run_id not in runs:
-        raise UnknownRunError(f"no run {run_id!r} in {label}; its runs: {', '.join(runs)}", runs)
-    return RunId(run_id)
 
 
 def refuse_newer_schema(label: str, applied: set[int], known: set[int]) -> None:

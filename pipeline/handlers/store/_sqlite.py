@@ -20,15 +20,13 @@ from typing import Any, Final
 import orjson
 
 from pipeline.core.serialization import EncodedCheckpoint, unstructure_event
-from pipeline.events import SCHEMA_VERSION, WIRE_TAGS, PipelineEvent, RunId
-from pipeline.handlers.store._chain import ChainCheck, chain_start, link
-from pipeline.handlers.store._inbox_sql import legacy_inbox, post_letters, read_inbox
+from pipeline.events import WIRE_TAGS, PipelineEvent, RunId
+from pipeline.handlers.store._chain import chained
+from pipeline.handlers.store._inbox_sql import legacy_inbox, post_letters
 from pipeline.handlers.store._migrations import MIGRATIONS, apply_migrations
 from pipeline.handlers.store._port import (
     Letter,
     Message,
-    MessageKind,
-    RunSummary,
     SequenceConflictError,
     StoreError,
     StoreVanishedError,
@@ -36,16 +34,12 @@ from pipeline.handlers.store._port import (
 from pipeline.handlers.store._projection import (
     DEFAULT_PROJECTIONS,
     Projection,
-    Projector,
+    project,
+    rebuilt,
     upsert_sql,
 )
-from pipeline.handlers.store._rows import (
-    LegacyVerdicts,
-    check_sequence,
-    choose_run,
-    decode_row,
-    refuse_newer_schema,
-)
+from pipeline.handlers.store._rows import refuse_newer_schema
+from pipeline.handlers.store._sql import READ_BATCH, Batch, SqlReads
 from pipeline.handlers.store._sqlite_open import guard, open_read_only, open_to_write
 from pipeline.handlers.store._summaries import RUN_SUMMARIES
 
@@ -54,17 +48,19 @@ __all__ = ["DEFAULT_STORE_PATH", "SqliteEventStore"]
 DEFAULT_STORE_PATH: Final = Path(".ralph") / "pipeline.db"
 """Where a workspace keeps its store, relative to the workspace root."""
 
-_READ_BATCH = 1_000
 _CHAIN_MIGRATION: Final = 4
 """The migration that added the hash chain's columns."""
 _INBOX_MIGRATION: Final = 7
 """The migration that made the answers, the guidance and the context book one inbox."""
 
 
-class SqliteEventStore:
+class SqliteEventStore(SqlReads):
     """An :class:`~pipeline.handlers.store.EventStore` in one SQLite file, keeping
     ``projections`` in the transaction of each append (by default the response log and the
     runs' summaries, which ``ralph runs`` reads without decoding an event)."""
+
+    placeholder = "?"
+    _BEGAN = "rowid"
 
     def __init__(
         self,
@@ -75,7 +71,9 @@ class SqliteEventStore:
         projections: Sequence[Projection] = (*DEFAULT_PROJECTIONS, RUN_SUMMARIES),
     ) -> None:
         self.path = Path(path)
-        self._projector = Projector(projections)
+        self.label = str(self.path)
+        """The file's path, for messages."""
+        self._projections = tuple(projections)
         if synchronous not in {"FULL", "NORMAL", "OFF", "EXTRA"}:
             raise ValueError(f"synchronous must be FULL, NORMAL, EXTRA or OFF, not {synchronous!r}")
         self.synchronous = synchronous
@@ -143,11 +141,6 @@ class SqliteEventStore:
                 "is inside the git directory)."
             )
 
-    @property
-    def label(self) -> str:
-        """The file's path, for messages."""
-        return str(self.path)
-
     def migrate(self) -> list[int]:
         """Apply the migrations not yet applied; return their numbers (none the second time)."""
         return apply_migrations(self._db, self.label)
@@ -159,13 +152,6 @@ class SqliteEventStore:
         if wanted != self._current:
             self._db.execute(f"PRAGMA synchronous={wanted}")
             self._current = wanted
-
-    def synchronous_now(self) -> str:
-        """The connection's ``synchronous`` setting as SQLite reports it (``FULL`` after a
-        flushed commit, ``NORMAL`` after an unflushed one)."""
-        with self._guard("read the synchronous setting"):
-            level = int(self._db.execute("PRAGMA synchronous").fetchone()[0])
-        return ("OFF", "NORMAL", "FULL", "EXTRA")[level]
 
     def append(
         self,
@@ -183,13 +169,12 @@ class SqliteEventStore:
         ]
         db = self._db
         self.ensure_present()
-        projector = self._projector
         with self._guard(f"append to run {run_id!r}"):
-            # Folded before the write lock is taken: a log that moved meanwhile conflicts.
-            tables, state = projector.rows(run_id, expected_sequence, events, self)
+            # Projected before the write lock is taken: a log that moved meanwhile conflicts.
+            tables = project(self._projections, run_id, expected_sequence, events, self)
             self._sync(flush)
             db.execute("BEGIN IMMEDIATE")
-            try:
+            with db:  # committed, or rolled back on any error
                 head = expected_sequence + len(bodies)
                 # Under the write lock, the run's head and tip cannot move until COMMIT.
                 found = db.execute(
@@ -197,14 +182,10 @@ class SqliteEventStore:
                 ).fetchone()
                 actual = 0 if found is None else int(found[0])
                 if actual != expected_sequence:
-                    projector.forget(run_id)
                     raise SequenceConflictError(run_id, expected_sequence, actual)
-                tip = None if found is None else found[1]
-                rows = []
-                for offset, (tag, at, body) in enumerate(bodies):
-                    sequence = expected_sequence + offset
-                    tip = link(tip, run_id, sequence, tag, SCHEMA_VERSION, body)
-                    rows.append((run_id, sequence, tag, SCHEMA_VERSION, at, body, tip))
+                prev = None if found is None else found[1]
+                rows = chained(run_id, expected_sequence, bodies, prev)
+                tip = rows[-1][-1] if rows else prev
                 if found is None:
                     started = bodies[0][1] if bodies else datetime.now(UTC).isoformat()
                     db.execute("INSERT INTO runs VALUES (?, ?, ?, ?)", (run_id, started, head, tip))
@@ -214,74 +195,32 @@ class SqliteEventStore:
                     )
                 db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
                 self._write(tables)
-            except BaseException:
-                projector.forget(run_id)
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-        projector.committed(run_id, head, state)
         return head
 
     def _write(self, tables: dict[str, list[tuple[Any, ...]]]) -> None:
         """Write the projections' rows (inside the caller's transaction)."""
-        for projection in self._projector.projections:
+        for projection in self._projections:
             if rows := tables[projection.table]:
                 self._db.executemany(upsert_sql(projection, "?"), rows)
 
-    def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
-        """The run's events from ``from_sequence`` on, fetched in batches (constant memory),
-        each checked against the hash chain; the last batch is checked against the run's head
-        and tip read in the same snapshot."""
-        log = f"{self.path} run {run_id}"
-        with self._guard(f"read run {run_id!r}"):
-            chain = ChainCheck(log, run_id, self._chain_before(run_id, from_sequence, log))
-        first = None if from_sequence <= 0 else lambda: self._first_event(run_id, log)
-        legacy = LegacyVerdicts(first)
-        position = from_sequence
-        while True:
-            with self._guard(f"read run {run_id!r}"), self._snapshot():
-                rows = self._db.execute(
-                    f"SELECT sequence, type, schema_version, body, {self._digest} FROM events "
-                    "WHERE run_id = ? AND sequence >= ? "
-                    "ORDER BY sequence LIMIT ?",
-                    (run_id, position, _READ_BATCH),
-                ).fetchall()
-                ends = self._db.execute(
-                    f"SELECT head, {self._tip} FROM runs WHERE run_id = ?", (run_id,)
-                ).fetchone()
-            for sequence, tag, version, body, digest in rows:
-                check_sequence(sequence, position, log)
-                position += 1
-                event = decode_row(body, version, log, sequence, legacy)
-                # After decoding: a row that does not decode is named by what is wrong in it.
-                chain.feed(sequence, tag, version, body, digest)
-                yield event
-            if len(rows) < _READ_BATCH:
-                head, tip = (0, None) if ends is None else (int(ends[0]), ends[1])
-                chain.finish(position, head, tip)
-                return
+    def _fetch(self, action: str, sql: str, params: Sequence[Any]) -> list[Any]:
+        """The rows ``sql`` gives, SQLite's errors turned into the store's."""
+        with self._guard(action):
+            return self._db.execute(sql, params).fetchall()
 
-    def _first_event(self, run_id: RunId, log: str) -> PipelineEvent | None:
-        """The run's first event (its start), for a read that begins later."""
-        with self._guard(f"read run {run_id!r}"):
-            row = self._db.execute(
-                "SELECT schema_version, body FROM events WHERE run_id = ? AND sequence = 0",
-                (run_id,),
+    def _batch(self, run_id: RunId, position: int) -> Batch:
+        """The run's rows from ``position`` on, with its head and tip, in one snapshot."""
+        with self._guard(f"read run {run_id!r}"), self._snapshot():
+            rows = self._db.execute(
+                f"SELECT sequence, type, schema_version, body, {self._digest} FROM events "
+                "WHERE run_id = ? AND sequence >= ? "
+                "ORDER BY sequence LIMIT ?",
+                (run_id, position, READ_BATCH),
+            ).fetchall()
+            ends = self._db.execute(
+                f"SELECT head, {self._tip} FROM runs WHERE run_id = ?", (run_id,)
             ).fetchone()
-        return None if row is None else decode_row(row[1], int(row[0]), log, 0)
-
-    def _chain_before(self, run_id: RunId, from_sequence: int, log: str) -> str | None:
-        """The digest of the event before ``from_sequence`` (None from the start, or before
-        the chain began); a reader that starts there also checks that no row before it is
-        missing, since it never reads them."""
-        if from_sequence <= 0:
-            return None
-        count, digest = self._db.execute(
-            f"SELECT count(*), max(CASE WHEN sequence = ? THEN {self._digest} END) FROM events "
-            "WHERE run_id = ? AND sequence < ?",
-            (from_sequence - 1, run_id, from_sequence),
-        ).fetchone()
-        return chain_start(log, from_sequence, int(count), None if digest is None else str(digest))
+        return rows, *((0, None) if ends is None else (int(ends[0]), ends[1]))
 
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[None]:
@@ -296,51 +235,19 @@ class SqliteEventStore:
         finally:
             self._db.execute("COMMIT")
 
-    def head(self, run_id: RunId) -> int:
-        """How many events the run's log holds."""
-        with self._guard(f"read run {run_id!r}"):
-            row = self._db.execute("SELECT head FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        return 0 if row is None else int(row[0])
-
-    def runs(self) -> list[RunSummary]:
-        """Every run, oldest first."""
-        with self._guard("list runs"):
-            rows = self._db.execute(
-                # rowid: the order the logs began in (a fork keeps its source's start)
-                "SELECT run_id, head, started_at FROM runs ORDER BY started_at, rowid"
-            ).fetchall()
-        return [
-            RunSummary(run_id=RunId(run_id), events=int(head), started_at=started)
-            for run_id, head, started in rows
-        ]
-
-    def projected(self, projection: Projection, run_id: RunId) -> list[tuple[Any, ...]]:
-        """The run's rows of ``projection``'s table, in its order."""
-        columns = ", ".join(projection.columns)
-        with self._guard(f"read the {projection.table} of run {run_id!r}"):
-            return self._db.execute(
-                f"SELECT {columns} FROM {projection.table} WHERE run_id = ? "
-                f"ORDER BY {projection.order}",
-                (run_id,),
-            ).fetchall()
-
     def rebuild_projections(self) -> int:
         """Recreate every projection's table from every run's events, in one transaction."""
         db = self._db
         count = 0
         with self._guard("rebuild the projections"):
             db.execute("BEGIN IMMEDIATE")
-            try:
-                for projection in self._projector.projections:
+            with db:  # committed, or rolled back on any error
+                for projection in self._projections:
                     db.execute(f"DELETE FROM {projection.table}")
                 for run in self.runs():
-                    tables = self._projector.rebuilt(run.run_id, self)
+                    tables = rebuilt(self._projections, run.run_id, self)
                     self._write(tables)
                     count += sum(len(rows) for rows in tables.values())
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
         return count
 
     def post(self, letters: Sequence[Letter]) -> list[Message]:
@@ -349,23 +256,9 @@ class SqliteEventStore:
         db = self._db
         with self._guard("post to the inbox"):
             db.execute("BEGIN IMMEDIATE")
-            try:
+            with db:  # committed, or rolled back on any error
                 kept = post_letters(db.execute, letters, datetime.now(UTC), "?")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
         return kept
-
-    def inbox(self, kind: MessageKind, to: RunId | None, after: int = 0) -> list[Message]:
-        """The messages of ``kind`` for ``to`` numbered after ``after``, in order."""
-        with self._guard(f"read the inbox ({kind.value})"):
-            return read_inbox(self._db.execute, self._inbox, kind, to, after, "?")
-
-    def choose_run(self, run_id: str | None) -> RunId:
-        """``run_id`` when the store holds it, or the latest run when None;
-        :class:`UnknownRunError` naming the runs it holds otherwise."""
-        return choose_run(self.label, [r.run_id for r in self.runs()], run_id)
 
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
         """Store ``checkpoint`` (the run must exist)."""
@@ -381,21 +274,6 @@ class SqliteEventStore:
                     checkpoint.body,
                 ),
             )
-
-    def checkpoints(self, run_id: RunId) -> list[EncodedCheckpoint]:
-        """The run's checkpoints, newest first."""
-        with self._guard(f"read checkpoints of run {run_id!r}"):
-            rows = self._db.execute(
-                "SELECT sequence, format_version, checksum, body FROM checkpoints "
-                "WHERE run_id = ? ORDER BY sequence DESC",
-                (run_id,),
-            ).fetchall()
-        return [
-            EncodedCheckpoint(
-                sequence=int(s), format_version=int(v), checksum=str(c), body=bytes(b)
-            )
-            for s, v, c, b in rows
-        ]
 
     def close(self) -> None:
         """Close the connection (and the descriptor kept to check the file)."""

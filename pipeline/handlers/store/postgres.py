@@ -18,7 +18,7 @@ after its connection dropped during the commit finds its own events stored and s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -27,14 +27,13 @@ import psycopg
 
 from pipeline.core.serialization import EncodedCheckpoint, unstructure_event
 from pipeline.events import WIRE_TAGS, PipelineEvent, RunId
-from pipeline.handlers.store._chain import ChainCheck, chain_start
-from pipeline.handlers.store._inbox_sql import legacy_inbox, post_letters, read_inbox
+from pipeline.handlers.store._chain import chained
+from pipeline.handlers.store._inbox_sql import legacy_inbox, post_letters
 from pipeline.handlers.store._pg_append import (
     COPY_FROM,
     AppendGuard,
     append_in_one,
     append_under_lock,
-    chained,
     holds,
 )
 from pipeline.handlers.store._pg_connection import PgSession, describe_url
@@ -48,29 +47,28 @@ from pipeline.handlers.store._pg_sql import READ_SQL, nul_free, write_rows
 from pipeline.handlers.store._port import (
     Letter,
     Message,
-    MessageKind,
-    RunSummary,
     SequenceConflictError,
 )
-from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, Projector
+from pipeline.handlers.store._projection import (
+    DEFAULT_PROJECTIONS,
+    Projection,
+    project,
+    rebuilt,
+)
 from pipeline.handlers.store._rows import (
-    LegacyVerdicts,
-    check_sequence,
-    choose_run,
-    decode_row,
     refuse_newer_schema,
 )
+from pipeline.handlers.store._sql import READ_BATCH, Batch, SqlReads
 
 __all__ = ["AppendGuard", "PostgresEventStore", "advisory_lease", "describe_url"]
 
-_READ_BATCH: Final = 1_000
 _CHAIN_MIGRATION: Final = 6
 """The migration that added the hash chain's columns."""
 _INBOX_MIGRATION: Final = 12
 """The migration that made the answers, the guidance and the context book one inbox."""
 
 
-class PostgresEventStore(PgSession):
+class PostgresEventStore(PgSession, SqlReads):
     """An :class:`~pipeline.handlers.store.EventStore` in a PostgreSQL database.
 
     ``url`` is a libpq URL (``postgresql://user@host:5432/db``). ``synchronous_commit`` False
@@ -80,6 +78,10 @@ class PostgresEventStore(PgSession):
     bounds the first connection instead (a command a person typed fails fast).
     ``projections`` are kept in the transaction of each append.
     """
+
+    placeholder = "%s"
+    _BODY = "body::text"
+    _BEGAN = "created"
 
     def __init__(
         self,
@@ -96,7 +98,7 @@ class PostgresEventStore(PgSession):
             url, synchronous_commit=synchronous_commit, retry_s=retry_s, read_only=read_only
         )
         self.guard = guard
-        self._projector = Projector(projections)
+        self._projections = tuple(projections)
         self._inbox = "inbox"
         """The inbox's table, or the older release's tables read as one (a reader's)."""
         self._digest, self._tip = "digest", "tip"
@@ -153,10 +155,9 @@ class PostgresEventStore(PgSession):
         ]
         head = expected_sequence + len(bodies)
         attempts = 0
-        projector = self._projector
-        # Folded before the transaction: a log that moved meanwhile conflicts.
-        tables, state = projector.rows(run_id, expected_sequence, events, self)
-        written = [(p, tables[p.table]) for p in projector.projections if tables[p.table]]
+        # Projected before the transaction: a log that moved meanwhile conflicts.
+        tables = project(self._projections, run_id, expected_sequence, events, self)
+        written = [(p, tables[p.table]) for p in self._projections if tables[p.table]]
 
         def locked(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
             """The append with the run's row locked, its head and tip read afresh."""
@@ -206,7 +207,6 @@ class PostgresEventStore(PgSession):
                     rows = locked(conn)
             except SequenceConflictError:
                 self._tips.pop(run_id, None)
-                projector.forget(run_id)
                 # A retry after a commit whose answer was lost: the events may be ours.
                 if attempts > 1 and holds(conn, run_id, expected_sequence, bodies):
                     return head
@@ -215,124 +215,37 @@ class PostgresEventStore(PgSession):
                 self._tips[run_id] = (head, rows[-1][-1])
             return head
 
-        appended = self.retrying(f"append to run {run_id!r}", work)
-        projector.committed(run_id, appended, state)
-        return appended
+        return self.retrying(f"append to run {run_id!r}", work)
 
-    def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
-        """The run's events from ``from_sequence`` on, fetched in batches (constant memory),
-        each checked against the hash chain; each batch is read with the run's head and tip
-        in one statement (one snapshot), and the last is checked against them."""
-        log = f"{self.label} run {run_id}"
-        chain = ChainCheck(log, run_id, self._chain_before(run_id, from_sequence, log))
-        first = None if from_sequence <= 0 else lambda: self._first_event(run_id, log)
-        legacy = LegacyVerdicts(first)
-        position = from_sequence
-        while True:
-            start = position
+    def _fetch(self, action: str, sql: str, params: Sequence[Any]) -> list[Any]:
+        """The rows ``sql`` gives, retried on a lost connection."""
+        return self.retrying(action, lambda conn: conn.execute(sql.encode(), params).fetchall())
 
-            def batch(conn: psycopg.Connection[Any], start: int = start) -> list[Any]:
-                sql = READ_SQL.format(digest=self._digest, tip=self._tip)
-                return conn.execute(sql.encode(), (start, _READ_BATCH, run_id)).fetchall()
-
-            rows = self.retrying(f"read run {run_id!r}", batch)
-            events = [row for row in rows if row[0] is not None]
-            for sequence, tag, version, body, digest, _, _ in events:
-                check_sequence(sequence, position, log)
-                position += 1
-                event = decode_row(body, version, log, sequence, legacy)
-                chain.feed(sequence, tag, version, body, digest)
-                yield event
-            if len(events) < _READ_BATCH:
-                head, tip = (int(rows[0][5]), rows[0][6]) if rows else (0, None)
-                chain.finish(position, head, tip)
-                return
-
-    def _first_event(self, run_id: RunId, log: str) -> PipelineEvent | None:
-        """The run's first event (its start), for a read that begins later."""
-        row = self.retrying(
-            f"read run {run_id!r}",
-            lambda conn: conn.execute(
-                "SELECT schema_version, body::text FROM events WHERE run_id = %s AND sequence = 0",
-                (run_id,),
-            ).fetchone(),
-        )
-        return None if row is None else decode_row(row[1], int(row[0]), log, 0)
-
-    def _chain_before(self, run_id: RunId, from_sequence: int, log: str) -> str | None:
-        """The digest of the event before ``from_sequence`` (None from the start, or before
-        the chain began), after checking that no row before it is missing."""
-        if from_sequence <= 0:
-            return None
-        found = self.retrying(
-            f"read run {run_id!r}",
-            lambda conn: conn.execute(
-                f"SELECT count(*), max(CASE WHEN sequence = %s THEN {self._digest} END) "
-                "FROM events WHERE run_id = %s AND sequence < %s",
-                (from_sequence - 1, run_id, from_sequence),
-            ).fetchone(),
-        )
-        assert found is not None
-        count, digest = found
-        return chain_start(log, from_sequence, int(count), None if digest is None else str(digest))
-
-    def head(self, run_id: RunId) -> int:
-        """How many events the run's log holds."""
-        row = self.retrying(
-            f"read run {run_id!r}",
-            lambda conn: conn.execute(
-                "SELECT head FROM runs WHERE run_id = %s", (run_id,)
-            ).fetchone(),
-        )
-        return 0 if row is None else int(row[0])
-
-    def runs(self) -> list[RunSummary]:
-        """Every run, oldest first."""
-        rows = self.retrying(
-            "list runs",
-            lambda conn: conn.execute(
-                "SELECT run_id, head, started_at FROM runs ORDER BY started_at, created"
-            ).fetchall(),
-        )
-        return [
-            RunSummary(run_id=RunId(r), events=int(h), started_at=started.isoformat())
-            for r, h, started in rows
-        ]
+    def _batch(self, run_id: RunId, position: int) -> Batch:
+        """The run's rows from ``position`` on, each with the run's head and tip: one
+        statement, so one snapshot."""
+        sql = READ_SQL.format(digest=self._digest, tip=self._tip)
+        rows = self._fetch(f"read run {run_id!r}", sql, (position, READ_BATCH, run_id))
+        events = [row[:5] for row in rows if row[0] is not None]
+        return events, *((int(rows[0][5]), rows[0][6]) if rows else (0, None))
 
     def ensure_present(self) -> None:
         """A database server's store cannot be deleted under an open connection: a no-op."""
 
-    def choose_run(self, run_id: str | None) -> RunId:
-        """``run_id`` when the store holds it, or the latest run when None;
-        :class:`UnknownRunError` naming the runs it holds otherwise."""
-        return choose_run(self.label, [r.run_id for r in self.runs()], run_id)
-
     # -- projections and checkpoints ---------------------------------------------------
-
-    def projected(self, projection: Projection, run_id: RunId) -> list[tuple[Any, ...]]:
-        """The run's rows of ``projection``'s table, in its order."""
-        columns = ", ".join(projection.columns)
-        sql = (
-            f"SELECT {columns} FROM {projection.table} WHERE run_id = %s "
-            f"ORDER BY {projection.order}"
-        )
-        return self.retrying(
-            f"read the {projection.table} of run {run_id!r}",
-            lambda conn: conn.execute(sql.encode(), (run_id,)).fetchall(),
-        )
 
     def rebuild_projections(self) -> int:
         """Recreate every projection's table from every run's events, in one transaction."""
-        projector = self._projector
+        projections = self._projections
 
         def work(conn: psycopg.Connection[Any]) -> int:
             count = 0
             with conn.transaction(), conn.cursor() as cursor:
-                for projection in projector.projections:
+                for projection in projections:
                     cursor.execute(f"DELETE FROM {projection.table}".encode())
                 for run in self.runs():
-                    tables = projector.rebuilt(run.run_id, self)
-                    written = [(p, tables[p.table]) for p in projector.projections]
+                    tables = rebuilt(projections, run.run_id, self)
+                    written = [(p, tables[p.table]) for p in projections]
                     write_rows(cursor, written)
                     count += sum(len(rows) for _, rows in written)
             return count
@@ -360,20 +273,6 @@ class PostgresEventStore(PgSession):
 
         return self.retrying("post to the inbox", work)
 
-    def inbox(self, kind: MessageKind, to: RunId | None, after: int = 0) -> list[Message]:
-        """The messages of ``kind`` for ``to`` numbered after ``after``, in order."""
-        return self.retrying(
-            f"read the inbox ({kind.value})",
-            lambda conn: read_inbox(
-                lambda sql, values: conn.execute(sql.encode(), values),
-                self._inbox,
-                kind,
-                to,
-                after,
-                "%s",
-            ),
-        )
-
     def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
         """Store ``checkpoint`` (the run must exist), without waiting for the server's disk."""
 
@@ -394,23 +293,6 @@ class PostgresEventStore(PgSession):
                 )
 
         self.retrying(f"save a checkpoint of run {run_id!r}", work)
-
-    def checkpoints(self, run_id: RunId) -> list[EncodedCheckpoint]:
-        """The run's checkpoints, newest first."""
-        rows = self.retrying(
-            f"read checkpoints of run {run_id!r}",
-            lambda conn: conn.execute(
-                "SELECT sequence, format_version, checksum, body FROM checkpoints "
-                "WHERE run_id = %s ORDER BY sequence DESC",
-                (run_id,),
-            ).fetchall(),
-        )
-        return [
-            EncodedCheckpoint(
-                sequence=int(s), format_version=int(v), checksum=str(c), body=bytes(b)
-            )
-            for s, v, c, b in rows
-        ]
 
     def __enter__(self) -> PostgresEventStore:
         return self

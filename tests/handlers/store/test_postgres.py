@@ -125,12 +125,12 @@ def test_a_dropped_connection_is_reopened_and_the_append_lands_once(postgres_url
     lands; the log holds every event once."""
     with PostgresEventStore(postgres_url) as store:
         store.append(RUN, 0, topics(2))
-        pid = store.connection().info.backend_pid
+        pid = store._connect().info.backend_pid
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
         assert store.append(RUN, 2, topics(3, start=2)) == 5
         assert list(store.read(RUN)) == topics(5)
-        assert store.connection().info.backend_pid != pid
+        assert store._connect().info.backend_pid != pid
 
 
 def test_guidance_sent_again_after_a_lost_reply_is_kept_once(postgres_url: str) -> None:
@@ -269,7 +269,7 @@ def test_an_append_waits_for_the_disk_only_when_flushed_by_a_store_that_syncs(
     a flushed append of a store that syncs; a "process" store never turns it back on."""
     with PostgresEventStore(postgres_url, synchronous_commit=store_syncs) as store:
         store.append(RUN, 0, topics(1))
-        conn = store.connection()
+        conn = store._connect()
         sent: list[Any] = []
         execute = conn.execute
 

@@ -1,0 +1,173 @@
+"""What the SQLite and PostgreSQL stores read alike (I/O): a run's log in batches checked
+against its hash chain, its head, its checkpoints, a projection's rows and the inbox, each
+one statement written once with the dialect's placeholder.
+
+A store says how it runs a statement (:meth:`SqlReads._fetch`: SQLite's under its error
+guard, PostgreSQL's retried on a lost connection) and how it reads one batch of a log in one
+snapshot (:meth:`SqlReads._batch`); the rest is here.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar, Final
+
+from pipeline.core.serialization import EncodedCheckpoint
+from pipeline.events import PipelineEvent, RunId
+from pipeline.handlers.store._chain import ChainCheck, chain_start
+from pipeline.handlers.store._inbox_sql import read_inbox
+from pipeline.handlers.store._port import Message, MessageKind, RunSummary, UnknownRunError
+from pipeline.handlers.store._projection import Projection
+from pipeline.handlers.store._rows import LegacyVerdicts, check_sequence, decode_row
+
+__all__ = ["READ_BATCH", "Batch", "SqlReads"]
+
+READ_BATCH: Final = 1_000
+"""Events fetched at a time when a log is read (constant memory)."""
+
+Batch = tuple[list[tuple[Any, ...]], int, str | None]
+"""Rows ``(sequence, type, schema_version, body, digest)`` of a log from a position, with
+the run's head and tip read in the same snapshot."""
+
+
+class SqlReads:
+    """The reading half of a SQL event store, over its :meth:`_fetch` and :meth:`_batch`."""
+
+    placeholder: ClassVar[str]
+    """The dialect's parameter placeholder (``?`` or ``%s``)."""
+    _BODY: ClassVar[str] = "body"
+    """The body column as the store reads it (PostgreSQL's JSON is read as its text)."""
+    _BEGAN: ClassVar[str]
+    """The column that numbers the runs in the order their logs began."""
+    label: str
+    _digest: str
+    """The digest column, or NULL in a store read as a release before the chain left it."""
+    _inbox: str
+    """The inbox's table, or the older release's tables read as one (a reader's)."""
+
+    def _fetch(self, action: str, sql: str, params: Sequence[Any]) -> list[Any]:
+        """The rows ``sql`` gives (errors become the store's, saying it could not
+        ``action``)."""
+        raise NotImplementedError
+
+    def _batch(self, run_id: RunId, position: int) -> Batch:
+        """The run's rows from ``position`` on (at most :data:`READ_BATCH`), with its head
+        and tip, in one snapshot."""
+        raise NotImplementedError
+
+    def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
+        """The run's events from ``from_sequence`` on, fetched in batches (constant memory),
+        each checked against the hash chain; the last batch is checked against the run's head
+        and tip read in its snapshot."""
+        log = f"{self.label} run {run_id}"
+        chain = ChainCheck(log, run_id, self._chain_before(run_id, from_sequence, log))
+        first = None if from_sequence <= 0 else lambda: self._first_event(run_id, log)
+        legacy = LegacyVerdicts(first)
+        position = from_sequence
+        while True:
+            rows, head, tip = self._batch(run_id, position)
+            for sequence, tag, version, body, digest in rows:
+                check_sequence(sequence, position, log)
+                position += 1
+                event = decode_row(body, version, log, sequence, legacy)
+                # After decoding: a row that does not decode is named by what is wrong in it.
+                chain.feed(sequence, tag, version, body, digest)
+                yield event
+            if len(rows) < READ_BATCH:
+                chain.finish(position, head, tip)
+                return
+
+    def _first_event(self, run_id: RunId, log: str) -> PipelineEvent | None:
+        """The run's first event (its start), for a read that begins later."""
+        p = self.placeholder
+        rows = self._fetch(
+            f"read run {run_id!r}",
+            f"SELECT schema_version, {self._BODY} FROM events WHERE run_id = {p} AND sequence = 0",
+            (run_id,),
+        )
+        return decode_row(rows[0][1], int(rows[0][0]), log, 0) if rows else None
+
+    def _chain_before(self, run_id: RunId, from_sequence: int, log: str) -> str | None:
+        """The digest of the event before ``from_sequence`` (None from the start, or before
+        the chain began); a reader that starts there also checks that no row before it is
+        missing, since it never reads them."""
+        if from_sequence <= 0:
+            return None
+        p = self.placeholder
+        ((count, digest),) = self._fetch(
+            f"read run {run_id!r}",
+            f"SELECT count(*), max(CASE WHEN sequence = {p} THEN {self._digest} END) "
+            f"FROM events WHERE run_id = {p} AND sequence < {p}",
+            (from_sequence - 1, run_id, from_sequence),
+        )
+        return chain_start(log, from_sequence, int(count), None if digest is None else str(digest))
+
+    def head(self, run_id: RunId) -> int:
+        """How many events the run's log holds."""
+        rows = self._fetch(
+            f"read run {run_id!r}",
+            f"SELECT head FROM runs WHERE run_id = {self.placeholder}",
+            (run_id,),
+        )
+        return int(rows[0][0]) if rows else 0
+
+    def runs(self) -> list[RunSummary]:
+        """Every run, oldest first (runs that started at once in the order their logs began,
+        which :attr:`_BEGAN` numbers: a fork keeps its source's start)."""
+        rows = self._fetch(
+            "list runs",
+            f"SELECT run_id, head, started_at FROM runs ORDER BY started_at, {self._BEGAN}",
+            (),
+        )
+        return [
+            RunSummary(
+                run_id=RunId(run_id),
+                events=int(head),
+                started_at=started if isinstance(started, str) else started.isoformat(),
+            )
+            for run_id, head, started in rows
+        ]
+
+    def choose_run(self, run_id: str | None) -> RunId:
+        """``run_id`` when the store holds it, or the latest run when None;
+        :class:`UnknownRunError` naming the runs it holds otherwise."""
+        runs = tuple(run.run_id for run in self.runs())
+        if not runs:
+            raise UnknownRunError(f"the store {self.label} holds no runs", runs)
+        if run_id is None:
+            return runs[-1]
+        if run_id not in runs:
+            raise UnknownRunError(
+                f"no run {run_id!r} in {self.label}; its runs: {', '.join(runs)}", runs
+            )
+        return RunId(run_id)
+
+    def checkpoints(self, run_id: RunId) -> list[EncodedCheckpoint]:
+        """The run's checkpoints, newest first."""
+        rows = self._fetch(
+            f"read checkpoints of run {run_id!r}",
+            "SELECT sequence, format_version, checksum, body FROM checkpoints "
+            f"WHERE run_id = {self.placeholder} ORDER BY sequence DESC",
+            (run_id,),
+        )
+        return [
+            EncodedCheckpoint(
+                sequence=int(s), format_version=int(v), checksum=str(c), body=bytes(b)
+            )
+            for s, v, c, b in rows
+        ]
+
+    def projected(self, projection: Projection, run_id: RunId) -> list[tuple[Any, ...]]:
+        """The run's rows of ``projection``'s table, in its order."""
+        return self._fetch(
+            f"read the {projection.table} of run {run_id!r}",
+            f"SELECT {', '.join(projection.columns)} FROM {projection.table} "
+            f"WHERE run_id = {self.placeholder} ORDER BY {projection.order}",
+            (run_id,),
+        )
+
+    def inbox(self, kind: MessageKind, to: RunId | None, after: int = 0) -> list[Message]:
+        """The messages of ``kind`` for ``to`` numbered after ``after``, in order."""
+        fetch = functools.partial(self._fetch, f"read the inbox ({kind.value})")
+        return read_inbox(fetch, self._inbox, kind, to, after, self.placeholder)
