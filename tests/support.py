@@ -11,6 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from hypothesis import settings
+
+WHOLE_RUNS = settings(max_examples=max(100, settings.default.max_examples // 2), deadline=None)
+"""Settings for a property whose every example is a whole simulated run (or a state one
+reaches): half the examples the profile draws for cheap properties, never fewer than the dev
+profile's 100. Each example checks every step of a run of up to hundreds of steps; the ci
+profile's 200 doubled these properties' time (the slowest of the fast suite) for the same
+derandomized runs again and again, not for anything a property needed."""
 
 
 def identical(a: Any, b: Any) -> bool:

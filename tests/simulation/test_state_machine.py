@@ -18,6 +18,7 @@ from pipeline.events import CheckpointSaved, LogPosition, PipelineEvent, RunAban
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
 from tests.simulation.invariants import check_state
+from tests.support import WHOLE_RUNS
 
 
 class PipelineMachine(RuleBasedStateMachine):
@@ -89,3 +90,4 @@ class PipelineMachine(RuleBasedStateMachine):
 
 
 TestPipelineMachine = PipelineMachine.TestCase
+TestPipelineMachine.settings = WHOLE_RUNS
