@@ -36,10 +36,26 @@ def install(folder: Path) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / "git"
     root = Path(__file__).resolve().parents[2]
+    # Only a command that may be the fault's starts Python: its words (after git's global
+    # ``-c NAME=VALUE`` options) begin with GITFAULT_AFTER's while the trigger file is there.
+    # Every other one (most of a run's git calls) runs the real git at once, without an
+    # interpreter's start each; main() decides the candidates exactly.
     script.write_text(
         "#!/bin/sh\n"
-        f'GITFAULT_REAL="{real}" PYTHONPATH="{root}" exec "{sys.executable}" '
-        '-m tests.faults.gitfault "$@"\n'
+        'if [ -n "$GITFAULT_AFTER" ] && [ -n "$GITFAULT_ARMED" ] '
+        '&& [ -e "$GITFAULT_ARMED" ]; then\n'
+        '    words=""; globals=1; skip=0\n'
+        '    for word in "$@"; do\n'
+        '        if [ "$skip" = 1 ]; then skip=0; continue; fi\n'
+        '        if [ "$globals" = 1 ] && [ "$word" = "-c" ]; then skip=1; continue; fi\n'
+        '        globals=0; words="$words$word "\n'
+        "    done\n"
+        '    case "$words" in\n'
+        f'    "$GITFAULT_AFTER "*) GITFAULT_REAL="{real}" PYTHONPATH="{root}" exec '
+        f'"{sys.executable}" -m tests.faults.gitfault "$@" ;;\n'
+        "    esac\n"
+        "fi\n"
+        f'exec "{real}" "$@"\n'
     )
     script.chmod(0o755)
     return f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
