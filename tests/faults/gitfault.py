@@ -12,7 +12,8 @@ as soon as a path matching it exists while git runs (``.../worktrees/*/index.loc
 ``git worktree add`` half done), git and the processes it started are killed (``SIGKILL``),
 then ralph gets its signal: a machine going down in the middle of a git command. A command
 that ends before the path appears leaves the fault armed.
-:func:`install` puts a ``git`` running this first on a ``PATH``.
+:func:`install` puts a ``git`` first on a ``PATH`` that runs this for a command that may be the
+fault's and the real git straight away for any other.
 """
 
 from __future__ import annotations
