@@ -31,7 +31,8 @@ __all__ = ["install", "main"]
 
 
 def install(folder: Path) -> str:
-    """Write a ``git`` into ``folder`` that runs this module; the ``PATH`` putting it first."""
+    """Write a ``git`` into ``folder`` that runs this module when the command may be the
+    fault's (the real git otherwise); the ``PATH`` putting it first."""
     real = shutil.which("git")
     assert real is not None, "no git on PATH"
     folder.mkdir(parents=True, exist_ok=True)
