@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import attrs
+from hypothesis import settings
+
+WHOLE_RUNS = settings(max_examples=max(100, settings.default.max_examples // 2), deadline=None)
+"""Settings for a property whose every example is a whole simulated run (or a state one
+reaches): half the examples the profile draws for cheap properties, never fewer than the dev
+profile's 100. Each example checks every step of a run of up to hundreds of steps; the ci
+profile's 200 doubled these properties' time (the slowest of the fast suite) for the same
+derandomized runs again and again, not for anything a property needed."""
 
 
 def identical(a: Any, b: Any) -> bool:
@@ -108,3 +122,29 @@ def gate_spec(on_failure: Any, name: str = "tests") -> Any:
 def names(items: Any) -> list[str]:
     """The class names of ``items``, for readable sequence assertions."""
     return [type(item).__name__ for item in items]
+
+
+@functools.cache
+def _repository_template() -> Path:
+    """The ``.git`` folder of an empty repository on ``main`` with a committer and no signing,
+    made once per test process (removed at its exit)."""
+    folder = Path(tempfile.mkdtemp(prefix="ralph-tests-repository-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    for args in (
+        ["init", "--quiet", "--initial-branch", "main"],
+        ["config", "user.name", "test"],
+        ["config", "user.email", "test@example.invalid"],
+        ["config", "commit.gpgsign", "false"],
+    ):
+        subprocess.run(["git", *args], cwd=folder, check=True)
+    return folder / ".git"
+
+
+def init_repository(root: Path) -> Path:
+    """An empty git repository at ``root`` (made when missing) on ``main``, with a committer
+    (``test``) and no signing: what ``git init`` and three ``git config`` calls make, copied
+    from one made once per test process (four git processes fewer a repository; a ``.git``
+    folder holds no path of its own, so the copy is the same repository)."""
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(_repository_template(), root / ".git", symlinks=True)
+    return root

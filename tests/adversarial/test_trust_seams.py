@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.events import GitMetadataRestored, RunCompleted, TerminationReason
-from tests.runtime.workspace import SHELL_REPORTS, make_workspace, ralph, stored_events
+from tests.runtime.workspace import SHELL_REPORTS, git, make_workspace, ralph, stored_events
 
 HAS_BWRAP = subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode == 0
 pytestmark = [
@@ -90,11 +90,6 @@ def _workspace(tmp_path: Path, sandbox: str) -> tuple[Path, Path]:
     return root, marker
 
 
-def _git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
 def _verdicts(work_tree: Path) -> dict[str, str]:
     lines = (work_tree / ".agent" / "probes.txt").read_text().splitlines()
     return {name: verdict for verdict, name in (line.split(" ", 1) for line in lines)}
@@ -124,7 +119,7 @@ def test_sandboxed_agents_reach_no_git_folder_no_other_run_and_no_host_code(
     (a_tree,) = (tmp_path / "ws-worktrees").iterdir()
     a_store = root / ".git" / "worktrees" / a_tree.name / "ralph" / "pipeline.db"
     a_before = _digest(a_store)
-    main_before = _git(root, "rev-parse", "refs/heads/main")
+    main_before = git(root, "rev-parse", "refs/heads/main")
 
     second = ralph("run", "--worktree", "--plain", cwd=root)
     assert second.returncode == 0, second.stdout + second.stderr
@@ -140,14 +135,14 @@ def test_sandboxed_agents_reach_no_git_folder_no_other_run_and_no_host_code(
         assert allowed == ["restore"], (work_tree, allowed)
     assert _completed(root) is TerminationReason.COMPLETED
     assert _digest(a_store) == a_before
-    assert _git(root, "rev-parse", "refs/heads/main") != main_before  # the main run's commit
-    assert _git(root, "rev-parse", "refs/heads/main~1") == main_before
-    assert "refs/heads/evil" not in _git(root, "for-each-ref", "--format=%(refname)")
+    assert git(root, "rev-parse", "refs/heads/main") != main_before  # the main run's commit
+    assert git(root, "rev-parse", "refs/heads/main~1") == main_before
+    assert "refs/heads/evil" not in git(root, "for-each-ref", "--format=%(refname)")
     assert not (root / ".git" / "commondir").exists()
     assert (b_tree / ".git").read_text().startswith("gitdir: ")
     assert ".evil" not in (b_tree / ".git").read_text()
-    _git(root, "status")  # the person's git afterwards: runs nothing of the agent's
-    _git(b_tree, "status")
+    git(root, "status")  # the person's git afterwards: runs nothing of the agent's
+    git(b_tree, "status")
     assert not marker.exists()
     assert not Path(f"{marker}.fsmonitor").exists()
 
@@ -167,6 +162,6 @@ def test_with_the_sandbox_off_a_commondir_redirect_never_reaches_ralphs_git_or_t
     assert not (root / ".git" / "commondir").exists()
     restored = [e for e in stored_events(root) if isinstance(e, GitMetadataRestored)]
     assert any(".git/commondir" in e.paths for e in restored), restored
-    _git(root, "status")
+    git(root, "status")
     assert not Path(f"{marker}.fsmonitor").exists()
     assert _completed(root) is TerminationReason.COMPLETED

@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,15 @@ from pipeline.events import (
     TerminationReason,
     TopicPublished,
 )
-from tests.runtime.workspace import ROOT, SHELL_REPORTS, make_workspace, ralph, stored_events
+from tests.runtime.workspace import (
+    RALPH,
+    ROOT,
+    SHELL_REPORTS,
+    git,
+    make_workspace,
+    ralph,
+    stored_events,
+)
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
@@ -56,24 +63,15 @@ def _only_git_on_path(tmp: Path) -> str:
     """A PATH with git and nothing else: no agent CLI, whatever this machine has."""
     folder = tmp / "path"
     folder.mkdir(exist_ok=True)
-    git = shutil.which("git")
-    assert git is not None
-    (folder / "git").symlink_to(git)
+    program = shutil.which("git")
+    assert program is not None
+    (folder / "git").symlink_to(program)
     return str(folder)
 
 
 def _init(root: Path, *args: str, path: str) -> subprocess.CompletedProcess[str]:
     """``ralph init ARGS`` in ``root`` with ``path`` as PATH."""
-    env = {**os.environ, "PATH": path, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline.app.cli", "init", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return ralph("init", *args, cwd=root, env={"PATH": path, "COLUMNS": "200"}, timeout=60)
 
 
 def _repository(root: Path) -> Path:
@@ -251,9 +249,7 @@ def test_a_report_in_the_work_tree_does_not_stop_the_next_run(tmp_path: Path) ->
     assert report.returncode == 0, report.stderr
     second = ralph("run", "--plain", cwd=root)
     assert second.returncode == 0, second.stdout + second.stderr
-    committed = subprocess.run(
-        ["git", "log", "--name-only", "--format="], cwd=root, capture_output=True, text=True
-    ).stdout.split()
+    committed = git(root, "log", "--name-only", "--format=").split()
     assert "report.html" not in committed
     assert "report.md" not in committed
     assert (root / "report.html").is_file()
@@ -264,17 +260,15 @@ def test_emit_in_a_workspace_without_a_marker_falls_back_and_says_where(tmp_path
     (exit 0), saying so on stderr; outside any workspace it still refuses."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("RALPH_")}
     env = {**base, "PYTHONPATH": str(ROOT)}
+
+    def emit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*RALPH, "emit", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        )
+
     workspace = tmp_path / "ws"
     (workspace / ".ralph").mkdir(parents=True)
-    done = subprocess.run(
-        [sys.executable, "-m", "pipeline.app.cli", "emit", "build.done", "by hand"],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = emit("build.done", "by hand", cwd=workspace)
     assert done.returncode == 0, done.stderr
     written = workspace / ".ralph" / "events.jsonl"
     assert '"topic":"build.done"' in written.read_text()
@@ -282,14 +276,6 @@ def test_emit_in_a_workspace_without_a_marker_falls_back_and_says_where(tmp_path
     assert "no run reads" in done.stderr
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    refused = subprocess.run(
-        [sys.executable, "-m", "pipeline.app.cli", "emit", "build.done"],
-        cwd=outside,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    refused = emit("build.done", cwd=outside)
     assert refused.returncode == 2
     assert "no run to emit to" in refused.stderr

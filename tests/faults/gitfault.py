@@ -12,7 +12,8 @@ as soon as a path matching it exists while git runs (``.../worktrees/*/index.loc
 ``git worktree add`` half done), git and the processes it started are killed (``SIGKILL``),
 then ralph gets its signal: a machine going down in the middle of a git command. A command
 that ends before the path appears leaves the fault armed.
-:func:`install` puts a ``git`` running this first on a ``PATH``.
+:func:`install` puts a ``git`` first on a ``PATH`` that runs this for a command that may be the
+fault's and the real git straight away for any other.
 """
 
 from __future__ import annotations
@@ -30,16 +31,33 @@ __all__ = ["install", "main"]
 
 
 def install(folder: Path) -> str:
-    """Write a ``git`` into ``folder`` that runs this module; the ``PATH`` putting it first."""
+    """Write a ``git`` into ``folder`` that runs this module when the command may be the
+    fault's (the real git otherwise); the ``PATH`` putting it first."""
     real = shutil.which("git")
     assert real is not None, "no git on PATH"
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / "git"
     root = Path(__file__).resolve().parents[2]
+    # Only a command that may be the fault's starts Python: its words (after git's global
+    # ``-c NAME=VALUE`` options) begin with GITFAULT_AFTER's while the trigger file is there.
+    # Every other one (most of a run's git calls) runs the real git at once, without an
+    # interpreter's start each; main() decides the candidates exactly.
     script.write_text(
         "#!/bin/sh\n"
-        f'GITFAULT_REAL="{real}" PYTHONPATH="{root}" exec "{sys.executable}" '
-        '-m tests.faults.gitfault "$@"\n'
+        'if [ -n "$GITFAULT_AFTER" ] && [ -n "$GITFAULT_ARMED" ] '
+        '&& [ -e "$GITFAULT_ARMED" ]; then\n'
+        '    words=""; globals=1; skip=0\n'
+        '    for word in "$@"; do\n'
+        '        if [ "$skip" = 1 ]; then skip=0; continue; fi\n'
+        '        if [ "$globals" = 1 ] && [ "$word" = "-c" ]; then skip=1; continue; fi\n'
+        '        globals=0; words="$words$word "\n'
+        "    done\n"
+        '    case "$words" in\n'
+        f'    "$GITFAULT_AFTER "*) GITFAULT_REAL="{real}" PYTHONPATH="{root}" exec '
+        f'"{sys.executable}" -m tests.faults.gitfault "$@" ;;\n'
+        "    esac\n"
+        "fi\n"
+        f'exec "{real}" "$@"\n'
     )
     script.chmod(0o755)
     return f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"

@@ -3,17 +3,21 @@ land, and ``ralph worktrees merge`` stopped at a chosen git command (:mod:`.gitf
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 from pathlib import Path
 
-from pipeline.events import PipelineEvent
-from pipeline.handlers.runtime import WorkspaceLayout
-from pipeline.handlers.store import SqliteEventStore
 from tests.faults.gitfault import install
-from tests.runtime.workspace import SHELL_REPORTS, make_workspace, ralph, start_ralph
+from tests.runtime.workspace import (
+    OWN_FILE,
+    completed_runs,
+    gate,
+    git,
+    log_of,
+    make_workspace,
+    ralph,
+)
 
 __all__ = [
     "OWN_FILE",
@@ -24,24 +28,6 @@ __all__ = [
     "log_of",
     "stopped_merge",
 ]
-
-OWN_FILE = SHELL_REPORTS.replace('echo "$$" >> work.txt', 'echo "$PWD" > "${PWD##*/}.txt"')
-"""An agent that reports success and writes a file named after its worktree."""
-
-
-def git(root: Path, *args: str) -> str:
-    """``git ARGS`` in ``root`` (the real one), its output stripped."""
-    return subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
-def gate(name: str, script: str, timeout_s: int = 60) -> str:
-    """A ``[[gates]]`` table running ``sh -c SCRIPT``."""
-    return (
-        f'[[gates]]\nname = "{name}"\nargv = ["sh", "-c", {json.dumps(script)}]\n'
-        f"timeout_s = {timeout_s}\n"
-    )
 
 
 def landing_repository(tmp_path: Path, gates: str = "", files: int = 0) -> Path:
@@ -58,23 +44,6 @@ def landing_repository(tmp_path: Path, gates: str = "", files: int = 0) -> Path:
         git(root, "add", "bulk")
         git(root, "commit", "--quiet", "-m", "bulk")
     return root
-
-
-def completed_runs(root: Path, count: int) -> list[dict[str, object]]:
-    """``count`` runs at once, each in its own worktree, all completed; their listing."""
-    started = [start_ralph("run", "--worktree", "--quiet", cwd=root) for _ in range(count)]
-    for process in started:
-        out, err = process.communicate(timeout=180)
-        assert process.returncode == 0, out + err
-    shown = ralph("worktrees", "list", "--json", cwd=root)
-    assert shown.returncode == 0, shown.stderr
-    return [json.loads(line) for line in shown.stdout.splitlines()]
-
-
-def log_of(worktree: dict[str, object]) -> list[PipelineEvent]:
-    """The log of the run that worked in ``worktree`` (a listing's row)."""
-    with SqliteEventStore(WorkspaceLayout(root=Path(str(worktree["path"]))).store) as store:
-        return list(store.read(str(worktree["run"])))
 
 
 def stopped_merge(

@@ -33,8 +33,10 @@ from tests.faults.gated import GATE_POINTS, gate_problems
 from tests.faults.gitfault import install
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
+    ITERATE,
     RALPH,
     ROOT,
+    WORK,
     make_workspace,
     scripted,
     stored_events,
@@ -46,16 +48,6 @@ SIGNALS = (signal.SIGKILL, signal.SIGINT, signal.SIGTERM)
 _STOPPED = (130, -signal.SIGKILL, -signal.SIGTERM)
 """Exit codes of a ``ralph`` that a fault stopped: resume it."""
 
-WORK = """
-[[default]]
-write."work.txt" = "the work\\n"
-write.".agent/out/plan.md" = "1. do it"
-write.".agent/out/status" = "completed\\ndone"
-write.".agent/out/issues.md" = ""
-write.".agent/out/commit-message" = "Do it"
-"""
-"""Every role succeeds; the first invocation leaves work to commit."""
-
 SLOW_DEVELOPER = (
     """
 [[development]]
@@ -66,14 +58,6 @@ delay_s = 1.5
     + WORK
 )
 """The developer takes 1.5 s: time for a fault to land inside it."""
-
-ITERATING = """
-[[default]]
-write.".agent/out/plan.md" = "1. do it"
-write.".agent/out/status" = "partial\\nmore to do"
-write.".agent/out/issues.md" = ""
-write.".agent/out/commit-message" = "Do a part"
-"""
 
 QUESTION = (
     """
@@ -169,7 +153,7 @@ def _fact_scenarios() -> list[Scenario]:
         ("commit message", _plain(WORK), "commit.commit_message_generated:1", 0),
         ("after commit", _plain(WORK), "commit.commit_created:1", 0),
         ("checkpoint", _plain(WORK), "misc.checkpoint_saved:2", 0),
-        ("checkpoint", _plain(ITERATING), "misc.checkpoint_saved:4", 2),
+        ("checkpoint", _plain(ITERATE), "misc.checkpoint_saved:4", 2),
         ("review", _plain(WORK), "review.review_pass_started:1", 0),
         ("finalizing", _plain(WORK), "misc.finalizing_started:1", 0),
         ("dev-fix", _dev_fix, "dev_fix.dev_fix_triggered:1:0.5", 1),

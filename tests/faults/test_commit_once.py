@@ -16,6 +16,7 @@ from tests.faults.gitfault import install
 from tests.runtime.workspace import (
     RALPH,
     ROOT,
+    WORK,
     make_workspace,
     ralph,
     scripted,
@@ -23,16 +24,6 @@ from tests.runtime.workspace import (
 )
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
-
-WORK = """
-[[default]]
-write."work.txt" = "the work\\n"
-write.".agent/out/plan.md" = "1. do it"
-write.".agent/out/status" = "completed\\ndone"
-write.".agent/out/issues.md" = ""
-write.".agent/out/commit-message" = "Do it"
-"""
-"""Every role succeeds; the first invocation leaves work to commit, later ones none."""
 
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
 

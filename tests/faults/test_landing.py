@@ -4,9 +4,6 @@ the target, its work tree and the run's log agree."""
 
 from __future__ import annotations
 
-import json
-import os
-import resource
 import signal
 import subprocess
 import time
@@ -24,7 +21,12 @@ from tests.faults.landings import (
     log_of,
     stopped_merge,
 )
-from tests.runtime.workspace import RALPH, ROOT, processes_with, ralph
+from tests.runtime.workspace import (
+    listed_worktrees,
+    processes_with,
+    ralph,
+    ralph_on_a_full_disk,
+)
 
 pytestmark = pytest.mark.slow  # whole runs and merges in subprocesses
 
@@ -208,7 +210,7 @@ def test_sigterm_during_a_landing_exits_130_and_the_next_command_finishes_it(
     stopped = ralph(*args, cwd=root, env={FAULT_ENV: point})
     assert stopped.returncode == 130, stopped.stdout + stopped.stderr
     assert time.monotonic() - started < 60
-    (only,) = _listed(root)
+    (only,) = listed_worktrees(root)
     assert f"ralph worktrees merge {only['name']}" in stopped.stderr
     assert git(root, "rev-parse", "main") == before
     assert git(root, "status", "--porcelain") == ""
@@ -218,21 +220,9 @@ def test_sigterm_during_a_landing_exits_130_and_the_next_command_finishes_it(
     _landed_once(root, only)
 
 
-def _listed(root: Path) -> list[dict[str, object]]:
-    shown = ralph("worktrees", "list", "--json", cwd=root)
-    assert shown.returncode == 0, shown.stderr
-    return [json.loads(line) for line in shown.stdout.splitlines()]
-
-
 _LIMIT = 8_000
 """Bytes a file the merge writes may grow to: the run's log (its write-ahead log) passes it
 with the landing's first fact."""
-
-
-def _limited() -> None:
-    # In the child before exec: a write past the limit fails (EFBIG), as on a full disk.
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (_LIMIT, _LIMIT))
 
 
 def test_a_merge_on_a_full_disk_says_to_free_space_and_merge_again(tmp_path: Path) -> None:
@@ -240,16 +230,8 @@ def test_a_merge_on_a_full_disk_says_to_free_space_and_merge_again(tmp_path: Pat
     space and merge again (never to resume a run); with room, the merge it names lands."""
     root = landing_repository(tmp_path)
     (only,) = completed_runs(root, 1)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
-    stopped = subprocess.run(
-        [*RALPH, "worktrees", "merge", str(only["name"])],
-        cwd=root,
-        env=env,
-        preexec_fn=_limited,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    stopped = ralph_on_a_full_disk(
+        "worktrees", "merge", str(only["name"]), cwd=root, limit_bytes=_LIMIT
     )
     assert stopped.returncode == 4, stopped.stdout + stopped.stderr
     assert "free space" in stopped.stderr

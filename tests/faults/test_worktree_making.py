@@ -5,7 +5,6 @@ command."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
@@ -18,7 +17,15 @@ from pipeline.events import RunCompleted, RunStarted
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import RunQueue, Ticket, TicketState
 from tests.faults.gitfault import install
-from tests.runtime.workspace import RALPH, ROOT, SHELL_REPORTS, make_workspace, ralph
+from tests.runtime.workspace import (
+    RALPH,
+    ROOT,
+    SHELL_REPORTS,
+    git,
+    listed_worktrees,
+    make_workspace,
+    ralph,
+)
 from tests.workers.support import start_worker
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
@@ -37,15 +44,9 @@ def big_workspace(root: Path, extra: str = "") -> Path:
         folder = root / "src" / f"d{i % 30}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"f{i}.txt").write_text(f"file {i}\n" * 20)
-    _git(root, "add", "src")
-    _git(root, "commit", "--quiet", "-m", "many files")
+    git(root, "add", "src")
+    git(root, "commit", "--quiet", "-m", "many files")
     return root
-
-
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=True
-    ).stdout.strip()
 
 
 def faulty(tmp_path: Path, root: Path) -> tuple[dict[str, str], Path]:
@@ -76,17 +77,11 @@ def assert_half_made(root: Path) -> Path:
     return folder
 
 
-def listed(root: Path) -> list[dict[str, object]]:
-    shown = ralph("worktrees", "list", "--json", cwd=root)
-    assert shown.returncode == 0, shown.stderr
-    return [json.loads(line) for line in shown.stdout.splitlines()]
-
-
 def assert_whole(folder: Path) -> None:
     """A worktree made whole: every file checked out as committed, nothing locked."""
     assert len(list((folder / "src").rglob("*.txt"))) == FILES
-    assert _git(folder, "status", "--porcelain", "--", "src") == ""
-    assert "locked" not in _git(folder, "worktree", "list", "--porcelain")
+    assert git(folder, "status", "--porcelain", "--", "src") == ""
+    assert "locked" not in git(folder, "worktree", "list", "--porcelain")
 
 
 def test_a_run_killed_in_its_worktrees_checkout_is_cleaned_and_the_next_run_works(
@@ -104,17 +99,17 @@ def test_a_run_killed_in_its_worktrees_checkout_is_cleaned_and_the_next_run_work
     assert not armed.exists(), killed.stderr
     assert killed.returncode == -9, killed.stderr
     folder = assert_half_made(root)
-    (half,) = listed(root)
+    (half,) = listed_worktrees(root)
     assert (half["phase"], half["run"], half["busy"]) == ("half-made", None, False)
     cleaned = ralph("worktrees", "clean", cwd=root)
     assert cleaned.returncode == 0, cleaned.stderr
     assert "Removed" in cleaned.stderr
-    assert listed(root) == []
+    assert listed_worktrees(root) == []
     assert not folder.exists()
-    assert _git(root, "branch", "--list", "ralph/*") == ""
+    assert git(root, "branch", "--list", "ralph/*") == ""
     again = ralph("run", "--worktree", cwd=root)
     assert again.returncode == 0, again.stderr
-    (made,) = listed(root)
+    (made,) = listed_worktrees(root)
     assert made["phase"] == "completed"
     assert_whole(Path(str(made["path"])))
 
@@ -135,19 +130,19 @@ def test_a_fork_killed_half_made_is_removed_by_clean_force_name(tmp_path: Path) 
     assert not armed.exists(), killed.stderr
     assert killed.returncode == -9, killed.stderr
     folder = assert_half_made(root)
-    (half,) = listed(root)
+    (half,) = listed_worktrees(root)
     assert str(half["branch"]).startswith("ralph/fork-")
     cleaned = ralph("worktrees", "clean", "--force", str(half["name"]), cwd=root)
     assert cleaned.returncode == 0, cleaned.stderr
-    assert listed(root) == []
+    assert listed_worktrees(root) == []
     assert not folder.exists()
-    assert _git(root, "branch", "--list", "ralph/*") == ""
+    assert git(root, "branch", "--list", "ralph/*") == ""
     again = ralph("fork", "--at", str(len(facts)), cwd=root)
     assert again.returncode == 0, again.stderr
-    (fork,) = listed(root)
+    (fork,) = listed_worktrees(root)
     assert_whole(Path(str(fork["path"])))
     # A person's own lock is no mark of ralph's: kept, and --force is not suggested again.
-    _git(root, "worktree", "lock", "--reason", "on a USB disk", str(fork["path"]))
+    git(root, "worktree", "lock", "--reason", "on a USB disk", str(fork["path"]))
     kept = ralph("worktrees", "clean", "--force", str(fork["name"]), cwd=root)
     assert kept.returncode == 2
     assert "on a USB disk" in kept.stderr
@@ -194,4 +189,4 @@ def test_a_worker_killed_in_a_tickets_worktree_checkout_is_taken_over_and_comple
     assert sum(isinstance(e, RunCompleted) for e in log) == 1
     assert folder == (tmp_path / "repo-worktrees" / ticket).resolve()
     assert_whole(folder)
-    assert _git(root, "rev-list", "--count", f"HEAD..ralph/run-{ticket}") == "1"
+    assert git(root, "rev-list", "--count", f"HEAD..ralph/run-{ticket}") == "1"

@@ -39,6 +39,7 @@ from pipeline.handlers.store import SqliteEventStore
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold
 from tests.cli.test_cli import ralph
+from tests.support import WHOLE_RUNS
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
@@ -87,6 +88,7 @@ def test_every_edge_has_a_witness_whose_fold_makes_it(explored: PhaseGraph) -> N
         assert list(phase_changes(witness))[-1] == edge
 
 
+@WHOLE_RUNS
 @given(run=simulated_runs())
 def test_no_simulated_run_changes_phase_along_an_edge_the_graph_lacks(
     run: tuple[object, tuple[PipelineEvent, ...], object],
@@ -106,6 +108,7 @@ HANDLER_FACTS: tuple[PipelineEvent, ...] = (
 )
 
 
+@WHOLE_RUNS
 @given(run=simulated_runs(), fact=st.sampled_from(HANDLER_FACTS), data=st.data())
 def test_facts_only_real_handlers_report_keep_any_reachable_state_on_the_graph(
     run: tuple[object, tuple[PipelineEvent, ...], object],

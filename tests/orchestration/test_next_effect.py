@@ -14,8 +14,10 @@ from pipeline.core.state import PipelineState, is_complete
 from pipeline.events import CommitCreated, PipelineEvent, UsageReported
 from pipeline.orchestration import effect_id, next_effect
 from pipeline.reducers import fold, reduce
+from tests.support import WHOLE_RUNS
 
 
+@WHOLE_RUNS
 @given(reachable_states())
 def test_next_effect_is_defined_deterministic_and_pure_on_every_reachable_state(
     state: PipelineState,
@@ -47,6 +49,7 @@ def test_a_fresh_state_asks_to_start_the_run() -> None:
     assert isinstance(next_effect(PipelineState()), StartRun)
 
 
+@WHOLE_RUNS
 @given(simulated_runs())
 def test_a_commit_carries_the_usage_of_the_invocations_since_the_last_commit(
     run: tuple[object, tuple[PipelineEvent, ...], object],

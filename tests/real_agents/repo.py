@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from pipeline.handlers.runtime import WorkspaceLayout
+from tests.support import init_repository
 
 PYTHON = sys.executable
 FIXED_APP = "def answer():\n    return 42\n"
@@ -29,19 +30,6 @@ def git(root: Path, *args: str) -> str:
     """Run git in ``root`` and return its output."""
     done = subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
     return done.stdout
-
-
-def init_repository(root: Path) -> None:
-    """An empty git repository at ``root`` (made when missing) on ``main``, with a committer
-    and no signing."""
-    root.mkdir(parents=True, exist_ok=True)
-    for args in (
-        ("init", "--quiet", "--initial-branch", "main"),
-        ("config", "user.name", "test"),
-        ("config", "user.email", "test@example.invalid"),
-        ("config", "commit.gpgsign", "false"),
-    ):
-        git(root, *args)
 
 
 def failing_repo(root: Path, agent_toml: str, budgets: str = "") -> Path:

@@ -12,8 +12,8 @@ import pytest
 from pipeline.events import IntegrationResolved, TargetAdvanced
 from tests.model_server import ModelReply, ModelRequest, ModelServer, Shell
 from tests.real_agents.test_claude import claude_environment
-from tests.runtime.test_merge_queue import SAME_LINES, _git, _log, _runs
-from tests.runtime.workspace import make_workspace, ralph
+from tests.runtime.test_merge_queue import SAME_LINES
+from tests.runtime.workspace import completed_runs, git, log_of, make_workspace, ralph
 
 pytestmark = pytest.mark.slow
 
@@ -35,7 +35,7 @@ def test_claude_as_the_merger_hat_resolves_a_replays_conflict(
         agents={"main": ["sh", "-c", SAME_LINES]},
         extra='[merge]\nresolvers = ["merger"]\n\n[agents.merger]\npreset = "claude"\n',
     )
-    first, second = _runs(root, 2)
+    first, second = completed_runs(root, 2)
 
     def script(request: ModelRequest) -> ModelReply:
         if request.turn >= len(RESOLVE):
@@ -52,14 +52,14 @@ def test_claude_as_the_merger_hat_resolves_a_replays_conflict(
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert "merger resolved the conflicts in shared.txt" in merged.stderr
     assert (root / "shared.txt").read_text() == "both\n"
-    assert _git(root, "status", "--porcelain") == ""
+    assert git(root, "status", "--porcelain") == ""
     # Claude Code was told which files conflict, and which branches.
     assert requests, "the merger never asked its model"
     told = requests[0].prompt
     assert "Resolve merge conflicts" in told
     assert "`shared.txt`" in told
     assert str(second["branch"]) in told
-    facts = _log(second)
+    facts = log_of(second)
     resolved = [f for f in facts if isinstance(f, IntegrationResolved)]
     assert [(r.agent, r.paths) for r in resolved] == [("merger", ("shared.txt",))]
     assert isinstance(facts[-1], TargetAdvanced)

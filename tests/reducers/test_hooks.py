@@ -46,7 +46,7 @@ from pipeline.orchestration import next_effect, step_bound
 from pipeline.orchestration._hooks import hooked
 from pipeline.reducers import fold, reduce
 from tests.reducers.test_loop_control import policy, started
-from tests.support import budget
+from tests.support import WHOLE_RUNS, budget
 
 T = Instant(datetime(2026, 11, 27, tzinfo=UTC))
 
@@ -87,6 +87,7 @@ def hook_sets(draw: st.DrawFn) -> tuple[HookSpec, ...]:
     return tuple(hooks)
 
 
+@WHOLE_RUNS
 @given(configs=world_configs(), hooks=hook_sets(), data=st.data())
 def test_the_loop_ends_within_its_budgets_whatever_the_hooks_report(
     configs: WorldConfig, hooks: tuple[HookSpec, ...], data: st.DataObject

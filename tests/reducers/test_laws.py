@@ -11,8 +11,10 @@ from pipeline.app.testing import events, reachable_states, simulated_runs
 from pipeline.core.state import PipelineState
 from pipeline.events import PipelineEvent
 from pipeline.reducers import fold, reduce
+from tests.support import WHOLE_RUNS
 
 
+@WHOLE_RUNS
 @given(reachable_states(), events())
 def test_reduce_is_total_deterministic_and_leaves_its_input_untouched(
     state: PipelineState, event: PipelineEvent
@@ -38,6 +40,7 @@ def test_reduce_is_total_on_arbitrary_logs(log: list[PipelineEvent]) -> None:
     assert fold(log).sequence == len(log)
 
 
+@WHOLE_RUNS
 @given(simulated_runs(), st.data())
 def test_replay_from_any_prefix_equals_the_full_fold_and_a_consistent_world_has_no_anomaly(
     run: tuple[object, tuple[PipelineEvent, ...], PipelineState], data: st.DataObject

@@ -24,7 +24,7 @@ from pipeline.events import (
 )
 from pipeline.reducers import fold, reduce
 from pipeline.reducers._spend import spent_budget
-from tests.support import budget, scripted_run
+from tests.support import WHOLE_RUNS, budget, scripted_run
 
 
 def _spending(units: int, **limits: object) -> object:
@@ -126,6 +126,7 @@ def _started_with_budget_left(log: Sequence[PipelineEvent]) -> bool:
     return True
 
 
+@WHOLE_RUNS
 @given(simulated_runs())
 def test_no_agent_starts_once_a_spend_limit_is_reached(
     run: tuple[object, tuple[PipelineEvent, ...], PipelineState],

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -21,17 +19,11 @@ from tests.runtime.workspace import (
     ralph,
     start_ralph,
     stored_events,
+    wait_for,
+    wait_for_agent,
 )
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
-
-
-def _wait_for_the_agent(run: subprocess.Popen[str], marker: str) -> None:
-    deadline = time.monotonic() + 60
-    while not processes_with(marker):
-        assert run.poll() is None, run.communicate()
-        assert time.monotonic() < deadline, "the agent never started"
-        time.sleep(0.1)
 
 
 def _developer_starts(events: list[PipelineEvent]) -> list[tuple[int, InvocationStarted]]:
@@ -53,7 +45,7 @@ def test_another_terminal_sees_the_agent_at_work_and_a_kill_leaves_its_trace(
     root = hanging_developer(tmp_path / "ws", marker)
     run = start_ralph("run", cwd=root)
     try:
-        _wait_for_the_agent(run, marker)
+        wait_for_agent(run, marker)
         seen = ralph("events", "--format", "jsonl", cwd=root)
         assert seen.returncode == 0, seen.stderr
         last = orjson.loads(seen.stdout.splitlines()[-1])
@@ -68,8 +60,7 @@ def test_another_terminal_sees_the_agent_at_work_and_a_kill_leaves_its_trace(
     assert before[-1].role is Role.DEVELOPER
     resumed = ralph("resume", cwd=root, timeout=180)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    time.sleep(0.2)
-    assert processes_with(marker) == [], "the agent left behind outlived the resume"
+    wait_for(lambda: not processes_with(marker), "the agent outlived the resume", within_s=0.2)
     events = stored_events(root)
     starts = _developer_starts(events)
     (cut, first), (_, again) = starts[0], starts[1]

@@ -5,12 +5,8 @@ fail as they would on a full disk)."""
 
 from __future__ import annotations
 
-import os
-import resource
 import shlex
 import shutil
-import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -23,10 +19,10 @@ from tests.faults.commits import commits_in_git
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
     RALPH,
-    ROOT,
     in_mount_namespace,
     make_workspace,
     ralph,
+    ralph_on_a_full_disk,
     scripted,
     start_ralph,
 )
@@ -37,28 +33,12 @@ _LIMIT = 150_000
 """Bytes any file of the run may grow to: the store's write-ahead log passes it mid-run."""
 
 
-def _limited() -> None:
-    # In the child before exec: a write past the limit fails (EFBIG) instead of killing it.
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (_LIMIT, _LIMIT))
-
-
 def test_a_full_disk_stops_the_run_cleanly_and_it_resumes_once_there_is_room(
     tmp_path: Path,
 ) -> None:
     """Exit 4 with the file and the cause named, no traceback, no ``*.tmp`` left; then a
     resume completes, ``replay --verify`` agrees with git, and no step was committed twice."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "160"}
-    stopped = subprocess.run(
-        [*RALPH, "demo", "run"],
-        cwd=tmp_path,
-        env=env,
-        preexec_fn=_limited,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    stopped = ralph_on_a_full_disk("demo", "run", cwd=tmp_path, limit_bytes=_LIMIT, timeout=300)
     root = tmp_path / "run"
     store = WorkspaceLayout(root=root).store
     assert stopped.returncode == 4, (stopped.stdout[-2000:], stopped.stderr)

@@ -16,8 +16,8 @@ from tests.runtime.workspace import (
     ROOT,
     hanging_developer,
     make_workspace,
-    processes_with,
     scripted,
+    wait_for_agent,
 )
 
 
@@ -52,11 +52,7 @@ def test_sigterm_again_and_again_during_shutdown_still_exits_130(tmp_path: Path)
     root = hanging_developer(tmp_path / "ws", marker)
     run = _start(root)
     try:
-        deadline = time.monotonic() + 60
-        while not processes_with(marker):
-            assert run.poll() is None, run.communicate()
-            assert time.monotonic() < deadline, "the agent never started"
-            time.sleep(0.05)
+        wait_for_agent(run, marker)
         code = _signal_until_it_exits(run, signal.SIGTERM)
     finally:
         run.kill()

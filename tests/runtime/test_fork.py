@@ -19,7 +19,7 @@ from pipeline.events import CommitCreated, InvocationStarted, IterationStatus, R
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold
-from tests.runtime.workspace import ralph
+from tests.runtime.workspace import git, ralph
 from tests.support import scripted_run
 
 PARTIAL, DONE = IterationStatus.PARTIAL, IterationStatus.COMPLETED
@@ -44,12 +44,6 @@ def test_a_fork_point_is_a_prompt_about_to_be_made_on_committed_work(at: int) ->
     assert fork_point(list(EVENTS), point) == point
 
 
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
 def _facts(root: Path) -> list[dict[str, object]]:
     shown = ralph("events", "--format", "jsonl", cwd=root)
     assert shown.returncode == 0, shown.stderr
@@ -72,7 +66,7 @@ def test_a_fork_goes_on_from_a_commit_to_its_own_end_and_leaves_the_original_alo
     root = demo
     source = _facts(root)
     before = hashlib.sha256(json.dumps(source).encode()).hexdigest()
-    head = _git(root, "rev-parse", "HEAD")
+    head = git(root, "rev-parse", "HEAD")
     first_commit = next(i for i, f in enumerate(source, 1) if f["type"] == "commit.commit_created")
     asked = first_commit + 4
     target = tmp_path / "fork"
@@ -106,8 +100,8 @@ def test_a_fork_goes_on_from_a_commit_to_its_own_end_and_leaves_the_original_alo
     new_prompt = WorkspaceLayout(root=target).saved_prompt(str(fork_id)).read_bytes()
     assert new_prompt == b"Also trim dots.\n"
     assert marker["prompt_digest"] == hashlib.sha256(new_prompt).hexdigest()
-    assert _git(target, "rev-parse", "HEAD") == marker["commit"]
-    assert _git(target, "rev-parse", "--abbrev-ref", "HEAD") == f"ralph/fork-{fork_id}"
+    assert git(target, "rev-parse", "HEAD") == marker["commit"]
+    assert git(target, "rev-parse", "--abbrev-ref", "HEAD") == f"ralph/fork-{fork_id}"
     verified = ralph("replay", "--verify", cwd=target)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     resumed = ralph("resume", "--plain", cwd=target)
@@ -127,7 +121,7 @@ def test_a_fork_goes_on_from_a_commit_to_its_own_end_and_leaves_the_original_alo
     assert "agent scripted first, model demo-model-fork" in status.stdout, status.stdout
     # The original: its log, its HEAD.
     assert hashlib.sha256(json.dumps(_facts(root)).encode()).hexdigest() == before
-    assert _git(root, "rev-parse", "HEAD") == head
+    assert git(root, "rev-parse", "HEAD") == head
     # A fork of the fork: its log inherits the commits of both runs it came through.
     again_at = next(i for i, f in enumerate(ended, 1) if f["type"] == "commit.commit_created")
     second = tmp_path / "fork-of-fork"
@@ -141,7 +135,7 @@ def test_a_fork_goes_on_from_a_commit_to_its_own_end_and_leaves_the_original_alo
 @pytest.mark.slow
 def test_a_bad_fork_is_refused_and_makes_nothing(demo: Path, tmp_path: Path) -> None:
     root = demo
-    worktrees = _git(root, "worktree", "list")
+    worktrees = git(root, "worktree", "list")
     total = len(_facts(root))
     taken = tmp_path / "taken"
     taken.mkdir()
@@ -158,7 +152,7 @@ def test_a_bad_fork_is_refused_and_makes_nothing(demo: Path, tmp_path: Path) -> 
         refused = ralph("fork", *args, cwd=root)
         assert refused.returncode == 2, (args, refused.stdout, refused.stderr)
         assert said in refused.stderr, (args, refused.stderr)
-    assert _git(root, "worktree", "list") == worktrees
+    assert git(root, "worktree", "list") == worktrees
     assert list(taken.iterdir()) == []
 
 
@@ -199,7 +193,7 @@ def test_a_fork_that_fails_half_way_leaves_nothing(demo: Path, tmp_path: Path) -
     run_id = str(_facts(demo)[0]["run_id"])
     events_file = WorkspaceLayout(root=demo).events_file(run_id)
     kept = events_file.read_bytes()
-    branches = _git(demo, "branch", "--list", "ralph/fork-*")
+    branches = git(demo, "branch", "--list", "ralph/fork-*")
     events_file.unlink()
     try:
         target = tmp_path / "half"
@@ -209,7 +203,7 @@ def test_a_fork_that_fails_half_way_leaves_nothing(demo: Path, tmp_path: Path) -
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "nothing of it is left" in refused.stderr
     assert not target.exists()
-    assert _git(demo, "branch", "--list", "ralph/fork-*") == branches
+    assert git(demo, "branch", "--list", "ralph/fork-*") == branches
 
 
 def test_the_files_the_configuration_names_are_carried_and_nothing_outside(

@@ -25,16 +25,10 @@ from pipeline.handlers.runtime import (
     GitHandler,
     ensure_excluded,
 )
-from tests.runtime.workspace import make_workspace, scripted
+from tests.runtime.workspace import git, make_workspace, scripted
 
 _NONE = SpendLine()
 """No usage reported since the last commit."""
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, check=True, capture_output=True, text=True
-    ).stdout.strip()
 
 
 def handler(tmp_path: Path) -> tuple[Path, GitHandler]:

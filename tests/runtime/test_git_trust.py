@@ -33,7 +33,7 @@ from pipeline.handlers.runtime import (
     WorkspaceLayout,
     ensure_excluded,
 )
-from tests.runtime.workspace import make_workspace, ralph, stored_events
+from tests.runtime.workspace import git, make_workspace, ralph, stored_events
 
 REPORTS = """
 mkdir -p .agent/out
@@ -51,12 +51,6 @@ echo "$n" > .ralph/calls
 cat > ".ralph/prompt-$n.md"
 """
 """Shell lines that number this call and keep the prompt (given on stdin) as prompt-N.md."""
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, check=True, capture_output=True, text=True
-    ).stdout.strip()
 
 
 def _agent(root: Path, body: str) -> list[str]:

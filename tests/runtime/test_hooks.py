@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.core.state import Phase
@@ -30,6 +28,7 @@ from tests.runtime.workspace import (
     scripted,
     start_ralph,
     stored_events,
+    wait_for,
 )
 
 
@@ -178,7 +177,11 @@ def test_notify_runs_once_per_event_even_across_a_resume(tmp_path: Path) -> None
     first = start_ralph("run", cwd=root)
     try:
         _run_id, question = _pending(root)
-        _wait_for(lambda: notified.exists() and notified.read_text().count("\n") >= 1)
+        wait_for(
+            lambda: notified.exists() and notified.read_text().count("\n") >= 1,
+            "notify never ran",
+            within_s=30,
+        )
         first.send_signal(signal.SIGINT)
         assert first.wait(timeout=30) == 130
     finally:
@@ -196,15 +199,6 @@ def test_notify_runs_once_per_event_even_across_a_resume(tmp_path: Path) -> None
     assert lines[0]["question"] == "Which database should I use?"
     assert lines[0]["question_id"] == question.question_id
     assert lines[1]["termination"] == "completed"
-
-
-def _wait_for(condition: Callable[[], bool], within_s: float = 30) -> None:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting")
 
 
 FAILING_ONCE = """

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +29,7 @@ from tests.runtime.workspace import (
     ralph,
     run_here,
     stored_events,
+    wait_for,
 )
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
@@ -136,11 +136,8 @@ def test_a_resumed_run_reads_on_from_the_logged_position_and_never_twice(
         [*RALPH, "run"], cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     try:
-        deadline = time.monotonic() + 60
-        while not (root / ".ralph" / "hanging").exists():
-            assert run.poll() is None, run.communicate()
-            assert time.monotonic() < deadline, "the agent never got to hang"
-            time.sleep(0.05)
+        hanging = root / ".ralph" / "hanging"
+        wait_for(hanging.exists, "the agent never got to hang", alive=run)
         run.send_signal(signal.SIGINT)
         run.communicate(timeout=60)
     finally:

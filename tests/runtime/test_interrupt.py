@@ -23,6 +23,8 @@ from tests.runtime.workspace import (
     ralph,
     scripted,
     then_finish,
+    wait_for,
+    wait_for_agent,
 )
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
@@ -57,19 +59,14 @@ hang = true
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not processes_with(marker):
-            assert run.poll() is None, run.communicate()
-            assert time.monotonic() < deadline, "the agent never started"
-            time.sleep(0.1)
+        wait_for_agent(run, marker)
         run.send_signal(signum)
         stdout, stderr = run.communicate(timeout=60)
     finally:
         run.kill()
     assert run.returncode == 130, stdout + stderr
     assert "Resume it: ralph resume" in stdout
-    time.sleep(0.2)
-    assert processes_with(marker) == [], "the agent's process group outlived the run"
+    wait_for(lambda: not processes_with(marker), "the agent's group outlived the run", within_s=0.2)
     replayed = ralph("replay", "--verify", "--json", cwd=root)
     assert replayed.returncode == 0, replayed.stderr
     state = decode_state(replayed.stdout.splitlines()[0].encode())
@@ -102,11 +99,7 @@ def test_after_kill_9_resume_stops_the_agent_the_dead_run_left_behind(tmp_path: 
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not processes_with(marker):
-            assert run.poll() is None, "the run ended before its agent hung"
-            assert time.monotonic() < deadline, "the agent never started"
-            time.sleep(0.1)
+        wait_for_agent(run, marker)
         os.kill(os.getpgid(processes_with(marker)[0]), signal.SIGKILL)  # the group's reaper
         run.send_signal(signal.SIGKILL)
         run.wait(timeout=30)

@@ -4,7 +4,6 @@ the end; every refusal exits 2 and signals nothing."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,14 @@ from pipeline.app.cli._serve_guard import Access
 from pipeline.events import RunInterrupted
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
-from tests.runtime.workspace import FINISH_EVERYTHING, make_workspace, ralph, scripted, start_ralph
+from tests.runtime.workspace import (
+    FINISH_EVERYTHING,
+    make_workspace,
+    ralph,
+    scripted,
+    start_ralph,
+    wait_for,
+)
 
 SLOW_FIRST_DEVELOPER = """
 set -e
@@ -44,11 +50,8 @@ def test_a_run_in_progress_is_interrupted_from_another_terminal_and_resumed(
     assert "no run is in progress" in idle.stderr
     running = start_ralph("run", "--plain", cwd=root)
     try:
-        deadline = time.monotonic() + 60
-        while not (root / ".ralph" / "developer-started").exists():
-            assert running.poll() is None, running.communicate()
-            assert time.monotonic() < deadline, "the developer never started"
-            time.sleep(0.05)
+        started = root / ".ralph" / "developer-started"
+        wait_for(started.exists, "the developer never started", alive=running)
         other = ralph("interrupt", "not-this-run", cwd=root)
         assert other.returncode == 2
         assert "run not-this-run is not in progress" in other.stderr

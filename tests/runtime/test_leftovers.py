@@ -26,6 +26,8 @@ from tests.runtime.workspace import (
     processes_with,
     ralph,
     stored_events,
+    wait_for,
+    wait_for_agent,
 )
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
@@ -155,17 +157,10 @@ def test_a_kill_9_of_ralph_takes_its_agent_along_when_the_sandbox_is_off(tmp_pat
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not processes_with(marker):
-            assert run.poll() is None, "the run ended before its agent hung"
-            assert time.monotonic() < deadline, "the agent never started"
-            time.sleep(0.1)
+        wait_for_agent(run, marker)
         run.send_signal(signal.SIGKILL)
         run.wait(timeout=30)
-        deadline = time.monotonic() + 5
-        while processes_with(marker):
-            assert time.monotonic() < deadline, "the agent outlived a killed ralph"
-            time.sleep(0.05)
+        wait_for(lambda: not processes_with(marker), "the agent outlived ralph", within_s=5)
     finally:
         run.kill()
         for pid in processes_with(marker):

@@ -9,7 +9,6 @@ agent's test changes used, as the person asked."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,11 @@ from pipeline.events import GatePin, IntegrationGated, PipelineEvent, RunStarted
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.runtime.test_pinned_gates import FIXED, GAMES, MAKEREPORT, buggy_project, write
-from tests.runtime.workspace import ralph
+from tests.runtime.workspace import (
+    git,
+    listed_worktrees,
+    ralph,
+)
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses
 
@@ -40,12 +43,6 @@ BRANCH_GAMES = {
 }
 
 
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
 def _run_in_worktree(tmp_path: Path, body: str, *flags: str) -> tuple[Path, dict[str, str]]:
     """A buggy project whose agent runs ``body`` in a worktree of its own to completion;
     then the person's test committed on ``main``. The workspace and the worktree's listing."""
@@ -54,11 +51,10 @@ def _run_in_worktree(tmp_path: Path, body: str, *flags: str) -> tuple[Path, dict
     )
     ran = ralph("run", "--worktree", "--quiet", *flags, cwd=root, timeout=300)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    listed = ralph("worktrees", "list", "--json", cwd=root)
-    (worktree,) = [json.loads(line) for line in listed.stdout.splitlines()]
+    (worktree,) = listed_worktrees(root)
     with (root / "tests" / "test_calc.py").open("a") as tests:
         tests.write(PERSONS_TEST)
-    _git(root, "commit", "--quiet", "-am", "the person's test of add()")
+    git(root, "commit", "--quiet", "-am", "the person's test of add()")
     return root, worktree
 
 
@@ -75,8 +71,8 @@ def test_a_branch_that_gamed_its_tests_is_not_merged(tmp_path: Path, game: str) 
     and the branch are unchanged."""
     body, restored = BRANCH_GAMES[game]
     root, worktree = _run_in_worktree(tmp_path, body)
-    target = _git(root, "rev-parse", "main")
-    tip = _git(root, "rev-parse", worktree["branch"])
+    target = git(root, "rev-parse", "main")
+    tip = git(root, "rev-parse", worktree["branch"])
     merged = ralph("worktrees", "merge", worktree["name"], cwd=root, timeout=300)
     assert merged.returncode == 1, merged.stdout + merged.stderr
     said = " ".join(merged.stderr.split())
@@ -85,9 +81,9 @@ def test_a_branch_that_gamed_its_tests_is_not_merged(tmp_path: Path, game: str) 
         f"it ran pinned to main's {target[:12]}, with main's {', '.join(restored)}: the "
         "branch's changes to them were not used. Nothing moved."
     ) in said
-    assert _git(root, "rev-parse", "main") == target
-    assert _git(root, "rev-parse", worktree["branch"]) == tip
-    assert _git(root, "status", "--porcelain") == ""
+    assert git(root, "rev-parse", "main") == target
+    assert git(root, "rev-parse", worktree["branch"]) == tip
+    assert git(root, "status", "--porcelain") == ""
     gated = [e for e in _log(worktree) if isinstance(e, IntegrationGated)]
     assert [(e.pinned, e.restored) for e in gated] == [(target, restored)]
     # The scratch's world was the person's: the branch and its worktree keep the agent's.
@@ -104,12 +100,12 @@ def test_a_legitimate_branch_lands_and_says_its_gates_ran_pinned(tmp_path: Path)
     new_test = "from calc import add\n\n\ndef test_add_negative():\n    assert add(-1, -2) == -3\n"
     body = write("calc.py", FIXED) + write("tests/test_negative.py", new_test)
     root, worktree = _run_in_worktree(tmp_path, body)
-    target = _git(root, "rev-parse", "main")
+    target = git(root, "rev-parse", "main")
     merged = ralph("worktrees", "merge", worktree["name"], "--json", cwd=root, timeout=300)
     assert merged.returncode == 0, merged.stdout + merged.stderr
     (row,) = [json.loads(line) for line in merged.stdout.splitlines()]
     assert (row["status"], row["pinned"], row["restored"]) == ("landed", target, [])
-    assert _git(root, "rev-parse", "main") == row["head"] != target
+    assert git(root, "rev-parse", "main") == row["head"] != target
     assert "test_add():" in (root / "tests" / "test_calc.py").read_text()
     assert (root / "tests" / "test_negative.py").is_file()
     gated = [e for e in _log(worktree) if isinstance(e, IntegrationGated)]

@@ -11,6 +11,7 @@ import pytest
 
 from pipeline.core.config import parse_config
 from tests.runtime.workspace import ralph
+from tests.support import init_repository
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
@@ -24,18 +25,6 @@ printf 'completed\\nnothing to do\\n' > .agent/out/status
 : > .agent/out/issues.md
 ralph emit LOOP_COMPLETE "all done"
 """
-
-
-def _git_repo(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    for args in (
-        ["init", "--quiet", "--initial-branch", "main"],
-        ["config", "user.name", "test"],
-        ["config", "user.email", "test@example.invalid"],
-        ["config", "commit.gpgsign", "false"],
-    ):
-        subprocess.run(["git", *args], cwd=root, check=True)
-    return root
 
 
 @pytest.mark.parametrize(
@@ -57,7 +46,7 @@ def test_init_turns_validation_on_with_the_repositorys_test_command(
     tmp_path: Path, files: dict[str, str], expected: list[str]
 ) -> None:
     """The starter's ``validate`` is the test command the repository's files name."""
-    root = _git_repo(tmp_path / "ws")
+    root = init_repository(tmp_path / "ws")
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
@@ -71,7 +60,7 @@ def test_init_turns_validation_on_with_the_repositorys_test_command(
 def test_init_without_a_test_command_says_so(tmp_path: Path) -> None:
     """Nothing to detect (and npm's placeholder test script is none): validate is left
     unset, and ``ralph init`` warns that it should be set."""
-    root = _git_repo(tmp_path / "ws")
+    root = init_repository(tmp_path / "ws")
     (root / "package.json").write_text(
         '{"scripts": {"test": "echo \\"Error: no test specified\\" && exit 1"}}'
     )
@@ -85,7 +74,7 @@ def test_an_agent_that_only_claims_completion_is_no_success(tmp_path: Path) -> N
     """The README's flow (``ralph init``, a prompt, ``ralph run``) with an agent that only
     publishes LOOP_COMPLETE, in a repository whose tests fail: the run does not exit 0, says
     why, and makes no commit."""
-    root = _git_repo(tmp_path / "ws")
+    root = init_repository(tmp_path / "ws")
     (root / "Makefile").write_text("test:\n\t@echo 'FAIL: test_answer: 41 != 42'; false\n")
     (root / "README.md").write_text("a repository\n")
     subprocess.run(["git", "add", "."], cwd=root, check=True)
@@ -112,7 +101,7 @@ def test_an_agent_that_only_claims_completion_is_no_success(tmp_path: Path) -> N
 
 def test_checks_that_pass_on_an_untouched_tree_end_no_changes(tmp_path: Path) -> None:
     """Validation passing with nothing committed ends ``no_changes``: exit 1, not a success."""
-    root = _git_repo(tmp_path / "ws")
+    root = init_repository(tmp_path / "ws")
     (root / "Makefile").write_text("test:\n\ttrue\n")
     (root / "README.md").write_text("a repository\n")
     subprocess.run(["git", "add", "."], cwd=root, check=True)

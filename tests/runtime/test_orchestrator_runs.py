@@ -35,6 +35,7 @@ from pipeline.events import (
 )
 from pipeline.reducers.views import topic_log
 from tests.runtime.workspace import ralph, scripted, stored_events
+from tests.support import init_repository
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
@@ -63,15 +64,7 @@ def _translated(
     holds equal to it, saving a process), every agent it configures the scripted agent
     following ``script`` (or ``command``), and the default chain the agent ``main`` (the same
     program), so that a hat's own chain shows in the run."""
-    root = tmp_path / "ws"
-    root.mkdir()
-    for args in (
-        ["init", "--quiet", "--initial-branch", "main"],
-        ["config", "user.name", "test"],
-        ["config", "user.email", "test@example.invalid"],
-        ["config", "commit.gpgsign", "false"],
-    ):
-        subprocess.run(["git", *args], cwd=root, check=True)
+    root = init_repository(tmp_path / "ws")
     if command is None:
         result = ralph("init", "--from", str(fixture), "-C", str(root), cwd=root)
         assert result.returncode == 0, result.stdout + result.stderr

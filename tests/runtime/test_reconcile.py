@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from pipeline.events import CommitCreated, RunResumed
 from tests.faults.commits import commits_in_git
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
+    git,
     make_workspace,
     ralph,
     scripted,
@@ -40,12 +40,6 @@ hang = true
     + FINISH_EVERYTHING
 )
 """Development commits its work and publishes a topic; the first review hangs."""
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, check=True, capture_output=True, text=True
-    ).stdout.strip()
 
 
 def interrupted_after_a_commit(tmp_path: Path) -> Path:

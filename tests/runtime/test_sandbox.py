@@ -45,6 +45,8 @@ from tests.runtime.workspace import (
     make_workspace,
     processes_with,
     stored_events,
+    wait_for,
+    wait_for_agent,
 )
 
 HAS_BWRAP = subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode == 0
@@ -227,17 +229,11 @@ def test_a_sandboxed_agent_dies_with_a_killed_ralph_and_the_run_resumes(tmp_path
         [*RALPH, "run"], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        deadline = time.monotonic() + 60
-        while not (root / "started").exists() or not processes_with(marker):
-            assert time.monotonic() < deadline, "the agent never started"
-            assert driver.poll() is None, "ralph ended before its agent started"
-            time.sleep(0.05)
+        wait_for_agent(driver, marker)
+        wait_for((root / "started").exists, "the agent never started", alive=driver)
         driver.send_signal(signal.SIGKILL)
         driver.wait(timeout=10)
-        deadline = time.monotonic() + 2
-        while processes_with(marker):
-            assert time.monotonic() < deadline, "the sandboxed agent outlived ralph"
-            time.sleep(0.05)
+        wait_for(lambda: not processes_with(marker), "the agent outlived ralph", within_s=2)
     finally:
         if driver.poll() is None:
             driver.kill()

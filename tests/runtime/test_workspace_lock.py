@@ -7,8 +7,6 @@ import contextlib
 import os
 import re
 import signal
-import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -17,15 +15,8 @@ from tests.runtime.workspace import (
     processes_with,
     ralph,
     start_ralph,
+    wait_for_agent,
 )
-
-
-def _wait_for(marker: str, run: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while not processes_with(marker):
-        assert run.poll() is None, run.communicate()
-        assert time.monotonic() < deadline, "the agent never started"
-        time.sleep(0.1)
 
 
 def _kill_all(marker: str) -> None:
@@ -42,7 +33,7 @@ def test_a_second_run_in_the_same_workspace_is_refused_naming_the_first(tmp_path
     root = hanging_developer(tmp_path / "ws", marker)
     first = start_ralph("run", "--plain", cwd=root)
     try:
-        _wait_for(marker, first)
+        wait_for_agent(first, marker)
         agents_before = processes_with(marker)
         second = ralph("run", cwd=root, timeout=60)
         assert second.returncode == 1, second.stdout + second.stderr
@@ -72,7 +63,7 @@ def test_a_run_killed_with_sigkill_leaves_no_lock_behind(tmp_path: Path) -> None
     root = hanging_developer(tmp_path / "ws", marker)
     first = start_ralph("run", "--plain", cwd=root)
     try:
-        _wait_for(marker, first)
+        wait_for_agent(first, marker)
         first.send_signal(signal.SIGKILL)
         first.communicate(timeout=60)
         assert (root / ".ralph" / "run.lock").exists()

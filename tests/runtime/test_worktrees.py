@@ -4,8 +4,6 @@ changes shown, and removed only once merged (or forced), never while a run holds
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,8 @@ from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
+    git,
+    listed_worktrees,
     make_workspace,
     ralph,
     scripted,
@@ -21,18 +21,6 @@ from tests.runtime.workspace import (
 )
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses
-
-
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
-def _listed(root: Path) -> list[dict[str, object]]:
-    shown = ralph("worktrees", "list", "--json", "-C", str(root), cwd=root)
-    assert shown.returncode == 0, shown.stderr
-    return [json.loads(line) for line in shown.stdout.splitlines()]
 
 
 def _workspace(tmp_path: Path, extra: str = "") -> Path:
@@ -48,13 +36,13 @@ def test_two_runs_of_one_repository_go_on_at_once_in_worktrees_of_their_own(
     tmp_path: Path,
 ) -> None:
     root = _workspace(tmp_path)
-    head = _git(root, "rev-parse", "HEAD")
+    head = git(root, "rev-parse", "HEAD")
     runs = [start_ralph("run", "--worktree", "--plain", cwd=root) for _ in range(2)]
     for process in runs:
         out, err = process.communicate(timeout=180)
         assert process.returncode == 0, out + err
         assert "Worktree: " in err
-    listed = _listed(root)
+    listed = listed_worktrees(root, "-C", str(root))
     assert len(listed) == 2
     for entry in listed:
         assert entry["phase"] == "completed"
@@ -62,13 +50,13 @@ def test_two_runs_of_one_repository_go_on_at_once_in_worktrees_of_their_own(
         assert (entry["merged"], entry["busy"]) == (False, False)
         path = Path(str(entry["path"]))
         assert path.parent == root.parent / "repo-worktrees"
-        assert _git(path, "rev-parse", "--abbrev-ref", "HEAD") == entry["branch"]
+        assert git(path, "rev-parse", "--abbrev-ref", "HEAD") == entry["branch"]
         with SqliteEventStore(WorkspaceLayout(root=path).store) as store:
             assert [r.run_id for r in store.runs()] == [entry["run"]]  # its own log
         verified = ralph("replay", "--verify", cwd=path)
         assert verified.returncode == 0, verified.stdout + verified.stderr
     # The workspace itself: untouched.
-    assert _git(root, "rev-parse", "HEAD") == head
+    assert git(root, "rev-parse", "HEAD") == head
     assert not (root / "work.txt").exists()
     assert not WorkspaceLayout(root=root).store.exists()
     first, second = listed
@@ -84,16 +72,16 @@ def test_two_runs_of_one_repository_go_on_at_once_in_worktrees_of_their_own(
     assert idle.returncode == 0
     assert "Nothing to remove" in idle.stderr
     # Once HEAD holds a branch's commits, clean removes its worktree and branch.
-    _git(root, "merge", "--quiet", "--ff-only", str(first["branch"]))
+    git(root, "merge", "--quiet", "--ff-only", str(first["branch"]))
     cleaned = ralph("worktrees", "clean", cwd=root)
     assert cleaned.returncode == 0, cleaned.stderr
     assert f"Removed {first['path']}" in cleaned.stderr
     assert not Path(str(first["path"])).exists()
-    assert [e["name"] for e in _listed(root)] == [second["name"]]
-    assert str(first["branch"]) not in _git(root, "branch", "--list")
+    assert [e["name"] for e in listed_worktrees(root, "-C", str(root))] == [second["name"]]
+    assert str(first["branch"]) not in git(root, "branch", "--list")
     forced = ralph("worktrees", "clean", str(second["branch"]), "--force", cwd=root)
     assert forced.returncode == 0, forced.stderr
-    assert _listed(root) == []
+    assert listed_worktrees(root, "-C", str(root)) == []
     unknown = ralph("worktrees", "diff", "nobody", cwd=root)
     assert unknown.returncode == 2
     assert "no worktree of ralph's named 'nobody'" in unknown.stderr
@@ -106,12 +94,12 @@ def test_a_worktree_run_that_cannot_start_leaves_no_worktree(tmp_path: Path) -> 
     refused = ralph("run", "--prompt-file", str(tmp_path / "missing.md"), cwd=root)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "missing.md does not exist" in refused.stderr
-    assert _listed(root) == []
-    assert "ralph/run-" not in _git(root, "branch", "--list")
-    assert len(_git(root, "worktree", "list").splitlines()) == 1
+    assert listed_worktrees(root, "-C", str(root)) == []
+    assert "ralph/run-" not in git(root, "branch", "--list")
+    assert len(git(root, "worktree", "list").splitlines()) == 1
     started = ralph("run", "--quiet", cwd=root)
     assert started.returncode == 0, started.stdout + started.stderr
-    (entry,) = _listed(root)
+    (entry,) = listed_worktrees(root, "-C", str(root))
     assert entry["phase"] == "completed"
 
 
@@ -126,25 +114,25 @@ def test_worktrees_are_kept_safe_from_clean_and_from_hostile_text(tmp_path: Path
     root = _workspace(tmp_path)
     made = ralph("run", "--worktree", "--quiet", cwd=root)
     assert made.returncode == 0, made.stdout + made.stderr
-    (entry,) = _listed(root)
+    (entry,) = listed_worktrees(root, "-C", str(root))
     path = Path(str(entry["path"]))
     # The branch gets hostile bytes; HEAD takes the branch, so it counts as merged.
     (path / "odd.txt").write_bytes(b"\x1b]0;title\x07 caf\xe9\n")
-    _git(path, "add", "odd.txt")
-    _git(path, "commit", "--quiet", "-m", "odd")
+    git(path, "add", "odd.txt")
+    git(path, "commit", "--quiet", "-m", "odd")
     marker = tmp_path / "external-diff-ran"
-    _git(root, "config", "diff.external", f"sh -c 'touch {marker}'")
+    git(root, "config", "diff.external", f"sh -c 'touch {marker}'")
     shown = ralph("worktrees", "diff", str(entry["name"]), cwd=root)
     assert shown.returncode == 0, shown.stderr
     assert "\x1b" not in shown.stdout
     assert "\\x1b]0;title\\x07 caf\ufffd" in shown.stdout
     assert "\n+++ b/odd.txt\n" in shown.stdout  # lines stay lines
     assert not marker.exists(), "git diff ran the repository's external diff program"
-    _git(root, "config", "--unset", "diff.external")
-    _git(root, "merge", "--quiet", "--ff-only", str(entry["branch"]))
+    git(root, "config", "--unset", "diff.external")
+    git(root, "merge", "--quiet", "--ff-only", str(entry["branch"]))
     # A run holding the worktree: never removed, not even by name with --force.
     with hold_workspace(WorkspaceLayout(root=path).ralph_dir):
-        (busy,) = _listed(root)
+        (busy,) = listed_worktrees(root, "-C", str(root))
         assert busy["busy"] is True
         for args in ([], [str(entry["name"]), "--force"]):
             kept = ralph("worktrees", "clean", *args, cwd=root)
@@ -154,7 +142,7 @@ def test_worktrees_are_kept_safe_from_clean_and_from_hostile_text(tmp_path: Path
     fork = tmp_path / "fork"
     forked = ralph("fork", "--at", "10", "--to", str(fork), cwd=path)
     assert forked.returncode == 0, forked.stderr
-    listed = {Path(str(e["path"])): e for e in _listed(root)}
+    listed = {Path(str(e["path"])): e for e in listed_worktrees(root, "-C", str(root))}
     assert str(listed[fork.resolve()]["branch"]).startswith("ralph/fork-")
     assert listed[fork.resolve()]["merged"] is True  # nothing new on its branch yet
     cleaned = ralph("worktrees", "clean", cwd=root)
@@ -174,10 +162,12 @@ def test_worktrees_are_kept_safe_from_clean_and_from_hostile_text(tmp_path: Path
     edited = ralph("run", "--worktree", cwd=root)
     assert edited.returncode == 2
     assert "changes HEAD lacks" in edited.stderr
-    _git(root, "checkout", "--quiet", "--", "ralph.toml")
+    git(root, "checkout", "--quiet", "--", "ralph.toml")
     unknown = ralph("run", "--worktree", "--preset", "no-such-preset", cwd=root)
     assert unknown.returncode == 2, unknown.stdout + unknown.stderr
-    assert {Path(str(e["path"])) for e in _listed(root)} == {fork.resolve()}
+    assert {Path(str(e["path"])) for e in listed_worktrees(root, "-C", str(root))} == {
+        fork.resolve()
+    }
 
 
 def test_a_tickets_worktree_left_half_made_by_an_older_release_is_made_anew(
@@ -190,7 +180,7 @@ def test_a_tickets_worktree_left_half_made_by_an_older_release_is_made_anew(
 
     root = _workspace(tmp_path)
     folder = tmp_path / "repo-worktrees" / "t-1"
-    _git(root, "worktree", "add", "--quiet", "--lock", "--reason", "initializing",
+    git(root, "worktree", "add", "--quiet", "--lock", "--reason", "initializing",
          "-b", "ralph/run-t-1", str(folder), "HEAD")  # fmt: skip
     (folder / "README.md").unlink()
     (root / ".git" / "worktrees" / "t-1" / "index.lock").touch()
@@ -200,7 +190,7 @@ def test_a_tickets_worktree_left_half_made_by_an_older_release_is_made_anew(
     assert (half.phase, half.busy) == ("half-made", False)
     assert ticket_worktree(root, "t-1") == folder.resolve()
     assert (folder / "README.md").read_text() == "a repository\n"
-    assert _git(folder, "status", "--porcelain", "--untracked-files=no") == ""
-    assert "locked" not in _git(root, "worktree", "list", "--porcelain")
+    assert git(folder, "status", "--porcelain", "--untracked-files=no") == ""
+    assert "locked" not in git(root, "worktree", "list", "--porcelain")
     (whole,) = run_worktrees(root)
     assert (whole.half_made, whole.branch) == (False, "ralph/run-t-1")

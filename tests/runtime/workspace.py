@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pipeline.app.workspace import drive, open_workspace, resolve_prompt
 from pipeline.engine import DurableRun
 from pipeline.events import PipelineEvent
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
+from tests.support import init_repository
 
 PYTHON = sys.executable
 RALPH = [PYTHON, "-m", "pipeline.app.cli"]
@@ -32,6 +37,27 @@ changes the work tree (``work.txt``), so that the run has something to commit: a
 commits nothing ends ``no_changes``."""
 
 
+WORK = """
+[[default]]
+write."work.txt" = "the work\\n"
+write.".agent/out/plan.md" = "1. do it"
+write.".agent/out/status" = "completed\\ndone"
+write.".agent/out/issues.md" = ""
+write.".agent/out/commit-message" = "Do it"
+"""
+"""Every role succeeds; the first invocation leaves work to commit (``work.txt``, the same
+text each time), later ones none."""
+
+ITERATE = """
+[[default]]
+write.".agent/out/plan.md" = "1. do it"
+write.".agent/out/status" = "partial\\nmore to do"
+write.".agent/out/issues.md" = ""
+write.".agent/out/commit-message" = "Do a part"
+"""
+"""Every role succeeds; development reports partial progress, so the run goes on until its
+iteration budget is spent (each step the same, so a step taken twice changes nothing)."""
+
 SHELL_REPORTS = """
 mkdir -p .agent/out
 printf '1. do it' > .agent/out/plan.md
@@ -42,6 +68,10 @@ echo "$$" >> work.txt
 """
 """Shell lines of a shell-script agent that report success for whichever role runs (each
 reads only its own file) and change the work tree, so the run has something to commit."""
+
+OWN_FILE = SHELL_REPORTS.replace('echo "$$" >> work.txt', 'echo "$PWD" > "${PWD##*/}.txt"')
+"""A shell agent that reports success and writes a file named after its worktree (so that runs
+in worktrees of their own land without conflicts)."""
 
 COUNT_CALLS = """
 n=$(cat .ralph/calls 2>/dev/null || echo 0)
@@ -72,6 +102,14 @@ hang = true
     return make_workspace(root, scripts={"s.toml": script}, agents={"main": scripted("s.toml")})
 
 
+def gate(name: str, script: str, timeout_s: int = 60) -> str:
+    """A ``[[gates]]`` table running ``sh -c SCRIPT``, for ``make_workspace(extra=...)``."""
+    return (
+        f'[[gates]]\nname = "{name}"\nargv = ["sh", "-c", {json.dumps(script)}]\n'
+        f"timeout_s = {timeout_s}\n"
+    )
+
+
 def scripted(script: str) -> list[str]:
     """The command of a scripted agent following ``.ralph/<script>``."""
     return [PYTHON, "-m", "pipeline.app.agents.scripted", f".ralph/{script}"]
@@ -94,14 +132,7 @@ def make_workspace(
     The sandbox is off unless ``sandbox`` says otherwise (the body of ``[sandbox]``; empty:
     none, so the default): these workspaces test the loop and its defences without it, and
     their agents keep notes in ``.ralph/``, which a sandboxed agent may not write."""
-    root.mkdir(parents=True, exist_ok=True)
-    for args in (
-        ["init", "--quiet", "--initial-branch", "main"],
-        ["config", "user.name", "test"],
-        ["config", "user.email", "test@example.invalid"],
-        ["config", "commit.gpgsign", "false"],
-    ):
-        subprocess.run(["git", *args], cwd=root, check=True)
+    init_repository(root)
     (root / "PROMPT.md").write_text(prompt)
     (root / ".ralph").mkdir(exist_ok=True)
     for name, text in scripts.items():
@@ -117,6 +148,13 @@ def make_workspace(
     subprocess.run(["git", "add", "README.md", "PROMPT.md", "ralph.toml"], cwd=root, check=True)
     subprocess.run(["git", "commit", "--quiet", "-m", "start"], cwd=root, check=True)
     return root
+
+
+def git(root: Path, *args: str) -> str:
+    """``git ARGS`` in ``root`` (the real one, checked), its output stripped."""
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def commit_all(root: Path, message: str = "the person's change") -> None:
@@ -144,6 +182,28 @@ def stored_events(root: Path) -> list[PipelineEvent]:
         return list(store.read(run.run_id))
 
 
+def listed_worktrees(root: Path, *args: str) -> list[dict[str, object]]:
+    """The rows of ``ralph worktrees list --json ARGS`` in ``root``."""
+    shown = ralph("worktrees", "list", "--json", *args, cwd=root)
+    assert shown.returncode == 0, shown.stderr
+    return [json.loads(line) for line in shown.stdout.splitlines()]
+
+
+def completed_runs(root: Path, count: int) -> list[dict[str, object]]:
+    """``count`` runs at once, each in its own worktree, all completed; their listing."""
+    started = [start_ralph("run", "--worktree", "--quiet", cwd=root) for _ in range(count)]
+    for process in started:
+        out, err = process.communicate(timeout=180)
+        assert process.returncode == 0, out + err
+    return listed_worktrees(root)
+
+
+def log_of(worktree: Mapping[str, object]) -> list[PipelineEvent]:
+    """The log of the run that worked in ``worktree`` (a ``worktrees list --json`` row)."""
+    with SqliteEventStore(WorkspaceLayout(root=Path(str(worktree["path"]))).store) as store:
+        return list(store.read(str(worktree["run"])))
+
+
 def start_ralph(*args: str, cwd: Path) -> subprocess.Popen[str]:
     """``ralph ARGS`` started in the background, its output captured."""
     env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
@@ -167,6 +227,30 @@ def ralph(
     )
 
 
+def ralph_on_a_full_disk(
+    *args: str, cwd: Path, limit_bytes: int, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``ralph ARGS`` as a real subprocess whose files may grow to ``limit_bytes`` and no
+    further (``RLIMIT_FSIZE``): a write past it fails with ``EFBIG``, as on a full disk."""
+
+    def limited() -> None:
+        # In the child before exec: a write past the limit fails instead of killing it.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+
+    env = {**os.environ, "COLUMNS": "160", "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [*RALPH, *args],
+        cwd=cwd,
+        env=env,
+        preexec_fn=limited,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def in_mount_namespace(
     script: str, cwd: Path, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
@@ -182,6 +266,33 @@ def in_mount_namespace(
         text=True,
         timeout=timeout,
         check=False,
+    )
+
+
+def wait_for(
+    condition: Callable[[], object],
+    what: str,
+    *,
+    within_s: float = 60,
+    alive: subprocess.Popen[Any] | None = None,
+    every_s: float = 0.05,
+) -> None:
+    """Poll ``condition`` until it holds, failing with ``what`` (what never happened) once
+    ``within_s`` pass, or with ``alive``'s output as soon as that process (the one that should
+    make the condition true) ends first."""
+    deadline = time.monotonic() + within_s
+    while not condition():
+        if alive is not None and alive.poll() is not None:
+            raise AssertionError(f"{what}: the process ended first", alive.communicate())
+        assert time.monotonic() < deadline, what
+        time.sleep(every_s)
+
+
+def wait_for_agent(run: subprocess.Popen[Any], marker: str, within_s: float = 60) -> None:
+    """Wait until ``run``'s agent is at work (a process carries ``marker``, as
+    :func:`hanging_developer` makes it), failing if ``run`` ends first."""
+    wait_for(
+        lambda: processes_with(marker), "the agent never started", within_s=within_s, alive=run
     )
 
 

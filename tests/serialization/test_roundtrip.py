@@ -23,7 +23,7 @@ from pipeline.core.serialization import (
 )
 from pipeline.core.state import PipelineState
 from pipeline.events import WIRE_TAGS, Instant, Json, Ordinal, PipelineEvent, TopicPublished
-from tests.support import identical
+from tests.support import WHOLE_RUNS, identical
 
 
 @given(events())
@@ -42,6 +42,7 @@ def test_every_effect_round_trips_with_its_tag(effect: Effect) -> None:
     assert identical(decode_effect(data), effect)
 
 
+@WHOLE_RUNS
 @given(reachable_states())
 def test_every_reachable_state_round_trips(state: PipelineState) -> None:
     """States encode deterministically and decode to an equal state."""

@@ -17,10 +17,12 @@ from pipeline.events import PipelineEvent
 from pipeline.orchestration import next_effect
 from pipeline.reducers import reduce
 from tests.simulation.invariants import check_state, check_step, watches
+from tests.support import WHOLE_RUNS
 
 Run = tuple[WorldConfig, tuple[PipelineEvent, ...], PipelineState]
 
 
+@WHOLE_RUNS
 @given(simulated_runs())
 def test_every_run_ends_within_its_bound_and_the_invariants_hold_at_every_step(run: Run) -> None:
     """Whatever the world reports, the run completes within step_bound(budget) effects (the

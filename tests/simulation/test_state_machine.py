@@ -19,6 +19,7 @@ from pipeline.events import CheckpointSaved, LogPosition, PipelineEvent, RunAban
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
 from tests.simulation.invariants import check_state, watches
+from tests.support import WHOLE_RUNS
 
 
 class PipelineMachine(RuleBasedStateMachine):
@@ -91,3 +92,4 @@ class PipelineMachine(RuleBasedStateMachine):
 
 
 TestPipelineMachine = PipelineMachine.TestCase
+TestPipelineMachine.settings = WHOLE_RUNS

@@ -29,7 +29,7 @@ from pipeline.events import (
 )
 from pipeline.reducers import fold
 from pipeline.reducers.views import GateOutcome, GateRun, ScreenOutcome, gate_runs, screen_runs
-from tests.support import budget, gate_spec, scripted_run
+from tests.support import WHOLE_RUNS, budget, gate_spec, scripted_run
 
 _ACTION_OUTCOME = {
     GateAction.BLOCK: GateOutcome.BLOCKED,
@@ -52,6 +52,7 @@ def _policy_of(log: Sequence[PipelineEvent]) -> dict[str, GateAction]:
     return {} if started is None else {g.name: g.on_failure for g in started.loop.gates}
 
 
+@WHOLE_RUNS
 @given(run=simulated_runs(_gated_configs()), data=st.data())
 def test_every_gate_start_is_one_run_ended_by_its_report(
     run: tuple[WorldConfig, tuple[PipelineEvent, ...], PipelineState], data: st.DataObject

@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import TypeVar
 
 import attrs
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.app.testing import (
@@ -52,6 +52,7 @@ from tests.reducers.test_screen_round import (
     _DrawnFindings,
     run_screened,
 )
+from tests.support import WHOLE_RUNS
 
 T = TypeVar("T")
 Run = tuple[WorldConfig, tuple[PipelineEvent, ...], PipelineState]
@@ -106,7 +107,7 @@ def screened_runs(draw: st.DrawFn) -> Run:
     return config, result.events, result.state
 
 
-@settings(deadline=None)
+@WHOLE_RUNS
 @given(run=screened_runs(), data=st.data())
 def test_every_screen_is_one_entry_with_its_iteration_and_the_reducers_actions(
     run: Run, data: st.DataObject

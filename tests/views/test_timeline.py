@@ -24,6 +24,7 @@ from pipeline.events import (
 )
 from pipeline.reducers import fold
 from pipeline.reducers.views import Outcome, timeline
+from tests.support import WHOLE_RUNS
 
 _ENDS = {
     InvocationSucceeded: Outcome.SUCCEEDED,
@@ -52,6 +53,7 @@ def _expected_outcomes(log: tuple[PipelineEvent, ...]) -> list[Outcome]:
     return outcomes
 
 
+@WHOLE_RUNS
 @given(run=simulated_runs(), data=st.data())
 def test_every_invocation_is_one_bar_ended_by_what_the_log_says(
     run: tuple[object, tuple[PipelineEvent, ...], object], data: st.DataObject

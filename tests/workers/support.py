@@ -7,18 +7,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from tests.runtime.workspace import RALPH, SHELL_REPORTS, make_workspace, scripted
-
-ITERATE = """
-[[default]]
-write.".agent/out/plan.md" = "1. do it"
-write.".agent/out/status" = "partial\\nmore to do"
-write.".agent/out/issues.md" = ""
-write.".agent/out/commit-message" = "Do a part"
-"""
-"""Every role succeeds; development reports partial progress, so the run goes on until its
-iteration budget is spent (each step the same, so a step taken twice changes nothing)."""
-
+from tests.runtime.workspace import ITERATE, RALPH, SHELL_REPORTS, make_workspace, scripted
 
 SHELL_ITERATE = (
     SHELL_REPORTS.replace("completed\\ndone", "partial\\nmore to do")
