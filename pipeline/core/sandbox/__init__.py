@@ -11,8 +11,8 @@ arguments (``docs/research/sandbox-design.md``, sections 5 to 8 and 10).
 - :class:`SandboxPreset` is what an agent CLI needs: its folders under ``$HOME`` and its
   variables (each CLI's module in ``pipeline.core.agents`` declares its own).
 
-Nothing here reads a file, the environment or the clock: the handler gives every input. Not
-used by any handler yet (commit 1 of the design's plan, section 13).
+Nothing here reads a file, the environment or the clock: :mod:`pipeline.handlers.sandbox`
+gathers every input and starts bwrap.
 """
 
 from pipeline.core.sandbox._accounts import ACCOUNT_NAME, with_account

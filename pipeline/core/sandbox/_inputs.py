@@ -8,14 +8,13 @@ whether each is a folder): the plan itself never looks.
 
 from __future__ import annotations
 
-import posixpath
 from typing import Final, final
 
 from attrs import field, frozen
 
 from pipeline.core.sandbox._errors import SandboxError
 from pipeline.core.sandbox._paths import check_absolute
-from pipeline.core.sandbox._policy import MAX_UID
+from pipeline.core.sandbox._policy import MAX_UID, protect_problem
 from pipeline.core.sandbox._presets import PresetPaths
 
 __all__ = [
@@ -88,18 +87,6 @@ class Hidden:
 
     path: str
     is_dir: bool
-
-
-def _check_relative(value: tuple[str, ...]) -> None:
-    for path in value:
-        normal = posixpath.normpath(path) if path else ""
-        if (
-            not path
-            or path.startswith("/")
-            or normal != path
-            or normal.split("/")[0] in (".", "..")
-        ):
-            raise SandboxError(f"a protected path must be relative to the workspace: {path!r}")
 
 
 @final
@@ -207,7 +194,9 @@ class MountInputs:
         for name, paths in groups.items():
             for path in paths:
                 check_absolute(path, f"a {name} entry")
-        _check_relative(self.protect)
+        for path in self.protect:
+            if protect_problem(path) is not None:
+                raise SandboxError(f"a protected path must be relative to the workspace: {path!r}")
         if (self.git_dir is None) != (self.common_dir is None):
             raise SandboxError("git_dir and common_dir are given together or not at all")
         if self.uid is not None and not 0 <= self.uid <= MAX_UID:

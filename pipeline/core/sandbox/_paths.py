@@ -15,30 +15,19 @@ __all__ = [
     "check_absolute",
     "depth",
     "expand_home",
-    "is_clean_absolute",
     "is_within",
     "join",
     "normal_absolute",
 ]
 
 
-def is_clean_absolute(path: str) -> bool:
-    """Whether ``path`` is absolute and already normal: no ``.``, ``..``, ``//`` or trailing
-    ``/`` (but ``/`` itself), and no NUL (which argv cannot carry)."""
-    return (
-        path.startswith("/")
-        and not path.startswith("//")
-        and "\0" not in path
-        and posixpath.normpath(path) == path
-    )
-
-
-def check_absolute(path: str, what: str) -> str:
-    """``path`` itself when :func:`is_clean_absolute`, else a :class:`SandboxError` naming
-    ``what`` it was meant to be."""
-    if not is_clean_absolute(path):
+def check_absolute(path: str, what: str) -> None:
+    """A :class:`SandboxError` naming ``what`` ``path`` was meant to be, unless it is absolute
+    and already normal: no ``.``, ``..``, ``//`` or trailing ``/`` (but ``/`` itself), and no
+    NUL (which argv cannot carry)."""
+    clean = path.startswith("/") and not path.startswith("//") and "\0" not in path
+    if not clean or posixpath.normpath(path) != path:
         raise SandboxError(f"{what} must be a normal absolute path, got {path!r}")
-    return path
 
 
 def normal_absolute(path: str) -> str | None:
