@@ -22,7 +22,7 @@ from pipeline.events import (
     Role,
 )
 from pipeline.events.values import MAX_COUNT
-from pipeline.handlers.sandbox import AgentNeeds, Sandbox, canonical, reachable
+from pipeline.handlers.sandbox import AgentNeeds, Sandbox, reachable
 
 __all__ = ["cut_off", "in_sandbox", "model_reached", "sandbox_hint"]
 
@@ -41,7 +41,7 @@ def model_reached(
         return reported
     if not sandbox.allowed(needs):
         return False
-    models = {canonical(e) for e in needs.endpoints}
+    models = set(needs.endpoints)
     return bool(models & asked) if models else reported
 
 

@@ -34,7 +34,7 @@ from pipeline.handlers.sandbox._connections import (
     Connections,
     Handler,
 )
-from pipeline.handlers.sandbox._proxy import canonical, serve_proxy
+from pipeline.handlers.sandbox._proxy import serve_proxy
 from pipeline.handlers.sandbox._relay import splice
 from pipeline.handlers.sandbox._routes import RELAY_FILE, RelayRoute, plan_routes
 
@@ -69,7 +69,6 @@ def _private_folder(base: Path | None, longest_name: int) -> Path:
 
 
 @final
-@final
 @frozen(kw_only=True)
 class NetworkSeen:
     """What a sandboxed process did with the network, as its gate saw it: the connections
@@ -97,7 +96,7 @@ class NetworkGate:
         base_dir: Path | None = None,
         connect_timeout_s: float = 10.0,
     ) -> None:
-        endpoints = tuple(dict.fromkeys(canonical(e) for e in allowed))
+        endpoints = tuple(dict.fromkeys(allowed))
         self._routes = plan_routes(endpoints, proxy)
         self._base_dir = base_dir
         self._connections = Connections()

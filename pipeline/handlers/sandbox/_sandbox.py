@@ -17,6 +17,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
+from os.path import realpath
 from pathlib import Path
 from typing import final
 
@@ -109,10 +110,6 @@ def _sandbox_preset(name: str | None) -> SandboxPreset | None:
     return None if preset is None else preset.sandbox
 
 
-def _real(path: Path | str) -> str:
-    return os.path.realpath(path)
-
-
 def _account_fd(text: str) -> int:
     """A file descriptor holding ``text`` from its start (read by bwrap's
     ``--ro-bind-data``)."""
@@ -166,8 +163,9 @@ class Sandbox:
         gate serves it, and the account files' descriptors stay open, until the block ends."""
         program = self.probe.program
         assert program is not None, "a sandbox is made from a probe that works"
-        home = _real(spec.env.get("HOME") or os.path.expanduser("~"))
-        preset = self._preset(needs, spec.env, home)
+        home = realpath(spec.env.get("HOME") or os.path.expanduser("~"))
+        table = _sandbox_preset(needs.preset)
+        preset = PresetPaths() if table is None else preset_paths(table, spec.env, home)
         paths = self.paths
         git = paths.git_dirs
         folders = [paths.marker_dir, paths.state_dir]
@@ -210,10 +208,6 @@ class Sandbox:
         """What a process with ``needs`` may reach (:func:`reachable`)."""
         return reachable(self.policy, needs)
 
-    def _preset(self, needs: AgentNeeds, env: Mapping[str, str], home: str) -> PresetPaths:
-        table = _sandbox_preset(needs.preset)
-        return PresetPaths() if table is None else preset_paths(table, env, home)
-
     def _inputs(
         self,
         spec: ProcessSpec,
@@ -225,34 +219,34 @@ class Sandbox:
         index_dir: str | None,
     ) -> MountInputs:
         paths, policy = self.paths, self.policy
-        workspace = Path(_real(paths.workspace))
+        workspace = Path(realpath(paths.workspace))
         git = paths.git_dirs
-        common = None if git is None else Path(_real(git[1]))
+        common = None if git is None else Path(realpath(git[1]))
         passwd_home = _passwd_home()
         return MountInputs(
             workspace=str(workspace),
             home=home,
-            ralph_dir=_real(paths.ralph_dir),
-            events_file=None if paths.events_file is None else _real(paths.events_file),
-            marker_dir=_real(paths.marker_dir),
-            config_file=_real(paths.config_file),
-            prompt_file=_real(paths.prompt_file),
-            state_dir=_real(paths.state_dir),
-            git_dir=None if git is None else _real(git[0]),
+            ralph_dir=realpath(paths.ralph_dir),
+            events_file=None if paths.events_file is None else realpath(paths.events_file),
+            marker_dir=realpath(paths.marker_dir),
+            config_file=realpath(paths.config_file),
+            prompt_file=realpath(paths.prompt_file),
+            state_dir=realpath(paths.state_dir),
+            git_dir=None if git is None else realpath(git[0]),
             common_dir=None if common is None else str(common),
             git_writable=paths.git_writable,
             worktree_folders=worktree_folders(common),
             submodule_git_dirs=submodule_git_dirs(common),
-            store=_real(paths.store_files[0]) if paths.store_files else None,
-            passwd_home=None if passwd_home is None else _real(passwd_home),
+            store=realpath(paths.store_files[0]) if paths.store_files else None,
+            passwd_home=None if passwd_home is None else realpath(passwd_home),
             other_repositories=other_repositories(workspace, common),
             hidden=existing_hidden(home, policy.hide),
             sockets=host_sockets(),
             interpreter_dirs=interpreter_dirs(workspace),
             program_dirs=program_dirs(spec.argv[0], spec.env, workspace),
             path_entries=tuple(e for e in spec.env.get("PATH", "").split(os.pathsep) if e),
-            read=tuple(_real(expand_home(p, home)) for p in (*policy.read, *needs.read)),
-            write=tuple(_real(expand_home(p, home)) for p in (*policy.write, *needs.write)),
+            read=tuple(realpath(expand_home(p, home)) for p in (*policy.read, *needs.read)),
+            write=tuple(realpath(expand_home(p, home)) for p in (*policy.write, *needs.write)),
             preset=preset,
             protect=(*workspace_code(), *policy.protect),
             relay_dir=relay_dir,
