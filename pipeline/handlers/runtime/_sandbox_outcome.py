@@ -69,11 +69,10 @@ def sandbox_hint(
     the run stops for a person once no agent of the chain is left."""
     if isinstance(fact, ProviderLimited):
         # A limit told by an agent that never got a request out is its own words, no limit.
-        kind = ErrorKind.NON_ZERO_EXIT
         fact = InvocationFailed(
             role=fact.role,
             agent=fact.agent,
-            error=kind,
+            error=ErrorKind.NON_ZERO_EXIT,
             message=fact.message,
             retriable=True,
             at=fact.at,

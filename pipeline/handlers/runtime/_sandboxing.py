@@ -116,28 +116,16 @@ class SandboxChoice:
         only)."""
         if self.policy.mode is SandboxMode.OFF:
             return ()
-        if self.probe is None:
-            return (
-                SandboxChecked(
-                    mode=self.policy.mode,
-                    on=False,
-                    said=self.said,
-                    endpoints=(),
-                    withheld=(),
-                    at=at,
-                ),
-            )
-        withheld = set.intersection(
-            *(
-                set(withheld_variables(environ, environment_rules(self.policy, needs)))
-                for needs in self._all_needs(config)
-            )
-        )
-        reach = tuple(map(str, self.reachable(config)))
+        reach: tuple[str, ...] = ()
+        withheld: set[str] = set()
+        if self.probe is not None:
+            rules = (environment_rules(self.policy, needs) for needs in self._all_needs(config))
+            withheld = set.intersection(*(set(withheld_variables(environ, r)) for r in rules))
+            reach = tuple(map(str, self.reachable(config)))
         return (
             SandboxChecked(
                 mode=self.policy.mode,
-                on=True,
+                on=self.probe is not None,
                 said=self.said,
                 endpoints=reach,
                 withheld=tuple(sorted(withheld)),
