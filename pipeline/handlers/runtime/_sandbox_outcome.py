@@ -39,7 +39,7 @@ def model_reached(
     their provider refused them.)"""
     if sandbox is None or needs.preset is None:
         return reported
-    if not sandbox.allowed(needs):
+    if not reachable(sandbox.policy, needs):
         return False
     models = set(needs.endpoints)
     return bool(models & asked) if models else reported
@@ -109,7 +109,7 @@ def in_sandbox(
     if sandbox is None:
         return outcome
     if not reached_model:
-        allowed, cut = sandbox.allowed(needs), cut_off(sandbox.policy, needs)
+        allowed, cut = reachable(sandbox.policy, needs), cut_off(sandbox.policy, needs)
         outcome = tuple(sandbox_hint(fact, allowed, cut) for fact in outcome)
     role, agent, at = who
     refusals = tuple(

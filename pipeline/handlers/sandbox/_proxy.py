@@ -61,14 +61,11 @@ def parse_request(head: bytes) -> ProxyRequest:
     url = urlsplit(target)
     path = (url.path or "/") + (f"?{url.query}" if url.query else "")
     host = url.netloc.rpartition("@")[2]
-    headers = [h for h in rest.split(b"\r\n") if h and _name(h) not in _DROPPED]
+    names = ((h, h.partition(b":")[0].strip().lower()) for h in rest.split(b"\r\n") if h)
+    headers = [header for header, name in names if name not in _DROPPED]
     lines = [f"{method} {path} {version}\r\nHost: {host}".encode("latin-1"), *headers]
     lines.append(b"Connection: close")
     return ProxyRequest(endpoint=endpoint, tunnel=False, head=b"\r\n".join(lines) + _END)
-
-
-def _name(header: bytes) -> bytes:
-    return header.partition(b":")[0].strip().lower()
 
 
 def _reply(client: socket.socket, status: int, reason: str, text: str) -> None:

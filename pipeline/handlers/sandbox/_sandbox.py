@@ -182,7 +182,7 @@ class Sandbox:
                     _text("/etc/passwd"), _text("/etc/group"), self.probe.uid, home
                 )
                 fds += [_account_fd(passwd), _account_fd(group)]
-            gate = stack.enter_context(NetworkGate(self.allowed(needs)))
+            gate = stack.enter_context(NetworkGate(reachable(self.policy, needs)))
             relay = None if gate.folder is None else str(gate.folder)
             index = None
             given = dict(gate.environment())
@@ -203,10 +203,6 @@ class Sandbox:
                 ),
                 seen=gate.seen,
             )
-
-    def allowed(self, needs: AgentNeeds) -> tuple[Endpoint, ...]:
-        """What a process with ``needs`` may reach (:func:`reachable`)."""
-        return reachable(self.policy, needs)
 
     def _inputs(
         self,
