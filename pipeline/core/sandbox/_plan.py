@@ -72,9 +72,9 @@ def _rw(path: str, what: str, *, must_exist: bool = True) -> Mount:
     return Mount(args=(flag, path, path), dest=path, exposure=_WRITE, what=what, needed=True)
 
 
-def _hide(path: str, what: str, *, is_dir: bool = True) -> Mount:
+def _hide(path: str, what: str, *, is_dir: bool = True, needed: bool = False) -> Mount:
     args = ("--tmpfs", path) if is_dir else ("--ro-bind", "/dev/null", path)
-    return Mount(args=args, dest=path, exposure=_COVER, what=what, guard=True)
+    return Mount(args=args, dest=path, exposure=_COVER, what=what, guard=True, needed=needed)
 
 
 def _required_ro(path: str, what: str) -> Mount:
@@ -101,17 +101,7 @@ def _system(layout: Layout) -> None:
 def _hidden_places(inputs: MountInputs, layout: Layout) -> None:
     # Needed as well as a guard: laid even where an earlier tmpfs hides it already (a $HOME
     # under /tmp), so that it exists, empty, for the programs that write there.
-    home = inputs.home
-    layout.add(
-        Mount(
-            args=("--tmpfs", home),
-            dest=home,
-            exposure=_COVER,
-            what="the hidden $HOME",
-            guard=True,
-            needed=True,
-        )
-    )
+    layout.add(_hide(inputs.home, "the hidden $HOME", needed=True))
     if inputs.passwd_home is not None and inputs.passwd_home != inputs.home:
         layout.add(_hide(inputs.passwd_home, "the hidden passwd home"))
     for repository in inputs.other_repositories:
