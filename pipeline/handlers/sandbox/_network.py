@@ -11,6 +11,7 @@ gate stops; the relay inside (``_relay``) turns them back into TCP addresses
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import selectors
 import shutil
@@ -21,7 +22,6 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from types import TracebackType
 from typing import Final, final
 
 import attrs
@@ -225,12 +225,7 @@ class NetworkGate:
         """Start the gate."""
         return self.start()
 
-    def __exit__(
-        self,
-        _type: type[BaseException] | None,
-        _value: BaseException | None,
-        _traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_exc: object) -> None:
         """Stop the gate."""
         self.stop()
 
@@ -245,10 +240,7 @@ class NetworkGate:
                 return  # the client sees its connection end: the endpoint does not answer
             splice(client, origin)
 
-        def proxy(client: socket.socket) -> None:
-            serve_proxy(client, origins)
-
-        return proxy if target is None else relay
+        return functools.partial(serve_proxy, origins=origins) if target is None else relay
 
     def _serve(self) -> None:
         assert self._wake is not None
