@@ -176,12 +176,11 @@ class Sandbox:
         make_missing(folders, events, preset)
         fds: list[int] = []
         with contextlib.ExitStack() as stack:
-            stack.callback(_close_all, fds)
             if self.probe.uid is not None:
-                passwd, group = with_account(
-                    _text("/etc/passwd"), _text("/etc/group"), self.probe.uid, home
-                )
-                fds += [_account_fd(passwd), _account_fd(group)]
+                etc = (_text("/etc/passwd"), _text("/etc/group"))
+                for text in with_account(*etc, self.probe.uid, home):
+                    fds.append(_account_fd(text))
+                    stack.callback(os.close, fds[-1])
             gate = stack.enter_context(NetworkGate(reachable(self.policy, needs)))
             relay = None if gate.folder is None else str(gate.folder)
             index = None
@@ -260,11 +259,6 @@ def _copy_index(source: Path, target: Path) -> None:
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as reading, target.open("wb") as writing:
             shutil.copyfileobj(reading, writing)
-
-
-def _close_all(fds: list[int]) -> None:
-    for fd in fds:
-        os.close(fd)
 
 
 def _text(path: str) -> str:
