@@ -104,7 +104,7 @@ class SandboxChoice:
             prompt_file=root / config.prompt_file,
             state_dir=layout.state_dir,
             git_dirs=git_dirs(root),
-            store_files=tuple(s for s in stores if s.resolve().is_relative_to(root.resolve())),
+            store=next((s for s in stores if s.resolve().is_relative_to(root.resolve())), None),
         )
         return Sandbox(policy=self.policy, probe=self.probe, paths=paths)
 

@@ -79,8 +79,8 @@ class WorkspacePaths:
     state_dir: Path
     git_dirs: tuple[Path, Path] | None
     """The git directory and the common one; None outside git."""
-    store_files: tuple[Path, ...] = ()
-    """A store kept in the work tree (read-only inside, its side files too)."""
+    store: Path | None = None
+    """A store file kept in the work tree (read-only inside, its side files too)."""
     git_writable: bool = False
     """Whether git's folders are writable inside: only for ralph's own git running the
     repository's hooks or filters (:class:`~pipeline.core.sandbox.MountInputs`)."""
@@ -232,7 +232,7 @@ class Sandbox:
             git_writable=paths.git_writable,
             worktree_folders=worktree_folders(common),
             submodule_git_dirs=submodule_git_dirs(common),
-            store=realpath(paths.store_files[0]) if paths.store_files else None,
+            store=None if paths.store is None else realpath(paths.store),
             passwd_home=None if passwd_home is None else realpath(passwd_home),
             other_repositories=other_repositories(workspace, common),
             hidden=existing_hidden(home, policy.hide),
