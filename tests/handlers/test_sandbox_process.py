@@ -172,6 +172,34 @@ def test_the_agent_sees_the_filtered_environment_and_an_empty_home(tmp_path: Pat
 
 
 @needs_bwrap
+def test_a_store_kept_in_the_work_tree_is_read_only_inside(tmp_path: Path) -> None:
+    """A store file in the work tree (``--store ./x.db``) and its side files cannot be written
+    by a sandboxed process, while the work tree around them can; without the store named, the
+    same write goes through (so the check can fail)."""
+    paths = _workspace(tmp_path)
+    store = paths.workspace / "x.db"
+    wal = paths.workspace / "x.db-wal"
+    script = "echo agent >> x.db; echo agent >> x.db-wal; echo agent > beside.txt"
+    spec = ProcessSpec(
+        argv=("sh", "-c", script),
+        cwd=paths.workspace,
+        env={**os.environ, "HOME": str(tmp_path / "home")},
+        output_path=tmp_path / "out.log",
+    )
+    found = probe(dict(os.environ), 1000)
+    for named, written in ((store, "ralph\n"), (None, "ralph\nagent\n")):
+        for file in (store, wal):
+            file.write_text("ralph\n")
+        sandbox = Sandbox(
+            policy=SandboxPolicy(), probe=found, paths=attrs.evolve(paths, store=named)
+        )
+        result, _ = run_in(sandbox, spec, AgentNeeds())
+        assert result.exit_code is not None, (tmp_path / "out.log").read_text()
+        assert (store.read_text(), wal.read_text()) == (written, written)
+        assert (paths.workspace / "beside.txt").read_text() == "agent\n"
+
+
+@needs_bwrap
 def test_reach_from_inside_tells_a_server_from_a_closed_port_and_a_refused_host() -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()

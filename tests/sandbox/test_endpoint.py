@@ -73,6 +73,14 @@ def test_an_endpoint_keeps_its_bounds(host: str, port: int) -> None:
         Endpoint(host, port)
 
 
+def test_an_ipv6_endpoint_is_kept_in_its_short_form() -> None:
+    """One place is one endpoint: an IPv6 address written out in full equals its short form,
+    so the gate allows, counts and relays it as one."""
+    assert Endpoint("0:0:0:0:0:0:0:1", 80) == Endpoint("::1", 80)
+    assert parse_endpoint("[0:0::0:1]:80") == parse_endpoint("http://[::1]") == Endpoint("::1", 80)
+    assert str(Endpoint("FE80:0::1", 443)) == "[fe80::1]:443"
+
+
 def test_loopback_endpoints_are_told_apart() -> None:
     """Loopback endpoints are relayed, the rest proxied (section 8)."""
     loopback = ["localhost:80", "127.0.0.1:1", "127.9.9.9:2", "[::1]:3", "a.localhost:4"]

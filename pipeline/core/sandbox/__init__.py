@@ -11,30 +11,22 @@ arguments (``docs/research/sandbox-design.md``, sections 5 to 8 and 10).
 - :class:`SandboxPreset` is what an agent CLI needs: its folders under ``$HOME`` and its
   variables (each CLI's module in ``pipeline.core.agents`` declares its own).
 
-Nothing here reads a file, the environment or the clock: the handler gives every input. Not
-used by any handler yet (commit 1 of the design's plan, section 13).
+Nothing here reads a file, the environment or the clock: :mod:`pipeline.handlers.sandbox`
+gathers every input and starts bwrap.
 """
 
-from pipeline.core.sandbox._accounts import ACCOUNT_NAME, with_account
-from pipeline.core.sandbox._endpoint import DEFAULT_PORTS, Endpoint, parse_endpoint
+from pipeline.core.sandbox._accounts import with_account
+from pipeline.core.sandbox._endpoint import Endpoint, parse_endpoint
 from pipeline.core.sandbox._environment import (
     DOCUMENTED_VARIABLES,
     RALPH_ONLY_VARIABLES,
-    SANDBOX_TMPDIR,
     SECRET_VARIABLES,
     EnvironmentRules,
     sandbox_environment,
     withheld_variables,
 )
 from pipeline.core.sandbox._errors import SandboxError
-from pipeline.core.sandbox._inputs import (
-    DEFAULT_PROTECT,
-    DENY_LIST,
-    GIT_CONFIG_PATHS,
-    TOOLCHAIN_ROOTS,
-    Hidden,
-    MountInputs,
-)
+from pipeline.core.sandbox._inputs import DEFAULT_PROTECT, DENY_LIST, Hidden, MountInputs
 from pipeline.core.sandbox._paths import expand_home
 from pipeline.core.sandbox._plan import INDEX_MOUNT, MANDATORY_FLAGS, RELAY_MOUNT, mount_plan
 from pipeline.core.sandbox._policy import (
@@ -55,21 +47,16 @@ from pipeline.core.sandbox._presets import (
 )
 
 __all__ = [
-    "ACCOUNT_NAME",
-    "DEFAULT_PORTS",
     "DEFAULT_PROTECT",
     "DEFAULT_UID",
     "DENY_LIST",
     "DOCUMENTED_VARIABLES",
-    "GIT_CONFIG_PATHS",
     "INDEX_MOUNT",
     "MANDATORY_FLAGS",
     "MAX_UID",
     "RALPH_ONLY_VARIABLES",
     "RELAY_MOUNT",
-    "SANDBOX_TMPDIR",
     "SECRET_VARIABLES",
-    "TOOLCHAIN_ROOTS",
     "ConfigFolder",
     "Endpoint",
     "EnvironmentRules",

@@ -8,6 +8,7 @@ An endpoint is a host and a port, never a wildcard: the network gate refuses by 
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 from typing import Any, Final, final
@@ -51,6 +52,15 @@ def _host_problem(host: str) -> str | None:
     return None
 
 
+def _short_form(host: str) -> str:
+    """An IPv6 address in its short form, so that equal places compare equal
+    (``0:0:0:0:0:0:0:1`` is ``::1``); any other host as it is (the validator judges it)."""
+    if ":" in host:
+        with contextlib.suppress(ValueError):
+            return ipaddress.IPv6Address(host).compressed
+    return host
+
+
 def _check_host(_instance: object, _attribute: Attribute[Any], value: str) -> None:
     problem = _host_problem(value)
     if problem is not None:
@@ -65,9 +75,10 @@ def _check_port(_instance: object, _attribute: Attribute[Any], value: int) -> No
 @final
 @frozen
 class Endpoint:
-    """A host (a lower-case name, IPv4 or IPv6 address, no brackets) and a TCP port."""
+    """A host (a lower-case name, IPv4 or IPv6 address, no brackets, kept in its short form)
+    and a TCP port."""
 
-    host: str = field(validator=_check_host)
+    host: str = field(converter=_short_form, validator=_check_host)
     port: int = field(validator=_check_port)
 
     def __str__(self) -> str:

@@ -119,18 +119,13 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatchcase(name, pattern) for pattern in patterns)
 
 
-def _is_secret(name: str) -> bool:
-    upper = name.upper()
-    return any(fnmatchcase(upper, pattern) for pattern in SECRET_VARIABLES)
-
-
 def _passes(name: str, rules: EnvironmentRules) -> bool:
     """Whether the environment's variable ``name`` reaches the sandboxed process."""
     if _matches(name, RALPH_ONLY_VARIABLES):
         return False
     if _matches(name, rules.pass_env):
         return True
-    return _matches(name, DOCUMENTED_VARIABLES) and not _is_secret(name)
+    return _matches(name, DOCUMENTED_VARIABLES) and not _matches(name.upper(), SECRET_VARIABLES)
 
 
 def sandbox_environment(environ: Mapping[str, str], rules: EnvironmentRules) -> dict[str, str]:

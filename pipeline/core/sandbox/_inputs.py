@@ -8,14 +8,13 @@ whether each is a folder): the plan itself never looks.
 
 from __future__ import annotations
 
-import posixpath
-from typing import Final, final
+from typing import Any, Final, final
 
-from attrs import field, frozen
+from attrs import Attribute, field, frozen
 
 from pipeline.core.sandbox._errors import SandboxError
-from pipeline.core.sandbox._paths import check_absolute
-from pipeline.core.sandbox._policy import MAX_UID
+from pipeline.core.sandbox._paths import absolute, each_absolute
+from pipeline.core.sandbox._policy import MAX_UID, protect_problem
 from pipeline.core.sandbox._presets import PresetPaths
 
 __all__ = [
@@ -80,26 +79,20 @@ tasks, MCP servers): bound read-only where they exist. Each agent CLI's own (its
 ``workspace_code``) are added by the handler, for every agent."""
 
 
+def _each_relative(_instance: object, _attribute: Attribute[Any], value: tuple[str, ...]) -> None:
+    for path in value:
+        if protect_problem(path) is not None:
+            raise SandboxError(f"a protected path must be relative to the workspace: {path!r}")
+
+
 @final
 @frozen(kw_only=True)
 class Hidden:
     """A path that exists on the host and must not be seen: a folder (covered by an empty
     tmpfs) or anything else (covered by ``/dev/null``)."""
 
-    path: str
+    path: str = field(validator=absolute)
     is_dir: bool
-
-
-def _check_relative(value: tuple[str, ...]) -> None:
-    for path in value:
-        normal = posixpath.normpath(path) if path else ""
-        if (
-            not path
-            or path.startswith("/")
-            or normal != path
-            or normal.split("/")[0] in (".", "..")
-        ):
-            raise SandboxError(f"a protected path must be relative to the workspace: {path!r}")
 
 
 @final
@@ -108,60 +101,60 @@ class MountInputs:
     """The paths one sandboxed process is laid out from (all absolute and normal, links
     resolved; ``protect`` relative to ``workspace``). ``uid`` None: the caller's own uid."""
 
-    workspace: str
-    home: str
-    ralph_dir: str
+    workspace: str = field(validator=absolute)
+    home: str = field(validator=absolute)
+    ralph_dir: str = field(validator=absolute)
     """``.ralph``: read-only, but for the events file."""
-    events_file: str | None
+    events_file: str | None = field(validator=absolute)
     """The run's events file, writable (the handler makes it first); None for a process of
     no run's (ralph's own git, whose hooks and filters run sandboxed)."""
-    marker_dir: str
+    marker_dir: str = field(validator=absolute)
     """``.agent/tmp``, where dev-fix's completion marker goes: read-only."""
-    config_file: str
+    config_file: str = field(validator=absolute)
     """``ralph.toml``: read-only where it exists."""
-    prompt_file: str
+    prompt_file: str = field(validator=absolute)
     """The user's prompt file: read-only where it exists."""
-    state_dir: str
+    state_dir: str = field(validator=absolute)
     """ralph's state folder (``.git/ralph``: the store, saved prompts): hidden, unless it is
     ``ralph_dir`` itself (a workspace outside git), which is read-only already."""
-    git_dir: str | None = None
-    common_dir: str | None = None
+    git_dir: str | None = field(default=None, validator=absolute)
+    common_dir: str | None = field(default=None, validator=absolute)
     """The git directory and the common one (they differ in a linked worktree); None outside
     git."""
     git_writable: bool = False
     """Whether git's folders are writable: only for ralph's own git, when it runs the
     repository's hooks or filters; every other process sees the whole git folder read-only."""
-    worktree_folders: tuple[str, ...] = ()
+    worktree_folders: tuple[str, ...] = field(default=(), validator=each_absolute)
     """The folder of the runs' worktrees beside the main work tree (``<main>-worktrees``)
     where it exists: hidden, but for the workspace itself when it lies inside."""
-    submodule_git_dirs: tuple[str, ...] = ()
+    submodule_git_dirs: tuple[str, ...] = field(default=(), validator=each_absolute)
     """Submodules' git directories (``.git/modules/*``): their hooks and config read-only."""
-    store: str | None = None
+    store: str | None = field(default=None, validator=absolute)
     """A store file inside the work tree (``--store ./x.db``): read-only, side files too."""
-    passwd_home: str | None = None
+    passwd_home: str | None = field(default=None, validator=absolute)
     """The home folder ``/etc/passwd`` gives ralph's uid, when it is not ``home``: hidden."""
-    other_repositories: tuple[str, ...] = ()
+    other_repositories: tuple[str, ...] = field(default=(), validator=each_absolute)
     """Siblings of the workspace holding a ``.git``, and a linked worktree's main work tree."""
     hidden: tuple[Hidden, ...] = ()
     """The deny list and ``hide`` entries that exist."""
-    sockets: tuple[str, ...] = ()
+    sockets: tuple[str, ...] = field(default=(), validator=each_absolute)
     """The host's unix sockets bound to a path: each covered (a read-only bind still
     connects)."""
-    interpreter_dirs: tuple[str, ...] = ()
+    interpreter_dirs: tuple[str, ...] = field(default=(), validator=each_absolute)
     """ralph's own interpreter (``sys.base_prefix`` resolved, ``sys.prefix``): read-only."""
-    program_dirs: tuple[str, ...] = ()
+    program_dirs: tuple[str, ...] = field(default=(), validator=each_absolute)
     """The agent program's root (its ``node_modules`` folder's parent, its venv, its folder)."""
     path_entries: tuple[str, ...] = ()
     """``PATH``, in order: entries in a hidden place are bound back (relative ones ignored)."""
-    read: tuple[str, ...] = ()
-    write: tuple[str, ...] = ()
+    read: tuple[str, ...] = field(default=(), validator=each_absolute)
+    write: tuple[str, ...] = field(default=(), validator=each_absolute)
     preset: PresetPaths = field(factory=PresetPaths)
-    protect: tuple[str, ...] = ()
+    protect: tuple[str, ...] = field(default=(), validator=_each_relative)
     """More workspace paths read-only, beside :data:`DEFAULT_PROTECT`."""
-    index_dir: str | None = None
+    index_dir: str | None = field(default=None, validator=absolute)
     """A folder holding the process's own copy of git's index, bound writable at
     :data:`~pipeline.core.sandbox.INDEX_MOUNT`; None: none (outside git, or ralph's own git)."""
-    relay_dir: str | None = None
+    relay_dir: str | None = field(default=None, validator=absolute)
     """The folder of the network relay's sockets, bound at ``/run/ralph``; None: no relay."""
     uid: int | None = None
     """The uid and gid inside (``--uid N --gid N``); None keeps the caller's."""
@@ -171,43 +164,6 @@ class MountInputs:
     (:func:`~pipeline.core.sandbox.with_account`), bound with ``--ro-bind-data``."""
 
     def __attrs_post_init__(self) -> None:
-        singles = {
-            "workspace": self.workspace,
-            "home": self.home,
-            "ralph_dir": self.ralph_dir,
-            "events_file": self.events_file,
-            "marker_dir": self.marker_dir,
-            "config_file": self.config_file,
-            "prompt_file": self.prompt_file,
-            "state_dir": self.state_dir,
-            "git_dir": self.git_dir,
-            "common_dir": self.common_dir,
-            "store": self.store,
-            "passwd_home": self.passwd_home,
-            "relay_dir": self.relay_dir,
-            "index_dir": self.index_dir,
-        }
-        for name, path in singles.items():
-            if path is not None:
-                check_absolute(path, name)
-        groups = {
-            "submodule_git_dirs": self.submodule_git_dirs,
-            "other_repositories": self.other_repositories,
-            "worktree_folders": self.worktree_folders,
-            "hidden": tuple(h.path for h in self.hidden),
-            "sockets": self.sockets,
-            "interpreter_dirs": self.interpreter_dirs,
-            "program_dirs": self.program_dirs,
-            "read": self.read,
-            "write": self.write,
-            "preset writable": self.preset.writable,
-            "preset writable_files": self.preset.writable_files,
-            "preset read_only": self.preset.read_only,
-        }
-        for name, paths in groups.items():
-            for path in paths:
-                check_absolute(path, f"a {name} entry")
-        _check_relative(self.protect)
         if (self.git_dir is None) != (self.common_dir is None):
             raise SandboxError("git_dir and common_dir are given together or not at all")
         if self.uid is not None and not 0 <= self.uid <= MAX_UID:

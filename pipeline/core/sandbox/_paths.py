@@ -8,37 +8,42 @@ resolved); these functions only compare and join them.
 from __future__ import annotations
 
 import posixpath
+from typing import Any
+
+from attrs import Attribute
 
 from pipeline.core.sandbox._errors import SandboxError
 
 __all__ = [
-    "check_absolute",
+    "absolute",
     "depth",
+    "each_absolute",
     "expand_home",
-    "is_clean_absolute",
     "is_within",
     "join",
     "normal_absolute",
 ]
 
 
-def is_clean_absolute(path: str) -> bool:
-    """Whether ``path`` is absolute and already normal: no ``.``, ``..``, ``//`` or trailing
-    ``/`` (but ``/`` itself), and no NUL (which argv cannot carry)."""
-    return (
-        path.startswith("/")
-        and not path.startswith("//")
-        and "\0" not in path
-        and posixpath.normpath(path) == path
-    )
-
-
-def check_absolute(path: str, what: str) -> str:
-    """``path`` itself when :func:`is_clean_absolute`, else a :class:`SandboxError` naming
-    ``what`` it was meant to be."""
-    if not is_clean_absolute(path):
+def _check_absolute(path: str, what: str) -> None:
+    """A :class:`SandboxError` naming ``what`` ``path`` was meant to be, unless it is absolute
+    and already normal: no ``.``, ``..``, ``//`` or trailing ``/`` (but ``/`` itself), and no
+    NUL (which argv cannot carry)."""
+    clean = path.startswith("/") and not path.startswith("//") and "\0" not in path
+    if not clean or posixpath.normpath(path) != path:
         raise SandboxError(f"{what} must be a normal absolute path, got {path!r}")
-    return path
+
+
+def absolute(_instance: object, attribute: Attribute[Any], value: str | None) -> None:
+    """An attrs validator: ``value`` (None allowed) is absolute and normal."""
+    if value is not None:
+        _check_absolute(value, attribute.name)
+
+
+def each_absolute(_instance: object, attribute: Attribute[Any], value: tuple[str, ...]) -> None:
+    """An attrs validator: every path in ``value`` is absolute and normal."""
+    for path in value:
+        _check_absolute(path, f"a {attribute.name} entry")
 
 
 def normal_absolute(path: str) -> str | None:

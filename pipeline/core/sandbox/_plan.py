@@ -72,9 +72,9 @@ def _rw(path: str, what: str, *, must_exist: bool = True) -> Mount:
     return Mount(args=(flag, path, path), dest=path, exposure=_WRITE, what=what, needed=True)
 
 
-def _hide(path: str, what: str, *, is_dir: bool = True) -> Mount:
+def _hide(path: str, what: str, *, is_dir: bool = True, needed: bool = False) -> Mount:
     args = ("--tmpfs", path) if is_dir else ("--ro-bind", "/dev/null", path)
-    return Mount(args=args, dest=path, exposure=_COVER, what=what, guard=True)
+    return Mount(args=args, dest=path, exposure=_COVER, what=what, guard=True, needed=needed)
 
 
 def _required_ro(path: str, what: str) -> Mount:
@@ -91,24 +91,9 @@ def _namespaces(inputs: MountInputs) -> list[str]:
 
 def _system(layout: Layout) -> None:
     layout.add(Mount(args=("--ro-bind", "/", "/"), dest="/", exposure=_READ, what="the root"))
-    layout.add(
-        Mount(
-            args=("--dev", "/dev"),
-            dest="/dev",
-            exposure=_COVER,
-            what="the sandbox's /dev",
-            guard=True,
-        )
-    )
-    layout.add(
-        Mount(
-            args=("--proc", "/proc"),
-            dest="/proc",
-            exposure=_COVER,
-            what="the sandbox's /proc",
-            guard=True,
-        )
-    )
+    for flag, path in (("--dev", "/dev"), ("--proc", "/proc")):
+        what = f"the sandbox's {path}"
+        layout.add(Mount(args=(flag, path), dest=path, exposure=_COVER, what=what, guard=True))
     layout.add(_hide("/tmp", "the private /tmp"))
     layout.add(_hide("/run", "the private /run"))
 
@@ -116,17 +101,7 @@ def _system(layout: Layout) -> None:
 def _hidden_places(inputs: MountInputs, layout: Layout) -> None:
     # Needed as well as a guard: laid even where an earlier tmpfs hides it already (a $HOME
     # under /tmp), so that it exists, empty, for the programs that write there.
-    home = inputs.home
-    layout.add(
-        Mount(
-            args=("--tmpfs", home),
-            dest=home,
-            exposure=_COVER,
-            what="the hidden $HOME",
-            guard=True,
-            needed=True,
-        )
-    )
+    layout.add(_hide(inputs.home, "the hidden $HOME", needed=True))
     if inputs.passwd_home is not None and inputs.passwd_home != inputs.home:
         layout.add(_hide(inputs.passwd_home, "the hidden passwd home"))
     for repository in inputs.other_repositories:
@@ -219,7 +194,7 @@ def _other_runs(inputs: MountInputs, layout: Layout) -> None:
     # Writable, but private to the sandbox: this worktree's own folder is bound inside it.
     layout.add(_hide(worktrees, "other worktrees' git folders"))
     if is_within(git_dir, worktrees):
-        shown = _shown_ro if not inputs.git_writable else _shown_rw
+        shown = _rw if inputs.git_writable else _shown_ro
         layout.add(shown(git_dir, "the git directory"))
     main_state = join(common, "ralph")
     if not is_within(inputs.state_dir, main_state):
@@ -229,10 +204,6 @@ def _other_runs(inputs: MountInputs, layout: Layout) -> None:
 def _shown_ro(path: str, what: str) -> Mount:
     """``path`` shown read-only, whatever was laid over it before (a hidden main work tree)."""
     return _ro(path, what, guard=True, needed=True, optional=False)
-
-
-def _shown_rw(path: str, what: str) -> Mount:
-    return _rw(path, what)
 
 
 def _hide_ro(path: str, what: str) -> Mount:
@@ -268,22 +239,12 @@ def _workspace(inputs: MountInputs, layout: Layout) -> None:
 
 
 def _last(inputs: MountInputs, layout: Layout) -> list[str]:
-    if inputs.relay_dir is not None:
-        relay = Mount(
-            args=("--bind", inputs.relay_dir, RELAY_MOUNT),
-            dest=RELAY_MOUNT,
-            exposure=_WRITE,
-            what="the relay",
-        )
-        layout.add(relay)
-    if inputs.index_dir is not None:
-        index = Mount(
-            args=("--bind", inputs.index_dir, INDEX_MOUNT),
-            dest=INDEX_MOUNT,
-            exposure=_WRITE,
-            what="the index",
-        )
-        layout.add(index)
+    for source, dest, what in (
+        (inputs.relay_dir, RELAY_MOUNT, "the relay"),
+        (inputs.index_dir, INDEX_MOUNT, "the index"),
+    ):
+        if source is not None:
+            layout.add(Mount(args=("--bind", source, dest), dest=dest, exposure=_WRITE, what=what))
     data: list[str] = []
     for fd, target in ((inputs.passwd_fd, "/etc/passwd"), (inputs.group_fd, "/etc/group")):
         if fd is not None:

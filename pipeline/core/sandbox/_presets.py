@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import final
 
-from attrs import frozen
+from attrs import field, frozen
 
-from pipeline.core.sandbox._paths import join, normal_absolute
+from pipeline.core.sandbox._paths import each_absolute, join, normal_absolute
 
 __all__ = [
     "ConfigFolder",
@@ -65,11 +65,11 @@ class SandboxPreset:
 class PresetPaths:
     """A preset's paths on one machine: what the mount plan binds back into ``$HOME``."""
 
-    writable: tuple[str, ...] = ()
+    writable: tuple[str, ...] = field(default=(), validator=each_absolute)
     """Folders, which the handler creates (``0700``) when missing."""
-    writable_files: tuple[str, ...] = ()
+    writable_files: tuple[str, ...] = field(default=(), validator=each_absolute)
     """Files bound writable only when they exist."""
-    read_only: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = field(default=(), validator=each_absolute)
     """Bound read-only on top, when they exist."""
 
 

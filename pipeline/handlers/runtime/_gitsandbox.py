@@ -21,16 +21,15 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import final
 
-import attrs
 from attrs import frozen
 
 from pipeline.core.config import GitConfig
-from pipeline.core.sandbox import NetworkMode, SandboxError
+from pipeline.core.sandbox import SandboxError
 from pipeline.handlers.agents import ProcessSpec
-from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, WrappedCommand
+from pipeline.handlers.runtime._gitcmd import GitError, WrappedCommand
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
-__all__ = ["SandboxedGit", "git_policy", "signing_problem"]
+__all__ = ["SandboxedGit", "signing_problem"]
 
 
 @final
@@ -56,21 +55,6 @@ class SandboxedGit:
             yield WrappedCommand(
                 argv=sandboxed.spec.argv, env=sandboxed.spec.env, pass_fds=sandboxed.spec.pass_fds
             )
-
-
-def git_policy(trust: GitConfig, sandbox: Sandbox | None) -> GitPolicy:
-    """ralph's git policy as ``[git]`` (``trust``) sets it, the hooks and filters it allows
-    run in ``sandbox`` (None: directly) with no network: a hook has no model to reach."""
-    where = None
-    if sandbox is not None and (trust.run_hooks or trust.run_filters):
-        offline = attrs.evolve(sandbox.policy, network=NetworkMode.NONE)
-        # ralph's own git writes objects, refs and the index: the one process whose git
-        # folder is writable (every agent, gate and hook sees it read-only).
-        paths = attrs.evolve(sandbox.paths, git_writable=True)
-        where = SandboxedGit(sandbox=attrs.evolve(sandbox, policy=offline, paths=paths))
-    return GitPolicy(
-        run_hooks=trust.run_hooks, sign=trust.sign, run_filters=trust.run_filters, sandbox=where
-    )
 
 
 def signing_problem(trust: GitConfig) -> str | None:

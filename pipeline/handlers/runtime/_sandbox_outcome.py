@@ -22,7 +22,7 @@ from pipeline.events import (
     Role,
 )
 from pipeline.events.values import MAX_COUNT
-from pipeline.handlers.sandbox import AgentNeeds, Sandbox, canonical, reachable
+from pipeline.handlers.sandbox import AgentNeeds, Sandbox, reachable
 
 __all__ = ["cut_off", "in_sandbox", "model_reached", "sandbox_hint"]
 
@@ -39,9 +39,9 @@ def model_reached(
     their provider refused them.)"""
     if sandbox is None or needs.preset is None:
         return reported
-    if not sandbox.allowed(needs):
+    if not reachable(sandbox.policy, needs):
         return False
-    models = {canonical(e) for e in needs.endpoints}
+    models = set(needs.endpoints)
     return bool(models & asked) if models else reported
 
 
@@ -69,11 +69,10 @@ def sandbox_hint(
     the run stops for a person once no agent of the chain is left."""
     if isinstance(fact, ProviderLimited):
         # A limit told by an agent that never got a request out is its own words, no limit.
-        kind = ErrorKind.NON_ZERO_EXIT
         fact = InvocationFailed(
             role=fact.role,
             agent=fact.agent,
-            error=kind,
+            error=ErrorKind.NON_ZERO_EXIT,
             message=fact.message,
             retriable=True,
             at=fact.at,
@@ -110,7 +109,7 @@ def in_sandbox(
     if sandbox is None:
         return outcome
     if not reached_model:
-        allowed, cut = sandbox.allowed(needs), cut_off(sandbox.policy, needs)
+        allowed, cut = reachable(sandbox.policy, needs), cut_off(sandbox.policy, needs)
         outcome = tuple(sandbox_hint(fact, allowed, cut) for fact in outcome)
     role, agent, at = who
     refusals = tuple(

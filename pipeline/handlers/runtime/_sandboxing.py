@@ -22,6 +22,7 @@ from pipeline.core.agents import PRESETS
 from pipeline.core.config import AgentConfig, RalphConfig
 from pipeline.core.sandbox import (
     Endpoint,
+    NetworkMode,
     SandboxError,
     SandboxMode,
     SandboxPolicy,
@@ -35,7 +36,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, not_started, run_process
 from pipeline.handlers.runtime._gitcmd import GitPolicy, git_dirs
-from pipeline.handlers.runtime._gitsandbox import git_policy, signing_problem
+from pipeline.handlers.runtime._gitsandbox import SandboxedGit, signing_problem
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.sandbox import (
     AgentNeeds,
@@ -103,7 +104,7 @@ class SandboxChoice:
             prompt_file=root / config.prompt_file,
             state_dir=layout.state_dir,
             git_dirs=git_dirs(root),
-            store_files=tuple(s for s in stores if s.resolve().is_relative_to(root.resolve())),
+            store=next((s for s in stores if s.resolve().is_relative_to(root.resolve())), None),
         )
         return Sandbox(policy=self.policy, probe=self.probe, paths=paths)
 
@@ -116,28 +117,16 @@ class SandboxChoice:
         only)."""
         if self.policy.mode is SandboxMode.OFF:
             return ()
-        if self.probe is None:
-            return (
-                SandboxChecked(
-                    mode=self.policy.mode,
-                    on=False,
-                    said=self.said,
-                    endpoints=(),
-                    withheld=(),
-                    at=at,
-                ),
-            )
-        withheld = set.intersection(
-            *(
-                set(withheld_variables(environ, environment_rules(self.policy, needs)))
-                for needs in self._all_needs(config)
-            )
-        )
-        reach = tuple(map(str, self.reachable(config)))
+        reach: tuple[str, ...] = ()
+        withheld: set[str] = set()
+        if self.probe is not None:
+            rules = (environment_rules(self.policy, needs) for needs in self._all_needs(config))
+            withheld = set.intersection(*(set(withheld_variables(environ, r)) for r in rules))
+            reach = tuple(map(str, self.reachable(config)))
         return (
             SandboxChecked(
                 mode=self.policy.mode,
-                on=True,
+                on=self.probe is not None,
                 said=self.said,
                 endpoints=reach,
                 withheld=tuple(sorted(withheld)),
@@ -162,11 +151,20 @@ def git_policy_in(
     config: RalphConfig,
     stores: tuple[Path, ...],
 ) -> GitPolicy:
-    """ralph's git policy for runs in ``layout``: ``[git]``, the repository's hooks and
-    filters it allows run in the sandbox ``choice`` made (``stores``: see
-    :meth:`SandboxChoice.sandbox`)."""
+    """ralph's git policy for runs in ``layout`` as ``[git]`` sets it: the repository's hooks
+    and filters it allows run in the sandbox ``choice`` made (None: directly), with no
+    network: a hook has no model to reach (``stores``: see :meth:`SandboxChoice.sandbox`)."""
+    trust, where = config.git, None
     sandbox = None if choice is None else choice.sandbox(layout, config, None, stores)
-    return git_policy(config.git, sandbox)
+    if sandbox is not None and (trust.run_hooks or trust.run_filters):
+        offline = attrs.evolve(sandbox.policy, network=NetworkMode.NONE)
+        # ralph's own git writes objects, refs and the index: the one process whose git
+        # folder is writable (every agent, gate and hook sees it read-only).
+        paths = attrs.evolve(sandbox.paths, git_writable=True)
+        where = SandboxedGit(sandbox=attrs.evolve(sandbox, policy=offline, paths=paths))
+    return GitPolicy(
+        run_hooks=trust.run_hooks, sign=trust.sign, run_filters=trust.run_filters, sandbox=where
+    )
 
 
 def _low_port(reachable: tuple[Endpoint, ...]) -> str | None:

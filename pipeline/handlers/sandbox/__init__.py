@@ -8,21 +8,13 @@
   with a unix socket per loopback endpoint and an HTTP proxy that allows only the listed
   ``host:port`` pairs and counts its refusals; it gives the relay's command line and the proxy
   variables (``docs/research/sandbox-design.md``, section 8).
-- :func:`relay_source` is the stdlib-only relay that runs inside, in front of the agent;
-  :class:`RelayRoute` one address it listens on.
+- :func:`relay_source` is the stdlib-only relay that runs inside, in front of the agent.
 """
 
 from pipeline.handlers.sandbox._network import NO_PROXY, NetworkGate, NetworkSeen, relay_source
 from pipeline.handlers.sandbox._probe import INSTALL_HINT, Probe, probe
-from pipeline.handlers.sandbox._proxy import canonical
 from pipeline.handlers.sandbox._reach import reach_from_inside
 from pipeline.handlers.sandbox._relay import FAILED as RELAY_FAILED
-from pipeline.handlers.sandbox._routes import (
-    PROXY_PORT,
-    PROXY_SOCKET,
-    RELAY_FILE,
-    RelayRoute,
-)
 from pipeline.handlers.sandbox._sandbox import (
     AgentNeeds,
     Sandbox,
@@ -34,18 +26,13 @@ from pipeline.handlers.sandbox._sandbox import (
 __all__ = [
     "INSTALL_HINT",
     "NO_PROXY",
-    "PROXY_PORT",
-    "PROXY_SOCKET",
     "RELAY_FAILED",
-    "RELAY_FILE",
     "AgentNeeds",
     "NetworkGate",
     "NetworkSeen",
     "Probe",
-    "RelayRoute",
     "Sandbox",
     "WorkspacePaths",
-    "canonical",
     "environment_rules",
     "probe",
     "reach_from_inside",

@@ -79,13 +79,11 @@ class Connections:
         ``deadline`` (``time.monotonic``)."""
         with self._lock:
             self._stopping = True
-            threads = list(self._open)
             held = [s for sockets in self._open.values() for s in sockets]
         for one in held:
             with contextlib.suppress(OSError):
                 one.shutdown(socket.SHUT_RDWR)
-        for thread in threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
+        self.settle(deadline)
 
 
 @final

@@ -14,6 +14,7 @@ import shutil
 import stat
 import sys
 from collections.abc import Iterable, Mapping
+from os.path import realpath
 from pathlib import Path
 from typing import Final
 
@@ -31,10 +32,6 @@ __all__ = [
 ]
 
 
-def _real(path: str | Path) -> str:
-    return os.path.realpath(path)
-
-
 _PACKAGE: Final = Path(__file__).resolve().parents[2]
 """The ``pipeline`` package's folder: in the venv, or, installed editable, in its checkout."""
 
@@ -46,9 +43,9 @@ def interpreter_dirs(workspace: Path | None) -> tuple[str, ...]:
     under ``$HOME`` or ``/tmp``, hidden otherwise); not when it lies in ``workspace``, which
     shows it already (and an agent working on ralph itself must be able to change it);
     ``workspace`` None: no workspace is shown."""
-    found = [_real(sys.base_prefix), _real(sys.prefix)]
-    package = _real(_PACKAGE)
-    shown = (*found, *(() if workspace is None else (_real(workspace),)))
+    found = [realpath(sys.base_prefix), realpath(sys.prefix)]
+    package = realpath(_PACKAGE)
+    shown = (*found, *(() if workspace is None else (realpath(workspace),)))
     if not any(Path(package).is_relative_to(p) for p in shown):
         found.append(package)
     return tuple(dict.fromkeys(found))
@@ -78,7 +75,7 @@ def program_dirs(argv0: str, environ: Mapping[str, str], workspace: Path) -> tup
         return ()
     named = os.path.abspath(found)
     # As named on PATH (a link in node_modules/.bin) and as the link resolves.
-    return tuple(dict.fromkeys((_root_of(_real(named)), _root_of(named))))
+    return tuple(dict.fromkeys((_root_of(realpath(named)), _root_of(named))))
 
 
 def existing_hidden(home: str, hide: Iterable[str]) -> tuple[Hidden, ...]:
@@ -90,7 +87,7 @@ def existing_hidden(home: str, hide: Iterable[str]) -> tuple[Hidden, ...]:
         with contextlib.suppress(OSError):
             is_dir = Path(path).is_dir()
             if os.path.lexists(path):
-                found.append(Hidden(path=_real(path), is_dir=is_dir))
+                found.append(Hidden(path=realpath(path), is_dir=is_dir))
     return tuple(dict.fromkeys(found))
 
 
@@ -102,11 +99,11 @@ def other_repositories(workspace: Path, common_dir: Path | None) -> tuple[str, .
     with contextlib.suppress(OSError):
         for sibling in parent.iterdir():
             if sibling != workspace and (sibling / ".git").exists():
-                found.append(_real(sibling))
+                found.append(realpath(sibling))
     if common_dir is not None and common_dir.name == ".git":
         main = common_dir.parent
-        if _real(main) != _real(workspace):
-            found.append(_real(main))
+        if realpath(main) != realpath(workspace):
+            found.append(realpath(main))
     return tuple(dict.fromkeys(found))
 
 
@@ -129,7 +126,7 @@ def host_sockets(table: Path = Path("/proc/net/unix")) -> tuple[str, ...]:
         if len(fields) < 8 or not fields[7].startswith("/"):
             continue  # unnamed or abstract
         with contextlib.suppress(OSError):
-            path = _real(fields[7])
+            path = realpath(fields[7])
             if stat.S_ISSOCK(os.lstat(path).st_mode):
                 found.append(path)
     return tuple(dict.fromkeys(found))
@@ -142,7 +139,7 @@ def worktree_folders(common_dir: Path | None) -> tuple[str, ...]:
         return ()
     main = common_dir.parent
     folder = main.parent / f"{main.name}-worktrees"
-    return (_real(folder),) if folder.is_dir() else ()
+    return (realpath(folder),) if folder.is_dir() else ()
 
 
 def submodule_git_dirs(common_dir: Path | None) -> tuple[str, ...]:
@@ -151,7 +148,7 @@ def submodule_git_dirs(common_dir: Path | None) -> tuple[str, ...]:
         return ()
     modules = common_dir / "modules"
     with contextlib.suppress(OSError):
-        return tuple(_real(m) for m in sorted(modules.iterdir()) if (m / "config").is_file())
+        return tuple(realpath(m) for m in sorted(modules.iterdir()) if (m / "config").is_file())
     return ()
 
 

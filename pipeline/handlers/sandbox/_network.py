@@ -11,6 +11,7 @@ gate stops; the relay inside (``_relay``) turns them back into TCP addresses
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import selectors
 import shutil
@@ -21,7 +22,6 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from types import TracebackType
 from typing import Final, final
 
 import attrs
@@ -34,7 +34,7 @@ from pipeline.handlers.sandbox._connections import (
     Connections,
     Handler,
 )
-from pipeline.handlers.sandbox._proxy import canonical, serve_proxy
+from pipeline.handlers.sandbox._proxy import serve_proxy
 from pipeline.handlers.sandbox._relay import splice
 from pipeline.handlers.sandbox._routes import RELAY_FILE, RelayRoute, plan_routes
 
@@ -69,7 +69,6 @@ def _private_folder(base: Path | None, longest_name: int) -> Path:
 
 
 @final
-@final
 @frozen(kw_only=True)
 class NetworkSeen:
     """What a sandboxed process did with the network, as its gate saw it: the connections
@@ -97,7 +96,7 @@ class NetworkGate:
         base_dir: Path | None = None,
         connect_timeout_s: float = 10.0,
     ) -> None:
-        endpoints = tuple(dict.fromkeys(canonical(e) for e in allowed))
+        endpoints = tuple(dict.fromkeys(allowed))
         self._routes = plan_routes(endpoints, proxy)
         self._base_dir = base_dir
         self._connections = Connections()
@@ -226,12 +225,7 @@ class NetworkGate:
         """Start the gate."""
         return self.start()
 
-    def __exit__(
-        self,
-        _type: type[BaseException] | None,
-        _value: BaseException | None,
-        _traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_exc: object) -> None:
         """Stop the gate."""
         self.stop()
 
@@ -246,10 +240,7 @@ class NetworkGate:
                 return  # the client sees its connection end: the endpoint does not answer
             splice(client, origin)
 
-        def proxy(client: socket.socket) -> None:
-            serve_proxy(client, origins)
-
-        return proxy if target is None else relay
+        return functools.partial(serve_proxy, origins=origins) if target is None else relay
 
     def _serve(self) -> None:
         assert self._wake is not None

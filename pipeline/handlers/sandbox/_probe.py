@@ -19,7 +19,7 @@ from attrs import frozen
 
 from pipeline.core.sandbox import MANDATORY_FLAGS
 
-__all__ = ["INSTALL_HINT", "Probe", "probe"]
+__all__ = ["INSTALL_HINT", "Probe", "bare_sandbox", "probe"]
 
 INSTALL_HINT: Final = "install bubblewrap (apt-get install bubblewrap)"
 """How to get the sandbox on a machine without it (said with every reason it is off)."""
@@ -50,6 +50,14 @@ class Probe:
         return f"bubblewrap {self.version}" if self.version else "bubblewrap"
 
 
+def bare_sandbox(program: str, uid: int | None) -> list[str]:
+    """bwrap ``program``'s arguments for the barest sandbox: the mandatory flags, ``uid`` inside
+    (None: the caller's), the host's root read-only, a fresh ``/dev`` and ``/proc``."""
+    ids = [] if uid is None else ["--uid", str(uid), "--gid", str(uid)]
+    system = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    return [program, *MANDATORY_FLAGS, *ids, *system]
+
+
 def _run(argv: list[str]) -> tuple[int, str]:
     try:
         done = subprocess.run(
@@ -76,9 +84,7 @@ def probe(environ: Mapping[str, str], uid: int) -> Probe:
     code, text = _run([program, "--version"])
     version = text.removeprefix("bubblewrap ").strip() if code == 0 else None
     inside = uid if os.geteuid() == 0 else None
-    ids = ["--uid", str(inside), "--gid", str(inside)] if inside is not None else []
-    argv = [program, *MANDATORY_FLAGS, *ids, "--ro-bind", "/", "/", "--proc", "/proc"]
-    code, text = _run([*argv, "--dev", "/dev", "--", "true"])
+    code, text = _run([*bare_sandbox(program, inside), "--", "true"])
     if code != 0:
         said = text or f"exit status {code}"
         return Probe(

@@ -10,17 +10,17 @@ host, and a copy after the first request would carry it to the first one.
 
 from __future__ import annotations
 
-import ipaddress
 import socket
-from typing import Final, Protocol, final
+from typing import Final, final
 from urllib.parse import urlsplit
 
 from attrs import frozen
 
 from pipeline.core.sandbox import Endpoint, SandboxError, parse_endpoint
+from pipeline.handlers.sandbox._connections import AllowedOrigins
 from pipeline.handlers.sandbox._relay import splice
 
-__all__ = ["Origins", "ProxyRequest", "canonical", "parse_request", "serve_proxy"]
+__all__ = ["ProxyRequest", "parse_request", "serve_proxy"]
 
 _HEAD_LIMIT: Final = 65_536
 _END: Final = b"\r\n\r\n"
@@ -29,20 +29,6 @@ _END: Final = b"\r\n\r\n"
 _DROPPED: Final = frozenset(
     {b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive", b"host"}
 )
-
-
-class Origins(Protocol):
-    """What the proxy asks of the gate: the decision, the count and the connection."""
-
-    def allows(self, endpoint: Endpoint) -> bool:
-        """Whether ``endpoint`` may be reached."""
-
-    def refuse(self, endpoint: Endpoint) -> None:
-        """Count one refusal of ``endpoint``."""
-
-    def connect(self, endpoint: Endpoint) -> socket.socket:
-        """A connection to ``endpoint`` that the gate shuts down when it stops (``OSError``
-        when it cannot be made)."""
 
 
 @final
@@ -56,14 +42,6 @@ class ProxyRequest:
     head: bytes = b""
 
 
-def canonical(endpoint: Endpoint) -> Endpoint:
-    """``endpoint`` with an IPv6 address in its short form, so that equal places compare
-    equal (``0:0:0:0:0:0:0:1`` is ``::1``)."""
-    if ":" not in endpoint.host:
-        return endpoint
-    return Endpoint(ipaddress.IPv6Address(endpoint.host).compressed, endpoint.port)
-
-
 def parse_request(head: bytes) -> ProxyRequest:
     """The request a proxy client's head (request line and headers, up to the blank line)
     makes; ``ValueError`` saying what is wrong with it."""
@@ -74,23 +52,20 @@ def parse_request(head: bytes) -> ProxyRequest:
     method, target, version = parts
     try:
         if method == "CONNECT":
-            return ProxyRequest(endpoint=canonical(parse_endpoint(target)), tunnel=True)
+            return ProxyRequest(endpoint=parse_endpoint(target), tunnel=True)
         if not target.lower().startswith("http://"):
             raise ValueError(f"{method} {target[:200]}: the proxy takes CONNECT or http:// URLs")
-        endpoint = canonical(parse_endpoint(target))
+        endpoint = parse_endpoint(target)
     except SandboxError as error:
         raise ValueError(str(error)) from None
     url = urlsplit(target)
     path = (url.path or "/") + (f"?{url.query}" if url.query else "")
     host = url.netloc.rpartition("@")[2]
-    headers = [h for h in rest.split(b"\r\n") if h and _name(h) not in _DROPPED]
+    names = ((h, h.partition(b":")[0].strip().lower()) for h in rest.split(b"\r\n") if h)
+    headers = [header for header, name in names if name not in _DROPPED]
     lines = [f"{method} {path} {version}\r\nHost: {host}".encode("latin-1"), *headers]
     lines.append(b"Connection: close")
     return ProxyRequest(endpoint=endpoint, tunnel=False, head=b"\r\n".join(lines) + _END)
-
-
-def _name(header: bytes) -> bytes:
-    return header.partition(b":")[0].strip().lower()
 
 
 def _reply(client: socket.socket, status: int, reason: str, text: str) -> None:
@@ -117,7 +92,7 @@ def _read_head(client: socket.socket) -> tuple[bytes, bytes] | None:
     return head + _END, after
 
 
-def serve_proxy(client: socket.socket, origins: Origins) -> None:
+def serve_proxy(client: socket.socket, origins: AllowedOrigins) -> None:
     """Serve one client connection of the proxy, then close it."""
     with client:
         try:
@@ -140,7 +115,9 @@ def serve_proxy(client: socket.socket, origins: Origins) -> None:
             return  # the client or the gate ended the connection: nothing left to tell
 
 
-def _forward(client: socket.socket, request: ProxyRequest, after: bytes, origins: Origins) -> None:
+def _forward(
+    client: socket.socket, request: ProxyRequest, after: bytes, origins: AllowedOrigins
+) -> None:
     try:
         origin = origins.connect(request.endpoint)
     except OSError as error:

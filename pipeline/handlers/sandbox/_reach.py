@@ -11,10 +11,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from pipeline.core.sandbox import MANDATORY_FLAGS, RELAY_MOUNT, Endpoint
+from pipeline.core.sandbox import RELAY_MOUNT, Endpoint
 from pipeline.handlers.sandbox._gather import interpreter_dirs
 from pipeline.handlers.sandbox._network import NetworkGate
-from pipeline.handlers.sandbox._probe import Probe
+from pipeline.handlers.sandbox._probe import Probe, bare_sandbox
 
 __all__ = ["reach_from_inside"]
 
@@ -48,14 +48,6 @@ for host, port, relayed in endpoints:
 """
 
 
-def _proxy_address(gate: NetworkGate) -> tuple[str, int] | None:
-    url = gate.environment().get("HTTP_PROXY")
-    if url is None:
-        return None
-    host, _, port = url.removeprefix("http://").rpartition(":")
-    return host, int(port)
-
-
 def reach_from_inside(
     probe: Probe, endpoints: Sequence[Endpoint], timeout_s: float = 3.0
 ) -> Mapping[Endpoint, str | None]:
@@ -66,13 +58,11 @@ def reach_from_inside(
     if not endpoints:
         return {}
     with NetworkGate(endpoints) as gate:
-        proxy = _proxy_address(gate)
+        proxy = next(((r.host, r.port) for r in gate.routes if r.target is None), None)
         todo = [(e.host, e.port, e.is_loopback) for e in endpoints]
         args = json.dumps([todo, proxy, timeout_s])
         command = gate.relay_command(sys.executable, [sys.executable, "-I", "-c", _CHECK, args])
-        ids = [] if probe.uid is None else ["--uid", str(probe.uid), "--gid", str(probe.uid)]
-        argv = [probe.program, *MANDATORY_FLAGS, *ids, "--ro-bind", "/", "/", "--dev", "/dev"]
-        argv += ["--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+        argv = [*bare_sandbox(probe.program, probe.uid), "--tmpfs", "/tmp", "--tmpfs", "/run"]
         for folder in interpreter_dirs(None):  # ralph's python runs the check inside
             argv += ["--ro-bind", folder, folder]
         argv += ["--bind", str(gate.folder), RELAY_MOUNT, "--", *command]

@@ -17,6 +17,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
+from os.path import realpath
 from pathlib import Path
 from typing import final
 
@@ -78,8 +79,8 @@ class WorkspacePaths:
     state_dir: Path
     git_dirs: tuple[Path, Path] | None
     """The git directory and the common one; None outside git."""
-    store_files: tuple[Path, ...] = ()
-    """A store kept in the work tree (read-only inside, its side files too)."""
+    store: Path | None = None
+    """A store file kept in the work tree (read-only inside, its side files too)."""
     git_writable: bool = False
     """Whether git's folders are writable inside: only for ralph's own git running the
     repository's hooks or filters (:class:`~pipeline.core.sandbox.MountInputs`)."""
@@ -107,10 +108,6 @@ def _sandbox_preset(name: str | None) -> SandboxPreset | None:
     """What the agent CLI ``name`` needs (None: a command, or no such preset)."""
     preset = PRESETS.get(name) if name is not None else None
     return None if preset is None else preset.sandbox
-
-
-def _real(path: Path | str) -> str:
-    return os.path.realpath(path)
 
 
 def _account_fd(text: str) -> int:
@@ -166,8 +163,9 @@ class Sandbox:
         gate serves it, and the account files' descriptors stay open, until the block ends."""
         program = self.probe.program
         assert program is not None, "a sandbox is made from a probe that works"
-        home = _real(spec.env.get("HOME") or os.path.expanduser("~"))
-        preset = self._preset(needs, spec.env, home)
+        home = realpath(spec.env.get("HOME") or os.path.expanduser("~"))
+        table = _sandbox_preset(needs.preset)
+        preset = PresetPaths() if table is None else preset_paths(table, spec.env, home)
         paths = self.paths
         git = paths.git_dirs
         folders = [paths.marker_dir, paths.state_dir]
@@ -178,13 +176,12 @@ class Sandbox:
         make_missing(folders, events, preset)
         fds: list[int] = []
         with contextlib.ExitStack() as stack:
-            stack.callback(_close_all, fds)
             if self.probe.uid is not None:
-                passwd, group = with_account(
-                    _text("/etc/passwd"), _text("/etc/group"), self.probe.uid, home
-                )
-                fds += [_account_fd(passwd), _account_fd(group)]
-            gate = stack.enter_context(NetworkGate(self.allowed(needs)))
+                etc = (_text("/etc/passwd"), _text("/etc/group"))
+                for text in with_account(*etc, self.probe.uid, home):
+                    fds.append(_account_fd(text))
+                    stack.callback(os.close, fds[-1])
+            gate = stack.enter_context(NetworkGate(reachable(self.policy, needs)))
             relay = None if gate.folder is None else str(gate.folder)
             index = None
             given = dict(gate.environment())
@@ -206,14 +203,6 @@ class Sandbox:
                 seen=gate.seen,
             )
 
-    def allowed(self, needs: AgentNeeds) -> tuple[Endpoint, ...]:
-        """What a process with ``needs`` may reach (:func:`reachable`)."""
-        return reachable(self.policy, needs)
-
-    def _preset(self, needs: AgentNeeds, env: Mapping[str, str], home: str) -> PresetPaths:
-        table = _sandbox_preset(needs.preset)
-        return PresetPaths() if table is None else preset_paths(table, env, home)
-
     def _inputs(
         self,
         spec: ProcessSpec,
@@ -225,34 +214,34 @@ class Sandbox:
         index_dir: str | None,
     ) -> MountInputs:
         paths, policy = self.paths, self.policy
-        workspace = Path(_real(paths.workspace))
+        workspace = Path(realpath(paths.workspace))
         git = paths.git_dirs
-        common = None if git is None else Path(_real(git[1]))
+        common = None if git is None else Path(realpath(git[1]))
         passwd_home = _passwd_home()
         return MountInputs(
             workspace=str(workspace),
             home=home,
-            ralph_dir=_real(paths.ralph_dir),
-            events_file=None if paths.events_file is None else _real(paths.events_file),
-            marker_dir=_real(paths.marker_dir),
-            config_file=_real(paths.config_file),
-            prompt_file=_real(paths.prompt_file),
-            state_dir=_real(paths.state_dir),
-            git_dir=None if git is None else _real(git[0]),
+            ralph_dir=realpath(paths.ralph_dir),
+            events_file=None if paths.events_file is None else realpath(paths.events_file),
+            marker_dir=realpath(paths.marker_dir),
+            config_file=realpath(paths.config_file),
+            prompt_file=realpath(paths.prompt_file),
+            state_dir=realpath(paths.state_dir),
+            git_dir=None if git is None else realpath(git[0]),
             common_dir=None if common is None else str(common),
             git_writable=paths.git_writable,
             worktree_folders=worktree_folders(common),
             submodule_git_dirs=submodule_git_dirs(common),
-            store=_real(paths.store_files[0]) if paths.store_files else None,
-            passwd_home=None if passwd_home is None else _real(passwd_home),
+            store=None if paths.store is None else realpath(paths.store),
+            passwd_home=None if passwd_home is None else realpath(passwd_home),
             other_repositories=other_repositories(workspace, common),
             hidden=existing_hidden(home, policy.hide),
             sockets=host_sockets(),
             interpreter_dirs=interpreter_dirs(workspace),
             program_dirs=program_dirs(spec.argv[0], spec.env, workspace),
             path_entries=tuple(e for e in spec.env.get("PATH", "").split(os.pathsep) if e),
-            read=tuple(_real(expand_home(p, home)) for p in (*policy.read, *needs.read)),
-            write=tuple(_real(expand_home(p, home)) for p in (*policy.write, *needs.write)),
+            read=tuple(realpath(expand_home(p, home)) for p in (*policy.read, *needs.read)),
+            write=tuple(realpath(expand_home(p, home)) for p in (*policy.write, *needs.write)),
             preset=preset,
             protect=(*workspace_code(), *policy.protect),
             relay_dir=relay_dir,
@@ -270,11 +259,6 @@ def _copy_index(source: Path, target: Path) -> None:
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as reading, target.open("wb") as writing:
             shutil.copyfileobj(reading, writing)
-
-
-def _close_all(fds: list[int]) -> None:
-    for fd in fds:
-        os.close(fd)
 
 
 def _text(path: str) -> str:

@@ -13,7 +13,7 @@ An endpoint is the text of the agent's own request: untrusted.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import final
+from typing import TypeAlias, final
 
 import attrs
 from attrs import frozen
@@ -26,27 +26,15 @@ from pipeline.events import (
     PipelineEvent,
     Role,
     SandboxChecked,
-    SandboxMode,
 )
 
 __all__ = ["RefusedConnection", "SandboxCheck", "SandboxView", "sandbox_view"]
 
 
-@final
-@frozen(kw_only=True)
-class SandboxCheck:
-    """What the run's agents ran in, as decided when it started."""
-
-    at: Instant
-    mode: SandboxMode
-    """As ``[sandbox] mode`` asked."""
-    on: bool
-    said: str
-    """In words: ``on (bubblewrap 0.8.0; network: ...)``, or ``off (`` why and the fix ``)``."""
-    endpoints: tuple[str, ...] = ()
-    """The ``host:port`` pairs agents may reach."""
-    withheld: tuple[str, ...] = ()
-    """The names of the environment's variables no agent gets (names only: never values)."""
+SandboxCheck: TypeAlias = SandboxChecked
+"""What the run's agents ran in, as decided when it started: the fact itself, which holds
+every field the view shows (the words it said, ``on (bubblewrap 0.8.0; network: ...)`` or
+``off (`` why and the fix ``)``, the endpoints, the withheld names)."""
 
 
 @final
@@ -104,7 +92,7 @@ def sandbox_view(events: Iterable[PipelineEvent]) -> SandboxView:
             case InvocationStarted():
                 invocation += 1
             case SandboxChecked():
-                checks.append(_check(event))
+                checks.append(event)
             case ConnectionRefused():
                 key = (event.endpoint, event.role, event.agent)
                 before = refused.get(key)
@@ -112,17 +100,6 @@ def sandbox_view(events: Iterable[PipelineEvent]) -> SandboxView:
             case _:
                 pass
     return SandboxView(checks=tuple(checks), refused=tuple(refused.values()))
-
-
-def _check(event: SandboxChecked) -> SandboxCheck:
-    return SandboxCheck(
-        at=event.at,
-        mode=event.mode,
-        on=event.on,
-        said=event.said,
-        endpoints=event.endpoints,
-        withheld=event.withheld,
-    )
 
 
 def _refused(
