@@ -36,6 +36,7 @@ __all__ = [
     "Registered",
     "add_locked",
     "clear",
+    "common_git_dir",
     "finish",
     "maker_at_work",
     "making",
@@ -129,10 +130,17 @@ def maker_at_work(root: Path) -> bool:
 
 def _open_lock(root: Path) -> int:
     """The turn's lock file, in the repository's common git folder, opened."""
-    common = run_git(
-        root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
-    ).stdout.strip()
-    return os.open(Path(common) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    return os.open(common_git_dir(root) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+
+
+def common_git_dir(root: Path) -> Path:
+    """The git folder all worktrees of ``root``'s repository share (where their makers and
+    integrators meet). Raises :class:`GitError`."""
+    return Path(
+        run_git(
+            root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
+        ).stdout.strip()
+    )
 
 
 def add_locked(root: Path, target: Path, branch: str, start: str | None) -> None:

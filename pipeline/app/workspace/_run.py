@@ -7,7 +7,6 @@ one line naming the key), the prompt, and the git repository.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -61,6 +60,7 @@ from pipeline.handlers.runtime import (
     Runtime,
     UnsafePathError,
     WorkspaceLayout,
+    digest_of,
     ensure_excluded,
     file_unfiled,
     load_hat_schemas,
@@ -166,11 +166,10 @@ def open_workspace(
         raise RunSetupError(str(error)) from error
     except GitError as error:
         raise RunSetupError(f"{root} is not a git repository ({error}); run `git init`") from error
-    digest = Digest(hashlib.sha256(text.encode()).hexdigest())
     return Workspace(
         layout=layout,
         config=config,
-        config_digest=digest,
+        config_digest=digest_of(text.encode()),
         schemas=MappingProxyType(schemas),
         hat_schemas=MappingProxyType(hat_schemas),
     )
