@@ -29,7 +29,7 @@ from typing import Final, final
 
 from attrs import frozen
 
-from pipeline.handlers.runtime import GitError, GitPolicy, run_git, run_git_bytes
+from pipeline.handlers.runtime import GitError, GitPolicy, run_git, worktree_entries
 
 __all__ = [
     "MAKING",
@@ -76,31 +76,15 @@ class Registered:
 def registered(root: Path) -> list[Registered]:
     """Every worktree of ``root``'s repository, as ``git worktree list --porcelain -z`` gives
     them (``-z``: a folder's name may hold a line break)."""
-    listing = run_git_bytes(root, "worktree", "list", "--porcelain", "-z", policy=GitPolicy())
-    found: list[Registered] = []
-    fields: dict[str, str] = {}
-
-    def close() -> None:
-        if "worktree" in fields:
-            found.append(
-                Registered(
-                    path=Path(fields["worktree"]),
-                    head=fields.get("HEAD", ""),
-                    branch=fields.get("branch"),
-                    locked=fields.get("locked"),
-                )
-            )
-        fields.clear()
-
-    for field in listing.stdout.split(b"\0"):
-        line = os.fsdecode(field)
-        if not line:
-            close()  # an empty field ends an entry
-            continue
-        key, _, value = line.partition(" ")
-        fields[key] = value
-    close()
-    return found
+    return [
+        Registered(
+            path=Path(entry["worktree"]),
+            head=entry.get("HEAD", ""),
+            branch=entry.get("branch"),
+            locked=entry.get("locked"),
+        )
+        for entry in worktree_entries(root)
+    ]
 
 
 @contextlib.contextmanager

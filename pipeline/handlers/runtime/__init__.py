@@ -85,6 +85,7 @@ if TYPE_CHECKING:
         branch_worktrees,
         drop_scratch,
         fresh_scratch,
+        worktree_entries,
     )
 
 __all__ = [
@@ -163,6 +164,7 @@ __all__ = [
     "template_text",
     "untracked_baseline",
     "without_ralph_credentials",
+    "worktree_entries",
 ]
 
 __getattr__ = lazy_names(__name__, globals())
