@@ -82,8 +82,11 @@ def test_no_todo_false_leaves_the_markers_out() -> None:
         (GATE + 'on = ["nightly"]\n', "gates.0.on: 'nightly' is not one of final, completion"),
         (GATE + 'on = ["topic:review.ready"]\n', "needs a workflow of hats"),
         (GATE + 'on_failure = "explode"\n', "gates.0.on_failure: 'explode'"),
-        (GATE + '[tamper]\non_hit = "maybe"\n', "tamper.on_hit: 'maybe' is not block"),
-        (GATE + '[tamper]\npin = "head"\n', "tamper.pin: 'head' is not base or off"),
+        (
+            GATE + '[tamper]\non_hit = "maybe"\n',
+            "tamper.on_hit: 'maybe' is not one of block, warn, stop",
+        ),
+        (GATE + '[tamper]\npin = "head"\n', "tamper.pin: 'head' is not one of base, off"),
         (GATE + '[tamper]\nactions = { todo_added = "warn" }\n', "is not a detector"),
         (GATE + '[tamper]\nprotect = ["../secrets"]\n', "tamper.protect: '../secrets'"),
         (GATE + '[postconditions]\non_failure = "x"\n', "postconditions.on_failure: 'x'"),

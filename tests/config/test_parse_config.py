@@ -73,13 +73,25 @@ def test_an_empty_file_is_the_default_configuration() -> None:
         ("[agents.a]\nmodel = 'x'", "agents.a: give exactly one of preset or command"),
         (
             "[agents.a]\ncommand = ['x']\nprompt_via = 'smoke'",
-            "agents.a.prompt_via: 'smoke' is not a valid PromptVia",
+            "agents.a.prompt_via: 'smoke' is not one of stdin, argument, file",
         ),
         (
             "[store]\ndurability = 'fast'",
-            "ralph.toml: store.durability: 'fast' is not a valid Durability",
+            "ralph.toml: store.durability: 'fast' is not one of full, process",
         ),
         ("[store]\nsync = true", "ralph.toml: store.sync: unknown key"),
+        (
+            "[[hooks]]\nname = 'h'\npoint = 'nowhere'\ncommand = ['x']",
+            "ralph.toml: hooks.0.point: 'nowhere' is not one of run_start, before_invocation",
+        ),
+        (
+            "[[hooks]]\nname = 'h'\npoint = 'run_end'\ncommand = ['x']\non_error = 'panic'",
+            "ralph.toml: hooks.0.on_error: 'panic' is not one of warn, block, suspend",
+        ),
+        (
+            "[limits]\non_usage_limit = 3",
+            "ralph.toml: limits.on_usage_limit: 3 is not one of wait, fallback, stop",
+        ),
         ("[budgets]\nmax_iterations = 0", "budgets.max_iterations: must be from 1 to"),
         ("[budgets]\nmax_event_lines = 0", "budgets.max_event_lines: must be from 1 to 2**40"),
         (

@@ -73,7 +73,7 @@ def _with_tests_editable(opened: Workspace, editable: bool) -> Workspace:
     ``[tamper] pin = "off"`` for this run; ``RunStarted`` records it)."""
     if not editable:
         return opened
-    tamper = attrs.evolve(opened.config.tamper, pin=GatePin.OFF.value)
+    tamper = attrs.evolve(opened.config.tamper, pin=GatePin.OFF)
     return attrs.evolve(opened, config=attrs.evolve(opened.config, tamper=tamper))
 
 

@@ -22,7 +22,6 @@ from pipeline.handlers.agents import found_pitfalls
 
 __all__ = [
     "VERSION_TIMEOUT_S",
-    "agent_cautions",
     "agent_pitfalls",
     "check_agents",
     "install_hints",
@@ -72,14 +71,11 @@ def check_agents(
             )
             continue
         checks.append(_version(label, agent, root, environ, run))
-        for problem, fix in agent_pitfalls(name, agent, root, environ, is_root):
-            checks.append(
-                Check(name=f"{label} pitfall", status=Status.FAIL, detail=problem, fix=fix)
-            )
-        for problem, fix in agent_cautions(name, agent, root, environ, is_root):
-            checks.append(
-                Check(name=f"{label} pitfall", status=Status.WARN, detail=problem, fix=fix)
-            )
+        # The errors that fail every invocation first, then the limits that lose something.
+        found_now = found_pitfalls(name, agent, environ, is_root, root)
+        for pitfall, problem, fix in sorted(found_now, key=lambda seen: not seen[0].fails):
+            status = Status.FAIL if pitfall.fails else Status.WARN
+            checks.append(Check(name=f"{label} pitfall", status=status, detail=problem, fix=fix))
     return checks
 
 
@@ -142,11 +138,3 @@ def agent_pitfalls(
     fix) pairs, as its CLI's module declares them."""
     found = found_pitfalls(name, agent, environ, is_root, root)
     return [(problem, fix) for pitfall, problem, fix in found if pitfall.fails]
-
-
-def agent_cautions(
-    name: str, agent: AgentConfig, root: Path, environ: Mapping[str, str], is_root: bool
-) -> list[tuple[str, str]]:
-    """Known limits that do not fail a run but lose something: (what, fix) pairs."""
-    found = found_pitfalls(name, agent, environ, is_root, root)
-    return [(problem, fix) for pitfall, problem, fix in found if not pitfall.fails]

@@ -19,7 +19,7 @@ __all__ = ["check_gates"]
 
 
 def _what(gate: GateConfig) -> str:
-    return f"at {', '.join(gate.on)}, on failure {gate.on_failure}"
+    return f"at {', '.join(gate.on)}, on failure {gate.on_failure.value}"
 
 
 def _never_claimed(index: int, gate: GateConfig, config: RalphConfig) -> list[Check]:

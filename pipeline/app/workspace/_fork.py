@@ -14,7 +14,6 @@ fork's branch (``reconcile`` takes them by their source's trailers).
 from __future__ import annotations
 
 import functools
-import hashlib
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +34,6 @@ from pipeline.events import (
     CommitCreated,
     CommitSkipped,
     Count,
-    Digest,
     Instant,
     InvocationStarted,
     PipelineEvent,
@@ -51,6 +49,7 @@ from pipeline.handlers.redaction import mask_password_of
 from pipeline.handlers.runtime import (
     GitError,
     WorkspaceLayout,
+    digest_of,
     git_out,
     new_run_id,
 )
@@ -191,7 +190,7 @@ def _make_fork(
             at=now,
             agent=None if agent is None else AgentName(agent),
             model=model,
-            prompt_digest=None if said is None else _digest(said.read_bytes()),
+            prompt_digest=None if said is None else digest_of(said.read_bytes()),
         )
         copied: list[PipelineEvent] = [attrs.evolve(started, run_id=fork), *events[1:], forked]
         with open_store_at(_fork_store(target, store)) as own:
@@ -235,11 +234,6 @@ def _fork_store(target: Path, store: str | None) -> str:
     return locate_store(WorkspaceLayout(root=target), _store_url(target), None)
 
 
-def _digest(data: bytes) -> Digest:
-    """The digest ``RunStarted.prompt_digest`` would give a prompt of ``data``."""
-    return Digest(hashlib.sha256(data).hexdigest())
-
-
 def _check_agent(target: Path, agent: str) -> None:
     """Refuse ``agent`` unless the fork's configuration (its worktree's ``ralph.toml``)
     configures it."""
@@ -275,7 +269,7 @@ def _plan_of(layout: WorkspaceLayout, state: PipelineState) -> bytes | None:
         plan = layout.plan.read_bytes()
     except OSError:
         plan = b""
-    if hashlib.sha256(plan).hexdigest() != digest:
+    if digest_of(plan) != digest:
         raise ForkError(
             "the workspace's plan is no longer the one the run had at that point (a later "
             "plan replaced it): fork at a point after the last plan"

@@ -16,10 +16,8 @@ import os
 import signal
 from pathlib import Path
 
-import orjson
-
 from pipeline import PipelineError
-from pipeline.app.workspace._lock import LOCK_NAME, lock_mode
+from pipeline.app.workspace._lock import LOCK_NAME, lock_mode, lock_record
 from pipeline.handlers.runtime import WorkspaceLayout
 
 __all__ = ["NotInterruptedError", "interrupt_run"]
@@ -49,7 +47,7 @@ def interrupt_run(root: Path, run_id: str | None = None) -> tuple[str | None, in
     except OSError as error:
         raise NotInterruptedError(f"cannot read {path}: {error.strerror}") from None
     try:
-        record = _record(fd)
+        record = lock_record(fd)
     finally:
         os.close(fd)
     pid, held = record.get("pid"), record.get("run_id")
@@ -63,15 +61,6 @@ def interrupt_run(root: Path, run_id: str | None = None) -> tuple[str | None, in
         raise NotInterruptedError(f"{path} names pid {pid}, which is not a ralph process")
     os.kill(pid, signal.SIGINT)
     return (held if isinstance(held, str) else None), pid
-
-
-def _record(fd: int) -> dict[str, object]:
-    try:
-        raw = os.pread(fd, 4096, 0)
-        record = orjson.loads(raw) if raw.strip() else {}
-    except (OSError, orjson.JSONDecodeError):
-        return {}
-    return record if isinstance(record, dict) else {}
 
 
 def _is_ralph(pid: int) -> bool:

@@ -27,6 +27,7 @@ __all__ = [
     "ensure_idle",
     "hold_workspace",
     "lock_mode",
+    "lock_record",
 ]
 
 LOCK_NAME = "run.lock"
@@ -52,15 +53,20 @@ class WorkspaceLock:
         os.pwrite(self._fd, record + b"\n", 0)
 
 
-def _holder(fd: int) -> str:
-    """The run named in the lock file (``run RUN (pid N)``), as well as it can be read."""
+def lock_record(fd: int) -> dict[str, object]:
+    """What the lock file open as ``fd`` says of its holder (``pid``, ``run_id``), as well as
+    it can be read (empty: nothing readable)."""
     try:
         raw = os.pread(fd, 4096, 0)
         record = orjson.loads(raw) if raw.strip() else {}
     except (OSError, orjson.JSONDecodeError):
-        record = {}
-    if not isinstance(record, dict):
-        record = {}
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _holder(fd: int) -> str:
+    """The run named in the lock file (``run RUN (pid N)``), as well as it can be read."""
+    record = lock_record(fd)
     run_id, pid = record.get("run_id"), record.get("pid")
     run = f"run {run_id}" if isinstance(run_id, str) else "a run (its id not yet known)"
     return f"{run} (pid {pid})" if isinstance(pid, int) else run

@@ -29,13 +29,14 @@ from typing import Final, final
 
 from attrs import frozen
 
-from pipeline.handlers.runtime import GitError, GitPolicy, run_git, run_git_bytes
+from pipeline.handlers.runtime import GitError, GitPolicy, run_git, worktree_entries
 
 __all__ = [
     "MAKING",
     "Registered",
     "add_locked",
     "clear",
+    "common_git_dir",
     "finish",
     "maker_at_work",
     "making",
@@ -75,31 +76,15 @@ class Registered:
 def registered(root: Path) -> list[Registered]:
     """Every worktree of ``root``'s repository, as ``git worktree list --porcelain -z`` gives
     them (``-z``: a folder's name may hold a line break)."""
-    listing = run_git_bytes(root, "worktree", "list", "--porcelain", "-z", policy=GitPolicy())
-    found: list[Registered] = []
-    fields: dict[str, str] = {}
-
-    def close() -> None:
-        if "worktree" in fields:
-            found.append(
-                Registered(
-                    path=Path(fields["worktree"]),
-                    head=fields.get("HEAD", ""),
-                    branch=fields.get("branch"),
-                    locked=fields.get("locked"),
-                )
-            )
-        fields.clear()
-
-    for field in listing.stdout.split(b"\0"):
-        line = os.fsdecode(field)
-        if not line:
-            close()  # an empty field ends an entry
-            continue
-        key, _, value = line.partition(" ")
-        fields[key] = value
-    close()
-    return found
+    return [
+        Registered(
+            path=Path(entry["worktree"]),
+            head=entry.get("HEAD", ""),
+            branch=entry.get("branch"),
+            locked=entry.get("locked"),
+        )
+        for entry in worktree_entries(root)
+    ]
 
 
 @contextlib.contextmanager
@@ -129,10 +114,17 @@ def maker_at_work(root: Path) -> bool:
 
 def _open_lock(root: Path) -> int:
     """The turn's lock file, in the repository's common git folder, opened."""
-    common = run_git(
-        root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
-    ).stdout.strip()
-    return os.open(Path(common) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    return os.open(common_git_dir(root) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+
+
+def common_git_dir(root: Path) -> Path:
+    """The git folder all worktrees of ``root``'s repository share (where their makers and
+    integrators meet). Raises :class:`GitError`."""
+    return Path(
+        run_git(
+            root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
+        ).stdout.strip()
+    )
 
 
 def add_locked(root: Path, target: Path, branch: str, start: str | None) -> None:

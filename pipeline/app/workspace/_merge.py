@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from attrs import frozen
 from pipeline import PipelineError
 from pipeline.app.workspace._carry import carry_setup
 from pipeline.app.workspace._lock import lock_mode
+from pipeline.app.workspace._making import common_git_dir
 from pipeline.app.workspace._peek import locate_store, peek_config
 from pipeline.app.workspace._reconcile import recorded_commits
 from pipeline.app.workspace._worktrees import (
@@ -60,7 +60,7 @@ from pipeline.handlers.integration import (
     scratch_folder,
 )
 from pipeline.handlers.redaction import Redactor
-from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, run_git
+from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, digest_of, run_git
 from pipeline.handlers.store import (
     NamedStore,
     RunStore,
@@ -363,7 +363,7 @@ def _config(root: Path, worktree: Path) -> tuple[RalphConfig, Digest]:
         config = parse_config(text, str(file))
     except (OSError, UnicodeDecodeError, ConfigError) as error:
         raise WorktreeError(f"{file}: {error}") from error
-    return config, Digest(hashlib.sha256(text.encode()).hexdigest())
+    return config, digest_of(text.encode())
 
 
 def _store_lease(root: Path, store: RunStore) -> contextlib.AbstractContextManager[object]:
@@ -397,9 +397,6 @@ def _integrator_turn(root: Path, interruption: Interruption | None = None) -> It
 def _git_folder(root: Path) -> Path:
     """The repository's own git folder (its worktrees share it): where its integrators meet."""
     try:
-        common = run_git(
-            root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
-        ).stdout.strip()
+        return common_git_dir(root)
     except GitError as error:
         raise WorktreeError(f"cannot find the git folder of {root}: {error}") from error
-    return Path(common)

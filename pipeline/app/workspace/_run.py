@@ -7,7 +7,6 @@ one line naming the key), the prompt, and the git repository.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -60,6 +59,7 @@ from pipeline.handlers.runtime import (
     Runtime,
     UnsafePathError,
     WorkspaceLayout,
+    digest_of,
     ensure_excluded,
     file_unfiled,
     load_hat_schemas,
@@ -165,11 +165,10 @@ def open_workspace(
         raise RunSetupError(str(error)) from error
     except GitError as error:
         raise RunSetupError(f"{root} is not a git repository ({error}); run `git init`") from error
-    digest = Digest(hashlib.sha256(text.encode()).hexdigest())
     return Workspace(
         layout=layout,
         config=config,
-        config_digest=digest,
+        config_digest=digest_of(text.encode()),
         schemas=MappingProxyType(schemas),
         hat_schemas=MappingProxyType(hat_schemas),
     )
@@ -275,18 +274,64 @@ def drive(
     """
     # A worker's lease decides between workers; the lock keeps hand-started runs apart.
     with hold_workspace(workspace.layout.ralph_dir, run_id, shared=leased) as lock:
-        return _drive_held(
-            workspace,
-            lock,
+        config = workspace.config
+        on_warning = None if observer is None else observer.warning
+        try:
+            stores = _store_files(workspace, store)
+            sandboxing = settle_sandbox(config, workspace.layout, stores, on_warning)
+        except GitError as error:
+            raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
+        runtime = Runtime(
+            layout=workspace.layout,
+            config=workspace.config,
+            config_digest=workspace.config_digest,
+            clock=utc_now,
             prompt=prompt,
             run_id=run_id,
-            observer=observer,
-            store=store,
-            signals=signals,
-            interruption=interruption,
+            schemas=workspace.schemas,
+            hat_schemas=workspace.hat_schemas,
+            own_files=stores,
             kept_paths=kept_paths,
+            sandboxing=sandboxing,
             hand_back=hand_back,
         )
+        interruption = Interruption() if interruption is None else interruption
+        workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)
+        if run_id is not None:
+            # A resume goes on writing to its own run's file; the marker points there again.
+            events_file = workspace.layout.events_file(run_id)
+            if events_file.is_file():
+                write_marker(workspace.layout.root, events_file)
+        with contextlib.ExitStack() as stack:
+            if store is None:
+                store = stack.enter_context(open_store(workspace))
+            if run_id is not None:
+                _check_reconciled(workspace, store, run_id)
+            # People's answers and guidance reach the run through its store only.
+            runtime.answers = opened = store
+            if prompt is not None and prompt.path is not None and run_id is None:
+                runtime.prompt_mode = left_read_only(store, prompt.path, on_warning)
+            if run_id is None and on_warning is not None:
+                for problem in topology_problems(workspace.config.loop_policy()):
+                    on_warning(f"the topology: {problem.message}")
+            if signals:
+                stack.enter_context(interruption.on_signals())
+            named = _Naming(lock)
+            done = run_durable(
+                store,
+                runtime,
+                run_id=run_id,
+                observer=named if observer is None else Observers(named, observer),
+                world=_WorkspaceWorld(runtime, opened),
+                options=RunOptions(
+                    interruption=interruption,
+                    redactor=Redactor.from_environment(
+                        os.environ, workspace.config.redaction.variables
+                    ),
+                ),
+            )
+            file_unfiled(opened, done.state)  # the last agent's notes, with no prompt after them
+            return done
 
 
 class _Naming(RunObserver):
@@ -320,80 +365,6 @@ class _WorkspaceWorld(RunWorld):
     def news(self, state: PipelineState, /) -> Sequence[PipelineEvent]:
         """People's guidance and the context book's new notes."""
         return outside_facts(self._store, state, self._runtime.clock)
-
-
-def _drive_held(
-    workspace: Workspace,
-    lock: WorkspaceLock,
-    *,
-    prompt: PromptSource | None,
-    run_id: RunId | None,
-    observer: RunObserver | None,
-    store: EventStore | None,
-    signals: bool,
-    interruption: Interruption | None,
-    kept_paths: tuple[str, ...],
-    hand_back: Callable[[Instant], None] | None,
-) -> DurableRun:
-    """:func:`drive` once the workspace is held."""
-    config = workspace.config
-    on_warning = None if observer is None else observer.warning
-    try:
-        stores = _store_files(workspace, store)
-        sandboxing = settle_sandbox(config, workspace.layout, stores, on_warning)
-    except GitError as error:
-        raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
-    runtime = Runtime(
-        layout=workspace.layout,
-        config=workspace.config,
-        config_digest=workspace.config_digest,
-        clock=utc_now,
-        prompt=prompt,
-        run_id=run_id,
-        schemas=workspace.schemas,
-        hat_schemas=workspace.hat_schemas,
-        own_files=_store_files(workspace, store),
-        kept_paths=kept_paths,
-        sandboxing=sandboxing,
-        hand_back=hand_back,
-    )
-    interruption = Interruption() if interruption is None else interruption
-    workspace.layout.ralph_dir.mkdir(parents=True, exist_ok=True)
-    if run_id is not None:
-        # A resume goes on writing to its own run's file; the marker points there again.
-        events_file = workspace.layout.events_file(run_id)
-        if events_file.is_file():
-            write_marker(workspace.layout.root, events_file)
-    with contextlib.ExitStack() as stack:
-        if store is None:
-            store = stack.enter_context(open_store(workspace))
-        if run_id is not None:
-            _check_reconciled(workspace, store, run_id)
-        # People's answers and guidance reach the run through its store only.
-        runtime.answers = opened = store
-        if prompt is not None and prompt.path is not None and run_id is None:
-            runtime.prompt_mode = left_read_only(store, prompt.path, on_warning)
-        if run_id is None and on_warning is not None:
-            for problem in topology_problems(workspace.config.loop_policy()):
-                on_warning(f"the topology: {problem.message}")
-        if signals:
-            stack.enter_context(interruption.on_signals())
-        named = _Naming(lock)
-        done = run_durable(
-            store,
-            runtime,
-            run_id=run_id,
-            observer=named if observer is None else Observers(named, observer),
-            world=_WorkspaceWorld(runtime, opened),
-            options=RunOptions(
-                interruption=interruption,
-                redactor=Redactor.from_environment(
-                    os.environ, workspace.config.redaction.variables
-                ),
-            ),
-        )
-        file_unfiled(opened, done.state)  # the last agent's notes, with no prompt after them
-        return done
 
 
 def _check_reconciled(workspace: Workspace, store: EventStore, run_id: RunId) -> None:

@@ -329,12 +329,8 @@ def _listed(root: Path) -> list[tuple[Registered, str]]:
     """Each of ralph's worktrees, as git lists it, with its branch: one on a branch of
     ralph's, or one half-made by ralph before git set its branch (named in the lock's
     reason)."""
-    try:
-        entries = registered(root)
-    except GitError as error:
-        raise WorktreeError(f"git worktree list failed: {error}") from error
     found = []
-    for entry in entries:
+    for entry in _registered(root):
         ref = entry.branch or ""
         if not ref.startswith(_LISTED) and entry.half_made and entry.locked:
             # "ralph is making it (ralph/run-NAME); ...": the branch it was being made on
@@ -365,11 +361,15 @@ def _maker_at_work(root: Path) -> bool:
 
 def _entry(root: Path, target: Path) -> Registered | None:
     """The worktree git has registered at ``target``, if any."""
+    return next((e for e in _registered(root) if e.path.resolve() == target.resolve()), None)
+
+
+def _registered(root: Path) -> list[Registered]:
+    """:func:`registered`, its failure a :class:`WorktreeError`."""
     try:
-        entries = registered(root)
+        return registered(root)
     except GitError as error:
         raise WorktreeError(f"git worktree list failed: {error}") from error
-    return next((e for e in entries if e.path.resolve() == target.resolve()), None)
 
 
 def _clear(root: Path, target: Path, branch: str | None) -> None:

@@ -26,7 +26,6 @@ __all__ = ["NOTIFY_POINTS", "HookConfig", "NotifyConfig", "check_hooks", "hook_s
 
 _NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _POINTS: Final = ", ".join(point.value for point in HookPoint)
-_ACTIONS: Final = ", ".join(action.value for action in HookAction)
 
 NOTIFY_POINTS: Final = (HookPoint.RUN_END, HookPoint.QUESTION_ASKED, HookPoint.LIMIT_WAIT)
 """Where ``[notify]`` runs unless its ``on`` says otherwise: the run ended, it asks a person,
@@ -39,13 +38,13 @@ class HookConfig:
     """``[[hooks]]``: one hook."""
 
     name: str
-    point: str
+    point: HookPoint
     """Where it runs: run_start, before_invocation, after_invocation, before_commit,
     completion_claimed, on_failure, run_end, question_asked or limit_wait."""
     command: tuple[str, ...]
     """The command, as an argv (never a shell string)."""
     timeout_s: int = 60
-    on_error: str = "warn"
+    on_error: HookAction = HookAction.WARN
     """``warn``: recorded, the run goes on; ``block``: the step does not happen; ``suspend``:
     the run stops before the step, resumably."""
 
@@ -64,29 +63,23 @@ class NotifyConfig:
 def check_hooks(hooks: tuple[HookConfig, ...], notify: NotifyConfig) -> list[str]:
     """Every problem with ``[[hooks]]`` and ``[notify]``, one line each, naming the key."""
     problems: list[str] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, HookPoint]] = set()
     for index, hook in enumerate(hooks):
         key = f"hooks[{index}]"
         if not _NAME.fullmatch(hook.name):
             problems.append(f"{key}.name: {hook.name!r} is not 1 to 64 letters, digits, _ or -")
         if (hook.name, hook.point) in seen or hook.name == "notify":
-            problems.append(f"{key}.name: {hook.name!r} is taken at {hook.point}")
+            problems.append(f"{key}.name: {hook.name!r} is taken at {hook.point.value}")
         seen.add((hook.name, hook.point))
         if not hook.command or not hook.command[0].strip():
             problems.append(f"{key}.command: must name a program")
-        if hook.point not in {p.value for p in HookPoint}:
-            problems.append(f"{key}.point: {hook.point!r} is not one of {_POINTS}")
-            continue
-        if hook.on_error not in {a.value for a in HookAction}:
-            problems.append(f"{key}.on_error: {hook.on_error!r} is not one of {_ACTIONS}")
-            continue
-        point, action = HookPoint(hook.point), HookAction(hook.on_error)
-        if action is HookAction.BLOCK and point not in BLOCKABLE:
+        point = hook.point.value
+        if hook.on_error is HookAction.BLOCK and hook.point not in BLOCKABLE:
             problems.append(
-                f"{key}.on_error: a {point.value} hook has no step to block (warn or suspend)"
+                f"{key}.on_error: a {point} hook has no step to block (warn or suspend)"
             )
-        if action is HookAction.SUSPEND and point not in SUSPENDABLE:
-            problems.append(f"{key}.on_error: a {point.value} hook cannot suspend an ended run")
+        if hook.on_error is HookAction.SUSPEND and hook.point not in SUSPENDABLE:
+            problems.append(f"{key}.on_error: a {point} hook cannot suspend an ended run")
     if notify.command and not notify.command[0].strip():
         problems.append("notify.command: must name a program")
     for where in notify.on:
@@ -100,10 +93,10 @@ def hook_specs(hooks: tuple[HookConfig, ...], notify: NotifyConfig) -> tuple[Hoo
     specs = [
         HookSpec(
             name=hook.name,
-            point=HookPoint(hook.point),
+            point=hook.point,
             argv=hook.command,
             timeout_s=Count(hook.timeout_s),
-            on_error=HookAction(hook.on_error),
+            on_error=hook.on_error,
         )
         for hook in hooks
     ]

@@ -7,15 +7,13 @@ turned into the :class:`~pipeline.events.LimitPolicy` a run records in ``RunStar
 
 from __future__ import annotations
 
-from typing import Final, final
+from typing import final
 
 from attrs import frozen
 
 from pipeline.events import DEFAULT_MAX_LIMIT_WAIT_S, Count, LimitPolicy, OnUsageLimit
 
 __all__ = ["LimitsConfig", "check_limits"]
-
-_CHOICES: Final = ", ".join(choice.value for choice in OnUsageLimit)
 
 
 @final
@@ -25,7 +23,7 @@ class LimitsConfig:
     wait for one reset, ``max_wait_s`` (a reset further away stops the run, resumably), and
     ``stop_at_utilization``."""
 
-    on_usage_limit: str = OnUsageLimit.WAIT.value
+    on_usage_limit: OnUsageLimit = OnUsageLimit.WAIT
     max_wait_s: int = DEFAULT_MAX_LIMIT_WAIT_S
     stop_at_utilization: float | None = None
     """Stop the run, resumably, once a provider reports a usage window this full (0.9)."""
@@ -34,7 +32,7 @@ class LimitsConfig:
         """The policy these settings ask for (of a configuration :func:`check_limits`
         found sound)."""
         return LimitPolicy(
-            on_usage_limit=OnUsageLimit(self.on_usage_limit),
+            on_usage_limit=self.on_usage_limit,
             max_wait_s=Count(self.max_wait_s),
             stop_at_utilization=self.stop_at_utilization,
         )
@@ -44,10 +42,6 @@ def check_limits(limits: LimitsConfig) -> list[str]:
     """Every mistake in ``[limits]``, each naming its key (``max_wait_s``'s range is checked
     with every number's, in :mod:`._bounds`)."""
     problems = []
-    if limits.on_usage_limit not in {choice.value for choice in OnUsageLimit}:
-        problems.append(
-            f"limits.on_usage_limit: {limits.on_usage_limit!r} is not one of {_CHOICES}"
-        )
     share = limits.stop_at_utilization
     if share is not None and not 0 < share <= 1:
         problems.append(

@@ -214,15 +214,9 @@ def check_hats(hats: HatsConfig) -> list[str]:
             problems.append(
                 f"{key}.name: {hat.name!r} must be letters, digits, _ : - (it names topics)"
             )
-        for pattern in hat.publishes or ():
-            try:
-                check_pattern(pattern)
-            except PatternError as error:
-                problems.append(f"{key}.publishes: malformed pattern: {error}")
+        problems.extend(_shared_problems(key, hat, ("publishes",)))
         if hat.publishes is not None and not hat.publishes:
             problems.append(f"{key}.publishes: empty; give at least one pattern ('*' for any)")
-        if hat.response_schema is not None and not hat.response_schema.strip():
-            problems.append(f"{key}.response_schema: empty; name a built-in schema or a file")
         for extra in ("default_publishes", "max_activations"):
             if getattr(hat, extra) != getattr(_PLAIN, extra):
                 problems.append(f"{key}.{extra}: only a hat with triggers has it")
@@ -252,18 +246,26 @@ def _work_hat_problems(name: str, hat: HatConfig) -> list[str]:
         problems.append(f"{key}.name: a hat with triggers is named by its table ({name!r})")
     if not hat.triggers:
         problems.append(f"{key}.triggers: empty; give at least one topic pattern")
-    for field_name in ("triggers", "publishes"):
+    problems.extend(_shared_problems(key, hat, ("triggers", "publishes")))
+    default = hat.default_publishes
+    if default is not None and not _is_topic(default):
+        problems.append(f"{key}.default_publishes: {default!r} is not a topic")
+    return [*problems, *ladder_problems(key, hat, None)]
+
+
+def _shared_problems(key: str, hat: HatConfig, pattern_fields: tuple[str, ...]) -> list[str]:
+    """The problems a role's hat and a topology's hat share: a malformed pattern in one of
+    ``pattern_fields``, an empty ``response_schema``."""
+    problems = []
+    for field_name in pattern_fields:
         for pattern in getattr(hat, field_name) or ():
             try:
                 check_pattern(pattern)
             except PatternError as error:
                 problems.append(f"{key}.{field_name}: malformed pattern: {error}")
-    default = hat.default_publishes
-    if default is not None and not _is_topic(default):
-        problems.append(f"{key}.default_publishes: {default!r} is not a topic")
     if hat.response_schema is not None and not hat.response_schema.strip():
         problems.append(f"{key}.response_schema: empty; name a built-in schema or a file")
-    return [*problems, *ladder_problems(key, hat, None)]
+    return problems
 
 
 def _is_topic(text: str) -> bool:

@@ -27,7 +27,6 @@ from pipeline.events import (
     ContextPolicy,
     Count,
     DurationMs,
-    GatePin,
     Json,
     LoopPolicy,
     Ordinal,
@@ -381,5 +380,5 @@ class RalphConfig:
             limits=self.limits.policy(),
             context=self.context.policy(),
             hooks=hook_specs(self.hooks, self.notify),
-            pin=GatePin(self.tamper.pin),
+            pin=self.tamper.pin,
         )

@@ -51,21 +51,13 @@ _UNTRANSLATED: Final[Mapping[str, str]] = {
     "tasks": _IN_THE_LOG,
     "hooks": "no equivalent (ralph runs no lifecycle hooks)",
     "RObot": "no equivalent (a person answers an agent's question with ralph respond)",
+    **dict.fromkeys(
+        ("verbose", "archive_prompts", "enable_metrics", "_suppress_warnings", "tui", "skills"),
+        "no equivalent",
+    ),
+    "features": "no equivalent",
 }
-"""Top-level settings with no equivalent in ralph, and why (any other one: no equivalent)."""
-
-_OTHER_KNOWN: Final = frozenset(
-    {
-        "verbose",
-        "archive_prompts",
-        "enable_metrics",
-        "_suppress_warnings",
-        "tui",
-        "skills",
-        "features",
-    }
-)
-"""Other top-level settings of ralph-orchestrator: no equivalent either."""
+"""Top-level settings of ralph-orchestrator with no equivalent in ralph, and why."""
 _TRANSLATED: Final = frozenset(
     {"cli", "event_loop", "hats", "events", "core", "agent", "prompt_file", "completion_promise"}
     | {"max_iterations", "max_runtime", "max_cost"}
@@ -154,12 +146,7 @@ def _note_sections(reader: Reader, top: Mapping[str, object]) -> None:
     for key, setting in top.items():
         if key in _TRANSLATED or not says_something(setting):
             continue
-        if key in _UNTRANSLATED:
-            reader.skip(key_path("", key), _UNTRANSLATED[key])
-        elif key in _OTHER_KNOWN:
-            reader.skip(key_path("", key), "no equivalent")
-        else:
-            reader.skip(key_path("", key), "unknown key; not translated")
+        reader.skip(key_path("", key), _UNTRANSLATED.get(key, "unknown key; not translated"))
 
 
 def _scenario(reader: Reader, top: dict[str, object]) -> tuple[Reader, dict[str, object]]:

@@ -7,6 +7,7 @@ file. Nothing is ever silently ignored or coerced.
 
 from __future__ import annotations
 
+import enum
 import functools
 import tomllib
 from typing import Any
@@ -77,6 +78,16 @@ def _converter() -> Any:
             raise TypeError(f"expected an array of strings, got {_kind(value)}")
         return tuple(value)
 
+    def choice(value: Any, type_: type[enum.Enum]) -> enum.Enum:
+        """A choice (``on_failure = "warn"``) by its value only; a wrong one names them all."""
+        members = {member.value: member for member in type_}
+        if type(value) is not str or value not in members:
+            raise ValueError(f"{value!r} is not one of {', '.join(members)}")
+        return members[value]
+
+    # Both: the strict hooks' own StrEnum hook would otherwise win for a StrEnum.
+    converter.register_structure_hook(enum.Enum, choice)
+    converter.register_structure_hook(enum.StrEnum, choice)
     converter.register_structure_hook_func(lambda t: t == dict[str, AgentConfig], agents)
     converter.register_structure_hook_func(lambda t: t == tuple[str, ...], strings)
     role_hats: Any = make_dict_structure_fn(HatsConfig, converter, _cattrs_forbid_extra_keys=True)
@@ -191,32 +202,10 @@ def _check(config: RalphConfig, source: str) -> None:
             problems.append(
                 f"{key}: the {role.value} chain is also given as chains.{role.value}; give it once"
             )
-        chain = config.chain_for(role)
-        for agent_name in chain:
-            if agent_name not in config.agents:
-                problems.append(
-                    f"{key}: names agent {agent_name!r}, which is not configured "
-                    f"under [agents.{agent_name}]"
-                )
-        if len(set(chain)) != len(chain):
-            problems.append(f"{key}: names an agent twice")
+        problems.extend(_chain_problems(key, config.chain_for(role), config))
     for name, hat in config.hats.work.items():
-        for agent_name in hat.chain:
-            if agent_name not in config.agents:
-                problems.append(
-                    f"hats.{name}.chain: names agent {agent_name!r}, which is not configured "
-                    f"under [agents.{agent_name}]"
-                )
-        if len(set(hat.chain)) != len(hat.chain):
-            problems.append(f"hats.{name}.chain: names an agent twice")
-    for agent_name in config.merge.resolvers:
-        if agent_name not in config.agents:
-            problems.append(
-                f"merge.resolvers: names agent {agent_name!r}, which is not configured "
-                f"under [agents.{agent_name}]"
-            )
-    if len(set(config.merge.resolvers)) != len(config.merge.resolvers):
-        problems.append("merge.resolvers: names an agent twice")
+        problems.extend(_chain_problems(f"hats.{name}.chain", hat.chain, config))
+    problems.extend(_chain_problems("merge.resolvers", config.merge.resolvers, config))
     for key, ref in (("rebase_onto", config.rebase_onto), ("branch", config.branch)):
         problem = None if ref is None else ref_problem(ref)
         if problem is not None:
@@ -267,6 +256,19 @@ def _check(config: RalphConfig, source: str) -> None:
         problems.extend(_topology_errors(config))
     if problems:
         raise ConfigError(f"{source}: " + "; ".join(problems))
+
+
+def _chain_problems(key: str, chain: tuple[str, ...], config: RalphConfig) -> list[str]:
+    """What is wrong with the agents a chain at ``key`` names: one not configured, or one
+    named twice."""
+    problems = [
+        f"{key}: names agent {name!r}, which is not configured under [agents.{name}]"
+        for name in chain
+        if name not in config.agents
+    ]
+    if len(set(chain)) != len(chain):
+        problems.append(f"{key}: names an agent twice")
+    return problems
 
 
 def _topology_errors(config: RalphConfig) -> list[str]:

@@ -45,8 +45,8 @@ class TamperConfig:
     """Globs of paths whose changes are never hits."""
     actions: dict[str, str] = field(factory=dict)
     """Per detector (``test_removed = "warn"``), what its hit does instead of ``on_hit``."""
-    on_hit: str = "block"
-    pin: str = GatePin.BASE.value
+    on_hit: GateAction = GateAction.BLOCK
+    pin: GatePin = GatePin.BASE
     """``base``: gates and blocking hooks run with the tests, the test configuration and the
     files their commands name as the run's base commit has them; ``off``: on the work tree
     as it is (what ``ralph run --tests-editable`` asks for one run). Read whether or not the
@@ -61,7 +61,7 @@ class TamperConfig:
             protect=self.protect,
             allow=self.allow,
             actions=tuple((ScreenKind(k), GateAction(v)) for k, v in sorted(self.actions.items())),
-            on_hit=GateAction(self.on_hit),
+            on_hit=self.on_hit,
         )
 
 
@@ -77,7 +77,7 @@ class PostconditionConfig:
     no_skipped_tests: bool = True
     no_secrets: bool = True
     clean_tree: bool = False
-    on_failure: str = "block"
+    on_failure: GateAction = GateAction.BLOCK
 
     def policy(self, has_gates: bool) -> PostconditionPolicy | None:
         """The policy a run records (None: no postconditions)."""
@@ -88,7 +88,7 @@ class PostconditionConfig:
             no_skipped_tests=self.no_skipped_tests,
             no_secrets=self.no_secrets,
             clean_tree=self.clean_tree,
-            on_failure=GateAction(self.on_failure),
+            on_failure=self.on_failure,
         )
 
 
@@ -116,14 +116,6 @@ def check_screen(
             problems.append(f"tamper.actions: {kind!r} is not a detector ({known})")
         if action not in _ACTIONS:
             problems.append(f"tamper.actions.{kind}: {action!r} is not block, warn or stop")
-    if tamper.on_hit not in _ACTIONS:
-        problems.append(f"tamper.on_hit: {tamper.on_hit!r} is not block, warn or stop")
-    if tamper.pin not in {p.value for p in GatePin}:
-        problems.append(f"tamper.pin: {tamper.pin!r} is not base or off")
-    if postconditions.on_failure not in _ACTIONS:
-        problems.append(
-            f"postconditions.on_failure: {postconditions.on_failure!r} is not block, warn or stop"
-        )
     if any(not marker.strip() for marker in postconditions.todo_markers):
         problems.append("postconditions.todo_markers: a marker is blank")
     if postconditions.clean_tree and not commits:

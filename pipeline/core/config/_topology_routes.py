@@ -123,20 +123,10 @@ def topology_routes(policy: LoopPolicy) -> tuple[Route, ...]:
     topology = policy.topology
     if topology is None:
         return ()
-    start_arrival, start_target = arrival(policy, topology, topology.starting_event)
-    routes = [
-        Route(
-            source=None,
-            topic=topology.starting_event,
-            via=Via.START,
-            arrival=start_arrival,
-            target=start_target,
-        )
-    ]
-    for hat in topology.hats:
-        for topic, via in _emitted(policy, hat):
-            landing, target = arrival(policy, topology, topic)
-            routes.append(
-                Route(source=hat.name, topic=topic, via=via, arrival=landing, target=target)
-            )
+    sources: list[tuple[str | None, str, Via]] = [(None, topology.starting_event, Via.START)]
+    sources += [(hat.name, t, via) for hat in topology.hats for t, via in _emitted(policy, hat)]
+    routes = []
+    for source, topic, via in sources:
+        landing, target = arrival(policy, topology, topic)
+        routes.append(Route(source=source, topic=topic, via=via, arrival=landing, target=target))
     return tuple(routes)

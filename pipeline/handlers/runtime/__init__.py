@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from pipeline.handlers.runtime._history import GitCommit, GitHistory, run_history
     from pipeline.handlers.runtime._layout import OUTPUT_FILES, WorkspaceLayout
     from pipeline.handlers.runtime._pinned import CommitWorld, Layering, Pinning
+    from pipeline.handlers.runtime._prompting import digest_of
     from pipeline.handlers.runtime._prompts import render_prompt, template_text
     from pipeline.handlers.runtime._reports import Report, read_report
     from pipeline.handlers.runtime._run_setup import (
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
         branch_worktrees,
         drop_scratch,
         fresh_scratch,
+        worktree_entries,
     )
 
 __all__ = [
@@ -130,6 +132,7 @@ __all__ = [
     "configured_drivers",
     "context_facts",
     "cut_off",
+    "digest_of",
     "drop_scratch",
     "ensure_excluded",
     "file_unfiled",
@@ -161,6 +164,7 @@ __all__ = [
     "template_text",
     "untracked_baseline",
     "without_ralph_credentials",
+    "worktree_entries",
 ]
 
 __getattr__ = lazy_names(__name__, globals())

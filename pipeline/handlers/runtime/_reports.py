@@ -9,7 +9,6 @@ applies to it like to any other failure.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable
 from functools import partial
@@ -23,7 +22,6 @@ from pipeline.events import (
     Count,
     DevelopmentIterationCompleted,
     DevFixCompleted,
-    Digest,
     ErrorKind,
     FixAttemptCompleted,
     Instant,
@@ -38,6 +36,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._ownfiles import read_own
+from pipeline.handlers.runtime._prompting import digest_of
 
 __all__ = ["Report", "collect_report", "read_report"]
 
@@ -144,7 +143,7 @@ def _plan(
         return Failure(f"the plan in {layout.relative(layout.output('plan'))} is empty")
     # Kept where later prompts read it; the report folder is emptied before every invocation.
     layout.plan.write_text(text, "utf-8")
-    digest = Digest(hashlib.sha256(text.encode()).hexdigest())
+    digest = digest_of(text.encode())
     return Success(
         (PlanProduced(iteration=Ordinal(effect.iteration + 1), plan_digest=digest, at=now()),)
     )

@@ -9,26 +9,36 @@ from pathlib import Path
 
 from pipeline.handlers.runtime._gitcmd import GitPolicy, run_git, run_git_bytes
 
-__all__ = ["branch_worktrees", "drop_scratch", "fresh_scratch"]
+__all__ = ["branch_worktrees", "drop_scratch", "fresh_scratch", "worktree_entries"]
+
+
+def worktree_entries(root: Path) -> list[dict[str, str]]:
+    """Each worktree of ``root``'s repository as ``git worktree list --porcelain -z`` gives
+    it (``-z``: a folder's name may hold a line break): its fields by name (``worktree``,
+    ``HEAD``, ``branch``, ``locked``, ...; a field with no value maps to "")."""
+    listing = run_git_bytes(root, "worktree", "list", "--porcelain", "-z", policy=GitPolicy())
+    entries: list[dict[str, str]] = []
+    fields: dict[str, str] = {}
+    for field in [*listing.stdout.split(b"\0"), b""]:
+        line = os.fsdecode(field)
+        if line:
+            key, _, value = line.partition(" ")
+            fields[key] = value
+        elif fields:  # an empty field ends an entry
+            if "worktree" in fields:
+                entries.append(fields)
+            fields = {}
+    return entries
 
 
 def branch_worktrees(root: Path) -> list[tuple[Path, str, str]]:
     """(folder, head, branch ref) of each worktree of ``root``'s repository that has a branch
-    checked out, as ``git worktree list --porcelain -z`` gives them (``-z``: a folder's name
-    may hold a line break); detached ones are left out."""
-    entries: list[tuple[Path, str, str]] = []
-    path: Path | None = None
-    head = ""
-    listing = run_git_bytes(root, "worktree", "list", "--porcelain", "-z", policy=GitPolicy())
-    for field in listing.stdout.split(b"\0"):
-        line = os.fsdecode(field)
-        if line.startswith("worktree "):
-            path, head = Path(line.removeprefix("worktree ")), ""
-        elif line.startswith("HEAD "):
-            head = line.removeprefix("HEAD ")
-        elif line.startswith("branch ") and path is not None:
-            entries.append((path, head, line.removeprefix("branch ")))
-    return entries
+    checked out (:func:`worktree_entries`); detached ones are left out."""
+    return [
+        (Path(entry["worktree"]), entry.get("HEAD", ""), entry["branch"])
+        for entry in worktree_entries(root)
+        if "branch" in entry
+    ]
 
 
 def drop_scratch(root: Path, scratch: Path) -> None:
