@@ -129,7 +129,9 @@ def worker(
     lease_seconds: Annotated[
         float,
         typer.Option(
-            min=0.1, help="How long a claim holds without renewal (takeover after death)."
+            min=0.1,
+            help="How long a claim holds without a heartbeat (takeover after death); "
+            "give every worker of a fleet the same.",
         ),
     ] = 30.0,
     poll_seconds: Annotated[
@@ -146,7 +148,7 @@ def worker(
     otel: OtelOption = False,
     otel_file: OtelFileOption = None,
 ) -> None:
-    """Claim queued pipelines and run them, holding a lease; SIGTERM interrupts the run at
+    """Claim queued pipelines and run them, keeping a heartbeat; SIGTERM interrupts the run at
     work cleanly and gives its ticket back to the queue. With --otel or --otel-file, each
     ticket's run is a trace of its own: a ``ralph ticket`` span parenting its effect spans."""
     url = _queue_url(store)

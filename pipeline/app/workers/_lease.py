@@ -1,9 +1,10 @@
 """A worker's lease, kept while its run works (I/O: a thread with its own connection).
 
-A claimed ticket is the worker's only while its lease lasts. The keeper renews it every third
-of its length, so that a renewal lost while the database is away leaves time for the next;
-when a renewal is refused (the ticket was cancelled, or another worker took it over after
-this one stalled), it signals the worker's main thread, whose handler interrupts the run.
+A claimed ticket is the worker's only while its holder's heartbeat goes on. The keeper beats
+every third of the lease, so that a beat lost while the database is away leaves time for the
+next; when a beat finds the job no longer the holder's (the ticket was cancelled, or another
+worker took it over after this one stalled), it signals the worker's main thread, whose
+handler interrupts the run.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ LEASE_LOST = signal.SIGUSR1
 
 
 class LeaseKeeper:
-    """Renews a lease every third of its length on its own connection; when the lease is
-    gone, says so in the main thread (which interrupts the run at work)."""
+    """Beats a lease's heartbeat every third of its length on its own connection; when the
+    lease is gone, says so in the main thread (which interrupts the run at work)."""
 
     def __init__(self, url: str, lease: Lease, lease_s: float, *, interrupt: bool) -> None:
         self._stop = threading.Event()
@@ -39,7 +40,7 @@ class LeaseKeeper:
             while not self._stop.wait(lease_s / 3):
                 try:
                     store = store or PostgresEventStore(url, retry_s=lease_s / 3)
-                    held = RunQueue(store).renew(lease.ticket, lease.worker, lease_s)
+                    held = RunQueue(store).renew(lease)
                 except StoreError:
                     continue  # the database is away: try again; appends fail meanwhile
                 if not held:

@@ -1,9 +1,10 @@
-"""A worker: claims submitted pipelines from the PostgreSQL queue and runs each one with the
-same runtime as ``ralph run``, holding a lease it renews while it works (I/O).
+"""A worker: claims submitted pipelines from the PostgreSQL queue (procrastinate's jobs) and
+runs each one with the same runtime as ``ralph run``, holding a lease whose heartbeat it keeps
+while it works (I/O).
 
 One worker runs one pipeline at a time (``ralph worker --concurrency N`` starts N of them as
-processes). A worker that dies leaves its lease to expire; the next claim of that ticket
-resumes the run from its last checkpoint and event tail. On SIGTERM or SIGINT the run at work
+processes). A worker that dies stops beating; a lease after its last heartbeat, the next
+claim resumes the run from its last checkpoint and event tail. On SIGTERM or SIGINT the run at work
 is interrupted cleanly (its checkpoint saved) and its ticket released to the queue at once.
 """
 
@@ -93,9 +94,11 @@ def submit(
     assert text is not None
     if config_text is None:
         config_text = opened.layout.config.read_text("utf-8")
+    # A run in a worktree of its own may work beside the workspace's others.
+    alone = opened.config.run.worktree or opened.config.run.merge
     with PostgresEventStore(url) as store:
         ticket = f"t-{uuid.uuid4().hex[:12]}"
-        return RunQueue(store).submit(ticket, opened.layout.root, config_text, text)
+        return RunQueue(store).submit(ticket, opened.layout.root, config_text, text, lock=not alone)
 
 
 class _Said(RunObserver):
@@ -120,7 +123,7 @@ def cancel(url: str, ticket: str, *, why: str = "cancelled") -> Ticket:
     was just before: ``worker`` says who was running it.
 
     A queued ticket is never claimed; a running one's worker is refused its next append and
-    stops the run (and its agent) at its next lease renewal, within a third of its lease.
+    stops the run (and its agent) at its next heartbeat, within a third of its lease.
     Raises :class:`CancelError` for an unknown ticket or one that has ended.
     """
     with PostgresEventStore(url) as store:
@@ -164,12 +167,14 @@ class _Outcome:
 class Worker:
     """Claims and runs queued pipelines from the store at ``url`` until stopped.
 
-    ``lease_s`` is how long a claim lasts without renewal (a dead worker's runs are taken
-    over that long after it died); ``poll_s`` how long an idle worker waits before looking
-    again, unless a ticket submitted or released meanwhile wakes it at once. A ticket claimed
-    more than ``max_claims`` times (its workers keep dying on it) is marked failed instead of
-    run again. ``on_message`` receives one line per thing worth telling an operator;
-    ``traced``, when given, the tracer of each ticket's run (see :data:`TicketTracing`).
+    ``lease_s`` is how long a claim lasts without a heartbeat (a dead worker's runs are taken
+    over that long after its last one: procrastinate's stalled-worker timeout, which a worker
+    applies to the others' claims, so a fleet's workers share one); ``poll_s`` how long an
+    idle worker waits before looking again, unless a ticket submitted or released meanwhile
+    wakes it at once. A ticket claimed more than ``max_claims`` times (its workers keep dying
+    on it) is marked failed instead of run again. ``on_message`` receives one line per thing
+    worth telling an operator; ``traced``, when given, the tracer of each ticket's run (see
+    :data:`TicketTracing`).
     """
 
     def __init__(
@@ -261,7 +266,7 @@ class Worker:
         if ticket.claims > self.max_claims:
             detail = f"claimed {ticket.claims} times without finishing; not run again"
             return _Outcome(state=TicketState.FAILED, detail=detail)
-        lease = Lease(ticket=ticket.ticket, worker=self.name)
+        lease = Lease.of(ticket)
         interruption = Interruption()
         self._current = interruption
         if self.stopping is not None:
@@ -344,16 +349,15 @@ class Worker:
         """Record the outcome in the queue (or give the ticket back) and count it."""
         outcome = attrs.evolve(outcome, detail=self._redactor.text(outcome.detail))
         try:
-            if outcome.state is not None and queue.finish(
-                ticket.ticket, self.name, outcome.state, outcome.detail
-            ):
+            lease = Lease.of(ticket)
+            if outcome.state is not None and queue.finish(lease, outcome.state, outcome.detail):
                 report.done += outcome.state is TicketState.DONE
                 report.failed += outcome.state is TicketState.FAILED
                 line = f"{outcome.state.value} ({outcome.detail})"
             elif (
                 outcome.state is None
                 and outcome.release
-                and queue.release(ticket.ticket, self.name, outcome.not_before)
+                and queue.release(lease, outcome.not_before)
             ):
                 report.released += 1
                 line = f"released ({outcome.detail})"
@@ -379,10 +383,10 @@ class Worker:
         if now.status is TicketState.CANCELLED:
             report.cancelled += 1
             return f"cancelled ({now.outcome}); its run was stopped"
-        if now.worker is not None and now.worker != self.name:
+        if now.claims != ticket.claims:  # claimed again since this worker's claim
             report.lost += 1
             return f"taken over by {now.worker} ({outcome.detail})"
-        if now.status is TicketState.RUNNING and queue.release(ticket.ticket, self.name):
+        if now.status is TicketState.RUNNING and queue.release(Lease.of(ticket)):
             report.released += 1
             return f"released: the next claim resumes its run ({outcome.detail})"
         if now.status is TicketState.QUEUED:

@@ -1,8 +1,10 @@
-"""Numbered, idempotent schema migrations for the PostgreSQL event store and its run queue,
-and applying them."""
+"""Numbered, idempotent schema migrations for the PostgreSQL event store and its run queue
+(procrastinate's schema among them), and applying them."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
 from typing import Any, Final
 
 import psycopg
@@ -14,6 +16,20 @@ from pipeline.handlers.store._rows import refuse_newer_schema
 __all__ = ["PG_MIGRATIONS", "applied_migrations", "apply_migrations"]
 
 _MIGRATION_LOCK: Final = 0x7261_6C70_6800  # "ralph": one advisory lock for every migrator
+_PROCRASTINATE_MIGRATION: Final = 13
+"""The migration that moves the run queue to procrastinate, after applying its schema."""
+
+
+def procrastinate_schema() -> str:
+    """The SQL of procrastinate's schema, from the installed package (a file of its own,
+    read without importing it); :class:`StoreError` when it is not installed."""
+    spec = importlib.util.find_spec("procrastinate")
+    if spec is None or not spec.submodule_search_locations:
+        raise StoreError(
+            "the run queue needs procrastinate: pip install 'ralph-pipeline[postgres]'"
+        )
+    return (Path(spec.submodule_search_locations[0]) / "sql" / "schema.sql").read_text("utf-8")
+
 
 PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
     (
@@ -183,6 +199,38 @@ PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         DROP TABLE context_notes;
         """,
     ),
+    (
+        13,
+        "the run queue on procrastinate",
+        """
+        CREATE TABLE tickets (
+            ticket TEXT PRIMARY KEY,
+            job_id BIGINT NOT NULL UNIQUE REFERENCES procrastinate_jobs (id) ON DELETE CASCADE,
+            run_id TEXT UNIQUE,
+            worker TEXT,
+            claims INTEGER NOT NULL DEFAULT 0,
+            outcome TEXT,
+            submitted_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        );
+        WITH moved AS (
+            INSERT INTO procrastinate_jobs (queue_name, task_name, lock, args, status, scheduled_at)
+            SELECT 'ralph', 'ralph.ticket', workspace,
+                jsonb_build_object('ticket', ticket, 'workspace', workspace, 'config', config,
+                                   'prompt', prompt),
+                CASE state WHEN 'done' THEN 'succeeded' WHEN 'failed' THEN 'failed'
+                    WHEN 'cancelled' THEN 'cancelled' ELSE 'todo' END::procrastinate_job_status,
+                CASE WHEN state = 'queued' THEN not_before END
+            FROM run_queue ORDER BY submitted_at, ticket
+            RETURNING id, args->>'ticket' AS ticket
+        )
+        INSERT INTO tickets
+        SELECT q.ticket, moved.id, q.run_id, q.worker, q.claims, q.outcome, q.submitted_at,
+            q.updated_at
+        FROM moved JOIN run_queue AS q USING (ticket);
+        DROP TABLE run_queue;
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, in its own transaction, under an advisory
 lock so that workers starting together do not race. Event bodies are ``JSON`` (kept as
@@ -205,7 +253,11 @@ filed, each kept once by its uid (version 11). ``inbox`` holds all three as mess
 kind, addressed to a run or (``address`` empty) the workspace, numbered per addressee and kind,
 kept once by ``key`` where one is given (the question's id, the guidance's ``sent``, the note's
 uid); the three tables' rows are carried into it with their numbers, and the tables dropped
-(version 12)."""
+(version 12). The run queue is procrastinate's from version 13: its schema (that of the
+version this package requires, applied just before) holds the tickets as jobs, ``tickets``
+what ralph adds to each (its name, run, worker, claims, outcome); every ``run_queue`` row is
+carried over (a running one back to the queue, its run resumed by the next claim, which is
+why the old release's workers must be stopped first), and the table dropped."""
 
 
 def _applied(conn: psycopg.Connection[Any]) -> set[int] | None:
@@ -246,6 +298,8 @@ def apply_migrations(conn: psycopg.Connection[Any], label: str) -> list[int]:
         for version, name, sql in PG_MIGRATIONS:
             if version in applied:
                 continue
+            if version == _PROCRASTINATE_MIGRATION:
+                conn.execute(procrastinate_schema())
             conn.execute(sql)  # a constant of this package, never built from input
             conn.execute(
                 "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",

@@ -1,18 +1,27 @@
 """The run queue in PostgreSQL (the optional extra ``postgres``): pipelines submitted for
-workers to run, claimed with ``SELECT ... FOR UPDATE SKIP LOCKED`` and held by a lease.
+workers to run, each a `procrastinate <https://procrastinate.readthedocs.io>`_ job.
 
-A ticket moves ``queued -> running -> done | failed``, and to ``cancelled`` from queued or
-running when someone cancels it. A claim takes the oldest ticket that is
-queued, or running under a lease that has expired (its worker died or stalled), and hands it
-to the claiming worker for ``lease_s`` seconds, which the worker renews while it works. The
-event store bound to that lease (:class:`Lease`, the store's append guard) refuses any
-append once another worker holds the ticket, so two workers never both write one run. Times
-are the database's, so the workers' clocks need not agree.
+procrastinate holds the queue: a ticket is a job of the queue :data:`QUEUE` (its arguments:
+the ticket, the workspace, the configuration and the prompt), fetched by one worker at a time
+(``procrastinate_fetch_job_v2``, ``SKIP LOCKED``); its ``lock``, the workspace, keeps one run
+per workspace at a time; a ticket given back until a provider's reset is retried with its
+``scheduled_at`` (``procrastinate_retry_job_v2``); a cancel is procrastinate's abort
+(``procrastinate_cancel_job_v1``); a submission is announced on procrastinate's ``NOTIFY``
+channel by its own trigger. Each claim registers a procrastinate worker (the *holder*) whose
+heartbeat the claiming worker keeps while it works; a claim first prunes the holders whose
+heartbeat is older than its lease (``procrastinate_prune_stalled_workers_v1``) and retries
+their jobs, so a dead or frozen worker's run is taken over a lease after its last heartbeat.
+Times are the database's, so the workers' clocks need not agree.
 
-A ticket that becomes claimable at once (submitted, or released by a worker shutting down) is
-announced on the ``NOTIFY`` channel :data:`CHANNEL`; an idle worker waits on it
-(:class:`QueueBell`) instead of only polling. A lease that expires is not announced: polling
-finds it.
+ralph keeps in its own table ``tickets`` what a queue does not: the ticket's name, the run it
+started, who claimed it and how often, and its outcome; and the fencing of appends: the event
+store bound to a claim (:class:`Lease`, the store's append guard) refuses any append once the
+job is no longer that holder's (taken over, cancelled), so two workers never both write one
+run.
+
+We call procrastinate's SQL functions on the store's own connection rather than run its
+asyncio worker: a ralph worker runs one pipeline in its main thread, where the run's signals
+are handled, and every queue step goes in the same transactions (and retries) as the store's.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Final, final
 
+import orjson
 import psycopg
 from attrs import frozen
 from psycopg.rows import class_row
@@ -33,10 +43,13 @@ from pipeline.events import RunId
 from pipeline.handlers.store._port import LeaseLostError
 from pipeline.handlers.store.postgres import PostgresEventStore
 
-__all__ = ["CHANNEL", "Lease", "QueueBell", "RunQueue", "Ticket", "TicketState"]
+__all__ = ["CHANNEL", "QUEUE", "Lease", "QueueBell", "RunQueue", "Ticket", "TicketState"]
 
-CHANNEL: Final = "ralph_run_queue"
-"""The ``NOTIFY`` channel on which a claimable ticket is announced (payload: the ticket)."""
+QUEUE: Final = "ralph"
+"""The procrastinate queue that holds the tickets (its task: ``ralph.ticket``)."""
+
+CHANNEL: Final = f"procrastinate_queue_v1#{QUEUE}"
+"""procrastinate's ``NOTIFY`` channel for :data:`QUEUE`, on which a new job is announced."""
 
 
 class TicketState(enum.StrEnum):
@@ -64,13 +77,17 @@ class Ticket:
     state: str
     run_id: str | None
     worker: str | None
-    lease_expires: datetime | None
+    """The name of the worker that claimed it last (None while it is queued)."""
     claims: int
     outcome: str | None
     submitted_at: datetime
     updated_at: datetime
     not_before: datetime | None = None
     """When a ticket given back while its run waits for a provider's reset may be claimed."""
+    job: int
+    """Its procrastinate job's id."""
+    holder: int | None = None
+    """The procrastinate worker that holds the job while it runs (one per claim)."""
 
     @property
     def status(self) -> TicketState:
@@ -80,169 +97,253 @@ class Ticket:
     @property
     def cancellable(self) -> bool:
         """Whether :meth:`RunQueue.cancel` can still cancel it."""
-        return self.status in _CANCELLABLE
+        return self.status in (TicketState.QUEUED, TicketState.RUNNING)
 
 
-_CANCELLABLE: Final = (TicketState.QUEUED, TicketState.RUNNING)
-"""The states a ticket can be cancelled in."""
+_SELECT: Final = f"""
+    SELECT t.ticket, j.args->>'workspace' AS workspace, j.args->>'config' AS config,
+        j.args->>'prompt' AS prompt,
+        CASE WHEN j.abort_requested OR j.status IN ('cancelled', 'aborted') THEN 'cancelled'
+             WHEN j.status = 'todo' THEN 'queued' WHEN j.status = 'doing' THEN 'running'
+             WHEN j.status = 'succeeded' THEN 'done' ELSE 'failed' END AS state,
+        t.run_id, CASE WHEN j.status = 'todo' THEN NULL ELSE t.worker END AS worker, t.claims,
+        t.outcome, t.submitted_at, t.updated_at,
+        CASE WHEN j.status = 'todo' THEN j.scheduled_at END AS not_before,
+        j.id AS job, j.worker_id AS holder
+    FROM tickets AS t JOIN procrastinate_jobs AS j ON j.id = t.job_id AND j.queue_name = '{QUEUE}'
+"""
+"""A ticket as the person sees it: procrastinate's job status said in the queue's words (a
+job whose abort was requested is cancelled, though its worker may still be stopping it)."""
 
-_CANCELLABLE_SQL: Final = "(" + ", ".join(f"'{state.value}'" for state in _CANCELLABLE) + ")"
-
-_COLUMNS: Final = (
-    "ticket, workspace, config, prompt, state, run_id, worker, lease_expires, claims, "
-    "outcome, submitted_at, updated_at, not_before"
+_HELD: Final = (
+    "SELECT 1 FROM procrastinate_jobs WHERE id = %(lease_job)s "
+    "AND worker_id = %(lease_holder)s AND status = 'doing' AND NOT abort_requested"
 )
-_OLD_COLUMNS: Final = ", ".join(f"old.{column.strip()}" for column in _COLUMNS.split(","))
+"""Whether the lease's holder still holds its job (neither taken over nor cancelled)."""
 
 
 @final
 @frozen(kw_only=True)
 class Lease:
     """The claim a worker holds on a queued run, as the guard of its event store: an append
-    goes on only while the run's queue row is still this worker's and running, and the append
-    that starts the run records the run's id there (a worker taking over knows what to
-    resume). Bind it with ``PostgresEventStore(url, guard=Lease(ticket=ticket, worker=worker))``."""
+    goes on only while the run's job is still this claim's holder's, running and not
+    cancelled, and the append that starts the run records the run's id in the ticket (a
+    worker taking over knows what to resume). Bind it with
+    ``PostgresEventStore(url, guard=Lease.of(ticket))``."""
 
     ticket: str
-    worker: str
+    job: int
+    holder: int
 
-    condition: ClassVar[str] = (
-        "EXISTS (SELECT 1 FROM run_queue WHERE ticket = %(lease_ticket)s "
-        "AND worker = %(lease_worker)s AND state = 'running' FOR SHARE)"
-    )
-    """The lease's condition in the one-statement append (the queue row locked for it)."""
+    condition: ClassVar[str] = f"EXISTS ({_HELD} FOR SHARE)"
+    """The lease's condition in the one-statement append (the job's row locked for it, so a
+    takeover, which clears the row's worker, waits for the append or is seen by it)."""
+
+    @classmethod
+    def of(cls, ticket: Ticket) -> Lease:
+        """The lease of a claimed ticket."""
+        if ticket.holder is None:
+            raise ValueError(f"{ticket.ticket} is not claimed")
+        return cls(ticket=ticket.ticket, job=ticket.job, holder=ticket.holder)
 
     def parameters(self) -> dict[str, Any]:
-        """The condition's parameters: this lease's ticket and worker."""
-        return {"lease_ticket": self.ticket, "lease_worker": self.worker}
+        """The condition's parameters: this lease's job and holder."""
+        return {"lease_job": self.job, "lease_holder": self.holder}
 
     def check(
         self, conn: psycopg.Connection[Any], label: str, run_id: RunId, *, starting: bool
     ) -> None:
-        """Lock the run's queue row (a takeover waits for this append, or this append sees
+        """Lock the run's job row (a takeover waits for this append, or this append sees
         the takeover) and check it is still ours; a starting append records the run's id."""
-        row = conn.execute(
-            "SELECT worker, state FROM run_queue WHERE ticket = %s FOR SHARE", (self.ticket,)
-        ).fetchone()
-        if row is None or row[0] != self.worker or row[1] != "running":
-            holder = "nobody" if row is None or row[0] is None else f"worker {row[0]}"
+        if conn.execute(f"{_HELD} FOR SHARE", self.parameters()).fetchone() is None:
             raise LeaseLostError(
-                f"{label}: worker {self.worker} no longer holds run {self.ticket} "
-                f"(now held by {holder}); nothing was written"
+                f"{label}: this worker no longer holds run {self.ticket} (taken over or "
+                "cancelled); nothing was written"
             )
         if starting:
             conn.execute(
-                "UPDATE run_queue SET run_id = %s, updated_at = now() WHERE ticket = %s",
+                "UPDATE tickets SET run_id = %s, updated_at = now() WHERE ticket = %s",
                 (run_id, self.ticket),
             )
 
 
 class RunQueue:
-    """The queue in the store's database (its migrations create the table).
+    """The queue in the store's database (its migrations create procrastinate's schema and
+    the ``tickets`` table).
 
-    Every call is one statement, retried like the store's on a lost connection.
+    Every call is one transaction, retried like the store's on a lost connection.
     """
 
     def __init__(self, store: PostgresEventStore) -> None:
         self.store = store
 
-    def submit(self, ticket: str, workspace: Path, config: str, prompt: str) -> Ticket:
+    def submit(
+        self, ticket: str, workspace: Path, config: str, prompt: str, *, lock: bool = True
+    ) -> Ticket:
         """Queue a pipeline run: the workspace it runs in, the ``ralph.toml`` text and the
-        prompt text it runs with (what was submitted is what runs)."""
-        # A retry after a lost answer finds the ticket it inserted.
-        # The announcement is sent when the insert commits (the statement's own transaction).
-        inserted = self._maybe(
-            "submit a run",
-            f"WITH inserted AS (INSERT INTO run_queue (ticket, workspace, config, prompt, state) "
-            f"VALUES (%s, %s, %s, %s, 'queued') ON CONFLICT (ticket) DO NOTHING "
-            f"RETURNING {_COLUMNS}) "
-            f"SELECT inserted.* FROM inserted, LATERAL pg_notify('{CHANNEL}', inserted.ticket)",
-            (ticket, str(workspace), config, prompt),
-        )
-        found = inserted or self.get(ticket)
+        prompt text it runs with (what was submitted is what runs). ``lock`` (the job's
+        procrastinate lock, the workspace) keeps it from running while another run works in
+        the same workspace; a run in a worktree of its own goes without."""
+        args = {"ticket": ticket, "workspace": str(workspace), "config": config, "prompt": prompt}
+
+        def work(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction():
+                # A retry after a lost answer finds the ticket it inserted.
+                found = conn.execute("SELECT 1 FROM tickets WHERE ticket = %s", (ticket,))
+                if found.fetchone() is not None:
+                    return
+                conn.execute(
+                    "INSERT INTO tickets (ticket, job_id) SELECT %s, job FROM unnest("
+                    "procrastinate_defer_jobs_v1(ARRAY[ROW(%s, 'ralph.ticket', 0, %s, NULL, "
+                    "%s::jsonb, NULL)::procrastinate_job_to_defer_v1])) AS job",
+                    (ticket, QUEUE, str(workspace) if lock else None, orjson.dumps(args).decode()),
+                )
+
+        self.store.retrying("submit a run", work)
+        found = self.get(ticket)
         assert found is not None
         return found
 
     def claim(self, worker: str, lease_s: float) -> Ticket | None:
-        """The oldest claimable ticket, now running under ``worker``'s lease for ``lease_s``
-        seconds, or None. Workers claiming at once each get a different ticket."""
-        return self._maybe(
-            "claim a run",
-            "UPDATE run_queue SET state = 'running', worker = %(worker)s, "
-            "lease_expires = now() + make_interval(secs => %(lease)s), claims = claims + 1, "
-            "not_before = NULL, updated_at = now() WHERE ticket = ("
-            "  SELECT ticket FROM run_queue"
-            "  WHERE (state = 'queued' AND (not_before IS NULL OR not_before <= now()))"
-            "  OR (state = 'running' AND lease_expires < now())"
-            "  ORDER BY submitted_at, ticket FOR UPDATE SKIP LOCKED LIMIT 1"
-            f") RETURNING {_COLUMNS}",
-            {"worker": worker, "lease": lease_s},
-        )
+        """The oldest claimable ticket, now running under a new holder that ``worker``
+        keeps alive (:meth:`renew`) at least every ``lease_s`` seconds, or None. Workers
+        claiming at once each get a different ticket. First, the jobs of holders silent for
+        ``lease_s`` go back to the queue (the run of a cancelled one ends cancelled)."""
 
-    def renew(self, ticket: str, worker: str, lease_s: float) -> bool:
-        """Extend ``worker``'s lease on ``ticket``; False when it no longer holds it."""
-        return self._changed(
-            "renew a lease",
-            "UPDATE run_queue SET lease_expires = now() + make_interval(secs => %s), "
-            "updated_at = now() WHERE ticket = %s AND worker = %s AND state = 'running'",
-            (lease_s, ticket, worker),
-        )
+        def work(conn: psycopg.Connection[Any]) -> Ticket | None:
+            with conn.transaction():
+                conn.execute("SELECT procrastinate_prune_stalled_workers_v1(%s)", (lease_s,))
+                conn.execute(
+                    "SELECT procrastinate_retry_job_v2(id, NULL, NULL, NULL, NULL) FROM ("
+                    "SELECT id FROM procrastinate_jobs WHERE queue_name = %s "
+                    "AND status = 'doing' AND worker_id IS NULL FOR UPDATE SKIP LOCKED) AS stalled",
+                    (QUEUE,),
+                )
+                # One transaction: a stalled job this claim takes is never seen queued.
+                holder = conn.execute("SELECT procrastinate_register_worker_v1()").fetchone()
+                assert holder is not None
+                fetched = conn.execute(
+                    "SELECT id FROM procrastinate_fetch_job_v2(%s::varchar[], %s)",
+                    ([QUEUE], holder[0]),
+                ).fetchone()
+                if fetched is None or fetched[0] is None:
+                    # Nothing to claim: no holder either.
+                    conn.execute("SELECT procrastinate_unregister_worker_v1(%s)", holder)
+                    return None
+                conn.execute(
+                    "UPDATE tickets SET worker = %s, claims = claims + 1, updated_at = now() "
+                    "WHERE job_id = %s",
+                    (worker, fetched[0]),
+                )
+                return _one(conn, "j.id = %s", (fetched[0],))
 
-    def release(self, ticket: str, worker: str, not_before: datetime | None = None) -> bool:
-        """Give ``ticket`` back to the queue (a worker shutting down, or a run waiting for a
-        provider's reset): the next claim resumes it, at once or from ``not_before``. False
-        when ``worker`` no longer held it."""
-        return self._changed(
+        return self.store.retrying("claim a run", work)
+
+    def renew(self, lease: Lease) -> bool:
+        """The holder's heartbeat; False when it no longer holds its job (its holder was
+        pruned as stalled and the job taken over, or the job was cancelled)."""
+
+        def work(conn: psycopg.Connection[Any]) -> bool:
+            conn.execute(
+                "UPDATE procrastinate_workers SET last_heartbeat = now() WHERE id = %s",
+                (lease.holder,),
+            )
+            return conn.execute(_HELD, lease.parameters()).fetchone() is not None
+
+        return self.store.retrying("renew a lease", work)
+
+    def release(self, lease: Lease, not_before: datetime | None = None) -> bool:
+        """Give the lease's ticket back to the queue (a worker shutting down, or a run
+        waiting for a provider's reset): the next claim resumes it, at once or from
+        ``not_before``. False when the lease no longer held it."""
+        return self._settle(
             "release a run",
-            "WITH released AS (UPDATE run_queue SET state = 'queued', worker = NULL, "
-            "lease_expires = NULL, not_before = %s, updated_at = now() "
-            "WHERE ticket = %s AND worker = %s AND state = 'running' RETURNING ticket) "
-            f"SELECT pg_notify('{CHANNEL}', ticket) FROM released",
-            (not_before, ticket, worker),
+            lease,
+            # procrastinate announces only new jobs; a ticket given back for now is
+            # announced the same way, so an idle worker takes it at once.
+            [
+                "SELECT procrastinate_retry_job_v2(%(lease_job)s, %(not_before)s, NULL, NULL, "
+                "NULL), CASE WHEN %(not_before)s::timestamptz IS NULL THEN pg_notify(%(channel)s, "
+                "json_build_object('type', 'job_inserted', 'job_id', %(lease_job)s)::text) END"
+            ],
+            {"not_before": not_before, "channel": CHANNEL},
         )
 
-    def finish(self, ticket: str, worker: str, state: TicketState, outcome: str) -> bool:
-        """Record that ``worker`` finished ``ticket`` (``DONE`` or ``FAILED``, and why); False
-        when it no longer held it, and nothing changes."""
+    def finish(self, lease: Lease, state: TicketState, outcome: str) -> bool:
+        """Record that the lease's holder finished its ticket (``DONE`` or ``FAILED``, and
+        why); False when it no longer held it, and nothing changes."""
         if state not in (TicketState.DONE, TicketState.FAILED):
             raise ValueError(f"a ticket finishes done or failed, not {state.value}")
-        return self._changed(
+        return self._settle(
             "finish a run",
-            "UPDATE run_queue SET state = %s, outcome = %s, lease_expires = NULL, "
-            "updated_at = now() WHERE ticket = %s AND worker = %s AND state = 'running'",
-            (state.value, outcome, ticket, worker),
+            lease,
+            [
+                "SELECT procrastinate_finish_job_v1(%(lease_job)s, "
+                "%(end)s::procrastinate_job_status, false)",
+                "UPDATE tickets SET outcome = %(outcome)s WHERE job_id = %(lease_job)s",
+            ],
+            {"end": "succeeded" if state is TicketState.DONE else "failed", "outcome": outcome},
         )
+
+    def _settle(
+        self, action: str, lease: Lease, statements: list[str], params: dict[str, Any]
+    ) -> bool:
+        """Run ``statements`` on the lease's job if the lease still holds it; either way,
+        let its holder go."""
+
+        def work(conn: psycopg.Connection[Any]) -> bool:
+            with conn.transaction():
+                held = conn.execute(f"{_HELD} FOR UPDATE", lease.parameters()).fetchone()
+                if held is not None:
+                    for statement in statements:
+                        conn.execute(statement, {**lease.parameters(), **params})
+                    conn.execute(
+                        "UPDATE tickets SET updated_at = now() WHERE job_id = %s", (lease.job,)
+                    )
+                conn.execute("SELECT procrastinate_unregister_worker_v1(%s)", (lease.holder,))
+                return held is not None
+
+        return self.store.retrying(action, work)
 
     def cancel(self, ticket: str, why: str = "cancelled") -> Ticket | None:
         """Cancel ``ticket`` if it is queued or running (``why`` becomes its outcome); the
         ticket as it was just before (its state, the worker running it), or None when it is
         unknown or had already ended.
 
-        A running ticket's worker loses its lease at once: its appends are refused, and its
-        lease keeper interrupts the run (and stops the agent) at the next renewal.
+        A queued ticket is never claimed. A running ticket's job is aborted (procrastinate's
+        ``abort_requested``): its worker's appends are refused at once, and its heartbeat,
+        refused, interrupts the run (and stops the agent) at the next beat.
         """
-        return self._maybe(
-            "cancel a run",
-            "UPDATE run_queue AS q SET state = 'cancelled', outcome = %s, lease_expires = NULL, "
-            "updated_at = now() "
-            "FROM (SELECT * FROM run_queue WHERE ticket = %s FOR UPDATE) AS old "
-            f"WHERE q.ticket = old.ticket AND old.state IN {_CANCELLABLE_SQL} "
-            f"RETURNING {_OLD_COLUMNS}",
-            (why, ticket),
-        )
+
+        def work(conn: psycopg.Connection[Any]) -> Ticket | None:
+            with conn.transaction():
+                before = _one(conn, "t.ticket = %s FOR UPDATE OF j", (ticket,))
+                if before is None or not before.cancellable:
+                    return None
+                conn.execute("SELECT procrastinate_cancel_job_v1(%s, true, false)", (before.job,))
+                conn.execute(
+                    "UPDATE tickets SET outcome = %s, updated_at = now() WHERE ticket = %s",
+                    (why, ticket),
+                )
+                return before
+
+        return self.store.retrying("cancel a run", work)
 
     def get(self, ticket: str) -> Ticket | None:
         """The ticket, or None."""
-        return self._maybe(
-            "read a ticket", f"SELECT {_COLUMNS} FROM run_queue WHERE ticket = %s", (ticket,)
+        return self.store.retrying(
+            "read a ticket", lambda conn: _one(conn, "t.ticket = %s", (ticket,))
         )
 
     def tickets(self) -> list[Ticket]:
-        """Every ticket, oldest first."""
+        """Every ticket, oldest first (none in a store an older release left, which a reader
+        does not migrate: its queue moves here when a writer of this release opens it)."""
 
         def work(conn: psycopg.Connection[Any]) -> list[Ticket]:
+            if conn.execute("SELECT to_regclass('tickets')").fetchone() == (None,):
+                return []
             with conn.cursor(row_factory=class_row(Ticket)) as cursor:
-                cursor.execute(f"SELECT {_COLUMNS} FROM run_queue ORDER BY submitted_at, ticket")
+                cursor.execute(f"{_SELECT} ORDER BY t.submitted_at, j.id")
                 return cursor.fetchall()
 
         return self.store.retrying("list the queue", work)
@@ -252,24 +353,16 @@ class RunQueue:
         found = self.get(ticket)
         return None if found is None or found.run_id is None else RunId(found.run_id)
 
-    def _maybe(self, action: str, sql: str, params: Any) -> Ticket | None:
-        def work(conn: psycopg.Connection[Any]) -> Ticket | None:
-            with conn.cursor(row_factory=class_row(Ticket)) as cursor:
-                cursor.execute(sql, params)
-                return cursor.fetchone()
 
-        return self.store.retrying(action, work)
-
-    def _changed(self, action: str, sql: str, params: Any) -> bool:
-        def work(conn: psycopg.Connection[Any]) -> bool:
-            return conn.execute(sql, params).rowcount == 1
-
-        return self.store.retrying(action, work)
+def _one(conn: psycopg.Connection[Any], where: str, params: Any) -> Ticket | None:
+    with conn.cursor(row_factory=class_row(Ticket)) as cursor:
+        cursor.execute(f"{_SELECT} WHERE {where}", params)
+        return cursor.fetchone()
 
 
 class QueueBell:
     """Wakes an idle worker when a ticket becomes claimable: a connection of its own that
-    ``LISTEN``s on :data:`CHANNEL`.
+    ``LISTEN``s on procrastinate's channel :data:`CHANNEL`.
 
     Best effort by design: a bell that cannot connect, or whose connection is lost, waits the
     whole time asked (as plain polling does) and tries to listen again on the next wait.
@@ -305,7 +398,7 @@ class QueueBell:
         self.close()
         try:
             conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
-            conn.execute(f"LISTEN {CHANNEL}")
+            conn.execute(f'LISTEN "{CHANNEL}"')
         except psycopg.Error:
             return None
         self._conn = conn

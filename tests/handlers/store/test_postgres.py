@@ -108,7 +108,7 @@ def test_migrations_are_idempotent_and_recorded(postgres_url: str) -> None:
         assert store.head(RUN) == 3
     with psycopg.connect(postgres_url) as conn:
         versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
-    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+    assert versions == list(range(1, 14))
 
 
 def test_a_store_from_a_newer_release_is_refused_untouched(postgres_url: str) -> None:
