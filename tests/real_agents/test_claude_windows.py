@@ -54,20 +54,26 @@ def test_a_rejected_five_hour_window_is_waited_out_and_the_run_finishes_by_itsel
     ralph records the limit with the reset Claude Code reported, waits until then, and the same
     agent goes on to fix the repository; exit 0."""
     program = agent_cli("claude")
-    reset = int(time.time()) + 4
     fixing = by_kind(fixing_pipeline("app.py", FIXED_APP))
-    rejected = ModelReply(
-        error=ApiError(status=429, message="Rate limit reached for requests.", retry_after_s=4),
-        headers=_window("rejected", reset, "1.0"),
-    )
+    # The window is set 4 s after the first request, not after the test's start: on a loaded
+    # machine Claude Code's own start can take longer than the window.
+    resets: list[int] = []
 
     def script(request: ModelRequest) -> ModelReply:
-        return rejected if time.time() < reset else fixing(request)
+        if not resets:
+            resets.append(int(time.time()) + 4)
+        if time.time() >= resets[0]:
+            return fixing(request)
+        return ModelReply(
+            error=ApiError(status=429, message="Rate limit reached for requests.", retry_after_s=4),
+            headers=_window("rejected", resets[0], "1.0"),
+        )
 
     root = failing_repo(tmp_path / "repo", '[agents.main]\npreset = "claude"\n')
     with ModelServer(script) as server:
         done = run_ralph(root, _subscriber(server.url, tmp_path / "home", program), "run")
     assert done.returncode == 0, done.stdout + done.stderr
+    (reset,) = resets
     assert (root / "app.py").read_text() == FIXED_APP
     facts = stored_events(root)
     (limited,) = [f for f in facts if f["type"] == "agent.provider_limited"]

@@ -207,7 +207,19 @@ def _shape(state: PipelineState) -> tuple[object, ...]:
         state.checkpoints.due,
         min(ledger.spend.total.cost_usd, _SPEND_SEEN),
         _round_shape(state),
+        _hooks_shape(state),
     )
+
+
+def _hooks_shape(state: PipelineState) -> tuple[object, ...]:
+    """What of the hooks' record decides which hook is due next: the hooks that ran before
+    the step at hand (only while no other fact came since), the once-per-occasion ones that
+    ran, and the last invocation's hooks still to run (how far its facts are in, capped)."""
+    hooks = state.hooks
+    here = hooks.here if hooks.here_at == state.sequence else ()
+    after = hooks.after
+    last = None if after is None else (after.failed, after.ran)
+    return (here, len(hooks.once), last)
 
 
 def _live(progress: Progress) -> Progress:

@@ -7,12 +7,16 @@ import attrs
 from pipeline.core.responses import AGENT_RESPONSE
 from pipeline.engine.simulation import USAGE_UNIT_USD, WorldConfig, default_chains, simulated_policy
 from pipeline.events import (
+    BLOCKABLE,
+    SUSPENDABLE,
     Budget,
     Count,
     DurationMs,
     GateAction,
     GateBoundary,
     GateSpec,
+    HookAction,
+    HookSpec,
     Ordinal,
     PostconditionPolicy,
     TamperPolicy,
@@ -28,7 +32,7 @@ def worlds() -> tuple[WorldConfig, ...]:
     """Small budgets (every limit within reach), a chain of two agents, every loop control on,
     with a rebase target (a rebase ends the commit phase: its own edges); a spend limit with
     every hat's responses checked (a correction turn is stopped by it too); a topology, a
-    stalled one, gates, and the screen alone."""
+    stalled one, gates, the screen alone, and lifecycle hooks that block or suspend."""
     # No retries: a retry stays in its phase, and the chain's second agent still falls back;
     # with one retry the exploration found the same edges in half again the time.
     budget = Budget(
@@ -115,6 +119,21 @@ def worlds() -> tuple[WorldConfig, ...]:
     # a gate does, which one iteration never reaches (a simulated run found the edge first).
     screened = attrs.evolve(controls, tamper=TamperPolicy(), postconditions=PostconditionPolicy())
     stalled = attrs.evolve(controls, topology=attrs.evolve(topology, starting_event="nobody"))
+    # Hooks: one that blocks at every point with a step to block (the run stops, the work
+    # goes back to development, the claim is refused), one that suspends at every other.
+    hooked = attrs.evolve(
+        controls,
+        hooks=tuple(
+            HookSpec(
+                name=f"{point.value}-hook",
+                point=point,
+                argv=("true",),
+                timeout_s=Count(60),
+                on_error=HookAction.BLOCK if point in BLOCKABLE else HookAction.SUSPEND,
+            )
+            for point in sorted(BLOCKABLE | SUSPENDABLE)
+        ),
+    )
     # With every control off the graph is a part of this one (checked when this was written).
     # Without a rebase target, and every hat answering on the larger budget, found no edge
     # these do not (checked when the gates were added): left out, they saved half the time.
@@ -129,4 +148,5 @@ def worlds() -> tuple[WorldConfig, ...]:
         WorldConfig(budget=small, chains=chains, rebase_onto=None, run_id="graph", loop=stalled),
         WorldConfig(budget=budget, chains=chains, rebase_onto=None, run_id="graph", loop=gated),
         WorldConfig(budget=budget, chains=chains, rebase_onto=None, run_id="graph", loop=screened),
+        WorldConfig(budget=small, chains=chains, rebase_onto=None, run_id="graph", loop=hooked),
     )
