@@ -8,7 +8,6 @@ from pipeline.core.responses import AGENT_RESPONSE
 from pipeline.engine.simulation import USAGE_UNIT_USD, WorldConfig, default_chains, simulated_policy
 from pipeline.events import (
     BLOCKABLE,
-    SUSPENDABLE,
     Budget,
     Count,
     DurationMs,
@@ -16,6 +15,7 @@ from pipeline.events import (
     GateBoundary,
     GateSpec,
     HookAction,
+    HookPoint,
     HookSpec,
     Ordinal,
     PostconditionPolicy,
@@ -119,8 +119,9 @@ def worlds() -> tuple[WorldConfig, ...]:
     # a gate does, which one iteration never reaches (a simulated run found the edge first).
     screened = attrs.evolve(controls, tamper=TamperPolicy(), postconditions=PostconditionPolicy())
     stalled = attrs.evolve(controls, topology=attrs.evolve(topology, starting_event="nobody"))
-    # Hooks: one that blocks at every point with a step to block (the run stops, the work
-    # goes back to development, the claim is refused), one that suspends at every other.
+    # Hooks that block (before an invocation: the run stops; at a claim: it is refused) and
+    # that suspend (after a failed invocation, at a question). Every point hooked at once found
+    # no edge these four do not (checked when hooks became effects), in twice the time.
     hooked = attrs.evolve(
         controls,
         hooks=tuple(
@@ -131,7 +132,12 @@ def worlds() -> tuple[WorldConfig, ...]:
                 timeout_s=Count(60),
                 on_error=HookAction.BLOCK if point in BLOCKABLE else HookAction.SUSPEND,
             )
-            for point in sorted(BLOCKABLE | SUSPENDABLE)
+            for point in (
+                HookPoint.BEFORE_INVOCATION,
+                HookPoint.COMPLETION_CLAIMED,
+                HookPoint.ON_FAILURE,
+                HookPoint.QUESTION_ASKED,
+            )
         ),
     )
     # With every control off the graph is a part of this one (checked when this was written).
