@@ -141,6 +141,21 @@ def _hook(point: HookPoint, action: HookAction = HookAction.WARN) -> HookSpec:
     return HookSpec(name="h", point=point, argv=("x",), timeout_s=5, on_error=action)
 
 
+EVERY_OCCASION: tuple[HookPoint, ...] = (
+    HookPoint.RUN_START,
+    HookPoint.BEFORE_INVOCATION,
+    HookPoint.AFTER_INVOCATION,
+    HookPoint.RUN_END,
+)
+"""A hook at the start, before and after each invocation, and at the end."""
+
+
+def _hooked(hooks: tuple[HookSpec, ...], *, iterations: int = 2) -> WorldConfig:
+    """A smooth simulated world of ``iterations`` development iterations with ``hooks``."""
+    base = WorldConfig(budget=budget(max_iterations=iterations), chains=default_chains())
+    return attrs.evolve(base, loop=attrs.evolve(base.loop, hooks=hooks))
+
+
 def _drive(config: WorldConfig, report: GateStatus) -> list[PipelineEvent]:
     """A smooth simulated run of ``config`` whose every hook reports ``report``."""
     world = SimulatedWorld(
@@ -157,15 +172,7 @@ def _drive(config: WorldConfig, report: GateStatus) -> list[PipelineEvent]:
 
 def test_each_hook_runs_once_at_each_of_its_occasions() -> None:
     """Before every invocation and after it, once at the start and once at the end."""
-    points = (
-        HookPoint.RUN_START,
-        HookPoint.BEFORE_INVOCATION,
-        HookPoint.AFTER_INVOCATION,
-        HookPoint.RUN_END,
-    )
-    base = WorldConfig(budget=budget(max_iterations=2), chains=default_chains())
-    hooks = tuple(_hook(point) for point in points)
-    log = _drive(attrs.evolve(base, loop=attrs.evolve(base.loop, hooks=hooks)), GateStatus.PASSED)
+    log = _drive(_hooked(tuple(_hook(point) for point in EVERY_OCCASION)), GateStatus.PASSED)
     ran = [e.point for e in log if isinstance(e, HookRan)]
     invocations = sum(isinstance(e, InvocationStarted) for e in log)
     assert invocations > 2
@@ -242,13 +249,12 @@ def test_the_engine_runs_hooks_as_effects_of_the_handler() -> None:
     a run in memory over the simulated world records each hook's fact where it is due."""
     from pipeline.engine import run_in_memory
 
-    base = WorldConfig(budget=budget(max_iterations=1), chains=default_chains())
     hooks = (
         _hook(HookPoint.RUN_START, HookAction.BLOCK),
         _hook(HookPoint.AFTER_INVOCATION),
         _hook(HookPoint.RUN_END),
     )
-    config = attrs.evolve(base, loop=attrs.evolve(base.loop, hooks=hooks))
+    config = _hooked(hooks, iterations=1)
     world = SimulatedWorld(
         config=config, chooser=ScriptedChooser(), clock=fake_clock(step=timedelta(seconds=1))
     )
@@ -313,15 +319,7 @@ def test_a_run_resumed_after_every_step_runs_each_hook_once_per_occasion() -> No
     from pipeline.engine import RunOptions, run_durable
     from pipeline.handlers.store import MemoryEventStore
 
-    points = (
-        HookPoint.RUN_START,
-        HookPoint.BEFORE_INVOCATION,
-        HookPoint.AFTER_INVOCATION,
-        HookPoint.RUN_END,
-    )
-    base = WorldConfig(budget=budget(max_iterations=2), chains=default_chains())
-    hooks = tuple(_hook(point) for point in points)
-    config = attrs.evolve(base, loop=attrs.evolve(base.loop, hooks=hooks))
+    config = _hooked(tuple(_hook(point) for point in EVERY_OCCASION))
     world = SimulatedWorld(
         config=config, chooser=ScriptedChooser(), clock=fake_clock(step=timedelta(seconds=1))
     )
