@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from attrs import frozen
@@ -131,3 +132,19 @@ def postgres_server(binaries: Path, *, durable: bool = False) -> Iterator[Postgr
         raise RuntimeError(f"the test PostgreSQL server failed: {detail}") from error
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def schema_at(conn: psycopg.Connection[Any], version: int) -> None:
+    """Lay the event store's first ``version`` migrations into ``conn``'s empty database, as
+    the release that stopped there left it (to test what opening it with this one does)."""
+    from pipeline.handlers.store._pg_migrations import PG_MIGRATIONS
+
+    conn.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, "
+        "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+    )
+    for number, name, sql in PG_MIGRATIONS[:version]:
+        conn.execute(sql.encode())
+        conn.execute(
+            "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (number, name)
+        )

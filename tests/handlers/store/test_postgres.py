@@ -23,7 +23,6 @@ from pipeline.handlers.store import (
     give_guidance,
     notes_after,
 )
-from pipeline.handlers.store._pg_migrations import PG_MIGRATIONS
 from pipeline.handlers.store.postgres import PostgresEventStore, describe_url
 from tests.handlers.store.contract import (
     RUN,
@@ -36,7 +35,7 @@ from tests.handlers.store.contract import (
     assert_read_stops_at_damaged_event_3,
     topics,
 )
-from tests.postgres import PostgresServer
+from tests.postgres import PostgresServer, schema_at
 from tests.serialization.test_upcasting import FIXTURE_V7, RUN_V7, V7_VERDICTS
 
 
@@ -166,15 +165,7 @@ def test_a_database_from_the_release_before_the_inbox_opens_and_answers_the_same
         written_at=T0,
     )
     with psycopg.connect(postgres_url) as conn:
-        conn.execute(
-            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, "
-            "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-        )
-        for version, name, sql in PG_MIGRATIONS[:11]:
-            conn.execute(sql.encode())
-            conn.execute(
-                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (version, name)
-            )
+        schema_at(conn, 11)
         conn.execute(
             "INSERT INTO answers (run_id, question_id, text) VALUES "
             "('run-old', 'q-1', 'Use PostgreSQL.'), ('run-other', 'q-1', 'elsewhere')"

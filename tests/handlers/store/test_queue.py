@@ -12,10 +12,10 @@ import pytest
 
 from pipeline.events import RunId
 from pipeline.handlers.store import LeaseLostError, SequenceConflictError
-from pipeline.handlers.store._pg_migrations import PG_MIGRATIONS
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import Lease, QueueBell, RunQueue, TicketState
 from tests.handlers.store.contract import topics
+from tests.postgres import schema_at
 
 
 def _queue(url: str, tickets: int) -> None:
@@ -245,19 +245,11 @@ def test_a_cancelled_ticket_is_never_claimed_and_its_worker_cannot_write(
 
 def test_the_tickets_of_a_run_queue_table_move_to_procrastinate(postgres_url: str) -> None:
     """A store an older release left (``run_queue``, migrations 1-12) opened by this one: each
-        ticket becomes a job in the state it had (a running one queued again, its run id kept,
-        so the next claim resumes it; a queued one keeps its not_before), and run_queue is gone; a
+    ticket becomes a job in the state it had (a running one queued again, its run id kept, so
+    the next claim resumes it; a queued one keeps its not_before), and run_queue is gone; a
     reader before that sees no tickets instead of failing."""
     with psycopg.connect(postgres_url) as conn:
-        conn.execute(
-            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, "
-            "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-        )
-        for version, name, sql in PG_MIGRATIONS[:12]:
-            conn.execute(sql.encode())
-            conn.execute(
-                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (version, name)
-            )
+        schema_at(conn, 12)
         conn.execute(
             "INSERT INTO run_queue (ticket, workspace, config, prompt, state, run_id, worker, "
             "claims, outcome, submitted_at, not_before) VALUES "
