@@ -365,8 +365,10 @@ class GateWorld:
             self.index.unlink()
         if dirs is not None and (dirs[0] / "index").is_file():
             # The worktree's index knows which files are unchanged since git last read them:
-            # only the changed ones are read again.
-            shutil.copyfile(dirs[0] / "index", self.index)
+            # only the changed ones are read again. copy2 keeps the index's time: git reads a
+            # file again when it changed in the same second as the index was written ("racily
+            # clean"), which a copy stamped now would hide (a same-size edit went unseen).
+            shutil.copy2(dirs[0] / "index", self.index)
         git = self.layering.git_index
         git("add", "-A", "--", ".", *self.excludes)
         git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *OWN_FOLDERS)
