@@ -27,6 +27,7 @@ __all__ = [
     "markers",
     "plural",
     "strip_comment",
+    "unquoted",
 ]
 
 MAX_LINE_CHARS: Final = 4096
@@ -60,18 +61,17 @@ def lines(text: str) -> Iterator[tuple[int, str]]:
         start = end + 1
 
 
-def strip_comment(line: str, marker: str) -> str:
-    """``line`` without a trailing line comment that starts with ``marker`` outside quotes.
+def unquoted(text: str) -> Iterator[int]:
+    """The indexes of ``text``'s characters outside quotes, the quotes themselves left out
+    (a backslash escapes the next character inside one).
 
     Quotes are followed on the one line only (no block comments, docstrings or raw strings):
     a stated limit, good enough to keep a commented-out marker from counting.
     """
-    if marker not in line:
-        return line
     quote = ""
     i = 0
-    while i < len(line):
-        c = line[i]
+    while i < len(text):
+        c = text[i]
         if quote:
             if c == "\\":
                 i += 1
@@ -79,10 +79,16 @@ def strip_comment(line: str, marker: str) -> str:
                 quote = ""
         elif c in _QUOTES:
             quote = c
-        elif line.startswith(marker, i):
-            return line[:i]
+        else:
+            yield i
         i += 1
-    return line
+
+
+def strip_comment(line: str, marker: str) -> str:
+    """``line`` without a trailing line comment that starts with ``marker`` outside quotes."""
+    if marker not in line:
+        return line
+    return next((line[:i] for i in unquoted(line) if line.startswith(marker, i)), line)
 
 
 def code(
