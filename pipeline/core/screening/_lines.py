@@ -47,18 +47,11 @@ def lines(text: str) -> Iterator[tuple[int, str]]:
     Lines end at ``\\n`` only, as git counts them (``splitlines`` also breaks at form feeds
     and Unicode separators, which would shift the numbers a hit reports).
     """
-    start = 0
-    number = 0
-    size = len(text)
-    while start <= size:
-        end = text.find("\n", start)
-        if end < 0:
-            end = size
-        number += 1
-        line = text[start : min(end, start + MAX_LINE_CHARS)]
-        if not (end == size and start == size and number > 1):
-            yield number, line.removesuffix("\r")
-        start = end + 1
+    parts = text.split("\n")
+    if len(parts) > 1 and not parts[-1]:
+        parts.pop()  # the end of the last line, not a line of its own
+    for number, line in enumerate(parts, 1):
+        yield number, line[:MAX_LINE_CHARS].removesuffix("\r")
 
 
 def unquoted(text: str) -> Iterator[int]:
