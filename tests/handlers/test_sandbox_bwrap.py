@@ -95,7 +95,7 @@ for port in ({other.port}, {allowed.port}):
 """
     with NetworkGate([Endpoint("127.0.0.1", allowed.port)], proxy=True) as gate:
         done = run_sandboxed(gate, python_agent(script))
-        refused = gate.refused()
+        refused = gate.seen().refused
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == "HTTP/1.1 403 Forbidden\nHTTP/1.1 200 Connection established\n"
     assert refused == {Endpoint("127.0.0.1", other.port): 1}

@@ -138,9 +138,9 @@ def test_a_loopback_socket_reaches_its_endpoint(server: Origin) -> None:
     """What is written on ``PORT.sock`` reaches the endpoint, and its answer comes back."""
     with NetworkGate([Endpoint("127.0.0.1", server.port)]) as gate:
         assert gate.folder is not None
-        assert gate.asked() == frozenset()
+        assert gate.seen().asked == frozenset()
         answer = _exchange(gate.folder / f"{server.port}.sock", b"GET /direct HTTP/1.0\r\n\r\n")
-        assert gate.asked() == {Endpoint("127.0.0.1", server.port)}
+        assert gate.seen().asked == {Endpoint("127.0.0.1", server.port)}
     assert _status(answer) == "HTTP/1.0 200 OK"
     assert answer.endswith(b"GET /direct from server")
 
@@ -154,8 +154,8 @@ def test_a_connect_to_an_allowed_endpoint_opens_a_tunnel(server: Origin) -> None
             "GET /tunnelled HTTP/1.0\r\n\r\n"
         )
         answer = _exchange(gate.folder / "proxy.sock", request.encode())
-        assert gate.refused() == {}
-        assert gate.asked() == {Endpoint("127.0.0.1", server.port)}
+        assert gate.seen().refused == {}
+        assert gate.seen().asked == {Endpoint("127.0.0.1", server.port)}
     assert answer.startswith(b"HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.0 200 OK")
     assert answer.endswith(b"GET /tunnelled from server")
 
@@ -172,8 +172,8 @@ def test_a_connect_to_a_port_not_listed_is_refused_with_403_and_counted(server: 
         assert {_status(answer) for answer in answers} == {"HTTP/1.1 403 Forbidden"}
         assert answers[0].endswith(f"reach 127.0.0.1:{other}\n".encode())
         assert answers[2].endswith(b"reach [::1]:443\n")
-        assert gate.refused() == {Endpoint("127.0.0.1", other): 2, Endpoint("::1", 443): 2}
-        assert gate.asked() == frozenset()  # a refusal is no endpoint asked for
+        assert gate.seen().refused == {Endpoint("127.0.0.1", other): 2, Endpoint("::1", 443): 2}
+        assert gate.seen().asked == frozenset()  # a refusal is no endpoint asked for
     assert server.seen == []
 
 
@@ -232,7 +232,7 @@ def test_what_the_proxy_cannot_serve_gets_an_answer_that_says_why(
         text = request_head.format(port=server.port, other=free_port(), closed=closed)
         answer = _exchange(gate.folder / "proxy.sock", text.encode())
         assert _status(answer) == f"HTTP/1.1 {status}"
-        assert sum(gate.refused().values()) == (status == "403 Forbidden")
+        assert sum(gate.seen().refused.values()) == (status == "403 Forbidden")
     assert server.seen == []
 
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.core.screening import Language, classify, language_of
+from pipeline.core.screening import (
+    ChangeStatus,
+    FileChange,
+    Language,
+    ScreenKind,
+    ScreenRules,
+    classify,
+    language_of,
+    screen,
+)
 
 
 @pytest.mark.parametrize(
@@ -71,14 +80,24 @@ def test_extra_test_paths_extend_the_patterns() -> None:
     ],
 )
 def test_ci_files(path: str) -> None:
-    """Each CI location of the design is a CI file at the workspace root."""
-    assert classify(path).ci
+    """Each CI location of the design is a CI file at the workspace root: adding one is a
+    ``protected_changed`` hit naming it so."""
+    assert _protected(path) == ["added (a CI file)"]
 
 
 def test_ci_patterns_are_anchored_at_the_root() -> None:
     """A vendored project's CI file is not the workspace's."""
-    assert not classify("vendor/lib/.travis.yml").ci
-    assert not classify("vendor/.github/workflows/ci.yml").ci
+    assert _protected("vendor/lib/.travis.yml") == []
+    assert _protected("vendor/.github/workflows/ci.yml") == []
+
+
+def _protected(path: str) -> list[str]:
+    """The details of the ``protected_changed`` hits of adding ``path``."""
+    change = FileChange(
+        path=path, old_path=None, status=ChangeStatus.ADDED, old_text=None, new_text="x"
+    )
+    hits = screen([change], ScreenRules())
+    return [hit.detail for hit in hits if hit.kind is ScreenKind.PROTECTED_CHANGED]
 
 
 @pytest.mark.parametrize(

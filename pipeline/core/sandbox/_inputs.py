@@ -8,13 +8,13 @@ whether each is a folder): the plan itself never looks.
 
 from __future__ import annotations
 
-from typing import Any, Final, final
+from typing import Final, final
 
-from attrs import Attribute, field, frozen
+from attrs import field, frozen
 
 from pipeline.core.sandbox._errors import SandboxError
 from pipeline.core.sandbox._paths import absolute, each_absolute
-from pipeline.core.sandbox._policy import MAX_UID, protect_problem
+from pipeline.core.sandbox._policy import MAX_UID, check_protect
 from pipeline.core.sandbox._presets import PresetPaths
 
 __all__ = [
@@ -77,12 +77,6 @@ DEFAULT_PROTECT: Final = (
 """Workspace files that run code in the person's own tools later (shell start-up files, editor
 tasks, MCP servers): bound read-only where they exist. Each agent CLI's own (its
 ``workspace_code``) are added by the handler, for every agent."""
-
-
-def _each_relative(_instance: object, _attribute: Attribute[Any], value: tuple[str, ...]) -> None:
-    for path in value:
-        if protect_problem(path) is not None:
-            raise SandboxError(f"a protected path must be relative to the workspace: {path!r}")
 
 
 @final
@@ -149,7 +143,7 @@ class MountInputs:
     read: tuple[str, ...] = field(default=(), validator=each_absolute)
     write: tuple[str, ...] = field(default=(), validator=each_absolute)
     preset: PresetPaths = field(factory=PresetPaths)
-    protect: tuple[str, ...] = field(default=(), validator=_each_relative)
+    protect: tuple[str, ...] = field(default=(), validator=check_protect)
     """More workspace paths read-only, beside :data:`DEFAULT_PROTECT`."""
     index_dir: str | None = field(default=None, validator=absolute)
     """A folder holding the process's own copy of git's index, bound writable at

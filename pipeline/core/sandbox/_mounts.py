@@ -41,8 +41,6 @@ class Exposure(enum.Enum):
     """The host's files there, writable."""
     COVER = "cover"
     """Not the host's files: an empty tmpfs, ``/dev/null``, a fresh ``/dev`` or ``/proc``."""
-    NONE = "none"
-    """No mount at a path (a namespace flag, ``--chdir``, a data bind of ralph's own text)."""
 
 
 @final
@@ -56,7 +54,7 @@ class Mount:
     """
 
     args: tuple[str, ...]
-    dest: str | None
+    dest: str
     exposure: Exposure
     what: str
     guard: bool = False
@@ -72,11 +70,7 @@ def _breaks(later: Mount, guard: Mount) -> bool:
 
 def _last_over(mounts: list[Mount], path: str) -> Mount | None:
     """The last of ``mounts`` laid at ``path`` or a parent: what ``path`` shows after them."""
-    for mount in reversed(mounts):
-        dest = mount.dest
-        if mount.exposure is not Exposure.NONE and dest is not None and is_within(path, dest):
-            return mount
-    return None
+    return next((mount for mount in reversed(mounts) if is_within(path, mount.dest)), None)
 
 
 class Layout:
@@ -97,7 +91,6 @@ class Layout:
     def _in_force(self, guard: Mount) -> bool:
         """Whether ``guard`` holds now: the last mount over its path is itself, or one that does
         not undo it (a cover hides it anyway; a read-only mount keeps a read-only guard)."""
-        assert guard.dest is not None
         last = _last_over(self._mounts, guard.dest)
         # At the guard's own path too: a cover laid there keeps a read-only guard (hidden is
         # more than read-only), which also keeps the two from re-laying each other forever.
@@ -115,38 +108,33 @@ class Layout:
             self._needed.append((len(self._mounts), mount))
         if mount.guard:
             self._guards.append(mount)
-        if mount.dest is not None:
-            if mount.guard and not mount.needed:
-                if self._in_force(mount):
-                    return
-            elif mount.exposure is Exposure.READ and self.shows(mount.dest) is Exposure.READ:
+        if mount.guard and not mount.needed:
+            if self._in_force(mount):
                 return
+        elif mount.exposure is Exposure.READ and self.shows(mount.dest) is Exposure.READ:
+            return
         self._mounts.append(mount)
         self._relay_guards(mount)
 
     def _relay_guards(self, mount: Mount) -> None:
         """Re-lay, parents first, the guards at or under ``mount``'s path that it undid (one
         re-laid read-only guard may undo a hidden path under it: the loop goes on)."""
-        dest = mount.dest
-        if dest is None or mount.exposure not in (Exposure.READ, Exposure.WRITE):
+        if mount.exposure is Exposure.COVER:
             return
         while True:
             broken = [
                 guard
                 for guard in self._guards
-                if guard.dest is not None
-                and is_within(guard.dest, dest)
-                and not self._in_force(guard)
+                if is_within(guard.dest, mount.dest) and not self._in_force(guard)
             ]
             if not broken:
                 return
-            self._mounts.append(min(broken, key=lambda guard: depth(guard.dest or "/")))
+            self._mounts.append(min(broken, key=lambda guard: depth(guard.dest)))
 
     def finish(self) -> tuple[Mount, ...]:
         """The mounts laid, once every needed mount is checked: one that a later mount hides,
         or makes read-only where it must be writable, is a :class:`SandboxError`."""
         for position, mount in self._needed:
-            assert mount.dest is not None
             last = _last_over(self._mounts[position:], mount.dest)
             if last is None or last == mount:
                 continue

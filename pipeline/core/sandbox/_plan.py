@@ -53,7 +53,7 @@ status`` need an index they can write."""
 
 _STORE_SIDE_FILES: Final = ("", "-wal", "-shm", "-journal")
 
-_READ, _WRITE, _COVER, _NONE = Exposure.READ, Exposure.WRITE, Exposure.COVER, Exposure.NONE
+_READ, _WRITE, _COVER = Exposure.READ, Exposure.WRITE, Exposure.COVER
 
 
 def _ro(

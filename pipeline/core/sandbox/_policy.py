@@ -26,6 +26,7 @@ __all__ = [
     "NetworkMode",
     "SandboxMode",
     "SandboxPolicy",
+    "check_protect",
     "path_problem",
     "pattern_problem",
     "protect_problem",
@@ -106,7 +107,8 @@ def _check_each(
 
 _check_paths = _check_each(path_problem)
 _check_exposing_paths = _check_each(partial(path_problem, exposing=True))
-_check_protect = _check_each(protect_problem)
+check_protect = _check_each(protect_problem)
+"""An attrs validator: every entry is a plain path inside the workspace."""
 _check_patterns = _check_each(pattern_problem)
 
 
@@ -134,7 +136,7 @@ class SandboxPolicy:
     """More writable paths."""
     hide: tuple[str, ...] = field(default=(), validator=_check_paths)
     """More hidden paths, on top of the deny list."""
-    protect: tuple[str, ...] = field(default=(), validator=_check_protect)
+    protect: tuple[str, ...] = field(default=(), validator=check_protect)
     """More workspace paths bound read-only, on top of the default list."""
     pass_env: tuple[str, ...] = field(default=(), validator=_check_patterns)
     """More variables let through (names or ``fnmatch`` patterns)."""

@@ -7,16 +7,8 @@ as text. The design is ``docs/research/gates-design.md``, sections 8 and 9.
 """
 
 from pipeline.core.screening._added import find_skips, find_todos
-from pipeline.core.screening._classify import (
-    CI_PATTERNS,
-    MIXED_FILES,
-    RUN_CONFIGURATION,
-    TEST_PATTERNS,
-    Image,
-    classify,
-)
+from pipeline.core.screening._classify import Image, classify
 from pipeline.core.screening._collected import (
-    PYTEST_PLUGIN,
     Collected,
     CollectedTest,
     Runner,
@@ -57,12 +49,7 @@ from pipeline.core.screening._pins import PinKind, named_files, pin_kind, splice
 from pipeline.core.screening._screen import screen
 
 __all__ = [
-    "CI_PATTERNS",
     "MAX_LINE_CHARS",
-    "MIXED_FILES",
-    "PYTEST_PLUGIN",
-    "RUN_CONFIGURATION",
-    "TEST_PATTERNS",
     "ChangeStatus",
     "Collected",
     "CollectedTest",

@@ -25,7 +25,15 @@ from typing import Final
 
 from pipeline.core.screening._classify import Image, Pair, runner_sections
 from pipeline.core.screening._languages import SYNTAX, compiled
-from pipeline.core.screening._lines import code, is_binary, lines, marker, markers, strip_comment
+from pipeline.core.screening._lines import (
+    code,
+    is_binary,
+    lines,
+    marker,
+    markers,
+    strip_comment,
+    unquoted,
+)
 from pipeline.core.screening._model import Language, Marker, ScreenHit, ScreenKind
 from pipeline.events.values import Count
 
@@ -193,24 +201,16 @@ _CLOSE: Final = ")]}"
 
 def _top_level(text: str) -> list[str]:
     """``text`` split at its commas outside brackets and quotes (one pass)."""
-    parts, depth, quote, start, i = [], 0, "", 0, 0
-    while i < len(text):
+    parts, depth, start = [], 0, 0
+    for i in unquoted(text):
         c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "'\"`":
-            quote = c
-        elif c in _OPEN:
+        if c in _OPEN:
             depth += 1
         elif c in _CLOSE:
             depth -= 1
         elif c == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1
-        i += 1
     parts.append(text[start:])
     return parts
 

@@ -143,11 +143,6 @@ class Image:
     test_code: bool
     runner_config: bool
 
-    @property
-    def ci(self) -> bool:
-        """Whether the path is a CI file (any change to one is a ``protected_changed``)."""
-        return matches_any(self.path, CI_PATTERNS)
-
 
 def is_markdown(path: str) -> bool:
     """Whether a path is Markdown, where a TODO is prose, never a postcondition hit."""

@@ -22,8 +22,7 @@ from attrs import frozen
 
 from pipeline.core.screening._classify import matches_any
 from pipeline.core.screening._lines import MAX_LINE_CHARS, lines, listed, plural
-from pipeline.core.screening._model import ScreenHit, ScreenKind
-from pipeline.events.values import Count
+from pipeline.core.screening._model import ScreenHit, ScreenKind, file_hit
 
 __all__ = [
     "PYTEST_PLUGIN",
@@ -380,24 +379,10 @@ def lost_by_collection(
     ``collection_failed`` hit, never "every test lost"."""
     if base.failure is not None:
         detail = f"gate '{gate}': the base's collection failed ({base.failure}); not compared"
-        return (
-            ScreenHit(
-                kind=ScreenKind.SCREEN_INCOMPLETE,
-                path=".",
-                line=Count(0),
-                detail=detail[:MAX_LINE_CHARS],
-            ),
-        )
+        return (file_hit(ScreenKind.SCREEN_INCOMPLETE, ".", detail[:MAX_LINE_CHARS]),)
     if now.failure is not None:
         detail = f"gate '{gate}': collecting the tests failed ({now.failure})"
-        return (
-            ScreenHit(
-                kind=ScreenKind.COLLECTION_FAILED,
-                path=".",
-                line=Count(0),
-                detail=detail[:MAX_LINE_CHARS],
-            ),
-        )
+        return (file_hit(ScreenKind.COLLECTION_FAILED, ".", detail[:MAX_LINE_CHARS]),)
     running = Counter(_key(t.id) for t in now.tests if t.skipped is None)
     skipped = {_key(t.id): t.skipped for t in now.tests if t.skipped is not None}
     lost: dict[tuple[str, str], list[str]] = {}
@@ -412,11 +397,10 @@ def lost_by_collection(
         way = "no longer collected" if how is None else f"collected but marked {how}"
         lost.setdefault((_file(test.id), way), []).append(test.id)
     return tuple(
-        ScreenHit(
-            kind=ScreenKind.TEST_LOST,
-            path=path,
-            line=Count(0),
-            detail=f"gate '{gate}': {plural(len(ids), 'test')} {way}: {listed(ids)}",
+        file_hit(
+            ScreenKind.TEST_LOST,
+            path,
+            f"gate '{gate}': {plural(len(ids), 'test')} {way}: {listed(ids)}",
         )
         for (path, way), ids in sorted(lost.items())
         if not matches_any(path, allow)

@@ -17,8 +17,8 @@ from pipeline.core.screening._model import (
     ScreenHit,
     ScreeningError,
     ScreenKind,
+    file_hit,
 )
-from pipeline.events.values import Count
 
 __all__ = ["StatusEntry", "parse_name_status", "parse_porcelain", "tree_dirty"]
 
@@ -107,10 +107,12 @@ def parse_porcelain(z_text: str) -> tuple[StatusEntry, ...]:
 
 def tree_dirty(entries: tuple[StatusEntry, ...]) -> tuple[ScreenHit, ...]:
     """One ``tree_dirty`` hit per path ``git status`` shows (the handler left out ralph's own)."""
-    hits = []
-    for entry in entries:
-        detail = "untracked" if entry.code == "??" else f"not committed (git status {entry.code})"
-        hits.append(
-            ScreenHit(kind=ScreenKind.TREE_DIRTY, path=entry.path, line=Count(0), detail=detail)
+    hits = {
+        file_hit(
+            ScreenKind.TREE_DIRTY,
+            entry.path,
+            "untracked" if entry.code == "??" else f"not committed (git status {entry.code})",
         )
-    return tuple(sorted(set(hits), key=lambda h: (h.path, h.detail)))
+        for entry in entries
+    }
+    return tuple(sorted(hits, key=lambda h: (h.path, h.detail)))

@@ -27,6 +27,7 @@ __all__ = [
     "markers",
     "plural",
     "strip_comment",
+    "unquoted",
 ]
 
 MAX_LINE_CHARS: Final = 4096
@@ -46,32 +47,24 @@ def lines(text: str) -> Iterator[tuple[int, str]]:
     Lines end at ``\\n`` only, as git counts them (``splitlines`` also breaks at form feeds
     and Unicode separators, which would shift the numbers a hit reports).
     """
-    start = 0
-    number = 0
-    size = len(text)
-    while start <= size:
-        end = text.find("\n", start)
-        if end < 0:
-            end = size
-        number += 1
-        line = text[start : min(end, start + MAX_LINE_CHARS)]
-        if not (end == size and start == size and number > 1):
-            yield number, line.removesuffix("\r")
-        start = end + 1
+    parts = text.split("\n")
+    if len(parts) > 1 and not parts[-1]:
+        parts.pop()  # the end of the last line, not a line of its own
+    for number, line in enumerate(parts, 1):
+        yield number, line[:MAX_LINE_CHARS].removesuffix("\r")
 
 
-def strip_comment(line: str, marker: str) -> str:
-    """``line`` without a trailing line comment that starts with ``marker`` outside quotes.
+def unquoted(text: str) -> Iterator[int]:
+    """The indexes of ``text``'s characters outside quotes, the quotes themselves left out
+    (a backslash escapes the next character inside one).
 
     Quotes are followed on the one line only (no block comments, docstrings or raw strings):
     a stated limit, good enough to keep a commented-out marker from counting.
     """
-    if marker not in line:
-        return line
     quote = ""
     i = 0
-    while i < len(line):
-        c = line[i]
+    while i < len(text):
+        c = text[i]
         if quote:
             if c == "\\":
                 i += 1
@@ -79,10 +72,16 @@ def strip_comment(line: str, marker: str) -> str:
                 quote = ""
         elif c in _QUOTES:
             quote = c
-        elif line.startswith(marker, i):
-            return line[:i]
+        else:
+            yield i
         i += 1
-    return line
+
+
+def strip_comment(line: str, marker: str) -> str:
+    """``line`` without a trailing line comment that starts with ``marker`` outside quotes."""
+    if marker not in line:
+        return line
+    return next((line[:i] for i in unquoted(line) if line.startswith(marker, i)), line)
 
 
 def code(

@@ -17,8 +17,14 @@ from collections import Counter
 from pipeline.core.screening._classify import Image, Pair
 from pipeline.core.screening._languages import SYNTAX
 from pipeline.core.screening._lines import code, listed, markers, plural
-from pipeline.core.screening._model import ChangeStatus, Language, ScreenHit, ScreenKind, TestItem
-from pipeline.events.values import Count
+from pipeline.core.screening._model import (
+    ChangeStatus,
+    Language,
+    ScreenHit,
+    ScreenKind,
+    TestItem,
+    file_hit,
+)
 
 __all__ = ["count_assertions", "count_items", "lost_tests"]
 
@@ -91,25 +97,13 @@ def _whole_file(pair: Pair, before: int, gone: list[str]) -> ScreenHit | None:
         return None
     shown = listed(gone)
     if change.status is ChangeStatus.DELETED:
-        return ScreenHit(
-            kind=ScreenKind.TEST_FILE_DELETED,
-            path=change.before,
-            line=Count(0),
-            detail=f"deleted (tests gone: {shown})",
-        )
+        detail = f"deleted (tests gone: {shown})"
+        return file_hit(ScreenKind.TEST_FILE_DELETED, change.before, detail)
     if change.status is ChangeStatus.RENAMED and pair.new is not None and not pair.new.test_code:
-        return ScreenHit(
-            kind=ScreenKind.TEST_FILE_DELETED,
-            path=change.before,
-            line=Count(0),
-            detail=f"renamed to {change.path}, not test code (tests gone: {shown})",
-        )
-    return ScreenHit(
-        kind=ScreenKind.TEST_FILE_EMPTIED,
-        path=change.path,
-        line=Count(0),
-        detail=f"{plural(before, 'test')} before, none now (tests gone: {shown})",
-    )
+        detail = f"renamed to {change.path}, not test code (tests gone: {shown})"
+        return file_hit(ScreenKind.TEST_FILE_DELETED, change.before, detail)
+    detail = f"{plural(before, 'test')} before, none now (tests gone: {shown})"
+    return file_hit(ScreenKind.TEST_FILE_EMPTIED, change.path, detail)
 
 
 def lost_tests(pairs: tuple[Pair, ...]) -> list[ScreenHit]:
@@ -131,14 +125,7 @@ def lost_tests(pairs: tuple[Pair, ...]) -> list[ScreenHit]:
         for index, pair in enumerate(pairs):
             if gone[index] and index not in whole:
                 detail = f"{plural(fewer, 'fewer test')} in all; gone here: {listed(gone[index])}"
-                hits.append(
-                    ScreenHit(
-                        kind=ScreenKind.TEST_REMOVED,
-                        path=pair.change.path,
-                        line=Count(0),
-                        detail=detail,
-                    )
-                )
+                hits.append(file_hit(ScreenKind.TEST_REMOVED, pair.change.path, detail))
     asserted = [(_assertions(p.old), _assertions(p.new)) for p in pairs]
     dropped = sum(a for a, _ in asserted) - sum(b for _, b in asserted)
     if dropped > 0:
@@ -146,12 +133,5 @@ def lost_tests(pairs: tuple[Pair, ...]) -> list[ScreenHit]:
             before, after = asserted[index]
             if before > after and index not in whole:
                 detail = f"{before} -> {plural(after, 'assertion')} ({dropped} fewer in all)"
-                hits.append(
-                    ScreenHit(
-                        kind=ScreenKind.ASSERTIONS_REMOVED,
-                        path=pair.change.path,
-                        line=Count(0),
-                        detail=detail,
-                    )
-                )
+                hits.append(file_hit(ScreenKind.ASSERTIONS_REMOVED, pair.change.path, detail))
     return hits

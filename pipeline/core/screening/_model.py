@@ -13,6 +13,7 @@ from attrs import frozen
 
 from pipeline import PipelineError
 from pipeline.events.screen import ScreenHit, ScreenKind
+from pipeline.events.values import Count
 
 __all__ = [
     "ChangeStatus",
@@ -25,10 +26,16 @@ __all__ = [
     "ScreenRules",
     "ScreeningError",
     "TestItem",
+    "file_hit",
 ]
 
 DETAIL_CHARS: Final = 200
 """A quoted line is cut to this many characters in a hit's detail, so a hit stays one line."""
+
+
+def file_hit(kind: ScreenKind, path: str, detail: str) -> ScreenHit:
+    """A hit about ``path`` as a whole (line 0), not one of its lines."""
+    return ScreenHit(kind=kind, path=path, line=Count(0), detail=detail)
 
 
 class ScreeningError(PipelineError, ValueError):

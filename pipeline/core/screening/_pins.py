@@ -111,7 +111,7 @@ def splice(path: str, base: str | None, agent: str) -> str | None:
         return _splice_json(base, agent)
     if name == "pyproject.toml":
         return _splice_toml(base, agent)
-    return _splice_ini(name, base, agent)
+    return _splice_sections(name, base, agent)
 
 
 def _splice_json(base: str | None, agent: str) -> str | None:
@@ -148,7 +148,13 @@ def _sections(text: str, name: str) -> tuple[list[str], list[str]]:
     return other, inside
 
 
-def _joined(other: list[str], inside: list[str]) -> str:
+def _splice_sections(name: str, base: str | None, agent: str) -> str:
+    """``agent``'s lines outside the runner's sections, then ``base``'s sections (none when
+    ``base`` is None); ``agent`` itself when its sections are the base's already."""
+    other, now = _sections(agent, name)
+    inside = [] if base is None else _sections(base, name)[1]
+    if now == inside:
+        return agent
     text = "".join(other)
     if inside:
         if text and not text.endswith("\n"):
@@ -157,21 +163,13 @@ def _joined(other: list[str], inside: list[str]) -> str:
     return text
 
 
-def _splice_ini(name: str, base: str | None, agent: str) -> str | None:
-    other, now = _sections(agent, name)
-    inside = [] if base is None else _sections(base, name)[1]
-    return agent if now == inside else _joined(other, inside)
-
-
 def _tool_pytest(text: str) -> object:
     tool = tomllib.loads(text).get("tool", {})
     return tool.get("pytest") if isinstance(tool, dict) else None
 
 
 def _splice_toml(base: str | None, agent: str) -> str | None:
-    other, now = _sections(agent, "pyproject.toml")
-    inside = [] if base is None else _sections(base, "pyproject.toml")[1]
-    spliced = agent if now == inside else _joined(other, inside)
+    spliced = _splice_sections("pyproject.toml", base, agent)
     try:
         wanted = None if base is None else _tool_pytest(base)
         # A dotted key (``pytest.ini_options.addopts`` under ``[tool]``) or an inline table

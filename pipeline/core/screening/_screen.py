@@ -37,8 +37,8 @@ from pipeline.core.screening._model import (
     ScreenHit,
     ScreenKind,
     ScreenRules,
+    file_hit,
 )
-from pipeline.events.values import Count
 
 __all__ = ["screen"]
 
@@ -73,9 +73,7 @@ def _protected(pair: Pair, rules: ScreenRules) -> ScreenHit | None:
             verb = f"renamed to {change.path}" if path == change.before else "renamed here"
         else:
             verb = change.status.value
-        return ScreenHit(
-            kind=ScreenKind.PROTECTED_CHANGED, path=path, line=Count(0), detail=f"{verb} ({reason})"
-        )
+        return file_hit(ScreenKind.PROTECTED_CHANGED, path, f"{verb} ({reason})")
     return None
 
 

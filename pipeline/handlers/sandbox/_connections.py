@@ -1,5 +1,5 @@
 """The network gate's bookkeeping: the threads serving connections and the sockets they
-hold, and the proxy's allowed endpoints and refusal counts (I/O)."""
+hold, the allowed endpoints, and what the process asked for and was refused (I/O)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Final, final
 
+import attrs
+from attrs import frozen
+
 from pipeline.core.sandbox import Endpoint
 
-__all__ = ["THREAD_NAME", "AllowedOrigins", "Connections", "Handler"]
+__all__ = ["THREAD_NAME", "Handler", "NetworkSeen", "Traffic"]
 
 THREAD_NAME: Final = "ralph network gate"
 """How every thread of a gate's name starts (a thread list then shows what they are)."""
@@ -23,14 +26,34 @@ Handler = Callable[[socket.socket], None]
 
 
 @final
-class Connections:
-    """The threads serving connections and the sockets each holds, so that stopping can shut
-    every socket down (which wakes a blocked ``recv``) and join every thread."""
+@frozen(kw_only=True)
+class NetworkSeen:
+    """What a sandboxed process did with the network, as its gate saw it: the connections
+    ``refused``, by endpoint, and the allowed endpoints it ``asked`` for (whether they
+    answered or not: an agent that never asked for its model's never reached it)."""
 
-    def __init__(self) -> None:
+    refused: Mapping[Endpoint, int] = attrs.field(factory=dict)
+    asked: frozenset[Endpoint] = frozenset()
+
+
+@final
+class Traffic:
+    """One gate's connections and what it saw of them: the threads serving connections and
+    the sockets each holds, so that stopping can shut every socket down (which wakes a
+    blocked ``recv``) and join every thread; the allowed endpoints (``aliases`` maps a host
+    name to the address connected to instead), the refusals and the endpoints asked for."""
+
+    def __init__(
+        self, allowed: frozenset[Endpoint], aliases: Mapping[str, str], timeout_s: float
+    ) -> None:
+        self._allowed = allowed
+        self._aliases = aliases
+        self._timeout_s = timeout_s
         self._lock = threading.Lock()
         self._open: dict[threading.Thread, list[socket.socket]] = {}
         self._stopping = False
+        self._refused: Counter[Endpoint] = Counter()
+        self._asked: set[Endpoint] = set()
 
     def spawn(self, handler: Handler, client: socket.socket) -> None:
         """Serve ``client`` on a new thread (closed at once when stopping)."""
@@ -56,7 +79,7 @@ class Connections:
             for held_socket in held:
                 held_socket.close()
 
-    def hold(self, held: socket.socket) -> None:
+    def _hold(self, held: socket.socket) -> None:
         """Shut ``held`` down with the gate (the calling thread closes it when done)."""
         with self._lock:
             sockets = self._open.get(threading.current_thread())
@@ -85,26 +108,6 @@ class Connections:
                 one.shutdown(socket.SHUT_RDWR)
         self.settle(deadline)
 
-
-@final
-class AllowedOrigins:
-    """The proxy's view of the gate: the allowed endpoints, the refusals, the connections."""
-
-    def __init__(
-        self,
-        allowed: frozenset[Endpoint],
-        aliases: Mapping[str, str],
-        timeout_s: float,
-        connections: Connections,
-    ) -> None:
-        self._allowed = allowed
-        self._aliases = aliases
-        self._timeout_s = timeout_s
-        self._connections = connections
-        self._lock = threading.Lock()
-        self._refused: Counter[Endpoint] = Counter()
-        self._asked: set[Endpoint] = set()
-
     def allows(self, endpoint: Endpoint) -> bool:
         """Whether ``endpoint`` is one of the allowed."""
         return endpoint in self._allowed
@@ -114,15 +117,10 @@ class AllowedOrigins:
         with self._lock:
             self._refused[endpoint] += 1
 
-    def counts(self) -> dict[Endpoint, int]:
-        """The refusals so far, per endpoint."""
+    def seen(self) -> NetworkSeen:
+        """The refusals and the endpoints asked for so far."""
         with self._lock:
-            return dict(self._refused)
-
-    def asked(self) -> frozenset[Endpoint]:
-        """The allowed endpoints a connection was asked for so far (answered or not)."""
-        with self._lock:
-            return frozenset(self._asked)
+            return NetworkSeen(refused=dict(self._refused), asked=frozenset(self._asked))
 
     def connect(self, endpoint: Endpoint) -> socket.socket:
         """A connection to ``endpoint`` (or to its alias's address), held by the calling
@@ -132,5 +130,5 @@ class AllowedOrigins:
         address = self._aliases.get(endpoint.host, endpoint.host)
         origin = socket.create_connection((address, endpoint.port), timeout=self._timeout_s)
         origin.settimeout(None)
-        self._connections.hold(origin)
+        self._hold(origin)
         return origin

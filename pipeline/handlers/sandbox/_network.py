@@ -22,18 +22,10 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Final, final
-
-import attrs
-from attrs import frozen
+from typing import Final
 
 from pipeline.core.sandbox import RELAY_MOUNT, Endpoint, SandboxError
-from pipeline.handlers.sandbox._connections import (
-    THREAD_NAME,
-    AllowedOrigins,
-    Connections,
-    Handler,
-)
+from pipeline.handlers.sandbox._connections import THREAD_NAME, Handler, NetworkSeen, Traffic
 from pipeline.handlers.sandbox._proxy import serve_proxy
 from pipeline.handlers.sandbox._relay import splice
 from pipeline.handlers.sandbox._routes import RELAY_FILE, RelayRoute, plan_routes
@@ -68,16 +60,6 @@ def _private_folder(base: Path | None, longest_name: int) -> Path:
     return Path(tempfile.mkdtemp(prefix=_FOLDER_PREFIX, dir=where))
 
 
-@final
-@frozen(kw_only=True)
-class NetworkSeen:
-    """What a sandboxed process did with the network, as its gate saw it: the connections
-    ``refused``, by endpoint, and the allowed endpoints it ``asked`` for."""
-
-    refused: Mapping[Endpoint, int] = attrs.field(factory=dict)
-    asked: frozenset[Endpoint] = frozenset()
-
-
 class NetworkGate:
     """The endpoints one sandboxed process may reach, served while the gate is open (a
     context manager: entering starts it, leaving stops it and removes its folder).
@@ -99,12 +81,10 @@ class NetworkGate:
         endpoints = tuple(dict.fromkeys(allowed))
         self._routes = plan_routes(endpoints, proxy)
         self._base_dir = base_dir
-        self._connections = Connections()
-        self._origins = AllowedOrigins(
+        self._traffic = Traffic(
             frozenset(endpoints),
             {name.lower(): address for name, address in (aliases or {}).items()},
             connect_timeout_s,
-            self._connections,
         )
         self._folder: Path | None = None
         self._listeners: list[tuple[socket.socket, Handler]] = []
@@ -152,20 +132,11 @@ class NetworkGate:
         names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
         return {**dict.fromkeys(names, url), "NO_PROXY": NO_PROXY, "no_proxy": NO_PROXY}
 
-    def refused(self) -> dict[Endpoint, int]:
-        """How many times the proxy refused each endpoint so far."""
-        return self._origins.counts()
-
-    def asked(self) -> frozenset[Endpoint]:
-        """The allowed endpoints the process asked the gate to reach so far, whether they
-        answered or not: an agent that never asked for its model's never reached it."""
-        return self._origins.asked()
-
     def seen(self) -> NetworkSeen:
-        """What the gate saw of the process, read once it has ended: the connections it
-        left waiting are taken and served first, so that none is missed."""
+        """What the gate saw of the process so far; read once it has ended, the connections
+        it left waiting are taken and served first, so that none is missed."""
         self._settle()
-        return NetworkSeen(refused=self.refused(), asked=self.asked())
+        return self._traffic.seen()
 
     def _settle(self) -> None:
         for listener, handler in self._listeners:
@@ -174,8 +145,8 @@ class NetworkGate:
                     client, _ = listener.accept()
                 except OSError:  # none waiting (or the gate is stopping)
                     break
-                self._connections.spawn(handler, client)
-        self._connections.settle(time.monotonic() + _STOP_S)
+                self._traffic.spawn(handler, client)
+        self._traffic.settle(time.monotonic() + _STOP_S)
 
     def start(self) -> NetworkGate:
         """Make the folder, write the relay, listen on every socket and serve (once)."""
@@ -212,7 +183,7 @@ class NetworkGate:
                 self._wake[1].send(b"x")
         if self._server is not None:
             self._server.join(_STOP_S)
-        self._connections.stop(deadline)
+        self._traffic.stop(deadline)
         for listener, _ in self._listeners:
             listener.close()
         for end in self._wake or ():
@@ -230,17 +201,17 @@ class NetworkGate:
         self.stop()
 
     def _handler(self, route: RelayRoute) -> Handler:
-        origins, target = self._origins, route.target
+        traffic, target = self._traffic, route.target
 
         def relay(client: socket.socket) -> None:
             assert target is not None
             try:
-                origin = origins.connect(target)
+                origin = traffic.connect(target)
             except OSError:
                 return  # the client sees its connection end: the endpoint does not answer
             splice(client, origin)
 
-        return functools.partial(serve_proxy, origins=origins) if target is None else relay
+        return functools.partial(serve_proxy, traffic=traffic) if target is None else relay
 
     def _serve(self) -> None:
         assert self._wake is not None
@@ -255,4 +226,4 @@ class NetworkGate:
                     listener, handler = key.data
                     with contextlib.suppress(OSError):
                         client, _ = listener.accept()
-                        self._connections.spawn(handler, client)
+                        self._traffic.spawn(handler, client)

@@ -85,12 +85,6 @@ def probe(environ: Mapping[str, str], uid: int) -> Probe:
     version = text.removeprefix("bubblewrap ").strip() if code == 0 else None
     inside = uid if os.geteuid() == 0 else None
     code, text = _run([*bare_sandbox(program, inside), "--", "true"])
-    if code != 0:
-        said = text or f"exit status {code}"
-        return Probe(
-            program=program,
-            version=version,
-            reason=f"bwrap cannot start a sandbox here: {said}",
-            uid=inside,
-        )
-    return Probe(program=program, version=version, reason=None, uid=inside)
+    said = text or f"exit status {code}"
+    reason = None if code == 0 else f"bwrap cannot start a sandbox here: {said}"
+    return Probe(program=program, version=version, reason=reason, uid=inside)

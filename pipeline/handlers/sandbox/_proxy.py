@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from attrs import frozen
 
 from pipeline.core.sandbox import Endpoint, SandboxError, parse_endpoint
-from pipeline.handlers.sandbox._connections import AllowedOrigins
+from pipeline.handlers.sandbox._connections import Traffic
 from pipeline.handlers.sandbox._relay import splice
 
 __all__ = ["ProxyRequest", "parse_request", "serve_proxy"]
@@ -92,7 +92,7 @@ def _read_head(client: socket.socket) -> tuple[bytes, bytes] | None:
     return head + _END, after
 
 
-def serve_proxy(client: socket.socket, origins: AllowedOrigins) -> None:
+def serve_proxy(client: socket.socket, traffic: Traffic) -> None:
     """Serve one client connection of the proxy, then close it."""
     with client:
         try:
@@ -105,21 +105,19 @@ def serve_proxy(client: socket.socket, origins: AllowedOrigins) -> None:
             except ValueError as error:
                 _reply(client, 400, "Bad Request", f"ralph's sandbox proxy: {error}")
                 return
-            if not origins.allows(request.endpoint):
-                origins.refuse(request.endpoint)
+            if not traffic.allows(request.endpoint):
+                traffic.refuse(request.endpoint)
                 text = f"ralph's sandbox does not let this agent reach {request.endpoint}"
                 _reply(client, 403, "Forbidden", text)
                 return
-            _forward(client, request, after, origins)
+            _forward(client, request, after, traffic)
         except OSError:
             return  # the client or the gate ended the connection: nothing left to tell
 
 
-def _forward(
-    client: socket.socket, request: ProxyRequest, after: bytes, origins: AllowedOrigins
-) -> None:
+def _forward(client: socket.socket, request: ProxyRequest, after: bytes, traffic: Traffic) -> None:
     try:
-        origin = origins.connect(request.endpoint)
+        origin = traffic.connect(request.endpoint)
     except OSError as error:
         _reply(client, 502, "Bad Gateway", f"cannot reach {request.endpoint}: {error}")
         return
