@@ -16,6 +16,7 @@ from pipeline.core.screening import (
     ScreenRules,
     screen,
 )
+from pipeline.core.screening._lines import strip_comment, unquoted
 from tests.screening.sources import SKIP_FORMS, Case, Project, changes, path_for
 
 RULES = ScreenRules(todo_markers=("TODO", "FIXME"))
@@ -216,3 +217,11 @@ def test_a_huge_line_is_read_only_up_to_the_bound() -> None:
         new_text=line * 1 + "\n# TODO\n",
     )
     assert [h.line for h in screen([change], RULES)] == [2]
+
+
+@given(st.text("ab#/'\"`\\ ", max_size=30), st.sampled_from(["#", "//", "--"]))
+def test_a_comment_is_cut_where_a_walk_of_the_quotes_cuts_it(line: str, marker: str) -> None:
+    """``strip_comment``'s shortcut (no quote before the marker) cuts where the walk through
+    the quotes does, on any line."""
+    walked = next((line[:i] for i in unquoted(line) if line.startswith(marker, i)), line)
+    assert strip_comment(line, marker) == walked
