@@ -122,17 +122,11 @@ def epoch(value: Any) -> datetime | None:
 
 def classified(message: str, source: str, now: datetime, zone: tzinfo) -> LimitSignal | None:
     """A CLI's own error message as a limit, or None when it says no limit."""
-    reset = relative_reset(message, now) or clock_time_reset(message, now, zone)
     if USAGE_WORDS.search(message):
-        return LimitSignal(
-            scope=LimitScope.USAGE_WINDOW,
-            resets_at=reset,
-            window=None,
-            source=source,
-            message=message,
-        )
-    if _BUSY_WORDS.search(message):
-        return LimitSignal(
-            scope=LimitScope.REQUESTS, resets_at=reset, window=None, source=source, message=message
-        )
-    return None
+        scope = LimitScope.USAGE_WINDOW
+    elif _BUSY_WORDS.search(message):
+        scope = LimitScope.REQUESTS
+    else:
+        return None
+    reset = relative_reset(message, now) or clock_time_reset(message, now, zone)
+    return LimitSignal(scope=scope, resets_at=reset, window=None, source=source, message=message)

@@ -8,13 +8,13 @@ line are skipped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeAlias, final
+from collections.abc import Mapping
+from typing import Any, final
 
 import orjson
 from attrs import frozen
 
-__all__ = ["UsageFigures", "UsageParser", "count", "json_object", "mapping"]
+__all__ = ["UsageFigures", "count", "json_object", "mapping", "tally"]
 
 
 @final
@@ -92,5 +92,6 @@ def count(value: Any) -> int | None:
     return None
 
 
-UsageParser: TypeAlias = Callable[[Iterable[bytes]], UsageFigures]
-"""Reads an invocation's log, line by line (each line as written, newline included or not)."""
+def tally(value: Any) -> int:
+    """A count to add up: as printed (see :func:`count`), 0 for anything else."""
+    return count(value) or 0

@@ -50,7 +50,7 @@ from pipeline.core.agents._preset import (
     Situation,
 )
 from pipeline.core.agents._providers import HTTPS, PROVIDER_HOSTS
-from pipeline.core.agents._usage import UsageFigures, count, json_object, mapping
+from pipeline.core.agents._usage import UsageFigures, count, json_object, mapping, tally
 from pipeline.core.sandbox import ConfigFolder, Endpoint, SandboxPreset
 from pipeline.events import LimitScope
 
@@ -127,7 +127,7 @@ def parse_claude(lines: Iterable[bytes]) -> UsageFigures:
         elif kind == "system" and record.get("subtype") == "api_retry":
             # Claude Code retrying a failed request itself (a 429, a 529) before it answers.
             statuses.append(count(record.get("error_status")))
-            waited += count(record.get("retry_delay_ms")) or 0
+            waited += tally(record.get("retry_delay_ms"))
         elif kind == "assistant" and record.get("parent_tool_use_id") is None:
             # The main conversation only: a subagent's messages are in the result's totals.
             message = mapping(record.get("message"))
@@ -188,33 +188,22 @@ def claude_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSi
     if result is None or result.get("is_error") is not True:
         return None
     status = result.get("api_error_status")
-    message = words(result.get("result"))
+    scope, resets_at, window = LimitScope.USAGE_WINDOW, None, None
     if rejected is not None:
-        window = rejected.get("rateLimitType")
-        return LimitSignal(
-            scope=LimitScope.USAGE_WINDOW,
-            resets_at=epoch(rejected.get("resetsAt")),
-            window=window if isinstance(window, str) and window else None,
-            source="claude rate_limit_event",
-            message=message,
-        )
-    if result.get("api_error") == "usage_limit_reached":
-        return LimitSignal(
-            scope=LimitScope.USAGE_WINDOW,
-            resets_at=None,
-            window=None,
-            source="claude result api_error",
-            message=message,
-        )
-    if status in BUSY_STATUSES:
-        return LimitSignal(
-            scope=LimitScope.REQUESTS,
-            resets_at=None,
-            window=None,
-            source=f"claude result api_error_status {status}",
-            message=message,
-        )
-    return None
+        named = rejected.get("rateLimitType")
+        resets_at = epoch(rejected.get("resetsAt"))
+        window = named if isinstance(named, str) and named else None
+        source = "claude rate_limit_event"
+    elif result.get("api_error") == "usage_limit_reached":
+        source = "claude result api_error"
+    elif status in BUSY_STATUSES:
+        scope, source = LimitScope.REQUESTS, f"claude result api_error_status {status}"
+    else:
+        return None
+    message = words(result.get("result"))
+    return LimitSignal(
+        scope=scope, resets_at=resets_at, window=window, source=source, message=message
+    )
 
 
 def _share(value: Any) -> float | None:
@@ -300,7 +289,6 @@ PRESET: Final = AgentPreset(
         "--allowedTools=Bash,Edit,Write,Read",
     ),
     prompt_via=PromptVia.STDIN,
-    model_flag="--model",
     output=OutputFormat(
         name="claude-stream-json",
         usage=parse_claude,

@@ -46,7 +46,7 @@ from pipeline.core.agents._preset import (
     Situation,
 )
 from pipeline.core.agents._providers import HTTPS, PROVIDER_HOSTS
-from pipeline.core.agents._usage import UsageFigures, count, json_object, mapping
+from pipeline.core.agents._usage import UsageFigures, count, json_object, mapping, tally
 from pipeline.core.sandbox import ConfigFolder, Endpoint, SandboxPreset
 
 __all__ = ["PRESET", "gemini_limit", "parse_gemini"]
@@ -60,7 +60,7 @@ def _busiest_model(models: Any) -> str | None:
     if not isinstance(models, Mapping):
         return None
     totals = {
-        name: count(figures.get("total_tokens")) or 0
+        name: tally(figures.get("total_tokens"))
         for name, figures in models.items()
         if isinstance(name, str) and isinstance(figures, Mapping)
     }
@@ -186,7 +186,6 @@ PRESET: Final = AgentPreset(
         "Carry out the instructions given above.",
     ),
     prompt_via=PromptVia.STDIN,
-    model_flag="--model",
     output=OutputFormat(name="gemini-stream-json", usage=parse_gemini, limit=gemini_limit),
     sandbox=SandboxPreset(
         folders=(

@@ -41,16 +41,11 @@ from pipeline.core.agents._preset import (
     Provider,
 )
 from pipeline.core.agents._providers import HTTPS, PROVIDER_HOSTS
-from pipeline.core.agents._usage import UsageFigures, count, json_object, mapping
+from pipeline.core.agents._usage import UsageFigures, json_object, mapping, tally
 from pipeline.core.sandbox import ConfigFolder, Endpoint, SandboxPreset
 from pipeline.events import LimitScope
 
 __all__ = ["PRESET", "opencode_limit", "opencode_provider", "parse_opencode"]
-
-
-def _count(value: Any) -> int:
-    """A token count as given, 0 for anything that is not a non-negative integer."""
-    return count(value) or 0
 
 
 def _cost(value: Any) -> float:
@@ -80,10 +75,10 @@ def parse_opencode(lines: Iterable[bytes]) -> UsageFigures:
         steps += 1
         cache = tokens.get("cache")
         cache = cache if isinstance(cache, Mapping) else {}
-        input_tokens += _count(tokens.get("input"))
-        output_tokens += _count(tokens.get("output")) + _count(tokens.get("reasoning"))
-        cache_read += _count(cache.get("read"))
-        cache_write += _count(cache.get("write"))
+        input_tokens += tally(tokens.get("input"))
+        output_tokens += tally(tokens.get("output")) + tally(tokens.get("reasoning"))
+        cache_read += tally(cache.get("read"))
+        cache_write += tally(cache.get("write"))
         cost += _cost(part.get("cost"))
     if not steps:
         return UsageFigures(session_id=session)
@@ -158,7 +153,6 @@ PRESET: Final = AgentPreset(
         "Carry out the instructions below.",
     ),
     prompt_via=PromptVia.STDIN,
-    model_flag="--model",
     output=OutputFormat(name="opencode-json", usage=parse_opencode, limit=opencode_limit),
     sandbox=SandboxPreset(
         folders=(
