@@ -9,6 +9,7 @@ from typing import Any, Final, final
 
 from attrs import frozen
 
+from pipeline.core.agents._usage import number
 from pipeline.events import LimitScope
 
 __all__ = [
@@ -115,9 +116,8 @@ def words(value: Any) -> str:
 
 def epoch(value: Any) -> datetime | None:
     """Seconds since the epoch as a time (None: no plausible number)."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e11:
-        return datetime.fromtimestamp(value, UTC)
-    return None
+    seconds = number(value, high=1e11)
+    return datetime.fromtimestamp(seconds, UTC) if seconds else None
 
 
 def classified(message: str, source: str, now: datetime, zone: tzinfo) -> LimitSignal | None:

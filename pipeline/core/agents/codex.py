@@ -37,7 +37,7 @@ from pipeline.core.agents._preset import (
     Situation,
 )
 from pipeline.core.agents._providers import HTTPS, PROVIDER_HOSTS
-from pipeline.core.agents._usage import UsageFigures, json_object, mapping, tally
+from pipeline.core.agents._usage import UsageFigures, json_objects, mapping, tally
 from pipeline.core.sandbox import ConfigFolder, Endpoint, SandboxPreset
 
 __all__ = ["PRESET", "codex_limit", "parse_codex"]
@@ -52,10 +52,7 @@ def parse_codex(lines: Iterable[bytes]) -> UsageFigures:
     session_id: str | None = None
     turns = 0
     uncached = cached = written = output = 0
-    for line in lines:
-        event = json_object(line)
-        if event is None:
-            continue
+    for event in json_objects(lines):
         kind = event.get("type")
         if kind == "thread.started" and isinstance(event.get("thread_id"), str):
             session_id = session_id or event["thread_id"]
@@ -86,9 +83,8 @@ def codex_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSig
     """Codex's: the message of its last ``turn.failed`` (``exceeded retry limit, last status:
     429``, ``You've hit your usage limit ... try again at 9:21 PM``, ``Quota exceeded``)."""
     failed = None
-    for line in lines:
-        obj = json_object(line)
-        if obj is not None and obj.get("type") == "turn.failed":
+    for obj in json_objects(lines):
+        if obj.get("type") == "turn.failed":
             failed = words(mapping(obj.get("error")).get("message"))
     return None if not failed else classified(failed, "codex turn.failed", now, zone)
 

@@ -46,7 +46,7 @@ from pipeline.core.agents._preset import (
     Situation,
 )
 from pipeline.core.agents._providers import HTTPS, PROVIDER_HOSTS
-from pipeline.core.agents._usage import UsageFigures, count, json_object, mapping, tally
+from pipeline.core.agents._usage import UsageFigures, count, json_objects, mapping, tally
 from pipeline.core.sandbox import ConfigFolder, Endpoint, SandboxPreset
 
 __all__ = ["PRESET", "gemini_limit", "parse_gemini"]
@@ -90,10 +90,7 @@ def parse_gemini(lines: Iterable[bytes]) -> UsageFigures:
     turns = 0
     answering = False
     seen_result = False
-    for line in lines:
-        event = json_object(line)
-        if event is None:
-            continue
+    for event in json_objects(lines):
         kind = event.get("type")
         if kind == "init":
             if isinstance(event.get("session_id"), str):
@@ -125,9 +122,8 @@ def gemini_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSi
     """Gemini CLI's: the message of an error ``result`` (``Rate limit reached ... Suggested
     retry after 2s``, ``You have exhausted your daily quota``, ``The model is overloaded``)."""
     error = None
-    for line in lines:
-        obj = json_object(line)
-        if obj is not None and obj.get("type") == "result" and obj.get("status") == "error":
+    for obj in json_objects(lines):
+        if obj.get("type") == "result" and obj.get("status") == "error":
             error = words(mapping(obj.get("error")).get("message"))
     return None if not error else classified(error, "gemini result error", now, zone)
 
