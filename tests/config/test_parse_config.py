@@ -99,7 +99,12 @@ def test_an_empty_file_is_the_default_configuration() -> None:
             "budgets.max_event_line_bytes: must be from 1 to 2**40",
         ),
         ("[budgets\n", "ralph.toml: not valid TOML"),
-        ("agents = 3", "ralph.toml: agents: expected a table of agents, got an integer"),
+        ("agents = 3", "ralph.toml: agents: expected a table, got an integer"),
+        ("prices = 3", "ralph.toml: prices: expected a table, got an integer"),
+        (
+            '[agents.a]\npreset = "claude"\nenv = "x"',
+            "ralph.toml: agents.a.env: expected a table, got a string",
+        ),
         ("budgets = []", "ralph.toml: budgets: expected a table, got an array"),
         (
             "[agents.a]\npreset = 'claude'\n[chains]\ndeveloper = 'a'",

@@ -9,6 +9,7 @@ from typing import Any, Final, final
 
 from attrs import frozen
 
+from pipeline.core.agents._usage import number
 from pipeline.events import LimitScope
 
 __all__ = [
@@ -115,24 +116,17 @@ def words(value: Any) -> str:
 
 def epoch(value: Any) -> datetime | None:
     """Seconds since the epoch as a time (None: no plausible number)."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e11:
-        return datetime.fromtimestamp(value, UTC)
-    return None
+    seconds = number(value, high=1e11)
+    return datetime.fromtimestamp(seconds, UTC) if seconds else None
 
 
 def classified(message: str, source: str, now: datetime, zone: tzinfo) -> LimitSignal | None:
     """A CLI's own error message as a limit, or None when it says no limit."""
-    reset = relative_reset(message, now) or clock_time_reset(message, now, zone)
     if USAGE_WORDS.search(message):
-        return LimitSignal(
-            scope=LimitScope.USAGE_WINDOW,
-            resets_at=reset,
-            window=None,
-            source=source,
-            message=message,
-        )
-    if _BUSY_WORDS.search(message):
-        return LimitSignal(
-            scope=LimitScope.REQUESTS, resets_at=reset, window=None, source=source, message=message
-        )
-    return None
+        scope = LimitScope.USAGE_WINDOW
+    elif _BUSY_WORDS.search(message):
+        scope = LimitScope.REQUESTS
+    else:
+        return None
+    reset = relative_reset(message, now) or clock_time_reset(message, now, zone)
+    return LimitSignal(scope=scope, resets_at=reset, window=None, source=source, message=message)

@@ -39,7 +39,8 @@ __all__ = [
 ]
 
 UsageParser: TypeAlias = Callable[[Iterable[bytes]], UsageFigures]
-"""Reads what an invocation used from its output's lines."""
+"""Reads what an invocation used from its log, line by line (stdout and stderr merged, each line
+as written, newline included or not)."""
 LimitParser: TypeAlias = Callable[[Iterable[bytes], datetime, tzinfo], LimitSignal | None]
 """Reads the provider limit an invocation ended on (the time now and the machine's zone
 place a reset told as a time of day)."""
@@ -184,8 +185,8 @@ class AgentPreset:
     argv: tuple[str, ...]
     """The program and its arguments; ``{prompt_file}`` is the rendered prompt's path."""
     prompt_via: PromptVia
-    model_flag: str
-    """The flag that precedes a model name (``--model``)."""
+    model_flag: str = "--model"
+    """The flag that precedes a model name."""
     output: OutputFormat | None
     """How its output reports usage and limits (None: it does not)."""
     sandbox: SandboxPreset

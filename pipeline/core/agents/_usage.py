@@ -8,13 +8,14 @@ line are skipped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeAlias, final
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, final
 
 import orjson
 from attrs import frozen
 
-__all__ = ["UsageFigures", "UsageParser", "count", "json_object", "mapping"]
+__all__ = ["UsageFigures", "count", "json_objects", "mapping", "number", "tally"]
 
 
 @final
@@ -66,16 +67,19 @@ class UsageFigures:
         )
 
 
-def json_object(line: bytes) -> Mapping[str, Any] | None:
-    """The JSON object on an output line, or None (not JSON, cut short, or not an object)."""
-    stripped = line.strip()
-    if not stripped.startswith(b"{"):
-        return None
-    try:
-        value = orjson.loads(stripped)
-    except orjson.JSONDecodeError:
-        return None
-    return value if isinstance(value, Mapping) else None
+def json_objects(lines: Iterable[bytes]) -> Iterator[Mapping[str, Any]]:
+    """The JSON objects of an output's lines, in order; a line that holds none (not JSON, cut
+    short, or not an object) is skipped."""
+    for line in lines:
+        stripped = line.strip()
+        if not stripped.startswith(b"{"):
+            continue
+        try:
+            value = orjson.loads(stripped)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, Mapping):
+            yield value
 
 
 def mapping(value: Any) -> Mapping[str, Any]:
@@ -92,5 +96,14 @@ def count(value: Any) -> int | None:
     return None
 
 
-UsageParser: TypeAlias = Callable[[Iterable[bytes]], UsageFigures]
-"""Reads an invocation's log, line by line (each line as written, newline included or not)."""
+def number(value: Any, high: float = math.inf) -> float | None:
+    """A finite number from 0 to ``high`` as printed (a JSON boolean is none); None for
+    anything else."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value) if math.isfinite(value) and 0 <= value <= high else None
+    return None
+
+
+def tally(value: Any) -> int:
+    """A count to add up: as printed (see :func:`count`), 0 for anything else."""
+    return count(value) or 0

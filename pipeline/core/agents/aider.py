@@ -195,7 +195,6 @@ PRESET: Final = AgentPreset(
         "{prompt_file}",
     ),
     prompt_via=PromptVia.FILE,
-    model_flag="--model",
     output=OutputFormat(name="aider", usage=parse_aider),
     sandbox=SandboxPreset(
         folders=(ConfigFolder(default=".aider"),),

@@ -25,7 +25,6 @@ Code counts a turn per tool result, not per request) are not reported. A model o
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterable, Mapping
 from datetime import datetime, tzinfo
 from typing import Any, Final
@@ -50,18 +49,11 @@ from pipeline.core.agents._preset import (
     Situation,
 )
 from pipeline.core.agents._providers import HTTPS, PROVIDER_HOSTS
-from pipeline.core.agents._usage import UsageFigures, count, json_object, mapping
+from pipeline.core.agents._usage import UsageFigures, count, json_objects, mapping, number, tally
 from pipeline.core.sandbox import ConfigFolder, Endpoint, SandboxPreset
 from pipeline.events import LimitScope
 
 __all__ = ["BYPASS_FLAGS", "PRESET", "claude_limit", "claude_window", "parse_claude"]
-
-
-def _dollars(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        amount = float(value)
-        return amount if math.isfinite(amount) and amount >= 0 else None
-    return None
 
 
 def _text(value: Any) -> str | None:
@@ -84,7 +76,7 @@ def _from_result(result: Mapping[str, Any], model: str | None) -> UsageFigures:
         turns=count(result.get("num_turns")),
         session_id=_text(result.get("session_id")),
         api_duration_ms=count(result.get("duration_api_ms")),
-        cost_usd=_dollars(result.get("total_cost_usd")),
+        cost_usd=number(result.get("total_cost_usd")),
     )
 
 
@@ -116,10 +108,7 @@ def parse_claude(lines: Iterable[bytes]) -> UsageFigures:
     messages: dict[str, Mapping[str, Any]] = {}
     statuses: list[int | None] = []
     waited = 0
-    for line in lines:
-        record = json_object(line)
-        if record is None:
-            continue
+    for record in json_objects(lines):
         kind = record.get("type")
         if kind == "system" and record.get("subtype") == "init":
             model = _model(record.get("model")) or model
@@ -127,7 +116,7 @@ def parse_claude(lines: Iterable[bytes]) -> UsageFigures:
         elif kind == "system" and record.get("subtype") == "api_retry":
             # Claude Code retrying a failed request itself (a 429, a 529) before it answers.
             statuses.append(count(record.get("error_status")))
-            waited += count(record.get("retry_delay_ms")) or 0
+            waited += tally(record.get("retry_delay_ms"))
         elif kind == "assistant" and record.get("parent_tool_use_id") is None:
             # The main conversation only: a subagent's messages are in the result's totals.
             message = mapping(record.get("message"))
@@ -175,10 +164,7 @@ def claude_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSi
     ``rejected`` names the window (``rateLimitType``) and its reset (``resetsAt``)."""
     rejected: Mapping[str, Any] | None = None
     result: Mapping[str, Any] | None = None
-    for line in lines:
-        obj = json_object(line)
-        if obj is None:
-            continue
+    for obj in json_objects(lines):
         if obj.get("type") == "rate_limit_event":
             info = mapping(obj.get("rate_limit_info"))
             if info.get("status") == "rejected":
@@ -188,39 +174,22 @@ def claude_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSi
     if result is None or result.get("is_error") is not True:
         return None
     status = result.get("api_error_status")
-    message = words(result.get("result"))
+    scope, resets_at, window = LimitScope.USAGE_WINDOW, None, None
     if rejected is not None:
-        window = rejected.get("rateLimitType")
-        return LimitSignal(
-            scope=LimitScope.USAGE_WINDOW,
-            resets_at=epoch(rejected.get("resetsAt")),
-            window=window if isinstance(window, str) and window else None,
-            source="claude rate_limit_event",
-            message=message,
-        )
-    if result.get("api_error") == "usage_limit_reached":
-        return LimitSignal(
-            scope=LimitScope.USAGE_WINDOW,
-            resets_at=None,
-            window=None,
-            source="claude result api_error",
-            message=message,
-        )
-    if status in BUSY_STATUSES:
-        return LimitSignal(
-            scope=LimitScope.REQUESTS,
-            resets_at=None,
-            window=None,
-            source=f"claude result api_error_status {status}",
-            message=message,
-        )
-    return None
-
-
-def _share(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 100:
-        return float(value)
-    return None
+        named = rejected.get("rateLimitType")
+        resets_at = epoch(rejected.get("resetsAt"))
+        window = named if isinstance(named, str) and named else None
+        source = "claude rate_limit_event"
+    elif result.get("api_error") == "usage_limit_reached":
+        source = "claude result api_error"
+    elif status in BUSY_STATUSES:
+        scope, source = LimitScope.REQUESTS, f"claude result api_error_status {status}"
+    else:
+        return None
+    message = words(result.get("result"))
+    return LimitSignal(
+        scope=scope, resets_at=resets_at, window=window, source=source, message=message
+    )
 
 
 def claude_window(lines: Iterable[bytes]) -> WindowSignal | None:
@@ -228,13 +197,10 @@ def claude_window(lines: Iterable[bytes]) -> WindowSignal | None:
     each with its ``utilization`` and ``resetsAt``), which it prints on successful replies too
     whenever the provider's limits change."""
     windows: Mapping[str, Any] = {}
-    for line in lines:
-        # Read after every invocation, whose log the usage parser has just read whole: only
-        # the lines that can be one are parsed.
-        if b"rate_limit_event" not in line:
-            continue
-        obj = json_object(line)
-        if obj is not None and obj.get("type") == "rate_limit_event":
+    # Read after every invocation, whose log the usage parser has just read whole: only the
+    # lines that can be one are parsed.
+    for obj in json_objects(line for line in lines if b"rate_limit_event" in line):
+        if obj.get("type") == "rate_limit_event":
             windows = mapping(mapping(obj.get("rate_limit_info")).get("unifiedWindows"))
     found = [
         WindowSignal(
@@ -242,7 +208,7 @@ def claude_window(lines: Iterable[bytes]) -> WindowSignal | None:
         )
         for name, window in windows.items()
         if isinstance(name, str)
-        and (share := _share(mapping(window).get("utilization"))) is not None
+        and (share := number(mapping(window).get("utilization"), high=100)) is not None
     ]
     return max(found, key=lambda w: w.utilization, default=None)
 
@@ -300,7 +266,6 @@ PRESET: Final = AgentPreset(
         "--allowedTools=Bash,Edit,Write,Read",
     ),
     prompt_via=PromptVia.STDIN,
-    model_flag="--model",
     output=OutputFormat(
         name="claude-stream-json",
         usage=parse_claude,

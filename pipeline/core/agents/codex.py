@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime, tzinfo
-from typing import Any, Final
+from typing import Final
 
 from pipeline.core.agents._limits import (
     LimitSignal,
@@ -37,15 +37,10 @@ from pipeline.core.agents._preset import (
     Situation,
 )
 from pipeline.core.agents._providers import HTTPS, PROVIDER_HOSTS
-from pipeline.core.agents._usage import UsageFigures, count, json_object, mapping
+from pipeline.core.agents._usage import UsageFigures, json_objects, mapping, tally
 from pipeline.core.sandbox import ConfigFolder, Endpoint, SandboxPreset
 
 __all__ = ["PRESET", "codex_limit", "parse_codex"]
-
-
-def _count(usage: Mapping[str, Any], key: str) -> int:
-    """The count under ``key``, 0 when there is none."""
-    return count(usage.get(key)) or 0
 
 
 def parse_codex(lines: Iterable[bytes]) -> UsageFigures:
@@ -57,10 +52,7 @@ def parse_codex(lines: Iterable[bytes]) -> UsageFigures:
     session_id: str | None = None
     turns = 0
     uncached = cached = written = output = 0
-    for line in lines:
-        event = json_object(line)
-        if event is None:
-            continue
+    for event in json_objects(lines):
         kind = event.get("type")
         if kind == "thread.started" and isinstance(event.get("thread_id"), str):
             session_id = session_id or event["thread_id"]
@@ -69,12 +61,12 @@ def parse_codex(lines: Iterable[bytes]) -> UsageFigures:
             usage = event.get("usage")
             if not isinstance(usage, Mapping):
                 continue
-            read = _count(usage, "cached_input_tokens")
-            wrote = _count(usage, "cache_write_input_tokens")
-            uncached += max(0, _count(usage, "input_tokens") - read - wrote)
+            read = tally(usage.get("cached_input_tokens"))
+            wrote = tally(usage.get("cache_write_input_tokens"))
+            uncached += max(0, tally(usage.get("input_tokens")) - read - wrote)
             cached += read
             written += wrote
-            output += _count(usage, "output_tokens")
+            output += tally(usage.get("output_tokens"))
     if not turns:
         return UsageFigures(session_id=session_id)
     return UsageFigures(
@@ -91,9 +83,8 @@ def codex_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSig
     """Codex's: the message of its last ``turn.failed`` (``exceeded retry limit, last status:
     429``, ``You've hit your usage limit ... try again at 9:21 PM``, ``Quota exceeded``)."""
     failed = None
-    for line in lines:
-        obj = json_object(line)
-        if obj is not None and obj.get("type") == "turn.failed":
+    for obj in json_objects(lines):
+        if obj.get("type") == "turn.failed":
             failed = words(mapping(obj.get("error")).get("message"))
     return None if not failed else classified(failed, "codex turn.failed", now, zone)
 
@@ -115,7 +106,6 @@ PRESET: Final = AgentPreset(
     name="codex",
     argv=("codex", "exec", "--json", "--sandbox", "workspace-write", "-"),
     prompt_via=PromptVia.STDIN,
-    model_flag="--model",
     output=OutputFormat(name="codex-json", usage=parse_codex, limit=codex_limit),
     sandbox=SandboxPreset(
         folders=(

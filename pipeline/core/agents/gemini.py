@@ -29,7 +29,7 @@ from datetime import datetime, tzinfo
 from pathlib import PurePosixPath
 from typing import Any, Final
 
-import orjson
+import attrs
 
 from pipeline.core.agents._limits import (
     LimitSignal,
@@ -46,7 +46,7 @@ from pipeline.core.agents._preset import (
     Situation,
 )
 from pipeline.core.agents._providers import HTTPS, PROVIDER_HOSTS
-from pipeline.core.agents._usage import UsageFigures, count, json_object, mapping
+from pipeline.core.agents._usage import UsageFigures, count, json_objects, mapping, tally
 from pipeline.core.sandbox import ConfigFolder, Endpoint, SandboxPreset
 
 __all__ = ["PRESET", "gemini_limit", "parse_gemini"]
@@ -60,40 +60,37 @@ def _busiest_model(models: Any) -> str | None:
     if not isinstance(models, Mapping):
         return None
     totals = {
-        name: count(figures.get("total_tokens")) or 0
+        name: tally(figures.get("total_tokens"))
         for name, figures in models.items()
         if isinstance(name, str) and isinstance(figures, Mapping)
     }
     return max(totals, key=totals.__getitem__) if totals else None
 
 
-def _from_stats(stats: Mapping[str, Any], figures: dict[str, Any]) -> None:
+def _from_stats(stats: Mapping[str, Any]) -> UsageFigures:
     prompt = count(stats.get("input_tokens"))
     cached = count(stats.get("cached"))
     fresh = count(stats.get("input"))
     if fresh is None and prompt is not None:
         fresh = max(0, prompt - (cached or 0))
-    figures["input_tokens"] = fresh
-    figures["output_tokens"] = count(stats.get("output_tokens"))
-    figures["cache_read_tokens"] = cached
-    duration = count(stats.get("duration_ms"))
-    figures["api_duration_ms"] = duration or None
-    figures["result_model"] = _busiest_model(stats.get("models"))
+    return UsageFigures(
+        model=_busiest_model(stats.get("models")),
+        input_tokens=fresh,
+        output_tokens=count(stats.get("output_tokens")),
+        cache_read_tokens=cached,
+        api_duration_ms=count(stats.get("duration_ms")) or None,
+    )
 
 
 def parse_gemini(lines: Iterable[bytes]) -> UsageFigures:
     """The usage Gemini CLI's stream-json output reports (every field None when it says
     nothing; the last ``result`` line counts)."""
-    figures: dict[str, Any] = {}
+    result: UsageFigures | None = None
     session_id: str | None = None
     init_model: str | None = None
     turns = 0
     answering = False
-    seen_result = False
-    for line in lines:
-        event = json_object(line)
-        if event is None:
-            continue
+    for event in json_objects(lines):
         kind = event.get("type")
         if kind == "init":
             if isinstance(event.get("session_id"), str):
@@ -107,17 +104,14 @@ def parse_gemini(lines: Iterable[bytes]) -> UsageFigures:
         elif kind == "tool_result" or (kind == "message" and event.get("role") == "user"):
             answering = False
         elif kind == "result" and isinstance(event.get("stats"), Mapping):
-            seen_result = True
-            _from_stats(event["stats"], figures)
+            result = _from_stats(event["stats"])
+    figures = result or UsageFigures()
     model = init_model if init_model not in _AUTO_MODELS else None
-    return UsageFigures(
-        model=model or figures.get("result_model"),
-        input_tokens=figures.get("input_tokens"),
-        output_tokens=figures.get("output_tokens"),
-        cache_read_tokens=figures.get("cache_read_tokens"),
-        turns=turns if (turns or seen_result) else None,
+    return attrs.evolve(
+        figures,
+        model=model or figures.model,
+        turns=turns if (turns or result is not None) else None,
         session_id=session_id,
-        api_duration_ms=figures.get("api_duration_ms"),
     )
 
 
@@ -125,18 +119,15 @@ def gemini_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSi
     """Gemini CLI's: the message of an error ``result`` (``Rate limit reached ... Suggested
     retry after 2s``, ``You have exhausted your daily quota``, ``The model is overloaded``)."""
     error = None
-    for line in lines:
-        obj = json_object(line)
-        if obj is not None and obj.get("type") == "result" and obj.get("status") == "error":
+    for obj in json_objects(lines):
+        if obj.get("type") == "result" and obj.get("status") == "error":
             error = words(mapping(obj.get("error")).get("message"))
     return None if not error else classified(error, "gemini result error", now, zone)
 
 
-def _json(data: bytes | None) -> object:
-    try:
-        return None if data is None else orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
+def _json(data: bytes | None) -> Mapping[str, Any]:
+    """The JSON object a file holds (empty: none, or the file is absent)."""
+    return next(json_objects([data or b""]), {})
 
 
 def _trusts(situation: Situation) -> bool:
@@ -146,13 +137,9 @@ def _trusts(situation: Situation) -> bool:
     environ = situation.environ
     home = (environ.get("GEMINI_CLI_HOME") or environ.get("HOME") or "~").rstrip("/") + "/.gemini"
     settings = _json(situation.read(f"{home}/settings.json"))
-    security = settings.get("security") if isinstance(settings, dict) else None
-    folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
-    if isinstance(folder_trust, dict) and folder_trust.get("enabled") is False:
+    if mapping(mapping(settings.get("security")).get("folderTrust")).get("enabled") is False:
         return True
     trusted = _json(situation.read(f"{home}/trustedFolders.json"))
-    if not isinstance(trusted, dict):
-        return False
     here = PurePosixPath(situation.root)
     user = environ.get("HOME") or "~"
     for folder, level in trusted.items():
@@ -186,7 +173,6 @@ PRESET: Final = AgentPreset(
         "Carry out the instructions given above.",
     ),
     prompt_via=PromptVia.STDIN,
-    model_flag="--model",
     output=OutputFormat(name="gemini-stream-json", usage=parse_gemini, limit=gemini_limit),
     sandbox=SandboxPreset(
         folders=(

@@ -25,7 +25,7 @@ from __future__ import annotations
 import types
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, tzinfo
-from typing import Any, Final
+from typing import Final
 
 from pipeline.core.agents._limits import (
     BUSY_STATUSES,
@@ -41,22 +41,11 @@ from pipeline.core.agents._preset import (
     Provider,
 )
 from pipeline.core.agents._providers import HTTPS, PROVIDER_HOSTS
-from pipeline.core.agents._usage import UsageFigures, count, json_object, mapping
+from pipeline.core.agents._usage import UsageFigures, json_objects, mapping, number, tally
 from pipeline.core.sandbox import ConfigFolder, Endpoint, SandboxPreset
 from pipeline.events import LimitScope
 
 __all__ = ["PRESET", "opencode_limit", "opencode_provider", "parse_opencode"]
-
-
-def _count(value: Any) -> int:
-    """A token count as given, 0 for anything that is not a non-negative integer."""
-    return count(value) or 0
-
-
-def _cost(value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return 0.0
 
 
 def parse_opencode(lines: Iterable[bytes]) -> UsageFigures:
@@ -65,10 +54,7 @@ def parse_opencode(lines: Iterable[bytes]) -> UsageFigures:
     input_tokens = output_tokens = cache_read = cache_write = 0
     cost = 0.0
     session: str | None = None
-    for line in lines:
-        event = json_object(line)
-        if event is None:
-            continue
+    for event in json_objects(lines):
         if session is None and isinstance(event.get("sessionID"), str):
             session = event["sessionID"]
         part = event.get("part")
@@ -80,11 +66,11 @@ def parse_opencode(lines: Iterable[bytes]) -> UsageFigures:
         steps += 1
         cache = tokens.get("cache")
         cache = cache if isinstance(cache, Mapping) else {}
-        input_tokens += _count(tokens.get("input"))
-        output_tokens += _count(tokens.get("output")) + _count(tokens.get("reasoning"))
-        cache_read += _count(cache.get("read"))
-        cache_write += _count(cache.get("write"))
-        cost += _cost(part.get("cost"))
+        input_tokens += tally(tokens.get("input"))
+        output_tokens += tally(tokens.get("output")) + tally(tokens.get("reasoning"))
+        cache_read += tally(cache.get("read"))
+        cache_write += tally(cache.get("write"))
+        cost += number(part.get("cost")) or 0.0
     if not steps:
         return UsageFigures(session_id=session)
     return UsageFigures(
@@ -103,9 +89,8 @@ def opencode_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> Limit
     503 or 529; the provider's ``retry-after`` header (seconds) is the reset, and a message
     speaking of a quota or usage limit makes it a usage window."""
     found = None
-    for line in lines:
-        obj = json_object(line)
-        if obj is not None and obj.get("type") == "error":
+    for obj in json_objects(lines):
+        if obj.get("type") == "error":
             error = mapping(obj.get("error"))
             data = mapping(error.get("data"))
             if error.get("name") == "APIError" and data.get("statusCode") in BUSY_STATUSES:
@@ -158,7 +143,6 @@ PRESET: Final = AgentPreset(
         "Carry out the instructions below.",
     ),
     prompt_via=PromptVia.STDIN,
-    model_flag="--model",
     output=OutputFormat(name="opencode-json", usage=parse_opencode, limit=opencode_limit),
     sandbox=SandboxPreset(
         folders=(

@@ -177,21 +177,12 @@ class Price:
         self, input_tokens: int, output_tokens: int, cache_read: int, cache_write: int
     ) -> float:
         """The cost of these token counts, in US dollars."""
-        read = (
-            self.input_usd_per_mtok
-            if self.cache_read_usd_per_mtok is None
-            else (self.cache_read_usd_per_mtok)
-        )
-        write = (
-            self.input_usd_per_mtok
-            if self.cache_write_usd_per_mtok is None
-            else (self.cache_write_usd_per_mtok)
-        )
+        read, write = self.cache_read_usd_per_mtok, self.cache_write_usd_per_mtok
         return (
             input_tokens * self.input_usd_per_mtok
             + output_tokens * self.output_usd_per_mtok
-            + cache_read * read
-            + cache_write * write
+            + cache_read * (self.input_usd_per_mtok if read is None else read)
+            + cache_write * (self.input_usd_per_mtok if write is None else write)
         ) / 1_000_000
 
 

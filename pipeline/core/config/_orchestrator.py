@@ -137,16 +137,14 @@ def _note_sections(reader: Reader, top: Mapping[str, object]) -> None:
     for topic, metadata in reader.table(top.get("events"), "events").items():
         if says_something(metadata):
             reader.skip(key_path("events", topic), _EVENTS)
-    core = reader.table(top.get("core"), "core")
-    for key, setting in core.items():
-        if key not in _CORE:
-            reader.skip(key_path("core", key), "unknown key; not translated")
-        elif says_something(setting):
-            reader.skip(key_path("core", key), _CORE[key])
-    for key, setting in top.items():
-        if key in _TRANSLATED or not says_something(setting):
-            continue
-        reader.skip(key_path("", key), _UNTRANSLATED.get(key, "unknown key; not translated"))
+    reader.rest(reader.table(top.get("core"), "core"), "core", (), _CORE)
+    # An unknown top-level key is noted only when it asks for something, as a known one is.
+    reader.rest(_asking(top), "", _TRANSLATED, _UNTRANSLATED)
+
+
+def _asking(table: Mapping[str, object]) -> dict[str, object]:
+    """The settings of ``table`` that ask for something."""
+    return {key: value for key, value in table.items() if says_something(value)}
 
 
 def _scenario(reader: Reader, top: dict[str, object]) -> tuple[Reader, dict[str, object]]:
@@ -154,10 +152,7 @@ def _scenario(reader: Reader, top: dict[str, object]) -> tuple[Reader, dict[str,
     (its other keys noted as not translated), else the whole file."""
     if "mock_responses" not in top or not isinstance(top.get("config"), dict):
         return reader, top
-    for key, value in top.items():
-        if key == "config" or not says_something(value):
-            continue
-        reader.skip(key_path("", key), _SCENARIO.get(key, "unknown key; not translated"))
+    reader.rest(_asking(top), "", ("config",), _SCENARIO)
     inner = Reader(source=reader.source, prefix="config")
     return inner, inner.table(top["config"], "")
 

@@ -15,7 +15,7 @@ from typing import Final, final
 from attrs import Factory, define
 
 from pipeline.core.agents import PRESETS
-from pipeline.core.config._orchestrator_reading import Reader, key_path
+from pipeline.core.config._orchestrator_reading import Reader
 
 __all__ = ["DEFAULT_BACKEND", "Agents", "default_chain", "hat_backend"]
 
@@ -24,16 +24,9 @@ DEFAULT_BACKEND: Final = "claude"
 
 _KNOWN_PRESETS: Final = ", ".join(sorted(PRESETS))
 _NOT_A_NAME = re.compile(r"[^A-Za-z0-9_-]+")
-_CLI_KEYS: Final = frozenset(
-    (
-        "backend",
-        "command",
-        "args",
-        "prompt_mode",
-        "prompt_flag",
-        "default_mode",
-        "idle_timeout_secs",
-    )
+_CLI_KEYS: Final = ("backend", "command", "args", "prompt_mode", "prompt_flag")
+_INTERACTIVE: Final = dict.fromkeys(
+    ("default_mode", "idle_timeout_secs"), "interactive mode only; ralph runs agents headless"
 )
 
 
@@ -93,11 +86,7 @@ def default_chain(
     args = reader.texts(cli, "args", "cli") or ()
     prompt_mode = reader.text(cli, "prompt_mode", "cli")
     prompt_flag = reader.text(cli, "prompt_flag", "cli")
-    for key, value in cli.items():
-        if key in ("default_mode", "idle_timeout_secs") and value is not None:
-            reader.skip(f"cli.{key}", "interactive mode only; ralph runs agents headless")
-        elif key not in _CLI_KEYS:
-            reader.skip(key_path("cli", key), "unknown key; not translated")
+    reader.rest(cli, "cli", _CLI_KEYS, _INTERACTIVE)
     if agent is not None and backend is not None and backend != agent:
         reader.skip("cli.backend", f"overridden by the top-level agent {agent!r}")
     name, path = (
@@ -152,9 +141,7 @@ def hat_backend(
             return None, ()
         return agents.add(value, {"preset": value}, hat), ()
     table = reader.table(value, path)
-    for key in table:
-        if key not in ("type", "agent", "args", "command"):
-            reader.skip(key_path(path, key), "unknown key; not translated")
+    reader.rest(table, path, ("type", "agent", "args", "command"), {})
     args = reader.texts(table, "args", path) or ()
     if "type" in table:
         backend = reader.text(table, "type", path)

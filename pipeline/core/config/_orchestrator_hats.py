@@ -22,7 +22,6 @@ from pipeline.core.config._orchestrator_reading import (
     Reader,
     key_path,
     kind,
-    says_something,
     topic_problem,
     trigger_problem,
 )
@@ -165,16 +164,9 @@ def translate_hat(
     agent, backend_args = hat_backend(
         notes, table.get("backend"), f"{path}.backend", hat_id, agents
     )
-    for key, setting in table.items():
-        # One agent at a time is what ralph does anyway.
-        if (
-            key in _UNTRANSLATED
-            and says_something(setting)
-            and (key, setting) != ("concurrency", 1)
-        ):
-            notes.skip(key_path(path, key), _UNTRANSLATED[key])
-        elif key not in _UNTRANSLATED and key not in _TRANSLATED:
-            notes.skip(key_path(path, key), "unknown key; not translated")
+    # One agent at a time is what ralph does anyway.
+    asked = {key: value for key, value in table.items() if (key, value) != ("concurrency", 1)}
+    notes.rest(asked, path, _TRANSLATED, _UNTRANSLATED)
     reader.untranslated.extend([*found.untranslated, *notes.untranslated])
     reader.notes.extend(found.notes)
 

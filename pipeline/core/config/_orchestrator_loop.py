@@ -15,8 +15,6 @@ from attrs import frozen
 
 from pipeline.core.config._orchestrator_reading import (
     Reader,
-    key_path,
-    says_something,
     topic_problem,
 )
 from pipeline.events import STARTING_EVENT
@@ -160,11 +158,7 @@ def translate_loop(
     if scope is not None:
         loop["enforce_hat_scope"] = scope
 
-    for key, setting in event_loop.items():
-        if key in _UNTRANSLATED and says_something(setting):
-            reader.skip(key_path(e, key), _UNTRANSLATED[key])
-        elif key not in _UNTRANSLATED and key not in _TRANSLATED:
-            reader.skip(key_path(e, key), "unknown key; not translated")
+    reader.rest(event_loop, e, _TRANSLATED, _UNTRANSLATED)
     return LoopSettings(
         prompt_file=prompt_file or "PROMPT.md", budgets=budgets, defaulted=defaulted, loop=loop
     )

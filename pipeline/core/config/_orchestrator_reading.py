@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
-from typing import NoReturn, final
+from collections.abc import Collection, Mapping
+from typing import Any, NoReturn, final
 
 from attrs import Factory, define
 
@@ -139,51 +139,64 @@ class Reader:
                 self.fail(path, f"keys must be strings, got {kind(key)} {key!r}")
         return dict(value)
 
+    def rest(
+        self,
+        table: Mapping[str, object],
+        path: str,
+        translated: Collection[str],
+        untranslated: Mapping[str, str],
+    ) -> None:
+        """Note each key of ``table`` (at ``path``) that is not ``translated``: one of
+        ``untranslated`` with its reason when it asks for something, any other as unknown."""
+        for key, setting in table.items():
+            if key in untranslated:
+                if says_something(setting):
+                    self.skip(key_path(path, key), untranslated[key])
+            elif key not in translated:
+                self.skip(key_path(path, key), "unknown key; not translated")
+
+    def _typed(
+        self, table: Mapping[str, object], key: str, path: str, types: tuple[type, ...], what: str
+    ) -> Any:
+        """The value at ``key`` (None: left out) when it is one of ``types`` (a boolean only
+        where ``types`` names bool, though Python takes it for an int)."""
+        value = table.get(key)
+        if value is not None and (
+            not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
+        ):
+            self.fail(key_path(path, key), f"expected {what}, got {kind(value)}")
+        return value
+
     def text(self, table: Mapping[str, object], key: str, path: str) -> str | None:
         """The string at ``key`` (None: left out)."""
-        value = table.get(key)
-        if not (value is None or isinstance(value, str)):
-            self.fail(key_path(path, key), f"expected a string, got {kind(value)}")
-        return value
+        text: str | None = self._typed(table, key, path, (str,), "a string")
+        return text
 
     def texts(self, table: Mapping[str, object], key: str, path: str) -> tuple[str, ...] | None:
         """The list of strings at ``key`` (None: left out)."""
-        value = table.get(key)
+        value: list[object] | None = self._typed(table, key, path, (list,), "a list of strings")
         if value is None:
             return None
-        if not isinstance(value, list):
-            self.fail(key_path(path, key), f"expected a list of strings, got {kind(value)}")
         for index, item in enumerate(value):
             if not isinstance(item, str):
-                where = f"{key_path(path, key)}[{index}]"
-                self.fail(where, f"expected a string, got {kind(item)}")
-        return tuple(value)
+                self.fail(f"{key_path(path, key)}[{index}]", f"expected a string, got {kind(item)}")
+        return tuple(value)  # type: ignore[arg-type]  # every item was checked a str just above
 
     def count(self, table: Mapping[str, object], key: str, path: str) -> int | None:
         """The whole number from 0 at ``key`` (None: left out)."""
-        value = table.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, int) or isinstance(value, bool):
-            self.fail(key_path(path, key), f"expected a whole number, got {kind(value)}")
-        if value < 0:
+        value: int | None = self._typed(table, key, path, (int,), "a whole number")
+        if value is not None and value < 0:
             self.fail(key_path(path, key), f"must be from 0, got {value}")
         return value
 
     def amount(self, table: Mapping[str, object], key: str, path: str) -> float | None:
         """The finite number from 0 at ``key`` (None: left out)."""
-        value = table.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, int | float) or isinstance(value, bool):
-            self.fail(key_path(path, key), f"expected a number, got {kind(value)}")
-        if not (math.isfinite(value) and value >= 0):
+        value: float | None = self._typed(table, key, path, (int, float), "a number")
+        if value is not None and not (math.isfinite(value) and value >= 0):
             self.fail(key_path(path, key), f"must be a number from 0, got {value}")
-        return float(value)
+        return None if value is None else float(value)
 
     def flag(self, table: Mapping[str, object], key: str, path: str) -> bool | None:
         """The boolean at ``key`` (None: left out)."""
-        value = table.get(key)
-        if not (value is None or isinstance(value, bool)):
-            self.fail(key_path(path, key), f"expected true or false, got {kind(value)}")
-        return value
+        flag: bool | None = self._typed(table, key, path, (bool,), "true or false")
+        return flag

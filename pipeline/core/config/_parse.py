@@ -10,7 +10,8 @@ from __future__ import annotations
 import enum
 import functools
 import tomllib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, get_origin
 
 import attrs
 from cattrs import transform_error
@@ -25,7 +26,7 @@ from pipeline.core.config._gates import check_gates
 from pipeline.core.config._hooks import check_hooks
 from pipeline.core.config._limits import check_limits
 from pipeline.core.config._loop import HatConfig, HatsConfig, check_hats, check_loop
-from pipeline.core.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, AgentConfig, RalphConfig
+from pipeline.core.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, RalphConfig
 from pipeline.core.config._refs import ref_problem
 from pipeline.core.config._sandbox import check_sandbox
 from pipeline.core.config._screen import check_screen
@@ -51,26 +52,33 @@ def _converter() -> Any:
     converter = make_converter(forbid_extra_keys=True)
     configure_primitives(converter)
 
-    def tables(cls: type) -> Any:
-        """Classes come from tables only, with no unknown key."""
-        inner: Any = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True)
+    def tables(make: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """Records and maps come from tables only (``env = "x"`` is no table, not a missing
+        method), a record's with no unknown key."""
 
-        def structure(value: Any, type_: Any) -> Any:
-            if not isinstance(value, dict):
-                raise TypeError(f"expected a table, got {_kind(value)}")
-            return inner(value, type_)
+        def factory(type_: Any) -> Any:
+            inner = make(type_)
 
-        return structure
+            def structure(value: Any, type_: Any) -> Any:
+                if not isinstance(value, dict):
+                    raise TypeError(f"expected a table, got {_kind(value)}")
+                return inner(value, type_)
 
-    # Registered before the agents' mapping is generated, so that it uses it for each agent.
-    converter.register_structure_hook_factory(attrs.has, tables)
-    agents_mapping: Any = make_mapping_structure_fn(dict[str, AgentConfig], converter)
+            return structure
 
-    def agents(value: Any, type_: Any) -> dict[str, AgentConfig]:
-        if not isinstance(value, dict):
-            raise TypeError(f"expected a table of agents, got {_kind(value)}")
-        result: dict[str, AgentConfig] = agents_mapping(value, type_)
-        return result
+        return factory
+
+    def record(cls: type) -> Any:
+        return make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True)
+
+    def mapping(type_: Any) -> Any:
+        return make_mapping_structure_fn(type_, converter)
+
+    def is_dict(type_: Any) -> bool:
+        return get_origin(type_) is dict
+
+    converter.register_structure_hook_factory(attrs.has, tables(record))
+    converter.register_structure_hook_factory(is_dict, tables(mapping))
 
     def strings(value: Any, _type: Any) -> tuple[str, ...]:
         """Arrays of strings only: a lone string is not turned into its letters."""
@@ -88,10 +96,8 @@ def _converter() -> Any:
     # Both: the strict hooks' own StrEnum hook would otherwise win for a StrEnum.
     converter.register_structure_hook(enum.Enum, choice)
     converter.register_structure_hook(enum.StrEnum, choice)
-    converter.register_structure_hook_func(lambda t: t == dict[str, AgentConfig], agents)
     converter.register_structure_hook_func(lambda t: t == tuple[str, ...], strings)
-    role_hats: Any = make_dict_structure_fn(HatsConfig, converter, _cattrs_forbid_extra_keys=True)
-    work_hats: Any = make_mapping_structure_fn(dict[str, HatConfig], converter)
+    role_hats, work_hats = record(HatsConfig), mapping(dict[str, HatConfig])
 
     def hats(value: Any, type_: Any) -> HatsConfig:
         """``[hats]``: a table named after a role is the role's hat, unless it has triggers;

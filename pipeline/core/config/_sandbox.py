@@ -142,9 +142,9 @@ def check_sandbox(sandbox: SandboxConfig, agents: Mapping[str, AgentSandboxConfi
     problems += _entry_problems("sandbox.protect", sandbox.protect, protect_problem)
     if type(sandbox.uid) is not int or not 1 <= sandbox.uid <= MAX_UID:
         problems.append(f"sandbox.uid: must be from 1 to {MAX_UID}, got {sandbox.uid!r}")
-    if sandbox.network == NetworkMode.NONE.value and sandbox.allow:
-        problems.append('sandbox.allow: needs network = "allow" (the network is "none")')
     none = sandbox.network == NetworkMode.NONE.value
+    if none and sandbox.allow:
+        problems.append('sandbox.allow: needs network = "allow" (the network is "none")')
     for name, agent in agents.items():
         problems += _common_problems(f"agents.{name}.sandbox", agent)
         if none and agent.allow:

@@ -49,6 +49,7 @@ from pipeline.core.config._topology_routes import (
     Arrival,
     Route,
     Via,
+    coordinator,
     is_literal,
     topology_routes,
 )
@@ -102,19 +103,17 @@ def _reached(policy: LoopPolicy, topology: Topology, routes: tuple[Route, ...]) 
     by_source: dict[str | None, list[Route]] = defaultdict(list)
     for route in routes:
         by_source[route.source].append(route)
-    coordinator = topology.coordinator
-    if coordinator is not None and topology.hat(coordinator) is None:
-        coordinator = None
+    fallback = coordinator(topology)
     reached: set[str] = set()
     frontier: list[str | None] = [None]
     while frontier:
         source = frontier.pop()
         hat = topology.hat(source) if source is not None else None
         woken = [r.target for r in by_source[source] if r.target is not None]
-        if hat is not None and coordinator is not None:
+        if hat is not None and fallback is not None:
             unforeseen = not policy.enforce_hat_scope or not all(map(is_literal, hat.publishes))
             if unforeseen:
-                woken.append(coordinator)
+                woken.append(fallback)
         for name in woken:
             if name not in reached:
                 reached.add(name)

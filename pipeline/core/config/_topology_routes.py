@@ -25,7 +25,7 @@ from attrs import frozen
 
 from pipeline.events import HUMAN_INTERACT_TOPIC, LoopPolicy, Topology, WorkHat, topic_matches
 
-__all__ = ["Arrival", "Route", "Via", "arrival", "is_literal", "topology_routes"]
+__all__ = ["Arrival", "Route", "Via", "arrival", "coordinator", "is_literal", "topology_routes"]
 
 
 class Via(enum.Enum):
@@ -78,7 +78,8 @@ def is_literal(pattern: str) -> bool:
     return "*" not in pattern
 
 
-def _coordinator(topology: Topology) -> str | None:
+def coordinator(topology: Topology) -> str | None:
+    """The topology's coordinator, when it names one of its hats (otherwise there is none)."""
     name = topology.coordinator
     return name if name is not None and topology.hat(name) is not None else None
 
@@ -94,9 +95,9 @@ def arrival(policy: LoopPolicy, topology: Topology, topic: str) -> tuple[Arrival
     woken = topology.waking(topic)
     if woken is not None:
         return Arrival.WAKES, woken.name
-    coordinator = _coordinator(topology)
-    if coordinator is not None:
-        return Arrival.COORDINATOR, coordinator
+    fallback = coordinator(topology)
+    if fallback is not None:
+        return Arrival.COORDINATOR, fallback
     return Arrival.DROPPED, None
 
 

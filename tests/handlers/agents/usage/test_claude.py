@@ -212,3 +212,12 @@ def test_every_declared_report_reads_back_as_its_figures(figures: UsageFigures) 
         if output.report is not None:
             lines = output.report(figures).encode().splitlines(keepends=True)
             assert output.usage(lines) == figures, output.name
+
+
+def test_a_cost_that_is_no_amount_from_zero_is_not_reported() -> None:
+    """A boolean (which Python takes for an int), a negative or a string ``total_cost_usd``
+    is no cost; a plain number from 0 is."""
+    for printed in (b"true", b"-0.5", b'"0.25"'):
+        line = b'{"type":"result","num_turns":1,"total_cost_usd":' + printed + b"}"
+        assert parse_claude([line]).cost_usd is None, printed
+    assert parse_claude([b'{"type":"result","total_cost_usd":0.25}']).cost_usd == 0.25
