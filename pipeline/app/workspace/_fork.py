@@ -22,9 +22,9 @@ import attrs
 
 from pipeline import PipelineError
 from pipeline.app.workspace._carry import carry_setup
-from pipeline.app.workspace._making import add_locked, finish, making
-from pipeline.app.workspace._peek import locate_store, peek_config
-from pipeline.app.workspace._worktrees import FORK_BRANCH_PREFIX, drop_worktree
+from pipeline.app.workspace._making import filling, making
+from pipeline.app.workspace._peek import peek_config, peeked_store
+from pipeline.app.workspace._worktrees import FORK_BRANCH_PREFIX
 from pipeline.core.config import ConfigError, parse_config
 from pipeline.core.effects import MaterializePrompt
 from pipeline.core.state import Phase, PipelineState, is_terminal
@@ -112,7 +112,7 @@ def fork_run(
     ``model``. Returns the fork's run id, its worktree and the point it was forked at."""
     root = root.resolve()
     layout = WorkspaceLayout(root=root)
-    location = existing_store(root, locate_store(layout, _store_url(root), store), ForkError)
+    location = existing_store(root, peeked_store(root, store), ForkError)
     with open_store_at(location, must_exist=True, read_only=True) as opened:
         source = opened.choose_run(run_id)
         events = list(opened.read(source))
@@ -162,16 +162,12 @@ def _make_fork(
     agent: str | None,
     model: str | None,
 ) -> None:
-    """Make the fork's worktree and fill it: locked as half-made (``add_locked``) until its
-    log is written, then unlocked (``finish``); what fails meanwhile removes it again.
+    """Make the fork's worktree and fill it: locked as half-made until its log is written
+    (:func:`filling`); what fails meanwhile removes it again.
     ``events``: the source's facts up to the fork point."""
     layout = WorkspaceLayout(root=root)
     state = fold(events)
-    try:
-        add_locked(root, target, branch, commit)
-    except GitError as error:
-        raise ForkError(f"git worktree add failed: {error}") from error
-    try:
+    with filling(root, target, branch, commit, what="the fork", error=ForkError):
         _carry_files(root, target, layout, source, fork, state.intake.events_offset, prompt)
         if agent is not None:
             _check_agent(target, agent)
@@ -195,12 +191,6 @@ def _make_fork(
         copied: list[PipelineEvent] = [attrs.evolve(started, run_id=fork), *events[1:], forked]
         with open_store_at(_fork_store(target, store)) as own:
             own.append(fork, 0, copied)
-        finish(root, target)  # whole: till now a crash left it half-made, as ralph sees
-    except (OSError, PipelineError) as error:
-        drop_worktree(root, target, branch)  # nothing half-made is left
-        raise ForkError(
-            f"the fork could not be made, and nothing of it is left: {error}"
-        ) from error
 
 
 def fork_folder(root: Path, fork: str) -> Path:
@@ -231,7 +221,7 @@ def _fork_store(target: Path, store: str | None) -> str:
     the fork's ``ralph.toml`` names; else the worktree's own SQLite store."""
     if store is not None and store_path(store) is None:
         return store
-    return locate_store(WorkspaceLayout(root=target), _store_url(target), None)
+    return peeked_store(target)
 
 
 def _check_agent(target: Path, agent: str) -> None:
