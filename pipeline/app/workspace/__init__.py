@@ -29,7 +29,6 @@ if TYPE_CHECKING:
         LandingInterruptedError,
         land_run,
         merge_worktrees,
-        target_branch,
     )
     from pipeline.app.workspace._peek import locate_store, peek_config
     from pipeline.app.workspace._reconcile import (
@@ -51,7 +50,6 @@ if TYPE_CHECKING:
         store_location,
     )
     from pipeline.app.workspace._worktrees import (
-        RUN_BRANCH_PREFIX,
         HalfMadeError,
         RunWorktree,
         WorktreeError,
@@ -64,7 +62,6 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "RUN_BRANCH_PREFIX",
     "Check",
     "ForkError",
     "HalfMadeError",
@@ -106,7 +103,6 @@ __all__ = [
     "resume_hint",
     "run_worktrees",
     "store_location",
-    "target_branch",
     "ticket_worktree",
     "worktree_diff",
     "would_fail",

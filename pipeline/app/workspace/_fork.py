@@ -137,60 +137,36 @@ def fork_run(
     plan = _plan_of(layout, state)
     commit = _head_at(events[:at]) or _base(root, events)
     branch = f"{FORK_BRANCH_PREFIX}{fork}"
+    own = WorkspaceLayout(root=target)
+    # A remover waits for the maker: what it would find half-made is being made. The worktree
+    # stays locked as half-made until its log is written; what fails meanwhile removes it.
     try:
-        with making(root):  # a remover waits: what it would find half-made is being made
-            _make_fork(
-                root, target, branch, commit, fork, source, events[:at], plan, prompt, store,
-                agent, model,
-            )  # fmt: skip
+        with making(root), filling(root, target, branch, commit, what="the fork", error=ForkError):
+            _carry_files(root, target, layout, source, fork, state.intake.events_offset, prompt)
+            if agent is not None:
+                _check_agent(target, agent)
+            if plan is not None:
+                own.plan.parent.mkdir(parents=True, exist_ok=True)
+                own.plan.write_bytes(plan)
+            said = None if prompt is None else own.saved_prompt(fork)
+            forked = RunForked(
+                source_run=source,
+                at_sequence=Count(at),
+                commit=commit,
+                branch=branch,
+                at=Instant(datetime.now(UTC).replace(microsecond=0)),
+                agent=None if agent is None else AgentName(agent),
+                model=model,
+                prompt_digest=None if said is None else digest_of(said.read_bytes()),
+            )
+            started = events[0]
+            assert isinstance(started, RunStarted), "a run's log starts with RunStarted"
+            copied = [attrs.evolve(started, run_id=fork), *events[1:at], forked]
+            with open_store_at(_fork_store(target, store)) as opened:
+                opened.append(fork, 0, copied)
     except (GitError, OSError) as error:
         raise ForkError(f"the fork could not be made: {error}") from error
     return fork, target, at
-
-
-def _make_fork(
-    root: Path,
-    target: Path,
-    branch: str,
-    commit: str,
-    fork: RunId,
-    source: RunId,
-    events: list[PipelineEvent],
-    plan: bytes | None,
-    prompt: str | None,
-    store: str | None,
-    agent: str | None,
-    model: str | None,
-) -> None:
-    """Make the fork's worktree and fill it: locked as half-made until its log is written
-    (:func:`filling`); what fails meanwhile removes it again.
-    ``events``: the source's facts up to the fork point."""
-    layout = WorkspaceLayout(root=root)
-    state = fold(events)
-    with filling(root, target, branch, commit, what="the fork", error=ForkError):
-        _carry_files(root, target, layout, source, fork, state.intake.events_offset, prompt)
-        if agent is not None:
-            _check_agent(target, agent)
-        if plan is not None:
-            WorkspaceLayout(root=target).plan.parent.mkdir(parents=True, exist_ok=True)
-            WorkspaceLayout(root=target).plan.write_bytes(plan)
-        started = events[0]
-        assert isinstance(started, RunStarted), "a run's log starts with RunStarted"
-        now = Instant(datetime.now(UTC).replace(microsecond=0))
-        said = None if prompt is None else WorkspaceLayout(root=target).saved_prompt(fork)
-        forked = RunForked(
-            source_run=source,
-            at_sequence=Count(len(events)),
-            commit=commit,
-            branch=branch,
-            at=now,
-            agent=None if agent is None else AgentName(agent),
-            model=model,
-            prompt_digest=None if said is None else digest_of(said.read_bytes()),
-        )
-        copied: list[PipelineEvent] = [attrs.evolve(started, run_id=fork), *events[1:], forked]
-        with open_store_at(_fork_store(target, store)) as own:
-            own.append(fork, 0, copied)
 
 
 def fork_folder(root: Path, fork: str) -> Path:
