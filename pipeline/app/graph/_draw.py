@@ -50,22 +50,18 @@ def arrows(
     ]
 
 
-def _node(phase: Phase) -> str:
-    return phase.name
-
-
 def to_mermaid(edges: Iterable[Edge], taken: Iterable[Edge] = ()) -> str:
     """A Mermaid ``stateDiagram-v2``; a run's edges in red."""
     lines = ["stateDiagram-v2"]
     styles = []
     drawn = arrows(edges, taken)
     for index, (source, target, labels, was_taken, known) in enumerate(drawn):
-        start = _START if source is Phase.NOT_STARTED else _node(source)
-        lines.append(f"    {start} --> {_node(target)}: {'<br>'.join(labels)}")
+        start = _START if source is Phase.NOT_STARTED else source.name
+        lines.append(f"    {start} --> {target.name}: {'<br>'.join(labels)}")
         if was_taken:
             dash = ",stroke-dasharray:4" if not known else ""
             styles.append(f"    linkStyle {index} stroke:#d00,stroke-width:3px{dash}")
-    lines.append(f"    {_node(Phase.COMPLETE)} --> {_START}")
+    lines.append(f"    {Phase.COMPLETE.name} --> {_START}")
     return "\n".join([*lines, *styles]) + "\n"
 
 
@@ -78,7 +74,7 @@ def to_dot(edges: Iterable[Edge], taken: Iterable[Edge] = ()) -> str:
             attributes += ["color=red", "penwidth=2.5"]
             if not known:
                 attributes.append("style=dashed")
-        lines.append(f"    {_node(source)} -> {_node(target)} [{', '.join(attributes)}];")
+        lines.append(f"    {source.name} -> {target.name} [{', '.join(attributes)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -23,12 +23,12 @@ if TYPE_CHECKING:
     )
     from pipeline.app.workspace._interrupt_run import NotInterruptedError, interrupt_run
     from pipeline.app.workspace._lock import WorkspaceBusyError, ensure_idle
+    from pipeline.app.workspace._making import drop_worktree
     from pipeline.app.workspace._merge import (
         Landing,
         LandingInterruptedError,
         land_run,
         merge_worktrees,
-        target_branch,
     )
     from pipeline.app.workspace._peek import locate_store, peek_config
     from pipeline.app.workspace._reconcile import (
@@ -50,11 +50,9 @@ if TYPE_CHECKING:
         store_location,
     )
     from pipeline.app.workspace._worktrees import (
-        RUN_BRANCH_PREFIX,
         HalfMadeError,
         RunWorktree,
         WorktreeError,
-        drop_worktree,
         find_worktree,
         new_worktree,
         remove_worktree,
@@ -64,7 +62,6 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "RUN_BRANCH_PREFIX",
     "Check",
     "ForkError",
     "HalfMadeError",
@@ -106,7 +103,6 @@ __all__ = [
     "resume_hint",
     "run_worktrees",
     "store_location",
-    "target_branch",
     "ticket_worktree",
     "worktree_diff",
     "would_fail",

@@ -20,7 +20,7 @@ from typing import Final
 # Re-exported: callers ask the doctor for the pitfalls it checks, wherever they live.
 from pipeline.app.workspace._doctor_agents import agent_pitfalls as agent_pitfalls
 from pipeline.app.workspace._doctor_agents import check_agents
-from pipeline.app.workspace._doctor_check import Check, Runner, Status, run_command
+from pipeline.app.workspace._doctor_check import Check, Runner, Status, fail, ok, run_command, warn
 from pipeline.app.workspace._doctor_gates import check_gates
 from pipeline.app.workspace._doctor_sandbox import check_sandbox
 from pipeline.app.workspace._peek import locate_store
@@ -54,44 +54,26 @@ def would_fail(checks: Sequence[Check]) -> bool:
 def check_config(root: Path) -> tuple[list[Check], RalphConfig | None]:
     """``ralph.toml`` exists, parses strictly, names a chain for every role, and its response
     schemas load; the configuration when it does."""
-    layout = WorkspaceLayout(root=root)
-    path = layout.config
+    path = WorkspaceLayout(root=root).config
     try:
         text = path.read_text("utf-8")
     except FileNotFoundError:
-        return [
-            Check(
-                name="config",
-                status=Status.FAIL,
-                detail=f"{path} not found",
-                fix="run `ralph init` in the workspace",
-            )
-        ], None
+        return [fail("config", f"{path} not found", "run `ralph init` in the workspace")], None
     except (OSError, UnicodeDecodeError) as error:
-        return [
-            Check(name="config", status=Status.FAIL, detail=f"cannot read {path}: {error}", fix="")
-        ], None
+        return [fail("config", f"cannot read {path}: {error}", "")], None
     try:
         config = parse_config(text, str(path))
         require_chains(config, str(path))
         load_response_schemas(config, root, str(path))
         load_hat_schemas(config, root, str(path))
     except ConfigError as error:
-        return [
-            Check(name="config", status=Status.FAIL, detail=str(error), fix=f"correct {path.name}")
-        ], None
-    checks = [Check(name="config", status=Status.OK, detail=f"{path} parses")]
-    for problem in topology_problems(config.loop_policy()):
-        # Errors were refused by the parser already: what is left works, but maybe not as meant.
-        checks.append(
-            Check(
-                name="topology",
-                status=Status.WARN,
-                detail=problem.message,
-                fix=f"review {path.name}",
-            )
-        )
-    return checks, config
+        return [fail("config", str(error), f"correct {path.name}")], None
+    # Errors were refused by the parser already: what is left works, but maybe not as meant.
+    problems = topology_problems(config.loop_policy())
+    return [
+        ok("config", f"{path} parses"),
+        *(warn("topology", problem.message, f"review {path.name}") for problem in problems),
+    ], config
 
 
 def check_prompt(root: Path, config: RalphConfig) -> list[Check]:
@@ -101,16 +83,12 @@ def check_prompt(root: Path, config: RalphConfig) -> list[Check]:
     try:
         text = path.read_text("utf-8")
     except FileNotFoundError:
-        return [Check(name="prompt", status=Status.FAIL, detail=f"{path} does not exist", fix=fix)]
+        return [fail("prompt", f"{path} does not exist", fix)]
     except (OSError, UnicodeDecodeError) as error:
-        return [
-            Check(name="prompt", status=Status.FAIL, detail=f"cannot read {path}: {error}", fix=fix)
-        ]
+        return [fail("prompt", f"cannot read {path}: {error}", fix)]
     if not text.strip():
-        return [Check(name="prompt", status=Status.FAIL, detail=f"{path} is empty", fix=fix)]
-    return [
-        Check(name="prompt", status=Status.OK, detail=f"{path} ({len(text.splitlines())} lines)")
-    ]
+        return [fail("prompt", f"{path} is empty", fix)]
+    return [ok("prompt", f"{path} ({len(text.splitlines())} lines)")]
 
 
 def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
@@ -118,114 +96,59 @@ def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) 
     configuration with neither it nor gates is a warning: any completion claim would then be
     believed."""
     if not config.validate and config.gates:
-        return [Check(name="validate", status=Status.OK, detail="none: the gates check the work")]
+        return [ok("validate", "none: the gates check the work")]
     if not config.validate:
         fix = 'set validate = ["your", "test", "command"] in ralph.toml'
-        return [
-            Check(
-                name="validate",
-                status=Status.WARN,
-                detail="no final check: nothing tests the work",
-                fix=fix,
-            )
-        ]
+        return [warn("validate", "no final check: nothing tests the work", fix)]
     missing = [
         line for line in missing_programs(config, root, environ) if line.startswith("validate")
     ]
     if missing:
-        return [
-            Check(
-                name="validate",
-                status=Status.FAIL,
-                detail=missing[0],
-                fix=f"install {config.validate[0]} or correct validate",
-            )
-        ]
-    return [Check(name="validate", status=Status.OK, detail=" ".join(config.validate))]
+        return [fail("validate", missing[0], f"install {config.validate[0]} or correct validate")]
+    return [ok("validate", " ".join(config.validate))]
 
 
 def check_ralph_folder(root: Path) -> list[Check]:
     """``.ralph/`` (events file, marker, store, logs) can be written, and a marker left by an
     earlier run names an events file agents may write."""
-    layout = WorkspaceLayout(root=root)
     folder = root / ".ralph"
     existing = folder if folder.is_dir() else root
     if folder.exists() and not folder.is_dir():
-        return [
-            Check(
-                name=".ralph",
-                status=Status.FAIL,
-                detail=f"{folder} is not a folder",
-                fix=f"remove {folder}",
-            )
-        ]
+        return [fail(".ralph", f"{folder} is not a folder", f"remove {folder}")]
     if not os.access(existing, os.W_OK | os.X_OK):
-        return [
-            Check(
-                name=".ralph",
-                status=Status.FAIL,
-                detail=f"{existing} is not writable: no events file, marker or logs can be written",
-                fix=f"make {existing} writable by this user",
-            )
-        ]
-    checks = [
-        Check(
-            name=".ralph",
-            status=Status.OK,
-            detail=f"{folder} writable"
-            + ("" if folder.is_dir() else " (created by the first run)"),
-        )
-    ]
+        detail = f"{existing} is not writable: no events file, marker or logs can be written"
+        return [fail(".ralph", detail, f"make {existing} writable by this user")]
+    made = "" if folder.is_dir() else " (created by the first run)"
+    checks = [ok(".ralph", f"{folder} writable{made}")]
     try:
-        marker = read_marker(layout.root)
+        marker = read_marker(root)
     except EventsFileError as error:
-        checks.append(
-            Check(
-                name="events marker",
-                status=Status.WARN,
-                detail=str(error),
-                fix="delete .ralph/current-events; the next run writes a new one",
-            )
-        )
+        fix = "delete .ralph/current-events; the next run writes a new one"
+        checks.append(warn("events marker", str(error), fix))
     else:
         found = "none yet (the first run writes it)" if marker is None else f"names {marker}"
-        checks.append(Check(name="events marker", status=Status.OK, detail=found))
+        checks.append(ok("events marker", found))
     return checks
 
 
 def check_git(root: Path, environ: Mapping[str, str], run: Runner = run_command) -> list[Check]:
     """git is installed, ``root`` is a repository, and commits have an author."""
     if shutil.which("git", path=environ.get("PATH")) is None:
-        return [
-            Check(name="git", status=Status.FAIL, detail="git not found on PATH", fix="install git")
-        ]
+        return [fail("git", "git not found on PATH", "install git")]
     try:
-        status, said = run(["git", "--version"], root, environ, _GIT_TIMEOUT_S)
-        checks = [Check(name="git", status=Status.OK, detail=said)]
+        _status, said = run(["git", "--version"], root, environ, _GIT_TIMEOUT_S)
+        checks = [ok("git", said)]
         status, said = run(
             ["git", "rev-parse", "--is-inside-work-tree"], root, environ, _GIT_TIMEOUT_S
         )
         if status != 0 or said != "true":
-            checks.append(
-                Check(
-                    name="repository",
-                    status=Status.FAIL,
-                    detail=f"{root} is not a git repository",
-                    fix=f"git init {root} (ralph commits each iteration)",
-                )
-            )
+            fix = f"git init {root} (ralph commits each iteration)"
+            checks.append(fail("repository", f"{root} is not a git repository", fix))
         else:
-            checks.append(Check(name="repository", status=Status.OK, detail=str(root)))
+            checks.append(ok("repository", str(root)))
         checks.append(_identity(root, environ, run))
     except (OSError, subprocess.TimeoutExpired) as error:
-        return [
-            Check(
-                name="git",
-                status=Status.FAIL,
-                detail=f"git does not answer: {error}",
-                fix="reinstall git",
-            )
-        ]
+        return [fail("git", f"git does not answer: {error}", "reinstall git")]
     return checks
 
 
@@ -240,13 +163,8 @@ def _identity(root: Path, environ: Mapping[str, str], run: Runner) -> Check:
             missing.append(key)
     if missing:
         fixes = " && ".join(f'git config {key} "..."' for key in missing)
-        return Check(
-            name="git identity",
-            status=Status.FAIL,
-            detail=f"no {' or '.join(missing)}: git refuses to commit",
-            fix=fixes,
-        )
-    return Check(name="git identity", status=Status.OK, detail="user.name and user.email set")
+        return fail("git identity", f"no {' or '.join(missing)}: git refuses to commit", fixes)
+    return ok("git identity", "user.name and user.email set")
 
 
 def _location(root: Path, config: RalphConfig | None, store: str | None) -> str:
@@ -266,40 +184,18 @@ def check_store(location: str) -> list[Check]:
     try:
         path = store_path(location)
     except StoreError as error:
-        return [
-            Check(
-                name="store",
-                status=Status.FAIL,
-                detail=str(error),
-                fix="give a path, sqlite:///PATH or postgresql://",
-            )
-        ]
+        return [fail("store", str(error), "give a path, sqlite:///PATH or postgresql://")]
     if path is None:
         return [_postgres(location)]
     if path.is_file():
         if not os.access(path, os.R_OK | os.W_OK):
-            return [
-                Check(
-                    name="store",
-                    status=Status.FAIL,
-                    detail=f"{path} is not readable and writable",
-                    fix=f"chmod u+rw {path}",
-                )
-            ]
-        return [Check(name="store", status=Status.OK, detail=f"SQLite {path}")]
+            return [fail("store", f"{path} is not readable and writable", f"chmod u+rw {path}")]
+        return [ok("store", f"SQLite {path}")]
     parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
     if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        return [
-            Check(
-                name="store",
-                status=Status.FAIL,
-                detail=f"cannot create {path}: {parent} is not a writable folder",
-                fix="give a store in a writable folder (--store, [store] url)",
-            )
-        ]
-    return [
-        Check(name="store", status=Status.OK, detail=f"SQLite {path} (created by the first run)")
-    ]
+        detail = f"cannot create {path}: {parent} is not a writable folder"
+        return [fail("store", detail, "give a store in a writable folder (--store, [store] url)")]
+    return [ok("store", f"SQLite {path} (created by the first run)")]
 
 
 def _postgres(url: str) -> Check:
@@ -307,12 +203,8 @@ def _postgres(url: str) -> Check:
     try:
         import psycopg
     except ImportError:
-        return Check(
-            name="store",
-            status=Status.FAIL,
-            detail="a PostgreSQL store needs psycopg",
-            fix="pip install 'ralph-pipeline[postgres]'",
-        )
+        fix = "pip install 'ralph-pipeline[postgres]'"
+        return fail("store", "a PostgreSQL store needs psycopg", fix)
     from pipeline.handlers.store.postgres import describe_url
 
     label = describe_url(url)
@@ -322,17 +214,9 @@ def _postgres(url: str) -> Check:
     except (psycopg.Error, ValueError) as error:
         # psycopg quotes an unparsable URL whole: never its password
         reason = mask_password_of(url, " ".join(str(error).split())) or type(error).__name__
-        return Check(
-            name="store",
-            status=Status.FAIL,
-            detail=f"{label}: cannot connect ({reason})",
-            fix="start the server, or correct the URL (host, port, database, user)",
-        )
-    return Check(
-        name="store",
-        status=Status.OK,
-        detail=f"{label} (PostgreSQL {version[0] if version else '?'})",
-    )
+        fix = "start the server, or correct the URL (host, port, database, user)"
+        return fail("store", f"{label}: cannot connect ({reason})", fix)
+    return ok("store", f"{label} (PostgreSQL {version[0] if version else '?'})")
 
 
 # -- all of it ---------------------------------------------------------------------------

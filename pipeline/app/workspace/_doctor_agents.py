@@ -14,7 +14,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
-from pipeline.app.workspace._doctor_check import Check, Runner, Status, run_command
+from pipeline.app.workspace._doctor_check import (
+    Check,
+    Runner,
+    Status,
+    fail,
+    ok,
+    run_command,
+    warn,
+)
 from pipeline.core.agents import PRESETS
 from pipeline.core.config import AgentConfig, RalphConfig
 from pipeline.events import Role
@@ -58,17 +66,12 @@ def check_agents(
             fix = install_hints().get(
                 agent.preset or "", f"install {program}, or correct [agents.{name}] command"
             )
-            status = Status.FAIL if stranded else Status.WARN
-            why = (
-                f"; the {', '.join(stranded)} chain has no agent left"
-                if stranded
-                else "; its chains fall back to the next agent"
-            )
-            checks.append(
-                Check(
-                    name=label, status=status, detail=f"{program!r} not found on PATH{why}", fix=fix
-                )
-            )
+            if stranded:
+                why = f"; the {', '.join(stranded)} chain has no agent left"
+                checks.append(fail(label, f"{program!r} not found on PATH{why}", fix))
+            else:
+                why = "; its chains fall back to the next agent"
+                checks.append(warn(label, f"{program!r} not found on PATH{why}", fix))
             continue
         checks.append(_version(label, agent, root, environ, run))
         # The errors that fail every invocation first, then the limits that lose something.
@@ -102,33 +105,21 @@ def _version(
     only looked for (ralph cannot know which arguments it takes)."""
     program = agent.invocation().argv[0]
     if agent.preset is None:
-        return Check(name=label, status=Status.OK, detail=f"command {program} found")
+        return ok(label, f"command {program} found")
     env = {**environ, **agent.env}
     try:
         status, said = run([program, "--version"], root, env, VERSION_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        return Check(
-            name=label,
-            status=Status.FAIL,
-            detail=f"{program} --version did not answer within {VERSION_TIMEOUT_S:g} s",
-            fix=f"run `{program} --version` by hand to see what it waits for",
-        )
+        detail = f"{program} --version did not answer within {VERSION_TIMEOUT_S:g} s"
+        return fail(label, detail, f"run `{program} --version` by hand to see what it waits for")
     except OSError as error:
-        return Check(
-            name=label,
-            status=Status.FAIL,
-            detail=f"{program} does not start: {error}",
-            fix=install_hints().get(agent.preset, ""),
-        )
+        detail = f"{program} does not start: {error}"
+        return fail(label, detail, install_hints().get(agent.preset, ""))
     first = said.splitlines()[0] if said else ""
     if status != 0:
-        return Check(
-            name=label,
-            status=Status.FAIL,
-            detail=f"{program} --version exited {status}: {first[:200]}",
-            fix=f"run `{program} --version` by hand; reinstall it",
-        )
-    return Check(name=label, status=Status.OK, detail=f"{program} {first[:80]}".strip())
+        detail = f"{program} --version exited {status}: {first[:200]}"
+        return fail(label, detail, f"run `{program} --version` by hand; reinstall it")
+    return ok(label, f"{program} {first[:80]}".strip())
 
 
 def agent_pitfalls(

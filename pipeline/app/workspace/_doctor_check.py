@@ -15,7 +15,7 @@ from typing import final
 
 from attrs import frozen
 
-__all__ = ["Check", "Runner", "Status", "run_command"]
+__all__ = ["Check", "Runner", "Status", "fail", "ok", "run_command", "warn"]
 
 
 class Status(enum.Enum):
@@ -37,6 +37,21 @@ class Check:
     status: Status
     detail: str
     fix: str = ""
+
+
+def ok(name: str, detail: str, fix: str = "") -> Check:
+    """A check that passed (``fix``: what would change it, where there is a choice)."""
+    return Check(name=name, status=Status.OK, detail=detail, fix=fix)
+
+
+def warn(name: str, detail: str, fix: str) -> Check:
+    """A check that warns: a run would go on, but not as expected."""
+    return Check(name=name, status=Status.WARN, detail=detail, fix=fix)
+
+
+def fail(name: str, detail: str, fix: str) -> Check:
+    """A check that fails: a run would fail, or could not start."""
+    return Check(name=name, status=Status.FAIL, detail=detail, fix=fix)
 
 
 Runner = Callable[[Sequence[str], Path, Mapping[str, str], float], tuple[int, str]]

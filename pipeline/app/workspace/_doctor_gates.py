@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from pipeline.app.workspace._doctor_check import Check, Status
+from pipeline.app.workspace._doctor_check import Check, fail, ok, warn
 from pipeline.app.workspace._programs import missing_programs
 from pipeline.core.config import GateConfig, RalphConfig
 
@@ -27,17 +27,9 @@ def _never_claimed(index: int, gate: GateConfig, config: RalphConfig) -> list[Ch
     if "completion" not in gate.on or config.loop.completion_promise:
         return []
     when = "it runs at final only" if "final" in gate.on else "it never runs"
-    return [
-        Check(
-            name=f"gate {gate.name}",
-            status=Status.WARN,
-            detail=(
-                f"gates.{index}.on: completion never applies (loop.completion_promise is off): "
-                f"{when}"
-            ),
-            fix='use on = ["final"], or set loop.completion_promise in ralph.toml',
-        )
-    ]
+    detail = f"gates.{index}.on: completion never applies (loop.completion_promise is off): "
+    fix = 'use on = ["final"], or set loop.completion_promise in ralph.toml'
+    return [warn(f"gate {gate.name}", detail + when, fix)]
 
 
 def check_gates(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
@@ -52,12 +44,8 @@ def check_gates(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> 
         program = gate.argv[0] if gate.argv else ""
         if problem is not None:
             fix = f"install {program} or correct {key} in ralph.toml"
-            checks.append(Check(name=name, status=Status.FAIL, detail=problem, fix=fix))
+            checks.append(fail(name, problem, fix))
         else:
-            checks.append(
-                Check(
-                    name=name, status=Status.OK, detail=f"program {program!r} found; {_what(gate)}"
-                )
-            )
+            checks.append(ok(name, f"program {program!r} found; {_what(gate)}"))
         checks += _never_claimed(index, gate, config)
     return checks

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
-from pipeline.app.workspace._doctor_check import Check, Status
+from pipeline.app.workspace._doctor_check import Check, Status, fail, ok, warn
 from pipeline.core.config import RalphConfig
 from pipeline.core.sandbox import Endpoint, NetworkMode, SandboxMode, parse_endpoint
 from pipeline.handlers.runtime import SandboxUnavailableError, model_endpoints
@@ -49,9 +49,7 @@ def _endpoints(
         derived = model_endpoints(config, root, environ)
     except SandboxUnavailableError as error:
         fix = "correct the agent's base URL setting"
-        return needed, [
-            Check(name=f"{_NAME} endpoints", status=Status.FAIL, detail=str(error), fix=fix)
-        ]
+        return needed, [fail(f"{_NAME} endpoints", str(error), fix)]
     declared = []
     for name, agent in config.agents.items():
         for endpoint in (*derived.get(name, ()), *map(parse_endpoint, agent.sandbox.allow)):
@@ -65,7 +63,7 @@ def _endpoints(
     # there (a provider entry in a CLI's own settings file) is the person's to allow.
     detail = f"declared by each agent's CLI: {'; '.join(declared)}"
     fix = "a provider set in a CLI's own configuration: name it in [agents.NAME.sandbox] allow"
-    return needed, [Check(name=f"{_NAME} endpoints", status=Status.OK, detail=detail, fix=fix)]
+    return needed, [ok(f"{_NAME} endpoints", detail, fix)]
 
 
 def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
@@ -74,14 +72,7 @@ def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -
     policy = config.sandbox.policy()
     if policy.mode is SandboxMode.OFF:
         detail = "off in ralph.toml: agents run with your whole account"
-        return [
-            Check(
-                name=_NAME,
-                status=Status.OK,
-                detail=detail,
-                fix='set [sandbox] mode = "auto" to run them in it',
-            )
-        ]
+        return [ok(_NAME, detail, 'set [sandbox] mode = "auto" to run them in it')]
     found = probe(environ, policy.uid)
     if not found.works:
         assert found.reason is not None
@@ -89,9 +80,7 @@ def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -
         detail = f"{policy.mode.value}, but {found.reason}"
         return [Check(name=_NAME, status=status, detail=detail, fix=_fix(found.reason))]
     inside = "" if found.uid is None else f", uid {found.uid} inside"
-    checks = [
-        Check(name=_NAME, status=Status.OK, detail=f"{found.backend} starts a sandbox here{inside}")
-    ]
+    checks = [ok(_NAME, f"{found.backend} starts a sandbox here{inside}")]
     needed, problems = _endpoints(config, root, environ)
     checks += problems
     if policy.network is NetworkMode.NONE:
@@ -99,17 +88,15 @@ def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -
             shown = ", ".join(map(str, needed))
             detail = f'network = "none", yet agents need {shown}: they cannot reach their model'
             fix = 'set [sandbox] network = "allow"'
-            checks.append(
-                Check(name=f"{_NAME} network", status=Status.WARN, detail=detail, fix=fix)
-            )
+            checks.append(warn(f"{_NAME} network", detail, fix))
         return checks
     for endpoint, why in reach_from_inside(found, list(needed)).items():
         who = ", ".join(needed[endpoint])
         name = f"{_NAME} {endpoint}"
         if why is None:
-            checks.append(Check(name=name, status=Status.OK, detail=f"answers from inside ({who})"))
+            checks.append(ok(name, f"answers from inside ({who})"))
         else:
             detail = f"does not answer from inside ({who}): {why}"
             fix = "start it, or correct the agent's base URL (or its allow entry)"
-            checks.append(Check(name=name, status=Status.WARN, detail=detail, fix=fix))
+            checks.append(warn(name, detail, fix))
     return checks

@@ -22,9 +22,9 @@ import attrs
 
 from pipeline import PipelineError
 from pipeline.app.workspace._carry import carry_setup
-from pipeline.app.workspace._making import add_locked, finish, making
-from pipeline.app.workspace._peek import locate_store, peek_config
-from pipeline.app.workspace._worktrees import FORK_BRANCH_PREFIX, drop_worktree
+from pipeline.app.workspace._making import filling, making
+from pipeline.app.workspace._peek import peek_config, peeked_store
+from pipeline.app.workspace._worktrees import FORK_BRANCH_PREFIX
 from pipeline.core.config import ConfigError, parse_config
 from pipeline.core.effects import MaterializePrompt
 from pipeline.core.state import Phase, PipelineState, is_terminal
@@ -112,7 +112,7 @@ def fork_run(
     ``model``. Returns the fork's run id, its worktree and the point it was forked at."""
     root = root.resolve()
     layout = WorkspaceLayout(root=root)
-    location = existing_store(root, locate_store(layout, _store_url(root), store), ForkError)
+    location = existing_store(root, peeked_store(root, store), ForkError)
     with open_store_at(location, must_exist=True, read_only=True) as opened:
         source = opened.choose_run(run_id)
         events = list(opened.read(source))
@@ -137,70 +137,36 @@ def fork_run(
     plan = _plan_of(layout, state)
     commit = _head_at(events[:at]) or _base(root, events)
     branch = f"{FORK_BRANCH_PREFIX}{fork}"
+    own = WorkspaceLayout(root=target)
+    # A remover waits for the maker: what it would find half-made is being made. The worktree
+    # stays locked as half-made until its log is written; what fails meanwhile removes it.
     try:
-        with making(root):  # a remover waits: what it would find half-made is being made
-            _make_fork(
-                root, target, branch, commit, fork, source, events[:at], plan, prompt, store,
-                agent, model,
-            )  # fmt: skip
+        with making(root), filling(root, target, branch, commit, what="the fork", error=ForkError):
+            _carry_files(root, target, layout, source, fork, state.intake.events_offset, prompt)
+            if agent is not None:
+                _check_agent(target, agent)
+            if plan is not None:
+                own.plan.parent.mkdir(parents=True, exist_ok=True)
+                own.plan.write_bytes(plan)
+            said = None if prompt is None else own.saved_prompt(fork)
+            forked = RunForked(
+                source_run=source,
+                at_sequence=Count(at),
+                commit=commit,
+                branch=branch,
+                at=Instant(datetime.now(UTC).replace(microsecond=0)),
+                agent=None if agent is None else AgentName(agent),
+                model=model,
+                prompt_digest=None if said is None else digest_of(said.read_bytes()),
+            )
+            started = events[0]
+            assert isinstance(started, RunStarted), "a run's log starts with RunStarted"
+            copied = [attrs.evolve(started, run_id=fork), *events[1:at], forked]
+            with open_store_at(_fork_store(target, store)) as opened:
+                opened.append(fork, 0, copied)
     except (GitError, OSError) as error:
         raise ForkError(f"the fork could not be made: {error}") from error
     return fork, target, at
-
-
-def _make_fork(
-    root: Path,
-    target: Path,
-    branch: str,
-    commit: str,
-    fork: RunId,
-    source: RunId,
-    events: list[PipelineEvent],
-    plan: bytes | None,
-    prompt: str | None,
-    store: str | None,
-    agent: str | None,
-    model: str | None,
-) -> None:
-    """Make the fork's worktree and fill it: locked as half-made (``add_locked``) until its
-    log is written, then unlocked (``finish``); what fails meanwhile removes it again.
-    ``events``: the source's facts up to the fork point."""
-    layout = WorkspaceLayout(root=root)
-    state = fold(events)
-    try:
-        add_locked(root, target, branch, commit)
-    except GitError as error:
-        raise ForkError(f"git worktree add failed: {error}") from error
-    try:
-        _carry_files(root, target, layout, source, fork, state.intake.events_offset, prompt)
-        if agent is not None:
-            _check_agent(target, agent)
-        if plan is not None:
-            WorkspaceLayout(root=target).plan.parent.mkdir(parents=True, exist_ok=True)
-            WorkspaceLayout(root=target).plan.write_bytes(plan)
-        started = events[0]
-        assert isinstance(started, RunStarted), "a run's log starts with RunStarted"
-        now = Instant(datetime.now(UTC).replace(microsecond=0))
-        said = None if prompt is None else WorkspaceLayout(root=target).saved_prompt(fork)
-        forked = RunForked(
-            source_run=source,
-            at_sequence=Count(len(events)),
-            commit=commit,
-            branch=branch,
-            at=now,
-            agent=None if agent is None else AgentName(agent),
-            model=model,
-            prompt_digest=None if said is None else digest_of(said.read_bytes()),
-        )
-        copied: list[PipelineEvent] = [attrs.evolve(started, run_id=fork), *events[1:], forked]
-        with open_store_at(_fork_store(target, store)) as own:
-            own.append(fork, 0, copied)
-        finish(root, target)  # whole: till now a crash left it half-made, as ralph sees
-    except (OSError, PipelineError) as error:
-        drop_worktree(root, target, branch)  # nothing half-made is left
-        raise ForkError(
-            f"the fork could not be made, and nothing of it is left: {error}"
-        ) from error
 
 
 def fork_folder(root: Path, fork: str) -> Path:
@@ -231,7 +197,7 @@ def _fork_store(target: Path, store: str | None) -> str:
     the fork's ``ralph.toml`` names; else the worktree's own SQLite store."""
     if store is not None and store_path(store) is None:
         return store
-    return locate_store(WorkspaceLayout(root=target), _store_url(target), None)
+    return peeked_store(target)
 
 
 def _check_agent(target: Path, agent: str) -> None:

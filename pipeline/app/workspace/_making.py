@@ -29,7 +29,8 @@ from typing import Final, final
 
 from attrs import frozen
 
-from pipeline.handlers.runtime import GitError, GitPolicy, run_git, worktree_entries
+from pipeline import PipelineError
+from pipeline.handlers.runtime import GitError, GitPolicy, git_out, run_git, worktree_entries
 
 __all__ = [
     "MAKING",
@@ -37,6 +38,8 @@ __all__ = [
     "add_locked",
     "clear",
     "common_git_dir",
+    "drop_worktree",
+    "filling",
     "finish",
     "maker_at_work",
     "making",
@@ -120,11 +123,7 @@ def _open_lock(root: Path) -> int:
 def common_git_dir(root: Path) -> Path:
     """The git folder all worktrees of ``root``'s repository share (where their makers and
     integrators meet). Raises :class:`GitError`."""
-    return Path(
-        run_git(
-            root, "rev-parse", "--path-format=absolute", "--git-common-dir", policy=GitPolicy()
-        ).stdout.strip()
-    )
+    return Path(git_out(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip())
 
 
 def add_locked(root: Path, target: Path, branch: str, start: str | None) -> None:
@@ -135,6 +134,40 @@ def add_locked(root: Path, target: Path, branch: str, start: str | None) -> None
     reason = f"{MAKING} ({branch}); a crash left it half-made: ralph removes it"
     run_git(root, "worktree", "add", "--quiet", "--lock", "--reason", reason, *made,
             policy=GitPolicy())  # fmt: skip
+
+
+@contextlib.contextmanager
+def filling(
+    root: Path,
+    target: Path,
+    branch: str,
+    start: str | None,
+    *,
+    what: str,
+    error: type[PipelineError],
+) -> Iterator[None]:
+    """:func:`add_locked`, then what the caller puts in, then :func:`finish`: the making of one
+    of ralph's worktrees whole. What fails in the block or in :func:`finish` (``OSError``, a
+    ``PipelineError``) removes the worktree and its branch again (:func:`drop_worktree`) and
+    is raised as ``error`` naming ``what`` was made, as is a failed ``git worktree add``."""
+    try:
+        add_locked(root, target, branch, start)
+    except GitError as failure:
+        raise error(f"git worktree add failed: {failure}") from failure
+    try:
+        yield
+        finish(root, target)  # whole: till now a crash left it half-made, as ralph sees
+    except (OSError, PipelineError) as failure:
+        drop_worktree(root, target, branch)
+        raise error(f"{what} could not be made, and nothing of it is left: {failure}") from failure
+
+
+def drop_worktree(root: Path, target: Path, branch: str) -> None:
+    """Remove a worktree just made, and its branch, after its making failed half-way (what
+    fails here leaves nothing worse: the worktree was never used, and is still locked as
+    half-made until it is gone)."""
+    with contextlib.suppress(GitError):
+        clear(root, target, branch)
 
 
 def finish(root: Path, target: Path) -> None:

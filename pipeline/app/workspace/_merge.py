@@ -24,7 +24,7 @@ from pipeline import PipelineError
 from pipeline.app.workspace._carry import carry_setup
 from pipeline.app.workspace._lock import lock_mode
 from pipeline.app.workspace._making import common_git_dir
-from pipeline.app.workspace._peek import locate_store, peek_config
+from pipeline.app.workspace._peek import peeked_store
 from pipeline.app.workspace._reconcile import recorded_commits
 from pipeline.app.workspace._worktrees import (
     RunWorktree,
@@ -57,10 +57,18 @@ from pipeline.handlers.integration import (
     RunCommits,
     group_record,
     holds,
+    revision,
     scratch_folder,
 )
 from pipeline.handlers.redaction import Redactor
-from pipeline.handlers.runtime import GitError, GitPolicy, WorkspaceLayout, digest_of, run_git
+from pipeline.handlers.runtime import (
+    GitError,
+    GitPolicy,
+    WorkspaceLayout,
+    digest_of,
+    git_out,
+    run_git,
+)
 from pipeline.handlers.store import (
     NamedStore,
     RunStore,
@@ -105,21 +113,14 @@ def target_branch(root: Path, into: str | None) -> str:
     """The branch to land on: ``into``, or the branch the main worktree has checked out; it
     must be a branch that exists."""
     root = main_worktree(root)
-    policy = GitPolicy()
     if into is None:
-        done = run_git(
-            root, "symbolic-ref", "--quiet", "--short", "HEAD", policy=policy, check=False
-        )
-        into = done.stdout.strip()
+        into = git_out(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).strip()
         if not into:
             raise WorktreeError(f"{root} is on no branch (a detached HEAD): name one with --into")
-    named = run_git(root, "check-ref-format", "--branch", into, policy=policy, check=False)
+    named = run_git(root, "check-ref-format", "--branch", into, policy=GitPolicy(), check=False)
     if named.returncode != 0 or into.startswith("-"):
         raise WorktreeError(f"--into {into!r}: not a branch name")
-    exists = run_git(
-        root, "rev-parse", "--verify", "--quiet", f"refs/heads/{into}", policy=policy, check=False
-    )
-    if not exists.stdout.strip():
+    if revision(root, f"refs/heads/{into}") is None:
         raise WorktreeError(f"there is no branch {into!r} in {root}")
     return into
 
@@ -207,9 +208,7 @@ def _land(
 ) -> Landing | None:
     """Queue (``asked``) and carry out one worktree's integration, or go on with the one under
     way; None when there is nothing to do for it."""
-    peeked = peek_config(worktree.path)
-    url = None if peeked is None else peeked.store.url
-    location = locate_store(WorkspaceLayout(root=worktree.path), url, None)
+    location = peeked_store(worktree.path)
     if worktree.busy:
         if asked:
             raise WorktreeError(f"a run is at work in {worktree.path}: merge once it ended")

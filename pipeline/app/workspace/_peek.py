@@ -9,7 +9,7 @@ from pipeline.core.config import ConfigError, RalphConfig, parse_config
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import store_path
 
-__all__ = ["locate_store", "peek_config"]
+__all__ = ["locate_store", "peek_config", "peeked_store"]
 
 
 def peek_config(root: Path) -> RalphConfig | None:
@@ -33,3 +33,11 @@ def locate_store(layout: WorkspaceLayout, configured: str | None, store: str | N
     if path is None or path.is_absolute():
         return configured
     return str(layout.root / path)
+
+
+def peeked_store(root: Path, store: str | None = None) -> str:
+    """Where workspace ``root``'s events go (:func:`locate_store`), its ``[store] url`` from
+    a look at its ``ralph.toml`` (:func:`peek_config`)."""
+    config = peek_config(root)
+    url = None if config is None else config.store.url
+    return locate_store(WorkspaceLayout(root=root), url, store)

@@ -29,14 +29,14 @@ from pipeline.app.workspace._lock import lock_mode
 from pipeline.app.workspace._making import (
     MAKING,
     Registered,
-    add_locked,
     clear,
-    finish,
+    filling,
     maker_at_work,
     making,
     registered,
 )
 from pipeline.core.state import Phase
+from pipeline.handlers.integration import revision
 from pipeline.handlers.runtime import (
     GitError,
     GitPolicy,
@@ -54,7 +54,6 @@ __all__ = [
     "HalfMadeError",
     "RunWorktree",
     "WorktreeError",
-    "drop_worktree",
     "find_worktree",
     "main_worktree",
     "new_worktree",
@@ -160,7 +159,7 @@ def _make(root: Path, *, name: str | None, setup: bool) -> tuple[str, Path, str]
     exists (a making cut short after git made it) is checked out as it is."""
     if _git(root, "rev-parse", "--show-prefix").strip():
         raise WorktreeError(f"{root} is a folder inside its repository: run from its top")
-    if not _git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip():
+    if revision(root, "HEAD") is None:
         raise WorktreeError(f"{root} has no commit yet: a worktree starts from one")
     # The worktree starts from HEAD: an edited ralph.toml or prompt would not go with it.
     changed = _git(root, "status", "--porcelain", "--untracked-files=no", "--", *_SETUP)
@@ -172,29 +171,11 @@ def _make(root: Path, *, name: str | None, setup: bool) -> tuple[str, Path, str]
     name = name or new_run_id(datetime.now(UTC))
     target = _folder(root, name)
     branch = f"{RUN_BRANCH_PREFIX}{name}"
-    exists = _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
+    start = None if revision(root, f"refs/heads/{branch}") else "HEAD"
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        add_locked(root, target, branch, None if exists.strip() else "HEAD")
-    except GitError as error:
-        raise WorktreeError(f"git worktree add failed: {error}") from error
-    try:
+    with filling(root, target, branch, start, what="the worktree", error=WorktreeError):
         carry_setup(root, target)
-        finish(root, target)
-    except (OSError, PipelineError) as error:
-        drop_worktree(root, target, branch)
-        raise WorktreeError(
-            f"the worktree could not be made, and nothing of it is left: {error}"
-        ) from error
     return name, target, branch
-
-
-def drop_worktree(root: Path, target: Path, branch: str) -> None:
-    """Remove a worktree just made, and its branch, after its making failed half-way (what
-    fails here leaves nothing worse: the worktree was never used, and is still locked as
-    half-made until it is gone)."""
-    with contextlib.suppress(GitError):
-        clear(root, target, branch)
 
 
 def run_worktrees(root: Path) -> list[RunWorktree]:
@@ -317,8 +298,8 @@ _SETUP: Final = ("ralph.toml", "PROMPT.md")
 def main_worktree(root: Path) -> Path:
     """``root``, which must be the top of its repository's main worktree."""
     root = root.resolve()
-    own = _git(root, "rev-parse", "--path-format=absolute", "--git-dir").strip()
-    common = _git(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    dirs = _git(root, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
+    own, common = dirs.splitlines()
     if Path(own).resolve() != Path(common).resolve():
         main = Path(common).resolve().parent
         raise WorktreeError(f"{root} is a linked worktree: run this from {main}")

@@ -3,7 +3,7 @@ move the target by compare-and-swap (I/O: git, processes)."""
 
 from pipeline.handlers.integration._integrator import Integrator
 from pipeline.handlers.integration._move import WorkTreeBehindError
-from pipeline.handlers.integration._scratch import group_record, holds, scratch_folder
+from pipeline.handlers.integration._scratch import group_record, holds, revision, scratch_folder
 from pipeline.handlers.integration._screen import RunCommits
 
 __all__ = [
@@ -12,5 +12,6 @@ __all__ = [
     "WorkTreeBehindError",
     "group_record",
     "holds",
+    "revision",
     "scratch_folder",
 ]

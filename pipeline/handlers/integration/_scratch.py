@@ -12,23 +12,15 @@ import re
 from pathlib import Path
 from typing import Final
 
-from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout, run_git
+from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout, git_out, run_git
 
 __all__ = ["RUN_ID_PATTERN", "group_record", "holds", "revision", "scratch_folder"]
 
 
 def revision(root: Path, ref: str) -> str | None:
     """The commit ``ref`` names in the repository of ``root``, or None when it names none."""
-    done = run_git(
-        root,
-        "rev-parse",
-        "--verify",
-        "--quiet",
-        f"{ref}^{{commit}}",
-        policy=GitPolicy(),
-        check=False,
-    )
-    return done.stdout.strip() or None
+    named = git_out(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+    return named.strip() or None
 
 
 RUN_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
