@@ -11,7 +11,7 @@ import psycopg
 
 from pipeline.handlers.store._inbox_sql import legacy_inbox
 from pipeline.handlers.store._port import StoreError
-from pipeline.handlers.store._rows import refuse_newer_schema
+from pipeline.handlers.store._rows import unapplied
 
 __all__ = ["PG_MIGRATIONS", "applied_migrations", "apply_migrations"]
 
@@ -281,23 +281,18 @@ def applied_migrations(conn: psycopg.Connection[Any], label: str) -> set[int]:
 def apply_migrations(conn: psycopg.Connection[Any], label: str) -> list[int]:
     """Apply the migrations not yet applied, in one transaction under the advisory lock;
     return their numbers (none the second time)."""
-    known_versions = {version for version, _, _ in PG_MIGRATIONS}
-    done: list[int] = []
     # Every store opened checks without the lock: only a database that needs a migration
     # serializes its openers.
-    if _applied(conn) == known_versions:
-        return done
+    if _applied(conn) == {version for version, _, _ in PG_MIGRATIONS}:
+        return []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
             "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
         )
-        applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-        refuse_newer_schema(label, applied, known_versions)
-        for version, name, sql in PG_MIGRATIONS:
-            if version in applied:
-                continue
+        pending = unapplied(label, PG_MIGRATIONS, applied_migrations(conn, label))
+        for version, name, sql in pending:
             if version == _PROCRASTINATE_MIGRATION:
                 conn.execute(procrastinate_schema())
             conn.execute(sql)  # a constant of this package, never built from input
@@ -305,5 +300,4 @@ def apply_migrations(conn: psycopg.Connection[Any], label: str) -> list[int]:
                 "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
                 (version, name),
             )
-            done.append(version)
-    return done
+    return [version for version, _, _ in pending]
