@@ -82,14 +82,14 @@ class SqliteEventStore(SqlStore):
         if read_only:
             self._open_read_only()
             return
-        with self._guard("open"):
+        with guard(self.path, "open"):
             self._db, self._fd = open_to_write(self.path, synchronous)
             self.migrate()
 
     def _open_read_only(self) -> None:
         """Open for reading, never changing the file (see :func:`open_read_only`): a schema
         from a newer release is refused, an older one read as it is."""
-        with self._guard("open"):
+        with guard(self.path, "open"):
             self._db, self._copy, applied = open_read_only(self.path)
         unapplied(self.label, MIGRATIONS, applied)  # a newer release's schema is refused
         if _CHAIN_MIGRATION not in applied:
@@ -100,10 +100,6 @@ class SqliteEventStore(SqlStore):
                 answers=3 in applied, guidance=5 in applied, notes=6 in applied, postgres=False
             )
             self._inbox = f"({legacy}) AS inbox"
-
-    def _guard(self, action: str) -> contextlib.AbstractContextManager[None]:
-        """Turn SQLite's and the disk's errors into the store's, naming the file."""
-        return guard(self.path, action)
 
     def ensure_present(self) -> None:
         """Raise :class:`StoreVanishedError` when the file this store writes is no longer the
@@ -159,7 +155,7 @@ class SqliteEventStore(SqlStore):
         ]
         db = self._db
         self.ensure_present()
-        with self._guard(f"append to run {run_id!r}"):
+        with guard(self.path, f"append to run {run_id!r}"):
             # Projected before the write lock is taken: a log that moved meanwhile conflicts.
             tables = project(self._projections, run_id, expected_sequence, events, self)
             self._sync(flush)
@@ -196,7 +192,7 @@ class SqliteEventStore(SqlStore):
     def _writing(self, action: str, work: Callable[[Any], T], *, flush: bool = True) -> T:
         """``work`` given the connection in one ``BEGIN IMMEDIATE`` transaction."""
         db = self._db
-        with self._guard(action):
+        with guard(self.path, action):
             self._sync(flush)
             db.execute("BEGIN IMMEDIATE")
             with db:  # committed, or rolled back on any error
@@ -204,12 +200,12 @@ class SqliteEventStore(SqlStore):
 
     def _fetch(self, action: str, sql: str, params: Sequence[Any]) -> list[Any]:
         """The rows ``sql`` gives, SQLite's errors turned into the store's."""
-        with self._guard(action):
+        with guard(self.path, action):
             return self._db.execute(sql, params).fetchall()
 
     def _batch(self, run_id: RunId, position: int) -> Batch:
         """The run's rows from ``position`` on, with its head and tip, in one snapshot."""
-        with self._guard(f"read run {run_id!r}"), self._snapshot():
+        with guard(self.path, f"read run {run_id!r}"), self._snapshot():
             rows = self._db.execute(
                 f"SELECT sequence, type, schema_version, body, {self._digest} FROM events "
                 "WHERE run_id = ? AND sequence >= ? "
