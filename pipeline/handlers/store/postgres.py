@@ -34,6 +34,8 @@ from pipeline.handlers.store._pg_append import (
     append_in_one,
     append_under_lock,
     holds,
+    nul_free,
+    write_rows,
 )
 from pipeline.handlers.store._pg_connection import PgSession, describe_url
 from pipeline.handlers.store._pg_lease import advisory_lease
@@ -42,7 +44,6 @@ from pipeline.handlers.store._pg_migrations import (
     applied_migrations,
     apply_migrations,
 )
-from pipeline.handlers.store._pg_sql import READ_SQL, nul_free, write_rows
 from pipeline.handlers.store._port import SequenceConflictError
 from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, project
 from pipeline.handlers.store._rows import unapplied
@@ -51,6 +52,18 @@ from pipeline.handlers.store._sql import READ_BATCH, Batch, SqlStore
 __all__ = ["AppendGuard", "PostgresEventStore", "advisory_lease", "describe_url"]
 
 T = TypeVar("T")
+
+READ_SQL: Final = """
+    SELECT e.sequence, e.type, e.schema_version, e.body::text, e.digest, r.head, r.{tip}
+    FROM runs AS r
+    LEFT JOIN LATERAL (
+        SELECT sequence, type, schema_version, body, {digest} AS digest FROM events
+        WHERE events.run_id = r.run_id AND sequence >= %s ORDER BY sequence LIMIT %s
+    ) AS e ON true
+    WHERE r.run_id = %s
+"""
+"""A batch of a run's events with the run's head and tip on every row: one statement, so
+one snapshot (a run with no events in the batch gives one row of NULL events)."""
 
 _CHAIN_MIGRATION: Final = 6
 """The migration that added the hash chain's columns."""
