@@ -106,7 +106,7 @@ def _drain(url: str, base: Path, pipelines: int, workers: int) -> dict[str, Any]
     with PostgresEventStore(url) as store:
         tickets = [t for t in RunQueue(store).tickets() if t.ticket in submitted]
         events = sum(store.head(RunId(t.run_id)) for t in tickets if t.run_id)
-    done = sum(t.status is TicketState.DONE for t in tickets)
+    done = sum(t.state is TicketState.DONE for t in tickets)
     if done != pipelines:
         raise RuntimeError(f"{pipelines - done} of {pipelines} pipelines did not finish")
     return {

@@ -172,16 +172,16 @@ def test_a_worker_killed_in_a_tickets_worktree_checkout_is_taken_over_and_comple
     assert not armed.exists(), err
     assert first.returncode == -9, err
     folder = assert_half_made(root)
-    assert _ticket(postgres_url, ticket).status is TicketState.RUNNING
+    assert _ticket(postgres_url, ticket).state is TicketState.RUNNING
     second = start_worker(postgres_url, *lease, cwd=tmp_path, env=env)
     deadline = time.monotonic() + 120
-    while _ticket(postgres_url, ticket).status is TicketState.RUNNING:
+    while _ticket(postgres_url, ticket).state is TicketState.RUNNING:
         assert time.monotonic() < deadline, "the ticket was never taken over and finished"
         time.sleep(0.1)
     second.terminate()
     _out, err = second.communicate(timeout=60)
     done = _ticket(postgres_url, ticket)
-    assert (done.status, done.outcome, done.claims) == (TicketState.DONE, "completed", 2), err
+    assert (done.state, done.outcome, done.claims) == (TicketState.DONE, "completed", 2), err
     assert done.run_id is not None
     with PostgresEventStore(postgres_url) as store:
         log = list(store.read(done.run_id))  # type: ignore[arg-type]

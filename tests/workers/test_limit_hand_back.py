@@ -32,7 +32,7 @@ def test_a_long_wait_is_handed_back_and_another_worker_goes_on_after_the_reset(
         queue = RunQueue(store)
         waiting = queue.get(ticket.ticket)
         assert waiting is not None
-        assert waiting.status is TicketState.QUEUED
+        assert waiting.state is TicketState.QUEUED
         assert waiting.worker is None
         assert waiting.not_before is not None
         assert datetime.now(UTC) < waiting.not_before, "handed back after the reset"
@@ -48,7 +48,7 @@ def test_a_long_wait_is_handed_back_and_another_worker_goes_on_after_the_reset(
     with PostgresEventStore(postgres_url) as store:
         done = RunQueue(store).get(ticket.ticket)
         assert done is not None
-        assert (done.status, done.claims, done.worker) == (TicketState.DONE, 2, "second")
+        assert (done.state, done.claims, done.worker) == (TicketState.DONE, 2, "second")
         events = list(store.read(store.runs()[0].run_id))
     (awaited,) = [e for e in events if isinstance(e, LimitResetAwaited)]
     assert awaited.until == limited.resets_at

@@ -28,7 +28,7 @@ def test_a_ticket_whose_workspace_is_gone_fails_with_the_reason(
     with PostgresEventStore(postgres_url) as store:
         failed = RunQueue(store).get(ticket.ticket)
     assert failed is not None
-    assert failed.status is TicketState.FAILED
+    assert failed.state is TicketState.FAILED
     assert failed.outcome is not None
     assert f"{root.resolve()} is not a directory" in failed.outcome
     assert any(line.startswith(f"{ticket.ticket}: failed") for line in lines)
@@ -49,7 +49,7 @@ def test_a_ticket_claimed_too_often_is_failed_instead_of_run_again(
     with PostgresEventStore(postgres_url) as store:
         failed = RunQueue(store).get(ticket.ticket)
         assert failed is not None
-        assert failed.status is TicketState.FAILED
+        assert failed.state is TicketState.FAILED
         assert failed.outcome == "claimed 2 times without finishing; not run again"
         assert failed.run_id is None
         assert store.runs() == []
@@ -76,7 +76,7 @@ def test_a_run_cut_short_by_an_outage_is_released_not_said_taken_over(
         assert (report.released, report.lost) == (1, 0)
         back = queue.get(ticket)
         assert back is not None
-        assert (back.status, back.worker) == (TicketState.QUEUED, None)
+        assert (back.state, back.worker) == (TicketState.QUEUED, None)
 
         assert queue.claim("w-2", 30) is not None
         worker._settle(queue, claimed, outage, report)  # w-1's claim, given back before

@@ -60,7 +60,7 @@ def test_a_submitted_run_is_run_by_a_worker_with_what_was_submitted(
     with PostgresEventStore(postgres_url) as store:
         done = RunQueue(store).get(ticket)
     assert done is not None
-    assert done.status is TicketState.DONE
+    assert done.state is TicketState.DONE
     assert done.outcome == "max_iterations"
     assert done.run_id is not None
     log = _log(postgres_url, done.run_id)
@@ -140,7 +140,7 @@ def test_a_submitted_preset_runs_its_workflow_on_a_worker(
     assert worker.returncode == 0, err
     with PostgresEventStore(postgres_url) as store:
         (done,) = RunQueue(store).tickets()
-    assert done.status is TicketState.DONE, done.outcome
+    assert done.state is TicketState.DONE, done.outcome
     assert done.outcome == "completed"
     assert done.run_id is not None
     log = _log(postgres_url, done.run_id)
@@ -165,7 +165,7 @@ def test_four_workers_run_a_hundred_pipelines_each_exactly_once(
         final = {t.ticket: t for t in RunQueue(store).tickets()}
         for ticket in tickets:
             done = final[ticket.ticket]
-            assert done.status is TicketState.DONE, (done.ticket, done.outcome)
+            assert done.state is TicketState.DONE, (done.ticket, done.outcome)
             assert done.claims == 1
             assert done.run_id is not None
             log = list(store.read(done.run_id))  # type: ignore[arg-type]
@@ -211,7 +211,7 @@ def _wait_until_done(url: str, ticket: str, timeout_s: float = 120) -> None:
         queue = RunQueue(store)
         while time.monotonic() < deadline:
             found = queue.get(ticket)
-            if found is not None and found.status is TicketState.DONE:
+            if found is not None and found.state is TicketState.DONE:
                 return
             time.sleep(0.05)
     raise AssertionError(f"{ticket} was not done within {timeout_s} s")
@@ -255,7 +255,7 @@ def test_a_killed_workers_run_is_taken_over_and_ends_as_if_never_interrupted(
         with PostgresEventStore(url) as store:
             done = RunQueue(store).get(ticket)
             assert done is not None
-            assert done.status is TicketState.DONE
+            assert done.state is TicketState.DONE
             assert done.claims == (2 if kill else 1)
             assert done.run_id is not None
             logs.append(list(store.read(done.run_id)))  # type: ignore[arg-type]
@@ -289,7 +289,7 @@ def test_sigterm_interrupts_the_run_and_gives_the_ticket_back_for_another_worker
     with PostgresEventStore(postgres_url) as store:
         released = RunQueue(store).get(ticket.ticket)
         assert released is not None
-        assert (released.status, released.worker) == (TicketState.QUEUED, None)
+        assert (released.state, released.worker) == (TicketState.QUEUED, None)
         assert released.run_id is not None
         tail = list(store.read(released.run_id))[-2:]  # type: ignore[arg-type]
     assert isinstance(tail[0], RunInterrupted)
@@ -301,7 +301,7 @@ def test_sigterm_interrupts_the_run_and_gives_the_ticket_back_for_another_worker
     with PostgresEventStore(postgres_url) as store:
         done = RunQueue(store).get(ticket.ticket)
         assert done is not None
-        assert (done.status, done.claims) == (TicketState.DONE, 2)
+        assert (done.state, done.claims) == (TicketState.DONE, 2)
         log = list(store.read(released.run_id))  # type: ignore[arg-type]
     assert sum(isinstance(e, RunStarted) for e in log) == 1
     assert sum(isinstance(e, RunCompleted) for e in log) == 1
@@ -361,7 +361,7 @@ def test_a_stalled_worker_that_wakes_after_a_takeover_writes_nothing(
     with PostgresEventStore(postgres_url) as store:
         done = RunQueue(store).get(ticket.ticket)
         assert done is not None
-        assert (done.status, done.claims) == (TicketState.DONE, 2)
+        assert (done.state, done.claims) == (TicketState.DONE, 2)
         assert done.worker is not None
         first_name = first_err.splitlines()[0].split()[1]
         assert done.worker != first_name
@@ -396,7 +396,7 @@ def test_a_worker_rides_out_a_database_restart_mid_run(tmp_path: Path, postgres:
         with PostgresEventStore(url) as store:
             done = RunQueue(store).get(ticket.ticket)
             assert done is not None
-            assert (done.status, done.claims, done.outcome) == (
+            assert (done.state, done.claims, done.outcome) == (
                 TicketState.DONE,
                 1,
                 "max_iterations",
@@ -522,7 +522,7 @@ def test_ralph_cancel_stops_a_running_ticket_and_the_worker_goes_on(
         states = {t: queue.get(t) for t in (long_one.ticket, skipped.ticket, after.ticket)}
         head = store.head(run_id)  # type: ignore[arg-type]
         log = list(store.read(run_id))  # type: ignore[arg-type]
-    assert {t: s.status for t, s in states.items() if s is not None} == {
+    assert {t: s.state for t, s in states.items() if s is not None} == {
         long_one.ticket: TicketState.CANCELLED,
         skipped.ticket: TicketState.CANCELLED,
         after.ticket: TicketState.DONE,
@@ -590,7 +590,7 @@ def test_workers_stop_when_their_parent_is_killed_with_kill_9(
         for ticket in tickets:
             back = queue.get(ticket.ticket)
             assert back is not None
-            assert (back.status, back.worker) == (TicketState.QUEUED, None)
+            assert (back.state, back.worker) == (TicketState.QUEUED, None)
 
 
 def test_tickets_of_one_repository_run_at_once_each_in_a_worktree_of_its_own(
@@ -618,7 +618,7 @@ def test_tickets_of_one_repository_run_at_once_each_in_a_worktree_of_its_own(
     err = drain(postgres_url, 3, tmp_path, timeout=180)
     with PostgresEventStore(postgres_url) as store:
         final = {t.ticket: t for t in RunQueue(store).tickets()}
-    assert {final[t.ticket].status for t in tickets} == {TicketState.DONE}, err[-2000:]
+    assert {final[t.ticket].state for t in tickets} == {TicketState.DONE}, err[-2000:]
     listed = {w.name: w for w in run_worktrees(root)}
     assert set(listed) == {t.ticket for t in tickets}
     for ticket in tickets:
@@ -658,7 +658,7 @@ def test_tickets_with_merge_land_through_the_merge_queue(tmp_path: Path, postgre
         final = {t.ticket: t for t in RunQueue(store).tickets()}
         for ticket in tickets:
             done = final[ticket.ticket]
-            assert done.status is TicketState.DONE, err[-2000:]
+            assert done.state is TicketState.DONE, err[-2000:]
             assert done.outcome == "completed; landed on main", done.outcome
             assert done.run_id is not None
             facts = list(store.read(done.run_id))

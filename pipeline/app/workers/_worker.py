@@ -374,32 +374,27 @@ class Worker:
         """What became of a ticket this worker could not finish or release, said as it is:
         cancelled, taken over by another worker, or still this worker's (a store outage cut
         its run short) and given back to the queue now that the store answers."""
-        now = self._current_ticket(queue, ticket.ticket)
+        try:
+            now = queue.get(ticket.ticket)
+        except StoreError:
+            now = None
         if now is None:
             return (
                 f"not recorded ({outcome.detail}); the queue cannot be read, so the ticket is "
                 "left to its lease: once it expires, the next claim resumes the run"
             )
-        if now.status is TicketState.CANCELLED:
+        if now.state is TicketState.CANCELLED:
             report.cancelled += 1
             return f"cancelled ({now.outcome}); its run was stopped"
         if now.claims != ticket.claims:  # claimed again since this worker's claim
             report.lost += 1
             return f"taken over by {now.worker} ({outcome.detail})"
-        if now.status is TicketState.RUNNING and queue.release(Lease.of(ticket)):
+        if now.state is TicketState.RUNNING and queue.release(Lease.of(ticket)):
             report.released += 1
             return f"released: the next claim resumes its run ({outcome.detail})"
-        if now.status is TicketState.QUEUED:
+        if now.state is TicketState.QUEUED:
             return f"back in the queue: the next claim resumes its run ({outcome.detail})"
         return f"now {now.state} ({now.outcome or 'no outcome'}); {outcome.detail}"
-
-    @staticmethod
-    def _current_ticket(queue: RunQueue, ticket: str) -> Ticket | None:
-        """The ticket as the queue has it now; None when the queue cannot be read."""
-        try:
-            return queue.get(ticket)
-        except StoreError:
-            return None
 
     @contextlib.contextmanager
     def _handling_signals(self) -> Iterator[None]:

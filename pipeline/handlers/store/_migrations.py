@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from pipeline.handlers.store._inbox_sql import legacy_inbox
-from pipeline.handlers.store._rows import refuse_newer_schema
+from pipeline.handlers.store._rows import unapplied
 
 __all__ = ["MIGRATIONS", "applied_migrations", "apply_migrations"]
 
@@ -173,19 +173,13 @@ def apply_migrations(db: sqlite3.Connection, label: str) -> list[int]:
         "CREATE TABLE IF NOT EXISTS schema_migrations "
         "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
     )
-    known = {version for version, _, _ in MIGRATIONS}
-    applied = applied_migrations(db)
-    refuse_newer_schema(label, applied, known)
-    if applied >= known:
+    if not unapplied(label, MIGRATIONS, applied_migrations(db)):
         return []
-    done = []
     db.execute("BEGIN IMMEDIATE")
     with db:  # committed, or rolled back on any error
         # Another process may have applied some while we waited for the write lock.
-        applied = applied_migrations(db)
-        for version, name, sql in MIGRATIONS:
-            if version in applied:
-                continue
+        pending = unapplied(label, MIGRATIONS, applied_migrations(db))
+        for version, name, sql in pending:
             for statement in sql.split(";"):
                 if statement.strip():
                     db.execute(statement)
@@ -193,5 +187,4 @@ def apply_migrations(db: sqlite3.Connection, label: str) -> list[int]:
                 "INSERT INTO schema_migrations VALUES (?, ?, ?)",
                 (version, name, datetime.now(UTC).isoformat()),
             )
-            done.append(version)
-    return done
+    return [version for version, _, _ in pending]

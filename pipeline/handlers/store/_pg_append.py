@@ -1,4 +1,6 @@
-"""How the PostgreSQL event store writes an append, and the :class:`AppendGuard` it checks.
+"""How the PostgreSQL event store writes an append (its statements, and the rows of its
+projections with the text PostgreSQL cannot hold made safe), and the :class:`AppendGuard` it
+checks.
 
 The usual append (a run already started, a short batch, the run's tip known) is one
 statement: one round trip. Any other is a transaction that locks the run's row while it
@@ -9,7 +11,8 @@ nothing is written once it no longer holds; the store knows nothing of what the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol
 
 import orjson
@@ -17,8 +20,8 @@ import psycopg
 
 from pipeline.events import RunId
 from pipeline.handlers.store._chain import chained
-from pipeline.handlers.store._pg_sql import Written, append_sql, projected_json, write_rows
 from pipeline.handlers.store._port import SequenceConflictError
+from pipeline.handlers.store._projection import Projection, conflict_sql, upsert_sql
 
 __all__ = [
     "COPY_FROM",
@@ -26,11 +29,88 @@ __all__ = [
     "append_in_one",
     "append_under_lock",
     "holds",
+    "nul_free",
+    "write_rows",
 ]
 
 COPY_FROM: Final = 32
 """Batches longer than this go in with COPY (about ten times faster per row), shorter ones
 with one pipelined INSERT (less set-up per append)."""
+
+Written = Sequence[tuple[Projection, Sequence[tuple[Any, ...]]]]
+"""The rows an append writes, with the projection of each table."""
+
+
+def nul_free(text: str) -> str:
+    """``text`` with every NUL replaced by U+FFFD."""
+    # PostgreSQL text cannot hold NUL; the projection keeps U+FFFD where an agent wrote one
+    # (the event log, JSON-escaped, keeps the exact text).
+    return text.replace("\x00", "\ufffd")
+
+
+def _safe(value: Any) -> Any:
+    return nul_free(value) if isinstance(value, str) else value
+
+
+def write_rows(cursor: psycopg.Cursor[Any], written: Written) -> None:
+    """Write each projection's rows (inside the caller's transaction)."""
+    for projection, rows in written:
+        if rows:
+            cursor.executemany(
+                upsert_sql(projection, "%s").encode(),
+                [tuple(_safe(value) for value in row) for row in rows],
+                returning=False,
+            )
+
+
+def projected_json(projection: Projection, rows: Sequence[tuple[Any, ...]]) -> str:
+    """``rows`` as the JSON array of objects the one-statement append reads them from."""
+    return orjson.dumps(
+        [{c: _safe(v) for c, v in zip(projection.columns, row, strict=True)} for row in rows]
+    ).decode()
+
+
+@functools.lru_cache(maxsize=16)
+def append_sql(guard: str | None, projections: tuple[Projection, ...]) -> str:
+    """The one-statement append, checking the ``guard`` condition (a SQL boolean over its own
+    named parameters; None: none), writing the rows of ``projections`` (each read from the
+    JSON parameter ``p0``, ``p1``, ... as records of its table's row type).
+
+    Every CTE runs against the statement's snapshot; the inserts read ``moved``, so they
+    write only when the head moved. ``set_config(..., true)`` sets ``synchronous_commit``
+    for this statement's own transaction, which ends with it.
+    """
+    guard_check = "" if guard is None else f"AND {guard}"
+    projected = ""
+    for index, projection in enumerate(projections):
+        columns = ", ".join(projection.columns)
+        projected += f""",
+    p{index}_written AS (
+        INSERT INTO {projection.table} ({columns})
+        SELECT {columns} FROM moved CROSS JOIN
+            json_populate_recordset(NULL::{projection.table}, %(p{index})s::json)
+        {conflict_sql(projection)}
+        RETURNING 1
+    )"""
+    return f"""
+    WITH sync AS (SELECT set_config('synchronous_commit', %(sync)s, true) AS value),
+    moved AS (
+        UPDATE runs SET head = %(head)s, tip = %(tip)s
+        WHERE run_id = %(run)s AND head = %(expected)s AND tip IS NOT DISTINCT FROM %(prev)s
+        {guard_check}
+        RETURNING run_id AS moved_run
+    ),
+    written AS (
+        INSERT INTO events (run_id, sequence, type, schema_version, at, body, digest)
+        SELECT moved.moved_run, e.sequence, e.type, e.schema_version, e.at, e.body::json,
+               e.digest
+        FROM moved, unnest(%(sequences)s::bigint[], %(types)s::text[], %(versions)s::int[],
+                           %(ats)s::timestamptz[], %(bodies)s::text[], %(digests)s::text[])
+             AS e(sequence, type, schema_version, at, body, digest)
+        RETURNING 1
+    ){projected}
+    SELECT (SELECT count(*) FROM moved), (SELECT count(*) FROM written), (SELECT value FROM sync)
+    """
 
 
 class AppendGuard(Protocol):

@@ -11,7 +11,7 @@ import psycopg
 
 from pipeline.handlers.store._inbox_sql import legacy_inbox
 from pipeline.handlers.store._port import StoreError
-from pipeline.handlers.store._rows import refuse_newer_schema
+from pipeline.handlers.store._rows import unapplied
 
 __all__ = ["PG_MIGRATIONS", "applied_migrations", "apply_migrations"]
 
@@ -232,32 +232,32 @@ PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         """,
     ),
 )
-"""(number, name, SQL) in order; each runs once, in its own transaction, under an advisory
-lock so that workers starting together do not race. Event bodies are ``JSON`` (kept as
-written, queryable with ``->>``), not ``JSONB``, which refuses the ``\\u0000`` an agent's output
-may hold. ``run_queue`` holds submitted pipelines; ``run_id`` is filled in by the append that
-starts the run, so a worker taking a run over knows what to resume; a ticket can be
+"""(number, name, SQL) in order; each runs once, those a database lacks in one transaction, under
+an advisory lock so that workers starting together do not race. Event bodies are ``JSON`` (kept
+as written, queryable with ``->>``), not ``JSONB``, which refuses the ``\\u0000`` an agent's
+output may hold. ``run_queue`` holds submitted pipelines; ``run_id`` is filled in by the append
+that starts the run, so a worker taking a run over knows what to resume; a ticket can be
 ``cancelled`` from version 4. ``answers`` holds what ``ralph respond`` gave for one question of
 one run, until the waiting run records it as a fact (version 5). Each event's ``digest`` chains
 it to the one before and ``runs.tip`` is the digest of the run's last event (version 6; see
-``_chain``): rows stored before it carry none, and their runs' chains start with the first
-event appended after it. A ticket given back while its run waits for a provider limit's
-reset is claimable only from ``not_before`` (version 7). ``guidance`` holds what ``ralph
-guide`` gave a run, numbered per run, until the run takes it in as a fact (version 8); each
-carries the key its sender drew (``sent``), so a send repeated after a lost reply keeps it
-once (version 9). ``runs.created`` numbers the runs in the order their logs began, which
-breaks the tie between runs that started at the same moment, as a fork and its source do
-(version 10; the runs an older release left are numbered as they lie). ``context_notes`` is
-the workspace's context book: memories and tasks as notes numbered in the order they were
-filed, each kept once by its uid (version 11). ``inbox`` holds all three as messages of a
-kind, addressed to a run or (``address`` empty) the workspace, numbered per addressee and kind,
-kept once by ``key`` where one is given (the question's id, the guidance's ``sent``, the note's
-uid); the three tables' rows are carried into it with their numbers, and the tables dropped
-(version 12). The run queue is procrastinate's from version 13: its schema (that of the
-version this package requires, applied just before) holds the tickets as jobs, ``tickets``
-what ralph adds to each (its name, run, worker, claims, outcome); every ``run_queue`` row is
-carried over (a running one back to the queue, its run resumed by the next claim, which is
-why the old release's workers must be stopped first), and the table dropped."""
+``_chain``): rows stored before it carry none, and their runs' chains start with the first event
+appended after it. A ticket given back while its run waits for a provider limit's reset is
+claimable only from ``not_before`` (version 7). ``guidance`` holds what ``ralph guide`` gave a
+run, numbered per run, until the run takes it in as a fact (version 8); each carries the key its
+sender drew (``sent``), so a send repeated after a lost reply keeps it once (version 9).
+``runs.created`` numbers the runs in the order their logs began, which breaks the tie between
+runs that started at the same moment, as a fork and its source do (version 10; the runs an older
+release left are numbered as they lie). ``context_notes`` is the workspace's context book:
+memories and tasks as notes numbered in the order they were filed, each kept once by its uid
+(version 11). ``inbox`` holds all three as messages of a kind, addressed to a run or
+(``address`` empty) the workspace, numbered per addressee and kind, kept once by ``key`` where
+one is given (the question's id, the guidance's ``sent``, the note's uid); the three tables'
+rows are carried into it with their numbers, and the tables dropped (version 12). The run queue
+is procrastinate's from version 13: its schema (that of the version this package requires,
+applied just before) holds the tickets as jobs, ``tickets`` what ralph adds to each (its name,
+run, worker, claims, outcome); every ``run_queue`` row is carried over (a running one back to
+the queue, its run resumed by the next claim, which is why the old release's workers must be
+stopped first), and the table dropped."""
 
 
 def _applied(conn: psycopg.Connection[Any]) -> set[int] | None:
@@ -281,23 +281,18 @@ def applied_migrations(conn: psycopg.Connection[Any], label: str) -> set[int]:
 def apply_migrations(conn: psycopg.Connection[Any], label: str) -> list[int]:
     """Apply the migrations not yet applied, in one transaction under the advisory lock;
     return their numbers (none the second time)."""
-    known_versions = {version for version, _, _ in PG_MIGRATIONS}
-    done: list[int] = []
     # Every store opened checks without the lock: only a database that needs a migration
     # serializes its openers.
-    if _applied(conn) == known_versions:
-        return done
+    if _applied(conn) == {version for version, _, _ in PG_MIGRATIONS}:
+        return []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
             "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
         )
-        applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-        refuse_newer_schema(label, applied, known_versions)
-        for version, name, sql in PG_MIGRATIONS:
-            if version in applied:
-                continue
+        pending = unapplied(label, PG_MIGRATIONS, applied_migrations(conn, label))
+        for version, name, sql in pending:
             if version == _PROCRASTINATE_MIGRATION:
                 conn.execute(procrastinate_schema())
             conn.execute(sql)  # a constant of this package, never built from input
@@ -305,5 +300,4 @@ def apply_migrations(conn: psycopg.Connection[Any], label: str) -> list[int]:
                 "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
                 (version, name),
             )
-            done.append(version)
-    return done
+    return [version for version, _, _ in pending]

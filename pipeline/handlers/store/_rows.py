@@ -1,10 +1,11 @@
 """What the SQL stores share: decoding an event row (with the verdicts old structured
-responses need), checking its place in the log, and refusing a schema from a newer release
+responses need), checking its place in the log, and the migrations a store lacks (refusing a
+schema from a newer release)
 (I/O-free helpers of the adapters)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from pipeline import WireFormatError
 from pipeline.core.serialization import decode_stored_event
@@ -26,7 +27,7 @@ __all__ = [
     "LegacyVerdicts",
     "check_sequence",
     "decode_row",
-    "refuse_newer_schema",
+    "unapplied",
 ]
 
 
@@ -112,11 +113,16 @@ def decode_row(
         ) from error
 
 
-def refuse_newer_schema(label: str, applied: set[int], known: set[int]) -> None:
-    """Raise :class:`StoreError` when the store ``label`` has migrations this release does not
-    know (a newer release wrote it), before anything touches it."""
+def unapplied(
+    label: str, migrations: Sequence[tuple[int, str, str]], applied: set[int]
+) -> list[tuple[int, str, str]]:
+    """The ``migrations`` (number, name, SQL) the store ``label`` lacks, in order; a
+    :class:`StoreError` when it has migrations this release does not know (a newer release
+    wrote it), before anything touches it."""
+    known = {version for version, _, _ in migrations}
     if unknown := sorted(applied - known):
         raise StoreError(
             f"{label}: the store has schema migrations {unknown} from a newer release "
             f"(this release knows up to {max(known)}); it was left untouched"
         )
+    return [migration for migration in migrations if migration[0] not in applied]

@@ -1,27 +1,40 @@
-"""What the SQLite and PostgreSQL stores read alike (I/O): a run's log in batches checked
-against its hash chain, its head, its checkpoints, a projection's rows and the inbox, each
-one statement written once with the dialect's placeholder.
+"""What the SQLite and PostgreSQL stores do alike (I/O): read a run's log in batches checked
+against its hash chain, its head, its checkpoints, a projection's rows and the inbox; post
+to the inbox, save a checkpoint and rebuild the projections; each statement written once
+with the dialect's placeholder.
 
-A store says how it runs a statement (:meth:`SqlReads._fetch`: SQLite's under its error
-guard, PostgreSQL's retried on a lost connection) and how it reads one batch of a log in one
-snapshot (:meth:`SqlReads._batch`); the rest is here.
+A store says how it runs a statement (:meth:`SqlStore._fetch`: SQLite's under its error
+guard, PostgreSQL's retried on a lost connection), how it reads one batch of a log in one
+snapshot (:meth:`SqlStore._batch`), how it runs a write transaction
+(:meth:`SqlStore._writing`) and writes projections' rows in one
+(:meth:`SqlStore._write_projected`); the rest is here. Appends are the dialects' own: each
+is the hot path, written for its database.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar, Final
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Final, Self, TypeVar
 
 from pipeline.core.serialization import EncodedCheckpoint
 from pipeline.events import PipelineEvent, RunId
 from pipeline.handlers.store._chain import ChainCheck, chain_start
-from pipeline.handlers.store._inbox_sql import read_inbox
-from pipeline.handlers.store._port import Message, MessageKind, RunSummary, UnknownRunError
-from pipeline.handlers.store._projection import Projection
+from pipeline.handlers.store._inbox_sql import post_letters, read_inbox
+from pipeline.handlers.store._port import (
+    Letter,
+    Message,
+    MessageKind,
+    RunSummary,
+    UnknownRunError,
+)
+from pipeline.handlers.store._projection import Projection, rebuilt
 from pipeline.handlers.store._rows import LegacyVerdicts, check_sequence, decode_row
 
-__all__ = ["READ_BATCH", "Batch", "SqlReads"]
+__all__ = ["READ_BATCH", "Batch", "SqlStore"]
+
+T = TypeVar("T")
 
 READ_BATCH: Final = 1_000
 """Events fetched at a time when a log is read (constant memory)."""
@@ -31,11 +44,15 @@ Batch = tuple[list[tuple[Any, ...]], int, str | None]
 the run's head and tip read in the same snapshot."""
 
 
-class SqlReads:
-    """The reading half of a SQL event store, over its :meth:`_fetch` and :meth:`_batch`."""
+class SqlStore:
+    """A SQL event store but its append, over its :meth:`_fetch`, :meth:`_batch`,
+    :meth:`_writing` and :meth:`_write_projected`."""
 
     placeholder: ClassVar[str]
     """The dialect's parameter placeholder (``?`` or ``%s``)."""
+    _LOCK_INBOX: ClassVar[str | None] = None
+    """The statement a poster locks the inbox with, so that numbers are handed out in commit
+    order (None: the write transaction holds the store's one write lock already)."""
     _BODY: ClassVar[str] = "body"
     """The body column as the store reads it (PostgreSQL's JSON is read as its text)."""
     _BEGAN: ClassVar[str]
@@ -45,6 +62,9 @@ class SqlReads:
     """The digest column, or NULL in a store read as a release before the chain left it."""
     _inbox: str
     """The inbox's table, or the older release's tables read as one (a reader's)."""
+    _projections: tuple[Projection, ...]
+    append: Callable[..., int]
+    """The dialect's append (see :class:`~pipeline.handlers.store.EventLog`)."""
 
     def _fetch(self, action: str, sql: str, params: Sequence[Any]) -> list[Any]:
         """The rows ``sql`` gives (errors become the store's, saying it could not
@@ -55,6 +75,22 @@ class SqlReads:
         """The run's rows from ``position`` on (at most :data:`READ_BATCH`), with its head
         and tip, in one snapshot."""
         raise NotImplementedError
+
+    def _writing(self, action: str, work: Callable[[Any], T], *, flush: bool = True) -> T:
+        """``work`` in one write transaction, given what runs its statements (``execute``
+        and ``executemany``), committed synced to disk with ``flush``; errors become the
+        store's, saying it could not ``action``."""
+        raise NotImplementedError
+
+    def _write_projected(self, cursor: Any, tables: dict[str, list[tuple[Any, ...]]]) -> None:
+        """Write the projections' rows in the transaction ``cursor`` (from :meth:`_writing`)
+        runs."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _storable(text: str) -> str:
+        """A free text as the dialect can store it."""
+        return text
 
     def read(self, run_id: RunId, from_sequence: int = 0) -> Iterator[PipelineEvent]:
         """The run's events from ``from_sequence`` on, fetched in batches (constant memory),
@@ -171,3 +207,67 @@ class SqlReads:
         """The messages of ``kind`` for ``to`` numbered after ``after``, in order."""
         fetch = functools.partial(self._fetch, f"read the inbox ({kind.value})")
         return read_inbox(fetch, self._inbox, kind, to, after, self.placeholder)
+
+    def post(self, letters: Sequence[Letter]) -> list[Message]:
+        """Keep ``letters`` in one transaction, each numbered after its addressee's last of
+        its kind (a key kept before gives the message kept then: a post retried after its
+        reply was lost keeps a keyed letter once)."""
+
+        def work(cursor: Any) -> list[Message]:
+            if self._LOCK_INBOX is not None:
+                cursor.execute(self._LOCK_INBOX)
+            now = datetime.now(UTC)
+            return post_letters(cursor.execute, letters, now, self.placeholder, text=self._storable)
+
+        return self._writing("post to the inbox", work)
+
+    def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
+        """Store ``checkpoint`` (the run must exist), unflushed: a cache of the fold."""
+        p = self.placeholder
+        values = (
+            run_id,
+            checkpoint.sequence,
+            checkpoint.format_version,
+            checkpoint.checksum,
+            checkpoint.body,
+        )
+
+        def work(cursor: Any) -> None:
+            cursor.execute(
+                f"INSERT INTO checkpoints VALUES ({p}, {p}, {p}, {p}, {p}) "
+                "ON CONFLICT (run_id, sequence) DO UPDATE SET format_version = "
+                "excluded.format_version, checksum = excluded.checksum, body = excluded.body",
+                values,
+            )
+
+        self._writing(f"save a checkpoint of run {run_id!r}", work, flush=False)
+
+    def rebuild_projections(self) -> int:
+        """Recreate every projection's table from every run's events, in one transaction
+        (no append lands between the read and the write)."""
+
+        def work(cursor: Any) -> int:
+            count = 0
+            for projection in self._projections:
+                cursor.execute(f"DELETE FROM {projection.table}")
+            for run in self.runs():
+                tables = rebuilt(self._projections, run.run_id, self)
+                self._write_projected(cursor, tables)
+                count += sum(len(rows) for rows in tables.values())
+            return count
+
+        return self._writing("rebuild the projections", work)
+
+    def ensure_present(self) -> None:
+        """Raise :class:`~pipeline.handlers.store.StoreVanishedError` when the store was
+        removed while open (a database server's cannot be: a no-op)."""
+
+    def close(self) -> None:
+        """Release the store's connection."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

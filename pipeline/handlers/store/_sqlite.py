@@ -12,34 +12,22 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import orjson
 
-from pipeline.core.serialization import EncodedCheckpoint, unstructure_event
+from pipeline.core.serialization import unstructure_event
 from pipeline.events import WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import chained
-from pipeline.handlers.store._inbox_sql import legacy_inbox, post_letters
+from pipeline.handlers.store._inbox_sql import legacy_inbox
 from pipeline.handlers.store._migrations import MIGRATIONS, apply_migrations
-from pipeline.handlers.store._port import (
-    Letter,
-    Message,
-    SequenceConflictError,
-    StoreError,
-    StoreVanishedError,
-)
-from pipeline.handlers.store._projection import (
-    DEFAULT_PROJECTIONS,
-    Projection,
-    project,
-    rebuilt,
-    upsert_sql,
-)
-from pipeline.handlers.store._rows import refuse_newer_schema
-from pipeline.handlers.store._sql import READ_BATCH, Batch, SqlReads
+from pipeline.handlers.store._port import SequenceConflictError, StoreError, StoreVanishedError
+from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, project, upsert_sql
+from pipeline.handlers.store._rows import unapplied
+from pipeline.handlers.store._sql import READ_BATCH, Batch, SqlStore
 from pipeline.handlers.store._sqlite_open import guard, open_read_only, open_to_write
 from pipeline.handlers.store._summaries import RUN_SUMMARIES
 
@@ -48,13 +36,15 @@ __all__ = ["DEFAULT_STORE_PATH", "SqliteEventStore"]
 DEFAULT_STORE_PATH: Final = Path(".ralph") / "pipeline.db"
 """Where a workspace keeps its store, relative to the workspace root."""
 
+T = TypeVar("T")
+
 _CHAIN_MIGRATION: Final = 4
 """The migration that added the hash chain's columns."""
 _INBOX_MIGRATION: Final = 7
 """The migration that made the answers, the guidance and the context book one inbox."""
 
 
-class SqliteEventStore(SqlReads):
+class SqliteEventStore(SqlStore):
     """An :class:`~pipeline.handlers.store.EventStore` in one SQLite file, keeping
     ``projections`` in the transaction of each append (by default the response log and the
     runs' summaries, which ``ralph runs`` reads without decoding an event)."""
@@ -92,16 +82,16 @@ class SqliteEventStore(SqlReads):
         if read_only:
             self._open_read_only()
             return
-        with self._guard("open"):
+        with guard(self.path, "open"):
             self._db, self._fd = open_to_write(self.path, synchronous)
             self.migrate()
 
     def _open_read_only(self) -> None:
         """Open for reading, never changing the file (see :func:`open_read_only`): a schema
         from a newer release is refused, an older one read as it is."""
-        with self._guard("open"):
+        with guard(self.path, "open"):
             self._db, self._copy, applied = open_read_only(self.path)
-        refuse_newer_schema(self.label, applied, {version for version, _, _ in MIGRATIONS})
+        unapplied(self.label, MIGRATIONS, applied)  # a newer release's schema is refused
         if _CHAIN_MIGRATION not in applied:
             # An older release's store, read as it is: its rows and runs have no digests.
             self._digest, self._tip = "NULL", "NULL"
@@ -110,10 +100,6 @@ class SqliteEventStore(SqlReads):
                 answers=3 in applied, guidance=5 in applied, notes=6 in applied, postgres=False
             )
             self._inbox = f"({legacy}) AS inbox"
-
-    def _guard(self, action: str) -> contextlib.AbstractContextManager[None]:
-        """Turn SQLite's and the disk's errors into the store's, naming the file."""
-        return guard(self.path, action)
 
     def ensure_present(self) -> None:
         """Raise :class:`StoreVanishedError` when the file this store writes is no longer the
@@ -169,7 +155,7 @@ class SqliteEventStore(SqlReads):
         ]
         db = self._db
         self.ensure_present()
-        with self._guard(f"append to run {run_id!r}"):
+        with guard(self.path, f"append to run {run_id!r}"):
             # Projected before the write lock is taken: a log that moved meanwhile conflicts.
             tables = project(self._projections, run_id, expected_sequence, events, self)
             self._sync(flush)
@@ -194,23 +180,32 @@ class SqliteEventStore(SqlReads):
                         "UPDATE runs SET head = ?, tip = ? WHERE run_id = ?", (head, tip, run_id)
                     )
                 db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-                self._write(tables)
+                self._write_projected(db, tables)
         return head
 
-    def _write(self, tables: dict[str, list[tuple[Any, ...]]]) -> None:
+    def _write_projected(self, cursor: Any, tables: dict[str, list[tuple[Any, ...]]]) -> None:
         """Write the projections' rows (inside the caller's transaction)."""
         for projection in self._projections:
             if rows := tables[projection.table]:
-                self._db.executemany(upsert_sql(projection, "?"), rows)
+                cursor.executemany(upsert_sql(projection, "?"), rows)
+
+    def _writing(self, action: str, work: Callable[[Any], T], *, flush: bool = True) -> T:
+        """``work`` given the connection in one ``BEGIN IMMEDIATE`` transaction."""
+        db = self._db
+        with guard(self.path, action):
+            self._sync(flush)
+            db.execute("BEGIN IMMEDIATE")
+            with db:  # committed, or rolled back on any error
+                return work(db)
 
     def _fetch(self, action: str, sql: str, params: Sequence[Any]) -> list[Any]:
         """The rows ``sql`` gives, SQLite's errors turned into the store's."""
-        with self._guard(action):
+        with guard(self.path, action):
             return self._db.execute(sql, params).fetchall()
 
     def _batch(self, run_id: RunId, position: int) -> Batch:
         """The run's rows from ``position`` on, with its head and tip, in one snapshot."""
-        with self._guard(f"read run {run_id!r}"), self._snapshot():
+        with guard(self.path, f"read run {run_id!r}"), self._snapshot():
             rows = self._db.execute(
                 f"SELECT sequence, type, schema_version, body, {self._digest} FROM events "
                 "WHERE run_id = ? AND sequence >= ? "
@@ -235,46 +230,6 @@ class SqliteEventStore(SqlReads):
         finally:
             self._db.execute("COMMIT")
 
-    def rebuild_projections(self) -> int:
-        """Recreate every projection's table from every run's events, in one transaction."""
-        db = self._db
-        count = 0
-        with self._guard("rebuild the projections"):
-            db.execute("BEGIN IMMEDIATE")
-            with db:  # committed, or rolled back on any error
-                for projection in self._projections:
-                    db.execute(f"DELETE FROM {projection.table}")
-                for run in self.runs():
-                    tables = rebuilt(self._projections, run.run_id, self)
-                    self._write(tables)
-                    count += sum(len(rows) for rows in tables.values())
-        return count
-
-    def post(self, letters: Sequence[Letter]) -> list[Message]:
-        """Keep ``letters`` in one transaction, each numbered after its addressee's last of
-        its kind (a key kept before gives the message kept then)."""
-        db = self._db
-        with self._guard("post to the inbox"):
-            db.execute("BEGIN IMMEDIATE")
-            with db:  # committed, or rolled back on any error
-                kept = post_letters(db.execute, letters, datetime.now(UTC), "?")
-        return kept
-
-    def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
-        """Store ``checkpoint`` (the run must exist)."""
-        with self._guard(f"save a checkpoint of run {run_id!r}"):
-            self._sync(flush=False)
-            self._db.execute(
-                "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    checkpoint.sequence,
-                    checkpoint.format_version,
-                    checkpoint.checksum,
-                    checkpoint.body,
-                ),
-            )
-
     def close(self) -> None:
         """Close the connection (and the descriptor kept to check the file)."""
         self._db.close()
@@ -284,9 +239,3 @@ class SqliteEventStore(SqlReads):
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
-
-    def __enter__(self) -> SqliteEventStore:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()

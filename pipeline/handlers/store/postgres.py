@@ -18,23 +18,24 @@ after its connection dropped during the commit finds its own events stored and s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Final, TypeVar
 
 import orjson
 import psycopg
 
-from pipeline.core.serialization import EncodedCheckpoint, unstructure_event
+from pipeline.core.serialization import unstructure_event
 from pipeline.events import WIRE_TAGS, PipelineEvent, RunId
 from pipeline.handlers.store._chain import chained
-from pipeline.handlers.store._inbox_sql import legacy_inbox, post_letters
+from pipeline.handlers.store._inbox_sql import legacy_inbox
 from pipeline.handlers.store._pg_append import (
     COPY_FROM,
     AppendGuard,
     append_in_one,
     append_under_lock,
     holds,
+    nul_free,
+    write_rows,
 )
 from pipeline.handlers.store._pg_connection import PgSession, describe_url
 from pipeline.handlers.store._pg_lease import advisory_lease
@@ -43,24 +44,26 @@ from pipeline.handlers.store._pg_migrations import (
     applied_migrations,
     apply_migrations,
 )
-from pipeline.handlers.store._pg_sql import READ_SQL, nul_free, write_rows
-from pipeline.handlers.store._port import (
-    Letter,
-    Message,
-    SequenceConflictError,
-)
-from pipeline.handlers.store._projection import (
-    DEFAULT_PROJECTIONS,
-    Projection,
-    project,
-    rebuilt,
-)
-from pipeline.handlers.store._rows import (
-    refuse_newer_schema,
-)
-from pipeline.handlers.store._sql import READ_BATCH, Batch, SqlReads
+from pipeline.handlers.store._port import SequenceConflictError
+from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, project
+from pipeline.handlers.store._rows import unapplied
+from pipeline.handlers.store._sql import READ_BATCH, Batch, SqlStore
 
 __all__ = ["AppendGuard", "PostgresEventStore", "advisory_lease", "describe_url"]
+
+T = TypeVar("T")
+
+READ_SQL: Final = """
+    SELECT e.sequence, e.type, e.schema_version, e.body::text, e.digest, r.head, r.{tip}
+    FROM runs AS r
+    LEFT JOIN LATERAL (
+        SELECT sequence, type, schema_version, body, {digest} AS digest FROM events
+        WHERE events.run_id = r.run_id AND sequence >= %s ORDER BY sequence LIMIT %s
+    ) AS e ON true
+    WHERE r.run_id = %s
+"""
+"""A batch of a run's events with the run's head and tip on every row: one statement, so
+one snapshot (a run with no events in the batch gives one row of NULL events)."""
 
 _CHAIN_MIGRATION: Final = 6
 """The migration that added the hash chain's columns."""
@@ -68,7 +71,7 @@ _INBOX_MIGRATION: Final = 12
 """The migration that made the answers, the guidance and the context book one inbox."""
 
 
-class PostgresEventStore(PgSession, SqlReads):
+class PostgresEventStore(PgSession, SqlStore):
     """An :class:`~pipeline.handlers.store.EventStore` in a PostgreSQL database.
 
     ``url`` is a libpq URL (``postgresql://user@host:5432/db``). ``synchronous_commit`` False
@@ -82,6 +85,9 @@ class PostgresEventStore(PgSession, SqlReads):
     placeholder = "%s"
     _BODY = "body::text"
     _BEGAN = "created"
+    # Numbers in commit order: a reader never finds a gap filled in later.
+    _LOCK_INBOX: ClassVar[str | None] = "LOCK TABLE inbox IN EXCLUSIVE MODE"
+    _storable = staticmethod(nul_free)
 
     def __init__(
         self,
@@ -120,7 +126,7 @@ class PostgresEventStore(PgSession, SqlReads):
         versions = self.retrying(
             "read the schema version", lambda conn: applied_migrations(conn, self.label)
         )
-        refuse_newer_schema(self.label, versions, {version for version, _, _ in PG_MIGRATIONS})
+        unapplied(self.label, PG_MIGRATIONS, versions)  # a newer release's schema is refused
         if _CHAIN_MIGRATION not in versions:
             self._digest, self._tip = "NULL", "NULL"
         if _INBOX_MIGRATION not in versions:
@@ -229,73 +235,20 @@ class PostgresEventStore(PgSession, SqlReads):
         events = [row[:5] for row in rows if row[0] is not None]
         return events, *((int(rows[0][5]), rows[0][6]) if rows else (0, None))
 
-    def ensure_present(self) -> None:
-        """A database server's store cannot be deleted under an open connection: a no-op."""
+    # -- writes but appends --------------------------------------------------------------
 
-    # -- projections and checkpoints ---------------------------------------------------
+    def _writing(self, action: str, work: Callable[[Any], T], *, flush: bool = True) -> T:
+        """``work`` given a cursor in one transaction (retried whole on a lost connection);
+        without ``flush`` it commits without waiting for the server's disk."""
 
-    def rebuild_projections(self) -> int:
-        """Recreate every projection's table from every run's events, in one transaction."""
-        projections = self._projections
-
-        def work(conn: psycopg.Connection[Any]) -> int:
-            count = 0
+        def attempt(conn: psycopg.Connection[Any]) -> T:
             with conn.transaction(), conn.cursor() as cursor:
-                for projection in projections:
-                    cursor.execute(f"DELETE FROM {projection.table}".encode())
-                for run in self.runs():
-                    tables = rebuilt(projections, run.run_id, self)
-                    written = [(p, tables[p.table]) for p in projections]
-                    write_rows(cursor, written)
-                    count += sum(len(rows) for _, rows in written)
-            return count
+                if not flush:
+                    cursor.execute("SET LOCAL synchronous_commit = off")
+                return work(cursor)
 
-        return self.retrying("rebuild the projections", work)
+        return self.retrying(action, attempt)
 
-    # -- the inbox ---------------------------------------------------------------------
-
-    def post(self, letters: Sequence[Letter]) -> list[Message]:
-        """Keep ``letters`` in one transaction, each numbered after its addressee's last of
-        its kind (a key kept before gives the message kept then: a post retried after its
-        reply was lost keeps a keyed letter once)."""
-
-        def work(conn: psycopg.Connection[Any]) -> list[Message]:
-            with conn.transaction():
-                # Numbers in commit order: a reader never finds a gap filled in later.
-                conn.execute("LOCK TABLE inbox IN EXCLUSIVE MODE")
-                return post_letters(
-                    lambda sql, values: conn.execute(sql.encode(), values),
-                    letters,
-                    datetime.now(UTC),
-                    "%s",
-                    text=nul_free,
-                )
-
-        return self.retrying("post to the inbox", work)
-
-    def save_checkpoint(self, run_id: RunId, checkpoint: EncodedCheckpoint) -> None:
-        """Store ``checkpoint`` (the run must exist), without waiting for the server's disk."""
-
-        def work(conn: psycopg.Connection[Any]) -> None:
-            with conn.transaction():
-                conn.execute("SET LOCAL synchronous_commit = off")
-                conn.execute(
-                    "INSERT INTO checkpoints VALUES (%s, %s, %s, %s, %s) "
-                    "ON CONFLICT (run_id, sequence) DO UPDATE SET format_version = "
-                    "excluded.format_version, checksum = excluded.checksum, body = excluded.body",
-                    (
-                        run_id,
-                        checkpoint.sequence,
-                        checkpoint.format_version,
-                        checkpoint.checksum,
-                        checkpoint.body,
-                    ),
-                )
-
-        self.retrying(f"save a checkpoint of run {run_id!r}", work)
-
-    def __enter__(self) -> PostgresEventStore:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
+    def _write_projected(self, cursor: Any, tables: dict[str, list[tuple[Any, ...]]]) -> None:
+        """Write the projections' rows (inside the caller's transaction)."""
+        write_rows(cursor, [(p, tables[p.table]) for p in self._projections])

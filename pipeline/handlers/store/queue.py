@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Final, final
 
 import orjson
 import psycopg
-from attrs import frozen
+from attrs import field, frozen
 from psycopg.rows import class_row
 
 from pipeline.events import RunId
@@ -74,7 +74,7 @@ class Ticket:
     workspace: str
     config: str
     prompt: str
-    state: str
+    state: TicketState = field(converter=TicketState)
     run_id: str | None
     worker: str | None
     """The name of the worker that claimed it last (None while it is queued)."""
@@ -90,14 +90,9 @@ class Ticket:
     """The procrastinate worker that holds the job while it runs (one per claim)."""
 
     @property
-    def status(self) -> TicketState:
-        """``state`` as a :class:`TicketState`."""
-        return TicketState(self.state)
-
-    @property
     def cancellable(self) -> bool:
         """Whether :meth:`RunQueue.cancel` can still cancel it."""
-        return self.status in (TicketState.QUEUED, TicketState.RUNNING)
+        return self.state in (TicketState.QUEUED, TicketState.RUNNING)
 
 
 _SELECT: Final = f"""

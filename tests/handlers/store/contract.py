@@ -480,6 +480,20 @@ class EventStoreContract:
         assert [c.sequence for c in saved] == [20, 12, 5]
         assert checkpoint_state(saved[0], "latest") == fold(events[:20])
 
+    def test_a_checkpoint_saved_again_at_its_sequence_replaces_the_first(
+        self, make_store: StoreFactory
+    ) -> None:
+        """A checkpoint saved at a sequence that has one already replaces it: one is kept,
+        the later (a resumed run saves the fold again where its last checkpoint stood)."""
+        store = make_store()
+        events = scripted_run().events
+        store.append(RUN, 0, events)
+        first = encode_checkpoint(fold(events[:5]))
+        store.save_checkpoint(RUN, first)
+        again = evolve(first, checksum="another", body=b"another body")
+        store.save_checkpoint(RUN, again)
+        assert store.checkpoints(RUN) == [again]
+
     def test_reading_a_long_log_streams_in_constant_memory(self, make_store: StoreFactory) -> None:
         """40,000 events read one by one: peak memory stays far below holding them all."""
         store = make_store(projections=())  # what is read is the point, not what is projected

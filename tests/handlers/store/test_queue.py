@@ -51,7 +51,7 @@ def test_workers_claiming_at_once_each_get_a_different_ticket(postgres_url: str)
     with PostgresEventStore(postgres_url) as store:
         queue = RunQueue(store)
         assert queue.claim("w9", 60) is None
-        assert {t.status for t in queue.tickets()} == {TicketState.RUNNING}
+        assert {t.state for t in queue.tickets()} == {TicketState.RUNNING}
 
 
 def test_a_silent_holder_is_taken_over_and_the_stale_worker_cannot_write(
@@ -89,7 +89,7 @@ def test_a_silent_holder_is_taken_over_and_the_stale_worker_cannot_write(
         assert queue.finish(lease_b, TicketState.DONE, "completed")
         done = queue.get("t-000")
         assert done is not None
-        assert (done.status, done.outcome, done.worker) == (TicketState.DONE, "completed", "B")
+        assert (done.state, done.outcome, done.worker) == (TicketState.DONE, "completed", "B")
         assert queue.claim("C", 30) is None
 
 
@@ -106,7 +106,7 @@ def test_a_released_ticket_is_claimed_at_once_and_resumes_its_run(postgres_url: 
         assert queue.release(Lease.of(claimed))
         back = queue.get("t-000")
         assert back is not None
-        assert (back.status, back.worker, back.holder) == (TicketState.QUEUED, None, None)
+        assert (back.state, back.worker, back.holder) == (TicketState.QUEUED, None, None)
         again = queue.claim("B", 600)
         assert again is not None
         assert (again.worker, again.run_id, again.claims) == ("B", "run-r", 2)
@@ -220,7 +220,7 @@ def test_a_cancelled_ticket_is_never_claimed_and_its_worker_cannot_write(
             as_a.append(run, 0, topics(2))
             was = queue.cancel("t-000", "not needed any more")
             assert was is not None
-            assert (was.status, was.worker) == (TicketState.RUNNING, "A")
+            assert (was.state, was.worker) == (TicketState.RUNNING, "A")
             with pytest.raises(LeaseLostError):
                 as_a.append(run, 2, topics(1, start=2))
         assert plain.head(run) == 2
@@ -229,7 +229,7 @@ def test_a_cancelled_ticket_is_never_claimed_and_its_worker_cannot_write(
         assert not queue.release(lease)
         queued = queue.cancel("t-001")
         assert queued is not None
-        assert (queued.status, queued.worker) == (TicketState.QUEUED, None)
+        assert (queued.state, queued.worker) == (TicketState.QUEUED, None)
         claimed = queue.claim("B", 600)
         assert claimed is not None
         assert claimed.ticket == "t-002", "cancelled tickets are skipped"
@@ -240,7 +240,7 @@ def test_a_cancelled_ticket_is_never_claimed_and_its_worker_cannot_write(
         assert queue.claim("C", 0.01) is None, "a cancelled run is not taken over"
         ended = queue.get("t-000")
         assert ended is not None
-        assert (ended.status, ended.outcome) == (TicketState.CANCELLED, "not needed any more")
+        assert (ended.state, ended.outcome) == (TicketState.CANCELLED, "not needed any more")
 
 
 def test_the_tickets_of_a_run_queue_table_move_to_procrastinate(postgres_url: str) -> None:
