@@ -41,6 +41,9 @@ EVENTS_READ: Final = 20
 _RUNS: Final = "SELECT run_id, head, tip, started_at FROM runs ORDER BY started_at, rowid"
 """Every run, oldest first: the order ``choose_run`` takes the latest from (with each one's
 start, which that reader decodes too: a start that is not text is damage it reports)."""
+_AT_ONCE: Final = 1_000
+"""Lines printed in one call: the console's work per call (its size, read from the
+environment) cost as much as the lines themselves; the output is the same."""
 _ROWS: Final = (
     "SELECT sequence, type, schema_version, body, digest FROM events "
     "WHERE run_id = ? ORDER BY sequence"
@@ -110,9 +113,11 @@ def _print(path: Path, wanted: str | None) -> bool:
             return False  # no runs, not this one or not as read: the full command says so
         from pipeline.app.cli._console import output_console
 
-        out = output_console()
-        for number, (_, _, _, body, _) in enumerate(db.execute(_ROWS, (run_id,))):
-            out.print(event_line(number, orjson.loads(body)), soft_wrap=True, markup=False)
+        out, rows, number = output_console(), db.execute(_ROWS, (run_id,)), 0
+        while batch := rows.fetchmany(_AT_ONCE):
+            lines = (event_line(number + i, orjson.loads(row[3])) for i, row in enumerate(batch))
+            out.print("\n".join(lines), soft_wrap=True, markup=False)
+            number += len(batch)
     except (sqlite3.Error, UnicodeDecodeError):  # a stored text that is not: damage
         return False
     finally:
