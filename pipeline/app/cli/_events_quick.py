@@ -1,7 +1,7 @@
 """``ralph events`` on a SQLite store, kept lean: each stored row is printed from its JSON
 (:func:`pipeline.app.cli._describe.event_line`, the line the full command prints from the
-decoded event) without typer, the events or the converter (about a fifth of the full
-command's time, most of it rich's import).
+decoded event) without typer, the events or the converter (about a quarter of the full
+command's time, most of it the interpreter's start and rich's import).
 
 It answers only where it gives exactly what the full command gives: the plain shapes
 (``ralph events [PATH] [--run RUN]``) on a SQLite file this release writes, a run whose rows
@@ -96,8 +96,8 @@ def _print(path: Path, wanted: str | None) -> bool:
     """Print run ``wanted``'s events (the latest run's when None) and return True, or return
     False, having printed nothing, when this path cannot print them exactly as the full
     command does. The rows are read twice in one snapshot, to check and to print, so that a
-    long log is never held whole (a read that fails between the two, the disk's fault,
-    leaves the log to the full command, which reports it)."""
+    long log is never held whole (a read that fails while printing, the disk's fault, leaves
+    the log to the full command, which reads it again from the start and reports it)."""
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except (sqlite3.Error, OSError, ValueError):
