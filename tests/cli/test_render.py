@@ -129,7 +129,7 @@ def _typed(value: Any) -> str:
 @pytest.mark.parametrize(
     "variant", [v for v in typing.get_args(PipelineEvent) if WIRE_TAGS[v] not in _SHAPED]
 )
-@settings(max_examples=15, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_line_from_the_stored_json_reads_each_field_by_its_type(
     variant: type[PipelineEvent], data: st.DataObject
