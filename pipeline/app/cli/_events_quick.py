@@ -25,7 +25,7 @@ import orjson
 
 from pipeline.app.cli._describe import event_line
 from pipeline.app.cli._plain import PLAIN_SHAPES, arguments
-from pipeline.app.cli._runs_quick import SCHEMA_READ
+from pipeline.app.cli._runs_quick import SCHEMA_READ, _location
 
 # ``typing`` is imported for the type checker only, as in ``pipeline.app.cli._emit``.
 TYPE_CHECKING = False
@@ -60,18 +60,6 @@ def link(
     digest.update(b"\0")
     digest.update(body.encode() if isinstance(body, str) else body)
     return digest.hexdigest()
-
-
-def _location(source: str | None) -> Path | None:
-    """The SQLite file ``ralph events [SOURCE]`` reads, or None for a source this path
-    leaves to the full command (a URL, a ``.jsonl`` log)."""
-    if source is None:
-        from pipeline.handlers.runtime._layout import WorkspaceLayout
-
-        return WorkspaceLayout(root=Path()).store
-    if not source or "://" in source or source.startswith("sqlite:") or source.endswith(".jsonl"):
-        return None
-    return Path(source)
 
 
 def _intact(db: sqlite3.Connection, run_id: str, head: int, tip: str | None) -> bool:
@@ -132,8 +120,8 @@ def main(argv: list[str]) -> int | None:
     if given is None or "RALPH_STORE" in os.environ:
         return None
     source, run = given.get("source"), given.get("run")
-    path = _location(None if source is None else str(source))
-    if path is None or not path.is_file():
+    path = _location([] if source is None else [str(source)])  # as ``ralph runs`` finds it
+    if path is None or path.suffix == ".jsonl" or not path.is_file():
         return None
     try:
         return 0 if _print(path, None if run is None else str(run)) else None
