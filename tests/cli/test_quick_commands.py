@@ -18,9 +18,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.app import cli
+from pipeline.app.cli._events_quick import EVENTS_READ, link
 from pipeline.app.cli._plain import PLAIN_SHAPES, PlainShape, arguments, run_plain
 from pipeline.app.cli._runs_quick import SCHEMA_READ, cost_cell
 from pipeline.core.state import SpendLine
+from pipeline.events import SCHEMA_VERSION
+from pipeline.handlers.store import _chain
 from pipeline.handlers.store._migrations import MIGRATIONS
 from pipeline.reducers.views import cost_text
 from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
@@ -145,6 +148,124 @@ def test_the_lean_runs_path_reads_the_schema_the_store_writes() -> None:
     """The newest schema ``ralph runs`` reads lean is the SQLite store's newest migration: a
     migration added later makes the lean path step aside until it is checked."""
     assert max(version for version, _, _ in MIGRATIONS) == SCHEMA_READ
+
+
+def test_events_answers_from_the_rows_what_the_full_command_answers(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """On the demo's store ``ralph events`` (also given the store's path, or the run) prints
+    each stored row without loading typer, the events or the converter, exactly what the
+    full command prints from the decoded events (run with ``--format table``, the default
+    spelled out, which only the full command reads)."""
+    store = tmp_path / "copy.db"
+    shutil.copy(demo_dir / ".git" / "ralph" / "pipeline.db", store)
+    (run_id,) = (row[0] for row in sqlite3.connect(store).execute("SELECT run_id FROM runs"))
+    for argv in (("events",), ("events", str(store)), ("events", "--run", run_id)):
+        said, modules = _loaded(demo_dir, *argv)
+        assert not {"typer", "pipeline.events", "cattrs"} & modules, argv
+        full_said, full_modules = _loaded(demo_dir, *argv, "--format", "table")
+        assert "pipeline.events" in full_modules
+        assert said == full_said, argv
+        assert len(said.splitlines()) > 50
+
+
+def _rechained(store: Path) -> None:
+    """Give every row of ``store`` the digest the store's chain makes of it, and each run its
+    tip, as a writer of that row would have."""
+    with sqlite3.connect(store) as db:
+        rows = db.execute(
+            "SELECT run_id, sequence, type, schema_version, body FROM events "
+            "ORDER BY run_id, sequence"
+        ).fetchall()
+        tips: dict[str, str | None] = {}
+        for run_id, sequence, tag, version, body in rows:
+            tips[run_id] = _chain.link(tips.get(run_id), run_id, sequence, tag, version, body)
+            db.execute(
+                "UPDATE events SET digest = ? WHERE run_id = ? AND sequence = ?",
+                (tips[run_id], run_id, sequence),
+            )
+        db.executemany(
+            "UPDATE runs SET tip = ? WHERE run_id = ?", [(t, r) for r, t in tips.items()]
+        )
+
+
+@pytest.mark.parametrize(
+    ("damage", "rechain"),
+    [
+        # A row changed after it was written: the chain shows it.
+        (
+            "UPDATE events SET body = replace(body, 'scripted', 'scriptex') WHERE sequence = 5",
+            False,
+        ),
+        ("DELETE FROM events WHERE sequence = 7", True),  # a row lost, the chain made anew
+        ("UPDATE events SET schema_version = 19 WHERE sequence = 3", True),  # to upcast
+        ("UPDATE events SET body = '{' WHERE sequence = 4", True),  # chained, but no event
+        ("UPDATE events SET digest = NULL", False),  # rows written before the chain
+        ("UPDATE runs SET head = head + 1", False),  # rows lost at the end
+        ("DELETE FROM runs", False),  # no runs
+    ],
+)
+def test_events_leaves_what_it_cannot_read_as_the_store_does_to_the_full_command(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+    damage: str,
+    rechain: bool,
+) -> None:
+    """A damaged log, a row of an older schema, rows from before the chain or a store with no
+    run are read by the full command (typer loads), which says (and exits with) what it
+    always says: the lean path prints nothing of its own there."""
+    store = tmp_path / "copy.db"
+    shutil.copy(demo_dir / ".git" / "ralph" / "pipeline.db", store)
+    with sqlite3.connect(store) as db:
+        db.execute(damage)
+    if rechain:
+        _rechained(store)
+    _said, modules = _loaded(tmp_path, "events", str(store))
+    assert "typer" in modules
+    lean = ralph("events", str(store), cwd=tmp_path)
+    full = ralph("events", str(store), "--format", "table", cwd=tmp_path)
+    assert (lean.returncode, lean.stdout, lean.stderr) == (
+        full.returncode,
+        full.stdout,
+        full.stderr,
+    )
+
+
+def test_events_leaves_an_unknown_run_and_a_jsonl_log_to_the_full_command(
+    demo_dir: Path,  # noqa: F811
+) -> None:
+    """``--run`` naming no run of the store, and a ``.jsonl`` log (which nothing vouches
+    for, unlike the store's chained rows), are answered by the full command."""
+    for argv in (("events", "--run", "nope"), ("events", ".ralph/event-log.jsonl")):
+        _said, modules = _loaded(demo_dir, *argv)
+        assert "typer" in modules, argv
+    unknown = ralph("events", "--run", "nope", cwd=demo_dir)
+    assert unknown.returncode == 2
+    assert "nope" in unknown.stderr
+
+
+def test_the_lean_events_path_reads_the_current_schema_and_chains_as_the_store() -> None:
+    """The lean path prints rows of the vocabulary's schema version only (older ones are
+    upcast by the full command), and checks each against the digest the store makes."""
+    assert EVENTS_READ == SCHEMA_VERSION
+    assert link(None, "r", 0, "t", 1, b"{}") == _chain.link(None, "r", 0, "t", 1, b"{}")
+
+
+@given(
+    previous=st.none() | st.text(),
+    run_id=st.text(),
+    sequence=st.integers(0, 2**40),
+    tag=st.text(),
+    body=st.binary() | st.text(),
+)
+def test_the_lean_link_is_the_stores(
+    previous: str | None, run_id: str, sequence: int, tag: str, body: bytes | str
+) -> None:
+    """The lean path's digest of a row is the store's, for any row."""
+    assert link(previous, run_id, sequence, tag, 20, body) == _chain.link(
+        previous, run_id, sequence, tag, 20, body
+    )
 
 
 @given(

@@ -1,16 +1,25 @@
-"""One fact, one readable line: no Python reprs, no line breaks from multi-line values."""
+"""One fact, one readable line: no Python reprs, no line breaks from multi-line values; the
+same line from the event and from the JSON the store keeps of it."""
 
 from __future__ import annotations
 
+import enum
+import typing
 from datetime import UTC, datetime
+from typing import Any
 
 import attrs
-from hypothesis import given
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipeline.app.cli._describe import describe, show
 from pipeline.app.cli._render import describe_event
 from pipeline.app.testing import events
+from pipeline.core.serialization import encode_event
 from pipeline.events import (
+    WIRE_TAGS,
     AgentName,
     CommitMessageGenerated,
     Digest,
@@ -21,6 +30,7 @@ from pipeline.events import (
     GateStarted,
     GateStatus,
     Instant,
+    Json,
     PipelineEvent,
     Role,
     RoleChain,
@@ -89,3 +99,49 @@ def test_a_gate_report_says_how_it_ended_its_last_line_and_the_whole_log_path() 
         "validation.gate_finished gate=tests boundary=completion status=not_started "
         f"duration=41.250s log_path={log}"
     )
+
+
+_SHAPED = {"validation.gate_finished", "validation.changes_screened"}
+_SHAPED |= {"validation.screen_base_recorded", "lifecycle.sandbox_checked"}
+"""The events with a line of their own shape (pinned by the tests above and in
+``test_gates_shown`` and ``test_screens_shown``)."""
+
+
+def _typed(value: Any) -> str:
+    """A field's value as people read it, by its type: an enum its value, a time to the
+    second, a payload its JSON text, a chain ``role:a>b``, a record its class's name, a
+    tuple its items joined by commas."""
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="seconds")
+    if isinstance(value, Json):
+        return value.text
+    if isinstance(value, RoleChain):
+        return f"{value.role.value}:{'>'.join(value.agents)}"
+    if attrs.has(type(value)):
+        return type(value).__name__
+    if isinstance(value, tuple):
+        return ",".join(_typed(item) for item in value)
+    return str(value)
+
+
+@pytest.mark.parametrize(
+    "variant", [v for v in typing.get_args(PipelineEvent) if WIRE_TAGS[v] not in _SHAPED]
+)
+@settings(max_examples=10, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_line_from_the_stored_json_reads_each_field_by_its_type(
+    variant: type[PipelineEvent], data: st.DataObject
+) -> None:
+    """Every variant's line, made from the JSON the store keeps (which says nothing of
+    types), shows each field set as its type reads: the tables of ``_describe`` name every
+    time, record, payload and chain field there is (a new one missing from them fails)."""
+    event = data.draw(st.from_type(variant))
+    fields = [
+        f"{f.name}={show(_typed(getattr(event, f.name)))}"
+        for f in attrs.fields(type(event))
+        if f.name != "at" and getattr(event, f.name) is not None
+    ]
+    expected = f"{WIRE_TAGS[type(event)]} " + " ".join(fields)
+    assert describe(orjson.loads(encode_event(event))) == expected == describe_event(event)

@@ -3,10 +3,11 @@
 The commands live in one module per group (``_run_commands``, ``_read_commands``, ...), all
 on the typer app of ``_app``. This module stays small on purpose: ``ralph emit``, which an
 agent runs once per topic, is dispatched before typer, rich or the engine are imported, and
-so is ``ralph --version``, and ``ralph runs`` where the store's summaries answer it
-(``_runs_quick``); the plain shapes of ``status``, ``events`` and ``respond`` skip typer's
-parsing (``_plain``). Any other command imports the module (or two) that define it and
-none of the others (:data:`COMMANDS`); only the help, which lists them all, imports every one.
+so is ``ralph --version``, ``ralph runs`` where the store's summaries answer it
+(``_runs_quick``) and ``ralph events`` where the store's rows do (``_events_quick``); the
+plain shapes of ``status``, ``events`` and ``respond`` skip typer's parsing (``_plain``).
+Any other command imports the module (or two) that define it and none of the others
+(:data:`COMMANDS`); only the help, which lists them all, imports every one.
 """
 
 from __future__ import annotations
@@ -110,6 +111,13 @@ def main() -> None:
         from pipeline.app.cli._runs_quick import main as runs_main
 
         answered = runs_main(sys.argv[2:])
+        if answered is not None:
+            raise SystemExit(answered)
+    if sys.argv[1:2] == ["events"]:
+        # From the store's rows where they answer exactly, without typer or the events.
+        from pipeline.app.cli._events_quick import main as events_main
+
+        answered = events_main(sys.argv[2:])
         if answered is not None:
             raise SystemExit(answered)
     if sys.argv[1:2] in (["status"], ["events"], ["respond"]):

@@ -33,17 +33,18 @@ from pipeline.app.cli._app import (
     lost_runs,
     out,
 )
+from pipeline.app.cli._describe import event_line
 from pipeline.app.cli._follow import category_filter, follow
 from pipeline.app.cli._logfile import EventLogError
-from pipeline.app.cli._render import describe_event, state_table
+from pipeline.app.cli._render import state_table
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.cli._source import LogSource, open_source
 from pipeline.core.serialization import (
     CONVERTER,
     CheckpointError,
     checkpoint_state,
+    encode_event,
     encode_state,
-    unstructure_event,
 )
 from pipeline.core.state import Phase, PipelineState
 from pipeline.events import (
@@ -155,12 +156,12 @@ def _fold_and_check(
 
 
 def _print_event(number: int, event: PipelineEvent, output: LogFormat) -> None:
+    wire = encode_event(event)
     if output is LogFormat.JSONL:
-        sys.stdout.write(orjson.dumps(unstructure_event(event)).decode() + "\n")
+        sys.stdout.write(wire.decode() + "\n")
         sys.stdout.flush()  # a reader of a followed log sees each event as it comes
     else:
-        at = event.at.isoformat(timespec="seconds")
-        out.print(f"{number:>5}  {at}  {describe_event(event)}", soft_wrap=True, markup=False)
+        out.print(event_line(number, orjson.loads(wire)), soft_wrap=True, markup=False)
 
 
 @app.command()
