@@ -23,6 +23,7 @@ from pathlib import Path
 
 import orjson
 
+from pipeline.app.cli._plain import PLAIN_SHAPES, arguments
 from pipeline.app.cli._runs_quick import SCHEMA_READ
 
 # ``typing`` is imported for the type checker only, as in ``pipeline.app.cli._emit``.
@@ -38,16 +39,6 @@ EFFECT_TRAILER: Final = "Ralph-Effect"
 
 _FALLBACK: Final = frozenset({"refused", "screened", "forked"})
 """The parts that say the log holds what the rows leave out."""
-
-
-def _run_asked(argv: list[str]) -> tuple[str | None] | None:
-    """The run ``ralph status ARGV`` names (inside a tuple; None in it: the latest), or None
-    for a shape this path leaves to the full command."""
-    if not argv:
-        return (None,)
-    if len(argv) == 2 and argv[0] == "--run" and argv[1] and not argv[1].startswith("-"):
-        return (argv[1],)
-    return None
 
 
 def run_parts(path: Path, asked: str | None) -> tuple[str, int, list[tuple[str, int, str]]] | None:
@@ -178,15 +169,17 @@ def _commits_kept(run_id: str, parts: dict[str, str]) -> bool:
 def main(argv: list[str]) -> int | None:
     """Print the status of the run ``ralph status ARGV`` names and return 0, or return None
     (printing nothing) when the full command must answer."""
-    asked = _run_asked(argv)
-    if asked is None or "RALPH_STORE" in os.environ:  # the store it names: the full command's
+    given = arguments(PLAIN_SHAPES["status"], argv)
+    # --json prints the state, and RALPH_STORE names another store: the full command's.
+    if given is None or "as_json" in given or "RALPH_STORE" in os.environ:
         return None
+    asked = given.get("run")
     from pipeline.handlers.runtime._layout import WorkspaceLayout
 
     path = WorkspaceLayout(root=Path()).store
     if not path.is_file():
         return None
-    found = status_parts(path, asked[0])
+    found = status_parts(path, asked if isinstance(asked, str) else None)
     if found is None:
         return None
     run_id, parts = found
