@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.app.cli._progress import LiveView
-from pipeline.app.cli._render import describe_event, screens_text, state_rows
+from pipeline.app.cli._render import describe_event, state_rows
 from pipeline.app.cli._report import html_report, markdown_report
 from pipeline.core.state import PipelineState
 from pipeline.engine.simulation import simulated_policy
@@ -36,7 +36,7 @@ from pipeline.events import (
     TamperPolicy,
 )
 from pipeline.reducers import fold, reduce
-from pipeline.reducers.views import ScreenRun, gate_runs, screen_runs, timeline
+from pipeline.reducers.views import ScreenRun, gate_runs, screen_runs, screens_text, timeline
 from tests.cli.test_gates_shown import _MARKUP, _Page
 from tests.cli.test_progress import _panel
 from tests.reducers.test_gates import gate

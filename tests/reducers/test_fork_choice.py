@@ -113,7 +113,8 @@ def test_a_forks_model_goes_only_to_its_agent_not_to_a_fallback() -> None:
 
 def test_status_names_the_forks_agent_at_work() -> None:
     """``ralph status``'s active agent is the one the fork runs, not the chain's first."""
-    from pipeline.app.cli._render import active_agent, state_rows
+    from pipeline.app.cli._render import state_rows
+    from pipeline.reducers.views import active_agent
 
     state = reduce(fold(EVENTS[:AT]), forked("codex", "m-fork"))
     working = active_agent(state)

@@ -3,11 +3,12 @@
 The commands live in one module per group (``_run_commands``, ``_read_commands``, ...), all
 on the typer app of ``_app``. This module stays small on purpose: ``ralph emit``, which an
 agent runs once per topic, is dispatched before typer, rich or the engine are imported, and
-so is ``ralph --version``, ``ralph runs`` where the store's summaries answer it
-(``_runs_quick``) and ``ralph events`` where the store's rows do (``_events_quick``); the
-plain shapes of ``status``, ``events`` and ``respond`` skip typer's parsing (``_plain``).
-Any other command imports the module (or two) that define it and none of the others
-(:data:`COMMANDS`); only the help, which lists them all, imports every one.
+so is ``ralph --version``, and ``ralph runs``, ``status``, ``respond`` and ``events`` where
+the store's projections or rows answer them (``_runs_quick``, ``_status_quick``,
+``_respond_quick``, ``_events_quick``); the plain shapes of ``status``, ``events`` and
+``respond`` skip typer's parsing (``_plain``). Any other command imports the module (or two)
+that define it and none of the others (:data:`COMMANDS`); only the help, which lists them all,
+imports every one.
 """
 
 from __future__ import annotations
@@ -106,18 +107,13 @@ def main() -> None:
         from pipeline.app.cli._emit import main as emit_main
 
         raise SystemExit(emit_main(sys.argv[2:]))
-    if sys.argv[1:2] == ["runs"]:
-        # From the store's summaries where they answer exactly, without typer or the events.
-        from pipeline.app.cli._runs_quick import main as runs_main
+    if sys.argv[1:2] in (["runs"], ["status"], ["respond"], ["events"]):
+        # From the store's projections or rows where they answer exactly, without typer or
+        # the events.
+        import importlib
 
-        answered = runs_main(sys.argv[2:])
-        if answered is not None:
-            raise SystemExit(answered)
-    if sys.argv[1:2] == ["events"]:
-        # From the store's rows where they answer exactly, without typer or the events.
-        from pipeline.app.cli._events_quick import main as events_main
-
-        answered = events_main(sys.argv[2:])
+        quick = importlib.import_module(f"pipeline.app.cli._{sys.argv[1]}_quick")
+        answered = quick.main(sys.argv[2:])
         if answered is not None:
             raise SystemExit(answered)
     if sys.argv[1:2] in (["status"], ["events"], ["respond"]):

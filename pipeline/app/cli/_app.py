@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from pipeline import WireFormatError
-from pipeline.app.cli._console import output_console
+from pipeline.app.cli._console import error_console, output_console, usage_error
 from pipeline.app.cli._logfile import EventLogError
 from pipeline.app.cli._safe import message_safe
 from pipeline.app.cli._source import LogSource, open_source
@@ -95,7 +94,7 @@ def _plugin_presets() -> None:
 out = output_console()
 
 
-err = Console(stderr=True, highlight=False, emoji=False)
+err = error_console()
 
 
 USAGE_ERROR = 2
@@ -118,8 +117,7 @@ class LogFormat(StrEnum):
 
 
 def _fail(message: str) -> typer.Exit:
-    # Messages quote paths, config sections and extras ("[store]", "[otel]"): never markup.
-    err.print(f"[bold red]error:[/] {escape(message_safe(message))}", soft_wrap=True)
+    usage_error(err, message)
     return typer.Exit(USAGE_ERROR)
 
 

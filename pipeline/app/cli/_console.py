@@ -9,7 +9,7 @@ import sys
 
 from rich.console import Console
 
-__all__ = ["OutputConsole", "output_console"]
+__all__ = ["OutputConsole", "error_console", "output_console", "usage_error"]
 
 
 class OutputConsole(Console):
@@ -26,3 +26,18 @@ def output_console() -> OutputConsole:
     """The console for a command's results on stdout (never highlighted: values are shown as
     they are)."""
     return OutputConsole(highlight=False, emoji=False)
+
+
+def error_console() -> Console:
+    """The console for what went wrong, on stderr."""
+    return Console(stderr=True, highlight=False, emoji=False)
+
+
+def usage_error(console: Console, message: str) -> None:
+    """Say that the command was used wrongly: ``error:`` and ``message`` (its text never
+    markup: messages quote paths, config sections and extras such as ``[store]``)."""
+    from rich.markup import escape
+
+    from pipeline.app.cli._safe import message_safe
+
+    console.print(f"[bold red]error:[/] {escape(message_safe(message))}", soft_wrap=True)

@@ -34,15 +34,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from pipeline.app.cli._render import (
-    active_agent,
-    answer_command,
-    describe_event,
-    screen_at_work,
-    spent,
-    waiting_line,
-)
-from pipeline.app.cli._report_sandbox import refused_text
+from pipeline.app.cli._render import describe_event, waiting_line
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.core.serialization import unstructure_event
 from pipeline.core.state import PipelineState
@@ -55,7 +47,14 @@ from pipeline.events import (
     RunResumed,
     TopicPublished,
 )
-from pipeline.reducers.views import sandbox_view
+from pipeline.reducers.views import (
+    active_agent,
+    answer_command,
+    refused_text,
+    sandbox_view,
+    screen_at_work,
+    spent,
+)
 
 __all__ = ["Display", "LiveView", "choose_display", "showing", "wait_notice"]
 

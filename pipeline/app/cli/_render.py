@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,57 +11,24 @@ from rich.table import Table
 from rich.text import Text
 
 from pipeline.app.cli._describe import describe, show
-from pipeline.app.cli._report_layout import counted
-from pipeline.app.cli._report_sandbox import sandbox_rows
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.core.serialization import CONVERTER, encode_event
-from pipeline.core.state import PipelineState, SpendLine, Step, agents_for
-from pipeline.events import PipelineEvent, ScreenScope
-from pipeline.reducers.views import (
-    SandboxView,
-    ScreenOutcome,
-    ScreenRun,
-    context_rows,
-    cost_text,
-    ladder_rows,
-    models_text,
-    tokens_text,
-)
+from pipeline.core.state import PipelineState
+from pipeline.events import PipelineEvent
+from pipeline.reducers.views import SandboxView, ScreenRun, answer_command, status_rows
 
 __all__ = [
-    "active_agent",
-    "answer_command",
     "describe_event",
-    "screen_at_work",
-    "screens_text",
-    "spent",
     "state_rows",
     "state_table",
     "value_text",
     "waiting_line",
 ]
 
-_HITS_NAMED = 3
-"""Hits a one-line account of screens names; the rest are counted."""
-
-
 def describe_event(event: PipelineEvent) -> str:
     """One line: the event's wire tag and its fields but the time (see
     :func:`pipeline.app.cli._describe.describe`, which renders its wire form)."""
     return describe(orjson.loads(encode_event(event)))
-
-
-def answer_command(state: PipelineState, workspace: Path | None = None) -> str | None:
-    """The exact ``ralph respond`` command that answers the question the run waits on (None
-    when it waits on none, or the question has no id yet); ``workspace`` adds ``-C``."""
-    question = state.ledger.pending_question
-    if question is None or not question.asked or state.run is None:
-        return None
-    where = "" if workspace is None else f" -C {shlex.quote(str(workspace))}"
-    return (
-        f"ralph respond{where} --run {shlex.quote(state.run.run_id)} "
-        f"--question {question.question_id} 'YOUR ANSWER'"
-    )
 
 
 def waiting_line(state: PipelineState, workspace: Path | None = None) -> str | None:
@@ -78,84 +44,6 @@ def waiting_line(state: PipelineState, workspace: Path | None = None) -> str | N
     )
 
 
-def _gate_at_work(state: PipelineState) -> str | None:
-    """The gate whose command runs now and the boundary it runs at: ``gate tests (final)``."""
-    round_ = state.gating.round
-    if round_ is None or round_.in_flight is None:
-        return None
-    boundary = next((b for name, b in round_.pending if name == round_.in_flight), None)
-    where = "" if boundary is None else f" ({boundary.value})"
-    return f"gate {round_.in_flight}{where}"
-
-
-def screen_at_work(state: PipelineState) -> bool:
-    """Whether the run is screening its changes now: its round of gates opened with the
-    screen still due."""
-    round_ = state.gating.round
-    return state.progress.step is Step.GATE and round_ is not None and round_.screen_due
-
-
-def active_agent(state: PipelineState) -> str | None:
-    """Who works now: the gate whose command runs (``gate tests (final)``), the screen of the
-    run's changes, or the role (its hat's name when it has one), the agent of its chain in
-    use, the attempt and the retries spent; None when nothing is at work."""
-    gate = _gate_at_work(state)
-    if gate is not None:
-        return gate
-    if screen_at_work(state):
-        round_ = state.gating.round
-        task = round_ is not None and round_.scope is ScreenScope.ITERATION
-        return "screening the task's changes" if task else "screening the run's changes"
-    role = state.progress.role
-    if role is None or state.run is None:
-        return None
-    chain = agents_for(state, role)  # a topology hat's own chain, a fork's agent first
-    position = state.agent.chain_position
-    agent = chain[position] if position < len(chain) else "?"
-    hat = state.run.loop.hat(role)
-    who = role.value if hat is None or hat.name == role.value else f"{role.value} ({hat.name})"
-    text = f"{who}: {agent}"
-    if position:
-        text += f" (fallback {position} of {len(chain) - 1})"
-    if state.agent.attempt:
-        text += f", attempt {state.agent.attempt}"
-    if state.agent.retries:
-        text += f", {state.agent.retries} retries"
-    return text
-
-
-def spent(line: SpendLine) -> str:
-    """The known cost of ``line`` and how many invocations it covers: ``$0.42 + 3 of unknown
-    cost (7 invocations)``, ``unknown (2 invocations)``, or that none reported usage."""
-    if line.invocations == 0:
-        return "no usage reported"
-    return f"{cost_text(line)} ({counted(line.invocations, 'invocation')})"
-
-
-def _by(lines: dict[str, SpendLine]) -> str:
-    costs = ((name, cost_text(line)) for name, line in lines.items())  # unknown unknown: once
-    return ", ".join(name if name == cost else f"{name} {cost}" for name, cost in costs) or "-"
-
-
-def screens_text(screens: Sequence[ScreenRun]) -> str:
-    """The run's screens on one line: ``2 screens, clean``, or the hits (each kind and place
-    once, the first few named) and what the last screen did; ``none yet`` before the first."""
-    if not screens:
-        return "none yet"
-    count = counted(len(screens), "screen")
-    hits = [hit for screen in screens for hit in screen.hits]
-    if not hits:
-        return f"{count}, clean"
-    named = list(dict.fromkeys(f"{h.hit.kind.value} {h.where}" for h in hits))
-    more = f", and {len(named) - _HITS_NAMED} more" if len(named) > _HITS_NAMED else ""
-    last = screens[-1].outcome
-    said = "clean" if last is ScreenOutcome.CLEAN else f"{last.value} the run"
-    return (
-        f"{count}, {counted(len(hits), 'hit')}: {', '.join(named[:_HITS_NAMED])}{more}; "
-        f"the last screen {said}"
-    )
-
-
 def state_rows(
     state: PipelineState,
     screens: Sequence[ScreenRun] | None = None,
@@ -167,114 +55,8 @@ def state_rows(
     a ``screen`` row for a run that screens its changes; ``sandbox`` (read from the log: the
     state keeps nothing of it) the ``sandbox`` and ``refused connections`` rows of a run
     that recorded its sandbox."""
-    rows = _state_rows(state, screens, sandbox)
+    rows = status_rows(state, screens, sandbox)
     return [(what, terminal_safe(value)) for what, value in rows]
-
-
-def _state_rows(
-    state: PipelineState, screens: Sequence[ScreenRun] | None, sandbox: SandboxView | None
-) -> list[tuple[str, str]]:
-    run, progress, ledger = state.run, state.progress, state.ledger
-    budget = run.budget if run else None
-    question = ledger.pending_question
-    spend = ledger.spend
-    # Only a salvaged run has the row: what its damaged log lost is worth a line of its own.
-    salvaged = [("salvaged", ledger.salvages[-1])] if ledger.salvages else []
-    chosen = [f"agent {run.agent} first"] if run and run.agent else []
-    chosen += [f"model {run.model}"] if run and run.model else []
-    forked = [("fork's own", ", ".join(chosen))] if chosen else []
-    topology = run is not None and run.loop.topology is not None
-    # A topology has hats instead of review passes: where it stands in its routing.
-    passes = (
-        _routing_rows(state)
-        if topology
-        else [
-            (
-                "review pass",
-                f"{progress.review_pass}/{budget.max_review_passes}"
-                if budget
-                else str(progress.review_pass),
-            )
-        ]
-    )
-    gating = state.gating
-    gates = (
-        [
-            ("gates", f"{gating.ran} run, {gating.blocked} blocked, {gating.warned} warned"),
-            ("last gate block", gating.last_block or "-"),
-        ]
-        if run is not None and run.loop.gates
-        else []
-    )
-    screened = (
-        [("screen", screens_text(screens))]
-        if screens is not None and run is not None and run.loop.screens
-        else []
-    )
-    return [
-        ("run", run.run_id if run else "(not started)"),
-        ("phase", progress.phase.value),
-        ("step", progress.step.value),
-        (
-            "iteration",
-            f"{progress.iteration}/{budget.max_iterations}" if budget else str(progress.iteration),
-        ),
-        *passes,
-        ("active", active_agent(state) or "-"),
-        ("termination", progress.termination.value if progress.termination else "-"),
-        ("exit code", str(progress.termination.exit_code) if progress.termination else "-"),
-        ("events folded", str(state.sequence)),
-        ("agent failures", str(ledger.agent_failures)),
-        ("commits", str(ledger.commits)),
-        ("cost", spent(spend.total)),
-        ("tokens", tokens_text(spend.total)),
-        ("cost by role", _by({role.value: line for role, line in spend.by_role.items()})),
-        (
-            "cost by model",
-            _by({models_text((model,)): line for model, line in spend.by_model.items()}),
-        ),
-        ("checkpoints", str(state.checkpoints.count)),
-        ("topics published", str(state.intake.topics_published)),
-        ("malformed lines", str(state.intake.malformed_lines)),
-        ("scope violations", str(state.intake.scope_violations)),
-        *gates,
-        *screened,
-        *ladder_rows(state),
-        *context_rows(state),
-        *sandbox_rows(sandbox),
-        ("resumes", str(ledger.resumes)),
-        *salvaged,
-        *forked,
-        ("waiting for a limit's reset", _limit_wait(state)),
-        ("waiting for an answer to", question.question if question else "-"),
-        ("answer with", answer_command(state) or "-"),
-        ("last error", ledger.last_error or "-"),
-        ("anomalies", str(ledger.anomalies)),
-    ]
-
-
-def _limit_wait(state: PipelineState) -> str:
-    """The reset the run waits for (or stopped for), as the provider told it, or ``-``."""
-    until = state.agent.limit_until
-    if until is None:
-        return "-"
-    stopped = " (stopped: ralph resume once it has reset)" if state.agent.limit_stop else ""
-    return f"{until.isoformat()}{stopped}"
-
-
-def _routing_rows(state: PipelineState) -> list[tuple[str, str]]:
-    """A topology's hat at work (and what woke it), each hat's activations, and the topics
-    waiting for a hat or dropped."""
-    routing = state.routing
-    woke = f" (woken by {routing.trigger.topic})" if routing.trigger is not None else ""
-    counts = ", ".join(f"{hat} {count}" for hat, count in routing.activations) or "-"
-    waiting = ", ".join(t.topic for t in routing.pending) or "-"
-    return [
-        ("hat", f"{routing.hat}{woke}" if routing.hat else "-"),
-        ("activations", counts),
-        ("topics waiting", waiting),
-        ("topics dropped", str(routing.dropped)),
-    ]
 
 
 def state_table(

@@ -12,6 +12,7 @@ from typing import Final, TypeVar
 
 from pipeline.app.cli._safe import markdown_text
 from pipeline.events import GateAction
+from pipeline.reducers.views import counted
 
 __all__ = [
     "MIN_WIDTH_PCT",
@@ -32,11 +33,6 @@ Outcome = TypeVar("Outcome", bound=enum.Enum)
 
 MIN_WIDTH_PCT: Final = 0.6
 """A bar never narrower than this, so that an invocation of a millisecond still shows."""
-
-
-def counted(number: int, what: str) -> str:
-    """``number`` and ``what``, plural unless it is one: ``1 screen``, ``3 hits``."""
-    return f"{number} {what}" + ("" if number == 1 else "s")
 
 
 def seconds_text(value: float | None) -> str:

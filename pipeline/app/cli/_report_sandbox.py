@@ -1,7 +1,8 @@
 """The run's sandbox shown to people (pure: strings in, strings out): ``ralph report``'s
 Sandbox section in HTML and in Markdown (on or off and why, the endpoints agents may reach,
 the variables no agent got, by name, and a table of the connections refused), and the words
-``ralph status`` and the live panel use.
+``ralph status`` and the live panel use are
+:func:`pipeline.reducers.views.sandbox_rows` and ``refused_text``.
 
 An endpoint is the text of an agent's own request: every text is escaped (HTML, or literal
 Markdown), never markup. A run whose log says nothing of the sandbox (``[sandbox] mode =
@@ -14,16 +15,14 @@ from collections.abc import Sequence
 from html import escape
 from typing import Final
 
-from pipeline.app.cli._report_layout import counted, markdown_table, table_html
+from pipeline.app.cli._report_layout import markdown_table, table_html
 from pipeline.app.cli._safe import terminal_safe
-from pipeline.reducers.views import RefusedConnection, SandboxCheck, SandboxView
+from pipeline.reducers.views import RefusedConnection, SandboxCheck, SandboxView, counted
 
 __all__ = [
     "SANDBOX_STYLE",
-    "refused_text",
     "sandbox_html",
     "sandbox_markdown",
-    "sandbox_rows",
     "sandbox_summary",
 ]
 
@@ -36,9 +35,6 @@ tr.sandbox-off td.said { color: #9a6700; }
 p.refused-none { color: #57606a; margin: 4px 0 0; }
 """
 """The sandbox's part of the page's style (only in a page whose run recorded it)."""
-
-_ENDPOINTS_NAMED: Final = 3
-"""Endpoints a one-line account of refused connections names; the rest are counted."""
 
 _CHECK_HEADS: Final = ("when", "mode", "sandbox", "endpoints", "withheld variables")
 _REFUSED_HEADS: Final = ("endpoint", "agent", "role", "times", "invocations")
@@ -57,34 +53,6 @@ def sandbox_summary(view: SandboxView) -> str:
 
 def _on(check: SandboxCheck) -> str:
     return "on" if check.on else "off"
-
-
-def _times(count: int) -> str:
-    """As the agent's notice says it: ``once``, ``3 times``."""
-    return "once" if count == 1 else f"{count} times"
-
-
-def refused_text(refused: Sequence[RefusedConnection]) -> str:
-    """Refused connections on one line, per endpoint whoever asked, the first few named:
-    ``chatgpt.com:443 (3 times), example.org:443 (once)`` (empty when none was refused)."""
-    times: dict[str, int] = {}
-    for entry in refused:
-        times[entry.endpoint] = times.get(entry.endpoint, 0) + entry.count
-    named = [f"{endpoint} ({_times(count)})" for endpoint, count in times.items()]
-    more = f", and {len(named) - _ENDPOINTS_NAMED} more" if len(named) > _ENDPOINTS_NAMED else ""
-    return ", ".join(named[:_ENDPOINTS_NAMED]) + more
-
-
-def sandbox_rows(view: SandboxView | None) -> list[tuple[str, str]]:
-    """``ralph status``'s rows: what the agents ran in (the check's own words) and the
-    connections refused (none when the log says nothing of the sandbox, or was not read)."""
-    if view is None or not view.recorded:
-        return []
-    check = view.check
-    return [
-        ("sandbox", "-" if check is None else check.said),
-        ("refused connections", refused_text(view.refused) or "-"),
-    ]
 
 
 def _names(items: Sequence[str]) -> str:

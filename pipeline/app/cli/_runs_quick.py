@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_READ", "cost_cell", "main"]
 
-SCHEMA_READ: Final = 8
-"""The newest store schema this path reads (the migration that added ``run_summaries``;
+SCHEMA_READ: Final = 9
+"""The newest store schema this path reads (8 added ``run_summaries``, 9 ``run_status``;
 a test holds it to the SQLite store's migrations)."""
 
 _RUNS: Final = (
@@ -78,7 +78,7 @@ def _rows(path: Path) -> list[tuple[str, str, str, str]] | None:
     try:
         db.execute("BEGIN")  # one snapshot: the heads and the summaries agree
         versions = {row[0] for row in db.execute("SELECT version FROM schema_migrations")}
-        if SCHEMA_READ not in versions or max(versions) > SCHEMA_READ:
+        if 8 not in versions or max(versions) > SCHEMA_READ:
             return None
         found = db.execute(_RUNS).fetchall()
     except sqlite3.Error:

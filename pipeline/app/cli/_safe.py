@@ -54,10 +54,12 @@ def terminal_safe(text: str, *, newlines: bool = False) -> str:
 def message_safe(text: str) -> str:
     """An error or warning message as shown: lines kept, control characters escaped, and the
     password of any URL in it (a store URL) masked."""
-    # Imported here: ``ralph emit`` shows messages through this module and must start fast.
-    from pipeline.handlers.redaction import mask_url_passwords
+    if "://" in text:  # every URL with a password has it; the masking module is slow to load
+        # Imported here: ``ralph emit`` shows messages through this module and must start fast.
+        from pipeline.handlers.redaction import mask_url_passwords
 
-    return terminal_safe(mask_url_passwords(text), newlines=True)
+        text = mask_url_passwords(text)
+    return terminal_safe(text, newlines=True)
 
 
 _MARKDOWN_SPECIAL: Final = re.compile(r"([\\`*_\[\]!|~])")

@@ -138,6 +138,19 @@ MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        9,
+        "run status",
+        """
+        CREATE TABLE run_status (
+            run_id TEXT NOT NULL,
+            part TEXT NOT NULL,
+            sequence INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            PRIMARY KEY (run_id, part)
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, those a store lacks in one transaction. The
 ``agent_response_log`` table is a projection of the event log
@@ -157,7 +170,11 @@ are carried into it with their numbers, and the tables dropped (version 7).
 ``run_summaries`` is a projection of each run's fold: its spend in all as of event ``sequence``
 (the run's head when it is current), written in the same transaction as the events
 (``_summaries``), so that ``ralph runs`` decodes no event; a row behind its run's head (or
-none, in a store written before version 8) is not used (version 8)."""
+none, in a store written before version 8) is not used (version 8). ``run_status`` is the
+same for what ``ralph status`` shows: a run's status rows and the parts of its log they
+leave out, each row keyed by the run and the part's name; a run without its ``begun`` part
+(begun before version 9) or with its ``state`` behind its head is shown by folding its log
+(version 9)."""
 
 
 def applied_migrations(db: sqlite3.Connection) -> set[int]:

@@ -5,7 +5,9 @@ port's ``append`` never names them. Each projection says which table it fills an
 appended event, with the run's state folded before and after it, into rows, and the store
 writes them in its own dialect, so a projection is declared once for SQLite, PostgreSQL and
 memory. Its table is made by the stores' migrations. A projection that keeps one row per run
-(a run's summary) names its ``key``: the row is replaced at each append rather than added.
+(a run's summary) names its ``key``: the row is replaced at each append rather than added,
+and makes it of the run's state after the append (``at_head``), once per append rather than
+once per event.
 
 The states come from the one fold of the facts: the engine folds them before it appends
 (nothing acts on them until they are stored) and hands the store a :class:`Folded`, a plain
@@ -52,7 +54,8 @@ Row = tuple[Any, ...]
 class Projection(Protocol):
     """A table kept from the log: its name, its columns (the first is ``run_id``), the columns
     of its key (empty: every row is added; else a row replaces the one with its key), the
-    column it is read back in order of, and the rows an event makes."""
+    column it is read back in order of, the rows an event makes and those the run's state
+    after an append makes."""
 
     @property
     def table(self) -> str:
@@ -78,6 +81,11 @@ class Projection(Protocol):
         self, run_id: RunId, before: PipelineState, event: PipelineEvent, after: PipelineState
     ) -> Iterable[Row]:
         """The rows ``event`` makes, folded from ``before`` into ``after`` (often none)."""
+        ...
+
+    def at_head(self, run_id: RunId, state: PipelineState) -> Iterable[Row]:
+        """The rows of the run's ``state`` after the events of an append (a summary as of
+        its head; none for a projection of the events alone)."""
         ...
 
 
@@ -133,6 +141,10 @@ class ResponseLog:
                 row.timestamp,
             ),
         )
+
+    def at_head(self, run_id: RunId, state: PipelineState) -> Iterable[Row]:
+        """None: the log has a row per response, not a summary."""
+        return ()
 
     @staticmethod
     def read(store: Projected, run_id: RunId) -> list[ResponseLogRow]:
@@ -209,6 +221,7 @@ def project(
             tables[projection.table].extend(projection.rows(run_id, before, event, after))
         before = after
     for projection in projections:
+        tables[projection.table].extend(projection.at_head(run_id, folded.after))
         if projection.key:
             tables[projection.table] = _last_per_key(projection, tables[projection.table])
     return tables

@@ -29,7 +29,7 @@ from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection,
 from pipeline.handlers.store._rows import unapplied
 from pipeline.handlers.store._sql import READ_BATCH, Batch, SqlStore
 from pipeline.handlers.store._sqlite_open import guard, open_read_only, open_to_write
-from pipeline.handlers.store._summaries import RUN_SUMMARIES
+from pipeline.handlers.store._summaries import RUN_STATUS, RUN_SUMMARIES
 
 __all__ = ["DEFAULT_STORE_PATH", "SqliteEventStore"]
 
@@ -47,7 +47,8 @@ _INBOX_MIGRATION: Final = 7
 class SqliteEventStore(SqlStore):
     """An :class:`~pipeline.handlers.store.EventStore` in one SQLite file, keeping
     ``projections`` in the transaction of each append (by default the response log and the
-    runs' summaries, which ``ralph runs`` reads without decoding an event)."""
+    runs' summaries and status, which ``ralph runs`` and ``ralph status`` read without
+    decoding an event)."""
 
     placeholder = "?"
     _BEGAN = "rowid"
@@ -58,7 +59,7 @@ class SqliteEventStore(SqlStore):
         *,
         synchronous: str = "FULL",
         read_only: bool = False,
-        projections: Sequence[Projection] = (*DEFAULT_PROJECTIONS, RUN_SUMMARIES),
+        projections: Sequence[Projection] = (*DEFAULT_PROJECTIONS, RUN_SUMMARIES, RUN_STATUS),
     ) -> None:
         self.path = Path(path)
         self.label = str(self.path)

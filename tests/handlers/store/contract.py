@@ -52,7 +52,7 @@ from pipeline.handlers.store import (
     give_guidance,
     notes_after,
 )
-from pipeline.handlers.store._summaries import RUN_SUMMARIES
+from pipeline.handlers.store._summaries import RUN_STATUS, RUN_SUMMARIES
 from pipeline.reducers import fold
 from pipeline.reducers.views import response_log
 from tests.support import scripted_run
@@ -85,6 +85,10 @@ class RunTally:
     ) -> Iterable[tuple[Any, ...]]:
         """The run's tally after ``event`` (one row, replacing the one before)."""
         return ((run_id, after.sequence, type(event).__name__),)
+
+    def at_head(self, run_id: RunId, state: PipelineState) -> Iterable[tuple[Any, ...]]:
+        """None: the tally is made of the events."""
+        return ()
 
 
 class Tamper(Protocol):
@@ -346,11 +350,17 @@ class EventStoreContract:
         other.append(RUN, taken, events[taken:])
         assert ResponseLog.read(store, RUN) == expected
         assert ResponseLog.read(store, RunId("other")) == []
-        # The SQLite store also keeps each run's summary: one row per run, rebuilt too.
-        summaries = 1 if isinstance(store, SqliteEventStore) else 0
-        assert store.rebuild_projections() == len(expected) + summaries
-        if summaries:
+        written = store.rebuild_projections()
+        if isinstance(store, SqliteEventStore):
+            # It also keeps each run's summary (one row) and status (a row per part): rebuilt
+            # too, the status whole (begun) and at the run's head.
+            status = {row[1]: row[2] for row in store.projected(RUN_STATUS, RUN)}
+            assert written == len(expected) + 1 + len(status)
             assert [row[:2] for row in store.projected(RUN_SUMMARIES, RUN)] == [(RUN, len(events))]
+            assert "begun" in status
+            assert status["state"] == len(events)
+        else:
+            assert written == len(expected)
         assert ResponseLog.read(other, RUN) == expected
 
     def test_a_registered_projection_is_written_in_the_append_and_replaced_by_key(

@@ -126,7 +126,7 @@ def test_migrations_are_idempotent(tmp_path: Path) -> None:
         assert store.migrate() == []
         assert store.head(RUN) == 3
     rows = sqlite3.connect(path).execute("SELECT version FROM schema_migrations").fetchall()
-    assert rows == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,)]
+    assert rows == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,)]
 
 
 def test_the_response_log_table_has_the_documented_columns_and_check(tmp_path: Path) -> None:
@@ -185,7 +185,7 @@ def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> Non
     ]
     assert [w.wait(timeout=60) for w in workers] == [0] * 8
     rows = sqlite3.connect(path).execute("SELECT version FROM schema_migrations").fetchall()
-    assert rows == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,)]
+    assert rows == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,)]
 
 
 def test_the_store_uses_wal_and_stores_type_version_and_time_in_columns(tmp_path: Path) -> None:

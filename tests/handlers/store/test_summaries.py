@@ -1,11 +1,13 @@
-"""The SQLite store's ``run_summaries`` projection is the fold's spend at the run's head,
-written with the events, whichever store object appended them."""
+"""The SQLite store's ``run_summaries`` projection is the fold's spend at the run's head, and
+its ``run_status`` the fold's status rows and question there, written with the events,
+whichever store object appended them."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
+import orjson
 import pytest
 
 from pipeline.core.effects import Terminate
@@ -29,8 +31,10 @@ from pipeline.events import (
     UsageReported,
 )
 from pipeline.handlers.store import SequenceConflictError, SqliteEventStore
+from pipeline.handlers.store._summaries import question_part
 from pipeline.orchestration import next_effect
 from pipeline.reducers import fold, reduce
+from pipeline.reducers.views import status_rows
 
 RUN = RunId("r")
 
@@ -86,10 +90,19 @@ def _summary(path: Path) -> tuple[int, int, float, int]:
     return int(row[0]), int(row[1]), float(row[2]), int(row[3])
 
 
+def _status(path: Path) -> dict[str, tuple[int, str]]:
+    with sqlite3.connect(path) as db:
+        found = db.execute(
+            "SELECT part, sequence, text FROM run_status WHERE run_id = ?", (RUN,)
+        ).fetchall()
+    return {part: (int(sequence), text) for part, sequence, text in found}
+
+
 def test_the_summary_is_the_folds_spend_after_every_append(tmp_path: Path) -> None:
     """After each append (by one store kept open, by a new store object that must load the
     run's state from a checkpoint and the log, and after an append refused for its
-    sequence) the row holds the run's head and ``state.ledger.spend.total`` of the fold."""
+    sequence) the row holds the run's head and ``state.ledger.spend.total`` of the fold,
+    and the status its head, the fold's status rows and the question it waits on."""
     log = _simulated_log(300)
     assert len(log) >= 300
     assert sum(isinstance(event, UsageReported) for event in log) > 10
@@ -107,8 +120,15 @@ def test_the_summary_is_the_folds_spend_after_every_append(tmp_path: Path) -> No
             with pytest.raises(SequenceConflictError):
                 store.append(RUN, head - 1, chunk)
         head = store.append(RUN, head, chunk)
-        total = fold(log[:head]).ledger.spend.total
+        folded = fold(log[:head])
+        total = folded.ledger.spend.total
         assert _summary(path) == (head, total.invocations, total.cost_usd, total.unknown_cost)
+        status = _status(path)
+        assert status["state"] == (head, orjson.dumps(status_rows(folded, ())).decode())
+        question = folded.ledger.pending_question
+        waits = "" if question is None else orjson.dumps(question_part(question)).decode()
+        assert status["question"] == (head, waits)
+        assert "begun" in status
     state, _ = load_state(store, RUN)
     assert _summary(path)[1:] == (
         state.ledger.spend.total.invocations,
