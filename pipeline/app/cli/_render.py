@@ -25,6 +25,7 @@ __all__ = [
     "waiting_line",
 ]
 
+
 def describe_event(event: PipelineEvent) -> str:
     """One line: the event's wire tag and its fields but the time (see
     :func:`pipeline.app.cli._describe.describe`, which renders its wire form)."""
