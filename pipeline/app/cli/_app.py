@@ -117,10 +117,17 @@ class LogFormat(StrEnum):
     JSONL = "jsonl"
 
 
-def _fail(message: str) -> typer.Exit:
+def _stop(message: object, code: int = USAGE_ERROR, kind: str = "error") -> typer.Exit:
+    """Say ``message`` on standard error as a ``kind`` (``error``, ``store error``); the exit
+    with status ``code`` to raise."""
     # Messages quote paths, config sections and extras ("[store]", "[otel]"): never markup.
-    err.print(f"[bold red]error:[/] {escape(message_safe(message))}", soft_wrap=True)
-    return typer.Exit(USAGE_ERROR)
+    err.print(f"[bold red]{kind}:[/] {escape(message_safe(str(message)))}", soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _fail(message: str) -> typer.Exit:
+    """Say ``message`` as an error; the usage-error exit (:data:`USAGE_ERROR`) to raise."""
+    return _stop(message)
 
 
 def _store_failure(error: Exception) -> typer.Exit:
@@ -128,8 +135,7 @@ def _store_failure(error: Exception) -> typer.Exit:
     for a store or run that was named wrongly (nothing failed: the input was bad)."""
     if isinstance(error, (UnknownRunError, StoreMissingError)) or not isinstance(error, StoreError):
         return _fail(str(error))
-    err.print(f"[bold red]store error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
-    return typer.Exit(STORE_ERROR)
+    return _stop(error, STORE_ERROR, "store error")
 
 
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
@@ -143,8 +149,7 @@ def _os_failure(error: OSError) -> typer.Exit:
         return _fail(str(error))
     where = f"{error.filename}: " if error.filename else ""
     said = f"{where}the disk is full ({error.strerror}): free space, then try again"
-    err.print(f"[bold red]store error:[/] {escape(message_safe(said))}", soft_wrap=True)
-    return typer.Exit(STORE_ERROR)
+    return _stop(said, STORE_ERROR, "store error")
 
 
 def _warn(message: str) -> None:

@@ -20,6 +20,7 @@ from pipeline.app.cli._app import (
     BUSY,
     _fail,
     _os_failure,
+    _stop,
     _store_failure,
     _warn,
     err,
@@ -29,7 +30,7 @@ from pipeline.app.cli._app import (
 from pipeline.app.cli._faults import FaultError, faulting
 from pipeline.app.cli._progress import Display, showing
 from pipeline.app.cli._render import state_table
-from pipeline.app.cli._safe import message_safe, terminal_safe
+from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.cli._shutdown import run_interruption
 from pipeline.app.cli._tracing import tracing
 from pipeline.app.workspace import (
@@ -100,8 +101,7 @@ def _ready_to_start(
         raise _fail(str(error)) from error
     except WorkspaceBusyError as error:
         # Before the tree is judged: its changes are then the other run's, not the person's.
-        err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
-        raise typer.Exit(BUSY) from error
+        raise _stop(error, BUSY) from error
     return source, kept
 
 
@@ -192,12 +192,10 @@ def _drive(
         raise _fail(str(error)) from error
     except RunDivergedError as error:
         # Not a usage error: the store and git are fine to read, they disagree.
-        err.print(f"[bold red]error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
-        raise typer.Exit(1) from error
+        raise _stop(error, 1) from error
     except WorkspaceBusyError as error:
         # Not a usage mistake: the same command works once the other run ends.
-        err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
-        raise typer.Exit(BUSY) from error
+        raise _stop(error, BUSY) from error
     except StoreError as error:
         raise _store_failure(error) from error
     except OSError as error:

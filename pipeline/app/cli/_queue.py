@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from pipeline.handlers.store import RunSummary
+from pipeline.handlers.store import NamedStore, RunSummary, SqliteEventStore
 
 if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
     from pipeline.handlers.store.queue import Ticket
 
-__all__ = ["WORKER_PARENT_ENV", "age", "queue_rows", "run_worker_processes"]
+__all__ = ["WORKER_PARENT_ENV", "age", "queue_rows", "queue_tickets", "run_worker_processes"]
 
 WORKER_PARENT_ENV = "RALPH_WORKER_PARENT"
 """The parent's pid, in the environment of each worker it starts (``pipeline.app.workers`` reads
@@ -57,6 +57,17 @@ def age(since: datetime, now: datetime | None = None) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def queue_tickets(store: NamedStore) -> list[Ticket] | None:
+    """The queue's tickets of a PostgreSQL store (None: a SQLite store has no queue)."""
+    if isinstance(store, SqliteEventStore):
+        return None
+    from pipeline.handlers.store.postgres import PostgresEventStore
+    from pipeline.handlers.store.queue import RunQueue
+
+    assert isinstance(store, PostgresEventStore)
+    return RunQueue(store).tickets()
 
 
 def queue_rows(

@@ -27,7 +27,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pipeline.app.cli._queue import queue_rows
+from pipeline.app.cli._queue import queue_rows, queue_tickets
 from pipeline.app.cli._render import describe_event, state_rows, value_text
 from pipeline.app.cli._report import html_report, phase_of
 from pipeline.app.cli._report_layout import table_html
@@ -57,7 +57,6 @@ from pipeline.app.cli._serve_html import (
     steering,
     tail,
     text,
-    tickets,
     up_of,
 )
 from pipeline.core.state import PipelineState, is_terminal
@@ -104,7 +103,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             states: dict[str, PipelineState] = {
                 r.run_id: load_state(store, r.run_id)[0] for r in summaries
             }
-            queued = tickets(store)
+            queued = queue_tickets(store)
             label = store.label
         up = up_of(request)
         said = said_text(request.query_params.get("said", ""), workspace, location)

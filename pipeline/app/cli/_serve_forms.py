@@ -11,8 +11,9 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from pipeline.app.cli._queue import queue_tickets
 from pipeline.app.cli._serve_guard import Access
-from pipeline.app.cli._serve_html import HEADERS, page, text, tickets, up_of
+from pipeline.app.cli._serve_html import HEADERS, page, text, up_of
 from pipeline.app.workspace import ForkError, NotInterruptedError, fork_run, interrupt_run
 from pipeline.engine import AnswerError, GuidanceError, guide, respond
 from pipeline.handlers.store import NamedStore, StoreError, UnknownRunError
@@ -99,7 +100,7 @@ def ticket_of(store: NamedStore, run_id: str) -> str | None:
     """The queue ticket that runs ``run_id`` and can still be cancelled (None: none, or a
     SQLite store, which has no queue)."""
     return next(
-        (t.ticket for t in tickets(store) or [] if t.run_id == run_id and t.cancellable),
+        (t.ticket for t in queue_tickets(store) or [] if t.run_id == run_id and t.cancellable),
         None,
     )
 

@@ -12,13 +12,13 @@ import re
 from collections.abc import Iterable, Sequence
 from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from pipeline.app.cli._render import state_rows
+from pipeline.app.cli._render import spent
 from pipeline.app.cli._report import SPEND_HEADS, spend_rows
 from pipeline.app.cli._report_bars import HEADS, bar_cells
 from pipeline.app.cli._report_layout import seconds_text, table_html
@@ -30,11 +30,7 @@ from pipeline.app.workspace import fork_folder, resume_hint
 from pipeline.core.state import PipelineState, is_terminal
 from pipeline.engine import guidable_hats
 from pipeline.events import PipelineEvent, RunId
-from pipeline.handlers.store import NamedStore, SqliteEventStore
 from pipeline.reducers.views import Timeline, gate_runs, screen_runs
-
-if TYPE_CHECKING:
-    from pipeline.handlers.store.queue import Ticket
 
 __all__ = [
     "HEADERS",
@@ -51,7 +47,6 @@ __all__ = [
     "steering",
     "tail",
     "text",
-    "tickets",
     "up_of",
 ]
 
@@ -81,17 +76,6 @@ input[type=range] { width: 60em; max-width: 100%; }
 .graph-box { overflow-x: auto; border: 1px solid #d0d7de; border-radius: 6px; }
 td form { margin: 0; }
 """ + timeline_style()
-
-
-def tickets(store: NamedStore) -> list[Ticket] | None:
-    """The queue's tickets of a PostgreSQL store (None: a SQLite store has no queue)."""
-    if isinstance(store, SqliteEventStore):
-        return None
-    from pipeline.handlers.store.postgres import PostgresEventStore
-    from pipeline.handlers.store.queue import RunQueue
-
-    assert isinstance(store, PostgresEventStore)
-    return RunQueue(store).tickets()
 
 
 SAID: Final = {
@@ -144,8 +128,7 @@ def text(value: object) -> str:
 
 def cost_of(state: PipelineState) -> str:
     """The run's known cost so far, as ``ralph status`` shows it."""
-    rows = dict(state_rows(state))
-    return rows.get("cost", "-")
+    return spent(state.ledger.spend.total)
 
 
 def rows_html(rows: list[tuple[str, str]]) -> str:

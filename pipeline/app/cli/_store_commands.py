@@ -6,15 +6,11 @@ import contextlib
 import os
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
-
-if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
-    from pipeline.handlers.store.queue import Ticket
 
 from pipeline import WireFormatError
 from pipeline.app.cli._app import (
@@ -26,13 +22,13 @@ from pipeline.app.cli._app import (
     _fail,
     _open,
     _reconciled,
+    _stop,
     _store_failure,
     _warn,
     app,
-    err,
     out,
 )
-from pipeline.app.cli._queue import queue_rows
+from pipeline.app.cli._queue import queue_rows, queue_tickets
 from pipeline.app.cli._safe import message_safe, terminal_safe
 from pipeline.app.workspace import (
     Reconciliation,
@@ -54,7 +50,6 @@ from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import (
     NamedStore,
     SequenceConflictError,
-    SqliteEventStore,
     StoreError,
     open_store_at,
     store_path,
@@ -120,8 +115,7 @@ def salvage_command(
             if isinstance(error, RunPresentError | SequenceConflictError):
                 raise _fail(f"{to}: {error}") from error
             if isinstance(error, NothingToSalvageError):
-                err.print(f"[bold red]store error:[/] {escape(message_safe(str(error)))}")
-                raise typer.Exit(STORE_ERROR) from error
+                raise _stop(error, STORE_ERROR, "store error") from error
             if isinstance(error, StoreError):
                 raise _store_failure(error) from error
             if isinstance(error, WireFormatError):
@@ -206,40 +200,22 @@ def runs(
             listed = opened.runs()
         except StoreError as error:
             raise _store_failure(error) from error
-        tickets = _queue_tickets(opened)
+        try:
+            tickets = queue_tickets(opened)
+        except StoreError as error:
+            raise _fail(str(error)) from error
         costs: dict[str, str] = {s.run_id: _run_cost(opened, s.run_id) for s in listed}
     if tickets is None:
-        table = Table(title=Text(f"Runs in {opened.label}"))
-        for column in ("run", "events", "cost", "started"):
-            table.add_column(column)
-        for summary in listed:
-            table.add_row(
-                *_cells(
-                    summary.run_id, str(summary.events), costs[summary.run_id], summary.started_at
-                )
-            )
+        heads: tuple[str, ...] = ("run", "events", "cost", "started")
+        rows = [[s.run_id, str(s.events), costs[s.run_id], s.started_at] for s in listed]
     else:
-        table = Table(title=Text(f"Runs in {opened.label}"))
-        for column in (
-            "ticket",
-            "state",
-            "run",
-            "events",
-            "cost",
-            "worker",
-            "claims",
-            "age",
-            "outcome",
-        ):
-            table.add_column(column)
-        for row in queue_rows(tickets, listed, costs):
-            table.add_row(*_cells(*row))
+        heads = ("ticket", "state", "run", "events", "cost", "worker", "claims", "age", "outcome")
+        rows = queue_rows(tickets, listed, costs)
+    table = Table(*heads, title=Text(f"Runs in {opened.label}"))
+    for row in rows:
+        # Shown as written (outcomes quote agents' failures): no markup, escaped.
+        table.add_row(*(Text(terminal_safe(cell)) for cell in row))
     out.print(table)
-
-
-def _cells(*values: str) -> list[Text]:
-    """Table cells shown as written (outcomes quote agents' failures): no markup, escaped."""
-    return [Text(terminal_safe(value)) for value in values]
 
 
 def _run_cost(store: NamedStore, run_id: RunId) -> str:
@@ -248,20 +224,6 @@ def _run_cost(store: NamedStore, run_id: RunId) -> str:
     state, _checkpoint = load_state(store, run_id, _warn)
     total = state.ledger.spend.total
     return cost_text(total) if total.invocations else "-"
-
-
-def _queue_tickets(store: NamedStore) -> list[Ticket] | None:
-    """The queue's tickets when ``store`` is a PostgreSQL store, else None."""
-    if isinstance(store, SqliteEventStore):
-        return None
-    from pipeline.handlers.store.postgres import PostgresEventStore
-    from pipeline.handlers.store.queue import RunQueue
-
-    assert isinstance(store, PostgresEventStore)
-    try:
-        return RunQueue(store).tickets()
-    except StoreError as error:
-        raise _fail(str(error)) from error
 
 
 projections = typer.Typer(
