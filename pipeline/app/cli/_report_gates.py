@@ -82,15 +82,6 @@ def _status(run: GateRun) -> str:
     return f"{run.status.value}, exit {run.exit_code}"
 
 
-def _action(run: GateRun) -> str:
-    """What the run's failure did, or ``-``."""
-    return action_text(run.action)
-
-
-def _duration(run: GateRun) -> str:
-    return seconds_text(run.duration_s)
-
-
 def _rows(runs: Sequence[GateRun]) -> list[tuple[str, ...]]:
     """Each run's cells, as text: number, gate, boundary, iteration, duration, status,
     action, log."""
@@ -100,9 +91,9 @@ def _rows(runs: Sequence[GateRun]) -> list[tuple[str, ...]]:
             run.gate,
             run.boundary.value,
             str(run.iteration),
-            _duration(run),
+            seconds_text(run.duration_s),
             _status(run),
-            _action(run),
+            action_text(run.action),
             run.log_path or "-",
         )
         for run in runs
@@ -116,8 +107,8 @@ def _title(run: GateRun) -> str:
     parts = [
         f"gate {run.gate} ({run.boundary.value}), iteration {run.iteration}",
         _status(run),
-        f"duration {_duration(run)}",
-        f"action: {_action(run)}",
+        f"duration {seconds_text(run.duration_s)}",
+        f"action: {action_text(run.action)}",
         f"log: {run.log_path or '-'}",
     ]
     pinning = pinning_text(run)
