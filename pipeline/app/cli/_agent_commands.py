@@ -12,8 +12,8 @@ from pipeline import WireFormatError
 from pipeline.app.cli._app import (
     StoreOption,
     WorkspaceOption,
+    _configured_store,
     _fail,
-    _plugin_presets,
     _store_failure,
     app,
     out,
@@ -27,7 +27,6 @@ from pipeline.engine import (
     guide,
     respond,
 )
-from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import (
     StoreError,
 )
@@ -41,26 +40,6 @@ from pipeline.handlers.store import (
 def emit(ctx: typer.Context) -> None:
     """Forwarded to the lean ``ralph emit`` (``pipeline.app.cli._emit``), its one parser."""
     raise typer.Exit(emit_main(ctx.args))
-
-
-def _configured_store(workspace: Path, store: str | None) -> str | None:
-    """``store`` (``--store``), else the ``[store] url`` of the workspace's ``ralph.toml``
-    when it has one, else None (the default store): all that answering or guiding a run needs
-    of the configuration (the run checked its agents and the rest when it started)."""
-    layout = WorkspaceLayout(root=workspace.resolve())
-    if store is not None or not layout.config.is_file():
-        return store
-    from pipeline.app.workspace import locate_store
-    from pipeline.core.config import ConfigError, parse_config
-
-    _plugin_presets()  # the file may name a plugin's agent
-    try:
-        config = parse_config(layout.config.read_text("utf-8"), str(layout.config))
-    except OSError as error:
-        raise _fail(f"{layout.config}: cannot read it ({error.strerror})") from error
-    except ConfigError as error:
-        raise _fail(str(error)) from error
-    return locate_store(layout, config.store.url, None)
 
 
 @app.command(name="respond")

@@ -167,6 +167,27 @@ def _open(root: Path) -> Workspace:
         raise _fail(str(error)) from error
 
 
+def _configured_store(workspace: Path, store: str | None) -> str | None:
+    """``store`` (``--store``), else the ``[store] url`` of the workspace's ``ralph.toml``
+    when it has one, else None (the default store): all that answering or guiding a run, or
+    a person's note, needs of the configuration (the run checked its agents and the rest
+    when it started)."""
+    layout = WorkspaceLayout(root=workspace.resolve())
+    if store is not None or not layout.config.is_file():
+        return store
+    from pipeline.app.workspace import locate_store
+    from pipeline.core.config import ConfigError, parse_config
+
+    _plugin_presets()  # the file may name a plugin's agent
+    try:
+        config = parse_config(layout.config.read_text("utf-8"), str(layout.config))
+    except OSError as error:
+        raise _fail(f"{layout.config}: cannot read it ({error.strerror})") from error
+    except ConfigError as error:
+        raise _fail(str(error)) from error
+    return locate_store(layout, config.store.url, None)
+
+
 WorkspaceOption = Annotated[
     Path, typer.Option("--workspace", "-C", help="The git repository to work in.")
 ]

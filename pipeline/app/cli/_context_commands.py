@@ -17,14 +17,13 @@ from pipeline import WireFormatError
 from pipeline.app.cli._app import (
     StoreOption,
     WorkspaceOption,
+    _configured_store,
     _fail,
-    _open,
     _store_failure,
     app,
     out,
 )
 from pipeline.app.cli._safe import terminal_safe
-from pipeline.app.workspace import store_location
 from pipeline.core.state import Context
 from pipeline.engine import ContextError, read_context, write_note
 from pipeline.events import ContextNote, NoteKind
@@ -47,14 +46,6 @@ IdArgument = Annotated[str, typer.Argument(help="The id, as `list` shows it.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object per line.")]
 
 
-def _store(workspace: Path, store: str | None) -> str | None:
-    """The store named on the command line, else the one ``ralph.toml`` names (None: the
-    workspace's default)."""
-    if store is None and (workspace / "ralph.toml").is_file():
-        return store_location(_open(workspace), store)
-    return store
-
-
 def _write(
     workspace: Path,
     store: str | None,
@@ -64,7 +55,7 @@ def _write(
     tags: tuple[str, ...] = (),
 ) -> ContextNote:
     try:
-        return write_note(workspace, kind, subject, text, tags, _store(workspace, store))
+        return write_note(workspace, kind, subject, text, tags, _configured_store(workspace, store))
     except ContextError as error:
         raise _fail(str(error)) from error
     except StoreError as error:
@@ -73,7 +64,7 @@ def _write(
 
 def _read(workspace: Path, store: str | None) -> Context:
     try:
-        return read_context(workspace, _store(workspace, store))
+        return read_context(workspace, _configured_store(workspace, store))
     except WireFormatError as error:
         raise _fail(str(error)) from error
     except StoreError as error:

@@ -60,22 +60,19 @@ class _Watching:
     otel_file: Path | None = None
 
 
-def _with_iterations(opened: Workspace, max_iterations: int | None) -> Workspace:
-    """``opened`` with ``--max-iterations`` as its budget (None: the configured one)."""
-    if max_iterations is None:
-        return opened
-    # RunStarted records the budget, so a replay or resume needs no flag.
-    budgets = attrs.evolve(opened.config.budgets, max_iterations=max_iterations)
-    return attrs.evolve(opened, config=attrs.evolve(opened.config, budgets=budgets))
-
-
-def _with_tests_editable(opened: Workspace, editable: bool) -> Workspace:
-    """``opened`` whose gates run on the tests as the agent leaves them (``--tests-editable``:
-    ``[tamper] pin = "off"`` for this run; ``RunStarted`` records it)."""
-    if not editable:
-        return opened
-    tamper = attrs.evolve(opened.config.tamper, pin=GatePin.OFF)
-    return attrs.evolve(opened, config=attrs.evolve(opened.config, tamper=tamper))
+def _with_options(
+    opened: Workspace, *, max_iterations: int | None, tests_editable: bool
+) -> Workspace:
+    """``opened`` with ``--max-iterations`` as its budget (None: the configured one) and, with
+    ``--tests-editable``, gates that run on the tests as the agent leaves them (``[tamper]
+    pin = "off"``). ``RunStarted`` records both, so a replay or resume needs no flag."""
+    config = opened.config
+    if max_iterations is not None:
+        budgets = attrs.evolve(config.budgets, max_iterations=max_iterations)
+        config = attrs.evolve(config, budgets=budgets)
+    if tests_editable:
+        config = attrs.evolve(config, tamper=attrs.evolve(config.tamper, pin=GatePin.OFF))
+    return attrs.evolve(opened, config=config)
 
 
 def _ready_to_start(

@@ -18,9 +18,9 @@ from pipeline.app.cli._app import (
     DamagedStoreOption,
     StoreArgument,
     WorkspaceOption,
+    _configured_store,
     _existing_store,
     _fail,
-    _open,
     _reconciled,
     _stop,
     _store_failure,
@@ -32,7 +32,6 @@ from pipeline.app.cli._queue import queue_rows, queue_tickets
 from pipeline.app.cli._safe import message_safe, terminal_safe
 from pipeline.app.workspace import (
     Reconciliation,
-    store_location,
 )
 from pipeline.core.state import Phase
 from pipeline.engine import (
@@ -77,14 +76,7 @@ def salvage_command(
     """Copy a damaged run's good prefix (every event before the damage) into another store,
     with a RunSalvaged fact saying so; the damaged store is only read. Then resume the run
     from the new store: ralph resume RUN --store NEW."""
-    location = store
-    if location is None:
-        configured = (workspace / "ralph.toml").is_file()
-        location = (
-            store_location(_open(workspace))
-            if configured
-            else str(WorkspaceLayout(root=workspace).store)
-        )
+    location = _configured_store(workspace, store) or str(WorkspaceLayout(root=workspace).store)
     try:
         source_path, target_path = store_path(location), store_path(to)
     except StoreError as error:
