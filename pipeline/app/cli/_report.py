@@ -21,6 +21,7 @@ from pipeline.app.cli._report_gates import (
 )
 from pipeline.app.cli._report_layout import (
     markdown_table,
+    pairs_html,
     rows_html,
     seconds_text,
     table_html,
@@ -148,7 +149,7 @@ def html_report(
     total = max((end - start).total_seconds(), 1e-3) if start and end else 1.0
     rows = rows_html(
         (
-            *bar_cells(bar, seconds_text(bar.duration_s)),
+            *bar_cells(bar),
             bar.topics,
             bar.malformed_lines,
             bar.scope_violations,
@@ -160,10 +161,7 @@ def html_report(
         (*HEADS, "topics", "malformed", "scope violations", "notes"), rows, ' class="invocations"'
     )
     spend = table_html(SPEND_HEADS, rows_html(spend_rows(timeline)), ' class="spend"')
-    state = "".join(
-        f"<tr><th>{escape(what)}</th><td>{escape(value)}</td></tr>"
-        for what, value in state_rows(final, screens, sandboxed)
-    )
+    state = pairs_html(state_rows(final, screens, sandboxed))
     summary = " · ".join(
         (
             verdict,
@@ -219,7 +217,7 @@ def markdown_report(
     lines += markdown_table(
         (*HEADS, "notes"),
         "rlllrlrrrl",
-        ((*bar_cells(bar, seconds_text(bar.duration_s)), notes(bar)) for bar in timeline.bars),
+        ((*bar_cells(bar), notes(bar)) for bar in timeline.bars),
     )
     moves, tasks = _move_rows(timeline.moves), _task_rows(final)
     lines += ["", "#### Escalation", *markdown_table(_MOVE_HEADS, "rlllll", moves)] if moves else []

@@ -14,6 +14,7 @@ from typing import Final
 
 from pipeline.app.cli._report_layout import (
     action_text,
+    cells_html,
     counted,
     legend_html,
     markdown_table,
@@ -206,9 +207,7 @@ def gates_table_html(runs: Sequence[GateRun]) -> str:
     if not runs:
         return ""
     body = "".join(
-        f'<tr data-outcome="{run.outcome.value}">'
-        + "".join(f"<td>{escape(terminal_safe(cell))}</td>" for cell in row)
-        + f"<td>{_output_html(run)}</td></tr>"
+        f'<tr data-outcome="{run.outcome.value}">{cells_html(row)}<td>{_output_html(run)}</td></tr>'
         for run, row in zip(runs, _rows(runs), strict=True)
     )
     return table_html((*_HEADS, "end of output"), body, ' class="gates" id="gates"', "Gates")

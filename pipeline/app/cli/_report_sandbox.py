@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Final
 
-from pipeline.app.cli._report_layout import counted, markdown_table, table_html
+from pipeline.app.cli._report_layout import cells_html, counted, markdown_table, table_html
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.reducers.views import RefusedConnection, SandboxCheck, SandboxView
 
@@ -132,9 +132,7 @@ def _refused_html(view: SandboxView) -> str:
         return '<p class="refused-none">No connection was refused.</p>' if on else ""
     body = "".join(
         f'<tr data-endpoint="{escape(terminal_safe(entry.endpoint))}" '
-        f'data-count="{entry.count}">'
-        + "".join(_cell_html(cell) for cell in _refused_cells(entry))
-        + "</tr>"
+        f'data-count="{entry.count}">{cells_html(_refused_cells(entry))}</tr>'
         for entry in view.refused
     )
     return table_html(_REFUSED_HEADS, body, ' class="refused" id="refused"', "Refused connections")

@@ -30,7 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from pipeline.app.cli._queue import queue_rows, queue_tickets
 from pipeline.app.cli._render import describe_event, state_rows, value_text
 from pipeline.app.cli._report import html_report, phase_of
-from pipeline.app.cli._report_layout import table_html
+from pipeline.app.cli._report_layout import pairs_html, rows_html, table_html
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.cli._serve_forms import (
     Change,
@@ -47,12 +47,10 @@ from pipeline.app.cli._serve_html import (
     HEADERS,
     agent_rows,
     cancel_form,
-    cells_html,
     cost_of,
     href,
     page,
     pictures,
-    rows_html,
     said_text,
     steering,
     tail,
@@ -166,14 +164,14 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         said = said_text(request.query_params.get("said", ""), workspace, location)
         notice = f'<p class="notice">{text(said)}</p>' if said else ""
         facts = "".join(f"<li value={n}>{text(describe_event(e))}</li>" for n, e in tail(events))
-        topics = cells_html((t.topic, t.hat or "", t.payload) for t in topic_log(events))
+        topics = rows_html((t.topic, t.hat or "", t.payload) for t in topic_log(events))
         body = (
             f"{notice}<p><a href='{href(up)}'>All runs</a> · "
             f"<a href='{href(up, 'runs', run_id, 'report')}'>Report</a></p>"
             f"<h2>State</h2><p>After <output id='at-label'>{len(events)}</output> of "
             f"<span id='total'>{len(events)}</span> facts</p>"
             f"<input id='at' type='range' min='0' max='{len(events)}' value='{len(events)}'>"
-            f"<table id='state'><tbody>{rows_html(state_rows(state))}</tbody></table>"
+            f"<table id='state'><tbody>{pairs_html(state_rows(state))}</tbody></table>"
             "<h3>Changed by the last step</h3><table id='changes'><tbody></tbody></table>"
             f"{pictures(drawn, events)}"
             f"{steering(access, up, run_id, state)}{queued}"
