@@ -14,6 +14,7 @@ from pipeline.app.cli._app import (
     WorkspaceOption,
     _configured_store,
     _fail,
+    _print,
     _store_failure,
     app,
     out,
@@ -167,9 +168,7 @@ def fork_command(
         raise _fail(str(error)) from error
     except StoreError as error:
         raise _store_failure(error) from error
-    out.print(
+    _print(
         f"Forked run {fork} after fact {point} into {target}; go on with: "
-        f"{resume_hint(fork, target, store)}",
-        markup=False,
-        soft_wrap=True,
+        f"{resume_hint(fork, target, store)}"
     )

@@ -98,6 +98,11 @@ out = output_console()
 err = Console(stderr=True, highlight=False, emoji=False)
 
 
+def _print(text: str) -> None:
+    """``text`` on standard output as it is: never read as markup, never wrapped."""
+    out.print(text, markup=False, soft_wrap=True)
+
+
 USAGE_ERROR = 2
 
 
@@ -313,15 +318,22 @@ def _located(source: str | None, workspace: Path | None) -> str | None:
 
 
 @contextlib.contextmanager
-def _reading_log(source: str | None, run: str | None) -> Iterator[LogSource]:
-    """The run's log from ``source``; a log that cannot be read is a usage error (exit 2)."""
+def _said_failures() -> Iterator[None]:
+    """A store that failed, said (:func:`_store_failure`), and a log or store that cannot be
+    decoded, said as a usage error (exit 2)."""
     try:
-        with open_source(source, run) as log:
-            yield log
+        yield
     except StoreError as error:
         raise _store_failure(error) from error
     except (EventLogError, WireFormatError) as error:
         raise _fail(str(error)) from error
+
+
+@contextlib.contextmanager
+def _reading_log(source: str | None, run: str | None) -> Iterator[LogSource]:
+    """The run's log from ``source``; a log that cannot be read is a usage error (exit 2)."""
+    with _said_failures(), open_source(source, run) as log:
+        yield log
 
 
 def lost_runs(layout: WorkspaceLayout, label: str, known: set[str], asked: str | None) -> None:
@@ -350,13 +362,8 @@ def _existing_store(location: str | Path | None, *, read_only: bool = True) -> I
     read-only unless asked; a missing one is a usage error (exit 2), a damaged or unreachable
     one a store error (exit 4)."""
     where = WorkspaceLayout(root=Path()).store if location is None else location
-    try:
-        with open_store_at(where, must_exist=True, read_only=read_only) as opened:
-            yield opened
-    except StoreError as error:
-        raise _store_failure(error) from error
-    except WireFormatError as error:
-        raise _fail(str(error)) from error
+    with _said_failures(), open_store_at(where, must_exist=True, read_only=read_only) as opened:
+        yield opened
 
 
 def _reconciled(

@@ -13,13 +13,12 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from pipeline import WireFormatError
 from pipeline.app.cli._app import (
     StoreOption,
     WorkspaceOption,
     _configured_store,
     _fail,
-    _store_failure,
+    _said_failures,
     app,
     out,
 )
@@ -27,7 +26,6 @@ from pipeline.app.cli._safe import terminal_safe
 from pipeline.core.state import Context
 from pipeline.engine import ContextError, read_context, write_note
 from pipeline.events import ContextNote, NoteKind
-from pipeline.handlers.store import StoreError
 
 __all__ = ["memory_app", "task_app"]
 
@@ -54,21 +52,18 @@ def _write(
     text: str = "",
     tags: tuple[str, ...] = (),
 ) -> ContextNote:
-    try:
-        return write_note(workspace, kind, subject, text, tags, _configured_store(workspace, store))
-    except ContextError as error:
-        raise _fail(str(error)) from error
-    except StoreError as error:
-        raise _store_failure(error) from error
+    with _said_failures():
+        try:
+            return write_note(
+                workspace, kind, subject, text, tags, _configured_store(workspace, store)
+            )
+        except ContextError as error:
+            raise _fail(str(error)) from error
 
 
 def _read(workspace: Path, store: str | None) -> Context:
-    try:
+    with _said_failures():
         return read_context(workspace, _configured_store(workspace, store))
-    except WireFormatError as error:
-        raise _fail(str(error)) from error
-    except StoreError as error:
-        raise _store_failure(error) from error
 
 
 def _said(message: str) -> None:

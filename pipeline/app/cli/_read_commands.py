@@ -81,7 +81,7 @@ def replay(
 ) -> None:
     """Fold a run's event log into its state and print it (works on a run in progress)."""
     with _reading_log(_located(source, workspace), run) as log:
-        if verify and not log.is_store:
+        if verify and log.run_id is None:
             raise _fail(f"--verify checks a store's checkpoints; {log.label} has none")
         state, problems, checked = _fold_and_check(log, until, verify)
         if verify and source is None and log.run_id is not None and until is None:

@@ -14,7 +14,7 @@ import orjson
 from rich.table import Table
 from rich.text import Text
 
-from pipeline.app.cli._report_layout import counted
+from pipeline.app.cli._report_layout import counted, shortened
 from pipeline.app.cli._report_sandbox import sandbox_rows
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.core.serialization import CONVERTER
@@ -85,7 +85,7 @@ def _show(value: Any, limit: int = _MAX_VALUE) -> str:
         return text[:12]  # a sha256 digest: the prefix identifies it for people
     # One fact, one line: a multi-line value (a commit message) keeps its breaks as \n.
     text = text.replace("\r", "\\r").replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shortened(text, limit)
 
 
 def describe_event(event: PipelineEvent) -> str:
@@ -266,13 +266,6 @@ def state_rows(
     a ``screen`` row for a run that screens its changes; ``sandbox`` (read from the log: the
     state keeps nothing of it) the ``sandbox`` and ``refused connections`` rows of a run
     that recorded its sandbox."""
-    rows = _state_rows(state, screens, sandbox)
-    return [(what, terminal_safe(value)) for what, value in rows]
-
-
-def _state_rows(
-    state: PipelineState, screens: Sequence[ScreenRun] | None, sandbox: SandboxView | None
-) -> list[tuple[str, str]]:
     run, progress, ledger = state.run, state.progress, state.ledger
     budget = run.budget if run else None
     question = ledger.pending_question
@@ -310,7 +303,7 @@ def _state_rows(
         if screens is not None and run is not None and run.loop.screens
         else []
     )
-    return [
+    rows = [
         ("run", run.run_id if run else "(not started)"),
         ("phase", progress.phase.value),
         ("step", progress.step.value),
@@ -350,6 +343,7 @@ def _state_rows(
         ("last error", ledger.last_error or "-"),
         ("anomalies", str(ledger.anomalies)),
     ]
+    return [(what, terminal_safe(value)) for what, value in rows]
 
 
 def _limit_wait(state: PipelineState) -> str:

@@ -16,11 +16,11 @@ from pipeline.app.cli._report_layout import (
     action_text,
     cells_html,
     counted,
-    legend_html,
     markdown_table,
     outcome_rules,
     placed,
     seconds_text,
+    shortened,
     table_html,
 )
 from pipeline.app.cli._report_screens import screen_mark_html
@@ -28,15 +28,15 @@ from pipeline.app.cli._safe import terminal_safe
 from pipeline.reducers.views import GateOutcome, GateRun, ScreenRun
 
 __all__ = [
+    "GATE_COLOURS",
     "GATE_STYLE",
     "gate_lane_html",
-    "gate_legend_html",
     "gates_markdown",
     "gates_summary",
     "gates_table_html",
 ]
 
-_COLOURS: Final = {
+GATE_COLOURS: Final = {
     GateOutcome.PASSED: "#2da44e",
     GateOutcome.BLOCKED: "#cf222e",
     GateOutcome.WARNED: "#bf8700",
@@ -44,9 +44,10 @@ _COLOURS: Final = {
     GateOutcome.CUT_SHORT: "#6e7781",
     GateOutcome.RUNNING: "#0969da",
 }
+"""The colour of each gate run's outcome, on its lane and in the legend."""
 
 GATE_STYLE: Final = (
-    outcome_rules("gate-bar", _COLOURS)
+    outcome_rules("gate-bar", GATE_COLOURS)
     + """
 .gate-bar { position: absolute; top: 2px; height: 18px; border-radius: 3px; color: #fff;
             font-size: 11px; line-height: 18px; overflow: hidden; white-space: nowrap;
@@ -177,13 +178,6 @@ def _bar_html(run: GateRun, left: float, width: float) -> str:
     )
 
 
-def gate_legend_html(runs: Sequence[GateRun]) -> str:
-    """The gate outcomes' colours for the legend (empty when there is no run)."""
-    if not runs:
-        return ""
-    return legend_html("gate", _COLOURS)
-
-
 def _output_html(run: GateRun) -> str:
     pinning = pinning_text(run)
     said = f'<p class="pinned">{escape(terminal_safe(pinning))}</p>' if pinning else ""
@@ -213,11 +207,6 @@ def gates_table_html(runs: Sequence[GateRun]) -> str:
     return table_html((*_HEADS, "end of output"), body, ' class="gates" id="gates"', "Gates")
 
 
-def _last_line(tail: str) -> str:
-    line = tail.rstrip().rsplit("\n", 1)[-1]
-    return line if len(line) <= _LAST_LINE_CHARS else line[: _LAST_LINE_CHARS - 1] + "…"
-
-
 def gates_markdown(runs: Sequence[GateRun]) -> list[str]:
     """The Gates table in Markdown, each cell literal text, with the last line of each run's
     output (no line when there is no run)."""
@@ -226,7 +215,7 @@ def gates_markdown(runs: Sequence[GateRun]) -> list[str]:
     cells = []
     for run, row in zip(runs, _rows(runs), strict=True):
         pinning = pinning_text(run)
-        last = _last_line(run.tail)
+        last = shortened(run.tail.rstrip().rsplit("\n", 1)[-1], _LAST_LINE_CHARS)
         cells.append((*row, f"[{pinning}] {last}" if pinning else last))
     heads = (*_HEADS, "last line of output")
     return ["", "**Gates**", *markdown_table(heads, "rllrrllll", cells)]

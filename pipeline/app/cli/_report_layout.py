@@ -26,6 +26,7 @@ __all__ = [
     "placed",
     "rows_html",
     "seconds_text",
+    "shortened",
     "table_html",
 ]
 
@@ -39,6 +40,11 @@ MIN_WIDTH_PCT: Final = 0.6
 def counted(number: int, what: str) -> str:
     """``number`` and ``what``, plural unless it is one: ``1 screen``, ``3 hits``."""
     return f"{number} {what}" + ("" if number == 1 else "s")
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis saying where (the log has it all)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def seconds_text(value: float | None) -> str:

@@ -23,6 +23,7 @@ from pipeline.app.cli._app import (
     _fail,
     _open,
     _os_failure,
+    _print,
     _store_failure,
     _warn,
     app,
@@ -171,7 +172,7 @@ def _landed(
         return finished
     if find_worktree(root, str(made[0])).phase != TerminationReason.COMPLETED.value:
         return finished  # stopped short of its work (cancelled): nothing to land
-    return typer.Exit(land(root, [str(made[0])], None))
+    return land(root, [str(made[0])], None)
 
 
 @app.command()
@@ -223,11 +224,9 @@ def _unless_finished(opened: Workspace, run_id: str | None, store: str | None) -
     ended = state.termination
     if state.phase is not Phase.COMPLETE or ended is None:
         return
-    out.print(
+    _print(
         f"Run {chosen} has finished already ({ended.value}, exit status {ended.exit_code}): "
-        "nothing to resume. Start a new run with: ralph run",
-        markup=False,
-        soft_wrap=True,
+        "nothing to resume. Start a new run with: ralph run"
     )
     raise typer.Exit(ended.exit_code)
 
@@ -303,14 +302,8 @@ def demo(
     # The full command: `ralph` is on PATH only while its virtual environment is active.
     ralph_command = f"{shlex.quote(sys.executable)} -m pipeline"
     here = shlex.quote(str(opened.layout.root))
-    out.print(
-        f"Replay it: cd {here} && {ralph_command} replay --verify", markup=False, soft_wrap=True
-    )
-    out.print(
-        f"What the agents published: cd {here} && {ralph_command} topics",
-        markup=False,
-        soft_wrap=True,
-    )
+    _print(f"Replay it: cd {here} && {ralph_command} replay --verify")
+    _print(f"What the agents published: cd {here} && {ralph_command} topics")
     raise _finish(opened, result, display, label)
 
 

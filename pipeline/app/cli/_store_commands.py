@@ -21,6 +21,7 @@ from pipeline.app.cli._app import (
     _configured_store,
     _existing_store,
     _fail,
+    _print,
     _reconciled,
     _stop,
     _store_failure,
@@ -28,7 +29,7 @@ from pipeline.app.cli._app import (
     app,
     out,
 )
-from pipeline.app.cli._queue import queue_rows, queue_tickets
+from pipeline.app.cli._queue import queue_tickets, runs_rows
 from pipeline.app.cli._safe import message_safe, terminal_safe
 from pipeline.app.workspace import (
     Reconciliation,
@@ -156,29 +157,23 @@ def _salvage_summary(
             f"Salvaged run {run} from {source} into {target}: kept {done.kept} of {done.held} "
             f"events; damage at {done.kept}: {done.damage}"
         )
-    out.print(message_safe(line), markup=False, soft_wrap=True)
+    _print(message_safe(line))
     # A URL's password is never shown, not even in the command to type next.
     verify = message_safe(f"Verify it: ralph replay {shlex.quote(to)} --run {run} --verify")
-    out.print(verify, markup=False, soft_wrap=True)
+    _print(verify)
     where = message_safe(f"--store {shlex.quote(to)} -C {shlex.quote(str(workspace))}")
     if done.state.phase is Phase.COMPLETE:
-        out.print(
-            f"The run is complete: nothing to resume; see it with ralph status {where}",
-            markup=False,
-            soft_wrap=True,
-        )
+        _print(f"The run is complete: nothing to resume; see it with ralph status {where}")
         return
     if found is not None and found.problems:
         for problem in found.problems:
             _warn(problem)
-        out.print(
+        _print(
             "ralph resume would stop: the workspace and the kept events disagree (the "
-            f"warning says how and what to do); once sorted out: ralph resume {run} {where}",
-            markup=False,
-            soft_wrap=True,
+            f"warning says how and what to do); once sorted out: ralph resume {run} {where}"
         )
         return
-    out.print(f"Resume it: ralph resume {run} {where}", markup=False, soft_wrap=True)
+    _print(f"Resume it: ralph resume {run} {where}")
 
 
 @app.command()
@@ -197,12 +192,7 @@ def runs(
         except StoreError as error:
             raise _fail(str(error)) from error
         costs: dict[str, str] = {s.run_id: _run_cost(opened, s.run_id) for s in listed}
-    if tickets is None:
-        heads: tuple[str, ...] = ("run", "events", "cost", "started")
-        rows = [[s.run_id, str(s.events), costs[s.run_id], s.started_at] for s in listed]
-    else:
-        heads = ("ticket", "state", "run", "events", "cost", "worker", "claims", "age", "outcome")
-        rows = queue_rows(tickets, listed, costs)
+    heads, rows = runs_rows(tickets, listed, costs)
     table = Table(*heads, title=Text(f"Runs in {opened.label}"))
     for row in rows:
         # Shown as written (outcomes quote agents' failures): no markup, escaped.

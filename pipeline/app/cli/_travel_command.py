@@ -80,13 +80,10 @@ def diff(
         out.print(Text(f"{number:>6}  {terminal_safe(describe_event(event))}"))
 
 
-def _value(value: Any) -> Any:
-    """A state value as JSON data (the converter's own form)."""
-    return CONVERTER.unstructure(value)
-
-
 def _change_json(change: Change) -> dict[str, Any]:
-    return {"field": change.path, "before": _value(change.before), "after": _value(change.after)}
+    """A change as JSON data, its values in the converter's own form."""
+    before, after = CONVERTER.unstructure(change.before), CONVERTER.unstructure(change.after)
+    return {"field": change.path, "before": before, "after": after}
 
 
 def _shown(value: Any) -> str:
