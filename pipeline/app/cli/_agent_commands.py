@@ -15,6 +15,7 @@ from pipeline.app.cli._app import (
     _configured_store,
     _fail,
     _print,
+    _said_failures,
     _store_failure,
     app,
     out,
@@ -24,7 +25,6 @@ from pipeline.app.cli._emit import main as emit_main
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.engine import (
     AnswerError,
-    GuidanceError,
     guide,
     respond,
 )
@@ -88,12 +88,8 @@ def guide_command(
     """Guide a run while it goes on: the chosen hat's next prompt carries TEXT, as a person's
     guidance. A stopped run takes it in when it is resumed."""
     location = _configured_store(workspace, store)
-    try:
+    with _said_failures():
         run_id, number = guide(workspace, text, hat, run, location)
-    except (GuidanceError, WireFormatError) as error:
-        raise _fail(str(error)) from error
-    except StoreError as error:
-        raise _store_failure(error) from error
     where = f"the {hat}'s next prompt" if hat is not None else "the next working prompt"
     out.print(f"Guidance {number} for run {run_id}: {where} will carry it.", markup=False)
 
@@ -158,16 +154,12 @@ def fork_command(
     earlier point where it was about to make a prompt on committed work), in a new git
     worktree at the commit recorded by then, on a branch of its own; the original is
     untouched. Go on with ralph resume -C DIR."""
-    from pipeline.app.workspace import ForkError, fork_run, resume_hint
+    from pipeline.app.workspace import fork_run, resume_hint
 
-    try:
+    with _said_failures():
         fork, target, point = fork_run(
             workspace, run, at, to=to, prompt=prompt, store=store, agent=agent, model=model
         )
-    except (ForkError, WireFormatError) as error:
-        raise _fail(str(error)) from error
-    except StoreError as error:
-        raise _store_failure(error) from error
     _print(
         f"Forked run {fork} after fact {point} into {target}; go on with: "
         f"{resume_hint(fork, target, store)}"

@@ -15,9 +15,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from pipeline import WireFormatError
+from pipeline import PipelineError
 from pipeline.app.cli._console import output_console
-from pipeline.app.cli._logfile import EventLogError
 from pipeline.app.cli._safe import message_safe
 from pipeline.app.cli._source import LogSource, open_source
 from pipeline.handlers.runtime import WorkspaceLayout
@@ -319,13 +318,16 @@ def _located(source: str | None, workspace: Path | None) -> str | None:
 
 @contextlib.contextmanager
 def _said_failures() -> Iterator[None]:
-    """A store that failed, said (:func:`_store_failure`), and a log or store that cannot be
-    decoded, said as a usage error (exit 2)."""
+    """Expected failures said, with their exit: a store's (:func:`_store_failure`), a file
+    operation's (:func:`_os_failure`), and any other of ralph's (a log or store that cannot
+    be decoded, a run that cannot start, a note refused) as a usage error (exit 2)."""
     try:
         yield
     except StoreError as error:
         raise _store_failure(error) from error
-    except (EventLogError, WireFormatError) as error:
+    except OSError as error:
+        raise _os_failure(error) from error
+    except PipelineError as error:
         raise _fail(str(error)) from error
 
 

@@ -17,14 +17,13 @@ from pipeline.app.cli._app import (
     StoreOption,
     WorkspaceOption,
     _configured_store,
-    _fail,
     _said_failures,
     app,
     out,
 )
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.core.state import Context
-from pipeline.engine import ContextError, read_context, write_note
+from pipeline.engine import read_context, write_note
 from pipeline.events import ContextNote, NoteKind
 
 __all__ = ["memory_app", "task_app"]
@@ -53,12 +52,7 @@ def _write(
     tags: tuple[str, ...] = (),
 ) -> ContextNote:
     with _said_failures():
-        try:
-            return write_note(
-                workspace, kind, subject, text, tags, _configured_store(workspace, store)
-            )
-        except ContextError as error:
-            raise _fail(str(error)) from error
+        return write_note(workspace, kind, subject, text, tags, _configured_store(workspace, store))
 
 
 def _read(workspace: Path, store: str | None) -> Context:

@@ -15,19 +15,17 @@ import typer
 from attrs import frozen
 from rich.markup import escape
 
-from pipeline import PipelineError
 from pipeline.app.cli._app import (
     BUSY,
     _fail,
-    _os_failure,
+    _said_failures,
     _stop,
-    _store_failure,
     _warn,
     err,
     lost_runs,
     out,
 )
-from pipeline.app.cli._faults import FaultError, faulting
+from pipeline.app.cli._faults import faulting
 from pipeline.app.cli._progress import Display, showing
 from pipeline.app.cli._render import state_table
 from pipeline.app.cli._safe import terminal_safe
@@ -48,7 +46,7 @@ from pipeline.core.state import Phase, PipelineState
 from pipeline.engine import DurableRun, Observers, RunObserver, TracingObserver
 from pipeline.events import GatePin, PipelineEvent, RunId, SandboxChecked
 from pipeline.handlers.runtime import PromptSource
-from pipeline.handlers.store import NamedStore, StoreError, UnknownRunError
+from pipeline.handlers.store import NamedStore, UnknownRunError
 
 
 @frozen(kw_only=True)
@@ -161,44 +159,38 @@ def _drive(
     """Start (``what``: the prompt) or resume a run in the workspace's store (``store``:
     ``--store``) and drive it; the result and the store's label. The store is opened once:
     a resume picks its run in the store it then drives."""
-    try:
-        with (
-            tracing(command, otel=watching.otel, otel_file=watching.otel_file) as tracer,
-            open_store(workspace, store) as events,
-        ):
-            prompt, run_id = (
-                (None, _chosen(events, what, workspace))
-                if isinstance(what, _Resume)
-                else (what, None)
-            )
-            with showing(watching.display, out, workspace.layout.root) as show:
-                traced = [] if tracer is None else [TracingObserver(tracer)]
-                result = drive(
-                    workspace,
-                    prompt=prompt,
-                    run_id=run_id,
-                    observer=Observers(_Shown(show), *faulting(os.environ), *traced),
-                    store=events,
-                    interruption=run_interruption(),
-                    kept_paths=kept_paths,
+    # A run that cannot go on is said by its kind; any other failure as _said_failures says.
+    with _said_failures():
+        try:
+            with (
+                tracing(command, otel=watching.otel, otel_file=watching.otel_file) as tracer,
+                open_store(workspace, store) as events,
+            ):
+                prompt, run_id = (
+                    (None, _chosen(events, what, workspace))
+                    if isinstance(what, _Resume)
+                    else (what, None)
                 )
-            # Never "N events" from a store that is gone: its facts went to a deleted file.
-            events.ensure_present()
-            return result, events.label
-    except FaultError as error:
-        raise _fail(str(error)) from error
-    except RunDivergedError as error:
-        # Not a usage error: the store and git are fine to read, they disagree.
-        raise _stop(error, 1) from error
-    except WorkspaceBusyError as error:
-        # Not a usage mistake: the same command works once the other run ends.
-        raise _stop(error, BUSY) from error
-    except StoreError as error:
-        raise _store_failure(error) from error
-    except OSError as error:
-        raise _os_failure(error) from error
-    except PipelineError as error:
-        raise _fail(str(error)) from error
+                with showing(watching.display, out, workspace.layout.root) as show:
+                    traced = [] if tracer is None else [TracingObserver(tracer)]
+                    result = drive(
+                        workspace,
+                        prompt=prompt,
+                        run_id=run_id,
+                        observer=Observers(_Shown(show), *faulting(os.environ), *traced),
+                        store=events,
+                        interruption=run_interruption(),
+                        kept_paths=kept_paths,
+                    )
+                # Never "N events" from a store that is gone: its facts went to a deleted file.
+                events.ensure_present()
+                return result, events.label
+        except RunDivergedError as error:
+            # Not a usage error: the store and git are fine to read, they disagree.
+            raise _stop(error, 1) from error
+        except WorkspaceBusyError as error:
+            # Not a usage mistake: the same command works once the other run ends.
+            raise _stop(error, BUSY) from error
 
 
 def _chosen(events: NamedStore, resume: _Resume, workspace: Workspace) -> RunId:

@@ -22,9 +22,8 @@ from pipeline.app.cli._app import (
     _display,
     _fail,
     _open,
-    _os_failure,
     _print,
-    _store_failure,
+    _said_failures,
     _warn,
     app,
     err,
@@ -240,22 +239,15 @@ def abandon(
     """Give an unfinished run up for good: recorded as a fact (RunAbandoned), the run
     finalizes as abandoned and its prompt file gets its permissions back."""
     opened = _with_runs(workspace, store, run_id, "")
-    try:
-        with open_store(opened, store) as events:
-            chosen = _chosen(events, _Resume(run_id=run_id), opened)
-            state, _ = load_state(events, chosen, _warn)
-            if state.phase is Phase.COMPLETE:
-                ended = state.termination.value if state.termination else "unknown"
-                raise _fail(f"run {chosen} is finished already ({ended}): nothing to abandon")
-            why = RunAbandoned(reason="given up by a person (ralph abandon)", at=utc_now())
-            events.append(chosen, state.sequence, [why])
-            result = drive(opened, prompt=None, run_id=chosen, observer=Warned(), store=events)
-    except StoreError as error:
-        raise _store_failure(error) from error
-    except OSError as error:
-        raise _os_failure(error) from error
-    except PipelineError as error:
-        raise _fail(str(error)) from error
+    with _said_failures(), open_store(opened, store) as events:
+        chosen = _chosen(events, _Resume(run_id=run_id), opened)
+        state, _ = load_state(events, chosen, _warn)
+        if state.phase is Phase.COMPLETE:
+            ended = state.termination.value if state.termination else "unknown"
+            raise _fail(f"run {chosen} is finished already ({ended}): nothing to abandon")
+        why = RunAbandoned(reason="given up by a person (ralph abandon)", at=utc_now())
+        events.append(chosen, state.sequence, [why])
+        result = drive(opened, prompt=None, run_id=chosen, observer=Warned(), store=events)
     protected = state.ledger.protected_prompt
     back = (
         f"; {protected.path} has its mode {protected.original_mode:#o} back"

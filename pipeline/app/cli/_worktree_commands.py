@@ -35,6 +35,21 @@ NameArgument = Annotated[
 ]
 
 
+_JSON_KEYS = (
+    "name",
+    "path",
+    "branch",
+    "head",
+    "ahead",
+    "merged",
+    "run",
+    "phase",
+    "landing",
+    "busy",
+)
+"""What ``ralph worktrees list --json`` says of each worktree, in this order."""
+
+
 def _listed(root: Path) -> list[RunWorktree]:
     try:
         return run_worktrees(root)
@@ -53,18 +68,7 @@ def list_command(
     found = _listed(workspace)
     if as_json:
         for w in found:
-            row = {
-                "name": w.name,
-                "path": str(w.path),
-                "branch": w.branch,
-                "head": w.head,
-                "ahead": w.ahead,
-                "merged": w.merged,
-                "run": w.run,
-                "phase": w.phase,
-                "landing": w.landing,
-                "busy": w.busy,
-            }
+            row = {key: getattr(w, key) for key in _JSON_KEYS} | {"path": str(w.path)}
             sys.stdout.write(json.dumps(row) + "\n")
         return
     if not found:
