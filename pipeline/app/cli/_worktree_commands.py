@@ -35,21 +35,6 @@ NameArgument = Annotated[
 ]
 
 
-_JSON_KEYS = (
-    "name",
-    "path",
-    "branch",
-    "head",
-    "ahead",
-    "merged",
-    "run",
-    "phase",
-    "landing",
-    "busy",
-)
-"""What ``ralph worktrees list --json`` says of each worktree, in this order."""
-
-
 def _listed(root: Path) -> list[RunWorktree]:
     try:
         return run_worktrees(root)
@@ -68,7 +53,18 @@ def list_command(
     found = _listed(workspace)
     if as_json:
         for w in found:
-            row = {key: getattr(w, key) for key in _JSON_KEYS} | {"path": str(w.path)}
+            row = {
+                "name": w.name,
+                "path": str(w.path),
+                "branch": w.branch,
+                "head": w.head,
+                "ahead": w.ahead,
+                "merged": w.merged,
+                "run": w.run,
+                "phase": w.phase,
+                "landing": w.landing,
+                "busy": w.busy,
+            }
             sys.stdout.write(json.dumps(row) + "\n")
         return
     if not found:
