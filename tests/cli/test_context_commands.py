@@ -96,6 +96,26 @@ def test_a_persons_notes_go_into_the_book_and_bad_ones_change_nothing(tmp_path: 
     assert _ralph(tmp_path, "memory", "list").stdout.strip() == "No memories."
 
 
+def test_a_persons_note_reads_only_the_store_of_ralph_toml(tmp_path: Path) -> None:
+    """A person's ``ralph memory``/``task`` takes from ``ralph.toml`` only its ``[store] url``
+    (as ``respond`` and ``guide`` do): an agent whose program is not installed does not stop
+    a note, and the note goes to the store the file names."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "ralph.toml").write_text(
+        '[store]\nurl = "team.db"\n\n[agents.absent]\ncommand = ["ralph-no-such-program"]\n'
+        '\n[chains]\ndefault = ["absent"]\n',
+        "utf-8",
+    )
+    added = _ralph(root, "task", "add", "Write docs")
+    assert added.returncode == 0, added.stderr
+    assert (root / "team.db").is_file()
+    assert not WorkspaceLayout(root=root).store.exists()
+    listed = _ralph(root, "task", "list", "--json")
+    assert json.loads(listed.stdout)["title"] == "Write docs"
+
+
 @pytest.mark.parametrize(
     ("group", "argv"),
     [

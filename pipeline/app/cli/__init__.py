@@ -26,24 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "app", "main"]
 
-_COMMAND_MODULES = (
-    "pipeline.app.cli._init_commands",
-    "pipeline.app.cli._run_commands",
-    "pipeline.app.cli._preset_commands",
-    "pipeline.app.cli._agent_commands",
-    "pipeline.app.cli._context_commands",
-    "pipeline.app.cli._worktree_commands",
-    "pipeline.app.cli._merge_command",
-    "pipeline.app.cli._read_commands",
-    "pipeline.app.cli._travel_command",
-    "pipeline.app.cli._serve_command",
-    "pipeline.app.cli._graph_command",
-    "pipeline.app.cli._doctor_command",
-    "pipeline.app.cli._store_commands",
-    "pipeline.app.cli._queue_commands",
-)
-"""The modules whose commands make up ``ralph``, in the order its help lists them."""
-
 COMMANDS: dict[str, tuple[str, ...]] = {
     "init": ("pipeline.app.cli._init_commands",),
     **dict.fromkeys(("run", "resume", "abandon", "demo"), ("pipeline.app.cli._run_commands",)),
@@ -63,8 +45,12 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("salvage", "runs", "projections"), ("pipeline.app.cli._store_commands",)),
     **dict.fromkeys(("submit", "cancel", "worker"), ("pipeline.app.cli._queue_commands",)),
 }
-"""Each command (or group) of ``ralph`` and the modules that register it: a command run
-imports only its own (a test holds this table to what the modules register)."""
+"""Each command (or group) of ``ralph`` and the modules that register it, in the order its
+help lists them: a command run imports only its own (a test holds this table to what the
+modules register)."""
+
+_COMMAND_MODULES = tuple(dict.fromkeys(module for own in COMMANDS.values() for module in own))
+"""The modules whose commands make up ``ralph``, in the order its help lists them."""
 
 _VERSION_FLAGS = (["--version"], ["-V"])
 

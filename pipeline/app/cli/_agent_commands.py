@@ -12,8 +12,10 @@ from pipeline import WireFormatError
 from pipeline.app.cli._app import (
     StoreOption,
     WorkspaceOption,
+    _configured_store,
     _fail,
-    _plugin_presets,
+    _print,
+    _said_failures,
     _store_failure,
     app,
     out,
@@ -23,11 +25,9 @@ from pipeline.app.cli._emit import main as emit_main
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.engine import (
     AnswerError,
-    GuidanceError,
     guide,
     respond,
 )
-from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import (
     StoreError,
 )
@@ -41,26 +41,6 @@ from pipeline.handlers.store import (
 def emit(ctx: typer.Context) -> None:
     """Forwarded to the lean ``ralph emit`` (``pipeline.app.cli._emit``), its one parser."""
     raise typer.Exit(emit_main(ctx.args))
-
-
-def _configured_store(workspace: Path, store: str | None) -> str | None:
-    """``store`` (``--store``), else the ``[store] url`` of the workspace's ``ralph.toml``
-    when it has one, else None (the default store): all that answering or guiding a run needs
-    of the configuration (the run checked its agents and the rest when it started)."""
-    layout = WorkspaceLayout(root=workspace.resolve())
-    if store is not None or not layout.config.is_file():
-        return store
-    from pipeline.app.workspace import locate_store
-    from pipeline.core.config import ConfigError, parse_config
-
-    _plugin_presets()  # the file may name a plugin's agent
-    try:
-        config = parse_config(layout.config.read_text("utf-8"), str(layout.config))
-    except OSError as error:
-        raise _fail(f"{layout.config}: cannot read it ({error.strerror})") from error
-    except ConfigError as error:
-        raise _fail(str(error)) from error
-    return locate_store(layout, config.store.url, None)
 
 
 @app.command(name="respond")
@@ -108,12 +88,8 @@ def guide_command(
     """Guide a run while it goes on: the chosen hat's next prompt carries TEXT, as a person's
     guidance. A stopped run takes it in when it is resumed."""
     location = _configured_store(workspace, store)
-    try:
+    with _said_failures():
         run_id, number = guide(workspace, text, hat, run, location)
-    except (GuidanceError, WireFormatError) as error:
-        raise _fail(str(error)) from error
-    except StoreError as error:
-        raise _store_failure(error) from error
     where = f"the {hat}'s next prompt" if hat is not None else "the next working prompt"
     out.print(f"Guidance {number} for run {run_id}: {where} will carry it.", markup=False)
 
@@ -178,19 +154,13 @@ def fork_command(
     earlier point where it was about to make a prompt on committed work), in a new git
     worktree at the commit recorded by then, on a branch of its own; the original is
     untouched. Go on with ralph resume -C DIR."""
-    from pipeline.app.workspace import ForkError, fork_run, resume_hint
+    from pipeline.app.workspace import fork_run, resume_hint
 
-    try:
+    with _said_failures():
         fork, target, point = fork_run(
             workspace, run, at, to=to, prompt=prompt, store=store, agent=agent, model=model
         )
-    except (ForkError, WireFormatError) as error:
-        raise _fail(str(error)) from error
-    except StoreError as error:
-        raise _store_failure(error) from error
-    out.print(
+    _print(
         f"Forked run {fork} after fact {point} into {target}; go on with: "
-        f"{resume_hint(fork, target, store)}",
-        markup=False,
-        soft_wrap=True,
+        f"{resume_hint(fork, target, store)}"
     )

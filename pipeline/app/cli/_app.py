@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from pipeline import WireFormatError
-from pipeline.app.cli._console import error_console, output_console, usage_error
-from pipeline.app.cli._logfile import EventLogError
+from pipeline import PipelineError
+from pipeline.app.cli._console import error_console, output_console
 from pipeline.app.cli._safe import message_safe
 from pipeline.app.cli._source import LogSource, open_source
 from pipeline.handlers.runtime import WorkspaceLayout
@@ -97,6 +96,11 @@ out = output_console()
 err = error_console()
 
 
+def _print(text: str) -> None:
+    """``text`` on standard output as it is: never read as markup, never wrapped."""
+    out.print(text, markup=False, soft_wrap=True)
+
+
 USAGE_ERROR = 2
 
 
@@ -116,9 +120,17 @@ class LogFormat(StrEnum):
     JSONL = "jsonl"
 
 
+def _stop(message: object, code: int = USAGE_ERROR, kind: str = "error") -> typer.Exit:
+    """Say ``message`` on standard error as a ``kind`` (``error``, ``store error``); the exit
+    with status ``code`` to raise."""
+    # Messages quote paths, config sections and extras ("[store]", "[otel]"): never markup.
+    err.print(f"[bold red]{kind}:[/] {escape(message_safe(str(message)))}", soft_wrap=True)
+    return typer.Exit(code)
+
+
 def _fail(message: str) -> typer.Exit:
-    usage_error(err, message)
-    return typer.Exit(USAGE_ERROR)
+    """Say ``message`` as an error; the usage-error exit (:data:`USAGE_ERROR`) to raise."""
+    return _stop(message)
 
 
 def _store_failure(error: Exception) -> typer.Exit:
@@ -126,8 +138,7 @@ def _store_failure(error: Exception) -> typer.Exit:
     for a store or run that was named wrongly (nothing failed: the input was bad)."""
     if isinstance(error, (UnknownRunError, StoreMissingError)) or not isinstance(error, StoreError):
         return _fail(str(error))
-    err.print(f"[bold red]store error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
-    return typer.Exit(STORE_ERROR)
+    return _stop(error, STORE_ERROR, "store error")
 
 
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
@@ -141,8 +152,7 @@ def _os_failure(error: OSError) -> typer.Exit:
         return _fail(str(error))
     where = f"{error.filename}: " if error.filename else ""
     said = f"{where}the disk is full ({error.strerror}): free space, then try again"
-    err.print(f"[bold red]store error:[/] {escape(message_safe(said))}", soft_wrap=True)
-    return typer.Exit(STORE_ERROR)
+    return _stop(said, STORE_ERROR, "store error")
 
 
 def _warn(message: str) -> None:
@@ -158,6 +168,27 @@ def _open(root: Path) -> Workspace:
         return open_workspace(root)
     except (ConfigError, RunSetupError) as error:
         raise _fail(str(error)) from error
+
+
+def _configured_store(workspace: Path, store: str | None) -> str | None:
+    """``store`` (``--store``), else the ``[store] url`` of the workspace's ``ralph.toml``
+    when it has one, else None (the default store): all that answering or guiding a run, or
+    a person's note, needs of the configuration (the run checked its agents and the rest
+    when it started)."""
+    layout = WorkspaceLayout(root=workspace.resolve())
+    if store is not None or not layout.config.is_file():
+        return store
+    from pipeline.app.workspace import locate_store
+    from pipeline.core.config import ConfigError, parse_config
+
+    _plugin_presets()  # the file may name a plugin's agent
+    try:
+        config = parse_config(layout.config.read_text("utf-8"), str(layout.config))
+    except OSError as error:
+        raise _fail(f"{layout.config}: cannot read it ({error.strerror})") from error
+    except ConfigError as error:
+        raise _fail(str(error)) from error
+    return locate_store(layout, config.store.url, None)
 
 
 WorkspaceOption = Annotated[
@@ -285,15 +316,25 @@ def _located(source: str | None, workspace: Path | None) -> str | None:
 
 
 @contextlib.contextmanager
-def _reading_log(source: str | None, run: str | None) -> Iterator[LogSource]:
-    """The run's log from ``source``; a log that cannot be read is a usage error (exit 2)."""
+def _said_failures() -> Iterator[None]:
+    """Expected failures said, with their exit: a store's (:func:`_store_failure`), a file
+    operation's (:func:`_os_failure`), and any other of ralph's (a log or store that cannot
+    be decoded, a run that cannot start, a note refused) as a usage error (exit 2)."""
     try:
-        with open_source(source, run) as log:
-            yield log
+        yield
     except StoreError as error:
         raise _store_failure(error) from error
-    except (EventLogError, WireFormatError) as error:
+    except OSError as error:
+        raise _os_failure(error) from error
+    except PipelineError as error:
         raise _fail(str(error)) from error
+
+
+@contextlib.contextmanager
+def _reading_log(source: str | None, run: str | None) -> Iterator[LogSource]:
+    """The run's log from ``source``; a log that cannot be read is a usage error (exit 2)."""
+    with _said_failures(), open_source(source, run) as log:
+        yield log
 
 
 def lost_runs(layout: WorkspaceLayout, label: str, known: set[str], asked: str | None) -> None:
@@ -322,13 +363,8 @@ def _existing_store(location: str | Path | None, *, read_only: bool = True) -> I
     read-only unless asked; a missing one is a usage error (exit 2), a damaged or unreachable
     one a store error (exit 4)."""
     where = WorkspaceLayout(root=Path()).store if location is None else location
-    try:
-        with open_store_at(where, must_exist=True, read_only=read_only) as opened:
-            yield opened
-    except StoreError as error:
-        raise _store_failure(error) from error
-    except WireFormatError as error:
-        raise _fail(str(error)) from error
+    with _said_failures(), open_store_at(where, must_exist=True, read_only=read_only) as opened:
+        yield opened
 
 
 def _reconciled(

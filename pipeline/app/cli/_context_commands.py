@@ -13,22 +13,18 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from pipeline import WireFormatError
 from pipeline.app.cli._app import (
     StoreOption,
     WorkspaceOption,
-    _fail,
-    _open,
-    _store_failure,
+    _configured_store,
+    _said_failures,
     app,
     out,
 )
 from pipeline.app.cli._safe import terminal_safe
-from pipeline.app.workspace import store_location
 from pipeline.core.state import Context
-from pipeline.engine import ContextError, read_context, write_note
+from pipeline.engine import read_context, write_note
 from pipeline.events import ContextNote, NoteKind
-from pipeline.handlers.store import StoreError
 
 __all__ = ["memory_app", "task_app"]
 
@@ -47,14 +43,6 @@ IdArgument = Annotated[str, typer.Argument(help="The id, as `list` shows it.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object per line.")]
 
 
-def _store(workspace: Path, store: str | None) -> str | None:
-    """The store named on the command line, else the one ``ralph.toml`` names (None: the
-    workspace's default)."""
-    if store is None and (workspace / "ralph.toml").is_file():
-        return store_location(_open(workspace), store)
-    return store
-
-
 def _write(
     workspace: Path,
     store: str | None,
@@ -63,21 +51,13 @@ def _write(
     text: str = "",
     tags: tuple[str, ...] = (),
 ) -> ContextNote:
-    try:
-        return write_note(workspace, kind, subject, text, tags, _store(workspace, store))
-    except ContextError as error:
-        raise _fail(str(error)) from error
-    except StoreError as error:
-        raise _store_failure(error) from error
+    with _said_failures():
+        return write_note(workspace, kind, subject, text, tags, _configured_store(workspace, store))
 
 
 def _read(workspace: Path, store: str | None) -> Context:
-    try:
-        return read_context(workspace, _store(workspace, store))
-    except WireFormatError as error:
-        raise _fail(str(error)) from error
-    except StoreError as error:
-        raise _store_failure(error) from error
+    with _said_failures():
+        return read_context(workspace, _configured_store(workspace, store))
 
 
 def _said(message: str) -> None:

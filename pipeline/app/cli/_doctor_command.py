@@ -21,11 +21,11 @@ from pipeline.app.cli._app import (
     out,
 )
 from pipeline.app.workspace import (
-    Check,
     Status,
     diagnose,
     would_fail,
 )
+from pipeline.core.serialization import CONVERTER
 
 _STATUS_STYLE = {Status.OK: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
 
@@ -47,7 +47,7 @@ def doctor(
         document = {
             "ok": not failing,
             "workspace": str(workspace.resolve()),
-            "checks": [_check_json(check) for check in checks],
+            "checks": CONVERTER.unstructure(checks),
         }
         sys.stdout.write(orjson.dumps(document).decode() + "\n")
     else:
@@ -61,12 +61,3 @@ def doctor(
         verdict = "a run would fail: fix the FAIL rows" if failing else "ready to run"
         out.print(verdict, markup=False)
     raise typer.Exit(1 if failing else 0)
-
-
-def _check_json(check: Check) -> dict[str, str]:
-    return {
-        "name": check.name,
-        "status": check.status.value,
-        "detail": check.detail,
-        "fix": check.fix,
-    }

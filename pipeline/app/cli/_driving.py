@@ -15,21 +15,20 @@ import typer
 from attrs import frozen
 from rich.markup import escape
 
-from pipeline import PipelineError
 from pipeline.app.cli._app import (
     BUSY,
     _fail,
-    _os_failure,
-    _store_failure,
+    _said_failures,
+    _stop,
     _warn,
     err,
     lost_runs,
     out,
 )
-from pipeline.app.cli._faults import FaultError, faulting
+from pipeline.app.cli._faults import faulting
 from pipeline.app.cli._progress import Display, showing
 from pipeline.app.cli._render import state_table
-from pipeline.app.cli._safe import message_safe, terminal_safe
+from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.cli._shutdown import run_interruption
 from pipeline.app.cli._tracing import tracing
 from pipeline.app.workspace import (
@@ -47,7 +46,7 @@ from pipeline.core.state import Phase, PipelineState
 from pipeline.engine import DurableRun, Observers, RunObserver, TracingObserver
 from pipeline.events import GatePin, PipelineEvent, RunId, SandboxChecked
 from pipeline.handlers.runtime import PromptSource
-from pipeline.handlers.store import NamedStore, StoreError, UnknownRunError
+from pipeline.handlers.store import NamedStore, UnknownRunError
 
 
 @frozen(kw_only=True)
@@ -59,22 +58,19 @@ class _Watching:
     otel_file: Path | None = None
 
 
-def _with_iterations(opened: Workspace, max_iterations: int | None) -> Workspace:
-    """``opened`` with ``--max-iterations`` as its budget (None: the configured one)."""
-    if max_iterations is None:
-        return opened
-    # RunStarted records the budget, so a replay or resume needs no flag.
-    budgets = attrs.evolve(opened.config.budgets, max_iterations=max_iterations)
-    return attrs.evolve(opened, config=attrs.evolve(opened.config, budgets=budgets))
-
-
-def _with_tests_editable(opened: Workspace, editable: bool) -> Workspace:
-    """``opened`` whose gates run on the tests as the agent leaves them (``--tests-editable``:
-    ``[tamper] pin = "off"`` for this run; ``RunStarted`` records it)."""
-    if not editable:
-        return opened
-    tamper = attrs.evolve(opened.config.tamper, pin=GatePin.OFF)
-    return attrs.evolve(opened, config=attrs.evolve(opened.config, tamper=tamper))
+def _with_options(
+    opened: Workspace, *, max_iterations: int | None, tests_editable: bool
+) -> Workspace:
+    """``opened`` with ``--max-iterations`` as its budget (None: the configured one) and, with
+    ``--tests-editable``, gates that run on the tests as the agent leaves them (``[tamper]
+    pin = "off"``). ``RunStarted`` records both, so a replay or resume needs no flag."""
+    config = opened.config
+    if max_iterations is not None:
+        budgets = attrs.evolve(config.budgets, max_iterations=max_iterations)
+        config = attrs.evolve(config, budgets=budgets)
+    if tests_editable:
+        config = attrs.evolve(config, tamper=attrs.evolve(config.tamper, pin=GatePin.OFF))
+    return attrs.evolve(opened, config=config)
 
 
 def _ready_to_start(
@@ -100,8 +96,7 @@ def _ready_to_start(
         raise _fail(str(error)) from error
     except WorkspaceBusyError as error:
         # Before the tree is judged: its changes are then the other run's, not the person's.
-        err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
-        raise typer.Exit(BUSY) from error
+        raise _stop(error, BUSY) from error
     return source, kept
 
 
@@ -164,46 +159,38 @@ def _drive(
     """Start (``what``: the prompt) or resume a run in the workspace's store (``store``:
     ``--store``) and drive it; the result and the store's label. The store is opened once:
     a resume picks its run in the store it then drives."""
-    try:
-        with (
-            tracing(command, otel=watching.otel, otel_file=watching.otel_file) as tracer,
-            open_store(workspace, store) as events,
-        ):
-            prompt, run_id = (
-                (None, _chosen(events, what, workspace))
-                if isinstance(what, _Resume)
-                else (what, None)
-            )
-            with showing(watching.display, out, workspace.layout.root) as show:
-                traced = [] if tracer is None else [TracingObserver(tracer)]
-                result = drive(
-                    workspace,
-                    prompt=prompt,
-                    run_id=run_id,
-                    observer=Observers(_Shown(show), *faulting(os.environ), *traced),
-                    store=events,
-                    interruption=run_interruption(),
-                    kept_paths=kept_paths,
+    # A run that cannot go on is said by its kind; any other failure as _said_failures says.
+    with _said_failures():
+        try:
+            with (
+                tracing(command, otel=watching.otel, otel_file=watching.otel_file) as tracer,
+                open_store(workspace, store) as events,
+            ):
+                prompt, run_id = (
+                    (None, _chosen(events, what, workspace))
+                    if isinstance(what, _Resume)
+                    else (what, None)
                 )
-            # Never "N events" from a store that is gone: its facts went to a deleted file.
-            events.ensure_present()
-            return result, events.label
-    except FaultError as error:
-        raise _fail(str(error)) from error
-    except RunDivergedError as error:
-        # Not a usage error: the store and git are fine to read, they disagree.
-        err.print(f"[bold red]error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
-        raise typer.Exit(1) from error
-    except WorkspaceBusyError as error:
-        # Not a usage mistake: the same command works once the other run ends.
-        err.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
-        raise typer.Exit(BUSY) from error
-    except StoreError as error:
-        raise _store_failure(error) from error
-    except OSError as error:
-        raise _os_failure(error) from error
-    except PipelineError as error:
-        raise _fail(str(error)) from error
+                with showing(watching.display, out, workspace.layout.root) as show:
+                    traced = [] if tracer is None else [TracingObserver(tracer)]
+                    result = drive(
+                        workspace,
+                        prompt=prompt,
+                        run_id=run_id,
+                        observer=Observers(_Shown(show), *faulting(os.environ), *traced),
+                        store=events,
+                        interruption=run_interruption(),
+                        kept_paths=kept_paths,
+                    )
+                # Never "N events" from a store that is gone: its facts went to a deleted file.
+                events.ensure_present()
+                return result, events.label
+        except RunDivergedError as error:
+            # Not a usage error: the store and git are fine to read, they disagree.
+            raise _stop(error, 1) from error
+        except WorkspaceBusyError as error:
+            # Not a usage mistake: the same command works once the other run ends.
+            raise _stop(error, BUSY) from error
 
 
 def _chosen(events: NamedStore, resume: _Resume, workspace: Workspace) -> RunId:

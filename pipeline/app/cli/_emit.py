@@ -24,7 +24,16 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Final
 
-__all__ = ["HELP", "Arguments", "emitted", "main", "parsed_arguments", "plain_arguments"]
+__all__ = [
+    "HELP",
+    "Arguments",
+    "emitted",
+    "lean_parser",
+    "main",
+    "parsed_arguments",
+    "plain_arguments",
+    "say",
+]
 
 HELP: Final = "Append a topic to the run's events file (agents call this from their shell)."
 """What ``ralph emit`` is for, as the help of ``ralph`` and of ``ralph emit`` say it."""
@@ -42,15 +51,15 @@ _STORE_ERROR: Final = 4
 _HELP_WIDTH: Final = 100
 
 
-def _parser() -> argparse.ArgumentParser:
+def lean_parser(prog: str, description: str | None = None) -> argparse.ArgumentParser:
+    """An argparse parser for a lean command (``ralph emit``, an agent's ``ralph memory``),
+    with ralph's wording of a usage error (and its exit status, 2)."""
     import argparse
 
     class _Parser(argparse.ArgumentParser):
-        """argparse, with ralph's wording of a usage error (and its exit status, 2)."""
-
         def error(self, message: str) -> None:  # type: ignore[override]
             self.print_usage(sys.stderr)
-            _say(f"error: {message}")
+            say(f"error: {message}")
             raise SystemExit(_USAGE_ERROR)
 
     class _Formatter(argparse.HelpFormatter):
@@ -61,7 +70,11 @@ def _parser() -> argparse.ArgumentParser:
         def __init__(self, prog: str) -> None:
             super().__init__(prog, width=_HELP_WIDTH)
 
-    parser = _Parser(prog="ralph emit", description=HELP, formatter_class=_Formatter)
+    return _Parser(prog=prog, description=description, formatter_class=_Formatter)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = lean_parser("ralph emit", HELP)
     parser.add_argument(
         "topic",
         help=f"The topic: letters, digits and _ . : - only, at most {MAX_TOPIC_CHARS} "
@@ -83,7 +96,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _say(message: str) -> None:
+def say(message: str) -> None:
+    """``message`` on standard error."""
     # Paths and topics in messages come from the workspace an agent controls: shown escaped.
     sys.stderr.write(terminal_safe(message, newlines=True) + "\n")
 
@@ -180,17 +194,17 @@ def emitted(topic: str, text: Callable[[], str | None], *, as_json: bool, done: 
         target, fallback = emit_target(Path.cwd(), os.environ)
         emit(target, topic, payload, as_json=as_json)
     except UnsafeFileError as error:
-        _say(f"error: not written: {error}")
+        say(f"error: not written: {error}")
         return 1
     except DiskFullError as error:
-        _say(f"error: not written: {error}")
+        say(f"error: not written: {error}")
         return _STORE_ERROR
     except (EmitError, EventsFileError) as error:
-        _say(f"error: {error}")
+        say(f"error: {error}")
         return _USAGE_ERROR
     if fallback:
         # Seed 003 AC5: written all the same, but where a person would not look for it.
-        _say(
+        say(
             f"note: no run is under way here (no {MARKER}): the line went to {target}, "
             "which no run reads"
         )

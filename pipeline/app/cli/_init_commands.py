@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from pipeline.app.cli._app import WorkspaceOption, _fail, _warn, app, out
+from pipeline.app.cli._app import WorkspaceOption, _fail, _print, _warn, app, out
 from pipeline.app.cli._init import EXAMPLE_AGENT, installed_presets, looked_for, write_starter
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.workflows import PresetError, load_preset
@@ -34,11 +34,9 @@ def _no_agent_found() -> None:
     out.print("Install one, then add it to [agents] and [chains] in ralph.toml:", markup=False)
     for hint in install_hints().values():
         out.print(f"  {hint}", markup=False)
-    out.print(
+    _print(
         f"Or run a program of your own as the agent (docs/your-own-agent.md); the example "
-        f"{EXAMPLE_AGENT} is in ralph.toml, commented.",
-        markup=False,
-        soft_wrap=True,
+        f"{EXAMPLE_AGENT} is in ralph.toml, commented."
     )
 
 
@@ -67,21 +65,19 @@ def _translated(workspace: Path, source: Path) -> None:
         raise _exists(target) from error
     except OSError as error:
         raise _fail(f"cannot write {target}: {error.strerror}") from error
-    out.print(terminal_safe(f"Wrote {target} from {source}"), markup=False, soft_wrap=True)
+    _print(terminal_safe(f"Wrote {target} from {source}"))
     coordinator = config.loop.coordinator
-    out.print(
+    _print(
         f"ralph-orchestrator's coordinator is the hat {coordinator!r}: it takes the topics "
-        "no other hat triggers on, and may complete the run.",
-        markup=False,
-        soft_wrap=True,
+        "no other hat triggers on, and may complete the run."
     )
     for line in translation.notes:
-        out.print(f"Note: {terminal_safe(line)}", markup=False, soft_wrap=True)
+        _print(f"Note: {terminal_safe(line)}")
     if translation.untranslated:
         out.print(f"Not translated ({len(translation.untranslated)}):", markup=False)
         for line in translation.untranslated:
             # Key paths come from the file: a control character in one is shown, not obeyed.
-            out.print(f"  {terminal_safe(line)}", markup=False, soft_wrap=True)
+            _print(f"  {terminal_safe(line)}")
     # A topology error is a configuration error (nothing was written); warnings are said.
     for problem in topology_problems(config.loop_policy()):
         _warn(f"topology: {problem.message}")

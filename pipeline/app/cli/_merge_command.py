@@ -14,13 +14,14 @@ import typer
 from rich.markup import escape
 
 from pipeline import PipelineError
-from pipeline.app.cli._app import STORE_ERROR, USAGE_ERROR, WorkspaceOption, _fail, err
+from pipeline.app.cli._app import STORE_ERROR, USAGE_ERROR, WorkspaceOption, _fail, _stop, err
+from pipeline.app.cli._driving import Warned
 from pipeline.app.cli._faults import FaultError, faulting
 from pipeline.app.cli._safe import message_safe
 from pipeline.app.cli._worktree_commands import worktrees_app
 from pipeline.app.workspace import Landing, LandingInterruptedError, WorktreeError, merge_worktrees
 from pipeline.core.state import Integration, IntegrationStatus
-from pipeline.engine import Interruption, Observers, RunObserver
+from pipeline.engine import Interruption, Observers
 from pipeline.handlers.integration import WorkTreeBehindError
 from pipeline.handlers.runtime import GitError
 from pipeline.handlers.store import StoreError
@@ -34,6 +35,8 @@ one exits 3)."""
 
 INTERRUPTED = 130
 """The exit status when SIGINT or SIGTERM stopped a landing (as an interrupted run's)."""
+
+_AGAIN = "run ralph worktrees merge again: it goes on from where the run's log stands."
 
 _RESTORED_NAMED = 8
 """Restored files a landing's line names; the rest are counted."""
@@ -58,22 +61,12 @@ def merge_command(
     moved there (never if it moved meanwhile). A conflict or a failed gate leaves the branch and its
     worktree as they were. First goes on with any integration a killed merge left under way;
     without names, does only that. Exits 0 when all landed, 3 on a conflict, 1 on a failure."""
-    raise typer.Exit(land(workspace, names or [], into, as_json=as_json))
+    raise land(workspace, names or [], into, as_json=as_json)
 
 
-class _MergeWarnings(RunObserver):
-    """Says a merge's warnings on standard error."""
-
-    __slots__ = ()
-
-    def warning(self, message: str, /) -> None:
-        """Say it."""
-        err.print(f"warning: {escape(message_safe(message))}")
-
-
-def land(root: Path, names: list[str], into: str | None, *, as_json: bool = False) -> int:
+def land(root: Path, names: list[str], into: str | None, *, as_json: bool = False) -> typer.Exit:
     """Land the named worktrees through the merge queue (``ralph worktrees merge``, and
-    ``ralph run --merge`` after its run), each outcome said as it ends; the exit status."""
+    ``ralph run --merge`` after its run), each outcome said as it ends; the exit to raise."""
     shown: list[Landing] = []
 
     def report(landing: Landing) -> None:
@@ -87,7 +80,7 @@ def land(root: Path, names: list[str], into: str | None, *, as_json: bool = Fals
     interruption = Interruption()
     try:
         # The fault tests' kill -9 seam, and the warnings on standard error.
-        observer = Observers(_MergeWarnings(), *faulting(os.environ))
+        observer = Observers(Warned(), *faulting(os.environ))
         with interruption.on_signals():
             merge_worktrees(
                 root,
@@ -101,39 +94,27 @@ def land(root: Path, names: list[str], into: str | None, *, as_json: bool = Fals
         raise _fail(str(error)) from error
     except LandingInterruptedError as stopped:
         err.print(f"Stopped: {escape(message_safe(str(stopped)))}.", soft_wrap=True)
-        return INTERRUPTED
+        return typer.Exit(INTERRUPTED)
     except StoreError as error:
         # A full disk, a store gone: the facts stored stay, the next merge goes on from them.
-        err.print(
-            f"[bold red]store error:[/] {escape(message_safe(str(error)))}\n"
-            "Once the store can be written again (free space), run ralph worktrees merge "
-            "again: it goes on from where the run's log stands.",
-            soft_wrap=True,
-        )
-        return STORE_ERROR
+        again = f"Once the store can be written again (free space), {_AGAIN}"
+        return _stop(f"{error}\n{again}", STORE_ERROR, "store error")
     except WorkTreeBehindError as error:
         # The message says what the person does first; running the merge again alone would
         # stop at the same place.
-        err.print(f"[bold red]error:[/] {escape(message_safe(str(error)))}", soft_wrap=True)
-        return FAILED
+        return _stop(error, FAILED)
     except (GitError, PipelineError, OSError) as error:
-        err.print(
-            f"[bold red]error:[/] {escape(message_safe(str(error)))}\n"
-            "Deal with the cause (a full disk: free space), then run ralph worktrees merge "
-            "again: it goes on from where the run's log stands.",
-            soft_wrap=True,
+        return _stop(
+            f"{error}\nDeal with the cause (a full disk: free space), then {_AGAIN}", FAILED
         )
-        return FAILED
     if not shown and not as_json:
         err.print("Nothing to merge: name a worktree (ralph worktrees list).", markup=False)
         if names:
-            return USAGE_ERROR
+            return typer.Exit(USAGE_ERROR)
     statuses = {landing.integration.status for landing in shown}
     if IntegrationStatus.FAILED in statuses:
-        return FAILED
-    if IntegrationStatus.CONFLICTED in statuses:
-        return CONFLICTED
-    return 0
+        return typer.Exit(FAILED)
+    return typer.Exit(CONFLICTED if IntegrationStatus.CONFLICTED in statuses else 0)
 
 
 def _said(landing: Landing) -> str:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from pipeline.app.cli._emit import emitted
-from pipeline.app.cli._safe import terminal_safe
+from pipeline.app.cli._emit import emitted, lean_parser, say
 from pipeline.core._note_rules import (
     ID_PATTERN,
     MAX_MEMORY_CHARS,
@@ -47,15 +46,7 @@ _USAGE_ERROR: Final = 2
 
 
 def _parser(group: str) -> argparse.ArgumentParser:
-    import argparse
-
-    class _Parser(argparse.ArgumentParser):
-        def error(self, message: str) -> None:  # type: ignore[override]
-            self.print_usage(sys.stderr)
-            _say(f"error: {message}")
-            raise SystemExit(_USAGE_ERROR)
-
-    parser = _Parser(prog=f"ralph {group}")
+    parser = lean_parser(f"ralph {group}")
     verbs = parser.add_subparsers(dest="verb", required=True)
     if group == "memory":
         add = verbs.add_parser("add", help="Keep TEXT for later prompts and runs.")
@@ -94,10 +85,6 @@ def _plain(group: str, argv: list[str]) -> argparse.Namespace | None:
     elif verb == "block":
         fields = {"id": value, "reason": ""}
     return None if fields is None else types.SimpleNamespace(verb=verb, **fields)  # type: ignore[return-value]
-
-
-def _say(message: str) -> None:
-    sys.stderr.write(terminal_safe(message, newlines=True) + "\n")
 
 
 def _checked_id(value: str) -> str:
@@ -151,6 +138,6 @@ def main(group: str, argv: list[str]) -> int:
     try:
         topic, payload, done = _payload(group, arguments)
     except EmitError as error:
-        _say(f"error: {error}")
+        say(f"error: {error}")
         return _USAGE_ERROR
     return emitted(topic, lambda: json.dumps(payload), as_json=True, done=done)

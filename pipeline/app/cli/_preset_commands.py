@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from pipeline.app.cli._app import _fail, app, out
+from pipeline.app.cli._app import _fail, _print, app, out
 from pipeline.app.graph import topology_mermaid
 from pipeline.app.workflows import DEFAULT_PRESET, Preset, PresetError, load_preset, shipped_presets
 from pipeline.core.config import Severity, topology_problems
@@ -55,11 +55,9 @@ def presets(ctx: typer.Context) -> None:
         name = preset.name + (" (default)" if preset.name == DEFAULT_PRESET else "")
         table.add_row(name, preset.description, _hats(preset))
     out.print(table)
-    out.print(
+    _print(
         "Show one: ralph presets show NAME. Use one: ralph run --preset NAME "
-        "(NAME,NAME runs one after the other), or ralph init --preset NAME.",
-        markup=False,
-        soft_wrap=True,
+        "(NAME,NAME runs one after the other), or ralph init --preset NAME."
     )
 
 
@@ -104,4 +102,4 @@ def show(
         "",
         *_checks(preset),
     ]
-    out.print("\n".join(lines), markup=False, soft_wrap=True)
+    _print("\n".join(lines))

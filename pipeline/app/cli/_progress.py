@@ -56,7 +56,7 @@ from pipeline.reducers.views import (
     spent,
 )
 
-__all__ = ["Display", "LiveView", "choose_display", "showing", "wait_notice"]
+__all__ = ["Display", "LiveView", "choose_display", "showing"]
 
 _LAST_TOPICS = 5
 
@@ -189,14 +189,6 @@ class LiveView:
         return Panel(grid, title=title, subtitle=elapsed, expand=False)
 
 
-def wait_notice(state: PipelineState, event: PipelineEvent, workspace: Path | None) -> str | None:
-    """The line announcing a wait for a person: after the question is asked, and after a
-    resume that goes on waiting (None after any other fact)."""
-    if isinstance(event, HumanQuestionAsked | RunResumed):
-        return waiting_line(state, workspace)
-    return None
-
-
 @contextlib.contextmanager
 def showing(
     display: Display, console: Console, workspace: Path | None = None
@@ -210,7 +202,10 @@ def showing(
         case Display.PLAIN:
 
             def line(state: PipelineState, event: PipelineEvent) -> None:
-                notice = wait_notice(state, event, workspace)
+                # A wait for a person is said after the question is asked, and after a
+                # resume that goes on waiting.
+                asked = isinstance(event, HumanQuestionAsked | RunResumed)
+                notice = waiting_line(state, workspace) if asked else None
                 for said in (event_line(state, event), notice and terminal_safe(notice)):
                     if said:
                         console.print(

@@ -13,12 +13,19 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from pipeline.handlers.store import RunSummary
+from pipeline.handlers.store import NamedStore, RunSummary, SqliteEventStore
 
 if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
     from pipeline.handlers.store.queue import Ticket
 
-__all__ = ["WORKER_PARENT_ENV", "age", "queue_rows", "run_worker_processes"]
+__all__ = [
+    "WORKER_PARENT_ENV",
+    "age",
+    "queue_rows",
+    "queue_tickets",
+    "run_worker_processes",
+    "runs_rows",
+]
 
 WORKER_PARENT_ENV = "RALPH_WORKER_PARENT"
 """The parent's pid, in the environment of each worker it starts (``pipeline.app.workers`` reads
@@ -59,6 +66,17 @@ def age(since: datetime, now: datetime | None = None) -> str:
     return f"{seconds}s"
 
 
+def queue_tickets(store: NamedStore) -> list[Ticket] | None:
+    """The queue's tickets of a PostgreSQL store (None: a SQLite store has no queue)."""
+    if isinstance(store, SqliteEventStore):
+        return None
+    from pipeline.handlers.store.postgres import PostgresEventStore
+    from pipeline.handlers.store.queue import RunQueue
+
+    assert isinstance(store, PostgresEventStore)
+    return RunQueue(store).tickets()
+
+
 def queue_rows(
     tickets: Sequence[Ticket], runs: Sequence[RunSummary], costs: Mapping[str, str]
 ) -> list[list[str]]:
@@ -90,3 +108,15 @@ def queue_rows(
                 ["-", "direct", run.run_id, str(run.events), cost, "-", "-", age(started), ""]
             )
     return rows
+
+
+def runs_rows(
+    tickets: Sequence[Ticket] | None, runs: Sequence[RunSummary], costs: Mapping[str, str]
+) -> tuple[tuple[str, ...], list[list[str]]]:
+    """The heads and rows of a store's runs (``ralph runs``, ``ralph serve``): one row per
+    run (run, events, cost, started), or with a queue's ``tickets``, :func:`queue_rows`."""
+    if tickets is None:
+        rows = [[run.run_id, str(run.events), costs[run.run_id], run.started_at] for run in runs]
+        return ("run", "events", "cost", "started"), rows
+    heads = ("ticket", "state", "run", "events", "cost", "worker", "claims", "age", "outcome")
+    return heads, queue_rows(tickets, runs, costs)

@@ -35,10 +35,9 @@ from pipeline.app.cli._app import (
 )
 from pipeline.app.cli._describe import event_line
 from pipeline.app.cli._follow import category_filter, follow
-from pipeline.app.cli._logfile import EventLogError
 from pipeline.app.cli._render import state_table
 from pipeline.app.cli._safe import terminal_safe
-from pipeline.app.cli._source import LogSource, open_source
+from pipeline.app.cli._source import LogSource
 from pipeline.core.serialization import (
     CONVERTER,
     CheckpointError,
@@ -82,19 +81,14 @@ def replay(
     ] = None,
 ) -> None:
     """Fold a run's event log into its state and print it (works on a run in progress)."""
-    try:
-        with open_source(_located(source, workspace), run) as log:
-            if verify and not log.is_store:
-                raise _fail(f"--verify checks a store's checkpoints; {log.label} has none")
-            state, problems, checked = _fold_and_check(log, until, verify)
-            if verify and source is None and log.run_id is not None and until is None:
-                # The workspace's own store: its run's commits and events file are here.
-                found = _reconciled(workspace or Path(), log.run_id, log.events())
-                problems += [] if found is None else list(found.problems)
-    except StoreError as error:
-        raise _store_failure(error) from error
-    except (EventLogError, WireFormatError) as error:
-        raise _fail(str(error)) from error
+    with _reading_log(_located(source, workspace), run) as log:
+        if verify and log.run_id is None:
+            raise _fail(f"--verify checks a store's checkpoints; {log.label} has none")
+        state, problems, checked = _fold_and_check(log, until, verify)
+        if verify and source is None and log.run_id is not None and until is None:
+            # The workspace's own store: its run's commits and events file are here.
+            found = _reconciled(workspace or Path(), log.run_id, log.events())
+            problems += [] if found is None else list(found.problems)
     if as_json:
         sys.stdout.write(encode_state(state).decode() + "\n")
     else:

@@ -14,8 +14,6 @@ from typing import Final
 
 from pipeline.app.cli._render import state_rows
 from pipeline.app.cli._report_bars import HEADS, bar_cells, notes
-from pipeline.app.cli._report_context import tasks_html, tasks_markdown
-from pipeline.app.cli._report_escalation import moves_html, moves_markdown
 from pipeline.app.cli._report_gates import (
     gates_markdown,
     gates_summary,
@@ -23,6 +21,7 @@ from pipeline.app.cli._report_gates import (
 )
 from pipeline.app.cli._report_layout import (
     markdown_table,
+    pairs_html,
     rows_html,
     seconds_text,
     table_html,
@@ -44,6 +43,7 @@ from pipeline.core.state import PipelineState
 from pipeline.reducers.views import (
     GateRun,
     InvocationBar,
+    LadderMove,
     SandboxView,
     ScreenRun,
     Timeline,
@@ -95,6 +95,43 @@ def spend_rows(timeline: Timeline) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+_TASK_HEADS: Final = ("task", "status", "by", "title")
+_MOVE_HEADS: Final = ("after invocation", "when", "hat", "from", "to", "why")
+_TASKS: Final = ' class="tasks"'
+
+
+def _task_rows(state: PipelineState) -> list[tuple[str, ...]]:
+    """The run's tasks, each with its status and who added it (titles are agents' and
+    people's words, shown literally)."""
+    return [(t.task_id, t.status_text, t.by, t.title) for t in state.context.tasks]
+
+
+def _move_rows(moves: Sequence[LadderMove]) -> list[tuple[str, ...]]:
+    """The hats' moves along their escalation ladders (model names come from ``ralph.toml``;
+    escaped all the same)."""
+    return [
+        (
+            str(move.invocations),
+            move.at.isoformat(timespec="seconds"),
+            move.hat,
+            move.before or "its own model",
+            move.after or "its own model",
+            move.why,
+        )
+        for move in moves
+    ]
+
+
+def _extras(
+    gates: Sequence[GateRun], screens: Sequence[ScreenRun], sandboxed: SandboxView | None
+) -> list[str]:
+    """What the summary says of the gate runs, the screens and the sandbox, for a run that
+    has them."""
+    sandbox = sandbox_summary(sandboxed) if sandboxed else ""
+    said = (gates_summary(gates), screens_summary(screens), sandbox)
+    return [part for part in said if part]
+
+
 def html_report(
     timeline: Timeline,
     title: str,
@@ -112,7 +149,7 @@ def html_report(
     total = max((end - start).total_seconds(), 1e-3) if start and end else 1.0
     rows = rows_html(
         (
-            *bar_cells(bar, seconds_text(bar.duration_s)),
+            *bar_cells(bar),
             bar.topics,
             bar.malformed_lines,
             bar.scope_violations,
@@ -124,19 +161,19 @@ def html_report(
         (*HEADS, "topics", "malformed", "scope violations", "notes"), rows, ' class="invocations"'
     )
     spend = table_html(SPEND_HEADS, rows_html(spend_rows(timeline)), ' class="spend"')
-    state = "".join(
-        f"<tr><th>{escape(what)}</th><td>{escape(value)}</td></tr>"
-        for what, value in state_rows(final, screens, sandboxed)
+    state = pairs_html(state_rows(final, screens, sandboxed))
+    summary = " · ".join(
+        (
+            verdict,
+            f"{len(timeline.bars)} invocations",
+            *_extras(gates, screens, sandboxed),
+            spend_summary(final.ledger.spend.total),
+            seconds_text(total if start and end else None),
+            *([f"started {start.isoformat(timespec='seconds')}"] if start else []),
+        )
     )
-    summary = (
-        f"{verdict} · {len(timeline.bars)} invocations · "
-        + (f"{gates_summary(gates)} · " if gates else "")
-        + (f"{screens_summary(screens)} · " if screens else "")
-        + (f"{sandbox_summary(sandboxed)} · " if sandboxed else "")
-        + f"{spend_summary(final.ledger.spend.total)} · "
-        f"{seconds_text(total if start and end else None)}"
-        + (f" · started {start.isoformat(timespec='seconds')}" if start else "")
-    )
+    moves, tasks = _move_rows(timeline.moves), _task_rows(final)
+    escalation = table_html(_MOVE_HEADS, rows_html(moves), ' class="escalation"', "Escalation")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{_STYLE}{timeline_style(bool(gates), bool(screens))}"
@@ -145,19 +182,14 @@ def html_report(
         f'<h1>{escape(title)}</h1><div class="summary">{escape(summary)}</div>'
         f"{timeline_html(timeline, gates, screens)}"
         f"{invocations}"
-        f"{moves_html(timeline.moves)}"
+        f"{escalation if moves else ''}"
         f"{screens_table_html(screens)}{gates_table_html(gates)}"
         f"{sandbox_html(sandboxed) if sandboxed else ''}"
-        f"{tasks_html(final.context)}"
+        f"{table_html(_TASK_HEADS, rows_html(tasks), _TASKS) if tasks else ''}"
         f"{spend}"
         f'<table class="state"><tbody>{state}</tbody></table>'
         "</body></html>\n"
     )
-
-
-def _cell(text: object) -> str:
-    # agent text (names, failure messages, models): literal, never HTML or Markdown
-    return markdown_text(text)
 
 
 def markdown_report(
@@ -174,25 +206,25 @@ def markdown_report(
     final = timeline.final
     verdict = phase_of(final)
     lines = [
-        f"### {_cell(title)}",
+        # agent text (names, failure messages, models): literal, never HTML or Markdown
+        f"### {markdown_text(title)}",
         "",
         f"**{verdict}** after {len(timeline.bars)} agent invocations, "
         f"{final.ledger.commits} commits, {final.ledger.agent_failures} agent failures; "
-        + (f"{gates_summary(gates)}; " if gates else "")
-        + (f"{screens_summary(screens)}; " if screens else "")
-        + (f"{sandbox_summary(sandboxed)}; " if sandboxed else "")
+        + "".join(f"{said}; " for said in _extras(gates, screens, sandboxed))
         + f"spent {spend_summary(final.ledger.spend.total)}.",
     ]
     lines += markdown_table(
         (*HEADS, "notes"),
         "rlllrlrrrl",
-        ((*bar_cells(bar, seconds_text(bar.duration_s)), notes(bar)) for bar in timeline.bars),
+        ((*bar_cells(bar), notes(bar)) for bar in timeline.bars),
     )
-    lines += moves_markdown(timeline.moves)
+    moves, tasks = _move_rows(timeline.moves), _task_rows(final)
+    lines += ["", "#### Escalation", *markdown_table(_MOVE_HEADS, "rlllll", moves)] if moves else []
     lines += screens_markdown(screens)
     lines += gates_markdown(gates)
     lines += sandbox_markdown(sandboxed) if sandboxed else []
-    lines += tasks_markdown(final.context)
+    lines += markdown_table(_TASK_HEADS, "llll", tasks) if tasks else []
     lines += markdown_table(SPEND_HEADS, "llrr", spend_rows(timeline))
     lines += markdown_table(("", ""), "ll", state_rows(final, screens, sandboxed))
     return "\n".join(lines) + "\n"

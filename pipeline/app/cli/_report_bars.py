@@ -3,6 +3,7 @@ report`` and ``ralph serve`` (pure: strings out; the caller escapes them for its
 
 from __future__ import annotations
 
+from pipeline.app.cli._report_layout import seconds_text
 from pipeline.reducers.views import InvocationBar, cost_text, spend_line
 
 __all__ = [
@@ -20,8 +21,8 @@ HEADS = ("#", "phase", "role", "agent", "attempt", "outcome", "duration", "token
 """The heads of :func:`bar_cells`."""
 
 
-def bar_cells(bar: InvocationBar, duration: str) -> tuple[str, ...]:
-    """The invocation's cells under :data:`HEADS` (``duration``: its duration, as shown)."""
+def bar_cells(bar: InvocationBar) -> tuple[str, ...]:
+    """The invocation's cells under :data:`HEADS` (one still at work shows as running)."""
     return (
         str(bar.number),
         bar.phase.value,
@@ -29,7 +30,7 @@ def bar_cells(bar: InvocationBar, duration: str) -> tuple[str, ...]:
         agent_cell(bar),
         str(bar.attempt),
         bar.outcome.value,
-        duration,
+        seconds_text(bar.duration_s),
         tokens_cell(bar),
         cost_cell(bar),
     )

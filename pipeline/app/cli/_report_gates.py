@@ -14,12 +14,13 @@ from typing import Final
 
 from pipeline.app.cli._report_layout import (
     action_text,
+    cells_html,
     counted,
-    legend_html,
     markdown_table,
     outcome_rules,
     placed,
     seconds_text,
+    shortened,
     table_html,
 )
 from pipeline.app.cli._report_screens import screen_mark_html
@@ -27,15 +28,15 @@ from pipeline.app.cli._safe import terminal_safe
 from pipeline.reducers.views import GateOutcome, GateRun, ScreenRun
 
 __all__ = [
+    "GATE_COLOURS",
     "GATE_STYLE",
     "gate_lane_html",
-    "gate_legend_html",
     "gates_markdown",
     "gates_summary",
     "gates_table_html",
 ]
 
-_COLOURS: Final = {
+GATE_COLOURS: Final = {
     GateOutcome.PASSED: "#2da44e",
     GateOutcome.BLOCKED: "#cf222e",
     GateOutcome.WARNED: "#bf8700",
@@ -43,9 +44,10 @@ _COLOURS: Final = {
     GateOutcome.CUT_SHORT: "#6e7781",
     GateOutcome.RUNNING: "#0969da",
 }
+"""The colour of each gate run's outcome, on its lane and in the legend."""
 
 GATE_STYLE: Final = (
-    outcome_rules("gate-bar", _COLOURS)
+    outcome_rules("gate-bar", GATE_COLOURS)
     + """
 .gate-bar { position: absolute; top: 2px; height: 18px; border-radius: 3px; color: #fff;
             font-size: 11px; line-height: 18px; overflow: hidden; white-space: nowrap;
@@ -82,15 +84,6 @@ def _status(run: GateRun) -> str:
     return f"{run.status.value}, exit {run.exit_code}"
 
 
-def _action(run: GateRun) -> str:
-    """What the run's failure did, or ``-``."""
-    return action_text(run.action)
-
-
-def _duration(run: GateRun) -> str:
-    return seconds_text(run.duration_s)
-
-
 def _rows(runs: Sequence[GateRun]) -> list[tuple[str, ...]]:
     """Each run's cells, as text: number, gate, boundary, iteration, duration, status,
     action, log."""
@@ -100,9 +93,9 @@ def _rows(runs: Sequence[GateRun]) -> list[tuple[str, ...]]:
             run.gate,
             run.boundary.value,
             str(run.iteration),
-            _duration(run),
+            seconds_text(run.duration_s),
             _status(run),
-            _action(run),
+            action_text(run.action),
             run.log_path or "-",
         )
         for run in runs
@@ -116,8 +109,8 @@ def _title(run: GateRun) -> str:
     parts = [
         f"gate {run.gate} ({run.boundary.value}), iteration {run.iteration}",
         _status(run),
-        f"duration {_duration(run)}",
-        f"action: {_action(run)}",
+        f"duration {seconds_text(run.duration_s)}",
+        f"action: {action_text(run.action)}",
         f"log: {run.log_path or '-'}",
     ]
     pinning = pinning_text(run)
@@ -185,13 +178,6 @@ def _bar_html(run: GateRun, left: float, width: float) -> str:
     )
 
 
-def gate_legend_html(runs: Sequence[GateRun]) -> str:
-    """The gate outcomes' colours for the legend (empty when there is no run)."""
-    if not runs:
-        return ""
-    return legend_html("gate", _COLOURS)
-
-
 def _output_html(run: GateRun) -> str:
     pinning = pinning_text(run)
     said = f'<p class="pinned">{escape(terminal_safe(pinning))}</p>' if pinning else ""
@@ -215,17 +201,10 @@ def gates_table_html(runs: Sequence[GateRun]) -> str:
     if not runs:
         return ""
     body = "".join(
-        f'<tr data-outcome="{run.outcome.value}">'
-        + "".join(f"<td>{escape(terminal_safe(cell))}</td>" for cell in row)
-        + f"<td>{_output_html(run)}</td></tr>"
+        f'<tr data-outcome="{run.outcome.value}">{cells_html(row)}<td>{_output_html(run)}</td></tr>'
         for run, row in zip(runs, _rows(runs), strict=True)
     )
     return table_html((*_HEADS, "end of output"), body, ' class="gates" id="gates"', "Gates")
-
-
-def _last_line(tail: str) -> str:
-    line = tail.rstrip().rsplit("\n", 1)[-1]
-    return line if len(line) <= _LAST_LINE_CHARS else line[: _LAST_LINE_CHARS - 1] + "…"
 
 
 def gates_markdown(runs: Sequence[GateRun]) -> list[str]:
@@ -236,7 +215,7 @@ def gates_markdown(runs: Sequence[GateRun]) -> list[str]:
     cells = []
     for run, row in zip(runs, _rows(runs), strict=True):
         pinning = pinning_text(run)
-        last = _last_line(run.tail)
+        last = shortened(run.tail.rstrip().rsplit("\n", 1)[-1], _LAST_LINE_CHARS)
         cells.append((*row, f"[{pinning}] {last}" if pinning else last))
     heads = (*_HEADS, "last line of output")
     return ["", "**Gates**", *markdown_table(heads, "rllrrllll", cells)]

@@ -10,21 +10,24 @@ from datetime import datetime
 from html import escape
 from typing import Final, TypeVar
 
-from pipeline.app.cli._safe import markdown_text
+from pipeline.app.cli._safe import markdown_text, terminal_safe
 from pipeline.events import GateAction
 from pipeline.reducers.views import counted
 
 __all__ = [
     "MIN_WIDTH_PCT",
     "action_text",
+    "cells_html",
     "counted",
     "legend_html",
     "markdown_row",
     "markdown_table",
     "outcome_rules",
+    "pairs_html",
     "placed",
     "rows_html",
     "seconds_text",
+    "shortened",
     "table_html",
 ]
 
@@ -33,6 +36,11 @@ Outcome = TypeVar("Outcome", bound=enum.Enum)
 
 MIN_WIDTH_PCT: Final = 0.6
 """A bar never narrower than this, so that an invocation of a millisecond still shows."""
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis saying where (the log has it all)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def seconds_text(value: float | None) -> str:
@@ -99,10 +107,20 @@ def table_html(heads: Sequence[str], body: str, attrs: str = "", caption: str = 
     return f"<table{attrs}>{named}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def cells_html(cells: Iterable[object]) -> str:
+    """``cells`` as table cells, each with its control characters shown, HTML-escaped."""
+    return "".join(f"<td>{escape(terminal_safe(str(cell)))}</td>" for cell in cells)
+
+
 def rows_html(rows: Iterable[Iterable[object]]) -> str:
-    """``rows`` as table rows, every cell HTML-escaped."""
-    cells = ("".join(f"<td>{escape(str(cell))}</td>" for cell in row) for row in rows)
-    return "".join(f"<tr>{row}</tr>" for row in cells)
+    """``rows`` as table rows, every cell as :func:`cells_html` has it."""
+    return "".join(f"<tr>{cells_html(row)}</tr>" for row in rows)
+
+
+def pairs_html(pairs: Iterable[tuple[str, str]]) -> str:
+    """(what, value) pairs as table rows, the what a head, both escaped as a cell is."""
+    safe = ((escape(terminal_safe(what)), escape(terminal_safe(value))) for what, value in pairs)
+    return "".join(f"<tr><th>{what}</th><td>{value}</td></tr>" for what, value in safe)
 
 
 def markdown_row(cells: Iterable[object]) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Final
 
-from pipeline.app.cli._report_layout import markdown_table, table_html
+from pipeline.app.cli._report_layout import cells_html, markdown_table, table_html
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.reducers.views import RefusedConnection, SandboxCheck, SandboxView, counted
 
@@ -69,25 +69,17 @@ def _check_cells(check: SandboxCheck) -> tuple[str, ...]:
     )
 
 
-def _invocations(entry: RefusedConnection) -> str:
-    return ", ".join(f"#{n}" for n in entry.invocations) or "-"
-
-
 def _refused_cells(entry: RefusedConnection) -> tuple[str, ...]:
-    return (entry.endpoint, entry.agent, entry.role.value, str(entry.count), _invocations(entry))
-
-
-def _cell_html(text: str, css: str = "") -> str:
-    css_class = f' class="{css}"' if css else ""
-    return f"<td{css_class}>{escape(terminal_safe(text))}</td>"
+    invocations = ", ".join(f"#{n}" for n in entry.invocations) or "-"
+    return (entry.endpoint, entry.agent, entry.role.value, str(entry.count), invocations)
 
 
 def _check_html(check: SandboxCheck) -> str:
     when, mode, said, endpoints, withheld = _check_cells(check)
     return (
         f'<tr class="sandbox-{_on(check)}" data-on="{str(check.on).lower()}">'
-        f"{_cell_html(when)}{_cell_html(mode)}{_cell_html(said, 'said')}"
-        f"{_cell_html(endpoints)}{_cell_html(withheld)}</tr>"
+        f'{cells_html((when, mode))}<td class="said">{escape(terminal_safe(said))}</td>'
+        f"{cells_html((endpoints, withheld))}</tr>"
     )
 
 
@@ -100,9 +92,7 @@ def _refused_html(view: SandboxView) -> str:
         return '<p class="refused-none">No connection was refused.</p>' if on else ""
     body = "".join(
         f'<tr data-endpoint="{escape(terminal_safe(entry.endpoint))}" '
-        f'data-count="{entry.count}">'
-        + "".join(_cell_html(cell) for cell in _refused_cells(entry))
-        + "</tr>"
+        f'data-count="{entry.count}">{cells_html(_refused_cells(entry))}</tr>'
         for entry in view.refused
     )
     return table_html(_REFUSED_HEADS, body, ' class="refused" id="refused"', "Refused connections")

@@ -16,32 +16,33 @@ from typing import Final
 from pipeline.app.cli._report_layout import (
     action_text,
     counted,
-    legend_html,
     markdown_table,
     outcome_rules,
+    shortened,
     table_html,
 )
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.reducers.views import JudgedHit, ScreenOutcome, ScreenRun
 
 __all__ = [
+    "SCREEN_COLOURS",
     "SCREEN_STYLE",
-    "screen_legend_html",
     "screen_mark_html",
     "screens_markdown",
     "screens_summary",
     "screens_table_html",
 ]
 
-_COLOURS: Final = {
+SCREEN_COLOURS: Final = {
     ScreenOutcome.CLEAN: "#2da44e",
     ScreenOutcome.WARNED: "#bf8700",
     ScreenOutcome.BLOCKED: "#cf222e",
     ScreenOutcome.STOPPED: "#82071e",
 }
+"""The colour of what each screen did, on the gates lane and in the legend."""
 
 SCREEN_STYLE: Final = (
-    outcome_rules("screen-mark", _COLOURS)
+    outcome_rules("screen-mark", SCREEN_COLOURS)
     + """
 .screen-mark { position: absolute; top: 4px; height: 14px; border-radius: 7px;
                box-sizing: border-box; border: 2px solid #1f2328; }
@@ -66,15 +67,11 @@ def screens_summary(screens: Sequence[ScreenRun]) -> str:
     return f"{counted(len(screens), 'screen')}, {counted(hits, 'hit')} ({parts})"
 
 
-def _when(screen: ScreenRun) -> str:
-    return screen.at.isoformat(timespec="seconds")
-
-
 def _screen_cells(screen: ScreenRun) -> tuple[str, ...]:
     """A screen's own cells: number, when, iteration, scope, base, files."""
     return (
         str(screen.number),
-        _when(screen),
+        screen.at.isoformat(timespec="seconds"),
         str(screen.iteration),
         screen.scope.value,
         screen.short_base,
@@ -123,13 +120,6 @@ def screen_mark_html(screen: ScreenRun, left: float, width: float) -> str:
     )
 
 
-def screen_legend_html(screens: Sequence[ScreenRun]) -> str:
-    """The screen outcomes' colours for the legend (empty when the run never screened)."""
-    if not screens:
-        return ""
-    return legend_html("screen", _COLOURS, "border-radius:6px")
-
-
 def _rows_html(screen: ScreenRun) -> str:
     """A screen's rows: one per hit (one saying clean when it found none), its own cells
     spanning them."""
@@ -158,10 +148,6 @@ def screens_table_html(screens: Sequence[ScreenRun]) -> str:
     return table_html(_HEADS, body, ' class="screens" id="screens"', "Screen")
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= _DETAIL_CHARS else text[: _DETAIL_CHARS - 1] + "…"
-
-
 def screens_markdown(screens: Sequence[ScreenRun]) -> list[str]:
     """The Screen table in Markdown, each cell literal text, one row per hit (no line when
     the run never screened)."""
@@ -171,5 +157,7 @@ def screens_markdown(screens: Sequence[ScreenRun]) -> list[str]:
     for screen in screens:
         for hit in screen.hits or (None,):
             kind, where, detail, does = _hit_cells(hit)
-            cells.append((*_screen_cells(screen), kind, where, _short(detail), does))
+            cells.append(
+                (*_screen_cells(screen), kind, where, shortened(detail, _DETAIL_CHARS), does)
+            )
     return ["", "**Screen**", *markdown_table(_HEADS, "rlrllrllll", cells)]

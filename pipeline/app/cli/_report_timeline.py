@@ -13,10 +13,9 @@ from html import escape
 from typing import Final
 
 from pipeline.app.cli._report_bars import agent_cell, cost_cell, marks, tokens_cell, worn
-from pipeline.app.cli._report_gates import GATE_STYLE, gate_lane_html, gate_legend_html
-from pipeline.app.cli._report_layout import outcome_rules, placed, seconds_text
-from pipeline.app.cli._report_screens import SCREEN_STYLE, screen_legend_html
-from pipeline.core.state import Phase
+from pipeline.app.cli._report_gates import GATE_COLOURS, GATE_STYLE, gate_lane_html
+from pipeline.app.cli._report_layout import legend_html, outcome_rules, placed, seconds_text
+from pipeline.app.cli._report_screens import SCREEN_COLOURS, SCREEN_STYLE
 from pipeline.reducers.views import GateRun, InvocationBar, Outcome, ScreenRun, Timeline, usage_text
 
 __all__ = ["timeline_html", "timeline_style"]
@@ -67,7 +66,7 @@ def timeline_html(
     start, end = timeline.started_at, timeline.ended_at
     total = max((end - start).total_seconds(), 1e-3) if start and end else 1.0
     lanes = []
-    for phase in _lanes(timeline):
+    for phase in dict.fromkeys(bar.phase for bar in timeline.bars):  # in the order first seen
         in_lane = [bar for bar in timeline.bars if bar.phase is phase]
         bars = _lane_html(in_lane, start, end, total) if start and end else ""
         lanes.append(
@@ -78,18 +77,16 @@ def timeline_html(
         lanes.append(gate_lane_html(gates, start, end, total, screens))
     if timeline.bars or gates or screens:
         lanes.append(_axis(total))
-    legend = "".join(
-        f'<span><i style="background:{colour}"></i>{outcome.value}</span>'
-        for outcome, colour in _COLOURS.items()
-    )
-    legend += (
-        (
-            '<span><i style="outline:2px dashed #1f2328"></i>retry</span>'
-            '<span><i style="border-left:4px solid #8250df;background:#eee"></i>fallback</span>'
-            "<span>\u26a0 malformed lines or scope violations</span>"
+    legend = (
+        "".join(
+            f'<span><i style="background:{colour}"></i>{outcome.value}</span>'
+            for outcome, colour in _COLOURS.items()
         )
-        + gate_legend_html(gates)
-        + screen_legend_html(screens)
+        + '<span><i style="outline:2px dashed #1f2328"></i>retry</span>'
+        '<span><i style="border-left:4px solid #8250df;background:#eee"></i>fallback</span>'
+        "<span>\u26a0 malformed lines or scope violations</span>"
+        + (legend_html("gate", GATE_COLOURS) if gates else "")
+        + (legend_html("screen", SCREEN_COLOURS, "border-radius:6px") if screens else "")
     )
     return (
         f'<div class="legend">{legend}</div>'
@@ -145,8 +142,3 @@ def _axis(total: float) -> str:
         '<div class="lane axis"><div class="lane-name">time</div>'
         f'<div class="track">{ticks}</div></div>'
     )
-
-
-def _lanes(timeline: Timeline) -> list[Phase]:
-    """The phases the run's invocations ran in, in the order first seen."""
-    return list(dict.fromkeys(bar.phase for bar in timeline.bars))

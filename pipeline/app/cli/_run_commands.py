@@ -22,8 +22,8 @@ from pipeline.app.cli._app import (
     _display,
     _fail,
     _open,
-    _os_failure,
-    _store_failure,
+    _print,
+    _said_failures,
     _warn,
     app,
     err,
@@ -39,8 +39,7 @@ from pipeline.app.cli._driving import (
     _ready_to_start,
     _Resume,
     _Watching,
-    _with_iterations,
-    _with_tests_editable,
+    _with_options,
 )
 from pipeline.app.cli._logfile import write_event_log
 from pipeline.app.cli._merge_command import land
@@ -151,8 +150,9 @@ def run(
                 tests_editable=tests_editable,
             )
             raise _landed(root, made, merging, run_chain(workspace, preset, chain, watching))
-        opened = _with_iterations(_open(workspace), max_iterations)
-        opened = _with_tests_editable(opened, tests_editable)
+        opened = _with_options(
+            _open(workspace), max_iterations=max_iterations, tests_editable=tests_editable
+        )
         source, kept = _ready_to_start(opened, prompt, prompt_file, store, allow_dirty=allow_dirty)
     except typer.Exit as stop:
         if made is not None and stop.exit_code != 0 and not _ran_in(made[0]):
@@ -171,7 +171,7 @@ def _landed(
         return finished
     if find_worktree(root, str(made[0])).phase != TerminationReason.COMPLETED.value:
         return finished  # stopped short of its work (cancelled): nothing to land
-    return typer.Exit(land(root, [str(made[0])], None))
+    return land(root, [str(made[0])], None)
 
 
 @app.command()
@@ -191,16 +191,23 @@ def resume(
 
     A run started with --preset follows the preset's workflow again; the later workflows of
     a chain do not run (ralph run --preset starts them)."""
-    opened = _open(workspace)
-    path = store_path(store_location(opened, store))
-    if path is not None and not path.is_file():
-        lost_runs(opened.layout, str(path), set(), run_id)
-        raise _fail(f"no runs yet in {opened.layout.root} (no {path}); start one: ralph run")
+    opened = _with_runs(workspace, store, run_id, "; start one: ralph run")
     _unless_finished(opened, run_id, store)
     watching = _Watching(display=_display(quiet, plain, json_logs), otel=otel, otel_file=otel_file)
     opened = with_recorded_workflow(workspace, opened, run_id, store, watching.display)
     result, label = _drive("resume", opened, _Resume(run_id=run_id), watching, store)
     raise _finish(opened, result, watching.display, label)
+
+
+def _with_runs(workspace: Path, store: str | None, run_id: str | None, hint: str) -> Workspace:
+    """The workspace, once its store file is there (else a usage error, ``hint`` saying what
+    to do; a store error when the workspace shows it started a run there)."""
+    opened = _open(workspace)
+    path = store_path(store_location(opened, store))
+    if path is not None and not path.is_file():
+        lost_runs(opened.layout, str(path), set(), run_id)
+        raise _fail(f"no runs yet in {opened.layout.root} (no {path}){hint}")
+    return opened
 
 
 def _unless_finished(opened: Workspace, run_id: str | None, store: str | None) -> None:
@@ -216,11 +223,9 @@ def _unless_finished(opened: Workspace, run_id: str | None, store: str | None) -
     ended = state.termination
     if state.phase is not Phase.COMPLETE or ended is None:
         return
-    out.print(
+    _print(
         f"Run {chosen} has finished already ({ended.value}, exit status {ended.exit_code}): "
-        "nothing to resume. Start a new run with: ralph run",
-        markup=False,
-        soft_wrap=True,
+        "nothing to resume. Start a new run with: ralph run"
     )
     raise typer.Exit(ended.exit_code)
 
@@ -233,27 +238,16 @@ def abandon(
 ) -> None:
     """Give an unfinished run up for good: recorded as a fact (RunAbandoned), the run
     finalizes as abandoned and its prompt file gets its permissions back."""
-    opened = _open(workspace)
-    path = store_path(store_location(opened, store))
-    if path is not None and not path.is_file():
-        lost_runs(opened.layout, str(path), set(), run_id)
-        raise _fail(f"no runs yet in {opened.layout.root} (no {path})")
-    try:
-        with open_store(opened, store) as events:
-            chosen = _chosen(events, _Resume(run_id=run_id), opened)
-            state, _ = load_state(events, chosen, _warn)
-            if state.phase is Phase.COMPLETE:
-                ended = state.termination.value if state.termination else "unknown"
-                raise _fail(f"run {chosen} is finished already ({ended}): nothing to abandon")
-            why = RunAbandoned(reason="given up by a person (ralph abandon)", at=utc_now())
-            events.append(chosen, state.sequence, [why])
-            result = drive(opened, prompt=None, run_id=chosen, observer=Warned(), store=events)
-    except StoreError as error:
-        raise _store_failure(error) from error
-    except OSError as error:
-        raise _os_failure(error) from error
-    except PipelineError as error:
-        raise _fail(str(error)) from error
+    opened = _with_runs(workspace, store, run_id, "")
+    with _said_failures(), open_store(opened, store) as events:
+        chosen = _chosen(events, _Resume(run_id=run_id), opened)
+        state, _ = load_state(events, chosen, _warn)
+        if state.phase is Phase.COMPLETE:
+            ended = state.termination.value if state.termination else "unknown"
+            raise _fail(f"run {chosen} is finished already ({ended}): nothing to abandon")
+        why = RunAbandoned(reason="given up by a person (ralph abandon)", at=utc_now())
+        events.append(chosen, state.sequence, [why])
+        result = drive(opened, prompt=None, run_id=chosen, observer=Warned(), store=events)
     protected = state.ledger.protected_prompt
     back = (
         f"; {protected.path} has its mode {protected.original_mode:#o} back"
@@ -300,14 +294,8 @@ def demo(
     # The full command: `ralph` is on PATH only while its virtual environment is active.
     ralph_command = f"{shlex.quote(sys.executable)} -m pipeline"
     here = shlex.quote(str(opened.layout.root))
-    out.print(
-        f"Replay it: cd {here} && {ralph_command} replay --verify", markup=False, soft_wrap=True
-    )
-    out.print(
-        f"What the agents published: cd {here} && {ralph_command} topics",
-        markup=False,
-        soft_wrap=True,
-    )
+    _print(f"Replay it: cd {here} && {ralph_command} replay --verify")
+    _print(f"What the agents published: cd {here} && {ralph_command} topics")
     raise _finish(opened, result, display, label)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Final, final
@@ -27,10 +28,10 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pipeline.app.cli._queue import queue_rows
+from pipeline.app.cli._queue import queue_tickets, runs_rows
 from pipeline.app.cli._render import describe_event, state_rows, value_text
 from pipeline.app.cli._report import html_report, phase_of
-from pipeline.app.cli._report_layout import table_html
+from pipeline.app.cli._report_layout import pairs_html, rows_html, table_html
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.cli._serve_forms import (
     Change,
@@ -47,17 +48,14 @@ from pipeline.app.cli._serve_html import (
     HEADERS,
     agent_rows,
     cancel_form,
-    cells_html,
     cost_of,
     href,
     page,
     pictures,
-    rows_html,
     said_text,
     steering,
     tail,
     text,
-    tickets,
     up_of,
 )
 from pipeline.core.state import PipelineState, is_terminal
@@ -104,7 +102,7 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             states: dict[str, PipelineState] = {
                 r.run_id: load_state(store, r.run_id)[0] for r in summaries
             }
-            queued = tickets(store)
+            queued = queue_tickets(store)
             label = store.label
         up = up_of(request)
         said = said_text(request.query_params.get("said", ""), workspace, location)
@@ -112,22 +110,15 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         if not summaries and not queued:
             return page(up, f"Runs in {label}", f"{notice}<p>No runs yet.</p>")
         costs: dict[str, str] = {run_id: cost_of(state) for run_id, state in states.items()}
-        if queued is None:
-            heads: tuple[str, ...] = ("run", "phase", "events", "cost", "started")
-            rows = [
-                [r.run_id, phase_of(states[r.run_id]), str(r.events), costs[r.run_id], r.started_at]
-                for r in summaries
-            ]
-            linked = 0
-            actions = [""] * len(rows)
-        else:
-            heads = ("ticket", "state", "run", "phase", "events", "cost", "worker", "claims")
-            heads = (*heads, "age", "outcome")
-            rows = [
-                [*row[:3], phase_of(states[row[2]]) if row[2] in states else "-", *row[3:]]
-                for row in queue_rows(queued, summaries, costs)
-            ]
-            linked = 2
+        heads, listed = runs_rows(queued, summaries, costs)
+        linked = heads.index("run")  # and the phase beside it
+        heads = (*heads[: linked + 1], "phase", *heads[linked + 1 :])
+        phases = {run_id: phase_of(state) for run_id, state in states.items()}
+        rows = [
+            [*row[: linked + 1], phases.get(row[linked], "-"), *row[linked + 1 :]] for row in listed
+        ]
+        actions = [""] * len(rows)
+        if queued is not None:
             heads = (*heads, "")
             # A ticket that is queued or running can be cancelled (ralph cancel).
             cancellable = {t.ticket for t in queued if t.cancellable}
@@ -167,14 +158,14 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         said = said_text(request.query_params.get("said", ""), workspace, location)
         notice = f'<p class="notice">{text(said)}</p>' if said else ""
         facts = "".join(f"<li value={n}>{text(describe_event(e))}</li>" for n, e in tail(events))
-        topics = cells_html((t.topic, t.hat or "", t.payload) for t in topic_log(events))
+        topics = rows_html((t.topic, t.hat or "", t.payload) for t in topic_log(events))
         body = (
             f"{notice}<p><a href='{href(up)}'>All runs</a> · "
             f"<a href='{href(up, 'runs', run_id, 'report')}'>Report</a></p>"
             f"<h2>State</h2><p>After <output id='at-label'>{len(events)}</output> of "
             f"<span id='total'>{len(events)}</span> facts</p>"
             f"<input id='at' type='range' min='0' max='{len(events)}' value='{len(events)}'>"
-            f"<table id='state'><tbody>{rows_html(state_rows(state))}</tbody></table>"
+            f"<table id='state'><tbody>{pairs_html(state_rows(state))}</tbody></table>"
             "<h3>Changed by the last step</h3><table id='changes'><tbody></tbody></table>"
             f"{pictures(drawn, events)}"
             f"{steering(access, up, run_id, state)}{queued}"
@@ -198,13 +189,11 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         return HTMLResponse(report, headers=HEADERS)
 
     def state_at(request: Request) -> Response:
-        run_id = RunId(request.path_params["run_id"])
         try:
             point = int(request.query_params.get("n", "-1"))
         except ValueError:
             return JSONResponse({"error": "n must be a number"}, 400, headers=HEADERS)
-        with opened() as store:
-            events = list(store.read(run_id))
+        run_id, events = logged(request)
         if not events or not 0 <= point <= len(events):
             why = f"run {run_id} has {len(events)} facts; n is from 0 to that"
             return JSONResponse({"error": why}, 400, headers=HEADERS)
@@ -235,9 +224,12 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             after = 0
         return EventSourceResponse(_facts(opened, run_id, after, request.is_disconnected))
 
-    def form(act: Change) -> Callable[[Request], Awaitable[Response]]:
+    def form(act: Callable[..., str], *given: object) -> Callable[[Request], Awaitable[Response]]:
+        """The POST of a form that does ``act`` (given the workspace, and the store)."""
+        change: Change = partial(act, *given)
+
         async def post(request: Request) -> Response:
-            return await changing(request, access, act)
+            return await changing(request, access, change)
 
         return post
 
@@ -261,10 +253,10 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             Route("/runs/{run_id}/agents", agents),
             Route("/runs/{run_id}/pictures", pictures_fragment),
             Route("/runs/{run_id}/stream", stream),
-            Route("/runs/{run_id}/guide", form(guided(workspace, location)), methods=["POST"]),
-            Route("/runs/{run_id}/respond", form(answered(workspace, location)), methods=["POST"]),
-            Route("/runs/{run_id}/interrupt", form(interrupted(workspace)), methods=["POST"]),
-            Route("/runs/{run_id}/fork", form(forked(workspace, location)), methods=["POST"]),
+            Route("/runs/{run_id}/guide", form(guided, workspace, location), methods=["POST"]),
+            Route("/runs/{run_id}/respond", form(answered, workspace, location), methods=["POST"]),
+            Route("/runs/{run_id}/interrupt", form(interrupted, workspace), methods=["POST"]),
+            Route("/runs/{run_id}/fork", form(forked, workspace, location), methods=["POST"]),
             Route("/tickets/{ticket}/cancel", cancel_ticket, methods=["POST"]),
         ],
         middleware=[Middleware(_Guard, access=access)],

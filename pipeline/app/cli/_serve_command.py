@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pipeline.app.cli._app import StoreArgument, WorkspaceOption, _fail, app, out
+from pipeline.app.cli._app import StoreArgument, WorkspaceOption, _fail, _print, app
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import store_path
 
@@ -78,5 +78,5 @@ def serve(
     web = make_app(location, workspace, access)
     shown = f"[{host}]" if ":" in host else host
     address = f"http://{shown}:{port}{access.root}/"
-    out.print(f"Serving {location} at {address} (Ctrl-C stops)", markup=False, soft_wrap=True)
+    _print(f"Serving {location} at {address} (Ctrl-C stops)")
     uvicorn.run(web, host=host, port=port, log_level="warning", access_log=False)

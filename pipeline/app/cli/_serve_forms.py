@@ -11,8 +11,9 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from pipeline.app.cli._queue import queue_tickets
 from pipeline.app.cli._serve_guard import Access
-from pipeline.app.cli._serve_html import HEADERS, page, text, tickets, up_of
+from pipeline.app.cli._serve_html import HEADERS, page, text, up_of
 from pipeline.app.workspace import ForkError, NotInterruptedError, fork_run, interrupt_run
 from pipeline.engine import AnswerError, GuidanceError, guide, respond
 from pipeline.handlers.store import NamedStore, StoreError, UnknownRunError
@@ -30,53 +31,44 @@ __all__ = [
 
 
 Change = Callable[[str, dict[str, str]], str]
-"""What a form does with its fields for a run; returns the key of what to tell the person
-(:data:`SAID`)."""
+"""What a form does with its fields for a run (one of the functions below, given the
+workspace and the store); returns the key of what to tell the person (:data:`SAID`)."""
 
 
-def guided(workspace: Path, location: str) -> Change:
-    def act(run_id: str, fields: dict[str, str]) -> str:
-        hat = fields.get("hat") or None
-        guide(workspace, fields.get("text", ""), hat, run_id, location)
-        return "guided"
-
-    return act
+def guided(workspace: Path, location: str, run_id: str, fields: dict[str, str]) -> str:
+    """Guide the run (``ralph guide``)."""
+    guide(workspace, fields.get("text", ""), fields.get("hat") or None, run_id, location)
+    return "guided"
 
 
-def answered(workspace: Path, location: str) -> Change:
-    def act(run_id: str, fields: dict[str, str]) -> str:
-        respond(workspace, fields.get("text", ""), fields.get("question", ""), run_id, location)
-        return "answered"
-
-    return act
+def answered(workspace: Path, location: str, run_id: str, fields: dict[str, str]) -> str:
+    """Answer the run's question (``ralph respond``)."""
+    respond(workspace, fields.get("text", ""), fields.get("question", ""), run_id, location)
+    return "answered"
 
 
-def interrupted(workspace: Path) -> Change:
-    def act(run_id: str, _fields: dict[str, str]) -> str:
-        interrupt_run(workspace, run_id)
-        return "interrupted"
-
-    return act
+def interrupted(workspace: Path, run_id: str, _fields: dict[str, str]) -> str:
+    """Ask the run to stop (``ralph interrupt``)."""
+    interrupt_run(workspace, run_id)
+    return "interrupted"
 
 
-def forked(workspace: Path, location: str) -> Change:
-    def act(run_id: str, fields: dict[str, str]) -> str:
-        try:
-            at = int(fields.get("at", ""))
-        except ValueError:
-            raise ForkError("the point to fork at must be a number of facts") from None
-        fork, _target, _point = fork_run(
-            workspace,
-            run_id,
-            at,
-            prompt=fields.get("prompt") or None,
-            store=location,
-            agent=fields.get("agent") or None,
-            model=fields.get("model") or None,
-        )
-        return f"forked:{fork}"
-
-    return act
+def forked(workspace: Path, location: str, run_id: str, fields: dict[str, str]) -> str:
+    """Fork the run after the facts the form names (``ralph fork``)."""
+    try:
+        at = int(fields.get("at", ""))
+    except ValueError:
+        raise ForkError("the point to fork at must be a number of facts") from None
+    fork, _target, _point = fork_run(
+        workspace,
+        run_id,
+        at,
+        prompt=fields.get("prompt") or None,
+        store=location,
+        agent=fields.get("agent") or None,
+        model=fields.get("model") or None,
+    )
+    return f"forked:{fork}"
 
 
 async def changing(request: Request, access: Access, act: Change) -> Response:
@@ -99,7 +91,7 @@ def ticket_of(store: NamedStore, run_id: str) -> str | None:
     """The queue ticket that runs ``run_id`` and can still be cancelled (None: none, or a
     SQLite store, which has no queue)."""
     return next(
-        (t.ticket for t in tickets(store) or [] if t.run_id == run_id and t.cancellable),
+        (t.ticket for t in queue_tickets(store) or [] if t.run_id == run_id and t.cancellable),
         None,
     )
 

@@ -9,19 +9,18 @@ way from the page to the root of the pages, ``./`` or ``../``), so the pages wor
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from pipeline.app.cli._render import state_rows
 from pipeline.app.cli._report import SPEND_HEADS, spend_rows
 from pipeline.app.cli._report_bars import HEADS, bar_cells
-from pipeline.app.cli._report_layout import seconds_text, table_html
+from pipeline.app.cli._report_layout import rows_html, table_html
 from pipeline.app.cli._report_timeline import timeline_html, timeline_style
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.cli._serve_guard import Access
@@ -30,28 +29,21 @@ from pipeline.app.workspace import fork_folder, resume_hint
 from pipeline.core.state import PipelineState, is_terminal
 from pipeline.engine import guidable_hats
 from pipeline.events import PipelineEvent, RunId
-from pipeline.handlers.store import NamedStore, SqliteEventStore
-from pipeline.reducers.views import Timeline, gate_runs, screen_runs
-
-if TYPE_CHECKING:
-    from pipeline.handlers.store.queue import Ticket
+from pipeline.reducers.views import Timeline, gate_runs, screen_runs, spent
 
 __all__ = [
     "HEADERS",
     "SAID",
     "agent_rows",
     "cancel_form",
-    "cells_html",
     "cost_of",
     "href",
     "page",
     "pictures",
-    "rows_html",
     "said_text",
     "steering",
     "tail",
     "text",
-    "tickets",
     "up_of",
 ]
 
@@ -81,17 +73,6 @@ input[type=range] { width: 60em; max-width: 100%; }
 .graph-box { overflow-x: auto; border: 1px solid #d0d7de; border-radius: 6px; }
 td form { margin: 0; }
 """ + timeline_style()
-
-
-def tickets(store: NamedStore) -> list[Ticket] | None:
-    """The queue's tickets of a PostgreSQL store (None: a SQLite store has no queue)."""
-    if isinstance(store, SqliteEventStore):
-        return None
-    from pipeline.handlers.store.postgres import PostgresEventStore
-    from pipeline.handlers.store.queue import RunQueue
-
-    assert isinstance(store, PostgresEventStore)
-    return RunQueue(store).tickets()
 
 
 SAID: Final = {
@@ -144,24 +125,13 @@ def text(value: object) -> str:
 
 def cost_of(state: PipelineState) -> str:
     """The run's known cost so far, as ``ralph status`` shows it."""
-    rows = dict(state_rows(state))
-    return rows.get("cost", "-")
-
-
-def rows_html(rows: list[tuple[str, str]]) -> str:
-    """(what, value) pairs as table rows, escaped."""
-    return "".join(f"<tr><th>{text(what)}</th><td>{text(value)}</td></tr>" for what, value in rows)
+    return spent(state.ledger.spend.total)
 
 
 def agent_rows(drawn: Timeline) -> list[list[str]]:
     """Every invocation of the run ``drawn`` as the cells under :data:`HEADS` (the report's),
     newest last; one still at work shows as running."""
-    return [list(bar_cells(bar, seconds_text(bar.duration_s))) for bar in drawn.bars]
-
-
-def cells_html(rows: Iterable[Iterable[object]]) -> str:
-    """Table rows of ``rows``, every cell escaped."""
-    return "".join("<tr>" + "".join(f"<td>{text(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return [list(bar_cells(bar)) for bar in drawn.bars]
 
 
 def tail(events: list[PipelineEvent], last: int = 300) -> list[tuple[int, PipelineEvent]]:
@@ -175,8 +145,8 @@ def pictures(drawn: Timeline, events: Sequence[PipelineEvent]) -> str:
     work, gates, screens), what it cost by role and iteration, and its path through its
     graph (``div#pictures``, which a live page fetches again as the run goes on); ``drawn``
     is the timeline of ``events``."""
-    agents = table_html(HEADS, cells_html(agent_rows(drawn)), " id='agents'")
-    spend = table_html(SPEND_HEADS, cells_html(spend_rows(drawn)), " class='spend'")
+    agents = table_html(HEADS, rows_html(agent_rows(drawn)), " id='agents'")
+    spend = table_html(SPEND_HEADS, rows_html(spend_rows(drawn)), " class='spend'")
     return (
         f"<div id='pictures'><h2>Agents</h2>{agents}"
         f"<h2>Timeline</h2>{timeline_html(drawn, gate_runs(events), screen_runs(events))}"

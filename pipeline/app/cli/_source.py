@@ -28,9 +28,8 @@ class LogSource:
     label: str
     events: Callable[[], Iterator[PipelineEvent]]
     checkpoints: list[EncodedCheckpoint]
-    is_store: bool
     run_id: str | None = None
-    """The run read from a store (None for a ``.jsonl`` log)."""
+    """The run read from a store (None: a ``.jsonl`` log, which has no checkpoints)."""
 
 
 @contextlib.contextmanager
@@ -46,9 +45,7 @@ def open_source(source: str | Path | None, run: str | None) -> Iterator[LogSourc
         log_path = path
         if run is not None:
             raise SourceError(f"{path} is a single run's log; --run applies to a store")
-        yield LogSource(
-            label=str(path), events=lambda: read_event_log(log_path), checkpoints=[], is_store=False
-        )
+        yield LogSource(label=str(path), events=lambda: read_event_log(log_path), checkpoints=[])
         return
     if path is not None and not path.is_file():
         raise SourceError(
@@ -65,6 +62,5 @@ def open_source(source: str | Path | None, run: str | None) -> Iterator[LogSourc
             label=f"{store.label} run {run_id}",
             events=lambda: store.read(run_id),
             checkpoints=store.checkpoints(run_id),
-            is_store=True,
             run_id=run_id,
         )

@@ -6,15 +6,11 @@ import contextlib
 import os
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
-
-if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
-    from pipeline.handlers.store.queue import Ticket
 
 from pipeline import WireFormatError
 from pipeline.app.cli._app import (
@@ -22,21 +18,21 @@ from pipeline.app.cli._app import (
     DamagedStoreOption,
     StoreArgument,
     WorkspaceOption,
+    _configured_store,
     _existing_store,
     _fail,
-    _open,
+    _print,
     _reconciled,
+    _stop,
     _store_failure,
     _warn,
     app,
-    err,
     out,
 )
-from pipeline.app.cli._queue import queue_rows
+from pipeline.app.cli._queue import queue_tickets, runs_rows
 from pipeline.app.cli._safe import message_safe, terminal_safe
 from pipeline.app.workspace import (
     Reconciliation,
-    store_location,
 )
 from pipeline.core.state import Phase
 from pipeline.engine import (
@@ -54,7 +50,6 @@ from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import (
     NamedStore,
     SequenceConflictError,
-    SqliteEventStore,
     StoreError,
     open_store_at,
     store_path,
@@ -82,14 +77,7 @@ def salvage_command(
     """Copy a damaged run's good prefix (every event before the damage) into another store,
     with a RunSalvaged fact saying so; the damaged store is only read. Then resume the run
     from the new store: ralph resume RUN --store NEW."""
-    location = store
-    if location is None:
-        configured = (workspace / "ralph.toml").is_file()
-        location = (
-            store_location(_open(workspace))
-            if configured
-            else str(WorkspaceLayout(root=workspace).store)
-        )
+    location = _configured_store(workspace, store) or str(WorkspaceLayout(root=workspace).store)
     try:
         source_path, target_path = store_path(location), store_path(to)
     except StoreError as error:
@@ -120,8 +108,7 @@ def salvage_command(
             if isinstance(error, RunPresentError | SequenceConflictError):
                 raise _fail(f"{to}: {error}") from error
             if isinstance(error, NothingToSalvageError):
-                err.print(f"[bold red]store error:[/] {escape(message_safe(str(error)))}")
-                raise typer.Exit(STORE_ERROR) from error
+                raise _stop(error, STORE_ERROR, "store error") from error
             if isinstance(error, StoreError):
                 raise _store_failure(error) from error
             if isinstance(error, WireFormatError):
@@ -170,29 +157,23 @@ def _salvage_summary(
             f"Salvaged run {run} from {source} into {target}: kept {done.kept} of {done.held} "
             f"events; damage at {done.kept}: {done.damage}"
         )
-    out.print(message_safe(line), markup=False, soft_wrap=True)
+    _print(message_safe(line))
     # A URL's password is never shown, not even in the command to type next.
     verify = message_safe(f"Verify it: ralph replay {shlex.quote(to)} --run {run} --verify")
-    out.print(verify, markup=False, soft_wrap=True)
+    _print(verify)
     where = message_safe(f"--store {shlex.quote(to)} -C {shlex.quote(str(workspace))}")
     if done.state.phase is Phase.COMPLETE:
-        out.print(
-            f"The run is complete: nothing to resume; see it with ralph status {where}",
-            markup=False,
-            soft_wrap=True,
-        )
+        _print(f"The run is complete: nothing to resume; see it with ralph status {where}")
         return
     if found is not None and found.problems:
         for problem in found.problems:
             _warn(problem)
-        out.print(
+        _print(
             "ralph resume would stop: the workspace and the kept events disagree (the "
-            f"warning says how and what to do); once sorted out: ralph resume {run} {where}",
-            markup=False,
-            soft_wrap=True,
+            f"warning says how and what to do); once sorted out: ralph resume {run} {where}"
         )
         return
-    out.print(f"Resume it: ralph resume {run} {where}", markup=False, soft_wrap=True)
+    _print(f"Resume it: ralph resume {run} {where}")
 
 
 @app.command()
@@ -206,40 +187,17 @@ def runs(
             listed = opened.runs()
         except StoreError as error:
             raise _store_failure(error) from error
-        tickets = _queue_tickets(opened)
+        try:
+            tickets = queue_tickets(opened)
+        except StoreError as error:
+            raise _fail(str(error)) from error
         costs: dict[str, str] = {s.run_id: _run_cost(opened, s.run_id) for s in listed}
-    if tickets is None:
-        table = Table(title=Text(f"Runs in {opened.label}"))
-        for column in ("run", "events", "cost", "started"):
-            table.add_column(column)
-        for summary in listed:
-            table.add_row(
-                *_cells(
-                    summary.run_id, str(summary.events), costs[summary.run_id], summary.started_at
-                )
-            )
-    else:
-        table = Table(title=Text(f"Runs in {opened.label}"))
-        for column in (
-            "ticket",
-            "state",
-            "run",
-            "events",
-            "cost",
-            "worker",
-            "claims",
-            "age",
-            "outcome",
-        ):
-            table.add_column(column)
-        for row in queue_rows(tickets, listed, costs):
-            table.add_row(*_cells(*row))
+    heads, rows = runs_rows(tickets, listed, costs)
+    table = Table(*heads, title=Text(f"Runs in {opened.label}"))
+    for row in rows:
+        # Shown as written (outcomes quote agents' failures): no markup, escaped.
+        table.add_row(*(Text(terminal_safe(cell)) for cell in row))
     out.print(table)
-
-
-def _cells(*values: str) -> list[Text]:
-    """Table cells shown as written (outcomes quote agents' failures): no markup, escaped."""
-    return [Text(terminal_safe(value)) for value in values]
 
 
 def _run_cost(store: NamedStore, run_id: RunId) -> str:
@@ -248,20 +206,6 @@ def _run_cost(store: NamedStore, run_id: RunId) -> str:
     state, _checkpoint = load_state(store, run_id, _warn)
     total = state.ledger.spend.total
     return cost_text(total) if total.invocations else "-"
-
-
-def _queue_tickets(store: NamedStore) -> list[Ticket] | None:
-    """The queue's tickets when ``store`` is a PostgreSQL store, else None."""
-    if isinstance(store, SqliteEventStore):
-        return None
-    from pipeline.handlers.store.postgres import PostgresEventStore
-    from pipeline.handlers.store.queue import RunQueue
-
-    assert isinstance(store, PostgresEventStore)
-    try:
-        return RunQueue(store).tickets()
-    except StoreError as error:
-        raise _fail(str(error)) from error
 
 
 projections = typer.Typer(

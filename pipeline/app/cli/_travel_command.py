@@ -11,23 +11,19 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from pipeline import WireFormatError
 from pipeline.app.cli._app import (
     ReadWorkspaceOption,
     RunOption,
     SourceArgument,
     _fail,
     _located,
-    _store_failure,
+    _reading_log,
     app,
     out,
 )
-from pipeline.app.cli._logfile import EventLogError
 from pipeline.app.cli._render import describe_event, value_text
 from pipeline.app.cli._safe import terminal_safe
-from pipeline.app.cli._source import open_source
 from pipeline.core.serialization import CONVERTER, unstructure_event
-from pipeline.handlers.store import StoreError
 from pipeline.reducers.views import Change, state_changes, states_at
 
 __all__ = ["diff"]
@@ -52,13 +48,8 @@ def diff(
     """What changed in a run's state between two points of its log (``--from A --to B``:
     after its first A and B events), field by field, and the facts in between. The state at
     each point is folded from the log: nothing is stored twice."""
-    try:
-        with open_source(_located(source, workspace), run) as log:
-            events = list(log.events())
-    except StoreError as error:
-        raise _store_failure(error) from error
-    except (EventLogError, WireFormatError) as error:
-        raise _fail(str(error)) from error
+    with _reading_log(_located(source, workspace), run) as log:
+        events = list(log.events())
     for point, flag in ((start, "--from"), (end, "--to")):
         if point is not None and point > len(events):
             raise _fail(f"{flag} {point}: {log.label} holds {len(events)} events")
@@ -89,13 +80,10 @@ def diff(
         out.print(Text(f"{number:>6}  {terminal_safe(describe_event(event))}"))
 
 
-def _value(value: Any) -> Any:
-    """A state value as JSON data (the converter's own form)."""
-    return CONVERTER.unstructure(value)
-
-
 def _change_json(change: Change) -> dict[str, Any]:
-    return {"field": change.path, "before": _value(change.before), "after": _value(change.after)}
+    """A change as JSON data, its values in the converter's own form."""
+    before, after = CONVERTER.unstructure(change.before), CONVERTER.unstructure(change.after)
+    return {"field": change.path, "before": before, "after": after}
 
 
 def _shown(value: Any) -> str:

@@ -27,8 +27,7 @@ from pipeline.app.cli._driving import (
     _finish,
     _ready_to_start,
     _Watching,
-    _with_iterations,
-    _with_tests_editable,
+    _with_options,
 )
 from pipeline.app.cli._progress import Display
 from pipeline.app.workflows import (
@@ -124,9 +123,10 @@ def run_chain(root: Path, value: str, start: _WorkflowStart, watching: _Watching
     presets = _presets(value)
     # Every workflow's configuration is checked before anything runs.
     opened_all = [
-        _with_tests_editable(
-            _with_iterations(open_with_preset(root, preset), start.max_iterations),
-            start.tests_editable,
+        _with_options(
+            open_with_preset(root, preset),
+            max_iterations=start.max_iterations,
+            tests_editable=start.tests_editable,
         )
         for preset in presets
     ]
