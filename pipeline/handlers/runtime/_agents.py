@@ -30,7 +30,6 @@ from pipeline.events import (
     ErrorKind,
     ExitCode,
     Instant,
-    InvocationFailed,
     InvocationStarted,
     InvocationSucceeded,
     InvocationTimedOut,
@@ -51,7 +50,7 @@ from pipeline.handlers.runtime._failures import (
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._limited import limit_of, window_of
-from pipeline.handlers.runtime._reports import read_report
+from pipeline.handlers.runtime._reports import invocation_failed, read_report
 from pipeline.handlers.runtime._sandbox_outcome import in_sandbox, model_reached
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in
 from pipeline.handlers.sandbox import Sandbox
@@ -167,16 +166,7 @@ class AgentInvoker:
         hat = self._hat(effect)
         if config is None:
             message = f"agent {name!r} is not configured in ralph.toml"
-            return (
-                InvocationFailed(
-                    role=role,
-                    agent=name,
-                    error=ErrorKind.NOT_FOUND,
-                    message=message,
-                    retriable=False,
-                    at=now(),
-                ),
-            )
+            return invocation_failed(effect, ErrorKind.NOT_FOUND, message, now(), retriable=False)
         prompt_path = self.layout.prompt(effect.prompt_kind)
         try:
             prompt = prompt_path.read_bytes()
@@ -189,16 +179,7 @@ class AgentInvoker:
             self.layout.output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             message = f"cannot prepare the prompt {prompt_path}: {error}"
-            return (
-                InvocationFailed(
-                    role=role,
-                    agent=name,
-                    error=ErrorKind.OTHER,
-                    message=message,
-                    retriable=True,
-                    at=now(),
-                ),
-            )
+            return invocation_failed(effect, ErrorKind.OTHER, message, now(), retriable=True)
         invocation = config.invocation(hat, effect.model)
         argv, stdin = _argv(invocation.argv, invocation.prompt_via, prompt, prompt_path)
         if argv is None:
@@ -206,16 +187,7 @@ class AgentInvoker:
                 f"the prompt is {len(prompt)} bytes, too long to pass as an argument; "
                 f'set prompt_via = "file" for agent {name!r}'
             )
-            return (
-                InvocationFailed(
-                    role=role,
-                    agent=name,
-                    error=ErrorKind.OTHER,
-                    message=message,
-                    retriable=False,
-                    at=now(),
-                ),
-            )
+            return invocation_failed(effect, ErrorKind.OTHER, message, now(), retriable=False)
         log = self.layout.agent_log(self.run_id, _log_name(effect))
         log.parent.mkdir(parents=True, exist_ok=True)
         env = {
@@ -313,27 +285,15 @@ class AgentInvoker:
         if result.exit_code is None:
             kind = ErrorKind.NOT_FOUND if result.not_found else ErrorKind.OTHER
             message = result.start_error or "the agent could not be started"
-            return (
-                InvocationFailed(
-                    role=role, agent=name, error=kind, message=message, retriable=False, at=now()
-                ),
-            )
+            return invocation_failed(effect, kind, message, now(), retriable=False)
         if result.exit_code != 0:
             tail = strip_ansi(_tail(log))
             where = self.layout.relative(log)
             refused = configuration_error(tail)
             if refused is not None:
                 message = f"exit status {result.exit_code}: {refused} (see {where})"
-                kind = ErrorKind.CONFIGURATION
-                return (
-                    InvocationFailed(
-                        role=role,
-                        agent=name,
-                        error=kind,
-                        message=message,
-                        retriable=False,
-                        at=now(),
-                    ),
+                return invocation_failed(
+                    effect, ErrorKind.CONFIGURATION, message, now(), retriable=False
                 )
             agent = self.agents.get(name)
             output_format = None if agent is None else agent.usage_format()
@@ -347,16 +307,7 @@ class AgentInvoker:
             retriable = kind is ErrorKind.KILLED or reached_model
             if not retriable:
                 message += "; it failed before any model request"
-            return (
-                InvocationFailed(
-                    role=role,
-                    agent=name,
-                    error=kind,
-                    message=message,
-                    retriable=retriable,
-                    at=now(),
-                ),
-            )
+            return invocation_failed(effect, kind, message, now(), retriable=retriable)
         succeeded = InvocationSucceeded(
             role=role,
             agent=name,
@@ -376,16 +327,7 @@ class AgentInvoker:
 
         def rejected(why: str) -> tuple[PipelineEvent, ...]:
             why = f"{why} (its output: {self.layout.relative(log)})"
-            return (
-                InvocationFailed(
-                    role=role,
-                    agent=name,
-                    error=ErrorKind.OUTPUT_REJECTED,
-                    message=why,
-                    retriable=True,
-                    at=now(),
-                ),
-            )
+            return invocation_failed(effect, ErrorKind.OUTPUT_REJECTED, why, now(), retriable=True)
 
         return unwrap_or_failure(read_report(effect, self.layout, now).map(accepted).alt(rejected))
 
