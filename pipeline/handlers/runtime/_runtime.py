@@ -51,11 +51,10 @@ from pipeline.handlers.runtime._finishing import (
     wait_for_answer,
     write_completion_marker,
 )
-from pipeline.handlers.runtime._gates import run_gate
+from pipeline.handlers.runtime._gates import run_gate, run_hook
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard, restored
-from pipeline.handlers.runtime._hooks import run_hook
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._permissions import prompt_protected
 from pipeline.handlers.runtime._pinned import Pinning
