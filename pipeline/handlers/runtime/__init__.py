@@ -19,14 +19,17 @@ if TYPE_CHECKING:
         EFFECT_TRAILER,
         MODEL_TRAILER,
         OWN_FOLDERS,
+        GitCommit,
         GitError,
         GitHandler,
+        GitHistory,
         GitPolicy,
         OwnFilesStagedError,
         UnsafePathError,
         commit_trailers,
         ensure_excluded,
         own_pathspecs,
+        run_history,
         switch_branch,
     )
     from pipeline.handlers.runtime._gitcmd import (
@@ -38,7 +41,6 @@ if TYPE_CHECKING:
     )
     from pipeline.handlers.runtime._gitguard import GitGuard
     from pipeline.handlers.runtime._guidance import guidance_facts
-    from pipeline.handlers.runtime._history import GitCommit, GitHistory, run_history
     from pipeline.handlers.runtime._layout import OUTPUT_FILES, WorkspaceLayout
     from pipeline.handlers.runtime._pinned import CommitWorld, Layering, Pinning
     from pipeline.handlers.runtime._prompting import digest_of
