@@ -71,25 +71,19 @@ def _one_line(text: str) -> str:
 def render_hat(hat: Hat, config: HatConfig, enforce_scope: bool) -> str:
     """The section about the hat the agent wears ("" when there is nothing to say): its
     description and instructions, and, with scope enforcement on, the topics it may publish."""
-    parts: list[str] = []
-    if config.description.strip():
-        parts.append(config.description.strip())
-    if config.instructions.strip():
-        parts.append(config.instructions.strip())
-    if enforce_scope:
-        patterns = ", ".join(f"`{p}`" for p in hat.publishes)
-        parts.append(
-            f"You may publish only these topics: {patterns}. ralph does not act on any other "
-            "topic you publish."
-        )
-    if not parts:
-        return ""
-    return f"\n## Your hat: {hat.name}\n\n" + "\n\n".join(parts) + "\n"
+    patterns = ", ".join(f"`{p}`" for p in hat.publishes)
+    scope = (
+        f"You may publish only these topics: {patterns}. ralph does not act on any other "
+        "topic you publish."
+    )
+    return render_work_hat(config, hat.name, (scope,) if enforce_scope else ())
 
 
-def render_work_hat(config: HatConfig, name: str) -> str:
-    """The section about a topology hat ("" when it has no description or instructions)."""
-    parts = [text.strip() for text in (config.description, config.instructions) if text.strip()]
+def render_work_hat(config: HatConfig, name: str, rules: tuple[str, ...] = ()) -> str:
+    """The section about hat ``name`` ("" when it has no description, instructions or
+    ``rules``)."""
+    texts = (config.description.strip(), config.instructions.strip(), *rules)
+    parts = [text for text in texts if text]
     if not parts:
         return ""
     return f"\n## Your hat: {name}\n\n" + "\n\n".join(parts) + "\n"

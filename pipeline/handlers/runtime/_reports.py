@@ -34,13 +34,13 @@ from pipeline.events import (
     ReviewClean,
     ReviewIssuesFound,
 )
+from pipeline.handlers.runtime._io import Facts
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._ownfiles import read_own
 from pipeline.handlers.runtime._prompting import digest_of
 
 __all__ = ["Report", "collect_report", "invocation_failed", "read_report"]
 
-Facts = tuple[PipelineEvent, ...]
 Report = Result[Facts, str]
 """The role's output facts, or why the report was rejected."""
 _Status = tuple[IterationStatus, str]
