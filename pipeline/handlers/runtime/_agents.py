@@ -10,13 +10,11 @@ back or give up is the reducer's decision, never this handler's.
 from __future__ import annotations
 
 import math
-import os
 import re
 import shutil
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-import attrs
 from attrs import frozen
 from returns.methods import unwrap_or_failure
 
@@ -53,6 +51,7 @@ from pipeline.handlers.runtime._limited import limit_of, window_of
 from pipeline.handlers.runtime._reports import invocation_failed, read_report
 from pipeline.handlers.runtime._sandbox_outcome import in_sandbox, model_reached
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in
+from pipeline.handlers.runtime._tail import last_bytes
 from pipeline.handlers.sandbox import Sandbox
 
 __all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker"]
@@ -61,17 +60,7 @@ MAX_ARGUMENT_BYTES = 100_000
 """The longest prompt passed as one argument (Linux refuses arguments over 128 KiB)."""
 
 _TAIL_BYTES = 65_536
-
-
-def _tail(path: Path) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - _TAIL_BYTES))
-            return handle.read()
-    except OSError:
-        return b""
+"""How much of the end of a failed agent's output is read for what it said."""
 
 
 def _no_price(_model: str | None) -> Price | None:
@@ -107,8 +96,13 @@ class AgentInvoker:
         run_id: str,
         environment: Mapping[str, str],
         clock: Callable[[], Instant],
+        choice: SandboxChoice | None,
+        stores: tuple[Path, ...],
+        grace_s: float,
     ) -> AgentInvoker:
-        """The invoker of run ``run_id`` of ``config``'s agents, hats and prices."""
+        """The invoker of run ``run_id`` of ``config``'s agents, hats and prices, running its
+        agents as ``choice`` decided (None: directly; ``stores``: a store that may lie in the
+        work tree) and stopping them with ``grace_s`` of grace."""
         return cls(
             layout=layout,
             run_id=run_id,
@@ -116,23 +110,11 @@ class AgentInvoker:
             hats=config.hats,
             environment=environment,
             clock=clock,
-            grace_s=5.0,
+            grace_s=grace_s,
             price_for=config.price_for,
+            sandbox=None if choice is None else choice.sandbox(layout, config, run_id, stores),
+            choice=choice,
         )
-
-    def within(
-        self,
-        choice: SandboxChoice | None,
-        config: RalphConfig,
-        stores: tuple[Path, ...],
-        grace_s: float,
-    ) -> AgentInvoker:
-        """This invoker running its agents as ``choice`` decided (``stores``: a store that may
-        lie in the work tree), stopping them with ``grace_s`` of grace."""
-        if choice is None:
-            return attrs.evolve(self, grace_s=grace_s)
-        sandbox = choice.sandbox(self.layout, config, self.run_id, stores)
-        return attrs.evolve(self, grace_s=grace_s, sandbox=sandbox, choice=choice)
 
     def __call__(self, effect: InvokeAgent) -> Iterator[tuple[PipelineEvent, ...]]:
         """Run the agent ``effect`` names, in two steps: the fact that it starts (recorded
@@ -287,7 +269,7 @@ class AgentInvoker:
             message = result.start_error or "the agent could not be started"
             return invocation_failed(effect, kind, message, now(), retriable=False)
         if result.exit_code != 0:
-            tail = strip_ansi(_tail(log))
+            tail = strip_ansi(last_bytes(log, _TAIL_BYTES)[0])
             where = self.layout.relative(log)
             refused = configuration_error(tail)
             if refused is not None:

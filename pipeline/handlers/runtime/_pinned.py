@@ -279,15 +279,14 @@ class Layering:
 @define(kw_only=True)
 class GateWorld:
     """The scratch worktree of run ``run_id`` in workspace ``root``, where its pinned gates
-    and blocking hooks run; ``policy`` is ralph's git for the run, ``excludes`` the pathspecs
-    of ralph's own files (never part of the agent's work)."""
+    and blocking hooks run; ``policy`` is ralph's git for the run."""
 
     root: Path
     run_id: str
     policy: GitPolicy
-    excludes: tuple[str, ...]
     own: tuple[str, ...]
-    """ralph's own files in the work tree (relative): never linked into the scratch."""
+    """ralph's own files in the work tree (relative): never part of the agent's work, never
+    linked into the scratch."""
     index: Path
     """An index file of ralph's own, where the agent's state is read into."""
     _made: bool = field(default=False, init=False)
@@ -362,7 +361,7 @@ class GateWorld:
             # clean"), which a copy stamped now would hide (a same-size edit went unseen).
             shutil.copy2(dirs[0] / "index", self.index)
         git = self.layering.git_index
-        git("add", "-A", "--", ".", *self.excludes)
+        git("add", "-A", "--", ".", *own_pathspecs(self.own))
         git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *OWN_FOLDERS)
         return git("write-tree").strip()
 
@@ -435,7 +434,6 @@ class Pinning:
             root=layout.root,
             run_id=run_id,
             policy=policy,
-            excludes=own_pathspecs(own),
             own=own,
             index=index,
         )

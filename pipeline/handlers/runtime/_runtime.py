@@ -264,8 +264,8 @@ class Runtime:
     def _invoker(self) -> AgentInvoker:
         run_id = self._run_id()
         environment = agent_environment(self.layout, run_id, self.environment)
-        invoker = AgentInvoker.of(self.config, self.layout, run_id, environment, self.clock)
-        return invoker.within(self.sandboxing, self.config, self.own_files, self.grace_s)
+        made = (self.config, self.layout, run_id, environment, self.clock)
+        return AgentInvoker.of(*made, self.sandboxing, self.own_files, self.grace_s)
 
     @cached_property
     def _git_policy(self) -> GitPolicy:
