@@ -44,7 +44,7 @@ from pipeline.handlers.runtime._gates import check_spec
 from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._pinned import link_ignored
-from pipeline.handlers.runtime._sandboxing import SandboxChoice, run_in
+from pipeline.handlers.runtime._sandboxing import run_in
 from pipeline.handlers.runtime._worktree_list import drop_scratch, fresh_scratch
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
@@ -123,18 +123,13 @@ class Collector:
         grace_s: float,
         policy: GitPolicy,
         sandbox: Callable[[], Sandbox | None],
-        choice: SandboxChoice | None,
+        scratch_sandbox: Callable[[Path], Sandbox | None],
         own: tuple[str, ...] = (),
     ) -> Collector:
         """The collector of run ``run_id`` under ``config``: the work tree's collections in
-        ``sandbox()`` (the run's, asked for when needed), a scratch worktree's in the sandbox
-        ``choice`` makes for it; ``own``: ralph's own files in the workspace."""
-
-        def scratch_sandbox(scratch: Path) -> Sandbox | None:
-            if choice is None:
-                return None
-            return choice.sandbox(WorkspaceLayout(root=scratch), config, None, ())
-
+        ``sandbox()`` (the run's, asked for when needed), a scratch worktree's in
+        ``scratch_sandbox(scratch)`` (the pinned gates', :attr:`._pinned.Pinning.sandbox_in`);
+        ``own``: ralph's own files in the workspace."""
         return cls(
             layout=layout,
             run_id=run_id,

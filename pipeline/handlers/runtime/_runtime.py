@@ -275,7 +275,7 @@ class Runtime:
     @cached_property
     def _collector(self) -> Collector:
         """The collection check of this run's screen."""
-        where = (self._git_policy, lambda: self._invoker.sandbox, self.sandboxing)
+        where = (self._git_policy, lambda: self._invoker.sandbox, self._pinning().sandbox_in)
         made = (self.layout, self._run_id(), self.environment, self.config, self.grace_s)
         own = own_paths(self.layout, self.config.prompt_file, self.own_files)
         return Collector.of(*made, *where, own)
