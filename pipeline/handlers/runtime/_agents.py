@@ -4,7 +4,9 @@ The agent is started from its configuration (a preset or a command; argv only, n
 in its own process group, with the run's environment. Its output is stored under the run's
 folder. What happened is reported as facts: the start, then success plus the role's report, or
 a failure with its kind and whether the same agent may succeed later. Whether to retry, fall
-back or give up is the reducer's decision, never this handler's.
+back or give up is the reducer's decision, never this handler's. An invocation that ended on
+its provider's limit is told from its log (:func:`limit_of`, reading the machine's time zone
+for a reset said as a time of day), and how full its usage windows are (:func:`window_of`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import math
 import re
 import shutil
 from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 
 from attrs import frozen
@@ -21,6 +24,7 @@ from returns.methods import unwrap_or_failure
 from pipeline.core.config import AgentConfig, HatConfig, HatsConfig, Price, PromptVia, RalphConfig
 from pipeline.core.effects import InvokeAgent
 from pipeline.events import (
+    AgentName,
     CostSource,
     Count,
     Digest,
@@ -34,27 +38,32 @@ from pipeline.events import (
     Ordinal,
     PipelineEvent,
     PromptKind,
+    ProviderLimited,
+    Role,
     UsageReported,
+    UsageWindowReported,
     Usd,
 )
 from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.agents import ProcessResult, ProcessSpec
+from pipeline.handlers.agents.limits import read_limit, read_window, text_limit
 from pipeline.handlers.agents.usage import UsageFigures, read_usage
 from pipeline.handlers.responses import judged
 from pipeline.handlers.runtime._failures import (
     configuration_error,
+    is_rate_limited,
     last_line,
     strip_ansi,
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._limited import limit_of, window_of
 from pipeline.handlers.runtime._reports import invocation_failed, read_report
 from pipeline.handlers.runtime._sandbox_outcome import in_sandbox, model_reached
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in
 from pipeline.handlers.runtime._tail import last_bytes
 from pipeline.handlers.sandbox import Sandbox
 
-__all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker"]
+__all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker", "limit_of", "window_of"]
+
 
 MAX_ARGUMENT_BYTES = 100_000
 """The longest prompt passed as one argument (Linux refuses arguments over 128 KiB)."""
@@ -383,3 +392,51 @@ def _log_name(effect: InvokeAgent) -> str:
     sequence = effect.effect_id.rpartition(":")[2]
     agent = re.sub(r"[^\w.-]", "_", effect.agent)
     return f"{sequence}-{effect.role.value}-{agent}-{effect.attempt}"
+
+
+def limit_of(
+    role: Role, agent: AgentName, output_format: str | None, log: Path, tail: bytes, at: Instant
+) -> ProviderLimited | None:
+    """``ProviderLimited`` when the invocation of ``agent`` in ``role`` (its output in
+    ``log``, ending with ``tail``, colours removed) ended on its provider's limit: as its
+    format's structured output says, or, for a format with none, as its last words do."""
+    # A CLI names a reset as a time of day in the machine's zone ("try again at 9:21 PM").
+    zone = datetime.now().astimezone().tzinfo
+    assert zone is not None
+    signal = read_limit(output_format, log, at, zone)
+    if signal is None and is_rate_limited(tail):
+        signal = text_limit(output_format, last_line(tail))
+    if signal is None:
+        return None
+    resets_at = None if signal.resets_at is None else Instant(signal.resets_at)
+    return ProviderLimited(
+        role=role,
+        agent=agent,
+        scope=signal.scope,
+        resets_at=resets_at,
+        window=signal.window,
+        source=signal.source,
+        message=signal.message or last_line(tail),
+        at=at,
+    )
+
+
+def window_of(
+    role: Role, agent: AgentName, output_format: str | None, log: Path, at: Instant
+) -> tuple[UsageWindowReported, ...]:
+    """``UsageWindowReported`` when the invocation's output told how full its provider's
+    usage windows are (the fullest one), else nothing."""
+    found = read_window(output_format, log)
+    if found is None:
+        return ()
+    resets_at = None if found.resets_at is None else Instant(found.resets_at)
+    return (
+        UsageWindowReported(
+            role=role,
+            agent=agent,
+            window=found.window,
+            utilization=found.utilization,
+            resets_at=resets_at,
+            at=at,
+        ),
+    )

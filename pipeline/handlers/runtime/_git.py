@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable, Iterable
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import final
 
 import attrs
-from attrs import field, frozen
+from attrs import frozen
 
 from pipeline.core.agents import droppings
 from pipeline.core.effects import AbortRebase, CreateCommit, Rebase
@@ -168,19 +168,19 @@ class GitHandler:
     """Paths (relative to ``root``) never staged: ralph's own files (its config, the user's
     prompt, a store kept inside the repository) whatever the agent did to them; ralph's own
     folders (:data:`OWN_FOLDERS`) are always kept out too."""
-    policy: GitPolicy = field(factory=GitPolicy)
+    policy: GitPolicy = PLAIN
     """What of the repository's own code these git commands may run (``[git]``)."""
 
-    _drivers: list[tuple[tuple[str, str], ...]] = field(factory=list, init=False)
+    @cached_property
+    def _policy(self) -> GitPolicy:
+        """``policy`` with the repository's drivers read once per handler (it serves one
+        commit or rebase): no git process."""
+        if self.policy.run_filters or self.policy.drivers is not None:
+            return self.policy
+        return attrs.evolve(self.policy, drivers=repository_drivers(self.root))
 
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        policy = self.policy
-        if not policy.run_filters and policy.drivers is None:
-            if not self._drivers:
-                # Read once per handler (it serves one commit or rebase): no git process.
-                self._drivers.append(repository_drivers(self.root))
-            policy = attrs.evolve(policy, drivers=self._drivers[0])
-        return run_git(self.root, *args, policy=policy, check=check)
+        return run_git(self.root, *args, policy=self._policy, check=check)
 
     def commit(self, effect: CreateCommit) -> tuple[PipelineEvent, ...]:
         """Commit every change in the working tree but ralph's own files (skip when there is

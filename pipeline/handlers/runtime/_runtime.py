@@ -57,7 +57,7 @@ from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard, restored
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._permissions import prompt_protected
+from pipeline.handlers.runtime._ownfiles import prompt_protected
 from pipeline.handlers.runtime._pinned import Pinning
 from pipeline.handlers.runtime._prompting import digest_of, materialize
 from pipeline.handlers.runtime._reports import collect_report
