@@ -87,14 +87,8 @@ def read_report(
         return _read(layout, "commit_message").bind(partial(_message, layout, now))
     if kind is PromptKind.HAT:
         # A hat reports by the topics it publishes, which routing reads: it writes no file.
-        done = IterationStatus.COMPLETED
-        iteration = Ordinal(effect.iteration)
         return Success(
-            (
-                DevelopmentIterationCompleted(
-                    iteration=iteration, status=done, summary="hat finished", at=now()
-                ),
-            )
+            _iteration_completed(effect, now, (IterationStatus.COMPLETED, "hat finished"))
         )
     status = _read(layout, "status").bind(partial(_status, layout))
     if kind is PromptKind.DEVELOPMENT:
