@@ -23,6 +23,7 @@ from pipeline.handlers.runtime import (
     choose_sandbox,
     collect_folder,
 )
+from pipeline.handlers.sandbox import Sandbox
 from tests.runtime.workspace import commit_all, make_workspace
 
 pytestmark = pytest.mark.slow  # a real pytest collects twice a test: seconds each
@@ -215,8 +216,12 @@ def test_both_collections_run_in_the_run_s_sandbox(tmp_path: Path) -> None:
     sandbox = choice.sandbox(layout, config, "run-1", ())
     assert sandbox is not None
     (root / "tests" / "test_calc.py").rename(root / "tests" / "calc_checks.py")
+
+    def in_scratch(scratch: Path) -> Sandbox | None:
+        return choice.sandbox(WorkspaceLayout(root=scratch), config, None, ())
+
     collector = Collector.of(
-        layout, "run-1", None, config, 1.0, GitPolicy(), lambda: sandbox, choice
+        layout, "run-1", None, config, 1.0, GitPolicy(), lambda: sandbox, in_scratch
     )
     collector.gate_env = ENV
     hits = collector.hits(base, (GATE,))

@@ -9,50 +9,36 @@ from pipeline.handlers._lazy import lazy_names
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from pipeline.handlers.runtime._agents import MAX_ARGUMENT_BYTES, AgentInvoker
     from pipeline.handlers.runtime._collecting import Collector, collect_folder
-    from pipeline.handlers.runtime._context import context_facts, file_unfiled, outside_facts
-    from pipeline.handlers.runtime._failures import is_rate_limited
+    from pipeline.handlers.runtime._context import file_unfiled, outside_facts
     from pipeline.handlers.runtime._gates import run_gate
     from pipeline.handlers.runtime._git import (
         COST_TRAILER,
         EFFECT_TRAILER,
         MODEL_TRAILER,
         OWN_FOLDERS,
+        GitCommit,
         GitError,
         GitHandler,
+        GitHistory,
         GitPolicy,
-        OwnFilesStagedError,
         UnsafePathError,
-        commit_trailers,
         ensure_excluded,
         own_pathspecs,
+        run_history,
         switch_branch,
     )
-    from pipeline.handlers.runtime._gitcmd import (
-        configured_drivers,
-        git_dirs,
-        git_out,
-        run_git,
-        run_git_bytes,
-    )
+    from pipeline.handlers.runtime._gitcmd import git_out, run_git, run_git_bytes
     from pipeline.handlers.runtime._gitguard import GitGuard
-    from pipeline.handlers.runtime._guidance import guidance_facts
-    from pipeline.handlers.runtime._history import GitCommit, GitHistory, run_history
-    from pipeline.handlers.runtime._layout import OUTPUT_FILES, WorkspaceLayout
+    from pipeline.handlers.runtime._layout import WorkspaceLayout
     from pipeline.handlers.runtime._pinned import CommitWorld, Layering, Pinning
     from pipeline.handlers.runtime._prompting import digest_of
     from pipeline.handlers.runtime._prompts import render_prompt, template_text
-    from pipeline.handlers.runtime._reports import Report, read_report
     from pipeline.handlers.runtime._run_setup import (
-        RALPH_ONLY_VARIABLES,
         PromptSource,
-        agent_environment,
         new_run_id,
         note_written,
         own_paths,
-        ralph_executable,
-        without_ralph_credentials,
     )
     from pipeline.handlers.runtime._runtime import Runtime
     from pipeline.handlers.runtime._sandbox_outcome import cut_off
@@ -94,16 +80,12 @@ __all__ = [
     "EFFECT_TRAILER",
     "LOG_CAP_BYTES",
     "LOG_HEAD_BYTES",
-    "MAX_ARGUMENT_BYTES",
     "MAX_FILES",
     "MAX_FILE_BYTES",
     "MODEL_TRAILER",
-    "OUTPUT_FILES",
     "OWN_FOLDERS",
-    "RALPH_ONLY_VARIABLES",
     "TAIL_BYTES",
     "TAIL_LINES",
-    "AgentInvoker",
     "Collector",
     "CommitWorld",
     "Gathered",
@@ -114,23 +96,17 @@ __all__ = [
     "GitHistory",
     "GitPolicy",
     "Layering",
-    "OwnFilesStagedError",
     "Pinning",
     "PromptSource",
-    "Report",
     "Runtime",
     "SandboxChoice",
     "SandboxUnavailableError",
     "UnsafePathError",
     "WorkspaceLayout",
-    "agent_environment",
     "branch_worktrees",
     "cap_log",
     "choose_sandbox",
     "collect_folder",
-    "commit_trailers",
-    "configured_drivers",
-    "context_facts",
     "cut_off",
     "digest_of",
     "drop_scratch",
@@ -139,11 +115,8 @@ __all__ = [
     "find_secrets",
     "fresh_scratch",
     "gather_changes",
-    "git_dirs",
     "git_out",
     "git_policy_in",
-    "guidance_facts",
-    "is_rate_limited",
     "load_hat_schemas",
     "load_response_schemas",
     "model_endpoints",
@@ -153,8 +126,6 @@ __all__ = [
     "outside_facts",
     "own_paths",
     "own_pathspecs",
-    "ralph_executable",
-    "read_report",
     "render_prompt",
     "run_gate",
     "run_git",
@@ -163,7 +134,6 @@ __all__ = [
     "switch_branch",
     "template_text",
     "untracked_baseline",
-    "without_ralph_credentials",
     "worktree_entries",
 ]
 

@@ -4,25 +4,27 @@ The agent is started from its configuration (a preset or a command; argv only, n
 in its own process group, with the run's environment. Its output is stored under the run's
 folder. What happened is reported as facts: the start, then success plus the role's report, or
 a failure with its kind and whether the same agent may succeed later. Whether to retry, fall
-back or give up is the reducer's decision, never this handler's.
+back or give up is the reducer's decision, never this handler's. An invocation that ended on
+its provider's limit is told from its log (:func:`limit_of`, reading the machine's time zone
+for a reset said as a time of day), and how full its usage windows are (:func:`window_of`).
 """
 
 from __future__ import annotations
 
 import math
-import os
 import re
 import shutil
 from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 
-import attrs
 from attrs import frozen
 from returns.methods import unwrap_or_failure
 
 from pipeline.core.config import AgentConfig, HatConfig, HatsConfig, Price, PromptVia, RalphConfig
 from pipeline.core.effects import InvokeAgent
 from pipeline.events import (
+    AgentName,
     CostSource,
     Count,
     Digest,
@@ -30,49 +32,44 @@ from pipeline.events import (
     ErrorKind,
     ExitCode,
     Instant,
-    InvocationFailed,
     InvocationStarted,
     InvocationSucceeded,
     InvocationTimedOut,
     Ordinal,
     PipelineEvent,
     PromptKind,
+    ProviderLimited,
+    Role,
     UsageReported,
+    UsageWindowReported,
     Usd,
 )
 from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.agents import ProcessResult, ProcessSpec
+from pipeline.handlers.agents.limits import read_limit, read_window, text_limit
 from pipeline.handlers.agents.usage import UsageFigures, read_usage
 from pipeline.handlers.responses import judged
 from pipeline.handlers.runtime._failures import (
     configuration_error,
+    is_rate_limited,
     last_line,
     strip_ansi,
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._limited import limit_of, window_of
-from pipeline.handlers.runtime._reports import read_report
+from pipeline.handlers.runtime._reports import invocation_failed, read_report
 from pipeline.handlers.runtime._sandbox_outcome import in_sandbox, model_reached
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in
+from pipeline.handlers.runtime._tail import last_bytes
 from pipeline.handlers.sandbox import Sandbox
 
-__all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker"]
+__all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker", "limit_of", "window_of"]
+
 
 MAX_ARGUMENT_BYTES = 100_000
 """The longest prompt passed as one argument (Linux refuses arguments over 128 KiB)."""
 
 _TAIL_BYTES = 65_536
-
-
-def _tail(path: Path) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - _TAIL_BYTES))
-            return handle.read()
-    except OSError:
-        return b""
+"""How much of the end of a failed agent's output is read for what it said."""
 
 
 def _no_price(_model: str | None) -> Price | None:
@@ -108,8 +105,13 @@ class AgentInvoker:
         run_id: str,
         environment: Mapping[str, str],
         clock: Callable[[], Instant],
+        choice: SandboxChoice | None,
+        stores: tuple[Path, ...],
+        grace_s: float,
     ) -> AgentInvoker:
-        """The invoker of run ``run_id`` of ``config``'s agents, hats and prices."""
+        """The invoker of run ``run_id`` of ``config``'s agents, hats and prices, running its
+        agents as ``choice`` decided (None: directly; ``stores``: a store that may lie in the
+        work tree) and stopping them with ``grace_s`` of grace."""
         return cls(
             layout=layout,
             run_id=run_id,
@@ -117,23 +119,11 @@ class AgentInvoker:
             hats=config.hats,
             environment=environment,
             clock=clock,
-            grace_s=5.0,
+            grace_s=grace_s,
             price_for=config.price_for,
+            sandbox=None if choice is None else choice.sandbox(layout, config, run_id, stores),
+            choice=choice,
         )
-
-    def within(
-        self,
-        choice: SandboxChoice | None,
-        config: RalphConfig,
-        stores: tuple[Path, ...],
-        grace_s: float,
-    ) -> AgentInvoker:
-        """This invoker running its agents as ``choice`` decided (``stores``: a store that may
-        lie in the work tree), stopping them with ``grace_s`` of grace."""
-        if choice is None:
-            return attrs.evolve(self, grace_s=grace_s)
-        sandbox = choice.sandbox(self.layout, config, self.run_id, stores)
-        return attrs.evolve(self, grace_s=grace_s, sandbox=sandbox, choice=choice)
 
     def __call__(self, effect: InvokeAgent) -> Iterator[tuple[PipelineEvent, ...]]:
         """Run the agent ``effect`` names, in two steps: the fact that it starts (recorded
@@ -167,16 +157,7 @@ class AgentInvoker:
         hat = self._hat(effect)
         if config is None:
             message = f"agent {name!r} is not configured in ralph.toml"
-            return (
-                InvocationFailed(
-                    role=role,
-                    agent=name,
-                    error=ErrorKind.NOT_FOUND,
-                    message=message,
-                    retriable=False,
-                    at=now(),
-                ),
-            )
+            return invocation_failed(effect, ErrorKind.NOT_FOUND, message, now(), retriable=False)
         prompt_path = self.layout.prompt(effect.prompt_kind)
         try:
             prompt = prompt_path.read_bytes()
@@ -189,16 +170,7 @@ class AgentInvoker:
             self.layout.output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             message = f"cannot prepare the prompt {prompt_path}: {error}"
-            return (
-                InvocationFailed(
-                    role=role,
-                    agent=name,
-                    error=ErrorKind.OTHER,
-                    message=message,
-                    retriable=True,
-                    at=now(),
-                ),
-            )
+            return invocation_failed(effect, ErrorKind.OTHER, message, now(), retriable=True)
         invocation = config.invocation(hat, effect.model)
         argv, stdin = _argv(invocation.argv, invocation.prompt_via, prompt, prompt_path)
         if argv is None:
@@ -206,16 +178,7 @@ class AgentInvoker:
                 f"the prompt is {len(prompt)} bytes, too long to pass as an argument; "
                 f'set prompt_via = "file" for agent {name!r}'
             )
-            return (
-                InvocationFailed(
-                    role=role,
-                    agent=name,
-                    error=ErrorKind.OTHER,
-                    message=message,
-                    retriable=False,
-                    at=now(),
-                ),
-            )
+            return invocation_failed(effect, ErrorKind.OTHER, message, now(), retriable=False)
         log = self.layout.agent_log(self.run_id, _log_name(effect))
         log.parent.mkdir(parents=True, exist_ok=True)
         env = {
@@ -313,27 +276,15 @@ class AgentInvoker:
         if result.exit_code is None:
             kind = ErrorKind.NOT_FOUND if result.not_found else ErrorKind.OTHER
             message = result.start_error or "the agent could not be started"
-            return (
-                InvocationFailed(
-                    role=role, agent=name, error=kind, message=message, retriable=False, at=now()
-                ),
-            )
+            return invocation_failed(effect, kind, message, now(), retriable=False)
         if result.exit_code != 0:
-            tail = strip_ansi(_tail(log))
+            tail = strip_ansi(last_bytes(log, _TAIL_BYTES)[0])
             where = self.layout.relative(log)
             refused = configuration_error(tail)
             if refused is not None:
                 message = f"exit status {result.exit_code}: {refused} (see {where})"
-                kind = ErrorKind.CONFIGURATION
-                return (
-                    InvocationFailed(
-                        role=role,
-                        agent=name,
-                        error=kind,
-                        message=message,
-                        retriable=False,
-                        at=now(),
-                    ),
+                return invocation_failed(
+                    effect, ErrorKind.CONFIGURATION, message, now(), retriable=False
                 )
             agent = self.agents.get(name)
             output_format = None if agent is None else agent.usage_format()
@@ -347,16 +298,7 @@ class AgentInvoker:
             retriable = kind is ErrorKind.KILLED or reached_model
             if not retriable:
                 message += "; it failed before any model request"
-            return (
-                InvocationFailed(
-                    role=role,
-                    agent=name,
-                    error=kind,
-                    message=message,
-                    retriable=retriable,
-                    at=now(),
-                ),
-            )
+            return invocation_failed(effect, kind, message, now(), retriable=retriable)
         succeeded = InvocationSucceeded(
             role=role,
             agent=name,
@@ -376,16 +318,7 @@ class AgentInvoker:
 
         def rejected(why: str) -> tuple[PipelineEvent, ...]:
             why = f"{why} (its output: {self.layout.relative(log)})"
-            return (
-                InvocationFailed(
-                    role=role,
-                    agent=name,
-                    error=ErrorKind.OUTPUT_REJECTED,
-                    message=why,
-                    retriable=True,
-                    at=now(),
-                ),
-            )
+            return invocation_failed(effect, ErrorKind.OUTPUT_REJECTED, why, now(), retriable=True)
 
         return unwrap_or_failure(read_report(effect, self.layout, now).map(accepted).alt(rejected))
 
@@ -459,3 +392,51 @@ def _log_name(effect: InvokeAgent) -> str:
     sequence = effect.effect_id.rpartition(":")[2]
     agent = re.sub(r"[^\w.-]", "_", effect.agent)
     return f"{sequence}-{effect.role.value}-{agent}-{effect.attempt}"
+
+
+def limit_of(
+    role: Role, agent: AgentName, output_format: str | None, log: Path, tail: bytes, at: Instant
+) -> ProviderLimited | None:
+    """``ProviderLimited`` when the invocation of ``agent`` in ``role`` (its output in
+    ``log``, ending with ``tail``, colours removed) ended on its provider's limit: as its
+    format's structured output says, or, for a format with none, as its last words do."""
+    # A CLI names a reset as a time of day in the machine's zone ("try again at 9:21 PM").
+    zone = datetime.now().astimezone().tzinfo
+    assert zone is not None
+    signal = read_limit(output_format, log, at, zone)
+    if signal is None and is_rate_limited(tail):
+        signal = text_limit(output_format, last_line(tail))
+    if signal is None:
+        return None
+    resets_at = None if signal.resets_at is None else Instant(signal.resets_at)
+    return ProviderLimited(
+        role=role,
+        agent=agent,
+        scope=signal.scope,
+        resets_at=resets_at,
+        window=signal.window,
+        source=signal.source,
+        message=signal.message or last_line(tail),
+        at=at,
+    )
+
+
+def window_of(
+    role: Role, agent: AgentName, output_format: str | None, log: Path, at: Instant
+) -> tuple[UsageWindowReported, ...]:
+    """``UsageWindowReported`` when the invocation's output told how full its provider's
+    usage windows are (the fullest one), else nothing."""
+    found = read_window(output_format, log)
+    if found is None:
+        return ()
+    resets_at = None if found.resets_at is None else Instant(found.resets_at)
+    return (
+        UsageWindowReported(
+            role=role,
+            agent=agent,
+            window=found.window,
+            utilization=found.utilization,
+            resets_at=resets_at,
+            at=at,
+        ),
+    )

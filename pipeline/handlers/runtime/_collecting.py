@@ -40,13 +40,11 @@ from pipeline.core.screening import (
     runner_of,
 )
 from pipeline.events import GateSpec, ScreenHit
-from pipeline.handlers.agents import ProcessSpec
-from pipeline.handlers.runtime._gates import NO_INACTIVITY_LIMIT
+from pipeline.handlers.runtime._gates import check_spec
 from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._pinned import link_ignored
-from pipeline.handlers.runtime._run_setup import without_ralph_credentials
-from pipeline.handlers.runtime._sandboxing import SandboxChoice, run_in
+from pipeline.handlers.runtime._sandboxing import run_in
 from pipeline.handlers.runtime._worktree_list import drop_scratch, fresh_scratch
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
@@ -125,18 +123,13 @@ class Collector:
         grace_s: float,
         policy: GitPolicy,
         sandbox: Callable[[], Sandbox | None],
-        choice: SandboxChoice | None,
+        scratch_sandbox: Callable[[Path], Sandbox | None],
         own: tuple[str, ...] = (),
     ) -> Collector:
         """The collector of run ``run_id`` under ``config``: the work tree's collections in
-        ``sandbox()`` (the run's, asked for when needed), a scratch worktree's in the sandbox
-        ``choice`` makes for it; ``own``: ralph's own files in the workspace."""
-
-        def scratch_sandbox(scratch: Path) -> Sandbox | None:
-            if choice is None:
-                return None
-            return choice.sandbox(WorkspaceLayout(root=scratch), config, None, ())
-
+        ``sandbox()`` (the run's, asked for when needed), a scratch worktree's in
+        ``scratch_sandbox(scratch)`` (the pinned gates', :attr:`._pinned.Pinning.sandbox_in`);
+        ``own``: ralph's own files in the workspace."""
         return cls(
             layout=layout,
             run_id=run_id,
@@ -273,35 +266,27 @@ class Collector:
     ) -> str | Collected:
         """One command of a collection: its output, or the collection's failure."""
         gate = plan.gate
-        log = self.layout.agent_log(self.run_id, name)
-        log.parent.mkdir(parents=True, exist_ok=True)
         given = os.environ if self.environment is None else self.environment
-        base = without_ralph_credentials(given)
         own = dict(self.gate_env.get(gate.name, {}))
         extra = {**own, "PYTHONDONTWRITEBYTECODE": "1"}
         if plan.runner is Runner.PYTEST:
-            path = own.get("PYTHONPATH", base.get("PYTHONPATH", ""))
+            path = own.get("PYTHONPATH", given.get("PYTHONPATH", ""))
             extra["PYTHONPATH"] = os.pathsep.join(p for p in (str(PLUGIN_DIR), path) if p)
         if plan.runner in _TOKENED:
             extra["RALPH_COLLECT_TOKEN"] = token
-        env = {
-            **base,
-            **extra,
-            "RALPH_RUN_ID": self.run_id,
-            "RALPH_GATE": gate.name,
-            "RALPH_EVENTS_FILE": os.devnull,
-        }
-        inactivity = gate.inactivity_timeout_s
-        spec = ProcessSpec(
-            argv=argv,
-            cwd=cwd,
-            env=env,
-            output_path=log,
-            total_timeout_s=float(gate.timeout_s),
-            inactivity_timeout_s=NO_INACTIVITY_LIMIT if inactivity is None else float(inactivity),
+        spec = check_spec(
+            self.layout,
+            self.run_id,
+            name,
+            argv,
+            given,
+            {**extra, "RALPH_GATE": gate.name},
+            total_s=gate.timeout_s,
+            inactivity_s=gate.inactivity_timeout_s,
             grace_s=self.grace_s,
-            group_file=self.layout.agent_group,
+            cwd=cwd,
         )
+        log = spec.output_path
         sandbox, linked = within
         result, _ = run_in(sandbox, spec, AgentNeeds(write=linked, set_env=extra))
         if result.timed_out is not None:

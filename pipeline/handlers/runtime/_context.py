@@ -1,17 +1,41 @@
-"""The workspace's context book and a run (I/O: reads and writes the store, reads the clock):
-the run's agents' notes filed in the book, and the book's new notes taken into the run as
-facts before each prompt, so that the prompt is made from a state that holds them."""
+"""What reaches a run from outside, taken in as facts before each prompt is made, so that the
+prompt is made from a state that holds them (I/O: reads and writes the store, reads the clock):
+people's guidance given with ``ralph guide`` that the run has not taken in yet, so that the
+chosen hat's next prompt carries it; and the workspace's context book, where the run's agents'
+notes are filed and whose new notes the run takes in."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from pipeline.core.state import PipelineState
-from pipeline.events import ContextNoted, Instant, Ordinal, PipelineEvent
-from pipeline.handlers.runtime._guidance import guidance_facts
-from pipeline.handlers.store import EventStore, Inbox, file_notes, notes_after
+from pipeline.events import ContextNoted, GuidanceGiven, Instant, Ordinal, PipelineEvent
+from pipeline.handlers.store import EventStore, Inbox, MessageKind, file_notes, notes_after
 
-__all__ = ["context_facts", "file_unfiled", "outside_facts"]
+__all__ = ["context_facts", "file_unfiled", "guidance_facts", "outside_facts"]
+
+
+def guidance_facts(
+    box: Inbox, state: PipelineState, clock: Callable[[], Instant]
+) -> tuple[GuidanceGiven, ...]:
+    """``GuidanceGiven`` for each guidance the inbox ``box`` keeps for the run of ``state`` numbered
+    after the last one it took in (none before the run has started)."""
+    if state.run is None:
+        return ()
+    given = box.inbox(MessageKind.GUIDANCE, state.run.run_id, state.ledger.guidance_seen)
+    if not given:
+        return ()
+    now = clock()
+    return tuple(
+        GuidanceGiven(
+            number=Ordinal(g.number),
+            hat=g.subject,
+            text=g.text,
+            given_at=Instant(g.posted_at),
+            at=now,
+        )
+        for g in given
+    )
 
 
 def file_unfiled(book: Inbox, state: PipelineState) -> None:

@@ -21,7 +21,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._permissions import PromptPathError, restore_prompt
+from pipeline.handlers.runtime._ownfiles import PromptPathError, restore_prompt
 from pipeline.handlers.store import Inbox, answer_to
 
 __all__ = ["restore_permissions", "wait_for_answer", "write_completion_marker"]

@@ -1,11 +1,13 @@
-"""Running a gate: its command in the workspace, in its own process group, within its
-timeouts, as an agent is run (I/O: processes).
+"""Running ralph's own checks, gates and lifecycle hooks: each command in the workspace, in its
+own process group, within its timeouts, as an agent is run (I/O: processes).
 
-Its start is recorded before its process starts (a crash leaves a trace, and the resume runs it
-again), then how it ended: the status, the exit code, the time, the digest of its output, where
-the output is (its log, capped: ``_tail.cap_log``), and the end of it for the agent. A gate
-gets the environment an agent gets less ralph's credentials, plus its own ``env``, and no
-events file: it reports only by its exit status.
+A gate's start is recorded before its process starts (a crash leaves a trace, and the resume
+runs it again), then how it ended: the status, the exit code, the time, the digest of its
+output, where the output is (its log, capped: ``_tail.cap_log``), and the end of it for the
+agent. A check gets the environment an agent gets less ralph's credentials, plus its own
+``env``, and no events file: it reports only by its exit status. A hook is given what is going
+on as JSON on its standard input; its whole output is kept beside the agents' logs, and the
+fact keeps its end.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import attrs
 
-from pipeline.core.effects import RunGate
+from pipeline.core.effects import RunGate, RunHook
 from pipeline.events import (
     Digest,
     DurationMs,
@@ -24,6 +26,7 @@ from pipeline.events import (
     GateFinished,
     GateStarted,
     GateStatus,
+    HookRan,
     Instant,
 )
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, not_started
@@ -36,11 +39,54 @@ from pipeline.handlers.runtime._sandboxing import run_in
 from pipeline.handlers.runtime._tail import cap_log, output_tail
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
-__all__ = ["NO_INACTIVITY_LIMIT", "command_status", "command_tail", "run_gate"]
+__all__ = [
+    "NO_INACTIVITY_LIMIT",
+    "check_spec",
+    "command_status",
+    "command_tail",
+    "run_check",
+    "run_gate",
+    "run_hook",
+]
 
 NO_INACTIVITY_LIMIT = 1_000_000_000.0
 """A test suite (or a hook) may be silent for long: without ``inactivity_timeout_s`` only the
 total timeout applies."""
+
+
+def check_spec(
+    layout: WorkspaceLayout,
+    run_id: str,
+    log_name: str,
+    argv: tuple[str, ...],
+    environment: Mapping[str, str] | None,
+    env: Mapping[str, str],
+    *,
+    total_s: float,
+    inactivity_s: float | None,
+    grace_s: float,
+    cwd: Path | None = None,
+    stdin: bytes | None = None,
+) -> ProcessSpec:
+    """How ralph runs a check of its own (a gate, a hook, a collection): ``argv`` in the
+    workspace (or ``cwd``) with ``environment`` (default: this process's) less ralph's
+    credentials, plus ``env`` and the run's id, and no events file (a check reports by its
+    exit status only: `ralph emit` refuses a non-regular file); its output in the run's log
+    ``log_name``; no inactivity limit unless ``inactivity_s``."""
+    log = layout.agent_log(run_id, log_name)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    base = without_ralph_credentials(os.environ if environment is None else environment)
+    return ProcessSpec(
+        argv=argv,
+        cwd=layout.root if cwd is None else cwd,
+        env={**base, **env, "RALPH_RUN_ID": run_id, "RALPH_EVENTS_FILE": os.devnull},
+        output_path=log,
+        stdin=stdin,
+        total_timeout_s=float(total_s),
+        inactivity_timeout_s=NO_INACTIVITY_LIMIT if inactivity_s is None else float(inactivity_s),
+        grace_s=grace_s,
+        group_file=layout.agent_group,
+    )
 
 
 def run_gate(
@@ -59,44 +105,23 @@ def run_gate(
     when the agent added test files and the first passed, the agent's: see
     :mod:`._pinned`)."""
     yield (GateStarted(gate=effect.gate, boundary=effect.boundary, at=clock()),)
-    log = layout.agent_log(run_id, f"gate-{effect.gate}-{effect.effect_id.rsplit(':', 1)[-1]}")
-    log.parent.mkdir(parents=True, exist_ok=True)
-    base = without_ralph_credentials(os.environ if environment is None else environment)
-    env = {
-        **base,
-        **gate_env,
-        "RALPH_RUN_ID": run_id,
-        "RALPH_GATE": effect.gate,
-        "RALPH_GATE_BOUNDARY": effect.boundary.value,
-        # A gate reports by its exit status only: `ralph emit` refuses a non-regular file.
-        "RALPH_EVENTS_FILE": os.devnull,
-    }
-    inactivity = effect.inactivity_timeout_s
-    spec = ProcessSpec(
-        argv=effect.argv,
-        cwd=layout.root,
-        env=env,
-        output_path=log,
-        total_timeout_s=float(effect.timeout_s),
-        inactivity_timeout_s=NO_INACTIVITY_LIMIT if inactivity is None else float(inactivity),
+    name = f"gate-{effect.gate}-{effect.effect_id.rsplit(':', 1)[-1]}"
+    env = {**gate_env, "RALPH_GATE": effect.gate, "RALPH_GATE_BOUNDARY": effect.boundary.value}
+    spec = check_spec(
+        layout,
+        run_id,
+        name,
+        effect.argv,
+        environment,
+        env,
+        total_s=effect.timeout_s,
+        inactivity_s=effect.inactivity_timeout_s,
         grace_s=grace_s,
-        group_file=layout.agent_group,
     )
     # Only what the person wrote for the gate passes the sandbox's filter beside its own set.
     needs = AgentNeeds(set_env=gate_env)
-    world = None
-    if effect.pin_base is not None and pinning is not None:
-        try:
-            world = pinning.world.lay_out(effect.pin_base, effect.test_paths, (effect.argv,))
-            result, log = _run_pinned(world, pinning, spec, needs) if world else (None, log)
-        except (GitError, OSError) as error:
-            why = f"cannot lay out the gate's pinned world: {error}"
-            result = not_started(why)
-    else:
-        result = None
-    if result is None:
-        result, _ = run_in(sandbox, spec, needs)
-    pinned = None if world is None else world.base
+    pinned = (effect.pin_base, effect.test_paths, pinning)
+    result, log, world = run_check(spec, needs, sandbox, *pinned, at_once=False)
     cap_log(log)
     yield (
         GateFinished(
@@ -109,23 +134,99 @@ def run_gate(
             output_digest=Digest(result.output_digest),
             log_path=layout.relative(log),
             tail=command_tail(result, log),
-            pinned=pinned,
+            pinned=None if world is None else world.base,
             restored=() if world is None else world.restored,
             at=clock(),
         ),
     )
 
 
+def run_hook(
+    effect: RunHook,
+    run_id: str,
+    layout: WorkspaceLayout,
+    environment: Mapping[str, str] | None,
+    grace_s: float,
+    clock: Callable[[], Instant],
+    sandbox: Sandbox | None = None,
+    pinning: Pinning | None = None,
+) -> tuple[HookRan]:
+    """Run ``effect``'s hook and report how it ended. A blocking hook of a run that pins its
+    gates runs as they do, in ``pinning``'s scratch world (its command's files, the tests and
+    their configuration as the base has them)."""
+    hook = effect.hook
+    spec = check_spec(
+        layout,
+        run_id,
+        f"hook-{hook.point.value}-{hook.name}-{effect.sequence}",
+        hook.argv,
+        environment,
+        {"RALPH_HOOK": hook.name, "RALPH_HOOK_POINT": hook.point.value},
+        total_s=hook.timeout_s,
+        inactivity_s=None,
+        grace_s=grace_s,
+        stdin=effect.input.text.encode() + b"\n",
+    )
+    pinned = (effect.pin_base, effect.test_paths, pinning)
+    result, log, _ = run_check(spec, AgentNeeds(), sandbox, *pinned, at_once=True)
+    cap_log(log)
+    return (
+        HookRan(
+            hook=hook.name,
+            point=hook.point,
+            argv=hook.argv,
+            status=command_status(result),
+            exit_code=None if result.exit_code is None else ExitCode(result.exit_code),
+            duration_ms=DurationMs(result.duration_ms),
+            tail=command_tail(result, log),
+            at=clock(),
+        ),
+    )
+
+
+def run_check(
+    spec: ProcessSpec,
+    needs: AgentNeeds,
+    sandbox: Sandbox | None,
+    pin_base: str | None,
+    test_paths: tuple[str, ...],
+    pinning: Pinning | None,
+    *,
+    at_once: bool,
+) -> tuple[ProcessResult, Path, PinnedWorld | None]:
+    """Run the check ``spec`` in ``sandbox``; or, with ``pin_base`` and ``pinning``, in the
+    worlds pinned to that commit (as is when there is no commit to pin to yet): with
+    ``at_once``, in the one holding the agent's added tests too (a hook checks the work about
+    to be committed, all of it), else in the person's, then, when it passed and the agent
+    added test files, in the agent's (a gate). The result that decides, its log, and the
+    worlds laid out (None: not pinned)."""
+    world = None
+    if pin_base is not None and pinning is not None:
+        try:
+            world = pinning.world.lay_out(pin_base, test_paths, (spec.argv,))
+            if world is not None:
+                both = (world.person, world.agent)
+                trees = (world.agent or world.person,) if at_once else tuple(filter(None, both))
+                return (*_run_pinned(world, trees, pinning, spec, needs), world)
+        except (GitError, OSError) as error:
+            why = f"cannot lay out the check's pinned world: {error}"
+            return not_started(why), spec.output_path, world
+    return run_in(sandbox, spec, needs)[0], spec.output_path, None
+
+
 def _run_pinned(
-    world: PinnedWorld, pinning: Pinning, spec: ProcessSpec, needs: AgentNeeds
+    world: PinnedWorld,
+    trees: tuple[str, ...],
+    pinning: Pinning,
+    spec: ProcessSpec,
+    needs: AgentNeeds,
 ) -> tuple[ProcessResult, Path]:
-    """Run ``spec`` in the person's world, then, when it passed and the agent added test
-    files, in the agent's: the result that decides (a failure, or the last pass), the time
-    of both, and its log."""
+    """Run ``spec`` in each of ``world``'s ``trees`` while it passes: the result that
+    decides (a failure, or the last pass), the time of all, and its log."""
     total = 0
     result: ProcessResult | None = None
     log = spec.output_path
-    for number, tree in enumerate(t for t in (world.person, world.agent) if t is not None):
+    for number, tree in enumerate(trees):
         scratch = pinning.world.show(world, tree)
         if number:
             log = spec.output_path.with_name(f"{spec.output_path.stem}-added.log")
@@ -134,7 +235,7 @@ def _run_pinned(
         total += result.duration_ms
         if command_status(result) is not GateStatus.PASSED:
             break
-    assert result is not None, "the person's world always runs"
+    assert result is not None, "a pinned world has a tree"
     return attrs.evolve(result, duration_ms=total), log
 
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable, Iterable
+from functools import cached_property, partial
 from pathlib import Path
+from typing import final
 
 import attrs
-from attrs import field, frozen
+from attrs import frozen
 
 from pipeline.core.agents import droppings
 from pipeline.core.effects import AbortRebase, CreateCommit, Rebase
@@ -33,10 +35,12 @@ from pipeline.events import (
     WorkspaceIoError,
 )
 from pipeline.handlers.runtime._gitcmd import (
+    PLAIN,
     GitError,
     GitPolicy,
     outside_pathspec,
     repository_drivers,
+    resolved,
     run_git,
     said,
 )
@@ -48,14 +52,17 @@ __all__ = [
     "EFFECT_TRAILER",
     "MODEL_TRAILER",
     "OWN_FOLDERS",
+    "GitCommit",
     "GitError",
     "GitHandler",
+    "GitHistory",
     "GitPolicy",
     "OwnFilesStagedError",
     "UnsafePathError",
     "commit_trailers",
     "ensure_excluded",
     "own_pathspecs",
+    "run_history",
     "switch_branch",
 ]
 
@@ -83,15 +90,6 @@ def own_pathspecs(keep_out: Iterable[str] = ()) -> tuple[str, ...]:
     return (*(spec for path in kept for spec in outside_pathspec(path)), *left)
 
 
-def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """``git ARGS`` with every hook, filter and signing program switched off."""
-    return run_git(root, *args, policy=_LOCKED, check=check)
-
-
-_LOCKED = GitPolicy()
-"""The policy of git commands outside a run's commits and rebases: nothing of the repository's."""
-
-
 class UnsafePathError(GitError):
     """A path ralph writes in the repository is a symlink or lies outside it."""
 
@@ -100,7 +98,7 @@ def ensure_excluded(root: Path, patterns: tuple[str, ...] = ("/.ralph/", "/.agen
     """Keep ralph's own folders out of commits, through the repository's ``info/exclude``
     (the user's ``.gitignore`` is left alone). Raises :class:`GitError` outside a repository,
     :class:`UnsafePathError` when the file or its folder is a symlink (never written through)."""
-    git_dir = Path(_git(root, "rev-parse", "--git-common-dir").stdout.strip())
+    git_dir = Path(run_git(root, "rev-parse", "--git-common-dir").stdout.strip())
     common = root / git_dir if not git_dir.is_absolute() else git_dir
     info = common / "info"
     exclude = info / "exclude"
@@ -127,16 +125,14 @@ def ensure_excluded(root: Path, patterns: tuple[str, ...] = ("/.ralph/", "/.agen
             handle.write("# ralph-pipeline's own files\n" + "\n".join(missing) + "\n")
 
 
-def switch_branch(root: Path, branch: str, policy: GitPolicy = _LOCKED) -> None:
+def switch_branch(root: Path, branch: str, policy: GitPolicy = PLAIN) -> None:
     """Work on ``branch``: switch to it, creating it at the current commit when missing.
     Uncommitted changes come along; raises :class:`GitError` when git refuses. ``policy``:
     what of the repository's code the checkout may run (its smudge filters, its hooks)."""
-    current = _git(root, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip()
-    if current == branch:
+    if run_git(root, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip() == branch:
         return
-    exists = _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
     # ``--create=NAME`` and ``--end-of-options``: a name can never be read as an option.
-    if exists.returncode == 0:
+    if resolved(root, f"refs/heads/{branch}") is not None:
         run_git(root, "switch", "--quiet", "--end-of-options", branch, policy=policy)
     else:
         run_git(root, "switch", "--quiet", f"--create={branch}", policy=policy)
@@ -172,19 +168,19 @@ class GitHandler:
     """Paths (relative to ``root``) never staged: ralph's own files (its config, the user's
     prompt, a store kept inside the repository) whatever the agent did to them; ralph's own
     folders (:data:`OWN_FOLDERS`) are always kept out too."""
-    policy: GitPolicy = field(factory=GitPolicy)
+    policy: GitPolicy = PLAIN
     """What of the repository's own code these git commands may run (``[git]``)."""
 
-    _drivers: list[tuple[tuple[str, str], ...]] = field(factory=list, init=False)
+    @cached_property
+    def _policy(self) -> GitPolicy:
+        """``policy`` with the repository's drivers read once per handler (it serves one
+        commit or rebase): no git process."""
+        if self.policy.run_filters or self.policy.drivers is not None:
+            return self.policy
+        return attrs.evolve(self.policy, drivers=repository_drivers(self.root))
 
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        policy = self.policy
-        if not policy.run_filters and policy.drivers is None:
-            if not self._drivers:
-                # Read once per handler (it serves one commit or rebase): no git process.
-                self._drivers.append(repository_drivers(self.root))
-            policy = attrs.evolve(policy, drivers=self._drivers[0])
-        return run_git(self.root, *args, policy=policy, check=check)
+        return run_git(self.root, *args, policy=self._policy, check=check)
 
     def commit(self, effect: CreateCommit) -> tuple[PipelineEvent, ...]:
         """Commit every change in the working tree but ralph's own files (skip when there is
@@ -234,17 +230,8 @@ class GitHandler:
     def _made(self, effect_id: str) -> str | None:
         """The newest commit on HEAD made for ``effect_id`` (its ``Ralph-Effect`` trailer is
         that id exactly: ``run:2`` is not ``run:20``), if any."""
-        shown = self._git(
-            "log",
-            "--fixed-strings",
-            f"--grep={EFFECT_TRAILER}: {effect_id}",
-            f"--format=%H %(trailers:key={EFFECT_TRAILER},valueonly,separator=%x20)",
-        ).stdout
-        for line in shown.splitlines():
-            sha, _, effects = line.partition(" ")
-            if effect_id in effects.split():
-                return sha
-        return None
+        found = _effect_commits(self._git, effect_id)
+        return next((c.sha for c in found if c.effect_id == effect_id), None)
 
     def _staged(self) -> list[str]:
         """The paths staged for the next commit."""
@@ -300,3 +287,59 @@ class GitHandler:
         return facts_or_io_error(
             action, WorkspaceErrorKind.GIT, ".", self.clock, catching=(GitError,)
         )
+
+
+@final
+@frozen(kw_only=True)
+class GitCommit:
+    """A commit on HEAD made for one of the run's effects."""
+
+    sha: str
+    effect_id: str
+
+
+@final
+@frozen(kw_only=True)
+class GitHistory:
+    """The run's commits reachable from HEAD (newest first), HEAD itself and its branch
+    (``HEAD`` when detached; ``head`` None in a repository without commits): what
+    reconciliation compares with the run's log."""
+
+    commits: tuple[GitCommit, ...]
+    head: str | None
+    branch: str
+
+
+def _effect_commits(
+    git: Callable[..., subprocess.CompletedProcess[str]], prefix: str
+) -> list[GitCommit]:
+    """Each effect id starting with ``prefix`` that a commit on HEAD carries in its
+    ``Ralph-Effect`` trailer (as git parses the trailer, not a message merely quoting it),
+    newest first, read by ``git`` (``run_git`` on the repository)."""
+    shown = git(
+        "log",
+        "HEAD",
+        "--fixed-strings",
+        f"--grep={EFFECT_TRAILER}: {prefix}",
+        f"--format=%H %(trailers:key={EFFECT_TRAILER},valueonly,separator=%x20)",
+    ).stdout
+    return [
+        GitCommit(sha=sha, effect_id=effect)
+        for sha, *effects in (line.split() for line in shown.splitlines() if line.strip())
+        for effect in effects
+        if effect.startswith(prefix)
+    ]
+
+
+def run_history(root: Path, run_id: str) -> GitHistory:
+    """The commits on HEAD whose ``Ralph-Effect`` names an effect of ``run_id``.
+
+    Raises :class:`~pipeline.handlers.runtime.GitError` when git fails.
+    """
+    head = resolved(root, "HEAD")
+    if head is None:
+        branch = run_git(root, "symbolic-ref", "--short", "HEAD").stdout.strip()
+        return GitHistory(commits=(), head=None, branch=branch)
+    branch = run_git(root, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip()
+    commits = _effect_commits(partial(run_git, root), f"{run_id}:")
+    return GitHistory(commits=tuple(commits), head=head, branch=branch)

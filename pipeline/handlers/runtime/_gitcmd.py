@@ -32,6 +32,7 @@ from attrs import frozen
 from pipeline import PipelineError
 
 __all__ = [
+    "PLAIN",
     "CommandSandbox",
     "GitError",
     "GitPolicy",
@@ -44,6 +45,7 @@ __all__ = [
     "outside_pathspec",
     "pinned_locations",
     "repository_drivers",
+    "resolved",
     "run_git",
     "run_git_bytes",
 ]
@@ -94,6 +96,10 @@ class GitPolicy:
     sandbox: CommandSandbox | None = attrs.field(default=None, eq=False)
     """Where git runs when ``run_hooks`` or ``run_filters`` lets it run the repository's code
     (None: directly, as with both off)."""
+
+
+PLAIN = GitPolicy()
+"""ralph's git with nothing of the repository's code run: no hooks, filters or signing."""
 
 
 _KEPT_VARIABLES = frozenset(
@@ -254,7 +260,7 @@ def _run(
 def run_git(
     root: Path,
     *args: str,
-    policy: GitPolicy,
+    policy: GitPolicy = PLAIN,
     check: bool = True,
     input_text: str | None = None,
     index: Path | None = None,
@@ -272,16 +278,15 @@ def run_git(
 def git_out(
     root: Path,
     *args: str,
-    policy: GitPolicy | None = None,
+    policy: GitPolicy = PLAIN,
     check: bool = True,
     error: type[PipelineError] = GitError,
 ) -> str:
-    """What ``git ARGS`` in ``root`` printed: :func:`run_git` with the plain policy (no hooks,
-    filters or fsmonitor) unless given one. A failure raises ``error`` (a caller's own kind,
-    such as ``WorktreeError``, so its command reports it as its own) naming the command and
-    what git said."""
+    """What ``git ARGS`` in ``root`` printed (:func:`run_git`). A failure raises ``error`` (a
+    caller's own kind, such as ``WorktreeError``, so its command reports it as its own) naming
+    the command and what git said."""
     try:
-        return run_git(root, *args, policy=policy or GitPolicy(), check=check).stdout
+        return run_git(root, *args, policy=policy, check=check).stdout
     except GitError as failure:
         if error is GitError:
             raise
@@ -291,7 +296,7 @@ def git_out(
 def run_git_bytes(
     root: Path,
     *args: str,
-    policy: GitPolicy,
+    policy: GitPolicy = PLAIN,
     check: bool = True,
     input_bytes: bytes | None = None,
     index: Path | None = None,
@@ -303,6 +308,13 @@ def run_git_bytes(
         root, args, policy, check, index, input=input_bytes, stdin=stdin
     )
     return done
+
+
+def resolved(root: Path, revision: str, policy: GitPolicy = PLAIN) -> str | None:
+    """The object ``revision`` names in ``root``'s repository (``rev-parse --verify``), or
+    None when it names none (no such branch, no commit yet)."""
+    done = run_git(root, "rev-parse", "--verify", "--quiet", revision, policy=policy, check=False)
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
 
 
 def said(done: subprocess.CompletedProcess[str] | subprocess.CompletedProcess[bytes]) -> str:

@@ -39,7 +39,7 @@ from attrs import define, field, frozen
 from pipeline.core.config import RalphConfig
 from pipeline.core.screening import PinKind, named_files, pin_kind, splice
 from pipeline.handlers.runtime._git import OWN_FOLDERS, own_pathspecs
-from pipeline.handlers.runtime._gitcmd import GitPolicy, git_dirs, run_git, run_git_bytes
+from pipeline.handlers.runtime._gitcmd import GitPolicy, git_dirs, resolved, run_git, run_git_bytes
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._sandboxing import SandboxChoice
 from pipeline.handlers.runtime._worktree_list import drop_scratch, fresh_scratch
@@ -279,18 +279,18 @@ class Layering:
 @define(kw_only=True)
 class GateWorld:
     """The scratch worktree of run ``run_id`` in workspace ``root``, where its pinned gates
-    and blocking hooks run; ``policy`` is ralph's git for the run, ``excludes`` the pathspecs
-    of ralph's own files (never part of the agent's work)."""
+    and blocking hooks run; ``policy`` is ralph's git for the run."""
 
     root: Path
     run_id: str
     policy: GitPolicy
-    excludes: tuple[str, ...]
     own: tuple[str, ...]
-    """ralph's own files in the work tree (relative): never linked into the scratch."""
+    """ralph's own files in the work tree (relative): never part of the agent's work, never
+    linked into the scratch."""
     index: Path
     """An index file of ralph's own, where the agent's state is read into."""
     _made: bool = field(default=False, init=False)
+    _linked: tuple[Path, ...] = field(default=(), init=False)
 
     @property
     def scratch(self) -> Path:
@@ -312,10 +312,8 @@ class GateWorld:
         """The worlds for a check of the agent's current state pinned to commit ``base``,
         with the files ``argvs`` name pinned too; None when the run has no commit yet.
         Raises :class:`GitError` (or ``OSError``) when git cannot tell."""
-        head = self._git_text(
-            self.root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False
-        )
-        if not head:
+        head = resolved(self.root, "HEAD^{commit}", self.policy)
+        if head is None:
             return None
         return self.layering.world(base, head, self._agent_tree(), test_paths, argvs)
 
@@ -326,24 +324,17 @@ class GateWorld:
         if not self._made:
             self._fresh(scratch, world.head)
         self.layering.show(scratch, world, tree)
-        link_ignored(self.root, scratch, self.policy, self.own)
+        # Showing cleaned the scratch, links and all: what is linked now is all there is.
+        self._linked = link_ignored(self.root, scratch, self.policy, self.own)
         return scratch
 
     def linked(self) -> tuple[Path, ...]:
         """The work tree's folders linked into the scratch (a sandboxed gate is given them)."""
-        scratch = self.scratch
-        found = []
-        with contextlib.suppress(OSError):
-            for entry in scratch.iterdir():
-                if entry.is_symlink():
-                    target = Path(os.readlink(entry))
-                    if target.is_absolute() and target.is_relative_to(self.root.resolve()):
-                        found.append(target)
-        return tuple(found)
+        return self._linked
 
     def drop(self) -> None:
         """Remove the scratch worktree (the run has ended), whatever state it is in."""
-        self._made = False
+        self._made, self._linked = False, ()
         drop_scratch(self.root, self.scratch)
         with contextlib.suppress(FileNotFoundError):
             self.index.unlink()
@@ -370,13 +361,9 @@ class GateWorld:
             # clean"), which a copy stamped now would hide (a same-size edit went unseen).
             shutil.copy2(dirs[0] / "index", self.index)
         git = self.layering.git_index
-        git("add", "-A", "--", ".", *self.excludes)
+        git("add", "-A", "--", ".", *own_pathspecs(self.own))
         git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *OWN_FOLDERS)
         return git("write-tree").strip()
-
-    def _git_text(self, where: Path, *args: str, check: bool = True) -> str:
-        done = run_git(where, *args, policy=self.policy, check=check)
-        return done.stdout.strip() if done.returncode == 0 else ""
 
 
 @final
@@ -447,7 +434,6 @@ class Pinning:
             root=layout.root,
             run_id=run_id,
             policy=policy,
-            excludes=own_pathspecs(own),
             own=own,
             index=index,
         )

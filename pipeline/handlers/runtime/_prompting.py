@@ -17,12 +17,12 @@ from pipeline.events import (
     PromptMaterialized,
     WorkspaceErrorKind,
 )
-from pipeline.handlers.runtime._context_prompt import render_context
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._ownfiles import write_own
 from pipeline.handlers.runtime._prompts import (
     fenced,
+    render_context,
     render_correction,
     render_feedback,
     render_hat,

@@ -34,13 +34,13 @@ from pipeline.events import (
     ReviewClean,
     ReviewIssuesFound,
 )
+from pipeline.handlers.runtime._io import Facts
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._ownfiles import read_own
 from pipeline.handlers.runtime._prompting import digest_of
 
-__all__ = ["Report", "collect_report", "read_report"]
+__all__ = ["Report", "collect_report", "invocation_failed", "read_report"]
 
-Facts = tuple[PipelineEvent, ...]
 Report = Result[Facts, str]
 """The role's output facts, or why the report was rejected."""
 _Status = tuple[IterationStatus, str]
@@ -87,14 +87,8 @@ def read_report(
         return _read(layout, "commit_message").bind(partial(_message, layout, now))
     if kind is PromptKind.HAT:
         # A hat reports by the topics it publishes, which routing reads: it writes no file.
-        done = IterationStatus.COMPLETED
-        iteration = Ordinal(effect.iteration)
         return Success(
-            (
-                DevelopmentIterationCompleted(
-                    iteration=iteration, status=done, summary="hat finished", at=now()
-                ),
-            )
+            _iteration_completed(effect, now, (IterationStatus.COMPLETED, "hat finished"))
         )
     status = _read(layout, "status").bind(partial(_status, layout))
     if kind is PromptKind.DEVELOPMENT:
@@ -178,17 +172,29 @@ def collect_report(
     """The role's report, read now that its structured response was accepted; a report that
     cannot be read or checked is a rejected output, retriable."""
 
-    def rejected(why: str) -> tuple[PipelineEvent, ...]:
-        kind = ErrorKind.OUTPUT_REJECTED
-        return (
-            InvocationFailed(
-                role=effect.role,
-                agent=effect.agent,
-                error=kind,
-                message=why,
-                retriable=True,
-                at=now(),
-            ),
-        )
+    def rejected(why: str) -> Facts:
+        return invocation_failed(effect, ErrorKind.OUTPUT_REJECTED, why, now(), retriable=True)
 
     return unwrap_or_failure(read_report(effect, layout, now).alt(rejected))
+
+
+def invocation_failed(
+    effect: InvokeAgent | CollectReport,
+    error: ErrorKind,
+    message: str,
+    at: Instant,
+    *,
+    retriable: bool,
+) -> Facts:
+    """The invocation ``effect`` asked for (or collects the report of) failed: ``error``,
+    said by ``message``."""
+    return (
+        InvocationFailed(
+            role=effect.role,
+            agent=effect.agent,
+            error=error,
+            message=message,
+            retriable=retriable,
+            at=at,
+        ),
+    )

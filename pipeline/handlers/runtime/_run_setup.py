@@ -19,7 +19,6 @@ from pipeline.core.sandbox import RALPH_ONLY_VARIABLES
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 
 __all__ = [
-    "RALPH_ONLY_VARIABLES",
     "PromptSource",
     "agent_environment",
     "config_and_prompt",

@@ -11,6 +11,7 @@ import random
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import assert_never
 
@@ -51,13 +52,12 @@ from pipeline.handlers.runtime._finishing import (
     wait_for_answer,
     write_completion_marker,
 )
-from pipeline.handlers.runtime._gates import run_gate
+from pipeline.handlers.runtime._gates import run_gate, run_hook
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard, restored
-from pipeline.handlers.runtime._hooks import run_hook
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._permissions import prompt_protected
+from pipeline.handlers.runtime._ownfiles import prompt_protected
 from pipeline.handlers.runtime._pinned import Pinning
 from pipeline.handlers.runtime._prompting import digest_of, materialize
 from pipeline.handlers.runtime._reports import collect_report
@@ -102,7 +102,6 @@ class Runtime:
     rng: random.Random = field(factory=random.Random)
     sleep: Callable[[float], None] = time.sleep
     grace_s: float = 5.0
-    _agents: AgentInvoker | None = field(default=None, init=False)
     schemas: Mapping[Role, Json] | None = None
     """The hats' response schemas as already loaded and checked (see
     :func:`load_response_schemas`); None: loaded (and checked) when the runtime is made."""
@@ -121,8 +120,6 @@ class Runtime:
     """Paths (relative to the workspace) ralph's commits leave alone: the person's own
     uncommitted changes when a run started on a dirty tree (``--allow-dirty``)."""
     _guard: GitGuard | None = field(default=None, init=False)
-    _gits: GitPolicy | None = field(default=None, init=False)
-    _collecting: Collector | None = field(default=None, init=False)
     sandboxing: SandboxChoice | None = None  # where agents run; None: directly
     hand_back: Callable[[Instant], None] | None = None
     """A queue worker's: told of a long wait for a limit's reset (see ``wait_for_reset``)."""
@@ -189,7 +186,7 @@ class Runtime:
             case fx.RunHook():
                 # As gates run: in the agents' sandbox, a blocking one pinned as they are.
                 hook = (self._run_id(), self.layout, self.environment, self.grace_s, now)
-                return run_hook(effect, *hook, self._invoker().sandbox, self._pinning())
+                return run_hook(effect, *hook, self._invoker.sandbox, self._pinning())
             case fx.CreateCommit():
                 # Checked again just before: a process the agent left behind may have written.
                 return (*self._undo_git_changes(), *self._git().commit(effect))
@@ -202,7 +199,7 @@ class Runtime:
                 # Its env comes from the configuration: it may hold secrets, never recorded.
                 env = next((g.env for g in self.config.gates if g.name == effect.gate), {})
                 gate = (self.layout, self._run_id(), self.environment, env, self.grace_s, now)
-                where = (self._invoker().sandbox, self._pinning())
+                where = (self._invoker.sandbox, self._pinning())
                 return self._spent() or run_gate(effect, *gate, *where)
             case fx.ScreenChanges():
                 return self._screen().changes(effect)
@@ -214,7 +211,7 @@ class Runtime:
                     self.environment,
                     self.grace_s,
                     self.clock,
-                    self._invoker().sandbox,
+                    self._invoker.sandbox,
                 )
             case fx.TriggerDevFix():
                 return (
@@ -251,7 +248,7 @@ class Runtime:
         """The agent's start, recorded before its process starts; then, once it has exited,
         its outcome, what it appended to the events file (complete now) and the git files it
         changed put back."""
-        steps = self._invoker()(effect)
+        steps = self._invoker(effect)
         yield next(steps)
         outcome = facts_of(steps)
         events_file = self.layout.events_file(self._run_id())
@@ -263,45 +260,44 @@ class Runtime:
         read = read_agent_events(events_file, offset, lines, self.clock, limits)
         yield ends_after_topics(effect, (*outcome, *read, *self._undo_git_changes()))
 
+    @cached_property
     def _invoker(self) -> AgentInvoker:
-        if self._agents is None:
-            run_id = self._run_id()
-            environment = agent_environment(self.layout, run_id, self.environment)
-            invoker = AgentInvoker.of(self.config, self.layout, run_id, environment, self.clock)
-            self._agents = invoker.within(
-                self.sandboxing, self.config, self.own_files, self.grace_s
-            )
-        return self._agents
+        run_id = self._run_id()
+        environment = agent_environment(self.layout, run_id, self.environment)
+        made = (self.config, self.layout, run_id, environment, self.clock)
+        return AgentInvoker.of(*made, self.sandboxing, self.own_files, self.grace_s)
 
+    @cached_property
     def _git_policy(self) -> GitPolicy:
         """``[git]``, the hooks and filters it allows run in the run's sandbox."""
-        if self._gits is None:
-            self._gits = git_policy_in(self.sandboxing, self.layout, self.config, self.own_files)
-        return self._gits
+        return git_policy_in(self.sandboxing, self.layout, self.config, self.own_files)
+
+    @cached_property
+    def _collector(self) -> Collector:
+        """The collection check of this run's screen."""
+        where = (self._git_policy, lambda: self._invoker.sandbox, self._pinning().sandbox_in)
+        made = (self.layout, self._run_id(), self.environment, self.config, self.grace_s)
+        own = own_paths(self.layout, self.config.prompt_file, self.own_files)
+        return Collector.of(*made, *where, own)
 
     def _git(self) -> GitHandler:
         return GitHandler(
             root=self.layout.root,
             clock=self.clock,
             keep_out=self._keep_out(),
-            policy=self._git_policy(),
+            policy=self._git_policy,
         )
 
     def _screen(self) -> RunScreen:
         """The screen of this run's changes (:func:`run_screen`), with its collector."""
-        if self._collecting is None:
-            where = (self._git_policy(), lambda: self._invoker().sandbox, self.sandboxing)
-            made = (self.layout, self._run_id(), self.environment, self.config, self.grace_s)
-            own = own_paths(self.layout, self.config.prompt_file, self.own_files)
-            self._collecting = Collector.of(*made, *where, own)
-        at = (self.layout, self.config, self._run_id(), self._keep_out(), self._git_policy())
-        return run_screen(*at, self.clock, self._collecting)
+        at = (self.layout, self.config, self._run_id(), self._keep_out(), self._git_policy)
+        return run_screen(*at, self.clock, self._collector)
 
     def _pinning(self) -> Pinning:
         """Where this run's pinned gates and blocking hooks run (made the first time)."""
         if self.pins is None:
             own = own_paths(self.layout, self.config.prompt_file, self.own_files)
-            where = (self.layout, self._run_id(), self._git_policy(), own, self.sandboxing)
+            where = (self.layout, self._run_id(), self._git_policy, own, self.sandboxing)
             self.pins = Pinning.of(*where, self.config)
         return self.pins
 

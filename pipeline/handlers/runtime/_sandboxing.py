@@ -1,16 +1,29 @@
 """Choosing a run's sandbox from ``[sandbox] mode`` and what the machine can do, and running a
-process in it (I/O). See ``docs/research/sandbox-design.md``, sections 5 and 11.
+process in it, ralph's own git included (I/O). See ``docs/research/sandbox-design.md``,
+sections 5 and 11.
 
 ``off``: no sandbox, nothing probed. ``auto``: on when the probe works, else off with the
 reason said. ``required``: on, or :class:`SandboxUnavailableError` before anything runs.
+
+With ``[git] run_hooks`` or ``run_filters`` on, ralph's git commands start the repository's
+own code: its hooks (``.git/hooks``, or a ``core.hooksPath`` in the work tree, as husky sets
+it), its attribute filters and merge drivers, and the scripts those call, all of which the
+agent can edit. So those commands run in the run's sandbox (:class:`SandboxedGit`): the same
+mounts as the agent's (the work tree and git's objects and refs writable, ``.git/hooks``,
+``.git/config`` and ``.git/info`` not, ``$HOME`` empty, the person's secrets hidden), no
+network, and only git's own variables on top of the documented set. Signing cannot work there
+(the signing program needs the person's keys, which the sandbox hides), so
+:func:`signing_problem` refuses ``sign`` together with hooks or filters while the sandbox is
+on, before a run starts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import final
 
@@ -19,7 +32,7 @@ from attrs import frozen
 
 from pipeline import PipelineError
 from pipeline.core.agents import PRESETS
-from pipeline.core.config import AgentConfig, RalphConfig
+from pipeline.core.config import AgentConfig, GitConfig, RalphConfig
 from pipeline.core.sandbox import (
     Endpoint,
     NetworkMode,
@@ -35,8 +48,7 @@ from pipeline.events import (
     SandboxChecked,
 )
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, not_started, run_process
-from pipeline.handlers.runtime._gitcmd import GitPolicy, git_dirs
-from pipeline.handlers.runtime._gitsandbox import SandboxedGit, signing_problem
+from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, WrappedCommand, git_dirs
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.sandbox import (
     AgentNeeds,
@@ -52,10 +64,12 @@ from pipeline.handlers.sandbox import reachable as reachable_by
 __all__ = [
     "SandboxChoice",
     "SandboxUnavailableError",
+    "SandboxedGit",
     "agent_needs",
     "choose_sandbox",
     "git_policy_in",
     "run_in",
+    "signing_problem",
 ]
 
 _OFF_HINT = 'or set [sandbox] mode = "off" to silence this'
@@ -143,6 +157,43 @@ class SandboxChoice:
     def _all_needs(self, config: RalphConfig) -> list[AgentNeeds]:
         """What each agent of ``config`` needs (a process with none, when it has none)."""
         return [self.needs(name, agent) for name, agent in config.agents.items()] or [AgentNeeds()]
+
+
+@final
+@frozen(kw_only=True)
+class SandboxedGit:
+    """Runs ralph's git commands, and so the hooks and filters they start, in ``sandbox``."""
+
+    sandbox: Sandbox
+
+    @contextlib.contextmanager
+    def wrapped(
+        self, argv: tuple[str, ...], cwd: Path, env: Mapping[str, str]
+    ) -> Iterator[WrappedCommand]:
+        """``argv`` as bwrap runs it in the sandbox, for the time of the ``with`` block."""
+        # git's own variables are ralph's choice (no editor, no prompt, who commits): kept.
+        needs = AgentNeeds(set_env={k: v for k, v in env.items() if k.startswith("GIT_")})
+        spec = ProcessSpec(argv=argv, cwd=cwd, env=env, output_path=Path(os.devnull))
+        with contextlib.ExitStack() as stack:
+            try:
+                sandboxed = stack.enter_context(self.sandbox.wrapped(spec, needs))
+            except (SandboxError, OSError) as error:
+                raise GitError(f"cannot lay out the sandbox for git: {error}") from error
+            yield WrappedCommand(
+                argv=sandboxed.spec.argv, env=sandboxed.spec.env, pass_fds=sandboxed.spec.pass_fds
+            )
+
+
+def signing_problem(trust: GitConfig) -> str | None:
+    """Why ``[git]`` (``trust``) cannot be kept with the sandbox on, or None."""
+    if not trust.sign or not (trust.run_hooks or trust.run_filters):
+        return None
+    return (
+        "[git] sign cannot be on together with run_hooks or run_filters while the sandbox is "
+        "on: ralph's git runs the repository's hooks and filters in the sandbox, where the "
+        "signing program cannot reach your keys; turn sign or run_hooks/run_filters off, or "
+        'set [sandbox] mode = "off"'
+    )
 
 
 def git_policy_in(

@@ -251,24 +251,11 @@ def _against_baseline(
 ) -> Iterable[FileChange]:
     """Each baseline path the work tree no longer holds as it was."""
     for path, before in baseline.items():
-        if not os.path.lexists(root / path):
-            yield FileChange(
-                path=path,
-                old_path=None,
-                status=ChangeStatus.DELETED,
-                old_text=before,
-                new_text=None,
-            )
-            continue
-        now = _worktree_text(root, path, max_bytes)
-        if now != before:
-            yield FileChange(
-                path=path,
-                old_path=None,
-                status=ChangeStatus.MODIFIED,
-                old_text=before,
-                new_text=now,
-            )
+        gone = not os.path.lexists(root / path)
+        now = None if gone else _worktree_text(root, path, max_bytes)
+        if gone or now != before:
+            status = ChangeStatus.DELETED if gone else ChangeStatus.MODIFIED
+            yield FileChange(path=path, old_path=None, status=status, old_text=before, new_text=now)
 
 
 def _with_texts(

@@ -33,7 +33,7 @@ from pipeline.events import (
     WorkspaceErrorKind,
 )
 from pipeline.handlers.runtime._collecting import Collector
-from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, run_git
+from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, resolved
 from pipeline.handlers.runtime._io import facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._run_setup import config_and_prompt
@@ -53,9 +53,7 @@ def record_screen_base(
     root: Path, policy: GitPolicy, clock: Callable[[], Instant], ref: str = "HEAD^{commit}"
 ) -> PipelineEvent:
     """``ScreenBaseRecorded`` with the commit ``ref`` names now (None: no commit yet)."""
-    done = run_git(root, "rev-parse", "--verify", "-q", ref, policy=policy, check=False)
-    sha = done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
-    return ScreenBaseRecorded(sha=sha, at=clock())
+    return ScreenBaseRecorded(sha=resolved(root, ref, policy), at=clock())
 
 
 def _baseline(saved: Path) -> dict[str, str]:

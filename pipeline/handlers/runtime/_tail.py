@@ -27,6 +27,7 @@ __all__ = [
     "TAIL_BYTES",
     "TAIL_LINES",
     "cap_log",
+    "last_bytes",
     "output_tail",
 ]
 
@@ -46,15 +47,21 @@ LOG_HEAD_BYTES: Final = 1 << 20
 
 def output_tail(log: Path) -> str:
     """The last lines of ``log`` (empty when it cannot be read), trailing blanks dropped."""
+    data, cut = last_bytes(log, TAIL_BYTES)
+    return _tail_of(data, cut=cut)
+
+
+def last_bytes(log: Path, limit: int) -> tuple[bytes, bool]:
+    """The last ``limit`` bytes of ``log``, and whether they are not all of it (nothing when
+    it cannot be read)."""
     try:
         with log.open("rb") as handle:
             size = handle.seek(0, os.SEEK_END)
-            start = max(0, size - TAIL_BYTES)
+            start = max(0, size - limit)
             handle.seek(start)
-            data = handle.read()
+            return handle.read(), start > 0
     except OSError:
-        return ""
-    return _tail_of(data, cut=start > 0)
+        return b"", False
 
 
 def _tail_of(data: bytes, *, cut: bool) -> str:

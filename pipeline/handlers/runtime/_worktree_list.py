@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from pipeline.handlers.runtime._gitcmd import GitPolicy, run_git, run_git_bytes
+from pipeline.handlers.runtime._gitcmd import PLAIN, GitPolicy, run_git, run_git_bytes
 
 __all__ = ["branch_worktrees", "drop_scratch", "fresh_scratch", "worktree_entries"]
 
@@ -16,7 +16,7 @@ def worktree_entries(root: Path) -> list[dict[str, str]]:
     """Each worktree of ``root``'s repository as ``git worktree list --porcelain -z`` gives
     it (``-z``: a folder's name may hold a line break): its fields by name (``worktree``,
     ``HEAD``, ``branch``, ``locked``, ...; a field with no value maps to "")."""
-    listing = run_git_bytes(root, "worktree", "list", "--porcelain", "-z", policy=GitPolicy())
+    listing = run_git_bytes(root, "worktree", "list", "--porcelain", "-z")
     entries: list[dict[str, str]] = []
     fields: dict[str, str] = {}
     for field in [*listing.stdout.split(b"\0"), b""]:
@@ -47,20 +47,19 @@ def drop_scratch(root: Path, scratch: Path) -> None:
     half-way leaves it locked ("initializing", an ``index.lock``
     in its git folder), which ``remove --force`` and ``prune`` leave alone and which would
     refuse every later ``worktree add`` at that path ("missing but locked")."""
-    policy = GitPolicy()
     # The path is ralph's own: a lock on it is a killed `worktree add`'s, never a person's.
-    run_git(root, "worktree", "unlock", str(scratch), policy=policy, check=False)
+    run_git(root, "worktree", "unlock", str(scratch), check=False)
     if scratch.exists():
-        run_git(root, "worktree", "remove", "-f", "-f", str(scratch), policy=policy, check=False)
+        run_git(root, "worktree", "remove", "-f", "-f", str(scratch), check=False)
         shutil.rmtree(scratch, ignore_errors=True)
-    run_git(root, "worktree", "prune", policy=policy, check=False)
+    run_git(root, "worktree", "prune", check=False)
 
 
-def fresh_scratch(root: Path, scratch: Path, commit: str, policy: GitPolicy | None = None) -> None:
+def fresh_scratch(root: Path, scratch: Path, commit: str, policy: GitPolicy = PLAIN) -> None:
     """A scratch worktree of ``root`` at ``scratch``, detached at ``commit``, made anew: what
     a killed process left there goes first (:func:`drop_scratch`), so it is never reused.
     Raises :class:`GitError` when git cannot make it."""
     drop_scratch(root, scratch)
     scratch.parent.mkdir(parents=True, exist_ok=True)
     add = ("worktree", "add", "--detach", "--quiet", str(scratch), commit)
-    run_git(root, *add, policy=policy or GitPolicy())
+    run_git(root, *add, policy=policy)
