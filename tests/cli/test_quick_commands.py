@@ -18,9 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.app import cli
-from pipeline.app.cli._events_quick import EVENTS_READ, link
+from pipeline.app.cli._events_quick import EVENTS_READ
+from pipeline.app.cli._lean_store import SCHEMA_READ, link
 from pipeline.app.cli._plain import PLAIN_SHAPES, PlainShape, arguments, run_plain
-from pipeline.app.cli._runs_quick import SCHEMA_READ, cost_cell
+from pipeline.app.cli._runs_quick import cost_cell
 from pipeline.core.state import SpendLine
 from pipeline.events import SCHEMA_VERSION
 from pipeline.handlers.store import _chain

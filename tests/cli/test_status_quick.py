@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.app.cli._status_quick import EFFECT_TRAILER, link
+from pipeline.app.cli._lean_store import link
+from pipeline.app.cli._status_quick import EFFECT_TRAILER
 from pipeline.events import (
     CommitCreated,
     Count,

@@ -16,23 +16,21 @@ decodes and reports as before.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import sqlite3
-from pathlib import Path
 
 import orjson
 
 from pipeline.app.cli._describe import event_line
+from pipeline.app.cli._lean_store import LOG, SCHEMA_READ, chain_holds, named_store, snapshot
 from pipeline.app.cli._plain import PLAIN_SHAPES, arguments
-from pipeline.app.cli._runs_quick import SCHEMA_READ, _location
 
 # ``typing`` is imported for the type checker only, as in ``pipeline.app.cli._emit``.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from typing import Final
 
-__all__ = ["EVENTS_READ", "link", "main"]
+__all__ = ["EVENTS_READ", "main"]
 
 EVENTS_READ: Final = 20
 """The event schema version whose rows this path prints (a test holds it to
@@ -44,72 +42,39 @@ start, which that reader decodes too: a start that is not text is damage it repo
 _AT_ONCE: Final = 1_000
 """Lines printed in one call: the console's work per call (its size, read from the
 environment) cost as much as the lines themselves; the output is the same."""
-_ROWS: Final = (
-    "SELECT sequence, type, schema_version, body, digest FROM events "
-    "WHERE run_id = ? ORDER BY sequence"
-)
 
 
-def link(
-    previous: str | None, run_id: str, sequence: int, tag: str, version: int, body: bytes | str
-) -> str:
-    """The chain's digest of a row, as ``pipeline.handlers.store._chain.link`` makes it (a
-    test holds the two equal; that module's package loads every store and the events)."""
-    digest = hashlib.sha256((previous or "").encode())
-    digest.update(orjson.dumps([run_id, sequence, tag, version]))
-    digest.update(b"\0")
-    digest.update(body.encode() if isinstance(body, str) else body)
-    return digest.hexdigest()
+def _line_made(sequence: int, _tag: str, version: int, body: bytes | str) -> bool:
+    """Whether the row is at the schema this path prints and its line can be made (made
+    once to check, before any is printed: the chain is no signature)."""
+    if version != EVENTS_READ:
+        return False
+    try:
+        event_line(sequence, orjson.loads(body))
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return False
+    return True
 
 
-def _intact(db: sqlite3.Connection, run_id: str, head: int, tip: str | None) -> bool:
-    """Whether the run's rows are its whole log at the current schema as its store's reader
-    accepts it: numbered from 0 with none missing, each chained to the one before, the last
-    the run's head and tip; and whether each row's line can be made."""
-    previous, position = None, 0
-    for sequence, tag, version, body, digest in db.execute(_ROWS, (run_id,)):
-        if sequence != position or version != EVENTS_READ or digest is None:
-            return False
-        if digest != link(previous, run_id, sequence, tag, version, body):
-            return False
-        try:  # the line is made once to check, before any is printed (the chain is no signature)
-            event_line(sequence, orjson.loads(body))
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
-            return False
-        previous, position = digest, position + 1
-    return position == head and previous == tip
-
-
-def _print(path: Path, wanted: str | None) -> bool:
+def _print(db: sqlite3.Connection, wanted: str | None) -> bool:
     """Print run ``wanted``'s events (the latest run's when None) and return True, or return
     False, having printed nothing, when this path cannot print them exactly as the full
     command does. The rows are read twice in one snapshot, to check and to print, so that a
     long log is never held whole (a read that fails while printing, the disk's fault, leaves
     the log to the full command, which reads it again from the start and reports it)."""
-    try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except (sqlite3.Error, OSError, ValueError):
-        return False
-    try:
-        db.execute("BEGIN")  # one snapshot: the rows, the head and the tip agree
-        versions = {row[0] for row in db.execute("SELECT version FROM schema_migrations")}
-        if SCHEMA_READ not in versions or max(versions) > SCHEMA_READ:
-            return False
-        runs: dict[str, tuple[int, str | None]] = {r: (h, t) for r, h, t, _ in db.execute(_RUNS)}
-        run_id = next(reversed(runs), None) if wanted is None else wanted
-        if run_id is None or run_id not in runs or not _intact(db, run_id, *runs[run_id]):
-            return False  # no runs, not this one or not as read: the full command says so
-        from pipeline.app.cli._console import output_console
+    runs: dict[str, tuple[int, str | None]] = {r: (h, t) for r, h, t, _ in db.execute(_RUNS)}
+    run_id = next(reversed(runs), None) if wanted is None else wanted
+    if run_id is None or run_id not in runs:
+        return False  # no runs, or not this one: the full command says so
+    if not chain_holds(run_id, db.execute(LOG, (run_id,)), *runs[run_id], each=_line_made):
+        return False  # not as the store's reader reads it: the full command says why
+    from pipeline.app.cli._console import output_console
 
-        out, rows, number = output_console(), db.execute(_ROWS, (run_id,)), 0
-        while batch := rows.fetchmany(_AT_ONCE):
-            lines = (event_line(number + i, orjson.loads(row[3])) for i, row in enumerate(batch))
-            out.print("\n".join(lines), soft_wrap=True, markup=False)
-            number += len(batch)
-    except (sqlite3.Error, UnicodeDecodeError):  # a stored text that is not: damage
-        return False
-    finally:
-        db.close()
+    out, rows, number = output_console(), db.execute(LOG, (run_id,)), 0
+    while batch := rows.fetchmany(_AT_ONCE):
+        lines = (event_line(number + i, orjson.loads(row[3])) for i, row in enumerate(batch))
+        out.print("\n".join(lines), soft_wrap=True, markup=False)
+        number += len(batch)
     return True
 
 
@@ -120,10 +85,12 @@ def main(argv: list[str]) -> int | None:
     if given is None or "RALPH_STORE" in os.environ:
         return None
     source, run = given.get("source"), given.get("run")
-    path = _location([] if source is None else [str(source)])  # as ``ralph runs`` finds it
+    wanted = None if run is None else str(run)
+    path = named_store(None if source is None else str(source))  # as ``ralph runs`` finds it
     if path is None or path.suffix == ".jsonl" or not path.is_file():
         return None
     try:
-        return 0 if _print(path, None if run is None else str(run)) else None
+        # One snapshot: the rows, the head and the tip agree.
+        return 0 if snapshot(path, SCHEMA_READ, lambda db: _print(db, wanted)) else None
     except KeyboardInterrupt:
         return 130  # as the full command ends on one

@@ -13,19 +13,16 @@ command runs, folding each run's log as before.
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
+
+from pipeline.app.cli._lean_store import named_store, snapshot
 
 # ``typing`` is imported for the type checker only, as in ``pipeline.app.cli._emit``.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["SCHEMA_READ", "cost_cell", "main"]
-
-SCHEMA_READ: Final = 9
-"""The newest store schema this path reads (8 added ``run_summaries``, 9 ``run_status``;
-a test holds it to the SQLite store's migrations)."""
+__all__ = ["cost_cell", "main"]
 
 _RUNS: Final = (
     "SELECT r.run_id, r.head, r.started_at, s.sequence, s.invocations, s.cost_usd, "
@@ -58,33 +55,16 @@ def _location(argv: list[str]) -> Path | None:
     the full command."""
     if len(argv) > 1 or (argv and (argv[0].startswith("-") or not argv[0])):
         return None
-    given = argv[0] if argv else os.environ.get("RALPH_STORE")
-    if given is None:
-        from pipeline.handlers.runtime._layout import WorkspaceLayout
-
-        return WorkspaceLayout(root=Path()).store
-    if "://" in given or given.startswith("sqlite:"):
-        return None  # a URL: the full command reads what it names
-    return Path(given)
+    return named_store(argv[0] if argv else os.environ.get("RALPH_STORE"))
 
 
 def _rows(path: Path) -> list[tuple[str, str, str, str]] | None:
     """(run, events, cost, started) of every run, oldest first, from the projection; None
     when the store cannot be read so or a summary is not current."""
-    try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except (sqlite3.Error, OSError, ValueError):
+    # 8 added the summaries; one snapshot: the heads and the summaries agree.
+    found = snapshot(path, 8, lambda db: db.execute(_RUNS).fetchall())
+    if found is None:
         return None
-    try:
-        db.execute("BEGIN")  # one snapshot: the heads and the summaries agree
-        versions = {row[0] for row in db.execute("SELECT version FROM schema_migrations")}
-        if 8 not in versions or max(versions) > SCHEMA_READ:
-            return None
-        found = db.execute(_RUNS).fetchall()
-    except sqlite3.Error:
-        return None
-    finally:
-        db.close()
     rows = []
     for run_id, head, started, sequence, invocations, cost_usd, unknown_cost in found:
         if sequence != head:

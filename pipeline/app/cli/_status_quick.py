@@ -23,16 +23,15 @@ from pathlib import Path
 
 import orjson
 
+from pipeline.app.cli._lean_store import LOG, SCHEMA_READ, chain_holds, named_store, snapshot
 from pipeline.app.cli._plain import PLAIN_SHAPES, arguments
-from pipeline.app.cli._runs_quick import SCHEMA_READ
 
 # ``typing`` is imported for the type checker only, as in ``pipeline.app.cli._emit``.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
     from typing import Final
 
-__all__ = ["EFFECT_TRAILER", "link", "main", "run_parts", "status_parts"]
+__all__ = ["EFFECT_TRAILER", "main", "run_parts", "status_parts"]
 
 EFFECT_TRAILER: Final = "Ralph-Effect"
 """The trailer naming the effect a commit answered (a test holds it to the runtime's)."""
@@ -44,79 +43,32 @@ _FALLBACK: Final = frozenset({"refused", "screened", "forked"})
 def run_parts(path: Path, asked: str | None) -> tuple[str, int, list[tuple[str, int, str]]] | None:
     """The run ``asked`` (None: the latest), its head and its ``run_status`` rows (part,
     sequence, text), read in one snapshot; None when the store cannot be read so (a schema
-    this path does not know), the run is not there, or its newest checkpoint does not
-    verify."""
-    try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except (sqlite3.Error, OSError, ValueError):
-        return None
-    try:
-        db.execute("BEGIN")  # one snapshot: the head and the parts agree
-        versions = {row[0] for row in db.execute("SELECT version FROM schema_migrations")}
-        if max(versions, default=0) != SCHEMA_READ:
-            return None
-        runs = db.execute(
-            "SELECT run_id, head, tip FROM runs ORDER BY started_at, rowid"
-        ).fetchall()
-        chosen = [r for r in runs if r[0] == asked] if asked is not None else runs[-1:]
+    this path does not know), the run is not there, its log is not its hash chain unbroken
+    (damage, or a log begun before the chain: the full command reads it), or its newest
+    checkpoint does not verify."""
+
+    def read(db: sqlite3.Connection) -> tuple[str, int, list[tuple[str, int, str]]] | None:
+        runs = db.execute("SELECT run_id, head, tip FROM runs ORDER BY started_at, rowid")
+        chosen = [r for r in runs if r[0] == asked] if asked is not None else runs.fetchall()[-1:]
         if not chosen:
             return None  # no run, or not this one: the full command says which there are
         run_id, head, tip = chosen[0]
-        log = db.execute(
-            "SELECT sequence, type, schema_version, body, digest FROM events "
-            "WHERE run_id = ? ORDER BY sequence",
-            (run_id,),
-        )
-        if not _chain_holds(run_id, log, head, tip):
-            return None  # damage, or a log begun before the chain: the full command reads it
-        found = db.execute(
-            "SELECT part, sequence, text FROM run_status WHERE run_id = ?", (run_id,)
-        ).fetchall()
+        if not chain_holds(run_id, db.execute(LOG, (run_id,)), head, tip):
+            return None
         newest = db.execute(
             "SELECT checksum, body FROM checkpoints WHERE run_id = ? "
             "ORDER BY sequence DESC LIMIT 1",
             (run_id,),
         ).fetchone()
-    except sqlite3.Error:
-        return None
-    finally:
-        db.close()
-    # A checkpoint that fails to verify is reported by the fold: the full command says so.
-    if newest is not None and hashlib.sha256(newest[1]).hexdigest() != newest[0]:
-        return None
-    return str(run_id), int(head), found
+        # A checkpoint that fails to verify is reported by the fold: the full command says so.
+        if newest is not None and hashlib.sha256(newest[1]).hexdigest() != newest[0]:
+            return None
+        found = db.execute(
+            "SELECT part, sequence, text FROM run_status WHERE run_id = ?", (run_id,)
+        ).fetchall()
+        return str(run_id), int(head), found
 
-
-def link(
-    previous: str | None, run_id: str, sequence: int, tag: str, version: int, body: bytes | str
-) -> str:
-    """The digest of an event of the log's hash chain, as the store computes it
-    (``pipeline.handlers.store._chain.link``; a test holds the two equal)."""
-    digest = hashlib.sha256((previous or "").encode())
-    digest.update(orjson.dumps([run_id, sequence, tag, version]))
-    digest.update(b"\0")
-    digest.update(body.encode() if isinstance(body, str) else body)
-    return digest.hexdigest()
-
-
-def _chain_holds(
-    run_id: str,
-    log: Iterable[tuple[int, str, int, bytes | str, str | None]],
-    head: int,
-    tip: str | None,
-) -> bool:
-    """Whether the run's whole log is its hash chain unbroken from its first event to its
-    head and tip, as the full command's read of the log checks it (no event is decoded)."""
-    previous = None
-    count = 0
-    for sequence, tag, version, body, digest in log:
-        if digest is None or sequence != count:
-            return False
-        previous = link(previous, run_id, sequence, tag, version, body)
-        if previous != digest:
-            return False
-        count += 1
-    return count == head and previous == tip
+    return snapshot(path, SCHEMA_READ, read)
 
 
 def status_parts(path: Path, asked: str | None) -> tuple[str, dict[str, str]] | None:
@@ -174,10 +126,8 @@ def main(argv: list[str]) -> int | None:
     if given is None or "as_json" in given or "RALPH_STORE" in os.environ:
         return None
     asked = given.get("run")
-    from pipeline.handlers.runtime._layout import WorkspaceLayout
-
-    path = WorkspaceLayout(root=Path()).store
-    if not path.is_file():
+    path = named_store(None)
+    if path is None or not path.is_file():
         return None
     found = status_parts(path, asked if isinstance(asked, str) else None)
     if found is None:

@@ -1,0 +1,103 @@
+"""What the lean command paths (``_runs_quick``, ``_status_quick``, ``_respond_quick``,
+``_events_quick``) share to read a SQLite store without the store package, the events or the
+converter: where the store is, one read-only snapshot of it at a schema this release reads,
+and the log's hash chain checked on the stored bytes.
+
+Each of them answers only where it gives exactly what the full command gives; whatever this
+module cannot read so (a file that cannot be opened, a schema this release does not know, a
+chain that does not hold) it answers with None or False, and the full command runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import orjson
+
+# ``typing`` is imported for the type checker only, as in ``pipeline.app.cli._emit``.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Final, TypeVar
+
+    T = TypeVar("T")
+
+__all__ = ["LOG", "SCHEMA_READ", "chain_holds", "link", "named_store", "snapshot"]
+
+SCHEMA_READ: Final = 9
+"""The newest store schema the lean paths read (8 added ``run_summaries``, 9 ``run_status``;
+a test holds it to the SQLite store's migrations)."""
+
+LOG: Final = (
+    "SELECT sequence, type, schema_version, body, digest FROM events "
+    "WHERE run_id = ? ORDER BY sequence"
+)
+"""A run's stored rows, in order, as :func:`chain_holds` reads them."""
+
+
+def named_store(given: str | None) -> Path | None:
+    """The store file ``given`` names (None: the current directory's workspace's default
+    store, as the full commands find it), or None for a URL, which the full command reads."""
+    if given is None:
+        from pipeline.handlers.runtime._layout import WorkspaceLayout
+
+        return WorkspaceLayout(root=Path()).store
+    if "://" in given or given.startswith("sqlite:"):
+        return None
+    return Path(given)
+
+
+def snapshot(path: Path, needs: int, read: Callable[[sqlite3.Connection], T]) -> T | None:
+    """What ``read`` gives of one read-only snapshot of the store at ``path``, or None when
+    the file cannot be opened or read so, or its schema lacks migration ``needs`` or is
+    newer than :data:`SCHEMA_READ` (a store another release wrote)."""
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except (sqlite3.Error, OSError, ValueError):
+        return None
+    try:
+        db.execute("BEGIN")  # one snapshot: every table read agrees with the others
+        versions = {row[0] for row in db.execute("SELECT version FROM schema_migrations")}
+        if needs not in versions or max(versions) > SCHEMA_READ:
+            return None
+        return read(db)
+    except (sqlite3.Error, UnicodeDecodeError):  # a stored text that is not: damage
+        return None
+    finally:
+        db.close()
+
+
+def link(
+    previous: str | None, run_id: str, sequence: int, tag: str, version: int, body: bytes | str
+) -> str:
+    """The chain's digest of a row, as ``pipeline.handlers.store._chain.link`` makes it (a
+    test holds the two equal; that module's package loads every store and the events)."""
+    digest = hashlib.sha256((previous or "").encode())
+    digest.update(orjson.dumps([run_id, sequence, tag, version]))
+    digest.update(b"\0")
+    digest.update(body.encode() if isinstance(body, str) else body)
+    return digest.hexdigest()
+
+
+def chain_holds(
+    run_id: str,
+    rows: Iterable[tuple[int, str, int, bytes | str, str | None]],
+    head: int,
+    tip: str | None,
+    each: Callable[[int, str, int, bytes | str], bool] | None = None,
+) -> bool:
+    """Whether ``rows`` (as :data:`LOG` reads them) are the run's whole log as its store's
+    reader accepts it: numbered from 0 with none missing, each chained to the one before, the
+    last the run's head and tip (no event is decoded); and ``each`` holds of every row."""
+    previous, count = None, 0
+    for sequence, tag, version, body, digest in rows:
+        if digest is None or sequence != count:
+            return False
+        if digest != link(previous, run_id, sequence, tag, version, body):
+            return False
+        if each is not None and not each(sequence, tag, version, body):
+            return False
+        previous, count = digest, count + 1
+    return count == head and previous == tip
