@@ -5,13 +5,16 @@ typer, the events, the converter or a fold of the log.
 
 It answers only the plain shapes (``ralph respond TEXT --question ID [--run RUN]``) on the
 workspace's own store (a ``ralph.toml`` with no ``[store]``, no ``RALPH_STORE``), at the
-schema this release writes, for a run whose question is known as of its head. Anything else
+schema this release writes, for a run whose question is known as of its head and which began
+with the ``ralph.toml`` there now (the full command parses it first, and refuses one it
+cannot take; the run's start parsed that one). Anything else
 returns None and the full command runs, as before. Refusals (no question waits, another
 does, it was answered with other words) are said as the full command says them, exit 2.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 from datetime import UTC, datetime
@@ -19,6 +22,7 @@ from pathlib import Path
 
 import orjson
 
+from pipeline.app.cli._lean_store import SCHEMA_READ, snapshot
 from pipeline.app.cli._plain import PLAIN_SHAPES, arguments
 from pipeline.app.cli._status_quick import run_parts
 
@@ -27,22 +31,35 @@ __all__ = ["main"]
 _USAGE_ERROR = 2  # as pipeline.app.cli._app.USAGE_ERROR (a test holds the two equal)
 
 
-def _store(root: Path) -> Path | None:
-    """The workspace's default store, or None when its ``ralph.toml`` may name another (or
-    cannot be read as TOML: the full command says what is wrong with it)."""
+def _store(root: Path) -> tuple[Path, str | None] | None:
+    """The workspace's default store and the digest of its ``ralph.toml`` (None: it has
+    none), or None when the file may name another store (or cannot be read as TOML: the
+    full command says what is wrong with it)."""
     from pipeline.handlers.runtime._layout import WorkspaceLayout
 
     layout = WorkspaceLayout(root=root.resolve())
-    if layout.config.is_file():
-        import tomllib
+    if not layout.config.is_file():
+        return layout.store, None
+    import tomllib
 
-        try:
-            config = tomllib.loads(layout.config.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return None
-        if "store" in config:
-            return None
-    return layout.store
+    try:
+        text = layout.config.read_bytes()
+        config = tomllib.loads(text.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return None if "store" in config else (layout.store, hashlib.sha256(text).hexdigest())
+
+
+def _started_with(db: sqlite3.Connection, run_id: str) -> str | None:
+    """The digest of the ``ralph.toml`` run ``run_id`` started with, as its first event
+    records it (None: not found)."""
+    first = db.execute(
+        "SELECT type, body FROM events WHERE run_id = ? AND sequence = 0", (run_id,)
+    ).fetchone()
+    if first is None or first[0] != "lifecycle.run_started":
+        return None
+    digest = orjson.loads(first[1]).get("config_digest")
+    return digest if isinstance(digest, str) else None
 
 
 def _refusal(run_id: str, question_id: str, waits: str) -> str | None:
@@ -104,13 +121,20 @@ def main(argv: list[str]) -> int | None:
         return None  # a required argument is missing: typer says so
     if not text.strip() or "\x00" in text:
         return None  # refused before the store is read: the full command says why
-    path = _store(Path())
-    if path is None or not path.is_file():
+    located = _store(Path())
+    if located is None or not located[0].is_file():
         return None
+    path, config = located
     read = run_parts(path, asked if isinstance(asked, str) else None)
     if read is None:
         return None
     run_id, head, found = read
+    # The full command parses ralph.toml first and refuses one it cannot take: a file the
+    # run did not start with (edited since, or another) is left to it.
+    if config is not None and config != snapshot(
+        path, SCHEMA_READ, lambda db: _started_with(db, run_id)
+    ):
+        return None
     waits = next((text for part, at, text in found if part == "question" and at == head), None)
     if waits is None:
         return None  # not known as of the head: the full command folds the log

@@ -31,10 +31,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["EFFECT_TRAILER", "main", "run_parts", "status_parts"]
+__all__ = ["CHECKPOINT_FORMAT", "EFFECT_TRAILER", "main", "run_parts", "status_parts"]
 
 EFFECT_TRAILER: Final = "Ralph-Effect"
 """The trailer naming the effect a commit answered (a test holds it to the runtime's)."""
+
+CHECKPOINT_FORMAT: Final = 5
+"""The checkpoint format this release reads (a test holds it to
+``pipeline.core.serialization``'s)."""
 
 _FALLBACK: Final = frozenset({"refused", "screened", "forked"})
 """The parts that say the log holds what the rows leave out."""
@@ -56,12 +60,11 @@ def run_parts(path: Path, asked: str | None) -> tuple[str, int, list[tuple[str, 
         if not chain_holds(run_id, db.execute(LOG, (run_id,)), head, tip):
             return None
         newest = db.execute(
-            "SELECT checksum, body FROM checkpoints WHERE run_id = ? "
-            "ORDER BY sequence DESC LIMIT 1",
+            "SELECT sequence, format_version, checksum, body FROM checkpoints "
+            "WHERE run_id = ? ORDER BY sequence DESC LIMIT 1",
             (run_id,),
         ).fetchone()
-        # A checkpoint that fails to verify is reported by the fold: the full command says so.
-        if newest is not None and hashlib.sha256(newest[1]).hexdigest() != newest[0]:
+        if newest is not None and not _checkpoint_verifies(*newest):
             return None
         found = db.execute(
             "SELECT part, sequence, text FROM run_status WHERE run_id = ?", (run_id,)
@@ -69,6 +72,19 @@ def run_parts(path: Path, asked: str | None) -> tuple[str, int, list[tuple[str, 
         return str(run_id), int(head), found
 
     return snapshot(path, SCHEMA_READ, read)
+
+
+def _checkpoint_verifies(sequence: int, version: int, checksum: str, body: bytes) -> bool:
+    """Whether the checkpoint passes the checks ``pipeline.engine.load_state`` makes before
+    it decodes one (its format, its checksum, the events it claims to cover): one that
+    fails is reported by the full command, which folds the log instead."""
+    if version != CHECKPOINT_FORMAT or hashlib.sha256(body).hexdigest() != checksum:
+        return False
+    try:
+        state = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(state, dict) and state.get("sequence") == sequence
 
 
 def status_parts(path: Path, asked: str | None) -> tuple[str, dict[str, str]] | None:

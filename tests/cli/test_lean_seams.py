@@ -1,0 +1,189 @@
+"""The lean ``status`` and ``respond`` paths attacked at their seams: after a fork, a
+salvage, a migration and a rebuild of the projections, with two runs in one store, a
+checkpoint the fold would skip, a configuration the run did not start with, a question timed
+out or answered, each either answers as the full command does (stdout, stderr, exit status)
+or steps aside."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import attrs
+
+from pipeline.app.cli._status_quick import CHECKPOINT_FORMAT
+from pipeline.core.serialization._checkpoint import CHECKPOINT_FORMAT as STORE_CHECKPOINT_FORMAT
+from pipeline.events import CommitCreated, RunId, RunStarted
+from pipeline.handlers.runtime import WorkspaceLayout
+from pipeline.handlers.store import SqliteEventStore
+from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
+from tests.cli.test_quick_commands import _loaded
+from tests.cli.test_sandbox_shown import _sandboxed
+from tests.cli.test_status_quick import _both, _hand_run
+from tests.runtime.test_loop_control import QUESTION, _pending, workspace
+from tests.runtime.workspace import start_ralph
+
+_HEAVY = {"typer", "pipeline.events", "cattrs"}
+"""What the lean paths do without: an answer with none of them loaded was a lean one."""
+
+
+def _copy(demo: Path, to: Path) -> tuple[Path, sqlite3.Connection]:
+    """A copy of the demo's workspace at ``to``, and its store opened to edit."""
+    shutil.copytree(demo, to, symlinks=True)
+    return to, sqlite3.connect(to / ".git" / "ralph" / "pipeline.db", isolation_level=None)
+
+
+def _respond_both(root: Path, *argv: str) -> tuple[bool, str]:
+    """Whether ``ralph respond ARGV`` in ``root`` is answered lean, having checked that it
+    says what the full command (``--workspace .``) says, exit status and both streams; only
+    for a call that changes nothing (a refusal)."""
+    _said, modules = _loaded(root, "respond", *argv)
+    plain = ralph("respond", *argv, cwd=root)
+    full = ralph("respond", *argv, "--workspace", ".", cwd=root)
+    assert (plain.returncode, plain.stdout, plain.stderr) == (
+        full.returncode,
+        full.stdout,
+        full.stderr,
+    )
+    return not _HEAVY & modules, full.stderr
+
+
+def test_a_checkpoint_the_fold_would_skip_is_left_to_the_full_command(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A newest checkpoint of another format, or claiming other events than it holds (its
+    checksum good), is skipped by the fold with a warning: the lean path steps aside, so the
+    warning is said (it printed the table without it before)."""
+    edits = {
+        "format": "format_version = format_version + 1",
+        "claim": "sequence = sequence - 1",
+    }
+    for name, edit in edits.items():
+        root, db = _copy(demo_dir, tmp_path / name)
+        newest = "(SELECT MAX(sequence) FROM checkpoints)"
+        db.execute(f"UPDATE checkpoints SET {edit} WHERE sequence = {newest}")
+        lean, _shown = _both(root)
+        assert not lean
+        assert "rebuilding from the event log instead" in ralph("status", cwd=root).stderr
+
+
+def test_the_lean_checkpoint_format_is_the_stores() -> None:
+    """The lean path reads checkpoints of the format this release writes."""
+    assert CHECKPOINT_FORMAT == STORE_CHECKPOINT_FORMAT
+
+
+def test_a_fork_and_its_source_are_shown_as_the_full_command_shows_them(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """After ``ralph fork``, the source run (latest and named) and the fork in its own
+    worktree are shown the same by both paths; the fork's by the full command."""
+    root, db = _copy(demo_dir, tmp_path / "source")
+    (source,) = db.execute("SELECT run_id FROM runs").fetchone()
+    forked = ralph("fork", "--at", "40", "--to", str(tmp_path / "fork"), cwd=root)
+    assert forked.returncode == 0, forked.stderr
+    assert _both(root)[0]
+    assert _both(root, "--run", source)[0]
+    assert not _both(tmp_path / "fork")[0]
+
+
+def test_a_salvaged_run_is_shown_as_the_full_command_shows_it(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A damaged run salvaged into a new store that becomes the workspace's is answered
+    lean (its status whole: the salvage appended its good prefix), as the full command."""
+    root, db = _copy(demo_dir, tmp_path / "damaged")
+    db.execute("UPDATE events SET body = CAST(body || ' ' AS BLOB) WHERE sequence = 60")
+    db.close()
+    state = root / ".git" / "ralph"
+    salvaged = ralph("salvage", "--to", str(state / "new.db"), cwd=root)
+    assert salvaged.returncode == 0, salvaged.stderr
+    (state / "new.db").replace(state / "pipeline.db")
+    lean, shown = _both(root)
+    assert lean
+    assert "│ salvaged " in shown
+
+
+def test_a_store_migrated_from_schema_8_is_left_to_the_full_command_until_rebuilt(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A store at schema 8 (no ``run_status``), then migrated (the table empty), is shown by
+    the full command; ``ralph projections rebuild`` fills the table from the events and the
+    lean path answers, the same."""
+    root, db = _copy(demo_dir, tmp_path / "old")
+    db.execute("DROP TABLE run_status")
+    db.execute("DELETE FROM schema_migrations WHERE version = 9")
+    db.close()
+    assert not _both(root)[0]
+    rebuilt = ralph("projections", "rebuild", cwd=root)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert _both(root)[0]
+
+
+def test_two_runs_in_one_store_are_chosen_as_the_full_command_chooses(tmp_path: Path) -> None:
+    """With two runs in the store begun at the same instant (the order their logs began
+    decides), the latest and each named one are shown the same by both paths."""
+    first = _hand_run(tmp_path / "ws", _sandboxed())
+    log = [event for event in _sandboxed() if not isinstance(event, CommitCreated)]
+    start = log[0]
+    assert isinstance(start, RunStarted)
+    second = attrs.evolve(start, run_id=RunId(f"{first}-b"))
+    with SqliteEventStore(WorkspaceLayout(root=tmp_path / "ws").store) as store:
+        store.append(second.run_id, 0, (second, *log[1:]))
+    lean, shown = _both(tmp_path / "ws")
+    assert lean
+    assert f"Run {second.run_id}" in shown
+    for run in (first, second.run_id):
+        lean, shown = _both(tmp_path / "ws", "--run", run)
+        assert lean
+        assert f"Run {run} " in shown
+
+
+def test_a_configuration_the_run_did_not_start_with_is_left_to_the_full_command(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A ``ralph.toml`` edited since the run began (here into one the full command refuses)
+    is left to the full command, which says what is wrong with it (the lean path said the
+    run waits on nothing before)."""
+    root, _db = _copy(demo_dir, tmp_path / "edited")
+    with (root / "ralph.toml").open("a") as config:
+        config.write("\nbogus_key = 1\n")
+    lean, said = _respond_both(root, "yes", "--question", "q0")
+    assert not lean
+    assert "unknown key" in said
+
+
+def test_an_answer_is_not_posted_lean_past_a_configuration_the_full_command_refuses(
+    tmp_path: Path,
+) -> None:
+    """While a run waits, its ``ralph.toml`` made invalid: ``ralph respond`` refuses as the
+    full command does and keeps no answer (the lean path posted it before); the status of
+    the waiting run is the same on both paths."""
+    root = workspace(tmp_path, QUESTION, loop="human_timeout_s = 120")
+    process = start_ralph("run", cwd=root)
+    try:
+        _run_id, question = _pending(root)
+        assert _both(root)[0]  # a run in progress, waiting: answered lean, the same
+        config = (root / "ralph.toml").read_text()
+        (root / "ralph.toml").write_text(config + "\nbogus_key = 1\n")
+        lean, said = _respond_both(root, "Use SQLite", "--question", question.question_id)
+        assert not lean
+        assert "unknown key" in said
+        store = root / ".git" / "ralph" / "pipeline.db"
+        with sqlite3.connect(store) as db:
+            assert db.execute("SELECT COUNT(*) FROM inbox WHERE kind = 'answer'").fetchone() == (0,)
+        (root / "ralph.toml").write_text(config)
+        answered = ralph("respond", "Use SQLite", "--question", question.question_id, cwd=root)
+        assert answered.returncode == 0, answered.stderr
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 0, out + err
+    lean, said = _respond_both(root, "Use SQLite", "--question", question.question_id)
+    assert lean
+    assert "is not waiting for an answer" in said
