@@ -11,7 +11,9 @@ import sqlite3
 from pathlib import Path
 
 import attrs
+import pytest
 
+from pipeline.app.cli import _respond_quick
 from pipeline.app.cli._status_quick import CHECKPOINT_FORMAT
 from pipeline.core.serialization._checkpoint import CHECKPOINT_FORMAT as STORE_CHECKPOINT_FORMAT
 from pipeline.events import CommitCreated, RunId, RunStarted
@@ -187,3 +189,37 @@ def test_an_answer_is_not_posted_lean_past_a_configuration_the_full_command_refu
     lean, said = _respond_both(root, "Use SQLite", "--question", question.question_id)
     assert lean
     assert "is not waiting for an answer" in said
+
+
+def test_an_answer_that_is_not_text_is_left_to_the_full_command(
+    demo_dir: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An answer whose bytes are not UTF-8 (lone surrogates once in ``sys.argv``) is left to
+    the full command before the store is read: SQLite cannot keep it, and the lean path
+    ended in its own traceback where it would post it."""
+    monkeypatch.chdir(demo_dir)
+    assert _respond_quick.main(["a\udcff", "--question", "q0"]) is None
+    assert _respond_quick.main(["a", "--question", "q0"]) == 2  # the same, as text: refused
+
+
+def test_what_the_work_tree_names_steers_both_paths_alike(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A ``ralph.toml`` naming another store leaves ``status`` on the workspace's own store
+    on both paths, and ``respond`` (which takes it) to the full command; a store left at the
+    legacy ``.ralph/pipeline.db`` (read first while it exists, as the layout says) is read
+    by both paths alike."""
+    root, _db = _copy(demo_dir, tmp_path / "named")
+    with (root / "ralph.toml").open("a") as config:
+        config.write('\n[store]\nurl = "elsewhere.db"\n')
+    assert _both(root)[0]
+    lean, _said = _respond_both(root, "yes", "--question", "q0")
+    assert not lean
+    planted = _hand_run(tmp_path / "planted", _sandboxed())
+    root, _db = _copy(demo_dir, tmp_path / "legacy")
+    shutil.copy(WorkspaceLayout(root=tmp_path / "planted").store, root / ".ralph" / "pipeline.db")
+    lean, shown = _both(root)
+    assert lean
+    assert f"Run {planted}" in shown

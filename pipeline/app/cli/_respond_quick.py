@@ -110,6 +110,16 @@ def _post(path: Path, run_id: str, question_id: str, text: str) -> str | None:
     return None
 
 
+def _storable(text: str) -> bool:
+    """Whether ``text`` is text SQLite can keep: an argument that is not UTF-8 reaches
+    Python as lone surrogates, which encode to nothing."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def main(argv: list[str]) -> int | None:
     """Answer the question ``ralph respond ARGV`` names and return the exit status, or
     return None (having done nothing) when the full command must answer."""
@@ -121,6 +131,8 @@ def main(argv: list[str]) -> int | None:
         return None  # a required argument is missing: typer says so
     if not text.strip() or "\x00" in text:
         return None  # refused before the store is read: the full command says why
+    if not _storable(text):
+        return None  # bytes no text: the full command's to say what it does with them
     located = _store(Path())
     if located is None or not located[0].is_file():
         return None
