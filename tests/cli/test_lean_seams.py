@@ -14,17 +14,33 @@ import attrs
 import pytest
 
 from pipeline.app.cli import _respond_quick
-from pipeline.app.cli._status_quick import CHECKPOINT_FORMAT
+from pipeline.app.cli._status_quick import (
+    ASIDE,
+    CHECKPOINT_FORMAT,
+    COMMIT_CREATED,
+    SANDBOX_CHECKED,
+)
 from pipeline.core.serialization._checkpoint import CHECKPOINT_FORMAT as STORE_CHECKPOINT_FORMAT
-from pipeline.events import CommitCreated, RunId, RunStarted
+from pipeline.events import (
+    WIRE_TAGS,
+    ChangesScreened,
+    CommitCreated,
+    ConnectionRefused,
+    PipelineEvent,
+    RunForked,
+    RunId,
+    RunStarted,
+    SandboxChecked,
+)
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
 from tests.cli.test_quick_commands import _loaded
-from tests.cli.test_sandbox_shown import _sandboxed
+from tests.cli.test_sandbox_shown import _refused, _sandboxed
 from tests.cli.test_status_quick import _both, _hand_run
 from tests.runtime.test_loop_control import QUESTION, _pending, workspace
 from tests.runtime.workspace import start_ralph
+from tests.views.test_sandbox import ON
 
 _HEAVY = {"typer", "pipeline.events", "cattrs"}
 """What the lean paths do without: an answer with none of them loaded was a lean one."""
@@ -223,3 +239,35 @@ def test_what_the_work_tree_names_steers_both_paths_alike(
     lean, shown = _both(root)
     assert lean
     assert f"Run {planted}" in shown
+
+
+def test_facts_appended_without_the_status_projection_are_read_from_the_log(
+    tmp_path: Path,
+) -> None:
+    """Facts appended by a store that keeps no ``run_status`` (an embedder's choice of
+    projections), then a later append bringing the status to the head: a refused connection,
+    a newer sandbox check or a commit among them leaves its part missing or stale, and the
+    lean path steps aside, the full command showing them."""
+    log = _sandboxed(_refused("example.org:443", 2))
+    plain = [e for e in log if not isinstance(e, ConnectionRefused | CommitCreated)]
+    refused = next(event for event in log if isinstance(event, ConnectionRefused))
+    later = attrs.evolve(ON, said=f"{ON.said} (checked again)")
+    hiddens: dict[str, PipelineEvent] = {"refused": refused, "sandbox": later}
+    for name, hidden in hiddens.items():
+        root = tmp_path / name
+        run_id = RunId(_hand_run(root, plain[:2]))
+        store = WorkspaceLayout(root=root).store
+        with SqliteEventStore(store, projections=()) as bare:
+            bare.append(run_id, 2, (hidden,))
+        with SqliteEventStore(store) as whole:
+            whole.append(run_id, 3, plain[2:])
+        lean, shown = _both(root)
+        assert not lean, name
+        assert ("example.org:443" if name == "refused" else "checked again") in shown
+
+
+def test_the_facts_the_lean_status_reads_from_the_log_are_named_by_their_tags() -> None:
+    """The tags the lean status looks for in the log are the events' own."""
+    assert {WIRE_TAGS[ConnectionRefused], WIRE_TAGS[ChangesScreened], WIRE_TAGS[RunForked]} == ASIDE
+    assert WIRE_TAGS[SandboxChecked] == SANDBOX_CHECKED
+    assert WIRE_TAGS[CommitCreated] == COMMIT_CREATED

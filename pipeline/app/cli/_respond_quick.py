@@ -140,7 +140,7 @@ def main(argv: list[str]) -> int | None:
     read = run_parts(path, asked if isinstance(asked, str) else None)
     if read is None:
         return None
-    run_id, head, found = read
+    run_id, head, found, _facts = read
     # The full command parses ralph.toml first and refuses one it cannot take: a file the
     # run did not start with (edited since, or another) is left to it.
     if config is not None and config != snapshot(

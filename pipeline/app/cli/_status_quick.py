@@ -7,10 +7,12 @@ It answers only where it gives exactly what the full command gives: the plain sh
 (``ralph status`` and ``ralph status --run RUN``) on the workspace's own store, a run whose
 status is current and whole (begun after the projection, at its head), whose log is its
 hash chain unbroken (checked on the stored bytes, as the full command's read checks it),
-whose newest checkpoint verifies, and whose log holds nothing the rows leave out (a screen
-or a refused connection, read from the log; a fork). The commits the run recorded are
-checked against git as the full command checks them; one git lost is left to the full
-command, which says so. Anything else returns None and the full command runs, folding the
+whose newest checkpoint the fold would use, whose log holds nothing the rows leave out (a
+screen or a refused connection, read from the log; a fork) and bears out its parts (every
+sandbox check and commit in them: facts appended by a store that kept no status leave
+them stale; the facts are told by their tags, read with the chain). The commits the run
+recorded are checked against git as the full command checks them; one git lost is left to
+the full command, which says so. Anything else returns None and the full command runs, folding the
 log as before.
 """
 
@@ -29,9 +31,19 @@ from pipeline.app.cli._plain import PLAIN_SHAPES, arguments
 # ``typing`` is imported for the type checker only, as in ``pipeline.app.cli._emit``.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Final
+    from typing import Final, TypeAlias
 
-__all__ = ["CHECKPOINT_FORMAT", "EFFECT_TRAILER", "main", "run_parts", "status_parts"]
+__all__ = [
+    "ASIDE",
+    "CHECKPOINT_FORMAT",
+    "COMMIT_CREATED",
+    "EFFECT_TRAILER",
+    "SANDBOX_CHECKED",
+    "Parts",
+    "main",
+    "run_parts",
+    "status_parts",
+]
 
 EFFECT_TRAILER: Final = "Ralph-Effect"
 """The trailer naming the effect a commit answered (a test holds it to the runtime's)."""
@@ -40,24 +52,39 @@ CHECKPOINT_FORMAT: Final = 5
 """The checkpoint format this release reads (a test holds it to
 ``pipeline.core.serialization``'s)."""
 
-_FALLBACK: Final = frozenset({"refused", "screened", "forked"})
-"""The parts that say the log holds what the rows leave out."""
+ASIDE: Final = frozenset(
+    {"agent.connection_refused", "validation.changes_screened", "lifecycle.run_forked"}
+)
+"""The facts whose rows the status leaves out (refused connections and screens, read from
+the log; a fork's commits, checked against its sources' history): a log that holds one is
+shown by the full command (a test holds the tags to the events')."""
+SANDBOX_CHECKED: Final = "lifecycle.sandbox_checked"
+COMMIT_CREATED: Final = "commit.commit_created"
+
+Parts: TypeAlias = "tuple[str, int, list[tuple[str, int, str]], dict[str, tuple[int, int]]]"
+"""A run, its head, its ``run_status`` rows (part, sequence, text) and, by the tag of each
+fact its log holds, how many and the sequence of the last."""
 
 
-def run_parts(path: Path, asked: str | None) -> tuple[str, int, list[tuple[str, int, str]]] | None:
-    """The run ``asked`` (None: the latest), its head and its ``run_status`` rows (part,
-    sequence, text), read in one snapshot; None when the store cannot be read so (a schema
-    this path does not know), the run is not there, its log is not its hash chain unbroken
-    (damage, or a log begun before the chain: the full command reads it), or its newest
-    checkpoint does not verify."""
+def run_parts(path: Path, asked: str | None) -> Parts | None:
+    """The run ``asked`` (None: the latest) and what :data:`Parts` says of it, read in one
+    snapshot; None when the store cannot be read so (a schema this path does not know), the
+    run is not there, its log is not its hash chain unbroken (damage, or a log begun before
+    the chain: the full command reads it), or its newest checkpoint does not verify."""
 
-    def read(db: sqlite3.Connection) -> tuple[str, int, list[tuple[str, int, str]]] | None:
+    def read(db: sqlite3.Connection) -> Parts | None:
         runs = db.execute("SELECT run_id, head, tip FROM runs ORDER BY started_at, rowid")
         chosen = [r for r in runs if r[0] == asked] if asked is not None else runs.fetchall()[-1:]
         if not chosen:
             return None  # no run, or not this one: the full command says which there are
         run_id, head, tip = chosen[0]
-        if not chain_holds(run_id, db.execute(LOG, (run_id,)), head, tip):
+        facts: dict[str, tuple[int, int]] = {}
+
+        def count(sequence: int, tag: str, _version: int, _body: bytes | str) -> bool:
+            facts[tag] = (facts.get(tag, (0, 0))[0] + 1, sequence)
+            return True
+
+        if not chain_holds(run_id, db.execute(LOG, (run_id,)), head, tip, count):
             return None
         newest = db.execute(
             "SELECT sequence, format_version, checksum, body FROM checkpoints "
@@ -69,7 +96,7 @@ def run_parts(path: Path, asked: str | None) -> tuple[str, int, list[tuple[str, 
         found = db.execute(
             "SELECT part, sequence, text FROM run_status WHERE run_id = ?", (run_id,)
         ).fetchall()
-        return str(run_id), int(head), found
+        return str(run_id), int(head), found, facts
 
     return snapshot(path, SCHEMA_READ, read)
 
@@ -89,16 +116,25 @@ def _checkpoint_verifies(sequence: int, version: int, checksum: str, body: bytes
 
 def status_parts(path: Path, asked: str | None) -> tuple[str, dict[str, str]] | None:
     """The run ``asked`` (None: the latest) and its ``run_status`` parts by name; None when
-    :func:`run_parts` is, or its parts are not current and whole."""
+    :func:`run_parts` is, or its parts are not current and whole: the state behind the
+    head, the run begun before the table, or a part the log does not bear out (facts
+    appended by a store that kept no status: a sandbox check or a commit not in the parts,
+    a fact of :data:`ASIDE`)."""
     read = run_parts(path, asked)
     if read is None:
         return None
-    run_id, head, found = read
-    parts = {part: text for part, _sequence, text in found}
-    at_head = any(part == "state" and sequence == head for part, sequence, _ in found)
-    if not at_head or "begun" not in parts or _FALLBACK & parts.keys():
+    run_id, head, found, facts = read
+    at = {part: sequence for part, sequence, _text in found}
+    checked = facts.get(SANDBOX_CHECKED)
+    if (
+        at.get("state") != head
+        or "begun" not in at
+        or ASIDE & facts.keys()
+        or at.get("sandbox") != (None if checked is None else checked[1] + 1)
+        or sum(part.startswith("commit ") for part in at) != facts.get(COMMIT_CREATED, (0,))[0]
+    ):
         return None
-    return run_id, parts
+    return run_id, {part: text for part, _sequence, text in found}
 
 
 def _commits_kept(run_id: str, parts: dict[str, str]) -> bool:
