@@ -26,6 +26,7 @@ from pipeline.events import (
     ChangesScreened,
     CommitCreated,
     ConnectionRefused,
+    HumanQuestionAsked,
     PipelineEvent,
     RunForked,
     RunId,
@@ -39,7 +40,7 @@ from tests.cli.test_quick_commands import _loaded
 from tests.cli.test_sandbox_shown import _refused, _sandboxed
 from tests.cli.test_status_quick import _both, _hand_run
 from tests.runtime.test_loop_control import QUESTION, _pending, workspace
-from tests.runtime.workspace import start_ralph
+from tests.runtime.workspace import start_ralph, stored_events
 from tests.views.test_sandbox import ON
 
 _HEAVY = {"typer", "pipeline.events", "cattrs"}
@@ -271,3 +272,20 @@ def test_the_facts_the_lean_status_reads_from_the_log_are_named_by_their_tags() 
     assert {WIRE_TAGS[ConnectionRefused], WIRE_TAGS[ChangesScreened], WIRE_TAGS[RunForked]} == ASIDE
     assert WIRE_TAGS[SandboxChecked] == SANDBOX_CHECKED
     assert WIRE_TAGS[CommitCreated] == COMMIT_CREATED
+
+
+def test_a_question_that_timed_out_is_refused_as_the_full_command_refuses_it(
+    tmp_path: Path,
+) -> None:
+    """A question whose deadline passed (the run recorded the timeout and went on to its
+    end) is refused lean in the full command's words, its id and the run's named alike."""
+    root = workspace(tmp_path, QUESTION, loop="human_timeout_s = 1")
+    done = ralph("run", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (asked,) = [e for e in stored_events(root) if isinstance(e, HumanQuestionAsked)]
+    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
+        (run,) = store.runs()
+    for argv in ((), ("--run", run.run_id)):
+        lean, said = _respond_both(root, "Use SQLite", "--question", asked.question_id, *argv)
+        assert lean
+        assert "is not waiting for an answer" in said
