@@ -37,6 +37,7 @@ from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
 from tests.cli.test_quick_commands import _loaded
+from tests.cli.test_salvage import _completed
 from tests.cli.test_sandbox_shown import _refused, _sandboxed
 from tests.cli.test_status_quick import _both, _hand_run
 from tests.runtime.test_loop_control import QUESTION, _pending, workspace
@@ -289,3 +290,20 @@ def test_a_question_that_timed_out_is_refused_as_the_full_command_refuses_it(
         lean, said = _respond_both(root, "Use SQLite", "--question", asked.question_id, *argv)
         assert lean
         assert "is not waiting for an answer" in said
+
+
+def test_a_run_kept_in_postgresql_and_copied_into_the_workspaces_store_is_shown_alike(
+    tmp_path: Path,
+    postgres_url: str,
+) -> None:
+    """A run kept in PostgreSQL (which keeps no ``run_status``), copied whole into the
+    workspace's SQLite store by ``ralph salvage``, is shown the same by both paths: the copy
+    is appended as the store appends, its status with it."""
+    root = tmp_path / "ws"
+    _completed(root, store=postgres_url)
+    store = WorkspaceLayout(root=root).store
+    copied = ralph("salvage", "--store", postgres_url, "--to", str(store), cwd=root)
+    assert copied.returncode == 0, copied.stderr
+    lean, shown = _both(root)
+    assert lean
+    assert "│ salvaged " in shown
