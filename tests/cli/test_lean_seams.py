@@ -14,9 +14,9 @@ import attrs
 import pytest
 
 from pipeline.app.cli import _respond_quick
+from pipeline.app.cli._lean_store import CHECKPOINT_FORMAT
 from pipeline.app.cli._status_quick import (
     ASIDE,
-    CHECKPOINT_FORMAT,
     COMMIT_CREATED,
     SANDBOX_CHECKED,
 )
@@ -307,3 +307,32 @@ def test_a_run_kept_in_postgresql_and_copied_into_the_workspaces_store_is_shown_
     lean, shown = _both(root)
     assert lean
     assert "│ salvaged " in shown
+
+
+def test_runs_leaves_a_log_its_fold_would_report_to_the_full_command(
+    demo_dir: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """``ralph runs`` folds each run from its newest checkpoint: a checkpoint it skips (a
+    warning) or damage after it (an error, exit 4) is said by the full command, which the
+    lean path left unsaid before, printing the summaries; damage before the checkpoint,
+    which the fold never reads, is listed alike by both."""
+    edits = {
+        "format": "UPDATE checkpoints SET format_version = format_version + 1",
+        "tail": "UPDATE events SET body = CAST(body || ' ' AS BLOB) WHERE sequence = 95",
+        "early": "UPDATE events SET body = CAST(body || ' ' AS BLOB) WHERE sequence = 30",
+    }
+    for name, edit in edits.items():
+        root, db = _copy(demo_dir, tmp_path / name)
+        db.execute(edit)
+        db.close()
+        _said, modules = _loaded(root, "runs")
+        lean = ralph("runs", cwd=root)
+        # The same file by URL, which only the full command reads; its title the same.
+        full = ralph("runs", "sqlite:///.git/ralph/pipeline.db", cwd=root)
+        assert (lean.returncode, lean.stdout, lean.stderr) == (
+            full.returncode,
+            full.stdout,
+            full.stderr,
+        ), name
+        assert bool(_HEAVY & modules) == (name != "early"), name

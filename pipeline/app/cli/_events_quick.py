@@ -66,11 +66,11 @@ def _print(db: sqlite3.Connection, wanted: str | None) -> bool:
     run_id = next(reversed(runs), None) if wanted is None else wanted
     if run_id is None or run_id not in runs:
         return False  # no runs, or not this one: the full command says so
-    if not chain_holds(run_id, db.execute(LOG, (run_id,)), *runs[run_id], each=_line_made):
+    if not chain_holds(run_id, db.execute(LOG, (run_id, 0)), *runs[run_id], each=_line_made):
         return False  # not as the store's reader reads it: the full command says why
     from pipeline.app.cli._console import output_console
 
-    out, rows, number = output_console(), db.execute(LOG, (run_id,)), 0
+    out, rows, number = output_console(), db.execute(LOG, (run_id, 0)), 0
     while batch := rows.fetchmany(_AT_ONCE):
         lines = (event_line(number + i, orjson.loads(row[3])) for i, row in enumerate(batch))
         out.print("\n".join(lines), soft_wrap=True, markup=False)

@@ -24,17 +24,31 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-__all__ = ["LOG", "SCHEMA_READ", "chain_holds", "link", "named_store", "snapshot"]
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "LOG",
+    "SCHEMA_READ",
+    "chain_holds",
+    "checkpoint_at",
+    "link",
+    "named_store",
+    "snapshot",
+    "tail_holds",
+]
 
 SCHEMA_READ: Final = 9
 """The newest store schema the lean paths read (8 added ``run_summaries``, 9 ``run_status``;
 a test holds it to the SQLite store's migrations)."""
 
+CHECKPOINT_FORMAT: Final = 5
+"""The checkpoint format this release reads (a test holds it to
+``pipeline.core.serialization``'s)."""
+
 LOG: Final = (
     "SELECT sequence, type, schema_version, body, digest FROM events "
-    "WHERE run_id = ? ORDER BY sequence"
+    "WHERE run_id = ? AND sequence >= ? ORDER BY sequence"
 )
-"""A run's stored rows, in order, as :func:`chain_holds` reads them."""
+"""A run's stored rows from a sequence on, in order, as :func:`chain_holds` reads them."""
 
 
 def named_store(given: str | None) -> Path | None:
@@ -87,11 +101,15 @@ def chain_holds(
     head: int,
     tip: str | None,
     each: Callable[[int, str, int, bytes | str], bool] | None = None,
+    *,
+    start: int = 0,
+    previous: str | None = None,
 ) -> bool:
-    """Whether ``rows`` (as :data:`LOG` reads them) are the run's whole log as its store's
-    reader accepts it: numbered from 0 with none missing, each chained to the one before, the
-    last the run's head and tip (no event is decoded); and ``each`` holds of every row."""
-    previous, count = None, 0
+    """Whether ``rows`` (as :data:`LOG` reads them from ``start``, ``previous`` the digest of
+    the row before) are the run's log as its store's reader accepts it: numbered on with
+    none missing, each chained to the one before, the last the run's head and tip (no event
+    is decoded); and ``each`` holds of every row."""
+    count = start
     for sequence, tag, version, body, digest in rows:
         if digest is None or sequence != count:
             return False
@@ -101,3 +119,46 @@ def chain_holds(
             return False
         previous, count = digest, count + 1
     return count == head and previous == tip
+
+
+def checkpoint_at(db: sqlite3.Connection, run_id: str) -> int | None:
+    """How many events the run's newest checkpoint covers (0: it has none), or None when it
+    fails a check ``pipeline.engine.load_state`` makes before it decodes one (its format,
+    its checksum, the events it claims): the full command reports that one and folds the
+    log instead."""
+    newest = db.execute(
+        "SELECT sequence, format_version, checksum, body FROM checkpoints "
+        "WHERE run_id = ? ORDER BY sequence DESC LIMIT 1",
+        (run_id,),
+    ).fetchone()
+    if newest is None:
+        return 0
+    sequence, version, checksum, body = newest
+    if version != CHECKPOINT_FORMAT or hashlib.sha256(body).hexdigest() != checksum:
+        return None
+    try:
+        state = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    return int(sequence) if isinstance(state, dict) and state.get("sequence") == sequence else None
+
+
+def tail_holds(db: sqlite3.Connection, run_id: str, head: int, tip: str | None) -> bool:
+    """Whether the run's log reads as ``load_state`` reads it (from its newest checkpoint
+    on, as the store's reader checks a read that begins there: no row before it missing,
+    the rows after it chained from the one before to the head and tip), its checkpoint
+    passing :func:`checkpoint_at`."""
+    start = checkpoint_at(db, run_id)
+    if start is None:
+        return False
+    previous = None
+    if start:
+        count, previous = db.execute(
+            "SELECT COUNT(*), MAX(CASE WHEN sequence = ? THEN digest END) FROM events "
+            "WHERE run_id = ? AND sequence < ?",
+            (start - 1, run_id, start),
+        ).fetchone()
+        if count != start or previous is None:
+            return False
+    rows = db.execute(LOG, (run_id, start))
+    return chain_holds(run_id, rows, head, tip, start=start, previous=previous)

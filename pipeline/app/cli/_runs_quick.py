@@ -15,17 +15,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pipeline.app.cli._lean_store import named_store, snapshot
+from pipeline.app.cli._lean_store import named_store, snapshot, tail_holds
 
 # ``typing`` is imported for the type checker only, as in ``pipeline.app.cli._emit``.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from typing import Final
 
 __all__ = ["cost_cell", "main"]
 
 _RUNS: Final = (
-    "SELECT r.run_id, r.head, r.started_at, s.sequence, s.invocations, s.cost_usd, "
+    "SELECT r.run_id, r.head, r.tip, r.started_at, s.sequence, s.invocations, s.cost_usd, "
     "s.unknown_cost FROM runs r LEFT JOIN run_summaries s ON s.run_id = r.run_id "
     # rowid: the order the logs began in (a fork keeps its source's start), as the store lists
     "ORDER BY r.started_at, r.rowid"
@@ -60,19 +61,20 @@ def _location(argv: list[str]) -> Path | None:
 
 def _rows(path: Path) -> list[tuple[str, str, str, str]] | None:
     """(run, events, cost, started) of every run, oldest first, from the projection; None
-    when the store cannot be read so or a summary is not current."""
-    # 8 added the summaries; one snapshot: the heads and the summaries agree.
-    found = snapshot(path, 8, lambda db: db.execute(_RUNS).fetchall())
-    if found is None:
-        return None
-    rows = []
-    for run_id, head, started, sequence, invocations, cost_usd, unknown_cost in found:
-        if sequence != head:
-            return None
-        rows.append(
-            (str(run_id), str(head), cost_cell(invocations, cost_usd, unknown_cost), started)
-        )
-    return rows
+    when the store cannot be read so, a summary is not current, or a run's log does not
+    read as the full command's fold of it reads it (a checkpoint it would skip and report,
+    damage after the checkpoint)."""
+
+    def read(db: sqlite3.Connection) -> list[tuple[str, str, str, str]] | None:
+        rows = []
+        for run_id, head, tip, started, sequence, invocations, cost, unknown in db.execute(_RUNS):
+            if sequence != head or not tail_holds(db, run_id, head, tip):
+                return None
+            rows.append((str(run_id), str(head), cost_cell(invocations, cost, unknown), started))
+        return rows
+
+    # 8 added the summaries; one snapshot: the heads, the summaries and the logs agree.
+    return snapshot(path, 8, read)
 
 
 def main(argv: list[str]) -> int | None:

@@ -18,14 +18,20 @@ log as before.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from pathlib import Path
 
 import orjson
 
-from pipeline.app.cli._lean_store import LOG, SCHEMA_READ, chain_holds, named_store, snapshot
+from pipeline.app.cli._lean_store import (
+    LOG,
+    SCHEMA_READ,
+    chain_holds,
+    checkpoint_at,
+    named_store,
+    snapshot,
+)
 from pipeline.app.cli._plain import PLAIN_SHAPES, arguments
 
 # ``typing`` is imported for the type checker only, as in ``pipeline.app.cli._emit``.
@@ -35,7 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ASIDE",
-    "CHECKPOINT_FORMAT",
     "COMMIT_CREATED",
     "EFFECT_TRAILER",
     "SANDBOX_CHECKED",
@@ -47,10 +52,6 @@ __all__ = [
 
 EFFECT_TRAILER: Final = "Ralph-Effect"
 """The trailer naming the effect a commit answered (a test holds it to the runtime's)."""
-
-CHECKPOINT_FORMAT: Final = 5
-"""The checkpoint format this release reads (a test holds it to
-``pipeline.core.serialization``'s)."""
 
 ASIDE: Final = frozenset(
     {"agent.connection_refused", "validation.changes_screened", "lifecycle.run_forked"}
@@ -84,14 +85,9 @@ def run_parts(path: Path, asked: str | None) -> Parts | None:
             facts[tag] = (facts.get(tag, (0, 0))[0] + 1, sequence)
             return True
 
-        if not chain_holds(run_id, db.execute(LOG, (run_id,)), head, tip, count):
+        if not chain_holds(run_id, db.execute(LOG, (run_id, 0)), head, tip, count):
             return None
-        newest = db.execute(
-            "SELECT sequence, format_version, checksum, body FROM checkpoints "
-            "WHERE run_id = ? ORDER BY sequence DESC LIMIT 1",
-            (run_id,),
-        ).fetchone()
-        if newest is not None and not _checkpoint_verifies(*newest):
+        if checkpoint_at(db, run_id) is None:
             return None
         found = db.execute(
             "SELECT part, sequence, text FROM run_status WHERE run_id = ?", (run_id,)
@@ -99,19 +95,6 @@ def run_parts(path: Path, asked: str | None) -> Parts | None:
         return str(run_id), int(head), found, facts
 
     return snapshot(path, SCHEMA_READ, read)
-
-
-def _checkpoint_verifies(sequence: int, version: int, checksum: str, body: bytes) -> bool:
-    """Whether the checkpoint passes the checks ``pipeline.engine.load_state`` makes before
-    it decodes one (its format, its checksum, the events it claims to cover): one that
-    fails is reported by the full command, which folds the log instead."""
-    if version != CHECKPOINT_FORMAT or hashlib.sha256(body).hexdigest() != checksum:
-        return False
-    try:
-        state = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(state, dict) and state.get("sequence") == sequence
 
 
 def status_parts(path: Path, asked: str | None) -> tuple[str, dict[str, str]] | None:
