@@ -43,6 +43,13 @@ def respond(
         raise AnswerError("the answer is empty")
     if "\x00" in text:
         raise AnswerError("the answer holds a NUL character")
+    if not text.isascii():
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            # Bytes of the command line that are not UTF-8 arrive as lone surrogates: no store
+            # can keep them, and no agent could read them.
+            raise AnswerError("the answer is not UTF-8 text") from None
     location = existing_store(root, store, AnswerError)
     with open_store_at(location, must_exist=True) as opened:
         chosen = opened.choose_run(run_id)

@@ -6,8 +6,10 @@ or steps aside."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import attrs
@@ -35,7 +37,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
-from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
+from tests.cli.test_cli import RALPH, demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
 from tests.cli.test_quick_commands import _loaded
 from tests.cli.test_salvage import _completed
 from tests.cli.test_sandbox_shown import _refused, _sandboxed
@@ -219,6 +221,12 @@ def test_an_answer_that_is_not_text_is_left_to_the_full_command(
     monkeypatch.chdir(demo_dir)
     assert _respond_quick.main(["a\udcff", "--question", "q0"]) is None
     assert _respond_quick.main(["a", "--question", "q0"]) == 2  # the same, as text: refused
+    # The full command refuses it in a sentence (it ended in a UnicodeEncodeError traceback).
+    argv = [os.fsencode(part) for part in (*RALPH, "respond", "a\udcff", "--question", "q0")]
+    done = subprocess.run(argv, cwd=demo_dir, capture_output=True, check=False)
+    assert done.returncode == 2
+    assert b"not UTF-8 text" in done.stderr
+    assert b"Traceback" not in done.stderr
 
 
 def test_what_the_work_tree_names_steers_both_paths_alike(
