@@ -24,11 +24,6 @@ CHECKS: list[tuple[str, list[str]]] = [
     ("mypy --strict", [sys.executable, "-m", "mypy"]),
     ("import contracts", [str(BIN / "lint-imports")]),
     ("agent CLIs", [sys.executable, "-m", "tests.agent_clis", "install"]),
-    # The suite starts thousands of `ralph` and scripted-agent processes from this checkout.
-    # Where PYTHONDONTWRITEBYTECODE is set, none of them writes bytecode, so each one compiled
-    # every module it imports again (about a third of a `ralph` command's start): compiled once
-    # here, they read it.
-    ("bytecode", [sys.executable, "-m", "compileall", "-q", "pipeline", "tests"]),
     # worksteal: a worker that runs out takes tests from the other, so a long test near
     # the end does not leave one core idle.
     (
