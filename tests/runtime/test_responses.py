@@ -117,8 +117,16 @@ def test_invalid_twice_then_valid_takes_three_calls_and_logs_three_rows(tmp_path
     assert json.loads(live[2][6]) == []
     rebuilt = ralph("projections", "rebuild", str(WorkspaceLayout(root=root).store), cwd=root)
     assert rebuilt.returncode == 0, rebuilt.stderr
-    # The three responses and the run's summary (one row per run).
-    assert "4 rows from 1 runs" in rebuilt.stdout
+    # Every projection's rows are made anew: the three responses, the run's summary and the
+    # parts of its status (as many as the run has: rows, question, start, sandbox, commits).
+    db = sqlite3.connect(WorkspaceLayout(root=root).store)
+    try:
+        (summaries,) = db.execute("SELECT count(*) FROM run_summaries").fetchone()
+        (parts,) = db.execute("SELECT count(*) FROM run_status").fetchone()
+    finally:
+        db.close()
+    assert (summaries, parts > 0) == (1, True)
+    assert f"{3 + summaries + parts} rows from 1 runs" in rebuilt.stdout
     assert [(r[5], r[7], r[3]) for r in response_table(root)] == [(r[5], r[7], r[3]) for r in live]
     assert response_table(root) == live
 
