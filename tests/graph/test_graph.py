@@ -37,7 +37,7 @@ from pipeline.events import (
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.orchestration import next_effect
-from pipeline.reducers import fold
+from pipeline.reducers import fold, phase_edges
 from tests.cli.test_cli import ralph
 from tests.support import WHOLE_RUNS
 
@@ -55,6 +55,13 @@ def _generator() -> object:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_the_declared_edges_are_the_stored_ones() -> None:
+    """The table in pipeline/reducers/_edges.py, written by grouping phase_graph.json, holds
+    exactly its 145 edges."""
+    assert phase_edges() == stored_edges()
+    assert len(phase_edges()) == 145
 
 
 @pytest.fixture(scope="module")
