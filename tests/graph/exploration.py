@@ -26,7 +26,6 @@ from typing import Final, TypeAlias, TypeVar, final
 import attrs
 from attrs import frozen
 
-from pipeline.app.graph._worlds import worlds
 from pipeline.core.effects import (
     BeginActivation,
     BeginFixAttempt,
@@ -60,9 +59,10 @@ from pipeline.events import (
     WorkspaceIoError,
 )
 from pipeline.orchestration import next_effect
-from pipeline.reducers import Edge, phase_changes, reduce
+from pipeline.reducers import Edge, reduce
+from tests.graph.worlds import worlds
 
-__all__ = ["RUNTIME_BUDGET_CHECKS", "Edge", "PhaseGraph", "explore", "phase_changes"]
+__all__ = ["RUNTIME_BUDGET_CHECKS", "PhaseGraph", "explore"]
 
 T = TypeVar("T")
 
