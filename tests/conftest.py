@@ -62,12 +62,9 @@ def postgres_url(postgres: PostgresServer) -> str:
     return postgres.new_database()
 
 
-_FIRST = (
-    "tests/graph/test_graph.py::test_the_shipped_graph_and_its_drawing_equal_a_fresh_exploration",
-    "tests/graph/test_graph.py::test_every_edge_has_a_witness_whose_fold_makes_it",
-)
-"""The longest tests (one phase exploration, about a minute, shared through a fixture), run
-first: started last, they would leave one worker alone at the end of the suite."""
+_FIRST = ("tests/graph/test_graph.py::test_the_declared_edges_are_what_exploring_finds",)
+"""The longest tests (the phase exploration, about a minute), run first: started last, they
+would leave one worker alone at the end of the suite."""
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,5 +1,6 @@
-"""The phase graph: found by exploring orchestration, shipped current, every edge witnessed,
-and no phase change outside it (hypothesis over simulated runs and reachable states)."""
+"""The phase graph: the declared table equal to what exploring orchestration finds, every
+edge witnessed, its drawing current, and no phase change outside it (hypothesis over simulated
+runs and reachable states)."""
 
 from __future__ import annotations
 
@@ -11,20 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.app.graph import (
-    RUNTIME_BUDGET_CHECKS,
-    STORED_GRAPH,
-    PhaseGraph,
-    dump_edges,
-    explore,
-    phase_changes,
-    stored_edges,
-    to_dot,
-    to_mermaid,
-)
+from pipeline.app.graph import phase_changes, phase_edges, to_dot, to_mermaid
 from pipeline.app.testing import simulated_runs
 from pipeline.core.state import Phase
 from pipeline.events import (
+    WIRE_TAGS,
     BudgetExceeded,
     BudgetKind,
     Instant,
@@ -37,11 +29,10 @@ from pipeline.events import (
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from pipeline.orchestration import next_effect
-from pipeline.reducers import fold
+from pipeline.reducers import Edge, fold
 from tests.cli.test_cli import ralph
+from tests.graph.exploration import RUNTIME_BUDGET_CHECKS, explore
 from tests.support import WHOLE_RUNS
-
-pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,37 +48,50 @@ def _generator() -> object:
     return module
 
 
-@pytest.fixture(scope="module")
-def explored() -> PhaseGraph:
-    """One fresh exploration (about a minute) shared by the tests that need it."""
-    return explore()
+def _lines(edges: frozenset[Edge]) -> list[str]:
+    """``edges`` as the table spells them: each phase pair with the facts' classes."""
+    classes = {tag: kind.__name__ for kind, tag in WIRE_TAGS.items()}
+    pairs: dict[tuple[Phase, Phase], list[str]] = {}
+    for edge in sorted(edges):
+        pairs.setdefault((edge.source, edge.target), []).append(classes[edge.fact])
+    return [f"    (_P.{a.name}, _P.{b.name}): {', '.join(f)}" for (a, b), f in pairs.items()]
 
 
 @pytest.mark.slow
-def test_the_shipped_graph_and_its_drawing_equal_a_fresh_exploration(
-    explored: PhaseGraph,
-) -> None:
-    """phase_graph.json and docs/architecture/phase-graph.md are what exploring now gives
-    (regenerate with scripts/generate_graph.py), and every phase is in the graph."""
-    assert STORED_GRAPH.read_bytes() == dump_edges(explored.edges)
-    assert stored_edges() == explored.edges
-    document = _generator().document(to_mermaid(explored.edges))  # type: ignore[attr-defined]
-    assert (ROOT / "docs" / "architecture" / "phase-graph.md").read_text() == document
+def test_the_declared_edges_are_what_exploring_finds() -> None:
+    """pipeline/reducers/_edges.py holds exactly the phase changes a fresh exploration of the
+    orchestration finds (it prints the lines to add or remove), every phase is reached, and
+    each edge's witness log, folded from the start, ends with exactly that change."""
+    explored = explore()
+    missing = explored.edges - phase_edges()
+    extra = phase_edges() - explored.edges
+    assert explored.edges == phase_edges(), "\n".join(
+        [
+            "the declared phase graph (pipeline/reducers/_edges.py) differs from the exploration;",
+            "add:",
+            *_lines(missing),
+            "remove:",
+            *_lines(extra),
+        ]
+    )
     assert explored.phases == frozenset(Phase)
+    assert explored.witnesses.keys() == explored.edges
+    for edge, witness in explored.witnesses.items():
+        assert list(phase_changes(witness))[-1] == edge
+
+
+def test_the_phase_graph_page_draws_the_declared_edges() -> None:
+    """docs/architecture/phase-graph.md is the declared table drawn (regenerate with
+    scripts/generate_graph.py), and every phase is in it."""
+    assert {Phase.NOT_STARTED, *(edge.target for edge in phase_edges())} == set(Phase)
+    document = _generator().document(to_mermaid(phase_edges()))  # type: ignore[attr-defined]
+    assert (ROOT / "docs" / "architecture" / "phase-graph.md").read_text() == document
     for phase in Phase:
         if phase is not Phase.NOT_STARTED:
             assert phase.name in document
 
 
 @pytest.mark.slow
-def test_every_edge_has_a_witness_whose_fold_makes_it(explored: PhaseGraph) -> None:
-    """No edge the orchestration cannot produce: each one's witness log, folded from the
-    start, ends with exactly that phase change."""
-    assert explored.witnesses.keys() == explored.edges
-    for edge, witness in explored.witnesses.items():
-        assert list(phase_changes(witness))[-1] == edge
-
-
 @WHOLE_RUNS
 @given(run=simulated_runs())
 def test_no_simulated_run_changes_phase_along_an_edge_the_graph_lacks(
@@ -95,7 +99,7 @@ def test_no_simulated_run_changes_phase_along_an_edge_the_graph_lacks(
 ) -> None:
     """Runs of any budgets, chains and loop policies hypothesis draws stay on the graph."""
     _config, log, _final = run
-    edges = stored_edges()
+    edges = phase_edges()
     for change in phase_changes(log):
         assert change in edges, f"{change} is not in the phase graph"
 
@@ -108,6 +112,7 @@ HANDLER_FACTS: tuple[PipelineEvent, ...] = (
 )
 
 
+@pytest.mark.slow
 @WHOLE_RUNS
 @given(run=simulated_runs(), fact=st.sampled_from(HANDLER_FACTS), data=st.data())
 def test_facts_only_real_handlers_report_keep_any_reachable_state_on_the_graph(
@@ -127,23 +132,24 @@ def test_facts_only_real_handlers_report_keep_any_reachable_state_on_the_graph(
     path = [*log[:cut], fact]
     if fold(path).phase is Phase.INTERRUPTED:
         path.append(RunResumed(checkpoint_sequence=None, at=T))
-    edges = stored_edges()
+    edges = phase_edges()
     for change in phase_changes(path):
         assert change in edges, f"{change} is not in the phase graph"
 
 
+@pytest.mark.slow
 def test_ralph_graph_draws_every_phase_and_a_runs_edges_in_red(tmp_path: Path) -> None:
-    """``ralph graph`` prints the shipped graph (Mermaid or DOT); with ``--run`` the arrows
+    """``ralph graph`` prints the declared graph (Mermaid or DOT); with ``--run`` the arrows
     the demo run took, and only those, are red."""
     made = ralph("demo", "d", "--quiet", cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     root = tmp_path / "d"
     plain = ralph("graph", cwd=root)
     assert plain.returncode == 0, plain.stderr
-    assert plain.stdout == to_mermaid(stored_edges())
+    assert plain.stdout == to_mermaid(phase_edges())
     assert "linkStyle" not in plain.stdout
     dot = ralph("graph", "--format", "dot", cwd=root)
-    assert dot.stdout == to_dot(stored_edges())
+    assert dot.stdout == to_dot(phase_edges())
     assert dot.stdout.startswith("digraph phases {")
     highlighted = ralph("graph", "--run", _latest_run(root), cwd=root)
     assert highlighted.returncode == 0, highlighted.stderr
@@ -151,7 +157,7 @@ def test_ralph_graph_draws_every_phase_and_a_runs_edges_in_red(tmp_path: Path) -
         (summary,) = store.runs()
         taken = list(phase_changes(store.read(summary.run_id)))
     assert taken
-    assert highlighted.stdout == to_mermaid(stored_edges(), taken)
+    assert highlighted.stdout == to_mermaid(phase_edges(), taken)
     red = [line for line in highlighted.stdout.splitlines() if "stroke:#d00" in line]
     assert len(red) == len({(e.source, e.target) for e in taken})
     assert highlighted.stderr == ""

@@ -13,8 +13,8 @@ from pipeline.app.cli._app import GraphFormat, _fail, _reading_log, _warn, app
 from pipeline.app.graph import (
     Edge,
     phase_changes,
+    phase_edges,
     run_topology,
-    stored_edges,
     to_dot,
     to_mermaid,
     to_svg,
@@ -58,10 +58,10 @@ def graph(
         Path, typer.Option("--workspace", "-C", help="The workspace whose ralph.toml to draw.")
     ] = Path(),
 ) -> None:
-    """Draw the phase graph, found by exploring the orchestration itself, with the phase
-    changes a run made in red; a run that followed a topology of its own is drawn as that
-    topology (hats and topics), with the hats it woke marked, and ``--topology`` draws the
-    workspace's."""
+    """Draw the phase graph the reducers declare (the tests hold it equal to an exploration of
+    the orchestration), with the phase changes a run made in red; a run that followed a
+    topology of its own is drawn as that topology (hats and topics), with the hats it woke
+    marked, and ``--topology`` draws the workspace's."""
     if topology:
         _draw_topology(_configured(workspace), (), output)
         return
@@ -106,12 +106,12 @@ def _draw_topology(policy: LoopPolicy, path: tuple[str, ...], output: GraphForma
 
 
 def _draw_phases(taken: list[Edge], output: GraphFormat) -> None:
-    edges = stored_edges()
+    edges = phase_edges()
     draws = {GraphFormat.MERMAID: to_mermaid, GraphFormat.DOT: to_dot, GraphFormat.SVG: to_svg}
     sys.stdout.write(draws[output](edges, taken))
     unknown = sorted({e for e in taken if e not in edges})
     for edge in unknown:
         _warn(
             f"the run changed phase {edge.source.value} -> {edge.target.value} on {edge.fact}, "
-            "which the explored graph does not hold (drawn dashed)"
+            "which the declared graph does not hold (drawn dashed)"
         )

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from pipeline.app.graph._explore import Edge
 from pipeline.app.graph._svg import SvgArrow, SvgNode, arc_svg
 from pipeline.core.state import Phase
+from pipeline.reducers import Edge
 
 __all__ = ["arrows", "to_dot", "to_mermaid", "to_svg"]
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pipeline.app.graph._draw import to_svg
-from pipeline.app.graph._explore import phase_changes
-from pipeline.app.graph._stored import stored_edges
 from pipeline.app.graph._topology import topology_svg
 from pipeline.events import HatActivated, LoopPolicy, PipelineEvent, RunStarted
+from pipeline.reducers import phase_changes, phase_edges
 
 __all__ = ["run_svg", "run_topology"]
 
@@ -29,4 +28,4 @@ def run_svg(events: Sequence[PipelineEvent]) -> str:
     followed = run_topology(events)
     if followed is not None:
         return topology_svg(*followed)
-    return to_svg(stored_edges(), phase_changes(events))
+    return to_svg(phase_edges(), phase_changes(events))

@@ -26,7 +26,6 @@ from typing import Final, TypeAlias, TypeVar, final
 import attrs
 from attrs import frozen
 
-from pipeline.app.graph._worlds import worlds
 from pipeline.core.effects import (
     BeginActivation,
     BeginFixAttempt,
@@ -60,9 +59,10 @@ from pipeline.events import (
     WorkspaceIoError,
 )
 from pipeline.orchestration import next_effect
-from pipeline.reducers import reduce
+from pipeline.reducers import Edge, reduce
+from tests.graph.worlds import worlds
 
-__all__ = ["RUNTIME_BUDGET_CHECKS", "Edge", "PhaseGraph", "explore", "phase_changes"]
+__all__ = ["RUNTIME_BUDGET_CHECKS", "PhaseGraph", "explore"]
 
 T = TypeVar("T")
 
@@ -72,17 +72,6 @@ _Outcomes: TypeAlias = tuple[tuple[int, tuple[PipelineEvent, ...]], ...]
 _AT: Final = Instant(datetime(2026, 1, 1, tzinfo=UTC))
 _MAX_STATES: Final = 200_000
 """A guard: the exploration stops with an error rather than run away."""
-
-
-@final
-@frozen(order=True, kw_only=True)
-class Edge:
-    """A phase change: ``source`` to ``target``, made by the fact tagged ``fact``."""
-
-    source: Phase
-    target: Phase
-    fact: str
-    """The wire tag of the fact that made the change (``planning.plan_produced``)."""
 
 
 @final
@@ -309,15 +298,6 @@ class _Node:
             chunks.append(node.facts)
             node = node.parent
         return [fact for chunk in reversed(chunks) for fact in chunk]
-
-
-def phase_changes(events: Iterable[PipelineEvent]) -> Iterator[Edge]:
-    """The phase changes folding ``events`` makes, in order (a run's path through the graph)."""
-    state = PipelineState()
-    for event in events:
-        before, state = state, reduce(state, event)
-        if state.phase is not before.phase:
-            yield Edge(source=before.phase, target=state.phase, fact=WIRE_TAGS[type(event)])
 
 
 def explore() -> PhaseGraph:
