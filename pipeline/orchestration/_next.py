@@ -11,14 +11,10 @@ from __future__ import annotations
 from typing import assert_never
 
 from pipeline.core.effects import (
+    BEGUN_PHASES,
     AbortRebase,
     BackOff,
-    BeginActivation,
-    BeginFinalizing,
-    BeginFixAttempt,
-    BeginIteration,
-    BeginPlanning,
-    BeginReviewPass,
+    Begin,
     CollectReport,
     CompleteRun,
     CreateCommit,
@@ -225,26 +221,17 @@ def _gate(state: PipelineState, eid: EffectId) -> Effect:
 
 
 def _begin(state: PipelineState, eid: EffectId) -> Effect:
-    progress = state.progress
-    phase = progress.phase
-    if phase is Phase.PLANNING:
-        return BeginPlanning(effect_id=eid)
-    if phase is Phase.DEVELOPMENT:
-        routing = state.routing
-        if routing.hat is not None and routing.trigger is not None:
-            return BeginActivation(
-                effect_id=eid,
-                iteration=Count(progress.iteration),
-                hat=routing.hat,
-                topic=routing.trigger.topic,
-            )
-        return BeginIteration(effect_id=eid, iteration=Count(progress.iteration))
-    if phase is Phase.REVIEW:
-        if progress.fixing:
-            return BeginFixAttempt(effect_id=eid, review_pass=Count(progress.review_pass))
-        return BeginReviewPass(effect_id=eid, review_pass=Count(progress.review_pass))
-    if phase is Phase.FINALIZING:
-        return BeginFinalizing(effect_id=eid)
+    progress, trigger = state.progress, state.routing.trigger
+    if progress.phase in BEGUN_PHASES:
+        return Begin(
+            effect_id=eid,
+            phase=progress.phase,
+            fixing=progress.fixing,
+            iteration=Count(progress.iteration),
+            review_pass=Count(progress.review_pass),
+            hat=state.routing.hat,
+            topic=None if trigger is None else trigger.topic,
+        )
     # No other phase begins with a start fact; no reducer puts one at BEGIN.
     return Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
 

@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.app.graph import (
-    RUNTIME_BUDGET_CHECKS,
     STORED_GRAPH,
     PhaseGraph,
     dump_edges,
@@ -23,6 +22,7 @@ from pipeline.app.graph import (
     to_mermaid,
 )
 from pipeline.app.testing import simulated_runs
+from pipeline.core.effects import measures_runtime
 from pipeline.core.state import Phase
 from pipeline.events import (
     BudgetExceeded,
@@ -120,9 +120,7 @@ def test_facts_only_real_handlers_report_keep_any_reachable_state_on_the_graph(
     change is in the graph."""
     _config, log, _final = run
     cut = data.draw(st.integers(1, len(log)), label="facts before")
-    if isinstance(fact, BudgetExceeded) and not isinstance(
-        next_effect(fold(log[:cut])), RUNTIME_BUDGET_CHECKS
-    ):
+    if isinstance(fact, BudgetExceeded) and not measures_runtime(next_effect(fold(log[:cut]))):
         return  # the runtime measures its budget only as a phase or an iteration begins
     path = [*log[:cut], fact]
     if fold(path).phase is Phase.INTERRUPTED:

@@ -3,7 +3,6 @@ drawing of a topology, the workflow of a user's own."""
 
 from pipeline.app.graph._draw import arrows, to_dot, to_mermaid, to_svg
 from pipeline.app.graph._explore import (
-    RUNTIME_BUDGET_CHECKS,
     Edge,
     PhaseGraph,
     explore,
@@ -14,7 +13,6 @@ from pipeline.app.graph._stored import STORED_GRAPH, dump_edges, stored_edges
 from pipeline.app.graph._topology import topology_dot, topology_mermaid, topology_svg
 
 __all__ = [
-    "RUNTIME_BUDGET_CHECKS",
     "STORED_GRAPH",
     "Edge",
     "PhaseGraph",
