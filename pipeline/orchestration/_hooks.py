@@ -14,16 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pipeline.core.effects import (
-    CreateCommit,
-    Effect,
-    InvokeAgent,
-    RunHook,
-    SaveCheckpoint,
-    Terminate,
-    WaitForHuman,
-    WaitForLimitReset,
-)
+from pipeline.core import effects as fx
 from pipeline.core.state import Phase, PipelineState, hook_key
 from pipeline.events import (
     HookAction,
@@ -38,14 +29,14 @@ from pipeline.orchestration._pinning import pinned_to
 __all__ = ["hooked"]
 
 _STEP_POINTS: tuple[tuple[type, HookPoint], ...] = (
-    (InvokeAgent, HookPoint.BEFORE_INVOCATION),
-    (CreateCommit, HookPoint.BEFORE_COMMIT),
-    (WaitForHuman, HookPoint.QUESTION_ASKED),
-    (WaitForLimitReset, HookPoint.LIMIT_WAIT),
+    (fx.InvokeAgent, HookPoint.BEFORE_INVOCATION),
+    (fx.CreateCommit, HookPoint.BEFORE_COMMIT),
+    (fx.WaitForHuman, HookPoint.QUESTION_ASKED),
+    (fx.WaitForLimitReset, HookPoint.LIMIT_WAIT),
 )
 
 
-def hooked(state: PipelineState, effect: Effect) -> Effect:
+def hooked(state: PipelineState, effect: fx.Effect) -> fx.Effect:
     """``effect`` (decided from ``state``), unless a hook is due first: one after the last
     invocation, one before ``effect``, or, once the run has ended, a ``run_end`` hook."""
     run = state.run
@@ -54,9 +45,9 @@ def hooked(state: PipelineState, effect: Effect) -> Effect:
     after = _after_due(state)
     if after is not None:
         return _run(state, effect, after[0], after[1])
-    if isinstance(effect, SaveCheckpoint):
+    if isinstance(effect, fx.SaveCheckpoint):
         return effect
-    if isinstance(effect, Terminate):
+    if isinstance(effect, fx.Terminate):
         if state.progress.phase is not Phase.COMPLETE:
             return effect
         end = _first_due(state, (HookPoint.RUN_END,))
@@ -66,13 +57,16 @@ def hooked(state: PipelineState, effect: Effect) -> Effect:
 
 
 def _run(
-    state: PipelineState, decided: Effect, hook: HookSpec, about: Effect | InvocationStarted | None
-) -> RunHook:
+    state: PipelineState,
+    decided: fx.Effect,
+    hook: HookSpec,
+    about: fx.Effect | InvocationStarted | None,
+) -> fx.RunHook:
     """The effect running ``hook`` in ``state``, about to carry out ``about`` (or just after
     it, an invocation; None: the run has ended). A blocking hook is pinned as gates are."""
     base = pinned_to(state) if hook.on_error is HookAction.BLOCK else None
     tamper = None if state.run is None else state.run.loop.tamper
-    return RunHook(
+    return fx.RunHook(
         effect_id=decided.effect_id,
         hook=hook,
         input=Json.of(_input(hook, state, about)),
@@ -83,7 +77,7 @@ def _run(
 
 
 def _input(
-    hook: HookSpec, state: PipelineState, about: Effect | InvocationStarted | None
+    hook: HookSpec, state: PipelineState, about: fx.Effect | InvocationStarted | None
 ) -> dict[str, Any]:
     """What a hook is told on its standard input: where the run stands and what is about to
     happen (or just happened: an invocation)."""
@@ -100,7 +94,7 @@ def _input(
         "last_error": ledger.last_error,
         "tasks_not_done": [t.task_id for t in state.context.open_tasks()],
     }
-    if isinstance(about, InvokeAgent | InvocationStarted):
+    if isinstance(about, fx.InvokeAgent | InvocationStarted):
         data |= {"role": about.role.value, "agent": about.agent, "attempt": about.attempt}
     if ledger.pending_question is not None:
         data["question"] = ledger.pending_question.question
@@ -120,7 +114,7 @@ def _first_due(state: PipelineState, points: Sequence[HookPoint]) -> HookSpec | 
     return None
 
 
-def _before_due(state: PipelineState, effect: Effect) -> HookSpec | None:
+def _before_due(state: PipelineState, effect: fx.Effect) -> HookSpec | None:
     """The hook to run before ``effect`` (None: none is due, carry the effect out)."""
     if state.progress.phase in (Phase.COMPLETE, Phase.INTERRUPTED, Phase.NOT_STARTED):
         return None

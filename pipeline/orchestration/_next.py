@@ -10,37 +10,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from pipeline.core.effects import (
-    AbortRebase,
-    BackOff,
-    BeginActivation,
-    BeginFinalizing,
-    BeginFixAttempt,
-    BeginIteration,
-    BeginPlanning,
-    BeginReviewPass,
-    CollectReport,
-    CompleteRun,
-    CreateCommit,
-    Effect,
-    EffectId,
-    InvokeAgent,
-    MaterializePrompt,
-    Publishing,
-    Rebase,
-    RequireHuman,
-    RestorePromptPermissions,
-    RunGate,
-    SaveCheckpoint,
-    ScreenChanges,
-    StartRun,
-    Terminate,
-    TriggerDevFix,
-    ValidateFinalState,
-    WaitForHuman,
-    WaitForLimitReset,
-    WriteCompletionMarker,
-)
+from pipeline.core import effects as fx
 from pipeline.core.state import (
     Phase,
     PipelineState,
@@ -80,7 +50,7 @@ __all__ = [
 ]
 
 
-def effect_id(state: PipelineState) -> EffectId:
+def effect_id(state: PipelineState) -> fx.EffectId:
     """The id of the effect decided from ``state``: ``<run id>:<facts before it>``.
 
     Resumptions (and the facts of the world a resume records), interruptions, the
@@ -94,16 +64,16 @@ def effect_id(state: PipelineState) -> EffectId:
     uncounted = (
         ledger.resumes + ledger.interruption_facts + ledger.resume_facts + len(ledger.salvages)
     )
-    return EffectId(f"{run_id}:{state.sequence - uncounted}")
+    return fx.EffectId(f"{run_id}:{state.sequence - uncounted}")
 
 
-def next_effect(state: PipelineState) -> Effect:
+def next_effect(state: PipelineState) -> fx.Effect:
     """The one effect the run needs next; total over every state. A lifecycle hook due
     before the step (or after the last invocation, or at the run's end) comes first."""
     return hooked(state, next_step(state))
 
 
-def next_step(state: PipelineState) -> Effect:
+def next_step(state: PipelineState) -> fx.Effect:
     """The effect of the run's step, hooks aside: what ``next_effect`` asks for once no
     lifecycle hook is due (a hook due before it has its effect id)."""
     eid = effect_id(state)
@@ -111,15 +81,15 @@ def next_step(state: PipelineState) -> Effect:
     phase = progress.phase
     due = state.checkpoints.due
     if due is not None and phase is not Phase.NOT_STARTED:
-        return SaveCheckpoint(effect_id=eid, trigger=due, sequence=LogPosition(state.sequence))
+        return fx.SaveCheckpoint(effect_id=eid, trigger=due, sequence=LogPosition(state.sequence))
     if phase is Phase.COMPLETE or phase is Phase.INTERRUPTED:
-        return Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
+        return fx.Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
     if phase is Phase.NOT_STARTED:
-        return StartRun(effect_id=eid)
+        return fx.StartRun(effect_id=eid)
     if ledger.pending_question is not None:
         question = ledger.pending_question
         asked = question.question_id if question.asked else None
-        return WaitForHuman(
+        return fx.WaitForHuman(
             effect_id=eid, question_id=asked, deadline=question.deadline, question=question.question
         )
     step = progress.step
@@ -135,7 +105,7 @@ def next_step(state: PipelineState) -> Effect:
             # Right after a resume, the commit may be the one the dead process was making.
             just_resumed = ledger.last_resume_sequence == state.sequence
             spend = ledger.spend
-            return CreateCommit(
+            return fx.CreateCommit(
                 effect_id=eid,
                 message=message,
                 may_exist=just_resumed,
@@ -146,30 +116,30 @@ def next_step(state: PipelineState) -> Effect:
             assert state.run is not None
             if state.run.rebase_onto is None:
                 # Only a run configured to rebase gets here; without a target, skip past it.
-                return AbortRebase(effect_id=eid)
-            return Rebase(effect_id=eid, onto=state.run.rebase_onto)
+                return fx.AbortRebase(effect_id=eid)
+            return fx.Rebase(effect_id=eid, onto=state.run.rebase_onto)
         case Step.ABORT_REBASE:
-            return AbortRebase(effect_id=eid)
+            return fx.AbortRebase(effect_id=eid)
         case Step.GATE:
             return _gate(state, eid)
         case Step.VALIDATE:
-            return ValidateFinalState(effect_id=eid)
+            return fx.ValidateFinalState(effect_id=eid)
         case Step.RESTORE:
             protected = ledger.protected_prompt
             if protected is None:
-                return RestorePromptPermissions(effect_id=eid, path=None, mode=None)
-            return RestorePromptPermissions(
+                return fx.RestorePromptPermissions(effect_id=eid, path=None, mode=None)
+            return fx.RestorePromptPermissions(
                 effect_id=eid, path=protected.path, mode=protected.original_mode
             )
         case Step.COMPLETE:
-            return CompleteRun(
+            return fx.CompleteRun(
                 effect_id=eid, reason=progress.termination or TerminationReason.COMPLETED
             )
         case Step.TRIGGER:
             role = None if progress.dev_fix is None else progress.dev_fix.role
             if role is None:
-                return Terminate(effect_id=eid, reason=TerminationReason.STOPPED)
-            return TriggerDevFix(
+                return fx.Terminate(effect_id=eid, reason=TerminationReason.STOPPED)
+            return fx.TriggerDevFix(
                 effect_id=eid, failed_role=role, reason=ledger.last_error or "agent chain exhausted"
             )
         case Step.MARKER:
@@ -178,16 +148,16 @@ def next_step(state: PipelineState) -> Effect:
             status = "dev_fix_succeeded" if succeeded else "dev_fix_failed"
             role = None if fix is None else fix.role
             reason = f"agent chain exhausted for {role.value if role else 'unknown'} role"
-            return WriteCompletionMarker(effect_id=eid, status=status, reason=reason)
+            return fx.WriteCompletionMarker(effect_id=eid, status=status, reason=reason)
         case Step.DONE:
-            return Terminate(
+            return fx.Terminate(
                 effect_id=eid, reason=progress.termination or TerminationReason.STOPPED
             )
         case _:
             assert_never(step)
 
 
-def _gate(state: PipelineState, eid: EffectId) -> Effect:
+def _gate(state: PipelineState, eid: fx.EffectId) -> fx.Effect:
     """The screen of the run's changes when it is still due, else the head gate of the round
     under way, with its command as the run recorded it."""
     round_, run = state.gating.round, state.run
@@ -196,7 +166,7 @@ def _gate(state: PipelineState, eid: EffectId) -> Effect:
         # A task's screen looks for tampering only; the postconditions hold for the run's
         # finished work.
         task = round_.scope is ScreenScope.ITERATION
-        return ScreenChanges(
+        return fx.ScreenChanges(
             effect_id=eid,
             scope=round_.scope,
             base=state.gating.work_base if task else state.gating.run_base,
@@ -209,10 +179,10 @@ def _gate(state: PipelineState, eid: EffectId) -> Effect:
     if head is None or spec is None:
         # Only a round with gates puts a run at this step; this keeps next_effect total.
         reason = state.progress.termination or TerminationReason.STOPPED
-        return Terminate(effect_id=eid, reason=reason)
+        return fx.Terminate(effect_id=eid, reason=reason)
     pin = pinned_to(state)
     tamper = None if run is None else run.loop.tamper
-    return RunGate(
+    return fx.RunGate(
         effect_id=eid,
         gate=spec.name,
         boundary=head[1],
@@ -224,46 +194,37 @@ def _gate(state: PipelineState, eid: EffectId) -> Effect:
     )
 
 
-def _begin(state: PipelineState, eid: EffectId) -> Effect:
-    progress = state.progress
-    phase = progress.phase
-    if phase is Phase.PLANNING:
-        return BeginPlanning(effect_id=eid)
-    if phase is Phase.DEVELOPMENT:
-        routing = state.routing
-        if routing.hat is not None and routing.trigger is not None:
-            return BeginActivation(
-                effect_id=eid,
-                iteration=Count(progress.iteration),
-                hat=routing.hat,
-                topic=routing.trigger.topic,
-            )
-        return BeginIteration(effect_id=eid, iteration=Count(progress.iteration))
-    if phase is Phase.REVIEW:
-        if progress.fixing:
-            return BeginFixAttempt(effect_id=eid, review_pass=Count(progress.review_pass))
-        return BeginReviewPass(effect_id=eid, review_pass=Count(progress.review_pass))
-    if phase is Phase.FINALIZING:
-        return BeginFinalizing(effect_id=eid)
+def _begin(state: PipelineState, eid: fx.EffectId) -> fx.Effect:
+    progress, trigger = state.progress, state.routing.trigger
+    if progress.phase in fx.BEGUN_PHASES:
+        return fx.Begin(
+            effect_id=eid,
+            phase=progress.phase,
+            fixing=progress.fixing,
+            iteration=Count(progress.iteration),
+            review_pass=Count(progress.review_pass),
+            hat=state.routing.hat,
+            topic=None if trigger is None else trigger.topic,
+        )
     # No other phase begins with a start fact; no reducer puts one at BEGIN.
-    return Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
+    return fx.Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
 
 
 def _schema(state: PipelineState, role: Role) -> Json | None:
     return response_schema_for(state, role)
 
 
-def _prompt(state: PipelineState, eid: EffectId) -> Effect:
+def _prompt(state: PipelineState, eid: fx.EffectId) -> fx.Effect:
     progress = state.progress
     kind = task_prompt_kind(state)
     role = progress.role
     if kind is None or role is None:
-        return Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
+        return fx.Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
     working = working_hat(state, role)
     hat = None if working is None else working.name
     correcting_now = kind is PromptKind.FORMAT_CORRECTION
     publishing = _publishing(state, kind, role)
-    return MaterializePrompt(
+    return fx.MaterializePrompt(
         effect_id=eid,
         kind=kind,
         role=role,
@@ -283,7 +244,7 @@ def _prompt(state: PipelineState, eid: EffectId) -> Effect:
     )
 
 
-def _publishing(state: PipelineState, kind: PromptKind, role: Role) -> Publishing | None:
+def _publishing(state: PipelineState, kind: PromptKind, role: Role) -> fx.Publishing | None:
     """What the prompt says about publishing: every working prompt, none for a commit message
     or a formatting correction (they answer in a file and nothing else)."""
     run = state.run
@@ -295,7 +256,7 @@ def _publishing(state: PipelineState, kind: PromptKind, role: Role) -> Publishin
     publishes = working.publishes if working is not None else () if hat is None else hat.publishes
     seen = state.intake.seen_topics
     promise = policy.completion_promise
-    return Publishing(
+    return fx.Publishing(
         publishes=publishes,
         enforced=policy.enforce_hat_scope,
         completion_promise=promise,
@@ -306,35 +267,37 @@ def _publishing(state: PipelineState, kind: PromptKind, role: Role) -> Publishin
     )
 
 
-def _invoke(state: PipelineState, eid: EffectId) -> Effect:
+def _invoke(state: PipelineState, eid: fx.EffectId) -> fx.Effect:
     progress, agent, run = state.progress, state.agent, state.run
     role = progress.role
     kind = task_prompt_kind(state)
     if role is None or kind is None or run is None:
-        return Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
+        return fx.Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
     check = state.ledger.response
     if check is not None and not check.valid and kind is not PromptKind.FORMAT_CORRECTION:
         # Every correction turn was used: a person has to look.
-        return RequireHuman(
+        return fx.RequireHuman(
             effect_id=eid, reason=FORMATTING_CORRECTION_EXHAUSTED, detail=_exhausted(check)
         )
     if state.ledger.window_full is not None:
-        return RequireHuman(effect_id=eid, reason=PROVIDER_LIMIT, detail=state.ledger.window_full)
+        return fx.RequireHuman(
+            effect_id=eid, reason=PROVIDER_LIMIT, detail=state.ledger.window_full
+        )
     if agent.limit_until is not None:
         if agent.limit_stop:
             detail = state.ledger.last_error or f"a provider limit until {agent.limit_until}"
-            return RequireHuman(effect_id=eid, reason=PROVIDER_LIMIT, detail=detail)
-        return WaitForLimitReset(effect_id=eid, role=role, until=agent.limit_until)
+            return fx.RequireHuman(effect_id=eid, reason=PROVIDER_LIMIT, detail=detail)
+        return fx.WaitForLimitReset(effect_id=eid, role=role, until=agent.limit_until)
     if agent.backoff_ceiling_ms is not None:
-        return BackOff(effect_id=eid, role=role, ceiling_ms=DurationMs(agent.backoff_ceiling_ms))
+        return fx.BackOff(effect_id=eid, role=role, ceiling_ms=DurationMs(agent.backoff_ceiling_ms))
     chain = agents_for(state, role)
     position = agent.chain_position
     if position >= len(chain):
         # Reducers move an exhausted chain to dev-fix; this keeps next_effect total regardless.
-        return Terminate(effect_id=eid, reason=TerminationReason.AGENT_CHAIN_EXHAUSTED)
+        return fx.Terminate(effect_id=eid, reason=TerminationReason.AGENT_CHAIN_EXHAUSTED)
     if check is not None and check.valid:
         # No correction is due, so the task's prompt kind is its report's kind.
-        return CollectReport(
+        return fx.CollectReport(
             effect_id=eid,
             role=role,
             agent=chain[position],
@@ -345,7 +308,7 @@ def _invoke(state: PipelineState, eid: EffectId) -> Effect:
     # A correction turn is the attempt it corrects answering again, not an attempt of its own:
     # the cursor counts every invocation, so the turns taken so far are taken off.
     turns = check.failures if check is not None and kind is PromptKind.FORMAT_CORRECTION else 0
-    return InvokeAgent(
+    return fx.InvokeAgent(
         effect_id=eid,
         role=role,
         agent=chain[position],

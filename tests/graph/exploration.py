@@ -26,17 +26,7 @@ from typing import Final, TypeAlias, TypeVar, final
 import attrs
 from attrs import frozen
 
-from pipeline.core.effects import (
-    BeginActivation,
-    BeginFixAttempt,
-    BeginIteration,
-    BeginPlanning,
-    BeginReviewPass,
-    Effect,
-    InvokeAgent,
-    RunGate,
-    Terminate,
-)
+from pipeline.core.effects import Effect, InvokeAgent, Terminate, measures_runtime
 from pipeline.core.state import Phase, PipelineState, Progress, is_complete, is_terminal
 from pipeline.engine.simulation import (
     USAGE_CHOICE,
@@ -62,7 +52,7 @@ from pipeline.orchestration import next_effect
 from pipeline.reducers import Edge, reduce
 from tests.graph.worlds import worlds
 
-__all__ = ["RUNTIME_BUDGET_CHECKS", "PhaseGraph", "explore"]
+__all__ = ["PhaseGraph", "explore"]
 
 T = TypeVar("T")
 
@@ -235,17 +225,6 @@ def _round_shape(state: PipelineState) -> tuple[object, ...] | None:
     return (round_.screen_due, round_.pending, round_.in_flight, failed, round_.then, round_.after)
 
 
-RUNTIME_BUDGET_CHECKS: Final = (
-    BeginPlanning,
-    BeginIteration,
-    BeginActivation,
-    BeginReviewPass,
-    BeginFixAttempt,
-    RunGate,
-)
-"""The effects whose runtime handler measures the runtime budget (and may report it spent)."""
-
-
 _AFTER_INTERRUPTION: Final[_Outcomes] = (
     (0, (RunResumed(checkpoint_sequence=None, at=_AT),)),
     (0, (RunAbandoned(reason="given up", at=_AT),)),
@@ -276,7 +255,7 @@ def _handler_facts(state: PipelineState, effect: Effect) -> _Outcomes:
         return _AFTER_INTERRUPTION
     if is_terminal(state) or state.phase is Phase.NOT_STARTED:
         return ()
-    return _BUDGET_CHECK if isinstance(effect, RUNTIME_BUDGET_CHECKS) else _ANY_STEP
+    return _BUDGET_CHECK if measures_runtime(effect) else _ANY_STEP
 
 
 @final

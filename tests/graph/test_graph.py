@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from pipeline.app.graph import phase_changes, phase_edges, to_dot, to_mermaid
 from pipeline.app.testing import simulated_runs
+from pipeline.core.effects import measures_runtime
 from pipeline.core.state import Phase
 from pipeline.events import (
     WIRE_TAGS,
@@ -31,7 +32,7 @@ from pipeline.handlers.store import SqliteEventStore
 from pipeline.orchestration import next_effect
 from pipeline.reducers import Edge, fold
 from tests.cli.test_cli import ralph
-from tests.graph.exploration import RUNTIME_BUDGET_CHECKS, explore
+from tests.graph.exploration import explore
 from tests.support import WHOLE_RUNS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,9 +126,7 @@ def test_facts_only_real_handlers_report_keep_any_reachable_state_on_the_graph(
     change is in the graph."""
     _config, log, _final = run
     cut = data.draw(st.integers(1, len(log)), label="facts before")
-    if isinstance(fact, BudgetExceeded) and not isinstance(
-        next_effect(fold(log[:cut])), RUNTIME_BUDGET_CHECKS
-    ):
+    if isinstance(fact, BudgetExceeded) and not measures_runtime(next_effect(fold(log[:cut]))):
         return  # the runtime measures its budget only as a phase or an iteration begins
     path = [*log[:cut], fact]
     if fold(path).phase is Phase.INTERRUPTED:

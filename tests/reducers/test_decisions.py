@@ -11,7 +11,14 @@ from datetime import UTC, datetime
 import attrs
 import pytest
 
-from pipeline.core.effects import BackOff, CreateCommit, InvokeAgent, SaveCheckpoint, Terminate
+from pipeline.core.effects import (
+    BackOff,
+    Begin,
+    CreateCommit,
+    InvokeAgent,
+    SaveCheckpoint,
+    Terminate,
+)
 from pipeline.core.state import Phase, PipelineState, Step, TerminationReason
 from pipeline.engine.simulation import AgentOutcome, Always, default_chains
 from pipeline.events import (
@@ -159,7 +166,9 @@ def test_resume_after_dev_fix_retries_the_failed_task_from_the_start_of_its_chai
 def test_a_partial_iteration_commits_and_starts_the_next_iteration() -> None:
     """Partial work is committed, then development goes on with iteration 2."""
     result = scripted_run({"iteration status": [IterationStatus.PARTIAL]})
-    iterations = [e.iteration for e in result.effects if type(e).__name__ == "BeginIteration"]
+    iterations = [
+        e.iteration for e in result.effects if isinstance(e, Begin) and e.phase is Phase.DEVELOPMENT
+    ]
     assert iterations == [1, 2]
     assert result.state.ledger.commits == 2
     assert result.state.phase is Phase.COMPLETE
@@ -194,7 +203,9 @@ def test_review_issues_are_fixed_committed_and_reviewed_again() -> None:
 def test_failed_validation_asks_for_another_iteration() -> None:
     """A failed final validation sends the run back to development."""
     result = scripted_run({"validation passes": [False]})
-    iterations = [e.iteration for e in result.effects if type(e).__name__ == "BeginIteration"]
+    iterations = [
+        e.iteration for e in result.effects if isinstance(e, Begin) and e.phase is Phase.DEVELOPMENT
+    ]
     assert iterations == [1, 2]
     assert result.state.termination is TerminationReason.COMPLETED
 

@@ -11,7 +11,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from pipeline.app.testing import HypothesisChooser, world_configs
-from pipeline.core.effects import BeginPlanning, EffectId, RunHook, Terminate
+from pipeline.core.effects import Begin, EffectId, RunHook, Terminate
 from pipeline.core.state import Phase, PipelineState, Step, TerminationReason
 from pipeline.engine.simulation import (
     ScriptedChooser,
@@ -232,7 +232,7 @@ def test_a_blocked_claim_runs_its_hook_again_at_the_next_claim_and_a_commit_goes
     claimed_again = attrs.evolve(
         refused, intake=attrs.evolve(refused.intake, completion_claimed=True)
     )
-    again = hooked(claimed_again, BeginPlanning(effect_id=EffectId("e")))
+    again = hooked(claimed_again, Begin(effect_id=EffectId("e"), phase=Phase.PLANNING))
     assert isinstance(again, RunHook)
     assert again.hook == claim
 

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.app.testing import topics
-from pipeline.core.effects import Effect, InvokeAgent, MaterializePrompt, WaitForHuman
+from pipeline.core.effects import Begin, Effect, InvokeAgent, MaterializePrompt, WaitForHuman
 from pipeline.core.serialization import decode_state, encode_state
 from pipeline.core.state import Phase, PipelineState, TerminationReason
 from pipeline.engine import RunOptions, run_in_memory
@@ -331,10 +331,17 @@ def _claim_on_first_iteration(
     return result.state, effects
 
 
+_BEGUN = {(Phase.DEVELOPMENT, False): "BeginIteration", (Phase.REVIEW, False): "BeginReviewPass"}
+
+
 def _kinds(effects: list[Effect]) -> list[str]:
-    """The names of the phase steps among ``effects``, in order."""
-    steps = {"BeginIteration", "BeginReviewPass", "ValidateFinalState"}
-    return [type(e).__name__ for e in effects if type(e).__name__ in steps]
+    """The names of the phase steps among ``effects``, in order: an iteration or a review
+    pass begun (by the names their effects had before ``Begin``), and the final check."""
+    kinds = (
+        _BEGUN.get((e.phase, e.fixing)) if isinstance(e, Begin) else type(e).__name__
+        for e in effects
+    )
+    return [k for k in kinds if k in {*_BEGUN.values(), "ValidateFinalState"}]
 
 
 def test_an_accepted_claim_is_reviewed_before_the_final_check() -> None:

@@ -30,6 +30,8 @@ from pipeline.app.testing._topologies import (
     topologies,
 )
 from pipeline.core.effects import (
+    BEGUN_PHASES,
+    Begin,
     Effect,
     EffectId,
     InvokeAgent,
@@ -290,6 +292,8 @@ def register_strategies() -> None:
     register(ResponseCheck, st.builds(ResponseCheck, failures=st.integers(0, MAX_COUNT)))
     # A response schema is a JSON object (or boolean): a top-level null would read back as
     # "no schema", so a prompt's schema is drawn as the hats' are.
+    # A begin's phase is one whose task starts with a fact: the type alone cannot say so.
+    register(Begin, st.builds(Begin, phase=st.sampled_from(sorted(BEGUN_PHASES))))
     register(
         MaterializePrompt,
         st.builds(MaterializePrompt, response_schema=st.none() | st.just(AGENT_RESPONSE)),

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Final, TypeAlias, final
 
 from attrs import field, frozen
+from attrs.validators import in_
 
 from pipeline.core.effects._agent import (
     BackOff,
@@ -25,7 +26,17 @@ from pipeline.core.effects._agent import (
 )
 from pipeline.core.effects._id import EffectId
 from pipeline.core.state.model import SpendLine
+from pipeline.core.state.phase import Phase
 from pipeline.core.state.termination import TerminationReason
+from pipeline.events import (
+    DevelopmentIterationStarted,
+    FinalizingStarted,
+    FixAttemptStarted,
+    HatActivated,
+    PipelineEvent,
+    PlanningStarted,
+    ReviewPassStarted,
+)
 from pipeline.events.hook_policy import HookSpec
 from pipeline.events.policy import GateSpec
 from pipeline.events.screen import PostconditionPolicy, ScreenScope, TamperPolicy
@@ -39,20 +50,17 @@ from pipeline.events.values import (
     Instant,
     Json,
     LogPosition,
+    Ordinal,
     QuestionId,
     Role,
 )
 
 __all__ = [
+    "BEGUN_PHASES",
     "EFFECT_TAGS",
     "AbortRebase",
     "BackOff",
-    "BeginActivation",
-    "BeginFinalizing",
-    "BeginFixAttempt",
-    "BeginIteration",
-    "BeginPlanning",
-    "BeginReviewPass",
+    "Begin",
     "CollectReport",
     "CompleteRun",
     "CreateCommit",
@@ -78,6 +86,8 @@ __all__ = [
     "WriteCompletionMarker",
     "ends_after_topics",
     "is_redoable",
+    "measures_runtime",
+    "started",
 ]
 
 
@@ -89,33 +99,25 @@ class StartRun:
     effect_id: EffectId
 
 
-@final
-@frozen(kw_only=True)
-class BeginPlanning:
-    """Record that planning begins."""
-
-    effect_id: EffectId
+BEGUN_PHASES: Final = frozenset({Phase.PLANNING, Phase.DEVELOPMENT, Phase.REVIEW, Phase.FINALIZING})
+"""The phases whose task starts with a fact of its own, recorded by a :class:`Begin`."""
 
 
 @final
 @frozen(kw_only=True)
-class BeginIteration:
-    """Record that development iteration ``iteration`` begins."""
+class Begin:
+    """Record that ``phase``'s task begins: planning, development iteration ``iteration`` (in
+    a user's topology: hat ``hat`` woken by ``topic``, as the state routed it), review pass
+    ``review_pass`` or, ``fixing``, the fix of its issues, or finalization. :func:`started`
+    is the fact that records it, whatever world carries it out."""
 
     effect_id: EffectId
-    iteration: Count = field(validator=COUNT_VALIDATOR)
-
-
-@final
-@frozen(kw_only=True)
-class BeginActivation:
-    """Record that iteration ``iteration`` of a user's topology begins: hat ``hat`` woken by
-    ``topic`` (as the state routed it)."""
-
-    effect_id: EffectId
-    iteration: Count = field(validator=COUNT_VALIDATOR)
-    hat: str
-    topic: str
+    phase: Phase = field(validator=in_(BEGUN_PHASES))
+    fixing: bool = False
+    iteration: Count = field(default=Count(0), validator=COUNT_VALIDATOR)
+    review_pass: Count = field(default=Count(0), validator=COUNT_VALIDATOR)
+    hat: str | None = None
+    topic: str | None = None
 
 
 @final
@@ -166,24 +168,6 @@ class ScreenChanges:
     tamper: TamperPolicy | None
     postconditions: PostconditionPolicy | None
     gates: tuple[GateSpec, ...]
-
-
-@final
-@frozen(kw_only=True)
-class BeginReviewPass:
-    """Record that review pass ``review_pass`` begins."""
-
-    effect_id: EffectId
-    review_pass: Count = field(validator=COUNT_VALIDATOR)
-
-
-@final
-@frozen(kw_only=True)
-class BeginFixAttempt:
-    """Record that fixing the issues of review pass ``review_pass`` begins."""
-
-    effect_id: EffectId
-    review_pass: Count = field(validator=COUNT_VALIDATOR)
 
 
 @final
@@ -277,14 +261,6 @@ class WaitForHuman:
 
 @final
 @frozen(kw_only=True)
-class BeginFinalizing:
-    """Record that finalization begins."""
-
-    effect_id: EffectId
-
-
-@final
-@frozen(kw_only=True)
 class RestorePromptPermissions:
     """Give the user's prompt file at ``path`` its ``mode`` back (None: nothing was protected)."""
 
@@ -324,11 +300,7 @@ class RequireHuman:
 
 Effect: TypeAlias = (
     StartRun
-    | BeginPlanning
-    | BeginIteration
-    | BeginActivation
-    | BeginReviewPass
-    | BeginFixAttempt
+    | Begin
     | MaterializePrompt
     | InvokeAgent
     | CollectReport
@@ -346,7 +318,6 @@ Effect: TypeAlias = (
     | TriggerDevFix
     | WriteCompletionMarker
     | WaitForHuman
-    | BeginFinalizing
     | RestorePromptPermissions
     | CompleteRun
     | Terminate
@@ -356,11 +327,7 @@ Effect: TypeAlias = (
 EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
     {
         StartRun: "effect.start_run",
-        BeginPlanning: "effect.begin_planning",
-        BeginIteration: "effect.begin_iteration",
-        BeginActivation: "effect.begin_activation",
-        BeginReviewPass: "effect.begin_review_pass",
-        BeginFixAttempt: "effect.begin_fix_attempt",
+        Begin: "effect.begin",
         MaterializePrompt: "effect.materialize_prompt",
         InvokeAgent: "effect.invoke_agent",
         CollectReport: "effect.collect_report",
@@ -378,7 +345,6 @@ EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
         TriggerDevFix: "effect.trigger_dev_fix",
         WriteCompletionMarker: "effect.write_completion_marker",
         WaitForHuman: "effect.wait_for_human",
-        BeginFinalizing: "effect.begin_finalizing",
         RestorePromptPermissions: "effect.restore_prompt_permissions",
         CompleteRun: "effect.complete_run",
         Terminate: "effect.terminate",
@@ -389,12 +355,7 @@ EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
 
 _REDOABLE: Final[frozenset[type]] = frozenset(
     {
-        BeginPlanning,
-        BeginIteration,
-        BeginActivation,
-        BeginReviewPass,
-        BeginFixAttempt,
-        BeginFinalizing,
+        Begin,
         SaveCheckpoint,
         # Writes the prompt file whole from the state before it, and the next effect (the
         # invocation, whose start is synced) reads it: redone, it writes the same bytes.
@@ -414,3 +375,30 @@ def is_redoable(effect: Effect) -> bool:
     A process crash loses nothing either way: a commit is in the file once it returns.
     """
     return type(effect) in _REDOABLE
+
+
+def started(effect: Begin, at: Instant) -> PipelineEvent:
+    """The fact that records ``effect`` at ``at``: the one place that says which it is."""
+    match effect.phase:
+        case Phase.PLANNING:
+            return PlanningStarted(at=at)
+        case Phase.DEVELOPMENT if effect.hat is not None and effect.topic is not None:
+            iteration = Ordinal(effect.iteration)
+            return HatActivated(iteration=iteration, hat=effect.hat, topic=effect.topic, at=at)
+        case Phase.DEVELOPMENT:
+            return DevelopmentIterationStarted(iteration=Ordinal(effect.iteration), at=at)
+        case Phase.REVIEW if effect.fixing:
+            return FixAttemptStarted(review_pass=Ordinal(effect.review_pass), at=at)
+        case Phase.REVIEW:
+            return ReviewPassStarted(review_pass=Ordinal(effect.review_pass), at=at)
+        case _:  # FINALIZING: the validator lets no other phase in
+            return FinalizingStarted(at=at)
+
+
+def measures_runtime(effect: Effect) -> bool:
+    """Whether the runtime handler checks the runtime budget before ``effect`` (and reports
+    it spent instead of carrying it out): a gate, or a task that begins, but not
+    finalization, which must run for the run to end."""
+    if isinstance(effect, Begin):
+        return effect.phase is not Phase.FINALIZING
+    return isinstance(effect, RunGate)

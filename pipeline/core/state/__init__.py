@@ -62,8 +62,7 @@ from pipeline.core.state.phase import (
     TERMINAL_PHASES,
     Phase,
     Step,
-    prompt_kind_for,
-    role_for,
+    agent_of,
 )
 from pipeline.core.state.routing import MAX_PENDING_TOPICS, RoutedTopic, Routing
 from pipeline.core.state.rungs import Bounce, Rung
@@ -123,6 +122,7 @@ __all__ = [
     "Task",
     "TaskStatus",
     "TerminationReason",
+    "agent_of",
     "agents_for",
     "correcting",
     "escalated_model",
@@ -133,10 +133,8 @@ __all__ = [
     "ladder_of",
     "needed",
     "notices_for",
-    "prompt_kind_for",
     "response_schema_for",
     "reviews_claims",
-    "role_for",
     "rung_of",
     "task_prompt_kind",
     "working_hat",

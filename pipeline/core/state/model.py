@@ -19,7 +19,7 @@ from pipeline.core.state.gating import Gating
 from pipeline.core.state.hooks import Hooks
 from pipeline.core.state.integration import Integration
 from pipeline.core.state.notices import MAX_NOTICES, Notice, notices_for
-from pipeline.core.state.phase import TERMINAL_PHASES, Phase, Step, prompt_kind_for, role_for
+from pipeline.core.state.phase import TERMINAL_PHASES, Phase, Step, agent_of
 from pipeline.core.state.routing import Routing
 from pipeline.core.state.rungs import Rung
 from pipeline.core.state.spend import Spend, SpendLine
@@ -131,7 +131,8 @@ class Progress:
     @property
     def role(self) -> Role | None:
         """The role whose agent works now, if any."""
-        return role_for(self.phase, self.fixing)
+        agent = agent_of(self.phase, self.fixing)
+        return None if agent is None else agent[0]
 
 
 @final
@@ -377,7 +378,8 @@ def task_prompt_kind(state: PipelineState) -> PromptKind | None:
     """The prompt the current task needs: its phase's (a topology's hat's in development),
     or a formatting correction's."""
     progress = state.progress
-    kind = prompt_kind_for(progress.phase, progress.fixing)
+    agent = agent_of(progress.phase, progress.fixing)
+    kind = None if agent is None else agent[1]
     if kind is not None and correcting(state) is not None:
         return PromptKind.FORMAT_CORRECTION
     if kind is PromptKind.DEVELOPMENT and state.routing.hat is not None:

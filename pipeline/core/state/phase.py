@@ -14,8 +14,7 @@ __all__ = [
     "TERMINAL_PHASES",
     "Phase",
     "Step",
-    "prompt_kind_for",
-    "role_for",
+    "agent_of",
 ]
 
 
@@ -89,17 +88,7 @@ kind)``. ``fixing`` is the review fix: the developer answers the reviewer's find
 review has a fixing side; a phase not listed has no agent."""
 
 
-def _agent_of(phase: Phase, fixing: bool) -> tuple[Role, PromptKind] | None:
+def agent_of(phase: Phase, fixing: bool) -> tuple[Role, PromptKind] | None:
+    """The role whose agent works in ``phase`` (``fixing``: the review fix) and the prompt it
+    gets, or ``None`` where no agent works."""
     return AGENT_OF_PHASE.get((phase, fixing and phase is Phase.REVIEW))
-
-
-def role_for(phase: Phase, fixing: bool) -> Role | None:
-    """The role whose agent works in ``phase`` (``fixing``: the review fix), or ``None``."""
-    agent = _agent_of(phase, fixing)
-    return None if agent is None else agent[0]
-
-
-def prompt_kind_for(phase: Phase, fixing: bool) -> PromptKind | None:
-    """The prompt template the agent of ``phase`` gets, or ``None`` where no agent works."""
-    agent = _agent_of(phase, fixing)
-    return None if agent is None else agent[1]

@@ -38,22 +38,18 @@ from pipeline.events import (
     CompletionMarkerEmitted,
     Count,
     DevelopmentIterationCompleted,
-    DevelopmentIterationStarted,
     DevFixCompleted,
     DevFixTriggered,
     DurationMs,
     ErrorKind,
     EventsFileRead,
     ExitCode,
-    FinalizingStarted,
     FinalValidationFailed,
     FinalValidationPassed,
     FixAttemptCompleted,
-    FixAttemptStarted,
     GateFinished,
     GateStarted,
     GateStatus,
-    HatActivated,
     HookRan,
     HumanInterventionRequired,
     HumanQuestionAsked,
@@ -71,7 +67,6 @@ from pipeline.events import (
     Ordinal,
     OutputLineMalformed,
     PipelineEvent,
-    PlanningStarted,
     PlanProduced,
     PlanRejected,
     PromptFileProtected,
@@ -85,7 +80,6 @@ from pipeline.events import (
     RebaseSucceeded,
     ReviewClean,
     ReviewIssuesFound,
-    ReviewPassStarted,
     Role,
     RunCompleted,
     RunId,
@@ -147,25 +141,8 @@ class SimulatedWorld:
                     PromptFileProtected(path="PROMPT.md", original_mode=Count(0o644), at=now()),
                     *((ScreenBaseRecorded(sha=None, at=now()),) if c.loop.screens else ()),
                 )
-            case fx.BeginPlanning():
-                return (PlanningStarted(at=now()),)
-            case fx.BeginIteration():
-                return (DevelopmentIterationStarted(iteration=Ordinal(effect.iteration), at=now()),)
-            case fx.BeginActivation():
-                return (
-                    HatActivated(
-                        iteration=Ordinal(effect.iteration),
-                        hat=effect.hat,
-                        topic=effect.topic,
-                        at=now(),
-                    ),
-                )
-            case fx.BeginReviewPass():
-                return (ReviewPassStarted(review_pass=Ordinal(effect.review_pass), at=now()),)
-            case fx.BeginFixAttempt():
-                return (FixAttemptStarted(review_pass=Ordinal(effect.review_pass), at=now()),)
-            case fx.BeginFinalizing():
-                return (FinalizingStarted(at=now()),)
+            case fx.Begin():
+                return (fx.started(effect, now()),)
             case fx.MaterializePrompt():
                 path = f".agent/prompts/{effect.kind.value}.md"
                 return (

@@ -24,19 +24,12 @@ from pipeline.core.effects import ends_after_topics
 from pipeline.events import (
     AgentChainExhausted,
     AgentName,
-    DevelopmentIterationStarted,
     DevFixTriggered,
     Digest,
-    FinalizingStarted,
-    FixAttemptStarted,
-    HatActivated,
     HumanInterventionRequired,
     Instant,
     Json,
-    Ordinal,
     PipelineEvent,
-    PlanningStarted,
-    ReviewPassStarted,
     Role,
     RoleChain,
     RunCompleted,
@@ -150,29 +143,9 @@ class Runtime:
         match effect:
             case fx.StartRun():
                 return self._start()
-            case fx.BeginPlanning():
-                return self._spent() or (PlanningStarted(at=now()),)
-            case fx.BeginIteration():
-                started = DevelopmentIterationStarted(iteration=Ordinal(effect.iteration), at=now())
-                return self._spent() or (started,)
-            case fx.BeginActivation():
-                woke = HatActivated(
-                    iteration=Ordinal(effect.iteration),
-                    hat=effect.hat,
-                    topic=effect.topic,
-                    at=now(),
-                )
-                return self._spent() or (woke,)
-            case fx.BeginReviewPass():
-                return self._spent() or (
-                    ReviewPassStarted(review_pass=Ordinal(effect.review_pass), at=now()),
-                )
-            case fx.BeginFixAttempt():
-                return self._spent() or (
-                    FixAttemptStarted(review_pass=Ordinal(effect.review_pass), at=now()),
-                )
-            case fx.BeginFinalizing():
-                return (FinalizingStarted(at=now()),)
+            case fx.Begin():
+                spent = self._spent() if fx.measures_runtime(effect) else ()
+                return spent or (fx.started(effect, now()),)
             case fx.MaterializePrompt():
                 return materialize(effect, self.layout, self.config, self._run_id(), self.clock)
             case fx.InvokeAgent():
