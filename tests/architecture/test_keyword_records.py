@@ -56,7 +56,8 @@ def test_every_record_the_library_defines_is_keyword_built() -> None:
     """Walk every module of ``pipeline``: no attrs class there takes a field by position,
     except the listed small values (the check found 208 of 323 that did)."""
     records = _records()
-    assert len(records) > 300  # the walk reached the library, not one package
+    # The walk reached the library, not one package (300 records at stop 47, 323 before).
+    assert len(records) > 250
     positional = {
         name: positional_fields(cls)
         for name, cls in records.items()
