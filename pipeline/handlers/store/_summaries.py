@@ -19,11 +19,8 @@ import orjson
 
 from pipeline.core.state import PendingQuestion, PipelineState
 from pipeline.events import (
-    ChangesScreened,
     CommitCreated,
-    ConnectionRefused,
     PipelineEvent,
-    RunForked,
     RunId,
     SandboxChecked,
 )
@@ -66,10 +63,10 @@ class RunStatus:
     event (a run begun before the table has none, so its parts are known to be partial);
     ``sandbox``, the words of its last sandbox check; ``commit <sha>``, each commit it
     recorded, with the id of the effect it answered; ``question``, the question it waits on
-    as of its head (empty: none), which ``ralph respond`` reads. ``refused``, ``screened``
-    and ``forked`` say the log holds what the rows cannot show (refused connections and
-    screens, read from the log; a fork's commits, checked against its sources' history):
-    the reader folds the log then, as before."""
+    as of its head (empty: none), which ``ralph respond`` reads. What the rows cannot show
+    (refused connections and screens, read from the log; a fork's commits, checked against
+    its sources' history) the reader finds in the log's tags as it checks the chain, and
+    folds the log then, as before."""
 
     table: Final = "run_status"
     columns: Final = ("run_id", "part", "sequence", "text")
@@ -88,12 +85,6 @@ class RunStatus:
                 yield run_id, "sandbox", at, event.said
             case CommitCreated():
                 yield run_id, f"commit {event.sha}", at, str(effect_id(before))
-            case ConnectionRefused():
-                yield run_id, "refused", at, ""
-            case ChangesScreened():
-                yield run_id, "screened", at, ""
-            case RunForked():
-                yield run_id, "forked", at, ""
             case _:
                 pass
 
