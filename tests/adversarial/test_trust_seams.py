@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from pipeline.events import GitMetadataRestored, RunCompleted, TerminationReason
 from tests.runtime.workspace import SHELL_REPORTS, git, make_workspace, ralph, stored_events
+from tests.support import init_repository
 
 HAS_BWRAP = subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode == 0
 pytestmark = [
@@ -165,3 +168,65 @@ def test_with_the_sandbox_off_a_commondir_redirect_never_reaches_ralphs_git_or_t
     git(root, "status")
     assert not Path(f"{marker}.fsmonitor").exists()
     assert _completed(root) is TerminationReason.COMPLETED
+
+
+CREDENTIAL_PROBES = """
+try() {{
+  name=$1; shift
+  if ( "$@" ) >/dev/null 2>&1; then echo "ALLOWED $name" >> .agent/probes.txt
+  else echo "denied $name" >> .agent/probes.txt; fi
+}}
+mkdir -p .agent
+: > .agent/probes.txt
+try cache-listed sh -c 'ls -A ../remote-x.git | grep -q .'
+try cache-log git -C ../remote-x.git log --all
+try cache-ls-remote git ls-remote {remote}
+try cache-ls-remote-url git ls-remote file://{remote}
+try other-ticket cat ../t-other/other.txt
+try git-credentials cat "$HOME/.git-credentials"
+try xdg-credentials cat "$HOME/.config/git/credentials"
+try environment sh -c 'env | grep -i -e token -e ssh_auth'
+try identity git config user.name
+"""
+"""Shell lines of an agent in a ticket's folder reaching for the worker's bare cache beside
+it, another ticket's folder, the credential files and the variables that hold secrets."""
+
+
+def test_an_agent_beside_a_bare_cache_reaches_no_other_branch_and_no_credential(
+    tmp_path: Path,
+) -> None:
+    """A sandboxed agent in a ticket's folder, beside a worker's bare cache and another
+    ticket's repository (outside ``/tmp``, whose siblings the root shows read-only), can
+    neither list, log nor ``ls-remote`` the cache, nor read the other ticket, the credential
+    files or the token and agent-socket variables, while git's identity still reads; and the
+    run completes."""
+    workdir = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        remote = workdir / "remote-x.git"
+        subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
+        other = init_repository(workdir / "t-other")
+        (other / "other.txt").write_text("another ticket's work\n")
+        home = tmp_path / "home"
+        (home / ".config" / "git").mkdir(parents=True)
+        (home / ".gitconfig").write_text("[user]\n\tname = person\n\temail = p@example.com\n")
+        for secret in (home / ".git-credentials", home / ".config" / "git" / "credentials"):
+            secret.write_text("https://bob:hunter2@git.example.com\n")
+        root = workdir / "t-one"
+        script = tmp_path / "agent.sh"
+        script.write_text("#!/bin/sh\n" + CREDENTIAL_PROBES.format(remote=remote) + SHELL_REPORTS)
+        script.chmod(0o755)
+        budgets = "max_iterations = 1\nmax_review_passes = 0\nmax_retries_per_agent = 0"
+        make_workspace(
+            root, scripts={}, agents={"main": [str(script)]}, budgets=budgets, sandbox=REQUIRED
+        )
+        git(root, "push", "--quiet", str(remote), "main:refs/heads/main")
+        env = {"HOME": str(home), "GITHUB_TOKEN": "ghp_secret", "SSH_AUTH_SOCK": "/x/agent.sock"}
+        done = ralph("run", "--plain", cwd=root, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        verdicts = _verdicts(root)
+        allowed = sorted(name for name, verdict in verdicts.items() if verdict == "ALLOWED")
+        assert len(verdicts) == 9, verdicts
+        assert allowed == ["identity"], allowed
+        assert _completed(root) is TerminationReason.COMPLETED
+    finally:
+        shutil.rmtree(workdir)

@@ -38,6 +38,8 @@ DENY_LIST: Final = (
     "~/.npmrc",
     "~/.pypirc",
     "~/.git-credentials",
+    # git-credential-store's second file, inside ``~/.config/git``, which is bound back.
+    "~/.config/git/credentials",
     "~/.config/gh",
     "~/.password-store",
     "~/.local/share/keyrings",

@@ -91,14 +91,25 @@ def existing_hidden(home: str, hide: Iterable[str]) -> tuple[Hidden, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def _is_repository(folder: Path) -> bool:
+    """Whether ``folder`` holds a ``.git`` or is a bare repository (a ``HEAD`` file beside
+    ``objects/`` and ``refs/``, as git itself recognises one): a worker's bare cache beside
+    the tickets' folders holds every branch it fetched."""
+    if (folder / ".git").exists():
+        return True
+    return (
+        (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir()
+    )
+
+
 def other_repositories(workspace: Path, common_dir: Path | None) -> tuple[str, ...]:
-    """Siblings of the workspace that hold a ``.git`` (other repositories), and the main work
-    tree of a linked worktree (the common git directory's parent), all resolved."""
+    """Siblings of the workspace that are repositories (a ``.git`` in them, or bare), and the
+    main work tree of a linked worktree (the common git directory's parent), all resolved."""
     found: list[str] = []
     parent = workspace.parent
     with contextlib.suppress(OSError):
         for sibling in parent.iterdir():
-            if sibling != workspace and (sibling / ".git").exists():
+            if sibling != workspace and _is_repository(sibling):
                 found.append(realpath(sibling))
     if common_dir is not None and common_dir.name == ".git":
         main = common_dir.parent
