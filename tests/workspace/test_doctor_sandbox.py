@@ -5,6 +5,7 @@ endpoint agents need is tried from inside a real sandbox."""
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import shutil
 import socket
@@ -18,6 +19,7 @@ from pipeline.app.workspace import Status
 from pipeline.app.workspace._doctor_check import Check
 from pipeline.app.workspace._doctor_sandbox import check_sandbox
 from pipeline.core.config import parse_config
+from tests.runtime.workspace import make_workspace, ralph
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None and not os.environ.get("CI"),
@@ -129,3 +131,50 @@ def test_no_network_while_an_agent_needs_its_model_warns(tmp_path: Path) -> None
     assert warned.status is Status.WARN
     assert "127.0.0.1:9999" in warned.detail
     assert "cannot reach their model" in warned.detail
+
+
+@needs_bwrap
+def test_doctor_warns_of_secrets_in_the_global_git_config(tmp_path: Path) -> None:
+    """``ralph doctor`` warns of each secret in git's global configuration (a real file named
+    by ``GIT_CONFIG_GLOBAL``, and one it includes) that the sandbox would show: an HTTP
+    header, an ``insteadOf`` URL with a password and a credential store file outside
+    ``$HOME``, naming each key and never a secret; a store file in the hidden ``$HOME`` and a
+    URL without a password are not named."""
+    included = tmp_path / "included"
+    included.write_text('[http]\n\textraHeader = "Authorization: bearer tok-included"\n')
+    config = tmp_path / "gitconfig"
+    config.write_text(
+        "[user]\n\tname = person\n\temail = p@example.com\n"
+        '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n'
+        '[url "https://bob:hunter2@git.example.com/"]\n\tinsteadOf = https://git.example.com/\n'
+        '[url "https://mirror.example.com/"]\n\tinsteadOf = https://plain.example.com/\n'
+        '[url "https://carl:p@ss/word@x.example/"]\n\tpushInsteadOf = https://x.example/\n'
+        "[credential]\n\thelper = store --file=/srv/ralph-creds\n"
+        '[credential "https://home.example.com"]\n\thelper = store --file ~/kept\n'
+        f"[include]\n\tpath = {included}\n"
+    )
+    root = make_workspace(
+        tmp_path / "ws", scripts={}, agents={"main": ["true"]}, sandbox='mode = "auto"'
+    )
+    env = {"GIT_CONFIG_GLOBAL": str(config), "HOME": str(tmp_path / "home")}
+    done = ralph("doctor", "--json", cwd=root, env=env)
+    said = done.stdout + done.stderr
+    (row,) = [c for c in json.loads(done.stdout)["checks"] if c["name"] == "sandbox git config"]
+    assert row["status"] == "WARN", said
+    for key in (
+        "http.https://github.com/.extraheader",
+        "http.extraheader",
+        "url.https://bob:[redacted:password]@git.example.com/.insteadof",
+        "url.https://carl:[redacted:password]@x.example/.pushinsteadof",
+        "credential.helper keeps passwords in /srv/ralph-creds",
+    ):
+        assert key in row["detail"], (key, said)
+    for secret in (
+        "c2VjcmV0",
+        "hunter2",
+        "ss/word",
+        "tok-included",
+        "mirror.example.com",
+        "~/kept",
+    ):
+        assert secret not in said, (secret, said)

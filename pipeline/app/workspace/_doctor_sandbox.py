@@ -15,7 +15,11 @@ from typing import Final
 from pipeline.app.workspace._doctor_check import Check, Status, fail, ok, warn
 from pipeline.core.config import RalphConfig
 from pipeline.core.sandbox import Endpoint, NetworkMode, SandboxMode, parse_endpoint
-from pipeline.handlers.runtime import SandboxUnavailableError, model_endpoints
+from pipeline.handlers.runtime import (
+    SandboxUnavailableError,
+    global_config_secrets,
+    model_endpoints,
+)
 from pipeline.handlers.sandbox import INSTALL_HINT, probe, reach_from_inside
 
 __all__ = ["check_sandbox"]
@@ -66,9 +70,22 @@ def _endpoints(
     return needed, [ok(f"{_NAME} endpoints", detail, fix)]
 
 
+def _git_config(environ: Mapping[str, str]) -> list[Check]:
+    """A warning when git's global configuration, which the sandbox shows read-only, holds a
+    secret (each named by its key, never its value)."""
+    found = global_config_secrets(environ)
+    if not found:
+        return []
+    fix = (
+        "keep credentials in a credential helper (its files are hidden), not in git's "
+        "configuration; a file the sandbox should not show goes in [sandbox] hide"
+    )
+    return [warn(f"{_NAME} git config", f"agents can read: {'; '.join(found)}", fix)]
+
+
 def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
-    """The sandbox's checks for ``config`` in ``root``: the probe, then each endpoint agents
-    need, reached from inside."""
+    """The sandbox's checks for ``config`` in ``root``: the probe, secrets in git's global
+    configuration (shown inside), then each endpoint agents need, reached from inside."""
     policy = config.sandbox.policy()
     if policy.mode is SandboxMode.OFF:
         detail = "off in ralph.toml: agents run with your whole account"
@@ -80,7 +97,7 @@ def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -
         detail = f"{policy.mode.value}, but {found.reason}"
         return [Check(name=_NAME, status=status, detail=detail, fix=_fix(found.reason))]
     inside = "" if found.uid is None else f", uid {found.uid} inside"
-    checks = [ok(_NAME, f"{found.backend} starts a sandbox here{inside}")]
+    checks = [ok(_NAME, f"{found.backend} starts a sandbox here{inside}"), *_git_config(environ)]
     needed, problems = _endpoints(config, root, environ)
     checks += problems
     if policy.network is NetworkMode.NONE:

@@ -26,7 +26,13 @@ from pipeline.core.sandbox._environment import (
     withheld_variables,
 )
 from pipeline.core.sandbox._errors import SandboxError
-from pipeline.core.sandbox._inputs import DEFAULT_PROTECT, DENY_LIST, Hidden, MountInputs
+from pipeline.core.sandbox._inputs import (
+    DEFAULT_PROTECT,
+    DENY_LIST,
+    GIT_CONFIG_PATHS,
+    Hidden,
+    MountInputs,
+)
 from pipeline.core.sandbox._paths import expand_home
 from pipeline.core.sandbox._plan import INDEX_MOUNT, MANDATORY_FLAGS, RELAY_MOUNT, mount_plan
 from pipeline.core.sandbox._policy import (
@@ -51,6 +57,7 @@ __all__ = [
     "DEFAULT_UID",
     "DENY_LIST",
     "DOCUMENTED_VARIABLES",
+    "GIT_CONFIG_PATHS",
     "INDEX_MOUNT",
     "MANDATORY_FLAGS",
     "MAX_UID",

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     )
     from pipeline.handlers.runtime._gitcmd import git_out, run_git, run_git_bytes
     from pipeline.handlers.runtime._gitguard import GitGuard
+    from pipeline.handlers.runtime._global_config import global_config_secrets
     from pipeline.handlers.runtime._layout import WorkspaceLayout
     from pipeline.handlers.runtime._pinned import CommitWorld, Layering, Pinning
     from pipeline.handlers.runtime._prompting import digest_of
@@ -117,6 +118,7 @@ __all__ = [
     "gather_changes",
     "git_out",
     "git_policy_in",
+    "global_config_secrets",
     "load_hat_schemas",
     "load_response_schemas",
     "model_endpoints",
