@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pipeline.handlers.runtime._gitcmd import git_out, run_git, run_git_bytes
     from pipeline.handlers.runtime._gitguard import GitGuard
     from pipeline.handlers.runtime._layout import WorkspaceLayout
+    from pipeline.handlers.runtime._ownfiles import write_own
     from pipeline.handlers.runtime._pinned import CommitWorld, Layering, Pinning
     from pipeline.handlers.runtime._prompting import digest_of
     from pipeline.handlers.runtime._prompts import render_prompt, template_text
@@ -135,6 +136,7 @@ __all__ = [
     "template_text",
     "untracked_baseline",
     "worktree_entries",
+    "write_own",
 ]
 
 __getattr__ = lazy_names(__name__, globals())
