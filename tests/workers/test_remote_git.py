@@ -10,7 +10,9 @@ import pytest
 
 from pipeline.app.workers._remote_run import (
     RemoteMovedError,
+    RemoteRefusedError,
     RemoteRun,
+    RemoteUnreachableError,
     cache_for,
 )
 from pipeline.app.workers._ticket_repo import (
@@ -293,3 +295,29 @@ def test_a_ticket_held_on_this_host_is_busy(tmp_path: Path) -> None:
     with ticket_turn(tmp_path, TICKET), pytest.raises(TicketBusyError):  # noqa: SIM117
         with ticket_turn(tmp_path, TICKET):
             pass
+
+
+def test_a_host_refusing_the_claim_ref_fails_the_ticket_with_gits_message(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A host whose hook declines refs outside heads/ refuses the first claim: the ticket
+    fails with what the host said, at once, and nothing moved on the remote."""
+    bare, url = remote
+    hook(
+        bare, "pre-receive", 'if grep -q " refs/ralph/"; then echo "no such refs here"; exit 1; fi'
+    )
+    worker = Worker(url, tmp_path / "w1", main_of(bare))
+    with pytest.raises(RemoteRefusedError, match="no such refs here") as refused:
+        worker.run.claim(holder="w1", host="h1", run_id=None)
+    assert not isinstance(refused.value, RemoteMovedError)
+    assert reflog(bare, f"refs/heads/{BRANCH}") == reflog(bare, CLAIM) == []
+
+
+def test_an_unreachable_remote_gives_the_ticket_back(tmp_path: Path) -> None:
+    """A remote that cannot be reached, after the retries, is an :class:`OSError` the worker
+    gives the ticket back on (another worker may reach it), naming what git said."""
+    gone = tmp_path / "gone.git"
+    worker = Worker(str(gone), tmp_path / "w1", "0" * 40)
+    with pytest.raises(RemoteUnreachableError, match=r"gone\.git") as unreachable:
+        worker.run.claim(holder="w1", host="h1", run_id=None)
+    assert isinstance(unreachable.value, OSError)

@@ -265,8 +265,9 @@ class RemoteRun:
             if done.returncode != 128:
                 return done.returncode, done.stdout, done.stderr
             if wait is None:
+                # git's message names the repository it could not reach.
                 said = " ".join(done.stderr.split())[:500]
-                raise RemoteUnreachableError(f"git {args[0]} {self.url}: {said}")
+                raise RemoteUnreachableError(f"git {args[0]} gave up: {said}")
             time.sleep(wait)
         raise AssertionError("unreachable")  # the loop returns or raises
 
@@ -302,8 +303,8 @@ class RemoteRun:
         ]
         try:
             code, out, err = self._retrying(*args)
-        except RemoteUnreachableError:
-            code, out, err = 128, "", ""
+        except RemoteUnreachableError as error:
+            code, out, err = 128, "", str(error)
         said = " ".join((err or out).split())[:500]
         if code == 0:
             return None
@@ -311,5 +312,5 @@ class RemoteRun:
         if self._remote_refs(*leases) == tuple(new for _old, new in leases.values()):
             return None
         if code == 128:
-            raise RemoteUnreachableError(f"git push {self.url}: {said or 'no answer'}")
+            raise RemoteUnreachableError(said)
         return said
