@@ -321,3 +321,39 @@ def test_an_unreachable_remote_gives_the_ticket_back(tmp_path: Path) -> None:
     with pytest.raises(RemoteUnreachableError, match=r"gone\.git") as unreachable:
         worker.run.claim(holder="w1", host="h1", run_id=None)
     assert isinstance(unreachable.value, OSError)
+
+
+def test_a_zombies_push_during_a_takeover_is_its_last(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A zombie's push landing between the successor's look and its claim push (the one push
+    a zombie can make) makes the claim start over on top of it; the zombie's next push moves
+    nothing."""
+    bare, url = remote
+    base = main_of(bare)
+    zombie, successor = (Worker(url, tmp_path / name, base) for name in ("w1", "w2"))
+    zombie.run.claim(holder="w1", host="h1", run_id=None)
+    zombie.run.publish(zombie.commit("r1:e1", "one\n"))
+    # The zombie's next push, made ready in its cache, for the remote's hook to send.
+    late = zombie.commit("r1:e2", "late\n")
+    cache = zombie.run.cache
+    git(cache, "fetch", "-q", str(zombie.workdir / TICKET), f"{late}:refs/late")
+    fence = git(cache, "commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-p",
+                str(zombie.run.claimed), "-m", "ralph push: late")  # fmt: skip
+    hook(
+        bare,
+        "pre-receive",
+        f'if grep -q " {CLAIM}$" && [ ! -e "$GIT_DIR/zombie" ]; then\n'
+        f'  touch "$GIT_DIR/zombie"\n'
+        "  env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES"
+        f' git --git-dir="{cache}" push -q --atomic "{bare}" {late}:refs/heads/{BRANCH}'
+        f" {fence}:{CLAIM}\nfi",
+    )
+    successor.run.claim(holder="w2", host="h2", run_id="r1")
+    assert (bare / "zombie").exists()  # the zombie's push did land between
+    assert git(bare, "rev-parse", f"{CLAIM}^") == fence
+    assert successor.run.pushed == late
+    before = reflog(bare, f"refs/heads/{BRANCH}"), reflog(bare, CLAIM)
+    with pytest.raises(LeaseLostError):
+        zombie.run.publish(zombie.commit("r1:e3", "later\n"))
+    assert (reflog(bare, f"refs/heads/{BRANCH}"), reflog(bare, CLAIM)) == before
