@@ -4,6 +4,7 @@ remotes in the test's folder (a path URL and a ``file://`` one); no database."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -357,3 +358,30 @@ def test_a_zombies_push_during_a_takeover_is_its_last(
     with pytest.raises(LeaseLostError):
         zombie.run.publish(zombie.commit("r1:e3", "later\n"))
     assert (reflog(bare, f"refs/heads/{BRANCH}"), reflog(bare, CLAIM)) == before
+
+
+def test_a_reused_repositorys_config_runs_nothing_of_the_agents_in_its_fetch(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """An agent's ``remote.<url>.uploadpack`` (a command) and ``remote.<url>.vcs`` (a helper)
+    in the reused repository's config, keyed by the cache's URL, run nothing when the worker
+    refreshes the target there (a refused fetch makes the repository anew); an agent's
+    symlink in place of the repository is not followed."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare))
+    worker.run.claim(holder="w1", host="h1", run_id=None)
+    repo = worker.repository()
+    cache_url = f"file://{worker.run.cache.resolve()}"
+    marker = tmp_path / "ran"
+    git(repo, "config", f"remote.{cache_url}.uploadpack", f"touch {marker}; git-upload-pack")
+    assert worker.repository() == repo
+    assert not marker.exists()
+    git(repo, "config", f"remote.{cache_url}.vcs", "ext")
+    assert worker.repository() == repo  # git refuses the helper: the repository is made anew
+    assert not git_out(repo, "config", "--get-regexp", "^remote\\.", check=False)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(repo, elsewhere)
+    repo.symlink_to(elsewhere)
+    assert worker.repository() == repo
+    assert not repo.is_symlink()
+    assert (elsewhere / ".git").is_dir()

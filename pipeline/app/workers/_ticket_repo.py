@@ -37,7 +37,7 @@ __all__ = ["Restored", "TicketBusyError", "stand_in_events_file", "ticket_reposi
 
 _FILE_ONLY = ("-c", "protocol.allow=never", "-c", "protocol.file.allow=always")
 """A fetch of the ticket repository's own reaches the cache only, whatever its config (the
-agent's to edit) says with ``url.*.insteadOf``."""
+agent's to edit) says with ``url.*.insteadOf`` or ``remote.<url>.vcs`` (a helper program)."""
 
 
 class TicketBusyError(PipelineError, BlockingIOError):
@@ -103,8 +103,13 @@ def ticket_repository(
     repo = workdir / ticket
     refs = [target] if rebase_onto is None else [target, rebase_onto]
     if _reusable(repo, branch, pushed, pending):
-        _fetch(repo, cache, refs)
-        return repo
+        try:
+            _fetch(repo, cache, refs)
+            return repo
+        except GitError:
+            pass  # git cannot fetch there (its config broken, say): it is made anew
+    if repo.is_symlink():
+        repo.unlink()  # not followed: what it points at is not the worker's
     shutil.rmtree(repo, ignore_errors=True)
     making = workdir / f".making-{ticket}-{os.getpid()}"
     shutil.rmtree(making, ignore_errors=True)
@@ -147,7 +152,7 @@ def _restore(layout: WorkspaceLayout, restore: Restored) -> None:
 def _reusable(repo: Path, branch: str, pushed: str, pending: str | None) -> bool:
     """Whether ``repo`` is this ticket's repository where a run can go on: HEAD on
     ``branch`` at ``pushed``, or one past it by the commit of the ``pending`` step."""
-    if not (repo / ".git").is_dir():
+    if repo.is_symlink() or not (repo / ".git").is_dir():
         return False
     try:
         on = git_out(repo, "symbolic-ref", "-q", "HEAD", check=False).strip()
@@ -167,5 +172,7 @@ def _reusable(repo: Path, branch: str, pushed: str, pending: str | None) -> bool
 def _fetch(repo: Path, cache: Path, branches: list[str]) -> None:
     """Fetch ``branches`` of the cache into ``repo``'s branches of the same names."""
     specs = [f"+refs/heads/{name}:refs/heads/{name}" for name in dict.fromkeys(branches)]
+    # The command line's upload-pack beats a ``remote.<url>.uploadpack`` command in the config.
     run_git(repo, *_FILE_ONLY, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
-            "--update-head-ok", f"file://{cache.resolve()}", *specs)  # fmt: skip
+            "--update-head-ok", "--upload-pack=git-upload-pack", f"file://{cache.resolve()}",
+            *specs)  # fmt: skip
