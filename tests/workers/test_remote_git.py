@@ -22,7 +22,7 @@ from pipeline.app.workers._ticket_repo import (
     ticket_repository,
     ticket_turn,
 )
-from pipeline.handlers.runtime import WorkspaceLayout, git_out
+from pipeline.handlers.runtime import GitError, WorkspaceLayout, git_out
 from pipeline.handlers.store import LeaseLostError
 from tests.runtime.workspace import git
 from tests.workers.remotes import bare_remote, effects_on, hook, reflog
@@ -385,3 +385,14 @@ def test_a_reused_repositorys_config_runs_nothing_of_the_agents_in_its_fetch(
     assert worker.repository() == repo
     assert not repo.is_symlink()
     assert (elsewhere / ".git").is_dir()
+
+
+def test_a_bare_folder_holding_a_commondir_file_is_refused(tmp_path: Path) -> None:
+    """git would read a bare repository's objects and refs from where a ``commondir`` file
+    in it says; ralph's bare mode refuses such a folder before git runs."""
+    elsewhere, cache = bare_remote(tmp_path / "host"), tmp_path / "cache.git"
+    git(tmp_path, "init", "-q", "--bare", str(cache))
+    assert git_out(cache, "for-each-ref", bare=True) == ""
+    (cache / "commondir").write_text(f"{elsewhere}\n")
+    with pytest.raises(GitError, match="commondir"):
+        git_out(cache, "for-each-ref", bare=True)
