@@ -121,6 +121,7 @@ class RemoteRun:
         self.base, self.target, self.branch, self.rebase_onto = base, target, branch, rebase_onto
         check_ticket(ticket)
         self.claim_ref = f"{CLAIMS}{ticket}"
+        self._head, self._target = f"refs/heads/{branch}", f"refs/heads/{target}"
         # Told each pushed commit (the queue's ``note_pushed``); False: the ticket's lease is gone.
         self._on_pushed = on_pushed
         self._retry_s = retry_s
@@ -215,14 +216,6 @@ class RemoteRun:
         self.pushed, self.claimed = sha, made
         self._cache("update-ref", self._head, sha)
         self._note(sha)
-
-    @property
-    def _head(self) -> str:
-        return f"refs/heads/{self.branch}"
-
-    @property
-    def _target(self) -> str:
-        return f"refs/heads/{self.target}"
 
     def _cache(self, *args: str) -> str:
         """What ``git ARGS`` in the cache printed, stripped."""
