@@ -185,11 +185,12 @@ _SHOWING_DIFFS = frozenset({"diff", "log", "show"})
 repository's configuration, which no ``-c`` can name in advance (one per attribute)."""
 
 
-def _argv(root: Path, args: tuple[str, ...], policy: GitPolicy) -> list[str]:
+def _argv(root: Path, args: tuple[str, ...], policy: GitPolicy, bare: bool = False) -> list[str]:
     """The command line of ``git ARGS`` under ``policy`` (the repository's drivers read once);
     a command that can show a diff runs no external diff or textconv program."""
     if not policy.run_filters and policy.drivers is None:
-        policy = attrs.evolve(policy, drivers=repository_drivers(root))
+        found = configured_drivers((root / "config",)) if bare else repository_drivers(root)
+        policy = attrs.evolve(policy, drivers=found)
     if args and args[0] in _SHOWING_DIFFS:
         # After the caller's options, before a ``--`` or ``--end-of-options``, where an
         # option is still read as one: the command reads as the caller wrote it.
@@ -216,12 +217,17 @@ def pinned_locations(root: Path) -> dict[str, str]:
 
 
 def _where(
-    policy: GitPolicy, argv: list[str], root: Path, index: Path | None = None
+    policy: GitPolicy, argv: list[str], root: Path, index: Path | None = None, bare: bool = False
 ) -> contextlib.AbstractContextManager[WrappedCommand]:
     """``argv`` as it runs under ``policy``: in its sandbox when it may run the repository's
-    hooks or filters, else directly; told where its repository is (:func:`pinned_locations`)
-    and, with ``index``, which index file to use instead of the worktree's."""
-    env = {**_environment(), **pinned_locations(root)}
+    hooks or filters, else directly; told where its repository is (:func:`pinned_locations`,
+    or ``root`` itself when ``bare``) and, with ``index``, which index file to use instead of
+    the worktree's."""
+    # A bare repository is named, never looked for: walking up from it would find the
+    # repository it may lie in (a cache under a home folder kept in git). Not its common
+    # folder too: with GIT_COMMON_DIR set, git takes the folder for a work tree.
+    where = {"GIT_DIR": str(root)} if bare else pinned_locations(root)
+    env = {**_environment(), **where}
     if index is not None:
         env["GIT_INDEX_FILE"] = str(index)
     if policy.sandbox is None or not (policy.run_hooks or policy.run_filters):
@@ -235,11 +241,17 @@ def _run(
     policy: GitPolicy,
     check: bool,
     index: Path | None = None,
+    bare: bool = False,
     **io: Any,
 ) -> subprocess.CompletedProcess[Any]:
     """``git ARGS`` as :func:`run_git` runs it, its input and output as ``io`` says."""
+    if bare and (root / "commondir").exists():
+        # git would read the repository's objects and refs from where that file says.
+        raise GitError(
+            f"git {' '.join(args)}: {root} holds a commondir file: not a bare repository"
+        )
     try:
-        with _where(policy, _argv(root, args, policy), root, index) as command:
+        with _where(policy, _argv(root, args, policy, bare), root, index, bare) as command:
             done = subprocess.run(
                 command.argv,
                 cwd=root,
@@ -264,13 +276,15 @@ def run_git(
     check: bool = True,
     input_text: str | None = None,
     index: Path | None = None,
+    bare: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """``git ARGS`` in ``root`` with :func:`git_options` and :func:`git_environment`; raises
     :class:`GitError` when it cannot run or (with ``check``) fails. ``index``: an index file
-    of ralph's own to use instead of the worktree's (``GIT_INDEX_FILE``)."""
+    of ralph's own to use instead of the worktree's (``GIT_INDEX_FILE``). ``bare``: ``root``
+    is a bare repository's folder (``GIT_DIR``, with no work tree), whatever lies around it."""
     stdin = subprocess.DEVNULL if input_text is None else None
     done: subprocess.CompletedProcess[str] = _run(
-        root, args, policy, check, index, text=True, input=input_text, stdin=stdin
+        root, args, policy, check, index, bare, text=True, input=input_text, stdin=stdin
     )
     return done
 
@@ -281,12 +295,13 @@ def git_out(
     policy: GitPolicy = PLAIN,
     check: bool = True,
     error: type[PipelineError] = GitError,
+    bare: bool = False,
 ) -> str:
-    """What ``git ARGS`` in ``root`` printed (:func:`run_git`). A failure raises ``error`` (a
-    caller's own kind, such as ``WorktreeError``, so its command reports it as its own) naming
-    the command and what git said."""
+    """What ``git ARGS`` in ``root`` printed (:func:`run_git`, ``bare`` as there). A failure
+    raises ``error`` (a caller's own kind, such as ``WorktreeError``, so its command reports
+    it as its own) naming the command and what git said."""
     try:
-        return run_git(root, *args, policy=policy, check=check).stdout
+        return run_git(root, *args, policy=policy, check=check, bare=bare).stdout
     except GitError as failure:
         if error is GitError:
             raise
