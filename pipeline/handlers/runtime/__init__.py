@@ -45,9 +45,9 @@ if TYPE_CHECKING:
     from pipeline.handlers.runtime._sandboxing import (
         SandboxChoice,
         SandboxUnavailableError,
+        agents_needs,
         choose_sandbox,
         git_policy_in,
-        model_endpoints,
     )
     from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
     from pipeline.handlers.runtime._screen import (
@@ -103,6 +103,7 @@ __all__ = [
     "SandboxUnavailableError",
     "UnsafePathError",
     "WorkspaceLayout",
+    "agents_needs",
     "branch_worktrees",
     "cap_log",
     "choose_sandbox",
@@ -119,7 +120,6 @@ __all__ = [
     "git_policy_in",
     "load_hat_schemas",
     "load_response_schemas",
-    "model_endpoints",
     "new_run_id",
     "note_written",
     "output_tail",
