@@ -64,7 +64,7 @@ def test_an_agent_adds_its_own_needs() -> None:
         ('[sandbox]\nmode = "on"\n', "sandbox.mode: 'on' is not one of auto, required, off"),
         ('[sandbox]\nnetwork = "some"\n', "sandbox.network: 'some' is not one of allow, none"),
         ('[sandbox]\nallow = ["pkgs.example"]\n', "sandbox.allow: no port in 'pkgs.example'"),
-        ('[sandbox]\nallow = ["h:0"]\n', "sandbox.allow: the port of 'h:0' must be from 1"),
+        ('[sandbox]\nallow = ["h:0"]\n', "sandbox.allow: 'h:0': endpoint port must be from 1"),
         ('[sandbox]\nread = ["relative/x"]\n', "sandbox.read: 'relative/x' must be absolute"),
         ('[sandbox]\nwrite = ["~/"]\n', "sandbox.write: '~/' would uncover all of $HOME"),
         ('[sandbox]\nread = ["/"]\n', "sandbox.read: '/' would uncover all of $HOME"),

@@ -18,7 +18,7 @@ import pytest
 
 from pipeline.core.sandbox import Endpoint, SandboxError
 from pipeline.handlers.sandbox import NO_PROXY, NetworkGate, relay_source
-from pipeline.handlers.sandbox._connections import THREAD_NAME
+from pipeline.handlers.sandbox._network import THREAD_NAME
 from tests.handlers.sandbox_support import (
     PYTHON,
     Origin,

@@ -31,7 +31,7 @@ COMMAND_AGENT = '[agents.main]\ncommand = ["true"]\n[chains]\ndefault = ["main"]
 def _checks(tmp_path: Path, text: str, environ: dict[str, str] | None = None) -> list[Check]:
     config = parse_config(text, "ralph.toml")
     env = {**os.environ, "HOME": str(tmp_path / "home")} if environ is None else environ
-    return check_sandbox(tmp_path, config, env)
+    return check_sandbox(config, env)
 
 
 @pytest.fixture

@@ -245,5 +245,5 @@ def diagnose(
     checks += check_store(_location(root, config, store))
     if config is not None:
         checks += check_agents(root, config, environ, is_root=is_root, run=run)
-        checks += check_sandbox(root, config, environ)
+        checks += check_sandbox(config, environ)
     return tuple(checks)

@@ -9,16 +9,15 @@ answer from inside warns: the agent would fail before its first request.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Final
 
 from pipeline.app.workspace._doctor_check import Check, Status, fail, ok, warn
 from pipeline.core.config import RalphConfig
-from pipeline.core.sandbox import Endpoint, NetworkMode, SandboxMode, parse_endpoint
+from pipeline.core.sandbox import Endpoint, NetworkMode, SandboxMode
 from pipeline.handlers.runtime import (
     SandboxUnavailableError,
+    agents_needs,
     global_config_secrets,
-    model_endpoints,
 )
 from pipeline.handlers.sandbox import INSTALL_HINT, probe, reach_from_inside
 
@@ -42,7 +41,7 @@ def _fix(reason: str) -> str:
 
 
 def _endpoints(
-    config: RalphConfig, root: Path, environ: Mapping[str, str]
+    config: RalphConfig, environ: Mapping[str, str]
 ) -> tuple[dict[Endpoint, list[str]], list[Check]]:
     """Which agents need each endpoint (``allow`` entries are needed by "[sandbox] allow"),
     and a failing check for each agent whose base-URL setting is no endpoint."""
@@ -50,16 +49,16 @@ def _endpoints(
     for entry in config.sandbox.policy().allow:
         needed.setdefault(entry, []).append("[sandbox] allow")
     try:
-        derived = model_endpoints(config, root, environ)
+        agents = agents_needs(config, environ)
     except SandboxUnavailableError as error:
         fix = "correct the agent's base URL setting"
         return needed, [fail(f"{_NAME} endpoints", str(error), fix)]
     declared = []
-    for name, agent in config.agents.items():
-        for endpoint in (*derived.get(name, ()), *map(parse_endpoint, agent.sandbox.allow)):
+    for name, needs in agents.items():
+        for endpoint in (*needs.endpoints, *needs.allow):
             needed.setdefault(endpoint, []).append(f"agent {name}")
-        if agent.preset is not None:
-            shown = ", ".join(map(str, derived.get(name, ()))) or "none for its model"
+        if needs.preset is not None:
+            shown = ", ".join(map(str, needs.endpoints)) or "none for its model"
             declared.append(f"{name}: {shown}")
     if not declared:
         return needed, []
@@ -83,9 +82,9 @@ def _git_config(environ: Mapping[str, str]) -> list[Check]:
     return [warn(f"{_NAME} git config", f"agents can read: {'; '.join(found)}", fix)]
 
 
-def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
-    """The sandbox's checks for ``config`` in ``root``: the probe, secrets in git's global
-    configuration (shown inside), then each endpoint agents need, reached from inside."""
+def check_sandbox(config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
+    """The sandbox's checks for ``config``: the probe, secrets in git's global configuration
+    (shown inside), then each endpoint agents need, reached from inside."""
     policy = config.sandbox.policy()
     if policy.mode is SandboxMode.OFF:
         detail = "off in ralph.toml: agents run with your whole account"
@@ -98,7 +97,7 @@ def check_sandbox(root: Path, config: RalphConfig, environ: Mapping[str, str]) -
         return [Check(name=_NAME, status=status, detail=detail, fix=_fix(found.reason))]
     inside = "" if found.uid is None else f", uid {found.uid} inside"
     checks = [ok(_NAME, f"{found.backend} starts a sandbox here{inside}"), *_git_config(environ)]
-    needed, problems = _endpoints(config, root, environ)
+    needed, problems = _endpoints(config, environ)
     checks += problems
     if policy.network is NetworkMode.NONE:
         if needed:

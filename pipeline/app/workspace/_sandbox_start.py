@@ -19,14 +19,14 @@ from pipeline.handlers.runtime import (
 __all__ = ["settle_sandbox"]
 
 
-def _cut_off(config: RalphConfig, sandboxing: SandboxChoice) -> list[str]:
+def _cut_off(sandboxing: SandboxChoice) -> list[str]:
     """A warning for each agent CLI the sandbox cuts off from everything, its model too."""
     found = []
-    for name, agent in config.agents.items():
-        why = cut_off(sandboxing.policy, sandboxing.needs(name, agent))
+    for name, needs in sandboxing.agents.items():
+        why = cut_off(sandboxing.policy, needs)
         if why is not None:
             found.append(
-                f"sandbox: agents.{name} ({agent.preset}) can reach nothing in the sandbox "
+                f"sandbox: agents.{name} ({needs.preset}) can reach nothing in the sandbox "
                 f"({why}), so its CLI cannot reach its model: every invocation of it will fail"
             )
     return found
@@ -43,11 +43,11 @@ def settle_sandbox(
     the run's ``branch`` in it: a post-checkout hook is the repository's code. Raises
     :class:`~pipeline.handlers.runtime.SandboxUnavailableError` as :func:`choose_sandbox`
     does, and ``GitError`` when the switch fails."""
-    sandboxing = choose_sandbox(config, layout.root)
+    sandboxing = choose_sandbox(config)
     if on_warning is not None:
         if sandboxing.probe is None and sandboxing.policy.mode is SandboxMode.AUTO:
             on_warning(f"sandbox: {sandboxing.said}")
-        for problem in () if sandboxing.probe is None else _cut_off(config, sandboxing):
+        for problem in () if sandboxing.probe is None else _cut_off(sandboxing):
             on_warning(problem)
     if config.branch is not None:
         switch_branch(layout.root, config.branch, git_policy_in(sandboxing, layout, config, stores))

@@ -15,7 +15,6 @@ Nothing here reads a file, the environment or the clock: :mod:`pipeline.handlers
 gathers every input and starts bwrap.
 """
 
-from pipeline.core.sandbox._accounts import with_account
 from pipeline.core.sandbox._endpoint import Endpoint, parse_endpoint
 from pipeline.core.sandbox._environment import (
     DOCUMENTED_VARIABLES,
@@ -23,17 +22,21 @@ from pipeline.core.sandbox._environment import (
     SECRET_VARIABLES,
     EnvironmentRules,
     sandbox_environment,
+    with_account,
     withheld_variables,
 )
-from pipeline.core.sandbox._errors import SandboxError
 from pipeline.core.sandbox._inputs import (
     DEFAULT_PROTECT,
     DENY_LIST,
     GIT_CONFIG_PATHS,
+    ConfigFolder,
     Hidden,
     MountInputs,
+    PresetPaths,
+    SandboxPreset,
+    preset_paths,
 )
-from pipeline.core.sandbox._paths import expand_home
+from pipeline.core.sandbox._paths import SandboxError, expand_home
 from pipeline.core.sandbox._plan import INDEX_MOUNT, MANDATORY_FLAGS, RELAY_MOUNT, mount_plan
 from pipeline.core.sandbox._policy import (
     DEFAULT_UID,
@@ -44,12 +47,6 @@ from pipeline.core.sandbox._policy import (
     path_problem,
     pattern_problem,
     protect_problem,
-)
-from pipeline.core.sandbox._presets import (
-    ConfigFolder,
-    PresetPaths,
-    SandboxPreset,
-    preset_paths,
 )
 
 __all__ = [

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from attrs import Attribute, field, frozen
 
-from pipeline.core.sandbox._errors import SandboxError
+from pipeline.core.sandbox._paths import SandboxError
 
 __all__ = ["DEFAULT_PORTS", "Endpoint", "parse_endpoint"]
 
@@ -33,25 +33,6 @@ _HOST_PORT: Final = re.compile(
 _USERINFO: Final = re.compile(r"(?<=://)[^/@]*@")
 
 
-def _host_problem(host: str) -> str | None:
-    """Why ``host`` is not a lower-case host name, IPv4 or IPv6 address, or None."""
-    if ":" in host:
-        try:
-            ipaddress.IPv6Address(host)
-        except ValueError:
-            return "is not an IPv6 address"
-        return None
-    if _DOTTED_NUMBERS.fullmatch(host):
-        try:
-            ipaddress.IPv4Address(host)
-        except ValueError:
-            return "is not an IPv4 address"
-        return None
-    if len(host) > 253 or not _HOSTNAME.fullmatch(host):
-        return "is not a host name (lower-case letters, digits, '-', '_' and dots)"
-    return None
-
-
 def _short_form(host: str) -> str:
     """An IPv6 address in its short form, so that equal places compare equal
     (``0:0:0:0:0:0:0:1`` is ``::1``); any other host as it is (the validator judges it)."""
@@ -62,9 +43,16 @@ def _short_form(host: str) -> str:
 
 
 def _check_host(_instance: object, _attribute: Attribute[Any], value: str) -> None:
-    problem = _host_problem(value)
-    if problem is not None:
-        raise SandboxError(f"endpoint host {value!r} {problem}")
+    """Refuse a host that is not a lower-case host name, IPv4 or IPv6 address."""
+    if ":" in value or _DOTTED_NUMBERS.fullmatch(value):
+        try:
+            ipaddress.ip_address(value)  # with a colon only IPv6 parses, dotted only IPv4
+        except ValueError:
+            kind = "IPv6" if ":" in value else "IPv4"
+            raise SandboxError(f"endpoint host {value!r} is not an {kind} address") from None
+    elif len(value) > 253 or not _HOSTNAME.fullmatch(value):
+        text = "is not a host name (lower-case letters, digits, '-', '_' and dots)"
+        raise SandboxError(f"endpoint host {value!r} {text}")
 
 
 def _check_port(_instance: object, _attribute: Attribute[Any], value: int) -> None:
@@ -106,13 +94,10 @@ def _shown(text: str) -> str:
 def _endpoint(host: str | None, port: int, text: str) -> Endpoint:
     if not host:
         raise SandboxError(f"no host in {_shown(text)!r}")
-    host = host.lower()
-    problem = _host_problem(host)
-    if problem is not None:
-        raise SandboxError(f"the host {host!r} of {_shown(text)!r} {problem}")
-    if not 1 <= port <= 65535:
-        raise SandboxError(f"the port of {_shown(text)!r} must be from 1 to 65535, got {port}")
-    return Endpoint(host, port)
+    try:
+        return Endpoint(host.lower(), port)
+    except SandboxError as error:  # the type's own checks, said of the text they came from
+        raise SandboxError(f"{_shown(text)!r}: {error}") from None
 
 
 def _port_number(digits: str, text: str) -> int:

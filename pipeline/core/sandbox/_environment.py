@@ -14,6 +14,11 @@ through a ``pass_env`` pattern; a name matching :data:`SECRET_VARIABLES` (``*_TO
 ``*_KEY``, ...) passes only when a ``pass_env`` pattern names it (``ANTHROPIC_*`` for
 ``ANTHROPIC_API_KEY``). Both lists are the only ones: the handlers' redaction and the agents'
 environment import them from here.
+
+What a process is told about itself is here too: :func:`with_account` gives ``/etc/passwd``
+and ``/etc/group`` a line for the uid inside when the host has none (Node's ``os.userInfo()``
+throws without one, section 2 of the design); the handler writes these texts into the file
+descriptors of :attr:`~pipeline.core.sandbox.MountInputs.passwd_fd` and ``group_fd``.
 """
 
 from __future__ import annotations
@@ -26,12 +31,14 @@ from typing import Final, final
 from attrs import field, frozen
 
 __all__ = [
+    "ACCOUNT_NAME",
     "DOCUMENTED_VARIABLES",
     "RALPH_ONLY_VARIABLES",
     "SANDBOX_TMPDIR",
     "SECRET_VARIABLES",
     "EnvironmentRules",
     "sandbox_environment",
+    "with_account",
     "withheld_variables",
 ]
 
@@ -140,3 +147,30 @@ def withheld_variables(environ: Mapping[str, str], rules: EnvironmentRules) -> t
     ``set_env`` sets anew and ``TMPDIR`` are not withheld)."""
     given = {*rules.set_env, "TMPDIR"}
     return tuple(sorted(n for n in environ if n not in given and not _passes(n, rules)))
+
+
+ACCOUNT_NAME: Final = "ralph"
+"""The name given to the uid inside when the host has no account for it."""
+
+
+def _fields(text: str) -> list[list[str]]:
+    return [line.split(":") for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def _append(text: str, line: str) -> str:
+    return f"{text}{'' if not text or text.endswith(chr(10)) else chr(10)}{line}\n"
+
+
+def with_account(passwd: str, group: str, uid: int, home: str) -> tuple[str, str]:
+    """``passwd`` and ``group`` with an account and a group for ``uid`` (its gid too) added
+    where none has that number, its home ``home`` and its shell ``/bin/sh``; a name already
+    taken gets the number after it (``ralph1000``)."""
+    users = _fields(passwd)
+    groups = _fields(group)
+    taken = {f[0] for f in users} | {f[0] for f in groups}
+    name = ACCOUNT_NAME if ACCOUNT_NAME not in taken else f"{ACCOUNT_NAME}{uid}"
+    if not any(len(f) > 2 and f[2] == str(uid) for f in users):
+        passwd = _append(passwd, f"{name}:x:{uid}:{uid}:ralph's sandbox:{home}:/bin/sh")
+    if not any(len(f) > 2 and f[2] == str(uid) for f in groups):
+        group = _append(group, f"{name}:x:{uid}:")
+    return passwd, group

@@ -25,8 +25,7 @@ from typing import final
 
 from attrs import frozen
 
-from pipeline.core.sandbox._errors import SandboxError
-from pipeline.core.sandbox._paths import depth, is_within
+from pipeline.core.sandbox._paths import SandboxError, depth, is_within
 
 __all__ = ["Exposure", "Layout", "Mount"]
 

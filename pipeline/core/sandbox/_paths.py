@@ -1,4 +1,5 @@
-"""Path arithmetic on ``/``-separated strings, for the mount plan and the policy (pure).
+"""Path arithmetic on ``/``-separated strings, for the mount plan and the policy, and the
+package's error, :class:`SandboxError` (pure).
 
 Plain strings rather than :class:`pathlib.Path`: the plan is argv for bwrap, and nothing here
 may look at the file system (``Path.resolve`` would). The handler gives real paths (links
@@ -12,9 +13,10 @@ from typing import Any
 
 from attrs import Attribute
 
-from pipeline.core.sandbox._errors import SandboxError
+from pipeline import PipelineError
 
 __all__ = [
+    "SandboxError",
     "absolute",
     "depth",
     "each_absolute",
@@ -23,6 +25,10 @@ __all__ = [
     "join",
     "normal_absolute",
 ]
+
+
+class SandboxError(PipelineError, ValueError):
+    """A sandbox setting or input that cannot be honoured (names the offending value)."""
 
 
 def _check_absolute(path: str, what: str) -> None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from pipeline.core.sandbox._errors import SandboxError
 from pipeline.core.sandbox._inputs import (
     DEFAULT_PROTECT,
     GIT_CONFIG_PATHS,
@@ -36,7 +35,7 @@ from pipeline.core.sandbox._inputs import (
     MountInputs,
 )
 from pipeline.core.sandbox._mounts import Exposure, Layout, Mount
-from pipeline.core.sandbox._paths import expand_home, is_within, join, normal_absolute
+from pipeline.core.sandbox._paths import SandboxError, expand_home, is_within, join, normal_absolute
 
 __all__ = ["INDEX_MOUNT", "MANDATORY_FLAGS", "RELAY_MOUNT", "mount_plan"]
 
@@ -60,7 +59,7 @@ def _ro(
     path: str, what: str, *, guard: bool = False, needed: bool = False, optional: bool = True
 ) -> Mount:
     """A read-only bind of ``path``; an ``optional`` one is skipped by bwrap where the source
-    does not exist."""
+    does not exist, a required one fails it loudly (for a source the handler made)."""
     flag = "--ro-bind-try" if optional else "--ro-bind"
     return Mount(
         args=(flag, path, path), dest=path, exposure=_READ, what=what, guard=guard, needed=needed
@@ -75,11 +74,6 @@ def _rw(path: str, what: str, *, must_exist: bool = True) -> Mount:
 def _hide(path: str, what: str, *, is_dir: bool = True, needed: bool = False) -> Mount:
     args = ("--tmpfs", path) if is_dir else ("--ro-bind", "/dev/null", path)
     return Mount(args=args, dest=path, exposure=_COVER, what=what, guard=True, needed=needed)
-
-
-def _required_ro(path: str, what: str) -> Mount:
-    """A read-only guard whose source the handler made: bwrap fails loudly if it is gone."""
-    return Mount(args=("--ro-bind", path, path), dest=path, exposure=_READ, what=what, guard=True)
 
 
 def _namespaces(inputs: MountInputs) -> list[str]:
@@ -175,7 +169,7 @@ def _git(inputs: MountInputs, layout: Layout) -> None:
             layout.add(_shown_ro(folder, "the git directory"))
         layout.add(_ro(join(workspace, ".git"), "the work tree's .git", guard=True))
     for name in ("hooks", "info", "config"):
-        layout.add(_required_ro(join(common, name), f"git's {name}"))
+        layout.add(_ro(join(common, name), f"git's {name}", guard=True, optional=False))
     layout.add(_ro(join(common, "config.worktree"), "git's config.worktree", guard=True))
     others = (git_dir, *inputs.submodule_git_dirs)
     for folder in dict.fromkeys(f for f in others if f != common):
@@ -222,12 +216,13 @@ def _workspace(inputs: MountInputs, layout: Layout) -> None:
     workspace = inputs.workspace
     layout.add(_rw(workspace, "the workspace"))
     _git(inputs, layout)
-    layout.add(_required_ro(inputs.ralph_dir, "ralph's folder"))
+    layout.add(_ro(inputs.ralph_dir, "ralph's folder", guard=True, optional=False))
     if inputs.events_file is not None:
         layout.add(_rw(inputs.events_file, "the run's events file"))
     layout.add(_ro(inputs.config_file, "ralph.toml", guard=True))
     layout.add(_ro(inputs.prompt_file, "the prompt file", guard=True))
-    layout.add(_required_ro(inputs.marker_dir, "the completion marker's folder"))
+    marker = "the completion marker's folder"
+    layout.add(_ro(inputs.marker_dir, marker, guard=True, optional=False))
     store = inputs.store
     if store is not None and not is_within(store, inputs.state_dir):
         for side in _STORE_SIDE_FILES:

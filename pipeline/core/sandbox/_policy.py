@@ -17,7 +17,7 @@ from typing import Any, Final, final
 from attrs import Attribute, field, frozen
 
 from pipeline.core.sandbox._endpoint import Endpoint
-from pipeline.core.sandbox._errors import SandboxError
+from pipeline.core.sandbox._paths import SandboxError
 from pipeline.events import SandboxMode
 
 __all__ = [

@@ -123,7 +123,7 @@ class Integrator:
             run_id=self.run_id,
             schemas={},
             hat_schemas={},
-            sandboxing=choose_sandbox(self.config, self.scratch),
+            sandboxing=choose_sandbox(self.config),
             grace_s=GRACE_S,
         )
 
@@ -189,7 +189,7 @@ class Integrator:
         )
         # As a run runs its gates (its sandbox, the gate's env, the pinned world of the
         # replayed head laid out in the scratch itself), with no whole runtime around it.
-        layout, sandboxing = self._layout(), choose_sandbox(self.config, self.scratch)
+        layout, sandboxing = self._layout(), choose_sandbox(self.config)
         sandbox = None
         if sandboxing is not None:
             sandbox = sandboxing.sandbox(layout, self.config, self.run_id, ())

@@ -47,9 +47,9 @@ if TYPE_CHECKING:
     from pipeline.handlers.runtime._sandboxing import (
         SandboxChoice,
         SandboxUnavailableError,
+        agents_needs,
         choose_sandbox,
         git_policy_in,
-        model_endpoints,
     )
     from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
     from pipeline.handlers.runtime._screen import (
@@ -105,6 +105,7 @@ __all__ = [
     "SandboxUnavailableError",
     "UnsafePathError",
     "WorkspaceLayout",
+    "agents_needs",
     "branch_worktrees",
     "cap_log",
     "choose_sandbox",
@@ -122,7 +123,6 @@ __all__ = [
     "global_config_secrets",
     "load_hat_schemas",
     "load_response_schemas",
-    "model_endpoints",
     "new_run_id",
     "note_written",
     "output_tail",

@@ -58,9 +58,9 @@ from pipeline.handlers.runtime._failures import (
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._reports import invocation_failed, read_report
 from pipeline.handlers.runtime._sandbox_outcome import in_sandbox, model_reached
-from pipeline.handlers.runtime._sandboxing import SandboxChoice, agent_needs, run_in
+from pipeline.handlers.runtime._sandboxing import SandboxChoice, run_in
 from pipeline.handlers.runtime._tail import last_bytes
-from pipeline.handlers.sandbox import Sandbox
+from pipeline.handlers.sandbox import AgentNeeds, Sandbox
 
 __all__ = ["MAX_ARGUMENT_BYTES", "AgentInvoker", "limit_of", "window_of"]
 
@@ -94,8 +94,8 @@ class AgentInvoker:
     sandbox: Sandbox | None = None
     """Where agents run (None: directly)."""
     choice: SandboxChoice | None = None
-    """The sandbox chosen when the run started, with each agent's model endpoints (its
-    network lets the agent reach them) and the variables its CLI's configuration names."""
+    """The sandbox chosen when the run started, with what each agent needs in it (its model
+    endpoints, which its network lets it reach, its folders and variables)."""
 
     @classmethod
     def of(
@@ -208,7 +208,7 @@ class AgentInvoker:
             grace_s=self.grace_s,
             group_file=self.layout.agent_group,
         )
-        needs = agent_needs(config) if self.choice is None else self.choice.needs(name, config)
+        needs = AgentNeeds() if self.choice is None else self.choice.needs(name)
         result, seen = run_in(self.sandbox, spec, needs)
         if result.exit_code is None and result.timed_out is None:
             return self._outcome(effect, result, log)  # it never ran: no usage

@@ -354,4 +354,4 @@ class Runtime:
         if self.sandboxing is None:
             return ()
         environment = agent_environment(self.layout, self._run_id(), self.environment)
-        return self.sandboxing.checked(self.config, environment, at)
+        return self.sandboxing.checked(environment, at)

@@ -32,7 +32,7 @@ from attrs import frozen
 
 from pipeline import PipelineError
 from pipeline.core.agents import PRESETS
-from pipeline.core.config import AgentConfig, GitConfig, RalphConfig
+from pipeline.core.config import GitConfig, RalphConfig
 from pipeline.core.sandbox import (
     Endpoint,
     NetworkMode,
@@ -65,7 +65,7 @@ __all__ = [
     "SandboxChoice",
     "SandboxUnavailableError",
     "SandboxedGit",
-    "agent_needs",
+    "agents_needs",
     "choose_sandbox",
     "git_policy_in",
     "run_in",
@@ -89,12 +89,13 @@ class SandboxChoice:
     policy: SandboxPolicy
     probe: Probe | None
     said: str
-    endpoints: Mapping[str, tuple[Endpoint, ...]] = attrs.field(factory=dict)
-    """Each agent's model endpoints, by agent name, as derived when the choice was made."""
+    agents: Mapping[str, AgentNeeds] = attrs.field(factory=dict)
+    """What each agent needs in the sandbox, by agent name (:func:`agents_needs`), worked out
+    once when the choice was made, and only when the sandbox can start."""
 
-    def needs(self, name: str, agent: AgentConfig) -> AgentNeeds:
-        """What agent ``name`` (configured as ``agent``) needs in the sandbox."""
-        return agent_needs(agent, self.endpoints.get(name, ()))
+    def needs(self, name: str) -> AgentNeeds:
+        """What agent ``name`` needs in the sandbox (nothing, with no sandbox to run in)."""
+        return self.agents.get(name, AgentNeeds())
 
     def sandbox(
         self,
@@ -122,9 +123,7 @@ class SandboxChoice:
         )
         return Sandbox(policy=self.policy, probe=self.probe, paths=paths)
 
-    def checked(
-        self, config: RalphConfig, environ: Mapping[str, str], at: Instant
-    ) -> tuple[SandboxChecked, ...]:
+    def checked(self, environ: Mapping[str, str], at: Instant) -> tuple[SandboxChecked, ...]:
         """The fact saying what the run's agents run in (none with the sandbox off in
         ``ralph.toml``: such a run is as runs always were); ``environ``: the environment
         agents are given, whose variables no agent gets in the sandbox are named (names
@@ -134,9 +133,9 @@ class SandboxChoice:
         reach: tuple[str, ...] = ()
         withheld: set[str] = set()
         if self.probe is not None:
-            rules = (environment_rules(self.policy, needs) for needs in self._all_needs(config))
+            rules = (environment_rules(self.policy, needs) for needs in self._all_needs())
             withheld = set.intersection(*(set(withheld_variables(environ, r)) for r in rules))
-            reach = tuple(map(str, self.reachable(config)))
+            reach = tuple(map(str, self.reachable()))
         return (
             SandboxChecked(
                 mode=self.policy.mode,
@@ -148,15 +147,15 @@ class SandboxChoice:
             ),
         )
 
-    def reachable(self, config: RalphConfig) -> tuple[Endpoint, ...]:
-        """Every endpoint some agent of ``config`` may reach."""
+    def reachable(self) -> tuple[Endpoint, ...]:
+        """Every endpoint some agent may reach."""
         policy = self.policy
-        found = (e for needs in self._all_needs(config) for e in reachable_by(policy, needs))
+        found = (e for needs in self._all_needs() for e in reachable_by(policy, needs))
         return tuple(dict.fromkeys(found))
 
-    def _all_needs(self, config: RalphConfig) -> list[AgentNeeds]:
-        """What each agent of ``config`` needs (a process with none, when it has none)."""
-        return [self.needs(name, agent) for name, agent in config.agents.items()] or [AgentNeeds()]
+    def _all_needs(self) -> list[AgentNeeds]:
+        """What each agent needs (a process with none, when there is no agent)."""
+        return list(self.agents.values()) or [AgentNeeds()]
 
 
 @final
@@ -230,47 +229,45 @@ def _low_port(reachable: tuple[Endpoint, ...]) -> str | None:
     )
 
 
-def _agent_models(config: RalphConfig) -> dict[str, tuple[str | None, ...]]:
-    """Every model each agent may run (its own, its hats' and their escalation ladders'), by
-    agent name."""
+def agents_needs(config: RalphConfig, environ: Mapping[str, str]) -> dict[str, AgentNeeds]:
+    """What each agent of ``config`` needs in the sandbox, by name: its preset's, its
+    ``sandbox`` table's, its ``env`` set as the person wrote it, and its model endpoints: its
+    CLI's declared ones (``pipeline.core.agents``) for every model it may run (its own, its
+    hats' and their escalation ladders'), as its ``env`` and ``environ`` move them; none for
+    a command agent, whose endpoints ``allow`` names. Raises
+    :class:`SandboxUnavailableError` naming the agent when a variable that moves its CLI is
+    no URL."""
     hats = (*(config.hats.for_role(role) for role in Role), *config.hats.work.values())
     ladders = [model for hat in hats for model in hat.escalate]
-    return {
-        name: tuple(dict.fromkeys([agent.model, *(agent.model_for(hat) for hat in hats), *ladders]))
-        for name, agent in config.agents.items()
-    }
-
-
-def model_endpoints(
-    config: RalphConfig, workspace: Path, environ: Mapping[str, str]
-) -> dict[str, tuple[Endpoint, ...]]:
-    """Each agent's model endpoints, by name, for every model it may run (its own and its
-    hats'): its CLI's declared ones (``pipeline.core.agents``), as its ``env`` and
-    ``environ`` move them; none for a command agent, whose endpoints ``allow`` names.
-    Raises :class:`SandboxUnavailableError` naming the agent when a variable that moves its
-    CLI is no URL."""
-    del workspace  # the endpoints are declared: nothing in the workspace moves them
-    found: dict[str, tuple[Endpoint, ...]] = {}
-    for name, models in _agent_models(config).items():
-        agent = config.agents[name]
+    found: dict[str, AgentNeeds] = {}
+    for name, agent in config.agents.items():
+        models = dict.fromkeys([agent.model, *(agent.model_for(hat) for hat in hats), *ladders])
         preset = PRESETS.get(agent.preset) if agent.preset is not None else None
-        if preset is None:
-            found[name] = ()
-            continue
         try:
-            derived = [e for m in models for e in preset.endpoints.resolve(m, agent.env, environ)]
+            derived = (
+                [e for m in models for e in preset.endpoints.resolve(m, agent.env, environ)]
+                if preset is not None
+                else []
+            )
         except SandboxError as error:
             raise SandboxUnavailableError(f"agents.{name}: {error}") from None
-        found[name] = tuple(dict.fromkeys(derived))
+        table = agent.sandbox
+        found[name] = AgentNeeds(
+            preset=agent.preset,
+            endpoints=tuple(dict.fromkeys(derived)),
+            allow=tuple(map(parse_endpoint, table.allow)),
+            read=table.read,
+            write=table.write,
+            pass_env=table.pass_env,
+            set_env=dict(agent.env),
+        )
     return found
 
 
-def choose_sandbox(
-    config: RalphConfig, workspace: Path, environ: Mapping[str, str] | None = None
-) -> SandboxChoice:
-    """The sandbox a run of ``config`` in ``workspace`` runs its agents in, as ``[sandbox]``
-    asks and the machine allows (``environ``: the agents' environment, default this
-    process's; its ``PATH`` finds bwrap), with each agent's model endpoints. Raises
+def choose_sandbox(config: RalphConfig, environ: Mapping[str, str] | None = None) -> SandboxChoice:
+    """The sandbox a run of ``config`` runs its agents in, as ``[sandbox]`` asks and the
+    machine allows (``environ``: the agents' environment, default this process's; its
+    ``PATH`` finds bwrap), with what each agent needs in it. Raises
     :class:`SandboxUnavailableError` when it is required and cannot start, when an agent's
     base-URL setting is no endpoint, or when it would be on while ``[git]`` signs commits
     whose hooks or filters must run in it (:func:`signing_problem`)."""
@@ -279,9 +276,10 @@ def choose_sandbox(
     if policy.mode is SandboxMode.OFF:
         return SandboxChoice(policy=policy, probe=None, said="off ([sandbox] mode is off)")
     found = probe(environ, policy.uid)
-    endpoints = model_endpoints(config, workspace, environ) if found.works else {}
-    choice = SandboxChoice(policy=policy, probe=found, said="", endpoints=endpoints)
-    reach = choice.reachable(config)
+    # Only when it can start: a bad base-URL variable must not stop a run that runs no sandbox.
+    agents = agents_needs(config, environ) if found.works else {}
+    choice = SandboxChoice(policy=policy, probe=found, said="", agents=agents)
+    reach = choice.reachable()
     reason = found.reason or _low_port(reach)
     signing = signing_problem(config.git) if reason is None else None
     if signing is not None:
@@ -292,25 +290,10 @@ def choose_sandbox(
                 f'the sandbox is required ([sandbox] mode = "required") but {reason}'
             )
         return SandboxChoice(
-            policy=policy, probe=None, said=f"off ({reason}; {_OFF_HINT})", endpoints=endpoints
+            policy=policy, probe=None, said=f"off ({reason}; {_OFF_HINT})", agents=agents
         )
     network = ", ".join(map(str, reach)) or "none"
     return attrs.evolve(choice, said=f"on ({found.backend}; network: {network})")
-
-
-def agent_needs(config: AgentConfig, endpoints: tuple[Endpoint, ...] = ()) -> AgentNeeds:
-    """What agent ``config`` needs in the sandbox: its preset's, its ``sandbox`` table's, its
-    model ``endpoints``, and its ``env`` set as the person wrote it."""
-    table = config.sandbox
-    return AgentNeeds(
-        preset=config.preset,
-        endpoints=endpoints,
-        allow=tuple(parse_endpoint(entry) for entry in table.allow),
-        read=table.read,
-        write=table.write,
-        pass_env=table.pass_env,
-        set_env=dict(config.env),
-    )
 
 
 def _missing_program(spec: ProcessSpec) -> str | None:

@@ -12,8 +12,7 @@
 """
 
 from pipeline.handlers.sandbox._network import NO_PROXY, NetworkGate, NetworkSeen, relay_source
-from pipeline.handlers.sandbox._probe import INSTALL_HINT, Probe, probe
-from pipeline.handlers.sandbox._reach import reach_from_inside
+from pipeline.handlers.sandbox._probe import INSTALL_HINT, Probe, probe, reach_from_inside
 from pipeline.handlers.sandbox._relay import FAILED as RELAY_FAILED
 from pipeline.handlers.sandbox._sandbox import (
     AgentNeeds,

@@ -6,12 +6,16 @@ endpoint, ``proxy.sock`` is an HTTP proxy (``_proxy``) that lets through only th
 ``host:port`` pairs and counts what it refuses. Threads in ralph's process serve them until the
 gate stops; the relay inside (``_relay``) turns them back into TCP addresses
 (``docs/research/sandbox-design.md``, sections 3(b) and 8).
+
+The proxy's clients send ``CONNECT host:port HTTP/1.1`` (a tunnel, for https) or an
+absolute-form request (``GET http://host:port/path HTTP/1.1``, which ``_proxy`` rewrites). An
+endpoint not allowed is answered ``403`` and counted; an allowed one is connected to and then
+copied both ways byte for byte.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import selectors
 import shutil
@@ -19,18 +23,27 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Final
+from typing import Final, final
+
+import attrs
+from attrs import frozen
 
 from pipeline.core.sandbox import RELAY_MOUNT, Endpoint, SandboxError
-from pipeline.handlers.sandbox._connections import THREAD_NAME, Handler, NetworkSeen, Traffic
-from pipeline.handlers.sandbox._proxy import serve_proxy
+from pipeline.handlers.sandbox._proxy import ProxyRequest, parse_request, read_head, reply
 from pipeline.handlers.sandbox._relay import splice
 from pipeline.handlers.sandbox._routes import RELAY_FILE, RelayRoute, plan_routes
 
-__all__ = ["NO_PROXY", "NetworkGate", "NetworkSeen", "relay_source"]
+__all__ = ["NO_PROXY", "THREAD_NAME", "NetworkGate", "NetworkSeen", "relay_source"]
+
+THREAD_NAME: Final = "ralph network gate"
+"""How every thread of a gate's name starts (a thread list then shows what they are)."""
+
+_Handler = Callable[[socket.socket], None]
+"""Serves one accepted connection (and closes it)."""
 
 NO_PROXY: Final = "localhost,127.0.0.1,::1"
 """Loopback is relayed at its own address, never through the proxy."""
@@ -39,6 +52,17 @@ _SOCKET_PATH_MAX: Final = 107  # sun_path holds 108 bytes with the closing NUL
 _FOLDER_PREFIX: Final = "ralph-net-"
 _FOLDER_NAME_LENGTH: Final = len(_FOLDER_PREFIX) + 8  # mkdtemp's random part
 _STOP_S: Final = 2.0
+
+
+@final
+@frozen(kw_only=True)
+class NetworkSeen:
+    """What a sandboxed process did with the network, as its gate saw it: the connections
+    ``refused``, by endpoint, and the allowed endpoints it ``asked`` for (whether they
+    answered or not: an agent that never asked for its model's never reached it)."""
+
+    refused: Mapping[Endpoint, int] = attrs.field(factory=dict)
+    asked: frozenset[Endpoint] = frozenset()
 
 
 def relay_source() -> str:
@@ -67,6 +91,10 @@ class NetworkGate:
     ``aliases`` maps a host name to the address connected to instead (a test's made-up
     ``model.invalid``); ``proxy`` is :func:`plan_routes`'s choice (None: only for endpoints
     that are not loopback); ``base_dir`` is where the private folder is made.
+
+    The gate keeps the threads serving connections and the sockets each holds, so that
+    stopping can shut every socket down (which wakes a blocked ``recv``) and join every
+    thread; and what the process asked for and was refused.
     """
 
     def __init__(
@@ -80,14 +108,17 @@ class NetworkGate:
     ) -> None:
         endpoints = tuple(dict.fromkeys(allowed))
         self._routes = plan_routes(endpoints, proxy)
+        self._allowed = frozenset(endpoints)
+        self._aliases = {name.lower(): address for name, address in (aliases or {}).items()}
+        self._timeout_s = connect_timeout_s
         self._base_dir = base_dir
-        self._traffic = Traffic(
-            frozenset(endpoints),
-            {name.lower(): address for name, address in (aliases or {}).items()},
-            connect_timeout_s,
-        )
+        self._lock = threading.Lock()
+        self._open: dict[threading.Thread, list[socket.socket]] = {}
+        self._stopping = False
+        self._refused: Counter[Endpoint] = Counter()
+        self._asked: set[Endpoint] = set()
         self._folder: Path | None = None
-        self._listeners: list[tuple[socket.socket, Handler]] = []
+        self._listeners: list[tuple[socket.socket, _Handler]] = []
         self._wake: tuple[socket.socket, socket.socket] | None = None
         self._server: threading.Thread | None = None
         self._started = False
@@ -135,18 +166,16 @@ class NetworkGate:
     def seen(self) -> NetworkSeen:
         """What the gate saw of the process so far; read once it has ended, the connections
         it left waiting are taken and served first, so that none is missed."""
-        self._settle()
-        return self._traffic.seen()
-
-    def _settle(self) -> None:
         for listener, handler in self._listeners:
             while True:
                 try:
                     client, _ = listener.accept()
                 except OSError:  # none waiting (or the gate is stopping)
                     break
-                self._traffic.spawn(handler, client)
-        self._traffic.settle(time.monotonic() + _STOP_S)
+                self._spawn(handler, client)
+        self._join(time.monotonic() + _STOP_S)
+        with self._lock:
+            return NetworkSeen(refused=dict(self._refused), asked=frozenset(self._asked))
 
     def start(self) -> NetworkGate:
         """Make the folder, write the relay, listen on every socket and serve (once)."""
@@ -183,7 +212,13 @@ class NetworkGate:
                 self._wake[1].send(b"x")
         if self._server is not None:
             self._server.join(_STOP_S)
-        self._traffic.stop(deadline)
+        with self._lock:
+            self._stopping = True
+            held = [s for sockets in self._open.values() for s in sockets]
+        for one in held:
+            with contextlib.suppress(OSError):
+                one.shutdown(socket.SHUT_RDWR)
+        self._join(deadline)
         for listener, _ in self._listeners:
             listener.close()
         for end in self._wake or ():
@@ -200,18 +235,19 @@ class NetworkGate:
         """Stop the gate."""
         self.stop()
 
-    def _handler(self, route: RelayRoute) -> Handler:
-        traffic, target = self._traffic, route.target
+    def _handler(self, route: RelayRoute) -> _Handler:
+        target = route.target
+        if target is None:
+            return self._proxy
 
         def relay(client: socket.socket) -> None:
-            assert target is not None
             try:
-                origin = traffic.connect(target)
+                origin = self._connect(target)
             except OSError:
                 return  # the client sees its connection end: the endpoint does not answer
             splice(client, origin)
 
-        return functools.partial(serve_proxy, traffic=traffic) if target is None else relay
+        return relay
 
     def _serve(self) -> None:
         assert self._wake is not None
@@ -226,4 +262,90 @@ class NetworkGate:
                     listener, handler = key.data
                     with contextlib.suppress(OSError):
                         client, _ = listener.accept()
-                        self._traffic.spawn(handler, client)
+                        self._spawn(handler, client)
+
+    def _spawn(self, handler: _Handler, client: socket.socket) -> None:
+        """Serve ``client`` on a new thread (closed at once when stopping)."""
+        thread = threading.Thread(
+            target=self._serve_one,
+            args=(handler, client),
+            name=f"{THREAD_NAME} connection",
+            daemon=True,
+        )
+        with self._lock:
+            if self._stopping:
+                client.close()
+                return
+            self._open[thread] = [client]
+        thread.start()
+
+    def _serve_one(self, handler: _Handler, client: socket.socket) -> None:
+        try:
+            handler(client)
+        finally:
+            with self._lock:
+                held = self._open.pop(threading.current_thread(), [])
+            for held_socket in held:
+                held_socket.close()
+
+    def _join(self, deadline: float) -> None:
+        """Wait until every connection served now has ended, or until ``deadline``
+        (``time.monotonic``): once the process is gone, each ends as soon as its thread has
+        read what the process sent."""
+        with self._lock:
+            threads = list(self._open)
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def _connect(self, endpoint: Endpoint) -> socket.socket:
+        """A connection to ``endpoint`` (or to its alias's address), held by the calling
+        connection's thread so that stopping shuts it down; ``OSError`` when it fails."""
+        with self._lock:
+            self._asked.add(endpoint)
+        address = self._aliases.get(endpoint.host, endpoint.host)
+        origin = socket.create_connection((address, endpoint.port), timeout=self._timeout_s)
+        origin.settimeout(None)
+        with self._lock:
+            sockets = self._open.get(threading.current_thread())
+            if self._stopping or sockets is None:
+                origin.close()
+                raise OSError("the network gate is stopping")
+            sockets.append(origin)
+        return origin
+
+    def _proxy(self, client: socket.socket) -> None:
+        """Serve one client connection of the proxy, then close it."""
+        with client:
+            try:
+                try:
+                    read = read_head(client)
+                    if read is None:
+                        return
+                    head, after = read
+                    request = parse_request(head)
+                except ValueError as error:
+                    reply(client, 400, "Bad Request", f"ralph's sandbox proxy: {error}")
+                    return
+                if request.endpoint not in self._allowed:
+                    with self._lock:
+                        self._refused[request.endpoint] += 1
+                    text = f"ralph's sandbox does not let this agent reach {request.endpoint}"
+                    reply(client, 403, "Forbidden", text)
+                    return
+                self._forward(client, request, after)
+            except OSError:
+                return  # the client or the gate ended the connection: nothing left to tell
+
+    def _forward(self, client: socket.socket, request: ProxyRequest, after: bytes) -> None:
+        try:
+            origin = self._connect(request.endpoint)
+        except OSError as error:
+            reply(client, 502, "Bad Gateway", f"cannot reach {request.endpoint}: {error}")
+            return
+        with origin:
+            if request.tunnel:
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            else:
+                origin.sendall(request.head)
+            origin.sendall(after)
+            splice(client, origin)

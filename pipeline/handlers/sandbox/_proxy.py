@@ -1,9 +1,7 @@
-"""The network gate's HTTP proxy: one client connection, allowed or refused by host:port (I/O).
+"""The network gate's HTTP proxy on the wire: a client's request head read and parsed, and
+the proxy's own answers (socket reads and writes; the gate in ``_network`` serves it).
 
-A client sends ``CONNECT host:port HTTP/1.1`` (a tunnel, for https) or an absolute-form request
-(``GET http://host:port/path HTTP/1.1``). An endpoint not allowed is answered ``403`` and
-counted; an allowed one is connected to and then copied both ways byte for byte. An
-absolute-form request goes to the origin in origin form (``GET /path HTTP/1.1``) with
+An absolute-form request goes to the origin in origin form (``GET /path HTTP/1.1``) with
 ``Connection: close``: a client's next request on the same connection could be for another
 host, and a copy after the first request would carry it to the first one.
 """
@@ -17,10 +15,8 @@ from urllib.parse import urlsplit
 from attrs import frozen
 
 from pipeline.core.sandbox import Endpoint, SandboxError, parse_endpoint
-from pipeline.handlers.sandbox._connections import Traffic
-from pipeline.handlers.sandbox._relay import splice
 
-__all__ = ["ProxyRequest", "parse_request", "serve_proxy"]
+__all__ = ["ProxyRequest", "parse_request", "read_head", "reply"]
 
 _HEAD_LIMIT: Final = 65_536
 _END: Final = b"\r\n\r\n"
@@ -68,7 +64,8 @@ def parse_request(head: bytes) -> ProxyRequest:
     return ProxyRequest(endpoint=endpoint, tunnel=False, head=b"\r\n".join(lines) + _END)
 
 
-def _reply(client: socket.socket, status: int, reason: str, text: str) -> None:
+def reply(client: socket.socket, status: int, reason: str, text: str) -> None:
+    """Answer ``client`` with ``status`` and ``text``, the proxy's own words."""
     body = f"{text}\n".encode()
     head = (
         f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
@@ -77,7 +74,7 @@ def _reply(client: socket.socket, status: int, reason: str, text: str) -> None:
     client.sendall(head.encode() + body)
 
 
-def _read_head(client: socket.socket) -> tuple[bytes, bytes] | None:
+def read_head(client: socket.socket) -> tuple[bytes, bytes] | None:
     """The head up to its blank line and the bytes read after it; None: the client went
     away first. ``ValueError``: no blank line within the limit."""
     data = b""
@@ -90,41 +87,3 @@ def _read_head(client: socket.socket) -> tuple[bytes, bytes] | None:
         data += chunk
     head, _, after = data.partition(_END)
     return head + _END, after
-
-
-def serve_proxy(client: socket.socket, traffic: Traffic) -> None:
-    """Serve one client connection of the proxy, then close it."""
-    with client:
-        try:
-            try:
-                read = _read_head(client)
-                if read is None:
-                    return
-                head, after = read
-                request = parse_request(head)
-            except ValueError as error:
-                _reply(client, 400, "Bad Request", f"ralph's sandbox proxy: {error}")
-                return
-            if not traffic.allows(request.endpoint):
-                traffic.refuse(request.endpoint)
-                text = f"ralph's sandbox does not let this agent reach {request.endpoint}"
-                _reply(client, 403, "Forbidden", text)
-                return
-            _forward(client, request, after, traffic)
-        except OSError:
-            return  # the client or the gate ended the connection: nothing left to tell
-
-
-def _forward(client: socket.socket, request: ProxyRequest, after: bytes, traffic: Traffic) -> None:
-    try:
-        origin = traffic.connect(request.endpoint)
-    except OSError as error:
-        _reply(client, 502, "Bad Gateway", f"cannot reach {request.endpoint}: {error}")
-        return
-    with origin:
-        if request.tunnel:
-            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        else:
-            origin.sendall(request.head)
-        origin.sendall(after)
-        splice(client, origin)
