@@ -53,6 +53,8 @@ def test_remote_url_accepts_the_transports_a_worker_uses(url: str) -> None:
         ("fd::3", "remote helper"),
         ("-uhelp", "option"),
         ("ssh://-oProxyCommand=touch%20x/repo", "option"),
+        ("ssh://-oProxyCommand=x@example.com/repo", "option"),
+        ("me@-oProxyCommand=x:repo", "relative"),
         ("http://example.com/repo.git", "not one a worker uses"),
         ("repo.git", "relative"),
         ("../repo.git", "relative"),

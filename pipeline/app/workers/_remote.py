@@ -41,7 +41,7 @@ class RemoteSpec:
 
 
 _SCHEMES: Final = frozenset({"ssh", "git+ssh", "ssh+git", "https", "git", "file"})
-_SCP: Final = re.compile(r"(?:[A-Za-z0-9._~-]+@)?(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):(?!:)")
+_SCP: Final = re.compile(r"(?:[\w.~-]+@)?(?:[A-Za-z0-9][\w.-]*|\[[0-9A-Fa-f:.]+\]):(?!:)")
 """scp-like ``[user@]host:path``: a colon before any slash, and no ``::`` (a remote helper)."""
 
 
@@ -67,8 +67,8 @@ def remote_url(text: str) -> str:
             raise _password(text)
         return text
     raise RemoteError(
-        f"remote {text!r}: a relative path names a different folder on each host; give an "
-        "absolute path, a file:// URL or a network URL"
+        f"remote {text!r}: not an ssh, scp-like, https, git or file URL, nor an absolute path "
+        "(a relative path names a different folder on each host)"
     )
 
 
@@ -88,8 +88,10 @@ def _url_with_scheme(text: str, scheme: str) -> str:
     if scheme == "file":
         if parts.netloc or not parts.path.startswith("/"):
             raise RemoteError(f"remote {text!r}: a file URL is file:///absolute/path")
-    elif not parts.hostname or parts.hostname.startswith("-") or text.count("@") > 1:
-        raise RemoteError(f"remote {text!r}: no host, or one git could read as an option")
+    elif not parts.hostname or any(
+        name.startswith("-") for name in (parts.hostname, parts.username or "")
+    ):
+        raise RemoteError(f"remote {text!r}: no host, or a name git could read as an option")
     return text
 
 
