@@ -145,7 +145,8 @@ def test_submit_records_the_remote_base_and_target(
 @pytest.mark.parametrize("kind", URL_KINDS)
 def test_a_base_the_remote_lacks_is_refused(postgres_url: str, tmp_path: Path, kind: str) -> None:
     """A HEAD not pushed, a branch the remote lacks, a detached HEAD, a configured ``[run]
-    branch`` and a ``rebase_onto`` the remote lacks are each refused, and nothing queued."""
+    branch``, a ``rebase_onto`` the remote lacks and a workspace inside the clone are each
+    refused, and nothing queued."""
     remote = bare_remote(tmp_path, kind)
     url, clone = remote.url(kind), remote.clone
 
@@ -170,6 +171,13 @@ def test_a_base_the_remote_lacks_is_refused(postgres_url: str, tmp_path: Path, k
     refused("no branch release")
     assert _tickets(postgres_url) == []
     (clone / "ralph.toml").write_text(config)
+    inside = clone / "inside"
+    inside.mkdir()
+    (inside / "ralph.toml").write_text(config)
+    (inside / "PROMPT.md").write_text("Make the tests pass.\n")
+    with pytest.raises(RemoteError, match="top of its clone"):
+        submit(postgres_url, inside, remote=url)
+    assert _tickets(postgres_url) == []
     assert submit(postgres_url, clone, remote=url).base == git(clone, "rev-parse", "HEAD")
 
 

@@ -110,7 +110,7 @@ def remote_spec(
     """The remote ticket ``ticket`` of the clone ``root`` runs through: ``remote`` is a URL or
     the name of one of the clone's remotes. Refuses (:class:`RemoteError`) a detached HEAD, a
     configured ``[run] branch`` (the branch is the ticket's), and a HEAD or ``rebase_onto`` the
-    remote lacks."""
+    remote lacks, and a workspace that is not the top of its clone."""
     named = "/" not in remote and ":" not in remote
     if named:
         done = run_git(root, "remote", "get-url", "--end-of-options", remote, check=False)
@@ -122,6 +122,12 @@ def remote_spec(
         raise RemoteError(
             f"ralph.toml sets branch = {branch!r}; a remote ticket works on its own branch "
             f"ralph/run-{ticket}: remove the setting to submit with --remote"
+        )
+    top = git_out(root, "rev-parse", "--show-toplevel", error=RemoteError).strip()
+    if Path(top).resolve() != root.resolve():
+        raise RemoteError(
+            f"{root} is a folder inside the clone {top}; a remote ticket's workspace is the "
+            "top of its clone, as the worker's clone will be"
         )
     target = run_git(root, "symbolic-ref", "-q", "--short", "HEAD", check=False).stdout.strip()
     if not target:
