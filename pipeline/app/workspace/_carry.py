@@ -124,14 +124,14 @@ def write_setup(target: Path, files: dict[str, bytes]) -> None:
     state = WorkspaceLayout(root=target).state_dir
     for key, body in files.items():
         base, name = (state, key[len(STATE_KEY) :]) if key.startswith(STATE_KEY) else (target, key)
-        parts = setup_name(name)
+        parts = _name_parts(name)
         if base is state and parts[0] != "workflows":
             raise SetupFileError(errno.EINVAL, f"setup file {key!r}: not a workflow's record")
         base.mkdir(parents=True, exist_ok=True)
         _write_under(base, parts, body)
 
 
-def setup_name(name: str) -> tuple[str, ...]:
+def _name_parts(name: str) -> tuple[str, ...]:
     """The parts of the setup file name ``name``; :class:`SetupFileError` unless it is
     relative, normalised, free of ``..`` and NUL, and nowhere under a ``.git``."""
     parts = tuple(name.split("/"))
