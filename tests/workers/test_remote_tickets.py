@@ -34,7 +34,6 @@ def _tickets(url: str) -> list[str]:
         "git@example.com:team/repo.git",
         "example.com:repo",
         "https://example.com/team/repo.git",
-        "https://token-user@example.com/team/repo.git",
         "git://example.com/repo.git",
     ],
 )
@@ -48,6 +47,7 @@ def test_remote_url_accepts_the_transports_a_worker_uses(url: str) -> None:
     [
         ("https://me:hunter2@example.com/repo.git", "password"),
         ("ssh://me:hunter2@example.com/repo.git", "password"),
+        ("https://hunter2@example.com/repo.git", "often a token"),
         ("me:hunter2@example.com:repo.git", "password"),
         ("ext::sh -c touch% /tmp/pwned", "remote helper"),
         ("fd::3", "remote helper"),
@@ -63,8 +63,9 @@ def test_remote_url_accepts_the_transports_a_worker_uses(url: str) -> None:
     ],
 )
 def test_remote_url_refuses_what_a_worker_must_not_use(url: str, said: str) -> None:
-    """A password (the store is read by the team), a remote helper, an option, plain http,
-    a relative path and a file URL with a host are refused, the secret never shown."""
+    """A password or an https user name (a token, often; the store is read by the team), a
+    remote helper, an option, plain http, a relative path and a file URL with a host are
+    refused, the secret never shown."""
     with pytest.raises(RemoteError, match=said) as refused:
         remote_url(url)
     assert "hunter2" not in str(refused.value)

@@ -85,6 +85,13 @@ def _url_with_scheme(text: str, scheme: str) -> str:
         raise RemoteError(f"remote {text!r}: not a URL ({error})") from error
     if parts.password is not None or (parts.username or "").count(":"):
         raise _password(text)
+    if parts.username is not None and scheme == "https":
+        # A token passes as an https user name (https://TOKEN@host/...), never shown here.
+        raise RemoteError(
+            f"remote https://***@{parts.netloc.rpartition('@')[2]}{parts.path}: an https URL's "
+            "user name is often a token, and the store is read by the whole team: configure "
+            "a credential helper (credential.username for the name) and give the URL without it"
+        )
     if scheme == "file":
         if parts.netloc or not parts.path.startswith("/"):
             raise RemoteError(f"remote {text!r}: a file URL is file:///absolute/path")
