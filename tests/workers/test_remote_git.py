@@ -35,7 +35,7 @@ CLAIM = f"refs/ralph/claims/{TICKET}"
 @pytest.fixture(params=["path", "file"])
 def remote(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[Path, str]:
     """A bare remote and its URL, as a path and as a ``file://`` URL."""
-    bare = bare_remote(tmp_path / "host")
+    bare = bare_remote(tmp_path / "host").path
     return bare, str(bare) if request.param == "path" else f"file://{bare}"
 
 
@@ -186,7 +186,7 @@ def test_a_branch_moved_by_someone_else_stops_the_run_with_both_shas(
     base = main_of(bare)
     worker = Worker(url, tmp_path / "w1", base)
     worker.run.claim(holder="w1", host="h1", run_id=None)
-    source = tmp_path / "host" / "source"
+    source = tmp_path / "host" / "clone"
     theirs = git(source, "commit-tree", "HEAD^{tree}", "-p", base, "-m", "a person's")
     git(source, "push", "-q", "-f", str(bare), f"{theirs}:refs/heads/{BRANCH}")
     with pytest.raises(RemoteMovedError) as stopped:
@@ -202,7 +202,7 @@ def test_the_ticket_repository_holds_no_object_of_another_branch(
     """Another ticket's branch on the remote (a commit and a blob of its own) reaches neither
     the worker's cache nor the ticket's repository."""
     bare, url = remote
-    source = tmp_path / "host" / "source"
+    source = tmp_path / "host" / "clone"
     (source / "secret.txt").write_text("another ticket's work\n")
     git(source, "add", "secret.txt")
     git(source, "commit", "-q", "-m", "secret")
@@ -390,7 +390,7 @@ def test_a_reused_repositorys_config_runs_nothing_of_the_agents_in_its_fetch(
 def test_a_bare_folder_holding_a_commondir_file_is_refused(tmp_path: Path) -> None:
     """git would read a bare repository's objects and refs from where a ``commondir`` file
     in it says; ralph's bare mode refuses such a folder before git runs."""
-    elsewhere, cache = bare_remote(tmp_path / "host"), tmp_path / "cache.git"
+    elsewhere, cache = bare_remote(tmp_path / "host").path, tmp_path / "cache.git"
     git(tmp_path, "init", "-q", "--bare", str(cache))
     assert git_out(cache, "for-each-ref", bare=True) == ""
     (cache / "commondir").write_text(f"{elsewhere}\n")

@@ -66,6 +66,16 @@ def submit(
             "lists them; a chain NAME,NAME is for ralph run only).",
         ),
     ] = None,
+    remote: Annotated[
+        str | None,
+        typer.Option(
+            "--remote",
+            metavar="NAME|URL",
+            help="Run it through this git remote (a remote's name or a URL without a password) "
+            "on any worker's host: from this clone's HEAD, which the remote must hold, on the "
+            "branch ralph/run-TICKET, landing on the current branch.",
+        ),
+    ] = None,
 ) -> None:
     """Queue a pipeline run of the workspace for the workers (prints the ticket)."""
     chosen = None
@@ -84,14 +94,18 @@ def submit(
         store = _open(workspace).config.store.url
     url = _queue_url(store)
     try:
+        from pipeline.app.workers import RemoteError
         from pipeline.app.workers import submit as submit_run
     except ImportError as error:
         raise _fail(_POSTGRES_HINT) from error
     try:
-        ticket = submit_run(url, workspace, prompt=prompt, prompt_file=prompt_file, preset=chosen)
-    except (ConfigError, RunSetupError, StoreError, OSError) as error:
+        ticket = submit_run(
+            url, workspace, prompt=prompt, prompt_file=prompt_file, preset=chosen, remote=remote
+        )
+    except (ConfigError, RunSetupError, RemoteError, StoreError, OSError) as error:
         raise _fail(str(error)) from error
-    err.print(f"Queued {ticket.ticket} for {ticket.workspace}", markup=False)
+    where = ticket.workspace if ticket.remote is None else f"{ticket.branch} of {ticket.remote}"
+    err.print(f"Queued {ticket.ticket} for {where}", markup=False)
     sys.stdout.write(ticket.ticket + "\n")
 
 

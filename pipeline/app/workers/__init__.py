@@ -2,6 +2,7 @@
 that hold leases and take over the runs of workers that died (needs the ``postgres`` extra)."""
 
 from pipeline.app.workers._parent import PARENT_ENV, exit_with_parent
+from pipeline.app.workers._remote import RemoteError, RemoteSpec, remote_url
 from pipeline.app.workers._worker import (
     CancelError,
     TicketTracing,
@@ -15,11 +16,14 @@ from pipeline.app.workers._worker import (
 __all__ = [
     "PARENT_ENV",
     "CancelError",
+    "RemoteError",
+    "RemoteSpec",
     "TicketTracing",
     "Worker",
     "WorkerReport",
     "cancel",
     "exit_with_parent",
+    "remote_url",
     "submit",
     "worker_name",
 ]

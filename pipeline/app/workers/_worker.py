@@ -29,6 +29,7 @@ from attrs import define, frozen
 from pipeline import PipelineError
 from pipeline.app.workers._landing import land_ticket
 from pipeline.app.workers._lease import LEASE_LOST, LeaseKeeper
+from pipeline.app.workers._remote import remote_spec
 from pipeline.app.workflows import Preset, config_with_preset
 from pipeline.app.workspace import (
     HalfMadeError,
@@ -37,6 +38,7 @@ from pipeline.app.workspace import (
     drive,
     open_workspace,
     resolve_prompt,
+    setup_files,
     ticket_worktree,
 )
 from pipeline.core.config import ConfigError, Durability
@@ -48,7 +50,7 @@ from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import LeaseLostError, StoreError
 from pipeline.handlers.store.postgres import PostgresEventStore
-from pipeline.handlers.store.queue import Lease, QueueBell, RunQueue, Ticket, TicketState
+from pipeline.handlers.store.queue import QUEUE, Lease, QueueBell, RunQueue, Ticket, TicketState
 
 __all__ = [
     "CancelError",
@@ -77,13 +79,19 @@ def submit(
     prompt: str | None = None,
     prompt_file: Path | None = None,
     preset: Preset | None = None,
+    remote: str | None = None,
 ) -> Ticket:
     """Queue a pipeline run for the workers: the workspace is checked now (its ``ralph.toml``,
     with ``preset``'s workflow over it when given, and the prompt, read now: what is
-    submitted is what runs) and the ticket returned.
+    submitted is what runs) and the ticket returned. With ``remote`` (a URL, or the name of
+    one of the clone's remotes), the run goes through that remote from the clone's HEAD and
+    lands on its current branch (:func:`~pipeline.app.workers._remote.remote_spec`), with
+    the clone's setup files.
 
     Raises ``ConfigError`` or :class:`~pipeline.app.workspace.RunSetupError` for a workspace that
-    could not run, :class:`~pipeline.handlers.store.StoreError` when the queue is unreachable.
+    could not run, :class:`~pipeline.app.workers.RemoteError` for a remote it cannot run
+    through, ``OSError`` for setup files it cannot carry,
+    :class:`~pipeline.handlers.store.StoreError` when the queue is unreachable.
     """
     config_text, source_name = None, None
     if preset is not None:
@@ -96,9 +104,24 @@ def submit(
         config_text = opened.layout.config.read_text("utf-8")
     # A run in a worktree of its own may work beside the workspace's others.
     alone = opened.config.run.worktree or opened.config.run.merge
+    ticket = f"t-{uuid.uuid4().hex[:12]}"
+    spec, files = None, {}
+    if remote is not None:
+        root, config = opened.layout.root, opened.config
+        spec = remote_spec(
+            root, remote, ticket=ticket, branch=config.branch, rebase_onto=config.rebase_onto
+        )
+        files = setup_files(root)
     with PostgresEventStore(url) as store:
-        ticket = f"t-{uuid.uuid4().hex[:12]}"
-        return RunQueue(store).submit(ticket, opened.layout.root, config_text, text, lock=not alone)
+        return RunQueue(store).submit(
+            ticket,
+            opened.layout.root,
+            config_text,
+            text,
+            lock=not alone,
+            remote=spec,
+            files=files,
+        )
 
 
 class _Said(RunObserver):
@@ -174,7 +197,8 @@ class Worker:
     wakes it at once. A ticket claimed more than ``max_claims`` times (its workers keep dying
     on it) is marked failed instead of run again. ``on_message`` receives one line per thing
     worth telling an operator; ``traced``, when given, the tracer of each ticket's run (see
-    :data:`TicketTracing`).
+    :data:`TicketTracing`). ``queues`` are the queues it claims from: path tickets only
+    (:data:`~pipeline.handlers.store.queue.QUEUE`) until a worker can clone a remote one.
     """
 
     def __init__(
@@ -187,6 +211,7 @@ class Worker:
         max_claims: int = 5,
         on_message: Callable[[str], None] | None = None,
         traced: TicketTracing | None = None,
+        queues: tuple[str, ...] = (QUEUE,),
     ) -> None:
         if lease_s <= 0 or poll_s <= 0 or max_claims < 1:
             raise ValueError("lease_s and poll_s must be positive, max_claims at least 1")
@@ -198,6 +223,7 @@ class Worker:
         self.stopping: str | None = None
         self._tell = on_message or (lambda _line: None)
         self._traced = traced
+        self.queues = queues
         self._current: Interruption | None = None
         self._signals = threading.current_thread() is threading.main_thread()
         # An outcome quotes errors, and is stored in the queue the whole team reads; the
@@ -220,7 +246,7 @@ class Worker:
         has nothing to claim; with ``max_runs``, after that many claims)."""
         report = WorkerReport()
         delay = self.poll_s
-        bell = QueueBell(self.url)
+        bell = QueueBell(self.url, self.queues)
         with (
             self._handling_signals(),
             PostgresEventStore(self.url) as store,
@@ -230,7 +256,9 @@ class Worker:
             self._say(f"worker {self.name} polling {store.label}")
             while self.stopping is None and (max_runs is None or report.claimed < max_runs):
                 try:
-                    ticket = queue.claim(self.name, self.lease_s)
+                    ticket = queue.claim(
+                        self.name, self.lease_s, queues=self.queues, host=socket.gethostname()
+                    )
                 except StoreError as error:
                     # Unreachable for the store's whole retry period: wait longer each time.
                     self._say(f"cannot claim: {error}; retrying in {delay:g} s")

@@ -12,6 +12,7 @@ from pipeline.handlers._lazy import lazy_names
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from pipeline.app.workspace._carry import SetupFileError, setup_files, write_setup
     from pipeline.app.workspace._doctor import Check, Status, diagnose, would_fail
     from pipeline.app.workspace._doctor_agents import install_hints
     from pipeline.app.workspace._fork import (
@@ -73,6 +74,7 @@ __all__ = [
     "RunDivergedError",
     "RunSetupError",
     "RunWorktree",
+    "SetupFileError",
     "Status",
     "Workspace",
     "WorkspaceBusyError",
@@ -102,10 +104,12 @@ __all__ = [
     "resolve_prompt",
     "resume_hint",
     "run_worktrees",
+    "setup_files",
     "store_location",
     "ticket_worktree",
     "worktree_diff",
     "would_fail",
+    "write_setup",
 ]
 
 __getattr__ = lazy_names(__name__, globals())

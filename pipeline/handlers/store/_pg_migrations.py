@@ -231,6 +231,20 @@ PG_MIGRATIONS: Final[tuple[tuple[int, str, str], ...]] = (
         DROP TABLE run_queue;
         """,
     ),
+    (
+        14,
+        "remote tickets: their host, last pushed commit and files",
+        """
+        ALTER TABLE tickets ADD COLUMN host TEXT, ADD COLUMN pushed TEXT;
+        CREATE TABLE ticket_files (
+            ticket TEXT NOT NULL REFERENCES tickets ON DELETE CASCADE,
+            path TEXT NOT NULL CHECK (path <> '' AND path NOT LIKE '/%'),
+            body BYTEA NOT NULL,
+            carried BOOLEAN NOT NULL,
+            PRIMARY KEY (ticket, path)
+        );
+        """,
+    ),
 )
 """(number, name, SQL) in order; each runs once, those a database lacks in one transaction, under
 an advisory lock so that workers starting together do not race. Event bodies are ``JSON`` (kept
@@ -257,7 +271,11 @@ is procrastinate's from version 13: its schema (that of the version this package
 applied just before) holds the tickets as jobs, ``tickets`` what ralph adds to each (its name,
 run, worker, claims, outcome); every ``run_queue`` row is carried over (a running one back to
 the queue, its run resumed by the next claim, which is why the old release's workers must be
-stopped first), and the table dropped."""
+stopped first), and the table dropped. A ticket records the host of its last claim and, for a
+remote ticket (one of procrastinate's queue ``ralph-remote``, whose run moves between hosts
+through git), the last commit pushed to its branch; ``ticket_files`` keeps a remote ticket's
+setup files (``carried`` false) and its run's plan and issues (``carried`` true) (version 14;
+no job is rewritten: a job without a ``remote`` argument is a path ticket)."""
 
 
 def _applied(conn: psycopg.Connection[Any]) -> set[int] | None:

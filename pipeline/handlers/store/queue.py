@@ -2,7 +2,10 @@
 workers to run, each a `procrastinate <https://procrastinate.readthedocs.io>`_ job.
 
 procrastinate holds the queue: a ticket is a job of the queue :data:`QUEUE` (its arguments:
-the ticket, the workspace, the configuration and the prompt), fetched by one worker at a time
+the ticket, the workspace, the configuration and the prompt), or of :data:`REMOTE_QUEUE` for a
+remote ticket, whose run moves between hosts through a git remote (its arguments add the
+remote, the base commit, the target branch and the run's branch; its setup files are kept in
+``ticket_files``), fetched by one worker at a time
 (``procrastinate_fetch_job_v2``, ``SKIP LOCKED``); its ``lock``, the workspace, keeps one run
 per workspace at a time; a ticket given back until a provider's reset is retried with its
 ``scheduled_at`` (``procrastinate_retry_job_v2``); a cancel is procrastinate's abort
@@ -29,27 +32,60 @@ from __future__ import annotations
 import contextlib
 import enum
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Final, final
+from typing import Any, ClassVar, Final, Protocol, final
 
 import orjson
 import psycopg
 from attrs import field, frozen
+from psycopg import sql
 from psycopg.rows import class_row
 
 from pipeline.events import RunId
 from pipeline.handlers.store._port import LeaseLostError
+from pipeline.handlers.store._ticket_files import carry_file, insert_setup, ticket_files
 from pipeline.handlers.store.postgres import PostgresEventStore
 
-__all__ = ["CHANNEL", "QUEUE", "Lease", "QueueBell", "RunQueue", "Ticket", "TicketState"]
+__all__ = [
+    "QUEUE",
+    "REMOTE_QUEUE",
+    "Lease",
+    "QueueBell",
+    "RemoteTicket",
+    "RunQueue",
+    "Ticket",
+    "TicketState",
+]
 
 QUEUE: Final = "ralph"
-"""The procrastinate queue that holds the tickets (its task: ``ralph.ticket``)."""
+"""The procrastinate queue that holds the tickets of a workspace's path (its task:
+``ralph.ticket``), for workers that share the workspaces' volume."""
 
-CHANNEL: Final = f"procrastinate_queue_v1#{QUEUE}"
-"""procrastinate's ``NOTIFY`` channel for :data:`QUEUE`, on which a new job is announced."""
+REMOTE_QUEUE: Final = "ralph-remote"
+"""The queue of remote tickets, for workers with a folder of their own to clone into: a host
+without the shared volume never fails a path ticket."""
+
+
+class RemoteTicket(Protocol):
+    """What a remote ticket's job records (``pipeline.app.workers``' ``RemoteSpec``)."""
+
+    @property
+    def url(self) -> str:
+        """The git remote."""
+
+    @property
+    def base(self) -> str:
+        """The commit the run starts from."""
+
+    @property
+    def target(self) -> str:
+        """The branch the run lands on."""
+
+    @property
+    def branch(self) -> str:
+        """The run's own branch on the remote."""
 
 
 class TicketState(enum.StrEnum):
@@ -88,6 +124,18 @@ class Ticket:
     """Its procrastinate job's id."""
     holder: int | None = None
     """The procrastinate worker that holds the job while it runs (one per claim)."""
+    remote: str | None = None
+    """A remote ticket's git remote (None: a path ticket, run in ``workspace``)."""
+    base: str | None = None
+    """A remote ticket's first commit, which the remote held when it was submitted."""
+    target: str | None = None
+    """The branch a remote ticket's run lands on."""
+    branch: str | None = None
+    """A remote ticket's own branch on the remote (``ralph/run-<ticket>``)."""
+    host: str | None = None
+    """The host of the worker that claimed it last."""
+    pushed: str | None = None
+    """The last commit a remote ticket's worker pushed to its branch."""
 
     @property
     def cancellable(self) -> bool:
@@ -104,8 +152,11 @@ _SELECT: Final = f"""
         t.run_id, CASE WHEN j.status = 'todo' THEN NULL ELSE t.worker END AS worker, t.claims,
         t.outcome, t.submitted_at, t.updated_at,
         CASE WHEN j.status = 'todo' THEN j.scheduled_at END AS not_before,
-        j.id AS job, j.worker_id AS holder
-    FROM tickets AS t JOIN procrastinate_jobs AS j ON j.id = t.job_id AND j.queue_name = '{QUEUE}'
+        j.id AS job, j.worker_id AS holder, j.args->>'remote' AS remote,
+        j.args->>'base' AS base, j.args->>'target' AS target, j.args->>'branch' AS branch,
+        t.host, t.pushed
+    FROM tickets AS t JOIN procrastinate_jobs AS j ON j.id = t.job_id
+        AND j.queue_name IN ('{QUEUE}', '{REMOTE_QUEUE}')
 """
 """A ticket as the person sees it: procrastinate's job status said in the queue's words (a
 job whose abort was requested is cancelled, though its worker may still be stopping it)."""
@@ -173,13 +224,28 @@ class RunQueue:
         self.store = store
 
     def submit(
-        self, ticket: str, workspace: Path, config: str, prompt: str, *, lock: bool = True
+        self,
+        ticket: str,
+        workspace: Path,
+        config: str,
+        prompt: str,
+        *,
+        lock: bool = True,
+        remote: RemoteTicket | None = None,
+        files: Mapping[str, bytes] | None = None,
     ) -> Ticket:
         """Queue a pipeline run: the workspace it runs in, the ``ralph.toml`` text and the
         prompt text it runs with (what was submitted is what runs). ``lock`` (the job's
         procrastinate lock, the workspace) keeps it from running while another run works in
-        the same workspace; a run in a worktree of its own goes without."""
+        the same workspace; a run in a worktree of its own goes without. A ``remote`` ticket
+        (:data:`REMOTE_QUEUE`, never locked) runs in a clone of its remote on a worker's host,
+        set up with ``files`` (``workspace`` is only where it was submitted from)."""
         args = {"ticket": ticket, "workspace": str(workspace), "config": config, "prompt": prompt}
+        queue, lock_key = QUEUE, str(workspace) if lock else None
+        if remote is not None:
+            queue, lock_key = REMOTE_QUEUE, None
+            args |= {"remote": remote.url, "base": remote.base, "target": remote.target}
+            args["branch"] = remote.branch
 
         def work(conn: psycopg.Connection[Any]) -> None:
             with conn.transaction():
@@ -191,44 +257,53 @@ class RunQueue:
                     "INSERT INTO tickets (ticket, job_id) SELECT %s, job FROM unnest("
                     "procrastinate_defer_jobs_v1(ARRAY[ROW(%s, 'ralph.ticket', 0, %s, NULL, "
                     "%s::jsonb, NULL)::procrastinate_job_to_defer_v1])) AS job",
-                    (ticket, QUEUE, str(workspace) if lock else None, orjson.dumps(args).decode()),
+                    (ticket, queue, lock_key, orjson.dumps(args).decode()),
                 )
+                insert_setup(conn, ticket, files or {})
 
         self.store.retrying("submit a run", work)
         found = self.get(ticket)
         assert found is not None
         return found
 
-    def claim(self, worker: str, lease_s: float) -> Ticket | None:
-        """The oldest claimable ticket, now running under a new holder that ``worker``
-        keeps alive (:meth:`renew`) at least every ``lease_s`` seconds, or None. Workers
-        claiming at once each get a different ticket. First, the jobs of holders silent for
-        ``lease_s`` go back to the queue (the run of a cancelled one ends cancelled)."""
+    def claim(
+        self,
+        worker: str,
+        lease_s: float,
+        *,
+        queues: tuple[str, ...] = (QUEUE,),
+        host: str | None = None,
+    ) -> Ticket | None:
+        """The oldest claimable ticket of ``queues``, now running under a new holder that
+        ``worker`` (on ``host``) keeps alive (:meth:`renew`) at least every ``lease_s``
+        seconds, or None. Workers claiming at once each get a different ticket. First, the
+        jobs of those queues whose holders were silent for ``lease_s`` go back to the queue
+        (the run of a cancelled one ends cancelled)."""
 
         def work(conn: psycopg.Connection[Any]) -> Ticket | None:
             with conn.transaction():
                 conn.execute("SELECT procrastinate_prune_stalled_workers_v1(%s)", (lease_s,))
                 conn.execute(
                     "SELECT procrastinate_retry_job_v2(id, NULL, NULL, NULL, NULL) FROM ("
-                    "SELECT id FROM procrastinate_jobs WHERE queue_name = %s "
+                    "SELECT id FROM procrastinate_jobs WHERE queue_name = ANY(%s) "
                     "AND status = 'doing' AND worker_id IS NULL FOR UPDATE SKIP LOCKED) AS stalled",
-                    (QUEUE,),
+                    (list(queues),),
                 )
                 # One transaction: a stalled job this claim takes is never seen queued.
                 holder = conn.execute("SELECT procrastinate_register_worker_v1()").fetchone()
                 assert holder is not None
                 fetched = conn.execute(
                     "SELECT id FROM procrastinate_fetch_job_v2(%s::varchar[], %s)",
-                    ([QUEUE], holder[0]),
+                    (list(queues), holder[0]),
                 ).fetchone()
                 if fetched is None or fetched[0] is None:
                     # Nothing to claim: no holder either.
                     conn.execute("SELECT procrastinate_unregister_worker_v1(%s)", holder)
                     return None
                 conn.execute(
-                    "UPDATE tickets SET worker = %s, claims = claims + 1, updated_at = now() "
-                    "WHERE job_id = %s",
-                    (worker, fetched[0]),
+                    "UPDATE tickets SET worker = %s, host = %s, claims = claims + 1, "
+                    "updated_at = now() WHERE job_id = %s",
+                    (worker, host, fetched[0]),
                 )
                 return _one(conn, "j.id = %s", (fetched[0],))
 
@@ -258,10 +333,12 @@ class RunQueue:
             # announced the same way, so an idle worker takes it at once.
             [
                 "SELECT procrastinate_retry_job_v2(%(lease_job)s, %(not_before)s, NULL, NULL, "
-                "NULL), CASE WHEN %(not_before)s::timestamptz IS NULL THEN pg_notify(%(channel)s, "
-                "json_build_object('type', 'job_inserted', 'job_id', %(lease_job)s)::text) END"
+                "NULL), CASE WHEN %(not_before)s::timestamptz IS NULL THEN pg_notify("
+                "'procrastinate_queue_v1#' || (SELECT queue_name FROM procrastinate_jobs "
+                "WHERE id = %(lease_job)s), json_build_object('type', 'job_inserted', "
+                "'job_id', %(lease_job)s)::text) END"
             ],
-            {"not_before": not_before, "channel": CHANNEL},
+            {"not_before": not_before},
         )
 
     def finish(self, lease: Lease, state: TicketState, outcome: str) -> bool:
@@ -278,6 +355,37 @@ class RunQueue:
                 "UPDATE tickets SET outcome = %(outcome)s WHERE job_id = %(lease_job)s",
             ],
             {"end": "succeeded" if state is TicketState.DONE else "failed", "outcome": outcome},
+        )
+
+    def note_pushed(self, lease: Lease, sha: str) -> bool:
+        """Record ``sha`` as the last commit the lease's worker pushed to its ticket's branch;
+        False, and nothing recorded, once the lease no longer holds the ticket."""
+
+        def work(conn: psycopg.Connection[Any]) -> bool:
+            done = conn.execute(
+                "UPDATE tickets SET pushed = %(sha)s, updated_at = now() "
+                f"WHERE ticket = %(ticket)s AND EXISTS ({_HELD} FOR UPDATE)",
+                {**lease.parameters(), "ticket": lease.ticket, "sha": sha},
+            )
+            return done.rowcount == 1
+
+        return self.store.retrying("record a push", work)
+
+    def carry(self, lease: Lease, path: str, body: bytes) -> bool:
+        """Keep ``body`` as the file ``path`` of the lease's run (its plan or its issues),
+        for a worker that takes the run over on another host; False, and nothing kept, once
+        the lease no longer holds the ticket."""
+        params = {**lease.parameters(), "ticket": lease.ticket}
+        return self.store.retrying(
+            "keep a run's file",
+            lambda conn: carry_file(conn, f"EXISTS ({_HELD} FOR UPDATE)", params, path, body),
+        )
+
+    def files(self, ticket: str, *, carried: bool = False) -> dict[str, bytes]:
+        """The setup files ``ticket`` was submitted with (``carried``: its run's carried
+        files instead), by path."""
+        return self.store.retrying(
+            "read a ticket's files", lambda conn: ticket_files(conn, ticket, carried=carried)
         )
 
     def _settle(
@@ -356,15 +464,16 @@ def _one(conn: psycopg.Connection[Any], where: str, params: Any) -> Ticket | Non
 
 
 class QueueBell:
-    """Wakes an idle worker when a ticket becomes claimable: a connection of its own that
-    ``LISTEN``s on procrastinate's channel :data:`CHANNEL`.
+    """Wakes an idle worker when a ticket of ``queues`` becomes claimable: a connection of
+    its own that ``LISTEN``s on procrastinate's channel of each queue.
 
     Best effort by design: a bell that cannot connect, or whose connection is lost, waits the
     whole time asked (as plain polling does) and tries to listen again on the next wait.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, queues: tuple[str, ...] = (QUEUE,)) -> None:
         self.url = url
+        self.queues = queues
         self._conn: psycopg.Connection[Any] | None = None
 
     def wait(self, seconds: float, stopping: Callable[[], bool], tick: float = 0.05) -> bool:
@@ -393,7 +502,9 @@ class QueueBell:
         self.close()
         try:
             conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
-            conn.execute(f'LISTEN "{CHANNEL}"')
+            for queue in self.queues:  # procrastinate's channel, where a new job is announced
+                channel = sql.Identifier(f"procrastinate_queue_v1#{queue}")
+                conn.execute(sql.SQL("LISTEN {}").format(channel))
         except psycopg.Error:
             return None
         self._conn = conn
