@@ -52,14 +52,7 @@ from pipeline.events import (
     RunId,
     TerminationReason,
 )
-from pipeline.handlers.integration import (
-    Integrator,
-    RunCommits,
-    group_record,
-    holds,
-    revision,
-    scratch_folder,
-)
+from pipeline.handlers.integration import Integrator, RunCommits, group_record, scratch_folder
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import (
     GitError,
@@ -67,6 +60,8 @@ from pipeline.handlers.runtime import (
     WorkspaceLayout,
     digest_of,
     git_out,
+    holds,
+    revision,
     run_git,
 )
 from pipeline.handlers.store import (

@@ -36,13 +36,13 @@ from pipeline.app.workspace._making import (
     registered,
 )
 from pipeline.core.state import Phase
-from pipeline.handlers.integration import revision
 from pipeline.handlers.runtime import (
     GitError,
     GitPolicy,
     WorkspaceLayout,
     git_out,
     new_run_id,
+    revision,
     run_git,
     run_git_bytes,
 )

@@ -24,7 +24,7 @@ landing is not recorded until the work tree agrees.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import final
 
@@ -39,15 +39,16 @@ from pipeline.events import (
     TargetAdvanced,
     TargetMoved,
 )
-from pipeline.handlers.integration._scratch import holds, revision
 from pipeline.handlers.runtime import (
     GitError,
     GitPolicy,
-    branch_worktrees,
     drop_scratch,
     git_out,
+    holds,
+    revision,
     run_git,
     run_git_bytes,
+    worktree_entries,
 )
 
 __all__ = ["WorkTreeBehindError", "move_target"]
@@ -173,7 +174,8 @@ def _would_not_follow(holder: Path, old: str, new: str) -> str:
 
 def _checked_out(root: Path, ref: str) -> Path | None:
     """The work tree that has branch ``ref`` checked out, if one has."""
-    return next((path for path, _head, branch in branch_worktrees(root) if branch == ref), None)
+    found = (entry["worktree"] for entry in worktree_entries(root) if entry.get("branch") == ref)
+    return next((Path(folder) for folder in found), None)
 
 
 Entry = tuple[str, str]
@@ -226,33 +228,32 @@ def _listed(holder: Path, *args: str) -> list[str]:
     return [os.fsdecode(path) for path in done.stdout.split(b"\0") if path]
 
 
-def _tree(holder: Path, commit: str) -> dict[str, Entry]:
-    """Every path of ``commit``'s tree with its entry."""
-    done = run_git_bytes(holder, "ls-tree", "-r", "-z", "--full-tree", commit, policy=GitPolicy())
-    found: dict[str, Entry] = {}
+def _records(holder: Path, *args: str) -> Iterator[tuple[list[str], str]]:
+    """Each ``INFO<tab>PATH`` record of a NUL-separated git listing in ``holder``: the words of
+    its INFO, and its path."""
+    done = run_git_bytes(holder, *args, policy=GitPolicy())
     for line in done.stdout.split(b"\0"):
         if b"\t" in line:
             info, path = line.split(b"\t", 1)
-            mode, _kind, sha = info.decode().split()
-            found[os.fsdecode(path)] = (mode, sha)
-    return found
+            yield info.decode().split(), os.fsdecode(path)
+
+
+def _tree(holder: Path, commit: str) -> dict[str, Entry]:
+    """Every path of ``commit``'s tree with its entry."""
+    listed = _records(holder, "ls-tree", "-r", "-z", "--full-tree", commit)
+    return {path: (mode, sha) for (mode, _kind, sha), path in listed}
 
 
 def _index(holder: Path) -> tuple[dict[str, Entry], set[str]]:
     """The index of the work tree at ``holder``: each merged path's entry, and the paths
     left unmerged."""
-    done = run_git_bytes(holder, "ls-files", "--stage", "-z", policy=GitPolicy())
     staged: dict[str, Entry] = {}
     unmerged: set[str] = set()
-    for line in done.stdout.split(b"\0"):
-        if b"\t" in line:
-            info, raw = line.split(b"\t", 1)
-            mode, sha, stage = info.decode().split()
-            path = os.fsdecode(raw)
-            if stage == "0":
-                staged[path] = (mode, sha)
-            else:
-                unmerged.add(path)
+    for (mode, sha, stage), path in _records(holder, "ls-files", "--stage", "-z"):
+        if stage == "0":
+            staged[path] = (mode, sha)
+        else:
+            unmerged.add(path)
     return staged, unmerged
 
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         run_history,
         switch_branch,
     )
-    from pipeline.handlers.runtime._gitcmd import git_out, run_git, run_git_bytes
+    from pipeline.handlers.runtime._gitcmd import git_out, holds, revision, run_git, run_git_bytes
     from pipeline.handlers.runtime._gitguard import GitGuard
     from pipeline.handlers.runtime._layout import WorkspaceLayout
     from pipeline.handlers.runtime._pinned import CommitWorld, Layering, Pinning
@@ -68,7 +68,6 @@ if TYPE_CHECKING:
         output_tail,
     )
     from pipeline.handlers.runtime._worktree_list import (
-        branch_worktrees,
         drop_scratch,
         fresh_scratch,
         worktree_entries,
@@ -103,7 +102,6 @@ __all__ = [
     "SandboxUnavailableError",
     "UnsafePathError",
     "WorkspaceLayout",
-    "branch_worktrees",
     "cap_log",
     "choose_sandbox",
     "collect_folder",
@@ -117,6 +115,7 @@ __all__ = [
     "gather_changes",
     "git_out",
     "git_policy_in",
+    "holds",
     "load_hat_schemas",
     "load_response_schemas",
     "model_endpoints",
@@ -127,6 +126,7 @@ __all__ = [
     "own_paths",
     "own_pathspecs",
     "render_prompt",
+    "revision",
     "run_gate",
     "run_git",
     "run_git_bytes",
