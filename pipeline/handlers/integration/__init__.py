@@ -3,6 +3,15 @@ move the target by compare-and-swap (I/O: git, processes)."""
 
 from pipeline.handlers.integration._integrator import Integrator, group_record, scratch_folder
 from pipeline.handlers.integration._move import WorkTreeBehindError
+from pipeline.handlers.integration._refs import LocalRefs, TargetRefs
 from pipeline.handlers.integration._replay import RunCommits
 
-__all__ = ["Integrator", "RunCommits", "WorkTreeBehindError", "group_record", "scratch_folder"]
+__all__ = [
+    "Integrator",
+    "LocalRefs",
+    "RunCommits",
+    "TargetRefs",
+    "WorkTreeBehindError",
+    "group_record",
+    "scratch_folder",
+]

@@ -48,6 +48,7 @@ from pipeline.events import (
 from pipeline.handlers._protocol import facts_of
 from pipeline.handlers.agents import stop_recorded_group
 from pipeline.handlers.integration._move import move_target
+from pipeline.handlers.integration._refs import LOCAL_REFS, TargetRefs
 from pipeline.handlers.integration._replay import Resolve, RunCommits, replay_branch
 from pipeline.handlers.runtime import (
     CommitWorld,
@@ -101,7 +102,8 @@ class Integrator:
     ``group_file`` where the process group of its gate or merger at work is recorded (outside
     the scratch: see :func:`group_record`); ``made`` the commits the run's log records, the
     only ones it lands. ``prepare`` readies the scratch worktree for a gate (what the run's
-    worktree has that the commit lacks: an untracked gate script)."""
+    worktree has that the commit lacks: an untracked gate script); ``refs`` reads and moves
+    the target (by default the repository's own branch)."""
 
     root: Path
     scratch: Path
@@ -112,6 +114,7 @@ class Integrator:
     clock: Callable[[], Instant]
     made: RunCommits
     prepare: Callable[[Path], None] = lambda _scratch: None
+    refs: TargetRefs = LOCAL_REFS
 
     def replay(self, state: PipelineState) -> tuple[PipelineEvent, ...]:
         """Replay the run's branch onto its target's head (the resolver at work, if one is,
@@ -121,12 +124,15 @@ class Integrator:
         resolver = now.resolver if now.status is IntegrationStatus.RESOLVING else None
         resolve = None if resolver is None else self._resolver(now, resolver, effect_id(state))
         last = state.ledger.last_commit_sha
+        self.refs.refresh(self.root, f"refs/heads/{now.target}")
         where = (self.root, self.scratch, policy, self.clock, self.made)
         return replay_branch(now, last, *where, resolve)
 
     def move(self, state: PipelineState) -> tuple[PipelineEvent, ...]:
         """Move the target, then the run's branch, to the replayed head."""
-        return move_target(_under_way(state), self.root, self.scratch, self.clock)
+        now = _under_way(state)
+        self.refs.refresh(self.root, f"refs/heads/{now.target}")
+        return move_target(now, self.root, self.scratch, self.clock, self.refs)
 
     def end_left_behind(self) -> None:
         """End the gate or merger a killed integrator of this run left running (its group as
@@ -218,9 +224,7 @@ class Integrator:
         # As a run runs its gates (its sandbox, the gate's env, the pinned world of the
         # replayed head laid out in the scratch itself), with no whole runtime around it.
         layout, sandboxing = self._layout(), choose_sandbox(self.config, self.scratch)
-        sandbox = None
-        if sandboxing is not None:
-            sandbox = sandboxing.sandbox(layout, self.config, self.run_id, ())
+        sandbox = sandboxing and sandboxing.sandbox(layout, self.config, self.run_id, ())
         # Beside the group record, outside the scratch: the gate could write there.
         index = self.group_file.with_name(f"{self.run_id}.gate-index")
         layering = Layering(root=self.root, policy=GitPolicy(), index=index)

@@ -1,6 +1,7 @@
 """Moving the target to the replayed head (I/O: git).
 
-The target moves only by compare-and-swap (``git update-ref REF NEW OLD``), so it is at the
+The target moves only by compare-and-swap (:class:`~._refs.TargetRefs`; here, ``git update-ref
+REF NEW OLD``), so it is at the
 old commit or the new one, never anything between, and a target someone else moved is
 reported, not overwritten. A work tree that has the target checked out follows by a two-tree
 read (``read-tree -m -u OLD NEW``), which carries its own changes along and is the same
@@ -39,6 +40,7 @@ from pipeline.events import (
     TargetAdvanced,
     TargetMoved,
 )
+from pipeline.handlers.integration._refs import LOCAL_REFS, TargetRefs
 from pipeline.handlers.runtime import (
     GitError,
     GitPolicy,
@@ -73,10 +75,15 @@ class _Move:
 
 
 def move_target(
-    replayed: Integration, root: Path, scratch: Path, clock: Callable[[], Instant]
+    replayed: Integration,
+    root: Path,
+    scratch: Path,
+    clock: Callable[[], Instant],
+    refs: TargetRefs = LOCAL_REFS,
 ) -> tuple[PipelineEvent, ...]:
     """Move the target, then the run's branch, to the replayed head (``replayed.head``, made
-    onto ``.onto`` from ``.tip``), each with the work tree that has it checked out."""
+    onto ``.onto`` from ``.tip``), each with the work tree that has it checked out, and each
+    by ``refs``' compare-and-swap."""
     old, new, tip = replayed.onto, replayed.head, replayed.tip
     assert old is not None  # the reducer records all three with the replay
     assert new is not None
@@ -91,7 +98,7 @@ def move_target(
         holder = _checked_out(root, ref)
         if holder is not None:
             _bring_up(holder, move, found)
-        return _landed(move, root, scratch, clock)
+        return _landed(move, root, scratch, clock, refs)
     if found not in (move.old, move.new):
         return (TargetMoved(expected=move.old, found=found or "(no branch)", at=clock()),)
     holder = _checked_out(root, ref)
@@ -109,7 +116,7 @@ def move_target(
                 )
                 return (IntegrationFailed(reason=reason, at=clock()),)
         message = f"ralph: land {move.branch}"
-        if not _swap(root, ref, move.new, move.old, message):
+        if not refs.swap(root, ref, move.new, move.old, message):
             now = revision(root, ref)
             if now != move.new:
                 return (TargetMoved(expected=move.old, found=now or "(no branch)", at=clock()),)
@@ -119,37 +126,29 @@ def move_target(
         except GitError as error:
             # The work tree cannot follow: the target goes back, so nobody commits the old
             # files over the new commit. Only when nobody built on it meanwhile.
-            if not _swap(root, ref, move.old, move.new, "ralph: undo the landing"):
+            if not refs.swap(root, ref, move.old, move.new, "ralph: undo the landing"):
                 raise
             reason = f"{holder} could not follow {move.target} ({error}); it is back where it was"
             return (IntegrationFailed(reason=reason, at=clock()),)
-    return _landed(move, root, scratch, clock)
+    return _landed(move, root, scratch, clock, refs)
 
 
 def _landed(
-    move: _Move, root: Path, scratch: Path, clock: Callable[[], Instant]
+    move: _Move, root: Path, scratch: Path, clock: Callable[[], Instant], refs: TargetRefs
 ) -> tuple[PipelineEvent, ...]:
     """The target is at the replayed head: the run's branch follows, the scratch goes."""
-    _follow(root, f"refs/heads/{move.branch}", move.tip, move.new)
+    _follow(refs, root, f"refs/heads/{move.branch}", move.tip, move.new)
     drop_scratch(root, scratch)
     return (TargetAdvanced(target=move.target, old=move.old, new=move.new, at=clock()),)
 
 
-def _swap(root: Path, ref: str, new: str, old: str, message: str) -> bool:
-    """Whether ``ref`` moved from ``old`` to ``new`` (compare-and-swap: only from ``old``)."""
-    done = run_git(
-        root, "update-ref", "-m", message, ref, new, old, policy=GitPolicy(), check=False
-    )
-    return done.returncode == 0
-
-
-def _follow(root: Path, ref: str, tip: str, new: str) -> None:
+def _follow(refs: TargetRefs, root: Path, ref: str, tip: str, new: str) -> None:
     """Move the run's branch from ``tip`` to ``new`` (compare-and-swap) with its worktree; a
     branch that moved elsewhere meanwhile, or whose worktree cannot follow, stays (its
     commits are on the target; only ``ralph worktrees clean`` needs ``--force`` then)."""
     if tip == new:
         return
-    if revision(root, ref) == tip and not _swap(root, ref, new, tip, "ralph: landed"):
+    if revision(root, ref) == tip and not refs.swap(root, ref, new, tip, "ralph: landed"):
         return
     if revision(root, ref) != new:
         return
@@ -159,7 +158,7 @@ def _follow(root: Path, ref: str, tip: str, new: str) -> None:
     try:
         git_out(holder, "read-tree", "-m", "-u", tip, new)
     except GitError:
-        _swap(root, ref, tip, new, "ralph: the worktree could not follow")
+        refs.swap(root, ref, tip, new, "ralph: the worktree could not follow")
 
 
 def _would_not_follow(holder: Path, old: str, new: str) -> str:

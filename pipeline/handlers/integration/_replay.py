@@ -264,9 +264,10 @@ def _unmerged(scratch: Path, policy: GitPolicy) -> tuple[str, ...]:
     return tuple(os.fsdecode(p) for p in listed.stdout.split(b"\0") if p)
 
 
-Stop = tuple[str, dict[str, tuple[str, bytes | None]]]
+Stop = tuple[str, bytes, dict[str, bytes | None]]
 """Where a replay stopped on a conflict: HEAD, and each other path that differs from it (what
-the commit being replayed brought cleanly): its index entry and its content."""
+the commit being replayed brought cleanly): their index entries as git lists them, and each
+one's content."""
 
 
 def _stop(scratch: Path, paths: tuple[str, ...], policy: GitPolicy) -> Stop:
@@ -274,17 +275,12 @@ def _stop(scratch: Path, paths: tuple[str, ...], policy: GitPolicy) -> Stop:
     head = git_out(scratch, "rev-parse", "HEAD").strip()
     others = sorted(_changed(scratch, policy) - set(paths))
     if not others:
-        return head, {}
+        return head, b"", {}
     listed = run_git_bytes(
         scratch, "ls-files", "--stage", "-z", "--", *(f":(literal){p}" for p in others),
         policy=policy,
     )  # fmt: skip
-    entries: dict[str, str] = {}
-    for entry in listed.stdout.split(b"\0"):
-        if b"\t" in entry:
-            staged, path = entry.split(b"\t", 1)
-            entries[os.fsdecode(path)] = staged.decode()
-    return head, {path: (entries.get(path, ""), _content(scratch / path)) for path in others}
+    return head, listed.stdout, {path: _content(scratch / path) for path in others}
 
 
 def _content(file: Path) -> bytes | None:
@@ -347,11 +343,10 @@ def _count(root: Path, span: str) -> int:
 def _holds_run_commit(root: Path, tip: str, commit: str) -> bool:
     """Whether ``tip``'s history holds ``commit``, or, after a person rebased the branch
     (say, to resolve a conflict), the commit the same effect made (its trailer)."""
-    policy = GitPolicy()
     if holds(root, tip, commit):
         return True
     trailer = f"--format=%(trailers:key={EFFECT_TRAILER},valueonly)"
-    said = run_git(root, "log", "-1", trailer, commit, "--", policy=policy, check=False)
+    said = run_git(root, "log", "-1", trailer, commit, "--", check=False)
     made_by = said.stdout.strip() if said.returncode == 0 else ""
     if not made_by:
         return False
