@@ -25,12 +25,15 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 from attrs import frozen
 
 from pipeline import PipelineError
 from pipeline.handlers.runtime import GitError, GitPolicy, git_out, run_git, worktree_entries
+
+if TYPE_CHECKING:  # the engine is not loaded to list or make worktrees
+    from pipeline.engine import Interruption
 
 __all__ = [
     "MAKING",
@@ -41,6 +44,7 @@ __all__ = [
     "drop_worktree",
     "filling",
     "finish",
+    "git_folder_lock",
     "maker_at_work",
     "making",
     "registered",
@@ -90,13 +94,24 @@ def registered(root: Path) -> list[Registered]:
     ]
 
 
-@contextlib.contextmanager
-def making(root: Path) -> Iterator[None]:
+def making(root: Path) -> contextlib.AbstractContextManager[None]:
     """This process's turn to make or remove worktrees of ``root``'s repository: waits for the
     one at it (a checkout takes seconds at most)."""
-    fd = _open_lock(root)
+    return git_folder_lock(root, _LOCK_NAME)
+
+
+@contextlib.contextmanager
+def git_folder_lock(
+    root: Path, name: str, interruption: Interruption | None = None
+) -> Iterator[None]:
+    """Hold the ``flock`` on ``name`` in the common git folder of ``root``'s repository for
+    the block (the kernel drops it with its holder, however it dies), waiting for its holder;
+    a request to ``interruption`` while it waits raises :class:`Interrupted`. Raises
+    :class:`GitError` when there is no git folder."""
+    fd = _open_lock(root, name)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        with contextlib.nullcontext() if interruption is None else interruption.armed():
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)
@@ -105,7 +120,7 @@ def making(root: Path) -> Iterator[None]:
 def maker_at_work(root: Path) -> bool:
     """Whether another process has the turn (:func:`making`) now: what looks half-made may be
     being made. Takes no turn that lasts (a maker that comes meanwhile waits a moment)."""
-    fd = _open_lock(root)
+    fd = _open_lock(root, _LOCK_NAME)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -115,9 +130,9 @@ def maker_at_work(root: Path) -> bool:
     return False
 
 
-def _open_lock(root: Path) -> int:
-    """The turn's lock file, in the repository's common git folder, opened."""
-    return os.open(common_git_dir(root) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+def _open_lock(root: Path, name: str) -> int:
+    """The lock file ``name`` in the repository's common git folder, opened."""
+    return os.open(common_git_dir(root) / name, os.O_RDWR | os.O_CREAT, 0o644)
 
 
 def common_git_dir(root: Path) -> Path:
