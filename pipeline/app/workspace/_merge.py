@@ -22,13 +22,14 @@ from attrs import frozen
 from pipeline import PipelineError
 from pipeline.app.workspace._carry import carry_setup
 from pipeline.app.workspace._lock import lock_mode
-from pipeline.app.workspace._making import common_git_dir, git_folder_lock
 from pipeline.app.workspace._peek import peeked_store
 from pipeline.app.workspace._reconcile import recorded_commits
 from pipeline.app.workspace._worktrees import (
     RunWorktree,
     WorktreeError,
+    common_git_dir,
     find_worktree,
+    git_folder_lock,
     main_worktree,
     run_worktrees,
 )
