@@ -18,8 +18,7 @@ from pipeline.events import (
     TargetMoved,
 )
 from pipeline.handlers.integration._move import move_target
-from pipeline.handlers.integration._replay import replay_branch
-from pipeline.handlers.integration._screen import RunCommits, foreign_commits
+from pipeline.handlers.integration._replay import RunCommits, foreign_commits, replay_branch
 from pipeline.handlers.runtime import GitPolicy
 
 AT = Instant(datetime(2026, 11, 27, tzinfo=UTC))

@@ -14,16 +14,19 @@ from pipeline.handlers.store import RunStore, StoreError
 __all__ = ["land_ticket"]
 
 
-def land_ticket(root: Path, workspace: Workspace, state: PipelineState, store: RunStore) -> str:
+def land_ticket(
+    root: Path, workspace: Workspace, state: PipelineState, store: RunStore, url: str
+) -> str:
     """Land the run (``state``) that worked in ``workspace``, a worktree of ``root``, when its
-    configuration says ``[run] merge = true`` and it completed its work; how that ended, as
+    configuration says ``[run] merge = true`` and it completed its work, its log in the
+    queue's ``store`` at ``url`` (where the integrators' lease is taken); how that ended, as
     the ticket's detail goes on ("; landed on main"), or "" when there was nothing to land."""
     if not workspace.config.run.merge or state.run is None:
         return ""
     if state.progress.termination is not TerminationReason.COMPLETED:
         return ""
     try:
-        landing = land_run(root, workspace.layout.root, store, state.run.run_id)
+        landing = land_run(root, workspace.layout.root, store, state.run.run_id, lease=url)
     except StoreError:
         raise  # the store or the lease is gone: the ticket is taken over, not done
     except (PipelineError, GitError, OSError) as error:

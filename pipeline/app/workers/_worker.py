@@ -348,7 +348,9 @@ class Worker:
                     leased=True,
                     hand_back=hand_back,
                 )
-                landed = land_ticket(Path(ticket.workspace), workspace, result.state, store)
+                landed = land_ticket(
+                    Path(ticket.workspace), workspace, result.state, store, self.url
+                )
         except LeaseLostError:
             raise
         except StoreError as error:

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     )
     from pipeline.app.workspace._interrupt_run import NotInterruptedError, interrupt_run
     from pipeline.app.workspace._lock import WorkspaceBusyError, ensure_idle
-    from pipeline.app.workspace._making import drop_worktree
     from pipeline.app.workspace._merge import (
         Landing,
         LandingInterruptedError,
@@ -54,6 +53,7 @@ if TYPE_CHECKING:
         HalfMadeError,
         RunWorktree,
         WorktreeError,
+        drop_worktree,
         find_worktree,
         new_worktree,
         remove_worktree,

@@ -22,9 +22,13 @@ import attrs
 
 from pipeline import PipelineError
 from pipeline.app.workspace._carry import carry_setup
-from pipeline.app.workspace._making import filling, making
 from pipeline.app.workspace._peek import peek_config, peeked_store
-from pipeline.app.workspace._worktrees import FORK_BRANCH_PREFIX
+from pipeline.app.workspace._worktrees import (
+    FORK_BRANCH_PREFIX,
+    WorktreeError,
+    filling,
+    making,
+)
 from pipeline.core.config import ConfigError, parse_config
 from pipeline.core.effects import MaterializePrompt
 from pipeline.core.state import Phase, PipelineState, is_terminal
@@ -164,7 +168,7 @@ def fork_run(
             copied = [attrs.evolve(started, run_id=fork), *events[1:at], forked]
             with open_store_at(_fork_store(target, store)) as opened:
                 opened.append(fork, 0, copied)
-    except (GitError, OSError) as error:
+    except (GitError, OSError, WorktreeError) as error:
         raise ForkError(f"the fork could not be made: {error}") from error
     return fork, target, at
 

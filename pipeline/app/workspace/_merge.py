@@ -12,7 +12,6 @@ is the order they got the lock in.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -23,26 +22,20 @@ from attrs import frozen
 from pipeline import PipelineError
 from pipeline.app.workspace._carry import carry_setup
 from pipeline.app.workspace._lock import lock_mode
-from pipeline.app.workspace._making import common_git_dir
 from pipeline.app.workspace._peek import peeked_store
 from pipeline.app.workspace._reconcile import recorded_commits
 from pipeline.app.workspace._worktrees import (
     RunWorktree,
     WorktreeError,
+    common_git_dir,
     find_worktree,
+    git_folder_lock,
     main_worktree,
     run_worktrees,
 )
-from pipeline.core.config import POSTGRES_SCHEMES, ConfigError, RalphConfig, parse_config
+from pipeline.core.config import ConfigError, RalphConfig, parse_config
 from pipeline.core.state import Integration, IntegrationStatus, Phase, PipelineState
-from pipeline.engine import (
-    Interrupted,
-    Interruption,
-    RunObserver,
-    integrate,
-    load_state,
-    utc_now,
-)
+from pipeline.engine import Interrupted, Interruption, RunObserver, integrate, utc_now
 from pipeline.events import (
     AgentName,
     CommitCreated,
@@ -52,14 +45,7 @@ from pipeline.events import (
     RunId,
     TerminationReason,
 )
-from pipeline.handlers.integration import (
-    Integrator,
-    RunCommits,
-    group_record,
-    holds,
-    revision,
-    scratch_folder,
-)
+from pipeline.handlers.integration import Integrator, RunCommits, group_record, scratch_folder
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import (
     GitError,
@@ -67,6 +53,8 @@ from pipeline.handlers.runtime import (
     WorkspaceLayout,
     digest_of,
     git_out,
+    holds,
+    revision,
     run_git,
 )
 from pipeline.handlers.store import (
@@ -76,11 +64,13 @@ from pipeline.handlers.store import (
     StoreError,
     StoreMissingError,
     open_store_at,
+    store_path,
 )
 
 __all__ = ["Landing", "LandingInterruptedError", "land_run", "merge_worktrees", "target_branch"]
 
 _LOCK_NAME = "ralph-integration.lock"
+"""The integrators' turn (:func:`git_folder_lock`), in the repository's common git folder."""
 
 
 class LandingInterruptedError(PipelineError):
@@ -143,7 +133,8 @@ def merge_worktrees(
     A request to ``interruption`` stops it at a safe point (see :func:`integrate`) with
     :class:`LandingInterruptedError`."""
     root = main_worktree(root)
-    target = target_branch(root, into)
+    queue = _Queue(root=root, target=target_branch(root, into), observer=observer,
+                   interruption=interruption)  # fmt: skip
     asked = [find_worktree(root, name) for name in dict.fromkeys(names)]
     if lock_mode(WorkspaceLayout(root=root).ralph_dir) == "exclusive":
         raise WorktreeError(f"a run is at work in {root}: merge once it has stopped")
@@ -154,14 +145,7 @@ def merge_worktrees(
         for worktree in [*pending, *asked]:
             current = worktrees.get(worktree.path, worktree)
             try:
-                landing = _land(
-                    root,
-                    current,
-                    target,
-                    asked=worktree in asked,
-                    observer=observer,
-                    interruption=interruption,
-                )
+                landing = queue.land(current, asked=worktree in asked)
             except Interrupted as stopped:
                 raise LandingInterruptedError(str(stopped), current) from None
             except (WorktreeError, StoreError) as error:
@@ -184,125 +168,112 @@ def land_run(
     *,
     into: str | None = None,
     observer: RunObserver | None = None,
+    lease: str | None = None,
 ) -> Landing:
     """Land run ``run_id`` of ``worktree`` (its log in ``store``) on ``into`` (default: the
     main worktree's branch) at once, in the repository's queue: a queue worker's, for a
-    ticket run with ``[run] merge = true``."""
+    ticket run with ``[run] merge = true``; ``lease``: the PostgreSQL store's URL, where the
+    integrators of other machines meet."""
     root = main_worktree(root)
-    target = target_branch(root, into)
+    queue = _Queue(root=root, target=target_branch(root, into), observer=observer)
     found = find_worktree(root, str(worktree))
     with _integrator_turn(root):
-        landing = _integrate_in(root, found, target, store, run_id, asked=True, observer=observer)
+        landing = queue.integrate(found, store, run_id, asked=True, lease=lease)
     assert landing is not None  # asked: queued, or landed already
     return landing
 
 
-def _land(
-    root: Path,
-    worktree: RunWorktree,
-    target: str,
-    *,
-    asked: bool,
-    observer: RunObserver | None,
-    interruption: Interruption | None,
-) -> Landing | None:
-    """Queue (``asked``) and carry out one worktree's integration, or go on with the one under
-    way; None when there is nothing to do for it."""
-    location = peeked_store(worktree.path)
-    if worktree.busy:
-        if asked:
-            raise WorktreeError(f"a run is at work in {worktree.path}: merge once it ended")
-        return None
-    with _store(location, worktree, must_exist=asked) as store:
-        run_id = None if store is None else _latest(store, worktree)
-        if store is None or run_id is None:
+@final
+@frozen(kw_only=True)
+class _Queue:
+    """The integrations one integrator carries out onto ``target`` in the repository whose
+    main worktree is ``root``, its turn held: each fact told to ``observer``, a request to
+    ``interruption`` stopping it at a safe point."""
+
+    root: Path
+    target: str
+    observer: RunObserver | None = None
+    interruption: Interruption | None = None
+
+    def land(self, worktree: RunWorktree, *, asked: bool) -> Landing | None:
+        """Queue (``asked``) and carry out one worktree's integration, or go on with the one
+        under way; None when there is nothing to do for it."""
+        location = peeked_store(worktree.path)
+        if worktree.busy:
             if asked:
-                raise WorktreeError(f"{worktree.branch}: no run has been made in it")
+                raise WorktreeError(f"a run is at work in {worktree.path}: merge once it ended")
             return None
-        return _integrate_in(
-            root,
-            worktree,
-            target,
-            store,
-            RunId(run_id),
-            asked=asked,
-            observer=observer,
-            interruption=interruption,
+        with _store(location, worktree, must_exist=asked) as store:
+            run_id = None if store is None else _latest(store, worktree)
+            if store is None or run_id is None:
+                if asked:
+                    raise WorktreeError(f"{worktree.branch}: no run has been made in it")
+                return None
+            lease = location if store_path(location) is None else None
+            return self.integrate(worktree, store, RunId(run_id), asked=asked, lease=lease)
+
+    def integrate(
+        self, worktree: RunWorktree, store: RunStore, run_id: RunId, *, asked: bool,
+        lease: str | None,
+    ) -> Landing | None:  # fmt: skip
+        """Queue (``asked``) and carry out the integration of run ``run_id`` (its log in
+        ``store``) of ``worktree``, or go on with the one under way; with the integrators'
+        lease in the PostgreSQL database at ``lease``, if one is given."""
+        root, target = self.root, self.target
+        events = list(store.read(run_id))
+        state, recorded = recorded_commits(events)
+        now = state.integration
+        config, digest = _config(root, worktree.path)
+        queued = None
+        if asked and (now is None or not now.status.under_way):
+            _check_landable(worktree, run_id, state)
+            if (
+                now is not None
+                and now.status is IntegrationStatus.LANDED
+                and holds(root, f"refs/heads/{target}", f"refs/heads/{worktree.branch}")
+            ):
+                return Landing(worktree=worktree, run_id=run_id, integration=now)
+            resolvers = tuple(AgentName(name) for name in config.merge.resolvers)
+            queued = IntegrationQueued(
+                branch=worktree.branch, target=target, resolvers=resolvers, at=utc_now()
+            )
+        elif now is None or not now.status.under_way:
+            return None
+        try:
+            scratch, group_file = scratch_folder(root, run_id), group_record(root, run_id)
+        except ValueError as error:
+            raise WorktreeError(f"{worktree.branch}: {error}") from error
+        redactor = Redactor.from_environment(os.environ, config.redaction.variables)
+        sources = (e.source_run for e in events if isinstance(e, RunForked))
+        made = RunCommits(
+            run_id=run_id,
+            commits=tuple((r.effect_id, r.sha) for r in recorded),
+            sources=tuple(dict.fromkeys(sources)),
         )
-
-
-def _integrate_in(
-    root: Path,
-    worktree: RunWorktree,
-    target: str,
-    store: RunStore,
-    run_id: RunId,
-    *,
-    asked: bool,
-    observer: RunObserver | None,
-    interruption: Interruption | None = None,
-) -> Landing | None:
-    """Queue (``asked``) and carry out the integration of run ``run_id`` (its log in
-    ``store``) of ``worktree``, or go on with the one under way; the integrator's turn held."""
-    state, _ = load_state(store, run_id)
-    now = state.integration
-    config, digest = _config(root, worktree.path)
-    queued = None
-    if asked and (now is None or not now.status.under_way):
-        _check_landable(worktree, run_id, state)
-        if (
-            now is not None
-            and now.status is IntegrationStatus.LANDED
-            and holds(root, f"refs/heads/{target}", f"refs/heads/{worktree.branch}")
-        ):
-            return Landing(worktree=worktree, run_id=run_id, integration=now)
-        resolvers = tuple(AgentName(name) for name in config.merge.resolvers)
-        queued = IntegrationQueued(
-            branch=worktree.branch, target=target, resolvers=resolvers, at=utc_now()
+        integrator = Integrator(
+            root=root,
+            scratch=scratch,
+            group_file=group_file,
+            run_id=run_id,
+            config=config,
+            config_digest=digest,
+            clock=utc_now,
+            made=made,
+            prepare=lambda scratch: carry_setup(worktree.path, scratch),
         )
-    elif now is None or not now.status.under_way:
-        return None
-    try:
-        scratch, group_file = scratch_folder(root, run_id), group_record(root, run_id)
-    except ValueError as error:
-        raise WorktreeError(f"{worktree.branch}: {error}") from error
-    redactor = Redactor.from_environment(os.environ, config.redaction.variables)
-    integrator = Integrator(
-        root=root,
-        scratch=scratch,
-        group_file=group_file,
-        run_id=run_id,
-        config=config,
-        config_digest=digest,
-        clock=utc_now,
-        made=_made(store, run_id),
-        prepare=lambda scratch: carry_setup(worktree.path, scratch),
-    )
-    with _store_lease(root, store):
-        integrator.end_left_behind()
-        state = integrate(
-            store,
-            integrator,
-            run_id,
-            redactor=redactor,
-            queued=queued,
-            observer=observer,
-            interruption=interruption,
-        )
-    assert state.integration is not None  # integrate recorded one or went on with one
-    return Landing(worktree=worktree, run_id=run_id, integration=state.integration)
-
-
-def _made(store: RunStore, run_id: RunId) -> RunCommits:
-    """The commits run ``run_id``'s log records: the only ones its integration lands."""
-    events = list(store.read(run_id))
-    _, recorded = recorded_commits(events)
-    sources = (e.source_run for e in events if isinstance(e, RunForked))
-    return RunCommits(
-        run_id=run_id,
-        commits=tuple((r.effect_id, r.sha) for r in recorded),
-        sources=tuple(dict.fromkeys(sources)),
-    )
+        with _lease(root, lease):
+            integrator.end_left_behind()
+            state = integrate(
+                store,
+                integrator,
+                run_id,
+                redactor=redactor,
+                queued=queued,
+                observer=self.observer,
+                interruption=self.interruption,
+            )
+        assert state.integration is not None  # integrate recorded one or went on with one
+        return Landing(worktree=worktree, run_id=run_id, integration=state.integration)
 
 
 def _check_landable(worktree: RunWorktree, run_id: str, state: PipelineState) -> None:
@@ -365,37 +336,26 @@ def _config(root: Path, worktree: Path) -> tuple[RalphConfig, Digest]:
     return config, digest_of(text.encode())
 
 
-def _store_lease(root: Path, store: RunStore) -> contextlib.AbstractContextManager[object]:
-    """With a PostgreSQL store (a queue's, or ``[store] url``): the repository's integrator
-    lease there too, for integrators the file lock cannot see each other through (other
-    machines sharing the repository's folder); none with a SQLite store."""
-    url = getattr(store, "url", None)
-    if not isinstance(url, str) or not url.startswith(POSTGRES_SCHEMES):
+def _lease(root: Path, url: str | None) -> contextlib.AbstractContextManager[object]:
+    """With a PostgreSQL store at ``url`` (a queue's, or ``[store] url``): the repository's
+    integrator lease there too, for integrators the file lock cannot see each other through
+    (other machines sharing the repository's folder); none with a SQLite store (None)."""
+    if url is None:
         return contextlib.nullcontext()
     from pipeline.handlers.store.postgres import advisory_lease
 
-    return advisory_lease(url, f"ralph-integration:{_git_folder(root).resolve()}")
+    return advisory_lease(url, f"ralph-integration:{common_git_dir(root).resolve()}")
 
 
 @contextlib.contextmanager
 def _integrator_turn(root: Path, interruption: Interruption | None = None) -> Iterator[None]:
     """This process's turn as the repository's integrator: waits for the one at work (a
     request to ``interruption`` meanwhile: :class:`LandingInterruptedError`)."""
-    fd = os.open(_git_folder(root) / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+    with contextlib.ExitStack() as held:
         try:
-            with contextlib.nullcontext() if interruption is None else interruption.armed():
-                fcntl.flock(fd, fcntl.LOCK_EX)
+            held.enter_context(git_folder_lock(root, _LOCK_NAME, interruption))
         except Interrupted as stopped:
             raise LandingInterruptedError(str(stopped), None) from None
+        except GitError as error:
+            raise WorktreeError(f"cannot find the git folder of {root}: {error}") from error
         yield
-    finally:
-        os.close(fd)
-
-
-def _git_folder(root: Path) -> Path:
-    """The repository's own git folder (its worktrees share it): where its integrators meet."""
-    try:
-        return common_git_dir(root)
-    except GitError as error:
-        raise WorktreeError(f"cannot find the git folder of {root}: {error}") from error

@@ -10,43 +10,56 @@ measured against the HEAD of the repository's main worktree (the commands refuse
 another). A worktree is never removed while a run holds it (``lock_mode``: looking takes no
 lock), and without ``force`` only when HEAD holds its branch's commits and its run
 has ended (a fork or a stopped run could still be resumed).
+
+ralph's worktrees (a run's, a ticket's, a fork's) are made by ``git worktree add --lock``: the
+entry stays locked, with ralph's own reason (:data:`MAKING`), through the checkout and through
+everything ralph then puts in (the carried files, a fork's log), and :func:`filling` unlocks it
+as the last step. So an entry of ralph's that is still locked with that reason, or with git's
+own ``initializing`` (the lock git holds through a plain ``worktree add``, left by a kill in
+its checkout), is half-made: a partial checkout, an ``index.lock`` left, nothing carried. It is
+never used; :func:`_clear` removes it (``git worktree remove -f -f``, which takes a locked entry
+and a missing folder alike) and the caller makes it anew. The lock is in the worktree's own git
+folder (``.git/worktrees/<id>/locked``), out of an agent's reach.
+
+Makers and removers of a repository take turns on ``ralph-worktrees.lock`` in its git folder
+(:func:`making`, an ``flock`` the kernel drops with its holder however it dies): a worktree
+being made is locked by a live maker, so whoever holds the turn knows every half-made one it
+sees is dead.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
+import os
+import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 from attrs import frozen
 
 from pipeline import PipelineError
 from pipeline.app.workspace._carry import carry_setup
 from pipeline.app.workspace._lock import lock_mode
-from pipeline.app.workspace._making import (
-    MAKING,
-    Registered,
-    clear,
-    filling,
-    maker_at_work,
-    making,
-    registered,
-)
 from pipeline.core.state import Phase
-from pipeline.handlers.integration import revision
 from pipeline.handlers.runtime import (
     GitError,
     GitPolicy,
     WorkspaceLayout,
     git_out,
     new_run_id,
+    revision,
     run_git,
     run_git_bytes,
+    worktree_entries,
 )
 from pipeline.handlers.store import open_store_at
+
+if TYPE_CHECKING:  # the engine is not loaded to list or make worktrees
+    from pipeline.engine import Interruption
 
 __all__ = [
     "FORK_BRANCH_PREFIX",
@@ -54,8 +67,13 @@ __all__ = [
     "HalfMadeError",
     "RunWorktree",
     "WorktreeError",
+    "common_git_dir",
+    "drop_worktree",
+    "filling",
     "find_worktree",
+    "git_folder_lock",
     "main_worktree",
+    "making",
     "new_worktree",
     "remove_worktree",
     "run_worktrees",
@@ -70,6 +88,16 @@ FORK_BRANCH_PREFIX: Final = "ralph/fork-"
 """The branches ``ralph fork`` makes."""
 
 _LISTED: Final = (f"refs/heads/{RUN_BRANCH_PREFIX}", f"refs/heads/{FORK_BRANCH_PREFIX}")
+
+MAKING: Final = "ralph is making it"
+"""The reason ralph's worktrees are locked with until they are whole."""
+
+_GIT_MAKING: Final = "initializing"
+"""The reason git locks a worktree with through a plain ``git worktree add`` (what an older
+ralph, killed in one, left)."""
+
+_LOCK_NAME: Final = "ralph-worktrees.lock"
+"""The makers' and removers' turn (:func:`making`), in the repository's common git folder."""
 
 
 class WorktreeError(PipelineError, ValueError):
@@ -131,7 +159,7 @@ def ticket_worktree(root: Path, ticket: str) -> Path:
     root = root.resolve()
     target = _folder(root, ticket)
     branch = f"{RUN_BRANCH_PREFIX}{ticket}"
-    with _turn(root):
+    with making(root):
         entry = _entry(root, target)
         if entry is not None and not entry.half_made:
             if entry.branch == f"refs/heads/{branch}":
@@ -150,7 +178,7 @@ def new_worktree(
     lacks, which the run would miss). Returns its name (``name``, or a new one), its folder
     and its branch."""
     root = root.resolve()
-    with _turn(root):
+    with making(root):
         return _make(root, name=name, setup=setup)
 
 
@@ -185,7 +213,7 @@ def run_worktrees(root: Path) -> list[RunWorktree]:
     found = []
     listed = _listed(root)
     # What looks half-made while a maker is at work may be its worktree: busy, never removed.
-    making_now = any(entry.half_made for entry, _ in listed) and _maker_at_work(root)
+    making_now = any(entry.half_made for entry, _ in listed) and maker_at_work(root)
     for entry, branch in listed:
         path, half_made = entry.path, entry.half_made
         head = entry.head.strip("0") and entry.head  # 40 zeros: git had not set it yet
@@ -241,7 +269,7 @@ def remove_worktree(root: Path, worktree: RunWorktree, *, force: bool = False) -
     changes no commit has, or its run has not ended."""
     root = main_worktree(root)
     if worktree.half_made and not worktree.busy:
-        with _turn(root):
+        with making(root):
             entry = _entry(root, worktree.path)
             if entry is not None and not entry.half_made:
                 raise WorktreeError(
@@ -321,46 +349,9 @@ def _listed(root: Path) -> list[tuple[Registered, str]]:
     return found
 
 
-@contextlib.contextmanager
-def _turn(root: Path) -> Iterator[None]:
-    """:func:`making`, its failure a :class:`WorktreeError`."""
-    try:
-        with making(root):
-            yield
-    except (GitError, OSError) as error:
-        raise WorktreeError(f"cannot take the turn to make worktrees of {root}: {error}") from error
-
-
-def _maker_at_work(root: Path) -> bool:
-    """:func:`maker_at_work`; when that cannot tell, as good as at work (nothing is
-    removed under a maker)."""
-    try:
-        return maker_at_work(root)
-    except (GitError, OSError):
-        return True
-
-
 def _entry(root: Path, target: Path) -> Registered | None:
     """The worktree git has registered at ``target``, if any."""
     return next((e for e in _registered(root) if e.path.resolve() == target.resolve()), None)
-
-
-def _registered(root: Path) -> list[Registered]:
-    """:func:`registered`, its failure a :class:`WorktreeError`."""
-    try:
-        return registered(root)
-    except GitError as error:
-        raise WorktreeError(f"git worktree list failed: {error}") from error
-
-
-def _clear(root: Path, target: Path, branch: str | None) -> None:
-    """:func:`clear`, its failure a :class:`WorktreeError`."""
-    try:
-        clear(root, target, branch)
-    except GitError as error:
-        raise WorktreeError(
-            f"the half-made worktree {target} cannot be removed: {error}"
-        ) from error
 
 
 def _latest_run(path: Path) -> tuple[str | None, str | None, bool, str | None]:
@@ -392,3 +383,158 @@ def _busy(path: Path) -> bool:
         return lock_mode(WorkspaceLayout(root=path).ralph_dir) is not None
     except OSError:
         return True
+
+
+@final
+@frozen(kw_only=True)
+class Registered:
+    """One worktree as ``git worktree list`` has it: its folder, head (40 zeros before git set
+    it), branch ref (None: detached, or not yet set) and the reason it is locked (None: not
+    locked; "" locked without a reason)."""
+
+    path: Path
+    head: str
+    branch: str | None
+    locked: str | None
+
+    @property
+    def half_made(self) -> bool:
+        """Whether its making was cut short (still locked as while it was made)."""
+        return self.locked is not None and (
+            self.locked.startswith(MAKING) or self.locked == _GIT_MAKING
+        )
+
+
+def _registered(root: Path) -> list[Registered]:
+    """Every worktree of ``root``'s repository, as ``git worktree list --porcelain -z`` gives
+    them (``-z``: a folder's name may hold a line break)."""
+    try:
+        listed = worktree_entries(root)
+    except GitError as error:
+        raise WorktreeError(f"git worktree list failed: {error}") from error
+    return [
+        Registered(
+            path=Path(entry["worktree"]),
+            head=entry.get("HEAD", ""),
+            branch=entry.get("branch"),
+            locked=entry.get("locked"),
+        )
+        for entry in listed
+    ]
+
+
+@contextlib.contextmanager
+def making(root: Path) -> Iterator[None]:
+    """This process's turn to make or remove worktrees of ``root``'s repository: waits for the
+    one at it (a checkout takes seconds at most); a failure is a :class:`WorktreeError`."""
+    try:
+        with git_folder_lock(root, _LOCK_NAME):
+            yield
+    except (GitError, OSError) as error:
+        raise WorktreeError(f"cannot take the turn to make worktrees of {root}: {error}") from error
+
+
+@contextlib.contextmanager
+def git_folder_lock(
+    root: Path, name: str, interruption: Interruption | None = None
+) -> Iterator[None]:
+    """Hold the ``flock`` on ``name`` in the common git folder of ``root``'s repository for
+    the block (the kernel drops it with its holder, however it dies), waiting for its holder;
+    a request to ``interruption`` while it waits raises :class:`Interrupted`. Raises
+    :class:`GitError` when there is no git folder."""
+    fd = _open_lock(root, name)
+    try:
+        with contextlib.nullcontext() if interruption is None else interruption.armed():
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def maker_at_work(root: Path) -> bool:
+    """Whether another process has the turn (:func:`making`) now: what looks half-made may be
+    being made; when that cannot be told, as good as at work (nothing is removed under a
+    maker). Takes no turn that lasts (a maker that comes meanwhile waits a moment)."""
+    try:
+        fd = _open_lock(root, _LOCK_NAME)
+    except (GitError, OSError):
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # held (BlockingIOError), or it cannot be told
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _open_lock(root: Path, name: str) -> int:
+    """The lock file ``name`` in the repository's common git folder, opened."""
+    return os.open(common_git_dir(root) / name, os.O_RDWR | os.O_CREAT, 0o644)
+
+
+def common_git_dir(root: Path) -> Path:
+    """The git folder all worktrees of ``root``'s repository share (where their makers and
+    integrators meet). Raises :class:`GitError`."""
+    return Path(git_out(root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip())
+
+
+@contextlib.contextmanager
+def filling(
+    root: Path,
+    target: Path,
+    branch: str,
+    start: str | None,
+    *,
+    what: str,
+    error: type[PipelineError],
+) -> Iterator[None]:
+    """The making of one of ralph's worktrees whole: ``git worktree add`` of ``target`` on
+    ``branch``, made at ``start`` (None: the branch exists, and is checked out as it is),
+    locked as being made; then what the caller puts in; then the unlock, its last step. What
+    fails in the block or in the unlock (``OSError``, a ``PipelineError``) removes the
+    worktree and its branch again (:func:`drop_worktree`) and is raised as ``error`` naming
+    ``what`` was made, as is a failed ``git worktree add``."""
+    made = ["-b", branch, str(target), start] if start is not None else [str(target), branch]
+    reason = f"{MAKING} ({branch}); a crash left it half-made: ralph removes it"
+    try:
+        run_git(root, "worktree", "add", "--quiet", "--lock", "--reason", reason, *made)
+    except GitError as failure:
+        raise error(f"git worktree add failed: {failure}") from failure
+    try:
+        yield
+        # Whole: till now a crash left it half-made, as ralph sees.
+        run_git(root, "worktree", "unlock", str(target))
+    except (OSError, PipelineError) as failure:
+        drop_worktree(root, target, branch)
+        raise error(f"{what} could not be made, and nothing of it is left: {failure}") from failure
+
+
+def drop_worktree(root: Path, target: Path, branch: str) -> None:
+    """Remove a worktree just made, and its branch, after its making failed half-way (what
+    fails here leaves nothing worse: the worktree was never used, and is still locked as
+    half-made until it is gone)."""
+    with contextlib.suppress(WorktreeError):
+        _clear(root, target, branch)
+
+
+def _clear(root: Path, target: Path, branch: str | None) -> None:
+    """Remove the half-made worktree ``target`` (locked or not, its folder there or not) and,
+    when given, its ``branch``; each step can be cut short and done again. Raises
+    :class:`WorktreeError` when git keeps it."""
+    try:
+        gone = run_git(root, "worktree", "remove", "-f", "-f", str(target), check=False)
+        if gone.returncode != 0 and target.exists():
+            # git refuses a folder it cannot read as a worktree (its .git file not yet
+            # written): the folder goes, then its entry (now missing) with the lock taken off.
+            shutil.rmtree(target, ignore_errors=True)
+            run_git(root, "worktree", "unlock", str(target), check=False)
+            run_git(root, "worktree", "prune")
+        if any(entry.path == target for entry in _registered(root)):
+            raise GitError(f"git worktree remove {target}: git keeps it ({gone.stderr.strip()})")
+    except GitError as error:
+        raise WorktreeError(
+            f"the half-made worktree {target} cannot be removed: {error}"
+        ) from error
+    if branch is not None:
+        run_git(root, "branch", "-D", branch, check=False)

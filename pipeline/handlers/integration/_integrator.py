@@ -9,10 +9,16 @@ called directly; pinned as a run's are, to the target's head, unless the run rec
 a resolver agent at a replay's conflicts runs through a :class:`Runtime`, as a run's agents
 do. It reports what git and the gates did; the reducer
 folds it, and the landing takes the next step from there.
+
+The scratch worktree is detached, beside the runs' worktrees (``<workspace>-worktrees/
+.integration-<run id>``, where a sandboxed gate sees it as a run's worktree, and not inside the
+main worktree, which a sandbox hides), and ``ralph worktrees list`` does not show it; the branch
+being integrated and its own worktree are never touched by a replay.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -42,9 +48,8 @@ from pipeline.events import (
 from pipeline.handlers._protocol import facts_of
 from pipeline.handlers.agents import stop_recorded_group
 from pipeline.handlers.integration._move import move_target
-from pipeline.handlers.integration._prompt import MERGER_HAT, merger_prompt
-from pipeline.handlers.integration._replay import Resolve, replay_branch
-from pipeline.handlers.integration._screen import RunCommits
+from pipeline.handlers.integration._refs import LOCAL_REFS, TargetRefs
+from pipeline.handlers.integration._replay import Resolve, RunCommits, replay_branch
 from pipeline.handlers.runtime import (
     CommitWorld,
     GitPolicy,
@@ -60,10 +65,34 @@ from pipeline.handlers.runtime import (
 )
 from pipeline.orchestration import effect_id, landing_pinned_to
 
-__all__ = ["GRACE_S", "Integrator"]
+__all__ = ["GRACE_S", "MERGER_HAT", "Integrator", "group_record", "scratch_folder"]
 
 GRACE_S: Final = 5.0
 """How long a gate or merger being stopped gets between SIGTERM and SIGKILL (a run's)."""
+
+MERGER_HAT: Final = "merger"
+"""The hat a resolver wears (``RALPH_HAT``); its model and arguments are its agent entry's."""
+
+RUN_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+"""What a run id must look like to name a scratch folder: it comes from the worktree's own
+store, which an agent could have written, and the folder is removed with everything in it."""
+
+
+def scratch_folder(root: Path, run_id: str) -> Path:
+    """Where run ``run_id``'s integration replays its branch, for the repository of ``root``;
+    ``ValueError`` for a run id that could name any other folder."""
+    if not RUN_ID_PATTERN.fullmatch(run_id) or ".." in run_id:
+        raise ValueError(f"run id {run_id!r} cannot name a folder")
+    return root.parent / f"{root.name}-worktrees" / f".integration-{run_id}"
+
+
+def group_record(root: Path, run_id: str) -> Path:
+    """Where the process group at work in run ``run_id``'s integration (a gate, the merger)
+    is recorded: in the repository's own ralph folder (``.git/ralph``), not in the scratch
+    worktree, which is made anew (and which its gate could write), so that the next
+    integrator finds and ends what a killed one left running."""
+    scratch_folder(root, run_id)  # the same run ids only
+    return WorkspaceLayout(root=root).state_dir / "integration" / f"{run_id}.group.json"
 
 
 @frozen(kw_only=True)
@@ -73,7 +102,8 @@ class Integrator:
     ``group_file`` where the process group of its gate or merger at work is recorded (outside
     the scratch: see :func:`group_record`); ``made`` the commits the run's log records, the
     only ones it lands. ``prepare`` readies the scratch worktree for a gate (what the run's
-    worktree has that the commit lacks: an untracked gate script)."""
+    worktree has that the commit lacks: an untracked gate script); ``refs`` reads and moves
+    the target (by default the repository's own branch)."""
 
     root: Path
     scratch: Path
@@ -84,6 +114,7 @@ class Integrator:
     clock: Callable[[], Instant]
     made: RunCommits
     prepare: Callable[[Path], None] = lambda _scratch: None
+    refs: TargetRefs = LOCAL_REFS
 
     def replay(self, state: PipelineState) -> tuple[PipelineEvent, ...]:
         """Replay the run's branch onto its target's head (the resolver at work, if one is,
@@ -93,12 +124,15 @@ class Integrator:
         resolver = now.resolver if now.status is IntegrationStatus.RESOLVING else None
         resolve = None if resolver is None else self._resolver(now, resolver, effect_id(state))
         last = state.ledger.last_commit_sha
+        self.refs.refresh(self.root, f"refs/heads/{now.target}")
         where = (self.root, self.scratch, policy, self.clock, self.made)
         return replay_branch(now, last, *where, resolve)
 
     def move(self, state: PipelineState) -> tuple[PipelineEvent, ...]:
         """Move the target, then the run's branch, to the replayed head."""
-        return move_target(_under_way(state), self.root, self.scratch, self.clock)
+        now = _under_way(state)
+        self.refs.refresh(self.root, f"refs/heads/{now.target}")
+        return move_target(now, self.root, self.scratch, self.clock, self.refs)
 
     def end_left_behind(self) -> None:
         """End the gate or merger a killed integrator of this run left running (its group as
@@ -241,3 +275,26 @@ def _restore(root: Path, refs: dict[str, str]) -> None:
     for ref, sha in refs.items():
         if now.get(ref) != sha:
             run_git(root, "update-ref", ref, sha, policy=GitPolicy(), check=False)
+
+
+def merger_prompt(branch: str, target: str, paths: tuple[str, ...]) -> str:
+    """The prompt for the conflicts in ``paths`` of ``branch``'s replay onto ``target``."""
+    listed = "\n".join(f"- `{path}`" for path in paths)
+    return f"""# Resolve merge conflicts
+
+The work of branch `{branch}` is being replayed onto `{target}`, one commit at a time, and
+this commit conflicts with what `{target}` changed meanwhile. The conflicted files:
+
+{listed}
+
+Edit each of them so that it keeps what both sides meant: the change `{target}` made and the
+change this commit makes. Remove every conflict marker (`<<<<<<<`, `=======`, `>>>>>>>`).
+Change nothing else unless the resolution needs it.
+
+Do not commit, stage, or run `git rebase`, `git merge` or `git reset`: ralph checks the files,
+goes on with the replay, and runs the gates on the result.
+
+When you are done, write `completed` on the first line of `.agent/out/status`, and what you
+did on the next. If you cannot resolve a conflict, leave its markers in place, write `failed`
+there instead, and why: a person will resolve it.
+"""

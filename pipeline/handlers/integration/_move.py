@@ -1,6 +1,7 @@
 """Moving the target to the replayed head (I/O: git).
 
-The target moves only by compare-and-swap (``git update-ref REF NEW OLD``), so it is at the
+The target moves only by compare-and-swap (:class:`~._refs.TargetRefs`; here, ``git update-ref
+REF NEW OLD``), so it is at the
 old commit or the new one, never anything between, and a target someone else moved is
 reported, not overwritten. A work tree that has the target checked out follows by a two-tree
 read (``read-tree -m -u OLD NEW``), which carries its own changes along and is the same
@@ -24,7 +25,7 @@ landing is not recorded until the work tree agrees.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import final
 
@@ -39,15 +40,17 @@ from pipeline.events import (
     TargetAdvanced,
     TargetMoved,
 )
-from pipeline.handlers.integration._scratch import holds, revision
+from pipeline.handlers.integration._refs import LOCAL_REFS, TargetRefs
 from pipeline.handlers.runtime import (
     GitError,
     GitPolicy,
-    branch_worktrees,
     drop_scratch,
     git_out,
+    holds,
+    revision,
     run_git,
     run_git_bytes,
+    worktree_entries,
 )
 
 __all__ = ["WorkTreeBehindError", "move_target"]
@@ -72,10 +75,15 @@ class _Move:
 
 
 def move_target(
-    replayed: Integration, root: Path, scratch: Path, clock: Callable[[], Instant]
+    replayed: Integration,
+    root: Path,
+    scratch: Path,
+    clock: Callable[[], Instant],
+    refs: TargetRefs = LOCAL_REFS,
 ) -> tuple[PipelineEvent, ...]:
     """Move the target, then the run's branch, to the replayed head (``replayed.head``, made
-    onto ``.onto`` from ``.tip``), each with the work tree that has it checked out."""
+    onto ``.onto`` from ``.tip``), each with the work tree that has it checked out, and each
+    by ``refs``' compare-and-swap."""
     old, new, tip = replayed.onto, replayed.head, replayed.tip
     assert old is not None  # the reducer records all three with the replay
     assert new is not None
@@ -90,7 +98,7 @@ def move_target(
         holder = _checked_out(root, ref)
         if holder is not None:
             _bring_up(holder, move, found)
-        return _landed(move, root, scratch, clock)
+        return _landed(move, root, scratch, clock, refs)
     if found not in (move.old, move.new):
         return (TargetMoved(expected=move.old, found=found or "(no branch)", at=clock()),)
     holder = _checked_out(root, ref)
@@ -108,7 +116,7 @@ def move_target(
                 )
                 return (IntegrationFailed(reason=reason, at=clock()),)
         message = f"ralph: land {move.branch}"
-        if not _swap(root, ref, move.new, move.old, message):
+        if not refs.swap(root, ref, move.new, move.old, message):
             now = revision(root, ref)
             if now != move.new:
                 return (TargetMoved(expected=move.old, found=now or "(no branch)", at=clock()),)
@@ -118,37 +126,29 @@ def move_target(
         except GitError as error:
             # The work tree cannot follow: the target goes back, so nobody commits the old
             # files over the new commit. Only when nobody built on it meanwhile.
-            if not _swap(root, ref, move.old, move.new, "ralph: undo the landing"):
+            if not refs.swap(root, ref, move.old, move.new, "ralph: undo the landing"):
                 raise
             reason = f"{holder} could not follow {move.target} ({error}); it is back where it was"
             return (IntegrationFailed(reason=reason, at=clock()),)
-    return _landed(move, root, scratch, clock)
+    return _landed(move, root, scratch, clock, refs)
 
 
 def _landed(
-    move: _Move, root: Path, scratch: Path, clock: Callable[[], Instant]
+    move: _Move, root: Path, scratch: Path, clock: Callable[[], Instant], refs: TargetRefs
 ) -> tuple[PipelineEvent, ...]:
     """The target is at the replayed head: the run's branch follows, the scratch goes."""
-    _follow(root, f"refs/heads/{move.branch}", move.tip, move.new)
+    _follow(refs, root, f"refs/heads/{move.branch}", move.tip, move.new)
     drop_scratch(root, scratch)
     return (TargetAdvanced(target=move.target, old=move.old, new=move.new, at=clock()),)
 
 
-def _swap(root: Path, ref: str, new: str, old: str, message: str) -> bool:
-    """Whether ``ref`` moved from ``old`` to ``new`` (compare-and-swap: only from ``old``)."""
-    done = run_git(
-        root, "update-ref", "-m", message, ref, new, old, policy=GitPolicy(), check=False
-    )
-    return done.returncode == 0
-
-
-def _follow(root: Path, ref: str, tip: str, new: str) -> None:
+def _follow(refs: TargetRefs, root: Path, ref: str, tip: str, new: str) -> None:
     """Move the run's branch from ``tip`` to ``new`` (compare-and-swap) with its worktree; a
     branch that moved elsewhere meanwhile, or whose worktree cannot follow, stays (its
     commits are on the target; only ``ralph worktrees clean`` needs ``--force`` then)."""
     if tip == new:
         return
-    if revision(root, ref) == tip and not _swap(root, ref, new, tip, "ralph: landed"):
+    if revision(root, ref) == tip and not refs.swap(root, ref, new, tip, "ralph: landed"):
         return
     if revision(root, ref) != new:
         return
@@ -158,7 +158,7 @@ def _follow(root: Path, ref: str, tip: str, new: str) -> None:
     try:
         git_out(holder, "read-tree", "-m", "-u", tip, new)
     except GitError:
-        _swap(root, ref, tip, new, "ralph: the worktree could not follow")
+        refs.swap(root, ref, tip, new, "ralph: the worktree could not follow")
 
 
 def _would_not_follow(holder: Path, old: str, new: str) -> str:
@@ -173,7 +173,8 @@ def _would_not_follow(holder: Path, old: str, new: str) -> str:
 
 def _checked_out(root: Path, ref: str) -> Path | None:
     """The work tree that has branch ``ref`` checked out, if one has."""
-    return next((path for path, _head, branch in branch_worktrees(root) if branch == ref), None)
+    found = (entry["worktree"] for entry in worktree_entries(root) if entry.get("branch") == ref)
+    return next((Path(folder) for folder in found), None)
 
 
 Entry = tuple[str, str]
@@ -226,33 +227,32 @@ def _listed(holder: Path, *args: str) -> list[str]:
     return [os.fsdecode(path) for path in done.stdout.split(b"\0") if path]
 
 
-def _tree(holder: Path, commit: str) -> dict[str, Entry]:
-    """Every path of ``commit``'s tree with its entry."""
-    done = run_git_bytes(holder, "ls-tree", "-r", "-z", "--full-tree", commit, policy=GitPolicy())
-    found: dict[str, Entry] = {}
+def _records(holder: Path, *args: str) -> Iterator[tuple[list[str], str]]:
+    """Each ``INFO<tab>PATH`` record of a NUL-separated git listing in ``holder``: the words of
+    its INFO, and its path."""
+    done = run_git_bytes(holder, *args, policy=GitPolicy())
     for line in done.stdout.split(b"\0"):
         if b"\t" in line:
             info, path = line.split(b"\t", 1)
-            mode, _kind, sha = info.decode().split()
-            found[os.fsdecode(path)] = (mode, sha)
-    return found
+            yield info.decode().split(), os.fsdecode(path)
+
+
+def _tree(holder: Path, commit: str) -> dict[str, Entry]:
+    """Every path of ``commit``'s tree with its entry."""
+    listed = _records(holder, "ls-tree", "-r", "-z", "--full-tree", commit)
+    return {path: (mode, sha) for (mode, _kind, sha), path in listed}
 
 
 def _index(holder: Path) -> tuple[dict[str, Entry], set[str]]:
     """The index of the work tree at ``holder``: each merged path's entry, and the paths
     left unmerged."""
-    done = run_git_bytes(holder, "ls-files", "--stage", "-z", policy=GitPolicy())
     staged: dict[str, Entry] = {}
     unmerged: set[str] = set()
-    for line in done.stdout.split(b"\0"):
-        if b"\t" in line:
-            info, raw = line.split(b"\t", 1)
-            mode, sha, stage = info.decode().split()
-            path = os.fsdecode(raw)
-            if stage == "0":
-                staged[path] = (mode, sha)
-            else:
-                unmerged.add(path)
+    for (mode, sha, stage), path in _records(holder, "ls-files", "--stage", "-z"):
+        if stage == "0":
+            staged[path] = (mode, sha)
+        else:
+            unmerged.add(path)
     return staged, unmerged
 
 

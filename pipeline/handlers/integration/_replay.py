@@ -1,4 +1,12 @@
-"""Replaying a completed run's branch onto its target (I/O: git).
+"""Replaying a completed run's branch onto its target, and the screen before it (I/O: git).
+
+The queue lands only what ralph made: every commit between the target and the branch's head
+must be one of the run's own, recorded in its log (``CommitCreated``), and the head its last.
+A commit is the run's by its id, or, after a person rebased the branch (new ids, trailers
+kept), by its ``Ralph-Effect`` trailer naming an effect the log recorded a commit for, one
+commit per effect. Anything else (a commit another run's agent added through the shared git
+folder, the agent's own ``git commit``, a forged or copied trailer, a person's own commit) is
+refused, named, before anything is replayed or gated.
 
 The replay happens in a scratch worktree, detached, so the branch and its worktree stay as
 they are whatever happens. Every commit is kept (``--reapply-cherry-picks``,
@@ -12,7 +20,9 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Final, final
+
+from attrs import frozen
 
 from pipeline.core.state import Integration, IntegrationStatus
 from pipeline.events import (
@@ -23,20 +33,28 @@ from pipeline.events import (
     IntegrationResolved,
     PipelineEvent,
 )
-from pipeline.handlers.integration._scratch import holds, revision
-from pipeline.handlers.integration._screen import RunCommits, foreign_commits, refusal
 from pipeline.handlers.runtime import (
     EFFECT_TRAILER,
     GitPolicy,
     drop_scratch,
     fresh_scratch,
     git_out,
+    holds,
     own_pathspecs,
+    revision,
     run_git,
     run_git_bytes,
 )
 
-__all__ = ["MAX_RESOLUTIONS", "Resolve", "replay_branch"]
+__all__ = [
+    "MAX_RESOLUTIONS",
+    "ForeignCommit",
+    "Resolve",
+    "RunCommits",
+    "foreign_commits",
+    "refusal",
+    "replay_branch",
+]
 
 
 Resolve = Callable[[tuple[str, ...]], bool]
@@ -50,6 +68,113 @@ most): a bound whatever the agent does."""
 _MARKERS: Final = re.compile(rb"^(<{7,}|>{7,})( |$)", re.MULTILINE)
 """A conflict marker git writes, at the start of a line (longer with a
 ``conflict-marker-size`` attribute)."""
+
+_SHOWN: Final = 5
+"""How many foreign commits a refusal names (it says how many there are)."""
+
+
+@final
+@frozen(kw_only=True)
+class RunCommits:
+    """The commits run ``run_id``'s log records, oldest first: each the effect id it answered
+    and its sha (``CommitCreated``); ``sources``: the runs it was forked from, whose trailers
+    name the effects its copied log holds as its own (``RunForked``)."""
+
+    run_id: str
+    commits: tuple[tuple[str, str], ...]
+    sources: tuple[str, ...] = ()
+
+    def effect_of(self, trailer: str) -> str:
+        """The effect id of the run's log that a ``Ralph-Effect`` value names."""
+        for source in self.sources:
+            if trailer.startswith(f"{source}:"):
+                return f"{self.run_id}:{trailer.removeprefix(f'{source}:')}"
+        return trailer
+
+
+@final
+@frozen(kw_only=True)
+class ForeignCommit:
+    """A commit of the branch ralph did not make in the run: its id, subject, and why."""
+
+    sha: str
+    subject: str
+    why: str
+
+
+def foreign_commits(root: Path, onto: str, tip: str, made: RunCommits) -> tuple[ForeignCommit, ...]:
+    """The commits of ``onto..tip`` (merges aside: a replay drops them) that are not ``made``'s,
+    oldest first; and, when all are, ``tip`` itself when it is not the run's last commit."""
+    listed = run_git_bytes(
+        root, "log", "-z", "--reverse", "--no-merges",
+        f"--format=%H%n%(trailers:key={EFFECT_TRAILER},valueonly,unfold,separator=%x20)%n%s",
+        f"{onto}..{tip}", "--", policy=GitPolicy(),
+    )  # fmt: skip
+    commits = [_fields(record) for record in listed.stdout.split(b"\0") if record.strip()]
+    by_sha = {sha: effect for effect, sha in made.commits}
+    recorded = set(by_sha.values())
+    # A commit by its own id first, so that a copy of its trailer cannot take its place.
+    used = {by_sha[sha] for sha, _, _ in commits if sha in by_sha}
+    matched: dict[str, str] = {}
+    foreign: list[ForeignCommit] = []
+    for sha, trailers, subject in commits:
+        if sha in by_sha:
+            matched[sha] = by_sha[sha]
+            continue
+        effects = [made.effect_of(t) for t in trailers.split()]
+        why = _why(effects, recorded, used)
+        if why is None:
+            used.add(effects[0])
+            matched[sha] = effects[0]
+        else:
+            foreign.append(ForeignCommit(sha=sha, subject=subject, why=why))
+    if foreign or not commits:
+        return tuple(foreign)
+    if not made.commits or matched.get(tip) != made.commits[-1][0]:
+        shown = run_git_bytes(root, "log", "-1", "--format=%s", tip, "--", policy=GitPolicy())
+        subject = shown.stdout.decode("utf-8", "replace").strip()
+        return (
+            ForeignCommit(
+                sha=tip, subject=subject, why="the branch's head, not the run's last commit"
+            ),
+        )
+    return ()
+
+
+def _fields(record: bytes) -> tuple[str, str, str]:
+    """A commit's id, ``Ralph-Effect`` values and subject, from one record of the listing."""
+    # Replaced, not escaped: the subject goes into a fact, which holds only valid text.
+    sha, trailers, subject = (*record.decode("utf-8", "replace").split("\n", 2), "", "")[:3]
+    return sha.strip(), trailers, subject
+
+
+def _why(effects: list[str], recorded: set[str], used: set[str]) -> str | None:
+    """Why a commit (not recorded by its id) with ``Ralph-Effect`` values ``effects`` is not
+    the run's; None when it is its rebased commit of a recorded effect."""
+    if not effects:
+        return f"no {EFFECT_TRAILER} trailer"
+    if len(effects) > 1:
+        return f"{len(effects)} {EFFECT_TRAILER} trailers"
+    (effect,) = effects
+    if effect not in recorded:
+        return f"{EFFECT_TRAILER} {effect}, which the run's log does not record"
+    if effect in used:
+        return f"a second commit for {EFFECT_TRAILER} {effect}"
+    return None
+
+
+def refusal(run_id: str, tip: str, foreign: tuple[ForeignCommit, ...]) -> str:
+    """Why the landing of a branch (at ``tip``) is refused, naming the ``foreign`` commits,
+    and what a person can do."""
+    shown = "; ".join(f"{c.sha[:12]} {c.subject} ({c.why})" for c in foreign[:_SHOWN])
+    more = f"; and {len(foreign) - _SHOWN} more" if len(foreign) > _SHOWN else ""
+    return (
+        f"the branch holds {len(foreign)} commit(s) ralph did not make in run {run_id}: "
+        f"{shown}{more}. Only the run's own commits are landed. If they are yours, keep them "
+        f"on a branch of their own (git branch NAME {tip[:12]}), take them off this one in its "
+        "worktree (git rebase -i), merge again, and land them separately; if they are not, "
+        "something else wrote to the repository: inspect them before anything else"
+    )
 
 
 def replay_branch(
@@ -139,9 +264,10 @@ def _unmerged(scratch: Path, policy: GitPolicy) -> tuple[str, ...]:
     return tuple(os.fsdecode(p) for p in listed.stdout.split(b"\0") if p)
 
 
-Stop = tuple[str, dict[str, tuple[str, bytes | None]]]
+Stop = tuple[str, bytes, dict[str, bytes | None]]
 """Where a replay stopped on a conflict: HEAD, and each other path that differs from it (what
-the commit being replayed brought cleanly): its index entry and its content."""
+the commit being replayed brought cleanly): their index entries as git lists them, and each
+one's content."""
 
 
 def _stop(scratch: Path, paths: tuple[str, ...], policy: GitPolicy) -> Stop:
@@ -149,17 +275,12 @@ def _stop(scratch: Path, paths: tuple[str, ...], policy: GitPolicy) -> Stop:
     head = git_out(scratch, "rev-parse", "HEAD").strip()
     others = sorted(_changed(scratch, policy) - set(paths))
     if not others:
-        return head, {}
+        return head, b"", {}
     listed = run_git_bytes(
         scratch, "ls-files", "--stage", "-z", "--", *(f":(literal){p}" for p in others),
         policy=policy,
     )  # fmt: skip
-    entries: dict[str, str] = {}
-    for entry in listed.stdout.split(b"\0"):
-        if b"\t" in entry:
-            staged, path = entry.split(b"\t", 1)
-            entries[os.fsdecode(path)] = staged.decode()
-    return head, {path: (entries.get(path, ""), _content(scratch / path)) for path in others}
+    return head, listed.stdout, {path: _content(scratch / path) for path in others}
 
 
 def _content(file: Path) -> bytes | None:
@@ -222,11 +343,10 @@ def _count(root: Path, span: str) -> int:
 def _holds_run_commit(root: Path, tip: str, commit: str) -> bool:
     """Whether ``tip``'s history holds ``commit``, or, after a person rebased the branch
     (say, to resolve a conflict), the commit the same effect made (its trailer)."""
-    policy = GitPolicy()
     if holds(root, tip, commit):
         return True
     trailer = f"--format=%(trailers:key={EFFECT_TRAILER},valueonly)"
-    said = run_git(root, "log", "-1", trailer, commit, "--", policy=policy, check=False)
+    said = run_git(root, "log", "-1", trailer, commit, "--", check=False)
     made_by = said.stdout.strip() if said.returncode == 0 else ""
     if not made_by:
         return False

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         run_history,
         switch_branch,
     )
-    from pipeline.handlers.runtime._gitcmd import git_out, run_git, run_git_bytes
+    from pipeline.handlers.runtime._gitcmd import git_out, holds, revision, run_git, run_git_bytes
     from pipeline.handlers.runtime._gitguard import GitGuard
     from pipeline.handlers.runtime._global_config import global_config_secrets
     from pipeline.handlers.runtime._layout import WorkspaceLayout
@@ -70,7 +70,6 @@ if TYPE_CHECKING:
         output_tail,
     )
     from pipeline.handlers.runtime._worktree_list import (
-        branch_worktrees,
         drop_scratch,
         fresh_scratch,
         worktree_entries,
@@ -106,7 +105,6 @@ __all__ = [
     "UnsafePathError",
     "WorkspaceLayout",
     "agents_needs",
-    "branch_worktrees",
     "cap_log",
     "choose_sandbox",
     "collect_folder",
@@ -121,6 +119,7 @@ __all__ = [
     "git_out",
     "git_policy_in",
     "global_config_secrets",
+    "holds",
     "load_hat_schemas",
     "load_response_schemas",
     "new_run_id",
@@ -130,6 +129,7 @@ __all__ = [
     "own_paths",
     "own_pathspecs",
     "render_prompt",
+    "revision",
     "run_gate",
     "run_git",
     "run_git_bytes",

@@ -42,10 +42,12 @@ __all__ = [
     "git_environment",
     "git_options",
     "git_out",
+    "holds",
     "outside_pathspec",
     "pinned_locations",
     "repository_drivers",
     "resolved",
+    "revision",
     "run_git",
     "run_git_bytes",
 ]
@@ -330,6 +332,17 @@ def resolved(root: Path, revision: str, policy: GitPolicy = PLAIN) -> str | None
     None when it names none (no such branch, no commit yet)."""
     done = run_git(root, "rev-parse", "--verify", "--quiet", revision, policy=policy, check=False)
     return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
+def revision(root: Path, ref: str) -> str | None:
+    """The commit ``ref`` names in the repository of ``root``, or None when it names none."""
+    return resolved(root, f"{ref}^{{commit}}")
+
+
+def holds(root: Path, tip: str, commit: str) -> bool:
+    """Whether ``tip``'s history holds ``commit`` (by its id)."""
+    done = run_git(root, "merge-base", "--is-ancestor", commit, tip, check=False)
+    return done.returncode == 0
 
 
 def said(done: subprocess.CompletedProcess[str] | subprocess.CompletedProcess[bytes]) -> str:

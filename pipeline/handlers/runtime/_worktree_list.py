@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pipeline.handlers.runtime._gitcmd import PLAIN, GitPolicy, run_git, run_git_bytes
 
-__all__ = ["branch_worktrees", "drop_scratch", "fresh_scratch", "worktree_entries"]
+__all__ = ["drop_scratch", "fresh_scratch", "worktree_entries"]
 
 
 def worktree_entries(root: Path) -> list[dict[str, str]]:
@@ -29,16 +29,6 @@ def worktree_entries(root: Path) -> list[dict[str, str]]:
                 entries.append(fields)
             fields = {}
     return entries
-
-
-def branch_worktrees(root: Path) -> list[tuple[Path, str, str]]:
-    """(folder, head, branch ref) of each worktree of ``root``'s repository that has a branch
-    checked out (:func:`worktree_entries`); detached ones are left out."""
-    return [
-        (Path(entry["worktree"]), entry.get("HEAD", ""), entry["branch"])
-        for entry in worktree_entries(root)
-        if "branch" in entry
-    ]
 
 
 def drop_scratch(root: Path, scratch: Path) -> None:
