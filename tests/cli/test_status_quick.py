@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.app.cli._lean_store import link
 from pipeline.app.cli._status_quick import EFFECT_TRAILER
 from pipeline.events import (
     CommitCreated,
@@ -25,7 +24,6 @@ from pipeline.events import (
 from pipeline.handlers.runtime import EFFECT_TRAILER as RUNTIME_TRAILER
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
-from pipeline.handlers.store._chain import link as store_link
 from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
 from tests.cli.test_quick_commands import _loaded
 from tests.cli.test_sandbox_shown import _refused, _sandboxed
@@ -107,15 +105,6 @@ def test_a_damaged_log_is_left_to_the_full_command(
     lean, _shown = _both(root)
     assert not lean
     assert "damaged" in ralph("status", cwd=root).stderr
-
-
-def test_the_lean_chain_is_the_stores() -> None:
-    """The lean path links the hash chain as the store does."""
-    for previous in (None, "ab" * 32):
-        for body in (b"{}", '{"é": 1}'.encode()):
-            assert link(previous, "r", 7, "agent.invoked", 19, body) == store_link(
-                previous, "r", 7, "agent.invoked", 19, body
-            )
 
 
 def test_a_store_without_the_status_is_left_to_the_full_command(
