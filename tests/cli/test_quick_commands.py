@@ -108,9 +108,10 @@ def test_runs_answers_from_the_summaries_what_the_full_command_answers(
 ) -> None:
     """On the demo's store ``ralph runs`` is answered from the ``run_summaries`` projection
     without loading typer or the events, and prints what the full command prints from the
-    folded logs (which it falls back to for a store whose summaries are gone)."""
+    folded logs (which it falls back to for a store whose summaries are gone). Nor does it
+    load attrs or subprocess: it finds the store without them."""
     said, modules = _loaded(demo_dir, "runs")
-    assert not {"typer", "pipeline.events", "cattrs"} & modules
+    assert not {"typer", "pipeline.events", "cattrs", "attrs", "subprocess"} & modules
     assert "$" in said  # the demo's agents report their cost
     kept, emptied = tmp_path / "a.db", tmp_path / "b.db"  # names of one length: one title
     for copy in (kept, emptied):
@@ -156,7 +157,7 @@ def test_events_answers_from_the_rows_what_the_full_command_answers(
     tmp_path: Path,
 ) -> None:
     """On the demo's store ``ralph events`` (also given the store's path, or the run) prints
-    each stored row without loading typer, the events or the converter, exactly what the
+    each stored row without loading typer, the events, the converter or attrs, exactly what the
     full command prints from the decoded events (run with ``--format table``, the default
     spelled out, which only the full command reads)."""
     store = tmp_path / "copy.db"
@@ -164,7 +165,7 @@ def test_events_answers_from_the_rows_what_the_full_command_answers(
     (run_id,) = (row[0] for row in sqlite3.connect(store).execute("SELECT run_id FROM runs"))
     for argv in (("events",), ("events", str(store)), ("events", "--run", run_id)):
         said, modules = _loaded(demo_dir, *argv)
-        assert not {"typer", "pipeline.events", "cattrs"} & modules, argv
+        assert not {"typer", "pipeline.events", "cattrs", "attrs", "subprocess"} & modules, argv
         full_said, full_modules = _loaded(demo_dir, *argv, "--format", "table")
         assert "pipeline.events" in full_modules
         assert said == full_said, argv

@@ -30,6 +30,7 @@ import attrs
 from attrs import frozen
 
 from pipeline import PipelineError
+from pipeline.handlers.runtime._layout import git_dirs, git_location
 
 __all__ = [
     "PLAIN",
@@ -38,7 +39,6 @@ __all__ = [
     "GitPolicy",
     "WrappedCommand",
     "configured_drivers",
-    "git_dirs",
     "git_environment",
     "git_options",
     "git_out",
@@ -208,7 +208,7 @@ def pinned_locations(root: Path) -> dict[str, str]:
     where the common folder is, and a ``commondir`` pointing at a folder of the agent's making
     would hand git that folder's ``config`` (filters, ``core.fsmonitor``) and hooks.
     """
-    found = _located(root)
+    found = git_location(root)
     if found is None:
         return {}
     top, (git_dir, common) = found
@@ -325,44 +325,6 @@ def said(done: subprocess.CompletedProcess[str] | subprocess.CompletedProcess[by
         printed = printed[:2000].decode("utf-8", "replace")
     text = " ".join(printed.split())
     return text[:500] if text else f"exit status {done.returncode}"
-
-
-def _located(root: Path) -> tuple[Path, tuple[Path, Path]] | None:
-    """The top of the work tree ``root`` lies in, with :func:`git_dirs`' two folders."""
-    for folder in (root, *root.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir() and not dot_git.is_symlink():
-            # A main repository's own folder is its common folder: whatever a ``commondir``
-            # file in it says (git would follow one) is not read.
-            return folder, (dot_git, dot_git)
-        if dot_git.is_file():
-            try:
-                text = dot_git.read_text("utf-8").strip()
-            except (OSError, UnicodeDecodeError):
-                return None
-            if not text.startswith("gitdir:"):
-                return None
-            git_dir = (folder / text.removeprefix("gitdir:").strip()).resolve()
-            return folder, (git_dir, _common_of(git_dir))
-    return None
-
-
-def _common_of(git_dir: Path) -> Path:
-    """The common folder of a linked worktree's (or a submodule's) git folder, from where the
-    folder lies (``COMMON/worktrees/NAME``, where ``git worktree add`` puts it), never from the
-    ``commondir`` file in it."""
-    parent = git_dir.parent
-    if parent.name == "worktrees" and (git_dir / "commondir").is_file():
-        return parent.parent
-    return git_dir
-
-
-def git_dirs(root: Path) -> tuple[Path, Path] | None:
-    """The repository's git directory and common directory (they differ in a linked worktree),
-    found from ``root`` without running git and without following a ``commondir`` file (see
-    :func:`pinned_locations`); None outside a repository."""
-    found = _located(root)
-    return None if found is None else found[1]
 
 
 _SECTION = re.compile(r'^\s*\[\s*(filter|merge)\s*(?:"((?:[^"\\]|\\.)*)"|\.([^\]\s]+))\s*\]', re.I)
