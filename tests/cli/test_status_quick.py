@@ -30,8 +30,9 @@ from tests.cli.test_sandbox_shown import _refused, _sandboxed
 from tests.cli.test_screens_shown import _screened
 from tests.views.test_sandbox import _inserted
 
-_HEAVY = {"typer", "pipeline.events", "cattrs"}
-"""What the lean path does without: its answer shows none of them was loaded."""
+_HEAVY = {"typer", "pipeline.events", "cattrs", "attrs"}
+"""What the lean path does without: its answer shows none of them was loaded (attrs too:
+the records it meets on the way to the store and to git are dataclasses)."""
 
 
 def _both(root: Path, *argv: str) -> tuple[bool, str]:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import cached_property, partial
 from pathlib import Path
 from typing import final
 
-import attrs
 from attrs import frozen
 
 from pipeline.core.agents import droppings
@@ -177,7 +177,7 @@ class GitHandler:
         commit or rebase): no git process."""
         if self.policy.run_filters or self.policy.drivers is not None:
             return self.policy
-        return attrs.evolve(self.policy, drivers=repository_drivers(self.root))
+        return replace(self.policy, drivers=repository_drivers(self.root))
 
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return run_git(self.root, *args, policy=self._policy, check=check)

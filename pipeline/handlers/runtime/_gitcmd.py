@@ -22,12 +22,10 @@ import os
 import re
 import subprocess
 from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
-
-import attrs
-from attrs import frozen
 
 from pipeline import PipelineError
 from pipeline.handlers.runtime._layout import git_dirs, git_location
@@ -58,7 +56,10 @@ class GitError(PipelineError):
     """A git command failed; the message holds the command and what git said."""
 
 
-@frozen(kw_only=True)
+# The records here are dataclasses, not attrs: the lean ``ralph status`` runs git through
+# this module, and dataclasses is loaded there anyway (rich and orjson import it); attrs
+# would add about a tenth to it.
+@dataclass(frozen=True, kw_only=True, slots=True)
 class WrappedCommand:
     """A command as a sandbox runs it: its command line, its whole environment and the
     descriptors it inherits."""
@@ -79,7 +80,7 @@ class CommandSandbox(Protocol):
         ...
 
 
-@frozen(kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class GitPolicy:
     """What of the repository's own code ralph's git commands may run (``[git]``)."""
 
@@ -93,7 +94,7 @@ class GitPolicy:
     """(kind, name) of every filter and merge driver the repository's config defines, switched
     off unless ``run_filters`` (see :func:`configured_drivers`); None: read from the repository
     by :func:`run_git`."""
-    sandbox: CommandSandbox | None = attrs.field(default=None, eq=False)
+    sandbox: CommandSandbox | None = field(default=None, compare=False)
     """Where git runs when ``run_hooks`` or ``run_filters`` lets it run the repository's code
     (None: directly, as with both off)."""
 
@@ -189,7 +190,7 @@ def _argv(root: Path, args: tuple[str, ...], policy: GitPolicy) -> list[str]:
     """The command line of ``git ARGS`` under ``policy`` (the repository's drivers read once);
     a command that can show a diff runs no external diff or textconv program."""
     if not policy.run_filters and policy.drivers is None:
-        policy = attrs.evolve(policy, drivers=repository_drivers(root))
+        policy = replace(policy, drivers=repository_drivers(root))
     if args and args[0] in _SHOWING_DIFFS:
         # After the caller's options, before a ``--`` or ``--end-of-options``, where an
         # option is still read as one: the command reads as the caller wrote it.
