@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.app.cli._status_quick import EFFECT_TRAILER
 from pipeline.events import (
     CommitCreated,
     Count,
@@ -21,7 +20,6 @@ from pipeline.events import (
     ScreenHit,
     ScreenKind,
 )
-from pipeline.handlers.runtime import EFFECT_TRAILER as RUNTIME_TRAILER
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
@@ -138,11 +136,6 @@ def test_refused_connections_and_screens_are_left_to_the_full_command(tmp_path: 
     hit = ScreenHit(kind=ScreenKind.TODO_ADDED, path="a.py", line=Count(1), detail="# TODO")
     _hand_run(tmp_path / "screened", _inserted(_sandboxed(), {1: [_screened(hit)]}))
     assert not _both(tmp_path / "screened")[0]
-
-
-def test_the_lean_path_names_the_trailer_the_runtime_writes() -> None:
-    """The lean path finds a run's commits on HEAD by the trailer ralph's commits carry."""
-    assert EFFECT_TRAILER == RUNTIME_TRAILER
 
 
 @pytest.mark.parametrize("argv", [["--json"], ["--run"], ["-C", "."], ["--run", "nope"]])

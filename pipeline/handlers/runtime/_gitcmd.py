@@ -21,7 +21,7 @@ import contextlib
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -31,12 +31,14 @@ from pipeline import PipelineError
 from pipeline.handlers.runtime._layout import git_dirs, git_location
 
 __all__ = [
+    "EFFECT_TRAILER",
     "PLAIN",
     "CommandSandbox",
     "GitError",
     "GitPolicy",
     "WrappedCommand",
     "configured_drivers",
+    "effect_commits",
     "git_environment",
     "git_options",
     "git_out",
@@ -326,6 +328,31 @@ def said(done: subprocess.CompletedProcess[str] | subprocess.CompletedProcess[by
         printed = printed[:2000].decode("utf-8", "replace")
     text = " ".join(printed.split())
     return text[:500] if text else f"exit status {done.returncode}"
+
+
+EFFECT_TRAILER = "Ralph-Effect"
+"""The commit trailer naming the effect a commit was made for."""
+
+
+def effect_commits(
+    git: Callable[..., subprocess.CompletedProcess[str]], prefix: str
+) -> list[tuple[str, str]]:
+    """(sha, effect id) of each effect id starting with ``prefix`` that a commit on HEAD
+    carries in its ``Ralph-Effect`` trailer (as git parses the trailer, not a message merely
+    quoting it), newest first, read by ``git`` (:func:`run_git` on the repository)."""
+    shown = git(
+        "log",
+        "HEAD",
+        "--fixed-strings",
+        f"--grep={EFFECT_TRAILER}: {prefix}",
+        f"--format=%H %(trailers:key={EFFECT_TRAILER},valueonly,separator=%x20)",
+    ).stdout
+    return [
+        (sha, effect)
+        for sha, *effects in (line.split() for line in shown.splitlines() if line.strip())
+        for effect in effects
+        if effect.startswith(prefix)
+    ]
 
 
 _SECTION = re.compile(r'^\s*\[\s*(filter|merge)\s*(?:"((?:[^"\\]|\\.)*)"|\.([^\]\s]+))\s*\]', re.I)
