@@ -5,6 +5,8 @@ object its module defines."""
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 from types import ModuleType
 
 import pytest
@@ -15,6 +17,7 @@ LAZY = (
     "pipeline.handlers",
     "pipeline.handlers.intake",
     "pipeline.handlers.runtime",
+    "pipeline.handlers.store",
     "pipeline.app.workspace",
 )
 
@@ -53,3 +56,15 @@ def test_the_block_is_read_with_renames_comments_and_nothing_after_it() -> None:
         "d": ("m.two", "d"),
         "f": ("m.two", "f"),
     }
+
+
+def test_one_store_module_loads_no_other_store() -> None:
+    """Importing the hash chain's ``link`` (as the lean ``ralph status`` does) loads neither
+    the store's adapters nor the events: the store package imports its names on first use."""
+    probe = "import sys, pipeline.handlers.store._link; print(' '.join(sys.modules))"
+    loaded = set(
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
+    assert not {"pipeline.events", "pipeline.handlers.store._sqlite"} & loaded

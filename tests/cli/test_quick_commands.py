@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 
 from pipeline.app import cli
 from pipeline.app.cli._events_quick import EVENTS_READ
-from pipeline.app.cli._lean_store import SCHEMA_READ, link
+from pipeline.app.cli._lean_store import SCHEMA_READ
 from pipeline.app.cli._plain import PLAIN_SHAPES, PlainShape, arguments, run_plain
 from pipeline.app.cli._runs_quick import cost_cell
 from pipeline.core.state import SpendLine
 from pipeline.events import SCHEMA_VERSION
-from pipeline.handlers.store import _chain
+from pipeline.handlers.store._link import link
 from pipeline.handlers.store._migrations import MIGRATIONS
 from pipeline.reducers.views import cost_text
 from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
@@ -108,9 +108,10 @@ def test_runs_answers_from_the_summaries_what_the_full_command_answers(
 ) -> None:
     """On the demo's store ``ralph runs`` is answered from the ``run_summaries`` projection
     without loading typer or the events, and prints what the full command prints from the
-    folded logs (which it falls back to for a store whose summaries are gone)."""
+    folded logs (which it falls back to for a store whose summaries are gone). Nor does it
+    load attrs or subprocess: it finds the store without them."""
     said, modules = _loaded(demo_dir, "runs")
-    assert not {"typer", "pipeline.events", "cattrs"} & modules
+    assert not {"typer", "pipeline.events", "cattrs", "attrs", "subprocess"} & modules
     assert "$" in said  # the demo's agents report their cost
     kept, emptied = tmp_path / "a.db", tmp_path / "b.db"  # names of one length: one title
     for copy in (kept, emptied):
@@ -156,7 +157,7 @@ def test_events_answers_from_the_rows_what_the_full_command_answers(
     tmp_path: Path,
 ) -> None:
     """On the demo's store ``ralph events`` (also given the store's path, or the run) prints
-    each stored row without loading typer, the events or the converter, exactly what the
+    each stored row without loading typer, the events, the converter or attrs, exactly what the
     full command prints from the decoded events (run with ``--format table``, the default
     spelled out, which only the full command reads)."""
     store = tmp_path / "copy.db"
@@ -164,7 +165,7 @@ def test_events_answers_from_the_rows_what_the_full_command_answers(
     (run_id,) = (row[0] for row in sqlite3.connect(store).execute("SELECT run_id FROM runs"))
     for argv in (("events",), ("events", str(store)), ("events", "--run", run_id)):
         said, modules = _loaded(demo_dir, *argv)
-        assert not {"typer", "pipeline.events", "cattrs"} & modules, argv
+        assert not {"typer", "pipeline.events", "cattrs", "attrs", "subprocess"} & modules, argv
         full_said, full_modules = _loaded(demo_dir, *argv, "--format", "table")
         assert "pipeline.events" in full_modules
         assert said == full_said, argv
@@ -181,7 +182,7 @@ def _rechained(store: Path) -> None:
         ).fetchall()
         tips: dict[str, str | None] = {}
         for run_id, sequence, tag, version, body in rows:
-            tips[run_id] = _chain.link(tips.get(run_id), run_id, sequence, tag, version, body)
+            tips[run_id] = link(tips.get(run_id), run_id, sequence, tag, version, body)
             db.execute(
                 "UPDATE events SET digest = ? WHERE run_id = ? AND sequence = ?",
                 (tips[run_id], run_id, sequence),
@@ -246,27 +247,10 @@ def test_events_leaves_an_unknown_run_and_a_jsonl_log_to_the_full_command(
     assert "nope" in unknown.stderr
 
 
-def test_the_lean_events_path_reads_the_current_schema_and_chains_as_the_store() -> None:
+def test_the_lean_events_path_reads_the_current_schema() -> None:
     """The lean path prints rows of the vocabulary's schema version only (older ones are
-    upcast by the full command), and checks each against the digest the store makes."""
+    upcast by the full command)."""
     assert EVENTS_READ == SCHEMA_VERSION
-    assert link(None, "r", 0, "t", 1, b"{}") == _chain.link(None, "r", 0, "t", 1, b"{}")
-
-
-@given(
-    previous=st.none() | st.text(),
-    run_id=st.text(),
-    sequence=st.integers(0, 2**40),
-    tag=st.text(),
-    body=st.binary() | st.text(),
-)
-def test_the_lean_link_is_the_stores(
-    previous: str | None, run_id: str, sequence: int, tag: str, body: bytes | str
-) -> None:
-    """The lean path's digest of a row is the store's, for any row."""
-    assert link(previous, run_id, sequence, tag, 20, body) == _chain.link(
-        previous, run_id, sequence, tag, 20, body
-    )
 
 
 @given(

@@ -1,7 +1,8 @@
 """What the lean command paths (``_runs_quick``, ``_status_quick``, ``_respond_quick``,
-``_events_quick``) share to read a SQLite store without the store package, the events or the
-converter: where the store is, one read-only snapshot of it at a schema this release reads,
-and the log's hash chain checked on the stored bytes.
+``_events_quick``) share to read a SQLite store without the store's adapters, the events or
+the converter: where the store is, one read-only snapshot of it at a schema this release
+reads, and the log's hash chain checked on the stored bytes (with the store's own
+:func:`~pipeline.handlers.store._link.link`).
 
 Each of them answers only where it gives exactly what the full command gives; whatever this
 module cannot read so (a file that cannot be opened, a schema this release does not know, a
@@ -15,6 +16,8 @@ import sqlite3
 from pathlib import Path
 
 import orjson
+
+from pipeline.handlers.store._link import link
 
 # ``typing`` is imported for the type checker only, as in ``pipeline.app.cli._emit``.
 TYPE_CHECKING = False
@@ -30,7 +33,6 @@ __all__ = [
     "SCHEMA_READ",
     "chain_holds",
     "checkpoint_at",
-    "link",
     "named_store",
     "snapshot",
     "tail_holds",
@@ -81,18 +83,6 @@ def snapshot(path: Path, needs: int, read: Callable[[sqlite3.Connection], T]) ->
         return None
     finally:
         db.close()
-
-
-def link(
-    previous: str | None, run_id: str, sequence: int, tag: str, version: int, body: bytes | str
-) -> str:
-    """The chain's digest of a row, as ``pipeline.handlers.store._chain.link`` makes it (a
-    test holds the two equal; that module's package loads every store and the events)."""
-    digest = hashlib.sha256((previous or "").encode())
-    digest.update(orjson.dumps([run_id, sequence, tag, version]))
-    digest.update(b"\0")
-    digest.update(body.encode() if isinstance(body, str) else body)
-    return digest.hexdigest()
 
 
 def chain_holds(

@@ -17,14 +17,15 @@ import importlib
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Final
-
-from attrs import field, frozen
 
 __all__ = ["PLAIN_SHAPES", "PlainShape", "arguments", "run_plain"]
 
 
-@frozen(kw_only=True)
+# A dataclass, not attrs: the lean paths (``_events_quick``, ``_respond_quick``) load
+# dataclasses already (rich and orjson import it), and attrs would add about a tenth to them.
+@dataclass(frozen=True, kw_only=True, slots=True)
 class PlainShape:
     """A command's plain shape: where its function is, its positional arguments (in order,
     each optional when the function gives it a default), its flags and its string options,
@@ -33,8 +34,8 @@ class PlainShape:
     module: str
     function: str
     positional: tuple[str, ...] = ()
-    flags: Mapping[str, str] = field(factory=dict)
-    options: Mapping[str, str] = field(factory=dict)
+    flags: Mapping[str, str] = field(default_factory=dict)
+    options: Mapping[str, str] = field(default_factory=dict)
 
 
 PLAIN_SHAPES: Final = {

@@ -42,16 +42,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ASIDE",
     "COMMIT_CREATED",
-    "EFFECT_TRAILER",
     "SANDBOX_CHECKED",
     "Parts",
     "main",
     "run_parts",
     "status_parts",
 ]
-
-EFFECT_TRAILER: Final = "Ralph-Effect"
-"""The trailer naming the effect a commit answered (a test holds it to the runtime's)."""
 
 ASIDE: Final = frozenset(
     {"agent.connection_refused", "validation.changes_screened", "lifecycle.run_forked"}
@@ -130,26 +126,15 @@ def _commits_kept(run_id: str, parts: dict[str, str]) -> bool:
     }
     if not recorded:
         return True
-    from pipeline.handlers.runtime._gitcmd import GitPolicy, run_git
+    from functools import partial
 
-    shown = run_git(
-        Path(),
-        "log",
-        "HEAD",
-        "--fixed-strings",
-        f"--grep={EFFECT_TRAILER}: {run_id}:",
-        f"--format=%H %(trailers:key={EFFECT_TRAILER},valueonly,separator=%x20)",
-        policy=GitPolicy(),
-        check=False,
-    )
-    if shown.returncode != 0:
+    from pipeline.handlers.runtime._gitcmd import GitError, effect_commits, run_git
+
+    try:
+        found = effect_commits(partial(run_git, Path()), f"{run_id}:")
+    except GitError:
         return False
-    shas: set[str] = set()
-    effects: set[str] = set()
-    for line in shown.stdout.splitlines():
-        sha, *named = line.split()
-        shas.add(sha)
-        effects.update(e for e in named if e.startswith(f"{run_id}:"))
+    shas, effects = {sha for sha, _ in found}, {effect for _, effect in found}
     return all(sha in shas or effect in effects for sha, effect in recorded.items())
 
 

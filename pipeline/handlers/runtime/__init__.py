@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from pipeline.handlers.runtime._gates import run_gate
     from pipeline.handlers.runtime._git import (
         COST_TRAILER,
-        EFFECT_TRAILER,
         MODEL_TRAILER,
         OWN_FOLDERS,
         GitCommit,
@@ -28,7 +27,14 @@ if TYPE_CHECKING:
         run_history,
         switch_branch,
     )
-    from pipeline.handlers.runtime._gitcmd import git_out, holds, revision, run_git, run_git_bytes
+    from pipeline.handlers.runtime._gitcmd import (
+        EFFECT_TRAILER,
+        git_out,
+        holds,
+        revision,
+        run_git,
+        run_git_bytes,
+    )
     from pipeline.handlers.runtime._gitguard import GitGuard
     from pipeline.handlers.runtime._global_config import global_config_secrets
     from pipeline.handlers.runtime._layout import WorkspaceLayout

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import cached_property, partial
 from pathlib import Path
 from typing import final
 
-import attrs
 from attrs import frozen
 
 from pipeline.core.agents import droppings
@@ -35,9 +35,11 @@ from pipeline.events import (
     WorkspaceIoError,
 )
 from pipeline.handlers.runtime._gitcmd import (
+    EFFECT_TRAILER,
     PLAIN,
     GitError,
     GitPolicy,
+    effect_commits,
     outside_pathspec,
     repository_drivers,
     resolved,
@@ -49,7 +51,6 @@ from pipeline.reducers.views import cost_text, models_text
 
 __all__ = [
     "COST_TRAILER",
-    "EFFECT_TRAILER",
     "MODEL_TRAILER",
     "OWN_FOLDERS",
     "GitCommit",
@@ -65,9 +66,6 @@ __all__ = [
     "run_history",
     "switch_branch",
 ]
-
-EFFECT_TRAILER = "Ralph-Effect"
-"""The commit trailer naming the effect a commit was made for."""
 
 MODEL_TRAILER = "Ralph-Model"
 """The commit trailer naming the models of the invocations since the last commit."""
@@ -177,7 +175,7 @@ class GitHandler:
         commit or rebase): no git process."""
         if self.policy.run_filters or self.policy.drivers is not None:
             return self.policy
-        return attrs.evolve(self.policy, drivers=repository_drivers(self.root))
+        return replace(self.policy, drivers=repository_drivers(self.root))
 
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return run_git(self.root, *args, policy=self._policy, check=check)
@@ -230,8 +228,8 @@ class GitHandler:
     def _made(self, effect_id: str) -> str | None:
         """The newest commit on HEAD made for ``effect_id`` (its ``Ralph-Effect`` trailer is
         that id exactly: ``run:2`` is not ``run:20``), if any."""
-        found = _effect_commits(self._git, effect_id)
-        return next((c.sha for c in found if c.effect_id == effect_id), None)
+        found = effect_commits(self._git, effect_id)
+        return next((sha for sha, effect in found if effect == effect_id), None)
 
     def _staged(self) -> list[str]:
         """The paths staged for the next commit."""
@@ -310,27 +308,6 @@ class GitHistory:
     branch: str
 
 
-def _effect_commits(
-    git: Callable[..., subprocess.CompletedProcess[str]], prefix: str
-) -> list[GitCommit]:
-    """Each effect id starting with ``prefix`` that a commit on HEAD carries in its
-    ``Ralph-Effect`` trailer (as git parses the trailer, not a message merely quoting it),
-    newest first, read by ``git`` (``run_git`` on the repository)."""
-    shown = git(
-        "log",
-        "HEAD",
-        "--fixed-strings",
-        f"--grep={EFFECT_TRAILER}: {prefix}",
-        f"--format=%H %(trailers:key={EFFECT_TRAILER},valueonly,separator=%x20)",
-    ).stdout
-    return [
-        GitCommit(sha=sha, effect_id=effect)
-        for sha, *effects in (line.split() for line in shown.splitlines() if line.strip())
-        for effect in effects
-        if effect.startswith(prefix)
-    ]
-
-
 def run_history(root: Path, run_id: str) -> GitHistory:
     """The commits on HEAD whose ``Ralph-Effect`` names an effect of ``run_id``.
 
@@ -341,5 +318,6 @@ def run_history(root: Path, run_id: str) -> GitHistory:
         branch = run_git(root, "symbolic-ref", "--short", "HEAD").stdout.strip()
         return GitHistory(commits=(), head=None, branch=branch)
     branch = run_git(root, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip()
-    commits = _effect_commits(partial(run_git, root), f"{run_id}:")
-    return GitHistory(commits=tuple(commits), head=head, branch=branch)
+    found = effect_commits(partial(run_git, root), f"{run_id}:")
+    commits = tuple(GitCommit(sha=sha, effect_id=effect) for sha, effect in found)
+    return GitHistory(commits=commits, head=head, branch=branch)

@@ -21,24 +21,24 @@ import contextlib
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
-import attrs
-from attrs import frozen
-
 from pipeline import PipelineError
+from pipeline.handlers.runtime._layout import git_dirs, git_location
 
 __all__ = [
+    "EFFECT_TRAILER",
     "PLAIN",
     "CommandSandbox",
     "GitError",
     "GitPolicy",
     "WrappedCommand",
     "configured_drivers",
-    "git_dirs",
+    "effect_commits",
     "git_environment",
     "git_options",
     "git_out",
@@ -60,7 +60,10 @@ class GitError(PipelineError):
     """A git command failed; the message holds the command and what git said."""
 
 
-@frozen(kw_only=True)
+# The records here are dataclasses, not attrs: the lean ``ralph status`` runs git through
+# this module, and dataclasses is loaded there anyway (rich and orjson import it); attrs
+# would add about a tenth to it.
+@dataclass(frozen=True, kw_only=True, slots=True)
 class WrappedCommand:
     """A command as a sandbox runs it: its command line, its whole environment and the
     descriptors it inherits."""
@@ -81,7 +84,7 @@ class CommandSandbox(Protocol):
         ...
 
 
-@frozen(kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class GitPolicy:
     """What of the repository's own code ralph's git commands may run (``[git]``)."""
 
@@ -95,7 +98,7 @@ class GitPolicy:
     """(kind, name) of every filter and merge driver the repository's config defines, switched
     off unless ``run_filters`` (see :func:`configured_drivers`); None: read from the repository
     by :func:`run_git`."""
-    sandbox: CommandSandbox | None = attrs.field(default=None, eq=False)
+    sandbox: CommandSandbox | None = field(default=None, compare=False)
     """Where git runs when ``run_hooks`` or ``run_filters`` lets it run the repository's code
     (None: directly, as with both off)."""
 
@@ -192,7 +195,7 @@ def _argv(root: Path, args: tuple[str, ...], policy: GitPolicy, bare: bool = Fal
     a command that can show a diff runs no external diff or textconv program."""
     if not policy.run_filters and policy.drivers is None:
         found = configured_drivers((root / "config",)) if bare else repository_drivers(root)
-        policy = attrs.evolve(policy, drivers=found)
+        policy = replace(policy, drivers=found)
     if args and args[0] in _SHOWING_DIFFS:
         # After the caller's options, before a ``--`` or ``--end-of-options``, where an
         # option is still read as one: the command reads as the caller wrote it.
@@ -211,7 +214,7 @@ def pinned_locations(root: Path) -> dict[str, str]:
     where the common folder is, and a ``commondir`` pointing at a folder of the agent's making
     would hand git that folder's ``config`` (filters, ``core.fsmonitor``) and hooks.
     """
-    found = _located(root)
+    found = git_location(root)
     if found is None:
         return {}
     top, (git_dir, common) = found
@@ -355,42 +358,29 @@ def said(done: subprocess.CompletedProcess[str] | subprocess.CompletedProcess[by
     return text[:500] if text else f"exit status {done.returncode}"
 
 
-def _located(root: Path) -> tuple[Path, tuple[Path, Path]] | None:
-    """The top of the work tree ``root`` lies in, with :func:`git_dirs`' two folders."""
-    for folder in (root, *root.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir() and not dot_git.is_symlink():
-            # A main repository's own folder is its common folder: whatever a ``commondir``
-            # file in it says (git would follow one) is not read.
-            return folder, (dot_git, dot_git)
-        if dot_git.is_file():
-            try:
-                text = dot_git.read_text("utf-8").strip()
-            except (OSError, UnicodeDecodeError):
-                return None
-            if not text.startswith("gitdir:"):
-                return None
-            git_dir = (folder / text.removeprefix("gitdir:").strip()).resolve()
-            return folder, (git_dir, _common_of(git_dir))
-    return None
+EFFECT_TRAILER = "Ralph-Effect"
+"""The commit trailer naming the effect a commit was made for."""
 
 
-def _common_of(git_dir: Path) -> Path:
-    """The common folder of a linked worktree's (or a submodule's) git folder, from where the
-    folder lies (``COMMON/worktrees/NAME``, where ``git worktree add`` puts it), never from the
-    ``commondir`` file in it."""
-    parent = git_dir.parent
-    if parent.name == "worktrees" and (git_dir / "commondir").is_file():
-        return parent.parent
-    return git_dir
-
-
-def git_dirs(root: Path) -> tuple[Path, Path] | None:
-    """The repository's git directory and common directory (they differ in a linked worktree),
-    found from ``root`` without running git and without following a ``commondir`` file (see
-    :func:`pinned_locations`); None outside a repository."""
-    found = _located(root)
-    return None if found is None else found[1]
+def effect_commits(
+    git: Callable[..., subprocess.CompletedProcess[str]], prefix: str
+) -> list[tuple[str, str]]:
+    """(sha, effect id) of each effect id starting with ``prefix`` that a commit on HEAD
+    carries in its ``Ralph-Effect`` trailer (as git parses the trailer, not a message merely
+    quoting it), newest first, read by ``git`` (:func:`run_git` on the repository)."""
+    shown = git(
+        "log",
+        "HEAD",
+        "--fixed-strings",
+        f"--grep={EFFECT_TRAILER}: {prefix}",
+        f"--format=%H %(trailers:key={EFFECT_TRAILER},valueonly,separator=%x20)",
+    ).stdout
+    return [
+        (sha, effect)
+        for sha, *effects in (line.split() for line in shown.splitlines() if line.strip())
+        for effect in effects
+        if effect.startswith(prefix)
+    ]
 
 
 _SECTION = re.compile(r'^\s*\[\s*(filter|merge)\s*(?:"((?:[^"\\]|\\.)*)"|\.([^\]\s]+))\s*\]', re.I)

@@ -25,8 +25,8 @@ from pathlib import Path
 from attrs import define, frozen
 
 from pipeline.events import GitMetadataRestored, Instant, WorkspaceErrorKind
-from pipeline.handlers.runtime._gitcmd import git_dirs
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
+from pipeline.handlers.runtime._layout import git_dirs
 
 __all__ = ["GitGuard", "restored"]
 

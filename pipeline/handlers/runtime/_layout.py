@@ -10,17 +10,14 @@ paths, where ``git clean -fdx``, ``git stash -u`` and a branch switch never reac
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, final
-
-from attrs import frozen
-
-from pipeline.handlers.runtime._gitcmd import git_dirs
 
 if TYPE_CHECKING:  # ``ralph runs`` finds the store here without loading the events
     from pipeline.events import PromptKind
 
-__all__ = ["OUTPUT_FILES", "WorkspaceLayout"]
+__all__ = ["OUTPUT_FILES", "WorkspaceLayout", "git_dirs", "git_location"]
 
 OUTPUT_FILES = {
     "plan": "plan.md",
@@ -32,8 +29,11 @@ OUTPUT_FILES = {
 """The files an agent writes into ``.agent/out/`` to report its work, by purpose."""
 
 
+# A dataclass, not attrs: the lean ``ralph runs``, ``events`` and ``respond`` find the store
+# here, and load dataclasses already (rich and orjson import it); attrs would add about a
+# tenth to them.
 @final
-@frozen(kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class WorkspaceLayout:
     """The paths of one workspace, all under ``root`` (but ``group_record``)."""
 
@@ -155,3 +155,41 @@ class WorkspaceLayout:
     def relative(self, path: Path) -> str:
         """``path`` relative to the workspace root, as stored in facts."""
         return path.relative_to(self.root).as_posix()
+
+
+def git_location(root: Path) -> tuple[Path, tuple[Path, Path]] | None:
+    """The top of the work tree ``root`` lies in, with :func:`git_dirs`' two folders."""
+    for folder in (root, *root.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir() and not dot_git.is_symlink():
+            # A main repository's own folder is its common folder: whatever a ``commondir``
+            # file in it says (git would follow one) is not read.
+            return folder, (dot_git, dot_git)
+        if dot_git.is_file():
+            try:
+                text = dot_git.read_text("utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            if not text.startswith("gitdir:"):
+                return None
+            git_dir = (folder / text.removeprefix("gitdir:").strip()).resolve()
+            return folder, (git_dir, _common_of(git_dir))
+    return None
+
+
+def _common_of(git_dir: Path) -> Path:
+    """The common folder of a linked worktree's (or a submodule's) git folder, from where the
+    folder lies (``COMMON/worktrees/NAME``, where ``git worktree add`` puts it), never from the
+    ``commondir`` file in it."""
+    parent = git_dir.parent
+    if parent.name == "worktrees" and (git_dir / "commondir").is_file():
+        return parent.parent
+    return git_dir
+
+
+def git_dirs(root: Path) -> tuple[Path, Path] | None:
+    """The repository's git directory and common directory (they differ in a linked worktree),
+    found from ``root`` without running git and without following a ``commondir`` file (see
+    :func:`pipeline.handlers.runtime._gitcmd.pinned_locations`); None outside a repository."""
+    found = git_location(root)
+    return None if found is None else found[1]

@@ -39,8 +39,8 @@ from attrs import define, field, frozen
 from pipeline.core.config import RalphConfig
 from pipeline.core.screening import PinKind, named_files, pin_kind, splice
 from pipeline.handlers.runtime._git import OWN_FOLDERS, own_pathspecs
-from pipeline.handlers.runtime._gitcmd import GitPolicy, git_dirs, resolved, run_git, run_git_bytes
-from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._gitcmd import GitPolicy, resolved, run_git, run_git_bytes
+from pipeline.handlers.runtime._layout import WorkspaceLayout, git_dirs
 from pipeline.handlers.runtime._sandboxing import SandboxChoice
 from pipeline.handlers.runtime._worktree_list import drop_scratch, fresh_scratch
 from pipeline.handlers.sandbox import AgentNeeds, Sandbox

@@ -48,8 +48,8 @@ from pipeline.events import (
     SandboxChecked,
 )
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, not_started, run_process
-from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, WrappedCommand, git_dirs
-from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, WrappedCommand
+from pipeline.handlers.runtime._layout import WorkspaceLayout, git_dirs
 from pipeline.handlers.sandbox import (
     AgentNeeds,
     NetworkSeen,

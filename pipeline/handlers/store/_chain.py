@@ -15,29 +15,14 @@ whole chain).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
 from pipeline.events import SCHEMA_VERSION, RunId
+from pipeline.handlers.store._link import link
 from pipeline.handlers.store._port import DamagedEventError
 
-__all__ = ["ChainCheck", "chain_start", "chained", "link"]
-
-
-def link(
-    previous: str | None, run_id: str, sequence: int, tag: str, version: int, body: bytes | str
-) -> str:
-    """The digest of event ``sequence`` of ``run_id`` whose predecessor's digest is
-    ``previous`` (None: the first chained event), as 64 hex digits."""
-    digest = hashlib.sha256((previous or "").encode())
-    # The header is JSON (never a raw NUL), so header and body cannot run into each other.
-    digest.update(orjson.dumps([run_id, sequence, tag, version]))
-    digest.update(b"\0")
-    digest.update(body.encode() if isinstance(body, str) else body)
-    return digest.hexdigest()
+__all__ = ["ChainCheck", "chain_start", "chained"]
 
 
 def chained(
