@@ -153,3 +153,23 @@ def test_the_serve_pages_show_host_and_branch_as_text(postgres_url: str, tmp_pat
     )
     assert "<b>" not in page
     assert "queue ticket" not in client.get("/runs/run-direct").text
+
+
+def test_the_run_pages_sentence_masks_a_stored_password() -> None:
+    """``submit`` refuses a URL with a password, but the store is the team's to write: one
+    found there is masked in the run page's sentence, never shown."""
+    from datetime import UTC, datetime
+
+    from pipeline.app.cli._queue import ticket_text
+    from pipeline.handlers.store.queue import Ticket
+
+    now = datetime.now(UTC)
+    ticket = Ticket(
+        ticket="t-1", workspace="/ws", config="", prompt="", state="running", run_id="r",
+        worker="w", claims=1, outcome=None, submitted_at=now, updated_at=now, job=1,
+        remote="https://me:hunter2@example.com/repo.git", branch="ralph/run-t-1", host="h",
+        pushed="c0ffee",
+    )  # fmt: skip
+    said = ticket_text(ticket)
+    assert "hunter2" not in said
+    assert said.startswith("queue ticket t-1 on h, branch ralph/run-t-1 at c0ffee of https://me:")
