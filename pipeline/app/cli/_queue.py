@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from pipeline.handlers.redaction import mask_url_passwords
 from pipeline.handlers.store import NamedStore, RunSummary, SqliteEventStore
 
 if TYPE_CHECKING:  # psycopg comes with the optional extra; the CLI must load without it
@@ -25,6 +26,7 @@ __all__ = [
     "queue_tickets",
     "run_worker_processes",
     "runs_rows",
+    "ticket_text",
 ]
 
 WORKER_PARENT_ENV = "RALPH_WORKER_PARENT"
@@ -77,12 +79,33 @@ def queue_tickets(store: NamedStore) -> list[Ticket] | None:
     return RunQueue(store).tickets()
 
 
+def _branch_cell(ticket: Ticket) -> str:
+    """A ticket's branch as ``ralph runs`` shows it: ``ralph/run-T@<first 8 of the last
+    pushed commit>`` (the branch alone before a worker pushed it), or ``-`` for a path
+    ticket, which has none of its own."""
+    if ticket.branch is None:
+        return "-"
+    return f"{ticket.branch}@{ticket.pushed[:8]}" if ticket.pushed else ticket.branch
+
+
+def ticket_text(ticket: Ticket) -> str:
+    """Which ticket runs a run, and for a remote ticket where: ``queue ticket T on HOST,
+    branch B at SHA of URL`` (plain text, to be escaped where it is shown)."""
+    said = f"queue ticket {ticket.ticket}"
+    if ticket.remote is None:
+        return said
+    at = f"at {ticket.pushed}" if ticket.pushed else "not pushed yet"
+    # submit refuses a URL with a password, but the store is anyone's to write: masked anyway
+    url = mask_url_passwords(ticket.remote)
+    return f"{said} on {ticket.host or 'no host yet'}, branch {ticket.branch} {at} of {url}"
+
+
 def queue_rows(
     tickets: Sequence[Ticket], runs: Sequence[RunSummary], costs: Mapping[str, str]
 ) -> list[list[str]]:
-    """One row per ticket (ticket, state, run, events, cost, worker, claims, age, outcome),
-    then the store's runs that no ticket started (run with ``ralph run --store``); ``costs``
-    gives each run's cost as shown."""
+    """One row per ticket (ticket, state, run, events, cost, worker, host, branch, claims,
+    age, outcome), then the store's runs that no ticket started (run with ``ralph run
+    --store``); ``costs`` gives each run's cost as shown."""
     events: dict[str, int] = {run.run_id: run.events for run in runs}
     rows = []
     for ticket in tickets:
@@ -94,6 +117,8 @@ def queue_rows(
                 str(events.get(ticket.run_id, 0)) if ticket.run_id else "-",
                 costs.get(ticket.run_id, "-") if ticket.run_id else "-",
                 ticket.worker or "-",
+                ticket.host or "-",
+                _branch_cell(ticket),
                 str(ticket.claims),
                 age(ticket.submitted_at),
                 ticket.outcome or "",
@@ -104,8 +129,9 @@ def queue_rows(
         if run.run_id not in queued:
             started = datetime.fromisoformat(run.started_at)
             cost = costs.get(run.run_id, "-")
+            nobody = ["-"] * 4  # no worker, host, branch or claims: not from the queue
             rows.append(
-                ["-", "direct", run.run_id, str(run.events), cost, "-", "-", age(started), ""]
+                ["-", "direct", run.run_id, str(run.events), cost, *nobody, age(started), ""]
             )
     return rows
 
@@ -118,5 +144,5 @@ def runs_rows(
     if tickets is None:
         rows = [[run.run_id, str(run.events), costs[run.run_id], run.started_at] for run in runs]
         return ("run", "events", "cost", "started"), rows
-    heads = ("ticket", "state", "run", "events", "cost", "worker", "claims", "age", "outcome")
-    return heads, queue_rows(tickets, runs, costs)
+    heads = ("ticket", "state", "run", "events", "cost", "worker", "host", "branch", "claims")
+    return (*heads, "age", "outcome"), queue_rows(tickets, runs, costs)

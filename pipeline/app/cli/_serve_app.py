@@ -28,7 +28,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from pipeline.app.cli._queue import queue_tickets, runs_rows
+from pipeline.app.cli._queue import queue_tickets, runs_rows, ticket_text
 from pipeline.app.cli._render import describe_event, state_rows, value_text
 from pipeline.app.cli._report import html_report, phase_of
 from pipeline.app.cli._report_layout import pairs_html, rows_html, table_html
@@ -149,12 +149,12 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
             return page(up, "No such run", f"<p>No run {text(run_id)} here.</p>", 404)
         drawn = timeline(events)  # one fold: the state and the agents
         state = drawn.final
-        queued = (
-            f"<h2>Ticket</h2><p>Run by queue ticket {text(ticket)}.</p>"
-            + cancel_form(access, up, ticket, "Cancel the ticket (its worker stops the run)")
-            if ticket is not None
-            else ""
-        )
+        queued = ""
+        if ticket is not None:
+            queued = f"<h2>Ticket</h2><p>Run by {text(ticket_text(ticket))}.</p>"
+            if ticket.cancellable:
+                stop = "Cancel the ticket (its worker stops the run)"
+                queued += cancel_form(access, up, ticket.ticket, stop)
         said = said_text(request.query_params.get("said", ""), workspace, location)
         notice = f'<p class="notice">{text(said)}</p>' if said else ""
         facts = "".join(f"<li value={n}>{text(describe_event(e))}</li>" for n, e in tail(events))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -17,6 +18,9 @@ from pipeline.app.cli._serve_html import HEADERS, page, text, up_of
 from pipeline.app.workspace import ForkError, NotInterruptedError, fork_run, interrupt_run
 from pipeline.engine import AnswerError, GuidanceError, guide, respond
 from pipeline.handlers.store import NamedStore, StoreError, UnknownRunError
+
+if TYPE_CHECKING:  # psycopg comes with the optional extra; serve must load without it
+    from pipeline.handlers.store.queue import Ticket
 
 __all__ = [
     "Change",
@@ -87,13 +91,10 @@ async def changing(request: Request, access: Access, act: Change) -> Response:
     return RedirectResponse(str(target), 303, headers=HEADERS)
 
 
-def ticket_of(store: NamedStore, run_id: str) -> str | None:
-    """The queue ticket that runs ``run_id`` and can still be cancelled (None: none, or a
-    SQLite store, which has no queue)."""
-    return next(
-        (t.ticket for t in queue_tickets(store) or [] if t.run_id == run_id and t.cancellable),
-        None,
-    )
+def ticket_of(store: NamedStore, run_id: str) -> Ticket | None:
+    """The queue ticket that started ``run_id`` (None: none, or a SQLite store, which has no
+    queue)."""
+    return next((t for t in queue_tickets(store) or [] if t.run_id == run_id), None)
 
 
 async def cancelling(request: Request, access: Access, location: str) -> Response:
