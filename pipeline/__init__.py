@@ -9,7 +9,7 @@ The pipeline is ``State -> next_effect (pure) -> Effect -> handler (impure) -> E
 
 __version__ = "0.1.0"
 
-__all__ = ["PipelineError", "SnapshotMismatchError", "WireFormatError", "__version__"]
+__all__ = ["PipelineError", "WireFormatError", "__version__"]
 
 
 class PipelineError(Exception):
@@ -18,7 +18,3 @@ class PipelineError(Exception):
 
 class WireFormatError(PipelineError, ValueError):
     """Stored or received data does not match the wire contract (names the offending part)."""
-
-
-class SnapshotMismatchError(PipelineError, AssertionError):
-    """A frozen union or its fields differ from the recorded snapshot."""

@@ -30,7 +30,7 @@ from pipeline.core.effects import (
 from pipeline.core.serialization import CheckpointError, checkpoint_state, encode_checkpoint
 from pipeline.core.state import AFTER_POINTS, Phase, PipelineState, is_complete, is_terminal
 from pipeline.engine._interrupt import Interrupted, Interruption
-from pipeline.engine._observer import RunObserver
+from pipeline.engine._observer import Observers, RunObserver
 from pipeline.engine._world import RunWorld
 from pipeline.events import (
     CheckpointSaved,
@@ -110,13 +110,8 @@ class RunOptions:
 _DEFAULTS = RunOptions()
 
 
-class _Nobody(RunObserver):
-    """Observes nothing: the observer of a run nobody watches."""
-
-    __slots__ = ()
-
-
-_NOBODY = _Nobody()
+_NOBODY = Observers()
+"""The observer of a run nobody watches: no observer told anything."""
 
 
 def run_durable(

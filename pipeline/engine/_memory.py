@@ -8,18 +8,16 @@ stored run does.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-
 from attrs import frozen
 
 from pipeline import PipelineError
 from pipeline.core.effects import Effect, Terminate
 from pipeline.core.state import PipelineState, is_complete
-from pipeline.engine._durable import _DEFAULTS, _NOBODY, RunOptions, run_durable
-from pipeline.engine._observer import RunObserver
+from pipeline.engine._durable import _DEFAULTS, RunOptions, run_durable
+from pipeline.engine._observer import Observers, RunObserver
 from pipeline.engine._world import RunWorld
-from pipeline.events import PipelineEvent, RunId
-from pipeline.handlers import EffectHandler, EffectSpan
+from pipeline.events import PipelineEvent
+from pipeline.handlers import EffectHandler
 from pipeline.handlers.store import MemoryEventStore, RunStore
 from pipeline.orchestration import next_effect
 
@@ -39,33 +37,17 @@ class RunResult:
     effects: tuple[Effect, ...]
 
 
-class _Effects(RunObserver):
-    """Keeps every effect carried out, and tells ``observer`` everything."""
+class _Kept(RunObserver):
+    """Keeps every effect carried out."""
 
-    __slots__ = ("effects", "observer")
+    __slots__ = ("effects",)
 
-    def __init__(self, observer: RunObserver) -> None:
+    def __init__(self) -> None:
         self.effects: list[Effect] = []
-        self.observer = observer
 
     def effect(self, effect: Effect, /) -> None:
-        """Keep ``effect``, and pass it on."""
+        """Keep ``effect``."""
         self.effects.append(effect)
-        self.observer.effect(effect)
-
-    def event(self, state: PipelineState, event: PipelineEvent, /) -> None:
-        """Pass it on."""
-        self.observer.event(state, event)
-
-    def warning(self, message: str, /) -> None:
-        """Pass it on."""
-        self.observer.warning(message)
-
-    def span(
-        self, run_id: RunId | None, sequence: int, effect: Effect, /
-    ) -> AbstractContextManager[EffectSpan] | None:
-        """The observer's span."""
-        return self.observer.span(run_id, sequence, effect)
 
 
 def run_in_memory(
@@ -85,7 +67,8 @@ def run_in_memory(
     of this process's environment (unless ``options`` names one) before they are kept.
     """
     store = MemoryEventStore() if store is None else store
-    seen = _Effects(_NOBODY if observer is None else observer)
+    kept = _Kept()
+    seen = kept if observer is None else Observers(kept, observer)
     run = run_durable(store, handler, observer=seen, world=world, options=options)
     state = run.state
     if not is_complete(state):
@@ -94,4 +77,4 @@ def run_in_memory(
             raise LoopBoundExceededError(
                 f"the run took more than {options.max_effects} effects; the next was {effect!r}"
             )
-    return RunResult(state=state, events=tuple(store.read(run.run_id)), effects=tuple(seen.effects))
+    return RunResult(state=state, events=tuple(store.read(run.run_id)), effects=tuple(kept.effects))

@@ -30,10 +30,6 @@ class HandlerRegistry:
         self._handlers: dict[type, EffectHandler] = dict(handlers or {})
         self._fallback = fallback
 
-    def with_handler(self, effect_type: type, handler: EffectHandler) -> HandlerRegistry:
-        """A registry like this one with ``handler`` for ``effect_type``."""
-        return HandlerRegistry({**self._handlers, effect_type: handler}, self._fallback)
-
     def __call__(self, effect: Effect) -> HandlerResult:
         """Carry out ``effect`` with its registered handler (or the fallback)."""
         handler = self._handlers.get(type(effect), self._fallback)

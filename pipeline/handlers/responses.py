@@ -67,11 +67,6 @@ class ResponseVerdict:
             return (f"not one JSON value ({self.error})",)
         return tuple(str(v) for v in self.violations)
 
-    @property
-    def is_valid(self) -> bool:
-        """Whether the response can be acted on."""
-        return self.status is ResponseStatus.VALID
-
 
 class InvalidSchemaError(PipelineError, ValueError):
     """A response schema is not a valid JSON Schema (draft 2020-12)."""

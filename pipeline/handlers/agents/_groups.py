@@ -25,7 +25,7 @@ from pathlib import Path
 
 import orjson
 
-__all__ = ["forget_group", "group_members", "record_group", "stop_recorded_group"]
+__all__ = ["forget_group", "group_members", "kill_group", "record_group", "stop_recorded_group"]
 
 _REAPER_BOUND_S = 5.0
 """How long a reaper told to end everything may take before its group is killed."""
@@ -38,15 +38,21 @@ def _boot_id() -> str:
         return ""
 
 
-def _start_time(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (None: gone, or no /proc)."""
+def _stat(pid: int | str) -> list[str]:
+    """The fields of the process's ``/proc`` status line after its command name (state,
+    parent, group, ...); none when it is gone, or there is no ``/proc``."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return None
+        return []
     # The command name may hold spaces and parentheses: the fields follow the last ')'.
-    fields = stat.rsplit(")", 1)[1].split()
-    return int(fields[19])
+    return stat.rsplit(")", 1)[1].split()
+
+
+def _start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (None: gone, or no /proc)."""
+    fields = _stat(pid)
+    return int(fields[19]) if fields else None
 
 
 def group_members(pgid: int) -> tuple[int, ...]:
@@ -55,16 +61,17 @@ def group_members(pgid: int) -> tuple[int, ...]:
     members = []
     with contextlib.suppress(OSError):
         for entry in os.scandir("/proc"):
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = Path(entry.path, "stat").read_text()
-            except OSError:
-                continue  # gone since the listing
-            # state, parent, group follow the command name, which may hold ')'
-            if int(stat.rsplit(")", 1)[1].split()[2]) == pgid:
+            fields = _stat(entry.name) if entry.name.isdigit() else []
+            if fields and int(fields[2]) == pgid:  # none: gone since the listing
                 members.append(int(entry.name))
     return tuple(members)
+
+
+def kill_group(pgid: int, signum: int) -> None:
+    """Send ``signum`` to group ``pgid``, if it is still there to be sent one."""
+    # The group may be gone already (everything exited): that is the outcome we want.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
 
 
 def _group_alive(pgid: int) -> bool:
@@ -148,8 +155,7 @@ def stop_recorded_group(path: Path, grace_s: float) -> int | None:
     # gone while the group lives: its id cannot have been reused, so the group is ours.
     if leader is not None and leader != started:
         return None
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGTERM)
+    kill_group(pgid, signal.SIGTERM)
     _wait_for_group(pgid, grace_s)
     if leader is not None and _group_alive(pgid):
         # The leader is the command's reaper (``_reaper.py``): told so, it kills what left
@@ -157,8 +163,7 @@ def stop_recorded_group(path: Path, grace_s: float) -> int | None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pgid, signal.SIGUSR1)
         _wait_for_group(pgid, _REAPER_BOUND_S)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+    kill_group(pgid, signal.SIGKILL)
     return pgid
 
 

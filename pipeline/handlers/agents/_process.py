@@ -35,6 +35,7 @@ from pipeline.events import TimeoutKind
 from pipeline.handlers.agents._groups import (
     forget_group,
     group_members,
+    kill_group,
     record_group,
     stop_recorded_group,
 )
@@ -111,12 +112,6 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
         stream.close()
 
 
-def _kill_group(pgid: int, signum: int) -> None:
-    # The group may be gone already (everything exited): that is the outcome we want.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
-
-
 @define(kw_only=True)
 class _Child:
     """A started command: the process ralph started (its reaper, or the command itself where
@@ -176,7 +171,7 @@ def _stop_group(child: _Child, grace_s: float, spare_leader: bool) -> None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGTERM)
     else:
-        _kill_group(process.pid, signal.SIGTERM)
+        kill_group(process.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=grace_s)
     if child.status is not None and process.poll() is None:
@@ -186,7 +181,7 @@ def _stop_group(child: _Child, grace_s: float, spare_leader: bool) -> None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=_REAPER_BOUND_S)
     # Children may outlive the leader: the group is killed whatever the leader did.
-    _kill_group(process.pid, signal.SIGKILL)
+    kill_group(process.pid, signal.SIGKILL)
     process.wait()
 
 
@@ -227,26 +222,23 @@ def _launch(spec: ProcessSpec) -> _Child | ProcessResult:
     """Start ``spec``'s command (behind its reaper where there is one; its group recorded at
     once), or say why not."""
     digest = hashlib.sha256().hexdigest()
-    if not reaper_usable():
-        try:
-            process = _popen(spec, list(spec.argv), spec.pass_fds)
-        except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
-            return not_started(str(error), not_found=True, digest=digest)
-        except OSError as error:
-            return not_started(str(error), digest=digest)
-        return _Child(process=process, leader=process.pid)
-    read, write = os.pipe()
+    read, write = os.pipe() if reaper_usable() else (None, None)
+    argv, fds = list(spec.argv), spec.pass_fds
+    if write is not None:
+        argv, fds = reaper_argv(write, spec.env, spec.argv), (*fds, write)
     try:
-        process = _popen(spec, reaper_argv(write, spec.env, spec.argv), (*spec.pass_fds, write))
-    except (FileNotFoundError, PermissionError, NotADirectoryError) as error:
-        os.close(read)
-        return not_started(str(error), not_found=True, digest=digest)
+        process = _popen(spec, argv, fds)
     except OSError as error:
-        os.close(read)
-        return not_started(str(error), digest=digest)
+        if read is not None:
+            os.close(read)
+        missing = isinstance(error, FileNotFoundError | PermissionError | NotADirectoryError)
+        return not_started(str(error), not_found=missing, digest=digest)
     finally:
-        os.close(write)
+        if write is not None:
+            os.close(write)
     child = _Child(process=process, leader=process.pid, status=read)
+    if read is None:
+        return child
     try:
         first = _read_line(read)
     except BaseException:
@@ -316,7 +308,7 @@ def _supervise(
         process.wait()
         # The leader is gone; anything it left in its group goes with it (its reaper has
         # already ended everything below it, inside the group or not).
-        _kill_group(process.pid, signal.SIGKILL)
+        kill_group(process.pid, signal.SIGKILL)
     process.stdout.close()
     if feeder is not None:
         feeder.join(timeout=1)

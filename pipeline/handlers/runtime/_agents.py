@@ -21,7 +21,7 @@ from pathlib import Path
 from attrs import frozen
 from returns.methods import unwrap_or_failure
 
-from pipeline.core.config import AgentConfig, HatConfig, HatsConfig, Price, PromptVia, RalphConfig
+from pipeline.core.config import AgentConfig, HatConfig, HatsConfig, Price, PromptVia
 from pipeline.core.effects import InvokeAgent
 from pipeline.events import (
     AgentName,
@@ -96,34 +96,6 @@ class AgentInvoker:
     choice: SandboxChoice | None = None
     """The sandbox chosen when the run started, with what each agent needs in it (its model
     endpoints, which its network lets it reach, its folders and variables)."""
-
-    @classmethod
-    def of(
-        cls,
-        config: RalphConfig,
-        layout: WorkspaceLayout,
-        run_id: str,
-        environment: Mapping[str, str],
-        clock: Callable[[], Instant],
-        choice: SandboxChoice | None,
-        stores: tuple[Path, ...],
-        grace_s: float,
-    ) -> AgentInvoker:
-        """The invoker of run ``run_id`` of ``config``'s agents, hats and prices, running its
-        agents as ``choice`` decided (None: directly; ``stores``: a store that may lie in the
-        work tree) and stopping them with ``grace_s`` of grace."""
-        return cls(
-            layout=layout,
-            run_id=run_id,
-            agents=config.agents,
-            hats=config.hats,
-            environment=environment,
-            clock=clock,
-            grace_s=grace_s,
-            price_for=config.price_for,
-            sandbox=None if choice is None else choice.sandbox(layout, config, run_id, stores),
-            choice=choice,
-        )
 
     def __call__(self, effect: InvokeAgent) -> Iterator[tuple[PipelineEvent, ...]]:
         """Run the agent ``effect`` names, in two steps: the fact that it starts (recorded

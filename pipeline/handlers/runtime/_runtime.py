@@ -235,10 +235,24 @@ class Runtime:
 
     @cached_property
     def _invoker(self) -> AgentInvoker:
-        run_id = self._run_id()
-        environment = agent_environment(self.layout, run_id, self.environment)
-        made = (self.config, self.layout, run_id, environment, self.clock)
-        return AgentInvoker.of(*made, self.sandboxing, self.own_files, self.grace_s)
+        """The invoker of this run's agents, hats and prices, running its agents as the
+        sandbox chosen at the start decided (None: directly)."""
+        run_id, choice = self._run_id(), self.sandboxing
+        sandbox = None
+        if choice is not None:  # own_files: a store in the work tree, which it keeps out
+            sandbox = choice.sandbox(self.layout, self.config, run_id, self.own_files)
+        return AgentInvoker(
+            layout=self.layout,
+            run_id=run_id,
+            agents=self.config.agents,
+            hats=self.config.hats,
+            environment=agent_environment(self.layout, run_id, self.environment),
+            clock=self.clock,
+            grace_s=self.grace_s,
+            price_for=self.config.price_for,
+            sandbox=sandbox,
+            choice=choice,
+        )
 
     @cached_property
     def _git_policy(self) -> GitPolicy:

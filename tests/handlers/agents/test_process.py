@@ -114,6 +114,20 @@ def test_a_program_that_does_not_exist_is_reported_as_not_found(tmp_path: Path) 
     assert result.start_error is not None
 
 
+def test_a_command_whose_folder_is_gone_is_not_found_and_leaves_no_pipe_open(
+    tmp_path: Path,
+) -> None:
+    """A command that cannot even be started (its working folder is missing) is reported
+    not found, with the error, and every pipe opened to start it is closed again."""
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        result = run_process(_spec(tmp_path, "true", cwd=tmp_path / "gone"))
+        assert result.not_found
+        assert result.exit_code is None
+        assert "gone" in (result.start_error or "")
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 @pytest.mark.slow
 def test_a_silent_agent_is_stopped_with_its_children(tmp_path: Path) -> None:
     """An agent that hangs (with a child that hangs too) is killed as a group on inactivity."""
