@@ -6,7 +6,7 @@ The pure detectors (:mod:`pipeline.core.screening`) judge the texts; this module
 (:mod:`._screen`), adds what only I/O can tell (secrets on added lines, the work tree left
 dirty, the workspace files a gate's command runs, the tests a gate's runner collects) and
 reports one ``ChangesScreened``. It decides nothing: what a hit does is the reducer's
-(``pipeline.reducers._screening``).
+(``pipeline.reducers._gates``).
 
 The collection check: for each gate whose command runs a known test runner (pytest, jest,
 vitest, ``go test``, ``cargo test``; ``npm test`` whose base script is one plain jest or
