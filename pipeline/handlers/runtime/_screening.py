@@ -83,16 +83,8 @@ __all__ = [
     "RunScreen",
     "collect_folder",
     "gate_protections",
-    "record_screen_base",
     "run_screen",
 ]
-
-
-def record_screen_base(
-    root: Path, policy: GitPolicy, clock: Callable[[], Instant], ref: str = "HEAD^{commit}"
-) -> PipelineEvent:
-    """``ScreenBaseRecorded`` with the commit ``ref`` names now (None: no commit yet)."""
-    return ScreenBaseRecorded(sha=resolved(root, ref, policy), at=clock())
 
 
 def _baseline(saved: Path) -> dict[str, str]:
@@ -186,14 +178,18 @@ class RunScreen:
             return ()
         self.saved.parent.mkdir(parents=True, exist_ok=True)
         self.saved.write_bytes(orjson.dumps(untracked_baseline(self.root, self.own, self.policy)))
-        return (record_screen_base(self.root, self.policy, self.clock),)
+        return (self._base("HEAD^{commit}"),)
 
     def rebased(self, facts: Sequence[PipelineEvent], onto: str) -> tuple[PipelineEvent, ...]:
         """After a rebase that succeeded, the run's changes start at the tip of ``onto``: the
         upstream commits are not the agent's work."""
         if not self.on or not any(isinstance(f, RebaseSucceeded) for f in facts):
             return ()
-        return (record_screen_base(self.root, self.policy, self.clock, f"{onto}^{{commit}}"),)
+        return (self._base(f"{onto}^{{commit}}"),)
+
+    def _base(self, ref: str) -> PipelineEvent:
+        """``ScreenBaseRecorded`` with the commit ``ref`` names now (None: no commit yet)."""
+        return ScreenBaseRecorded(sha=resolved(self.root, ref, self.policy), at=self.clock())
 
     def changes(self, effect: ScreenChanges) -> tuple[PipelineEvent, ...]:
         """Screen the change from ``effect.base`` to the work tree: ``ChangesScreened``, or a
