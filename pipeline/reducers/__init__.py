@@ -6,6 +6,6 @@ state is recorded as an anomaly in the state, never raised and never dropped sil
 
 from pipeline.reducers._dispatch import fold, reduce
 from pipeline.reducers._edges import Edge, phase_changes, phase_edges
-from pipeline.reducers._screening import screen_action
+from pipeline.reducers._gates import screen_action
 
 __all__ = ["Edge", "fold", "phase_changes", "phase_edges", "reduce", "screen_action"]

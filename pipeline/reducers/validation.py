@@ -18,8 +18,12 @@ from pipeline.events import (
 )
 from pipeline.reducers._build import anomaly
 from pipeline.reducers._escalation import bounced
-from pipeline.reducers._gates import gate_finished, gate_started
-from pipeline.reducers._screening import changes_screened, screen_base_recorded
+from pipeline.reducers._gates import (
+    changes_screened,
+    gate_finished,
+    gate_started,
+    screen_base_recorded,
+)
 from pipeline.reducers._topics import gate_success
 from pipeline.reducers._transitions import finalize, start_development
 

@@ -10,15 +10,19 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from pipeline.app.workspace import open_workspace
 from pipeline.core.config import parse_config
-from pipeline.events import Count, GateSpec, ScreenKind
+from pipeline.core.effects import EffectId, ScreenChanges
+from pipeline.events import ChangesScreened, Count, Digest, GateSpec, ScreenKind, ScreenScope
 from pipeline.handlers.runtime import (
     Collector,
     GitPolicy,
+    Runtime,
     WorkspaceLayout,
     choose_sandbox,
     collect_folder,
@@ -34,6 +38,7 @@ TESTS = (
     "def test_add():\n    assert add(2, 3) == 5\n\n\n"
     "def test_add_zero():\n    assert add(0, 0) == 0\n"
 )
+T = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 OTHER = "def test_truth():\n    assert 1 + 1 == 2\n"
 GATE = GateSpec(
     name="tests",
@@ -162,6 +167,47 @@ def test_a_base_collected_once_per_run_and_checked_out_apart(tmp_path: Path) -> 
     assert written > 0
 
 
+def test_a_runtime_collects_its_base_once_across_its_screens(tmp_path: Path) -> None:
+    """A ``Runtime`` whose pytest gate is screened twice on one base collects the base once:
+    its screen, and the collector with it, is made once per run."""
+    root, _ = _repository(tmp_path)
+    argv = ", ".join(f'"{a}"' for a in GATE.argv)
+    env = 'env = { PYTHONPATH = ".", PYTEST_DISABLE_PLUGIN_AUTOLOAD = "1" }'
+    with (root / "ralph.toml").open("a") as config:
+        config.write(f'\n[[gates]]\nname = "tests"\nargv = [{argv}]\ntimeout_s = 60\n{env}\n')
+    commit_all(root, "the gate")
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    (root / "tests" / "test_calc.py").rename(root / "tests" / "calc_checks.py")
+    workspace = open_workspace(root)
+    loop = workspace.config.loop_policy()
+    runtime = Runtime(
+        layout=workspace.layout,
+        config=workspace.config,
+        config_digest=Digest("0"),
+        clock=lambda: T,
+        run_id="run-1",
+        grace_s=1.0,
+    )
+    effect = ScreenChanges(
+        effect_id=EffectId("run-1:1"),
+        scope=ScreenScope.ITERATION,
+        base=base,
+        tamper=loop.tamper,
+        postconditions=None,
+        gates=loop.gates,
+    )
+    log = workspace.layout.agent_log("run-1", "collect-tests-base")
+    first = runtime(effect)
+    log.write_text("")  # a second base collection would write it again
+    second = runtime(effect)
+    assert log.read_text() == ""
+    for screened in (*first, *second):
+        assert isinstance(screened, ChangesScreened), screened
+        assert ScreenKind.TEST_LOST in {h.kind for h in screened.hits}
+
+
 def test_a_gate_s_collect_command_is_read_one_id_a_line(tmp_path: Path) -> None:
     """A gate pytest does not run names its own ``collect`` command: each line of its output
     is a test; an id the base printed and the tree does not is lost."""
@@ -220,9 +266,16 @@ def test_both_collections_run_in_the_run_s_sandbox(tmp_path: Path) -> None:
     def in_scratch(scratch: Path) -> Sandbox | None:
         return choice.sandbox(WorkspaceLayout(root=scratch), config, None, ())
 
-    collector = Collector.of(
-        layout, "run-1", None, config, 1.0, GitPolicy(), lambda: sandbox, in_scratch
+    collector = Collector(
+        layout=layout,
+        run_id="run-1",
+        environment=None,
+        gate_env=ENV,
+        commands={},
+        grace_s=1.0,
+        policy=GitPolicy(),
+        sandbox=lambda: sandbox,
+        scratch_sandbox=in_scratch,
     )
-    collector.gate_env = ENV
     hits = collector.hits(base, (GATE,))
     assert [(h.kind, h.path) for h in hits] == [(ScreenKind.TEST_LOST, "tests/test_calc.py")]

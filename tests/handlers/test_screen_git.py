@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 
@@ -21,6 +22,7 @@ from pipeline.core.screening import (
     screen,
     tree_dirty,
 )
+from pipeline.events import RebaseSucceeded, ScreenBaseRecorded
 from pipeline.handlers.runtime import (
     MAX_FILE_BYTES,
     MAX_FILES,
@@ -32,6 +34,7 @@ from pipeline.handlers.runtime import (
     gather_changes,
     untracked_baseline,
 )
+from pipeline.handlers.runtime._screening import RunScreen
 from tests.runtime.workspace import commit_all, make_workspace
 
 POLICY = GitPolicy()
@@ -501,3 +504,29 @@ def test_a_secret_added_in_a_commit_is_found_with_its_line(repo: Path) -> None:
     commit_all(repo, "the agent's")
     (hit,) = find_secrets(gather(repo, base).changes)
     assert hit.summary == "secret_added app.py:3: AWS Access Key"
+
+
+def test_a_run_s_screen_records_its_base_at_the_start_and_after_a_rebase(repo: Path) -> None:
+    """``RunScreen`` records ``HEAD`` as the base when the run starts, the tip of ``onto``
+    after a rebase that succeeded, and nothing after one that did not."""
+    at = datetime(2026, 1, 2, tzinfo=UTC)
+    run = RunScreen(
+        on=True,
+        root=repo,
+        saved=repo / ".ralph" / "runs" / "r" / "screen-baseline.json",
+        own=(),
+        policy=POLICY,
+        excludes=(),
+        clock=lambda: at,
+    )
+    start = git(repo, "rev-parse", "HEAD")
+    assert run.started() == (ScreenBaseRecorded(sha=start, at=at),)
+    git(repo, "checkout", "-q", "-b", "upstream")
+    (repo / "new.txt").write_text("upstream\n")
+    commit_all(repo, "upstream")
+    tip = git(repo, "rev-parse", "HEAD")
+    assert tip != start
+    git(repo, "checkout", "-q", "-")
+    rebased = RebaseSucceeded(head=tip, at=at)
+    assert run.rebased((rebased,), "upstream") == (ScreenBaseRecorded(sha=tip, at=at),)
+    assert run.rebased((), "upstream") == ()

@@ -51,8 +51,7 @@ from pipeline.events import (
     TamperPolicy,
 )
 from pipeline.orchestration import next_effect, step_bound
-from pipeline.reducers import fold, reduce
-from pipeline.reducers._screening import screen_action
+from pipeline.reducers import fold, reduce, screen_action
 from tests.reducers.test_gates import ended, finished, gate
 from tests.support import budget
 

@@ -39,8 +39,7 @@ from pipeline.events import (
     TamperPolicy,
 )
 from pipeline.orchestration import step_bound
-from pipeline.reducers import fold
-from pipeline.reducers._screening import screen_action
+from pipeline.reducers import fold, screen_action
 from pipeline.reducers.views import JudgedHit, ScreenOutcome, ScreenRun, screen_runs
 from tests.reducers.test_gates import gate
 from tests.reducers.test_screen_round import (

@@ -18,6 +18,9 @@ from pipeline.app.cli._report_gates import (
     gates_markdown,
     gates_summary,
     gates_table_html,
+    screens_markdown,
+    screens_summary,
+    screens_table_html,
 )
 from pipeline.app.cli._report_layout import (
     markdown_table,
@@ -31,11 +34,6 @@ from pipeline.app.cli._report_sandbox import (
     sandbox_html,
     sandbox_markdown,
     sandbox_summary,
-)
-from pipeline.app.cli._report_screens import (
-    screens_markdown,
-    screens_summary,
-    screens_table_html,
 )
 from pipeline.app.cli._report_timeline import timeline_html, timeline_style
 from pipeline.app.cli._safe import markdown_text

@@ -13,9 +13,14 @@ from html import escape
 from typing import Final
 
 from pipeline.app.cli._report_bars import agent_cell, cost_cell, marks, tokens_cell, worn
-from pipeline.app.cli._report_gates import GATE_COLOURS, GATE_STYLE, gate_lane_html
+from pipeline.app.cli._report_gates import (
+    GATE_COLOURS,
+    GATE_STYLE,
+    SCREEN_COLOURS,
+    SCREEN_STYLE,
+    gate_lane_html,
+)
 from pipeline.app.cli._report_layout import legend_html, outcome_rules, placed, seconds_text
-from pipeline.app.cli._report_screens import SCREEN_COLOURS, SCREEN_STYLE
 from pipeline.reducers.views import GateRun, InvocationBar, Outcome, ScreenRun, Timeline, usage_text
 
 __all__ = ["timeline_html", "timeline_style"]

@@ -16,12 +16,11 @@ from attrs import field, frozen
 
 from pipeline.core._store_schemes import POSTGRES_SCHEMES, SQLITE_SCHEME
 from pipeline.core.agents import PRESETS, PromptVia
-from pipeline.core.config._gates import GateConfig
+from pipeline.core.config._gates import GateConfig, PostconditionConfig, TamperConfig
 from pipeline.core.config._hooks import HookConfig, NotifyConfig, hook_specs
 from pipeline.core.config._limits import LimitsConfig
 from pipeline.core.config._loop import HatConfig, HatsConfig, LoopConfig
 from pipeline.core.config._sandbox import AgentSandboxConfig, SandboxConfig
-from pipeline.core.config._screen import PostconditionConfig, TamperConfig
 from pipeline.events import (
     Budget,
     ContextPolicy,

@@ -22,14 +22,13 @@ from cattrs.preconf.orjson import make_converter
 from pipeline import PipelineError
 from pipeline.core.agents import OUTPUT_FORMATS, PRESETS
 from pipeline.core.config._bounds import check_ranges, find_nul
-from pipeline.core.config._gates import check_gates
+from pipeline.core.config._gates import check_gates, check_screen
 from pipeline.core.config._hooks import check_hooks
 from pipeline.core.config._limits import check_limits
 from pipeline.core.config._loop import HatConfig, HatsConfig, check_hats, check_loop
 from pipeline.core.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, RalphConfig
 from pipeline.core.config._refs import ref_problem
 from pipeline.core.config._sandbox import check_sandbox
-from pipeline.core.config._screen import check_screen
 from pipeline.core.config._topology_checks import Severity, topology_problems
 from pipeline.core.serialization import configure_primitives
 from pipeline.events import HUMAN_INTERACT_TOPIC, Role

@@ -24,15 +24,8 @@ from pipeline.core.screening._collected import (
     parse_vitest,
     runner_of,
 )
-from pipeline.core.screening._git_output import (
-    StatusEntry,
-    parse_name_status,
-    parse_porcelain,
-    tree_dirty,
-)
 from pipeline.core.screening._languages import language_of
 from pipeline.core.screening._lines import MAX_LINE_CHARS
-from pipeline.core.screening._lost import count_assertions, count_items
 from pipeline.core.screening._model import (
     ChangeStatus,
     FileChange,
@@ -43,10 +36,14 @@ from pipeline.core.screening._model import (
     ScreeningError,
     ScreenKind,
     ScreenRules,
+    StatusEntry,
     TestItem,
+    parse_name_status,
+    parse_porcelain,
+    tree_dirty,
 )
 from pipeline.core.screening._pins import PinKind, named_files, pin_kind, splice
-from pipeline.core.screening._screen import screen
+from pipeline.core.screening._screen import count_assertions, count_items, screen
 
 __all__ = [
     "MAX_LINE_CHARS",

@@ -23,16 +23,17 @@ class Syntax:
     """One language's patterns: a test's declaration, its markers and its assertions.
 
     ``item`` captures the test's name in group ``name``. ``attribute`` (Rust, JVM) marks a
-    declaration on a later line, which ``declaration`` then names.
+    declaration on a later line, which ``declaration`` then names. A language finds its tests
+    by ``item`` or by the other two; the ones it does not use are None.
     """
 
     comment: str
-    item: re.Pattern[str] | None
-    attribute: re.Pattern[str] | None
-    declaration: re.Pattern[str] | None
     skips: tuple[re.Pattern[str], ...]
     assertions: tuple[re.Pattern[str], ...]
     tautologies: tuple[re.Pattern[str], ...]
+    item: re.Pattern[str] | None = None
+    attribute: re.Pattern[str] | None = None
+    declaration: re.Pattern[str] | None = None
     test_attribute: re.Pattern[str] | None = None
     """Makes a file test code wherever it lives (``#[cfg(test)]``, ``@Test``)."""
 
@@ -45,8 +46,6 @@ def compiled(*patterns: str) -> tuple[re.Pattern[str], ...]:
 _PYTHON: Final = Syntax(
     comment="#",
     item=re.compile(r"^\s*(?:async\s+)?def\s+(?P<name>test\w*)\s*\("),
-    attribute=None,
-    declaration=None,
     skips=compiled(
         r"\b(?:pytest\.)?mark\.(?:skip|skipif|xfail)\b",
         r"\bpytest\.(?:skip|xfail|importorskip)\s*\(",
@@ -71,8 +70,6 @@ _JAVASCRIPT: Final = Syntax(
         r"(?<![\w.$])[xf]?(?:it|test)(?:\.\w+)*\s*\(\s*"
         r"(?:(?P<q>['\"`])(?P<name>(?:\\.|(?!(?P=q))[^\\])*)(?P=q))?"
     ),
-    attribute=None,
-    declaration=None,
     skips=compiled(
         r"(?<![\w$])(?:describe|it|test|context|suite)\.(?:skip|only|todo|skipIf|runIf|fails)\b",
         r"(?<![\w.$])(?:x(?:it|describe|test|context)|f(?:it|describe))\s*\(",
@@ -93,8 +90,6 @@ _JAVASCRIPT: Final = Syntax(
 _GO: Final = Syntax(
     comment="//",
     item=re.compile(r"^func\s+(?P<name>(?:Test|Fuzz|Example)\w*)\s*\("),
-    attribute=None,
-    declaration=None,
     skips=compiled(r"\b\w+\.Skip(?:f|Now)?\s*\("),
     assertions=compiled(
         r"\b(?:t|tt|b|f)\.(?:Error|Fatal|Fail)\w*\s*\(",
@@ -105,7 +100,6 @@ _GO: Final = Syntax(
 
 _RUST: Final = Syntax(
     comment="//",
-    item=None,
     attribute=re.compile(r"#\[\s*(?:test|tokio::test)\b"),
     declaration=re.compile(r"\bfn\s+(?P<name>\w+)"),
     skips=compiled(r"#\[\s*ignore\b"),
@@ -116,7 +110,6 @@ _RUST: Final = Syntax(
 
 _JVM: Final = Syntax(
     comment="//",
-    item=None,
     attribute=re.compile(r"@(?:Test|ParameterizedTest|RepeatedTest)\b"),
     declaration=re.compile(r"\bfun\s+(?P<name>`[^`]+`|\w+)\s*\(|\b(?P<java>\w+)\s*\("),
     skips=compiled(

@@ -9,7 +9,6 @@ from pipeline.handlers._lazy import lazy_names
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from pipeline.handlers.runtime._collecting import Collector, collect_folder
     from pipeline.handlers.runtime._context import file_unfiled, outside_facts
     from pipeline.handlers.runtime._gates import run_gate
     from pipeline.handlers.runtime._git import (
@@ -65,6 +64,7 @@ if TYPE_CHECKING:
         gather_changes,
         untracked_baseline,
     )
+    from pipeline.handlers.runtime._screening import Collector, collect_folder
     from pipeline.handlers.runtime._secrets import find_secrets
     from pipeline.handlers.runtime._tail import (
         CUT_MARK,

@@ -39,7 +39,6 @@ from pipeline.events import (
 from pipeline.handlers._protocol import HandlerResult, facts_of
 from pipeline.handlers.intake import IntakeLimits, read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
-from pipeline.handlers.runtime._collecting import Collector
 from pipeline.handlers.runtime._finishing import (
     restore_permissions,
     wait_for_answer,
@@ -165,7 +164,7 @@ class Runtime:
                 return (*self._undo_git_changes(), *self._git().commit(effect))
             case fx.Rebase():
                 rebased = (*self._undo_git_changes(), *self._git().rebase(effect))
-                return (*rebased, *self._screen().rebased(rebased, effect.onto))
+                return (*rebased, *self._screen.rebased(rebased, effect.onto))
             case fx.AbortRebase():
                 return self._git().abort(effect)
             case fx.RunGate():
@@ -175,7 +174,7 @@ class Runtime:
                 where = (self._invoker.sandbox, self._pinning())
                 return self._spent() or run_gate(effect, *gate, *where)
             case fx.ScreenChanges():
-                return self._screen().changes(effect)
+                return self._screen.changes(effect)
             case fx.ValidateFinalState():
                 return validate(
                     self.config.validate,
@@ -259,14 +258,6 @@ class Runtime:
         """``[git]``, the hooks and filters it allows run in the run's sandbox."""
         return git_policy_in(self.sandboxing, self.layout, self.config, self.own_files)
 
-    @cached_property
-    def _collector(self) -> Collector:
-        """The collection check of this run's screen."""
-        where = (self._git_policy, lambda: self._invoker.sandbox, self._pinning().sandbox_in)
-        made = (self.layout, self._run_id(), self.environment, self.config, self.grace_s)
-        own = own_paths(self.layout, self.config.prompt_file, self.own_files)
-        return Collector.of(*made, *where, own)
-
     def _git(self) -> GitHandler:
         return GitHandler(
             root=self.layout.root,
@@ -275,10 +266,20 @@ class Runtime:
             policy=self._git_policy,
         )
 
+    @cached_property
     def _screen(self) -> RunScreen:
-        """The screen of this run's changes (:func:`run_screen`), with its collector."""
+        """The screen of this run's changes (:func:`run_screen`), made once: its collector
+        keeps the base's collections for the run."""
         at = (self.layout, self.config, self._run_id(), self._keep_out(), self._git_policy)
-        return run_screen(*at, self.clock, self._collector)
+        return run_screen(
+            *at,
+            self.clock,
+            environment=self.environment,
+            grace_s=self.grace_s,
+            sandbox=lambda: self._invoker.sandbox,
+            scratch_sandbox=self._pinning().sandbox_in,
+            own=own_paths(self.layout, self.config.prompt_file, self.own_files),
+        )
 
     def _pinning(self) -> Pinning:
         """Where this run's pinned gates and blocking hooks run (made the first time)."""
@@ -359,7 +360,7 @@ class Runtime:
             protected = prompt_protected(root, source.path, mode, self.clock)
             facts.extend(() if protected is None else (protected,))
         facts.extend(self.sandbox_checked(started))
-        facts.extend(self._screen().started())
+        facts.extend(self._screen.started())
         return tuple(facts)
 
     def sandbox_checked(self, at: Instant) -> tuple[PipelineEvent, ...]:

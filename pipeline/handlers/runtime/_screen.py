@@ -34,6 +34,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final, final
 
+import attrs
 from attrs import frozen
 
 from pipeline.core.screening import (
@@ -267,10 +268,8 @@ def _with_texts(
     names = [f"{base}:{changes[i].before}" for i in had_old]
     old = dict(zip(had_old, _blob_texts(root, names, policy, max_bytes), strict=False))
     return [
-        FileChange(
-            path=c.path,
-            old_path=c.old_path,
-            status=c.status,
+        attrs.evolve(
+            c,
             old_text=old.get(i),
             new_text=None
             if c.status is ChangeStatus.DELETED

@@ -2,7 +2,15 @@
 
 from pipeline.reducers.views._context import MAX_LISTED_TASKS, context_rows
 from pipeline.reducers.views._escalation import LadderMove, ladder_moves, ladder_rows
-from pipeline.reducers.views._gates import GateOutcome, GateRun, gate_runs
+from pipeline.reducers.views._gates import (
+    GateOutcome,
+    GateRun,
+    JudgedHit,
+    ScreenOutcome,
+    ScreenRun,
+    gate_runs,
+    screen_runs,
+)
 from pipeline.reducers.views._responses import (
     LoggedStatus,
     ResponseLogRow,
@@ -15,7 +23,6 @@ from pipeline.reducers.views._sandbox import (
     SandboxView,
     sandbox_view,
 )
-from pipeline.reducers.views._screens import JudgedHit, ScreenOutcome, ScreenRun, screen_runs
 from pipeline.reducers.views._spend import (
     cost_text,
     dollars,

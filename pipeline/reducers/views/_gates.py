@@ -1,24 +1,30 @@
-"""The run's gate runs: one per ``GateStarted``, with how it ended and what its failure did
-(pure). ``ralph report`` draws them; anything else may read them.
+"""The run's gate runs, one per ``GateStarted``, with how it ended and what its failure did;
+and its screens of its changes, which open a gates round, one per ``ChangesScreened``, each
+hit with the action the run's policy gives it (pure). ``ralph report`` draws both and
+``ralph status`` shows the screens; anything else may read them.
 
-The log is folded alongside, so each run knows the iteration it ran in, and what a failure
-did is read from the gates ``RunStarted`` recorded (``LoopPolicy.gates``), as the reducer
-reads it: a gate the policy does not name blocks. A gate started and never reported is cut
-short when the run stopped, or started the gate again, before it reported (a resume runs it
-whole again), and running when the log ends with it at work.
+The log is folded alongside, so each knows the iteration it ran in and reads the policy
+``RunStarted`` recorded as the reducer reads it. What a gate's failure did comes from
+``LoopPolicy.gates``: a gate the policy does not name blocks. A gate started and never
+reported is cut short when the run stopped, or started the gate again, before it reported (a
+resume runs it whole again), and running when the log ends with it at work. A hit's action
+comes from ``LoopPolicy.tamper`` and ``postconditions``, by the reducer's own
+``screen_action``. Scopes and kinds are enums shown by their values, so a new one shows with
+no change here.
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from typing import final
+from typing import Final, final
 
 import attrs
 from attrs import frozen
 
 from pipeline.core.state import PipelineState
 from pipeline.events import (
+    ChangesScreened,
     ExitCode,
     GateAction,
     GateBoundary,
@@ -33,10 +39,20 @@ from pipeline.events import (
     RunInterrupted,
     RunResumed,
     RunSalvaged,
+    ScreenHit,
+    ScreenScope,
 )
-from pipeline.reducers import reduce
+from pipeline.reducers import reduce, screen_action
 
-__all__ = ["GateOutcome", "GateRun", "gate_runs"]
+__all__ = [
+    "GateOutcome",
+    "GateRun",
+    "JudgedHit",
+    "ScreenOutcome",
+    "ScreenRun",
+    "gate_runs",
+    "screen_runs",
+]
 
 
 class GateOutcome(enum.Enum):
@@ -186,4 +202,97 @@ def _unstarted(event: GateFinished, number: int, state: PipelineState) -> GateRu
         boundary=event.boundary,
         iteration=state.progress.iteration,
         started_at=event.at,
+    )
+
+
+_SHORT_SHA: Final = 12
+"""The characters of a commit people are shown (as the reducer's notices name the base)."""
+
+
+class ScreenOutcome(enum.Enum):
+    """What a screen did to the run, for people: nothing, or the strongest of its hits'
+    actions (a stop ends the run whatever else was found, a block sends the work back).
+    Members go from the weakest to the strongest."""
+
+    CLEAN = "clean"
+    WARNED = "warned"
+    BLOCKED = "blocked"
+    STOPPED = "stopped"
+
+
+_SCREEN_OUTCOMES: Final = {
+    GateAction.WARN: ScreenOutcome.WARNED,
+    GateAction.BLOCK: ScreenOutcome.BLOCKED,
+    GateAction.STOP: ScreenOutcome.STOPPED,
+}
+_STRENGTH: Final = tuple(ScreenOutcome)
+"""The outcomes, weakest first."""
+
+
+@final
+@frozen(kw_only=True)
+class JudgedHit:
+    """One hit of a screen and the action the run's policy gives it."""
+
+    hit: ScreenHit
+    action: GateAction
+
+    @property
+    def where(self) -> str:
+        """``path:line``, or the path alone for a hit about a whole file."""
+        return f"{self.hit.path}:{self.hit.line}" if self.hit.line else self.hit.path
+
+
+@final
+@frozen(kw_only=True)
+class ScreenRun:
+    """One screen of the run's changes."""
+
+    number: int
+    """Its place among the run's screens, from 1."""
+    at: Instant
+    iteration: int
+    """The development iteration the run was at when it screened."""
+    scope: ScreenScope
+    base: str | None
+    """The commit the change was screened from (None: the empty tree)."""
+    files: int
+    """How many changed paths it looked at."""
+    hits: tuple[JudgedHit, ...] = ()
+    """What it found: the paths and details are the agent's own text, untrusted."""
+
+    @property
+    def short_base(self) -> str:
+        """The base as people read it: its first characters, or ``empty tree``."""
+        return "empty tree" if self.base is None else self.base[:_SHORT_SHA]
+
+    @property
+    def outcome(self) -> ScreenOutcome:
+        """Clean, or the strongest action among its hits."""
+        found = (_SCREEN_OUTCOMES[h.action] for h in self.hits)
+        return max(found, key=_STRENGTH.index, default=ScreenOutcome.CLEAN)
+
+
+def screen_runs(events: Iterable[PipelineEvent]) -> tuple[ScreenRun, ...]:
+    """Every screen of a run's ``events``, in the order they were recorded."""
+    state = PipelineState()
+    runs: list[ScreenRun] = []
+    for event in events:
+        if isinstance(event, ChangesScreened):
+            runs.append(_screen(event, len(runs) + 1, state))
+        state = reduce(state, event)
+    return tuple(runs)
+
+
+def _screen(event: ChangesScreened, number: int, before: PipelineState) -> ScreenRun:
+    # A log with no RunStarted: the reducer's defaults apply.
+    loop = before.run.loop if before.run is not None else LoopPolicy.off()
+    return ScreenRun(
+        number=number,
+        at=event.at,
+        iteration=before.progress.iteration,
+        scope=event.scope,
+        base=event.base,
+        files=event.files,
+        hits=tuple(JudgedHit(hit=h, action=screen_action(loop, h.kind)) for h in event.hits),
     )

@@ -18,8 +18,8 @@ from pipeline.core.state import PipelineState, SpendLine, Step, agents_for
 from pipeline.events import ScreenScope
 from pipeline.reducers.views._context import context_rows
 from pipeline.reducers.views._escalation import ladder_rows
+from pipeline.reducers.views._gates import ScreenOutcome, ScreenRun
 from pipeline.reducers.views._sandbox import RefusedConnection, SandboxView
-from pipeline.reducers.views._screens import ScreenOutcome, ScreenRun
 from pipeline.reducers.views._spend import cost_text, models_text, tokens_text
 
 __all__ = [
