@@ -145,6 +145,11 @@ _CONVERTER = cattrs.Converter(forbid_extra_keys=True)
 configure_primitives(_CONVERTER)
 
 
+def _why(error: BaseException, _type: object) -> str:
+    """A structuring error in words: the validator's or the strict hook's own message."""
+    return "a required field is missing" if isinstance(error, KeyError) else str(error)
+
+
 def read_card(path: Path) -> tuple[Card, Path]:
     """The card at ``path`` and the events file it names (beside it, in the same ``.ralph/``).
 
@@ -169,6 +174,6 @@ def read_card(path: Path) -> tuple[Card, Path]:
     except (ValueError, RecursionError) as error:
         raise CardError(f"the card {path} is no JSON: {error}") from error
     except cattrs.BaseValidationError as error:
-        problems = "; ".join(cattrs.transform_error(error))
+        problems = "; ".join(cattrs.transform_error(error, format_exception=_why))
         raise CardError(f"the card {path} is not a card: {problems}") from error
     return card, path.parent.parent / card.events_file
