@@ -20,6 +20,8 @@ import re
 import sys
 import traceback
 
+from pipeline import PipelineError
+
 # ``typing`` is imported for the type checker only: an agent's CLI starts this server for
 # every invocation, and waits for its answer.
 TYPE_CHECKING = False
@@ -41,7 +43,7 @@ _METHOD_NOT_FOUND: Final = -32601
 _INVALID_PARAMS: Final = -32602
 
 
-class ToolError(Exception):
+class ToolError(PipelineError, ValueError):
     """A tool's refusal: its message is the reason the calling model reads."""
 
 
@@ -64,7 +66,7 @@ class Tool:
         self.call = call
 
 
-class _RpcError(Exception):
+class _RpcError(PipelineError):
     """A JSON-RPC error answer (``code``, ``message``)."""
 
     def __init__(self, code: int, message: str) -> None:
