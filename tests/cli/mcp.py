@@ -129,7 +129,12 @@ def raw_calls(card: Path, calls: Calls, cwd: Path) -> Results:
     lines = [request(i, "tools/call", name=n, arguments=a) for i, (n, a) in enumerate(calls, 1)]
     answers = raw(["--card", str(card)], [*HELLO, *lines], cwd)
     assert [a["id"] for a in answers] == list(range(len(calls) + 1))
-    return [(a["result"]["isError"], a["result"]["content"][0]["text"]) for a in answers[1:]]
+    results = [(a["result"]["isError"], a["result"]["content"][0]["text"]) for a in answers[1:]]
+    # Every answer has the exact shape of a text result, refusals too.
+    assert [a["result"] for a in answers[1:]] == [
+        {"content": [{"type": "text", "text": text}], "isError": error} for error, text in results
+    ]
+    return results
 
 
 def sdk_calls(card: Path, calls: Calls, cwd: Path) -> Results:

@@ -331,11 +331,7 @@ def tools(session: _Session) -> tuple[Tool, ...]:
         (
             "block_task",
             "Mark a task blocked, saying why.",
-            _schema(
-                ("id",),
-                id=task_id,
-                reason=reason,
-            ),
+            _schema(("id",), id=task_id, reason=reason),
             _note("task", "block"),
         ),
         ("list_tasks", "The tasks your prompt shows.", _schema(), None),

@@ -217,8 +217,12 @@ def serve(
             answer: object = _error(None, _PARSE_ERROR, f"a line over {MAX_LINE_BYTES} bytes")
         else:
             answer = _answer(line, table, hello)
-        if answer is not None:
+        if answer is None:
+            continue
+        try:
             # ASCII only: a lone surrogate a tool echoes can always be encoded.
             sink.write(json.dumps(answer, separators=(",", ":")).encode() + b"\n")
             sink.flush()
+        except BrokenPipeError:
+            break  # the client is gone: nobody is left to answer
     return 0
