@@ -16,11 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.core._note_rules import new_id
-from tests.cli.mcp import (
+from tests.cli.mcp_driving import (
     ENV,
     EVENTS,
     HELLO,
     RALPH,
+    RUN,
     Calls,
     Results,
     card_for,
@@ -415,3 +416,42 @@ def test_any_arguments_give_a_result_never_a_crash(tmp_path: Path) -> None:
     assert server.stderr is not None
     assert server.stderr.read() == b""
     assert server.returncode == 0
+
+
+def test_links_where_the_server_reads_or_writes_are_refused(tmp_path: Path) -> None:
+    """An events file that is a link out of the workspace is not written through, and a
+    ``.ralph`` that is a link elsewhere yields no card: the server follows no link, as
+    ``ralph emit`` follows none."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    workspace = tmp_path / "ws"
+    card = card_for(workspace)
+    (workspace / EVENTS).symlink_to(outside / "stolen.jsonl")
+    ((error, text),) = raw_calls(card, [("emit", {"topic": "build.done"})], workspace)
+    assert error
+    assert text.startswith(f"not written: {workspace / EVENTS} is a symbolic link")
+    moved = tmp_path / "elsewhere"
+    (workspace / ".ralph").rename(moved)
+    (workspace / ".ralph").symlink_to(moved)
+    ((error, text),) = raw_calls(card, [("run_status", {})], workspace)
+    assert error
+    assert text.startswith(f"the card {card}: ")
+    assert "symbolic link" in text
+    assert not (outside / "stolen.jsonl").exists()
+
+
+def test_the_card_is_found_from_the_runs_environment(tmp_path: Path) -> None:
+    """Without ``--card`` the card is the one of ``RALPH_RUN_ID`` in the workspace; a run
+    id that is no id (a path) finds none."""
+    card_for(tmp_path)
+    lines = [*HELLO, request(1, "tools/call", name="run_status", arguments={})]
+    data = b"".join(json.dumps(m).encode() + b"\n" for m in lines)
+    texts = []
+    for run in (RUN, f"../{RUN}"):
+        env = {**ENV, "RALPH_RUN_ID": run, "RALPH_WORKSPACE_ROOT": str(tmp_path)}
+        done = subprocess.run(
+            [*RALPH, "mcp"], input=data, cwd=tmp_path, env=env, capture_output=True, check=True
+        )
+        texts.append(json.loads(done.stdout.splitlines()[1])["result"]["content"][0]["text"])
+    assert texts[0].startswith(f"Run {RUN}: the developer")
+    assert texts[1].startswith("no card:")

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from pipeline.app.cli._mcp_wire import MAX_LINE_BYTES
-from tests.cli.mcp import ENV, HELLO, RALPH, card_for, raw, request
+from tests.cli.mcp_driving import ENV, HELLO, RALPH, card_for, raw, request
 
 PING = request(9, "ping")
 PONG = {"jsonrpc": "2.0", "id": 9, "result": {}}
