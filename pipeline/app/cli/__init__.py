@@ -3,7 +3,8 @@
 The commands live in one module per group (``_run_commands``, ``_read_commands``, ...), all
 on the typer app of ``_app``. This module stays small on purpose: ``ralph emit``, which an
 agent runs once per topic, is dispatched before typer, rich or the engine are imported, and
-so is ``ralph --version``, and ``ralph runs``, ``status``, ``respond`` and ``events`` where
+so are ``ralph mcp`` (the agent's MCP server, which its CLI starts once per invocation),
+``ralph --version``, and ``ralph runs``, ``status``, ``respond`` and ``events`` where
 the store's projections or rows answer them (``_runs_quick``, ``_status_quick``,
 ``_respond_quick``, ``_events_quick``); the plain shapes of ``status``, ``events`` and
 ``respond`` skip typer's parsing (``_plain``). Any other command imports the module (or two)
@@ -93,6 +94,11 @@ def main() -> None:
         from pipeline.app.cli._emit import main as emit_main
 
         raise SystemExit(emit_main(sys.argv[2:]))
+    if sys.argv[1:2] == ["mcp"]:
+        # An agent's CLI starts it for every invocation and waits for it: as lean as emit.
+        from pipeline.app.cli._mcp_agent import main as mcp_main
+
+        raise SystemExit(mcp_main(sys.argv[2:]))
     if sys.argv[1:2] in (["runs"], ["status"], ["respond"], ["events"]):
         # From the store's projections or rows where they answer exactly, without typer or
         # the events.

@@ -26,9 +26,9 @@ from pipeline.handlers.intake._emit import EmitError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from typing import Final
+    from typing import Any, Final
 
-__all__ = ["AGENT_VERBS", "main"]
+__all__ = ["AGENT_VERBS", "main", "note_topic"]
 
 AGENT_VERBS: Final = {
     "memory": ("add", "remove", "list"),
@@ -102,26 +102,28 @@ def _checked_text(value: str, bound: int, what: str, *, required: bool = True) -
     return text
 
 
-def _payload(group: str, arguments: argparse.Namespace) -> tuple[str, dict[str, object], str]:
-    """The topic, its payload and what to print, for a parsed call."""
-    verb = arguments.verb
+def note_topic(group: str, verb: str, **values: Any) -> tuple[str, dict[str, object], str]:
+    """The topic, its payload and what to say, for an agent's note: ``group`` is ``memory``
+    or ``task``, ``values`` what its verb takes (``text`` and ``tag``, ``title``, ``id``,
+    ``reason``), as ``ralph memory``/``ralph task`` and ralph's MCP server read them.
+    :class:`EmitError` says what is wrong with a value."""
     if verb == "add":
         if group == "memory":
-            text = _checked_text(arguments.text, MAX_MEMORY_CHARS, "memory")
-            tags = [_checked_id(tag) for tag in arguments.tag]
+            text = _checked_text(values["text"], MAX_MEMORY_CHARS, "memory")
+            tags = [_checked_id(tag) for tag in values.get("tag", ())]
             if len(tags) > MAX_TAGS or any(len(tag) > MAX_TAG_CHARS for tag in tags):
                 raise EmitError(f"at most {MAX_TAGS} tags")
             memory = new_id("m", text)
             payload: dict[str, object] = {"id": memory, "text": text, "tags": tags}
             return "ralph.memory.add", payload, f"Memory {memory} kept."
-        title = _checked_text(arguments.title, MAX_TITLE_CHARS, "title")
+        title = _checked_text(values["title"], MAX_TITLE_CHARS, "title")
         task = new_id("t", title)
         return "ralph.task.add", {"id": task, "text": title}, f"Task {task} added."
-    subject = _checked_id(arguments.id)
+    subject = _checked_id(values["id"])
     if group == "memory":
         return "ralph.memory.remove", {"id": subject}, f"Memory {subject} removed."
     if verb == "block":
-        reason = _checked_text(arguments.reason, MAX_TITLE_CHARS, "reason", required=False)
+        reason = _checked_text(values.get("reason", ""), MAX_TITLE_CHARS, "reason", required=False)
         return "ralph.task.block", {"id": subject, "text": reason}, f"Task {subject} blocked."
     return f"ralph.task.{verb}", {"id": subject}, f"Task {subject} {verb}."
 
@@ -136,7 +138,7 @@ def main(group: str, argv: list[str]) -> int:
         return 0
     arguments = _plain(group, argv) or _parser(group).parse_args(argv)
     try:
-        topic, payload, done = _payload(group, arguments)
+        topic, payload, done = note_topic(group, **vars(arguments))
     except EmitError as error:
         say(f"error: {error}")
         return _USAGE_ERROR

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         EmitError,
         emit,
         emit_line,
+        emit_value,
         topic_problem,
     )
     from pipeline.handlers.intake._facts import (
@@ -63,6 +64,7 @@ __all__ = [
     "emit",
     "emit_line",
     "emit_target",
+    "emit_value",
     "events_file_for",
     "open_regular",
     "parse_lines",

@@ -36,6 +36,7 @@ __all__ = [
     "EmitError",
     "emit",
     "emit_line",
+    "emit_value",
     "topic_problem",
 ]
 
@@ -182,12 +183,28 @@ def emit(
     at: datetime | None = None,
 ) -> bytes:
     """Append one line to ``events_file``; return it. ``as_json``: ``payload`` is JSON text,
-    kept structured; otherwise it is text (or null when omitted).
+    kept structured; otherwise it is text (or null when omitted). See :func:`emit_value`."""
+    return emit_value(events_file, topic, _payload(payload, as_json), at)
+
+
+def emit_value(
+    events_file: Path,
+    topic: str,
+    value: Any,
+    at: datetime | None = None,
+    *,
+    max_bytes: int | None = None,
+) -> bytes:
+    """Append the line of ``topic`` and ``value`` (any JSON value) to ``events_file``; return
+    it. ``max_bytes``: the most the line may take, newline included (ralph's MCP server keeps
+    an invocation within the run's intake limits with it).
 
     Raises :class:`EmitError` for bad input or a failed write, and
     :class:`~pipeline.handlers.intake.UnsafeFileError` when the events file is a link, a FIFO
     or no regular file; nothing is written then."""
-    line = emit_line(topic, _payload(payload, as_json), at)
+    line = emit_line(topic, value, at)
+    if max_bytes is not None and len(line) > max_bytes:
+        raise EmitError(f"the line would be {len(line)} bytes, over the {max_bytes} it may take")
     try:
         events_file.parent.mkdir(parents=True, exist_ok=True)
         fd = open_regular(events_file, os.O_RDWR | os.O_APPEND | os.O_CREAT)

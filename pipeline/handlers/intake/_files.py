@@ -29,6 +29,7 @@ __all__ = [
     "MARKER",
     "EventsFileError",
     "UnsafeFileError",
+    "card_path",
     "checked_events_path",
     "emit_target",
     "events_file_for",
@@ -115,6 +116,12 @@ def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
         os.close(fd)
         raise UnsafeFileError(f"{path} is {_kind(kind)}; ralph uses only a regular file there")
     return fd
+
+
+def card_path(root: Path, run: str) -> Path:
+    """Where the card of ``run`` lives in the workspace at ``root``: what ralph's MCP server
+    knows of the prompt (``pipeline.handlers.intake._card``)."""
+    return root / ".ralph" / f"mcp-{run}.json"
 
 
 def checked_events_path(text: str, source: str = MARKER) -> PurePosixPath:
