@@ -27,7 +27,7 @@ from pipeline.events import (
     TerminationReason,
 )
 from pipeline.handlers.runtime import PromptSource, revision
-from pipeline.handlers.store import SqliteEventStore
+from pipeline.handlers.store import LeaseLostError, SqliteEventStore
 from tests.handlers.test_target_refs import REF, Landing, TargetRefsContract, repository
 from tests.runtime.workspace import ROOT, SHELL_REPORTS, gate, git
 from tests.workers.remotes import URL_KINDS, BareRemote, bare_remote, hook
@@ -100,6 +100,20 @@ class TestRemoteRefs(TargetRefsContract):
         assert revision(landing.root, REF) == landing.a  # not refreshed yet
         assert not landing.refs.swap(landing.root, REF, landing.c, landing.a, "ralph: test")
         assert revision(landing.root, REF) == landing.b
+
+    def test_a_worker_fenced_by_a_newer_claim_moves_no_target(
+        self, landing: Landing, tmp_path: Path
+    ) -> None:
+        """Once another worker has taken the ticket over (a newer claim on the remote), the
+        first one's landing swap moves nothing, its target lease still right, and says its
+        lease is lost."""
+        assert isinstance(landing.refs, RemoteRefs)
+        run = landing.refs.remote
+        other = remote_run(run.url, tmp_path / "w2", run.base)
+        other.claim(holder="w2", host="h2", run_id="r1")
+        with pytest.raises(LeaseLostError):
+            landing.refs.swap(landing.root, REF, landing.b, landing.a, "ralph: test")
+        assert landing.now() == landing.a
 
 
 @frozen(kw_only=True)
@@ -241,7 +255,7 @@ from pathlib import Path
 from pipeline.app.workers._remote_refs import RemoteRefs
 from pipeline.app.workers._remote_run import RemoteRun
 from pipeline.app.workspace import land_remote
-from pipeline.handlers.store import SqliteEventStore
+from pipeline.handlers.store import LeaseLostError, SqliteEventStore
 
 args = json.loads(sys.argv[1])
 Path(args["pid"]).write_text(str(os.getpid()))
