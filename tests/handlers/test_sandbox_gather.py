@@ -25,3 +25,21 @@ def test_other_repositories_hides_bare_siblings(tmp_path: Path) -> None:
     found = other_repositories(workspace, workspace / ".git")
 
     assert sorted(found) == sorted([str(cache.resolve()), str(other.resolve())])
+
+
+def test_other_repositories_hides_a_siblings_worktrees_folder(tmp_path: Path) -> None:
+    """The folder of ralph's worktrees beside another repository (where another remote
+    ticket's landing replays its branch, a linked worktree with a ``.git`` file) is hidden
+    with that repository, while the workspace's own and a lone ``*-worktrees`` folder are
+    not."""
+    workspace = init_repository(tmp_path / "t-one")
+    other = init_repository(tmp_path / "t-other")
+    scratch = tmp_path / "t-other-worktrees" / ".integration-r1"
+    scratch.mkdir(parents=True)
+    (scratch / ".git").write_text("gitdir: elsewhere\n")
+    (tmp_path / "t-one-worktrees").mkdir()
+    (tmp_path / "lone-worktrees").mkdir()
+
+    found = other_repositories(workspace, workspace / ".git")
+
+    assert sorted(found) == sorted([str(other.resolve()), str(scratch.parent.resolve())])

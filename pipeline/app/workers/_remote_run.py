@@ -180,8 +180,8 @@ class RemoteRun:
         )
 
     def publish(self, sha: str) -> None:
-        """Put the run's commit ``sha`` (on the branch in :attr:`repo`) on the remote, before
-        its fact is appended; a push whose answer was lost counts as made.
+        """Put the run's commit ``sha`` (in :attr:`repo`) on the remote's branch, before its
+        fact is appended; a push whose answer was lost counts as made.
 
         Raises ``LeaseLostError`` when another worker's claim is on the remote or the queue
         says the lease is gone, :class:`RemoteMovedError` when someone else moved the branch,
@@ -190,32 +190,58 @@ class RemoteRun:
         """
         if self.claimed is None or self.pushed is None:
             raise RemoteRefusedError(f"{self.ticket}: publish before the claim")
+        before = self.pushed
+        refused = self.move(self._head, sha, before, f"ralph push: {self.ticket} {sha}")
+        if refused is None:
+            return
+        (branch,) = self._remote_refs(self._head)
+        if branch != before:
+            raise RemoteMovedError(
+                f"{self.branch} on {self.url} is at {branch or 'nothing'}, not {before}: "
+                f"cancel the ticket, or reset the branch to {before}"
+            )
+        raise RemoteRefusedError(f"{self.url} refused the push of {sha}: {refused}")
+
+    def move(self, ref: str, new: str, old: str, message: str) -> str | None:
+        """Move ``ref`` on the remote from ``old`` to ``new`` (a commit of :attr:`repo`) and
+        the claim ref on with it (``message`` its commit's), in one atomic push: None when
+        they moved (an answer lost after they did counts), else what git said of the
+        refusal, nothing moved. The run's branch moved, the queue is told.
+
+        Raises ``LeaseLostError`` when another worker's claim is on the remote or the queue
+        says the lease is gone, :class:`RemoteRefusedError` when ``new`` is not in
+        :attr:`repo`, and :class:`RemoteUnreachableError` when the remote could not be reached.
+        """
+        if self.claimed is None:
+            raise RemoteRefusedError(f"{self.ticket}: a push before the claim")
         outgoing = f"refs/ralph/outgoing/{self.ticket}"
         with locked(self.cache.with_suffix(".lock")):
             # The cache fetches, so the ticket repository's config (the agent's to edit)
             # never decides where the transport, or the credentials, go.
-            self._fetch(f"file://{self.repo.resolve()}", {self._head: outgoing})
+            self._fetch(f"file://{self.repo.resolve()}", {new: outgoing})
         fetched = self._cache("rev-parse", "--verify", "--quiet", f"{outgoing}^{{commit}}")
-        if fetched != sha:
-            raise RemoteRefusedError(
-                f"{self.branch} in {self.repo} is at {fetched or 'nothing'}, not {sha}"
-            )
-        made = self._claim_commit(self.claimed, f"ralph push: {self.ticket} {sha}", None)
-        before = self.pushed, self.claimed
-        refused = self._push({self._head: (before[0], sha), self.claim_ref: (before[1], made)})
+        if fetched != new:
+            raise RemoteRefusedError(f"{self.repo} has no commit {new} (got {fetched or 'none'})")
+        claimed = self.claimed
+        made = self._claim_commit(claimed, message, None)
+        refused = self._push({ref: (old, new), self.claim_ref: (claimed, made)})
         if refused is not None:
-            branch, claim = self._remote_refs(self._head, self.claim_ref)
-            if claim not in (before[1], made):
+            (claim,) = self._remote_refs(self.claim_ref)
+            if claim not in (claimed, made):
                 raise LeaseLostError(f"another worker's claim is on {self.url} ({self.ticket})")
-            if branch != before[0]:
-                raise RemoteMovedError(
-                    f"{self.branch} on {self.url} is at {branch or 'nothing'}, not {before[0]}: "
-                    f"cancel the ticket, or reset the branch to {before[0]}"
-                )
-            raise RemoteRefusedError(f"{self.url} refused the push of {sha}: {refused}")
-        self.pushed, self.claimed = sha, made
-        self._cache("update-ref", self._head, sha)
-        self._note(sha)
+            return refused
+        self.claimed = made
+        self._cache("update-ref", ref, new)
+        if ref == self._head:
+            self.pushed = new
+            self._note(new)
+        return None
+
+    def fetch(self, ref: str) -> None:
+        """Bring the remote's ``ref`` into the cache's ref of that name, wherever it stands
+        (:class:`RemoteRefusedError` when the remote has no such ref)."""
+        with locked(self.cache.with_suffix(".lock")):
+            self._fetch(self.url, {ref: ref})
 
     def _cache(self, *args: str) -> str:
         """What ``git ARGS`` in the cache printed, stripped."""

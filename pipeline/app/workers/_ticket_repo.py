@@ -32,8 +32,8 @@ from pipeline.handlers.runtime import (
     write_own,
 )
 
-__all__ = ["Restored", "TicketBusyError", "stand_in_events_file", "ticket_repository",
-           "ticket_turn"]  # fmt: skip
+__all__ = ["Restored", "TicketBusyError", "fetch_from_cache", "stand_in_events_file",
+           "ticket_repository", "ticket_turn"]  # fmt: skip
 
 _FILE_ONLY = ("-c", "protocol.allow=never", "-c", "protocol.file.allow=always")
 """A fetch of the ticket repository's own reaches the cache only, whatever its config (the
@@ -104,7 +104,7 @@ def ticket_repository(
     refs = [target] if rebase_onto is None else [target, rebase_onto]
     if _reusable(repo, branch, pushed, pending):
         try:
-            _fetch(repo, cache, refs)
+            fetch_from_cache(repo, cache, refs)
             return repo
         except GitError:
             pass  # git cannot fetch there (its config broken, say): it is made anew
@@ -116,7 +116,7 @@ def ticket_repository(
     # A ``.git`` folder first, so git is told this repository and never walks up from it.
     (making / ".git").mkdir(parents=True)
     run_git(making, "init", "-q")
-    _fetch(making, cache, [branch, *refs])
+    fetch_from_cache(making, cache, [branch, *refs])
     run_git(making, "checkout", "-f", "-q", branch)
     head = git_out(making, "rev-parse", "HEAD").strip()
     if head != pushed:
@@ -169,8 +169,9 @@ def _reusable(repo: Path, branch: str, pushed: str, pending: str | None) -> bool
     return pending is not None and parent == pushed and effect == pending
 
 
-def _fetch(repo: Path, cache: Path, branches: list[str]) -> None:
-    """Fetch ``branches`` of the cache into ``repo``'s branches of the same names."""
+def fetch_from_cache(repo: Path, cache: Path, branches: list[str]) -> None:
+    """Fetch ``branches`` of the cache into ``repo``'s branches of the same names, forced
+    (the one checked out too: git moves no file). Raises :class:`GitError`."""
     specs = [f"+refs/heads/{name}:refs/heads/{name}" for name in dict.fromkeys(branches)]
     # The command line's upload-pack beats a ``remote.<url>.uploadpack`` command in the config.
     run_git(repo, *_FILE_ONLY, "fetch", "-q", "--no-tags", "--no-write-fetch-head",

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         resume_hint,
     )
     from pipeline.app.workspace._interrupt_run import NotInterruptedError, interrupt_run
+    from pipeline.app.workspace._land_remote import land_remote
     from pipeline.app.workspace._lock import WorkspaceBusyError, ensure_idle
     from pipeline.app.workspace._merge import (
         Landing,
@@ -91,6 +92,7 @@ __all__ = [
     "history_of",
     "install_hints",
     "interrupt_run",
+    "land_remote",
     "land_run",
     "locate_store",
     "merge_worktrees",

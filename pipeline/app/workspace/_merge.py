@@ -45,7 +45,14 @@ from pipeline.events import (
     RunId,
     TerminationReason,
 )
-from pipeline.handlers.integration import Integrator, RunCommits, group_record, scratch_folder
+from pipeline.handlers.integration import (
+    LOCAL_REFS,
+    Integrator,
+    RunCommits,
+    TargetRefs,
+    group_record,
+    scratch_folder,
+)
 from pipeline.handlers.redaction import Redactor
 from pipeline.handlers.runtime import (
     GitError,
@@ -188,12 +195,13 @@ def land_run(
 class _Queue:
     """The integrations one integrator carries out onto ``target`` in the repository whose
     main worktree is ``root``, its turn held: each fact told to ``observer``, a request to
-    ``interruption`` stopping it at a safe point."""
+    ``interruption`` stopping it at a safe point; ``refs`` reads and moves the target."""
 
     root: Path
     target: str
     observer: RunObserver | None = None
     interruption: Interruption | None = None
+    refs: TargetRefs = LOCAL_REFS
 
     def land(self, worktree: RunWorktree, *, asked: bool) -> Landing | None:
         """Queue (``asked``) and carry out one worktree's integration, or go on with the one
@@ -214,16 +222,19 @@ class _Queue:
 
     def integrate(
         self, worktree: RunWorktree, store: RunStore, run_id: RunId, *, asked: bool,
-        lease: str | None,
+        lease: str | None, configured: tuple[RalphConfig, Digest] | None = None,
+        lease_name: str | None = None,
     ) -> Landing | None:  # fmt: skip
         """Queue (``asked``) and carry out the integration of run ``run_id`` (its log in
         ``store``) of ``worktree``, or go on with the one under way; with the integrators'
-        lease in the PostgreSQL database at ``lease``, if one is given."""
+        lease in the PostgreSQL database at ``lease``, if one is given (``lease_name``, by
+        default the repository's); the gates' configuration is the main workspace's
+        unless one is ``configured`` (with its digest)."""
         root, target = self.root, self.target
         events = list(store.read(run_id))
         state, recorded = recorded_commits(events)
         now = state.integration
-        config, digest = _config(root, worktree.path)
+        config, digest = configured or _config(root, worktree.path)
         queued = None
         if asked and (now is None or not now.status.under_way):
             _check_landable(worktree, run_id, state)
@@ -260,8 +271,9 @@ class _Queue:
             clock=utc_now,
             made=made,
             prepare=lambda scratch: carry_setup(worktree.path, scratch),
+            refs=self.refs,
         )
-        with _lease(root, lease):
+        with _lease(root, lease, lease_name):
             integrator.end_left_behind()
             state = integrate(
                 store,
@@ -336,15 +348,18 @@ def _config(root: Path, worktree: Path) -> tuple[RalphConfig, Digest]:
     return config, digest_of(text.encode())
 
 
-def _lease(root: Path, url: str | None) -> contextlib.AbstractContextManager[object]:
+def _lease(
+    root: Path, url: str | None, name: str | None = None
+) -> contextlib.AbstractContextManager[object]:
     """With a PostgreSQL store at ``url`` (a queue's, or ``[store] url``): the repository's
-    integrator lease there too, for integrators the file lock cannot see each other through
-    (other machines sharing the repository's folder); none with a SQLite store (None)."""
+    integrator lease there too (or the one ``name`` names), for integrators the file lock
+    cannot see each other through (other machines sharing the repository's folder, or its
+    remote); none with a SQLite store (None)."""
     if url is None:
         return contextlib.nullcontext()
     from pipeline.handlers.store.postgres import advisory_lease
 
-    return advisory_lease(url, f"ralph-integration:{common_git_dir(root).resolve()}")
+    return advisory_lease(url, name or f"ralph-integration:{common_git_dir(root).resolve()}")
 
 
 @contextlib.contextmanager

@@ -103,14 +103,20 @@ def _is_repository(folder: Path) -> bool:
 
 
 def other_repositories(workspace: Path, common_dir: Path | None) -> tuple[str, ...]:
-    """Siblings of the workspace that are repositories (a ``.git`` in them, or bare), and the
-    main work tree of a linked worktree (the common git directory's parent), all resolved."""
+    """Siblings of the workspace that are repositories (a ``.git`` in them, or bare), with
+    the folder of ralph's worktrees beside each (``<repository>-worktrees``, where its runs
+    and its landings' scratch worktrees are), and the main work tree of a linked worktree
+    (the common git directory's parent), all resolved."""
     found: list[str] = []
     parent = workspace.parent
     with contextlib.suppress(OSError):
         for sibling in parent.iterdir():
             if sibling != workspace and _is_repository(sibling):
                 found.append(realpath(sibling))
+                # Another remote ticket's landing replays its branch in there.
+                worktrees = parent / f"{sibling.name}-worktrees"
+                if worktrees != workspace and worktrees.is_dir():
+                    found.append(realpath(worktrees))
     if common_dir is not None and common_dir.name == ".git":
         main = common_dir.parent
         if realpath(main) != realpath(workspace):
