@@ -1,0 +1,228 @@
+"""Workers on remotes (issue 49, slice 3): ``ralph worker --workdir`` runs remote tickets in
+repositories of their branches, pushing each commit before its fact is appended, so that a
+worker killed or frozen mid-run is finished by another, in another folder, from the pushed
+branch. Real PostgreSQL, bare git remotes in the test's folder, worker processes with a
+scripted agent."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pipeline.app.workers import submit
+from pipeline.app.workspace import recorded_commits
+from pipeline.events import PipelineEvent, RunStarted
+from pipeline.handlers.store.postgres import PostgresEventStore
+from pipeline.handlers.store.queue import RunQueue, Ticket, TicketState
+from tests.runtime.workspace import git
+from tests.workers.remotes import URL_KINDS, bare_remote, effects_on, reflog, working
+from tests.workers.support import start_worker
+
+pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
+
+FAST = ("--poll-seconds", "0.05")
+
+
+def _worker(url: str, workdir: Path, *args: str) -> subprocess.Popen[str]:
+    """``ralph worker --workdir WORKDIR ARGS`` in a process group of its own (a kill of the
+    group takes its agents too, as a host's death would)."""
+    return start_worker(url, "--workdir", str(workdir), *FAST, *args, cwd=workdir.parent,
+                        new_session=True)  # fmt: skip
+
+
+def _ticket(url: str, ticket: str) -> Ticket:
+    with PostgresEventStore(url) as store:
+        found = RunQueue(store).get(ticket)
+    assert found is not None
+    return found
+
+
+def _log(url: str, run_id: str) -> list[PipelineEvent]:
+    with PostgresEventStore(url) as store:
+        return list(store.read(run_id))  # type: ignore[arg-type]
+
+
+def _logged_effects(url: str, run_id: str) -> list[str]:
+    """The effect ids of the log's ``CommitCreated`` facts, in order."""
+    return [c.effect_id for c in recorded_commits(_log(url, run_id))[1]]
+
+
+def _wait(
+    url: str, ticket: str, done: Callable[[Ticket], object], timeout_s: float = 120
+) -> Ticket:
+    """Wait until ``done(ticket)`` holds; the ticket then."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = _ticket(url, ticket)
+        if done(found):
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"{ticket} never got there: {_ticket(url, ticket)}")
+
+
+def _stop(worker: subprocess.Popen[str]) -> str:
+    """SIGTERM the worker and return its lines once it exited."""
+    if worker.poll() is None:
+        worker.send_signal(signal.SIGTERM)
+    _out, err = worker.communicate(timeout=60)
+    return err
+
+
+@pytest.mark.parametrize("kind", URL_KINDS)
+def test_a_remote_ticket_runs_and_its_branch_holds_exactly_the_logged_commits(
+    postgres_url: str, tmp_path: Path, kind: str
+) -> None:
+    """A worker with a workdir runs a remote ticket to its end: the ticket is done, the run's
+    branch on the remote holds one commit per logged ``CommitCreated`` (the same effects, in
+    order) on top of the base, the ticket's ``pushed`` is the branch's head, and the claim
+    ref is on the remote; ``[run] merge = true`` runs and says it did not land."""
+    remote = bare_remote(tmp_path / "host", kind, iterations=3, agent=working())
+    config = (remote.clone / "ralph.toml").read_text()
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    (remote.clone / "ralph.toml").write_text("[run]\nmerge = true\n" + config)
+    merged = submit(postgres_url, remote.clone, remote="origin").ticket
+    worker = _worker(postgres_url, tmp_path / "w1", "--exit-when-idle")
+    _out, err = worker.communicate(timeout=240)
+    assert worker.returncode == 0, err
+    for each in (ticket, merged):
+        done = _ticket(postgres_url, each)
+        assert done.state is TicketState.DONE, (done.outcome, err)
+        assert done.run_id is not None
+        branch = f"ralph/run-{each}"
+        logged = _logged_effects(postgres_url, done.run_id)
+        assert len(logged) >= 3
+        assert effects_on(remote.path, branch) == logged
+        head = git(remote.path, "rev-parse", f"refs/heads/{branch}")
+        assert done.pushed == head
+        assert git(remote.path, "rev-list", "--count", f"{done.base}..{head}") == str(len(logged))
+        assert git(remote.path, "rev-parse", f"refs/ralph/claims/{each}")
+    assert "landing over a remote is not built yet" in (_ticket(postgres_url, merged).outcome or "")
+    assert "not built" not in (_ticket(postgres_url, ticket).outcome or "")
+    assert git(remote.path, "rev-parse", "main") == git(remote.clone, "rev-parse", "origin/main")
+
+
+def test_killed_mid_run_it_is_finished_from_the_pushed_branch_in_another_workdir(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """kill -9 of a worker's process group after its second pushed commit: a worker with
+    another workdir (another host, as far as the run can tell) takes the ticket over once the
+    lease expires and finishes it from the remote's branch; the remote's ``Ralph-Effect``
+    trailers equal the log's ``CommitCreated`` effects, none twice."""
+    remote = bare_remote(tmp_path / "host", iterations=5, agent=working(0.2))
+    ticket = submit(postgres_url, remote.clone, remote=str(remote.path)).ticket
+    lease = ("--lease-seconds", "1.5")
+    first = _worker(postgres_url, tmp_path / "w1", *lease)
+    try:
+        _wait(postgres_url, ticket, lambda t: t.pushed not in (None, t.base) and t.run_id)
+        _wait(postgres_url, ticket,
+              lambda t: len(effects_on(remote.path, f"ralph/run-{ticket}")) >= 2)  # fmt: skip
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.communicate(timeout=30)
+    second = _worker(postgres_url, tmp_path / "w2", *lease)
+    try:
+        done = _wait(postgres_url, ticket, lambda t: t.state is TicketState.DONE)
+    finally:
+        err = _stop(second)
+    assert f"resuming {ticket}" in err, err
+    assert done.claims == 2
+    assert done.run_id is not None
+    on_remote = effects_on(remote.path, f"ralph/run-{ticket}")
+    assert on_remote == _logged_effects(postgres_url, done.run_id)
+    assert len(set(on_remote)) == len(on_remote) >= 5
+    assert sum(isinstance(e, RunStarted) for e in _log(postgres_url, done.run_id)) == 1
+
+
+def test_a_zombie_woken_after_a_takeover_neither_appends_nor_pushes(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A worker frozen (SIGSTOP) past its lease mid-run: another, in another workdir, takes
+    the run over and finishes it; woken, the first appends nothing and pushes nothing (the
+    remote's reflogs of the branch and the claim ref list no update after the takeover's
+    end), and says the ticket was taken over."""
+    remote = bare_remote(tmp_path / "host", iterations=4, agent=working(0.3))
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    branch = f"refs/heads/ralph/run-{ticket}"
+    claim = f"refs/ralph/claims/{ticket}"
+    lease = ("--lease-seconds", "1")
+    first = _worker(postgres_url, tmp_path / "w1", *lease)
+    second = None
+    try:
+        _wait(postgres_url, ticket, lambda t: t.pushed not in (None, t.base) and t.run_id)
+        os.killpg(first.pid, signal.SIGSTOP)
+        second = _worker(postgres_url, tmp_path / "w2", *lease)
+        done = _wait(postgres_url, ticket, lambda t: t.state is TicketState.DONE)
+        assert done.run_id is not None
+        head = len(_log(postgres_url, done.run_id))
+        pushes = reflog(remote.path, branch), reflog(remote.path, claim)
+    finally:
+        os.killpg(first.pid, signal.SIGCONT)
+    time.sleep(3)  # the thawed worker renews (and learns), or pushes and appends (refused)
+    first_err = _stop(first)
+    assert second is not None
+    _stop(second)
+    assert "taken over" in first_err, first_err
+    assert len(_log(postgres_url, done.run_id)) == head, "the zombie appended"
+    assert (reflog(remote.path, branch), reflog(remote.path, claim)) == pushes, "it pushed"
+    assert effects_on(remote.path, branch.removeprefix("refs/heads/")) == _logged_effects(
+        postgres_url, done.run_id
+    )
+
+
+def test_the_plan_and_issues_survive_a_takeover(postgres_url: str, tmp_path: Path) -> None:
+    """A worker killed while its agent fixes a review's issues: the worker that takes the run
+    over in another workdir has the first host's plan and issues in its new repository, and
+    asks the fix again with the very prompt the first host rendered; no invocation fails."""
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    # Each call keeps its prompt (stdin); the first fix of a review's issues hangs, once.
+    agent = f"""
+n=$(ls {calls} | wc -l); n=$((n + 1)); cat > {calls}/$n.md
+mkdir -p .agent/out
+printf '1. the plan of call %s' "$n" > .agent/out/plan.md
+printf 'completed\\ndone' > .agent/out/status
+printf -- '- an issue seen by call %s\\n' "$n" > .agent/out/issues.md
+printf 'Do it' > .agent/out/commit-message
+echo "$n" >> work.txt
+if grep -q 'an issue seen' .agent/ISSUES.md 2>/dev/null && [ ! -e {tmp_path}/hung ]; then
+  touch {tmp_path}/hung; sleep 600
+fi
+"""
+    remote = bare_remote(tmp_path / "host", agent=["sh", "-c", agent])
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    lease = ("--lease-seconds", "1.5")
+    first = _worker(postgres_url, tmp_path / "w1", *lease)
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "hung").exists():
+            assert time.monotonic() < deadline, "the fix never started"
+            time.sleep(0.05)
+        hung = len(list(calls.iterdir()))
+        kept = {
+            name: (tmp_path / "w1" / ticket / ".agent" / name).read_bytes()
+            for name in ("PLAN.md", "ISSUES.md")
+        }
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.communicate(timeout=30)
+    second = _worker(postgres_url, tmp_path / "w2", *lease)
+    try:
+        done = _wait(postgres_url, ticket, lambda t: t.state is TicketState.DONE)
+    finally:
+        err = _stop(second)
+    assert done.run_id is not None
+    assert f"resuming {ticket}" in err, err
+    assert kept["PLAN.md"] == b"1. the plan of call 1"
+    assert b"an issue seen by call" in kept["ISSUES.md"]
+    again = tmp_path / "w2" / ticket / ".agent"
+    assert (again / "PLAN.md").read_bytes() == kept["PLAN.md"]
+    assert (calls / f"{hung + 1}.md").read_bytes() == (calls / f"{hung}.md").read_bytes()
+    assert kept["ISSUES.md"].decode() in (calls / f"{hung + 1}.md").read_text()
+    log = _log(postgres_url, done.run_id)
+    assert not [e for e in log if type(e).__name__ == "InvocationFailed"], log
