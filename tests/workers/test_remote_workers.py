@@ -22,7 +22,7 @@ from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import RunQueue, Ticket, TicketState
 from tests.runtime.workspace import git
 from tests.workers.remotes import URL_KINDS, bare_remote, effects_on, reflog, working
-from tests.workers.support import start_worker
+from tests.workers.support import SHELL_ITERATE, start_worker
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
@@ -226,3 +226,62 @@ fi
     assert kept["ISSUES.md"].decode() in (calls / f"{hung + 1}.md").read_text()
     log = _log(postgres_url, done.run_id)
     assert not [e for e in log if type(e).__name__ == "InvocationFailed"], log
+
+
+def test_two_workers_on_one_host_share_one_remote_each_ticket_once(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """``ralph worker --workdir W --concurrency 2`` (two processes, one folder) runs four
+    remote tickets of one remote: each is done after one claim, each branch holds exactly its
+    log's commits, and the workers share one cache of the remote."""
+    remote = bare_remote(tmp_path / "host", iterations=2, agent=working(0.1))
+    tickets = [submit(postgres_url, remote.clone, remote="origin").ticket for _ in range(4)]
+    workdir = tmp_path / "w"
+    worker = _worker(postgres_url, workdir, "--concurrency", "2", "--exit-when-idle")
+    _out, err = worker.communicate(timeout=400)
+    assert worker.returncode == 0, err
+    for ticket in tickets:
+        done = _ticket(postgres_url, ticket)
+        assert (done.state, done.claims) == (TicketState.DONE, 1), (done.outcome, err)
+        assert done.run_id is not None
+        logged = _logged_effects(postgres_url, done.run_id)
+        assert effects_on(remote.path, f"ralph/run-{ticket}") == logged
+        assert len(logged) >= 2
+    assert len(list(workdir.glob("remote-*.git"))) == 1
+    assert sorted(p.name for p in workdir.glob("t-*") if p.is_dir()) == sorted(tickets)
+
+
+def test_a_same_host_reclaim_keeps_its_uncommitted_work(postgres_url: str, tmp_path: Path) -> None:
+    """A worker killed while its agent works, restarted on the same folder: the ticket's
+    repository is reused with what the killed agent left uncommitted, which the resumed
+    run's next commit puts on the remote branch."""
+    agent = f"""
+{SHELL_ITERATE}
+echo "$$" >> work.txt
+if [ ! -e {tmp_path}/hung ] && [ -s work.txt ] && [ "$(wc -l < work.txt)" -ge 3 ]; then
+  echo "left by $$" > left.txt; touch {tmp_path}/hung; sleep 600
+fi
+"""
+    remote = bare_remote(tmp_path / "host", iterations=3, agent=["sh", "-c", agent])
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    workdir, lease = tmp_path / "w", ("--lease-seconds", "1.5")
+    first = _worker(postgres_url, workdir, *lease)
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "hung").exists():
+            assert time.monotonic() < deadline, "the agent never hung"
+            time.sleep(0.05)
+        left = (workdir / ticket / "left.txt").read_text()
+        pushed = _ticket(postgres_url, ticket).pushed
+        assert git(remote.path, "ls-tree", "--name-only", f"ralph/run-{ticket}").count("left") == 0
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.communicate(timeout=30)
+    again = _worker(postgres_url, workdir, *lease)
+    try:
+        done = _wait(postgres_url, ticket, lambda t: t.state is TicketState.DONE)
+    finally:
+        err = _stop(again)
+    assert f"resuming {ticket}" in err, err
+    assert done.pushed != pushed
+    assert git(remote.path, "show", f"ralph/run-{ticket}:left.txt") + "\n" == left
