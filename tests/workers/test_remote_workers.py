@@ -81,12 +81,14 @@ def test_a_remote_ticket_runs_and_its_branch_holds_exactly_the_logged_commits(
     """A worker with a workdir runs a remote ticket to its end: the ticket is done, the run's
     branch on the remote holds one commit per logged ``CommitCreated`` (the same effects, in
     order) on top of the base, the ticket's ``pushed`` is the branch's head, and the claim
-    ref is on the remote; ``[run] merge = true`` runs and says it did not land."""
+    ref is on the remote; ``[run] merge = true`` runs and says it did not land; a path ticket
+    is left to the path workers."""
     remote = bare_remote(tmp_path / "host", kind, iterations=3, agent=working())
     config = (remote.clone / "ralph.toml").read_text()
     ticket = submit(postgres_url, remote.clone, remote="origin").ticket
     (remote.clone / "ralph.toml").write_text("[run]\nmerge = true\n" + config)
     merged = submit(postgres_url, remote.clone, remote="origin").ticket
+    path_ticket = submit(postgres_url, remote.clone).ticket
     worker = _worker(postgres_url, tmp_path / "w1", "--exit-when-idle")
     _out, err = worker.communicate(timeout=240)
     assert worker.returncode == 0, err
@@ -104,6 +106,8 @@ def test_a_remote_ticket_runs_and_its_branch_holds_exactly_the_logged_commits(
         assert git(remote.path, "rev-parse", f"refs/ralph/claims/{each}")
     assert "landing over a remote is not built yet" in (_ticket(postgres_url, merged).outcome or "")
     assert "not built" not in (_ticket(postgres_url, ticket).outcome or "")
+    left = _ticket(postgres_url, path_ticket)
+    assert (left.state, left.claims) == (TicketState.QUEUED, 0), "a path ticket was claimed"
     assert git(remote.path, "rev-parse", "main") == git(remote.clone, "rev-parse", "origin/main")
 
 
@@ -285,3 +289,41 @@ fi
     assert f"resuming {ticket}" in err, err
     assert done.pushed != pushed
     assert git(remote.path, "show", f"ralph/run-{ticket}:left.txt") + "\n" == left
+
+
+def test_a_branch_moved_by_someone_else_fails_the_ticket_with_both_shas(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A run's branch that someone pushed to the remote before the first claim fails the
+    ticket, its outcome naming the branch's commit and the base; nothing is run."""
+    remote = bare_remote(tmp_path / "host")
+    ticket = submit(postgres_url, remote.clone, remote="origin")
+    git(remote.clone, "commit", "--quiet", "--allow-empty", "-m", "someone else's")
+    moved = git(remote.clone, "rev-parse", "HEAD")
+    git(remote.clone, "push", "--quiet", "origin", f"HEAD:refs/heads/{ticket.branch}")
+    worker = _worker(postgres_url, tmp_path / "w", "--exit-when-idle")
+    _out, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    failed = _ticket(postgres_url, ticket.ticket)
+    assert failed.state is TicketState.FAILED, failed.outcome
+    assert moved in (failed.outcome or "")
+    assert (ticket.base or "-") in (failed.outcome or "")
+    assert failed.run_id is None
+
+
+def test_an_unreachable_remote_gives_the_ticket_back_for_later(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A remote gone from its URL when the worker claims: after git's retries the ticket is
+    released, queued again with its claim counted, claimable a lease later; nothing failed."""
+    remote = bare_remote(tmp_path / "host")
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    remote.path.rename(tmp_path / "gone.git")
+    worker = _worker(postgres_url, tmp_path / "w", "--exit-when-idle", "--lease-seconds", "60")
+    _out, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    assert "1 released" in err, err
+    back = _ticket(postgres_url, ticket)
+    assert (back.state, back.claims, back.worker) == (TicketState.QUEUED, 1, None)
+    assert back.not_before is not None
+    assert back.not_before > back.updated_at
