@@ -450,8 +450,10 @@ class Worker:
         process's turn on it held in ``turn`` (a frozen worker of this host's keeps it, and
         the ticket goes back). Its repository is the one this host left, when it can go on,
         else made from the remote's branch with the run's kept files."""
-        if not (ticket.remote and ticket.base and ticket.target and ticket.branch):
-            raise ConfigError(f"{ticket.ticket} names no remote, base, target and branch")
+        # Pushes go to the ticket's own branch only, whatever the store says (the team's).
+        branch = f"ralph/run-{ticket.ticket}"
+        if not (ticket.remote and ticket.base and ticket.target) or ticket.branch != branch:
+            raise ConfigError(f"{ticket.ticket} is no remote ticket of the branch {branch}")
         url = remote_url(ticket.remote)  # again: the store is written by the whole team
         config = parse_config(ticket.config, f"the configuration of {ticket.ticket}")
         turn.enter_context(ticket_turn(workdir, ticket.ticket))
@@ -462,7 +464,7 @@ class Worker:
             ticket=ticket.ticket,
             base=ticket.base,
             target=ticket.target,
-            branch=ticket.branch,
+            branch=branch,
             on_pushed=functools.partial(queue.note_pushed, lease),
             rebase_onto=config.rebase_onto,
         )
@@ -483,7 +485,7 @@ class Worker:
             workdir,
             remote.cache,
             ticket=ticket.ticket,
-            branch=ticket.branch,
+            branch=branch,
             target=ticket.target,
             pushed=remote.pushed,
             pending=pending,
