@@ -36,11 +36,7 @@ from pipeline.app.workers._landing import land_ticket
 from pipeline.app.workers._lease import LEASE_LOST, LeaseKeeper
 from pipeline.app.workers._publishing import PublishingStore
 from pipeline.app.workers._remote import remote_spec, remote_url
-from pipeline.app.workers._remote_run import (
-    RemoteRun,
-    RemoteUnreachableError,
-    cache_for,
-)
+from pipeline.app.workers._remote_run import RemoteRun, RemoteUnreachableError, cache_for
 from pipeline.app.workers._ticket_repo import (
     Restored,
     TicketBusyError,
