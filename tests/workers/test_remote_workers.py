@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from pipeline.app.workers import submit
@@ -438,3 +439,28 @@ def test_a_worker_with_a_workdir_warns_of_secrets_in_the_global_git_config(
     assert worker.returncode == 0, err
     assert "extraheader" in err, err
     assert "Authorization: x" not in err
+
+
+def test_a_ticket_whose_stored_branch_is_not_its_own_fails_and_pushes_nothing(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A remote ticket whose stored job names ``main`` as its branch (the store is the
+    team's to write) fails before any claim on the remote: ``main`` is untouched and no
+    claim ref is made."""
+    remote = bare_remote(tmp_path / "host")
+    ticket = submit(postgres_url, remote.clone, remote="origin")
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(
+            """UPDATE procrastinate_jobs SET args = jsonb_set(args, '{branch}', '"main"') """
+            "WHERE id = %s",
+            (ticket.job,),
+        )
+    main = git(remote.path, "rev-parse", "main")
+    worker = _worker(postgres_url, tmp_path / "w", "--exit-when-idle")
+    _out, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    failed = _ticket(postgres_url, ticket.ticket)
+    assert failed.state is TicketState.FAILED, failed.outcome
+    assert f"ralph/run-{ticket.ticket}" in (failed.outcome or "")
+    assert git(remote.path, "rev-parse", "main") == main
+    assert git(remote.path, "for-each-ref", "refs/ralph/") == ""

@@ -364,7 +364,7 @@ class Worker:
             raise
         except StoreError as error:
             return _Outcome(state=None, detail=f"store error: {error}")
-        except (PipelineError, OSError) as error:  # a configuration, a remote, git's refusal
+        except (PipelineError, OSError, ValueError) as error:  # a config, a remote, a ticket id
             return _Outcome(state=TicketState.FAILED, detail=f"cannot run: {error}")
         handed_back: list[Instant] = []
 
