@@ -9,7 +9,7 @@ from pathlib import Path
 from attrs import frozen
 
 from tests.runtime.workspace import git
-from tests.workers.support import queue_workspace
+from tests.workers.support import SHELL_ITERATE, queue_workspace
 
 URL_KINDS = ("path", "file")
 """How a test names its remote: an absolute path, or a ``file://`` URL."""
@@ -27,15 +27,27 @@ class BareRemote:
         return str(self.path) if kind == "path" else self.path.as_uri()
 
 
-def bare_remote(tmp: Path, kind: str = "path") -> BareRemote:
+def working(delay_s: float = 0.0) -> list[str]:
+    """A shell agent that reports as :data:`~tests.workers.support.SHELL_ITERATE` does, adds
+    a line to ``work.txt`` (so each development step has a commit to make) and then sleeps
+    ``delay_s``."""
+    lines = SHELL_ITERATE + 'echo "$$" >> work.txt\n' + (f"sleep {delay_s}\n" if delay_s else "")
+    return ["sh", "-c", lines]
+
+
+def bare_remote(
+    tmp: Path, kind: str = "path", *, iterations: int = 1, agent: list[str] | None = None
+) -> BareRemote:
     """``git init --bare`` at ``tmp/remote.git`` (its reflog lists every push) and a
-    :func:`~tests.workers.support.queue_workspace` at ``tmp/clone`` whose ``main`` is pushed
-    there, the remote named ``origin`` by its URL of ``kind``."""
+    :func:`~tests.workers.support.queue_workspace` at ``tmp/clone`` (``iterations`` and
+    ``agent`` passed on) whose ``main`` is pushed there, the remote named ``origin`` by its
+    URL of ``kind``."""
     path = tmp / "remote.git"
     tmp.mkdir(parents=True, exist_ok=True)
     git(tmp, "init", "--quiet", "--bare", "--initial-branch=main", str(path))
     git(path, "config", "core.logAllRefUpdates", "always")
-    remote = BareRemote(path=path, clone=queue_workspace(tmp / "clone"))
+    clone = queue_workspace(tmp / "clone", iterations=iterations, agent=agent)
+    remote = BareRemote(path=path, clone=clone)
     git(remote.clone, "remote", "add", "origin", remote.url(kind))
     git(remote.clone, "push", "--quiet", "origin", "main")
     return remote

@@ -19,13 +19,19 @@ start per invocation (a fleet of runs spends most of its time starting agents)."
 
 
 def queue_workspace(
-    root: Path, *, iterations: int = 1, delay_s: float = 0.0, shell: bool = False
+    root: Path,
+    *,
+    iterations: int = 1,
+    delay_s: float = 0.0,
+    shell: bool = False,
+    agent: list[str] | None = None,
 ) -> Path:
     """A workspace whose scripted agent follows :data:`ITERATE` for ``iterations``
     iterations, pausing ``delay_s`` in each invocation (``shell``: a shell agent doing the
-    same, :data:`SHELL_ITERATE`, with no pause)."""
+    same, :data:`SHELL_ITERATE`, with no pause; ``agent``: that agent's argv instead)."""
     script = ITERATE + (f"delay_s = {delay_s}\n" if delay_s else "")
-    agent = ["sh", "-c", SHELL_ITERATE] if shell else scripted("iterate.toml")
+    if agent is None:
+        agent = ["sh", "-c", SHELL_ITERATE] if shell else scripted("iterate.toml")
     return make_workspace(
         root,
         scripts={"iterate.toml": script},
@@ -35,10 +41,15 @@ def queue_workspace(
 
 
 def start_worker(
-    url: str, *args: str, cwd: Path, env: Mapping[str, str] | None = None
+    url: str,
+    *args: str,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    new_session: bool = False,
 ) -> subprocess.Popen[str]:
     """``ralph worker --store URL ARGS`` in its own process (its lines on stderr), in ``env``
-    (default: this process's)."""
+    (default: this process's); with ``new_session``, in a process group of its own, so that
+    a signal to the group reaches its agents too."""
     return subprocess.Popen(
         [*RALPH, "worker", "--store", url, *args],
         cwd=cwd,
@@ -46,6 +57,7 @@ def start_worker(
         stderr=subprocess.PIPE,
         text=True,
         env={**(os.environ if env is None else env), "TERM": "dumb"},
+        start_new_session=new_session,
     )
 
 

@@ -161,6 +161,14 @@ def worker(
     ] = False,
     otel: OtelOption = False,
     otel_file: OtelFileOption = None,
+    workdir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Run the remote tickets (ralph submit --remote), in repositories made in this "
+            "folder, pushing each commit; without it, the path tickets. The --concurrency "
+            "workers share it.",
+        ),
+    ] = None,
 ) -> None:
     """Claim queued pipelines and run them, keeping a heartbeat; SIGTERM interrupts the run at
     work cleanly and gives its ticket back to the queue. With --otel or --otel-file, each
@@ -175,6 +183,7 @@ def worker(
         argv = ["--lease-seconds", str(lease_seconds), "--poll-seconds", str(poll_seconds)]
         argv += ["--exit-when-idle"] if exit_when_idle else []
         argv += ["--otel"] if otel else []
+        argv += [] if workdir is None else ["--workdir", str(workdir.absolute())]
         raise typer.Exit(run_worker_processes(concurrency, url, argv))
     try:
         from pipeline.app.workers import PARENT_ENV, Worker, exit_with_parent
@@ -191,7 +200,12 @@ def worker(
     try:
         with ticket_tracing(otel=otel, otel_file=otel_file) as traced:
             report = Worker(
-                url, lease_s=lease_seconds, poll_s=poll_seconds, on_message=say, traced=traced
+                url,
+                lease_s=lease_seconds,
+                poll_s=poll_seconds,
+                on_message=say,
+                traced=traced,
+                workdir=None if workdir is None else workdir.absolute(),
             ).run(exit_when_idle=exit_when_idle)
     except (StoreError, TracingSetupError) as error:
         raise _fail(str(error)) from error

@@ -23,6 +23,7 @@ from attrs import frozen
 
 from pipeline import PipelineError
 from pipeline.app.workers._remote_run import check_ticket, locked
+from pipeline.events import PromptKind
 from pipeline.handlers.runtime import (
     EFFECT_TRAILER,
     GitError,
@@ -56,7 +57,8 @@ class Restored:
     events_read: int
     """How many bytes of the agents' events file the log has read (the fold's offset)."""
     files: Mapping[str, bytes]
-    """The carried ``.agent/PLAN.md`` and ``.agent/ISSUES.md``, by path (no other path)."""
+    """The carried ``.agent/PLAN.md``, ``.agent/ISSUES.md`` and rendered prompts
+    (``.agent/prompts/<kind>.md``), by path (no other path)."""
 
 
 @contextlib.contextmanager
@@ -140,7 +142,8 @@ def stand_in_events_file(layout: WorkspaceLayout, run_id: str, read: int) -> Non
 
 
 def _restore(layout: WorkspaceLayout, restore: Restored) -> None:
-    carried = {layout.relative(path): path for path in (layout.plan, layout.issues)}
+    kept = (layout.plan, layout.issues, *map(layout.prompt, PromptKind))
+    carried = {layout.relative(path): path for path in kept}
     for name, body in restore.files.items():
         if name not in carried:
             raise ValueError(f"{name!r} is not a file a run carries ({', '.join(carried)})")

@@ -3,14 +3,19 @@ runs each one with the same runtime as ``ralph run``, holding a lease whose hear
 while it works (I/O).
 
 One worker runs one pipeline at a time (``ralph worker --concurrency N`` starts N of them as
-processes). A worker that dies stops beating; a lease after its last heartbeat, the next
-claim resumes the run from its last checkpoint and event tail. On SIGTERM or SIGINT the run at work
+processes). A worker with a folder of its own (``--workdir``) runs the remote tickets instead of
+the path ones: each in a repository of the ticket's branch in that folder, each commit pushed
+to the remote before its fact is appended, so that any worker can take the run over.
+
+A worker that dies stops beating; a lease after its last heartbeat, the next claim resumes the
+run from its last checkpoint and event tail. On SIGTERM or SIGINT the run at work
 is interrupted cleanly (its checkpoint saved) and its ticket released to the queue at once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import socket
@@ -29,28 +34,45 @@ from attrs import define, frozen
 from pipeline import PipelineError
 from pipeline.app.workers._landing import land_ticket
 from pipeline.app.workers._lease import LEASE_LOST, LeaseKeeper
-from pipeline.app.workers._remote import remote_spec
+from pipeline.app.workers._publishing import PublishingStore
+from pipeline.app.workers._remote import remote_spec, remote_url
+from pipeline.app.workers._remote_run import RemoteRun, RemoteUnreachableError, cache_for
+from pipeline.app.workers._ticket_repo import (
+    Restored,
+    TicketBusyError,
+    ticket_repository,
+    ticket_turn,
+)
 from pipeline.app.workflows import Preset, config_with_preset
 from pipeline.app.workspace import (
     HalfMadeError,
-    RunSetupError,
-    WorktreeError,
+    Workspace,
     drive,
     open_workspace,
+    pending_commit,
     resolve_prompt,
     setup_files,
     ticket_worktree,
+    write_setup,
 )
-from pipeline.core.config import ConfigError, Durability
+from pipeline.core.config import ConfigError, Durability, parse_config
 from pipeline.core.state import Phase
-from pipeline.engine import Interruption, Observers, RunObserver, TracingObserver
+from pipeline.engine import Interruption, Observers, RunObserver, TracingObserver, load_state
 from pipeline.events import Instant, RunId
 from pipeline.handlers import EffectTracer
 from pipeline.handlers.redaction import Redactor
-from pipeline.handlers.runtime import PromptSource
-from pipeline.handlers.store import LeaseLostError, StoreError
+from pipeline.handlers.runtime import PromptSource, global_config_secrets
+from pipeline.handlers.store import EventStore, LeaseLostError, StoreError
 from pipeline.handlers.store.postgres import PostgresEventStore
-from pipeline.handlers.store.queue import QUEUE, Lease, QueueBell, RunQueue, Ticket, TicketState
+from pipeline.handlers.store.queue import (
+    QUEUE,
+    REMOTE_QUEUE,
+    Lease,
+    QueueBell,
+    RunQueue,
+    Ticket,
+    TicketState,
+)
 
 __all__ = [
     "CancelError",
@@ -197,8 +219,9 @@ class Worker:
     wakes it at once. A ticket claimed more than ``max_claims`` times (its workers keep dying
     on it) is marked failed instead of run again. ``on_message`` receives one line per thing
     worth telling an operator; ``traced``, when given, the tracer of each ticket's run (see
-    :data:`TicketTracing`). ``queues`` are the queues it claims from: path tickets only
-    (:data:`~pipeline.handlers.store.queue.QUEUE`) until a worker can clone a remote one.
+    :data:`TicketTracing`). With ``workdir``, a folder of this host's that its workers share
+    (their turns on a ticket kept apart by file locks), it claims the remote tickets only
+    (:data:`~pipeline.handlers.store.queue.REMOTE_QUEUE`); without, the path tickets only.
     """
 
     def __init__(
@@ -211,7 +234,7 @@ class Worker:
         max_claims: int = 5,
         on_message: Callable[[str], None] | None = None,
         traced: TicketTracing | None = None,
-        queues: tuple[str, ...] = (QUEUE,),
+        workdir: Path | None = None,
     ) -> None:
         if lease_s <= 0 or poll_s <= 0 or max_claims < 1:
             raise ValueError("lease_s and poll_s must be positive, max_claims at least 1")
@@ -223,7 +246,8 @@ class Worker:
         self.stopping: str | None = None
         self._tell = on_message or (lambda _line: None)
         self._traced = traced
-        self.queues = queues
+        self.workdir = workdir
+        self.queues = (QUEUE,) if workdir is None else (REMOTE_QUEUE,)
         self._current: Interruption | None = None
         self._signals = threading.current_thread() is threading.main_thread()
         # An outcome quotes errors, and is stored in the queue the whole team reads; the
@@ -254,6 +278,11 @@ class Worker:
         ):
             queue = RunQueue(store)
             self._say(f"worker {self.name} polling {store.label}")
+            if workdir := self.workdir:
+                self._say(f"remote tickets only, in {workdir}")
+                # The sandbox shows git's global configuration to agents, read-only.
+                for secret in global_config_secrets(os.environ):
+                    self._say(f"warning: {secret}; agents can read it")
             while self.stopping is None and (max_runs is None or report.claimed < max_runs):
                 try:
                     ticket = queue.claim(
@@ -274,7 +303,7 @@ class Worker:
                     bell.wait(self.poll_s, lambda: self.stopping is not None)
                     continue
                 report.claimed += 1
-                self._settle(queue, ticket, self._run(ticket), report)
+                self._settle(queue, ticket, self._run(queue, ticket), report)
         self._say(f"worker {self.name} stopped ({self.stopping or 'idle'})")
         return report
 
@@ -283,12 +312,13 @@ class Worker:
         while self.stopping is None and time.monotonic() < deadline:
             time.sleep(min(0.05, seconds))
 
-    def _run(self, ticket: Ticket) -> _Outcome:
+    def _run(self, queue: RunQueue, ticket: Ticket) -> _Outcome:
         """Run (or resume) the ticket's pipeline under this worker's lease."""
         taking_over = ticket.claims > 1
         verb = "resuming" if ticket.run_id else "starting"
+        where = ticket.workspace if ticket.remote is None else f"{ticket.branch} of {ticket.remote}"
         self._say(
-            f"{verb} {ticket.ticket} in {ticket.workspace}"
+            f"{verb} {ticket.ticket} in {where}"
             + (f" (run {ticket.run_id}, claim {ticket.claims})" if taking_over else "")
         )
         if ticket.claims > self.max_claims:
@@ -301,24 +331,40 @@ class Worker:
             interruption.request(self.stopping)
         keeper = LeaseKeeper(self.url, lease, self.lease_s, interrupt=self._signals)
         try:
-            return self._drive(ticket, lease, interruption)
+            with contextlib.ExitStack() as turn:  # a remote ticket's turn in the workdir
+                return self._drive(queue, ticket, lease, interruption, turn)
         except LeaseLostError as error:
             return _Outcome(state=None, detail=f"lost: {error}")
         finally:
             self._current = None
             keeper.stop()
 
-    def _drive(self, ticket: Ticket, lease: Lease, interruption: Interruption) -> _Outcome:
+    def _drive(
+        self,
+        queue: RunQueue,
+        ticket: Ticket,
+        lease: Lease,
+        interruption: Interruption,
+        turn: contextlib.ExitStack,
+    ) -> _Outcome:
+        remote: RemoteRun | None = None
         try:
-            workspace = open_workspace(Path(ticket.workspace), config_text=ticket.config)
-            if workspace.config.run.worktree or workspace.config.run.merge:  # one per ticket
-                inside = ticket_worktree(Path(ticket.workspace), ticket.ticket)
-                workspace = open_workspace(inside, config_text=ticket.config)
-        except HalfMadeError as error:
-            # Never run in it, never done: the next claim, a lease from now, tries again.
-            later = datetime.now(UTC) + timedelta(seconds=self.lease_s)
-            return _Outcome(state=None, detail=f"not run: {error}", release=True, not_before=later)
-        except (ConfigError, RunSetupError, WorktreeError, OSError) as error:
+            if self.workdir is None:
+                workspace = open_workspace(Path(ticket.workspace), config_text=ticket.config)
+                if workspace.config.run.worktree or workspace.config.run.merge:  # one per ticket
+                    inside = ticket_worktree(Path(ticket.workspace), ticket.ticket)
+                    workspace = open_workspace(inside, config_text=ticket.config)
+            else:
+                workspace, remote = self._remote_workspace(queue, ticket, lease, self.workdir, turn)
+        except (HalfMadeError, TicketBusyError, RemoteUnreachableError) as error:
+            # Never run in it, never done: the next claim, a lease from now, tries again
+            # (on another host, maybe, where the remote answers and no frozen worker is).
+            return self._later(f"not run: {error}")
+        except LeaseLostError:
+            raise
+        except StoreError as error:
+            return _Outcome(state=None, detail=f"store error: {error}")
+        except (PipelineError, OSError, ValueError) as error:  # a config, a remote, a ticket id
             return _Outcome(state=TicketState.FAILED, detail=f"cannot run: {error}")
         handed_back: list[Instant] = []
 
@@ -333,8 +379,14 @@ class Worker:
             traced = contextlib.nullcontext() if self._traced is None else self._traced(ticket)
             with (
                 traced as tracer,
-                PostgresEventStore(self.url, guard=lease, synchronous_commit=synced) as store,
+                PostgresEventStore(self.url, guard=lease, synchronous_commit=synced) as leased,
             ):
+                store: EventStore = leased
+                if remote is not None:
+                    carry = functools.partial(queue.carry, lease)
+                    store = PublishingStore(
+                        leased, layout=workspace.layout, publish=remote.publish, carry=carry
+                    )
                 result = drive(
                     workspace,
                     prompt=None if ticket.run_id else PromptSource(text=ticket.prompt),
@@ -349,10 +401,18 @@ class Worker:
                     hand_back=hand_back,
                 )
                 landed = land_ticket(
-                    Path(ticket.workspace), workspace, result.state, store, self.url
+                    Path(ticket.workspace),
+                    workspace,
+                    result.state,
+                    store,
+                    self.url,
+                    remote=remote,
+                    config_text=None if remote is None else ticket.config,
                 )
         except LeaseLostError:
             raise
+        except RemoteUnreachableError as error:
+            return self._later(f"remote unreachable: {error}")
         except StoreError as error:
             # The database went away for longer than the store retries: the lease expires
             # and the run is taken over; nothing more to record from here.
@@ -372,6 +432,69 @@ class Worker:
         termination = state.progress.termination
         verdict = termination.value if termination is not None else state.progress.phase.value
         return _Outcome(state=TicketState.DONE, detail=verdict + landed)
+
+    def _later(self, detail: str) -> _Outcome:
+        """Give the ticket back, claimable a lease from now."""
+        later = datetime.now(UTC) + timedelta(seconds=self.lease_s)
+        return _Outcome(state=None, detail=detail, release=True, not_before=later)
+
+    def _remote_workspace(
+        self,
+        queue: RunQueue,
+        ticket: Ticket,
+        lease: Lease,
+        workdir: Path,
+        turn: contextlib.ExitStack,
+    ) -> tuple[Workspace, RemoteRun]:
+        """The remote ticket's workspace in ``workdir``, claimed on its remote, with this
+        process's turn on it held in ``turn`` (a frozen worker of this host's keeps it, and
+        the ticket goes back). Its repository is the one this host left, when it can go on,
+        else made from the remote's branch with the run's kept files."""
+        # Pushes go to the ticket's own branch only, whatever the store says (the team's).
+        branch = f"ralph/run-{ticket.ticket}"
+        if not (ticket.remote and ticket.base and ticket.target) or ticket.branch != branch:
+            raise ConfigError(f"{ticket.ticket} is no remote ticket of the branch {branch}")
+        url = remote_url(ticket.remote)  # again: the store is written by the whole team
+        config = parse_config(ticket.config, f"the configuration of {ticket.ticket}")
+        turn.enter_context(ticket_turn(workdir, ticket.ticket))
+        remote = RemoteRun(
+            url=url,
+            cache=cache_for(workdir, url),
+            repo=workdir / ticket.ticket,
+            ticket=ticket.ticket,
+            base=ticket.base,
+            target=ticket.target,
+            branch=branch,
+            on_pushed=functools.partial(queue.note_pushed, lease),
+            rebase_onto=config.rebase_onto,
+        )
+        remote.claim(holder=self.name, host=socket.gethostname(), run_id=ticket.run_id)
+        pending, restore = None, None
+        if ticket.run_id is not None:
+            state, _checkpoint = load_state(queue.store, RunId(ticket.run_id))
+            pending = pending_commit(state)
+            restore = Restored(
+                run_id=ticket.run_id,
+                prompt=ticket.prompt,
+                events_read=state.intake.events_offset,
+                files=queue.files(ticket.ticket, carried=True),
+            )
+        files = queue.files(ticket.ticket)
+        assert remote.pushed is not None  # the claim sets it
+        repo = ticket_repository(
+            workdir,
+            remote.cache,
+            ticket=ticket.ticket,
+            branch=branch,
+            target=ticket.target,
+            pushed=remote.pushed,
+            pending=pending,
+            config_text=ticket.config,
+            rebase_onto=config.rebase_onto,
+            setup=functools.partial(write_setup, files=files),
+            restore=restore,
+        )
+        return open_workspace(repo, config_text=ticket.config), remote
 
     def _settle(
         self, queue: RunQueue, ticket: Ticket, outcome: _Outcome, report: WorkerReport

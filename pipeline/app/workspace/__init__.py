@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         RecordedCommit,
         RunDivergedError,
         history_of,
+        pending_commit,
         reconcile,
         recorded_commits,
     )
@@ -100,6 +101,7 @@ __all__ = [
     "open_store",
     "open_workspace",
     "peek_config",
+    "pending_commit",
     "reconcile",
     "recorded_commits",
     "remove_worktree",

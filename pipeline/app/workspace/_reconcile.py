@@ -38,6 +38,7 @@ __all__ = [
     "RecordedCommit",
     "RunDivergedError",
     "history_of",
+    "pending_commit",
     "reconcile",
     "recorded_commits",
 ]
@@ -108,7 +109,7 @@ def history_of(root: Path, run_id: str, events: Sequence[PipelineEvent]) -> GitH
     )
 
 
-def _pending_commit(state: PipelineState) -> str | None:
+def pending_commit(state: PipelineState) -> str | None:
     """The id of the commit step a resume would ask for first, if it is one."""
     if state.run is None or state.phase is Phase.COMPLETE:
         return None
@@ -160,7 +161,7 @@ def reconcile(
         )
     known_shas = {r.sha for r in recorded}
     known_effects = {r.effect_id for r in recorded}
-    pending = _pending_commit(state)
+    pending = pending_commit(state)
     extra = [
         c
         for c in history.commits

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from pipeline.handlers.runtime._gitguard import GitGuard
     from pipeline.handlers.runtime._global_config import global_config_secrets
     from pipeline.handlers.runtime._layout import WorkspaceLayout
-    from pipeline.handlers.runtime._ownfiles import write_own
+    from pipeline.handlers.runtime._ownfiles import read_own, write_own
     from pipeline.handlers.runtime._pinned import CommitWorld, Layering, Pinning
     from pipeline.handlers.runtime._prompting import digest_of
     from pipeline.handlers.runtime._prompts import render_prompt, template_text
@@ -134,6 +134,7 @@ __all__ = [
     "outside_facts",
     "own_paths",
     "own_pathspecs",
+    "read_own",
     "render_prompt",
     "revision",
     "run_gate",
