@@ -19,6 +19,7 @@ neither a cost nor the model in this output, nor how long the API took.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime, tzinfo
 from typing import Final
@@ -28,6 +29,7 @@ from pipeline.core.agents._limits import (
     classified,
     words,
 )
+from pipeline.core.agents._mcp import SERVER, HomeReader, McpWiring, Wired
 from pipeline.core.agents._preset import (
     AgentPreset,
     ModelEndpoints,
@@ -102,6 +104,25 @@ def _profile_resets_path(situation: Situation) -> tuple[str, str] | None:
     )
 
 
+def _mcp(command: tuple[str, ...], _environ: Mapping[str, str], _read: HomeReader) -> Wired:
+    """``-c`` overrides naming the server, with its tools approved (0.169 otherwise refuses
+    each call: "requires approval, but approval policy is never"). ``json.dumps`` writes
+    valid TOML strings and arrays. Codex passes its server only ``HOME``, ``PATH`` and a short
+    list: the card is in the argv."""
+    table = f"mcp_servers.{SERVER}"
+    return Wired(
+        tool=f"mcp__{SERVER}.{{}}",  # its model sees the namespace mcp__ralph with each tool
+        argv=(
+            "-c",
+            f"{table}.command={json.dumps(command[0])}",
+            "-c",
+            f"{table}.args={json.dumps([*command[1:]])}",
+            "-c",
+            f'{table}.default_tools_approval_mode="approve"',
+        ),
+    )
+
+
 PRESET: Final = AgentPreset(
     name="codex",
     argv=("codex", "exec", "--json", "--sandbox", "workspace-write", "-"),
@@ -127,5 +148,6 @@ PRESET: Final = AgentPreset(
     ),
     install="install Codex: npm install -g @openai/codex",
     pitfalls=(Pitfall(found=_profile_resets_path, fails=False),),
+    mcp=McpWiring(how="-c mcp_servers.ralph", wire=_mcp),
 )
 """Codex."""
