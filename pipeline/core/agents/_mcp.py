@@ -26,6 +26,7 @@ __all__ = [
     "Wire",
     "Wired",
     "json_object",
+    "toml_value",
 ]
 
 SERVER: Final = "ralph"
@@ -89,6 +90,15 @@ def json_object(data: str | bytes) -> dict[str, Any] | None:
     """The JSON object ``data`` holds (None: no JSON, or not an object)."""
     try:
         value = json.loads(data)
-    except ValueError:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+    # UnicodeDecodeError and JSONDecodeError are ValueErrors; a file an agent planted may
+    # nest deeper than the parser recurses
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def toml_value(value: str | list[str]) -> str:
+    """``value`` as a TOML string or array of strings: JSON's, with every character as it is
+    (JSON's ``\\u`` escapes of an emoji are surrogates, which TOML refuses) but DEL, which
+    TOML wants escaped and JSON leaves alone."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")

@@ -19,7 +19,6 @@ neither a cost nor the model in this output, nor how long the API took.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime, tzinfo
 from typing import Final
@@ -29,7 +28,7 @@ from pipeline.core.agents._limits import (
     classified,
     words,
 )
-from pipeline.core.agents._mcp import SERVER, HomeReader, McpWiring, Wired
+from pipeline.core.agents._mcp import SERVER, HomeReader, McpWiring, Wired, toml_value
 from pipeline.core.agents._preset import (
     AgentPreset,
     ModelEndpoints,
@@ -106,17 +105,16 @@ def _profile_resets_path(situation: Situation) -> tuple[str, str] | None:
 
 def _mcp(command: tuple[str, ...], _environ: Mapping[str, str], _read: HomeReader) -> Wired:
     """``-c`` overrides naming the server, with its tools approved (0.169 otherwise refuses
-    each call: "requires approval, but approval policy is never"). ``json.dumps`` writes
-    valid TOML strings and arrays. Codex passes its server only ``HOME``, ``PATH`` and a short
-    list: the card is in the argv."""
+    each call: "requires approval, but approval policy is never"). Codex passes its server
+    only ``HOME``, ``PATH`` and a short list: the card is in the argv."""
     table = f"mcp_servers.{SERVER}"
     return Wired(
         tool=f"mcp__{SERVER}.{{}}",  # its model sees the namespace mcp__ralph with each tool
         argv=(
             "-c",
-            f"{table}.command={json.dumps(command[0])}",
+            f"{table}.command={toml_value(command[0])}",
             "-c",
-            f"{table}.args={json.dumps([*command[1:]])}",
+            f"{table}.args={toml_value([*command[1:]])}",
             "-c",
             f'{table}.default_tools_approval_mode="approve"',
         ),

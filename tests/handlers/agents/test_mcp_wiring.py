@@ -76,13 +76,21 @@ def test_codex_gets_its_overrides_with_approval() -> None:
 
 
 def test_codex_values_stay_toml_whatever_the_path() -> None:
-    """A card path with quotes, backslashes and non-ASCII letters is still one TOML string."""
-    odd = ("/v/ralph", "mcp", "--card", '/w "q"\\é/.ralph/mcp-r1.json')
+    """A card path with quotes, backslashes, non-ASCII letters, an emoji (which JSON would
+    escape as surrogates) and DEL is still one TOML string."""
+    odd = ("/v/ralph", "mcp", "--card", '/w "q"\\é😀\x7f/.ralph/mcp-r1.json')
     mcp = PRESETS["codex"].mcp
     assert mcp is not None
     got = mcp.wire(odd, {}, {}.get)
     assert isinstance(got, Wired)
     assert tomllib.loads(got.argv[3].replace("mcp_servers.ralph.", ""))["args"] == list(odd[1:])
+
+
+def test_settings_an_agent_nested_too_deep_leave_gemini_unwired() -> None:
+    """An agent can create Gemini CLI's settings where the person has none: a file nesting
+    deeper than the parser recurses leaves Gemini unwired, and never crashes the run."""
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert isinstance(wired("gemini", files={".gemini/settings.json": deep}), str)
 
 
 def test_opencode_config_content_merges_the_agents_own() -> None:
