@@ -8,6 +8,7 @@ import pytest
 
 from pipeline.core.agents import PRESETS
 from pipeline.core.sandbox import (
+    DataFile,
     Hidden,
     SandboxError,
     mount_plan,
@@ -314,11 +315,21 @@ def test_a_write_entry_over_ralphs_interpreter_leaves_it_read_only() -> None:
     assert final_state(ops, f"{HOME}/.pyenv/versions/3.11.7/bin/python") == "read"
 
 
-def test_the_relay_the_accounts_and_the_working_folder_come_last() -> None:
-    """The relay's sockets at ``/run/ralph``, the passwd and group texts from their file
-    descriptors, then ``--chdir`` the workspace."""
-    argv = mount_plan(workspace_inputs(relay_dir="/tmp/ralph-net-1", passwd_fd=5, group_fd=6))
-    assert argv[-11:] == (
+def test_data_files_are_bound_read_only_last() -> None:
+    """The relay's sockets at ``/run/ralph``, then every data file (the passwd and group
+    texts, a CLI's settings with ralph's MCP server) from its descriptor, after the preset's
+    read-only settings they cover, then ``--chdir`` the workspace."""
+    settings = f"{HOME}/.gemini/settings.json"
+    data = (
+        DataFile(dest="/etc/passwd", fd=5),
+        DataFile(dest="/etc/group", fd=6),
+        DataFile(dest=settings, fd=7),
+    )
+    preset = preset_paths(PRESETS["gemini"].sandbox, {}, HOME)
+    argv = mount_plan(
+        workspace_inputs(relay_dir="/tmp/ralph-net-1", data_files=data, preset=preset)
+    )
+    assert argv[-14:] == (
         "--bind",
         "/tmp/ralph-net-1",
         "/run/ralph",
@@ -328,54 +339,13 @@ def test_the_relay_the_accounts_and_the_working_folder_come_last() -> None:
         "--ro-bind-data",
         "6",
         "/etc/group",
+        "--ro-bind-data",
+        "7",
+        settings,
         "--chdir",
         W,
     )
-
-
-def test_the_workspace_under_tmp() -> None:
-    """Tests keep workspace and home under ``/tmp``: the private ``/tmp`` hides both, and both
-    are bound back."""
-    inputs = workspace_inputs(workspace="/tmp/t/w", home="/tmp/t/home")
-    ops = plan_ops(inputs)
-    assert final_state(ops, "/tmp/t/w/src.py") == "write"
-    assert final_state(ops, "/tmp/t/home/.claude/x") == "write"
-    assert final_state(ops, "/tmp/t/home/.ssh/id") == "cover"
-    assert final_state(ops, "/tmp/t/other") == "cover"
-    # $HOME gets its own empty tmpfs even though /tmp's covers it: programs write there.
-    assert any(op.flag == "--tmpfs" and op.dest == "/tmp/t/home" for op in ops)
-
-
-def test_every_preset_lays_out() -> None:
-    """Each preset's folders are writable and its code read-only in a plan."""
-    for name, preset in SANDBOX_PRESETS.items():
-        paths = preset_paths(preset, {}, HOME)
-        ops = plan_ops(workspace_inputs(preset=paths))
-        for folder in paths.writable:
-            assert final_state(ops, f"{folder}/state") == "write", name
-        for path in paths.read_only:
-            assert final_state(ops, path) == "read", name
-
-
-@pytest.mark.parametrize(
-    ("changes", "message"),
-    [
-        ({"workspace": HOME}, r"the hidden \$HOME \(/home/u\) would hide"),
-        ({"read": (HOME,)}, r"the hidden \$HOME \(/home/u\) would hide"),
-        (
-            {"hidden": (Hidden(path=f"{HOME}/.claude", is_dir=True),)},
-            r"a hidden path \(/home/u/.claude\) would hide the agent CLI's folder",
-        ),
-        (
-            {"write": (f"{W}/.git/hooks",)},
-            r"the git directory \(/home/u/src/app/.git\) would make read-only a write entry",
-        ),
-    ],
-)
-def test_contradicting_inputs_are_refused(changes: dict[str, object], message: str) -> None:
-    """No order honours both: the plan refuses, naming both paths and what one would do."""
-    with pytest.raises(SandboxError, match=message):
-        mount_plan(attrs.evolve(workspace_inputs(), **changes))
+    assert ("--ro-bind-try", settings, settings) == argv[argv.index(settings) - 1 :][:3]
 
 
 @pytest.mark.parametrize(
@@ -387,13 +357,19 @@ def test_contradicting_inputs_are_refused(changes: dict[str, object], message: s
         {"protect": ("../x",)},
         {"git_dir": None},
         {"uid": -1},
-        {"passwd_fd": -1},
     ],
 )
 def test_malformed_inputs_are_refused(changes: dict[str, object]) -> None:
     """Paths must be absolute and normal, ``protect`` relative, git's two folders together."""
     with pytest.raises(SandboxError):
         attrs.evolve(workspace_inputs(), **changes)
+
+
+@pytest.mark.parametrize(("dest", "fd"), [("/etc/passwd", -1), ("etc/passwd", 3)])
+def test_a_data_file_needs_an_absolute_place_and_a_descriptor(dest: str, fd: int) -> None:
+    """A data file shown at a relative path, or from a negative descriptor, is refused."""
+    with pytest.raises(SandboxError):
+        DataFile(dest=dest, fd=fd)
 
 
 def test_an_account_is_added_only_where_missing() -> None:

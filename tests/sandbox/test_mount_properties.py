@@ -22,6 +22,7 @@ from pipeline.core.agents import PRESETS
 from pipeline.core.sandbox import (
     DEFAULT_PROTECT,
     MANDATORY_FLAGS,
+    DataFile,
     Hidden,
     MountInputs,
     SandboxError,
@@ -120,7 +121,7 @@ def _build(
         ),
         relay_dir=draw(st.sampled_from((None, "/tmp/ralph-net"))),
         uid=draw(st.sampled_from((None, 1000))),
-        passwd_fd=draw(st.sampled_from((None, 7))),
+        data_files=draw(st.sampled_from(((), (DataFile(dest="/etc/passwd", fd=7),)))),
         **git,
     )
 

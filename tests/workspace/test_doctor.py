@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 
-from pipeline.app.workspace import Status
+from pipeline.app.workspace import Check, Status
 from pipeline.app.workspace._doctor import (
     agent_pitfalls,
     check_agents,
@@ -121,6 +121,44 @@ def test_a_preset_cli_is_run_for_its_version_and_a_silent_one_fails(tmp_path: Pa
     assert all("did not answer within 5 s" in c.detail for c in versions)
 
 
+def _without_mcp(checks: list[Check]) -> list[Check]:
+    return [check for check in checks if not check.name.endswith(" mcp")]
+
+
+def test_each_agent_has_a_row_saying_how_it_is_given_ralphs_mcp_server(tmp_path: Path) -> None:
+    """One ``mcp`` row per agent: how its CLI takes the server, a warning saying why where
+    it could and cannot (Gemini CLI without settings to show), none for aider and a command
+    agent; with ``[mcp] agents = false`` every row says it is off."""
+    bin_dir, home = tmp_path / "bin", tmp_path / "home"
+    for program in ("claude", "codex", "gemini", "opencode", "aider", "mine"):
+        _cli(bin_dir, program)
+    agents = "".join(
+        f'[agents.{name}]\npreset = "{name}"\n'
+        for name in ("claude", "codex", "gemini", "opencode", "aider")
+    )
+    text = f'{agents}[agents.mine]\ncommand = ["mine"]\n[chains]\ndefault = ["claude"]\n'
+    environ = _environ(bin_dir, home)
+
+    def rows(toml: str) -> dict[str, Check]:
+        checks = check_agents(tmp_path, parse_config(toml, "t"), environ, is_root=False)
+        return {c.name.split()[1]: c for c in checks if c.name.endswith(" mcp")}
+
+    said = rows(text)
+    assert said["claude"].detail == "--mcp-config"
+    assert said["codex"].detail == "-c mcp_servers.ralph"
+    assert said["opencode"].detail == "OPENCODE_CONFIG_CONTENT"
+    assert said["gemini"].status is Status.WARN
+    assert "settings.json is missing" in said["gemini"].detail
+    assert said["aider"].detail == "none: aider has no MCP client"
+    assert "command agent" in said["mine"].detail
+    assert all(said[n].status is Status.OK for n in ("claude", "codex", "opencode", "aider"))
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text("{}")
+    assert rows(text)["gemini"].detail == "its settings, in the sandbox only"
+    off = rows(text + "[mcp]\nagents = false\n")
+    assert all("[mcp] agents = false" in row.detail for row in off.values())
+
+
 def test_a_missing_agent_fails_only_when_a_chain_has_nothing_left(tmp_path: Path) -> None:
     """A missing program with a found agent after it in every chain is a warning (the chain
     falls back); the only agent of a role's chain missing is a failure naming the role."""
@@ -131,7 +169,8 @@ def test_a_missing_agent_fails_only_when_a_chain_has_nothing_left(tmp_path: Path
         '[chains]\ndefault = ["gone", "here"]\nreviewer = ["gone"]\n',
         "t",
     )
-    (gone, here) = check_agents(tmp_path, config, _environ(bin_dir, home), is_root=False)
+    environ = _environ(bin_dir, home)
+    (gone, here) = _without_mcp(check_agents(tmp_path, config, environ, is_root=False))
     assert gone.status is Status.FAIL
     assert "'gone-xyz' not found on PATH" in gone.detail
     assert "reviewer" in gone.detail
@@ -142,7 +181,7 @@ def test_a_missing_agent_fails_only_when_a_chain_has_nothing_left(tmp_path: Path
         '[chains]\ndefault = ["gone", "here"]\n',
         "t",
     )
-    (gone, _here) = check_agents(tmp_path, fallback, _environ(bin_dir, home), is_root=False)
+    (gone, _here) = _without_mcp(check_agents(tmp_path, fallback, environ, is_root=False))
     assert gone.status is Status.WARN
     assert "fall back" in gone.detail
 

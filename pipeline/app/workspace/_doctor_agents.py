@@ -23,10 +23,11 @@ from pipeline.app.workspace._doctor_check import (
     run_command,
     warn,
 )
-from pipeline.core.agents import PRESETS
+from pipeline.core.agents import PRESETS, Wired
 from pipeline.core.config import AgentConfig, RalphConfig
 from pipeline.events import Role
 from pipeline.handlers.agents import found_pitfalls
+from pipeline.handlers.agents.mcp import wiring
 
 __all__ = [
     "VERSION_TIMEOUT_S",
@@ -74,6 +75,7 @@ def check_agents(
                 checks.append(warn(label, f"{program!r} not found on PATH{why}", fix))
             continue
         checks.append(_version(label, agent, root, environ, run))
+        checks.append(_mcp(label, agent, config, environ))
         # The errors that fail every invocation first, then the limits that lose something.
         found_now = found_pitfalls(name, agent, environ, is_root, root)
         for pitfall, problem, fix in sorted(found_now, key=lambda seen: not seen[0].fails):
@@ -86,6 +88,22 @@ def _program(agent: AgentConfig, environ: Mapping[str, str]) -> str | None:
     """Where the agent's program is (an absolute or relative path as given, else PATH)."""
     program = agent.invocation().argv[0]
     return shutil.which(program, path=environ.get("PATH"))
+
+
+def _mcp(label: str, agent: AgentConfig, config: RalphConfig, environ: Mapping[str, str]) -> Check:
+    """How the agent's CLI is given ralph's MCP server, or why it is not (a warning where its
+    CLI could take it)."""
+    if not config.mcp.agents:
+        return ok(f"{label} mcp", "off ([mcp] agents = false): agents publish with the shell")
+    preset = PRESETS.get(agent.preset or "")
+    how = None if preset is None or preset.mcp is None else preset.mcp.how
+    command = ("ralph", "mcp", "--card", "CARD")
+    wired = wiring(preset, command, {**environ, **agent.env}, sandboxed=True)
+    if isinstance(wired, Wired) and how is not None:
+        return ok(f"{label} mcp", how)
+    if how is None:  # no MCP client: nothing is lost
+        return ok(f"{label} mcp", str(wired))
+    return warn(f"{label} mcp", f"not wired: {wired}", "its agents publish with the shell alone")
 
 
 def _stranded_roles(config: RalphConfig, name: str, found: Mapping[str, str | None]) -> list[str]:

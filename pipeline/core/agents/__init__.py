@@ -18,6 +18,7 @@ from typing import Final
 
 from pipeline.core.agents import aider, claude, codex, gemini, opencode
 from pipeline.core.agents._limits import LimitSignal, WindowSignal
+from pipeline.core.agents._mcp import MCP_TOOLS, SERVER, HomeReader, McpWiring, Wired
 from pipeline.core.agents._preset import (
     AgentPreset,
     FailureHint,
@@ -36,13 +37,17 @@ from pipeline.core.agents._usage import UsageFigures
 
 __all__ = [
     "HTTPS",
+    "MCP_TOOLS",
     "OUTPUT_FORMATS",
     "PRESETS",
     "PROVIDER_HOSTS",
+    "SERVER",
     "AgentPreset",
     "FailureHint",
+    "HomeReader",
     "LimitParser",
     "LimitSignal",
+    "McpWiring",
     "ModelEndpoints",
     "OutputFormat",
     "Pitfall",
@@ -53,6 +58,7 @@ __all__ = [
     "UsageParser",
     "WindowParser",
     "WindowSignal",
+    "Wired",
     "droppings",
     "failure_hints",
     "preset_for",

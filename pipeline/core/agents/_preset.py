@@ -3,10 +3,10 @@
 An :class:`AgentPreset` is everything the code that serves every CLI needs of one: how it is
 started (``argv``, the prompt's way in, the model flag), what the sandbox binds for it (its
 folders under ``$HOME`` and its variables), where its model requests go (declared, never
-read from the CLI's own files), how its output reports usage and limits, the words of its
-failures that name a fix, and the pitfalls the doctor (and a run's start) checks. Each
-built-in CLI is one module beside this one; ``docs/architecture/agents.md`` says how to add
-one.
+read from the CLI's own files), how its output reports usage and limits, how it takes
+ralph's MCP server, the words of its failures that name a fix, and the pitfalls the doctor
+(and a run's start) checks. Each built-in CLI is one module beside this one;
+``docs/architecture/agents.md`` says how to add one.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import attrs
 from attrs import frozen
 
 from pipeline.core.agents._limits import LimitSignal, WindowSignal
+from pipeline.core.agents._mcp import McpWiring
 from pipeline.core.agents._usage import UsageFigures
 from pipeline.core.sandbox import Endpoint, SandboxError, SandboxPreset, parse_endpoint
 
@@ -201,6 +202,8 @@ class AgentPreset:
     sandbox for every agent."""
     droppings: tuple[str, ...] = ()
     """Globs of files the CLI leaves in the work tree about itself: never committed."""
+    mcp: McpWiring | None = None
+    """How it takes ralph's MCP server (None: it has no MCP client)."""
 
     @property
     def program(self) -> str:

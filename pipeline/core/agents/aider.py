@@ -214,5 +214,6 @@ PRESET: Final = AgentPreset(
     install="install aider: python -m pip install aider-chat",
     pitfalls=(Pitfall(found=_cannot_publish, fails=False),),
     droppings=(".aider*",),
+    mcp=None,  # 0.86.2 has no MCP client: its source names no "mcp" anywhere
 )
 """aider."""

@@ -39,6 +39,7 @@ from pipeline.core.agents._limits import (
     epoch,
     words,
 )
+from pipeline.core.agents._mcp import SERVER, HomeReader, McpWiring, Wired
 from pipeline.core.agents._preset import (
     AgentPreset,
     FailureHint,
@@ -253,6 +254,17 @@ def _as_root(situation: Situation) -> tuple[str, str] | None:
     )
 
 
+def _mcp(command: tuple[str, ...], _environ: Mapping[str, str], _read: HomeReader) -> Wired:
+    """``--mcp-config`` with the server (``alwaysLoad``: without it 2.1.328 hides the tools
+    behind its tool search), and its tools allowed beside the preset's (repeats add up)."""
+    server = {"type": "stdio", "command": command[0], "args": [*command[1:]], "alwaysLoad": True}
+    config = orjson.dumps({"mcpServers": {SERVER: server}}).decode()
+    return Wired(
+        tool=f"mcp__{SERVER}__{{}}",
+        argv=(f"--mcp-config={config}", f"--allowedTools=mcp__{SERVER}"),
+    )
+
+
 PRESET: Final = AgentPreset(
     name="claude",
     argv=(
@@ -307,5 +319,6 @@ PRESET: Final = AgentPreset(
     ),
     pitfalls=(Pitfall(found=_as_root, blocks_run=True),),
     workspace_code=(".claude/commands", ".claude/agents"),
+    mcp=McpWiring(how="--mcp-config", wire=_mcp),
 )
 """Claude Code."""

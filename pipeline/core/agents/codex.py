@@ -28,6 +28,7 @@ from pipeline.core.agents._limits import (
     classified,
     words,
 )
+from pipeline.core.agents._mcp import SERVER, HomeReader, McpWiring, Wired, toml_value
 from pipeline.core.agents._preset import (
     AgentPreset,
     ModelEndpoints,
@@ -102,6 +103,24 @@ def _profile_resets_path(situation: Situation) -> tuple[str, str] | None:
     )
 
 
+def _mcp(command: tuple[str, ...], _environ: Mapping[str, str], _read: HomeReader) -> Wired:
+    """``-c`` overrides naming the server, with its tools approved (0.169 otherwise refuses
+    each call: "requires approval, but approval policy is never"). Codex passes its server
+    only ``HOME``, ``PATH`` and a short list: the card is in the argv."""
+    table = f"mcp_servers.{SERVER}"
+    return Wired(
+        tool=f"mcp__{SERVER}.{{}}",  # its model sees the namespace mcp__ralph with each tool
+        argv=(
+            "-c",
+            f"{table}.command={toml_value(command[0])}",
+            "-c",
+            f"{table}.args={toml_value([*command[1:]])}",
+            "-c",
+            f'{table}.default_tools_approval_mode="approve"',
+        ),
+    )
+
+
 PRESET: Final = AgentPreset(
     name="codex",
     argv=("codex", "exec", "--json", "--sandbox", "workspace-write", "-"),
@@ -127,5 +146,6 @@ PRESET: Final = AgentPreset(
     ),
     install="install Codex: npm install -g @openai/codex",
     pitfalls=(Pitfall(found=_profile_resets_path, fails=False),),
+    mcp=McpWiring(how="-c mcp_servers.ralph", wire=_mcp),
 )
 """Codex."""

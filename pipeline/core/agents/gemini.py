@@ -24,6 +24,7 @@ a JSON object with a known ``type``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime, tzinfo
 from pathlib import PurePosixPath
@@ -36,6 +37,7 @@ from pipeline.core.agents._limits import (
     classified,
     words,
 )
+from pipeline.core.agents._mcp import SERVER, HomeReader, McpWiring, Wired, json_object
 from pipeline.core.agents._preset import (
     AgentPreset,
     FailureHint,
@@ -160,6 +162,35 @@ def _untrusted(situation: Situation) -> tuple[str, str] | None:
     )
 
 
+_SETTINGS: Final = ".gemini/settings.json"
+"""The person's settings, under ``$HOME``: the sandbox shows them with ralph's server added."""
+
+
+def _mcp(command: tuple[str, ...], _environ: Mapping[str, str], read: HomeReader) -> Wired | str:
+    """The person's settings plus ``mcpServers.ralph``, shown read-only in the sandbox: 0.61
+    has no flag for a server, and skips a system settings file in a folder others can write.
+    Outside the sandbox the only place left is the person's own file, which ralph never
+    writes; and a missing one cannot be covered (bwrap would make it on the host)."""
+    data = read(_SETTINGS)
+    settings = None if data is None else json_object(data)
+    if settings is None:
+        return f"~/{_SETTINGS} is missing, unreadable, a link or no plain JSON object"
+    servers, policy = settings.get("mcpServers", {}), settings.get("mcp", {})
+    if not isinstance(servers, dict) or not isinstance(policy, dict):
+        return f"~/{_SETTINGS} has an mcpServers or mcp entry that is no object"
+    excluded = policy.get("excluded")
+    if isinstance(excluded, list) and SERVER in excluded:
+        return f"~/{_SETTINGS} excludes the server {SERVER!r} (mcp.excluded)"
+    allowed = policy.get("allowed")
+    if isinstance(allowed, list):  # a list of servers allows only those
+        settings = {**settings, "mcp": {**policy, "allowed": [*allowed, SERVER]}}
+    server = {"command": command[0], "args": [*command[1:]], "trust": True}
+    shown = {**settings, "mcpServers": {**servers, SERVER: server}}
+    return Wired(
+        tool=f"mcp_{SERVER}_{{}}", home_files={_SETTINGS: json.dumps(shown, indent=2).encode()}
+    )
+
+
 PRESET: Final = AgentPreset(
     name="gemini",
     argv=(
@@ -205,5 +236,6 @@ PRESET: Final = AgentPreset(
         ),
     ),
     pitfalls=(Pitfall(found=_untrusted),),
+    mcp=McpWiring(how="its settings, in the sandbox only", wire=_mcp),
 )
 """Gemini CLI."""

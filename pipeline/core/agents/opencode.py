@@ -22,6 +22,7 @@ says nothing and is not reported (``cost_usd`` None): only a positive cost is.
 
 from __future__ import annotations
 
+import json
 import types
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, tzinfo
@@ -33,6 +34,7 @@ from pipeline.core.agents._limits import (
     LimitSignal,
     words,
 )
+from pipeline.core.agents._mcp import SERVER, HomeReader, McpWiring, Wired, json_object
 from pipeline.core.agents._preset import (
     AgentPreset,
     ModelEndpoints,
@@ -131,6 +133,20 @@ _PROVIDERS: Final[Mapping[str, Provider]] = types.MappingProxyType(
 
 _CODE: Final = ("opencode.json", "opencode.jsonc", "plugin", "agent", "command")
 
+
+def _mcp(command: tuple[str, ...], environ: Mapping[str, str], _read: HomeReader) -> Wired | str:
+    """``OPENCODE_CONFIG_CONTENT`` with the server, merged into the one the agent's
+    environment sets (it wins over a project's ``opencode.json`` for the same name)."""
+    own = environ.get("OPENCODE_CONFIG_CONTENT", "").strip() or "{}"
+    config = json_object(own)
+    servers = {} if config is None else config.get("mcp", {})
+    if config is None or not isinstance(servers, dict):
+        return "its OPENCODE_CONFIG_CONTENT is no JSON object with an mcp table ralph can add to"
+    server = {"type": "local", "command": [*command], "enabled": True}
+    merged = {**config, "mcp": {**servers, SERVER: server}}
+    return Wired(tool=f"{SERVER}_{{}}", env={"OPENCODE_CONFIG_CONTENT": json.dumps(merged)})
+
+
 PRESET: Final = AgentPreset(
     name="opencode",
     argv=(
@@ -168,5 +184,6 @@ PRESET: Final = AgentPreset(
         provider_of=opencode_provider,
     ),
     install="install OpenCode: npm install -g opencode-ai",
+    mcp=McpWiring(how="OPENCODE_CONFIG_CONTENT", wire=_mcp),
 )
 """OpenCode."""

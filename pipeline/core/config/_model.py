@@ -42,6 +42,7 @@ __all__ = [
     "ContextConfig",
     "Durability",
     "Invocation",
+    "McpConfig",
     "Price",
     "RalphConfig",
     "StoreConfig",
@@ -303,6 +304,16 @@ class ContextConfig:
 
 @final
 @frozen(kw_only=True)
+class McpConfig:
+    """``[mcp]``: ralph's MCP server for agents (``docs/research/mcp-design.md``)."""
+
+    agents: bool = True
+    """Give each agent whose CLI has an MCP client ralph's server (``ralph mcp``), and name its
+    tools in the prompt; off, agents publish with the shell command alone."""
+
+
+@final
+@frozen(kw_only=True)
 class RalphConfig:
     """The whole ``ralph.toml``."""
 
@@ -328,6 +339,7 @@ class RalphConfig:
     merge: MergeConfig = MergeConfig()
     context: ContextConfig = ContextConfig()
     """``[context]``: the memories in prompts, and whether completion waits for the tasks."""
+    mcp: McpConfig = McpConfig()
     hooks: tuple[HookConfig, ...] = ()
     """``[[hooks]]``: the person's scripts run at points of a run."""
     notify: NotifyConfig = field(factory=NotifyConfig)

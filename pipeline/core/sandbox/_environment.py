@@ -17,8 +17,8 @@ environment import them from here.
 
 What a process is told about itself is here too: :func:`with_account` gives ``/etc/passwd``
 and ``/etc/group`` a line for the uid inside when the host has none (Node's ``os.userInfo()``
-throws without one, section 2 of the design); the handler writes these texts into the file
-descriptors of :attr:`~pipeline.core.sandbox.MountInputs.passwd_fd` and ``group_fd``.
+throws without one, section 2 of the design); the handler shows these texts as two of
+:attr:`~pipeline.core.sandbox.MountInputs.data_files`.
 """
 
 from __future__ import annotations

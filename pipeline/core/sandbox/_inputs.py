@@ -35,6 +35,7 @@ __all__ = [
     "GIT_CONFIG_PATHS",
     "TOOLCHAIN_ROOTS",
     "ConfigFolder",
+    "DataFile",
     "Hidden",
     "MountInputs",
     "PresetPaths",
@@ -174,6 +175,23 @@ class Hidden:
     is_dir: bool
 
 
+def _descriptor(_instance: object, _attribute: object, fd: int) -> None:
+    if fd < 0:
+        raise SandboxError(f"a file descriptor cannot be negative, got {fd}")
+
+
+@final
+@frozen(kw_only=True)
+class DataFile:
+    """A file shown read-only at ``dest`` with what the descriptor ``fd`` holds (bwrap's
+    ``--ro-bind-data``, laid last): ``/etc/passwd`` and ``/etc/group`` as the sandbox shows
+    them (:func:`~pipeline.core.sandbox.with_account`), a CLI's settings with ralph's MCP
+    server added."""
+
+    dest: str = field(validator=absolute)
+    fd: int = field(validator=_descriptor)
+
+
 @final
 @frozen(kw_only=True)
 class MountInputs:
@@ -237,16 +255,11 @@ class MountInputs:
     """The folder of the network relay's sockets, bound at ``/run/ralph``; None: no relay."""
     uid: int | None = None
     """The uid and gid inside (``--uid N --gid N``); None keeps the caller's."""
-    passwd_fd: int | None = None
-    group_fd: int | None = None
-    """File descriptors holding ``/etc/passwd`` and ``/etc/group`` as the sandbox shows them
-    (:func:`~pipeline.core.sandbox.with_account`), bound with ``--ro-bind-data``."""
+    data_files: tuple[DataFile, ...] = ()
+    """Files shown read-only over whatever is at their place."""
 
     def __attrs_post_init__(self) -> None:
         if (self.git_dir is None) != (self.common_dir is None):
             raise SandboxError("git_dir and common_dir are given together or not at all")
         if self.uid is not None and not 0 <= self.uid <= MAX_UID:
             raise SandboxError(f"the uid inside must be from 0 to {MAX_UID}, got {self.uid}")
-        for fd in (self.passwd_fd, self.group_fd):
-            if fd is not None and fd < 0:
-                raise SandboxError(f"a file descriptor cannot be negative, got {fd}")

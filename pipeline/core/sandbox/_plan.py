@@ -19,7 +19,8 @@
    state hidden; ``.ralph`` (but the events file), ``ralph.toml``, the prompt file,
    ``.agent/tmp``, a store in the tree and the protected paths read-only.
 7. The relay's sockets at ``/run/ralph``, the process's own copy of git's index at
-   ``/run/ralph-index``, the account files, ``--chdir`` the workspace.
+   ``/run/ralph-index``, the data files (the account files, a CLI's settings with ralph's
+   MCP server), ``--chdir`` the workspace.
 
 The arguments stop before the command: the caller adds ``--`` and the agent's argv.
 """
@@ -240,10 +241,7 @@ def _last(inputs: MountInputs, layout: Layout) -> list[str]:
     ):
         if source is not None:
             layout.add(Mount(args=("--bind", source, dest), dest=dest, exposure=_WRITE, what=what))
-    data: list[str] = []
-    for fd, target in ((inputs.passwd_fd, "/etc/passwd"), (inputs.group_fd, "/etc/group")):
-        if fd is not None:
-            data += ["--ro-bind-data", str(fd), target]
+    data = (arg for f in inputs.data_files for arg in ("--ro-bind-data", str(f.fd), f.dest))
     return [*data, "--chdir", inputs.workspace]
 
 

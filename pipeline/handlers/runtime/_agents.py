@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 
+import attrs
 from attrs import frozen
 from returns.methods import unwrap_or_failure
 
@@ -47,7 +48,9 @@ from pipeline.events import (
 from pipeline.events.values import MAX_COUNT
 from pipeline.handlers.agents import ProcessResult, ProcessSpec
 from pipeline.handlers.agents.limits import read_limit, read_window, text_limit
+from pipeline.handlers.agents.mcp import wired_for
 from pipeline.handlers.agents.usage import UsageFigures, read_usage
+from pipeline.handlers.intake._files import card_path
 from pipeline.handlers.responses import judged
 from pipeline.handlers.runtime._failures import (
     configuration_error,
@@ -56,6 +59,7 @@ from pipeline.handlers.runtime._failures import (
     strip_ansi,
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._prompts import render_tools
 from pipeline.handlers.runtime._reports import invocation_failed, read_report
 from pipeline.handlers.runtime._sandbox_outcome import in_sandbox, model_reached
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, run_in
@@ -96,6 +100,8 @@ class AgentInvoker:
     choice: SandboxChoice | None = None
     """The sandbox chosen when the run started, with what each agent needs in it (its model
     endpoints, which its network lets it reach, its folders and variables)."""
+    mcp: bool = True
+    """``[mcp] agents``: give an agent whose CLI takes it ralph's MCP server."""
 
     def __call__(self, effect: InvokeAgent) -> Iterator[tuple[PipelineEvent, ...]]:
         """Run the agent ``effect`` names, in two steps: the fact that it starts (recorded
@@ -144,15 +150,6 @@ class AgentInvoker:
             message = f"cannot prepare the prompt {prompt_path}: {error}"
             return invocation_failed(effect, ErrorKind.OTHER, message, now(), retriable=True)
         invocation = config.invocation(hat, effect.model)
-        argv, stdin = _argv(invocation.argv, invocation.prompt_via, prompt, prompt_path)
-        if argv is None:
-            message = (
-                f"the prompt is {len(prompt)} bytes, too long to pass as an argument; "
-                f'set prompt_via = "file" for agent {name!r}'
-            )
-            return invocation_failed(effect, ErrorKind.OTHER, message, now(), retriable=False)
-        log = self.layout.agent_log(self.run_id, _log_name(effect))
-        log.parent.mkdir(parents=True, exist_ok=True)
         env = {
             **self.environment,
             **config.env,
@@ -169,6 +166,29 @@ class AgentInvoker:
             # The model it runs: the escalation rung's, the hat's or its own ("" : the CLI's).
             "RALPH_MODEL": model or "",
         }
+        needs = AgentNeeds() if self.choice is None else self.choice.needs(name)
+        template = invocation.argv
+        card = card_path(self.layout.root, self.run_id)
+        sandboxed = self.sandbox is not None
+        wired = self.mcp and wired_for(config.preset, effect.prompt_kind, card, env, sandboxed)
+        if wired:
+            template += wired.argv
+            env |= wired.env
+            # the agent's own ``env`` is set as given in the sandbox: the merged value wins
+            needs = attrs.evolve(
+                needs, set_env={**needs.set_env, **wired.env}, home_files=wired.home_files
+            )
+            if invocation.prompt_via is not PromptVia.FILE:  # the file is every agent's
+                prompt += render_tools(wired.tool).encode()
+        argv, stdin = _argv(template, invocation.prompt_via, prompt, prompt_path)
+        if argv is None:
+            message = (
+                f"the prompt is {len(prompt)} bytes, too long to pass as an argument; "
+                f'set prompt_via = "file" for agent {name!r}'
+            )
+            return invocation_failed(effect, ErrorKind.OTHER, message, now(), retriable=False)
+        log = self.layout.agent_log(self.run_id, _log_name(effect))
+        log.parent.mkdir(parents=True, exist_ok=True)
         spec = ProcessSpec(
             argv=argv,
             cwd=self.layout.root,
@@ -180,7 +200,6 @@ class AgentInvoker:
             grace_s=self.grace_s,
             group_file=self.layout.agent_group,
         )
-        needs = AgentNeeds() if self.choice is None else self.choice.needs(name)
         result, seen = run_in(self.sandbox, spec, needs)
         if result.exit_code is None and result.timed_out is None:
             return self._outcome(effect, result, log)  # it never ran: no usage

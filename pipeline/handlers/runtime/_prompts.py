@@ -22,6 +22,7 @@ from string import Template
 
 import orjson
 
+from pipeline.core.agents import MCP_TOOLS, SERVER
 from pipeline.core.config import HatConfig
 from pipeline.core.effects import PromptContext, Publishing
 from pipeline.core.state import (
@@ -45,6 +46,7 @@ __all__ = [
     "render_prompt",
     "render_publishing",
     "render_response_request",
+    "render_tools",
     "render_work_hat",
     "template_text",
 ]
@@ -148,6 +150,20 @@ def render_publishing(publishing: Publishing | None) -> str:
             "your question as the payload; the answer comes in your next prompt.",
         ]
     return "\n## Publishing topics\n\n" + "\n".join(lines) + "\n"
+
+
+def render_tools(tool: str) -> str:
+    """The section naming ralph's MCP tools as the agent's CLI names them (``tool``: the
+    name of a tool, ``{}`` for its own), for an agent whose CLI ralph gave its server."""
+    names = ", ".join(f"`{tool.format(name)}`" for name in MCP_TOOLS)
+    return (
+        "\n## ralph's tools\n\n"
+        f"Your CLI gives you ralph's MCP server `{SERVER}`, whose tools do what the "
+        f'`"$RALPH_BIN"` commands above do: {names}. `emit` publishes a topic, `ask_person` '
+        "asks the person (the answer comes in your next prompt), the memory and task tools "
+        "keep memories and tasks, `run_status` says where the run stands. Use the tools or "
+        "the shell commands: both reach the same run.\n"
+    )
 
 
 def render_notices(notices: Sequence[Notice]) -> str:

@@ -251,6 +251,7 @@ class Runtime:
             price_for=self.config.price_for,
             sandbox=sandbox,
             choice=choice,
+            mcp=self.config.mcp.agents,
         )
 
     @cached_property

@@ -1,9 +1,10 @@
 """Running a process inside the sandbox: a :class:`~pipeline.handlers.agents.ProcessSpec`
 turned into the same process started by bwrap, with the mount plan, the filtered environment
-and the account files (I/O). See ``docs/research/sandbox-design.md``, sections 6, 7 and 9.
+and the data files (the account files, a CLI's settings with ralph's MCP server) (I/O). See
+``docs/research/sandbox-design.md``, sections 6, 7 and 9.
 
 The caller keeps running ``run_process``: the wrapped spec has bwrap's argv, the sandboxed
-environment (bwrap passes its own on, so the filtered one is all the agent gets), the account
+environment (bwrap passes its own on, so the filtered one is all the agent gets), the data
 files as inherited descriptors and ``spare_leader`` set, so that a timeout's SIGTERM reaches
 the agent and not bwrap first.
 """
@@ -27,6 +28,7 @@ from attrs import frozen
 from pipeline.core.agents import PRESETS, workspace_code
 from pipeline.core.sandbox import (
     INDEX_MOUNT,
+    DataFile,
     Endpoint,
     EnvironmentRules,
     MountInputs,
@@ -102,6 +104,10 @@ class AgentNeeds:
     write: tuple[str, ...] = ()
     pass_env: tuple[str, ...] = ()
     set_env: Mapping[str, str] = attrs.field(factory=dict)
+    home_files: Mapping[str, bytes] = attrs.field(factory=dict)
+    """Files shown read-only under ``$HOME`` by their relative path, over what is there (a
+    CLI's settings with ralph's MCP server added): each must exist on the host, or bwrap
+    would make its mount point there."""
 
 
 def _sandbox_preset(name: str | None) -> SandboxPreset | None:
@@ -110,11 +116,11 @@ def _sandbox_preset(name: str | None) -> SandboxPreset | None:
     return None if preset is None else preset.sandbox
 
 
-def _account_fd(text: str) -> int:
-    """A file descriptor holding ``text`` from its start (read by bwrap's
+def _data_fd(data: bytes) -> int:
+    """A file descriptor holding ``data`` from its start (read by bwrap's
     ``--ro-bind-data``)."""
-    fd = os.memfd_create("ralph-sandbox-account", 0)
-    os.write(fd, text.encode())
+    fd = os.memfd_create("ralph-sandbox-data", 0)
+    os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
@@ -160,7 +166,7 @@ class Sandbox:
     @contextlib.contextmanager
     def wrapped(self, spec: ProcessSpec, needs: AgentNeeds) -> Iterator[Sandboxed]:
         """``spec`` as a sandboxed process, for the time of the ``with`` block: its network
-        gate serves it, and the account files' descriptors stay open, until the block ends."""
+        gate serves it, and the data files' descriptors stay open, until the block ends."""
         program = self.probe.program
         assert program is not None, "a sandbox is made from a probe that works"
         home = realpath(spec.env.get("HOME") or os.path.expanduser("~"))
@@ -174,13 +180,16 @@ class Sandbox:
             folders += [git[1] / name for name in ("hooks", "info", "worktrees", "ralph")]
         events = () if paths.events_file is None else (paths.events_file,)
         make_missing(folders, events, preset)
-        fds: list[int] = []
+        shown = {str(Path(home, path)): data for path, data in needs.home_files.items()}
+        if self.probe.uid is not None:
+            etc = (_text("/etc/passwd"), _text("/etc/group"))
+            texts = with_account(*etc, self.probe.uid, home)
+            shown |= {"/etc/passwd": texts[0].encode(), "/etc/group": texts[1].encode()}
+        data: list[DataFile] = []
         with contextlib.ExitStack() as stack:
-            if self.probe.uid is not None:
-                etc = (_text("/etc/passwd"), _text("/etc/group"))
-                for text in with_account(*etc, self.probe.uid, home):
-                    fds.append(_account_fd(text))
-                    stack.callback(os.close, fds[-1])
+            for dest, content in shown.items():
+                data.append(DataFile(dest=dest, fd=_data_fd(content)))
+                stack.callback(os.close, data[-1].fd)
             gate = stack.enter_context(NetworkGate(reachable(self.policy, needs)))
             relay = None if gate.folder is None else str(gate.folder)
             index = None
@@ -189,7 +198,7 @@ class Sandbox:
                 index = stack.enter_context(tempfile.TemporaryDirectory(prefix="ralph-index-"))
                 _copy_index(git[0] / "index", Path(index) / "index")
                 given["GIT_INDEX_FILE"] = f"{INDEX_MOUNT}/index"
-            inputs = self._inputs(spec, needs, home, preset, fds, relay, index)
+            inputs = self._inputs(spec, needs, home, preset, tuple(data), relay, index)
             rules = environment_rules(self.policy, needs, given)
             command = gate.relay_command(sys.executable, spec.argv)
             yield Sandboxed(
@@ -198,7 +207,7 @@ class Sandbox:
                     argv=(program, *mount_plan(inputs), "--", *command),
                     env=sandbox_environment(spec.env, rules),
                     spare_leader=True,
-                    pass_fds=(*spec.pass_fds, *fds),
+                    pass_fds=(*spec.pass_fds, *(f.fd for f in data)),
                 ),
                 seen=gate.seen,
             )
@@ -209,7 +218,7 @@ class Sandbox:
         needs: AgentNeeds,
         home: str,
         preset: PresetPaths,
-        fds: list[int],
+        data: tuple[DataFile, ...],
         relay_dir: str | None,
         index_dir: str | None,
     ) -> MountInputs:
@@ -247,8 +256,7 @@ class Sandbox:
             relay_dir=relay_dir,
             index_dir=index_dir,
             uid=self.probe.uid,
-            passwd_fd=fds[0] if fds else None,
-            group_fd=fds[1] if fds else None,
+            data_files=data,
         )
 
 
