@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         resume_hint,
     )
     from pipeline.app.workspace._interrupt_run import NotInterruptedError, interrupt_run
-    from pipeline.app.workspace._lock import WorkspaceBusyError, ensure_idle
+    from pipeline.app.workspace._lock import WorkspaceBusyError, ensure_idle, read_lock
     from pipeline.app.workspace._merge import (
         Landing,
         LandingInterruptedError,
@@ -98,6 +98,7 @@ __all__ = [
     "open_store",
     "open_workspace",
     "peek_config",
+    "read_lock",
     "reconcile",
     "recorded_commits",
     "remove_worktree",
