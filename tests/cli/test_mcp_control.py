@@ -40,7 +40,7 @@ SECRET = "s3cr3t-value-4242"
 
 ASKS = f"""
 [[development]]
-emit = [["human.interact", "Which database should I use? The key is {SECRET}"]]
+emit = [["human.interact", "Which database? The key is {SECRET}\\u001b]0;pwned\\u0007"]]
 write.".agent/out/status" = "partial\\nasked"
 write.".agent/out/issues.md" = ""
 write.".agent/out/commit-message" = "Ask"
@@ -364,11 +364,11 @@ def test_no_tool_takes_a_path_or_a_url(tmp_path: Path) -> None:
     assert _places(planted) == ["to"]
 
 
-def test_outputs_hold_no_secret(tmp_path: Path) -> None:
+def test_outputs_hold_no_secret_and_no_control_character(tmp_path: Path) -> None:
     """A secret that an agent wrote into its question (stored as written: the run's
     environment lacked it) never reaches a tool's answer when the server's environment holds
-    it, and a store URL's password never reaches a refusal; agents' words come fenced under
-    a line saying so."""
+    it, nor does its escape sequence, and a store URL's password never reaches a refusal;
+    agents' words come fenced under a line saying so."""
     root = make_workspace(
         tmp_path / "ws",
         scripts={"s.toml": then_finish("development", ASKS)},
@@ -390,8 +390,9 @@ def test_outputs_hold_no_secret(tmp_path: Path) -> None:
     results = control(root, calls, env=with_secret)
     for _error, text in results:
         assert SECRET not in text, text
+        assert "\x1b" not in text, text
     status = results[1][1]
-    assert "[redacted:DEMO_API_TOKEN]" in status
+    assert "[redacted:DEMO_API_TOKEN]\\x1b]0;pwned\\x07" in status
     assert "agents' words among it" in status.splitlines()[0]
     assert "```text" in status
     (run_id, _question) = asked_question(root) or ("", "")

@@ -9,7 +9,8 @@ background), ``submit_run`` (``ralph submit``), ``guide``, ``answer`` (``ralph r
 the server starts (``-C``, ``--store``), never in a tool's arguments, which take no path and
 no URL. Every answer, refusals too, passes the redactor that masks facts before they are
 stored (this process's secret variables, the workspace's ``[redaction] variables``, token
-shapes and URL passwords), and what agents wrote is fenced under a line saying so.
+shapes and URL passwords) and shows control characters escaped, as ``terminal_safe`` does;
+what the store holds, agents' words among it, is fenced under a line saying so.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any, Final
 from pipeline import PipelineError, __version__
 from pipeline.app.cli._mcp_agent import _fenced
 from pipeline.app.cli._mcp_wire import Tool, ToolError, serve
+from pipeline.app.cli._safe import message_safe, terminal_safe
 
 __all__ = ["main", "tools"]
 
@@ -93,7 +95,7 @@ class _Control:
                 s.run_id: spent(load_state(store, s.run_id)[0].ledger.spend.total) for s in listed
             }
             heads, rows = runs_rows(queue_tickets(store), listed, costs)
-        lines = ["\t".join(heads), *("\t".join(row) for row in rows)]
+        lines = [" | ".join(heads), *(" | ".join(row) for row in rows)]
         return f"{len(rows)} rows. {_AGENT_WORDS}\n\n{_fenced(chr(10).join(lines))}"
 
     def run_status(self, arguments: dict[str, Any]) -> str:
@@ -222,15 +224,20 @@ class _Control:
 def tools(control: _Control) -> list[Tool]:
     """The person's tools over ``control``'s workspace and store."""
 
+    def shown(text: str) -> str:
+        # Secrets masked; control characters and bidi overrides an agent wrote shown escaped,
+        # as on a terminal (an editor shows these answers to the person).
+        return terminal_safe(control.redact(text), newlines=True)
+
     def guarded(call: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], str]:
         def answered(arguments: dict[str, Any]) -> str:
             try:
-                return control.redact(call(arguments))
+                return shown(call(arguments))
             except ToolError as refusal:
-                raise ToolError(control.redact(str(refusal))) from None
+                raise ToolError(shown(str(refusal))) from None
             except (PipelineError, OSError) as error:
                 # The command's own refusal (StoreError and UnknownRunError among them).
-                raise ToolError(control.redact(str(error))) from None
+                raise ToolError(shown(str(error))) from None
 
         return answered
 
@@ -329,8 +336,6 @@ def main(argv: list[str]) -> int:
     try:
         control = _opened(given.workspace, given.store)
     except (PipelineError, OSError) as error:
-        from pipeline.app.cli._safe import message_safe
-
         sys.stderr.write(f"error: {message_safe(str(error))}\n")
         return 2
     return serve(tools(control), name="ralph", version=__version__, instructions=_INSTRUCTIONS)
