@@ -23,12 +23,15 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pipeline import PipelineError, __version__
 from pipeline.app.cli._mcp_agent import _fenced
 from pipeline.app.cli._mcp_wire import Tool, ToolError, serve
 from pipeline.app.cli._safe import message_safe, terminal_safe
+
+if TYPE_CHECKING:
+    from pipeline.handlers.store import NamedStore
 
 __all__ = ["main", "tools"]
 
@@ -77,7 +80,7 @@ class _Control:
         """The store it names, else the one the workspace's ``ralph.toml`` names."""
         self.redact = redact
 
-    def opened(self) -> Any:
+    def opened(self) -> NamedStore:
         """The store, read-only."""
         from pipeline.handlers.store import open_store_at
 
@@ -91,12 +94,12 @@ class _Control:
 
         with self.opened() as store:
             listed = store.runs()
-            costs = {
+            costs: dict[str, str] = {
                 s.run_id: spent(load_state(store, s.run_id)[0].ledger.spend.total) for s in listed
             }
             heads, rows = runs_rows(queue_tickets(store), listed, costs)
-        lines = [" | ".join(heads), *(" | ".join(row) for row in rows)]
-        return f"{len(rows)} rows. {_AGENT_WORDS}\n\n{_fenced(chr(10).join(lines))}"
+        table = "\n".join(" | ".join(cells) for cells in [heads, *rows])
+        return f"{len(rows)} rows. {_AGENT_WORDS}\n\n{_fenced(table)}"
 
     def run_status(self, arguments: dict[str, Any]) -> str:
         """``ralph status``: where the run stands, with the question it waits on."""
