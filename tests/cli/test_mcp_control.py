@@ -203,7 +203,11 @@ def test_a_run_started_guided_interrupted_and_forked_through_mcp(tmp_path: Path)
             said["run"] = run_id
         return said
 
-    said = anyio.run(session)
+    try:
+        said = anyio.run(session)
+    finally:
+        # The started run outlives the server by design: stop it should the test fail early.
+        ralph("interrupt", "-C", str(root), cwd=root)
     run_id = said["run"]
     assert "Guidance 1 for run" in said["guide"]
     assert "Keep the change small, please." in (ralph_dir / "prompt-2.md").read_text()
