@@ -32,7 +32,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("run", "resume", "abandon", "demo"), ("pipeline.app.cli._run_commands",)),
     "presets": ("pipeline.app.cli._preset_commands",),
     **dict.fromkeys(
-        ("emit", "respond", "guide", "interrupt", "fork"), ("pipeline.app.cli._agent_commands",)
+        ("emit", "mcp", "respond", "guide", "interrupt", "fork"),
+        ("pipeline.app.cli._agent_commands",),
     ),
     **dict.fromkeys(("memory", "task"), ("pipeline.app.cli._context_commands",)),
     "worktrees": ("pipeline.app.cli._worktree_commands", "pipeline.app.cli._merge_command"),
@@ -95,6 +96,11 @@ def main() -> None:
 
         raise SystemExit(emit_main(sys.argv[2:]))
     if sys.argv[1:2] == ["mcp"]:
+        if "--control" in sys.argv[2:]:
+            # The person's side: started once by an editor or a supervising agent.
+            from pipeline.app.cli._mcp_control import main as control_main
+
+            raise SystemExit(control_main(sys.argv[2:]))
         # An agent's CLI starts it for every invocation and waits for it: as lean as emit.
         from pipeline.app.cli._mcp_agent import main as mcp_main
 

@@ -1,5 +1,5 @@
-"""``ralph emit``, ``ralph respond``, ``ralph guide`` and ``ralph interrupt``: what agents and
-people call while a run is under way."""
+"""``ralph emit``, ``ralph mcp``, ``ralph respond``, ``ralph guide`` and ``ralph interrupt``:
+what agents and people call while a run is under way."""
 
 from __future__ import annotations
 
@@ -41,6 +41,25 @@ from pipeline.handlers.store import (
 def emit(ctx: typer.Context) -> None:
     """Forwarded to the lean ``ralph emit`` (``pipeline.app.cli._emit``), its one parser."""
     raise typer.Exit(emit_main(ctx.args))
+
+
+@app.command(
+    help="Serve ralph's tools over MCP on stdio: an agent's (--card PATH, started by its CLI) "
+    "or, with --control -C DIR [--store URL], a person's (list, read, start, submit, guide, "
+    "answer, interrupt and fork the workspace's runs).",
+    add_help_option=False,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def mcp(ctx: typer.Context) -> None:
+    """Forwarded to ``ralph mcp``'s own parsers, which ``ralph`` reaches before typer: this
+    command only names it in the help."""
+    if "--control" in ctx.args:
+        from pipeline.app.cli._mcp_control import main as control_main
+
+        raise typer.Exit(control_main(ctx.args))
+    from pipeline.app.cli._mcp_agent import main as mcp_main
+
+    raise typer.Exit(mcp_main(ctx.args))
 
 
 @app.command(name="respond")

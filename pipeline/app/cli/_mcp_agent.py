@@ -368,7 +368,11 @@ def _found(argv: list[str], environ: Mapping[str, str]) -> Path | str:
 def main(argv: list[str]) -> int:
     """Serve the agent's tools on stdio until stdin closes; 2 for a usage error."""
     if argv in (["--help"], ["-h"]):
-        sys.stdout.write(f"{_USAGE}\n\nServe ralph's tools to an agent over MCP on stdio.\n")
+        sys.stdout.write(
+            f"{_USAGE}\n       ralph mcp --control -C DIR [--store URL]\n\n"
+            "Serve ralph's tools to an agent over MCP on stdio; with --control, a person's "
+            "tools over the workspace DIR.\n"
+        )
         return 0
     if argv and (len(argv) != 2 or argv[0] != "--card"):
         sys.stderr.write(f"{_USAGE}\nerror: unexpected {' '.join(argv)[:200]}\n")

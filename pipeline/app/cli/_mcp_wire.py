@@ -5,7 +5,7 @@ One JSON-RPC message a line, answered in order: ``initialize``, ``ping``, ``tool
 is no JSON, or over :data:`MAX_LINE_BYTES` (drained, never kept), is -32700, a batch or a
 message that is no request -32600, and the loop goes on. A tool's refusal, bad arguments
 included, is a result with ``isError`` and the reason, never a crash. It serves any table of
-:class:`Tool`: the agent's (``_mcp_agent``).
+:class:`Tool`: the agent's (``_mcp_agent``) and the person's (``_mcp_control``).
 
 Its own loop, not the ``mcp`` SDK's: agents start the server once per invocation and give it
 a few seconds to answer, and importing the SDK takes about a second (the design,
@@ -76,7 +76,8 @@ class _RpcError(PipelineError):
 
 def _checked(schema: Mapping[str, Any], arguments: object) -> dict[str, Any]:
     """``arguments`` when they fit ``schema`` (the subset of JSON Schema the tables use: an
-    object of strings, arrays of strings and any values); :class:`ToolError` says why not."""
+    object of strings, whole numbers, arrays of strings and any values); :class:`ToolError`
+    says why not."""
     if not isinstance(arguments, dict):
         raise ToolError("the arguments must be a JSON object")
     properties = schema["properties"]
@@ -110,6 +111,11 @@ def _check(name: str, rule: Mapping[str, Any], value: object) -> None:
             raise ToolError(f"{name} has {len(value)} items, over {rule['maxItems']}")
         for index, item in enumerate(value):
             _check(f"{name}[{index}]", rule["items"], item)
+    elif kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ToolError(f"{name} must be a whole number")
+        if value < rule.get("minimum", value):
+            raise ToolError(f"{name} is {value}, under {rule['minimum']}")
     # No type: any JSON value (an emitted payload), checked by the tool that writes it.
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     )
     from pipeline.app.workspace._interrupt_run import NotInterruptedError, interrupt_run
     from pipeline.app.workspace._land_remote import land_remote
-    from pipeline.app.workspace._lock import WorkspaceBusyError, ensure_idle
+    from pipeline.app.workspace._lock import WorkspaceBusyError, ensure_idle, read_lock
     from pipeline.app.workspace._merge import (
         Landing,
         LandingInterruptedError,
@@ -102,6 +102,7 @@ __all__ = [
     "open_workspace",
     "peek_config",
     "pending_commit",
+    "read_lock",
     "reconcile",
     "recorded_commits",
     "remove_worktree",

@@ -17,7 +17,7 @@ import signal
 from pathlib import Path
 
 from pipeline import PipelineError
-from pipeline.app.workspace._lock import LOCK_NAME, lock_mode, lock_record
+from pipeline.app.workspace._lock import LOCK_NAME, lock_mode, read_lock
 from pipeline.handlers.runtime import WorkspaceLayout
 
 __all__ = ["NotInterruptedError", "interrupt_run"]
@@ -43,13 +43,9 @@ def interrupt_run(root: Path, run_id: str | None = None) -> tuple[str | None, in
             f"queue workers run {root}: stop its run with ralph cancel TICKET --store URL"
         )
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        record = read_lock(ralph_dir)
     except OSError as error:
         raise NotInterruptedError(f"cannot read {path}: {error.strerror}") from None
-    try:
-        record = lock_record(fd)
-    finally:
-        os.close(fd)
     pid, held = record.get("pid"), record.get("run_id")
     if not isinstance(pid, int) or pid <= 1:
         raise NotInterruptedError(f"{path} names no process to stop")

@@ -28,6 +28,7 @@ __all__ = [
     "hold_workspace",
     "lock_mode",
     "lock_record",
+    "read_lock",
 ]
 
 LOCK_NAME = "run.lock"
@@ -62,6 +63,16 @@ def lock_record(fd: int) -> dict[str, object]:
     except (OSError, orjson.JSONDecodeError):
         return {}
     return record if isinstance(record, dict) else {}
+
+
+def read_lock(ralph_dir: Path) -> dict[str, object]:
+    """What the lock file in ``ralph_dir`` says of its holder (:func:`lock_record`), opened
+    without following a link; ``OSError`` when it cannot be opened."""
+    fd = os.open(ralph_dir / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        return lock_record(fd)
+    finally:
+        os.close(fd)
 
 
 def _holder(fd: int) -> str:
