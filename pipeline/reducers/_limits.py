@@ -23,7 +23,7 @@ from pipeline.events import (
     UsageWindowReported,
 )
 from pipeline.reducers._build import advance, anomaly
-from pipeline.reducers._transitions import agent_failed
+from pipeline.reducers._transitions import agent_failed, stop_when_spent
 
 __all__ = ["limit_reset_awaited", "provider_limited", "usage_window_reported"]
 
@@ -55,6 +55,11 @@ def provider_limited(state: PipelineState, event: ProviderLimited) -> PipelineSt
     ledger = evolve(
         state.ledger, last_error=message, agent_failures=state.ledger.agent_failures + 1
     )
+    # As any failure: a spend limit the limited invocation reached ends the run before a
+    # wait whose end would start the agent again.
+    spent = stop_when_spent(state, ledger)
+    if spent is not None:
+        return spent
     fits = (event.resets_at - event.at).total_seconds() <= policy.max_wait_s
     retries_left = agent.retries < run.budget.max_retries_per_agent
     waits = policy.on_usage_limit is not OnUsageLimit.STOP and fits and retries_left

@@ -101,6 +101,30 @@ def test_the_breaker_trips_when_money_is_spent_without_a_commit() -> None:
     assert "since the last commit with changes" in (result.state.ledger.last_error or "")
 
 
+def test_a_provider_limit_after_the_spend_limit_ends_the_run_instead_of_waiting() -> None:
+    """The planner spends the $0.25 breaker and is then limited by its provider with a reset
+    five minutes away: the run ends as max_cost at once, never waiting to start the planner
+    again (hypothesis found the wait starting it past the limit)."""
+    from datetime import timedelta
+
+    from pipeline.core.effects import WaitForLimitReset
+    from pipeline.engine.simulation import AgentOutcome
+
+    limited = AgentOutcome.PROVIDER_LIMITED
+    result = scripted_run(
+        {
+            USAGE_CHOICE: [Always(1)],
+            "planner outcome": [limited],
+            "limit reset": [timedelta(minutes=5)],
+        },
+        budget_=attrs.evolve(budget(), max_cost_without_progress_usd=Usd(0.25)),
+    )
+    assert result.state.termination is TerminationReason.MAX_COST
+    assert _starts(result.events) == [Role.PLANNER]
+    assert not any(isinstance(e, WaitForLimitReset) for e in result.effects)
+    assert _started_with_budget_left(result.events)
+
+
 def test_a_commit_with_changes_resets_the_breaker() -> None:
     """A $0.60 breaker: the commit after $0.75 of work resets it, and the run completes having
     spent more than the breaker in all."""
