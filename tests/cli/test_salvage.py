@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from pipeline.core.state import Phase
 from pipeline.events import CommitCreated, PipelineEvent, RunResumed, RunSalvaged
@@ -39,6 +41,22 @@ def _completed(root: Path, *, store: str | None = None) -> str:
         (run,) = opened.runs()
         assert opened.head(run.run_id) == EVENTS
         return run.run_id
+
+
+@pytest.fixture(scope="module")
+def completed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One workspace whose run :func:`_completed` made, for the tests that only read and damage
+    a store to copy (:func:`_copy_of`): one run serves them all."""
+    root = tmp_path_factory.mktemp("salvage") / "ws"
+    return root, _completed(root)
+
+
+def _copy_of(completed: tuple[Path, str], root: Path) -> str:
+    """A copy of the ``completed`` workspace at ``root`` (its git, work tree and store); the
+    run's id. Only for a test that resumes nothing: the log names the first workspace's
+    ``PROMPT.md`` (the prompt's protection records its path), which a resume would change."""
+    shutil.copytree(completed[0], root, symlinks=True)
+    return completed[1]
 
 
 def _events(location: str | Path, run_id: str) -> list[PipelineEvent]:
@@ -189,11 +207,13 @@ def test_damage_before_a_commit_git_holds_is_named_and_the_resume_stops(tmp_path
     _no_traceback(salvaged, resumed)
 
 
-def test_an_undamaged_run_is_copied_whole_and_says_nothing_was_damaged(tmp_path: Path) -> None:
+def test_an_undamaged_run_is_copied_whole_and_says_nothing_was_damaged(
+    tmp_path: Path, completed: tuple[Path, str]
+) -> None:
     """Salvaging a run that reads whole copies every event (exit 0) and says so; the fact
     records that nothing was damaged, and the complete run is not offered to resume."""
     root = tmp_path / "ws"
-    run_id = _completed(root)
+    run_id = _copy_of(completed, root)
     new = tmp_path / "copy.db"
     copied = ralph("salvage", "--to", f"sqlite:///{new}", cwd=root)
     assert copied.returncode == 0, _said(copied)
@@ -206,10 +226,10 @@ def test_an_undamaged_run_is_copied_whole_and_says_nothing_was_damaged(tmp_path:
     assert fold(events).ledger.anomalies == 0
 
 
-def test_rows_beyond_the_head_are_not_kept(tmp_path: Path) -> None:
+def test_rows_beyond_the_head_are_not_kept(tmp_path: Path, completed: tuple[Path, str]) -> None:
     """A head one short of the rows (damage): the prefix is what the head counts."""
     root = tmp_path / "ws"
-    run_id = _completed(root)
+    run_id = _copy_of(completed, root)
     damaged = WorkspaceLayout(root=root).store
     with sqlite3.connect(damaged) as db:
         db.execute("UPDATE runs SET head = head - 1")
@@ -221,13 +241,15 @@ def test_rows_beyond_the_head_are_not_kept(tmp_path: Path) -> None:
     assert len(_events(new, run_id)) == EVENTS
 
 
-def test_bad_requests_exit_with_the_documented_codes_and_change_nothing(tmp_path: Path) -> None:
+def test_bad_requests_exit_with_the_documented_codes_and_change_nothing(
+    tmp_path: Path, completed: tuple[Path, str]
+) -> None:
     """--to naming the damaged store, a store holding the run, an unknown run and a missing
     store are bad input (exit 2); a file that is no store, and a run whose first event is
     damaged, are store errors (exit 4) and leave no new file. No traceback, no byte of the damaged
     store changed."""
     root = tmp_path / "ws"
-    run_id = _completed(root)
+    run_id = _copy_of(completed, root)
     damaged = WorkspaceLayout(root=root).store
     _damage(damaged, 20)
     before = _digest(damaged)
