@@ -93,6 +93,11 @@ def _no_traceback(*results: object) -> None:
         assert "Traceback" not in result.stderr, result.stderr  # type: ignore[attr-defined]
 
 
+# The tests that resume a salvaged run make a run of their own and resume it, seconds each, so
+# they are slow: the fast loop has what salvage keeps and what a resume of it does from
+# tests/engine/test_salvage.py and tests/reducers/test_salvage.py, and the command's words and
+# exit codes from the tests here that copy one run.
+@pytest.mark.slow
 def test_damage_after_the_last_commit_is_salvaged_verified_shown_and_resumed_to_the_end(
     tmp_path: Path,
 ) -> None:
@@ -155,6 +160,7 @@ def _events_before(store: Path, run_id: str, cut: int) -> list[PipelineEvent]:
         return events
 
 
+@pytest.mark.slow
 def test_a_lost_commit_fact_is_found_again_by_its_trailer_after_salvage(tmp_path: Path) -> None:
     """The row of the run's ``CommitCreated`` deleted: the salvaged run resumes at the commit
     step under the same effect id (RunSalvaged is not counted), finds the commit git holds by
@@ -180,6 +186,7 @@ def test_a_lost_commit_fact_is_found_again_by_its_trailer_after_salvage(tmp_path
     assert len(commits_in_git(root)) == 1
 
 
+@pytest.mark.slow
 def test_damage_before_a_commit_git_holds_is_named_and_the_resume_stops(tmp_path: Path) -> None:
     """Damage in development, before the commit git holds: salvage still copies the prefix
     (exit 0) but warns that git holds a commit past it and that resume would stop; resume
@@ -289,6 +296,7 @@ def test_bad_requests_exit_with_the_documented_codes_and_change_nothing(
     _no_traceback(itself, again, unknown, missing, no_to, unreadable, first)
 
 
+@pytest.mark.slow
 def test_a_damaged_postgresql_run_is_salvaged_into_sqlite_and_back_without_its_password(
     tmp_path: Path, postgres: PostgresServer, postgres_url: str
 ) -> None:
