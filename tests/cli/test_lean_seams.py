@@ -180,6 +180,10 @@ def test_a_configuration_the_run_did_not_start_with_is_left_to_the_full_command(
     assert "unknown key" in said
 
 
+# A whole run in a subprocess, waiting on a person: slow. The fast loop keeps the seam on the
+# demo's copy (a configuration the run did not start with is left to the full command) and a
+# waiting run answered lean (tests/cli/test_respond_quick.py).
+@pytest.mark.slow
 def test_an_answer_is_not_posted_lean_past_a_configuration_the_full_command_refuses(
     tmp_path: Path,
 ) -> None:
@@ -283,6 +287,10 @@ def test_the_facts_the_lean_status_reads_from_the_log_are_named_by_their_tags() 
     assert WIRE_TAGS[CommitCreated] == COMMIT_CREATED
 
 
+# A whole run in a subprocess that waits out a person's timeout: slow. The fast loop keeps the
+# lean refusal in the full command's words on the demo's finished run
+# (tests/cli/test_respond_quick.py).
+@pytest.mark.slow
 def test_a_question_that_timed_out_is_refused_as_the_full_command_refuses_it(
     tmp_path: Path,
 ) -> None:
@@ -300,6 +308,9 @@ def test_a_question_that_timed_out_is_refused_as_the_full_command_refuses_it(
         assert "is not waiting for an answer" in said
 
 
+# A whole run into PostgreSQL, then copied: slow. The fast loop keeps a salvaged run shown alike
+# (the demo's copy, above).
+@pytest.mark.slow
 def test_a_run_kept_in_postgresql_and_copied_into_the_workspaces_store_is_shown_alike(
     tmp_path: Path,
     postgres_url: str,
