@@ -33,16 +33,6 @@ def ralph(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One demo run shared by the tests that read its output."""
-    base = tmp_path_factory.mktemp("demo")
-    result = ralph("demo", "run", cwd=base)
-    assert result.returncode == 0, result.stderr
-    (base / "stdout.txt").write_text(result.stdout)
-    return base / "run"
-
-
 def test_demo_completes_and_its_log_folds_to_the_state_it_wrote(demo_dir: Path) -> None:
     """Exit 0; the event log folds to a complete run equal to the stored final state."""
     lines = (demo_dir / ".ralph" / "event-log.jsonl").read_bytes().splitlines()

@@ -37,7 +37,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
-from tests.cli.test_cli import RALPH, demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
+from tests.cli.test_cli import RALPH, ralph
 from tests.cli.test_quick_commands import _loaded
 from tests.cli.test_salvage import _completed
 from tests.cli.test_sandbox_shown import _refused, _sandboxed
@@ -72,7 +72,7 @@ def _respond_both(root: Path, *argv: str) -> tuple[bool, str]:
 
 
 def test_a_checkpoint_the_fold_would_skip_is_left_to_the_full_command(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """A newest checkpoint of another format, or claiming other events than it holds (its
@@ -97,7 +97,7 @@ def test_the_lean_checkpoint_format_is_the_stores() -> None:
 
 
 def test_a_fork_and_its_source_are_shown_as_the_full_command_shows_them(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """After ``ralph fork``, the source run (latest and named) and the fork in its own
@@ -112,7 +112,7 @@ def test_a_fork_and_its_source_are_shown_as_the_full_command_shows_them(
 
 
 def test_a_salvaged_run_is_shown_as_the_full_command_shows_it(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """A damaged run salvaged into a new store that becomes the workspace's is answered
@@ -130,7 +130,7 @@ def test_a_salvaged_run_is_shown_as_the_full_command_shows_it(
 
 
 def test_a_store_migrated_from_schema_8_is_left_to_the_full_command_until_rebuilt(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """A store at schema 8 (no ``run_status``), then migrated (the table empty), is shown by
@@ -166,7 +166,7 @@ def test_two_runs_in_one_store_are_chosen_as_the_full_command_chooses(tmp_path: 
 
 
 def test_a_configuration_the_run_did_not_start_with_is_left_to_the_full_command(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """A ``ralph.toml`` edited since the run began (here into one the full command refuses)
@@ -180,6 +180,10 @@ def test_a_configuration_the_run_did_not_start_with_is_left_to_the_full_command(
     assert "unknown key" in said
 
 
+# A whole run in a subprocess, waiting on a person: slow. The fast loop keeps the seam on the
+# demo's copy (a configuration the run did not start with is left to the full command) and a
+# waiting run answered lean (tests/cli/test_respond_quick.py).
+@pytest.mark.slow
 def test_an_answer_is_not_posted_lean_past_a_configuration_the_full_command_refuses(
     tmp_path: Path,
 ) -> None:
@@ -212,7 +216,7 @@ def test_an_answer_is_not_posted_lean_past_a_configuration_the_full_command_refu
 
 
 def test_an_answer_that_is_not_text_is_left_to_the_full_command(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """An answer whose bytes are not UTF-8 (lone surrogates once in ``sys.argv``) is left to
@@ -230,7 +234,7 @@ def test_an_answer_that_is_not_text_is_left_to_the_full_command(
 
 
 def test_what_the_work_tree_names_steers_both_paths_alike(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """A ``ralph.toml`` naming another store leaves ``status`` on the workspace's own store
@@ -283,6 +287,10 @@ def test_the_facts_the_lean_status_reads_from_the_log_are_named_by_their_tags() 
     assert WIRE_TAGS[CommitCreated] == COMMIT_CREATED
 
 
+# A whole run in a subprocess that waits out a person's timeout: slow. The fast loop keeps the
+# lean refusal in the full command's words on the demo's finished run
+# (tests/cli/test_respond_quick.py).
+@pytest.mark.slow
 def test_a_question_that_timed_out_is_refused_as_the_full_command_refuses_it(
     tmp_path: Path,
 ) -> None:
@@ -300,6 +308,9 @@ def test_a_question_that_timed_out_is_refused_as_the_full_command_refuses_it(
         assert "is not waiting for an answer" in said
 
 
+# A whole run into PostgreSQL, then copied: slow. The fast loop keeps a salvaged run shown alike
+# (the demo's copy, above).
+@pytest.mark.slow
 def test_a_run_kept_in_postgresql_and_copied_into_the_workspaces_store_is_shown_alike(
     tmp_path: Path,
     postgres_url: str,
@@ -318,7 +329,7 @@ def test_a_run_kept_in_postgresql_and_copied_into_the_workspaces_store_is_shown_
 
 
 def test_runs_leaves_a_log_its_fold_would_report_to_the_full_command(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """``ralph runs`` folds each run from its newest checkpoint: a checkpoint it skips (a

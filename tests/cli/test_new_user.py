@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
+from tests.cli.test_cli import ralph
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
@@ -60,7 +60,7 @@ def test_help_keeps_the_brackets_of_config_tables_and_extras() -> None:
 
 
 def test_the_demos_closing_hints_run_without_the_virtual_environment(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
 ) -> None:
     """The printed ``Replay it`` command works in a shell whose PATH has no ``ralph``."""
     printed = (demo_dir.parent / "stdout.txt").read_text().splitlines()
@@ -77,7 +77,7 @@ def test_the_demos_closing_hints_run_without_the_virtual_environment(
     assert "verified" in result.stdout
 
 
-def test_every_reading_command_takes_dash_c(demo_dir: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_every_reading_command_takes_dash_c(demo_dir: Path, tmp_path: Path) -> None:
     """``replay``, ``events``, ``topics``, ``report`` and ``status`` read the store of the
     workspace ``-C`` names, from anywhere."""
     for args in (
@@ -91,7 +91,7 @@ def test_every_reading_command_takes_dash_c(demo_dir: Path, tmp_path: Path) -> N
         assert result.returncode == 0, (args, result.stderr)
 
 
-def test_topics_filters_by_pattern(demo_dir: Path) -> None:  # noqa: F811
+def test_topics_filters_by_pattern(demo_dir: Path) -> None:
     """``--topic`` keeps the topics matching any of its patterns; a bad pattern is exit 2."""
     everything = ralph("topics", cwd=demo_dir).stdout.splitlines()
     reviews = ralph("topics", "--topic", "review.**", cwd=demo_dir).stdout.splitlines()
@@ -103,7 +103,7 @@ def test_topics_filters_by_pattern(demo_dir: Path) -> None:  # noqa: F811
     assert "--topic" in bad.stderr
 
 
-def test_topics_filters_by_the_hat_that_published(demo_dir: Path) -> None:  # noqa: F811
+def test_topics_filters_by_the_hat_that_published(demo_dir: Path) -> None:
     """Each entry names who it came from (the hat at work, or ralph for its notices); ``--hat``
     keeps exactly the entries of the hats named."""
     everything = ralph("topics", "--format", "jsonl", cwd=demo_dir).stdout.splitlines()

@@ -27,7 +27,7 @@ from pipeline.events import SCHEMA_VERSION
 from pipeline.handlers.store._link import link
 from pipeline.handlers.store._migrations import MIGRATIONS
 from pipeline.reducers.views import cost_text
-from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
+from tests.cli.test_cli import ralph
 
 _PROBE = (
     "import sys, runpy\n"
@@ -103,7 +103,7 @@ def test_the_command_table_names_what_each_module_registers() -> None:
 
 
 def test_runs_answers_from_the_summaries_what_the_full_command_answers(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """On the demo's store ``ralph runs`` is answered from the ``run_summaries`` projection
@@ -128,7 +128,7 @@ def test_runs_answers_from_the_summaries_what_the_full_command_answers(
 
 
 def test_runs_reads_a_store_written_before_the_summaries(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """A store from a release before the projection (no ``run_summaries`` table, schema 6)
@@ -153,7 +153,7 @@ def test_the_lean_runs_path_reads_the_schema_the_store_writes() -> None:
 
 
 def test_events_answers_from_the_rows_what_the_full_command_answers(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """On the demo's store ``ralph events`` (also given the store's path, or the run) prints
@@ -209,7 +209,7 @@ def _rechained(store: Path) -> None:
     ],
 )
 def test_events_leaves_what_it_cannot_read_as_the_store_does_to_the_full_command(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
     damage: str,
     rechain: bool,
@@ -235,7 +235,7 @@ def test_events_leaves_what_it_cannot_read_as_the_store_does_to_the_full_command
 
 
 def test_events_leaves_an_unknown_run_and_a_jsonl_log_to_the_full_command(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
 ) -> None:
     """``--run`` naming no run of the store, and a ``.jsonl`` log (which nothing vouches
     for, unlike the store's chained rows), are answered by the full command."""
@@ -277,7 +277,7 @@ _PLAIN_CALLS = [
 
 @pytest.mark.parametrize("argv", _PLAIN_CALLS, ids=" ".join)
 def test_a_plain_shape_prints_what_the_full_command_prints(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     argv: tuple[str, ...],
 ) -> None:
     """``status``, ``events`` and ``respond`` in their plain shapes skip typer's parsing
@@ -297,7 +297,7 @@ def test_a_plain_shape_prints_what_the_full_command_prints(
     assert lean.stdout or lean.stderr
 
 
-def test_a_read_command_loads_no_agent_plugin(demo_dir: Path) -> None:  # noqa: F811
+def test_a_read_command_loads_no_agent_plugin(demo_dir: Path) -> None:
     """The full ``ralph status`` (and the other run readers) reads no ``ralph.toml`` and so
     loads no agent plugin: the plugins' entry points are listed only where a config is read."""
     _said, modules = _loaded(demo_dir, "status", "-C", ".")

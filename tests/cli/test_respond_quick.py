@@ -8,7 +8,6 @@ from pathlib import Path
 
 from pipeline.app.cli import _app, _respond_quick
 from pipeline.events import HumanResponseReceived
-from tests.cli.test_cli import demo_dir  # noqa: F401  # demo_dir is a fixture
 from tests.cli.test_quick_commands import _loaded
 from tests.runtime.test_loop_control import QUESTION, _pending, workspace
 from tests.runtime.workspace import ralph, start_ralph, stored_events
@@ -25,7 +24,7 @@ def _lean(root: Path, *argv: str) -> bool:
 
 
 def test_a_refusal_is_said_lean_as_the_full_command_says_it(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
 ) -> None:
     """No question waits in the demo's finished run: the lean path says so, exit 2, in the
     full command's words (``--workspace .``, which the lean path leaves alone)."""

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from pipeline.core.state import Phase
 from pipeline.events import CommitCreated, PipelineEvent, RunResumed, RunSalvaged
@@ -39,6 +41,22 @@ def _completed(root: Path, *, store: str | None = None) -> str:
         (run,) = opened.runs()
         assert opened.head(run.run_id) == EVENTS
         return run.run_id
+
+
+@pytest.fixture(scope="module")
+def completed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One workspace whose run :func:`_completed` made, for the tests that only read and damage
+    a store to copy (:func:`_copy_of`): one run serves them all."""
+    root = tmp_path_factory.mktemp("salvage") / "ws"
+    return root, _completed(root)
+
+
+def _copy_of(completed: tuple[Path, str], root: Path) -> str:
+    """A copy of the ``completed`` workspace at ``root`` (its git, work tree and store); the
+    run's id. Only for a test that resumes nothing: the log names the first workspace's
+    ``PROMPT.md`` (the prompt's protection records its path), which a resume would change."""
+    shutil.copytree(completed[0], root, symlinks=True)
+    return completed[1]
 
 
 def _events(location: str | Path, run_id: str) -> list[PipelineEvent]:
@@ -75,6 +93,11 @@ def _no_traceback(*results: object) -> None:
         assert "Traceback" not in result.stderr, result.stderr  # type: ignore[attr-defined]
 
 
+# The tests that resume a salvaged run make a run of their own and resume it, seconds each, so
+# they are slow: the fast loop has what salvage keeps and what a resume of it does from
+# tests/engine/test_salvage.py and tests/reducers/test_salvage.py, and the command's words and
+# exit codes from the tests here that copy one run.
+@pytest.mark.slow
 def test_damage_after_the_last_commit_is_salvaged_verified_shown_and_resumed_to_the_end(
     tmp_path: Path,
 ) -> None:
@@ -137,6 +160,7 @@ def _events_before(store: Path, run_id: str, cut: int) -> list[PipelineEvent]:
         return events
 
 
+@pytest.mark.slow
 def test_a_lost_commit_fact_is_found_again_by_its_trailer_after_salvage(tmp_path: Path) -> None:
     """The row of the run's ``CommitCreated`` deleted: the salvaged run resumes at the commit
     step under the same effect id (RunSalvaged is not counted), finds the commit git holds by
@@ -162,6 +186,7 @@ def test_a_lost_commit_fact_is_found_again_by_its_trailer_after_salvage(tmp_path
     assert len(commits_in_git(root)) == 1
 
 
+@pytest.mark.slow
 def test_damage_before_a_commit_git_holds_is_named_and_the_resume_stops(tmp_path: Path) -> None:
     """Damage in development, before the commit git holds: salvage still copies the prefix
     (exit 0) but warns that git holds a commit past it and that resume would stop; resume
@@ -189,11 +214,13 @@ def test_damage_before_a_commit_git_holds_is_named_and_the_resume_stops(tmp_path
     _no_traceback(salvaged, resumed)
 
 
-def test_an_undamaged_run_is_copied_whole_and_says_nothing_was_damaged(tmp_path: Path) -> None:
+def test_an_undamaged_run_is_copied_whole_and_says_nothing_was_damaged(
+    tmp_path: Path, completed: tuple[Path, str]
+) -> None:
     """Salvaging a run that reads whole copies every event (exit 0) and says so; the fact
     records that nothing was damaged, and the complete run is not offered to resume."""
     root = tmp_path / "ws"
-    run_id = _completed(root)
+    run_id = _copy_of(completed, root)
     new = tmp_path / "copy.db"
     copied = ralph("salvage", "--to", f"sqlite:///{new}", cwd=root)
     assert copied.returncode == 0, _said(copied)
@@ -206,10 +233,10 @@ def test_an_undamaged_run_is_copied_whole_and_says_nothing_was_damaged(tmp_path:
     assert fold(events).ledger.anomalies == 0
 
 
-def test_rows_beyond_the_head_are_not_kept(tmp_path: Path) -> None:
+def test_rows_beyond_the_head_are_not_kept(tmp_path: Path, completed: tuple[Path, str]) -> None:
     """A head one short of the rows (damage): the prefix is what the head counts."""
     root = tmp_path / "ws"
-    run_id = _completed(root)
+    run_id = _copy_of(completed, root)
     damaged = WorkspaceLayout(root=root).store
     with sqlite3.connect(damaged) as db:
         db.execute("UPDATE runs SET head = head - 1")
@@ -221,13 +248,15 @@ def test_rows_beyond_the_head_are_not_kept(tmp_path: Path) -> None:
     assert len(_events(new, run_id)) == EVENTS
 
 
-def test_bad_requests_exit_with_the_documented_codes_and_change_nothing(tmp_path: Path) -> None:
+def test_bad_requests_exit_with_the_documented_codes_and_change_nothing(
+    tmp_path: Path, completed: tuple[Path, str]
+) -> None:
     """--to naming the damaged store, a store holding the run, an unknown run and a missing
     store are bad input (exit 2); a file that is no store, and a run whose first event is
     damaged, are store errors (exit 4) and leave no new file. No traceback, no byte of the damaged
     store changed."""
     root = tmp_path / "ws"
-    run_id = _completed(root)
+    run_id = _copy_of(completed, root)
     damaged = WorkspaceLayout(root=root).store
     _damage(damaged, 20)
     before = _digest(damaged)
@@ -267,6 +296,7 @@ def test_bad_requests_exit_with_the_documented_codes_and_change_nothing(tmp_path
     _no_traceback(itself, again, unknown, missing, no_to, unreadable, first)
 
 
+@pytest.mark.slow
 def test_a_damaged_postgresql_run_is_salvaged_into_sqlite_and_back_without_its_password(
     tmp_path: Path, postgres: PostgresServer, postgres_url: str
 ) -> None:

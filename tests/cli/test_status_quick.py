@@ -22,7 +22,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
-from tests.cli.test_cli import demo_dir, ralph  # noqa: F401  # demo_dir is a fixture
+from tests.cli.test_cli import ralph
 from tests.cli.test_quick_commands import _loaded
 from tests.cli.test_sandbox_shown import _refused, _sandboxed
 from tests.cli.test_screens_shown import _screened
@@ -60,7 +60,7 @@ def _hand_run(root: Path, log: Sequence[PipelineEvent]) -> str:
 
 
 def test_the_demo_run_is_answered_lean_as_the_full_command_answers(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
 ) -> None:
     """The demo's run (its sandbox on, its commits on HEAD) is answered from the projection,
     latest or named, with what the folded log gives."""
@@ -77,7 +77,7 @@ def test_the_demo_run_is_answered_lean_as_the_full_command_answers(
 
 
 def test_a_commit_git_lost_is_left_to_the_full_command(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """With the run's last commit gone from HEAD, the full command answers: it counts the
@@ -91,7 +91,7 @@ def test_a_commit_git_lost_is_left_to_the_full_command(
 
 
 def test_a_damaged_log_is_left_to_the_full_command(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """An event's stored bytes edited behind the store's back break the log's hash chain:
@@ -107,7 +107,7 @@ def test_a_damaged_log_is_left_to_the_full_command(
 
 
 def test_a_store_without_the_status_is_left_to_the_full_command(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     tmp_path: Path,
 ) -> None:
     """A run begun before the projection (its ``begun`` part missing) or whose status is
@@ -140,7 +140,7 @@ def test_refused_connections_and_screens_are_left_to_the_full_command(tmp_path: 
 
 @pytest.mark.parametrize("argv", [["--json"], ["--run"], ["-C", "."], ["--run", "nope"]])
 def test_other_shapes_are_left_to_the_full_command(
-    demo_dir: Path,  # noqa: F811
+    demo_dir: Path,
     argv: list[str],
 ) -> None:
     """Anything but ``status`` and ``status --run RUN`` of a run the store holds loads the

@@ -6,6 +6,8 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from pipeline.core.state import Phase, TerminationReason
 from pipeline.events import (
     BackoffWaited,
@@ -32,6 +34,12 @@ from tests.runtime.workspace import (
     scripted,
     then_finish,
 )
+
+# Whole runs in subprocesses, seconds a test: the fast loop has each decision from
+# tests/reducers/test_decisions.py (retry, fall back, dev-fix, a success without its report),
+# the process's timeout and group from tests/handlers/agents/, a rate limit's words from
+# tests/handlers/test_limits_parsers.py and the prompt's mode from test_prompt_permissions.py.
+pytestmark = pytest.mark.slow
 
 CRASH_TWICE = then_finish(
     "planning",

@@ -10,6 +10,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from pipeline.core.serialization import checkpoint_state
 from pipeline.core.state import MAX_MEMORIES, Phase, TaskStatus
 from pipeline.events import ContextNoted, RunCompleted, RunStarted, TopicPublished
@@ -22,6 +24,11 @@ from tests.runtime.workspace import (
     ralph,
     stored_events,
 )
+
+# Whole runs in subprocesses, seconds a test; the fast loop has their decisions from
+# tests/reducers/test_context.py (every rule on memories, tasks, refusals and prompts, examples and
+# laws) and tests/cli/test_context_commands.py (the commands).
+pytestmark = pytest.mark.slow
 
 REPORTS = """
 mkdir -p .agent/out .ralph/prompts

@@ -46,6 +46,10 @@ printf '1. do it' > .agent/out/plan.md
 """A planner during whose work a person guides the developer, then every hat."""
 
 
+# Whole runs in subprocesses, seconds each, so slow: the fast loop has the decisions they make
+# from tests/reducers/test_guidance.py (who takes guidance in, once) and the in-process refusal
+# below.
+@pytest.mark.slow
 def test_guidance_given_while_the_run_goes_on_reaches_the_chosen_hats_next_prompt(
     tmp_path: Path,
 ) -> None:
@@ -86,6 +90,7 @@ fi
 """
 
 
+@pytest.mark.slow
 def test_guidance_to_a_stopped_run_is_taken_in_when_it_is_resumed(tmp_path: Path) -> None:
     """The run is interrupted while the planner works; guidance given then is kept, and the
     resumed run's developer prompt carries it."""
@@ -117,6 +122,7 @@ def test_guidance_to_a_stopped_run_is_taken_in_when_it_is_resumed(tmp_path: Path
         assert [g.number for g in store.inbox(MessageKind.GUIDANCE, summary.run_id)] == [1]
 
 
+@pytest.mark.slow
 def test_bad_guidance_is_refused_and_nothing_is_kept(tmp_path: Path) -> None:
     root = make_workspace(
         tmp_path / "ws",

@@ -10,6 +10,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from pipeline.core.state import Phase
 from pipeline.events import (
     CommitCreated,
@@ -30,6 +32,11 @@ from tests.runtime.workspace import (
     stored_events,
     wait_for,
 )
+
+# Whole runs in subprocesses, seconds a test; the fast loop has their decisions from
+# tests/reducers/test_hooks.py (each hook's decision at each point, across resumes, and the budgets
+# law).
+pytestmark = pytest.mark.slow
 
 
 def _hook(

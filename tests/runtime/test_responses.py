@@ -11,6 +11,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from pipeline.core.responses import AGENT_RESPONSE
 from pipeline.events import (
     HumanInterventionRequired,
@@ -24,6 +26,11 @@ from pipeline.events import (
 from pipeline.handlers.runtime import WorkspaceLayout
 from tests.runtime.test_loop_control import step, workspace
 from tests.runtime.workspace import ralph, stored_events
+
+# Whole runs in subprocesses, seconds a test; the fast loop has their decisions from
+# tests/reducers/test_response_decisions.py (the correction turns' bound and log) and
+# tests/handlers/test_responses.py (the verdicts).
+pytestmark = pytest.mark.slow
 
 VALID = """'{"action": "report", "parameters": {"files": 2}}'"""
 FENCED = """'''```json
