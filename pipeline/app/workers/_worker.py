@@ -384,8 +384,16 @@ class Worker:
                 store: EventStore = leased
                 if remote is not None:
                     carry = functools.partial(queue.carry, lease)
+                    # The run's own redactor: the kept files are masked as its facts are.
+                    redactor = Redactor.from_environment(
+                        os.environ, workspace.config.redaction.variables
+                    )
                     store = PublishingStore(
-                        leased, layout=workspace.layout, publish=remote.publish, carry=carry
+                        leased,
+                        layout=workspace.layout,
+                        publish=remote.publish,
+                        carry=carry,
+                        redact=redactor.text,
                     )
                 result = drive(
                     workspace,
