@@ -387,6 +387,33 @@ def test_a_reused_repositorys_config_runs_nothing_of_the_agents_in_its_fetch(
     assert (elsewhere / ".git").is_dir()
 
 
+def test_a_reused_repositorys_alternates_run_nothing_of_the_agents_in_its_fetch(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """An agent's ``objects/info/alternates`` and ``core.alternateRefsCommand`` (a shell
+    command git runs to list an alternate's refs while it fetches) in the reused repository:
+    the worker's refresh of the target there runs nothing, and still brings the target's new
+    commit."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare))
+    worker.run.claim(holder="w1", host="h1", run_id=None)
+    repo = worker.repository()
+    marker = tmp_path / "ran"
+    elsewhere = tmp_path / "elsewhere"
+    git(tmp_path, "init", "-q", str(elsewhere))
+    git(elsewhere, "commit", "-q", "--allow-empty", "-m", "theirs")
+    (repo / ".git" / "objects" / "info" / "alternates").write_text(
+        f"{elsewhere / '.git' / 'objects'}\n"
+    )
+    git(repo, "config", "core.alternateRefsCommand", f"touch {marker}; true")
+    clone = bare_remote(tmp_path / "other").clone  # a second clone pushes a new main
+    git(clone, "push", "-q", "--force", str(bare), "HEAD:refs/heads/main")
+    worker.run.fetch("refs/heads/main")
+    assert worker.repository() == repo
+    assert not marker.exists()
+    assert git(repo, "rev-parse", "refs/heads/main") == main_of(bare)
+
+
 def test_a_bare_folder_holding_a_commondir_file_is_refused(tmp_path: Path) -> None:
     """git would read a bare repository's objects and refs from where a ``commondir`` file
     in it says; ralph's bare mode refuses such a folder before git runs."""
