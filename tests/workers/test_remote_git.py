@@ -5,6 +5,7 @@ remotes in the test's folder (a path URL and a ``file://`` one); no database."""
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from pipeline.app.workers._remote_run import (
     RemoteRun,
     RemoteUnreachableError,
     cache_for,
+    check_ticket,
 )
 from pipeline.app.workers._ticket_repo import (
     Restored,
@@ -296,6 +298,29 @@ def test_a_ticket_held_on_this_host_is_busy(tmp_path: Path) -> None:
     with ticket_turn(tmp_path, TICKET), pytest.raises(TicketBusyError):  # noqa: SIM117
         with ticket_turn(tmp_path, TICKET):
             pass
+
+
+def test_a_hostile_ticket_id_names_nothing_of_the_workers(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A ticket id from the store (the team's to write) never names a file of the worker's
+    own: a ticket called like a cache (``remote-<digest>``) holds its turn, and a claim on
+    that cache's remote still goes through instead of waiting on the turn's lock for ever;
+    an id ending in ``-worktrees`` (another ticket's landing scratch) is refused."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare))
+    like_cache = worker.run.cache.name.removesuffix(".git")
+    claimed = threading.Event()
+
+    def claim() -> None:
+        worker.run.claim(holder="w1", host="h1", run_id=None)
+        claimed.set()
+
+    with ticket_turn(worker.workdir, like_cache):
+        threading.Thread(target=claim, daemon=True).start()
+        assert claimed.wait(30), "the claim waited on the hostile ticket's turn"
+    with pytest.raises(ValueError, match="worktrees"):
+        check_ticket(f"{TICKET}-worktrees")
 
 
 def test_a_host_refusing_the_claim_ref_fails_the_ticket_with_gits_message(
