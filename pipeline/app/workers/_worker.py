@@ -48,6 +48,7 @@ from pipeline.app.workspace import (
     HalfMadeError,
     Workspace,
     drive,
+    hiding_workdir,
     open_workspace,
     pending_commit,
     resolve_prompt,
@@ -502,7 +503,9 @@ class Worker:
             setup=functools.partial(write_setup, files=files),
             restore=restore,
         )
-        return open_workspace(repo, config_text=ticket.config), remote
+        workspace = open_workspace(repo, config_text=ticket.config)
+        hidden = hiding_workdir(workspace.config, repo)
+        return attrs.evolve(workspace, config=hidden), remote
 
     def _settle(
         self, queue: RunQueue, ticket: Ticket, outcome: _Outcome, report: WorkerReport
