@@ -439,6 +439,65 @@ def test_a_reused_repositorys_alternates_run_nothing_of_the_agents_in_its_fetch(
     assert git(repo, "rev-parse", "refs/heads/main") == main_of(bare)
 
 
+HOOKS = ("post-checkout", "reference-transaction", "post-merge", "pre-push", "post-rewrite",
+         "post-index-change", "fsmonitor-watchman", "push-to-checkout")  # fmt: skip
+"""The hooks a fetch, a checkout, a push or an upload-pack of the worker's could run."""
+
+
+def test_a_ticket_repositorys_config_and_hooks_run_nothing_in_the_workers_git(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """Every place an agent could plant code in its ticket's repository (hooks in
+    ``.git/hooks`` and a ``core.hooksPath``, ``core.fsmonitor``, ``uploadpack.packObjectsHook``,
+    ``core.alternateRefsCommand`` with an alternates file, a filter on every path, an
+    external diff, and all of these again through an ``include.path`` file): the worker's
+    reuse of the repository, its refresh fetch, and the publishing of a commit (the cache's
+    fetch from the repository, which runs its upload-pack) run none of them."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare))
+    worker.run.claim(holder="w1", host="h1", run_id=None)
+    sha = worker.commit("r1:e1", "work\n")  # made before the plants: the test's git is plain
+    repo, marker = worker.workdir / TICKET, tmp_path / "ran"
+    run = f"touch {marker}; true"
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for folder in (hooks, repo / ".git" / "hooks"):
+        for name in HOOKS:
+            (folder / name).write_text(f"#!/bin/sh\n{run}\n")
+            (folder / name).chmod(0o755)
+    elsewhere = tmp_path / "elsewhere"
+    git(tmp_path, "init", "-q", str(elsewhere))
+    (repo / ".git" / "objects" / "info" / "alternates").write_text(
+        f"{elsewhere / '.git' / 'objects'}\n"
+    )
+    planted = {
+        "core.hooksPath": str(hooks),
+        "core.fsmonitor": run,
+        "uploadpack.packObjectsHook": run,
+        "core.alternateRefsCommand": run,
+        "filter.x.clean": run,
+        "filter.x.smudge": run,
+        "filter.x.process": run,
+        "diff.external": run,
+    }
+    included = tmp_path / "included.config"
+    for key, value in planted.items():
+        git(repo, "config", key, value)
+        git(tmp_path, "config", "--file", str(included), key, value)
+    git(repo, "config", "include.path", str(included))
+    (repo / ".git" / "info" / "attributes").write_text("* filter=x diff=x\n")
+    worker.run.publish(sha)
+    assert git(bare, "rev-parse", f"refs/heads/{BRANCH}") == sha
+    assert worker.repository(pending="r1:e1") == repo  # reused: one past the pushed commit
+    clone = bare_remote(tmp_path / "other").clone
+    git(clone, "push", "-q", "--force", str(bare), "HEAD:refs/heads/main")
+    worker.run.fetch("refs/heads/main")
+    assert worker.repository() == repo
+    assert git(repo, "rev-parse", "refs/heads/main") == main_of(bare)
+    assert git(repo, "config", "core.fsmonitor") == run  # the planted repository, reused
+    assert not marker.exists()
+
+
 def test_a_bare_folder_holding_a_commondir_file_is_refused(tmp_path: Path) -> None:
     """git would read a bare repository's objects and refs from where a ``commondir`` file
     in it says; ralph's bare mode refuses such a folder before git runs."""
