@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -228,5 +229,91 @@ def test_an_agent_beside_a_bare_cache_reaches_no_other_branch_and_no_credential(
         assert len(verdicts) == 9, verdicts
         assert allowed == ["identity"], allowed
         assert _completed(root) is TerminationReason.COMPLETED
+    finally:
+        shutil.rmtree(workdir)
+
+
+WORKDIR_PROBES = """
+if [ ! -e .agent/probes.txt ]; then
+try() {{
+  name=$1; shift
+  if ( "$@" ) >/dev/null 2>&1; then echo "ALLOWED $name" >> .agent/probes.txt
+  else echo "denied $name" >> .agent/probes.txt; fi
+}}
+mkdir -p .agent
+: > .agent/probes.txt
+: > .agent/started
+i=0
+while [ ! -e .agent/go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+try workdir-listed sh -c 'ls -A .. | grep -vx "${{PWD##*/}}" | grep -q .'
+try cache-lock sh -c 'flock -n "$(ls -d ../remote-*.lock | head -n 1)" true'
+try late-ticket cat ../{late}/secret.txt
+try ssh-agent sh -c 'env | grep -q SSH_AUTH_SOCK'
+try token sh -c 'env | grep -q {token}'
+fi
+"""
+"""Shell lines of an agent in a worker's ticket folder, run once, after the test made
+another ticket's repository beside it: listing the worker's folder, taking the bare cache's
+lock (which would stall every claim and push of the host on that remote), reading the
+ticket made late, and the ssh agent and token variables of the worker."""
+
+
+def test_an_agent_in_a_workers_ticket_sees_nothing_of_the_workdir(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A sandboxed agent of a real ``ralph worker --workdir`` (outside ``/tmp``) sees none of
+    the worker's folder but its own ticket: no bare cache or its lock to hold, no other
+    ticket's folder (not even one made after its sandbox started), and neither the worker's
+    ``SSH_AUTH_SOCK`` nor its token; and the ticket completes."""
+    from pipeline.app.workers import submit
+    from pipeline.handlers.store.postgres import PostgresEventStore
+    from pipeline.handlers.store.queue import RunQueue, TicketState
+    from tests.workers.support import start_worker
+
+    workdir = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    token = "zq7" + hashlib.sha256(os.urandom(8)).hexdigest()[:20]
+    try:
+        script = tmp_path / "agent.sh"
+        probes = WORKDIR_PROBES.format(late="t-late", token=token)
+        script.write_text("#!/bin/sh\n" + probes + SHELL_REPORTS)
+        script.chmod(0o755)
+        budgets = "max_iterations = 1\nmax_review_passes = 0\nmax_retries_per_agent = 0"
+        clone = make_workspace(
+            tmp_path / "clone", scripts={}, agents={"main": [str(script)]}, budgets=budgets,
+            sandbox=REQUIRED,
+        )  # fmt: skip
+        remote = tmp_path / "remote.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+        git(clone, "push", "-q", str(remote), "main")
+        ticket = submit(postgres_url, clone, remote=str(remote)).ticket
+        env = {**os.environ, "SSH_AUTH_SOCK": "/x/agent.sock", "SERVICE_TOKEN": token}
+        worker = start_worker(postgres_url, "--workdir", str(workdir), "--poll-seconds",
+                              "0.05", cwd=tmp_path, env=env)  # fmt: skip
+        try:
+            started = workdir / ticket / ".agent" / "started"
+            deadline = time.monotonic() + 120
+            while not started.exists():
+                assert worker.poll() is None, worker.communicate()
+                assert time.monotonic() < deadline, "the agent never started"
+                time.sleep(0.05)
+            late = init_repository(workdir / "t-late")
+            (late / "secret.txt").write_text("another ticket's work\n")
+            (workdir / ticket / ".agent" / "go").touch()
+            while True:
+                with PostgresEventStore(postgres_url) as store:
+                    found = RunQueue(store).get(ticket)
+                assert found is not None
+                if found.state in (TicketState.DONE, TicketState.FAILED):
+                    break
+                assert time.monotonic() < deadline + 60, found
+                time.sleep(0.1)
+        finally:
+            worker.terminate()
+            _out, err = worker.communicate(timeout=60)
+        assert found.state is TicketState.DONE, (found, err)
+        verdicts = _verdicts(workdir / ticket)
+        assert verdicts == dict.fromkeys(
+            ("workdir-listed", "cache-lock", "late-ticket", "ssh-agent", "token"), "denied"
+        ), verdicts
     finally:
         shutil.rmtree(workdir)

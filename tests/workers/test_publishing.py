@@ -60,14 +60,16 @@ def test_each_fact_goes_in_only_after_what_it_needs_is_published(tmp_path: Path)
         PlanProduced(iteration=Ordinal(1), plan_digest=Digest("d"), at=AT),
         CommitCreated(sha="a" * 40, branch="ralph/run-t", at=AT),
     ]
-    publishing = PublishingStore(store, layout=layout, publish=publish, carry=carry)
+    publishing = PublishingStore(store, layout=layout, publish=publish, carry=carry, redact=str)
     assert publishing.append(RUN, 0, facts) == 3
     assert done == [
         ("keep", (".agent/prompts/development.md", b"the prompt"), 0),
         ("keep", (".agent/PLAN.md", b"1. the plan"), 0),
         ("push", "a" * 40, 0),
     ]
-    refused = PublishingStore(store, layout=layout, publish=publish, carry=lambda _p, _b: False)
+    refused = PublishingStore(
+        store, layout=layout, publish=publish, carry=lambda _p, _b: False, redact=str
+    )
     with pytest.raises(LeaseLostError, match=r"ISSUES\.md"):
         refused.append(RUN, 3, [ReviewClean(review_pass=Ordinal(1), at=AT)])
     assert store.head(RUN) == 3
@@ -86,7 +88,9 @@ def test_a_plan_replaced_by_a_link_is_not_carried(tmp_path: Path) -> None:
         kept.append(path)
         return True
 
-    publishing = PublishingStore(store, layout=layout, publish=lambda _s: None, carry=carry)
+    publishing = PublishingStore(
+        store, layout=layout, publish=lambda _s: None, carry=carry, redact=str
+    )
     publishing.append(RUN, 0, [PlanProduced(iteration=Ordinal(1), plan_digest=Digest("d"), at=AT)])
     assert kept == []
     assert store.head(RUN) == 1

@@ -5,6 +5,7 @@ remotes in the test's folder (a path URL and a ``file://`` one); no database."""
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from pipeline.app.workers._remote_run import (
     RemoteRun,
     RemoteUnreachableError,
     cache_for,
+    check_ticket,
 )
 from pipeline.app.workers._ticket_repo import (
     Restored,
@@ -298,6 +300,29 @@ def test_a_ticket_held_on_this_host_is_busy(tmp_path: Path) -> None:
             pass
 
 
+def test_a_hostile_ticket_id_names_nothing_of_the_workers(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A ticket id from the store (the team's to write) never names a file of the worker's
+    own: a ticket called like a cache (``remote-<digest>``) holds its turn, and a claim on
+    that cache's remote still goes through instead of waiting on the turn's lock for ever;
+    an id ending in ``-worktrees`` (another ticket's landing scratch) is refused."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare))
+    like_cache = worker.run.cache.name.removesuffix(".git")
+    claimed = threading.Event()
+
+    def claim() -> None:
+        worker.run.claim(holder="w1", host="h1", run_id=None)
+        claimed.set()
+
+    with ticket_turn(worker.workdir, like_cache):
+        threading.Thread(target=claim, daemon=True).start()
+        assert claimed.wait(30), "the claim waited on the hostile ticket's turn"
+    with pytest.raises(ValueError, match="worktrees"):
+        check_ticket(f"{TICKET}-worktrees")
+
+
 def test_a_host_refusing_the_claim_ref_fails_the_ticket_with_gits_message(
     tmp_path: Path, remote: tuple[Path, str]
 ) -> None:
@@ -385,6 +410,92 @@ def test_a_reused_repositorys_config_runs_nothing_of_the_agents_in_its_fetch(
     assert worker.repository() == repo
     assert not repo.is_symlink()
     assert (elsewhere / ".git").is_dir()
+
+
+def test_a_reused_repositorys_alternates_run_nothing_of_the_agents_in_its_fetch(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """An agent's ``objects/info/alternates`` and ``core.alternateRefsCommand`` (a shell
+    command git runs to list an alternate's refs while it fetches) in the reused repository:
+    the worker's refresh of the target there runs nothing, and still brings the target's new
+    commit."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare))
+    worker.run.claim(holder="w1", host="h1", run_id=None)
+    repo = worker.repository()
+    marker = tmp_path / "ran"
+    elsewhere = tmp_path / "elsewhere"
+    git(tmp_path, "init", "-q", str(elsewhere))
+    git(elsewhere, "commit", "-q", "--allow-empty", "-m", "theirs")
+    (repo / ".git" / "objects" / "info" / "alternates").write_text(
+        f"{elsewhere / '.git' / 'objects'}\n"
+    )
+    git(repo, "config", "core.alternateRefsCommand", f"touch {marker}; true")
+    clone = bare_remote(tmp_path / "other").clone  # a second clone pushes a new main
+    git(clone, "push", "-q", "--force", str(bare), "HEAD:refs/heads/main")
+    worker.run.fetch("refs/heads/main")
+    assert worker.repository() == repo
+    assert not marker.exists()
+    assert git(repo, "rev-parse", "refs/heads/main") == main_of(bare)
+
+
+HOOKS = ("post-checkout", "reference-transaction", "post-merge", "pre-push", "post-rewrite",
+         "post-index-change", "fsmonitor-watchman", "push-to-checkout")  # fmt: skip
+"""The hooks a fetch, a checkout, a push or an upload-pack of the worker's could run."""
+
+
+def test_a_ticket_repositorys_config_and_hooks_run_nothing_in_the_workers_git(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """Every place an agent could plant code in its ticket's repository (hooks in
+    ``.git/hooks`` and a ``core.hooksPath``, ``core.fsmonitor``, ``uploadpack.packObjectsHook``,
+    ``core.alternateRefsCommand`` with an alternates file, a filter on every path, an
+    external diff, and all of these again through an ``include.path`` file): the worker's
+    reuse of the repository, its refresh fetch, and the publishing of a commit (the cache's
+    fetch from the repository, which runs its upload-pack) run none of them."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare))
+    worker.run.claim(holder="w1", host="h1", run_id=None)
+    sha = worker.commit("r1:e1", "work\n")  # made before the plants: the test's git is plain
+    repo, marker = worker.workdir / TICKET, tmp_path / "ran"
+    run = f"touch {marker}; true"
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for folder in (hooks, repo / ".git" / "hooks"):
+        for name in HOOKS:
+            (folder / name).write_text(f"#!/bin/sh\n{run}\n")
+            (folder / name).chmod(0o755)
+    elsewhere = tmp_path / "elsewhere"
+    git(tmp_path, "init", "-q", str(elsewhere))
+    (repo / ".git" / "objects" / "info" / "alternates").write_text(
+        f"{elsewhere / '.git' / 'objects'}\n"
+    )
+    planted = {
+        "core.hooksPath": str(hooks),
+        "core.fsmonitor": run,
+        "uploadpack.packObjectsHook": run,
+        "core.alternateRefsCommand": run,
+        "filter.x.clean": run,
+        "filter.x.smudge": run,
+        "filter.x.process": run,
+        "diff.external": run,
+    }
+    included = tmp_path / "included.config"
+    for key, value in planted.items():
+        git(repo, "config", key, value)
+        git(tmp_path, "config", "--file", str(included), key, value)
+    git(repo, "config", "include.path", str(included))
+    (repo / ".git" / "info" / "attributes").write_text("* filter=x diff=x\n")
+    worker.run.publish(sha)
+    assert git(bare, "rev-parse", f"refs/heads/{BRANCH}") == sha
+    assert worker.repository(pending="r1:e1") == repo  # reused: one past the pushed commit
+    clone = bare_remote(tmp_path / "other").clone
+    git(clone, "push", "-q", "--force", str(bare), "HEAD:refs/heads/main")
+    worker.run.fetch("refs/heads/main")
+    assert worker.repository() == repo
+    assert git(repo, "rev-parse", "refs/heads/main") == main_of(bare)
+    assert git(repo, "config", "core.fsmonitor") == run  # the planted repository, reused
+    assert not marker.exists()
 
 
 def test_a_bare_folder_holding_a_commondir_file_is_refused(tmp_path: Path) -> None:

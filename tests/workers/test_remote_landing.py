@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -148,14 +150,17 @@ class Ticket:
         return git(self.remote.path, "rev-parse", "refs/heads/main")
 
 
-def completed_ticket(tmp: Path, kind: str, gates: str = "") -> Ticket:
+def completed_ticket(
+    tmp: Path, kind: str, gates: str = "", sandbox: str = 'mode = "off"'
+) -> Ticket:
     """A remote (its URL of ``kind``) whose ``main`` has ``gates`` in its ``ralph.toml``, and
-    a ticket on it whose run completed and whose branch is pushed."""
+    a ticket on it whose run completed and whose branch is pushed (``sandbox``: the body of
+    its ``[sandbox]``)."""
     remote = bare_remote(tmp / "host", kind)
     url = remote.url(kind)
     agent = json.dumps(["sh", "-c", SHELL_REPORTS])
     config = (
-        f'{gates}\n[sandbox]\nmode = "off"\n[budgets]\nmax_retries_per_agent = 1\n\n'
+        f"{gates}\n[sandbox]\n{sandbox}\n[budgets]\nmax_retries_per_agent = 1\n\n"
         f'[agents.main]\ncommand = {agent}\ntimeout_s = 60\n\n[chains]\ndefault = ["main"]\n'
     )
     (remote.clone / "ralph.toml").write_text(config)
@@ -216,6 +221,33 @@ def test_the_gates_run_with_the_tickets_configuration_not_the_repositorys(
     ticket.land()
     assert said.read_text().strip() == "ticket"
     assert facts(ticket.log(), TargetAdvanced)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_a_sandboxed_landing_gate_sees_nothing_of_the_workdir() -> None:
+    """The landing's gate, which runs the agents' code in a scratch worktree below the
+    worker's folder (outside ``/tmp``), sees nothing of that folder beyond what it works in:
+    no bare cache (every branch fetched), no lock, no other ticket's repository; so the
+    landing, gated by whether it saw any, lands."""
+    tmp = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        workdir = tmp / "w"
+        other = workdir / "t-other"
+        peek = (
+            'case "$PWD" in *.integration-*) '
+            f'! ls -A "{workdir}" | grep -q -e remote- -e lock -e t-other '
+            f'&& ! cat "{other}/.git/HEAD";; esac'
+        )
+        workdir.mkdir()
+        git(workdir, "init", "-q", str(other))  # another ticket's repository
+        ticket = completed_ticket(tmp, "path", gate("peek", peek), 'mode = "required"')
+        start = ticket.main()
+        ticket.land()
+        (advanced,) = facts(ticket.log(), TargetAdvanced)
+        assert isinstance(advanced, TargetAdvanced)
+        assert (advanced.old, advanced.new) == (start, ticket.main())
+    finally:
+        shutil.rmtree(tmp)
 
 
 @pytest.mark.parametrize("kind", URL_KINDS)

@@ -9,6 +9,11 @@ a worker that takes the run over elsewhere finds it there. The plan's and the re
 their agent wrote is kept in the queue, so the kept file is never older than the log; so is a
 rendered prompt's (``PromptMaterialized``), which an invocation asked again after a takeover
 reads as it was (it is not rendered again).
+
+A kept file goes to the store the whole team reads, and its bytes are an agent's (the plan,
+the issues, and the prompts that quote them): it is kept with every secret masked, as every
+fact is (``redact``: the run's redactor). The file the run reads on this host is left as it
+is; a takeover elsewhere reads the masked copy.
 """
 
 from __future__ import annotations
@@ -45,8 +50,8 @@ __all__ = ["PublishingStore"]
 class PublishingStore:
     """An :class:`~pipeline.handlers.store.EventStore` that delegates every call to ``store``
     (the ticket's leased store), pushing each commit with ``publish`` and keeping the plan,
-    the issues and each rendered prompt with ``carry`` (False: the lease is gone) before
-    their facts go in."""
+    the issues and each rendered prompt, masked by ``redact``, with ``carry`` (False: the
+    lease is gone) before their facts go in."""
 
     def __init__(
         self,
@@ -55,9 +60,10 @@ class PublishingStore:
         layout: WorkspaceLayout,
         publish: Callable[[str], None],
         carry: Callable[[str, bytes], bool],
+        redact: Callable[[str], str],
     ) -> None:
         self._store, self._layout = store, layout
-        self._publish, self._carry = publish, carry
+        self._publish, self._carry, self._redact = publish, carry, redact
 
     def append(
         self,
@@ -89,6 +95,10 @@ class PublishingStore:
             # Not the file the handler just wrote (a link or a folder in its place, or over
             # the bound): nothing of it is kept, and a takeover elsewhere starts without it.
             return
+        # surrogateescape: bytes that are not UTF-8 come back as they were.
+        body = self._redact(body.decode("utf-8", "surrogateescape")).encode(
+            "utf-8", "surrogateescape"
+        )
         if not self._carry(self._layout.relative(path), body):
             raise LeaseLostError(f"the lease is gone: {self._layout.relative(path)} not kept")
 

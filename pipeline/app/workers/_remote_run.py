@@ -47,8 +47,10 @@ CLAIMS: Final = "refs/ralph/claims/"
 RETRY_S: Final = (1.0, 2.0, 4.0)
 """The waits before each retry of a command that could not reach the remote."""
 
-_TICKET: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
-"""A ticket id: the name of a folder of the worker's and of a ref on the remote."""
+_TICKET: Final = re.compile(r"(?!.*-worktrees$)[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+"""A ticket id: the name of a folder of the worker's and of a ref on the remote. It has no dot,
+which every name of the worker's own has (``remote-<digest>.git``, its ``.lock``,
+``.making-*``); nor does it end in ``-worktrees``, where another ticket's landing works."""
 
 _CLAIM_TRIES: Final = 3
 """How many times a claim starts over when the remote moved between its look and its push."""
@@ -77,10 +79,12 @@ def cache_for(workdir: Path, url: str) -> Path:
 
 
 def check_ticket(ticket: str) -> None:
-    """Raise ``ValueError`` unless ``ticket`` is a ticket id (letters, digits, ``-``, ``_``):
-    it names a folder of the worker's and a ref on the remote."""
+    """Raise ``ValueError`` unless ``ticket`` is a ticket id (letters, digits, ``-``, ``_``,
+    not ending in ``-worktrees``): it names a folder of the worker's and a ref on the remote."""
     if not _TICKET.fullmatch(ticket):
-        raise ValueError(f"{ticket!r} is no ticket id (letters, digits, - and _)")
+        raise ValueError(
+            f"{ticket!r} is no ticket id (letters, digits, - and _, not ending in -worktrees)"
+        )
 
 
 @contextlib.contextmanager
@@ -121,6 +125,9 @@ class RemoteRun:
         self.base, self.target, self.branch, self.rebase_onto = base, target, branch, rebase_onto
         check_ticket(ticket)
         self.claim_ref = f"{CLAIMS}{ticket}"
+        # Held around every command that writes the cache. Named with a dot, as everything of
+        # the worker's own is, so that no ticket's ``<T>.lock`` (ids have none) can be it.
+        self._lock = cache.with_name(f"{cache.name}.lock")
         self._head, self._target = f"refs/heads/{branch}", f"refs/heads/{target}"
         # Told each pushed commit (the queue's ``note_pushed``); False: the ticket's lease is gone.
         self._on_pushed = on_pushed
@@ -137,7 +144,7 @@ class RemoteRun:
         remote cannot be worked with now, and ``LeaseLostError`` when the queue says the
         ticket's lease is gone.
         """
-        with locked(self.cache.with_suffix(".lock")):
+        with locked(self._lock):
             if not (self.cache / "HEAD").is_file():
                 self.cache.mkdir(parents=True, exist_ok=True)
                 run_git(self.cache, "init", "-q", "--bare", bare=True)
@@ -153,7 +160,7 @@ class RemoteRun:
             if self.rebase_onto is not None:
                 onto = f"refs/heads/{self.rebase_onto}"
                 wanted[onto] = onto
-            with locked(self.cache.with_suffix(".lock")):
+            with locked(self._lock):
                 self._fetch(self.url, wanted)
             self._check(branch, run_id)
             count = 1 + (int(self._cache("rev-list", "--count", claim)) if claim else 0)
@@ -215,7 +222,7 @@ class RemoteRun:
         if self.claimed is None:
             raise RemoteRefusedError(f"{self.ticket}: a push before the claim")
         outgoing = f"refs/ralph/outgoing/{self.ticket}"
-        with locked(self.cache.with_suffix(".lock")):
+        with locked(self._lock):
             # The cache fetches, so the ticket repository's config (the agent's to edit)
             # never decides where the transport, or the credentials, go.
             self._fetch(f"file://{self.repo.resolve()}", {new: outgoing})
@@ -240,7 +247,7 @@ class RemoteRun:
     def fetch(self, ref: str) -> None:
         """Bring the remote's ``ref`` into the cache's ref of that name, wherever it stands
         (:class:`RemoteRefusedError` when the remote has no such ref)."""
-        with locked(self.cache.with_suffix(".lock")):
+        with locked(self._lock):
             self._fetch(self.url, {ref: ref})
 
     def _cache(self, *args: str) -> str:

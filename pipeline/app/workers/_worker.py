@@ -48,6 +48,7 @@ from pipeline.app.workspace import (
     HalfMadeError,
     Workspace,
     drive,
+    hiding_workdir,
     open_workspace,
     pending_commit,
     resolve_prompt,
@@ -384,8 +385,16 @@ class Worker:
                 store: EventStore = leased
                 if remote is not None:
                     carry = functools.partial(queue.carry, lease)
+                    # The run's own redactor: the kept files are masked as its facts are.
+                    redactor = Redactor.from_environment(
+                        os.environ, workspace.config.redaction.variables
+                    )
                     store = PublishingStore(
-                        leased, layout=workspace.layout, publish=remote.publish, carry=carry
+                        leased,
+                        layout=workspace.layout,
+                        publish=remote.publish,
+                        carry=carry,
+                        redact=redactor.text,
                     )
                 result = drive(
                     workspace,
@@ -494,7 +503,9 @@ class Worker:
             setup=functools.partial(write_setup, files=files),
             restore=restore,
         )
-        return open_workspace(repo, config_text=ticket.config), remote
+        workspace = open_workspace(repo, config_text=ticket.config)
+        hidden = hiding_workdir(workspace.config, repo)
+        return attrs.evolve(workspace, config=hidden), remote
 
     def _settle(
         self, queue: RunQueue, ticket: Ticket, outcome: _Outcome, report: WorkerReport

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         resume_hint,
     )
     from pipeline.app.workspace._interrupt_run import NotInterruptedError, interrupt_run
-    from pipeline.app.workspace._land_remote import land_remote
+    from pipeline.app.workspace._land_remote import hiding_workdir, land_remote
     from pipeline.app.workspace._lock import WorkspaceBusyError, ensure_idle, read_lock
     from pipeline.app.workspace._merge import (
         Landing,
@@ -90,6 +90,7 @@ __all__ = [
     "fork_folder",
     "fork_point",
     "fork_run",
+    "hiding_workdir",
     "history_of",
     "install_hints",
     "interrupt_run",

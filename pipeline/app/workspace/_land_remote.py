@@ -11,15 +11,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+
 from pipeline.app.workspace._merge import Landing, _integrator_turn, _Queue
 from pipeline.app.workspace._worktrees import RunWorktree, WorktreeError
-from pipeline.core.config import ConfigError, parse_config
+from pipeline.core.config import ConfigError, RalphConfig, parse_config
 from pipeline.events import RunId
 from pipeline.handlers.integration import TargetRefs
 from pipeline.handlers.runtime import digest_of, revision
 from pipeline.handlers.store import RunStore
 
-__all__ = ["land_remote"]
+__all__ = ["hiding_workdir", "land_remote"]
+
+
+def hiding_workdir(config: RalphConfig, repo: Path) -> RalphConfig:
+    """``config`` with the folder of the ticket repository ``repo`` (the worker's ``W``) in
+    its sandbox's ``hide``: its agents and gates, bound back over the hidden folder, see
+    nothing of ``W`` but what they work in: not the bare cache (every branch it fetched), the
+    locks (one held from inside would stall the host's claims), nor other tickets' folders,
+    even those made after the sandbox started. Not written in the ticket's text: the path is
+    this host's."""
+    hide = (*config.sandbox.hide, str(repo.resolve().parent))
+    return attrs.evolve(config, sandbox=attrs.evolve(config.sandbox, hide=hide))
 
 
 def land_remote(
@@ -44,6 +57,7 @@ def land_remote(
         config = parse_config(config_text, f"{url}'s ticket configuration")
     except ConfigError as error:
         raise WorktreeError(str(error)) from error
+    config = hiding_workdir(config, repo)
     head = revision(repo, f"refs/heads/{branch}")
     if head is None:
         raise WorktreeError(f"{repo} has no branch {branch}")

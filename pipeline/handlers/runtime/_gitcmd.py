@@ -2,13 +2,14 @@
 
 An agent works in the repository with full rights, so anything git takes from the repository
 can be the agent's code: hooks (``.git/hooks``, ``core.hooksPath``), ``core.fsmonitor``,
-attribute filters and merge drivers (``filter.X.clean`` named by a ``.gitattributes`` line),
-external diff and textconv programs, a signing program. Every git command ralph runs goes through
-:func:`run_git`, which switches those off on the command line (``-c`` beats every config file)
-unless the person opted in (``[git]`` in ``ralph.toml``; then the configuration as it was when
-the run started counts, since :mod:`._gitguard` puts back whatever an agent changed), in an
-environment of ralph's choosing: no editor, pager or terminal prompt, and no ``GIT_*`` variable
-that would point git at another repository or program.
+``core.alternateRefsCommand``, attribute filters and merge drivers (``filter.X.clean`` named by
+a ``.gitattributes`` line), external diff and textconv programs, a signing program. Every git
+command ralph runs goes through :func:`run_git`, which switches those off on the command line
+(``-c`` beats every config file) unless the person opted in (``[git]`` in ``ralph.toml``; then
+the configuration as it was when the run started counts, since :mod:`._gitguard` puts back
+whatever an agent changed), in an environment of ralph's choosing: no editor, pager or
+terminal prompt, and no ``GIT_*`` variable that would point git at another repository or
+program.
 
 With hooks or filters on, a run's git commands run in the run's sandbox (the policy's
 ``sandbox``): the hooks and filters they start are code the agent may have written (a
@@ -159,6 +160,10 @@ _ALWAYS = (
     "maintenance.auto=false",
     # The ext:: transport runs any command; ralph's git never needs a transport.
     "protocol.ext.allow=never",
+    # A fetch lists the refs of each repository named in ``objects/info/alternates`` with
+    # this shell command when it is set: a file and a setting the agent can write. ``true``
+    # lists none, which only costs the fetch the objects it could have skipped.
+    "core.alternateRefsCommand=true",
 )
 
 
