@@ -21,6 +21,7 @@ import pytest
 from pipeline.events import (
     GitMetadataRestored,
     GuidanceGiven,
+    RebaseSucceeded,
     RunCompleted,
     RunStarted,
     TerminationReason,
@@ -276,3 +277,37 @@ def test_an_agent_cannot_publish_through_another_runs_card(tmp_path: Path) -> No
         answer = _answers(shown).get(2, {})
         assert answer["result"]["isError"] is True, shown.read_text()
     assert other_events.read_text() == ""
+
+
+def test_the_settings_ralphs_own_rebase_brings_are_kept(tmp_path: Path) -> None:
+    """A run rebasing onto a branch where the person added ``.mcp.json`` keeps it: the guard
+    takes its snapshot again after ralph's own rebase, so the next invocation's check does not
+    remove the base's file, and no commit of the run deletes it."""
+    root = tmp_path / "ws"
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\n" + SHELL_REPORTS)
+    script.chmod(0o755)
+    make_workspace(
+        root,
+        scripts={},
+        agents={"main": [str(script)]},
+        budgets="max_iterations = 3\nmax_review_passes = 1\nmax_retries_per_agent = 0",
+        extra='rebase_onto = "upstream"',
+    )
+    git(root, "commit", "--quiet", "--allow-empty", "-m", "start")
+    git(root, "checkout", "--quiet", "-b", "upstream")
+    person = '{"mcpServers": {"theirs": {"command": "their-server"}}}\n'
+    (root / ".mcp.json").write_text(person)
+    git(root, "add", ".mcp.json")
+    git(root, "commit", "--quiet", "-m", "the person's own MCP servers")
+    git(root, "checkout", "--quiet", "main")
+
+    done = ralph("run", "--plain", cwd=root)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    events = stored_events(root)
+    assert [e for e in events if isinstance(e, RebaseSucceeded)], events
+    assert (root / ".mcp.json").read_text() == person
+    assert git(root, "show", "HEAD:.mcp.json") == person.strip()
+    removed = {p for e in events if isinstance(e, GitMetadataRestored) for p in e.paths}
+    assert ".mcp.json" not in removed
