@@ -53,9 +53,10 @@ class CommitSkipped:
 @final
 @frozen(kw_only=True)
 class GitMetadataRestored:
-    """Files of the repository's git configuration, hooks or ``info/`` (``paths``, relative to
-    the workspace where they lie in it) differed from how the run found them, and were put back:
-    anything there can make ralph's own git commands run code."""
+    """Files of the repository's git configuration, hooks or ``info/``, or of the agent CLIs'
+    project settings (``paths``, relative to the workspace where they lie in it), differed from
+    how the run found them, and were put back: anything there can make ralph's own git
+    commands, the next invocation or the person's own CLI run code."""
 
     paths: tuple[str, ...]
     at: Instant = field(validator=INSTANT_VALIDATOR)

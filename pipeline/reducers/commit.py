@@ -75,7 +75,9 @@ def reduce_commit(state: PipelineState, event: CommitEvent) -> PipelineState:
             text = (
                 "ralph undid your changes to the repository's git files "
                 f"({', '.join(event.paths)}): its configuration, hooks and info/ are not "
-                "yours to change, since ralph's own git commands read them"
+                "yours to change, since ralph's own git commands read them; nor are the "
+                "agent CLIs' project settings (.mcp.json, opencode.json, .codex, .gemini), "
+                "whose servers and hooks the person's own tools start"
             )
             notice = Notice(topic=GIT_RESTORED_TOPIC, text=text, line_number=Count(0))
             return notify(state, add_notice(state.intake, notice))

@@ -318,7 +318,15 @@ PRESET: Final = AgentPreset(
         ),
     ),
     pitfalls=(Pitfall(found=_as_root, blocks_run=True),),
-    workspace_code=(".claude/commands", ".claude/agents"),
+    # ``.mcp.json`` starts its servers even in print mode, and the settings can approve them
+    # all (``enableAllProjectMcpServers``) or add hooks for the person's later session.
+    workspace_code=(
+        ".claude/commands",
+        ".claude/agents",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".mcp.json",
+    ),
     mcp=McpWiring(how="--mcp-config", wire=_mcp),
 )
 """Claude Code."""

@@ -146,6 +146,7 @@ PRESET: Final = AgentPreset(
     ),
     install="install Codex: npm install -g @openai/codex",
     pitfalls=(Pitfall(found=_profile_resets_path, fails=False),),
+    workspace_code=(".codex",),  # a trusted project's config.toml (MCP servers among it)
     mcp=McpWiring(how="-c mcp_servers.ralph", wire=_mcp),
 )
 """Codex."""

@@ -236,6 +236,7 @@ PRESET: Final = AgentPreset(
         ),
     ),
     pitfalls=(Pitfall(found=_untrusted),),
+    workspace_code=(".gemini",),  # a trusted folder's settings.json, commands and extensions
     mcp=McpWiring(how="its settings, in the sandbox only", wire=_mcp),
 )
 """Gemini CLI."""

@@ -184,6 +184,8 @@ PRESET: Final = AgentPreset(
         provider_of=opencode_provider,
     ),
     install="install OpenCode: npm install -g opencode-ai",
+    # The project's config (MCP servers, plugins, agents and commands), loaded from $PWD.
+    workspace_code=("opencode.json", "opencode.jsonc", ".opencode"),
     mcp=McpWiring(how="OPENCODE_CONFIG_CONTENT", wire=_mcp),
 )
 """OpenCode."""

@@ -91,11 +91,10 @@ DEFAULT_PROTECT: Final = (
     ".gitmodules",
     ".vscode",
     ".idea",
-    ".mcp.json",
 )
 """Workspace files that run code in the person's own tools later (shell start-up files, editor
-tasks, MCP servers): bound read-only where they exist. Each agent CLI's own (its
-``workspace_code``) are added by the handler, for every agent."""
+tasks): bound read-only where they exist. Each agent CLI's own (its ``workspace_code``, MCP
+servers among them) are added by the handler, for every agent."""
 
 
 @final

@@ -1,11 +1,16 @@
-"""Keeping the repository's git configuration, hooks and ``info/`` as the run found them (I/O).
+"""Keeping the repository's git configuration, hooks and ``info/``, and the agent CLIs' project
+settings, as the run found them (I/O).
 
 With the sandbox on, agents see the whole git folder read-only and this finds nothing to put
 back; it is what keeps the person's git as it was where the sandbox is off.
 
 ralph's own git commands read ``.git/config`` (and what it includes), ``.git/hooks/`` and
 ``.git/info/`` (the exclude and attributes files): an agent that changes them can change what
-ralph's commits contain or run its code in them. :class:`GitGuard` takes a snapshot when the run
+ralph's commits contain or run its code in them. The agent CLIs' project settings (each preset's
+``workspace_code``: ``.mcp.json``, ``opencode.json``, ``.codex``, ``.gemini``, ...) name MCP
+servers and hooks that the next invocation and the person's own CLI start: the sandbox binds
+them read-only where they exist, and one an agent plants where none was is removed here, so it
+reaches neither a commit nor the next invocation. :class:`GitGuard` takes a snapshot when the run
 (or a resumed run) starts and, after every agent invocation and before ralph's git runs, tells
 what differs and puts the snapshot back. Checking reads only ``stat`` results (a file's bytes
 only when its ``stat`` changed), and runs no process: it happens after every invocation.
@@ -24,6 +29,7 @@ from pathlib import Path
 
 from attrs import define, frozen
 
+from pipeline.core.agents import workspace_code
 from pipeline.events import GitMetadataRestored, Instant, WorkspaceErrorKind
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import git_dirs
@@ -113,15 +119,15 @@ def _make(path: Path, entry: _Entry) -> None:
 
 @define(kw_only=True)
 class GitGuard:
-    """The snapshot of a repository's git configuration, hooks and ``info/``, and the means to
-    find and undo changes to them."""
+    """The snapshot of a repository's git configuration, hooks and ``info/`` and of the agent
+    CLIs' project settings, and the means to find and undo changes to them."""
 
     root: Path
     """The workspace: paths under it are reported relative to it."""
     roots: tuple[Path, ...]
     """The guarded paths: the common directory's ``config``, ``config.worktree``, ``hooks``,
     ``info`` and ``commondir``, the worktree's ``config.worktree``, ``commondir`` and
-    ``gitdir``, and a ``.git`` file."""
+    ``gitdir``, a ``.git`` file, and the workspace's ``workspace_code`` paths."""
     entries: dict[Path, _Entry]
     signatures: dict[Path, Signature]
 
@@ -141,6 +147,7 @@ class GitGuard:
         dot_git = root / ".git"
         if dot_git.is_file() and not dot_git.is_symlink():
             roots.append(dot_git)  # a worktree's pointer to its git directory
+        roots += [root / path for path in workspace_code()]
         guard = cls(root=root, roots=tuple(roots), entries={}, signatures={})
         guard.refresh()
         return guard

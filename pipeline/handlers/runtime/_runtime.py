@@ -164,9 +164,12 @@ class Runtime:
                 return (*self._undo_git_changes(), *self._git().commit(effect))
             case fx.Rebase():
                 rebased = (*self._undo_git_changes(), *self._git().rebase(effect))
+                self._rewrote_work_tree()
                 return (*rebased, *self._screen.rebased(rebased, effect.onto))
             case fx.AbortRebase():
-                return self._git().abort(effect)
+                aborted = self._git().abort(effect)
+                self._rewrote_work_tree()
+                return aborted
             case fx.RunGate():
                 # Its env comes from the configuration: it may hold secrets, never recorded.
                 env = next((g.env for g in self.config.gates if g.name == effect.gate), {})
@@ -301,6 +304,12 @@ class Runtime:
         """``GitMetadataRestored`` when an agent changed the repository's git configuration,
         hooks or ``info/`` (all put back as the run found them), else nothing."""
         return restored(self._guarded(), self.clock)
+
+    def _rewrote_work_tree(self) -> None:
+        """Take the guard's snapshot again after ralph's own git moved the work tree: the
+        base's agent CLI settings are the run's from then on, not an agent's change."""
+        if (guard := self._guarded()) is not None:
+            guard.refresh()
 
     def _keep_out(self) -> tuple[str, ...]:
         """ralph's own files inside the repository, which no commit may take, and the paths
