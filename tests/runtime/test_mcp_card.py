@@ -174,3 +174,47 @@ fi
     (written,) = (root / ".ralph").glob("mcp-*.json")
     assert not written.is_symlink()
     assert os.stat(written).st_mode & 0o777 == 0o644
+
+
+def test_in_the_sandbox_the_agent_reads_its_card_and_cannot_change_it(tmp_path: Path) -> None:
+    """Inside bubblewrap the agent's `ralph mcp` reads its card and publishes, while every
+    try of the agent's shell to overwrite, remove or replace the card is denied (the
+    requests are in the script: the sandbox hides the test's folder)."""
+    root = tmp_path / "ws"
+    requests = _requests(("emit", {"topic": "build.mcp", "payload": "inside"}))
+    script = tmp_path / "agent.sh"
+    script.write_text(
+        f"""#!/bin/sh
+try() {{
+  if ( "$@" ) >/dev/null 2>&1; then echo "ALLOWED $1 $2" >> probes.txt
+  else echo "denied" >> probes.txt; fi
+}}
+try sh -c 'echo {{}} > {CARD}'
+try rm -f {CARD}
+try ln -sf /etc/passwd {CARD}
+try mv {CARD} card-moved.json
+"$RALPH_BIN" mcp --card {CARD} >> answers.jsonl <<'REQUESTS'
+{requests}REQUESTS
+"""
+        + SHELL_REPORTS
+    )
+    script.chmod(0o755)
+    budgets = "max_iterations = 1\nmax_review_passes = 0\nmax_retries_per_agent = 0"
+    extra = '[sandbox]\nmode = "required"\n'
+    agents = {"main": [str(script)]}
+    make_workspace(root, scripts={}, agents=agents, budgets=budgets, extra=extra, sandbox="")
+    done = ralph("run", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    verdicts = (root / "probes.txt").read_text().splitlines()
+    assert verdicts
+    assert set(verdicts) == {"denied"}
+    answers = [json.loads(line) for line in (root / "answers.jsonl").read_text().splitlines()]
+    published = [_text(a) for a in answers if a["id"] == 1]
+    assert published
+    assert set(published) <= {
+        (False, "Published build.mcp."),
+        (True, "this prompt asks only for a file; ralph reads no topic from it"),
+    }
+    assert (False, "Published build.mcp.") in published
+    topics = [e for e in stored_events(root) if isinstance(e, TopicPublished)]
+    assert "build.mcp" in [t.topic for t in topics]
