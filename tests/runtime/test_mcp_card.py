@@ -80,11 +80,15 @@ def _calls(root: Path) -> int:
 def test_an_agent_publishes_and_reads_its_status_through_ralph_mcp(tmp_path: Path) -> None:
     """In each turn the agent's `ralph mcp --card` publishes a topic that the run folds exactly
     as the same topic from `ralph emit`, and `run_status` tells that turn's role and
-    iteration from a card rewritten for each prompt (holding no store and no question id)."""
+    iteration from a card rewritten for each prompt (holding no store and no question id);
+    a memory kept through it in one turn is on the next turn's card."""
     root = tmp_path / "ws"
     root.mkdir()
     requests = _requests(
-        ("emit", {"topic": "build.mcp", "payload": {"tests": 3}}), ("run_status", {})
+        ("emit", {"topic": "build.mcp", "payload": {"tests": 3}}),
+        ("run_status", {}),
+        ("keep_memory", {"text": "kept through mcp"}),
+        ("list_memories", {}),
     )
     body = _SPEAK.format(requests=root.parent / "requests.jsonl")
     body += '"$RALPH_BIN" emit build.shell \'{"tests": 3}\' --json\n'
@@ -120,12 +124,19 @@ def test_an_agent_publishes_and_reads_its_status_through_ralph_mcp(tmp_path: Pat
         standing = card["standing"]
         assert f"iteration {standing['iteration']}/{standing['max_iterations']}." in status
     assert [c["standing"]["iteration"] for c in cards] == [0, 1, 1, 1]
+    assert cards[0]["memories"] == []
+    (memory,) = cards[1]["memories"]
+    assert (memory["text"], memory["by"], memory["run"]) == ("kept through mcp", "planner", run_id)
+    listed = _text(_answers(root, 2)[4])[1]
+    assert f"Memory {memory['id']}, for every hat, written by the planner agent in run" in listed
     topics = [e for e in stored_events(root) if isinstance(e, TopicPublished)]
-    by_line = {t.line_number: t for t in topics}
     by_mcp = [t for t in topics if t.topic == "build.mcp"]
     assert len(by_mcp) == 3
     for mcp in by_mcp:
-        shell = by_line[mcp.line_number + 1]  # the same turn's `ralph emit`, just after
+        # The same turn's `ralph emit`, the next build.shell after it.
+        shell = next(
+            t for t in topics if t.topic == "build.shell" and t.line_number > mcp.line_number
+        )
         assert mcp.emitted_at is not None
         same = {"topic": "build.shell", "line_number": shell.line_number}
         same |= {"emitted_at": shell.emitted_at, "at": shell.at}

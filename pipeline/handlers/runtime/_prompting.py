@@ -142,6 +142,8 @@ def card_of(
 ) -> Card:
     """The MCP card of the prompt ``effect`` asks for: what ``ralph mcp`` knows of it."""
     context = effect.context
+    memories = () if context is None else context.memories
+    tasks = () if context is None else context.tasks
     return Card(
         run=run_id,
         role=effect.role.value,
@@ -151,16 +153,12 @@ def card_of(
         publishing=effect.publishing,
         limits=intake_limits(config),
         standing=effect.standing,
-        memories=()
-        if context is None
-        else tuple(
+        memories=tuple(
             CardMemory(id=m.memory_id, text=m.text, tags=m.tags, by=m.by, run=m.run)
-            for m in context.memories
+            for m in memories
         ),
         memories_left_out=0 if context is None else context.memories_left_out,
-        tasks=()
-        if context is None
-        else tuple(
+        tasks=tuple(
             CardTask(
                 id=t.task_id,
                 title=t.title,
@@ -169,7 +167,7 @@ def card_of(
                 by=t.by,
                 run=t.run,
             )
-            for t in context.tasks
+            for t in tasks
         ),
         tasks_left_out=0 if context is None else context.tasks_left_out,
     )
