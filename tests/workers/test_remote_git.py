@@ -80,7 +80,7 @@ class Worker:
                 pending=pending,
                 config_text="[run]\n",
                 restore=restore,
-            )
+            )[0]
 
     def commit(self, effect: str, text: str) -> str:
         """A commit of the run's in its repository, made for ``effect``; its sha."""

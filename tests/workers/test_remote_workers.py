@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -378,8 +379,8 @@ def test_kill_9_while_pre_receive_holds_the_push_moves_neither_ref(
 ) -> None:
     """kill -9 of the worker's group while the remote's pre-receive hook holds its first
     commit's push: neither the branch nor the claim ref moved; a worker in another workdir
-    finishes the run, each logged commit on the remote once (the held one, never pushed, is
-    lost with its host)."""
+    finishes the run, each logged commit on the remote once, and says, as the ticket's
+    outcome does, that the held one (never pushed) is lost with the dead worker's host."""
     remote = bare_remote(tmp_path / "host", iterations=2, agent=working(0.1))
     ticket = submit(postgres_url, remote.clone, remote="origin")
     branch, claim = f"refs/heads/{ticket.branch}", f"refs/ralph/claims/{ticket.ticket}"
@@ -395,11 +396,16 @@ def test_kill_9_while_pre_receive_holds_the_push_moves_neither_ref(
     time.sleep(0.5)
     assert git(remote.path, "rev-parse", branch, claim) == before
     assert before.split()[0] == ticket.base
+    said = "%(trailers:key=Ralph-Effect,valueonly)"
+    held = git(tmp_path / "w1" / ticket.ticket, "log", "-1", f"--format={said}").strip()
     second = _worker(postgres_url, tmp_path / "w2", *lease)
     try:
         done = _wait(postgres_url, ticket.ticket, lambda t: t.state is TicketState.DONE)
     finally:
-        _stop(second)
+        err = _stop(second)
+    lost = f"work of effect {held} lost with host {socket.gethostname()}"
+    assert lost in err, err
+    assert (done.outcome or "").endswith(f"; {lost}"), done.outcome
     assert done.run_id is not None
     on_remote = effects_on(remote.path, ticket.branch or "")
     assert on_remote == _logged_effects(postgres_url, done.run_id)
@@ -413,7 +419,7 @@ def test_kill_9_after_post_receive_is_adopted_by_its_trailer(
     """kill -9 of the worker's group while the remote's post-receive hook runs after its
     first commit's push (the remote one commit past the log): a worker in another workdir
     adopts that commit by its trailer, so the log records it once and the remote holds each
-    logged commit once."""
+    logged commit once; nothing is said lost."""
     remote = bare_remote(tmp_path / "host", iterations=2, agent=working(0.1))
     ticket = submit(postgres_url, remote.clone, remote="origin")
     branch = f"refs/heads/{ticket.branch}"
@@ -434,7 +440,8 @@ def test_kill_9_after_post_receive_is_adopted_by_its_trailer(
     try:
         done = _wait(postgres_url, ticket.ticket, lambda t: t.state is TicketState.DONE)
     finally:
-        _stop(second)
+        err = _stop(second)
+    assert "lost with host" not in err + (done.outcome or ""), err
     commits = recorded_commits(_log(postgres_url, run_id))[1]
     assert commits[0].sha == pushed, "the pushed commit was not adopted"
     on_remote = effects_on(remote.path, ticket.branch or "")

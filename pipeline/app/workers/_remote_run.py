@@ -134,6 +134,9 @@ class RemoteRun:
         self._retry_s = retry_s
         self.claimed: str | None = None
         self.pushed: str | None = None
+        self.last_host: str | None = None
+        """The host of the claim before this worker's (None on a first claim): the one whose
+        unpushed work a takeover elsewhere cannot have."""
 
     def claim(self, *, holder: str, host: str, run_id: str | None) -> None:
         """Claim the ticket on the remote for ``holder`` on ``host``: a first claim
@@ -163,6 +166,10 @@ class RemoteRun:
             with locked(self._lock):
                 self._fetch(self.url, wanted)
             self._check(branch, run_id)
+            if claim is not None:
+                # A push's commit says no host (``ralph@localhost``): the last claim's does.
+                said = self._cache("log", "-1", "--format=%ce", "--grep=^ralph claim: ", claim)
+                self.last_host = said.removeprefix("ralph@") or None
             count = 1 + (int(self._cache("rev-list", "--count", claim)) if claim else 0)
             made = self._claim_commit(claim, f"ralph claim: {self.ticket} claim {count} by "
                                       f"{holder} on {host}", host)  # fmt: skip
