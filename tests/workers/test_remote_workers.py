@@ -20,7 +20,7 @@ import pytest
 from pipeline.app.workers import submit
 from pipeline.app.workspace import recorded_commits
 from pipeline.events import PipelineEvent, RunStarted, TargetAdvanced
-from pipeline.handlers.store.postgres import PostgresEventStore
+from pipeline.handlers.store.postgres import PostgresEventStore, advisory_lease
 from pipeline.handlers.store.queue import RunQueue, Ticket, TicketState
 from tests.runtime.workspace import OWN_FILE, git
 from tests.workers.remotes import URL_KINDS, bare_remote, effects_on, hook, reflog, working
@@ -135,6 +135,35 @@ def test_merge_true_lands_a_remote_ticket_on_the_remotes_main(
     assert main != before
     assert main == git(remote.path, "rev-parse", f"refs/heads/ralph/run-{ticket}")
     assert effects_on(remote.path, "main") == _logged_effects(postgres_url, done.run_id)
+
+
+def test_a_remotes_path_and_its_file_url_take_one_landing_lease(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """The landings' lease is named by the remote, not by how a ticket spells it: with the
+    lease of the remote's path held, a ticket submitted through its ``file://`` URL waits
+    for it before landing, and lands once it is let go."""
+    remote = bare_remote(tmp_path / "host", "file", agent=["sh", "-c", OWN_FILE])
+    config = (remote.clone / "ralph.toml").read_text()
+    (remote.clone / "ralph.toml").write_text("[run]\nmerge = true\n" + config)
+    before = git(remote.path, "rev-parse", "main")
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    waiting = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+    with (
+        advisory_lease(postgres_url, f"ralph-integration:{remote.path}"),
+        psycopg.connect(postgres_url, autocommit=True) as conn,
+    ):
+        worker = _worker(postgres_url, tmp_path / "w1", "--exit-when-idle")
+        deadline = time.monotonic() + 120
+        while conn.execute(waiting).fetchone() != (1,):
+            assert worker.poll() is None, worker.communicate()[1]
+            assert time.monotonic() < deadline, "the landing never waited for the lease"
+            time.sleep(0.1)
+        assert git(remote.path, "rev-parse", "main") == before
+    _out, err = worker.communicate(timeout=240)
+    done = _ticket(postgres_url, ticket)
+    assert (done.state, done.outcome) == (TicketState.DONE, "completed; landed on main"), err
+    assert git(remote.path, "rev-parse", "main") != before
 
 
 def test_killed_mid_run_it_is_finished_from_the_pushed_branch_in_another_workdir(

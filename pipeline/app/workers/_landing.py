@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline import PipelineError
+from pipeline.app.workers._remote import remote_key
 from pipeline.app.workers._remote_refs import RemoteRefs
 from pipeline.app.workers._remote_run import RemoteRun
 from pipeline.app.workspace import Workspace, land_remote, land_run
@@ -40,7 +41,7 @@ def land_ticket(
             landing = land_remote(
                 remote.repo, RemoteRefs(remote), store, state.run.run_id,
                 branch=remote.branch, target=remote.target, config_text=config_text,
-                url=remote.url, lease=url,
+                url=remote_key(remote.url), lease=url,
             )  # fmt: skip
     except StoreError:
         raise  # the store or the lease is gone: the ticket is taken over, not done
