@@ -48,6 +48,7 @@ from pipeline.app.workflows import Preset, config_with_preset
 from pipeline.app.workspace import (
     HalfMadeError,
     Workspace,
+    check_clean,
     drive,
     hiding_workdir,
     open_workspace,
@@ -104,13 +105,15 @@ def submit(
     prompt_file: Path | None = None,
     preset: Preset | None = None,
     remote: str | None = None,
+    allow_dirty: bool = False,
 ) -> Ticket:
     """Queue a pipeline run for the workers: the workspace is checked now (its ``ralph.toml``,
     with ``preset``'s workflow over it when given, and the prompt, read now: what is
     submitted is what runs) and the ticket returned. With ``remote`` (a URL, or the name of
     one of the clone's remotes), the run goes through that remote from the clone's HEAD and
     lands on its current branch (:func:`~pipeline.app.workers._remote.remote_spec`), with
-    the clone's setup files.
+    the clone's setup files; uncommitted changes to its tracked files, which would stay
+    behind, are refused (``RunSetupError``) unless ``allow_dirty``.
 
     Raises ``ConfigError`` or :class:`~pipeline.app.workspace.RunSetupError` for a workspace that
     could not run, :class:`~pipeline.app.workers.RemoteError` for a remote it cannot run
@@ -132,6 +135,7 @@ def submit(
     spec, files = None, {}
     if remote is not None:
         root, config = opened.layout.root, opened.config
+        check_clean(opened, None, allow_dirty=allow_dirty, remote=True)
         spec = remote_spec(
             root, remote, ticket=ticket, branch=config.branch, rebase_onto=config.rebase_onto
         )
