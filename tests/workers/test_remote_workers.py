@@ -137,6 +137,84 @@ def test_merge_true_lands_a_remote_ticket_on_the_remotes_main(
     assert effects_on(remote.path, "main") == _logged_effects(postgres_url, done.run_id)
 
 
+def test_a_landing_cut_off_by_an_unreachable_remote_is_finished_by_the_next_claim(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A remote gone when the landing pushes the target: the completed run's ticket is not
+    done ("not merged") but given back; once the remote is back, the next claim resumes the
+    run and lands it, the log ending in ``TargetAdvanced``."""
+    remote = bare_remote(tmp_path / "host", agent=["sh", "-c", OWN_FILE])
+    config = (remote.clone / "ralph.toml").read_text()
+    (remote.clone / "ralph.toml").write_text("[run]\nmerge = true\n" + config)
+    gone = tmp_path / "gone.git"
+    # The first push to main takes the remote away (once: the hook removes itself).
+    hook(
+        remote.path,
+        "pre-receive",
+        f"""
+while read old new ref; do
+  if [ "$ref" = refs/heads/main ]; then rm -f "$0"; mv "$PWD" {gone}; exit 1; fi
+done
+""",
+    )
+    before = git(remote.path, "rev-parse", "main")
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    lease = ("--lease-seconds", "1.5")
+    first = _worker(postgres_url, tmp_path / "w", "--exit-when-idle", *lease)
+    _out, err = first.communicate(timeout=240)
+    assert first.returncode == 0, err
+    assert "1 released" in err, err
+    back = _ticket(postgres_url, ticket)
+    assert (back.state, back.claims) == (TicketState.QUEUED, 1), back.outcome
+    gone.rename(remote.path)
+    assert git(remote.path, "rev-parse", "main") == before
+    again = _worker(postgres_url, tmp_path / "w", *lease)
+    try:
+        done = _wait(postgres_url, ticket, lambda t: t.state is TicketState.DONE)
+    finally:
+        err = _stop(again)
+    assert done.outcome == "completed; landed on main", err
+    assert done.run_id is not None
+    assert isinstance(_log(postgres_url, done.run_id)[-1], TargetAdvanced)
+    main = git(remote.path, "rev-parse", "main")
+    assert main == git(remote.path, "rev-parse", f"refs/heads/ralph/run-{ticket}") != before
+
+
+def test_a_landing_the_remote_refuses_says_so_and_where_the_run_is(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A remote whose hook declines every push to ``main`` (a protected branch): the
+    completed run's ticket is done, its outcome giving git's refusal (not a target that
+    moved) and where the run's branch is to merge by the remote's own means; main stays."""
+    remote = bare_remote(tmp_path / "host", agent=["sh", "-c", OWN_FILE])
+    config = (remote.clone / "ralph.toml").read_text()
+    (remote.clone / "ralph.toml").write_text("[run]\nmerge = true\n" + config)
+    hook(
+        remote.path,
+        "pre-receive",
+        """
+while read old new ref; do
+  if [ "$ref" = refs/heads/main ]; then echo "main is protected" >&2; exit 1; fi
+done
+""",
+    )
+    before = git(remote.path, "rev-parse", "main")
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    worker = _worker(postgres_url, tmp_path / "w", "--exit-when-idle")
+    _out, err = worker.communicate(timeout=240)
+    assert worker.returncode == 0, err
+    done = _ticket(postgres_url, ticket)
+    assert done.state is TicketState.DONE, err
+    outcome = done.outcome or ""
+    assert outcome.startswith("completed; not merged: "), outcome
+    assert "refused the push of" in outcome, outcome
+    assert "main is protected" in outcome, outcome
+    assert outcome.endswith(
+        f"(the run is on ralph/run-{ticket} of {remote.path}: merge it into main there)"
+    ), outcome
+    assert git(remote.path, "rev-parse", "main") == before
+
+
 def test_a_remotes_path_and_its_file_url_take_one_landing_lease(
     postgres_url: str, tmp_path: Path
 ) -> None:

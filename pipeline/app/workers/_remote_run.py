@@ -205,26 +205,26 @@ class RemoteRun:
         if self.claimed is None or self.pushed is None:
             raise RemoteRefusedError(f"{self.ticket}: publish before the claim")
         before = self.pushed
-        refused = self.move(self._head, sha, before, f"ralph push: {self.ticket} {sha}")
-        if refused is None:
+        if self.move(self._head, sha, before, f"ralph push: {self.ticket} {sha}") is None:
             return
         (branch,) = self._remote_refs(self._head)
-        if branch != before:
-            raise RemoteMovedError(
-                f"{self.branch} on {self.url} is at {branch or 'nothing'}, not {before}: "
-                f"cancel the ticket, or reset the branch to {before}"
-            )
-        raise RemoteRefusedError(f"{self.url} refused the push of {sha}: {refused}")
+        raise RemoteMovedError(
+            f"{self.branch} on {self.url} is at {branch or 'nothing'}, not {before}: "
+            f"cancel the ticket, or reset the branch to {before}"
+        )
 
     def move(self, ref: str, new: str, old: str, message: str) -> str | None:
         """Move ``ref`` on the remote from ``old`` to ``new`` (a commit of :attr:`repo`) and
         the claim ref on with it (``message`` its commit's), in one atomic push: None when
         they moved (an answer lost after they did counts), else what git said of the
-        refusal, nothing moved. The run's branch moved, the queue is told.
+        refusal, nothing moved, ``ref`` no longer at ``old``. The run's branch moved, the
+        queue is told.
 
         Raises ``LeaseLostError`` when another worker's claim is on the remote or the queue
         says the lease is gone, :class:`RemoteRefusedError` when ``new`` is not in
-        :attr:`repo`, and :class:`RemoteUnreachableError` when the remote could not be reached.
+        :attr:`repo` or the remote declined the push with ``ref`` still at ``old`` (a hook,
+        a protected branch), and :class:`RemoteUnreachableError` when the remote could not
+        be reached.
         """
         if self.claimed is None:
             raise RemoteRefusedError(f"{self.ticket}: a push before the claim")
@@ -240,9 +240,13 @@ class RemoteRun:
         made = self._claim_commit(claimed, message, None)
         refused = self._push({ref: (old, new), self.claim_ref: (claimed, made)})
         if refused is not None:
-            (claim,) = self._remote_refs(self.claim_ref)
+            claim, at = self._remote_refs(self.claim_ref, ref)
             if claim not in (claimed, made):
                 raise LeaseLostError(f"another worker's claim is on {self.url} ({self.ticket})")
+            if at == old:  # nothing moved it: the host declined, and will again
+                raise RemoteRefusedError(
+                    f"{self.url} refused the push of {new} to {ref}: {refused}"
+                )
             return refused
         self.claimed = made
         self._cache("update-ref", ref, new)
