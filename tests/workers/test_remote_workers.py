@@ -215,6 +215,33 @@ done
     assert git(remote.path, "rev-parse", "main") == before
 
 
+def test_a_run_branch_the_host_will_not_rewind_after_its_landing_stays(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A remote that denies non-fast-forward pushes: the run, replayed onto a ``main`` that
+    moved meanwhile, lands; its branch, which cannot follow the replay there, stays where the
+    run left it, and the ticket says "landed on main" (a refusal of the target alone stops a
+    landing)."""
+    remote = bare_remote(tmp_path / "host", agent=["sh", "-c", OWN_FILE])
+    git(remote.path, "config", "receive.denyNonFastForwards", "true")
+    config = (remote.clone / "ralph.toml").read_text()
+    (remote.clone / "ralph.toml").write_text("[run]\nmerge = true\n" + config)
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    (remote.clone / "other.txt").write_text("meanwhile\n")
+    git(remote.clone, "add", "other.txt")
+    git(remote.clone, "commit", "--quiet", "-m", "meanwhile")
+    git(remote.clone, "push", "--quiet", "origin", "main")
+    moved = git(remote.path, "rev-parse", "main")
+    worker = _worker(postgres_url, tmp_path / "w", "--exit-when-idle")
+    _out, err = worker.communicate(timeout=240)
+    assert worker.returncode == 0, err
+    done = _ticket(postgres_url, ticket)
+    assert (done.state, done.outcome) == (TicketState.DONE, "completed; landed on main"), err
+    main = git(remote.path, "rev-parse", "main")
+    assert git(remote.path, "rev-parse", f"{main}^") == moved
+    assert git(remote.path, "rev-parse", f"refs/heads/ralph/run-{ticket}") == done.pushed != main
+
+
 def test_a_remotes_path_and_its_file_url_take_one_landing_lease(
     postgres_url: str, tmp_path: Path
 ) -> None:

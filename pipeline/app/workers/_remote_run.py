@@ -52,6 +52,9 @@ _TICKET: Final = re.compile(r"(?!.*-worktrees$)[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 which every name of the worker's own has (``remote-<digest>.git``, its ``.lock``,
 ``.making-*``); nor does it end in ``-worktrees``, where another ticket's landing works."""
 
+_HOST: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
+"""A host name, as a claim commit's committer ``ralph@<host>`` gives it."""
+
 _CLAIM_TRIES: Final = 3
 """How many times a claim starts over when the remote moved between its look and its push."""
 
@@ -169,7 +172,9 @@ class RemoteRun:
             if claim is not None:
                 # A push's commit says no host (``ralph@localhost``): the last claim's does.
                 said = self._cache("log", "-1", "--format=%ce", "--grep=^ralph claim: ", claim)
-                self.last_host = said.removeprefix("ralph@") or None
+                host = said.removeprefix("ralph@")
+                # The remote is the team's to write: only a host name is said, no other bytes.
+                self.last_host = host if _HOST.fullmatch(host) else None
             count = 1 + (int(self._cache("rev-list", "--count", claim)) if claim else 0)
             made = self._claim_commit(claim, f"ralph claim: {self.ticket} claim {count} by "
                                       f"{holder} on {host}", host)  # fmt: skip
