@@ -172,9 +172,9 @@ class RemoteRun:
             if claim is not None:
                 # A push's commit says no host (``ralph@localhost``): the last claim's does.
                 said = self._cache("log", "-1", "--format=%ce", "--grep=^ralph claim: ", claim)
-                host = said.removeprefix("ralph@")
+                last = said.removeprefix("ralph@")
                 # The remote is the team's to write: only a host name is said, no other bytes.
-                self.last_host = host if _HOST.fullmatch(host) else None
+                self.last_host = last if _HOST.fullmatch(last) else None
             count = 1 + (int(self._cache("rev-list", "--count", claim)) if claim else 0)
             made = self._claim_commit(claim, f"ralph claim: {self.ticket} claim {count} by "
                                       f"{holder} on {host}", host)  # fmt: skip
