@@ -507,3 +507,28 @@ def test_a_bare_folder_holding_a_commondir_file_is_refused(tmp_path: Path) -> No
     (cache / "commondir").write_text(f"{elsewhere}\n")
     with pytest.raises(GitError, match="commondir"):
         git_out(cache, "for-each-ref", bare=True)
+
+
+def test_a_missing_rebase_onto_branch_fails_the_claim_at_once_naming_it(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A ticket whose ``rebase_onto`` branch is gone from the remote is refused at once,
+    naming the branch, not retried as an unreachable remote (before: three waits, then
+    "gave up", and the ticket given back until ``max_claims``)."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare), retry_s=(30.0,))
+    worker.run.rebase_onto = "gone"
+    with pytest.raises(RemoteRefusedError, match="no branch gone"):
+        worker.run.claim(holder="w1", host="h1", run_id=None)
+
+
+def test_fetching_a_ref_the_remote_lacks_is_a_refusal_not_unreachable(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A fetch of a ref deleted from the remote (after a look that saw it) is a refusal
+    naming the ref, with no retry (before: retried, then :class:`RemoteUnreachableError`)."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare), retry_s=(30.0,))
+    worker.run.claim(holder="w1", host="h1", run_id=None)
+    with pytest.raises(RemoteRefusedError, match="refs/heads/deleted"):
+        worker.run.fetch("refs/heads/deleted")

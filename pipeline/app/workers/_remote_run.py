@@ -148,18 +148,19 @@ class RemoteRun:
             if not (self.cache / "HEAD").is_file():
                 self.cache.mkdir(parents=True, exist_ok=True)
                 run_git(self.cache, "init", "-q", "--bare", bare=True)
+        onto = f"refs/heads/{self.rebase_onto or self.target}"
         for _try in range(_CLAIM_TRIES):
-            branch, claim, target = self._remote_refs(self._head, self.claim_ref, self._target)
-            if target is None:
-                raise RemoteRefusedError(f"{self.url} has no branch {self.target}")
-            wanted = {self._target: self._target}
+            branch, claim, target, onto_sha = self._remote_refs(
+                self._head, self.claim_ref, self._target, onto
+            )
+            for name, sha in ((self.target, target), (self.rebase_onto, onto_sha)):
+                if name is not None and sha is None:
+                    raise RemoteRefusedError(f"{self.url} has no branch {name}")
+            wanted = {self._target: self._target, onto: onto}
             if branch is not None:
                 wanted[self._head] = self._head
             if claim is not None:
                 wanted[self.claim_ref] = self.claim_ref
-            if self.rebase_onto is not None:
-                onto = f"refs/heads/{self.rebase_onto}"
-                wanted[onto] = onto
             with locked(self._lock):
                 self._fetch(self.url, wanted)
             self._check(branch, run_id)
@@ -173,7 +174,7 @@ class RemoteRun:
             if refused is None:
                 self.claimed, self.pushed = made, branch or self.base
                 # The ticket's repository is made from the cache's branch.
-                self._cache("update-ref", self._head, self.pushed)
+                self._set(self._head, self.pushed)
                 self._note(self.pushed)
                 return
             if self._remote_refs(self._head, self.claim_ref) == (branch, claim):
@@ -238,7 +239,7 @@ class RemoteRun:
                 raise LeaseLostError(f"another worker's claim is on {self.url} ({self.ticket})")
             return refused
         self.claimed = made
-        self._cache("update-ref", ref, new)
+        self._set(ref, new)
         if ref == self._head:
             self.pushed = new
             self._note(new)
@@ -253,6 +254,12 @@ class RemoteRun:
     def _cache(self, *args: str) -> str:
         """What ``git ARGS`` in the cache printed, stripped."""
         return git_out(self.cache, *args, check=False, bare=True).strip()
+
+    def _set(self, ref: str, sha: str) -> None:
+        """Point the cache's ``ref`` at ``sha``, under the lock another worker's fetch into the
+        same ref takes (else git's ref lock refuses one of the two)."""
+        with locked(self._lock):
+            git_out(self.cache, "update-ref", ref, sha, bare=True)
 
     def _note(self, sha: str) -> None:
         if not self._on_pushed(sha):
@@ -285,10 +292,12 @@ class RemoteRun:
 
     def _retrying(self, *args: str) -> tuple[int, str, str]:
         """``git ARGS`` in the cache, retried after each of :data:`RETRY_S` while it fails
-        with no answer from the remote (git's 128); raises :class:`RemoteUnreachableError`."""
+        with no answer from the remote (git's 128, but for a missing ref); raises
+        :class:`RemoteUnreachableError`."""
         for wait in (*self._retry_s, None):
             done = run_git(self.cache, *args, check=False, bare=True)
-            if done.returncode != 128:
+            # A missing ref is an answer (git's 128 too): retrying would not make it appear.
+            if done.returncode != 128 or "couldn't find remote ref" in done.stderr:
                 return done.returncode, done.stdout, done.stderr
             if wait is None:
                 # git's message names the repository it could not reach.
