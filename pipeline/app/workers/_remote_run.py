@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Final, final
 
 from pipeline import PipelineError
+from pipeline.core.config import ref_problem
 from pipeline.handlers.runtime import git_out, run_git
 from pipeline.handlers.store import LeaseLostError
 
@@ -51,6 +52,9 @@ _TICKET: Final = re.compile(r"(?!.*-worktrees$)[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 """A ticket id: the name of a folder of the worker's and of a ref on the remote. It has no dot,
 which every name of the worker's own has (``remote-<digest>.git``, its ``.lock``,
 ``.making-*``); nor does it end in ``-worktrees``, where another ticket's landing works."""
+
+_SHA: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+"""A full commit id (SHA-1 or SHA-256), as ``submit --remote`` records the base."""
 
 _CLAIM_TRIES: Final = 3
 """How many times a claim starts over when the remote moved between its look and its push."""
@@ -124,6 +128,13 @@ class RemoteRun:
         self.url, self.cache, self.repo, self.ticket = url, cache, repo, ticket
         self.base, self.target, self.branch, self.rebase_onto = base, target, branch, rebase_onto
         check_ticket(ticket)
+        # Again on the worker, as the URL is: the store is the whole team's, and a target of
+        # "*" would fetch every branch of the remote into the cache and the agent's repository.
+        for name in (target, rebase_onto):
+            if name is not None and (problem := ref_problem(name)):
+                raise ValueError(f"{ticket}'s branch {problem}")
+        if not _SHA.fullmatch(base):
+            raise ValueError(f"{ticket}'s base {base[:80]!r} is no full commit id")
         self.claim_ref = f"{CLAIMS}{ticket}"
         # Held around every command that writes the cache. Named with a dot, as everything of
         # the worker's own is, so that no ticket's ``<T>.lock`` (ids have none) can be it.
