@@ -48,11 +48,12 @@ class Worker:
         self, url: str, workdir: Path, base: str, retry_s: tuple[float, ...] = (0.0, 0.0, 0.0)
     ) -> None:
         self.workdir, self.noted = workdir, list[str]()
+        self.leased = True  # what the queue says of this worker's lease
         workdir.mkdir(parents=True, exist_ok=True)
 
         def on_pushed(sha: str) -> bool:
             self.noted.append(sha)
-            return True
+            return self.leased
 
         self.run = RemoteRun(
             url=url,
@@ -63,6 +64,7 @@ class Worker:
             target="main",
             branch=BRANCH,
             on_pushed=on_pushed,
+            holds=lambda: self.leased,
             retry_s=retry_s,
         )
 
@@ -151,6 +153,26 @@ def test_a_zombie_after_a_takeover_pushes_nothing_and_the_new_claim_goes_on(
     assert (reflog(bare, f"refs/heads/{BRANCH}"), reflog(bare, CLAIM)) == before
     successor.run.publish(successor.commit("r1:e2", "two\n"))
     assert effects_on(bare, BRANCH) == ["r1:e1", "r1:e2"]
+
+
+def test_a_zombie_waking_mid_claim_pushes_no_claim_over_its_successors(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A worker frozen between its queue claim and its remote claim, whose ticket another
+    worker took and claimed meanwhile, pushes nothing when it wakes; the successor's claim
+    stays and it goes on publishing (before: the zombie's claim replaced it, and the
+    successor's next push lost the ticket)."""
+    bare, url = remote
+    base = main_of(bare)
+    zombie, successor = (Worker(url, tmp_path / name, base) for name in ("w1", "w2"))
+    successor.run.claim(holder="w2", host="h2", run_id=None)
+    claim = git(bare, "rev-parse", CLAIM)
+    zombie.leased = False  # the queue gave the ticket to the successor
+    with pytest.raises(LeaseLostError):
+        zombie.run.claim(holder="w1", host="h1", run_id=None)
+    assert git(bare, "rev-parse", CLAIM) == claim
+    successor.run.publish(successor.commit("r1:e1", "one\n"))
+    assert effects_on(bare, BRANCH) == ["r1:e1"]
 
 
 @pytest.mark.parametrize("retry_s", [(), (0.0,)], ids=["looked-up", "pushed-again"])

@@ -122,6 +122,7 @@ class RemoteRun:
         target: str,
         branch: str,
         on_pushed: Callable[[str], bool],
+        holds: Callable[[], bool],
         rebase_onto: str | None = None,
         retry_s: tuple[float, ...] = RETRY_S,
     ) -> None:
@@ -142,6 +143,8 @@ class RemoteRun:
         self._head, self._target = f"refs/heads/{branch}", f"refs/heads/{target}"
         # Told each pushed commit (the queue's ``note_pushed``); False: the ticket's lease is gone.
         self._on_pushed = on_pushed
+        # Whether the queue's lease still holds the ticket (the queue's ``renew``).
+        self._holds = holds
         self._retry_s = retry_s
         self.claimed: str | None = None
         self.pushed: str | None = None
@@ -181,6 +184,10 @@ class RemoteRun:
             leases = {self.claim_ref: (claim, made)}
             if run_id is None:
                 leases[self._head] = (branch, self.base)
+            # A worker frozen since its queue claim would lease on its successor's claim,
+            # just read, and push over it: the queue's word first.
+            if not self._holds():
+                raise LeaseLostError(f"the lease of {self.ticket} is gone: its claim is not made")
             refused = self._push(leases)
             if refused is None:
                 self.claimed, self.pushed = made, branch or self.base
