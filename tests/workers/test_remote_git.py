@@ -26,7 +26,7 @@ from pipeline.app.workers._ticket_repo import (
 )
 from pipeline.handlers.runtime import GitError, WorkspaceLayout, git_out
 from pipeline.handlers.store import LeaseLostError
-from tests.runtime.workspace import git
+from tests.runtime.workspace import git, wait_for
 from tests.workers.remotes import bare_remote, effects_on, hook, reflog
 
 TICKET = "t-1"
@@ -199,6 +199,35 @@ def test_a_push_whose_answer_was_lost_counts_as_made(
     assert git(bare, "rev-parse", CLAIM) == worker.run.claimed
     worker.run.publish(worker.commit("r1:e2", "two\n"))
     assert effects_on(bare, BRANCH) == ["r1:e1", "r1:e2"]
+
+
+def test_the_caches_ref_moves_only_under_the_cache_lock(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """Another worker of this host holds the cache's lock (as for a fetch into the same ref)
+    when a push returns: the cache's branch moves only once it lets go (before: at once,
+    beside the other's fetch, where git's ref lock fails one of the two)."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare))
+    worker.run.claim(holder="w1", host="h1", run_id=None)
+    cache, before = worker.run.cache, worker.run.pushed
+    lock, seen = cache.with_name(f"{cache.name}.lock"), tmp_path / "seen"
+    hold = (
+        f"git --git-dir={cache} rev-parse refs/heads/{BRANCH} > {seen}.first; sleep 1; "
+        f"git --git-dir={cache} rev-parse refs/heads/{BRANCH} > {seen}"
+    )
+    # The other worker takes the lock as the push ends, and reads the ref as it lets go.
+    hook(
+        bare,
+        "post-receive",
+        f"flock {lock} sh -c '{hold}' </dev/null >/dev/null 2>&1 &\n"
+        f"while [ ! -e {seen}.first ]; do sleep 0.01; done",
+    )
+    sha = worker.commit("r1:e1", "one\n")
+    worker.run.publish(sha)
+    wait_for(seen.exists, "the other worker never let go", within_s=10)
+    assert seen.read_text().strip() == before
+    assert git(cache, "rev-parse", f"refs/heads/{BRANCH}") == sha
 
 
 def test_a_branch_moved_by_someone_else_stops_the_run_with_both_shas(
