@@ -309,3 +309,29 @@ def test_reports_and_prompts_are_read_and_written_through_no_link(tmp_path: Path
     assert [p.name for p in prompts.iterdir() if p.name.startswith("development.md.moved-")]
     assert secret.read_text() == "completed\nTOP-SECRET-VALUE-42\n"
     assert b"TOP-SECRET-VALUE-42" not in (root / ".ralph" / "prompt-3.md").read_bytes()
+
+
+def test_the_plan_is_written_and_read_through_no_agent_link(tmp_path: Path) -> None:
+    """The planner swaps ``.agent/PLAN.md`` for a link to a file of the user's outside the
+    work tree and the developer swaps it for a link to a secret: the user's file keeps its
+    bytes and the secret reaches no later prompt (before: ralph wrote the agent's plan into
+    the user's file and read the secret into the reviewer's prompt)."""
+    victim = tmp_path / "bashrc"
+    victim.write_text("# the user's own\n")
+    secret = tmp_path / "credentials"
+    secret.write_text("TOP-SECRET-PLAN-42\n")
+    root = _workspace(
+        tmp_path / "ws",
+        SHELL_REPORTS
+        + 'if [ "$n" -eq 1 ]; then rm -f .agent/PLAN.md; '
+        + f"ln -s {victim} .agent/PLAN.md; fi\n"
+        + 'if [ "$n" -eq 2 ]; then rm -f .agent/PLAN.md; '
+        + f"ln -s {secret} .agent/PLAN.md; fi\n",
+    )
+    done = ralph("run", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert victim.read_text() == "# the user's own\n"
+    prompts = sorted((root / ".ralph").glob("prompt-*.md"))
+    assert len(prompts) >= 3
+    assert "1. do it" in prompts[1].read_text()  # the developer was given the real plan
+    assert not [p.name for p in prompts if "TOP-SECRET-PLAN-42" in p.read_text()]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -411,3 +412,35 @@ def test_outputs_hold_no_secret_and_no_control_character(tmp_path: Path) -> None
     for _error, text in refusals:
         assert "hunter2-password" not in text, text
     assert os.environ.get("DEMO_API_TOKEN") is None  # the run itself never had it
+
+
+def test_a_bug_in_a_tool_is_answered_and_logged_with_its_secret_masked(tmp_path: Path) -> None:
+    """A store row a tool cannot read (a run's head holding a secret where a number belongs)
+    fails the tool with a bug's message, and neither the answer nor the traceback on stderr
+    shows the secret or its escape sequence (before: ``repr(error)`` and a raw traceback)."""
+    root = make_workspace(
+        tmp_path / "ws", scripts={"s.toml": FINISH_EVERYTHING}, agents={"main": scripted("s.toml")}
+    )
+    assert ralph("run", cwd=root).returncode == 0
+    with sqlite3.connect(WorkspaceLayout(root=root).store) as db:
+        db.execute("UPDATE runs SET head = ?", (f"token {SECRET}\x1b]0;pwned\x07",))
+    lines = [*HELLO, request(1, "tools/call", name="list_runs", arguments={})]
+    done = subprocess.run(
+        [*RALPH, "mcp", "--control", "-C", str(root)],
+        input=b"".join(json.dumps(m).encode() + b"\n" for m in lines),
+        cwd=root,
+        env={**ENV, "DEMO_API_TOKEN": SECRET},
+        capture_output=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])["result"]
+    assert result["isError"]
+    text = result["content"][0]["text"]
+    assert "ValueError" in text, text
+    assert "[redacted:DEMO_API_TOKEN]" in text, text
+    for output in (text.encode(), done.stdout, done.stderr):
+        assert SECRET.encode() not in output
+    assert b"\x1b" not in done.stdout
+    assert b"ValueError" in done.stderr  # the bug is still reported where a person looks

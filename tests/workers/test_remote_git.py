@@ -26,7 +26,7 @@ from pipeline.app.workers._ticket_repo import (
 )
 from pipeline.handlers.runtime import GitError, WorkspaceLayout, git_out
 from pipeline.handlers.store import LeaseLostError
-from tests.runtime.workspace import git
+from tests.runtime.workspace import git, wait_for
 from tests.workers.remotes import bare_remote, effects_on, hook, reflog
 
 TICKET = "t-1"
@@ -48,11 +48,12 @@ class Worker:
         self, url: str, workdir: Path, base: str, retry_s: tuple[float, ...] = (0.0, 0.0, 0.0)
     ) -> None:
         self.workdir, self.noted = workdir, list[str]()
+        self.leased = True  # what the queue says of this worker's lease
         workdir.mkdir(parents=True, exist_ok=True)
 
         def on_pushed(sha: str) -> bool:
             self.noted.append(sha)
-            return True
+            return self.leased
 
         self.run = RemoteRun(
             url=url,
@@ -63,6 +64,7 @@ class Worker:
             target="main",
             branch=BRANCH,
             on_pushed=on_pushed,
+            holds=lambda: self.leased,
             retry_s=retry_s,
         )
 
@@ -169,6 +171,26 @@ def test_a_takeover_knows_the_host_of_the_claim_before_it(
     assert git(bare, "log", "-1", "--format=%ce", CLAIM) == "ralph@h2"
 
 
+def test_a_zombie_waking_mid_claim_pushes_no_claim_over_its_successors(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A worker frozen between its queue claim and its remote claim, whose ticket another
+    worker took and claimed meanwhile, pushes nothing when it wakes; the successor's claim
+    stays and it goes on publishing (before: the zombie's claim replaced it, and the
+    successor's next push lost the ticket)."""
+    bare, url = remote
+    base = main_of(bare)
+    zombie, successor = (Worker(url, tmp_path / name, base) for name in ("w1", "w2"))
+    successor.run.claim(holder="w2", host="h2", run_id=None)
+    claim = git(bare, "rev-parse", CLAIM)
+    zombie.leased = False  # the queue gave the ticket to the successor
+    with pytest.raises(LeaseLostError):
+        zombie.run.claim(holder="w1", host="h1", run_id=None)
+    assert git(bare, "rev-parse", CLAIM) == claim
+    successor.run.publish(successor.commit("r1:e1", "one\n"))
+    assert effects_on(bare, BRANCH) == ["r1:e1"]
+
+
 @pytest.mark.parametrize("retry_s", [(), (0.0,)], ids=["looked-up", "pushed-again"])
 def test_a_push_whose_answer_was_lost_counts_as_made(
     tmp_path: Path, remote: tuple[Path, str], retry_s: tuple[float, ...]
@@ -193,6 +215,35 @@ def test_a_push_whose_answer_was_lost_counts_as_made(
     assert git(bare, "rev-parse", CLAIM) == worker.run.claimed
     worker.run.publish(worker.commit("r1:e2", "two\n"))
     assert effects_on(bare, BRANCH) == ["r1:e1", "r1:e2"]
+
+
+def test_the_caches_ref_moves_only_under_the_cache_lock(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """Another worker of this host holds the cache's lock (as for a fetch into the same ref)
+    when a push returns: the cache's branch moves only once it lets go (before: at once,
+    beside the other's fetch, where git's ref lock fails one of the two)."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare))
+    worker.run.claim(holder="w1", host="h1", run_id=None)
+    cache, before = worker.run.cache, worker.run.pushed
+    lock, seen = cache.with_name(f"{cache.name}.lock"), tmp_path / "seen"
+    hold = (
+        f"git --git-dir={cache} rev-parse refs/heads/{BRANCH} > {seen}.first; sleep 1; "
+        f"git --git-dir={cache} rev-parse refs/heads/{BRANCH} > {seen}"
+    )
+    # The other worker takes the lock as the push ends, and reads the ref as it lets go.
+    hook(
+        bare,
+        "post-receive",
+        f"flock {lock} sh -c '{hold}' </dev/null >/dev/null 2>&1 &\n"
+        f"while [ ! -e {seen}.first ]; do sleep 0.01; done",
+    )
+    sha = worker.commit("r1:e1", "one\n")
+    worker.run.publish(sha)
+    wait_for(seen.exists, "the other worker never let go", within_s=10)
+    assert seen.read_text().strip() == before
+    assert git(cache, "rev-parse", f"refs/heads/{BRANCH}") == sha
 
 
 def test_a_branch_moved_by_someone_else_stops_the_run_with_both_shas(
@@ -523,3 +574,28 @@ def test_a_bare_folder_holding_a_commondir_file_is_refused(tmp_path: Path) -> No
     (cache / "commondir").write_text(f"{elsewhere}\n")
     with pytest.raises(GitError, match="commondir"):
         git_out(cache, "for-each-ref", bare=True)
+
+
+def test_a_missing_rebase_onto_branch_fails_the_claim_at_once_naming_it(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A ticket whose ``rebase_onto`` branch is gone from the remote is refused at once,
+    naming the branch, not retried as an unreachable remote (before: three waits, then
+    "gave up", and the ticket given back until ``max_claims``)."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare), retry_s=(30.0,))
+    worker.run.rebase_onto = "gone"
+    with pytest.raises(RemoteRefusedError, match="no branch gone"):
+        worker.run.claim(holder="w1", host="h1", run_id=None)
+
+
+def test_fetching_a_ref_the_remote_lacks_is_a_refusal_not_unreachable(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A fetch of a ref deleted from the remote (after a look that saw it) is a refusal
+    naming the ref, with no retry (before: retried, then :class:`RemoteUnreachableError`)."""
+    bare, url = remote
+    worker = Worker(url, tmp_path / "w1", main_of(bare), retry_s=(30.0,))
+    worker.run.claim(holder="w1", host="h1", run_id=None)
+    with pytest.raises(RemoteRefusedError, match="refs/heads/deleted"):
+        worker.run.fetch("refs/heads/deleted")

@@ -46,7 +46,7 @@ def remote_run(url: str, workdir: Path, base: str) -> RemoteRun:
     return RemoteRun(
         url=url, cache=cache_for(workdir, url), repo=workdir / TICKET, ticket=TICKET,
         base=base, target="main", branch=BRANCH, on_pushed=lambda _sha: True,
-        retry_s=(0.0,),
+        holds=lambda: True, retry_s=(0.0,),
     )  # fmt: skip
 
 
@@ -294,6 +294,7 @@ Path(args["pid"]).write_text(str(os.getpid()))
 run = RemoteRun(
     url=args["url"], cache=Path(args["cache"]), repo=Path(args["repo"]), ticket=args["ticket"],
     base=args["base"], target="main", branch=args["branch"], on_pushed=lambda _sha: True,
+    holds=lambda: True,
 )
 run.claim(holder=args["holder"], host="h", run_id=args["run_id"])
 with SqliteEventStore(args["store"]) as store:

@@ -12,6 +12,7 @@ import psycopg
 import pytest
 
 from pipeline.app.workers import RemoteError, remote_url, submit
+from pipeline.app.workers._remote import remote_spec
 from pipeline.app.workspace import SetupFileError, write_setup
 from pipeline.handlers.store.postgres import PostgresEventStore
 from pipeline.handlers.store.queue import REMOTE_QUEUE, Lease, QueueBell, RunQueue, TicketState
@@ -209,6 +210,26 @@ def test_a_base_the_remote_lacks_is_refused(postgres_url: str, tmp_path: Path, k
         submit(postgres_url, inside, remote=url)
     assert _tickets(postgres_url) == []
     assert submit(postgres_url, clone, remote=url).base == git(clone, "rev-parse", "HEAD")
+
+
+@pytest.mark.parametrize("kind", URL_KINDS)
+def test_a_clone_behind_its_remote_may_submit_and_gains_no_ref(tmp_path: Path, kind: str) -> None:
+    """Someone else pushed to ``main``: a clone still at the older commit submits with its HEAD
+    as the base, and the check writes no ref in it (before: refused with "push main first",
+    the clone lacking the remote's tip)."""
+    remote = bare_remote(tmp_path, kind)
+    url, clone = remote.url(kind), remote.clone
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "--quiet", url, str(other))
+    (other / "theirs.txt").write_text("a teammate's change\n")
+    git(other, "add", "theirs.txt")
+    git(other, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "--quiet", "-m", "theirs")
+    git(other, "push", "--quiet", "origin", "main")
+    refs = git(clone, "for-each-ref")
+    spec = remote_spec(clone, url, ticket="t-1", branch=None, rebase_onto=None)
+    assert spec.base == git(clone, "rev-parse", "HEAD")
+    assert git(clone, "for-each-ref") == refs
+    assert not (clone / ".git" / "FETCH_HEAD").exists()
 
 
 def test_setup_files_travel_with_the_ticket_and_are_bounded(

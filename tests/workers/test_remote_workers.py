@@ -629,3 +629,31 @@ def test_a_ticket_whose_stored_branch_is_not_its_own_fails_and_pushes_nothing(
     assert f"ralph/run-{ticket.ticket}" in (failed.outcome or "")
     assert git(remote.path, "rev-parse", "main") == main
     assert git(remote.path, "for-each-ref", "refs/ralph/") == ""
+
+
+@pytest.mark.parametrize(("field", "value"), [("target", "*"), ("base", "main")])
+def test_a_ticket_whose_stored_target_or_base_is_no_name_fails_and_fetches_nothing(
+    postgres_url: str, tmp_path: Path, field: str, value: str
+) -> None:
+    """A remote ticket whose stored target is ``*`` (every branch, in a refspec) or whose
+    base is a name, not a commit id, fails before any fetch or claim, naming the value: the
+    worker's cache holds no other branch and the remote no claim (before: a base of ``main``
+    was claimed on the remote, and ``*`` failed only on an ``ls-remote`` miss)."""
+    remote = bare_remote(tmp_path / "host")
+    git(remote.clone, "push", "--quiet", "origin", "main:refs/heads/someone-elses")
+    ticket = submit(postgres_url, remote.clone, remote="origin")
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE procrastinate_jobs SET args = jsonb_set(args, %s, to_jsonb(%s::text)) "
+            "WHERE id = %s",
+            ([field], value, ticket.job),
+        )
+    worker = _worker(postgres_url, tmp_path / "w", "--exit-when-idle")
+    _out, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    failed = _ticket(postgres_url, ticket.ticket)
+    assert failed.state is TicketState.FAILED, failed.outcome
+    assert repr(value) in (failed.outcome or "")
+    for cache in (tmp_path / "w").glob("remote-*.git"):
+        assert "someone-elses" not in git(cache, "for-each-ref")
+    assert git(remote.path, "for-each-ref", "refs/ralph/") == ""

@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -241,6 +242,12 @@ def tools(control: _Control) -> list[Tool]:
             except (PipelineError, OSError) as error:
                 # The command's own refusal (StoreError and UnknownRunError among them).
                 raise ToolError(shown(str(error))) from None
+            except Exception as error:
+                # A bug in ralph, whose text may quote what it read (a store row, a database's
+                # connection string): masked like every answer, its traceback too.
+                sys.stderr.write(control.redact(traceback.format_exc()))
+                said = f"ralph's tool failed: {type(error).__name__}: {error} (a bug in ralph)"
+                raise ToolError(shown(said)) from None
 
         return answered
 

@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlsplit
 from attrs import frozen
 
 from pipeline import PipelineError
-from pipeline.handlers.runtime import GitError, git_out, run_git
+from pipeline.handlers.runtime import GitError, git_out, holds, run_git
 
 __all__ = ["RemoteError", "RemoteSpec", "remote_key", "remote_spec", "remote_url"]
 
@@ -158,11 +158,17 @@ def remote_spec(
     tip = _remote_tip(root, url, target)
     if tip is None:
         raise RemoteError(f"{url} has no branch {target}: push {target} first")
-    if tip != base and not _has(root, tip, base):
-        raise RemoteError(
-            f"{url}'s {target} (at {tip[:12]}) does not hold this clone's HEAD {base[:12]}: "
-            f"push {target} first"
-        )
+    if tip != base:
+        if run_git(root, "cat-file", "-e", f"{tip}^{{commit}}", check=False).returncode != 0:
+            # Someone else pushed to the target: bring its commits in (no ref written) to tell
+            # a clone behind the remote, which may submit, from one ahead of it.
+            run_git(root, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+                    "--end-of-options", url, f"refs/heads/{target}", check=False)  # fmt: skip
+        if not holds(root, tip, base):
+            raise RemoteError(
+                f"{url}'s {target} (at {tip[:12]}) does not hold this clone's HEAD "
+                f"{base[:12]}: push {target} first (pull first if the push is refused)"
+            )
     if rebase_onto is not None and _remote_tip(root, url, rebase_onto) is None:
         raise RemoteError(f"{url} has no branch {rebase_onto} (rebase_onto): push it first")
     return RemoteSpec(url=url, base=base, target=target, branch=f"ralph/run-{ticket}")
@@ -179,9 +185,3 @@ def _remote_tip(root: Path, url: str, branch: str) -> str | None:
         if ref == f"refs/heads/{branch}":
             return sha
     return None
-
-
-def _has(root: Path, tip: str, base: str) -> bool:
-    """Whether ``tip`` (a commit this clone may lack) descends from ``base``."""
-    done = run_git(root, "merge-base", "--is-ancestor", base, tip, check=False)
-    return done.returncode == 0

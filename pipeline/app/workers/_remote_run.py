@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Final, final
 
 from pipeline import PipelineError
+from pipeline.core.config import ref_problem
 from pipeline.handlers.runtime import git_out, run_git
 from pipeline.handlers.store import LeaseLostError
 
@@ -54,6 +55,9 @@ which every name of the worker's own has (``remote-<digest>.git``, its ``.lock``
 
 _HOST: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 """A host name, as a claim commit's committer ``ralph@<host>`` gives it."""
+
+_SHA: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+"""A full commit id (SHA-1 or SHA-256), as ``submit --remote`` records the base."""
 
 _CLAIM_TRIES: Final = 3
 """How many times a claim starts over when the remote moved between its look and its push."""
@@ -121,12 +125,20 @@ class RemoteRun:
         target: str,
         branch: str,
         on_pushed: Callable[[str], bool],
+        holds: Callable[[], bool],
         rebase_onto: str | None = None,
         retry_s: tuple[float, ...] = RETRY_S,
     ) -> None:
         self.url, self.cache, self.repo, self.ticket = url, cache, repo, ticket
         self.base, self.target, self.branch, self.rebase_onto = base, target, branch, rebase_onto
         check_ticket(ticket)
+        # Again on the worker, as the URL is: the store is the whole team's, and a target of
+        # "*" would fetch every branch of the remote into the cache and the agent's repository.
+        for name in (target, rebase_onto):
+            if name is not None and (problem := ref_problem(name)):
+                raise ValueError(f"{ticket}'s branch {problem}")
+        if not _SHA.fullmatch(base):
+            raise ValueError(f"{ticket}'s base {base[:80]!r} is no full commit id")
         self.claim_ref = f"{CLAIMS}{ticket}"
         # Held around every command that writes the cache. Named with a dot, as everything of
         # the worker's own is, so that no ticket's ``<T>.lock`` (ids have none) can be it.
@@ -134,6 +146,8 @@ class RemoteRun:
         self._head, self._target = f"refs/heads/{branch}", f"refs/heads/{target}"
         # Told each pushed commit (the queue's ``note_pushed``); False: the ticket's lease is gone.
         self._on_pushed = on_pushed
+        # Whether the queue's lease still holds the ticket (the queue's ``renew``).
+        self._holds = holds
         self._retry_s = retry_s
         self.claimed: str | None = None
         self.pushed: str | None = None
@@ -154,18 +168,19 @@ class RemoteRun:
             if not (self.cache / "HEAD").is_file():
                 self.cache.mkdir(parents=True, exist_ok=True)
                 run_git(self.cache, "init", "-q", "--bare", bare=True)
+        onto = f"refs/heads/{self.rebase_onto or self.target}"
         for _try in range(_CLAIM_TRIES):
-            branch, claim, target = self._remote_refs(self._head, self.claim_ref, self._target)
-            if target is None:
-                raise RemoteRefusedError(f"{self.url} has no branch {self.target}")
-            wanted = {self._target: self._target}
+            branch, claim, target, onto_sha = self._remote_refs(
+                self._head, self.claim_ref, self._target, onto
+            )
+            for name, sha in ((self.target, target), (self.rebase_onto, onto_sha)):
+                if name is not None and sha is None:
+                    raise RemoteRefusedError(f"{self.url} has no branch {name}")
+            wanted = {self._target: self._target, onto: onto}
             if branch is not None:
                 wanted[self._head] = self._head
             if claim is not None:
                 wanted[self.claim_ref] = self.claim_ref
-            if self.rebase_onto is not None:
-                onto = f"refs/heads/{self.rebase_onto}"
-                wanted[onto] = onto
             with locked(self._lock):
                 self._fetch(self.url, wanted)
             self._check(branch, run_id)
@@ -181,11 +196,15 @@ class RemoteRun:
             leases = {self.claim_ref: (claim, made)}
             if run_id is None:
                 leases[self._head] = (branch, self.base)
+            # A worker frozen since its queue claim would lease on its successor's claim,
+            # just read, and push over it: the queue's word first.
+            if not self._holds():
+                raise LeaseLostError(f"the lease of {self.ticket} is gone: its claim is not made")
             refused = self._push(leases)
             if refused is None:
                 self.claimed, self.pushed = made, branch or self.base
                 # The ticket's repository is made from the cache's branch.
-                self._cache("update-ref", self._head, self.pushed)
+                self._set(self._head, self.pushed)
                 self._note(self.pushed)
                 return
             if self._remote_refs(self._head, self.claim_ref) == (branch, claim):
@@ -254,7 +273,7 @@ class RemoteRun:
                 )
             return refused
         self.claimed = made
-        self._cache("update-ref", ref, new)
+        self._set(ref, new)
         if ref == self._head:
             self.pushed = new
             self._note(new)
@@ -269,6 +288,12 @@ class RemoteRun:
     def _cache(self, *args: str) -> str:
         """What ``git ARGS`` in the cache printed, stripped."""
         return git_out(self.cache, *args, check=False, bare=True).strip()
+
+    def _set(self, ref: str, sha: str) -> None:
+        """Point the cache's ``ref`` at ``sha``, under the lock another worker's fetch into the
+        same ref takes (else git's ref lock refuses one of the two)."""
+        with locked(self._lock):
+            git_out(self.cache, "update-ref", ref, sha, bare=True)
 
     def _note(self, sha: str) -> None:
         if not self._on_pushed(sha):
@@ -301,10 +326,12 @@ class RemoteRun:
 
     def _retrying(self, *args: str) -> tuple[int, str, str]:
         """``git ARGS`` in the cache, retried after each of :data:`RETRY_S` while it fails
-        with no answer from the remote (git's 128); raises :class:`RemoteUnreachableError`."""
+        with no answer from the remote (git's 128, but for a missing ref); raises
+        :class:`RemoteUnreachableError`."""
         for wait in (*self._retry_s, None):
             done = run_git(self.cache, *args, check=False, bare=True)
-            if done.returncode != 128:
+            # A missing ref is an answer (git's 128 too): retrying would not make it appear.
+            if done.returncode != 128 or "couldn't find remote ref" in done.stderr:
                 return done.returncode, done.stdout, done.stderr
             if wait is None:
                 # git's message names the repository it could not reach.

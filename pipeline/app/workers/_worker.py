@@ -486,6 +486,7 @@ class Worker:
             target=ticket.target,
             branch=branch,
             on_pushed=functools.partial(queue.note_pushed, lease),
+            holds=functools.partial(queue.renew, lease),
             rebase_onto=config.rebase_onto,
         )
         remote.claim(holder=self.name, host=socket.gethostname(), run_id=ticket.run_id)

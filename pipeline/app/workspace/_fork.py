@@ -56,6 +56,7 @@ from pipeline.handlers.runtime import (
     digest_of,
     git_out,
     new_run_id,
+    read_own,
 )
 from pipeline.handlers.store import open_store_at, store_path
 from pipeline.orchestration import next_step
@@ -236,8 +237,8 @@ def _plan_of(layout: WorkspaceLayout, state: PipelineState) -> bytes | None:
     if digest is None:
         return None
     try:
-        plan = layout.plan.read_bytes()
-    except OSError:
+        plan = read_own(layout.plan)
+    except (OSError, ValueError):
         plan = b""
     if digest_of(plan) != digest:
         raise ForkError(

@@ -21,6 +21,7 @@ from pipeline.core.config._model import (
 )
 from pipeline.core.config._orchestrator import Translation, translate_orchestrator_config
 from pipeline.core.config._parse import ConfigError, parse_config, require_chains
+from pipeline.core.config._refs import ref_problem
 from pipeline.core.config._sandbox import AgentSandboxConfig, SandboxConfig
 from pipeline.core.config._toml import dump_toml
 from pipeline.core.config._topology_checks import Severity, TopologyProblem, topology_problems
@@ -61,6 +62,7 @@ __all__ = [
     "Via",
     "dump_toml",
     "parse_config",
+    "ref_problem",
     "require_chains",
     "topology_problems",
     "topology_routes",

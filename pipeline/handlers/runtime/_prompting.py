@@ -27,7 +27,7 @@ from pipeline.handlers.intake import (
 )
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._ownfiles import write_own
+from pipeline.handlers.runtime._ownfiles import read_own, write_own
 from pipeline.handlers.runtime._prompts import (
     fenced,
     render_context,
@@ -71,8 +71,9 @@ def user_prompt(layout: WorkspaceLayout, run_id: str) -> str:
 
 def _text(path: Path, missing: str) -> str:
     try:
-        text = path.read_text("utf-8").strip()
-    except FileNotFoundError:
+        text = read_own(path).decode("utf-8", "replace").strip()
+    except (FileNotFoundError, ValueError):
+        # ValueError: a link (the agent's, to any file of the user's), no regular file, too large.
         return missing
     return text or missing
 

@@ -36,7 +36,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.runtime._io import Facts
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._ownfiles import read_own
+from pipeline.handlers.runtime._ownfiles import read_own, write_own
 from pipeline.handlers.runtime._prompting import digest_of
 
 __all__ = ["Report", "collect_report", "invocation_failed", "read_report"]
@@ -136,7 +136,8 @@ def _plan(
     if not text.strip():
         return Failure(f"the plan in {layout.relative(layout.output('plan'))} is empty")
     # Kept where later prompts read it; the report folder is emptied before every invocation.
-    layout.plan.write_text(text, "utf-8")
+    # Never through a link: an agent may have swapped PLAN.md for one to any file of the user's.
+    write_own(layout.plan, text.encode())
     digest = digest_of(text.encode())
     return Success(
         (PlanProduced(iteration=Ordinal(effect.iteration + 1), plan_digest=digest, at=now()),)
@@ -150,7 +151,7 @@ def _review(
     text: str,
 ) -> Facts:
     # Kept where the review-fix prompt reads it (the report folder is emptied per invocation).
-    layout.issues.write_text(text, "utf-8")
+    write_own(layout.issues, text.encode())
     count = len(_ISSUE.findall(text))
     review_pass = Ordinal(effect.review_pass)
     if count == 0:
