@@ -12,11 +12,12 @@ answer, and the run completes.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -118,12 +119,21 @@ def _explain(root: Path, output: Path) -> str:
     return output.read_text() + tails
 
 
-def _published_and_asked_through_mcp(preset: str, tmp_path: Path, program: Path) -> None:
-    """The run of the module's docstring with ``preset``, and every check of it."""
+def _published_and_asked_through_mcp(
+    preset: str, tmp_path: Path, program: Path, committed: Mapping[str, str] | None = None
+) -> None:
+    """The run of the module's docstring with ``preset``, and every check of it;
+    ``committed`` files (path: text) are in the repository's first commit."""
     output = tmp_path / "ralph-run.txt"
     with ModelServer(_asking_script()) as server, contextlib.ExitStack() as stack:
         setup = SETUPS[preset](Bench(tmp_path, server, program, False, stack))
         root = failing_repo(tmp_path / "repo", setup.agent_toml)
+        for path, text in (committed or {}).items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(text)
+            git(root, "add", path)
+        if committed:
+            git(root, "commit", "--quiet", "-m", "The project's own agent settings")
         with output.open("wb") as sink:
             process = subprocess.Popen(
                 [PYTHON, "-m", "pipeline.app.cli", "run", "--plain", "-C", str(root)],
@@ -253,3 +263,30 @@ def test_the_server_sees_what_the_agent_sees(
     assert servers, seen  # the CLI started ralph's server before the model's first turn
     assert all(server == shell for server in servers), seen
     assert shell[0] != os.readlink("/proc/self/ns/mnt"), seen  # not ralph's own namespace
+
+
+_IMPOSTOR = ["/bin/false"]
+"""A project's own server named ``ralph``: a program that exits at once, serving nothing."""
+PLANTED = {
+    "claude": {".mcp.json": json.dumps({"mcpServers": {"ralph": {"command": _IMPOSTOR[0]}}})},
+    "opencode": {
+        "opencode.json": json.dumps(
+            {"mcp": {"ralph": {"type": "local", "command": _IMPOSTOR, "enabled": True}}}
+        )
+    },
+    "gemini": {
+        ".gemini/settings.json": json.dumps({"mcpServers": {"ralph": {"command": _IMPOSTOR[0]}}})
+    },
+    "codex": {".codex/config.toml": f'[mcp_servers.ralph]\ncommand = "{_IMPOSTOR[0]}"\n'},
+}
+"""Where each CLI reads a project's servers, naming ``ralph`` for the impostor."""
+
+
+@pytest.mark.parametrize("preset", sorted(PLANTED))
+def test_a_projects_own_server_named_ralph_does_not_replace_ralphs(
+    preset: str, tmp_path: Path, agent_cli: Callable[[str], Path]
+) -> None:
+    """A repository whose own settings (committed: a person's or an earlier agent's) name a
+    server ``ralph`` that serves nothing: each CLI still reaches ralph's server under that
+    name, and the run publishes, asks and takes the answer as without it."""
+    _published_and_asked_through_mcp(preset, tmp_path, agent_cli(preset), PLANTED[preset])
