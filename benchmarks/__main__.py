@@ -275,13 +275,40 @@ def _render_scaleout(s: dict[str, Any]) -> list[str]:
         "",
         "| workers | pipelines | seconds | pipelines/s | events/s |",
         "| ---: | ---: | ---: | ---: | ---: |",
+        *[f"| {workers} | {_drain_cells(row)} |" for workers, row in s["workers"].items()],
     ]
-    for workers, row in s["workers"].items():
+    remote = s.get("remote_workers")  # absent from results written before it was measured
+    if remote is None:
+        return [*lines, ""]
+    lines += [
+        "",
+        "The same drain with remote tickets: `ralph submit --remote` of one bare remote in a",
+        "temporary folder, `ralph worker --workdir DIR` (one folder the N workers share). Each",
+        "pipeline makes its repository from the workdir's bare cache of the remote (made by",
+        "the first, fetched into by each), pushes the claim ref, and pushes its commit with",
+        "the lease before the commit's fact is appended. *x path*: the seconds over the path",
+        "drain's with as many workers, run just before it; *+ms a pipeline*: the wall time it",
+        "adds per pipeline.",
+        "",
+        "| workers | pipelines | seconds | pipelines/s | events/s | x path | +ms a pipeline |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for workers, row in remote.items():
+        path = s["workers"][workers]
+        added = (row["seconds"] - path["seconds"]) / row["pipelines"] * 1000
         lines.append(
-            f"| {workers} | {row['pipelines']} | {row['seconds']} | "
-            f"{row['pipelines_per_second']} | {row['events_per_second']:,} |"
+            f"| {workers} | {_drain_cells(row)} | {row['seconds'] / path['seconds']:.2f} | "
+            f"{added:+,.0f} |"
         )
     return [*lines, ""]
+
+
+def _drain_cells(row: dict[str, Any]) -> str:
+    """A drain's pipelines, seconds, pipelines/s and events/s, as table cells."""
+    return (
+        f"{row['pipelines']} | {row['seconds']} | {row['pipelines_per_second']} | "
+        f"{row['events_per_second']:,}"
+    )
 
 
 def _render_peers(peers: dict[str, Any]) -> list[str]:
@@ -392,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         print("cli: ralph emit, task add, respond, status and a bare start", flush=True)
         results["cli"] = run_cli_benchmark(args.quick, args.smoke)
     if "scaleout" in chosen:
-        print("scale-out: PostgreSQL appends, and 1, 2 and 4 workers", flush=True)
+        print("scale-out: PostgreSQL appends, and 1, 2 and 4 workers (path, remote)", flush=True)
         results["scaleout"] = run_scaleout_benchmark(args.quick, args.store, args.smoke)
     if "fold" not in results:
         parser.error("no fold results to report: run the fold section too")

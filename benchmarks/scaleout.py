@@ -1,5 +1,6 @@
 """Scale-out on PostgreSQL: the event append rate, and pipelines completed per second with
-1, 2 and 4 workers draining one queue.
+1, 2 and 4 workers draining one queue: of path tickets (a workspace each), then of remote
+tickets (one bare remote, workers with a ``--workdir``, each commit pushed).
 
 The server is a throwaway one started here from the machine's PostgreSQL binaries, syncing
 to disk as a production server does (``tests/postgres.py``), unless ``--store URL``
@@ -25,13 +26,15 @@ QUICK_PIPELINES = 4
 FULL_PIPELINES = 48
 WORKER_COUNTS = (1, 2, 4)
 
-_SCRIPT = """
-[[default]]
+_OUT = """
 write.".agent/out/plan.md" = "1. do it"
 write.".agent/out/status" = "completed\\ndone"
 write.".agent/out/issues.md" = ""
 write.".agent/out/commit-message" = "Do it"
 """
+# The development step changes a tracked file, so each pipeline makes one commit (which a
+# remote ticket's worker pushes before its fact is appended).
+_SCRIPT = f'[[default]]{_OUT}\n[[development]]{_OUT}write."work.txt" = "done"\n'
 
 
 def _workspace(root: Path) -> Path:
@@ -86,17 +89,40 @@ def _append_rates(url: str, appends: int) -> dict[str, int]:
     return rates
 
 
-def _drain(url: str, base: Path, pipelines: int, workers: int) -> dict[str, Any]:
-    """Submit ``pipelines`` runs, then time ``ralph worker --concurrency N`` draining them."""
+def _remote_clone(root: Path) -> Path:
+    """A bare remote at ``root/remote.git`` and a :func:`_workspace` clone of it at
+    ``root/clone``, its ``main`` pushed there as ``origin``."""
+    bare = root / "remote.git"
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "--quiet", "--bare", "--initial-branch", "main", bare],
+                   check=True)  # fmt: skip
+    clone = _workspace(root / "clone")
+    subprocess.run(["git", "remote", "add", "origin", str(bare)], cwd=clone, check=True)
+    subprocess.run(["git", "push", "--quiet", "origin", "main"], cwd=clone, check=True)
+    return clone
+
+
+def _drain(url: str, base: Path, pipelines: int, workers: int, remote: bool) -> dict[str, Any]:
+    """Submit ``pipelines`` runs, then time ``ralph worker --concurrency N`` draining them.
+    ``remote``: remote tickets of one bare remote (``submit --remote``), run by workers sharing
+    one ``--workdir``; else path tickets, a workspace each."""
     from pipeline.app.workers import submit
     from pipeline.handlers.store.postgres import PostgresEventStore
     from pipeline.handlers.store.queue import RunQueue, TicketState
 
-    submitted = {submit(url, _workspace(base / f"w{workers}-{i}")).ticket for i in range(pipelines)}
+    if remote:
+        clone = _remote_clone(base / f"r{workers}")
+        submitted = {submit(url, clone, remote="origin").ticket for _ in range(pipelines)}
+        where: tuple[str, ...] = ("--workdir", str(base / f"r{workers}" / "workdir"))
+    else:
+        submitted = {
+            submit(url, _workspace(base / f"w{workers}-{i}")).ticket for i in range(pipelines)
+        }
+        where = ()
     started = time.perf_counter()
     subprocess.run(
         [
-            *(sys.executable, "-m", "pipeline.app.cli", "worker", "--store", url),
+            *(sys.executable, "-m", "pipeline.app.cli", "worker", "--store", url, *where),
             *("--concurrency", str(workers), "--exit-when-idle", "--poll-seconds", "0.05"),
         ],
         check=True,
@@ -109,6 +135,8 @@ def _drain(url: str, base: Path, pipelines: int, workers: int) -> dict[str, Any]
     done = sum(t.state is TicketState.DONE for t in tickets)
     if done != pipelines:
         raise RuntimeError(f"{pipelines - done} of {pipelines} pipelines did not finish")
+    if remote and any(t.pushed in (None, t.base) for t in tickets):
+        raise RuntimeError("a remote pipeline pushed no commit")
     return {
         "pipelines": pipelines,
         "seconds": round(elapsed, 2),
@@ -150,8 +178,14 @@ def run_scaleout_benchmark(
             for label in append_runs[0]
         }
         pipelines = 2 if smoke else QUICK_PIPELINES if quick else FULL_PIPELINES
-        drains = {
-            str(workers): _drain(new_database(), base, pipelines, workers)
-            for workers in WORKER_COUNTS
-        }
-    return {"append_events_per_second": rates, "workers": drains, "own_server": url is None}
+        drains: dict[str, Any] = {}
+        remote_drains: dict[str, Any] = {}
+        for workers in WORKER_COUNTS:  # each remote drain next to its path drain: same load
+            drains[str(workers)] = _drain(new_database(), base, pipelines, workers, False)
+            remote_drains[str(workers)] = _drain(new_database(), base, pipelines, workers, True)
+    return {
+        "append_events_per_second": rates,
+        "workers": drains,
+        "remote_workers": remote_drains,
+        "own_server": url is None,
+    }

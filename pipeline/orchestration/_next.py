@@ -241,6 +241,27 @@ def _prompt(state: PipelineState, eid: fx.EffectId) -> fx.Effect:
         hat=None if working is None else working.name,
         trigger=None if working is None else state.routing.trigger,
         context=None if publishing is None else prompt_context(state, role, hat),
+        standing=_standing(state),
+    )
+
+
+def _standing(state: PipelineState) -> fx.Standing | None:
+    """Where the run stands, as ``ralph status`` says it: its budget and known spend."""
+    run, progress = state.run, state.progress
+    if run is None:
+        return None
+    budget, spent = run.budget, state.ledger.spend.total
+    return fx.Standing(
+        phase=progress.phase.value,
+        step=progress.step.value,
+        iteration=progress.iteration,
+        max_iterations=budget.max_iterations,
+        review_pass=progress.review_pass,
+        # A topology routes between hats and counts no review pass.
+        max_review_passes=None if run.loop.topology is not None else budget.max_review_passes,
+        cost_usd=spent.cost_usd,
+        max_cost_usd=budget.max_cost_usd,
+        unknown_cost=spent.unknown_cost > 0,
     )
 
 
@@ -260,6 +281,7 @@ def _publishing(state: PipelineState, kind: PromptKind, role: Role) -> fx.Publis
         publishes=publishes,
         enforced=policy.enforce_hat_scope,
         completion_promise=promise,
+        cancellation_promise=policy.cancellation_promise,
         required_missing=tuple(topic for topic in policy.required_events if topic not in seen)
         if promise is not None
         else (),

@@ -61,10 +61,12 @@ def test_a_small_benchmark_run_writes_results(tmp_path: Path, postgres_url: str)
     assert reader["peak_bytes"]["whole file"] > 0
     assert "## Events-file reader" in (tmp_path / "RESULTS.md").read_text()
     scaleout = data["scaleout"]
-    assert set(scaleout["workers"]) == {"1", "2", "4"}
-    assert all(row["pipelines_per_second"] > 0 for row in scaleout["workers"].values())
+    for drains in (scaleout["workers"], scaleout["remote_workers"]):
+        assert set(drains) == {"1", "2", "4"}
+        assert all(row["pipelines_per_second"] > 0 for row in drains.values())
     assert all(rate > 0 for rate in scaleout["append_events_per_second"].values())
     assert "## Scale-out on PostgreSQL" in (tmp_path / "RESULTS.md").read_text()
+    assert "| x path |" in (tmp_path / "RESULTS.md").read_text()
     invocation = data["invocation"]
     assert invocation["invocations_per_run"] >= 4
     assert invocation["engine_ms_per_invocation"] > 0

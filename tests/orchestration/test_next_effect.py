@@ -9,7 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.app.testing import events, reachable_states, simulated_runs
-from pipeline.core.effects import EFFECT_TAGS, CreateCommit, Effect, StartRun, Terminate
+from pipeline.core.effects import (
+    EFFECT_TAGS,
+    CreateCommit,
+    Effect,
+    MaterializePrompt,
+    StartRun,
+    Terminate,
+)
 from pipeline.core.state import PipelineState, is_complete
 from pipeline.events import CommitCreated, PipelineEvent, UsageReported
 from pipeline.orchestration import effect_id, next_effect
@@ -74,4 +81,38 @@ def test_a_commit_carries_the_usage_of_the_invocations_since_the_last_commit(
             since.append(event)
         elif isinstance(event, CommitCreated):
             since = []
+        state = reduce(state, event)
+
+
+@WHOLE_RUNS
+@given(simulated_runs())
+def test_standing_is_the_states_budget_and_spend(
+    run: tuple[object, tuple[PipelineEvent, ...], object],
+) -> None:
+    """Each prompt asked for along a run carries, for its MCP card, where the run stands as
+    ``ralph status`` tells it (phase, step, counts against the budget, the known spend and
+    whether some is unknown), and its publishing names the run's cancellation promise."""
+    _config, log, _final = run
+    state = PipelineState()
+    for event in log:
+        effect = next_effect(state)
+        if isinstance(effect, MaterializePrompt):
+            assert state.run is not None
+            budget, progress, spent = state.run.budget, state.progress, state.ledger.spend.total
+            standing = effect.standing
+            assert standing is not None
+            assert (standing.phase, standing.step) == (progress.phase.value, progress.step.value)
+            assert (standing.iteration, standing.max_iterations) == (
+                progress.iteration,
+                budget.max_iterations,
+            )
+            assert standing.review_pass == progress.review_pass
+            topology = state.run.loop.topology is not None
+            assert standing.max_review_passes == (None if topology else budget.max_review_passes)
+            assert standing.cost_usd == pytest.approx(spent.cost_usd)
+            assert standing.max_cost_usd == budget.max_cost_usd
+            assert standing.unknown_cost == (spent.unknown_cost > 0)
+            if effect.publishing is not None:
+                cancel = state.run.loop.cancellation_promise
+                assert effect.publishing.cancellation_promise == cancel
         state = reduce(state, event)

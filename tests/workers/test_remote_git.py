@@ -80,7 +80,7 @@ class Worker:
                 pending=pending,
                 config_text="[run]\n",
                 restore=restore,
-            )
+            )[0]
 
     def commit(self, effect: str, text: str) -> str:
         """A commit of the run's in its repository, made for ``effect``; its sha."""
@@ -151,6 +151,22 @@ def test_a_zombie_after_a_takeover_pushes_nothing_and_the_new_claim_goes_on(
     assert (reflog(bare, f"refs/heads/{BRANCH}"), reflog(bare, CLAIM)) == before
     successor.run.publish(successor.commit("r1:e2", "two\n"))
     assert effects_on(bare, BRANCH) == ["r1:e1", "r1:e2"]
+
+
+def test_a_takeover_knows_the_host_of_the_claim_before_it(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A takeover's claim reads the host of the claim before it (past that claim's pushes,
+    whose commits name no host) and names its own in its claim commit; a first claim knows
+    none."""
+    bare, url = remote
+    base = main_of(bare)
+    first, second = (Worker(url, tmp_path / name, base) for name in ("w1", "w2"))
+    first.run.claim(holder="w1", host="h1", run_id=None)
+    first.run.publish(first.commit("r1:e1", "one\n"))
+    second.run.claim(holder="w2", host="h2", run_id="r1")
+    assert (first.run.last_host, second.run.last_host) == (None, "h1")
+    assert git(bare, "log", "-1", "--format=%ce", CLAIM) == "ralph@h2"
 
 
 @pytest.mark.parametrize("retry_s", [(), (0.0,)], ids=["looked-up", "pushed-again"])

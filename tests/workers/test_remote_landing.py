@@ -57,7 +57,7 @@ def ticket_repo(run: RemoteRun, workdir: Path, config: str) -> Path:
         return ticket_repository(
             workdir, run.cache, ticket=TICKET, branch=BRANCH, target="main",
             pushed=run.pushed, pending=None, config_text=config,
-        )  # fmt: skip
+        )[0]  # fmt: skip
 
 
 class TestRemoteRefs(TargetRefsContract):

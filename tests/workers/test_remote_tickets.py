@@ -99,6 +99,35 @@ def test_a_url_with_a_password_is_refused_before_anything_is_queued(
     assert _tickets(postgres_url) == []
 
 
+def test_uncommitted_tracked_changes_are_refused_unless_allowed(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """``ralph submit --remote`` from a clone whose tracked file has uncommitted changes,
+    which the run (from HEAD, on another host) would never see, is refused naming the file
+    and ``--allow-dirty``, queueing nothing (an untracked file does not count); with
+    ``--allow-dirty`` the ticket is queued from HEAD, the changes left behind."""
+    remote = bare_remote(tmp_path)
+    (remote.clone / "notes.txt").write_text("one\n")
+    git(remote.clone, "add", "notes.txt")
+    git(remote.clone, "commit", "--quiet", "-m", "notes")
+    git(remote.clone, "push", "--quiet", "origin", "main")
+    (remote.clone / "notes.txt").write_text("two\n")
+    (remote.clone / "scratch.txt").write_text("mine\n")
+    args = ("submit", "--store", postgres_url, "-C", str(remote.clone), "--remote", "origin")
+    refused = ralph(*args, cwd=tmp_path)
+    assert refused.returncode != 0
+    assert "notes.txt" in refused.stderr, refused.stderr
+    assert "--allow-dirty" in refused.stderr
+    assert "scratch.txt" not in refused.stderr
+    assert _tickets(postgres_url) == []
+    allowed = ralph(*args, "--allow-dirty", cwd=tmp_path)
+    assert allowed.returncode == 0, allowed.stderr
+    with PostgresEventStore(postgres_url) as store:
+        found = RunQueue(store).get(allowed.stdout.strip())
+    assert found is not None
+    assert found.base == git(remote.clone, "rev-parse", "HEAD")
+
+
 @pytest.mark.parametrize("kind", URL_KINDS)
 def test_submit_records_the_remote_base_and_target(
     postgres_url: str, tmp_path: Path, kind: str

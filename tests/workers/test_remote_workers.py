@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -19,7 +20,7 @@ import pytest
 from pipeline.app.workers import submit
 from pipeline.app.workspace import recorded_commits
 from pipeline.events import PipelineEvent, RunStarted, TargetAdvanced
-from pipeline.handlers.store.postgres import PostgresEventStore
+from pipeline.handlers.store.postgres import PostgresEventStore, advisory_lease
 from pipeline.handlers.store.queue import RunQueue, Ticket, TicketState
 from tests.runtime.workspace import OWN_FILE, git
 from tests.workers.remotes import URL_KINDS, bare_remote, effects_on, hook, reflog, working
@@ -134,6 +135,140 @@ def test_merge_true_lands_a_remote_ticket_on_the_remotes_main(
     assert main != before
     assert main == git(remote.path, "rev-parse", f"refs/heads/ralph/run-{ticket}")
     assert effects_on(remote.path, "main") == _logged_effects(postgres_url, done.run_id)
+
+
+def test_a_landing_cut_off_by_an_unreachable_remote_is_finished_by_the_next_claim(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A remote gone when the landing pushes the target: the completed run's ticket is not
+    done ("not merged") but given back; once the remote is back, the next claim resumes the
+    run and lands it, the log ending in ``TargetAdvanced``."""
+    remote = bare_remote(tmp_path / "host", agent=["sh", "-c", OWN_FILE])
+    config = (remote.clone / "ralph.toml").read_text()
+    (remote.clone / "ralph.toml").write_text("[run]\nmerge = true\n" + config)
+    gone = tmp_path / "gone.git"
+    # The first push to main takes the remote away (once: the hook removes itself).
+    hook(
+        remote.path,
+        "pre-receive",
+        f"""
+while read old new ref; do
+  if [ "$ref" = refs/heads/main ]; then rm -f "$0"; mv "$PWD" {gone}; exit 1; fi
+done
+""",
+    )
+    before = git(remote.path, "rev-parse", "main")
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    lease = ("--lease-seconds", "1.5")
+    first = _worker(postgres_url, tmp_path / "w", "--exit-when-idle", *lease)
+    _out, err = first.communicate(timeout=240)
+    assert first.returncode == 0, err
+    assert "1 released" in err, err
+    back = _ticket(postgres_url, ticket)
+    assert (back.state, back.claims) == (TicketState.QUEUED, 1), back.outcome
+    gone.rename(remote.path)
+    assert git(remote.path, "rev-parse", "main") == before
+    again = _worker(postgres_url, tmp_path / "w", *lease)
+    try:
+        done = _wait(postgres_url, ticket, lambda t: t.state is TicketState.DONE)
+    finally:
+        err = _stop(again)
+    assert done.outcome == "completed; landed on main", err
+    assert done.run_id is not None
+    assert isinstance(_log(postgres_url, done.run_id)[-1], TargetAdvanced)
+    main = git(remote.path, "rev-parse", "main")
+    assert main == git(remote.path, "rev-parse", f"refs/heads/ralph/run-{ticket}") != before
+
+
+def test_a_landing_the_remote_refuses_says_so_and_where_the_run_is(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A remote whose hook declines every push to ``main`` (a protected branch): the
+    completed run's ticket is done, its outcome giving git's refusal (not a target that
+    moved) and where the run's branch is to merge by the remote's own means; main stays."""
+    remote = bare_remote(tmp_path / "host", agent=["sh", "-c", OWN_FILE])
+    config = (remote.clone / "ralph.toml").read_text()
+    (remote.clone / "ralph.toml").write_text("[run]\nmerge = true\n" + config)
+    hook(
+        remote.path,
+        "pre-receive",
+        """
+while read old new ref; do
+  if [ "$ref" = refs/heads/main ]; then echo "main is protected" >&2; exit 1; fi
+done
+""",
+    )
+    before = git(remote.path, "rev-parse", "main")
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    worker = _worker(postgres_url, tmp_path / "w", "--exit-when-idle")
+    _out, err = worker.communicate(timeout=240)
+    assert worker.returncode == 0, err
+    done = _ticket(postgres_url, ticket)
+    assert done.state is TicketState.DONE, err
+    outcome = done.outcome or ""
+    assert outcome.startswith("completed; not merged: "), outcome
+    assert "refused the push of" in outcome, outcome
+    assert "main is protected" in outcome, outcome
+    assert outcome.endswith(
+        f"(the run is on ralph/run-{ticket} of {remote.path}: merge it into main there)"
+    ), outcome
+    assert git(remote.path, "rev-parse", "main") == before
+
+
+def test_a_run_branch_the_host_will_not_rewind_after_its_landing_stays(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A remote that denies non-fast-forward pushes: the run, replayed onto a ``main`` that
+    moved meanwhile, lands; its branch, which cannot follow the replay there, stays where the
+    run left it, and the ticket says "landed on main" (a refusal of the target alone stops a
+    landing)."""
+    remote = bare_remote(tmp_path / "host", agent=["sh", "-c", OWN_FILE])
+    git(remote.path, "config", "receive.denyNonFastForwards", "true")
+    config = (remote.clone / "ralph.toml").read_text()
+    (remote.clone / "ralph.toml").write_text("[run]\nmerge = true\n" + config)
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    (remote.clone / "other.txt").write_text("meanwhile\n")
+    git(remote.clone, "add", "other.txt")
+    git(remote.clone, "commit", "--quiet", "-m", "meanwhile")
+    git(remote.clone, "push", "--quiet", "origin", "main")
+    moved = git(remote.path, "rev-parse", "main")
+    worker = _worker(postgres_url, tmp_path / "w", "--exit-when-idle")
+    _out, err = worker.communicate(timeout=240)
+    assert worker.returncode == 0, err
+    done = _ticket(postgres_url, ticket)
+    assert (done.state, done.outcome) == (TicketState.DONE, "completed; landed on main"), err
+    main = git(remote.path, "rev-parse", "main")
+    assert git(remote.path, "rev-parse", f"{main}^") == moved
+    assert git(remote.path, "rev-parse", f"refs/heads/ralph/run-{ticket}") == done.pushed != main
+
+
+def test_a_remotes_path_and_its_file_url_take_one_landing_lease(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """The landings' lease is named by the remote, not by how a ticket spells it: with the
+    lease of the remote's path held, a ticket submitted through its ``file://`` URL waits
+    for it before landing, and lands once it is let go."""
+    remote = bare_remote(tmp_path / "host", "file", agent=["sh", "-c", OWN_FILE])
+    config = (remote.clone / "ralph.toml").read_text()
+    (remote.clone / "ralph.toml").write_text("[run]\nmerge = true\n" + config)
+    before = git(remote.path, "rev-parse", "main")
+    ticket = submit(postgres_url, remote.clone, remote="origin").ticket
+    waiting = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+    with (
+        advisory_lease(postgres_url, f"ralph-integration:{remote.path}"),
+        psycopg.connect(postgres_url, autocommit=True) as conn,
+    ):
+        worker = _worker(postgres_url, tmp_path / "w1", "--exit-when-idle")
+        deadline = time.monotonic() + 120
+        while conn.execute(waiting).fetchone() != (1,):
+            assert worker.poll() is None, worker.communicate()[1]
+            assert time.monotonic() < deadline, "the landing never waited for the lease"
+            time.sleep(0.1)
+        assert git(remote.path, "rev-parse", "main") == before
+    _out, err = worker.communicate(timeout=240)
+    done = _ticket(postgres_url, ticket)
+    assert (done.state, done.outcome) == (TicketState.DONE, "completed; landed on main"), err
+    assert git(remote.path, "rev-parse", "main") != before
 
 
 def test_killed_mid_run_it_is_finished_from_the_pushed_branch_in_another_workdir(
@@ -378,8 +513,8 @@ def test_kill_9_while_pre_receive_holds_the_push_moves_neither_ref(
 ) -> None:
     """kill -9 of the worker's group while the remote's pre-receive hook holds its first
     commit's push: neither the branch nor the claim ref moved; a worker in another workdir
-    finishes the run, each logged commit on the remote once (the held one, never pushed, is
-    lost with its host)."""
+    finishes the run, each logged commit on the remote once, and says, as the ticket's
+    outcome does, that the held one (never pushed) is lost with the dead worker's host."""
     remote = bare_remote(tmp_path / "host", iterations=2, agent=working(0.1))
     ticket = submit(postgres_url, remote.clone, remote="origin")
     branch, claim = f"refs/heads/{ticket.branch}", f"refs/ralph/claims/{ticket.ticket}"
@@ -395,11 +530,16 @@ def test_kill_9_while_pre_receive_holds_the_push_moves_neither_ref(
     time.sleep(0.5)
     assert git(remote.path, "rev-parse", branch, claim) == before
     assert before.split()[0] == ticket.base
+    said = "%(trailers:key=Ralph-Effect,valueonly)"
+    held = git(tmp_path / "w1" / ticket.ticket, "log", "-1", f"--format={said}").strip()
     second = _worker(postgres_url, tmp_path / "w2", *lease)
     try:
         done = _wait(postgres_url, ticket.ticket, lambda t: t.state is TicketState.DONE)
     finally:
-        _stop(second)
+        err = _stop(second)
+    lost = f"work of effect {held} lost with host {socket.gethostname()}"
+    assert lost in err, err
+    assert (done.outcome or "").endswith(f"; {lost}"), done.outcome
     assert done.run_id is not None
     on_remote = effects_on(remote.path, ticket.branch or "")
     assert on_remote == _logged_effects(postgres_url, done.run_id)
@@ -413,7 +553,7 @@ def test_kill_9_after_post_receive_is_adopted_by_its_trailer(
     """kill -9 of the worker's group while the remote's post-receive hook runs after its
     first commit's push (the remote one commit past the log): a worker in another workdir
     adopts that commit by its trailer, so the log records it once and the remote holds each
-    logged commit once."""
+    logged commit once; nothing is said lost."""
     remote = bare_remote(tmp_path / "host", iterations=2, agent=working(0.1))
     ticket = submit(postgres_url, remote.clone, remote="origin")
     branch = f"refs/heads/{ticket.branch}"
@@ -434,7 +574,8 @@ def test_kill_9_after_post_receive_is_adopted_by_its_trailer(
     try:
         done = _wait(postgres_url, ticket.ticket, lambda t: t.state is TicketState.DONE)
     finally:
-        _stop(second)
+        err = _stop(second)
+    assert "lost with host" not in err + (done.outcome or ""), err
     commits = recorded_commits(_log(postgres_url, run_id))[1]
     assert commits[0].sha == pushed, "the pushed commit was not adopted"
     on_remote = effects_on(remote.path, ticket.branch or "")

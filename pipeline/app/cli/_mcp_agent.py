@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, Final
 
-    from pipeline.handlers.intake._card import Card, CardPublishing
+    from pipeline.core._prompt_records import Publishing
+    from pipeline.handlers.intake._card import Card
 
 __all__ = ["main", "tools"]
 
@@ -75,7 +76,7 @@ class _Session:
                 raise ToolError(str(error)) from error
         return self.loaded
 
-    def publishing(self) -> CardPublishing:
+    def publishing(self) -> Publishing:
         """The prompt's publishing; refused when the prompt reads no topic."""
         publishing = self.card()[0].publishing
         if publishing is None:

@@ -76,6 +76,14 @@ def submit(
             "branch ralph/run-TICKET, landing on the current branch.",
         ),
     ] = None,
+    allow_dirty: Annotated[
+        bool,
+        typer.Option(
+            "--allow-dirty",
+            help="With --remote: submit HEAD even though tracked files have uncommitted "
+            "changes (they stay behind in this clone).",
+        ),
+    ] = False,
 ) -> None:
     """Queue a pipeline run of the workspace for the workers (prints the ticket)."""
     chosen = None
@@ -100,8 +108,9 @@ def submit(
         raise _fail(_POSTGRES_HINT) from error
     try:
         ticket = submit_run(
-            url, workspace, prompt=prompt, prompt_file=prompt_file, preset=chosen, remote=remote
-        )
+            url, workspace, prompt=prompt, prompt_file=prompt_file, preset=chosen,
+            remote=remote, allow_dirty=allow_dirty,
+        )  # fmt: skip
     except (ConfigError, RunSetupError, RemoteError, StoreError, OSError) as error:
         raise _fail(str(error)) from error
     where = ticket.workspace if ticket.remote is None else f"{ticket.branch} of {ticket.remote}"

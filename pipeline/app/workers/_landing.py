@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline import PipelineError
+from pipeline.app.workers._remote import remote_key
 from pipeline.app.workers._remote_refs import RemoteRefs
-from pipeline.app.workers._remote_run import RemoteRun
+from pipeline.app.workers._remote_run import RemoteRun, RemoteUnreachableError
 from pipeline.app.workspace import Workspace, land_remote, land_run
 from pipeline.core.state import PipelineState, TerminationReason
 from pipeline.handlers.runtime import GitError
@@ -40,13 +41,20 @@ def land_ticket(
             landing = land_remote(
                 remote.repo, RemoteRefs(remote), store, state.run.run_id,
                 branch=remote.branch, target=remote.target, config_text=config_text,
-                url=remote.url, lease=url,
+                url=remote_key(remote.url), lease=url,
             )  # fmt: skip
-    except StoreError:
-        raise  # the store or the lease is gone: the ticket is taken over, not done
+    except (StoreError, RemoteUnreachableError):
+        # The store or the lease is gone: the ticket is taken over, not done. The remote is
+        # away: the ticket goes back, and the worker that claims it next resumes the run,
+        # complete, whose landing goes on from the facts its log holds.
+        raise
     except (PipelineError, GitError, OSError) as error:
-        # The run completed all the same: the ticket is done; `ralph worktrees merge` goes on.
-        return f"; not merged: {error}"
+        # The run completed all the same: the ticket is done; `ralph worktrees merge` goes on,
+        # or, for a remote ticket (its branch pushed), the remote's own way of merging.
+        if remote is None:
+            return f"; not merged: {error}"
+        there = f"{remote.branch} of {remote.url}"
+        return f"; not merged: {error} (the run is on {there}: merge it into {remote.target} there)"
     now = landing.integration
     said = now.reason or ", ".join(now.paths)
     return f"; {now.status.value} on {now.target}" + (f" ({said})" if said else "")

@@ -9,17 +9,18 @@ remote helper), or could be read as an option. See docs/research/many-machines-d
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Final
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from attrs import frozen
 
 from pipeline import PipelineError
 from pipeline.handlers.runtime import GitError, git_out, run_git
 
-__all__ = ["RemoteError", "RemoteSpec", "remote_spec", "remote_url"]
+__all__ = ["RemoteError", "RemoteSpec", "remote_key", "remote_spec", "remote_url"]
 
 
 class RemoteError(PipelineError, ValueError):
@@ -70,6 +71,20 @@ def remote_url(text: str) -> str:
         f"remote {text!r}: not an ssh, scp-like, https, git or file URL, nor an absolute path "
         "(a relative path names a different folder on each host)"
     )
+
+
+def remote_key(url: str) -> str:
+    """The one name of the remote at ``url`` (a :func:`remote_url`), whichever way it is
+    spelt, for what must meet on it across hosts (the landings' lease): a path and its
+    ``file://`` URL (no host, or ``localhost``) are the path, normalised (no ``.``, ``..``,
+    doubled or trailing slash); any other URL is as written, so ``ssh://h/r`` and ``h:r``
+    take two names (no host's alias or default path is guessed)."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() == "file" and parts.netloc in ("", "localhost"):
+        url = unquote(parts.path)
+    # Lexical, not resolved: two folders a symlink joins may share a name, which only
+    # makes their landings take turns.
+    return os.path.normpath(url) if url.startswith("/") else url
 
 
 def _url_with_scheme(text: str, scheme: str) -> str:

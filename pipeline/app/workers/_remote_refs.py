@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import final
 
-from pipeline.app.workers._remote_run import RemoteRun
+from pipeline.app.workers._remote_run import RemoteRefusedError, RemoteRun
 from pipeline.app.workers._ticket_repo import fetch_from_cache
 from pipeline.handlers.runtime import run_git
 
@@ -39,9 +39,18 @@ class RemoteRefs:
     def swap(self, root: Path, ref: str, new: str, old: str, message: str) -> bool:
         """Whether ``ref`` moved from ``old`` to ``new`` on the remote (then in ``root`` too).
         A refusal refreshes ``ref`` first, so the landing's next read finds where the remote
-        has it, unless it is the run's branch, checked out in ``root``: its files stay."""
+        has it, unless it is the run's branch, checked out in ``root``: its files stay.
+        Raises :class:`RemoteRefusedError` when the host declined a push of the target."""
         said = f"{message} ({self.remote.ticket}: {ref} at {new})"
-        if self.remote.move(ref, new, old, said) is not None:
+        try:
+            refused = self.remote.move(ref, new, old, said)
+        except RemoteRefusedError:
+            if _branch(ref) != self.remote.branch:
+                raise  # the host declines the target: the landing stops, "not merged"
+            # The run's branch following a landed target (non-fast-forward, which a host may
+            # deny) stays where it was: its commits are on the target.
+            return False
+        if refused is not None:
             if _branch(ref) != self.remote.branch:
                 self.refresh(root, ref)
             return False

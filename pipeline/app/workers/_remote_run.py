@@ -52,6 +52,9 @@ _TICKET: Final = re.compile(r"(?!.*-worktrees$)[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 which every name of the worker's own has (``remote-<digest>.git``, its ``.lock``,
 ``.making-*``); nor does it end in ``-worktrees``, where another ticket's landing works."""
 
+_HOST: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
+"""A host name, as a claim commit's committer ``ralph@<host>`` gives it."""
+
 _CLAIM_TRIES: Final = 3
 """How many times a claim starts over when the remote moved between its look and its push."""
 
@@ -134,6 +137,9 @@ class RemoteRun:
         self._retry_s = retry_s
         self.claimed: str | None = None
         self.pushed: str | None = None
+        self.last_host: str | None = None
+        """The host of the claim before this worker's (None on a first claim): the one whose
+        unpushed work a takeover elsewhere cannot have."""
 
     def claim(self, *, holder: str, host: str, run_id: str | None) -> None:
         """Claim the ticket on the remote for ``holder`` on ``host``: a first claim
@@ -163,6 +169,12 @@ class RemoteRun:
             with locked(self._lock):
                 self._fetch(self.url, wanted)
             self._check(branch, run_id)
+            if claim is not None:
+                # A push's commit says no host (``ralph@localhost``): the last claim's does.
+                said = self._cache("log", "-1", "--format=%ce", "--grep=^ralph claim: ", claim)
+                last = said.removeprefix("ralph@")
+                # The remote is the team's to write: only a host name is said, no other bytes.
+                self.last_host = last if _HOST.fullmatch(last) else None
             count = 1 + (int(self._cache("rev-list", "--count", claim)) if claim else 0)
             made = self._claim_commit(claim, f"ralph claim: {self.ticket} claim {count} by "
                                       f"{holder} on {host}", host)  # fmt: skip
@@ -198,26 +210,26 @@ class RemoteRun:
         if self.claimed is None or self.pushed is None:
             raise RemoteRefusedError(f"{self.ticket}: publish before the claim")
         before = self.pushed
-        refused = self.move(self._head, sha, before, f"ralph push: {self.ticket} {sha}")
-        if refused is None:
+        if self.move(self._head, sha, before, f"ralph push: {self.ticket} {sha}") is None:
             return
         (branch,) = self._remote_refs(self._head)
-        if branch != before:
-            raise RemoteMovedError(
-                f"{self.branch} on {self.url} is at {branch or 'nothing'}, not {before}: "
-                f"cancel the ticket, or reset the branch to {before}"
-            )
-        raise RemoteRefusedError(f"{self.url} refused the push of {sha}: {refused}")
+        raise RemoteMovedError(
+            f"{self.branch} on {self.url} is at {branch or 'nothing'}, not {before}: "
+            f"cancel the ticket, or reset the branch to {before}"
+        )
 
     def move(self, ref: str, new: str, old: str, message: str) -> str | None:
         """Move ``ref`` on the remote from ``old`` to ``new`` (a commit of :attr:`repo`) and
         the claim ref on with it (``message`` its commit's), in one atomic push: None when
         they moved (an answer lost after they did counts), else what git said of the
-        refusal, nothing moved. The run's branch moved, the queue is told.
+        refusal, nothing moved, ``ref`` no longer at ``old``. The run's branch moved, the
+        queue is told.
 
         Raises ``LeaseLostError`` when another worker's claim is on the remote or the queue
         says the lease is gone, :class:`RemoteRefusedError` when ``new`` is not in
-        :attr:`repo`, and :class:`RemoteUnreachableError` when the remote could not be reached.
+        :attr:`repo` or the remote declined the push with ``ref`` still at ``old`` (a hook,
+        a protected branch), and :class:`RemoteUnreachableError` when the remote could not
+        be reached.
         """
         if self.claimed is None:
             raise RemoteRefusedError(f"{self.ticket}: a push before the claim")
@@ -233,9 +245,13 @@ class RemoteRun:
         made = self._claim_commit(claimed, message, None)
         refused = self._push({ref: (old, new), self.claim_ref: (claimed, made)})
         if refused is not None:
-            (claim,) = self._remote_refs(self.claim_ref)
+            claim, at = self._remote_refs(self.claim_ref, ref)
             if claim not in (claimed, made):
                 raise LeaseLostError(f"another worker's claim is on {self.url} ({self.ticket})")
+            if at == old:  # nothing moved it: the host declined, and will again
+                raise RemoteRefusedError(
+                    f"{self.url} refused the push of {new} to {ref}: {refused}"
+                )
             return refused
         self.claimed = made
         self._cache("update-ref", ref, new)

@@ -33,8 +33,8 @@ from pipeline.handlers.runtime import (
     write_own,
 )
 
-__all__ = ["Restored", "TicketBusyError", "fetch_from_cache", "stand_in_events_file",
-           "ticket_repository", "ticket_turn"]  # fmt: skip
+__all__ = ["Restored", "TicketBusyError", "fetch_from_cache", "head_effect",
+           "stand_in_events_file", "ticket_repository", "ticket_turn"]  # fmt: skip
 
 _FILE_ONLY = ("-c", "protocol.allow=never", "-c", "protocol.file.allow=always")
 """A fetch of the ticket repository's own reaches the cache only, whatever its config (the
@@ -95,19 +95,20 @@ def ticket_repository(
     rebase_onto: str | None = None,
     setup: Callable[[Path], None] | None = None,
     restore: Restored | None = None,
-) -> Path:
-    """``W/<T>`` ready for the run, under :func:`ticket_turn`: reused when its HEAD is on
-    ``branch`` at ``pushed``, or one commit past it made for the log's ``pending`` commit
-    step (its uncommitted work stays); else made anew from the cache's ``branch`` (at
-    ``pushed``) with ``setup`` (the ticket's setup files), ``ralph.toml`` from
-    ``config_text`` when the branch lacks it, and ``restore``'s run state. Raises
-    :class:`GitError` and ``OSError``."""
+) -> tuple[Path, bool]:
+    """``W/<T>`` ready for the run under :func:`ticket_turn`, and whether it was reused: it
+    is when its HEAD is on ``branch`` at ``pushed``, or one commit past it made for the log's
+    ``pending`` commit step (its uncommitted work stays); else it is made anew from the
+    cache's ``branch`` (at ``pushed``) with ``setup`` (the ticket's setup files),
+    ``ralph.toml`` from ``config_text`` when the branch lacks it, and ``restore``'s run
+    state, and any work of the ``pending`` step is not in it. Raises :class:`GitError` and
+    ``OSError``."""
     repo = workdir / ticket
     refs = [target] if rebase_onto is None else [target, rebase_onto]
     if _reusable(repo, branch, pushed, pending):
         try:
             fetch_from_cache(repo, cache, refs)
-            return repo
+            return repo, True
         except GitError:
             pass  # git cannot fetch there (its config broken, say): it is made anew
     if repo.is_symlink():
@@ -130,7 +131,7 @@ def ticket_repository(
     if restore is not None:
         _restore(WorkspaceLayout(root=making), restore)
     os.rename(making, repo)
-    return repo
+    return repo, False
 
 
 def stand_in_events_file(layout: WorkspaceLayout, run_id: str, read: int) -> None:
@@ -165,11 +166,17 @@ def _reusable(repo: Path, branch: str, pushed: str, pending: str | None) -> bool
         if head == pushed:
             return True
         parent = git_out(repo, "rev-parse", "--verify", "-q", "HEAD^", check=False).strip()
-        said = f"%(trailers:key={EFFECT_TRAILER},valueonly,separator=%x00)"
-        effect = git_out(repo, "log", "-1", f"--format={said}", "HEAD", check=False).strip()
+        effect = head_effect(repo)
     except GitError:
         return False
     return pending is not None and parent == pushed and effect == pending
+
+
+def head_effect(repo: Path) -> str:
+    """The effect id ``repo``'s HEAD commit was made for (its trailer), or "". Raises
+    :class:`GitError`."""
+    said = f"%(trailers:key={EFFECT_TRAILER},valueonly,separator=%x00)"
+    return git_out(repo, "log", "-1", f"--format={said}", "HEAD", check=False).strip()
 
 
 def fetch_from_cache(repo: Path, cache: Path, branches: list[str]) -> None:

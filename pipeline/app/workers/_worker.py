@@ -40,6 +40,7 @@ from pipeline.app.workers._remote_run import RemoteRun, RemoteUnreachableError, 
 from pipeline.app.workers._ticket_repo import (
     Restored,
     TicketBusyError,
+    head_effect,
     ticket_repository,
     ticket_turn,
 )
@@ -47,6 +48,7 @@ from pipeline.app.workflows import Preset, config_with_preset
 from pipeline.app.workspace import (
     HalfMadeError,
     Workspace,
+    check_clean,
     drive,
     hiding_workdir,
     open_workspace,
@@ -103,13 +105,15 @@ def submit(
     prompt_file: Path | None = None,
     preset: Preset | None = None,
     remote: str | None = None,
+    allow_dirty: bool = False,
 ) -> Ticket:
     """Queue a pipeline run for the workers: the workspace is checked now (its ``ralph.toml``,
     with ``preset``'s workflow over it when given, and the prompt, read now: what is
     submitted is what runs) and the ticket returned. With ``remote`` (a URL, or the name of
     one of the clone's remotes), the run goes through that remote from the clone's HEAD and
     lands on its current branch (:func:`~pipeline.app.workers._remote.remote_spec`), with
-    the clone's setup files.
+    the clone's setup files; uncommitted changes to its tracked files, which would stay
+    behind, are refused (``RunSetupError``) unless ``allow_dirty``.
 
     Raises ``ConfigError`` or :class:`~pipeline.app.workspace.RunSetupError` for a workspace that
     could not run, :class:`~pipeline.app.workers.RemoteError` for a remote it cannot run
@@ -131,6 +135,7 @@ def submit(
     spec, files = None, {}
     if remote is not None:
         root, config = opened.layout.root, opened.config
+        check_clean(opened, None, allow_dirty=allow_dirty, remote=True)
         spec = remote_spec(
             root, remote, ticket=ticket, branch=config.branch, rebase_onto=config.rebase_onto
         )
@@ -349,6 +354,7 @@ class Worker:
         turn: contextlib.ExitStack,
     ) -> _Outcome:
         remote: RemoteRun | None = None
+        lost = ""  # a takeover's word on work the host before it took with it
         try:
             if self.workdir is None:
                 workspace = open_workspace(Path(ticket.workspace), config_text=ticket.config)
@@ -356,7 +362,9 @@ class Worker:
                     inside = ticket_worktree(Path(ticket.workspace), ticket.ticket)
                     workspace = open_workspace(inside, config_text=ticket.config)
             else:
-                workspace, remote = self._remote_workspace(queue, ticket, lease, self.workdir, turn)
+                workspace, remote, lost = self._remote_workspace(
+                    queue, ticket, lease, self.workdir, turn
+                )
         except (HalfMadeError, TicketBusyError, RemoteUnreachableError) as error:
             # Never run in it, never done: the next claim, a lease from now, tries again
             # (on another host, maybe, where the remote answers and no frozen worker is).
@@ -440,7 +448,7 @@ class Worker:
             return _Outcome(state=None, detail=f"interrupted ({interruption.reason})", release=True)
         termination = state.progress.termination
         verdict = termination.value if termination is not None else state.progress.phase.value
-        return _Outcome(state=TicketState.DONE, detail=verdict + landed)
+        return _Outcome(state=TicketState.DONE, detail=verdict + landed + lost)
 
     def _later(self, detail: str) -> _Outcome:
         """Give the ticket back, claimable a lease from now."""
@@ -454,11 +462,14 @@ class Worker:
         lease: Lease,
         workdir: Path,
         turn: contextlib.ExitStack,
-    ) -> tuple[Workspace, RemoteRun]:
+    ) -> tuple[Workspace, RemoteRun, str]:
         """The remote ticket's workspace in ``workdir``, claimed on its remote, with this
         process's turn on it held in ``turn`` (a frozen worker of this host's keeps it, and
         the ticket goes back). Its repository is the one this host left, when it can go on,
-        else made from the remote's branch with the run's kept files."""
+        else made from the remote's branch with the run's kept files; then, when the log's
+        next step was to commit an agent's work, that work stayed with the host before (the
+        design's known limit), which the worker says and the third value ("; work of effect
+        E lost with host H") adds to the ticket's outcome."""
         # Pushes go to the ticket's own branch only, whatever the store says (the team's).
         branch = f"ralph/run-{ticket.ticket}"
         if not (ticket.remote and ticket.base and ticket.target) or ticket.branch != branch:
@@ -490,7 +501,7 @@ class Worker:
             )
         files = queue.files(ticket.ticket)
         assert remote.pushed is not None  # the claim sets it
-        repo = ticket_repository(
+        repo, reused = ticket_repository(
             workdir,
             remote.cache,
             ticket=ticket.ticket,
@@ -503,9 +514,14 @@ class Worker:
             setup=functools.partial(write_setup, files=files),
             restore=restore,
         )
+        lost = ""
+        if pending is not None and not reused and head_effect(repo) != pending:
+            # Made anew from the remote, which lacks the commit of the log's pending step.
+            lost = f"; work of effect {pending} lost with host {remote.last_host or 'unknown'}"
+            self._say(f"warning: {ticket.ticket}: {lost[2:]} (it was never pushed)")
         workspace = open_workspace(repo, config_text=ticket.config)
         hidden = hiding_workdir(workspace.config, repo)
-        return attrs.evolve(workspace, config=hidden), remote
+        return attrs.evolve(workspace, config=hidden), remote, lost
 
     def _settle(
         self, queue: RunQueue, ticket: Ticket, outcome: _Outcome, report: WorkerReport

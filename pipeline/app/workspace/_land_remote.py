@@ -4,7 +4,8 @@ queue's integration in the ticket's repository, its target read and moved on the
 The repository is the worker's ``W/<T>``, which the run's agents could write, so nothing the
 landing trusts is read from it: the gates' configuration is the ticket's text, the branch
 is the ticket's, and the commits landed are the ones the run's log records. Landings on one
-remote meet at a PostgreSQL lease named by its URL, whichever host they run on.
+remote meet at a PostgreSQL lease named by its URL, whichever host they run on (the caller
+gives one name for one remote: a path and its ``file://`` URL are the path).
 """
 
 from __future__ import annotations

@@ -231,18 +231,21 @@ def _store_files(workspace: Workspace, store: EventStore | None) -> tuple[Path, 
     return (located,) if isinstance(located, Path) else _store_file(workspace)
 
 
-def check_clean(workspace: Workspace, store: str | None, *, allow_dirty: bool) -> tuple[str, ...]:
+def check_clean(
+    workspace: Workspace, store: str | None, *, allow_dirty: bool, remote: bool = False
+) -> tuple[str, ...]:
     """The person's uncommitted changes a new run must leave alone: :class:`RunSetupError`
     naming them unless ``allow_dirty`` (then they are returned, for ``drive``'s
-    ``kept_paths``); ralph's own files do not count (``store``: ``--store``)."""
+    ``kept_paths``); ralph's own files do not count (``store``: ``--store``). For a
+    ``remote`` ticket, which runs from HEAD elsewhere, only tracked files count."""
     root = workspace.layout.root
     own = own_paths(workspace.layout, workspace.config.prompt_file, _store_file(workspace, store))
     try:
-        dirty = dirty_paths(root, own)
+        dirty = dirty_paths(root, own, untracked=not remote)
     except GitError as error:
         raise RunSetupError(f"cannot tell what is uncommitted in {root}: {error}") from error
     if dirty and not allow_dirty:
-        raise RunSetupError(dirty_message(root, dirty))
+        raise RunSetupError(dirty_message(root, dirty, remote=remote))
     return dirty
 
 

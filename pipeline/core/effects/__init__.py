@@ -21,6 +21,7 @@ from pipeline.core.effects._agent import (
     MaterializePrompt,
     PromptContext,
     Publishing,
+    Standing,
     WaitForLimitReset,
     ends_after_topics,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "RunHook",
     "SaveCheckpoint",
     "ScreenChanges",
+    "Standing",
     "StartRun",
     "Terminate",
     "TriggerDevFix",

@@ -7,6 +7,7 @@ from typing import final
 
 from attrs import field, frozen
 
+from pipeline.core._prompt_records import Publishing, Standing
 from pipeline.core.effects._id import EffectId
 from pipeline.core.state.context import Memory, Task
 from pipeline.core.state.model import MalformedLineNote, Notice, ResponseCheck
@@ -32,6 +33,7 @@ __all__ = [
     "MaterializePrompt",
     "PromptContext",
     "Publishing",
+    "Standing",
     "WaitForLimitReset",
     "ends_after_topics",
 ]
@@ -51,22 +53,6 @@ class PromptContext:
     tasks_left_out: Count = field(validator=COUNT_VALIDATOR)
     finish_tasks: bool
     """Whether the completion promise waits for every task to be done."""
-
-
-@final
-@frozen(kw_only=True)
-class Publishing:
-    """What a prompt tells its agent about publishing topics (decided from the run's policy)."""
-
-    publishes: tuple[str, ...]
-    """The topic patterns the role's hat may publish (empty: no hat names any)."""
-    enforced: bool
-    """Whether ralph ignores topics outside ``publishes``."""
-    completion_promise: str | None
-    required_missing: tuple[str, ...]
-    """Required events not yet published: the completion promise is refused until they are."""
-    human_topic: str | None
-    """The topic that asks a person and waits for the answer (None: questions are off)."""
 
 
 @final
@@ -102,6 +88,8 @@ class MaterializePrompt:
     context: PromptContext | None = None
     """The memories and tasks the prompt carries (None: a prompt that takes none, such as a
     commit message or a formatting correction)."""
+    standing: Standing | None = None
+    """Where the run stands, for the prompt's MCP card (None: a run not started)."""
 
 
 @final

@@ -13,6 +13,7 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from pipeline.handlers.intake._bounded import IntakeLimits, read_bounded
+    from pipeline.handlers.intake._card import Card, CardMemory, CardTask, write_card
     from pipeline.handlers.intake._emit import (
         MAX_TOPIC_CHARS,
         TOPIC_PATTERN,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
         MARKER,
         EventsFileError,
         UnsafeFileError,
+        card_path,
         checked_events_path,
         emit_target,
         events_file_for,
@@ -53,6 +55,9 @@ __all__ = [
     "MAX_TOPIC_CHARS",
     "TOPIC_PATTERN",
     "AgentLine",
+    "Card",
+    "CardMemory",
+    "CardTask",
     "EmitError",
     "EventsFileError",
     "EventsFileReader",
@@ -60,6 +65,7 @@ __all__ = [
     "MalformedLine",
     "ReadResult",
     "UnsafeFileError",
+    "card_path",
     "checked_events_path",
     "emit",
     "emit_line",
@@ -74,6 +80,7 @@ __all__ = [
     "storable_payload",
     "topic_problem",
     "workspace_root",
+    "write_card",
     "write_marker",
 ]
 

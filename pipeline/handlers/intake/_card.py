@@ -1,10 +1,11 @@
 """The card: what ralph's MCP server (``ralph mcp``) knows of the prompt its agent works on,
-and :func:`read_card` (I/O: reads one small file).
+:func:`write_card` and :func:`read_card` (I/O: one small file).
 
-ralph writes ``<workspace>/.ralph/mcp-<run id>.json`` beside each prompt. The card says
-which events file the run reads, what the hat may publish, the intake limits, where the run
-stands, and the memories and tasks the prompt shows. It never holds a question's id, the
-store or the environment: an agent can read it.
+ralph writes ``<workspace>/.ralph/mcp-<run id>.json`` beside each prompt, and the sandbox
+shows ``.ralph/`` read-only but for the events file, so there an agent cannot change it.
+The card says which events file the run reads, what the hat may publish, the intake limits,
+where the run stands, and the memories and tasks the prompt shows. It never holds a
+question's id, the store or the environment: an agent can read it.
 
 Off the sandbox an agent can rewrite its card, so it is read as hostile input: through
 :func:`~pipeline.handlers.intake.open_regular` (no link, a regular file only), at most
@@ -24,9 +25,15 @@ from typing import Final, final
 import cattrs
 from attrs import field, frozen
 
+from pipeline.core._prompt_records import Publishing, Standing
 from pipeline.core._strict import configure_primitives
 from pipeline.handlers.intake._bounded import IntakeLimits
-from pipeline.handlers.intake._files import EventsFileError, checked_events_path, open_regular
+from pipeline.handlers.intake._files import (
+    EventsFileError,
+    checked_events_path,
+    open_regular,
+    replace_whole,
+)
 
 __all__ = [
     "CARD_VERSION",
@@ -34,10 +41,9 @@ __all__ = [
     "Card",
     "CardError",
     "CardMemory",
-    "CardPublishing",
     "CardTask",
-    "Standing",
     "read_card",
+    "write_card",
 ]
 
 CARD_VERSION: Final = 1
@@ -58,40 +64,6 @@ def _events_file(_instance: object, _attribute: object, value: str) -> None:
 def _version(_instance: object, _attribute: object, value: int) -> None:
     if value != CARD_VERSION:
         raise ValueError(f"card version {value}; this ralph reads version {CARD_VERSION}")
-
-
-@final
-@frozen(kw_only=True)
-class CardPublishing:
-    """What the prompt tells its agent about publishing (the effect's ``Publishing``)."""
-
-    publishes: tuple[str, ...]
-    """The topic patterns the hat may publish (empty: no hat names any)."""
-    enforced: bool
-    """Whether the run ignores topics outside ``publishes``."""
-    completion_promise: str | None
-    cancellation_promise: str | None = None
-    required_missing: tuple[str, ...]
-    """Required topics not yet published: the completion promise is refused until they are."""
-    human_topic: str | None
-    """The topic that asks a person (None: questions are off in this run)."""
-
-
-@final
-@frozen(kw_only=True)
-class Standing:
-    """Where the run stands as the prompt is written: its phase, count and budget."""
-
-    phase: str
-    step: str
-    iteration: int
-    max_iterations: int | None
-    review_pass: int
-    max_review_passes: int | None
-    cost_usd: float
-    max_cost_usd: float | None
-    unknown_cost: bool
-    """Whether some invocation's cost is unknown, so ``cost_usd`` is a lower bound."""
 
 
 @final
@@ -124,14 +96,14 @@ class CardTask:
 class Card:
     """One prompt's card (the module says what it holds and why)."""
 
-    card: int = field(validator=_version)
+    card: int = field(default=CARD_VERSION, validator=_version)
     run: str
     role: str
     hat: str | None
     prompt_kind: str
     events_file: str = field(validator=_events_file)
     """The run's events file, relative to the workspace: ``.ralph/<name>.jsonl``."""
-    publishing: CardPublishing | None
+    publishing: Publishing | None
     """None: the prompt asks for a file only (a commit message), and no topic is read."""
     limits: IntakeLimits
     standing: Standing | None
@@ -177,3 +149,10 @@ def read_card(path: Path) -> tuple[Card, Path]:
         problems = "; ".join(cattrs.transform_error(error, format_exception=_why))
         raise CardError(f"the card {path} is not a card: {problems}") from error
     return card, path.parent.parent / card.events_file
+
+
+def write_card(path: Path, card: Card) -> None:
+    """Write ``card`` at ``path`` whole, then rename it into place, through no link: a
+    server reads the old card or the new, and a link an agent left there is replaced, never
+    followed. Raises ``OSError`` (or :class:`EventsFileError` for a linked folder)."""
+    replace_whole(path, json.dumps(_CONVERTER.unstructure(card)).encode())

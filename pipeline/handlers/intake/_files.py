@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
@@ -35,6 +36,7 @@ __all__ = [
     "events_file_for",
     "open_regular",
     "read_marker",
+    "replace_whole",
     "workspace_root",
     "write_marker",
 ]
@@ -158,8 +160,42 @@ def read_marker(root: Path) -> PurePosixPath | None:
     return checked_events_path(text, str(marker))
 
 
+def replace_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` at ``path`` whole, then rename it into place (a reader sees the old file
+    or the new, never half of one), through no link.
+
+    The folder is opened with ``O_NOFOLLOW`` and the file written under a fresh random name
+    with ``O_EXCL``, so nothing an agent planted can take the write elsewhere; a link at
+    ``path`` is replaced by the rename, never followed. Raises ``OSError`` (a folder at
+    ``path`` is left alone: ``IsADirectoryError``), or :class:`UnsafeFileError` when the
+    folder is a link.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        refusal = _refusal(path, error)
+        if refusal is None:
+            raise
+        raise refusal from error
+    partial = f".{path.name}.{secrets.token_hex(4)}.tmp"
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            with os.fdopen(os.open(partial, flags, 0o644, dir_fd=folder), "wb") as handle:
+                handle.write(data)
+            os.replace(partial, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except OSError:
+            # A full disk: no half-written file left behind.
+            with contextlib.suppress(OSError):
+                os.unlink(partial, dir_fd=folder)
+            raise
+    finally:
+        os.close(folder)
+
+
 def write_marker(root: Path, events_file: Path) -> bool:
-    """Point the marker under ``root`` at ``events_file`` (written whole, then renamed).
+    """Point the marker under ``root`` at ``events_file`` (:func:`replace_whole`).
 
     False when it cannot be written: an agent put a directory there, say. That stops
     nothing: every agent of the run gets ``RALPH_EVENTS_FILE``, and the marker only serves a
@@ -167,20 +203,9 @@ def write_marker(root: Path, events_file: Path) -> bool:
     """
     relative = events_file.relative_to(root).as_posix()
     checked_events_path(relative, "the events file")
-    marker = root / MARKER
-    partial = marker.with_name(marker.name + ".tmp")
     try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        # A link planted at the temporary name would take the write elsewhere: start afresh.
-        partial.unlink(missing_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        with os.fdopen(os.open(partial, flags, 0o644), "wb") as handle:
-            handle.write((relative + "\n").encode())
-        os.replace(partial, marker)
+        replace_whole(root / MARKER, (relative + "\n").encode())
     except OSError:
-        # A full disk: no half-written marker left behind.
-        with contextlib.suppress(OSError):
-            partial.unlink(missing_ok=True)
         return False
     return True
 

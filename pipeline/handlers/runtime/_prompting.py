@@ -17,6 +17,14 @@ from pipeline.events import (
     PromptMaterialized,
     WorkspaceErrorKind,
 )
+from pipeline.handlers.intake import (
+    Card,
+    CardMemory,
+    CardTask,
+    IntakeLimits,
+    card_path,
+    write_card,
+)
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._ownfiles import write_own
@@ -33,7 +41,14 @@ from pipeline.handlers.runtime._prompts import (
     render_work_hat,
 )
 
-__all__ = ["digest_of", "materialize", "prompt_text", "user_prompt"]
+__all__ = [
+    "card_of",
+    "digest_of",
+    "intake_limits",
+    "materialize",
+    "prompt_text",
+    "user_prompt",
+]
 
 
 def digest_of(data: bytes) -> Digest:
@@ -114,6 +129,50 @@ def _trigger_values(effect: MaterializePrompt) -> dict[str, str]:
     }
 
 
+def intake_limits(config: RalphConfig) -> IntakeLimits:
+    """What one invocation's events may add to the log (``[budgets]``)."""
+    b = config.budgets
+    return IntakeLimits(
+        lines=b.max_event_lines, bytes=b.max_event_bytes, line_bytes=b.max_event_line_bytes
+    )
+
+
+def card_of(
+    effect: MaterializePrompt, layout: WorkspaceLayout, config: RalphConfig, run_id: str
+) -> Card:
+    """The MCP card of the prompt ``effect`` asks for: what ``ralph mcp`` knows of it."""
+    context = effect.context
+    memories = () if context is None else context.memories
+    tasks = () if context is None else context.tasks
+    return Card(
+        run=run_id,
+        role=effect.role.value,
+        hat=effect.hat,
+        prompt_kind=effect.kind.value,
+        events_file=layout.relative(layout.events_file(run_id)),
+        publishing=effect.publishing,
+        limits=intake_limits(config),
+        standing=effect.standing,
+        memories=tuple(
+            CardMemory(id=m.memory_id, text=m.text, tags=m.tags, by=m.by, run=m.run)
+            for m in memories
+        ),
+        memories_left_out=0 if context is None else context.memories_left_out,
+        tasks=tuple(
+            CardTask(
+                id=t.task_id,
+                title=t.title,
+                status=t.status.value,
+                reason=t.reason,
+                by=t.by,
+                run=t.run,
+            )
+            for t in tasks
+        ),
+        tasks_left_out=0 if context is None else context.tasks_left_out,
+    )
+
+
 def materialize(
     effect: MaterializePrompt,
     layout: WorkspaceLayout,
@@ -121,11 +180,16 @@ def materialize(
     run_id: str,
     clock: Callable[[], Instant],
 ) -> Facts:
-    """Write the prompt ``effect`` asks for; ``PromptMaterialized`` with its digest."""
+    """Write the prompt ``effect`` asks for, and its MCP card beside the run's events file;
+    ``PromptMaterialized`` with the prompt's digest."""
     text = prompt_text(effect, layout, config, run_id).encode()
     path = layout.prompt(effect.kind)
+    card = card_of(effect, layout, config, run_id)
 
     def write() -> Facts:
+        # Every prompt's card, a commit message's too: its agent must not publish with the
+        # last turn's card. Written whole and renamed, so a link left there is replaced.
+        write_card(card_path(layout.root, run_id), card)
         write_own(path, text)  # an agent may have planted a link or a folder there
         relative = layout.relative(path)
         return (

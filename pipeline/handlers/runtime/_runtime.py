@@ -37,7 +37,7 @@ from pipeline.events import (
     RunStarted,
 )
 from pipeline.handlers._protocol import HandlerResult, facts_of
-from pipeline.handlers.intake import IntakeLimits, read_agent_events, write_marker
+from pipeline.handlers.intake import read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._finishing import (
     restore_permissions,
@@ -51,7 +51,7 @@ from pipeline.handlers.runtime._gitguard import GitGuard, restored
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._ownfiles import prompt_protected
 from pipeline.handlers.runtime._pinned import Pinning
-from pipeline.handlers.runtime._prompting import digest_of, materialize
+from pipeline.handlers.runtime._prompting import digest_of, intake_limits, materialize
 from pipeline.handlers.runtime._reports import collect_report
 from pipeline.handlers.runtime._run_setup import (
     PromptSource,
@@ -228,10 +228,7 @@ class Runtime:
         outcome = facts_of(steps)
         events_file = self.layout.events_file(self._run_id())
         offset, lines = effect.events_offset, effect.events_lines
-        b = self.config.budgets  # what one invocation's events may add to the log
-        limits = IntakeLimits(
-            lines=b.max_event_lines, bytes=b.max_event_bytes, line_bytes=b.max_event_line_bytes
-        )
+        limits = intake_limits(self.config)
         read = read_agent_events(events_file, offset, lines, self.clock, limits)
         yield ends_after_topics(effect, (*outcome, *read, *self._undo_git_changes()))
 
