@@ -141,23 +141,25 @@ def _last_tool_result(items: Sequence[Mapping[str, Any]]) -> str | None:
 
 
 def _tools(body: Mapping[str, Any]) -> tuple[ToolSpec, ...]:
-    """The offered tools by name; a namespace's tools are listed by their own names."""
+    """The offered tools by name; a namespace's tools are listed by their own names, each
+    with its namespace."""
     found: list[ToolSpec] = []
 
-    def add(tools: Any) -> None:
+    def add(tools: Any, namespace: str = "") -> None:
         if not isinstance(tools, Sequence):
             return
         for tool in tools:
             if not isinstance(tool, Mapping):
                 continue
             if tool.get("type") == "namespace":
-                add(tool.get("tools"))
+                add(tool.get("tools"), str(tool.get("name", "")))
             elif isinstance(tool.get("name"), str):
                 parameters = tool.get("parameters")
                 found.append(
                     ToolSpec(
                         name=tool["name"],
                         parameters=parameters if isinstance(parameters, Mapping) else {},
+                        namespace=namespace,
                     )
                 )
 
@@ -281,6 +283,10 @@ class _Response:
     def call(self, name: str, arguments: Mapping[str, Any]) -> None:
         index = len(self.output)
         call_id = f"call_{self.key}_{index}"
+        # A namespaced tool (``mcp__ralph.emit``) is called by its own name with its namespace
+        # beside it: Codex refuses a bare ``emit`` ("unsupported call: emit").
+        namespace, _, name = name.rpartition(".")
+        where_from = {"namespace": namespace} if namespace else {}
         if _tool_type(self.request.body, name) == "custom":
             # A freeform tool (apply_patch) takes raw text, not JSON: a ToolCall gives it as
             # its "input" argument.
@@ -306,6 +312,7 @@ class _Response:
                 "status": "in_progress",
                 "call_id": call_id,
                 "name": name,
+                **where_from,
                 "arguments": "",
             }
             where = {"item_id": item["id"], "output_index": index}

@@ -7,7 +7,8 @@ conversation, the last tool result, and the tools the client offers. A script is
 shell command, write a file, call a named tool), what usage to report, or which error to answer
 with. Each API's adapter turns the reply into that API's wire format, choosing the client's own
 tool for an abstract action (``Shell`` becomes Claude Code's ``Bash``, Gemini CLI's
-``run_shell_command``, ...).
+``run_shell_command``, ...; an :class:`McpCall` becomes the name the client gives an MCP
+server's tool, such as ``mcp__ralph__emit``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "Action",
     "Api",
     "ApiError",
+    "McpCall",
     "ModelReply",
     "ModelRequest",
     "Script",
@@ -54,6 +56,9 @@ class ToolSpec:
 
     name: str
     parameters: Mapping[str, Any] = field(factory=dict)
+    namespace: str = ""
+    """The namespace the tool is offered in (the Responses API's ``type: namespace``, as Codex
+    offers an MCP server's tools), or empty."""
 
 
 @final
@@ -108,7 +113,19 @@ class ToolCall:
     arguments: Mapping[str, Any] = field(factory=dict)
 
 
-Action: TypeAlias = Shell | WriteFile | ToolCall
+@final
+@frozen(kw_only=True)
+class McpCall:
+    """Call the tool ``tool`` of the client's MCP server ``server`` with ``arguments``, by the
+    name the client gives it (``mcp__ralph__emit``, ``mcp_ralph_emit``, ``ralph_emit``, or
+    ``emit`` in the namespace ``mcp__ralph``)."""
+
+    tool: str
+    arguments: Mapping[str, Any] = field(factory=dict)
+    server: str = "ralph"
+
+
+Action: TypeAlias = Shell | WriteFile | ToolCall | McpCall
 """Something the model asks the client to do."""
 
 

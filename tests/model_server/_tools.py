@@ -3,7 +3,10 @@
 Each agent CLI names its tools differently; an action names none. The tool is found among
 those the request offers, by the names the five CLIs use, and its arguments are filled in by
 the parameter names its schema declares (``file_path``, ``filePath`` or ``path``; a ``command``
-that is a string or an argv array).
+that is a string or an argv array). An MCP server's tool is found by the names the CLIs give
+it: Claude Code's ``mcp__SERVER__TOOL``, Gemini CLI's ``mcp_SERVER_TOOL``, OpenCode's
+``SERVER_TOOL``, and Codex's ``TOOL`` in the namespace ``mcp__SERVER``, which is called as
+``mcp__SERVER.TOOL`` (the Responses adapter splits it into a namespace and a name).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any, Final
 
 from tests.model_server._script import (
     Action,
+    McpCall,
     ModelRequest,
     Shell,
     ToolCall,
@@ -72,6 +76,19 @@ def _heredoc(path: str, content: str) -> str:
     return f"{mkdir}cat > '{path}' <<'{marker}'\n{content}{ending}{marker}"
 
 
+def _mcp_name(action: McpCall, request: ModelRequest) -> str:
+    server, tool = action.server, action.tool
+    flat = (f"mcp__{server}__{tool}", f"mcp_{server}_{tool}", f"{server}_{tool}")
+    for name in flat:
+        if request.offers(name):
+            return name
+    namespace = f"mcp__{server}"
+    if any(t.namespace == namespace and t.name == tool for t in request.tools):
+        return f"{namespace}.{tool}"
+    offered = ", ".join(t.name for t in request.tools) or "none"
+    raise NoToolError(f"the client offers no tool {tool} of the MCP server {server} ({offered})")
+
+
 def concrete_call(action: Action, request: ModelRequest) -> tuple[str, dict[str, Any]]:
     """The tool name and arguments that carry out ``action`` for this client.
 
@@ -81,6 +98,8 @@ def concrete_call(action: Action, request: ModelRequest) -> tuple[str, dict[str,
     """
     if isinstance(action, ToolCall):
         return action.name, dict(action.arguments)
+    if isinstance(action, McpCall):
+        return _mcp_name(action, request), dict(action.arguments)
     if isinstance(action, WriteFile):
         writer = _find(request, WRITE_TOOLS)
         if writer is not None:

@@ -18,13 +18,17 @@ import pytest
 from tests.model_server import (
     Api,
     ApiError,
+    McpCall,
     ModelReply,
     ModelRequest,
     ModelServer,
+    NoToolError,
     Shell,
     ToolCall,
+    ToolSpec,
     Usage,
     WriteFile,
+    concrete_call,
 )
 from tests.model_server._openai_responses import OpenAIResponsesAdapter
 
@@ -281,6 +285,62 @@ def test_a_call_of_a_freeform_tool_is_a_custom_tool_call() -> None:
     assert "response.custom_tool_call_input.delta" in [name for name, _ in events]
     done = dict(events)["response.output_item.done"]["item"]
     assert (done["type"], done["name"], done["input"]) == ("custom_tool_call", "apply_patch", patch)
+
+
+def test_a_namespaced_tool_is_called_with_its_namespace() -> None:
+    """An MCP server's tool, offered as Codex offers it (``emit`` in the namespace
+    ``mcp__ralph``), is called by its own name with the namespace beside it, as Codex needs
+    (it answers "unsupported call: emit" to a call without one)."""
+    ralph = {
+        "type": "namespace",
+        "name": "mcp__ralph",
+        "description": "ralph's tools",
+        "tools": [{"type": "function", "name": "emit", "parameters": {"type": "object"}}],
+    }
+    adapter = OpenAIResponsesAdapter()
+    request = adapter.read("/v1/responses", _body(tools=[EXEC_COMMAND, NAMESPACE, ralph]))
+    assert [(t.namespace, t.name) for t in request.tools] == [
+        ("", "exec_command"),
+        ("multi_agent_v1", "send_input"),
+        ("mcp__ralph", "emit"),
+    ]
+    arguments = {"topic": "build.done", "payload": "fixed"}
+    answer = adapter.answer(
+        request, ModelReply(actions=(McpCall(tool="emit", arguments=arguments),))
+    )
+    events = _events(b"".join(answer.chunks))
+    added = dict(events)["response.output_item.added"]["item"]
+    done = dict(events)["response.output_item.done"]["item"]
+    for item in (added, done):
+        assert (item["type"], item["namespace"], item["name"]) == (
+            "function_call",
+            "mcp__ralph",
+            "emit",
+        )
+    assert orjson.loads(done["arguments"]) == arguments
+    plain = adapter.answer(request, ModelReply(actions=(Shell("ls"),)))
+    assert (
+        "namespace"
+        not in dict(_events(b"".join(plain.chunks)))["response.output_item.done"]["item"]
+    )
+
+
+@pytest.mark.parametrize(
+    "offered",
+    ["mcp__ralph__emit", "mcp_ralph_emit", "ralph_emit"],
+    ids=["claude", "gemini", "opencode"],
+)
+def test_an_mcp_call_takes_the_name_the_client_gives_the_tool(offered: str) -> None:
+    """Claude Code, Gemini CLI and OpenCode name an MCP server's tool each in their own way;
+    an McpCall finds the one offered, and none offered is a NoToolError naming the tool."""
+    tools = (ToolSpec(name="Bash"), ToolSpec(name=offered), ToolSpec(name="ralph_other"))
+    request = ModelRequest(
+        api=Api.ANTHROPIC, model="m", prompt="", turn=0, last_tool_result=None, tools=tools
+    )
+    call = McpCall(tool="emit", arguments={"topic": "a"})
+    assert concrete_call(call, request) == (offered, {"topic": "a"})
+    with pytest.raises(NoToolError, match="no tool ask_person of the MCP server ralph"):
+        concrete_call(McpCall(tool="ask_person"), request)
 
 
 def test_without_stream_the_response_is_one_json_body(
