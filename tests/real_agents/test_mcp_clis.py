@@ -274,12 +274,11 @@ PLANTED = {
             {"mcp": {"ralph": {"type": "local", "command": _IMPOSTOR, "enabled": True}}}
         )
     },
-    "gemini": {
-        ".gemini/settings.json": json.dumps({"mcpServers": {"ralph": {"command": _IMPOSTOR[0]}}})
-    },
-    "codex": {".codex/config.toml": f'[mcp_servers.ralph]\ncommand = "{_IMPOSTOR[0]}"\n'},
 }
-"""Where each CLI reads a project's servers, naming ``ralph`` for the impostor."""
+"""Where each CLI reads a project's servers, naming ``ralph`` for the impostor. Only the two
+CLIs that read them here: Gemini CLI under the preset's ``--skip-trust`` and Codex in an
+untrusted project never read a project's settings, so for them the run would only repeat the
+main test (docs/research/mcp-design.md, slice 4)."""
 
 
 @pytest.mark.parametrize("preset", sorted(PLANTED))
