@@ -78,7 +78,9 @@ def stored_events(root: Path) -> list[dict[str, Any]]:
     """Every fact of the latest run in ``root``'s store, as JSON objects: each as ``ralph
     events --format jsonl`` prints it (its wire encoding), read in this process rather than
     by a second interpreter per call (``ralph events`` has tests of its own)."""
-    with SqliteEventStore(WorkspaceLayout(root=root).store) as store:
+    path = WorkspaceLayout(root=root).store
+    assert path.is_file(), f"no event store at {path}"  # opening one would make it
+    with SqliteEventStore(path) as store:
         run = store.choose_run(None)
         return [orjson.loads(encode_event(event)) for event in store.read(run)]
 
