@@ -139,7 +139,12 @@ def _run(
         for name, value in os.environ.items()
         if not name.startswith(("ANTHROPIC_", "CLAUDE_")) and name != "IS_SANDBOX"
     }
-    merged = {name: value for name, value in {**inherited, **env}.items() if value is not None}
+    # PWD is the case's folder too: OpenCode takes its project from PWD before its cwd.
+    merged = {
+        name: value
+        for name, value in {**inherited, "PWD": str(cwd), **env}.items()
+        if value is not None
+    }
     started = time.monotonic()
     process = subprocess.Popen(
         argv,

@@ -18,7 +18,9 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from pipeline.core.serialization import encode_event
 from pipeline.handlers.runtime import WorkspaceLayout
+from pipeline.handlers.store import SqliteEventStore
 from tests.support import init_repository
 
 PYTHON = sys.executable
@@ -73,22 +75,14 @@ def run_ralph(
 
 
 def stored_events(root: Path) -> list[dict[str, Any]]:
-    """Every fact of the latest run in ``root``'s store, as JSON objects."""
-    done = subprocess.run(
-        [
-            PYTHON,
-            "-m",
-            "pipeline.app.cli",
-            "events",
-            str(WorkspaceLayout(root=root).store),
-            "--format",
-            "jsonl",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return [orjson.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    """Every fact of the latest run in ``root``'s store, as JSON objects: each as ``ralph
+    events --format jsonl`` prints it (its wire encoding), read in this process rather than
+    by a second interpreter per call (``ralph events`` has tests of its own)."""
+    path = WorkspaceLayout(root=root).store
+    assert path.is_file(), f"no event store at {path}"  # opening one would make it
+    with SqliteEventStore(path) as store:
+        run = store.choose_run(None)
+        return [orjson.loads(encode_event(event)) for event in store.read(run)]
 
 
 def path_with(program: Path) -> str:

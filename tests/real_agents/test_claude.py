@@ -224,6 +224,11 @@ def test_a_rate_limited_claude_is_reported_as_limited_by_its_provider(
     line (``api_error_status``), with no reset told, and a usage fact of nothing spent."""
     program = agent_cli("claude")
     root = failing_repo(tmp_path / "repo", '[agents.main]\npreset = "claude"\n')
+    # ralph's own retries of the agent add nothing to the claim: each is one more limit alike
+    config = root / "ralph.toml"
+    config.write_text(
+        config.read_text().replace("max_retries_per_agent = 1", "max_retries_per_agent = 0")
+    )
     limited = ModelReply(error=ApiError(status=429, message="scripted rate limit", retry_after_s=0))
     with ModelServer(lambda request: limited) as server:
         done = run_ralph(

@@ -69,7 +69,11 @@ def test_a_rejected_five_hour_window_is_waited_out_and_the_run_finishes_by_itsel
             headers=_window("rejected", resets[0], "1.0"),
         )
 
+    # No review pass: what follows the wait is the planner again and the developer; a
+    # reviewer would only be one more invocation after them.
     root = failing_repo(tmp_path / "repo", '[agents.main]\npreset = "claude"\n')
+    config = root / "ralph.toml"
+    config.write_text(config.read_text().replace("max_review_passes = 1", "max_review_passes = 0"))
     with ModelServer(script) as server:
         done = run_ralph(root, _subscriber(server.url, tmp_path / "home", program), "run")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -9,6 +9,7 @@ and the LSP downloads switched off.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from collections.abc import Callable
@@ -50,7 +51,10 @@ def opencode_env(home: Path, url: str, program: Path) -> dict[str, str]:
     """The environment that points opencode at the server at ``url``, isolated in ``home``.
 
     Writes ``opencode.json`` into ``home``'s config folder: a provider ``ralph`` speaking
-    Chat Completions to ``url``, its one model the default, auto-update and sharing off.
+    Chat Completions to ``url``, its one model the default, auto-update and sharing off, and
+    its snapshots off: OpenCode's own undo history, a git repository of the work tree it
+    rebuilds in its data folder at each start (about a second of CPU per invocation, three
+    on the first), which no test reads and ralph never uses.
     """
     config = home / ".config"
     (config / "opencode").mkdir(parents=True, exist_ok=True)
@@ -60,6 +64,7 @@ def opencode_env(home: Path, url: str, program: Path) -> dict[str, str]:
                 "$schema": "https://opencode.ai/config.json",
                 "autoupdate": False,
                 "share": "disabled",
+                "snapshot": False,
                 "model": f"ralph/{MODEL}",
                 "provider": {
                     "ralph": {
@@ -215,7 +220,9 @@ def test_opencode_accepts_the_preset_argv(tmp_path: Path, agent_cli: Callable[[s
             [str(program), *preset.argv[1:]],
             input="# Say hello.\n",
             cwd=work,
-            env={**os.environ, **env},
+            # OpenCode takes its project from PWD before its working directory: without this
+            # it would open (and index) the folder pytest runs in.
+            env={**os.environ, **env, "PWD": str(work)},
             capture_output=True,
             text=True,
             timeout=120,
@@ -227,3 +234,11 @@ def test_opencode_accepts_the_preset_argv(tmp_path: Path, agent_cli: Callable[[s
     assert "\n# Say hello.\n" in requests[0].prompt, "the prompt is not the user's text as it is"
     lines = [orjson.loads(line) for line in done.stdout.splitlines() if line.strip()]
     assert any(line.get("type") == "step_finish" for line in lines), done.stdout
+    # it opened ``work`` as its project, as its own log says, not the folder pytest runs in
+    logs = (tmp_path / "home" / ".local" / "share" / "opencode" / "log").glob("*.log")
+    opened = {
+        m
+        for log in logs
+        for m in re.findall(r'"creating instance" directory=(\S+)', log.read_text())
+    }
+    assert opened == {str(work)}, opened

@@ -87,14 +87,14 @@ def walking(path: Sequence[Activation]) -> Callable[[ModelRequest], ModelReply]:
         if not own or started[hat] > len(own):
             return ModelReply(text="Nothing to do.")
         _hat, path_name, topic = own[started[hat] - 1]
-        actions = (
-            WriteFile(path=path_name, content=f"{hat} was here ({started[hat]})\n"),
-            Shell(f"{EMIT} {topic} 'from {hat}'"),
-        )
-        return (
-            ModelReply(actions=(actions[request.turn],))
-            if request.turn < 2
-            else (ModelReply(text="Done."))
+        if request.turn > 0:
+            return ModelReply(text="Done.")
+        # Both tools in one turn, as a model may call them: one model round trip fewer per hat.
+        return ModelReply(
+            actions=(
+                WriteFile(path=path_name, content=f"{hat} was here ({started[hat]})\n"),
+                Shell(f"{EMIT} {topic} 'from {hat}'"),
+            )
         )
 
     return script
