@@ -3,15 +3,8 @@ that hold leases and take over the runs of workers that died (needs the ``postgr
 
 from pipeline.app.workers._parent import PARENT_ENV, exit_with_parent
 from pipeline.app.workers._remote import RemoteError, RemoteSpec, remote_url
-from pipeline.app.workers._worker import (
-    CancelError,
-    TicketTracing,
-    Worker,
-    WorkerReport,
-    cancel,
-    submit,
-    worker_name,
-)
+from pipeline.app.workers._submit import CancelError, cancel, submit
+from pipeline.app.workers._worker import TicketTracing, Worker, WorkerReport, worker_name
 
 __all__ = [
     "PARENT_ENV",
