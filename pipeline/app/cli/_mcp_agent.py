@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from pipeline import __version__
-from pipeline.app.cli._mcp_wire import Tool, ToolError, serve
+from pipeline.app.cli._mcp_wire import Tool, ToolError, object_schema, serve
 from pipeline.app.cli._note import note_topic
 from pipeline.core._note_rules import ID_PATTERN, MAX_MEMORY_CHARS, MAX_TAGS, MAX_TITLE_CHARS
 from pipeline.handlers.intake._emit import MAX_TOPIC_CHARS, EmitError, emit_value, topic_problem
@@ -244,15 +244,6 @@ def _status(session: _Session, _arguments: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _schema(required: tuple[str, ...] = (), **properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(required),
-        "additionalProperties": False,
-    }
-
-
 def _with(rule: dict[str, Any], description: str) -> dict[str, Any]:
     return {**rule, "description": description}
 
@@ -261,12 +252,12 @@ def tools(session: _Session) -> tuple[Tool, ...]:
     """The agent's tools, bound to ``session``."""
     task_id = _with(_ID, "The task's id, as add_task returned it or the prompt lists it.")
     reason = _with({"type": "string", "maxLength": MAX_TITLE_CHARS}, "Why it is blocked.")
-    by_id = _schema(("id",), id=task_id)
+    by_id = object_schema(("id",), id=task_id)
     rows: list[tuple[str, str, dict[str, Any], Any]] = [
         (
             "emit",
             "Publish a topic to ralph, as `ralph emit` does: ralph reads it when your turn ends.",
-            _schema(
+            object_schema(
                 ("topic",),
                 topic=_with(
                     {"type": "string", "minLength": 1, "maxLength": MAX_TOPIC_CHARS},
@@ -283,7 +274,7 @@ def tools(session: _Session) -> tuple[Tool, ...]:
             "ask_person",
             "Ask the person a question. ralph asks when your turn ends and waits for the "
             "answer, which comes in your next prompt. One question a turn.",
-            _schema(
+            object_schema(
                 ("question",),
                 question=_with(
                     {"type": "string", "minLength": 1, "maxLength": MAX_QUESTION_CHARS},
@@ -295,7 +286,7 @@ def tools(session: _Session) -> tuple[Tool, ...]:
         (
             "keep_memory",
             "Keep a memory for later prompts and runs; returns its id.",
-            _schema(
+            object_schema(
                 ("text",),
                 text=_with(
                     {"type": "string", "minLength": 1, "maxLength": MAX_MEMORY_CHARS},
@@ -311,14 +302,14 @@ def tools(session: _Session) -> tuple[Tool, ...]:
         (
             "forget_memory",
             "Forget a memory that is wrong.",
-            _schema(("id",), id=_with(_ID, "The memory's id.")),
+            object_schema(("id",), id=_with(_ID, "The memory's id.")),
             _note("memory", "remove"),
         ),
-        ("list_memories", "The memories your prompt shows.", _schema(), None),
+        ("list_memories", "The memories your prompt shows.", object_schema(), None),
         (
             "add_task",
             "Add a task; returns its id.",
-            _schema(
+            object_schema(
                 ("title",),
                 title=_with(
                     {"type": "string", "minLength": 1, "maxLength": MAX_TITLE_CHARS},
@@ -332,15 +323,15 @@ def tools(session: _Session) -> tuple[Tool, ...]:
         (
             "block_task",
             "Mark a task blocked, saying why.",
-            _schema(("id",), id=task_id, reason=reason),
+            object_schema(("id",), id=task_id, reason=reason),
             _note("task", "block"),
         ),
-        ("list_tasks", "The tasks your prompt shows.", _schema(), None),
+        ("list_tasks", "The tasks your prompt shows.", object_schema(), None),
         (
             "run_status",
             "Where the run stands: phase, iteration, budget, what is required before "
             "completion, what your hat may publish.",
-            _schema(),
+            object_schema(),
             _status,
         ),
     ]

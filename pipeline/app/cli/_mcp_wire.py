@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any, BinaryIO, Final
 
-__all__ = ["MAX_LINE_BYTES", "PROTOCOL_VERSIONS", "Tool", "ToolError", "serve"]
+__all__ = ["MAX_LINE_BYTES", "PROTOCOL_VERSIONS", "Tool", "ToolError", "object_schema", "serve"]
 
 MAX_LINE_BYTES: Final = 4 << 20
 """The longest message read: a cap on the line, not on what a tool may write."""
@@ -72,6 +72,17 @@ class _RpcError(PipelineError):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+def object_schema(required: tuple[str, ...] = (), **properties: dict[str, Any]) -> dict[str, Any]:
+    """A tool's input schema: an object of ``properties``, ``required`` among them, and no
+    other key (what :func:`_checked` holds every call's arguments to)."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
 
 
 def _checked(schema: Mapping[str, Any], arguments: object) -> dict[str, Any]:
