@@ -50,6 +50,7 @@ __all__ = [
     "TASK_BLOCKED_TOPIC",
     "TASK_COMPLETE_TOPIC",
     "TASK_RESUME_TOPIC",
+    "TOPIC_NOT_ASKED_TOPIC",
     "GateSpec",
     "Hat",
     "LoopPolicy",
@@ -67,6 +68,10 @@ CONNECTION_REFUSED_TOPIC: Final = "ralph.connection_refused"
 
 CONTEXT_REFUSED_TOPIC: Final = "ralph.context_refused"
 """The notice telling an agent its memory or task note was not taken, and why."""
+
+TOPIC_NOT_ASKED_TOPIC: Final = "ralph.topic_not_asked"
+"""The notice telling an agent a topic it published in a turn that asked for a file only (a
+commit message, a formatting correction) was not acted on."""
 
 GIT_RESTORED_TOPIC: Final = "ralph.git_restored"
 """The notice telling the agent ralph undid its changes to the repository's git files."""

@@ -12,6 +12,7 @@ from typing import assert_never
 
 from pipeline.core import effects as fx
 from pipeline.core.state import (
+    FILE_ONLY_PROMPTS,
     Phase,
     PipelineState,
     ResponseCheck,
@@ -269,7 +270,7 @@ def _publishing(state: PipelineState, kind: PromptKind, role: Role) -> fx.Publis
     """What the prompt says about publishing: every working prompt, none for a commit message
     or a formatting correction (they answer in a file and nothing else)."""
     run = state.run
-    if run is None or kind in (PromptKind.COMMIT_MESSAGE, PromptKind.FORMAT_CORRECTION):
+    if run is None or kind in FILE_ONLY_PROMPTS:
         return None
     policy = run.loop
     working = working_hat(state, role)

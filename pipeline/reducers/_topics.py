@@ -34,6 +34,7 @@ from pipeline.events import (
     TASK_BLOCKED_TOPIC,
     TASK_COMPLETE_TOPIC,
     TASK_RESUME_TOPIC,
+    TOPIC_NOT_ASKED_TOPIC,
     Count,
     Instant,
     Json,
@@ -79,6 +80,8 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
     policy = run.loop
     i = state.intake
     topic = event.topic
+    if i.file_only:
+        return _not_asked(state, event)
     if topic == policy.cancellation_promise:
         return _cancel(state, _counted(i, topic))
     if topic in CONTEXT_TOPICS:
@@ -155,6 +158,21 @@ def _out_of_scope(state: PipelineState, event: TopicPublished, hat: str) -> Pipe
         consecutive_malformed=0,
         scope_violations=i.scope_violations + 1,
     )
+    return notify(state, add_notice(counted, notice))
+
+
+def _not_asked(state: PipelineState, event: TopicPublished) -> PipelineState:
+    """A topic from a turn whose prompt asks for a file only: not acted on at all (not even a
+    completion or cancellation promise: writing a commit message is no claim that the work is
+    done), counted and noticed to its role's next prompt."""
+    i = state.intake
+    notice = Notice(
+        topic=TOPIC_NOT_ASKED_TOPIC,
+        text=f"'{event.topic}' was not taken: that prompt asked for a file only, not for topics",
+        line_number=Count(event.line_number),
+        role=i.publisher,
+    )
+    counted = evolve(i, topics_published=i.topics_published + 1, consecutive_malformed=0)
     return notify(state, add_notice(counted, notice))
 
 

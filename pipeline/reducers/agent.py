@@ -13,6 +13,7 @@ from attrs import evolve
 from pipeline.core.state import (
     AFTER_POINTS,
     FEEDBACK_EXCERPT_CHARS,
+    FILE_ONLY_PROMPTS,
     MAX_FEEDBACK_LINES,
     AfterInvocation,
     AgentCursor,
@@ -23,6 +24,7 @@ from pipeline.core.state import (
     PipelineState,
     Step,
     TerminationReason,
+    task_prompt_kind,
 )
 from pipeline.events import (
     CONNECTION_REFUSED_TOPIC,
@@ -147,8 +149,11 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
         return anomaly(state, event, f"no {event.role.value} task is waiting for an agent")
     previous = state.agent
     i = state.intake
-    # Lines read after this invocation are judged by this role's hat.
-    intake = i if i.publisher is event.role else evolve(i, publisher=event.role)
+    # Lines read after this invocation are judged by this role's hat, and not at all when
+    # its prompt asks for a file only.
+    file_only = task_prompt_kind(state) in FILE_ONLY_PROMPTS
+    same = i.publisher is event.role and i.file_only is file_only
+    intake = i if same else evolve(i, publisher=event.role, file_only=file_only)
     hooks = _watched(state, event)
     if previous.in_flight or previous.awaiting_output:
         state = evolve(state, intake=intake)

@@ -295,7 +295,7 @@ def test_a_prompt_that_reads_no_topic_refuses_every_write(call: Any, tmp_path: P
     results = call(
         [("emit", {"topic": "build.done"}), ("add_task", {"title": "x"})], publishing=None
     )
-    reason = "this prompt asks only for a file; ralph reads no topic from it"
+    reason = "this prompt asks only for a file; ralph acts on no topic from it"
     assert results == [(True, reason), (True, reason)]
     assert lines_of(tmp_path) == []
 

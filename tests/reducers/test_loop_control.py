@@ -614,3 +614,52 @@ def test_a_notice_waits_for_the_prompt_of_the_hat_it_concerns() -> None:
         ),
     )
     assert prompted.intake.notices == (reviewer,)
+
+
+@pytest.mark.parametrize("name", ["LOOP_COMPLETE", "loop.cancel", "build.done"])
+def test_a_topic_from_a_commit_message_turn_is_noticed_never_acted_on(name: str) -> None:
+    """A commit message's prompt asks for a file only (its MCP card says ralph acts on no
+    topic from it): a topic its agent publishes from the shell anyway, even the completion or
+    the cancellation promise, neither ends the run nor counts as seen; it is noticed."""
+    chooser = ScriptedChooser(answers={"iteration status": [IterationStatus.PARTIAL] * 2})
+    config = WorldConfig(
+        budget=budget(max_iterations=2, max_review_passes=0),
+        chains=default_chains(("a",)),
+        rebase_onto=None,
+        run_id="r",
+        loop=policy(required_events=(), enforce_hat_scope=False),
+    )
+    world = SimulatedWorld(config=config, chooser=chooser, clock=fake_clock())
+    effects: list[Effect] = []
+
+    def handler(effect: Effect) -> Sequence[PipelineEvent]:
+        effects.append(effect)
+        facts = list(world(effect))
+        committing = isinstance(effect, InvokeAgent) and effect.role is Role.COMMITTER
+        if committing and effect.iteration == 1 and len(facts) > 1:
+            line = effect.events_lines + 1
+            facts += [
+                TopicPublished(
+                    topic=name,
+                    payload=Json.of(""),
+                    line_number=Ordinal(line),
+                    emitted_at=None,
+                    at=T,
+                ),
+                EventsFileRead(offset=Count(effect.events_offset + 30), lines=Count(line), at=T),
+            ]
+        return facts
+
+    result = run_in_memory(handler, options=RunOptions(max_effects=500))
+    state = result.state
+    assert state.termination is TerminationReason.MAX_ITERATIONS
+    assert name not in state.intake.seen_topics
+    assert state.intake.topics_published == 1
+    assert not state.intake.completion_claimed
+    begun = [e.iteration for e in effects if isinstance(e, Begin) and e.phase is Phase.DEVELOPMENT]
+    assert begun == [1, 2]
+    notices = [e.notices for e in effects if isinstance(e, MaterializePrompt)]
+    noticed = {n.topic for batch in notices for n in batch} | {
+        n.topic for n in state.intake.notices
+    }
+    assert "ralph.topic_not_asked" in noticed

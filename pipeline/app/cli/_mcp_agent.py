@@ -77,10 +77,10 @@ class _Session:
         return self.loaded
 
     def publishing(self) -> Publishing:
-        """The prompt's publishing; refused when the prompt reads no topic."""
+        """The prompt's publishing; refused when ralph acts on no topic from the prompt."""
         publishing = self.card()[0].publishing
         if publishing is None:
-            raise ToolError("this prompt asks only for a file; ralph reads no topic from it")
+            raise ToolError("this prompt asks only for a file; ralph acts on no topic from it")
         return publishing
 
     def write(self, topic: str, value: Any) -> None:
@@ -229,7 +229,7 @@ def _status(session: _Session, _arguments: dict[str, Any]) -> str:
         lines.append(cost + (" (some cost unknown)." if standing.unknown_cost else "."))
     publishing = card.publishing
     if publishing is None:
-        lines.append("This prompt asks only for a file; ralph reads no topic from it.")
+        lines.append("This prompt asks only for a file; ralph acts on no topic from it.")
         return "\n".join(lines)
     if publishing.publishes:
         rule = "only these" if publishing.enforced else "these are expected"

@@ -32,6 +32,7 @@ from pipeline.core.state.hooks import (
 from pipeline.core.state.integration import MAX_REPLAYS, Integration, IntegrationStatus
 from pipeline.core.state.model import (
     FEEDBACK_EXCERPT_CHARS,
+    FILE_ONLY_PROMPTS,
     MAX_FEEDBACK_LINES,
     MAX_NOTICES,
     AgentCursor,
@@ -72,6 +73,7 @@ __all__ = [
     "AFTER_POINTS",
     "EXIT_CODES",
     "FEEDBACK_EXCERPT_CHARS",
+    "FILE_ONLY_PROMPTS",
     "MAX_FEEDBACK_LINES",
     "MAX_MEMORIES",
     "MAX_MEMORY_CHARS",

@@ -43,6 +43,7 @@ from pipeline.events.values import (
 
 __all__ = [
     "FEEDBACK_EXCERPT_CHARS",
+    "FILE_ONLY_PROMPTS",
     "MAX_FEEDBACK_LINES",
     "MAX_NOTICES",
     "AgentCursor",
@@ -201,6 +202,9 @@ class Intake:
     publisher: Role | None = None
     """The role of the last invocation started: the hat its events-file lines are judged by
     (None before any invocation: coordination, unrestricted)."""
+    file_only: bool = False
+    """The last invocation started answers in a file only (:data:`FILE_ONLY_PROMPTS`): ralph
+    acts on no topic its agent publishes, as its prompt and its MCP card say."""
     completion_claimed: bool = False
     """An accepted completion promise: the run goes to final validation at the next boundary."""
     repeat_signature: str | None = None
@@ -372,6 +376,11 @@ def correcting(state: PipelineState) -> ResponseCheck | None:
     if check is None or check.valid or state.run is None:
         return None
     return check if check.failures <= state.run.loop.max_formatting_retries else None
+
+
+FILE_ONLY_PROMPTS: Final = frozenset({PromptKind.COMMIT_MESSAGE, PromptKind.FORMAT_CORRECTION})
+"""Prompts that ask for a file and nothing else (a commit message, a formatting correction):
+they say nothing of topics, and a topic their agent publishes is noticed, never acted on."""
 
 
 def task_prompt_kind(state: PipelineState) -> PromptKind | None:

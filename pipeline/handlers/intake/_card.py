@@ -104,7 +104,8 @@ class Card:
     events_file: str = field(validator=_events_file)
     """The run's events file, relative to the workspace: ``.ralph/<name>.jsonl``."""
     publishing: Publishing | None
-    """None: the prompt asks for a file only (a commit message), and no topic is read."""
+    """None: the prompt asks for a file only (a commit message, a formatting correction), and
+    ralph acts on no topic from it."""
     limits: IntakeLimits
     standing: Standing | None
     memories: tuple[CardMemory, ...]
