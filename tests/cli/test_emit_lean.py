@@ -132,3 +132,31 @@ def test_the_plain_shapes_skip_argparse(argv: list[str]) -> None:
 )
 def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
     assert plain_arguments(argv) is None
+
+
+@pytest.mark.parametrize("kind", ["commit_message", "format_correction"])
+def test_a_prompt_that_asks_for_a_file_only_publishes_nothing(workspace: Path, kind: str) -> None:
+    """In a commit message's or a formatting correction's turn (``RALPH_PROMPT_KIND``), ralph
+    acts on no topic: ``ralph emit`` says so and writes nothing, as the MCP tool does; in a
+    working turn the same command writes."""
+    import os
+
+    def emit(prompt_kind: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "RALPH_PROMPT_KIND": prompt_kind}
+        argv = [*RALPH, "emit", "LOOP_COMPLETE"]
+        return subprocess.run(argv, cwd=workspace, env=env, capture_output=True, text=True)
+
+    refused = emit(kind)
+    assert refused.returncode == 2
+    assert "this prompt asks only for a file; ralph acts on no topic from it" in refused.stderr
+    assert _lines(workspace) == []
+    assert emit("development").returncode == 0
+    assert [line["topic"] for line in _lines(workspace)] == ["LOOP_COMPLETE"]
+
+
+def test_the_file_only_kinds_are_the_pure_cores() -> None:
+    """The lean command's spelled-out kinds are the fold's :data:`FILE_ONLY_PROMPTS`."""
+    from pipeline.app.cli._emit import FILE_ONLY_KINDS
+    from pipeline.core.state import FILE_ONLY_PROMPTS
+
+    assert {kind.value for kind in FILE_ONLY_PROMPTS} == FILE_ONLY_KINDS

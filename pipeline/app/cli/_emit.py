@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Final
 
 __all__ = [
+    "FILE_ONLY_KINDS",
     "HELP",
     "Arguments",
     "emitted",
@@ -49,6 +50,12 @@ _STORE_ERROR: Final = 4
 
 
 _HELP_WIDTH: Final = 100
+
+FILE_ONLY_KINDS: Final = frozenset({"commit_message", "format_correction"})
+"""``RALPH_PROMPT_KIND`` of a prompt that asks for a file only: the values of
+``pipeline.core.state.FILE_ONLY_PROMPTS``, spelled out because this module must not load the
+pure core (a test holds the two equal). The fold acts on no topic from such a turn whatever
+writes it; refusing here tells the agent so at once, as ralph's MCP tool does."""
 
 
 def lean_parser(prog: str, description: str | None = None) -> argparse.ArgumentParser:
@@ -189,6 +196,9 @@ def emitted(topic: str, text: Callable[[], str | None], *, as_json: bool, done: 
     ``done``; the exit status: 0 written, 1 the workspace's events file is unsafe to write
     (not the command line's fault), 2 bad input (``EmitError`` from ``text`` too), 4 a full
     disk (nothing written)."""
+    if os.environ.get("RALPH_PROMPT_KIND") in FILE_ONLY_KINDS:
+        say("error: not written: this prompt asks only for a file; ralph acts on no topic from it")
+        return _USAGE_ERROR
     try:
         payload = text()
         target, fallback = emit_target(Path.cwd(), os.environ)
