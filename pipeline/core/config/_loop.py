@@ -246,7 +246,7 @@ def _work_hat_problems(name: str, hat: HatConfig) -> list[str]:
         problems.append(f"{key}.name: a hat with triggers is named by its table ({name!r})")
     if not hat.triggers:
         problems.append(f"{key}.triggers: empty; give at least one topic pattern")
-    problems.extend(_shared_problems(key, hat, ("triggers", "publishes")))
+    problems.extend(_shared_problems(key, hat, ("triggers", "publishes", "review_topics")))
     default = hat.default_publishes
     if default is not None and not _is_topic(default):
         problems.append(f"{key}.default_publishes: {default!r} is not a topic")
