@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from pipeline.core.config._orchestrator_agents import Agents, hat_backend
 from pipeline.core.config._orchestrator_reading import (
@@ -104,7 +104,7 @@ def _triggers(found: Reader, table: Mapping[str, object], path: str) -> list[str
 
 def translate_hat(
     reader: Reader, hat_id: str, value: object, agents: Agents, promise: str
-) -> dict[str, object] | None:
+) -> dict[str, Any] | None:
     """The ``[hats.ID]`` table of the hat ``hat_id`` (None: the hat is left out, and why is
     noted) in a run whose completion promise is ``promise``; the agent its backend names is
     added to ``agents``."""
@@ -170,7 +170,7 @@ def translate_hat(
     reader.untranslated.extend([*found.untranslated, *notes.untranslated])
     reader.notes.extend(found.notes)
 
-    hat: dict[str, object] = {"description": description} if description else {}
+    hat: dict[str, Any] = {"description": description} if description else {}
     hat["triggers"] = triggers
     hat["publishes"] = publishes
     if default is not None and default_problem is None:
