@@ -4,8 +4,6 @@ from pipeline.core.agents import OUTPUT_FORMATS, PRESETS, AgentPreset, PromptVia
 from pipeline.core.config._gates import GateConfig
 from pipeline.core.config._loop import DEFAULT_PUBLISHES, HatConfig, HatsConfig, LoopConfig
 from pipeline.core.config._model import (
-    POSTGRES_SCHEMES,
-    SQLITE_SCHEME,
     AgentConfig,
     BudgetConfig,
     ChainConfig,
@@ -30,9 +28,7 @@ from pipeline.core.config._topology_routes import Arrival, Route, Via, topology_
 __all__ = [
     "DEFAULT_PUBLISHES",
     "OUTPUT_FORMATS",
-    "POSTGRES_SCHEMES",
     "PRESETS",
-    "SQLITE_SCHEME",
     "AgentConfig",
     "AgentPreset",
     "AgentSandboxConfig",

@@ -14,7 +14,6 @@ from typing import final
 import attrs
 from attrs import field, frozen
 
-from pipeline.core._store_schemes import POSTGRES_SCHEMES, SQLITE_SCHEME
 from pipeline.core.agents import PRESETS, PromptVia
 from pipeline.core.config._gates import GateConfig, PostconditionConfig, TamperConfig
 from pipeline.core.config._hooks import HookConfig, NotifyConfig, hook_specs
@@ -34,8 +33,6 @@ from pipeline.events import (
 )
 
 __all__ = [
-    "POSTGRES_SCHEMES",
-    "SQLITE_SCHEME",
     "AgentConfig",
     "BudgetConfig",
     "ChainConfig",
