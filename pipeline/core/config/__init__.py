@@ -1,6 +1,6 @@
 """Configuration: ``ralph.toml`` parsed strictly into frozen classes (pure)."""
 
-from pipeline.core.agents import OUTPUT_FORMATS, PRESETS, AgentPreset, PromptVia
+from pipeline.core.agents import PRESETS, PromptVia
 from pipeline.core.config._gates import GateConfig
 from pipeline.core.config._loop import DEFAULT_PUBLISHES, HatConfig, HatsConfig, LoopConfig
 from pipeline.core.config._model import (
@@ -27,10 +27,8 @@ from pipeline.core.config._topology_routes import Arrival, Route, Via, topology_
 
 __all__ = [
     "DEFAULT_PUBLISHES",
-    "OUTPUT_FORMATS",
     "PRESETS",
     "AgentConfig",
-    "AgentPreset",
     "AgentSandboxConfig",
     "Arrival",
     "BudgetConfig",
