@@ -272,14 +272,14 @@ def _is_topic(text: str) -> bool:
     return bool(_TOPIC.fullmatch(text)) and "" not in text.split(".")
 
 
-def check_loop(loop: LoopConfig, hats: HatsConfig | None = None) -> list[str]:
+def check_loop(loop: LoopConfig, hats: HatsConfig) -> list[str]:
     """Every problem with ``[loop]``, one line each, naming the key (``hats``: the hats it
     refers to; a topology's settings need a topology)."""
     problems: list[str] = []
-    topology = hats is not None and hats.topology
+    topology = hats.topology
     if not _is_topic(loop.starting_event):
         problems.append(f"loop.starting_event: {loop.starting_event!r} is not a topic")
-    if hats is not None and loop.coordinator and loop.coordinator not in hats.work:
+    if loop.coordinator and loop.coordinator not in hats.work:
         problems.append(
             f"loop.coordinator: {loop.coordinator!r} is no hat with triggers"
             + (f" ({', '.join(hats.work)})" if hats.work else "")
