@@ -32,7 +32,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
-from typing import Any, NamedTuple  # loaded by tomllib anyway
+from typing import Any  # loaded by tomllib anyway
 
 __all__ = ["Script", "Step", "load_script", "main"]
 
@@ -41,18 +41,38 @@ __all__ = ["Script", "Step", "load_script", "main"]
 # by cattrs into attrs classes, which took more than half of each start (issue 48).
 
 
-class Step(NamedTuple):
+_STEP_DEFAULTS: dict[str, Any] = {
+    "print": "",
+    "write": {},
+    "emit": (),
+    "raw_lines": (),
+    "save_prompt": None,
+    "spawn": (),
+    "delay_s": 0.0,
+    "hang": False,
+    "exit": 0,
+}
+"""Every field of a step and its value when the step leaves it out."""
+
+
+class Step:
     """What one invocation does."""
 
-    print: str = ""
-    write: dict[str, str] = {}  # noqa: RUF012  # never changed: each step's own is built
-    emit: tuple[tuple[str, str], ...] = ()
-    raw_lines: tuple[str, ...] = ()
-    save_prompt: str | None = None
-    spawn: tuple[str, ...] = ()
-    delay_s: float = 0.0
-    hang: bool = False
-    exit: int = 0
+    __slots__ = tuple(_STEP_DEFAULTS)
+    print: str
+    write: dict[str, str]
+    emit: tuple[tuple[str, str], ...]
+    raw_lines: tuple[str, ...]
+    save_prompt: str | None
+    spawn: tuple[str, ...]
+    delay_s: float
+    hang: bool
+    exit: int
+
+    def __init__(self, **fields: Any) -> None:
+        values = {**_STEP_DEFAULTS, **fields}
+        for name in self.__slots__:
+            setattr(self, name, values[name])
 
 
 _KINDS = (
@@ -67,13 +87,24 @@ _KINDS = (
 )
 
 
-class Script(NamedTuple):
+class Script:
     """Steps per prompt kind (``default``: for a kind without its own), and per hat of a
     topology, by the hat's name."""
 
+    __slots__ = ("by_kind", "default", "hats")
     by_kind: dict[str, tuple[Step, ...]]
     default: tuple[Step, ...]
     hats: dict[str, tuple[Step, ...]]
+
+    def __init__(
+        self,
+        by_kind: dict[str, tuple[Step, ...]],
+        default: tuple[Step, ...],
+        hats: dict[str, tuple[Step, ...]],
+    ) -> None:
+        self.by_kind = by_kind
+        self.default = default
+        self.hats = hats
 
     def steps(self, kind: str, hat: str = "") -> tuple[Step, ...]:
         """The steps for ``kind`` worn as ``hat`` (the hat's own, else the kind's, else the
@@ -144,9 +175,9 @@ def _steps(value: object, where: str, problems: list[str]) -> tuple[Step, ...]:
         if type(table) is not dict:
             problems.append(f"expected a step (a table), got {table!r} @ {at}")
             continue
-        fields: dict[str, Any] = {}
+        fields = {}
         for name, field_value in table.items():
-            if name not in Step._fields:
+            if name not in _STEP_DEFAULTS:
                 problems.append(f"extra field {name!r} @ {at}")
                 continue
             fields[name] = _step_field(name, field_value, f"{at}.{name}", problems)
@@ -170,7 +201,7 @@ def _script(data: dict[str, Any], problems: list[str]) -> Script:
             problems.append(f"expected a table of hats, got {value!r} @ $.hats")
         else:
             problems.append(f"extra field {key!r} @ $")
-    return Script(by_kind=by_kind, default=default, hats=hats)
+    return Script(by_kind, default, hats)
 
 
 def load_script(path: Path) -> Script:
