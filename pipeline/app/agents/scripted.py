@@ -106,7 +106,7 @@ class Script:
         self.default = default
         self.hats = hats
 
-    def steps(self, kind: str, hat: str = "") -> tuple[Step, ...]:
+    def steps(self, kind: str, hat: str) -> tuple[Step, ...]:
         """The steps for ``kind`` worn as ``hat`` (the hat's own, else the kind's, else the
         default steps)."""
         if kind == "hat" and self.hats.get(hat):
@@ -219,9 +219,7 @@ def load_script(path: Path) -> Script:
     return script
 
 
-def _next_step(
-    script: Script, script_path: Path, kind: str, root: Path, hat: str = ""
-) -> Step | None:
+def _next_step(script: Script, script_path: Path, kind: str, root: Path, hat: str) -> Step | None:
     state_path = root / ".agent" / "scripted-agent-state.json"
     taken: dict[str, Any] = {}
     if state_path.is_file():

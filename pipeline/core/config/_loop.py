@@ -93,7 +93,7 @@ class HatConfig:
     step_down: bool = False
     """Whether a success moves the hat down a rung."""
 
-    def work_hat(self, name: str, schema: Json | None = None) -> WorkHat:
+    def work_hat(self, name: str, schema: Json | None) -> WorkHat:
         """The topology hat called ``name`` as the log records it (``schema``: its loaded
         ``response_schema``)."""
         return WorkHat(
