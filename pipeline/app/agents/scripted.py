@@ -32,10 +32,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # for the type checker only: nothing to load at run time
-    from typing import Any
+from typing import Any  # loaded by tomllib anyway
 
 __all__ = ["Script", "Step", "load_script", "main"]
 
@@ -44,20 +41,24 @@ __all__ = ["Script", "Step", "load_script", "main"]
 # by cattrs into attrs classes, which took more than half of each start (issue 48).
 
 
+_STEP_DEFAULTS: dict[str, Any] = {
+    "print": "",
+    "write": {},
+    "emit": (),
+    "raw_lines": (),
+    "save_prompt": None,
+    "spawn": (),
+    "delay_s": 0.0,
+    "hang": False,
+    "exit": 0,
+}
+"""Every field of a step and its value when the step leaves it out."""
+
+
 class Step:
     """What one invocation does."""
 
-    __slots__ = (
-        "delay_s",
-        "emit",
-        "exit",
-        "hang",
-        "print",
-        "raw_lines",
-        "save_prompt",
-        "spawn",
-        "write",
-    )
+    __slots__ = tuple(_STEP_DEFAULTS)
     print: str
     write: dict[str, str]
     emit: tuple[tuple[str, str], ...]
@@ -74,17 +75,6 @@ class Step:
             setattr(self, name, values[name])
 
 
-_STEP_DEFAULTS: dict[str, Any] = {
-    "print": "",
-    "write": {},
-    "emit": (),
-    "raw_lines": (),
-    "save_prompt": None,
-    "spawn": (),
-    "delay_s": 0.0,
-    "hang": False,
-    "exit": 0,
-}
 _KINDS = (
     "planning",
     "development",
@@ -116,7 +106,7 @@ class Script:
         self.default = default
         self.hats = hats
 
-    def steps(self, kind: str, hat: str = "") -> tuple[Step, ...]:
+    def steps(self, kind: str, hat: str) -> tuple[Step, ...]:
         """The steps for ``kind`` worn as ``hat`` (the hat's own, else the kind's, else the
         default steps)."""
         if kind == "hat" and self.hats.get(hat):
@@ -229,9 +219,7 @@ def load_script(path: Path) -> Script:
     return script
 
 
-def _next_step(
-    script: Script, script_path: Path, kind: str, root: Path, hat: str = ""
-) -> Step | None:
+def _next_step(script: Script, script_path: Path, kind: str, root: Path, hat: str) -> Step | None:
     state_path = root / ".agent" / "scripted-agent-state.json"
     taken: dict[str, Any] = {}
     if state_path.is_file():

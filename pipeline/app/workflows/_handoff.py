@@ -9,6 +9,7 @@ short, so that a long report does not crowd out the task.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from typing import Final
 
@@ -33,15 +34,6 @@ def _one_line(payload: object) -> str:
     return flat or "(no payload)"
 
 
-def _hats_in_order(woken: list[str]) -> str:
-    """The hats in activation order, a hat working several times in a row named once."""
-    order: list[str] = []
-    for hat in woken:
-        if not order or order[-1] != hat:
-            order.append(hat)
-    return ", ".join(order)
-
-
 def handoff_section(preset: str, run_id: str, events: Iterable[PipelineEvent]) -> str:
     """The section a chain adds to the next run's prompt about the run ``run_id`` of the
     workflow ``preset``, from that run's ``events``."""
@@ -63,7 +55,9 @@ def handoff_section(preset: str, run_id: str, events: Iterable[PipelineEvent]) -
         f"`{ended}`). Its work is in the repository: build on it, do not redo it.",
     ]
     if woken:
-        lines += ["", f"Its hats worked in this order: {_hats_in_order(woken)}."]
+        # In activation order, a hat working several times in a row named once.
+        order = ", ".join(hat for hat, _ in itertools.groupby(woken))
+        lines += ["", f"Its hats worked in this order: {order}."]
     if topics:
         lines += ["", "The last topics it published:", ""]
         lines += [f"- `{topic}`: {_one_line(payload)}" for topic, payload in topics[-LAST_TOPICS:]]

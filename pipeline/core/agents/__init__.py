@@ -27,12 +27,11 @@ from pipeline.core.agents._preset import (
     OutputFormat,
     Pitfall,
     PromptVia,
-    Provider,
     Situation,
     UsageParser,
     WindowParser,
 )
-from pipeline.core.agents._providers import HTTPS, PROVIDER_HOSTS
+from pipeline.core.agents._providers import HTTPS, PROVIDER_HOSTS, Provider
 from pipeline.core.agents._usage import UsageFigures
 
 __all__ = [

@@ -22,6 +22,7 @@ from attrs import frozen
 
 from pipeline.core.agents._limits import LimitSignal, WindowSignal
 from pipeline.core.agents._mcp import McpWiring
+from pipeline.core.agents._providers import Provider
 from pipeline.core.agents._usage import UsageFigures
 from pipeline.core.sandbox import Endpoint, SandboxError, SandboxPreset, parse_endpoint
 
@@ -33,7 +34,6 @@ __all__ = [
     "OutputFormat",
     "Pitfall",
     "PromptVia",
-    "Provider",
     "Situation",
     "UsageParser",
     "WindowParser",
@@ -73,16 +73,6 @@ class OutputFormat:
     report: Callable[[UsageFigures], str] | None = None
     """The lines the CLI ends an invocation with when it used these figures (``usage`` reads
     them back), for a program standing in for it (``ralph demo``'s agent); None: undeclared."""
-
-
-@final
-@frozen(kw_only=True)
-class Provider:
-    """A model provider as a CLI names it in a model (``anthropic`` in ``anthropic/x``):
-    where it is served, and the variables that move it there instead, first first."""
-
-    host: Endpoint
-    variables: tuple[str, ...] = ()
 
 
 @final

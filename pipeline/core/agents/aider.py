@@ -35,10 +35,9 @@ from pipeline.core.agents._preset import (
     OutputFormat,
     Pitfall,
     PromptVia,
-    Provider,
     Situation,
 )
-from pipeline.core.agents._providers import PROVIDER_HOSTS
+from pipeline.core.agents._providers import PROVIDER_HOSTS, Provider, providers
 from pipeline.core.agents._usage import UsageFigures
 from pipeline.core.sandbox import ConfigFolder, SandboxPreset
 
@@ -150,15 +149,10 @@ _LITELLM_VARIABLES: Final[Mapping[str, tuple[str, ...]]] = {
 }
 """The variables litellm reads a provider's base URL from, first first."""
 
-_PROVIDERS: Final[Mapping[str, Provider]] = types.MappingProxyType(
-    {
-        **{
-            name: Provider(host=host, variables=_LITELLM_VARIABLES.get(name, ()))
-            for name, host in PROVIDER_HOSTS.items()
-        },
-        # litellm calls Google's Gemini API "gemini"
-        "gemini": Provider(host=PROVIDER_HOSTS["google"], variables=("GEMINI_API_BASE",)),
-    }
+_PROVIDERS: Final = providers(
+    _LITELLM_VARIABLES,
+    # litellm calls Google's Gemini API "gemini"
+    gemini=Provider(host=PROVIDER_HOSTS["google"], variables=("GEMINI_API_BASE",)),
 )
 
 

@@ -59,9 +59,7 @@ def parse_codex(lines: Iterable[bytes]) -> UsageFigures:
             session_id = session_id or event["thread_id"]
         elif kind == "turn.completed":
             turns += 1
-            usage = event.get("usage")
-            if not isinstance(usage, Mapping):
-                continue
+            usage = mapping(event.get("usage"))
             read = tally(usage.get("cached_input_tokens"))
             wrote = tally(usage.get("cache_write_input_tokens"))
             uncached += max(0, tally(usage.get("input_tokens")) - read - wrote)

@@ -127,21 +127,16 @@ def gemini_limit(lines: Iterable[bytes], now: datetime, zone: tzinfo) -> LimitSi
     return None if not error else classified(error, "gemini result error", now, zone)
 
 
-def _json(data: bytes | None) -> Mapping[str, Any]:
-    """The JSON object a file holds (empty: none, or the file is absent)."""
-    return next(json_objects([data or b""]), {})
-
-
 def _trusts(situation: Situation) -> bool:
     """Whether gemini's ``trustedFolders.json`` trusts the workspace (``TRUST_FOLDER`` on it
     or a folder above it, ``TRUST_PARENT`` on a folder beside or below its parent), or
     folder trust is off in its settings."""
     environ = situation.environ
     home = (environ.get("GEMINI_CLI_HOME") or environ.get("HOME") or "~").rstrip("/") + "/.gemini"
-    settings = _json(situation.read(f"{home}/settings.json"))
+    settings = json_object(situation.read(f"{home}/settings.json") or b"") or {}
     if mapping(mapping(settings.get("security")).get("folderTrust")).get("enabled") is False:
         return True
-    trusted = _json(situation.read(f"{home}/trustedFolders.json"))
+    trusted = json_object(situation.read(f"{home}/trustedFolders.json") or b"") or {}
     here = PurePosixPath(situation.root)
     user = environ.get("HOME") or "~"
     for folder, level in trusted.items():

@@ -23,7 +23,6 @@ says nothing and is not reported (``cost_usd`` None): only a positive cost is.
 from __future__ import annotations
 
 import json
-import types
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, tzinfo
 from typing import Final
@@ -40,9 +39,8 @@ from pipeline.core.agents._preset import (
     ModelEndpoints,
     OutputFormat,
     PromptVia,
-    Provider,
 )
-from pipeline.core.agents._providers import HTTPS, PROVIDER_HOSTS
+from pipeline.core.agents._providers import HTTPS, Provider, providers
 from pipeline.core.agents._usage import UsageFigures, json_objects, mapping, number, tally
 from pipeline.core.sandbox import ConfigFolder, Endpoint, SandboxPreset
 from pipeline.events import LimitScope
@@ -66,8 +64,7 @@ def parse_opencode(lines: Iterable[bytes]) -> UsageFigures:
         if not isinstance(tokens, Mapping):
             continue
         steps += 1
-        cache = tokens.get("cache")
-        cache = cache if isinstance(cache, Mapping) else {}
+        cache = mapping(tokens.get("cache"))
         input_tokens += tally(tokens.get("input"))
         output_tokens += tally(tokens.get("output")) + tally(tokens.get("reasoning"))
         cache_read += tally(cache.get("read"))
@@ -115,20 +112,10 @@ def opencode_provider(model: str) -> str | None:
     return provider if slash and provider else None
 
 
-_MOVED_BY: Final[Mapping[str, tuple[str, ...]]] = {
-    "anthropic": ("ANTHROPIC_BASE_URL",),
-    "openai": ("OPENAI_BASE_URL",),
-}
-
-_PROVIDERS: Final[Mapping[str, Provider]] = types.MappingProxyType(
-    {
-        **{
-            name: Provider(host=host, variables=_MOVED_BY.get(name, ()))
-            for name, host in PROVIDER_HOSTS.items()
-        },
-        # OpenCode's own gateway (Zen), its default with no model named
-        "opencode": Provider(host=Endpoint("opencode.ai", HTTPS)),
-    }
+_PROVIDERS: Final = providers(
+    {"anthropic": ("ANTHROPIC_BASE_URL",), "openai": ("OPENAI_BASE_URL",)},
+    # OpenCode's own gateway (Zen), its default with no model named
+    opencode=Provider(host=Endpoint("opencode.ai", HTTPS)),
 )
 
 _CODE: Final = ("opencode.json", "opencode.jsonc", "plugin", "agent", "command")

@@ -1,11 +1,9 @@
 """Configuration: ``ralph.toml`` parsed strictly into frozen classes (pure)."""
 
-from pipeline.core.agents import OUTPUT_FORMATS, PRESETS, AgentPreset, PromptVia
+from pipeline.core.agents import PRESETS, PromptVia
 from pipeline.core.config._gates import GateConfig
 from pipeline.core.config._loop import DEFAULT_PUBLISHES, HatConfig, HatsConfig, LoopConfig
 from pipeline.core.config._model import (
-    POSTGRES_SCHEMES,
-    SQLITE_SCHEME,
     AgentConfig,
     BudgetConfig,
     ChainConfig,
@@ -29,12 +27,8 @@ from pipeline.core.config._topology_routes import Arrival, Route, Via, topology_
 
 __all__ = [
     "DEFAULT_PUBLISHES",
-    "OUTPUT_FORMATS",
-    "POSTGRES_SCHEMES",
     "PRESETS",
-    "SQLITE_SCHEME",
     "AgentConfig",
-    "AgentPreset",
     "AgentSandboxConfig",
     "Arrival",
     "BudgetConfig",

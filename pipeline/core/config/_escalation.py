@@ -20,9 +20,7 @@ from pipeline.events import (
     DEFAULT_BOUNCES,
     Count,
     Ladder,
-    PatternError,
     Role,
-    check_pattern,
     topic_matches,
 )
 
@@ -121,11 +119,6 @@ def ladder_problems(key: str, hat: HatConfig, role: Role | None) -> list[str]:
             f"{key}.review_topics: only a hat with triggers has it (the built-in review "
             "counts its own findings)"
         )
-    for pattern in hat.review_topics:
-        try:
-            check_pattern(pattern)
-        except PatternError as error:
-            problems.append(f"{key}.review_topics: malformed pattern: {error}")
     return [problem for problem in problems if problem]
 
 

@@ -77,7 +77,7 @@ def _boundary(on: str) -> GateBoundary:
 
 
 def check_gates(
-    gates: tuple[GateConfig, ...], commits: bool = True, promises: tuple[str, ...] | None = None
+    gates: tuple[GateConfig, ...], commits: bool, promises: tuple[str, ...] | None
 ) -> list[str]:
     """Every problem with ``[[gates]]``, one line each, naming the gate's key. ``commits``
     False (a read-only workflow) refuses ``commit``: such a gate would never run.

@@ -6,7 +6,8 @@ to its prompts, and optionally its own agent chain, model and agent arguments. A
 match its triggers (see ``docs/architecture/topologies.md``); one such hat makes the run follow
 the topology instead of the built-in plan, develop, review sequence. ``[loop]`` turns on scope
 enforcement and sets the completion gate, cancellation, the loop detectors, the human timeout
-and a topology's starting event. :meth:`LoopConfig.policy` is what ``RunStarted`` records.
+and a topology's starting event. :meth:`RalphConfig.loop_policy` makes of them what
+``RunStarted`` records.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Final, final
 
 from attrs import field, frozen
 
-from pipeline.core.config._escalation import EscalateAfter, ladder_problems, ladders
+from pipeline.core.config._escalation import EscalateAfter, ladder_problems
 from pipeline.events import (
     MAX_FORMATTING_RETRIES,
     STARTING_EVENT,
@@ -26,10 +27,8 @@ from pipeline.events import (
     Count,
     Hat,
     Json,
-    LoopPolicy,
     PatternError,
     Role,
-    Topology,
     WorkHat,
     check_pattern,
 )
@@ -94,7 +93,7 @@ class HatConfig:
     step_down: bool = False
     """Whether a success moves the hat down a rung."""
 
-    def work_hat(self, name: str, schema: Json | None = None) -> WorkHat:
+    def work_hat(self, name: str, schema: Json | None) -> WorkHat:
         """The topology hat called ``name`` as the log records it (``schema``: its loaded
         ``response_schema``)."""
         return WorkHat(
@@ -168,41 +167,6 @@ class LoopConfig:
     """Whether an accepted completion claim in the built-in pipeline is reviewed before the
     final check (false: straight to it; ``max_review_passes = 0`` turns review off)."""
 
-    def policy(
-        self,
-        hats: HatsConfig,
-        schemas: Mapping[Role, Json] | None = None,
-        hat_schemas: Mapping[str, Json] | None = None,
-    ) -> LoopPolicy:
-        """The policy ``RunStarted`` records, with the loaded response ``schemas`` of the
-        roles' hats and ``hat_schemas`` of the topology's (raises ValueError when a value is
-        out of range)."""
-        loaded = schemas or {}
-        topology = None
-        if hats.topology:
-            work = hat_schemas or {}
-            topology = Topology(
-                hats=tuple(hat.work_hat(name, work.get(name)) for name, hat in hats.work.items()),
-                starting_event=self.starting_event,
-                coordinator=self.coordinator or None,
-                commits=self.commits,
-            )
-        return LoopPolicy(
-            hats=tuple(hats.for_role(role).hat(role, loaded.get(role)) for role in Role),
-            enforce_hat_scope=self.enforce_hat_scope,
-            completion_promise=self.completion_promise or None,
-            cancellation_promise=self.cancellation_promise or None,
-            required_events=self.required_events,
-            stale_repeats=Count(self.stale_repeats),
-            max_task_blocks=Count(self.max_task_blocks),
-            max_abandoned_tasks=Count(self.max_abandoned_tasks),
-            human_timeout_s=Count(self.human_timeout_s) if self.human_timeout_s else None,
-            max_formatting_retries=Count(self.max_formatting_retries),
-            topology=topology,
-            ladders=ladders(hats),
-            review_completion=self.review_completion,
-        )
-
 
 def check_hats(hats: HatsConfig) -> list[str]:
     """Every problem with the hats, one line each, naming the hat and the key."""
@@ -246,7 +210,7 @@ def _work_hat_problems(name: str, hat: HatConfig) -> list[str]:
         problems.append(f"{key}.name: a hat with triggers is named by its table ({name!r})")
     if not hat.triggers:
         problems.append(f"{key}.triggers: empty; give at least one topic pattern")
-    problems.extend(_shared_problems(key, hat, ("triggers", "publishes")))
+    problems.extend(_shared_problems(key, hat, ("triggers", "publishes", "review_topics")))
     default = hat.default_publishes
     if default is not None and not _is_topic(default):
         problems.append(f"{key}.default_publishes: {default!r} is not a topic")
@@ -272,14 +236,14 @@ def _is_topic(text: str) -> bool:
     return bool(_TOPIC.fullmatch(text)) and "" not in text.split(".")
 
 
-def check_loop(loop: LoopConfig, hats: HatsConfig | None = None) -> list[str]:
+def check_loop(loop: LoopConfig, hats: HatsConfig) -> list[str]:
     """Every problem with ``[loop]``, one line each, naming the key (``hats``: the hats it
     refers to; a topology's settings need a topology)."""
     problems: list[str] = []
-    topology = hats is not None and hats.topology
+    topology = hats.topology
     if not _is_topic(loop.starting_event):
         problems.append(f"loop.starting_event: {loop.starting_event!r} is not a topic")
-    if hats is not None and loop.coordinator and loop.coordinator not in hats.work:
+    if loop.coordinator and loop.coordinator not in hats.work:
         problems.append(
             f"loop.coordinator: {loop.coordinator!r} is no hat with triggers"
             + (f" ({', '.join(hats.work)})" if hats.work else "")

@@ -11,11 +11,10 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import final
 
-import attrs
 from attrs import field, frozen
 
-from pipeline.core._store_schemes import POSTGRES_SCHEMES, SQLITE_SCHEME
 from pipeline.core.agents import PRESETS, PromptVia
+from pipeline.core.config._escalation import ladders
 from pipeline.core.config._gates import GateConfig, PostconditionConfig, TamperConfig
 from pipeline.core.config._hooks import HookConfig, NotifyConfig, hook_specs
 from pipeline.core.config._limits import LimitsConfig
@@ -30,12 +29,11 @@ from pipeline.events import (
     LoopPolicy,
     Ordinal,
     Role,
+    Topology,
     Usd,
 )
 
 __all__ = [
-    "POSTGRES_SCHEMES",
-    "SQLITE_SCHEME",
     "AgentConfig",
     "BudgetConfig",
     "ChainConfig",
@@ -371,11 +369,31 @@ class RalphConfig:
     ) -> LoopPolicy:
         """The loop policy a run of this configuration records in ``RunStarted``, with the
         response schemas of the roles' hats and of a topology's hats as loaded from their
-        ``response_schema``."""
-        policy = self.loop.policy(self.hats, schemas, hat_schemas)
-        has_gates = bool(self.gates)
-        return attrs.evolve(
-            policy,
+        ``response_schema`` (raises ValueError when a value is out of range)."""
+        loop, hats, loaded, has_gates = self.loop, self.hats, schemas or {}, bool(self.gates)
+        topology = None
+        if hats.topology:
+            work = hat_schemas or {}
+            topology = Topology(
+                hats=tuple(hat.work_hat(name, work.get(name)) for name, hat in hats.work.items()),
+                starting_event=loop.starting_event,
+                coordinator=loop.coordinator or None,
+                commits=loop.commits,
+            )
+        return LoopPolicy(
+            hats=tuple(hats.for_role(role).hat(role, loaded.get(role)) for role in Role),
+            enforce_hat_scope=loop.enforce_hat_scope,
+            completion_promise=loop.completion_promise or None,
+            cancellation_promise=loop.cancellation_promise or None,
+            required_events=loop.required_events,
+            stale_repeats=Count(loop.stale_repeats),
+            max_task_blocks=Count(loop.max_task_blocks),
+            max_abandoned_tasks=Count(loop.max_abandoned_tasks),
+            human_timeout_s=Count(loop.human_timeout_s) if loop.human_timeout_s else None,
+            max_formatting_retries=Count(loop.max_formatting_retries),
+            topology=topology,
+            ladders=ladders(hats),
+            review_completion=loop.review_completion,
             gates=tuple(gate.spec() for gate in self.gates),
             tamper=self.tamper.policy(has_gates),
             postconditions=self.postconditions.policy(has_gates),

@@ -18,7 +18,7 @@ package stays cheap for the commands that never translate.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, final
+from typing import Any, Final, final
 
 from attrs import frozen
 
@@ -153,7 +153,7 @@ def _scenario(reader: Reader, top: dict[str, object]) -> tuple[Reader, dict[str,
     if "mock_responses" not in top or not isinstance(top.get("config"), dict):
         return reader, top
     reader.rest(_asking(top), "", ("config",), _SCENARIO)
-    inner = Reader(source=reader.source, prefix="config")
+    inner = Reader(source=reader.source, prefix="config", untranslated=reader.untranslated)
     return inner, inner.table(top["config"], "")
 
 
@@ -175,8 +175,7 @@ def translate_orchestrator_config(yaml_text: str, source: str) -> Translation:
     """The ``ralph.toml`` equivalent of the ralph-orchestrator configuration ``yaml_text``,
     read from ``source`` (named in errors and in the text). Raises :class:`ConfigError` when
     the text is not YAML or a setting has the wrong shape or type."""
-    outer = Reader(source=source)
-    reader, top = _scenario(outer, _load(yaml_text, source))
+    reader, top = _scenario(Reader(source=source), _load(yaml_text, source))
     agents = Agents()
     cli = reader.table(top.get("cli"), "cli")
     agent = reader.text(top, "agent", "")
@@ -186,7 +185,7 @@ def translate_orchestrator_config(yaml_text: str, source: str) -> Translation:
     # the promise is translated with the hat.
     promise = translate_loop(reader.fresh(), event_loop, top, "").loop["completion_promise"]
     assert isinstance(promise, str)  # translate_loop always writes one
-    hats: dict[str, object] = {}
+    hats: dict[str, dict[str, Any]] = {}
     given = reader.table(top.get("hats"), "hats")
     for hat_id, value in given.items():
         hat = translate_hat(reader, hat_id, value, agents, promise)
@@ -215,12 +214,8 @@ def translate_orchestrator_config(yaml_text: str, source: str) -> Translation:
         notes.append(
             f"# It names no backend: ralph-orchestrator's default, {DEFAULT_BACKEND}, is used."
         )
-    body = dump_toml(document)
-    untranslated = (
-        reader.untranslated if reader is outer else outer.untranslated + reader.untranslated
-    )
     return Translation(
-        toml_text=_header(source, untranslated, notes, reader.notes) + body,
-        untranslated=tuple(untranslated),
+        toml_text=_header(source, reader.untranslated, notes, reader.notes) + dump_toml(document),
+        untranslated=tuple(reader.untranslated),
         notes=tuple(reader.notes),
     )

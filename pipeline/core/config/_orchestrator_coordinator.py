@@ -25,7 +25,7 @@ when a hat of the file has that name), and makes it ``[loop] coordinator``:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from pipeline.events import TASK_RESUME_TOPIC
 
@@ -47,16 +47,11 @@ def coordinator_name(hats: Mapping[str, object]) -> str:
     return f"{_NAMES[-1]}-{number}"
 
 
-def _texts(hat: object, key: str) -> list[str]:
-    value = hat.get(key, []) if isinstance(hat, dict) else []
-    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
-
-
 def _code(topics: list[str]) -> str:
     return ", ".join(f"`{topic}`" for topic in topics) or "nothing"
 
 
-def _instructions(hats: Mapping[str, object], promise: str) -> str:
+def _instructions(hats: Mapping[str, Mapping[str, Any]], promise: str) -> str:
     if not hats:
         return (
             "You are the loop's only hat, as Ralph is in ralph-orchestrator when no hats are "
@@ -77,20 +72,20 @@ def _instructions(hats: Mapping[str, object], promise: str) -> str:
     ]
     for name, hat in hats.items():
         line = (
-            f"- `{name}`: triggers on {_code(_texts(hat, 'triggers'))}; "
-            f"publishes {_code(_texts(hat, 'publishes'))}."
+            f"- `{name}`: triggers on {_code(hat['triggers'])}; "
+            f"publishes {_code(hat['publishes'])}."
         )
-        description = hat.get("description") if isinstance(hat, dict) else None
-        if isinstance(description, str) and description.strip():
+        description = hat.get("description", "")
+        if description.strip():
             line += " " + " ".join(description.split())
         lines.append(line)
     return "\n".join(lines) + "\n"
 
 
-def coordinator_hat(hats: Mapping[str, object], promise: str) -> dict[str, object]:
+def coordinator_hat(hats: Mapping[str, Mapping[str, Any]], promise: str) -> dict[str, Any]:
     """The ``[hats.NAME]`` table of the coordinator of a topology with ``hats`` (the translated
     hats' tables, by name) and the completion promise ``promise``."""
-    triggers = [trigger for hat in hats.values() for trigger in _texts(hat, "triggers")]
+    triggers = [trigger for hat in hats.values() for trigger in hat["triggers"]]
     publishes = [t for t in triggers if t != _WILDCARD] + [TASK_RESUME_TOPIC, promise]
     return {
         "description": (

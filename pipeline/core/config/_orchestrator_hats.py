@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from pipeline.core.config._orchestrator_agents import Agents, hat_backend
 from pipeline.core.config._orchestrator_reading import (
@@ -104,7 +104,7 @@ def _triggers(found: Reader, table: Mapping[str, object], path: str) -> list[str
 
 def translate_hat(
     reader: Reader, hat_id: str, value: object, agents: Agents, promise: str
-) -> dict[str, object] | None:
+) -> dict[str, Any] | None:
     """The ``[hats.ID]`` table of the hat ``hat_id`` (None: the hat is left out, and why is
     noted) in a run whose completion promise is ``promise``; the agent its backend names is
     added to ``agents``."""
@@ -112,12 +112,11 @@ def translate_hat(
     if not isinstance(value, dict):
         reader.fail(path, f"expected a hat (a mapping), got {kind(value)}")
     table = reader.table(value, path)
-    found = reader.fresh()
-    triggers = _triggers(found, table, path)
-    notes = reader.fresh()
+    notes = reader.fresh()  # the hat's own: a hat left out notes only its triggers
+    triggers = _triggers(notes, table, path)
     name = notes.text(table, "name", path)
     description = notes.text(table, "description", path)
-    publishes = _patterns(notes, notes.texts(table, "publishes", path) or (), f"{path}.publishes")
+    given = notes.texts(table, "publishes", path) or ()
     instructions = notes.text(table, "instructions", path) or ""
     extra = notes.texts(table, "extra_instructions", path) or ()
     default = notes.text(table, "default_publishes", path)
@@ -131,14 +130,16 @@ def translate_hat(
         left_out = f"{hat_id!r} cannot name a ralph hat (letters, digits, _ : - only)"
     elif not triggers:
         # ralph-orchestrator hands topics nobody triggers on to its coordinator; ralph has none.
-        why = "none of its triggers can be kept" if found.untranslated else "it has no triggers"
+        why = "none of its triggers can be kept" if notes.untranslated else "it has no triggers"
         left_out = f"{why}, and a hat of a ralph topology needs at least one"
     if left_out is not None:
         # The backend's shape is still checked, but no agent is added for a hat left out.
         hat_backend(reader.fresh(), table.get("backend"), f"{path}.backend", hat_id, Agents())
-        reader.untranslated.extend(found.untranslated)
+        reader.untranslated.extend(notes.untranslated)
         reader.skip(path, f"left out: {left_out}")
         return None
+
+    publishes = _patterns(notes, given, f"{path}.publishes")
 
     if name is not None and name != hat_id:
         notes.skip(
@@ -167,10 +168,10 @@ def translate_hat(
     # One agent at a time is what ralph does anyway.
     asked = {key: value for key, value in table.items() if (key, value) != ("concurrency", 1)}
     notes.rest(asked, path, _TRANSLATED, _UNTRANSLATED)
-    reader.untranslated.extend([*found.untranslated, *notes.untranslated])
-    reader.notes.extend(found.notes)
+    reader.untranslated.extend(notes.untranslated)
+    reader.notes.extend(notes.notes)
 
-    hat: dict[str, object] = {"description": description} if description else {}
+    hat: dict[str, Any] = {"description": description} if description else {}
     hat["triggers"] = triggers
     hat["publishes"] = publishes
     if default is not None and default_problem is None:

@@ -20,13 +20,14 @@ from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn
 from cattrs.preconf.orjson import make_converter
 
 from pipeline import PipelineError
+from pipeline.core._store_schemes import POSTGRES_SCHEMES, SQLITE_SCHEME
 from pipeline.core.agents import OUTPUT_FORMATS, PRESETS
 from pipeline.core.config._bounds import check_ranges, find_nul
 from pipeline.core.config._gates import check_gates, check_screen
 from pipeline.core.config._hooks import check_hooks
 from pipeline.core.config._limits import check_limits
 from pipeline.core.config._loop import HatConfig, HatsConfig, check_hats, check_loop
-from pipeline.core.config._model import POSTGRES_SCHEMES, SQLITE_SCHEME, RalphConfig
+from pipeline.core.config._model import RalphConfig
 from pipeline.core.config._refs import ref_problem
 from pipeline.core.config._sandbox import check_sandbox
 from pipeline.core.config._topology_checks import Severity, topology_problems
