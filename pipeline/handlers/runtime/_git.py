@@ -58,7 +58,6 @@ __all__ = [
     "GitHandler",
     "GitHistory",
     "GitPolicy",
-    "OwnFilesStagedError",
     "UnsafePathError",
     "commit_trailers",
     "ensure_excluded",
@@ -147,10 +146,6 @@ def commit_trailers(effect: CreateCommit) -> str:
     )
 
 
-class OwnFilesStagedError(GitError):
-    """ralph's own files were staged for a commit and could not be taken out again."""
-
-
 def _own(path: str, kept: tuple[str, ...]) -> bool:
     """Whether the staged ``path`` is (under) one of the ``kept`` paths."""
     return any(path == k or path.startswith(k + "/") for k in kept)
@@ -202,9 +197,7 @@ class GitHandler:
             staged = self._staged()
             still = [path for path in staged if _own(path, kept)]
             if still:
-                raise OwnFilesStagedError(
-                    f"ralph's own files are staged and stay so: {', '.join(still[:10])}"
-                )
+                raise GitError(f"ralph's own files are staged and stay so: {', '.join(still[:10])}")
             if not staged:
                 return (CommitSkipped(reason="nothing changed", at=self.clock()),)
         trailers = commit_trailers(effect)
