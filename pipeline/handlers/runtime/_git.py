@@ -91,7 +91,7 @@ class UnsafePathError(GitError):
     """A path ralph writes in the repository is a symlink or lies outside it."""
 
 
-def ensure_excluded(root: Path, patterns: tuple[str, ...] = ("/.ralph/", "/.agent/")) -> None:
+def ensure_excluded(root: Path) -> None:
     """Keep ralph's own folders out of commits, through the repository's ``info/exclude``
     (the user's ``.gitignore`` is left alone). Raises :class:`GitError` outside a repository,
     :class:`UnsafePathError` when the file or its folder is a symlink (never written through)."""
@@ -115,7 +115,8 @@ def ensure_excluded(root: Path, patterns: tuple[str, ...] = ("/.ralph/", "/.agen
     with os.fdopen(fd, "r+", encoding="utf-8") as handle:
         handle.seek(0)
         present = handle.read().splitlines()
-        missing = [p for p in patterns if p not in present]
+        wanted = [f"/{folder}/" for folder in OWN_FOLDERS]
+        missing = [p for p in wanted if p not in present]
         if missing:
             if present and present[-1].strip():
                 handle.write("\n")
