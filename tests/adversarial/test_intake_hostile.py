@@ -371,3 +371,27 @@ def test_a_structured_response_replaced_by_a_link_to_a_secret_is_not_read(tmp_pa
     prompts = [p.read_text() for p in (root / ".ralph").glob("prompt-*.md")]
     assert len(prompts) >= 3
     assert not [p for p in prompts if "TOP-SECRET-RESPONSE-42" in p]
+
+
+def test_the_completion_marker_is_written_through_no_agent_link(tmp_path: Path) -> None:
+    """The developer swaps the completion marker for a link to a file of the user's outside
+    the work tree, then fails until dev-fix ends the run: the marker is written in its place
+    and the user's file keeps its bytes (before: ralph wrote the marker into it)."""
+    victim = tmp_path / "bashrc"
+    victim.write_text("# the user's own\n")
+    root = _workspace(
+        tmp_path / "ws",
+        'case "$RALPH_PROMPT_KIND" in\n'
+        "  development) mkdir -p .agent/tmp; rm -rf .agent/tmp/completion_marker\n"
+        f"    ln -s {victim} .agent/tmp/completion_marker; exit 1 ;;\n"
+        "  dev_fix) mkdir -p .agent/out; printf 'failed\\nit crashes' > .agent/out/status\n"
+        "    exit 0 ;;\n"
+        "esac\n" + SHELL_REPORTS,
+    )
+    done = ralph("run", cwd=root)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "agent_chain_exhausted" in done.stdout
+    assert victim.read_text() == "# the user's own\n"
+    marker = root / ".agent" / "tmp" / "completion_marker"
+    assert not marker.is_symlink()
+    assert "status=dev_fix_failed" in marker.read_text()
