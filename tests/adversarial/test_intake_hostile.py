@@ -15,6 +15,7 @@ from pipeline.events import (
     EventsFileTruncated,
     OutputLineMalformed,
     PipelineEvent,
+    ResponseSubmitted,
     TopicPublished,
 )
 from pipeline.handlers.intake import read_agent_events, write_marker
@@ -335,3 +336,62 @@ def test_the_plan_is_written_and_read_through_no_agent_link(tmp_path: Path) -> N
     assert len(prompts) >= 3
     assert "1. do it" in prompts[1].read_text()  # the developer was given the real plan
     assert not [p.name for p in prompts if "TOP-SECRET-PLAN-42" in p.read_text()]
+
+
+def test_a_structured_response_replaced_by_a_link_to_a_secret_is_not_read(tmp_path: Path) -> None:
+    """The developer, asked for a structured response, answers with a link to a secret outside
+    the workspace (one a sandbox hides from it, and ralph can read): the secret reaches
+    neither the log nor a correction prompt, whose response says it is a link (before: ralph
+    read it through the link into ``ResponseSubmitted`` and the agent's next prompt)."""
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"action": "TOP-SECRET-RESPONSE-42", "parameters": {}}\n')
+    script = tmp_path / "agent.sh"  # outside the repository: not a change to commit
+    script.write_text(
+        "#!/bin/sh\nset -e\n"
+        + COUNT_CALLS
+        + SHELL_REPORTS
+        + f"rm -f .agent/out/response.json; ln -s {secret} .agent/out/response.json\n"
+    )
+    script.chmod(0o755)
+    root = make_workspace(
+        tmp_path / "ws",
+        scripts={},
+        agents={"main": [str(script)]},
+        budgets="max_retries_per_agent = 1\nbackoff_base_ms = 10\nbackoff_cap_ms = 20\n",
+        extra='[hats.developer]\nresponse_schema = "agent-response"\n',
+    )
+    done = ralph("run", cwd=root)
+    events, bodies = _stored(root)
+    assert not [body for body in bodies if b"TOP-SECRET-RESPONSE-42" in body]
+    # Three responses refused: the task waits for a person.
+    assert done.returncode == 3, done.stdout + done.stderr
+    responses = [e for e in events if isinstance(e, ResponseSubmitted)]
+    assert responses
+    assert all("symbolic link" in e.raw_response for e in responses)
+    prompts = [p.read_text() for p in (root / ".ralph").glob("prompt-*.md")]
+    assert len(prompts) >= 3
+    assert not [p for p in prompts if "TOP-SECRET-RESPONSE-42" in p]
+
+
+def test_the_completion_marker_is_written_through_no_agent_link(tmp_path: Path) -> None:
+    """The developer swaps the completion marker for a link to a file of the user's outside
+    the work tree, then fails until dev-fix ends the run: the marker is written in its place
+    and the user's file keeps its bytes (before: ralph wrote the marker into it)."""
+    victim = tmp_path / "bashrc"
+    victim.write_text("# the user's own\n")
+    root = _workspace(
+        tmp_path / "ws",
+        'case "$RALPH_PROMPT_KIND" in\n'
+        "  development) mkdir -p .agent/tmp; rm -rf .agent/tmp/completion_marker\n"
+        f"    ln -s {victim} .agent/tmp/completion_marker; exit 1 ;;\n"
+        "  dev_fix) mkdir -p .agent/out; printf 'failed\\nit crashes' > .agent/out/status\n"
+        "    exit 0 ;;\n"
+        "esac\n" + SHELL_REPORTS,
+    )
+    done = ralph("run", cwd=root)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "agent_chain_exhausted" in done.stdout
+    assert victim.read_text() == "# the user's own\n"
+    marker = root / ".agent" / "tmp" / "completion_marker"
+    assert not marker.is_symlink()
+    assert "status=dev_fix_failed" in marker.read_text()

@@ -68,7 +68,6 @@ def _collector(root: Path, commands: dict[str, tuple[str, ...]] | None = None) -
     return Collector(
         layout=WorkspaceLayout(root=root),
         run_id="run-1",
-        environment=None,
         gate_env=ENV,
         commands=commands or {},
         grace_s=1.0,
@@ -269,7 +268,6 @@ def test_both_collections_run_in_the_run_s_sandbox(tmp_path: Path) -> None:
     collector = Collector(
         layout=layout,
         run_id="run-1",
-        environment=None,
         gate_env=ENV,
         commands={},
         grace_s=1.0,

@@ -65,7 +65,6 @@ def _hits(root: Path, base: str, argv: tuple[str, ...]) -> tuple[ScreenHit, ...]
     return Collector(
         layout=WorkspaceLayout(root=root),
         run_id="run-1",
-        environment=None,
         gate_env={},
         commands={},
         grace_s=1.0,

@@ -11,8 +11,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from pipeline.core.config import RalphConfig
-from pipeline.handlers.runtime import GitPolicy, Pinning, WorkspaceLayout
+from pipeline.handlers.runtime import GitPolicy, WorkspaceLayout
+from pipeline.handlers.runtime._pinned import GateWorld
 
 
 def _git(root: Path, *args: str) -> str:
@@ -50,8 +50,9 @@ def test_an_edit_in_the_same_second_as_the_index_is_what_the_gate_checks(tmp_pat
     os.utime(calc, ns=(stamp, stamp))
 
     layout = WorkspaceLayout(root=root)
-    pinning = Pinning.of(layout, "run-1", GitPolicy(), (), None, RalphConfig())
-    world = pinning.world.lay_out(base, ("tests",), ())
+    index = layout.run_state("run-1", "gate-index")
+    gates = GateWorld(root=root, run_id="run-1", policy=GitPolicy(), own=(), index=index)
+    world = gates.lay_out(base, ("tests",), ())
 
     assert world is not None
     assert "a + b" in _git(root, "show", f"{world.person}:calc.py")

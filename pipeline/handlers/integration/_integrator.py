@@ -233,10 +233,10 @@ class Integrator:
         world = CommitWorld(
             layering=layering, scratch=self.scratch, head=head, prepare=self.prepare
         )
-        pins = Pinning.within(world, sandboxing, self.config)
+        pins = Pinning(world=world, choice=sandboxing, config=self.config)
         env = next((g.env for g in self.config.gates if g.name == spec.name), {})
         try:
-            ran = run_gate(gate, layout, self.run_id, None, env, GRACE_S, self.clock, sandbox, pins)
+            ran = run_gate(gate, layout, self.run_id, env, GRACE_S, self.clock, sandbox, pins)
             facts = facts_of(ran)
         finally:
             world.drop()

@@ -59,6 +59,7 @@ from pipeline.handlers.runtime._failures import (
     strip_ansi,
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
+from pipeline.handlers.runtime._ownfiles import read_own
 from pipeline.handlers.runtime._prompts import render_tools
 from pipeline.handlers.runtime._reports import invocation_failed, read_report
 from pipeline.handlers.runtime._sandbox_outcome import in_sandbox, model_reached
@@ -344,21 +345,16 @@ def _cost(
     return None, CostSource.UNKNOWN, "no cost reported and no token counts to price"
 
 
-MAX_RESPONSE_BYTES = 1_048_576
-"""The most of a ``response.json`` the log keeps (a longer one cannot be valid anyway)."""
-
-
 def _read_response(path: Path) -> str:
-    """The agent's structured response as text ("" when it wrote none)."""
+    """The agent's structured response as text ("" when it wrote none), read as a report is
+    (:func:`read_own`): a link to a secret the sandbox hides would put it in the log."""
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_RESPONSE_BYTES + 1)
+        return read_own(path).decode("utf-8", "replace")
     except FileNotFoundError:
         return ""
-    except OSError as error:
+    except (OSError, ValueError) as error:
+        # ValueError: a link or no regular file (UnsafeFileError), or over 1 MiB
         return f"(the response could not be read: {error})"
-    text = data[:MAX_RESPONSE_BYTES].decode("utf-8", "replace")
-    return text + ("\n(cut at 1 MiB)" if len(data) > MAX_RESPONSE_BYTES else "")
 
 
 def _argv(

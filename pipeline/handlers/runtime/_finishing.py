@@ -21,7 +21,7 @@ from pipeline.events import (
 )
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._ownfiles import PromptPathError, restore_prompt
+from pipeline.handlers.runtime._ownfiles import PromptPathError, restore_prompt, write_own
 from pipeline.handlers.store import Inbox, answer_to
 
 __all__ = ["restore_permissions", "wait_for_answer", "write_completion_marker"]
@@ -30,22 +30,22 @@ __all__ = ["restore_permissions", "wait_for_answer", "write_completion_marker"]
 def write_completion_marker(
     effect: WriteCompletionMarker, layout: WorkspaceLayout, clock: Callable[[], Instant]
 ) -> Facts:
-    """Write the completion marker (status, reason, time) where tools look for it."""
+    """Write the completion marker (status, reason, time) where tools look for it, as ralph
+    writes its files under ``.agent/`` (:func:`write_own`: through no link)."""
     marker = layout.completion_marker
     at = clock()
 
     def write() -> Facts:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(
-            f"status={effect.status}\nreason={effect.reason}\ntime={at.isoformat()}\n",
-            "utf-8",
-        )
+        text = f"status={effect.status}\nreason={effect.reason}\ntime={at.isoformat()}\n"
+        write_own(marker, text.encode())
         path = layout.relative(marker)
         return (
             CompletionMarkerEmitted(path=path, status=effect.status, reason=effect.reason, at=at),
         )
 
-    return facts_or_io_error(write, WorkspaceErrorKind.WRITE, str(marker), lambda: at)
+    # ValueError: what is there is a link or no regular file (UnsafeFileError).
+    where, catching = str(marker), (OSError, ValueError)
+    return facts_or_io_error(write, WorkspaceErrorKind.WRITE, where, lambda: at, catching=catching)
 
 
 def wait_for_answer(

@@ -1,5 +1,6 @@
-"""Running ralph's own checks, gates and lifecycle hooks: each command in the workspace, in its
-own process group, within its timeouts, as an agent is run (I/O: processes).
+"""Running ralph's own checks, gates, lifecycle hooks and the final validation: each command in
+the workspace, in its own process group, within its timeouts, as an agent is run (I/O:
+processes).
 
 A gate's start is recorded before its process starts (a crash leaves a trace, and the resume
 runs it again), then how it ended: the status, the exit code, the time, the digest of its
@@ -7,13 +8,15 @@ output, where the output is (its log, capped: ``_tail.cap_log``), and the end of
 agent. A check gets the environment an agent gets less ralph's credentials, plus its own
 ``env``, and no events file: it reports only by its exit status. A hook is given what is going
 on as JSON on its standard input; its whole output is kept beside the agents' logs, and the
-fact keeps its end.
+fact keeps its end. The final validation (the repository's ``validate`` program) passes or
+fails with why and the end of its output.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+import secrets
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -23,6 +26,8 @@ from pipeline.events import (
     Digest,
     DurationMs,
     ExitCode,
+    FinalValidationFailed,
+    FinalValidationPassed,
     GateFinished,
     GateStarted,
     GateStatus,
@@ -47,6 +52,7 @@ __all__ = [
     "run_check",
     "run_gate",
     "run_hook",
+    "validate",
 ]
 
 NO_INACTIVITY_LIMIT = 1_000_000_000.0
@@ -59,7 +65,6 @@ def check_spec(
     run_id: str,
     log_name: str,
     argv: tuple[str, ...],
-    environment: Mapping[str, str] | None,
     env: Mapping[str, str],
     *,
     total_s: float,
@@ -68,14 +73,14 @@ def check_spec(
     cwd: Path | None = None,
     stdin: bytes | None = None,
 ) -> ProcessSpec:
-    """How ralph runs a check of its own (a gate, a hook, a collection): ``argv`` in the
-    workspace (or ``cwd``) with ``environment`` (default: this process's) less ralph's
+    """How ralph runs a check of its own (a gate, a hook, a collection, the final validation):
+    ``argv`` in the workspace (or ``cwd``) with this process's environment less ralph's
     credentials, plus ``env`` and the run's id, and no events file (a check reports by its
     exit status only: `ralph emit` refuses a non-regular file); its output in the run's log
     ``log_name``; no inactivity limit unless ``inactivity_s``."""
     log = layout.agent_log(run_id, log_name)
     log.parent.mkdir(parents=True, exist_ok=True)
-    base = without_ralph_credentials(os.environ if environment is None else environment)
+    base = without_ralph_credentials(os.environ)
     return ProcessSpec(
         argv=argv,
         cwd=layout.root if cwd is None else cwd,
@@ -93,7 +98,6 @@ def run_gate(
     effect: RunGate,
     layout: WorkspaceLayout,
     run_id: str,
-    environment: Mapping[str, str] | None,
     gate_env: Mapping[str, str],
     grace_s: float,
     clock: Callable[[], Instant],
@@ -112,7 +116,6 @@ def run_gate(
         run_id,
         name,
         effect.argv,
-        environment,
         env,
         total_s=effect.timeout_s,
         inactivity_s=effect.inactivity_timeout_s,
@@ -143,9 +146,8 @@ def run_gate(
 
 def run_hook(
     effect: RunHook,
-    run_id: str,
     layout: WorkspaceLayout,
-    environment: Mapping[str, str] | None,
+    run_id: str,
     grace_s: float,
     clock: Callable[[], Instant],
     sandbox: Sandbox | None = None,
@@ -160,7 +162,6 @@ def run_hook(
         run_id,
         f"hook-{hook.point.value}-{hook.name}-{effect.sequence}",
         hook.argv,
-        environment,
         {"RALPH_HOOK": hook.name, "RALPH_HOOK_POINT": hook.point.value},
         total_s=hook.timeout_s,
         inactivity_s=None,
@@ -253,3 +254,44 @@ def command_tail(result: ProcessResult, log: Path) -> str:
     if result.exit_code is None and result.timed_out is None:
         return result.start_error or "the program could not be started"
     return output_tail(log)
+
+
+def validate(
+    argv: Sequence[str],
+    layout: WorkspaceLayout,
+    run_id: str,
+    grace_s: float,
+    clock: Callable[[], Instant],
+    sandbox: Sandbox | None = None,
+) -> Facts:
+    """Run ``argv`` (none: nothing to check) in the workspace (in ``sandbox``, as agents
+    run); passed, or failed with why and the tail of its output."""
+    if not argv:
+        return (FinalValidationPassed(at=clock()),)
+    # The check runs code the agents wrote: it gets no more than they do (:func:`check_spec`).
+    spec = check_spec(
+        layout,
+        run_id,
+        f"validate-{secrets.token_hex(2)}",
+        tuple(argv),
+        {},
+        # It has no timeouts of its own in ralph.toml: an agent's defaults.
+        total_s=3_600.0,
+        inactivity_s=600.0,
+        grace_s=grace_s,
+    )
+    log = spec.output_path
+    result, _ = run_in(sandbox, spec, AgentNeeds())
+    cap_log(log)
+    if result.exit_code == 0:
+        return (FinalValidationPassed(at=clock()),)
+    if result.exit_code is None:
+        why = result.start_error or "could not start"
+    elif result.timed_out is not None:
+        why = f"timed out ({result.timed_out.value})"
+    else:
+        why = f"exited with status {result.exit_code}"
+    tail = output_tail(log)
+    where = f" (its whole output: {layout.relative(log)})"
+    reason = f"`{' '.join(argv)}` {why}{where}" + (f"; it ends:\n{tail}" if tail else "")
+    return (FinalValidationFailed(reason=reason, at=clock()),)

@@ -58,7 +58,6 @@ __all__ = [
     "GitHandler",
     "GitHistory",
     "GitPolicy",
-    "OwnFilesStagedError",
     "UnsafePathError",
     "commit_trailers",
     "ensure_excluded",
@@ -92,7 +91,7 @@ class UnsafePathError(GitError):
     """A path ralph writes in the repository is a symlink or lies outside it."""
 
 
-def ensure_excluded(root: Path, patterns: tuple[str, ...] = ("/.ralph/", "/.agent/")) -> None:
+def ensure_excluded(root: Path) -> None:
     """Keep ralph's own folders out of commits, through the repository's ``info/exclude``
     (the user's ``.gitignore`` is left alone). Raises :class:`GitError` outside a repository,
     :class:`UnsafePathError` when the file or its folder is a symlink (never written through)."""
@@ -116,7 +115,8 @@ def ensure_excluded(root: Path, patterns: tuple[str, ...] = ("/.ralph/", "/.agen
     with os.fdopen(fd, "r+", encoding="utf-8") as handle:
         handle.seek(0)
         present = handle.read().splitlines()
-        missing = [p for p in patterns if p not in present]
+        wanted = [f"/{folder}/" for folder in OWN_FOLDERS]
+        missing = [p for p in wanted if p not in present]
         if missing:
             if present and present[-1].strip():
                 handle.write("\n")
@@ -145,10 +145,6 @@ def commit_trailers(effect: CreateCommit) -> str:
             f"{COST_TRAILER}: {cost_text(effect.spent)}",
         )
     )
-
-
-class OwnFilesStagedError(GitError):
-    """ralph's own files were staged for a commit and could not be taken out again."""
 
 
 def _own(path: str, kept: tuple[str, ...]) -> bool:
@@ -202,9 +198,7 @@ class GitHandler:
             staged = self._staged()
             still = [path for path in staged if _own(path, kept)]
             if still:
-                raise OwnFilesStagedError(
-                    f"ralph's own files are staged and stay so: {', '.join(still[:10])}"
-                )
+                raise GitError(f"ralph's own files are staged and stay so: {', '.join(still[:10])}")
             if not staged:
                 return (CommitSkipped(reason="nothing changed", at=self.clock()),)
         trailers = commit_trailers(effect)

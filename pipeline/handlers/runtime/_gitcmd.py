@@ -302,7 +302,6 @@ def run_git(
 def git_out(
     root: Path,
     *args: str,
-    policy: GitPolicy = PLAIN,
     check: bool = True,
     error: type[PipelineError] = GitError,
     bare: bool = False,
@@ -311,7 +310,7 @@ def git_out(
     raises ``error`` (a caller's own kind, such as ``WorktreeError``, so its command reports
     it as its own) naming the command and what git said."""
     try:
-        return run_git(root, *args, policy=policy, check=check, bare=bare).stdout
+        return run_git(root, *args, check=check, bare=bare).stdout
     except GitError as failure:
         if error is GitError:
             raise

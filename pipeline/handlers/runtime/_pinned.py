@@ -410,46 +410,19 @@ class CommitWorld:
 @final
 @frozen(kw_only=True)
 class Pinning:
-    """Where a run's pinned gates and blocking hooks run: its scratch ``world``, and the
-    sandbox of a process whose workspace is the scratch (``sandbox_in(scratch)``; None: no
-    sandbox)."""
+    """Where a run's pinned gates and blocking hooks run: its scratch ``world``, in the
+    sandbox ``choice`` made for the run's ``config`` (None: directly)."""
 
     world: World
-    sandbox_in: Callable[[Path], Sandbox | None]
+    choice: SandboxChoice | None
+    config: RalphConfig
 
-    @classmethod
-    def of(
-        cls,
-        layout: WorkspaceLayout,
-        run_id: str,
-        policy: GitPolicy,
-        own: tuple[str, ...],
-        choice: SandboxChoice | None,
-        config: RalphConfig,
-    ) -> Pinning:
-        """The pinning of run ``run_id`` in ``layout`` (``own``: ralph's own files there),
-        whose processes run in the sandbox ``choice`` made (None: directly)."""
-        index = layout.run_state(run_id, "gate-index")
-        world = GateWorld(
-            root=layout.root,
-            run_id=run_id,
-            policy=policy,
-            own=own,
-            index=index,
-        )
-        return cls.within(world, choice, config)
-
-    @classmethod
-    def within(cls, world: World, choice: SandboxChoice | None, config: RalphConfig) -> Pinning:
-        """The pinning of ``world``, whose processes run in the sandbox ``choice`` made for
-        the scratch as their workspace (None: directly)."""
-
-        def sandbox_in(scratch: Path) -> Sandbox | None:
-            if choice is None:
-                return None
-            return choice.sandbox(WorkspaceLayout(root=scratch), config, None, ())
-
-        return cls(world=world, sandbox_in=sandbox_in)
+    def sandbox_in(self, scratch: Path) -> Sandbox | None:
+        """The sandbox of a process whose workspace is the scratch ``scratch`` (None: no
+        sandbox)."""
+        if self.choice is None:
+            return None
+        return self.choice.sandbox(WorkspaceLayout(root=scratch), self.config, None, ())
 
     def needs(self, needs: AgentNeeds) -> AgentNeeds:
         """``needs`` with the work tree's folders linked into the scratch writable, as they

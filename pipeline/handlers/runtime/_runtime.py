@@ -44,13 +44,13 @@ from pipeline.handlers.runtime._finishing import (
     wait_for_answer,
     write_completion_marker,
 )
-from pipeline.handlers.runtime._gates import run_gate, run_hook
+from pipeline.handlers.runtime._gates import run_gate, run_hook, validate
 from pipeline.handlers.runtime._git import GitError, GitHandler, ensure_excluded
 from pipeline.handlers.runtime._gitcmd import GitPolicy
 from pipeline.handlers.runtime._gitguard import GitGuard, restored
 from pipeline.handlers.runtime._layout import WorkspaceLayout
 from pipeline.handlers.runtime._ownfiles import prompt_protected
-from pipeline.handlers.runtime._pinned import Pinning
+from pipeline.handlers.runtime._pinned import GateWorld, Pinning
 from pipeline.handlers.runtime._prompting import digest_of, intake_limits, materialize
 from pipeline.handlers.runtime._reports import collect_report
 from pipeline.handlers.runtime._run_setup import (
@@ -62,7 +62,6 @@ from pipeline.handlers.runtime._run_setup import (
 from pipeline.handlers.runtime._sandboxing import SandboxChoice, git_policy_in
 from pipeline.handlers.runtime._schemas import load_hat_schemas, load_response_schemas
 from pipeline.handlers.runtime._screening import RunScreen, run_screen
-from pipeline.handlers.runtime._validation import validate
 from pipeline.handlers.runtime._waits import back_off, runtime_spent, wait_for_reset
 from pipeline.handlers.store import Inbox
 
@@ -89,8 +88,6 @@ class Runtime:
     deadline: datetime | None = None
     """When the runtime budget is spent; by default ``max_runtime_s`` from now, so that a
     resumed run gets its budget afresh (None with no runtime budget)."""
-    environment: Mapping[str, str] | None = None
-    """The base environment of agents (default: this process's)."""
     rng: random.Random = field(factory=random.Random)
     sleep: Callable[[float], None] = time.sleep
     grace_s: float = 5.0
@@ -112,12 +109,11 @@ class Runtime:
     """Paths (relative to the workspace) ralph's commits leave alone: the person's own
     uncommitted changes when a run started on a dirty tree (``--allow-dirty``)."""
     _guard: GitGuard | None = field(default=None, init=False)
+    """The snapshot of the repository's git files, taken as the run starts or is resumed
+    (None outside a repository)."""
     sandboxing: SandboxChoice | None = None  # where agents run; None: directly
     hand_back: Callable[[Instant], None] | None = None
     """A queue worker's: told of a long wait for a limit's reset (see ``wait_for_reset``)."""
-    pins: Pinning | None = None
-    """Where pinned gates and blocking hooks run; None: the run's own scratch worktree
-    (made the first time). The merge queue gives its own (the replayed head's world)."""
 
     def __attrs_post_init__(self) -> None:
         source = str(self.layout.config)
@@ -157,8 +153,8 @@ class Runtime:
                 raise PipelineError("checkpoints are saved by the runner, never by a handler")
             case fx.RunHook():
                 # As gates run: in the agents' sandbox, a blocking one pinned as they are.
-                hook = (self._run_id(), self.layout, self.environment, self.grace_s, now)
-                return run_hook(effect, *hook, self._invoker.sandbox, self._pinning())
+                hook = (self.layout, self._run_id(), self.grace_s, now)
+                return run_hook(effect, *hook, self._invoker.sandbox, self._pinning)
             case fx.CreateCommit():
                 # Checked again just before: a process the agent left behind may have written.
                 return (*self._undo_git_changes(), *self._git().commit(effect))
@@ -173,8 +169,8 @@ class Runtime:
             case fx.RunGate():
                 # Its env comes from the configuration: it may hold secrets, never recorded.
                 env = next((g.env for g in self.config.gates if g.name == effect.gate), {})
-                gate = (self.layout, self._run_id(), self.environment, env, self.grace_s, now)
-                where = (self._invoker.sandbox, self._pinning())
+                gate = (self.layout, self._run_id(), env, self.grace_s, now)
+                where = (self._invoker.sandbox, self._pinning)
                 return self._spent() or run_gate(effect, *gate, *where)
             case fx.ScreenChanges():
                 return self._screen.changes(effect)
@@ -183,7 +179,6 @@ class Runtime:
                     self.config.validate,
                     self.layout,
                     self._run_id(),
-                    self.environment,
                     self.grace_s,
                     self.clock,
                     self._invoker.sandbox,
@@ -207,7 +202,7 @@ class Runtime:
             case fx.RestorePromptPermissions():
                 return restore_permissions(effect, self.layout, self.clock)
             case fx.CompleteRun():
-                self._pinning().world.drop()  # the run is over: its gates' scratch goes
+                self._pinning.world.drop()  # the run is over: its gates' scratch goes
                 return (RunCompleted(reason=effect.reason, at=now()),)
             case fx.Terminate():
                 return ()
@@ -245,7 +240,7 @@ class Runtime:
             run_id=run_id,
             agents=self.config.agents,
             hats=self.config.hats,
-            environment=agent_environment(self.layout, run_id, self.environment),
+            environment=agent_environment(self.layout, run_id),
             clock=self.clock,
             grace_s=self.grace_s,
             price_for=self.config.price_for,
@@ -275,38 +270,36 @@ class Runtime:
         return run_screen(
             *at,
             self.clock,
-            environment=self.environment,
             grace_s=self.grace_s,
             sandbox=lambda: self._invoker.sandbox,
-            scratch_sandbox=self._pinning().sandbox_in,
+            scratch_sandbox=self._pinning.sandbox_in,
             own=own_paths(self.layout, self.config.prompt_file, self.own_files),
         )
 
+    @cached_property
     def _pinning(self) -> Pinning:
-        """Where this run's pinned gates and blocking hooks run (made the first time)."""
-        if self.pins is None:
-            own = own_paths(self.layout, self.config.prompt_file, self.own_files)
-            where = (self.layout, self._run_id(), self._git_policy, own, self.sandboxing)
-            self.pins = Pinning.of(*where, self.config)
-        return self.pins
-
-    def _guarded(self) -> GitGuard | None:
-        """The snapshot of the repository's git files, taken the first time it is needed (at
-        the start of a run or of a resumed run's first effect that needs it)."""
-        if self._guard is None:
-            self._guard = GitGuard.take(self.layout.root)
-        return self._guard
+        """Where this run's pinned gates and blocking hooks run: its own scratch worktree, in
+        the sandbox its agents run in."""
+        run_id = self._run_id()
+        world = GateWorld(
+            root=self.layout.root,
+            run_id=run_id,
+            policy=self._git_policy,
+            own=own_paths(self.layout, self.config.prompt_file, self.own_files),
+            index=self.layout.run_state(run_id, "gate-index"),
+        )
+        return Pinning(world=world, choice=self.sandboxing, config=self.config)
 
     def _undo_git_changes(self) -> tuple[PipelineEvent, ...]:
         """``GitMetadataRestored`` when an agent changed the repository's git configuration,
         hooks or ``info/`` (all put back as the run found them), else nothing."""
-        return restored(self._guarded(), self.clock)
+        return restored(self._guard, self.clock)
 
     def _rewrote_work_tree(self) -> None:
         """Take the guard's snapshot again after ralph's own git moved the work tree: the
         base's agent CLI settings are the run's from then on, not an agent's change."""
-        if (guard := self._guarded()) is not None:
-            guard.refresh()
+        if self._guard is not None:
+            self._guard.refresh()
 
     def _keep_out(self) -> tuple[str, ...]:
         """ralph's own files inside the repository, which no commit may take, and the paths
@@ -375,5 +368,5 @@ class Runtime:
         when the run starts and again when it resumes: the machine may have changed."""
         if self.sandboxing is None:
             return ()
-        environment = agent_environment(self.layout, self._run_id(), self.environment)
+        environment = agent_environment(self.layout, self._run_id())
         return self.sandboxing.checked(environment, at)

@@ -326,9 +326,7 @@ def gather_changes(
     )
 
 
-def untracked_baseline(
-    root: Path, paths: Iterable[str], policy: GitPolicy, max_bytes: int = MAX_FILE_BYTES
-) -> dict[str, str]:
+def untracked_baseline(root: Path, paths: Iterable[str], policy: GitPolicy) -> dict[str, str]:
     """The texts of those ``paths`` (relative to the top) that git does not track now, read
     as the screen reads them, for :func:`gather_changes`'s ``baseline``: the runtime keeps
     them when a run starts. Ignored files count as untracked. A path that is missing, not a
@@ -345,7 +343,7 @@ def untracked_baseline(
     for path in wanted:
         if path in tracked:
             continue
-        text = _worktree_text(root, path, max_bytes)
+        text = _worktree_text(root, path, MAX_FILE_BYTES)
         if text is not None:
             found[path] = text
     return found

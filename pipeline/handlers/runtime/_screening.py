@@ -66,6 +66,7 @@ from pipeline.events import (
     ScreenKind,
     WorkspaceErrorKind,
 )
+from pipeline.handlers.runtime._failures import last_line
 from pipeline.handlers.runtime._gates import check_spec
 from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, resolved, run_git
 from pipeline.handlers.runtime._io import facts_or_io_error
@@ -224,7 +225,6 @@ def run_screen(
     policy: GitPolicy,
     clock: Callable[[], Instant],
     *,
-    environment: Mapping[str, str] | None,
     grace_s: float,
     sandbox: Callable[[], Sandbox | None],
     scratch_sandbox: Callable[[Path], Sandbox | None],
@@ -243,7 +243,6 @@ def run_screen(
         collector = Collector(
             layout=layout,
             run_id=run_id,
-            environment=environment,
             gate_env={gate.name: gate.env for gate in config.gates},
             commands={gate.name: gate.collect for gate in config.gates if gate.collect},
             grace_s=grace_s,
@@ -302,11 +301,6 @@ def collect_folder(root: Path, run_id: str) -> Path:
     return root.parent / f"{root.name}-worktrees" / f".collect-{name}"
 
 
-def _last_line(text: str) -> str:
-    found = [line.strip() for line in text.splitlines() if line.strip()]
-    return found[-1][:300] if found else "no output"
-
-
 @define(kw_only=True)
 class Collector:
     """Collects the tests of a run's gates on its base and its work tree, and compares them.
@@ -314,11 +308,10 @@ class Collector:
     ``gate_env`` and ``commands``: each gate's ``env`` and ``collect`` command from the
     configuration, by gate name; ``sandbox``: gives the run's, asked for when needed (None:
     directly); ``scratch_sandbox``: the sandbox a scratch worktree's collection runs in (the
-    pinned gates', :attr:`._pinned.Pinning.sandbox_in`)."""
+    pinned gates', :meth:`._pinned.Pinning.sandbox_in`)."""
 
     layout: WorkspaceLayout
     run_id: str
-    environment: Mapping[str, str] | None
     gate_env: Mapping[str, Mapping[str, str]]
     commands: Mapping[str, tuple[str, ...]]
     grace_s: float
@@ -452,11 +445,10 @@ class Collector:
     ) -> str | Collected:
         """One command of a collection: its output, or the collection's failure."""
         gate = plan.gate
-        given = os.environ if self.environment is None else self.environment
         own = dict(self.gate_env.get(gate.name, {}))
         extra = {**own, "PYTHONDONTWRITEBYTECODE": "1"}
         if plan.runner is Runner.PYTEST:
-            path = own.get("PYTHONPATH", given.get("PYTHONPATH", ""))
+            path = own.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
             extra["PYTHONPATH"] = os.pathsep.join(p for p in (str(PLUGIN_DIR), path) if p)
         if plan.runner in _TOKENED:
             extra["RALPH_COLLECT_TOKEN"] = token
@@ -465,7 +457,6 @@ class Collector:
             self.run_id,
             name,
             argv,
-            given,
             {**extra, "RALPH_GATE": gate.name},
             total_s=gate.timeout_s,
             inactivity_s=gate.inactivity_timeout_s,
@@ -487,5 +478,5 @@ class Collector:
         # pytest: 0, or 5 when it collected nothing (every test gone is for the comparison).
         passed = (0, 5) if plan.runner is Runner.PYTEST else (0,)
         if result.exit_code not in passed:
-            return Collected(failure=f"exit {result.exit_code}: {_last_line(text)}")
+            return Collected(failure=f"exit {result.exit_code}: {last_line(text.encode())}")
         return text
