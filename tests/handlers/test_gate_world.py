@@ -1,12 +1,16 @@
 """The pinned gates' scratch world (``GateWorld``) in a real git repository: what it links in
-from the work tree, which a sandboxed gate is then given writable."""
+from the work tree, which a sandboxed gate is then given writable; and dropping a scratch
+worktree, whatever state it was left in."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from pathlib import Path
+from typing import Any
 
-from pipeline.handlers.runtime import GitPolicy
+from pipeline.handlers.runtime import GitPolicy, drop_scratch, fresh_scratch
 from pipeline.handlers.runtime._pinned import GateWorld
 from tests.runtime.workspace import commit_all, git
 from tests.support import init_repository
@@ -34,3 +38,46 @@ def test_only_what_ralph_linked_into_the_scratch_counts_as_linked(tmp_path: Path
     assert world.linked() == (root.resolve() / "node_modules",)
     world.drop()
     assert not scratch.exists()
+
+
+_SPAWNED: list[list[str]] | None = None
+"""The argv of each process this test process starts while a test listens (None: nobody)."""
+
+
+def _listen(event: str, args: tuple[Any, ...]) -> None:
+    if event == "subprocess.Popen" and _SPAWNED is not None:
+        _SPAWNED.append([os.fsdecode(a) for a in args[1]])
+
+
+sys.addaudithook(_listen)
+
+
+def test_dropping_a_scratch_that_was_never_made_runs_no_git(tmp_path: Path) -> None:
+    """Every run's end drops its gates' scratch: in a repository with no linked worktree and
+    nothing at the scratch's path there is nothing to drop, and no git process is started
+    to find that out."""
+    global _SPAWNED
+    root = init_repository(tmp_path / "repo")
+    _SPAWNED = []
+    try:
+        drop_scratch(root, tmp_path / "repo-worktrees" / ".gates-run-1")
+        spawned = _SPAWNED
+    finally:
+        _SPAWNED = None
+    assert spawned == []
+
+
+def test_a_scratch_a_killed_worktree_add_left_locked_is_dropped(tmp_path: Path) -> None:
+    """A scratch whose folder is gone but which git still holds locked (a ``worktree add``
+    killed half-way) is unlocked and pruned, so a new scratch can be made at its path."""
+    root = init_repository(tmp_path / "repo")
+    (root / "a.txt").write_text("a\n")
+    commit_all(root, "a")
+    scratch = tmp_path / "repo-worktrees" / ".gates-run-1"
+    git(root, "worktree", "add", "--detach", str(scratch), "HEAD")
+    git(root, "worktree", "lock", "--reason", "initializing", str(scratch))
+    shutil.rmtree(scratch)
+    drop_scratch(root, scratch)
+    assert str(scratch) not in git(root, "worktree", "list", "--porcelain")
+    fresh_scratch(root, scratch, git(root, "rev-parse", "HEAD"))
+    assert (scratch / "a.txt").read_text() == "a\n"
