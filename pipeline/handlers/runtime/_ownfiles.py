@@ -20,6 +20,7 @@ import contextlib
 import errno
 import os
 import secrets
+import shutil
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,6 +33,7 @@ from pipeline.handlers.intake import UnsafeFileError, open_regular
 __all__ = [
     "MAX_REPORT_BYTES",
     "PromptPathError",
+    "empty_folder",
     "prompt_protected",
     "protect_prompt",
     "read_own",
@@ -86,6 +88,29 @@ def write_own(path: Path, data: bytes) -> None:
         fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     with os.fdopen(fd, "wb") as file:
         file.write(data)
+
+
+def empty_folder(path: Path) -> None:
+    """Make ``path`` an empty real folder, through no link: what is in it is removed (a link
+    in it, not what it points to), and a link at its place removed or anything else in the
+    way moved aside (as :func:`write_own` does) before the folder is made.
+
+    The folder itself is kept: removing it frees a block, which on a file system mounted with
+    ``discard`` costs milliseconds on every agent's invocation (3-4 ms, against 0.1 ms to
+    empty it, on ext4 here)."""
+    _clear(path, folder=True)
+    path.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        with os.scandir(fd) as entries:
+            inside = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+        for name, folder in inside:
+            if folder:
+                shutil.rmtree(name, dir_fd=fd)  # follows no link inside it either
+            else:
+                os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 _WRITE_BITS = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
