@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -59,7 +58,7 @@ from pipeline.handlers.runtime._failures import (
     strip_ansi,
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._ownfiles import read_own
+from pipeline.handlers.runtime._ownfiles import empty_folder, read_own
 from pipeline.handlers.runtime._prompts import render_tools
 from pipeline.handlers.runtime._reports import invocation_failed, read_report
 from pipeline.handlers.runtime._sandbox_outcome import in_sandbox, model_reached
@@ -143,10 +142,10 @@ class AgentInvoker:
             if effect.prompt_kind is PromptKind.FORMAT_CORRECTION:
                 # A correction rewrites only the response: the role's report stays for later.
                 self.layout.output("response").unlink(missing_ok=True)
+                self.layout.output_dir.mkdir(parents=True, exist_ok=True)
             else:
                 # Every invocation starts with an empty report folder: no stale report counts.
-                shutil.rmtree(self.layout.output_dir, ignore_errors=True)
-            self.layout.output_dir.mkdir(parents=True, exist_ok=True)
+                empty_folder(self.layout.output_dir)
         except OSError as error:
             message = f"cannot prepare the prompt {prompt_path}: {error}"
             return invocation_failed(effect, ErrorKind.OTHER, message, now(), retriable=True)

@@ -20,6 +20,7 @@ import contextlib
 import errno
 import os
 import secrets
+import shutil
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,6 +33,7 @@ from pipeline.handlers.intake import UnsafeFileError, open_regular
 __all__ = [
     "MAX_REPORT_BYTES",
     "PromptPathError",
+    "empty_folder",
     "prompt_protected",
     "protect_prompt",
     "read_own",
@@ -86,6 +88,31 @@ def write_own(path: Path, data: bytes) -> None:
         fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     with os.fdopen(fd, "wb") as file:
         file.write(data)
+
+
+def empty_folder(path: Path) -> None:
+    """Make ``path`` an empty real folder, through no link: what is in it is removed (a link
+    in it, not what it points to), and a link at its place removed or anything else in the
+    way moved aside (as :func:`write_own` does) before the folder is made. Raises ``OSError``
+    when a file in it cannot be removed.
+
+    The folder itself is kept: removing it frees its block, which took 3-4 ms an invocation on
+    the ext4 (mounted with ``discard``) the benchmarks run on, against 0.1 ms to empty it."""
+    _clear(path, folder=True)
+    path.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        with os.scandir(fd) as entries:
+            inside = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+        for name, folder in inside:
+            if folder:
+                # Follows no link inside it either. A folder is no report: what of it cannot
+                # be removed (an agent took its permissions away) is left.
+                shutil.rmtree(name, dir_fd=fd, ignore_errors=True)
+            else:
+                os.unlink(name, dir_fd=fd)  # a report that cannot go must not count: raise
+    finally:
+        os.close(fd)
 
 
 _WRITE_BITS = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 from pipeline.handlers.runtime._gitcmd import PLAIN, GitPolicy, run_git, run_git_bytes
+from pipeline.handlers.runtime._layout import git_dirs
 
 __all__ = ["drop_scratch", "fresh_scratch", "worktree_entries"]
 
@@ -37,6 +38,12 @@ def drop_scratch(root: Path, scratch: Path) -> None:
     half-way leaves it locked ("initializing", an ``index.lock``
     in its git folder), which ``remove --force`` and ``prune`` leave alone and which would
     refuse every later ``worktree add`` at that path ("missing but locked")."""
+    dirs = git_dirs(root)
+    if dirs is not None and not os.path.lexists(scratch) and not (dirs[1] / "worktrees").exists():
+        # Nothing to drop, and no git run to say so (every run's end asks): no folder at the
+        # path, and no linked worktree at all in the common folder, where ralph's git looks
+        # (it is pointed there: ``pinned_locations``).
+        return
     # The path is ralph's own: a lock on it is a killed `worktree add`'s, never a person's.
     run_git(root, "worktree", "unlock", str(scratch), check=False)
     if scratch.exists():
