@@ -60,3 +60,27 @@ def test_a_link_or_a_file_at_the_folders_place_gives_way_to_a_real_folder(
     assert list((agent / "out").iterdir()) == []
     moved = [p for p in agent.iterdir() if p.name.startswith("out.moved-")]
     assert [p.read_text() for p in moved] == ["not a folder\n"]
+
+
+def test_a_correction_turn_removes_the_response_through_no_link(tmp_path: Path) -> None:
+    """Before a formatting correction ralph removes only the old response: with the report
+    folder replaced by a link to a folder outside, that folder's ``response.json`` is kept
+    (the link goes, and a real folder takes its place); a link at the response's own place
+    is removed, not its target."""
+    from pipeline.handlers.runtime._ownfiles import remove_own
+
+    secret, outside = _outside(tmp_path)
+    (outside / "response.json").write_text("theirs\n")
+    agent = tmp_path / "ws" / ".agent"
+    agent.mkdir(parents=True)
+    os.symlink(outside, agent / "out")
+    remove_own(agent / "out" / "response.json")
+    assert (outside / "response.json").read_text() == "theirs\n"
+    assert (agent / "out").is_dir()
+    assert not (agent / "out").is_symlink()
+    (agent / "out" / "status").write_text("completed\n")
+    os.symlink(secret, agent / "out" / "response.json")
+    remove_own(agent / "out" / "response.json")
+    assert not (agent / "out" / "response.json").is_symlink()
+    assert secret.read_text() == "key\n"
+    assert (agent / "out" / "status").read_text() == "completed\n", "the report stays"

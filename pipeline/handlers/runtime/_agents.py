@@ -58,7 +58,7 @@ from pipeline.handlers.runtime._failures import (
     strip_ansi,
 )
 from pipeline.handlers.runtime._layout import WorkspaceLayout
-from pipeline.handlers.runtime._ownfiles import empty_folder, read_own
+from pipeline.handlers.runtime._ownfiles import empty_folder, read_own, remove_own
 from pipeline.handlers.runtime._prompts import render_tools
 from pipeline.handlers.runtime._reports import invocation_failed, read_report
 from pipeline.handlers.runtime._sandbox_outcome import in_sandbox, model_reached
@@ -141,8 +141,7 @@ class AgentInvoker:
             prompt = prompt_path.read_bytes()
             if effect.prompt_kind is PromptKind.FORMAT_CORRECTION:
                 # A correction rewrites only the response: the role's report stays for later.
-                self.layout.output("response").unlink(missing_ok=True)
-                self.layout.output_dir.mkdir(parents=True, exist_ok=True)
+                remove_own(self.layout.output("response"))
             else:
                 # Every invocation starts with an empty report folder: no stale report counts.
                 empty_folder(self.layout.output_dir)

@@ -37,6 +37,7 @@ __all__ = [
     "prompt_protected",
     "protect_prompt",
     "read_own",
+    "remove_own",
     "restore_prompt",
     "write_own",
 ]
@@ -111,6 +112,21 @@ def empty_folder(path: Path) -> None:
                 shutil.rmtree(name, dir_fd=fd, ignore_errors=True)
             else:
                 os.unlink(name, dir_fd=fd)  # a report that cannot go must not count: raise
+    finally:
+        os.close(fd)
+
+
+def remove_own(path: Path) -> None:
+    """Remove the file ``path`` from its folder, through no link: a link at the folder's place
+    is removed and the folder made (a correction turn keeps the role's report, so the folder
+    is not emptied), and a link at ``path`` is removed, never what it points to."""
+    _clear(path.parent, folder=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        os.unlink(path.name, dir_fd=fd)
+    except FileNotFoundError:
+        pass
     finally:
         os.close(fd)
 
