@@ -48,9 +48,9 @@ app = typer.Typer(
 def _version(value: bool) -> None:
     # ``ralph --version`` alone is answered before typer loads; this is ``ralph -V COMMAND``.
     if value:
-        from pipeline import __version__
+        from pipeline.app.cli import _print_version
 
-        out.print(f"ralph {__version__}", markup=False)
+        _print_version()
         raise typer.Exit(0)
 
 
@@ -341,15 +341,14 @@ def lost_runs(layout: WorkspaceLayout, label: str, known: set[str], asked: str |
         lost = [r for r in lost if r == asked]
     if not lost:
         return
-    err.print(
-        f"[bold red]store error:[/] {escape(message_safe(label))} holds no record of run "
-        f"{escape(lost[-1])}, which started in this workspace (its saved prompt is "
-        f"{escape(str(layout.saved_prompt(lost[-1])))}). If the run was recorded in "
-        "this store, the store lost its facts (its journal damaged or removed, or the file "
+    raise _stop(
+        f"{label} holds no record of run {lost[-1]}, which started in this workspace (its "
+        f"saved prompt is {layout.saved_prompt(lost[-1])}). If the run was recorded in this "
+        "store, the store lost its facts (its journal damaged or removed, or the file "
         "replaced): restore the store from a backup, or start afresh with ralph run.",
-        soft_wrap=True,
+        STORE_ERROR,
+        "store error",
     )
-    raise typer.Exit(STORE_ERROR)
 
 
 @contextlib.contextmanager

@@ -162,7 +162,7 @@ def main(argv: list[str]) -> int | None:
         rows[at:at] = [("sandbox", parts["sandbox"]), ("refused connections", "-")]
     from pipeline.app.cli._console import output_console, text_table
 
-    # As pipeline.app.cli._render.state_table draws it (a test holds the two outputs equal).
+    # The table pipeline.app.cli._render.state_table draws (a test holds the two outputs equal).
     out = output_console()
     out.print(text_table(("what", "value"), rows, f"Run {run_id}", pairs=True))
     if dict(rows)["phase"] == "interrupted":
