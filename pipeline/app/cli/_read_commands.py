@@ -180,7 +180,8 @@ def events(
     except ValueError as error:
         raise _fail(f"--category: {error}") from error
     if follow_run:
-        location = str(WorkspaceLayout(root=Path()).store) if source is None else source
+        root = workspace or Path()  # as _reading_log reads -C's store without --follow
+        location = str(WorkspaceLayout(root=root).store) if source is None else source
         if location.endswith(".jsonl"):
             raise _fail(f"--follow reads a store; {location} is a finished run's log")
         # A store's failure or an undecodable fact is said by _existing_store.
