@@ -431,6 +431,22 @@ def test_events_category_keeps_the_named_categories_only(demo_dir: Path) -> None
     assert "unknown category agents (known: lifecycle, planning" in wrong.stderr
 
 
+def test_events_follow_reads_the_store_of_the_workspace_c_names(
+    demo_dir: Path, tmp_path: Path
+) -> None:
+    """``events --follow -C DIR`` follows DIR's default store, as ``events -C DIR`` reads it,
+    not the store of the folder it runs in (here a folder with none)."""
+
+    def events(*more: str) -> subprocess.CompletedProcess[str]:
+        argv = [*RALPH, "events", "-C", str(demo_dir), "--format", "jsonl", *more]
+        return subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    followed, read = events("--follow"), events()
+    assert followed.returncode == 0, followed.stderr
+    assert read.stdout
+    assert followed.stdout == read.stdout
+
+
 def test_events_follow_prints_a_run_in_progress_in_another_process_until_it_ends(
     tmp_path: Path,
 ) -> None:

@@ -96,12 +96,8 @@ def main() -> None:
 
         raise SystemExit(emit_main(sys.argv[2:]))
     if sys.argv[1:2] == ["mcp"]:
-        if "--control" in sys.argv[2:]:
-            # The person's side: started once by an editor or a supervising agent.
-            from pipeline.app.cli._mcp_control import main as control_main
-
-            raise SystemExit(control_main(sys.argv[2:]))
-        # An agent's CLI starts it for every invocation and waits for it: as lean as emit.
+        # An agent's CLI starts it for every invocation and waits for it: as lean as emit
+        # (its main hands ``--control``, the person's side, to that server).
         from pipeline.app.cli._mcp_agent import main as mcp_main
 
         raise SystemExit(mcp_main(sys.argv[2:]))

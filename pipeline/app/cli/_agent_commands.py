@@ -8,15 +8,12 @@ from typing import Annotated
 
 import typer
 
-from pipeline import WireFormatError
 from pipeline.app.cli._app import (
     StoreOption,
     WorkspaceOption,
     _configured_store,
-    _fail,
     _print,
     _said_failures,
-    _store_failure,
     app,
     out,
 )
@@ -24,12 +21,8 @@ from pipeline.app.cli._emit import HELP as EMIT_HELP
 from pipeline.app.cli._emit import main as emit_main
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.engine import (
-    AnswerError,
     guide,
     respond,
-)
-from pipeline.handlers.store import (
-    StoreError,
 )
 
 
@@ -53,10 +46,6 @@ def emit(ctx: typer.Context) -> None:
 def mcp(ctx: typer.Context) -> None:
     """Forwarded to ``ralph mcp``'s own parsers, which ``ralph`` reaches before typer: this
     command only names it in the help."""
-    if "--control" in ctx.args:
-        from pipeline.app.cli._mcp_control import main as control_main
-
-        raise typer.Exit(control_main(ctx.args))
     from pipeline.app.cli._mcp_agent import main as mcp_main
 
     raise typer.Exit(mcp_main(ctx.args))
@@ -78,13 +67,8 @@ def respond_command(
 ) -> None:
     """Answer the question a run is waiting on (an agent's human.interact)."""
     location = _configured_store(workspace, store)
-    try:
+    with _said_failures():
         run_id, question = respond(workspace, text, question_id, run, location)
-    except (AnswerError, WireFormatError) as error:
-        raise _fail(str(error)) from error
-    except StoreError as error:
-        # A full disk, a damaged or unreachable store: exit 4, as memory, task and guide.
-        raise _store_failure(error) from error
     asked = terminal_safe(question.question)  # an agent's words
     out.print(f"Answered {question.question_id} of run {run_id}: {asked}", markup=False)
 
@@ -122,12 +106,10 @@ def interrupt_command(
 ) -> None:
     """Stop the run in progress in a workspace from another terminal, as Ctrl-C in its own
     would: its agent is stopped, a checkpoint saved, and ralph resume goes on."""
-    from pipeline.app.workspace import NotInterruptedError, interrupt_run
+    from pipeline.app.workspace import interrupt_run
 
-    try:
+    with _said_failures():
         stopped, pid = interrupt_run(workspace, run)
-    except NotInterruptedError as error:
-        raise _fail(str(error)) from error
     name = f"run {stopped}" if stopped else "the run (its id not yet known)"
     out.print(
         f"Asked {name} (pid {pid}) to stop; it saves a checkpoint and ralph resume goes on.",

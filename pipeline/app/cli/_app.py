@@ -48,9 +48,9 @@ app = typer.Typer(
 def _version(value: bool) -> None:
     # ``ralph --version`` alone is answered before typer loads; this is ``ralph -V COMMAND``.
     if value:
-        from pipeline import __version__
+        from pipeline.app.cli import _print_version
 
-        out.print(f"ralph {__version__}", markup=False)
+        _print_version()
         raise typer.Exit(0)
 
 
@@ -160,14 +160,11 @@ def _warn(message: str) -> None:
 
 
 def _open(root: Path) -> Workspace:
-    from pipeline.app.workspace import RunSetupError, open_workspace
-    from pipeline.core.config import ConfigError
+    from pipeline.app.workspace import open_workspace
 
     _plugin_presets()  # a command run in its plain shape passes no callback (``_plain``)
-    try:
+    with _said_failures():
         return open_workspace(root)
-    except (ConfigError, RunSetupError) as error:
-        raise _fail(str(error)) from error
 
 
 def _configured_store(workspace: Path, store: str | None) -> str | None:
@@ -308,13 +305,6 @@ class GraphFormat(StrEnum):
     SVG = "svg"
 
 
-def _located(source: str | None, workspace: Path | None) -> str | None:
-    """``source``, else ``-C``'s default store, else None (this folder's default store)."""
-    if source is not None or workspace is None:
-        return source
-    return str(WorkspaceLayout(root=workspace).store)
-
-
 @contextlib.contextmanager
 def _said_failures() -> Iterator[None]:
     """Expected failures said, with their exit: a store's (:func:`_store_failure`), a file
@@ -331,8 +321,13 @@ def _said_failures() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _reading_log(source: str | None, run: str | None) -> Iterator[LogSource]:
-    """The run's log from ``source``; a log that cannot be read is a usage error (exit 2)."""
+def _reading_log(
+    source: str | None, run: str | None, workspace: Path | None = None
+) -> Iterator[LogSource]:
+    """The run's log from ``source``, else from ``workspace``'s (``-C``) default store, else
+    from this folder's; a log that cannot be read is a usage error (exit 2)."""
+    if source is None and workspace is not None:
+        source = str(WorkspaceLayout(root=workspace).store)
     with _said_failures(), open_source(source, run) as log:
         yield log
 
@@ -346,15 +341,14 @@ def lost_runs(layout: WorkspaceLayout, label: str, known: set[str], asked: str |
         lost = [r for r in lost if r == asked]
     if not lost:
         return
-    err.print(
-        f"[bold red]store error:[/] {escape(message_safe(label))} holds no record of run "
-        f"{escape(lost[-1])}, which started in this workspace (its saved prompt is "
-        f"{escape(str(layout.saved_prompt(lost[-1])))}). If the run was recorded in "
-        "this store, the store lost its facts (its journal damaged or removed, or the file "
+    raise _stop(
+        f"{label} holds no record of run {lost[-1]}, which started in this workspace (its "
+        f"saved prompt is {layout.saved_prompt(lost[-1])}). If the run was recorded in this "
+        "store, the store lost its facts (its journal damaged or removed, or the file "
         "replaced): restore the store from a backup, or start afresh with ralph run.",
-        soft_wrap=True,
+        STORE_ERROR,
+        "store error",
     )
-    raise typer.Exit(STORE_ERROR)
 
 
 @contextlib.contextmanager

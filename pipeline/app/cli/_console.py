@@ -1,15 +1,22 @@
 """The console ``ralph`` prints its results on: rich, without highlighting or emoji codes,
-going quiet when its reader goes away. A module of its own so that a lean command (``ralph
-runs``) prints exactly as the others without loading typer."""
+going quiet when its reader goes away, and the tables it prints. A module of its own so that a
+lean command (``ralph runs``, ``ralph status``) prints exactly as the others without loading
+typer."""
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-__all__ = ["OutputConsole", "error_console", "output_console", "usage_error"]
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from rich.table import Table
+
+__all__ = ["OutputConsole", "error_console", "output_console", "text_table", "usage_error"]
 
 
 class OutputConsole(Console):
@@ -41,3 +48,33 @@ def usage_error(console: Console, message: str) -> None:
     from pipeline.app.cli._safe import message_safe
 
     console.print(f"[bold red]error:[/] {escape(message_safe(message))}", soft_wrap=True)
+
+
+def text_table(
+    heads: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    title: str | None = None,
+    *,
+    fold: bool = False,
+    pairs: bool = False,
+) -> Table:
+    """A table of ``rows`` under ``heads``, its title and every cell text (never markup or
+    emoji codes) with its control characters shown: cells quote agents' words and folders'
+    names. ``fold`` folds a long cell instead of cutting it (a name cut short names nothing);
+    ``pairs`` shows (what, value) rows with no header, the whats in bold (``ralph status``'s
+    table, which the full command and the lean one print alike)."""
+    # Imported here: a lean command that prints no table does not load them.
+    from rich.table import Table
+    from rich.text import Text
+
+    from pipeline.app.cli._safe import terminal_safe
+
+    table = Table(
+        title=None if title is None else Text(terminal_safe(title)), show_header=not pairs
+    )
+    for index, head in enumerate(heads):
+        style = "bold" if pairs and index == 0 else None
+        table.add_column(head, style=style, overflow="fold" if fold else "ellipsis")
+    for row in rows:
+        table.add_row(*(Text(terminal_safe(cell)) for cell in row))
+    return table

@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from pipeline.app.cli._app import (
     StoreOption,
@@ -21,6 +19,7 @@ from pipeline.app.cli._app import (
     app,
     out,
 )
+from pipeline.app.cli._console import text_table
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.core.state import Context
 from pipeline.engine import read_context, write_note
@@ -108,12 +107,10 @@ def memory_list(
     if not memories:
         _said("No memories.")
         return
-    table = Table("id", "for", "by", "memory")
-    for m in memories:
-        hats = ", ".join(m.tags) or "every hat"
-        cells = (m.memory_id, hats, _by(m.by, m.run), m.text)
-        table.add_row(*(Text(terminal_safe(cell)) for cell in cells))
-    out.print(table)
+    rows = [
+        (m.memory_id, ", ".join(m.tags) or "every hat", _by(m.by, m.run), m.text) for m in memories
+    ]
+    out.print(text_table(("id", "for", "by", "memory"), rows))
 
 
 @task_app.command("add")
@@ -175,8 +172,5 @@ def task_list(
     if not tasks:
         _said("No tasks." if all_tasks else "No tasks left to do.")
         return
-    table = Table("id", "status", "by", "task")
-    for t in tasks:
-        cells = (t.task_id, t.status_text, _by(t.by, t.run), t.title)
-        table.add_row(*(Text(terminal_safe(cell)) for cell in cells))
-    out.print(table)
+    rows = [(t.task_id, t.status_text, _by(t.by, t.run), t.title) for t in tasks]
+    out.print(text_table(("id", "status", "by", "task"), rows))

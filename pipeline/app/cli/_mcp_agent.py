@@ -358,7 +358,13 @@ def _found(argv: list[str], environ: Mapping[str, str]) -> Path | str:
 
 
 def main(argv: list[str]) -> int:
-    """Serve the agent's tools on stdio until stdin closes; 2 for a usage error."""
+    """Serve the agent's tools on stdio until stdin closes (with ``--control``, the person's:
+    :func:`pipeline.app.cli._mcp_control.main`); 2 for a usage error."""
+    if "--control" in argv:
+        # The person's side: started once by an editor or a supervising agent.
+        from pipeline.app.cli._mcp_control import main as control_main
+
+        return control_main(argv)
     if argv in (["--help"], ["-h"]):
         sys.stdout.write(
             f"{_USAGE}\n       ralph mcp --control -C DIR [--store URL]\n\n"

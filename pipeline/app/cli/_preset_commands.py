@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from pipeline.app.cli._app import _fail, _print, app, out
+from pipeline.app.cli._app import _print, _said_failures, app, out
 from pipeline.app.graph import topology_mermaid
-from pipeline.app.workflows import DEFAULT_PRESET, Preset, PresetError, load_preset, shipped_presets
+from pipeline.app.workflows import DEFAULT_PRESET, Preset, load_preset, shipped_presets
 from pipeline.core.config import Severity, topology_problems
 
 presets_app = typer.Typer(
@@ -34,13 +34,6 @@ def _hats(preset: Preset) -> str:
     if not preset.topology:
         return "planner, developer, reviewer (built in)"
     return ", ".join(preset.hats)
-
-
-def _loaded(name: str) -> Preset:
-    try:
-        return load_preset(name)
-    except PresetError as error:
-        raise _fail(str(error)) from error
 
 
 @presets_app.callback(invoke_without_command=True)
@@ -81,7 +74,8 @@ def show(
     ] = ShowFormat.ALL,
 ) -> None:
     """Print a preset: its TOML, its topology drawn as Mermaid, and what the checks find."""
-    preset = _loaded(name)
+    with _said_failures():
+        preset = load_preset(name)
     drawing = (
         topology_mermaid(preset.policy())
         if preset.topology

@@ -12,7 +12,6 @@ import orjson
 import typer
 from rich.markup import escape
 
-from pipeline import WireFormatError
 from pipeline.app.cli._app import (
     FormatOption,
     LogFormat,
@@ -23,10 +22,8 @@ from pipeline.app.cli._app import (
     WorkspaceOption,
     _existing_store,
     _fail,
-    _located,
     _reading_log,
     _reconciled,
-    _store_failure,
     _warn,
     app,
     err,
@@ -55,7 +52,6 @@ from pipeline.events import (
 )
 from pipeline.handlers.runtime import WorkspaceLayout, note_written
 from pipeline.handlers.store import (
-    StoreError,
     UnknownRunError,
 )
 from pipeline.reducers import reduce
@@ -81,7 +77,7 @@ def replay(
     ] = None,
 ) -> None:
     """Fold a run's event log into its state and print it (works on a run in progress)."""
-    with _reading_log(_located(source, workspace), run) as log:
+    with _reading_log(source, run, workspace) as log:
         if verify and log.run_id is None:
             raise _fail(f"--verify checks a store's checkpoints; {log.label} has none")
         state, problems, checked = _fold_and_check(log, until, verify)
@@ -184,23 +180,20 @@ def events(
     except ValueError as error:
         raise _fail(f"--category: {error}") from error
     if follow_run:
-        location = str(WorkspaceLayout(root=Path()).store) if source is None else source
+        root = workspace or Path()  # as _reading_log reads -C's store without --follow
+        location = str(WorkspaceLayout(root=root).store) if source is None else source
         if location.endswith(".jsonl"):
             raise _fail(f"--follow reads a store; {location} is a finished run's log")
+        # A store's failure or an undecodable fact is said by _existing_store.
         with _existing_store(location) as store:
             try:
-                run_id = store.choose_run(run)
-                for number, event in follow(store, run_id):
+                for number, event in follow(store, store.choose_run(run)):
                     if wanted(event):
                         _print_event(number, event, output)
-            except StoreError as error:
-                raise _store_failure(error) from error
-            except WireFormatError as error:
-                raise _fail(str(error)) from error
             except KeyboardInterrupt:
                 raise typer.Exit(130) from None
         return
-    with _reading_log(_located(source, workspace), run) as log:
+    with _reading_log(source, run, workspace) as log:
         for number, event in enumerate(log.events()):
             if wanted(event):
                 _print_event(number, event, output)
@@ -283,7 +276,7 @@ def topics(
             check_pattern(pattern)
         except PatternError as error:
             raise _fail(f"--topic: {error}") from error
-    with _reading_log(_located(source, workspace), run) as log:
+    with _reading_log(source, run, workspace) as log:
         for entry in topic_log(log.events()):
             if wanted and not any(topic_matches(p, entry.topic) for p in wanted):
                 continue
@@ -321,7 +314,7 @@ def report(
     from pipeline.app.cli._report import html_report, markdown_report
     from pipeline.app.cli._report_sandbox import sandbox_summary
 
-    with _reading_log(_located(source, workspace), run) as log:
+    with _reading_log(source, run, workspace) as log:
         read = tuple(log.events())
     drawn, gates, screens = timeline(read), gate_runs(read), screen_runs(read)
     sandbox = sandbox_view(read)

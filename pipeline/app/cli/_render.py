@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 from rich.table import Table
-from rich.text import Text
 
+from pipeline.app.cli._console import text_table
 from pipeline.app.cli._describe import describe, show
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.core.serialization import CONVERTER, encode_event
@@ -69,12 +69,7 @@ def state_table(
     """The state's headline figures as a two-column table (its text never read as rich
     markup or emoji codes: ``root:x:0:0`` stays itself); ``screens`` and ``sandbox`` as for
     :func:`state_rows`."""
-    table = Table(title=Text(terminal_safe(title)), show_header=False)
-    table.add_column("what", style="bold")
-    table.add_column("value")
-    for what, value in state_rows(state, screens, sandbox):
-        table.add_row(Text(what), Text(value))
-    return table
+    return text_table(("what", "value"), state_rows(state, screens, sandbox), title, pairs=True)
 
 
 def value_text(value: Any) -> str:

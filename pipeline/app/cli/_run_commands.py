@@ -46,9 +46,7 @@ from pipeline.app.cli._merge_command import land
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.cli._workflow_runs import _WorkflowStart, run_chain, with_recorded_workflow
 from pipeline.app.workspace import (
-    RunSetupError,
     Workspace,
-    WorktreeError,
     drive,
     drop_worktree,
     find_worktree,
@@ -275,10 +273,8 @@ def demo(
     except (OSError, subprocess.CalledProcessError) as error:
         raise _fail(f"cannot create the demo repository in {directory}: {error}") from error
     opened = _open(directory)
-    try:
+    with _said_failures():
         source = resolve_prompt(opened, None, None)
-    except RunSetupError as error:
-        raise _fail(str(error)) from error
     out.print(f"Demo repository: {opened.layout.root}")
     display = _display(quiet, plain, json_logs=False)
     result, label = _drive(
@@ -302,10 +298,8 @@ def demo(
 def _into_worktree(root: Path) -> tuple[Path, str]:
     """A new worktree of ``root`` for the run (``ralph run --worktree``), named on stderr;
     returns its folder and branch."""
-    try:
+    with _said_failures():
         _name, target, branch = new_worktree(root)
-    except WorktreeError as error:
-        raise _fail(str(error)) from error
     err.print(f"Worktree: {terminal_safe(str(target))} (branch {branch})", markup=False)
     return target, branch
 

@@ -86,16 +86,8 @@ def main(argv: list[str]) -> int | None:
     rows = _rows(path)
     if rows is None:
         return None
-    from rich.table import Table
-    from rich.text import Text
+    from pipeline.app.cli._console import output_console, text_table
 
-    from pipeline.app.cli._console import output_console
-    from pipeline.app.cli._safe import terminal_safe
-
-    table = Table(title=Text(f"Runs in {path}"))
-    for column in ("run", "events", "cost", "started"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*(Text(terminal_safe(value)) for value in row))
-    output_console().print(table)
+    heads = ("run", "events", "cost", "started")
+    output_console().print(text_table(heads, rows, f"Runs in {path}"))
     return 0

@@ -48,7 +48,6 @@ from pipeline.app.cli._serve_html import (
     HEADERS,
     agent_rows,
     cancel_form,
-    cost_of,
     href,
     page,
     pictures,
@@ -71,6 +70,7 @@ from pipeline.reducers.views import (
     gate_runs,
     sandbox_view,
     screen_runs,
+    spent,
     state_changes,
     states_at,
     timeline,
@@ -109,7 +109,8 @@ def make_app(location: str, workspace: Path, access: Access) -> Starlette:
         notice = f'<p class="notice">{text(said)}</p>' if said else ""
         if not summaries and not queued:
             return page(up, f"Runs in {label}", f"{notice}<p>No runs yet.</p>")
-        costs: dict[str, str] = {run_id: cost_of(state) for run_id, state in states.items()}
+        # Each run's known cost so far, as ``ralph status`` shows it.
+        costs = {run_id: spent(state.ledger.spend.total) for run_id, state in states.items()}
         heads, listed = runs_rows(queued, summaries, costs)
         linked = heads.index("run")  # and the phase beside it
         heads = (*heads[: linked + 1], "phase", *heads[linked + 1 :])

@@ -29,14 +29,13 @@ from pipeline.app.workspace import fork_folder, resume_hint
 from pipeline.core.state import PipelineState, is_terminal
 from pipeline.engine import guidable_hats
 from pipeline.events import PipelineEvent, RunId
-from pipeline.reducers.views import Timeline, gate_runs, screen_runs, spent
+from pipeline.reducers.views import Timeline, gate_runs, screen_runs
 
 __all__ = [
     "HEADERS",
     "SAID",
     "agent_rows",
     "cancel_form",
-    "cost_of",
     "href",
     "page",
     "pictures",
@@ -121,11 +120,6 @@ def href(up: str, *parts: str) -> str:
 def text(value: object) -> str:
     """Any text for a page: control characters shown, then HTML-escaped."""
     return escape(terminal_safe(str(value)))
-
-
-def cost_of(state: PipelineState) -> str:
-    """The run's known cost so far, as ``ralph status`` shows it."""
-    return spent(state.ledger.spend.total)
 
 
 def agent_rows(drawn: Timeline) -> list[list[str]]:

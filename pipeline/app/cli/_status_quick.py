@@ -160,20 +160,11 @@ def main(argv: list[str]) -> int | None:
         # Where status_rows puts the sandbox's rows: after the context's, before the resumes.
         at = next(i for i, (what, _) in enumerate(rows) if what == "resumes")
         rows[at:at] = [("sandbox", parts["sandbox"]), ("refused connections", "-")]
-    from rich.table import Table
-    from rich.text import Text
+    from pipeline.app.cli._console import output_console, text_table
 
-    from pipeline.app.cli._console import output_console
-    from pipeline.app.cli._safe import terminal_safe
-
-    # As pipeline.app.cli._render.state_table draws it (a test holds the two outputs equal).
-    table = Table(title=Text(terminal_safe(f"Run {run_id}")), show_header=False)
-    table.add_column("what", style="bold")
-    table.add_column("value")
-    for what, value in rows:
-        table.add_row(Text(what), Text(terminal_safe(value)))
+    # The table pipeline.app.cli._render.state_table draws (a test holds the two outputs equal).
     out = output_console()
-    out.print(table)
+    out.print(text_table(("what", "value"), rows, f"Run {run_id}", pairs=True))
     if dict(rows)["phase"] == "interrupted":
         out.print(f"Resume it: ralph resume {run_id}")
     return 0

@@ -9,10 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
-from pipeline import WireFormatError
 from pipeline.app.cli._app import (
     STORE_ERROR,
     DamagedStoreOption,
@@ -24,13 +21,13 @@ from pipeline.app.cli._app import (
     _print,
     _reconciled,
     _stop,
-    _store_failure,
     _warn,
     app,
     out,
 )
+from pipeline.app.cli._console import text_table
 from pipeline.app.cli._queue import queue_tickets, runs_rows
-from pipeline.app.cli._safe import message_safe, terminal_safe
+from pipeline.app.cli._safe import message_safe
 from pipeline.app.workspace import (
     Reconciliation,
 )
@@ -86,10 +83,7 @@ def salvage_command(
         raise _fail(f"--to names the damaged store itself ({to}); give a new store")
     created = target_path is not None and not target_path.exists()
     with _existing_store(location) as damaged:
-        try:
-            chosen = damaged.choose_run(run_id)
-        except StoreError as error:
-            raise _store_failure(error) from error
+        chosen = damaged.choose_run(run_id)
         try:
             with open_store_at(to) as target:
                 done = salvage(damaged, chosen, target, source_label=damaged.label, clock=utc_now)
@@ -109,11 +103,7 @@ def salvage_command(
                 raise _fail(f"{to}: {error}") from error
             if isinstance(error, NothingToSalvageError):
                 raise _stop(error, STORE_ERROR, "store error") from error
-            if isinstance(error, StoreError):
-                raise _store_failure(error) from error
-            if isinstance(error, WireFormatError):
-                raise _fail(str(error)) from error
-            raise
+            raise  # any other failure is said by _existing_store
     _salvage_summary(done, damaged.label, label, workspace, to, found)
 
 
@@ -183,21 +173,15 @@ def runs(
     """List the runs in an event store with their cost so far; on a PostgreSQL store, the
     queue's tickets too (state, run, events, cost, worker, claims, age, outcome)."""
     with _existing_store(store) as opened:
-        try:
-            listed = opened.runs()
-        except StoreError as error:
-            raise _store_failure(error) from error
+        listed = opened.runs()
         try:
             tickets = queue_tickets(opened)
         except StoreError as error:
             raise _fail(str(error)) from error
         costs: dict[str, str] = {s.run_id: _run_cost(opened, s.run_id) for s in listed}
     heads, rows = runs_rows(tickets, listed, costs)
-    table = Table(*heads, title=Text(f"Runs in {opened.label}"))
-    for row in rows:
-        # Shown as written (outcomes quote agents' failures): no markup, escaped.
-        table.add_row(*(Text(terminal_safe(cell)) for cell in row))
-    out.print(table)
+    # Shown as written (outcomes quote agents' failures): no markup, escaped.
+    out.print(text_table(heads, rows, f"Runs in {opened.label}"))
 
 
 def _run_cost(store: NamedStore, run_id: RunId) -> str:

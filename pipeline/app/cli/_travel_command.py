@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import orjson
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from pipeline.app.cli._app import (
@@ -16,11 +15,11 @@ from pipeline.app.cli._app import (
     RunOption,
     SourceArgument,
     _fail,
-    _located,
     _reading_log,
     app,
     out,
 )
+from pipeline.app.cli._console import text_table
 from pipeline.app.cli._render import describe_event, value_text
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.core.serialization import CONVERTER, unstructure_event
@@ -48,7 +47,7 @@ def diff(
     """What changed in a run's state between two points of its log (``--from A --to B``:
     after its first A and B events), field by field, and the facts in between. The state at
     each point is folded from the log: nothing is stored twice."""
-    with _reading_log(_located(source, workspace), run) as log:
+    with _reading_log(source, run, workspace) as log:
         events = list(log.events())
     for point, flag in ((start, "--from"), (end, "--to")):
         if point is not None and point > len(events):
@@ -68,13 +67,9 @@ def diff(
         }
         sys.stdout.write(orjson.dumps(document).decode() + "\n")
         return
-    table = Table(title=Text(terminal_safe(f"{log.label}: after {start} events → after {last}")))
-    for column in ("field", "before", "after"):
-        table.add_column(column)
-    for change in changes:
-        cells = (change.path, _shown(change.before), _shown(change.after))
-        table.add_row(*(Text(terminal_safe(cell)) for cell in cells))
-    out.print(table)
+    cells = [(change.path, _shown(change.before), _shown(change.after)) for change in changes]
+    title = f"{log.label}: after {start} events → after {last}"
+    out.print(text_table(("field", "before", "after"), cells, title))
     out.print(f"{len(changes)} fields changed by {len(between)} facts:")
     for number, event in enumerate(between, start + 1):
         out.print(Text(f"{number:>6}  {terminal_safe(describe_event(event))}"))

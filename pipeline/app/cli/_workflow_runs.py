@@ -21,7 +21,7 @@ import typer
 from attrs import frozen
 
 from pipeline import PipelineError
-from pipeline.app.cli._app import _fail, _store_failure, err, out
+from pipeline.app.cli._app import _fail, _said_failures, _store_failure, err, out
 from pipeline.app.cli._driving import (
     _drive,
     _finish,
@@ -39,8 +39,7 @@ from pipeline.app.workflows import (
     recall_workflow,
     remember_workflow,
 )
-from pipeline.app.workspace import RunSetupError, Workspace, open_store, open_workspace
-from pipeline.core.config import ConfigError
+from pipeline.app.workspace import Workspace, open_store, open_workspace
 from pipeline.events import RunId, RunStarted
 from pipeline.handlers.runtime import PromptSource
 from pipeline.handlers.store import StoreError
@@ -67,10 +66,8 @@ def _presets(value: str) -> tuple[Preset, ...]:
     names = [name.strip() for name in value.split(",")]
     if not all(names):
         raise _fail(f"--preset {value!r}: a name is empty (give NAME, or NAME,NAME for a chain)")
-    try:
+    with _said_failures():
         return tuple(load_preset(name) for name in names)
-    except PresetError as error:
-        raise _fail(str(error)) from error
 
 
 def open_with_preset(root: Path, preset: Preset) -> Workspace:
@@ -79,11 +76,9 @@ def open_with_preset(root: Path, preset: Preset) -> Workspace:
     resolved = root.resolve()
     if not resolved.is_dir():
         raise _fail(f"{resolved} is not a directory")
-    try:
+    with _said_failures():
         merged, source = config_with_preset(resolved, preset)
         return open_workspace(root, config_text=merged, config_source=source)
-    except (ConfigError, RunSetupError) as error:
-        raise _fail(str(error)) from error
 
 
 def _note(display: Display, message: str) -> None:

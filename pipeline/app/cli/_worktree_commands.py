@@ -9,13 +9,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
-from pipeline.app.cli._app import WorkspaceOption, _fail, app, err, out
+from pipeline.app.cli._app import WorkspaceOption, _fail, _said_failures, app, err, out
+from pipeline.app.cli._console import text_table
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.workspace import (
-    RunWorktree,
     WorktreeError,
     find_worktree,
     remove_worktree,
@@ -35,13 +33,6 @@ NameArgument = Annotated[
 ]
 
 
-def _listed(root: Path) -> list[RunWorktree]:
-    try:
-        return run_worktrees(root)
-    except WorktreeError as error:
-        raise _fail(str(error)) from error
-
-
 @worktrees_app.command("list")
 def list_command(
     workspace: WorkspaceOption = Path(),
@@ -50,7 +41,8 @@ def list_command(
     """Every worktree of ralph's of the workspace: its branch, its latest run and how it
     stands, the commits it has that the workspace's HEAD lacks, and whether a run is at work
     in it."""
-    found = _listed(workspace)
+    with _said_failures():
+        found = run_worktrees(workspace)
     if as_json:
         for w in found:
             row = {
@@ -70,30 +62,24 @@ def list_command(
     if not found:
         out.print("No worktrees of ralph's here (ralph run --worktree makes one).")
         return
-    table = Table()
-    columns = ("name", "branch", "run", "phase", "ahead", "merged", "landing", "at work", "folder")
-    for column in columns:
-        # Folded, never cut: a name or a folder cut short names nothing.
-        table.add_column(column, overflow="fold")
+    rows = []
     for w in found:
         merged, busy = ("yes" if w.merged else "no"), ("yes" if w.busy else "no")
-        cells = (
+        rows.append((
             w.name, w.branch, w.run or "-", w.phase or "-", str(w.ahead), merged,
-            w.landing or "-", busy,
-        )  # fmt: skip
-        # Text, never markup; every control character shown (a folder's name is anyone's).
-        table.add_row(*(Text(terminal_safe(cell)) for cell in (*cells, str(w.path))))
-    out.print(table)
+            w.landing or "-", busy, str(w.path),
+        ))  # fmt: skip
+    columns = ("name", "branch", "run", "phase", "ahead", "merged", "landing", "at work", "folder")
+    # Folded, never cut: a name or a folder cut short names nothing.
+    out.print(text_table(columns, rows, fold=True))
 
 
 @worktrees_app.command("diff")
 def diff_command(name: NameArgument, workspace: WorkspaceOption = Path()) -> None:
     """What the worktree's branch changed since it left the workspace's HEAD (what a merge
     would bring), as git shows it; an agent's control characters are shown, not sent."""
-    try:
+    with _said_failures():
         shown = worktree_diff(workspace, find_worktree(workspace, name))
-    except WorktreeError as error:
-        raise _fail(str(error)) from error
     sys.stdout.write(terminal_safe(shown, newlines=True))
 
 
@@ -115,10 +101,8 @@ def clean_command(
     never one a run is at work in. Without a name, every such worktree."""
     if name is None and force:
         raise _fail("--force removes one worktree, named: give its name")
-    try:
-        chosen = [find_worktree(workspace, name)] if name else _listed(workspace)
-    except WorktreeError as error:
-        raise _fail(str(error)) from error
+    with _said_failures():
+        chosen = [find_worktree(workspace, name)] if name else run_worktrees(workspace)
     gone, failed = 0, []
     for worktree in chosen:
         if name is None and not worktree.removable:
