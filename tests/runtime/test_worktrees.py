@@ -194,3 +194,27 @@ def test_a_tickets_worktree_left_half_made_by_an_older_release_is_made_anew(
     assert "locked" not in git(root, "worktree", "list", "--porcelain")
     (whole,) = run_worktrees(root)
     assert (whole.half_made, whole.branch) == (False, "ralph/run-t-1")
+
+
+def test_a_symlink_planted_at_the_worktrees_lock_is_refused_not_followed(tmp_path: Path) -> None:
+    """A symlink planted at ``ralph-worktrees.lock`` in the git folder (the makers' turn) is
+    refused, never opened through: making a worktree fails with a ``WorktreeError``, the
+    link's target is not created, and no worktree is made; the integrators' lock, taken the
+    same way, refuses one too."""
+    from pipeline.app.workspace import WorktreeError, new_worktree
+    from pipeline.app.workspace._worktrees import git_folder_lock
+
+    root = _workspace(tmp_path)
+    aim = tmp_path / "elsewhere"
+    (root / ".git" / "ralph-worktrees.lock").symlink_to(aim)
+    with pytest.raises(WorktreeError, match="cannot take the turn to make worktrees"):
+        new_worktree(root)
+    assert not aim.exists(), "the lock was opened through the planted link"
+    assert not (tmp_path / "repo-worktrees").exists()
+    (root / ".git" / "ralph-integration.lock").symlink_to(aim)
+    with (
+        pytest.raises(OSError, match="symbolic links"),
+        git_folder_lock(root, "ralph-integration.lock"),
+    ):
+        pass
+    assert not aim.exists()
