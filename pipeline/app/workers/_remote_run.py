@@ -168,8 +168,7 @@ class RemoteRun:
                 wanted[self._head] = self._head
             if claim is not None:
                 wanted[self.claim_ref] = self.claim_ref
-            with flocked(self._lock):
-                self._fetch(self.url, wanted)
+            self._fetch(self.url, wanted)
             self._check(branch, run_id)
             if claim is not None:
                 # A push's commit says no host (``ralph@localhost``): the last claim's does.
@@ -240,10 +239,9 @@ class RemoteRun:
         if self.claimed is None:
             raise RemoteRefusedError(f"{self.ticket}: a push before the claim")
         outgoing = f"refs/ralph/outgoing/{self.ticket}"
-        with flocked(self._lock):
-            # The cache fetches, so the ticket repository's config (the agent's to edit)
-            # never decides where the transport, or the credentials, go.
-            self._fetch(f"file://{self.repo.resolve()}", {new: outgoing})
+        # The cache fetches, so the ticket repository's config (the agent's to edit) never
+        # decides where the transport, or the credentials, go.
+        self._fetch(f"file://{self.repo.resolve()}", {new: outgoing})
         fetched = self._cache("rev-parse", "--verify", "--quiet", f"{outgoing}^{{commit}}")
         if fetched != new:
             raise RemoteRefusedError(f"{self.repo} has no commit {new} (got {fetched or 'none'})")
@@ -269,8 +267,7 @@ class RemoteRun:
     def fetch(self, ref: str) -> None:
         """Bring the remote's ``ref`` into the cache's ref of that name, wherever it stands
         (:class:`RemoteRefusedError` when the remote has no such ref)."""
-        with flocked(self._lock):
-            self._fetch(self.url, {ref: ref})
+        self._fetch(self.url, {ref: ref})
 
     def _cache(self, *args: str) -> str:
         """What ``git ARGS`` in the cache printed, stripped."""
@@ -333,11 +330,13 @@ class RemoteRun:
         return listed_refs(out, *refs)
 
     def _fetch(self, url: str, refspecs: dict[str, str]) -> None:
-        """Fetch ``refspecs`` (remote ref to the cache's) from ``url`` into the cache."""
+        """Fetch ``refspecs`` (remote ref to the cache's) from ``url`` into the cache, under
+        the cache's lock (the worker's other fetches and ref moves write the same refs)."""
         specs = [f"+{source}:{into}" for source, into in refspecs.items()]
-        code, _out, err = self._retrying(
-            "fetch", "--no-tags", "--no-write-fetch-head", "--end-of-options", url, *specs
-        )
+        with flocked(self._lock):
+            code, _out, err = self._retrying(
+                "fetch", "--no-tags", "--no-write-fetch-head", "--end-of-options", url, *specs
+            )
         if code != 0:
             raise RemoteRefusedError(f"git fetch {url} failed: {' '.join(err.split())[:500]}")
 
