@@ -505,7 +505,7 @@ def drop_worktree(root: Path, target: Path, branch: str) -> None:
 def _clear(root: Path, target: Path, branch: str | None) -> None:
     """Remove the half-made worktree ``target`` (locked or not, its folder there or not) and,
     when given, its ``branch``; each step can be cut short and done again. Raises
-    :class:`WorktreeError` when git keeps it."""
+    :class:`HalfMadeError` when git keeps it."""
     try:
         gone = run_git(root, "worktree", "remove", "-f", "-f", str(target), check=False)
         if gone.returncode != 0 and target.exists():
@@ -517,7 +517,7 @@ def _clear(root: Path, target: Path, branch: str | None) -> None:
         if any(entry.path == target for entry in _registered(root)):
             raise GitError(f"git worktree remove {target}: git keeps it ({gone.stderr.strip()})")
     except GitError as error:
-        raise WorktreeError(
+        raise HalfMadeError(
             f"the half-made worktree {target} cannot be removed: {error}"
         ) from error
     if branch is not None:
