@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlsplit
 from attrs import frozen
 
 from pipeline import PipelineError
-from pipeline.handlers.runtime import GitError, git_out, holds, run_git
+from pipeline.handlers.runtime import GitError, git_out, holds, revision, run_git
 
 __all__ = ["RemoteError", "RemoteSpec", "listed_refs", "remote_key", "remote_spec", "remote_url"]
 
@@ -159,7 +159,7 @@ def remote_spec(
     if tip is None:
         raise RemoteError(f"{url} has no branch {target}: push {target} first")
     if tip != base:
-        if run_git(root, "cat-file", "-e", f"{tip}^{{commit}}", check=False).returncode != 0:
+        if revision(root, tip) is None:
             # Someone else pushed to the target: bring its commits in (no ref written) to tell
             # a clone behind the remote, which may submit, from one ahead of it.
             run_git(root, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",

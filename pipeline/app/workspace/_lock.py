@@ -6,6 +6,10 @@ file for its whole life. The kernel drops the lock when the process ends however
 run killed with SIGKILL leaves nothing stuck; the file's content (the holder's pid and run id)
 is only there to name the run in progress in the refusal. The descriptor is not inherited by
 agents (Python opens files close-on-exec), so an agent that outlives ralph holds no lock.
+
+ralph's other turns (the worktree makers' and the integrators' in the git folder, a worker's
+on a ticket and on its bare cache) take :func:`flocked`, which opens its file the same way:
+never through a link.
 """
 
 from __future__ import annotations
