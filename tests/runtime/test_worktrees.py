@@ -4,6 +4,10 @@ changes shown, and removed only once merged (or forced), never while a run holds
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,7 @@ from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
+    ROOT,
     git,
     listed_worktrees,
     make_workspace,
@@ -194,3 +199,61 @@ def test_a_tickets_worktree_left_half_made_by_an_older_release_is_made_anew(
     assert "locked" not in git(root, "worktree", "list", "--porcelain")
     (whole,) = run_worktrees(root)
     assert (whole.half_made, whole.branch) == (False, "ralph/run-t-1")
+
+
+def test_a_half_made_worktree_git_keeps_is_a_half_made_error(tmp_path: Path) -> None:
+    """A ticket's half-made worktree that git will not let go of (its ``worktree remove`` and
+    ``prune`` refused) raises ``HalfMadeError``, which a queue worker gives back to try again
+    later, not a plain ``WorktreeError``, which fails the ticket."""
+    root = _workspace(tmp_path)
+    folder = tmp_path / "repo-worktrees" / "t-1"
+    git(root, "worktree", "add", "--quiet", "--lock", "--reason", "initializing",
+        "-b", "ralph/run-t-1", str(folder), "HEAD")  # fmt: skip
+    real = shutil.which("git")
+    shim = tmp_path / "bin" / "git"
+    shim.parent.mkdir()
+    shim.write_text(
+        "#!/bin/sh\n"
+        'for word in "$@"; do case "$word" in remove|prune) echo refused >&2; exit 1;; esac; done\n'
+        f'exec "{real}" "$@"\n'
+    )
+    shim.chmod(0o755)
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from pipeline.app.workspace import WorktreeError, ticket_worktree\n"
+        "try:\n"
+        "    ticket_worktree(Path(sys.argv[1]), 't-1')\n"
+        "except WorktreeError as error:\n"
+        "    print(type(error).__name__, error)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{shim.parent}:{os.environ['PATH']}"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(root)], env=env, capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert done.stdout.startswith("HalfMadeError the half-made worktree"), done.stdout + done.stderr
+
+
+def test_a_symlink_planted_at_the_worktrees_lock_is_refused_not_followed(tmp_path: Path) -> None:
+    """A symlink planted at ``ralph-worktrees.lock`` in the git folder (the makers' turn) is
+    refused, never opened through: making a worktree fails with a ``WorktreeError``, the
+    link's target is not created, and no worktree is made; the integrators' lock, taken the
+    same way, refuses one too."""
+    from pipeline.app.workspace import WorktreeError, new_worktree
+    from pipeline.app.workspace._worktrees import git_folder_lock
+
+    root = _workspace(tmp_path)
+    aim = tmp_path / "elsewhere"
+    (root / ".git" / "ralph-worktrees.lock").symlink_to(aim)
+    with pytest.raises(WorktreeError, match="cannot take the turn to make worktrees"):
+        new_worktree(root)
+    assert not aim.exists(), "the lock was opened through the planted link"
+    assert not (tmp_path / "repo-worktrees").exists()
+    (root / ".git" / "ralph-integration.lock").symlink_to(aim)
+    with (
+        pytest.raises(OSError, match="symbolic links"),
+        git_folder_lock(root, "ralph-integration.lock"),
+    ):
+        pass
+    assert not aim.exists()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from attrs import frozen
 
-from pipeline.app.workers._remote_refs import RemoteRefs
+from pipeline.app.workers._landing import RemoteRefs
 from pipeline.app.workers._remote_run import RemoteRun, cache_for
 from pipeline.app.workers._ticket_repo import ticket_repository, ticket_turn
 from pipeline.app.workspace import drive, land_remote, open_workspace
@@ -284,7 +284,7 @@ def test_a_push_to_main_during_the_gates_is_replayed_onto_then_landed(
 LANDER = """
 import json, os, sys
 from pathlib import Path
-from pipeline.app.workers._remote_refs import RemoteRefs
+from pipeline.app.workers._landing import RemoteRefs
 from pipeline.app.workers._remote_run import RemoteRun
 from pipeline.app.workspace import land_remote
 from pipeline.handlers.store import LeaseLostError, SqliteEventStore

@@ -14,11 +14,11 @@ from pipeline.app.workspace import Check, Status
 from pipeline.app.workspace._doctor import (
     agent_pitfalls,
     check_agents,
+    check_gates,
     check_store,
     check_validate,
     diagnose,
 )
-from pipeline.app.workspace._doctor_gates import check_gates
 from pipeline.core.config import parse_config
 from pipeline.handlers.runtime import WorkspaceLayout
 from tests.runtime.workspace import make_workspace

@@ -18,9 +18,9 @@ from urllib.parse import unquote, urlsplit
 from attrs import frozen
 
 from pipeline import PipelineError
-from pipeline.handlers.runtime import GitError, git_out, holds, run_git
+from pipeline.handlers.runtime import GitError, git_out, holds, revision, run_git
 
-__all__ = ["RemoteError", "RemoteSpec", "remote_key", "remote_spec", "remote_url"]
+__all__ = ["RemoteError", "RemoteSpec", "listed_refs", "remote_key", "remote_spec", "remote_url"]
 
 
 class RemoteError(PipelineError, ValueError):
@@ -159,7 +159,7 @@ def remote_spec(
     if tip is None:
         raise RemoteError(f"{url} has no branch {target}: push {target} first")
     if tip != base:
-        if run_git(root, "cat-file", "-e", f"{tip}^{{commit}}", check=False).returncode != 0:
+        if revision(root, tip) is None:
             # Someone else pushed to the target: bring its commits in (no ref written) to tell
             # a clone behind the remote, which may submit, from one ahead of it.
             run_git(root, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
@@ -176,12 +176,19 @@ def remote_spec(
 
 def _remote_tip(root: Path, url: str, branch: str) -> str | None:
     """The commit ``url``'s ``branch`` is at, or None when it has no such branch."""
+    ref = f"refs/heads/{branch}"
     try:
-        said = git_out(root, "ls-remote", "--end-of-options", url, f"refs/heads/{branch}")
+        said = git_out(root, "ls-remote", "--end-of-options", url, ref)
     except GitError as error:
         raise RemoteError(f"cannot read {url}: {error}") from error
-    for line in said.splitlines():
-        sha, _, ref = line.partition("\t")
-        if ref == f"refs/heads/{branch}":
-            return sha
-    return None
+    return listed_refs(said, ref)[0]
+
+
+def listed_refs(printed: str, *refs: str) -> tuple[str | None, ...]:
+    """The commit each of ``refs`` is at in what ``git ls-remote`` ``printed`` (None: not
+    listed; a ref is matched whole, not by the tail git's pattern matches)."""
+    found = {}
+    for line in printed.splitlines():
+        sha, _tab, ref = line.partition("\t")
+        found[ref] = sha
+    return tuple(found.get(ref) for ref in refs)

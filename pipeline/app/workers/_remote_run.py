@@ -15,17 +15,17 @@ ticket, a zombie of this one (frozen past its lease, then woken) can move neithe
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final, final
 
 from pipeline import PipelineError
+from pipeline.app.workers._remote import listed_refs
+from pipeline.app.workspace import flocked
 from pipeline.core.config import ref_problem
 from pipeline.handlers.runtime import git_out, run_git
 from pipeline.handlers.store import LeaseLostError
@@ -39,7 +39,6 @@ __all__ = [
     "RemoteUnreachableError",
     "cache_for",
     "check_ticket",
-    "locked",
 ]
 
 CLAIMS: Final = "refs/ralph/claims/"
@@ -92,18 +91,6 @@ def check_ticket(ticket: str) -> None:
         raise ValueError(
             f"{ticket!r} is no ticket id (letters, digits, - and _, not ending in -worktrees)"
         )
-
-
-@contextlib.contextmanager
-def locked(path: Path, *, wait: bool = True) -> Iterator[None]:
-    """An ``flock`` on ``path`` for the ``with`` block (the kernel drops it with its holder,
-    however it dies). Without ``wait``, raises ``BlockingIOError`` when another holds it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        yield
-    finally:
-        os.close(fd)  # closing the last descriptor releases the lock
 
 
 @final
@@ -164,7 +151,7 @@ class RemoteRun:
         remote cannot be worked with now, and ``LeaseLostError`` when the queue says the
         ticket's lease is gone.
         """
-        with locked(self._lock):
+        with flocked(self._lock):
             if not (self.cache / "HEAD").is_file():
                 self.cache.mkdir(parents=True, exist_ok=True)
                 run_git(self.cache, "init", "-q", "--bare", bare=True)
@@ -181,8 +168,7 @@ class RemoteRun:
                 wanted[self._head] = self._head
             if claim is not None:
                 wanted[self.claim_ref] = self.claim_ref
-            with locked(self._lock):
-                self._fetch(self.url, wanted)
+            self._fetch(self.url, wanted)
             self._check(branch, run_id)
             if claim is not None:
                 # A push's commit says no host (``ralph@localhost``): the last claim's does.
@@ -253,10 +239,9 @@ class RemoteRun:
         if self.claimed is None:
             raise RemoteRefusedError(f"{self.ticket}: a push before the claim")
         outgoing = f"refs/ralph/outgoing/{self.ticket}"
-        with locked(self._lock):
-            # The cache fetches, so the ticket repository's config (the agent's to edit)
-            # never decides where the transport, or the credentials, go.
-            self._fetch(f"file://{self.repo.resolve()}", {new: outgoing})
+        # The cache fetches, so the ticket repository's config (the agent's to edit) never
+        # decides where the transport, or the credentials, go.
+        self._fetch(f"file://{self.repo.resolve()}", {new: outgoing})
         fetched = self._cache("rev-parse", "--verify", "--quiet", f"{outgoing}^{{commit}}")
         if fetched != new:
             raise RemoteRefusedError(f"{self.repo} has no commit {new} (got {fetched or 'none'})")
@@ -282,8 +267,7 @@ class RemoteRun:
     def fetch(self, ref: str) -> None:
         """Bring the remote's ``ref`` into the cache's ref of that name, wherever it stands
         (:class:`RemoteRefusedError` when the remote has no such ref)."""
-        with locked(self._lock):
-            self._fetch(self.url, {ref: ref})
+        self._fetch(self.url, {ref: ref})
 
     def _cache(self, *args: str) -> str:
         """What ``git ARGS`` in the cache printed, stripped."""
@@ -292,7 +276,7 @@ class RemoteRun:
     def _set(self, ref: str, sha: str) -> None:
         """Point the cache's ``ref`` at ``sha``, under the lock another worker's fetch into the
         same ref takes (else git's ref lock refuses one of the two)."""
-        with locked(self._lock):
+        with flocked(self._lock):
             git_out(self.cache, "update-ref", ref, sha, bare=True)
 
     def _note(self, sha: str) -> None:
@@ -343,18 +327,16 @@ class RemoteRun:
     def _remote_refs(self, *refs: str) -> tuple[str | None, ...]:
         """What ``refs`` are on the remote now (None: not there)."""
         _code, out, _err = self._retrying("ls-remote", "--end-of-options", self.url, *refs)
-        found = {}
-        for line in out.splitlines():
-            sha, _tab, ref = line.partition("\t")
-            found[ref] = sha
-        return tuple(found.get(ref) for ref in refs)
+        return listed_refs(out, *refs)
 
     def _fetch(self, url: str, refspecs: dict[str, str]) -> None:
-        """Fetch ``refspecs`` (remote ref to the cache's) from ``url`` into the cache."""
+        """Fetch ``refspecs`` (remote ref to the cache's) from ``url`` into the cache, under
+        the cache's lock (the worker's other fetches and ref moves write the same refs)."""
         specs = [f"+{source}:{into}" for source, into in refspecs.items()]
-        code, _out, err = self._retrying(
-            "fetch", "--no-tags", "--no-write-fetch-head", "--end-of-options", url, *specs
-        )
+        with flocked(self._lock):
+            code, _out, err = self._retrying(
+                "fetch", "--no-tags", "--no-write-fetch-head", "--end-of-options", url, *specs
+            )
         if code != 0:
             raise RemoteRefusedError(f"git fetch {url} failed: {' '.join(err.split())[:500]}")
 

@@ -22,7 +22,8 @@ from typing import final
 from attrs import frozen
 
 from pipeline import PipelineError
-from pipeline.app.workers._remote_run import check_ticket, locked
+from pipeline.app.workers._remote_run import check_ticket
+from pipeline.app.workspace import flocked
 from pipeline.events import PromptKind
 from pipeline.handlers.runtime import (
     EFFECT_TRAILER,
@@ -70,7 +71,7 @@ def ticket_turn(workdir: Path, ticket: str) -> Iterator[None]:
     workdir.mkdir(parents=True, exist_ok=True)
     turn = contextlib.ExitStack()
     try:
-        turn.enter_context(locked(workdir / f"{ticket}.lock", wait=False))
+        turn.enter_context(flocked(workdir / f"{ticket}.lock", wait=False))
     except BlockingIOError:
         raise TicketBusyError(f"{ticket} is held by another worker on this host") from None
     with turn:

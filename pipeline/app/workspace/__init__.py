@@ -23,11 +23,12 @@ if TYPE_CHECKING:
         resume_hint,
     )
     from pipeline.app.workspace._interrupt_run import NotInterruptedError, interrupt_run
-    from pipeline.app.workspace._land_remote import hiding_workdir, land_remote
-    from pipeline.app.workspace._lock import WorkspaceBusyError, ensure_idle, read_lock
+    from pipeline.app.workspace._lock import WorkspaceBusyError, ensure_idle, flocked, read_lock
     from pipeline.app.workspace._merge import (
         Landing,
         LandingInterruptedError,
+        hiding_workdir,
+        land_remote,
         land_run,
         merge_worktrees,
     )
@@ -87,6 +88,7 @@ __all__ = [
     "drop_worktree",
     "ensure_idle",
     "find_worktree",
+    "flocked",
     "fork_folder",
     "fork_point",
     "fork_run",

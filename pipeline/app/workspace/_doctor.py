@@ -21,12 +21,12 @@ from typing import Final
 from pipeline.app.workspace._doctor_agents import agent_pitfalls as agent_pitfalls
 from pipeline.app.workspace._doctor_agents import check_agents
 from pipeline.app.workspace._doctor_check import Check, Runner, Status, fail, ok, run_command, warn
-from pipeline.app.workspace._doctor_gates import check_gates
 from pipeline.app.workspace._doctor_sandbox import check_sandbox
 from pipeline.app.workspace._peek import locate_store
 from pipeline.app.workspace._programs import missing_programs
 from pipeline.core.config import (
     ConfigError,
+    GateConfig,
     RalphConfig,
     parse_config,
     require_chains,
@@ -106,6 +106,40 @@ def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) 
     if missing:
         return [fail("validate", missing[0], f"install {config.validate[0]} or correct validate")]
     return [ok("validate", " ".join(config.validate))]
+
+
+def _what(gate: GateConfig) -> str:
+    return f"at {', '.join(gate.on)}, on failure {gate.on_failure.value}"
+
+
+def _never_claimed(index: int, gate: GateConfig, config: RalphConfig) -> list[Check]:
+    """The warning for a ``completion`` gate of a configuration that claims no completion."""
+    if "completion" not in gate.on or config.loop.completion_promise:
+        return []
+    when = "it runs at final only" if "final" in gate.on else "it never runs"
+    detail = f"gates.{index}.on: completion never applies (loop.completion_promise is off): "
+    fix = 'use on = ["final"], or set loop.completion_promise in ralph.toml'
+    return [warn(f"gate {gate.name}", detail + when, fix)]
+
+
+def check_gates(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
+    """One check per gate: its program found (OK) or not (FAIL: a run refuses to start), and a
+    warning when it waits for a completion claim that cannot come (``completion`` with
+    ``loop.completion_promise = ""``: the gate runs at ``final`` only, or never)."""
+    missing = missing_programs(config, root, environ)
+    checks: list[Check] = []
+    for index, gate in enumerate(config.gates):
+        name = f"gate {gate.name}"
+        key = f"gates.{index}.argv"
+        problem = next((line for line in missing if line.startswith(f"{key}:")), None)
+        program = gate.argv[0] if gate.argv else ""
+        if problem is not None:
+            fix = f"install {program} or correct {key} in ralph.toml"
+            checks.append(fail(name, problem, fix))
+        else:
+            checks.append(ok(name, f"program {program!r} found; {_what(gate)}"))
+        checks += _never_claimed(index, gate, config)
+    return checks
 
 
 def check_ralph_folder(root: Path) -> list[Check]:

@@ -57,7 +57,11 @@ def check_agents(
     """Every configured agent: its program on PATH, ``--version`` answering (presets), and
     the known pitfalls. A missing program fails the run when some role's chain then has no
     agent left to fall back to; otherwise the chain falls back and it is a warning."""
-    found = {name: _program(agent, environ) for name, agent in config.agents.items()}
+    # Where each agent's program is: a path as given, else found on PATH.
+    found = {
+        name: shutil.which(agent.invocation().argv[0], path=environ.get("PATH"))
+        for name, agent in config.agents.items()
+    }
     checks: list[Check] = []
     for name, agent in config.agents.items():
         label = f"agent {name}"
@@ -82,12 +86,6 @@ def check_agents(
             status = Status.FAIL if pitfall.fails else Status.WARN
             checks.append(Check(name=f"{label} pitfall", status=status, detail=problem, fix=fix))
     return checks
-
-
-def _program(agent: AgentConfig, environ: Mapping[str, str]) -> str | None:
-    """Where the agent's program is (an absolute or relative path as given, else PATH)."""
-    program = agent.invocation().argv[0]
-    return shutil.which(program, path=environ.get("PATH"))
 
 
 def _mcp(label: str, agent: AgentConfig, config: RalphConfig, environ: Mapping[str, str]) -> Check:

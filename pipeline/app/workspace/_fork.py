@@ -184,16 +184,13 @@ def resume_hint(fork: str, target: Path, store: str | None) -> str:
     workspace's): ``ralph resume FORK -C TARGET``, with ``--store`` when the fork's log went
     to a PostgreSQL store its ``ralph.toml`` does not name (its password left out)."""
     hint = f"ralph resume {fork} -C {target}"
-    if store is not None and store_path(store) is None and _store_url(target) is None:
+    if store is None or store_path(store) is not None:
+        return hint
+    # No usable ralph.toml counts as naming none: the resume says what is wrong with it.
+    config = peek_config(target)
+    if config is None or config.store.url is None:
         hint += f" --store {mask_password_of(store, store)}"
     return hint
-
-
-def _store_url(root: Path) -> str | None:
-    """The ``[store] url`` of ``root``'s ``ralph.toml`` (None: none, or no usable file: the
-    default store, as the resume would say what is wrong with the file)."""
-    config = peek_config(root)
-    return None if config is None else config.store.url
 
 
 def _fork_store(target: Path, store: str | None) -> str:

@@ -6,6 +6,10 @@ file for its whole life. The kernel drops the lock when the process ends however
 run killed with SIGKILL leaves nothing stuck; the file's content (the holder's pid and run id)
 is only there to name the run in progress in the refusal. The descriptor is not inherited by
 agents (Python opens files close-on-exec), so an agent that outlives ralph holds no lock.
+
+ralph's other turns (the worktree makers' and the integrators' in the git folder, a worker's
+on a ticket and on its bare cache) take :func:`flocked`, which opens its file the same way:
+never through a link.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ __all__ = [
     "WorkspaceBusyError",
     "WorkspaceLock",
     "ensure_idle",
+    "flocked",
     "hold_workspace",
     "lock_mode",
     "lock_record",
@@ -118,6 +123,22 @@ def ensure_idle(ralph_dir: Path) -> None:
     before it judges the work tree, whose changes are then the other run's, not the person's."""
     with hold_workspace(ralph_dir):
         pass
+
+
+@contextlib.contextmanager
+def flocked(path: Path, *, wait: bool = True) -> Iterator[None]:
+    """An exclusive ``flock`` on the file at ``path`` (made when missing) for the ``with``
+    block; the kernel drops it with its holder, however it dies. Without ``wait``, raises
+    ``BlockingIOError`` when another holds it.
+
+    The file is opened without following a link: a symlink planted at ``path`` (where an
+    agent may reach) is refused with ``OSError``, never opened or created through."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
 
 
 def lock_mode(ralph_dir: Path) -> str | None:

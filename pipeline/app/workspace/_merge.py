@@ -7,6 +7,14 @@ the next one: it first goes on with every integration the logs say is under way,
 the ones asked for, in the order named. Integrators of one repository take turns on a lock in
 its git folder (the kernel drops it with its holder, however it dies), so the queue's order
 is the order they got the lock in.
+
+A queue worker lands a ticket's run through the same queue: a path ticket's in its worktree
+(:func:`land_run`), a remote ticket's from the worker's repository ``W/<T>`` onto its
+remote's target (:func:`land_remote`). ``W/<T>`` is the run's agents' to write, so nothing
+that landing trusts is read from it: the gates' configuration is the ticket's text, the
+branch is the ticket's, and the commits landed are the ones the run's log records. Landings
+on one remote meet at a PostgreSQL lease named by its URL, whichever host they run on (the
+caller gives one name for one remote: a path and its ``file://`` URL are the path).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import final
 
+import attrs
 from attrs import frozen
 
 from pipeline import PipelineError
@@ -74,7 +83,14 @@ from pipeline.handlers.store import (
     store_path,
 )
 
-__all__ = ["Landing", "LandingInterruptedError", "land_run", "merge_worktrees", "target_branch"]
+__all__ = [
+    "Landing",
+    "LandingInterruptedError",
+    "hiding_workdir",
+    "land_remote",
+    "land_run",
+    "merge_worktrees",
+]
 
 _LOCK_NAME = "ralph-integration.lock"
 """The integrators' turn (:func:`git_folder_lock`), in the repository's common git folder."""
@@ -106,10 +122,9 @@ class Landing:
     integration: Integration
 
 
-def target_branch(root: Path, into: str | None) -> str:
-    """The branch to land on: ``into``, or the branch the main worktree has checked out; it
-    must be a branch that exists."""
-    root = main_worktree(root)
+def _target_branch(root: Path, into: str | None) -> str:
+    """The branch to land on: ``into``, or the branch the main worktree ``root`` has checked
+    out; it must be a branch that exists."""
     if into is None:
         into = git_out(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).strip()
         if not into:
@@ -140,7 +155,7 @@ def merge_worktrees(
     A request to ``interruption`` stops it at a safe point (see :func:`integrate`) with
     :class:`LandingInterruptedError`."""
     root = main_worktree(root)
-    queue = _Queue(root=root, target=target_branch(root, into), observer=observer,
+    queue = _Queue(root=root, target=_target_branch(root, into), observer=observer,
                    interruption=interruption)  # fmt: skip
     asked = [find_worktree(root, name) for name in dict.fromkeys(names)]
     if lock_mode(WorkspaceLayout(root=root).ralph_dir) == "exclusive":
@@ -182,12 +197,64 @@ def land_run(
     ticket run with ``[run] merge = true``; ``lease``: the PostgreSQL store's URL, where the
     integrators of other machines meet."""
     root = main_worktree(root)
-    queue = _Queue(root=root, target=target_branch(root, into), observer=observer)
+    queue = _Queue(root=root, target=_target_branch(root, into), observer=observer)
     found = find_worktree(root, str(worktree))
     with _integrator_turn(root):
         landing = queue.integrate(found, store, run_id, asked=True, lease=lease)
     assert landing is not None  # asked: queued, or landed already
     return landing
+
+
+def land_remote(
+    repo: Path,
+    refs: TargetRefs,
+    store: RunStore,
+    run_id: RunId,
+    *,
+    branch: str,
+    target: str,
+    config_text: str,
+    url: str,
+    lease: str | None = None,
+) -> Landing:
+    """Land run ``run_id`` (its log in ``store``), which worked on ``branch`` in the ticket's
+    repository ``repo``, on the branch ``target`` of the remote at ``url``, read and moved
+    through ``refs``; the gates run with the ticket's ``config_text``. ``lease``: the
+    PostgreSQL store's URL, where landings on ``url`` take turns (none with another store).
+    Raises :class:`WorktreeError` for a ticket that cannot land, and what the landing's git
+    and the store raise."""
+    try:
+        config = parse_config(config_text, f"{url}'s ticket configuration")
+    except ConfigError as error:
+        raise WorktreeError(str(error)) from error
+    config = hiding_workdir(config, repo)
+    head = revision(repo, f"refs/heads/{branch}")
+    if head is None:
+        raise WorktreeError(f"{repo} has no branch {branch}")
+    worktree = RunWorktree(
+        name=branch, path=repo, branch=branch, head=head, ahead=0, run=run_id,
+        phase=None, ended=True, busy=False,
+    )  # fmt: skip
+    queue = _Queue(root=repo, target=target, refs=refs)
+    with _integrator_turn(repo):
+        landing = queue.integrate(
+            worktree, store, run_id, asked=True, lease=lease,
+            configured=(config, digest_of(config_text.encode())),
+            lease_name=f"ralph-integration:{url}",
+        )  # fmt: skip
+    assert landing is not None  # asked: queued, or landed already
+    return landing
+
+
+def hiding_workdir(config: RalphConfig, repo: Path) -> RalphConfig:
+    """``config`` with the folder of the ticket repository ``repo`` (the worker's ``W``) in
+    its sandbox's ``hide``: its agents and gates, bound back over the hidden folder, see
+    nothing of ``W`` but what they work in: not the bare cache (every branch it fetched), the
+    locks (one held from inside would stall the host's claims), nor other tickets' folders,
+    even those made after the sandbox started. Not written in the ticket's text: the path is
+    this host's."""
+    hide = (*config.sandbox.hide, str(repo.resolve().parent))
+    return attrs.evolve(config, sandbox=attrs.evolve(config.sandbox, hide=hide))
 
 
 @final

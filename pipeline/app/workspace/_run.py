@@ -21,8 +21,6 @@ from pipeline.app.workspace._dirty import dirty_message, dirty_paths
 from pipeline.app.workspace._lock import WorkspaceLock, hold_workspace
 from pipeline.app.workspace._peek import locate_store
 from pipeline.app.workspace._programs import missing_programs
-from pipeline.app.workspace._read_only import left_read_only
-from pipeline.app.workspace._sandbox_start import settle_sandbox
 from pipeline.core.config import (
     Durability,
     RalphConfig,
@@ -38,6 +36,7 @@ from pipeline.engine import (
     RunObserver,
     RunOptions,
     RunWorld,
+    load_state,
     run_durable,
     utc_now,
 )
@@ -49,6 +48,7 @@ from pipeline.events import (
     Role,
     RunId,
     RunStarted,
+    SandboxMode,
 )
 from pipeline.handlers.agents import known_pitfalls
 from pipeline.handlers.intake import write_marker
@@ -57,15 +57,20 @@ from pipeline.handlers.runtime import (
     GitError,
     PromptSource,
     Runtime,
+    SandboxChoice,
     UnsafePathError,
     WorkspaceLayout,
+    choose_sandbox,
+    cut_off,
     digest_of,
     ensure_excluded,
     file_unfiled,
+    git_policy_in,
     load_hat_schemas,
     load_response_schemas,
     outside_facts,
     own_paths,
+    switch_branch,
 )
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
 
@@ -281,7 +286,7 @@ def drive(
         on_warning = None if observer is None else observer.warning
         try:
             stores = _store_files(workspace, store)
-            sandboxing = settle_sandbox(config, workspace.layout, stores, on_warning)
+            sandboxing = _settle_sandbox(config, workspace.layout, stores, on_warning)
         except GitError as error:
             raise RunSetupError(f"cannot work on branch {config.branch!r}: {error}") from error
         runtime = Runtime(
@@ -313,7 +318,7 @@ def drive(
             # People's answers and guidance reach the run through its store only.
             runtime.answers = opened = store
             if prompt is not None and prompt.path is not None and run_id is None:
-                runtime.prompt_mode = left_read_only(store, prompt.path, on_warning)
+                runtime.prompt_mode = _left_read_only(store, prompt.path, on_warning)
             if run_id is None and on_warning is not None:
                 for problem in topology_problems(workspace.config.loop_policy()):
                     on_warning(f"the topology: {problem.message}")
@@ -386,3 +391,71 @@ def _check_reconciled(workspace: Workspace, store: EventStore, run_id: RunId) ->
             f"run {run_id} was not resumed: its log and the workspace disagree: "
             + "; ".join(found.problems)
         )
+
+
+def _cut_off(sandboxing: SandboxChoice) -> list[str]:
+    """A warning for each agent CLI the sandbox cuts off from everything, its model too."""
+    found = []
+    for name, needs in sandboxing.agents.items():
+        why = cut_off(sandboxing.policy, needs)
+        if why is not None:
+            found.append(
+                f"sandbox: agents.{name} ({needs.preset}) can reach nothing in the sandbox "
+                f"({why}), so its CLI cannot reach its model: every invocation of it will fail"
+            )
+    return found
+
+
+def _settle_sandbox(
+    config: RalphConfig,
+    layout: WorkspaceLayout,
+    stores: tuple[Path, ...],
+    on_warning: Callable[[str], None] | None,
+) -> SandboxChoice:
+    """The sandbox a run of ``config`` runs in (``on_warning`` told when ``auto`` leaves it
+    off, and of each agent CLI it cuts off from its model), with the workspace switched to
+    the run's ``branch`` in it: a post-checkout hook is the repository's code. Raises
+    :class:`~pipeline.handlers.runtime.SandboxUnavailableError` as :func:`choose_sandbox`
+    does, and ``GitError`` when the switch fails."""
+    sandboxing = choose_sandbox(config)
+    if on_warning is not None:
+        if sandboxing.probe is None and sandboxing.policy.mode is SandboxMode.AUTO:
+            on_warning(f"sandbox: {sandboxing.said}")
+        for problem in () if sandboxing.probe is None else _cut_off(sandboxing):
+            on_warning(problem)
+    if config.branch is not None:
+        switch_branch(layout.root, config.branch, git_policy_in(sandboxing, layout, config, stores))
+    return sandboxing
+
+
+# A run makes the prompt file in its workspace read-only while it works and gives the file its
+# mode back when it ends. A run that never finished leaves the file read-only, and the next run
+# would then give back that read-only mode: it looks the earlier run up in the store instead,
+# and gives back the mode the file had before.
+_RECENT_RUNS = 20
+"""How many of the store's latest runs a new run looks through for one that left its prompt
+file read-only."""
+
+
+def _left_read_only(
+    store: EventStore, path: Path, on_warning: Callable[[str], None] | None
+) -> int | None:
+    """The mode ``path`` had before an earlier run that never finished made it read-only
+    (None when no such run holds it): a new run gives that mode back when it ends. Only the
+    latest runs are looked at: a shared store may hold thousands, and the run that left the
+    file read-only is one of the last in its workspace."""
+    target = path.resolve()
+    for summary in reversed(store.runs()[-_RECENT_RUNS:]):
+        state, _ = load_state(store, summary.run_id)
+        protected = state.ledger.protected_prompt
+        if protected is None or Path(protected.path).resolve() != target:
+            continue
+        if on_warning is not None:
+            on_warning(
+                f"{path} was left read-only by run {summary.run_id}, which never finished; "
+                f"this run gives it back its mode {protected.original_mode:#o} when it ends "
+                f"(run {summary.run_id} can no longer be resumed safely once this one changed "
+                "the work tree)"
+            )
+        return protected.original_mode
+    return None

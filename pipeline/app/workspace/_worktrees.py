@@ -30,9 +30,7 @@ sees is dead.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
-import os
 import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -43,7 +41,7 @@ from attrs import frozen
 
 from pipeline import PipelineError
 from pipeline.app.workspace._carry import carry_setup
-from pipeline.app.workspace._lock import lock_mode
+from pipeline.app.workspace._lock import flocked, lock_mode
 from pipeline.core.state import Phase
 from pipeline.handlers.runtime import (
     GitError,
@@ -439,16 +437,13 @@ def git_folder_lock(
     root: Path, name: str, interruption: Interruption | None = None
 ) -> Iterator[None]:
     """Hold the ``flock`` on ``name`` in the common git folder of ``root``'s repository for
-    the block (the kernel drops it with its holder, however it dies), waiting for its holder;
-    a request to ``interruption`` while it waits raises :class:`Interrupted`. Raises
-    :class:`GitError` when there is no git folder."""
-    fd = _open_lock(root, name)
-    try:
+    the block (:func:`flocked`: a link planted there is refused, never followed), waiting
+    for its holder; a request to ``interruption`` while it waits raises :class:`Interrupted`.
+    Raises :class:`GitError` when there is no git folder."""
+    with contextlib.ExitStack() as held:
         with contextlib.nullcontext() if interruption is None else interruption.armed():
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            held.enter_context(flocked(common_git_dir(root) / name))
         yield
-    finally:
-        os.close(fd)
 
 
 def maker_at_work(root: Path) -> bool:
@@ -456,21 +451,10 @@ def maker_at_work(root: Path) -> bool:
     being made; when that cannot be told, as good as at work (nothing is removed under a
     maker). Takes no turn that lasts (a maker that comes meanwhile waits a moment)."""
     try:
-        fd = _open_lock(root, _LOCK_NAME)
-    except (GitError, OSError):
+        with flocked(common_git_dir(root) / _LOCK_NAME, wait=False):
+            return False
+    except (GitError, OSError):  # held (BlockingIOError), or it cannot be told
         return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:  # held (BlockingIOError), or it cannot be told
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
-def _open_lock(root: Path, name: str) -> int:
-    """The lock file ``name`` in the repository's common git folder, opened."""
-    return os.open(common_git_dir(root) / name, os.O_RDWR | os.O_CREAT, 0o644)
 
 
 def common_git_dir(root: Path) -> Path:
@@ -521,7 +505,7 @@ def drop_worktree(root: Path, target: Path, branch: str) -> None:
 def _clear(root: Path, target: Path, branch: str | None) -> None:
     """Remove the half-made worktree ``target`` (locked or not, its folder there or not) and,
     when given, its ``branch``; each step can be cut short and done again. Raises
-    :class:`WorktreeError` when git keeps it."""
+    :class:`HalfMadeError` when git keeps it."""
     try:
         gone = run_git(root, "worktree", "remove", "-f", "-f", str(target), check=False)
         if gone.returncode != 0 and target.exists():
@@ -533,7 +517,7 @@ def _clear(root: Path, target: Path, branch: str | None) -> None:
         if any(entry.path == target for entry in _registered(root)):
             raise GitError(f"git worktree remove {target}: git keeps it ({gone.stderr.strip()})")
     except GitError as error:
-        raise WorktreeError(
+        raise HalfMadeError(
             f"the half-made worktree {target} cannot be removed: {error}"
         ) from error
     if branch is not None:
