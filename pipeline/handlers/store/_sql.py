@@ -4,8 +4,7 @@ to the inbox, save a checkpoint and rebuild the projections; each statement writ
 with the dialect's placeholder.
 
 A store says how it runs a statement (:meth:`SqlStore._fetch`: SQLite's under its error
-guard, PostgreSQL's retried on a lost connection), how it reads one batch of a log in one
-snapshot (:meth:`SqlStore._batch`), how it runs a write transaction
+guard, PostgreSQL's retried on a lost connection), how it runs a write transaction
 (:meth:`SqlStore._writing`) and writes projections' rows in one
 (:meth:`SqlStore._write_projected`); the rest is here. Appends are the dialects' own: each
 is the hot path, written for its database.
@@ -30,23 +29,19 @@ from pipeline.handlers.store._port import (
     UnknownRunError,
 )
 from pipeline.handlers.store._projection import Projection, rebuilt
-from pipeline.handlers.store._rows import LegacyVerdicts, check_sequence, decode_row
+from pipeline.handlers.store._rows import LegacyVerdicts, check_sequence, decode_row, unapplied
 
-__all__ = ["READ_BATCH", "Batch", "SqlStore"]
+__all__ = ["READ_BATCH", "SqlStore"]
 
 T = TypeVar("T")
 
 READ_BATCH: Final = 1_000
 """Events fetched at a time when a log is read (constant memory)."""
 
-Batch = tuple[list[tuple[Any, ...]], int, str | None]
-"""Rows ``(sequence, type, schema_version, body, digest)`` of a log from a position, with
-the run's head and tip read in the same snapshot."""
-
 
 class SqlStore:
-    """A SQL event store but its append, over its :meth:`_fetch`, :meth:`_batch`,
-    :meth:`_writing` and :meth:`_write_projected`."""
+    """A SQL event store but its append, over its :meth:`_fetch`, :meth:`_writing` and
+    :meth:`_write_projected`."""
 
     placeholder: ClassVar[str]
     """The dialect's parameter placeholder (``?`` or ``%s``)."""
@@ -57,10 +52,22 @@ class SqlStore:
     """The body column as the store reads it (PostgreSQL's JSON is read as its text)."""
     _BEGAN: ClassVar[str]
     """The column that numbers the runs in the order their logs began."""
+    _READ: ClassVar[str]
+    """A batch of a run's events, with the run's head and tip on every row: one statement, so
+    one snapshot (a run with no events in the batch gives one row of NULL events). Its
+    parameters: the run, the first position and the batch's size; ``{digest}`` and ``{tip}``
+    stand for the hash chain's columns."""
+    _MIGRATIONS: ClassVar[tuple[tuple[int, str, str], ...]]
+    """The dialect's migrations (number, name, SQL)."""
+    _CHAIN_MIGRATION: ClassVar[int]
+    """The migration that added the hash chain's columns."""
+    _INBOX_MIGRATION: ClassVar[int]
+    """The migration that made the answers, the guidance and the context book one inbox."""
     label: str
-    _digest: str
-    """The digest column, or NULL in a store read as a release before the chain left it."""
-    _inbox: str
+    _digest = "digest"
+    _tip = "tip"
+    """The columns of the hash chain, or NULL in a store read as an older release left it."""
+    _inbox = "inbox"
     """The inbox's table, or the older release's tables read as one (a reader's)."""
     _projections: tuple[Projection, ...]
     append: Callable[..., int]
@@ -71,10 +78,16 @@ class SqlStore:
         ``action``)."""
         raise NotImplementedError
 
-    def _batch(self, run_id: RunId, position: int) -> Batch:
-        """The run's rows from ``position`` on (at most :data:`READ_BATCH`), with its head
-        and tip, in one snapshot."""
-        raise NotImplementedError
+    def _batch(self, run_id: RunId, position: int) -> tuple[list[Any], int, str | None]:
+        """The run's rows ``(sequence, type, schema_version, body, digest, head, tip)`` from
+        ``position`` on (at most :data:`READ_BATCH`), and its head and tip (0 and None for a
+        run the store does not hold), in one snapshot."""
+        sql = self._READ.format(digest=self._digest, tip=self._tip)
+        rows = self._fetch(f"read run {run_id!r}", sql, (run_id, position, READ_BATCH))
+        if not rows:
+            return [], 0, None
+        head, tip = int(rows[0][5]), rows[0][6]
+        return ([] if rows[0][0] is None else rows), head, tip
 
     def _writing(self, action: str, work: Callable[[Any], T], *, flush: bool = True) -> T:
         """``work`` in one write transaction, given what runs its statements (``execute``
@@ -86,6 +99,22 @@ class SqlStore:
         """Write the projections' rows in the transaction ``cursor`` (from :meth:`_writing`)
         runs."""
         raise NotImplementedError
+
+    @staticmethod
+    def _legacy_inbox(applied: set[int]) -> str:
+        """The inbox of a store from before :attr:`_INBOX_MIGRATION` that has the migrations
+        ``applied`` (:func:`~._inbox_sql.legacy_inbox`, with the dialect's numbers)."""
+        raise NotImplementedError
+
+    def _read_older(self, applied: set[int]) -> None:
+        """For a reader, which never migrates: refuse a schema from a newer release, and read
+        an older one as it is (no digests before the hash chain's migration, the tables
+        before the inbox's read as one)."""
+        unapplied(self.label, self._MIGRATIONS, applied)
+        if self._CHAIN_MIGRATION not in applied:
+            self._digest, self._tip = "NULL", "NULL"
+        if self._INBOX_MIGRATION not in applied:
+            self._inbox = f"({self._legacy_inbox(applied)}) AS inbox"
 
     @staticmethod
     def _storable(text: str) -> str:
@@ -103,7 +132,7 @@ class SqlStore:
         position = from_sequence
         while True:
             rows, head, tip = self._batch(run_id, position)
-            for sequence, tag, version, body, digest in rows:
+            for sequence, tag, version, body, digest, _head, _tip in rows:
                 check_sequence(sequence, position, log)
                 position += 1
                 event = decode_row(body, version, log, sequence, legacy)

@@ -19,7 +19,7 @@ after its connection dropped during the commit finds its own events stored and s
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Final, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import orjson
 import psycopg
@@ -46,29 +46,11 @@ from pipeline.handlers.store._pg_migrations import (
 )
 from pipeline.handlers.store._port import SequenceConflictError
 from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, project
-from pipeline.handlers.store._rows import unapplied
-from pipeline.handlers.store._sql import READ_BATCH, Batch, SqlStore
+from pipeline.handlers.store._sql import SqlStore
 
 __all__ = ["AppendGuard", "PostgresEventStore", "advisory_lease", "describe_url"]
 
 T = TypeVar("T")
-
-READ_SQL: Final = """
-    SELECT e.sequence, e.type, e.schema_version, e.body::text, e.digest, r.head, r.{tip}
-    FROM runs AS r
-    LEFT JOIN LATERAL (
-        SELECT sequence, type, schema_version, body, {digest} AS digest FROM events
-        WHERE events.run_id = r.run_id AND sequence >= %s ORDER BY sequence LIMIT %s
-    ) AS e ON true
-    WHERE r.run_id = %s
-"""
-"""A batch of a run's events with the run's head and tip on every row: one statement, so
-one snapshot (a run with no events in the batch gives one row of NULL events)."""
-
-_CHAIN_MIGRATION: Final = 6
-"""The migration that added the hash chain's columns."""
-_INBOX_MIGRATION: Final = 12
-"""The migration that made the answers, the guidance and the context book one inbox."""
 
 
 class PostgresEventStore(PgSession, SqlStore):
@@ -85,6 +67,17 @@ class PostgresEventStore(PgSession, SqlStore):
     placeholder = "%s"
     _BODY = "body::text"
     _BEGAN = "created"
+    _READ = """
+        SELECT e.sequence, e.type, e.schema_version, e.body::text, e.digest, r.head, r.tip
+        FROM (SELECT run_id, head, {tip} AS tip FROM runs WHERE run_id = %s) AS r
+        LEFT JOIN LATERAL (
+            SELECT sequence, type, schema_version, body, {digest} AS digest FROM events
+            WHERE events.run_id = r.run_id AND sequence >= %s ORDER BY sequence LIMIT %s
+        ) AS e ON true
+    """
+    _MIGRATIONS = PG_MIGRATIONS
+    _CHAIN_MIGRATION = 6
+    _INBOX_MIGRATION = 12
     # Numbers in commit order: a reader never finds a gap filled in later.
     _LOCK_INBOX: ClassVar[str | None] = "LOCK TABLE inbox IN EXCLUSIVE MODE"
     _storable = staticmethod(nul_free)
@@ -105,10 +98,6 @@ class PostgresEventStore(PgSession, SqlStore):
         )
         self.guard = guard
         self._projections = tuple(projections)
-        self._inbox = "inbox"
-        """The inbox's table, or the older release's tables read as one (a reader's)."""
-        self._digest, self._tip = "digest", "tip"
-        """The columns of the hash chain, or NULL in a database an older release left."""
         self._tips: dict[RunId, tuple[int, str | None]] = {}
         """Per run this process appended to: the head and tip it left, so the usual append
         (one statement) can chain its events without reading the tip first."""
@@ -121,23 +110,23 @@ class PostgresEventStore(PgSession, SqlStore):
     # -- the schema ---------------------------------------------------------------------
 
     def _check_schema(self) -> None:
-        """For a reader: refuse a schema from a newer release, and read an older one as it is
-        (no digests before the hash chain's migration); nothing is changed."""
+        """For a reader: refuse a schema from a newer release, and read an older one as it is;
+        nothing is changed."""
         versions = self.retrying(
             "read the schema version", lambda conn: applied_migrations(conn, self.label)
         )
-        unapplied(self.label, PG_MIGRATIONS, versions)  # a newer release's schema is refused
-        if _CHAIN_MIGRATION not in versions:
-            self._digest, self._tip = "NULL", "NULL"
-        if _INBOX_MIGRATION not in versions:
-            legacy = legacy_inbox(
-                answers=5 in versions,
-                guidance=8 in versions,
-                notes=11 in versions,
-                postgres=True,
-                sent=9 in versions,
-            )
-            self._inbox = f"({legacy}) AS inbox"
+        self._read_older(versions)
+
+    @staticmethod
+    def _legacy_inbox(applied: set[int]) -> str:
+        """The answers (5), guidance (8, its keys from 9) and context book (11) as one inbox."""
+        return legacy_inbox(
+            answers=5 in applied,
+            guidance=8 in applied,
+            notes=11 in applied,
+            postgres=True,
+            sent=9 in applied,
+        )
 
     def migrate(self) -> list[int]:
         """Apply the migrations not yet applied; return their numbers (none the second time)."""
@@ -226,14 +215,6 @@ class PostgresEventStore(PgSession, SqlStore):
     def _fetch(self, action: str, sql: str, params: Sequence[Any]) -> list[Any]:
         """The rows ``sql`` gives, retried on a lost connection."""
         return self.retrying(action, lambda conn: conn.execute(sql.encode(), params).fetchall())
-
-    def _batch(self, run_id: RunId, position: int) -> Batch:
-        """The run's rows from ``position`` on, each with the run's head and tip: one
-        statement, so one snapshot."""
-        sql = READ_SQL.format(digest=self._digest, tip=self._tip)
-        rows = self._fetch(f"read run {run_id!r}", sql, (position, READ_BATCH, run_id))
-        events = [row[:5] for row in rows if row[0] is not None]
-        return events, *((int(rows[0][5]), rows[0][6]) if rows else (0, None))
 
     # -- writes but appends --------------------------------------------------------------
 

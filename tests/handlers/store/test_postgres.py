@@ -119,6 +119,24 @@ def test_a_store_from_a_newer_release_is_refused_untouched(postgres_url: str) ->
         PostgresEventStore(postgres_url)
 
 
+def test_a_database_from_before_the_chain_reads_as_it_is(postgres_url: str) -> None:
+    """A database as the release before the hash chain left it (no digest column, no tip):
+    a read-only session reads its run's events as they are, and a writer migrates it and the
+    run goes on."""
+    with PostgresEventStore(postgres_url) as store:
+        store.append(RUN, 0, topics(4))
+    with psycopg.connect(postgres_url) as conn:
+        conn.execute("ALTER TABLE events DROP COLUMN digest")
+        conn.execute("ALTER TABLE runs DROP COLUMN tip")
+        conn.execute("DELETE FROM schema_migrations WHERE version = 6")
+    with PostgresEventStore(postgres_url, read_only=True) as reader:
+        assert list(reader.read(RUN)) == topics(4)
+        assert list(reader.read(RUN, 2)) == topics(2, start=2)
+    with PostgresEventStore(postgres_url) as store:
+        store.append(RUN, 4, topics(2, start=4))
+        assert list(store.read(RUN)) == topics(6)
+
+
 def test_a_dropped_connection_is_reopened_and_the_append_lands_once(postgres_url: str) -> None:
     """The server ends the store's session between appends: the next append reconnects and
     lands; the log holds every event once."""
