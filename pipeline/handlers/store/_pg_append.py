@@ -30,7 +30,6 @@ __all__ = [
     "append_under_lock",
     "holds",
     "nul_free",
-    "write_rows",
 ]
 
 COPY_FROM: Final = 32

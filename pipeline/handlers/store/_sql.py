@@ -4,9 +4,8 @@ to the inbox, save a checkpoint and rebuild the projections; each statement writ
 with the dialect's placeholder.
 
 A store says how it runs a statement (:meth:`SqlStore._fetch`: SQLite's under its error
-guard, PostgreSQL's retried on a lost connection), how it runs a write transaction
-(:meth:`SqlStore._writing`) and writes projections' rows in one
-(:meth:`SqlStore._write_projected`); the rest is here. Appends are the dialects' own: each
+guard, PostgreSQL's retried on a lost connection) and how it runs a write transaction
+(:meth:`SqlStore._writing`); the rest is here. Appends are the dialects' own: each
 is the hot path, written for its database.
 """
 
@@ -28,7 +27,7 @@ from pipeline.handlers.store._port import (
     RunSummary,
     UnknownRunError,
 )
-from pipeline.handlers.store._projection import Projection, rebuilt
+from pipeline.handlers.store._projection import Projection, rebuilt, upsert_sql
 from pipeline.handlers.store._rows import LegacyVerdicts, check_sequence, decode_row, unapplied
 
 __all__ = ["READ_BATCH", "SqlStore"]
@@ -40,8 +39,7 @@ READ_BATCH: Final = 1_000
 
 
 class SqlStore:
-    """A SQL event store but its append, over its :meth:`_fetch`, :meth:`_writing` and
-    :meth:`_write_projected`."""
+    """A SQL event store but its append, over its :meth:`_fetch` and :meth:`_writing`."""
 
     placeholder: ClassVar[str]
     """The dialect's parameter placeholder (``?`` or ``%s``)."""
@@ -96,9 +94,15 @@ class SqlStore:
         raise NotImplementedError
 
     def _write_projected(self, cursor: Any, tables: dict[str, list[tuple[Any, ...]]]) -> None:
-        """Write the projections' rows in the transaction ``cursor`` (from :meth:`_writing`)
-        runs."""
-        raise NotImplementedError
+        """Write the projections' rows, their texts made storable, in the transaction
+        ``cursor`` (from :meth:`_writing`) runs."""
+        storable = self._storable
+        for projection in self._projections:
+            if rows := tables[projection.table]:
+                cursor.executemany(
+                    upsert_sql(projection, self.placeholder),
+                    [tuple(storable(v) if isinstance(v, str) else v for v in row) for row in rows],
+                )
 
     @staticmethod
     def _legacy_inbox(applied: set[int]) -> str:

@@ -24,7 +24,7 @@ from pipeline.handlers.store._chain import chained
 from pipeline.handlers.store._inbox_sql import legacy_inbox
 from pipeline.handlers.store._migrations import MIGRATIONS, apply_migrations
 from pipeline.handlers.store._port import SequenceConflictError, StoreError, StoreVanishedError
-from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, project, upsert_sql
+from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, project
 from pipeline.handlers.store._sql import SqlStore
 from pipeline.handlers.store._sqlite_open import guard, open_read_only, open_to_write
 from pipeline.handlers.store._summaries import RUN_STATUS, RUN_SUMMARIES
@@ -181,12 +181,6 @@ class SqliteEventStore(SqlStore):
                 db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
                 self._write_projected(db, tables)
         return head
-
-    def _write_projected(self, cursor: Any, tables: dict[str, list[tuple[Any, ...]]]) -> None:
-        """Write the projections' rows (inside the caller's transaction)."""
-        for projection in self._projections:
-            if rows := tables[projection.table]:
-                cursor.executemany(upsert_sql(projection, "?"), rows)
 
     def _writing(self, action: str, work: Callable[[Any], T], *, flush: bool = True) -> T:
         """``work`` given the connection in one ``BEGIN IMMEDIATE`` transaction."""

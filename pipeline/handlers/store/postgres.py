@@ -35,7 +35,6 @@ from pipeline.handlers.store._pg_append import (
     append_under_lock,
     holds,
     nul_free,
-    write_rows,
 )
 from pipeline.handlers.store._pg_connection import PgSession, describe_url
 from pipeline.handlers.store._pg_lease import advisory_lease
@@ -229,7 +228,3 @@ class PostgresEventStore(PgSession, SqlStore):
                 return work(cursor)
 
         return self.retrying(action, attempt)
-
-    def _write_projected(self, cursor: Any, tables: dict[str, list[tuple[Any, ...]]]) -> None:
-        """Write the projections' rows (inside the caller's transaction)."""
-        write_rows(cursor, [(p, tables[p.table]) for p in self._projections])
