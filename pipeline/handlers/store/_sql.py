@@ -5,8 +5,9 @@ with the dialect's placeholder.
 
 A store says how it runs a statement (:meth:`SqlStore._fetch`: SQLite's under its error
 guard, PostgreSQL's retried on a lost connection) and how it runs a write transaction
-(:meth:`SqlStore._writing`); the rest is here. Appends are the dialects' own: each
-is the hot path, written for its database.
+(:meth:`SqlStore._writing`); the rest is here, with the append a write transaction makes
+(:meth:`SqlStore._append_locked`). When and how a dialect opens that transaction is its own:
+it is the hot path (PostgreSQL's usual append is one statement of its own instead).
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from typing import Any, ClassVar, Final, Self, TypeVar
 
 from pipeline.core.serialization import EncodedCheckpoint
 from pipeline.events import PipelineEvent, RunId
-from pipeline.handlers.store._chain import ChainCheck, chain_start
+from pipeline.handlers.store._chain import ChainCheck, chain_start, chained
 from pipeline.handlers.store._inbox_sql import post_letters, read_inbox
 from pipeline.handlers.store._port import (
     Letter,
     Message,
     MessageKind,
     RunSummary,
+    SequenceConflictError,
     UnknownRunError,
 )
 from pipeline.handlers.store._projection import Projection, rebuilt, upsert_sql
@@ -50,6 +52,9 @@ class SqlStore:
     """The body column as the store reads it (PostgreSQL's JSON is read as its text)."""
     _BEGAN: ClassVar[str]
     """The column that numbers the runs in the order their logs began."""
+    _LOCK_RUN: ClassVar[str] = ""
+    """What an append's read of the run's head and tip adds to lock the run's row (nothing:
+    the write transaction holds the store's one write lock already)."""
     _READ: ClassVar[str]
     """A batch of a run's events, with the run's head and tip on every row: one statement, so
     one snapshot (a run with no events in the batch gives one row of NULL events). Its
@@ -92,6 +97,59 @@ class SqlStore:
         and ``executemany``), committed synced to disk with ``flush``; errors become the
         store's, saying it could not ``action``."""
         raise NotImplementedError
+
+    def _append_locked(
+        self,
+        cursor: Any,
+        run_id: RunId,
+        expected: int,
+        bodies: Sequence[tuple[str, Any, Any]],
+        tables: dict[str, list[tuple[Any, ...]]],
+        started: Any,
+    ) -> list[tuple[Any, ...]]:
+        """Append ``bodies`` (type, time, body) after the run's ``expected`` events and write
+        the projections' ``tables``, in the write transaction ``cursor`` runs; the rows
+        written. The run's head and tip are read (and its row locked) first: another number
+        of events is a :class:`SequenceConflictError`, and nothing is written. A run begun
+        here starts at ``started``."""
+        p = self.placeholder
+        head = expected + len(bodies)
+        found = cursor.execute(
+            f"SELECT head, tip FROM runs WHERE run_id = {p}{self._LOCK_RUN}", (run_id,)
+        ).fetchone()
+        actual = 0 if found is None else int(found[0])
+        if actual != expected:
+            raise SequenceConflictError(run_id, expected, actual)
+        prev = None if found is None else found[1]
+        rows = chained(run_id, expected, bodies, prev)
+        tip = rows[-1][-1] if rows else prev
+        if found is None:
+            # No row to lock yet: of two appends that begin the run, the second adds nothing.
+            begun = cursor.execute(
+                f"INSERT INTO runs VALUES ({p}, {p}, {p}, {p}) ON CONFLICT (run_id) DO NOTHING",
+                (run_id, started, head, tip),
+            )
+            if not begun.rowcount:
+                raise SequenceConflictError(run_id, expected, self._head_in(cursor, run_id))
+        else:
+            cursor.execute(
+                f"UPDATE runs SET head = {p}, tip = {p} WHERE run_id = {p}", (head, tip, run_id)
+            )
+        self._insert_events(cursor, rows)
+        self._write_projected(cursor, tables)
+        return rows
+
+    def _head_in(self, cursor: Any, run_id: RunId) -> int:
+        """The run's head as the transaction ``cursor`` runs sees it."""
+        row = cursor.execute(
+            f"SELECT head FROM runs WHERE run_id = {self.placeholder}", (run_id,)
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def _insert_events(self, cursor: Any, rows: list[tuple[Any, ...]]) -> None:
+        """Insert the events' ``rows`` in the transaction ``cursor`` runs."""
+        p = self.placeholder
+        cursor.executemany(f"INSERT INTO events VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p})", rows)
 
     def _write_projected(self, cursor: Any, tables: dict[str, list[tuple[Any, ...]]]) -> None:
         """Write the projections' rows, their texts made storable, in the transaction

@@ -10,6 +10,7 @@ cattrs converter writes, with their type, schema version and time in their own c
 from __future__ import annotations
 
 import os
+import sqlite3
 import tempfile
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -20,10 +21,9 @@ import orjson
 
 from pipeline.core.serialization import unstructure_event
 from pipeline.events import WIRE_TAGS, PipelineEvent, RunId
-from pipeline.handlers.store._chain import chained
 from pipeline.handlers.store._inbox_sql import legacy_inbox
 from pipeline.handlers.store._migrations import MIGRATIONS, apply_migrations
-from pipeline.handlers.store._port import SequenceConflictError, StoreError, StoreVanishedError
+from pipeline.handlers.store._port import StoreError, StoreVanishedError
 from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, project
 from pipeline.handlers.store._sql import SqlStore
 from pipeline.handlers.store._sqlite_open import guard, open_read_only, open_to_write
@@ -152,35 +152,17 @@ class SqliteEventStore(SqlStore):
             (WIRE_TAGS[type(event)], event.at.isoformat(), orjson.dumps(unstructure_event(event)))
             for event in events
         ]
-        db = self._db
         self.ensure_present()
-        with guard(self.path, f"append to run {run_id!r}"):
-            # Projected before the write lock is taken: a log that moved meanwhile conflicts.
-            tables = project(self._projections, run_id, expected_sequence, events, self)
-            self._sync(flush)
-            db.execute("BEGIN IMMEDIATE")
-            with db:  # committed, or rolled back on any error
-                head = expected_sequence + len(bodies)
-                # Under the write lock, the run's head and tip cannot move until COMMIT.
-                found = db.execute(
-                    "SELECT head, tip FROM runs WHERE run_id = ?", (run_id,)
-                ).fetchone()
-                actual = 0 if found is None else int(found[0])
-                if actual != expected_sequence:
-                    raise SequenceConflictError(run_id, expected_sequence, actual)
-                prev = None if found is None else found[1]
-                rows = chained(run_id, expected_sequence, bodies, prev)
-                tip = rows[-1][-1] if rows else prev
-                if found is None:
-                    started = bodies[0][1] if bodies else datetime.now(UTC).isoformat()
-                    db.execute("INSERT INTO runs VALUES (?, ?, ?, ?)", (run_id, started, head, tip))
-                else:
-                    db.execute(
-                        "UPDATE runs SET head = ?, tip = ? WHERE run_id = ?", (head, tip, run_id)
-                    )
-                db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-                self._write_projected(db, tables)
-        return head
+        # Projected before the write lock is taken: a log that moved meanwhile conflicts.
+        tables = project(self._projections, run_id, expected_sequence, events, self)
+        started = bodies[0][1] if bodies else datetime.now(UTC).isoformat()
+
+        def work(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            # Under the write lock, the run's head and tip cannot move until COMMIT.
+            return self._append_locked(db, run_id, expected_sequence, bodies, tables, started)
+
+        self._writing(f"append to run {run_id!r}", work, flush=flush)
+        return expected_sequence + len(bodies)
 
     def _writing(self, action: str, work: Callable[[Any], T], *, flush: bool = True) -> T:
         """``work`` given the connection in one ``BEGIN IMMEDIATE`` transaction."""

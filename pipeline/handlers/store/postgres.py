@@ -32,7 +32,6 @@ from pipeline.handlers.store._pg_append import (
     COPY_FROM,
     AppendGuard,
     append_in_one,
-    append_under_lock,
     holds,
     nul_free,
 )
@@ -66,6 +65,7 @@ class PostgresEventStore(PgSession, SqlStore):
     placeholder = "%s"
     _BODY = "body::text"
     _BEGAN = "created"
+    _LOCK_RUN = " FOR UPDATE"
     _READ = """
         SELECT e.sequence, e.type, e.schema_version, e.body::text, e.digest, r.head, r.tip
         FROM (SELECT run_id, head, {tip} AS tip FROM runs WHERE run_id = %s) AS r
@@ -154,17 +154,20 @@ class PostgresEventStore(PgSession, SqlStore):
         written = [(p, tables[p.table]) for p in self._projections if tables[p.table]]
 
         def locked(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
-            """The append with the run's row locked, its head and tip read afresh."""
-            return append_under_lock(
-                conn,
-                run_id,
-                expected_sequence,
-                bodies,
-                written,
-                guard=self.guard,
-                label=self.label,
-                unsynced=not flush and self.synchronous_commit,
-            )
+            """The append in a transaction of its own, the run's row locked while its head and
+            tip are read afresh."""
+            with conn.transaction(), conn.cursor() as cursor:
+                if not flush and self.synchronous_commit:
+                    # Not waiting for the server's disk, where the session waits.
+                    cursor.execute("SET LOCAL synchronous_commit = off")
+                if self.guard is not None:
+                    self.guard.check(conn, self.label, run_id, starting=expected_sequence == 0)
+                # A run begun with no event starts at the server's time, as every other.
+                now = None if bodies else cursor.execute("SELECT now()").fetchone()
+                started = bodies[0][1] if now is None else now[0]
+                return self._append_locked(
+                    cursor, run_id, expected_sequence, bodies, tables, started
+                )
 
         def work(conn: psycopg.Connection[Any]) -> int:
             nonlocal attempts
@@ -210,6 +213,15 @@ class PostgresEventStore(PgSession, SqlStore):
             return head
 
         return self.retrying(f"append to run {run_id!r}", work)
+
+    def _insert_events(self, cursor: Any, rows: list[tuple[Any, ...]]) -> None:
+        """Insert the events' ``rows``: a long batch by COPY."""
+        if len(rows) <= COPY_FROM:
+            super()._insert_events(cursor, rows)
+            return
+        with cursor.copy("COPY events FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def _fetch(self, action: str, sql: str, params: Sequence[Any]) -> list[Any]:
         """The rows ``sql`` gives, retried on a lost connection."""
