@@ -246,9 +246,9 @@ def _perform(step: Step, root: Path) -> int:
     if step.emit or step.raw_lines:
         # Imported only when needed: the agent starts once per invocation, and most steps
         # never emit (the intake loads the whole event vocabulary).
-        from pipeline.handlers.intake import emit, events_file_for
+        from pipeline.handlers.intake import emit, emit_target
 
-        events_file = events_file_for(Path.cwd(), os.environ)
+        events_file, _fallback = emit_target(Path.cwd(), os.environ)
         # The same function as `ralph emit`, called in-process: one O_APPEND write per line.
         for topic, payload in step.emit:
             emit(events_file, topic, payload)

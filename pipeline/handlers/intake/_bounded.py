@@ -16,9 +16,9 @@ from typing import BinaryIO, Final, final
 
 from attrs import field, frozen
 
-from pipeline.handlers.intake._reader import AgentLine, MalformedLine, records_of
+from pipeline.handlers.intake._reader import AgentLine, MalformedLine, ReadResult, records_of
 
-__all__ = ["EXCERPT_BYTES", "BoundedRead", "IntakeLimits", "read_bounded"]
+__all__ = ["EXCERPT_BYTES", "IntakeLimits", "read_bounded"]
 
 EXCERPT_BYTES: Final = 200
 """How much of a line that is not kept whole is kept (its start)."""
@@ -42,16 +42,6 @@ class IntakeLimits:
     """Bytes of the agent's lines kept per invocation (1 MiB)."""
     line_bytes: int = field(default=64 << 10, validator=_positive)
     """The longest line kept whole (64 KiB)."""
-
-
-@final
-@frozen(kw_only=True)
-class BoundedRead:
-    """The records of one read, and how far it got: ``consumed`` bytes over ``lines`` lines."""
-
-    records: tuple[AgentLine | MalformedLine, ...]
-    consumed: int
-    lines: int
 
 
 def _excerpt(head: bytes) -> str:
@@ -85,7 +75,7 @@ class _Skipped:
 
 def read_bounded(
     handle: BinaryIO, first_line: int, limits: IntakeLimits, chunk_bytes: int = _CHUNK
-) -> BoundedRead:
+) -> ReadResult:
     """The records of the complete lines from ``handle``'s position (the first numbered
     ``first_line``), within ``limits``, read ``chunk_bytes`` at a time. A last line without
     its newline is left unread."""
@@ -147,4 +137,4 @@ def read_bounded(
             start = end + 1
     if skipped is not None:
         records.append(skipped.record(limits))
-    return BoundedRead(records=tuple(records), consumed=consumed, lines=number - first_line + 1)
+    return ReadResult(records=tuple(records), consumed=consumed, lines=number - first_line + 1)

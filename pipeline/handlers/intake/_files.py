@@ -33,7 +33,6 @@ __all__ = [
     "card_path",
     "checked_events_path",
     "emit_target",
-    "events_file_for",
     "open_regular",
     "read_marker",
     "replace_whole",
@@ -89,6 +88,18 @@ def _refusal(path: Path, error: OSError) -> UnsafeFileError | None:
     return UnsafeFileError(f"{path} is no regular file in a real folder: {error.strerror}")
 
 
+def _folder_of(path: Path) -> int:
+    """A descriptor of ``path``'s folder, opened through no link in its last part
+    (:class:`UnsafeFileError` for a link or no folder there)."""
+    try:
+        return os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        refusal = _refusal(path, error)
+        if refusal is None:
+            raise
+        raise refusal from error
+
+
 def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     """A descriptor of ``path`` opened with ``flags``, following no symbolic link in its last
     two parts, and only if it is a regular file (a FIFO or device is never waited on).
@@ -96,16 +107,10 @@ def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     Raises :class:`UnsafeFileError` for a link, a FIFO or another non-regular file (at either
     part), ``FileNotFoundError`` when it is missing, ``OSError`` otherwise.
     """
-    nofollow = os.O_NOFOLLOW | os.O_CLOEXEC
+    folder = _folder_of(path)
     try:
-        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | nofollow)
-    except OSError as error:
-        refusal = _refusal(path, error)
-        if refusal is not None:
-            raise refusal from error
-        raise
-    try:
-        fd = os.open(path.name, flags | nofollow | os.O_NONBLOCK, mode, dir_fd=folder)
+        nofollow = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        fd = os.open(path.name, flags | nofollow, mode, dir_fd=folder)
     except OSError as error:
         refusal = _refusal(path, error)
         if refusal is not None:
@@ -171,13 +176,7 @@ def replace_whole(path: Path, data: bytes) -> None:
     folder is a link.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as error:
-        refusal = _refusal(path, error)
-        if refusal is None:
-            raise
-        raise refusal from error
+    folder = _folder_of(path)
     partial = f".{path.name}.{secrets.token_hex(4)}.tmp"
     try:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -220,11 +219,6 @@ def workspace_root(start: Path, environ: Mapping[str, str]) -> Path | None:
         if (folder / ".ralph").is_dir():
             return folder
     return None
-
-
-def events_file_for(start: Path, environ: Mapping[str, str]) -> Path:
-    """Where ``ralph emit`` writes (see :func:`emit_target`)."""
-    return emit_target(start, environ)[0]
 
 
 def emit_target(start: Path, environ: Mapping[str, str]) -> tuple[Path, bool]:

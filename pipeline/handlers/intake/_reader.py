@@ -114,44 +114,30 @@ def _line(raw: bytes, number: int) -> AgentLine | MalformedLine:
     try:
         value = orjson.loads(raw)
     except (orjson.JSONDecodeError, RecursionError) as error:
-        return MalformedLine(
-            line_number=number,
-            content=raw.decode("utf-8", "replace"),
-            error=f"invalid JSON: {error}",
-        )
+        return _malformed(raw, number, f"invalid JSON: {error}")
     problem = _shape(value)
     if problem is not None:
-        return MalformedLine(
-            line_number=number, content=raw.decode("utf-8", "replace"), error=problem
-        )
+        return _malformed(raw, number, problem)
     stamp = value.get("ts")
-    if stamp is None:
-        return AgentLine(
-            line_number=number, topic=value["topic"], payload=value.get("payload"), ts=None
-        )
-    ts = _time(stamp)
-    if ts is None:
-        return MalformedLine(
-            line_number=number,
-            content=raw.decode("utf-8", "replace"),
-            error="ts is not an RFC 3339 time with a zone",
-        )
+    ts = None if stamp is None else _time(stamp)
+    if stamp is not None and ts is None:
+        return _malformed(raw, number, "ts is not an RFC 3339 time with a zone")
     return AgentLine(line_number=number, topic=value["topic"], payload=value.get("payload"), ts=ts)
 
 
-def _records(lines: list[bytes], first_line: int) -> Iterator[AgentLine | MalformedLine]:
+def _malformed(raw: bytes, number: int, error: str) -> MalformedLine:
+    """The record of a bad line: all of it, as text, and what is wrong with it."""
+    return MalformedLine(line_number=number, content=raw.decode("utf-8", "replace"), error=error)
+
+
+def records_of(lines: list[bytes], first_line: int) -> Iterator[AgentLine | MalformedLine]:
     """The record of each line in ``lines`` (complete lines, the first numbered ``first_line``),
-    blank lines skipped. Records are yielded one by one, not collected: a list of a chunk's
-    records kept them all alive, and the garbage collector's scans of them cost a quarter of
-    the time."""
+    blank lines skipped: what :class:`EventsFileReader` and the bounded intake share. Records
+    are yielded one by one, not collected: a list of a chunk's records kept them all alive,
+    and the garbage collector's scans of them cost a quarter of the time."""
     for number, raw in enumerate(lines, first_line):
         if raw and not raw.isspace():
             yield _line(raw, number)
-
-
-records_of = _records
-"""The record of each complete line of a list (blank lines make none), the first numbered as
-given: the reading :class:`EventsFileReader` and the bounded intake share."""
 
 
 def parse_lines(data: bytes, first_line: int = 1) -> ReadResult:
@@ -161,7 +147,7 @@ def parse_lines(data: bytes, first_line: int = 1) -> ReadResult:
         return ReadResult(records=(), consumed=0, lines=0)
     lines = data[:end].split(b"\n")
     return ReadResult(
-        records=tuple(_records(lines, first_line)), consumed=end + 1, lines=len(lines)
+        records=tuple(records_of(lines, first_line)), consumed=end + 1, lines=len(lines)
     )
 
 
@@ -195,7 +181,7 @@ class EventsFileReader:
                     pending = buffer
                     continue
                 lines = buffer[:end].split(b"\n")
-                yield from _records(lines, self.lines_read + 1)
+                yield from records_of(lines, self.lines_read + 1)
                 self.offset += end + 1
                 self.lines_read += len(lines)
                 pending = buffer[end + 1 :]

@@ -3,10 +3,12 @@ projections with the text PostgreSQL cannot hold made safe), and the :class:`App
 checks.
 
 The usual append (a run already started, a short batch, the run's tip known) is one
-statement: one round trip. Any other is a transaction that locks the run's row while it
-reads and moves the head and tip. A store bound to a guard (the run queue binds a worker's
-store to its lease) checks the guard's condition in the same statement or transaction, so
-nothing is written once it no longer holds; the store knows nothing of what the guard means.
+statement: one round trip. Any other is the SQL stores' append
+(:meth:`~pipeline.handlers.store._sql.SqlStore._append_locked`) in a transaction that locks
+the run's row while it reads and moves the head and tip. A store bound to a guard (the run
+queue binds a worker's store to its lease) checks the guard's condition in the same statement
+or transaction, so nothing is written once it no longer holds; the store knows nothing of what
+the guard means.
 """
 
 from __future__ import annotations
@@ -19,18 +21,15 @@ import orjson
 import psycopg
 
 from pipeline.events import RunId
-from pipeline.handlers.store._chain import chained
 from pipeline.handlers.store._port import SequenceConflictError
-from pipeline.handlers.store._projection import Projection, conflict_sql, upsert_sql
+from pipeline.handlers.store._projection import Projection, conflict_sql
 
 __all__ = [
     "COPY_FROM",
     "AppendGuard",
     "append_in_one",
-    "append_under_lock",
     "holds",
     "nul_free",
-    "write_rows",
 ]
 
 COPY_FROM: Final = 32
@@ -50,17 +49,6 @@ def nul_free(text: str) -> str:
 
 def _safe(value: Any) -> Any:
     return nul_free(value) if isinstance(value, str) else value
-
-
-def write_rows(cursor: psycopg.Cursor[Any], written: Written) -> None:
-    """Write each projection's rows (inside the caller's transaction)."""
-    for projection, rows in written:
-        if rows:
-            cursor.executemany(
-                upsert_sql(projection, "%s").encode(),
-                [tuple(_safe(value) for value in row) for row in rows],
-                returning=False,
-            )
 
 
 def projected_json(projection: Projection, rows: Sequence[tuple[Any, ...]]) -> str:
@@ -137,62 +125,6 @@ class AppendGuard(Protocol):
         """Raise a :class:`~pipeline.handlers.store.StoreError` unless the guard holds
         (``starting``: this append starts the run)."""
         ...
-
-
-def append_under_lock(
-    conn: psycopg.Connection[Any],
-    run_id: RunId,
-    expected: int,
-    bodies: list[tuple[str, Any, str]],
-    written: Written,
-    *,
-    guard: AppendGuard | None,
-    label: str,
-    unsynced: bool,
-) -> list[tuple[Any, ...]]:
-    """Append in one transaction, the run's row locked while its tip is read and moved;
-    returns the rows written. ``unsynced`` commits it without waiting for the server's disk
-    (where the session waits)."""
-    head = expected + len(bodies)
-    with conn.transaction():
-        if unsynced:
-            conn.execute("SET LOCAL synchronous_commit = off")
-        if guard is not None:
-            guard.check(conn, label, run_id, starting=expected == 0)
-        found = conn.execute(
-            "SELECT head, tip FROM runs WHERE run_id = %s FOR UPDATE", (run_id,)
-        ).fetchone()
-        actual = 0 if found is None else int(found[0])
-        if actual != expected:
-            raise SequenceConflictError(run_id, expected, actual)
-        rows = chained(run_id, expected, bodies, None if found is None else found[1])
-        tip = rows[-1][-1] if rows else None if found is None else found[1]
-        if found is None:
-            started = bodies[0][1] if bodies else None
-            moved = conn.execute(
-                "INSERT INTO runs VALUES (%s, coalesce(%s, now()), %s, %s) "
-                "ON CONFLICT (run_id) DO NOTHING",
-                (run_id, started, head, tip),
-            ).rowcount
-            if not moved:
-                raise _conflict(conn, run_id, expected)
-        else:
-            conn.execute(
-                "UPDATE runs SET head = %s, tip = %s WHERE run_id = %s", (head, tip, run_id)
-            )
-        with conn.cursor() as cursor:
-            if len(rows) > COPY_FROM:
-                with cursor.copy("COPY events FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
-            else:
-                cursor.executemany(
-                    "INSERT INTO events VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                    rows,
-                    returning=False,
-                )
-            write_rows(cursor, written)
-    return rows
 
 
 def append_in_one(

@@ -4,11 +4,10 @@ to the inbox, save a checkpoint and rebuild the projections; each statement writ
 with the dialect's placeholder.
 
 A store says how it runs a statement (:meth:`SqlStore._fetch`: SQLite's under its error
-guard, PostgreSQL's retried on a lost connection), how it reads one batch of a log in one
-snapshot (:meth:`SqlStore._batch`), how it runs a write transaction
-(:meth:`SqlStore._writing`) and writes projections' rows in one
-(:meth:`SqlStore._write_projected`); the rest is here. Appends are the dialects' own: each
-is the hot path, written for its database.
+guard, PostgreSQL's retried on a lost connection) and how it runs a write transaction
+(:meth:`SqlStore._writing`); the rest is here, with the append a write transaction makes
+(:meth:`SqlStore._append_locked`). When and how a dialect opens that transaction is its own:
+it is the hot path (PostgreSQL's usual append is one statement of its own instead).
 """
 
 from __future__ import annotations
@@ -20,33 +19,29 @@ from typing import Any, ClassVar, Final, Self, TypeVar
 
 from pipeline.core.serialization import EncodedCheckpoint
 from pipeline.events import PipelineEvent, RunId
-from pipeline.handlers.store._chain import ChainCheck, chain_start
+from pipeline.handlers.store._chain import ChainCheck, chain_start, chained
 from pipeline.handlers.store._inbox_sql import post_letters, read_inbox
 from pipeline.handlers.store._port import (
     Letter,
     Message,
     MessageKind,
     RunSummary,
+    SequenceConflictError,
     UnknownRunError,
 )
-from pipeline.handlers.store._projection import Projection, rebuilt
-from pipeline.handlers.store._rows import LegacyVerdicts, check_sequence, decode_row
+from pipeline.handlers.store._projection import Projection, rebuilt, upsert_sql
+from pipeline.handlers.store._rows import LegacyVerdicts, check_sequence, decode_row, unapplied
 
-__all__ = ["READ_BATCH", "Batch", "SqlStore"]
+__all__ = ["READ_BATCH", "SqlStore"]
 
 T = TypeVar("T")
 
 READ_BATCH: Final = 1_000
 """Events fetched at a time when a log is read (constant memory)."""
 
-Batch = tuple[list[tuple[Any, ...]], int, str | None]
-"""Rows ``(sequence, type, schema_version, body, digest)`` of a log from a position, with
-the run's head and tip read in the same snapshot."""
-
 
 class SqlStore:
-    """A SQL event store but its append, over its :meth:`_fetch`, :meth:`_batch`,
-    :meth:`_writing` and :meth:`_write_projected`."""
+    """A SQL event store but its append, over its :meth:`_fetch` and :meth:`_writing`."""
 
     placeholder: ClassVar[str]
     """The dialect's parameter placeholder (``?`` or ``%s``)."""
@@ -57,10 +52,25 @@ class SqlStore:
     """The body column as the store reads it (PostgreSQL's JSON is read as its text)."""
     _BEGAN: ClassVar[str]
     """The column that numbers the runs in the order their logs began."""
+    _LOCK_RUN: ClassVar[str] = ""
+    """What an append's read of the run's head and tip adds to lock the run's row (nothing:
+    the write transaction holds the store's one write lock already)."""
+    _READ: ClassVar[str]
+    """A batch of a run's events, with the run's head and tip on every row: one statement, so
+    one snapshot (a run with no events in the batch gives one row of NULL events). Its
+    parameters: the run, the first position and the batch's size; ``{digest}`` and ``{tip}``
+    stand for the hash chain's columns."""
+    _MIGRATIONS: ClassVar[tuple[tuple[int, str, str], ...]]
+    """The dialect's migrations (number, name, SQL)."""
+    _CHAIN_MIGRATION: ClassVar[int]
+    """The migration that added the hash chain's columns."""
+    _INBOX_MIGRATION: ClassVar[int]
+    """The migration that made the answers, the guidance and the context book one inbox."""
     label: str
-    _digest: str
-    """The digest column, or NULL in a store read as a release before the chain left it."""
-    _inbox: str
+    _digest = "digest"
+    _tip = "tip"
+    """The columns of the hash chain, or NULL in a store read as an older release left it."""
+    _inbox = "inbox"
     """The inbox's table, or the older release's tables read as one (a reader's)."""
     _projections: tuple[Projection, ...]
     append: Callable[..., int]
@@ -71,10 +81,16 @@ class SqlStore:
         ``action``)."""
         raise NotImplementedError
 
-    def _batch(self, run_id: RunId, position: int) -> Batch:
-        """The run's rows from ``position`` on (at most :data:`READ_BATCH`), with its head
-        and tip, in one snapshot."""
-        raise NotImplementedError
+    def _batch(self, run_id: RunId, position: int) -> tuple[list[Any], int, str | None]:
+        """The run's rows ``(sequence, type, schema_version, body, digest, head, tip)`` from
+        ``position`` on (at most :data:`READ_BATCH`), and its head and tip (0 and None for a
+        run the store does not hold), in one snapshot."""
+        sql = self._READ.format(digest=self._digest, tip=self._tip)
+        rows = self._fetch(f"read run {run_id!r}", sql, (run_id, position, READ_BATCH))
+        if not rows:
+            return [], 0, None
+        head, tip = int(rows[0][5]), rows[0][6]
+        return ([] if rows[0][0] is None else rows), head, tip
 
     def _writing(self, action: str, work: Callable[[Any], T], *, flush: bool = True) -> T:
         """``work`` in one write transaction, given what runs its statements (``execute``
@@ -82,10 +98,85 @@ class SqlStore:
         store's, saying it could not ``action``."""
         raise NotImplementedError
 
+    def _append_locked(
+        self,
+        cursor: Any,
+        run_id: RunId,
+        expected: int,
+        bodies: Sequence[tuple[str, Any, Any]],
+        tables: dict[str, list[tuple[Any, ...]]],
+        started: Any,
+    ) -> list[tuple[Any, ...]]:
+        """Append ``bodies`` (type, time, body) after the run's ``expected`` events and write
+        the projections' ``tables``, in the write transaction ``cursor`` runs; the rows
+        written. The run's head and tip are read (and its row locked) first: another number
+        of events is a :class:`SequenceConflictError`, and nothing is written. A run begun
+        here starts at ``started``."""
+        p = self.placeholder
+        head = expected + len(bodies)
+        found = cursor.execute(
+            f"SELECT head, tip FROM runs WHERE run_id = {p}{self._LOCK_RUN}", (run_id,)
+        ).fetchone()
+        actual = 0 if found is None else int(found[0])
+        if actual != expected:
+            raise SequenceConflictError(run_id, expected, actual)
+        prev = None if found is None else found[1]
+        rows = chained(run_id, expected, bodies, prev)
+        tip = rows[-1][-1] if rows else prev
+        if found is None:
+            # No row to lock yet: of two appends that begin the run, the second adds nothing.
+            begun = cursor.execute(
+                f"INSERT INTO runs VALUES ({p}, {p}, {p}, {p}) ON CONFLICT (run_id) DO NOTHING",
+                (run_id, started, head, tip),
+            )
+            if not begun.rowcount:
+                raise SequenceConflictError(run_id, expected, self._head_in(cursor, run_id))
+        else:
+            cursor.execute(
+                f"UPDATE runs SET head = {p}, tip = {p} WHERE run_id = {p}", (head, tip, run_id)
+            )
+        self._insert_events(cursor, rows)
+        self._write_projected(cursor, tables)
+        return rows
+
+    def _head_in(self, cursor: Any, run_id: RunId) -> int:
+        """The run's head as the transaction ``cursor`` runs sees it."""
+        row = cursor.execute(
+            f"SELECT head FROM runs WHERE run_id = {self.placeholder}", (run_id,)
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def _insert_events(self, cursor: Any, rows: list[tuple[Any, ...]]) -> None:
+        """Insert the events' ``rows`` in the transaction ``cursor`` runs."""
+        p = self.placeholder
+        cursor.executemany(f"INSERT INTO events VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p})", rows)
+
     def _write_projected(self, cursor: Any, tables: dict[str, list[tuple[Any, ...]]]) -> None:
-        """Write the projections' rows in the transaction ``cursor`` (from :meth:`_writing`)
-        runs."""
+        """Write the projections' rows, their texts made storable, in the transaction
+        ``cursor`` (from :meth:`_writing`) runs."""
+        storable = self._storable
+        for projection in self._projections:
+            if rows := tables[projection.table]:
+                cursor.executemany(
+                    upsert_sql(projection, self.placeholder),
+                    [tuple(storable(v) if isinstance(v, str) else v for v in row) for row in rows],
+                )
+
+    @staticmethod
+    def _legacy_inbox(applied: set[int]) -> str:
+        """The inbox of a store from before :attr:`_INBOX_MIGRATION` that has the migrations
+        ``applied`` (:func:`~._inbox_sql.legacy_inbox`, with the dialect's numbers)."""
         raise NotImplementedError
+
+    def _read_older(self, applied: set[int]) -> None:
+        """For a reader, which never migrates: refuse a schema from a newer release, and read
+        an older one as it is (no digests before the hash chain's migration, the tables
+        before the inbox's read as one)."""
+        unapplied(self.label, self._MIGRATIONS, applied)
+        if self._CHAIN_MIGRATION not in applied:
+            self._digest, self._tip = "NULL", "NULL"
+        if self._INBOX_MIGRATION not in applied:
+            self._inbox = f"({self._legacy_inbox(applied)}) AS inbox"
 
     @staticmethod
     def _storable(text: str) -> str:
@@ -103,7 +194,7 @@ class SqlStore:
         position = from_sequence
         while True:
             rows, head, tip = self._batch(run_id, position)
-            for sequence, tag, version, body, digest in rows:
+            for sequence, tag, version, body, digest, _head, _tip in rows:
                 check_sequence(sequence, position, log)
                 position += 1
                 event = decode_row(body, version, log, sequence, legacy)

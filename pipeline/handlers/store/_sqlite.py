@@ -9,10 +9,10 @@ cattrs converter writes, with their type, schema version and time in their own c
 
 from __future__ import annotations
 
-import contextlib
 import os
+import sqlite3
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -21,13 +21,11 @@ import orjson
 
 from pipeline.core.serialization import unstructure_event
 from pipeline.events import WIRE_TAGS, PipelineEvent, RunId
-from pipeline.handlers.store._chain import chained
 from pipeline.handlers.store._inbox_sql import legacy_inbox
 from pipeline.handlers.store._migrations import MIGRATIONS, apply_migrations
-from pipeline.handlers.store._port import SequenceConflictError, StoreError, StoreVanishedError
-from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, project, upsert_sql
-from pipeline.handlers.store._rows import unapplied
-from pipeline.handlers.store._sql import READ_BATCH, Batch, SqlStore
+from pipeline.handlers.store._port import StoreError, StoreVanishedError
+from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, project
+from pipeline.handlers.store._sql import SqlStore
 from pipeline.handlers.store._sqlite_open import guard, open_read_only, open_to_write
 from pipeline.handlers.store._summaries import RUN_STATUS, RUN_SUMMARIES
 
@@ -38,11 +36,6 @@ DEFAULT_STORE_PATH: Final = Path(".ralph") / "pipeline.db"
 
 T = TypeVar("T")
 
-_CHAIN_MIGRATION: Final = 4
-"""The migration that added the hash chain's columns."""
-_INBOX_MIGRATION: Final = 7
-"""The migration that made the answers, the guidance and the context book one inbox."""
-
 
 class SqliteEventStore(SqlStore):
     """An :class:`~pipeline.handlers.store.EventStore` in one SQLite file, keeping
@@ -52,6 +45,16 @@ class SqliteEventStore(SqlStore):
 
     placeholder = "?"
     _BEGAN = "rowid"
+    # A plain join: from a subquery with a LIMIT, SQLite would copy the events into a table.
+    _READ = """
+        SELECT e.sequence, e.type, e.schema_version, e.body, {digest}, r.head, r.tip
+        FROM (SELECT run_id, head, {tip} AS tip FROM runs WHERE run_id = ?) AS r
+        LEFT JOIN events AS e ON e.run_id = r.run_id AND e.sequence >= ?
+        ORDER BY e.sequence LIMIT ?
+    """
+    _MIGRATIONS = MIGRATIONS
+    _CHAIN_MIGRATION = 4
+    _INBOX_MIGRATION = 7
 
     def __init__(
         self,
@@ -76,10 +79,6 @@ class SqliteEventStore(SqlStore):
         self._fd = -1
         self._copy: tempfile.TemporaryDirectory[str] | None = None
         """A private copy of a store read where nobody can write (see _open_read_only)."""
-        self._digest, self._tip = "digest", "tip"
-        """The columns of the hash chain, or NULL in a store read as an older release left it."""
-        self._inbox = "inbox"
-        """The inbox's table, or the older release's tables read as one (a reader's)."""
         if read_only:
             self._open_read_only()
             return
@@ -92,15 +91,14 @@ class SqliteEventStore(SqlStore):
         from a newer release is refused, an older one read as it is."""
         with guard(self.path, "open"):
             self._db, self._copy, applied = open_read_only(self.path)
-        unapplied(self.label, MIGRATIONS, applied)  # a newer release's schema is refused
-        if _CHAIN_MIGRATION not in applied:
-            # An older release's store, read as it is: its rows and runs have no digests.
-            self._digest, self._tip = "NULL", "NULL"
-        if _INBOX_MIGRATION not in applied:
-            legacy = legacy_inbox(
-                answers=3 in applied, guidance=5 in applied, notes=6 in applied, postgres=False
-            )
-            self._inbox = f"({legacy}) AS inbox"
+        self._read_older(applied)
+
+    @staticmethod
+    def _legacy_inbox(applied: set[int]) -> str:
+        """The answers (3), guidance (5) and context book (6) as one inbox."""
+        return legacy_inbox(
+            answers=3 in applied, guidance=5 in applied, notes=6 in applied, postgres=False
+        )
 
     def ensure_present(self) -> None:
         """Raise :class:`StoreVanishedError` when the file this store writes is no longer the
@@ -154,41 +152,17 @@ class SqliteEventStore(SqlStore):
             (WIRE_TAGS[type(event)], event.at.isoformat(), orjson.dumps(unstructure_event(event)))
             for event in events
         ]
-        db = self._db
         self.ensure_present()
-        with guard(self.path, f"append to run {run_id!r}"):
-            # Projected before the write lock is taken: a log that moved meanwhile conflicts.
-            tables = project(self._projections, run_id, expected_sequence, events, self)
-            self._sync(flush)
-            db.execute("BEGIN IMMEDIATE")
-            with db:  # committed, or rolled back on any error
-                head = expected_sequence + len(bodies)
-                # Under the write lock, the run's head and tip cannot move until COMMIT.
-                found = db.execute(
-                    "SELECT head, tip FROM runs WHERE run_id = ?", (run_id,)
-                ).fetchone()
-                actual = 0 if found is None else int(found[0])
-                if actual != expected_sequence:
-                    raise SequenceConflictError(run_id, expected_sequence, actual)
-                prev = None if found is None else found[1]
-                rows = chained(run_id, expected_sequence, bodies, prev)
-                tip = rows[-1][-1] if rows else prev
-                if found is None:
-                    started = bodies[0][1] if bodies else datetime.now(UTC).isoformat()
-                    db.execute("INSERT INTO runs VALUES (?, ?, ?, ?)", (run_id, started, head, tip))
-                else:
-                    db.execute(
-                        "UPDATE runs SET head = ?, tip = ? WHERE run_id = ?", (head, tip, run_id)
-                    )
-                db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-                self._write_projected(db, tables)
-        return head
+        # Projected before the write lock is taken: a log that moved meanwhile conflicts.
+        tables = project(self._projections, run_id, expected_sequence, events, self)
+        started = bodies[0][1] if bodies else datetime.now(UTC).isoformat()
 
-    def _write_projected(self, cursor: Any, tables: dict[str, list[tuple[Any, ...]]]) -> None:
-        """Write the projections' rows (inside the caller's transaction)."""
-        for projection in self._projections:
-            if rows := tables[projection.table]:
-                cursor.executemany(upsert_sql(projection, "?"), rows)
+        def work(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            # Under the write lock, the run's head and tip cannot move until COMMIT.
+            return self._append_locked(db, run_id, expected_sequence, bodies, tables, started)
+
+        self._writing(f"append to run {run_id!r}", work, flush=flush)
+        return expected_sequence + len(bodies)
 
     def _writing(self, action: str, work: Callable[[Any], T], *, flush: bool = True) -> T:
         """``work`` given the connection in one ``BEGIN IMMEDIATE`` transaction."""
@@ -203,33 +177,6 @@ class SqliteEventStore(SqlStore):
         """The rows ``sql`` gives, SQLite's errors turned into the store's."""
         with guard(self.path, action):
             return self._db.execute(sql, params).fetchall()
-
-    def _batch(self, run_id: RunId, position: int) -> Batch:
-        """The run's rows from ``position`` on, with its head and tip, in one snapshot."""
-        with guard(self.path, f"read run {run_id!r}"), self._snapshot():
-            rows = self._db.execute(
-                f"SELECT sequence, type, schema_version, body, {self._digest} FROM events "
-                "WHERE run_id = ? AND sequence >= ? "
-                "ORDER BY sequence LIMIT ?",
-                (run_id, position, READ_BATCH),
-            ).fetchall()
-            ends = self._db.execute(
-                f"SELECT head, {self._tip} FROM runs WHERE run_id = ?", (run_id,)
-            ).fetchone()
-        return rows, *((0, None) if ends is None else (int(ends[0]), ends[1]))
-
-    @contextlib.contextmanager
-    def _snapshot(self) -> Iterator[None]:
-        """One read transaction (one consistent view), unless one is open already (a
-        rebuild reads inside its own write transaction)."""
-        if self._db.in_transaction:
-            yield
-            return
-        self._db.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self._db.execute("COMMIT")
 
     def close(self) -> None:
         """Close the connection (and the descriptor kept to check the file)."""

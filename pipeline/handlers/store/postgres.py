@@ -19,7 +19,7 @@ after its connection dropped during the commit finds its own events stored and s
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Final, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import orjson
 import psycopg
@@ -32,10 +32,8 @@ from pipeline.handlers.store._pg_append import (
     COPY_FROM,
     AppendGuard,
     append_in_one,
-    append_under_lock,
     holds,
     nul_free,
-    write_rows,
 )
 from pipeline.handlers.store._pg_connection import PgSession, describe_url
 from pipeline.handlers.store._pg_lease import advisory_lease
@@ -46,29 +44,11 @@ from pipeline.handlers.store._pg_migrations import (
 )
 from pipeline.handlers.store._port import SequenceConflictError
 from pipeline.handlers.store._projection import DEFAULT_PROJECTIONS, Projection, project
-from pipeline.handlers.store._rows import unapplied
-from pipeline.handlers.store._sql import READ_BATCH, Batch, SqlStore
+from pipeline.handlers.store._sql import SqlStore
 
 __all__ = ["AppendGuard", "PostgresEventStore", "advisory_lease", "describe_url"]
 
 T = TypeVar("T")
-
-READ_SQL: Final = """
-    SELECT e.sequence, e.type, e.schema_version, e.body::text, e.digest, r.head, r.{tip}
-    FROM runs AS r
-    LEFT JOIN LATERAL (
-        SELECT sequence, type, schema_version, body, {digest} AS digest FROM events
-        WHERE events.run_id = r.run_id AND sequence >= %s ORDER BY sequence LIMIT %s
-    ) AS e ON true
-    WHERE r.run_id = %s
-"""
-"""A batch of a run's events with the run's head and tip on every row: one statement, so
-one snapshot (a run with no events in the batch gives one row of NULL events)."""
-
-_CHAIN_MIGRATION: Final = 6
-"""The migration that added the hash chain's columns."""
-_INBOX_MIGRATION: Final = 12
-"""The migration that made the answers, the guidance and the context book one inbox."""
 
 
 class PostgresEventStore(PgSession, SqlStore):
@@ -85,6 +65,18 @@ class PostgresEventStore(PgSession, SqlStore):
     placeholder = "%s"
     _BODY = "body::text"
     _BEGAN = "created"
+    _LOCK_RUN = " FOR UPDATE"
+    _READ = """
+        SELECT e.sequence, e.type, e.schema_version, e.body::text, e.digest, r.head, r.tip
+        FROM (SELECT run_id, head, {tip} AS tip FROM runs WHERE run_id = %s) AS r
+        LEFT JOIN LATERAL (
+            SELECT sequence, type, schema_version, body, {digest} AS digest FROM events
+            WHERE events.run_id = r.run_id AND sequence >= %s ORDER BY sequence LIMIT %s
+        ) AS e ON true
+    """
+    _MIGRATIONS = PG_MIGRATIONS
+    _CHAIN_MIGRATION = 6
+    _INBOX_MIGRATION = 12
     # Numbers in commit order: a reader never finds a gap filled in later.
     _LOCK_INBOX: ClassVar[str | None] = "LOCK TABLE inbox IN EXCLUSIVE MODE"
     _storable = staticmethod(nul_free)
@@ -105,10 +97,6 @@ class PostgresEventStore(PgSession, SqlStore):
         )
         self.guard = guard
         self._projections = tuple(projections)
-        self._inbox = "inbox"
-        """The inbox's table, or the older release's tables read as one (a reader's)."""
-        self._digest, self._tip = "digest", "tip"
-        """The columns of the hash chain, or NULL in a database an older release left."""
         self._tips: dict[RunId, tuple[int, str | None]] = {}
         """Per run this process appended to: the head and tip it left, so the usual append
         (one statement) can chain its events without reading the tip first."""
@@ -121,23 +109,23 @@ class PostgresEventStore(PgSession, SqlStore):
     # -- the schema ---------------------------------------------------------------------
 
     def _check_schema(self) -> None:
-        """For a reader: refuse a schema from a newer release, and read an older one as it is
-        (no digests before the hash chain's migration); nothing is changed."""
+        """For a reader: refuse a schema from a newer release, and read an older one as it is;
+        nothing is changed."""
         versions = self.retrying(
             "read the schema version", lambda conn: applied_migrations(conn, self.label)
         )
-        unapplied(self.label, PG_MIGRATIONS, versions)  # a newer release's schema is refused
-        if _CHAIN_MIGRATION not in versions:
-            self._digest, self._tip = "NULL", "NULL"
-        if _INBOX_MIGRATION not in versions:
-            legacy = legacy_inbox(
-                answers=5 in versions,
-                guidance=8 in versions,
-                notes=11 in versions,
-                postgres=True,
-                sent=9 in versions,
-            )
-            self._inbox = f"({legacy}) AS inbox"
+        self._read_older(versions)
+
+    @staticmethod
+    def _legacy_inbox(applied: set[int]) -> str:
+        """The answers (5), guidance (8, its keys from 9) and context book (11) as one inbox."""
+        return legacy_inbox(
+            answers=5 in applied,
+            guidance=8 in applied,
+            notes=11 in applied,
+            postgres=True,
+            sent=9 in applied,
+        )
 
     def migrate(self) -> list[int]:
         """Apply the migrations not yet applied; return their numbers (none the second time)."""
@@ -166,17 +154,20 @@ class PostgresEventStore(PgSession, SqlStore):
         written = [(p, tables[p.table]) for p in self._projections if tables[p.table]]
 
         def locked(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
-            """The append with the run's row locked, its head and tip read afresh."""
-            return append_under_lock(
-                conn,
-                run_id,
-                expected_sequence,
-                bodies,
-                written,
-                guard=self.guard,
-                label=self.label,
-                unsynced=not flush and self.synchronous_commit,
-            )
+            """The append in a transaction of its own, the run's row locked while its head and
+            tip are read afresh."""
+            with conn.transaction(), conn.cursor() as cursor:
+                if not flush and self.synchronous_commit:
+                    # Not waiting for the server's disk, where the session waits.
+                    cursor.execute("SET LOCAL synchronous_commit = off")
+                if self.guard is not None:
+                    self.guard.check(conn, self.label, run_id, starting=expected_sequence == 0)
+                # A run begun with no event starts at the server's time, as every other.
+                now = None if bodies else cursor.execute("SELECT now()").fetchone()
+                started = bodies[0][1] if now is None else now[0]
+                return self._append_locked(
+                    cursor, run_id, expected_sequence, bodies, tables, started
+                )
 
         def work(conn: psycopg.Connection[Any]) -> int:
             nonlocal attempts
@@ -223,17 +214,18 @@ class PostgresEventStore(PgSession, SqlStore):
 
         return self.retrying(f"append to run {run_id!r}", work)
 
+    def _insert_events(self, cursor: Any, rows: list[tuple[Any, ...]]) -> None:
+        """Insert the events' ``rows``: a long batch by COPY."""
+        if len(rows) <= COPY_FROM:
+            super()._insert_events(cursor, rows)
+            return
+        with cursor.copy("COPY events FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
     def _fetch(self, action: str, sql: str, params: Sequence[Any]) -> list[Any]:
         """The rows ``sql`` gives, retried on a lost connection."""
         return self.retrying(action, lambda conn: conn.execute(sql.encode(), params).fetchall())
-
-    def _batch(self, run_id: RunId, position: int) -> Batch:
-        """The run's rows from ``position`` on, each with the run's head and tip: one
-        statement, so one snapshot."""
-        sql = READ_SQL.format(digest=self._digest, tip=self._tip)
-        rows = self._fetch(f"read run {run_id!r}", sql, (position, READ_BATCH, run_id))
-        events = [row[:5] for row in rows if row[0] is not None]
-        return events, *((int(rows[0][5]), rows[0][6]) if rows else (0, None))
 
     # -- writes but appends --------------------------------------------------------------
 
@@ -248,7 +240,3 @@ class PostgresEventStore(PgSession, SqlStore):
                 return work(cursor)
 
         return self.retrying(action, attempt)
-
-    def _write_projected(self, cursor: Any, tables: dict[str, list[tuple[Any, ...]]]) -> None:
-        """Write the projections' rows (inside the caller's transaction)."""
-        write_rows(cursor, [(p, tables[p.table]) for p in self._projections])

@@ -45,7 +45,6 @@ from psycopg.rows import class_row
 
 from pipeline.events import RunId
 from pipeline.handlers.store._port import LeaseLostError
-from pipeline.handlers.store._ticket_files import carry_file, insert_setup, ticket_files
 from pipeline.handlers.store.postgres import PostgresEventStore
 
 __all__ = [
@@ -259,7 +258,12 @@ class RunQueue:
                     "%s::jsonb, NULL)::procrastinate_job_to_defer_v1])) AS job",
                     (ticket, queue, lock_key, orjson.dumps(args).decode()),
                 )
-                insert_setup(conn, ticket, files or {})
+                with conn.cursor() as cursor:
+                    cursor.executemany(
+                        "INSERT INTO ticket_files (ticket, path, body, carried) "
+                        "VALUES (%s, %s, %s, false)",
+                        [(ticket, path, body) for path, body in (files or {}).items()],
+                    )
 
         self.store.retrying("submit a run", work)
         found = self.get(ticket)
@@ -375,18 +379,32 @@ class RunQueue:
         """Keep ``body`` as the file ``path`` of the lease's run (its plan or its issues),
         for a worker that takes the run over on another host; False, and nothing kept, once
         the lease no longer holds the ticket."""
-        params = {**lease.parameters(), "ticket": lease.ticket}
-        return self.store.retrying(
-            "keep a run's file",
-            lambda conn: carry_file(conn, f"EXISTS ({_HELD} FOR UPDATE)", params, path, body),
-        )
+
+        def work(conn: psycopg.Connection[Any]) -> bool:
+            done = conn.execute(
+                "INSERT INTO ticket_files (ticket, path, body, carried) "
+                "SELECT %(ticket)s, %(path)s, %(body)s, true "
+                f"WHERE EXISTS ({_HELD} FOR UPDATE) "
+                "ON CONFLICT (ticket, path) DO UPDATE SET body = excluded.body, carried = true",
+                {**lease.parameters(), "ticket": lease.ticket, "path": path, "body": body},
+            )
+            return done.rowcount == 1
+
+        return self.store.retrying("keep a run's file", work)
 
     def files(self, ticket: str, *, carried: bool = False) -> dict[str, bytes]:
         """The setup files ``ticket`` was submitted with (``carried``: its run's carried
         files instead), by path."""
-        return self.store.retrying(
-            "read a ticket's files", lambda conn: ticket_files(conn, ticket, carried=carried)
-        )
+
+        def work(conn: psycopg.Connection[Any]) -> dict[str, bytes]:
+            rows = conn.execute(
+                "SELECT path, body FROM ticket_files WHERE ticket = %s AND carried = %s "
+                "ORDER BY path",
+                (ticket, carried),
+            )
+            return {path: bytes(body) for path, body in rows}
+
+        return self.store.retrying("read a ticket's files", work)
 
     def _settle(
         self, action: str, lease: Lease, statements: list[str], params: dict[str, Any]

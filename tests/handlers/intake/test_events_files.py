@@ -18,7 +18,6 @@ from pipeline.handlers.intake import (
     UnsafeFileError,
     checked_events_path,
     emit_target,
-    events_file_for,
     read_marker,
     write_marker,
 )
@@ -61,16 +60,17 @@ def test_the_events_file_is_found_in_the_documented_order(tmp_path: Path) -> Non
     nested = root / "src" / "deep"
     nested.mkdir(parents=True)
     with pytest.raises(EventsFileError, match="no run to emit to"):
-        events_file_for(nested, {})
+        emit_target(nested, {})
     (root / ".ralph").mkdir()
     assert emit_target(nested, {}) == (root / ".ralph" / "events.jsonl", True)
     write_marker(root, root / ".ralph" / "events-1.jsonl")
     assert read_marker(root) is not None
-    assert events_file_for(nested, {}) == root / ".ralph" / "events-1.jsonl"
+    assert emit_target(nested, {}) == (root / ".ralph" / "events-1.jsonl", False)
     env = {"RALPH_EVENTS_FILE": str(tmp_path / "env.jsonl")}
-    assert events_file_for(nested, env) == tmp_path / "env.jsonl"
-    assert events_file_for(tmp_path, {"RALPH_WORKSPACE_ROOT": str(root)}) == (
-        root / ".ralph" / "events-1.jsonl"
+    assert emit_target(nested, env) == (tmp_path / "env.jsonl", False)
+    assert emit_target(tmp_path, {"RALPH_WORKSPACE_ROOT": str(root)}) == (
+        root / ".ralph" / "events-1.jsonl",
+        False,
     )
 
 

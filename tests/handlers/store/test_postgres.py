@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 import psycopg
 import pytest
+from attrs import evolve
 
 from pipeline.core.serialization import CONVERTER
 from pipeline.events import ContextNote, NoteKind, ResponseSubmitted, RunId
@@ -17,6 +18,7 @@ from pipeline.handlers.store import (
     AnswerTakenError,
     Letter,
     MessageKind,
+    ResponseLog,
     StoreError,
     answer_to,
     give_answer,
@@ -37,6 +39,7 @@ from tests.handlers.store.contract import (
 )
 from tests.postgres import PostgresServer, schema_at
 from tests.serialization.test_upcasting import FIXTURE_V7, RUN_V7, V7_VERDICTS
+from tests.support import scripted_run
 
 
 def _stores(url: str) -> Iterator[StoreFactory]:
@@ -117,6 +120,44 @@ def test_a_store_from_a_newer_release_is_refused_untouched(postgres_url: str) ->
         conn.execute("INSERT INTO schema_migrations (version, name) VALUES (99, 'future')")
     with pytest.raises(StoreError, match=r"migrations \[99\] from a newer release"):
         PostgresEventStore(postgres_url)
+
+
+def test_a_database_from_before_the_chain_reads_as_it_is(postgres_url: str) -> None:
+    """A database as the release before the hash chain left it (no digest column, no tip):
+    a read-only session reads its run's events as they are, and a writer migrates it and the
+    run goes on."""
+    with PostgresEventStore(postgres_url) as store:
+        store.append(RUN, 0, topics(4))
+    with psycopg.connect(postgres_url) as conn:
+        conn.execute("ALTER TABLE events DROP COLUMN digest")
+        conn.execute("ALTER TABLE runs DROP COLUMN tip")
+        conn.execute("DELETE FROM schema_migrations WHERE version = 6")
+    with PostgresEventStore(postgres_url, read_only=True) as reader:
+        assert list(reader.read(RUN)) == topics(4)
+        assert list(reader.read(RUN, 2)) == topics(2, start=2)
+    with PostgresEventStore(postgres_url) as store:
+        store.append(RUN, 4, topics(2, start=4))
+        assert list(store.read(RUN)) == topics(6)
+
+
+def test_a_nul_in_a_response_is_kept_as_u_fffd_when_written_and_when_rebuilt(
+    postgres_url: str,
+) -> None:
+    """PostgreSQL text holds no NUL: the response log keeps U+FFFD where an agent wrote one,
+    in the append's rows and in a rebuild's alike, and the event log keeps the exact text."""
+    events = scripted_run().events
+    taken = next(i for i, e in enumerate(events) if isinstance(e, ResponseSubmitted))
+    response = events[taken]
+    assert isinstance(response, ResponseSubmitted)
+    odd = evolve(response, raw_response=f"{response.raw_response}\x00")
+    events = [*events[:taken], odd, *events[taken + 1 :]]
+    with PostgresEventStore(postgres_url) as store:
+        store.append(RUN, 0, events)
+        (row,) = ResponseLog.read(store, RUN)
+        assert row.raw_response == f"{response.raw_response}\ufffd"
+        store.rebuild_projections()
+        assert ResponseLog.read(store, RUN) == [row]
+        assert list(store.read(RUN))[taken] == odd
 
 
 def test_a_dropped_connection_is_reopened_and_the_append_lands_once(postgres_url: str) -> None:
