@@ -80,6 +80,7 @@ __all__ = [
     "gate_finished",
     "gate_started",
     "resolve_round",
+    "restored_named",
     "screen_action",
     "screen_base_recorded",
 ]
@@ -203,17 +204,21 @@ def _summary(event: GateFinished) -> str:
     said = f"Gate '{event.gate}' failed: `{command}` {how} (whole output: {event.log_path})"
     if event.pinned is None or not event.restored:
         return said
-    shown = ", ".join(event.restored[:_RESTORED_NAMED])
-    more = len(event.restored) - _RESTORED_NAMED
-    shown += f" and {more} more" if more > 0 else ""
     return (
-        f"{said}; it ran pinned to {event.pinned[:12]}, with the base's {shown}: "
-        "your changes to them were not used"
+        f"{said}; it ran pinned to {event.pinned[:12]}, with the base's "
+        f"{restored_named(event.restored)}: your changes to them were not used"
     )
 
 
 _RESTORED_NAMED: Final = 8
 """Restored files a failure's summary names; the rest are counted."""
+
+
+def restored_named(restored: tuple[str, ...]) -> str:
+    """The files a pinned gate took from the base instead of the work, for a failure's
+    summary (a run's gate, or a landing's): the first few named, the rest counted."""
+    more = len(restored) - _RESTORED_NAMED
+    return ", ".join(restored[:_RESTORED_NAMED]) + (f" and {more} more" if more > 0 else "")
 
 
 _NAMED: Final = 3
