@@ -50,7 +50,6 @@ from pipeline.events import (
     POSTCONDITION_KINDS,
     TASK_BLOCKED_TOPIC,
     ChangesScreened,
-    Count,
     GateAction,
     GateFinished,
     GateStarted,
@@ -182,13 +181,13 @@ def _drop_held(state: PipelineState, round_: GateRound, intake: Intake) -> tuple
         return routing, intake
     kept = tuple(t for t in routing.pending if t.activation != iteration)
     text = f"Not acted on, since the work was blocked: {', '.join(held)}"
-    notice = Notice(topic=TASK_BLOCKED_TOPIC, text=text, line_number=Count(0), role=Role.DEVELOPER)
+    notice = Notice(topic=TASK_BLOCKED_TOPIC, text=text, role=Role.DEVELOPER)
     return evolve(routing, pending=kept), add_notice(intake, notice)
 
 
 def _notice(topic: str, failure: GateFailure) -> Notice:
     text = failure.summary if not failure.tail else f"{failure.summary}\n{failure.tail}"
-    return Notice(topic=topic, text=text, line_number=Count(0), role=Role.DEVELOPER)
+    return Notice(topic=topic, text=text, role=Role.DEVELOPER)
 
 
 def _summary(event: GateFinished) -> str:

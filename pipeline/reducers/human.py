@@ -11,7 +11,6 @@ from pipeline.events import (
     HUMAN_GUIDANCE_TOPIC,
     HUMAN_RESPONSE_TOPIC,
     HUMAN_TIMEOUT_TOPIC,
-    Count,
     GuidanceGiven,
     HumanEvent,
     HumanInterventionRequired,
@@ -54,7 +53,6 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             notice = Notice(
                 topic=HUMAN_RESPONSE_TOPIC,
                 text=event.text,
-                line_number=Count(0),
                 role=pending.asked_by,
             )
             return notify(state, add_notice(state.intake, notice), answered)
@@ -70,7 +68,6 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             notice = Notice(
                 topic=HUMAN_TIMEOUT_TOPIC,
                 text=_timeout_text(state, pending),
-                line_number=Count(0),
                 role=pending.asked_by,
             )
             return notify(state, add_notice(state.intake, notice), timed_out)
@@ -81,7 +78,6 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             notice = Notice(
                 topic=HUMAN_GUIDANCE_TOPIC,
                 text=event.text,
-                line_number=Count(0),
                 role=role,
                 hat=hat,
             )
