@@ -27,9 +27,8 @@ from pipeline.core.effects._agent import (
     ends_after_topics,
 )
 from pipeline.core.effects._id import EffectId
-from pipeline.core.state.model import SpendLine
 from pipeline.core.state.phase import Phase
-from pipeline.core.state.termination import TerminationReason
+from pipeline.core.state.spend import SpendLine
 from pipeline.events import (
     DevelopmentIterationStarted,
     FinalizingStarted,
@@ -55,6 +54,7 @@ from pipeline.events.values import (
     Ordinal,
     QuestionId,
     Role,
+    TerminationReason,
 )
 
 __all__ = [
