@@ -333,14 +333,8 @@ def agent_failed(
         )
         return advance(state, agent=cursor, ledger=ledger)
     position = agent.chain_position + 1
-    cursor = AgentCursor(
-        chain_position=position,
-        retries=0,
-        attempt=agent.attempt,
-        in_flight=False,
-        awaiting_output=False,
-        backoff_ceiling_ms=None,
-    )
+    # The next agent starts afresh: no retries, nothing in flight, no backoff or wait.
+    cursor = AgentCursor(chain_position=position, attempt=agent.attempt)
     if position < len(agents_for(state, role)):
         return advance(state, agent=cursor, ledger=ledger)
     if configuration and role is not Role.FIXER:
