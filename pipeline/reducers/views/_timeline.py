@@ -82,10 +82,10 @@ class InvocationBar:
     malformed_lines: int = 0
     scope_violations: int = 0
     usage: UsageReported | None = None
-    hat: str | None = None
-    """The hat of a topology the agent worked as (None: the built-in pipeline's role)."""
     """What it used and cost, as it reported; None when it reported nothing (it never ran,
     or the log ends before its usage was read)."""
+    hat: str | None = None
+    """The hat of a topology the agent worked as (None: the built-in pipeline's role)."""
 
     @property
     def is_fallback(self) -> bool:
