@@ -233,7 +233,7 @@ def _prompt(state: PipelineState, eid: fx.EffectId) -> fx.Effect:
         response_schema=response_schema_for(state, role),
         correction=correcting(state),
         publishing=publishing,
-        hat=None if working is None else working.name,
+        hat=hat,
         trigger=None if working is None else state.routing.trigger,
         context=None if publishing is None else prompt_context(state, role, hat),
         standing=_standing(state),
