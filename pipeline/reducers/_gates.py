@@ -76,6 +76,7 @@ from pipeline.reducers._transitions import (
 __all__ = [
     "GATE_WARNING_TOPIC",
     "changes_screened",
+    "gate_action",
     "gate_finished",
     "gate_started",
     "resolve_round",
@@ -118,8 +119,7 @@ def gate_finished(state: PipelineState, event: GateFinished) -> PipelineState:
     failures = round_.failures
     if event.status is not GateStatus.PASSED:
         assert state.run is not None, "a round runs in a started run"
-        spec = state.run.loop.gate(event.gate)
-        action = GateAction.BLOCK if spec is None else spec.on_failure
+        action = gate_action(state.run.loop, event.gate)
         failure = GateFailure(
             gate=event.gate, action=action, summary=_summary(event), tail=event.tail
         )
@@ -132,6 +132,13 @@ def gate_finished(state: PipelineState, event: GateFinished) -> PipelineState:
     if round_.pending:
         return advance(state, gating=evolve(gating, round=round_))
     return resolve_round(state, gating, round_)
+
+
+def gate_action(loop: LoopPolicy, gate: str) -> GateAction:
+    """What a failure of ``gate`` does under the run's recorded policy (one it does not name
+    blocks)."""
+    spec = loop.gate(gate)
+    return GateAction.BLOCK if spec is None else spec.on_failure
 
 
 def resolve_round(state: PipelineState, gating: Gating, round_: GateRound) -> PipelineState:
