@@ -54,7 +54,6 @@ from pipeline.core.state.model import (
 )
 from pipeline.core.state.notices import MAX_NOTICES, Notice, notices_for
 from pipeline.core.state.phase import (
-    RUNNING_PHASES,
     TERMINAL_PHASES,
     Phase,
     Step,
@@ -81,7 +80,6 @@ __all__ = [
     "MAX_TITLE_CHARS",
     "ONCE_POINTS",
     "PERSON",
-    "RUNNING_PHASES",
     "SCREEN",
     "TERMINAL_PHASES",
     "AfterInvocation",
