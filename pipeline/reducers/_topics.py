@@ -284,10 +284,7 @@ def gate_success(state: PipelineState) -> PipelineState | None:
         intake, completion_refusals=intake.completion_refusals + 1, completion_claimed=False
     )
     # The developer does the work that is missing (asking a person, say): it hears of it.
-    refused = add_notice(
-        refused,
-        Notice(topic=TASK_RESUME_TOPIC, text=text, role=Role.DEVELOPER),
-    )
+    refused = add_notice(refused, Notice(topic=TASK_RESUME_TOPIC, text=text, role=Role.DEVELOPER))
     ledger = evolve(state.ledger, last_error=why)
     routing = back_to_last_hat(state.routing, TASK_RESUME_TOPIC, Json.of(text))
     return start_development(evolve(state, intake=refused, routing=routing), ledger=ledger)
