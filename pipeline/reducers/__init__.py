@@ -4,7 +4,7 @@ No I/O, clock or randomness: time and ids arrive inside events. An event that do
 state is recorded as an anomaly in the state, never raised and never dropped silently.
 """
 
-from pipeline.reducers._dispatch import fold, reduce
+from pipeline.reducers._dispatch import fold, reduce, steps
 from pipeline.reducers._edges import Edge, phase_changes, phase_edges
 from pipeline.reducers._gates import gate_action, screen_action
 
@@ -16,4 +16,5 @@ __all__ = [
     "phase_edges",
     "reduce",
     "screen_action",
+    "steps",
 ]

@@ -42,7 +42,7 @@ from pipeline.events import (
     ScreenHit,
     ScreenScope,
 )
-from pipeline.reducers import gate_action, reduce, screen_action
+from pipeline.reducers import gate_action, screen_action, steps
 
 __all__ = [
     "GateOutcome",
@@ -123,12 +123,9 @@ class GateRun:
 
 def gate_runs(events: Iterable[PipelineEvent]) -> tuple[GateRun, ...]:
     """Every gate run of a run's ``events``, in the order they started."""
-    state = PipelineState()
     runs: list[GateRun] = []
     current: GateRun | None = None  # the gate at work, not yet reported
-    for event in events:
-        before = state
-        state = reduce(state, event)
+    for before, event, _after in steps(events):
         match event:
             case GateStarted():
                 if current is not None:
@@ -263,12 +260,10 @@ class ScreenRun:
 
 def screen_runs(events: Iterable[PipelineEvent]) -> tuple[ScreenRun, ...]:
     """Every screen of a run's ``events``, in the order they were recorded."""
-    state = PipelineState()
     runs: list[ScreenRun] = []
-    for event in events:
+    for before, event, _after in steps(events):
         if isinstance(event, ChangesScreened):
-            runs.append(_screen(event, len(runs) + 1, state))
-        state = reduce(state, event)
+            runs.append(_screen(event, len(runs) + 1, before))
     return tuple(runs)
 
 
