@@ -31,7 +31,6 @@ from pipeline.events import (
     AgentName,
     Count,
     DurationMs,
-    Json,
     LogPosition,
     Ordinal,
     PromptKind,
@@ -211,10 +210,6 @@ def _begin(state: PipelineState, eid: fx.EffectId) -> fx.Effect:
     return fx.Terminate(effect_id=eid, reason=progress.termination or TerminationReason.STOPPED)
 
 
-def _schema(state: PipelineState, role: Role) -> Json | None:
-    return response_schema_for(state, role)
-
-
 def _prompt(state: PipelineState, eid: fx.EffectId) -> fx.Effect:
     progress = state.progress
     kind = task_prompt_kind(state)
@@ -236,10 +231,10 @@ def _prompt(state: PipelineState, eid: fx.EffectId) -> fx.Effect:
         feedback=() if correcting_now else state.intake.feedback,
         feedback_omitted=Count(0 if correcting_now else state.intake.feedback_omitted),
         notices=() if correcting_now else notices_for(state.intake.notices, role, hat),
-        response_schema=_schema(state, role),
+        response_schema=response_schema_for(state, role),
         correction=correcting(state),
         publishing=publishing,
-        hat=None if working is None else working.name,
+        hat=hat,
         trigger=None if working is None else state.routing.trigger,
         context=None if publishing is None else prompt_context(state, role, hat),
         standing=_standing(state),
@@ -341,7 +336,7 @@ def _invoke(state: PipelineState, eid: fx.EffectId) -> fx.Effect:
         review_pass=Count(progress.review_pass),
         events_offset=Count(state.intake.events_offset),
         events_lines=Count(state.intake.events_lines),
-        response_schema=_schema(state, role),
+        response_schema=response_schema_for(state, role),
         hat=state.routing.hat if working_hat(state, role) is not None else None,
         model=escalated_model(state, role) or _forked_model(state, chain[position]),
     )

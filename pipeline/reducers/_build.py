@@ -24,7 +24,7 @@ from pipeline.core.state import (
 )
 from pipeline.events import WIRE_TAGS, PipelineEvent
 
-__all__ = ["advance", "anomaly", "resume_fact"]
+__all__ = ["advance", "anomaly", "noted", "resume_fact"]
 
 
 def advance(
@@ -62,11 +62,14 @@ def advance(
 
 def anomaly(state: PipelineState, event: PipelineEvent, why: str) -> PipelineState:
     """Record that ``event`` did not fit ``state``: counted and described, never raised."""
-    ledger = state.ledger
+    return advance(state, ledger=noted(state.ledger, state, event, why))
+
+
+def noted(ledger: Ledger, state: PipelineState, event: PipelineEvent, why: str) -> Ledger:
+    """``ledger`` with ``event``, which did not (wholly) fit ``state``, counted and described
+    as an anomaly."""
     description = f"{WIRE_TAGS[type(event)]} in {state.progress.phase.value}: {why}"
-    return advance(
-        state, ledger=evolve(ledger, anomalies=ledger.anomalies + 1, last_anomaly=description)
-    )
+    return evolve(ledger, anomalies=ledger.anomalies + 1, last_anomaly=description)
 
 
 def resume_fact(ledger: Ledger, state: PipelineState) -> Ledger:

@@ -12,7 +12,7 @@ interrupted run takes only ``RunResumed``, ``RunAbandoned`` (a person gives it u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, assert_never
 
 from pipeline.core.state import Phase, PipelineState
@@ -60,7 +60,7 @@ from pipeline.reducers.prompt import reduce_prompt
 from pipeline.reducers.review import reduce_review
 from pipeline.reducers.validation import reduce_validation
 
-__all__ = ["fold", "reduce"]
+__all__ = ["fold", "reduce", "steps"]
 
 
 CategoryReducer = Callable[[PipelineState, Any], PipelineState]
@@ -137,3 +137,14 @@ def fold(events: Iterable[PipelineEvent], state: PipelineState | None = None) ->
     for event in events:
         current = reduce(current, event)
     return current
+
+
+def steps(
+    events: Iterable[PipelineEvent],
+) -> Iterator[tuple[PipelineState, PipelineEvent, PipelineState]]:
+    """Fold ``events`` from a fresh state, each with the states before and after it: what a
+    view of a run's log reads alongside the facts."""
+    after = PipelineState()
+    for event in events:
+        before, after = after, reduce(after, event)
+        yield before, event, after

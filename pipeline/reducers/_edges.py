@@ -17,7 +17,7 @@ from typing import Final, TypeAlias, final
 
 from attrs import frozen
 
-from pipeline.core.state import Phase, PipelineState
+from pipeline.core.state import Phase
 from pipeline.events import (
     WIRE_TAGS,
     BudgetExceeded,
@@ -53,7 +53,7 @@ from pipeline.events import (
     TopicPublished,
     WorkspaceIoError,
 )
-from pipeline.reducers._dispatch import reduce
+from pipeline.reducers._dispatch import steps
 
 __all__ = ["Edge", "phase_changes", "phase_edges"]
 
@@ -175,8 +175,6 @@ def phase_edges() -> frozenset[Edge]:
 
 def phase_changes(events: Iterable[PipelineEvent]) -> Iterator[Edge]:
     """The phase changes folding ``events`` makes, in order (a run's path through the graph)."""
-    state = PipelineState()
-    for event in events:
-        before, state = state, reduce(state, event)
+    for before, event, state in steps(events):
         if state.phase is not before.phase:
             yield Edge(source=before.phase, target=state.phase, fact=WIRE_TAGS[type(event)])

@@ -50,7 +50,6 @@ from pipeline.events import (
     POSTCONDITION_KINDS,
     TASK_BLOCKED_TOPIC,
     ChangesScreened,
-    Count,
     GateAction,
     GateFinished,
     GateStarted,
@@ -77,9 +76,11 @@ from pipeline.reducers._transitions import (
 __all__ = [
     "GATE_WARNING_TOPIC",
     "changes_screened",
+    "gate_action",
     "gate_finished",
     "gate_started",
     "resolve_round",
+    "restored_named",
     "screen_action",
     "screen_base_recorded",
 ]
@@ -118,8 +119,7 @@ def gate_finished(state: PipelineState, event: GateFinished) -> PipelineState:
     failures = round_.failures
     if event.status is not GateStatus.PASSED:
         assert state.run is not None, "a round runs in a started run"
-        spec = state.run.loop.gate(event.gate)
-        action = GateAction.BLOCK if spec is None else spec.on_failure
+        action = gate_action(state.run.loop, event.gate)
         failure = GateFailure(
             gate=event.gate, action=action, summary=_summary(event), tail=event.tail
         )
@@ -132,6 +132,13 @@ def gate_finished(state: PipelineState, event: GateFinished) -> PipelineState:
     if round_.pending:
         return advance(state, gating=evolve(gating, round=round_))
     return resolve_round(state, gating, round_)
+
+
+def gate_action(loop: LoopPolicy, gate: str) -> GateAction:
+    """What a failure of ``gate`` does under the run's recorded policy (one it does not name
+    blocks)."""
+    spec = loop.gate(gate)
+    return GateAction.BLOCK if spec is None else spec.on_failure
 
 
 def resolve_round(state: PipelineState, gating: Gating, round_: GateRound) -> PipelineState:
@@ -181,13 +188,13 @@ def _drop_held(state: PipelineState, round_: GateRound, intake: Intake) -> tuple
         return routing, intake
     kept = tuple(t for t in routing.pending if t.activation != iteration)
     text = f"Not acted on, since the work was blocked: {', '.join(held)}"
-    notice = Notice(topic=TASK_BLOCKED_TOPIC, text=text, line_number=Count(0), role=Role.DEVELOPER)
+    notice = Notice(topic=TASK_BLOCKED_TOPIC, text=text, role=Role.DEVELOPER)
     return evolve(routing, pending=kept), add_notice(intake, notice)
 
 
 def _notice(topic: str, failure: GateFailure) -> Notice:
     text = failure.summary if not failure.tail else f"{failure.summary}\n{failure.tail}"
-    return Notice(topic=topic, text=text, line_number=Count(0), role=Role.DEVELOPER)
+    return Notice(topic=topic, text=text, role=Role.DEVELOPER)
 
 
 def _summary(event: GateFinished) -> str:
@@ -203,17 +210,21 @@ def _summary(event: GateFinished) -> str:
     said = f"Gate '{event.gate}' failed: `{command}` {how} (whole output: {event.log_path})"
     if event.pinned is None or not event.restored:
         return said
-    shown = ", ".join(event.restored[:_RESTORED_NAMED])
-    more = len(event.restored) - _RESTORED_NAMED
-    shown += f" and {more} more" if more > 0 else ""
     return (
-        f"{said}; it ran pinned to {event.pinned[:12]}, with the base's {shown}: "
-        "your changes to them were not used"
+        f"{said}; it ran pinned to {event.pinned[:12]}, with the base's "
+        f"{restored_named(event.restored)}: your changes to them were not used"
     )
 
 
 _RESTORED_NAMED: Final = 8
 """Restored files a failure's summary names; the rest are counted."""
+
+
+def restored_named(restored: tuple[str, ...]) -> str:
+    """The files a pinned gate took from the base instead of the work, for a failure's
+    summary (a run's gate, or a landing's): the first few named, the rest counted."""
+    more = len(restored) - _RESTORED_NAMED
+    return ", ".join(restored[:_RESTORED_NAMED]) + (f" and {more} more" if more > 0 else "")
 
 
 _NAMED: Final = 3

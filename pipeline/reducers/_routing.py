@@ -54,7 +54,7 @@ _NO_PAYLOAD: Final = Json.of(None)
 
 def first_topic(topology: Topology) -> RoutedTopic:
     """The topic a run of ``topology`` starts with."""
-    return RoutedTopic(topic=topology.starting_event, payload=_NO_PAYLOAD, line_number=Count(0))
+    return RoutedTopic(topic=topology.starting_event, payload=_NO_PAYLOAD)
 
 
 def back_to_last_hat(routing: Routing, topic: str, payload: Json) -> Routing:
@@ -63,7 +63,7 @@ def back_to_last_hat(routing: Routing, topic: str, payload: Json) -> Routing:
     unchanged when no hat has worked (the built-in pipeline)."""
     if routing.hat is None:
         return routing
-    first = RoutedTopic(topic=topic, payload=payload, line_number=Count(0), hat=routing.hat)
+    first = RoutedTopic(topic=topic, payload=payload, hat=routing.hat)
     return evolve(routing, pending=(first, *routing.pending))
 
 
@@ -114,9 +114,7 @@ def next_activation(state: PipelineState, topology: Topology) -> Routed:
                 f"Hat '{routing.hat}' published nothing for another hat to take up: ralph "
                 f"published its default '{default.topic}'."
             )
-            intake = add_notice(
-                intake, Notice(topic=default.topic, text=text, line_number=Count(0))
-            )
+            intake = add_notice(intake, Notice(topic=default.topic, text=text))
     activations = dict(routing.activations)
     exhausted, dropped = routing.exhausted, routing.dropped
     while pending:
@@ -166,7 +164,7 @@ def _default(topology: Topology, last: str | None) -> RoutedTopic | None:
     hat = None if last is None else topology.hat(last)
     if hat is None or hat.default_publishes is None:
         return None
-    return RoutedTopic(topic=hat.default_publishes, payload=_NO_PAYLOAD, line_number=Count(0))
+    return RoutedTopic(topic=hat.default_publishes, payload=_NO_PAYLOAD)
 
 
 def _exhausted(hat: WorkHat, count: int, topic: RoutedTopic) -> RoutedTopic:
@@ -178,7 +176,7 @@ def _exhausted(hat: WorkHat, count: int, topic: RoutedTopic) -> RoutedTopic:
             "dropped": topic.topic,
         }
     )
-    return RoutedTopic(topic=f"{hat.name}.exhausted", payload=payload, line_number=Count(0))
+    return RoutedTopic(topic=f"{hat.name}.exhausted", payload=payload)
 
 
 def _dropped(intake: Intake, topic: RoutedTopic, why: str) -> Intake:

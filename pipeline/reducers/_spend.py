@@ -52,14 +52,7 @@ def mark_progress(spend: Spend) -> Spend:
     count from here."""
     if spend.since_commit == _NONE and not spend.models_since_commit:
         return spend
-    return Spend(
-        total=spend.total,
-        by_role=spend.by_role,
-        by_agent=spend.by_agent,
-        by_model=spend.by_model,
-        since_commit=_NONE,
-        models_since_commit=(),
-    )
+    return evolve(spend, since_commit=_NONE, models_since_commit=())
 
 
 def spent_budget(budget: Budget, spend: Spend) -> str | None:

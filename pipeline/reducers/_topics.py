@@ -91,7 +91,6 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
         scope = _scope(state, policy, publisher)
         if scope is not None and not in_scope(scope[1], topic):
             return _out_of_scope(state, event, scope[0])
-    seen = seen_with(i.seen_topics, topic)
     if policy.stale_repeats and topic != TASK_COMPLETE_TOPIC:
         who = "-" if publisher is None else publisher.value
         # A digest of the payload keeps the state small; crc32 is deterministic across
@@ -100,7 +99,7 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
         repeats = i.repeats + 1 if signature == i.repeat_signature else 1
         intake = evolve(
             i,
-            seen_topics=seen,
+            seen_topics=seen_with(i.seen_topics, topic),
             topics_published=i.topics_published + 1,
             consecutive_malformed=0,
             repeat_signature=signature,
@@ -113,9 +112,7 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
             )
             return _end(state, intake, TerminationReason.LOOP_STALE, why)
     else:
-        intake = evolve(
-            i, seen_topics=seen, topics_published=i.topics_published + 1, consecutive_malformed=0
-        )
+        intake = _counted(i, topic)
     if topic == policy.completion_promise:
         return _completion(state, intake, policy, event)
     if topic == HUMAN_INTERACT_TOPIC and policy.human_timeout_s is not None:
@@ -146,19 +143,13 @@ def _out_of_scope(state: PipelineState, event: TopicPublished, hat: str) -> Pipe
     """Not acted on at all: counted, noticed, and shown as ``<hat>.scope_violation``."""
     i = state.intake
     text = f"Attempted to publish '{event.topic}': {event.payload.text}"
-    notice = Notice(
-        topic=f"{hat}.scope_violation",
-        text=text,
-        line_number=Count(event.line_number),
-        role=i.publisher,
-    )
     counted = evolve(
         i,
         topics_published=i.topics_published + 1,
         consecutive_malformed=0,
         scope_violations=i.scope_violations + 1,
     )
-    return notify(state, add_notice(counted, notice))
+    return notify(state, _noted(counted, f"{hat}.scope_violation", text, event))
 
 
 def _not_asked(state: PipelineState, event: TopicPublished) -> PipelineState:
@@ -185,15 +176,17 @@ def _context_note(state: PipelineState, event: TopicPublished) -> PipelineState:
     result = note if isinstance(note, str) else applied(state.context, note)
     if isinstance(note, str) or isinstance(result, str):
         why = note if isinstance(note, str) else str(result)
-        notice = Notice(
-            topic=CONTEXT_REFUSED_TOPIC,
-            text=f"'{event.topic}' was not taken: {why}",
-            line_number=Count(event.line_number),
-            role=intake.publisher,
-        )
-        return notify(state, add_notice(intake, notice))
+        text = f"'{event.topic}' was not taken: {why}"
+        return notify(state, _noted(intake, CONTEXT_REFUSED_TOPIC, text, event))
     context = evolve(result, unfiled=(*result.unfiled, note))
     return advance(state, intake=intake, context=context)
+
+
+def _noted(intake: Intake, topic: str, text: str, event: TopicPublished) -> Intake:
+    """``intake`` owing the hat that published ``event`` a notice on ``topic`` about its line."""
+    line = Count(event.line_number)
+    notice = Notice(topic=topic, text=text, line_number=line, role=intake.publisher)
+    return add_notice(intake, notice)
 
 
 def _counted(i: Intake, topic: str) -> Intake:
@@ -243,18 +236,7 @@ def _completion(
             f"{todo} before '{event.topic}' again; {_how_to_cancel(policy)}."
         )
         refused = evolve(intake, completion_refusals=intake.completion_refusals + 1)
-        return notify(
-            state,
-            add_notice(
-                refused,
-                Notice(
-                    topic=TASK_RESUME_TOPIC,
-                    text=text,
-                    line_number=Count(event.line_number),
-                    role=intake.publisher,
-                ),
-            ),
-        )
+        return notify(state, _noted(refused, TASK_RESUME_TOPIC, text, event))
     return claim_accepted(state, evolve(intake, completion_claimed=True))
 
 
@@ -320,10 +302,7 @@ def gate_success(state: PipelineState) -> PipelineState | None:
         intake, completion_refusals=intake.completion_refusals + 1, completion_claimed=False
     )
     # The developer does the work that is missing (asking a person, say): it hears of it.
-    refused = add_notice(
-        refused,
-        Notice(topic=TASK_RESUME_TOPIC, text=text, line_number=Count(0), role=Role.DEVELOPER),
-    )
+    refused = add_notice(refused, Notice(topic=TASK_RESUME_TOPIC, text=text, role=Role.DEVELOPER))
     ledger = evolve(state.ledger, last_error=why)
     routing = back_to_last_hat(state.routing, TASK_RESUME_TOPIC, Json.of(text))
     return start_development(evolve(state, intake=refused, routing=routing), ledger=ledger)
@@ -353,13 +332,7 @@ def _question(
             f"Question not asked: '{ledger.pending_question.question}' is still waiting for "
             "an answer; ask again after it is answered."
         )
-        notice = Notice(
-            topic=HUMAN_INTERACT_TOPIC,
-            text=text,
-            line_number=Count(event.line_number),
-            role=intake.publisher,
-        )
-        return notify(state, add_notice(intake, notice))
+        return notify(state, _noted(intake, HUMAN_INTERACT_TOPIC, text, event))
     deadline = Instant(event.at + timedelta(seconds=timeout_s))
     question_id = QuestionId(f"line-{event.line_number}")
     pending = PendingQuestion(
@@ -383,15 +356,8 @@ def _blocked(
         return advance(state, intake=blocked, routing=routing)
     abandoned = intake.abandoned_tasks + 1
     text = f"Task '{task}' was reported blocked {blocks} times and is abandoned: move on."
-    intake = add_notice(
-        evolve(intake, blocked=tuple(sorted(counts.items())), abandoned_tasks=abandoned),
-        Notice(
-            topic=TASK_ABANDONED_TOPIC,
-            text=text,
-            line_number=Count(event.line_number),
-            role=intake.publisher,
-        ),
-    )
+    counted = evolve(intake, blocked=tuple(sorted(counts.items())), abandoned_tasks=abandoned)
+    intake = _noted(counted, TASK_ABANDONED_TOPIC, text, event)
     if policy.max_abandoned_tasks and abandoned >= policy.max_abandoned_tasks:
         why = f"loop thrashing: {abandoned} tasks abandoned, the last '{task}'"
         return _end(state, intake, TerminationReason.LOOP_THRASHING, why)

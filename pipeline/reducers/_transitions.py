@@ -41,7 +41,6 @@ __all__ = [
     "interrupt",
     "keep_wait",
     "new_task",
-    "start_commit",
     "start_development",
     "start_review",
     "start_validation",
@@ -250,29 +249,14 @@ def start_validation(
     return transition(state, next_progress, CheckpointTrigger.PHASE, ledger)
 
 
-def start_commit(
-    state: PipelineState,
-    after: Phase,
-    progress: Progress | None = None,
-    ledger: Ledger | None = None,
-    trigger: CheckpointTrigger = CheckpointTrigger.ITERATION,
-) -> PipelineState:
-    """Begin committing the work; afterwards the run goes on to ``after``."""
-    base = state.progress if progress is None else progress
-    next_progress = evolve(base, phase=Phase.COMMIT_MESSAGE, step=Step.PROMPT, after_commit=after)
-    return transition(state, next_progress, trigger, ledger)
-
-
-def task_done(
-    state: PipelineState, after: Phase | None, progress: Progress | None = None
-) -> PipelineState:
+def task_done(state: PipelineState, after: Phase | None) -> PipelineState:
     """A developer task did work: its round of gates first, when one applies (``_gates``),
     then its commit and ``after``; ``after`` None (a read-only workflow): the next iteration.
 
-    ``progress`` still counts the failed iterations before this one: a round that blocks
+    The progress still counts the failed iterations before this one: a round that blocks
     counts one more, a round that passes (or none) clears them.
     """
-    base = state.progress if progress is None else progress
+    base = state.progress
     round_ = task_round(state, after)
     if round_ is not None:
         # No checkpoint here: the round's end asks for one, as its commit always has.
@@ -289,7 +273,8 @@ def task_passed(state: PipelineState, after: Phase | None, progress: Progress) -
     counted = evolve(progress, consecutive_failed_iterations=0)
     if after is None:
         return start_development(state, counted, trigger=CheckpointTrigger.ITERATION)
-    return start_commit(state, after, counted)
+    committing = evolve(counted, phase=Phase.COMMIT_MESSAGE, step=Step.PROMPT, after_commit=after)
+    return transition(state, committing, CheckpointTrigger.ITERATION)
 
 
 def after_commit(state: PipelineState, ledger: Ledger | None = None) -> PipelineState:
@@ -348,14 +333,8 @@ def agent_failed(
         )
         return advance(state, agent=cursor, ledger=ledger)
     position = agent.chain_position + 1
-    cursor = AgentCursor(
-        chain_position=position,
-        retries=0,
-        attempt=agent.attempt,
-        in_flight=False,
-        awaiting_output=False,
-        backoff_ceiling_ms=None,
-    )
+    # The next agent starts afresh: no retries, nothing in flight, no backoff or wait.
+    cursor = AgentCursor(chain_position=position, attempt=agent.attempt)
     if position < len(agents_for(state, role)):
         return advance(state, agent=cursor, ledger=ledger)
     if configuration and role is not Role.FIXER:

@@ -32,7 +32,6 @@ from pipeline.events import (
     AgentEvent,
     BackoffWaited,
     ConnectionRefused,
-    Count,
     ErrorKind,
     EventsFileRead,
     EventsFileTruncated,
@@ -121,7 +120,7 @@ def reduce_agent(state: PipelineState, event: AgentEvent) -> PipelineState:
                 "lets agents reach only their model endpoint and the hosts in [sandbox] allow; "
                 "work without it, or say in your report what you need"
             )
-            notice = Notice(topic=CONNECTION_REFUSED_TOPIC, text=text, line_number=Count(0))
+            notice = Notice(topic=CONNECTION_REFUSED_TOPIC, text=text)
             return notify(state, add_notice(state.intake, notice))
         case ProviderLimited():
             if not _working(state, event.role):

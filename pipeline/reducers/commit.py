@@ -13,7 +13,6 @@ from pipeline.events import (
     CommitEvent,
     CommitMessageGenerated,
     CommitSkipped,
-    Count,
     GitMetadataRestored,
     RebaseAborted,
     RebaseConflicted,
@@ -79,7 +78,7 @@ def reduce_commit(state: PipelineState, event: CommitEvent) -> PipelineState:
                 "agent CLIs' project settings (.mcp.json, opencode.json, .codex, .gemini), "
                 "whose servers and hooks the person's own tools start"
             )
-            notice = Notice(topic=GIT_RESTORED_TOPIC, text=text, line_number=Count(0))
+            notice = Notice(topic=GIT_RESTORED_TOPIC, text=text)
             return notify(state, add_notice(state.intake, notice))
         case _:
             assert_never(event)

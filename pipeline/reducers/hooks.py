@@ -30,7 +30,6 @@ from pipeline.core.state import (
 from pipeline.events import (
     BLOCKABLE,
     TASK_BLOCKED_TOPIC,
-    Count,
     GateStatus,
     HookAction,
     HookEvent,
@@ -112,9 +111,7 @@ def _ran(state: PipelineState, event: HookRan) -> PipelineState:
         if event.point not in BLOCKABLE or state.progress.phase is Phase.COMPLETE:
             # A hook that watches (a notification, say) is no concern of the agents'.
             return advance(state, hooks=hooks)
-        notice = Notice(
-            topic=HOOK_WARNING_TOPIC, text=text, line_number=Count(0), role=Role.DEVELOPER
-        )
+        notice = Notice(topic=HOOK_WARNING_TOPIC, text=text, role=Role.DEVELOPER)
         return advance(state, hooks=hooks, intake=add_notice(state.intake, notice))
     hooks = evolve(hooks, blocked=hooks.blocked + 1, last_failure=summary)
     blocked = evolve(state, hooks=hooks)
@@ -130,7 +127,7 @@ def _ran(state: PipelineState, event: HookRan) -> PipelineState:
 
 
 def _blocked_notice(state: PipelineState, text: str) -> PipelineState:
-    notice = Notice(topic=TASK_BLOCKED_TOPIC, text=text, line_number=Count(0), role=Role.DEVELOPER)
+    notice = Notice(topic=TASK_BLOCKED_TOPIC, text=text, role=Role.DEVELOPER)
     # The claim did not hold up: the agent must claim again once the hook passes.
     intake = add_notice(evolve(state.intake, completion_claimed=False), notice)
     return evolve(state, intake=intake)

@@ -11,7 +11,6 @@ from pipeline.events import (
     HUMAN_GUIDANCE_TOPIC,
     HUMAN_RESPONSE_TOPIC,
     HUMAN_TIMEOUT_TOPIC,
-    Count,
     GuidanceGiven,
     HumanEvent,
     HumanInterventionRequired,
@@ -51,12 +50,7 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
                 return anomaly(state, event, f"question {event.question_id!r} is not pending")
             answered = evolve(ledger, pending_question=None, last_human_answer=event.text)
             # The answer goes to the agent in its next prompt.
-            notice = Notice(
-                topic=HUMAN_RESPONSE_TOPIC,
-                text=event.text,
-                line_number=Count(0),
-                role=pending.asked_by,
-            )
+            notice = Notice(topic=HUMAN_RESPONSE_TOPIC, text=event.text, role=pending.asked_by)
             return notify(state, add_notice(state.intake, notice), answered)
         case HumanTimedOut():
             if pending is None or pending.question_id != event.question_id:
@@ -70,7 +64,6 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             notice = Notice(
                 topic=HUMAN_TIMEOUT_TOPIC,
                 text=_timeout_text(state, pending),
-                line_number=Count(0),
                 role=pending.asked_by,
             )
             return notify(state, add_notice(state.intake, notice), timed_out)
@@ -78,13 +71,7 @@ def reduce_human(state: PipelineState, event: HumanEvent) -> PipelineState:
             if event.number <= ledger.guidance_seen:
                 return anomaly(state, event, f"guidance {event.number} was taken in already")
             role, hat = _guided(state, event.hat)
-            notice = Notice(
-                topic=HUMAN_GUIDANCE_TOPIC,
-                text=event.text,
-                line_number=Count(0),
-                role=role,
-                hat=hat,
-            )
+            notice = Notice(topic=HUMAN_GUIDANCE_TOPIC, text=event.text, role=role, hat=hat)
             guided = evolve(ledger, guidance_seen=event.number)
             return notify(state, add_notice(state.intake, notice), guided)
         case HumanInterventionRequired():

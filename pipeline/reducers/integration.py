@@ -12,7 +12,7 @@ whatever the world does.
 
 from __future__ import annotations
 
-from typing import Final, assert_never
+from typing import assert_never
 
 from attrs import evolve
 
@@ -36,12 +36,11 @@ from pipeline.events import (
     TargetMoved,
 )
 from pipeline.reducers._build import advance, anomaly
+from pipeline.reducers._gates import restored_named
 
 __all__ = ["reduce_integration"]
 
 _QUEUED, _REPLAYED = IntegrationStatus.QUEUED, IntegrationStatus.REPLAYED
-_RESTORED_NAMED: Final = 8
-"""Restored files a failure's reason names; the rest are counted (as a run's gate's notice)."""
 _REPLAYING = frozenset({IntegrationStatus.QUEUED, IntegrationStatus.RESOLVING})
 """Where a replay (plain, or with a resolver) is under way."""
 
@@ -147,12 +146,9 @@ def _pinning_said(event: IntegrationGated, target: str) -> str:
     branch's changes it did not use; nothing when it ran unpinned or used them all."""
     if event.pinned is None or not event.restored:
         return ""
-    shown = ", ".join(event.restored[:_RESTORED_NAMED])
-    more = len(event.restored) - _RESTORED_NAMED
-    shown += f" and {more} more" if more > 0 else ""
     return (
-        f"; it ran pinned to {target}'s {event.pinned[:12]}, with {target}'s {shown}: "
-        "the branch's changes to them were not used"
+        f"; it ran pinned to {target}'s {event.pinned[:12]}, with {target}'s "
+        f"{restored_named(event.restored)}: the branch's changes to them were not used"
     )
 
 

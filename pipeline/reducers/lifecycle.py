@@ -7,7 +7,6 @@ from typing import assert_never
 from attrs import evolve
 
 from pipeline.core.state import (
-    Ledger,
     Phase,
     PipelineState,
     Progress,
@@ -17,7 +16,6 @@ from pipeline.core.state import (
     TerminationReason,
 )
 from pipeline.events import (
-    WIRE_TAGS,
     LifecycleEvent,
     RunAbandoned,
     RunCompleted,
@@ -28,7 +26,7 @@ from pipeline.events import (
     RunStarted,
     SandboxChecked,
 )
-from pipeline.reducers._build import advance, anomaly, resume_fact
+from pipeline.reducers._build import advance, anomaly, noted, resume_fact
 from pipeline.reducers._routing import first_topic
 from pipeline.reducers._transitions import (
     advance_view,
@@ -103,7 +101,9 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
                 if event.reason is not None and event.reason is not progress.termination:
                     # The fold decided how the run ends; a handler echoing another reason
                     # completes the run all the same, and the mismatch is recorded.
-                    ledger = _mismatch(ledger, event, progress.termination)
+                    decided = progress.termination.value if progress.termination else "none"
+                    why = f"reports {event.reason.value}, but the run ends with {decided}"
+                    ledger = noted(ledger, state, event, why)
                 return advance(
                     state,
                     progress=evolve(progress, phase=Phase.COMPLETE, step=Step.DONE),
@@ -117,15 +117,6 @@ def reduce_lifecycle(state: PipelineState, event: LifecycleEvent) -> PipelineSta
             return advance(state, ledger=resume_fact(state.ledger, state))
         case _:
             assert_never(event)
-
-
-def _mismatch(ledger: Ledger, event: RunCompleted, decided: TerminationReason | None) -> Ledger:
-    reason = event.reason.value if event.reason else "none"
-    why = (
-        f"{WIRE_TAGS[RunCompleted]} in finalizing: reports {reason}, "
-        f"but the run ends with {decided.value if decided else 'none'}"
-    )
-    return evolve(ledger, anomalies=ledger.anomalies + 1, last_anomaly=why)
 
 
 def _forked(state: PipelineState, run: RunInfo, event: RunForked) -> PipelineState:

@@ -19,7 +19,7 @@ from pipeline.core.effects import (
     SaveCheckpoint,
     Terminate,
 )
-from pipeline.core.state import Phase, PipelineState, Step, TerminationReason
+from pipeline.core.state import Phase, PipelineState, Progress, Step, TerminationReason
 from pipeline.engine.simulation import AgentOutcome, Always, default_chains
 from pipeline.events import (
     AgentName,
@@ -41,6 +41,7 @@ from pipeline.events import (
     PromptKind,
     PromptMaterialized,
     Role,
+    RunCompleted,
     RunId,
     RunInterrupted,
     RunResumed,
@@ -415,3 +416,19 @@ def test_a_run_that_validates_with_nothing_committed_is_no_success() -> None:
     assert state.termination.exit_code == 1
     assert not state.termination.is_success
     assert state.ledger.last_error == "validation passed, but the run committed no change"
+
+
+def test_a_completion_reporting_another_reason_completes_and_is_noted_as_an_anomaly() -> None:
+    """The fold decides how a run ends: a handler's ``RunCompleted`` echoing another reason
+    completes the run all the same, and the mismatch is counted and described."""
+    ending = Progress(
+        phase=Phase.FINALIZING, step=Step.COMPLETE, termination=TerminationReason.COMPLETED
+    )
+    done = reduce(
+        PipelineState(progress=ending), RunCompleted(reason=TerminationReason.MAX_COST, at=T)
+    )
+    assert done.phase is Phase.COMPLETE
+    assert done.ledger.anomalies == 1
+    assert done.ledger.last_anomaly == (
+        "lifecycle.run_completed in finalizing: reports max_cost, but the run ends with completed"
+    )

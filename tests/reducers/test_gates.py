@@ -38,6 +38,7 @@ from pipeline.events import (
 )
 from pipeline.orchestration import next_effect, step_bound
 from pipeline.reducers import fold, reduce
+from pipeline.reducers._gates import restored_named
 from tests.support import budget
 
 T = TypeVar("T")
@@ -277,3 +278,11 @@ def test_a_topic_gate_is_not_run_for_an_activation_that_published_no_matching_to
     log = topology_log(loop, {"builder": [["LOOP_COMPLETE"]]})
     assert finished(log) == []
     assert ended(log) is TerminationReason.COMPLETED
+
+
+def test_a_pinned_failure_names_eight_restored_files_and_counts_the_rest() -> None:
+    """A run's gate and a landing's name the files a pinned gate took from the base alike:
+    the first eight, then how many more."""
+    files = tuple(f"tests/test_{n}.py" for n in range(10))
+    assert restored_named(files[:8]) == ", ".join(files[:8])
+    assert restored_named(files) == ", ".join(files[:8]) + " and 2 more"

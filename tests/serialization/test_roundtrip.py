@@ -42,6 +42,39 @@ def test_every_effect_round_trips_with_its_tag(effect: Effect) -> None:
     assert identical(decode_effect(data), effect)
 
 
+_EFFECT_TAGS = {
+    "StartRun": "effect.start_run",
+    "Begin": "effect.begin",
+    "MaterializePrompt": "effect.materialize_prompt",
+    "InvokeAgent": "effect.invoke_agent",
+    "CollectReport": "effect.collect_report",
+    "RequireHuman": "effect.require_human",
+    "BackOff": "effect.back_off",
+    "WaitForLimitReset": "effect.wait_for_limit_reset",
+    "SaveCheckpoint": "effect.save_checkpoint",
+    "RunHook": "effect.run_hook",
+    "CreateCommit": "effect.create_commit",
+    "Rebase": "effect.rebase",
+    "AbortRebase": "effect.abort_rebase",
+    "RunGate": "effect.run_gate",
+    "ScreenChanges": "effect.screen_changes",
+    "ValidateFinalState": "effect.validate_final_state",
+    "TriggerDevFix": "effect.trigger_dev_fix",
+    "WriteCompletionMarker": "effect.write_completion_marker",
+    "WaitForHuman": "effect.wait_for_human",
+    "RestorePromptPermissions": "effect.restore_prompt_permissions",
+    "CompleteRun": "effect.complete_run",
+    "Terminate": "effect.terminate",
+}
+"""Every effect's tag as released (its ``type`` on the wire and its span's name in traces)."""
+
+
+def test_every_effect_keeps_its_released_tag() -> None:
+    """The tags derived from the effects' class names are the released ones: a renamed,
+    added or removed effect shows here, so its tag changes only on purpose."""
+    assert {cls.__name__: tag for cls, tag in EFFECT_TAGS.items()} == _EFFECT_TAGS
+
+
 @WHOLE_RUNS
 @given(reachable_states())
 def test_every_reachable_state_round_trips(state: PipelineState) -> None:

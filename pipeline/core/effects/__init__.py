@@ -7,9 +7,10 @@ crash can recognise work it may already have done.
 
 from __future__ import annotations
 
+import re
 import types
 from collections.abc import Mapping
-from typing import Final, TypeAlias, final
+from typing import Final, TypeAlias, final, get_args
 
 from attrs import field, frozen
 from attrs.validators import in_
@@ -26,9 +27,8 @@ from pipeline.core.effects._agent import (
     ends_after_topics,
 )
 from pipeline.core.effects._id import EffectId
-from pipeline.core.state.model import SpendLine
 from pipeline.core.state.phase import Phase
-from pipeline.core.state.termination import TerminationReason
+from pipeline.core.state.spend import SpendLine
 from pipeline.events import (
     DevelopmentIterationStarted,
     FinalizingStarted,
@@ -54,6 +54,7 @@ from pipeline.events.values import (
     Ordinal,
     QuestionId,
     Role,
+    TerminationReason,
 )
 
 __all__ = [
@@ -328,31 +329,14 @@ Effect: TypeAlias = (
 
 EFFECT_TAGS: Final[Mapping[type, str]] = types.MappingProxyType(
     {
-        StartRun: "effect.start_run",
-        Begin: "effect.begin",
-        MaterializePrompt: "effect.materialize_prompt",
-        InvokeAgent: "effect.invoke_agent",
-        CollectReport: "effect.collect_report",
-        RequireHuman: "effect.require_human",
-        BackOff: "effect.back_off",
-        WaitForLimitReset: "effect.wait_for_limit_reset",
-        SaveCheckpoint: "effect.save_checkpoint",
-        RunHook: "effect.run_hook",
-        CreateCommit: "effect.create_commit",
-        Rebase: "effect.rebase",
-        AbortRebase: "effect.abort_rebase",
-        RunGate: "effect.run_gate",
-        ScreenChanges: "effect.screen_changes",
-        ValidateFinalState: "effect.validate_final_state",
-        TriggerDevFix: "effect.trigger_dev_fix",
-        WriteCompletionMarker: "effect.write_completion_marker",
-        WaitForHuman: "effect.wait_for_human",
-        RestorePromptPermissions: "effect.restore_prompt_permissions",
-        CompleteRun: "effect.complete_run",
-        Terminate: "effect.terminate",
+        member: "effect." + re.sub(r"(?<!^)(?=[A-Z])", "_", member.__name__).lower()
+        for member in get_args(Effect)
     }
 )
-"""The stable ``type`` discriminator of each effect on the wire."""
+"""The stable ``type`` discriminator of each effect on the wire (and its span's name):
+``effect.`` and the class's name in snake case (``WaitForLimitReset``:
+``effect.wait_for_limit_reset``). A renamed effect changes its tag: the tags' snapshot
+(``tests/serialization/test_roundtrip.py``) says so."""
 
 
 _REDOABLE: Final[frozenset[type]] = frozenset(

@@ -10,7 +10,8 @@ from attrs import field, frozen
 from pipeline.core._prompt_records import Publishing, Standing
 from pipeline.core.effects._id import EffectId
 from pipeline.core.state.context import Memory, Task
-from pipeline.core.state.model import MalformedLineNote, Notice, ResponseCheck
+from pipeline.core.state.model import MalformedLineNote, ResponseCheck
+from pipeline.core.state.notices import Notice
 from pipeline.core.state.routing import RoutedTopic
 from pipeline.events import DevelopmentIterationCompleted, PipelineEvent
 from pipeline.events.values import (

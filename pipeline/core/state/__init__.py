@@ -34,14 +34,12 @@ from pipeline.core.state.model import (
     FEEDBACK_EXCERPT_CHARS,
     FILE_ONLY_PROMPTS,
     MAX_FEEDBACK_LINES,
-    MAX_NOTICES,
     AgentCursor,
     Checkpoints,
     DevFixTask,
     Intake,
     Ledger,
     MalformedLineNote,
-    Notice,
     PendingQuestion,
     PipelineState,
     Progress,
@@ -49,17 +47,14 @@ from pipeline.core.state.model import (
     ResponseCheck,
     ResumePoint,
     RunInfo,
-    Spend,
-    SpendLine,
     correcting,
     is_complete,
     is_terminal,
-    notices_for,
     reviews_claims,
     task_prompt_kind,
 )
+from pipeline.core.state.notices import MAX_NOTICES, Notice, notices_for
 from pipeline.core.state.phase import (
-    RUNNING_PHASES,
     TERMINAL_PHASES,
     Phase,
     Step,
@@ -67,7 +62,8 @@ from pipeline.core.state.phase import (
 )
 from pipeline.core.state.routing import MAX_PENDING_TOPICS, RoutedTopic, Routing
 from pipeline.core.state.rungs import Bounce, Rung
-from pipeline.core.state.termination import EXIT_CODES, TerminationReason
+from pipeline.core.state.spend import Spend, SpendLine
+from pipeline.events.values import EXIT_CODES, TerminationReason
 
 __all__ = [
     "AFTER_POINTS",
@@ -86,7 +82,6 @@ __all__ = [
     "MAX_TITLE_CHARS",
     "ONCE_POINTS",
     "PERSON",
-    "RUNNING_PHASES",
     "SCREEN",
     "TERMINAL_PHASES",
     "AfterInvocation",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, final
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from pipeline.events.agent import InvocationStarted
 from pipeline.events.hook_policy import HookPoint
@@ -70,15 +70,7 @@ class Hooks:
         """These hooks with ``key`` run before the step at hand (``sequence``: the run's
         facts before it)."""
         here = (*self.here, key) if sequence == self.here_at else (key,)
-        return Hooks(
-            here=here,
-            here_at=sequence + 1,
-            once=self.once,
-            warned=self.warned,
-            blocked=self.blocked,
-            last_failure=self.last_failure,
-            after=self.after,
-        )
+        return evolve(self, here=here, here_at=sequence + 1)
 
 
 def _occasion(state: PipelineState, point: HookPoint) -> str:

@@ -9,7 +9,6 @@ top-level record and the one or two parts an event touches, nothing else.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Final, final
 
 from attrs import field, frozen
@@ -18,12 +17,11 @@ from pipeline.core.state.context import Context
 from pipeline.core.state.gating import Gating
 from pipeline.core.state.hooks import Hooks
 from pipeline.core.state.integration import Integration
-from pipeline.core.state.notices import MAX_NOTICES, Notice, notices_for
+from pipeline.core.state.notices import Notice
 from pipeline.core.state.phase import TERMINAL_PHASES, Phase, Step, agent_of
 from pipeline.core.state.routing import Routing
 from pipeline.core.state.rungs import Rung
-from pipeline.core.state.spend import Spend, SpendLine
-from pipeline.core.state.termination import TerminationReason
+from pipeline.core.state.spend import Spend
 from pipeline.events.policy import LoopPolicy
 from pipeline.events.values import (
     COUNT_VALIDATOR,
@@ -39,31 +37,27 @@ from pipeline.events.values import (
     QuestionId,
     Role,
     RunId,
+    TerminationReason,
 )
 
 __all__ = [
     "FEEDBACK_EXCERPT_CHARS",
     "FILE_ONLY_PROMPTS",
     "MAX_FEEDBACK_LINES",
-    "MAX_NOTICES",
     "AgentCursor",
     "Checkpoints",
     "Intake",
     "Ledger",
     "MalformedLineNote",
-    "Notice",
     "PendingQuestion",
     "PipelineState",
     "Progress",
     "ProtectedPrompt",
     "ResponseCheck",
     "RunInfo",
-    "Spend",
-    "SpendLine",
     "correcting",
     "is_complete",
     "is_terminal",
-    "notices_for",
     "reviews_claims",
     "task_prompt_kind",
 ]
@@ -353,11 +347,6 @@ class PipelineState:
     def termination(self) -> TerminationReason | None:
         """Why the run ended (or is ending), if it did."""
         return self.progress.termination
-
-    @property
-    def started_at(self) -> datetime | None:
-        """When the run started, if it did."""
-        return None if self.run is None else self.run.started_at
 
 
 def is_terminal(state: PipelineState) -> bool:

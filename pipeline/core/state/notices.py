@@ -25,8 +25,8 @@ class Notice:
 
     topic: str
     text: str
-    line_number: Count = field(validator=COUNT_VALIDATOR)
-    """The events-file line the notice is about (0: none)."""
+    line_number: Count = field(default=Count(0), validator=COUNT_VALIDATOR)
+    """The events-file line the notice is about (0: none, a notice of no agent's line)."""
     role: Role | None = None
     """The hat the notice is for (its next prompt carries it); None: the next working prompt."""
     hat: str | None = None

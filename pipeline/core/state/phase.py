@@ -10,7 +10,6 @@ from pipeline.events.values import PromptKind, Role
 
 __all__ = [
     "AGENT_OF_PHASE",
-    "RUNNING_PHASES",
     "TERMINAL_PHASES",
     "Phase",
     "Step",
@@ -68,9 +67,6 @@ class Step(enum.StrEnum):
 
 TERMINAL_PHASES = frozenset({Phase.COMPLETE, Phase.INTERRUPTED})
 """Phases in which the run has stopped (``INTERRUPTED`` may be resumed)."""
-
-RUNNING_PHASES = frozenset(set(Phase) - TERMINAL_PHASES - {Phase.NOT_STARTED})
-"""Phases in which the run is under way."""
 
 
 AGENT_OF_PHASE: Mapping[tuple[Phase, bool], tuple[Role, PromptKind]] = MappingProxyType(

@@ -27,7 +27,8 @@ class RoutedTopic:
 
     topic: str
     payload: Json
-    line_number: Count = field(validator=COUNT_VALIDATOR)
+    line_number: Count = field(default=Count(0), validator=COUNT_VALIDATOR)
+    """The events-file line that published it (0: ralph's own)."""
     hat: str | None = None
     """The hat it is for whatever the triggers say (a refused completion goes back to the hat
     that claimed it); None: the hat it wakes."""

@@ -32,6 +32,6 @@ def context_rows(state: PipelineState) -> list[tuple[str, str]]:
             listed = [*listed[:MAX_LISTED_TASKS], f"{len(listed) - MAX_LISTED_TASKS} more"]
         rows.append(("tasks not done", " · ".join(listed) or "-"))
     if context.memories:
-        people = sum(1 for m in context.memories if m.by == "person")
+        people = sum(1 for m in context.memories if m.by_person)
         rows.append(("memories", f"{len(context.memories)} ({people} by people)"))
     return rows

@@ -5,12 +5,12 @@ hit with the action the run's policy gives it (pure). ``ralph report`` draws bot
 
 The log is folded alongside, so each knows the iteration it ran in and reads the policy
 ``RunStarted`` recorded as the reducer reads it. What a gate's failure did comes from
-``LoopPolicy.gates``: a gate the policy does not name blocks. A gate started and never
-reported is cut short when the run stopped, or started the gate again, before it reported (a
-resume runs it whole again), and running when the log ends with it at work. A hit's action
-comes from ``LoopPolicy.tamper`` and ``postconditions``, by the reducer's own
-``screen_action``. Scopes and kinds are enums shown by their values, so a new one shows with
-no change here.
+``LoopPolicy.gates``, by the reducer's own ``gate_action`` (a gate it does not name blocks).
+A gate started and never reported is cut short when the run stopped, or started the gate
+again, before it reported (a resume runs it whole again), and running when the log ends with
+it at work. A hit's action comes from ``LoopPolicy.tamper`` and ``postconditions``, by the
+reducer's own ``screen_action``. Scopes and kinds are enums shown by their values, so a new
+one shows with no change here.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from pipeline.events import (
     ScreenHit,
     ScreenScope,
 )
-from pipeline.reducers import reduce, screen_action
+from pipeline.reducers import gate_action, screen_action, steps
 
 __all__ = [
     "GateOutcome",
@@ -123,30 +123,21 @@ class GateRun:
 
 def gate_runs(events: Iterable[PipelineEvent]) -> tuple[GateRun, ...]:
     """Every gate run of a run's ``events``, in the order they started."""
-    state = PipelineState()
     runs: list[GateRun] = []
     current: GateRun | None = None  # the gate at work, not yet reported
-    for event in events:
-        before = state
-        state = reduce(state, event)
+    for before, event, _after in steps(events):
         match event:
             case GateStarted():
                 if current is not None:
                     runs.append(_cut_short(current, event.at))
-                current = GateRun(
-                    number=len(runs) + 1,
-                    gate=event.gate,
-                    boundary=event.boundary,
-                    iteration=before.progress.iteration,
-                    started_at=event.at,
-                )
+                current = _begun(event, len(runs) + 1, before)
             case GateFinished():
                 if current is None or current.gate != event.gate:
                     # Reported with no start of its own (a damaged log): it ran all the same.
                     if current is not None:
                         runs.append(_cut_short(current, event.at))
-                    current = _unstarted(event, len(runs) + 1, before)
-                runs.append(_finished(current, event, _policy(before)))
+                    current = _begun(event, len(runs) + 1, before)
+                runs.append(_finished(current, event, _loop(before)))
                 current = None
             case RunInterrupted() | RunAbandoned() | RunResumed() | RunSalvaged() | RunCompleted():
                 if current is not None:
@@ -159,21 +150,14 @@ def gate_runs(events: Iterable[PipelineEvent]) -> tuple[GateRun, ...]:
     return tuple(runs)
 
 
-def _policy(state: PipelineState) -> LoopPolicy | None:
-    return state.run.loop if state.run is not None else None
+def _loop(state: PipelineState) -> LoopPolicy:
+    """The policy the reducer reads in ``state`` (a log with no RunStarted: its defaults)."""
+    return state.run.loop if state.run is not None else LoopPolicy.off()
 
 
-def _action(policy: LoopPolicy | None, event: GateFinished) -> GateAction | None:
-    """What the reducer does with ``event``'s failure: its gate's ``on_failure``, block when
-    the policy does not name the gate (None: it passed)."""
-    if event.status is GateStatus.PASSED:
-        return None
-    spec = policy.gate(event.gate) if policy is not None else None
-    return GateAction.BLOCK if spec is None else spec.on_failure
-
-
-def _finished(run: GateRun, event: GateFinished, policy: LoopPolicy | None) -> GateRun:
-    action = _action(policy, event)
+def _finished(run: GateRun, event: GateFinished, loop: LoopPolicy) -> GateRun:
+    # What the reducer does with a failure (None: it passed).
+    action = None if event.status is GateStatus.PASSED else gate_action(loop, event.gate)
     return attrs.evolve(
         run,
         ended_at=event.at,
@@ -194,8 +178,9 @@ def _cut_short(run: GateRun, at: Instant) -> GateRun:
     return attrs.evolve(run, ended_at=at, outcome=GateOutcome.CUT_SHORT)
 
 
-def _unstarted(event: GateFinished, number: int, state: PipelineState) -> GateRun:
-    """A run for a report with no start of its own: drawn where it reported."""
+def _begun(event: GateStarted | GateFinished, number: int, state: PipelineState) -> GateRun:
+    """The gate run ``event`` begins in ``state``: its start, or a report with no start of
+    its own (drawn where it reported)."""
     return GateRun(
         number=number,
         gate=event.gate,
@@ -275,18 +260,15 @@ class ScreenRun:
 
 def screen_runs(events: Iterable[PipelineEvent]) -> tuple[ScreenRun, ...]:
     """Every screen of a run's ``events``, in the order they were recorded."""
-    state = PipelineState()
     runs: list[ScreenRun] = []
-    for event in events:
+    for before, event, _after in steps(events):
         if isinstance(event, ChangesScreened):
-            runs.append(_screen(event, len(runs) + 1, state))
-        state = reduce(state, event)
+            runs.append(_screen(event, len(runs) + 1, before))
     return tuple(runs)
 
 
 def _screen(event: ChangesScreened, number: int, before: PipelineState) -> ScreenRun:
-    # A log with no RunStarted: the reducer's defaults apply.
-    loop = before.run.loop if before.run is not None else LoopPolicy.off()
+    loop = _loop(before)
     return ScreenRun(
         number=number,
         at=event.at,

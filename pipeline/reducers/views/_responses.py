@@ -14,7 +14,7 @@ from attrs import frozen
 
 from pipeline.core.state import PipelineState
 from pipeline.events import PipelineEvent, ResponseStatus, ResponseSubmitted
-from pipeline.reducers import reduce
+from pipeline.reducers import steps
 
 __all__ = ["LoggedStatus", "ResponseLogRow", "response_log", "response_row"]
 
@@ -80,10 +80,7 @@ def response_row(
 
 def response_log(events: Iterable[PipelineEvent]) -> Iterator[ResponseLogRow]:
     """The rows of one run's ``events``, in log order."""
-    state = PipelineState()
-    for event in events:
-        after = reduce(state, event)
-        row = response_row(state, event, after)
+    for before, event, after in steps(events):
+        row = response_row(before, event, after)
         if row is not None:
             yield row
-        state = after

@@ -34,7 +34,7 @@ from pipeline.events import (
     TopicPublished,
     UsageReported,
 )
-from pipeline.reducers import reduce
+from pipeline.reducers import steps
 from pipeline.reducers.views._escalation import LadderMove, ladder_moves
 
 __all__ = ["InvocationBar", "Outcome", "PhaseSpan", "Timeline", "timeline"]
@@ -82,10 +82,10 @@ class InvocationBar:
     malformed_lines: int = 0
     scope_violations: int = 0
     usage: UsageReported | None = None
-    hat: str | None = None
-    """The hat of a topology the agent worked as (None: the built-in pipeline's role)."""
     """What it used and cost, as it reported; None when it reported nothing (it never ran,
     or the log ends before its usage was read)."""
+    hat: str | None = None
+    """The hat of a topology the agent worked as (None: the built-in pipeline's role)."""
 
     @property
     def is_fallback(self) -> bool:
@@ -140,9 +140,7 @@ def timeline(events: Iterable[PipelineEvent]) -> Timeline:
     first: Instant | None = None
     last: Instant | None = None
     moves: list[LadderMove] = []
-    for event in events:
-        before = state
-        state = reduce(state, event)
+    for before, event, state in steps(events):
         if state.ladders is not before.ladders:
             started = len(bars) + (current is not None)
             moves.extend(ladder_moves(before, state, event.at, started))

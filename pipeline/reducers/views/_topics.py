@@ -25,7 +25,7 @@ from pipeline.events import (
     PipelineEvent,
     TopicPublished,
 )
-from pipeline.reducers import reduce
+from pipeline.reducers import steps
 
 __all__ = ["TopicEntry", "topic_log"]
 
@@ -47,14 +47,11 @@ class TopicEntry:
 
 def topic_log(events: Iterable[PipelineEvent]) -> Iterator[TopicEntry]:
     """The topic log of a run's ``events``, in log order."""
-    state = PipelineState()
-    for event in events:
-        before, violations = state.intake.notices_total, state.intake.scope_violations
-        who = _wearer(state)
-        state = reduce(state, event)
+    for before, event, state in steps(events):
+        who = _wearer(before)
         if isinstance(event, TopicPublished):
             # An out-of-scope topic shows only as its hat's scope violation, below.
-            if state.intake.scope_violations == violations:
+            if state.intake.scope_violations == before.intake.scope_violations:
                 yield TopicEntry(
                     line_number=event.line_number,
                     topic=event.topic,
@@ -73,7 +70,7 @@ def topic_log(events: Iterable[PipelineEvent]) -> Iterator[TopicEntry]:
                 at=event.at,
                 hat=who,
             )
-        made = state.intake.notices_total - before
+        made = state.intake.notices_total - before.intake.notices_total
         if made > 0:
             for notice in state.intake.notices[-made:]:
                 payload = Json.of(notice.text)
