@@ -157,14 +157,9 @@ def _not_asked(state: PipelineState, event: TopicPublished) -> PipelineState:
     completion or cancellation promise: writing a commit message is no claim that the work is
     done), counted and noticed to its role's next prompt."""
     i = state.intake
-    notice = Notice(
-        topic=TOPIC_NOT_ASKED_TOPIC,
-        text=f"'{event.topic}' was not taken: that prompt asked for a file only, not for topics",
-        line_number=Count(event.line_number),
-        role=i.publisher,
-    )
     counted = evolve(i, topics_published=i.topics_published + 1, consecutive_malformed=0)
-    return notify(state, add_notice(counted, notice))
+    text = f"'{event.topic}' was not taken: that prompt asked for a file only, not for topics"
+    return notify(state, _noted(counted, TOPIC_NOT_ASKED_TOPIC, text, event))
 
 
 def _context_note(state: PipelineState, event: TopicPublished) -> PipelineState:
