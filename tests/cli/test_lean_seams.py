@@ -38,7 +38,7 @@ from pipeline.events import (
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.cli.test_cli import RALPH, ralph
-from tests.cli.test_quick_commands import _loaded
+from tests.cli.test_quick_commands import _probed
 from tests.cli.test_salvage import _completed
 from tests.cli.test_sandbox_shown import _refused, _sandboxed
 from tests.cli.test_status_quick import _both, _hand_run
@@ -60,8 +60,7 @@ def _respond_both(root: Path, *argv: str) -> tuple[bool, str]:
     """Whether ``ralph respond ARGV`` in ``root`` is answered lean, having checked that it
     says what the full command (``--workspace .``) says, exit status and both streams; only
     for a call that changes nothing (a refusal)."""
-    _said, modules = _loaded(root, "respond", *argv)
-    plain = ralph("respond", *argv, cwd=root)
+    plain, modules = _probed(root, "respond", *argv)
     full = ralph("respond", *argv, "--workspace", ".", cwd=root)
     assert (plain.returncode, plain.stdout, plain.stderr) == (
         full.returncode,
@@ -345,8 +344,7 @@ def test_runs_leaves_a_log_its_fold_would_report_to_the_full_command(
         root, db = _copy(demo_dir, tmp_path / name)
         db.execute(edit)
         db.close()
-        _said, modules = _loaded(root, "runs")
-        lean = ralph("runs", cwd=root)
+        lean, modules = _probed(root, "runs")
         # The same file by URL, which only the full command reads; its title the same.
         full = ralph("runs", "sqlite:///.git/ralph/pipeline.db", cwd=root)
         assert (lean.returncode, lean.stdout, lean.stderr) == (

@@ -23,7 +23,7 @@ from pipeline.events import (
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.cli.test_cli import ralph
-from tests.cli.test_quick_commands import _loaded
+from tests.cli.test_quick_commands import _loaded, _probed
 from tests.cli.test_sandbox_shown import _refused, _sandboxed
 from tests.cli.test_screens_shown import _screened
 from tests.views.test_sandbox import _inserted
@@ -37,8 +37,7 @@ def _both(root: Path, *argv: str) -> tuple[bool, str]:
     """Whether ``ralph status ARGV`` in ``root`` was answered lean, having checked that it
     printed what the full command (``--workspace .``, which the lean path leaves alone)
     prints on both streams."""
-    _said, modules = _loaded(root, "status", *argv)
-    plain = ralph("status", *argv, cwd=root)
+    plain, modules = _probed(root, "status", *argv)
     full = ralph("status", "--workspace", ".", *argv, cwd=root)
     assert plain.returncode == full.returncode, (plain.stderr, full.stderr)
     assert (plain.stdout, plain.stderr) == (full.stdout, full.stderr)
