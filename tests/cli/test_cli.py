@@ -27,10 +27,10 @@ RALPH = [sys.executable, "-m", "pipeline.app.cli"]
 
 def ralph(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run ``ralph`` with ``args`` (stdout is a pipe, so not a terminal)."""
-    return ralph_probe(cwd, *RALPH, *args)
+    return run_like_ralph(cwd, *RALPH, *args)
 
 
-def ralph_probe(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+def run_like_ralph(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     """Run ``argv`` (``ralph``, or a probe that runs it) in the environment :func:`ralph`
     gives it."""
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"}

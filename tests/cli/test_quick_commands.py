@@ -27,7 +27,7 @@ from pipeline.events import SCHEMA_VERSION
 from pipeline.handlers.store._link import link
 from pipeline.handlers.store._migrations import MIGRATIONS
 from pipeline.reducers.views import cost_text
-from tests.cli.test_cli import ralph, ralph_probe
+from tests.cli.test_cli import ralph, run_like_ralph
 
 _PROBE = (
     "import sys, runpy\n"
@@ -50,7 +50,7 @@ def _probed(cwd: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], se
     it had loaded: its exit status and streams (the probe's line taken off stdout) are what
     a plain ``ralph ARGV`` gives, so one run both says whether the lean path answered and
     what it printed."""
-    result = ralph_probe(cwd, sys.executable, "-c", _PROBE, *argv)
+    result = run_like_ralph(cwd, sys.executable, "-c", _PROBE, *argv)
     said, marker, modules = result.stdout.rpartition("LOADED ")
     assert marker, result.stderr  # ralph raised before the probe's line: a crash
     result.stdout = said
