@@ -27,9 +27,15 @@ RALPH = [sys.executable, "-m", "pipeline.app.cli"]
 
 def ralph(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run ``ralph`` with ``args`` (stdout is a pipe, so not a terminal)."""
+    return run_like_ralph(cwd, *RALPH, *args)
+
+
+def run_like_ralph(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` (``ralph``, or a probe that runs it) in the environment :func:`ralph`
+    gives it."""
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"}
     return subprocess.run(
-        [*RALPH, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
     )
 
 

@@ -38,7 +38,7 @@ from pipeline.events import (
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.cli.test_cli import RALPH, ralph
-from tests.cli.test_quick_commands import _loaded
+from tests.cli.test_quick_commands import _probed
 from tests.cli.test_salvage import _completed
 from tests.cli.test_sandbox_shown import _refused, _sandboxed
 from tests.cli.test_status_quick import _both, _hand_run
@@ -60,8 +60,7 @@ def _respond_both(root: Path, *argv: str) -> tuple[bool, str]:
     """Whether ``ralph respond ARGV`` in ``root`` is answered lean, having checked that it
     says what the full command (``--workspace .``) says, exit status and both streams; only
     for a call that changes nothing (a refusal)."""
-    _said, modules = _loaded(root, "respond", *argv)
-    plain = ralph("respond", *argv, cwd=root)
+    plain, modules = _probed(root, "respond", *argv)
     full = ralph("respond", *argv, "--workspace", ".", cwd=root)
     assert (plain.returncode, plain.stdout, plain.stderr) == (
         full.returncode,
@@ -86,9 +85,9 @@ def test_a_checkpoint_the_fold_would_skip_is_left_to_the_full_command(
         root, db = _copy(demo_dir, tmp_path / name)
         newest = "(SELECT MAX(sequence) FROM checkpoints)"
         db.execute(f"UPDATE checkpoints SET {edit} WHERE sequence = {newest}")
-        lean, _shown = _both(root)
+        lean, shown = _both(root)
         assert not lean
-        assert "rebuilding from the event log instead" in ralph("status", cwd=root).stderr
+        assert "rebuilding from the event log instead" in shown.stderr
 
 
 def test_the_lean_checkpoint_format_is_the_stores() -> None:
@@ -126,7 +125,7 @@ def test_a_salvaged_run_is_shown_as_the_full_command_shows_it(
     (state / "new.db").replace(state / "pipeline.db")
     lean, shown = _both(root)
     assert lean
-    assert "│ salvaged " in shown
+    assert "│ salvaged " in shown.stdout
 
 
 def test_a_store_migrated_from_schema_8_is_left_to_the_full_command_until_rebuilt(
@@ -158,11 +157,11 @@ def test_two_runs_in_one_store_are_chosen_as_the_full_command_chooses(tmp_path: 
         store.append(second.run_id, 0, (second, *log[1:]))
     lean, shown = _both(tmp_path / "ws")
     assert lean
-    assert f"Run {second.run_id}" in shown
+    assert f"Run {second.run_id}" in shown.stdout
     for run in (first, second.run_id):
         lean, shown = _both(tmp_path / "ws", "--run", run)
         assert lean
-        assert f"Run {run} " in shown
+        assert f"Run {run} " in shown.stdout
 
 
 def test_a_configuration_the_run_did_not_start_with_is_left_to_the_full_command(
@@ -252,7 +251,7 @@ def test_what_the_work_tree_names_steers_both_paths_alike(
     shutil.copy(WorkspaceLayout(root=tmp_path / "planted").store, root / ".ralph" / "pipeline.db")
     lean, shown = _both(root)
     assert lean
-    assert f"Run {planted}" in shown
+    assert f"Run {planted}" in shown.stdout
 
 
 def test_facts_appended_without_the_status_projection_are_read_from_the_log(
@@ -277,7 +276,7 @@ def test_facts_appended_without_the_status_projection_are_read_from_the_log(
             whole.append(run_id, 3, plain[2:])
         lean, shown = _both(root)
         assert not lean, name
-        assert ("example.org:443" if name == "refused" else "checked again") in shown
+        assert ("example.org:443" if name == "refused" else "checked again") in shown.stdout
 
 
 def test_the_facts_the_lean_status_reads_from_the_log_are_named_by_their_tags() -> None:
@@ -325,7 +324,7 @@ def test_a_run_kept_in_postgresql_and_copied_into_the_workspaces_store_is_shown_
     assert copied.returncode == 0, copied.stderr
     lean, shown = _both(root)
     assert lean
-    assert "│ salvaged " in shown
+    assert "│ salvaged " in shown.stdout
 
 
 def test_runs_leaves_a_log_its_fold_would_report_to_the_full_command(
@@ -345,8 +344,7 @@ def test_runs_leaves_a_log_its_fold_would_report_to_the_full_command(
         root, db = _copy(demo_dir, tmp_path / name)
         db.execute(edit)
         db.close()
-        _said, modules = _loaded(root, "runs")
-        lean = ralph("runs", cwd=root)
+        lean, modules = _probed(root, "runs")
         # The same file by URL, which only the full command reads; its title the same.
         full = ralph("runs", "sqlite:///.git/ralph/pipeline.db", cwd=root)
         assert (lean.returncode, lean.stdout, lean.stderr) == (

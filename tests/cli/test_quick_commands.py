@@ -27,31 +27,40 @@ from pipeline.events import SCHEMA_VERSION
 from pipeline.handlers.store._link import link
 from pipeline.handlers.store._migrations import MIGRATIONS
 from pipeline.reducers.views import cost_text
-from tests.cli.test_cli import ralph
+from tests.cli.test_cli import ralph, run_like_ralph
 
 _PROBE = (
     "import sys, runpy\n"
     "sys.argv = ['ralph', *sys.argv[1:]]\n"
     "try:\n"
-    "    runpy.run_module('pipeline.app.cli', run_name='__main__')\n"
-    "except SystemExit:\n"
-    "    pass\n"
+    "    runpy.run_module('pipeline.app.cli', run_name='__main__', alter_sys=True)\n"
+    "except SystemExit as stop:\n"
+    "    status = stop.code\n"
+    "else:\n"
+    "    status = 0\n"
     "print('LOADED', ' '.join(sorted(sys.modules)))\n"
+    "sys.exit(status)\n"
 )
+"""``ralph ARGV`` run as ``python -m pipeline.app.cli`` runs it (``alter_sys``: the same
+``argv[0]``), then a line naming the modules it loaded, then its own exit status."""
+
+
+def _probed(cwd: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """``ralph ARGV`` run once, as :func:`ralph` runs it (same environment), and the modules
+    it had loaded: its exit status and streams (the probe's line taken off stdout) are what
+    a plain ``ralph ARGV`` gives, so one run both says whether the lean path answered and
+    what it printed."""
+    result = run_like_ralph(cwd, sys.executable, "-c", _PROBE, *argv)
+    said, marker, modules = result.stdout.rpartition("LOADED ")
+    assert marker, result.stderr  # ralph raised before the probe's line: a crash
+    result.stdout = said
+    return result, set(modules.split())
 
 
 def _loaded(cwd: Path, *argv: str) -> tuple[str, set[str]]:
-    """What ``ralph ARGV`` printed before the probe's line, and the modules it had loaded."""
-    result = subprocess.run(
-        [sys.executable, "-c", _PROBE, *argv],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    said, _, modules = result.stdout.rpartition("LOADED ")
-    return said, set(modules.split())
+    """What ``ralph ARGV`` printed, and the modules it had loaded."""
+    result, modules = _probed(cwd, *argv)
+    return result.stdout, modules
 
 
 def test_version_loads_neither_typer_nor_the_engine_nor_the_metadata(tmp_path: Path) -> None:
@@ -223,9 +232,8 @@ def test_events_leaves_what_it_cannot_read_as_the_store_does_to_the_full_command
         db.execute(damage)
     if rechain:
         _rechained(store)
-    _said, modules = _loaded(tmp_path, "events", str(store))
+    lean, modules = _probed(tmp_path, "events", str(store))
     assert "typer" in modules
-    lean = ralph("events", str(store), cwd=tmp_path)
     full = ralph("events", str(store), "--format", "table", cwd=tmp_path)
     assert (lean.returncode, lean.stdout, lean.stderr) == (
         full.returncode,
@@ -283,12 +291,10 @@ def test_a_plain_shape_prints_what_the_full_command_prints(
     """``status``, ``events`` and ``respond`` in their plain shapes skip typer's parsing
     (pydantic never loads) and print, and exit with, exactly what the full command does
     (run here with ``-C .``, the default spelled out, which is not a plain shape)."""
-    lean_said, lean_modules = _loaded(demo_dir, *argv)
-    full_said, full_modules = _loaded(demo_dir, *argv, "-C", ".")
+    lean, lean_modules = _probed(demo_dir, *argv)
+    full, full_modules = _probed(demo_dir, *argv, "-C", ".")
     assert "pydantic" not in lean_modules
     assert "pydantic" in full_modules  # the full command answered
-    assert lean_said == full_said
-    lean, full = ralph(*argv, cwd=demo_dir), ralph(*argv, "-C", ".", cwd=demo_dir)
     assert (lean.returncode, lean.stdout, lean.stderr) == (
         full.returncode,
         full.stdout,

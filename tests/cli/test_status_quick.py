@@ -23,7 +23,7 @@ from pipeline.events import (
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import SqliteEventStore
 from tests.cli.test_cli import ralph
-from tests.cli.test_quick_commands import _loaded
+from tests.cli.test_quick_commands import _loaded, _probed
 from tests.cli.test_sandbox_shown import _refused, _sandboxed
 from tests.cli.test_screens_shown import _screened
 from tests.views.test_sandbox import _inserted
@@ -33,16 +33,15 @@ _HEAVY = {"typer", "pipeline.events", "cattrs", "attrs"}
 the records it meets on the way to the store and to git are dataclasses)."""
 
 
-def _both(root: Path, *argv: str) -> tuple[bool, str]:
+def _both(root: Path, *argv: str) -> tuple[bool, subprocess.CompletedProcess[str]]:
     """Whether ``ralph status ARGV`` in ``root`` was answered lean, having checked that it
     printed what the full command (``--workspace .``, which the lean path leaves alone)
-    prints on both streams."""
-    _said, modules = _loaded(root, "status", *argv)
-    plain = ralph("status", *argv, cwd=root)
+    prints on both streams; and the full command's run."""
+    plain, modules = _probed(root, "status", *argv)
     full = ralph("status", "--workspace", ".", *argv, cwd=root)
     assert plain.returncode == full.returncode, (plain.stderr, full.stderr)
     assert (plain.stdout, plain.stderr) == (full.stdout, full.stderr)
-    return not _HEAVY & modules, full.stdout
+    return not _HEAVY & modules, full
 
 
 def _hand_run(root: Path, log: Sequence[PipelineEvent]) -> str:
@@ -66,8 +65,8 @@ def test_the_demo_run_is_answered_lean_as_the_full_command_answers(
     latest or named, with what the folded log gives."""
     lean, shown = _both(demo_dir)
     assert lean
-    assert "│ sandbox " in shown
-    assert "│ commits                     │ 3 " in shown
+    assert "│ sandbox " in shown.stdout
+    assert "│ commits                     │ 3 " in shown.stdout
     run_id = (
         sqlite3.connect(demo_dir / ".git" / "ralph" / "pipeline.db")
         .execute("SELECT run_id FROM runs")
@@ -87,7 +86,7 @@ def test_a_commit_git_lost_is_left_to_the_full_command(
     subprocess.run(["git", "reset", "-q", "--hard", "HEAD~1"], cwd=root, check=True)
     lean, shown = _both(root)
     assert not lean
-    assert "│ commits                     │ 2 " in shown
+    assert "│ commits                     │ 2 " in shown.stdout
 
 
 def test_a_damaged_log_is_left_to_the_full_command(
@@ -101,9 +100,9 @@ def test_a_damaged_log_is_left_to_the_full_command(
     shutil.copytree(demo_dir, root, symlinks=True)
     with sqlite3.connect(root / ".git" / "ralph" / "pipeline.db") as db:
         db.execute("UPDATE events SET body = replace(body, 'plan', 'PLAN') WHERE sequence = 3")
-    lean, _shown = _both(root)
+    lean, shown = _both(root)
     assert not lean
-    assert "damaged" in ralph("status", cwd=root).stderr
+    assert "damaged" in shown.stderr
 
 
 def test_a_store_without_the_status_is_left_to_the_full_command(
@@ -127,12 +126,12 @@ def test_refused_connections_and_screens_are_left_to_the_full_command(tmp_path: 
     checked = _hand_run(tmp_path / "checked", _sandboxed())
     lean, shown = _both(tmp_path / "checked")
     assert lean
-    assert checked in shown
-    assert "│ refused connections         │ -" in shown
+    assert checked in shown.stdout
+    assert "│ refused connections         │ -" in shown.stdout
     _hand_run(tmp_path / "refused", _sandboxed(_refused("example.org:443", 2)))
     lean, shown = _both(tmp_path / "refused")
     assert not lean
-    assert "example.org:443 (2 times)" in shown
+    assert "example.org:443 (2 times)" in shown.stdout
     hit = ScreenHit(kind=ScreenKind.TODO_ADDED, path="a.py", line=Count(1), detail="# TODO")
     _hand_run(tmp_path / "screened", _inserted(_sandboxed(), {1: [_screened(hit)]}))
     assert not _both(tmp_path / "screened")[0]

@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import TypeVar
 
 import attrs
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.app.testing import HypothesisChooser, gate_specs, world_configs
@@ -39,7 +39,7 @@ from pipeline.events import (
 from pipeline.orchestration import next_effect, step_bound
 from pipeline.reducers import fold, reduce
 from pipeline.reducers._gates import restored_named
-from tests.support import budget
+from tests.support import WHOLE_RUNS, budget
 
 T = TypeVar("T")
 
@@ -175,7 +175,7 @@ class _FailingGates(HypothesisChooser):
         return super().pick(options, what)
 
 
-@settings(max_examples=200, deadline=None)
+@WHOLE_RUNS
 @given(config=world_configs(), gates=gate_specs(), data=st.data())
 def test_no_run_completes_while_a_gate_that_blocks_or_stops_last_failed(
     config: WorldConfig, gates: tuple[GateSpec, ...], data: st.DataObject

@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import TypeVar
 
 import attrs
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.app.testing import (
@@ -53,7 +53,7 @@ from pipeline.events import (
 from pipeline.orchestration import next_effect, step_bound
 from pipeline.reducers import fold, reduce, screen_action
 from tests.reducers.test_gates import ended, finished, gate
-from tests.support import budget
+from tests.support import WHOLE_RUNS, budget
 
 T = TypeVar("T")
 
@@ -297,7 +297,7 @@ class _DrawnFindings(HypothesisChooser):
         return super().pick(options, what)
 
 
-@settings(max_examples=150, deadline=None)
+@WHOLE_RUNS
 @given(
     config=world_configs(),
     gates=gate_specs(),

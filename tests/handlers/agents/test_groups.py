@@ -9,8 +9,10 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -29,6 +31,18 @@ def _alive(pid: int) -> bool:
     # A zombie is dead for our purpose: it holds no files and runs nothing.
     state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     return state != "Z"
+
+
+def _reaped(process: subprocess.Popen[Any]) -> subprocess.Popen[Any]:
+    """``process``, waited for in a thread so that it is reaped the moment it exits.
+
+    A recorded group's leader is never the stopping ralph's own child (it was an earlier
+    ralph's): once it exits, init or a subreaper reaps it. Here the test started it: left a
+    zombie, it would still count as a member of its group, which would then stay alive to
+    ``killpg(pgid, 0)`` through the grace period and the reaper's five seconds (six seconds
+    of waiting a test, for nothing the test checks)."""
+    threading.Thread(target=process.wait, daemon=True).start()
+    return process
 
 
 def _wait_gone(pid: int, timeout_s: float = 10) -> bool:
@@ -103,8 +117,10 @@ def test_the_agent_of_a_killed_driver_is_stopped_before_the_next_one_starts(
 def test_a_record_whose_process_id_was_recycled_stops_nothing(tmp_path: Path) -> None:
     """The recorded group's leader is alive but started at another time (the id belongs to
     someone else now): it is left alone, and the record forgotten."""
-    bystander = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True
+    bystander = _reaped(
+        subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True
+        )
     )
     try:
         group_file = tmp_path / "agent-group.json"
@@ -186,12 +202,14 @@ def test_a_recorded_reaper_deaf_to_sigterm_is_stopped_with_what_escaped_its_grou
         "while :; do sleep 0.1; done\n"
     )
     read, write = os.pipe()
-    reaper = subprocess.Popen(
-        reaper_argv(write, os.environ, ("/bin/sh", "-c", agent)),
-        cwd=tmp_path,
-        start_new_session=True,
-        pass_fds=(write,),
-        stdout=subprocess.DEVNULL,
+    reaper = _reaped(
+        subprocess.Popen(
+            reaper_argv(write, os.environ, ("/bin/sh", "-c", agent)),
+            cwd=tmp_path,
+            start_new_session=True,
+            pass_fds=(write,),
+            stdout=subprocess.DEVNULL,
+        )
     )
     os.close(write)
     record_group(group_file, reaper.pid)

@@ -158,12 +158,19 @@ def test_a_timed_out_command_takes_its_escaped_writer_with_it(tmp_path: Path) ->
 @pytest.mark.usefixtures("stray")
 def test_commands_run_at_once_end_only_their_own_leftovers(tmp_path: Path) -> None:
     """Three commands in threads: one leaves a daemon behind and exits at once, the others
-    run their own daemon for their whole life and check it is still there before they exit;
-    each command's daemon is ended with it, and no command's end touches another's."""
+    run their own daemon for their whole life and check it is still there before they exit,
+    once the quick one has ended (its leftovers swept); each command's daemon is ended with
+    it, and no command's end touches another's."""
+    # Waits for the quick command's end itself (the file the test writes once run_process
+    # returned), not for a time it should take: 30 s at most, then exit 8.
     lasting = """
     sh -c 'setsid sh -c "echo \\$\\$ > daemon.pid; exec sleep 600" </dev/null >/dev/null 2>&1 &' &
     while [ ! -s daemon.pid ]; do sleep 0.01; done
-    sleep 2
+    waited=0
+    while [ ! -e ../quick-ended ]; do
+        [ "$waited" -lt 3000 ] || exit 8
+        sleep 0.01; waited=$((waited + 1))
+    done
     kill -0 "$(cat daemon.pid)" || exit 7
     """
     folders = [tmp_path / name for name in ("quick", "slow1", "slow2")]
@@ -173,6 +180,8 @@ def test_commands_run_at_once_end_only_their_own_leftovers(tmp_path: Path) -> No
 
     def run(folder: Path, script: str) -> None:
         results[folder.name] = run_process(_spec(folder, script))
+        if folder.name == "quick":
+            (tmp_path / "quick-ended").touch()
 
     threads = [
         threading.Thread(target=run, args=(folders[0], DAEMON)),
