@@ -18,6 +18,7 @@ from pipeline import PipelineError
 from pipeline.core._note_rules import new_id
 from pipeline.core.state import PERSON, Context
 from pipeline.engine._durable import utc_now
+from pipeline.engine._stores import storable
 from pipeline.events import ContextNote, Instant, NoteKind
 from pipeline.handlers.runtime import WorkspaceLayout
 from pipeline.handlers.store import file_notes, notes_after, open_store_at, store_path
@@ -57,8 +58,7 @@ def write_note(
     """Write a person's note of ``kind`` about memory or task ``subject`` (None: a new id,
     for an added one) into the book; the note as written. Raises :class:`ContextError`, with
     nothing written, when it cannot apply to the book as it stands."""
-    if "\x00" in text:
-        raise ContextError("the text holds a NUL character")
+    storable(text, "the note", ContextError)
     if subject is None:
         subject = new_id("m" if kind is NoteKind.MEMORY_ADDED else "t", text)
     note = ContextNote(

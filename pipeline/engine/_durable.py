@@ -30,7 +30,7 @@ from pipeline.core.effects import (
 from pipeline.core.serialization import CheckpointError, checkpoint_state, encode_checkpoint
 from pipeline.core.state import AFTER_POINTS, Phase, PipelineState, is_complete, is_terminal
 from pipeline.engine._interrupt import Interrupted, Interruption
-from pipeline.engine._observer import Observers, RunObserver
+from pipeline.engine._observer import Observers, RunObserver, span_of
 from pipeline.engine._world import RunWorld
 from pipeline.events import (
     CheckpointSaved,
@@ -151,7 +151,9 @@ def run_durable(
         effect = next_effect(state)
         assert isinstance(effect, StartRun)
         observer.effect(effect)
-        started = _observed(observer, None, 0, effect, lambda: facts_of(handler(effect)), redactor)
+        with span_of(observer, None, 0, effect) as traced:
+            started = _masked(redactor, facts_of(handler(effect)))
+            traced.record(started)
         if not started or not isinstance(started[0], RunStarted):
             raise PipelineError("the StartRun handler must report RunStarted first")
         run_id = started[0].run_id
@@ -187,17 +189,11 @@ def run_durable(
             effects += 1
         observer.effect(effect)
         steps = _carry_out(store, handler, run_id, state, effect, interruption, clock)
-        span = observer.span(run_id, state.sequence, effect)
-        if span is None:
-            state, _ = _record(
+        with span_of(observer, run_id, state.sequence, effect) as traced:
+            state, recorded = _record(
                 store, run_id, state, effect, steps, interruption, redactor, observer
             )
-        else:
-            with span as traced:
-                state, recorded = _record(
-                    store, run_id, state, effect, steps, interruption, redactor, observer
-                )
-                traced.record(recorded)
+            traced.record(recorded)
     return DurableRun(run_id=run_id, state=state, resumed_from=resumed_from, effects=effects)
 
 
@@ -277,25 +273,6 @@ def _carry_out(
             yield step
     except Interrupted as stopped:
         yield [RunInterrupted(reason=str(stopped), at=clock())]
-
-
-def _observed(
-    observer: RunObserver,
-    run_id: RunId | None,
-    sequence: int,
-    effect: Effect,
-    carry_out: Callable[[], list[PipelineEvent]],
-    redactor: Redactor,
-) -> list[PipelineEvent]:
-    """The facts of carrying ``effect`` out, secrets masked, inside the observer's span when
-    it traces."""
-    span = observer.span(run_id, sequence, effect)
-    if span is None:
-        return _masked(redactor, carry_out())
-    with span as traced:
-        facts = _masked(redactor, carry_out())
-        traced.record(facts)
-    return facts
 
 
 def _commit(

@@ -15,7 +15,7 @@ from typing import Final
 from pipeline import PipelineError
 from pipeline.core.state import Phase, PipelineState, is_terminal
 from pipeline.engine._durable import load_state
-from pipeline.engine._stores import existing_store
+from pipeline.engine._stores import existing_store, storable
 from pipeline.events import Role, RunId
 from pipeline.handlers.store import give_guidance, open_store_at
 
@@ -26,7 +26,8 @@ MAX_GUIDANCE_CHARS: Final = 4_000
 
 
 class GuidanceError(PipelineError, ValueError):
-    """The guidance cannot be given (empty, too long, an unknown hat, or the run has ended)."""
+    """The guidance cannot be given (empty, too long, not text a store keeps, an unknown hat,
+    or the run has ended)."""
 
 
 def guidable_hats(state: PipelineState) -> tuple[str, ...]:
@@ -65,8 +66,7 @@ def guide(
     :class:`~pipeline.handlers.store.UnknownRunError` for a run the store does not hold."""
     if not text.strip():
         raise GuidanceError("the guidance is empty")
-    if "\x00" in text:
-        raise GuidanceError("the guidance holds a NUL character")
+    storable(text, "the guidance", GuidanceError)
     if len(text) > MAX_GUIDANCE_CHARS:
         raise GuidanceError(
             f"the guidance is {len(text)} characters; at most {MAX_GUIDANCE_CHARS} reach a prompt"

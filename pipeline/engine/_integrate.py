@@ -22,7 +22,7 @@ from typing import Protocol
 
 from pipeline import PipelineError
 from pipeline.core.state import IntegrationStatus, PipelineState
-from pipeline.engine._durable import _NOBODY, _commit, load_state
+from pipeline.engine._durable import _NOBODY, _commit, _masked, load_state
 from pipeline.engine._interrupt import Interrupted, Interruption
 from pipeline.engine._observer import RunObserver
 from pipeline.events import GateSpec, IntegrationQueued, PipelineEvent, RunId
@@ -80,8 +80,7 @@ def integrate(
                 done = landing.gate(state, gates[0])
         else:
             done = landing.move(state)  # to its end: a stop asked for meanwhile waits for it
-        facts = [redactor.event(fact) for fact in done]
-        state = _commit(store, run_id, state, facts, observer)
+        state = _commit(store, run_id, state, _masked(redactor, done), observer)
         if state.integration == before:
             # Facts that do not fit would ask for the same step forever: a handler's bug.
             raise PipelineError(

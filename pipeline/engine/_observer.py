@@ -76,6 +76,19 @@ class _Spans:
             span.record(facts)
 
 
+_UNTRACED = contextlib.nullcontext(_Spans(()))
+"""The span of an effect no observer traces: its facts are recorded nowhere."""
+
+
+def span_of(
+    observer: RunObserver, run_id: RunId | None, sequence: int, effect: Effect
+) -> AbstractContextManager[EffectSpan]:
+    """``observer``'s span around carrying ``effect`` out, or one that records nothing when
+    the observer does not trace (so the engine has one way to carry an effect out)."""
+    span = observer.span(run_id, sequence, effect)
+    return _UNTRACED if span is None else span
+
+
 class Observers(RunObserver):
     """Several observers as one: each report goes to every observer, in the order given."""
 

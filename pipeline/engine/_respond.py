@@ -12,7 +12,7 @@ from pathlib import Path
 from pipeline import PipelineError
 from pipeline.core.state import PendingQuestion
 from pipeline.engine._durable import load_state
-from pipeline.engine._stores import existing_store
+from pipeline.engine._stores import existing_store, storable
 from pipeline.events import RunId
 from pipeline.handlers.store import AnswerTakenError, give_answer, open_store_at
 
@@ -41,15 +41,7 @@ def respond(
     """
     if not text.strip():
         raise AnswerError("the answer is empty")
-    if "\x00" in text:
-        raise AnswerError("the answer holds a NUL character")
-    if not text.isascii():
-        try:
-            text.encode()
-        except UnicodeEncodeError:
-            # Bytes of the command line that are not UTF-8 arrive as lone surrogates: no store
-            # can keep them, and no agent could read them.
-            raise AnswerError("the answer is not UTF-8 text") from None
+    storable(text, "the answer", AnswerError)
     location = existing_store(root, store, AnswerError)
     with open_store_at(location, must_exist=True) as opened:
         chosen = opened.choose_run(run_id)

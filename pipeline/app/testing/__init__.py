@@ -5,6 +5,7 @@ variant and for states that simulated runs pass through. Importing this package 
 strategies for the value types, so ``st.from_type`` works on any event class.
 """
 
+from pipeline.app.testing._policies import hats, ladders_of, limit_policies, loop_policies
 from pipeline.app.testing._sandbox import endpoints, host_names, sandbox_policies
 from pipeline.app.testing._strategies import (
     HypothesisChooser,
@@ -12,29 +13,24 @@ from pipeline.app.testing._strategies import (
     chains,
     effects,
     events,
-    hats,
     instants,
     json_values,
-    ladders_of,
-    limit_policies,
-    loop_policies,
     reachable_states,
     register_strategies,
     response_facts,
     simulated_runs,
     spend_lines,
-    topic_patterns,
-    topics,
-    topologies,
     usage_facts,
     usd,
     window_reports,
     world_configs,
 )
+from pipeline.app.testing._topics import topic_patterns, topics
 from pipeline.app.testing._topologies import (
     gate_specs,
     postcondition_policies,
     tamper_policies,
+    topologies,
 )
 
 __all__ = [

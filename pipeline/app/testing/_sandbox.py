@@ -49,27 +49,21 @@ def _paths() -> st.SearchStrategy[str]:
     return st.builds(lambda root, rest: root + rest, st.sampled_from(("~/", "/srv/", "/")), tail)
 
 
-def sandbox_policies() -> st.SearchStrategy[SandboxPolicy]:
+@st.composite
+def sandbox_policies(draw: st.DrawFn) -> SandboxPolicy:
     """Valid policies of every mode: ``allow`` only with ``network = "allow"``."""
-
-    @st.composite
-    def build(draw: st.DrawFn) -> SandboxPolicy:
-        network = draw(st.sampled_from(NetworkMode))
-        allow = (
-            () if network is NetworkMode.NONE else tuple(draw(st.lists(endpoints(), max_size=3)))
-        )
-        relative = st.lists(_PATH_NAMES, min_size=1, max_size=2).map("/".join)
-        patterns = st.sampled_from(("AWS_REGION", "PIP_*", "*_URL", "LANG"))
-        return SandboxPolicy(
-            mode=draw(st.sampled_from(SandboxMode)),
-            network=network,
-            allow=allow,
-            read=tuple(draw(st.lists(_paths(), max_size=3))),
-            write=tuple(draw(st.lists(_paths(), max_size=3))),
-            hide=tuple(draw(st.lists(_paths(), max_size=3))),
-            protect=tuple(draw(st.lists(relative, max_size=3))),
-            pass_env=tuple(draw(st.lists(patterns, max_size=3))),
-            uid=draw(st.integers(1, MAX_UID)),
-        )
-
-    return build()
+    network = draw(st.sampled_from(NetworkMode))
+    allow = () if network is NetworkMode.NONE else tuple(draw(st.lists(endpoints(), max_size=3)))
+    relative = st.lists(_PATH_NAMES, min_size=1, max_size=2).map("/".join)
+    patterns = st.sampled_from(("AWS_REGION", "PIP_*", "*_URL", "LANG"))
+    return SandboxPolicy(
+        mode=draw(st.sampled_from(SandboxMode)),
+        network=network,
+        allow=allow,
+        read=tuple(draw(st.lists(_paths(), max_size=3))),
+        write=tuple(draw(st.lists(_paths(), max_size=3))),
+        hide=tuple(draw(st.lists(_paths(), max_size=3))),
+        protect=tuple(draw(st.lists(relative, max_size=3))),
+        pass_env=tuple(draw(st.lists(patterns, max_size=3))),
+        uid=draw(st.integers(1, MAX_UID)),
+    )

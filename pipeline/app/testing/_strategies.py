@@ -16,19 +16,10 @@ from typing import Final, TypeVar, get_args
 import attrs
 from hypothesis import strategies as st
 
-from pipeline.app.testing._policies import (
-    hats,
-    hook_spec,
-    ladders_of,
-    limit_policies,
-    loop_policies,
-)
+from pipeline.app.testing._policies import hook_spec, limit_policies, loop_policies
 from pipeline.app.testing._sandbox import endpoints, sandbox_policies
-from pipeline.app.testing._topics import ID_ALPHABET, agent_names, topic_patterns, topics
-from pipeline.app.testing._topologies import (
-    gate_spec,
-    topologies,
-)
+from pipeline.app.testing._topics import ID_ALPHABET, agent_names
+from pipeline.app.testing._topologies import gate_spec
 from pipeline.core.effects import (
     BEGUN_PHASES,
     Begin,
@@ -87,19 +78,15 @@ __all__ = [
     "chains",
     "effects",
     "events",
-    "hats",
     "instants",
     "json_values",
-    "ladders_of",
-    "limit_policies",
-    "loop_policies",
     "reachable_states",
     "register_strategies",
+    "response_facts",
     "simulated_runs",
     "spend_lines",
-    "topic_patterns",
-    "topics",
-    "topologies",
+    "usage_facts",
+    "usd",
     "window_reports",
     "world_configs",
 ]
@@ -290,18 +277,13 @@ def register_strategies() -> None:
     modes = st.integers(0, MAX_FILE_MODE).map(Count)
     register(PromptFileProtected, st.builds(PromptFileProtected, original_mode=modes))
     register(ResponseCheck, st.builds(ResponseCheck, failures=st.integers(0, MAX_COUNT)))
-    # A response schema is a JSON object (or boolean): a top-level null would read back as
-    # "no schema", so a prompt's schema is drawn as the hats' are.
     # A begin's phase is one whose task starts with a fact: the type alone cannot say so.
     register(Begin, st.builds(Begin, phase=st.sampled_from(sorted(BEGUN_PHASES))))
-    register(
-        MaterializePrompt,
-        st.builds(MaterializePrompt, response_schema=st.none() | st.just(AGENT_RESPONSE)),
-    )
-    register(
-        InvokeAgent,
-        st.builds(InvokeAgent, response_schema=st.none() | st.just(AGENT_RESPONSE)),
-    )
+    # A response schema is a JSON object (or boolean): a top-level null would read back as
+    # "no schema", so a prompt's schema is drawn as the hats' are.
+    schemas = st.none() | st.just(AGENT_RESPONSE)
+    register(MaterializePrompt, st.builds(MaterializePrompt, response_schema=schemas))
+    register(InvokeAgent, st.builds(InvokeAgent, response_schema=schemas))
     register(ResponseSubmitted, response_facts())
     # A fork's model is a model name (printable, no blanks, no leading dash).
     models = st.none() | st.sampled_from(["m-fork", "m-strong", "m-opus-4"])
