@@ -29,7 +29,6 @@ __all__ = [
     "Collected",
     "CollectedTest",
     "Runner",
-    "collection_argv",
     "collection_steps",
     "lost_by_collection",
     "npm_test_args",
@@ -185,12 +184,6 @@ def package_test_command(script: str, args: Sequence[str] = ()) -> tuple[str, ..
     return (*(("npx", "--no", "--") if direct else ()), *words, *args)
 
 
-def collection_argv(argv: Sequence[str]) -> tuple[str, ...]:
-    """The gate's pytest command made to collect only, through ralph's plugin, writing no
-    cache."""
-    return (*argv, "--collect-only", "-q", "-p", PYTEST_PLUGIN, "-p", "no:cacheprovider")
-
-
 def _vitest_list(argv: Sequence[str]) -> tuple[str, ...]:
     at = _program_at(argv) or 0
     rest = [a for a in argv[at + 1 :] if a.split("=", 1)[0] not in _VITEST_DROPPED]
@@ -216,7 +209,8 @@ def collection_steps(
     the path of ralph's jest reporter. ``COMMAND``: ``argv`` itself."""
     match runner:
         case Runner.PYTEST:
-            return (collection_argv(argv),)
+            # Collecting only, through ralph's plugin, writing no cache.
+            return ((*argv, "--collect-only", "-q", "-p", PYTEST_PLUGIN, "-p", "no:cacheprovider"),)
         case Runner.JEST:
             return (
                 (
