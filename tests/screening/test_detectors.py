@@ -245,6 +245,19 @@ def test_a_runner_filter_is_named(path: str, old: str, line: str) -> None:
     assert hits[0].detail == line.strip()
 
 
+@pytest.mark.parametrize("path", ["tox.ini", "setup.cfg", "pytest.ini"])
+@pytest.mark.parametrize("brk", ["\x0c", "\r", "\x1c", "\u2028"])
+def test_a_filter_behind_a_line_break_git_does_not_count_is_named(path: str, brk: str) -> None:
+    """pytest's INI reader ends a line at a form feed, a lone CR or U+2028 too: a
+    ``[pytest]`` header or a filter after one is read by pytest, so the screen reads it so."""
+    header = "[tool:pytest]" if path == "setup.cfg" else "[pytest]"
+    old = "[other]\nx = 1\n"
+    new = f"[other]\nx = 1{brk}{header}{brk}python_files = nothing.py\n"
+    hits = screen([_modified(path, old, new)], RULES)
+    assert _kinds(hits) == [(ScreenKind.TEST_CONFIG_CHANGED, path, 2)]
+    assert hits[0].detail == "python_files = nothing.py"
+
+
 def test_other_tools_sections_are_not_runner_configuration() -> None:
     """An ``exclude`` for ruff in ``pyproject.toml`` filters no test."""
     old = "[tool.ruff]\n"
