@@ -212,7 +212,8 @@ def runner_sections(path: str, text: str) -> list[tuple[int, str]]:
     only; every other runner file counts whole.
     """
     name = path.rsplit("/", 1)[-1]
-    numbered: Iterable[tuple[int, str]] = lines(text)
+    language = language_of(path)
+    numbered: Iterable[tuple[int, str]] = lines(text, SYNTAX[language].breaks if language else "")
     if name in _INI:
         # Read as pytest reads it: a ``[pytest]`` after a form feed opens a section for
         # pytest, and must for the screen too (a hit keeps git's line number).
