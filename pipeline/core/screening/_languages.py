@@ -37,9 +37,10 @@ class Syntax:
     test_attribute: re.Pattern[str] | None = None
     """Makes a file test code wherever it lives (``#[cfg(test)]``, ``@Test``)."""
     breaks: str = ""
-    """What ends a line for the language beside ``\\n`` (Python's and JavaScript's lone CR):
-    a statement after one is a line of its own there, and must be one for the detectors
-    anchored at a line's start. Go and Rust read a CR as a space: none."""
+    """What ends a line for the language beside ``\\n`` (a lone CR in Python, Java and
+    JavaScript; U+2028 and U+2029 in JavaScript): a statement after one is a line of its own
+    there, and must be one for the detectors anchored at a line's start. Go and Rust read a CR
+    as a space: none."""
 
 
 def compiled(*patterns: str) -> tuple[re.Pattern[str], ...]:
