@@ -17,7 +17,6 @@ from pipeline.core.screening import (
     CollectedTest,
     Runner,
     ScreenKind,
-    collection_argv,
     collection_steps,
     lost_by_collection,
     npm_test_args,
@@ -70,15 +69,17 @@ def test_which_gates_run_a_known_runner(argv: tuple[str, ...], runner: Runner | 
 
 def test_the_collection_command_is_the_gate_s_own_plus_the_plugin() -> None:
     """The gate's argv, collecting only, with ralph's plugin and no cache written."""
-    assert collection_argv(("pytest", "tests")) == (
-        "pytest",
-        "tests",
-        "--collect-only",
-        "-q",
-        "-p",
-        "ralph_collect",
-        "-p",
-        "no:cacheprovider",
+    assert collection_steps(Runner.PYTEST, ("pytest", "tests")) == (
+        (
+            "pytest",
+            "tests",
+            "--collect-only",
+            "-q",
+            "-p",
+            "ralph_collect",
+            "-p",
+            "no:cacheprovider",
+        ),
     )
 
 
@@ -227,7 +228,6 @@ def test_each_runner_collects_with_the_gate_s_own_command_and_runs_no_test() -> 
     assert collection_steps(Runner.CARGO, ("cargo", "test", "--", "--include-ignored")) == (
         ("cargo", "test", "--", "--include-ignored", "--list", "--format", "terse"),
     )
-    assert collection_steps(Runner.PYTEST, ("pytest",)) == (collection_argv(("pytest",)),)
 
 
 def test_vitest_s_list_is_read_out_of_its_output_with_files_made_relative() -> None:

@@ -245,6 +245,48 @@ def test_a_runner_filter_is_named(path: str, old: str, line: str) -> None:
     assert hits[0].detail == line.strip()
 
 
+@pytest.mark.parametrize("path", ["tox.ini", "setup.cfg", "pytest.ini"])
+@pytest.mark.parametrize("brk", ["\x0c", "\r", "\x1c", "\u2028"])
+def test_a_filter_behind_a_line_break_git_does_not_count_is_named(path: str, brk: str) -> None:
+    """pytest's INI reader ends a line at a form feed, a lone CR or U+2028 too: a
+    ``[pytest]`` header or a filter after one is read by pytest, so the screen reads it so."""
+    header = "[tool:pytest]" if path == "setup.cfg" else "[pytest]"
+    old = "[other]\nx = 1\n"
+    new = f"[other]\nx = 1{brk}{header}{brk}python_files = nothing.py\n"
+    hits = screen([_modified(path, old, new)], RULES)
+    assert _kinds(hits) == [(ScreenKind.TEST_CONFIG_CHANGED, path, 2)]
+    assert hits[0].detail == "python_files = nothing.py"
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new", "kind"),
+    [
+        (
+            "tests/test_calc.py",
+            "from calc import add\n",
+            "from calc import add\nx = 1\radd = lambda a, b: 3\n",
+            ScreenKind.NAME_REBOUND,
+        ),
+        (
+            "conftest.py",
+            "import pytest\n",
+            "import pytest\nx = 1\rcollect_ignore = ['test_calc.py']\n",
+            ScreenKind.TEST_CONFIG_CHANGED,
+        ),
+        ("tests/a.test.js", "x = 1\n", "x = 1\ny\u2028it.skip('a', f)\n", ScreenKind.SKIP_ADDED),
+        ("calc_test.go", "package calc\n", "package calc\nt.Skip\r()\n", ScreenKind.SKIP_ADDED),
+    ],
+    ids=["python-cr", "conftest-cr", "javascript-u2028", "go-cr-is-a-space"],
+)
+def test_a_statement_behind_the_language_s_own_line_break_is_read(
+    path: str, old: str, new: str, kind: ScreenKind
+) -> None:
+    """Python and JavaScript end a line at a lone CR (JavaScript at U+2028 too): a statement
+    after one is read as a line of its own, at git's line number; Go reads a CR as a space,
+    so a call split by one is still one line."""
+    assert _kinds(screen([_modified(path, old, new)], RULES)) == [(kind, path, 2)]
+
+
 def test_other_tools_sections_are_not_runner_configuration() -> None:
     """An ``exclude`` for ruff in ``pyproject.toml`` filters no test."""
     old = "[tool.ruff]\n"

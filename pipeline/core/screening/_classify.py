@@ -123,6 +123,10 @@ gate takes them from the base."""
 
 _SECTIONED: Final = ("tox.ini", "setup.cfg", "pyproject.toml")
 
+_INI: Final = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg")
+"""Runner files pytest reads with its INI reader, which ends a line at every break
+``str.splitlines`` knows (a form feed, a lone carriage return, U+2028), not at ``\\n`` only."""
+
 MIXED_FILES: Final = (*_SECTIONED, "package.json")
 """Files where only the runner's sections (keys) configure it; elsewhere they hold other
 tools' settings, whose ``exclude`` lines are none of the screen's business and whose
@@ -208,11 +212,17 @@ def runner_sections(path: str, text: str) -> list[tuple[int, str]]:
     only; every other runner file counts whole.
     """
     name = path.rsplit("/", 1)[-1]
+    language = language_of(path)
+    numbered: Iterable[tuple[int, str]] = lines(text, SYNTAX[language].breaks if language else "")
+    if name in _INI:
+        # Read as pytest reads it: a ``[pytest]`` after a form feed opens a section for
+        # pytest, and must for the screen too (a hit keeps git's line number).
+        numbered = ((n, piece) for n, line in numbered for piece in line.splitlines())
     if name not in _SECTIONED:
-        return list(lines(text))
+        return list(numbered)
     inside = False
     kept = []
-    for number, line in lines(text):
+    for number, line in numbered:
         header = runner_header(name, line)
         if header is not None:
             inside = header

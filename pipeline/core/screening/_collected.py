@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import json
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -29,7 +30,6 @@ __all__ = [
     "Collected",
     "CollectedTest",
     "Runner",
-    "collection_argv",
     "collection_steps",
     "lost_by_collection",
     "npm_test_args",
@@ -65,10 +65,6 @@ _CARGO_RUNNING: Final = re.compile(r"Running (?:unittests )?(?P<file>\S+)(?: \(.
 _CARGO_DOCTESTS: Final = re.compile(r"Doc-tests (?P<crate>\S+)")
 _DOC_LINE: Final = re.compile(r" \(line \d+\)$")
 """The line a doc test starts at, which any edit above it moves: not part of its identity."""
-
-
-def _basename(arg: str) -> str:
-    return arg.rsplit("/", 1)[-1]
 
 
 PYTEST_PLUGIN: Final = "ralph_collect"
@@ -118,7 +114,7 @@ class Collected:
 def _program_at(argv: Sequence[str]) -> int | None:
     """Where the program a JavaScript launcher runs is in ``argv`` (``npx jest``, ``node
     node_modules/.bin/jest``, ``pnpm exec vitest``); 0 when ``argv[0]`` is no launcher."""
-    first = _basename(argv[0])
+    first = posixpath.basename(argv[0])
     start = 1
     if first in _EXEC:
         if len(argv) < 2 or argv[1] != "exec":
@@ -138,21 +134,21 @@ def runner_of(argv: Sequence[str]) -> Runner | None:
     ``npx``, ``node``, ``yarn``, ``pnpm exec``), ``go test``, ``cargo test``. A shell command
     line, ``npm test`` and ``make`` are never read here: what they run is not known from the
     argv (an ``npm test`` gate's script: :func:`package_test_command`)."""
-    if not argv or _basename(argv[0]) in _SHELLS:
+    if not argv or posixpath.basename(argv[0]) in _SHELLS:
         return None
     for index, arg in enumerate(argv):
-        if _basename(arg) in _PYTEST:
+        if posixpath.basename(arg) in _PYTEST:
             return Runner.PYTEST
         if arg == "-m" and index + 1 < len(argv) and argv[index + 1] == "pytest":
             return Runner.PYTEST
-    first = _basename(argv[0])
+    first = posixpath.basename(argv[0])
     if first == "go":
         return Runner.GO if len(argv) > 1 and argv[1] == "test" else None
     if first == "cargo":
         rest = [a for a in argv[1:] if not a.startswith("+")]  # +toolchain
         return Runner.CARGO if rest[:1] == ["test"] else None
     at = _program_at(argv)
-    program = None if at is None else _basename(argv[at])
+    program = None if at is None else posixpath.basename(argv[at])
     if program in _JEST:
         return Runner.JEST
     if program in _VITEST:
@@ -164,7 +160,7 @@ def npm_test_args(argv: Sequence[str]) -> tuple[str, ...] | None:
     """When ``argv`` runs ``package.json``'s ``test`` script (``npm test``, ``npm t``, ``npm
     run test``, with npm's own options), the arguments it passes on to the script (after
     ``--``); else None."""
-    if not argv or _basename(argv[0]) != "npm":
+    if not argv or posixpath.basename(argv[0]) != "npm":
         return None
     split = argv.index("--") if "--" in argv else len(argv)
     words = tuple(a for a in argv[1:split] if not a.startswith("-"))
@@ -183,12 +179,6 @@ def package_test_command(script: str, args: Sequence[str] = ()) -> tuple[str, ..
         return None
     direct = _program_at(words) == 0
     return (*(("npx", "--no", "--") if direct else ()), *words, *args)
-
-
-def collection_argv(argv: Sequence[str]) -> tuple[str, ...]:
-    """The gate's pytest command made to collect only, through ralph's plugin, writing no
-    cache."""
-    return (*argv, "--collect-only", "-q", "-p", PYTEST_PLUGIN, "-p", "no:cacheprovider")
 
 
 def _vitest_list(argv: Sequence[str]) -> tuple[str, ...]:
@@ -216,7 +206,8 @@ def collection_steps(
     the path of ralph's jest reporter. ``COMMAND``: ``argv`` itself."""
     match runner:
         case Runner.PYTEST:
-            return (collection_argv(argv),)
+            # Collecting only, through ralph's plugin, writing no cache.
+            return ((*argv, "--collect-only", "-q", "-p", PYTEST_PLUGIN, "-p", "no:cacheprovider"),)
         case Runner.JEST:
             return (
                 (

@@ -36,6 +36,11 @@ class Syntax:
     declaration: re.Pattern[str] | None = None
     test_attribute: re.Pattern[str] | None = None
     """Makes a file test code wherever it lives (``#[cfg(test)]``, ``@Test``)."""
+    breaks: str = ""
+    """What ends a line for the language beside ``\\n`` (a lone CR in Python, Java and
+    JavaScript; U+2028 and U+2029 in JavaScript): a statement after one is a line of its own
+    there, and must be one for the detectors anchored at a line's start. Go and Rust read a CR
+    as a space: none."""
 
 
 def compiled(*patterns: str) -> tuple[re.Pattern[str], ...]:
@@ -45,6 +50,7 @@ def compiled(*patterns: str) -> tuple[re.Pattern[str], ...]:
 
 _PYTHON: Final = Syntax(
     comment="#",
+    breaks="\r",
     item=re.compile(r"^\s*(?:async\s+)?def\s+(?P<name>test\w*)\s*\("),
     skips=compiled(
         r"\b(?:pytest\.)?mark\.(?:skip|skipif|xfail)\b",
@@ -66,6 +72,7 @@ _PYTHON: Final = Syntax(
 
 _JAVASCRIPT: Final = Syntax(
     comment="//",
+    breaks="\r\u2028\u2029",
     item=re.compile(
         r"(?<![\w.$])[xf]?(?:it|test)(?:\.\w+)*\s*\(\s*"
         r"(?:(?P<q>['\"`])(?P<name>(?:\\.|(?!(?P=q))[^\\])*)(?P=q))?"
@@ -110,6 +117,7 @@ _RUST: Final = Syntax(
 
 _JVM: Final = Syntax(
     comment="//",
+    breaks="\r",
     attribute=re.compile(r"@(?:Test|ParameterizedTest|RepeatedTest)\b"),
     declaration=re.compile(r"\bfun\s+(?P<name>`[^`]+`|\w+)\s*\(|\b(?P<java>\w+)\s*\("),
     skips=compiled(

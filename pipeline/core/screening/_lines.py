@@ -41,17 +41,24 @@ def is_binary(text: str) -> bool:
     return "\x00" in text
 
 
-def lines(text: str) -> Iterator[tuple[int, str]]:
+def lines(text: str, breaks: str = "") -> Iterator[tuple[int, str]]:
     """Each line of ``text`` with its 1-based number, cut to :data:`MAX_LINE_CHARS`.
 
-    Lines end at ``\\n`` only, as git counts them (``splitlines`` also breaks at form feeds
-    and Unicode separators, which would shift the numbers a hit reports).
+    Lines are numbered at ``\\n`` only, as git counts them (``splitlines`` also breaks at form
+    feeds and Unicode separators, which would shift the numbers a hit reports). A line that
+    holds one of ``breaks`` (what else ends a line for its reader) is given piece by piece,
+    each with the line's number.
     """
     parts = text.split("\n")
     if len(parts) > 1 and not parts[-1]:
         parts.pop()  # the end of the last line, not a line of its own
     for number, line in enumerate(parts, 1):
-        yield number, line[:MAX_LINE_CHARS].removesuffix("\r")
+        line = line[:MAX_LINE_CHARS].removesuffix("\r")
+        if breaks and any(c in line for c in breaks):
+            for piece in line.translate(dict.fromkeys(map(ord, breaks), "\n")).split("\n"):
+                yield number, piece
+        else:
+            yield number, line
 
 
 def unquoted(text: str) -> Iterator[int]:
@@ -97,7 +104,7 @@ def code(
     if is_binary(text):
         return
     comment = None if language is None else SYNTAX[language].comment
-    for number, line in lines(text):
+    for number, line in lines(text, "" if language is None else SYNTAX[language].breaks):
         if any(needle in line for needle in needles):
             yield number, line if comment is None else strip_comment(line, comment)
 

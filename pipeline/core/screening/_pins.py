@@ -29,7 +29,6 @@ from pipeline.core.screening._classify import (
 )
 
 __all__ = [
-    "MIXED_FILES",
     "PinKind",
     "named_files",
     "pin_kind",

@@ -124,7 +124,7 @@ def other_repositories(workspace: Path, common_dir: Path | None) -> tuple[str, .
     return tuple(dict.fromkeys(found))
 
 
-def host_sockets(table: Path = Path("/proc/net/unix")) -> tuple[str, ...]:
+def host_sockets() -> tuple[str, ...]:
     """Every unix socket bound to a path on this machine (the kernel's own list, so none is
     missed wherever it lies), resolved, that still exists as a socket.
 
@@ -134,7 +134,7 @@ def host_sockets(table: Path = Path("/proc/net/unix")) -> tuple[str, ...]:
     socket bound after the sandbox starts is not covered (said in sandbox.md).
     """
     try:
-        lines = table.read_text("utf-8", "replace").splitlines()[1:]
+        lines = Path("/proc/net/unix").read_text("utf-8", "replace").splitlines()[1:]
     except OSError:
         return ()
     found: list[str] = []

@@ -52,6 +52,7 @@ _SOCKET_PATH_MAX: Final = 107  # sun_path holds 108 bytes with the closing NUL
 _FOLDER_PREFIX: Final = "ralph-net-"
 _FOLDER_NAME_LENGTH: Final = len(_FOLDER_PREFIX) + 8  # mkdtemp's random part
 _STOP_S: Final = 2.0
+_CONNECT_S: Final = 10.0
 
 
 @final
@@ -104,13 +105,11 @@ class NetworkGate:
         proxy: bool | None = None,
         aliases: Mapping[str, str] | None = None,
         base_dir: Path | None = None,
-        connect_timeout_s: float = 10.0,
     ) -> None:
         endpoints = tuple(dict.fromkeys(allowed))
         self._routes = plan_routes(endpoints, proxy)
         self._allowed = frozenset(endpoints)
         self._aliases = {name.lower(): address for name, address in (aliases or {}).items()}
-        self._timeout_s = connect_timeout_s
         self._base_dir = base_dir
         self._lock = threading.Lock()
         self._open: dict[threading.Thread, list[socket.socket]] = {}
@@ -139,20 +138,18 @@ class NetworkGate:
         """The relay folder to bind at ``/run/ralph``, while the gate is open and needed."""
         return self._folder
 
-    def relay_arguments(self, mount: str = RELAY_MOUNT) -> tuple[str, ...]:
+    def relay_arguments(self) -> tuple[str, ...]:
         """The relay's options (``--listen 127.0.0.1:8080=/run/ralph/8080.sock`` and
-        ``--proxy ...``), its sockets seen at ``mount``."""
-        return tuple(arg for route in self._routes for arg in route.arguments(mount))
+        ``--proxy ...``), its sockets seen at ``/run/ralph``."""
+        return tuple(arg for route in self._routes for arg in route.arguments())
 
-    def relay_command(
-        self, python: str, argv: Sequence[str], mount: str = RELAY_MOUNT
-    ) -> tuple[str, ...]:
+    def relay_command(self, python: str, argv: Sequence[str]) -> tuple[str, ...]:
         """``argv`` behind the relay run by the interpreter ``python`` (``-I``), or ``argv``
         itself when no relay is needed."""
         if not self.needs_relay:
             return tuple(argv)
-        relay = f"{mount}/{RELAY_FILE}"
-        return (python, "-I", relay, *self.relay_arguments(mount), "--", *argv)
+        relay = f"{RELAY_MOUNT}/{RELAY_FILE}"
+        return (python, "-I", relay, *self.relay_arguments(), "--", *argv)
 
     def environment(self) -> dict[str, str]:
         """The proxy variables for the sandboxed process; empty without the proxy."""
@@ -303,7 +300,7 @@ class NetworkGate:
         with self._lock:
             self._asked.add(endpoint)
         address = self._aliases.get(endpoint.host, endpoint.host)
-        origin = socket.create_connection((address, endpoint.port), timeout=self._timeout_s)
+        origin = socket.create_connection((address, endpoint.port), timeout=_CONNECT_S)
         origin.settimeout(None)
         with self._lock:
             sockets = self._open.get(threading.current_thread())

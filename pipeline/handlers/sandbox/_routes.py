@@ -15,7 +15,7 @@ from typing import Final, final
 
 from attrs import frozen
 
-from pipeline.core.sandbox import Endpoint
+from pipeline.core.sandbox import RELAY_MOUNT, Endpoint
 
 __all__ = ["PROXY_PORT", "PROXY_SOCKET", "RELAY_FILE", "RelayRoute", "plan_routes"]
 
@@ -46,13 +46,12 @@ class RelayRoute:
     @property
     def address(self) -> str:
         """``host:port``, an IPv6 host in brackets."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{host}:{self.port}"
+        return str(Endpoint(self.host, self.port))
 
-    def arguments(self, mount: str) -> tuple[str, str]:
-        """The relay's option for this route, the socket seen at ``mount``."""
+    def arguments(self) -> tuple[str, str]:
+        """The relay's option for this route, the socket seen at ``/run/ralph``."""
         flag = "--listen" if self.target is not None else "--proxy"
-        return flag, f"{self.address}={mount}/{self.socket}"
+        return flag, f"{self.address}={RELAY_MOUNT}/{self.socket}"
 
 
 def _listen_host(endpoint: Endpoint) -> str:
