@@ -228,10 +228,9 @@ def tools(control: _Control) -> list[Tool]:
         def answered(arguments: dict[str, Any]) -> str:
             try:
                 return shown(call(arguments))
-            except ToolError as refusal:
-                raise ToolError(shown(str(refusal))) from None
             except (PipelineError, OSError) as error:
-                # The command's own refusal (StoreError and UnknownRunError among them).
+                # A tool's refusal (a ToolError) or the command's own (StoreError and
+                # UnknownRunError among them).
                 raise ToolError(shown(str(error))) from None
             except Exception as error:
                 # A bug in ralph, whose text may quote what it read (a store row, a database's
