@@ -20,7 +20,6 @@ import re
 import sys
 from pathlib import Path
 
-from pipeline import __version__
 from pipeline.app.cli._mcp_wire import Tool, ToolError, object_schema, serve
 from pipeline.app.cli._note import note_topic
 from pipeline.core._note_rules import ID_PATTERN, MAX_MEMORY_CHARS, MAX_TAGS, MAX_TITLE_CHARS
@@ -380,4 +379,4 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"{_USAGE}\nerror: unexpected {' '.join(argv)[:200]}\n")
         return 2
     session = _Session(_found(argv, os.environ))
-    return serve(tools(session), name="ralph", version=__version__, instructions=_INSTRUCTIONS)
+    return serve(tools(session), instructions=_INSTRUCTIONS)

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pipeline import PipelineError, __version__
+from pipeline import PipelineError
 from pipeline.app.cli._mcp_agent import _fenced
 from pipeline.app.cli._mcp_wire import Tool, ToolError, object_schema, serve
 from pipeline.app.cli._safe import message_safe, terminal_safe
@@ -342,4 +342,4 @@ def main(argv: list[str]) -> int:
     except (PipelineError, OSError) as error:
         sys.stderr.write(f"error: {message_safe(str(error))}\n")
         return 2
-    return serve(tools(control), name="ralph", version=__version__, instructions=_INSTRUCTIONS)
+    return serve(tools(control), instructions=_INSTRUCTIONS)
