@@ -16,7 +16,6 @@ rights: a tool can do nothing the agent's shell cannot.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -169,12 +168,6 @@ def _note(group: str, verb: str, **renamed: str) -> Any:
     return call
 
 
-def _fenced(text: str) -> str:
-    """``text`` in a fence longer than any run of backticks in it (as prompts fence it)."""
-    fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`{3,}", text))])
-    return f"{fence}text\n{text}\n{fence}"
-
-
 def _author(by: str, run: str | None) -> str:
     if by == "person":
         return "the person"
@@ -186,10 +179,13 @@ def _listing(group: str) -> Any:
 
     def call(session: _Session, _arguments: dict[str, Any]) -> str:
         card = session.card()[0]
+        # Loaded with the card (tools/list loads no attrs): how prompts fence agents' words.
+        from pipeline.core._prompt_records import fenced
+
         if group == "memory":
             entries = [
                 f"Memory {m.id}, for {', '.join(m.tags) or 'every hat'}, written by "
-                f"{_author(m.by, m.run)}:\n\n{_fenced(m.text)}"
+                f"{_author(m.by, m.run)}:\n\n{fenced(m.text, 'text')}"
                 for m in card.memories
             ]
             left_out = card.memories_left_out
@@ -197,9 +193,9 @@ def _listing(group: str) -> Any:
             entries = []
             for task in card.tasks:
                 entry = f"Task {task.id}, {task.status}, added by {_author(task.by, task.run)}:"
-                entry += f"\n\n{_fenced(task.title)}"
+                entry += f"\n\n{fenced(task.title, 'text')}"
                 if task.reason:
-                    entry += f"\n\nWhy it is blocked:\n\n{_fenced(task.reason)}"
+                    entry += f"\n\nWhy it is blocked:\n\n{fenced(task.reason, 'text')}"
                 entries.append(entry)
             left_out = card.tasks_left_out
         if left_out:
