@@ -4,15 +4,25 @@ One shape for two readers: the prompt effect (``MaterializePrompt``) carries the
 and the MCP card (``pipeline.handlers.intake._card``) is structured into them. The card is
 read by ``ralph mcp`` on an agent's first tool call, so this module imports attrs alone, not
 the events: its fields are plain values (a phase is its name), which the card holds as JSON.
+Both quote what agents wrote in one :func:`fenced` block.
 """
 
 from __future__ import annotations
 
+import re
 from typing import final
 
 from attrs import frozen
 
-__all__ = ["Publishing", "Standing"]
+__all__ = ["Publishing", "Standing", "fenced"]
+
+_BACKTICKS = re.compile(r"`{3,}")
+
+
+def fenced(text: str, language: str) -> str:
+    """``text`` in a code fence longer than any run of backticks inside it."""
+    fence = "`" * max([3, *(len(run) + 1 for run in _BACKTICKS.findall(text))])
+    return f"{fence}{language}\n{text}\n{fence}"
 
 
 @final

@@ -16,11 +16,9 @@ rights: a tool can do nothing the agent's shell cannot.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 
-from pipeline import __version__
 from pipeline.app.cli._mcp_wire import Tool, ToolError, object_schema, serve
 from pipeline.app.cli._note import note_topic
 from pipeline.core._note_rules import ID_PATTERN, MAX_MEMORY_CHARS, MAX_TAGS, MAX_TITLE_CHARS
@@ -170,46 +168,50 @@ def _note(group: str, verb: str, **renamed: str) -> Any:
     return call
 
 
-def _fenced(text: str) -> str:
-    """``text`` in a fence longer than any run of backticks in it (as prompts fence it)."""
-    fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`{3,}", text))])
-    return f"{fence}text\n{text}\n{fence}"
-
-
 def _author(by: str, run: str | None) -> str:
     if by == "person":
         return "the person"
     return f"the {by} agent" + ("" if run is None else f" in run {run}")
 
 
-def _listing(session: _Session, group: str) -> str:
-    card = session.card()[0]
-    if group == "memory":
-        entries = [
-            f"Memory {m.id}, for {', '.join(m.tags) or 'every hat'}, written by "
-            f"{_author(m.by, m.run)}:\n\n{_fenced(m.text)}"
-            for m in card.memories
+def _listing(group: str) -> Any:
+    """A tool listing the ``group`` notes the prompt shows, then this invocation's."""
+
+    def call(session: _Session, _arguments: dict[str, Any]) -> str:
+        card = session.card()[0]
+        # Loaded with the card (tools/list loads no attrs): how prompts fence agents' words.
+        from pipeline.core._prompt_records import fenced
+
+        if group == "memory":
+            entries = [
+                f"Memory {m.id}, for {', '.join(m.tags) or 'every hat'}, written by "
+                f"{_author(m.by, m.run)}:\n\n{fenced(m.text, 'text')}"
+                for m in card.memories
+            ]
+            left_out = card.memories_left_out
+        else:
+            entries = []
+            for task in card.tasks:
+                entry = f"Task {task.id}, {task.status}, added by {_author(task.by, task.run)}:"
+                entry += f"\n\n{fenced(task.title, 'text')}"
+                if task.reason:
+                    entry += f"\n\nWhy it is blocked:\n\n{fenced(task.reason, 'text')}"
+                entries.append(entry)
+            left_out = card.tasks_left_out
+        if left_out:
+            entries.append(f"({left_out} more are not shown to this prompt.)")
+        entries += [
+            f"{done} (from your next prompt)" for kind, done in session.notes if kind == group
         ]
-        left_out = card.memories_left_out
-    else:
-        entries = []
-        for task in card.tasks:
-            entry = f"Task {task.id}, {task.status}, added by {_author(task.by, task.run)}:"
-            entry += f"\n\n{_fenced(task.title)}"
-            if task.reason:
-                entry += f"\n\nWhy it is blocked:\n\n{_fenced(task.reason)}"
-            entries.append(entry)
-        left_out = card.tasks_left_out
-    if left_out:
-        entries.append(f"({left_out} more are not shown to this prompt.)")
-    entries += [f"{done} (from your next prompt)" for kind, done in session.notes if kind == group]
-    if not entries:
-        return f"No {'memories' if group == 'memory' else 'tasks'}."
-    trust = (
-        "The line above each fence is ralph's and says who wrote what the fence holds; what "
-        "a fence holds is its author's own words."
-    )
-    return "\n\n".join([trust, *entries])
+        if not entries:
+            return f"No {'memories' if group == 'memory' else 'tasks'}."
+        trust = (
+            "The line above each fence is ralph's and says who wrote what the fence holds; what "
+            "a fence holds is its author's own words."
+        )
+        return "\n\n".join([trust, *entries])
+
+    return call
 
 
 def _status(session: _Session, _arguments: dict[str, Any]) -> str:
@@ -305,7 +307,7 @@ def tools(session: _Session) -> tuple[Tool, ...]:
             object_schema(("id",), id=_with(_ID, "The memory's id.")),
             _note("memory", "remove"),
         ),
-        ("list_memories", "The memories your prompt shows.", object_schema(), None),
+        ("list_memories", "The memories your prompt shows.", object_schema(), _listing("memory")),
         (
             "add_task",
             "Add a task; returns its id.",
@@ -326,7 +328,7 @@ def tools(session: _Session) -> tuple[Tool, ...]:
             object_schema(("id",), id=task_id, reason=reason),
             _note("task", "block"),
         ),
-        ("list_tasks", "The tasks your prompt shows.", object_schema(), None),
+        ("list_tasks", "The tasks your prompt shows.", object_schema(), _listing("task")),
         (
             "run_status",
             "Where the run stands: phase, iteration, budget, what is required before "
@@ -336,13 +338,10 @@ def tools(session: _Session) -> tuple[Tool, ...]:
         ),
     ]
 
-    def bound(name: str, call: Any) -> Any:
-        if call is None:  # a listing
-            group = "memory" if name == "list_memories" else "task"
-            return lambda _arguments: _listing(session, group)
+    def bound(call: Any) -> Any:
         return lambda arguments: call(session, arguments)
 
-    return tuple(Tool(name, about, schema, bound(name, call)) for name, about, schema, call in rows)
+    return tuple(Tool(name, about, schema, bound(call)) for name, about, schema, call in rows)
 
 
 def _found(argv: list[str], environ: Mapping[str, str]) -> Path | str:
@@ -376,4 +375,4 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"{_USAGE}\nerror: unexpected {' '.join(argv)[:200]}\n")
         return 2
     session = _Session(_found(argv, os.environ))
-    return serve(tools(session), name="ralph", version=__version__, instructions=_INSTRUCTIONS)
+    return serve(tools(session), instructions=_INSTRUCTIONS)

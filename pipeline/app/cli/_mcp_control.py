@@ -26,10 +26,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pipeline import PipelineError, __version__
-from pipeline.app.cli._mcp_agent import _fenced
+from pipeline import PipelineError
 from pipeline.app.cli._mcp_wire import Tool, ToolError, object_schema, serve
 from pipeline.app.cli._safe import message_safe, terminal_safe
+from pipeline.core._prompt_records import fenced
 
 if TYPE_CHECKING:
     from pipeline.handlers.store import NamedStore
@@ -91,7 +91,7 @@ class _Control:
             }
             heads, rows = runs_rows(queue_tickets(store), listed, costs)
         table = "\n".join(" | ".join(cells) for cells in [heads, *rows])
-        return f"{len(rows)} rows. {_AGENT_WORDS}\n\n{_fenced(table)}"
+        return f"{len(rows)} rows. {_AGENT_WORDS}\n\n{fenced(table, 'text')}"
 
     def run_status(self, arguments: dict[str, Any]) -> str:
         """``ralph status``: where the run stands, with the question it waits on."""
@@ -105,7 +105,7 @@ class _Control:
         screened = state.run is not None and state.run.loop.screens
         rows = status_rows(state, screen_runs(read) if screened else None, sandbox_view(read))
         said = "\n".join(f"{what}: {value}" for what, value in rows)
-        return f"Run {run_id}. {_AGENT_WORDS}\n\n{_fenced(said)}"
+        return f"Run {run_id}. {_AGENT_WORDS}\n\n{fenced(said, 'text')}"
 
     def run_report(self, arguments: dict[str, Any]) -> str:
         """``ralph report --markdown -``: the run drawn as Markdown."""
@@ -119,7 +119,7 @@ class _Control:
         report = markdown_report(
             drawn, title, gate_runs(read), screen_runs(read), sandbox_view(read)
         )
-        return f"{_AGENT_WORDS}\n\n{_fenced(report)}"
+        return f"{_AGENT_WORDS}\n\n{fenced(report, 'text')}"
 
     def start_run(self, arguments: dict[str, Any]) -> str:
         """``ralph run -p PROMPT``, in its own session, its output in the state folder; the
@@ -150,7 +150,7 @@ class _Control:
                 last = log.read_text("utf-8", "replace").splitlines()[-20:]
                 raise ToolError(
                     f"ralph run ended with exit status {started.returncode}:\n\n"
-                    + _fenced("\n".join(last))
+                    + fenced("\n".join(last), "text")
                 )
             try:
                 record = read_lock(layout.ralph_dir)
@@ -228,10 +228,9 @@ def tools(control: _Control) -> list[Tool]:
         def answered(arguments: dict[str, Any]) -> str:
             try:
                 return shown(call(arguments))
-            except ToolError as refusal:
-                raise ToolError(shown(str(refusal))) from None
             except (PipelineError, OSError) as error:
-                # The command's own refusal (StoreError and UnknownRunError among them).
+                # A tool's refusal (a ToolError) or the command's own (StoreError and
+                # UnknownRunError among them).
                 raise ToolError(shown(str(error))) from None
             except Exception as error:
                 # A bug in ralph, whose text may quote what it read (a store row, a database's
@@ -343,4 +342,4 @@ def main(argv: list[str]) -> int:
     except (PipelineError, OSError) as error:
         sys.stderr.write(f"error: {message_safe(str(error))}\n")
         return 2
-    return serve(tools(control), name="ralph", version=__version__, instructions=_INSTRUCTIONS)
+    return serve(tools(control), instructions=_INSTRUCTIONS)

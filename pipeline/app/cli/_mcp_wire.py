@@ -20,7 +20,7 @@ import re
 import sys
 import traceback
 
-from pipeline import PipelineError
+from pipeline import PipelineError, __version__
 
 # ``typing`` is imported for the type checker only: an agent's CLI starts this server for
 # every invocation, and waits for its answer.
@@ -210,26 +210,17 @@ def _lines(stream: BinaryIO) -> Any:
             yield line
 
 
-def serve(
-    tools: Sequence[Tool],
-    *,
-    name: str,
-    version: str,
-    instructions: str,
-    stdin: BinaryIO | None = None,
-    stdout: BinaryIO | None = None,
-) -> int:
-    """Answer MCP requests from ``stdin`` on ``stdout`` until ``stdin`` closes; the exit
-    status (0)."""
-    source = sys.stdin.buffer if stdin is None else stdin
-    sink = sys.stdout.buffer if stdout is None else stdout
+def serve(tools: Sequence[Tool], *, instructions: str) -> int:
+    """Answer MCP requests from stdin on stdout, as the server ``ralph``, until stdin closes;
+    the exit status (0)."""
+    sink = sys.stdout.buffer
     table = {tool.name: tool for tool in tools}
     hello = {
         "capabilities": {"tools": {"listChanged": False}},
-        "serverInfo": {"name": name, "version": version},
+        "serverInfo": {"name": "ralph", "version": __version__},
         "instructions": instructions,
     }
-    for line in _lines(source):
+    for line in _lines(sys.stdin.buffer):
         if line is None:
             answer: object = _error(None, _PARSE_ERROR, f"a line over {MAX_LINE_BYTES} bytes")
         else:

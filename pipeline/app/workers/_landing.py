@@ -31,7 +31,7 @@ _HEADS = "refs/heads/"
 
 def land_ticket(
     root: Path, workspace: Workspace, state: PipelineState, store: RunStore, url: str, *,
-    remote: RemoteRun | None = None, config_text: str | None = None,
+    remote: RemoteRun | None, config_text: str,
 ) -> str:  # fmt: skip
     """Land the run (``state``) that worked in ``workspace``, a worktree of ``root``, when its
     configuration says ``[run] merge = true`` and it completed its work, its log in the
@@ -43,10 +43,8 @@ def land_ticket(
         return ""
     if state.progress.termination is not TerminationReason.COMPLETED:
         return ""
-    if remote is not None and config_text is None:
-        raise ValueError("a remote ticket lands with its configuration's text")
     try:
-        if remote is None or config_text is None:
+        if remote is None:
             landing = land_run(root, workspace.layout.root, store, state.run.run_id, lease=url)
         else:
             landing = land_remote(

@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 __all__ = ["PARENT_ENV", "exit_with_parent"]
 
@@ -28,23 +29,17 @@ _WATCH_S = 0.5
 def exit_with_parent(parent: int) -> None:
     """SIGTERM this process when ``parent`` (the pid that started it) is gone."""
     if sys.platform == "linux":
-        _death_signal(signal.SIGTERM)
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watcher alone
     watcher = threading.Thread(target=_watch, args=(parent,), name="parent-watch", daemon=True)
     watcher.start()
 
 
-def _death_signal(signum: signal.Signals) -> None:
-    """Ask the kernel for ``signum`` when the parent dies; a failure leaves the watcher."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
-    except (OSError, AttributeError):
-        return
-
-
 def _watch(parent: int) -> None:
     """Poll the parent pid: an orphan is adopted by another process (init or a subreaper)."""
-    stop = threading.Event()
     while os.getppid() == parent:
-        stop.wait(_WATCH_S)
+        time.sleep(_WATCH_S)
     os.kill(os.getpid(), signal.SIGTERM)

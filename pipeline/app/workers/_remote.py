@@ -15,30 +15,15 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
-from attrs import frozen
-
 from pipeline import PipelineError
 from pipeline.handlers.runtime import GitError, git_out, holds, revision, run_git
+from pipeline.handlers.store.queue import RemoteSpec
 
-__all__ = ["RemoteError", "RemoteSpec", "listed_refs", "remote_key", "remote_spec", "remote_url"]
+__all__ = ["RemoteError", "listed_refs", "remote_key", "remote_spec", "remote_url"]
 
 
 class RemoteError(PipelineError, ValueError):
     """A remote that a ticket cannot run through; the message names it and says why."""
-
-
-@frozen(kw_only=True)
-class RemoteSpec:
-    """Where a remote ticket's run lives: the remote, the commit it starts from, the branch
-    it lands on, and its own branch there."""
-
-    url: str
-    base: str
-    """The commit the run starts from (the submitter's HEAD, which the remote holds)."""
-    target: str
-    """The branch the run lands on (the submitter's current branch)."""
-    branch: str
-    """The run's branch on the remote: ``ralph/run-<ticket>``."""
 
 
 _SCHEMES: Final = frozenset({"ssh", "git+ssh", "ssh+git", "https", "git", "file"})

@@ -45,8 +45,7 @@ def submit(
         config_text, source_name = config_with_preset(workspace, preset)
     opened = open_workspace(workspace, config_text=config_text, config_source=source_name)
     source = resolve_prompt(opened, prompt, prompt_file)
-    text = source.text if source.path is None else source.path.read_text("utf-8")
-    assert text is not None
+    text = source.read().decode("utf-8")
     if config_text is None:
         config_text = opened.layout.config.read_text("utf-8")
     # A run in a worktree of its own may work beside the workspace's others.

@@ -35,7 +35,7 @@ from pipeline.handlers.runtime import (
 )
 
 __all__ = ["Restored", "TicketBusyError", "fetch_from_cache", "head_effect",
-           "stand_in_events_file", "ticket_repository", "ticket_turn"]  # fmt: skip
+           "ticket_repository", "ticket_turn"]  # fmt: skip
 
 _FILE_ONLY = ("-c", "protocol.allow=never", "-c", "protocol.file.allow=always")
 """A fetch of the ticket repository's own reaches the cache only, whatever its config (the
@@ -135,14 +135,6 @@ def ticket_repository(
     return repo, False
 
 
-def stand_in_events_file(layout: WorkspaceLayout, run_id: str, read: int) -> None:
-    """Write the agents' events file of ``run_id`` as the ``read`` bytes the log has read:
-    blanks and a line end, never read, which keep the reader's offset and the reconciliation's
-    check of the file true (the host that read them is gone)."""
-    if read > 0:
-        write_own(layout.events_file(run_id), b" " * (read - 1) + b"\n")
-
-
 def _restore(layout: WorkspaceLayout, restore: Restored) -> None:
     kept = (layout.plan, layout.issues, *map(layout.prompt, PromptKind))
     carried = {layout.relative(path): path for path in kept}
@@ -151,7 +143,11 @@ def _restore(layout: WorkspaceLayout, restore: Restored) -> None:
             raise ValueError(f"{name!r} is not a file a run carries ({', '.join(carried)})")
         write_own(carried[name], body)
     write_own(layout.saved_prompt(restore.run_id), restore.prompt.encode())
-    stand_in_events_file(layout, restore.run_id, restore.events_read)
+    # The agents' events file as the bytes the log has read: blanks and a line end, never
+    # read, which keep the reader's offset and the reconciliation's check of the file true
+    # (the host that read them is gone).
+    if (read := restore.events_read) > 0:
+        write_own(layout.events_file(restore.run_id), b" " * (read - 1) + b"\n")
 
 
 def _reusable(repo: Path, branch: str, pushed: str, pending: str | None) -> bool:

@@ -334,7 +334,7 @@ class Worker:
                     store,
                     self.url,
                     remote=remote,
-                    config_text=None if remote is None else ticket.config,
+                    config_text=ticket.config,
                 )
         except LeaseLostError:
             raise

@@ -17,13 +17,11 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.core.agents import PRESETS, AgentPreset, HomeReader, Wired
+from pipeline.core.state import FILE_ONLY_PROMPTS
 from pipeline.events import PromptKind
 from pipeline.handlers.intake._files import open_regular
 
 __all__ = ["home_reader", "wired_for", "wiring"]
-
-_ANSWERS_IN_A_FILE: Final = (PromptKind.COMMIT_MESSAGE, PromptKind.FORMAT_CORRECTION)
-"""The prompts that ask for no topic (the card's ``publishing`` is null): no server."""
 
 _LIMIT: Final = 1 << 20
 """The largest file a wiring reads: a CLI's settings are a few KiB."""
@@ -79,7 +77,7 @@ def wired_for(
     CLI starts ralph's server on ``card``, run by the run's own ralph (``$RALPH_BIN``); None:
     not wired, on a prompt that asks for no topic and while the card is not written (every
     tool would fail)."""
-    if preset is None or kind in _ANSWERS_IN_A_FILE or not card.is_file():
+    if preset is None or kind in FILE_ONLY_PROMPTS or not card.is_file():
         return None
     command = (environ.get("RALPH_BIN", "ralph"), "mcp", "--card", str(card))
     wired = wiring(PRESETS.get(preset), command, environ, sandboxed=sandboxed)

@@ -14,7 +14,6 @@ it: the person, or which agent in which run.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
@@ -22,6 +21,7 @@ from string import Template
 
 import orjson
 
+from pipeline.core._prompt_records import fenced
 from pipeline.core.agents import MCP_TOOLS, SERVER
 from pipeline.core.config import HatConfig
 from pipeline.core.effects import PromptContext, Publishing
@@ -205,15 +205,6 @@ def render_correction(check: ResponseCheck, schema: Json, out_dir: str) -> str:
 def _schema_block(schema: Json) -> str:
     pretty = orjson.dumps(schema.value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
     return fenced(pretty.decode(), "json")
-
-
-def fenced(text: str, language: str) -> str:
-    """``text`` in a code fence longer than any run of backticks inside it."""
-    fence = "`" * max([3, *(len(run) + 1 for run in _BACKTICKS.findall(text))])
-    return f"{fence}{language}\n{text}\n{fence}"
-
-
-_BACKTICKS = re.compile(r"`{3,}")
 
 
 _HOW = (

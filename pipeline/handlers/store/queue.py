@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Final, Protocol, final
+from typing import Any, ClassVar, Final, final
 
 import orjson
 import psycopg
@@ -52,7 +52,7 @@ __all__ = [
     "REMOTE_QUEUE",
     "Lease",
     "QueueBell",
-    "RemoteTicket",
+    "RemoteSpec",
     "RunQueue",
     "Ticket",
     "TicketState",
@@ -67,24 +67,20 @@ REMOTE_QUEUE: Final = "ralph-remote"
 without the shared volume never fails a path ticket."""
 
 
-class RemoteTicket(Protocol):
-    """What a remote ticket's job records (``pipeline.app.workers``' ``RemoteSpec``)."""
+@final
+@frozen(kw_only=True)
+class RemoteSpec:
+    """Where a remote ticket's run lives, as its job records it: the remote, the commit it
+    starts from, the branch it lands on, and its own branch there (made and checked by
+    ``pipeline.app.workers``' ``remote_spec``)."""
 
-    @property
-    def url(self) -> str:
-        """The git remote."""
-
-    @property
-    def base(self) -> str:
-        """The commit the run starts from."""
-
-    @property
-    def target(self) -> str:
-        """The branch the run lands on."""
-
-    @property
-    def branch(self) -> str:
-        """The run's own branch on the remote."""
+    url: str
+    base: str
+    """The commit the run starts from (the submitter's HEAD, which the remote holds)."""
+    target: str
+    """The branch the run lands on (the submitter's current branch)."""
+    branch: str
+    """The run's branch on the remote: ``ralph/run-<ticket>``."""
 
 
 class TicketState(enum.StrEnum):
@@ -230,7 +226,7 @@ class RunQueue:
         prompt: str,
         *,
         lock: bool = True,
-        remote: RemoteTicket | None = None,
+        remote: RemoteSpec | None = None,
         files: Mapping[str, bytes] | None = None,
     ) -> Ticket:
         """Queue a pipeline run: the workspace it runs in, the ``ralph.toml`` text and the
@@ -364,33 +360,39 @@ class RunQueue:
     def note_pushed(self, lease: Lease, sha: str) -> bool:
         """Record ``sha`` as the last commit the lease's worker pushed to its ticket's branch;
         False, and nothing recorded, once the lease no longer holds the ticket."""
-
-        def work(conn: psycopg.Connection[Any]) -> bool:
-            done = conn.execute(
-                "UPDATE tickets SET pushed = %(sha)s, updated_at = now() "
-                f"WHERE ticket = %(ticket)s AND EXISTS ({_HELD} FOR UPDATE)",
-                {**lease.parameters(), "ticket": lease.ticket, "sha": sha},
-            )
-            return done.rowcount == 1
-
-        return self.store.retrying("record a push", work)
+        return self._while_held(
+            "record a push",
+            lease,
+            "UPDATE tickets SET pushed = %(sha)s, updated_at = now() "
+            f"WHERE ticket = %(ticket)s AND EXISTS ({_HELD} FOR UPDATE)",
+            {"sha": sha},
+        )
 
     def carry(self, lease: Lease, path: str, body: bytes) -> bool:
         """Keep ``body`` as the file ``path`` of the lease's run (its plan or its issues),
         for a worker that takes the run over on another host; False, and nothing kept, once
         the lease no longer holds the ticket."""
+        return self._while_held(
+            "keep a run's file",
+            lease,
+            "INSERT INTO ticket_files (ticket, path, body, carried) "
+            "SELECT %(ticket)s, %(path)s, %(body)s, true "
+            f"WHERE EXISTS ({_HELD} FOR UPDATE) "
+            "ON CONFLICT (ticket, path) DO UPDATE SET body = excluded.body, carried = true",
+            {"path": path, "body": body},
+        )
+
+    def _while_held(
+        self, action: str, lease: Lease, statement: str, params: dict[str, Any]
+    ) -> bool:
+        """Run the one-row ``statement`` (its condition the lease's, ``%(ticket)s`` the
+        lease's ticket); whether it wrote its row, which it does only while the lease holds."""
 
         def work(conn: psycopg.Connection[Any]) -> bool:
-            done = conn.execute(
-                "INSERT INTO ticket_files (ticket, path, body, carried) "
-                "SELECT %(ticket)s, %(path)s, %(body)s, true "
-                f"WHERE EXISTS ({_HELD} FOR UPDATE) "
-                "ON CONFLICT (ticket, path) DO UPDATE SET body = excluded.body, carried = true",
-                {**lease.parameters(), "ticket": lease.ticket, "path": path, "body": body},
-            )
-            return done.rowcount == 1
+            values = {**lease.parameters(), "ticket": lease.ticket, **params}
+            return conn.execute(statement, values).rowcount == 1
 
-        return self.store.retrying("keep a run's file", work)
+        return self.store.retrying(action, work)
 
     def files(self, ticket: str, *, carried: bool = False) -> dict[str, bytes]:
         """The setup files ``ticket`` was submitted with (``carried``: its run's carried
