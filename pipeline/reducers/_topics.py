@@ -80,7 +80,7 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
     policy = run.loop
     i = state.intake
     topic = event.topic
-    if i.file_only:
+    if i.file_only and topic not in CONTEXT_TOPICS:
         return _not_asked(state, event)
     if topic == policy.cancellation_promise:
         return _cancel(state, _counted(i, topic))
@@ -155,7 +155,8 @@ def _out_of_scope(state: PipelineState, event: TopicPublished, hat: str) -> Pipe
 def _not_asked(state: PipelineState, event: TopicPublished) -> PipelineState:
     """A topic from a turn whose prompt asks for a file only: not acted on at all (not even a
     completion or cancellation promise: writing a commit message is no claim that the work is
-    done), counted and noticed to its role's next prompt."""
+    done), counted and noticed to its role's next prompt. A memory or task note, which steers
+    nothing, is taken from such a turn as from any other."""
     i = state.intake
     counted = evolve(i, topics_published=i.topics_published + 1, consecutive_malformed=0)
     text = f"'{event.topic}' was not taken: that prompt asked for a file only, not for topics"

@@ -137,8 +137,9 @@ def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
 @pytest.mark.parametrize("kind", ["commit_message", "format_correction"])
 def test_a_prompt_that_asks_for_a_file_only_publishes_nothing(workspace: Path, kind: str) -> None:
     """In a commit message's or a formatting correction's turn (``RALPH_PROMPT_KIND``), ralph
-    acts on no topic: ``ralph emit`` says so and writes nothing, as the MCP tool does; in a
-    working turn the same command writes."""
+    takes only memory and task notes: ``ralph emit`` of a topic says so and writes nothing
+    (exit 0), as the MCP tool does, a memory note is written, and in a working turn the same
+    topic is written."""
     import os
 
     def emit(prompt_kind: str) -> subprocess.CompletedProcess[str]:
@@ -147,11 +148,19 @@ def test_a_prompt_that_asks_for_a_file_only_publishes_nothing(workspace: Path, k
         return subprocess.run(argv, cwd=workspace, env=env, capture_output=True, text=True)
 
     refused = emit(kind)
-    assert refused.returncode == 2
-    assert "this prompt asks only for a file; ralph acts on no topic from it" in refused.stderr
+    assert refused.returncode == 0, "a script that publishes at every turn goes on"
+    assert (
+        "this prompt asks only for a file; ralph takes only memory and task notes from it"
+        in refused.stderr
+    )
     assert _lines(workspace) == []
     assert emit("development").returncode == 0
     assert [line["topic"] for line in _lines(workspace)] == ["LOOP_COMPLETE"]
+    env = {**os.environ, "RALPH_PROMPT_KIND": kind}
+    note = [*RALPH, "emit", "ralph.memory.add", '{"text": "say why"}', "--json"]
+    kept = subprocess.run(note, cwd=workspace, env=env, capture_output=True, text=True)
+    assert kept.returncode == 0, kept.stderr
+    assert [line["topic"] for line in _lines(workspace)][-1] == "ralph.memory.add"
 
 
 def test_the_file_only_kinds_are_the_pure_cores() -> None:
@@ -160,3 +169,12 @@ def test_the_file_only_kinds_are_the_pure_cores() -> None:
     from pipeline.core.state import FILE_ONLY_PROMPTS
 
     assert {kind.value for kind in FILE_ONLY_PROMPTS} == FILE_ONLY_KINDS
+
+
+def test_the_note_prefixes_name_the_context_topics() -> None:
+    """Every memory or task note's topic starts with one of the lean command's prefixes."""
+    from pipeline.app.cli._emit import NOTE_PREFIXES
+    from pipeline.events import CONTEXT_TOPICS
+
+    assert all(topic.startswith(NOTE_PREFIXES) for topic in CONTEXT_TOPICS)
+    assert {topic.rsplit(".", 1)[0] + "." for topic in CONTEXT_TOPICS} == set(NOTE_PREFIXES)

@@ -289,15 +289,18 @@ def test_run_status_says_phase_iteration_requirements_and_budget_left(call: Any)
     ]
 
 
-def test_a_prompt_that_reads_no_topic_refuses_every_write(call: Any, tmp_path: Path) -> None:
-    """A card without publishing (a commit message prompt) refuses every write: the run
-    would read none of it."""
+def test_a_prompt_that_asks_for_a_file_only_refuses_every_topic_but_notes(
+    call: Any, tmp_path: Path
+) -> None:
+    """A card without publishing (a commit message prompt) refuses a topic, which the run
+    would not act on, and takes a memory or task note, which steers nothing."""
     results = call(
         [("emit", {"topic": "build.done"}), ("add_task", {"title": "x"})], publishing=None
     )
-    reason = "this prompt asks only for a file; ralph acts on no topic from it"
-    assert results == [(True, reason), (True, reason)]
-    assert lines_of(tmp_path) == []
+    reason = "this prompt asks only for a file; ralph takes only memory and task notes from it"
+    assert results[0] == (True, reason)
+    assert results[1][0] is False
+    assert [line["topic"] for line in lines_of(tmp_path)] == ["ralph.task.add"]
 
 
 @pytest.mark.parametrize(

@@ -663,3 +663,18 @@ def test_a_topic_from_a_commit_message_turn_is_noticed_never_acted_on(name: str)
         n.topic for n in state.intake.notices
     }
     assert "ralph.topic_not_asked" in noticed
+
+
+def test_a_memory_note_from_a_commit_message_turn_is_taken() -> None:
+    """A memory or task note steers nothing: the committer keeps one as any hat does."""
+    state = started(policy())
+    state = attrs.evolve(
+        state, intake=evolve(state.intake, publisher=Role.COMMITTER, file_only=True)
+    )
+    kept = reduce(
+        state, topic("ralph.memory.add", {"id": "m-1", "text": "Commit messages say why"})
+    )
+    assert [m.text for m in kept.context.memories] == ["Commit messages say why"]
+    assert not [n for n in kept.intake.notices if n.topic == "ralph.topic_not_asked"]
+    ignored = reduce(state, topic("LOOP_COMPLETE"))
+    assert [n.topic for n in ignored.intake.notices] == ["ralph.topic_not_asked"]

@@ -114,7 +114,7 @@ def test_an_agent_publishes_and_reads_its_status_through_ralph_mcp(tmp_path: Pat
         if card["publishing"] is None:
             assert published == (
                 True,
-                "this prompt asks only for a file; ralph acts on no topic from it",
+                "this prompt asks only for a file; ralph takes only memory and task notes from it",
             )
         else:
             assert published == (False, "Published build.mcp.")
@@ -224,7 +224,10 @@ try mv {CARD} card-moved.json
     assert published
     assert set(published) <= {
         (False, "Published build.mcp."),
-        (True, "this prompt asks only for a file; ralph acts on no topic from it"),
+        (
+            True,
+            "this prompt asks only for a file; ralph takes only memory and task notes from it",
+        ),
     }
     assert (False, "Published build.mcp.") in published
     topics = [e for e in stored_events(root) if isinstance(e, TopicPublished)]

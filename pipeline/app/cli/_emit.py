@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FILE_ONLY_KINDS",
     "HELP",
+    "NOTE_PREFIXES",
     "Arguments",
     "emitted",
     "lean_parser",
@@ -55,7 +56,11 @@ FILE_ONLY_KINDS: Final = frozenset({"commit_message", "format_correction"})
 """``RALPH_PROMPT_KIND`` of a prompt that asks for a file only: the values of
 ``pipeline.core.state.FILE_ONLY_PROMPTS``, spelled out because this module must not load the
 pure core (a test holds the two equal). The fold acts on no topic from such a turn whatever
-writes it; refusing here tells the agent so at once, as ralph's MCP tool does."""
+writes it; here the agent is told so at once, as by ralph's MCP tool, and nothing is written."""
+
+NOTE_PREFIXES: Final = ("ralph.memory.", "ralph.task.")
+"""The topics of memory and task notes (``pipeline.events.CONTEXT_TOPICS``, held equal by a
+test): taken from every turn, a file-only one too, because they steer nothing."""
 
 
 def lean_parser(prog: str, description: str | None = None) -> argparse.ArgumentParser:
@@ -196,9 +201,14 @@ def emitted(topic: str, text: Callable[[], str | None], *, as_json: bool, done: 
     ``done``; the exit status: 0 written, 1 the workspace's events file is unsafe to write
     (not the command line's fault), 2 bad input (``EmitError`` from ``text`` too), 4 a full
     disk (nothing written)."""
-    if os.environ.get("RALPH_PROMPT_KIND") in FILE_ONLY_KINDS:
-        say("error: not written: this prompt asks only for a file; ralph acts on no topic from it")
-        return _USAGE_ERROR
+    file_only = os.environ.get("RALPH_PROMPT_KIND") in FILE_ONLY_KINDS
+    if file_only and not topic.startswith(NOTE_PREFIXES):
+        # Exit 0: an agent's script that publishes at every turn must not fail this one.
+        say(
+            "note: not written: this prompt asks only for a file; "
+            "ralph takes only memory and task notes from it"
+        )
+        return 0
     try:
         payload = text()
         target, fallback = emit_target(Path.cwd(), os.environ)

@@ -75,10 +75,13 @@ class _Session:
         return self.loaded
 
     def publishing(self) -> Publishing:
-        """The prompt's publishing; refused when ralph acts on no topic from the prompt."""
+        """The prompt's publishing; refused when ralph acts on no topic (but notes) from the
+        prompt."""
         publishing = self.card()[0].publishing
         if publishing is None:
-            raise ToolError("this prompt asks only for a file; ralph acts on no topic from it")
+            raise ToolError(
+                "this prompt asks only for a file; ralph takes only memory and task notes from it"
+            )
         return publishing
 
     def write(self, topic: str, value: Any) -> None:
@@ -155,7 +158,7 @@ def _note(group: str, verb: str, **renamed: str) -> Any:
     to the name ``note_topic`` takes)."""
 
     def call(session: _Session, arguments: dict[str, Any]) -> str:
-        session.publishing()
+        session.card()  # a memory or task note is taken from a file-only turn too
         values = {renamed.get(name, name): value for name, value in arguments.items()}
         try:
             topic, payload, done = note_topic(group, verb, **values)
@@ -231,7 +234,9 @@ def _status(session: _Session, _arguments: dict[str, Any]) -> str:
         lines.append(cost + (" (some cost unknown)." if standing.unknown_cost else "."))
     publishing = card.publishing
     if publishing is None:
-        lines.append("This prompt asks only for a file; ralph acts on no topic from it.")
+        lines.append(
+            "This prompt asks only for a file; ralph takes only memory and task notes from it."
+        )
         return "\n".join(lines)
     if publishing.publishes:
         rule = "only these" if publishing.enforced else "these are expected"

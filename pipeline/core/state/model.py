@@ -198,7 +198,8 @@ class Intake:
     (None before any invocation: coordination, unrestricted)."""
     file_only: bool = False
     """The last invocation started answers in a file only (:data:`FILE_ONLY_PROMPTS`): ralph
-    acts on no topic its agent publishes, as its prompt and its MCP card say."""
+    acts on no topic its agent publishes but a memory or task note, as its prompt and its MCP card
+    say."""
     completion_claimed: bool = False
     """An accepted completion promise: the run goes to final validation at the next boundary."""
     repeat_signature: str | None = None
@@ -369,7 +370,8 @@ def correcting(state: PipelineState) -> ResponseCheck | None:
 
 FILE_ONLY_PROMPTS: Final = frozenset({PromptKind.COMMIT_MESSAGE, PromptKind.FORMAT_CORRECTION})
 """Prompts that ask for a file and nothing else (a commit message, a formatting correction):
-they say nothing of topics, and a topic their agent publishes is noticed, never acted on."""
+they say nothing of topics, and a topic their agent publishes is noticed, never acted on (a
+memory or task note, which steers nothing, is taken)."""
 
 
 def task_prompt_kind(state: PipelineState) -> PromptKind | None:
