@@ -17,7 +17,9 @@
    tree's ``.git``: refs, objects, config, hooks, ``commondir``) read-only, but for ralph's
    own git running the repository's hooks; other worktrees' git folders and every run's
    state hidden; ``.ralph`` (but the events file), ``ralph.toml``, the prompt file,
-   ``.agent/tmp``, a store in the tree and the protected paths read-only.
+   ``.agent/tmp``, a store in the tree and the protected paths read-only. ``.agent`` is bound
+   onto itself, writable: a mount point cannot be renamed or removed, so an agent cannot put
+   a link to a folder of the person's where ralph empties, writes and reads its reports.
 7. The relay's sockets at ``/run/ralph``, the process's own copy of git's index at
    ``/run/ralph-index``, the data files (the account files, a CLI's settings with ralph's
    MCP server), ``--chdir`` the workspace.
@@ -27,6 +29,7 @@ The arguments stop before the command: the caller adds ``--`` and the agent's ar
 
 from __future__ import annotations
 
+import posixpath
 from typing import Final
 
 from pipeline.core.sandbox._inputs import (
@@ -222,6 +225,8 @@ def _workspace(inputs: MountInputs, layout: Layout) -> None:
         layout.add(_rw(inputs.events_file, "the run's events file"))
     layout.add(_ro(inputs.config_file, "ralph.toml", guard=True))
     layout.add(_ro(inputs.prompt_file, "the prompt file", guard=True))
+    # ``.agent`` a mount point (the marker's folder is its ``tmp``, which the handler makes).
+    layout.add(_rw(posixpath.dirname(inputs.marker_dir), "ralph's folder for the agent"))
     marker = "the completion marker's folder"
     layout.add(_ro(inputs.marker_dir, marker, guard=True, optional=False))
     store = inputs.store
