@@ -3,6 +3,7 @@ the argument shapes agents use all parse, and the heavy packages stay unloaded."
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -135,32 +136,28 @@ def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
 
 
 @pytest.mark.parametrize("kind", ["commit_message", "format_correction"])
-def test_a_prompt_that_asks_for_a_file_only_publishes_nothing(workspace: Path, kind: str) -> None:
+def test_a_prompt_that_asks_for_a_file_only_is_told_ralph_will_not_act(
+    workspace: Path, kind: str
+) -> None:
     """In a commit message's or a formatting correction's turn (``RALPH_PROMPT_KIND``), ralph
-    takes only memory and task notes: ``ralph emit`` of a topic says so and writes nothing
-    (exit 0), as the MCP tool does, a memory note is written, and in a working turn the same
-    topic is written."""
-    import os
+    takes only memory and task notes: ``ralph emit`` of a topic says it will not be acted on
+    (the line is written, exit 0: the fold decides), a memory note is taken without a word,
+    and in a working turn nothing is said."""
 
-    def emit(prompt_kind: str) -> subprocess.CompletedProcess[str]:
+    def emit(prompt_kind: str, *arguments: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "RALPH_PROMPT_KIND": prompt_kind}
-        argv = [*RALPH, "emit", "LOOP_COMPLETE"]
+        argv = [*RALPH, "emit", *arguments]
         return subprocess.run(argv, cwd=workspace, env=env, capture_output=True, text=True)
 
-    refused = emit(kind)
-    assert refused.returncode == 0, "a script that publishes at every turn goes on"
-    assert (
-        "this prompt asks only for a file; ralph takes only memory and task notes from it"
-        in refused.stderr
-    )
-    assert _lines(workspace) == []
-    assert emit("development").returncode == 0
-    assert [line["topic"] for line in _lines(workspace)] == ["LOOP_COMPLETE"]
-    env = {**os.environ, "RALPH_PROMPT_KIND": kind}
-    note = [*RALPH, "emit", "ralph.memory.add", '{"text": "say why"}', "--json"]
-    kept = subprocess.run(note, cwd=workspace, env=env, capture_output=True, text=True)
-    assert kept.returncode == 0, kept.stderr
-    assert [line["topic"] for line in _lines(workspace)][-1] == "ralph.memory.add"
+    told = emit(kind, "LOOP_COMPLETE")
+    assert told.returncode == 0, told.stderr
+    assert "ralph takes only memory and task notes from it and will not act on" in told.stderr
+    note = emit(kind, "ralph.memory.add", '{"id": "m-1", "text": "say why"}', "--json")
+    assert (note.returncode, note.stderr) == (0, "")
+    working = emit("development", "LOOP_COMPLETE")
+    assert (working.returncode, working.stderr) == (0, "")
+    topics = [line["topic"] for line in _lines(workspace)]
+    assert topics == ["LOOP_COMPLETE", "ralph.memory.add", "LOOP_COMPLETE"]
 
 
 def test_the_file_only_kinds_are_the_pure_cores() -> None:

@@ -19,6 +19,7 @@ from pipeline.events import (
     TopicPublished,
 )
 from pipeline.handlers.intake import read_marker
+from pipeline.reducers import fold
 from tests.runtime.workspace import (
     COUNT_CALLS,
     RALPH,
@@ -191,3 +192,38 @@ def test_an_agent_writing_invalid_utf8_or_an_impossible_time_does_not_stop_the_r
     malformed = [e for e in events_of(root, result) if isinstance(e, OutputLineMalformed)]
     assert any("UTF-8" in e.error for e in malformed)
     assert any("out of range" in e.error for e in malformed)
+
+
+def test_a_line_left_unfinished_is_its_own_turns_never_the_next(tmp_path: Path) -> None:
+    """A commit message's turn writes a cancellation without its newline; once its agent has
+    exited ralph ends the line and reads it as that turn's, where no topic is acted on. Before,
+    the next turn's first ``ralph emit`` ended it and it was folded as the developer's: the
+    run was cancelled."""
+    root = tmp_path / "ws"
+    body = (
+        "kind=$RALPH_PROMPT_KIND\n"
+        "n=$(cat .ralph/n-$kind 2>/dev/null || echo 0); n=$((n+1)); echo $n > .ralph/n-$kind\n"
+        + SHELL_REPORTS.replace("completed\\ndone", "partial\\nnot yet")
+        + 'if [ "$kind" = commit_message ] && [ "$n" = 1 ]; then\n'
+        '  printf \'%s\' \'{"topic":"loop.cancel","payload":"x"}\' >> "$RALPH_EVENTS_FILE"\n'
+        "fi\n"
+        'if [ "$kind" = development ] && [ "$n" = 2 ]; then\n'
+        f"  {' '.join(RALPH)} emit build.progress next\n"
+        "fi\n"
+    )
+    make_workspace(
+        root,
+        scripts={},
+        agents={"main": _agent(root, body)},
+        budgets="max_iterations = 2\nmax_review_passes = 0",
+        extra='[loop]\ncancellation_promise = "loop.cancel"\n',
+    )
+    done = ralph("run", "--plain", cwd=root)
+    events = stored_events(root)
+    (completed,) = [e for e in events if isinstance(e, RunCompleted)]
+    assert completed.reason is not TerminationReason.CANCELLED, done.stdout[-2000:]
+    topics = [e.topic for e in events if isinstance(e, TopicPublished)]
+    assert topics == ["loop.cancel", "build.progress"]
+    seen = fold(events).intake.seen_topics
+    assert "loop.cancel" not in seen
+    assert "build.progress" in seen

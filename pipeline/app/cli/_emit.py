@@ -56,7 +56,8 @@ FILE_ONLY_KINDS: Final = frozenset({"commit_message", "format_correction"})
 """``RALPH_PROMPT_KIND`` of a prompt that asks for a file only: the values of
 ``pipeline.core.state.FILE_ONLY_PROMPTS``, spelled out because this module must not load the
 pure core (a test holds the two equal). The fold acts on no topic from such a turn whatever
-writes it; here the agent is told so at once, as by ralph's MCP tool, and nothing is written."""
+writes it; here the agent is told so at once (the line is written all the same: the log keeps
+what the agent published), where ralph's MCP tool refuses the call."""
 
 NOTE_PREFIXES: Final = ("ralph.memory.", "ralph.task.")
 """The topics of memory and task notes (``pipeline.events.CONTEXT_TOPICS``, held equal by a
@@ -201,14 +202,6 @@ def emitted(topic: str, text: Callable[[], str | None], *, as_json: bool, done: 
     ``done``; the exit status: 0 written, 1 the workspace's events file is unsafe to write
     (not the command line's fault), 2 bad input (``EmitError`` from ``text`` too), 4 a full
     disk (nothing written)."""
-    file_only = os.environ.get("RALPH_PROMPT_KIND") in FILE_ONLY_KINDS
-    if file_only and not topic.startswith(NOTE_PREFIXES):
-        # Exit 0: an agent's script that publishes at every turn must not fail this one.
-        say(
-            "note: not written: this prompt asks only for a file; "
-            "ralph takes only memory and task notes from it"
-        )
-        return 0
     try:
         payload = text()
         target, fallback = emit_target(Path.cwd(), os.environ)
@@ -222,6 +215,15 @@ def emitted(topic: str, text: Callable[[], str | None], *, as_json: bool, done: 
     except (EmitError, EventsFileError) as error:
         say(f"error: {error}")
         return _USAGE_ERROR
+    if os.environ.get("RALPH_PROMPT_KIND") in FILE_ONLY_KINDS and not topic.startswith(
+        NOTE_PREFIXES
+    ):
+        # Written all the same (the log keeps what the agent published; the fold decides) and
+        # exit 0, so an agent's script that publishes at every turn goes on.
+        say(
+            "note: this prompt asks only for a file; "
+            "ralph takes only memory and task notes from it and will not act on this topic"
+        )
     if fallback:
         # Seed 003 AC5: written all the same, but where a person would not look for it.
         say(

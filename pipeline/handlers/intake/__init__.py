@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         emit,
         emit_line,
         emit_value,
+        end_unfinished_line,
         topic_problem,
     )
     from pipeline.handlers.intake._facts import (
@@ -70,6 +71,7 @@ __all__ = [
     "emit_line",
     "emit_target",
     "emit_value",
+    "end_unfinished_line",
     "open_regular",
     "parse_lines",
     "read_agent_events",

@@ -37,6 +37,7 @@ __all__ = [
     "emit",
     "emit_line",
     "emit_value",
+    "end_unfinished_line",
     "topic_problem",
 ]
 
@@ -216,7 +217,7 @@ def emit_value(
         # Emitters take turns, so none sees another's line half written and ends it early.
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        if _unfinished(fd, size):
             # Another writer left its line unfinished: end it, or this line would join it.
             line = b"\n" + line
         written = os.write(fd, line)
@@ -233,6 +234,34 @@ def emit_value(
     finally:
         os.close(fd)
     return line
+
+
+def _unfinished(fd: int, size: int) -> bool:
+    """Whether the file of ``fd``, ``size`` bytes long, ends in a line without its newline."""
+    return bool(size) and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def end_unfinished_line(events_file: Path) -> None:
+    """End the last line of ``events_file`` where a writer left it without its newline.
+
+    Called once an invocation's agent (its whole process group) has exited: what it wrote is
+    its own and complete, read now as its topic or a malformed line, judged by its turn (its
+    hat's scope, a file-only turn), never folded into the next turn when that one's first
+    ``ralph emit`` ends it. Nothing when the file is missing, unsafe (the reader says so) or
+    ends in a newline; a write that fails leaves the line to the reader as before."""
+    try:
+        fd = open_regular(events_file, os.O_RDWR | os.O_APPEND)
+    except (OSError, UnsafeFileError):
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if _unfinished(fd, size):
+            os.write(fd, b"\n")
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _failed(what: str, error: OSError) -> EmitError:

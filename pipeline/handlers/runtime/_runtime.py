@@ -37,7 +37,7 @@ from pipeline.events import (
     RunStarted,
 )
 from pipeline.handlers._protocol import HandlerResult, facts_of
-from pipeline.handlers.intake import read_agent_events, write_marker
+from pipeline.handlers.intake import end_unfinished_line, read_agent_events, write_marker
 from pipeline.handlers.runtime._agents import AgentInvoker
 from pipeline.handlers.runtime._finishing import (
     restore_permissions,
@@ -222,6 +222,7 @@ class Runtime:
         yield next(steps)
         outcome = facts_of(steps)
         events_file = self.layout.events_file(self._run_id())
+        end_unfinished_line(events_file)  # the agent is gone: its last line is its own
         offset, lines = effect.events_offset, effect.events_lines
         limits = intake_limits(self.config)
         read = read_agent_events(events_file, offset, lines, self.clock, limits)
