@@ -370,6 +370,10 @@ class LoopPolicy:
     review_completion: bool = False
     """Whether the built-in pipeline reviews an accepted completion claim before final
     validation (False: straight to it, as every run recorded before schema 20 did)."""
+    file_only_turns: bool = False
+    """Whether a turn whose prompt asks for a file only (a commit message, a formatting
+    correction) has no topic acted on but memory and task notes (False: every topic acted on,
+    as every run recorded before schema 21 was)."""
 
     def hooks_at(self, point: HookPoint) -> tuple[HookSpec, ...]:
         """The hooks that run at ``point``, in order."""

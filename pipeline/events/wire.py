@@ -33,7 +33,7 @@ from pipeline.events import (
 
 __all__ = ["CATEGORIES", "RETIRED_TAGS", "SCHEMA_VERSION", "WIRE_TAGS", "members"]
 
-SCHEMA_VERSION: Final = 20
+SCHEMA_VERSION: Final = 21
 """The version written with every stored event; readers upcast older versions to this one.
 
 History: 2 added ``PlanProduced.iteration``. 3 made ``TopicPublished.payload`` any JSON value
@@ -74,6 +74,9 @@ before: not pinned); and ``LoopPolicy.review_completion`` (a completion claim in
 pipeline is reviewed before final validation; absent before: False, straight to validation);
 and ``IntegrationGated.pinned`` and ``.restored`` (the merge queue's gates pinned to the
 target's head; absent before: not pinned); only added, so no upcaster.
+21 added ``LoopPolicy.file_only_turns`` (a commit message's or a correction's turn has no
+topic acted on but memory and task notes; absent before: False, every topic acted on, as
+those runs ran); only added, so no upcaster.
 """
 
 

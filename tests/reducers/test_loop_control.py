@@ -616,18 +616,16 @@ def test_a_notice_waits_for_the_prompt_of_the_hat_it_concerns() -> None:
     assert prompted.intake.notices == (reviewer,)
 
 
-@pytest.mark.parametrize("name", ["LOOP_COMPLETE", "loop.cancel", "build.done"])
-def test_a_topic_from_a_commit_message_turn_is_noticed_never_acted_on(name: str) -> None:
-    """A commit message's prompt asks for a file only (its MCP card says ralph acts on no
-    topic from it): a topic its agent publishes from the shell anyway, even the completion or
-    the cancellation promise, neither ends the run nor counts as seen; it is noticed."""
+def _commit_turn_publishes(name: str, *, file_only: bool) -> tuple[PipelineState, list[Effect]]:
+    """A real loop of two iterations whose first commit message's turn publishes ``name``
+    under a policy with ``file_only_turns`` as given."""
     chooser = ScriptedChooser(answers={"iteration status": [IterationStatus.PARTIAL] * 2})
     config = WorldConfig(
         budget=budget(max_iterations=2, max_review_passes=0),
         chains=default_chains(("a",)),
         rebase_onto=None,
         run_id="r",
-        loop=policy(required_events=(), enforce_hat_scope=False),
+        loop=policy(required_events=(), enforce_hat_scope=False, file_only_turns=file_only),
     )
     world = SimulatedWorld(config=config, chooser=chooser, clock=fake_clock())
     effects: list[Effect] = []
@@ -651,7 +649,15 @@ def test_a_topic_from_a_commit_message_turn_is_noticed_never_acted_on(name: str)
         return facts
 
     result = run_in_memory(handler, options=RunOptions(max_effects=500))
-    state = result.state
+    return result.state, effects
+
+
+@pytest.mark.parametrize("name", ["LOOP_COMPLETE", "loop.cancel", "build.done"])
+def test_a_topic_from_a_commit_message_turn_is_noticed_never_acted_on(name: str) -> None:
+    """A commit message's prompt asks for a file only (its MCP card says ralph acts on no
+    topic from it): a topic its agent publishes from the shell anyway, even the completion or
+    the cancellation promise, neither ends the run nor counts as seen; it is noticed."""
+    state, effects = _commit_turn_publishes(name, file_only=True)
     assert state.termination is TerminationReason.MAX_ITERATIONS
     assert name not in state.intake.seen_topics
     assert state.intake.topics_published == 1
@@ -665,9 +671,23 @@ def test_a_topic_from_a_commit_message_turn_is_noticed_never_acted_on(name: str)
     assert "ralph.topic_not_asked" in noticed
 
 
+def test_a_run_recorded_before_schema_21_folds_a_commit_turns_topic_as_it_ran() -> None:
+    """Without ``file_only_turns`` (every run recorded before schema 21) the commit message's
+    cancellation is acted on, as it was when the run ran: its log folds to its checkpoints."""
+    state, _ = _commit_turn_publishes("loop.cancel", file_only=False)
+    assert state.termination is TerminationReason.CANCELLED
+
+
+def test_every_run_started_now_judges_file_only_turns() -> None:
+    """The configuration's policy turns the rule on for every new run."""
+    from pipeline.core.config import parse_config
+
+    assert parse_config("", "ralph.toml").loop_policy().file_only_turns is True
+
+
 def test_a_memory_note_from_a_commit_message_turn_is_taken() -> None:
     """A memory or task note steers nothing: the committer keeps one as any hat does."""
-    state = started(policy())
+    state = started(policy(file_only_turns=True))
     state = attrs.evolve(
         state, intake=evolve(state.intake, publisher=Role.COMMITTER, file_only=True)
     )

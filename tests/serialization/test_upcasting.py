@@ -143,8 +143,10 @@ def test_the_current_schema_has_the_upcasters_of_its_changes() -> None:
     the defaults) and version 20 (four screen hit kinds; pinned gates: the loop policy's pin,
     whose absence means off, and the gate fact's pinned commit and restored files, whose
     absence means not pinned; the loop policy's review_completion, whose absence means a
-    claim goes straight to validation, as it did)."""
-    assert SCHEMA_VERSION == 20
+    claim goes straight to validation, as it did), and version 21 (the loop policy's
+    file_only_turns, whose absence means a file-only turn's topics are acted on, as they
+    were)."""
+    assert SCHEMA_VERSION == 21
     assert ("planning.plan_produced", 1) in UPCASTERS
     assert ("agent.topic_published", 2) in UPCASTERS
     assert ("lifecycle.run_completed", 2) in UPCASTERS

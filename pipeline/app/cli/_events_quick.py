@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EVENTS_READ", "main"]
 
-EVENTS_READ: Final = 20
+EVENTS_READ: Final = 21
 """The event schema version whose rows this path prints (a test holds it to
 ``pipeline.events.SCHEMA_VERSION``: rows of another version are upcast by the full command)."""
 

@@ -394,6 +394,7 @@ class RalphConfig:
             topology=topology,
             ladders=ladders(hats),
             review_completion=loop.review_completion,
+            file_only_turns=True,
             gates=tuple(gate.spec() for gate in self.gates),
             tamper=self.tamper.policy(has_gates),
             postconditions=self.postconditions.policy(has_gates),
