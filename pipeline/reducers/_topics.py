@@ -80,7 +80,7 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
     policy = run.loop
     i = state.intake
     topic = event.topic
-    if i.file_only and policy.file_only_turns and topic not in CONTEXT_TOPICS:
+    if i.file_only and topic not in CONTEXT_TOPICS:
         return _not_asked(state, event)
     if topic == policy.cancellation_promise:
         return _cancel(state, _counted(i, topic))

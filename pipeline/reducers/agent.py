@@ -149,8 +149,11 @@ def _started(state: PipelineState, event: InvocationStarted) -> PipelineState:
     previous = state.agent
     i = state.intake
     # Lines read after this invocation are judged by this role's hat, and not at all when
-    # its prompt asks for a file only.
-    file_only = task_prompt_kind(state) in FILE_ONLY_PROMPTS
+    # its prompt asks for a file only (in runs recorded since schema 21: an older run's
+    # checkpoints hold no such mark).
+    run = state.run
+    judged = run is not None and run.loop.file_only_turns
+    file_only = judged and task_prompt_kind(state) in FILE_ONLY_PROMPTS
     same = i.publisher is event.role and i.file_only is file_only
     intake = i if same else evolve(i, publisher=event.role, file_only=file_only)
     hooks = _watched(state, event)

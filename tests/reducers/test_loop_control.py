@@ -50,7 +50,7 @@ from pipeline.events import (
     topic_matches,
 )
 from pipeline.orchestration import next_effect
-from pipeline.reducers import fold, reduce
+from pipeline.reducers import fold, reduce, steps
 from tests.support import budget
 
 T = Instant(datetime(2026, 3, 1, tzinfo=UTC))
@@ -616,7 +616,9 @@ def test_a_notice_waits_for_the_prompt_of_the_hat_it_concerns() -> None:
     assert prompted.intake.notices == (reviewer,)
 
 
-def _commit_turn_publishes(name: str, *, file_only: bool) -> tuple[PipelineState, list[Effect]]:
+def _commit_turn_publishes(
+    name: str, *, file_only: bool
+) -> tuple[PipelineState, list[Effect], tuple[PipelineEvent, ...]]:
     """A real loop of two iterations whose first commit message's turn publishes ``name``
     under a policy with ``file_only_turns`` as given."""
     chooser = ScriptedChooser(answers={"iteration status": [IterationStatus.PARTIAL] * 2})
@@ -649,7 +651,7 @@ def _commit_turn_publishes(name: str, *, file_only: bool) -> tuple[PipelineState
         return facts
 
     result = run_in_memory(handler, options=RunOptions(max_effects=500))
-    return result.state, effects
+    return result.state, effects, result.events
 
 
 @pytest.mark.parametrize("name", ["LOOP_COMPLETE", "loop.cancel", "build.done"])
@@ -657,7 +659,7 @@ def test_a_topic_from_a_commit_message_turn_is_noticed_never_acted_on(name: str)
     """A commit message's prompt asks for a file only (its MCP card says ralph acts on no
     topic from it): a topic its agent publishes from the shell anyway, even the completion or
     the cancellation promise, neither ends the run nor counts as seen; it is noticed."""
-    state, effects = _commit_turn_publishes(name, file_only=True)
+    state, effects, _ = _commit_turn_publishes(name, file_only=True)
     assert state.termination is TerminationReason.MAX_ITERATIONS
     assert name not in state.intake.seen_topics
     assert state.intake.topics_published == 1
@@ -674,8 +676,11 @@ def test_a_topic_from_a_commit_message_turn_is_noticed_never_acted_on(name: str)
 def test_a_run_recorded_before_schema_21_folds_a_commit_turns_topic_as_it_ran() -> None:
     """Without ``file_only_turns`` (every run recorded before schema 21) the commit message's
     cancellation is acted on, as it was when the run ran: its log folds to its checkpoints."""
-    state, _ = _commit_turn_publishes("loop.cancel", file_only=False)
+    state, _, events = _commit_turn_publishes("loop.cancel", file_only=False)
     assert state.termination is TerminationReason.CANCELLED
+    # Nor is a commit turn marked in its states: an old checkpoint (which has no mark) equals
+    # the fold of its log.
+    assert not any(after.intake.file_only for _, _, after in steps(events))
 
 
 def test_every_run_started_now_judges_file_only_turns() -> None:
