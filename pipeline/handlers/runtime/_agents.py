@@ -146,7 +146,7 @@ class AgentInvoker:
                 # Every invocation starts with an empty report folder: no stale report counts.
                 empty_folder(self.layout.output_dir)
         except OSError as error:
-            message = f"cannot prepare the prompt {prompt_path}: {error}"
+            message = f"cannot prepare the prompt {prompt_path} or the report folder: {error}"
             return invocation_failed(effect, ErrorKind.OTHER, message, now(), retriable=True)
         invocation = config.invocation(hat, effect.model)
         env = {
