@@ -110,6 +110,18 @@ def topic(name: str, payload: object = "", at: Instant = T) -> TopicPublished:
     )
 
 
+def appended_topic(effect: InvokeAgent, name: str) -> list[PipelineEvent]:
+    """What reading the events file finds after ``effect`` when its agent published ``name``
+    (a line of 30 bytes after what was read before)."""
+    line = effect.events_lines + 1
+    return [
+        TopicPublished(
+            topic=name, payload=Json.of(""), line_number=Ordinal(line), emitted_at=None, at=T
+        ),
+        EventsFileRead(offset=Count(effect.events_offset + 30), lines=Count(line), at=T),
+    ]
+
+
 # Patterns
 
 
@@ -262,17 +274,7 @@ def _last_iteration_claims_completion(
             isinstance(f, InvocationSucceeded) and f.role is Role.DEVELOPER for f in facts
         )
         if isinstance(effect, InvokeAgent) and effect.iteration == 2 and developer_done:
-            line = effect.events_lines + 1
-            facts += [
-                TopicPublished(
-                    topic="LOOP_COMPLETE",
-                    payload=Json.of(""),
-                    line_number=Ordinal(line),
-                    emitted_at=None,
-                    at=T,
-                ),
-                EventsFileRead(offset=Count(effect.events_offset + 30), lines=Count(line), at=T),
-            ]
+            facts += appended_topic(effect, "LOOP_COMPLETE")
         return facts
 
     result = run_in_memory(handler, options=RunOptions(max_effects=500))
@@ -314,17 +316,7 @@ def _claim_on_first_iteration(
             isinstance(f, InvocationSucceeded) and f.role is Role.DEVELOPER for f in facts
         )
         if isinstance(effect, InvokeAgent) and effect.iteration == 1 and developer_done:
-            line = effect.events_lines + 1
-            facts += [
-                TopicPublished(
-                    topic="LOOP_COMPLETE",
-                    payload=Json.of(""),
-                    line_number=Ordinal(line),
-                    emitted_at=None,
-                    at=T,
-                ),
-                EventsFileRead(offset=Count(effect.events_offset + 30), lines=Count(line), at=T),
-            ]
+            facts += appended_topic(effect, "LOOP_COMPLETE")
         return facts
 
     result = run_in_memory(handler, options=RunOptions(max_effects=500))
@@ -392,17 +384,7 @@ def test_a_claim_on_the_last_iteration_is_reviewed_then_completes_the_run() -> N
             and effect.iteration == 2
             and effect.role is Role.DEVELOPER
         ):
-            line = effect.events_lines + 1
-            facts += [
-                TopicPublished(
-                    topic="LOOP_COMPLETE",
-                    payload=Json.of(""),
-                    line_number=Ordinal(line),
-                    emitted_at=None,
-                    at=T,
-                ),
-                EventsFileRead(offset=Count(effect.events_offset + 30), lines=Count(line), at=T),
-            ]
+            facts += appended_topic(effect, "LOOP_COMPLETE")
         return facts
 
     state = run_in_memory(handler, options=RunOptions(max_effects=500)).state
@@ -637,17 +619,7 @@ def _commit_turn_publishes(
         facts = list(world(effect))
         committing = isinstance(effect, InvokeAgent) and effect.role is Role.COMMITTER
         if committing and effect.iteration == 1 and len(facts) > 1:
-            line = effect.events_lines + 1
-            facts += [
-                TopicPublished(
-                    topic=name,
-                    payload=Json.of(""),
-                    line_number=Ordinal(line),
-                    emitted_at=None,
-                    at=T,
-                ),
-                EventsFileRead(offset=Count(effect.events_offset + 30), lines=Count(line), at=T),
-            ]
+            facts += appended_topic(effect, name)
         return facts
 
     result = run_in_memory(handler, options=RunOptions(max_effects=500))
