@@ -91,6 +91,15 @@ def write_own(path: Path, data: bytes) -> None:
         file.write(data)
 
 
+def _own_folder(path: Path) -> int:
+    """A descriptor of ``path`` as a real folder, reached through no link at its place: a link
+    there is removed and anything else in the way moved aside (as :func:`write_own` does)
+    before the folder is made."""
+    _clear(path, folder=True)
+    path.mkdir(parents=True, exist_ok=True)
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+
+
 def empty_folder(path: Path) -> None:
     """Make ``path`` an empty real folder, through no link: what is in it is removed (a link
     in it, not what it points to), and a link at its place removed or anything else in the
@@ -99,9 +108,7 @@ def empty_folder(path: Path) -> None:
 
     The folder itself is kept: removing it frees its block, which took 3-4 ms an invocation on
     the ext4 (mounted with ``discard``) the benchmarks run on, against 0.1 ms to empty it."""
-    _clear(path, folder=True)
-    path.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    fd = _own_folder(path)
     try:
         with os.scandir(fd) as entries:
             inside = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
@@ -120,9 +127,7 @@ def remove_own(path: Path) -> None:
     """Remove the file ``path`` from its folder, through no link: a link at the folder's place
     is removed and the folder made (a correction turn keeps the role's report, so the folder
     is not emptied), and a link at ``path`` is removed, never what it points to."""
-    _clear(path.parent, folder=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    fd = _own_folder(path.parent)
     try:
         os.unlink(path.name, dir_fd=fd)
     except FileNotFoundError:
