@@ -20,11 +20,11 @@ from pipeline.handlers.agents import ProcessResult, ProcessSpec, run_process
 SETSID_WRITER = """
 setsid sh -c 'echo $$ > writer.pid; while :; do date >> grows.txt; sleep 0.05; done' \
     </dev/null >/dev/null 2>&1 &
-while [ ! -s writer.pid ]; do sleep 0.01; done
+while [ ! -s grows.txt ]; do sleep 0.01; done
 echo started
 """
 """A command that starts a writer in a session of its own (outside its process group),
-waits until the writer says its pid, then exits 0."""
+waits until the writer has written (its pid first, so both files are there), then exits 0."""
 
 CHATTY_CHILD = """
 sh -c 'echo $$ > ticker.pid; while :; do echo tick; sleep 0.01; done' &
