@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -443,7 +444,14 @@ def _left_read_only(
     """The mode ``path`` had before an earlier run that never finished made it read-only
     (None when no such run holds it): a new run gives that mode back when it ends. Only the
     latest runs are looked at: a shared store may hold thousands, and the run that left the
-    file read-only is one of the last in its workspace."""
+    file read-only is one of the last in its workspace. A file its owner may write again (a
+    later run gave its mode back, or the person did) is held by no run: a run that never
+    finished stays in the store, and would otherwise be named at every run after it."""
+    try:
+        if path.stat().st_mode & stat.S_IWUSR:
+            return None
+    except OSError:
+        return None  # no file yet: the run says so when it reads the prompt
     target = path.resolve()
     for summary in reversed(store.runs()[-_RECENT_RUNS:]):
         state, _ = load_state(store, summary.run_id)
