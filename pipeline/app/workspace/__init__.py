@@ -13,7 +13,13 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from pipeline.app.workspace._carry import SetupFileError, setup_files, write_setup
-    from pipeline.app.workspace._doctor import Check, Status, diagnose, would_fail
+    from pipeline.app.workspace._doctor import (
+        Check,
+        Status,
+        diagnose,
+        missing_module,
+        would_fail,
+    )
     from pipeline.app.workspace._doctor_agents import install_hints
     from pipeline.app.workspace._fork import (
         ForkError,
@@ -46,6 +52,7 @@ if TYPE_CHECKING:
         RunSetupError,
         Workspace,
         check_clean,
+        check_identity,
         drive,
         open_store,
         open_workspace,
@@ -83,6 +90,7 @@ __all__ = [
     "WorkspaceBusyError",
     "WorktreeError",
     "check_clean",
+    "check_identity",
     "diagnose",
     "drive",
     "drop_worktree",
@@ -100,6 +108,7 @@ __all__ = [
     "land_run",
     "locate_store",
     "merge_worktrees",
+    "missing_module",
     "new_worktree",
     "open_store",
     "open_workspace",

@@ -37,7 +37,7 @@ from pipeline.handlers.redaction import mask_password_of
 from pipeline.handlers.runtime import WorkspaceLayout, load_hat_schemas, load_response_schemas
 from pipeline.handlers.store import StoreError, store_path
 
-__all__ = ["Check", "Status", "diagnose", "would_fail"]
+__all__ = ["Check", "Status", "diagnose", "missing_module", "would_fail"]
 
 _GIT_TIMEOUT_S: Final = 10.0
 _STORE_TIMEOUT_S: Final = 5
@@ -63,11 +63,16 @@ def check_config(root: Path) -> tuple[list[Check], RalphConfig | None]:
         return [fail("config", f"cannot read {path}: {error}", "")], None
     try:
         config = parse_config(text, str(path))
-        require_chains(config, str(path))
         load_response_schemas(config, root, str(path))
         load_hat_schemas(config, root, str(path))
     except ConfigError as error:
         return [fail("config", str(error), f"correct {path.name}")], None
+    try:
+        require_chains(config, str(path))
+    except ConfigError as error:
+        # The rest of the file is sound: the other checks still say what else would fail
+        # (ralph init's starter has no chain until the person names an agent).
+        return [fail("config", str(error), f"correct {path.name}")], config
     # Errors were refused by the parser already: what is left works, but maybe not as meant.
     problems = topology_problems(config.loop_policy())
     return [
@@ -91,10 +96,39 @@ def check_prompt(root: Path, config: RalphConfig) -> list[Check]:
     return [ok("prompt", f"{path} ({len(text.splitlines())} lines)")]
 
 
-def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
-    """The final check's program can be found (a run refuses to start without it); a
-    configuration with neither it nor gates is a warning: any completion claim would then be
-    believed."""
+# Run by the command's own Python: whether the module ``python -m MODULE`` names is there.
+_FIND_MODULE: Final = (
+    "import importlib.util, sys\n"
+    "try:\n    found = importlib.util.find_spec(sys.argv[1]) is not None\n"
+    "except (ImportError, ValueError):\n    found = False\n"
+    "sys.exit(0 if found else 3)"
+)
+_MODULE_MISSING: Final = 3
+
+
+def missing_module(
+    argv: Sequence[str], root: Path, environ: Mapping[str, str], run: Runner = run_command
+) -> str | None:
+    """The module of a ``python -m MODULE ...`` command that its Python cannot import (None:
+    another kind of command, or the module is there). ``ralph init`` writes ``python3 -m
+    pytest`` for a repository whose tests use pytest; without pytest installed for that
+    Python, every final check fails and the run goes round until a breaker stops it."""
+    if len(argv) < 3 or argv[1] != "-m" or not Path(argv[0]).name.startswith("python"):
+        return None
+    try:
+        status, _said = run([argv[0], "-c", _FIND_MODULE, argv[2]], root, environ, _GIT_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return None  # the program itself: missing_programs says so
+    return argv[2] if status == _MODULE_MISSING else None
+
+
+def check_validate(
+    root: Path, config: RalphConfig, environ: Mapping[str, str], run: Runner = run_command
+) -> list[Check]:
+    """The final check's program can be found (a run refuses to start without it), and the
+    module a ``python -m MODULE`` check runs is installed for that Python (else every final
+    check fails); a configuration with neither it nor gates is a warning: any completion
+    claim would then be believed."""
     if not config.validate and config.gates:
         return [ok("validate", "none: the gates check the work")]
     if not config.validate:
@@ -105,6 +139,12 @@ def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) 
     ]
     if missing:
         return [fail("validate", missing[0], f"install {config.validate[0]} or correct validate")]
+    python, module = config.validate[0], missing_module(config.validate, root, environ, run)
+    if module is not None:
+        command = " ".join(config.validate)
+        detail = f"{command}: {python} has no module {module!r}, so it always fails"
+        fix = f"{python} -m pip install {module}, or correct validate in ralph.toml"
+        return [fail("validate", detail, fix)]
     return [ok("validate", " ".join(config.validate))]
 
 
@@ -273,7 +313,7 @@ def diagnose(
     checks += config_checks
     if config is not None:
         checks += check_prompt(root, config)
-        checks += check_validate(root, config, environ)
+        checks += check_validate(root, config, environ, run)
         checks += check_gates(root, config, environ)
     checks += check_ralph_folder(root)
     checks += check_store(_location(root, config, store))

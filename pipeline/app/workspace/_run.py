@@ -71,6 +71,7 @@ from pipeline.handlers.runtime import (
     load_response_schemas,
     outside_facts,
     own_paths,
+    run_git,
     switch_branch,
 )
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
@@ -79,6 +80,7 @@ __all__ = [
     "RunSetupError",
     "Workspace",
     "check_clean",
+    "check_identity",
     "drive",
     "open_store",
     "open_workspace",
@@ -253,6 +255,20 @@ def check_clean(
     if dirty and not allow_dirty:
         raise RunSetupError(dirty_message(root, dirty, remote=remote))
     return dirty
+
+
+def check_identity(workspace: Workspace) -> None:
+    """:class:`RunSetupError` when git cannot say who commits in the workspace: a run would
+    otherwise plan and develop (an agent's time and tokens) and stop at its first commit."""
+    root = workspace.layout.root
+    try:
+        run_git(root, "var", "GIT_AUTHOR_IDENT")
+    except GitError as error:
+        raise RunSetupError(
+            f"git does not know who commits in {root}, and ralph commits each iteration: "
+            'git config user.name "Your Name" && git config user.email you@example.com '
+            "(add --global for every repository), then start the run"
+        ) from error
 
 
 def drive(
