@@ -183,3 +183,18 @@ def test_reading_a_repository_with_no_run_says_how_to_start_one(
     said = _refused(ralph(*command, cwd=root), root)
     assert "no event store at .git/ralph/pipeline.db: no run was stored there yet" in said
     assert "`ralph run` starts one" in said
+
+
+def test_init_outside_a_git_repository_says_ralph_run_needs_one(tmp_path: Path) -> None:
+    """``ralph init`` in a folder that is no git repository writes its starter and warns that
+    ``ralph run`` needs one (``git init``); in a repository it says nothing of the kind."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    done = ralph("init", cwd=plain)
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join(done.stderr.split())
+    assert f"{plain} is not a git repository, which ralph run needs: git init" in said
+    repository = init_repository(tmp_path / "repo")
+    inside = ralph("init", cwd=repository)
+    assert inside.returncode == 0, inside.stdout + inside.stderr
+    assert "not a git repository" not in inside.stderr

@@ -37,6 +37,17 @@ def _translation_refused(target: Path, source: Path) -> str:
     )
 
 
+def _say_if_no_repository(workspace: Path) -> None:
+    """Warn when ``workspace`` is no git repository: ``ralph run`` refuses to start there
+    (ralph commits each iteration), and the starter does not make one."""
+    from pipeline.handlers.runtime import GitError, run_git
+
+    try:
+        run_git(workspace.resolve(), "rev-parse", "--is-inside-work-tree")
+    except GitError:
+        _warn(f"{workspace.resolve()} is not a git repository, which ralph run needs: git init")
+
+
 def _no_agent_found() -> None:
     """Say which agent CLIs were looked for, how to install one, and the other way: an agent
     of your own, with the example that ships."""
@@ -136,6 +147,7 @@ def init(
         raise _fail(f"cannot write {workspace / 'ralph.toml'}: {error.strerror}") from error
     found = installed_presets()
     out.print(f"Wrote {path}" + (f" (agents found: {', '.join(found)})" if found else ""))
+    _say_if_no_repository(workspace)
     if not found:
         _no_agent_found()
     if workflow is not None:
