@@ -14,8 +14,20 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.events import HumanResponseReceived
 from pipeline.handlers.runtime import WorkspaceLayout
-from tests.runtime.workspace import RALPH, ROOT, make_workspace, ralph, scripted
+from tests.runtime.test_loop_control import QUESTION
+from tests.runtime.test_loop_control import _pending as pending
+from tests.runtime.test_loop_control import workspace as question_workspace
+from tests.runtime.workspace import (
+    RALPH,
+    ROOT,
+    make_workspace,
+    ralph,
+    scripted,
+    start_ralph,
+    stored_events,
+)
 from tests.support import init_repository
 
 ORCHESTRATOR_YML = ROOT / "tests" / "fixtures" / "orchestrator" / "code-assist.yml"
@@ -198,3 +210,36 @@ def test_init_outside_a_git_repository_says_ralph_run_needs_one(tmp_path: Path) 
     inside = ralph("init", cwd=repository)
     assert inside.returncode == 0, inside.stdout + inside.stderr
     assert "not a git repository" not in inside.stderr
+
+
+def test_an_answer_without_its_question_id_is_told_the_command_that_answers(
+    tmp_path: Path,
+) -> None:
+    """``ralph respond TEXT`` with no ``--question`` while a run waits: exit 2 naming the
+    question and ``--question ID``, nothing answered (typer said only that an option was
+    missing); then the command it gives answers, and the run completes."""
+    root = question_workspace(tmp_path, QUESTION, loop="human_timeout_s = 120")
+    process = start_ralph("run", cwd=root)
+    try:
+        _run_id, question = pending(root)
+        blind = ralph("respond", "Use SQLite", cwd=root)
+        said = _refused_answer(blind)
+        assert f"waits on {question.question_id}" in said
+        assert "'Which database should I use?'" in said
+        assert f"answer it with --question {question.question_id}" in said
+        answered = ralph("respond", "Use SQLite", "--question", question.question_id, cwd=root)
+        assert answered.returncode == 0, answered.stdout + answered.stderr
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 0, out + err
+    responses = [e for e in stored_events(root) if isinstance(e, HumanResponseReceived)]
+    assert [r.text for r in responses] == ["Use SQLite"]
+
+
+def _refused_answer(result: subprocess.CompletedProcess[str]) -> str:
+    """What a refused ``ralph respond`` said, once its exit and silence on tracebacks are
+    checked (its run's store exists: the run made it)."""
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    return " ".join(result.stderr.split())
