@@ -62,6 +62,10 @@ def test_an_empty_file_is_the_default_configuration() -> None:
         ("completion_promise = 'X'", "here it is [loop] completion_promise; ralph init --from"),
         ("[cli]\nbackend = 'claude'", "cli: unknown key (a ralph-orchestrator setting: ralph"),
         (
+            "[hats.developer]\nbackend = 'claude'",
+            'backend: unknown key (a ralph-orchestrator hat setting: here it is chain = ["AGENT"]',
+        ),
+        (
             "[budgets]\nmax_iterations = '3'",
             "ralph.toml: budgets.max_iterations: expected an integer, got '3'",
         ),

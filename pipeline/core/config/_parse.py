@@ -147,6 +147,15 @@ _ORCHESTRATOR: Final[Mapping[str, str]] = {
 ``ralph init --from`` says what becomes of it)."""
 
 
+_ORCHESTRATOR_HAT: Final[Mapping[str, str]] = {
+    "backend": 'chain = ["AGENT"], AGENT one of [agents]',
+    "backend_args": "args",
+    "extra_instructions": "instructions",
+    "subscribes_to": "triggers",
+}
+"""A ralph-orchestrator hat's settings that a ``[hats.ID]`` table says another way."""
+
+
 def _unknown_hint(name: str, table: type | None) -> str:
     """What to say after ``unknown key`` for ``name`` in ``table`` (None: the file's top
     level): where a ralph-orchestrator setting goes, or the known key it is closest to."""
@@ -159,6 +168,8 @@ def _unknown_hint(name: str, table: type | None) -> str:
                 "translates a whole ralph.yml)"
             )
         table = RalphConfig
+    if table is HatConfig and name in _ORCHESTRATOR_HAT:
+        return f" (a ralph-orchestrator hat setting: here it is {_ORCHESTRATOR_HAT[name]})"
     if table is HatsConfig or not attrs.has(table):
         return ""  # hats: the caller names the roles
     close = difflib.get_close_matches(name, [f.alias for f in attrs.fields(table)], n=1)
