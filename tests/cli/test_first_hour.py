@@ -119,27 +119,37 @@ def test_a_repository_where_git_knows_no_committer_starts_no_run(tmp_path: Path)
 
 
 def _pytest_repository(root: Path) -> Path:
-    """A repository whose tests are pytest's, with its own ``.venv/bin/python`` that has no
-    pytest (this Python without its site-packages), as ``ralph init`` finds them."""
+    """A repository whose tests are pytest's, with a virtual environment of its own that has
+    no pytest, as ``ralph init`` finds them. Its ``.venv/bin/python`` only leaves a mark: the
+    workspace's files are the agent's to write, so ralph never runs them outside the
+    sandbox."""
     init_repository(root)
     (root / "tests").mkdir()
     (root / "calc.py").write_text("def mul(a, b):\n    return a + b\n")
     (root / "tests" / "test_calc.py").write_text(
         "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
     )
-    python = root / ".venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    venv = root / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\ninclude-system-site-packages = false\n")
+    (venv / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    python.write_text(f"#!/bin/sh\ntouch {root.parent / 'ran'}\nexit 1\n")
     python.chmod(0o755)
     return root
 
 
+def _rows(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    """``ralph doctor``'s rows by check (printed 400 columns wide: one line a row)."""
+    return {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if "│" in line}
+
+
 def test_init_and_doctor_say_the_test_runner_is_not_installed(tmp_path: Path) -> None:
     """``ralph init`` picks ``.venv/bin/python -m pytest`` as the final check, warns that
-    this Python has no pytest and says to check with ``ralph doctor``; ``ralph doctor`` fails
-    the check with the install command (also while the starter names no agent yet), and
-    passes it once the Python has pytest: without this a run's every final check failed
-    until a breaker stopped it as ``loop_stale``."""
+    its virtual environment has no pytest and says to check with ``ralph doctor``; ``ralph
+    doctor`` fails the check with the install command (also while the starter names no agent
+    yet), and passes it once pytest is in its site-packages; the workspace's Python itself
+    never ran. Without this a run's every final check failed until a breaker stopped it."""
     root = _pytest_repository(tmp_path / "repo")
     init = ralph("init", cwd=root)
     assert init.returncode == 0, init.stdout + init.stderr
@@ -151,17 +161,34 @@ def test_init_and_doctor_say_the_test_runner_is_not_installed(tmp_path: Path) ->
     doctor = ralph("doctor", cwd=root, env={"COLUMNS": "400"})
     assert doctor.returncode == 1, doctor.stdout + doctor.stderr
     assert "Traceback" not in doctor.stdout + doctor.stderr
-    rows = {line.split("│")[1].strip(): line for line in doctor.stdout.splitlines() if "│" in line}
+    rows = _rows(doctor)
     assert "FAIL" in rows["config"]  # no agent named yet: the other checks still run
     assert "FAIL" in rows["validate"]
     assert "has no module 'pytest', so it always fails" in rows["validate"]
     assert ".venv/bin/python -m pip install pytest" in rows["validate"]
-    python = root / ".venv" / "bin" / "python"
+    (root / ".venv" / "lib" / "python3.11" / "site-packages" / "pytest").mkdir()
+    assert "OK" in _rows(ralph("doctor", cwd=root, env={"COLUMNS": "400"}))["validate"]
+    assert not (tmp_path / "ran").exists()
+
+
+def test_doctor_asks_a_python_outside_the_workspace_for_the_module(tmp_path: Path) -> None:
+    """``validate = ["python3", "-m", "pytest"]`` with a ``python3`` on PATH that has no
+    pytest (this Python without its site-packages): ``ralph doctor`` asks it and fails the
+    check; with this Python, which has pytest, the check passes."""
+    root = _pytest_repository(tmp_path / "repo")
+    (root / "ralph.toml").write_text('validate = ["python3", "-m", "pytest", "-q"]\n')
+    (root / "PROMPT.md").write_text("Make mul() multiply.\n")
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    python = folder / "python3"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    python.chmod(0o755)
+    env = {"COLUMNS": "400", "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+    rows = _rows(ralph("doctor", cwd=root, env=env))
+    assert "has no module 'pytest', so it always fails" in rows["validate"]
     python.unlink()
-    python.symlink_to(sys.executable)  # this Python has pytest
-    again = ralph("doctor", cwd=root, env={"COLUMNS": "400"})
-    rows = {line.split("│")[1].strip(): line for line in again.stdout.splitlines() if "│" in line}
-    assert "OK" in rows["validate"], again.stdout
+    python.symlink_to(sys.executable)
+    assert "OK" in _rows(ralph("doctor", cwd=root, env=env))["validate"]
 
 
 def test_translating_over_an_existing_ralph_toml_says_to_move_it(tmp_path: Path) -> None:

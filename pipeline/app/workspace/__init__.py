@@ -13,13 +13,7 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from pipeline.app.workspace._carry import SetupFileError, setup_files, write_setup
-    from pipeline.app.workspace._doctor import (
-        Check,
-        Status,
-        diagnose,
-        missing_module,
-        would_fail,
-    )
+    from pipeline.app.workspace._doctor import Check, Status, diagnose, would_fail
     from pipeline.app.workspace._doctor_agents import install_hints
     from pipeline.app.workspace._fork import (
         ForkError,
@@ -39,6 +33,7 @@ if TYPE_CHECKING:
         merge_worktrees,
     )
     from pipeline.app.workspace._peek import locate_store, peek_config
+    from pipeline.app.workspace._python_module import missing_module
     from pipeline.app.workspace._reconcile import (
         Reconciliation,
         RecordedCommit,

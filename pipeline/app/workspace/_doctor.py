@@ -24,6 +24,7 @@ from pipeline.app.workspace._doctor_check import Check, Runner, Status, fail, ok
 from pipeline.app.workspace._doctor_sandbox import check_sandbox
 from pipeline.app.workspace._peek import locate_store
 from pipeline.app.workspace._programs import missing_programs
+from pipeline.app.workspace._python_module import missing_module
 from pipeline.core.config import (
     ConfigError,
     GateConfig,
@@ -37,7 +38,7 @@ from pipeline.handlers.redaction import mask_password_of
 from pipeline.handlers.runtime import WorkspaceLayout, load_hat_schemas, load_response_schemas
 from pipeline.handlers.store import StoreError, store_path
 
-__all__ = ["Check", "Status", "diagnose", "missing_module", "would_fail"]
+__all__ = ["Check", "Status", "diagnose", "would_fail"]
 
 _GIT_TIMEOUT_S: Final = 10.0
 _STORE_TIMEOUT_S: Final = 5
@@ -94,32 +95,6 @@ def check_prompt(root: Path, config: RalphConfig) -> list[Check]:
     if not text.strip():
         return [fail("prompt", f"{path} is empty", fix)]
     return [ok("prompt", f"{path} ({len(text.splitlines())} lines)")]
-
-
-# Run by the command's own Python: whether the module ``python -m MODULE`` names is there.
-_FIND_MODULE: Final = (
-    "import importlib.util, sys\n"
-    "try:\n    found = importlib.util.find_spec(sys.argv[1]) is not None\n"
-    "except (ImportError, ValueError):\n    found = False\n"
-    "sys.exit(0 if found else 3)"
-)
-_MODULE_MISSING: Final = 3
-
-
-def missing_module(
-    argv: Sequence[str], root: Path, environ: Mapping[str, str], run: Runner = run_command
-) -> str | None:
-    """The module of a ``python -m MODULE ...`` command that its Python cannot import (None:
-    another kind of command, or the module is there). ``ralph init`` writes ``python3 -m
-    pytest`` for a repository whose tests use pytest; without pytest installed for that
-    Python, every final check fails and the run goes round until a breaker stops it."""
-    if len(argv) < 3 or argv[1] != "-m" or not Path(argv[0]).name.startswith("python"):
-        return None
-    try:
-        status, _said = run([argv[0], "-c", _FIND_MODULE, argv[2]], root, environ, _GIT_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired):
-        return None  # the program itself: missing_programs says so
-    return argv[2] if status == _MODULE_MISSING else None
 
 
 def check_validate(
