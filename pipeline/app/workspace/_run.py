@@ -464,7 +464,7 @@ def _left_read_only(
     later run gave its mode back, or the person did) is held by no run: a run that never
     finished stays in the store, and would otherwise be named at every run after it."""
     try:
-        if path.stat().st_mode & stat.S_IWUSR:
+        if path.lstat().st_mode & stat.S_IWUSR:  # a link is refused later, never followed
             return None
     except OSError:
         return None  # no file yet: the run says so when it reads the prompt
