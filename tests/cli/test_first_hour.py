@@ -30,6 +30,8 @@ from tests.runtime.workspace import (
 )
 from tests.support import init_repository
 
+pytestmark = pytest.mark.slow  # real ralph processes in real repositories: seconds a test
+
 ORCHESTRATOR_YML = ROOT / "tests" / "fixtures" / "orchestrator" / "code-assist.yml"
 
 
