@@ -26,12 +26,14 @@ class AnswerError(PipelineError, ValueError):
 def respond(
     root: Path,
     text: str,
-    question_id: str,
+    question_id: str | None,
     run_id: str | None = None,
     store: str | None = None,
 ) -> tuple[RunId, PendingQuestion]:
     """Answer question ``question_id``, which run ``run_id`` (default: the latest) waits on,
-    with ``text``; returns the run and the question answered.
+    with ``text``; returns the run and the question answered. ``question_id`` None answers
+    nothing: the error names the question the run waits on, to be answered by its id (an
+    answer given blind could reach a question asked since the person last looked).
 
     ``store`` names the event store (a path or URL; default: the workspace's
     default store). The run's state is folded from its store (the question, its id
@@ -51,6 +53,11 @@ def respond(
             raise AnswerError(f"run {chosen} is not waiting for an answer")
         if not question.asked:
             raise AnswerError(f"run {chosen} has not asked its question yet; try again in a moment")
+        if question_id is None:
+            raise AnswerError(
+                f"say which question you answer: run {chosen} waits on {question.question_id} "
+                f"({question.question!r}); answer it with --question {question.question_id}"
+            )
         if question.question_id != question_id:
             raise AnswerError(
                 f"run {chosen} is not waiting on question {question_id!r}: it waits on "

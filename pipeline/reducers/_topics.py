@@ -52,7 +52,10 @@ from pipeline.reducers._routing import back_to_last_hat, queued
 from pipeline.reducers._transitions import finalize, start_development
 from pipeline.reducers.context import agent_note, applied
 
-__all__ = ["gate_success", "judge_topic", "notify"]
+__all__ = ["VALIDATION_FAILED", "gate_success", "judge_topic", "notify"]
+
+VALIDATION_FAILED = "final validation: "
+"""How ``last_error`` begins after a failed final check (``validation.py`` writes it)."""
 
 
 def notify(
@@ -110,6 +113,11 @@ def judge_topic(state: PipelineState, event: TopicPublished) -> PipelineState:
                 f"loop stale: '{topic}' was published {repeats} times in a row by the "
                 f"{who} hat with the same payload"
             )
+            earlier = state.ledger.last_error
+            if earlier is not None and earlier.startswith(VALIDATION_FAILED):
+                # A completion claimed again and again while the final check fails: the
+                # check's failure (a test runner not installed, say) is what to act on.
+                why = f"{why}; the last {earlier}"
             return _end(state, intake, TerminationReason.LOOP_STALE, why)
     else:
         intake = _counted(i, topic)

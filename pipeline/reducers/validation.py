@@ -24,7 +24,7 @@ from pipeline.reducers._gates import (
     gate_started,
     screen_base_recorded,
 )
-from pipeline.reducers._topics import gate_success
+from pipeline.reducers._topics import VALIDATION_FAILED, gate_success
 from pipeline.reducers._transitions import finalize, start_development
 
 __all__ = ["reduce_validation"]
@@ -55,7 +55,7 @@ def reduce_validation(state: PipelineState, event: ValidationEvent) -> PipelineS
             return finalize(state, TerminationReason.COMPLETED)
         case FinalValidationFailed():
             if validating:
-                ledger = evolve(state.ledger, last_error=f"final validation: {event.reason}")
+                ledger = evolve(state.ledger, last_error=f"{VALIDATION_FAILED}{event.reason}")
                 if state.intake.completion_claimed:
                     # The claim is spent: the agent must claim completion again after more work.
                     state = evolve(state, intake=evolve(state.intake, completion_claimed=False))

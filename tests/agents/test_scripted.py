@@ -43,6 +43,31 @@ def test_a_malformed_script_exits_2_naming_every_problem_on_one_line(tmp_path: P
     assert not (tmp_path / ".agent").exists()  # refused before any step is counted
 
 
+def test_a_script_it_cannot_read_outside_the_workspace_says_to_move_it_in(
+    tmp_path: Path,
+) -> None:
+    """A script named outside the workspace that it cannot read (as in ralph's sandbox, which
+    shows an agent only its workspace): exit 2, and the line says to put it in the workspace;
+    a missing script inside it says only that it is missing."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RALPH_WORKSPACE_ROOT": str(root)}
+    outside = tmp_path / "script.toml"
+    done = subprocess.run(
+        [*AGENT, str(outside)], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert f"cannot read the script {outside}: No such file or directory" in line
+    assert f"it is outside the workspace {root}" in line
+    assert "put the script in it, e.g. under .ralph/" in line
+    inside = subprocess.run(
+        [*AGENT, ".ralph/script.toml"], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert inside.returncode == 2
+    assert "outside the workspace" not in inside.stderr
+
+
 def test_each_kind_moves_through_its_steps_and_the_last_repeats(tmp_path: Path) -> None:
     """A kind's own steps come before the default ones; the last step repeats once the list
     is used up; a whole number is a valid delay."""

@@ -57,6 +57,14 @@ def test_an_empty_file_is_the_default_configuration() -> None:
     [
         ("[budgets]\nmax_iteratons = 3", "ralph.toml: budgets.max_iteratons: unknown key"),
         ("colour = 'blue'", "ralph.toml: colour: unknown key"),
+        ("[budgets]\nmax_iteratons = 3", "max_iteratons: unknown key (did you mean 'max_iter"),
+        ("[sandbox]\npassenv = []", "sandbox.passenv: unknown key (did you mean 'pass_env'?)"),
+        ("completion_promise = 'X'", "here it is [loop] completion_promise; ralph init --from"),
+        ("[cli]\nbackend = 'claude'", "cli: unknown key (a ralph-orchestrator setting: ralph"),
+        (
+            "[hats.developer]\nbackend = 'claude'",
+            'backend: unknown key (a ralph-orchestrator hat setting: here it is chain = ["AGENT"]',
+        ),
         (
             "[budgets]\nmax_iterations = '3'",
             "ralph.toml: budgets.max_iterations: expected an integer, got '3'",

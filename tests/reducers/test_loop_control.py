@@ -497,6 +497,20 @@ def test_the_same_topic_three_times_in_a_row_ends_the_run_stale() -> None:
     assert "3 times in a row" in (state.ledger.last_error or "")
 
 
+def test_a_stale_loop_after_a_failed_final_check_names_the_check_s_failure() -> None:
+    """The completion claimed again and again while the final check fails (its test runner
+    not installed, say): the stale loop's reason carries the check's failure, the thing to
+    act on, not only the repeated topic."""
+    failed = "final validation: `python3 -m pytest -q` exited with status 1: No module named pytest"
+    state = started(policy())
+    state = evolve(state, ledger=evolve(state.ledger, last_error=failed))
+    state = fold([topic("build.step", "same")] * 3, state)
+    assert state.termination is TerminationReason.LOOP_STALE
+    why = state.ledger.last_error or ""
+    assert "3 times in a row" in why
+    assert why.endswith(f"; the last {failed}")
+
+
 def test_a_different_payload_or_topic_resets_the_stale_count() -> None:
     """Only repeats in a row count."""
     seq = [topic("build.step", "a"), topic("build.step", "a"), topic("build.step", "b")]

@@ -15,7 +15,7 @@ from pipeline.events import (
     TerminationReason,
 )
 from pipeline.handlers.runtime import WorkspaceLayout
-from tests.runtime.workspace import PYTHON, make_workspace, ralph, stored_events
+from tests.runtime.workspace import PYTHON, commit_all, make_workspace, ralph, stored_events
 
 # Fails while .agent/fail exists; otherwise reports success for every role.
 AGENT = [
@@ -61,6 +61,26 @@ def test_a_fresh_run_gives_back_the_mode_an_unfinished_run_took_away(tmp_path: P
     assert second.returncode == 0, second.stdout + second.stderr
     assert "was left read-only by run" in second.stderr
     assert prompt.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_run_after_the_mode_came_back_names_no_unfinished_run(tmp_path: Path) -> None:
+    """Once a later run gave PROMPT.md its mode back, the next run does not warn again about
+    the run that never finished (it stays in the store), and keeps the mode it finds."""
+    root = _workspace(tmp_path)
+    prompt = root / "PROMPT.md"
+    prompt.chmod(0o640)
+    (root / ".agent" / "fail").write_text("")
+    assert ralph("run", cwd=root).returncode != 0
+    (root / ".agent" / "fail").unlink()
+    second = ralph("run", cwd=root)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "was left read-only by run" in second.stderr
+    prompt.chmod(0o600)  # the person's choice since, which the next run keeps
+    commit_all(root)  # the reviewer's own line in work.txt
+    third = ralph("run", cwd=root)
+    assert third.returncode == 0, third.stdout + third.stderr
+    assert "was left read-only" not in third.stderr
+    assert prompt.stat().st_mode & 0o777 == 0o600
 
 
 def test_ralph_abandon_records_the_fact_and_gives_the_prompt_back(tmp_path: Path) -> None:

@@ -27,8 +27,8 @@ def _kill_all(marker: str) -> None:
 
 def test_a_second_run_in_the_same_workspace_is_refused_naming_the_first(tmp_path: Path) -> None:
     """While a run's agent works, a second ``ralph run`` exits 1 at once with one line naming
-    the run in progress (its id and pid); the first run's agent is untouched and that run
-    then finishes normally once its agent is released."""
+    the run in progress (its id and pid) and how to stop it from here; the first run's agent
+    is untouched and that run then finishes normally once its agent is released."""
     marker = f"ralph-lock-{uuid.uuid4().hex}"
     root = hanging_developer(tmp_path / "ws", marker)
     first = start_ralph("run", "--plain", cwd=root)
@@ -40,6 +40,7 @@ def test_a_second_run_in_the_same_workspace_is_refused_naming_the_first(tmp_path
         message = second.stderr.strip()
         assert len(message.splitlines()) == 1, message
         assert "is busy" in message
+        assert f"or ralph interrupt -C {root}) before starting another" in message
         assert f"(pid {first.pid})" in message
         found = re.search(r"run (\S+) \(pid", message)
         assert found is not None, message

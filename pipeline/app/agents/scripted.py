@@ -269,18 +269,29 @@ def _perform(step: Step, root: Path) -> int:
     return step.exit
 
 
+def _outside(path: Path, root: Path) -> str:
+    """What to add when the script lies outside the workspace: in ralph's sandbox an agent
+    sees its workspace only, so a script elsewhere is not there for it."""
+    if not path.is_absolute() or path.is_relative_to(root):
+        return ""
+    return (
+        f" (it is outside the workspace {root}; with ralph's sandbox on, an agent sees only "
+        "the workspace: put the script in it, e.g. under .ralph/)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one invocation of the script named in ``argv``; returns the exit status."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         sys.stderr.write("usage: python -m pipeline.app.agents.scripted SCRIPT\n")
         return 2
+    root = Path(os.environ.get("RALPH_WORKSPACE_ROOT") or Path.cwd())
     try:
         script = load_script(Path(args[0]))
     except ValueError as error:
-        sys.stderr.write(f"scripted agent: {error}\n")
+        sys.stderr.write(f"scripted agent: {error}{_outside(Path(args[0]), root)}\n")
         return 2
-    root = Path(os.environ.get("RALPH_WORKSPACE_ROOT") or Path.cwd())
     kind = os.environ.get("RALPH_PROMPT_KIND", "default")
     hat = os.environ.get("RALPH_HAT", "")
     step = _next_step(script, Path(args[0]), kind, root, hat)

@@ -55,12 +55,13 @@ def mcp(ctx: typer.Context) -> None:
 def respond_command(
     text: Annotated[str, typer.Argument(help="The answer to the agent's question.")],
     question_id: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--question",
-            help="The id of the question answered, as the run shows it (ralph status).",
+            help="The id of the question answered, as the run shows it (ralph status); "
+            "without it, ralph says which question the run waits on.",
         ),
-    ],
+    ] = None,
     run: Annotated[str | None, typer.Option("--run", help="The run (default: the latest).")] = None,
     workspace: WorkspaceOption = Path(),
     store: StoreOption = None,

@@ -37,6 +37,7 @@ from pipeline.app.workspace import (
     Workspace,
     WorkspaceBusyError,
     check_clean,
+    check_identity,
     drive,
     ensure_idle,
     open_store,
@@ -92,6 +93,7 @@ def _ready_to_start(
         )
         ensure_idle(opened.layout.ralph_dir)
         kept = check_clean(opened, store, allow_dirty=allow_dirty)
+        check_identity(opened)
     except RunSetupError as error:
         raise _fail(str(error)) from error
     except WorkspaceBusyError as error:

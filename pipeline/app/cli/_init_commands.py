@@ -5,6 +5,7 @@ written."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +15,7 @@ from pipeline.app.cli._app import WorkspaceOption, _fail, _print, _warn, app, ou
 from pipeline.app.cli._init import EXAMPLE_AGENT, installed_presets, looked_for, write_starter
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.workflows import PresetError, load_preset
-from pipeline.app.workspace import install_hints
+from pipeline.app.workspace import install_hints, missing_module
 from pipeline.core.config import (
     ConfigError,
     parse_config,
@@ -25,6 +26,26 @@ from pipeline.core.config import (
 
 def _exists(path: Path) -> typer.Exit:
     return _fail(f"{path} exists already; edit it, or replace it with ralph init --force")
+
+
+def _translation_refused(target: Path, source: Path) -> str:
+    """Why ``--from`` writes nothing over an existing ``ralph.toml``, and what to do: a
+    translation never replaces a file (``--force`` replaces a starter only)."""
+    return (
+        f"{target} exists already: a translation never replaces it (not even with --force); "
+        f"move it away, then run ralph init --from {source} again"
+    )
+
+
+def _say_if_no_repository(workspace: Path) -> None:
+    """Warn when ``workspace`` is no git repository: ``ralph run`` refuses to start there
+    (ralph commits each iteration), and the starter does not make one."""
+    from pipeline.handlers.runtime import GitError, run_git
+
+    try:
+        run_git(workspace.resolve(), "rev-parse", "--is-inside-work-tree")
+    except GitError:
+        _warn(f"{workspace.resolve()} is not a git repository, which ralph run needs: git init")
 
 
 def _no_agent_found() -> None:
@@ -46,7 +67,7 @@ def _translated(workspace: Path, source: Path) -> None:
     what was not translated and the topology checks' warnings."""
     target = workspace / "ralph.toml"
     if target.exists():
-        raise _exists(target)
+        raise _fail(_translation_refused(target, source))
     try:
         yaml_text = source.read_text("utf-8")
     except FileNotFoundError as error:
@@ -62,7 +83,7 @@ def _translated(workspace: Path, source: Path) -> None:
         with target.open("x", encoding="utf-8") as handle:
             handle.write(translation.toml_text)
     except FileExistsError as error:
-        raise _exists(target) from error
+        raise _fail(_translation_refused(target, source)) from error
     except OSError as error:
         raise _fail(f"cannot write {target}: {error.strerror}") from error
     _print(terminal_safe(f"Wrote {target} from {source}"))
@@ -109,7 +130,10 @@ def init(
         raise _fail("give --preset or --from, not both")
     if from_file is not None:
         if force:
-            raise _fail("--force replaces a starter; move ralph.toml away to translate anew")
+            raise _fail(
+                "--force replaces a starter only, never with a translation: move ralph.toml "
+                f"away, then run ralph init --from {from_file} again"
+            )
         _translated(workspace, from_file)
         return
     try:
@@ -123,13 +147,25 @@ def init(
         raise _fail(f"cannot write {workspace / 'ralph.toml'}: {error.strerror}") from error
     found = installed_presets()
     out.print(f"Wrote {path}" + (f" (agents found: {', '.join(found)})" if found else ""))
+    _say_if_no_repository(workspace)
     if not found:
         _no_agent_found()
     if workflow is not None:
         out.print(f"Workflow: {workflow.name} ({workflow.description})", markup=False)
     if validate is not None:
         out.print(f"Final check: {' '.join(validate)} (validate in ralph.toml)", markup=False)
+        module = missing_module(validate, workspace.resolve(), os.environ)
+        if module is not None:
+            # Else every final check fails, and the run goes round until a breaker stops it.
+            _warn(
+                f"{validate[0]} has no module {module!r}: install it "
+                f"({validate[0]} -m pip install {module}), or correct validate in ralph.toml"
+            )
     else:
         _warn("no test command found here: set validate in ralph.toml to your tests")
+    steps = [] if found else ["name your agent in [chains] default"]
     if not (workspace / "PROMPT.md").exists():
-        out.print("Next: describe the task in PROMPT.md, then `ralph run`.")
+        steps.append("describe the task in PROMPT.md")
+    # ralph doctor says what else would make the first run fail, before an agent starts.
+    steps += ["check with `ralph doctor`", "then `ralph run`"]
+    out.print(f"Next: {', '.join(steps)}.", markup=False)

@@ -49,7 +49,8 @@ def open_source(source: str | Path | None, run: str | None) -> Iterator[LogSourc
         return
     if path is not None and not path.is_file():
         raise SourceError(
-            f"no event store at {path} (give a store or a .jsonl log, or run `ralph demo`)"
+            f"no event store at {path}: no run was stored there yet (`ralph run` starts one, "
+            "or name another store or a .jsonl log)"
         )
     # A reader opens the store read-only; a damaged or unreachable store stays a StoreError
     # (the CLI's store-error exit), an unknown run is bad input.

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         merge_worktrees,
     )
     from pipeline.app.workspace._peek import locate_store, peek_config
+    from pipeline.app.workspace._python_module import missing_module
     from pipeline.app.workspace._reconcile import (
         Reconciliation,
         RecordedCommit,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
         RunSetupError,
         Workspace,
         check_clean,
+        check_identity,
         drive,
         open_store,
         open_workspace,
@@ -83,6 +85,7 @@ __all__ = [
     "WorkspaceBusyError",
     "WorktreeError",
     "check_clean",
+    "check_identity",
     "diagnose",
     "drive",
     "drop_worktree",
@@ -100,6 +103,7 @@ __all__ = [
     "land_run",
     "locate_store",
     "merge_worktrees",
+    "missing_module",
     "new_worktree",
     "open_store",
     "open_workspace",

@@ -24,6 +24,7 @@ from pipeline.app.workspace._doctor_check import Check, Runner, Status, fail, ok
 from pipeline.app.workspace._doctor_sandbox import check_sandbox
 from pipeline.app.workspace._peek import locate_store
 from pipeline.app.workspace._programs import missing_programs
+from pipeline.app.workspace._python_module import missing_module
 from pipeline.core.config import (
     ConfigError,
     GateConfig,
@@ -63,11 +64,16 @@ def check_config(root: Path) -> tuple[list[Check], RalphConfig | None]:
         return [fail("config", f"cannot read {path}: {error}", "")], None
     try:
         config = parse_config(text, str(path))
-        require_chains(config, str(path))
         load_response_schemas(config, root, str(path))
         load_hat_schemas(config, root, str(path))
     except ConfigError as error:
         return [fail("config", str(error), f"correct {path.name}")], None
+    try:
+        require_chains(config, str(path))
+    except ConfigError as error:
+        # The rest of the file is sound: the other checks still say what else would fail
+        # (ralph init's starter has no chain until the person names an agent).
+        return [fail("config", str(error), f"correct {path.name}")], config
     # Errors were refused by the parser already: what is left works, but maybe not as meant.
     problems = topology_problems(config.loop_policy())
     return [
@@ -91,10 +97,13 @@ def check_prompt(root: Path, config: RalphConfig) -> list[Check]:
     return [ok("prompt", f"{path} ({len(text.splitlines())} lines)")]
 
 
-def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
-    """The final check's program can be found (a run refuses to start without it); a
-    configuration with neither it nor gates is a warning: any completion claim would then be
-    believed."""
+def check_validate(
+    root: Path, config: RalphConfig, environ: Mapping[str, str], run: Runner = run_command
+) -> list[Check]:
+    """The final check's program can be found (a run refuses to start without it), and the
+    module a ``python -m MODULE`` check runs is installed for that Python (else every final
+    check fails); a configuration with neither it nor gates is a warning: any completion
+    claim would then be believed."""
     if not config.validate and config.gates:
         return [ok("validate", "none: the gates check the work")]
     if not config.validate:
@@ -105,6 +114,12 @@ def check_validate(root: Path, config: RalphConfig, environ: Mapping[str, str]) 
     ]
     if missing:
         return [fail("validate", missing[0], f"install {config.validate[0]} or correct validate")]
+    python, module = config.validate[0], missing_module(config.validate, root, environ, run)
+    if module is not None:
+        command = " ".join(config.validate)
+        detail = f"{command}: {python} has no module {module!r}, so it always fails"
+        fix = f"{python} -m pip install {module}, or correct validate in ralph.toml"
+        return [fail("validate", detail, fix)]
     return [ok("validate", " ".join(config.validate))]
 
 
@@ -273,7 +288,7 @@ def diagnose(
     checks += config_checks
     if config is not None:
         checks += check_prompt(root, config)
-        checks += check_validate(root, config, environ)
+        checks += check_validate(root, config, environ, run)
         checks += check_gates(root, config, environ)
     checks += check_ralph_folder(root)
     checks += check_store(_location(root, config, store))

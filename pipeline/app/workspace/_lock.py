@@ -109,7 +109,8 @@ def hold_workspace(
         except BlockingIOError:
             raise WorkspaceBusyError(
                 f"{ralph_dir.parent} is busy: {_holder(fd)} is in progress there; "
-                "wait for it to end or stop it (Ctrl-C) before starting another"
+                "wait for it to end, or stop it (Ctrl-C in its terminal, or ralph interrupt -C "
+                f"{ralph_dir.parent}) before starting another"
             ) from None
         lock = WorkspaceLock(fd)
         lock.name_run(run_id)

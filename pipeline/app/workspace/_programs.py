@@ -1,10 +1,12 @@
 """The programs a run will start, found before it starts (I/O: reads PATH and the disk).
 
 ``validate`` runs once, after every agent: a program that does not exist would be found only
-then. A chain whose every ``command`` agent names a missing program can do nothing either.
-Both are refused before the store is created. A missing agent with another agent of the
-chain to fall back to is left to the chain (it is a non-retriable failure there, by design);
-presets are ``ralph doctor``'s to check.
+then. A chain whose every agent names a missing program (a ``command``'s, or the CLI a preset
+runs) can do nothing either: the run would start, fail each agent at once and stop for a
+person with the prompt file read-only. Both are refused before the store is created. A
+missing agent with another agent of the chain to fall back to is left to the chain (it is a
+non-retriable failure there, by design); the rest of a preset's needs are ``ralph doctor``'s
+to check.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
+from pipeline.core.agents import PRESETS
 from pipeline.core.config import AgentConfig, RalphConfig
 from pipeline.events import Role
 
@@ -29,11 +32,24 @@ def _found(program: str, root: Path, path: str | None) -> bool:
     return shutil.which(program, path=path) is not None
 
 
+def _program(agent: AgentConfig) -> str:
+    """The program ``agent`` starts: its command's, or its preset CLI's."""
+    if agent.command is not None:
+        return agent.command[0]
+    assert agent.preset is not None, "a validated agent has a preset or a command"
+    return PRESETS[agent.preset].argv[0]
+
+
 def _agent_found(agent: AgentConfig, root: Path, environ: Mapping[str, str]) -> bool:
-    if agent.command is None:
-        return True  # a preset: doctor's business, and a chain may fall back from it
     path = agent.env.get("PATH", environ.get("PATH"))
-    return _found(agent.command[0], root, path)
+    return _found(_program(agent), root, path)
+
+
+def _install(agent: AgentConfig) -> str:
+    """How to get a missing agent's program: a preset's install command."""
+    if agent.preset is None:
+        return ""
+    return f" ({PRESETS[agent.preset].install}, or name another agent in [chains])"
 
 
 def missing_programs(config: RalphConfig, root: Path, environ: Mapping[str, str]) -> list[str]:
@@ -52,11 +68,11 @@ def missing_programs(config: RalphConfig, root: Path, environ: Mapping[str, str]
         chain = [(name, config.agents[name]) for name in config.chain_for(role)]
         if chain and not any(_agent_found(agent, root, environ) for _, agent in chain):
             name, agent = chain[0]
-            assert agent.command is not None, "only command agents can be missing"
+            key = "command" if agent.command is not None else "preset"
             if name not in named:
                 named.add(name)
                 problems.append(
-                    f"agents.{name}.command: program {agent.command[0]!r} not found, and "
-                    f"the {role.value} chain has no other agent"
+                    f"agents.{name}.{key}: program {_program(agent)!r} not found, and "
+                    f"the {role.value} chain has no other agent{_install(agent)}"
                 )
     return problems

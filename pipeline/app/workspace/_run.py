@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -70,6 +71,7 @@ from pipeline.handlers.runtime import (
     load_response_schemas,
     outside_facts,
     own_paths,
+    run_git,
     switch_branch,
 )
 from pipeline.handlers.store import EventStore, NamedStore, open_store_at, store_path
@@ -78,6 +80,7 @@ __all__ = [
     "RunSetupError",
     "Workspace",
     "check_clean",
+    "check_identity",
     "drive",
     "open_store",
     "open_workspace",
@@ -252,6 +255,20 @@ def check_clean(
     if dirty and not allow_dirty:
         raise RunSetupError(dirty_message(root, dirty, remote=remote))
     return dirty
+
+
+def check_identity(workspace: Workspace) -> None:
+    """:class:`RunSetupError` when git cannot say who commits in the workspace: a run would
+    otherwise plan and develop (an agent's time and tokens) and stop at its first commit."""
+    root = workspace.layout.root
+    try:
+        run_git(root, "var", "GIT_AUTHOR_IDENT")
+    except GitError as error:
+        raise RunSetupError(
+            f"git does not know who commits in {root}, and ralph commits each iteration: "
+            'git config user.name "Your Name" && git config user.email you@example.com '
+            "(add --global for every repository), then start the run"
+        ) from error
 
 
 def drive(
@@ -443,7 +460,14 @@ def _left_read_only(
     """The mode ``path`` had before an earlier run that never finished made it read-only
     (None when no such run holds it): a new run gives that mode back when it ends. Only the
     latest runs are looked at: a shared store may hold thousands, and the run that left the
-    file read-only is one of the last in its workspace."""
+    file read-only is one of the last in its workspace. A file its owner may write again (a
+    later run gave its mode back, or the person did) is held by no run: a run that never
+    finished stays in the store, and would otherwise be named at every run after it."""
+    try:
+        if path.lstat().st_mode & stat.S_IWUSR:  # a link is refused later, never followed
+            return None
+    except OSError:
+        return None  # no file yet: the run says so when it reads the prompt
     target = path.resolve()
     for summary in reversed(store.runs()[-_RECENT_RUNS:]):
         state, _ = load_state(store, summary.run_id)

@@ -7,11 +7,12 @@ file. Nothing is ever silently ignored or coerced.
 
 from __future__ import annotations
 
+import difflib
 import enum
 import functools
 import tomllib
-from collections.abc import Callable
-from typing import Any, get_origin
+from collections.abc import Callable, Mapping
+from typing import Any, Final, get_origin
 
 import attrs
 from cattrs import transform_error
@@ -125,11 +126,63 @@ generates the code of every configuration record: a command that reads none pays
 
 
 _UNKNOWN = "unknown key:"
+_APART = "\x00"
+"""Between the unknown keys of one table in a formatted error (a NUL never reaches the parser:
+:func:`find_nul` refuses it first), so a key holding a comma stays one key."""
+_ORCHESTRATOR: Final[Mapping[str, str]] = {
+    "max_iterations": "[budgets] max_iterations",
+    "max_runtime": "[budgets] max_runtime_s",
+    "max_runtime_seconds": "[budgets] max_runtime_s",
+    "max_cost": "[budgets] max_cost_usd",
+    "max_cost_usd": "[budgets] max_cost_usd",
+    "completion_promise": "[loop] completion_promise",
+    "starting_event": "[loop] starting_event",
+    **dict.fromkeys(
+        ("cli", "event_loop", "core", "agent", "events", "adapters", "agent_priority"), ""
+    ),
+    **dict.fromkeys(("memories", "tasks", "hooks", "RObot", "features", "skills", "tui"), ""),
+}
+"""Top-level settings of a ralph-orchestrator ``ralph.yml`` a person may carry over into
+``ralph.toml`` by hand, and the key that holds the same setting there ("" when none does:
+``ralph init --from`` says what becomes of it)."""
+
+
+_ORCHESTRATOR_HAT: Final[Mapping[str, str]] = {
+    "backend": 'chain = ["AGENT"], AGENT one of [agents]',
+    "backend_args": "args",
+    "extra_instructions": "instructions",
+    "subscribes_to": "triggers",
+}
+"""A ralph-orchestrator hat's settings that a ``[hats.ID]`` table says another way."""
+
+
+def _unknown_hint(name: str, table: type | None) -> str:
+    """What to say after ``unknown key`` for ``name`` in ``table`` (None: the file's top
+    level): where a ralph-orchestrator setting goes, or the known key it is closest to."""
+    if table is None or table is RalphConfig:
+        if name in _ORCHESTRATOR:
+            where = _ORCHESTRATOR[name]
+            instead = f"here it is {where}; " if where else ""
+            return (
+                f" (a ralph-orchestrator setting: {instead}ralph init --from ralph.yml "
+                "translates a whole ralph.yml)"
+            )
+        table = RalphConfig
+    if table is HatConfig and name in _ORCHESTRATOR_HAT:
+        return f" (a ralph-orchestrator hat setting: here it is {_ORCHESTRATOR_HAT[name]})"
+    if table is HatsConfig or not attrs.has(table):
+        return ""  # hats: the caller names the roles
+    close = difflib.get_close_matches(name, [f.alias for f in attrs.fields(table)], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _format(error: BaseException, type_: Any) -> str:
     if isinstance(error, ForbiddenExtraKeysError):
-        return _UNKNOWN + ",".join(sorted(error.extra_fields))
+        table = error.cl if isinstance(error.cl, type) else None
+        return _UNKNOWN + _APART.join(
+            f"{name}: unknown key{_unknown_hint(name, table)}"
+            for name in sorted(error.extra_fields)
+        )
     if isinstance(error, KeyError):
         return "is required"
     if str(error):
@@ -176,8 +229,8 @@ def parse_config(text: str, source: str) -> RalphConfig:
                     if key == "hats"
                     else ""
                 )
-                for name in message.removeprefix(_UNKNOWN).split(","):
-                    problems.append(f"{key + '.' if key else ''}{name}: unknown key{hint}")
+                for said in message.removeprefix(_UNKNOWN).split(_APART):
+                    problems.append(f"{key + '.' if key else ''}{said}{hint}")
             else:
                 problems.append(f"{key}: {message}{_hint(key, message)}")
         raise ConfigError(f"{source}: " + "; ".join(problems)) from error
@@ -294,7 +347,9 @@ def require_chains(config: RalphConfig, source: str) -> None:
         raise ConfigError(
             f"{source}: chains.{missing[0]}: no agent for the "
             f"{', '.join(missing)} role{'s' if len(missing) > 1 else ''} "
-            '(set [chains] default = ["AGENT"] or a chain per role; `ralph init` writes one)'
+            '(set [chains] default = ["AGENT"], or a chain per role, to agents of [agents]: '
+            "`ralph init` writes them for the agent CLIs it finds on PATH, and "
+            "docs/your-own-agent.md shows a program of your own)"
         )
 
 

@@ -89,5 +89,8 @@ def open_store_at(
             connect_within_s=FIRST_CONNECT_S,
         )
     if (must_exist or read_only) and not path.is_file():
-        raise StoreMissingError(f"no event store at {path}")
+        raise StoreMissingError(
+            f"no event store at {path}: no run was stored there yet (`ralph run` starts one, "
+            "or name another store)"
+        )
     return SqliteEventStore(path, synchronous="FULL" if synced else "NORMAL", read_only=read_only)
