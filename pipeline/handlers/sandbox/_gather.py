@@ -24,6 +24,7 @@ __all__ = [
     "existing_hidden",
     "host_sockets",
     "interpreter_dirs",
+    "linked_paths",
     "make_missing",
     "other_repositories",
     "program_dirs",
@@ -122,6 +123,12 @@ def other_repositories(workspace: Path, common_dir: Path | None) -> tuple[str, .
         if realpath(main) != realpath(workspace):
             found.append(realpath(main))
     return tuple(dict.fromkeys(found))
+
+
+def linked_paths(paths: Iterable[str]) -> tuple[str, ...]:
+    """Those of ``paths`` (absolute, their folder's links resolved up to the workspace) that a
+    link leads through: the path itself, or a folder on the way, is one (dangling too)."""
+    return tuple(path for path in paths if realpath(path) != path)
 
 
 def host_sockets() -> tuple[str, ...]:
