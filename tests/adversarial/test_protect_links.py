@@ -99,3 +99,38 @@ def test_a_link_at_a_protected_path_uncovers_nothing_the_sandbox_hides(outside_t
     assert len((root / "invocations.txt").read_text().splitlines()) >= 2, "it ran again"
     leaked = (root / "leaked.txt").read_text() if (root / "leaked.txt").exists() else ""
     assert leaked == ""
+
+
+@needs_bwrap
+def test_a_link_in_a_worktree_uncovers_neither_the_main_tree_nor_its_stores(
+    outside_tmp: Path,
+) -> None:
+    """An agent of a run in a worktree links ``.vscode`` to the main work tree (hidden: the
+    person's own files, and the git folder where every run keeps its store), then reads the
+    main tree's file and looks for stores through its own path: nothing of it shows (before,
+    the second invocation read the main tree's file)."""
+    root = outside_tmp / "ws"
+    script = outside_tmp / "agent.sh"
+    main = "../../ws"
+    plant = (
+        f"[ -L .vscode ] || ln -s {main} .vscode\n"
+        f"cat {main}/README.md >> leaked.txt 2>/dev/null\n"
+        f"find {main}/.git/ralph {main}/.git/worktrees/*/ralph -type f >> leaked.txt 2>&-\n"
+        "echo invoked >> invocations.txt\n"
+    )
+    script.write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + plant)
+    script.chmod(0o755)
+    budgets = "max_iterations = 2\nmax_review_passes = 0\nmax_retries_per_agent = 1"
+    make_workspace(
+        root,
+        scripts={},
+        agents={"main": [str(script)]},
+        budgets=budgets,
+        sandbox='mode = "required"',
+    )
+    done = ralph("run", "--worktree", "--plain", cwd=root)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (tree,) = (outside_tmp / "ws-worktrees").iterdir()
+    assert len((tree / "invocations.txt").read_text().splitlines()) >= 2, "it ran again"
+    leaked = (tree / "leaked.txt").read_text() if (tree / "leaked.txt").exists() else ""
+    assert leaked == ""
