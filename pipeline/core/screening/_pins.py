@@ -7,9 +7,9 @@ A gate pinned to the run's base runs the agent's code against the person's check
 ``vitest.config.*``, ``.mocharc*``, a ``Makefile``) and every file the command names is taken
 from the base; the **mixed files** (``tox.ini``, ``setup.cfg``, ``pyproject.toml``,
 ``package.json``) keep the agent's text but for the runner's sections or keys, which are the
-base's (:func:`splice`); a top-level module the agent added that would **stand in** for one the
-runner imports (``inspect.py``) is left out. The handler (``pipeline.handlers.runtime._pinned``) lays the files
-out; nothing here reads a file.
+base's (:func:`splice`); a top-level module the agent added that would **stand in** for one
+the runner imports (``inspect.py``) is left out. The handler
+(``pipeline.handlers.runtime._pinned``) lays the files out; nothing here reads a file.
 """
 
 from __future__ import annotations
