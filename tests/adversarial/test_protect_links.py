@@ -134,3 +134,45 @@ def test_a_link_in_a_worktree_uncovers_neither_the_main_tree_nor_its_stores(
     assert len((tree / "invocations.txt").read_text().splitlines()) >= 2, "it ran again"
     leaked = (tree / "leaked.txt").read_text() if (tree / "leaked.txt").exists() else ""
     assert leaked == ""
+
+
+@needs_bwrap
+def test_a_link_in_the_clis_folder_uncovers_nothing_the_sandbox_hides(outside_tmp: Path) -> None:
+    """An agent run by a preset (Claude Code's: a shell script named ``claude`` on ``PATH``)
+    links ``commands`` in its CLI's writable folder (``~/.claude``, one of the entries the
+    sandbox binds read-only on top) to a repository beside the workspace, then reads it
+    through its own path: the link is not followed by a bind, so nothing shows (before, the
+    second invocation read the other repository's file)."""
+    other = outside_tmp / "other"
+    (other / ".git").mkdir(parents=True)
+    (other / "secret.txt").write_text(SECRET + "\n")
+    home = outside_tmp / "home"
+    (home / ".claude").mkdir(parents=True)
+    programs = outside_tmp / "bin"
+    programs.mkdir()
+    plant = (
+        '[ -L "$HOME/.claude/commands" ] || ln -s ../../other "$HOME/.claude/commands"\n'
+        "cat ../other/secret.txt >> leaked.txt 2>/dev/null\n"
+        "echo invoked >> invocations.txt\n"
+    )
+    (programs / "claude").write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + plant)
+    (programs / "claude").chmod(0o755)
+    root = outside_tmp / "ws"
+    make_workspace(
+        root,
+        scripts={},
+        agents={},
+        chains='default = ["c"]',
+        budgets="max_iterations = 2\nmax_review_passes = 0\nmax_retries_per_agent = 1",
+        sandbox='mode = "required"',
+    )
+    config = root / "ralph.toml"
+    config.write_text(config.read_text() + '\n[agents.c]\npreset = "claude"\ntimeout_s = 60\n')
+    subprocess.run(["git", "commit", "--quiet", "-am", "claude"], cwd=root, check=True)
+    path = f"{programs}{os.pathsep}{os.environ['PATH']}"
+    ralph("run", "--plain", cwd=root, env={"HOME": str(home), "PATH": path})
+    # The script prints nothing a CLI would, so the run may fail: what matters is that the
+    # agent ran again after planting the link.
+    assert len((root / "invocations.txt").read_text().splitlines()) >= 2, "it ran again"
+    leaked = (root / "leaked.txt").read_text() if (root / "leaked.txt").exists() else ""
+    assert leaked == ""

@@ -300,13 +300,16 @@ def test_a_write_entry_and_a_protected_path() -> None:
 
 
 def test_a_path_bound_in_place_is_not_bound_where_a_link_leads_through_it() -> None:
-    """bwrap follows a link at both ends of a bind: a protected path or the store's side file
-    that the handler found to be a link is named by no argument, and every other in-place
-    path still is (``.git``, the main tree's git folder, is bound as that)."""
+    """bwrap follows a link at both ends of a bind: a protected path, the store's side file or
+    a CLI's settings that the handler found to be a link is named by no argument, and every
+    other in-place path still is (``.git``, the main tree's git folder, is bound as that)."""
     inputs = workspace_inputs(store=f"{W}/x.db", protect=("tools/ci.sh",))
-    paths = in_place_paths(inputs)
-    assert {f"{W}/.git", f"{W}/.vscode", f"{W}/x.db-wal", f"{W}/tools/ci.sh"} <= set(paths)
-    linked = (f"{W}/.vscode", f"{W}/x.db-wal", f"{W}/tools/ci.sh")
+    paths = [path for _, path in in_place_paths(inputs)]
+    settings = f"{HOME}/.claude/settings.json"
+    assert {f"{W}/.git", f"{W}/.vscode", f"{W}/x.db-wal", f"{W}/tools/ci.sh", settings} <= set(
+        paths
+    )
+    linked = (f"{W}/.vscode", f"{W}/x.db-wal", f"{W}/tools/ci.sh", settings)
     argv = mount_plan(attrs.evolve(inputs, linked=linked))
     for path in linked:
         assert path not in argv

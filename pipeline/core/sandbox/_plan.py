@@ -146,6 +146,8 @@ def _write_back(inputs: MountInputs, layout: Layout) -> None:
     for path in inputs.write:
         layout.add(_rw(path, "a write entry", must_exist=False))
     for path in inputs.preset.read_only:
+        if path in inputs.linked:
+            continue  # a link the agent left in its CLI's folder: bound, it would name a place
         # Needed too: some CLIs' settings sit in the hidden $HOME itself and must be bound back.
         layout.add(_ro(path, "the agent CLI's settings", guard=True, needed=True))
 
@@ -251,15 +253,22 @@ def _in_workspace(inputs: MountInputs) -> list[tuple[str, str]]:
     return found
 
 
-def in_place_paths(inputs: MountInputs) -> tuple[str, ...]:
+def in_place_paths(inputs: MountInputs) -> tuple[tuple[str, str], ...]:
     """The paths the plan binds onto themselves as it joins them, not as the handler resolved
-    them: the work tree's ``.git``, the store's side files, the protected paths. Each lies in
-    the writable workspace, where an agent may leave a link; the handler gives those a link
-    leads through as ``linked``, and the plan binds none of them."""
-    paths = [path for path, _ in _in_workspace(inputs)]
+    them, each with the folder it is meant to lie in: the work tree's ``.git``, the store's
+    side files and the protected paths (in the workspace), the CLI's settings in its writable
+    folders. An agent may leave a link at each; the handler gives those a link leads through
+    below their folder as ``linked``, and the plan binds none of them."""
+    workspace = inputs.workspace
+    found = [(workspace, path) for path, _ in _in_workspace(inputs)]
     if inputs.common_dir is not None:
-        paths.insert(0, join(inputs.workspace, ".git"))
-    return tuple(dict.fromkeys(paths))
+        found.insert(0, (workspace, join(workspace, ".git")))
+    preset = inputs.preset
+    for path in preset.read_only:
+        folder = next((f for f in preset.writable if is_within(path, f) and path != f), None)
+        if folder is not None:
+            found.append((folder, path))
+    return tuple(dict.fromkeys(found))
 
 
 def _last(inputs: MountInputs, layout: Layout) -> list[str]:

@@ -125,10 +125,15 @@ def other_repositories(workspace: Path, common_dir: Path | None) -> tuple[str, .
     return tuple(dict.fromkeys(found))
 
 
-def linked_paths(paths: Iterable[str]) -> tuple[str, ...]:
-    """Those of ``paths`` (absolute, their folder's links resolved up to the workspace) that a
-    link leads through: the path itself, or a folder on the way, is one (dangling too)."""
-    return tuple(path for path in paths if realpath(path) != path)
+def linked_paths(paths: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """Of ``paths`` (each a folder and an absolute path in it), those a link leads through
+    below their folder (the path itself, or a folder on the way, is one, dangling too); a
+    link at the folder itself is the person's and counts for nothing."""
+    return tuple(
+        path
+        for folder, path in paths
+        if realpath(path) != os.path.join(realpath(folder), os.path.relpath(path, folder))
+    )
 
 
 def host_sockets() -> tuple[str, ...]:
