@@ -87,3 +87,39 @@ def test_a_tickets_outcome_is_stored_with_its_secrets_masked(
     assert token not in failed.outcome
     assert "[redacted:github-token] is not a directory" in failed.outcome
     assert not [line for line in lines if token in line]
+
+
+def test_no_agent_reads_the_store_password_in_ralph_toml(tmp_path: Path, postgres_url: str) -> None:
+    """A ``[store] url`` holding a password is refused before anything runs, the password
+    in no output (before, the run started, and a shell agent that reads ``ralph.toml``, as
+    every agent may, copied the team's database password into its work and ralph's commit);
+    the same URL without its password runs."""
+    url = postgres_url.replace("@", f":{PASSWORD}@", 1)
+    root = tmp_path / "ws"
+    root.mkdir()
+    agent = tmp_path / "agent.sh"
+    agent.write_text("#!/bin/sh\ncat ralph.toml >> notes.txt\n" + SHELL_REPORTS)
+    agent.chmod(0o755)
+    make_workspace(
+        root,
+        scripts={},
+        agents={"main": [str(agent)]},
+        budgets="max_iterations = 1\nmax_review_passes = 0",
+        extra=f'[store]\nurl = "{url}"\n',
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PGCONNECT_TIMEOUT": "7"}
+    done = subprocess.run(
+        [*RALPH, "run", "--plain"], cwd=root, env=env, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "store.url: holds a password" in done.stderr
+    assert PASSWORD not in done.stdout + done.stderr
+    assert not (root / "notes.txt").exists()
+    config = root / "ralph.toml"
+    config.write_text(config.read_text().replace(url, postgres_url))
+    subprocess.run(["git", "commit", "--quiet", "-am", "no password"], cwd=root, check=True)
+    done = subprocess.run(
+        [*RALPH, "run", "--plain"], cwd=root, env=env, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert PASSWORD not in (root / "notes.txt").read_text()

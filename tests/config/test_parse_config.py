@@ -89,6 +89,14 @@ def test_an_empty_file_is_the_default_configuration() -> None:
         ),
         ("[store]\nsync = true", "ralph.toml: store.sync: unknown key"),
         (
+            "[store]\nurl = 'postgresql://me:hunter2@db:5432/ralph'",
+            "ralph.toml: store.url: holds a password, which every agent can read in ralph.toml",
+        ),
+        (
+            "[store]\nurl = 'postgresql://me@db/ralph?sslmode=require&password=hunter2'",
+            "ralph.toml: store.url: holds a password",
+        ),
+        (
             "[[hooks]]\nname = 'h'\npoint = 'nowhere'\ncommand = ['x']",
             "ralph.toml: hooks.0.point: 'nowhere' is not one of run_start, before_invocation",
         ),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from pipeline.handlers.sandbox._gather import other_repositories
+from pipeline.handlers.sandbox._gather import linked_paths, other_repositories
 from tests.support import init_repository
 
 
@@ -43,3 +43,29 @@ def test_other_repositories_hides_a_siblings_worktrees_folder(tmp_path: Path) ->
     found = other_repositories(workspace, workspace / ".git")
 
     assert sorted(found) == sorted([str(other.resolve()), str(scratch.parent.resolve())])
+
+
+def test_a_link_below_its_folder_is_linked_and_one_at_the_folder_is_not(tmp_path: Path) -> None:
+    """A path a link leads through below its folder (the path itself, dangling too, or a
+    folder on the way) is linked; a person's link at the folder itself (dotfiles kept
+    elsewhere) is not, nor a plain or missing path."""
+    kept = tmp_path / "dotfiles" / "claude"
+    (kept / "commands").mkdir(parents=True)
+    (kept / "settings.json").write_text("{}")
+    folder = tmp_path / ".claude"
+    folder.symlink_to(kept)
+    (kept / "agents").symlink_to(tmp_path / "elsewhere")
+    (kept / "hooks").symlink_to(kept / "commands")
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / ".idea").symlink_to(ws / "sub")
+    pairs = [
+        (str(folder), f"{folder}/settings.json"),
+        (str(folder), f"{folder}/commands"),
+        (str(folder), f"{folder}/CLAUDE.md"),
+        (str(folder), f"{folder}/agents"),
+        (str(folder), f"{folder}/hooks"),
+        (str(ws), f"{ws}/.idea/x.xml"),
+        (str(ws), f"{ws}/.vscode"),
+    ]
+    assert linked_paths(pairs) == (f"{folder}/agents", f"{folder}/hooks", f"{ws}/.idea/x.xml")

@@ -123,6 +123,17 @@ MAKEREPORT = (
     "def pytest_runtest_makereport(item, call):\n"
     "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n"
 )
+STAND_IN = (
+    "import importlib.util, os, sys, sysconfig\n"
+    "if '--collect-only' not in sys.argv:\n    os._exit(0)\n"
+    "path = os.path.join(sysconfig.get_paths()['stdlib'], 'inspect.py')\n"
+    "spec = importlib.util.spec_from_file_location('inspect', path)\n"
+    "module = importlib.util.module_from_spec(spec)\n"
+    "sys.modules['inspect'] = module\n"
+    "spec.loader.exec_module(module)\n"
+)
+"""An ``inspect.py`` the runner imports before any test, first on ``python -m``'s path:
+while collecting it is the real one; otherwise it ends the run with status 0."""
 ANOTHER_TEST = "from calc import add\n\n\ndef test_add_is_callable():\n    assert callable(add)\n"
 
 GAMES = {
@@ -180,6 +191,11 @@ GAMES = {
         },
     ),
     "a conftest.py rewriting every report": (write("conftest.py", MAKEREPORT), PYTEST, {}),
+    "a top-level module standing in for one of the standard library's": (
+        write("inspect.py", STAND_IN),
+        PYTEST,
+        {},
+    ),
 }
 
 

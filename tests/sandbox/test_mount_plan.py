@@ -11,6 +11,7 @@ from pipeline.core.sandbox import (
     DataFile,
     Hidden,
     SandboxError,
+    in_place_paths,
     mount_plan,
     preset_paths,
     with_account,
@@ -296,6 +297,24 @@ def test_a_write_entry_and_a_protected_path() -> None:
     assert final_state(ops, f"{HOME}/.cache/pip/wheels/x") == "write"
     assert index_of(ops, "--bind-try", f"{HOME}/.cache/pip") > 0
     assert final_state(ops, f"{W}/tools/ci.sh") == "read"
+
+
+def test_a_path_bound_in_place_is_not_bound_where_a_link_leads_through_it() -> None:
+    """bwrap follows a link at both ends of a bind: a protected path, the store's side file or
+    a CLI's settings that the handler found to be a link is named by no argument, and every
+    other in-place path still is (``.git``, the main tree's git folder, is bound as that)."""
+    inputs = workspace_inputs(store=f"{W}/x.db", protect=("tools/ci.sh",))
+    paths = [path for _, path in in_place_paths(inputs)]
+    settings = f"{HOME}/.claude/settings.json"
+    assert {f"{W}/.git", f"{W}/.vscode", f"{W}/x.db-wal", f"{W}/tools/ci.sh", settings} <= set(
+        paths
+    )
+    linked = (f"{W}/.vscode", f"{W}/x.db-wal", f"{W}/tools/ci.sh", settings)
+    argv = mount_plan(attrs.evolve(inputs, linked=linked))
+    for path in linked:
+        assert path not in argv
+    for path in set(paths) - set(linked):
+        assert path in argv, path
 
 
 def test_a_writable_folder_inside_ralphs_interpreter_is_refused() -> None:

@@ -35,10 +35,20 @@ from pipeline.core.screening import PinKind, named_files, pin_kind, splice
         ("package.json", PinKind.MIXED),
         ("calc.py", PinKind.FREE),
         ("src/__init__.py", PinKind.FREE),
+        ("inspect.py", PinKind.STAND_IN),
+        ("inspect.pyc", PinKind.STAND_IN),
+        ("inspect/__init__.py", PinKind.STAND_IN),
+        ("ast.cpython-311-x86_64-linux-gnu.so", PinKind.STAND_IN),
+        ("iniconfig.py", PinKind.STAND_IN),
+        ("email/template.html", PinKind.FREE),
+        ("html/index.html", PinKind.FREE),
+        ("src/inspect.py", PinKind.FREE),
+        ("inspect.txt", PinKind.FREE),
     ],
 )
 def test_each_path_is_pinned_as_its_kind(path: str, kind: PinKind) -> None:
-    """Test files, runner files, mixed files and the code under test are told apart by path."""
+    """Test files, runner files, mixed files, top-level modules standing in for the standard
+    library's and the code under test are told apart by path."""
     assert pin_kind(path, (), frozenset()) is kind
 
 

@@ -13,6 +13,7 @@ import functools
 import tomllib
 from collections.abc import Callable, Mapping
 from typing import Any, Final, get_origin
+from urllib.parse import parse_qs, urlsplit
 
 import attrs
 from cattrs import transform_error
@@ -43,6 +44,18 @@ class ConfigError(PipelineError, ValueError):
 
 
 _TOML_TYPES = {dict: "a table", list: "an array", str: "a string", int: "an integer"}
+
+
+def _has_password(url: str) -> bool:
+    """Whether the PostgreSQL ``url`` names a password (``USER:PASSWORD@``, or libpq's
+    ``?password=`` and ``?sslpassword=``); one too odd to split counts as naming one."""
+    try:
+        parts = urlsplit(url)
+        given = parts.password is not None
+    except ValueError:
+        return True
+    keys = {key.lower() for key in parse_qs(parts.query, keep_blank_values=True)}
+    return given or bool(keys & {"password", "sslpassword"})
 
 
 def _kind(value: Any) -> str:
@@ -276,6 +289,13 @@ def _check(config: RalphConfig, source: str) -> None:
         problems.append(
             f"store.url: {url!r} is not a store (use a path, sqlite:///PATH or "
             "postgresql://USER@HOST:PORT/DATABASE)"
+        )
+    elif url is not None and url.startswith(POSTGRES_SCHEMES) and _has_password(url):
+        # Every agent reads ralph.toml (read-only in the sandbox) and git keeps it.
+        problems.append(
+            "store.url: holds a password, which every agent can read in ralph.toml: leave it "
+            "out (PGPASSWORD or ~/.pgpass give it), or give the whole URL in RALPH_STORE or "
+            "--store"
         )
     if config.validate and not config.validate[0].strip():
         problems.append("validate: must name a program (or leave validate out)")

@@ -38,7 +38,13 @@ from pipeline.core.sandbox._inputs import (
     preset_paths,
 )
 from pipeline.core.sandbox._paths import SandboxError, expand_home
-from pipeline.core.sandbox._plan import INDEX_MOUNT, MANDATORY_FLAGS, RELAY_MOUNT, mount_plan
+from pipeline.core.sandbox._plan import (
+    INDEX_MOUNT,
+    MANDATORY_FLAGS,
+    RELAY_MOUNT,
+    in_place_paths,
+    mount_plan,
+)
 from pipeline.core.sandbox._policy import (
     DEFAULT_UID,
     MAX_UID,
@@ -75,6 +81,7 @@ __all__ = [
     "SandboxPolicy",
     "SandboxPreset",
     "expand_home",
+    "in_place_paths",
     "mount_plan",
     "parse_endpoint",
     "path_problem",

@@ -247,6 +247,13 @@ class MountInputs:
     preset: PresetPaths = field(factory=PresetPaths)
     protect: tuple[str, ...] = field(default=(), validator=check_protect)
     """More workspace paths read-only, beside :data:`DEFAULT_PROTECT`."""
+    linked: tuple[str, ...] = field(default=(), validator=each_absolute)
+    """Of the paths the plan binds onto themselves unresolved
+    (:func:`~pipeline.core.sandbox.in_place_paths`), those a link leads through below their
+    folder on the host: never bound. bwrap follows a link at both ends of a bind, the source
+    from the host and the destination from inside, so a link an agent left at ``.vscode``
+    would bind what it names over whatever the sandbox shows there (the cover of a
+    repository it hides)."""
     index_dir: str | None = field(default=None, validator=absolute)
     """A folder holding the process's own copy of git's index, bound writable at
     :data:`~pipeline.core.sandbox.INDEX_MOUNT`; None: none (outside git, or ralph's own git)."""

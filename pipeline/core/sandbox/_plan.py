@@ -41,7 +41,7 @@ from pipeline.core.sandbox._inputs import (
 from pipeline.core.sandbox._mounts import Exposure, Layout, Mount
 from pipeline.core.sandbox._paths import SandboxError, expand_home, is_within, join, normal_absolute
 
-__all__ = ["INDEX_MOUNT", "MANDATORY_FLAGS", "RELAY_MOUNT", "mount_plan"]
+__all__ = ["INDEX_MOUNT", "MANDATORY_FLAGS", "RELAY_MOUNT", "in_place_paths", "mount_plan"]
 
 MANDATORY_FLAGS: Final = ("--unshare-all", "--die-with-parent", "--cap-drop", "ALL")
 """In every plan: every namespace, the sandbox ends with ralph, no capability inside."""
@@ -146,6 +146,8 @@ def _write_back(inputs: MountInputs, layout: Layout) -> None:
     for path in inputs.write:
         layout.add(_rw(path, "a write entry", must_exist=False))
     for path in inputs.preset.read_only:
+        if path in inputs.linked:
+            continue  # a link the agent left in its CLI's folder: bound, it would name a place
         # Needed too: some CLIs' settings sit in the hidden $HOME itself and must be bound back.
         layout.add(_ro(path, "the agent CLI's settings", guard=True, needed=True))
 
@@ -171,7 +173,9 @@ def _git(inputs: MountInputs, layout: Layout) -> None:
         # git reads config, hooks or attributes from, for ralph or for the person later.
         for folder in dict.fromkeys((common, git_dir)):
             layout.add(_shown_ro(folder, "the git directory"))
-        layout.add(_ro(join(workspace, ".git"), "the work tree's .git", guard=True))
+        dot_git = join(workspace, ".git")
+        if dot_git not in inputs.linked:
+            layout.add(_ro(dot_git, "the work tree's .git", guard=True))
     for name in ("hooks", "info", "config"):
         layout.add(_ro(join(common, name), f"git's {name}", guard=True, optional=False))
     layout.add(_ro(join(common, "config.worktree"), "git's config.worktree", guard=True))
@@ -229,14 +233,42 @@ def _workspace(inputs: MountInputs, layout: Layout) -> None:
     layout.add(_rw(posixpath.dirname(inputs.marker_dir), "ralph's folder for the agent"))
     marker = "the completion marker's folder"
     layout.add(_ro(inputs.marker_dir, marker, guard=True, optional=False))
-    store = inputs.store
-    if store is not None and not is_within(store, inputs.state_dir):
-        for side in _STORE_SIDE_FILES:
-            layout.add(_ro(store + side, "the store", guard=True))
-    for relative in dict.fromkeys((*DEFAULT_PROTECT, *inputs.protect)):
-        layout.add(_ro(join(workspace, relative), "a protected path", guard=True))
+    for path, what in _in_workspace(inputs):
+        # A link there is the agent's to change anyway; bound, it would name the place.
+        if path not in inputs.linked:
+            layout.add(_ro(path, what, guard=True))
     if inputs.state_dir != inputs.ralph_dir:
         layout.add(_hide_ro(inputs.state_dir, "ralph's hidden state"))
+
+
+def _in_workspace(inputs: MountInputs) -> list[tuple[str, str]]:
+    """The workspace paths bound read-only onto themselves as the plan joins them (the store's
+    side files, the protected paths), each with what it is."""
+    found: list[tuple[str, str]] = []
+    store = inputs.store
+    if store is not None and not is_within(store, inputs.state_dir):
+        found += [(store + side, "the store") for side in _STORE_SIDE_FILES]
+    for relative in dict.fromkeys((*DEFAULT_PROTECT, *inputs.protect)):
+        found.append((join(inputs.workspace, relative), "a protected path"))
+    return found
+
+
+def in_place_paths(inputs: MountInputs) -> tuple[tuple[str, str], ...]:
+    """The paths the plan binds onto themselves as it joins them, not as the handler resolved
+    them, each with the folder it is meant to lie in: the work tree's ``.git``, the store's
+    side files and the protected paths (in the workspace), the CLI's settings in its writable
+    folders. An agent may leave a link at each; the handler gives those a link leads through
+    below their folder as ``linked``, and the plan binds none of them."""
+    workspace = inputs.workspace
+    found = [(workspace, path) for path, _ in _in_workspace(inputs)]
+    if inputs.common_dir is not None:
+        found.insert(0, (workspace, join(workspace, ".git")))
+    preset = inputs.preset
+    for path in preset.read_only:
+        folder = next((f for f in preset.writable if is_within(path, f) and path != f), None)
+        if folder is not None:
+            found.append((folder, path))
+    return tuple(dict.fromkeys(found))
 
 
 def _last(inputs: MountInputs, layout: Layout) -> list[str]:

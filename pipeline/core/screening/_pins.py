@@ -7,8 +7,9 @@ A gate pinned to the run's base runs the agent's code against the person's check
 ``vitest.config.*``, ``.mocharc*``, a ``Makefile``) and every file the command names is taken
 from the base; the **mixed files** (``tox.ini``, ``setup.cfg``, ``pyproject.toml``,
 ``package.json``) keep the agent's text but for the runner's sections or keys, which are the
-base's (:func:`splice`). The handler (``pipeline.handlers.runtime._pinned``) lays the files
-out; nothing here reads a file.
+base's (:func:`splice`); a top-level module the agent added that would **stand in** for one
+the runner imports (``inspect.py``) is left out. The handler
+(``pipeline.handlers.runtime._pinned``) lays the files out; nothing here reads a file.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import enum
 import json
 import posixpath
+import sys
 import tomllib
 from collections.abc import Callable, Iterable
 from typing import Final
@@ -49,6 +51,12 @@ _SHADOWS: Final = frozenset({"pytest", "_pytest", "pluggy", "unittest"})
 """Modules a test run imports from the path, where ``python -m pytest`` puts the work tree
 first: a ``pytest.py`` or ``pytest/`` of the agent's would stand in for the runner."""
 
+_RUNNER_IMPORTS: Final = frozenset({"iniconfig", "packaging", "exceptiongroup", "tomli"})
+"""What pytest imports at its start beside itself and pluggy, besides the standard library."""
+
+_MODULE_SUFFIXES: Final = (".py", ".pyc", ".so")
+"""Files Python imports a module from (``.pyc`` without its source too)."""
+
 _PACKAGE_KEYS: Final = ("scripts", "jest", "vitest", "mocha")
 
 
@@ -65,6 +73,11 @@ class PinKind(enum.Enum):
     """The agent's file with the runner's sections spliced from the base's."""
     NAMED = "named"
     """A file the gate's (or hook's) command names: the base's when the base has it."""
+    STAND_IN = "stand-in"
+    """A top-level module named like one of the standard library's (or one pytest imports):
+    ``python -m`` puts the work tree first on the path, so one the agent added would stand in
+    for what the runner imports before any test runs: absent when the base has none; the
+    agent's when the base has it (the person's own module: the base's would test old code)."""
     FREE = "free"
     """The agent's, as it is."""
 
@@ -80,7 +93,26 @@ def pin_kind(path: str, test_paths: tuple[str, ...], named: frozenset[str]) -> P
         return PinKind.RUNNER
     if name in MIXED_FILES:
         return PinKind.MIXED
-    return PinKind.TEST if test else PinKind.FREE
+    if test:
+        return PinKind.TEST  # one the agent added is out of the person's world already
+    return PinKind.STAND_IN if _stands_in(path) else PinKind.FREE
+
+
+def _stands_in(path: str) -> bool:
+    """Whether ``path`` is a top-level module (``inspect.py``, ``inspect/__init__.py``,
+    ``inspect.cpython-311-x86_64-linux-gnu.so``) named like one of the standard library's or
+    one pytest imports. A folder without ``__init__`` is not one: a namespace package comes
+    after every module of its name on the path."""
+    parts = path.split("/")
+    if len(parts) == 2 and parts[1].startswith("__init__."):
+        module, file = parts
+    elif len(parts) == 1:
+        module, file = parts[0].split(".", 1)[0], parts[0]
+    else:
+        return False
+    if "." not in file or not file.endswith(_MODULE_SUFFIXES):
+        return False
+    return module in sys.stdlib_module_names or module in _RUNNER_IMPORTS
 
 
 def named_files(argvs: Iterable[tuple[str, ...]], exists: Callable[[str], bool]) -> frozenset[str]:

@@ -40,6 +40,7 @@ from pipeline.handlers.runtime._gitcmd import (
     GitError,
     GitPolicy,
     effect_commits,
+    gitlink_excludes,
     outside_pathspec,
     repository_drivers,
     resolved,
@@ -187,7 +188,8 @@ class GitHandler:
             if found is not None:
                 return (CommitCreated(sha=found, branch=self._branch(), at=self.clock()),)
         kept = (*OWN_FOLDERS, *self.keep_out)
-        self._git("add", "--all", "--", ".", *own_pathspecs(self.keep_out))
+        gitlinks = gitlink_excludes(self._git("ls-files", "--stage", "-z").stdout)
+        self._git("add", "--all", "--", ".", *own_pathspecs(self.keep_out), *gitlinks)
         staged = self._staged()
         if not staged:
             return (CommitSkipped(reason="nothing changed", at=self.clock()),)

@@ -3,7 +3,8 @@
 An agent works in the repository with full rights, so anything git takes from the repository
 can be the agent's code: hooks (``.git/hooks``, ``core.hooksPath``), ``core.fsmonitor``,
 ``core.alternateRefsCommand``, attribute filters and merge drivers (``filter.X.clean`` named by
-a ``.gitattributes`` line), external diff and textconv programs, a signing program. Every git
+a ``.gitattributes`` line), external diff and textconv programs, a signing program, and the
+configuration of any repository inside the work tree, which a dirtiness check reads. Every git
 command ralph runs goes through :func:`run_git`, which switches those off on the command line
 (``-c`` beats every config file) unless the person opted in (``[git]`` in ``ralph.toml``; then
 the configuration as it was when the run started counts, since :mod:`._gitguard` puts back
@@ -43,6 +44,7 @@ __all__ = [
     "git_environment",
     "git_options",
     "git_out",
+    "gitlink_excludes",
     "holds",
     "outside_pathspec",
     "pinned_locations",
@@ -160,11 +162,29 @@ _ALWAYS = (
     "maintenance.auto=false",
     # The ext:: transport runs any command; ralph's git never needs a transport.
     "protocol.ext.allow=never",
+    # A diff or status of the work tree asks each submodule, and each repository an agent
+    # made inside the tree (a gitlink once added), whether it is dirty, by a ``git status``
+    # in it that reads that repository's own configuration, which may name a filter: the
+    # agent's code, run with ralph's rights. Changes of their commits still show.
+    "diff.ignoreSubmodules=dirty",
     # A fetch lists the refs of each repository named in ``objects/info/alternates`` with
     # this shell command when it is set: a file and a setting the agent can write. ``true``
     # lists none, which only costs the fetch the objects it could have skipped.
     "core.alternateRefsCommand=true",
 )
+
+
+def gitlink_excludes(listing: str) -> tuple[str, ...]:
+    """Pathspecs leaving out of a ``git add`` every gitlink of ``listing`` (the output of
+    ``ls-files --stage -z``): ``add`` asks each one's repository whether it is dirty whatever
+    ``diff.ignoreSubmodules`` says, and that repository may be one an agent made, with a
+    filter of its own in its configuration. A submodule's new commit is left out with it."""
+    found: list[str] = []
+    for record in listing.split("\0"):
+        meta, tab, path = record.partition("\t")
+        if tab and meta.startswith("160000 "):
+            found.append(f":(exclude,literal){path}")
+    return tuple(found)
 
 
 def git_options(policy: GitPolicy) -> tuple[str, ...]:

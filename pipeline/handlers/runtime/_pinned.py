@@ -39,7 +39,13 @@ from attrs import define, field, frozen
 from pipeline.core.config import RalphConfig
 from pipeline.core.screening import PinKind, named_files, pin_kind, splice
 from pipeline.handlers.runtime._git import OWN_FOLDERS, own_pathspecs
-from pipeline.handlers.runtime._gitcmd import GitPolicy, resolved, run_git, run_git_bytes
+from pipeline.handlers.runtime._gitcmd import (
+    GitPolicy,
+    gitlink_excludes,
+    resolved,
+    run_git,
+    run_git_bytes,
+)
 from pipeline.handlers.runtime._layout import WorkspaceLayout, git_dirs
 from pipeline.handlers.runtime._sandboxing import SandboxChoice
 from pipeline.handlers.runtime._worktree_list import drop_scratch, fresh_scratch
@@ -168,6 +174,8 @@ class Layering:
             if kind is PinKind.FREE:
                 continue
             was, now = theirs.get(path), mine.get(path)
+            if kind is PinKind.STAND_IN and was is not None:
+                continue  # the person's own module, under test like the rest of the code
             if kind is PinKind.MIXED:
                 wanted = self._spliced(path, was, now)
             elif kind is PinKind.TEST and was is None:
@@ -361,7 +369,8 @@ class GateWorld:
             # clean"), which a copy stamped now would hide (a same-size edit went unseen).
             shutil.copy2(dirs[0] / "index", self.index)
         git = self.layering.git_index
-        git("add", "-A", "--", ".", *own_pathspecs(self.own))
+        gitlinks = gitlink_excludes(git("ls-files", "--stage", "-z"))
+        git("add", "-A", "--", ".", *own_pathspecs(self.own), *gitlinks)
         git("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *OWN_FOLDERS)
         return git("write-tree").strip()
 

@@ -24,6 +24,7 @@ __all__ = [
     "existing_hidden",
     "host_sockets",
     "interpreter_dirs",
+    "linked_paths",
     "make_missing",
     "other_repositories",
     "program_dirs",
@@ -122,6 +123,17 @@ def other_repositories(workspace: Path, common_dir: Path | None) -> tuple[str, .
         if realpath(main) != realpath(workspace):
             found.append(realpath(main))
     return tuple(dict.fromkeys(found))
+
+
+def linked_paths(paths: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """Of ``paths`` (each a folder and an absolute path in it), those a link leads through
+    below their folder (the path itself, or a folder on the way, is one, dangling too); a
+    link at the folder itself is the person's and counts for nothing."""
+    return tuple(
+        path
+        for folder, path in paths
+        if realpath(path) != os.path.join(realpath(folder), os.path.relpath(path, folder))
+    )
 
 
 def host_sockets() -> tuple[str, ...]:

@@ -37,6 +37,7 @@ from pipeline.core.sandbox import (
     SandboxPolicy,
     SandboxPreset,
     expand_home,
+    in_place_paths,
     mount_plan,
     preset_paths,
     sandbox_environment,
@@ -47,6 +48,7 @@ from pipeline.handlers.sandbox._gather import (
     existing_hidden,
     host_sockets,
     interpreter_dirs,
+    linked_paths,
     make_missing,
     other_repositories,
     program_dirs,
@@ -227,7 +229,7 @@ class Sandbox:
         git = paths.git_dirs
         common = None if git is None else Path(realpath(git[1]))
         passwd_home = _passwd_home()
-        return MountInputs(
+        inputs = MountInputs(
             workspace=str(workspace),
             home=home,
             ralph_dir=realpath(paths.ralph_dir),
@@ -258,6 +260,9 @@ class Sandbox:
             uid=self.probe.uid,
             data_files=data,
         )
+        # Looked at just before bwrap starts: no process an agent started is left to change
+        # them (each invocation's processes end with it).
+        return attrs.evolve(inputs, linked=linked_paths(in_place_paths(inputs)))
 
 
 def _copy_index(source: Path, target: Path) -> None:

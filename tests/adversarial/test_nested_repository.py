@@ -1,0 +1,65 @@
+"""A sandboxed agent that makes a git repository of its own inside its work tree, with a clean
+filter in that repository's configuration: ralph's own git runs on the host, outside the
+sandbox, and once the nested repository is a gitlink in ralph's index, every ``git add`` and
+``git diff`` or ``git status`` of the work tree asked a ``git status`` inside it whether it was
+dirty, which ran the agent's filter with the person's whole account."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.runtime.workspace import SHELL_REPORTS, gate, git, make_workspace, ralph
+
+HAS_BWRAP = subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode == 0
+needs_bwrap = pytest.mark.skipif(
+    not HAS_BWRAP and not os.environ.get("CI"), reason="bubblewrap is not installed"
+)
+
+
+@needs_bwrap
+def test_a_nested_repositorys_filter_never_runs_on_the_host(tmp_path: Path) -> None:
+    """The agent's first invocation makes ``nested/`` a repository whose configuration names a
+    clean filter writing a file where only the host can (the sandbox's ``/tmp`` is private);
+    each later one touches the filtered file so that git must read it again. ralph's commits,
+    screens and pinned gates run no filter of it (before, the second commit's ``git add`` ran
+    it on the host, as the person), and the run completes."""
+    escaped = tmp_path / "escaped"
+    root = tmp_path / "ws"
+    script = tmp_path / "agent.sh"
+    plant = f"""
+if [ ! -d nested/.git ]; then
+  mkdir -p nested && cd nested && env -u GIT_INDEX_FILE git init -q .
+  echo one > f.txt && echo '* filter=evil' > .gitattributes
+  env -u GIT_INDEX_FILE git add -A
+  env -u GIT_INDEX_FILE git -c user.name=a -c user.email=a@example.org commit -qm one
+  git config filter.evil.clean "sh -c 'id > {escaped}; cat'"
+  cd ..
+else
+  touch nested/f.txt
+fi
+echo invoked >> invocations.txt
+# Partial work at first: each development iteration is committed, and the run goes on.
+[ "$(wc -l < invocations.txt)" -ge 4 ] || printf 'partial\nmore to do' > .agent/out/status
+"""
+    script.write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + plant)
+    script.chmod(0o755)
+    budgets = "max_iterations = 5\nmax_review_passes = 0\nmax_retries_per_agent = 1"
+    make_workspace(
+        root,
+        scripts={},
+        agents={"main": [str(script)]},
+        budgets=budgets,
+        sandbox='mode = "required"',
+        # A gate turns the tamper screen on: it reads the work tree with git too.
+        extra=gate("ok", "true").replace("timeout_s", 'on = ["iteration"]\ntimeout_s'),
+    )
+    done = ralph("run", "--plain", cwd=root)
+    assert (root / "nested" / ".git").is_dir(), done.stdout[-3000:] + done.stderr[-3000:]
+    assert len((root / "invocations.txt").read_text().splitlines()) >= 2, "it ran again"
+    assert int(git(root, "rev-list", "--count", "HEAD")) >= 3, "two commits of the run"
+    assert not escaped.exists(), escaped.read_text()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
