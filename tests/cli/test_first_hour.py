@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -103,21 +104,61 @@ def test_a_repository_where_git_knows_no_committer_starts_no_run(tmp_path: Path)
         scripts={"s.toml": '[[default]]\nwrite = { ".agent/out/plan.md" = "p" }\n'},
         agents={"main": scripted("s.toml")},
     )
-    for key in ("user.name", "user.email"):
-        subprocess.run(["git", "config", "--unset", key], cwd=root, check=True)
-    # Nor a name made up from the host's: git takes its identity from configuration only.
-    subprocess.run(["git", "config", "user.useConfigOnly", "true"], cwd=root, check=True)
-    (tmp_path / "home").mkdir()
-    unknown = ("EMAIL", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME")
-    env = {k: v for k, v in os.environ.items() if k not in unknown and k != "GIT_COMMITTER_EMAIL"}
-    env |= {"HOME": str(tmp_path / "home"), "GIT_CONFIG_GLOBAL": os.devnull}
-    env |= {"PYTHONPATH": str(ROOT), "COLUMNS": "160"}
     result = subprocess.run(
-        [*RALPH, "run"], cwd=root, env=env, capture_output=True, text=True, timeout=120
+        [*RALPH, "run"],
+        cwd=root,
+        env=_no_committer(root, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     said = _refused(result, root)
     assert "git does not know who commits in" in said
     assert 'git config user.name "Your Name" && git config user.email' in said
+
+
+def test_a_run_resumed_where_git_knows_no_committer_goes_no_further(tmp_path: Path) -> None:
+    """An interrupted run resumed once git's identity is gone: ``ralph resume`` refuses with
+    the two commands, and records nothing (it would have paid its agents up to its next
+    commit, and stopped there)."""
+    root = question_workspace(tmp_path, QUESTION, loop="human_timeout_s = 120")
+    process = start_ralph("run", cwd=root)
+    try:
+        pending(root)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 130, out + err
+    before = stored_events(root)
+    result = subprocess.run(
+        [*RALPH, "resume"],
+        cwd=root,
+        env=_no_committer(root, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    said = " ".join(result.stderr.split())
+    assert "Traceback" not in said
+    assert "git does not know who commits in" in said
+    assert stored_events(root) == before
+
+
+def _no_committer(root: Path, tmp_path: Path) -> dict[str, str]:
+    """The environment, with ``root``'s repository changed, in which git knows no committer:
+    no ``user.name`` nor ``user.email`` in its configuration, no global one, none in the
+    environment, and no name made up from the host's."""
+    for key in ("user.name", "user.email"):
+        subprocess.run(["git", "config", "--unset", key], cwd=root, check=True)
+    subprocess.run(["git", "config", "user.useConfigOnly", "true"], cwd=root, check=True)
+    home = tmp_path / "no-committer-home"
+    home.mkdir()
+    unknown = ("EMAIL", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME")
+    env = {k: v for k, v in os.environ.items() if k not in unknown and k != "GIT_COMMITTER_EMAIL"}
+    env |= {"HOME": str(home), "GIT_CONFIG_GLOBAL": os.devnull}
+    return env | {"PYTHONPATH": str(ROOT), "COLUMNS": "160"}
 
 
 def _pytest_repository(root: Path) -> Path:

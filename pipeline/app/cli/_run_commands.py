@@ -46,7 +46,9 @@ from pipeline.app.cli._merge_command import land
 from pipeline.app.cli._safe import terminal_safe
 from pipeline.app.cli._workflow_runs import _WorkflowStart, run_chain, with_recorded_workflow
 from pipeline.app.workspace import (
+    RunSetupError,
     Workspace,
+    check_identity,
     drive,
     drop_worktree,
     find_worktree,
@@ -191,6 +193,11 @@ def resume(
     a chain do not run (ralph run --preset starts them)."""
     opened = _with_runs(workspace, store, run_id, "; start one: ralph run")
     _unless_finished(opened, run_id, store)
+    try:
+        # As for a new run: it would pay its agents up to its next commit, and stop there.
+        check_identity(opened)
+    except RunSetupError as error:
+        raise _fail(str(error)) from error
     watching = _Watching(display=_display(quiet, plain, json_logs), otel=otel, otel_file=otel_file)
     opened = with_recorded_workflow(workspace, opened, run_id, store, watching.display)
     result, label = _drive("resume", opened, _Resume(run_id=run_id), watching, store)

@@ -267,7 +267,7 @@ def check_identity(workspace: Workspace) -> None:
         raise RunSetupError(
             f"git does not know who commits in {root}, and ralph commits each iteration: "
             'git config user.name "Your Name" && git config user.email you@example.com '
-            "(add --global for every repository), then start the run"
+            "(add --global for every repository), then start (or resume) the run"
         ) from error
 
 
