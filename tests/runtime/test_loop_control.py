@@ -321,14 +321,15 @@ def test_a_run_killed_while_waiting_waits_again_until_the_same_deadline(tmp_path
     result = ralph("resume", run_id, cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     events = stored_events(root)
-    assert any(isinstance(e, RunResumed) for e in events)
+    (resumed,) = [e for e in events if isinstance(e, RunResumed)]
     (timed_out,) = [e for e in events if isinstance(e, HumanTimedOut)]
     assert timed_out.question_id == question.question_id
-    # The resumed wait ended at the logged deadline (polled at least once a second), which
-    # came sooner than a fresh 5 s wait from the resume would have.
-    assert question.deadline <= timed_out.at
-    assert (timed_out.at - question.deadline).total_seconds() < 1.5
+    # The resumed wait ended at the logged deadline, never before it, and sooner than a fresh
+    # 5 s wait from the resumption could have (bounded by the resumption's own recorded time,
+    # not by how fast a loaded machine polls: CI once took 1.8 s past the deadline).
     assert question.deadline.timestamp() < resumed_at + 5
+    assert question.deadline <= timed_out.at
+    assert (timed_out.at - resumed.at).total_seconds() < 5
 
 
 def test_ralph_respond_refuses_clearly_when_there_is_nothing_to_answer(tmp_path: Path) -> None:
