@@ -190,7 +190,7 @@ def test_a_waiting_bell_stops_when_asked_and_survives_a_lost_connection(
     try:
         began = time.monotonic()
         assert not bell.wait(30, lambda: time.monotonic() - began > 0.3)
-        assert time.monotonic() - began < 5
+        assert time.monotonic() - began < 15  # not stopped, it would wait its 30 s
         listener = bell._listening()
         assert listener is not None
         with psycopg.connect(postgres_url, autocommit=True) as admin:
