@@ -325,7 +325,9 @@ def test_an_idle_worker_is_woken_by_a_submission_instead_of_waiting_its_poll(
         stopped_at = time.monotonic()
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(timeout=30) == 0
-        assert time.monotonic() - stopped_at < 10
+        # Not stopped at once, it would wait out its 60 s poll; half of that is "at once"
+        # even on a loaded machine.
+        assert time.monotonic() - stopped_at < 30
     finally:
         if worker.poll() is None:
             worker.kill()
