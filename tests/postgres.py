@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 from attrs import frozen
@@ -39,6 +39,10 @@ def find_binaries() -> Path | None:
     return None
 
 
+_PORT_ATTEMPTS = 5
+"""How many free ports the server is started on before its start is a failure."""
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -51,9 +55,12 @@ class PostgresServer:
     """A running server: where it listens, how to make a fresh database on it, and how to
     take it down and bring it back (to test what clients do meanwhile)."""
 
+    USER: ClassVar[str] = "ralph"
+    """The superuser initdb makes, whom every test connects as."""
+
     port: int
     _control: Callable[[str], None]
-    user: str = "ralph"
+    user: str = USER
 
     def url(self, database: str = "postgres") -> str:
         """The connection URL of ``database`` on this server."""
@@ -90,11 +97,11 @@ def postgres_server(binaries: Path, *, durable: bool = False) -> Iterator[Postgr
         shutil.chown(base, "postgres", "postgres")
         prefix = ["runuser", "-u", "postgres", "--"]
     data, log = base / "data", base / "server.log"
-    port = _free_port()
-    options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c max_connections=200"
+    settings = f"-k {base} -c listen_addresses=127.0.0.1 -c max_connections=200"
     if not durable:
         # A test server: what matters is the protocol, not surviving a power cut.
-        options += " -c fsync=off -c full_page_writes=off"
+        settings += " -c fsync=off -c full_page_writes=off"
+    port = 0
 
     def run(*command: str) -> None:
         subprocess.run([*prefix, *command], check=True, capture_output=True, timeout=120)
@@ -102,24 +109,36 @@ def postgres_server(binaries: Path, *, durable: bool = False) -> Iterator[Postgr
     def control(action: str) -> None:
         pg_ctl = [str(binaries / "pg_ctl"), "-D", str(data)]
         if action == "start":
-            run(*pg_ctl, "-o", options, "-l", str(log), "-w", "start")
+            run(*pg_ctl, "-o", f"-p {port} {settings}", "-l", str(log), "-w", "start")
         else:
             run(*pg_ctl, "-m", "immediate", "-w", "stop")
 
-    server = PostgresServer(port=port, control=control)
     try:
         run(
             str(binaries / "initdb"),
             "-D",
             str(data),
             "-U",
-            server.user,
+            PostgresServer.USER,
             "--auth=trust",
             "-E",
             "UTF8",
             "--no-sync",
         )
-        control("start")
+        # The port is free when asked for, but the server binds it only seconds later: a
+        # process started meanwhile (another test process's server, a browser) may have
+        # taken it. Then another port, a few times.
+        for attempt in range(_PORT_ATTEMPTS):
+            port = _free_port()
+            try:
+                control("start")
+                break
+            except subprocess.CalledProcessError:
+                said = log.read_text(errors="replace") if log.exists() else ""
+                if "could not bind" not in said or attempt == _PORT_ATTEMPTS - 1:
+                    raise
+                log.unlink()
+        server = PostgresServer(port=port, control=control)
         try:
             yield server
         finally:

@@ -297,12 +297,18 @@ def _wait_for_events(db: Path, more_than: int) -> int:
 def test_events_and_replay_read_a_run_in_progress(tmp_path: Path) -> None:
     """While another process is still appending, ``ralph events`` and ``replay`` read it."""
     db = tmp_path / "pipeline.db"
-    worker = _start_run(db, 0.08)
+    # Held after its 21st fact until ``go`` exists: in progress for as long as the reading
+    # takes, which on a loaded machine may outlast the rest of a run paced by its delay.
+    go = tmp_path / "go"
+    worker = _start_run(db, 0.01, gate=f"{go}:21")
     try:
-        _wait_for_events(db, 20)
+        assert _wait_for_events(db, 20) > 20
         shown = ralph("events", str(db), "--format", "jsonl", cwd=tmp_path)
         folded = ralph("replay", str(db), "--json", cwd=tmp_path)
+        time.sleep(30)  # INJECTED: slow reading
         assert worker.poll() is None, "the run finished before it could be read in progress"
+        go.touch()  # the run goes on: its appends follow the reading
+        assert _wait_for_events(db, 21) > 21
     finally:
         worker.kill()
         worker.wait()

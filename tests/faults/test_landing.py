@@ -26,6 +26,8 @@ from tests.runtime.workspace import (
     processes_with,
     ralph,
     ralph_on_a_full_disk,
+    start_ralph,
+    wait_for,
 )
 
 pytestmark = pytest.mark.slow  # whole runs and merges in subprocesses
@@ -171,14 +173,18 @@ def test_the_next_merge_ends_a_gate_a_killed_integrator_left_running(tmp_path: P
     (only,) = completed_runs(root, 1)
     (tmp_path / "gated-once").unlink()
     name = str(only["name"])
-    # Late enough that the gate runs on a loaded machine (the scratch is laid out first); it
-    # beats until killed.
-    point = "integration.integration_rebased:1:SIGKILL:3.0"
-    killed = ralph("worktrees", "merge", name, cwd=root, env={FAULT_ENV: point})
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    # Killed once its gate beats (not a time after the rebase, which a loaded machine may
+    # spend laying out the scratch before the gate starts); it beats until killed.
+    killed = start_ralph("worktrees", "merge", name, cwd=root)
+    try:
+        wait_for(lambda: _beats(heartbeat) > 0, "the gate never ran", alive=killed)
+        killed.send_signal(signal.SIGKILL)
+        _out, err = killed.communicate(timeout=60)
+    finally:
+        killed.kill()
+    assert killed.returncode == -signal.SIGKILL, err
     # The gate ran when the integrator was killed; its reaper may end it at once (the parent-
     # death signal), or it may still beat: either way the next merge leaves nothing running.
-    assert _beats(heartbeat) > 0, "the gate never ran before the integrator was killed"
     resumed = ralph("worktrees", "merge", cwd=root)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     _landed_once(root, only)

@@ -10,7 +10,6 @@ import socket
 import stat
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -261,14 +260,15 @@ def test_stopping_ends_open_connections_joins_the_threads_and_removes_the_folder
     clients[1].connect(str(folder / "proxy.sock"))
     clients[1].sendall(f"CONNECT 127.0.0.1:{server.port} HTTP/1.1\r\n\r\n".encode())
     assert clients[1].recv(100).startswith(b"HTTP/1.1 200")
-    started = time.monotonic()
     gate.stop()
-    assert time.monotonic() - started < 0.5
+    # Joined by the stop itself, while the clients still hold their ends open: a thread the
+    # stop left waiting on an idle connection would still be alive here (not a time, which a
+    # loaded machine stretches: the stop's bound is 2 s a thread, at once is milliseconds).
+    assert [t.name for t in threading.enumerate() if t.name.startswith(THREAD_NAME)] == []
     for client in clients:
-        client.settimeout(2)
+        client.settimeout(30)
         assert client.recv(100) == b""
         client.close()
-    assert [t.name for t in threading.enumerate() if t.name.startswith(THREAD_NAME)] == []
     assert not folder.exists()
     gate.stop()  # a second stop is harmless
 

@@ -129,16 +129,16 @@ def test_a_gate_leaving_a_chatty_child_passes_by_its_own_status_without_waiting(
     budgets = "max_iterations = 1\nmax_review_passes = 0\nmax_retries_per_agent = 0"
     make_workspace(root, scripts={}, agents={"main": [str(script)]}, budgets=budgets, extra=gate)
     try:
-        started = time.monotonic()
         done = ralph("run", cwd=root)
-        took = time.monotonic() - started
         assert done.returncode == 0, done.stdout + done.stderr
         finished = [e for e in stored_events(root) if isinstance(e, GateFinished)]
         assert finished, "the gate never ran"
         for gate_end in finished:
+            # Each gate's own time, as ralph measured it: a gate held by its child would be
+            # cut at its 60 s timeout. Half of that is "at once" even on a loaded machine,
+            # where the whole run's wall time says more about the load than about the gate.
             assert gate_end.status is GateStatus.PASSED
-            assert gate_end.duration_ms < 10_000, gate_end
-        assert took < 50, f"the run took {took:.0f}s"
+            assert gate_end.duration_ms < 30_000, gate_end
         assert _gone(int(pid_file.read_text()))
     finally:
         _kill_noted(pid_file)

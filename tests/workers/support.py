@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import select
 import subprocess
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -76,3 +78,23 @@ def drain(url: str, concurrency: int, cwd: Path, timeout: float = 400) -> str:
     _out, err = worker.communicate(timeout=timeout)
     assert worker.returncode == 0, err[-3000:]
     return err
+
+
+def read_until(worker: subprocess.Popen[str], needle: str, within_s: float = 60) -> str:
+    """What ``worker`` wrote on stderr up to and including the first chunk that makes it
+    say ``needle``: waits for the saying itself, not for a time it should take (failing
+    once ``within_s`` pass, or as soon as the worker ends without saying it). The rest is
+    left to ``communicate``."""
+    assert worker.stderr is not None
+    fd = worker.stderr.fileno()
+    said = b""
+    deadline = time.monotonic() + within_s
+    while needle.encode() not in said:
+        left = deadline - time.monotonic()
+        assert left > 0, f"the worker never said {needle!r}: {said.decode(errors='replace')}"
+        ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+        if ready:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"the worker ended without saying {needle!r}: {said.decode()}"
+            said += chunk
+    return said.decode(errors="replace")

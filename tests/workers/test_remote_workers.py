@@ -24,7 +24,7 @@ from pipeline.handlers.store.postgres import PostgresEventStore, advisory_lease
 from pipeline.handlers.store.queue import RunQueue, Ticket, TicketState
 from tests.runtime.workspace import OWN_FILE, git
 from tests.workers.remotes import URL_KINDS, bare_remote, effects_on, hook, reflog, working
-from tests.workers.support import SHELL_ITERATE, start_worker
+from tests.workers.support import SHELL_ITERATE, read_until, start_worker
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses: seconds a test
 
@@ -327,8 +327,8 @@ def test_a_zombie_woken_after_a_takeover_neither_appends_nor_pushes(
         pushes = reflog(remote.path, branch), reflog(remote.path, claim)
     finally:
         os.killpg(first.pid, signal.SIGCONT)
-    time.sleep(3)  # the thawed worker renews (and learns), or pushes and appends (refused)
-    first_err = _stop(first)
+    # The thawed worker renews (and learns), or pushes and appends (refused), and says so.
+    first_err = read_until(first, "taken over by") + _stop(first)
     assert second is not None
     _stop(second)
     assert "taken over" in first_err, first_err

@@ -47,9 +47,11 @@ def _running(pid: int) -> bool:
     return _state(pid) not in (None, "Z", "X")
 
 
-def _dies_soon(pid: int, within_s: float = 5.0) -> bool:
+def _dies_soon(pid: int, within_s: float = 30.0) -> bool:
     """Whether ``pid`` is dead now or within ``within_s``: a SIGKILL is delivered
-    asynchronously, so a process killed a moment ago may still be on its way out."""
+    asynchronously, so a process killed a moment ago may still be on its way out (the wait
+    ends as soon as it is dead; its bound is for a loaded machine, the processes here would
+    live for minutes)."""
     deadline = time.monotonic() + within_s
     while _running(pid):
         if time.monotonic() > deadline:
@@ -147,7 +149,7 @@ def test_a_silent_agent_is_stopped_with_its_children(tmp_path: Path) -> None:
         _spec(tmp_path, sys.executable, str(agent), inactivity_timeout_s=1.0, grace_s=0.5)
     )
     assert result.timed_out is TimeoutKind.INACTIVITY
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 60  # a bound on a hang: the agent sleeps 600 s
     leader, child = (int(p) for p in (tmp_path / "pids").read_text().split())
     assert _dies_soon(child)
     assert _group_members_running(leader) == []
@@ -194,9 +196,12 @@ def test_a_child_left_behind_after_a_normal_exit_is_not_left_running(tmp_path: P
         """,
     )
     started = time.monotonic()
-    result = run_process(_spec(tmp_path, sys.executable, str(agent), inactivity_timeout_s=30.0))
+    result = run_process(_spec(tmp_path, sys.executable, str(agent), inactivity_timeout_s=120.0))
     assert result.exit_code == 0
-    assert time.monotonic() - started < 10, "waited for the orphan's pipe instead of the agent"
+    # Waiting for the orphan's pipe would last until the 120 s inactivity timeout; half of it
+    # is "at once" on any machine, however loaded.
+    assert result.timed_out is None
+    assert time.monotonic() - started < 60, "waited for the orphan's pipe instead of the agent"
     child = int((tmp_path / "child").read_text())
     assert _dies_soon(child)
 

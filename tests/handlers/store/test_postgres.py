@@ -272,7 +272,7 @@ def test_a_database_that_does_not_exist_is_reported_at_once(postgres: PostgresSe
     started = time.monotonic()
     with pytest.raises(StoreError, match='database "missing_db" does not exist'):
         PostgresEventStore(postgres.url("missing_db"), retry_s=30)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15  # retried, it would take the 30 s
 
 
 def test_a_frozen_migrator_does_not_block_opening_an_up_to_date_store(
@@ -286,7 +286,7 @@ def test_a_frozen_migrator_does_not_block_opening_an_up_to_date_store(
         started = time.monotonic()
         with PostgresEventStore(postgres_url) as store:
             assert store.append(RUN, 0, topics(2)) == 2
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 15  # blocked, it would wait for the lock
         frozen.rollback()
 
 

@@ -71,7 +71,10 @@ def test_a_silent_holder_is_taken_over_and_the_stale_worker_cannot_write(
         with PostgresEventStore(postgres_url, guard=Lease.of(first)) as as_a:
             as_a.append(run, 0, topics(2))
             assert queue.run_of("t-000") == run
-            assert queue.claim("B", 0.5) is None, "the lease still holds"
+            # Whether A is stale is judged by the taker's lease: judged by a long one, A's
+            # holder is live however slowly the steps above ran on a loaded machine.
+            time.sleep(0.6)  # INJECTED
+            assert queue.claim("B", 600) is None, "the lease still holds"
             time.sleep(0.6)
             second = queue.claim("B", 0.5)
             assert second is not None
@@ -187,7 +190,7 @@ def test_a_waiting_bell_stops_when_asked_and_survives_a_lost_connection(
     try:
         began = time.monotonic()
         assert not bell.wait(30, lambda: time.monotonic() - began > 0.3)
-        assert time.monotonic() - began < 5
+        assert time.monotonic() - began < 15  # not stopped, it would wait its 30 s
         listener = bell._listening()
         assert listener is not None
         with psycopg.connect(postgres_url, autocommit=True) as admin:
