@@ -317,7 +317,6 @@ def test_a_run_killed_while_waiting_waits_again_until_the_same_deadline(tmp_path
         process.wait(timeout=10)
     finally:
         process.kill()
-    time.sleep(6)  # INJECTED: a slow resume
     resumed_at = time.time()
     result = ralph("resume", run_id, cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
