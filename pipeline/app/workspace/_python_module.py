@@ -13,7 +13,8 @@ PATH entry there, or through a link into it) is never run. Its virtual environme
 ``site-packages`` is looked at instead, by file names only; where that cannot tell (a
 ``.pth`` file, system site-packages, no ``pyvenv.cfg``), the module counts as there. A Python
 outside the workspace is asked with ``importlib.util.find_spec`` for the top-level name only,
-which locates a module without running it.
+which locates a module without running it, from an empty folder (never the workspace, whose
+files would come first on its import path).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
@@ -92,8 +94,14 @@ def missing_module(
         return None  # missing_programs says so
     if _inside(python, root):
         return None if _in_its_venv(python, top, root) else module
+    if (root / top).is_dir() or (root / f"{top}.py").is_file():
+        return None  # the workspace's own module: ``-m`` puts the workspace first
     try:
-        status, _said = run([str(python), "-c", _FIND, top], root, environ, _TIMEOUT_S)
+        # Asked from an empty folder of its own: ``-c`` puts the current folder first on the
+        # import path, and the modules ``importlib.util`` loads (``contextlib``, ``warnings``)
+        # would be the agent's own files in the workspace, run on the host.
+        with tempfile.TemporaryDirectory(prefix="ralph-find-") as empty:
+            status, _said = run([str(python), "-c", _FIND, top], Path(empty), environ, _TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return module if status == _MISSING else None
