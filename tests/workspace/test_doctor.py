@@ -121,6 +121,22 @@ def test_a_preset_cli_is_run_for_its_version_and_a_silent_one_fails(tmp_path: Pa
     assert all("did not answer within 5 s" in c.detail for c in versions)
 
 
+def test_a_preset_cli_is_asked_its_version_outside_the_workspace(tmp_path: Path) -> None:
+    """The CLI answering ``--version`` runs in an empty folder, never the workspace, whose
+    project settings (``.gemini``, ``opencode.json``) are the agent's files."""
+    bin_dir, home, root = tmp_path / "bin", tmp_path / "home", tmp_path / "ws"
+    root.mkdir()
+    seen = tmp_path / "cwd.txt"
+    _cli(bin_dir, "codex", f'pwd > {seen}; ls -A >> {seen}; echo "codex-cli 0.169.0"')
+    (root / ".codex").mkdir()
+    config = parse_config('[agents.codex]\npreset = "codex"\n[chains]\ndefault = ["codex"]\n', "t")
+    checks = check_agents(root, config, _environ(bin_dir, home), is_root=False)
+    assert any(c.name == "agent codex" and c.status is Status.OK for c in checks)
+    where, *entries = seen.read_text().splitlines()
+    assert not Path(where).resolve().is_relative_to(root.resolve())
+    assert entries == []  # an empty folder
+
+
 def _without_mcp(checks: list[Check]) -> list[Check]:
     return [check for check in checks if not check.name.endswith(" mcp")]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -124,7 +125,11 @@ def _version(
         return ok(label, f"command {program} found")
     env = {**environ, **agent.env}
     try:
-        status, said = run([program, "--version"], root, env, VERSION_TIMEOUT_S)
+        # From an empty folder: a CLI may read its project settings (``.gemini``,
+        # ``opencode.json``, a plugin) from the folder it starts in, and the workspace's are
+        # the agent's files, read here outside the sandbox.
+        with tempfile.TemporaryDirectory(prefix="ralph-version-") as empty:
+            status, said = run([program, "--version"], Path(empty), env, VERSION_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         detail = f"{program} --version did not answer within {VERSION_TIMEOUT_S:g} s"
         return fail(label, detail, f"run `{program} --version` by hand to see what it waits for")
