@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from attrs import evolve
 
 from pipeline.core.state import MAX_NOTICES, Intake, Notice
@@ -15,9 +17,11 @@ def seen_with(seen: frozenset[str], topic: str) -> frozenset[str]:
     return seen if topic in seen else seen | {topic}
 
 
-def add_notice(intake: Intake, notice: Notice) -> Intake:
+def add_notice(intake: Intake, notice: Notice, **changes: Any) -> Intake:
     """``intake`` owing the next prompt ``notice`` too (past the cap the oldest of ralph's own
-    notices is dropped: a person's guidance never is); the notice's topic counts as seen."""
+    notices is dropped: a person's guidance never is); the notice's topic counts as seen.
+    ``changes`` are other fields of ``intake`` set in the same record (a counter the notice
+    comes with), so that the event builds its intake once."""
     notices = (*intake.notices, notice)
     if len(notices) > MAX_NOTICES:
         notices = _capped(notices)
@@ -26,6 +30,7 @@ def add_notice(intake: Intake, notice: Notice) -> Intake:
         notices=notices,
         notices_total=intake.notices_total + 1,
         seen_topics=seen_with(intake.seen_topics, notice.topic),
+        **changes,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import zlib
 from datetime import timedelta
+from typing import Any
 
 from attrs import evolve
 
@@ -151,13 +152,16 @@ def _out_of_scope(state: PipelineState, event: TopicPublished, hat: str) -> Pipe
     """Not acted on at all: counted, noticed, and shown as ``<hat>.scope_violation``."""
     i = state.intake
     text = f"Attempted to publish '{event.topic}': {event.payload.text}"
-    counted = evolve(
+    noted = _noted(
         i,
+        f"{hat}.scope_violation",
+        text,
+        event,
         topics_published=i.topics_published + 1,
         consecutive_malformed=0,
         scope_violations=i.scope_violations + 1,
     )
-    return notify(state, _noted(counted, f"{hat}.scope_violation", text, event))
+    return notify(state, noted)
 
 
 def _not_asked(state: PipelineState, event: TopicPublished) -> PipelineState:
@@ -166,9 +170,16 @@ def _not_asked(state: PipelineState, event: TopicPublished) -> PipelineState:
     done), counted and noticed to its role's next prompt. A memory or task note, which steers
     nothing, is taken from such a turn as from any other."""
     i = state.intake
-    counted = evolve(i, topics_published=i.topics_published + 1, consecutive_malformed=0)
     text = f"'{event.topic}' was not taken: that prompt asked for a file only, not for topics"
-    return notify(state, _noted(counted, TOPIC_NOT_ASKED_TOPIC, text, event))
+    noted = _noted(
+        i,
+        TOPIC_NOT_ASKED_TOPIC,
+        text,
+        event,
+        topics_published=i.topics_published + 1,
+        consecutive_malformed=0,
+    )
+    return notify(state, noted)
 
 
 def _context_note(state: PipelineState, event: TopicPublished) -> PipelineState:
@@ -186,11 +197,12 @@ def _context_note(state: PipelineState, event: TopicPublished) -> PipelineState:
     return advance(state, intake=intake, context=context)
 
 
-def _noted(intake: Intake, topic: str, text: str, event: TopicPublished) -> Intake:
-    """``intake`` owing the hat that published ``event`` a notice on ``topic`` about its line."""
+def _noted(intake: Intake, topic: str, text: str, event: TopicPublished, **changes: Any) -> Intake:
+    """``intake`` owing the hat that published ``event`` a notice on ``topic`` about its line
+    (with ``changes``, its other fields the event sets: one record built)."""
     line = Count(event.line_number)
     notice = Notice(topic=topic, text=text, line_number=line, role=intake.publisher)
-    return add_notice(intake, notice)
+    return add_notice(intake, notice, **changes)
 
 
 def _counted(i: Intake, topic: str) -> Intake:
@@ -239,8 +251,9 @@ def _completion(
             f"Completion refused: {why}. "
             f"{todo} before '{event.topic}' again; {_how_to_cancel(policy)}."
         )
-        refused = evolve(intake, completion_refusals=intake.completion_refusals + 1)
-        return notify(state, _noted(refused, TASK_RESUME_TOPIC, text, event))
+        refusals = intake.completion_refusals + 1
+        refused = _noted(intake, TASK_RESUME_TOPIC, text, event, completion_refusals=refusals)
+        return notify(state, refused)
     return claim_accepted(state, evolve(intake, completion_claimed=True))
 
 
@@ -302,11 +315,13 @@ def gate_success(state: PipelineState) -> PipelineState | None:
             f"{listed}. Finish them (`ralph task done ID`), {_how_to_cancel(policy)}."
         )
         why = f"tasks not done: {listed}"
-    refused = evolve(
-        intake, completion_refusals=intake.completion_refusals + 1, completion_claimed=False
-    )
     # The developer does the work that is missing (asking a person, say): it hears of it.
-    refused = add_notice(refused, Notice(topic=TASK_RESUME_TOPIC, text=text, role=Role.DEVELOPER))
+    refused = add_notice(
+        intake,
+        Notice(topic=TASK_RESUME_TOPIC, text=text, role=Role.DEVELOPER),
+        completion_refusals=intake.completion_refusals + 1,
+        completion_claimed=False,
+    )
     ledger = evolve(state.ledger, last_error=why)
     routing = back_to_last_hat(state.routing, TASK_RESUME_TOPIC, Json.of(text))
     return start_development(evolve(state, intake=refused, routing=routing), ledger=ledger)
@@ -360,8 +375,14 @@ def _blocked(
         return advance(state, intake=blocked, routing=routing)
     abandoned = intake.abandoned_tasks + 1
     text = f"Task '{task}' was reported blocked {blocks} times and is abandoned: move on."
-    counted = evolve(intake, blocked=tuple(sorted(counts.items())), abandoned_tasks=abandoned)
-    intake = _noted(counted, TASK_ABANDONED_TOPIC, text, event)
+    intake = _noted(
+        intake,
+        TASK_ABANDONED_TOPIC,
+        text,
+        event,
+        blocked=tuple(sorted(counts.items())),
+        abandoned_tasks=abandoned,
+    )
     if policy.max_abandoned_tasks and abandoned >= policy.max_abandoned_tasks:
         why = f"loop thrashing: {abandoned} tasks abandoned, the last '{task}'"
         return _end(state, intake, TerminationReason.LOOP_THRASHING, why)

@@ -81,8 +81,10 @@ def transition(
     progress: Progress,
     trigger: CheckpointTrigger | None = CheckpointTrigger.PHASE,
     ledger: Ledger | None = None,
+    agent: AgentCursor | None = None,
 ) -> PipelineState:
-    """Move to ``progress`` with a fresh agent task, asking for a checkpoint by ``trigger``.
+    """Move to ``progress`` with a new agent task (its cursor ``agent``, by default a fresh one),
+    asking for a checkpoint by ``trigger``.
 
     A task for an agent does not begin once a spend limit is reached: the run finalizes as
     ``max_cost`` instead (see ``_spend``).
@@ -103,15 +105,19 @@ def transition(
     return advance(
         state,
         progress=progress,
-        agent=new_task(state.agent),
+        agent=new_task(state.agent) if agent is None else agent,
         ledger=ledger,
         checkpoints=checkpoints,
     )
 
 
-def stop_when_spent(state: PipelineState, ledger: Ledger | None = None) -> PipelineState | None:
+def stop_when_spent(
+    state: PipelineState, ledger: Ledger | None = None, progress: Progress | None = None
+) -> PipelineState | None:
     """The run finalizing as ``max_cost`` when a spend limit is reached (judged with
-    ``ledger``, else the state's), else None; for a point where an agent would start."""
+    ``ledger``, else the state's), else None; for a point where an agent would start.
+    ``progress``: the run is seen at that point (the state is rebuilt with it only when the
+    run does stop, not on every check)."""
     run = state.run
     if run is None or not run.budget.limits_spend:
         return None
@@ -119,8 +125,9 @@ def stop_when_spent(state: PipelineState, ledger: Ledger | None = None) -> Pipel
     why = spent_budget(run.budget, judged.spend)
     if why is None:
         return None
+    seen = state if progress is None else advance_view(state, progress)
     return finalize(
-        state, TerminationReason.MAX_COST, evolve(judged, last_error=f"spend budget: {why}")
+        seen, TerminationReason.MAX_COST, evolve(judged, last_error=f"spend budget: {why}")
     )
 
 
@@ -153,10 +160,8 @@ def interrupt(
             termination=state.progress.termination,
         ),
     )
-    stopped = transition(state, progress, CheckpointTrigger.INTERRUPTION, ledger)
-    if state.agent.limit_until is None or stopped.progress.phase is not Phase.INTERRUPTED:
-        return stopped
-    return evolve(stopped, agent=keep_wait(stopped.agent, state.agent))
+    cursor = keep_wait(new_task(state.agent), state.agent)
+    return transition(state, progress, CheckpointTrigger.INTERRUPTION, ledger, cursor)
 
 
 def start_development(
@@ -178,7 +183,7 @@ def start_development(
     topology = state.run.loop.topology
     if topology is not None:
         # A spent budget ends the run before a hat is woken: no activation is counted then.
-        spent = stop_when_spent(advance_view(state, base), ledger)
+        spent = stop_when_spent(state, ledger, base)
         if spent is not None:
             return spent
         route = next_activation(state, topology)
@@ -270,10 +275,17 @@ def task_done(state: PipelineState, after: Phase | None) -> PipelineState:
 def task_passed(state: PipelineState, after: Phase | None, progress: Progress) -> PipelineState:
     """A developer task's work holds up: commit it and go on to ``after``, or (None, a
     read-only workflow) begin the next iteration."""
-    counted = evolve(progress, consecutive_failed_iterations=0)
     if after is None:
+        counted = evolve(progress, consecutive_failed_iterations=0)
         return start_development(state, counted, trigger=CheckpointTrigger.ITERATION)
-    committing = evolve(counted, phase=Phase.COMMIT_MESSAGE, step=Step.PROMPT, after_commit=after)
+    # One record for the commit's progress: this runs once per iteration of every run.
+    committing = evolve(
+        progress,
+        consecutive_failed_iterations=0,
+        phase=Phase.COMMIT_MESSAGE,
+        step=Step.PROMPT,
+        after_commit=after,
+    )
     return transition(state, committing, CheckpointTrigger.ITERATION)
 
 

@@ -129,7 +129,7 @@ def _ran(state: PipelineState, event: HookRan) -> PipelineState:
 def _blocked_notice(state: PipelineState, text: str) -> PipelineState:
     notice = Notice(topic=TASK_BLOCKED_TOPIC, text=text, role=Role.DEVELOPER)
     # The claim did not hold up: the agent must claim again once the hook passes.
-    intake = add_notice(evolve(state.intake, completion_claimed=False), notice)
+    intake = add_notice(state.intake, notice, completion_claimed=False)
     return evolve(state, intake=intake)
 
 

@@ -29,7 +29,6 @@ from pipeline.events import (
 from pipeline.reducers._build import advance, anomaly, noted, resume_fact
 from pipeline.reducers._routing import first_topic
 from pipeline.reducers._transitions import (
-    advance_view,
     finalize,
     interrupt,
     keep_wait,
@@ -166,8 +165,7 @@ def _resume(state: PipelineState, event: RunResumed) -> PipelineState:
     )
     if resumed.role is not None:
         # The limits are folds of the log: a resumed run does not get its money back.
-        view = advance_view(state, resumed)
-        spent = stop_when_spent(view, resumed_ledger)
+        spent = stop_when_spent(state, resumed_ledger, resumed)
         if spent is not None:
             return spent
     cursor = keep_wait(new_task(agent), agent)

@@ -11,13 +11,15 @@ import attrs
 from hypothesis import given
 
 from pipeline.app.testing import simulated_runs
-from pipeline.core.state import PipelineState, TerminationReason
+from pipeline.core.state import Phase, PipelineState, TerminationReason
 from pipeline.engine.simulation import USAGE_CHOICE, USAGE_UNIT_USD, Always
 from pipeline.events import (
     Count,
     InvocationStarted,
     PipelineEvent,
     Role,
+    RunInterrupted,
+    RunResumed,
     RunStarted,
     UsageReported,
     Usd,
@@ -136,6 +138,26 @@ def test_a_commit_with_changes_resets_the_breaker() -> None:
     spend = state.ledger.spend
     # The breaker counts from the commit, made after three invocations.
     assert math.isclose(spend.total.cost_usd - spend.since_commit.cost_usd, 3 * USAGE_UNIT_USD)
+
+
+def test_a_run_resumed_past_its_spend_limit_finalizes_from_where_it_stopped() -> None:
+    """An interruption after the developer spent the $1.00 budget, then a resumption: the run
+    finalizes as max_cost at once, from the resumed task (its iteration), with nothing of the
+    interruption left in its progress (no resume point, no dev-fix task)."""
+    result = _spending(2, max_cost_usd=Usd(1.0))
+    last = max(i for i, e in enumerate(result.events) if isinstance(e, UsageReported))
+    spent = fold(result.events[: last + 1])
+    at = result.events[last].at
+    stopped = reduce(spent, RunInterrupted(reason="SIGINT", at=at))
+    assert stopped.progress.resume is not None
+    resumed = reduce(stopped, RunResumed(checkpoint_sequence=None, at=at))
+    progress = resumed.progress
+    assert resumed.termination is TerminationReason.MAX_COST
+    assert progress.phase is Phase.FINALIZING
+    assert progress.resume is None
+    assert progress.dev_fix is None
+    assert progress.iteration == spent.progress.iteration
+    assert "spend budget: spent $1.0000" in (resumed.ledger.last_error or "")
 
 
 def _started_with_budget_left(log: Sequence[PipelineEvent]) -> bool:
