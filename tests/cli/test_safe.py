@@ -43,3 +43,9 @@ def test_markdown_text_holds_no_tag_no_link_and_no_line_break(text: str) -> None
     assert ">" not in cell
     assert "\n" not in cell
     assert re.search(r"(?<!\\)(?:\\\\)*[\[|]", cell) is None
+
+
+def test_markdown_text_keeps_quotes_as_typed() -> None:
+    """An apostrophe or a double quote reads as itself in the Markdown file (no tag can open
+    around it: ``<`` is escaped); an ampersand is still escaped."""
+    assert markdown_text('it\'s "done" & <b>') == 'it\'s "done" &amp; &lt;b&gt;'

@@ -74,4 +74,6 @@ def markdown_text(text: object) -> str:
     one_line = terminal_safe(str(text).replace("\r\n", " ").replace("\n", " "))
     import html  # only markdown needs it; the terminal path stays lean
 
-    return html.escape(_MARKDOWN_SPECIAL.sub(r"\\\1", one_line), quote=True)
+    # Quotes stay as typed: with ``<`` escaped no tag, so no attribute, can open around them
+    # (an apostrophe as ``&#x27;`` read badly in the file itself).
+    return html.escape(_MARKDOWN_SPECIAL.sub(r"\\\1", one_line), quote=False)
