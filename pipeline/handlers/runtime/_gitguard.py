@@ -10,7 +10,13 @@ ralph's commits contain or run its code in them. The agent CLIs' project setting
 ``workspace_code``: ``.mcp.json``, ``opencode.json``, ``.codex``, ``.gemini``, ...) name MCP
 servers and hooks that the next invocation and the person's own CLI start: the sandbox binds
 them read-only where they exist, and one an agent plants where none was is removed here, so it
-reaches neither a commit nor the next invocation. :class:`GitGuard` takes a snapshot when the run
+reaches neither a commit nor the next invocation. With the sandbox on, the protected paths
+(``.vscode``, ``.idea``, ``.gitmodules``, shell start-up files, ``[sandbox] protect``) are kept
+likewise: the sandbox binds them read-only where they exist, and one an agent (or a gate, a
+hook) creates where none was as the invocation started is removed here, so that a new
+``.vscode/tasks.json`` (run when the folder is opened) reaches no commit; with the sandbox off
+they are the agent's like any other file (their protection is the sandbox's).
+:class:`GitGuard` takes a snapshot when the run
 (or a resumed run) starts and, after every agent invocation and before ralph's git runs, tells
 what differs and puts the snapshot back. Checking reads only ``stat`` results (a file's bytes
 only when its ``stat`` changed), and runs no process: it happens after every invocation.
@@ -30,6 +36,7 @@ from pathlib import Path
 from attrs import define, frozen
 
 from pipeline.core.agents import workspace_code
+from pipeline.core.sandbox import DEFAULT_PROTECT
 from pipeline.events import GitMetadataRestored, Instant, WorkspaceErrorKind
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import git_dirs
@@ -130,10 +137,18 @@ class GitGuard:
     ``gitdir``, a ``.git`` file, and the workspace's ``workspace_code`` paths."""
     entries: dict[Path, _Entry]
     signatures: dict[Path, Signature]
+    protected: tuple[Path, ...] = ()
+    """The protected paths the sandbox binds read-only where they exist (none with the
+    sandbox off): one that appears where none was is removed; one that was there is the
+    sandbox's to keep, never put back from here (it may be the person's, changed meanwhile)."""
+    present: frozenset[Path] = frozenset()
+    """Those of ``protected`` that were there as the last invocation started."""
 
     @classmethod
-    def take(cls, root: Path) -> GitGuard | None:
-        """The snapshot of the repository ``root`` lies in (None outside one)."""
+    def take(cls, root: Path, protect: tuple[str, ...] | None = None) -> GitGuard | None:
+        """The snapshot of the repository ``root`` lies in (None outside one); ``protect``:
+        the sandbox's protected paths besides :data:`DEFAULT_PROTECT` (None: the sandbox is
+        off, and no protected path is kept)."""
         dirs = git_dirs(root)
         if dirs is None:
             return None
@@ -148,9 +163,21 @@ class GitGuard:
         if dot_git.is_file() and not dot_git.is_symlink():
             roots.append(dot_git)  # a worktree's pointer to its git directory
         roots += [root / path for path in workspace_code()]
-        guard = cls(root=root, roots=tuple(roots), entries={}, signatures={})
+        protected = () if protect is None else (*DEFAULT_PROTECT, *protect)
+        guard = cls(
+            root=root,
+            roots=tuple(roots),
+            entries={},
+            signatures={},
+            protected=tuple(dict.fromkeys(root / path for path in protected)),
+        )
         guard.refresh()
         return guard
+
+    def began(self) -> None:
+        """Note which protected paths are there as an invocation starts: only one that is
+        not is the agent's making."""
+        self.present = frozenset(p for p in self.protected if os.path.lexists(p))
 
     def refresh(self) -> None:
         """Take the snapshot again, from what is there now (after ralph itself wrote there)."""
@@ -162,13 +189,30 @@ class GitGuard:
                 entries[path] = entry
         self.entries = entries
         self.signatures = {path: _signature(found[path]) for path in entries}
+        self.began()
+
+    def _made(self) -> list[Path]:
+        """The protected paths that are there now and were not as the invocation started,
+        but for one behind a link below the work tree (never removed through it: the link
+        itself is what a commit would take)."""
+        top = os.path.realpath(self.root)
+        made: list[Path] = []
+        for path in self.protected:
+            if path in self.present or not os.path.lexists(path):
+                continue
+            below = os.path.relpath(path.parent, self.root)
+            if os.path.realpath(path.parent) == os.path.normpath(os.path.join(top, below)):
+                made.append(path)
+        return made
 
     def changed(self) -> tuple[Path, ...]:
-        """The guarded paths that differ from the snapshot: added, removed or changed."""
+        """The guarded paths that differ from the snapshot: added, removed or changed; and
+        the protected paths made since the invocation started."""
+        made = self._made()
         found = _walk(self.roots)
         current = {path: _signature(info) for path, info in found.items()}
         if current == self.signatures:
-            return ()
+            return tuple(made)
         differ: list[Path] = []
         for path in sorted(set(current) | set(self.entries)):
             if current.get(path) == self.signatures.get(path):
@@ -181,7 +225,7 @@ class GitGuard:
                 now = None
             if kept is None or now != kept:
                 differ.append(path)
-        return tuple(differ)
+        return tuple(dict.fromkeys((*differ, *made)))
 
     def restore(self, paths: tuple[Path, ...]) -> None:
         """Put ``paths`` back as the snapshot has them (removing those it does not have)."""
