@@ -78,7 +78,9 @@ def reduce_commit(state: PipelineState, event: CommitEvent) -> PipelineState:
                 "agent CLIs' project settings (.mcp.json, opencode.json, .codex, .gemini), "
                 "whose servers and hooks the person's own tools start, nor, in the sandbox, "
                 "the protected paths (.vscode, .idea, .gitmodules, shell start-up files), "
-                "whose tasks the person's editor and shell run"
+                "whose tasks the person's editor and shell run; nor is a repository of your "
+                "own inside the work tree (a new .git), whose configuration the person's git "
+                "would read"
             )
             notice = Notice(topic=GIT_RESTORED_TOPIC, text=text)
             return notify(state, add_notice(state.intake, notice))

@@ -15,7 +15,12 @@ reaches neither a commit nor the next invocation. With the sandbox on, the prote
 likewise: the sandbox binds them read-only where they exist, and one an agent (or a gate, a
 hook) creates where none was as the invocation started is removed here, so that a new
 ``.vscode/tasks.json`` (run when the folder is opened) reaches no commit; with the sandbox off
-they are the agent's like any other file (their protection is the sandbox's).
+they are the agent's like any other file (their protection is the sandbox's). A repository an
+agent makes inside the work tree (``git init nested``: a ``.git`` folder, file or link below the
+top that was not there as the invocation started) is removed too, sandbox or not: once
+committed as a gitlink, the person's own ``git status`` asks it whether it is dirty by a
+``git status`` in it that runs the filters its configuration names. The work tree's own
+``.git`` and a submodule's, there from the start, are never touched.
 :class:`GitGuard` takes a snapshot when the run
 (or a resumed run) starts and, after every agent invocation and before ralph's git runs, tells
 what differs and puts the snapshot back. Checking reads only ``stat`` results (a file's bytes
@@ -84,6 +89,25 @@ def _walk(roots: tuple[Path, ...]) -> dict[Path, os.stat_result]:
     return found
 
 
+def _repositories(root: Path) -> frozenset[Path]:
+    """Every ``.git`` (a folder, a file or a link) below the work tree ``root``'s top, never
+    following a link nor looking inside a ``.git``: the repositories inside the work tree."""
+    found: set[Path] = set()
+    pending = [str(root)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.name == ".git":
+                        found.add(Path(entry.path))
+                    elif entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+        except OSError:
+            continue
+    found.discard(root / ".git")
+    return frozenset(found)
+
+
 def _read(path: Path, info: os.stat_result) -> _Entry | None:
     mode = stat.S_IMODE(info.st_mode)
     if stat.S_ISLNK(info.st_mode):
@@ -143,6 +167,9 @@ class GitGuard:
     sandbox's to keep, never put back from here (it may be the person's, changed meanwhile)."""
     present: frozenset[Path] = frozenset()
     """Those of ``protected`` that were there as the last invocation started."""
+    repositories: frozenset[Path] = frozenset()
+    """The ``.git`` entries below the work tree's top as the last invocation started (a
+    submodule's, a person's own clone): one that appears besides is the agent's, removed."""
 
     @classmethod
     def take(cls, root: Path, protect: tuple[str, ...] | None = None) -> GitGuard | None:
@@ -175,9 +202,10 @@ class GitGuard:
         return guard
 
     def began(self) -> None:
-        """Note which protected paths are there as an invocation starts: only one that is
-        not is the agent's making."""
+        """Note which protected paths and repositories inside the work tree are there as an
+        invocation starts: only one that is not is the agent's making."""
         self.present = frozenset(p for p in self.protected if os.path.lexists(p))
+        self.repositories = _repositories(self.root)
 
     def refresh(self) -> None:
         """Take the snapshot again, from what is there now (after ralph itself wrote there)."""
@@ -194,7 +222,7 @@ class GitGuard:
     def _made(self) -> list[Path]:
         """The protected paths that are there now and were not as the invocation started,
         but for one behind a link below the work tree (never removed through it: the link
-        itself is what a commit would take)."""
+        itself is what a commit would take); and the repositories likewise."""
         top = os.path.realpath(self.root)
         made: list[Path] = []
         for path in self.protected:
@@ -203,11 +231,12 @@ class GitGuard:
             below = os.path.relpath(path.parent, self.root)
             if os.path.realpath(path.parent) == os.path.normpath(os.path.join(top, below)):
                 made.append(path)
+        made += sorted(_repositories(self.root) - self.repositories)
         return made
 
     def changed(self) -> tuple[Path, ...]:
         """The guarded paths that differ from the snapshot: added, removed or changed; and
-        the protected paths made since the invocation started."""
+        the protected paths and repositories made since the invocation started."""
         made = self._made()
         found = _walk(self.roots)
         current = {path: _signature(info) for path, info in found.items()}
