@@ -81,8 +81,9 @@ def test_a_repository_an_agent_makes_is_gone_after_its_invocation(tmp_path: Path
     """The agent makes ``nested/`` a repository whose configuration names a clean filter, in
     a work tree whose base has a submodule: after the run no ``nested/.git`` is left, no
     commit holds a gitlink for it, the person's own ``git status`` runs no filter, the run
-    records what it removed, and the submodule is as it was (before, ``nested/.git`` stayed
-    and was committed as a gitlink)."""
+    records what it removed, and the submodule is as it was, its ``.git`` file put back after
+    the agent pointed it at its own repository (before, ``nested/.git`` stayed and was
+    committed as a gitlink)."""
     escaped = tmp_path / "escaped"
     origin = tmp_path / "origin"
     subprocess.run(["git", "init", "-q", str(origin)], check=True)
@@ -99,6 +100,7 @@ env -u GIT_INDEX_FILE git add -A
 env -u GIT_INDEX_FILE git -c user.name=a -c user.email=a@example.org commit -qm one
 git config filter.evil.clean "sh -c 'id > {escaped}; cat'"
 cd ..
+echo "gitdir: ../nested/.git" > sub/.git && echo repointed >> repointed.txt
 echo invoked >> invocations.txt
 """
     script.write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + plant)
@@ -132,6 +134,7 @@ echo invoked >> invocations.txt
         p for e in stored_events(root) if isinstance(e, GitMetadataRestored) for p in e.paths
     }
     assert "nested/.git" in removed, removed
+    assert (root / "repointed.txt").is_file()  # the submodule's pointer was the agent's to write
     assert (root / "sub" / ".git").read_text() == sub_pointer
     assert git(root / "sub", "rev-parse", "HEAD") == sub_head
     assert (root / "sub" / "lib.txt").read_text() == "lib\n"

@@ -262,7 +262,8 @@ def test_a_guard_removes_a_repository_made_inside_the_work_tree_and_keeps_the_ot
 ) -> None:
     """A ``.git`` folder, file or link that appears below the work tree's top after the
     invocation started is removed, without following the link, with or without the sandbox;
-    the work tree's own ``.git`` and a ``.git`` there at the start (a submodule's) stay."""
+    the work tree's own ``.git`` and a ``.git`` there at the start (a submodule's) stay, the
+    submodule's put back as it was once the agent points it elsewhere."""
     root = make_workspace(tmp_path / "repo", scripts={}, agents={"main": ["true"]})
     ensure_excluded(root)
     (root / "sub").mkdir()
@@ -280,8 +281,9 @@ def test_a_guard_removes_a_repository_made_inside_the_work_tree_and_keeps_the_ot
     (root / "linked" / ".git").symlink_to(outside)
     (root / "far").symlink_to(outside)  # a link on the way is never walked through
     (outside / ".git").mkdir()
+    (root / "sub" / ".git").write_text("gitdir: ../deep/nested/.git\n")
     undone = guard.undo()
-    assert sorted(undone) == ["deep/nested/.git", "linked/.git", "pointer/.git"]
+    assert sorted(undone) == ["deep/nested/.git", "linked/.git", "pointer/.git", "sub/.git"]
     assert (root / "deep" / "nested" / "f.txt").read_text() == "kept\n"
     assert not os.path.lexists(root / "linked" / ".git")
     assert (outside / "config").read_text() == "mine\n"

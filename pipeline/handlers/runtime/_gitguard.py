@@ -35,10 +35,10 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from attrs import define, frozen
+from attrs import define, field, frozen
 
 from pipeline.core.agents import workspace_code
 from pipeline.core.sandbox import DEFAULT_PROTECT
@@ -108,6 +108,21 @@ def _repositories(root: Path) -> frozenset[Path]:
     return frozenset(found)
 
 
+def _gitfile(path: Path) -> _Entry | None:
+    """The ``.git`` file at ``path`` (a submodule's pointer to its git folder), or None where
+    there is none (a folder, a link, nothing)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    try:
+        return _read(path, info)
+    except OSError:
+        return None
+
+
 def _read(path: Path, info: os.stat_result) -> _Entry | None:
     mode = stat.S_IMODE(info.st_mode)
     if stat.S_ISLNK(info.st_mode):
@@ -167,9 +182,12 @@ class GitGuard:
     sandbox's to keep, never put back from here (it may be the person's, changed meanwhile)."""
     present: frozenset[Path] = frozenset()
     """Those of ``protected`` that were there as the last invocation started."""
-    repositories: frozenset[Path] = frozenset()
+    repositories: Mapping[Path, _Entry | None] = field(factory=dict)
     """The ``.git`` entries below the work tree's top as the last invocation started (a
-    submodule's, a person's own clone): one that appears besides is the agent's, removed."""
+    submodule's, a person's own clone): one that appears besides is the agent's, removed. A
+    submodule's ``.git`` file (its ``gitdir:`` line) is kept as it was, and put back when it
+    changed: pointed at a folder of the agent's, the person's ``git status`` would read that
+    folder's configuration."""
 
     @classmethod
     def take(cls, root: Path, protect: tuple[str, ...] | None = None) -> GitGuard | None:
@@ -205,7 +223,7 @@ class GitGuard:
         """Note which protected paths and repositories inside the work tree are there as an
         invocation starts: only one that is not is the agent's making."""
         self.present = frozenset(p for p in self.protected if os.path.lexists(p))
-        self.repositories = _repositories(self.root)
+        self.repositories = {path: _gitfile(path) for path in _repositories(self.root)}
 
     def refresh(self) -> None:
         """Take the snapshot again, from what is there now (after ralph itself wrote there)."""
@@ -222,7 +240,8 @@ class GitGuard:
     def _made(self) -> list[Path]:
         """The protected paths that are there now and were not as the invocation started,
         but for one behind a link below the work tree (never removed through it: the link
-        itself is what a commit would take); and the repositories likewise."""
+        itself is what a commit would take); the repositories likewise, and a submodule's
+        ``.git`` file that changed (one whose folder is gone or a link is left alone)."""
         top = os.path.realpath(self.root)
         made: list[Path] = []
         for path in self.protected:
@@ -231,7 +250,14 @@ class GitGuard:
             below = os.path.relpath(path.parent, self.root)
             if os.path.realpath(path.parent) == os.path.normpath(os.path.join(top, below)):
                 made.append(path)
-        made += sorted(_repositories(self.root) - self.repositories)
+        made += sorted(_repositories(self.root) - set(self.repositories))
+        for path, kept in self.repositories.items():
+            if kept is None or _gitfile(path) == kept:
+                continue
+            below = os.path.relpath(path.parent, self.root)
+            unlinked = os.path.realpath(path.parent) == os.path.normpath(os.path.join(top, below))
+            if unlinked and os.path.isdir(path.parent):
+                made.append(path)  # a submodule's pointer changed: put back
         return made
 
     def changed(self) -> tuple[Path, ...]:
@@ -265,7 +291,7 @@ class GitGuard:
             _remove(path)
         kept = sorted(self.entries, key=lambda p: len(p.parts))
         for path in ordered:
-            entry = self.entries.get(path)
+            entry = self.entries.get(path) or self.repositories.get(path)
             if entry is None or os.path.lexists(path):
                 continue
             _make(path, entry)
