@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from pipeline.handlers.sandbox._gather import linked_paths, other_repositories
+from pipeline.core.sandbox import PresetPaths
+from pipeline.handlers.sandbox._gather import linked_paths, make_missing, other_repositories
 from tests.support import init_repository
 
 
@@ -69,3 +70,31 @@ def test_a_link_below_its_folder_is_linked_and_one_at_the_folder_is_not(tmp_path
         (str(ws), f"{ws}/.vscode"),
     ]
     assert linked_paths(pairs) == (f"{folder}/agents", f"{folder}/hooks", f"{ws}/.idea/x.xml")
+
+
+def test_make_missing_makes_a_clis_read_only_entries_without_following_a_link(
+    tmp_path: Path,
+) -> None:
+    """The read-only entries of a CLI's writable folder that are missing are made empty (a
+    ``0700`` folder, ``{}``), a file the person has stays as it is, and a link at an entry's
+    place is left and not followed: nothing is made where it points."""
+    folder = tmp_path / ".claude"
+    folder.mkdir()
+    (folder / "CLAUDE.md").write_text("the person's\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (folder / "hooks").symlink_to(outside / "hooks")
+    (folder / "settings.local.json").symlink_to(outside / "planted.json")
+    names = ("settings.json", "settings.local.json", "CLAUDE.md", "commands", "hooks")
+    preset = PresetPaths(writable=(str(folder),), read_only=tuple(str(folder / n) for n in names))
+
+    make_missing((), (), preset)
+
+    assert (folder / "settings.json").read_text() == "{}\n"
+    assert (folder / "settings.json").stat().st_mode & 0o777 == 0o600
+    assert (folder / "commands").is_dir()
+    assert (folder / "commands").stat().st_mode & 0o777 == 0o700
+    assert (folder / "CLAUDE.md").read_text() == "the person's\n"
+    assert (folder / "hooks").is_symlink()
+    assert (folder / "settings.local.json").is_symlink()
+    assert list(outside.iterdir()) == []

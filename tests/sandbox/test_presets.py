@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import posixpath
 
+import pytest
+
 from pipeline.core.agents import PRESETS as AGENT_PRESETS
 from pipeline.core.config import PRESETS
-from pipeline.core.sandbox import PresetPaths, preset_paths
+from pipeline.core.sandbox import PresetPaths, SandboxError, empty_form, preset_paths
 
 SANDBOX_PRESETS = {name: preset.sandbox for name, preset in AGENT_PRESETS.items()}
 
@@ -81,3 +83,21 @@ def test_aiders_settings_files_are_read_only() -> None:
             "/home/u/.aider.model.metadata.json",
         ),
     )
+
+
+def test_every_read_only_entry_of_a_folder_has_an_empty_form() -> None:
+    """Each entry bound read-only on top of a CLI's writable folder can be made inert when
+    missing (a JSON settings file as ``{}``, instructions and TOML as an empty file, the rest a
+    folder), and a name of no known kind is refused rather than guessed."""
+    forms = {
+        name: empty_form(name)
+        for preset in SANDBOX_PRESETS.values()
+        for folder in preset.folders
+        for name in folder.read_only
+    }
+    assert forms["settings.json"] == b"{}\n"
+    assert forms["opencode.jsonc"] == b"{}\n"
+    assert forms["config.toml"] == forms["CLAUDE.md"] == b""
+    assert forms["commands"] is None
+    with pytest.raises(SandboxError, match="yml"):
+        empty_form(".aider.conf.yml")

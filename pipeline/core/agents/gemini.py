@@ -165,7 +165,9 @@ def _mcp(command: tuple[str, ...], _environ: Mapping[str, str], read: HomeReader
     """The person's settings plus ``mcpServers.ralph``, shown read-only in the sandbox: 0.61
     has no flag for a server, and skips a system settings file in a folder others can write.
     Outside the sandbox the only place left is the person's own file, which ralph never
-    writes; and a missing one cannot be covered (bwrap would make it on the host)."""
+    writes into; a missing one cannot be covered (bwrap would make it on the host), and the
+    sandbox makes it ``{}`` before it starts (so that the agent cannot make it), which wires
+    the next invocation."""
     data = read(_SETTINGS)
     settings = None if data is None else json_object(data)
     if settings is None:

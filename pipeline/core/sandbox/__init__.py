@@ -35,6 +35,7 @@ from pipeline.core.sandbox._inputs import (
     MountInputs,
     PresetPaths,
     SandboxPreset,
+    empty_form,
     preset_paths,
 )
 from pipeline.core.sandbox._paths import SandboxError, expand_home
@@ -80,6 +81,7 @@ __all__ = [
     "SandboxMode",
     "SandboxPolicy",
     "SandboxPreset",
+    "empty_form",
     "expand_home",
     "in_place_paths",
     "mount_plan",

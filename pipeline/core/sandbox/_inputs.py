@@ -40,6 +40,7 @@ __all__ = [
     "MountInputs",
     "PresetPaths",
     "SandboxPreset",
+    "empty_form",
     "preset_paths",
 ]
 
@@ -144,6 +145,25 @@ class PresetPaths:
     """Files bound writable only when they exist."""
     read_only: tuple[str, ...] = field(default=(), validator=each_absolute)
     """Bound read-only on top, when they exist."""
+
+
+_EMPTY_FORMS: Final = {".json": b"{}\n", ".jsonc": b"{}\n", ".md": b"", ".toml": b""}
+"""What each kind of settings file a CLI reads is made as when missing: an empty object
+(Claude Code's, Gemini CLI's and OpenCode's settings), an empty file (instructions, Codex's
+``config.toml``). Each is what the CLI reads as no settings at all."""
+
+
+def empty_form(name: str) -> bytes | None:
+    """What the read-only entry ``name`` of a CLI's writable folder is made as when missing
+    (None: an empty folder), so that the sandbox binds a mount point there the agent cannot
+    replace; a name with no inert form known is a preset's bug."""
+    _, dot, suffix = name.rpartition(".")
+    if not dot:
+        return None
+    form = _EMPTY_FORMS.get(f".{suffix}")
+    if form is None:
+        raise SandboxError(f"no empty form is known for a CLI's read-only entry {name!r}")
+    return form
 
 
 def preset_paths(preset: SandboxPreset, environ: Mapping[str, str], home: str) -> PresetPaths:

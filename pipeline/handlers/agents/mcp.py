@@ -62,7 +62,8 @@ def wiring(
     home = Path(environ.get("HOME") or os.path.expanduser("~"))
     wired = preset.mcp.wire(command, environ, home_reader(home))
     if isinstance(wired, Wired) and wired.home_files and not sandboxed:
-        return f"none: {preset.name} takes it in the sandbox only (ralph writes none of your files)"
+        name = preset.name
+        return f"none: {name} takes it in the sandbox only (ralph never adds it to your files)"
     return wired
 
 

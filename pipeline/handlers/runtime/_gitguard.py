@@ -10,7 +10,18 @@ ralph's commits contain or run its code in them. The agent CLIs' project setting
 ``workspace_code``: ``.mcp.json``, ``opencode.json``, ``.codex``, ``.gemini``, ...) name MCP
 servers and hooks that the next invocation and the person's own CLI start: the sandbox binds
 them read-only where they exist, and one an agent plants where none was is removed here, so it
-reaches neither a commit nor the next invocation. :class:`GitGuard` takes a snapshot when the run
+reaches neither a commit nor the next invocation. With the sandbox on, the protected paths
+(``.vscode``, ``.idea``, ``.gitmodules``, shell start-up files, ``[sandbox] protect``) are kept
+likewise: the sandbox binds them read-only where they exist, and one an agent (or a gate, a
+hook) creates where none was as the invocation started is removed here, so that a new
+``.vscode/tasks.json`` (run when the folder is opened) reaches no commit; with the sandbox off
+they are the agent's like any other file (their protection is the sandbox's). A repository an
+agent makes inside the work tree (``git init nested``: a ``.git`` folder, file or link below the
+top that was not there as the invocation started) is removed too, sandbox or not: once
+committed as a gitlink, the person's own ``git status`` asks it whether it is dirty by a
+``git status`` in it that runs the filters its configuration names. The work tree's own
+``.git`` and a submodule's, there from the start, are never touched.
+:class:`GitGuard` takes a snapshot when the run
 (or a resumed run) starts and, after every agent invocation and before ralph's git runs, tells
 what differs and puts the snapshot back. Checking reads only ``stat`` results (a file's bytes
 only when its ``stat`` changed), and runs no process: it happens after every invocation.
@@ -24,12 +35,13 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from attrs import define, frozen
+from attrs import define, field, frozen
 
 from pipeline.core.agents import workspace_code
+from pipeline.core.sandbox import DEFAULT_PROTECT
 from pipeline.events import GitMetadataRestored, Instant, WorkspaceErrorKind
 from pipeline.handlers.runtime._io import Facts, facts_or_io_error
 from pipeline.handlers.runtime._layout import git_dirs
@@ -75,6 +87,40 @@ def _walk(roots: tuple[Path, ...]) -> dict[Path, os.stat_result]:
             except OSError:
                 continue
     return found
+
+
+def _repositories(root: Path) -> frozenset[Path]:
+    """Every ``.git`` (a folder, a file or a link) below the work tree ``root``'s top, never
+    following a link nor looking inside a ``.git``: the repositories inside the work tree."""
+    found: set[Path] = set()
+    pending = [str(root)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.name == ".git":
+                        found.add(Path(entry.path))
+                    elif entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+        except OSError:
+            continue
+    found.discard(root / ".git")
+    return frozenset(found)
+
+
+def _gitfile(path: Path) -> _Entry | None:
+    """The ``.git`` file at ``path`` (a submodule's pointer to its git folder), or None where
+    there is none (a folder, a link, nothing)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    try:
+        return _read(path, info)
+    except OSError:
+        return None
 
 
 def _read(path: Path, info: os.stat_result) -> _Entry | None:
@@ -130,10 +176,24 @@ class GitGuard:
     ``gitdir``, a ``.git`` file, and the workspace's ``workspace_code`` paths."""
     entries: dict[Path, _Entry]
     signatures: dict[Path, Signature]
+    protected: tuple[Path, ...] = ()
+    """The protected paths the sandbox binds read-only where they exist (none with the
+    sandbox off): one that appears where none was is removed; one that was there is the
+    sandbox's to keep, never put back from here (it may be the person's, changed meanwhile)."""
+    present: frozenset[Path] = frozenset()
+    """Those of ``protected`` that were there as the last invocation started."""
+    repositories: Mapping[Path, _Entry | None] = field(factory=dict)
+    """The ``.git`` entries below the work tree's top as the last invocation started (a
+    submodule's, a person's own clone): one that appears besides is the agent's, removed. A
+    submodule's ``.git`` file (its ``gitdir:`` line) is kept as it was, and put back when it
+    changed: pointed at a folder of the agent's, the person's ``git status`` would read that
+    folder's configuration."""
 
     @classmethod
-    def take(cls, root: Path) -> GitGuard | None:
-        """The snapshot of the repository ``root`` lies in (None outside one)."""
+    def take(cls, root: Path, protect: tuple[str, ...] | None = None) -> GitGuard | None:
+        """The snapshot of the repository ``root`` lies in (None outside one); ``protect``:
+        the sandbox's protected paths besides :data:`DEFAULT_PROTECT` (None: the sandbox is
+        off, and no protected path is kept)."""
         dirs = git_dirs(root)
         if dirs is None:
             return None
@@ -148,9 +208,22 @@ class GitGuard:
         if dot_git.is_file() and not dot_git.is_symlink():
             roots.append(dot_git)  # a worktree's pointer to its git directory
         roots += [root / path for path in workspace_code()]
-        guard = cls(root=root, roots=tuple(roots), entries={}, signatures={})
+        protected = () if protect is None else (*DEFAULT_PROTECT, *protect)
+        guard = cls(
+            root=root,
+            roots=tuple(roots),
+            entries={},
+            signatures={},
+            protected=tuple(dict.fromkeys(root / path for path in protected)),
+        )
         guard.refresh()
         return guard
+
+    def began(self) -> None:
+        """Note which protected paths and repositories inside the work tree are there as an
+        invocation starts: only one that is not is the agent's making."""
+        self.present = frozenset(p for p in self.protected if os.path.lexists(p))
+        self.repositories = {path: _gitfile(path) for path in _repositories(self.root)}
 
     def refresh(self) -> None:
         """Take the snapshot again, from what is there now (after ralph itself wrote there)."""
@@ -162,13 +235,39 @@ class GitGuard:
                 entries[path] = entry
         self.entries = entries
         self.signatures = {path: _signature(found[path]) for path in entries}
+        self.began()
+
+    def _made(self) -> list[Path]:
+        """The protected paths that are there now and were not as the invocation started,
+        but for one behind a link below the work tree (never removed through it: the link
+        itself is what a commit would take); the repositories likewise, and a submodule's
+        ``.git`` file that changed (one whose folder is gone or a link is left alone)."""
+        top = os.path.realpath(self.root)
+        made: list[Path] = []
+        for path in self.protected:
+            if path in self.present or not os.path.lexists(path):
+                continue
+            below = os.path.relpath(path.parent, self.root)
+            if os.path.realpath(path.parent) == os.path.normpath(os.path.join(top, below)):
+                made.append(path)
+        made += sorted(_repositories(self.root) - set(self.repositories))
+        for path, kept in self.repositories.items():
+            if kept is None or _gitfile(path) == kept:
+                continue
+            below = os.path.relpath(path.parent, self.root)
+            unlinked = os.path.realpath(path.parent) == os.path.normpath(os.path.join(top, below))
+            if unlinked and os.path.isdir(path.parent):
+                made.append(path)  # a submodule's pointer changed: put back
+        return made
 
     def changed(self) -> tuple[Path, ...]:
-        """The guarded paths that differ from the snapshot: added, removed or changed."""
+        """The guarded paths that differ from the snapshot: added, removed or changed; and
+        the protected paths and repositories made since the invocation started."""
+        made = self._made()
         found = _walk(self.roots)
         current = {path: _signature(info) for path, info in found.items()}
         if current == self.signatures:
-            return ()
+            return tuple(made)
         differ: list[Path] = []
         for path in sorted(set(current) | set(self.entries)):
             if current.get(path) == self.signatures.get(path):
@@ -181,7 +280,7 @@ class GitGuard:
                 now = None
             if kept is None or now != kept:
                 differ.append(path)
-        return tuple(differ)
+        return tuple(dict.fromkeys((*differ, *made)))
 
     def restore(self, paths: tuple[Path, ...]) -> None:
         """Put ``paths`` back as the snapshot has them (removing those it does not have)."""
@@ -192,7 +291,7 @@ class GitGuard:
             _remove(path)
         kept = sorted(self.entries, key=lambda p: len(p.parts))
         for path in ordered:
-            entry = self.entries.get(path)
+            entry = self.entries.get(path) or self.repositories.get(path)
             if entry is None or os.path.lexists(path):
                 continue
             _make(path, entry)

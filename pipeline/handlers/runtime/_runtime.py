@@ -123,7 +123,7 @@ class Runtime:
             self.hat_schemas = load_hat_schemas(self.config, self.layout.root, source)
         if self.run_id is not None:
             # A resumed run: the repository's git files as it finds them are what counts.
-            self._guard = GitGuard.take(self.layout.root)
+            self._guard = self._take_guard()
             kept = self.layout.run_state(self.run_id, _KEPT_OUT_FILE)
             if not self.kept_paths and kept.is_file():
                 self.kept_paths = tuple(p for p in kept.read_text("utf-8").split("\0") if p)
@@ -218,6 +218,8 @@ class Runtime:
         """The agent's start, recorded before its process starts; then, once it has exited,
         its outcome, what it appended to the events file (complete now) and the git files it
         changed put back."""
+        if self._guard is not None:
+            self._guard.began()  # a protected path there now is no agent's making
         steps = self._invoker(effect)
         yield next(steps)
         outcome = facts_of(steps)
@@ -291,6 +293,14 @@ class Runtime:
         )
         return Pinning(world=world, choice=self.sandboxing, config=self.config)
 
+    def _take_guard(self) -> GitGuard | None:
+        """The guard's snapshot of the repository as it is now, keeping the protected paths
+        too where agents run in the sandbox (which binds them read-only where they exist)."""
+        choice = self.sandboxing
+        if choice is None or choice.probe is None:
+            return GitGuard.take(self.layout.root)
+        return GitGuard.take(self.layout.root, choice.policy.protect)
+
     def _undo_git_changes(self) -> tuple[PipelineEvent, ...]:
         """``GitMetadataRestored`` when an agent changed the repository's git configuration,
         hooks or ``info/`` (all put back as the run found them), else nothing."""
@@ -339,7 +349,7 @@ class Runtime:
                 f"{layout.root} is not usable as a git workspace: {error}"
             ) from error
         # What the run found, with ralph's own exclusions in it: every later change is undone.
-        self._guard = GitGuard.take(layout.root)
+        self._guard = self._take_guard()
         budget = self.config.budgets.to_budget()
         chains = tuple(
             RoleChain(role=role, agents=tuple(AgentName(a) for a in self.config.chain_for(role)))

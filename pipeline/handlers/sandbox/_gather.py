@@ -9,6 +9,7 @@ compares paths), and nothing here decides what is shown: that is
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -18,7 +19,7 @@ from os.path import realpath
 from pathlib import Path
 from typing import Final
 
-from pipeline.core.sandbox import DENY_LIST, Hidden, PresetPaths, expand_home
+from pipeline.core.sandbox import DENY_LIST, Hidden, PresetPaths, empty_form, expand_home
 
 __all__ = [
     "existing_hidden",
@@ -32,6 +33,10 @@ __all__ = [
     "worktree_folders",
 ]
 
+
+_NOT_MADE: Final = frozenset({errno.EEXIST, errno.EACCES, errno.EPERM, errno.EROFS})
+"""Why an entry of a CLI's folder is left unmade: something is there already (a link too),
+or the folder cannot be written (by the agent either)."""
 
 _PACKAGE: Final = Path(__file__).resolve().parents[2]
 """The ``pipeline`` package's folder: in the venv, or, installed editable, in its checkout."""
@@ -184,8 +189,9 @@ def submodule_git_dirs(common_dir: Path | None) -> tuple[str, ...]:
 def make_missing(folders: Iterable[Path], files: Iterable[Path], preset: PresetPaths) -> None:
     """Create what the sandbox binds and must find: ``folders`` (git's hooks and info, the
     marker's folder), ``files`` (the run's events file) and the agent CLI's own folders
-    (``0700``: they hold its credentials). A missing source would fail bwrap, or, bound as
-    optional, leave a place the agent could create what ralph meant to keep read-only."""
+    (``0700``: they hold its credentials) with the entries bound read-only on top of them. A
+    missing source would fail bwrap, or, bound as optional, leave a place the agent could
+    create what ralph meant to keep read-only."""
     for folder in folders:
         folder.mkdir(parents=True, exist_ok=True)
     for file in files:
@@ -193,3 +199,33 @@ def make_missing(folders: Iterable[Path], files: Iterable[Path], preset: PresetP
         file.touch(exist_ok=True)
     for writable in preset.writable:
         Path(writable).mkdir(mode=0o700, parents=True, exist_ok=True)
+    for path in preset.read_only:
+        parent, name = os.path.split(path)
+        if parent in preset.writable:
+            _make_empty(parent, name)
+
+
+def _make_empty(folder: str, name: str) -> None:
+    """Make the read-only entry ``name`` of a CLI's writable folder, when missing, in its
+    :func:`~pipeline.core.sandbox.empty_form`. Bound only where it exists, a missing one would
+    be the agent's to make in the person's own folder (a hook their next unsandboxed session
+    runs); made, it is a mount point the agent cannot replace. Nothing at the place is
+    followed or changed: a link there stays (the plan binds no link), a file stays. A folder
+    ralph cannot write is one the agent, with the same uid, cannot write either."""
+    form = empty_form(name)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            if form is None:
+                os.mkdir(name, 0o700, dir_fd=fd)
+                return
+            made = os.open(name, flags, 0o600, dir_fd=fd)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        if error.errno in _NOT_MADE:
+            return
+        raise
+    with os.fdopen(made, "wb") as file:
+        file.write(form)
