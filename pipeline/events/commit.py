@@ -55,8 +55,10 @@ class CommitSkipped:
 class GitMetadataRestored:
     """Files of the repository's git configuration, hooks or ``info/``, or of the agent CLIs'
     project settings (``paths``, relative to the workspace where they lie in it), differed from
-    how the run found them, and were put back: anything there can make ralph's own git
-    commands, the next invocation or the person's own CLI run code."""
+    how the run found them, and were put back; or a repository's ``.git`` an agent made below
+    the work tree's top, or a protected path (``[sandbox] protect`` and the built-in ones) it
+    created in the sandbox, was removed: anything there can make ralph's own git commands,
+    the next invocation or the person's own tools run code."""
 
     paths: tuple[str, ...]
     at: Instant = field(validator=INSTANT_VALIDATOR)
