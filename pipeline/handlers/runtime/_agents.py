@@ -31,6 +31,7 @@ from pipeline.events import (
     DurationMs,
     ErrorKind,
     ExitCode,
+    GitMetadataRestored,
     Instant,
     InvocationStarted,
     InvocationSucceeded,
@@ -200,15 +201,22 @@ class AgentInvoker:
             group_file=self.layout.agent_group,
         )
         result, seen = run_in(self.sandbox, spec, needs)
+        put_back = self._links_put_back()
         if result.exit_code is None and result.timed_out is None:
-            return self._outcome(effect, result, log)  # it never ran: no usage
+            return (*self._outcome(effect, result, log), *put_back)  # it never ran: no usage
         usage, reported = self._usage(effect, config, model, log)
         reached_model = model_reached(self.sandbox, needs, reported, seen.asked)
         outcome = self._outcome(effect, result, log, reached_model)
         who = (role, name, now())
         said = in_sandbox(self.sandbox, needs, outcome, reached_model, seen.refused, who)
         windows = window_of(role, name, config.usage_format(), log, now())
-        return (usage, *said, *windows)
+        return (usage, *said, *windows, *put_back)
+
+    def _links_put_back(self) -> tuple[PipelineEvent, ...]:
+        """``GitMetadataRestored`` naming the person's links in a CLI's folder (absolute
+        paths) that a sandboxed agent replaced and the sandbox put back, else nothing."""
+        paths = () if self.sandbox is None else self.sandbox.take_restored()
+        return (GitMetadataRestored(paths=paths, at=self.clock()),) if paths else ()
 
     def _usage(
         self, effect: InvokeAgent, config: AgentConfig, model: str | None, log: Path

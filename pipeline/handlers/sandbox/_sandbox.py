@@ -55,6 +55,14 @@ from pipeline.handlers.sandbox._gather import (
     submodule_git_dirs,
     worktree_folders,
 )
+from pipeline.handlers.sandbox._links import (
+    LINKS_RECORD,
+    forget_links,
+    keep_record,
+    note_links,
+    put_back,
+    recorded_links,
+)
 from pipeline.handlers.sandbox._network import NetworkGate, NetworkSeen
 from pipeline.handlers.sandbox._probe import Probe
 
@@ -164,6 +172,15 @@ class Sandbox:
     policy: SandboxPolicy
     probe: Probe
     paths: WorkspacePaths
+    _restored: list[str] = attrs.field(factory=list, eq=False, alias="restored")
+    """The person's links in a CLI's folder put back since :meth:`take_restored` last ran."""
+
+    def take_restored(self) -> tuple[str, ...]:
+        """The person's links among a CLI folder's read-only entries that sandboxed processes
+        replaced and that were put back, since this was last asked (absolute paths)."""
+        taken = tuple(dict.fromkeys(self._restored))
+        self._restored.clear()
+        return taken
 
     @contextlib.contextmanager
     def wrapped(self, spec: ProcessSpec, needs: AgentNeeds) -> Iterator[Sandboxed]:
@@ -181,7 +198,10 @@ class Sandbox:
             # Mount points inside the read-only git folder must exist before bwrap starts.
             folders += [git[1] / name for name in ("hooks", "info", "worktrees", "ralph")]
         events = () if paths.events_file is None else (paths.events_file,)
-        make_missing(folders, events, preset)
+        record = paths.state_dir / LINKS_RECORD
+        # A process ralph never saw end (ralph killed -9) may have replaced the person's links.
+        self._restored.extend(put_back(recorded_links(record)))
+        links = note_links(preset)
         shown = {str(Path(home, path)): data for path, data in needs.home_files.items()}
         if self.probe.uid is not None:
             etc = (_text("/etc/passwd"), _text("/etc/group"))
@@ -189,6 +209,9 @@ class Sandbox:
             shown |= {"/etc/passwd": texts[0].encode(), "/etc/group": texts[1].encode()}
         data: list[DataFile] = []
         with contextlib.ExitStack() as stack:
+            keep_record(record, links)
+            stack.callback(self._put_back, links, record)
+            make_missing(folders, events, preset)
             for dest, content in shown.items():
                 data.append(DataFile(dest=dest, fd=_data_fd(content)))
                 stack.callback(os.close, data[-1].fd)
@@ -213,6 +236,12 @@ class Sandbox:
                 ),
                 seen=gate.seen,
             )
+
+    def _put_back(self, links: Mapping[str, str], record: Path) -> None:
+        """The person's ``links`` as they were before the process, which has ended: its pid
+        namespace, and every process the agent started in it, ended with bwrap."""
+        self._restored.extend(put_back(links))
+        forget_links(record)
 
     def _inputs(
         self,
