@@ -72,15 +72,15 @@ def reduce_commit(state: PipelineState, event: CommitEvent) -> PipelineState:
         case GitMetadataRestored():
             # Whenever it is found, the next working prompt tells the agent what was undone.
             text = (
-                "ralph undid your changes to the repository's git files "
-                f"({', '.join(event.paths)}): its configuration, hooks and info/ are not "
-                "yours to change, since ralph's own git commands read them; nor are the "
-                "agent CLIs' project settings (.mcp.json, opencode.json, .codex, .gemini), "
-                "whose servers and hooks the person's own tools start, nor, in the sandbox, "
-                "the protected paths (.vscode, .idea, .gitmodules, shell start-up files), "
-                "whose tasks the person's editor and shell run; nor is a repository of your "
-                "own inside the work tree (a new .git), whose configuration the person's git "
-                "would read"
+                "ralph undid your changes to files that are not yours to change "
+                f"({', '.join(event.paths)}): the repository's git configuration, hooks and "
+                "info/, which ralph's own git commands read; the agent CLIs' project settings "
+                "(.mcp.json, opencode.json, .codex, .gemini) and the links among their own "
+                "settings, whose servers and hooks the person's own tools start; in the "
+                "sandbox, the protected paths (.vscode, .idea, .gitmodules, shell start-up "
+                "files), whose tasks the person's editor and shell run; and a repository of "
+                "your own inside the work tree (a new .git), whose configuration the person's "
+                "git would read"
             )
             notice = Notice(topic=GIT_RESTORED_TOPIC, text=text)
             return notify(state, add_notice(state.intake, notice))
