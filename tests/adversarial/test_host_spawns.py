@@ -1,7 +1,9 @@
 """Programs ralph starts on the host, outside the sandbox, with a work tree an agent wrote
 around them: ralph's own Python started again (``ralph mcp``'s ``start_run``, ``ralph
-worker``'s pool) and ralph's own git. Real subprocesses, real files planted where an agent
-can write them; each planted program writes a mark, which must never appear."""
+worker``'s pool), and the programs found on a ``PATH`` that names a work-tree folder (ralph's
+own git, bubblewrap for the next run's sandbox, ``ralph doctor``'s git, bwrap and preset CLI).
+Real subprocesses, real bubblewrap where the sandbox is the guard, real files planted where an
+agent can write them; each planted program writes a mark, which must never appear."""
 
 from __future__ import annotations
 
