@@ -256,7 +256,7 @@ def test_both_collections_run_in_the_run_s_sandbox(tmp_path: Path) -> None:
     root, base = _repository(tmp_path)
     text = (root / "ralph.toml").read_text().replace('mode = "off"', 'mode = "required"')
     config = parse_config(text, "ralph.toml")
-    choice = choose_sandbox(config)
+    choice = choose_sandbox(config, workspace=root)
     layout = WorkspaceLayout(root=root)
     sandbox = choice.sandbox(layout, config, "run-1", ())
     assert sandbox is not None

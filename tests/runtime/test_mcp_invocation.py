@@ -72,7 +72,7 @@ def invoke(
     layout.prompt(kind).write_text(PROMPT)
     base = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(home)}
     environment = agent_environment(layout, RUN, base)
-    choice = choose_sandbox(config, environment)
+    choice = choose_sandbox(config, environment, workspace=root)
     invoker = AgentInvoker(
         layout=layout,
         run_id=RUN,

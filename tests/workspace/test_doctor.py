@@ -103,7 +103,10 @@ def test_a_preset_cli_is_run_for_its_version_and_a_silent_one_fails(tmp_path: Pa
         '[chains]\ndefault = ["codex", "oc"]\n',
         "t",
     )
-    checks = check_agents(tmp_path, config, _environ(bin_dir, home), is_root=False)
+    # The workspace beside the CLIs: one in it is never run outside the sandbox.
+    root = tmp_path / "ws"
+    root.mkdir()
+    checks = check_agents(root, config, _environ(bin_dir, home), is_root=False)
     by_name = {c.name: c for c in checks if c.name.startswith("agent ") and "pitfall" not in c.name}
     assert by_name["agent codex"].status is Status.OK
     assert "codex-cli 0.169.0" in by_name["agent codex"].detail
@@ -115,7 +118,7 @@ def test_a_preset_cli_is_run_for_its_version_and_a_silent_one_fails(tmp_path: Pa
     ) -> tuple[int, str]:
         raise subprocess.TimeoutExpired(list(argv), timeout)
 
-    slow = check_agents(tmp_path, config, _environ(bin_dir, home), is_root=False, run=overrun)
+    slow = check_agents(root, config, _environ(bin_dir, home), is_root=False, run=overrun)
     versions = [c for c in slow if c.name in {"agent codex", "agent oc"}]
     assert len(versions) == 2
     assert all("did not answer within 5 s" in c.detail for c in versions)

@@ -132,7 +132,10 @@ class _Control:
         layout = WorkspaceLayout(root=self.root)
         layout.state_dir.mkdir(parents=True, exist_ok=True)
         log = layout.state_dir / f"mcp-start-{datetime.now(UTC):%Y%m%d-%H%M%S-%f}.log"
-        argv = [sys.executable, "-m", "pipeline.app.cli", "run", "-C", str(self.root), "--plain"]
+        # -P: ``-m`` would put the current folder (the workspace, the agent's to write) first
+        # on the import path, and an agent's ``pipeline`` package there would run as ralph.
+        argv = [sys.executable, "-P", "-m", "pipeline.app.cli", "run", "-C", str(self.root)]
+        argv += ["--plain"]
         argv += [f"--prompt={arguments['prompt']}"]
         argv += [] if self.store is None else [f"--store={self.store}"]
         with log.open("xb") as output:

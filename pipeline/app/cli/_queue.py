@@ -39,7 +39,10 @@ def run_worker_processes(count: int, url: str, argv: Sequence[str]) -> int:
     in their environment, never on a command line others can read), pass SIGTERM and SIGINT
     on to them, and wait for all; the exit status is the worst of theirs. Each child stops
     (as on SIGTERM) when this process dies, even by kill -9."""
-    command = [sys.executable, "-m", "pipeline.app.cli", "worker", *argv, "--concurrency", "1"]
+    # -P: ``-m`` would put the current folder first on the import path; started in a work
+    # tree, an agent's ``pipeline`` package there would run as the workers.
+    command = [sys.executable, "-P", "-m", "pipeline.app.cli", "worker", *argv]
+    command += ["--concurrency", "1"]
     # The children watch this pid and stop when it is gone (kill -9 passes nothing on).
     env = {**os.environ, "RALPH_STORE": url, WORKER_PARENT_ENV: str(os.getpid())}
     children = [subprocess.Popen(command, env=env) for _ in range(count)]

@@ -35,7 +35,13 @@ from pipeline.core.config import (
 )
 from pipeline.handlers.intake import EventsFileError, read_marker
 from pipeline.handlers.redaction import mask_password_of
-from pipeline.handlers.runtime import WorkspaceLayout, load_hat_schemas, load_response_schemas
+from pipeline.handlers.runtime import (
+    WorkspaceLayout,
+    load_hat_schemas,
+    load_response_schemas,
+    work_trees,
+)
+from pipeline.handlers.sandbox import host_path
 from pipeline.handlers.store import StoreError, store_path
 
 __all__ = ["Check", "Status", "diagnose", "would_fail"]
@@ -283,7 +289,11 @@ def diagnose(
     configuration, the prompt, the final check and the gates, ``.ralph/``, the store, each
     agent, then the sandbox they run in."""
     root = root.resolve()
-    checks = check_git(root, environ, run)
+    # The programs the checks run themselves on the host (git, bwrap) are looked up on a PATH
+    # without the work trees' folders, as a run looks them up: an agent may have put its own
+    # there. The agents' and the checks' own programs are looked up as a run starts them.
+    host = {**environ, "PATH": host_path(environ.get("PATH", os.defpath), work_trees(root))}
+    checks = check_git(root, host, run)
     config_checks, config = check_config(root)
     checks += config_checks
     if config is not None:
@@ -294,5 +304,5 @@ def diagnose(
     checks += check_store(_location(root, config, store))
     if config is not None:
         checks += check_agents(root, config, environ, is_root=is_root, run=run)
-        checks += check_sandbox(config, environ)
+        checks += check_sandbox(config, environ, host)
     return tuple(checks)

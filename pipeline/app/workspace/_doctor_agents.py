@@ -8,6 +8,7 @@ make every invocation fail, and the limits that lose something without failing t
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -29,6 +30,8 @@ from pipeline.core.config import AgentConfig, RalphConfig
 from pipeline.events import Role
 from pipeline.handlers.agents import found_pitfalls
 from pipeline.handlers.agents.mcp import wiring
+from pipeline.handlers.runtime import work_trees
+from pipeline.handlers.sandbox import host_path, lies_in
 
 __all__ = [
     "VERSION_TIMEOUT_S",
@@ -124,12 +127,20 @@ def _version(
     if agent.preset is None:
         return ok(label, f"command {program} found")
     env = {**environ, **agent.env}
+    # On the host: neither the CLI nor what it starts by name (``env node``) is taken from a
+    # work tree's folder, where an agent could have written its own.
+    trees = work_trees(root)
+    env["PATH"] = host_path(env.get("PATH", os.defpath), trees)
+    where = shutil.which(program, path=env["PATH"])
+    if where is None or lies_in(where, trees):
+        detail = f"{program} found in the work tree: not run outside the sandbox to ask its version"
+        return ok(label, detail)
     try:
         # From an empty folder: a CLI may read its project settings (``.gemini``,
         # ``opencode.json``, a plugin) from the folder it starts in, and the workspace's are
         # the agent's files, read here outside the sandbox.
         with tempfile.TemporaryDirectory(prefix="ralph-version-") as empty:
-            status, said = run([program, "--version"], Path(empty), env, VERSION_TIMEOUT_S)
+            status, said = run([where, "--version"], Path(empty), env, VERSION_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         detail = f"{program} --version did not answer within {VERSION_TIMEOUT_S:g} s"
         return fail(label, detail, f"run `{program} --version` by hand to see what it waits for")

@@ -82,21 +82,26 @@ def _git_config(environ: Mapping[str, str]) -> list[Check]:
     return [warn(f"{_NAME} git config", f"agents can read: {'; '.join(found)}", fix)]
 
 
-def check_sandbox(config: RalphConfig, environ: Mapping[str, str]) -> list[Check]:
+def check_sandbox(
+    config: RalphConfig, environ: Mapping[str, str], host: Mapping[str, str] | None = None
+) -> list[Check]:
     """The sandbox's checks for ``config``: the probe, secrets in git's global configuration
-    (shown inside), then each endpoint agents need, reached from inside."""
+    (shown inside), then each endpoint agents need, reached from inside. ``host``: the
+    environment bwrap and git are found with (default ``environ``; a workspace's doctor
+    gives it a ``PATH`` without the work trees' folders)."""
+    host = environ if host is None else host
     policy = config.sandbox.policy()
     if policy.mode is SandboxMode.OFF:
         detail = "off in ralph.toml: agents run with your whole account"
         return [ok(_NAME, detail, 'set [sandbox] mode = "auto" to run them in it')]
-    found = probe(environ, policy.uid)
+    found = probe(host, policy.uid)
     if not found.works:
         assert found.reason is not None
         status = Status.FAIL if policy.mode is SandboxMode.REQUIRED else Status.WARN
         detail = f"{policy.mode.value}, but {found.reason}"
         return [Check(name=_NAME, status=status, detail=detail, fix=_fix(found.reason))]
     inside = "" if found.uid is None else f", uid {found.uid} inside"
-    checks = [ok(_NAME, f"{found.backend} starts a sandbox here{inside}"), *_git_config(environ)]
+    checks = [ok(_NAME, f"{found.backend} starts a sandbox here{inside}"), *_git_config(host)]
     needed, problems = _endpoints(config, environ)
     checks += problems
     if policy.network is NetworkMode.NONE:

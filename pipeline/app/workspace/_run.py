@@ -434,7 +434,7 @@ def _settle_sandbox(
     the run's ``branch`` in it: a post-checkout hook is the repository's code. Raises
     :class:`~pipeline.handlers.runtime.SandboxUnavailableError` as :func:`choose_sandbox`
     does, and ``GitError`` when the switch fails."""
-    sandboxing = choose_sandbox(config)
+    sandboxing = choose_sandbox(config, workspace=layout.root)
     if on_warning is not None:
         if sandboxing.probe is None and sandboxing.policy.mode is SandboxMode.AUTO:
             on_warning(f"sandbox: {sandboxing.said}")

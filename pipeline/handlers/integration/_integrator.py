@@ -157,7 +157,7 @@ class Integrator:
             run_id=self.run_id,
             schemas={},
             hat_schemas={},
-            sandboxing=choose_sandbox(self.config),
+            sandboxing=choose_sandbox(self.config, workspace=self.root),
             grace_s=GRACE_S,
         )
 
@@ -223,7 +223,8 @@ class Integrator:
         )
         # As a run runs its gates (its sandbox, the gate's env, the pinned world of the
         # replayed head laid out in the scratch itself), with no whole runtime around it.
-        layout, sandboxing = self._layout(), choose_sandbox(self.config)
+        layout = self._layout()
+        sandboxing = choose_sandbox(self.config, workspace=self.root)
         sandbox = None
         if sandboxing is not None:
             sandbox = sandboxing.sandbox(layout, self.config, self.run_id, ())

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         revision,
         run_git,
         run_git_bytes,
+        work_trees,
     )
     from pipeline.handlers.runtime._gitguard import GitGuard
     from pipeline.handlers.runtime._global_config import global_config_secrets
@@ -144,6 +145,7 @@ __all__ = [
     "switch_branch",
     "template_text",
     "untracked_baseline",
+    "work_trees",
     "worktree_entries",
     "write_own",
 ]

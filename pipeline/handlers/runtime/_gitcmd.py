@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from pipeline import PipelineError
 from pipeline.handlers.runtime._layout import git_dirs, git_location
+from pipeline.handlers.sandbox import host_path
 
 __all__ = [
     "EFFECT_TRAILER",
@@ -53,6 +54,7 @@ __all__ = [
     "revision",
     "run_git",
     "run_git_bytes",
+    "work_trees",
 ]
 
 TIMEOUT_S = 600
@@ -246,6 +248,16 @@ def pinned_locations(root: Path) -> dict[str, str]:
     return {"GIT_DIR": str(git_dir), "GIT_COMMON_DIR": str(common), "GIT_WORK_TREE": str(top)}
 
 
+def work_trees(root: Path) -> tuple[Path, ...]:
+    """The work trees an agent working in ``root`` may write: the one ``root`` lies in and
+    its repository's main one (the common folder's parent), or ``root`` outside a repository."""
+    found = git_location(root)
+    if found is None:
+        return (root,)
+    top, (_git_dir, common) = found
+    return tuple(dict.fromkeys((top, common.parent)))
+
+
 def _where(
     policy: GitPolicy, argv: list[str], root: Path, index: Path | None = None, bare: bool = False
 ) -> contextlib.AbstractContextManager[WrappedCommand]:
@@ -261,6 +273,9 @@ def _where(
     if index is not None:
         env["GIT_INDEX_FILE"] = str(index)
     if policy.sandbox is None or not (policy.run_hooks or policy.run_filters):
+        # On the host: ``git`` (and what git starts by name) is found on a PATH without the
+        # work trees' folders, where an agent could have put a ``git`` of its own.
+        env["PATH"] = host_path(env.get("PATH", os.defpath), (root,) if bare else work_trees(root))
         return contextlib.nullcontext(WrappedCommand(argv=tuple(argv), env=env))
     return policy.sandbox.wrapped(tuple(argv), root, env)
 

@@ -48,7 +48,7 @@ from pipeline.events import (
     SandboxChecked,
 )
 from pipeline.handlers.agents import ProcessResult, ProcessSpec, not_started, run_process
-from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, WrappedCommand
+from pipeline.handlers.runtime._gitcmd import GitError, GitPolicy, WrappedCommand, work_trees
 from pipeline.handlers.runtime._layout import WorkspaceLayout, git_dirs
 from pipeline.handlers.sandbox import (
     AgentNeeds,
@@ -264,10 +264,13 @@ def agents_needs(config: RalphConfig, environ: Mapping[str, str]) -> dict[str, A
     return found
 
 
-def choose_sandbox(config: RalphConfig, environ: Mapping[str, str] | None = None) -> SandboxChoice:
-    """The sandbox a run of ``config`` runs its agents in, as ``[sandbox]`` asks and the
-    machine allows (``environ``: the agents' environment, default this process's; its
-    ``PATH`` finds bwrap), with what each agent needs in it. Raises
+def choose_sandbox(
+    config: RalphConfig, environ: Mapping[str, str] | None = None, *, workspace: Path
+) -> SandboxChoice:
+    """The sandbox a run of ``config`` in ``workspace`` runs its agents in, as ``[sandbox]``
+    asks and the machine allows (``environ``: the agents' environment, default this
+    process's; its ``PATH`` finds bwrap, but not in the work trees: :func:`work_trees`), with
+    what each agent needs in it. Raises
     :class:`SandboxUnavailableError` when it is required and cannot start, when an agent's
     base-URL setting is no endpoint, or when it would be on while ``[git]`` signs commits
     whose hooks or filters must run in it (:func:`signing_problem`)."""
@@ -275,7 +278,7 @@ def choose_sandbox(config: RalphConfig, environ: Mapping[str, str] | None = None
     policy = config.sandbox.policy()
     if policy.mode is SandboxMode.OFF:
         return SandboxChoice(policy=policy, probe=None, said="off ([sandbox] mode is off)")
-    found = probe(environ, policy.uid)
+    found = probe(environ, policy.uid, work_trees(workspace))
     # Only when it can start: a bad base-URL variable must not stop a run that runs no sandbox.
     agents = agents_needs(config, environ) if found.works else {}
     choice = SandboxChoice(policy=policy, probe=found, said="", agents=agents)

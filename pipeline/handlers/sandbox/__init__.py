@@ -8,9 +8,12 @@
   with a unix socket per loopback endpoint and an HTTP proxy that allows only the listed
   ``host:port`` pairs and counts its refusals; it gives the relay's command line and the proxy
   variables (``docs/research/sandbox-design.md``, section 8).
+- :func:`host_path` is the ``PATH`` ralph finds its own host programs on (git, bwrap): none
+  of the work tree's folders, nor a relative one.
 - :func:`relay_source` is the stdlib-only relay that runs inside, in front of the agent.
 """
 
+from pipeline.handlers.sandbox._host_path import host_path, lies_in
 from pipeline.handlers.sandbox._network import NO_PROXY, NetworkGate, NetworkSeen, relay_source
 from pipeline.handlers.sandbox._probe import INSTALL_HINT, Probe, probe, reach_from_inside
 from pipeline.handlers.sandbox._relay import FAILED as RELAY_FAILED
@@ -33,6 +36,8 @@ __all__ = [
     "Sandbox",
     "WorkspacePaths",
     "environment_rules",
+    "host_path",
+    "lies_in",
     "probe",
     "reach_from_inside",
     "reachable",

@@ -19,13 +19,15 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Final, final
 
 from attrs import frozen
 
 from pipeline.core.sandbox import MANDATORY_FLAGS, RELAY_MOUNT, Endpoint
 from pipeline.handlers.sandbox._gather import interpreter_dirs
+from pipeline.handlers.sandbox._host_path import host_path
 from pipeline.handlers.sandbox._network import NetworkGate
 
 __all__ = ["INSTALL_HINT", "Probe", "bare_sandbox", "probe", "reach_from_inside"]
@@ -84,10 +86,12 @@ def _run(argv: list[str]) -> tuple[int, str]:
     return done.returncode, " ".join(text.split())[:300]
 
 
-def probe(environ: Mapping[str, str], uid: int) -> Probe:
-    """Probe the sandbox for processes started with ``environ`` (its ``PATH`` finds bwrap);
-    ``uid`` is the uid inside when ralph runs as root."""
-    program = shutil.which("bwrap", path=environ.get("PATH", os.defpath))
+def probe(environ: Mapping[str, str], uid: int, untrusted: Iterable[str | Path] = ()) -> Probe:
+    """Probe the sandbox for processes started with ``environ`` (its ``PATH`` finds bwrap,
+    in no relative folder and none of ``untrusted``: the work trees, where an agent could put
+    a ``bwrap`` that would then start every sandbox); ``uid`` is the uid inside when ralph
+    runs as root."""
+    program = shutil.which("bwrap", path=host_path(environ.get("PATH", os.defpath), untrusted))
     if program is None:
         return Probe(program=None, version=None, reason=f"bwrap not found on PATH: {INSTALL_HINT}")
     code, text = _run([program, "--version"])
