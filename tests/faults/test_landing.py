@@ -26,6 +26,8 @@ from tests.runtime.workspace import (
     processes_with,
     ralph,
     ralph_on_a_full_disk,
+    start_ralph,
+    wait_for,
 )
 
 pytestmark = pytest.mark.slow  # whole runs and merges in subprocesses
@@ -171,11 +173,15 @@ def test_the_next_merge_ends_a_gate_a_killed_integrator_left_running(tmp_path: P
     (only,) = completed_runs(root, 1)
     (tmp_path / "gated-once").unlink()
     name = str(only["name"])
-    # Late enough that the gate runs on a loaded machine (the scratch is laid out first); it
-    # beats until killed.
-    point = "integration.integration_rebased:1:SIGKILL:3.0"
-    killed = ralph("worktrees", "merge", name, cwd=root, env={FAULT_ENV: point})
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    # Killed once the gate has beaten (it beats until killed): inside the gate however loaded
+    # the machine, with no fixed delay to wait out or to fall short of.
+    integrator = start_ralph("worktrees", "merge", name, cwd=root)
+    try:
+        wait_for(lambda: _beats(heartbeat), "the gate never beat", alive=integrator)
+    finally:
+        integrator.kill()
+    _out, err = integrator.communicate(timeout=60)
+    assert integrator.returncode == -signal.SIGKILL, err
     # The gate ran when the integrator was killed; its reaper may end it at once (the parent-
     # death signal), or it may still beat: either way the next merge leaves nothing running.
     assert _beats(heartbeat) > 0, "the gate never ran before the integrator was killed"
