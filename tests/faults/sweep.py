@@ -254,20 +254,22 @@ whole store gone."""
 
 
 def _damage_scenarios() -> list[Scenario]:
+    # Only a fault inside the agent needs the developer slow; after the commit it would be
+    # 1.5 s waited out for nothing (twice, when the damage makes the resume do it again).
     points = [
-        ("after commit", "commit.commit_created:1"),
-        ("agent", "prompt.prompt_materialized:2:0.5"),
+        ("after commit", _plain(WORK), "commit.commit_created:1"),
+        ("agent", _plain(SLOW_DEVELOPER), "prompt.prompt_materialized:2:0.5"),
     ]
     return [
         Scenario(
             f"{phase} @ {fact} SIGKILL, then {damage}",
             phase,
-            _plain(SLOW_DEVELOPER),
+            build,
             signal.SIGKILL,
             fact=fact,
             damage=damage,
         )
-        for phase, fact in points
+        for phase, build, fact in points
         for damage in DAMAGE
     ]
 
