@@ -28,7 +28,7 @@ from pipeline.events import (
 )
 from tests.runtime.workspace import make_workspace, processes_with, scripted
 
-__all__ = ["GATE_POINTS", "SLOW_GATE", "STUBBORN_GATE", "gate_problems"]
+__all__ = ["CALM", "GATE_POINTS", "SLOW_GATE", "STUBBORN_GATE", "gate_problems"]
 
 _REPORTS = """
 write."work.txt" = "the work\\n"
@@ -50,12 +50,16 @@ save_prompt = ".ralph/dev-2.md"
 """Every role succeeds; each developer iteration leaves work for the task round, and saves
 its prompt (the second one must carry a block's notice)."""
 
-SLOW_GATE = "import time\ntime.sleep(1.0)\nprint('checked')\n"
+CALM = ".ralph/calm"
+"""Once this file is in the workspace (:func:`tests.faults.sweep.run_trial` makes it when the
+faulted ``ralph`` has ended), the gates no longer take their second: only a fault needs it."""
+
+SLOW_GATE = f"import os, time\nif not os.path.exists('{CALM}'): time.sleep(1.0)\nprint('checked')\n"
 """A gate that takes a second (time for a fault to land inside it) and passes."""
 
 STUBBORN_GATE = (
-    "import pathlib, sys, time\n"
-    "time.sleep(1.0)\n"
+    "import os, pathlib, sys, time\n"
+    f"if not os.path.exists('{CALM}'): time.sleep(1.0)\n"
     "marker = pathlib.Path('.ralph/gate-failed-once')\n"
     "if marker.exists(): print('checked'); sys.exit(0)\n"
     "marker.touch(); print('not yet'); sys.exit(1)\n"
@@ -81,6 +85,7 @@ def _gated(code: str) -> Callable[[Path], Path]:
         # The marker is the workspace's own, by its absolute path: a pinned gate runs in a
         # scratch worktree, remade by every ralph process.
         marked = code.replace("'.ralph/gate-failed-once'", repr(f"{root}/.ralph/gate-failed-once"))
+        marked = marked.replace(f"'{CALM}'", repr(f"{root}/{CALM}"))
         argv = f'["{sys.executable}", "-c", """{marked}{_marker(root)}\n"""]'
         gate = (
             f'[[gates]]\nname = "check"\nargv = {argv}\ntimeout_s = 60\n'

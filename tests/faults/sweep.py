@@ -29,7 +29,7 @@ from attrs import asdict, field, frozen
 from pipeline.events import RunCompleted, RunStarted
 from pipeline.handlers.runtime import WorkspaceLayout
 from tests.faults.commits import commits_in_git, commits_in_log
-from tests.faults.gated import GATE_POINTS, gate_problems
+from tests.faults.gated import CALM, GATE_POINTS, gate_problems
 from tests.faults.gitfault import install
 from tests.runtime.workspace import (
     FINISH_EVERYTHING,
@@ -254,20 +254,22 @@ whole store gone."""
 
 
 def _damage_scenarios() -> list[Scenario]:
+    # Only a fault inside the agent needs the developer slow; after the commit it would be
+    # 1.5 s waited out for nothing (twice, when the damage makes the resume do it again).
     points = [
-        ("after commit", "commit.commit_created:1"),
-        ("agent", "prompt.prompt_materialized:2:0.5"),
+        ("after commit", _plain(WORK), "commit.commit_created:1"),
+        ("agent", _plain(SLOW_DEVELOPER), "prompt.prompt_materialized:2:0.5"),
     ]
     return [
         Scenario(
             f"{phase} @ {fact} SIGKILL, then {damage}",
             phase,
-            _plain(SLOW_DEVELOPER),
+            build,
             signal.SIGKILL,
             fact=fact,
             damage=damage,
         )
-        for phase, fact in points
+        for phase, build, fact in points
         for damage in DAMAGE
     ]
 
@@ -337,6 +339,7 @@ def run_trial(scenario: Scenario, workdir: Path) -> Trial:
         problems.append(f"git {scenario.git_after} never ran")
     if scenario.damage is not None:
         DAMAGE[scenario.damage](root)
+    _calm(root)
     code, resumes, last = first.returncode, 0, first
     while code in _STOPPED and resumes < 4:
         last = _ralph(root, ["resume"], env)
@@ -359,6 +362,18 @@ def run_trial(scenario: Scenario, workdir: Path) -> Trial:
         round(time.monotonic() - started, 2),
         tuple(problems),
     )
+
+
+def _calm(root: Path) -> None:
+    """After the faulted ``ralph``: the agents' delays and the gates' second are there for a
+    fault to land inside them, and no resume is faulted, so its agents and gates go at once
+    (the scripts keep every step, in order; only their ``delay_s`` goes)."""
+    (root / CALM).touch()
+    for script in (root / ".ralph").glob("*.toml"):
+        kept = [
+            line for line in script.read_text().splitlines(True) if not line.startswith("delay_s")
+        ]
+        script.write_text("".join(kept))
 
 
 _DAMAGE_NAMED = (1, 4)

@@ -203,10 +203,14 @@ def test_sigterm_during_a_landing_exits_130_and_the_next_command_finishes_it(
     """SIGTERM while a landing's gate runs: the landing stops at once (exit 130), says how to
     go on, leaves no gate running and main untouched; the command it names lands the run."""
     marker = f"ralph-test-slow-gate-{tmp_path.name}"
-    # The gate is slow only while ``slow`` exists: the landing SIGTERM stops, and no other gate
-    # run (the run's own before it, the next command's after) waits out its seconds.
+    # The gate is slow only in a landing's scratch worktree while ``slow`` exists: the landing
+    # SIGTERM stops, and no other gate run (the run's own before it, the next command's after)
+    # waits out its seconds.
     slow = tmp_path / "slow"
-    script = f"[ -e '{slow}' ] || exit 0\nexec python3 -c 'import time; time.sleep(3)' {marker}\n"
+    script = (
+        'case "$PWD" in */.integration-*) ;; *) exit 0 ;; esac\n'
+        f"[ -e '{slow}' ] || exit 0\nexec python3 -c 'import time; time.sleep(3)' {marker}\n"
+    )
     root = landing_repository(tmp_path, gate("slow", script))
     before = git(root, "rev-parse", "main")
     point = "integration.integration_rebased:1:SIGTERM:0.5"

@@ -36,6 +36,7 @@ from tests.runtime.workspace import (
     make_workspace,
     ralph,
     start_ralph,
+    wait_for,
 )
 
 pytestmark = pytest.mark.slow  # whole runs in subprocesses
@@ -333,19 +334,28 @@ def test_a_conflict_goes_to_the_merger_hat_and_lands_resolved(tmp_path: Path) ->
 def test_kill_9_while_the_merger_is_at_work_then_resume(tmp_path: Path) -> None:
     """Killed while the resolver works (its replay's facts not yet in the log): the target
     has not moved, and the next merge replays again with the resolver and lands once."""
+    # The first resolver says it started, then works a second: killed then, inside it. The
+    # next merge's resolver works at once.
+    started = tmp_path / "merger-started"
+    merger = f'if [ ! -e "{started}" ]; then touch "{started}"; sleep 1; fi\n{MERGER}'
     root = make_workspace(
         tmp_path / "repo",
         scripts={},
-        agents={"main": ["sh", "-c", SAME_LINES], "merger": ["sh", "-c", f"sleep 1\n{MERGER}"]},
+        agents={"main": ["sh", "-c", SAME_LINES], "merger": ["sh", "-c", merger]},
         extra='[merge]\nresolvers = ["merger"]\n',
     )
     first, second = completed_runs(root, 2)
     landed = ralph("worktrees", "merge", str(first["name"]), cwd=root)
     assert landed.returncode == 0, landed.stderr
     before = git(root, "rev-parse", "main")
-    point = "integration.integration_conflicted:1:SIGKILL:0.4"
-    killed = ralph("worktrees", "merge", str(second["name"]), cwd=root, env={FAULT_ENV: point})
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    integrator = start_ralph("worktrees", "merge", str(second["name"]), cwd=root)
+    try:
+        wait_for(started.exists, "the resolver never started", alive=integrator)
+    finally:
+        integrator.kill()
+    _out, err = integrator.communicate(timeout=60)
+    assert integrator.returncode == -signal.SIGKILL, err
+    assert not [f for f in log_of(second) if isinstance(f, IntegrationResolved)], "too late"
     assert git(root, "rev-parse", "main") == before
     assert git(root, "status", "--porcelain") == ""
     resumed = ralph("worktrees", "merge", cwd=root)
