@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.core.sandbox import mount_plan
-from tests.runtime.workspace import SHELL_REPORTS, make_workspace, ralph
+from tests.runtime.workspace import ralph, sandboxed_shell_workspace
 from tests.sandbox.inputs import W, workspace_inputs
 
 HAS_BWRAP = subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode == 0
@@ -34,16 +34,7 @@ def test_an_agent_cannot_replace_its_folder_by_a_link_to_the_persons(tmp_path: P
         "if [ ! -e .agent-tried ]; then : > .agent-tried; "
         f"mv .agent .agent-moved 2> .agent-said && ln -s {victim} .agent; fi\n"
     )
-    script.write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + plant)
-    script.chmod(0o755)
-    budgets = "max_iterations = 1\nmax_review_passes = 0\nmax_retries_per_agent = 1"
-    make_workspace(
-        root,
-        scripts={},
-        agents={"main": [str(script)]},
-        budgets=budgets,
-        sandbox='mode = "required"',
-    )
+    sandboxed_shell_workspace(root, script, plant, max_iterations=1)
     done = ralph("run", "--plain", cwd=root)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert (root / ".agent-tried").exists(), "the agent ran"

@@ -16,11 +16,10 @@ import pytest
 
 from pipeline.events import GitMetadataRestored
 from tests.runtime.workspace import (
-    SHELL_REPORTS,
     gate,
     git,
-    make_workspace,
     ralph,
+    sandboxed_shell_workspace,
     stored_events,
 )
 
@@ -56,15 +55,11 @@ echo invoked >> invocations.txt
 # Partial work at first: each development iteration is committed, and the run goes on.
 [ "$(wc -l < invocations.txt)" -ge 4 ] || printf 'partial\nmore to do' > .agent/out/status
 """
-    script.write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + plant)
-    script.chmod(0o755)
-    budgets = "max_iterations = 5\nmax_review_passes = 0\nmax_retries_per_agent = 1"
-    make_workspace(
+    sandboxed_shell_workspace(
         root,
-        scripts={},
-        agents={"main": [str(script)]},
-        budgets=budgets,
-        sandbox='mode = "required"',
+        script,
+        plant,
+        max_iterations=5,
         # A gate turns the tamper screen on: it reads the work tree with git too.
         extra=gate("ok", "true").replace("timeout_s", 'on = ["iteration"]\ntimeout_s'),
     )
@@ -103,16 +98,7 @@ cd ..
 echo "gitdir: ../nested/.git" > sub/.git && echo repointed >> repointed.txt
 echo invoked >> invocations.txt
 """
-    script.write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + plant)
-    script.chmod(0o755)
-    budgets = "max_iterations = 2\nmax_review_passes = 0\nmax_retries_per_agent = 0"
-    make_workspace(
-        root,
-        scripts={},
-        agents={"main": [str(script)]},
-        budgets=budgets,
-        sandbox='mode = "required"',
-    )
+    sandboxed_shell_workspace(root, script, plant, max_iterations=2, retries=0)
     add = ("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(origin), "sub")
     git(root, *add)
     git(root, "commit", "-qm", "the person's submodule")

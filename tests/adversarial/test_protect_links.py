@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.runtime.workspace import SHELL_REPORTS, make_workspace, ralph
+from tests.runtime.workspace import SHELL_REPORTS, make_workspace, ralph, sandboxed_shell_workspace
 
 HAS_BWRAP = subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode == 0
 needs_bwrap = pytest.mark.skipif(
@@ -118,16 +118,7 @@ def test_a_link_in_a_worktree_uncovers_neither_the_main_tree_nor_its_stores(
         f"find {main}/.git/ralph {main}/.git/worktrees/*/ralph -type f >> leaked.txt 2>&-\n"
         "echo invoked >> invocations.txt\n"
     )
-    script.write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + plant)
-    script.chmod(0o755)
-    budgets = "max_iterations = 2\nmax_review_passes = 0\nmax_retries_per_agent = 1"
-    make_workspace(
-        root,
-        scripts={},
-        agents={"main": [str(script)]},
-        budgets=budgets,
-        sandbox='mode = "required"',
-    )
+    sandboxed_shell_workspace(root, script, plant, max_iterations=2)
     done = ralph("run", "--worktree", "--plain", cwd=root)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (tree,) = (outside_tmp / "ws-worktrees").iterdir()

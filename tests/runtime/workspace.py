@@ -150,6 +150,35 @@ def make_workspace(
     return root
 
 
+def sandboxed_shell_workspace(
+    root: Path,
+    script: Path,
+    body: str,
+    *,
+    max_iterations: int,
+    retries: int = 1,
+    extra: str = "",
+) -> Path:
+    """A workspace at ``root`` whose one agent is the shell script ``script`` (written here,
+    outside the repository: it reads its prompt, runs ``body``, then writes the reports every
+    role reads), in a sandbox that must work, with no review pass; ``extra`` as for
+    :func:`make_workspace`. How a hostile agent is set loose in the adversarial tests."""
+    script.write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + body)
+    script.chmod(0o755)
+    budgets = (
+        f"max_iterations = {max_iterations}\nmax_review_passes = 0\n"
+        f"max_retries_per_agent = {retries}"
+    )
+    return make_workspace(
+        root,
+        scripts={},
+        agents={"main": [str(script)]},
+        budgets=budgets,
+        sandbox='mode = "required"',
+        extra=extra,
+    )
+
+
 def git(root: Path, *args: str) -> str:
     """``git ARGS`` in ``root`` (the real one, checked), its output stripped."""
     return subprocess.run(
