@@ -30,8 +30,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pipeline import PipelineError
+
+# Not through pipeline.handlers.sandbox, whose package loads the sandbox whole: a read
+# command's git (``ralph status``'s lean path) needs only the PATH filter.
+from pipeline.handlers._host_path import host_path
 from pipeline.handlers.runtime._layout import git_dirs, git_location
-from pipeline.handlers.sandbox import host_path
 
 __all__ = [
     "EFFECT_TRAILER",

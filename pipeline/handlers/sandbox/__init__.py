@@ -13,7 +13,7 @@
 - :func:`relay_source` is the stdlib-only relay that runs inside, in front of the agent.
 """
 
-from pipeline.handlers.sandbox._host_path import host_path, lies_in
+from pipeline.handlers._host_path import host_path, lies_in
 from pipeline.handlers.sandbox._network import NO_PROXY, NetworkGate, NetworkSeen, relay_source
 from pipeline.handlers.sandbox._probe import INSTALL_HINT, Probe, probe, reach_from_inside
 from pipeline.handlers.sandbox._relay import FAILED as RELAY_FAILED

@@ -26,8 +26,8 @@ from typing import Final, final
 from attrs import frozen
 
 from pipeline.core.sandbox import MANDATORY_FLAGS, RELAY_MOUNT, Endpoint
+from pipeline.handlers._host_path import host_path
 from pipeline.handlers.sandbox._gather import interpreter_dirs
-from pipeline.handlers.sandbox._host_path import host_path
 from pipeline.handlers.sandbox._network import NetworkGate
 
 __all__ = ["INSTALL_HINT", "Probe", "bare_sandbox", "probe", "reach_from_inside"]
