@@ -20,16 +20,23 @@ from pipeline.core.agents import PRESETS
 from pipeline.core.config import AgentConfig, RalphConfig
 from pipeline.events import Role
 
-__all__ = ["missing_programs"]
+__all__ = ["located", "missing_programs"]
+
+
+def located(program: str, root: Path, path: str | None) -> Path | None:
+    """Where ``program`` is, as a run started from ``root`` with ``path`` as PATH would start
+    it: a path as given (a relative one in the workspace, where processes run), or the
+    executable found on ``path`` (None: not found there)."""
+    if os.sep in program:
+        return Path(program) if os.path.isabs(program) else root / program
+    found = shutil.which(program, path=path)
+    return None if found is None else Path(found).absolute()
 
 
 def _found(program: str, root: Path, path: str | None) -> bool:
     """Whether ``program`` can be started from ``root`` with ``path`` as PATH."""
-    if os.sep in program:
-        # A path: relative ones are relative to the workspace, where processes run.
-        candidate = Path(program) if os.path.isabs(program) else root / program
-        return candidate.is_file() and os.access(candidate, os.X_OK)
-    return shutil.which(program, path=path) is not None
+    where = located(program, root, path)
+    return where is not None and where.is_file() and os.access(where, os.X_OK)
 
 
 def _program(agent: AgentConfig) -> str:

@@ -19,8 +19,6 @@ files would come first on its import path).
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +27,10 @@ from pathlib import Path
 from typing import Final
 
 from pipeline.app.workspace._doctor_check import Runner, run_command
+from pipeline.app.workspace._programs import located
+
+# Not through pipeline.handlers.sandbox, which loads the sandbox whole: `ralph init` asks too.
+from pipeline.handlers._host_path import lies_in
 
 __all__ = ["missing_module"]
 
@@ -44,24 +46,11 @@ _MISSING: Final = 3
 _TIMEOUT_S: Final = 10.0
 
 
-def _inside(path: Path, root: Path) -> bool:
-    """Whether ``path``, as given or with its links followed, lies in ``root``."""
-    return path.is_relative_to(root) or path.resolve().is_relative_to(root)
-
-
-def _program(name: str, root: Path, environ: Mapping[str, str]) -> Path | None:
-    """Where the program ``name`` is, as a run would start it (None: not found)."""
-    if os.sep in name:
-        return Path(name) if os.path.isabs(name) else root / name
-    found = shutil.which(name, path=environ.get("PATH"))
-    return None if found is None else Path(found).absolute()
-
-
-def _in_its_venv(python: Path, top: str, root: Path) -> bool:
+def _in_its_venv(python: Path, top: str) -> bool:
     """Whether the workspace's Python ``python`` can import ``top``, as far as file names in
     its virtual environment tell (True where they cannot tell)."""
-    if top in sys.stdlib_module_names or (root / top).is_dir() or (root / f"{top}.py").is_file():
-        return True  # the standard library, or the workspace itself (``-m`` puts it first)
+    if top in sys.stdlib_module_names:
+        return True
     venv = python.parent.parent
     try:
         settings = (venv / "pyvenv.cfg").read_text("utf-8", errors="replace")
@@ -89,13 +78,13 @@ def missing_module(
         return None
     module, root = argv[2], root.resolve()
     top = module.partition(".")[0]
-    python = _program(argv[0], root, environ)
+    python = located(argv[0], root, environ.get("PATH"))
     if python is None or not python.is_file():
         return None  # missing_programs says so
-    if _inside(python, root):
-        return None if _in_its_venv(python, top, root) else module
     if (root / top).is_dir() or (root / f"{top}.py").is_file():
         return None  # the workspace's own module: ``-m`` puts the workspace first
+    if lies_in(python, [root]):
+        return None if _in_its_venv(python, top) else module
     try:
         # Asked from an empty folder of its own: ``-c`` puts the current folder first on the
         # import path, and the modules ``importlib.util`` loads (``contextlib``, ``warnings``)
