@@ -108,6 +108,14 @@ def _repositories(root: Path) -> frozenset[Path]:
     return frozenset(found)
 
 
+def _folder_unlinked(path: Path, root: Path) -> bool:
+    """Whether the folder ``path`` lies in is reached from the work tree ``root`` through no
+    link (``path`` itself may be one: it is what is removed or put back)."""
+    below = os.path.relpath(path.parent, root)
+    top = os.path.realpath(root)
+    return os.path.realpath(path.parent) == os.path.normpath(os.path.join(top, below))
+
+
 def _gitfile(path: Path) -> _Entry | None:
     """The ``.git`` file at ``path`` (a submodule's pointer to its git folder), or None where
     there is none (a folder, a link, nothing)."""
@@ -242,21 +250,18 @@ class GitGuard:
         but for one behind a link below the work tree (never removed through it: the link
         itself is what a commit would take); the repositories likewise, and a submodule's
         ``.git`` file that changed (one whose folder is gone or a link is left alone)."""
-        top = os.path.realpath(self.root)
-        made: list[Path] = []
-        for path in self.protected:
-            if path in self.present or not os.path.lexists(path):
-                continue
-            below = os.path.relpath(path.parent, self.root)
-            if os.path.realpath(path.parent) == os.path.normpath(os.path.join(top, below)):
-                made.append(path)
+        made = [
+            path
+            for path in self.protected
+            if path not in self.present
+            and os.path.lexists(path)
+            and _folder_unlinked(path, self.root)
+        ]
         made += sorted(_repositories(self.root) - set(self.repositories))
         for path, kept in self.repositories.items():
             if kept is None or _gitfile(path) == kept:
                 continue
-            below = os.path.relpath(path.parent, self.root)
-            unlinked = os.path.realpath(path.parent) == os.path.normpath(os.path.join(top, below))
-            if unlinked and os.path.isdir(path.parent):
+            if _folder_unlinked(path, self.root) and os.path.isdir(path.parent):
                 made.append(path)  # a submodule's pointer changed: put back
         return made
 
