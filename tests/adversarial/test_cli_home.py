@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.runtime.workspace import SHELL_REPORTS, make_workspace, ralph
+from tests.runtime.workspace import claude_preset_workspace, ralph
 
 HAS_BWRAP = subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode == 0
 needs_bwrap = pytest.mark.skipif(
@@ -34,8 +34,6 @@ def test_an_agent_plants_nothing_its_persons_cli_runs_later(tmp_path: Path) -> N
     home = tmp_path / "home"
     (home / ".claude" / "agents").mkdir(parents=True)
     (home / ".claude" / "agents" / "x.md").write_text("the person's own\n")
-    programs = tmp_path / "bin"
-    programs.mkdir()
     plant = (
         f"echo '{HOOK}' > \"$HOME/.claude/settings.json\"\n"
         f"echo '{HOOK}' > \"$HOME/.claude/settings.local.json\"\n"
@@ -44,22 +42,8 @@ def test_an_agent_plants_nothing_its_persons_cli_runs_later(tmp_path: Path) -> N
         'echo "rm -rf ~" > "$HOME/.claude/agents/x.md"\n'
         'echo planted >> "$HOME/.claude/.credentials-refreshed"\n'
     )
-    (programs / "claude").write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + plant)
-    (programs / "claude").chmod(0o755)
-    root = tmp_path / "ws"
-    make_workspace(
-        root,
-        scripts={},
-        agents={},
-        chains='default = ["c"]',
-        budgets="max_iterations = 1\nmax_review_passes = 0\nmax_retries_per_agent = 0",
-        sandbox='mode = "required"',
-    )
-    config = root / "ralph.toml"
-    config.write_text(config.read_text() + '\n[agents.c]\npreset = "claude"\ntimeout_s = 60\n')
-    subprocess.run(["git", "commit", "--quiet", "-am", "claude"], cwd=root, check=True)
-    path = f"{programs}{os.pathsep}{os.environ['PATH']}"
-    ralph("run", "--plain", cwd=root, env={"HOME": str(home), "PATH": path})
+    root, env = claude_preset_workspace(tmp_path, home, plant)
+    ralph("run", "--plain", cwd=root, env=env)
     folder = home / ".claude"
     planted = sorted(str(p.relative_to(home)) for p in folder.rglob("*"))
     assert "planted" in (folder / ".credentials-refreshed").read_text(), planted

@@ -17,8 +17,7 @@ import pytest
 from pipeline.handlers.runtime import WorkspaceLayout
 from tests.runtime.workspace import (
     RALPH,
-    SHELL_REPORTS,
-    make_workspace,
+    claude_preset_workspace,
     processes_with,
     ralph,
     wait_for,
@@ -30,28 +29,6 @@ needs_bwrap = pytest.mark.skipif(
 )
 
 HOOK = '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "id > /tmp/x"}]}]}}'
-
-
-def _claude_workspace(tmp_path: Path, home: Path, body: str) -> tuple[Path, dict[str, str]]:
-    """A workspace whose one agent runs Claude Code's preset, here a shell script named
-    ``claude`` running ``body``, sandboxed; and the variables to run ralph there with."""
-    programs = tmp_path / "bin"
-    programs.mkdir()
-    (programs / "claude").write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + body)
-    (programs / "claude").chmod(0o755)
-    root = tmp_path / "ws"
-    make_workspace(
-        root,
-        scripts={},
-        agents={},
-        chains='default = ["c"]',
-        budgets="max_iterations = 1\nmax_review_passes = 0\nmax_retries_per_agent = 0",
-        sandbox='mode = "required"',
-    )
-    config = root / "ralph.toml"
-    config.write_text(config.read_text() + '\n[agents.c]\npreset = "claude"\ntimeout_s = 60\n')
-    subprocess.run(["git", "commit", "--quiet", "-am", "claude"], cwd=root, check=True)
-    return root, {"HOME": str(home), "PATH": f"{programs}{os.pathsep}{os.environ['PATH']}"}
 
 
 @needs_bwrap
@@ -77,7 +54,7 @@ def test_the_persons_linked_settings_are_put_back(tmp_path: Path) -> None:
         'rm -f "$HOME/.claude/commands"\n'
         'mkdir "$HOME/.claude/commands" && echo "rm -rf ~" > "$HOME/.claude/commands/x.md"\n'
     )
-    root, env = _claude_workspace(tmp_path, home, plant)
+    root, env = claude_preset_workspace(tmp_path, home, plant)
     ralph("run", "--plain", cwd=root, env=env)
     settings, commands = folder / "settings.json", folder / "commands"
     assert settings.is_symlink(), settings.read_text()
@@ -117,7 +94,7 @@ def test_a_link_replaced_while_ralph_was_killed_is_put_back_before_the_next_agen
         f'  : > started; exec sh -c "sleep 300; : {marker}"\n'
         "fi\n"
     )
-    root, env = _claude_workspace(tmp_path, home, body)
+    root, env = claude_preset_workspace(tmp_path, home, body)
     (root / ".gitignore").write_text("found\nslept\nstarted\n")
     subprocess.run(["git", "add", ".gitignore"], cwd=root, check=True)
     subprocess.run(["git", "commit", "--quiet", "-m", "ignore"], cwd=root, check=True)

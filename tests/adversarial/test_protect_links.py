@@ -20,7 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.runtime.workspace import SHELL_REPORTS, make_workspace, ralph, sandboxed_shell_workspace
+from tests.runtime.workspace import (
+    SHELL_REPORTS,
+    claude_preset_workspace,
+    make_workspace,
+    ralph,
+    sandboxed_shell_workspace,
+)
 
 HAS_BWRAP = subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode == 0
 needs_bwrap = pytest.mark.skipif(
@@ -139,29 +145,13 @@ def test_a_link_in_the_clis_folder_uncovers_nothing_the_sandbox_hides(outside_tm
     (other / "secret.txt").write_text(SECRET + "\n")
     home = outside_tmp / "home"
     (home / ".claude").mkdir(parents=True)
-    programs = outside_tmp / "bin"
-    programs.mkdir()
     plant = (
         '[ -L "$HOME/.claude/commands" ] || ln -s ../../other "$HOME/.claude/commands"\n'
         "cat ../other/secret.txt >> leaked.txt 2>/dev/null\n"
         "echo invoked >> invocations.txt\n"
     )
-    (programs / "claude").write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + plant)
-    (programs / "claude").chmod(0o755)
-    root = outside_tmp / "ws"
-    make_workspace(
-        root,
-        scripts={},
-        agents={},
-        chains='default = ["c"]',
-        budgets="max_iterations = 2\nmax_review_passes = 0\nmax_retries_per_agent = 1",
-        sandbox='mode = "required"',
-    )
-    config = root / "ralph.toml"
-    config.write_text(config.read_text() + '\n[agents.c]\npreset = "claude"\ntimeout_s = 60\n')
-    subprocess.run(["git", "commit", "--quiet", "-am", "claude"], cwd=root, check=True)
-    path = f"{programs}{os.pathsep}{os.environ['PATH']}"
-    ralph("run", "--plain", cwd=root, env={"HOME": str(home), "PATH": path})
+    root, env = claude_preset_workspace(outside_tmp, home, plant, max_iterations=2, retries=1)
+    ralph("run", "--plain", cwd=root, env=env)
     # The script prints nothing a CLI would, so the run may fail: what matters is that the
     # agent ran again after planting the link.
     assert len((root / "invocations.txt").read_text().splitlines()) >= 2, "it ran again"

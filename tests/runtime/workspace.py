@@ -179,6 +179,35 @@ def sandboxed_shell_workspace(
     )
 
 
+def claude_preset_workspace(
+    folder: Path, home: Path, body: str, *, max_iterations: int = 1, retries: int = 0
+) -> tuple[Path, dict[str, str]]:
+    """A workspace at ``folder/ws`` whose one agent runs Claude Code's preset, here a shell
+    script named ``claude`` (in ``folder/bin``) running ``body``, in a sandbox that must
+    work; and the variables to run ralph there with (``home`` as ``HOME``, the script first
+    on ``PATH``)."""
+    programs = folder / "bin"
+    programs.mkdir()
+    (programs / "claude").write_text("#!/bin/sh\ncat > /dev/null\n" + SHELL_REPORTS + body)
+    (programs / "claude").chmod(0o755)
+    root = folder / "ws"
+    make_workspace(
+        root,
+        scripts={},
+        agents={},
+        chains='default = ["c"]',
+        budgets=(
+            f"max_iterations = {max_iterations}\nmax_review_passes = 0\n"
+            f"max_retries_per_agent = {retries}"
+        ),
+        sandbox='mode = "required"',
+    )
+    config = root / "ralph.toml"
+    config.write_text(config.read_text() + '\n[agents.c]\npreset = "claude"\ntimeout_s = 60\n')
+    subprocess.run(["git", "commit", "--quiet", "-am", "claude"], cwd=root, check=True)
+    return root, {"HOME": str(home), "PATH": f"{programs}{os.pathsep}{os.environ['PATH']}"}
+
+
 def git(root: Path, *args: str) -> str:
     """``git ARGS`` in ``root`` (the real one, checked), its output stripped."""
     return subprocess.run(
